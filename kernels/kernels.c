@@ -1,0 +1,2 @@
+/* kernels.c - not written yet. */
+#include "../openinfer_impl/internal.h"

@@ -1,0 +1,465 @@
+/* openinfer.h - an inference graph framework in one header.
+ *
+ * USAGE
+ *   In exactly one C or C++ file:
+ *       #define OPENINFER_IMPLEMENTATION
+ *       #include "openinfer.h"
+ *   Everywhere else just #include "openinfer.h" for the declarations.
+ *
+ *   OI_GRAPH(minimal,                         // built at program startup
+ *     OI_DYNAMIC( OI_VAR(x, f32[B]) )
+ *     OI_VOLATILE( OI_VAR(a, f32[B])  OI_VAR(y, f32[B], @init(5.0)) )
+ *     OI_BLOCK(entry,
+ *       OI_ASSIGN(t0, f32[B])
+ *       OI_OP(add, x, a) OI_TO(t0)
+ *       OI_OP(mul, y, t0) OI_TO(y)
+ *       OI_RETURN()))
+ *
+ *   oi_model *m = oi_model_open("model.oinf");          // mmap, lazy tensors
+ *   oi_simulator *s = oi_simulator_new(m, OI_DEVICE_CPU);
+ *   oi_executor *e = oi_simulator_make_executor(s, minimal()); // validates
+ *   OI_INSERT(e, x, input, n);
+ *   oi_executor_run_step(e);
+ *   OI_FETCH(e, y, f32);                                 // y.data, y.len
+ *
+ * OPTIONS (define before the implementation include)
+ *   OPENINFER_VULKAN   compile the Vulkan backend (needs Vulkan headers + volk)
+ *   OPENINFER_SYNTH_IMPLEMENTATION  compile the synthesizer as well
+ *
+ * Every function returns oi_status (OI_OK == 0) or NULL on failure;
+ * oi_last_error() then says where and why. Library code never exits,
+ * aborts or prints, except the OI_INSERT/OI_FETCH "panic" macros.
+ */
+#ifndef OPENINFER_H
+#define OPENINFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OI_VERSION_STRING "0.1.0"
+#define OI_MAX_DIMS 8
+
+/* ------------------------------------------------------------------ */
+/* Status and errors                                                  */
+/* ------------------------------------------------------------------ */
+typedef enum oi_status {
+    OI_OK = 0,
+    OI_ERROR_INVALID_ARGUMENT, /* a caller passed something unusable   */
+    OI_ERROR_OUT_OF_MEMORY,    /* an allocation failed                 */
+    OI_ERROR_IO,               /* a file could not be read or written  */
+    OI_ERROR_FORMAT,           /* a file or text is malformed          */
+    OI_ERROR_NOT_FOUND,        /* a named thing does not exist         */
+    OI_ERROR_VALIDATION,       /* a graph does not agree with a model  */
+    OI_ERROR_RUNTIME,          /* a step failed while running          */
+    OI_ERROR_UNSUPPORTED,      /* op/dtype/feature not supported       */
+    OI_ERROR_UNAVAILABLE       /* backend or device not available      */
+} oi_status;
+
+/* The message of the last failure on this thread ("" if none). */
+const char *oi_last_error(void);
+/* A short stable name for a status code ("OI_ERROR_FORMAT"). */
+const char *oi_status_name(oi_status status);
+/* Forget the last error of this thread. */
+void oi_clear_error(void);
+
+/* Allocator hooks: set both functions or neither (NULL restores libc).
+ * realloc_fn(NULL, n) allocates; free_fn(NULL) must be harmless. */
+typedef struct oi_allocator {
+    void *(*realloc_fn)(void *ptr, size_t size, void *user_data);
+    void (*free_fn)(void *ptr, void *user_data);
+    void *user_data;
+} oi_allocator;
+oi_status oi_set_allocator(const oi_allocator *allocator);
+/* Release memory the library handed to the caller (JSON/DOT strings). */
+void oi_free(void *ptr);
+
+/* ------------------------------------------------------------------ */
+/* Data types: the numbers are the .oinf ValueType tags                */
+/* ------------------------------------------------------------------ */
+typedef enum oi_dtype {
+    OI_DTYPE_INVALID = 0,
+    OI_DTYPE_I8 = 1, OI_DTYPE_I16 = 2, OI_DTYPE_I32 = 3, OI_DTYPE_I64 = 4,
+    OI_DTYPE_U8 = 5, OI_DTYPE_U16 = 6, OI_DTYPE_U32 = 7, OI_DTYPE_U64 = 8,
+    OI_DTYPE_F16 = 9, OI_DTYPE_F32 = 10, OI_DTYPE_F64 = 11,
+    OI_DTYPE_BOOL = 12, OI_DTYPE_BITSET = 13,
+    OI_DTYPE_STRING = 14, OI_DTYPE_NDARRAY = 15, /* metadata only */
+    OI_DTYPE_BF16 = 16, OI_DTYPE_F8 = 17,        /* f8 is E5M2     */
+    OI_DTYPE_I4 = 18, OI_DTYPE_I2 = 19, OI_DTYPE_I1 = 20,
+    OI_DTYPE_U4 = 21, OI_DTYPE_U2 = 22, OI_DTYPE_U1 = 23,
+    OI_DTYPE_T2 = 24, OI_DTYPE_T1 = 25,
+    OI_DTYPE_COUNT
+} oi_dtype;
+
+/* "f32", "bf16", "i4"...; NULL for an invalid value. */
+const char *oi_dtype_name(oi_dtype dtype);
+/* Parses "f32" (also "f8e5m2", "float8e5m2"); OI_DTYPE_INVALID if unknown. */
+oi_dtype oi_dtype_from_name(const char *name);
+/* Bits per element: 1, 2, 4, 8, 16, 32 or 64 (0 for string/ndarray). */
+unsigned oi_dtype_bits(oi_dtype dtype);
+/* Bytes for numel elements, packed types rounded up to whole bytes. */
+uint64_t oi_dtype_nbytes(oi_dtype dtype, uint64_t numel);
+
+/* Scalar conversions, round-to-nearest-even (see docs/oinf.md). */
+uint16_t oi_f32_to_f16(float value);
+float oi_f16_to_f32(uint16_t bits);
+uint16_t oi_f32_to_bf16(float value);
+float oi_bf16_to_f32(uint16_t bits);
+uint8_t oi_f32_to_f8(float value);
+float oi_f8_to_f32(uint8_t bits);
+
+/* ------------------------------------------------------------------ */
+/* .oinf models                                                        */
+/* ------------------------------------------------------------------ */
+typedef struct oi_model oi_model;
+
+typedef enum oi_quant_scheme { OI_QUANT_SYMMETRIC = 1, OI_QUANT_ASYMMETRIC = 2 } oi_quant_scheme;
+typedef enum oi_quant_mode { OI_QUANT_NONE = 0, OI_QUANT_PER_TENSOR = 1, OI_QUANT_PER_CHANNEL = 2 } oi_quant_mode;
+
+/* The v2 quantization payload of a tensor. */
+typedef struct oi_quant {
+    oi_quant_scheme scheme;
+    oi_quant_mode scale_mode; /* PER_TENSOR or PER_CHANNEL          */
+    oi_quant_mode zp_mode;    /* NONE, PER_TENSOR or PER_CHANNEL    */
+    uint64_t scale_axis, scale_count;
+    uint64_t zp_axis, zp_count;
+    const float *scales;        /* scale_count values                  */
+    const int32_t *zero_points; /* zp_count values (NULL when none)    */
+} oi_quant;
+
+/* One tensor entry of a model; valid while the model is open. */
+typedef struct oi_tensor_info {
+    const char *name;
+    oi_dtype dtype;
+    uint32_t ndim;
+    const uint64_t *dims;
+    uint64_t numel;
+    bool has_data;       /* false: declared only, zeros or @init   */
+    uint64_t data_nbytes;
+    uint64_t data_offset;
+    bool has_quant;
+    oi_quant quant;
+} oi_tensor_info;
+
+/* One metadata entry. For scalars `payload` points at the raw value;
+ * for STRING, BITSET and NDARRAY at the encoded blob (oinf-format.md). */
+typedef struct oi_metadata_info {
+    const char *key;
+    oi_dtype type;
+    uint64_t nbytes;
+    const void *payload;
+} oi_metadata_info;
+
+/* Opens and validates a model (header and every table); tensor bytes are
+ * not read until asked for. NULL on failure (oi_last_error says why). */
+oi_model *oi_model_open(const char *path);
+/* Same, over bytes the caller keeps alive until oi_model_close. */
+oi_model *oi_model_open_memory(const void *bytes, size_t size);
+void oi_model_close(oi_model *model);
+
+uint32_t oi_model_version(const oi_model *model);
+oi_status oi_model_size_of(const oi_model *model, const char *name, uint64_t *out);
+size_t oi_model_sizevar_count(const oi_model *model);
+oi_status oi_model_sizevar_at(const oi_model *model, size_t index, const char **name, uint64_t *value);
+size_t oi_model_metadata_count(const oi_model *model);
+const oi_metadata_info *oi_model_metadata_at(const oi_model *model, size_t index);
+const oi_metadata_info *oi_model_find_metadata(const oi_model *model, const char *key);
+/* A STRING metadata value (not NUL-terminated): pointer + length. */
+oi_status oi_model_metadata_string(const oi_model *model, const char *key, const char **text, size_t *len);
+size_t oi_model_tensor_count(const oi_model *model);
+const oi_tensor_info *oi_model_tensor_at(const oi_model *model, size_t index);
+const oi_tensor_info *oi_model_find_tensor(const oi_model *model, const char *name);
+/* The tensor's bytes (lazily read on first call, then cached). */
+oi_status oi_model_tensor_data(const oi_model *model, const oi_tensor_info *tensor, const void **data);
+/* How many tensor payloads have been read so far (lazy-loading probe). */
+size_t oi_model_loaded_tensor_count(const oi_model *model);
+
+/* Builds a .oinf file in memory, then writes it. Names must match
+ * ^[A-Za-z0-9._-]+$ and be unique within their table. */
+typedef struct oi_writer oi_writer;
+oi_writer *oi_writer_new(void);
+void oi_writer_free(oi_writer *writer);
+oi_status oi_writer_add_sizevar(oi_writer *w, const char *name, uint64_t value);
+oi_status oi_writer_add_metadata_scalar(oi_writer *w, const char *key, oi_dtype type, const void *value);
+oi_status oi_writer_add_metadata_string(oi_writer *w, const char *key, const char *text, size_t len);
+oi_status oi_writer_add_metadata_bitset(oi_writer *w, const char *key, const uint8_t *bits, uint32_t bit_count);
+oi_status oi_writer_add_metadata_ndarray(oi_writer *w, const char *key, oi_dtype element_type,
+                                         uint32_t ndim, const uint64_t *dims, const void *data);
+/* data NULL = declared tensor without data; packed dtypes take packed
+ * bytes (LSB first); quant NULL = none (needs version 2 to be written). */
+oi_status oi_writer_add_tensor(oi_writer *w, const char *name, oi_dtype dtype, uint32_t ndim,
+                               const uint64_t *dims, const void *data, const oi_quant *quant);
+/* version: 2 (canonical) or 1 (legacy, no quant). Caller frees *bytes with oi_free. */
+oi_status oi_writer_to_memory(const oi_writer *w, uint32_t version, uint8_t **bytes, size_t *size);
+oi_status oi_writer_write_file(const oi_writer *w, uint32_t version, const char *path);
+
+/* ------------------------------------------------------------------ */
+/* Ops: one table (kernels/op_list.h) is the single source              */
+/* ------------------------------------------------------------------ */
+#include "kernels/op_list.h"
+#define OI__OP_ENUM_ROW(name, ...) OI_OP_##name,
+typedef enum oi_op { OI_OP_LIST(OI__OP_ENUM_ROW) OI_OP_COUNT } oi_op;
+const char *oi_op_name(oi_op op);
+oi_op oi_op_from_name(const char *name); /* OI_OP_COUNT if unknown */
+
+/* ------------------------------------------------------------------ */
+/* Graphs and the DSL                                                  */
+/* ------------------------------------------------------------------ */
+typedef struct oi_graph oi_graph;
+
+/* One statement captured by the DSL macros: its kind, the user's line,
+ * the head (a name) and the rest of the text exactly as written. */
+typedef enum oi_dsl_kind {
+    OI_DSL_END = 0,
+    OI_DSL_SECTION_DYNAMIC, OI_DSL_SECTION_VOLATILE, OI_DSL_SECTION_CONSTANT,
+    OI_DSL_SECTION_PERSISTENT, OI_DSL_SECTION_END,
+    OI_DSL_VAR, OI_DSL_BLOCK, OI_DSL_BLOCK_END, OI_DSL_ASSIGN, OI_DSL_OP, OI_DSL_TO,
+    OI_DSL_LOOP, OI_DSL_LOOP_END, OI_DSL_CACHE_READ, OI_DSL_CACHE_WRITE,
+    OI_DSL_CACHE_INCREMENT, OI_DSL_CACHE_DECREMENT, OI_DSL_CACHE_RESET,
+    OI_DSL_BARRIER, OI_DSL_DEP, OI_DSL_TRANSFER, OI_DSL_BRANCH, OI_DSL_YIELD,
+    OI_DSL_AWAIT, OI_DSL_RETURN
+} oi_dsl_kind;
+
+typedef struct oi_dsl_stmt {
+    oi_dsl_kind kind;
+    int line;
+    const char *head; /* block/loop/op name, or "" */
+    const char *text; /* the rest, e.g. "x, f32[B], @init(5.0)" */
+    int op;           /* oi_op for OI_DSL_OP, else 0 */
+} oi_dsl_stmt;
+
+/* Builds a graph from statements (what OI_GRAPH does at startup); the list
+ * ends with an OI_DSL_END entry. NULL on error, with "file:line: error: ...". */
+oi_graph *oi_graph_build(const char *name, const char *file, const oi_dsl_stmt *stmts);
+void oi_graph_free(oi_graph *graph);
+const char *oi_graph_name(const oi_graph *graph);
+/* A graph defined with OI_GRAPH anywhere in the program, or NULL. */
+const oi_graph *oi_graph_find(const char *name);
+/* Registers a startup-built graph under its name (used by OI_GRAPH). */
+void oi_graph_register(const char *name, const oi_graph **slot, const char *file, const oi_dsl_stmt *stmts);
+
+/* Lossless JSON and a Graphviz picture; free the strings with oi_free. */
+char *oi_graph_to_json(const oi_graph *graph);
+oi_graph *oi_graph_from_json(const char *json);
+char *oi_graph_to_dot(const oi_graph *graph);
+
+/* Checks a graph against a model: sizes, dtypes, shapes, op rules. */
+oi_status oi_graph_validate(const oi_graph *graph, const oi_model *model);
+
+/* ---- the DSL macros: each expands to one statement initializer ---- */
+#define OI__STMT(kind, head, text, op) {kind, __LINE__, head, text, op},
+
+#define OI_DYNAMIC(...)    OI__STMT(OI_DSL_SECTION_DYNAMIC, "", "", 0) __VA_ARGS__ OI__STMT(OI_DSL_SECTION_END, "", "", 0)
+#define OI_VOLATILE(...)   OI__STMT(OI_DSL_SECTION_VOLATILE, "", "", 0) __VA_ARGS__ OI__STMT(OI_DSL_SECTION_END, "", "", 0)
+#define OI_CONSTANT(...)   OI__STMT(OI_DSL_SECTION_CONSTANT, "", "", 0) __VA_ARGS__ OI__STMT(OI_DSL_SECTION_END, "", "", 0)
+#define OI_PERSISTENT(...) OI__STMT(OI_DSL_SECTION_PERSISTENT, "", "", 0) __VA_ARGS__ OI__STMT(OI_DSL_SECTION_END, "", "", 0)
+#define OI_VAR(...)        OI__STMT(OI_DSL_VAR, "", #__VA_ARGS__, 0)
+#define OI_BLOCK(name, ...) \
+    OI__STMT(OI_DSL_BLOCK, #name, "", 0) __VA_ARGS__ OI__STMT(OI_DSL_BLOCK_END, #name, "", 0)
+#define OI_ASSIGN(...)     OI__STMT(OI_DSL_ASSIGN, "", #__VA_ARGS__, 0)
+/* The op name is token-pasted: a misspelled op is a compile error. */
+#define OI_OP(name, ...)   OI__STMT(OI_DSL_OP, #name, #__VA_ARGS__, (int)OI_OP_##name)
+#define OI_TO(...)         OI__STMT(OI_DSL_TO, "", #__VA_ARGS__, 0)
+#define OI_LOOP(name, index, range, ...) \
+    OI__STMT(OI_DSL_LOOP, #name, #index " in " #range, 0) __VA_ARGS__ OI__STMT(OI_DSL_LOOP_END, #name, "", 0)
+#define OI_CACHE_READ(...)      OI__STMT(OI_DSL_CACHE_READ, "", #__VA_ARGS__, 0)
+#define OI_CACHE_WRITE(...)     OI__STMT(OI_DSL_CACHE_WRITE, "", #__VA_ARGS__, 0)
+#define OI_CACHE_INCREMENT(...) OI__STMT(OI_DSL_CACHE_INCREMENT, "", #__VA_ARGS__, 0)
+#define OI_CACHE_DECREMENT(...) OI__STMT(OI_DSL_CACHE_DECREMENT, "", #__VA_ARGS__, 0)
+#define OI_CACHE_RESET(...)     OI__STMT(OI_DSL_CACHE_RESET, "", #__VA_ARGS__, 0)
+#define OI_BARRIER()            OI__STMT(OI_DSL_BARRIER, "", "", 0)
+#define OI_DEP(...)             OI__STMT(OI_DSL_DEP, "", #__VA_ARGS__, 0)
+#define OI_TRANSFER(...)        OI__STMT(OI_DSL_TRANSFER, "", #__VA_ARGS__, 0)
+#define OI_BRANCH(...)          OI__STMT(OI_DSL_BRANCH, "", #__VA_ARGS__, 0)
+#define OI_YIELD(...)           OI__STMT(OI_DSL_YIELD, "", #__VA_ARGS__, 0)
+#define OI_AWAIT(...)           OI__STMT(OI_DSL_AWAIT, "", #__VA_ARGS__, 0)
+#define OI_RETURN()             OI__STMT(OI_DSL_RETURN, "", "", 0)
+
+/* Startup hook: a constructor in C, a static initializer in C++. */
+#ifdef __cplusplus
+#define OI__AT_STARTUP(fn) \
+    static void fn(void); \
+    static const int fn##_registered = (fn(), 0); \
+    static void fn(void)
+#else
+#define OI__AT_STARTUP(fn) \
+    __attribute__((constructor)) static void fn(void)
+#endif
+
+/* Defines `const oi_graph *name(void)`; the graph is built at startup. */
+#define OI_GRAPH(name, ...) \
+    static const oi_dsl_stmt oi__stmts_##name[] = { __VA_ARGS__ {OI_DSL_END, __LINE__, "", "", 0} }; \
+    static const oi_graph *oi__graph_##name; \
+    OI__AT_STARTUP(oi__build_##name) { \
+        oi_graph_register(#name, &oi__graph_##name, __FILE__, oi__stmts_##name); \
+    } \
+    const oi_graph *name(void) { return oi__graph_##name; }
+
+/* ------------------------------------------------------------------ */
+/* Simulator and executor                                              */
+/* ------------------------------------------------------------------ */
+typedef enum oi_device {
+    OI_DEVICE_AUTO = 0, /* best available: discrete GPU > integrated GPU > CPU */
+    OI_DEVICE_CPU,
+    OI_DEVICE_VULKAN
+} oi_device;
+
+typedef struct oi_simulator oi_simulator;
+typedef struct oi_executor oi_executor;
+
+/* Options; every zero field means "default". */
+typedef struct oi_simulator_desc {
+    oi_device device;  /* 0: AUTO                                   */
+    int n_threads;     /* 0: all cores                              */
+    bool trace;        /* record trace events (also OPENINFER_TRACE=1) */
+    bool timer;        /* time every op into the trace              */
+} oi_simulator_desc;
+
+oi_simulator *oi_simulator_new(const oi_model *model, oi_device device);
+oi_simulator *oi_simulator_new_desc(const oi_model *model, const oi_simulator_desc *desc);
+void oi_simulator_free(oi_simulator *sim);
+/* Validates the graph against the model and prepares an executor. */
+oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph);
+void oi_executor_free(oi_executor *exec);
+/* Runs one inference step (the whole graph once). */
+oi_status oi_executor_run_step(oi_executor *exec);
+
+/* A typed copy of a variable, owned by the executor: valid until the same
+ * variable is fetched again or the executor is freed. */
+typedef struct oi_tensor_view {
+    oi_dtype dtype;
+    int ndim;
+    int64_t shape[OI_MAX_DIMS];
+    size_t len;
+    void *data;
+} oi_tensor_view;
+
+/* Copies `count` values of type `dtype` into a variable (converted to the
+ * variable's dtype); only allowed between steps. */
+oi_status oi_executor_insert(oi_executor *exec, const char *name, oi_dtype dtype, const void *data, size_t count);
+/* Fetches a variable converted to `dtype` (any time, also between nodes). */
+oi_status oi_executor_fetch(oi_executor *exec, const char *name, oi_dtype dtype, oi_tensor_view *out);
+
+/* Node-by-node execution. */
+typedef enum oi_event_kind {
+    OI_EVENT_ASSIGN, OI_EVENT_OP_EXECUTE, OI_EVENT_CACHE_READ, OI_EVENT_CACHE_WRITE,
+    OI_EVENT_CACHE_INCREMENT, OI_EVENT_CACHE_DECREMENT, OI_EVENT_CACHE_RESET,
+    OI_EVENT_BARRIER, OI_EVENT_DEP, OI_EVENT_TRANSFER, OI_EVENT_YIELD, OI_EVENT_AWAIT,
+    OI_EVENT_BRANCH, OI_EVENT_LOOP, OI_EVENT_RETURN
+} oi_event_kind;
+
+typedef struct oi_event {
+    oi_event_kind kind;
+    const char *block_name;
+    const char *op_name; /* "" unless OP_EXECUTE */
+    uint32_t node_index;
+    const char *node_uuid;
+    const char *description; /* "op add(x,a) >> t0" */
+    uint64_t micros;
+} oi_event;
+
+/* Starts a step to be walked with oi_executor_next. */
+oi_status oi_executor_iterate(oi_executor *exec);
+/* OI_OK with *event filled, OI_ERROR_NOT_FOUND when the step is done. */
+oi_status oi_executor_next(oi_executor *exec, oi_event *event);
+/* The trace (seed JSON format); free with oi_free. */
+char *oi_executor_trace_json(oi_executor *exec);
+
+/* ---- I/O macros; the panic forms print the error and abort ---- */
+#define OI__CTYPE_f32 float
+#define OI__CTYPE_f64 double
+#define OI__CTYPE_i8 int8_t
+#define OI__CTYPE_i16 int16_t
+#define OI__CTYPE_i32 int32_t
+#define OI__CTYPE_i64 int64_t
+#define OI__CTYPE_u8 uint8_t
+#define OI__CTYPE_u16 uint16_t
+#define OI__CTYPE_u32 uint32_t
+#define OI__CTYPE_u64 uint64_t
+#define OI__CTYPE_bool bool
+#define OI__CTYPE_f16 uint16_t
+#define OI__CTYPE_bf16 uint16_t
+#define OI__DTYPE_f32 OI_DTYPE_F32
+#define OI__DTYPE_f64 OI_DTYPE_F64
+#define OI__DTYPE_i8 OI_DTYPE_I8
+#define OI__DTYPE_i16 OI_DTYPE_I16
+#define OI__DTYPE_i32 OI_DTYPE_I32
+#define OI__DTYPE_i64 OI_DTYPE_I64
+#define OI__DTYPE_u8 OI_DTYPE_U8
+#define OI__DTYPE_u16 OI_DTYPE_U16
+#define OI__DTYPE_u32 OI_DTYPE_U32
+#define OI__DTYPE_u64 OI_DTYPE_U64
+#define OI__DTYPE_bool OI_DTYPE_BOOL
+#define OI__DTYPE_f16 OI_DTYPE_F16
+#define OI__DTYPE_bf16 OI_DTYPE_BF16
+
+/* The typed result of OI_FETCH: y.data[i] for i < y.len. */
+#define OI__FETCHED(T) struct { OI__CTYPE_##T *data; size_t len; int ndim; int64_t shape[OI_MAX_DIMS]; }
+
+void oi__panic(oi_status status, const char *file, int line, const char *what);
+oi_status oi__fetch_into(oi_executor *exec, const char *name, oi_dtype dtype, void *typed_view, bool panic,
+                         const char *file, int line);
+
+/* Element type is taken from the pointer: float* -> f32 etc. */
+#define OI_TRY_INSERT_T(exec, name, T, data, count) \
+    oi_executor_insert((exec), #name, OI__DTYPE_##T, (data), (count))
+#define OI_INSERT_T(exec, name, T, data, count) \
+    do { oi_status oi__s = OI_TRY_INSERT_T(exec, name, T, data, count); \
+         if (oi__s != OI_OK) oi__panic(oi__s, __FILE__, __LINE__, "OI_INSERT(" #name ")"); } while (0)
+/* OI_INSERT(exec, x, data, count) inserts f32 data (the common case);
+ * use OI_INSERT_T(exec, x, i32, data, count) for other element types. */
+#define OI_TRY_INSERT(exec, name, data, count) OI_TRY_INSERT_T(exec, name, f32, data, count)
+#define OI_INSERT(exec, name, data, count) OI_INSERT_T(exec, name, f32, data, count)
+
+/* OI_FETCH(exec, y, f32) declares `y` with y.data, y.len, y.ndim, y.shape. */
+#define OI_FETCH(exec, name, T) \
+    OI__FETCHED(T) name; \
+    oi__fetch_into((exec), #name, OI__DTYPE_##T, &name, true, __FILE__, __LINE__)
+/* OI_TRY_FETCH(exec, y, f32, &status): the same, storing the status. */
+#define OI_TRY_FETCH(exec, name, T, status_ptr) \
+    OI__FETCHED(T) name; \
+    *(status_ptr) = oi__fetch_into((exec), #name, OI__DTYPE_##T, &name, false, __FILE__, __LINE__)
+
+/* ------------------------------------------------------------------ */
+/* Backends                                                            */
+/* ------------------------------------------------------------------ */
+typedef struct oi_backend_info {
+    const char *name;        /* "cpu", "vulkan"                    */
+    const char *device_name; /* "llvmpipe", "NVIDIA H100 ..."       */
+    const char *device_type; /* "cpu", "discrete-gpu", ...          */
+    bool available;
+    const char *unavailable_reason; /* why not, e.g. "built without Vulkan" */
+    uint64_t total_memory, free_memory;
+    const char *features;    /* "fp16 int8 subgroup coopmat"         */
+} oi_backend_info;
+
+/* Fills up to `max` entries; returns how many backends/devices exist. */
+size_t oi_backends_discover(oi_backend_info *out, size_t max);
+
+/* ------------------------------------------------------------------ */
+/* Synthesizer (compiled only with OPENINFER_SYNTH_IMPLEMENTATION)     */
+/* ------------------------------------------------------------------ */
+typedef struct oi_synthesizer oi_synthesizer;
+typedef struct oi_plan oi_plan;
+oi_synthesizer *oi_synthesizer_new(oi_device device);
+oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json);
+void oi_synthesizer_free(oi_synthesizer *synth);
+oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_graph *graph);
+void oi_plan_free(oi_plan *plan);
+oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPENINFER_H */
+
+/* The implementation sits outside the include guard (stb style), so a
+ * file may include the header first and define the macro later. */
+#if defined(OPENINFER_IMPLEMENTATION) && !defined(OPENINFER_IMPLEMENTATION_DONE)
+#define OPENINFER_IMPLEMENTATION_DONE
+#include "openinfer_impl/openinfer_impl.c"
+#endif

@@ -1,0 +1,2 @@
+/* backend.c - not written yet. */
+#include "internal.h"

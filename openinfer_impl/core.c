@@ -1,0 +1,210 @@
+/* core.c - errors, the allocator hooks and small string helpers. */
+#include "internal.h"
+
+/* ---- errors: one message per thread ---- */
+static OI__THREAD_LOCAL char oi__error_text[2048];
+
+const char *oi_last_error(void) { return oi__error_text; }
+void oi_clear_error(void) { oi__error_text[0] = '\0'; }
+
+const char *oi_status_name(oi_status status) {
+    switch (status) {
+    case OI_OK: return "OI_OK";
+    case OI_ERROR_INVALID_ARGUMENT: return "OI_ERROR_INVALID_ARGUMENT";
+    case OI_ERROR_OUT_OF_MEMORY: return "OI_ERROR_OUT_OF_MEMORY";
+    case OI_ERROR_IO: return "OI_ERROR_IO";
+    case OI_ERROR_FORMAT: return "OI_ERROR_FORMAT";
+    case OI_ERROR_NOT_FOUND: return "OI_ERROR_NOT_FOUND";
+    case OI_ERROR_VALIDATION: return "OI_ERROR_VALIDATION";
+    case OI_ERROR_RUNTIME: return "OI_ERROR_RUNTIME";
+    case OI_ERROR_UNSUPPORTED: return "OI_ERROR_UNSUPPORTED";
+    case OI_ERROR_UNAVAILABLE: return "OI_ERROR_UNAVAILABLE";
+    }
+    return "OI_ERROR_UNKNOWN";
+}
+
+oi_status oi__failv(oi_status status, const char *fmt, va_list args) {
+    vsnprintf(oi__error_text, sizeof oi__error_text, fmt, args);
+    return status;
+}
+
+oi_status oi__fail(oi_status status, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    oi__failv(status, fmt, args);
+    va_end(args);
+    return status;
+}
+
+void oi__error_prefix(const char *fmt, ...) {
+    char prefix[512], old[sizeof oi__error_text];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, args);
+    va_end(args);
+    memcpy(old, oi__error_text, sizeof old);
+    size_t n = strlen(prefix);
+    memcpy(oi__error_text, prefix, n);
+    memcpy(oi__error_text + n, ": ", 2);
+    size_t room = sizeof oi__error_text - n - 3;
+    size_t old_len = strnlen(old, room);
+    memcpy(oi__error_text + n + 2, old, old_len);
+    oi__error_text[n + 2 + old_len] = '\0';
+}
+
+void oi__panic(oi_status status, const char *file, int line, const char *what) {
+    fprintf(stderr, "%s:%d: %s failed (%s): %s\n", file, line, what, oi_status_name(status), oi_last_error());
+    abort();
+}
+
+/* ---- allocator hooks ---- */
+static oi_allocator oi__allocator; /* zero: libc */
+
+oi_status oi_set_allocator(const oi_allocator *allocator) {
+    if (allocator && (!allocator->realloc_fn) != (!allocator->free_fn))
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_set_allocator: set both realloc_fn and free_fn, or neither");
+    if (allocator)
+        oi__allocator = *allocator;
+    else
+        memset(&oi__allocator, 0, sizeof oi__allocator);
+    return OI_OK;
+}
+
+void *oi__realloc(void *ptr, size_t size) {
+    void *out = oi__allocator.realloc_fn ? oi__allocator.realloc_fn(ptr, size, oi__allocator.user_data)
+                                         : realloc(ptr, size);
+    if (!out && size)
+        oi__fail(OI_ERROR_OUT_OF_MEMORY, "out of memory (%zu bytes)", size);
+    return out;
+}
+
+void oi__free(void *ptr) {
+    if (!ptr)
+        return;
+    if (oi__allocator.free_fn)
+        oi__allocator.free_fn(ptr, oi__allocator.user_data);
+    else
+        free(ptr);
+}
+
+void oi_free(void *ptr) { oi__free(ptr); }
+
+void *oi__malloc(size_t size) { return oi__realloc(NULL, size ? size : 1); }
+
+void *oi__calloc(size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) {
+        oi__fail(OI_ERROR_OUT_OF_MEMORY, "allocation of %zu x %zu bytes overflows", count, size);
+        return NULL;
+    }
+    size_t total = count * size;
+    void *out = oi__malloc(total);
+    if (out)
+        memset(out, 0, total > 0 ? total : 1);
+    return out;
+}
+
+char *oi__strndup(const char *text, size_t len) {
+    char *out = (char *)oi__malloc(len + 1);
+    if (out) {
+        memcpy(out, text, len);
+        out[len] = '\0';
+    }
+    return out;
+}
+
+char *oi__strdup(const char *text) { return text ? oi__strndup(text, strlen(text)) : NULL; }
+
+char *oi__sprintf(const char *fmt, ...) {
+    va_list args, copy;
+    va_start(args, fmt);
+    va_copy(copy, args);
+    int n = vsnprintf(NULL, 0, fmt, args);
+    va_end(args);
+    char *out = n < 0 ? NULL : (char *)oi__malloc((size_t)n + 1);
+    if (out)
+        vsnprintf(out, (size_t)n + 1, fmt, copy);
+    va_end(copy);
+    return out;
+}
+
+/* ---- growable string ---- */
+void oi__buf_append(oi__buf *b, const char *text, size_t len) {
+    if (b->failed)
+        return;
+    if (b->len + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + len + 1)
+            cap *= 2;
+        char *grown = (char *)oi__realloc(b->data, cap);
+        if (!grown) {
+            b->failed = true;
+            return;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, text, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+}
+
+void oi__buf_puts(oi__buf *b, const char *text) { oi__buf_append(b, text, strlen(text)); }
+
+void oi__buf_printf(oi__buf *b, const char *fmt, ...) {
+    char small[256];
+    va_list args, copy;
+    va_start(args, fmt);
+    va_copy(copy, args);
+    int n = vsnprintf(small, sizeof small, fmt, args);
+    va_end(args);
+    if (n >= 0 && (size_t)n < sizeof small) {
+        oi__buf_append(b, small, (size_t)n);
+    } else if (n >= 0) {
+        char *big = (char *)oi__malloc((size_t)n + 1);
+        if (big) {
+            vsnprintf(big, (size_t)n + 1, fmt, copy);
+            oi__buf_append(b, big, (size_t)n);
+            oi__free(big);
+        } else {
+            b->failed = true;
+        }
+    }
+    va_end(copy);
+}
+
+void oi__buf_json_string(oi__buf *b, const char *text) {
+    oi__buf_puts(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)text; p && *p; p++) {
+        switch (*p) {
+        case '"': oi__buf_puts(b, "\\\""); break;
+        case '\\': oi__buf_puts(b, "\\\\"); break;
+        case '\n': oi__buf_puts(b, "\\n"); break;
+        case '\r': oi__buf_puts(b, "\\r"); break;
+        case '\t': oi__buf_puts(b, "\\t"); break;
+        default:
+            if (*p < 0x20)
+                oi__buf_printf(b, "\\u%04x", *p);
+            else
+                oi__buf_append(b, (const char *)p, 1);
+        }
+    }
+    oi__buf_puts(b, "\"");
+}
+
+char *oi__buf_take(oi__buf *b) {
+    if (!b->data)
+        oi__buf_append(b, "", 0);
+    if (b->failed) {
+        oi__buf_free(b);
+        oi__fail(OI_ERROR_OUT_OF_MEMORY, "out of memory while building text");
+        return NULL;
+    }
+    char *out = b->data;
+    memset(b, 0, sizeof *b);
+    return out;
+}
+
+void oi__buf_free(oi__buf *b) {
+    oi__free(b->data);
+    memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,2 @@
+/* dot.c - not written yet. */
+#include "internal.h"

@@ -1,0 +1,2 @@
+/* dsl.c - not written yet. */
+#include "internal.h"

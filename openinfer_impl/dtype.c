@@ -1,0 +1,2 @@
+/* dtype.c - not written yet. */
+#include "internal.h"

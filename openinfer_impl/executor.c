@@ -1,0 +1,2 @@
+/* executor.c - not written yet. */
+#include "internal.h"

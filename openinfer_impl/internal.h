@@ -1,0 +1,304 @@
+/* internal.h - private types shared by the implementation files.
+ * Everything here is oi__-prefixed and may change without notice. */
+#ifndef OPENINFER_INTERNAL_H
+#define OPENINFER_INTERNAL_H
+
+#include "../openinfer.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __cplusplus
+#define OI__THREAD_LOCAL thread_local
+#else
+#define OI__THREAD_LOCAL _Thread_local
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define OI__PRINTF(fmt_index, args_index) __attribute__((format(printf, fmt_index, args_index)))
+#else
+#define OI__PRINTF(fmt_index, args_index)
+#endif
+
+/* ---- stb_ds, with our allocator and private symbol names so a program
+ * that also uses stb_ds links fine ---- */
+#ifndef OI__STB_DS_INCLUDED
+#define OI__STB_DS_INCLUDED
+#define STBDS_REALLOC(context, ptr, size) oi__realloc((ptr), (size))
+#define STBDS_FREE(context, ptr) oi__free(ptr)
+#define stbds_arrgrowf oi__stbds_arrgrowf
+#define stbds_arrfreef oi__stbds_arrfreef
+#define stbds_hmfree_func oi__stbds_hmfree_func
+#define stbds_hmget_key oi__stbds_hmget_key
+#define stbds_hmget_key_ts oi__stbds_hmget_key_ts
+#define stbds_hmput_default oi__stbds_hmput_default
+#define stbds_hmput_key oi__stbds_hmput_key
+#define stbds_hmdel_key oi__stbds_hmdel_key
+#define stbds_shmode_func oi__stbds_shmode_func
+#define stbds_rand_seed oi__stbds_rand_seed
+#define stbds_hash_bytes oi__stbds_hash_bytes
+#define stbds_hash_string oi__stbds_hash_string
+#define stbds_stralloc oi__stbds_stralloc
+#define stbds_strreset oi__stbds_strreset
+#define stbds_unit_tests oi__stbds_unit_tests
+#define STBDS_NO_SHORT_NAMES
+void *oi__realloc(void *ptr, size_t size);
+void oi__free(void *ptr);
+#include <stb/stb_ds.h>
+/* The short names we use (the full set would clash with user code). */
+#define arrlen stbds_arrlen
+#define arrlenu stbds_arrlenu
+#define arrput stbds_arrput
+#define arrpop stbds_arrpop
+#define arrfree stbds_arrfree
+#define arrlast stbds_arrlast
+#define arrsetlen stbds_arrsetlen
+#define arrdel stbds_arrdel
+#define arrins stbds_arrins
+#define arraddnptr stbds_arraddnptr
+#define shput stbds_shput
+#define shget stbds_shget
+#define shgeti stbds_shgeti
+#define shgetp_null stbds_shgetp_null
+#define shdel stbds_shdel
+#define shlen stbds_shlen
+#define shfree stbds_shfree
+#define sh_new_strdup stbds_sh_new_strdup
+#define hmput stbds_hmput
+#define hmget stbds_hmget
+#define hmgeti stbds_hmgeti
+#define hmlen stbds_hmlen
+#define hmfree stbds_hmfree
+#endif
+
+/* ---- core.c: errors and memory ---- */
+/* Records "message" for oi_last_error() and returns `status`. */
+oi_status oi__fail(oi_status status, const char *fmt, ...) OI__PRINTF(2, 3);
+oi_status oi__failv(oi_status status, const char *fmt, va_list args);
+/* Prefixes the current error message with "prefix: ". */
+void oi__error_prefix(const char *fmt, ...) OI__PRINTF(1, 2);
+void *oi__malloc(size_t size);        /* records OUT_OF_MEMORY on failure */
+void *oi__calloc(size_t count, size_t size);
+char *oi__strdup(const char *text);
+char *oi__strndup(const char *text, size_t len);
+char *oi__sprintf(const char *fmt, ...) OI__PRINTF(1, 2); /* heap string */
+
+/* A growable heap string (JSON, DOT, trace). */
+typedef struct oi__buf {
+    char *data;
+    size_t len, cap;
+    bool failed; /* an allocation failed; the text is incomplete */
+} oi__buf;
+void oi__buf_append(oi__buf *b, const char *text, size_t len);
+void oi__buf_puts(oi__buf *b, const char *text);
+void oi__buf_printf(oi__buf *b, const char *fmt, ...) OI__PRINTF(2, 3);
+void oi__buf_json_string(oi__buf *b, const char *text); /* quoted, escaped */
+/* Hands the text to the caller (NULL and OUT_OF_MEMORY if it failed). */
+char *oi__buf_take(oi__buf *b);
+void oi__buf_free(oi__buf *b);
+
+/* ---- dtype.c ---- */
+bool oi__dtype_is_float(oi_dtype t);    /* f8 bf16 f16 f32 f64 */
+bool oi__dtype_is_signed(oi_dtype t);   /* i8..i64, i1 i2 i4, t1 t2 */
+bool oi__dtype_is_unsigned(oi_dtype t); /* u8..u64, u1 u2 u4 */
+bool oi__dtype_is_packed(oi_dtype t);   /* sub-byte types */
+bool oi__dtype_is_tensor_type(oi_dtype t); /* allowed as a tensor dtype */
+/* Element i of a buffer as double / int64 / uint64, and the inverse
+ * stores (wrapping to the dtype's width, packed types included). */
+double oi__load_f64(oi_dtype t, const void *data, int64_t i);
+int64_t oi__load_i64(oi_dtype t, const void *data, int64_t i);
+uint64_t oi__load_u64(oi_dtype t, const void *data, int64_t i);
+void oi__store_f64(oi_dtype t, void *data, int64_t i, double v);
+void oi__store_i64(oi_dtype t, void *data, int64_t i, int64_t v);
+void oi__store_u64(oi_dtype t, void *data, int64_t i, uint64_t v);
+/* Raw element bits, zero-extended (bit-exact copies of any dtype). */
+uint64_t oi__load_bits(oi_dtype t, const void *data, int64_t i);
+void oi__store_bits(oi_dtype t, void *data, int64_t i, uint64_t bits);
+
+/* ---- tensors (runtime values) ---- */
+typedef struct oi__storage {
+    void *data;
+    size_t nbytes;
+    int refcount;   /* transfer aliases share one storage */
+    bool borrowed;  /* points into the model mapping: never freed */
+} oi__storage;
+
+typedef struct oi__tensor {
+    oi_dtype dtype;
+    int ndim;
+    int64_t shape[OI_MAX_DIMS];
+    int64_t strides[OI_MAX_DIMS]; /* in elements; 0 = broadcast      */
+    int64_t offset;               /* in elements from storage->data   */
+    oi__storage *storage;
+} oi__tensor;
+
+int64_t oi__shape_numel(int ndim, const int64_t *shape);
+/* A new contiguous zero-filled tensor (NULL + OUT_OF_MEMORY on failure). */
+oi__tensor *oi__tensor_new(oi_dtype dtype, int ndim, const int64_t *shape);
+/* A tensor borrowing bytes it does not own (model data). */
+oi__tensor *oi__tensor_wrap(oi_dtype dtype, int ndim, const int64_t *shape, const void *data);
+/* Another handle on the same storage (refcount + 1). */
+oi__tensor *oi__tensor_share(const oi__tensor *t);
+oi__tensor *oi__tensor_clone(const oi__tensor *t); /* deep, contiguous */
+void oi__tensor_free(oi__tensor *t);
+bool oi__tensor_is_contiguous(const oi__tensor *t);
+static inline void *oi__tensor_data(const oi__tensor *t) { return t->storage ? t->storage->data : NULL; }
+void oi__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+
+/* ---- graph IR (graph.c builds and frees it) ---- */
+typedef enum oi__mem_kind {
+    OI__MEM_DYNAMIC, OI__MEM_VOLATILE, OI__MEM_CONSTANT, OI__MEM_PERSISTENT, OI__MEM_TEMP
+} oi__mem_kind;
+
+/* Where a statement came from, for errors: "file:line: error: text: why". */
+typedef struct oi__src {
+    char *file;
+    int line;
+    char *text; /* the statement as the user wrote it */
+} oi__src;
+
+typedef struct oi__fixed { char *index; int64_t max; } oi__fixed;
+
+typedef enum oi__init_kind { OI__INIT_NONE, OI__INIT_FLOAT, OI__INIT_INT, OI__INIT_BOOL } oi__init_kind;
+
+typedef struct oi__var {
+    char *name;
+    oi__mem_kind kind;
+    oi_dtype dtype;
+    char **dims;            /* stb array: "B", "3*D", "16"            */
+    char **table_indices;   /* stb array: W(l) -> ["l"]               */
+    oi__init_kind init_kind;
+    double init_float;
+    int64_t init_int;       /* also bool (0/1)                        */
+    char *ref_name;         /* @ref, or NULL                          */
+    char *pattern;          /* @pattern, or NULL                      */
+    bool table;             /* @table                                 */
+    char **auto_dim;        /* stb array of index names               */
+    oi__fixed *fixed;       /* stb array                              */
+    oi__src src;
+} oi__var;
+
+/* "W[l]" or "QKV[0, h]": a name and optional indices (identifiers or ints). */
+typedef struct oi__varref {
+    char *name;
+    char **indices; /* stb array of index texts, NULL when none */
+} oi__varref;
+
+typedef enum oi__attr_kind {
+    OI__ATTR_FLOAT, OI__ATTR_INT, OI__ATTR_BOOL, OI__ATTR_STRING,
+    OI__ATTR_IDENT,      /* a reference to a model scalar/metadata: resolved before kernels */
+    OI__ATTR_INT_LIST, OI__ATTR_DTYPE, OI__ATTR_DTYPE_LIST
+} oi__attr_kind;
+
+typedef struct oi__attr {
+    char *name;
+    oi__attr_kind kind;
+    double f;         /* FLOAT (inf allowed)          */
+    int64_t i;        /* INT, BOOL                    */
+    char *s;          /* STRING, IDENT                */
+    int64_t *ints;    /* INT_LIST (stb array)         */
+    oi_dtype dtype;   /* DTYPE                        */
+    oi_dtype *dtypes; /* DTYPE_LIST (stb array)       */
+} oi__attr;
+
+/* An index in a cache access or a loop bound: a literal or an identifier. */
+typedef struct oi__expr {
+    char *ident; /* NULL: use lit */
+    int64_t lit;
+} oi__expr;
+
+typedef struct oi__cache_index {
+    bool is_slice;
+    oi__expr single;          /* when !is_slice                   */
+    bool has_start, has_end;  /* when is_slice; a..b half open    */
+    oi__expr start, end;
+} oi__cache_index;
+
+typedef struct oi__cache_access {
+    char *base;
+    bool bracketed;           /* A[] vs A                          */
+    oi__cache_index *indices; /* stb array                         */
+} oi__cache_access;
+
+typedef enum oi__node_kind {
+    OI__NODE_ASSIGN, OI__NODE_OP, OI__NODE_BRANCH, OI__NODE_BARRIER, OI__NODE_DEP,
+    OI__NODE_CACHE_READ, OI__NODE_CACHE_WRITE, OI__NODE_CACHE_INCREMENT,
+    OI__NODE_CACHE_DECREMENT, OI__NODE_CACHE_RESET, OI__NODE_TRANSFER,
+    OI__NODE_YIELD, OI__NODE_AWAIT, OI__NODE_LOOP, OI__NODE_RETURN
+} oi__node_kind;
+
+typedef struct oi__node oi__node;
+struct oi__node {
+    oi__node_kind kind;
+    uint32_t index;
+    char uuid[37];
+    oi__src src;
+    /* ASSIGN */
+    char *name;
+    oi_dtype dtype;
+    char **dims;
+    /* OP */
+    oi_op op;
+    oi__varref *inputs; /* stb array */
+    oi__attr *attrs;    /* stb array */
+    char *output;
+    /* BRANCH: cond NULL = unconditional jump to then_block */
+    char *cond, *then_block, *else_block;
+    /* DEP */
+    char *after, *before;
+    /* CACHE_*: access is the cache side; var the plain variable side */
+    oi__cache_access access;
+    oi__varref var;
+    int64_t amount; /* increment/decrement */
+    /* TRANSFER */
+    oi__varref src_var, dst_var;
+    /* YIELD / AWAIT */
+    char **vars;
+    /* LOOP */
+    char *loop_name, *loop_index;
+    oi__expr loop_start, loop_end;
+    oi__node *body; /* stb array */
+};
+
+typedef struct oi__block {
+    char *name;
+    oi__node *nodes; /* stb array */
+    oi__src src;
+} oi__block;
+
+struct oi_graph {
+    char *name;
+    oi__var *vars;     /* stb array, in declaration order */
+    oi__block *blocks; /* stb array, in definition order  */
+    uint32_t next_index;
+};
+
+const oi__var *oi__graph_find_var(const oi_graph *g, const char *name);
+const oi__block *oi__graph_find_block(const oi_graph *g, const char *name);
+/* "op add(x,a) >> t0", "cache.read A[0..2] >> out": for traces. Heap. */
+char *oi__node_describe(const oi__node *n);
+/* Reports a failure at a statement: "file:line: error: text: reason". */
+oi_status oi__fail_at(oi_status status, const oi__src *src, const char *fmt, ...) OI__PRINTF(3, 4);
+
+/* ---- kernels/: the seam between the executor and the op table ---- */
+/* Output dtype and shape for an op, given its inputs and attributes
+ * (attributes already resolved: no OI__ATTR_IDENT). On error returns a
+ * status and a message without a place (the caller adds the statement). */
+typedef struct oi__op_sig {
+    oi_dtype dtype;
+    int ndim;
+    int64_t shape[OI_MAX_DIMS];
+} oi__op_sig;
+oi_status oi__op_infer(oi_op op, const oi__attr *attrs, size_t n_attrs,
+                       const oi__op_sig *inputs, size_t n_inputs,
+                       oi_dtype declared_out_dtype, oi__op_sig *out);
+/* Runs the CPU kernel. `out` is allocated by the caller with the inferred
+ * signature; it may alias inputs[0] (in-place mode). */
+oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs,
+                         const oi__tensor *const *inputs, size_t n_inputs, oi__tensor *out);
+int oi__op_arity(oi_op op);     /* number of inputs */
+bool oi__op_allows_inplace(oi_op op);
+
+#endif /* OPENINFER_INTERNAL_H */

@@ -1,0 +1,2 @@
+/* json.c - not written yet. */
+#include "internal.h"

@@ -1,0 +1,2 @@
+/* oinf.c - not written yet. */
+#include "internal.h"

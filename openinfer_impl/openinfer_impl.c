@@ -1,0 +1,19 @@
+/* openinfer_impl.c - the whole library as one translation unit.
+ * Included by openinfer.h when OPENINFER_IMPLEMENTATION is defined;
+ * scripts/amalgamate inlines every file named here into dist/openinfer.h. */
+#define STB_DS_IMPLEMENTATION
+#include "internal.h"
+#undef STB_DS_IMPLEMENTATION
+
+#include "core.c"
+#include "dtype.c"
+#include "tensor.c"
+#include "oinf.c"
+#include "graph.c"
+#include "dsl.c"
+#include "json.c"
+#include "dot.c"
+#include "validate.c"
+#include "executor.c"
+#include "backend.c"
+#include "../kernels/kernels.c"

@@ -1,0 +1,2 @@
+/* validate.c - not written yet. */
+#include "internal.h"
