@@ -123,6 +123,12 @@ typedef struct oi__storage {
     size_t nbytes;
     int refcount;   /* transfer aliases share one storage */
     bool borrowed;  /* points into the model mapping: never freed */
+    /* A device backend may mirror the bytes: `device` is its handle and
+     * `host_stale` says the device copy is newer (call backend->to_host). */
+    void *device;
+    const struct oi__backend *device_owner;
+    void *device_ctx;
+    bool host_stale;
 } oi__storage;
 
 typedef struct oi__tensor {
@@ -300,5 +306,31 @@ oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs,
                          const oi__tensor *const *inputs, size_t n_inputs, oi__tensor *out);
 int oi__op_arity(oi_op op);     /* number of inputs */
 bool oi__op_allows_inplace(oi_op op);
+
+/* ---- backends (backend.c keeps the registry) ----
+ * The CPU backend is the reference. A device backend keeps tensors in its
+ * own memory between ops: run_op may leave results only on the device
+ * (storage->host_stale = true); the executor calls to_host before any host
+ * read (fetch, a CPU-fallback op) and flush at the end of a step. */
+typedef struct oi__backend {
+    const char *name; /* "cpu", "vulkan" */
+    /* Appends this backend's devices to out[0..max) from index *count on. */
+    void (*discover)(oi_backend_info *out, size_t max, size_t *count);
+    /* Creates a context on device `device_index`; NULL + error if impossible. */
+    void *(*create)(int device_index);
+    void (*destroy)(void *ctx);
+    bool (*supports_op)(void *ctx, oi_op op, const oi__attr *attrs, size_t n_attrs,
+                        const oi__op_sig *inputs, size_t n_inputs, const oi__op_sig *out);
+    oi_status (*run_op)(void *ctx, oi_op op, const oi__attr *attrs, size_t n_attrs,
+                        const oi__tensor *const *inputs, size_t n_inputs, oi__tensor *out);
+    oi_status (*to_host)(void *ctx, oi__storage *storage); /* may be NULL (host backend) */
+    void (*release)(void *ctx, oi__storage *storage);      /* storage is being freed */
+    oi_status (*flush)(void *ctx);                         /* may be NULL */
+} oi__backend;
+
+extern const oi__backend oi__cpu_backend;
+#ifdef OPENINFER_VULKAN
+extern const oi__backend oi__vulkan_backend;
+#endif
 
 #endif /* OPENINFER_INTERNAL_H */

@@ -118,6 +118,8 @@ void oi__tensor_free(oi__tensor *t) {
     if (!t)
         return;
     if (t->storage && --t->storage->refcount == 0) {
+        if (t->storage->device_owner && t->storage->device_owner->release)
+            t->storage->device_owner->release(t->storage->device_ctx, t->storage);
         if (!t->storage->borrowed)
             oi__free(t->storage->data);
         oi__free(t->storage);
