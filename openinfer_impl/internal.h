@@ -288,6 +288,27 @@ char *oi__node_describe(const oi__node *n);
 /* Reports a failure at a statement: "file:line: error: text: reason". */
 oi_status oi__fail_at(oi_status status, const oi__src *src, const char *fmt, ...) OI__PRINTF(3, 4);
 
+/* ---- json.c: a small JSON reader shared by the graph loader, the
+ * conformance runner and the device-architecture reader ---- */
+typedef enum oi__json_type {
+    OI__JSON_NULL, OI__JSON_BOOL, OI__JSON_NUMBER, OI__JSON_STRING, OI__JSON_ARRAY, OI__JSON_OBJECT
+} oi__json_type;
+
+typedef struct oi__json oi__json;
+struct oi__json {
+    oi__json_type type;
+    bool boolean;
+    double number;
+    char *text;      /* STRING: the decoded string; NUMBER: the literal as written */
+    oi__json *items; /* stb array: ARRAY elements, or OBJECT values */
+    char **keys;     /* stb array: OBJECT keys, parallel to items */
+};
+/* Parses a whole document; NULL + OI_ERROR_FORMAT "line L, column C: why". */
+oi__json *oi__json_parse(const char *text, size_t len);
+void oi__json_free(oi__json *json);
+/* The member `key` of an object, or NULL. */
+const oi__json *oi__json_get(const oi__json *object, const char *key);
+
 /* ---- kernels/: the seam between the executor and the op table ---- */
 /* Output dtype and shape for an op, given its inputs and attributes
  * (attributes already resolved: no OI__ATTR_IDENT). On error returns a
