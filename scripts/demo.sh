@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# demo.sh - the quick start: set up, build, make the example model and run
+# the main example on the default device.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+python3 examples/python/minimal_oinf.py res/minimal_model.oinf
+./build/tools/openinfer inspect res/minimal_model.oinf | head -n 8
+./build/examples/minimal res/minimal_model.oinf

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# setup.sh - installs what OpenInfer needs on a fresh Debian machine (only
+# what is missing), then configures and builds into build/.
+# Used by demo.sh and test.sh; safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(meson ninja-build gcc g++ clang pkg-config libstb-dev libvulkan-dev
+                 libvulkan-volk-dev glslc mesa-vulkan-drivers python3)
+PYTHON_PACKAGES=(numpy pytest)
+
+missing_debian() {
+    local pkg
+    for pkg in "${DEBIAN_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
+    done
+}
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+install_debian() {
+    local missing
+    missing=$(missing_debian)
+    [ -z "$missing" ] && return 0
+    echo "setup: installing Debian packages:" $missing
+    as_root apt-get update -qq
+    # shellcheck disable=SC2086
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+}
+
+install_python() {
+    local pkg missing=()
+    for pkg in "${PYTHON_PACKAGES[@]}"; do
+        python3 -c "import $pkg" 2>/dev/null || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "setup: installing Python packages: ${missing[*]}"
+    python3 -m pip install -q "${missing[@]}" 2>/dev/null ||
+        python3 -m pip install -q --break-system-packages "${missing[@]}"
+}
+
+configure_and_build() {
+    if [ ! -f build/build.ninja ]; then
+        meson setup build >/dev/null
+    fi
+    ninja -C build >/dev/null || ninja -C build
+}
+
+install_debian
+install_python
+configure_and_build
