@@ -47,7 +47,9 @@ void oi__error_prefix(const char *fmt, ...) {
     memcpy(oi__error_text, prefix, n);
     memcpy(oi__error_text + n, ": ", 2);
     size_t room = sizeof oi__error_text - n - 3;
-    size_t old_len = strnlen(old, room);
+    size_t old_len = 0;
+    while (old_len < room && old[old_len])
+        old_len++;
     memcpy(oi__error_text + n + 2, old, old_len);
     oi__error_text[n + 2 + old_len] = '\0';
 }
