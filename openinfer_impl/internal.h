@@ -117,6 +117,11 @@ void oi__store_u64(oi_dtype t, void *data, int64_t i, uint64_t v);
 uint64_t oi__load_bits(oi_dtype t, const void *data, int64_t i);
 void oi__store_bits(oi_dtype t, void *data, int64_t i, uint64_t bits);
 
+/* ---- oinf.c: oi_model_open / oi_model_open_memory that keep the status
+ * code (tests and the CLI check it); `origin` names the bytes in errors ---- */
+oi_status oi__model_open_file(const char *path, oi_model **out);
+oi_status oi__model_open_bytes(const void *bytes, size_t size, const char *origin, oi_model **out);
+
 /* ---- tensors (runtime values) ---- */
 typedef struct oi__storage {
     void *data;
