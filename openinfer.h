@@ -241,6 +241,11 @@ const char *oi_graph_name(const oi_graph *graph);
 const oi_graph *oi_graph_find(const char *name);
 /* Registers a startup-built graph under its name (used by OI_GRAPH). */
 void oi_graph_register(const char *name, const oi_graph **slot, const char *file, const oi_dsl_stmt *stmts);
+/* Why the startup build of graph `name` failed, or NULL if it did not. */
+const char *oi_graph_error(const char *name);
+/* Used by the OI_GRAPH accessor when the build failed: puts the build's
+ * message back into oi_last_error() and returns NULL. */
+const oi_graph *oi__graph_unavailable(const oi_graph *const *slot);
 
 /* Lossless JSON and a Graphviz picture; free the strings with oi_free. */
 char *oi_graph_to_json(const oi_graph *graph);
@@ -297,7 +302,7 @@ oi_status oi_graph_validate(const oi_graph *graph, const oi_model *model);
     OI__AT_STARTUP(oi__build_##name) { \
         oi_graph_register(#name, &oi__graph_##name, __FILE__, oi__stmts_##name); \
     } \
-    const oi_graph *name(void) { return oi__graph_##name; }
+    const oi_graph *name(void) { return oi__graph_##name ? oi__graph_##name : oi__graph_unavailable(&oi__graph_##name); }
 
 /* ------------------------------------------------------------------ */
 /* Simulator and executor                                              */

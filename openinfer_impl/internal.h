@@ -293,6 +293,29 @@ char *oi__node_describe(const oi__node *n);
 /* Reports a failure at a statement: "file:line: error: text: reason". */
 oi_status oi__fail_at(oi_status status, const oi__src *src, const char *fmt, ...) OI__PRINTF(3, 4);
 
+/* ---- graph.c: helpers shared by the graph builders (dsl.c, json.c),
+ * the checks and the printers (dot.c) ---- */
+#define OI__MAX_LOOP_DEPTH 64 /* loops nest at most this deep */
+oi_graph *oi__graph_new(const char *name);
+/* A stable v4-formatted UUID from the graph name and the node index. */
+void oi__graph_node_uuid(const char *graph_name, uint32_t index, char out[37]);
+void oi__src_free(oi__src *src);
+void oi__var_free(oi__var *v);
+void oi__node_free(oi__node *n);
+void oi__block_free(oi__block *b);
+/* Checks of one declaration that need no model (attributes vs dtype,
+ * memory kind and table indices). */
+oi_status oi__var_check(const oi__var *v);
+/* Checks of a whole graph that need no model: names resolve, memory
+ * kinds allow the access, branches, yield/await, cache accesses. */
+oi_status oi__graph_check(const oi_graph *g);
+/* Appends "W[l,0]" / "A[1..,..-3]" / "l" or "3". */
+void oi__buf_varref(oi__buf *b, const oi__varref *r);
+void oi__buf_cache_access(oi__buf *b, const oi__cache_access *a);
+void oi__buf_expr(oi__buf *b, const oi__expr *e);
+/* dsl.c: parses the statements of OI_GRAPH into g; stops at the first error. */
+oi_status oi__dsl_parse(oi_graph *g, const char *file, const oi_dsl_stmt *stmts);
+
 /* ---- json.c: a small JSON reader shared by the graph loader, the
  * conformance runner and the device-architecture reader ---- */
 typedef enum oi__json_type {
@@ -358,5 +381,39 @@ extern const oi__backend oi__cpu_backend;
 #ifdef OPENINFER_VULKAN
 extern const oi__backend oi__vulkan_backend;
 #endif
+
+/* ---- threadpool.c: persistent workers, owned by the executor ---- */
+typedef struct oi__threadpool oi__threadpool;
+/* n_threads counts the calling thread (0: one per online CPU). NULL + error on failure. */
+oi__threadpool *oi__threadpool_new(int n_threads);
+void oi__threadpool_free(oi__threadpool *pool);
+int oi__threadpool_size(const oi__threadpool *pool); /* 1 for NULL */
+/* Runs fn(ctx, task, thread) for task 0..n_tasks-1 on the workers and the
+ * caller (thread 0..size-1; a thread index runs one task at a time), and
+ * returns when all are done. NULL pool, one thread, or a call from inside
+ * a task of the same pool: runs inline. Concurrent callers take turns. */
+void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx, int task, int thread), void *ctx);
+/* A process-wide pool (all cores), created on first use; NULL if it could not be. */
+oi__threadpool *oi__threadpool_default(void);
+
+/* ---- kernels/gemm.c: dense matrix multiply ----
+ * Row-major C[m,n] = alpha * op(A) * op(B) + beta * C, where op(A) is
+ * m x k (A stored k x m when trans_a) and op(B) k x n (n x k when trans_b).
+ * beta == 0 overwrites C without reading it. pool NULL: single-threaded. */
+oi_status oi__gemm_f32(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                       float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                       float beta, float *c, int64_t ldc);
+oi_status oi__gemm_f64(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                       double alpha, const double *a, int64_t lda, const double *b, int64_t ldb,
+                       double beta, double *c, int64_t ldc);
+/* Which f32 code path runs: AUTO picks the best the CPU supports. Forcing
+ * a path (tests, benchmarks) returns false if this CPU/build lacks it.
+ * Not thread-safe: set it before running gemms. */
+typedef enum oi__gemm_isa {
+    OI__GEMM_ISA_AUTO, OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512
+} oi__gemm_isa;
+bool oi__gemm_force_isa(oi__gemm_isa isa);
+oi__gemm_isa oi__gemm_active_isa(void); /* the path AUTO resolves to, or the forced one */
+const char *oi__gemm_isa_name(oi__gemm_isa isa);
 
 #endif /* OPENINFER_INTERNAL_H */
