@@ -67,7 +67,9 @@ def _coerce_to(member: Any, value: Any) -> Tuple[bool, Any]:
         return (isinstance(origin, type) and isinstance(value, origin)), value
     if not isinstance(member, type):
         return True, value           # forward references and other exotic hints: trust them
-    if member is int:
+    if member in (int, SizeVar) and isinstance(value, SizeVar):
+        return True, value
+    if member in (int, SizeVar):
         ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
         return ok, value
     if member is float and isinstance(value, (int, float, np.number)) and not isinstance(value, bool):

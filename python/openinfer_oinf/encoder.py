@@ -108,7 +108,8 @@ def encode_array(values: Any, vt: Optional[ValueType]) -> Tuple[ValueType, Tuple
         return vt, dims, packed.pack(arr, vt)
     target = decoded_dtype(vt)
     _check_lossless(arr, target, vt)
-    return vt, dims, arr.astype(target.newbyteorder("<")).tobytes()
+    with np.errstate(over="ignore"):   # float narrowing overflows to inf, as IEEE says
+        return vt, dims, arr.astype(target.newbyteorder("<")).tobytes()
 
 
 def smallest_int_type(lo: int, hi: int) -> ValueType:
