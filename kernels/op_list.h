@@ -1,17 +1,192 @@
 /* op_list.h - THE op table. One row per op; every other op list in the
- * project (enum, names, validation, kernels, shaders, docs/ops.md) is
- * generated from it. Columns: X(name, n_inputs, ...). */
+ * project (enum, names, arity, validation, kernels, shaders, docs/ops.md)
+ * is generated from it. Adding an op = one row here (+ its parameters in
+ * OI_PARAM_LIST) + a case in its family kernel + a test.
+ *
+ * OI_OP_LIST columns, X(name, arity, category, shape, out, flags, dtypes, acc_dtypes, kernel, summary):
+ *   name        the DSL name; OI_OP_<name> is the enum value
+ *   arity       number of inputs (outputs are always 1)
+ *   category    a string for docs/ops.md
+ *   shape       shape rule: EW (elementwise; broadcast when OI__F_B), MATMUL,
+ *               REDUCE (`axes`), ARGREDUCE (`axis`), ALL (reduces to a scalar [])
+ *   out         output dtype rule: SAME (input dtype, or the acc dtype),
+ *               BOOL, I8, U8, I64 (fixed), TO (the `to` parameter)
+ *   flags       OI__F_B broadcast, OI__F_I in-place allowed, OI__F_A takes `acc=`
+ *   dtypes      input dtypes accepted (a set of OI__DTS_* bits)
+ *   acc_dtypes  input dtypes accepted in accumulate mode (0: no acc mode)
+ *   kernel      the CPU kernel of the op family (kernels/<family>.c)
+ *   summary     one line for docs/ops.md
+ * Only the enum row (name first) is expanded by the public header; the
+ * other columns are read by kernels/ and tools/gen_ops_md.c. */
 #ifndef OPENINFER_OP_LIST_H
 #define OPENINFER_OP_LIST_H
 
+/* Dtype sets: one bit per oi_dtype. */
+#define OI__DTS(t) (1u << (unsigned)OI_DTYPE_##t)
+#define OI__DTS_F (OI__DTS(F8) | OI__DTS(BF16) | OI__DTS(F16) | OI__DTS(F32) | OI__DTS(F64))
+#define OI__DTS_S (OI__DTS(I8) | OI__DTS(I16) | OI__DTS(I32) | OI__DTS(I64))
+#define OI__DTS_U (OI__DTS(U8) | OI__DTS(U16) | OI__DTS(U32) | OI__DTS(U64))
+#define OI__DTS_PI (OI__DTS(I1) | OI__DTS(I2) | OI__DTS(I4))
+#define OI__DTS_PU (OI__DTS(U1) | OI__DTS(U2) | OI__DTS(U4))
+#define OI__DTS_T (OI__DTS(T1) | OI__DTS(T2))
+#define OI__DTS_BOOL OI__DTS(BOOL)
+#define OI__DTS_BITSET OI__DTS(BITSET)
+#define OI__DTS_INT (OI__DTS_S | OI__DTS_U | OI__DTS_PI | OI__DTS_PU)
+#define OI__DTS_NUM (OI__DTS_F | OI__DTS_INT)
+#define OI__DTS_SHIFT (OI__DTS_S | OI__DTS_U | OI__DTS(I2) | OI__DTS(I4) | OI__DTS(U2) | OI__DTS(U4))
+#define OI__DTS_DIV4 (OI__DTS(I4) | OI__DTS(U4))
+
+#define OI__F_B 1u /* numpy broadcasting of the inputs  */
+#define OI__F_I 2u /* the output may be the first input */
+#define OI__F_A 4u /* accepts acc= (accumulate mode)    */
+
+/* clang-format off */
 #define OI_OP_LIST(X) \
-    X(add, 2) X(mul, 2) X(sub, 2) X(div, 2) X(floor_div, 2) X(rem, 2) X(fma, 3) \
-    X(neg, 1) X(recip, 1) X(abs, 1) X(relu, 1) X(matmul, 2) X(sign, 1) X(min, 2) \
-    X(max, 2) X(clamp, 1) X(floor, 1) X(ceil, 1) X(round, 1) X(trunc, 1) \
-    X(and, 2) X(or, 2) X(xor, 2) X(not, 1) X(shl, 1) X(shr, 1) X(popcount, 1) \
-    X(eq, 2) X(ne, 2) X(lt, 2) X(le, 2) X(gt, 2) X(ge, 2) X(is_finite, 1) \
-    X(is_nan, 1) X(is_inf, 1) X(is_neg, 1) X(filter, 3) X(sum_axis, 1) \
-    X(mean_axis, 1) X(prod_axis, 1) X(max_axis, 1) X(min_axis, 1) \
-    X(argmax_axis, 1) X(argmin_axis, 1) X(cast, 1) X(fill, 1) X(fill_nan_like, 1)
+    X(add, 2, "arithmetic", EW, SAME, OI__F_B | OI__F_I | OI__F_A, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET, OI__DTS_NUM, oi__k_arith, \
+      "a + b; integers wrap; bool is OR") \
+    X(mul, 2, "arithmetic", EW, SAME, OI__F_B | OI__F_I | OI__F_A, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, OI__DTS_NUM | OI__DTS_T, oi__k_arith, \
+      "a * b; integers wrap; bool is AND") \
+    X(sub, 2, "arithmetic", EW, SAME, OI__F_B | OI__F_I | OI__F_A, OI__DTS_NUM, OI__DTS_NUM, oi__k_arith, \
+      "a - b; integers wrap") \
+    X(div, 2, "arithmetic", EW, SAME, OI__F_B | OI__F_I, OI__DTS_F | OI__DTS_S | OI__DTS_U | OI__DTS_DIV4, 0, oi__k_arith, \
+      "a / b (integers truncate toward zero, MIN / -1 wraps); b == 0 gives div_by_zero_mask") \
+    X(floor_div, 2, "arithmetic", EW, SAME, OI__F_B | OI__F_I, OI__DTS_S | OI__DTS_U | OI__DTS_DIV4, 0, oi__k_arith, \
+      "floor(a / b) for integers (rounds toward -inf); b == 0 gives div_by_zero_mask") \
+    X(rem, 2, "arithmetic", EW, SAME, OI__F_B | OI__F_I, OI__DTS_S | OI__DTS_U | OI__DTS_DIV4, 0, oi__k_arith, \
+      "a % b, truncated (the sign follows a); b == 0 gives 0") \
+    X(fma, 3, "arithmetic", EW, SAME, OI__F_B | OI__F_I, OI__DTS_F, 0, oi__k_arith, \
+      "a * b + c, two roundings (not fused)") \
+    X(neg, 1, "arithmetic", EW, SAME, OI__F_I, OI__DTS_F | OI__DTS_S | OI__DTS_PI | OI__DTS_T, 0, oi__k_arith, \
+      "-x; integers wrap (-MIN == MIN)") \
+    X(recip, 1, "arithmetic", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
+      "1 / x; x == 0 gives div_by_zero_mask") \
+    X(abs, 1, "arithmetic", EW, SAME, OI__F_I | OI__F_A, OI__DTS_F | OI__DTS_S | OI__DTS_PI, OI__DTS_F | OI__DTS_S | OI__DTS_PI, oi__k_arith, \
+      "|x|; integers wrap (|MIN| == MIN) unless acc= widens") \
+    X(relu, 1, "numerical", EW, SAME, OI__F_I, OI__DTS_F | OI__DTS_S | OI__DTS(I4), 0, oi__k_arith, \
+      "x >= 0 ? x : x * negative_slope, then clamped to [clamp_min, clamp_max]") \
+    X(matmul, 2, "numerical", MATMUL, SAME, OI__F_B | OI__F_I | OI__F_A, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET, OI__DTS_NUM | OI__DTS_T, oi__k_matmul, \
+      "[..., M, K] x [..., K, N] -> [broadcast(...), M, N]; integers wrap; bool is OR of ANDs") \
+    X(sign, 1, "statistics", EW, I8, OI__F_I, OI__DTS_F | OI__DTS_S | OI__DTS_PI | OI__DTS_T, 0, oi__k_arith, \
+      "-1, 0 or 1 as i8 (NaN and -0.0 give 0)") \
+    X(min, 2, "statistics", EW, SAME, OI__F_B | OI__F_I, OI__DTS_NUM, 0, oi__k_arith, \
+      "the smaller of a and b; a NaN operand is ignored") \
+    X(max, 2, "statistics", EW, SAME, OI__F_B | OI__F_I, OI__DTS_NUM, 0, oi__k_arith, \
+      "the larger of a and b; a NaN operand is ignored") \
+    X(clamp, 1, "rounding", EW, SAME, OI__F_I, OI__DTS_NUM, 0, oi__k_arith, \
+      "min(max(x, min), max); NaN gives min") \
+    X(floor, 1, "rounding", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
+      "round toward -inf") \
+    X(ceil, 1, "rounding", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
+      "round toward +inf") \
+    X(round, 1, "rounding", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
+      "round to nearest, halves away from zero") \
+    X(trunc, 1, "rounding", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
+      "round toward zero") \
+    X(and, 2, "bitwise", EW, SAME, OI__F_B | OI__F_I, OI__DTS_INT | OI__DTS_BOOL, 0, oi__k_arith, \
+      "a & b (logical for bool)") \
+    X(or, 2, "bitwise", EW, SAME, OI__F_B | OI__F_I, OI__DTS_INT | OI__DTS_BOOL, 0, oi__k_arith, \
+      "a | b (logical for bool)") \
+    X(xor, 2, "bitwise", EW, SAME, OI__F_B | OI__F_I, OI__DTS_INT | OI__DTS_BOOL, 0, oi__k_arith, \
+      "a ^ b (logical for bool)") \
+    X(not, 1, "bitwise", EW, SAME, OI__F_I, OI__DTS_INT | OI__DTS_BOOL, 0, oi__k_arith, \
+      "~x (logical for bool)") \
+    X(shl, 1, "bitwise", EW, SAME, OI__F_I, OI__DTS_SHIFT, 0, oi__k_arith, \
+      "x << bits, wrapped to the dtype; bits >= 64 gives 0") \
+    X(shr, 1, "bitwise", EW, SAME, OI__F_I, OI__DTS_SHIFT, 0, oi__k_arith, \
+      "x >> bits; arithmetic for signed dtypes") \
+    X(popcount, 1, "bitwise", EW, U8, 0, OI__DTS_SHIFT, 0, oi__k_arith, \
+      "number of set bits of the element (i8 -1 gives 8), as u8") \
+    X(eq, 2, "comparison", EW, BOOL, OI__F_B, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_T, 0, oi__k_compare, \
+      "a == b (IEEE: NaN != NaN)") \
+    X(ne, 2, "comparison", EW, BOOL, OI__F_B, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_T, 0, oi__k_compare, \
+      "a != b") \
+    X(lt, 2, "comparison", EW, BOOL, OI__F_B, OI__DTS_NUM, 0, oi__k_compare, \
+      "a < b") \
+    X(le, 2, "comparison", EW, BOOL, OI__F_B, OI__DTS_NUM, 0, oi__k_compare, \
+      "a <= b") \
+    X(gt, 2, "comparison", EW, BOOL, OI__F_B, OI__DTS_NUM, 0, oi__k_compare, \
+      "a > b") \
+    X(ge, 2, "comparison", EW, BOOL, OI__F_B, OI__DTS_NUM, 0, oi__k_compare, \
+      "a >= b") \
+    X(is_finite, 1, "filter", ALL, BOOL, 0, OI__DTS_F, 0, oi__k_compare, \
+      "one bool (shape []): every element is finite") \
+    X(is_nan, 1, "filter", EW, BOOL, 0, OI__DTS_F, 0, oi__k_compare, \
+      "x is NaN") \
+    X(is_inf, 1, "filter", EW, BOOL, 0, OI__DTS_F, 0, oi__k_compare, \
+      "x is +inf or -inf") \
+    X(is_neg, 1, "filter", EW, BOOL, 0, OI__DTS_NUM | OI__DTS_T, 0, oi__k_compare, \
+      "x has its sign bit set (-0.0 gives true); unsigned gives false") \
+    X(filter, 3, "filter", EW, SAME, OI__F_B, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_T, 0, oi__k_compare, \
+      "cond != 0 ? a : b for filter(a, b, cond); cond has the dtype of a, or bool") \
+    X(sum_axis, 1, "reduction", REDUCE, SAME, OI__F_A, OI__DTS_NUM, OI__DTS_NUM | OI__DTS_T, oi__k_reduce, \
+      "sum over axes; integers wrap") \
+    X(mean_axis, 1, "reduction", REDUCE, SAME, OI__F_A, OI__DTS_NUM, OI__DTS_NUM | OI__DTS_T, oi__k_reduce, \
+      "sum / count over axes; integer means truncate toward zero") \
+    X(prod_axis, 1, "reduction", REDUCE, SAME, OI__F_A, OI__DTS_NUM, OI__DTS_NUM | OI__DTS_T, oi__k_reduce, \
+      "product over axes; integers wrap") \
+    X(max_axis, 1, "reduction", REDUCE, SAME, 0, OI__DTS_NUM, 0, oi__k_reduce, \
+      "maximum over axes (NaN ignored unless all are NaN)") \
+    X(min_axis, 1, "reduction", REDUCE, SAME, 0, OI__DTS_NUM, 0, oi__k_reduce, \
+      "minimum over axes (NaN ignored unless all are NaN)") \
+    X(argmax_axis, 1, "reduction", ARGREDUCE, I64, 0, OI__DTS_NUM, 0, oi__k_reduce, \
+      "index of the maximum along axis, as i64; ties: select_first") \
+    X(argmin_axis, 1, "reduction", ARGREDUCE, I64, 0, OI__DTS_NUM, 0, oi__k_reduce, \
+      "index of the minimum along axis, as i64; ties: select_first") \
+    X(cast, 1, "casting", EW, TO, 0, OI__DTS_NUM | OI__DTS_T, 0, oi__k_cast, \
+      "converts to `to`: any number to a float, a float or a narrower same-signedness integer to an integer") \
+    X(fill, 1, "mutation", EW, SAME, OI__F_I, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_arith, \
+      "every element set to value (the input gives shape and dtype)") \
+    X(fill_nan_like, 1, "mutation", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
+      "non-finite elements (NaN, +-inf) replaced by value")
+
+/* Named parameters: X(op, name, type, required, default, default_text, doc).
+ *   type      ACC (a dtype or [acc, out] dtype list), SCALAR (float, int or
+ *             bool), BOOL, INT, INT_LIST, DTYPE, STRING, or ALIAS (another
+ *             name for the parameter named in default_text)
+ *   required  REQ or OPT
+ *   default   the value kernels use when the parameter is absent */
+#define OI__ACC_DOC "accumulator dtype: a wider integer of the same signedness, or f32/f64 for floats; [acc, out] also names the output dtype"
+#define OI_PARAM_LIST(X) \
+    X(add, acc, ACC, OPT, 0, "input dtype", OI__ACC_DOC) \
+    X(mul, acc, ACC, OPT, 0, "input dtype", OI__ACC_DOC) \
+    X(sub, acc, ACC, OPT, 0, "input dtype", OI__ACC_DOC) \
+    X(div, div_by_zero_mask, SCALAR, OPT, NAN, "NaN (floats), 0 (integers)", "result where b == 0") \
+    X(floor_div, div_by_zero_mask, SCALAR, OPT, 0, "0", "result where b == 0") \
+    X(recip, div_by_zero_mask, SCALAR, OPT, NAN, "NaN", "result where x == 0") \
+    X(abs, acc, ACC, OPT, 0, "input dtype", OI__ACC_DOC) \
+    X(relu, negative_slope, SCALAR, OPT, 0, "0", "slope for x < 0 (an integer for integer dtypes)") \
+    X(relu, alpha, ALIAS, OPT, 0, "negative_slope", "the original's name for negative_slope") \
+    X(relu, clamp_min, SCALAR, OPT, -INFINITY, "-inf", "lower bound of the result") \
+    X(relu, clamp_max, SCALAR, OPT, INFINITY, "+inf", "upper bound of the result") \
+    X(matmul, acc, ACC, OPT, 0, "input dtype", OI__ACC_DOC) \
+    X(clamp, min, SCALAR, OPT, -DBL_MAX, "lowest value", "lower bound") \
+    X(clamp, max, SCALAR, OPT, DBL_MAX, "highest value", "upper bound") \
+    X(shl, bits, INT, REQ, 0, "required", "shift amount (negative counts as 0)") \
+    X(shr, bits, INT, REQ, 0, "required", "shift amount (negative counts as 0)") \
+    X(sum_axis, axes, INT_LIST, REQ, 0, "required", "axes to reduce (negative counts from the end)") \
+    X(sum_axis, keepdims, BOOL, OPT, 0, "false", "keep reduced axes as size 1") \
+    X(sum_axis, acc, ACC, OPT, 0, "input dtype", OI__ACC_DOC) \
+    X(mean_axis, axes, INT_LIST, REQ, 0, "required", "axes to reduce (negative counts from the end)") \
+    X(mean_axis, keepdims, BOOL, OPT, 0, "false", "keep reduced axes as size 1") \
+    X(mean_axis, acc, ACC, OPT, 0, "input dtype", OI__ACC_DOC) \
+    X(prod_axis, axes, INT_LIST, REQ, 0, "required", "axes to reduce (negative counts from the end)") \
+    X(prod_axis, keepdims, BOOL, OPT, 0, "false", "keep reduced axes as size 1") \
+    X(prod_axis, acc, ACC, OPT, 0, "input dtype", OI__ACC_DOC) \
+    X(max_axis, axes, INT_LIST, REQ, 0, "required", "axes to reduce (negative counts from the end)") \
+    X(max_axis, keepdims, BOOL, OPT, 0, "false", "keep reduced axes as size 1") \
+    X(min_axis, axes, INT_LIST, REQ, 0, "required", "axes to reduce (negative counts from the end)") \
+    X(min_axis, keepdims, BOOL, OPT, 0, "false", "keep reduced axes as size 1") \
+    X(argmax_axis, axis, INT, REQ, 0, "required", "the axis to search (negative counts from the end)") \
+    X(argmax_axis, keepdims, BOOL, OPT, 0, "false", "keep the axis as size 1") \
+    X(argmax_axis, select_first, BOOL, OPT, 1, "true", "on ties take the first index (false: the last)") \
+    X(argmin_axis, axis, INT, REQ, 0, "required", "the axis to search (negative counts from the end)") \
+    X(argmin_axis, keepdims, BOOL, OPT, 0, "false", "keep the axis as size 1") \
+    X(argmin_axis, select_first, BOOL, OPT, 1, "true", "on ties take the first index (false: the last)") \
+    X(cast, to, DTYPE, REQ, 0, "required", "target dtype (not packed)") \
+    X(cast, rounding_mode, STRING, OPT, 0, "\"trunc\"", "float to integer: trunc, floor, ceil or nearest (halves away from zero)") \
+    X(cast, saturate, BOOL, OPT, 1, "true", "clamp to the target range (false: wrap); NaN gives 0") \
+    X(fill, value, SCALAR, REQ, 0, "required", "the value (an integer for integer dtypes)") \
+    X(fill_nan_like, value, SCALAR, OPT, 0, "0", "replacement for NaN and +-inf")
+/* clang-format on */
 
 #endif

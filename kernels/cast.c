@@ -1,0 +1,88 @@
+/* cast.c - dtype conversion. Floats round to nearest even into smaller
+ * floats; integers widen exactly; floats become integers by
+ * `rounding_mode`, then saturate to the target range (saturate=false
+ * wraps modulo 2^width instead). NaN becomes 0. */
+#include "../openinfer_impl/internal.h"
+
+typedef enum oi__cast_rounding { OI__ROUND_TRUNC, OI__ROUND_FLOOR, OI__ROUND_CEIL, OI__ROUND_NEAREST } oi__cast_rounding;
+
+static oi__cast_rounding oi__cast_rounding_of(const oi__kernel_args *k) {
+    const oi__attr *a = oi__attr_for(k, "rounding_mode");
+    if (!a)
+        return OI__ROUND_TRUNC;
+    if (strcmp(a->s, "floor") == 0)
+        return OI__ROUND_FLOOR;
+    if (strcmp(a->s, "ceil") == 0)
+        return OI__ROUND_CEIL;
+    if (strcmp(a->s, "nearest") == 0)
+        return OI__ROUND_NEAREST;
+    return OI__ROUND_TRUNC;
+}
+
+static double oi__cast_round(double v, oi__cast_rounding mode) {
+    switch (mode) {
+    case OI__ROUND_FLOOR: return floor(v);
+    case OI__ROUND_CEIL: return ceil(v);
+    case OI__ROUND_NEAREST: return round(v); /* halves away from zero */
+    default: return trunc(v);
+    }
+}
+
+/* An integral double into the target integer: clamped to its range, or
+ * reduced modulo 2^64 (the store then wraps to the width). */
+static void oi__cast_store_integer(oi_dtype t, void *data, int64_t at, double v, bool saturate) {
+    unsigned bits = oi_dtype_bits(t);
+    bool is_signed = oi__dtype_is_signed(t);
+    if (v != v) {
+        oi__store_u64(t, data, at, 0);
+        return;
+    }
+    if (saturate) {
+        double lo = is_signed ? -ldexp(1.0, (int)bits - 1) : 0.0;
+        double hi_excl = is_signed ? ldexp(1.0, (int)bits - 1) : ldexp(1.0, (int)bits);
+        if (v <= lo)
+            oi__store_i64(t, data, at, is_signed ? oi__f64_to_i64_saturating(lo) : 0);
+        else if (v >= hi_excl)
+            oi__store_u64(t, data, at, is_signed ? ((uint64_t)1 << (bits - 1)) - 1u
+                                                 : (bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1u));
+        else if (is_signed)
+            oi__store_i64(t, data, at, (int64_t)v);
+        else
+            oi__store_u64(t, data, at, (uint64_t)v);
+        return;
+    }
+    if (fabs(v) < 9223372036854775808.0) {
+        oi__store_i64(t, data, at, (int64_t)v);
+        return;
+    }
+    double r = fmod(v, 18446744073709551616.0); /* exact; |r| < 2^64 */
+    if (r < 0)
+        r += 18446744073709551616.0;
+    oi__store_u64(t, data, at, r >= 18446744073709551616.0 ? 0u : (uint64_t)r);
+}
+
+static oi_status oi__k_cast(const oi__kernel_args *k) {
+    const oi__tensor *in = k->in[0];
+    oi__tensor *out = k->out;
+    oi_dtype from = in->dtype, to = out->dtype;
+    oi__cast_rounding mode = oi__cast_rounding_of(k);
+    bool saturate = oi__param_bool(k, "saturate");
+    void *out_data = oi__tensor_data(out);
+    int64_t n = oi__shape_numel(out->ndim, out->shape);
+    oi__ew_iter it;
+    oi__ew_init(&it, k->in, 1, out);
+    for (int64_t e = 0; e < n; e++, oi__ew_next(&it)) {
+        int64_t src = it.at[0], dst = it.at[1];
+        if (oi__dtype_is_float(to)) {
+            oi__store_f64(to, out_data, dst, oi__load_f64(from, oi__cdata(in), src));
+        } else if (oi__dtype_is_float(from)) {
+            double v = oi__cast_round(oi__load_f64(from, oi__cdata(in), src), mode);
+            oi__cast_store_integer(to, out_data, dst, v, saturate);
+        } else if (oi__dtype_is_signed(from)) {
+            oi__store_i64(to, out_data, dst, oi__load_i64(from, oi__cdata(in), src));
+        } else {
+            oi__store_u64(to, out_data, dst, oi__load_u64(from, oi__cdata(in), src));
+        }
+    }
+    return OI_OK;
+}

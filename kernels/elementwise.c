@@ -1,0 +1,255 @@
+/* elementwise.c - the arithmetic, rounding, bitwise and fill ops: one
+ * loop over the output (broadcast by stride 0) that loads each operand in
+ * its value domain, applies the op and stores with the output's wrapping
+ * or rounding. Floats below f64 compute in f32 and round once per op;
+ * integers compute in 64 bits and wrap to the output width on store. */
+#include "../openinfer_impl/internal.h"
+
+/* The op's parameters, read once per call. */
+typedef struct oi__ew_params {
+    double mask_f, slope_f, lo_f, hi_f, value_f;
+    int64_t mask_i, slope_i, lo_i, hi_i, value_i, bits;
+    unsigned width; /* compute width of the integer domain */
+    bool single;    /* float domain rounds to f32 after every step */
+    bool is_bool;
+} oi__ew_params;
+
+static void oi__ew_read_params(const oi__kernel_args *k, oi__ew_params *p) {
+    oi_dtype in = k->in[0]->dtype;
+    memset(p, 0, sizeof *p);
+    p->single = in != OI_DTYPE_F64 && k->out->dtype != OI_DTYPE_F64;
+    p->is_bool = in == OI_DTYPE_BOOL;
+    p->width = oi_dtype_bits(in);
+    switch (k->op) {
+    case OI_OP_div: case OI_OP_floor_div: case OI_OP_recip:
+        p->mask_f = oi__param_f64(k, "div_by_zero_mask");
+        /* the table's default (NaN) is for floats; integers default to 0 */
+        p->mask_i = oi__attr_for(k, "div_by_zero_mask") ? oi__param_i64(k, "div_by_zero_mask") : 0;
+        break;
+    case OI_OP_relu:
+        p->slope_f = oi__param_f64(k, "negative_slope");
+        p->lo_f = oi__param_f64(k, "clamp_min");
+        p->hi_f = oi__param_f64(k, "clamp_max");
+        p->slope_i = oi__param_i64(k, "negative_slope");
+        p->lo_i = oi__param_i64(k, "clamp_min");
+        p->hi_i = oi__param_i64(k, "clamp_max");
+        break;
+    case OI_OP_clamp:
+        p->lo_f = oi__param_f64(k, "min");
+        p->hi_f = oi__param_f64(k, "max");
+        p->lo_i = oi__param_i64(k, "min");
+        p->hi_i = oi__param_i64(k, "max");
+        break;
+    case OI_OP_shl: case OI_OP_shr: {
+        int64_t bits = oi__param_i64(k, "bits");
+        p->bits = bits < 0 ? 0 : bits;
+        break;
+    }
+    case OI_OP_fill: case OI_OP_fill_nan_like:
+        p->value_f = oi__param_f64(k, "value");
+        p->value_i = oi__param_i64(k, "value");
+        break;
+    default:
+        break;
+    }
+}
+
+static double oi__round_f32(double v, bool single) { return single ? (double)(float)v : v; }
+
+static double oi__ew_float(oi_op op, const double *v, const oi__ew_params *p) {
+    double a = v[0], b = v[1], r;
+    switch (op) {
+    case OI_OP_add: r = a + b; break;
+    case OI_OP_sub: r = a - b; break;
+    case OI_OP_mul: r = a * b; break;
+    case OI_OP_div: r = b == 0.0 ? p->mask_f : a / b; break;
+    case OI_OP_fma: r = oi__round_f32(a * b, p->single) + v[2]; break;
+    case OI_OP_neg: r = -a; break;
+    case OI_OP_recip: r = a == 0.0 ? p->mask_f : 1.0 / a; break;
+    case OI_OP_abs: r = fabs(a); break;
+    case OI_OP_relu:
+        r = a >= 0.0 ? a : oi__round_f32(a * p->slope_f, p->single);
+        if (r > p->hi_f)
+            r = p->hi_f;
+        if (r < p->lo_f)
+            r = p->lo_f;
+        break;
+    case OI_OP_sign: r = a > 0.0 ? 1.0 : a < 0.0 ? -1.0 : 0.0; break;
+    case OI_OP_min: r = fmin(a, b); break; /* a NaN operand is ignored */
+    case OI_OP_max: r = fmax(a, b); break;
+    case OI_OP_clamp: r = fmin(fmax(a, p->lo_f), p->hi_f); break;
+    case OI_OP_floor: r = floor(a); break;
+    case OI_OP_ceil: r = ceil(a); break;
+    case OI_OP_round: r = round(a); break; /* halves away from zero */
+    case OI_OP_trunc: r = trunc(a); break;
+    case OI_OP_fill: r = p->value_f; break;
+    case OI_OP_fill_nan_like: r = isfinite(a) ? a : p->value_f; break;
+    default: r = 0.0; break;
+    }
+    return oi__round_f32(r, p->single);
+}
+
+/* Signed integers: 64-bit two's complement via uint64_t (no UB on wrap). */
+static int64_t oi__ew_signed(oi_op op, const int64_t *v, const oi__ew_params *p) {
+    int64_t a = v[0], b = v[1];
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    switch (op) {
+    case OI_OP_add: return (int64_t)(ua + ub);
+    case OI_OP_sub: return (int64_t)(ua - ub);
+    case OI_OP_mul: return (int64_t)(ua * ub);
+    case OI_OP_div:
+        if (b == 0)
+            return p->mask_i;
+        return (b == -1) ? (int64_t)(0u - ua) : a / b;
+    case OI_OP_floor_div: {
+        if (b == 0)
+            return p->mask_i;
+        if (b == -1)
+            return (int64_t)(0u - ua);
+        int64_t q = a / b;
+        return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    }
+    case OI_OP_rem: return (b == 0 || b == -1) ? 0 : a % b;
+    case OI_OP_neg: return (int64_t)(0u - ua);
+    case OI_OP_abs: return a < 0 ? (int64_t)(0u - ua) : a;
+    case OI_OP_relu: {
+        /* x * slope wraps at the dtype's width before the clamps compare */
+        int64_t r = a >= 0 ? a : oi__wrap_signed(ua * (uint64_t)p->slope_i, p->width);
+        if (r > p->hi_i)
+            r = p->hi_i;
+        if (r < p->lo_i)
+            r = p->lo_i;
+        return r;
+    }
+    case OI_OP_sign: return a > 0 ? 1 : a < 0 ? -1 : 0;
+    case OI_OP_min: return a < b ? a : b;
+    case OI_OP_max: return a > b ? a : b;
+    case OI_OP_clamp: {
+        int64_t r = a < p->lo_i ? p->lo_i : a;
+        return r > p->hi_i ? p->hi_i : r;
+    }
+    case OI_OP_and: return a & b;
+    case OI_OP_or: return a | b;
+    case OI_OP_xor: return a ^ b;
+    case OI_OP_not: return ~a;
+    case OI_OP_shl: return p->bits >= 64 ? 0 : (int64_t)(ua << p->bits);
+    case OI_OP_shr:
+        if (p->bits >= 64)
+            return a < 0 ? -1 : 0;
+        return a < 0 ? ~(int64_t)(~ua >> p->bits) : (int64_t)(ua >> p->bits);
+    case OI_OP_fill: return p->value_i;
+    default: return 0;
+    }
+}
+
+/* Saturates a signed parameter into the unsigned range. */
+static uint64_t oi__param_to_u64(int64_t v) { return v < 0 ? 0u : (uint64_t)v; }
+
+/* Unsigned integers, bool and bitset (bool add/mul become OR/AND when the
+ * store turns any non-zero value into true). */
+static uint64_t oi__ew_unsigned(oi_op op, const uint64_t *v, const oi__ew_params *p) {
+    uint64_t a = v[0], b = v[1];
+    switch (op) {
+    case OI_OP_add: return a + b;
+    case OI_OP_sub: return a - b;
+    case OI_OP_mul: return a * b;
+    case OI_OP_div: return b == 0 ? oi__param_to_u64(p->mask_i) : a / b;
+    case OI_OP_floor_div: return b == 0 ? oi__param_to_u64(p->mask_i) : a / b;
+    case OI_OP_rem: return b == 0 ? 0 : a % b;
+    case OI_OP_min: return a < b ? a : b;
+    case OI_OP_max: return a > b ? a : b;
+    case OI_OP_clamp: {
+        uint64_t lo = oi__param_to_u64(p->lo_i), hi = oi__param_to_u64(p->hi_i);
+        uint64_t r = a < lo ? lo : a;
+        return r > hi ? hi : r;
+    }
+    case OI_OP_and: return a & b;
+    case OI_OP_or: return a | b;
+    case OI_OP_xor: return a ^ b;
+    case OI_OP_not: return p->is_bool ? (uint64_t)(a == 0) : ~a;
+    case OI_OP_shl: return p->bits >= 64 ? 0 : a << p->bits;
+    case OI_OP_shr: return p->bits >= 64 ? 0 : a >> p->bits;
+    case OI_OP_fill: return oi__param_to_u64(p->value_i);
+    default: return 0;
+    }
+}
+
+static unsigned oi__popcount64(uint64_t v) {
+    unsigned n = 0;
+    for (; v; v &= v - 1)
+        n++;
+    return n;
+}
+
+/* Contiguous f32 add/sub/mul/relu without broadcasting: the hot cases. */
+static bool oi__ew_fast_f32(const oi__kernel_args *k, const oi__ew_params *p) {
+    if (k->out->dtype != OI_DTYPE_F32 || k->in[0]->dtype != OI_DTYPE_F32)
+        return false;
+    if (k->op != OI_OP_add && k->op != OI_OP_sub && k->op != OI_OP_mul && k->op != OI_OP_relu)
+        return false;
+    for (size_t i = 0; i < k->n_in; i++) {
+        if (!oi__tensor_is_contiguous(k->in[i]) || k->in[i]->ndim != k->out->ndim)
+            return false;
+        for (int d = 0; d < k->out->ndim; d++)
+            if (k->in[i]->shape[d] != k->out->shape[d])
+                return false;
+    }
+    if (!oi__tensor_is_contiguous(k->out))
+        return false;
+    int64_t n = oi__shape_numel(k->out->ndim, k->out->shape);
+    const float *a = (const float *)oi__cdata(k->in[0]) + k->in[0]->offset;
+    const float *b = k->n_in > 1 ? (const float *)oi__cdata(k->in[1]) + k->in[1]->offset : a;
+    float *y = (float *)oi__tensor_data(k->out) + k->out->offset;
+    float slope = (float)p->slope_f, lo = (float)p->lo_f, hi = (float)p->hi_f;
+    switch (k->op) {
+    case OI_OP_add: for (int64_t i = 0; i < n; i++) y[i] = a[i] + b[i]; break;
+    case OI_OP_sub: for (int64_t i = 0; i < n; i++) y[i] = a[i] - b[i]; break;
+    case OI_OP_mul: for (int64_t i = 0; i < n; i++) y[i] = a[i] * b[i]; break;
+    default:
+        for (int64_t i = 0; i < n; i++) {
+            float r = a[i] >= 0.0f ? a[i] : a[i] * slope;
+            r = r > hi ? hi : r;
+            y[i] = r < lo ? lo : r;
+        }
+        break;
+    }
+    return true;
+}
+
+static oi_status oi__k_arith(const oi__kernel_args *k) {
+    oi__ew_params p;
+    oi__ew_read_params(k, &p);
+    if (oi__ew_fast_f32(k, &p))
+        return OI_OK;
+    oi_dtype in_t = k->in[0]->dtype, out_t = k->out->dtype;
+    oi__domain dom = oi__domain_of(in_t);
+    void *out_data = oi__tensor_data(k->out);
+    int64_t n = oi__shape_numel(k->out->ndim, k->out->shape);
+    size_t n_in = k->n_in;
+    oi__ew_iter it;
+    oi__ew_init(&it, k->in, n_in, k->out);
+    for (int64_t e = 0; e < n; e++, oi__ew_next(&it)) {
+        int64_t at_out = it.at[n_in];
+        if (k->op == OI_OP_popcount) {
+            oi__store_u64(out_t, out_data, at_out, oi__popcount64(oi__load_bits(in_t, oi__cdata(k->in[0]), it.at[0])));
+            continue;
+        }
+        if (dom == OI__DOM_FLOAT) {
+            double v[3] = {0, 0, 0};
+            for (size_t i = 0; i < n_in; i++)
+                v[i] = oi__load_f64(k->in[i]->dtype, oi__cdata(k->in[i]), it.at[i]);
+            oi__store_f64(out_t, out_data, at_out, oi__ew_float(k->op, v, &p));
+        } else if (dom == OI__DOM_SIGNED) {
+            int64_t v[3] = {0, 0, 0};
+            for (size_t i = 0; i < n_in; i++)
+                v[i] = oi__load_i64(k->in[i]->dtype, oi__cdata(k->in[i]), it.at[i]);
+            oi__store_i64(out_t, out_data, at_out, oi__ew_signed(k->op, v, &p));
+        } else {
+            uint64_t v[3] = {0, 0, 0};
+            for (size_t i = 0; i < n_in; i++)
+                v[i] = oi__load_u64(k->in[i]->dtype, oi__cdata(k->in[i]), it.at[i]);
+            oi__store_u64(out_t, out_data, at_out, oi__ew_unsigned(k->op, v, &p));
+        }
+    }
+    return OI_OK;
+}

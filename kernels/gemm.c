@@ -1,0 +1,526 @@
+/* gemm.c - dense matrix multiply for the CPU backend.
+ *
+ * oi__gemm_f32 follows the Goto/BLIS recipe, transposed for row-major C:
+ *   for each task (a tile of C: tile_m rows x tile_n columns, one per pool task)
+ *     for each block of kc steps of k
+ *       pack the task's rows of op(A) into mr-row micro-panels   (stays in L2)
+ *       pack the task's columns of op(B) into nr-column micro-panels (L2)
+ *       for each mr x nr micro-tile: micro-kernel (kc rank-1 updates held in
+ *         registers; the A micro-panel stays in L1 while B panels stream)
+ * Packing makes every operand contiguous and aligned, so transposes cost
+ * nothing in the hot loop, and the micro-kernel is the only code that has
+ * to be fast. It is chosen at run time: AVX-512 (12 x 32), AVX2+FMA (6 x 16)
+ * or portable C (4 x 8, left to the compiler's vectorizer). Edge tiles are
+ * computed whole into a scratch tile (packing pads with zeros) and only the
+ * valid part is written back.
+ *
+ * oi__gemm_f64 is the reference path: cache-blocked loops, no packing. */
+#include "../openinfer_impl/internal.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define OI__GEMM_X86 1
+#include <immintrin.h>
+#define OI__TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define OI__TARGET_AVX512 __attribute__((target("avx512f")))
+#else
+#define OI__GEMM_X86 0
+#endif
+
+#define OI__GEMM_MAX_MR 12
+#define OI__GEMM_MAX_NR 32
+#define OI__GEMM_ALIGN 64
+/* Below this many multiply-adds a plain loop beats packing, and below
+ * OI__GEMM_PARALLEL_MIN waking the pool costs more than it saves. */
+#define OI__GEMM_TINY 4096
+#define OI__GEMM_PARALLEL_MIN (64 * 64 * 64)
+
+/* Computes one full mr x nr tile: C = alpha * (A panel * B panel) + beta * C
+ * (beta == 0: C is not read). a: kc x mr, b: kc x nr, both packed. */
+typedef void (*oi__gemm_f32_kernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                                       float alpha, float beta);
+
+typedef struct oi__gemm_f32_impl {
+    oi__gemm_isa isa;
+    int mr, nr;               /* register tile                                  */
+    int64_t kc;               /* k steps per packed block (A panel in L1)       */
+    int64_t max_tile_m;       /* rows of A packed per task                      */
+    int64_t max_tile_n;       /* columns of B packed per task (kc x this in L2) */
+    oi__gemm_f32_kernel_fn kernel;
+} oi__gemm_f32_impl;
+
+/* ---- micro-kernels ---- */
+
+/* The portable kernel: fixed-size loops the compiler unrolls and vectorizes. */
+#define OI__GEMM_PORTABLE_MR 4
+#define OI__GEMM_PORTABLE_NR 8
+static void oi__gemm_f32_kernel_portable(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                                         float alpha, float beta) {
+    float acc[OI__GEMM_PORTABLE_MR][OI__GEMM_PORTABLE_NR];
+    memset(acc, 0, sizeof acc);
+    for (int64_t p = 0; p < kc; p++) {
+        const float *ap = a + p * OI__GEMM_PORTABLE_MR;
+        const float *bp = b + p * OI__GEMM_PORTABLE_NR;
+        for (int i = 0; i < OI__GEMM_PORTABLE_MR; i++)
+            for (int j = 0; j < OI__GEMM_PORTABLE_NR; j++)
+                acc[i][j] += ap[i] * bp[j];
+    }
+    for (int i = 0; i < OI__GEMM_PORTABLE_MR; i++) {
+        float *ci = c + i * ldc;
+        for (int j = 0; j < OI__GEMM_PORTABLE_NR; j++)
+            ci[j] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * ci[j];
+    }
+}
+
+#if OI__GEMM_X86
+/* Applies X to each of the 12 (or 6) rows of a register tile; the rows are
+ * spelled out so the accumulators live in named registers, whatever the
+ * optimization level. */
+#define OI__ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define OI__ROWS12(X) OI__ROWS6(X) X(6) X(7) X(8) X(9) X(10) X(11)
+
+/* AVX2 + FMA: 6 rows x 16 columns = 12 ymm accumulators, 2 B vectors and
+ * one broadcast: 15 of the 16 registers. */
+#define OI__AVX2_DECLARE(i) __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = _mm256_setzero_ps();
+#define OI__AVX2_UPDATE(i) { __m256 ai = _mm256_broadcast_ss(a + i); \
+    c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0); c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1); }
+#define OI__AVX2_STORE(i) { float *ci = c + i * ldc; \
+    if (zero_beta) { \
+        _mm256_storeu_ps(ci, _mm256_mul_ps(va, c##i##0)); \
+        _mm256_storeu_ps(ci + 8, _mm256_mul_ps(va, c##i##1)); \
+    } else { \
+        _mm256_storeu_ps(ci, _mm256_fmadd_ps(va, c##i##0, _mm256_mul_ps(vb, _mm256_loadu_ps(ci)))); \
+        _mm256_storeu_ps(ci + 8, _mm256_fmadd_ps(va, c##i##1, _mm256_mul_ps(vb, _mm256_loadu_ps(ci + 8)))); \
+    } }
+
+OI__TARGET_AVX2 static void oi__gemm_f32_kernel_avx2(int64_t kc, const float *a, const float *b, float *c,
+                                                     int64_t ldc, float alpha, float beta) {
+    OI__ROWS6(OI__AVX2_DECLARE)
+    for (int64_t p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+        OI__ROWS6(OI__AVX2_UPDATE)
+        a += 6;
+        b += 16;
+    }
+    bool zero_beta = beta == 0.0f;
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    OI__ROWS6(OI__AVX2_STORE)
+}
+
+/* AVX-512: 12 rows x 32 columns = 24 zmm accumulators, 2 B vectors and one
+ * broadcast. 24 independent FMA chains hide the FMA latency on both FMA
+ * ports; each k step loads 2 vectors + 12 scalars for 24 FMAs. */
+#define OI__AVX512_DECLARE(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
+#define OI__AVX512_UPDATE(i) { __m512 ai = _mm512_set1_ps(a[i]); \
+    c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0); c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1); }
+#define OI__AVX512_STORE(i) { float *ci = c + i * ldc; \
+    if (zero_beta) { \
+        _mm512_storeu_ps(ci, _mm512_mul_ps(va, c##i##0)); \
+        _mm512_storeu_ps(ci + 16, _mm512_mul_ps(va, c##i##1)); \
+    } else { \
+        _mm512_storeu_ps(ci, _mm512_fmadd_ps(va, c##i##0, _mm512_mul_ps(vb, _mm512_loadu_ps(ci)))); \
+        _mm512_storeu_ps(ci + 16, _mm512_fmadd_ps(va, c##i##1, _mm512_mul_ps(vb, _mm512_loadu_ps(ci + 16)))); \
+    } }
+#define OI__AVX512_PREFETCH_C(i) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0); \
+    _mm_prefetch((const char *)(c + i * ldc + 31), _MM_HINT_T0);
+
+OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float *a, const float *b, float *c,
+                                                         int64_t ldc, float alpha, float beta) {
+    OI__ROWS12(OI__AVX512_PREFETCH_C)
+    OI__ROWS12(OI__AVX512_DECLARE)
+    for (int64_t p = 0; p < kc; p++) {
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+        OI__ROWS12(OI__AVX512_UPDATE)
+        a += 12;
+        b += 32;
+    }
+    bool zero_beta = beta == 0.0f;
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    OI__ROWS12(OI__AVX512_STORE)
+}
+#endif /* OI__GEMM_X86 */
+
+/* ---- choosing the code path ---- */
+static const oi__gemm_f32_impl oi__gemm_f32_portable = {
+    OI__GEMM_ISA_PORTABLE, OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, 256, 128, 512, oi__gemm_f32_kernel_portable};
+#if OI__GEMM_X86
+static const oi__gemm_f32_impl oi__gemm_f32_avx2 = {
+    OI__GEMM_ISA_AVX2, 6, 16, 256, 144, 512, oi__gemm_f32_kernel_avx2};
+static const oi__gemm_f32_impl oi__gemm_f32_avx512 = {
+    OI__GEMM_ISA_AVX512, 12, 32, 256, 192, 512, oi__gemm_f32_kernel_avx512};
+#endif
+
+/* Set only by tests and benchmarks (see oi__gemm_force_isa). */
+static oi__gemm_isa oi__gemm_forced_isa = OI__GEMM_ISA_AUTO;
+
+static bool oi__gemm_cpu_has(oi__gemm_isa isa) {
+    switch (isa) {
+    case OI__GEMM_ISA_AUTO:
+    case OI__GEMM_ISA_PORTABLE: return true;
+#if OI__GEMM_X86
+    case OI__GEMM_ISA_AVX2:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case OI__GEMM_ISA_AVX512:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f");
+#else
+    case OI__GEMM_ISA_AVX2:
+    case OI__GEMM_ISA_AVX512: return false;
+#endif
+    }
+    return false;
+}
+
+oi__gemm_isa oi__gemm_active_isa(void) {
+    if (oi__gemm_forced_isa != OI__GEMM_ISA_AUTO)
+        return oi__gemm_forced_isa;
+    if (oi__gemm_cpu_has(OI__GEMM_ISA_AVX512))
+        return OI__GEMM_ISA_AVX512;
+    if (oi__gemm_cpu_has(OI__GEMM_ISA_AVX2))
+        return OI__GEMM_ISA_AVX2;
+    return OI__GEMM_ISA_PORTABLE;
+}
+
+bool oi__gemm_force_isa(oi__gemm_isa isa) {
+    if (!oi__gemm_cpu_has(isa))
+        return false;
+    oi__gemm_forced_isa = isa;
+    return true;
+}
+
+const char *oi__gemm_isa_name(oi__gemm_isa isa) {
+    switch (isa) {
+    case OI__GEMM_ISA_AUTO: return "auto";
+    case OI__GEMM_ISA_PORTABLE: return "portable";
+    case OI__GEMM_ISA_AVX2: return "avx2";
+    case OI__GEMM_ISA_AVX512: return "avx512";
+    }
+    return "?";
+}
+
+static const oi__gemm_f32_impl *oi__gemm_f32_select(void) {
+    switch (oi__gemm_active_isa()) {
+#if OI__GEMM_X86
+    case OI__GEMM_ISA_AVX512: return &oi__gemm_f32_avx512;
+    case OI__GEMM_ISA_AVX2: return &oi__gemm_f32_avx2;
+#endif
+    default: return &oi__gemm_f32_portable;
+    }
+}
+
+/* ---- argument checks and the trivial cases ---- */
+static oi_status oi__gemm_check(const char *name, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                                const void *a, int64_t lda, const void *b, int64_t ldb, const void *c, int64_t ldc) {
+    if (m < 0 || n < 0 || k < 0)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: negative size m=%lld n=%lld k=%lld", name,
+                        (long long)m, (long long)n, (long long)k);
+    int64_t min_lda = trans_a ? m : k, min_ldb = trans_b ? k : n;
+    if (lda < min_lda || ldb < min_ldb || ldc < n)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT,
+                        "%s: leading dimension too small (lda=%lld needs >= %lld, ldb=%lld needs >= %lld, "
+                        "ldc=%lld needs >= %lld)", name, (long long)lda, (long long)min_lda, (long long)ldb,
+                        (long long)min_ldb, (long long)ldc, (long long)n);
+    if ((m > 0 && n > 0 && !c) || (m > 0 && n > 0 && k > 0 && (!a || !b)))
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: NULL matrix pointer", name);
+    return OI_OK;
+}
+
+static inline int64_t oi__gemm_ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+static inline int64_t oi__gemm_round_up(int64_t x, int64_t y) { return oi__gemm_ceil_div(x, y) * y; }
+static inline int64_t oi__gemm_min(int64_t x, int64_t y) { return x < y ? x : y; }
+static inline int64_t oi__gemm_max(int64_t x, int64_t y) { return x > y ? x : y; }
+
+/* C = beta * C, for k == 0 or alpha == 0 (A and B are not read). */
+static void oi__gemm_f32_scale_c(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+}
+
+/* Small problems: a plain loop over i, p, j (unit stride in j when B is
+ * not transposed), accumulating one row of C at a time. */
+static void oi__gemm_f32_small(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                               int64_t ldc) {
+    oi__gemm_f32_scale_c(m, n, beta, c, ldc);
+    for (int64_t i = 0; i < m; i++) {
+        float *ci = c + i * ldc;
+        for (int64_t p = 0; p < k; p++) {
+            float aip = alpha * (trans_a ? a[p * lda + i] : a[i * lda + p]);
+            if (trans_b)
+                for (int64_t j = 0; j < n; j++)
+                    ci[j] += aip * b[j * ldb + p];
+            else
+                for (int64_t j = 0; j < n; j++)
+                    ci[j] += aip * b[p * ldb + j];
+        }
+    }
+}
+
+/* ---- packing ---- */
+
+/* Packs rows [i0, i0+rows) x steps [p0, p0+kc) of op(A) as mr-row micro-
+ * panels: panel r holds, for each step p, its mr values contiguously.
+ * Rows past `rows` are zero so edge tiles need no special kernel. */
+static void oi__gemm_f32_pack_a(bool trans_a, const float *a, int64_t lda, int64_t i0, int64_t rows,
+                                int64_t p0, int64_t kc, int mr, float *dst) {
+    for (int64_t ir = 0; ir < rows; ir += mr) {
+        int64_t panel_rows = oi__gemm_min(mr, rows - ir);
+        float *panel = dst + ir * kc;
+        if (trans_a) {
+            /* Row p of the stored A holds the values of step p: copy runs. */
+            for (int64_t p = 0; p < kc; p++) {
+                const float *src = a + (p0 + p) * lda + i0 + ir;
+                float *out = panel + p * mr;
+                int64_t r = 0;
+                for (; r < panel_rows; r++)
+                    out[r] = src[r];
+                for (; r < mr; r++)
+                    out[r] = 0.0f;
+            }
+        } else {
+            /* Read each row of A contiguously, write it with stride mr. */
+            int64_t r = 0;
+            for (; r < panel_rows; r++) {
+                const float *src = a + (i0 + ir + r) * lda + p0;
+                for (int64_t p = 0; p < kc; p++)
+                    panel[p * mr + r] = src[p];
+            }
+            for (; r < mr; r++)
+                for (int64_t p = 0; p < kc; p++)
+                    panel[p * mr + r] = 0.0f;
+        }
+    }
+}
+
+/* Packs steps [p0, p0+kc) x columns [j0, j0+cols) of op(B) as nr-column
+ * micro-panels, zero-padded past `cols`. */
+static void oi__gemm_f32_pack_b(bool trans_b, const float *b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
+                                int64_t cols, int nr, float *dst) {
+    for (int64_t jr = 0; jr < cols; jr += nr) {
+        int64_t panel_cols = oi__gemm_min(nr, cols - jr);
+        float *panel = dst + jr * kc;
+        if (trans_b) {
+            int64_t col = 0;
+            for (; col < panel_cols; col++) {
+                const float *src = b + (j0 + jr + col) * ldb + p0;
+                for (int64_t p = 0; p < kc; p++)
+                    panel[p * nr + col] = src[p];
+            }
+            for (; col < nr; col++)
+                for (int64_t p = 0; p < kc; p++)
+                    panel[p * nr + col] = 0.0f;
+        } else {
+            for (int64_t p = 0; p < kc; p++) {
+                const float *src = b + (p0 + p) * ldb + j0 + jr;
+                float *out = panel + p * nr;
+                memcpy(out, src, (size_t)panel_cols * sizeof(float));
+                for (int64_t col = panel_cols; col < nr; col++)
+                    out[col] = 0.0f;
+            }
+        }
+    }
+}
+
+/* ---- the parallel driver ---- */
+typedef struct oi__gemm_f32_job {
+    const oi__gemm_f32_impl *impl;
+    bool trans_a, trans_b;
+    int64_t m, n, k;
+    float alpha, beta;
+    const float *a, *b;
+    int64_t lda, ldb;
+    float *c;
+    int64_t ldc;
+    int64_t tile_m, tile_n, n_tiles_n;
+    float *workspace;       /* one region per pool thread */
+    size_t thread_floats;   /* floats per region (a multiple of the alignment) */
+} oi__gemm_f32_job;
+
+/* Runs the micro-kernel over packed rows x cols of C, writing edge tiles
+ * through a scratch tile. beta applies to this k block only. */
+static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const float *a_pack, const float *b_pack,
+                               int64_t rows, int64_t cols, float alpha, float beta, float *c, int64_t ldc) {
+    int mr = impl->mr, nr = impl->nr;
+    float edge[OI__GEMM_MAX_MR * OI__GEMM_MAX_NR];
+    for (int64_t ir = 0; ir < rows; ir += mr) {
+        int64_t tile_rows = oi__gemm_min(mr, rows - ir);
+        const float *a_panel = a_pack + ir * kc;
+        for (int64_t jr = 0; jr < cols; jr += nr) {
+            int64_t tile_cols = oi__gemm_min(nr, cols - jr);
+            const float *b_panel = b_pack + jr * kc;
+            float *c_tile = c + ir * ldc + jr;
+            if (tile_rows == mr && tile_cols == nr) {
+                impl->kernel(kc, a_panel, b_panel, c_tile, ldc, alpha, beta);
+                continue;
+            }
+            impl->kernel(kc, a_panel, b_panel, edge, nr, alpha, 0.0f);
+            for (int64_t i = 0; i < tile_rows; i++)
+                for (int64_t j = 0; j < tile_cols; j++) {
+                    float *out = c_tile + i * ldc + j;
+                    *out = beta == 0.0f ? edge[i * nr + j] : edge[i * nr + j] + beta * *out;
+                }
+        }
+    }
+}
+
+static void oi__gemm_f32_task(void *ctx, int task, int thread) {
+    const oi__gemm_f32_job *job = (const oi__gemm_f32_job *)ctx;
+    const oi__gemm_f32_impl *impl = job->impl;
+    int64_t i0 = (task / job->n_tiles_n) * job->tile_m;
+    int64_t j0 = (task % job->n_tiles_n) * job->tile_n;
+    int64_t rows = oi__gemm_min(job->tile_m, job->m - i0);
+    int64_t cols = oi__gemm_min(job->tile_n, job->n - j0);
+    float *a_pack = job->workspace + (size_t)thread * job->thread_floats;
+    float *b_pack = a_pack + oi__gemm_round_up(oi__gemm_round_up(job->tile_m, impl->mr) * impl->kc, OI__GEMM_ALIGN / 4);
+    float *c = job->c + i0 * job->ldc + j0;
+    for (int64_t p0 = 0; p0 < job->k; p0 += impl->kc) {
+        int64_t kc = oi__gemm_min(impl->kc, job->k - p0);
+        oi__gemm_f32_pack_a(job->trans_a, job->a, job->lda, i0, rows, p0, kc, impl->mr, a_pack);
+        oi__gemm_f32_pack_b(job->trans_b, job->b, job->ldb, p0, kc, j0, cols, impl->nr, b_pack);
+        /* The first k block applies beta; later ones accumulate. */
+        float beta = p0 == 0 ? job->beta : 1.0f;
+        oi__gemm_f32_macro(impl, kc, a_pack, b_pack, rows, cols, job->alpha, beta, c, job->ldc);
+    }
+}
+
+/* Splits C into tiles: as large as the cache blocks allow, but at least one
+ * per thread, and a multiple of the thread count when that is possible, so
+ * equal tiles keep every thread busy to the end. */
+static void oi__gemm_plan_tiles(const oi__gemm_f32_impl *impl, int64_t m, int64_t n, int threads,
+                                int64_t *tile_m, int64_t *tile_n) {
+    int64_t max_tiles_m = oi__gemm_ceil_div(m, impl->mr), max_tiles_n = oi__gemm_ceil_div(n, impl->nr);
+    int64_t tiles_n = oi__gemm_ceil_div(n, impl->max_tile_n);
+    int64_t tiles_m = oi__gemm_max(oi__gemm_ceil_div(m, impl->max_tile_m), oi__gemm_ceil_div(threads, tiles_n));
+    tiles_m = oi__gemm_min(tiles_m, max_tiles_m);
+    if (tiles_m * tiles_n < threads)
+        tiles_n = oi__gemm_min(oi__gemm_ceil_div(threads, tiles_m), max_tiles_n);
+    while ((tiles_m * tiles_n) % threads != 0 && tiles_m < max_tiles_m)
+        tiles_m++;
+    *tile_m = oi__gemm_round_up(oi__gemm_ceil_div(m, tiles_m), impl->mr);
+    *tile_n = oi__gemm_round_up(oi__gemm_ceil_div(n, tiles_n), impl->nr);
+}
+
+oi_status oi__gemm_f32(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                       float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                       float beta, float *c, int64_t ldc) {
+    oi_status status = oi__gemm_check("gemm_f32", trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+    if (status != OI_OK || m == 0 || n == 0)
+        return status;
+    if (k == 0 || alpha == 0.0f) {
+        oi__gemm_f32_scale_c(m, n, beta, c, ldc);
+        return OI_OK;
+    }
+    if (m * n * k <= OI__GEMM_TINY) {
+        oi__gemm_f32_small(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return OI_OK;
+    }
+    const oi__gemm_f32_impl *impl = oi__gemm_f32_select();
+    int threads = m * n * k < OI__GEMM_PARALLEL_MIN ? 1 : oi__threadpool_size(pool);
+
+    oi__gemm_f32_job job;
+    memset(&job, 0, sizeof job);
+    job.impl = impl;
+    job.trans_a = trans_a;
+    job.trans_b = trans_b;
+    job.m = m;
+    job.n = n;
+    job.k = k;
+    job.alpha = alpha;
+    job.beta = beta;
+    job.a = a;
+    job.b = b;
+    job.lda = lda;
+    job.ldb = ldb;
+    job.c = c;
+    job.ldc = ldc;
+    oi__gemm_plan_tiles(impl, m, n, threads, &job.tile_m, &job.tile_n);
+    job.n_tiles_n = oi__gemm_ceil_div(n, job.tile_n);
+    int64_t n_tasks = oi__gemm_ceil_div(m, job.tile_m) * job.n_tiles_n;
+
+    /* Each thread packs into its own cache-line-aligned region. */
+    int64_t kc = oi__gemm_min(impl->kc, k);
+    int64_t align = OI__GEMM_ALIGN / (int64_t)sizeof(float);
+    int64_t a_floats = oi__gemm_round_up(oi__gemm_round_up(job.tile_m, impl->mr) * impl->kc, align);
+    int64_t b_floats = oi__gemm_round_up(oi__gemm_round_up(job.tile_n, impl->nr) * kc, align);
+    job.thread_floats = (size_t)(a_floats + b_floats);
+    size_t bytes = job.thread_floats * (size_t)threads * sizeof(float) + OI__GEMM_ALIGN;
+    void *raw = oi__malloc(bytes);
+    if (!raw)
+        return oi__fail(OI_ERROR_OUT_OF_MEMORY, "gemm_f32: cannot allocate %zu bytes of packing space", bytes);
+    uintptr_t aligned = ((uintptr_t)raw + OI__GEMM_ALIGN - 1) & ~(uintptr_t)(OI__GEMM_ALIGN - 1);
+    job.workspace = (float *)aligned;
+
+    oi__threadpool_run(threads > 1 ? pool : NULL, (int)n_tasks, oi__gemm_f32_task, &job);
+    oi__free(raw);
+    return OI_OK;
+}
+
+/* ---- f64: the reference path, cache-blocked but not packed ---- */
+#define OI__GEMM_F64_BLOCK 64
+
+typedef struct oi__gemm_f64_job {
+    bool trans_a, trans_b;
+    int64_t m, n, k;
+    double alpha;
+    const double *a, *b;
+    int64_t lda, ldb;
+    double *c;
+    int64_t ldc;
+} oi__gemm_f64_job;
+
+/* One block of rows of C (C already scaled by beta): for each block of k
+ * and of columns, accumulate row by row with unit stride in j. */
+static void oi__gemm_f64_rows(void *ctx, int task, int thread) {
+    const oi__gemm_f64_job *job = (const oi__gemm_f64_job *)ctx;
+    (void)thread;
+    int64_t i0 = (int64_t)task * OI__GEMM_F64_BLOCK, i1 = oi__gemm_min(i0 + OI__GEMM_F64_BLOCK, job->m);
+    for (int64_t p0 = 0; p0 < job->k; p0 += OI__GEMM_F64_BLOCK) {
+        int64_t p1 = oi__gemm_min(p0 + OI__GEMM_F64_BLOCK, job->k);
+        for (int64_t j0 = 0; j0 < job->n; j0 += 4 * OI__GEMM_F64_BLOCK) {
+            int64_t j1 = oi__gemm_min(j0 + 4 * OI__GEMM_F64_BLOCK, job->n);
+            for (int64_t i = i0; i < i1; i++) {
+                double *ci = job->c + i * job->ldc;
+                for (int64_t p = p0; p < p1; p++) {
+                    double aip = job->alpha * (job->trans_a ? job->a[p * job->lda + i] : job->a[i * job->lda + p]);
+                    if (job->trans_b)
+                        for (int64_t j = j0; j < j1; j++)
+                            ci[j] += aip * job->b[j * job->ldb + p];
+                    else
+                        for (int64_t j = j0; j < j1; j++)
+                            ci[j] += aip * job->b[p * job->ldb + j];
+                }
+            }
+        }
+    }
+}
+
+oi_status oi__gemm_f64(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                       double alpha, const double *a, int64_t lda, const double *b, int64_t ldb,
+                       double beta, double *c, int64_t ldc) {
+    oi_status status = oi__gemm_check("gemm_f64", trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+    if (status != OI_OK || m == 0 || n == 0)
+        return status;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
+    if (k == 0 || alpha == 0.0)
+        return OI_OK;
+    oi__gemm_f64_job job;
+    memset(&job, 0, sizeof job);
+    job.trans_a = trans_a;
+    job.trans_b = trans_b;
+    job.m = m;
+    job.n = n;
+    job.k = k;
+    job.alpha = alpha;
+    job.a = a;
+    job.b = b;
+    job.lda = lda;
+    job.ldb = ldb;
+    job.c = c;
+    job.ldc = ldc;
+    int64_t n_tasks = oi__gemm_ceil_div(m, OI__GEMM_F64_BLOCK);
+    oi__threadpool_run(m * n * k < OI__GEMM_PARALLEL_MIN ? NULL : pool, (int)n_tasks, oi__gemm_f64_rows, &job);
+    return OI_OK;
+}

@@ -1,0 +1,155 @@
+/* matmul.c - [..., M, K] x [..., K, N] with broadcast batch dims.
+ * Each batch's operands are gathered once into a dense f64 or u64 buffer
+ * (any dtype, any strides), multiplied with the accumulator the op asks
+ * for, and rounded or wrapped into the output once per element:
+ *   floats below f64 accumulate in f32 (acc=f64 asks for f64);
+ *   integers accumulate in 64-bit wrapping arithmetic, which equals
+ *   wrapping at the output width (the acc dtype when widening). */
+#include "../openinfer_impl/internal.h"
+
+typedef struct oi__matmul_dims {
+    int64_t m, k, n;
+    int batch_ndim;
+    int64_t batch_shape[OI_MAX_DIMS];
+    int64_t a_batch_strides[OI_MAX_DIMS], b_batch_strides[OI_MAX_DIMS], out_batch_strides[OI_MAX_DIMS];
+} oi__matmul_dims;
+
+/* Batch strides of `t` against the output's batch dims (0 = broadcast). */
+static void oi__matmul_batch_strides(const oi__tensor *t, int batch_ndim, int64_t *strides) {
+    int t_batch = t->ndim - 2, lead = batch_ndim - t_batch;
+    for (int d = 0; d < batch_ndim; d++) {
+        int td = d - lead;
+        strides[d] = (td < 0 || t->shape[td] == 1) ? 0 : t->strides[td];
+    }
+}
+
+static void oi__matmul_dims_of(const oi__kernel_args *k, oi__matmul_dims *dims) {
+    const oi__tensor *a = k->in[0], *b = k->in[1], *out = k->out;
+    dims->m = a->shape[a->ndim - 2];
+    dims->k = a->shape[a->ndim - 1];
+    dims->n = b->shape[b->ndim - 1];
+    dims->batch_ndim = out->ndim - 2;
+    memcpy(dims->batch_shape, out->shape, sizeof(int64_t) * (size_t)dims->batch_ndim);
+    oi__matmul_batch_strides(a, dims->batch_ndim, dims->a_batch_strides);
+    oi__matmul_batch_strides(b, dims->batch_ndim, dims->b_batch_strides);
+    for (int d = 0; d < dims->batch_ndim; d++)
+        dims->out_batch_strides[d] = out->strides[d];
+}
+
+/* Copies a rows x cols matrix at element `base` of t into dense buffers. */
+static void oi__gather_f64(const oi__tensor *t, int64_t base, int64_t rows, int64_t cols, double *dst) {
+    int64_t rs = t->strides[t->ndim - 2], cs = t->strides[t->ndim - 1];
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++)
+            dst[r * cols + c] = oi__load_f64(t->dtype, oi__cdata(t), base + r * rs + c * cs);
+}
+
+static void oi__gather_u64(const oi__tensor *t, int64_t base, int64_t rows, int64_t cols, uint64_t *dst) {
+    int64_t rs = t->strides[t->ndim - 2], cs = t->strides[t->ndim - 1];
+    bool is_signed = oi__dtype_is_signed(t->dtype);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            int64_t at = base + r * rs + c * cs;
+            dst[r * cols + c] = is_signed ? (uint64_t)oi__load_i64(t->dtype, oi__cdata(t), at)
+                                          : oi__load_u64(t->dtype, oi__cdata(t), at);
+        }
+}
+
+/* One batch: out[i, j] = sum_k a[i, k] * b[k, j]. */
+static void oi__matmul_batch(const oi__kernel_args *k, const oi__matmul_dims *d, int64_t a_base, int64_t b_base,
+                             int64_t out_base, void *a_buf, void *b_buf, bool wide_float) {
+    const oi__tensor *a = k->in[0], *b = k->in[1];
+    oi__tensor *out = k->out;
+    int64_t ors = out->strides[out->ndim - 2], ocs = out->strides[out->ndim - 1];
+    void *out_data = oi__tensor_data(out);
+    if (oi__dtype_is_float(a->dtype)) {
+        double *fa = (double *)a_buf, *fb = (double *)b_buf;
+        oi__gather_f64(a, a_base, d->m, d->k, fa);
+        oi__gather_f64(b, b_base, d->k, d->n, fb);
+        for (int64_t i = 0; i < d->m; i++)
+            for (int64_t j = 0; j < d->n; j++) {
+                double sum = 0.0;
+                float sum_f = 0.0f;
+                for (int64_t x = 0; x < d->k; x++) {
+                    if (wide_float)
+                        sum += fa[i * d->k + x] * fb[x * d->n + j];
+                    else
+                        sum_f += (float)fa[i * d->k + x] * (float)fb[x * d->n + j];
+                }
+                oi__store_f64(out->dtype, out_data, out_base + i * ors + j * ocs, wide_float ? sum : (double)sum_f);
+            }
+        return;
+    }
+    uint64_t *ua = (uint64_t *)a_buf, *ub = (uint64_t *)b_buf;
+    oi__gather_u64(a, a_base, d->m, d->k, ua);
+    oi__gather_u64(b, b_base, d->k, d->n, ub);
+    for (int64_t i = 0; i < d->m; i++)
+        for (int64_t j = 0; j < d->n; j++) {
+            uint64_t sum = 0;
+            for (int64_t x = 0; x < d->k; x++)
+                sum += ua[i * d->k + x] * ub[x * d->n + j];
+            oi__store_u64(out->dtype, out_data, out_base + i * ors + j * ocs, sum);
+        }
+}
+
+/* Contiguous 2-D f32 with an f32 output: row-times-matrix, no gathering.
+ * Each out[i, j] still sums k in order, exactly like the generic path. */
+static bool oi__matmul_fast_f32(const oi__kernel_args *k, const oi__matmul_dims *d) {
+    const oi__tensor *a = k->in[0], *b = k->in[1];
+    oi__tensor *out = k->out;
+    if (a->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32 || k->acc == OI_DTYPE_F64 || d->batch_ndim != 0 ||
+        !oi__tensor_is_contiguous(a) || !oi__tensor_is_contiguous(b) || !oi__tensor_is_contiguous(out))
+        return false;
+    const float *pa = (const float *)oi__cdata(a) + a->offset;
+    const float *pb = (const float *)oi__cdata(b) + b->offset;
+    float *po = (float *)oi__tensor_data(out) + out->offset;
+    for (int64_t i = 0; i < d->m; i++) {
+        float *row = po + i * d->n;
+        for (int64_t j = 0; j < d->n; j++)
+            row[j] = 0.0f;
+        for (int64_t x = 0; x < d->k; x++) {
+            float av = pa[i * d->k + x];
+            const float *brow = pb + x * d->n;
+            for (int64_t j = 0; j < d->n; j++)
+                row[j] += av * brow[j];
+        }
+    }
+    return true;
+}
+
+static oi_status oi__k_matmul(const oi__kernel_args *k) {
+    oi__matmul_dims d;
+    oi__matmul_dims_of(k, &d);
+    if (oi__matmul_fast_f32(k, &d))
+        return OI_OK;
+    oi_dtype in = k->in[0]->dtype;
+    bool wide_float = in == OI_DTYPE_F64 || k->acc == OI_DTYPE_F64;
+    const int64_t limit = (int64_t)1 << 40; /* elements per gathered operand */
+    if ((d.k && (d.m > limit / d.k || d.n > limit / d.k)))
+        return oi__fail(OI_ERROR_OUT_OF_MEMORY, "matmul: operands of %lld x %lld and %lld x %lld are too large",
+                        (long long)d.m, (long long)d.k, (long long)d.k, (long long)d.n);
+    size_t a_count = (size_t)(d.m * d.k), b_count = (size_t)(d.k * d.n);
+    void *a_buf = oi__malloc((a_count ? a_count : 1) * 8);
+    void *b_buf = oi__malloc((b_count ? b_count : 1) * 8);
+    if (!a_buf || !b_buf) {
+        oi__free(a_buf);
+        oi__free(b_buf);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    int64_t batches = oi__shape_numel(d.batch_ndim, d.batch_shape);
+    int64_t index[OI_MAX_DIMS] = {0};
+    for (int64_t bi = 0; bi < batches; bi++) {
+        int64_t a_base = k->in[0]->offset, b_base = k->in[1]->offset, out_base = k->out->offset;
+        for (int dd = 0; dd < d.batch_ndim; dd++) {
+            a_base += index[dd] * d.a_batch_strides[dd];
+            b_base += index[dd] * d.b_batch_strides[dd];
+            out_base += index[dd] * d.out_batch_strides[dd];
+        }
+        oi__matmul_batch(k, &d, a_base, b_base, out_base, a_buf, b_buf, wide_float);
+        for (int dd = d.batch_ndim - 1; dd >= 0 && ++index[dd] == d.batch_shape[dd]; dd--)
+            index[dd] = 0;
+    }
+    oi__free(a_buf);
+    oi__free(b_buf);
+    return OI_OK;
+}
