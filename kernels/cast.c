@@ -7,7 +7,7 @@
 typedef enum oi__cast_rounding { OI__ROUND_TRUNC, OI__ROUND_FLOOR, OI__ROUND_CEIL, OI__ROUND_NEAREST } oi__cast_rounding;
 
 static oi__cast_rounding oi__cast_rounding_of(const oi__kernel_args *k) {
-    const oi__attr *a = oi__attr_for(k, "rounding_mode");
+    const oi__attr *a = oi__op_attr_for(k, "rounding_mode");
     if (!a)
         return OI__ROUND_TRUNC;
     if (strcmp(a->s, "floor") == 0)
@@ -41,7 +41,7 @@ static void oi__cast_store_integer(oi_dtype t, void *data, int64_t at, double v,
         double lo = is_signed ? -ldexp(1.0, (int)bits - 1) : 0.0;
         double hi_excl = is_signed ? ldexp(1.0, (int)bits - 1) : ldexp(1.0, (int)bits);
         if (v <= lo)
-            oi__store_i64(t, data, at, is_signed ? oi__f64_to_i64_saturating(lo) : 0);
+            oi__store_i64(t, data, at, is_signed ? oi__op_f64_to_i64_saturating(lo) : 0);
         else if (v >= hi_excl)
             oi__store_u64(t, data, at, is_signed ? ((uint64_t)1 << (bits - 1)) - 1u
                                                  : (bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1u));
@@ -66,7 +66,7 @@ static oi_status oi__k_cast(const oi__kernel_args *k) {
     oi__tensor *out = k->out;
     oi_dtype from = in->dtype, to = out->dtype;
     oi__cast_rounding mode = oi__cast_rounding_of(k);
-    bool saturate = oi__param_bool(k, "saturate");
+    bool saturate = oi__op_param_bool(k, "saturate");
     void *out_data = oi__tensor_data(out);
     int64_t n = oi__shape_numel(out->ndim, out->shape);
     oi__ew_iter it;
@@ -74,14 +74,14 @@ static oi_status oi__k_cast(const oi__kernel_args *k) {
     for (int64_t e = 0; e < n; e++, oi__ew_next(&it)) {
         int64_t src = it.at[0], dst = it.at[1];
         if (oi__dtype_is_float(to)) {
-            oi__store_f64(to, out_data, dst, oi__load_f64(from, oi__cdata(in), src));
+            oi__store_f64(to, out_data, dst, oi__load_f64(from, oi__op_cdata(in), src));
         } else if (oi__dtype_is_float(from)) {
-            double v = oi__cast_round(oi__load_f64(from, oi__cdata(in), src), mode);
+            double v = oi__cast_round(oi__load_f64(from, oi__op_cdata(in), src), mode);
             oi__cast_store_integer(to, out_data, dst, v, saturate);
         } else if (oi__dtype_is_signed(from)) {
-            oi__store_i64(to, out_data, dst, oi__load_i64(from, oi__cdata(in), src));
+            oi__store_i64(to, out_data, dst, oi__load_i64(from, oi__op_cdata(in), src));
         } else {
-            oi__store_u64(to, out_data, dst, oi__load_u64(from, oi__cdata(in), src));
+            oi__store_u64(to, out_data, dst, oi__load_u64(from, oi__op_cdata(in), src));
         }
     }
     return OI_OK;

@@ -22,39 +22,39 @@ static void oi__ew_read_params(const oi__kernel_args *k, oi__ew_params *p) {
     p->width = oi_dtype_bits(in);
     switch (k->op) {
     case OI_OP_div: case OI_OP_floor_div: case OI_OP_recip:
-        p->mask_f = oi__param_f64(k, "div_by_zero_mask");
+        p->mask_f = oi__op_param_f64(k, "div_by_zero_mask");
         /* the table's default (NaN) is for floats; integers default to 0 */
-        p->mask_i = oi__attr_for(k, "div_by_zero_mask") ? oi__param_i64(k, "div_by_zero_mask") : 0;
+        p->mask_i = oi__op_attr_for(k, "div_by_zero_mask") ? oi__op_param_i64(k, "div_by_zero_mask") : 0;
         break;
     case OI_OP_relu:
-        p->slope_f = oi__param_f64(k, "negative_slope");
-        p->lo_f = oi__param_f64(k, "clamp_min");
-        p->hi_f = oi__param_f64(k, "clamp_max");
-        p->slope_i = oi__param_i64(k, "negative_slope");
-        p->lo_i = oi__param_i64(k, "clamp_min");
-        p->hi_i = oi__param_i64(k, "clamp_max");
+        p->slope_f = oi__op_param_f64(k, "negative_slope");
+        p->lo_f = oi__op_param_f64(k, "clamp_min");
+        p->hi_f = oi__op_param_f64(k, "clamp_max");
+        p->slope_i = oi__op_param_i64(k, "negative_slope");
+        p->lo_i = oi__op_param_i64(k, "clamp_min");
+        p->hi_i = oi__op_param_i64(k, "clamp_max");
         break;
     case OI_OP_clamp:
-        p->lo_f = oi__param_f64(k, "min");
-        p->hi_f = oi__param_f64(k, "max");
-        p->lo_i = oi__param_i64(k, "min");
-        p->hi_i = oi__param_i64(k, "max");
+        p->lo_f = oi__op_param_f64(k, "min");
+        p->hi_f = oi__op_param_f64(k, "max");
+        p->lo_i = oi__op_param_i64(k, "min");
+        p->hi_i = oi__op_param_i64(k, "max");
         break;
     case OI_OP_shl: case OI_OP_shr: {
-        int64_t bits = oi__param_i64(k, "bits");
+        int64_t bits = oi__op_param_i64(k, "bits");
         p->bits = bits < 0 ? 0 : bits;
         break;
     }
     case OI_OP_fill: case OI_OP_fill_nan_like:
-        p->value_f = oi__param_f64(k, "value");
-        p->value_i = oi__param_i64(k, "value");
+        p->value_f = oi__op_param_f64(k, "value");
+        p->value_i = oi__op_param_i64(k, "value");
         break;
     default:
         break;
     }
 }
 
-static double oi__round_f32(double v, bool single) { return single ? (double)(float)v : v; }
+static double oi__op_round_f32(double v, bool single) { return single ? (double)(float)v : v; }
 
 static double oi__ew_float(oi_op op, const double *v, const oi__ew_params *p) {
     double a = v[0], b = v[1], r;
@@ -63,12 +63,12 @@ static double oi__ew_float(oi_op op, const double *v, const oi__ew_params *p) {
     case OI_OP_sub: r = a - b; break;
     case OI_OP_mul: r = a * b; break;
     case OI_OP_div: r = b == 0.0 ? p->mask_f : a / b; break;
-    case OI_OP_fma: r = oi__round_f32(a * b, p->single) + v[2]; break;
+    case OI_OP_fma: r = oi__op_round_f32(a * b, p->single) + v[2]; break;
     case OI_OP_neg: r = -a; break;
     case OI_OP_recip: r = a == 0.0 ? p->mask_f : 1.0 / a; break;
     case OI_OP_abs: r = fabs(a); break;
     case OI_OP_relu:
-        r = a >= 0.0 ? a : oi__round_f32(a * p->slope_f, p->single);
+        r = a >= 0.0 ? a : oi__op_round_f32(a * p->slope_f, p->single);
         if (r > p->hi_f)
             r = p->hi_f;
         if (r < p->lo_f)
@@ -86,7 +86,7 @@ static double oi__ew_float(oi_op op, const double *v, const oi__ew_params *p) {
     case OI_OP_fill_nan_like: r = isfinite(a) ? a : p->value_f; break;
     default: r = 0.0; break;
     }
-    return oi__round_f32(r, p->single);
+    return oi__op_round_f32(r, p->single);
 }
 
 /* Signed integers: 64-bit two's complement via uint64_t (no UB on wrap). */
@@ -114,7 +114,7 @@ static int64_t oi__ew_signed(oi_op op, const int64_t *v, const oi__ew_params *p)
     case OI_OP_abs: return a < 0 ? (int64_t)(0u - ua) : a;
     case OI_OP_relu: {
         /* x * slope wraps at the dtype's width before the clamps compare */
-        int64_t r = a >= 0 ? a : oi__wrap_signed(ua * (uint64_t)p->slope_i, p->width);
+        int64_t r = a >= 0 ? a : oi__op_wrap_signed(ua * (uint64_t)p->slope_i, p->width);
         if (r > p->hi_i)
             r = p->hi_i;
         if (r < p->lo_i)
@@ -143,7 +143,7 @@ static int64_t oi__ew_signed(oi_op op, const int64_t *v, const oi__ew_params *p)
 }
 
 /* Saturates a signed parameter into the unsigned range. */
-static uint64_t oi__param_to_u64(int64_t v) { return v < 0 ? 0u : (uint64_t)v; }
+static uint64_t oi__op_param_to_u64(int64_t v) { return v < 0 ? 0u : (uint64_t)v; }
 
 /* Unsigned integers, bool and bitset (bool add/mul become OR/AND when the
  * store turns any non-zero value into true). */
@@ -153,13 +153,13 @@ static uint64_t oi__ew_unsigned(oi_op op, const uint64_t *v, const oi__ew_params
     case OI_OP_add: return a + b;
     case OI_OP_sub: return a - b;
     case OI_OP_mul: return a * b;
-    case OI_OP_div: return b == 0 ? oi__param_to_u64(p->mask_i) : a / b;
-    case OI_OP_floor_div: return b == 0 ? oi__param_to_u64(p->mask_i) : a / b;
+    case OI_OP_div: return b == 0 ? oi__op_param_to_u64(p->mask_i) : a / b;
+    case OI_OP_floor_div: return b == 0 ? oi__op_param_to_u64(p->mask_i) : a / b;
     case OI_OP_rem: return b == 0 ? 0 : a % b;
     case OI_OP_min: return a < b ? a : b;
     case OI_OP_max: return a > b ? a : b;
     case OI_OP_clamp: {
-        uint64_t lo = oi__param_to_u64(p->lo_i), hi = oi__param_to_u64(p->hi_i);
+        uint64_t lo = oi__op_param_to_u64(p->lo_i), hi = oi__op_param_to_u64(p->hi_i);
         uint64_t r = a < lo ? lo : a;
         return r > hi ? hi : r;
     }
@@ -169,12 +169,12 @@ static uint64_t oi__ew_unsigned(oi_op op, const uint64_t *v, const oi__ew_params
     case OI_OP_not: return p->is_bool ? (uint64_t)(a == 0) : ~a;
     case OI_OP_shl: return p->bits >= 64 ? 0 : a << p->bits;
     case OI_OP_shr: return p->bits >= 64 ? 0 : a >> p->bits;
-    case OI_OP_fill: return oi__param_to_u64(p->value_i);
+    case OI_OP_fill: return oi__op_param_to_u64(p->value_i);
     default: return 0;
     }
 }
 
-static unsigned oi__popcount64(uint64_t v) {
+static unsigned oi__op_popcount64(uint64_t v) {
     unsigned n = 0;
     for (; v; v &= v - 1)
         n++;
@@ -197,8 +197,8 @@ static bool oi__ew_fast_f32(const oi__kernel_args *k, const oi__ew_params *p) {
     if (!oi__tensor_is_contiguous(k->out))
         return false;
     int64_t n = oi__shape_numel(k->out->ndim, k->out->shape);
-    const float *a = (const float *)oi__cdata(k->in[0]) + k->in[0]->offset;
-    const float *b = k->n_in > 1 ? (const float *)oi__cdata(k->in[1]) + k->in[1]->offset : a;
+    const float *a = (const float *)oi__op_cdata(k->in[0]) + k->in[0]->offset;
+    const float *b = k->n_in > 1 ? (const float *)oi__op_cdata(k->in[1]) + k->in[1]->offset : a;
     float *y = (float *)oi__tensor_data(k->out) + k->out->offset;
     float slope = (float)p->slope_f, lo = (float)p->lo_f, hi = (float)p->hi_f;
     switch (k->op) {
@@ -222,7 +222,7 @@ static oi_status oi__k_arith(const oi__kernel_args *k) {
     if (oi__ew_fast_f32(k, &p))
         return OI_OK;
     oi_dtype in_t = k->in[0]->dtype, out_t = k->out->dtype;
-    oi__domain dom = oi__domain_of(in_t);
+    oi__op_domain dom = oi__op_domain_of(in_t);
     void *out_data = oi__tensor_data(k->out);
     int64_t n = oi__shape_numel(k->out->ndim, k->out->shape);
     size_t n_in = k->n_in;
@@ -231,23 +231,23 @@ static oi_status oi__k_arith(const oi__kernel_args *k) {
     for (int64_t e = 0; e < n; e++, oi__ew_next(&it)) {
         int64_t at_out = it.at[n_in];
         if (k->op == OI_OP_popcount) {
-            oi__store_u64(out_t, out_data, at_out, oi__popcount64(oi__load_bits(in_t, oi__cdata(k->in[0]), it.at[0])));
+            oi__store_u64(out_t, out_data, at_out, oi__op_popcount64(oi__load_bits(in_t, oi__op_cdata(k->in[0]), it.at[0])));
             continue;
         }
         if (dom == OI__DOM_FLOAT) {
             double v[3] = {0, 0, 0};
             for (size_t i = 0; i < n_in; i++)
-                v[i] = oi__load_f64(k->in[i]->dtype, oi__cdata(k->in[i]), it.at[i]);
+                v[i] = oi__load_f64(k->in[i]->dtype, oi__op_cdata(k->in[i]), it.at[i]);
             oi__store_f64(out_t, out_data, at_out, oi__ew_float(k->op, v, &p));
         } else if (dom == OI__DOM_SIGNED) {
             int64_t v[3] = {0, 0, 0};
             for (size_t i = 0; i < n_in; i++)
-                v[i] = oi__load_i64(k->in[i]->dtype, oi__cdata(k->in[i]), it.at[i]);
+                v[i] = oi__load_i64(k->in[i]->dtype, oi__op_cdata(k->in[i]), it.at[i]);
             oi__store_i64(out_t, out_data, at_out, oi__ew_signed(k->op, v, &p));
         } else {
             uint64_t v[3] = {0, 0, 0};
             for (size_t i = 0; i < n_in; i++)
-                v[i] = oi__load_u64(k->in[i]->dtype, oi__cdata(k->in[i]), it.at[i]);
+                v[i] = oi__load_u64(k->in[i]->dtype, oi__op_cdata(k->in[i]), it.at[i]);
             oi__store_u64(out_t, out_data, at_out, oi__ew_unsigned(k->op, v, &p));
         }
     }

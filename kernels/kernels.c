@@ -16,10 +16,10 @@ typedef enum oi__shape_rule {
 
 typedef enum oi__out_rule { OI__OUT_SAME, OI__OUT_BOOL, OI__OUT_I8, OI__OUT_U8, OI__OUT_I64, OI__OUT_TO } oi__out_rule;
 
-typedef enum oi__param_type {
+typedef enum oi__op_param_type {
     OI__PARAM_ACC, OI__PARAM_SCALAR, OI__PARAM_BOOL, OI__PARAM_INT, OI__PARAM_INT_LIST, OI__PARAM_DTYPE,
     OI__PARAM_STRING, OI__PARAM_ALIAS
-} oi__param_type;
+} oi__op_param_type;
 
 /* What a family kernel gets: validated parameters, inputs and the output.
  * `acc` is the accumulator dtype in accumulate mode (else INVALID). */
@@ -59,21 +59,21 @@ static const oi__op_def oi__op_defs[OI_OP_COUNT] = {OI_OP_LIST(OI__OP_DEF_ROW)};
 #define OI__OP_KERNEL_ROW(name, arity, category, shape, out, flags, dtypes, acc_dtypes, kernel, summary) kernel,
 static const oi__cpu_kernel oi__cpu_kernels[OI_OP_COUNT] = {OI_OP_LIST(OI__OP_KERNEL_ROW)};
 
-typedef struct oi__param_def {
+typedef struct oi__op_param_def {
     oi_op op;
     const char *name;
-    oi__param_type type;
+    oi__op_param_type type;
     bool required;
     double def;
     const char *default_text;
-} oi__param_def;
+} oi__op_param_def;
 
-#define OI__REQ true
-#define OI__OPT false
+#define OI__PARAM_IS_REQ true
+#define OI__PARAM_IS_OPT false
 #define OI__PARAM_DEF_ROW(op, name, type, required, def, default_text, doc) \
-    {OI_OP_##op, #name, OI__PARAM_##type, OI__##required, (double)(def), default_text},
-static const oi__param_def oi__param_defs[] = {OI_PARAM_LIST(OI__PARAM_DEF_ROW)};
-#define OI__PARAM_COUNT (sizeof oi__param_defs / sizeof oi__param_defs[0])
+    {OI_OP_##op, #name, OI__PARAM_##type, OI__PARAM_IS_##required, (double)(def), default_text},
+static const oi__op_param_def oi__op_param_defs[] = {OI_PARAM_LIST(OI__PARAM_DEF_ROW)};
+#define OI__PARAM_COUNT (sizeof oi__op_param_defs / sizeof oi__op_param_defs[0])
 
 static bool oi__op_valid(oi_op op) { return (int)op >= 0 && (int)op < (int)OI_OP_COUNT; }
 
@@ -93,34 +93,34 @@ bool oi__op_allows_inplace(oi_op op) { return oi__op_valid(op) && (oi__op_defs[o
 /* ------------------------------------------------------------------ */
 /* Parameters                                                          */
 /* ------------------------------------------------------------------ */
-static const oi__param_def *oi__param_lookup(oi_op op, const char *name) {
+static const oi__op_param_def *oi__op_param_lookup(oi_op op, const char *name) {
     for (size_t i = 0; i < OI__PARAM_COUNT; i++)
-        if (oi__param_defs[i].op == op && strcmp(oi__param_defs[i].name, name) == 0)
-            return &oi__param_defs[i];
+        if (oi__op_param_defs[i].op == op && strcmp(oi__op_param_defs[i].name, name) == 0)
+            return &oi__op_param_defs[i];
     return NULL;
 }
 
 /* The parameter an attribute name stands for, aliases resolved. */
-static const oi__param_def *oi__param_resolve(oi_op op, const char *name) {
-    const oi__param_def *p = oi__param_lookup(op, name);
+static const oi__op_param_def *oi__op_param_resolve(oi_op op, const char *name) {
+    const oi__op_param_def *p = oi__op_param_lookup(op, name);
     if (p && p->type == OI__PARAM_ALIAS)
-        p = oi__param_lookup(op, p->default_text);
+        p = oi__op_param_lookup(op, p->default_text);
     return p;
 }
 
 /* The attribute given for parameter `name` (by any of its names), or NULL. */
-static const oi__attr *oi__attr_for(const oi__kernel_args *k, const char *name) {
+static const oi__attr *oi__op_attr_for(const oi__kernel_args *k, const char *name) {
     for (size_t i = 0; i < k->n_attrs; i++) {
-        const oi__param_def *p = oi__param_resolve(k->op, k->attrs[i].name);
+        const oi__op_param_def *p = oi__op_param_resolve(k->op, k->attrs[i].name);
         if (p && strcmp(p->name, name) == 0)
             return &k->attrs[i];
     }
     return NULL;
 }
 
-static double oi__attr_as_f64(const oi__attr *a) { return a->kind == OI__ATTR_FLOAT ? a->f : (double)a->i; }
+static double oi__op_attr_as_f64(const oi__attr *a) { return a->kind == OI__ATTR_FLOAT ? a->f : (double)a->i; }
 
-static int64_t oi__f64_to_i64_saturating(double v) {
+static int64_t oi__op_f64_to_i64_saturating(double v) {
     if (v != v)
         return 0;
     if (v >= 9223372036854775807.0)
@@ -130,30 +130,30 @@ static int64_t oi__f64_to_i64_saturating(double v) {
     return (int64_t)v;
 }
 
-static int64_t oi__attr_as_i64(const oi__attr *a) {
-    return a->kind == OI__ATTR_FLOAT ? oi__f64_to_i64_saturating(a->f) : a->i;
+static int64_t oi__op_attr_as_i64(const oi__attr *a) {
+    return a->kind == OI__ATTR_FLOAT ? oi__op_f64_to_i64_saturating(a->f) : a->i;
 }
 
-static double oi__param_f64(const oi__kernel_args *k, const char *name) {
-    const oi__attr *a = oi__attr_for(k, name);
+static double oi__op_param_f64(const oi__kernel_args *k, const char *name) {
+    const oi__attr *a = oi__op_attr_for(k, name);
     if (a)
-        return oi__attr_as_f64(a);
-    const oi__param_def *p = oi__param_lookup(k->op, name);
+        return oi__op_attr_as_f64(a);
+    const oi__op_param_def *p = oi__op_param_lookup(k->op, name);
     return p ? p->def : 0.0;
 }
 
-static int64_t oi__param_i64(const oi__kernel_args *k, const char *name) {
-    const oi__attr *a = oi__attr_for(k, name);
+static int64_t oi__op_param_i64(const oi__kernel_args *k, const char *name) {
+    const oi__attr *a = oi__op_attr_for(k, name);
     if (a)
-        return oi__attr_as_i64(a);
-    const oi__param_def *p = oi__param_lookup(k->op, name);
-    return p ? oi__f64_to_i64_saturating(p->def) : 0;
+        return oi__op_attr_as_i64(a);
+    const oi__op_param_def *p = oi__op_param_lookup(k->op, name);
+    return p ? oi__op_f64_to_i64_saturating(p->def) : 0;
 }
 
-static bool oi__param_bool(const oi__kernel_args *k, const char *name) { return oi__param_i64(k, name) != 0; }
+static bool oi__op_param_bool(const oi__kernel_args *k, const char *name) { return oi__op_param_i64(k, name) != 0; }
 
 /* A dtype attribute: DTYPE, or a name given as STRING/IDENT. */
-static oi_dtype oi__attr_dtype(const oi__attr *a) {
+static oi_dtype oi__op_attr_dtype(const oi__attr *a) {
     if (a->kind == OI__ATTR_DTYPE)
         return a->dtype;
     if ((a->kind == OI__ATTR_STRING || a->kind == OI__ATTR_IDENT) && a->s)
@@ -161,7 +161,7 @@ static oi_dtype oi__attr_dtype(const oi__attr *a) {
     return OI_DTYPE_INVALID;
 }
 
-static const char *oi__attr_kind_name(oi__attr_kind kind) {
+static const char *oi__op_attr_kind_name(oi__attr_kind kind) {
     switch (kind) {
     case OI__ATTR_FLOAT: return "a float";
     case OI__ATTR_INT: return "an int";
@@ -175,7 +175,7 @@ static const char *oi__attr_kind_name(oi__attr_kind kind) {
     return "an unknown kind";
 }
 
-static const char *oi__param_type_name(oi__param_type type) {
+static const char *oi__op_param_type_name(oi__op_param_type type) {
     switch (type) {
     case OI__PARAM_ACC: return "a dtype or [acc, out] dtype list";
     case OI__PARAM_SCALAR: return "a number or bool";
@@ -189,32 +189,32 @@ static const char *oi__param_type_name(oi__param_type type) {
     return "?";
 }
 
-static bool oi__attr_fits(const oi__attr *a, oi__param_type type) {
+static bool oi__op_attr_fits(const oi__attr *a, oi__op_param_type type) {
     switch (type) {
     case OI__PARAM_ACC:
         if (a->kind == OI__ATTR_DTYPE_LIST)
             return arrlen(a->dtypes) >= 1 && arrlen(a->dtypes) <= 2;
-        return oi__attr_dtype(a) != OI_DTYPE_INVALID;
+        return oi__op_attr_dtype(a) != OI_DTYPE_INVALID;
     case OI__PARAM_SCALAR:
         return a->kind == OI__ATTR_FLOAT || a->kind == OI__ATTR_INT || a->kind == OI__ATTR_BOOL;
     case OI__PARAM_BOOL:
         return a->kind == OI__ATTR_BOOL || (a->kind == OI__ATTR_INT && (a->i == 0 || a->i == 1));
     case OI__PARAM_INT: return a->kind == OI__ATTR_INT;
     case OI__PARAM_INT_LIST: return a->kind == OI__ATTR_INT_LIST || a->kind == OI__ATTR_INT;
-    case OI__PARAM_DTYPE: return oi__attr_dtype(a) != OI_DTYPE_INVALID;
+    case OI__PARAM_DTYPE: return oi__op_attr_dtype(a) != OI_DTYPE_INVALID;
     case OI__PARAM_STRING: return (a->kind == OI__ATTR_STRING || a->kind == OI__ATTR_IDENT) && a->s;
     case OI__PARAM_ALIAS: return false;
     }
     return false;
 }
 
-static void oi__param_names(oi_op op, char *text, size_t size) {
+static void oi__op_param_names(oi_op op, char *text, size_t size) {
     size_t len = 0;
     text[0] = '\0';
     for (size_t i = 0; i < OI__PARAM_COUNT; i++) {
-        if (oi__param_defs[i].op != op)
+        if (oi__op_param_defs[i].op != op)
             continue;
-        int n = snprintf(text + len, size - len, "%s%s", len ? ", " : "", oi__param_defs[i].name);
+        int n = snprintf(text + len, size - len, "%s%s", len ? ", " : "", oi__op_param_defs[i].name);
         if (n < 0 || (size_t)n >= size - len)
             break;
         len += (size_t)n;
@@ -224,33 +224,33 @@ static void oi__param_names(oi_op op, char *text, size_t size) {
 }
 
 /* Unknown, duplicate and mistyped parameters; missing required ones. */
-static oi_status oi__check_attrs(oi_op op, const oi__attr *attrs, size_t n_attrs) {
+static oi_status oi__op_check_attrs(oi_op op, const oi__attr *attrs, size_t n_attrs) {
     const char *name = oi_op_name(op);
     for (size_t i = 0; i < n_attrs; i++) {
         if (!attrs[i].name)
             return oi__fail(OI_ERROR_VALIDATION, "%s: parameter %zu has no name", name, i);
-        const oi__param_def *p = oi__param_resolve(op, attrs[i].name);
+        const oi__op_param_def *p = oi__op_param_resolve(op, attrs[i].name);
         if (!p) {
             char known[256];
-            oi__param_names(op, known, sizeof known);
+            oi__op_param_names(op, known, sizeof known);
             return oi__fail(OI_ERROR_VALIDATION, "%s: unknown parameter '%s' (expected: %s)", name, attrs[i].name,
                             known);
         }
         for (size_t j = 0; j < i; j++)
-            if (oi__param_resolve(op, attrs[j].name) == p)
+            if (oi__op_param_resolve(op, attrs[j].name) == p)
                 return oi__fail(OI_ERROR_VALIDATION, "%s: parameter '%s' is given twice (as '%s' and '%s')", name,
                                 p->name, attrs[j].name, attrs[i].name);
-        if (!oi__attr_fits(&attrs[i], p->type))
+        if (!oi__op_attr_fits(&attrs[i], p->type))
             return oi__fail(OI_ERROR_VALIDATION, "%s: parameter '%s' must be %s, got %s", name, attrs[i].name,
-                            oi__param_type_name(p->type), oi__attr_kind_name(attrs[i].kind));
+                            oi__op_param_type_name(p->type), oi__op_attr_kind_name(attrs[i].kind));
     }
     for (size_t i = 0; i < OI__PARAM_COUNT; i++) {
-        const oi__param_def *p = &oi__param_defs[i];
+        const oi__op_param_def *p = &oi__op_param_defs[i];
         if (p->op != op || !p->required)
             continue;
         bool found = false;
         for (size_t j = 0; j < n_attrs && !found; j++)
-            found = oi__param_resolve(op, attrs[j].name) == p;
+            found = oi__op_param_resolve(op, attrs[j].name) == p;
         if (!found)
             return oi__fail(OI_ERROR_VALIDATION, "%s: missing required parameter '%s'", name, p->name);
     }
@@ -260,15 +260,15 @@ static oi_status oi__check_attrs(oi_op op, const oi__attr *attrs, size_t n_attrs
 /* ------------------------------------------------------------------ */
 /* Validation: dtypes, accumulate mode, shapes                         */
 /* ------------------------------------------------------------------ */
-static bool oi__dtype_in(oi_dtype t, uint32_t set) {
+static bool oi__op_dtype_in(oi_dtype t, uint32_t set) {
     return (int)t > 0 && (int)t < 32 && (set & (1u << (unsigned)t)) != 0;
 }
 
-static void oi__dtype_set_text(uint32_t set, char *text, size_t size) {
+static void oi__op_dtype_set_text(uint32_t set, char *text, size_t size) {
     size_t len = 0;
     text[0] = '\0';
     for (int t = 1; t < (int)OI_DTYPE_COUNT; t++) {
-        if (!oi__dtype_in((oi_dtype)t, set))
+        if (!oi__op_dtype_in((oi_dtype)t, set))
             continue;
         int n = snprintf(text + len, size - len, "%s%s", len ? " " : "", oi_dtype_name((oi_dtype)t));
         if (n < 0 || (size_t)n >= size - len)
@@ -279,13 +279,13 @@ static void oi__dtype_set_text(uint32_t set, char *text, size_t size) {
 
 /* May `acc` accumulate values of dtype `in`? Integers widen strictly and
  * keep their signedness; floats accumulate in f32 or f64, never narrower. */
-static bool oi__acc_pair_ok(oi_dtype in, oi_dtype acc) {
+static bool oi__op_acc_pair_ok(oi_dtype in, oi_dtype acc) {
     if (oi__dtype_is_float(in))
         return (acc == OI_DTYPE_F32 || acc == OI_DTYPE_F64) && oi_dtype_bits(acc) >= oi_dtype_bits(in);
     if (oi__dtype_is_signed(in))
-        return oi__dtype_in(acc, OI__DTS_S) && oi_dtype_bits(acc) > oi_dtype_bits(in);
+        return oi__op_dtype_in(acc, OI__DTS_S) && oi_dtype_bits(acc) > oi_dtype_bits(in);
     if (oi__dtype_is_unsigned(in))
-        return oi__dtype_in(acc, OI__DTS_U) && oi_dtype_bits(acc) > oi_dtype_bits(in);
+        return oi__op_dtype_in(acc, OI__DTS_U) && oi_dtype_bits(acc) > oi_dtype_bits(in);
     return false;
 }
 
@@ -296,7 +296,7 @@ typedef struct oi__op_mode {
 
 /* Accumulate mode comes from acc= ([acc] or [acc, out]) or, without it,
  * from a declared output dtype that is a valid accumulator for the input. */
-static oi_status oi__resolve_acc(oi_op op, const oi__attr *attrs, size_t n_attrs, oi_dtype in,
+static oi_status oi__op_resolve_acc(oi_op op, const oi__attr *attrs, size_t n_attrs, oi_dtype in,
                                  oi_dtype declared, oi__op_mode *mode) {
     const oi__op_def *def = &oi__op_defs[op];
     const char *name = def->name;
@@ -305,28 +305,28 @@ static oi_status oi__resolve_acc(oi_op op, const oi__attr *attrs, size_t n_attrs
     k.op = op;
     k.attrs = attrs;
     k.n_attrs = n_attrs;
-    const oi__attr *a = (def->flags & OI__F_A) ? oi__attr_for(&k, "acc") : NULL;
+    const oi__attr *a = (def->flags & OI__F_A) ? oi__op_attr_for(&k, "acc") : NULL;
     oi_dtype acc = OI_DTYPE_INVALID, out = OI_DTYPE_INVALID;
     if (a && a->kind == OI__ATTR_DTYPE_LIST) {
         acc = a->dtypes[0];
         out = arrlen(a->dtypes) > 1 ? a->dtypes[1] : acc;
     } else if (a) {
-        acc = out = oi__attr_dtype(a);
+        acc = out = oi__op_attr_dtype(a);
     } else if ((def->flags & OI__F_A) && oi__dtype_is_tensor_type(declared) && declared != in &&
-               oi__acc_pair_ok(in, declared) && oi__dtype_in(in, def->acc_dtypes)) {
+               oi__op_acc_pair_ok(in, declared) && oi__op_dtype_in(in, def->acc_dtypes)) {
         acc = out = declared;
     }
     mode->acc = acc;
     mode->out = out;
     if (acc == OI_DTYPE_INVALID)
         return OI_OK;
-    if (!oi__dtype_in(in, def->acc_dtypes)) {
+    if (!oi__op_dtype_in(in, def->acc_dtypes)) {
         char set[256];
-        oi__dtype_set_text(def->acc_dtypes, set, sizeof set);
+        oi__op_dtype_set_text(def->acc_dtypes, set, sizeof set);
         return oi__fail(OI_ERROR_VALIDATION, "%s: accumulation is not supported for %s inputs (supported: %s)", name,
                         oi_dtype_name(in), set);
     }
-    if (!oi__acc_pair_ok(in, acc))
+    if (!oi__op_acc_pair_ok(in, acc))
         return oi__fail(OI_ERROR_VALIDATION,
                         "%s: acc=%s cannot accumulate %s inputs (expected a wider integer of the same signedness, "
                         "or f32/f64 for floats)",
@@ -337,7 +337,7 @@ static oi_status oi__resolve_acc(oi_op op, const oi__attr *attrs, size_t n_attrs
     return OI_OK;
 }
 
-static oi_status oi__check_input_dtypes(oi_op op, const oi__op_sig *inputs, size_t n_inputs, bool accumulating) {
+static oi_status oi__op_check_input_dtypes(oi_op op, const oi__op_sig *inputs, size_t n_inputs, bool accumulating) {
     const oi__op_def *def = &oi__op_defs[op];
     oi_dtype t = inputs[0].dtype;
     for (size_t i = 1; i < n_inputs; i++) {
@@ -348,10 +348,10 @@ static oi_status oi__check_input_dtypes(oi_op op, const oi__op_sig *inputs, size
                             oi_dtype_name(t) ? oi_dtype_name(t) : "?");
     }
     uint32_t allowed = def->dtypes | (accumulating ? def->acc_dtypes : 0u);
-    if (!oi__dtype_in(t, allowed)) {
+    if (!oi__op_dtype_in(t, allowed)) {
         char set[256];
-        oi__dtype_set_text(def->dtypes, set, sizeof set);
-        if (oi__dtype_in(t, def->acc_dtypes))
+        oi__op_dtype_set_text(def->dtypes, set, sizeof set);
+        if (oi__op_dtype_in(t, def->acc_dtypes))
             return oi__fail(OI_ERROR_VALIDATION, "%s: dtype %s is only supported with acc= (expected one of: %s)",
                             def->name, oi_dtype_name(t), set);
         return oi__fail(OI_ERROR_VALIDATION, "%s: unsupported dtype %s (expected one of: %s)", def->name,
@@ -360,7 +360,7 @@ static oi_status oi__check_input_dtypes(oi_op op, const oi__op_sig *inputs, size
     return OI_OK;
 }
 
-static void oi__shape_text(int ndim, const int64_t *shape, char *text, size_t size) {
+static void oi__op_shape_text(int ndim, const int64_t *shape, char *text, size_t size) {
     size_t len = (size_t)snprintf(text, size, "[");
     for (int i = 0; i < ndim && len < size; i++)
         len += (size_t)snprintf(text + len, size - len, "%s%lld", i ? ", " : "", (long long)shape[i]);
@@ -369,7 +369,7 @@ static void oi__shape_text(int ndim, const int64_t *shape, char *text, size_t si
 }
 
 /* numpy broadcasting of `b` into `out` (right-aligned, 1 stretches). */
-static oi_status oi__broadcast_into(const char *name, oi__op_sig *out, const oi__op_sig *b) {
+static oi_status oi__op_broadcast_into(const char *name, oi__op_sig *out, const oi__op_sig *b) {
     int ndim = out->ndim > b->ndim ? out->ndim : b->ndim;
     int64_t shape[OI_MAX_DIMS];
     for (int i = 0; i < ndim; i++) {
@@ -377,8 +377,8 @@ static oi_status oi__broadcast_into(const char *name, oi__op_sig *out, const oi_
         int64_t da = ia >= 0 ? out->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
         if (da != db && da != 1 && db != 1) {
             char sa[128], sb[128];
-            oi__shape_text(out->ndim, out->shape, sa, sizeof sa);
-            oi__shape_text(b->ndim, b->shape, sb, sizeof sb);
+            oi__op_shape_text(out->ndim, out->shape, sa, sizeof sa);
+            oi__op_shape_text(b->ndim, b->shape, sb, sizeof sb);
             return oi__fail(OI_ERROR_VALIDATION, "%s: shapes %s and %s do not broadcast (%lld vs %lld)", name, sa, sb,
                             (long long)da, (long long)db);
         }
@@ -389,7 +389,7 @@ static oi_status oi__broadcast_into(const char *name, oi__op_sig *out, const oi_
     return OI_OK;
 }
 
-static bool oi__same_shape(const oi__op_sig *a, const oi__op_sig *b) {
+static bool oi__op_same_shape(const oi__op_sig *a, const oi__op_sig *b) {
     if (a->ndim != b->ndim)
         return false;
     for (int i = 0; i < a->ndim; i++)
@@ -398,39 +398,39 @@ static bool oi__same_shape(const oi__op_sig *a, const oi__op_sig *b) {
     return true;
 }
 
-static oi_status oi__shape_elementwise(oi_op op, const oi__op_sig *inputs, size_t n_inputs, oi__op_sig *out) {
+static oi_status oi__op_shape_elementwise(oi_op op, const oi__op_sig *inputs, size_t n_inputs, oi__op_sig *out) {
     const oi__op_def *def = &oi__op_defs[op];
     out->ndim = inputs[0].ndim;
     memcpy(out->shape, inputs[0].shape, sizeof out->shape);
     for (size_t i = 1; i < n_inputs; i++) {
         if (def->flags & OI__F_B) {
-            if (oi__broadcast_into(def->name, out, &inputs[i]) != OI_OK)
+            if (oi__op_broadcast_into(def->name, out, &inputs[i]) != OI_OK)
                 return OI_ERROR_VALIDATION;
-        } else if (!oi__same_shape(&inputs[0], &inputs[i])) {
+        } else if (!oi__op_same_shape(&inputs[0], &inputs[i])) {
             char sa[128], sb[128];
-            oi__shape_text(inputs[0].ndim, inputs[0].shape, sa, sizeof sa);
-            oi__shape_text(inputs[i].ndim, inputs[i].shape, sb, sizeof sb);
+            oi__op_shape_text(inputs[0].ndim, inputs[0].shape, sa, sizeof sa);
+            oi__op_shape_text(inputs[i].ndim, inputs[i].shape, sb, sizeof sb);
             return oi__fail(OI_ERROR_VALIDATION, "%s: input shapes must be equal, got %s and %s", def->name, sa, sb);
         }
     }
     return OI_OK;
 }
 
-static oi_status oi__shape_matmul(const oi__op_sig *a, const oi__op_sig *b, oi__op_sig *out) {
+static oi_status oi__op_shape_matmul(const oi__op_sig *a, const oi__op_sig *b, oi__op_sig *out) {
     if (a->ndim < 2 || b->ndim < 2)
         return oi__fail(OI_ERROR_VALIDATION, "matmul: inputs need rank >= 2, got ranks %d and %d", a->ndim, b->ndim);
     int64_t k_a = a->shape[a->ndim - 1], k_b = b->shape[b->ndim - 2];
     if (k_a != k_b) {
         char sa[128], sb[128];
-        oi__shape_text(a->ndim, a->shape, sa, sizeof sa);
-        oi__shape_text(b->ndim, b->shape, sb, sizeof sb);
+        oi__op_shape_text(a->ndim, a->shape, sa, sizeof sa);
+        oi__op_shape_text(b->ndim, b->shape, sb, sizeof sb);
         return oi__fail(OI_ERROR_VALIDATION, "matmul: inner dimensions differ: %s x %s (%lld vs %lld)", sa, sb,
                         (long long)k_a, (long long)k_b);
     }
     oi__op_sig batch_a = *a, batch_b = *b;
     batch_a.ndim -= 2;
     batch_b.ndim -= 2;
-    if (oi__broadcast_into("matmul", &batch_a, &batch_b) != OI_OK)
+    if (oi__op_broadcast_into("matmul", &batch_a, &batch_b) != OI_OK)
         return OI_ERROR_VALIDATION;
     if (batch_a.ndim + 2 > OI_MAX_DIMS)
         return oi__fail(OI_ERROR_VALIDATION, "matmul: result rank exceeds %d", OI_MAX_DIMS);
@@ -444,7 +444,7 @@ static oi_status oi__shape_matmul(const oi__op_sig *a, const oi__op_sig *b, oi__
 /* Which axes a reduction folds: a mask over the input's dims. */
 static oi_status oi__reduce_axes(const oi__kernel_args *k, int ndim, bool *reduced) {
     const char *name = oi_op_name(k->op);
-    const oi__attr *a = oi__attr_for(k, oi__op_defs[k->op].shape == OI__SHAPE_ARGREDUCE ? "axis" : "axes");
+    const oi__attr *a = oi__op_attr_for(k, oi__op_defs[k->op].shape == OI__SHAPE_ARGREDUCE ? "axis" : "axes");
     for (int i = 0; i < ndim; i++)
         reduced[i] = false;
     if (!a)
@@ -464,11 +464,11 @@ static oi_status oi__reduce_axes(const oi__kernel_args *k, int ndim, bool *reduc
     return OI_OK;
 }
 
-static oi_status oi__shape_reduce(const oi__kernel_args *k, const oi__op_sig *in, oi__op_sig *out) {
+static oi_status oi__op_shape_reduce(const oi__kernel_args *k, const oi__op_sig *in, oi__op_sig *out) {
     bool reduced[OI_MAX_DIMS];
     if (oi__reduce_axes(k, in->ndim, reduced) != OI_OK)
         return OI_ERROR_VALIDATION;
-    bool keepdims = oi__param_bool(k, "keepdims");
+    bool keepdims = oi__op_param_bool(k, "keepdims");
     out->ndim = 0;
     for (int i = 0; i < in->ndim; i++) {
         if (!reduced[i])
@@ -481,9 +481,9 @@ static oi_status oi__shape_reduce(const oi__kernel_args *k, const oi__op_sig *in
 
 /* cast: any number to a float; floats or narrower same-signedness
  * integers to an integer; never to packed types, bool or bitset. */
-static oi_status oi__check_cast(oi_dtype in, oi_dtype to) {
+static oi_status oi__op_check_cast(oi_dtype in, oi_dtype to) {
     const char *in_name = oi_dtype_name(in), *to_name = oi_dtype_name(to) ? oi_dtype_name(to) : "?";
-    if (!oi__dtype_in(to, OI__DTS_F | OI__DTS_S | OI__DTS_U))
+    if (!oi__op_dtype_in(to, OI__DTS_F | OI__DTS_S | OI__DTS_U))
         return oi__fail(OI_ERROR_VALIDATION, "cast: cannot cast to %s (targets: floats, i8..i64, u8..u64)", to_name);
     if (in == to || oi__dtype_is_float(to) || oi__dtype_is_float(in))
         return OI_OK;
@@ -499,55 +499,55 @@ static oi_status oi__check_cast(oi_dtype in, oi_dtype to) {
 
 /* A scalar parameter used on integer data must be an integer (+-inf
  * saturates); unsigned data needs a non-negative value where noted. */
-static oi_status oi__check_int_scalar(const oi__kernel_args *k, const char *param, oi_dtype t, bool non_negative) {
-    const oi__attr *a = oi__attr_for(k, param);
+static oi_status oi__op_check_int_scalar(const oi__kernel_args *k, const char *param, oi_dtype t, bool non_negative) {
+    const oi__attr *a = oi__op_attr_for(k, param);
     if (!a || oi__dtype_is_float(t))
         return OI_OK;
     const char *name = oi_op_name(k->op);
     if (a->kind == OI__ATTR_FLOAT && !isinf(a->f) && (a->f != a->f || a->f != floor(a->f)))
         return oi__fail(OI_ERROR_VALIDATION, "%s: parameter '%s' must be an integer for %s data, got %g", name,
                         a->name, oi_dtype_name(t), a->f);
-    if (non_negative && !oi__dtype_is_signed(t) && t != OI_DTYPE_BOOL && oi__attr_as_f64(a) < 0)
+    if (non_negative && !oi__dtype_is_signed(t) && t != OI_DTYPE_BOOL && oi__op_attr_as_f64(a) < 0)
         return oi__fail(OI_ERROR_VALIDATION, "%s: parameter '%s' must be >= 0 for %s data, got %g", name, a->name,
-                        oi_dtype_name(t), oi__attr_as_f64(a));
+                        oi_dtype_name(t), oi__op_attr_as_f64(a));
     return OI_OK;
 }
 
-static oi_status oi__check_op_params(const oi__kernel_args *k, oi_dtype t) {
+static oi_status oi__op_check_op_params(const oi__kernel_args *k, oi_dtype t) {
     switch (k->op) {
     case OI_OP_relu:
-        if (oi__check_int_scalar(k, "negative_slope", t, false) || oi__check_int_scalar(k, "clamp_min", t, false))
+        if (oi__op_check_int_scalar(k, "negative_slope", t, false) || oi__op_check_int_scalar(k, "clamp_min", t, false))
             return OI_ERROR_VALIDATION;
-        return oi__check_int_scalar(k, "clamp_max", t, false);
+        return oi__op_check_int_scalar(k, "clamp_max", t, false);
     case OI_OP_clamp:
-        if (oi__check_int_scalar(k, "min", t, false))
+        if (oi__op_check_int_scalar(k, "min", t, false))
             return OI_ERROR_VALIDATION;
-        return oi__check_int_scalar(k, "max", t, false);
+        return oi__op_check_int_scalar(k, "max", t, false);
     case OI_OP_div: case OI_OP_floor_div:
-        return oi__check_int_scalar(k, "div_by_zero_mask", t, true);
+        return oi__op_check_int_scalar(k, "div_by_zero_mask", t, true);
     case OI_OP_fill:
-        return oi__check_int_scalar(k, "value", t, true);
+        return oi__op_check_int_scalar(k, "value", t, true);
     case OI_OP_cast: {
-        const oi__attr *mode = oi__attr_for(k, "rounding_mode");
+        const oi__attr *mode = oi__op_attr_for(k, "rounding_mode");
         if (mode && strcmp(mode->s, "trunc") != 0 && strcmp(mode->s, "floor") != 0 && strcmp(mode->s, "ceil") != 0 &&
             strcmp(mode->s, "nearest") != 0)
             return oi__fail(OI_ERROR_VALIDATION, "cast: rounding_mode '%s' is unknown (trunc, floor, ceil, nearest)",
                             mode->s);
-        return oi__check_cast(t, oi__attr_dtype(oi__attr_for(k, "to")));
+        return oi__op_check_cast(t, oi__op_attr_dtype(oi__op_attr_for(k, "to")));
     }
     default:
         return OI_OK;
     }
 }
 
-static oi_dtype oi__out_dtype(const oi__kernel_args *k, oi_dtype in, const oi__op_mode *mode) {
+static oi_dtype oi__op_out_dtype(const oi__kernel_args *k, oi_dtype in, const oi__op_mode *mode) {
     switch (oi__op_defs[k->op].out) {
     case OI__OUT_SAME: return mode->acc != OI_DTYPE_INVALID ? mode->out : in;
     case OI__OUT_BOOL: return OI_DTYPE_BOOL;
     case OI__OUT_I8: return OI_DTYPE_I8;
     case OI__OUT_U8: return OI_DTYPE_U8;
     case OI__OUT_I64: return OI_DTYPE_I64;
-    case OI__OUT_TO: return oi__attr_dtype(oi__attr_for(k, "to"));
+    case OI__OUT_TO: return oi__op_attr_dtype(oi__op_attr_for(k, "to"));
     }
     return in;
 }
@@ -566,28 +566,28 @@ static oi_status oi__op_check(oi_op op, const oi__attr *attrs, size_t n_attrs, c
                             inputs[i].ndim, OI_MAX_DIMS);
     if (n_attrs && !attrs)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %zu parameters but no parameter array", def->name, n_attrs);
-    if (oi__check_attrs(op, attrs, n_attrs) != OI_OK)
+    if (oi__op_check_attrs(op, attrs, n_attrs) != OI_OK)
         return OI_ERROR_VALIDATION;
     oi_dtype in = inputs[0].dtype;
-    if (oi__resolve_acc(op, attrs, n_attrs, in, declared, mode) != OI_OK)
+    if (oi__op_resolve_acc(op, attrs, n_attrs, in, declared, mode) != OI_OK)
         return OI_ERROR_VALIDATION;
-    if (oi__check_input_dtypes(op, inputs, n_inputs, mode->acc != OI_DTYPE_INVALID) != OI_OK)
+    if (oi__op_check_input_dtypes(op, inputs, n_inputs, mode->acc != OI_DTYPE_INVALID) != OI_OK)
         return OI_ERROR_VALIDATION;
     oi__kernel_args k;
     memset(&k, 0, sizeof k);
     k.op = op;
     k.attrs = attrs;
     k.n_attrs = n_attrs;
-    if (oi__check_op_params(&k, in) != OI_OK)
+    if (oi__op_check_op_params(&k, in) != OI_OK)
         return OI_ERROR_VALIDATION;
 
     memset(out, 0, sizeof *out);
-    out->dtype = oi__out_dtype(&k, in, mode);
+    out->dtype = oi__op_out_dtype(&k, in, mode);
     oi_status s = OI_OK;
     switch (def->shape) {
-    case OI__SHAPE_EW: s = oi__shape_elementwise(op, inputs, n_inputs, out); break;
-    case OI__SHAPE_MATMUL: s = oi__shape_matmul(&inputs[0], &inputs[1], out); break;
-    case OI__SHAPE_REDUCE: case OI__SHAPE_ARGREDUCE: s = oi__shape_reduce(&k, &inputs[0], out); break;
+    case OI__SHAPE_EW: s = oi__op_shape_elementwise(op, inputs, n_inputs, out); break;
+    case OI__SHAPE_MATMUL: s = oi__op_shape_matmul(&inputs[0], &inputs[1], out); break;
+    case OI__SHAPE_REDUCE: case OI__SHAPE_ARGREDUCE: s = oi__op_shape_reduce(&k, &inputs[0], out); break;
     case OI__SHAPE_ALL: out->ndim = 0; break;
     }
     if (s != OI_OK)
@@ -616,9 +616,9 @@ oi_status oi__op_infer(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi
 /* Shared kernel helpers                                               */
 /* ------------------------------------------------------------------ */
 /* The value domain an element computes in. */
-typedef enum oi__domain { OI__DOM_FLOAT, OI__DOM_SIGNED, OI__DOM_UNSIGNED } oi__domain;
+typedef enum oi__op_domain { OI__DOM_FLOAT, OI__DOM_SIGNED, OI__DOM_UNSIGNED } oi__op_domain;
 
-static oi__domain oi__domain_of(oi_dtype t) {
+static oi__op_domain oi__op_domain_of(oi_dtype t) {
     if (oi__dtype_is_float(t))
         return OI__DOM_FLOAT;
     return oi__dtype_is_signed(t) ? OI__DOM_SIGNED : OI__DOM_UNSIGNED; /* bool, bitset: unsigned */
@@ -667,10 +667,10 @@ static void oi__ew_next(oi__ew_iter *it) {
     }
 }
 
-static const void *oi__cdata(const oi__tensor *t) { return oi__tensor_data(t); }
+static const void *oi__op_cdata(const oi__tensor *t) { return oi__tensor_data(t); }
 
 /* Wraps v to a `bits`-wide two's complement / unsigned value. */
-static int64_t oi__wrap_signed(uint64_t v, unsigned bits) {
+static int64_t oi__op_wrap_signed(uint64_t v, unsigned bits) {
     if (bits >= 64)
         return (int64_t)v;
     uint64_t sign_bit = (uint64_t)1 << (bits - 1);
@@ -681,14 +681,14 @@ static int64_t oi__wrap_signed(uint64_t v, unsigned bits) {
 /* ------------------------------------------------------------------ */
 /* Dispatch                                                            */
 /* ------------------------------------------------------------------ */
-static void oi__tensor_sig(const oi__tensor *t, oi__op_sig *sig) {
+static void oi__op_tensor_sig(const oi__tensor *t, oi__op_sig *sig) {
     memset(sig, 0, sizeof *sig);
     sig->dtype = t->dtype;
     sig->ndim = t->ndim;
     memcpy(sig->shape, t->shape, sizeof(int64_t) * (size_t)(t->ndim > 0 ? t->ndim : 0));
 }
 
-static bool oi__same_layout(const oi__tensor *a, const oi__tensor *b) {
+static bool oi__op_same_layout(const oi__tensor *a, const oi__tensor *b) {
     if (a->dtype != b->dtype || a->ndim != b->ndim || a->offset != b->offset)
         return false;
     for (int i = 0; i < a->ndim; i++)
@@ -699,25 +699,25 @@ static bool oi__same_layout(const oi__tensor *a, const oi__tensor *b) {
 
 /* An elementwise kernel may write over an input that it reads at the same
  * element; anything else sharing the output's storage needs a temporary. */
-static bool oi__needs_temp(oi_op op, const oi__tensor *const *in, size_t n_in, const oi__tensor *out) {
+static bool oi__op_needs_temp(oi_op op, const oi__tensor *const *in, size_t n_in, const oi__tensor *out) {
     for (size_t i = 0; i < n_in; i++) {
         if (in[i]->storage != out->storage)
             continue;
-        if (oi__op_defs[op].shape != OI__SHAPE_EW || !oi__same_layout(in[i], out))
+        if (oi__op_defs[op].shape != OI__SHAPE_EW || !oi__op_same_layout(in[i], out))
             return true;
     }
     return false;
 }
 
-static void oi__copy_elements(const oi__tensor *src, oi__tensor *dst) {
+static void oi__op_copy_elements(const oi__tensor *src, oi__tensor *dst) {
     oi__ew_iter it;
     oi__ew_init(&it, &src, 1, dst);
     int64_t n = oi__shape_numel(dst->ndim, dst->shape);
     for (int64_t i = 0; i < n; i++, oi__ew_next(&it))
-        oi__store_bits(dst->dtype, oi__tensor_data(dst), it.at[1], oi__load_bits(src->dtype, oi__cdata(src), it.at[0]));
+        oi__store_bits(dst->dtype, oi__tensor_data(dst), it.at[1], oi__load_bits(src->dtype, oi__op_cdata(src), it.at[0]));
 }
 
-static oi_status oi__check_tensor(const char *name, const char *what, const oi__tensor *t) {
+static oi_status oi__op_check_tensor(const char *name, const char *what, const oi__tensor *t) {
     if (!t || !t->storage || (!t->storage->data && t->storage->nbytes))
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %s has no data", name, what);
     if (t->ndim < 0 || t->ndim > OI_MAX_DIMS || !oi__dtype_is_tensor_type(t->dtype))
@@ -752,21 +752,21 @@ oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs, const 
     for (size_t i = 0; i < n_inputs; i++) {
         char what[32];
         snprintf(what, sizeof what, "input %zu", i);
-        if (oi__check_tensor(name, what, inputs[i]) != OI_OK)
+        if (oi__op_check_tensor(name, what, inputs[i]) != OI_OK)
             return OI_ERROR_INVALID_ARGUMENT;
-        oi__tensor_sig(inputs[i], &sigs[i]);
+        oi__op_tensor_sig(inputs[i], &sigs[i]);
     }
-    if (oi__check_tensor(name, "the output", out) != OI_OK)
+    if (oi__op_check_tensor(name, "the output", out) != OI_OK)
         return OI_ERROR_INVALID_ARGUMENT;
     oi__op_mode mode;
     if (oi__op_check(op, attrs, n_attrs, sigs, n_inputs, out->dtype, &want, &mode) != OI_OK)
         return OI_ERROR_VALIDATION;
     oi__op_sig have;
-    oi__tensor_sig(out, &have);
-    if (!oi__same_shape(&have, &want)) {
+    oi__op_tensor_sig(out, &have);
+    if (!oi__op_same_shape(&have, &want)) {
         char sa[128], sb[128];
-        oi__shape_text(have.ndim, have.shape, sa, sizeof sa);
-        oi__shape_text(want.ndim, want.shape, sb, sizeof sb);
+        oi__op_shape_text(have.ndim, have.shape, sa, sizeof sa);
+        oi__op_shape_text(want.ndim, want.shape, sb, sizeof sb);
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: the output has shape %s but the op gives %s", name, sa, sb);
     }
 
@@ -778,7 +778,7 @@ oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs, const 
     k.n_in = n_inputs;
     k.out = out;
     k.acc = mode.acc;
-    if (!oi__needs_temp(op, inputs, n_inputs, out))
+    if (!oi__op_needs_temp(op, inputs, n_inputs, out))
         return oi__cpu_kernels[op](&k);
 
     oi__tensor *temp = oi__tensor_new(out->dtype, out->ndim, out->shape);
@@ -787,7 +787,7 @@ oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs, const 
     k.out = temp;
     oi_status s = oi__cpu_kernels[op](&k);
     if (s == OI_OK)
-        oi__copy_elements(temp, out);
+        oi__op_copy_elements(temp, out);
     oi__tensor_free(temp);
     return s;
 }

@@ -37,21 +37,21 @@ static void oi__matmul_dims_of(const oi__kernel_args *k, oi__matmul_dims *dims) 
 }
 
 /* Copies a rows x cols matrix at element `base` of t into dense buffers. */
-static void oi__gather_f64(const oi__tensor *t, int64_t base, int64_t rows, int64_t cols, double *dst) {
+static void oi__matmul_gather_f64(const oi__tensor *t, int64_t base, int64_t rows, int64_t cols, double *dst) {
     int64_t rs = t->strides[t->ndim - 2], cs = t->strides[t->ndim - 1];
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++)
-            dst[r * cols + c] = oi__load_f64(t->dtype, oi__cdata(t), base + r * rs + c * cs);
+            dst[r * cols + c] = oi__load_f64(t->dtype, oi__op_cdata(t), base + r * rs + c * cs);
 }
 
-static void oi__gather_u64(const oi__tensor *t, int64_t base, int64_t rows, int64_t cols, uint64_t *dst) {
+static void oi__matmul_gather_u64(const oi__tensor *t, int64_t base, int64_t rows, int64_t cols, uint64_t *dst) {
     int64_t rs = t->strides[t->ndim - 2], cs = t->strides[t->ndim - 1];
     bool is_signed = oi__dtype_is_signed(t->dtype);
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++) {
             int64_t at = base + r * rs + c * cs;
-            dst[r * cols + c] = is_signed ? (uint64_t)oi__load_i64(t->dtype, oi__cdata(t), at)
-                                          : oi__load_u64(t->dtype, oi__cdata(t), at);
+            dst[r * cols + c] = is_signed ? (uint64_t)oi__load_i64(t->dtype, oi__op_cdata(t), at)
+                                          : oi__load_u64(t->dtype, oi__op_cdata(t), at);
         }
 }
 
@@ -64,8 +64,8 @@ static void oi__matmul_batch(const oi__kernel_args *k, const oi__matmul_dims *d,
     void *out_data = oi__tensor_data(out);
     if (oi__dtype_is_float(a->dtype)) {
         double *fa = (double *)a_buf, *fb = (double *)b_buf;
-        oi__gather_f64(a, a_base, d->m, d->k, fa);
-        oi__gather_f64(b, b_base, d->k, d->n, fb);
+        oi__matmul_gather_f64(a, a_base, d->m, d->k, fa);
+        oi__matmul_gather_f64(b, b_base, d->k, d->n, fb);
         for (int64_t i = 0; i < d->m; i++)
             for (int64_t j = 0; j < d->n; j++) {
                 double sum = 0.0;
@@ -81,8 +81,8 @@ static void oi__matmul_batch(const oi__kernel_args *k, const oi__matmul_dims *d,
         return;
     }
     uint64_t *ua = (uint64_t *)a_buf, *ub = (uint64_t *)b_buf;
-    oi__gather_u64(a, a_base, d->m, d->k, ua);
-    oi__gather_u64(b, b_base, d->k, d->n, ub);
+    oi__matmul_gather_u64(a, a_base, d->m, d->k, ua);
+    oi__matmul_gather_u64(b, b_base, d->k, d->n, ub);
     for (int64_t i = 0; i < d->m; i++)
         for (int64_t j = 0; j < d->n; j++) {
             uint64_t sum = 0;
@@ -100,8 +100,8 @@ static bool oi__matmul_fast_f32(const oi__kernel_args *k, const oi__matmul_dims 
     if (a->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32 || k->acc == OI_DTYPE_F64 || d->batch_ndim != 0 ||
         !oi__tensor_is_contiguous(a) || !oi__tensor_is_contiguous(b) || !oi__tensor_is_contiguous(out))
         return false;
-    const float *pa = (const float *)oi__cdata(a) + a->offset;
-    const float *pb = (const float *)oi__cdata(b) + b->offset;
+    const float *pa = (const float *)oi__op_cdata(a) + a->offset;
+    const float *pb = (const float *)oi__op_cdata(b) + b->offset;
     float *po = (float *)oi__tensor_data(out) + out->offset;
     for (int64_t i = 0; i < d->m; i++) {
         float *row = po + i * d->n;

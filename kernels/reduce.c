@@ -20,7 +20,7 @@ static oi_status oi__reduce_plan_of(const oi__kernel_args *k, oi__reduce_plan *p
     bool reduced[OI_MAX_DIMS];
     if (oi__reduce_axes(k, in->ndim, reduced) != OI_OK)
         return OI_ERROR_VALIDATION;
-    bool keepdims = oi__param_bool(k, "keepdims");
+    bool keepdims = oi__op_param_bool(k, "keepdims");
     memset(plan, 0, sizeof *plan);
     plan->inner_count = 1;
     int out_dim = 0;
@@ -54,25 +54,25 @@ static bool oi__reduce_wants_max(oi_op op) { return op == OI_OP_max_axis || op =
 
 /* Does `v` replace the current best? select_first keeps the first of
  * equal values (strict comparison), otherwise the last. */
-static bool oi__better_f(oi_op op, double v, double best, bool select_first) {
+static bool oi__reduce_better_f(oi_op op, double v, double best, bool select_first) {
     if (oi__reduce_wants_max(op))
         return select_first ? v > best : v >= best;
     return select_first ? v < best : v <= best;
 }
 
-static bool oi__better_i(oi_op op, int64_t v, int64_t best, bool select_first) {
+static bool oi__reduce_better_i(oi_op op, int64_t v, int64_t best, bool select_first) {
     if (oi__reduce_wants_max(op))
         return select_first ? v > best : v >= best;
     return select_first ? v < best : v <= best;
 }
 
-static bool oi__better_u(oi_op op, uint64_t v, uint64_t best, bool select_first) {
+static bool oi__reduce_better_u(oi_op op, uint64_t v, uint64_t best, bool select_first) {
     if (oi__reduce_wants_max(op))
         return select_first ? v > best : v >= best;
     return select_first ? v < best : v <= best;
 }
 
-static void oi__reduce_step(oi_op op, oi__domain dom, bool wide, bool select_first, oi_dtype t, const void *data,
+static void oi__reduce_step(oi_op op, oi__op_domain dom, bool wide, bool select_first, oi_dtype t, const void *data,
                             int64_t at, oi__reduce_acc *acc) {
     int64_t position = acc->seen++;
     if (dom == OI__DOM_FLOAT) {
@@ -87,7 +87,7 @@ static void oi__reduce_step(oi_op op, oi__domain dom, bool wide, bool select_fir
         case OI_OP_max_axis: acc->f = position ? fmax(acc->f, v) : v; return;
         case OI_OP_min_axis: acc->f = position ? fmin(acc->f, v) : v; return;
         default:
-            if (!position || oi__better_f(op, v, acc->f, select_first)) {
+            if (!position || oi__reduce_better_f(op, v, acc->f, select_first)) {
                 acc->f = v;
                 acc->best_index = position;
             }
@@ -99,8 +99,8 @@ static void oi__reduce_step(oi_op op, oi__domain dom, bool wide, bool select_fir
     case OI_OP_sum_axis: case OI_OP_mean_axis: acc->u += v; return;
     case OI_OP_prod_axis: acc->u *= v; return;
     default: {
-        bool better = dom == OI__DOM_SIGNED ? oi__better_i(op, (int64_t)v, (int64_t)acc->u, select_first)
-                                            : oi__better_u(op, v, acc->u, select_first);
+        bool better = dom == OI__DOM_SIGNED ? oi__reduce_better_i(op, (int64_t)v, (int64_t)acc->u, select_first)
+                                            : oi__reduce_better_u(op, v, acc->u, select_first);
         /* max/min keep the first of equal values: same result either way */
         if (!position || better) {
             acc->u = v;
@@ -111,7 +111,7 @@ static void oi__reduce_step(oi_op op, oi__domain dom, bool wide, bool select_fir
     }
 }
 
-static void oi__reduce_store(const oi__kernel_args *k, oi__domain dom, bool wide, const oi__reduce_acc *acc,
+static void oi__reduce_store(const oi__kernel_args *k, oi__op_domain dom, bool wide, const oi__reduce_acc *acc,
                              int64_t at) {
     oi_op op = k->op;
     oi_dtype t = k->out->dtype;
@@ -149,9 +149,9 @@ static oi_status oi__k_reduce(const oi__kernel_args *k) {
     bool needs_elements = op == OI_OP_max_axis || op == OI_OP_min_axis || oi__reduce_is_arg(op);
     if (needs_elements && plan.inner_count == 0)
         return oi__fail(OI_ERROR_RUNTIME, "%s: cannot reduce an empty axis", oi_op_name(op));
-    oi__domain dom = oi__domain_of(in->dtype);
+    oi__op_domain dom = oi__op_domain_of(in->dtype);
     bool wide = in->dtype == OI_DTYPE_F64 || k->acc == OI_DTYPE_F64;
-    bool select_first = oi__reduce_is_arg(op) ? oi__param_bool(k, "select_first") : true;
+    bool select_first = oi__reduce_is_arg(op) ? oi__op_param_bool(k, "select_first") : true;
     bool is_prod = op == OI_OP_prod_axis;
 
     int64_t outer_count = oi__shape_numel(plan.n_outer, plan.outer_shape);
@@ -174,7 +174,7 @@ static oi_status oi__k_reduce(const oi__kernel_args *k) {
             int64_t at = in_base;
             for (int d = 0; d < plan.n_inner; d++)
                 at += inner_index[d] * plan.inner_in_strides[d];
-            oi__reduce_step(op, dom, wide, select_first, in->dtype, oi__cdata(in), at, &acc);
+            oi__reduce_step(op, dom, wide, select_first, in->dtype, oi__op_cdata(in), at, &acc);
             for (int d = plan.n_inner - 1; d >= 0 && ++inner_index[d] == plan.inner_shape[d]; d--)
                 inner_index[d] = 0;
         }
