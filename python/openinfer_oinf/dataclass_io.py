@@ -100,11 +100,28 @@ def _validate_field(name: str, value: Any, annotation: Any, meta: Meta) -> Any:
 
 
 def _type_hints(cls: type) -> Dict[str, Any]:
-    """Resolved annotations with Annotated extras; unresolvable hints fall back to raw ones."""
+    """Resolved annotations, keeping Annotated extras.
+
+    With `from __future__ import annotations` every annotation is a string; a class defined
+    inside a function may name locals that cannot be resolved later. Rather than silently
+    losing `Annotated` metadata (a dtype override, a sizevar mark) we report the field.
+    """
     try:
         return typing.get_type_hints(cls, include_extras=True)
-    except Exception:  # noqa: BLE001 - forward refs in local scopes cannot always resolve
-        return {f.name: f.type for f in dataclasses.fields(cls)}
+    except Exception:  # noqa: BLE001 - resolve field by field below for a precise message
+        pass
+    module_globals = vars(sys.modules.get(cls.__module__, sys))
+    hints: Dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if not isinstance(f.type, str):
+            hints[f.name] = f.type
+            continue
+        try:
+            hints[f.name] = eval(f.type, dict(module_globals), {})  # noqa: S307 - annotation text
+        except Exception as exc:  # noqa: BLE001
+            raise OinfError(f"field '{f.name}': cannot resolve annotation {f.type!r} ({exc}); "
+                            "define the dataclass at module level") from None
+    return hints
 
 
 # ---------------------------------------------------------------------------- classification

@@ -75,8 +75,10 @@ def stats_line(values: np.ndarray, nbytes: int) -> str:
         lo, hi = int(values.min()), int(values.max())
     else:
         lo, hi = float(values.min()), float(values.max())
+    with np.errstate(invalid="ignore", over="ignore"):   # inf - inf in the std is nan
+        mean, median, std = np.mean(wide), np.median(wide), np.std(wide)
     parts = [f"nbytes: {nbytes}", f"min: {fmt_scalar(lo)}", f"max: {fmt_scalar(hi)}",
-             f"mean: {np.mean(wide):.6g}", f"median: {np.median(wide):.6g}", f"std: {np.std(wide):.6g}"]
+             f"mean: {mean:.6g}", f"median: {median:.6g}", f"std: {std:.6g}"]
     return "- [" + ", ".join(parts) + "]"
 
 
