@@ -22,6 +22,7 @@ from .spec import ScalarValue, SizeVar, TensorSpec, UninitializedTensor, _check_
 from .vtypes import ELEMENT_TYPES, OinfError, ValueType, check_name, resolve_dtype
 
 _DICT_ATTRS = ("sizevars", "metadata", "tensors")
+_UNION_TYPES = (typing.Union, getattr(types, "UnionType", typing.Union))  # `X | Y` is 3.10+
 Meta = Dict[str, Any]
 
 
@@ -45,7 +46,7 @@ def _members(annotation: Any) -> List[Any]:
     """The alternatives an annotation allows: Annotated stripped, unions flattened."""
     if typing.get_origin(annotation) is typing.Annotated:
         annotation = typing.get_args(annotation)[0]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+    if typing.get_origin(annotation) in _UNION_TYPES:
         return [m for arg in typing.get_args(annotation) for m in _members(arg)]
     return [annotation]
 
