@@ -3,6 +3,7 @@
  * graph <-> JSON conversion (schema: docs/graph-json.md). */
 #include "internal.h"
 
+#include <errno.h>
 #include <math.h>
 
 /* ================================================================== */
@@ -497,4 +498,1221 @@ const oi__json *oi__json_get(const oi__json *object, const char *key) {
         if (strcmp(object->keys[i], key) == 0)
             return &object->items[i];
     return NULL;
+}
+
+/* ================================================================== */
+/* Graph -> JSON (schema: docs/graph-json.md)                          */
+/* ================================================================== */
+
+static const char *const oi__jg_mem_names[] = {"dynamic", "volatile", "constant", "persistent"};
+
+static const char *const oi__jg_node_names[] = {
+    "assign", "op", "branch", "barrier", "dep", "cache_read", "cache_write", "cache_increment",
+    "cache_decrement", "cache_reset", "transfer", "yield", "await", "loop", "return",
+};
+
+/* The shortest text that reads back as the same double, always with a
+ * '.' or an exponent so it reads as a float; inf and nan as strings. */
+static void oi__jg_put_double(oi__buf *b, double value) {
+    if (isnan(value)) {
+        oi__buf_puts(b, "\"nan\"");
+        return;
+    }
+    if (isinf(value)) {
+        oi__buf_puts(b, value > 0 ? "\"inf\"" : "\"-inf\"");
+        return;
+    }
+    char text[40];
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(text, sizeof text, "%.*g", precision, value);
+        if (strtod(text, NULL) == value)
+            break;
+    }
+    oi__buf_puts(b, text);
+    if (!strpbrk(text, ".eE"))
+        oi__buf_puts(b, ".0");
+}
+
+static void oi__jg_put_key(oi__buf *b, const char *key) {
+    oi__buf_puts(b, ", ");
+    oi__buf_json_string(b, key);
+    oi__buf_puts(b, ": ");
+}
+
+static void oi__jg_put_string_field(oi__buf *b, const char *key, const char *value) {
+    oi__jg_put_key(b, key);
+    oi__buf_json_string(b, value);
+}
+
+static void oi__jg_put_strings(oi__buf *b, char **strings) {
+    oi__buf_puts(b, "[");
+    for (ptrdiff_t i = 0; i < arrlen(strings); i++) {
+        if (i)
+            oi__buf_puts(b, ", ");
+        oi__buf_json_string(b, strings[i]);
+    }
+    oi__buf_puts(b, "]");
+}
+
+static void oi__jg_put_src(oi__buf *b, const oi__src *src) {
+    oi__jg_put_key(b, "src");
+    oi__buf_puts(b, "{\"file\": ");
+    oi__buf_json_string(b, src->file ? src->file : "");
+    oi__buf_printf(b, ", \"line\": %d, \"text\": ", src->line);
+    oi__buf_json_string(b, src->text ? src->text : "");
+    oi__buf_puts(b, "}");
+}
+
+static void oi__jg_put_expr(oi__buf *b, const oi__expr *e) {
+    if (e->ident)
+        oi__buf_json_string(b, e->ident);
+    else
+        oi__buf_printf(b, "%lld", (long long)e->lit);
+}
+
+static void oi__jg_put_varref(oi__buf *b, const oi__varref *r) {
+    oi__buf_puts(b, "{\"name\": ");
+    oi__buf_json_string(b, r->name);
+    if (arrlen(r->indices)) {
+        oi__jg_put_key(b, "indices");
+        oi__jg_put_strings(b, r->indices);
+    }
+    oi__buf_puts(b, "}");
+}
+
+static void oi__jg_put_access(oi__buf *b, const oi__cache_access *a) {
+    oi__buf_puts(b, "{\"base\": ");
+    oi__buf_json_string(b, a->base);
+    oi__buf_printf(b, ", \"bracketed\": %s, \"indices\": [", a->bracketed ? "true" : "false");
+    for (ptrdiff_t i = 0; i < arrlen(a->indices); i++) {
+        const oi__cache_index *ix = &a->indices[i];
+        oi__buf_puts(b, i ? ", " : "");
+        if (!ix->is_slice) {
+            oi__buf_puts(b, "{\"kind\": \"index\", \"value\": ");
+            oi__jg_put_expr(b, &ix->single);
+        } else {
+            oi__buf_puts(b, "{\"kind\": \"slice\"");
+            if (ix->has_start) {
+                oi__buf_puts(b, ", \"start\": ");
+                oi__jg_put_expr(b, &ix->start);
+            }
+            if (ix->has_end) {
+                oi__buf_puts(b, ", \"end\": ");
+                oi__jg_put_expr(b, &ix->end);
+            }
+        }
+        oi__buf_puts(b, "}");
+    }
+    oi__buf_puts(b, "]}");
+}
+
+static const char *oi__jg_attr_type(oi__attr_kind kind) {
+    switch (kind) {
+    case OI__ATTR_FLOAT: return "float";
+    case OI__ATTR_INT: return "int";
+    case OI__ATTR_BOOL: return "bool";
+    case OI__ATTR_STRING: return "string";
+    case OI__ATTR_IDENT: return "ident";
+    case OI__ATTR_INT_LIST: return "int_list";
+    case OI__ATTR_DTYPE: return "dtype";
+    case OI__ATTR_DTYPE_LIST: return "dtype_list";
+    }
+    return "?";
+}
+
+static void oi__jg_put_attr(oi__buf *b, const oi__attr *a) {
+    oi__buf_puts(b, "{\"name\": ");
+    oi__buf_json_string(b, a->name);
+    oi__jg_put_string_field(b, "type", oi__jg_attr_type(a->kind));
+    oi__jg_put_key(b, "value");
+    switch (a->kind) {
+    case OI__ATTR_FLOAT: oi__jg_put_double(b, a->f); break;
+    case OI__ATTR_INT: oi__buf_printf(b, "%lld", (long long)a->i); break;
+    case OI__ATTR_BOOL: oi__buf_puts(b, a->i ? "true" : "false"); break;
+    case OI__ATTR_STRING:
+    case OI__ATTR_IDENT: oi__buf_json_string(b, a->s); break;
+    case OI__ATTR_DTYPE: oi__buf_json_string(b, oi_dtype_name(a->dtype)); break;
+    case OI__ATTR_INT_LIST:
+        oi__buf_puts(b, "[");
+        for (ptrdiff_t i = 0; i < arrlen(a->ints); i++)
+            oi__buf_printf(b, "%s%lld", i ? ", " : "", (long long)a->ints[i]);
+        oi__buf_puts(b, "]");
+        break;
+    case OI__ATTR_DTYPE_LIST:
+        oi__buf_puts(b, "[");
+        for (ptrdiff_t i = 0; i < arrlen(a->dtypes); i++) {
+            oi__buf_puts(b, i ? ", " : "");
+            oi__buf_json_string(b, oi_dtype_name(a->dtypes[i]));
+        }
+        oi__buf_puts(b, "]");
+        break;
+    }
+    oi__buf_puts(b, "}");
+}
+
+static void oi__jg_put_var(oi__buf *b, const oi__var *v) {
+    oi__buf_puts(b, "{\"name\": ");
+    oi__buf_json_string(b, v->name);
+    oi__jg_put_string_field(b, "kind", (unsigned)v->kind < 4 ? oi__jg_mem_names[v->kind] : "?");
+    oi__jg_put_string_field(b, "dtype", oi_dtype_name(v->dtype));
+    oi__jg_put_key(b, "dims");
+    oi__jg_put_strings(b, v->dims);
+    if (arrlen(v->table_indices)) {
+        oi__jg_put_key(b, "table_indices");
+        oi__jg_put_strings(b, v->table_indices);
+    }
+    if (v->init_kind != OI__INIT_NONE) {
+        oi__jg_put_key(b, "init");
+        if (v->init_kind == OI__INIT_FLOAT) {
+            oi__buf_puts(b, "{\"type\": \"float\", \"value\": ");
+            oi__jg_put_double(b, v->init_float);
+        } else if (v->init_kind == OI__INIT_INT) {
+            oi__buf_printf(b, "{\"type\": \"int\", \"value\": %lld", (long long)v->init_int);
+        } else {
+            oi__buf_printf(b, "{\"type\": \"bool\", \"value\": %s", v->init_int ? "true" : "false");
+        }
+        oi__buf_puts(b, "}");
+    }
+    if (v->ref_name)
+        oi__jg_put_string_field(b, "ref", v->ref_name);
+    if (v->pattern)
+        oi__jg_put_string_field(b, "pattern", v->pattern);
+    if (v->table)
+        oi__buf_puts(b, ", \"table\": true");
+    if (arrlen(v->auto_dim)) {
+        oi__jg_put_key(b, "auto_dim");
+        oi__jg_put_strings(b, v->auto_dim);
+    }
+    if (arrlen(v->fixed)) {
+        oi__jg_put_key(b, "fixed");
+        oi__buf_puts(b, "[");
+        for (ptrdiff_t i = 0; i < arrlen(v->fixed); i++) {
+            oi__buf_puts(b, i ? ", {\"index\": " : "{\"index\": ");
+            oi__buf_json_string(b, v->fixed[i].index);
+            oi__buf_printf(b, ", \"max\": %lld}", (long long)v->fixed[i].max);
+        }
+        oi__buf_puts(b, "]");
+    }
+    oi__jg_put_src(b, &v->src);
+    oi__buf_puts(b, "}");
+}
+
+static void oi__jg_put_nodes(oi__buf *b, const oi__node *nodes, int indent);
+
+static void oi__jg_put_node_fields(oi__buf *b, const oi__node *n, int indent) {
+    switch (n->kind) {
+    case OI__NODE_ASSIGN:
+        oi__jg_put_string_field(b, "name", n->name);
+        oi__jg_put_string_field(b, "dtype", oi_dtype_name(n->dtype));
+        oi__jg_put_key(b, "dims");
+        oi__jg_put_strings(b, n->dims);
+        break;
+    case OI__NODE_OP:
+        oi__jg_put_string_field(b, "op", oi_op_name(n->op));
+        oi__jg_put_key(b, "inputs");
+        oi__buf_puts(b, "[");
+        for (ptrdiff_t i = 0; i < arrlen(n->inputs); i++) {
+            oi__buf_puts(b, i ? ", " : "");
+            oi__jg_put_varref(b, &n->inputs[i]);
+        }
+        oi__buf_puts(b, "]");
+        oi__jg_put_key(b, "attrs");
+        oi__buf_puts(b, "[");
+        for (ptrdiff_t i = 0; i < arrlen(n->attrs); i++) {
+            oi__buf_puts(b, i ? ", " : "");
+            oi__jg_put_attr(b, &n->attrs[i]);
+        }
+        oi__buf_puts(b, "]");
+        oi__jg_put_string_field(b, "output", n->output);
+        break;
+    case OI__NODE_BRANCH:
+        if (n->cond)
+            oi__jg_put_string_field(b, "cond", n->cond);
+        oi__jg_put_string_field(b, "then", n->then_block);
+        if (n->else_block)
+            oi__jg_put_string_field(b, "else", n->else_block);
+        break;
+    case OI__NODE_DEP:
+        oi__jg_put_string_field(b, "after", n->after);
+        oi__jg_put_string_field(b, "before", n->before);
+        break;
+    case OI__NODE_CACHE_READ:
+    case OI__NODE_CACHE_WRITE:
+        oi__jg_put_key(b, "cache");
+        oi__jg_put_access(b, &n->access);
+        oi__jg_put_key(b, "var");
+        oi__jg_put_varref(b, &n->var);
+        break;
+    case OI__NODE_CACHE_INCREMENT:
+    case OI__NODE_CACHE_DECREMENT:
+        oi__jg_put_key(b, "cache");
+        oi__jg_put_access(b, &n->access);
+        oi__buf_printf(b, ", \"amount\": %lld", (long long)n->amount);
+        break;
+    case OI__NODE_CACHE_RESET:
+        oi__jg_put_key(b, "cache");
+        oi__jg_put_access(b, &n->access);
+        break;
+    case OI__NODE_TRANSFER:
+        oi__jg_put_key(b, "from");
+        oi__jg_put_varref(b, &n->src_var);
+        oi__jg_put_key(b, "to");
+        oi__jg_put_varref(b, &n->dst_var);
+        break;
+    case OI__NODE_YIELD:
+    case OI__NODE_AWAIT:
+        oi__jg_put_key(b, "vars");
+        oi__jg_put_strings(b, n->vars);
+        break;
+    case OI__NODE_LOOP:
+        oi__jg_put_string_field(b, "name", n->loop_name);
+        oi__jg_put_string_field(b, "var", n->loop_index);
+        oi__jg_put_key(b, "start");
+        oi__jg_put_expr(b, &n->loop_start);
+        oi__jg_put_key(b, "end");
+        oi__jg_put_expr(b, &n->loop_end);
+        oi__jg_put_src(b, &n->src);
+        oi__jg_put_key(b, "body");
+        oi__jg_put_nodes(b, n->body, indent + 2);
+        return;
+    case OI__NODE_BARRIER:
+    case OI__NODE_RETURN: break;
+    }
+    oi__jg_put_src(b, &n->src);
+}
+
+/* One node per line; a loop's body nests, indented. */
+static void oi__jg_put_nodes(oi__buf *b, const oi__node *nodes, int indent) {
+    if (arrlen(nodes) == 0) {
+        oi__buf_puts(b, "[]");
+        return;
+    }
+    oi__buf_puts(b, "[\n");
+    for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
+        const oi__node *n = &nodes[i];
+        oi__buf_printf(b, "%*s{\"index\": %u, \"uuid\": \"%s\", \"kind\": \"%s\"", indent + 2, "", (unsigned)n->index, n->uuid,
+                       oi__jg_node_names[n->kind]);
+        oi__jg_put_node_fields(b, n, indent + 2);
+        oi__buf_puts(b, i + 1 < arrlen(nodes) ? "},\n" : "}\n");
+    }
+    oi__buf_printf(b, "%*s]", indent, "");
+}
+
+char *oi_graph_to_json(const oi_graph *graph) {
+    if (!graph) {
+        oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_graph_to_json: graph is NULL");
+        return NULL;
+    }
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_puts(&b, "{\n  \"format\": \"openinfer-graph\",\n  \"version\": 1,\n  \"name\": ");
+    oi__buf_json_string(&b, graph->name);
+    oi__buf_printf(&b, ",\n  \"next_index\": %u,\n  \"vars\": [", (unsigned)graph->next_index);
+    for (ptrdiff_t i = 0; i < arrlen(graph->vars); i++) {
+        oi__buf_puts(&b, i ? ",\n    " : "\n    ");
+        oi__jg_put_var(&b, &graph->vars[i]);
+    }
+    oi__buf_puts(&b, arrlen(graph->vars) ? "\n  ],\n  \"blocks\": [" : "],\n  \"blocks\": [");
+    for (ptrdiff_t i = 0; i < arrlen(graph->blocks); i++) {
+        const oi__block *block = &graph->blocks[i];
+        oi__buf_puts(&b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+        oi__buf_json_string(&b, block->name);
+        oi__jg_put_src(&b, &block->src);
+        oi__buf_puts(&b, ",\n     \"nodes\": ");
+        oi__jg_put_nodes(&b, block->nodes, 5);
+        oi__buf_puts(&b, "}");
+    }
+    oi__buf_puts(&b, arrlen(graph->blocks) ? "\n  ]\n}\n" : "]\n}\n");
+    return oi__buf_take(&b);
+}
+
+/* ================================================================== */
+/* JSON -> graph                                                       */
+/* ================================================================== */
+
+/* Errors name the place in the document as a path: "$.blocks[0].nodes[2].kind". */
+typedef struct oi__jg_reader {
+    char path[512];
+    size_t path_len;
+} oi__jg_reader;
+
+static oi_status oi__jg_fail(oi__jg_reader *r, const char *fmt, ...) OI__PRINTF(2, 3);
+static oi_status oi__jg_fail(oi__jg_reader *r, const char *fmt, ...) {
+    char reason[512];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(reason, sizeof reason, fmt, args);
+    va_end(args);
+    return oi__fail(OI_ERROR_FORMAT, "graph JSON: %s: %s", r->path, reason);
+}
+
+static size_t oi__jg_push_key(oi__jg_reader *r, const char *key) {
+    size_t old = r->path_len;
+    int n = snprintf(r->path + old, sizeof r->path - old, ".%s", key);
+    r->path_len = n > 0 && old + (size_t)n < sizeof r->path ? old + (size_t)n : old;
+    r->path[r->path_len] = '\0';
+    return old;
+}
+
+static size_t oi__jg_push_index(oi__jg_reader *r, ptrdiff_t index) {
+    size_t old = r->path_len;
+    int n = snprintf(r->path + old, sizeof r->path - old, "[%td]", index);
+    r->path_len = n > 0 && old + (size_t)n < sizeof r->path ? old + (size_t)n : old;
+    r->path[r->path_len] = '\0';
+    return old;
+}
+
+static void oi__jg_pop(oi__jg_reader *r, size_t old) {
+    r->path_len = old;
+    r->path[old] = '\0';
+}
+
+static const char *oi__jg_type_name(oi__json_type t) {
+    static const char *const names[] = {"null", "a boolean", "a number", "a string", "an array", "an object"};
+    return names[t];
+}
+
+static oi_status oi__jg_expect_type(oi__jg_reader *r, const oi__json *j, oi__json_type want) {
+    if (j->type != want)
+        return oi__jg_fail(r, "expected %s, found %s", oi__jg_type_name(want), oi__jg_type_name(j->type));
+    return OI_OK;
+}
+
+/* Refuses keys the schema does not know (a typo must not pass silently). */
+static oi_status oi__jg_only_keys(oi__jg_reader *r, const oi__json *obj, const char *const *allowed) {
+    for (ptrdiff_t i = 0; i < arrlen(obj->keys); i++) {
+        bool known = false;
+        for (const char *const *a = allowed; *a; a++)
+            known = known || strcmp(*a, obj->keys[i]) == 0;
+        if (!known) {
+            size_t old = oi__jg_push_key(r, obj->keys[i]);
+            oi_status status = oi__jg_fail(r, "unknown key");
+            oi__jg_pop(r, old);
+            return status;
+        }
+    }
+    return OI_OK;
+}
+
+/* The member `key`, or NULL (+ error when required). A JSON null counts
+ * as absent. */
+static const oi__json *oi__jg_member(oi__jg_reader *r, const oi__json *obj, const char *key, bool required, oi_status *status) {
+    const oi__json *j = oi__json_get(obj, key);
+    if (j && j->type == OI__JSON_NULL)
+        j = NULL;
+    if (!j && required) {
+        size_t old = oi__jg_push_key(r, key);
+        *status = oi__jg_fail(r, "missing");
+        oi__jg_pop(r, old);
+    }
+    return j;
+}
+
+static bool oi__jg_is_identifier(const char *s) {
+    if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+        return false;
+    for (s++; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+/* Reads a string member; `identifier` also requires [A-Za-z_][A-Za-z0-9_]*. */
+static oi_status oi__jg_string(oi__jg_reader *r, const oi__json *obj, const char *key, bool required, bool identifier, char **out) {
+    oi_status status = OI_OK;
+    const oi__json *j = oi__jg_member(r, obj, key, required, &status);
+    if (!j)
+        return status;
+    size_t old = oi__jg_push_key(r, key);
+    status = oi__jg_expect_type(r, j, OI__JSON_STRING);
+    if (status == OI_OK && identifier && !oi__jg_is_identifier(j->text))
+        status = oi__jg_fail(r, "\"%s\" is not an identifier", j->text);
+    oi__jg_pop(r, old);
+    if (status != OI_OK)
+        return status;
+    *out = oi__strdup(j->text);
+    return *out ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+}
+
+/* An integer literal (no fraction or exponent) within [lo, hi]. */
+static oi_status oi__jg_int_value(oi__jg_reader *r, const oi__json *j, int64_t lo, int64_t hi, int64_t *out) {
+    oi_status status = oi__jg_expect_type(r, j, OI__JSON_NUMBER);
+    if (status != OI_OK)
+        return status;
+    if (strpbrk(j->text, ".eE"))
+        return oi__jg_fail(r, "expected an integer, found %s", j->text);
+    errno = 0;
+    long long value = strtoll(j->text, NULL, 10);
+    if (errno == ERANGE || value < lo || value > hi)
+        return oi__jg_fail(r, "%s is out of range", j->text);
+    *out = (int64_t)value;
+    return OI_OK;
+}
+
+static oi_status oi__jg_int(oi__jg_reader *r, const oi__json *obj, const char *key, int64_t lo, int64_t hi, int64_t *out) {
+    oi_status status = OI_OK;
+    const oi__json *j = oi__jg_member(r, obj, key, true, &status);
+    if (!j)
+        return status;
+    size_t old = oi__jg_push_key(r, key);
+    status = oi__jg_int_value(r, j, lo, hi, out);
+    oi__jg_pop(r, old);
+    return status;
+}
+
+static oi_status oi__jg_bool(oi__jg_reader *r, const oi__json *obj, const char *key, bool *out) {
+    oi_status status = OI_OK;
+    const oi__json *j = oi__jg_member(r, obj, key, false, &status);
+    if (!j)
+        return status;
+    size_t old = oi__jg_push_key(r, key);
+    status = oi__jg_expect_type(r, j, OI__JSON_BOOL);
+    oi__jg_pop(r, old);
+    if (status == OI_OK)
+        *out = j->boolean;
+    return status;
+}
+
+static oi_status oi__jg_double_value(oi__jg_reader *r, const oi__json *j, double *out) {
+    if (j->type == OI__JSON_STRING) {
+        if (strcmp(j->text, "inf") == 0 || strcmp(j->text, "-inf") == 0 || strcmp(j->text, "nan") == 0) {
+            *out = j->text[0] == 'n' ? (double)NAN : j->text[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+            return OI_OK;
+        }
+        return oi__jg_fail(r, "expected a number, \"inf\", \"-inf\" or \"nan\"");
+    }
+    oi_status status = oi__jg_expect_type(r, j, OI__JSON_NUMBER);
+    if (status == OI_OK && isinf(j->number))
+        status = oi__jg_fail(r, "%s is out of range", j->text);
+    if (status == OI_OK)
+        *out = j->number;
+    return status;
+}
+
+/* An array of strings (absent: empty). */
+static oi_status oi__jg_strings(oi__jg_reader *r, const oi__json *obj, const char *key, bool required, bool identifiers, char ***out) {
+    oi_status status = OI_OK;
+    const oi__json *j = oi__jg_member(r, obj, key, required, &status);
+    if (!j)
+        return status;
+    size_t old = oi__jg_push_key(r, key);
+    status = oi__jg_expect_type(r, j, OI__JSON_ARRAY);
+    for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(j->items); i++) {
+        size_t item_old = oi__jg_push_index(r, i);
+        const oi__json *item = &j->items[i];
+        status = oi__jg_expect_type(r, item, OI__JSON_STRING);
+        if (status == OI_OK && identifiers && !oi__jg_is_identifier(item->text))
+            status = oi__jg_fail(r, "\"%s\" is not an identifier", item->text);
+        oi__jg_pop(r, item_old);
+        char *copy = status == OI_OK ? oi__strdup(item->text) : NULL;
+        if (status == OI_OK && !copy)
+            status = OI_ERROR_OUT_OF_MEMORY;
+        if (copy)
+            arrput(*out, copy);
+    }
+    oi__jg_pop(r, old);
+    return status;
+}
+
+static oi_status oi__jg_dtype_value(oi__jg_reader *r, const oi__json *j, oi_dtype *out) {
+    oi_status status = oi__jg_expect_type(r, j, OI__JSON_STRING);
+    if (status != OI_OK)
+        return status;
+    oi_dtype t = oi_dtype_from_name(j->text);
+    if (t == OI_DTYPE_INVALID || !oi__dtype_is_tensor_type(t) || strcmp(oi_dtype_name(t), j->text) != 0)
+        return oi__jg_fail(r, "unknown dtype \"%s\"", j->text);
+    *out = t;
+    return OI_OK;
+}
+
+static oi_status oi__jg_dtype(oi__jg_reader *r, const oi__json *obj, const char *key, oi_dtype *out) {
+    oi_status status = OI_OK;
+    const oi__json *j = oi__jg_member(r, obj, key, true, &status);
+    if (!j)
+        return status;
+    size_t old = oi__jg_push_key(r, key);
+    status = oi__jg_dtype_value(r, j, out);
+    oi__jg_pop(r, old);
+    return status;
+}
+
+/* A dim is "16", "B" or a product "3*D". */
+static bool oi__jg_dim_atom_ok(const char *s, size_t len) {
+    if (len == 0)
+        return false;
+    bool digits = true;
+    for (size_t i = 0; i < len; i++)
+        digits = digits && s[i] >= '0' && s[i] <= '9';
+    if (digits)
+        return true;
+    char name[128];
+    if (len >= sizeof name)
+        return false;
+    memcpy(name, s, len);
+    name[len] = '\0';
+    return oi__jg_is_identifier(name);
+}
+
+static oi_status oi__jg_dims(oi__jg_reader *r, const oi__json *obj, char ***out) {
+    oi_status status = oi__jg_strings(r, obj, "dims", true, false, out);
+    for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(*out); i++) {
+        const char *dim = (*out)[i], *star = strchr(dim, '*');
+        bool ok = star ? oi__jg_dim_atom_ok(dim, (size_t)(star - dim)) && oi__jg_dim_atom_ok(star + 1, strlen(star + 1))
+                       : oi__jg_dim_atom_ok(dim, strlen(dim));
+        if (!ok) {
+            size_t old = oi__jg_push_key(r, "dims");
+            size_t old2 = oi__jg_push_index(r, i);
+            status = oi__jg_fail(r, "malformed dim \"%s\"", dim);
+            oi__jg_pop(r, old2);
+            oi__jg_pop(r, old);
+        }
+    }
+    return status;
+}
+
+static oi_status oi__jg_src(oi__jg_reader *r, const oi__json *obj, oi__src *out) {
+    static const char *const keys[] = {"file", "line", "text", NULL};
+    oi_status status = OI_OK;
+    const oi__json *j = oi__jg_member(r, obj, "src", true, &status);
+    if (!j)
+        return status;
+    size_t old = oi__jg_push_key(r, "src");
+    int64_t line = 0;
+    status = oi__jg_expect_type(r, j, OI__JSON_OBJECT);
+    if (status == OI_OK)
+        status = oi__jg_only_keys(r, j, keys);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "file", true, false, &out->file);
+    if (status == OI_OK)
+        status = oi__jg_int(r, j, "line", 0, INT32_MAX, &line);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "text", true, false, &out->text);
+    out->line = (int)line;
+    oi__jg_pop(r, old);
+    return status;
+}
+
+/* A number (a literal) or an identifier string. */
+static oi_status oi__jg_expr_value(oi__jg_reader *r, const oi__json *j, oi__expr *out) {
+    if (j->type == OI__JSON_STRING) {
+        if (!oi__jg_is_identifier(j->text))
+            return oi__jg_fail(r, "\"%s\" is not an identifier", j->text);
+        out->ident = oi__strdup(j->text);
+        return out->ident ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+    }
+    if (j->type != OI__JSON_NUMBER)
+        return oi__jg_fail(r, "expected an integer or an identifier string");
+    return oi__jg_int_value(r, j, INT64_MIN, INT64_MAX, &out->lit);
+}
+
+static oi_status oi__jg_expr(oi__jg_reader *r, const oi__json *obj, const char *key, bool required, bool *present, oi__expr *out) {
+    oi_status status = OI_OK;
+    const oi__json *j = oi__jg_member(r, obj, key, required, &status);
+    if (present)
+        *present = j != NULL;
+    if (!j)
+        return status;
+    size_t old = oi__jg_push_key(r, key);
+    status = oi__jg_expr_value(r, j, out);
+    oi__jg_pop(r, old);
+    return status;
+}
+
+static oi_status oi__jg_varref_value(oi__jg_reader *r, const oi__json *j, oi__varref *out) {
+    static const char *const keys[] = {"name", "indices", NULL};
+    oi_status status = oi__jg_expect_type(r, j, OI__JSON_OBJECT);
+    if (status == OI_OK)
+        status = oi__jg_only_keys(r, j, keys);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "name", true, true, &out->name);
+    if (status == OI_OK)
+        status = oi__jg_strings(r, j, "indices", false, false, &out->indices);
+    for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(out->indices); i++) {
+        const char *ix = out->indices[i];
+        if (!oi__jg_is_identifier(ix) && !oi__jg_dim_atom_ok(ix, strlen(ix)))
+            status = oi__jg_fail(r, "index \"%s\" is neither a name nor a non-negative integer", ix);
+    }
+    return status;
+}
+
+static oi_status oi__jg_varref(oi__jg_reader *r, const oi__json *obj, const char *key, oi__varref *out) {
+    oi_status status = OI_OK;
+    const oi__json *j = oi__jg_member(r, obj, key, true, &status);
+    if (!j)
+        return status;
+    size_t old = oi__jg_push_key(r, key);
+    status = oi__jg_varref_value(r, j, out);
+    oi__jg_pop(r, old);
+    return status;
+}
+
+static oi_status oi__jg_cache_index(oi__jg_reader *r, const oi__json *j, oi__cache_index *ix) {
+    static const char *const keys[] = {"kind", "value", "start", "end", NULL};
+    char *kind = NULL;
+    oi_status status = oi__jg_expect_type(r, j, OI__JSON_OBJECT);
+    if (status == OI_OK)
+        status = oi__jg_only_keys(r, j, keys);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "kind", true, false, &kind);
+    if (status == OI_OK && strcmp(kind, "index") == 0) {
+        status = oi__jg_expr(r, j, "value", true, NULL, &ix->single);
+        if (status == OI_OK && (oi__json_get(j, "start") || oi__json_get(j, "end")))
+            status = oi__jg_fail(r, "an index has no start or end");
+    } else if (status == OI_OK && strcmp(kind, "slice") == 0) {
+        ix->is_slice = true;
+        status = oi__json_get(j, "value") ? oi__jg_fail(r, "a slice has start and end, not value") : OI_OK;
+        if (status == OI_OK)
+            status = oi__jg_expr(r, j, "start", false, &ix->has_start, &ix->start);
+        if (status == OI_OK)
+            status = oi__jg_expr(r, j, "end", false, &ix->has_end, &ix->end);
+    } else if (status == OI_OK) {
+        size_t old = oi__jg_push_key(r, "kind");
+        status = oi__jg_fail(r, "expected \"index\" or \"slice\"");
+        oi__jg_pop(r, old);
+    }
+    oi__free(kind);
+    return status;
+}
+
+static oi_status oi__jg_access(oi__jg_reader *r, const oi__json *obj, oi__cache_access *out) {
+    static const char *const keys[] = {"base", "bracketed", "indices", NULL};
+    oi_status status = OI_OK;
+    const oi__json *j = oi__jg_member(r, obj, "cache", true, &status);
+    if (!j)
+        return status;
+    size_t old = oi__jg_push_key(r, "cache");
+    status = oi__jg_expect_type(r, j, OI__JSON_OBJECT);
+    if (status == OI_OK)
+        status = oi__jg_only_keys(r, j, keys);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "base", true, true, &out->base);
+    if (status == OI_OK)
+        status = oi__jg_bool(r, j, "bracketed", &out->bracketed);
+    const oi__json *indices = status == OI_OK ? oi__jg_member(r, j, "indices", true, &status) : NULL;
+    if (indices) {
+        size_t list_old = oi__jg_push_key(r, "indices");
+        status = oi__jg_expect_type(r, indices, OI__JSON_ARRAY);
+        if (status == OI_OK && arrlen(indices->items) && !out->bracketed)
+            status = oi__jg_fail(r, "indices need \"bracketed\": true");
+        for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(indices->items); i++) {
+            oi__cache_index ix;
+            memset(&ix, 0, sizeof ix);
+            size_t item_old = oi__jg_push_index(r, i);
+            status = oi__jg_cache_index(r, &indices->items[i], &ix);
+            oi__jg_pop(r, item_old);
+            arrput(out->indices, ix);
+        }
+        oi__jg_pop(r, list_old);
+    }
+    oi__jg_pop(r, old);
+    return status;
+}
+
+static oi_status oi__jg_attr_value(oi__jg_reader *r, const oi__json *v, oi__attr *a) {
+    switch (a->kind) {
+    case OI__ATTR_FLOAT: return oi__jg_double_value(r, v, &a->f);
+    case OI__ATTR_INT: return oi__jg_int_value(r, v, INT64_MIN, INT64_MAX, &a->i);
+    case OI__ATTR_BOOL: {
+        oi_status status = oi__jg_expect_type(r, v, OI__JSON_BOOL);
+        a->i = v->boolean;
+        return status;
+    }
+    case OI__ATTR_STRING:
+    case OI__ATTR_IDENT: {
+        oi_status status = oi__jg_expect_type(r, v, OI__JSON_STRING);
+        if (status == OI_OK && a->kind == OI__ATTR_IDENT && !oi__jg_is_identifier(v->text))
+            status = oi__jg_fail(r, "\"%s\" is not an identifier", v->text);
+        if (status == OI_OK && !(a->s = oi__strdup(v->text)))
+            status = OI_ERROR_OUT_OF_MEMORY;
+        return status;
+    }
+    case OI__ATTR_DTYPE: return oi__jg_dtype_value(r, v, &a->dtype);
+    case OI__ATTR_INT_LIST:
+    case OI__ATTR_DTYPE_LIST: {
+        oi_status status = oi__jg_expect_type(r, v, OI__JSON_ARRAY);
+        for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(v->items); i++) {
+            size_t old = oi__jg_push_index(r, i);
+            if (a->kind == OI__ATTR_INT_LIST) {
+                int64_t value = 0;
+                status = oi__jg_int_value(r, &v->items[i], INT64_MIN, INT64_MAX, &value);
+                arrput(a->ints, value);
+            } else {
+                oi_dtype t = OI_DTYPE_INVALID;
+                status = oi__jg_dtype_value(r, &v->items[i], &t);
+                arrput(a->dtypes, t);
+            }
+            oi__jg_pop(r, old);
+        }
+        return status;
+    }
+    }
+    return OI_OK;
+}
+
+static oi_status oi__jg_attr(oi__jg_reader *r, const oi__json *j, oi__attr *a) {
+    static const char *const keys[] = {"name", "type", "value", NULL};
+    char *type = NULL;
+    oi_status status = oi__jg_expect_type(r, j, OI__JSON_OBJECT);
+    if (status == OI_OK)
+        status = oi__jg_only_keys(r, j, keys);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "name", true, true, &a->name);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "type", true, false, &type);
+    if (status == OI_OK) {
+        int kind = -1;
+        for (int k = 0; k <= (int)OI__ATTR_DTYPE_LIST; k++)
+            if (strcmp(type, oi__jg_attr_type((oi__attr_kind)k)) == 0)
+                kind = k;
+        if (kind < 0) {
+            size_t old = oi__jg_push_key(r, "type");
+            status = oi__jg_fail(r, "unknown setting type \"%s\"", type);
+            oi__jg_pop(r, old);
+        }
+        a->kind = (oi__attr_kind)(kind < 0 ? 0 : kind);
+    }
+    const oi__json *v = status == OI_OK ? oi__jg_member(r, j, "value", true, &status) : NULL;
+    if (v) {
+        size_t old = oi__jg_push_key(r, "value");
+        status = oi__jg_attr_value(r, v, a);
+        oi__jg_pop(r, old);
+    }
+    oi__free(type);
+    return status;
+}
+
+/* Reads an array member element by element with `each`, which appends. */
+typedef oi_status (*oi__jg_each_fn)(oi__jg_reader *r, const oi__json *item, void *ctx);
+
+static oi_status oi__jg_array(oi__jg_reader *r, const oi__json *obj, const char *key, bool required, oi__jg_each_fn each, void *ctx) {
+    oi_status status = OI_OK;
+    const oi__json *j = oi__jg_member(r, obj, key, required, &status);
+    if (!j)
+        return status;
+    size_t old = oi__jg_push_key(r, key);
+    status = oi__jg_expect_type(r, j, OI__JSON_ARRAY);
+    for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(j->items); i++) {
+        size_t item_old = oi__jg_push_index(r, i);
+        status = each(r, &j->items[i], ctx);
+        oi__jg_pop(r, item_old);
+    }
+    oi__jg_pop(r, old);
+    return status;
+}
+
+static oi_status oi__jg_each_input(oi__jg_reader *r, const oi__json *item, void *ctx) {
+    oi__node *n = (oi__node *)ctx;
+    oi__varref ref;
+    memset(&ref, 0, sizeof ref);
+    oi_status status = oi__jg_varref_value(r, item, &ref);
+    arrput(n->inputs, ref);
+    return status;
+}
+
+static oi_status oi__jg_each_attr(oi__jg_reader *r, const oi__json *item, void *ctx) {
+    oi__node *n = (oi__node *)ctx;
+    oi__attr a;
+    memset(&a, 0, sizeof a);
+    oi_status status = oi__jg_attr(r, item, &a);
+    arrput(n->attrs, a);
+    return status;
+}
+
+/* Which keys each node kind may carry besides index, uuid, kind, src. */
+static const char *const *oi__jg_node_keys(oi__node_kind kind) {
+    static const char *const assign[] = {"index", "uuid", "kind", "src", "name", "dtype", "dims", NULL};
+    static const char *const op[] = {"index", "uuid", "kind", "src", "op", "inputs", "attrs", "output", NULL};
+    static const char *const branch[] = {"index", "uuid", "kind", "src", "cond", "then", "else", NULL};
+    static const char *const plain[] = {"index", "uuid", "kind", "src", NULL};
+    static const char *const dep[] = {"index", "uuid", "kind", "src", "after", "before", NULL};
+    static const char *const cache_rw[] = {"index", "uuid", "kind", "src", "cache", "var", NULL};
+    static const char *const counter[] = {"index", "uuid", "kind", "src", "cache", "amount", NULL};
+    static const char *const reset[] = {"index", "uuid", "kind", "src", "cache", NULL};
+    static const char *const transfer[] = {"index", "uuid", "kind", "src", "from", "to", NULL};
+    static const char *const vars[] = {"index", "uuid", "kind", "src", "vars", NULL};
+    static const char *const loop[] = {"index", "uuid", "kind", "src", "name", "var", "start", "end", "body", NULL};
+    switch (kind) {
+    case OI__NODE_ASSIGN: return assign;
+    case OI__NODE_OP: return op;
+    case OI__NODE_BRANCH: return branch;
+    case OI__NODE_DEP: return dep;
+    case OI__NODE_CACHE_READ: case OI__NODE_CACHE_WRITE: return cache_rw;
+    case OI__NODE_CACHE_INCREMENT: case OI__NODE_CACHE_DECREMENT: return counter;
+    case OI__NODE_CACHE_RESET: return reset;
+    case OI__NODE_TRANSFER: return transfer;
+    case OI__NODE_YIELD: case OI__NODE_AWAIT: return vars;
+    case OI__NODE_LOOP: return loop;
+    case OI__NODE_BARRIER: case OI__NODE_RETURN: return plain;
+    }
+    return plain;
+}
+
+static bool oi__jg_uuid_ok(const char *s) {
+    if (strlen(s) != 36)
+        return false;
+    for (int i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        bool hex = (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || (s[i] >= 'A' && s[i] <= 'F');
+        if (dash ? s[i] != '-' : !hex)
+            return false;
+    }
+    return true;
+}
+
+typedef struct oi__jg_nodes_ctx {
+    oi__node **nodes;
+    oi__jg_reader *r;
+} oi__jg_nodes_ctx;
+
+static oi_status oi__jg_each_node(oi__jg_reader *r, const oi__json *item, void *ctx);
+
+static oi_status oi__jg_op_fields(oi__jg_reader *r, const oi__json *j, oi__node *n) {
+    char *op_name = NULL;
+    oi_status status = oi__jg_string(r, j, "op", true, false, &op_name);
+    if (status == OI_OK) {
+        n->op = oi_op_from_name(op_name);
+        if (n->op == OI_OP_COUNT) {
+            size_t old = oi__jg_push_key(r, "op");
+            status = oi__jg_fail(r, "unknown op \"%s\"", op_name);
+            oi__jg_pop(r, old);
+        }
+    }
+    oi__free(op_name);
+    if (status == OI_OK)
+        status = oi__jg_array(r, j, "inputs", true, oi__jg_each_input, n);
+    if (status == OI_OK)
+        status = oi__jg_array(r, j, "attrs", true, oi__jg_each_attr, n);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "output", true, true, &n->output);
+    return status;
+}
+
+static oi_status oi__jg_loop_fields(oi__jg_reader *r, const oi__json *j, oi__node *n) {
+    oi_status status = oi__jg_string(r, j, "name", true, true, &n->loop_name);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "var", true, true, &n->loop_index);
+    if (status == OI_OK)
+        status = oi__jg_expr(r, j, "start", true, NULL, &n->loop_start);
+    if (status == OI_OK)
+        status = oi__jg_expr(r, j, "end", true, NULL, &n->loop_end);
+    if (status == OI_OK)
+        status = oi__jg_array(r, j, "body", true, oi__jg_each_node, &n->body);
+    return status;
+}
+
+static oi_status oi__jg_node_fields(oi__jg_reader *r, const oi__json *j, oi__node *n) {
+    oi_status status = OI_OK;
+    switch (n->kind) {
+    case OI__NODE_ASSIGN:
+        status = oi__jg_string(r, j, "name", true, true, &n->name);
+        if (status == OI_OK)
+            status = oi__jg_dtype(r, j, "dtype", &n->dtype);
+        return status == OI_OK ? oi__jg_dims(r, j, &n->dims) : status;
+    case OI__NODE_OP: return oi__jg_op_fields(r, j, n);
+    case OI__NODE_BRANCH:
+        status = oi__jg_string(r, j, "cond", false, true, &n->cond);
+        if (status == OI_OK)
+            status = oi__jg_string(r, j, "then", true, true, &n->then_block);
+        if (status == OI_OK)
+            status = oi__jg_string(r, j, "else", false, true, &n->else_block);
+        if (status == OI_OK && !n->cond != !n->else_block)
+            status = oi__jg_fail(r, "a branch has both \"cond\" and \"else\", or neither");
+        return status;
+    case OI__NODE_DEP:
+        status = oi__jg_string(r, j, "after", true, false, &n->after);
+        return status == OI_OK ? oi__jg_string(r, j, "before", true, false, &n->before) : status;
+    case OI__NODE_CACHE_READ:
+    case OI__NODE_CACHE_WRITE:
+        status = oi__jg_access(r, j, &n->access);
+        return status == OI_OK ? oi__jg_varref(r, j, "var", &n->var) : status;
+    case OI__NODE_CACHE_INCREMENT:
+    case OI__NODE_CACHE_DECREMENT:
+        status = oi__jg_access(r, j, &n->access);
+        return status == OI_OK ? oi__jg_int(r, j, "amount", 0, INT64_MAX, &n->amount) : status;
+    case OI__NODE_CACHE_RESET: return oi__jg_access(r, j, &n->access);
+    case OI__NODE_TRANSFER:
+        status = oi__jg_varref(r, j, "from", &n->src_var);
+        return status == OI_OK ? oi__jg_varref(r, j, "to", &n->dst_var) : status;
+    case OI__NODE_YIELD:
+    case OI__NODE_AWAIT: return oi__jg_strings(r, j, "vars", true, true, &n->vars);
+    case OI__NODE_LOOP: return oi__jg_loop_fields(r, j, n);
+    case OI__NODE_BARRIER:
+    case OI__NODE_RETURN: return OI_OK;
+    }
+    return OI_OK;
+}
+
+static oi_status oi__jg_node(oi__jg_reader *r, const oi__json *j, oi__node *n) {
+    char *kind = NULL, *uuid = NULL;
+    int64_t index = 0;
+    oi_status status = oi__jg_expect_type(r, j, OI__JSON_OBJECT);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "kind", true, false, &kind);
+    if (status == OI_OK) {
+        int found = -1;
+        for (int k = 0; k <= (int)OI__NODE_RETURN; k++)
+            if (strcmp(kind, oi__jg_node_names[k]) == 0)
+                found = k;
+        if (found < 0) {
+            size_t old = oi__jg_push_key(r, "kind");
+            status = oi__jg_fail(r, "unknown node kind \"%s\"", kind);
+            oi__jg_pop(r, old);
+        }
+        n->kind = (oi__node_kind)(found < 0 ? 0 : found);
+    }
+    if (status == OI_OK)
+        status = oi__jg_only_keys(r, j, oi__jg_node_keys(n->kind));
+    if (status == OI_OK)
+        status = oi__jg_int(r, j, "index", 0, UINT32_MAX - 1, &index);
+    n->index = (uint32_t)index;
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "uuid", true, false, &uuid);
+    if (status == OI_OK && !oi__jg_uuid_ok(uuid)) {
+        size_t old = oi__jg_push_key(r, "uuid");
+        status = oi__jg_fail(r, "\"%s\" is not a UUID", uuid);
+        oi__jg_pop(r, old);
+    }
+    if (status == OI_OK)
+        memcpy(n->uuid, uuid, 37);
+    if (status == OI_OK)
+        status = oi__jg_src(r, j, &n->src);
+    if (status == OI_OK)
+        status = oi__jg_node_fields(r, j, n);
+    oi__free(kind);
+    oi__free(uuid);
+    return status;
+}
+
+static oi_status oi__jg_each_node(oi__jg_reader *r, const oi__json *item, void *ctx) {
+    oi__node **nodes = (oi__node **)ctx;
+    oi__node n;
+    memset(&n, 0, sizeof n);
+    oi_status status = oi__jg_node(r, item, &n);
+    arrput(*nodes, n); /* kept even when partial, so it is freed */
+    return status;
+}
+
+static oi_status oi__jg_mem_kind(oi__jg_reader *r, const oi__json *j, oi__mem_kind *out) {
+    char *kind = NULL;
+    oi_status status = oi__jg_string(r, j, "kind", true, false, &kind);
+    if (status != OI_OK)
+        return status;
+    int found = -1;
+    for (int k = 0; k < 4; k++)
+        if (strcmp(kind, oi__jg_mem_names[k]) == 0)
+            found = k;
+    if (found < 0) {
+        size_t old = oi__jg_push_key(r, "kind");
+        status = oi__jg_fail(r, "expected \"dynamic\", \"volatile\", \"constant\" or \"persistent\"");
+        oi__jg_pop(r, old);
+    }
+    *out = (oi__mem_kind)(found < 0 ? 0 : found);
+    oi__free(kind);
+    return status;
+}
+
+static oi_status oi__jg_init(oi__jg_reader *r, const oi__json *j, oi__var *v) {
+    static const char *const keys[] = {"type", "value", NULL};
+    oi_status status = OI_OK;
+    const oi__json *init = oi__jg_member(r, j, "init", false, &status);
+    if (!init)
+        return status;
+    size_t old = oi__jg_push_key(r, "init");
+    char *type = NULL;
+    status = oi__jg_expect_type(r, init, OI__JSON_OBJECT);
+    if (status == OI_OK)
+        status = oi__jg_only_keys(r, init, keys);
+    if (status == OI_OK)
+        status = oi__jg_string(r, init, "type", true, false, &type);
+    const oi__json *value = status == OI_OK ? oi__jg_member(r, init, "value", true, &status) : NULL;
+    if (value) {
+        size_t value_old = oi__jg_push_key(r, "value");
+        if (strcmp(type, "float") == 0) {
+            v->init_kind = OI__INIT_FLOAT;
+            status = oi__jg_double_value(r, value, &v->init_float);
+        } else if (strcmp(type, "int") == 0) {
+            v->init_kind = OI__INIT_INT;
+            status = oi__jg_int_value(r, value, INT64_MIN, INT64_MAX, &v->init_int);
+        } else if (strcmp(type, "bool") == 0) {
+            v->init_kind = OI__INIT_BOOL;
+            status = oi__jg_expect_type(r, value, OI__JSON_BOOL);
+            v->init_int = value->boolean;
+        } else {
+            status = oi__jg_fail(r, "init type must be \"float\", \"int\" or \"bool\"");
+        }
+        oi__jg_pop(r, value_old);
+    }
+    oi__free(type);
+    oi__jg_pop(r, old);
+    return status;
+}
+
+static oi_status oi__jg_each_fixed(oi__jg_reader *r, const oi__json *item, void *ctx) {
+    static const char *const keys[] = {"index", "max", NULL};
+    oi__var *v = (oi__var *)ctx;
+    oi__fixed f;
+    memset(&f, 0, sizeof f);
+    oi_status status = oi__jg_expect_type(r, item, OI__JSON_OBJECT);
+    if (status == OI_OK)
+        status = oi__jg_only_keys(r, item, keys);
+    if (status == OI_OK)
+        status = oi__jg_string(r, item, "index", true, true, &f.index);
+    if (status == OI_OK)
+        status = oi__jg_int(r, item, "max", 1, INT64_MAX, &f.max);
+    arrput(v->fixed, f);
+    return status;
+}
+
+static oi_status oi__jg_var(oi__jg_reader *r, const oi__json *j, oi__var *v) {
+    static const char *const keys[] = {"name", "kind", "dtype", "dims", "table_indices", "init", "ref",
+                                       "pattern", "table", "auto_dim", "fixed", "src", NULL};
+    oi_status status = oi__jg_expect_type(r, j, OI__JSON_OBJECT);
+    if (status == OI_OK)
+        status = oi__jg_only_keys(r, j, keys);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "name", true, true, &v->name);
+    if (status == OI_OK)
+        status = oi__jg_mem_kind(r, j, &v->kind);
+    if (status == OI_OK)
+        status = oi__jg_dtype(r, j, "dtype", &v->dtype);
+    if (status == OI_OK)
+        status = oi__jg_dims(r, j, &v->dims);
+    if (status == OI_OK)
+        status = oi__jg_strings(r, j, "table_indices", false, true, &v->table_indices);
+    if (status == OI_OK)
+        status = oi__jg_init(r, j, v);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "ref", false, false, &v->ref_name);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "pattern", false, false, &v->pattern);
+    if (status == OI_OK)
+        status = oi__jg_bool(r, j, "table", &v->table);
+    if (status == OI_OK)
+        status = oi__jg_strings(r, j, "auto_dim", false, true, &v->auto_dim);
+    if (status == OI_OK)
+        status = oi__jg_array(r, j, "fixed", false, oi__jg_each_fixed, v);
+    if (status == OI_OK)
+        status = oi__jg_src(r, j, &v->src);
+    return status;
+}
+
+static oi_status oi__jg_each_var(oi__jg_reader *r, const oi__json *item, void *ctx) {
+    oi_graph *g = (oi_graph *)ctx;
+    oi__var v;
+    memset(&v, 0, sizeof v);
+    oi_status status = oi__jg_var(r, item, &v);
+    arrput(g->vars, v);
+    return status;
+}
+
+static oi_status oi__jg_each_block(oi__jg_reader *r, const oi__json *item, void *ctx) {
+    static const char *const keys[] = {"name", "src", "nodes", NULL};
+    oi_graph *g = (oi_graph *)ctx;
+    oi__block block;
+    memset(&block, 0, sizeof block);
+    oi_status status = oi__jg_expect_type(r, item, OI__JSON_OBJECT);
+    if (status == OI_OK)
+        status = oi__jg_only_keys(r, item, keys);
+    if (status == OI_OK)
+        status = oi__jg_string(r, item, "name", true, true, &block.name);
+    if (status == OI_OK)
+        status = oi__jg_src(r, item, &block.src);
+    if (status == OI_OK)
+        status = oi__jg_array(r, item, "nodes", true, oi__jg_each_node, &block.nodes);
+    arrput(g->blocks, block);
+    return status;
+}
+
+/* Node indices are unique and below next_index. */
+static oi_status oi__jg_collect_indices(const oi_graph *g, const oi__node *nodes, uint32_t **seen, int depth) {
+    for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
+        const oi__node *n = &nodes[i];
+        if (n->index >= g->next_index)
+            return oi__fail_at(OI_ERROR_FORMAT, &n->src, "node index %u is not below next_index %u", (unsigned)n->index,
+                               (unsigned)g->next_index);
+        arrput(*seen, n->index);
+        if (n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH) {
+            oi_status status = oi__jg_collect_indices(g, n->body, seen, depth + 1);
+            if (status != OI_OK)
+                return status;
+        }
+    }
+    return OI_OK;
+}
+
+static int oi__jg_compare_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static oi_status oi__jg_check_indices(const oi_graph *g) {
+    uint32_t *seen = NULL;
+    oi_status status = OI_OK;
+    for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(g->blocks); i++)
+        status = oi__jg_collect_indices(g, g->blocks[i].nodes, &seen, 0);
+    if (status == OI_OK && arrlen(seen) > 1) {
+        qsort(seen, (size_t)arrlen(seen), sizeof *seen, oi__jg_compare_u32);
+        for (ptrdiff_t i = 1; status == OI_OK && i < arrlen(seen); i++)
+            if (seen[i] == seen[i - 1])
+                status = oi__fail(OI_ERROR_FORMAT, "graph JSON: node index %u is used twice", (unsigned)seen[i]);
+    }
+    arrfree(seen);
+    return status;
+}
+
+static oi_status oi__jg_graph(oi__jg_reader *r, const oi__json *root, oi_graph *g) {
+    static const char *const keys[] = {"format", "version", "name", "next_index", "vars", "blocks", NULL};
+    char *format = NULL;
+    int64_t version = 0, next_index = 0;
+    oi_status status = oi__jg_expect_type(r, root, OI__JSON_OBJECT);
+    if (status == OI_OK)
+        status = oi__jg_only_keys(r, root, keys);
+    if (status == OI_OK)
+        status = oi__jg_string(r, root, "format", true, false, &format);
+    if (status == OI_OK && strcmp(format, "openinfer-graph") != 0)
+        status = oi__jg_fail(r, "format must be \"openinfer-graph\"");
+    oi__free(format);
+    if (status == OI_OK)
+        status = oi__jg_int(r, root, "version", 1, 1, &version);
+    if (status == OI_OK) {
+        oi__free(g->name);
+        g->name = NULL;
+        status = oi__jg_string(r, root, "name", true, false, &g->name);
+    }
+    if (status == OI_OK)
+        status = oi__jg_int(r, root, "next_index", 0, UINT32_MAX, &next_index);
+    g->next_index = (uint32_t)next_index;
+    if (status == OI_OK)
+        status = oi__jg_array(r, root, "vars", true, oi__jg_each_var, g);
+    if (status == OI_OK)
+        status = oi__jg_array(r, root, "blocks", true, oi__jg_each_block, g);
+    return status;
+}
+
+oi_graph *oi_graph_from_json(const char *json) {
+    if (!json) {
+        oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_graph_from_json: json is NULL");
+        return NULL;
+    }
+    oi__json *root = oi__json_parse(json, strlen(json));
+    if (!root) {
+        oi__error_prefix("graph JSON");
+        return NULL;
+    }
+    oi_graph *g = oi__graph_new("");
+    oi__jg_reader r;
+    memset(&r, 0, sizeof r);
+    r.path[0] = '$';
+    r.path_len = 1;
+    oi_status status = g ? oi__jg_graph(&r, root, g) : OI_ERROR_OUT_OF_MEMORY;
+    oi__json_free(root);
+    if (status == OI_OK)
+        status = oi__jg_check_indices(g);
+    if (status == OI_OK)
+        status = oi__graph_check(g);
+    if (status != OI_OK) {
+        oi_graph_free(g);
+        return NULL;
+    }
+    return g;
 }
