@@ -21,7 +21,7 @@ from . import numeric, packed
 from .spec import Bitset, QuantParams, QuantScale, QuantZeroPoint
 from .vtypes import (
     ELEMENT_TYPES, FLAG_HAS_DATA, FLAG_HAS_QUANT, HEADER_PADDED, MAGIC, NATIVE_TYPES,
-    QUANT_HEADER_SIZE, V, OinfError, ValueType, align8, check_name, decoded_dtype,
+    V, OinfError, ValueType, align8, check_name, decoded_dtype,
     packed_bits, type_name,
 )
 

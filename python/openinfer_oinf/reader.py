@@ -16,7 +16,7 @@ from . import numeric, packed
 from .spec import Bitset
 from .vtypes import (
     ELEMENT_TYPES, FLAG_HAS_DATA, FLAG_HAS_QUANT, HEADER_PADDED, HEADER_SIZE, MAGIC,
-    QUANT_HEADER_SIZE, V, OinfError, ValueType, align8, decoded_dtype, element_size,
+    QUANT_HEADER_SIZE, V, OinfError, ValueType, align8, decoded_dtype,
     is_valid_tag, name_is_valid, packed_bits, tensor_nbytes, type_name,
 )
 
