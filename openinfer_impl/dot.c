@@ -1,2 +1,274 @@
-/* dot.c - not written yet. */
+/* dot.c - a Graphviz picture of a graph: one cluster per block, loops as
+ * nested clusters, branch edges to the target block, yield -> await
+ * edges between blocks, and data-flow edges from the node that last
+ * wrote a variable to each node that reads it (in program order). */
 #include "internal.h"
+
+/* "text" with quotes, backslashes and newlines escaped for DOT. */
+static void oi__dot_quoted(oi__buf *b, const char *text) {
+    oi__buf_puts(b, "\"");
+    for (const char *p = text ? text : ""; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            oi__buf_printf(b, "\\%c", *p);
+        else if (*p == '\n')
+            oi__buf_puts(b, "\\n");
+        else
+            oi__buf_append(b, p, 1);
+    }
+    oi__buf_puts(b, "\"");
+}
+
+typedef struct oi__dot_writer { char *key; uint32_t value; } oi__dot_writer;
+typedef struct oi__dot_set { char *key; int value; } oi__dot_set;
+
+typedef struct oi__dot {
+    oi__buf b;
+    const oi_graph *g;
+    oi__dot_writer *last_writer; /* variable -> index of the node that last wrote it */
+    char **var_nodes;            /* declared variables drawn as inputs           */
+    oi__dot_set *edges;          /* "from->to:label", to draw each edge once     */
+} oi__dot;
+
+static bool oi__dot_seen_edge(oi__dot *d, const char *key) {
+    if (shgeti(d->edges, key) >= 0)
+        return true;
+    shput(d->edges, key, 1);
+    return false;
+}
+
+static void oi__dot_edge(oi__dot *d, const char *from, const char *to, const char *label, const char *style) {
+    char key[256];
+    snprintf(key, sizeof key, "%s->%s:%s", from, to, label);
+    if (oi__dot_seen_edge(d, key))
+        return;
+    oi__buf_printf(&d->b, "  %s -> %s [label=", from, to);
+    oi__dot_quoted(&d->b, label);
+    oi__buf_printf(&d->b, "%s%s];\n", *style ? ", " : "", style);
+}
+
+/* A read of `name` by node `reader`: an edge from its last writer, or
+ * from the variable itself when nothing in the graph wrote it yet. */
+static void oi__dot_read(oi__dot *d, const char *name, uint32_t reader) {
+    char from[64], to[32];
+    snprintf(to, sizeof to, "n%u", (unsigned)reader);
+    ptrdiff_t at = shgeti(d->last_writer, name);
+    if (at >= 0) {
+        if (d->last_writer[at].value == reader)
+            return;
+        snprintf(from, sizeof from, "n%u", (unsigned)d->last_writer[at].value);
+    } else {
+        const oi__var *v = oi__graph_find_var(d->g, name);
+        if (!v)
+            return;
+        bool drawn = false;
+        for (ptrdiff_t i = 0; i < arrlen(d->var_nodes); i++)
+            drawn = drawn || strcmp(d->var_nodes[i], name) == 0;
+        if (!drawn) {
+            char *copy = oi__strdup(name);
+            if (copy)
+                arrput(d->var_nodes, copy);
+        }
+        snprintf(from, sizeof from, "\"var_%.50s\"", name);
+    }
+    oi__dot_edge(d, from, to, name, "color=\"#1f77b4\"");
+}
+
+static void oi__dot_write(oi__dot *d, const char *name, uint32_t writer) {
+    if (name)
+        shput(d->last_writer, name, writer);
+}
+
+static void oi__dot_data_flow(oi__dot *d, const oi__node *n) {
+    switch (n->kind) {
+    case OI__NODE_ASSIGN: oi__dot_write(d, n->name, n->index); break;
+    case OI__NODE_OP:
+        for (ptrdiff_t i = 0; i < arrlen(n->inputs); i++)
+            oi__dot_read(d, n->inputs[i].name, n->index);
+        oi__dot_write(d, n->output, n->index);
+        break;
+    case OI__NODE_CACHE_READ:
+        oi__dot_read(d, n->access.base, n->index);
+        oi__dot_write(d, n->var.name, n->index);
+        break;
+    case OI__NODE_CACHE_WRITE:
+        oi__dot_read(d, n->var.name, n->index);
+        oi__dot_write(d, n->access.base, n->index);
+        break;
+    case OI__NODE_CACHE_INCREMENT:
+    case OI__NODE_CACHE_DECREMENT:
+        oi__dot_read(d, n->access.base, n->index);
+        oi__dot_write(d, n->access.base, n->index);
+        break;
+    case OI__NODE_CACHE_RESET: oi__dot_write(d, n->access.base, n->index); break;
+    case OI__NODE_TRANSFER:
+        oi__dot_read(d, n->src_var.name, n->index);
+        oi__dot_write(d, n->dst_var.name, n->index);
+        break;
+    case OI__NODE_BRANCH:
+        if (n->cond)
+            oi__dot_read(d, n->cond, n->index);
+        break;
+    case OI__NODE_YIELD:
+        for (ptrdiff_t i = 0; i < arrlen(n->vars); i++)
+            oi__dot_read(d, n->vars[i], n->index);
+        break;
+    case OI__NODE_AWAIT:
+        for (ptrdiff_t i = 0; i < arrlen(n->vars); i++)
+            oi__dot_write(d, n->vars[i], n->index);
+        break;
+    case OI__NODE_BARRIER:
+    case OI__NODE_DEP:
+    case OI__NODE_LOOP:
+    case OI__NODE_RETURN: break;
+    }
+}
+
+/* The nodes of a block or loop body, in order; loops become nested
+ * clusters. Invisible edges keep the program order top to bottom. */
+static void oi__dot_nodes(oi__dot *d, const oi__node *nodes, int indent, int depth) {
+    for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
+        const oi__node *n = &nodes[i];
+        char *label = oi__node_describe(n);
+        if (n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH) {
+            oi__buf_printf(&d->b, "%*ssubgraph cluster_loop_%u {\n%*slabel=", indent, "", (unsigned)n->index, indent + 2, "");
+            oi__dot_quoted(&d->b, label);
+            oi__buf_printf(&d->b, ";\n%*sstyle=rounded;\n%*sn%u [shape=point, label=\"\"];\n", indent + 2, "", indent + 2, "",
+                           (unsigned)n->index);
+            oi__dot_nodes(d, n->body, indent + 2, depth + 1);
+            oi__buf_printf(&d->b, "%*s}\n", indent, "");
+        } else {
+            oi__buf_printf(&d->b, "%*sn%u [label=", indent, "", (unsigned)n->index);
+            oi__dot_quoted(&d->b, label);
+            oi__buf_puts(&d->b, "];\n");
+        }
+        oi__free(label);
+    }
+}
+
+/* Program-order edges (invisible) and the data flow, loops flattened. */
+static void oi__dot_flow(oi__dot *d, const oi__node *nodes, const char *previous, int depth) {
+    char prev[32];
+    snprintf(prev, sizeof prev, "%s", previous);
+    for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
+        const oi__node *n = &nodes[i];
+        char id[32];
+        snprintf(id, sizeof id, "n%u", (unsigned)n->index);
+        if (*prev)
+            oi__buf_printf(&d->b, "  %s -> %s [style=invis];\n", prev, id);
+        oi__dot_data_flow(d, n);
+        if (n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH)
+            oi__dot_flow(d, n->body, id, depth + 1);
+        snprintf(prev, sizeof prev, "%s", id);
+    }
+}
+
+static void oi__dot_branch_edges(oi__dot *d, const oi__node *nodes, int depth) {
+    for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
+        const oi__node *n = &nodes[i];
+        char from[32], to[96], style[160];
+        snprintf(from, sizeof from, "n%u", (unsigned)n->index);
+        if (n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH)
+            oi__dot_branch_edges(d, n->body, depth + 1);
+        if (n->kind != OI__NODE_BRANCH)
+            continue;
+        const char *targets[2] = {n->then_block, n->else_block};
+        for (int t = 0; t < 2; t++) {
+            if (!targets[t])
+                continue;
+            snprintf(to, sizeof to, "\"block_%.60s\"", targets[t]);
+            snprintf(style, sizeof style, "style=dashed, color=\"#d62728\", lhead=\"cluster_%.60s\"", targets[t]);
+            oi__dot_edge(d, from, to, n->cond ? (t == 0 ? "then" : "else") : "branch", style);
+        }
+    }
+}
+
+static bool oi__dot_shares_var(const oi__node *a, const oi__node *b, const char **name) {
+    for (ptrdiff_t i = 0; i < arrlen(a->vars); i++)
+        for (ptrdiff_t j = 0; j < arrlen(b->vars); j++)
+            if (strcmp(a->vars[i], b->vars[j]) == 0) {
+                *name = a->vars[i];
+                return true;
+            }
+    return false;
+}
+
+/* yield in one block -> await of the same variable in another block. */
+static void oi__dot_yield_edges(oi__dot *d) {
+    const oi_graph *g = d->g;
+    for (ptrdiff_t yb = 0; yb < arrlen(g->blocks); yb++) {
+        for (ptrdiff_t yi = 0; yi < arrlen(g->blocks[yb].nodes); yi++) {
+            const oi__node *y = &g->blocks[yb].nodes[yi];
+            if (y->kind != OI__NODE_YIELD)
+                continue;
+            for (ptrdiff_t ab = 0; ab < arrlen(g->blocks); ab++) {
+                for (ptrdiff_t ai = 0; ab != yb && ai < arrlen(g->blocks[ab].nodes); ai++) {
+                    const oi__node *a = &g->blocks[ab].nodes[ai];
+                    const char *name = NULL;
+                    if (a->kind != OI__NODE_AWAIT || !oi__dot_shares_var(y, a, &name))
+                        continue;
+                    char from[32], to[32], label[96];
+                    snprintf(from, sizeof from, "n%u", (unsigned)y->index);
+                    snprintf(to, sizeof to, "n%u", (unsigned)a->index);
+                    snprintf(label, sizeof label, "yield %.80s", name);
+                    oi__dot_edge(d, from, to, label, "style=dotted, color=\"#2ca02c\"");
+                }
+            }
+        }
+    }
+}
+
+char *oi_graph_to_dot(const oi_graph *graph) {
+    if (!graph) {
+        oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_graph_to_dot: graph is NULL");
+        return NULL;
+    }
+    oi__dot d;
+    memset(&d, 0, sizeof d);
+    d.g = graph;
+    sh_new_strdup(d.last_writer);
+    sh_new_strdup(d.edges);
+    oi__buf_puts(&d.b, "digraph ");
+    oi__dot_quoted(&d.b, graph->name);
+    oi__buf_puts(&d.b, " {\n  compound=true;\n  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=10];\n"
+                       "  edge [fontname=\"Helvetica\", fontsize=9];\n");
+    for (ptrdiff_t i = 0; i < arrlen(graph->blocks); i++) {
+        const oi__block *block = &graph->blocks[i];
+        oi__buf_puts(&d.b, "  subgraph ");
+        char cluster[96];
+        snprintf(cluster, sizeof cluster, "cluster_%.60s", block->name);
+        oi__dot_quoted(&d.b, cluster);
+        oi__buf_puts(&d.b, " {\n    label=");
+        char label[96];
+        snprintf(label, sizeof label, "block %.60s", block->name);
+        oi__dot_quoted(&d.b, label);
+        oi__buf_printf(&d.b, ";\n    \"block_%s\" [shape=oval, label=", block->name);
+        oi__dot_quoted(&d.b, block->name);
+        oi__buf_puts(&d.b, "];\n");
+        oi__dot_nodes(&d, block->nodes, 4, 0);
+        oi__buf_puts(&d.b, "  }\n");
+    }
+    for (ptrdiff_t i = 0; i < arrlen(graph->blocks); i++) {
+        char start[96];
+        snprintf(start, sizeof start, "\"block_%.60s\"", graph->blocks[i].name);
+        oi__dot_flow(&d, graph->blocks[i].nodes, start, 0);
+        oi__dot_branch_edges(&d, graph->blocks[i].nodes, 0);
+    }
+    oi__dot_yield_edges(&d);
+    for (ptrdiff_t i = 0; i < arrlen(d.var_nodes); i++) {
+        const oi__var *v = oi__graph_find_var(graph, d.var_nodes[i]);
+        static const char *const kinds[] = {"dynamic", "volatile", "constant", "persistent", "temporary"};
+        oi__buf_printf(&d.b, "  \"var_%s\" [shape=ellipse, color=\"#1f77b4\", label=", d.var_nodes[i]);
+        char text[160];
+        snprintf(text, sizeof text, "%.60s\n%s %s", v->name, (unsigned)v->kind < 5 ? kinds[v->kind] : "?",
+                 oi_dtype_name(v->dtype) ? oi_dtype_name(v->dtype) : "?");
+        oi__dot_quoted(&d.b, text);
+        oi__buf_puts(&d.b, "];\n");
+    }
+    oi__buf_puts(&d.b, "}\n");
+    shfree(d.last_writer);
+    for (ptrdiff_t i = 0; i < arrlen(d.var_nodes); i++)
+        oi__free(d.var_nodes[i]);
+    arrfree(d.var_nodes);
+    shfree(d.edges);
+    return oi__buf_take(&d.b);
+}
