@@ -14,6 +14,8 @@
 #include "json.c"
 #include "dot.c"
 #include "validate.c"
+#include "threadpool.c"
 #include "executor.c"
 #include "backend.c"
+#include "../kernels/gemm.c"
 #include "../kernels/kernels.c"

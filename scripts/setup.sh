@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(meson ninja-build gcc g++ clang pkg-config libstb-dev libvulkan-dev
-                 libvulkan-volk-dev glslc mesa-vulkan-drivers python3)
+                 libvulkan-volk-dev glslc mesa-vulkan-drivers python3 libopenblas-dev)
 PYTHON_PACKAGES=(numpy pytest)
 
 missing_debian() {

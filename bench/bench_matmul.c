@@ -1,0 +1,167 @@
+/* bench_matmul.c - our f32 gemm vs OpenBLAS cblas_sgemm, in one process.
+ *
+ * Usage: bench_matmul [--isa portable|avx2|avx512] [--quick] [n ...]
+ * Default sizes: 256 512 1024 2048 (--quick: 256 512 1024). For each size
+ * and 1 and 2 threads it times C = A * B (row-major, square) with both
+ * libraries, alternating runs so machine noise hits both alike, keeps the
+ * best run of each, and prints GFLOP/s and the ratio ours / OpenBLAS. */
+#include "../openinfer_impl/internal.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
+
+/* OpenBLAS (0.3.21, Debian 12) runs its AVX2 "Haswell" kernels on AMD CPUs
+ * even when they have AVX-512. To measure against its strongest kernel we
+ * re-run ourselves with OPENBLAS_CORETYPE=SkylakeX, which OpenBLAS reads
+ * when it loads; a value the user set is kept. */
+static void prefer_openblas_avx512(char **argv) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                  __builtin_cpu_supports("avx512cd");
+    if (avx512 && !getenv("OPENBLAS_CORETYPE")) {
+        setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+        execv("/proc/self/exe", argv);
+        unsetenv("OPENBLAS_CORETYPE"); /* exec failed: go on with the default */
+    }
+#else
+    (void)argv;
+#endif
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static float *random_matrix(int64_t n, unsigned seed) {
+    float *x = (float *)malloc((size_t)(n * n) * sizeof *x);
+    for (int64_t i = 0; i < n * n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+    }
+    return x;
+}
+
+/* The naive i-p-j loop, to show what the blocking buys (one thread). */
+static void naive_gemm(int64_t n, const float *a, const float *b, float *c) {
+    memset(c, 0, (size_t)(n * n) * sizeof *c);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t p = 0; p < n; p++)
+            for (int64_t j = 0; j < n; j++)
+                c[i * n + j] += a[i * n + p] * b[p * n + j];
+}
+
+typedef struct {
+    double ours, openblas; /* best seconds per run */
+    double max_diff;       /* between the two results, relative to max |C| */
+} timing;
+
+static timing time_size(int64_t n, int threads, oi__threadpool *pool) {
+    float *a = random_matrix(n, 1), *b = random_matrix(n, 2);
+    float *c_ours = (float *)calloc((size_t)(n * n), sizeof(float));
+    float *c_blas = (float *)calloc((size_t)(n * n), sizeof(float));
+    openblas_set_num_threads(threads);
+    timing t = {1e30, 1e30, 0};
+    double flops = 2.0 * (double)n * (double)n * (double)n;
+    /* At least 5 runs each and ~0.4 s per library, at most 50 runs. */
+    int runs = (int)fmin(50.0, fmax(5.0, 0.4 / (flops / 150e9)));
+    for (int r = -1; r < runs; r++) { /* run -1 warms caches and pools */
+        double t0 = now_seconds();
+        if (oi__gemm_f32(pool, false, false, n, n, n, 1.0f, a, n, b, n, 0.0f, c_ours, n) != OI_OK) {
+            fprintf(stderr, "bench_matmul: %s\n", oi_last_error());
+            exit(1);
+        }
+        double t1 = now_seconds();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, a, (int)n, b, (int)n,
+                    0.0f, c_blas, (int)n);
+        double t2 = now_seconds();
+        if (r >= 0) {
+            t.ours = fmin(t.ours, t1 - t0);
+            t.openblas = fmin(t.openblas, t2 - t1);
+        }
+    }
+    double max_abs = 0, max_diff = 0;
+    for (int64_t i = 0; i < n * n; i++) {
+        max_abs = fmax(max_abs, fabs(c_blas[i]));
+        max_diff = fmax(max_diff, fabs((double)c_ours[i] - c_blas[i]));
+    }
+    t.max_diff = max_diff / (max_abs > 0 ? max_abs : 1);
+    free(a);
+    free(b);
+    free(c_ours);
+    free(c_blas);
+    return t;
+}
+
+static double naive_gflops(int64_t n) {
+    float *a = random_matrix(n, 1), *b = random_matrix(n, 2);
+    float *c = (float *)malloc((size_t)(n * n) * sizeof *c);
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double t0 = now_seconds();
+        naive_gemm(n, a, b, c);
+        best = fmin(best, now_seconds() - t0);
+    }
+    free(a);
+    free(b);
+    free(c);
+    return 2.0 * (double)n * (double)n * (double)n / best * 1e-9;
+}
+
+static bool parse_isa(const char *name, oi__gemm_isa *isa) {
+    static const oi__gemm_isa all[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(name, oi__gemm_isa_name(all[i])) == 0) {
+            *isa = all[i];
+            return true;
+        }
+    return false;
+}
+
+int main(int argc, char **argv) {
+    prefer_openblas_avx512(argv);
+    int64_t sizes[16] = {256, 512, 1024, 2048};
+    int n_sizes = 4, n_given = 0;
+    for (int i = 1; i < argc; i++) {
+        oi__gemm_isa isa;
+        if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc && parse_isa(argv[i + 1], &isa)) {
+            if (!oi__gemm_force_isa(isa)) {
+                fprintf(stderr, "bench_matmul: this CPU cannot run the %s path\n", argv[i + 1]);
+                return 1;
+            }
+            i++;
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            n_sizes = 3;
+        } else if (atoll(argv[i]) > 0 && n_given < 16) {
+            sizes[n_given++] = atoll(argv[i]);
+        } else {
+            fprintf(stderr, "usage: %s [--isa portable|avx2|avx512] [--quick] [n ...]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (n_given)
+        n_sizes = n_given;
+
+    printf("f32 gemm, row-major C = A * B (n x n), best of several runs; OpenBLAS core %s; our path %s\n",
+           openblas_get_corename(), oi__gemm_isa_name(oi__gemm_active_isa()));
+    printf("naive i-p-j loop, 1 thread: n=256 %.1f GFLOP/s\n", naive_gflops(256));
+    printf("%6s %8s %14s %14s %8s %10s\n", "n", "threads", "ours GFLOP/s", "OpenBLAS", "ratio", "max diff");
+    for (int threads = 1; threads <= 2; threads++) {
+        oi__threadpool *pool = threads > 1 ? oi__threadpool_new(threads) : NULL;
+        for (int s = 0; s < n_sizes; s++) {
+            int64_t n = sizes[s];
+            timing t = time_size(n, threads, pool);
+            double flops = 2.0 * (double)n * (double)n * (double)n;
+            printf("%6lld %8d %14.1f %14.1f %8.2f %10.1e\n", (long long)n, threads, flops / t.ours * 1e-9,
+                   flops / t.openblas * 1e-9, t.openblas / t.ours, t.max_diff);
+            fflush(stdout);
+        }
+        oi__threadpool_free(pool);
+    }
+    return 0;
+}

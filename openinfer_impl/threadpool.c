@@ -1,0 +1,206 @@
+/* threadpool.c - a small persistent pool of worker threads.
+ *
+ * The executor creates one pool and keeps it for its lifetime, so an op
+ * never pays for thread creation. oi__threadpool_run hands out tasks
+ * 0..n_tasks-1 to the workers *and* the calling thread (which counts as
+ * thread 0), and returns when every task has finished.
+ *
+ * Workers sleep on a condition variable between jobs. All shared state is
+ * guarded by one mutex: tasks are coarse (a tile of a matmul, a slice of a
+ * tensor), so claiming one under the lock costs nothing measurable and the
+ * pool stays simple and race-free. */
+#include "internal.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+struct oi__threadpool {
+    int n_threads;        /* workers + the calling thread */
+    pthread_t *workers;   /* n_threads - 1 */
+    int n_started;        /* workers actually created */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;  /* workers: a new job or shutdown */
+    pthread_cond_t done;  /* caller: the last worker left the job */
+    pthread_mutex_t run_lock; /* one job at a time per pool */
+    /* The current job (valid while busy_workers > 0 or the caller works). */
+    void (*fn)(void *ctx, int task, int thread);
+    void *ctx;
+    int n_tasks;
+    int next_task;
+    int busy_workers;     /* workers that have not yet finished this job */
+    unsigned generation;  /* bumped per job, so a worker runs each job once */
+    bool shutdown;
+};
+
+/* The pool whose job this thread is running, so a task that calls
+ * oi__threadpool_run on the same pool runs inline instead of deadlocking. */
+static OI__THREAD_LOCAL const oi__threadpool *oi__threadpool_current;
+
+/* Claims the next task of the job, or -1 when all are handed out.
+ * Called with pool->lock held. */
+static int oi__threadpool_claim(oi__threadpool *pool) {
+    if (pool->next_task >= pool->n_tasks)
+        return -1;
+    return pool->next_task++;
+}
+
+/* Runs tasks until none are left; called with pool->lock held, returns
+ * with it held. */
+static void oi__threadpool_work(oi__threadpool *pool, int thread) {
+    void (*fn)(void *, int, int) = pool->fn;
+    void *ctx = pool->ctx;
+    for (;;) {
+        int task = oi__threadpool_claim(pool);
+        if (task < 0)
+            return;
+        pthread_mutex_unlock(&pool->lock);
+        fn(ctx, task, thread);
+        pthread_mutex_lock(&pool->lock);
+    }
+}
+
+typedef struct oi__threadpool_worker_arg {
+    oi__threadpool *pool;
+    int thread;
+} oi__threadpool_worker_arg;
+
+static void *oi__threadpool_worker(void *arg_ptr) {
+    oi__threadpool_worker_arg *arg = (oi__threadpool_worker_arg *)arg_ptr;
+    oi__threadpool *pool = arg->pool;
+    int thread = arg->thread;
+    oi__free(arg);
+    oi__threadpool_current = pool;
+
+    /* Workers start before the first job, whose generation is 1; a worker
+     * that is slow to start still sees that job. */
+    unsigned seen = 0;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!pool->shutdown && pool->generation == seen)
+            pthread_cond_wait(&pool->wake, &pool->lock);
+        if (pool->shutdown)
+            break;
+        seen = pool->generation;
+        oi__threadpool_work(pool, thread);
+        if (--pool->busy_workers == 0)
+            pthread_cond_signal(&pool->done);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+static int oi__online_cpus(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Stops and joins the workers that were started, then frees the pool. */
+static void oi__threadpool_destroy(oi__threadpool *pool) {
+    pthread_mutex_lock(&pool->lock);
+    pool->shutdown = true;
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+    for (int i = 0; i < pool->n_started; i++)
+        pthread_join(pool->workers[i], NULL);
+    pthread_cond_destroy(&pool->wake);
+    pthread_cond_destroy(&pool->done);
+    pthread_mutex_destroy(&pool->lock);
+    pthread_mutex_destroy(&pool->run_lock);
+    oi__free(pool->workers);
+    oi__free(pool);
+}
+
+oi__threadpool *oi__threadpool_new(int n_threads) {
+    if (n_threads < 0) {
+        oi__fail(OI_ERROR_INVALID_ARGUMENT, "thread pool: n_threads is %d; use 0 for all cores or a positive count", n_threads);
+        return NULL;
+    }
+    if (n_threads == 0)
+        n_threads = oi__online_cpus();
+    oi__threadpool *pool = (oi__threadpool *)oi__calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL;
+    pool->n_threads = n_threads;
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_mutex_init(&pool->run_lock, NULL);
+    pthread_cond_init(&pool->wake, NULL);
+    pthread_cond_init(&pool->done, NULL);
+    if (n_threads > 1) {
+        pool->workers = (pthread_t *)oi__malloc((size_t)(n_threads - 1) * sizeof *pool->workers);
+        if (!pool->workers) {
+            oi__threadpool_destroy(pool);
+            return NULL;
+        }
+    }
+    for (int i = 0; i + 1 < n_threads; i++) {
+        oi__threadpool_worker_arg *arg = (oi__threadpool_worker_arg *)oi__malloc(sizeof *arg);
+        if (!arg) {
+            oi__threadpool_destroy(pool);
+            return NULL;
+        }
+        arg->pool = pool;
+        arg->thread = i + 1;
+        int err = pthread_create(&pool->workers[i], NULL, oi__threadpool_worker, arg);
+        if (err != 0) {
+            oi__free(arg);
+            oi__threadpool_destroy(pool);
+            oi__fail(OI_ERROR_RUNTIME, "thread pool: cannot start thread %d of %d (%s)", i + 2, n_threads, strerror(err));
+            return NULL;
+        }
+        pool->n_started++;
+    }
+    return pool;
+}
+
+void oi__threadpool_free(oi__threadpool *pool) {
+    if (pool)
+        oi__threadpool_destroy(pool);
+}
+
+int oi__threadpool_size(const oi__threadpool *pool) { return pool ? pool->n_threads : 1; }
+
+static void oi__threadpool_run_inline(int n_tasks, void (*fn)(void *, int, int), void *ctx) {
+    for (int task = 0; task < n_tasks; task++)
+        fn(ctx, task, 0);
+}
+
+void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx, int task, int thread), void *ctx) {
+    if (n_tasks <= 0)
+        return;
+    if (!pool || pool->n_threads <= 1 || n_tasks == 1 || oi__threadpool_current == pool) {
+        oi__threadpool_run_inline(n_tasks, fn, ctx);
+        return;
+    }
+    pthread_mutex_lock(&pool->run_lock);
+    pthread_mutex_lock(&pool->lock);
+    pool->fn = fn;
+    pool->ctx = ctx;
+    pool->n_tasks = n_tasks;
+    pool->next_task = 0;
+    pool->busy_workers = pool->n_started;
+    pool->generation++;
+    pthread_cond_broadcast(&pool->wake);
+
+    const oi__threadpool *outer = oi__threadpool_current;
+    oi__threadpool_current = pool;
+    oi__threadpool_work(pool, 0);
+    oi__threadpool_current = outer;
+
+    while (pool->busy_workers > 0)
+        pthread_cond_wait(&pool->done, &pool->lock);
+    pool->fn = NULL;
+    pool->ctx = NULL;
+    pthread_mutex_unlock(&pool->lock);
+    pthread_mutex_unlock(&pool->run_lock);
+}
+
+/* ---- the process-wide pool, for callers without an executor ---- */
+static pthread_once_t oi__default_pool_once = PTHREAD_ONCE_INIT;
+static oi__threadpool *oi__default_pool;
+
+static void oi__default_pool_create(void) { oi__default_pool = oi__threadpool_new(0); }
+
+oi__threadpool *oi__threadpool_default(void) {
+    pthread_once(&oi__default_pool_once, oi__default_pool_create);
+    return oi__default_pool;
+}

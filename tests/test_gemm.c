@@ -1,0 +1,338 @@
+/* test_gemm.c - the thread pool and the f32/f64 matrix multiply, checked
+ * against a naive triple loop accumulating in double, for every code path
+ * (portable, AVX2, AVX-512 where the CPU has them), every transpose, edge
+ * sizes, alpha/beta, padded leading dimensions and 1..3 threads. */
+#include "../openinfer_impl/internal.h"
+#include "check.h"
+
+#include <pthread.h>
+
+/* ---- thread pool ---- */
+#define TASKS 1000
+
+typedef struct {
+    int runs[TASKS];
+    int max_thread;
+    int n_threads;
+    bool bad_thread;
+} count_ctx;
+
+/* Each task writes only its own slot; the thread index must be in range. */
+static void count_task(void *ctx_ptr, int task, int thread) {
+    count_ctx *ctx = (count_ctx *)ctx_ptr;
+    ctx->runs[task]++;
+    if (thread < 0 || thread >= ctx->n_threads)
+        ctx->bad_thread = true;
+}
+
+static void check_each_task_once(oi__threadpool *pool, int n_tasks) {
+    static count_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.n_threads = oi__threadpool_size(pool);
+    oi__threadpool_run(pool, n_tasks, count_task, &ctx);
+    int wrong = 0;
+    for (int t = 0; t < TASKS; t++)
+        wrong += ctx.runs[t] != (t < n_tasks ? 1 : 0);
+    CHECK_MSG(wrong == 0, "%d of %d tasks did not run exactly once (pool of %d)", wrong, n_tasks, ctx.n_threads);
+    CHECK(!ctx.bad_thread);
+}
+
+typedef struct {
+    oi__threadpool *pool;
+    int inner_runs[8];
+} nested_ctx;
+
+static void inner_task(void *ctx_ptr, int task, int thread) {
+    (void)thread;
+    int *slot = (int *)ctx_ptr;
+    *slot += task + 1;
+}
+
+/* A task that runs a job on its own pool: must run inline, not deadlock. */
+static void nested_task(void *ctx_ptr, int task, int thread) {
+    nested_ctx *ctx = (nested_ctx *)ctx_ptr;
+    (void)thread;
+    oi__threadpool_run(ctx->pool, 3, inner_task, &ctx->inner_runs[task]);
+}
+
+typedef struct {
+    oi__threadpool *pool;
+    bool ok;
+} caller_ctx;
+
+/* Two user threads share one pool: the jobs take turns. */
+static void *concurrent_caller(void *arg) {
+    caller_ctx *ctx = (caller_ctx *)arg;
+    count_ctx *counts = (count_ctx *)calloc(1, sizeof *counts);
+    counts->n_threads = oi__threadpool_size(ctx->pool);
+    ctx->ok = true;
+    for (int round = 0; round < 50; round++) {
+        memset(counts->runs, 0, sizeof counts->runs);
+        oi__threadpool_run(ctx->pool, 64, count_task, counts);
+        for (int t = 0; t < 64; t++)
+            if (counts->runs[t] != 1)
+                ctx->ok = false;
+    }
+    free(counts);
+    return NULL;
+}
+
+static void test_threadpool(void) {
+    CHECK(oi__threadpool_new(-1) == NULL);
+    CHECK_EQ_INT(oi__threadpool_size(NULL), 1);
+    check_each_task_once(NULL, 10);
+
+    for (int n_threads = 1; n_threads <= 4; n_threads++) {
+        oi__threadpool *pool = oi__threadpool_new(n_threads);
+        CHECK(pool != NULL);
+        CHECK_EQ_INT(oi__threadpool_size(pool), n_threads);
+        check_each_task_once(pool, 0);
+        check_each_task_once(pool, 1);
+        check_each_task_once(pool, 7);
+        for (int round = 0; round < 200; round++)
+            check_each_task_once(pool, 1 + round % 5);
+        check_each_task_once(pool, TASKS);
+
+        nested_ctx nested;
+        memset(&nested, 0, sizeof nested);
+        nested.pool = pool;
+        oi__threadpool_run(pool, 8, nested_task, &nested);
+        for (int t = 0; t < 8; t++)
+            CHECK_EQ_INT(nested.inner_runs[t], 1 + 2 + 3);
+        oi__threadpool_free(pool);
+    }
+
+    oi__threadpool *shared = oi__threadpool_new(2);
+    caller_ctx callers[2] = {{shared, false}, {shared, false}};
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&threads[i], NULL, concurrent_caller, &callers[i]);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(threads[i], NULL);
+        CHECK(callers[i].ok);
+    }
+    oi__threadpool_free(shared);
+
+    oi__threadpool *def = oi__threadpool_default();
+    CHECK(def != NULL);
+    CHECK(def == oi__threadpool_default());
+    CHECK(oi__threadpool_size(def) >= 1);
+    check_each_task_once(def, 100);
+}
+
+/* ---- gemm ---- */
+static unsigned rng_state = 12345u;
+static float rand_uniform(void) { /* [-1, 1) */
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (float)((rng_state >> 8) & 0xffffff) / (float)(1 << 23) - 1.0f;
+}
+
+#define GUARD 777.0f
+
+typedef struct {
+    int64_t m, n, k;
+} shape;
+
+/* Fills a rows x cols matrix with leading dimension ld; the padding holds GUARD. */
+static float *random_matrix(int64_t rows, int64_t cols, int64_t ld) {
+    size_t count = (size_t)(rows * ld) + 1;
+    float *x = (float *)malloc(count * sizeof *x);
+    for (size_t i = 0; i < count; i++)
+        x[i] = GUARD;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            x[i * ld + j] = rand_uniform();
+    return x;
+}
+
+/* The expected C and a bound on its rounding error, accumulated in double. */
+static void reference_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const float *a,
+                           int64_t lda, const float *b, int64_t ldb, double beta, const float *c0, int64_t ldc,
+                           double *want, double *scale) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double sum = 0, abs_sum = 0;
+            for (int64_t p = 0; p < k; p++) {
+                double x = ta ? a[p * lda + i] : a[i * lda + p];
+                double y = tb ? b[j * ldb + p] : b[p * ldb + j];
+                sum += x * y;
+                abs_sum += fabs(x * y);
+            }
+            double old = beta == 0 ? 0 : beta * c0[i * ldc + j];
+            want[i * n + j] = alpha * sum + old;
+            scale[i * n + j] = fabs(alpha) * abs_sum + fabs(old) + 1e-30;
+        }
+}
+
+typedef struct {
+    const char *name;
+    oi__threadpool *pool;
+} pool_case;
+
+static int gemm_failures_reported;
+
+/* Runs oi__gemm_f32 on a copy of c0 and compares every element (and the
+ * untouched padding) with the reference. */
+static void check_gemm_f32(const char *isa, const pool_case *pc, bool ta, bool tb, shape s, float alpha,
+                           float beta, const float *a, int64_t lda, const float *b, int64_t ldb, const float *c0,
+                           int64_t ldc, const double *want, const double *scale) {
+    size_t c_count = (size_t)(s.m * ldc) + 1;
+    float *c = (float *)malloc(c_count * sizeof *c);
+    memcpy(c, c0, c_count * sizeof *c);
+    CHECK_OK(oi__gemm_f32(pc->pool, ta, tb, s.m, s.n, s.k, alpha, a, lda, b, ldb, beta, c, ldc));
+    int64_t bad = 0, first_i = 0, first_j = 0;
+    for (int64_t i = 0; i < s.m; i++)
+        for (int64_t j = 0; j < s.n; j++) {
+            double err = fabs((double)c[i * ldc + j] - want[i * s.n + j]);
+            /* f32 rounding grows ~sqrt(k); a lost or doubled term is ~1/k of scale. */
+            if (!(err <= 1e-5 * scale[i * s.n + j]) && bad++ == 0) {
+                first_i = i;
+                first_j = j;
+            }
+        }
+    int64_t guards_changed = 0;
+    for (int64_t i = 0; i < s.m; i++)
+        for (int64_t j = s.n; j < ldc && i * ldc + j < (int64_t)c_count; j++)
+            guards_changed += c[i * ldc + j] != GUARD;
+    guards_changed += c[c_count - 1] != GUARD;
+    CHECK_MSG(bad == 0 && guards_changed == 0,
+              "%s %s ta=%d tb=%d m=%lld n=%lld k=%lld alpha=%g beta=%g: %lld wrong (first C[%lld,%lld] = %.9g, "
+              "want %.9g), %lld guard values overwritten", isa, pc->name, ta, tb, (long long)s.m, (long long)s.n,
+              (long long)s.k, (double)alpha, (double)beta, (long long)bad, (long long)first_i, (long long)first_j,
+              bad ? (double)c[first_i * ldc + first_j] : 0.0, bad ? want[first_i * s.n + first_j] : 0.0,
+              (long long)guards_changed);
+    if (bad)
+        gemm_failures_reported++;
+    free(c);
+}
+
+static void test_gemm_f32(void) {
+    static const shape shapes[] = {
+        {1, 1, 1}, {1, 1, 7}, {2, 3, 4}, {5, 1, 300}, {17, 33, 65}, {12, 32, 256}, {13, 33, 257},
+        {24, 64, 512}, {128, 128, 128}, {300, 7, 513}, {7, 300, 5}, {1, 700, 300}, {250, 97, 33},
+        {64, 64, 0}, {0, 5, 5}, {5, 0, 5}, {203, 211, 190},
+    };
+    static const float alphas[] = {1.0f, 0.5f, -1.5f, 0.0f};
+    static const float betas[] = {0.0f, 2.0f, 1.0f, 0.5f};
+    oi__threadpool *pool1 = oi__threadpool_new(1), *pool2 = oi__threadpool_new(2), *pool3 = oi__threadpool_new(3);
+    pool_case pools[] = {{"no pool", NULL}, {"1 thread", pool1}, {"2 threads", pool2}, {"3 threads", pool3}};
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        shape s = shapes[si];
+        for (int t = 0; t < 4; t++) {
+            bool ta = t & 1, tb = (t >> 1) & 1;
+            /* Leading dimensions with padding, so strides are exercised. */
+            int64_t a_rows = ta ? s.k : s.m, a_cols = ta ? s.m : s.k;
+            int64_t b_rows = tb ? s.n : s.k, b_cols = tb ? s.k : s.n;
+            int64_t lda = a_cols + 3, ldb = b_cols + 1, ldc = s.n + 5;
+            float *a = random_matrix(a_rows, a_cols, lda);
+            float *b = random_matrix(b_rows, b_cols, ldb);
+            float *c0 = random_matrix(s.m, s.n, ldc);
+            size_t n_out = (size_t)(s.m * s.n) + 1;
+            double *want = (double *)malloc(n_out * sizeof *want);
+            double *scale = (double *)malloc(n_out * sizeof *scale);
+            size_t ab = (si + (size_t)t) % 4; /* cycle alpha/beta pairs across cases */
+            float alpha = alphas[ab], beta = betas[ab];
+            reference_gemm(ta, tb, s.m, s.n, s.k, alpha, a, lda, b, ldb, beta, c0, ldc, want, scale);
+            for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+                if (!oi__gemm_force_isa(isas[ii]))
+                    continue;
+                for (size_t pi = 0; pi < sizeof pools / sizeof pools[0]; pi++)
+                    check_gemm_f32(oi__gemm_isa_name(isas[ii]), &pools[pi], ta, tb, s, alpha, beta, a, lda, b, ldb,
+                                   c0, ldc, want, scale);
+            }
+            free(a);
+            free(b);
+            free(c0);
+            free(want);
+            free(scale);
+        }
+    }
+    bool has_avx2 = oi__gemm_force_isa(OI__GEMM_ISA_AVX2), has_avx512 = oi__gemm_force_isa(OI__GEMM_ISA_AVX512);
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    printf("gemm f32: auto path is %s; avx2 %s, avx512 %s on this CPU\n", oi__gemm_isa_name(oi__gemm_active_isa()),
+           has_avx2 ? "tested" : "not available", has_avx512 ? "tested" : "not available");
+    oi__threadpool_free(pool1);
+    oi__threadpool_free(pool2);
+    oi__threadpool_free(pool3);
+}
+
+/* beta == 0 must not read C: NaN there must not leak into the result. */
+static void test_gemm_beta_zero_ignores_c(void) {
+    float a[40 * 40], b[40 * 40], c[40 * 40];
+    for (int i = 0; i < 40 * 40; i++) {
+        a[i] = 1.0f;
+        b[i] = 2.0f;
+        c[i] = NAN;
+    }
+    CHECK_OK(oi__gemm_f32(NULL, false, false, 40, 40, 40, 1.0f, a, 40, b, 40, 0.0f, c, 40));
+    int wrong = 0;
+    for (int i = 0; i < 40 * 40; i++)
+        wrong += c[i] != 80.0f;
+    CHECK_EQ_INT(wrong, 0);
+}
+
+static void test_gemm_errors(void) {
+    float x[16] = {0};
+    CHECK_STATUS(oi__gemm_f32(NULL, false, false, -1, 2, 2, 1.0f, x, 2, x, 2, 0.0f, x, 2), OI_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(oi__gemm_f32(NULL, false, false, 2, 2, 3, 1.0f, x, 2, x, 2, 0.0f, x, 2), OI_ERROR_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(oi_last_error(), "lda=2 needs >= 3");
+    CHECK_STATUS(oi__gemm_f32(NULL, true, false, 3, 2, 2, 1.0f, x, 2, x, 2, 0.0f, x, 2), OI_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(oi__gemm_f32(NULL, false, false, 2, 2, 2, 1.0f, NULL, 2, x, 2, 0.0f, x, 2),
+                 OI_ERROR_INVALID_ARGUMENT);
+    double y[16] = {0};
+    CHECK_STATUS(oi__gemm_f64(NULL, false, true, 2, 2, 3, 1.0, y, 3, y, 2, 0.0, y, 2), OI_ERROR_INVALID_ARGUMENT);
+}
+
+static void test_gemm_f64(void) {
+    static const shape shapes[] = {{1, 1, 1}, {17, 33, 65}, {130, 70, 129}, {3, 200, 0}};
+    oi__threadpool *pool = oi__threadpool_new(2);
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        shape s = shapes[si];
+        for (int t = 0; t < 4; t++) {
+            bool ta = t & 1, tb = (t >> 1) & 1;
+            int64_t a_rows = ta ? s.k : s.m, a_cols = ta ? s.m : s.k;
+            int64_t b_rows = tb ? s.n : s.k, b_cols = tb ? s.k : s.n;
+            int64_t lda = a_cols + 2, ldb = b_cols + 3, ldc = s.n + 1;
+            double *a = (double *)calloc((size_t)(a_rows * lda) + 1, sizeof *a);
+            double *b = (double *)calloc((size_t)(b_rows * ldb) + 1, sizeof *b);
+            double *c = (double *)calloc((size_t)(s.m * ldc) + 1, sizeof *c);
+            double *c0 = (double *)calloc((size_t)(s.m * ldc) + 1, sizeof *c0);
+            for (int64_t i = 0; i < a_rows * lda; i++)
+                a[i] = rand_uniform();
+            for (int64_t i = 0; i < b_rows * ldb; i++)
+                b[i] = rand_uniform();
+            for (int64_t i = 0; i < s.m * ldc; i++)
+                c[i] = c0[i] = rand_uniform();
+            double alpha = t == 3 ? -0.5 : 1.0, beta = t == 1 ? 0.0 : 1.5;
+            CHECK_OK(oi__gemm_f64(pool, ta, tb, s.m, s.n, s.k, alpha, a, lda, b, ldb, beta, c, ldc));
+            int64_t bad = 0;
+            for (int64_t i = 0; i < s.m; i++)
+                for (int64_t j = 0; j < s.n; j++) {
+                    long double sum = 0;
+                    for (int64_t p = 0; p < s.k; p++)
+                        sum += (long double)(ta ? a[p * lda + i] : a[i * lda + p]) *
+                               (tb ? b[j * ldb + p] : b[p * ldb + j]);
+                    double want = (double)(alpha * sum + (beta == 0 ? 0 : beta * c0[i * ldc + j]));
+                    bad += !(fabs(c[i * ldc + j] - want) <= 1e-12 * (1 + (double)s.k));
+                }
+            CHECK_MSG(bad == 0, "gemm f64 ta=%d tb=%d m=%lld n=%lld k=%lld: %lld wrong", ta, tb, (long long)s.m,
+                      (long long)s.n, (long long)s.k, (long long)bad);
+            free(a);
+            free(b);
+            free(c);
+            free(c0);
+        }
+    }
+    oi__threadpool_free(pool);
+}
+
+int main(void) {
+    test_threadpool();
+    test_gemm_errors();
+    test_gemm_beta_zero_ignores_c();
+    test_gemm_f32();
+    test_gemm_f64();
+    return check_result("test_gemm");
+}
