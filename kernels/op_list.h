@@ -61,7 +61,7 @@
     X(recip, 1, "arithmetic", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
       "1 / x; x == 0 gives div_by_zero_mask") \
     X(abs, 1, "arithmetic", EW, SAME, OI__F_I | OI__F_A, OI__DTS_F | OI__DTS_S | OI__DTS_PI, OI__DTS_F | OI__DTS_S | OI__DTS_PI, oi__k_arith, \
-      "|x|; integers wrap (|MIN| == MIN) unless acc= widens") \
+      "absolute value; integers wrap (abs(MIN) == MIN) unless acc= widens") \
     X(relu, 1, "numerical", EW, SAME, OI__F_I, OI__DTS_F | OI__DTS_S | OI__DTS(I4), 0, oi__k_arith, \
       "x >= 0 ? x : x * negative_slope, then clamped to [clamp_min, clamp_max]") \
     X(matmul, 2, "numerical", MATMUL, SAME, OI__F_B | OI__F_I | OI__F_A, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET, OI__DTS_NUM | OI__DTS_T, oi__k_matmul, \
