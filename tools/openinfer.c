@@ -1,4 +1,440 @@
-/* openinfer.c - the command line tool (inspect, verify, graph, run, devices). */
+/* openinfer.c - the command line tool.
+ *
+ * Every subcommand is one row of cli_commands (name, arguments, summary,
+ * function); `openinfer help` lists them. Exit codes: 0 success, 1 the
+ * command failed (an invalid model...), 2 the command line was wrong.
+ *
+ *   openinfer verify FILE.oinf    validate every rule of the format, then print
+ *                                 the contents like the original verify_oinf.py
+ *                                 (values, statistics, histograms, quant)
+ *   openinfer inspect FILE.oinf   the same previews with the file layout
+ *                                 (offsets and sizes) instead of statistics */
 #include "../openinfer.h"
+#include "../openinfer_impl/internal.h" /* element loaders, status-keeping open */
+
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
-int main(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "openinfer: not written yet\n"); return 2; }
+#include <stdlib.h>
+#include <string.h>
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAILED 1
+#define CLI_EXIT_USAGE 2
+
+typedef struct cli_command {
+    const char *name;
+    const char *args;
+    const char *summary;
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+} cli_command;
+
+static int cli_usage(const char *command);
+
+/* ------------------------------------------------------------------ */
+/* Formatting values the way verify_oinf.py does                       */
+/* ------------------------------------------------------------------ */
+/* Python's "{:.6g}": nan, inf, -inf spelled the same on every libc. */
+static void cli_print_g(FILE *out, double v) {
+    if (isnan(v))
+        fputs("nan", out);
+    else if (isinf(v))
+        fputs(v < 0 ? "-inf" : "inf", out);
+    else
+        fprintf(out, "%.6g", v);
+}
+
+static bool cli_is_bool(oi_dtype t) { return t == OI_DTYPE_BOOL; }
+/* Integers as Python ints: everything that is neither float nor bool. */
+static bool cli_is_integer(oi_dtype t) { return !oi__dtype_is_float(t) && !cli_is_bool(t); }
+static bool cli_is_unsigned(oi_dtype t) { return oi__dtype_is_unsigned(t) || t == OI_DTYPE_BITSET; }
+
+static void cli_print_element(FILE *out, oi_dtype t, const void *data, uint64_t i) {
+    int64_t index = (int64_t)i;
+    if (cli_is_bool(t))
+        fputs(oi__load_u64(t, data, index) ? "true" : "false", out);
+    else if (oi__dtype_is_float(t))
+        cli_print_g(out, oi__load_f64(t, data, index));
+    else if (cli_is_unsigned(t))
+        fprintf(out, "%" PRIu64, oi__load_u64(t, data, index));
+    else
+        fprintf(out, "%" PRId64, oi__load_i64(t, data, index));
+}
+
+/* "{ a, b, c }", or the first 5, "...", the last 5 when more than 10. */
+static void cli_print_values_1d(FILE *out, oi_dtype t, const void *data, uint64_t start, uint64_t count) {
+    fputs("{ ", out);
+    for (uint64_t i = 0; i < count; i++) {
+        if (count > 10 && i == 5) {
+            fputs("..., ", out);
+            i = count - 5;
+        }
+        cli_print_element(out, t, data, start + i);
+        if (i + 1 < count)
+            fputs(", ", out);
+    }
+    fputs(" }", out);
+}
+
+/* 0-D and 1-D on one line; higher ranks print up to 5 rows, flattened. */
+static void cli_print_values(FILE *out, oi_dtype t, uint32_t ndim, const uint64_t *dims, const void *data,
+                             uint64_t numel) {
+    if (ndim <= 1 || numel == 0) {
+        cli_print_values_1d(out, t, data, 0, numel);
+        return;
+    }
+    uint64_t row = numel / dims[0];
+    uint64_t rows = dims[0] < 5 ? dims[0] : 5;
+    fputs("{ \n", out);
+    for (uint64_t r = 0; r < rows; r++) {
+        cli_print_values_1d(out, t, data, r * row, row);
+        fputs(" ,\n", out);
+    }
+    if (dims[0] > rows)
+        fputs("...\n", out);
+    fputs("}", out);
+}
+
+static void cli_print_dims(FILE *out, uint32_t ndim, const uint64_t *dims) {
+    for (uint32_t i = 0; i < ndim; i++)
+        fprintf(out, "%s%" PRIu64, i ? ", " : "", dims[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics and histogram (numpy semantics: population std, median    */
+/* of the middle pair, NaN propagates)                                  */
+/* ------------------------------------------------------------------ */
+static int cli_compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static void cli_print_stats(FILE *out, const double *v, uint64_t n, uint64_t nbytes, double *sorted) {
+    double min = v[0], max = v[0], sum = 0.0, median, sq = 0.0;
+    bool any_nan = false;
+    for (uint64_t i = 0; i < n; i++) {
+        any_nan |= isnan(v[i]);
+        min = v[i] < min ? v[i] : min;
+        max = v[i] > max ? v[i] : max;
+        sum += v[i];
+    }
+    double mean = sum / (double)n;
+    for (uint64_t i = 0; i < n; i++)
+        sq += (v[i] - mean) * (v[i] - mean);
+    memcpy(sorted, v, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cli_compare_doubles);
+    median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+    double std = sqrt(sq / (double)n);
+    if (any_nan)
+        min = max = mean = median = std = NAN;
+    fprintf(out, "- [nbytes: %" PRIu64 ", min: ", nbytes);
+    cli_print_g(out, min);
+    fputs(", max: ", out);
+    cli_print_g(out, max);
+    fputs(", mean: ", out);
+    cli_print_g(out, mean);
+    fputs(", median: ", out);
+    cli_print_g(out, median);
+    fputs(", std: ", out);
+    cli_print_g(out, std);
+    fputs("]\n", out);
+}
+
+/* Ten equal bins over [lo, hi] (edges like numpy.linspace, the last bin
+ * closed); empty bins are left out. */
+static void cli_print_float_hist(FILE *out, const double *v, uint64_t n, double lo, double hi) {
+    enum { BINS = 10 };
+    double edges[BINS + 1];
+    uint64_t counts[BINS] = {0};
+    double step = (hi - lo) / BINS;
+    for (int i = 0; i < BINS; i++)
+        edges[i] = lo + i * step;
+    edges[BINS] = hi;
+    for (uint64_t i = 0; i < n; i++) {
+        if (!isfinite(v[i]))
+            continue;
+        int bin = (int)((v[i] - lo) * (BINS / (hi - lo)));
+        bin = bin < 0 ? 0 : bin >= BINS ? BINS - 1 : bin;
+        if (v[i] < edges[bin] && bin > 0)
+            bin--;
+        else if (bin < BINS - 1 && v[i] >= edges[bin + 1])
+            bin++;
+        counts[bin]++;
+    }
+    bool first = true;
+    for (int i = 0; i < BINS; i++) {
+        if (!counts[i])
+            continue;
+        fputs(first ? "([" : ", ([", out);
+        cli_print_g(out, edges[i]);
+        fputs(", ", out);
+        cli_print_g(out, edges[i + 1]);
+        fprintf(out, "], %" PRIu64 ")", counts[i]);
+        first = false;
+    }
+}
+
+static void cli_print_hist(FILE *out, oi_dtype t, const double *v, uint64_t n) {
+    fputs("- hist: {", out);
+    if (cli_is_bool(t)) {
+        uint64_t ones = 0;
+        for (uint64_t i = 0; i < n; i++)
+            ones += v[i] != 0.0;
+        fprintf(out, "([0, 0], %" PRIu64 "), ([1, 1], %" PRIu64 ")}\n", n - ones, ones);
+        return;
+    }
+    double lo = INFINITY, hi = -INFINITY;
+    for (uint64_t i = 0; i < n; i++)
+        if (isfinite(v[i])) {
+            lo = v[i] < lo ? v[i] : lo;
+            hi = v[i] > hi ? v[i] : hi;
+        }
+    if (lo > hi) { /* nothing finite to count */
+        fputs("}\n", out);
+        return;
+    }
+    if (cli_is_integer(t) && hi - lo <= 20) { /* one bin per value */
+        uint64_t counts[21] = {0};
+        for (uint64_t i = 0; i < n; i++)
+            counts[(int)(v[i] - lo)]++;
+        bool first = true;
+        for (int k = 0; k <= (int)(hi - lo); k++) {
+            if (!counts[k])
+                continue;
+            double value = lo + k;
+            if (cli_is_unsigned(t))
+                fprintf(out, "%s([%" PRIu64 ", %" PRIu64 "], %" PRIu64 ")", first ? "" : ", ", (uint64_t)value,
+                        (uint64_t)value, counts[k]);
+            else
+                fprintf(out, "%s([%" PRId64 ", %" PRId64 "], %" PRIu64 ")", first ? "" : ", ", (int64_t)value,
+                        (int64_t)value, counts[k]);
+            first = false;
+        }
+    } else if (lo == hi) {
+        fputs("([", out);
+        cli_print_g(out, lo);
+        fputs(", ", out);
+        cli_print_g(out, hi);
+        fprintf(out, "], %" PRIu64 ")", n);
+    } else {
+        cli_print_float_hist(out, v, n, lo, hi);
+    }
+    fputs("}\n", out);
+}
+
+/* Stats and histogram of one tensor; false if memory ran out. */
+static bool cli_print_tensor_stats(FILE *out, const oi_tensor_info *t, const void *data) {
+    if (t->numel > SIZE_MAX / (2 * sizeof(double)))
+        return false;
+    double *values = (double *)malloc((size_t)t->numel * 2 * sizeof(double));
+    if (!values)
+        return false;
+    for (uint64_t i = 0; i < t->numel; i++)
+        values[i] = oi__load_f64(t->dtype, data, (int64_t)i);
+    cli_print_stats(out, values, t->numel, t->data_nbytes, values + t->numel);
+    cli_print_hist(out, t->dtype, values, t->numel);
+    free(values);
+    return true;
+}
+
+static void cli_print_quant(FILE *out, const oi_quant *q) {
+    fprintf(out, "- quant: scheme=%s, scale=", q->scheme == OI_QUANT_SYMMETRIC ? "symmetric" : "asymmetric");
+    if (q->scale_mode == OI_QUANT_PER_TENSOR) {
+        fputs("per_tensor(", out);
+        cli_print_g(out, q->scales[0]);
+        fputs(")", out);
+    } else {
+        fprintf(out, "per_channel(axis=%" PRIu64 ", count=%" PRIu64 ")", q->scale_axis, q->scale_count);
+    }
+    fputs(", zero_point=", out);
+    if (q->zp_mode == OI_QUANT_NONE)
+        fputs("none", out);
+    else if (q->zp_mode == OI_QUANT_PER_TENSOR)
+        fprintf(out, "per_tensor(%" PRId32 ")", q->zero_points[0]);
+    else
+        fprintf(out, "per_channel(axis=%" PRIu64 ", count=%" PRIu64 ")", q->zp_axis, q->zp_count);
+    fputs("\n", out);
+}
+
+/* ------------------------------------------------------------------ */
+/* The model report                                                     */
+/* ------------------------------------------------------------------ */
+typedef enum cli_detail { CLI_DETAIL_STATS, CLI_DETAIL_LAYOUT } cli_detail;
+
+static uint32_t cli_get_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t cli_get_u64(const uint8_t *p) { return cli_get_u32(p) | (uint64_t)cli_get_u32(p + 4) << 32; }
+
+static void cli_print_metadata(FILE *out, const oi_metadata_info *md) {
+    const uint8_t *p = (const uint8_t *)md->payload;
+    fprintf(out, "%s: ", md->key);
+    if (md->type == OI_DTYPE_STRING) {
+        fprintf(out, "string = \"%.*s\"\n", (int)cli_get_u32(p), (const char *)p + 4);
+    } else if (md->type == OI_DTYPE_BITSET) {
+        uint32_t nbytes = cli_get_u32(p + 4);
+        fprintf(out, "bitset[%" PRIu32 "] =", cli_get_u32(p));
+        for (uint32_t i = 0; i < nbytes && i < 4; i++)
+            fprintf(out, " %02x", p[8 + i]);
+        fputs("\n", out);
+    } else if (md->type == OI_DTYPE_NDARRAY) {
+        oi_dtype element = (oi_dtype)cli_get_u32(p); /* validated on open */
+        uint32_t ndim = cli_get_u32(p + 4);
+        uint64_t *dims = (uint64_t *)calloc(ndim ? ndim : 1, sizeof *dims);
+        uint64_t numel = 1;
+        for (uint32_t d = 0; dims && d < ndim; d++) {
+            dims[d] = cli_get_u64(p + 8 + 8 * (size_t)d);
+            numel *= dims[d];
+        }
+        fprintf(out, "%s[", oi_dtype_name(element));
+        if (dims) {
+            cli_print_dims(out, ndim, dims);
+            fputs("] = ", out);
+            cli_print_values(out, element, ndim, dims, p + 8 + 8 * (size_t)ndim, numel);
+        }
+        fputs("\n", out);
+        free(dims);
+    } else {
+        fprintf(out, "%s = ", oi_dtype_name(md->type));
+        cli_print_element(out, md->type, p, 0);
+        fputs("\n", out);
+    }
+}
+
+/* Returns false (with a message on stderr) if a payload could not be shown. */
+static bool cli_print_tensor(FILE *out, const oi_model *m, const oi_tensor_info *t, cli_detail detail) {
+    const char *dtype = oi_dtype_name(t->dtype);
+    const void *data = NULL;
+    if (t->has_data && oi_model_tensor_data(m, t, &data) != OI_OK) {
+        fprintf(stderr, "openinfer: %s\n", oi_last_error());
+        return false;
+    }
+    if (!t->has_data || t->numel == 0) {
+        fprintf(out, "%s: %s[", t->name, dtype);
+        cli_print_dims(out, t->ndim, t->dims);
+        fputs("] -- uninitialized\n", out);
+    } else if (t->numel == 1) {
+        fprintf(out, "%s: %s = ", t->name, dtype);
+        cli_print_element(out, t->dtype, data, 0);
+        fputs("\n", out);
+    } else {
+        fprintf(out, "%s: %s[", t->name, dtype);
+        cli_print_dims(out, t->ndim, t->dims);
+        fputs("] = ", out);
+        cli_print_values(out, t->dtype, t->ndim, t->dims, data, t->numel);
+        fputs("\n", out);
+        if (detail == CLI_DETAIL_STATS && !cli_print_tensor_stats(out, t, data)) {
+            fprintf(stderr, "openinfer: out of memory for the statistics of tensor '%s'\n", t->name);
+            return false;
+        }
+    }
+    if (detail == CLI_DETAIL_LAYOUT && t->has_data)
+        fprintf(out, "- data: %" PRIu64 " bytes at byte %" PRIu64 "\n", t->data_nbytes, t->data_offset);
+    if (t->has_quant)
+        cli_print_quant(out, &t->quant);
+    fputs("\n", out);
+    return true;
+}
+
+static bool cli_print_model(FILE *out, const oi_model *m, cli_detail detail) {
+    size_t n_sizevars = oi_model_sizevar_count(m), n_metadata = oi_model_metadata_count(m);
+    for (size_t i = 0; i < n_sizevars; i++) {
+        const char *name = NULL;
+        uint64_t value = 0;
+        oi_model_sizevar_at(m, i, &name, &value);
+        fprintf(out, "%s := %" PRIu64 "\n", name, value);
+    }
+    if (n_sizevars)
+        fputs("\n", out);
+    for (size_t i = 0; i < n_metadata; i++)
+        cli_print_metadata(out, oi_model_metadata_at(m, i));
+    if (n_metadata)
+        fputs("\n", out);
+    for (size_t i = 0; i < oi_model_tensor_count(m); i++)
+        if (!cli_print_tensor(out, m, oi_model_tensor_at(m, i), detail))
+            return false;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Commands                                                             */
+/* ------------------------------------------------------------------ */
+static oi_model *cli_open_model(const char *command, const char *path) {
+    oi_model *m = NULL;
+    if (oi__model_open_file(path, &m) != OI_OK)
+        fprintf(stderr, "openinfer %s: %s\n", command, oi_last_error());
+    return m;
+}
+
+static int cli_model_command(int argc, char **argv, cli_detail detail) {
+    if (argc != 2 || argv[1][0] == '-')
+        return cli_usage(argv[0]);
+    oi_model *m = cli_open_model(argv[0], argv[1]);
+    if (!m)
+        return CLI_EXIT_FAILED;
+    if (detail == CLI_DETAIL_LAYOUT)
+        printf("%s: oinf version %" PRIu32 ", %zu size variables, %zu metadata, %zu tensors\n\n", argv[1],
+               oi_model_version(m), oi_model_sizevar_count(m), oi_model_metadata_count(m), oi_model_tensor_count(m));
+    bool ok = cli_print_model(stdout, m, detail);
+    oi_model_close(m);
+    return ok ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}
+
+static int cli_verify(int argc, char **argv) { return cli_model_command(argc, argv, CLI_DETAIL_STATS); }
+static int cli_inspect(int argc, char **argv) { return cli_model_command(argc, argv, CLI_DETAIL_LAYOUT); }
+static int cli_help(int argc, char **argv);
+
+static const cli_command cli_commands[] = {
+    {"inspect", "FILE.oinf", "show size variables, metadata, tensor previews and where each payload lies", cli_inspect},
+    {"verify", "FILE.oinf", "validate every rule of the format and print values, statistics and histograms; "
+                            "exit 1 with the reason if the file is invalid", cli_verify},
+    {"help", "", "list the commands", cli_help},
+};
+#define CLI_COMMAND_COUNT (sizeof cli_commands / sizeof cli_commands[0])
+
+static const cli_command *cli_find(const char *name) {
+    for (size_t i = 0; i < CLI_COMMAND_COUNT; i++)
+        if (strcmp(cli_commands[i].name, name) == 0)
+            return &cli_commands[i];
+    return NULL;
+}
+
+static void cli_print_commands(FILE *out) {
+    fputs("usage: openinfer COMMAND [ARGS]\n\ncommands:\n", out);
+    for (size_t i = 0; i < CLI_COMMAND_COUNT; i++)
+        fprintf(out, "  %-8s %-10s %s\n", cli_commands[i].name, cli_commands[i].args, cli_commands[i].summary);
+}
+
+static int cli_help(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    cli_print_commands(stdout);
+    return CLI_EXIT_OK;
+}
+
+/* Wrong arguments for `command` (NULL: no or unknown command). */
+static int cli_usage(const char *command) {
+    const cli_command *c = command ? cli_find(command) : NULL;
+    if (c)
+        fprintf(stderr, "usage: openinfer %s %s\n", c->name, c->args);
+    else
+        cli_print_commands(stderr);
+    return CLI_EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2)
+        return cli_usage(NULL);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return cli_help(argc - 1, argv + 1);
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("openinfer %s\n", OI_VERSION_STRING);
+        return CLI_EXIT_OK;
+    }
+    const cli_command *c = cli_find(argv[1]);
+    if (!c) {
+        fprintf(stderr, "openinfer: unknown command '%s'\n", argv[1]);
+        return cli_usage(NULL);
+    }
+    return c->run(argc - 1, argv + 1);
+}
