@@ -373,6 +373,12 @@ oi_status oi_executor_iterate(oi_executor *exec);
 oi_status oi_executor_next(oi_executor *exec, oi_event *event);
 /* The trace (seed JSON format); free with oi_free. */
 char *oi_executor_trace_json(oi_executor *exec);
+/* Turns trace recording on or off (default: desc.trace or OPENINFER_TRACE=1). */
+void oi_executor_set_trace(oi_executor *exec, bool on);
+/* Notes about ops the chosen backend could not run (they ran on the CPU),
+ * one per op kind: "op relu ran on the CPU: ...". */
+size_t oi_executor_warning_count(const oi_executor *exec);
+const char *oi_executor_warning(const oi_executor *exec, size_t index);
 
 /* ---- I/O macros; the panic forms print the error and abort ---- */
 #define OI__CTYPE_f32 float

@@ -1,2 +1,1254 @@
-/* validate.c - not written yet. */
+/* validate.c - checks a graph against a model and builds the plan the
+ * executor runs (plan.h).
+ *
+ * Order of the checks: named sizes -> declarations and their model links ->
+ * assign temporaries -> which variables take their shape at run time ->
+ * every node of every block (ops through oi__op_infer, cache rules, control
+ * flow) -> yield/await rules. The first failure stops the build; its message
+ * names the statement ("file:line: error: text: reason") and the model entry. */
 #include "internal.h"
+#include "plan.h"
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+/* "f32[1024, 3]" into buf. */
+static const char *oi__sig_text(char *buf, size_t cap, oi_dtype dtype, int ndim, const int64_t *shape) {
+    const char *name = oi_dtype_name(dtype);
+    int n = snprintf(buf, cap, "%s[", name ? name : "?");
+    for (int i = 0; i < ndim && n > 0 && (size_t)n < cap; i++)
+        n += snprintf(buf + n, cap - (size_t)n, i ? ", %lld" : "%lld", (long long)shape[i]);
+    if (n > 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, "]");
+    return buf;
+}
+
+static bool oi__same_shape(int na, const int64_t *a, int nb, const int64_t *b) {
+    if (na != nb)
+        return false;
+    for (int i = 0; i < na; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+/* A model shape (uint64 dims) as int64. */
+static void oi__model_shape(const oi_tensor_info *t, int *ndim, int64_t *shape) {
+    *ndim = (int)(t->ndim < OI_MAX_DIMS ? t->ndim : OI_MAX_DIMS);
+    for (int i = 0; i < *ndim; i++)
+        shape[i] = (int64_t)t->dims[i];
+}
+
+static bool oi__is_int_text(const char *s, int64_t *out) {
+    while (*s == ' ')
+        s++;
+    const char *p = s;
+    if (*p == '-' || *p == '+')
+        p++;
+    if (*p < '0' || *p > '9')
+        return false;
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    while (end && *end == ' ')
+        end++;
+    if (!end || *end)
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+int oi__plan_slot(const oi__plan *p, const char *name) {
+    if (!name)
+        return -1;
+    oi__plan *mp = (oi__plan *)p; /* stb_ds lookups write a scratch field */
+    ptrdiff_t i = shgeti(mp->by_name, name);
+    return i < 0 ? -1 : p->by_name[i].value;
+}
+
+bool oi__plan_size(const oi__plan *p, const char *name, int64_t *out) {
+    oi__plan *mp = (oi__plan *)p;
+    ptrdiff_t i = shgeti(mp->sizes, name);
+    if (i < 0)
+        return false;
+    *out = p->sizes[i].value;
+    return true;
+}
+
+/* One dim: "16", "B", "3*D", "L*R*K". */
+static bool oi__resolve_dim(const oi__plan *p, const char *text, int64_t *out, char *bad, size_t bad_cap) {
+    int64_t product = 1;
+    const char *s = text;
+    for (;;) {
+        while (*s == ' ')
+            s++;
+        const char *end = strchr(s, '*');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        while (len && s[len - 1] == ' ')
+            len--;
+        char part[128];
+        if (len == 0 || len >= sizeof part) {
+            snprintf(bad, bad_cap, "malformed dim '%s'", text);
+            return false;
+        }
+        memcpy(part, s, len);
+        part[len] = '\0';
+        int64_t v;
+        if (!oi__is_int_text(part, &v) && !oi__plan_size(p, part, &v)) {
+            snprintf(bad, bad_cap, "unknown size '%s'%s", part,
+                     p->model ? " (the model has no size variable of that name)" : " (no model given)");
+            return false;
+        }
+        if (v < 0) {
+            snprintf(bad, bad_cap, "negative dim '%s'", part);
+            return false;
+        }
+        product *= v;
+        if (!end)
+            break;
+        s = end + 1;
+    }
+    *out = product;
+    return true;
+}
+
+static oi_status oi__resolve_dims(const oi__plan *p, char **dims, const oi__src *src, const char *what,
+                                  int *ndim, int64_t *shape) {
+    int n = (int)arrlen(dims);
+    if (n > OI_MAX_DIMS)
+        return oi__fail_at(OI_ERROR_VALIDATION, src, "%s has %d dims; at most %d are supported", what, n, OI_MAX_DIMS);
+    for (int i = 0; i < n; i++) {
+        char bad[256];
+        if (!oi__resolve_dim(p, dims[i], &shape[i], bad, sizeof bad))
+            return oi__fail_at(OI_ERROR_VALIDATION, src, "invalid dims for %s: %s", what, bad);
+    }
+    *ndim = n;
+    return OI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Prefix-table patterns                                               */
+/* ------------------------------------------------------------------ */
+
+char *oi__plan_pattern_name(const oi__slot *s, const int64_t *index_values) {
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    const char *p = s->pattern;
+    while (*p) {
+        if (*p == '{') {
+            const char *close = strchr(p, '}');
+            int which = -1;
+            if (close && s->decl) {
+                for (int k = 0; k < s->n_indices; k++) {
+                    const char *idx = s->decl->table_indices[k];
+                    if (strlen(idx) == (size_t)(close - p - 1) && strncmp(idx, p + 1, (size_t)(close - p - 1)) == 0)
+                        which = k;
+                }
+            }
+            if (which >= 0) {
+                oi__buf_printf(&b, "%lld", (long long)index_values[which]);
+                p = close + 1;
+                continue;
+            }
+        }
+        oi__buf_append(&b, p, 1);
+        p++;
+    }
+    return oi__buf_take(&b);
+}
+
+/* Checks that every {name} of a pattern is one of the declared indices and
+ * that every index appears. */
+static oi_status oi__check_pattern(const oi__slot *s) {
+    const char *p = s->pattern;
+    bool used[OI_MAX_DIMS] = {false};
+    while ((p = strchr(p, '{')) != NULL) {
+        const char *close = strchr(p, '}');
+        if (!close)
+            return oi__fail_at(OI_ERROR_VALIDATION, s->src, "@pattern(\"%s\") of %s has an unclosed '{'", s->pattern, s->name);
+        int which = -1;
+        for (int k = 0; k < s->n_indices; k++) {
+            const char *idx = s->decl->table_indices[k];
+            if (strlen(idx) == (size_t)(close - p - 1) && strncmp(idx, p + 1, (size_t)(close - p - 1)) == 0)
+                which = k;
+        }
+        if (which < 0)
+            return oi__fail_at(OI_ERROR_VALIDATION, s->src, "@pattern(\"%s\") of %s names '%.*s', which is not one of its indices",
+                               s->pattern, s->name, (int)(close - p - 1), p + 1);
+        used[which] = true;
+        p = close + 1;
+    }
+    for (int k = 0; k < s->n_indices; k++)
+        if (!used[k])
+            return oi__fail_at(OI_ERROR_VALIDATION, s->src, "@pattern(\"%s\") of %s does not use its index '%s'",
+                               s->pattern, s->name, s->decl->table_indices[k]);
+    return OI_OK;
+}
+
+const oi_tensor_info *oi__plan_prefix_tensor(const oi__plan *p, const oi__slot *s, const int64_t *index_values,
+                                             const oi__src *src) {
+    char *name = oi__plan_pattern_name(s, index_values);
+    if (!name)
+        return NULL;
+    const oi_tensor_info *t = p->model ? oi_model_find_tensor(p->model, name) : NULL;
+    char want[160], have[160];
+    oi__sig_text(want, sizeof want, s->dtype, s->ndim, s->shape);
+    if (!t) {
+        oi__fail_at(OI_ERROR_VALIDATION, src, "%s: the model has no tensor '%s' (pattern \"%s\")", s->name, name,
+                    s->pattern);
+    } else {
+        int nd;
+        int64_t shape[OI_MAX_DIMS];
+        oi__model_shape(t, &nd, shape);
+        if (t->dtype != s->dtype || !oi__same_shape(nd, shape, s->ndim, s->shape)) {
+            oi__fail_at(OI_ERROR_VALIDATION, src, "%s: model tensor '%s' is %s but %s declares %s", s->name, name,
+                        oi__sig_text(have, sizeof have, t->dtype, nd, shape), s->name, want);
+            t = NULL;
+        } else if (!t->has_data) {
+            oi__fail_at(OI_ERROR_VALIDATION, src, "%s: model tensor '%s' has no data", s->name, name);
+            t = NULL;
+        }
+    }
+    oi__free(name);
+    return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* Declarations                                                        */
+/* ------------------------------------------------------------------ */
+
+static int oi__index_position(const oi__var *v, const char *name) {
+    for (int k = 0; k < (int)arrlen(v->table_indices); k++)
+        if (strcmp(v->table_indices[k], name) == 0)
+            return k;
+    return -1;
+}
+
+/* Links a declaration to the model tensor (or scalar metadata) of its name
+ * or @ref, checking dtype and shape. */
+static oi_status oi__link_model(oi__plan *p, oi__slot *s) {
+    const oi__var *v = s->decl;
+    s->model_name = v->ref_name ? v->ref_name : v->name;
+    if (!p->model || s->is_prefix || s->n_indices > 0) {
+        if (v->ref_name && !s->is_prefix)
+            return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "%s: @ref(\"%s\"): %s", v->name, v->ref_name,
+                               p->model ? "a table cannot link to one model tensor" : "no model to link to");
+        return OI_OK;
+    }
+    const oi_tensor_info *t = oi_model_find_tensor(p->model, s->model_name);
+    char want[160], have[160];
+    oi__sig_text(want, sizeof want, s->dtype, s->ndim, s->shape);
+    if (t) {
+        int nd;
+        int64_t shape[OI_MAX_DIMS];
+        oi__model_shape(t, &nd, shape);
+        if (t->dtype != s->dtype || !oi__same_shape(nd, shape, s->ndim, s->shape))
+            return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "model dtype/shape mismatch: model tensor '%s' is %s, %s declares %s",
+                               s->model_name, oi__sig_text(have, sizeof have, t->dtype, nd, shape), v->name, want);
+        s->model_tensor = t;
+        return OI_OK;
+    }
+    const oi_metadata_info *md = oi_model_find_metadata(p->model, s->model_name);
+    if (md) {
+        bool scalar_type = md->type != OI_DTYPE_STRING && md->type != OI_DTYPE_NDARRAY && md->type != OI_DTYPE_BITSET;
+        if (!scalar_type || oi__shape_numel(s->ndim, s->shape) != 1)
+            return oi__fail_at(OI_ERROR_VALIDATION, &v->src,
+                               "model metadata '%s' (%s) can only link to a scalar variable; %s declares %s",
+                               s->model_name, oi_dtype_name(md->type) ? oi_dtype_name(md->type) : "?", v->name, want);
+        s->model_meta = md;
+        return OI_OK;
+    }
+    if (v->ref_name)
+        return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "model variable not found: @ref(\"%s\") of %s names no model tensor or metadata",
+                           v->ref_name, v->name);
+    return OI_OK;
+}
+
+static oi_status oi__table_layout(oi__plan *p, oi__slot *s) {
+    const oi__var *v = s->decl;
+    s->n_indices = (int)arrlen(v->table_indices);
+    for (int k = 0; k < OI_MAX_DIMS; k++)
+        s->fixed[k] = -1;
+    if (s->n_indices > OI_MAX_DIMS)
+        return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "%s has %d table indices; at most %d are supported", v->name,
+                           s->n_indices, OI_MAX_DIMS);
+    if (v->table && s->kind != OI__MEM_PERSISTENT)
+        return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "@table is only for persistent memory; %s is not persistent", v->name);
+    if (arrlen(v->auto_dim) && s->kind != OI__MEM_PERSISTENT)
+        return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "@auto_dim is only for persistent memory; %s is not persistent", v->name);
+    if (v->table && s->n_indices == 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "persistent table %s missing table indices", v->name);
+    if (s->n_indices == 0) {
+        if (v->pattern)
+            return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "@pattern needs table indices: write %s(l)", v->name);
+        return OI_OK;
+    }
+    if (s->kind == OI__MEM_VOLATILE || s->kind == OI__MEM_CONSTANT) {
+        s->is_prefix = true;
+        if (v->pattern) {
+            s->pattern = v->pattern;
+        } else { /* W(l, h) without @pattern means "W.{l}.{h}" */
+            oi__buf b;
+    memset(&b, 0, sizeof b);
+            oi__buf_puts(&b, v->name);
+            for (int k = 0; k < s->n_indices; k++)
+                oi__buf_printf(&b, ".{%s}", v->table_indices[k]);
+            s->owned_pattern = oi__buf_take(&b);
+            if (!s->owned_pattern)
+                return OI_ERROR_OUT_OF_MEMORY;
+            s->pattern = s->owned_pattern;
+        }
+        return oi__check_pattern(s);
+    }
+    if (s->kind != OI__MEM_PERSISTENT)
+        return oi__fail_at(OI_ERROR_VALIDATION, &v->src,
+                           "prefix tables can only be declared in volatile and constant memory (tables in persistent); %s is dynamic",
+                           v->name);
+    if (v->pattern)
+        return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "@pattern is for volatile/constant prefix tables; %s is persistent", v->name);
+    if (oi__dtype_is_packed(s->dtype))
+        return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "%s: packed dtype %s is not supported in cache tables", v->name,
+                           oi_dtype_name(s->dtype));
+    bool is_auto[OI_MAX_DIMS] = {false};
+    for (int a = 0; a < (int)arrlen(v->auto_dim); a++) {
+        int pos = oi__index_position(v, v->auto_dim[a]);
+        if (pos < 0)
+            return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "@auto_dim(%s) of %s: '%s' is not one of its indices", v->auto_dim[a],
+                               v->name, v->auto_dim[a]);
+        if (a >= s->ndim)
+            return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "%s has %d @auto_dim indices but only %d dims to grow", v->name,
+                               (int)arrlen(v->auto_dim), s->ndim);
+        is_auto[pos] = true;
+        s->auto_pos[s->n_auto++] = pos;
+    }
+    for (int k = 0; k < s->n_indices; k++)
+        if (!is_auto[k])
+            s->key_pos[s->n_keys++] = k;
+    s->is_table = s->n_keys > 0;
+    for (int f = 0; f < (int)arrlen(v->fixed); f++) {
+        int pos = oi__index_position(v, v->fixed[f].index);
+        if (pos < 0)
+            return oi__fail_at(OI_ERROR_VALIDATION, &v->src, "@fixed(%s=...) of %s: '%s' is not one of its indices",
+                               v->fixed[f].index, v->name, v->fixed[f].index);
+        s->fixed[pos] = v->fixed[f].max;
+    }
+    (void)p;
+    return OI_OK;
+}
+
+static oi_status oi__add_slot(oi__plan *p, oi__slot *s) {
+    if (oi__plan_slot(p, s->name) >= 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, s->src, "%s is declared twice", s->name);
+    shput(p->by_name, s->name, (int)arrlen(p->slots));
+    arrput(p->slots, *s);
+    return OI_OK;
+}
+
+static oi_status oi__declare_vars(oi__plan *p) {
+    const oi_graph *g = p->graph;
+    for (int i = 0; i < (int)arrlen(g->vars); i++) {
+        const oi__var *v = &g->vars[i];
+        oi__slot s;
+        memset(&s, 0, sizeof s);
+        s.name = v->name;
+        s.decl = v;
+        s.src = &v->src;
+        s.kind = v->kind;
+        s.dtype = v->dtype;
+        oi_status st = oi__resolve_dims(p, v->dims, &v->src, v->name, &s.ndim, s.shape);
+        if (st == OI_OK)
+            st = oi__table_layout(p, &s);
+        if (st == OI_OK)
+            st = oi__link_model(p, &s);
+        if (st == OI_OK)
+            st = oi__add_slot(p, &s);
+        if (st != OI_OK) {
+            oi__free(s.owned_pattern);
+            return st;
+        }
+    }
+    return OI_OK;
+}
+
+/* assign nodes anywhere (loops included) introduce volatile temporaries. */
+static oi_status oi__declare_temps(oi__plan *p, const oi__node *nodes) {
+    for (int i = 0; i < (int)arrlen(nodes); i++) {
+        const oi__node *n = &nodes[i];
+        if (n->kind == OI__NODE_LOOP) {
+            oi_status st = oi__declare_temps(p, n->body);
+            if (st != OI_OK)
+                return st;
+            continue;
+        }
+        if (n->kind != OI__NODE_ASSIGN)
+            continue;
+        int existing = oi__plan_slot(p, n->name);
+        if (existing >= 0)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "assign %s: %s", n->name,
+                               p->slots[existing].decl ? "shadows a declared variable" : "is assigned twice");
+        oi__slot s;
+        memset(&s, 0, sizeof s);
+        s.name = n->name;
+        s.src = &n->src;
+        s.kind = OI__MEM_TEMP;
+        s.dtype = n->dtype;
+        for (int k = 0; k < OI_MAX_DIMS; k++)
+            s.fixed[k] = -1;
+        oi_status st = oi__resolve_dims(p, n->dims, &n->src, n->name, &s.ndim, s.shape);
+        if (st == OI_OK)
+            st = oi__add_slot(p, &s);
+        if (st != OI_OK)
+            return st;
+    }
+    return OI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Which variables get their shape only at run time                    */
+/* ------------------------------------------------------------------ */
+
+static bool oi__access_has_slice(const oi__cache_access *a) {
+    for (int i = 0; i < (int)arrlen(a->indices); i++)
+        if (a->indices[i].is_slice)
+            return true;
+    return false;
+}
+
+static bool oi__mark_dynamic(oi__plan *p, const char *name) {
+    int s = oi__plan_slot(p, name);
+    if (s < 0 || p->slots[s].dynamic_shape)
+        return false;
+    p->slots[s].dynamic_shape = true;
+    return true;
+}
+
+static bool oi__propagate_dynamic(oi__plan *p, const oi__node *nodes) {
+    bool changed = false;
+    for (int i = 0; i < (int)arrlen(nodes); i++) {
+        const oi__node *n = &nodes[i];
+        int s;
+        switch (n->kind) {
+        case OI__NODE_LOOP: changed |= oi__propagate_dynamic(p, n->body); break;
+        case OI__NODE_CACHE_READ:
+            s = oi__plan_slot(p, n->access.base);
+            if (s >= 0 && (p->slots[s].n_auto > 0 || p->slots[s].dynamic_shape || oi__access_has_slice(&n->access) ||
+                           (p->slots[s].is_table && (int)arrlen(n->access.indices) < p->slots[s].n_indices)))
+                changed |= oi__mark_dynamic(p, n->var.name);
+            break;
+        case OI__NODE_TRANSFER:
+            s = oi__plan_slot(p, n->src_var.name);
+            if (s >= 0 && p->slots[s].dynamic_shape)
+                changed |= oi__mark_dynamic(p, n->dst_var.name);
+            break;
+        case OI__NODE_OP:
+            for (int k = 0; k < (int)arrlen(n->inputs); k++) {
+                s = oi__plan_slot(p, n->inputs[k].name);
+                if (s >= 0 && p->slots[s].dynamic_shape)
+                    changed |= oi__mark_dynamic(p, n->output);
+            }
+            break;
+        default: break;
+        }
+    }
+    return changed;
+}
+
+/* ------------------------------------------------------------------ */
+/* Node checks                                                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct oi__loop_scope {
+    const char *index;
+    bool known;          /* bounds known before running             */
+    int64_t start, end;
+} oi__loop_scope;
+
+typedef struct oi__vctx {
+    oi__plan *p;
+    int block;
+    oi__loop_scope loops[OI__MAX_LOOP_DEPTH];
+    int depth;
+} oi__vctx;
+
+static const oi__loop_scope *oi__find_loop(const oi__vctx *c, const char *name) {
+    for (int i = c->depth - 1; i >= 0; i--)
+        if (strcmp(c->loops[i].index, name) == 0)
+            return &c->loops[i];
+    return NULL;
+}
+
+static bool oi__slot_is_scalar(const oi__slot *s) {
+    return s->n_indices == 0 && !s->dynamic_shape && oi__shape_numel(s->ndim, s->shape) == 1;
+}
+
+/* An identifier used as an index or a loop bound: a loop variable, a named
+ * size or a scalar variable. */
+static oi_status oi__check_ident(oi__vctx *c, const oi__node *n, const char *ident, const char *what) {
+    int64_t v;
+    if (oi__find_loop(c, ident) || oi__plan_size(c->p, ident, &v))
+        return OI_OK;
+    int s = oi__plan_slot(c->p, ident);
+    if (s >= 0 && oi__slot_is_scalar(&c->p->slots[s]))
+        return OI_OK;
+    if (s >= 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s '%s' must be a scalar, but %s is not", what, ident, ident);
+    return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s '%s' is not a loop variable, a model size or a scalar variable", what,
+                       ident);
+}
+
+static oi_status oi__check_expr(oi__vctx *c, const oi__node *n, const oi__expr *e, const char *what, bool allow_negative) {
+    if (e->ident)
+        return oi__check_ident(c, n, e->ident, what);
+    if (e->lit < 0 && !allow_negative)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s %lld is negative", what, (long long)e->lit);
+    return OI_OK;
+}
+
+/* Parses the index texts of W[l, 0] into plan indices. */
+static oi_status oi__parse_varref_indices(oi__vctx *c, const oi__node *n, const oi__varref *r, oi__pindex **out,
+                                         char ***owned) {
+    for (int i = 0; i < (int)arrlen(r->indices); i++) {
+        oi__pindex idx;
+        memset(&idx, 0, sizeof idx);
+        const char *text = r->indices[i];
+        if (!oi__is_int_text(text, &idx.single.lit)) {
+            while (*text == ' ')
+                text++;
+            size_t len = strlen(text);
+            while (len && text[len - 1] == ' ')
+                len--;
+            char *ident = oi__strndup(text, len);
+            if (!ident)
+                return OI_ERROR_OUT_OF_MEMORY;
+            arrput(*owned, ident);
+            idx.single.ident = ident;
+        }
+        oi_status st = oi__check_expr(c, n, &idx.single, "index", false);
+        if (st != OI_OK)
+            return st;
+        arrput(*out, idx);
+    }
+    return OI_OK;
+}
+
+/* For W[l] with literal indices or loop indices of known bounds, checks
+ * every model tensor the access can name (at most a few thousand). */
+static oi_status oi__check_prefix_entries(oi__vctx *c, const oi__node *n, const oi__slot *s, const oi__pindex *idx) {
+    int64_t lo[OI_MAX_DIMS], hi[OI_MAX_DIMS], cur[OI_MAX_DIMS];
+    int64_t combos = 1;
+    for (int k = 0; k < s->n_indices; k++) {
+        if (!idx[k].single.ident) {
+            lo[k] = idx[k].single.lit;
+            hi[k] = lo[k] + 1;
+        } else {
+            const oi__loop_scope *l = oi__find_loop(c, idx[k].single.ident);
+            int64_t v;
+            if (l && l->known) {
+                lo[k] = l->start;
+                hi[k] = l->end;
+            } else if (!l && oi__plan_size(c->p, idx[k].single.ident, &v)) {
+                lo[k] = v;
+                hi[k] = v + 1;
+            } else {
+                return OI_OK; /* only known at run time: checked then */
+            }
+        }
+        if (hi[k] <= lo[k])
+            return OI_OK; /* an empty loop never reads it */
+        combos *= hi[k] - lo[k];
+    }
+    if (combos > 4096)
+        return OI_OK;
+    for (int k = 0; k < s->n_indices; k++)
+        cur[k] = lo[k];
+    for (;;) {
+        if (!oi__plan_prefix_tensor(c->p, s, cur, &n->src))
+            return OI_ERROR_VALIDATION;
+        int k = s->n_indices - 1;
+        while (k >= 0 && ++cur[k] == hi[k]) {
+            cur[k] = lo[k];
+            k--;
+        }
+        if (k < 0)
+            break;
+    }
+    return OI_OK;
+}
+
+/* IDENT attributes name a model scalar tensor, a metadata entry, or a DSL
+ * scalar with @init; they become plain values here. */
+static oi_status oi__resolve_ident_attr(oi__vctx *c, const oi__node *n, oi__attr *a, char ***owned) {
+    const oi__plan *p = c->p;
+    const char *ref = a->s;
+    int s = oi__plan_slot(p, ref);
+    const oi_tensor_info *t = NULL;
+    if (s >= 0 && p->slots[s].model_tensor)
+        t = p->slots[s].model_tensor;
+    else if (p->model && (s < 0 || !p->slots[s].model_meta))
+        t = oi_model_find_tensor(p->model, ref);
+    if (t && t->numel == 1 && t->has_data) {
+        const void *data = NULL;
+        if (oi_model_tensor_data(p->model, t, &data) != OI_OK)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s=%s: reading model tensor '%s': %s", a->name, ref, t->name,
+                               oi_last_error());
+        if (oi__dtype_is_float(t->dtype)) {
+            a->kind = OI__ATTR_FLOAT;
+            a->f = oi__load_f64(t->dtype, data, 0);
+        } else {
+            a->kind = t->dtype == OI_DTYPE_BOOL ? OI__ATTR_BOOL : OI__ATTR_INT;
+            a->i = oi__load_i64(t->dtype, data, 0);
+        }
+        return OI_OK;
+    }
+    const char *meta_key = s >= 0 && p->slots[s].model_meta ? p->slots[s].model_meta->key : ref;
+    const oi_metadata_info *md = p->model ? oi_model_find_metadata(p->model, meta_key) : NULL;
+    if (md && md->type == OI_DTYPE_STRING) {
+        const char *text = NULL;
+        size_t len = 0;
+        if (oi_model_metadata_string(p->model, meta_key, &text, &len) != OI_OK)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s=%s: %s", a->name, ref, oi_last_error());
+        char *copy = oi__strndup(text, len);
+        if (!copy)
+            return OI_ERROR_OUT_OF_MEMORY;
+        arrput(*owned, copy);
+        a->kind = OI__ATTR_STRING;
+        a->s = copy;
+        return OI_OK;
+    }
+    if (md && md->type != OI_DTYPE_NDARRAY && md->type != OI_DTYPE_BITSET && md->payload) {
+        if (oi__dtype_is_float(md->type)) {
+            a->kind = OI__ATTR_FLOAT;
+            a->f = oi__load_f64(md->type, md->payload, 0);
+        } else {
+            a->kind = md->type == OI_DTYPE_BOOL ? OI__ATTR_BOOL : OI__ATTR_INT;
+            a->i = oi__load_i64(md->type, md->payload, 0);
+        }
+        return OI_OK;
+    }
+    if (s >= 0 && p->slots[s].decl && p->slots[s].decl->init_kind != OI__INIT_NONE && oi__slot_is_scalar(&p->slots[s])) {
+        const oi__var *v = p->slots[s].decl;
+        if (v->init_kind == OI__INIT_FLOAT) {
+            a->kind = OI__ATTR_FLOAT;
+            a->f = v->init_float;
+        } else {
+            a->kind = v->init_kind == OI__INIT_BOOL ? OI__ATTR_BOOL : OI__ATTR_INT;
+            a->i = v->init_int;
+        }
+        return OI_OK;
+    }
+    return oi__fail_at(OI_ERROR_VALIDATION, &n->src,
+                       "%s=%s: '%s' names no scalar model tensor, metadata entry or scalar variable with @init", a->name,
+                       ref, ref);
+}
+
+static oi_status oi__check_output_slot(oi__vctx *c, const oi__node *n, const char *name, const char *what, int *out) {
+    int s = oi__plan_slot(c->p, name);
+    if (s < 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "unknown output variable %s: declare it or assign it first", name);
+    const oi__slot *sl = &c->p->slots[s];
+    if (sl->kind == OI__MEM_CONSTANT)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cannot write to constant memory: %s is constant", name);
+    if (sl->kind == OI__MEM_PERSISTENT)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "persistent cache %s must be written via cache.write, not by %s", name,
+                           what);
+    if (sl->n_indices > 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s is a prefix table: its entries come from the model and cannot be written",
+                           name);
+    *out = s;
+    return OI_OK;
+}
+
+static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
+    oi__plan *p = c->p;
+    const char *op_name = oi_op_name(n->op);
+    int arity = oi__op_arity(n->op);
+    int n_in = (int)arrlen(n->inputs);
+    if (n_in != arity)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "op %s expects %d inputs, got %d", op_name, arity, n_in);
+    if (n_in > 8)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "op %s: too many inputs", op_name);
+    if (!n->output)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "op %s has no output (add OI_TO(var))", op_name);
+    oi__op_sig sigs[8];
+    bool static_shapes = true;
+    for (int i = 0; i < n_in; i++) {
+        const oi__varref *r = &n->inputs[i];
+        int s = oi__plan_slot(p, r->name);
+        if (s < 0)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "unknown input variable %s", r->name);
+        const oi__slot *sl = &p->slots[s];
+        if (sl->kind == OI__MEM_PERSISTENT)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "persistent cache %s must be read via cache.read", r->name);
+        oi__pindex *idx = NULL;
+        if (arrlen(r->indices) > 0 || sl->n_indices > 0) {
+            if (!sl->is_prefix)
+                return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s is not a prefix table; it cannot be indexed", r->name);
+            if ((int)arrlen(r->indices) != sl->n_indices)
+                return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s needs %d indices (%s declares %d), got %d", r->name,
+                                   sl->n_indices, r->name, sl->n_indices, (int)arrlen(r->indices));
+            oi_status st = oi__parse_varref_indices(c, n, r, &idx, &pn->owned);
+            if (st == OI_OK)
+                st = oi__check_prefix_entries(c, n, sl, idx);
+            if (st != OI_OK) {
+                arrfree(idx);
+                return st;
+            }
+        }
+        arrput(pn->inputs, s);
+        arrput(pn->input_indices, idx);
+        sigs[i].dtype = sl->dtype;
+        sigs[i].ndim = sl->ndim;
+        memcpy(sigs[i].shape, sl->shape, sizeof sigs[i].shape);
+        if (sl->dynamic_shape)
+            static_shapes = false;
+    }
+    for (int i = 0; i < (int)arrlen(n->attrs); i++) {
+        oi__attr a = n->attrs[i];
+        if (a.kind == OI__ATTR_IDENT) {
+            oi_status st = oi__resolve_ident_attr(c, n, &a, &pn->owned);
+            if (st != OI_OK)
+                return st;
+        }
+        arrput(pn->attrs, a);
+    }
+    oi_status st = oi__check_output_slot(c, n, n->output, "an op", &pn->out);
+    if (st != OI_OK)
+        return st;
+    const oi__slot *out = &p->slots[pn->out];
+    pn->inplace = n_in > 0 && pn->inputs[0] == pn->out && !pn->input_indices[0] && oi__op_allows_inplace(n->op);
+    if (!static_shapes || out->dynamic_shape)
+        return OI_OK; /* shapes known at run time: checked then */
+    oi__op_sig result;
+    memset(&result, 0, sizeof result);
+    st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out->dtype, &result);
+    if (st != OI_OK) {
+        char why[1024];
+        oi__copy_error(why, sizeof why);
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s", why);
+    }
+    char have[160], want[160];
+    if (result.dtype != out->dtype || !oi__same_shape(result.ndim, result.shape, out->ndim, out->shape))
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "output %s mismatch: op %s produces %s but %s is %s",
+                           result.dtype != out->dtype ? "dtype" : "shape", op_name,
+                           oi__sig_text(have, sizeof have, result.dtype, result.ndim, result.shape), n->output,
+                           oi__sig_text(want, sizeof want, out->dtype, out->ndim, out->shape));
+    return OI_OK;
+}
+
+/* The persistent side of a cache op: its slot and its indices. */
+static oi_status oi__check_access(oi__vctx *c, const oi__node *n, const char *verb, oi__pnode *pn) {
+    const oi__cache_access *a = &n->access;
+    int s = oi__plan_slot(c->p, a->base);
+    if (s < 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s: unknown variable %s", verb, a->base);
+    const oi__slot *sl = &c->p->slots[s];
+    if (sl->kind != OI__MEM_PERSISTENT)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s needs a persistent variable; %s is not persistent", verb, a->base);
+    pn->var = s;
+    pn->bracketed = a->bracketed;
+    int n_idx = (int)arrlen(a->indices);
+    bool reset = n->kind == OI__NODE_CACHE_RESET;
+    bool step = n->kind == OI__NODE_CACHE_INCREMENT || n->kind == OI__NODE_CACHE_DECREMENT;
+    if (sl->n_indices == 0 && (a->bracketed || n_idx > 0))
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s is not a table; it takes no indices", a->base);
+    if (sl->is_table && !a->bracketed && !reset)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s is a table: index it, e.g. %s[...]", a->base, a->base);
+    if (n_idx > sl->n_indices)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s has %d table indices, the access gives %d", a->base, sl->n_indices,
+                           n_idx);
+    for (int i = 0; i < n_idx; i++) {
+        const oi__cache_index *ci = &a->indices[i];
+        oi__pindex pi;
+        memset(&pi, 0, sizeof pi);
+        pi.is_slice = ci->is_slice;
+        pi.single = ci->single;
+        pi.has_start = ci->has_start;
+        pi.has_end = ci->has_end;
+        pi.start = ci->start;
+        pi.end = ci->end;
+        oi_status st = OI_OK;
+        if (ci->is_slice) {
+            if (sl->n_auto > 0)
+                return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s has @auto_dim: slices are not allowed", a->base);
+            if (reset || step || n->kind == OI__NODE_CACHE_WRITE)
+                return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s takes single indices, not slices", verb);
+            if (ci->has_start)
+                st = oi__check_expr(c, n, &ci->start, "slice start", false);
+            if (st == OI_OK && ci->has_end)
+                st = oi__check_expr(c, n, &ci->end, "slice end", true);
+        } else {
+            st = oi__check_expr(c, n, &ci->single, "index", false);
+        }
+        if (st != OI_OK)
+            return st;
+        arrput(pn->access, pi);
+    }
+    if (!reset && sl->is_table && n->kind != OI__NODE_CACHE_READ && n_idx < sl->n_indices)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s needs all %d indices of %s", verb, sl->n_indices, a->base);
+    return OI_OK;
+}
+
+/* Shape of the persistent value a full scalar-index access names. */
+static bool oi__access_static_shape(const oi__slot *sl, const oi__pnode *pn) {
+    if (sl->n_auto > 0)
+        return false;
+    if (!sl->is_table)
+        return true;
+    if ((int)arrlen(pn->access) < sl->n_indices)
+        return false;
+    for (int i = 0; i < (int)arrlen(pn->access); i++)
+        if (pn->access[i].is_slice)
+            return false;
+    return true;
+}
+
+static oi_status oi__check_cache_read(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
+    oi_status st = oi__check_access(c, n, "cache.read", pn);
+    if (st == OI_OK)
+        st = oi__check_output_slot(c, n, n->var.name, "cache.read", &pn->out);
+    if (st != OI_OK)
+        return st;
+    const oi__slot *cache = &c->p->slots[pn->var], *dst = &c->p->slots[pn->out];
+    char have[160], want[160];
+    if (cache->dtype != dst->dtype)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read: %s is %s but %s is %s", cache->name,
+                           oi_dtype_name(cache->dtype), dst->name, oi_dtype_name(dst->dtype));
+    if (oi__access_static_shape(cache, pn) && !dst->dynamic_shape &&
+        !oi__same_shape(cache->ndim, cache->shape, dst->ndim, dst->shape))
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read: %s holds %s but %s is %s", cache->name,
+                           oi__sig_text(have, sizeof have, cache->dtype, cache->ndim, cache->shape), dst->name,
+                           oi__sig_text(want, sizeof want, dst->dtype, dst->ndim, dst->shape));
+    return OI_OK;
+}
+
+static oi_status oi__check_cache_write(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
+    oi_status st = oi__check_access(c, n, "cache.write", pn);
+    if (st != OI_OK)
+        return st;
+    int s = oi__plan_slot(c->p, n->var.name);
+    if (s < 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.write: unknown variable %s", n->var.name);
+    if (arrlen(n->var.indices) > 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.write: the source must be a plain variable");
+    const oi__slot *src = &c->p->slots[s], *cache = &c->p->slots[pn->var];
+    if (src->kind == OI__MEM_PERSISTENT)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "persistent cache %s must be read via cache.read", src->name);
+    pn->out = s; /* the plain-variable side */
+    char have[160], want[160];
+    if (src->dtype != cache->dtype)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.write: %s is %s but %s holds %s", src->name,
+                           oi_dtype_name(src->dtype), cache->name, oi_dtype_name(cache->dtype));
+    if (oi__access_static_shape(cache, pn) && !src->dynamic_shape &&
+        !oi__same_shape(cache->ndim, cache->shape, src->ndim, src->shape))
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.write: %s is %s but %s holds %s", src->name,
+                           oi__sig_text(have, sizeof have, src->dtype, src->ndim, src->shape), cache->name,
+                           oi__sig_text(want, sizeof want, cache->dtype, cache->ndim, cache->shape));
+    return OI_OK;
+}
+
+static oi_status oi__check_cache_step(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
+    const char *verb = n->kind == OI__NODE_CACHE_INCREMENT ? "cache.increment" : "cache.decrement";
+    oi_status st = oi__check_access(c, n, verb, pn);
+    if (st != OI_OK)
+        return st;
+    const oi__slot *s = &c->p->slots[pn->var];
+    if (oi__dtype_is_packed(s->dtype) || s->dtype == OI_DTYPE_BOOL || s->dtype == OI_DTYPE_BITSET)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s: %s is %s; it needs a numeric (non-packed, non-bool) variable", verb,
+                           s->name, oi_dtype_name(s->dtype));
+    if (s->n_auto > 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s: %s has @auto_dim", verb, s->name);
+    return OI_OK;
+}
+
+static oi_status oi__check_transfer(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
+    int s = oi__plan_slot(c->p, n->src_var.name);
+    if (s < 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "transfer: unknown variable %s", n->src_var.name);
+    if (arrlen(n->src_var.indices) || arrlen(n->dst_var.indices))
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "transfer moves plain variables (no indices)");
+    if (c->p->slots[s].kind == OI__MEM_PERSISTENT)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "persistent cache %s must be read via cache.read", n->src_var.name);
+    pn->var = s;
+    oi_status st = oi__check_output_slot(c, n, n->dst_var.name, "transfer", &pn->out);
+    if (st != OI_OK)
+        return st;
+    const oi__slot *a = &c->p->slots[pn->var], *b = &c->p->slots[pn->out];
+    char have[160], want[160];
+    if (a->dtype != b->dtype ||
+        (!a->dynamic_shape && !b->dynamic_shape && !oi__same_shape(a->ndim, a->shape, b->ndim, b->shape)))
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "transfer: %s is %s but %s is %s", a->name,
+                           oi__sig_text(have, sizeof have, a->dtype, a->ndim, a->shape), b->name,
+                           oi__sig_text(want, sizeof want, b->dtype, b->ndim, b->shape));
+    return OI_OK;
+}
+
+static int oi__block_index(const oi__plan *p, const char *name) {
+    for (int i = 0; i < (int)arrlen(p->blocks); i++)
+        if (strcmp(p->blocks[i].ir->name, name) == 0)
+            return i;
+    return -1;
+}
+
+static oi_status oi__check_branch(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
+    pn->then_block = n->then_block ? oi__block_index(c->p, n->then_block) : -1;
+    pn->else_block = n->else_block ? oi__block_index(c->p, n->else_block) : -1;
+    if (pn->then_block < 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "branch to a missing block %s", n->then_block ? n->then_block : "(none)");
+    if (n->else_block && pn->else_block < 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "branch to a missing block %s", n->else_block);
+    pn->var = -1;
+    if (!n->cond)
+        return OI_OK;
+    if (!n->else_block)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "a conditional branch needs two target blocks");
+    pn->var = oi__plan_slot(c->p, n->cond);
+    if (pn->var < 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "branch condition %s is not a known variable", n->cond);
+    const oi__slot *s = &c->p->slots[pn->var];
+    if (s->kind == OI__MEM_PERSISTENT)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "persistent cache %s must be read via cache.read", n->cond);
+    if (!oi__slot_is_scalar(s))
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "branch condition %s must be a scalar", n->cond);
+    return OI_OK;
+}
+
+static oi_status oi__check_vars(oi__vctx *c, const oi__node *n, const char *verb, oi__pnode *pn) {
+    if (arrlen(n->vars) == 0)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s needs at least one variable", verb);
+    for (int i = 0; i < (int)arrlen(n->vars); i++) {
+        int s = oi__plan_slot(c->p, n->vars[i]);
+        if (s < 0)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s: unknown variable %s", verb, n->vars[i]);
+        const oi__slot *sl = &c->p->slots[s];
+        if (sl->kind == OI__MEM_CONSTANT || sl->kind == OI__MEM_PERSISTENT || sl->n_indices > 0)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s %s: %s variables cannot be yielded or awaited", verb,
+                               n->vars[i], sl->kind == OI__MEM_CONSTANT ? "constant" : sl->kind == OI__MEM_PERSISTENT ? "persistent" : "prefix-table");
+        for (int k = 0; k < (int)arrlen(pn->vars); k++)
+            if (pn->vars[k] == s)
+                return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s names %s twice", verb, n->vars[i]);
+        arrput(pn->vars, s);
+    }
+    return OI_OK;
+}
+
+static oi_status oi__check_nodes(oi__vctx *c, const oi__node *nodes, oi__pnode **out);
+
+static oi_status oi__check_loop(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
+    if (c->depth >= OI__MAX_LOOP_DEPTH)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "loops nest deeper than %d", OI__MAX_LOOP_DEPTH);
+    if (oi__find_loop(c, n->loop_index))
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "loop index %s is already used by an enclosing loop", n->loop_index);
+    oi_status st = oi__check_expr(c, n, &n->loop_start, "loop bound", true);
+    if (st == OI_OK)
+        st = oi__check_expr(c, n, &n->loop_end, "loop bound", true);
+    if (st != OI_OK)
+        return st;
+    oi__loop_scope *l = &c->loops[c->depth];
+    l->index = n->loop_index;
+    l->known = true;
+    const oi__expr *bounds[2] = {&n->loop_start, &n->loop_end};
+    int64_t values[2];
+    for (int i = 0; i < 2; i++) {
+        if (!bounds[i]->ident)
+            values[i] = bounds[i]->lit;
+        else if (!oi__find_loop(c, bounds[i]->ident) && oi__plan_size(c->p, bounds[i]->ident, &values[i]))
+            ;
+        else
+            l->known = false;
+    }
+    l->start = l->known ? values[0] : 0;
+    l->end = l->known ? values[1] : 0;
+    c->depth++;
+    st = oi__check_nodes(c, n->body, &pn->body);
+    c->depth--;
+    return st;
+}
+
+static oi_status oi__check_node(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
+    switch (n->kind) {
+    case OI__NODE_ASSIGN: pn->out = oi__plan_slot(c->p, n->name); return OI_OK;
+    case OI__NODE_OP: return oi__check_op(c, n, pn);
+    case OI__NODE_CACHE_READ: return oi__check_cache_read(c, n, pn);
+    case OI__NODE_CACHE_WRITE: return oi__check_cache_write(c, n, pn);
+    case OI__NODE_CACHE_INCREMENT:
+    case OI__NODE_CACHE_DECREMENT: return oi__check_cache_step(c, n, pn);
+    case OI__NODE_CACHE_RESET: return oi__check_access(c, n, "cache.reset", pn);
+    case OI__NODE_TRANSFER: return oi__check_transfer(c, n, pn);
+    case OI__NODE_BRANCH: return oi__check_branch(c, n, pn);
+    case OI__NODE_LOOP: return oi__check_loop(c, n, pn);
+    case OI__NODE_YIELD: return oi__check_vars(c, n, "yield", pn);
+    case OI__NODE_AWAIT: return oi__check_vars(c, n, "await", pn);
+    case OI__NODE_BARRIER:
+    case OI__NODE_DEP:
+    case OI__NODE_RETURN: return OI_OK;
+    }
+    return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "unknown node kind %d", (int)n->kind);
+}
+
+static oi_status oi__check_nodes(oi__vctx *c, const oi__node *nodes, oi__pnode **out) {
+    for (int i = 0; i < (int)arrlen(nodes); i++) {
+        oi__pnode pn;
+        memset(&pn, 0, sizeof pn);
+        pn.ir = &nodes[i];
+        pn.block = c->block;
+        pn.out = pn.var = pn.then_block = pn.else_block = -1;
+        oi_status st = oi__check_node(c, &nodes[i], &pn);
+        arrput(*out, pn); /* kept even on failure so that it is freed */
+        if (st != OI_OK)
+            return st;
+    }
+    return OI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Blocks, branch targets and yield/await                              */
+/* ------------------------------------------------------------------ */
+
+static void oi__mark_branch_targets(const oi__pnode *nodes, bool *target) {
+    for (int i = 0; i < (int)arrlen(nodes); i++) {
+        if (nodes[i].ir->kind == OI__NODE_BRANCH) {
+            if (nodes[i].then_block >= 0)
+                target[nodes[i].then_block] = true;
+            if (nodes[i].else_block >= 0)
+                target[nodes[i].else_block] = true;
+        }
+        oi__mark_branch_targets(nodes[i].body, target);
+    }
+}
+
+/* Does this node (or a loop body) write slot s? */
+static bool oi__pnode_writes(const oi__pnode *pn, int s) {
+    switch (pn->ir->kind) {
+    case OI__NODE_OP:
+    case OI__NODE_CACHE_READ:
+    case OI__NODE_TRANSFER: return pn->out == s;
+    case OI__NODE_LOOP:
+        for (int i = 0; i < (int)arrlen(pn->body); i++)
+            if (oi__pnode_writes(&pn->body[i], s))
+                return true;
+        return false;
+    default: return false;
+    }
+}
+
+static bool oi__nodes_contain(const oi__pnode *nodes, oi__node_kind kind) {
+    for (int i = 0; i < (int)arrlen(nodes); i++)
+        if (nodes[i].ir->kind == kind || oi__nodes_contain(nodes[i].body, kind))
+            return true;
+    return false;
+}
+
+static bool oi__slots_contain(const int *slots, int s) {
+    for (int i = 0; i < (int)arrlen(slots); i++)
+        if (slots[i] == s)
+            return true;
+    return false;
+}
+
+/* A consumer block: await first (after nothing that needs the values),
+ * yield last, and it yields what it awaited. */
+static oi_status oi__check_consumer(oi__plan *p, oi__pblock *b) {
+    const oi__pnode *nodes = b->nodes;
+    int n = (int)arrlen(nodes);
+    for (int i = 0; i < n; i++) {
+        const oi__pnode *pn = &nodes[i];
+        if (pn->ir->kind == OI__NODE_LOOP && (oi__nodes_contain(pn->body, OI__NODE_YIELD) || oi__nodes_contain(pn->body, OI__NODE_AWAIT)))
+            return oi__fail_at(OI_ERROR_VALIDATION, &pn->ir->src, "yield/await cannot be inside a loop");
+        if (pn->ir->kind == OI__NODE_AWAIT)
+            for (int k = 0; k < (int)arrlen(pn->vars); k++)
+                if (!oi__slots_contain(b->awaits, pn->vars[k]))
+                    arrput(b->awaits, pn->vars[k]);
+        if (pn->ir->kind == OI__NODE_YIELD && i != n - 1)
+            return oi__fail_at(OI_ERROR_VALIDATION, &pn->ir->src, "yield ends consumer block %s: it must be its last statement",
+                               b->ir->name);
+    }
+    for (int k = 0; k < (int)arrlen(b->awaits); k++) {
+        bool yielded = false;
+        if (n > 0 && nodes[n - 1].ir->kind == OI__NODE_YIELD)
+            yielded = oi__slots_contain(nodes[n - 1].vars, b->awaits[k]);
+        if (!yielded)
+            return oi__fail_at(OI_ERROR_VALIDATION, &b->ir->src, "block %s awaits %s but does not yield it", b->ir->name,
+                               p->slots[b->awaits[k]].name);
+    }
+    return OI_OK;
+}
+
+/* Entry: yield S ... await S, no second yield before the await, no write to
+ * S in between, and at most one consumer mutating each variable. */
+static oi_status oi__check_entry_yields(oi__plan *p) {
+    const oi__pblock *entry = &p->blocks[p->entry];
+    const oi__pnode *yield = NULL;
+    for (int i = 0; i < (int)arrlen(entry->nodes); i++) {
+        const oi__pnode *pn = &entry->nodes[i];
+        if (pn->ir->kind == OI__NODE_LOOP && (oi__nodes_contain(pn->body, OI__NODE_YIELD) || oi__nodes_contain(pn->body, OI__NODE_AWAIT)))
+            return oi__fail_at(OI_ERROR_VALIDATION, &pn->ir->src, "yield/await cannot be inside a loop");
+        if (pn->ir->kind == OI__NODE_YIELD) {
+            if (yield)
+                return oi__fail_at(OI_ERROR_VALIDATION, &pn->ir->src, "await required before next yield");
+            yield = pn;
+            for (int k = 0; k < (int)arrlen(pn->vars); k++) {
+                const char *mutator = NULL;
+                for (int b = 0; b < (int)arrlen(p->blocks); b++) {
+                    const oi__pblock *cb = &p->blocks[b];
+                    if (!cb->is_async || !oi__slots_contain(cb->awaits, pn->vars[k]))
+                        continue;
+                    bool writes = false;
+                    for (int j = 0; j < (int)arrlen(cb->nodes); j++)
+                        writes |= oi__pnode_writes(&cb->nodes[j], pn->vars[k]);
+                    if (writes && mutator)
+                        return oi__fail_at(OI_ERROR_VALIDATION, &pn->ir->src,
+                                           "multiple blocks mutate %s: %s and %s (at most one consumer may write a yielded variable)",
+                                           p->slots[pn->vars[k]].name, mutator, cb->ir->name);
+                    if (writes)
+                        mutator = cb->ir->name;
+                }
+            }
+        } else if (pn->ir->kind == OI__NODE_AWAIT) {
+            if (!yield)
+                return oi__fail_at(OI_ERROR_VALIDATION, &pn->ir->src, "await without a yield before it");
+            for (int k = 0; k < (int)arrlen(pn->vars); k++)
+                if (!oi__slots_contain(yield->vars, pn->vars[k]))
+                    return oi__fail_at(OI_ERROR_VALIDATION, &pn->ir->src, "await %s: it was not yielded",
+                                       p->slots[pn->vars[k]].name);
+            yield = NULL;
+        } else if (yield) {
+            for (int k = 0; k < (int)arrlen(yield->vars); k++)
+                if (oi__pnode_writes(pn, yield->vars[k]))
+                    return oi__fail_at(OI_ERROR_VALIDATION, &pn->ir->src,
+                                       "%s was yielded to consumer blocks: entry cannot write it before await",
+                                       p->slots[yield->vars[k]].name);
+        }
+    }
+    if (yield)
+        return oi__fail_at(OI_ERROR_VALIDATION, &yield->ir->src, "yield without a later await in the entry block");
+    return OI_OK;
+}
+
+static oi_status oi__check_blocks(oi__plan *p) {
+    const oi_graph *g = p->graph;
+    int nb = (int)arrlen(g->blocks);
+    if (nb == 0)
+        return oi__fail(OI_ERROR_VALIDATION, "graph %s has no blocks", g->name ? g->name : "");
+    p->entry = 0;
+    for (int i = 0; i < nb; i++) {
+        oi__pblock b;
+        memset(&b, 0, sizeof b);
+        b.ir = &g->blocks[i];
+        if (strcmp(b.ir->name, "entry") == 0)
+            p->entry = i;
+        arrput(p->blocks, b);
+    }
+    for (int i = 0; i < nb; i++) {
+        oi__vctx c;
+        memset(&c, 0, sizeof c);
+        c.p = p;
+        c.block = i;
+        oi_status st = oi__check_nodes(&c, p->blocks[i].ir->nodes, &p->blocks[i].nodes);
+        if (st != OI_OK)
+            return st;
+    }
+    bool *target = (bool *)oi__calloc((size_t)nb, sizeof *target);
+    if (!target)
+        return OI_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; i < nb; i++)
+        oi__mark_branch_targets(p->blocks[i].nodes, target);
+    oi_status st = OI_OK;
+    for (int i = 0; i < nb && st == OI_OK; i++) {
+        oi__pblock *b = &p->blocks[i];
+        b->is_async = i != p->entry && !target[i];
+        bool uses_yield = oi__nodes_contain(b->nodes, OI__NODE_YIELD) || oi__nodes_contain(b->nodes, OI__NODE_AWAIT);
+        if (b->is_async)
+            st = oi__check_consumer(p, b);
+        else if (i != p->entry && uses_yield)
+            st = oi__fail_at(OI_ERROR_VALIDATION, &b->ir->src,
+                             "block %s is a branch target: yield/await belong to the entry block and consumer blocks", b->ir->name);
+    }
+    oi__free(target);
+    if (st == OI_OK)
+        st = oi__check_entry_yields(p);
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Build / free                                                        */
+/* ------------------------------------------------------------------ */
+
+static void oi__pnodes_free(oi__pnode *nodes) {
+    for (int i = 0; i < (int)arrlen(nodes); i++) {
+        oi__pnode *pn = &nodes[i];
+        for (int k = 0; k < (int)arrlen(pn->input_indices); k++)
+            arrfree(pn->input_indices[k]);
+        arrfree(pn->input_indices);
+        arrfree(pn->inputs);
+        arrfree(pn->attrs);
+        for (int k = 0; k < (int)arrlen(pn->owned); k++)
+            oi__free(pn->owned[k]);
+        arrfree(pn->owned);
+        arrfree(pn->access);
+        arrfree(pn->vars);
+        oi__pnodes_free(pn->body);
+        arrfree(pn->body);
+    }
+}
+
+void oi__plan_free(oi__plan *p) {
+    if (!p)
+        return;
+    for (int i = 0; i < (int)arrlen(p->slots); i++)
+        oi__free(p->slots[i].owned_pattern);
+    arrfree(p->slots);
+    shfree(p->by_name);
+    for (int i = 0; i < (int)arrlen(p->blocks); i++) {
+        oi__pnodes_free(p->blocks[i].nodes);
+        arrfree(p->blocks[i].nodes);
+        arrfree(p->blocks[i].awaits);
+    }
+    arrfree(p->blocks);
+    shfree(p->sizes);
+    oi__free(p);
+}
+
+oi__plan *oi__plan_build(const oi_graph *g, const oi_model *m) {
+    if (!g) {
+        oi__fail(OI_ERROR_INVALID_ARGUMENT, "validate: no graph (did the graph fail to build? see its error)");
+        return NULL;
+    }
+    oi__plan *p = (oi__plan *)oi__calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->graph = g;
+    p->model = m;
+    sh_new_strdup(p->by_name);
+    sh_new_strdup(p->sizes);
+    for (size_t i = 0; m && i < oi_model_sizevar_count(m); i++) {
+        const char *name = NULL;
+        uint64_t value = 0;
+        if (oi_model_sizevar_at(m, i, &name, &value) == OI_OK && name)
+            shput(p->sizes, name, (int64_t)value);
+    }
+    oi_status st = oi__declare_vars(p);
+    for (int i = 0; st == OI_OK && i < (int)arrlen(g->blocks); i++)
+        st = oi__declare_temps(p, g->blocks[i].nodes);
+    if (st == OI_OK) {
+        bool changed = true;
+        for (int round = 0; changed && round < 64; round++) {
+            changed = false;
+            for (int i = 0; i < (int)arrlen(g->blocks); i++)
+                changed |= oi__propagate_dynamic(p, g->blocks[i].nodes);
+        }
+        st = oi__check_blocks(p);
+    }
+    if (st != OI_OK) {
+        oi__plan_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+oi_status oi_graph_validate(const oi_graph *graph, const oi_model *model) {
+    oi__plan *p = oi__plan_build(graph, model);
+    if (!p)
+        return OI_ERROR_VALIDATION;
+    oi__plan_free(p);
+    return OI_OK;
+}

@@ -1,0 +1,131 @@
+/* plan.h - the validated form of a graph that the executor runs.
+ *
+ * validate.c checks a graph against a model and builds an oi__plan: every
+ * variable becomes a numbered slot (its resolved dtype and shape, its model
+ * link, its table layout), every IR node a plan node holding slot numbers
+ * and attributes with model references already resolved. executor.c walks
+ * the plan; it never looks a name up by string in the hot path. */
+#ifndef OPENINFER_PLAN_H
+#define OPENINFER_PLAN_H
+
+#include "internal.h"
+
+/* One DSL variable: declared in a memory section or introduced by assign. */
+typedef struct oi__slot {
+    const char *name;        /* borrowed from the graph                    */
+    const oi__var *decl;     /* NULL for assign temporaries                */
+    const oi__src *src;      /* where it was declared (errors)            */
+    oi__mem_kind kind;
+    oi_dtype dtype;
+    int ndim;
+    int64_t shape[OI_MAX_DIMS]; /* declared shape, resolved from the model */
+    bool dynamic_shape;      /* takes its shape from a slice/auto_dim read */
+    /* model link (by name or @ref): tensor data, or a scalar metadata entry */
+    const char *model_name;
+    const oi_tensor_info *model_tensor;
+    const oi_metadata_info *model_meta;
+    /* indexed families: W(l) prefix tables, K(l, t) persistent tables */
+    int n_indices;           /* declared table indices                     */
+    bool is_prefix;          /* volatile/constant W(l) @pattern(...)       */
+    const char *pattern;     /* the pattern (defaults to "W.{l}")          */
+    char *owned_pattern;
+    bool is_table;           /* persistent table (keys = non-auto indices) */
+    int n_keys;              /* number of non-auto table indices           */
+    int key_pos[OI_MAX_DIMS];/* table index position of each key           */
+    int n_auto;              /* @auto_dim indices                          */
+    int auto_pos[OI_MAX_DIMS]; /* table index position of each auto index; auto k grows dim k */
+    int64_t fixed[OI_MAX_DIMS]; /* per table index, -1 = unbounded         */
+} oi__slot;
+
+/* One index of an indexed input (W[l]) or a cache access, pre-parsed. */
+typedef struct oi__pindex {
+    bool is_slice;
+    oi__expr single;
+    bool has_start, has_end;
+    oi__expr start, end;
+} oi__pindex;
+
+typedef struct oi__pnode oi__pnode;
+struct oi__pnode {
+    const oi__node *ir;
+    int block;              /* the block this node belongs to              */
+    int out;                /* op/assign/cache.read/transfer destination   */
+    int var;                /* cache.write source, transfer source, branch cond, cache target */
+    /* OP */
+    int *inputs;            /* stb array of slots                          */
+    oi__pindex **input_indices; /* stb array: NULL or stb array per input  */
+    oi__attr *attrs;        /* stb array: IDENT attributes resolved        */
+    char **owned;           /* strings this plan node allocated            */
+    bool inplace;           /* output == input 0 and the op allows it      */
+    /* CACHE_*: the access on the persistent side */
+    oi__pindex *access;     /* stb array                                   */
+    bool bracketed;
+    /* BRANCH */
+    int then_block, else_block;
+    /* YIELD / AWAIT */
+    int *vars;              /* stb array of slots                          */
+    /* LOOP */
+    oi__pnode *body;        /* stb array                                   */
+};
+
+typedef struct oi__pblock {
+    const oi__block *ir;
+    oi__pnode *nodes;       /* stb array                                   */
+    bool is_async;          /* neither entry nor a branch target: a consumer */
+    int *awaits;            /* slots this consumer awaits (stb array)     */
+} oi__pblock;
+
+typedef struct oi__sizevar { char *key; int64_t value; } oi__sizevar;
+typedef struct oi__slot_index { char *key; int value; } oi__slot_index;
+
+typedef struct oi__plan {
+    const oi_graph *graph;
+    const oi_model *model;
+    oi__slot *slots;        /* stb array                                   */
+    oi__slot_index *by_name;/* stb string map name -> slot                 */
+    oi__pblock *blocks;     /* stb array, graph order                      */
+    int entry;
+    oi__sizevar *sizes;     /* stb string map of the model's size variables */
+} oi__plan;
+
+/* Validates `g` against `m` (m may be NULL: no named sizes, no links) and
+ * builds the plan. On failure returns NULL and oi_last_error() says where. */
+oi__plan *oi__plan_build(const oi_graph *g, const oi_model *m);
+void oi__plan_free(oi__plan *p);
+int oi__plan_slot(const oi__plan *p, const char *name); /* -1 if unknown */
+bool oi__plan_size(const oi__plan *p, const char *name, int64_t *out);
+/* "W.{l}" with l=3 -> "W.3"; the indices follow the slot's declared order. */
+char *oi__plan_pattern_name(const oi__slot *s, const int64_t *index_values);
+/* Model tensor for a prefix entry, or NULL with an error naming the entry. */
+const oi_tensor_info *oi__plan_prefix_tensor(const oi__plan *p, const oi__slot *s,
+                                             const int64_t *index_values, const oi__src *src);
+
+/* Copies oi_last_error() into dst (truncated), before a new message that
+ * quotes it is written over the shared buffer. */
+static inline void oi__copy_error(char *dst, size_t cap) {
+    const char *msg = oi_last_error();
+    size_t n = strlen(msg);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, msg, n);
+    dst[n] = '\0';
+}
+
+/* ---- simulator and backend selection (backend.c) ---- */
+struct oi_simulator {
+    const oi_model *model;
+    const oi__backend *backend; /* the chosen backend; CPU runs what it cannot */
+    void *backend_ctx;
+    int device_index;
+    oi_simulator_desc desc;     /* defaults resolved                          */
+};
+
+/* Picks the backend for `device` (AUTO: discrete GPU > integrated GPU > CPU;
+ * OPENINFER_BACKEND=cpu|vulkan[:index] overrides AUTO) and creates it. */
+oi_status oi__backend_select(oi_device device, const oi__backend **backend, void **ctx, int *device_index);
+/* Host copy of a storage is current (downloads a newer device copy). */
+oi_status oi__storage_sync_host(oi__storage *s);
+/* The host copy is about to be written: sync it, then drop the device mirror. */
+oi_status oi__storage_host_write(oi__storage *s);
+
+#endif /* OPENINFER_PLAN_H */
