@@ -229,7 +229,7 @@ static oi_status oi__oinf_take(oi__oinf_cursor *c, uint64_t n, const uint8_t **o
 }
 
 static oi_status oi__oinf_read_u32(oi__oinf_cursor *c, uint32_t *out, const char *entry, const char *what) {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     oi_status s = oi__oinf_take(c, 4, &p, entry, what);
     if (s == OI_OK)
         *out = oi__oinf_get_u32(p);
@@ -237,7 +237,7 @@ static oi_status oi__oinf_read_u32(oi__oinf_cursor *c, uint32_t *out, const char
 }
 
 static oi_status oi__oinf_read_u64(oi__oinf_cursor *c, uint64_t *out, const char *entry, const char *what) {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     oi_status s = oi__oinf_take(c, 8, &p, entry, what);
     if (s == OI_OK)
         *out = oi__oinf_get_u64(p);
@@ -249,7 +249,7 @@ static oi_status oi__oinf_read_u64(oi__oinf_cursor *c, uint64_t *out, const char
 static oi_status oi__oinf_read_name(oi__oinf_cursor *c, oi__oinf_name_index *index, const char *entry, char **out) {
     uint64_t at = c->pos;
     uint32_t len;
-    const uint8_t *text;
+    const uint8_t *text = NULL;
     oi_status s = oi__oinf_read_u32(c, &len, entry, "name length");
     if (s != OI_OK)
         return s;
@@ -441,7 +441,7 @@ static oi_status oi__oinf_parse_metadata(oi_model *m, uint32_t count, uint64_t s
         shput(m->metadata_index, key, (size_t)arrlen(m->metadata));
         arrput(m->metadata, info);
         snprintf(entry, sizeof entry, "metadata '%s'", key);
-        const uint8_t *fields;
+        const uint8_t *fields = NULL;
         uint64_t fields_at = c.pos;
         s = oi__oinf_take(&c, 24, &fields, entry, "value_type, value_flags, value_nbytes, value_offset");
         if (s != OI_OK)
@@ -535,7 +535,7 @@ static oi_status oi__oinf_parse_tensor_shape(oi__oinf_cursor *c, const char *ent
                                              uint32_t *flags) {
     const oi_model *m = c->model;
     uint64_t at = c->pos;
-    const uint8_t *fields;
+    const uint8_t *fields = NULL;
     oi_status s = oi__oinf_take(c, 12, &fields, entry, "dtype, ndim, flags");
     if (s != OI_OK)
         return s;
@@ -552,7 +552,7 @@ static oi_status oi__oinf_parse_tensor_shape(oi__oinf_cursor *c, const char *ent
     if (*flags & ~allowed)
         return oi__oinf_fail(m, OI_ERROR_FORMAT, "%s: flags 0x%x (byte %llu) has bits other than %s", entry, *flags,
                              (unsigned long long)(at + 8), m->version == 1 ? "HAS_DATA (version 1)" : "HAS_DATA|HAS_QUANT");
-    const uint8_t *dims_bytes;
+    const uint8_t *dims_bytes = NULL;
     s = oi__oinf_take(c, 8u * (uint64_t)ndim, &dims_bytes, entry, "dims");
     if (s != OI_OK)
         return s;
@@ -583,7 +583,7 @@ static oi_status oi__oinf_parse_tensor(oi__oinf_cursor *c, oi_tensor_info *t, co
     if (s != OI_OK)
         return s;
     uint64_t fields_at = c->pos;
-    const uint8_t *fields;
+    const uint8_t *fields = NULL;
     s = oi__oinf_take(c, m->version == 1 ? 16u : 32u, &fields, entry,
                       m->version == 1 ? "data_nbytes, data_offset" : "data_nbytes, data_offset, quant fields");
     if (s != OI_OK)
