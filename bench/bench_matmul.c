@@ -1,6 +1,6 @@
 /* bench_matmul.c - our f32 gemm vs OpenBLAS cblas_sgemm, in one process.
  *
- * Usage: bench_matmul [--isa portable|avx2|avx512] [--quick] [n ...]
+ * Usage: bench_matmul [--isa portable|avx2|avx512] [--openblas-env] [--quick] [n ...]
  * Default sizes: 256 512 1024 2048 (--quick: 256 512 1024). For each size
  * and 1 and 2 threads it times C = A * B (row-major, square) with both
  * libraries, alternating runs so machine noise hits both alike, keeps the
@@ -13,21 +13,30 @@
 #include <unistd.h>
 
 /* OpenBLAS (0.3.21, Debian 12) runs its AVX2 "Haswell" kernels on AMD CPUs
- * even when they have AVX-512. To measure against its strongest kernel we
- * re-run ourselves with OPENBLAS_CORETYPE=SkylakeX, which OpenBLAS reads
- * when it loads; a value the user set is kept. */
-static void prefer_openblas_avx512(char **argv) {
+ * even when they have AVX-512, and some environments pin OPENBLAS_CORETYPE.
+ * The bar is OpenBLAS's strongest kernel, so on an AVX-512 CPU we re-run
+ * ourselves with OPENBLAS_CORETYPE=SkylakeX (OpenBLAS reads it when it
+ * loads). --openblas-env keeps the environment's choice instead. */
+static void prefer_openblas_avx512(int argc, char **argv) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--openblas-env") == 0)
+            return;
     __builtin_cpu_init();
     bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
                   __builtin_cpu_supports("avx512cd");
-    if (avx512 && !getenv("OPENBLAS_CORETYPE")) {
+    const char *core = getenv("OPENBLAS_CORETYPE");
+    if (avx512 && !getenv("OI_BENCH_REEXEC") && !(core && strcmp(core, "SkylakeX") == 0)) {
+        fprintf(stderr, "bench_matmul: running OpenBLAS with OPENBLAS_CORETYPE=SkylakeX (was %s)\n",
+                core ? core : "unset");
         setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+        setenv("OI_BENCH_REEXEC", "1", 1);
         execv("/proc/self/exe", argv);
-        unsetenv("OPENBLAS_CORETYPE"); /* exec failed: go on with the default */
+        perror("bench_matmul: re-running failed; OpenBLAS keeps its default kernel");
     }
 #else
+    (void)argc;
     (void)argv;
 #endif
 }
@@ -124,7 +133,7 @@ static bool parse_isa(const char *name, oi__gemm_isa *isa) {
 }
 
 int main(int argc, char **argv) {
-    prefer_openblas_avx512(argv);
+    prefer_openblas_avx512(argc, argv);
     int64_t sizes[16] = {256, 512, 1024, 2048};
     int n_sizes = 4, n_given = 0;
     for (int i = 1; i < argc; i++) {
@@ -135,12 +144,14 @@ int main(int argc, char **argv) {
                 return 1;
             }
             i++;
+        } else if (strcmp(argv[i], "--openblas-env") == 0) {
+            /* handled by prefer_openblas_avx512 */
         } else if (strcmp(argv[i], "--quick") == 0) {
             n_sizes = 3;
         } else if (atoll(argv[i]) > 0 && n_given < 16) {
             sizes[n_given++] = atoll(argv[i]);
         } else {
-            fprintf(stderr, "usage: %s [--isa portable|avx2|avx512] [--quick] [n ...]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--isa portable|avx2|avx512] [--openblas-env] [--quick] [n ...]\n", argv[0]);
             return 2;
         }
     }

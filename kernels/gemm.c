@@ -42,9 +42,9 @@ typedef void (*oi__gemm_f32_kernel_fn)(int64_t kc, const float *a, const float *
 typedef struct oi__gemm_f32_impl {
     oi__gemm_isa isa;
     int mr, nr;               /* register tile                                  */
-    int64_t kc;               /* k steps per packed block (A panel in L1)       */
+    int64_t kc;               /* k steps per packed block (A micro-panel in L1) */
+    int64_t nc;               /* columns of B packed at once (kc x nc in L2)    */
     int64_t max_tile_m;       /* rows of A packed per task                      */
-    int64_t max_tile_n;       /* columns of B packed per task (kc x this in L2) */
     oi__gemm_f32_kernel_fn kernel;
 } oi__gemm_f32_impl;
 
@@ -141,12 +141,12 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float
 
 /* ---- choosing the code path ---- */
 static const oi__gemm_f32_impl oi__gemm_f32_portable = {
-    OI__GEMM_ISA_PORTABLE, OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, 256, 128, 512, oi__gemm_f32_kernel_portable};
+    OI__GEMM_ISA_PORTABLE, OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, 256, 1024, 2048, oi__gemm_f32_kernel_portable};
 #if OI__GEMM_X86
 static const oi__gemm_f32_impl oi__gemm_f32_avx2 = {
-    OI__GEMM_ISA_AVX2, 6, 16, 256, 144, 512, oi__gemm_f32_kernel_avx2};
+    OI__GEMM_ISA_AVX2, 6, 16, 256, 1024, 2048, oi__gemm_f32_kernel_avx2};
 static const oi__gemm_f32_impl oi__gemm_f32_avx512 = {
-    OI__GEMM_ISA_AVX512, 12, 32, 256, 192, 512, oi__gemm_f32_kernel_avx512};
+    OI__GEMM_ISA_AVX512, 12, 32, 256, 1024, 2048, oi__gemm_f32_kernel_avx512};
 #endif
 
 /* Set only by tests and benchmarks (see oi__gemm_force_isa). */
@@ -257,69 +257,79 @@ static void oi__gemm_f32_small(bool trans_a, bool trans_b, int64_t m, int64_t n,
     }
 }
 
-/* ---- packing ---- */
+/* ---- packing ----
+ * A packed operand is a row of micro-panels, each `width` (mr or nr) wide:
+ * panel q holds, for each step p of the k block, its `width` values
+ * contiguously. Values past the matrix edge are zero, so edge tiles run
+ * the same kernel (their extra rows/columns are computed and dropped). */
 
-/* Packs rows [i0, i0+rows) x steps [p0, p0+kc) of op(A) as mr-row micro-
- * panels: panel r holds, for each step p, its mr values contiguously.
- * Rows past `rows` are zero so edge tiles need no special kernel. */
-static void oi__gemm_f32_pack_a(bool trans_a, const float *a, int64_t lda, int64_t i0, int64_t rows,
-                                int64_t p0, int64_t kc, int mr, float *dst) {
-    for (int64_t ir = 0; ir < rows; ir += mr) {
-        int64_t panel_rows = oi__gemm_min(mr, rows - ir);
-        float *panel = dst + ir * kc;
-        if (trans_a) {
-            /* Row p of the stored A holds the values of step p: copy runs. */
-            for (int64_t p = 0; p < kc; p++) {
-                const float *src = a + (p0 + p) * lda + i0 + ir;
-                float *out = panel + p * mr;
-                int64_t r = 0;
-                for (; r < panel_rows; r++)
-                    out[r] = src[r];
-                for (; r < mr; r++)
-                    out[r] = 0.0f;
-            }
+/* The panel values are rows of `src` (step p = column p): op(A) when A is
+ * not transposed, op(B) when B is. Reads `width` rows side by side so each
+ * output line is written once and every input row streams forward. */
+static void oi__gemm_f32_pack_rows(const float *src, int64_t ld, int64_t n_rows, int64_t kc, int width,
+                                   float *dst) {
+    const float *rows[OI__GEMM_MAX_NR];
+    for (int64_t q = 0; q < n_rows; q += width) {
+        int valid = (int)oi__gemm_min(width, n_rows - q);
+        for (int r = 0; r < valid; r++)
+            rows[r] = src + (q + r) * ld;
+        float *panel = dst + q * kc;
+        if (valid == width) {
+            /* 16 steps at a time: one cache line of each source row. */
+            int64_t p = 0;
+            for (; p + 16 <= kc; p += 16)
+                for (int r = 0; r < width; r++)
+                    for (int i = 0; i < 16; i++)
+                        panel[(p + i) * width + r] = rows[r][p + i];
+            for (; p < kc; p++)
+                for (int r = 0; r < width; r++)
+                    panel[p * width + r] = rows[r][p];
         } else {
-            /* Read each row of A contiguously, write it with stride mr. */
-            int64_t r = 0;
-            for (; r < panel_rows; r++) {
-                const float *src = a + (i0 + ir + r) * lda + p0;
-                for (int64_t p = 0; p < kc; p++)
-                    panel[p * mr + r] = src[p];
-            }
-            for (; r < mr; r++)
-                for (int64_t p = 0; p < kc; p++)
-                    panel[p * mr + r] = 0.0f;
+            for (int64_t p = 0; p < kc; p++)
+                for (int r = 0; r < width; r++)
+                    panel[p * width + r] = r < valid ? rows[r][p] : 0.0f;
         }
     }
 }
 
-/* Packs steps [p0, p0+kc) x columns [j0, j0+cols) of op(B) as nr-column
- * micro-panels, zero-padded past `cols`. */
-static void oi__gemm_f32_pack_b(bool trans_b, const float *b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
-                                int64_t cols, int nr, float *dst) {
-    for (int64_t jr = 0; jr < cols; jr += nr) {
-        int64_t panel_cols = oi__gemm_min(nr, cols - jr);
-        float *panel = dst + jr * kc;
-        if (trans_b) {
+/* The panel values are columns of `src` (step p = row p): op(A) when A is
+ * transposed, op(B) when it is not. Walks src row by row (unit stride, one
+ * page after another) and deals each row out to the panels. */
+static void oi__gemm_f32_pack_cols(const float *src, int64_t ld, int64_t n_cols, int64_t kc, int width,
+                                   float *dst) {
+    int64_t full = n_cols / width * width;
+    for (int64_t p = 0; p < kc; p++) {
+        const float *row = src + p * ld;
+        float *out = dst + p * width;
+        for (int64_t q = 0; q < full; q += width)
+            memcpy(out + q * kc, row + q, (size_t)width * sizeof(float));
+        if (full < n_cols) {
+            float *edge = out + full * kc;
             int64_t col = 0;
-            for (; col < panel_cols; col++) {
-                const float *src = b + (j0 + jr + col) * ldb + p0;
-                for (int64_t p = 0; p < kc; p++)
-                    panel[p * nr + col] = src[p];
-            }
-            for (; col < nr; col++)
-                for (int64_t p = 0; p < kc; p++)
-                    panel[p * nr + col] = 0.0f;
-        } else {
-            for (int64_t p = 0; p < kc; p++) {
-                const float *src = b + (p0 + p) * ldb + j0 + jr;
-                float *out = panel + p * nr;
-                memcpy(out, src, (size_t)panel_cols * sizeof(float));
-                for (int64_t col = panel_cols; col < nr; col++)
-                    out[col] = 0.0f;
-            }
+            for (; col < n_cols - full; col++)
+                edge[col] = row[full + col];
+            for (; col < width; col++)
+                edge[col] = 0.0f;
         }
     }
+}
+
+/* Rows [i0, i0+rows) x steps [p0, p0+kc) of op(A), in mr-row panels. */
+static void oi__gemm_f32_pack_a(bool trans_a, const float *a, int64_t lda, int64_t i0, int64_t rows,
+                                int64_t p0, int64_t kc, int mr, float *dst) {
+    if (trans_a)
+        oi__gemm_f32_pack_cols(a + p0 * lda + i0, lda, rows, kc, mr, dst);
+    else
+        oi__gemm_f32_pack_rows(a + i0 * lda + p0, lda, rows, kc, mr, dst);
+}
+
+/* Steps [p0, p0+kc) x columns [j0, j0+cols) of op(B), in nr-column panels. */
+static void oi__gemm_f32_pack_b(bool trans_b, const float *b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
+                                int64_t cols, int nr, float *dst) {
+    if (trans_b)
+        oi__gemm_f32_pack_rows(b + j0 * ldb + p0, ldb, cols, kc, nr, dst);
+    else
+        oi__gemm_f32_pack_cols(b + p0 * ldb + j0, ldb, cols, kc, nr, dst);
 }
 
 /* ---- the parallel driver ---- */
@@ -373,30 +383,39 @@ static void oi__gemm_f32_task(void *ctx, int task, int thread) {
     int64_t cols = oi__gemm_min(job->tile_n, job->n - j0);
     float *a_pack = job->workspace + (size_t)thread * job->thread_floats;
     float *b_pack = a_pack + oi__gemm_round_up(oi__gemm_round_up(job->tile_m, impl->mr) * impl->kc, OI__GEMM_ALIGN / 4);
-    float *c = job->c + i0 * job->ldc + j0;
     for (int64_t p0 = 0; p0 < job->k; p0 += impl->kc) {
         int64_t kc = oi__gemm_min(impl->kc, job->k - p0);
         oi__gemm_f32_pack_a(job->trans_a, job->a, job->lda, i0, rows, p0, kc, impl->mr, a_pack);
-        oi__gemm_f32_pack_b(job->trans_b, job->b, job->ldb, p0, kc, j0, cols, impl->nr, b_pack);
         /* The first k block applies beta; later ones accumulate. */
         float beta = p0 == 0 ? job->beta : 1.0f;
-        oi__gemm_f32_macro(impl, kc, a_pack, b_pack, rows, cols, job->alpha, beta, c, job->ldc);
+        for (int64_t j1 = j0; j1 < j0 + cols; j1 += impl->nc) {
+            int64_t block_cols = oi__gemm_min(impl->nc, j0 + cols - j1);
+            oi__gemm_f32_pack_b(job->trans_b, job->b, job->ldb, p0, kc, j1, block_cols, impl->nr, b_pack);
+            oi__gemm_f32_macro(impl, kc, a_pack, b_pack, rows, block_cols, job->alpha, beta,
+                               job->c + i0 * job->ldc + j1, job->ldc);
+        }
     }
 }
 
-/* Splits C into tiles: as large as the cache blocks allow, but at least one
- * per thread, and a multiple of the thread count when that is possible, so
- * equal tiles keep every thread busy to the end. */
+/* Splits C into one tile per task. A task packs its rows of A once per k
+ * block and its columns of B once per k block, so big tiles pack least;
+ * but every thread needs work, so: split the longer side of C until there
+ * are OI__GEMM_TASKS_PER_THREAD tiles per thread (spare tiles even out the
+ * load when a thread is slowed down by something else on the machine). */
+#define OI__GEMM_TASKS_PER_THREAD 2
 static void oi__gemm_plan_tiles(const oi__gemm_f32_impl *impl, int64_t m, int64_t n, int threads,
                                 int64_t *tile_m, int64_t *tile_n) {
     int64_t max_tiles_m = oi__gemm_ceil_div(m, impl->mr), max_tiles_n = oi__gemm_ceil_div(n, impl->nr);
-    int64_t tiles_n = oi__gemm_ceil_div(n, impl->max_tile_n);
-    int64_t tiles_m = oi__gemm_max(oi__gemm_ceil_div(m, impl->max_tile_m), oi__gemm_ceil_div(threads, tiles_n));
-    tiles_m = oi__gemm_min(tiles_m, max_tiles_m);
-    if (tiles_m * tiles_n < threads)
-        tiles_n = oi__gemm_min(oi__gemm_ceil_div(threads, tiles_m), max_tiles_n);
-    while ((tiles_m * tiles_n) % threads != 0 && tiles_m < max_tiles_m)
-        tiles_m++;
+    int64_t tiles_m = oi__gemm_ceil_div(m, impl->max_tile_m), tiles_n = 1;
+    int64_t want = threads > 1 ? (int64_t)threads * OI__GEMM_TASKS_PER_THREAD : 1;
+    while (tiles_m * tiles_n < want && (tiles_m < max_tiles_m || tiles_n < max_tiles_n)) {
+        bool split_m = tiles_n >= max_tiles_n ||
+                       (tiles_m < max_tiles_m && m / tiles_m >= n / tiles_n);
+        if (split_m)
+            tiles_m++;
+        else
+            tiles_n++;
+    }
     *tile_m = oi__gemm_round_up(oi__gemm_ceil_div(m, tiles_m), impl->mr);
     *tile_n = oi__gemm_round_up(oi__gemm_ceil_div(n, tiles_n), impl->nr);
 }
@@ -442,7 +461,7 @@ oi_status oi__gemm_f32(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t
     int64_t kc = oi__gemm_min(impl->kc, k);
     int64_t align = OI__GEMM_ALIGN / (int64_t)sizeof(float);
     int64_t a_floats = oi__gemm_round_up(oi__gemm_round_up(job.tile_m, impl->mr) * impl->kc, align);
-    int64_t b_floats = oi__gemm_round_up(oi__gemm_round_up(job.tile_n, impl->nr) * kc, align);
+    int64_t b_floats = oi__gemm_round_up(oi__gemm_round_up(oi__gemm_min(job.tile_n, impl->nc), impl->nr) * kc, align);
     job.thread_floats = (size_t)(a_floats + b_floats);
     size_t bytes = job.thread_floats * (size_t)threads * sizeof(float) + OI__GEMM_ALIGN;
     void *raw = oi__malloc(bytes);

@@ -8,7 +8,11 @@
  * Workers sleep on a condition variable between jobs. All shared state is
  * guarded by one mutex: tasks are coarse (a tile of a matmul, a slice of a
  * tensor), so claiming one under the lock costs nothing measurable and the
- * pool stays simple and race-free. */
+ * pool stays simple and race-free.
+ *
+ * The caller waits for the job's tasks, not for the workers: on a machine
+ * whose other cores are busy, a worker may wake long after the caller has
+ * run every task itself, and then simply finds nothing left to do. */
 #include "internal.h"
 
 #include <pthread.h>
@@ -20,15 +24,15 @@ struct oi__threadpool {
     int n_started;        /* workers actually created */
     pthread_mutex_t lock;
     pthread_cond_t wake;  /* workers: a new job or shutdown */
-    pthread_cond_t done;  /* caller: the last worker left the job */
+    pthread_cond_t done;  /* caller: the last task of the job finished */
     pthread_mutex_t run_lock; /* one job at a time per pool */
-    /* The current job (valid while busy_workers > 0 or the caller works). */
+    /* The current job; fn and ctx are only read after claiming a task. */
     void (*fn)(void *ctx, int task, int thread);
     void *ctx;
     int n_tasks;
-    int next_task;
-    int busy_workers;     /* workers that have not yet finished this job */
-    unsigned generation;  /* bumped per job, so a worker runs each job once */
+    int next_task;        /* tasks handed out */
+    int finished_tasks;
+    unsigned generation;  /* bumped per job: wakes the workers */
     bool shutdown;
 };
 
@@ -47,15 +51,17 @@ static int oi__threadpool_claim(oi__threadpool *pool) {
 /* Runs tasks until none are left; called with pool->lock held, returns
  * with it held. */
 static void oi__threadpool_work(oi__threadpool *pool, int thread) {
-    void (*fn)(void *, int, int) = pool->fn;
-    void *ctx = pool->ctx;
     for (;;) {
         int task = oi__threadpool_claim(pool);
         if (task < 0)
             return;
+        void (*fn)(void *, int, int) = pool->fn;
+        void *ctx = pool->ctx;
         pthread_mutex_unlock(&pool->lock);
         fn(ctx, task, thread);
         pthread_mutex_lock(&pool->lock);
+        if (++pool->finished_tasks == pool->n_tasks)
+            pthread_cond_signal(&pool->done);
     }
 }
 
@@ -71,9 +77,7 @@ static void *oi__threadpool_worker(void *arg_ptr) {
     oi__free(arg);
     oi__threadpool_current = pool;
 
-    /* Workers start before the first job, whose generation is 1; a worker
-     * that is slow to start still sees that job. */
-    unsigned seen = 0;
+    unsigned seen = 0; /* jobs start at generation 1 */
     pthread_mutex_lock(&pool->lock);
     for (;;) {
         while (!pool->shutdown && pool->generation == seen)
@@ -82,8 +86,6 @@ static void *oi__threadpool_worker(void *arg_ptr) {
             break;
         seen = pool->generation;
         oi__threadpool_work(pool, thread);
-        if (--pool->busy_workers == 0)
-            pthread_cond_signal(&pool->done);
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
@@ -177,7 +179,7 @@ void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx,
     pool->ctx = ctx;
     pool->n_tasks = n_tasks;
     pool->next_task = 0;
-    pool->busy_workers = pool->n_started;
+    pool->finished_tasks = 0;
     pool->generation++;
     pthread_cond_broadcast(&pool->wake);
 
@@ -186,7 +188,7 @@ void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx,
     oi__threadpool_work(pool, 0);
     oi__threadpool_current = outer;
 
-    while (pool->busy_workers > 0)
+    while (pool->finished_tasks < pool->n_tasks)
         pthread_cond_wait(&pool->done, &pool->lock);
     pool->fn = NULL;
     pool->ctx = NULL;
