@@ -1,4 +1,1013 @@
-/* test_executor.c - not written yet (its issue's owner fills it in). */
+/* test_executor.c - the simulator: memory kinds over several steps, lazy
+ * loading, prefix tables, caches and tables, auto_dim, control flow,
+ * yield/await, node-by-node iteration and the trace. Every expected value is
+ * computed by hand in the comments next to it. */
 #include "../openinfer.h"
 #include "check.h"
-int main(void) { return check_result("test_executor"); }
+
+#include <stdlib.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+static char model_path[256];
+
+/* Writes the writer to a temp file and opens it. */
+static oi_model *open_written(oi_writer *w, const char *name) {
+    snprintf(model_path, sizeof model_path, "/tmp/oi_test_executor_%s_%d.oinf", name, (int)getpid());
+    oi_status st = oi_writer_write_file(w, 2, model_path);
+    CHECK_MSG(st == OI_OK, "write %s: %s", model_path, oi_last_error());
+    oi_writer_free(w);
+    oi_model *m = oi_model_open(model_path);
+    CHECK_MSG(m != NULL, "open %s: %s", model_path, oi_last_error());
+    remove(model_path); /* the mapping stays valid */
+    return m;
+}
+
+static void add_f32(oi_writer *w, const char *name, uint32_t ndim, const uint64_t *dims, const float *data) {
+    CHECK_OK(oi_writer_add_tensor(w, name, OI_DTYPE_F32, ndim, dims, data, NULL));
+}
+
+static oi_executor *make_exec(oi_simulator **sim, const oi_model *m, const oi_graph *g, bool trace) {
+    oi_simulator_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.device = OI_DEVICE_CPU;
+    desc.trace = trace;
+    *sim = oi_simulator_new_desc(m, &desc);
+    CHECK_MSG(*sim != NULL, "simulator: %s", oi_last_error());
+    if (!*sim)
+        return NULL;
+    oi_executor *e = oi_simulator_make_executor(*sim, g);
+    CHECK_MSG(e != NULL, "make_executor: %s", oi_last_error());
+    return e;
+}
+
+static void check_f32(oi_executor *e, const char *name, const float *want, size_t n, double tol) {
+    oi_tensor_view v;
+    oi_status st = oi_executor_fetch(e, name, OI_DTYPE_F32, &v);
+    CHECK_MSG(st == OI_OK, "fetch %s: %s", name, oi_last_error());
+    if (st != OI_OK)
+        return;
+    CHECK_MSG(v.len == n, "%s: len %zu, want %zu", name, v.len, n);
+    for (size_t i = 0; i < n && i < v.len; i++)
+        CHECK_MSG(fabs(((const float *)v.data)[i] - want[i]) <= tol, "%s[%zu] = %.9g, want %.9g", name, i,
+                  (double)((const float *)v.data)[i], (double)want[i]);
+}
+
+static int64_t fetch_i64(oi_executor *e, const char *name) {
+    oi_tensor_view v;
+    oi_status st = oi_executor_fetch(e, name, OI_DTYPE_I64, &v);
+    CHECK_MSG(st == OI_OK && v.len == 1, "fetch %s: %s", name, oi_last_error());
+    return st == OI_OK && v.len ? ((const int64_t *)v.data)[0] : -999;
+}
+
+/* ------------------------------------------------------------------ */
+/* the minimal graph of the spec; per-step reset of volatile/dynamic   */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_minimal,
+  OI_DYNAMIC(
+    OI_VAR(x, f32[B])
+  )
+  OI_VOLATILE(
+    OI_VAR(a, f32[B])
+    OI_VAR(y, f32[B], @init(5.0))
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(t0, f32[B])
+    OI_OP(add, x, a) OI_TO(t0)
+    OI_OP(mul, y, t0) OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+static oi_model *minimal_model(void) {
+    oi_writer *w = oi_writer_new();
+    CHECK_OK(oi_writer_add_sizevar(w, "B", 4));
+    float a[4] = {0.5f, 1.0f, -2.0f, 10.0f};
+    uint64_t dims[1] = {4};
+    add_f32(w, "a", 1, dims, a);
+    return open_written(w, "minimal");
+}
+
+static void test_minimal(void) {
+    oi_model *m = minimal_model();
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_minimal(), false);
+    if (!e)
+        return;
+    float x1[4] = {1, 2, 3, 4};
+    CHECK_OK(OI_TRY_INSERT(e, x, x1, 4));
+    CHECK_OK(oi_executor_run_step(e));
+    /* y = 5 * (x + a) = 5 * [1.5, 3, 1, 14] */
+    float y1[4] = {7.5f, 15.0f, 5.0f, 70.0f};
+    check_f32(e, "y", y1, 4, 0);
+    float t1[4] = {1.5f, 3.0f, 1.0f, 14.0f};
+    check_f32(e, "t0", t1, 4, 0);
+
+    /* step 2: y starts again from @init(5.0), not from 7.5... */
+    float x2[4] = {-1, 0, 2, 0};
+    CHECK_OK(OI_TRY_INSERT(e, x, x2, 4));
+    CHECK_OK(oi_executor_run_step(e));
+    float y2[4] = {-2.5f, 5.0f, 0.0f, 50.0f}; /* 5 * [-0.5, 1, 0, 10] */
+    check_f32(e, "y", y2, 4, 0);
+
+    /* step 3 without an insert: x is cleared (zeros), y = 5 * a */
+    CHECK_OK(oi_executor_run_step(e));
+    float y3[4] = {2.5f, 5.0f, -10.0f, 50.0f};
+    check_f32(e, "y", y3, 4, 0);
+    float x3[4] = {0, 0, 0, 0};
+    check_f32(e, "x", x3, 4, 0);
+
+    /* OI_FETCH / OI_TRY_FETCH macros */
+    OI_FETCH(e, y, f32);
+    CHECK_EQ_INT(y.len, 4);
+    CHECK_EQ_INT(y.ndim, 1);
+    CHECK_EQ_INT(y.shape[0], 4);
+    CHECK_NEAR(y.data[2], -10.0, 0);
+    oi_status st;
+    OI_TRY_FETCH(e, a, f64, &st);
+    CHECK_OK(st);
+    CHECK_NEAR(a.data[3], 10.0, 0);
+
+    /* bad input: wrong count, unknown variable, wrong dtype; still usable */
+    CHECK_STATUS(OI_TRY_INSERT(e, x, x1, 3), OI_ERROR_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(oi_last_error(), "expected 4, got 3");
+    CHECK_STATUS(oi_executor_insert(e, "nope", OI_DTYPE_F32, x1, 4), OI_ERROR_NOT_FOUND);
+    CHECK_STR_CONTAINS(oi_last_error(), "nope");
+    CHECK_STATUS(oi_executor_insert(e, "a_missing", OI_DTYPE_F32, x1, 4), OI_ERROR_NOT_FOUND);
+    oi_tensor_view v;
+    CHECK_STATUS(oi_executor_fetch(e, "y", OI_DTYPE_I32, &v), OI_ERROR_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(oi_last_error(), "expected i32, got f32");
+    int32_t xi[4] = {1, 2, 3, 4}; /* integers convert losslessly into f32 */
+    CHECK_OK(OI_TRY_INSERT_T(e, x, i32, xi, 4));
+    CHECK_OK(oi_executor_run_step(e));
+    check_f32(e, "y", y1, 4, 0);
+
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* memory kinds over several steps                                     */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_kinds,
+  OI_DYNAMIC( OI_VAR(x, f32[4]) )
+  OI_VOLATILE( OI_VAR(v, f32[4], @init(1.0)) )
+  OI_CONSTANT( OI_VAR(c, f32[4]) )
+  OI_PERSISTENT(
+    OI_VAR(step, i32, @init(0))
+    OI_VAR(acc, f32[4])
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(t, f32[4])
+    OI_ASSIGN(s, f32[4])
+    OI_OP(add, t, x) OI_TO(t)
+    OI_OP(add, v, t) OI_TO(v)
+    OI_CACHE_READ(acc, s)
+    OI_OP(add, s, c) OI_TO(s)
+    OI_OP(add, s, x) OI_TO(s)
+    OI_CACHE_WRITE(s, acc)
+    OI_CACHE_INCREMENT(step)
+    OI_RETURN()
+  )
+)
+
+static void test_memory_kinds(void) {
+    oi_writer *w = oi_writer_new();
+    float c[4] = {100, 200, 300, 400};
+    uint64_t dims[1] = {4};
+    add_f32(w, "c", 1, dims, c);
+    oi_model *m = open_written(w, "kinds");
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_kinds(), false);
+    if (!e)
+        return;
+    float x1[4] = {1, 2, 3, 4}, x2[4] = {10, 20, 30, 40};
+    CHECK_EQ_INT(fetch_i64(e, "step"), 0); /* @init before any step */
+    CHECK_OK(OI_TRY_INSERT(e, x, x1, 4));
+    CHECK_OK(oi_executor_run_step(e));
+    /* t = 0 + x; v = 1 + t; acc = 0 + c + x */
+    float t1[4] = {1, 2, 3, 4}, v1[4] = {2, 3, 4, 5}, acc1[4] = {101, 202, 303, 404};
+    check_f32(e, "t", t1, 4, 0);
+    check_f32(e, "v", v1, 4, 0);
+    check_f32(e, "acc", acc1, 4, 0);
+    CHECK_EQ_INT(fetch_i64(e, "step"), 1);
+
+    CHECK_OK(OI_TRY_INSERT(e, x, x2, 4));
+    CHECK_OK(oi_executor_run_step(e));
+    /* temporaries and volatile restart: t = x2, v = 1 + x2; acc keeps growing */
+    float v2[4] = {11, 21, 31, 41}, acc2[4] = {211, 422, 633, 844};
+    check_f32(e, "t", x2, 4, 0);
+    check_f32(e, "v", v2, 4, 0);
+    check_f32(e, "acc", acc2, 4, 0);
+    CHECK_EQ_INT(fetch_i64(e, "step"), 2);
+
+    CHECK_OK(oi_executor_run_step(e)); /* x cleared: acc += c */
+    float acc3[4] = {311, 622, 933, 1244}, v3[4] = {1, 1, 1, 1};
+    check_f32(e, "acc", acc3, 4, 0);
+    check_f32(e, "v", v3, 4, 0);
+    check_f32(e, "c", c, 4, 0);
+    CHECK_EQ_INT(fetch_i64(e, "step"), 3);
+
+    /* inserts into constant or persistent memory are refused */
+    CHECK_STATUS(OI_TRY_INSERT(e, c, x1, 4), OI_ERROR_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(oi_last_error(), "constant");
+    CHECK_STATUS(OI_TRY_INSERT(e, acc, x1, 4), OI_ERROR_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(oi_last_error(), "persistent");
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* lazy loading                                                        */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_lazy,
+  OI_VOLATILE( OI_VAR(w2, f32[64]) OI_VAR(out, f32[64]) )
+  OI_BLOCK(entry,
+    OI_OP(add, w2, w2) OI_TO(out)
+    OI_RETURN()
+  )
+)
+
+static void test_lazy_loading(void) {
+    oi_writer *w = oi_writer_new();
+    float data[64];
+    uint64_t dims[1] = {64};
+    for (int t = 0; t < 4; t++) {
+        char name[8];
+        snprintf(name, sizeof name, "w%d", t);
+        for (int i = 0; i < 64; i++)
+            data[i] = (float)(t * 100 + i);
+        add_f32(w, name, 1, dims, data);
+    }
+    oi_model *m = open_written(w, "lazy");
+    CHECK_EQ_INT(oi_model_loaded_tensor_count(m), 0);
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_lazy(), false);
+    if (!e)
+        return;
+    CHECK_EQ_INT(oi_model_loaded_tensor_count(m), 0); /* validation reads no payload */
+    CHECK_OK(oi_executor_run_step(e));
+    CHECK_EQ_INT(oi_model_loaded_tensor_count(m), 1); /* only w2 */
+    CHECK_OK(oi_executor_run_step(e));
+    CHECK_EQ_INT(oi_model_loaded_tensor_count(m), 1);
+    float want[64];
+    for (int i = 0; i < 64; i++)
+        want[i] = 2.0f * (float)(200 + i);
+    check_f32(e, "out", want, 64, 0);
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* prefix tables                                                       */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_prefix,
+  OI_DYNAMIC( OI_VAR(h, f32[1, 2]) )
+  OI_VOLATILE( OI_VAR(W(l), f32[2, 2], @pattern("W.{l}")) )
+  OI_CONSTANT( OI_VAR(QKV(layer, head), f32[1], @pattern("attn.{head}.qkv.{layer}")) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(s, f32[1])
+    OI_LOOP(layers, l, 0..num_layers,
+      OI_OP(matmul, h, W[l]) OI_TO(h)
+    )
+    OI_LOOP(outer, i, 0..2,
+      OI_LOOP(inner, j, 0..2,
+        OI_OP(add, s, QKV[i, j]) OI_TO(s)
+      )
+    )
+    OI_OP(add, s, QKV[1, 0]) OI_TO(s)
+    OI_RETURN()
+  )
+)
+
+static void test_prefix_tables(void) {
+    oi_writer *w = oi_writer_new();
+    CHECK_OK(oi_writer_add_sizevar(w, "num_layers", 4));
+    uint64_t d22[2] = {2, 2}, d1[1] = {1};
+    for (int l = 0; l < 4; l++) { /* W.l = [[1, l], [0, 1]] */
+        char name[16];
+        snprintf(name, sizeof name, "W.%d", l);
+        float wl[4] = {1, (float)l, 0, 1};
+        add_f32(w, name, 2, d22, wl);
+    }
+    for (int layer = 0; layer < 2; layer++)
+        for (int head = 0; head < 2; head++) { /* attn.{head}.qkv.{layer} = 10*layer + head */
+            char name[32];
+            snprintf(name, sizeof name, "attn.%d.qkv.%d", head, layer);
+            float v = (float)(10 * layer + head);
+            add_f32(w, name, 1, d1, &v);
+        }
+    oi_model *m = open_written(w, "prefix");
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_prefix(), false);
+    if (!e)
+        return;
+    float h0[2] = {1, 1};
+    CHECK_OK(OI_TRY_INSERT(e, h, h0, 2));
+    CHECK_OK(oi_executor_run_step(e));
+    /* [a, b] @ [[1, l], [0, 1]] = [a, a*l + b]: b = 1, 2, 4, 7 */
+    float h_want[2] = {1, 7};
+    check_f32(e, "h", h_want, 2, 0);
+    /* s = (0 + 1 + 10 + 11) + 10 = 32 */
+    float s_want[1] = {32};
+    check_f32(e, "s", s_want, 1, 0);
+    /* each model tensor was loaded once: 4 W + 4 QKV */
+    CHECK_EQ_INT(oi_model_loaded_tensor_count(m), 8);
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* a KV-cache decode loop over several steps                           */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_kv,
+  OI_DYNAMIC( OI_VAR(x, f32[2]) )
+  OI_CONSTANT( OI_VAR(S(l), f32[2], @pattern("scale.{l}")) )
+  OI_PERSISTENT(
+    OI_VAR(step, i32, @init(0))
+    OI_VAR(K(l, t), f32[2], @table)
+    OI_VAR(T(l), f32[2], @table)
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(k, f32[2])
+    OI_ASSIGN(hist, f32[1, 2])
+    OI_ASSIGN(tot, f32[2])
+    OI_LOOP(layers, l, 0..2,
+      OI_OP(mul, x, S[l]) OI_TO(k)
+      OI_CACHE_WRITE(k, K[l, step])
+    )
+    OI_CACHE_INCREMENT(step)
+    OI_LOOP(layers2, l, 0..2,
+      OI_CACHE_READ(K[l, 0..step], hist)
+      OI_OP(sum_axis, hist, axes=[0]) OI_TO(tot)
+      OI_CACHE_WRITE(tot, T[l])
+    )
+    OI_RETURN()
+  )
+)
+
+static void test_kv_cache(void) {
+    oi_writer *w = oi_writer_new();
+    uint64_t d2[1] = {2};
+    float s0[2] = {1, 1}, s1[2] = {2, 2};
+    add_f32(w, "scale.0", 1, d2, s0);
+    add_f32(w, "scale.1", 1, d2, s1);
+    oi_model *m = open_written(w, "kv");
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_kv(), false);
+    if (!e)
+        return;
+    float xs[3][2] = {{1, 2}, {3, 4}, {5, 6}};
+    CHECK_OK(OI_TRY_INSERT(e, x, xs[0], 2));
+    CHECK_OK(oi_executor_run_step(e));
+    /* after step 1, layer 1: hist = [[2, 4]] */
+    float hist1[2] = {2, 4};
+    check_f32(e, "hist", hist1, 2, 0);
+    oi_tensor_view v;
+    CHECK_OK(oi_executor_fetch(e, "hist", OI_DTYPE_F32, &v));
+    CHECK_EQ_INT(v.ndim, 2);
+    CHECK_EQ_INT(v.shape[0], 1);
+    for (int s = 1; s < 3; s++) {
+        CHECK_OK(OI_TRY_INSERT(e, x, xs[s], 2));
+        CHECK_OK(oi_executor_run_step(e));
+    }
+    CHECK_EQ_INT(fetch_i64(e, "step"), 3);
+    /* K[1, t] = 2 * x_t: hist = [[2,4],[6,8],[10,12]], tot = [18, 24] */
+    float hist3[6] = {2, 4, 6, 8, 10, 12};
+    check_f32(e, "hist", hist3, 6, 0);
+    CHECK_OK(oi_executor_fetch(e, "hist", OI_DTYPE_F32, &v));
+    CHECK_EQ_INT(v.shape[0], 3);
+    CHECK_EQ_INT(v.shape[1], 2);
+    /* T = [[9, 12], [18, 24]]; K stacked = [2 layers, 3 steps, 2] */
+    float T[4] = {9, 12, 18, 24};
+    check_f32(e, "T", T, 4, 0);
+    float K[12] = {1, 2, 3, 4, 5, 6, 2, 4, 6, 8, 10, 12};
+    check_f32(e, "K", K, 12, 0);
+    CHECK_OK(oi_executor_fetch(e, "K", OI_DTYPE_F32, &v));
+    CHECK_EQ_INT(v.ndim, 3);
+    CHECK_EQ_INT(v.shape[1], 3);
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* slices with the seed's semantics; cache.reset; @fixed overflow      */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_slices,
+  OI_DYNAMIC( OI_VAR(v, f32[2]) )
+  OI_PERSISTENT(
+    OI_VAR(n, i32, @init(0))
+    OI_VAR(A(i), f32[2], @table)
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(all, f32[1, 2])
+    OI_ASSIGN(s05, f32[1, 2])
+    OI_ASSIGN(s25, f32[1, 2])
+    OI_ASSIGN(sm3, f32[1, 2])
+    OI_ASSIGN(one, f32[2])
+    OI_CACHE_WRITE(v, A[n])
+    OI_CACHE_INCREMENT(n)
+    OI_CACHE_READ(A[], all)
+    OI_CACHE_READ(A[0..5], s05)
+    OI_CACHE_READ(A[2..5], s25)
+    OI_CACHE_READ(A[0..-3], sm3)
+    OI_CACHE_READ(A[3], one)
+    OI_RETURN()
+  )
+)
+
+static void check_rows(oi_executor *e, const char *name, int first, int count) {
+    oi_tensor_view v;
+    oi_status st = oi_executor_fetch(e, name, OI_DTYPE_F32, &v);
+    CHECK_MSG(st == OI_OK, "fetch %s: %s", name, oi_last_error());
+    if (st != OI_OK)
+        return;
+    CHECK_MSG(v.ndim == 2 && v.shape[0] == count && v.shape[1] == 2, "%s: shape [%lld, %lld], want [%d, 2]", name,
+              (long long)v.shape[0], (long long)v.shape[1], count);
+    for (int r = 0; r < count && (size_t)(2 * r + 1) < v.len; r++) { /* row i holds [i, -i] */
+        CHECK_NEAR(((const float *)v.data)[2 * r], first + r, 0);
+        CHECK_NEAR(((const float *)v.data)[2 * r + 1], -(first + r), 0);
+    }
+}
+
+static void test_slices(void) {
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, NULL, g_slices(), false);
+    if (!e)
+        return;
+    for (int i = 0; i < 10; i++) {
+        float v[2] = {(float)i, (float)-i};
+        CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
+        CHECK_OK(oi_executor_run_step(e));
+    }
+    /* 10 entries: A[] -> [10, 2]; A[0..5] -> [5, 2]; A[2..5] -> rows 2,3,4;
+     * A[0..-3] -> rows 0..6 (7 rows); A[3] -> [3, -3] */
+    check_rows(e, "all", 0, 10);
+    check_rows(e, "s05", 0, 5);
+    check_rows(e, "s25", 2, 3);
+    check_rows(e, "sm3", 0, 7);
+    float a3[2] = {3, -3};
+    check_f32(e, "one", a3, 2, 0);
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+}
+
+OI_GRAPH(g_reset,
+  OI_DYNAMIC( OI_VAR(v, f32[1]) )
+  OI_PERSISTENT(
+    OI_VAR(step, i64, @init(7))
+    OI_VAR(B(i, j), f32[1], @table)
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(row, f32[3, 1])
+    OI_ASSIGN(col, f32[2, 1])
+    OI_CACHE_WRITE(v, B[0, 0])
+    OI_CACHE_WRITE(v, B[1, 2])
+    OI_CACHE_INCREMENT(step, 5)
+    OI_CACHE_RESET(B[0])
+    OI_CACHE_READ(B[1, ..], row)
+    OI_CACHE_READ(B[.., 2], col)
+    OI_CACHE_DECREMENT(step, 2)
+    OI_RETURN()
+  )
+)
+
+static void test_reset_multi_index(void) {
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, NULL, g_reset(), false);
+    if (!e)
+        return;
+    float v[1] = {4};
+    CHECK_OK(OI_TRY_INSERT(e, v, v, 1));
+    CHECK_OK(oi_executor_run_step(e));
+    /* B[1,2] = 4; B[0, *] reset; sizes stay [2, 3] (B[1, 2] is the largest key) */
+    float row[3] = {0, 0, 4}, col[2] = {0, 4};
+    check_f32(e, "row", row, 3, 0);
+    check_f32(e, "col", col, 2, 0);
+    CHECK_EQ_INT(fetch_i64(e, "step"), 10); /* 7 + 5 - 2 */
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+}
+
+OI_GRAPH(g_fixed,
+  OI_DYNAMIC( OI_VAR(v, f32[1]) )
+  OI_PERSISTENT(
+    OI_VAR(n, i32, @init(0))
+    OI_VAR(F(i), f32[1], @table, @fixed(i=2))
+  )
+  OI_BLOCK(entry,
+    OI_CACHE_WRITE(v, F[n])
+    OI_CACHE_INCREMENT(n)
+    OI_RETURN()
+  )
+)
+
+static void test_fixed_overflow(void) {
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, NULL, g_fixed(), false);
+    if (!e)
+        return;
+    CHECK_OK(oi_executor_run_step(e));
+    CHECK_OK(oi_executor_run_step(e));
+    CHECK_STATUS(oi_executor_run_step(e), OI_ERROR_RUNTIME);
+    CHECK_STR_CONTAINS(oi_last_error(), "cache table F index i = 2 exceeds fixed size 2");
+    CHECK_STR_CONTAINS(oi_last_error(), "test_executor.c:");
+    CHECK_STR_CONTAINS(oi_last_error(), "F[n]");
+    CHECK_EQ_INT(fetch_i64(e, "n"), 2); /* still usable */
+    CHECK_STATUS(oi_executor_run_step(e), OI_ERROR_RUNTIME);
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+}
+
+/* ------------------------------------------------------------------ */
+/* auto_dim                                                            */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_auto,
+  OI_CONSTANT( OI_VAR(one, f32, @init(1.0)) )
+  OI_PERSISTENT(
+    OI_VAR(n, i32, @init(0))
+    OI_VAR(M(r, c), f32[2, 2], @auto_dim(r, c), @fixed(r=2))
+    OI_VAR(C(l, r), f32[2], @table, @auto_dim(r))
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(m, f32[2, 2])
+    OI_ASSIGN(c0, f32[2])
+    OI_ASSIGN(c1, f32[2])
+    OI_CACHE_INCREMENT(n)
+    OI_CACHE_READ(M[n, n], m)
+    OI_OP(add, m, one) OI_TO(m)
+    OI_CACHE_WRITE(m, M[n, n])
+    OI_CACHE_READ(C[0, n], c0)
+    OI_CACHE_READ(C[1, 3], c1)
+    OI_RETURN()
+  )
+)
+
+static void test_auto_dim(void) {
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, NULL, g_auto(), false);
+    if (!e)
+        return;
+    CHECK_OK(oi_executor_run_step(e)); /* n = 1: M is 3x3 of ones */
+    CHECK_OK(oi_executor_run_step(e)); /* n = 2: 4x4, old 3x3 block + 1 = 2, new cells 0 + 1 = 1 */
+    float want[16] = {2, 2, 2, 1, 2, 2, 2, 1, 2, 2, 2, 1, 1, 1, 1, 1};
+    check_f32(e, "M", want, 16, 0);
+    oi_tensor_view v;
+    CHECK_OK(oi_executor_fetch(e, "c0", OI_DTYPE_F32, &v));
+    CHECK_EQ_INT(v.shape[0], 4); /* 2 + n */
+    CHECK_OK(oi_executor_fetch(e, "c1", OI_DTYPE_F32, &v));
+    CHECK_EQ_INT(v.shape[0], 5); /* 2 + 3 */
+    CHECK_STATUS(oi_executor_run_step(e), OI_ERROR_RUNTIME); /* n = 3 > @fixed(r=2) */
+    CHECK_STR_CONTAINS(oi_last_error(), "auto_dim M exceeds fixed max 2");
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+}
+
+/* ------------------------------------------------------------------ */
+/* branches, loops, return                                             */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_flow,
+  OI_DYNAMIC( OI_VAR(s, f32) OI_VAR(n, i32) )
+  OI_CONSTANT( OI_VAR(zero, f32, @init(0.0)) OI_VAR(one, f32, @init(1.0)) OI_VAR(two, f32, @init(2.0)) )
+  OI_VOLATILE(
+    OI_VAR(y, f32, @init(3.0))
+    OI_VAR(count, f32, @init(0.0))
+    OI_VAR(early, f32, @init(0.0))
+    OI_VAR(after, f32, @init(0.0))
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(cond, bool)
+    OI_OP(gt, s, zero) OI_TO(cond)
+    OI_BRANCH(cond, pos, neg)
+    OI_BRANCH(always)
+    OI_LOOP(outer, i, 0..3,
+      OI_LOOP(inner, j, 0..n,
+        OI_OP(add, count, one) OI_TO(count)
+      )
+    )
+    OI_LOOP(once, k, 0..5,
+      OI_OP(add, early, one) OI_TO(early)
+      OI_RETURN()
+    )
+    OI_OP(add, after, one) OI_TO(after)
+    OI_RETURN()
+    OI_OP(add, after, one) OI_TO(after)
+  )
+  OI_BLOCK(pos,
+    OI_OP(mul, y, two) OI_TO(y)
+    OI_RETURN()
+  )
+  OI_BLOCK(neg,
+    OI_OP(neg, y) OI_TO(y)
+    OI_RETURN()
+  )
+  OI_BLOCK(always,
+    OI_OP(add, y, one) OI_TO(y)
+  )
+)
+
+static void test_control_flow(void) {
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, NULL, g_flow(), false);
+    if (!e)
+        return;
+    float s = 1.0f;
+    int32_t n = 4;
+    CHECK_OK(OI_TRY_INSERT(e, s, &s, 1));
+    CHECK_OK(OI_TRY_INSERT_T(e, n, i32, &n, 1));
+    CHECK_OK(oi_executor_run_step(e));
+    float y_pos[1] = {7}, count[1] = {12}, early[1] = {1}, after[1] = {1}; /* 3*2+1; 3*4 loops */
+    check_f32(e, "y", y_pos, 1, 0);
+    check_f32(e, "count", count, 1, 0);
+    check_f32(e, "early", early, 1, 0); /* return inside a loop leaves the loop */
+    check_f32(e, "after", after, 1, 0); /* the entry's return ends the step */
+    s = -1.0f;
+    n = 0;
+    CHECK_OK(OI_TRY_INSERT(e, s, &s, 1));
+    CHECK_OK(OI_TRY_INSERT_T(e, n, i32, &n, 1));
+    CHECK_OK(oi_executor_run_step(e));
+    float y_neg[1] = {-2}, zero[1] = {0}; /* -3 + 1; an empty inner loop */
+    check_f32(e, "y", y_neg, 1, 0);
+    check_f32(e, "count", zero, 1, 0);
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+}
+
+/* ------------------------------------------------------------------ */
+/* yield / await                                                       */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_yield,
+  OI_DYNAMIC( OI_VAR(x, f32[4]) )
+  OI_CONSTANT( OI_VAR(two, f32, @init(2.0)) )
+  OI_VOLATILE( OI_VAR(h, f32[4]) OI_VAR(seen, f32[4]) )
+  OI_BLOCK(entry,
+    OI_YIELD(x)
+    OI_OP(add, h, two) OI_TO(h)
+    OI_AWAIT(x)
+    OI_OP(add, x, h) OI_TO(h)
+    OI_RETURN()
+  )
+  OI_BLOCK(doubler,
+    OI_AWAIT(x)
+    OI_OP(mul, x, two) OI_TO(x)
+    OI_YIELD(x)
+  )
+  OI_BLOCK(reader,
+    OI_AWAIT(x)
+    OI_OP(add, x, x) OI_TO(seen)
+    OI_YIELD(x)
+  )
+)
+
+static void test_yield_await(void) {
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, NULL, g_yield(), true);
+    if (!e)
+        return;
+    float x[4] = {1, 2, 3, 4};
+    CHECK_OK(OI_TRY_INSERT(e, x, x, 4));
+    CHECK_OK(oi_executor_run_step(e));
+    /* doubler's x comes back: x = [2,4,6,8]; h = 2 + x */
+    float x_want[4] = {2, 4, 6, 8}, h_want[4] = {4, 6, 8, 10}, seen_want[4] = {0, 0, 0, 0};
+    check_f32(e, "x", x_want, 4, 0);
+    check_f32(e, "h", h_want, 4, 0);
+    check_f32(e, "seen", seen_want, 4, 0); /* a consumer's other writes stay private */
+    char *json = oi_executor_trace_json(e);
+    CHECK_STR_CONTAINS(json, "\"block_name\": \"doubler\"");
+    CHECK_STR_CONTAINS(json, "\"block_name\": \"reader\"");
+    CHECK_STR_CONTAINS(json, "\"kind\": \"Yield\"");
+    CHECK_STR_CONTAINS(json, "\"kind\": \"Await\"");
+    oi_free(json);
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+}
+
+/* ------------------------------------------------------------------ */
+/* iteration and the trace                                             */
+/* ------------------------------------------------------------------ */
+
+static void test_iterate_and_trace(void) {
+    oi_model *m = minimal_model();
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_minimal(), true);
+    if (!e)
+        return;
+    float x1[4] = {1, 2, 3, 4};
+    CHECK_OK(OI_TRY_INSERT(e, x, x1, 4));
+    CHECK_OK(oi_executor_iterate(e));
+    oi_event ev;
+    const oi_event_kind kinds[4] = {OI_EVENT_ASSIGN, OI_EVENT_OP_EXECUTE, OI_EVENT_OP_EXECUTE, OI_EVENT_RETURN};
+    float y_seen[4];
+    int count = 0;
+    oi_status st;
+    while ((st = oi_executor_next(e, &ev)) == OI_OK) {
+        if (count < 4)
+            CHECK_EQ_INT(ev.kind, kinds[count]);
+        CHECK_MSG(strcmp(ev.block_name, "entry") == 0, "block %s", ev.block_name);
+        /* fetch between nodes; inserting is refused */
+        OI_FETCH(e, y, f32);
+        if (count < 4)
+            y_seen[count] = y.data[0];
+        CHECK_STATUS(OI_TRY_INSERT(e, x, x1, 4), OI_ERROR_RUNTIME);
+        if (count == 1) {
+            CHECK_MSG(strcmp(ev.op_name, "add") == 0, "op %s", ev.op_name);
+            CHECK_STR_CONTAINS(ev.description, "add");
+        }
+        count++;
+    }
+    CHECK_STATUS(st, OI_ERROR_NOT_FOUND);
+    CHECK_EQ_INT(count, 4);
+    /* y[0] is 5 until the mul, then 5 * 1.5 */
+    CHECK_NEAR(y_seen[0], 5.0, 0);
+    CHECK_NEAR(y_seen[1], 5.0, 0);
+    CHECK_NEAR(y_seen[2], 7.5, 0);
+    CHECK_OK(OI_TRY_INSERT(e, x, x1, 4)); /* the step is over */
+
+    char *json = oi_executor_trace_json(e);
+    CHECK_MSG(json != NULL, "trace: %s", oi_last_error());
+    CHECK_STR_CONTAINS(json, "\"block_name\": \"entry\"");
+    CHECK_STR_CONTAINS(json, "\"node_index\": 0");
+    CHECK_STR_CONTAINS(json, "\"node_uuid\": \"");
+    CHECK_STR_CONTAINS(json, "\"kind\": \"Assign\",\n    \"params\": [],\n    \"output\": [\"t0\"]");
+    CHECK_STR_CONTAINS(json, "\"kind\": \"OpExecute\",\n    \"params\": [\"x\", \"a\"],\n    \"output\": [\"t0\"]");
+    CHECK_STR_CONTAINS(json, "\"params\": [\"y\", \"t0\"],\n    \"output\": [\"y\"]");
+    CHECK_STR_CONTAINS(json, "\"kind\": \"Return\"");
+    CHECK_STR_CONTAINS(json, "\"micros\": [");
+    oi_free(json);
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* validation errors: each names the place, the statement and the why */
+/* ------------------------------------------------------------------ */
+
+/* A graph from explicit statements so that the lines are known exactly. */
+#define ST(kind, line, head, text, op) {kind, line, head, text, op}
+
+static void expect_invalid(const oi_dsl_stmt *stmts, const oi_model *m, const char *where, const char *why) {
+    oi_graph *g = oi_graph_build("bad", "bad.c", stmts);
+    if (!g) { /* rules that need no model are already checked when the graph is built */
+        CHECK_STR_CONTAINS(oi_last_error(), where);
+        CHECK_STR_CONTAINS(oi_last_error(), why);
+        return;
+    }
+    CHECK_STATUS(oi_graph_validate(g, m), OI_ERROR_VALIDATION);
+    CHECK_STR_CONTAINS(oi_last_error(), where);
+    CHECK_STR_CONTAINS(oi_last_error(), why);
+    oi_simulator *sim = oi_simulator_new(m, OI_DEVICE_CPU);
+    CHECK(oi_simulator_make_executor(sim, g) == NULL);
+    CHECK_STR_CONTAINS(oi_last_error(), why);
+    oi_simulator_free(sim);
+    oi_graph_free(g);
+}
+
+static void test_validation_errors(void) {
+    oi_model *m = minimal_model(); /* B = 4, a: f32[4] */
+    {   /* a model tensor of another shape */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_VOLATILE, 10, "", "", 0), ST(OI_DSL_VAR, 11, "", "a, f32[8]", 0),
+            ST(OI_DSL_SECTION_END, 12, "", "", 0), ST(OI_DSL_BLOCK, 13, "entry", "", 0), ST(OI_DSL_RETURN, 14, "", "", 0),
+            ST(OI_DSL_BLOCK_END, 15, "entry", "", 0), ST(OI_DSL_END, 16, "", "", 0)};
+        expect_invalid(s, m, "bad.c:11: error: OI_VAR(a, f32[8])", "model tensor 'a' is f32[4], a declares f32[8]");
+    }
+    {   /* the wrong dtype through @ref */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_CONSTANT, 20, "", "", 0), ST(OI_DSL_VAR, 21, "", "alpha, i32[B], @ref(\"a\")", 0),
+            ST(OI_DSL_SECTION_END, 22, "", "", 0), ST(OI_DSL_BLOCK, 23, "entry", "", 0), ST(OI_DSL_RETURN, 24, "", "", 0),
+            ST(OI_DSL_BLOCK_END, 25, "entry", "", 0), ST(OI_DSL_END, 26, "", "", 0)};
+        expect_invalid(s, m, "bad.c:21: error:", "model tensor 'a' is f32[4], alpha declares i32[4]");
+    }
+    {   /* @ref to nothing */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_CONSTANT, 20, "", "", 0), ST(OI_DSL_VAR, 21, "", "alpha, f32, @ref(\"gamma\")", 0),
+            ST(OI_DSL_SECTION_END, 22, "", "", 0), ST(OI_DSL_BLOCK, 23, "entry", "", 0), ST(OI_DSL_RETURN, 24, "", "", 0),
+            ST(OI_DSL_BLOCK_END, 25, "entry", "", 0), ST(OI_DSL_END, 26, "", "", 0)};
+        expect_invalid(s, m, "bad.c:21: error:", "model variable not found: @ref(\"gamma\")");
+    }
+    {   /* an unknown size */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_DYNAMIC, 30, "", "", 0), ST(OI_DSL_VAR, 31, "", "x, f32[Q]", 0),
+            ST(OI_DSL_SECTION_END, 32, "", "", 0), ST(OI_DSL_BLOCK, 33, "entry", "", 0), ST(OI_DSL_RETURN, 34, "", "", 0),
+            ST(OI_DSL_BLOCK_END, 35, "entry", "", 0), ST(OI_DSL_END, 36, "", "", 0)};
+        expect_invalid(s, m, "bad.c:31: error:", "invalid dims for x: unknown size 'Q'");
+    }
+    {   /* op shapes: broadcasting [4] with [3] fails; output dtype */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_VOLATILE, 40, "", "", 0), ST(OI_DSL_VAR, 41, "", "a, f32[B]", 0),
+            ST(OI_DSL_VAR, 42, "", "b, f32[3]", 0), ST(OI_DSL_SECTION_END, 43, "", "", 0),
+            ST(OI_DSL_BLOCK, 44, "entry", "", 0), ST(OI_DSL_ASSIGN, 45, "", "t, f32[B]", 0),
+            ST(OI_DSL_OP, 46, "add", "a, b", (int)OI_OP_add), ST(OI_DSL_TO, 46, "", "t", 0),
+            ST(OI_DSL_RETURN, 47, "", "", 0), ST(OI_DSL_BLOCK_END, 48, "entry", "", 0), ST(OI_DSL_END, 49, "", "", 0)};
+        expect_invalid(s, m, "bad.c:46: error:", "add");
+    }
+    {
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_VOLATILE, 50, "", "", 0), ST(OI_DSL_VAR, 51, "", "a, f32[B]", 0),
+            ST(OI_DSL_SECTION_END, 52, "", "", 0), ST(OI_DSL_BLOCK, 53, "entry", "", 0),
+            ST(OI_DSL_ASSIGN, 54, "", "t, i32[B]", 0), ST(OI_DSL_OP, 55, "add", "a, a", (int)OI_OP_add),
+            ST(OI_DSL_TO, 55, "", "t", 0), ST(OI_DSL_RETURN, 56, "", "", 0), ST(OI_DSL_BLOCK_END, 57, "entry", "", 0),
+            ST(OI_DSL_END, 58, "", "", 0)};
+        expect_invalid(s, m, "bad.c:55: error: OI_OP(add, a, a) OI_TO(t)", "the output is declared i32 but f32 inputs give f32");
+    }
+    {   /* a prefix table entry missing from the model (loop bound known) */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_VOLATILE, 60, "", "", 0), ST(OI_DSL_VAR, 61, "", "a, f32[B]", 0),
+            ST(OI_DSL_VAR, 62, "", "W(l), f32[B], @pattern(\"W.{l}\")", 0), ST(OI_DSL_SECTION_END, 63, "", "", 0),
+            ST(OI_DSL_BLOCK, 64, "entry", "", 0), ST(OI_DSL_LOOP, 65, "layers", "l in 0..2", 0),
+            ST(OI_DSL_OP, 66, "add", "a, W[l]", (int)OI_OP_add), ST(OI_DSL_TO, 66, "", "a", 0),
+            ST(OI_DSL_LOOP_END, 67, "layers", "", 0), ST(OI_DSL_RETURN, 68, "", "", 0),
+            ST(OI_DSL_BLOCK_END, 69, "entry", "", 0), ST(OI_DSL_END, 70, "", "", 0)};
+        expect_invalid(s, m, "bad.c:66: error:", "W: the model has no tensor 'W.0' (pattern \"W.{l}\")");
+    }
+    {   /* a persistent variable used by an op */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_PERSISTENT, 70, "", "", 0), ST(OI_DSL_VAR, 71, "", "p, f32[B]", 0),
+            ST(OI_DSL_SECTION_END, 72, "", "", 0), ST(OI_DSL_SECTION_VOLATILE, 73, "", "", 0),
+            ST(OI_DSL_VAR, 74, "", "a, f32[B]", 0), ST(OI_DSL_SECTION_END, 75, "", "", 0),
+            ST(OI_DSL_BLOCK, 76, "entry", "", 0), ST(OI_DSL_OP, 77, "add", "a, p", (int)OI_OP_add),
+            ST(OI_DSL_TO, 77, "", "a", 0), ST(OI_DSL_RETURN, 78, "", "", 0), ST(OI_DSL_BLOCK_END, 79, "entry", "", 0),
+            ST(OI_DSL_END, 80, "", "", 0)};
+        expect_invalid(s, m, "bad.c:77: error:", "persistent cache p must be read via cache.read");
+    }
+    {   /* cache.read into a variable of another dtype */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_PERSISTENT, 80, "", "", 0), ST(OI_DSL_VAR, 81, "", "p, f32[B]", 0),
+            ST(OI_DSL_SECTION_END, 82, "", "", 0), ST(OI_DSL_BLOCK, 83, "entry", "", 0),
+            ST(OI_DSL_ASSIGN, 84, "", "t, f64[B]", 0), ST(OI_DSL_CACHE_READ, 85, "", "p, t", 0),
+            ST(OI_DSL_RETURN, 86, "", "", 0), ST(OI_DSL_BLOCK_END, 87, "entry", "", 0), ST(OI_DSL_END, 88, "", "", 0)};
+        expect_invalid(s, m, "bad.c:85: error:", "is f64 but");
+    }
+    {   /* a branch condition that is not a scalar */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_VOLATILE, 90, "", "", 0), ST(OI_DSL_VAR, 91, "", "a, f32[B]", 0),
+            ST(OI_DSL_SECTION_END, 92, "", "", 0), ST(OI_DSL_BLOCK, 93, "entry", "", 0),
+            ST(OI_DSL_BRANCH, 94, "", "a, yes, no", 0), ST(OI_DSL_RETURN, 95, "", "", 0),
+            ST(OI_DSL_BLOCK_END, 96, "entry", "", 0), ST(OI_DSL_BLOCK, 97, "yes", "", 0), ST(OI_DSL_RETURN, 97, "", "", 0),
+            ST(OI_DSL_BLOCK_END, 97, "yes", "", 0), ST(OI_DSL_BLOCK, 98, "no", "", 0), ST(OI_DSL_RETURN, 98, "", "", 0),
+            ST(OI_DSL_BLOCK_END, 98, "no", "", 0), ST(OI_DSL_END, 99, "", "", 0)};
+        expect_invalid(s, m, "bad.c:94: error:", "branch condition a must be a scalar");
+    }
+    {   /* a loop bound that is a tensor */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_VOLATILE, 100, "", "", 0), ST(OI_DSL_VAR, 101, "", "a, f32[B]", 0),
+            ST(OI_DSL_SECTION_END, 102, "", "", 0), ST(OI_DSL_BLOCK, 103, "entry", "", 0),
+            ST(OI_DSL_LOOP, 104, "lp", "i in 0..a", 0), ST(OI_DSL_LOOP_END, 105, "lp", "", 0),
+            ST(OI_DSL_RETURN, 106, "", "", 0), ST(OI_DSL_BLOCK_END, 107, "entry", "", 0), ST(OI_DSL_END, 108, "", "", 0)};
+        expect_invalid(s, m, "bad.c:104: error:", "loop bound 'a' must be a scalar");
+    }
+    {   /* two consumers mutate one yielded variable */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_VOLATILE, 110, "", "", 0), ST(OI_DSL_VAR, 111, "", "a, f32[B]", 0),
+            ST(OI_DSL_SECTION_END, 112, "", "", 0), ST(OI_DSL_BLOCK, 113, "entry", "", 0),
+            ST(OI_DSL_YIELD, 114, "", "a", 0), ST(OI_DSL_AWAIT, 115, "", "a", 0), ST(OI_DSL_RETURN, 116, "", "", 0),
+            ST(OI_DSL_BLOCK_END, 117, "entry", "", 0),
+            ST(OI_DSL_BLOCK, 118, "c1", "", 0), ST(OI_DSL_AWAIT, 119, "", "a", 0), ST(OI_DSL_OP, 120, "neg", "a", (int)OI_OP_neg),
+            ST(OI_DSL_TO, 120, "", "a", 0), ST(OI_DSL_YIELD, 121, "", "a", 0), ST(OI_DSL_BLOCK_END, 122, "c1", "", 0),
+            ST(OI_DSL_BLOCK, 123, "c2", "", 0), ST(OI_DSL_AWAIT, 124, "", "a", 0), ST(OI_DSL_OP, 125, "abs", "a", (int)OI_OP_abs),
+            ST(OI_DSL_TO, 125, "", "a", 0), ST(OI_DSL_YIELD, 126, "", "a", 0), ST(OI_DSL_BLOCK_END, 127, "c2", "", 0),
+            ST(OI_DSL_END, 128, "", "", 0)};
+        expect_invalid(s, m, "bad.c:114: error:", "multiple blocks mutate a: c1 and c2");
+    }
+    {   /* transfer between different shapes */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_VOLATILE, 130, "", "", 0), ST(OI_DSL_VAR, 131, "", "a, f32[B]", 0),
+            ST(OI_DSL_VAR, 132, "", "b, f32[2]", 0), ST(OI_DSL_SECTION_END, 133, "", "", 0),
+            ST(OI_DSL_BLOCK, 134, "entry", "", 0), ST(OI_DSL_TRANSFER, 135, "", "a, b", 0),
+            ST(OI_DSL_RETURN, 136, "", "", 0), ST(OI_DSL_BLOCK_END, 137, "entry", "", 0), ST(OI_DSL_END, 138, "", "", 0)};
+        expect_invalid(s, m, "bad.c:135: error:", "transfer: a is f32[4] but b is f32[2]");
+    }
+    oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* the original's baselines                                            */
+/* ------------------------------------------------------------------ */
+
+static const float *model_f32(const oi_model *m, const char *name, size_t *n) {
+    const oi_tensor_info *t = oi_model_find_tensor(m, name);
+    const void *data = NULL;
+    CHECK_MSG(t != NULL, "model tensor %s missing", name);
+    if (!t || oi_model_tensor_data(m, t, &data) != OI_OK)
+        return NULL;
+    *n = (size_t)t->numel;
+    return (const float *)data;
+}
+
+OI_GRAPH(g_accumulation,
+  OI_VOLATILE( OI_VAR(x, f32[B, D]) OI_VAR(w, f32[D, H]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h, f32[B, H])
+    OI_ASSIGN(s, f32[B, 1])
+    OI_OP(matmul, x, w) OI_TO(h)
+    OI_OP(sum_axis, h, axes=[1], keepdims=true) OI_TO(s)
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(g_simple,
+  OI_VOLATILE( OI_VAR(simple_x, f32[2, 3]) OI_VAR(simple_w, f32[3, 4]) OI_VAR(simple_b, f32[2, 4]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h, f32[2, 4])
+    OI_OP(matmul, simple_x, simple_w) OI_TO(h)
+    OI_OP(add, h, simple_b) OI_TO(h)
+    OI_OP(relu, h) OI_TO(h)
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(g_branchy,
+  OI_VOLATILE( OI_VAR(branch_x, f32[2, 3]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(r, f32[2, 3])
+    OI_ASSIGN(a, f32[2, 3])
+    OI_OP(relu, branch_x) OI_TO(r)
+    OI_OP(abs, branch_x) OI_TO(a)
+    OI_OP(add, r, a) OI_TO(r)
+    OI_RETURN()
+  )
+)
+
+static void run_baseline(const char *path, const oi_graph *g, const char *var, const char *ref, double tol) {
+    oi_model *m = oi_model_open(path);
+    if (!m) {
+        printf("skipping %s: %s\n", path, oi_last_error());
+        return;
+    }
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g, false);
+    if (e) {
+        CHECK_OK(oi_executor_run_step(e));
+        size_t n = 0;
+        const float *want = model_f32(m, ref, &n);
+        if (want)
+            check_f32(e, var, want, n, tol);
+        oi_executor_free(e);
+    }
+    oi_simulator_free(sim);
+    oi_model_close(m);
+}
+
+static void test_conformance(void) {
+    const char *v2 = "../shared/conformance/openinfer/v2-models/accumulation_demo.oinf";
+    run_baseline(v2, g_accumulation(), "h", "matmul_out", 1e-5);
+    run_baseline(v2, g_accumulation(), "s", "sum_axis_out", 1e-5);
+    run_baseline("../shared/conformance/openinfer/v1/graph/graph_simple.oinf", g_simple(), "h", "simple_out", 1e-4);
+    run_baseline("../shared/conformance/openinfer/v1/graph/graph_branch.oinf", g_branchy(), "r", "branch_out", 1e-4);
+}
+
+/* ------------------------------------------------------------------ */
+/* backends                                                            */
+/* ------------------------------------------------------------------ */
+
+static void test_backends(void) {
+    oi_backend_info infos[8];
+    size_t n = oi_backends_discover(infos, 8);
+    CHECK(n >= 1);
+    CHECK_MSG(strcmp(infos[0].name, "cpu") == 0 && infos[0].available, "first backend %s", infos[0].name);
+    oi_simulator *sim = oi_simulator_new(NULL, OI_DEVICE_AUTO);
+    CHECK_MSG(sim != NULL, "auto: %s", oi_last_error());
+    oi_simulator_free(sim);
+#ifndef OPENINFER_VULKAN
+    CHECK(oi_simulator_new(NULL, OI_DEVICE_VULKAN) == NULL);
+    CHECK_STR_CONTAINS(oi_last_error(), "Vulkan");
+#endif
+}
+
+
+int main(void) {
+    test_minimal();
+    test_memory_kinds();
+    test_lazy_loading();
+    test_prefix_tables();
+    test_kv_cache();
+    test_slices();
+    test_reset_multi_index();
+    test_fixed_overflow();
+    test_auto_dim();
+    test_control_flow();
+    test_yield_await();
+    test_iterate_and_trace();
+    test_validation_errors();
+    test_conformance();
+    test_backends();
+    return check_result("test_executor");
+}
