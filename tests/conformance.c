@@ -9,10 +9,7 @@
  * in tests/conformance_deviations.txt; a listed case that passes is an error
  * too (the list must stay true).
  *
- *   conformance [--data DIR] [--deviations FILE] [--direct] [--verbose] [--only SUBSTRING]
- *
- * --direct is the FALLBACK path used while the executor was being written:
- * it parses the same graph but calls oi__op_run_cpu itself. */
+ *   conformance [--data DIR] [--deviations FILE] [--verbose] [--only SUBSTRING] */
 #include "../openinfer.h"
 #include "../openinfer_impl/internal.h"
 
@@ -38,7 +35,6 @@ typedef struct conf_options {
     const char *data_dir;
     const char *deviations_path;
     const char *only;
-    bool direct;
     bool verbose;
 } conf_options;
 
@@ -262,7 +258,7 @@ static oi_graph *build_case_graph(const conf_case *c, oi_model *m, stmt_texts *t
 }
 
 /* ---- the real path: validator, executor, kernel ---- */
-static oi_status run_via_executor(const conf_case *c, oi_model *m, const oi_graph *g, const char *out_name,
+static oi_status run_via_executor(oi_model *m, const oi_graph *g, const char *out_name,
                                   oi_dtype out_dtype, void **out_data) {
     static oi_simulator *sim;
     static oi_model *sim_model;
@@ -286,58 +282,6 @@ static oi_status run_via_executor(const conf_case *c, oi_model *m, const oi_grap
         memcpy(*out_data, view.data, nbytes);
     }
     oi_executor_free(e);
-    (void)c;
-    return s;
-}
-
-/* ---- FALLBACK: the parsed node straight into the kernel ---- */
-static oi__tensor *wrap_model_tensor(oi_model *m, const char *name) {
-    const oi_tensor_info *info = oi_model_find_tensor(m, name);
-    const void *data;
-    if (!info || oi_model_tensor_data(m, info, &data) != OI_OK)
-        return NULL;
-    int64_t shape[OI_MAX_DIMS];
-    for (uint32_t d = 0; d < info->ndim && d < OI_MAX_DIMS; d++)
-        shape[d] = (int64_t)info->dims[d];
-    return oi__tensor_wrap(info->dtype, (int)info->ndim, shape, data);
-}
-
-static oi_status run_direct_fallback(const conf_case *c, oi_model *m, const oi_graph *g, oi_dtype out_dtype,
-                                     void **out_data) {
-    const oi__node *node = &g->blocks[0].nodes[0];
-    oi__tensor *ins[MAX_INPUTS] = {NULL, NULL, NULL};
-    oi__op_sig sigs[MAX_INPUTS], out_sig;
-    oi__tensor *out = NULL;
-    oi_status s = OI_OK;
-    for (int i = 0; i < c->n_inputs && s == OI_OK; i++) {
-        oi__tensor *wrapped = wrap_model_tensor(m, c->inputs[i]);
-        ins[i] = wrapped ? oi__tensor_clone(wrapped) : NULL; /* the model mapping is read-only */
-        oi__tensor_free(wrapped);
-        if (!ins[i])
-            s = OI_ERROR_NOT_FOUND;
-        else {
-            memset(&sigs[i], 0, sizeof sigs[i]);
-            sigs[i].dtype = ins[i]->dtype;
-            sigs[i].ndim = ins[i]->ndim;
-            memcpy(sigs[i].shape, ins[i]->shape, sizeof sigs[i].shape);
-        }
-    }
-    if (s == OI_OK)
-        s = oi__op_infer(node->op, node->attrs, (size_t)arrlen(node->attrs), sigs, (size_t)c->n_inputs, out_dtype,
-                         &out_sig);
-    if (s == OI_OK)
-        out = c->inplace ? oi__tensor_share(ins[0]) : oi__tensor_new(out_sig.dtype, out_sig.ndim, out_sig.shape);
-    if (s == OI_OK && out)
-        s = oi__op_run_cpu(node->op, node->attrs, (size_t)arrlen(node->attrs), (const oi__tensor *const *)ins,
-                           (size_t)c->n_inputs, out);
-    if (s == OI_OK && out) {
-        size_t nbytes = out->storage->nbytes;
-        *out_data = malloc(nbytes + 1);
-        memcpy(*out_data, oi__tensor_data(out), nbytes);
-    }
-    oi__tensor_free(out);
-    for (int i = 0; i < MAX_INPUTS; i++)
-        oi__tensor_free(ins[i]);
     return s;
 }
 
@@ -358,9 +302,7 @@ static void run_case(const conf_case *c, const conf_options *opt, deviation *dev
         const char *out_name = NULL;
         oi_graph *g = build_case_graph(c, m, &texts, &out_name);
         void *got = NULL;
-        oi_status s = !g ? OI_ERROR_VALIDATION
-                         : opt->direct ? run_direct_fallback(c, m, g, expected->dtype, &got)
-                                       : run_via_executor(c, m, g, out_name, expected->dtype, &got);
+        oi_status s = g ? run_via_executor(m, g, out_name, expected->dtype, &got) : OI_ERROR_VALIDATION;
         if (s != OI_OK)
             snprintf(why, sizeof why, "%s: %s", oi_status_name(s), oi_last_error());
         else
@@ -594,12 +536,10 @@ int main(int argc, char **argv) {
             opt.deviations_path = argv[++i];
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             opt.only = argv[++i];
-        else if (strcmp(argv[i], "--direct") == 0)
-            opt.direct = true;
         else if (strcmp(argv[i], "--verbose") == 0)
             opt.verbose = true;
         else {
-            fprintf(stderr, "usage: conformance [--data DIR] [--deviations FILE] [--direct] [--verbose] [--only TEXT]\n");
+            fprintf(stderr, "usage: conformance [--data DIR] [--deviations FILE] [--verbose] [--only TEXT]\n");
             return 2;
         }
     }
@@ -628,8 +568,8 @@ int main(int argc, char **argv) {
     }
     close_models();
     arrfree(deviations);
-    printf("conformance (%s path): %d small-suite and %d full-matrix cases\n",
-           opt.direct ? "direct-kernel FALLBACK" : "graph -> validator -> executor -> kernel", small, matrix);
+    printf("conformance (graph -> validator -> executor -> kernel): %d small-suite and %d full-matrix cases\n", small,
+           matrix);
     printf("%d passed, %d failed, %d expected deviations\n", stats.passed, stats.failed, stats.deviations);
     return stats.failed ? 1 : 0;
 }
