@@ -451,6 +451,24 @@ typedef struct oi_backend_info {
 /* Fills up to `max` entries; returns how many backends/devices exist. */
 size_t oi_backends_discover(oi_backend_info *out, size_t max);
 
+/* ---- Vulkan interop (docs/vulkan-interop.md). Handles travel as void*
+ * (VkInstance, VkPhysicalDevice, VkDevice, VkQueue) so this header needs
+ * no vulkan.h. Without OPENINFER_VULKAN these return OI_ERROR_UNAVAILABLE. */
+typedef void (*oi_vulkan_void_function)(void);
+typedef struct oi_vulkan_device_desc {
+    void *instance;              /* VkInstance, Vulkan 1.1 or later                  */
+    void *physical_device;       /* VkPhysicalDevice of `device`                     */
+    void *device;                /* VkDevice                                         */
+    void *queue;                 /* VkQueue with compute; OpenInfer submits to it    */
+    uint32_t queue_family_index; /* the queue's family                               */
+    /* vkGetInstanceProcAddr of the loader that made `instance`; NULL: libvulkan's */
+    oi_vulkan_void_function (*get_instance_proc_addr)(void *instance, const char *name);
+} oi_vulkan_device_desc;
+/* From now on OI_DEVICE_VULKAN simulators run on these handles instead of
+ * creating their own (which they never destroy); NULL goes back to that.
+ * The queue is used from inside oi_executor_run_step and fetches only. */
+oi_status oi_vulkan_use_device(const oi_vulkan_device_desc *desc);
+
 /* ------------------------------------------------------------------ */
 /* Synthesizer (compiled only with OPENINFER_SYNTH_IMPLEMENTATION)     */
 /* ------------------------------------------------------------------ */

@@ -380,6 +380,27 @@ typedef struct oi__backend {
 extern const oi__backend oi__cpu_backend;
 #ifdef OPENINFER_VULKAN
 extern const oi__backend oi__vulkan_backend;
+/* vulkan/: counters of one Vulkan context (tests, perf reports). */
+typedef struct oi__vulkan_stats {
+    uint64_t submissions;       /* vkQueueSubmit calls                       */
+    uint64_t replays;           /* submissions that reused last step's commands */
+    uint64_t dispatches, barriers;
+    uint64_t uploads, upload_bytes, downloads, download_bytes;
+    uint64_t weight_uploads;    /* model tensors copied to the device        */
+    uint64_t pipelines_created, descriptor_sets_created;
+    uint64_t cpu_fallbacks;     /* run_op calls done on the CPU inside the backend */
+} oi__vulkan_stats;
+const oi__vulkan_stats *oi__vulkan_get_stats(void *ctx);
+/* GPU time of the run_op calls whose work has completed, in call order;
+ * `seq` counts run_op calls of the context (oi__vulkan_next_seq tells the
+ * number the next call gets). Taking the times empties the list. */
+typedef struct oi__vulkan_op_time {
+    uint64_t seq;
+    oi_op op;
+    double micros;
+} oi__vulkan_op_time;
+uint64_t oi__vulkan_next_seq(void *ctx);
+size_t oi__vulkan_take_times(void *ctx, oi__vulkan_op_time *out, size_t max);
 #endif
 
 /* ---- threadpool.c: persistent workers, owned by the executor ---- */

@@ -19,3 +19,4 @@
 #include "backend.c"
 #include "../kernels/gemm.c"
 #include "../kernels/kernels.c"
+#include "../vulkan/vulkan_backend.c" /* after kernels.c: reuses its parameter readers */

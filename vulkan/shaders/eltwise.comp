@@ -1,0 +1,233 @@
+#version 450
+// eltwise.comp - every elementwise op (arithmetic, comparisons, rounding,
+// bitwise, predicates, filter, cast, fill) for every 8/16/32-bit dtype.
+// The op and the dtypes are specialization constants: each (op, dtypes)
+// pipeline keeps only its own branch. One invocation writes one 32-bit
+// word of the output (1, 2 or 4 elements), so no 8/16-bit storage feature
+// and no atomics are needed. Inputs are read through strides (0 = a
+// broadcast dim); the output is contiguous from d_offset.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(local_size_x = 256) in;
+layout(constant_id = 0) const uint OP = 0u;
+layout(constant_id = 1) const uint A_DT = DT_F32;
+layout(constant_id = 2) const uint B_DT = DT_F32;
+layout(constant_id = 3) const uint C_DT = DT_F32;
+layout(constant_id = 4) const uint D_DT = DT_F32;
+
+layout(binding = 0) readonly buffer BufA { uint a_buf[]; };
+layout(binding = 1) readonly buffer BufB { uint b_buf[]; };
+layout(binding = 2) readonly buffer BufC { uint c_buf[]; };
+layout(binding = 3) buffer BufD { uint d_buf[]; };
+
+// Same names as oi__tensor: shape, strides, offset (in elements).
+#define OI_ELTWISE_DIMS 5
+layout(push_constant) uniform Push {
+    uint n;      // output elements
+    uint ndim;   // dims in use, 1..OI_ELTWISE_DIMS (merged where contiguous)
+    uint shape[OI_ELTWISE_DIMS];
+    uint a_strides[OI_ELTWISE_DIMS];
+    uint b_strides[OI_ELTWISE_DIMS];
+    uint c_strides[OI_ELTWISE_DIMS];
+    uint a_offset, b_offset, c_offset, d_offset;
+    uint p0, p1, p2; // op parameters (float bits, integers, or output bits)
+} pc;
+
+OI_DEFINE_LOAD_BITS(load_a, a_buf)
+OI_DEFINE_LOAD_BITS(load_b, b_buf)
+OI_DEFINE_LOAD_BITS(load_c, c_buf)
+OI_DEFINE_STORE_WORD(store_d, d_buf)
+
+bool is_op(uint op) { return OP == op; }
+
+// ---- floats (f32, f16, bf16: loaded as f32, computed in f32) ----
+uint float_op(float a, float b, float c, uint a_bits) {
+    float p0 = uintBitsToFloat(pc.p0), p1 = uintBitsToFloat(pc.p1), p2 = uintBitsToFloat(pc.p2);
+    precise float r = 0.0;
+    if (is_op(OP_add)) r = a + b;
+    else if (is_op(OP_sub)) r = a - b;
+    else if (is_op(OP_mul)) r = a * b;
+    else if (is_op(OP_div)) r = b == 0.0 ? p0 : a / b;
+    else if (is_op(OP_fma)) { precise float ab = a * b; r = ab + c; } // two roundings, as the CPU
+    else if (is_op(OP_min)) r = nan_min(a, b);
+    else if (is_op(OP_max)) r = nan_max(a, b);
+    else if (is_op(OP_neg)) r = -a;
+    else if (is_op(OP_abs)) r = abs(a);
+    else if (is_op(OP_recip)) r = a == 0.0 ? p0 : 1.0 / a;
+    else if (is_op(OP_relu)) { // p0 slope, p1 clamp_min, p2 clamp_max; max applies first
+        r = a >= 0.0 ? a : a * p0;
+        if (r > p2) r = p2;
+        if (r < p1) r = p1;
+    }
+    else if (is_op(OP_clamp)) r = nan_min(nan_max(a, p0), p1);
+    else if (is_op(OP_floor)) r = floor(a);
+    else if (is_op(OP_ceil)) r = ceil(a);
+    else if (is_op(OP_round)) r = round_half_away(a);
+    else if (is_op(OP_trunc)) r = trunc(a);
+    else if (is_op(OP_sign)) return int_to_bits(D_DT, a > 0.0 ? 1 : (a < 0.0 ? -1 : 0));
+    else if (is_op(OP_eq)) return uint(a == b);
+    else if (is_op(OP_ne)) return uint(a != b);
+    else if (is_op(OP_lt)) return uint(a < b);
+    else if (is_op(OP_le)) return uint(a <= b);
+    else if (is_op(OP_gt)) return uint(a > b);
+    else if (is_op(OP_ge)) return uint(a >= b);
+    else if (is_op(OP_is_nan)) return uint(isnan(a));
+    else if (is_op(OP_is_inf)) return uint(isinf(a));
+    else if (is_op(OP_is_neg)) return floatBitsToUint(a) >> 31u; // -0.0 too
+    else if (is_op(OP_fill_nan_like)) return (isnan(a) || isinf(a)) ? pc.p0 : a_bits;
+    return float_to_bits(D_DT, r);
+}
+
+// ---- signed integers (i8, i16, i32: sign-extended, wrapping) ----
+uint shift_left(uint bits, uint amount) { return amount >= 32u ? 0u : bits << amount; }
+uint int_op(int a, int b, uint a_bits, uint b_bits) {
+    int p0 = int(pc.p0), p1 = int(pc.p1), p2 = int(pc.p2);
+    int r = 0;
+    if (is_op(OP_add)) r = a + b;
+    else if (is_op(OP_sub)) r = a - b;
+    else if (is_op(OP_mul)) r = a * b;
+    else if (is_op(OP_div)) r = b == 0 ? p0 : (b == -1 ? -a : a / b);
+    else if (is_op(OP_floor_div)) {
+        if (b == 0) r = p0;
+        else if (b == -1) r = -a;
+        else { r = a / b; if (r * b != a && ((a < 0) != (b < 0))) r -= 1; }
+    }
+    else if (is_op(OP_rem)) r = (b == 0 || b == -1) ? 0 : a % b;
+    else if (is_op(OP_min)) r = min(a, b);
+    else if (is_op(OP_max)) r = max(a, b);
+    else if (is_op(OP_neg)) r = -a;
+    else if (is_op(OP_abs)) r = a < 0 ? -a : a;
+    else if (is_op(OP_relu)) { // x * slope wraps at the dtype's width before the clamps
+        r = a >= 0 ? a : bits_to_int(A_DT, uint(a * p0));
+        if (r > p2) r = p2;
+        if (r < p1) r = p1;
+    }
+    else if (is_op(OP_clamp)) r = min(max(a, p0), p1);
+    else if (is_op(OP_sign)) r = a > 0 ? 1 : (a < 0 ? -1 : 0);
+    else if (is_op(OP_and)) return a_bits & b_bits;
+    else if (is_op(OP_or)) return a_bits | b_bits;
+    else if (is_op(OP_xor)) return a_bits ^ b_bits;
+    else if (is_op(OP_not)) return ~a_bits & dt_mask(D_DT);
+    else if (is_op(OP_shl)) return shift_left(a_bits, pc.p0) & dt_mask(D_DT);
+    else if (is_op(OP_shr)) r = pc.p0 >= 32u ? (a < 0 ? -1 : 0) : a >> pc.p0;
+    else if (is_op(OP_popcount)) return uint(bitCount(a_bits));
+    else if (is_op(OP_eq)) return uint(a == b);
+    else if (is_op(OP_ne)) return uint(a != b);
+    else if (is_op(OP_lt)) return uint(a < b);
+    else if (is_op(OP_le)) return uint(a <= b);
+    else if (is_op(OP_gt)) return uint(a > b);
+    else if (is_op(OP_ge)) return uint(a >= b);
+    else if (is_op(OP_is_neg)) return uint(a < 0);
+    return int_to_bits(D_DT, r);
+}
+
+// ---- unsigned integers and bool (u8, u16, u32, bool) ----
+uint uint_op(uint a, uint b) {
+    uint r = 0u;
+    bool is_bool = A_DT == DT_BOOL;
+    if (is_op(OP_add)) r = is_bool ? (a | b) : a + b;
+    else if (is_op(OP_sub)) r = a - b;
+    else if (is_op(OP_mul)) r = is_bool ? (a & b) : a * b;
+    else if (is_op(OP_div) || is_op(OP_floor_div)) r = b == 0u ? pc.p0 : a / b;
+    else if (is_op(OP_rem)) r = b == 0u ? 0u : a % b;
+    else if (is_op(OP_min)) r = min(a, b);
+    else if (is_op(OP_max)) r = max(a, b);
+    else if (is_op(OP_clamp)) r = min(max(a, pc.p0), pc.p1);
+    else if (is_op(OP_and)) r = a & b;
+    else if (is_op(OP_or)) r = a | b;
+    else if (is_op(OP_xor)) r = a ^ b;
+    else if (is_op(OP_not)) r = is_bool ? uint(a == 0u) : ~a;
+    else if (is_op(OP_shl)) r = shift_left(a, pc.p0);
+    else if (is_op(OP_shr)) r = pc.p0 >= 32u ? 0u : a >> pc.p0;
+    else if (is_op(OP_popcount)) return uint(bitCount(a));
+    else if (is_op(OP_eq)) return uint(a == b);
+    else if (is_op(OP_ne)) return uint(a != b);
+    else if (is_op(OP_lt)) return uint(a < b);
+    else if (is_op(OP_le)) return uint(a <= b);
+    else if (is_op(OP_gt)) return uint(a > b);
+    else if (is_op(OP_ge)) return uint(a >= b);
+    else if (is_op(OP_is_neg)) return 0u;
+    return uint_to_bits(D_DT, r);
+}
+
+// ---- cast: p0 = rounding mode (0 trunc, 1 floor, 2 ceil, 3 nearest);
+// float -> integer saturates (the host sends only saturating casts) ----
+uint cast_op(uint a_bits) {
+    if (dt_is_float(A_DT)) {
+        float v = bits_to_float(A_DT, a_bits);
+        if (dt_is_float(D_DT)) return float_to_bits(D_DT, v);
+        if (isnan(v)) return 0u;
+        if (pc.p0 == 1u) v = floor(v);
+        else if (pc.p0 == 2u) v = ceil(v);
+        else if (pc.p0 == 3u) v = round_half_away(v);
+        else v = trunc(v);
+        uint bits = dt_bits(D_DT);
+        if (dt_is_signed(D_DT)) {
+            float hi = exp2(float(bits - 1u)); // 2^(bits-1): the first value out of range
+            if (v >= hi) return dt_mask(D_DT) >> 1u;
+            if (v <= -hi) return (1u << (bits - 1u)) & dt_mask(D_DT);
+            return int_to_bits(D_DT, int(v));
+        }
+        if (v <= 0.0) return 0u;
+        if (v >= exp2(float(bits))) return dt_mask(D_DT);
+        return uint(v) & dt_mask(D_DT);
+    }
+    if (dt_is_signed(A_DT)) {
+        int v = bits_to_int(A_DT, a_bits);
+        return dt_is_float(D_DT) ? float_to_bits(D_DT, float(v)) : int_to_bits(D_DT, v);
+    }
+    uint v = bits_to_uint(A_DT, a_bits);
+    return dt_is_float(D_DT) ? float_to_bits(D_DT, float(v)) : uint_to_bits(D_DT, v);
+}
+
+// The output bits of element e (0 <= e < n).
+uint element(uint e) {
+    uint ia = pc.a_offset, ib = pc.b_offset, ic = pc.c_offset;
+    for (int d = int(pc.ndim) - 1; d >= 0; d--) {
+        uint coord = e % pc.shape[d];
+        e /= pc.shape[d];
+        ia += coord * pc.a_strides[d];
+        ib += coord * pc.b_strides[d];
+        ic += coord * pc.c_strides[d];
+    }
+    if (is_op(OP_fill)) return pc.p0; // the host encoded the value in D_DT
+    uint a_bits = load_a(A_DT, ia);
+    if (is_op(OP_cast)) return cast_op(a_bits);
+    uint b_bits = 0u, c_bits = 0u;
+    if (is_op(OP_filter)) { // filter(a, b, cond): cond != 0 ? a : b, bit for bit
+        b_bits = load_b(B_DT, ib);
+        c_bits = load_c(C_DT, ic);
+        bool take_a = dt_is_float(C_DT) ? bits_to_float(C_DT, c_bits) != 0.0 : c_bits != 0u;
+        return take_a ? a_bits : b_bits;
+    }
+    bool binary = is_op(OP_add) || is_op(OP_sub) || is_op(OP_mul) || is_op(OP_div) || is_op(OP_fma) ||
+                  is_op(OP_floor_div) || is_op(OP_rem) || is_op(OP_min) || is_op(OP_max) ||
+                  is_op(OP_and) || is_op(OP_or) || is_op(OP_xor) || is_op(OP_eq) || is_op(OP_ne) ||
+                  is_op(OP_lt) || is_op(OP_le) || is_op(OP_gt) || is_op(OP_ge);
+    if (binary) b_bits = load_b(B_DT, ib);
+    if (is_op(OP_fma)) c_bits = load_c(C_DT, ic);
+    if (dt_is_float(A_DT))
+        return float_op(bits_to_float(A_DT, a_bits), bits_to_float(B_DT, b_bits), bits_to_float(C_DT, c_bits), a_bits);
+    if (dt_is_signed(A_DT))
+        return int_op(bits_to_int(A_DT, a_bits), bits_to_int(B_DT, b_bits), a_bits, b_bits);
+    return uint_op(bits_to_uint(A_DT, a_bits), bits_to_uint(B_DT, b_bits));
+}
+
+void main() {
+    uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+    uint per = dt_per_word(D_DT);
+    uint lane_bits = 32u / per;
+    uint w = pc.d_offset / per + t;      // the output word this invocation writes
+    uint first = w * per;                // its first element, counted from the buffer start
+    uint end = pc.d_offset + pc.n;
+    if (first >= end) return;
+    uint word = 0u, keep = 0u;
+    for (uint lane = 0u; lane < per; lane++) {
+        uint lane_mask = per == 1u ? 0xFFFFFFFFu : ((1u << lane_bits) - 1u) << (lane * lane_bits);
+        uint i = first + lane;
+        if (i < pc.d_offset || i >= end) { keep |= lane_mask; continue; }
+        word |= (element(i - pc.d_offset) << (lane * lane_bits)) & lane_mask;
+    }
+    store_d(D_DT, w, word, keep);
+}

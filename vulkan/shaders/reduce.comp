@@ -1,0 +1,186 @@
+#version 450
+// reduce.comp - sum/mean/prod/max/min over axes, argmax/argmin along one
+// axis, and is_finite over everything. One workgroup makes one output word
+// (1, 2 or 4 elements, or one i64 index as two words); its invocations
+// stride over the reduced elements and combine through shared memory.
+// The host splits the input dims into kept dims (k*) and reduced dims (r*).
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+#define WG 128u
+layout(local_size_x = 128) in;
+layout(constant_id = 0) const uint OP = 0u;
+layout(constant_id = 1) const uint A_DT = DT_F32;
+layout(constant_id = 4) const uint D_DT = DT_F32;
+
+layout(binding = 0) readonly buffer BufA { uint a_buf[]; };
+layout(binding = 3) buffer BufD { uint d_buf[]; };
+
+#define OI_REDUCE_DIMS 5
+layout(push_constant) uniform Push {
+    uint n_out;  // output elements
+    uint n_red;  // input elements per output
+    uint k_ndim; uint k_shape[OI_REDUCE_DIMS]; uint k_strides[OI_REDUCE_DIMS];
+    uint r_ndim; uint r_shape[OI_REDUCE_DIMS]; uint r_strides[OI_REDUCE_DIMS];
+    uint a_offset, d_offset;
+    uint select_first; // argmax/argmin: ties keep the first index
+} pc;
+
+OI_DEFINE_LOAD_BITS(load_a, a_buf)
+OI_DEFINE_STORE_WORD(store_d, d_buf)
+
+bool is_op(uint op) { return OP == op; }
+bool is_arg() { return is_op(OP_argmax_axis) || is_op(OP_argmin_axis); }
+const uint CLASS_FLOAT = 0u, CLASS_INT = 1u, CLASS_UINT = 2u;
+uint value_class() { return dt_is_float(A_DT) ? CLASS_FLOAT : (dt_is_signed(A_DT) ? CLASS_INT : CLASS_UINT); }
+
+// Accumulators travel as 32-bit words: float bits, int or uint.
+uint acc_load(uint bits) {
+    if (is_op(OP_is_finite)) { float v = bits_to_float(A_DT, bits); return uint(!isnan(v) && !isinf(v)); }
+    if (value_class() == CLASS_FLOAT) return floatBitsToUint(bits_to_float(A_DT, bits));
+    if (value_class() == CLASS_INT) return uint(bits_to_int(A_DT, bits));
+    return bits_to_uint(A_DT, bits);
+}
+uint acc_identity() {
+    if (is_op(OP_is_finite)) return 1u;
+    bool prod = is_op(OP_prod_axis);
+    if (value_class() == CLASS_FLOAT) {
+        if (is_op(OP_sum_axis) || is_op(OP_mean_axis) || prod) return floatBitsToUint(prod ? 1.0 : 0.0);
+        return 0x7FC00000u; // NaN: the NaN-ignoring max/min take the first number
+    }
+    if (is_op(OP_sum_axis) || is_op(OP_mean_axis)) return 0u;
+    if (prod) return 1u;
+    if (value_class() == CLASS_INT) return is_op(OP_max_axis) ? 0x80000000u : 0x7FFFFFFFu;
+    return is_op(OP_max_axis) ? 0u : 0xFFFFFFFFu;
+}
+uint acc_combine(uint x, uint y) {
+    if (is_op(OP_is_finite)) return x & y;
+    if (value_class() == CLASS_FLOAT) {
+        float a = uintBitsToFloat(x), b = uintBitsToFloat(y);
+        if (is_op(OP_prod_axis)) return floatBitsToUint(a * b);
+        if (is_op(OP_max_axis)) return floatBitsToUint(nan_max(a, b));
+        if (is_op(OP_min_axis)) return floatBitsToUint(nan_min(a, b));
+        return floatBitsToUint(a + b);
+    }
+    if (value_class() == CLASS_INT) {
+        int a = int(x), b = int(y);
+        if (is_op(OP_prod_axis)) return uint(a * b);
+        if (is_op(OP_max_axis)) return uint(max(a, b));
+        if (is_op(OP_min_axis)) return uint(min(a, b));
+        return uint(a + b);
+    }
+    if (is_op(OP_prod_axis)) return x * y;
+    if (is_op(OP_max_axis)) return max(x, y);
+    if (is_op(OP_min_axis)) return min(x, y);
+    return x + y;
+}
+// argmax/argmin: does (value x at index i) win over (value y at index j)?
+// NaN never wins (the CPU compares with > / <, which NaN fails).
+bool arg_better(uint x, uint i, uint y, uint j) {
+    bool max_op = is_op(OP_argmax_axis);
+    int order; // -1: x before y in the op's order, 1: after, 0: tie
+    if (value_class() == CLASS_FLOAT) {
+        float a = uintBitsToFloat(x), b = uintBitsToFloat(y);
+        if (isnan(a)) return false;
+        if (isnan(b)) return true;
+        order = a == b ? 0 : ((a > b) == max_op ? -1 : 1);
+    } else if (value_class() == CLASS_INT) {
+        order = int(x) == int(y) ? 0 : ((int(x) > int(y)) == max_op ? -1 : 1);
+    } else {
+        order = x == y ? 0 : ((x > y) == max_op ? -1 : 1);
+    }
+    if (order != 0) return order < 0;
+    return pc.select_first != 0u ? i < j : i > j;
+}
+
+shared uint s_val[WG];
+shared uint s_idx[WG];
+
+// Reduces output element o; the result is valid in invocation 0. Returns
+// the index of the element's first input.
+uint reduce_one(uint o) {
+    uint base = pc.a_offset;
+    for (int d = int(pc.k_ndim) - 1; d >= 0; d--) {
+        base += (o % pc.k_shape[d]) * pc.k_strides[d];
+        o /= pc.k_shape[d];
+    }
+    uint lid = gl_LocalInvocationID.x;
+    uint acc = acc_identity(), acc_i = 0xFFFFFFFFu;
+    for (uint r = lid; r < pc.n_red; r += WG) {
+        uint idx = base, rest = r;
+        for (int d = int(pc.r_ndim) - 1; d >= 0; d--) {
+            idx += (rest % pc.r_shape[d]) * pc.r_strides[d];
+            rest /= pc.r_shape[d];
+        }
+        uint v = acc_load(load_a(A_DT, idx));
+        if (is_arg()) {
+            if (acc_i == 0xFFFFFFFFu || arg_better(v, r, acc, acc_i)) { acc = v; acc_i = r; }
+        } else {
+            acc = acc_combine(acc, v);
+        }
+    }
+    s_val[lid] = acc;
+    s_idx[lid] = acc_i;
+    barrier();
+    for (uint step = WG / 2u; step > 0u; step >>= 1u) {
+        if (lid < step) {
+            if (is_arg()) {
+                uint j = s_idx[lid + step];
+                if (j != 0xFFFFFFFFu && (s_idx[lid] == 0xFFFFFFFFu || arg_better(s_val[lid + step], j, s_val[lid], s_idx[lid]))) {
+                    s_val[lid] = s_val[lid + step];
+                    s_idx[lid] = j;
+                }
+            } else {
+                s_val[lid] = acc_combine(s_val[lid], s_val[lid + step]);
+            }
+        }
+        barrier();
+    }
+    return base;
+}
+
+// The output bits of the finished reduction (in invocation 0).
+uint finish() {
+    uint v = s_val[0];
+    if (is_op(OP_is_finite)) return v;
+    if (is_op(OP_mean_axis)) {
+        if (value_class() == CLASS_FLOAT) v = floatBitsToUint(uintBitsToFloat(v) / float(pc.n_red));
+        else if (value_class() == CLASS_INT) v = uint(int(v) / int(pc.n_red));
+        else v = v / pc.n_red;
+    }
+    if (value_class() == CLASS_FLOAT) return float_to_bits(D_DT, uintBitsToFloat(v));
+    return v & dt_mask(D_DT);
+}
+
+void main() {
+    uint w = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; // output word, from d_offset's word
+    uint lid = gl_LocalInvocationID.x;
+    if (is_arg()) { // i64 index: one element, two words
+        uint o = w;
+        if (o >= pc.n_out) return;
+        uint base = reduce_one(o);
+        if (lid == 0u) {
+            // the CPU starts from element 0 and compares with > / <: a NaN there is never beaten
+            bool first_nan = value_class() == CLASS_FLOAT && isnan(bits_to_float(A_DT, load_a(A_DT, base)));
+            d_buf[(pc.d_offset + o) * 2u] = first_nan ? 0u : s_idx[0];
+            d_buf[(pc.d_offset + o) * 2u + 1u] = 0u;
+        }
+        return;
+    }
+    uint per = dt_per_word(D_DT);
+    uint lane_bits = 32u / per;
+    uint word_index = pc.d_offset / per + w;
+    uint first = word_index * per;
+    uint end = pc.d_offset + pc.n_out;
+    if (first >= end) return;
+    uint word = 0u, keep = 0u;
+    for (uint lane = 0u; lane < per; lane++) {
+        uint lane_mask = per == 1u ? 0xFFFFFFFFu : ((1u << lane_bits) - 1u) << (lane * lane_bits);
+        uint i = first + lane;
+        if (i < pc.d_offset || i >= end) { keep |= lane_mask; continue; }
+        reduce_one(i - pc.d_offset);
+        if (lid == 0u) word |= (finish() << (lane * lane_bits)) & lane_mask;
+        barrier();
+    }
+    if (lid == 0u) store_d(D_DT, word_index, word, keep);
+}

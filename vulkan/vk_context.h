@@ -1,0 +1,174 @@
+/* vk_context.h - the Vulkan backend's private types (included only by
+ * vulkan_backend.c, inside #ifdef OPENINFER_VULKAN). */
+#ifndef OPENINFER_VK_CONTEXT_H
+#define OPENINFER_VK_CONTEXT_H
+
+#define OI__VK_BLOCK_BYTES ((VkDeviceSize)64 << 20)   /* device-local blocks          */
+#define OI__VK_STAGING_BYTES ((VkDeviceSize)16 << 20) /* host-visible staging blocks  */
+#define OI__VK_STAGING_LIMIT ((VkDeviceSize)256 << 20) /* submit early past this much */
+#define OI__VK_PUSH_WORDS 32                          /* 128 bytes: the guaranteed minimum */
+#define OI__VK_BINDINGS 4                             /* a, b, c, d (the output)      */
+#define OI__VK_SET_CACHE_LIMIT 4096                   /* cached descriptor sets       */
+
+/* The shader modules, one per vulkan/shaders/<name>.comp. */
+typedef enum oi__vk_shader { OI__VK_SHADER_ELTWISE, OI__VK_SHADER_REDUCE, OI__VK_SHADER_MATMUL, OI__VK_SHADER_COUNT } oi__vk_shader;
+
+typedef struct oi__vk_range {
+    VkDeviceSize offset, size;
+} oi__vk_range;
+
+/* One VkDeviceMemory bound to one VkBuffer; device blocks are carved up by
+ * a first-fit free list, host blocks (staging) by a bump pointer. */
+typedef struct oi__vk_block {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize size;
+    VkDeviceSize used;         /* host blocks: bump pointer         */
+    void *mapped;              /* host blocks: the mapping          */
+    oi__vk_range *free_ranges; /* device blocks: sorted, coalesced  */
+} oi__vk_block;
+
+/* Device bytes: a piece of one of our blocks, or a user's VkBuffer
+ * (block < 0). storage->device points at one of these. */
+typedef struct oi__vk_buffer {
+    VkBuffer buffer;
+    VkDeviceSize offset, size;
+    int block;             /* index in ctx->blocks; -1: not ours        */
+    bool weight;           /* a model weight: kept until the context dies */
+    uint64_t write_epoch;  /* written since barrier epoch N             */
+    uint64_t read_epoch;   /* read since barrier epoch N                */
+} oi__vk_buffer;
+
+/* Host-visible linear memory (uploads or readbacks), reset per submission. */
+typedef struct oi__vk_arena {
+    oi__vk_block *blocks; /* stb array */
+    bool readback;        /* prefer HOST_CACHED memory */
+} oi__vk_arena;
+
+/* A recorded command. Lists of these are compared byte for byte to decide
+ * whether last step's command buffer can be replayed, so every field is
+ * set from zeroed memory and nothing step-specific (like host pointers or
+ * op sequence numbers) lives here. */
+typedef enum oi__vk_cmd_kind { OI__VK_CMD_DISPATCH = 1, OI__VK_CMD_BARRIER, OI__VK_CMD_COPY } oi__vk_cmd_kind;
+typedef struct oi__vk_cmd {
+    uint32_t kind;
+    uint32_t push_size;
+    uint32_t groups[3];
+    uint32_t first_barrier, n_barriers; /* BARRIER: range in list.barriers */
+    uint32_t timestamp;                 /* DISPATCH: 1 + query written after it */
+    VkPipeline pipeline;
+    VkDescriptorSet set;
+    VkBuffer src, dst;                  /* COPY */
+    VkDeviceSize src_offset, dst_offset, size;
+    uint32_t push[OI__VK_PUSH_WORDS];
+} oi__vk_cmd;
+
+/* A readback to finish once the submission completes. */
+typedef struct oi__vk_readback {
+    oi__storage *storage;
+    const void *src; /* in a readback arena block */
+    size_t nbytes;
+} oi__vk_readback;
+
+/* What one submission holds: uploads first, then the compute stream, then
+ * downloads. */
+typedef struct oi__vk_list {
+    oi__vk_cmd *uploads;
+    oi__vk_cmd *cmds;
+    oi__vk_cmd *downloads;
+    VkBufferMemoryBarrier *barriers;
+    oi__vk_range *upload_ranges;   /* (for the barrier after uploads: dst buffer ranges) */
+    VkBuffer *upload_buffers;
+    /* not compared: */
+    oi__vk_readback *readbacks;
+    uint64_t *dispatch_seq;        /* op sequence number of each timestamped dispatch */
+    oi_op *dispatch_op;
+    uint32_t n_timestamps;
+} oi__vk_list;
+
+/* The k-th submission of a step keeps its command buffer, so the next
+ * step's k-th submission can replay it when its list is identical. */
+typedef struct oi__vk_slot {
+    VkCommandBuffer cb;
+    VkQueryPool queries;
+    uint32_t query_capacity;
+    bool recorded;
+    oi__vk_cmd *uploads, *cmds, *downloads; /* copies of the recorded list */
+    VkBufferMemoryBarrier *barriers;
+    VkBuffer *upload_buffers;
+    oi__vk_range *upload_ranges;
+} oi__vk_slot;
+
+typedef struct oi__vk_pipeline_key {
+    uint32_t shader;
+    uint32_t spec[5]; /* op, a, b, c, d dtypes */
+} oi__vk_pipeline_key;
+typedef struct oi__vk_pipeline_entry {
+    oi__vk_pipeline_key key;
+    VkPipeline value;
+} oi__vk_pipeline_entry;
+
+typedef struct oi__vk_set_key {
+    VkBuffer buffer[OI__VK_BINDINGS];
+    VkDeviceSize offset[OI__VK_BINDINGS];
+    VkDeviceSize range[OI__VK_BINDINGS];
+} oi__vk_set_key;
+typedef struct oi__vk_set_entry {
+    oi__vk_set_key key;
+    VkDescriptorSet value;
+} oi__vk_set_entry;
+
+typedef struct oi__vk_weight_entry {
+    const void *key; /* the host bytes of a borrowed (model) storage */
+    oi__vk_buffer *value;
+} oi__vk_weight_entry;
+
+typedef struct oi__vk_device_caps {
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memory;
+    bool has_int64, has_float64, has_fp16_math, has_int8_math, has_subgroup_arith;
+    bool has_coopmat, has_memory_budget;
+    uint32_t queue_family;
+    uint32_t timestamp_bits;
+} oi__vk_device_caps;
+
+typedef struct oi__vk_context {
+    /* stage 1: instance and device */
+    VkInstance instance;
+    VkPhysicalDevice physical;
+    VkDevice device;
+    VkQueue queue;
+    bool owns_device; /* false: the user's handles, never destroyed here */
+    struct VolkDeviceTable vk;
+    oi__vk_device_caps caps;
+    bool lost;        /* a fatal error (device lost): every call fails */
+    /* stage 2: memory */
+    uint32_t device_memory_type, upload_memory_type, readback_memory_type;
+    oi__vk_block *blocks;            /* stb array: device-local blocks */
+    oi__vk_arena uploads, readbacks;
+    VkDeviceSize staged_bytes;       /* staged in the list being built */
+    oi__vk_weight_entry *weights;    /* hash map: model bytes -> device copy */
+    oi__vk_buffer **deferred_frees;  /* freed once the list is submitted */
+    /* stage 3: pipelines and descriptors */
+    VkShaderModule shaders[OI__VK_SHADER_COUNT];
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipeline_layout;
+    VkPipelineCache pipeline_cache;
+    oi__vk_pipeline_entry *pipelines; /* hash map */
+    VkDescriptorPool *pools;          /* stb array; the last one has room */
+    oi__vk_set_entry *sets;           /* hash map */
+    /* stage 4: recording and submission */
+    VkCommandPool command_pool;
+    VkFence fence;
+    oi__vk_list list;
+    oi__vk_slot *slots;     /* stb array, one per submission of a step */
+    size_t slot_index;      /* the next submission of this step */
+    uint64_t epoch;         /* barrier epoch of the list being built */
+    oi__vk_range *epoch_write_ranges; /* written in this epoch ... */
+    VkBuffer *epoch_write_buffers;    /* ... in these buffers        */
+    uint64_t next_seq;      /* sequence number of the next run_op */
+    oi__vulkan_op_time *times; /* stb array: GPU times not yet taken */
+    oi__vulkan_stats stats;
+} oi__vk_context;
+
+#endif /* OPENINFER_VK_CONTEXT_H */

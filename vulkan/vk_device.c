@@ -1,0 +1,389 @@
+/* vk_device.c - stage 1: the loader (volk), the instance, choosing a
+ * physical device (discrete > integrated > virtual > CPU), the logical
+ * device and its compute queue, or the user's handles; discovery. */
+
+/* ---- errors ---- */
+static const char *oi__vk_result_name(VkResult r) {
+    switch (r) {
+    case VK_SUCCESS: return "VK_SUCCESS";
+    case VK_NOT_READY: return "VK_NOT_READY";
+    case VK_TIMEOUT: return "VK_TIMEOUT";
+    case VK_INCOMPLETE: return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_FORMAT_NOT_SUPPORTED: return "VK_ERROR_FORMAT_NOT_SUPPORTED";
+    case VK_ERROR_FRAGMENTED_POOL: return "VK_ERROR_FRAGMENTED_POOL";
+    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
+    default: return "VK_ERROR_UNKNOWN";
+    }
+}
+
+/* "vulkan: vkCreateDevice failed: VK_ERROR_..." with a status that says
+ * what kind of failure it is. */
+static oi_status oi__vk_fail(const char *call, VkResult r) {
+    oi_status status = OI_ERROR_RUNTIME;
+    if (r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
+        status = OI_ERROR_OUT_OF_MEMORY;
+    else if (r == VK_ERROR_INITIALIZATION_FAILED || r == VK_ERROR_INCOMPATIBLE_DRIVER ||
+             r == VK_ERROR_LAYER_NOT_PRESENT || r == VK_ERROR_EXTENSION_NOT_PRESENT)
+        status = OI_ERROR_UNAVAILABLE;
+    return oi__fail(status, "vulkan: %s failed: %s (%d)", call, oi__vk_result_name(r), (int)r);
+}
+
+/* ---- the user's handles (oi_vulkan_use_device) ---- */
+static bool oi__vk_injected_set;
+static oi_vulkan_device_desc oi__vk_injected;
+
+/* ---- loader and instance ---- */
+static oi_status oi__vk_load(PFN_vkGetInstanceProcAddr get_proc) {
+    static bool loaded;
+    if (loaded && !get_proc)
+        return OI_OK;
+    if (get_proc) {
+        volkInitializeCustom(get_proc);
+    } else if (volkInitialize() != VK_SUCCESS) {
+        return oi__fail(OI_ERROR_UNAVAILABLE, "no Vulkan loader (libvulkan.so.1 could not be loaded)");
+    }
+    loaded = true;
+    return OI_OK;
+}
+
+static bool oi__vk_layer_available(const char *name) {
+    uint32_t count = 0;
+    if (vkEnumerateInstanceLayerProperties(&count, NULL) != VK_SUCCESS || count == 0)
+        return false;
+    VkLayerProperties *layers = (VkLayerProperties *)oi__malloc(sizeof(VkLayerProperties) * count);
+    bool found = false;
+    if (layers && vkEnumerateInstanceLayerProperties(&count, layers) == VK_SUCCESS)
+        for (uint32_t i = 0; i < count && !found; i++)
+            found = strcmp(layers[i].layerName, name) == 0;
+    oi__free(layers);
+    return found;
+}
+
+/* OPENINFER_VULKAN_VALIDATION=1 turns on the Khronos validation layer. */
+static bool oi__vk_validation_wanted(void) {
+    const char *env = getenv("OPENINFER_VULKAN_VALIDATION");
+    return env && *env && strcmp(env, "0") != 0;
+}
+
+static oi_status oi__vk_create_instance(VkInstance *out) {
+    VkApplicationInfo app;
+    memset(&app, 0, sizeof app);
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.pApplicationName = "openinfer";
+    app.pEngineName = "openinfer";
+    app.apiVersion = VK_API_VERSION_1_1;
+    const char *validation = "VK_LAYER_KHRONOS_validation";
+    VkInstanceCreateInfo info;
+    memset(&info, 0, sizeof info);
+    info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    info.pApplicationInfo = &app;
+    if (oi__vk_validation_wanted() && oi__vk_layer_available(validation)) {
+        info.enabledLayerCount = 1;
+        info.ppEnabledLayerNames = &validation;
+    }
+    VkResult r = vkCreateInstance(&info, NULL, out);
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+        return oi__fail(OI_ERROR_UNAVAILABLE, "no Vulkan driver (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)");
+    if (r != VK_SUCCESS)
+        return oi__vk_fail("vkCreateInstance", r);
+    volkLoadInstanceOnly(*out);
+    return OI_OK;
+}
+
+/* ---- physical devices ---- */
+static int oi__vk_type_rank(VkPhysicalDeviceType type) {
+    switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+    }
+}
+
+static const char *oi__vk_type_name(VkPhysicalDeviceType type) {
+    switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+    }
+}
+
+/* A queue family with compute; one without graphics is preferred (it is
+ * the dedicated compute queue on discrete GPUs). */
+static bool oi__vk_compute_family(VkPhysicalDevice pd, uint32_t *family) {
+    uint32_t count = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, NULL);
+    if (count == 0)
+        return false;
+    VkQueueFamilyProperties *props = (VkQueueFamilyProperties *)oi__malloc(sizeof(VkQueueFamilyProperties) * count);
+    if (!props)
+        return false;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, props);
+    int best = -1;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!(props[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || props[i].queueCount == 0)
+            continue;
+        if (best < 0 || !(props[i].queueFlags & VK_QUEUE_GRAPHICS_BIT))
+            best = (int)i;
+        if (!(props[i].queueFlags & VK_QUEUE_GRAPHICS_BIT))
+            break;
+    }
+    if (best >= 0)
+        *family = (uint32_t)best;
+    oi__free(props);
+    return best >= 0;
+}
+
+static bool oi__vk_has_extension(VkPhysicalDevice pd, const char *name) {
+    uint32_t count = 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &count, NULL) != VK_SUCCESS || count == 0)
+        return false;
+    VkExtensionProperties *ext = (VkExtensionProperties *)oi__malloc(sizeof(VkExtensionProperties) * count);
+    bool found = false;
+    if (ext && vkEnumerateDeviceExtensionProperties(pd, NULL, &count, ext) == VK_SUCCESS)
+        for (uint32_t i = 0; i < count && !found; i++)
+            found = strcmp(ext[i].extensionName, name) == 0;
+    oi__free(ext);
+    return found;
+}
+
+static void oi__vk_query_caps(VkPhysicalDevice pd, oi__vk_device_caps *caps) {
+    memset(caps, 0, sizeof *caps);
+    vkGetPhysicalDeviceProperties(pd, &caps->props);
+    vkGetPhysicalDeviceMemoryProperties(pd, &caps->memory);
+    VkPhysicalDeviceShaderFloat16Int8Features f16;
+    memset(&f16, 0, sizeof f16);
+    f16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;
+    VkPhysicalDeviceFeatures2 features;
+    memset(&features, 0, sizeof features);
+    features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    features.pNext = &f16;
+    vkGetPhysicalDeviceFeatures2(pd, &features);
+    caps->has_int64 = features.features.shaderInt64 != 0;
+    caps->has_float64 = features.features.shaderFloat64 != 0;
+    caps->has_fp16_math = f16.shaderFloat16 != 0;
+    caps->has_int8_math = f16.shaderInt8 != 0;
+    VkPhysicalDeviceSubgroupProperties subgroup;
+    memset(&subgroup, 0, sizeof subgroup);
+    subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+    VkPhysicalDeviceProperties2 props2;
+    memset(&props2, 0, sizeof props2);
+    props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    props2.pNext = &subgroup;
+    vkGetPhysicalDeviceProperties2(pd, &props2);
+    caps->has_subgroup_arith = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                               (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+    caps->has_coopmat = oi__vk_has_extension(pd, "VK_KHR_cooperative_matrix") ||
+                        oi__vk_has_extension(pd, "VK_NV_cooperative_matrix");
+    caps->has_memory_budget = oi__vk_has_extension(pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    caps->queue_family = 0;
+    oi__vk_compute_family(pd, &caps->queue_family);
+    uint32_t count = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, NULL);
+    if (caps->queue_family < count) {
+        VkQueueFamilyProperties *families = (VkQueueFamilyProperties *)oi__malloc(sizeof(VkQueueFamilyProperties) * count);
+        if (families) {
+            vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, families);
+            caps->timestamp_bits = families[caps->queue_family].timestampValidBits;
+            oi__free(families);
+        }
+    }
+}
+
+/* Usable devices (Vulkan 1.1, a compute queue), best first; stable among
+ * equals so an index means the same device from call to call. */
+static oi_status oi__vk_list_devices(VkInstance instance, VkPhysicalDevice **out) {
+    *out = NULL;
+    uint32_t count = 0;
+    VkResult r = vkEnumeratePhysicalDevices(instance, &count, NULL);
+    if (r != VK_SUCCESS)
+        return oi__vk_fail("vkEnumeratePhysicalDevices", r);
+    if (count == 0)
+        return oi__fail(OI_ERROR_UNAVAILABLE, "no Vulkan device");
+    VkPhysicalDevice *all = (VkPhysicalDevice *)oi__malloc(sizeof(VkPhysicalDevice) * count);
+    if (!all)
+        return OI_ERROR_OUT_OF_MEMORY;
+    r = vkEnumeratePhysicalDevices(instance, &count, all);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+        oi__free(all);
+        return oi__vk_fail("vkEnumeratePhysicalDevices", r);
+    }
+    for (int rank = 0; rank <= 4; rank++) {
+        for (uint32_t i = 0; i < count; i++) {
+            VkPhysicalDeviceProperties props;
+            uint32_t family;
+            vkGetPhysicalDeviceProperties(all[i], &props);
+            if (oi__vk_type_rank(props.deviceType) == rank && props.apiVersion >= VK_API_VERSION_1_1 &&
+                oi__vk_compute_family(all[i], &family))
+                arrput(*out, all[i]);
+        }
+    }
+    oi__free(all);
+    if (arrlen(*out) == 0)
+        return oi__fail(OI_ERROR_UNAVAILABLE, "no Vulkan device with Vulkan 1.1 and a compute queue");
+    return OI_OK;
+}
+
+/* Device-local heap sizes, and what is left of them when the driver says. */
+static void oi__vk_memory_figures(VkPhysicalDevice pd, const oi__vk_device_caps *caps, uint64_t *total, uint64_t *free_bytes) {
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT budget;
+    memset(&budget, 0, sizeof budget);
+    budget.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT;
+    VkPhysicalDeviceMemoryProperties2 props;
+    memset(&props, 0, sizeof props);
+    props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2;
+    if (caps->has_memory_budget)
+        props.pNext = &budget;
+    vkGetPhysicalDeviceMemoryProperties2(pd, &props);
+    *total = 0;
+    *free_bytes = 0;
+    for (uint32_t h = 0; h < props.memoryProperties.memoryHeapCount; h++) {
+        if (!(props.memoryProperties.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT))
+            continue;
+        uint64_t size = props.memoryProperties.memoryHeaps[h].size;
+        *total += size;
+        if (caps->has_memory_budget)
+            *free_bytes += budget.heapBudget[h] > budget.heapUsage[h] ? budget.heapBudget[h] - budget.heapUsage[h] : 0;
+        else
+            *free_bytes += size; /* unknown: the driver has no VK_EXT_memory_budget */
+    }
+}
+
+/* ---- discovery ---- */
+#define OI__VK_MAX_LISTED 16
+static char oi__vk_listed_names[OI__VK_MAX_LISTED][VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+static char oi__vk_listed_features[OI__VK_MAX_LISTED][96];
+static char oi__vk_unavailable_reason[256];
+
+static void oi__vk_feature_text(const oi__vk_device_caps *caps, char *text, size_t size) {
+    snprintf(text, size, "fp16-storage int8-storage%s%s%s%s%s%s", caps->has_fp16_math ? " fp16" : "",
+             caps->has_int8_math ? " int8" : "", caps->has_int64 ? " int64" : "", caps->has_float64 ? " fp64" : "",
+             caps->has_subgroup_arith ? " subgroup" : "", caps->has_coopmat ? " coopmat" : "");
+}
+
+static void oi__vk_discover_unavailable(oi_backend_info *out, size_t max, size_t *count, const char *reason) {
+    snprintf(oi__vk_unavailable_reason, sizeof oi__vk_unavailable_reason, "%s", reason);
+    if (*count < max) {
+        oi_backend_info *info = &out[*count];
+        memset(info, 0, sizeof *info);
+        info->name = "vulkan";
+        info->device_name = "";
+        info->device_type = "";
+        info->available = false;
+        info->unavailable_reason = oi__vk_unavailable_reason;
+        info->features = "";
+    }
+    (*count)++;
+}
+
+static void oi__vk_discover(oi_backend_info *out, size_t max, size_t *count) {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkPhysicalDevice *devices = NULL;
+    if (oi__vk_load(NULL) != OI_OK || oi__vk_create_instance(&instance) != OI_OK ||
+        oi__vk_list_devices(instance, &devices) != OI_OK) {
+        oi__vk_discover_unavailable(out, max, count, oi_last_error());
+        if (instance)
+            vkDestroyInstance(instance, NULL);
+        oi_clear_error();
+        return;
+    }
+    for (ptrdiff_t i = 0; i < arrlen(devices) && i < OI__VK_MAX_LISTED; i++) {
+        if (*count < max) {
+            oi__vk_device_caps caps;
+            oi__vk_query_caps(devices[i], &caps);
+            oi_backend_info *info = &out[*count];
+            memset(info, 0, sizeof *info);
+            snprintf(oi__vk_listed_names[i], sizeof oi__vk_listed_names[i], "%s", caps.props.deviceName);
+            oi__vk_feature_text(&caps, oi__vk_listed_features[i], sizeof oi__vk_listed_features[i]);
+            info->name = "vulkan";
+            info->device_name = oi__vk_listed_names[i];
+            info->device_type = oi__vk_type_name(caps.props.deviceType);
+            info->available = true;
+            info->unavailable_reason = "";
+            info->features = oi__vk_listed_features[i];
+            oi__vk_memory_figures(devices[i], &caps, &info->total_memory, &info->free_memory);
+        }
+        (*count)++;
+    }
+    arrfree(devices);
+    vkDestroyInstance(instance, NULL);
+}
+
+/* ---- the context's device ---- */
+static oi_status oi__vk_open_own_device(oi__vk_context *ctx, int device_index) {
+    oi_status s = oi__vk_load(NULL);
+    if (s == OI_OK)
+        s = oi__vk_create_instance(&ctx->instance);
+    VkPhysicalDevice *devices = NULL;
+    if (s == OI_OK)
+        s = oi__vk_list_devices(ctx->instance, &devices);
+    if (s != OI_OK)
+        return s;
+    int index = device_index < 0 ? 0 : device_index;
+    if (index >= (int)arrlen(devices)) {
+        int n = (int)arrlen(devices);
+        arrfree(devices);
+        return oi__fail(OI_ERROR_NOT_FOUND, "vulkan: no device %d (there %s %d: see `openinfer devices`)", index,
+                        n == 1 ? "is" : "are", n);
+    }
+    ctx->physical = devices[index];
+    arrfree(devices);
+    oi__vk_query_caps(ctx->physical, &ctx->caps);
+
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue_info;
+    memset(&queue_info, 0, sizeof queue_info);
+    queue_info.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    queue_info.queueFamilyIndex = ctx->caps.queue_family;
+    queue_info.queueCount = 1;
+    queue_info.pQueuePriorities = &priority;
+    const char *extensions[1];
+    uint32_t n_extensions = 0;
+    if (ctx->caps.has_memory_budget)
+        extensions[n_extensions++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+    VkDeviceCreateInfo info;
+    memset(&info, 0, sizeof info);
+    info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    info.queueCreateInfoCount = 1;
+    info.pQueueCreateInfos = &queue_info;
+    info.enabledExtensionCount = n_extensions;
+    info.ppEnabledExtensionNames = extensions;
+    VkResult r = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
+    if (r != VK_SUCCESS)
+        return oi__vk_fail("vkCreateDevice", r);
+    ctx->owns_device = true;
+    volkLoadDeviceTable(&ctx->vk, ctx->device);
+    ctx->vk.vkGetDeviceQueue(ctx->device, ctx->caps.queue_family, 0, &ctx->queue);
+    return OI_OK;
+}
+
+static oi_status oi__vk_open_user_device(oi__vk_context *ctx, const oi_vulkan_device_desc *d) {
+    if (!d->instance || !d->physical_device || !d->device || !d->queue)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_vulkan_use_device: instance, physical_device, device and queue are all needed");
+    oi_status s = oi__vk_load((PFN_vkGetInstanceProcAddr)d->get_instance_proc_addr);
+    if (s != OI_OK)
+        return s;
+    ctx->instance = (VkInstance)d->instance;
+    ctx->physical = (VkPhysicalDevice)d->physical_device;
+    ctx->device = (VkDevice)d->device;
+    ctx->queue = (VkQueue)d->queue;
+    ctx->owns_device = false;
+    volkLoadInstanceOnly(ctx->instance);
+    oi__vk_query_caps(ctx->physical, &ctx->caps);
+    ctx->caps.queue_family = d->queue_family_index;
+    volkLoadDeviceTable(&ctx->vk, ctx->device);
+    return OI_OK;
+}

@@ -1,0 +1,703 @@
+/* vk_ops.c - stage 5: from an op (table row, parameters, tensor layouts)
+ * to dispatches. One planner serves supports_op (layouts from signatures)
+ * and run_op (the real tensors), so the backend never claims an op it
+ * would then run differently. Parameters are read with the CPU kernels'
+ * own readers (kernels/kernels.c, same translation unit), so defaults and
+ * aliases cannot drift apart. */
+
+/* ---- push constants: the same names as the GLSL push blocks ---- */
+#define OI__VK_ELTWISE_DIMS 5
+typedef struct oi__vk_eltwise_push {
+    uint32_t n, ndim;
+    uint32_t shape[OI__VK_ELTWISE_DIMS];
+    uint32_t a_strides[OI__VK_ELTWISE_DIMS], b_strides[OI__VK_ELTWISE_DIMS], c_strides[OI__VK_ELTWISE_DIMS];
+    uint32_t a_offset, b_offset, c_offset, d_offset;
+    uint32_t p0, p1, p2;
+} oi__vk_eltwise_push;
+
+#define OI__VK_REDUCE_DIMS 5
+typedef struct oi__vk_reduce_push {
+    uint32_t n_out, n_red;
+    uint32_t k_ndim, k_shape[OI__VK_REDUCE_DIMS], k_strides[OI__VK_REDUCE_DIMS];
+    uint32_t r_ndim, r_shape[OI__VK_REDUCE_DIMS], r_strides[OI__VK_REDUCE_DIMS];
+    uint32_t a_offset, d_offset;
+    uint32_t select_first;
+} oi__vk_reduce_push;
+
+#define OI__VK_MATMUL_BATCH_DIMS 3
+typedef struct oi__vk_matmul_push {
+    uint32_t M, N, K;
+    uint32_t batch_ndim;
+    uint32_t batch_shape[OI__VK_MATMUL_BATCH_DIMS];
+    uint32_t a_batch_strides[OI__VK_MATMUL_BATCH_DIMS], b_batch_strides[OI__VK_MATMUL_BATCH_DIMS];
+    uint32_t a_stride_m, a_stride_k, b_stride_k, b_stride_n;
+    uint32_t a_offset, b_offset, d_offset;
+} oi__vk_matmul_push;
+
+/* Every push block fits the 128 bytes every device offers. */
+typedef char oi__vk_eltwise_push_fits[sizeof(oi__vk_eltwise_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
+typedef char oi__vk_reduce_push_fits[sizeof(oi__vk_reduce_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
+typedef char oi__vk_matmul_push_fits[sizeof(oi__vk_matmul_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
+
+/* ---- tensor layouts ---- */
+typedef struct oi__vk_view {
+    oi_dtype dtype;
+    int ndim;
+    int64_t shape[OI_MAX_DIMS];
+    int64_t strides[OI_MAX_DIMS]; /* in elements */
+    int64_t offset;               /* in elements */
+    uint64_t storage_bytes;
+} oi__vk_view;
+
+static void oi__vk_view_of_tensor(const oi__tensor *t, oi__vk_view *v) {
+    memset(v, 0, sizeof *v);
+    v->dtype = t->dtype;
+    v->ndim = t->ndim;
+    memcpy(v->shape, t->shape, sizeof v->shape);
+    memcpy(v->strides, t->strides, sizeof v->strides);
+    v->offset = t->offset;
+    v->storage_bytes = t->storage ? t->storage->nbytes : 0;
+}
+
+static void oi__vk_view_of_sig(const oi__op_sig *s, oi__vk_view *v) {
+    memset(v, 0, sizeof *v);
+    v->dtype = s->dtype;
+    v->ndim = s->ndim;
+    memcpy(v->shape, s->shape, sizeof v->shape);
+    oi__contiguous_strides(s->ndim, v->shape, v->strides);
+    v->storage_bytes = oi_dtype_nbytes(s->dtype, (uint64_t)oi__shape_numel(s->ndim, s->shape));
+}
+
+static bool oi__vk_view_contiguous(const oi__vk_view *v) {
+    int64_t expect[OI_MAX_DIMS];
+    oi__contiguous_strides(v->ndim, v->shape, expect);
+    for (int i = 0; i < v->ndim; i++)
+        if (v->shape[i] != 1 && v->strides[i] != expect[i])
+            return false;
+    return true;
+}
+
+/* ---- plans ---- */
+typedef enum oi__vk_role {
+    OI__VK_ROLE_UNUSED, OI__VK_ROLE_IN0, OI__VK_ROLE_IN1, OI__VK_ROLE_IN2, OI__VK_ROLE_OUT, OI__VK_ROLE_TEMP
+} oi__vk_role;
+
+typedef struct oi__vk_stage {
+    oi__vk_pipeline_key pipeline;
+    uint32_t push[OI__VK_PUSH_WORDS];
+    uint32_t push_words;
+    uint32_t groups[3];
+    oi__vk_role roles[OI__VK_BINDINGS]; /* what a, b, c, d bind */
+} oi__vk_stage;
+
+typedef struct oi__vk_plan {
+    oi__vk_stage stages[2];
+    int n_stages;
+    uint64_t temp_bytes; /* scratch shared by the stages (0: none) */
+    bool empty;          /* no output elements: nothing to run */
+} oi__vk_plan;
+
+static oi_status oi__vk_unsupported(const char *fmt, ...) OI__PRINTF(1, 2);
+static oi_status oi__vk_unsupported(const char *fmt, ...) {
+    char text[512];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(text, sizeof text, fmt, args);
+    va_end(args);
+    return oi__fail(OI_ERROR_UNSUPPORTED, "vulkan: %s", text);
+}
+
+/* The dtypes the shaders handle: 8/16/32-bit, not packed, not f8. */
+static bool oi__vk_dtype_ok(oi_dtype t) {
+    switch (t) {
+    case OI_DTYPE_F32: case OI_DTYPE_F16: case OI_DTYPE_BF16:
+    case OI_DTYPE_I8: case OI_DTYPE_I16: case OI_DTYPE_I32:
+    case OI_DTYPE_U8: case OI_DTYPE_U16: case OI_DTYPE_U32: case OI_DTYPE_BOOL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void oi__vk_set_push(oi__vk_stage *st, const void *push, size_t bytes) {
+    memset(st->push, 0, sizeof st->push);
+    memcpy(st->push, push, bytes);
+    st->push_words = (uint32_t)((bytes + 3) / 4);
+}
+
+static void oi__vk_set_pipeline(oi__vk_stage *st, oi__vk_shader shader, oi_op op, oi_dtype a, oi_dtype b, oi_dtype c,
+                                oi_dtype d) {
+    memset(&st->pipeline, 0, sizeof st->pipeline);
+    st->pipeline.shader = (uint32_t)shader;
+    st->pipeline.spec[0] = (uint32_t)op;
+    st->pipeline.spec[1] = (uint32_t)a;
+    st->pipeline.spec[2] = (uint32_t)b;
+    st->pipeline.spec[3] = (uint32_t)c;
+    st->pipeline.spec[4] = (uint32_t)d;
+}
+
+/* Splits n workgroups over x and y (x is limited to 65535 on many GPUs). */
+static oi_status oi__vk_groups(const oi__vk_context *ctx, uint64_t n, uint32_t z, uint32_t groups[3]) {
+    const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
+    uint64_t x_max = max[0] < 65535u ? max[0] : 65535u;
+    uint64_t x = n < x_max ? n : x_max;
+    uint64_t y = x ? (n + x - 1) / x : 0;
+    if (y > max[1] || z > max[2])
+        return oi__vk_unsupported("%llu workgroups exceed the device's dispatch limits", (unsigned long long)n);
+    groups[0] = (uint32_t)(x ? x : 1);
+    groups[1] = (uint32_t)(y ? y : 1);
+    groups[2] = z;
+    return OI_OK;
+}
+
+/* Drops size-1 dims and merges neighbours that every operand walks as one
+ * (stride[i] == stride[i+1] * shape[i+1]); returns the new rank (>= 1). */
+static int oi__vk_merge_dims(int ndim, int64_t *shape, int n_ops, int64_t (*strides)[OI_MAX_DIMS]) {
+    int kept = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1)
+            continue;
+        bool merge = kept > 0;
+        for (int o = 0; o < n_ops && merge; o++)
+            merge = strides[o][kept - 1] == strides[o][d] * shape[d];
+        if (merge) {
+            shape[kept - 1] *= shape[d];
+            for (int o = 0; o < n_ops; o++)
+                strides[o][kept - 1] = strides[o][d];
+            continue;
+        }
+        shape[kept] = shape[d];
+        for (int o = 0; o < n_ops; o++)
+            strides[o][kept] = strides[o][d];
+        kept++;
+    }
+    if (kept == 0) {
+        shape[0] = 1;
+        for (int o = 0; o < n_ops; o++)
+            strides[o][0] = 0;
+        kept = 1;
+    }
+    return kept;
+}
+
+/* Strides of `v` walked along `ndim` output dims (numpy broadcasting). */
+static void oi__vk_broadcast_strides(const oi__vk_view *v, int ndim, const int64_t *out_shape, int64_t *strides) {
+    int lead = ndim - v->ndim;
+    for (int d = 0; d < ndim; d++) {
+        int vd = d - lead;
+        strides[d] = (vd < 0 || (v->shape[vd] == 1 && out_shape[d] != 1)) ? 0 : v->strides[vd];
+    }
+}
+
+/* ---- parameters ---- */
+static uint32_t oi__vk_f32_bits(double v) {
+    float f = (float)v;
+    if (v != v)
+        f = NAN;
+    else if (v > (double)FLT_MAX)
+        f = INFINITY;
+    else if (v < -(double)FLT_MAX)
+        f = -INFINITY;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits;
+}
+
+static void oi__vk_int_range(oi_dtype t, int64_t *lo, int64_t *hi) {
+    unsigned bits = oi_dtype_bits(t);
+    if (t == OI_DTYPE_BOOL) {
+        *lo = 0;
+        *hi = 1;
+    } else if (oi__dtype_is_signed(t)) {
+        *lo = -((int64_t)1 << (bits - 1));
+        *hi = ((int64_t)1 << (bits - 1)) - 1;
+    } else {
+        *lo = 0;
+        *hi = (int64_t)(((uint64_t)1 << bits) - 1u);
+    }
+}
+
+/* Clamp bounds for integer data that the shader can compare in 32 bits:
+ * a bound past the side it guards is no bound; past the other side the
+ * CPU would store a wrapped bound, which we leave to the CPU. */
+static oi_status oi__vk_int_bounds(oi_dtype t, int64_t lo, int64_t hi, uint32_t *p_lo, uint32_t *p_hi) {
+    int64_t min, max;
+    oi__vk_int_range(t, &min, &max);
+    if (lo > max || hi < min)
+        return oi__vk_unsupported("clamp bounds [%lld, %lld] lie outside the %s range", (long long)lo, (long long)hi,
+                                  oi_dtype_name(t));
+    *p_lo = (uint32_t)(lo < min ? min : lo);
+    *p_hi = (uint32_t)(hi > max ? max : hi);
+    return OI_OK;
+}
+
+/* The bits the CPU kernel stores for one element: the exact encoding of a
+ * fill value or a replacement, whatever the dtype. */
+static oi_status oi__vk_cpu_element_bits(oi_op op, const oi__attr *attrs, size_t n_attrs, oi_dtype dtype, uint64_t in_bits,
+                                         uint32_t *out_bits) {
+    int64_t one = 1;
+    oi__tensor *in = oi__tensor_new(dtype, 1, &one);
+    oi__tensor *out = oi__tensor_new(dtype, 1, &one);
+    oi_status s = (in && out) ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+    if (s == OI_OK) {
+        oi__store_bits(dtype, oi__tensor_data(in), 0, in_bits);
+        const oi__tensor *inputs[1];
+        inputs[0] = in;
+        s = oi__op_run_cpu(op, attrs, n_attrs, inputs, 1, out);
+    }
+    if (s == OI_OK)
+        *out_bits = (uint32_t)oi__load_bits(dtype, oi__tensor_data(out), 0);
+    oi__tensor_free(in);
+    oi__tensor_free(out);
+    return s;
+}
+
+/* p0..p2 of the eltwise shader for this op (see eltwise.comp). */
+static oi_status oi__vk_eltwise_params(const oi__kernel_args *k, oi_dtype t, uint32_t *p) {
+    bool is_float = oi__dtype_is_float(t), is_signed = oi__dtype_is_signed(t);
+    p[0] = p[1] = p[2] = 0;
+    switch (k->op) {
+    case OI_OP_div: case OI_OP_floor_div: case OI_OP_recip:
+        if (is_float) {
+            p[0] = oi__vk_f32_bits(oi__op_param_f64(k, "div_by_zero_mask"));
+        } else {
+            int64_t mask = oi__op_attr_for(k, "div_by_zero_mask") ? oi__op_param_i64(k, "div_by_zero_mask") : 0;
+            p[0] = (uint32_t)(is_signed || mask >= 0 ? mask : 0); /* the store wraps it to the width */
+        }
+        return OI_OK;
+    case OI_OP_relu:
+        if (is_float) {
+            p[0] = oi__vk_f32_bits(oi__op_param_f64(k, "negative_slope"));
+            p[1] = oi__vk_f32_bits(oi__op_param_f64(k, "clamp_min"));
+            p[2] = oi__vk_f32_bits(oi__op_param_f64(k, "clamp_max"));
+            return OI_OK;
+        }
+        p[0] = (uint32_t)oi__op_param_i64(k, "negative_slope");
+        return oi__vk_int_bounds(t, oi__op_param_i64(k, "clamp_min"), oi__op_param_i64(k, "clamp_max"), &p[1], &p[2]);
+    case OI_OP_clamp:
+        if (is_float) {
+            p[0] = oi__vk_f32_bits(oi__op_param_f64(k, "min"));
+            p[1] = oi__vk_f32_bits(oi__op_param_f64(k, "max"));
+            return OI_OK;
+        } else {
+            int64_t lo = oi__op_param_i64(k, "min"), hi = oi__op_param_i64(k, "max");
+            if (!is_signed) { /* the CPU reads unsigned bounds saturated at 0 */
+                lo = lo < 0 ? 0 : lo;
+                hi = hi < 0 ? 0 : hi;
+            }
+            return oi__vk_int_bounds(t, lo, hi, &p[0], &p[1]);
+        }
+    case OI_OP_shl: case OI_OP_shr: {
+        int64_t bits = oi__op_param_i64(k, "bits");
+        p[0] = (uint32_t)(bits < 0 ? 0 : bits > 64 ? 64 : bits);
+        return OI_OK;
+    }
+    case OI_OP_fill:
+        return oi__vk_cpu_element_bits(OI_OP_fill, k->attrs, k->n_attrs, t, 0, &p[0]);
+    case OI_OP_fill_nan_like: /* the replacement the CPU stores for a NaN */
+        return oi__vk_cpu_element_bits(OI_OP_fill_nan_like, k->attrs, k->n_attrs, t,
+                                       oi__f64_to_float_bits(t, (double)NAN), &p[0]);
+    case OI_OP_cast: {
+        oi_dtype to = oi__op_attr_dtype(oi__op_attr_for(k, "to"));
+        const oi__attr *mode = oi__op_attr_for(k, "rounding_mode");
+        if (mode && strcmp(mode->s, "floor") == 0)
+            p[0] = 1;
+        else if (mode && strcmp(mode->s, "ceil") == 0)
+            p[0] = 2;
+        else if (mode && strcmp(mode->s, "nearest") == 0)
+            p[0] = 3;
+        if (is_float && !oi__dtype_is_float(to) && !oi__op_param_bool(k, "saturate"))
+            return oi__vk_unsupported("cast with saturate=false from a float wraps modulo 2^64 (CPU only)");
+        return OI_OK;
+    }
+    default:
+        return OI_OK;
+    }
+}
+
+/* ---- elementwise: every EW row of the table ---- */
+static oi_status oi__vk_plan_eltwise(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                     size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
+    if (!oi__vk_view_contiguous(out))
+        return oi__vk_unsupported("%s: the output is not contiguous", oi_op_name(k->op));
+    oi__vk_eltwise_push push;
+    memset(&push, 0, sizeof push);
+    uint32_t params[3];
+    oi_status s = oi__vk_eltwise_params(k, in[0].dtype, params);
+    if (s != OI_OK)
+        return s;
+    int64_t shape[OI_MAX_DIMS];
+    int64_t strides[4][OI_MAX_DIMS];
+    memset(strides, 0, sizeof strides);
+    memcpy(shape, out->shape, sizeof shape);
+    for (size_t i = 0; i < n_in && k->op != OI_OP_fill; i++)
+        oi__vk_broadcast_strides(&in[i], out->ndim, out->shape, strides[i]);
+    oi__contiguous_strides(out->ndim, out->shape, strides[3]);
+    /* operands 0..2 (absent ones walk nothing) and the output */
+    int64_t merged[4][OI_MAX_DIMS];
+    memcpy(merged, strides, sizeof merged);
+    int ndim = oi__vk_merge_dims(out->ndim, shape, 4, merged);
+    if (ndim > OI__VK_ELTWISE_DIMS)
+        return oi__vk_unsupported("%s: %d dims after merging (the shader walks %d)", oi_op_name(k->op), ndim,
+                                  OI__VK_ELTWISE_DIMS);
+    int64_t n = oi__shape_numel(out->ndim, out->shape);
+    push.n = (uint32_t)n;
+    push.ndim = (uint32_t)ndim;
+    for (int d = 0; d < ndim; d++) {
+        push.shape[d] = (uint32_t)shape[d];
+        push.a_strides[d] = (uint32_t)merged[0][d];
+        push.b_strides[d] = (uint32_t)merged[1][d];
+        push.c_strides[d] = (uint32_t)merged[2][d];
+    }
+    push.a_offset = (uint32_t)in[0].offset;
+    push.b_offset = n_in > 1 ? (uint32_t)in[1].offset : 0;
+    push.c_offset = n_in > 2 ? (uint32_t)in[2].offset : 0;
+    push.d_offset = (uint32_t)out->offset;
+    push.p0 = params[0];
+    push.p1 = params[1];
+    push.p2 = params[2];
+    oi__vk_stage *st = &plan->stages[plan->n_stages++];
+    memset(st, 0, sizeof *st);
+    oi_dtype a = in[0].dtype, b = n_in > 1 ? in[1].dtype : a, c = n_in > 2 ? in[2].dtype : a;
+    oi__vk_set_pipeline(st, OI__VK_SHADER_ELTWISE, k->op, a, b, c, out->dtype);
+    oi__vk_set_push(st, &push, sizeof push);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[1] = n_in > 1 ? OI__VK_ROLE_IN1 : OI__VK_ROLE_UNUSED;
+    st->roles[2] = n_in > 2 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
+    st->roles[3] = OI__VK_ROLE_OUT;
+    unsigned per = 32u / oi_dtype_bits(out->dtype);
+    uint64_t words = ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
+    return oi__vk_groups(ctx, (words + 255) / 256, 1, st->groups);
+}
+
+/* ---- reductions: sum/mean/prod/max/min, argmax/argmin, is_finite ---- */
+static oi_status oi__vk_plan_reduce(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                    const oi__vk_view *out, oi__vk_plan *plan) {
+    oi_op op = k->op;
+    if (!oi__vk_view_contiguous(out))
+        return oi__vk_unsupported("%s: the output is not contiguous", oi_op_name(op));
+    bool reduced[OI_MAX_DIMS];
+    if (op == OI_OP_is_finite) {
+        for (int d = 0; d < in->ndim; d++)
+            reduced[d] = true;
+    } else if (oi__reduce_axes(k, in->ndim, reduced) != OI_OK) {
+        return OI_ERROR_VALIDATION;
+    }
+    int64_t k_shape[OI_MAX_DIMS], r_shape[OI_MAX_DIMS];
+    int64_t k_strides[1][OI_MAX_DIMS], r_strides[1][OI_MAX_DIMS];
+    int nk = 0, nr = 0;
+    for (int d = 0; d < in->ndim; d++) {
+        if (reduced[d]) {
+            r_shape[nr] = in->shape[d];
+            r_strides[0][nr++] = in->strides[d];
+        } else {
+            k_shape[nk] = in->shape[d];
+            k_strides[0][nk++] = in->strides[d];
+        }
+    }
+    int64_t n_out = oi__shape_numel(nk, k_shape), n_red = oi__shape_numel(nr, r_shape);
+    if (n_red == 0)
+        return oi__vk_unsupported("%s: an empty reduction", oi_op_name(op));
+    nk = oi__vk_merge_dims(nk, k_shape, 1, k_strides);
+    nr = oi__vk_merge_dims(nr, r_shape, 1, r_strides);
+    if (nk > OI__VK_REDUCE_DIMS || nr > OI__VK_REDUCE_DIMS)
+        return oi__vk_unsupported("%s: too many kept or reduced dims after merging", oi_op_name(op));
+    if (op == OI_OP_mean_axis && !oi__dtype_is_float(in->dtype)) {
+        /* the CPU sums in 64 bits; 32 bits are exact while the sum cannot overflow */
+        if (oi_dtype_bits(in->dtype) >= 32 || n_red > ((int64_t)1 << (31 - oi_dtype_bits(in->dtype))))
+            return oi__vk_unsupported("mean_axis: an integer mean of %lld %s values needs 64-bit sums",
+                                      (long long)n_red, oi_dtype_name(in->dtype));
+    }
+    oi__vk_reduce_push push;
+    memset(&push, 0, sizeof push);
+    push.n_out = (uint32_t)n_out;
+    push.n_red = (uint32_t)n_red;
+    push.k_ndim = (uint32_t)nk;
+    push.r_ndim = (uint32_t)nr;
+    for (int d = 0; d < nk; d++) {
+        push.k_shape[d] = (uint32_t)k_shape[d];
+        push.k_strides[d] = (uint32_t)k_strides[0][d];
+    }
+    for (int d = 0; d < nr; d++) {
+        push.r_shape[d] = (uint32_t)r_shape[d];
+        push.r_strides[d] = (uint32_t)r_strides[0][d];
+    }
+    push.a_offset = (uint32_t)in->offset;
+    push.d_offset = (uint32_t)out->offset;
+    bool is_arg = op == OI_OP_argmax_axis || op == OI_OP_argmin_axis;
+    push.select_first = is_arg ? (uint32_t)oi__op_param_bool(k, "select_first") : 1u;
+    oi__vk_stage *st = &plan->stages[plan->n_stages++];
+    memset(st, 0, sizeof *st);
+    oi__vk_set_pipeline(st, OI__VK_SHADER_REDUCE, op, in->dtype, in->dtype, in->dtype, out->dtype);
+    oi__vk_set_push(st, &push, sizeof push);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[3] = OI__VK_ROLE_OUT;
+    uint64_t groups = (uint64_t)n_out;
+    if (!is_arg) {
+        unsigned per = 32u / oi_dtype_bits(out->dtype);
+        groups = ((uint64_t)out->offset + (uint64_t)n_out + per - 1) / per - (uint64_t)out->offset / per;
+    }
+    return oi__vk_groups(ctx, groups, 1, st->groups);
+}
+
+/* ---- matmul: tiled; 8/16-bit outputs go through a 32-bit scratch + cast ---- */
+static oi_dtype oi__vk_matmul_acc_dtype(oi_dtype in) {
+    if (oi__dtype_is_float(in))
+        return OI_DTYPE_F32;
+    return oi__dtype_is_signed(in) ? OI_DTYPE_I32 : OI_DTYPE_U32;
+}
+
+static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                    const oi__vk_view *out, oi__vk_plan *plan) {
+    const oi__vk_view *a = &in[0], *b = &in[1];
+    if (!oi__vk_view_contiguous(out))
+        return oi__vk_unsupported("matmul: the output is not contiguous");
+    int64_t M = a->shape[a->ndim - 2], K = a->shape[a->ndim - 1], N = b->shape[b->ndim - 1];
+    int batch_nd = out->ndim - 2;
+    int64_t shape[OI_MAX_DIMS], strides[3][OI_MAX_DIMS];
+    memset(strides, 0, sizeof strides);
+    memcpy(shape, out->shape, sizeof(int64_t) * (size_t)batch_nd);
+    for (int v = 0; v < 2; v++) { /* batch dims of a and b against the output's */
+        const oi__vk_view *t = v == 0 ? a : b;
+        int lead = batch_nd - (t->ndim - 2);
+        for (int d = 0; d < batch_nd; d++) {
+            int td = d - lead;
+            strides[v][d] = (td < 0 || t->shape[td] == 1) ? 0 : t->strides[td];
+        }
+    }
+    int64_t out_strides[OI_MAX_DIMS];
+    oi__contiguous_strides(out->ndim, out->shape, out_strides);
+    memcpy(strides[2], out_strides, sizeof(int64_t) * (size_t)batch_nd);
+    int64_t batches = oi__shape_numel(batch_nd, shape);
+    int nb = batch_nd ? oi__vk_merge_dims(batch_nd, shape, 3, strides) : 0;
+    if (nb == 1 && shape[0] == 1)
+        nb = 0;
+    if (nb > OI__VK_MATMUL_BATCH_DIMS)
+        return oi__vk_unsupported("matmul: %d batch dims after merging (the shader walks %d)", nb, OI__VK_MATMUL_BATCH_DIMS);
+    oi__vk_matmul_push push;
+    memset(&push, 0, sizeof push);
+    push.M = (uint32_t)M;
+    push.N = (uint32_t)N;
+    push.K = (uint32_t)K;
+    push.batch_ndim = (uint32_t)nb;
+    for (int d = 0; d < nb; d++) {
+        push.batch_shape[d] = (uint32_t)shape[d];
+        push.a_batch_strides[d] = (uint32_t)strides[0][d];
+        push.b_batch_strides[d] = (uint32_t)strides[1][d];
+    }
+    push.a_stride_m = (uint32_t)a->strides[a->ndim - 2];
+    push.a_stride_k = (uint32_t)a->strides[a->ndim - 1];
+    push.b_stride_k = (uint32_t)b->strides[b->ndim - 2];
+    push.b_stride_n = (uint32_t)b->strides[b->ndim - 1];
+    push.a_offset = (uint32_t)a->offset;
+    push.b_offset = (uint32_t)b->offset;
+
+    oi_dtype acc = oi__vk_matmul_acc_dtype(a->dtype);
+    bool direct = oi_dtype_bits(out->dtype) == 32;
+    push.d_offset = direct ? (uint32_t)out->offset : 0;
+    oi__vk_stage *st = &plan->stages[plan->n_stages++];
+    memset(st, 0, sizeof *st);
+    oi__vk_set_pipeline(st, OI__VK_SHADER_MATMUL, k->op, a->dtype, b->dtype, b->dtype, direct ? out->dtype : acc);
+    oi__vk_set_push(st, &push, sizeof push);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[1] = OI__VK_ROLE_IN1;
+    st->roles[3] = direct ? OI__VK_ROLE_OUT : OI__VK_ROLE_TEMP;
+    const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
+    uint64_t gx = (uint64_t)(N + 63) / 64, gy = (uint64_t)(M + 63) / 64;
+    if (gx > max[0] || gy > max[1] || (uint64_t)batches > max[2])
+        return oi__vk_unsupported("matmul: %lld x %lld x %lld batches exceed the dispatch limits", (long long)M,
+                                  (long long)N, (long long)batches);
+    st->groups[0] = (uint32_t)(gx ? gx : 1);
+    st->groups[1] = (uint32_t)(gy ? gy : 1);
+    st->groups[2] = (uint32_t)batches;
+    if (direct)
+        return OI_OK;
+
+    /* 32-bit scratch -> the output dtype (a wrapping / rounding cast) */
+    int64_t n = oi__shape_numel(out->ndim, out->shape);
+    plan->temp_bytes = (uint64_t)n * 4u;
+    oi__vk_eltwise_push cast;
+    memset(&cast, 0, sizeof cast);
+    cast.n = (uint32_t)n;
+    cast.ndim = 1;
+    cast.shape[0] = (uint32_t)n;
+    cast.a_strides[0] = 1;
+    cast.d_offset = (uint32_t)out->offset;
+    oi__vk_stage *cs = &plan->stages[plan->n_stages++];
+    memset(cs, 0, sizeof *cs);
+    oi__vk_set_pipeline(cs, OI__VK_SHADER_ELTWISE, OI_OP_cast, acc, acc, acc, out->dtype);
+    oi__vk_set_push(cs, &cast, sizeof cast);
+    cs->roles[0] = OI__VK_ROLE_TEMP;
+    cs->roles[3] = OI__VK_ROLE_OUT;
+    unsigned per = 32u / oi_dtype_bits(out->dtype);
+    uint64_t words = ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
+    return oi__vk_groups(ctx, (words + 255) / 256, 1, cs->groups);
+}
+
+/* ---- the planner ---- */
+static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__attr *attrs, size_t n_attrs,
+                                const oi__vk_view *in, size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
+    memset(plan, 0, sizeof *plan);
+    if ((int)op < 0 || op >= OI_OP_COUNT || n_in == 0 || n_in > 3)
+        return oi__vk_unsupported("op %d with %zu inputs", (int)op, n_in);
+    oi__op_sig sigs[3], want;
+    for (size_t i = 0; i < n_in; i++) {
+        memset(&sigs[i], 0, sizeof sigs[i]);
+        sigs[i].dtype = in[i].dtype;
+        sigs[i].ndim = in[i].ndim;
+        memcpy(sigs[i].shape, in[i].shape, sizeof sigs[i].shape);
+    }
+    if (oi__op_infer(op, attrs, n_attrs, sigs, n_in, out->dtype, &want) != OI_OK)
+        return OI_ERROR_VALIDATION; /* the CPU reports it */
+    oi__kernel_args k;
+    memset(&k, 0, sizeof k);
+    k.op = op;
+    k.attrs = attrs;
+    k.n_attrs = n_attrs;
+    oi__op_mode plain;
+    plain.acc = OI_DTYPE_INVALID;
+    plain.out = OI_DTYPE_INVALID;
+    if (oi__op_attr_for(&k, "acc") || oi__op_out_dtype(&k, in[0].dtype, &plain) != out->dtype)
+        return oi__vk_unsupported("%s: accumulate mode (acc=)", oi_op_name(op));
+    if (want.ndim != out->ndim || memcmp(want.shape, out->shape, sizeof(int64_t) * (size_t)out->ndim) != 0)
+        return oi__vk_unsupported("%s: the output shape is not the op's", oi_op_name(op));
+    for (size_t i = 0; i < n_in; i++)
+        if (!oi__vk_dtype_ok(in[i].dtype))
+            return oi__vk_unsupported("%s: no shader for %s", oi_op_name(op), oi_dtype_name(in[i].dtype));
+    bool is_arg = op == OI_OP_argmax_axis || op == OI_OP_argmin_axis;
+    if (!(is_arg ? out->dtype == OI_DTYPE_I64 : oi__vk_dtype_ok(out->dtype)))
+        return oi__vk_unsupported("%s: no shader writes %s", oi_op_name(op), oi_dtype_name(out->dtype));
+    uint64_t limit = ctx->caps.props.limits.maxStorageBufferRange;
+    for (size_t i = 0; i <= n_in; i++) {
+        const oi__vk_view *v = i < n_in ? &in[i] : out;
+        if (v->storage_bytes + 64 > limit || oi__shape_numel(v->ndim, v->shape) >= ((int64_t)1 << 31))
+            return oi__vk_unsupported("%s: a tensor of %llu bytes exceeds maxStorageBufferRange (%llu)", oi_op_name(op),
+                                      (unsigned long long)v->storage_bytes, (unsigned long long)limit);
+        for (int d = 0; d < v->ndim; d++)
+            if (v->strides[d] < 0)
+                return oi__vk_unsupported("%s: negative strides", oi_op_name(op));
+    }
+    if (oi__shape_numel(out->ndim, out->shape) == 0) {
+        plan->empty = true;
+        return OI_OK;
+    }
+    switch (oi__op_defs[op].shape) {
+    case OI__SHAPE_EW: return oi__vk_plan_eltwise(ctx, &k, in, n_in, out, plan);
+    case OI__SHAPE_MATMUL: return oi__vk_plan_matmul(ctx, &k, in, out, plan);
+    case OI__SHAPE_REDUCE: case OI__SHAPE_ARGREDUCE: case OI__SHAPE_ALL: return oi__vk_plan_reduce(ctx, &k, in, out, plan);
+    }
+    return oi__vk_unsupported("%s: unknown shape rule", oi_op_name(op));
+}
+
+/* ---- the vtable entries ---- */
+static bool oi__vk_supports_op(void *opaque, oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__op_sig *inputs,
+                               size_t n_inputs, const oi__op_sig *out) {
+    oi__vk_context *ctx = (oi__vk_context *)opaque;
+    if (!ctx || ctx->lost || n_inputs == 0 || n_inputs > 3 || !out)
+        return false;
+    oi__vk_view in[3], o;
+    for (size_t i = 0; i < n_inputs; i++)
+        oi__vk_view_of_sig(&inputs[i], &in[i]);
+    oi__vk_view_of_sig(out, &o);
+    char saved[512]; /* a "no" is an answer, not an error: keep the caller's message */
+    snprintf(saved, sizeof saved, "%s", oi_last_error());
+    oi__vk_plan plan;
+    bool ok = oi__vk_plan_op(ctx, op, attrs, n_attrs, in, n_inputs, &o, &plan) == OI_OK;
+    oi__fail(OI_OK, "%s", saved);
+    return ok;
+}
+
+/* Runs the op on the CPU inside the backend (a layout the shaders cannot
+ * walk): inputs come back to the host, the output's device copy is
+ * dropped so the next GPU use uploads the new bytes. */
+static oi_status oi__vk_run_on_cpu(oi__vk_context *ctx, oi_op op, const oi__attr *attrs, size_t n_attrs,
+                                   const oi__tensor *const *inputs, size_t n_inputs, oi__tensor *out) {
+    for (size_t i = 0; i < n_inputs; i++) {
+        oi_status s = oi__vk_to_host(ctx, inputs[i]->storage);
+        if (s != OI_OK)
+            return s;
+    }
+    oi_status s = oi__vk_to_host(ctx, out->storage);
+    if (s != OI_OK)
+        return s;
+    s = oi__op_run_cpu(op, attrs, n_attrs, inputs, n_inputs, out);
+    oi__vk_release(ctx, out->storage);
+    ctx->stats.cpu_fallbacks++;
+    return s;
+}
+
+static bool oi__vk_covers_storage(const oi__tensor *t) {
+    uint64_t bytes = oi_dtype_nbytes(t->dtype, (uint64_t)oi__shape_numel(t->ndim, t->shape));
+    return t->offset == 0 && oi__tensor_is_contiguous(t) && bytes == t->storage->nbytes;
+}
+
+static oi_status oi__vk_run_op(void *opaque, oi_op op, const oi__attr *attrs, size_t n_attrs,
+                               const oi__tensor *const *inputs, size_t n_inputs, oi__tensor *out) {
+    oi__vk_context *ctx = (oi__vk_context *)opaque;
+    if (ctx->lost)
+        return oi__fail(OI_ERROR_RUNTIME, "vulkan: the device was lost; create a new simulator");
+    if (n_inputs == 0 || n_inputs > 3 || !out || !out->storage)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "vulkan: %s: bad operands", oi_op_name(op));
+    uint64_t seq = ctx->next_seq++;
+    oi__vk_view in[3], o;
+    for (size_t i = 0; i < n_inputs; i++) {
+        if (!inputs[i] || !inputs[i]->storage)
+            return oi__fail(OI_ERROR_INVALID_ARGUMENT, "vulkan: %s: input %zu has no storage", oi_op_name(op), i);
+        oi__vk_view_of_tensor(inputs[i], &in[i]);
+    }
+    oi__vk_view_of_tensor(out, &o);
+    oi__vk_plan plan;
+    oi_status s = oi__vk_plan_op(ctx, op, attrs, n_attrs, in, n_inputs, &o, &plan);
+    if (s == OI_ERROR_VALIDATION)
+        return oi__op_run_cpu(op, attrs, n_attrs, inputs, n_inputs, out); /* same message as the CPU */
+    if (s != OI_OK)
+        return oi__vk_run_on_cpu(ctx, op, attrs, n_attrs, inputs, n_inputs, out);
+    if (plan.empty)
+        return OI_OK;
+    if (out->storage->borrowed)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "vulkan: %s would write into model weights", oi_op_name(op));
+
+    oi__vk_buffer *bufs[OI__VK_ROLE_TEMP + 1];
+    memset(bufs, 0, sizeof bufs);
+    for (size_t i = 0; i < n_inputs && s == OI_OK; i++)
+        s = oi__vk_resident(ctx, inputs[i]->storage, true, &bufs[OI__VK_ROLE_IN0 + i]);
+    if (s == OI_OK)
+        s = oi__vk_resident(ctx, out->storage, !oi__vk_covers_storage(out), &bufs[OI__VK_ROLE_OUT]);
+    if (s != OI_OK)
+        return s;
+    /* an input sharing the output's storage at other elements: write a copy */
+    oi__vk_buffer *out_buf = bufs[OI__VK_ROLE_OUT], *aside = NULL;
+    if (oi__op_needs_temp(op, inputs, n_inputs, out)) {
+        s = oi__vk_buffer_new(ctx, out->storage->nbytes, &aside);
+        if (s != OI_OK)
+            return s;
+        bufs[OI__VK_ROLE_OUT] = aside;
+    }
+    if (plan.temp_bytes)
+        s = oi__vk_buffer_new(ctx, plan.temp_bytes, &bufs[OI__VK_ROLE_TEMP]);
+    for (int i = 0; i < plan.n_stages && s == OI_OK; i++) {
+        const oi__vk_stage *st = &plan.stages[i];
+        oi__vk_dispatch d;
+        memset(&d, 0, sizeof d);
+        d.pipeline = st->pipeline;
+        for (int b = 0; b < OI__VK_BINDINGS; b++)
+            d.bufs[b] = bufs[st->roles[b]];
+        d.push = st->push;
+        d.push_words = st->push_words;
+        memcpy(d.groups, st->groups, sizeof d.groups);
+        d.op = op;
+        d.seq = seq;
+        s = oi__vk_record_dispatch(ctx, &d);
+    }
+    if (s == OI_OK && aside) {
+        size_t esize = oi_dtype_bits(out->dtype) / 8;
+        VkDeviceSize at = (VkDeviceSize)out->offset * esize;
+        oi__vk_record_copy(ctx, aside, at, out_buf, at,
+                           (VkDeviceSize)oi__shape_numel(out->ndim, out->shape) * esize);
+    }
+    oi__vk_buffer_free(ctx, aside);
+    oi__vk_buffer_free(ctx, bufs[OI__VK_ROLE_TEMP]);
+    if (s == OI_OK)
+        out->storage->host_stale = true;
+    return s;
+}

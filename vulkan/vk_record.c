@@ -1,0 +1,430 @@
+/* vk_record.c - stage 4: ops append commands to a list; a submission
+ * records the list into one command buffer (uploads, then dispatches with
+ * buffer barriers only where one op reads or overwrites what an earlier
+ * op of the same epoch wrote, then downloads) and waits for it. The k-th
+ * submission of a step is compared with the k-th of the previous step:
+ * when the lists are equal its command buffer is replayed as it is. */
+
+static bool oi__vk_list_empty(const oi__vk_context *ctx) {
+    return arrlen(ctx->list.uploads) == 0 && arrlen(ctx->list.cmds) == 0 && arrlen(ctx->list.downloads) == 0;
+}
+
+static void oi__vk_list_clear(oi__vk_list *l) {
+    arrsetlen(l->uploads, 0);
+    arrsetlen(l->cmds, 0);
+    arrsetlen(l->downloads, 0);
+    arrsetlen(l->barriers, 0);
+    arrsetlen(l->upload_ranges, 0);
+    arrsetlen(l->upload_buffers, 0);
+    arrsetlen(l->readbacks, 0);
+    arrsetlen(l->dispatch_seq, 0);
+    arrsetlen(l->dispatch_op, 0);
+    l->n_timestamps = 0;
+}
+
+static void oi__vk_list_free(oi__vk_list *l) {
+    arrfree(l->uploads);
+    arrfree(l->cmds);
+    arrfree(l->downloads);
+    arrfree(l->barriers);
+    arrfree(l->upload_ranges);
+    arrfree(l->upload_buffers);
+    arrfree(l->readbacks);
+    arrfree(l->dispatch_seq);
+    arrfree(l->dispatch_op);
+}
+
+/* ---- barriers: epochs end where a hazard would begin ---- */
+static void oi__vk_note_write(oi__vk_context *ctx, oi__vk_buffer *b) {
+    if (b->write_epoch != ctx->epoch) {
+        oi__vk_range r;
+        r.offset = b->offset;
+        r.size = b->size;
+        arrput(ctx->epoch_write_ranges, r);
+        arrput(ctx->epoch_write_buffers, b->buffer);
+    }
+    b->write_epoch = ctx->epoch;
+}
+
+/* Ends the epoch: what it wrote becomes visible to what follows. */
+static void oi__vk_emit_barrier(oi__vk_context *ctx) {
+    oi__vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    cmd.kind = OI__VK_CMD_BARRIER;
+    cmd.first_barrier = (uint32_t)arrlen(ctx->list.barriers);
+    for (ptrdiff_t i = 0; i < arrlen(ctx->epoch_write_ranges); i++) {
+        VkBufferMemoryBarrier b;
+        memset(&b, 0, sizeof b);
+        b.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
+        b.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+        b.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                          VK_ACCESS_TRANSFER_WRITE_BIT;
+        b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.buffer = ctx->epoch_write_buffers[i];
+        b.offset = ctx->epoch_write_ranges[i].offset;
+        b.size = ctx->epoch_write_ranges[i].size;
+        arrput(ctx->list.barriers, b);
+    }
+    cmd.n_barriers = (uint32_t)arrlen(ctx->list.barriers) - cmd.first_barrier;
+    arrput(ctx->list.cmds, cmd);
+    arrsetlen(ctx->epoch_write_ranges, 0);
+    arrsetlen(ctx->epoch_write_buffers, 0);
+    ctx->epoch++;
+    ctx->stats.barriers++;
+}
+
+/* Read-after-write, write-after-write and write-after-read within the
+ * current epoch need a barrier first. */
+static void oi__vk_order_after(oi__vk_context *ctx, oi__vk_buffer *const *reads, int n_reads, oi__vk_buffer *write) {
+    bool hazard = write && (write->write_epoch == ctx->epoch || write->read_epoch == ctx->epoch);
+    for (int i = 0; i < n_reads && !hazard; i++)
+        hazard = reads[i] && reads[i] != write && reads[i]->write_epoch == ctx->epoch;
+    if (hazard)
+        oi__vk_emit_barrier(ctx);
+}
+
+/* ---- appending commands ---- */
+typedef struct oi__vk_dispatch {
+    oi__vk_pipeline_key pipeline;
+    oi__vk_buffer *bufs[OI__VK_BINDINGS]; /* a, b, c (NULL: unused), d */
+    const uint32_t *push;
+    uint32_t push_words;
+    uint32_t groups[3];
+    oi_op op;
+    uint64_t seq;
+} oi__vk_dispatch;
+
+static oi_status oi__vk_record_dispatch(oi__vk_context *ctx, const oi__vk_dispatch *d) {
+    oi__vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    oi_status s = oi__vk_pipeline(ctx, &d->pipeline, &cmd.pipeline);
+    if (s != OI_OK)
+        return s;
+    oi__vk_set_key key;
+    memset(&key, 0, sizeof key);
+    for (int b = 0; b < OI__VK_BINDINGS; b++) {
+        const oi__vk_buffer *buf = d->bufs[b] ? d->bufs[b] : d->bufs[OI__VK_BINDINGS - 1];
+        key.buffer[b] = buf->buffer;
+        key.offset[b] = buf->offset;
+        key.range[b] = buf->size;
+    }
+    s = oi__vk_descriptor_set(ctx, &key, &cmd.set);
+    if (s != OI_OK)
+        return s;
+    oi__vk_order_after(ctx, d->bufs, OI__VK_BINDINGS - 1, d->bufs[OI__VK_BINDINGS - 1]);
+    cmd.kind = OI__VK_CMD_DISPATCH;
+    cmd.push_size = d->push_words * 4;
+    memcpy(cmd.push, d->push, cmd.push_size);
+    memcpy(cmd.groups, d->groups, sizeof cmd.groups);
+    if (ctx->caps.timestamp_bits) {
+        cmd.timestamp = ++ctx->list.n_timestamps;
+        arrput(ctx->list.dispatch_seq, d->seq);
+        arrput(ctx->list.dispatch_op, d->op);
+    }
+    arrput(ctx->list.cmds, cmd);
+    for (int b = 0; b < OI__VK_BINDINGS - 1; b++)
+        if (d->bufs[b])
+            d->bufs[b]->read_epoch = ctx->epoch;
+    oi__vk_note_write(ctx, d->bufs[OI__VK_BINDINGS - 1]);
+    ctx->stats.dispatches++;
+    return OI_OK;
+}
+
+/* A device-to-device copy inside the compute stream. */
+static void oi__vk_record_copy(oi__vk_context *ctx, oi__vk_buffer *src, VkDeviceSize src_offset, oi__vk_buffer *dst,
+                               VkDeviceSize dst_offset, VkDeviceSize size) {
+    oi__vk_order_after(ctx, &src, 1, dst);
+    oi__vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    cmd.kind = OI__VK_CMD_COPY;
+    cmd.src = src->buffer;
+    cmd.src_offset = src->offset + src_offset;
+    cmd.dst = dst->buffer;
+    cmd.dst_offset = dst->offset + dst_offset;
+    cmd.size = size;
+    arrput(ctx->list.cmds, cmd);
+    src->read_epoch = ctx->epoch;
+    oi__vk_note_write(ctx, dst);
+}
+
+/* ---- recording a list into a command buffer ---- */
+static void oi__vk_record_copies(oi__vk_context *ctx, VkCommandBuffer cb, const oi__vk_cmd *cmds) {
+    for (ptrdiff_t i = 0; i < arrlen(cmds); i++) {
+        VkBufferCopy region;
+        region.srcOffset = cmds[i].src_offset;
+        region.dstOffset = cmds[i].dst_offset;
+        region.size = cmds[i].size;
+        ctx->vk.vkCmdCopyBuffer(cb, cmds[i].src, cmds[i].dst, 1, &region);
+    }
+}
+
+static void oi__vk_global_barrier(oi__vk_context *ctx, VkCommandBuffer cb, VkPipelineStageFlags src_stage,
+                                  VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+    VkMemoryBarrier b;
+    memset(&b, 0, sizeof b);
+    b.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    b.srcAccessMask = src_access;
+    b.dstAccessMask = dst_access;
+    ctx->vk.vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+static oi_status oi__vk_slot_queries(oi__vk_context *ctx, oi__vk_slot *slot, uint32_t needed) {
+    if (needed <= slot->query_capacity)
+        return OI_OK;
+    if (slot->queries)
+        ctx->vk.vkDestroyQueryPool(ctx->device, slot->queries, NULL);
+    slot->queries = VK_NULL_HANDLE;
+    slot->query_capacity = 0;
+    uint32_t capacity = 64;
+    while (capacity < needed)
+        capacity *= 2;
+    VkQueryPoolCreateInfo info;
+    memset(&info, 0, sizeof info);
+    info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = capacity;
+    VkResult r = ctx->vk.vkCreateQueryPool(ctx->device, &info, NULL, &slot->queries);
+    if (r != VK_SUCCESS)
+        return oi__vk_fail("vkCreateQueryPool", r);
+    slot->query_capacity = capacity;
+    return OI_OK;
+}
+
+static oi_status oi__vk_record(oi__vk_context *ctx, oi__vk_slot *slot) {
+    const oi__vk_list *l = &ctx->list;
+    VkCommandBuffer cb = slot->cb;
+    uint32_t n_queries = l->n_timestamps ? l->n_timestamps + 1 : 0;
+    oi_status s = oi__vk_slot_queries(ctx, slot, n_queries);
+    if (s != OI_OK)
+        return s;
+    VkResult r = ctx->vk.vkResetCommandBuffer(cb, 0);
+    VkCommandBufferBeginInfo begin;
+    memset(&begin, 0, sizeof begin);
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    if (r == VK_SUCCESS)
+        r = ctx->vk.vkBeginCommandBuffer(cb, &begin);
+    if (r != VK_SUCCESS)
+        return oi__vk_fail("vkBeginCommandBuffer", r);
+
+    if (arrlen(l->uploads)) {
+        oi__vk_record_copies(ctx, cb, l->uploads);
+        VkBufferMemoryBarrier *barriers = NULL;
+        for (ptrdiff_t i = 0; i < arrlen(l->upload_ranges); i++) {
+            VkBufferMemoryBarrier b;
+            memset(&b, 0, sizeof b);
+            b.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
+            b.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+            b.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                              VK_ACCESS_TRANSFER_WRITE_BIT;
+            b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+            b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+            b.buffer = l->upload_buffers[i];
+            b.offset = l->upload_ranges[i].offset;
+            b.size = l->upload_ranges[i].size;
+            arrput(barriers, b);
+        }
+        ctx->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL,
+                                     (uint32_t)arrlen(barriers), barriers, 0, NULL);
+        arrfree(barriers);
+    }
+    if (n_queries) {
+        ctx->vk.vkCmdResetQueryPool(cb, slot->queries, 0, n_queries);
+        ctx->vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot->queries, 0);
+    }
+    VkPipeline bound = VK_NULL_HANDLE;
+    for (ptrdiff_t i = 0; i < arrlen(l->cmds); i++) {
+        const oi__vk_cmd *c = &l->cmds[i];
+        if (c->kind == OI__VK_CMD_DISPATCH) {
+            if (c->pipeline != bound)
+                ctx->vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, c->pipeline);
+            bound = c->pipeline;
+            ctx->vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->pipeline_layout, 0, 1, &c->set, 0, NULL);
+            if (c->push_size)
+                ctx->vk.vkCmdPushConstants(cb, ctx->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, c->push_size, c->push);
+            ctx->vk.vkCmdDispatch(cb, c->groups[0], c->groups[1], c->groups[2]);
+            if (c->timestamp)
+                ctx->vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot->queries, c->timestamp);
+        } else if (c->kind == OI__VK_CMD_BARRIER) {
+            VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+            ctx->vk.vkCmdPipelineBarrier(cb, stages, stages, 0, 0, NULL, c->n_barriers,
+                                         c->n_barriers ? &l->barriers[c->first_barrier] : NULL, 0, NULL);
+        } else {
+            VkBufferCopy region;
+            region.srcOffset = c->src_offset;
+            region.dstOffset = c->dst_offset;
+            region.size = c->size;
+            ctx->vk.vkCmdCopyBuffer(cb, c->src, c->dst, 1, &region);
+        }
+    }
+    if (arrlen(l->downloads)) {
+        oi__vk_global_barrier(ctx, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                              VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                              VK_ACCESS_TRANSFER_READ_BIT);
+        oi__vk_record_copies(ctx, cb, l->downloads);
+        oi__vk_global_barrier(ctx, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                              VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    }
+    r = ctx->vk.vkEndCommandBuffer(cb);
+    if (r != VK_SUCCESS)
+        return oi__vk_fail("vkEndCommandBuffer", r);
+    return OI_OK;
+}
+
+/* ---- replay: is this list the one the slot already holds? ---- */
+static bool oi__vk_same_array(const void *a, ptrdiff_t na, const void *b, ptrdiff_t nb, size_t elem) {
+    return na == nb && (na == 0 || memcmp(a, b, (size_t)na * elem) == 0);
+}
+
+#define OI__VK_SAME(a, b) oi__vk_same_array((a), arrlen(a), (b), arrlen(b), sizeof *(a))
+
+static bool oi__vk_slot_matches(const oi__vk_slot *slot, const oi__vk_list *l) {
+    return slot->recorded && OI__VK_SAME(slot->uploads, l->uploads) && OI__VK_SAME(slot->cmds, l->cmds) &&
+           OI__VK_SAME(slot->downloads, l->downloads) && OI__VK_SAME(slot->barriers, l->barriers) &&
+           OI__VK_SAME(slot->upload_buffers, l->upload_buffers) && OI__VK_SAME(slot->upload_ranges, l->upload_ranges);
+}
+
+#define OI__VK_COPY_ARRAY(dst, src) \
+    do { arrsetlen(dst, arrlen(src)); if (arrlen(src)) memcpy((dst), (src), sizeof *(src) * (size_t)arrlen(src)); } while (0)
+
+static void oi__vk_slot_keep(oi__vk_slot *slot, const oi__vk_list *l) {
+    OI__VK_COPY_ARRAY(slot->uploads, l->uploads);
+    OI__VK_COPY_ARRAY(slot->cmds, l->cmds);
+    OI__VK_COPY_ARRAY(slot->downloads, l->downloads);
+    OI__VK_COPY_ARRAY(slot->barriers, l->barriers);
+    OI__VK_COPY_ARRAY(slot->upload_buffers, l->upload_buffers);
+    OI__VK_COPY_ARRAY(slot->upload_ranges, l->upload_ranges);
+    slot->recorded = true;
+}
+
+static void oi__vk_slot_free(oi__vk_context *ctx, oi__vk_slot *slot) {
+    if (slot->queries)
+        ctx->vk.vkDestroyQueryPool(ctx->device, slot->queries, NULL);
+    arrfree(slot->uploads);
+    arrfree(slot->cmds);
+    arrfree(slot->downloads);
+    arrfree(slot->barriers);
+    arrfree(slot->upload_buffers);
+    arrfree(slot->upload_ranges);
+}
+
+static oi_status oi__vk_next_slot(oi__vk_context *ctx, oi__vk_slot **out) {
+    if (ctx->slot_index >= (size_t)arrlen(ctx->slots)) {
+        oi__vk_slot slot;
+        memset(&slot, 0, sizeof slot);
+        VkCommandBufferAllocateInfo info;
+        memset(&info, 0, sizeof info);
+        info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+        info.commandPool = ctx->command_pool;
+        info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        info.commandBufferCount = 1;
+        VkResult r = ctx->vk.vkAllocateCommandBuffers(ctx->device, &info, &slot.cb);
+        if (r != VK_SUCCESS)
+            return oi__vk_fail("vkAllocateCommandBuffers", r);
+        arrput(ctx->slots, slot);
+    }
+    *out = &ctx->slots[ctx->slot_index++];
+    return OI_OK;
+}
+
+/* ---- after the fence: timings, readbacks, frees ---- */
+static void oi__vk_collect_times(oi__vk_context *ctx, oi__vk_slot *slot) {
+    const oi__vk_list *l = &ctx->list;
+    uint32_t n = l->n_timestamps + 1;
+    if (l->n_timestamps == 0)
+        return;
+    uint64_t *ticks = (uint64_t *)oi__malloc(sizeof(uint64_t) * n);
+    if (!ticks)
+        return;
+    VkResult r = ctx->vk.vkGetQueryPoolResults(ctx->device, slot->queries, 0, n, sizeof(uint64_t) * n, ticks,
+                                               sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r == VK_SUCCESS) {
+        uint64_t mask = ctx->caps.timestamp_bits >= 64 ? UINT64_MAX : (((uint64_t)1 << ctx->caps.timestamp_bits) - 1u);
+        double ns_per_tick = (double)ctx->caps.props.limits.timestampPeriod;
+        for (uint32_t i = 0; i < l->n_timestamps; i++) {
+            double micros = (double)((ticks[i + 1] - ticks[i]) & mask) * ns_per_tick / 1000.0;
+            if (arrlen(ctx->times) && arrlast(ctx->times).seq == l->dispatch_seq[i]) {
+                arrlast(ctx->times).micros += micros; /* one op, several dispatches */
+                continue;
+            }
+            oi__vulkan_op_time t;
+            t.seq = l->dispatch_seq[i];
+            t.op = l->dispatch_op[i];
+            t.micros = micros;
+            arrput(ctx->times, t);
+        }
+    }
+    oi__free(ticks);
+}
+
+static void oi__vk_finish_list(oi__vk_context *ctx) {
+    for (ptrdiff_t i = 0; i < arrlen(ctx->list.readbacks); i++) {
+        const oi__vk_readback *rb = &ctx->list.readbacks[i];
+        if (rb->nbytes)
+            memcpy(rb->storage->data, rb->src, rb->nbytes);
+        rb->storage->host_stale = false;
+    }
+    for (ptrdiff_t i = 0; i < arrlen(ctx->deferred_frees); i++)
+        oi__vk_buffer_free_now(ctx, ctx->deferred_frees[i]);
+    arrsetlen(ctx->deferred_frees, 0);
+    oi__vk_list_clear(&ctx->list);
+    oi__vk_arena_reset(ctx, &ctx->uploads);
+    oi__vk_arena_reset(ctx, &ctx->readbacks);
+    ctx->staged_bytes = 0;
+    arrsetlen(ctx->epoch_write_ranges, 0);
+    arrsetlen(ctx->epoch_write_buffers, 0);
+    ctx->epoch++;
+    oi__vk_sets_trim(ctx);
+}
+
+/* Submits the list (replaying last step's command buffer when equal)
+ * and waits for it. */
+static oi_status oi__vk_submit(oi__vk_context *ctx) {
+    if (ctx->lost)
+        return oi__fail(OI_ERROR_RUNTIME, "vulkan: the device was lost earlier; create a new simulator");
+    if (oi__vk_list_empty(ctx)) {
+        oi__vk_finish_list(ctx);
+        return OI_OK;
+    }
+    oi__vk_slot *slot = NULL;
+    oi_status s = oi__vk_next_slot(ctx, &slot);
+    if (s != OI_OK)
+        return s;
+    if (oi__vk_slot_matches(slot, &ctx->list)) {
+        ctx->stats.replays++;
+    } else {
+        slot->recorded = false;
+        s = oi__vk_record(ctx, slot);
+        if (s != OI_OK)
+            return s;
+        oi__vk_slot_keep(slot, &ctx->list);
+    }
+    VkSubmitInfo submit;
+    memset(&submit, 0, sizeof submit);
+    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &slot->cb;
+    VkResult r = ctx->vk.vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence);
+    if (r == VK_SUCCESS)
+        r = ctx->vk.vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, UINT64_MAX);
+    if (r == VK_SUCCESS)
+        r = ctx->vk.vkResetFences(ctx->device, 1, &ctx->fence);
+    ctx->stats.submissions++;
+    if (r != VK_SUCCESS) {
+        if (r == VK_ERROR_DEVICE_LOST)
+            ctx->lost = true;
+        return oi__vk_fail("vkQueueSubmit/vkWaitForFences", r);
+    }
+    oi__vk_collect_times(ctx, slot);
+    oi__vk_finish_list(ctx);
+    return OI_OK;
+}
+
+/* backend->flush: the end of a step. */
+static oi_status oi__vk_flush(void *opaque) {
+    oi__vk_context *ctx = (oi__vk_context *)opaque;
+    oi_status s = oi__vk_submit(ctx);
+    ctx->slot_index = 0;
+    return s;
+}

@@ -1,0 +1,185 @@
+/* vulkan_backend.c - the Vulkan backend (compiled with OPENINFER_VULKAN).
+ * The files below are its stages, in the order a context meets them:
+ *   vk_device.c    loader (volk), instance, device choice, device + compute
+ *                  queue or the user's own handles; discovery
+ *   vk_memory.c    device-local blocks + sub-allocator, staging arenas,
+ *                  device copies of tensors, uploads and readbacks
+ *   vk_pipeline.c  embedded SPIR-V, pipelines per (op, dtypes), descriptor sets
+ *   vk_record.c    the step's command list, barriers, record/replay, submit
+ *   vk_ops.c       op -> push constants + dispatches; supports_op, run_op
+ * then create/destroy and the vtable here. docs/vulkan.md explains the
+ * design; docs/vulkan-interop.md the public entry points.
+ * Without OPENINFER_VULKAN only the public entry points remain, and they
+ * say the build has no Vulkan. */
+#include "../openinfer_impl/internal.h"
+
+#ifdef OPENINFER_VULKAN
+
+#include <float.h>
+#include <math.h>
+#include <volk.h>
+#ifdef OPENINFER_VOLK_IMPLEMENTATION /* drop-in builds without a separate volk.c */
+#include <volk.c>
+#endif
+#include "oi_vulkan_spirv.h" /* generated at build time by vulkan/gen_spirv.py */
+#include "vk_context.h"
+
+/* stb_ds takes a hash key's address with typeof(), which strict C11 lacks;
+ * every key passed to hmgeti/hmput here is an lvalue, so plain & does. */
+#undef STBDS_ADDRESSOF
+#define STBDS_ADDRESSOF(typevar, value) &(value)
+
+#include "vk_device.c"
+#include "vk_memory.c"
+#include "vk_pipeline.c"
+#include "vk_record.c"
+#include "vk_ops.c"
+
+static void oi__vk_destroy(void *opaque) {
+    oi__vk_context *ctx = (oi__vk_context *)opaque;
+    if (!ctx)
+        return;
+    if (ctx->device) {
+        ctx->vk.vkDeviceWaitIdle(ctx->device);
+        for (ptrdiff_t i = 0; i < hmlen(ctx->weights); i++)
+            oi__free(ctx->weights[i].value);
+        hmfree(ctx->weights);
+        for (ptrdiff_t i = 0; i < arrlen(ctx->deferred_frees); i++)
+            oi__free(ctx->deferred_frees[i]);
+        arrfree(ctx->deferred_frees);
+        for (ptrdiff_t i = 0; i < arrlen(ctx->blocks); i++)
+            oi__vk_block_destroy(ctx, &ctx->blocks[i]);
+        arrfree(ctx->blocks);
+        oi__vk_arena_destroy(ctx, &ctx->uploads);
+        oi__vk_arena_destroy(ctx, &ctx->readbacks);
+        for (ptrdiff_t i = 0; i < arrlen(ctx->slots); i++)
+            oi__vk_slot_free(ctx, &ctx->slots[i]);
+        arrfree(ctx->slots);
+        for (ptrdiff_t i = 0; i < arrlen(ctx->pools); i++)
+            ctx->vk.vkDestroyDescriptorPool(ctx->device, ctx->pools[i], NULL);
+        arrfree(ctx->pools);
+        hmfree(ctx->sets);
+        for (ptrdiff_t i = 0; i < hmlen(ctx->pipelines); i++)
+            ctx->vk.vkDestroyPipeline(ctx->device, ctx->pipelines[i].value, NULL);
+        hmfree(ctx->pipelines);
+        if (ctx->pipeline_cache)
+            ctx->vk.vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
+        if (ctx->pipeline_layout)
+            ctx->vk.vkDestroyPipelineLayout(ctx->device, ctx->pipeline_layout, NULL);
+        if (ctx->set_layout)
+            ctx->vk.vkDestroyDescriptorSetLayout(ctx->device, ctx->set_layout, NULL);
+        for (int i = 0; i < (int)OI__VK_SHADER_COUNT; i++)
+            if (ctx->shaders[i])
+                ctx->vk.vkDestroyShaderModule(ctx->device, ctx->shaders[i], NULL);
+        if (ctx->fence)
+            ctx->vk.vkDestroyFence(ctx->device, ctx->fence, NULL);
+        if (ctx->command_pool)
+            ctx->vk.vkDestroyCommandPool(ctx->device, ctx->command_pool, NULL);
+        if (ctx->owns_device)
+            ctx->vk.vkDestroyDevice(ctx->device, NULL);
+    }
+    if (ctx->owns_device && ctx->instance)
+        vkDestroyInstance(ctx->instance, NULL);
+    oi__vk_list_free(&ctx->list);
+    arrfree(ctx->epoch_write_ranges);
+    arrfree(ctx->epoch_write_buffers);
+    arrfree(ctx->times);
+    oi__free(ctx);
+}
+
+/* Per-op GPU timestamps are on unless OPENINFER_VULKAN_TIMESTAMPS=0. */
+static bool oi__vk_timestamps_wanted(void) {
+    const char *env = getenv("OPENINFER_VULKAN_TIMESTAMPS");
+    return !(env && strcmp(env, "0") == 0);
+}
+
+static oi_status oi__vk_context_init(oi__vk_context *ctx) {
+    ctx->epoch = 1;
+    ctx->readbacks.readback = true;
+    if (!oi__vk_timestamps_wanted())
+        ctx->caps.timestamp_bits = 0;
+    oi_status s = oi__vk_pipelines_init(ctx);
+    if (s != OI_OK)
+        return s;
+    VkCommandPoolCreateInfo pool;
+    memset(&pool, 0, sizeof pool);
+    pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool.queueFamilyIndex = ctx->caps.queue_family;
+    VkResult r = ctx->vk.vkCreateCommandPool(ctx->device, &pool, NULL, &ctx->command_pool);
+    if (r != VK_SUCCESS)
+        return oi__vk_fail("vkCreateCommandPool", r);
+    VkFenceCreateInfo fence;
+    memset(&fence, 0, sizeof fence);
+    fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    r = ctx->vk.vkCreateFence(ctx->device, &fence, NULL, &ctx->fence);
+    if (r != VK_SUCCESS)
+        return oi__vk_fail("vkCreateFence", r);
+    return OI_OK;
+}
+
+static void *oi__vk_create(int device_index) {
+    oi__vk_context *ctx = (oi__vk_context *)oi__calloc(1, sizeof *ctx);
+    if (!ctx)
+        return NULL;
+    oi_status s = oi__vk_injected_set ? oi__vk_open_user_device(ctx, &oi__vk_injected)
+                                      : oi__vk_open_own_device(ctx, device_index);
+    if (s == OI_OK)
+        s = oi__vk_context_init(ctx);
+    if (s != OI_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", oi_last_error());
+        oi__vk_destroy(ctx);
+        oi__fail(s, "%s", why);
+        return NULL;
+    }
+    return ctx;
+}
+
+const oi__backend oi__vulkan_backend = {
+    "vulkan", oi__vk_discover, oi__vk_create, oi__vk_destroy, oi__vk_supports_op, oi__vk_run_op,
+    oi__vk_to_host, oi__vk_release, oi__vk_flush,
+};
+
+/* ---- internal getters (tests, traces) ---- */
+const oi__vulkan_stats *oi__vulkan_get_stats(void *ctx) { return ctx ? &((oi__vk_context *)ctx)->stats : NULL; }
+
+uint64_t oi__vulkan_next_seq(void *ctx) { return ctx ? ((oi__vk_context *)ctx)->next_seq : 0; }
+
+size_t oi__vulkan_take_times(void *opaque, oi__vulkan_op_time *out, size_t max) {
+    oi__vk_context *ctx = (oi__vk_context *)opaque;
+    if (!ctx)
+        return 0;
+    size_t n = (size_t)arrlen(ctx->times);
+    if (n > max)
+        n = max;
+    if (n) {
+        memcpy(out, ctx->times, sizeof *out * n);
+        stbds_arrdeln(ctx->times, 0, n);
+    }
+    return n;
+}
+
+/* ---- public entry points ---- */
+oi_status oi_vulkan_use_device(const oi_vulkan_device_desc *desc) {
+    if (!desc) {
+        oi__vk_injected_set = false;
+        memset(&oi__vk_injected, 0, sizeof oi__vk_injected);
+        return OI_OK;
+    }
+    if (!desc->instance || !desc->physical_device || !desc->device || !desc->queue)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT,
+                        "oi_vulkan_use_device: instance, physical_device, device and queue must all be set");
+    oi__vk_injected = *desc;
+    oi__vk_injected_set = true;
+    return OI_OK;
+}
+
+#else /* !OPENINFER_VULKAN */
+
+oi_status oi_vulkan_use_device(const oi_vulkan_device_desc *desc) {
+    (void)desc;
+    return oi__fail(OI_ERROR_UNAVAILABLE, "oi_vulkan_use_device: built without Vulkan (compile with OPENINFER_VULKAN)");
+}
+
+#endif /* OPENINFER_VULKAN */
