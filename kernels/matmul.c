@@ -1,7 +1,9 @@
 /* matmul.c - [..., M, K] x [..., K, N] with broadcast batch dims.
- * Each batch's operands are gathered once into a dense f64 or u64 buffer
- * (any dtype, any strides), multiplied with the accumulator the op asks
- * for, and rounded or wrapped into the output once per element:
+ * f32 and f64 operands with a unit stride in a matrix dim go to the
+ * blocked, threaded gemm of kernels/gemm.c. Every other case gathers each
+ * batch's operands once into a dense f64 or u64 buffer (any dtype, any
+ * strides), multiplies with the accumulator the op asks for, and rounds or
+ * wraps into the output once per element:
  *   floats below f64 accumulate in f32 (acc=f64 asks for f64);
  *   integers accumulate in 64-bit wrapping arithmetic, which equals
  *   wrapping at the output width (the acc dtype when widening). */
@@ -92,27 +94,64 @@ static void oi__matmul_batch(const oi__kernel_args *k, const oi__matmul_dims *d,
         }
 }
 
-/* Contiguous 2-D f32 with an f32 output: row-times-matrix, no gathering.
- * Each out[i, j] still sums k in order, exactly like the generic path. */
-static bool oi__matmul_fast_f32(const oi__kernel_args *k, const oi__matmul_dims *d) {
+/* How a rows x cols operand is laid out for the gemm: row-major with
+ * leading dimension *ld, or its transpose. false: gather it instead. */
+static bool oi__matmul_gemm_layout(const oi__tensor *t, int64_t rows, int64_t cols, bool *trans, int64_t *ld) {
+    int64_t rs = t->strides[t->ndim - 2], cs = t->strides[t->ndim - 1];
+    if (cols == 1)
+        cs = 1; /* a single column or row: its stride never matters */
+    if (rows == 1)
+        rs = cols;
+    if (cs == 1 && rs >= cols && rs > 0) {
+        *trans = false;
+        *ld = rs;
+        return true;
+    }
+    if (rs == 1 && cs >= rows && cs > 0) {
+        *trans = true;
+        *ld = cs;
+        return true;
+    }
+    return false;
+}
+
+/* f32 x f32 -> f32 and f64 x f64 -> f64 go to the blocked, threaded gemm
+ * (kernels/gemm.c) batch by batch when every operand has unit stride in
+ * one of its two matrix dims. Same accumulator type as the generic path;
+ * only the summation order differs. */
+static bool oi__matmul_try_gemm(const oi__kernel_args *k, const oi__matmul_dims *d, oi_status *status) {
     const oi__tensor *a = k->in[0], *b = k->in[1];
     oi__tensor *out = k->out;
-    if (a->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32 || k->acc == OI_DTYPE_F64 || d->batch_ndim != 0 ||
-        !oi__tensor_is_contiguous(a) || !oi__tensor_is_contiguous(b) || !oi__tensor_is_contiguous(out))
+    oi_dtype t = a->dtype;
+    if ((t != OI_DTYPE_F32 && t != OI_DTYPE_F64) || out->dtype != t || (t == OI_DTYPE_F32 && k->acc == OI_DTYPE_F64) ||
+        d->k == 0 || d->m == 0 || d->n == 0)
         return false;
-    const float *pa = (const float *)oi__op_cdata(a) + a->offset;
-    const float *pb = (const float *)oi__op_cdata(b) + b->offset;
-    float *po = (float *)oi__tensor_data(out) + out->offset;
-    for (int64_t i = 0; i < d->m; i++) {
-        float *row = po + i * d->n;
-        for (int64_t j = 0; j < d->n; j++)
-            row[j] = 0.0f;
-        for (int64_t x = 0; x < d->k; x++) {
-            float av = pa[i * d->k + x];
-            const float *brow = pb + x * d->n;
-            for (int64_t j = 0; j < d->n; j++)
-                row[j] += av * brow[j];
+    bool trans_a, trans_b, trans_c;
+    int64_t lda, ldb, ldc;
+    if (!oi__matmul_gemm_layout(a, d->m, d->k, &trans_a, &lda) || !oi__matmul_gemm_layout(b, d->k, d->n, &trans_b, &ldb) ||
+        !oi__matmul_gemm_layout(out, d->m, d->n, &trans_c, &ldc) || trans_c)
+        return false;
+    oi__threadpool *pool = oi__threadpool_default();
+    int64_t batches = oi__shape_numel(d->batch_ndim, d->batch_shape);
+    int64_t index[OI_MAX_DIMS] = {0};
+    *status = OI_OK;
+    for (int64_t bi = 0; bi < batches && *status == OI_OK; bi++) {
+        int64_t a_at = a->offset, b_at = b->offset, c_at = out->offset;
+        for (int dd = 0; dd < d->batch_ndim; dd++) {
+            a_at += index[dd] * d->a_batch_strides[dd];
+            b_at += index[dd] * d->b_batch_strides[dd];
+            c_at += index[dd] * d->out_batch_strides[dd];
         }
+        if (t == OI_DTYPE_F32)
+            *status = oi__gemm_f32(pool, trans_a, trans_b, d->m, d->n, d->k, 1.0f, (const float *)oi__op_cdata(a) + a_at,
+                                   lda, (const float *)oi__op_cdata(b) + b_at, ldb, 0.0f,
+                                   (float *)oi__tensor_data(out) + c_at, ldc);
+        else
+            *status = oi__gemm_f64(pool, trans_a, trans_b, d->m, d->n, d->k, 1.0, (const double *)oi__op_cdata(a) + a_at,
+                                   lda, (const double *)oi__op_cdata(b) + b_at, ldb, 0.0,
+                                   (double *)oi__tensor_data(out) + c_at, ldc);
+        for (int dd = d->batch_ndim - 1; dd >= 0 && ++index[dd] == d->batch_shape[dd]; dd--)
+            index[dd] = 0;
     }
     return true;
 }
@@ -120,8 +159,9 @@ static bool oi__matmul_fast_f32(const oi__kernel_args *k, const oi__matmul_dims 
 static oi_status oi__k_matmul(const oi__kernel_args *k) {
     oi__matmul_dims d;
     oi__matmul_dims_of(k, &d);
-    if (oi__matmul_fast_f32(k, &d))
-        return OI_OK;
+    oi_status gemm_status;
+    if (oi__matmul_try_gemm(k, &d, &gemm_status))
+        return gemm_status;
     oi_dtype in = k->in[0]->dtype;
     bool wide_float = in == OI_DTYPE_F64 || k->acc == OI_DTYPE_F64;
     const int64_t limit = (int64_t)1 << 40; /* elements per gathered operand */
