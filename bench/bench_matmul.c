@@ -47,9 +47,9 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static float *random_matrix(int64_t n, unsigned seed) {
-    float *x = (float *)malloc((size_t)(n * n) * sizeof *x);
-    for (int64_t i = 0; i < n * n; i++) {
+static float *random_matrix(int64_t count, unsigned seed) {
+    float *x = (float *)malloc((size_t)count * sizeof *x);
+    for (int64_t i = 0; i < count; i++) {
         seed = seed * 1664525u + 1013904223u;
         x[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
     }
@@ -65,29 +65,37 @@ static void naive_gemm(int64_t n, const float *a, const float *b, float *c) {
                 c[i * n + j] += a[i * n + p] * b[p * n + j];
 }
 
+/* C[m,n] = A[m,k] * op(B); op(B) = B^T (B stored n x k) as in a linear layer. */
+typedef struct {
+    int64_t m, n, k;
+    bool trans_b;
+} problem;
+
 typedef struct {
     double ours, openblas; /* best seconds per run */
     double max_diff;       /* between the two results, relative to max |C| */
 } timing;
 
-static timing time_size(int64_t n, int threads, oi__threadpool *pool) {
-    float *a = random_matrix(n, 1), *b = random_matrix(n, 2);
-    float *c_ours = (float *)calloc((size_t)(n * n), sizeof(float));
-    float *c_blas = (float *)calloc((size_t)(n * n), sizeof(float));
+static timing time_problem(problem pr, int threads, oi__threadpool *pool) {
+    int64_t ldb = pr.trans_b ? pr.k : pr.n;
+    float *a = random_matrix(pr.m * pr.k, 1), *b = random_matrix(pr.k * pr.n, 2);
+    float *c_ours = (float *)calloc((size_t)(pr.m * pr.n), sizeof(float));
+    float *c_blas = (float *)calloc((size_t)(pr.m * pr.n), sizeof(float));
     openblas_set_num_threads(threads);
     timing t = {1e30, 1e30, 0};
-    double flops = 2.0 * (double)n * (double)n * (double)n;
-    /* At least 5 runs each and ~0.4 s per library, at most 50 runs. */
-    int runs = (int)fmin(50.0, fmax(5.0, 0.4 / (flops / 150e9)));
+    double flops = 2.0 * (double)pr.m * (double)pr.n * (double)pr.k;
+    /* At least 5 runs each and ~0.4 s per library, at most 200 runs. */
+    int runs = (int)fmin(200.0, fmax(5.0, 0.4 / (flops / 150e9)));
     for (int r = -1; r < runs; r++) { /* run -1 warms caches and pools */
         double t0 = now_seconds();
-        if (oi__gemm_f32(pool, false, false, n, n, n, 1.0f, a, n, b, n, 0.0f, c_ours, n) != OI_OK) {
+        if (oi__gemm_f32(pool, false, pr.trans_b, pr.m, pr.n, pr.k, 1.0f, a, pr.k, b, ldb, 0.0f, c_ours, pr.n) !=
+            OI_OK) {
             fprintf(stderr, "bench_matmul: %s\n", oi_last_error());
             exit(1);
         }
         double t1 = now_seconds();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, a, (int)n, b, (int)n,
-                    0.0f, c_blas, (int)n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, pr.trans_b ? CblasTrans : CblasNoTrans, (int)pr.m, (int)pr.n,
+                    (int)pr.k, 1.0f, a, (int)pr.k, b, (int)ldb, 0.0f, c_blas, (int)pr.n);
         double t2 = now_seconds();
         if (r >= 0) {
             t.ours = fmin(t.ours, t1 - t0);
@@ -95,7 +103,7 @@ static timing time_size(int64_t n, int threads, oi__threadpool *pool) {
         }
     }
     double max_abs = 0, max_diff = 0;
-    for (int64_t i = 0; i < n * n; i++) {
+    for (int64_t i = 0; i < pr.m * pr.n; i++) {
         max_abs = fmax(max_abs, fabs(c_blas[i]));
         max_diff = fmax(max_diff, fabs((double)c_ours[i] - c_blas[i]));
     }
@@ -107,8 +115,18 @@ static timing time_size(int64_t n, int threads, oi__threadpool *pool) {
     return t;
 }
 
+static void print_row(problem pr, int threads, timing t) {
+    double flops = 2.0 * (double)pr.m * (double)pr.n * (double)pr.k;
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lldx%lldx%lld%s", (long long)pr.m, (long long)pr.n, (long long)pr.k,
+             pr.trans_b ? " B^T" : "");
+    printf("%-20s %7d %13.1f %13.1f %7.2f %9.1e\n", shape, threads, flops / t.ours * 1e-9,
+           flops / t.openblas * 1e-9, t.openblas / t.ours, t.max_diff);
+    fflush(stdout);
+}
+
 static double naive_gflops(int64_t n) {
-    float *a = random_matrix(n, 1), *b = random_matrix(n, 2);
+    float *a = random_matrix(n * n, 1), *b = random_matrix(n * n, 2);
     float *c = (float *)malloc((size_t)(n * n) * sizeof *c);
     double best = 1e30;
     for (int r = 0; r < 3; r++) {
@@ -136,6 +154,7 @@ int main(int argc, char **argv) {
     prefer_openblas_avx512(argc, argv);
     int64_t sizes[16] = {256, 512, 1024, 2048};
     int n_sizes = 4, n_given = 0;
+    bool quick_models = false;
     for (int i = 1; i < argc; i++) {
         oi__gemm_isa isa;
         if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc && parse_isa(argv[i + 1], &isa)) {
@@ -148,6 +167,7 @@ int main(int argc, char **argv) {
             /* handled by prefer_openblas_avx512 */
         } else if (strcmp(argv[i], "--quick") == 0) {
             n_sizes = 3;
+            quick_models = true;
         } else if (atoll(argv[i]) > 0 && n_given < 16) {
             sizes[n_given++] = atoll(argv[i]);
         } else {
@@ -155,23 +175,29 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (n_given)
+    if (n_given) {
         n_sizes = n_given;
+        quick_models = true;
+    }
 
     printf("f32 gemm, row-major C = A * B (n x n), best of several runs; OpenBLAS core %s; our path %s\n",
            openblas_get_corename(), oi__gemm_isa_name(oi__gemm_active_isa()));
     printf("naive i-p-j loop, 1 thread: n=256 %.1f GFLOP/s\n", naive_gflops(256));
-    printf("%6s %8s %14s %14s %8s %10s\n", "n", "threads", "ours GFLOP/s", "OpenBLAS", "ratio", "max diff");
+    /* Shapes from models: a decoder step (m = 1) and a transformer layer's
+     * projections (seq 128, d 384, ffn 1536), weights stored out x in. */
+    static const problem model_shapes[] = {
+        {1, 4096, 4096, true}, {1, 4096, 4096, false}, {128, 1536, 384, true}, {128, 384, 1536, true}};
+    int n_model = quick_models ? 2 : 4;
+    printf("%-20s %7s %13s %13s %7s %9s\n", "m x n x k", "threads", "ours GFLOP/s", "OpenBLAS", "ratio",
+           "max diff");
     for (int threads = 1; threads <= 2; threads++) {
         oi__threadpool *pool = threads > 1 ? oi__threadpool_new(threads) : NULL;
         for (int s = 0; s < n_sizes; s++) {
-            int64_t n = sizes[s];
-            timing t = time_size(n, threads, pool);
-            double flops = 2.0 * (double)n * (double)n * (double)n;
-            printf("%6lld %8d %14.1f %14.1f %8.2f %10.1e\n", (long long)n, threads, flops / t.ours * 1e-9,
-                   flops / t.openblas * 1e-9, t.openblas / t.ours, t.max_diff);
-            fflush(stdout);
+            problem pr = {sizes[s], sizes[s], sizes[s], false};
+            print_row(pr, threads, time_problem(pr, threads, pool));
         }
+        for (int s = 0; s < n_model; s++)
+            print_row(model_shapes[s], threads, time_problem(model_shapes[s], threads, pool));
         oi__threadpool_free(pool);
     }
     return 0;

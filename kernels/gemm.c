@@ -332,6 +332,146 @@ static void oi__gemm_f32_pack_b(bool trans_b, const float *b, int64_t ldb, int64
         oi__gemm_f32_pack_cols(b + p0 * ldb + j0, ldb, cols, kc, nr, dst);
 }
 
+/* ---- skinny products: m or n is at most OI__GEMM_SKINNY ----
+ * Matrix-vector-like products are bound by reading the big operand once:
+ * packing it would read it twice, and a 12 x 32 register tile would be
+ * mostly padding. Instead the small operand is copied contiguous along k
+ * (with alpha folded in) and the big one is streamed in place:
+ *  - its rows run along k: dot products, tasks split the big side;
+ *  - its rows run along the big side: row updates (axpy); tasks split k so
+ *    each streams whole rows, and their partial sums are added at the end.
+ * When n is the small side we compute C^T = op(B)^T op(A)^T the same way. */
+#define OI__GEMM_SKINNY 4
+#define OI__GEMM_SKINNY_DOT_CHUNK 64   /* big-side indices per dot task */
+#define OI__GEMM_SKINNY_AXPY_BLOCK 65536 /* floats of partial sums kept hot */
+
+typedef struct oi__gemm_f32_skinny_job {
+    int64_t n_small, n_big, k;
+    const float *small;    /* n_small x k, contiguous, alpha applied */
+    const float *big;      /* element (p, t) at big[p * big_p + t * big_t] */
+    int64_t big_p, big_t;  /* one of them is 1 */
+    float beta;
+    float *c;              /* C(s, t) at c[s * c_s + t * c_t] */
+    int64_t c_s, c_t;
+    int n_tasks;
+    float *partial;        /* axpy: n_tasks x n_small x n_big */
+} oi__gemm_f32_skinny_job;
+
+/* 16 independent partial sums: vectorizes without reassociation flags. */
+static float oi__gemm_f32_dot(const float *x, const float *y, int64_t k) {
+    float part[16] = {0};
+    int64_t p = 0;
+    for (; p + 16 <= k; p += 16)
+        for (int l = 0; l < 16; l++)
+            part[l] += x[p + l] * y[p + l];
+    float sum = 0.0f;
+    for (int l = 0; l < 16; l++)
+        sum += part[l];
+    for (; p < k; p++)
+        sum += x[p] * y[p];
+    return sum;
+}
+
+static void oi__gemm_f32_skinny_store(const oi__gemm_f32_skinny_job *job, int64_t s, int64_t t, float value) {
+    float *out = job->c + s * job->c_s + t * job->c_t;
+    *out = job->beta == 0.0f ? value : value + job->beta * *out;
+}
+
+static void oi__gemm_f32_skinny_dot_task(void *ctx, int task, int thread) {
+    const oi__gemm_f32_skinny_job *job = (const oi__gemm_f32_skinny_job *)ctx;
+    (void)thread;
+    int64_t t0 = (int64_t)task * OI__GEMM_SKINNY_DOT_CHUNK;
+    int64_t t1 = oi__gemm_min(t0 + OI__GEMM_SKINNY_DOT_CHUNK, job->n_big);
+    for (int64_t t = t0; t < t1; t++)
+        for (int64_t s = 0; s < job->n_small; s++)
+            oi__gemm_f32_skinny_store(job, s, t, oi__gemm_f32_dot(job->small + s * job->k, job->big + t * job->big_t,
+                                                                  job->k));
+}
+
+static void oi__gemm_f32_skinny_axpy_task(void *ctx, int task, int thread) {
+    const oi__gemm_f32_skinny_job *job = (const oi__gemm_f32_skinny_job *)ctx;
+    (void)thread;
+    int64_t p0 = job->k * task / job->n_tasks, p1 = job->k * (task + 1) / job->n_tasks;
+    float *acc = job->partial + (size_t)task * (size_t)(job->n_small * job->n_big);
+    memset(acc, 0, (size_t)(job->n_small * job->n_big) * sizeof(float));
+    int64_t block = OI__GEMM_SKINNY_AXPY_BLOCK / job->n_small;
+    for (int64_t t0 = 0; t0 < job->n_big; t0 += block) {
+        int64_t count = oi__gemm_min(block, job->n_big - t0);
+        for (int64_t p = p0; p < p1; p++) {
+            const float *row = job->big + p * job->big_p + t0;
+            for (int64_t s = 0; s < job->n_small; s++) {
+                float w = job->small[s * job->k + p];
+                float *acc_s = acc + s * job->n_big + t0;
+                for (int64_t t = 0; t < count; t++)
+                    acc_s[t] += w * row[t];
+            }
+        }
+    }
+}
+
+static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                                     int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+                                     int64_t ldb, float beta, float *c, int64_t ldc) {
+    oi__gemm_f32_skinny_job job;
+    memset(&job, 0, sizeof job);
+    bool small_m = m <= n;
+    job.n_small = small_m ? m : n;
+    job.n_big = small_m ? n : m;
+    job.k = k;
+    job.beta = beta;
+    job.c = c;
+    if (small_m) { /* big = op(B): (p, j) */
+        job.big = b;
+        job.big_p = trans_b ? 1 : ldb;
+        job.big_t = trans_b ? ldb : 1;
+        job.c_s = ldc;
+        job.c_t = 1;
+    } else { /* big = op(A)^T: (p, i) */
+        job.big = a;
+        job.big_p = trans_a ? lda : 1;
+        job.big_t = trans_a ? 1 : lda;
+        job.c_s = 1;
+        job.c_t = ldc;
+    }
+    bool dot = job.big_p == 1;
+    oi__threadpool *run_pool = m * n * k < OI__GEMM_PARALLEL_MIN ? NULL : pool;
+    job.n_tasks = dot ? (int)oi__gemm_ceil_div(job.n_big, OI__GEMM_SKINNY_DOT_CHUNK)
+                      : (int)oi__gemm_min(oi__threadpool_size(run_pool), k);
+
+    size_t small_floats = (size_t)(job.n_small * k);
+    size_t partial_floats = dot ? 0 : (size_t)job.n_tasks * (size_t)(job.n_small * job.n_big);
+    size_t bytes = (small_floats + partial_floats) * sizeof(float);
+    float *work = (float *)oi__malloc(bytes);
+    if (!work)
+        return oi__fail(OI_ERROR_OUT_OF_MEMORY, "gemm_f32: cannot allocate %zu bytes of work space", bytes);
+    float *small = work;
+    for (int64_t s = 0; s < job.n_small; s++)
+        for (int64_t p = 0; p < k; p++) {
+            float v = small_m ? (trans_a ? a[p * lda + s] : a[s * lda + p])
+                              : (trans_b ? b[s * ldb + p] : b[p * ldb + s]);
+            small[s * k + p] = alpha * v;
+        }
+    job.small = small;
+    job.partial = work + small_floats;
+
+    if (dot) {
+        oi__threadpool_run(run_pool, job.n_tasks, oi__gemm_f32_skinny_dot_task, &job);
+    } else {
+        oi__threadpool_run(run_pool, job.n_tasks, oi__gemm_f32_skinny_axpy_task, &job);
+        size_t stride = (size_t)(job.n_small * job.n_big);
+        for (int64_t s = 0; s < job.n_small; s++)
+            for (int64_t t = 0; t < job.n_big; t++) {
+                size_t at = (size_t)(s * job.n_big + t);
+                float sum = job.partial[at];
+                for (int task = 1; task < job.n_tasks; task++)
+                    sum += job.partial[(size_t)task * stride + at];
+                oi__gemm_f32_skinny_store(&job, s, t, sum);
+            }
+    }
+    oi__free(work);
+    return OI_OK;
+}
+
 /* ---- the parallel driver ---- */
 typedef struct oi__gemm_f32_job {
     const oi__gemm_f32_impl *impl;
@@ -434,6 +574,8 @@ oi_status oi__gemm_f32(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t
         oi__gemm_f32_small(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return OI_OK;
     }
+    if (m <= OI__GEMM_SKINNY || n <= OI__GEMM_SKINNY)
+        return oi__gemm_f32_skinny(pool, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     const oi__gemm_f32_impl *impl = oi__gemm_f32_select();
     int threads = m * n * k < OI__GEMM_PARALLEL_MIN ? 1 : oi__threadpool_size(pool);
 
