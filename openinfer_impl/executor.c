@@ -1001,15 +1001,25 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
         if (!t)
             return oi__node_error(pn, OI_ERROR_RUNTIME);
         inputs[i] = t;
+        memset(&sigs[i], 0, sizeof sigs[i]);
         sigs[i].dtype = t->dtype;
         sigs[i].ndim = t->ndim;
         memcpy(sigs[i].shape, t->shape, sizeof sigs[i].shape);
     }
     oi__op_sig sig;
     memset(&sig, 0, sizeof sig);
-    oi_status st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out_slot->dtype, &sig);
-    if (st != OI_OK)
-        return oi__node_error(pn, st);
+    oi__pnode *cache = (oi__pnode *)pn; /* the signature cache is this node's scratch */
+    oi_status st = OI_OK;
+    if (cache->sig_cache && memcmp(cache->sig_cache, sigs, (size_t)n_in * sizeof *sigs) == 0) {
+        sig = cache->sig_cache[n_in];
+    } else {
+        st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out_slot->dtype, &sig);
+        if (st != OI_OK)
+            return oi__node_error(pn, st);
+        arrsetlen(cache->sig_cache, n_in + 1);
+        memcpy(cache->sig_cache, sigs, (size_t)n_in * sizeof *sigs);
+        cache->sig_cache[n_in] = sig;
+    }
     if (sig.dtype != out_slot->dtype)
         return oi__fail_at(OI_ERROR_RUNTIME, &n->src, "output dtype mismatch: op %s produces %s but %s is %s", oi_op_name(n->op),
                            oi_dtype_name(sig.dtype), out_slot->name, oi_dtype_name(out_slot->dtype));
@@ -1038,6 +1048,7 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     }
     const oi__backend *be = c->use_backend ? e->sim->backend : &oi__cpu_backend;
     void *be_ctx = c->use_backend ? e->sim->backend_ctx : NULL;
+    st = OI_OK;
     if (be != &oi__cpu_backend && be->supports_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, &sig)) {
         st = be->run_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs, (size_t)n_in, out);
     } else {

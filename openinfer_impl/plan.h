@@ -57,6 +57,10 @@ struct oi__pnode {
     oi__attr *attrs;        /* stb array: IDENT attributes resolved        */
     char **owned;           /* strings this plan node allocated            */
     bool inplace;           /* output == input 0 and the op allows it      */
+    /* The last signatures seen (inputs, then the output): a node whose input
+     * shapes did not change skips oi__op_infer. Only the one context that
+     * runs this node's block touches it. */
+    oi__op_sig *sig_cache;  /* stb array, n_inputs + 1, or NULL            */
     /* CACHE_*: the access on the persistent side */
     oi__pindex *access;     /* stb array                                   */
     bool bracketed;

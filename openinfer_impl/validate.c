@@ -1181,6 +1181,7 @@ static void oi__pnodes_free(oi__pnode *nodes) {
         arrfree(pn->input_indices);
         arrfree(pn->inputs);
         arrfree(pn->attrs);
+        arrfree(pn->sig_cache);
         for (int k = 0; k < (int)arrlen(pn->owned); k++)
             oi__free(pn->owned[k]);
         arrfree(pn->owned);
