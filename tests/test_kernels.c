@@ -792,8 +792,115 @@ static void test_errors(void) {
     oi__tensor_free(view), oi__tensor_free(out), oi__tensor_free(bad), oi__tensor_free(x);
 }
 
+/* ---- every op x every dtype of its row (and every acc pair), from the table ---- */
+typedef struct sweep_op {
+    const char *name;
+    int arity;
+    uint32_t dtypes, acc_dtypes;
+} sweep_op;
+#define SWEEP_OP_ROW(name, arity, category, shape, out, flags, dtypes, acc_dtypes, kernel, summary) \
+    {#name, arity, dtypes, acc_dtypes},
+static const sweep_op sweep_ops[] = {OI_OP_LIST(SWEEP_OP_ROW)};
+
+typedef struct sweep_param {
+    const char *op, *name, *type, *required;
+} sweep_param;
+#define SWEEP_PARAM_ROW(op, name, type, required, def, default_text, doc) {#op, #name, #type, #required},
+static const sweep_param sweep_params[] = {OI_PARAM_LIST(SWEEP_PARAM_ROW)};
+
+/* A valid value for each required parameter (axis 1 of a [2, 3] input). */
+static size_t required_attrs(const char *op, oi__attr *attrs, int64_t *axis) {
+    size_t n = 0;
+    for (size_t p = 0; p < COUNT(sweep_params); p++) {
+        const sweep_param *sp = &sweep_params[p];
+        if (strcmp(sp->op, op) != 0 || strcmp(sp->required, "REQ") != 0)
+            continue;
+        if (strcmp(sp->type, "INT_LIST") == 0)
+            attrs[n++] = attr_ints(sp->name, 1, axis);
+        else if (strcmp(sp->type, "INT") == 0)
+            attrs[n++] = attr_i(sp->name, 1);
+        else if (strcmp(sp->type, "DTYPE") == 0)
+            attrs[n++] = attr_dtype(sp->name, OI_DTYPE_F64);
+        else
+            attrs[n++] = attr_i(sp->name, 1);
+    }
+    return n;
+}
+
+static bool sweep_one(oi_op op, oi_dtype t, const oi__attr *attrs, size_t n_attrs, oi_dtype declared) {
+    int64_t a_shape[2] = {2, 3}, b_shape[2] = {3, 2};
+    bool is_matmul = op == OI_OP_matmul;
+    oi__tensor *ins[3];
+    oi__op_sig sigs[3], out_sig;
+    int arity = oi__op_arity(op);
+    for (int i = 0; i < arity; i++) {
+        ins[i] = oi__tensor_new(t, 2, (is_matmul && i == 1) ? b_shape : a_shape);
+        for (int64_t e = 0; e < 6; e++) /* 1, 0, -1, 1, 0, -1 wrapped into t (t1 reads 0 as -1) */
+            oi__store_i64(t, oi__tensor_data(ins[i]), e, 1 - (e + i) % 3);
+        sig_of(ins[i], &sigs[i]);
+    }
+    oi_status s = oi__op_infer(op, attrs, n_attrs, sigs, (size_t)arity, declared, &out_sig);
+    bool ok = s == OI_OK;
+    if (ok) {
+        oi__tensor *out = oi__tensor_new(out_sig.dtype, out_sig.ndim, out_sig.shape);
+        s = oi__op_run_cpu(op, attrs, n_attrs, (const oi__tensor *const *)ins, (size_t)arity, out);
+        ok = s == OI_OK && (declared == OI_DTYPE_INVALID || out->dtype == declared);
+        oi__tensor_free(out);
+    }
+    CHECK_MSG(ok, "%s on %s (declared %s): %s", oi_op_name(op), oi_dtype_name(t),
+              declared ? oi_dtype_name(declared) : "-", oi_last_error());
+    for (int i = 0; i < arity; i++)
+        oi__tensor_free(ins[i]);
+    return ok;
+}
+
+static void test_every_op_and_dtype(void) {
+    int runs = 0;
+    int64_t axis = 1;
+    for (int op = 0; op < (int)OI_OP_COUNT; op++) {
+        const sweep_op *row = &sweep_ops[op];
+        CHECK(strcmp(row->name, oi_op_name((oi_op)op)) == 0);
+        CHECK_EQ_INT(row->arity, oi__op_arity((oi_op)op));
+        oi__attr attrs[4];
+        size_t n = required_attrs(row->name, attrs, &axis);
+        for (int t = 1; t < (int)OI_DTYPE_COUNT; t++) {
+            if (row->dtypes & (1u << (unsigned)t)) {
+                bool ok = sweep_one((oi_op)op, (oi_dtype)t, attrs, n, OI_DTYPE_INVALID);
+                runs += ok;
+            } else if (!(row->acc_dtypes & (1u << (unsigned)t))) {
+                /* a dtype outside the row is refused by validation */
+                oi__op_sig sigs[3], out;
+                for (int i = 0; i < 3; i++)
+                    sigs[i] = sig((oi_dtype)t, SHAPE(2, 3));
+                CHECK_MSG(oi__op_infer((oi_op)op, attrs, n, sigs, (size_t)row->arity, OI_DTYPE_INVALID, &out) ==
+                              OI_ERROR_VALIDATION,
+                          "%s accepted %s", row->name, oi_dtype_name((oi_dtype)t));
+            }
+            /* accumulate mode: every wider accumulator of the same kind */
+            for (int acc = 1; acc < (int)OI_DTYPE_COUNT && (row->acc_dtypes & (1u << (unsigned)t)); acc++) {
+                bool is_float = oi__dtype_is_float((oi_dtype)t);
+                bool pair = is_float ? (acc == OI_DTYPE_F32 || acc == OI_DTYPE_F64) &&
+                                           oi_dtype_bits((oi_dtype)acc) >= oi_dtype_bits((oi_dtype)t)
+                                     : !oi__dtype_is_packed((oi_dtype)acc) && !oi__dtype_is_float((oi_dtype)acc) &&
+                                           acc != OI_DTYPE_BOOL && acc != OI_DTYPE_BITSET &&
+                                           oi__dtype_is_signed((oi_dtype)acc) == oi__dtype_is_signed((oi_dtype)t) &&
+                                           oi_dtype_bits((oi_dtype)acc) > oi_dtype_bits((oi_dtype)t);
+                if (!pair)
+                    continue;
+                attrs[n] = attr_dtype("acc", (oi_dtype)acc);
+                runs += sweep_one((oi_op)op, (oi_dtype)t, attrs, n + 1, (oi_dtype)acc);
+            }
+        }
+        for (size_t i = 0; i < n; i++)
+            free_attr(&attrs[i]);
+    }
+    CHECK(runs > 600);
+    printf("test_kernels: %d op x dtype runs from the table\n", runs);
+}
+
 int main(void) {
     test_table();
+    test_every_op_and_dtype();
     test_rounding_vectors();
     test_bitwise_vectors();
     test_misc_vectors();
