@@ -58,7 +58,7 @@ def main():
     check(rc == 0, f"verify accumulation_demo exits 0 (got {rc}: {err})")
     check(numpy_stats_line(x) + "\n" in out, f"x stats match numpy: {numpy_stats_line(x)}")
     check(numpy_hist_line(x) + "\n" in out, f"x histogram matches numpy: {numpy_hist_line(x)}")
-    check("x: f32[4, 8] = { \n{ " in out, "2-D tensors print row by row")
+    check("x: f32[4, 8] = {\n  { " in out, "2-D tensors print row by row")
 
     rc, out, err = run(tool, "inspect", str(demo))
     check(rc == 0, "inspect exits 0")
@@ -87,6 +87,20 @@ def main():
         truncated.write_bytes(good[:100])
         rc, out, err = run(tool, "verify", str(truncated))
         check(rc == 1 and "file_size 216" in err, f"truncated file is reported: {err!r}")
+
+    # the same listing as the Python tool, byte for byte (a second implementation)
+    root = pathlib.Path(__file__).resolve().parent.parent
+    verify_py = root / "python" / "verify_oinf.py"
+    if verify_py.is_file():
+        files = sorted((conformance / "v2-models").glob("*.oinf")) + sorted((conformance / "v1" / "ops").glob("*.oinf"))
+        files += [conformance / "v1" / "ops" / "full_matrix" / name for name in ("add.oinf", "trunc.oinf", "cast.oinf")]
+        for path in files:
+            rc, out, err = run(tool, "verify", str(path))
+            py = subprocess.run([sys.executable, str(verify_py), str(path)], capture_output=True, text=True)
+            check(rc == 0 and py.returncode == 0 and out == py.stdout,
+                  f"openinfer verify and verify_oinf.py differ on {path.name}")
+    else:
+        print("cli_check: python/verify_oinf.py not found, cross-check skipped")
 
     for args in [(), ("verify",), ("verify", "a", "b"), ("no-such-command",), ("inspect", "--x")]:
         rc, out, err = run(tool, *args)

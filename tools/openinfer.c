@@ -61,8 +61,13 @@ static void cli_print_element(FILE *out, oi_dtype t, const void *data, uint64_t 
         fprintf(out, "%" PRId64, oi__load_i64(t, data, index));
 }
 
-/* "{ a, b, c }", or the first 5, "...", the last 5 when more than 10. */
-static void cli_print_values_1d(FILE *out, oi_dtype t, const void *data, uint64_t start, uint64_t count) {
+/* "{ a, b, c }", or the first 5, "...", the last 5 when more than 10;
+ * "{ }" when empty. */
+static void cli_print_row(FILE *out, oi_dtype t, const void *data, uint64_t start, uint64_t count) {
+    if (count == 0) {
+        fputs("{ }", out);
+        return;
+    }
     fputs("{ ", out);
     for (uint64_t i = 0; i < count; i++) {
         if (count > 10 && i == 5) {
@@ -76,22 +81,24 @@ static void cli_print_values_1d(FILE *out, oi_dtype t, const void *data, uint64_
     fputs(" }", out);
 }
 
-/* 0-D and 1-D on one line; higher ranks print up to 5 rows, flattened. */
+/* 0-D and 1-D on one line; more dims: one line per index of axis 0
+ * (the rest flattened), at most 5 of them. */
 static void cli_print_values(FILE *out, oi_dtype t, uint32_t ndim, const uint64_t *dims, const void *data,
                              uint64_t numel) {
-    if (ndim <= 1 || numel == 0) {
-        cli_print_values_1d(out, t, data, 0, numel);
+    if (ndim <= 1 || dims[0] == 0) {
+        cli_print_row(out, t, data, 0, numel);
         return;
     }
     uint64_t row = numel / dims[0];
     uint64_t rows = dims[0] < 5 ? dims[0] : 5;
-    fputs("{ \n", out);
+    fputs("{\n", out);
     for (uint64_t r = 0; r < rows; r++) {
-        cli_print_values_1d(out, t, data, r * row, row);
-        fputs(" ,\n", out);
+        fputs("  ", out);
+        cli_print_row(out, t, data, r * row, row);
+        fputs(",\n", out);
     }
     if (dims[0] > rows)
-        fputs("...\n", out);
+        fputs("  ...\n", out);
     fputs("}", out);
 }
 
@@ -101,36 +108,118 @@ static void cli_print_dims(FILE *out, uint32_t ndim, const uint64_t *dims) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Statistics and histogram (numpy semantics: population std, median    */
-/* of the middle pair, NaN propagates)                                  */
+/* Statistics and histogram, computed the way numpy does: sums pairwise */
+/* (numpy's add.reduce), population std, the median of an even count is */
+/* the mean of the middle pair, NaN propagates.                         */
 /* ------------------------------------------------------------------ */
+static double cli_pairwise_sum(const double *a, uint64_t n) {
+    if (n < 8) {
+        double sum = 0.0;
+        for (uint64_t i = 0; i < n; i++)
+            sum += a[i];
+        return sum;
+    }
+    if (n <= 128) {
+        double r[8];
+        uint64_t i;
+        for (int k = 0; k < 8; k++)
+            r[k] = a[k];
+        for (i = 8; i < n - n % 8; i += 8)
+            for (int k = 0; k < 8; k++)
+                r[k] += a[i + k];
+        double sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            sum += a[i];
+        return sum;
+    }
+    uint64_t half = n / 2;
+    half -= half % 8;
+    return cli_pairwise_sum(a, half) + cli_pairwise_sum(a + half, n - half);
+}
+
+/* numpy reduces in buffers of 8192 elements, each summed pairwise. */
+static double cli_sum(const double *a, uint64_t n) {
+    double sum = 0.0;
+    for (uint64_t at = 0; at < n; at += 8192)
+        sum += cli_pairwise_sum(a + at, n - at < 8192 ? n - at : 8192);
+    return sum;
+}
+
 static int cli_compare_doubles(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
-static void cli_print_stats(FILE *out, const double *v, uint64_t n, uint64_t nbytes, double *sorted) {
-    double min = v[0], max = v[0], sum = 0.0, median, sq = 0.0;
-    bool any_nan = false;
+/* The smallest and largest element of an integer-like tensor, exactly. */
+typedef struct cli_int_range {
+    bool is_unsigned;
+    int64_t min_i, max_i;
+    uint64_t min_u, max_u;
+} cli_int_range;
+
+static cli_int_range cli_integer_range(oi_dtype t, const void *data, uint64_t n) {
+    cli_int_range r;
+    memset(&r, 0, sizeof r);
+    r.is_unsigned = cli_is_unsigned(t) || cli_is_bool(t);
     for (uint64_t i = 0; i < n; i++) {
-        any_nan |= isnan(v[i]);
-        min = v[i] < min ? v[i] : min;
-        max = v[i] > max ? v[i] : max;
-        sum += v[i];
+        if (r.is_unsigned) {
+            uint64_t v = oi__load_u64(t, data, (int64_t)i);
+            r.min_u = i == 0 || v < r.min_u ? v : r.min_u;
+            r.max_u = i == 0 || v > r.max_u ? v : r.max_u;
+        } else {
+            int64_t v = oi__load_i64(t, data, (int64_t)i);
+            r.min_i = i == 0 || v < r.min_i ? v : r.min_i;
+            r.max_i = i == 0 || v > r.max_i ? v : r.max_i;
+        }
     }
-    double mean = sum / (double)n;
+    return r;
+}
+
+/* values: the elements as doubles; scratch: room for n more. */
+/* Minimum and maximum of doubles. Among equal values (0.0 and -0.0) numpy
+ * keeps the last one for f32/f64 arrays and the first for f16; do the same
+ * so "-0" and "0" print as the Python tool prints them. */
+static void cli_min_max(const double *v, uint64_t n, bool first_wins, double *min, double *max) {
+    *min = *max = v[0];
+    for (uint64_t i = 1; i < n; i++) {
+        if (first_wins ? v[i] < *min : v[i] <= *min)
+            *min = v[i];
+        if (first_wins ? v[i] > *max : v[i] >= *max)
+            *max = v[i];
+    }
+}
+
+static void cli_print_stats(FILE *out, const oi_tensor_info *t, const void *data, const double *values,
+                            double *scratch) {
+    uint64_t n = t->numel;
+    double min, max;
+    bool any_nan = false;
     for (uint64_t i = 0; i < n; i++)
-        sq += (v[i] - mean) * (v[i] - mean);
-    memcpy(sorted, v, (size_t)n * sizeof *sorted);
-    qsort(sorted, (size_t)n, sizeof *sorted, cli_compare_doubles);
-    median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
-    double std = sqrt(sq / (double)n);
+        any_nan |= isnan(values[i]) != 0;
+    cli_min_max(values, n, t->dtype == OI_DTYPE_F16, &min, &max);
+    double mean = cli_sum(values, n) / (double)n;
+    for (uint64_t i = 0; i < n; i++)
+        scratch[i] = (values[i] - mean) * (values[i] - mean);
+    double std = sqrt(cli_sum(scratch, n) / (double)n);
+    memcpy(scratch, values, (size_t)n * sizeof *scratch);
+    qsort(scratch, (size_t)n, sizeof *scratch, cli_compare_doubles);
+    /* numpy's median is the mean of the middle one or two (so never -0) */
+    double median = n % 2 ? cli_sum(scratch + n / 2, 1) : cli_sum(scratch + n / 2 - 1, 2) / 2.0;
     if (any_nan)
         min = max = mean = median = std = NAN;
-    fprintf(out, "- [nbytes: %" PRIu64 ", min: ", nbytes);
-    cli_print_g(out, min);
-    fputs(", max: ", out);
-    cli_print_g(out, max);
+
+    fprintf(out, "- [nbytes: %" PRIu64 ", min: ", t->data_nbytes);
+    if (oi__dtype_is_float(t->dtype)) {
+        cli_print_g(out, min);
+        fputs(", max: ", out);
+        cli_print_g(out, max);
+    } else { /* integers and bool print exactly */
+        cli_int_range r = cli_integer_range(t->dtype, data, n);
+        if (r.is_unsigned)
+            fprintf(out, "%" PRIu64 ", max: %" PRIu64, r.min_u, r.max_u);
+        else
+            fprintf(out, "%" PRId64 ", max: %" PRId64, r.min_i, r.max_i);
+    }
     fputs(", mean: ", out);
     cli_print_g(out, mean);
     fputs(", median: ", out);
@@ -140,85 +229,99 @@ static void cli_print_stats(FILE *out, const double *v, uint64_t n, uint64_t nby
     fputs("]\n", out);
 }
 
-/* Ten equal bins over [lo, hi] (edges like numpy.linspace, the last bin
- * closed); empty bins are left out. */
-static void cli_print_float_hist(FILE *out, const double *v, uint64_t n, double lo, double hi) {
-    enum { BINS = 10 };
-    double edges[BINS + 1];
-    uint64_t counts[BINS] = {0};
-    double step = (hi - lo) / BINS;
-    for (int i = 0; i < BINS; i++)
-        edges[i] = lo + i * step;
-    edges[BINS] = hi;
-    for (uint64_t i = 0; i < n; i++) {
-        if (!isfinite(v[i]))
-            continue;
-        int bin = (int)((v[i] - lo) * (BINS / (hi - lo)));
-        bin = bin < 0 ? 0 : bin >= BINS ? BINS - 1 : bin;
-        if (v[i] < edges[bin] && bin > 0)
-            bin--;
-        else if (bin < BINS - 1 && v[i] >= edges[bin + 1])
-            bin++;
-        counts[bin]++;
-    }
-    bool first = true;
-    for (int i = 0; i < BINS; i++) {
-        if (!counts[i])
-            continue;
-        fputs(first ? "([" : ", ([", out);
-        cli_print_g(out, edges[i]);
-        fputs(", ", out);
-        cli_print_g(out, edges[i + 1]);
-        fprintf(out, "], %" PRIu64 ")", counts[i]);
-        first = false;
-    }
+static void cli_print_bin(FILE *out, bool *first, double lo, double hi, uint64_t count) {
+    fputs(*first ? "([" : ", ([", out);
+    cli_print_g(out, lo);
+    fputs(", ", out);
+    cli_print_g(out, hi);
+    fprintf(out, "], %" PRIu64 ")", count);
+    *first = false;
 }
 
-static void cli_print_hist(FILE *out, oi_dtype t, const double *v, uint64_t n) {
+/* Ten equal bins over the finite values (edges like numpy.linspace, the
+ * last bin closed, empty bins left out), then counts of nan/inf/-inf. */
+static void cli_print_float_hist(FILE *out, const double *v, uint64_t n, bool *first) {
+    enum { BINS = 10 };
+    double lo = INFINITY, hi = -INFINITY;
+    uint64_t finite = 0, nans = 0, infs = 0, neg_infs = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (isfinite(v[i])) { /* the range of a float64 array: last of equals wins */
+            lo = v[i] <= lo ? v[i] : lo;
+            hi = v[i] >= hi ? v[i] : hi;
+            finite++;
+        } else {
+            nans += isnan(v[i]) != 0;
+            infs += v[i] == INFINITY;
+            neg_infs += v[i] == -INFINITY;
+        }
+    }
+    if (finite && lo == hi) {
+        cli_print_bin(out, first, lo, hi, finite);
+    } else if (finite) {
+        double edges[BINS + 1], step = (hi - lo) / BINS;
+        uint64_t counts[BINS] = {0};
+        for (int i = 0; i < BINS; i++)
+            edges[i] = i * step + lo;
+        edges[BINS] = hi;
+        for (uint64_t i = 0; i < n; i++) {
+            if (!isfinite(v[i]))
+                continue;
+            int bin = (int)((v[i] - lo) / (hi - lo) * BINS);
+            bin = bin < 0 ? 0 : bin >= BINS ? BINS - 1 : bin;
+            if (v[i] < edges[bin] && bin > 0)
+                bin--;
+            else if (bin < BINS - 1 && v[i] >= edges[bin + 1])
+                bin++;
+            counts[bin]++;
+        }
+        for (int i = 0; i < BINS; i++)
+            if (counts[i])
+                cli_print_bin(out, first, edges[i], edges[i + 1], counts[i]);
+    }
+    const char *labels[3] = {"nan", "inf", "-inf"};
+    uint64_t special[3] = {nans, infs, neg_infs};
+    for (int k = 0; k < 3; k++)
+        if (special[k]) {
+            fprintf(out, "%s(%s, %" PRIu64 ")", *first ? "" : ", ", labels[k], special[k]);
+            *first = false;
+        }
+}
+
+static void cli_print_hist(FILE *out, const oi_tensor_info *t, const void *data, const double *values) {
+    uint64_t n = t->numel;
+    bool first = true;
     fputs("- hist: {", out);
-    if (cli_is_bool(t)) {
+    if (cli_is_bool(t->dtype)) {
         uint64_t ones = 0;
         for (uint64_t i = 0; i < n; i++)
-            ones += v[i] != 0.0;
+            ones += values[i] != 0.0;
         fprintf(out, "([0, 0], %" PRIu64 "), ([1, 1], %" PRIu64 ")}\n", n - ones, ones);
         return;
     }
-    double lo = INFINITY, hi = -INFINITY;
-    for (uint64_t i = 0; i < n; i++)
-        if (isfinite(v[i])) {
-            lo = v[i] < lo ? v[i] : lo;
-            hi = v[i] > hi ? v[i] : hi;
+    if (cli_is_integer(t->dtype)) { /* one bin per value when they span at most 20 */
+        cli_int_range r = cli_integer_range(t->dtype, data, n);
+        uint64_t span = r.is_unsigned ? r.max_u - r.min_u : (uint64_t)r.max_i - (uint64_t)r.min_i;
+        if (span <= 20) {
+            uint64_t counts[21] = {0};
+            for (uint64_t i = 0; i < n; i++)
+                counts[r.is_unsigned ? oi__load_u64(t->dtype, data, (int64_t)i) - r.min_u
+                                     : (uint64_t)oi__load_i64(t->dtype, data, (int64_t)i) - (uint64_t)r.min_i]++;
+            for (uint64_t k = 0; k <= span; k++) {
+                if (!counts[k])
+                    continue;
+                if (r.is_unsigned)
+                    fprintf(out, "%s([%" PRIu64 ", %" PRIu64 "], %" PRIu64 ")", first ? "" : ", ", r.min_u + k,
+                            r.min_u + k, counts[k]);
+                else
+                    fprintf(out, "%s([%" PRId64 ", %" PRId64 "], %" PRIu64 ")", first ? "" : ", ",
+                            (int64_t)((uint64_t)r.min_i + k), (int64_t)((uint64_t)r.min_i + k), counts[k]);
+                first = false;
+            }
+            fputs("}\n", out);
+            return;
         }
-    if (lo > hi) { /* nothing finite to count */
-        fputs("}\n", out);
-        return;
     }
-    if (cli_is_integer(t) && hi - lo <= 20) { /* one bin per value */
-        uint64_t counts[21] = {0};
-        for (uint64_t i = 0; i < n; i++)
-            counts[(int)(v[i] - lo)]++;
-        bool first = true;
-        for (int k = 0; k <= (int)(hi - lo); k++) {
-            if (!counts[k])
-                continue;
-            double value = lo + k;
-            if (cli_is_unsigned(t))
-                fprintf(out, "%s([%" PRIu64 ", %" PRIu64 "], %" PRIu64 ")", first ? "" : ", ", (uint64_t)value,
-                        (uint64_t)value, counts[k]);
-            else
-                fprintf(out, "%s([%" PRId64 ", %" PRId64 "], %" PRIu64 ")", first ? "" : ", ", (int64_t)value,
-                        (int64_t)value, counts[k]);
-            first = false;
-        }
-    } else if (lo == hi) {
-        fputs("([", out);
-        cli_print_g(out, lo);
-        fputs(", ", out);
-        cli_print_g(out, hi);
-        fprintf(out, "], %" PRIu64 ")", n);
-    } else {
-        cli_print_float_hist(out, v, n, lo, hi);
-    }
+    cli_print_float_hist(out, values, n, &first);
     fputs("}\n", out);
 }
 
@@ -231,8 +334,8 @@ static bool cli_print_tensor_stats(FILE *out, const oi_tensor_info *t, const voi
         return false;
     for (uint64_t i = 0; i < t->numel; i++)
         values[i] = oi__load_f64(t->dtype, data, (int64_t)i);
-    cli_print_stats(out, values, t->numel, t->data_nbytes, values + t->numel);
-    cli_print_hist(out, t->dtype, values, t->numel);
+    cli_print_stats(out, t, data, values, values + t->numel);
+    cli_print_hist(out, t, data, values);
     free(values);
     return true;
 }
@@ -270,13 +373,14 @@ static void cli_print_metadata(FILE *out, const oi_metadata_info *md) {
     const uint8_t *p = (const uint8_t *)md->payload;
     fprintf(out, "%s: ", md->key);
     if (md->type == OI_DTYPE_STRING) {
-        fprintf(out, "string = \"%.*s\"\n", (int)cli_get_u32(p), (const char *)p + 4);
+        /* "str", as verify_oinf.py names the type */
+        fprintf(out, "str = \"%.*s\"\n", (int)cli_get_u32(p), (const char *)p + 4);
     } else if (md->type == OI_DTYPE_BITSET) {
         uint32_t nbytes = cli_get_u32(p + 4);
         fprintf(out, "bitset[%" PRIu32 "] =", cli_get_u32(p));
-        for (uint32_t i = 0; i < nbytes && i < 4; i++)
+        for (uint32_t i = 0; i < nbytes && i < 16; i++) /* the first 16 bytes */
             fprintf(out, " %02x", p[8 + i]);
-        fputs("\n", out);
+        fputs(nbytes > 16 ? " ...\n" : "\n", out);
     } else if (md->type == OI_DTYPE_NDARRAY) {
         oi_dtype element = (oi_dtype)cli_get_u32(p); /* validated on open */
         uint32_t ndim = cli_get_u32(p + 4);
@@ -301,6 +405,16 @@ static void cli_print_metadata(FILE *out, const oi_metadata_info *md) {
     }
 }
 
+/* "name: f32[2, 3]", or "name: f32" for a scalar. */
+static void cli_print_shape(FILE *out, const char *name, oi_dtype t, uint32_t ndim, const uint64_t *dims) {
+    fprintf(out, "%s: %s", name, oi_dtype_name(t));
+    if (ndim) {
+        fputs("[", out);
+        cli_print_dims(out, ndim, dims);
+        fputs("]", out);
+    }
+}
+
 /* Returns false (with a message on stderr) if a payload could not be shown. */
 static bool cli_print_tensor(FILE *out, const oi_model *m, const oi_tensor_info *t, cli_detail detail) {
     const char *dtype = oi_dtype_name(t->dtype);
@@ -309,18 +423,19 @@ static bool cli_print_tensor(FILE *out, const oi_model *m, const oi_tensor_info 
         fprintf(stderr, "openinfer: %s\n", oi_last_error());
         return false;
     }
-    if (!t->has_data || t->numel == 0) {
-        fprintf(out, "%s: %s[", t->name, dtype);
-        cli_print_dims(out, t->ndim, t->dims);
-        fputs("] -- uninitialized\n", out);
-    } else if (t->numel == 1) {
+    if (!t->has_data) {
+        cli_print_shape(out, t->name, t->dtype, t->ndim, t->dims);
+        fputs(" -- uninitialized\n", out);
+    } else if (t->ndim == 0) {
         fprintf(out, "%s: %s = ", t->name, dtype);
         cli_print_element(out, t->dtype, data, 0);
         fputs("\n", out);
+    } else if (t->numel == 0) {
+        cli_print_shape(out, t->name, t->dtype, t->ndim, t->dims);
+        fputs(" = { }\n", out);
     } else {
-        fprintf(out, "%s: %s[", t->name, dtype);
-        cli_print_dims(out, t->ndim, t->dims);
-        fputs("] = ", out);
+        cli_print_shape(out, t->name, t->dtype, t->ndim, t->dims);
+        fputs(" = ", out);
         cli_print_values(out, t->dtype, t->ndim, t->dims, data, t->numel);
         fputs("\n", out);
         if (detail == CLI_DETAIL_STATS && !cli_print_tensor_stats(out, t, data)) {
