@@ -39,8 +39,48 @@ def numpy_hist_line(values):
     return "- hist: {" + ", ".join(parts) + "}"
 
 
+def write_python_model(root, path):
+    """A model with sizevars, every metadata kind, quant and a declared tensor,
+    written by python/openinfer_oinf (skipped when it is not there)."""
+    if not (root / "python" / "openinfer_oinf").is_dir():
+        print("cli_check: python/openinfer_oinf not found, writer cross-check skipped")
+        return False
+    sys.path.insert(0, str(root / "python"))
+    import dataclasses
+    from openinfer_oinf import (Bitset, QuantParams, QuantScale, QuantZeroPoint, ScalarValue, SizeVar,
+                                TensorSpec, UninitializedTensor, write_oinf)
+
+    @dataclasses.dataclass
+    class Model:
+        B: SizeVar
+        D: SizeVar
+        name: str
+        flag: bool
+        mask: Bitset
+        arr: np.ndarray
+        pi: ScalarValue
+        w: TensorSpec
+        wq: TensorSpec
+        wq2: TensorSpec
+        state: UninitializedTensor
+        p: TensorSpec
+
+    pc = QuantParams("asymmetric", QuantScale.per_channel(1, [0.5, 0.25, 0.125]),
+                     QuantZeroPoint.per_channel(1, [1, 2, 3]))
+    model = Model(B=SizeVar(4), D=SizeVar(16), name="demo", flag=True, mask=Bitset([1, 0, 1, 1, 0, 0, 0, 0, 1]),
+                  arr=np.arange(6, dtype=np.float32).reshape(2, 3), pi=ScalarValue(3.14159, dtype="bf16"),
+                  w=TensorSpec(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)),
+                  wq=TensorSpec(np.array([[1, -2, 3], [4, 5, -6]], dtype=np.int8), quant=pc),
+                  wq2=TensorSpec(np.array([1, 2, 3], dtype=np.int8),
+                                 quant=QuantParams("symmetric", QuantScale.per_tensor(0.1), None)),
+                  state=UninitializedTensor("f16", (2, 2)), p=TensorSpec([1, -2, 3, -4, 5], dtype="i4"))
+    write_oinf(model, str(path))
+    return True
+
+
 def main():
     tool, conformance = sys.argv[1], pathlib.Path(os.environ.get("OI_CONFORMANCE_DIR", sys.argv[2]))
+    root = pathlib.Path(__file__).resolve().parent.parent
     kv = conformance / "v2-models" / "kv_cache_decode.oinf"
     demo = conformance / "v2-models" / "accumulation_demo.oinf"
 
@@ -89,7 +129,6 @@ def main():
         check(rc == 1 and "file_size 216" in err, f"truncated file is reported: {err!r}")
 
     # the same listing as the Python tool, byte for byte (a second implementation)
-    root = pathlib.Path(__file__).resolve().parent.parent
     verify_py = root / "python" / "verify_oinf.py"
     if verify_py.is_file():
         files = sorted((conformance / "v2-models").glob("*.oinf")) + sorted((conformance / "v1" / "ops").glob("*.oinf"))
@@ -102,7 +141,25 @@ def main():
     else:
         print("cli_check: python/verify_oinf.py not found, cross-check skipped")
 
-    for args in [(), ("verify",), ("verify", "a", "b"), ("no-such-command",), ("inspect", "--x")]:
+    # convert: the canonical layout reproduces the original encoder's files and
+    # what our Python writer writes for a model with every kind of entry
+    with tempfile.TemporaryDirectory() as tmp:
+        out_path = pathlib.Path(tmp) / "out.oinf"
+        for path, version in [(conformance / "v1" / "ops" / "ops_packed.oinf", "1"), (kv, "2"), (demo, "2")]:
+            rc, out, err = run(tool, "convert", str(path), str(out_path), "--version", version)
+            check(rc == 0 and out_path.read_bytes() == path.read_bytes(), f"convert reproduces {path.name}: {err}")
+        rc, out, err = run(tool, "convert", str(conformance / "v1" / "ops" / "ops_packed.oinf"), str(out_path))
+        check(rc == 0 and out_path.read_bytes()[5] == 2, "convert upgrades version 1 to 2")
+        py_model = pathlib.Path(tmp) / "py.oinf"
+        if write_python_model(root, py_model):
+            rc, out, err = run(tool, "convert", str(py_model), str(out_path))
+            check(rc == 0 and out_path.read_bytes() == py_model.read_bytes(),
+                  f"C writer and Python writer give the same bytes: {err}")
+            rc, out, err = run(tool, "convert", str(py_model), str(out_path), "--version", "1")
+            check(rc == 1 and "version 1 cannot store" in err, "quantized models cannot be written as version 1")
+
+    for args in [(), ("verify",), ("verify", "a", "b"), ("no-such-command",), ("inspect", "--x"),
+                 ("convert", "a"), ("convert", "a", "b", "--version", "3")]:
         rc, out, err = run(tool, *args)
         check(rc == 2 and "usage" in err, f"usage error for {args} exits 2 (got {rc})")
     rc, out, err = run(tool, "verify", "/nonexistent/model.oinf")

@@ -8,7 +8,8 @@
  *                                 the contents like the original verify_oinf.py
  *                                 (values, statistics, histograms, quant)
  *   openinfer inspect FILE.oinf   the same previews with the file layout
- *                                 (offsets and sizes) instead of statistics */
+ *                                 (offsets and sizes) instead of statistics
+ *   openinfer convert IN OUT [--version 1|2]   rewrite in the canonical layout */
 #include "../openinfer.h"
 #include "../openinfer_impl/internal.h" /* element loaders, status-keeping open */
 
@@ -497,12 +498,81 @@ static int cli_model_command(int argc, char **argv, cli_detail detail) {
 
 static int cli_verify(int argc, char **argv) { return cli_model_command(argc, argv, CLI_DETAIL_STATS); }
 static int cli_inspect(int argc, char **argv) { return cli_model_command(argc, argv, CLI_DETAIL_LAYOUT); }
+/* Copies one metadata entry of m into w (payloads were validated on open). */
+static oi_status cli_copy_metadata(oi_writer *w, const oi_metadata_info *md) {
+    const uint8_t *p = (const uint8_t *)md->payload;
+    if (md->type == OI_DTYPE_STRING)
+        return oi_writer_add_metadata_string(w, md->key, (const char *)p + 4, cli_get_u32(p));
+    if (md->type == OI_DTYPE_BITSET)
+        return oi_writer_add_metadata_bitset(w, md->key, p + 8, cli_get_u32(p));
+    if (md->type != OI_DTYPE_NDARRAY)
+        return oi_writer_add_metadata_scalar(w, md->key, md->type, p);
+    uint32_t ndim = cli_get_u32(p + 4);
+    uint64_t *dims = (uint64_t *)calloc(ndim ? ndim : 1, sizeof *dims);
+    if (!dims)
+        return OI_ERROR_OUT_OF_MEMORY;
+    for (uint32_t d = 0; d < ndim; d++)
+        dims[d] = cli_get_u64(p + 8 + 8 * (size_t)d);
+    oi_status s = oi_writer_add_metadata_ndarray(w, md->key, (oi_dtype)cli_get_u32(p), ndim, dims,
+                                                 p + 8 + 8 * (size_t)ndim);
+    free(dims);
+    return s;
+}
+
+/* Every size variable, metadata entry and tensor of m, into a new writer. */
+static oi_status cli_copy_model(const oi_model *m, oi_writer *w) {
+    oi_status s = OI_OK;
+    for (size_t i = 0; s == OI_OK && i < oi_model_sizevar_count(m); i++) {
+        const char *name = NULL;
+        uint64_t value = 0;
+        s = oi_model_sizevar_at(m, i, &name, &value);
+        if (s == OI_OK)
+            s = oi_writer_add_sizevar(w, name, value);
+    }
+    for (size_t i = 0; s == OI_OK && i < oi_model_metadata_count(m); i++)
+        s = cli_copy_metadata(w, oi_model_metadata_at(m, i));
+    for (size_t i = 0; s == OI_OK && i < oi_model_tensor_count(m); i++) {
+        const oi_tensor_info *t = oi_model_tensor_at(m, i);
+        const void *data = NULL;
+        if (t->has_data)
+            s = oi_model_tensor_data(m, t, &data);
+        if (s == OI_OK)
+            s = oi_writer_add_tensor(w, t->name, t->dtype, t->ndim, t->dims, data, t->has_quant ? &t->quant : NULL);
+    }
+    return s;
+}
+
+/* convert IN OUT [--version N]: rewrite in the canonical layout (v1 -> v2...). */
+static int cli_convert(int argc, char **argv) {
+    uint32_t version = 2;
+    if (argc == 5 && strcmp(argv[3], "--version") == 0 && (strcmp(argv[4], "1") == 0 || strcmp(argv[4], "2") == 0))
+        version = (uint32_t)(argv[4][0] - '0');
+    else if (argc != 3)
+        return cli_usage(argv[0]);
+    if (argv[1][0] == '-' || argv[2][0] == '-')
+        return cli_usage(argv[0]);
+    oi_model *m = cli_open_model(argv[0], argv[1]);
+    if (!m)
+        return CLI_EXIT_FAILED;
+    oi_writer *w = oi_writer_new();
+    oi_status s = w ? cli_copy_model(m, w) : OI_ERROR_OUT_OF_MEMORY;
+    if (s == OI_OK)
+        s = oi_writer_write_file(w, version, argv[2]);
+    if (s != OI_OK)
+        fprintf(stderr, "openinfer %s: %s\n", argv[0], oi_last_error());
+    oi_writer_free(w);
+    oi_model_close(m);
+    return s == OI_OK ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}
+
 static int cli_help(int argc, char **argv);
 
 static const cli_command cli_commands[] = {
     {"inspect", "FILE.oinf", "show size variables, metadata, tensor previews and where each payload lies", cli_inspect},
     {"verify", "FILE.oinf", "validate every rule of the format and print values, statistics and histograms; "
                             "exit 1 with the reason if the file is invalid", cli_verify},
+    {"convert", "IN.oinf OUT.oinf [--version 1|2]", "rewrite a model in the canonical layout (default version 2)",
+     cli_convert},
     {"help", "", "list the commands", cli_help},
 };
 #define CLI_COMMAND_COUNT (sizeof cli_commands / sizeof cli_commands[0])
@@ -517,7 +587,7 @@ static const cli_command *cli_find(const char *name) {
 static void cli_print_commands(FILE *out) {
     fputs("usage: openinfer COMMAND [ARGS]\n\ncommands:\n", out);
     for (size_t i = 0; i < CLI_COMMAND_COUNT; i++)
-        fprintf(out, "  %-8s %-10s %s\n", cli_commands[i].name, cli_commands[i].args, cli_commands[i].summary);
+        fprintf(out, "  %s %s\n      %s\n", cli_commands[i].name, cli_commands[i].args, cli_commands[i].summary);
 }
 
 static int cli_help(int argc, char **argv) {
