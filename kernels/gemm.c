@@ -50,9 +50,55 @@ typedef struct oi__gemm_f32_impl {
 
 /* ---- micro-kernels ---- */
 
-/* The portable kernel: fixed-size loops the compiler unrolls and vectorizes. */
-#define OI__GEMM_PORTABLE_MR 4
+/* Applies X to each of the 6 (or 12) rows of a register tile; the rows are
+ * spelled out so the accumulators live in named registers, whatever the
+ * optimization level. */
+#define OI__ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define OI__ROWS12(X) OI__ROWS6(X) X(6) X(7) X(8) X(9) X(10) X(11)
+
+/* The portable kernel, 6 x 8. With GCC/clang it is written with generic
+ * 4-lane vectors (SSE on x86, NEON on ARM): 12 accumulators fit the 16
+ * registers of either. Elsewhere plain loops, left to the vectorizer. */
+#define OI__GEMM_PORTABLE_MR 6
 #define OI__GEMM_PORTABLE_NR 8
+#if defined(__GNUC__) || defined(__clang__)
+typedef float oi__gemm_v4 __attribute__((vector_size(16)));
+
+static inline oi__gemm_v4 oi__gemm_v4_load(const float *p) {
+    oi__gemm_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void oi__gemm_v4_store(float *p, oi__gemm_v4 v) { memcpy(p, &v, sizeof v); }
+
+/* C[0..4) or C[4..8) of row i = alpha * acc (+ beta * C). */
+static inline void oi__gemm_v4_update_c(float *out, oi__gemm_v4 acc, float alpha, float beta) {
+    oi__gemm_v4 va = {alpha, alpha, alpha, alpha}, vb = {beta, beta, beta, beta};
+    oi__gemm_v4 v = va * acc;
+    if (beta != 0.0f)
+        v += vb * oi__gemm_v4_load(out);
+    oi__gemm_v4_store(out, v);
+}
+
+#define OI__V4_DECLARE(i) oi__gemm_v4 c##i##0 = zero, c##i##1 = zero;
+#define OI__V4_UPDATE(i) { oi__gemm_v4 ai = {a[i], a[i], a[i], a[i]}; c##i##0 += ai * b0; c##i##1 += ai * b1; }
+#define OI__V4_STORE(i) oi__gemm_v4_update_c(c + i * ldc, c##i##0, alpha, beta); \
+    oi__gemm_v4_update_c(c + i * ldc + 4, c##i##1, alpha, beta);
+
+static void oi__gemm_f32_kernel_portable(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                                         float alpha, float beta) {
+    oi__gemm_v4 zero = {0.0f, 0.0f, 0.0f, 0.0f};
+    OI__ROWS6(OI__V4_DECLARE)
+    for (int64_t p = 0; p < kc; p++) {
+        oi__gemm_v4 b0 = oi__gemm_v4_load(b), b1 = oi__gemm_v4_load(b + 4);
+        OI__ROWS6(OI__V4_UPDATE)
+        a += OI__GEMM_PORTABLE_MR;
+        b += OI__GEMM_PORTABLE_NR;
+    }
+    OI__ROWS6(OI__V4_STORE)
+}
+#else
 static void oi__gemm_f32_kernel_portable(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                                          float alpha, float beta) {
     float acc[OI__GEMM_PORTABLE_MR][OI__GEMM_PORTABLE_NR];
@@ -70,13 +116,9 @@ static void oi__gemm_f32_kernel_portable(int64_t kc, const float *a, const float
             ci[j] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * ci[j];
     }
 }
+#endif
 
 #if OI__GEMM_X86
-/* Applies X to each of the 12 (or 6) rows of a register tile; the rows are
- * spelled out so the accumulators live in named registers, whatever the
- * optimization level. */
-#define OI__ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define OI__ROWS12(X) OI__ROWS6(X) X(6) X(7) X(8) X(9) X(10) X(11)
 
 /* AVX2 + FMA: 6 rows x 16 columns = 12 ymm accumulators, 2 B vectors and
  * one broadcast: 15 of the 16 registers. */
