@@ -757,6 +757,65 @@ static void test_iterate_and_trace(void) {
 }
 
 /* ------------------------------------------------------------------ */
+/* @ref, metadata links and attributes, transfer aliasing              */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_links,
+  OI_CONSTANT(
+    OI_VAR(alpha, f32[4], @ref("weights.alpha"))
+    OI_VAR(scale, f32, @ref("scale_meta"))
+  )
+  OI_PERSISTENT( OI_VAR(state, f32[4]) )
+  OI_VOLATILE( OI_VAR(y, f32[4]) OI_VAR(z, f32[4]) OI_VAR(r, f32[4]) )
+  OI_BLOCK(entry,
+    OI_TRANSFER(alpha, y)
+    OI_OP(mul, y, scale) OI_TO(y)
+    OI_OP(relu, y, clamp_max=limit) OI_TO(z)
+    OI_BARRIER()
+    OI_CACHE_READ(state, r)
+    OI_OP(add, r, scale) OI_TO(r)
+    OI_CACHE_WRITE(r, state)
+    OI_RETURN()
+  )
+)
+
+static void test_links_and_aliases(void) {
+    oi_writer *w = oi_writer_new();
+    uint64_t d4[1] = {4};
+    float alpha[4] = {1, -2, 3, -4}, state[4] = {7, 8, 9, 10};
+    add_f32(w, "weights.alpha", 1, d4, alpha);
+    add_f32(w, "state", 1, d4, state);
+    add_f32(w, "unused", 1, d4, state);
+    double scale = 2.0;
+    float limit = 5.0f;
+    CHECK_OK(oi_writer_add_metadata_scalar(w, "scale_meta", OI_DTYPE_F64, &scale));
+    CHECK_OK(oi_writer_add_metadata_scalar(w, "limit", OI_DTYPE_F32, &limit));
+    oi_model *m = open_written(w, "links");
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_links(), true);
+    if (!e)
+        return;
+    CHECK_OK(oi_executor_run_step(e));
+    CHECK_OK(oi_executor_run_step(e));
+    /* y = alpha * 2 (written through a transfer alias: alpha keeps its value) */
+    float y[4] = {2, -4, 6, -8}, z[4] = {2, 0, 5, 0}, st2[4] = {11, 12, 13, 14};
+    check_f32(e, "y", y, 4, 0);
+    check_f32(e, "alpha", alpha, 4, 0);
+    check_f32(e, "z", z, 4, 0);           /* clamp_max=limit from metadata */
+    check_f32(e, "state", st2, 4, 0);     /* model data, then + 2 per step */
+    check_f32(e, "r", st2, 4, 0);
+    CHECK(oi_model_loaded_tensor_count(m) == 2); /* "unused" never read */
+    char *json = oi_executor_trace_json(e);
+    CHECK_STR_CONTAINS(json, "\"kind\": \"Barrier\"");
+    CHECK_STR_CONTAINS(json, "\"kind\": \"Transfer\",\n    \"params\": [\"alpha\"],\n    \"output\": [\"y\"]");
+    CHECK_STR_CONTAINS(json, "\"kind\": \"CacheRead\",\n    \"params\": [\"state\"],\n    \"output\": [\"r\"]");
+    oi_free(json);
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
 /* validation errors: each names the place, the statement and the why */
 /* ------------------------------------------------------------------ */
 
@@ -895,6 +954,24 @@ static void test_validation_errors(void) {
             ST(OI_DSL_RETURN, 136, "", "", 0), ST(OI_DSL_BLOCK_END, 137, "entry", "", 0), ST(OI_DSL_END, 138, "", "", 0)};
         expect_invalid(s, m, "bad.c:135: error:", "transfer: a is f32[4] but b is f32[2]");
     }
+    {   /* the entry writes a variable it yielded before awaiting it */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_VOLATILE, 140, "", "", 0), ST(OI_DSL_VAR, 141, "", "a, f32[B]", 0),
+            ST(OI_DSL_SECTION_END, 142, "", "", 0), ST(OI_DSL_BLOCK, 143, "entry", "", 0),
+            ST(OI_DSL_YIELD, 144, "", "a", 0), ST(OI_DSL_OP, 145, "neg", "a", (int)OI_OP_neg), ST(OI_DSL_TO, 145, "", "a", 0),
+            ST(OI_DSL_AWAIT, 146, "", "a", 0), ST(OI_DSL_RETURN, 147, "", "", 0), ST(OI_DSL_BLOCK_END, 148, "entry", "", 0),
+            ST(OI_DSL_BLOCK, 149, "c1", "", 0), ST(OI_DSL_AWAIT, 150, "", "a", 0), ST(OI_DSL_YIELD, 151, "", "a", 0),
+            ST(OI_DSL_BLOCK_END, 152, "c1", "", 0), ST(OI_DSL_END, 153, "", "", 0)};
+        expect_invalid(s, m, "bad.c:145: error:", "a was yielded to consumer blocks: entry cannot write it before await");
+    }
+    {   /* an attribute naming nothing in the model */
+        const oi_dsl_stmt s[] = {
+            ST(OI_DSL_SECTION_VOLATILE, 160, "", "", 0), ST(OI_DSL_VAR, 161, "", "a, f32[B]", 0),
+            ST(OI_DSL_SECTION_END, 162, "", "", 0), ST(OI_DSL_BLOCK, 163, "entry", "", 0),
+            ST(OI_DSL_OP, 164, "relu", "a, clamp_max=ceiling", (int)OI_OP_relu), ST(OI_DSL_TO, 164, "", "a", 0),
+            ST(OI_DSL_RETURN, 165, "", "", 0), ST(OI_DSL_BLOCK_END, 166, "entry", "", 0), ST(OI_DSL_END, 167, "", "", 0)};
+        expect_invalid(s, m, "bad.c:164: error:", "clamp_max=ceiling: 'ceiling' names no scalar model tensor");
+    }
     oi_model_close(m);
 }
 
@@ -1005,6 +1082,7 @@ int main(void) {
     test_auto_dim();
     test_control_flow();
     test_yield_await();
+    test_links_and_aliases();
     test_iterate_and_trace();
     test_validation_errors();
     test_conformance();
