@@ -36,6 +36,12 @@
 #define OI__DTS_SHIFT (OI__DTS_S | OI__DTS_U | OI__DTS(I2) | OI__DTS(I4) | OI__DTS(U2) | OI__DTS(U4))
 #define OI__DTS_DIV4 (OI__DTS(I4) | OI__DTS(U4))
 
+/* The storage dtypes the Vulkan shaders read and write (8/16/32-bit, not
+ * packed, not f8: vulkan/vk_ops.c). An op's Vulkan dtypes are its row's
+ * dtypes within this set, without acc=; the rest runs on the CPU kernel. */
+#define OI__DTS_VULKAN (OI__DTS(F32) | OI__DTS(F16) | OI__DTS(BF16) | OI__DTS(I8) | OI__DTS(I16) | OI__DTS(I32) | \
+                        OI__DTS(U8) | OI__DTS(U16) | OI__DTS(U32) | OI__DTS_BOOL)
+
 #define OI__F_B 1u /* numpy broadcasting of the inputs  */
 #define OI__F_I 2u /* the output may be the first input */
 #define OI__F_A 4u /* accepts acc= (accumulate mode)    */

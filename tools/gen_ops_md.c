@@ -142,6 +142,8 @@ static void put_header(void) {
     put("Dtype groups: **F** = f8 (E5M2) bf16 f16 f32 f64; **S** = i8 i16 i32 i64; **U** = u8 u16 u32 u64;\n");
     put("**Pi** = i1 i2 i4; **Pu** = u1 u2 u4; **T** = t1 t2 (ternary). All inputs of an op share one dtype\n");
     put("(filter's condition may also be bool).\n\n");
+    put("Backends: the CPU kernels (kernels/) are the reference and run every row. The Vulkan backend runs\n");
+    put("f32 f16 bf16 i8 i16 i32 u8 u16 u32 bool without `acc=`; anything else falls back to the CPU kernel.\n\n");
     put("Flags: **B** numpy broadcasting of the inputs (stride 0, nothing is copied), **I** the output may be\n");
     put("the first input (in-place), **A** takes `acc=`.\n\n");
 }
@@ -191,7 +193,9 @@ static void put_summary(void) {
         put("| [%s](#%s) | %d | %s | %s/%s/%s | ", o->name, o->name, o->arity, out_text(o->out),
             (o->flags & OI__F_B) ? "B" : "-", (o->flags & OI__F_I) ? "I" : "-", (o->flags & OI__F_A) ? "A" : "-");
         put_dtypes(o->dtypes);
-        put(" | not yet | %s |\n", o->summary);
+        put(" | ");
+        put_dtypes(o->dtypes & OI__DTS_VULKAN);
+        put(" | %s |\n", o->summary);
     }
     put("\n");
 }
@@ -203,7 +207,9 @@ static void put_op(const op_row *o) {
     put("- Output dtype: %s%s.\n", out_text(o->out), (o->flags & OI__F_A) ? " (the `acc=` output dtype when accumulating)" : "");
     put("- CPU dtypes: ");
     put_dtypes(o->dtypes);
-    put(".\n");
+    put(".\n- Vulkan dtypes: ");
+    put_dtypes(o->dtypes & OI__DTS_VULKAN);
+    put(" (other dtypes, `acc=` and layouts the shaders cannot walk run on the CPU kernel).\n");
     if (o->flags & OI__F_A) {
         put("- With `acc=`: ");
         put_dtypes(o->acc_dtypes);
