@@ -37,9 +37,10 @@ static bool oi__dot_seen_edge(oi__dot *d, const char *key) {
 }
 
 static void oi__dot_edge(oi__dot *d, const char *from, const char *to, const char *label, const char *style) {
-    char key[256];
-    snprintf(key, sizeof key, "%s->%s:%s", from, to, label);
-    if (oi__dot_seen_edge(d, key))
+    char *key = oi__sprintf("%s->%s:%s", from, to, label);
+    bool seen = !key || oi__dot_seen_edge(d, key);
+    oi__free(key);
+    if (seen)
         return;
     oi__buf_printf(&d->b, "  %s -> %s [label=", from, to);
     oi__dot_quoted(&d->b, label);
@@ -49,7 +50,7 @@ static void oi__dot_edge(oi__dot *d, const char *from, const char *to, const cha
 /* A read of `name` by node `reader`: an edge from its last writer, or
  * from the variable itself when nothing in the graph wrote it yet. */
 static void oi__dot_read(oi__dot *d, const char *name, uint32_t reader) {
-    char from[64], to[32];
+    char from[32], to[32];
     snprintf(to, sizeof to, "n%u", (unsigned)reader);
     ptrdiff_t at = shgeti(d->last_writer, name);
     if (at >= 0) {
@@ -68,7 +69,11 @@ static void oi__dot_read(oi__dot *d, const char *name, uint32_t reader) {
             if (copy)
                 arrput(d->var_nodes, copy);
         }
-        snprintf(from, sizeof from, "\"var_%.50s\"", name);
+        char *var_id = oi__sprintf("\"var_%s\"", name);
+        if (var_id)
+            oi__dot_edge(d, var_id, to, name, "color=\"#1f77b4\"");
+        oi__free(var_id);
+        return;
     }
     oi__dot_edge(d, from, to, name, "color=\"#1f77b4\"");
 }
@@ -145,38 +150,54 @@ static void oi__dot_nodes(oi__dot *d, const oi__node *nodes, int indent, int dep
     }
 }
 
-/* Program-order edges (invisible) and the data flow, loops flattened. */
-static void oi__dot_flow(oi__dot *d, const oi__node *nodes, const char *previous, int depth) {
-    char prev[32];
-    snprintf(prev, sizeof prev, "%s", previous);
+/* Program-order edges (invisible) and the data flow, loops flattened.
+ * `prev` holds the id of the node drawn last and is updated, so the node
+ * after a loop hangs below the loop's last node. */
+static void oi__dot_flow(oi__dot *d, const oi__node *nodes, char prev[32], int depth) {
     for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
         const oi__node *n = &nodes[i];
         char id[32];
         snprintf(id, sizeof id, "n%u", (unsigned)n->index);
         if (*prev)
             oi__buf_printf(&d->b, "  %s -> %s [style=invis];\n", prev, id);
+        snprintf(prev, 32, "%s", id);
         oi__dot_data_flow(d, n);
         if (n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH)
-            oi__dot_flow(d, n->body, id, depth + 1);
-        snprintf(prev, sizeof prev, "%s", id);
+            oi__dot_flow(d, n->body, prev, depth + 1);
     }
 }
 
+static void oi__dot_copy_writers(oi__dot_writer **to, const oi__dot_writer *from) {
+    shfree(*to);
+    sh_new_strdup(*to);
+    for (ptrdiff_t i = 0; i < shlen(from); i++)
+        shput(*to, from[i].key, from[i].value);
+}
+
+static ptrdiff_t oi__dot_block_index(const oi_graph *g, const char *name) {
+    for (ptrdiff_t i = 0; i < arrlen(g->blocks); i++)
+        if (strcmp(g->blocks[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Blocks are drawn as cluster_b<i> with an oval anchor b<i>. */
 static void oi__dot_branch_edges(oi__dot *d, const oi__node *nodes, int depth) {
     for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
         const oi__node *n = &nodes[i];
-        char from[32], to[96], style[160];
-        snprintf(from, sizeof from, "n%u", (unsigned)n->index);
         if (n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH)
             oi__dot_branch_edges(d, n->body, depth + 1);
         if (n->kind != OI__NODE_BRANCH)
             continue;
         const char *targets[2] = {n->then_block, n->else_block};
         for (int t = 0; t < 2; t++) {
-            if (!targets[t])
+            ptrdiff_t target = targets[t] ? oi__dot_block_index(d->g, targets[t]) : -1;
+            if (target < 0)
                 continue;
-            snprintf(to, sizeof to, "\"block_%.60s\"", targets[t]);
-            snprintf(style, sizeof style, "style=dashed, color=\"#d62728\", lhead=\"cluster_%.60s\"", targets[t]);
+            char from[32], to[32], style[96];
+            snprintf(from, sizeof from, "n%u", (unsigned)n->index);
+            snprintf(to, sizeof to, "b%td", target);
+            snprintf(style, sizeof style, "style=dashed, color=\"#d62728\", lhead=cluster_b%td", target);
             oi__dot_edge(d, from, to, n->cond ? (t == 0 ? "then" : "else") : "branch", style);
         }
     }
@@ -206,11 +227,13 @@ static void oi__dot_yield_edges(oi__dot *d) {
                     const char *name = NULL;
                     if (a->kind != OI__NODE_AWAIT || !oi__dot_shares_var(y, a, &name))
                         continue;
-                    char from[32], to[32], label[96];
+                    char from[32], to[32];
                     snprintf(from, sizeof from, "n%u", (unsigned)y->index);
                     snprintf(to, sizeof to, "n%u", (unsigned)a->index);
-                    snprintf(label, sizeof label, "yield %.80s", name);
-                    oi__dot_edge(d, from, to, label, "style=dotted, color=\"#2ca02c\"");
+                    char *label = oi__sprintf("yield %s", name);
+                    if (label)
+                        oi__dot_edge(d, from, to, label, "style=dotted, color=\"#2ca02c\"");
+                    oi__free(label);
                 }
             }
         }
@@ -233,35 +256,39 @@ char *oi_graph_to_dot(const oi_graph *graph) {
                        "  edge [fontname=\"Helvetica\", fontsize=9];\n");
     for (ptrdiff_t i = 0; i < arrlen(graph->blocks); i++) {
         const oi__block *block = &graph->blocks[i];
-        oi__buf_puts(&d.b, "  subgraph ");
-        char cluster[96];
-        snprintf(cluster, sizeof cluster, "cluster_%.60s", block->name);
-        oi__dot_quoted(&d.b, cluster);
-        oi__buf_puts(&d.b, " {\n    label=");
-        char label[96];
-        snprintf(label, sizeof label, "block %.60s", block->name);
+        char *label = oi__sprintf("block %s", block->name);
+        oi__buf_printf(&d.b, "  subgraph cluster_b%td {\n    label=", i);
         oi__dot_quoted(&d.b, label);
-        oi__buf_printf(&d.b, ";\n    \"block_%s\" [shape=oval, label=", block->name);
+        oi__buf_printf(&d.b, ";\n    b%td [shape=oval, label=", i);
         oi__dot_quoted(&d.b, block->name);
         oi__buf_puts(&d.b, "];\n");
+        oi__free(label);
         oi__dot_nodes(&d, block->nodes, 4, 0);
         oi__buf_puts(&d.b, "  }\n");
     }
+    /* Each later block sees the values the first block (entry) left, not
+     * those of its siblings: branch targets are alternatives. */
+    oi__dot_writer *after_first = NULL;
     for (ptrdiff_t i = 0; i < arrlen(graph->blocks); i++) {
-        char start[96];
-        snprintf(start, sizeof start, "\"block_%.60s\"", graph->blocks[i].name);
-        oi__dot_flow(&d, graph->blocks[i].nodes, start, 0);
+        char prev[32];
+        snprintf(prev, sizeof prev, "b%td", i);
+        if (i > 0)
+            oi__dot_copy_writers(&d.last_writer, after_first);
+        oi__dot_flow(&d, graph->blocks[i].nodes, prev, 0);
+        if (i == 0)
+            oi__dot_copy_writers(&after_first, d.last_writer);
         oi__dot_branch_edges(&d, graph->blocks[i].nodes, 0);
     }
+    shfree(after_first);
     oi__dot_yield_edges(&d);
     for (ptrdiff_t i = 0; i < arrlen(d.var_nodes); i++) {
         const oi__var *v = oi__graph_find_var(graph, d.var_nodes[i]);
         static const char *const kinds[] = {"dynamic", "volatile", "constant", "persistent", "temporary"};
         oi__buf_printf(&d.b, "  \"var_%s\" [shape=ellipse, color=\"#1f77b4\", label=", d.var_nodes[i]);
-        char text[160];
-        snprintf(text, sizeof text, "%.60s\n%s %s", v->name, (unsigned)v->kind < 5 ? kinds[v->kind] : "?",
-                 oi_dtype_name(v->dtype) ? oi_dtype_name(v->dtype) : "?");
+        char *text = oi__sprintf("%s\n%s %s", v->name, (unsigned)v->kind < 5 ? kinds[v->kind] : "?",
+                                 oi_dtype_name(v->dtype) ? oi_dtype_name(v->dtype) : "?");
         oi__dot_quoted(&d.b, text);
+        oi__free(text);
         oi__buf_puts(&d.b, "];\n");
     }
     oi__buf_puts(&d.b, "}\n");

@@ -255,13 +255,32 @@ void oi__buf_cache_access(oi__buf *b, const oi__cache_access *a) {
     oi__buf_puts(b, "]");
 }
 
+/* The shortest text that reads back as the same double, with ".0" on
+ * whole numbers so a float reads as one: 0.01, 6.0, -1e-06, inf. */
+static void oi__g_buf_double(oi__buf *b, double value) {
+    if (value != value) {
+        oi__buf_puts(b, "nan");
+        return;
+    }
+    if (value > 1.7976931348623157e308 || value < -1.7976931348623157e308) {
+        oi__buf_puts(b, value > 0 ? "inf" : "-inf");
+        return;
+    }
+    char text[40];
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(text, sizeof text, "%.*g", precision, value);
+        if (strtod(text, NULL) == value)
+            break;
+    }
+    oi__buf_puts(b, text);
+    if (!strpbrk(text, ".eE"))
+        oi__buf_puts(b, ".0");
+}
+
 static void oi__g_buf_attr_value(oi__buf *b, const oi__attr *a) {
     switch (a->kind) {
     case OI__ATTR_FLOAT:
-        if (a->f > 1e308 || a->f < -1e308)
-            oi__buf_puts(b, a->f > 0 ? "inf" : "-inf");
-        else
-            oi__buf_printf(b, "%g", a->f);
+        oi__g_buf_double(b, a->f);
         break;
     case OI__ATTR_INT: oi__buf_printf(b, "%lld", (long long)a->i); break;
     case OI__ATTR_BOOL: oi__buf_puts(b, a->i ? "true" : "false"); break;
