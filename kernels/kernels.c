@@ -75,6 +75,9 @@ typedef struct oi__op_param_def {
 static const oi__op_param_def oi__op_param_defs[] = {OI_PARAM_LIST(OI__PARAM_DEF_ROW)};
 #define OI__PARAM_COUNT (sizeof oi__op_param_defs / sizeof oi__op_param_defs[0])
 
+/* Dimensions and strides stay below 2^40 so index arithmetic cannot overflow. */
+#define OI__MAX_DIM ((int64_t)1 << 40)
+
 static bool oi__op_valid(oi_op op) { return (int)op >= 0 && (int)op < (int)OI_OP_COUNT; }
 
 const char *oi_op_name(oi_op op) { return oi__op_valid(op) ? oi__op_defs[op].name : NULL; }
@@ -560,10 +563,15 @@ static oi_status oi__op_check(oi_op op, const oi__attr *attrs, size_t n_attrs, c
     if ((int)n_inputs != def->arity)
         return oi__fail(OI_ERROR_VALIDATION, "%s: expects %d input%s, got %zu", def->name, def->arity,
                         def->arity == 1 ? "" : "s", n_inputs);
-    for (size_t i = 0; i < n_inputs; i++)
+    for (size_t i = 0; i < n_inputs; i++) {
         if (inputs[i].ndim < 0 || inputs[i].ndim > OI_MAX_DIMS)
             return oi__fail(OI_ERROR_VALIDATION, "%s: input %zu has rank %d (at most %d)", def->name, i,
                             inputs[i].ndim, OI_MAX_DIMS);
+        for (int d = 0; d < inputs[i].ndim; d++)
+            if (inputs[i].shape[d] < 0 || inputs[i].shape[d] > OI__MAX_DIM)
+                return oi__fail(OI_ERROR_VALIDATION, "%s: input %zu has dimension %lld (0 to 2^40)", def->name, i,
+                                (long long)inputs[i].shape[d]);
+    }
     if (n_attrs && !attrs)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %zu parameters but no parameter array", def->name, n_attrs);
     if (oi__op_check_attrs(op, attrs, n_attrs) != OI_OK)
@@ -725,8 +733,8 @@ static oi_status oi__op_check_tensor(const char *name, const char *what, const o
     /* every reachable element must lie inside the storage */
     int64_t lo = t->offset, hi = t->offset;
     for (int d = 0; d < t->ndim; d++) {
-        if (t->shape[d] < 0)
-            return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %s has a negative dimension", name, what);
+        if (t->shape[d] < 0 || t->shape[d] > OI__MAX_DIM || t->strides[d] > OI__MAX_DIM || t->strides[d] < -OI__MAX_DIM)
+            return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %s has a dimension or stride out of range", name, what);
         if (t->shape[d] == 0)
             return OI_OK;
         int64_t span = t->strides[d] * (t->shape[d] - 1);
