@@ -1051,6 +1051,128 @@ static void test_conformance(void) {
     run_baseline("../shared/conformance/openinfer/v1/graph/graph_branch.oinf", g_branchy(), "r", "branch_out", 1e-4);
 }
 
+/* residual_mlp_stack (the original's prefix-table example, which it could
+ * not run: it read zeros for W[l]) against a naive reference written here. */
+OI_GRAPH(g_residual_stack,
+  OI_DYNAMIC( OI_VAR(x, f32[B, D]) )
+  OI_VOLATILE(
+    OI_VAR(W(l), f32[D, D], @pattern("res.mlp.w.{l}"))
+    OI_VAR(b(l), f32[D], @pattern("res.mlp.b.{l}"))
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h, f32[B, D])
+    OI_ASSIGN(u, f32[B, D])
+    OI_TRANSFER(x, h)
+    OI_LOOP(layers, l, 0..num_layers,
+      OI_OP(matmul, h, W[l]) OI_TO(u)
+      OI_OP(add, u, b[l]) OI_TO(u)
+      OI_OP(relu, u) OI_TO(u)
+      OI_OP(add, h, u) OI_TO(h)
+    )
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(g_mlp_regression,
+  OI_DYNAMIC( OI_VAR(x, f32[B, D]) )
+  OI_CONSTANT( OI_VAR(w1, f32[D, H]) OI_VAR(b1, f32[H]) OI_VAR(w2, f32[H, O]) OI_VAR(b2, f32[O]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h, f32[B, H])
+    OI_ASSIGN(y, f32[B, O])
+    OI_OP(matmul, x, w1) OI_TO(h)
+    OI_OP(add, h, b1) OI_TO(h)
+    OI_OP(relu, h) OI_TO(h)
+    OI_OP(matmul, h, w2) OI_TO(y)
+    OI_OP(add, y, b2) OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+/* out[b, n] = relu?(sum_k in[b, k] w[k, n] + bias[n]) in double */
+static void ref_dense(const double *in, const float *w, const float *bias, int rows, int k, int n, bool relu, double *out) {
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < n; j++) {
+            double acc = bias[j];
+            for (int i = 0; i < k; i++)
+                acc += in[r * k + i] * (double)w[i * n + j];
+            out[r * n + j] = relu && acc < 0 ? 0 : acc;
+        }
+}
+
+static void test_v2_models(void) {
+    const char *dir = "../shared/conformance/openinfer/v2-models/";
+    char path[512];
+    snprintf(path, sizeof path, "%sresidual_mlp_stack.oinf", dir);
+    oi_model *m = oi_model_open(path);
+    if (m) {
+        enum { B = 4, D = 32, L = 3 };
+        float x[B * D];
+        double h[B * D], u[B * D];
+        for (int i = 0; i < B * D; i++)
+            h[i] = x[i] = (float)((i * 37) % 23 - 11) / 16.0f;
+        for (int l = 0; l < L; l++) {
+            char wn[32], bn[32];
+            size_t n;
+            snprintf(wn, sizeof wn, "res.mlp.w.%d", l);
+            snprintf(bn, sizeof bn, "res.mlp.b.%d", l);
+            const float *w = model_f32(m, wn, &n), *bias = model_f32(m, bn, &n);
+            if (!w || !bias)
+                break;
+            ref_dense(h, w, bias, B, D, D, true, u);
+            for (int i = 0; i < B * D; i++)
+                h[i] += u[i];
+        }
+        float want[B * D];
+        for (int i = 0; i < B * D; i++)
+            want[i] = (float)h[i];
+        oi_simulator *sim;
+        oi_executor *e = make_exec(&sim, m, g_residual_stack(), false);
+        if (e) {
+            CHECK_OK(OI_TRY_INSERT(e, x, x, B * D));
+            CHECK_OK(oi_executor_run_step(e));
+            check_f32(e, "h", want, B * D, 1e-4);
+            CHECK_EQ_INT(oi_model_loaded_tensor_count(m), 6); /* each payload once; bias0 never */
+            oi_executor_free(e);
+        }
+        oi_simulator_free(sim);
+        oi_model_close(m);
+    } else {
+        printf("skipping %s: %s\n", path, oi_last_error());
+    }
+
+    snprintf(path, sizeof path, "%smlp_regression.oinf", dir);
+    m = oi_model_open(path);
+    if (m) {
+        enum { B = 4, D = 16, H = 32, O = 8 };
+        float x[B * D];
+        double xd[B * D], h[B * H], y[B * O];
+        for (int i = 0; i < B * D; i++)
+            xd[i] = x[i] = (float)((i * 13) % 17 - 8) / 8.0f;
+        size_t n;
+        const float *w1 = model_f32(m, "w1", &n), *b1 = model_f32(m, "b1", &n);
+        const float *w2 = model_f32(m, "w2", &n), *b2 = model_f32(m, "b2", &n);
+        if (w1 && b1 && w2 && b2) {
+            ref_dense(xd, w1, b1, B, D, H, true, h);
+            ref_dense(h, w2, b2, B, H, O, false, y);
+            float want[B * O];
+            for (int i = 0; i < B * O; i++)
+                want[i] = (float)y[i];
+            oi_simulator *sim;
+            oi_executor *e = make_exec(&sim, m, g_mlp_regression(), false);
+            if (e) {
+                CHECK_OK(OI_TRY_INSERT(e, x, x, B * D));
+                CHECK_OK(oi_executor_run_step(e));
+                check_f32(e, "y", want, B * O, 1e-4);
+                oi_executor_free(e);
+            }
+            oi_simulator_free(sim);
+        }
+        oi_model_close(m);
+    } else {
+        printf("skipping %s: %s\n", path, oi_last_error());
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* backends                                                            */
 /* ------------------------------------------------------------------ */
@@ -1086,6 +1208,7 @@ int main(void) {
     test_iterate_and_trace();
     test_validation_errors();
     test_conformance();
+    test_v2_models();
     test_backends();
     return check_result("test_executor");
 }
