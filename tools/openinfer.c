@@ -5,7 +5,7 @@
  * command failed (an invalid model...), 2 the command line was wrong.
  *
  *   openinfer verify FILE.oinf    validate every rule of the format, then print
- *                                 the contents like the original verify_oinf.py
+ *                                 exactly what python/verify_oinf.py prints
  *                                 (values, statistics, histograms, quant)
  *   openinfer inspect FILE.oinf   the same previews with the file layout
  *                                 (offsets and sizes) instead of statistics
@@ -33,7 +33,7 @@ typedef struct cli_command {
 static int cli_usage(const char *command);
 
 /* ------------------------------------------------------------------ */
-/* Formatting values the way verify_oinf.py does                       */
+/* Formatting values the way python/verify_oinf.py does               */
 /* ------------------------------------------------------------------ */
 /* Python's "{:.6g}": nan, inf, -inf spelled the same on every libc. */
 static void cli_print_g(FILE *out, double v) {
