@@ -58,17 +58,22 @@ static bool oi__is_int_text(const char *s, int64_t *out) {
     return true;
 }
 
+/* A string-map lookup that writes nothing (shgeti stores its result in the
+ * map), so consumer threads may look names up at the same time. */
+static ptrdiff_t oi__sh_find(void *map, size_t elem_size, size_t key_size, const char *key) {
+    ptrdiff_t index = -1;
+    if (map && key)
+        stbds_hmget_key_ts(map, elem_size, (void *)key, key_size, &index, STBDS_HM_STRING);
+    return index;
+}
+
 int oi__plan_slot(const oi__plan *p, const char *name) {
-    if (!name)
-        return -1;
-    oi__plan *mp = (oi__plan *)p; /* stb_ds lookups write a scratch field */
-    ptrdiff_t i = shgeti(mp->by_name, name);
+    ptrdiff_t i = oi__sh_find(p->by_name, sizeof *p->by_name, sizeof p->by_name->key, name);
     return i < 0 ? -1 : p->by_name[i].value;
 }
 
 bool oi__plan_size(const oi__plan *p, const char *name, int64_t *out) {
-    oi__plan *mp = (oi__plan *)p;
-    ptrdiff_t i = shgeti(mp->sizes, name);
+    ptrdiff_t i = oi__sh_find(p->sizes, sizeof *p->sizes, sizeof p->sizes->key, name);
     if (i < 0)
         return false;
     *out = p->sizes[i].value;
