@@ -11,7 +11,7 @@
 /* The table as data                                                   */
 /* ------------------------------------------------------------------ */
 typedef enum oi__shape_rule {
-    OI__SHAPE_EW, OI__SHAPE_MATMUL, OI__SHAPE_REDUCE, OI__SHAPE_ARGREDUCE, OI__SHAPE_ALL
+    OI__SHAPE_EW, OI__SHAPE_MATMUL, OI__SHAPE_REDUCE, OI__SHAPE_ARGREDUCE, OI__SHAPE_ALL, OI__SHAPE_CUSTOM
 } oi__shape_rule;
 
 typedef enum oi__out_rule { OI__OUT_SAME, OI__OUT_BOOL, OI__OUT_I8, OI__OUT_U8, OI__OUT_I64, OI__OUT_TO } oi__out_rule;
@@ -41,6 +41,9 @@ static oi_status oi__k_compare(const oi__kernel_args *k);
 static oi_status oi__k_matmul(const oi__kernel_args *k);
 static oi_status oi__k_reduce(const oi__kernel_args *k);
 static oi_status oi__k_cast(const oi__kernel_args *k);
+/* A family with CUSTOM-shape ops also declares its `<kernel>_infer` here:
+ * static oi_status oi__k_<family>_infer(const oi__kernel_args *k,
+ *     const oi__op_sig *in, size_t n_in, oi__op_sig *out); */
 
 typedef struct oi__op_def {
     const char *name;
@@ -55,9 +58,22 @@ typedef struct oi__op_def {
     {#name, arity, OI__SHAPE_##shape, OI__OUT_##out, flags, dtypes, acc_dtypes},
 static const oi__op_def oi__op_defs[OI_OP_COUNT] = {OI_OP_LIST(OI__OP_DEF_ROW)};
 
+/* Output signature of a CUSTOM-shape op: `<kernel>_infer` in its family
+ * file; NULL for the other rules, which kernels.c computes itself. */
+typedef oi_status (*oi__shape_fn)(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out);
+#define OI__INFER_EW(kernel) NULL
+#define OI__INFER_MATMUL(kernel) NULL
+#define OI__INFER_REDUCE(kernel) NULL
+#define OI__INFER_ARGREDUCE(kernel) NULL
+#define OI__INFER_ALL(kernel) NULL
+#define OI__INFER_CUSTOM(kernel) kernel##_infer
+
 /* Enum-indexed: row i of the list is OI_OP value i. */
 #define OI__OP_KERNEL_ROW(name, arity, category, shape, out, flags, dtypes, acc_dtypes, kernel, summary) kernel,
 static const oi__cpu_kernel oi__cpu_kernels[OI_OP_COUNT] = {OI_OP_LIST(OI__OP_KERNEL_ROW)};
+#define OI__OP_INFER_ROW(name, arity, category, shape, out, flags, dtypes, acc_dtypes, kernel, summary) \
+    OI__INFER_##shape(kernel),
+static const oi__shape_fn oi__shape_fns[OI_OP_COUNT] = {OI_OP_LIST(OI__OP_INFER_ROW)};
 
 typedef struct oi__op_param_def {
     oi_op op;
@@ -340,10 +356,19 @@ static oi_status oi__op_resolve_acc(oi_op op, const oi__attr *attrs, size_t n_at
     return OI_OK;
 }
 
+/* Input count: exactly arity, or fewer with OI__F_OPT / OI__F_VAR. */
+static bool oi__op_arity_ok(const oi__op_def *def, size_t n_inputs) {
+    if (def->flags & OI__F_VAR)
+        return n_inputs >= 1 && n_inputs <= (size_t)def->arity;
+    if (def->flags & OI__F_OPT)
+        return n_inputs + 1 == (size_t)def->arity || n_inputs == (size_t)def->arity;
+    return n_inputs == (size_t)def->arity;
+}
+
 static oi_status oi__op_check_input_dtypes(oi_op op, const oi__op_sig *inputs, size_t n_inputs, bool accumulating) {
     const oi__op_def *def = &oi__op_defs[op];
     oi_dtype t = inputs[0].dtype;
-    for (size_t i = 1; i < n_inputs; i++) {
+    for (size_t i = 1; i < n_inputs && !(def->flags & OI__F_MIX); i++) {
         bool cond_bool = op == OI_OP_filter && i == 2 && inputs[i].dtype == OI_DTYPE_BOOL;
         if (inputs[i].dtype != t && !cond_bool)
             return oi__fail(OI_ERROR_VALIDATION, "%s: input %zu has dtype %s but input 0 has %s (all inputs share one dtype)",
@@ -560,9 +585,10 @@ static oi_status oi__op_check(oi_op op, const oi__attr *attrs, size_t n_attrs, c
     if (!oi__op_valid(op))
         return oi__fail(OI_ERROR_VALIDATION, "unknown op %d", (int)op);
     const oi__op_def *def = &oi__op_defs[op];
-    if ((int)n_inputs != def->arity)
-        return oi__fail(OI_ERROR_VALIDATION, "%s: expects %d input%s, got %zu", def->name, def->arity,
-                        def->arity == 1 ? "" : "s", n_inputs);
+    if (!oi__op_arity_ok(def, n_inputs))
+        return oi__fail(OI_ERROR_VALIDATION, "%s: expects %s%d input%s, got %zu", def->name,
+                        (def->flags & OI__F_VAR) ? "1 to " : (def->flags & OI__F_OPT) ? "(last optional) " : "",
+                        def->arity, def->arity == 1 ? "" : "s", n_inputs);
     for (size_t i = 0; i < n_inputs; i++) {
         if (inputs[i].ndim < 0 || inputs[i].ndim > OI_MAX_DIMS)
             return oi__fail(OI_ERROR_VALIDATION, "%s: input %zu has rank %d (at most %d)", def->name, i,
@@ -597,6 +623,7 @@ static oi_status oi__op_check(oi_op op, const oi__attr *attrs, size_t n_attrs, c
     case OI__SHAPE_MATMUL: s = oi__op_shape_matmul(&inputs[0], &inputs[1], out); break;
     case OI__SHAPE_REDUCE: case OI__SHAPE_ARGREDUCE: s = oi__op_shape_reduce(&k, &inputs[0], out); break;
     case OI__SHAPE_ALL: out->ndim = 0; break;
+    case OI__SHAPE_CUSTOM: s = oi__shape_fns[op](&k, inputs, n_inputs, out); break;
     }
     if (s != OI_OK)
         return s;

@@ -8,10 +8,16 @@
  *   arity       number of inputs (outputs are always 1)
  *   category    a string for docs/ops.md
  *   shape       shape rule: EW (elementwise; broadcast when OI__F_B), MATMUL,
- *               REDUCE (`axes`), ARGREDUCE (`axis`), ALL (reduces to a scalar [])
+ *               REDUCE (`axes`), ARGREDUCE (`axis`), ALL (reduces to a scalar []),
+ *               CUSTOM (the family file defines `<kernel>_infer`, which
+ *               computes the output signature and checks inputs 1.. itself)
  *   out         output dtype rule: SAME (input dtype, or the acc dtype),
  *               BOOL, I8, U8, I64 (fixed), TO (the `to` parameter)
- *   flags       OI__F_B broadcast, OI__F_I in-place allowed, OI__F_A takes `acc=`
+ *   flags       OI__F_B broadcast, OI__F_I in-place allowed, OI__F_A takes `acc=`,
+ *               OI__F_OPT the last input is optional (arity - 1 also accepted),
+ *               OI__F_VAR any number of inputs from 1 to arity,
+ *               OI__F_MIX inputs 1.. may have other dtypes (checked by the
+ *               CUSTOM infer); without it all inputs share input 0's dtype
  *   dtypes      input dtypes accepted (a set of OI__DTS_* bits)
  *   acc_dtypes  input dtypes accepted in accumulate mode (0: no acc mode)
  *   kernel      the CPU kernel of the op family (kernels/<family>.c)
@@ -45,6 +51,9 @@
 #define OI__F_B 1u /* numpy broadcasting of the inputs  */
 #define OI__F_I 2u /* the output may be the first input */
 #define OI__F_A 4u /* accepts acc= (accumulate mode)    */
+#define OI__F_OPT 8u  /* the last input is optional        */
+#define OI__F_VAR 16u /* 1..arity inputs                   */
+#define OI__F_MIX 32u /* inputs 1.. have their own dtypes  */
 
 /* clang-format off */
 #define OI_OP_LIST(X) \
