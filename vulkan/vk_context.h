@@ -9,9 +9,18 @@
 #define OI__VK_PUSH_WORDS 32                          /* 128 bytes: the guaranteed minimum */
 #define OI__VK_BINDINGS 4                             /* a, b, c, d (the output)      */
 #define OI__VK_SET_CACHE_LIMIT 4096                   /* cached descriptor sets       */
+#define OI__VK_MAX_TIMES 4096                         /* GPU op times kept until taken */
 
-/* The shader modules, one per vulkan/shaders/<name>.comp. */
-typedef enum oi__vk_shader { OI__VK_SHADER_ELTWISE, OI__VK_SHADER_REDUCE, OI__VK_SHADER_MATMUL, OI__VK_SHADER_COUNT } oi__vk_shader;
+/* The shader families, one per vulkan/shaders/<name>.comp ... */
+typedef enum oi__vk_family { OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL } oi__vk_family;
+/* ... each built once per input value class (floats, signed, unsigned):
+ * module = family * 3 + class. */
+typedef enum oi__vk_shader {
+    OI__VK_SHADER_ELTWISE_F, OI__VK_SHADER_ELTWISE_S, OI__VK_SHADER_ELTWISE_U,
+    OI__VK_SHADER_REDUCE_F, OI__VK_SHADER_REDUCE_S, OI__VK_SHADER_REDUCE_U,
+    OI__VK_SHADER_MATMUL_F, OI__VK_SHADER_MATMUL_S, OI__VK_SHADER_MATMUL_U,
+    OI__VK_SHADER_COUNT
+} oi__vk_shader;
 
 typedef struct oi__vk_range {
     VkDeviceSize offset, size;
@@ -86,10 +95,13 @@ typedef struct oi__vk_list {
     uint32_t n_timestamps;
 } oi__vk_list;
 
-/* The k-th submission of a step keeps its command buffer, so the next
- * step's k-th submission can replay it when its list is identical. */
+/* A recorded command buffer and the list it was recorded from; a later
+ * submission of an equal list replays it. */
+#define OI__VK_SLOTS 8
 typedef struct oi__vk_slot {
     VkCommandBuffer cb;
+    uint64_t hash;      /* of the list */
+    uint64_t last_used; /* ctx->submit_clock when last submitted */
     VkQueryPool queries;
     uint32_t query_capacity;
     bool recorded;
@@ -161,8 +173,8 @@ typedef struct oi__vk_context {
     VkCommandPool command_pool;
     VkFence fence;
     oi__vk_list list;
-    oi__vk_slot *slots;     /* stb array, one per submission of a step */
-    size_t slot_index;      /* the next submission of this step */
+    oi__vk_slot *slots;     /* stb array of at most OI__VK_SLOTS */
+    uint64_t submit_clock;  /* counts submissions, for LRU slots */
     uint64_t epoch;         /* barrier epoch of the list being built */
     oi__vk_range *epoch_write_ranges; /* written in this epoch ... */
     VkBuffer *epoch_write_buffers;    /* ... in these buffers        */

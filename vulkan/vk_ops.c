@@ -125,10 +125,10 @@ static void oi__vk_set_push(oi__vk_stage *st, const void *push, size_t bytes) {
     st->push_words = (uint32_t)((bytes + 3) / 4);
 }
 
-static void oi__vk_set_pipeline(oi__vk_stage *st, oi__vk_shader shader, oi_op op, oi_dtype a, oi_dtype b, oi_dtype c,
+static void oi__vk_set_pipeline(oi__vk_stage *st, oi__vk_family family, oi_op op, oi_dtype a, oi_dtype b, oi_dtype c,
                                 oi_dtype d) {
     memset(&st->pipeline, 0, sizeof st->pipeline);
-    st->pipeline.shader = (uint32_t)shader;
+    st->pipeline.shader = (uint32_t)oi__vk_shader_for(family, a);
     st->pipeline.spec[0] = (uint32_t)op;
     st->pipeline.spec[1] = (uint32_t)a;
     st->pipeline.spec[2] = (uint32_t)b;
@@ -359,7 +359,7 @@ static oi_status oi__vk_plan_eltwise(const oi__vk_context *ctx, const oi__kernel
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
     oi_dtype a = in[0].dtype, b = n_in > 1 ? in[1].dtype : a, c = n_in > 2 ? in[2].dtype : a;
-    oi__vk_set_pipeline(st, OI__VK_SHADER_ELTWISE, k->op, a, b, c, out->dtype);
+    oi__vk_set_pipeline(st, OI__VK_ELTWISE, k->op, a, b, c, out->dtype);
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[1] = n_in > 1 ? OI__VK_ROLE_IN1 : OI__VK_ROLE_UNUSED;
@@ -428,7 +428,7 @@ static oi_status oi__vk_plan_reduce(const oi__vk_context *ctx, const oi__kernel_
     push.select_first = is_arg ? (uint32_t)oi__op_param_bool(k, "select_first") : 1u;
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
-    oi__vk_set_pipeline(st, OI__VK_SHADER_REDUCE, op, in->dtype, in->dtype, in->dtype, out->dtype);
+    oi__vk_set_pipeline(st, OI__VK_REDUCE, op, in->dtype, in->dtype, in->dtype, out->dtype);
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[3] = OI__VK_ROLE_OUT;
@@ -497,7 +497,7 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     push.d_offset = direct ? (uint32_t)out->offset : 0;
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
-    oi__vk_set_pipeline(st, OI__VK_SHADER_MATMUL, k->op, a->dtype, b->dtype, b->dtype, direct ? out->dtype : acc);
+    oi__vk_set_pipeline(st, OI__VK_MATMUL, k->op, a->dtype, b->dtype, b->dtype, direct ? out->dtype : acc);
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[1] = OI__VK_ROLE_IN1;
@@ -525,7 +525,7 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     cast.d_offset = (uint32_t)out->offset;
     oi__vk_stage *cs = &plan->stages[plan->n_stages++];
     memset(cs, 0, sizeof *cs);
-    oi__vk_set_pipeline(cs, OI__VK_SHADER_ELTWISE, OI_OP_cast, acc, acc, acc, out->dtype);
+    oi__vk_set_pipeline(cs, OI__VK_ELTWISE, OI_OP_cast, acc, acc, acc, out->dtype);
     oi__vk_set_push(cs, &cast, sizeof cast);
     cs->roles[0] = OI__VK_ROLE_TEMP;
     cs->roles[3] = OI__VK_ROLE_OUT;
@@ -534,12 +534,35 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     return oi__vk_groups(ctx, (words + 255) / 256, 1, cs->groups);
 }
 
+/* The ops the shaders implement, for every dtype class the op table
+ * allows them (a row added to the table stays on the CPU until its shader
+ * code exists and is listed here). */
+static bool oi__vk_has_shader(oi_op op) {
+    switch (op) {
+    case OI_OP_add: case OI_OP_sub: case OI_OP_mul: case OI_OP_div: case OI_OP_floor_div: case OI_OP_rem:
+    case OI_OP_fma: case OI_OP_min: case OI_OP_max: case OI_OP_neg: case OI_OP_abs: case OI_OP_recip:
+    case OI_OP_relu: case OI_OP_clamp: case OI_OP_sign: case OI_OP_floor: case OI_OP_ceil: case OI_OP_round:
+    case OI_OP_trunc: case OI_OP_and: case OI_OP_or: case OI_OP_xor: case OI_OP_not: case OI_OP_shl:
+    case OI_OP_shr: case OI_OP_popcount: case OI_OP_eq: case OI_OP_ne: case OI_OP_lt: case OI_OP_le:
+    case OI_OP_gt: case OI_OP_ge: case OI_OP_is_nan: case OI_OP_is_inf: case OI_OP_is_neg: case OI_OP_filter:
+    case OI_OP_cast: case OI_OP_fill: case OI_OP_fill_nan_like: /* eltwise.comp */
+    case OI_OP_sum_axis: case OI_OP_mean_axis: case OI_OP_prod_axis: case OI_OP_max_axis: case OI_OP_min_axis:
+    case OI_OP_argmax_axis: case OI_OP_argmin_axis: case OI_OP_is_finite: /* reduce.comp */
+    case OI_OP_matmul: /* matmul.comp */
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* ---- the planner ---- */
 static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__attr *attrs, size_t n_attrs,
                                 const oi__vk_view *in, size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
     memset(plan, 0, sizeof *plan);
     if ((int)op < 0 || op >= OI_OP_COUNT || n_in == 0 || n_in > 3)
         return oi__vk_unsupported("op %d with %zu inputs", (int)op, n_in);
+    if (!oi__vk_has_shader(op))
+        return oi__vk_unsupported("%s: no shader yet", oi_op_name(op));
     oi__op_sig sigs[3], want;
     for (size_t i = 0; i < n_in; i++) {
         memset(&sigs[i], 0, sizeof sigs[i]);
@@ -585,8 +608,8 @@ static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__a
     case OI__SHAPE_EW: return oi__vk_plan_eltwise(ctx, &k, in, n_in, out, plan);
     case OI__SHAPE_MATMUL: return oi__vk_plan_matmul(ctx, &k, in, out, plan);
     case OI__SHAPE_REDUCE: case OI__SHAPE_ARGREDUCE: case OI__SHAPE_ALL: return oi__vk_plan_reduce(ctx, &k, in, out, plan);
+    default: return oi__vk_unsupported("%s: no shader for this op yet", oi_op_name(op));
     }
-    return oi__vk_unsupported("%s: unknown shape rule", oi_op_name(op));
 }
 
 /* ---- the vtable entries ---- */

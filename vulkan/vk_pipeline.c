@@ -4,26 +4,44 @@
  * per (shader, op, dtypes) through specialization constants and cached,
  * and descriptor sets cached by the buffer ranges they bind. */
 
+#define OI__VK_SPIRV(name) *bytes = sizeof oi__spirv_##name; return oi__spirv_##name
 static const uint32_t *oi__vk_shader_code(oi__vk_shader shader, size_t *bytes) {
     switch (shader) {
-    case OI__VK_SHADER_ELTWISE: *bytes = sizeof oi__spirv_eltwise; return oi__spirv_eltwise;
-    case OI__VK_SHADER_REDUCE: *bytes = sizeof oi__spirv_reduce; return oi__spirv_reduce;
-    case OI__VK_SHADER_MATMUL: *bytes = sizeof oi__spirv_matmul; return oi__spirv_matmul;
+    case OI__VK_SHADER_ELTWISE_F: OI__VK_SPIRV(eltwise_f);
+    case OI__VK_SHADER_ELTWISE_S: OI__VK_SPIRV(eltwise_s);
+    case OI__VK_SHADER_ELTWISE_U: OI__VK_SPIRV(eltwise_u);
+    case OI__VK_SHADER_REDUCE_F: OI__VK_SPIRV(reduce_f);
+    case OI__VK_SHADER_REDUCE_S: OI__VK_SPIRV(reduce_s);
+    case OI__VK_SHADER_REDUCE_U: OI__VK_SPIRV(reduce_u);
+    case OI__VK_SHADER_MATMUL_F: OI__VK_SPIRV(matmul_f);
+    case OI__VK_SHADER_MATMUL_S: OI__VK_SPIRV(matmul_s);
+    case OI__VK_SHADER_MATMUL_U: OI__VK_SPIRV(matmul_u);
     default: *bytes = 0; return NULL;
     }
 }
 
-static oi_status oi__vk_pipelines_init(oi__vk_context *ctx) {
-    VkResult r;
-    for (int i = 0; i < (int)OI__VK_SHADER_COUNT; i++) {
+/* The module of a family for inputs of dtype `in`. */
+static oi__vk_shader oi__vk_shader_for(oi__vk_family family, oi_dtype in) {
+    int value_class = oi__dtype_is_float(in) ? 0 : oi__dtype_is_signed(in) ? 1 : 2;
+    return (oi__vk_shader)((int)family * 3 + value_class);
+}
+
+static oi_status oi__vk_shader_module(oi__vk_context *ctx, oi__vk_shader shader, VkShaderModule *out) {
+    if (!ctx->shaders[shader]) {
         VkShaderModuleCreateInfo info;
         memset(&info, 0, sizeof info);
         info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-        info.pCode = oi__vk_shader_code((oi__vk_shader)i, &info.codeSize);
-        r = ctx->vk.vkCreateShaderModule(ctx->device, &info, NULL, &ctx->shaders[i]);
+        info.pCode = oi__vk_shader_code(shader, &info.codeSize);
+        VkResult r = ctx->vk.vkCreateShaderModule(ctx->device, &info, NULL, &ctx->shaders[shader]);
         if (r != VK_SUCCESS)
             return oi__vk_fail("vkCreateShaderModule", r);
     }
+    *out = ctx->shaders[shader];
+    return OI_OK;
+}
+
+static oi_status oi__vk_pipelines_init(oi__vk_context *ctx) {
+    VkResult r;
     VkDescriptorSetLayoutBinding bindings[OI__VK_BINDINGS];
     memset(bindings, 0, sizeof bindings);
     for (uint32_t i = 0; i < OI__VK_BINDINGS; i++) {
@@ -70,6 +88,10 @@ static oi_status oi__vk_pipeline(oi__vk_context *ctx, const oi__vk_pipeline_key 
         *out = ctx->pipelines[i].value;
         return OI_OK;
     }
+    VkShaderModule module = VK_NULL_HANDLE;
+    oi_status s = oi__vk_shader_module(ctx, (oi__vk_shader)key->shader, &module);
+    if (s != OI_OK)
+        return s;
     VkSpecializationMapEntry entries[5];
     for (uint32_t e = 0; e < 5; e++) {
         entries[e].constantID = e;
@@ -87,7 +109,7 @@ static oi_status oi__vk_pipeline(oi__vk_context *ctx, const oi__vk_pipeline_key 
     info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
     info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    info.stage.module = ctx->shaders[key->shader];
+    info.stage.module = module;
     info.stage.pName = "main";
     info.stage.pSpecializationInfo = &spec;
     info.layout = ctx->pipeline_layout;

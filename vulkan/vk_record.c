@@ -1,9 +1,11 @@
 /* vk_record.c - stage 4: ops append commands to a list; a submission
  * records the list into one command buffer (uploads, then dispatches with
  * buffer barriers only where one op reads or overwrites what an earlier
- * op of the same epoch wrote, then downloads) and waits for it. The k-th
- * submission of a step is compared with the k-th of the previous step:
- * when the lists are equal its command buffer is replayed as it is. */
+ * op of the same epoch wrote, then downloads) and waits for it. Recorded
+ * command buffers are kept in a few slots keyed by their list's contents:
+ * when a step submits a list equal to one already recorded (the same ops
+ * on the same buffers, as every step of a fixed graph does), that command
+ * buffer is replayed as it is. */
 
 static bool oi__vk_list_empty(const oi__vk_context *ctx) {
     return arrlen(ctx->list.uploads) == 0 && arrlen(ctx->list.cmds) == 0 && arrlen(ctx->list.downloads) == 0;
@@ -279,8 +281,29 @@ static bool oi__vk_same_array(const void *a, ptrdiff_t na, const void *b, ptrdif
 
 #define OI__VK_SAME(a, b) oi__vk_same_array((a), arrlen(a), (b), arrlen(b), sizeof *(a))
 
-static bool oi__vk_slot_matches(const oi__vk_slot *slot, const oi__vk_list *l) {
-    return slot->recorded && OI__VK_SAME(slot->uploads, l->uploads) && OI__VK_SAME(slot->cmds, l->cmds) &&
+/* FNV-1a over the compared arrays: a cheap first test before memcmp. */
+static uint64_t oi__vk_hash_bytes(uint64_t h, const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001B3u;
+    return h;
+}
+
+#define OI__VK_HASH(h, a) oi__vk_hash_bytes((h), (a), sizeof *(a) * (size_t)arrlen(a))
+
+static uint64_t oi__vk_list_hash(const oi__vk_list *l) {
+    uint64_t h = 0xCBF29CE484222325u;
+    h = OI__VK_HASH(h, l->uploads);
+    h = OI__VK_HASH(h, l->cmds);
+    h = OI__VK_HASH(h, l->downloads);
+    h = OI__VK_HASH(h, l->barriers);
+    h = OI__VK_HASH(h, l->upload_buffers);
+    h = OI__VK_HASH(h, l->upload_ranges);
+    return h ^ (uint64_t)arrlen(l->cmds);
+}
+
+static bool oi__vk_slot_matches(const oi__vk_slot *slot, const oi__vk_list *l, uint64_t hash) {
+    return slot->recorded && slot->hash == hash && OI__VK_SAME(slot->uploads, l->uploads) && OI__VK_SAME(slot->cmds, l->cmds) &&
            OI__VK_SAME(slot->downloads, l->downloads) && OI__VK_SAME(slot->barriers, l->barriers) &&
            OI__VK_SAME(slot->upload_buffers, l->upload_buffers) && OI__VK_SAME(slot->upload_ranges, l->upload_ranges);
 }
@@ -309,8 +332,22 @@ static void oi__vk_slot_free(oi__vk_context *ctx, oi__vk_slot *slot) {
     arrfree(slot->upload_ranges);
 }
 
-static oi_status oi__vk_next_slot(oi__vk_context *ctx, oi__vk_slot **out) {
-    if (ctx->slot_index >= (size_t)arrlen(ctx->slots)) {
+/* The slot holding this list's recording, or the one to record it into:
+ * an empty slot, else the least recently used. */
+static oi_status oi__vk_find_slot(oi__vk_context *ctx, uint64_t hash, oi__vk_slot **out, bool *replay) {
+    oi__vk_slot *victim = NULL;
+    for (ptrdiff_t i = 0; i < arrlen(ctx->slots); i++) {
+        oi__vk_slot *slot = &ctx->slots[i];
+        if (oi__vk_slot_matches(slot, &ctx->list, hash)) {
+            *out = slot;
+            *replay = true;
+            return OI_OK;
+        }
+        if (!victim || !slot->recorded || (victim->recorded && slot->last_used < victim->last_used))
+            victim = slot;
+    }
+    *replay = false;
+    if (arrlen(ctx->slots) < OI__VK_SLOTS) {
         oi__vk_slot slot;
         memset(&slot, 0, sizeof slot);
         VkCommandBufferAllocateInfo info;
@@ -323,8 +360,9 @@ static oi_status oi__vk_next_slot(oi__vk_context *ctx, oi__vk_slot **out) {
         if (r != VK_SUCCESS)
             return oi__vk_fail("vkAllocateCommandBuffers", r);
         arrput(ctx->slots, slot);
+        victim = &arrlast(ctx->slots);
     }
-    *out = &ctx->slots[ctx->slot_index++];
+    *out = victim;
     return OI_OK;
 }
 
@@ -354,6 +392,8 @@ static void oi__vk_collect_times(oi__vk_context *ctx, oi__vk_slot *slot) {
             t.micros = micros;
             arrput(ctx->times, t);
         }
+        if (arrlen(ctx->times) > OI__VK_MAX_TIMES) /* nobody takes them: keep the newest */
+            stbds_arrdeln(ctx->times, 0, arrlen(ctx->times) - OI__VK_MAX_TIMES / 2);
     }
     oi__free(ticks);
 }
@@ -387,11 +427,13 @@ static oi_status oi__vk_submit(oi__vk_context *ctx) {
         oi__vk_finish_list(ctx);
         return OI_OK;
     }
+    uint64_t hash = oi__vk_list_hash(&ctx->list);
     oi__vk_slot *slot = NULL;
-    oi_status s = oi__vk_next_slot(ctx, &slot);
+    bool replay = false;
+    oi_status s = oi__vk_find_slot(ctx, hash, &slot, &replay);
     if (s != OI_OK)
         return s;
-    if (oi__vk_slot_matches(slot, &ctx->list)) {
+    if (replay) {
         ctx->stats.replays++;
     } else {
         slot->recorded = false;
@@ -399,7 +441,9 @@ static oi_status oi__vk_submit(oi__vk_context *ctx) {
         if (s != OI_OK)
             return s;
         oi__vk_slot_keep(slot, &ctx->list);
+        slot->hash = hash;
     }
+    slot->last_used = ++ctx->submit_clock;
     VkSubmitInfo submit;
     memset(&submit, 0, sizeof submit);
     submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
@@ -422,9 +466,4 @@ static oi_status oi__vk_submit(oi__vk_context *ctx) {
 }
 
 /* backend->flush: the end of a step. */
-static oi_status oi__vk_flush(void *opaque) {
-    oi__vk_context *ctx = (oi__vk_context *)opaque;
-    oi_status s = oi__vk_submit(ctx);
-    ctx->slot_index = 0;
-    return s;
-}
+static oi_status oi__vk_flush(void *opaque) { return oi__vk_submit((oi__vk_context *)opaque); }

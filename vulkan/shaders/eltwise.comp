@@ -41,6 +41,10 @@ OI_DEFINE_STORE_WORD(store_d, d_buf)
 
 bool is_op(uint op) { return OP == op; }
 
+// VALUE_CLASS (from the build: 0 floats, 1 signed, 2 unsigned and bool)
+// is the class of the inputs; each module keeps only its class's code, so
+// a pipeline has less to compile.
+#if VALUE_CLASS == 0
 // ---- floats (f32, f16, bf16: loaded as f32, computed in f32) ----
 uint float_op(float a, float b, float c, uint a_bits) {
     float p0 = uintBitsToFloat(pc.p0), p1 = uintBitsToFloat(pc.p1), p2 = uintBitsToFloat(pc.p2);
@@ -79,8 +83,12 @@ uint float_op(float a, float b, float c, uint a_bits) {
     return float_to_bits(D_DT, r);
 }
 
-// ---- signed integers (i8, i16, i32: sign-extended, wrapping) ----
+#endif
+
 uint shift_left(uint bits, uint amount) { return amount >= 32u ? 0u : bits << amount; }
+
+#if VALUE_CLASS == 1
+// ---- signed integers (i8, i16, i32: sign-extended, wrapping) ----
 uint int_op(int a, int b, uint a_bits, uint b_bits) {
     int p0 = int(pc.p0), p1 = int(pc.p1), p2 = int(pc.p2);
     int r = 0;
@@ -122,6 +130,9 @@ uint int_op(int a, int b, uint a_bits, uint b_bits) {
     return int_to_bits(D_DT, r);
 }
 
+#endif
+
+#if VALUE_CLASS == 2
 // ---- unsigned integers and bool (u8, u16, u32, bool) ----
 uint uint_op(uint a, uint b) {
     uint r = 0u;
@@ -151,10 +162,13 @@ uint uint_op(uint a, uint b) {
     return uint_to_bits(D_DT, r);
 }
 
+#endif
+
 // ---- cast: p0 = rounding mode (0 trunc, 1 floor, 2 ceil, 3 nearest);
 // float -> integer saturates (the host sends only saturating casts) ----
 uint cast_op(uint a_bits) {
-    if (dt_is_float(A_DT)) {
+#if VALUE_CLASS == 0
+    {
         float v = bits_to_float(A_DT, a_bits);
         if (dt_is_float(D_DT)) return float_to_bits(D_DT, v);
         if (isnan(v)) return 0u;
@@ -173,12 +187,13 @@ uint cast_op(uint a_bits) {
         if (v >= exp2(float(bits))) return dt_mask(D_DT);
         return uint(v) & dt_mask(D_DT);
     }
-    if (dt_is_signed(A_DT)) {
-        int v = bits_to_int(A_DT, a_bits);
-        return dt_is_float(D_DT) ? float_to_bits(D_DT, float(v)) : int_to_bits(D_DT, v);
-    }
+#elif VALUE_CLASS == 1
+    int v = bits_to_int(A_DT, a_bits);
+    return dt_is_float(D_DT) ? float_to_bits(D_DT, float(v)) : int_to_bits(D_DT, v);
+#else
     uint v = bits_to_uint(A_DT, a_bits);
     return dt_is_float(D_DT) ? float_to_bits(D_DT, float(v)) : uint_to_bits(D_DT, v);
+#endif
 }
 
 // The output bits of element e (0 <= e < n).
@@ -207,11 +222,13 @@ uint element(uint e) {
                   is_op(OP_lt) || is_op(OP_le) || is_op(OP_gt) || is_op(OP_ge);
     if (binary) b_bits = load_b(B_DT, ib);
     if (is_op(OP_fma)) c_bits = load_c(C_DT, ic);
-    if (dt_is_float(A_DT))
-        return float_op(bits_to_float(A_DT, a_bits), bits_to_float(B_DT, b_bits), bits_to_float(C_DT, c_bits), a_bits);
-    if (dt_is_signed(A_DT))
-        return int_op(bits_to_int(A_DT, a_bits), bits_to_int(B_DT, b_bits), a_bits, b_bits);
+#if VALUE_CLASS == 0
+    return float_op(bits_to_float(A_DT, a_bits), bits_to_float(B_DT, b_bits), bits_to_float(C_DT, c_bits), a_bits);
+#elif VALUE_CLASS == 1
+    return int_op(bits_to_int(A_DT, a_bits), bits_to_int(B_DT, b_bits), a_bits, b_bits);
+#else
     return uint_op(bits_to_uint(A_DT, a_bits), bits_to_uint(B_DT, b_bits));
+#endif
 }
 
 void main() {

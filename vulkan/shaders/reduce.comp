@@ -31,8 +31,9 @@ OI_DEFINE_STORE_WORD(store_d, d_buf)
 
 bool is_op(uint op) { return OP == op; }
 bool is_arg() { return is_op(OP_argmax_axis) || is_op(OP_argmin_axis); }
+// VALUE_CLASS (from the build) is the input's class: one module per class.
 const uint CLASS_FLOAT = 0u, CLASS_INT = 1u, CLASS_UINT = 2u;
-uint value_class() { return dt_is_float(A_DT) ? CLASS_FLOAT : (dt_is_signed(A_DT) ? CLASS_INT : CLASS_UINT); }
+uint value_class() { return uint(VALUE_CLASS); }
 
 // Accumulators travel as 32-bit words: float bits, int or uint.
 uint acc_load(uint bits) {

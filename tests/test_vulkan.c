@@ -1,0 +1,666 @@
+/* test_vulkan.c - the Vulkan backend against the CPU reference, op by op
+ * (in the manner of ggml's test-backend-ops): every supported op x dtype
+ * on random inputs (NaN, inf, -0 and zeros mixed in), shapes with
+ * broadcasting, odd sizes, rank 4 and views; outputs compared by NMSE for
+ * floats (thresholds below), exactly for integers and bool, NaN/inf
+ * agreement everywhere, guard bytes around every host buffer and guard
+ * elements around every device view checked. Then residency: a chain of
+ * ops is one submission, weights are uploaded once, the second identical
+ * step replays its command buffer; and GPU timings are reported.
+ * Exits 77 (skip) when no Vulkan device exists.
+ *
+ * NMSE = sum((gpu - cpu)^2) / sum(cpu^2) over finite elements, at most:
+ *   f32 1e-7 (matmul 5e-4); f16 1e-6; bf16 1e-5 (one rounding step of an
+ *   f32 result computed in another order). */
+#include "../openinfer_impl/internal.h"
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define GUARD_BYTES 1024
+#define GUARD_BYTE 0xA5
+#define PAD_ELEMS 3 /* guard elements around each device view (odd: not word aligned) */
+
+static const oi__backend *vk = &oi__vulkan_backend;
+static void *ctx;
+static int cases_run, cases_unsupported;
+
+/* ---- random data ---- */
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+static uint64_t rng_next(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static double rng_uniform(double lo, double hi) { return lo + (hi - lo) * (double)(rng_next() >> 11) / 9007199254740992.0; }
+
+/* ---- guarded host tensors: storage bytes with GUARD_BYTES on each side,
+ * the tensor a view at PAD_ELEMS inside a slightly larger storage ---- */
+typedef struct guarded {
+    oi__tensor *t;
+    unsigned char *block;
+} guarded;
+
+static guarded make_tensor(oi_dtype dtype, int ndim, const int64_t *shape, int pad) {
+    guarded g;
+    int64_t numel = oi__shape_numel(ndim, shape);
+    size_t nbytes = (size_t)oi_dtype_nbytes(dtype, (uint64_t)(numel + 2 * pad));
+    g.block = (unsigned char *)malloc(nbytes + 2 * GUARD_BYTES);
+    memset(g.block, GUARD_BYTE, nbytes + 2 * GUARD_BYTES);
+    oi__storage *s = (oi__storage *)calloc(1, sizeof *s);
+    s->data = g.block + GUARD_BYTES;
+    s->nbytes = nbytes;
+    s->refcount = 1;
+    g.t = (oi__tensor *)calloc(1, sizeof *g.t);
+    g.t->dtype = dtype;
+    g.t->ndim = ndim;
+    memcpy(g.t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    oi__contiguous_strides(ndim, g.t->shape, g.t->strides);
+    g.t->offset = pad;
+    g.t->storage = s;
+    for (int64_t i = 0; i < numel + 2 * pad; i++) /* pads hold a pattern the op must keep */
+        oi__store_bits(dtype, s->data, i, 0x5A5A5A5Au);
+    return g;
+}
+
+static bool guards_intact(const guarded *g) {
+    size_t n = g->t->storage->nbytes;
+    for (size_t i = 0; i < GUARD_BYTES; i++)
+        if (g->block[i] != GUARD_BYTE || g->block[GUARD_BYTES + n + i] != GUARD_BYTE)
+            return false;
+    return true;
+}
+
+static void free_tensor(guarded *g) {
+    if (!g->t)
+        return;
+    oi__storage *s = g->t->storage;
+    if (s->device_owner)
+        s->device_owner->release(s->device_ctx, s);
+    free(g->block);
+    free(s);
+    free(g->t);
+    g->t = NULL;
+}
+
+/* Random values, with specials mixed into float data. */
+static void fill_random(guarded *g, bool specials, double lo, double hi) {
+    oi__tensor *t = g->t;
+    int64_t n = oi__shape_numel(t->ndim, t->shape);
+    void *data = t->storage->data;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t at = t->offset + i;
+        if (oi__dtype_is_float(t->dtype)) {
+            double v = rng_uniform(lo, hi);
+            if (specials) {
+                switch (rng_next() % 29) {
+                case 0: v = NAN; break;
+                case 1: v = INFINITY; break;
+                case 2: v = -INFINITY; break;
+                case 3: v = -0.0; break;
+                case 4: v = 0.0; break;
+                case 5: v = floor(v) + 0.5; break; /* a rounding tie */
+                default: break;
+                }
+            }
+            oi__store_f64(t->dtype, data, at, v);
+        } else if (t->dtype == OI_DTYPE_BOOL) {
+            oi__store_u64(t->dtype, data, at, rng_next() & 1u);
+        } else if (oi__dtype_is_signed(t->dtype)) {
+            int64_t lo_i, hi_i;
+            unsigned bits = oi_dtype_bits(t->dtype);
+            lo_i = -((int64_t)1 << (bits - 1));
+            hi_i = ((int64_t)1 << (bits - 1)) - 1;
+            if (!specials) { /* small values: sums and products stay meaningful */
+                lo_i = lo_i > -100 ? lo_i : -100;
+                hi_i = hi_i < 100 ? hi_i : 100;
+            }
+            oi__store_i64(t->dtype, data, at, lo_i + (int64_t)(rng_next() % (uint64_t)(hi_i - lo_i + 1)));
+            if (specials && rng_next() % 17 == 0)
+                oi__store_i64(t->dtype, data, at, rng_next() % 2 ? 0 : -1);
+        } else {
+            unsigned bits = oi_dtype_bits(t->dtype);
+            uint64_t hi_u = bits >= 32 ? 0xFFFFFFFFu : ((uint64_t)1 << bits) - 1u;
+            if (!specials && hi_u > 200)
+                hi_u = 200;
+            oi__store_u64(t->dtype, data, at, rng_next() % (hi_u + 1));
+            if (specials && rng_next() % 17 == 0)
+                oi__store_u64(t->dtype, data, at, 0);
+        }
+    }
+}
+
+/* ---- comparison ---- */
+static double nmse_limit(oi_op op, oi_dtype t) {
+    if (t == OI_DTYPE_BF16)
+        return 1e-5;
+    if (t == OI_DTYPE_F16)
+        return op == OI_OP_matmul ? 5e-4 : 1e-6;
+    return op == OI_OP_matmul ? 5e-4 : 1e-7;
+}
+
+static bool compare_outputs(const char *name, oi_op op, const oi__tensor *cpu, const guarded *gpu) {
+    const oi__tensor *g = gpu->t;
+    int64_t n = oi__shape_numel(cpu->ndim, cpu->shape);
+    bool ok = true;
+    if (oi__dtype_is_float(cpu->dtype)) {
+        double err = 0, ref = 0;
+        for (int64_t i = 0; i < n && ok; i++) {
+            double a = oi__load_f64(cpu->dtype, cpu->storage->data, cpu->offset + i);
+            double b = oi__load_f64(g->dtype, g->storage->data, g->offset + i);
+            if (isnan(a) || isnan(b) || isinf(a) || isinf(b)) {
+                bool same = (isnan(a) && isnan(b)) || (a == b);
+                CHECK_MSG(same, "%s: element %lld: gpu %g, cpu %g (NaN/inf must agree)", name, (long long)i, b, a);
+                ok = same;
+                continue;
+            }
+            err += (a - b) * (a - b);
+            ref += a * a;
+        }
+        double nmse = ref > 0 ? err / ref : err;
+        if (ok) {
+            CHECK_MSG(nmse <= nmse_limit(op, cpu->dtype), "%s: NMSE %.3g > %.3g", name, nmse, nmse_limit(op, cpu->dtype));
+            ok = nmse <= nmse_limit(op, cpu->dtype);
+        }
+    } else {
+        for (int64_t i = 0; i < n && ok; i++) {
+            uint64_t a = oi__load_bits(cpu->dtype, cpu->storage->data, cpu->offset + i);
+            uint64_t b = oi__load_bits(g->dtype, g->storage->data, g->offset + i);
+            CHECK_MSG(a == b, "%s: element %lld: gpu 0x%llx, cpu 0x%llx", name, (long long)i, (unsigned long long)b,
+                      (unsigned long long)a);
+            ok = a == b;
+        }
+    }
+    /* the elements around the view and the bytes around the buffer */
+    for (int64_t i = 0; i < g->offset; i++) {
+        bool kept = oi__load_bits(g->dtype, g->storage->data, i) == (0x5A5A5A5Au & (oi_dtype_bits(g->dtype) >= 32 ? 0xFFFFFFFFu : ((1u << oi_dtype_bits(g->dtype)) - 1u)));
+        CHECK_MSG(kept, "%s: guard element %lld before the output changed", name, (long long)i);
+        ok = ok && kept;
+    }
+    for (int64_t i = g->offset + n; i < g->offset + n + PAD_ELEMS; i++) {
+        bool kept = oi__load_bits(g->dtype, g->storage->data, i) == (0x5A5A5A5Au & (oi_dtype_bits(g->dtype) >= 32 ? 0xFFFFFFFFu : ((1u << oi_dtype_bits(g->dtype)) - 1u)));
+        CHECK_MSG(kept, "%s: guard element after the output changed", name);
+        ok = ok && kept;
+    }
+    CHECK_MSG(guards_intact(gpu), "%s: guard bytes around the host buffer changed", name);
+    return ok;
+}
+
+/* ---- attributes ---- */
+typedef struct attrs {
+    oi__attr a[4];
+    size_t n;
+} attrs;
+
+static attrs no_attrs(void) { attrs a; memset(&a, 0, sizeof a); return a; }
+static void attr_float(attrs *a, const char *name, double v) {
+    oi__attr *x = &a->a[a->n++];
+    memset(x, 0, sizeof *x);
+    x->name = (char *)name;
+    x->kind = OI__ATTR_FLOAT;
+    x->f = v;
+}
+static void attr_int(attrs *a, const char *name, int64_t v) {
+    oi__attr *x = &a->a[a->n++];
+    memset(x, 0, sizeof *x);
+    x->name = (char *)name;
+    x->kind = OI__ATTR_INT;
+    x->i = v;
+}
+static void attr_bool(attrs *a, const char *name, bool v) {
+    attr_int(a, name, v);
+    a->a[a->n - 1].kind = OI__ATTR_BOOL;
+}
+static void attr_dtype(attrs *a, const char *name, oi_dtype t) {
+    oi__attr *x = &a->a[a->n++];
+    memset(x, 0, sizeof *x);
+    x->name = (char *)name;
+    x->kind = OI__ATTR_DTYPE;
+    x->dtype = t;
+}
+static void attr_string(attrs *a, const char *name, const char *s) {
+    oi__attr *x = &a->a[a->n++];
+    memset(x, 0, sizeof *x);
+    x->name = (char *)name;
+    x->kind = OI__ATTR_STRING;
+    x->s = (char *)s;
+}
+static void attr_axes(attrs *a, const char *name, int n, const int64_t *axes) {
+    oi__attr *x = &a->a[a->n++];
+    memset(x, 0, sizeof *x);
+    x->name = (char *)name;
+    x->kind = OI__ATTR_INT_LIST;
+    for (int i = 0; i < n; i++)
+        stbds_arrput(x->ints, axes[i]);
+}
+static void free_attrs(attrs *a) {
+    for (size_t i = 0; i < a->n; i++)
+        stbds_arrfree(a->a[i].ints);
+}
+
+/* ---- one case: op on inputs of these dtypes and shapes ---- */
+typedef struct shape {
+    int ndim;
+    int64_t d[OI_MAX_DIMS];
+} shape;
+
+static shape S(int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    shape s;
+    memset(&s, 0, sizeof s);
+    s.ndim = ndim;
+    s.d[0] = d0;
+    s.d[1] = d1;
+    s.d[2] = d2;
+    s.d[3] = d3;
+    return s;
+}
+
+/* Runs the case; `transpose_last` makes input 1 a transposed view (the
+ * last two dims swapped in memory). Returns false when the backend says
+ * it does not support the case (then nothing is compared). */
+static bool run_case(oi_op op, const attrs *at, int n_in, const oi_dtype *dtypes, const shape *shapes, bool specials,
+                     bool transpose_last) {
+    char name[256];
+    int len = snprintf(name, sizeof name, "%s(", oi_op_name(op));
+    for (int i = 0; i < n_in; i++) {
+        len += snprintf(name + len, sizeof name - (size_t)len, "%s%s[", i ? ", " : "", oi_dtype_name(dtypes[i]));
+        for (int d = 0; d < shapes[i].ndim; d++)
+            len += snprintf(name + len, sizeof name - (size_t)len, "%s%lld", d ? "," : "", (long long)shapes[i].d[d]);
+        len += snprintf(name + len, sizeof name - (size_t)len, "]");
+    }
+    snprintf(name + len, sizeof name - (size_t)len, ")%s", transpose_last ? " T" : "");
+
+    guarded in[3];
+    const oi__tensor *inputs[3];
+    oi__op_sig sigs[3], out_sig;
+    for (int i = 0; i < n_in; i++) {
+        shape s = shapes[i];
+        bool t = transpose_last && i == 1 && s.ndim >= 2;
+        if (t) { /* allocate [.., b, a], view as [.., a, b] */
+            int64_t tmp = s.d[s.ndim - 1];
+            s.d[s.ndim - 1] = s.d[s.ndim - 2];
+            s.d[s.ndim - 2] = tmp;
+        }
+        in[i] = make_tensor(dtypes[i], s.ndim, s.d, PAD_ELEMS);
+        double lo = -2.0, hi = 2.0;
+        fill_random(&in[i], specials, lo, hi);
+        if (t) {
+            oi__tensor *v = in[i].t;
+            int a = v->ndim - 2, b = v->ndim - 1;
+            int64_t tmp = v->shape[a]; v->shape[a] = v->shape[b]; v->shape[b] = tmp;
+            tmp = v->strides[a]; v->strides[a] = v->strides[b]; v->strides[b] = tmp;
+        }
+        inputs[i] = in[i].t;
+        memset(&sigs[i], 0, sizeof sigs[i]);
+        sigs[i].dtype = in[i].t->dtype;
+        sigs[i].ndim = in[i].t->ndim;
+        memcpy(sigs[i].shape, in[i].t->shape, sizeof sigs[i].shape);
+    }
+    bool supported = false;
+    oi_status st = oi__op_infer(op, at->a, at->n, sigs, (size_t)n_in, OI_DTYPE_INVALID, &out_sig);
+    CHECK_MSG(st == OI_OK, "%s: the case itself is invalid: %s", name, oi_last_error());
+    if (st == OI_OK)
+        supported = vk->supports_op(ctx, op, at->a, at->n, sigs, (size_t)n_in, &out_sig);
+    if (supported) {
+        guarded gpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, PAD_ELEMS);
+        guarded cpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, 0);
+        CHECK_OK(oi__op_run_cpu(op, at->a, at->n, inputs, (size_t)n_in, cpu.t));
+        st = vk->run_op(ctx, op, at->a, at->n, inputs, (size_t)n_in, gpu.t);
+        CHECK_MSG(st == OI_OK, "%s: run_op: %s", name, oi_last_error());
+        if (st == OI_OK) {
+            CHECK_OK(vk->to_host(ctx, gpu.t->storage));
+            compare_outputs(name, op, cpu.t, &gpu);
+        }
+        for (int i = 0; i < n_in; i++)
+            CHECK_MSG(guards_intact(&in[i]), "%s: input %d guard bytes changed", name, i);
+        free_tensor(&gpu);
+        free_tensor(&cpu);
+        cases_run++;
+    } else {
+        cases_unsupported++;
+    }
+    for (int i = 0; i < n_in; i++)
+        free_tensor(&in[i]);
+    return supported;
+}
+
+static const oi_dtype FLOATS[] = {OI_DTYPE_F32, OI_DTYPE_F16, OI_DTYPE_BF16};
+static const oi_dtype INTS[] = {OI_DTYPE_I8, OI_DTYPE_I16, OI_DTYPE_I32, OI_DTYPE_U8, OI_DTYPE_U16, OI_DTYPE_U32};
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* An op over every dtype of a list, on a few shape sets. */
+static void each_dtype(oi_op op, const attrs *at, const oi_dtype *types, int n_types, int n_in, const shape *shape_sets,
+                       int n_sets, bool specials, bool must_support) {
+    for (int t = 0; t < n_types; t++) {
+        for (int s = 0; s < n_sets; s++) {
+            oi_dtype dts[3] = {types[t], types[t], types[t]};
+            if (op == OI_OP_filter && s % 2)
+                dts[2] = OI_DTYPE_BOOL;
+            bool ok = run_case(op, at, n_in, dts, &shape_sets[s * 3], specials, false);
+            CHECK_MSG(ok || !must_support, "%s on %s should run on the GPU: %s", oi_op_name(op), oi_dtype_name(types[t]),
+                      oi_last_error());
+        }
+    }
+}
+
+static void test_elementwise(void) {
+    /* triples of input shapes: equal odd sizes, broadcasting, rank 4 */
+    const shape bin[] = {
+        S(2, 5, 7, 0, 0), S(2, 5, 7, 0, 0), S(2, 5, 7, 0, 0),
+        S(3, 3, 1, 5, 0), S(2, 4, 5, 0, 0), S(1, 5, 0, 0, 0),
+        S(1, 1023, 0, 0, 0), S(1, 1, 0, 0, 0), S(1, 1023, 0, 0, 0),
+        S(4, 2, 3, 4, 5), S(3, 3, 1, 5, 0), S(4, 2, 3, 4, 5),
+    };
+    const shape same[] = {
+        S(2, 5, 7, 0, 0), S(2, 5, 7, 0, 0), S(2, 5, 7, 0, 0),
+        S(1, 1021, 0, 0, 0), S(1, 1021, 0, 0, 0), S(1, 1021, 0, 0, 0),
+        S(4, 2, 3, 4, 5), S(4, 2, 3, 4, 5), S(4, 2, 3, 4, 5),
+    };
+    attrs none = no_attrs();
+    const oi_op arith[] = {OI_OP_add, OI_OP_sub, OI_OP_mul, OI_OP_div, OI_OP_min, OI_OP_max};
+    for (int i = 0; i < COUNT(arith); i++) {
+        each_dtype(arith[i], &none, FLOATS, COUNT(FLOATS), 2, bin, 4, true, true);
+        each_dtype(arith[i], &none, INTS, COUNT(INTS), 2, bin, 2, true, true);
+    }
+    const oi_dtype bools[] = {OI_DTYPE_BOOL};
+    each_dtype(OI_OP_add, &none, bools, 1, 2, bin, 2, true, true);
+    each_dtype(OI_OP_mul, &none, bools, 1, 2, bin, 2, true, true);
+    each_dtype(OI_OP_floor_div, &none, INTS, COUNT(INTS), 2, bin, 2, true, true);
+    each_dtype(OI_OP_rem, &none, INTS, COUNT(INTS), 2, bin, 2, true, true);
+    each_dtype(OI_OP_fma, &none, FLOATS, COUNT(FLOATS), 3, same, 3, true, true);
+    const oi_op cmp[] = {OI_OP_eq, OI_OP_ne, OI_OP_lt, OI_OP_le, OI_OP_gt, OI_OP_ge};
+    for (int i = 0; i < COUNT(cmp); i++) {
+        each_dtype(cmp[i], &none, FLOATS, COUNT(FLOATS), 2, bin, 2, true, true);
+        each_dtype(cmp[i], &none, INTS, COUNT(INTS), 2, bin, 2, true, true);
+    }
+    const oi_op bitwise[] = {OI_OP_and, OI_OP_or, OI_OP_xor};
+    for (int i = 0; i < COUNT(bitwise); i++) {
+        each_dtype(bitwise[i], &none, INTS, COUNT(INTS), 2, bin, 2, true, true);
+        each_dtype(bitwise[i], &none, bools, 1, 2, bin, 2, true, true);
+    }
+    /* unary */
+    const oi_op float_unary[] = {OI_OP_neg, OI_OP_abs, OI_OP_recip, OI_OP_floor, OI_OP_ceil, OI_OP_round,
+                                 OI_OP_trunc, OI_OP_sign, OI_OP_is_nan, OI_OP_is_inf, OI_OP_is_neg, OI_OP_relu};
+    for (int i = 0; i < COUNT(float_unary); i++)
+        each_dtype(float_unary[i], &none, FLOATS, COUNT(FLOATS), 1, same, 2, true, true);
+    const oi_dtype signed_types[] = {OI_DTYPE_I8, OI_DTYPE_I16, OI_DTYPE_I32};
+    const oi_op int_unary[] = {OI_OP_neg, OI_OP_abs, OI_OP_sign, OI_OP_is_neg, OI_OP_relu};
+    for (int i = 0; i < COUNT(int_unary); i++)
+        each_dtype(int_unary[i], &none, signed_types, COUNT(signed_types), 1, same, 2, true, true);
+    each_dtype(OI_OP_not, &none, INTS, COUNT(INTS), 1, same, 1, true, true);
+    each_dtype(OI_OP_not, &none, bools, 1, 1, same, 1, true, true);
+    each_dtype(OI_OP_popcount, &none, INTS, COUNT(INTS), 1, same, 1, true, true);
+    for (int bits = 0; bits <= 40; bits += 5) {
+        attrs sh = no_attrs();
+        attr_int(&sh, "bits", bits);
+        each_dtype(OI_OP_shl, &sh, INTS, COUNT(INTS), 1, same, 1, true, true);
+        each_dtype(OI_OP_shr, &sh, INTS, COUNT(INTS), 1, same, 1, true, true);
+    }
+    /* parameters */
+    attrs relu = no_attrs();
+    attr_float(&relu, "negative_slope", 0.125);
+    attr_float(&relu, "clamp_max", 1.5);
+    each_dtype(OI_OP_relu, &relu, FLOATS, COUNT(FLOATS), 1, same, 2, true, true);
+    attrs relu_i = no_attrs();
+    attr_int(&relu_i, "alpha", 3);
+    attr_int(&relu_i, "clamp_min", -50);
+    attr_int(&relu_i, "clamp_max", 60);
+    each_dtype(OI_OP_relu, &relu_i, signed_types, COUNT(signed_types), 1, same, 2, true, true);
+    attrs clamp = no_attrs();
+    attr_float(&clamp, "min", -0.5);
+    attr_float(&clamp, "max", 0.75);
+    each_dtype(OI_OP_clamp, &clamp, FLOATS, COUNT(FLOATS), 1, same, 2, true, true);
+    attrs clamp_i = no_attrs();
+    attr_int(&clamp_i, "min", 3);
+    attr_int(&clamp_i, "max", 90);
+    each_dtype(OI_OP_clamp, &clamp_i, INTS, COUNT(INTS), 1, same, 2, true, true);
+    attrs mask = no_attrs();
+    attr_float(&mask, "div_by_zero_mask", -7.0);
+    each_dtype(OI_OP_div, &mask, FLOATS, COUNT(FLOATS), 2, bin, 1, true, true);
+    each_dtype(OI_OP_recip, &mask, FLOATS, COUNT(FLOATS), 1, same, 1, true, true);
+    attrs mask_i = no_attrs();
+    attr_int(&mask_i, "div_by_zero_mask", 77);
+    each_dtype(OI_OP_div, &mask_i, INTS, COUNT(INTS), 2, bin, 1, true, true);
+    attrs fill = no_attrs();
+    attr_float(&fill, "value", 2.71875);
+    each_dtype(OI_OP_fill, &fill, FLOATS, COUNT(FLOATS), 1, same, 2, false, true);
+    each_dtype(OI_OP_fill_nan_like, &fill, FLOATS, COUNT(FLOATS), 1, same, 2, true, true);
+    attrs fill_i = no_attrs();
+    attr_int(&fill_i, "value", 1);
+    each_dtype(OI_OP_fill, &fill_i, INTS, COUNT(INTS), 1, same, 2, false, true);
+    each_dtype(OI_OP_fill, &fill_i, bools, 1, 1, same, 2, false, true);
+    each_dtype(OI_OP_filter, &none, FLOATS, COUNT(FLOATS), 3, same, 2, true, true);
+    each_dtype(OI_OP_filter, &none, INTS, COUNT(INTS), 3, same, 2, true, true);
+    free_attrs(&relu);
+}
+
+static void test_cast(void) {
+    const oi_dtype all[] = {OI_DTYPE_F32, OI_DTYPE_F16, OI_DTYPE_BF16, OI_DTYPE_I8, OI_DTYPE_I16, OI_DTYPE_I32,
+                            OI_DTYPE_U8, OI_DTYPE_U16, OI_DTYPE_U32};
+    const char *modes[] = {"trunc", "floor", "ceil", "nearest"};
+    shape s = S(2, 9, 37, 0, 0);
+    for (int from = 0; from < COUNT(all); from++) {
+        for (int to = 0; to < COUNT(all); to++) {
+            for (int m = 0; m < (oi__dtype_is_float(all[from]) && !oi__dtype_is_float(all[to]) ? 4 : 1); m++) {
+                attrs at = no_attrs();
+                attr_dtype(&at, "to", all[to]);
+                attr_string(&at, "rounding_mode", modes[m]);
+                oi__op_sig in_sig, out_sig;
+                memset(&in_sig, 0, sizeof in_sig);
+                in_sig.dtype = all[from];
+                in_sig.ndim = 1;
+                in_sig.shape[0] = 1;
+                if (oi__op_infer(OI_OP_cast, at.a, at.n, &in_sig, 1, OI_DTYPE_INVALID, &out_sig) != OI_OK)
+                    continue; /* not a cast the op allows */
+                bool ok = run_case(OI_OP_cast, &at, 1, &all[from], &s, true, false);
+                CHECK_MSG(ok, "cast %s -> %s should run on the GPU: %s", oi_dtype_name(all[from]), oi_dtype_name(all[to]),
+                          oi_last_error());
+            }
+        }
+    }
+    /* float -> int without saturation wraps modulo 2^64: left to the CPU */
+    attrs wrap = no_attrs();
+    attr_dtype(&wrap, "to", OI_DTYPE_I32);
+    attr_bool(&wrap, "saturate", false);
+    CHECK(!run_case(OI_OP_cast, &wrap, 1, &all[0], &s, true, false));
+}
+
+static void test_reductions(void) {
+    const oi_op ops[] = {OI_OP_sum_axis, OI_OP_mean_axis, OI_OP_prod_axis, OI_OP_max_axis, OI_OP_min_axis};
+    const int64_t axes_sets[][3] = {{0, 0, 0}, {1, 0, 0}, {0, 2, 0}, {-1, 0, 0}, {0, 1, 2}};
+    const int n_axes[] = {1, 1, 2, 1, 3};
+    shape s = S(3, 6, 5, 33, 0);
+    shape big = S(2, 3, 4099, 0, 0);
+    for (int o = 0; o < COUNT(ops); o++) {
+        for (int a = 0; a < COUNT(n_axes); a++) {
+            for (int keep = 0; keep < 2; keep++) {
+                attrs at = no_attrs();
+                attr_axes(&at, "axes", n_axes[a], axes_sets[a]);
+                attr_bool(&at, "keepdims", keep);
+                bool specials = ops[o] == OI_OP_max_axis || ops[o] == OI_OP_min_axis;
+                for (int t = 0; t < COUNT(FLOATS); t++)
+                    CHECK(run_case(ops[o], &at, 1, &FLOATS[t], &s, specials, false));
+                for (int t = 0; t < COUNT(INTS); t++) {
+                    bool ok = run_case(ops[o], &at, 1, &INTS[t], &s, false, false);
+                    bool wide_mean = ops[o] == OI_OP_mean_axis && oi_dtype_bits(INTS[t]) == 32;
+                    CHECK_MSG(ok != wide_mean, "%s %s: GPU support should be %d", oi_op_name(ops[o]),
+                              oi_dtype_name(INTS[t]), !wide_mean);
+                }
+                free_attrs(&at);
+            }
+        }
+        attrs at = no_attrs();
+        int64_t last = -1;
+        attr_axes(&at, "axes", 1, &last);
+        CHECK(run_case(ops[o], &at, 1, &FLOATS[0], &big, false, false)); /* a long reduction */
+        free_attrs(&at);
+    }
+    const oi_op args[] = {OI_OP_argmax_axis, OI_OP_argmin_axis};
+    for (int o = 0; o < 2; o++) {
+        for (int axis = -1; axis < 3; axis++) {
+            for (int first = 0; first < 2; first++) {
+                attrs at = no_attrs();
+                attr_int(&at, "axis", axis);
+                attr_bool(&at, "select_first", first);
+                attr_bool(&at, "keepdims", axis == 1);
+                for (int t = 0; t < COUNT(FLOATS); t++)
+                    CHECK(run_case(args[o], &at, 1, &FLOATS[t], &s, true, false));
+                for (int t = 0; t < COUNT(INTS); t++)
+                    CHECK(run_case(args[o], &at, 1, &INTS[t], &s, true, false)); /* full range: many ties in i8 */
+            }
+        }
+    }
+    attrs none = no_attrs();
+    for (int t = 0; t < COUNT(FLOATS); t++) {
+        CHECK(run_case(OI_OP_is_finite, &none, 1, &FLOATS[t], &s, true, false));
+        CHECK(run_case(OI_OP_is_finite, &none, 1, &FLOATS[t], &s, false, false));
+    }
+}
+
+static void test_matmul(void) {
+    const shape sets[] = {
+        S(2, 7, 13, 0, 0), S(2, 13, 9, 0, 0),
+        S(2, 64, 64, 0, 0), S(2, 64, 64, 0, 0),
+        S(4, 2, 3, 17, 19), S(2, 19, 5, 0, 0),
+        S(3, 1, 65, 70, 0), S(3, 2, 70, 33, 0),
+        S(2, 1, 1, 0, 0), S(2, 1, 1, 0, 0),
+    };
+    attrs none = no_attrs();
+    const oi_dtype types[] = {OI_DTYPE_F32, OI_DTYPE_F16, OI_DTYPE_BF16, OI_DTYPE_I32, OI_DTYPE_I8, OI_DTYPE_U8,
+                              OI_DTYPE_U16, OI_DTYPE_BOOL};
+    for (int t = 0; t < COUNT(types); t++) {
+        for (int s = 0; s < COUNT(sets) / 2; s++) {
+            oi_dtype dts[2] = {types[t], types[t]};
+            CHECK_MSG(run_case(OI_OP_matmul, &none, 2, dts, &sets[2 * s], false, false), "matmul %s",
+                      oi_dtype_name(types[t]));
+            if (s == 0 || s == 2)
+                CHECK(run_case(OI_OP_matmul, &none, 2, dts, &sets[2 * s], false, true)); /* transposed b */
+        }
+    }
+    /* a transposed input to an elementwise op */
+    const shape tr[] = {S(2, 6, 9, 0, 0), S(2, 6, 9, 0, 0)};
+    const oi_dtype f[2] = {OI_DTYPE_F32, OI_DTYPE_F32};
+    CHECK(run_case(OI_OP_add, &none, 2, f, tr, true, true));
+}
+
+/* Things the backend must decline (the executor then runs them on the CPU). */
+static void test_declines(void) {
+    attrs none = no_attrs();
+    const shape s[] = {S(1, 8, 0, 0, 0), S(1, 8, 0, 0, 0)};
+    const oi_dtype f64[2] = {OI_DTYPE_F64, OI_DTYPE_F64}, i64[2] = {OI_DTYPE_I64, OI_DTYPE_I64};
+    CHECK(!run_case(OI_OP_add, &none, 2, f64, s, false, false));
+    CHECK(!run_case(OI_OP_add, &none, 2, i64, s, false, false));
+    attrs acc = no_attrs();
+    attr_dtype(&acc, "acc", OI_DTYPE_I32);
+    const oi_dtype i8[2] = {OI_DTYPE_I8, OI_DTYPE_I8};
+    CHECK(!run_case(OI_OP_add, &acc, 2, i8, s, false, false));
+    /* 7 dims that cannot merge: more than the shader walks */
+    const shape s7[] = {{7, {2, 1, 2, 1, 2, 1, 2}}, {7, {1, 2, 1, 2, 1, 2, 1}}};
+    const oi_dtype f32[2] = {OI_DTYPE_F32, OI_DTYPE_F32};
+    CHECK(!run_case(OI_OP_add, &none, 2, f32, s7, false, false));
+}
+
+/* ---- residency: one submission per chain, weights once, replay ---- */
+static void fill_f32(oi__tensor *t, float base) {
+    int64_t n = oi__shape_numel(t->ndim, t->shape);
+    for (int64_t i = 0; i < n; i++)
+        ((float *)t->storage->data)[t->offset + i] = base + (float)(i % 7) * 0.25f;
+}
+
+static void test_residency(void) {
+    const oi__vulkan_stats *st = oi__vulkan_get_stats(ctx);
+    int64_t shape[2] = {16, 16};
+    static float weights[256];
+    for (int i = 0; i < 256; i++)
+        weights[i] = (float)(i % 13) * 0.125f - 0.5f;
+    attrs none = no_attrs();
+    oi__tensor *x = oi__tensor_new(OI_DTYPE_F32, 2, shape);
+    oi__tensor *h = oi__tensor_new(OI_DTYPE_F32, 2, shape);
+    oi__tensor *y = oi__tensor_new(OI_DTYPE_F32, 2, shape);
+    oi__tensor *ref_h = oi__tensor_new(OI_DTYPE_F32, 2, shape);
+    oi__tensor *ref_y = oi__tensor_new(OI_DTYPE_F32, 2, shape);
+    uint64_t weight_uploads = st->weight_uploads, replays = st->replays;
+    for (int step = 0; step < 3; step++) {
+        /* the executor wraps model bytes afresh each step: same bytes, one upload */
+        oi__tensor *w = oi__tensor_wrap(OI_DTYPE_F32, 2, shape, weights);
+        vk->release(ctx, x->storage); /* the host wrote x (an insert) */
+        fill_f32(x, (float)step);
+        uint64_t submissions = st->submissions;
+        const oi__tensor *mm[2] = {x, w};
+        CHECK_OK(vk->run_op(ctx, OI_OP_matmul, NULL, 0, mm, 2, h));
+        const oi__tensor *ad[2] = {h, x};
+        CHECK_OK(vk->run_op(ctx, OI_OP_add, NULL, 0, ad, 2, h)); /* in place */
+        const oi__tensor *re[1] = {h};
+        CHECK_OK(vk->run_op(ctx, OI_OP_relu, none.a, 0, re, 1, y));
+        CHECK_EQ_INT(st->submissions, submissions); /* nothing submitted yet: the ops are recorded */
+        CHECK_OK(vk->flush(ctx));
+        CHECK_EQ_INT(st->submissions, submissions + 1); /* the chain is one submission */
+        CHECK(y->storage->host_stale);
+        CHECK_OK(vk->to_host(ctx, y->storage));
+        CHECK(!y->storage->host_stale);
+        CHECK_OK(oi__op_run_cpu(OI_OP_matmul, NULL, 0, mm, 2, ref_h));
+        const oi__tensor *ad_ref[2] = {ref_h, x};
+        CHECK_OK(oi__op_run_cpu(OI_OP_add, NULL, 0, ad_ref, 2, ref_h));
+        const oi__tensor *re_ref[1] = {ref_h};
+        CHECK_OK(oi__op_run_cpu(OI_OP_relu, NULL, 0, re_ref, 1, ref_y));
+        float max_diff = 0;
+        for (int i = 0; i < 256; i++) {
+            float d = fabsf(((float *)y->storage->data)[i] - ((float *)ref_y->storage->data)[i]);
+            max_diff = d > max_diff ? d : max_diff;
+        }
+        CHECK_MSG(max_diff < 1e-4f, "step %d: chain differs from the CPU by %g", step, (double)max_diff);
+        oi__tensor_free(w); /* releases: the weight's device copy stays */
+        CHECK_OK(vk->flush(ctx)); /* the readback was its own submission; this ends the step */
+    }
+    CHECK_EQ_INT(st->weight_uploads, weight_uploads + 1);
+    CHECK_MSG(st->replays >= replays + 1, "steps 2 and 3 are identical: the third should replay (replays %llu)",
+              (unsigned long long)st->replays);
+    oi__vulkan_op_time times[64];
+    size_t n = oi__vulkan_take_times(ctx, times, 64);
+    CHECK(n > 0);
+    double total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += times[i].micros;
+    printf("test_vulkan: %zu timed ops, %.1f us of GPU time in the last ones\n", n, total);
+    oi__tensor_free(x);
+    oi__tensor_free(h);
+    oi__tensor_free(y);
+    oi__tensor_free(ref_h);
+    oi__tensor_free(ref_y);
+}
+
+int main(void) {
+    oi_backend_info infos[16];
+    size_t n = oi_backends_discover(infos, 16);
+    const oi_backend_info *dev = NULL;
+    for (size_t i = 0; i < n && i < 16; i++) {
+        if (strcmp(infos[i].name, "vulkan") == 0 && infos[i].available && !dev)
+            dev = &infos[i];
+        if (strcmp(infos[i].name, "vulkan") == 0 && !infos[i].available)
+            printf("test_vulkan: SKIP: %s\n", infos[i].unavailable_reason);
+    }
+    if (!dev)
+        return 77;
+    ctx = vk->create(0);
+    if (!ctx) {
+        printf("test_vulkan: SKIP: %s\n", oi_last_error());
+        return 77;
+    }
+    printf("test_vulkan: %s (%s), features: %s\n", dev->device_name, dev->device_type, dev->features);
+    clock_t t0 = clock();
+    test_elementwise();
+    test_cast();
+    test_reductions();
+    test_matmul();
+    test_declines();
+    test_residency();
+    const oi__vulkan_stats *st = oi__vulkan_get_stats(ctx);
+    printf("test_vulkan: %d cases on the GPU, %d declined; %llu pipelines, %llu submissions, %llu dispatches, %.1f s\n",
+           cases_run, cases_unsupported, (unsigned long long)st->pipelines_created, (unsigned long long)st->submissions,
+           (unsigned long long)st->dispatches, (double)(clock() - t0) / CLOCKS_PER_SEC);
+    vk->destroy(ctx);
+    return check_result("test_vulkan");
+}
