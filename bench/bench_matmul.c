@@ -3,8 +3,9 @@
  * Usage: bench_matmul [--isa portable|avx2|avx512] [--openblas-env] [--quick] [n ...]
  * Default sizes: 256 512 1024 2048 (--quick: 256 512 1024). For each size
  * and 1 and 2 threads it times C = A * B (row-major, square) with both
- * libraries, alternating runs so machine noise hits both alike, keeps the
- * best run of each, and prints GFLOP/s and the ratio ours / OpenBLAS. */
+ * libraries, in alternating batches so machine noise hits both alike,
+ * keeps the best run of each, and prints GFLOP/s and the ratio
+ * ours / OpenBLAS; then a few shapes taken from models. */
 #include "../openinfer_impl/internal.h"
 
 #include <cblas.h>
@@ -84,23 +85,31 @@ static timing time_problem(problem pr, int threads, oi__threadpool *pool) {
     openblas_set_num_threads(threads);
     timing t = {1e30, 1e30, 0};
     double flops = 2.0 * (double)pr.m * (double)pr.n * (double)pr.k;
-    /* At least 5 runs each and ~0.4 s per library, at most 200 runs. */
-    int runs = (int)fmin(200.0, fmax(5.0, 0.4 / (flops / 150e9)));
-    for (int r = -1; r < runs; r++) { /* run -1 warms caches and pools */
-        double t0 = now_seconds();
-        if (oi__gemm_f32(pool, false, pr.trans_b, pr.m, pr.n, pr.k, 1.0f, a, pr.k, b, ldb, 0.0f, c_ours, pr.n) !=
-            OI_OK) {
-            fprintf(stderr, "bench_matmul: %s\n", oi_last_error());
-            exit(1);
+    /* Rounds of a few runs each, ours then OpenBLAS; ~0.4 s per library.
+     * Not run by run alternately: OpenBLAS's threads spin for a while after
+     * each call and would take the second core from our worker. A pause
+     * after each OpenBLAS batch lets them go back to sleep. */
+    int runs = (int)fmin(200.0, fmax(6.0, 0.4 / (flops / 150e9)));
+    int rounds = 3, per_round = (runs + rounds - 1) / rounds;
+    for (int round = 0; round < rounds; round++) {
+        for (int r = -1; r < per_round; r++) { /* run -1 warms caches and pools */
+            double t0 = now_seconds();
+            if (oi__gemm_f32(pool, false, pr.trans_b, pr.m, pr.n, pr.k, 1.0f, a, pr.k, b, ldb, 0.0f, c_ours,
+                             pr.n) != OI_OK) {
+                fprintf(stderr, "bench_matmul: %s\n", oi_last_error());
+                exit(1);
+            }
+            if (r >= 0)
+                t.ours = fmin(t.ours, now_seconds() - t0);
         }
-        double t1 = now_seconds();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, pr.trans_b ? CblasTrans : CblasNoTrans, (int)pr.m, (int)pr.n,
-                    (int)pr.k, 1.0f, a, (int)pr.k, b, (int)ldb, 0.0f, c_blas, (int)pr.n);
-        double t2 = now_seconds();
-        if (r >= 0) {
-            t.ours = fmin(t.ours, t1 - t0);
-            t.openblas = fmin(t.openblas, t2 - t1);
+        for (int r = -1; r < per_round; r++) {
+            double t0 = now_seconds();
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, pr.trans_b ? CblasTrans : CblasNoTrans, (int)pr.m, (int)pr.n,
+                        (int)pr.k, 1.0f, a, (int)pr.k, b, (int)ldb, 0.0f, c_blas, (int)pr.n);
+            if (r >= 0)
+                t.openblas = fmin(t.openblas, now_seconds() - t0);
         }
+        usleep(200 * 1000);
     }
     double max_abs = 0, max_diff = 0;
     for (int64_t i = 0; i < pr.m * pr.n; i++) {

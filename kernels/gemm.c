@@ -26,6 +26,12 @@
 #define OI__GEMM_X86 0
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+#define OI__GEMM_PREFETCH(address) __builtin_prefetch(address)
+#else
+#define OI__GEMM_PREFETCH(address) ((void)(address))
+#endif
+
 #define OI__GEMM_MAX_MR 12
 #define OI__GEMM_MAX_NR 32
 #define OI__GEMM_ALIGN 64
@@ -46,6 +52,10 @@ typedef struct oi__gemm_f32_impl {
     int64_t nc;               /* columns of B packed at once (kc x nc in L2)    */
     int64_t max_tile_m;       /* rows of A packed per task                      */
     oi__gemm_f32_kernel_fn kernel;
+    /* Packs 16 steps of `width` rows (rows[r] points at the first step) as
+     * out[i * width + r], for widths that are multiples of 16; NULL: the
+     * scalar loop. */
+    void (*interleave16)(const float *const *rows, int width, float *out);
 } oi__gemm_f32_impl;
 
 /* ---- micro-kernels ---- */
@@ -179,16 +189,67 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
     OI__ROWS12(OI__AVX512_STORE)
 }
+
+/* The all-lanes masked forms of the shuffles: the plain ones are built on
+ * _mm512_undefined_ps, which g++ 12 reports as maybe-uninitialized. */
+#define OI__ALL_LANES ((__mmask16)0xFFFF)
+#define OI__UNPACKLO(x, y) _mm512_maskz_unpacklo_ps(OI__ALL_LANES, x, y)
+#define OI__UNPACKHI(x, y) _mm512_maskz_unpackhi_ps(OI__ALL_LANES, x, y)
+#define OI__SHUFFLE(x, y, imm) _mm512_maskz_shuffle_ps(OI__ALL_LANES, x, y, imm)
+#define OI__SHUFFLE_LANES(x, y, imm) _mm512_maskz_shuffle_f32x4(OI__ALL_LANES, x, y, imm)
+
+/* Transposes the 16 x 16 block v[row][col] in place, in three rounds of
+ * shuffles: pairs of rows, then groups of four, then 128-bit lanes. */
+OI__TARGET_AVX512 static inline void oi__gemm_transpose16_avx512(__m512 v[16]) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = OI__UNPACKLO(v[2 * i], v[2 * i + 1]);
+        t[2 * i + 1] = OI__UNPACKHI(v[2 * i], v[2 * i + 1]);
+    }
+    /* u[4j + c], lane l: rows 4j..4j+3 at column 4l + c */
+    for (int j = 0; j < 4; j++) {
+        u[4 * j + 0] = OI__SHUFFLE(t[4 * j], t[4 * j + 2], 0x44);
+        u[4 * j + 1] = OI__SHUFFLE(t[4 * j], t[4 * j + 2], 0xEE);
+        u[4 * j + 2] = OI__SHUFFLE(t[4 * j + 1], t[4 * j + 3], 0x44);
+        u[4 * j + 3] = OI__SHUFFLE(t[4 * j + 1], t[4 * j + 3], 0xEE);
+    }
+    for (int c = 0; c < 4; c++) {
+        __m512 w0 = OI__SHUFFLE_LANES(u[c], u[4 + c], 0x88), w1 = OI__SHUFFLE_LANES(u[c], u[4 + c], 0xDD);
+        __m512 x0 = OI__SHUFFLE_LANES(u[8 + c], u[12 + c], 0x88);
+        __m512 x1 = OI__SHUFFLE_LANES(u[8 + c], u[12 + c], 0xDD);
+        v[c] = OI__SHUFFLE_LANES(w0, x0, 0x88);
+        v[8 + c] = OI__SHUFFLE_LANES(w0, x0, 0xDD);
+        v[4 + c] = OI__SHUFFLE_LANES(w1, x1, 0x88);
+        v[12 + c] = OI__SHUFFLE_LANES(w1, x1, 0xDD);
+    }
+}
+
+/* width: a multiple of 16 (the B panels; for the 12-row A panels the
+ * scalar loop is as fast). */
+OI__TARGET_AVX512 static void oi__gemm_f32_interleave16_avx512(const float *const *rows, int width, float *out) {
+    for (int r0 = 0; r0 < width; r0 += 16) {
+        __m512 v[16];
+        for (int r = 0; r < 16; r++) {
+            _mm_prefetch((const char *)(rows[r0 + r] + 64), _MM_HINT_T0); /* 4 lines ahead */
+            v[r] = _mm512_loadu_ps(rows[r0 + r]);
+        }
+        oi__gemm_transpose16_avx512(v);
+        for (int i = 0; i < 16; i++)
+            _mm512_storeu_ps(out + i * width + r0, v[i]);
+    }
+}
 #endif /* OI__GEMM_X86 */
 
 /* ---- choosing the code path ---- */
 static const oi__gemm_f32_impl oi__gemm_f32_portable = {
-    OI__GEMM_ISA_PORTABLE, OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, 256, 1024, 2048, oi__gemm_f32_kernel_portable};
+    OI__GEMM_ISA_PORTABLE, OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, 256, 512, 2048, oi__gemm_f32_kernel_portable,
+    NULL};
 #if OI__GEMM_X86
 static const oi__gemm_f32_impl oi__gemm_f32_avx2 = {
-    OI__GEMM_ISA_AVX2, 6, 16, 256, 1024, 2048, oi__gemm_f32_kernel_avx2};
+    OI__GEMM_ISA_AVX2, 6, 16, 256, 512, 2048, oi__gemm_f32_kernel_avx2, NULL};
 static const oi__gemm_f32_impl oi__gemm_f32_avx512 = {
-    OI__GEMM_ISA_AVX512, 12, 32, 256, 1024, 2048, oi__gemm_f32_kernel_avx512};
+    OI__GEMM_ISA_AVX512, 12, 32, 256, 512, 2048, oi__gemm_f32_kernel_avx512,
+    oi__gemm_f32_interleave16_avx512};
 #endif
 
 /* Set only by tests and benchmarks (see oi__gemm_force_isa). */
@@ -308,8 +369,8 @@ static void oi__gemm_f32_small(bool trans_a, bool trans_b, int64_t m, int64_t n,
 /* The panel values are rows of `src` (step p = column p): op(A) when A is
  * not transposed, op(B) when B is. Reads `width` rows side by side so each
  * output line is written once and every input row streams forward. */
-static void oi__gemm_f32_pack_rows(const float *src, int64_t ld, int64_t n_rows, int64_t kc, int width,
-                                   float *dst) {
+static void oi__gemm_f32_pack_rows(const oi__gemm_f32_impl *impl, const float *src, int64_t ld, int64_t n_rows,
+                                   int64_t kc, int width, float *dst) {
     const float *rows[OI__GEMM_MAX_NR];
     for (int64_t q = 0; q < n_rows; q += width) {
         int valid = (int)oi__gemm_min(width, n_rows - q);
@@ -319,13 +380,22 @@ static void oi__gemm_f32_pack_rows(const float *src, int64_t ld, int64_t n_rows,
         if (valid == width) {
             /* 16 steps at a time: one cache line of each source row. */
             int64_t p = 0;
-            for (; p + 16 <= kc; p += 16)
+            for (; p + 16 <= kc; p += 16) {
+                float *out = panel + p * width;
+                if (impl->interleave16 && width % 16 == 0)
+                    impl->interleave16(rows, width, out);
+                else
+                    for (int r = 0; r < width; r++) {
+                        OI__GEMM_PREFETCH(rows[r] + 64); /* short runs: help the prefetcher */
+                        for (int i = 0; i < 16; i++)
+                            out[i * width + r] = rows[r][i];
+                    }
                 for (int r = 0; r < width; r++)
-                    for (int i = 0; i < 16; i++)
-                        panel[(p + i) * width + r] = rows[r][p + i];
-            for (; p < kc; p++)
+                    rows[r] += 16;
+            }
+            for (int64_t i = 0; p + i < kc; i++) /* rows[r] now point at step p */
                 for (int r = 0; r < width; r++)
-                    panel[p * width + r] = rows[r][p];
+                    panel[(p + i) * width + r] = rows[r][i];
         } else {
             for (int64_t p = 0; p < kc; p++)
                 for (int r = 0; r < width; r++)
@@ -357,21 +427,21 @@ static void oi__gemm_f32_pack_cols(const float *src, int64_t ld, int64_t n_cols,
 }
 
 /* Rows [i0, i0+rows) x steps [p0, p0+kc) of op(A), in mr-row panels. */
-static void oi__gemm_f32_pack_a(bool trans_a, const float *a, int64_t lda, int64_t i0, int64_t rows,
-                                int64_t p0, int64_t kc, int mr, float *dst) {
+static void oi__gemm_f32_pack_a(const oi__gemm_f32_impl *impl, bool trans_a, const float *a, int64_t lda, int64_t i0,
+                                int64_t rows, int64_t p0, int64_t kc, float *dst) {
     if (trans_a)
-        oi__gemm_f32_pack_cols(a + p0 * lda + i0, lda, rows, kc, mr, dst);
+        oi__gemm_f32_pack_cols(a + p0 * lda + i0, lda, rows, kc, impl->mr, dst);
     else
-        oi__gemm_f32_pack_rows(a + i0 * lda + p0, lda, rows, kc, mr, dst);
+        oi__gemm_f32_pack_rows(impl, a + i0 * lda + p0, lda, rows, kc, impl->mr, dst);
 }
 
 /* Steps [p0, p0+kc) x columns [j0, j0+cols) of op(B), in nr-column panels. */
-static void oi__gemm_f32_pack_b(bool trans_b, const float *b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
-                                int64_t cols, int nr, float *dst) {
+static void oi__gemm_f32_pack_b(const oi__gemm_f32_impl *impl, bool trans_b, const float *b, int64_t ldb, int64_t p0,
+                                int64_t kc, int64_t j0, int64_t cols, float *dst) {
     if (trans_b)
-        oi__gemm_f32_pack_rows(b + j0 * ldb + p0, ldb, cols, kc, nr, dst);
+        oi__gemm_f32_pack_rows(impl, b + j0 * ldb + p0, ldb, cols, kc, impl->nr, dst);
     else
-        oi__gemm_f32_pack_cols(b + p0 * ldb + j0, ldb, cols, kc, nr, dst);
+        oi__gemm_f32_pack_cols(b + p0 * ldb + j0, ldb, cols, kc, impl->nr, dst);
 }
 
 /* ---- skinny products: m or n is at most OI__GEMM_SKINNY ----
@@ -567,29 +637,32 @@ static void oi__gemm_f32_task(void *ctx, int task, int thread) {
     float *b_pack = a_pack + oi__gemm_round_up(oi__gemm_round_up(job->tile_m, impl->mr) * impl->kc, OI__GEMM_ALIGN / 4);
     for (int64_t p0 = 0; p0 < job->k; p0 += impl->kc) {
         int64_t kc = oi__gemm_min(impl->kc, job->k - p0);
-        oi__gemm_f32_pack_a(job->trans_a, job->a, job->lda, i0, rows, p0, kc, impl->mr, a_pack);
+        oi__gemm_f32_pack_a(impl, job->trans_a, job->a, job->lda, i0, rows, p0, kc, a_pack);
         /* The first k block applies beta; later ones accumulate. */
         float beta = p0 == 0 ? job->beta : 1.0f;
         for (int64_t j1 = j0; j1 < j0 + cols; j1 += impl->nc) {
             int64_t block_cols = oi__gemm_min(impl->nc, j0 + cols - j1);
-            oi__gemm_f32_pack_b(job->trans_b, job->b, job->ldb, p0, kc, j1, block_cols, impl->nr, b_pack);
+            oi__gemm_f32_pack_b(impl, job->trans_b, job->b, job->ldb, p0, kc, j1, block_cols, b_pack);
             oi__gemm_f32_macro(impl, kc, a_pack, b_pack, rows, block_cols, job->alpha, beta,
                                job->c + i0 * job->ldc + j1, job->ldc);
         }
     }
 }
 
-/* Splits C into one tile per task. A task packs its rows of A once per k
- * block and its columns of B once per k block, so big tiles pack least;
- * but every thread needs work, so: split the longer side of C until there
- * are OI__GEMM_TASKS_PER_THREAD tiles per thread (spare tiles even out the
- * load when a thread is slowed down by something else on the machine). */
-#define OI__GEMM_TASKS_PER_THREAD 2
+/* Splits C into one tile per task. A task packs its rows of A and its
+ * columns of B once per k block, so big tiles pack least; but every thread
+ * needs work, so: split the longer side of C until there is one tile per
+ * thread, or two when tiles stay at least OI__GEMM_SPARE_TILE_AREA (spare
+ * tiles even out the load when something else on the machine slows a
+ * thread down). */
+#define OI__GEMM_SPARE_TILE_AREA (256 * 256)
 static void oi__gemm_plan_tiles(const oi__gemm_f32_impl *impl, int64_t m, int64_t n, int threads,
                                 int64_t *tile_m, int64_t *tile_n) {
     int64_t max_tiles_m = oi__gemm_ceil_div(m, impl->mr), max_tiles_n = oi__gemm_ceil_div(n, impl->nr);
     int64_t tiles_m = oi__gemm_ceil_div(m, impl->max_tile_m), tiles_n = 1;
-    int64_t want = threads > 1 ? (int64_t)threads * OI__GEMM_TASKS_PER_THREAD : 1;
+    int64_t want = threads;
+    if (threads > 1 && m * n >= 2 * (int64_t)threads * OI__GEMM_SPARE_TILE_AREA)
+        want = 2 * (int64_t)threads;
     while (tiles_m * tiles_n < want && (tiles_m < max_tiles_m || tiles_n < max_tiles_n)) {
         bool split_m = tiles_n >= max_tiles_n ||
                        (tiles_m < max_tiles_m && m / tiles_m >= n / tiles_n);
