@@ -389,8 +389,10 @@ typedef struct oi__vulkan_stats {
     uint64_t weight_uploads;    /* model tensors copied to the device        */
     uint64_t pipelines_created, descriptor_sets_created;
     uint64_t cpu_fallbacks;     /* run_op calls done on the CPU inside the backend */
+    uint64_t validation_messages; /* warnings/errors of the validation layer (OPENINFER_VULKAN_VALIDATION=1) */
 } oi__vulkan_stats;
 const oi__vulkan_stats *oi__vulkan_get_stats(void *ctx);
+const char *oi__vulkan_validation_message(void *ctx); /* the last one, or "" */
 /* GPU time of the run_op calls whose work has completed, in call order;
  * `seq` counts run_op calls of the context (oi__vulkan_next_seq tells the
  * number the next call gets). Taking the times empties the list. */

@@ -7,6 +7,8 @@
  * elements around every device view checked. Then residency: a chain of
  * ops is one submission, weights are uploaded once, the second identical
  * step replays its command buffer; and GPU timings are reported.
+ * The Khronos validation layer is on when installed (zero messages
+ * expected); OPENINFER_VULKAN_VALIDATION=0 turns it off.
  * Exits 77 (skip) when no Vulkan device exists.
  *
  * NMSE = sum((gpu - cpu)^2) / sum(cpu^2) over finite elements, at most:
@@ -633,6 +635,8 @@ static void test_residency(void) {
 }
 
 int main(void) {
+    /* the validation layer watches every call (when installed); opt out with =0 */
+    setenv("OPENINFER_VULKAN_VALIDATION", "1", 0);
     oi_backend_info infos[16];
     size_t n = oi_backends_discover(infos, 16);
     const oi_backend_info *dev = NULL;
@@ -661,6 +665,8 @@ int main(void) {
     printf("test_vulkan: %d cases on the GPU, %d declined; %llu pipelines, %llu submissions, %llu dispatches, %.1f s\n",
            cases_run, cases_unsupported, (unsigned long long)st->pipelines_created, (unsigned long long)st->submissions,
            (unsigned long long)st->dispatches, (double)(clock() - t0) / CLOCKS_PER_SEC);
+    CHECK_MSG(st->validation_messages == 0, "%llu validation messages, the last: %s",
+              (unsigned long long)st->validation_messages, oi__vulkan_validation_message(ctx));
     vk->destroy(ctx);
     return check_result("test_vulkan");
 }

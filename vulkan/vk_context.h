@@ -154,6 +154,8 @@ typedef struct oi__vk_context {
     struct VolkDeviceTable vk;
     oi__vk_device_caps caps;
     bool lost;        /* a fatal error (device lost): every call fails */
+    VkDebugUtilsMessengerEXT messenger;  /* with OPENINFER_VULKAN_VALIDATION=1 */
+    char last_validation_message[1024];
     /* stage 2: memory */
     uint32_t device_memory_type, upload_memory_type, readback_memory_type;
     oi__vk_block *blocks;            /* stb array: device-local blocks */

@@ -75,22 +75,59 @@ static bool oi__vk_validation_wanted(void) {
     return env && *env && strcmp(env, "0") != 0;
 }
 
-static oi_status oi__vk_create_instance(VkInstance *out) {
+static bool oi__vk_layer_has_extension(const char *layer, const char *name) {
+    uint32_t count = 0;
+    if (vkEnumerateInstanceExtensionProperties(layer, &count, NULL) != VK_SUCCESS || count == 0)
+        return false;
+    VkExtensionProperties *ext = (VkExtensionProperties *)oi__malloc(sizeof(VkExtensionProperties) * count);
+    bool found = false;
+    if (ext && vkEnumerateInstanceExtensionProperties(layer, &count, ext) == VK_SUCCESS)
+        for (uint32_t i = 0; i < count && !found; i++)
+            found = strcmp(ext[i].extensionName, name) == 0;
+    oi__free(ext);
+    return found;
+}
+
+/* Validation messages are counted (never printed: library code is quiet);
+ * tests read the count and the last message. */
+static VKAPI_ATTR VkBool32 VKAPI_CALL oi__vk_on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                          VkDebugUtilsMessageTypeFlagsEXT types,
+                                                          const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
+    oi__vk_context *ctx = (oi__vk_context *)user;
+    (void)types;
+    if (ctx && severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+        ctx->stats.validation_messages++;
+        snprintf(ctx->last_validation_message, sizeof ctx->last_validation_message, "%s",
+                 data && data->pMessage ? data->pMessage : "?");
+    }
+    return VK_FALSE;
+}
+
+/* `validation` (may be NULL) says whether the Khronos validation layer and
+ * its debug-utils extension were turned on. */
+static oi_status oi__vk_create_instance(VkInstance *out, bool *validation) {
     VkApplicationInfo app;
     memset(&app, 0, sizeof app);
     app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
     app.pApplicationName = "openinfer";
     app.pEngineName = "openinfer";
     app.apiVersion = VK_API_VERSION_1_1;
-    const char *validation = "VK_LAYER_KHRONOS_validation";
+    const char *layer = "VK_LAYER_KHRONOS_validation";
     VkInstanceCreateInfo info;
     memset(&info, 0, sizeof info);
     info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
     info.pApplicationInfo = &app;
-    if (oi__vk_validation_wanted() && oi__vk_layer_available(validation)) {
+    const char *debug_utils = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    bool with_validation = validation && oi__vk_validation_wanted() && oi__vk_layer_available(layer) &&
+                           oi__vk_layer_has_extension(layer, debug_utils);
+    if (with_validation) {
         info.enabledLayerCount = 1;
-        info.ppEnabledLayerNames = &validation;
+        info.ppEnabledLayerNames = &layer;
+        info.enabledExtensionCount = 1;
+        info.ppEnabledExtensionNames = &debug_utils;
     }
+    if (validation)
+        *validation = with_validation;
     VkResult r = vkCreateInstance(&info, NULL, out);
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
         return oi__fail(OI_ERROR_UNAVAILABLE, "no Vulkan driver (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)");
@@ -292,7 +329,7 @@ static void oi__vk_discover_unavailable(oi_backend_info *out, size_t max, size_t
 static void oi__vk_discover(oi_backend_info *out, size_t max, size_t *count) {
     VkInstance instance = VK_NULL_HANDLE;
     VkPhysicalDevice *devices = NULL;
-    if (oi__vk_load(NULL) != OI_OK || oi__vk_create_instance(&instance) != OI_OK ||
+    if (oi__vk_load(NULL) != OI_OK || oi__vk_create_instance(&instance, NULL) != OI_OK ||
         oi__vk_list_devices(instance, &devices) != OI_OK) {
         oi__vk_discover_unavailable(out, max, count, oi_last_error());
         if (instance)
@@ -325,8 +362,22 @@ static void oi__vk_discover(oi_backend_info *out, size_t max, size_t *count) {
 /* ---- the context's device ---- */
 static oi_status oi__vk_open_own_device(oi__vk_context *ctx, int device_index) {
     oi_status s = oi__vk_load(NULL);
+    bool validation = false;
     if (s == OI_OK)
-        s = oi__vk_create_instance(&ctx->instance);
+        s = oi__vk_create_instance(&ctx->instance, &validation);
+    if (s == OI_OK && validation) {
+        VkDebugUtilsMessengerCreateInfoEXT info;
+        memset(&info, 0, sizeof info);
+        info.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+        info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+        info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+        info.pfnUserCallback = oi__vk_on_validation;
+        info.pUserData = ctx;
+        VkResult r = vkCreateDebugUtilsMessengerEXT(ctx->instance, &info, NULL, &ctx->messenger);
+        if (r != VK_SUCCESS)
+            return oi__vk_fail("vkCreateDebugUtilsMessengerEXT", r);
+    }
     VkPhysicalDevice *devices = NULL;
     if (s == OI_OK)
         s = oi__vk_list_devices(ctx->instance, &devices);

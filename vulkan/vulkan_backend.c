@@ -78,6 +78,8 @@ static void oi__vk_destroy(void *opaque) {
         if (ctx->owns_device)
             ctx->vk.vkDestroyDevice(ctx->device, NULL);
     }
+    if (ctx->messenger)
+        vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
     if (ctx->owns_device && ctx->instance)
         vkDestroyInstance(ctx->instance, NULL);
     oi__vk_list_free(&ctx->list);
@@ -143,6 +145,10 @@ const oi__backend oi__vulkan_backend = {
 
 /* ---- internal getters (tests, traces) ---- */
 const oi__vulkan_stats *oi__vulkan_get_stats(void *ctx) { return ctx ? &((oi__vk_context *)ctx)->stats : NULL; }
+
+const char *oi__vulkan_validation_message(void *ctx) {
+    return ctx ? ((oi__vk_context *)ctx)->last_validation_message : "";
+}
 
 uint64_t oi__vulkan_next_seq(void *ctx) { return ctx ? ((oi__vk_context *)ctx)->next_seq : 0; }
 
