@@ -509,7 +509,19 @@ static void oi__gemm_f32_skinny_axpy_task(void *ctx, int task, int thread) {
     int64_t block = OI__GEMM_SKINNY_AXPY_BLOCK / job->n_small;
     for (int64_t t0 = 0; t0 < job->n_big; t0 += block) {
         int64_t count = oi__gemm_min(block, job->n_big - t0);
-        for (int64_t p = p0; p < p1; p++) {
+        int64_t p = p0;
+        /* Four rows per pass: a quarter of the traffic on the sums. */
+        for (; p + 4 <= p1; p += 4) {
+            const float *r0 = job->big + p * job->big_p + t0, *r1 = r0 + job->big_p;
+            const float *r2 = r1 + job->big_p, *r3 = r2 + job->big_p;
+            for (int64_t s = 0; s < job->n_small; s++) {
+                const float *w = job->small + s * job->k + p;
+                float *acc_s = acc + s * job->n_big + t0;
+                for (int64_t t = 0; t < count; t++)
+                    acc_s[t] += w[0] * r0[t] + w[1] * r1[t] + w[2] * r2[t] + w[3] * r3[t];
+            }
+        }
+        for (; p < p1; p++) {
             const float *row = job->big + p * job->big_p + t0;
             for (int64_t s = 0; s < job->n_small; s++) {
                 float w = job->small[s * job->k + p];
