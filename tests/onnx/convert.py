@@ -1,0 +1,661 @@
+#!/usr/bin/env python3
+"""convert.py - turns ONNX's node tests into OpenInfer cases.
+
+For each test directory (model.onnx + test_data_set_0/input_*.pb, output_*.pb) whose ops
+all map onto ops of our op table (kernels/op_list.h), it writes
+
+    OUT/<test>.oinf   the inputs as tensors `input.<var>`, ONNX's expected outputs as
+                      `expected.<var>`, and any literal constants a mapping needs
+    OUT/<test>.json   the graph (docs/graph-json.md): inputs are dynamic vars (run_onnx
+                      inserts them), outputs and intermediates volatile vars
+
+and lists it in OUT/cases.tsv. A test it cannot convert goes to OUT/unsupported.tsv with the
+reason; `mapped` says whether its op is one we claim (then run_onnx counts it as a failure
+unless tests/onnx/expected_failures.txt lists it) or one without a mapping yet.
+
+ONNX inputs whose values our ops take as parameters (Clip's min/max, reduction axes) are read
+from the test data and become parameters; the graph never sees them as tensors.
+
+    convert.py --data DIR --out DIR [--ops kernels/op_list.h] [--only REGEX]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper, shape_inference
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "python"))
+from openinfer_oinf import TensorItem, encode_array, encode_file  # noqa: E402
+from openinfer_oinf.vtypes import resolve_dtype  # noqa: E402
+
+
+class Unsupported(Exception):
+    """The test needs something our ops cannot express; the message says what."""
+
+
+# ONNX element types -> our dtype names (the ones we have; the rest are unsupported).
+ONNX_DTYPES = {
+    TensorProto.FLOAT: "f32", TensorProto.DOUBLE: "f64", TensorProto.FLOAT16: "f16",
+    TensorProto.BFLOAT16: "bf16", TensorProto.BOOL: "bool",
+    TensorProto.INT8: "i8", TensorProto.INT16: "i16", TensorProto.INT32: "i32", TensorProto.INT64: "i64",
+    TensorProto.UINT8: "u8", TensorProto.UINT16: "u16", TensorProto.UINT32: "u32", TensorProto.UINT64: "u64",
+}
+FLOAT_DTYPES = {"f16", "bf16", "f32", "f64"}
+NUMPY_TO_DTYPE = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.float16): "f16",
+                  np.dtype(np.bool_): "bool", np.dtype(np.int8): "i8", np.dtype(np.int16): "i16",
+                  np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.uint8): "u8",
+                  np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64"}
+
+
+def onnx_dtype(elem_type: int) -> str:
+    if elem_type not in ONNX_DTYPES:
+        raise Unsupported(f"dtype {TensorProto.DataType.Name(elem_type)} has no OpenInfer dtype")
+    return ONNX_DTYPES[elem_type]
+
+
+# ---------------------------------------------------------------------------- the op table
+
+def read_op_table(path: str) -> Dict[str, set]:
+    """Our op names and their parameter names, from kernels/op_list.h (the single source)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    params_at = text.find("#define OI_PARAM_LIST")
+    ops = {m.group(1): set() for m in re.finditer(r"^\s*X\((\w+),", text[:params_at], re.M)}
+    for m in re.finditer(r"^\s*X\((\w+),\s*(\w+),", text[params_at:], re.M):
+        ops.setdefault(m.group(1), set()).add(m.group(2))
+    return ops
+
+
+# ---------------------------------------------------------------------------- graph building
+
+@dataclass
+class Value:
+    """An ONNX value as our graph sees it."""
+    name: str                      # our variable name (an identifier)
+    dtype: str
+    dims: Tuple[int, ...]
+    const: Optional[np.ndarray] = None   # known at conversion time (test input or Constant)
+    source: str = "computed"       # "input" (a graph input), "const" or "computed"
+
+
+def attr(name: str, value, kind: str) -> dict:
+    """One op setting in the graph JSON's form."""
+    if kind == "float":
+        v = float(value)
+        value = "nan" if np.isnan(v) else ("inf" if v == np.inf else ("-inf" if v == -np.inf else v))
+    elif kind == "int":
+        value = int(value)
+    elif kind == "bool":
+        value = bool(value)
+    elif kind == "int_list":
+        value = [int(v) for v in value]
+    return {"name": name, "type": kind, "value": value}
+
+
+def scalar_attr(name: str, value, dtype: str) -> dict:
+    """A SCALAR parameter in the input's own kind: integer dtypes take integers."""
+    if dtype in FLOAT_DTYPES:
+        return attr(name, value, "float")
+    if dtype == "bool":
+        return attr(name, value, "bool")
+    return attr(name, value, "int")
+
+
+class Case:
+    """The graph and the tensors of one converted test."""
+
+    def __init__(self, test: str, ops: Dict[str, set]):
+        self.test = test
+        self.ops = ops
+        self.vars: List[dict] = []        # declarations, in order
+        self.declared: Dict[str, Value] = {}
+        self.nodes: List[dict] = []
+        self.tensors: Dict[str, Tuple[np.ndarray, str]] = {}
+        self.taken: set = set()
+        self.our_ops: List[str] = []
+
+    def fresh(self, hint: str) -> str:
+        """A new identifier derived from an ONNX name ("x", "Clip_test.min:0" -> "Clip_test_min_0")."""
+        base = re.sub(r"\W", "_", hint) or "v"
+        if base[0].isdigit():
+            base = "v_" + base
+        name, i = base, 1
+        while name in self.taken:
+            name, i = f"{base}_{i}", i + 1
+        self.taken.add(name)
+        return name
+
+    def src(self, text: str) -> dict:
+        return {"file": f"{self.test}/model.onnx", "line": 0, "text": text}
+
+    def declare(self, v: Value, kind: str, ref: Optional[str] = None) -> None:
+        if v.name in self.declared:
+            return
+        var = {"name": v.name, "kind": kind, "dtype": v.dtype, "dims": [str(d) for d in v.dims]}
+        if ref:
+            var["ref"] = ref
+        var["src"] = self.src(f"{kind} {v.name}: {v.dtype}{list(v.dims)}")
+        self.vars.append(var)
+        self.declared[v.name] = v
+
+    def use(self, v: Value) -> Value:
+        """`v` is read by an op: graph inputs become dynamic vars (inserted by run_onnx),
+        known constants constant vars loaded from the model."""
+        if v.name not in self.declared:
+            if v.source == "input":
+                self.declare(v, "dynamic")
+                self.tensors[f"input.{v.name}"] = (v.const, v.dtype)
+            elif v.source == "const":
+                self.declare(v, "constant", ref=f"const.{v.name}")
+                self.tensors[f"const.{v.name}"] = (v.const, v.dtype)
+            else:
+                raise Unsupported(f"internal: {v.name} is read before it is written")
+        return v
+
+    def op(self, op: str, inputs: Sequence[Value], attrs: Sequence[dict], out: Value) -> Value:
+        if op not in self.ops:
+            raise Unsupported(f"op {op} is not in the op table")
+        ins = [self.use(v) for v in inputs]
+        self.declare(out, "volatile")
+        index = len(self.nodes)
+        args = ", ".join([v.name for v in ins] + [f"{a['name']}={a['value']}" for a in attrs])
+        self.nodes.append({
+            "index": index, "uuid": f"00000000-0000-4000-8000-{index:012x}", "kind": "op", "op": op,
+            "inputs": [{"name": v.name} for v in ins], "attrs": list(attrs), "output": out.name,
+            "src": self.src(f"op {op}({args}) >> {out.name}")})
+        self.our_ops.append(op)
+        return out
+
+    def constant(self, array: np.ndarray, dtype: str, hint: str = "c") -> Value:
+        return Value(self.fresh(hint), dtype, tuple(array.shape), np.asarray(array), "const")
+
+    def graph_json(self) -> str:
+        """The graph JSON, one var or node per line."""
+        ret = {"index": len(self.nodes), "uuid": f"00000000-0000-4000-8000-{len(self.nodes):012x}",
+               "kind": "return", "src": self.src("return")}
+        nodes = [json.dumps(n) for n in self.nodes + [ret]]
+        head = {"format": "openinfer-graph", "version": 1, "name": re.sub(r"\W", "_", self.test),
+                "next_index": len(nodes)}
+        lines = ["{"] + [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+        lines += ['  "vars": [', ",\n".join("    " + json.dumps(v) for v in self.vars), "  ],"]
+        lines += ['  "blocks": [{"name": "entry", "src": ' + json.dumps(self.src("block entry")) + ', "nodes": [',
+                  ",\n".join("    " + n for n in nodes), "  ]}]", "}"]
+        return "\n".join(lines) + "\n"
+
+    def oinf_bytes(self) -> bytes:
+        items = []
+        for name, (array, dtype) in self.tensors.items():
+            vt, dims, data = encode_array(np.asarray(array), resolve_dtype(dtype))
+            items.append(TensorItem(name, vt, dims, data))
+        return encode_file({}, [], items)
+
+
+class NodeCtx:
+    """What a mapping sees of one ONNX node: its attributes, inputs and output slots."""
+
+    def __init__(self, case: Case, node: onnx.NodeProto, inputs: List[Optional[Value]], outputs: List[Value]):
+        self.case = case
+        self.node = node
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        self.used_attrs: set = set()
+
+    def attr(self, name: str, default=None):
+        self.used_attrs.add(name)
+        v = self.attrs.get(name, default)
+        return v.decode() if isinstance(v, bytes) else v
+
+    def has(self, i: int) -> bool:
+        return i < len(self.inputs) and self.inputs[i] is not None
+
+    def input(self, i: int) -> Value:
+        if not self.has(i):
+            raise Unsupported(f"{self.node.op_type}: input {i} is missing")
+        return self.inputs[i]
+
+    def const(self, i: int) -> np.ndarray:
+        """An input our op takes as a parameter: its value must be known now."""
+        v = self.input(i)
+        if v.const is None:
+            raise Unsupported(f"{self.node.op_type}: input {i} becomes a parameter but is computed at run time")
+        return v.const
+
+    def out(self, i: int = 0) -> Value:
+        return self.outputs[i]
+
+    def temp(self, dtype: str, dims: Sequence[int], hint: str = "t") -> Value:
+        return Value(self.case.fresh(hint), dtype, tuple(int(d) for d in dims))
+
+    def emit(self, op: str, inputs: Sequence[Value], attrs: Sequence[dict] = (), out: Optional[Value] = None,
+             dtype: Optional[str] = None, dims: Optional[Sequence[int]] = None) -> Value:
+        """One of our ops; without `out` it writes a new temporary of `dtype`/`dims`
+        (default: the first input's dtype, the broadcast of the inputs' dims)."""
+        if out is None:
+            dtype = dtype or inputs[0].dtype
+            dims = dims if dims is not None else np.broadcast_shapes(*[v.dims for v in inputs])
+            out = self.temp(dtype, dims)
+        return self.case.op(op, inputs, attrs, out)
+
+
+# ---------------------------------------------------------------------------- mappings
+
+def identity(ctx: NodeCtx, v: Value, out: Value) -> Value:
+    """x unchanged: max(x, x) (exact, NaN stays NaN); or(x, x) for bool."""
+    return ctx.emit("or" if v.dtype == "bool" else "max", [v, v], out=out)
+
+
+def unary(op: str) -> Callable[[NodeCtx], None]:
+    def convert(ctx: NodeCtx) -> None:
+        ctx.emit(op, [ctx.input(0)], out=ctx.out())
+    return convert
+
+
+def binary(op: str) -> Callable[[NodeCtx], None]:
+    def convert(ctx: NodeCtx) -> None:
+        ctx.emit(op, [ctx.input(0), ctx.input(1)], out=ctx.out())
+    return convert
+
+
+def variadic(op: str) -> Callable[[NodeCtx], None]:
+    """Max/Min/Sum over 1..N inputs: a chain of the binary op, left to right."""
+    def convert(ctx: NodeCtx) -> None:
+        values = [ctx.input(i) for i in range(len(ctx.inputs))]
+        if len(values) == 1:
+            identity(ctx, values[0], ctx.out())
+            return
+        acc = values[0]
+        for i, v in enumerate(values[1:], start=2):
+            acc = ctx.emit(op, [acc, v], out=ctx.out() if i == len(values) else None)
+    return convert
+
+
+def convert_mean(ctx: NodeCtx) -> None:
+    """(x0 + ... + xn-1) / n, the order ONNX's reference sums in."""
+    n = len(ctx.inputs)
+    if n == 1:
+        identity(ctx, ctx.input(0), ctx.out())
+        return
+    total = variadic_sum(ctx)
+    count = ctx.case.constant(np.array(n, dtype=np.float64), ctx.out().dtype, "count")
+    ctx.emit("div", [total, count], out=ctx.out())
+
+
+def variadic_sum(ctx: NodeCtx) -> Value:
+    acc = ctx.input(0)
+    for i in range(1, len(ctx.inputs)):
+        acc = ctx.emit("add", [acc, ctx.input(i)])
+    return acc
+
+
+def convert_sign(ctx: NodeCtx) -> None:
+    """ONNX's Sign keeps the input dtype; ours gives i8, so cast back."""
+    x = ctx.input(0)
+    if x.dtype == "i8":
+        ctx.emit("sign", [x], out=ctx.out())
+        return
+    s = ctx.emit("sign", [x], dtype="i8")
+    ctx.emit("cast", [s], [attr("to", x.dtype, "dtype")], out=ctx.out())
+
+
+def convert_clip(ctx: NodeCtx) -> None:
+    """Clip's min/max (inputs since opset 11, attributes before) -> clamp's parameters."""
+    x = ctx.input(0)
+    attrs = []
+    for i, name in ((1, "min"), (2, "max")):
+        if ctx.has(i):
+            value = ctx.const(i)
+            attrs.append(scalar_attr(name, value.reshape(-1)[0].item(), x.dtype))
+        elif name in ctx.attrs:
+            attrs.append(scalar_attr(name, ctx.attr(name), x.dtype))
+    ctx.emit("clamp", [x], attrs, out=ctx.out())
+
+
+def convert_mod(ctx: NodeCtx) -> None:
+    """fmod=1: truncated remainder (our rem). fmod=0: the sign follows the divisor,
+    a - floor_div(a, b) * b, exact for integers."""
+    a, b = ctx.input(0), ctx.input(1)
+    if a.dtype in FLOAT_DTYPES:
+        raise Unsupported("Mod on floats: we have no float remainder op")
+    if ctx.attr("fmod", 0):
+        ctx.emit("rem", [a, b], out=ctx.out())
+        return
+    q = ctx.emit("floor_div", [a, b])
+    qb = ctx.emit("mul", [q, b])
+    ctx.emit("sub", [a, qb], out=ctx.out())
+
+
+def convert_isinf(ctx: NodeCtx) -> None:
+    """detect_positive/detect_negative: is_inf, narrowed by the sign bit."""
+    x = ctx.input(0)
+    pos, neg = ctx.attr("detect_positive", 1), ctx.attr("detect_negative", 1)
+    if pos and neg:
+        ctx.emit("is_inf", [x], out=ctx.out())
+        return
+    inf = ctx.emit("is_inf", [x], dtype="bool")
+    sign = ctx.emit("is_neg", [x], dtype="bool")
+    if pos:
+        sign = ctx.emit("not", [sign])
+    elif not neg:
+        raise Unsupported("IsInf detecting neither sign")
+    ctx.emit("and", [inf, sign], out=ctx.out())
+
+
+def convert_leaky_relu(ctx: NodeCtx) -> None:
+    alpha = float(np.float32(ctx.attr("alpha", 0.01)))
+    ctx.emit("relu", [ctx.input(0)], [attr("negative_slope", alpha, "float")], out=ctx.out())
+
+
+def convert_where(ctx: NodeCtx) -> None:
+    """Where(cond, x, y) -> filter(x, y, cond)."""
+    ctx.emit("filter", [ctx.input(1), ctx.input(2), ctx.input(0)], out=ctx.out())
+
+
+def convert_cast(ctx: NodeCtx) -> None:
+    to = onnx_dtype(ctx.attr("to"))
+    ctx.emit("cast", [ctx.input(0)], [attr("to", to, "dtype")], out=ctx.out())
+
+
+def convert_cast_like(ctx: NodeCtx) -> None:
+    """CastLike(x, like): the second input only gives the target dtype."""
+    like = ctx.input(1)
+    ctx.emit("cast", [ctx.input(0)], [attr("to", like.dtype, "dtype")], out=ctx.out())
+
+
+def convert_arg(op: str) -> Callable[[NodeCtx], None]:
+    def convert(ctx: NodeCtx) -> None:
+        attrs = [attr("axis", ctx.attr("axis", 0), "int"), attr("keepdims", ctx.attr("keepdims", 1), "bool"),
+                 attr("select_first", not ctx.attr("select_last_index", 0), "bool")]
+        ctx.emit(op, [ctx.input(0)], attrs, out=ctx.out())
+    return convert
+
+
+def reduce_axes(ctx: NodeCtx, rank: int) -> Optional[List[int]]:
+    """The axes to reduce (attribute before opset 13/18, input 1 after); None: no-op."""
+    axes = ctx.attr("axes")
+    if axes is None and ctx.has(1):
+        axes = [int(a) for a in ctx.const(1).reshape(-1)]
+    if not axes:
+        return None if ctx.attr("noop_with_empty_axes", 0) else list(range(rank))
+    return [int(a) for a in axes]
+
+
+def reduced_dims(dims: Sequence[int], axes: Sequence[int], keepdims: bool) -> Tuple[int, ...]:
+    axes = {a % len(dims) for a in axes} if dims else set()
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(dims))
+    return tuple(d for i, d in enumerate(dims) if i not in axes)
+
+
+def convert_reduce(op: str, pre: Sequence[str] = (), post: Sequence[str] = ()) -> Callable[[NodeCtx], None]:
+    """ReduceX: optional elementwise ops before ("abs" for L1, "square" for L2) and after
+    ("sqrt", "log") our reduction over `axes` with `keepdims`."""
+    def convert(ctx: NodeCtx) -> None:
+        x = ctx.input(0)
+        axes = reduce_axes(ctx, len(x.dims))
+        keepdims = bool(ctx.attr("keepdims", 1))
+        if axes is None:   # noop_with_empty_axes: the input unchanged (ONNX skips pre/post too)
+            identity(ctx, x, ctx.out())
+            return
+        for p in pre:
+            x = ctx.emit("mul", [x, x]) if p == "square" else ctx.emit(p, [x])
+        dims = reduced_dims(x.dims, axes, keepdims)
+        attrs = [attr("axes", axes, "int_list"), attr("keepdims", keepdims, "bool")]
+        y = ctx.emit(op, [x], attrs, out=None if post else ctx.out(), dims=dims)
+        for i, p in enumerate(post):
+            y = ctx.emit(p, [y], out=ctx.out() if i == len(post) - 1 else None)
+    return convert
+
+
+@dataclass
+class Mapping:
+    needs: Tuple[str, ...]           # our ops the mapping emits (all must be in the op table)
+    convert: Callable[[NodeCtx], None]
+    attrs: Tuple[str, ...] = ()      # ONNX attributes it understands (others: unsupported)
+
+
+def m(needs, convert, attrs=()) -> Mapping:
+    return Mapping(tuple(needs.split()), convert, tuple(attrs.split()) if attrs else ())
+
+
+# ONNX op -> our ops. Add a row when the op table gains an op; a row whose ops are not in
+# the table yet is skipped (its tests count as unsupported) until they land.
+MAPPINGS: Dict[str, Mapping] = {
+    "Add": m("add", binary("add")),
+    "Sub": m("sub", binary("sub")),
+    "Mul": m("mul", binary("mul")),
+    "Div": m("div", binary("div")),
+    "Mod": m("rem floor_div mul sub", convert_mod, "fmod"),
+    "Neg": m("neg", unary("neg")),
+    "Abs": m("abs", unary("abs")),
+    "Reciprocal": m("recip", unary("recip")),
+    "Relu": m("relu", unary("relu")),
+    "LeakyRelu": m("relu", convert_leaky_relu, "alpha"),
+    "Floor": m("floor", unary("floor")),
+    "Ceil": m("ceil", unary("ceil")),
+    "Round": m("round", unary("round")),
+    "Sign": m("sign cast", convert_sign),
+    "Min": m("min max", variadic("min")),
+    "Max": m("max", variadic("max")),
+    "Sum": m("add max", variadic("add")),
+    "Mean": m("add div max", convert_mean),
+    "Clip": m("clamp", convert_clip, "min max"),
+    "And": m("and", binary("and")),
+    "Or": m("or", binary("or")),
+    "Xor": m("xor", binary("xor")),
+    "Not": m("not", unary("not")),
+    "Equal": m("eq", binary("eq")),
+    "Less": m("lt", binary("lt")),
+    "LessOrEqual": m("le", binary("le")),
+    "Greater": m("gt", binary("gt")),
+    "GreaterOrEqual": m("ge", binary("ge")),
+    "IsNaN": m("is_nan", unary("is_nan")),
+    "IsInf": m("is_inf is_neg not and", convert_isinf, "detect_positive detect_negative"),
+    "Where": m("filter", convert_where),
+    "MatMul": m("matmul", binary("matmul")),
+    "Cast": m("cast", convert_cast, "to"),
+    "CastLike": m("cast", convert_cast_like),
+    "ArgMax": m("argmax_axis", convert_arg("argmax_axis"), "axis keepdims select_last_index"),
+    "ArgMin": m("argmin_axis", convert_arg("argmin_axis"), "axis keepdims select_last_index"),
+    "ReduceSum": m("sum_axis max", convert_reduce("sum_axis"), "axes keepdims noop_with_empty_axes"),
+    "ReduceMean": m("mean_axis max", convert_reduce("mean_axis"), "axes keepdims noop_with_empty_axes"),
+    "ReduceMax": m("max_axis max", convert_reduce("max_axis"), "axes keepdims noop_with_empty_axes"),
+    "ReduceMin": m("min_axis max", convert_reduce("min_axis"), "axes keepdims noop_with_empty_axes"),
+    "ReduceProd": m("prod_axis max", convert_reduce("prod_axis"), "axes keepdims noop_with_empty_axes"),
+    "ReduceL1": m("abs sum_axis max", convert_reduce("sum_axis", pre=["abs"]), "axes keepdims noop_with_empty_axes"),
+    "ReduceSumSquare": m("mul sum_axis max", convert_reduce("sum_axis", pre=["square"]),
+                         "axes keepdims noop_with_empty_axes"),
+    "ReduceL2": m("mul sum_axis sqrt max", convert_reduce("sum_axis", pre=["square"], post=["sqrt"]),
+                  "axes keepdims noop_with_empty_axes"),
+    "ReduceLogSum": m("sum_axis log max", convert_reduce("sum_axis", post=["log"]),
+                      "axes keepdims noop_with_empty_axes"),
+    "ReduceLogSumExp": m("exp sum_axis log max", convert_reduce("sum_axis", pre=["exp"], post=["log"]),
+                         "axes keepdims noop_with_empty_axes"),
+}
+
+
+# ---------------------------------------------------------------------------- one test
+
+def load_pb(path: str, declared: int) -> Tuple[np.ndarray, str]:
+    """One test tensor. ONNX 1.12 stores bfloat16 test data as UINT16 bit patterns (numpy has
+    no bfloat16); the model's declared type tells, and the bits become exact f32 values."""
+    t = TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    array = numpy_helper.to_array(t)
+    if declared == TensorProto.BFLOAT16 and t.data_type == TensorProto.UINT16:
+        return (array.astype(np.uint32) << 16).view(np.float32), "bf16"
+    return array, onnx_dtype(t.data_type)
+
+
+def test_data(test_dir: str, prefix: str, declared: Sequence[onnx.ValueInfoProto]) -> List[Tuple[np.ndarray, str]]:
+    """input_<i>.pb / output_<i>.pb of the first data set, for the graph's values `declared`."""
+    data_dir = os.path.join(test_dir, "test_data_set_0")
+    paths = [os.path.join(data_dir, f"{prefix}_{i}.pb") for i in range(len(declared))]
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        raise Unsupported(f"test data {os.path.basename(missing[0])} is missing (optional or sequence values)")
+    return [load_pb(p, vi.type.tensor_type.elem_type) for p, vi in zip(paths, declared)]
+
+
+def constant_value(node: onnx.NodeProto) -> Tuple[np.ndarray, str]:
+    """The value of a Constant node."""
+    a = node.attribute[0]
+    if a.name == "value":
+        return numpy_helper.to_array(a.t), onnx_dtype(a.t.data_type)
+    v = helper.get_attribute_value(a)
+    if a.name in ("value_float", "value_floats"):
+        return np.array(v, dtype=np.float32), "f32"
+    if a.name in ("value_int", "value_ints"):
+        return np.array(v, dtype=np.int64), "i64"
+    raise Unsupported(f"Constant with {a.name}")
+
+
+def value_types(model: onnx.ModelProto) -> Dict[str, Tuple[str, Tuple[int, ...]]]:
+    """dtype and dims of every intermediate value, from ONNX's shape inference."""
+    try:
+        inferred = shape_inference.infer_shapes(model, data_prop=True)
+    except Exception as exc:  # noqa: BLE001 - any failure means: no shapes
+        raise Unsupported(f"ONNX shape inference failed: {exc}") from exc
+    types = {}
+    for vi in inferred.graph.value_info:
+        tt = vi.type.tensor_type
+        if tt.elem_type in ONNX_DTYPES and tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim):
+            types[vi.name] = (ONNX_DTYPES[tt.elem_type], tuple(d.dim_value for d in tt.shape.dim))
+    return types
+
+
+def convert_test(test_dir: str, ops: Dict[str, set]) -> Case:
+    test = os.path.basename(test_dir)
+    model = onnx.load(os.path.join(test_dir, "model.onnx"))
+    graph = model.graph
+    case = Case(test, ops)
+    values: Dict[str, Value] = {}
+    initializers = {t.name: t for t in graph.initializer}
+    for t in graph.initializer:
+        values[t.name] = Value(case.fresh(t.name), onnx_dtype(t.data_type), tuple(t.dims),
+                               numpy_helper.to_array(t), "const")
+    runtime_inputs = [i for i in graph.input if i.name not in initializers]
+    for vi, (array, dtype) in zip(runtime_inputs, test_data(test_dir, "input", runtime_inputs)):
+        values[vi.name] = Value(case.fresh(vi.name), dtype, tuple(array.shape), array, "input")
+    expected = test_data(test_dir, "output", list(graph.output))
+    outputs = {vi.name: Value(case.fresh(vi.name), dtype, tuple(array.shape))
+               for vi, (array, dtype) in zip(graph.output, expected)}
+    types = value_types(model) if len(graph.node) > 1 else {}
+
+    for node in graph.node:
+        if node.op_type == "Constant":
+            array, dtype = constant_value(node)
+            values[node.output[0]] = Value(case.fresh(node.output[0]), dtype, tuple(array.shape), array, "const")
+            continue
+        mapping = MAPPINGS[node.op_type]
+        ins = [values[name] if name else None for name in node.input]
+        outs = []
+        for name in node.output:
+            if name in outputs:
+                outs.append(outputs[name])
+            elif name in types:
+                outs.append(Value(case.fresh(name), *types[name]))
+            else:
+                raise Unsupported(f"{node.op_type}: the shape of {name} is not known before running")
+        ctx = NodeCtx(case, node, ins, outs)
+        unknown = sorted(set(ctx.attrs) - set(mapping.attrs))
+        if unknown:
+            raise Unsupported(f"{node.op_type}: attribute {', '.join(unknown)} is not mapped")
+        mapping.convert(ctx)
+        for name, v in zip(node.output, outs):
+            values[name] = v
+    for vi, (array, dtype) in zip(graph.output, expected):
+        v = values.get(vi.name)
+        if v is None or v.name not in case.declared or v.source != "computed":
+            raise Unsupported(f"output {vi.name} is not computed by an op")
+        case.tensors[f"expected.{v.name}"] = (array, dtype)
+    return case
+
+
+# ---------------------------------------------------------------------------- driver
+
+def op_key(test_dir: str, model: onnx.ModelProto, single_ops: Dict[str, str]) -> str:
+    """The ONNX op a test is about: its node, or for a function's expansion into several
+    nodes (`test_x_expanded`) the op of `test_x`, marked `(expanded)`."""
+    kinds = [n.op_type for n in model.graph.node]
+    if len(kinds) == 1:
+        return kinds[0]
+    base = os.path.basename(test_dir)
+    sibling = single_ops.get(base[:-len("_expanded")]) if base.endswith("_expanded") else None
+    return f"{sibling or base} (expanded)"
+
+
+def unmapped_reason(model: onnx.ModelProto, ops: Dict[str, set]) -> Optional[str]:
+    """Why a test's ops are not ours to claim (None: every node maps)."""
+    if all(node.op_type == "Constant" for node in model.graph.node):
+        return "Constant alone is a literal, not an op: nothing to run"
+    for node in model.graph.node:
+        if node.op_type == "Constant":
+            continue
+        mapping = MAPPINGS.get(node.op_type)
+        if mapping is None:
+            return f"no mapping for ONNX op {node.op_type}"
+        missing = [op for op in mapping.needs if op not in ops]
+        if missing:
+            return f"{node.op_type} needs op {', '.join(missing)}, not in the op table yet"
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", required=True, help="the node-test folder (…/onnx/backend/test/data/node)")
+    ap.add_argument("--out", required=True, help="where the cases go (created)")
+    ap.add_argument("--ops", default=os.path.join(REPO, "kernels", "op_list.h"))
+    ap.add_argument("--only", help="convert only tests whose name matches this regex")
+    args = ap.parse_args()
+    ops = read_op_table(args.ops)
+    os.makedirs(args.out, exist_ok=True)
+    tests = sorted(d for d in os.listdir(args.data) if os.path.isfile(os.path.join(args.data, d, "model.onnx")))
+    if args.only:
+        tests = [t for t in tests if re.search(args.only, t)]
+    models = {t: onnx.load(os.path.join(args.data, t, "model.onnx")) for t in tests}
+    single_ops = {t: mo.graph.node[0].op_type for t, mo in models.items() if len(mo.graph.node) == 1}
+
+    converted, unsupported = [], []
+    for t in tests:
+        key = op_key(os.path.join(args.data, t), models[t], single_ops)
+        reason = unmapped_reason(models[t], ops)
+        if reason:
+            unsupported.append((t, key, 0, reason))
+            continue
+        try:
+            case = convert_test(os.path.join(args.data, t), ops)
+            with open(os.path.join(args.out, t + ".json"), "w", encoding="utf-8") as f:
+                f.write(case.graph_json())
+            with open(os.path.join(args.out, t + ".oinf"), "wb") as f:
+                f.write(case.oinf_bytes())
+            converted.append((t, key, " ".join(case.our_ops)))
+        except Unsupported as exc:
+            unsupported.append((t, key, 1, str(exc)))
+    with open(os.path.join(args.out, "cases.tsv"), "w", encoding="utf-8") as f:
+        f.write("# test\tonnx op\tour ops\n")
+        for row in converted:
+            f.write("\t".join(row) + "\n")
+    with open(os.path.join(args.out, "unsupported.tsv"), "w", encoding="utf-8") as f:
+        f.write("# test\tonnx op\tmapped\treason\n")
+        for t, key, mapped, reason in unsupported:
+            f.write(f"{t}\t{key}\t{mapped}\t{reason.replace(chr(9), ' ').replace(chr(10), ' ')}\n")
+    n_mapped = sum(1 for u in unsupported if u[2])
+    print(f"convert: {len(tests)} node tests: {len(converted)} converted, {n_mapped} of mapped ops unsupported, "
+          f"{len(unsupported) - n_mapped} without a mapping")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
