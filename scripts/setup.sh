@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(meson ninja-build gcc g++ clang pkg-config libstb-dev libvulkan-dev
-                 libvulkan-volk-dev glslc mesa-vulkan-drivers python3 libopenblas-dev)
+                 libvulkan-volk-dev glslc mesa-vulkan-drivers python3 libopenblas-dev
+                 libonnx-testdata python3-onnx)  # ONNX node tests + their reader (/usr/bin/python3)
 PYTHON_PACKAGES=(numpy pytest)
 
 missing_debian() {
