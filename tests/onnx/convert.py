@@ -357,8 +357,12 @@ def convert_leaky_relu(ctx: NodeCtx) -> None:
 
 
 def convert_where(ctx: NodeCtx) -> None:
-    """Where(cond, x, y) -> filter(x, y, cond)."""
-    ctx.emit("filter", [ctx.input(1), ctx.input(2), ctx.input(0)], out=ctx.out())
+    """Where(cond, x, y) -> where(cond, x, y), or filter(x, y, cond) without a `where` op."""
+    cond, x, y = ctx.input(0), ctx.input(1), ctx.input(2)
+    if "where" in ctx.case.ops:
+        ctx.emit("where", [cond, x, y], out=ctx.out())
+    else:
+        ctx.emit("filter", [x, y, cond], out=ctx.out())
 
 
 def convert_cast(ctx: NodeCtx) -> None:
@@ -417,6 +421,111 @@ def convert_reduce(op: str, pre: Sequence[str] = (), post: Sequence[str] = ()) -
     return convert
 
 
+def int_list(values: np.ndarray) -> List[int]:
+    return [int(v) for v in np.asarray(values).reshape(-1)]
+
+
+def convert_pow(ctx: NodeCtx) -> None:
+    """Pow(x, y): a float base with an integer exponent casts the exponent first (exact for
+    the small exponents ONNX uses); an integer base is not ours."""
+    x, y = ctx.input(0), ctx.input(1)
+    if x.dtype not in FLOAT_DTYPES:
+        raise Unsupported(f"Pow with an integer base ({x.dtype}): pow is float-only")
+    if y.dtype != x.dtype:
+        y = ctx.emit("cast", [y], [attr("to", x.dtype, "dtype")], dtype=x.dtype)
+    ctx.emit("pow", [x, y], out=ctx.out())
+
+
+def convert_reshape(ctx: NodeCtx) -> None:
+    attrs = [attr("shape", int_list(ctx.const(1)), "int_list")]
+    if ctx.attr("allowzero", 0):
+        attrs.append(attr("allowzero", True, "bool"))
+    ctx.emit("reshape", [ctx.input(0)], attrs, out=ctx.out())
+
+
+def convert_flatten(ctx: NodeCtx) -> None:
+    """Flatten(axis) -> reshape to [prod(dims[:axis]), prod(dims[axis:])]."""
+    x = ctx.input(0)
+    axis = ctx.attr("axis", 1) % (len(x.dims) + 1) if x.dims else 0
+    shape = [int(np.prod(x.dims[:axis], dtype=np.int64)), int(np.prod(x.dims[axis:], dtype=np.int64))]
+    ctx.emit("reshape", [x], [attr("shape", shape, "int_list")], out=ctx.out())
+
+
+def convert_transpose(ctx: NodeCtx) -> None:
+    x = ctx.input(0)
+    perm = ctx.attr("perm") or list(range(len(x.dims)))[::-1]   # ONNX's default: reverse
+    ctx.emit("transpose", [x], [attr("perm", perm, "int_list")], out=ctx.out())
+
+
+def axes_from(ctx: NodeCtx, i: int) -> Optional[List[int]]:
+    """`axes` as an attribute (older opsets) or as input i (opset 13 on)."""
+    axes = ctx.attr("axes")
+    if axes is None and ctx.has(i):
+        axes = int_list(ctx.const(i))
+    return None if axes is None else [int(a) for a in axes]
+
+
+def convert_squeeze(op: str) -> Callable[[NodeCtx], None]:
+    def convert(ctx: NodeCtx) -> None:
+        axes = axes_from(ctx, 1)
+        attrs = [attr("axes", axes, "int_list")] if axes is not None else []
+        ctx.emit(op, [ctx.input(0)], attrs, out=ctx.out())
+    return convert
+
+
+def convert_slice(ctx: NodeCtx) -> None:
+    """Slice(data, starts, ends, axes?, steps?): all four become parameters."""
+    attrs = [attr("starts", int_list(ctx.const(1)), "int_list"), attr("ends", int_list(ctx.const(2)), "int_list")]
+    for i, name in ((3, "axes"), (4, "steps")):
+        if ctx.has(i):
+            attrs.append(attr(name, int_list(ctx.const(i)), "int_list"))
+    ctx.emit("slice", [ctx.input(0)], attrs, out=ctx.out())
+
+
+def convert_split(ctx: NodeCtx) -> None:
+    """Our split has one output: one node per ONNX output, `index` picks the piece."""
+    x = ctx.input(0)
+    axis = ctx.attr("axis", 0)
+    sizes = ctx.attr("split")
+    if sizes is None and ctx.has(1):
+        sizes = int_list(ctx.const(1))
+    pieces = [attr("sizes", sizes, "int_list")] if sizes is not None else [attr("num", len(ctx.outputs), "int")]
+    for i, out in enumerate(ctx.outputs):
+        ctx.emit("split", [x], [attr("axis", axis, "int")] + pieces + [attr("index", i, "int")], out=out)
+
+
+def convert_concat(ctx: NodeCtx) -> None:
+    ins = [ctx.input(i) for i in range(len(ctx.inputs))]
+    ctx.emit("concat", ins, [attr("axis", ctx.attr("axis"), "int")], out=ctx.out())
+
+
+def convert_gather(ctx: NodeCtx) -> None:
+    ctx.emit("gather", [ctx.input(0), ctx.input(1)], [attr("axis", ctx.attr("axis", 0), "int")], out=ctx.out())
+
+
+def convert_pad(ctx: NodeCtx) -> None:
+    """Pad(data, pads, constant_value?, axes?) with `mode`."""
+    x = ctx.input(0)
+    pads = ctx.attr("pads")
+    if pads is None:
+        pads = int_list(ctx.const(1))
+    attrs = [attr("pads", pads, "int_list"), attr("mode", ctx.attr("mode", "constant"), "string")]
+    if ctx.has(2):
+        attrs.append(scalar_attr("value", ctx.const(2).reshape(-1)[0].item(), x.dtype))
+    elif "value" in ctx.attrs:
+        attrs.append(scalar_attr("value", ctx.attr("value"), x.dtype))
+    if ctx.has(3):
+        attrs.append(attr("axes", int_list(ctx.const(3)), "int_list"))
+    ctx.emit("pad", [x], attrs, out=ctx.out())
+
+
+def convert_with_list(op: str, param: str) -> Callable[[NodeCtx], None]:
+    """Expand(x, shape) -> expand(shape=...), Tile(x, repeats) -> tile(repeats=...)."""
+    def convert(ctx: NodeCtx) -> None:
+        ctx.emit(op, [ctx.input(0)], [attr(param, int_list(ctx.const(1)), "int_list")], out=ctx.out())
+    return convert
+
+
 @dataclass
 class Mapping:
     needs: Tuple[str, ...]           # our ops the mapping emits (all must be in the op table)
@@ -461,7 +570,7 @@ MAPPINGS: Dict[str, Mapping] = {
     "GreaterOrEqual": m("ge", binary("ge")),
     "IsNaN": m("is_nan", unary("is_nan")),
     "IsInf": m("is_inf is_neg not and", convert_isinf, "detect_positive detect_negative"),
-    "Where": m("filter", convert_where),
+    "Where": m("filter", convert_where),   # `where` once the table has it
     "MatMul": m("matmul", binary("matmul")),
     "Cast": m("cast", convert_cast, "to"),
     "CastLike": m("cast", convert_cast_like),
@@ -481,6 +590,28 @@ MAPPINGS: Dict[str, Mapping] = {
                       "axes keepdims noop_with_empty_axes"),
     "ReduceLogSumExp": m("exp sum_axis log max", convert_reduce("sum_axis", pre=["exp"], post=["log"]),
                          "axes keepdims noop_with_empty_axes"),
+    # math
+    "Exp": m("exp", unary("exp")),
+    "Log": m("log", unary("log")),
+    "Sqrt": m("sqrt", unary("sqrt")),
+    "Erf": m("erf", unary("erf")),
+    "Tanh": m("tanh", unary("tanh")),
+    "Sigmoid": m("sigmoid", unary("sigmoid")),
+    "Softplus": m("softplus", unary("softplus")),
+    "Pow": m("pow cast", convert_pow),
+    # data movement
+    "Reshape": m("reshape", convert_reshape, "allowzero"),
+    "Flatten": m("reshape", convert_flatten, "axis"),
+    "Transpose": m("transpose", convert_transpose, "perm"),
+    "Squeeze": m("squeeze", convert_squeeze("squeeze"), "axes"),
+    "Unsqueeze": m("unsqueeze", convert_squeeze("unsqueeze"), "axes"),
+    "Slice": m("slice", convert_slice),
+    "Split": m("split", convert_split, "axis split"),
+    "Concat": m("concat", convert_concat, "axis"),
+    "Gather": m("gather", convert_gather, "axis"),
+    "Pad": m("pad", convert_pad, "mode pads value"),
+    "Expand": m("expand", convert_with_list("expand", "shape")),
+    "Tile": m("tile", convert_with_list("tile", "repeats")),
 }
 
 
