@@ -519,6 +519,16 @@ def convert_pad(ctx: NodeCtx) -> None:
     ctx.emit("pad", [x], attrs, out=ctx.out())
 
 
+def convert_bitshift(ctx: NodeCtx) -> None:
+    """BitShift(x, y, direction): our shl/shr shift every element by one `bits` parameter,
+    so y must be a known tensor holding a single amount."""
+    amounts = np.unique(ctx.const(1))
+    if amounts.size != 1:
+        raise Unsupported("BitShift by per-element amounts: shl/shr take one `bits` for the whole tensor")
+    op = "shl" if ctx.attr("direction") == "LEFT" else "shr"
+    ctx.emit(op, [ctx.input(0)], [attr("bits", int(amounts[0]), "int")], out=ctx.out())
+
+
 def convert_with_list(op: str, param: str) -> Callable[[NodeCtx], None]:
     """Expand(x, shape) -> expand(shape=...), Tile(x, repeats) -> tile(repeats=...)."""
     def convert(ctx: NodeCtx) -> None:
@@ -703,6 +713,7 @@ MAPPINGS: Dict[str, Mapping] = {
     "Or": m("or", binary("or")),
     "Xor": m("xor", binary("xor")),
     "Not": m("not", unary("not")),
+    "BitShift": m("shl shr", convert_bitshift, "direction"),
     "Equal": m("eq", binary("eq")),
     "Less": m("lt", binary("lt")),
     "LessOrEqual": m("le", binary("le")),
