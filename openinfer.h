@@ -247,6 +247,37 @@ const char *oi_graph_error(const char *name);
  * message back into oi_last_error() and returns NULL. */
 const oi_graph *oi__graph_unavailable(const oi_graph *const *slot);
 
+/* The function API under the macros: the same statements, appended one
+ * by one (each macro is a thin wrapper that records one of these).
+ *
+ *   oi_graph_builder *b = oi_graph_builder_new("minimal", "app.c");
+ *   oi_graph_builder_section(b, OI_DSL_SECTION_DYNAMIC);
+ *   oi_graph_builder_var(b, "x, f32[B]");
+ *   oi_graph_builder_end(b);                       // ends the section
+ *   oi_graph_builder_block(b, "entry");
+ *   oi_graph_builder_op(b, "add", "x, x", "y");    // OI_OP(...) OI_TO(y)
+ *   oi_graph_builder_stmt(b, OI_DSL_RETURN, "", "");
+ *   oi_graph_builder_end(b);                       // ends the block
+ *   oi_graph *g = oi_graph_builder_finish(b);      // NULL + oi_last_error()
+ *
+ * Statements get line numbers 1, 2, 3... unless oi_graph_builder_at sets
+ * the line of the next one. Errors surface at finish (file:line: error). */
+typedef struct oi_graph_builder oi_graph_builder;
+oi_graph_builder *oi_graph_builder_new(const char *name, const char *file);
+/* Appends any statement (the op of OI_DSL_OP is looked up from `head`). */
+oi_status oi_graph_builder_stmt(oi_graph_builder *b, oi_dsl_kind kind, const char *head, const char *text);
+void oi_graph_builder_at(oi_graph_builder *b, int line);
+oi_status oi_graph_builder_section(oi_graph_builder *b, oi_dsl_kind section);
+oi_status oi_graph_builder_var(oi_graph_builder *b, const char *decl);
+oi_status oi_graph_builder_block(oi_graph_builder *b, const char *name);
+oi_status oi_graph_builder_loop(oi_graph_builder *b, const char *name, const char *index, const char *range);
+oi_status oi_graph_builder_op(oi_graph_builder *b, const char *op, const char *args, const char *output);
+/* Closes the innermost open section, block or loop. */
+oi_status oi_graph_builder_end(oi_graph_builder *b);
+/* Builds the graph and frees the builder (also on failure). */
+oi_graph *oi_graph_builder_finish(oi_graph_builder *b);
+void oi_graph_builder_free(oi_graph_builder *b);
+
 /* Lossless JSON and a Graphviz picture; free the strings with oi_free. */
 char *oi_graph_to_json(const oi_graph *graph);
 oi_graph *oi_graph_from_json(const char *json);
@@ -468,6 +499,18 @@ typedef struct oi_vulkan_device_desc {
  * creating their own (which they never destroy); NULL goes back to that.
  * The queue is used from inside oi_executor_run_step and fetches only. */
 oi_status oi_vulkan_use_device(const oi_vulkan_device_desc *desc);
+/* Makes a VkBuffer range (VkBuffer as uint64_t) the value of dynamic
+ * variable `name` for the next step, read in place: no host copy. Like an
+ * insert, bind again before every step. Needs the executor on the device of
+ * oi_vulkan_use_device; offset a multiple of minStorageBufferOffsetAlignment;
+ * the buffer made with STORAGE_BUFFER and TRANSFER_SRC usage. */
+oi_status oi_executor_vulkan_bind_buffer(oi_executor *exec, const char *name, uint64_t buffer, uint64_t offset,
+                                         uint64_t size);
+/* The VkBuffer range holding variable `name` on the device (uploading it
+ * first if it only lives on the host); valid until the next step, insert
+ * or executor free. The GPU work of the step is complete when this returns. */
+oi_status oi_executor_vulkan_buffer(oi_executor *exec, const char *name, uint64_t *buffer, uint64_t *offset,
+                                    uint64_t *size);
 
 /* ------------------------------------------------------------------ */
 /* Synthesizer (compiled only with OPENINFER_SYNTH_IMPLEMENTATION)     */

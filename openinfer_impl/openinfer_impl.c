@@ -10,6 +10,7 @@
 #include "tensor.c"
 #include "oinf.c"
 #include "graph.c"
+#include "builder.c"
 #include "dsl.c"
 #include "json.c"
 #include "dot.c"

@@ -11,6 +11,8 @@
  *                                 (offsets and sizes) instead of statistics
  *   openinfer convert IN OUT [--version 1|2]   rewrite in the canonical layout */
 #include "../openinfer.h"
+
+#include <errno.h>
 #include "../openinfer_impl/internal.h" /* element loaders, status-keeping open */
 
 #include <inttypes.h>
@@ -565,6 +567,69 @@ static int cli_convert(int argc, char **argv) {
     return s == OI_OK ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 }
 
+/* The whole of a text file, NUL-terminated (free with free); NULL on error. */
+static char *cli_read_text(const char *command, const char *path) {
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = (char *)malloc((size_t)size + 1)) != NULL && fread(text, 1, (size_t)size, f) == (size_t)size) {
+        text[size] = '\0';
+    } else {
+        fprintf(stderr, "openinfer %s: %s: cannot read: %s\n", command, path, strerror(errno));
+        free(text);
+        text = NULL;
+    }
+    if (f)
+        fclose(f);
+    return text;
+}
+
+/* graph FILE.json [--dot]: load a graph, print it back as JSON or as DOT. */
+static int cli_graph(int argc, char **argv) {
+    bool dot = argc == 3 && strcmp(argv[2], "--dot") == 0;
+    if (!(argc == 2 || dot) || argv[1][0] == '-')
+        return cli_usage(argv[0]);
+    char *json = cli_read_text(argv[0], argv[1]);
+    if (!json)
+        return CLI_EXIT_FAILED;
+    oi_graph *g = oi_graph_from_json(json);
+    free(json);
+    char *text = g ? (dot ? oi_graph_to_dot(g) : oi_graph_to_json(g)) : NULL;
+    if (!text) {
+        fprintf(stderr, "openinfer %s: %s: %s\n", argv[0], argv[1], oi_last_error());
+        oi_graph_free(g);
+        return CLI_EXIT_FAILED;
+    }
+    fputs(text, stdout);
+    oi_free(text);
+    oi_graph_free(g);
+    return CLI_EXIT_OK;
+}
+
+/* devices: every backend and device, usable or not, and why not. */
+static int cli_devices(int argc, char **argv) {
+    if (argc != 1)
+        return cli_usage(argv[0]);
+    oi_backend_info infos[16];
+    size_t n = oi_backends_discover(infos, 16);
+    for (size_t i = 0; i < n && i < 16; i++) {
+        const oi_backend_info *b = &infos[i];
+        printf("%zu: %s - %s (%s)\n", i, b->name, b->device_name ? b->device_name : "?",
+               b->device_type ? b->device_type : "?");
+        if (!b->available) {
+            printf("   unavailable: %s\n", b->unavailable_reason ? b->unavailable_reason : "unknown reason");
+            continue;
+        }
+        if (b->total_memory)
+            printf("   memory: %.1f GiB total, %.1f GiB free\n", (double)b->total_memory / (1u << 30),
+                   (double)b->free_memory / (1u << 30));
+        if (b->features && *b->features)
+            printf("   features: %s\n", b->features);
+    }
+    return CLI_EXIT_OK;
+}
+
 static int cli_help(int argc, char **argv);
 
 static const cli_command cli_commands[] = {
@@ -573,6 +638,10 @@ static const cli_command cli_commands[] = {
                             "exit 1 with the reason if the file is invalid", cli_verify},
     {"convert", "IN.oinf OUT.oinf [--version 1|2]", "rewrite a model in the canonical layout (default version 2)",
      cli_convert},
+    {"graph", "FILE.json [--dot]", "load a graph saved as JSON and print it again (lossless) or as Graphviz DOT",
+     cli_graph},
+    {"devices", "", "list every backend and device with memory and features, or why it is unavailable",
+     cli_devices},
     {"help", "", "list the commands", cli_help},
 };
 #define CLI_COMMAND_COUNT (sizeof cli_commands / sizeof cli_commands[0])
