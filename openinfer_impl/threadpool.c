@@ -5,10 +5,16 @@
  * 0..n_tasks-1 to the workers *and* the calling thread (which counts as
  * thread 0), and returns when every task has finished.
  *
- * Workers sleep on a condition variable between jobs. All shared state is
- * guarded by one mutex: tasks are coarse (a tile of a matmul, a slice of a
- * tensor), so claiming one under the lock costs nothing measurable and the
- * pool stays simple and race-free.
+ * All shared state is guarded by one mutex: tasks are coarse (a tile of a
+ * matmul, a slice of a tensor), so claiming one under the lock costs
+ * nothing measurable and the pool stays simple and race-free.
+ *
+ * Between jobs a worker first spins for OI__THREADPOOL_SPIN_NS, watching
+ * the job counter, then sleeps on a condition variable. Ops of a graph come
+ * back to back, and waking a sleeping thread costs tens of microseconds
+ * (milliseconds when its core is busy with another process), as much as a
+ * whole small matmul. The caller spins the same way for the last task.
+ * (Spinning needs the GCC/clang atomic builtins; elsewhere threads sleep.)
  *
  * The caller waits for the job's tasks, not for the workers: on a machine
  * whose other cores are busy, a worker may wake long after the caller has
@@ -16,7 +22,22 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
+
+#define OI__THREADPOOL_SPIN_NS 200000 /* 0.2 ms */
+
+/* Fields read while spinning, outside the lock, go through these; writes
+ * to them also happen under the lock, so the sleeping path stays exact. */
+#if defined(__GNUC__) || defined(__clang__)
+#define OI__THREADPOOL_CAN_SPIN 1
+#define OI__LOAD(field) __atomic_load_n(&(field), __ATOMIC_ACQUIRE)
+#define OI__STORE(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELEASE)
+#else
+#define OI__THREADPOOL_CAN_SPIN 0
+#define OI__LOAD(field) (field)
+#define OI__STORE(field, value) ((field) = (value))
+#endif
 
 struct oi__threadpool {
     int n_threads;        /* workers + the calling thread */
@@ -31,7 +52,7 @@ struct oi__threadpool {
     void *ctx;
     int n_tasks;
     int next_task;        /* tasks handed out */
-    int finished_tasks;
+    unsigned finished_tasks;
     unsigned generation;  /* bumped per job: wakes the workers */
     bool shutdown;
 };
@@ -60,9 +81,41 @@ static void oi__threadpool_work(oi__threadpool *pool, int thread) {
         pthread_mutex_unlock(&pool->lock);
         fn(ctx, task, thread);
         pthread_mutex_lock(&pool->lock);
-        if (++pool->finished_tasks == pool->n_tasks)
+        OI__STORE(pool->finished_tasks, pool->finished_tasks + 1);
+        if ((int)pool->finished_tasks == pool->n_tasks)
             pthread_cond_signal(&pool->done);
     }
+}
+
+static int64_t oi__threadpool_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void oi__threadpool_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Spins (without the lock) until `*value != unchanged`, shutdown, or the
+ * spin time is up. The caller re-checks under the lock either way. */
+static void oi__threadpool_spin_while(const oi__threadpool *pool, const unsigned *value, unsigned unchanged) {
+#if OI__THREADPOOL_CAN_SPIN
+    int64_t start = oi__threadpool_now_ns();
+    for (unsigned i = 1;; i++) {
+        if (OI__LOAD(*value) != unchanged || OI__LOAD(pool->shutdown))
+            return;
+        oi__threadpool_cpu_relax();
+        if (i % 64 == 0 && oi__threadpool_now_ns() - start > OI__THREADPOOL_SPIN_NS)
+            return;
+    }
+#else
+    (void)pool;
+    (void)value;
+    (void)unchanged;
+#endif
 }
 
 typedef struct oi__threadpool_worker_arg {
@@ -80,6 +133,11 @@ static void *oi__threadpool_worker(void *arg_ptr) {
     unsigned seen = 0; /* jobs start at generation 1 */
     pthread_mutex_lock(&pool->lock);
     for (;;) {
+        if (!pool->shutdown && pool->generation == seen) {
+            pthread_mutex_unlock(&pool->lock);
+            oi__threadpool_spin_while(pool, &pool->generation, seen);
+            pthread_mutex_lock(&pool->lock);
+        }
         while (!pool->shutdown && pool->generation == seen)
             pthread_cond_wait(&pool->wake, &pool->lock);
         if (pool->shutdown)
@@ -99,7 +157,7 @@ static int oi__online_cpus(void) {
 /* Stops and joins the workers that were started, then frees the pool. */
 static void oi__threadpool_destroy(oi__threadpool *pool) {
     pthread_mutex_lock(&pool->lock);
-    pool->shutdown = true;
+    OI__STORE(pool->shutdown, true);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < pool->n_started; i++)
@@ -179,8 +237,8 @@ void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx,
     pool->ctx = ctx;
     pool->n_tasks = n_tasks;
     pool->next_task = 0;
-    pool->finished_tasks = 0;
-    pool->generation++;
+    OI__STORE(pool->finished_tasks, 0u);
+    OI__STORE(pool->generation, pool->generation + 1);
     pthread_cond_broadcast(&pool->wake);
 
     const oi__threadpool *outer = oi__threadpool_current;
@@ -188,7 +246,21 @@ void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx,
     oi__threadpool_work(pool, 0);
     oi__threadpool_current = outer;
 
-    while (pool->finished_tasks < pool->n_tasks)
+    unsigned all = (unsigned)n_tasks;
+    if (pool->finished_tasks < all) {
+        unsigned finished = pool->finished_tasks;
+        pthread_mutex_unlock(&pool->lock);
+        /* Spin while tasks keep finishing (the workers are running). */
+        while (finished < all) {
+            oi__threadpool_spin_while(pool, &pool->finished_tasks, finished);
+            unsigned now = OI__LOAD(pool->finished_tasks);
+            if (now == finished)
+                break; /* nothing finished for a while: sleep */
+            finished = now;
+        }
+        pthread_mutex_lock(&pool->lock);
+    }
+    while (pool->finished_tasks < all)
         pthread_cond_wait(&pool->done, &pool->lock);
     pool->fn = NULL;
     pool->ctx = NULL;
