@@ -6,6 +6,7 @@
 #include "check.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 /* ---- thread pool ---- */
 #define TASKS 1000
@@ -91,6 +92,11 @@ static void test_threadpool(void) {
         check_each_task_once(pool, 7);
         for (int round = 0; round < 200; round++)
             check_each_task_once(pool, 1 + round % 5);
+        /* Gaps longer than the workers' spin: they sleep and are woken. */
+        for (int round = 0; round < 5; round++) {
+            usleep(1000);
+            check_each_task_once(pool, 9);
+        }
         check_each_task_once(pool, TASKS);
 
         nested_ctx nested;
