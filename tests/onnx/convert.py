@@ -123,6 +123,7 @@ class Case:
         self.tensors: Dict[str, Tuple[np.ndarray, str]] = {}
         self.taken: set = set()
         self.our_ops: List[str] = []
+        self.opset = 0   # the default domain's opset of the model
 
     def fresh(self, hint: str) -> str:
         """A new identifier derived from an ONNX name ("x", "Clip_test.min:0" -> "Clip_test_min_0")."""
@@ -209,6 +210,7 @@ class NodeCtx:
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        self.opset = case.opset
         self.used_attrs: set = set()
 
     def attr(self, name: str, default=None):
@@ -426,14 +428,19 @@ def int_list(values: np.ndarray) -> List[int]:
 
 
 def convert_pow(ctx: NodeCtx) -> None:
-    """Pow(x, y): a float base with an integer exponent casts the exponent first (exact for
-    the small exponents ONNX uses); an integer base is not ours."""
+    """Pow(x, y) keeps x's dtype. Our pow takes one float dtype: an exponent of another dtype
+    is cast to x's; an integer base computes in f64 and is cast back (truncating, exact for
+    the integer powers f64 holds)."""
     x, y = ctx.input(0), ctx.input(1)
-    if x.dtype not in FLOAT_DTYPES:
-        raise Unsupported(f"Pow with an integer base ({x.dtype}): pow is float-only")
-    if y.dtype != x.dtype:
-        y = ctx.emit("cast", [y], [attr("to", x.dtype, "dtype")], dtype=x.dtype)
-    ctx.emit("pow", [x, y], out=ctx.out())
+    work = x.dtype if x.dtype in FLOAT_DTYPES else "f64"
+    if x.dtype != work:
+        x = ctx.emit("cast", [x], [attr("to", work, "dtype")], dtype=work)
+    if y.dtype != work:
+        y = ctx.emit("cast", [y], [attr("to", work, "dtype")], dtype=work)
+    if work == ctx.out().dtype:
+        ctx.emit("pow", [x, y], out=ctx.out())
+    else:
+        ctx.emit("cast", [ctx.emit("pow", [x, y])], [attr("to", ctx.out().dtype, "dtype")], out=ctx.out())
 
 
 def convert_reshape(ctx: NodeCtx) -> None:
@@ -446,7 +453,8 @@ def convert_reshape(ctx: NodeCtx) -> None:
 def convert_flatten(ctx: NodeCtx) -> None:
     """Flatten(axis) -> reshape to [prod(dims[:axis]), prod(dims[axis:])]."""
     x = ctx.input(0)
-    axis = ctx.attr("axis", 1) % (len(x.dims) + 1) if x.dims else 0
+    axis = ctx.attr("axis", 1)
+    axis = axis + len(x.dims) if axis < 0 else axis
     shape = [int(np.prod(x.dims[:axis], dtype=np.int64)), int(np.prod(x.dims[axis:], dtype=np.int64))]
     ctx.emit("reshape", [x], [attr("shape", shape, "int_list")], out=ctx.out())
 
@@ -534,6 +542,136 @@ def convert_with_list(op: str, param: str) -> Callable[[NodeCtx], None]:
     def convert(ctx: NodeCtx) -> None:
         ctx.emit(op, [ctx.input(0)], [attr(param, int_list(ctx.const(1)), "int_list")], out=ctx.out())
     return convert
+
+
+# ---- normalization, selection, convolution and pooling
+
+def convert_softmax(op: str) -> Callable[[NodeCtx], None]:
+    """Softmax/LogSoftmax from opset 13 (one axis; before 13 ONNX flattened to 2-D)."""
+    def convert(ctx: NodeCtx) -> None:
+        if ctx.opset < 13:
+            raise Unsupported(f"{ctx.node.op_type} before opset 13 normalizes a flattened 2-D view")
+        ctx.emit(op, [ctx.input(0)], [attr("axis", ctx.attr("axis", -1), "int")], out=ctx.out())
+    return convert
+
+
+def convert_layer_norm(ctx: NodeCtx) -> None:
+    """LayerNormalization -> layer_norm for Y. The optional Mean and InvStdDev outputs are
+    computed as ONNX's reference does: mean, mean((x - mean)^2), 1 / sqrt(var + epsilon)."""
+    x = ctx.input(0)
+    axis, eps = ctx.attr("axis", -1), f32_attr(ctx, "epsilon", 1e-5)
+    if ctx.attr("stash_type", 1) != 1:
+        raise Unsupported("LayerNormalization with stash_type other than float32")
+    ins = [x, ctx.input(1)] + ([ctx.input(2)] if ctx.has(2) else [])
+    ctx.emit("layer_norm", ins, [attr("axis", axis, "int"), attr("epsilon", eps, "float")], out=ctx.out(0))
+    if len(ctx.outputs) < 2:
+        return
+    axes = list(range(axis % len(x.dims), len(x.dims)))
+    stats = [attr("axes", axes, "int_list"), attr("keepdims", True, "bool")]
+    dims = reduced_dims(x.dims, axes, True)
+    mean = ctx.emit("mean_axis", [x], stats, out=ctx.out(1), dims=dims)
+    if len(ctx.outputs) < 3:
+        return
+    d = ctx.emit("sub", [x, mean])
+    var = ctx.emit("mean_axis", [ctx.emit("mul", [d, d])], stats, dims=dims)
+    std = ctx.emit("sqrt", [ctx.emit("add", [var, literal(ctx, eps, x.dtype, "epsilon")])])
+    ctx.emit("recip", [std], out=ctx.out(2))
+
+
+def convert_batch_norm(ctx: NodeCtx) -> None:
+    """BatchNormalization in inference mode (training_mode computes batch statistics)."""
+    if ctx.attr("training_mode", 0):
+        raise Unsupported("BatchNormalization in training mode (batch statistics, running-mean outputs)")
+    ctx.attr("momentum")
+    ins = [ctx.input(i) for i in range(5)]
+    ctx.emit("batch_norm", ins, [attr("epsilon", f32_attr(ctx, "epsilon", 1e-5), "float")], out=ctx.out())
+
+
+def convert_instance_norm(ctx: NodeCtx) -> None:
+    """InstanceNormalization = group_norm with one group per channel."""
+    x = ctx.input(0)
+    attrs = [attr("num_groups", x.dims[1], "int"), attr("epsilon", f32_attr(ctx, "epsilon", 1e-5), "float")]
+    ctx.emit("group_norm", [x, ctx.input(1), ctx.input(2)], attrs, out=ctx.out())
+
+
+def convert_top_k(ctx: NodeCtx) -> None:
+    """TopK's two outputs: top_k (values) and top_k_indices."""
+    k = ctx.const(1).reshape(-1)[0] if ctx.has(1) else ctx.attr("k")
+    attrs = [attr("k", int(k), "int"), attr("axis", ctx.attr("axis", -1), "int"),
+             attr("largest", ctx.attr("largest", 1), "bool"), attr("sorted", ctx.attr("sorted", 1), "bool")]
+    ctx.emit("top_k", [ctx.input(0)], attrs, out=ctx.out(0))
+    if len(ctx.outputs) > 1:
+        ctx.emit("top_k_indices", [ctx.input(0)], attrs, out=ctx.out(1))
+
+
+def convert_gemm(ctx: NodeCtx) -> None:
+    attrs = [attr("alpha", f32_attr(ctx, "alpha", 1.0), "float"), attr("beta", f32_attr(ctx, "beta", 1.0), "float"),
+             attr("trans_a", ctx.attr("transA", 0), "bool"), attr("trans_b", ctx.attr("transB", 0), "bool")]
+    ins = [ctx.input(0), ctx.input(1)] + ([ctx.input(2)] if ctx.has(2) else [])
+    ctx.emit("gemm", ins, attrs, out=ctx.out())
+
+
+WINDOW_ATTRS = {  # ONNX attribute -> (kind, value for the added leading spatial dim of a 1-D op)
+    "kernel_shape": ("int_list", 1), "strides": ("int_list", 1), "dilations": ("int_list", 1),
+    "pads": ("pads", 0), "output_padding": ("int_list", 0), "output_shape": ("int_list", 1),
+    "group": ("int", None), "auto_pad": ("string", None), "ceil_mode": ("bool", None),
+    "count_include_pad": ("bool", None),
+}
+
+
+def window_attrs(ctx: NodeCtx, lift: bool) -> List[dict]:
+    """Conv/pool attributes under our names (the same as ONNX's); `lift` turns a 1-D op into
+    a 2-D one over [N, C, 1, L], so every per-dim list gains a leading entry."""
+    out = []
+    for name, value in ctx.attrs.items():
+        ctx.used_attrs.add(name)
+        if name == "storage_order" and not value:
+            continue
+        if name not in WINDOW_ATTRS:
+            raise Unsupported(f"{ctx.node.op_type}: attribute {name} is not mapped")
+        kind, extra = WINDOW_ATTRS[name]
+        value = value.decode() if isinstance(value, bytes) else value
+        if kind == "pads":
+            value = ([0] + list(value[:len(value) // 2]) + [0] + list(value[len(value) // 2:])) if lift else value
+            kind = "int_list"
+        elif kind == "int_list" and lift:
+            value = [extra] + list(value)
+        out.append(attr(name, value, kind))
+    return out
+
+
+def lift_1d(ctx: NodeCtx, v: Value) -> Value:
+    """[N, C, L] -> [N, C, 1, L] (a view)."""
+    return ctx.emit("unsqueeze", [v], [attr("axes", [2], "int_list")], dims=v.dims[:2] + (1,) + v.dims[2:])
+
+
+def convert_window(op2d: str, op1d: Optional[str] = None) -> Callable[[NodeCtx], None]:
+    """Conv, ConvTranspose, MaxPool, AveragePool on 2-D images (`op2d`); 1-D ones use `op1d`
+    or run the 2-D op over [N, C, 1, L]; 3-D ones are not ours."""
+    def convert(ctx: NodeCtx) -> None:
+        x = ctx.input(0)
+        spatial = len(x.dims) - 2
+        if len(ctx.outputs) > 1:
+            raise Unsupported(f"{ctx.node.op_type}: the Indices output (argmax positions)")
+        if spatial == 2 or (spatial == 1 and op1d):
+            ins = [ctx.input(i) for i in range(len(ctx.inputs)) if ctx.has(i)]
+            ctx.emit(op2d if spatial == 2 else op1d, ins, window_attrs(ctx, False), out=ctx.out())
+            return
+        if spatial != 1:
+            raise Unsupported(f"{ctx.node.op_type} over {spatial} spatial dims: we have 2-D (and 1-D) kernels")
+        ins = [lift_1d(ctx, x)]
+        if ctx.has(1):                    # weights [M, C/group, k] -> [M, C/group, 1, k]
+            ins.append(lift_1d(ctx, ctx.input(1)))
+        if ctx.has(2):                    # bias [M] stays
+            ins.append(ctx.input(2))
+        out = ctx.out()
+        y = ctx.emit(op2d, ins, window_attrs(ctx, True), dims=out.dims[:2] + (1,) + out.dims[2:])
+        ctx.emit("squeeze", [y], [attr("axes", [2], "int_list")], out=out)
+    return convert
+
+
+def convert_global_avg_pool(ctx: NodeCtx) -> None:
+    ctx.emit("global_avg_pool", [ctx.input(0)], out=ctx.out())
 
 
 # ---- activations and others written as short chains of our ops, in the order ONNX's
@@ -776,7 +914,21 @@ MAPPINGS: Dict[str, Mapping] = {
     "Identity": m("max or", convert_identity),
     "Dropout": m("max or fill is_nan", convert_dropout, "seed ratio"),
     "GlobalMaxPool": m("max_axis", convert_global_pool("max_axis")),
-    "GlobalAveragePool": m("mean_axis", convert_global_pool("mean_axis")),
+    "GlobalAveragePool": m("global_avg_pool", convert_global_avg_pool),
+    # normalization, selection, convolution and pooling
+    "Softmax": m("softmax", convert_softmax("softmax"), "axis"),
+    "LogSoftmax": m("log_softmax", convert_softmax("log_softmax"), "axis"),
+    "LayerNormalization": m("layer_norm mean_axis sub mul add sqrt recip", convert_layer_norm,
+                            "axis epsilon stash_type"),
+    "BatchNormalization": m("batch_norm", convert_batch_norm, "epsilon momentum training_mode"),
+    "InstanceNormalization": m("group_norm", convert_instance_norm, "epsilon"),
+    "TopK": m("top_k top_k_indices", convert_top_k, "axis largest sorted"),
+    "Gemm": m("gemm", convert_gemm, "alpha beta transA transB"),
+    "Conv": m("conv2d conv1d", convert_window("conv2d", "conv1d"), " ".join(WINDOW_ATTRS)),
+    "ConvTranspose": m("conv_transpose2d unsqueeze squeeze", convert_window("conv_transpose2d"),
+                       " ".join(WINDOW_ATTRS)),
+    "MaxPool": m("max_pool2d unsqueeze squeeze", convert_window("max_pool2d"), " ".join(WINDOW_ATTRS) + " storage_order"),
+    "AveragePool": m("avg_pool2d unsqueeze squeeze", convert_window("avg_pool2d"), " ".join(WINDOW_ATTRS)),
     "DequantizeLinear": m("cast sub mul", convert_dequantize, "axis"),
 }
 
@@ -840,6 +992,7 @@ def convert_test(test_dir: str, ops: Dict[str, set]) -> Case:
     model = onnx.load(os.path.join(test_dir, "model.onnx"))
     graph = model.graph
     case = Case(test, ops)
+    case.opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
     values: Dict[str, Value] = {}
     initializers = {t.name: t for t in graph.initializer}
     for t in graph.initializer:
@@ -893,7 +1046,9 @@ def op_key(test_dir: str, model: onnx.ModelProto, single_ops: Dict[str, str]) ->
         return kinds[0]
     base = os.path.basename(test_dir)
     sibling = single_ops.get(base[:-len("_expanded")]) if base.endswith("_expanded") else None
-    return f"{sibling or base} (expanded)"
+    if sibling:
+        return f"{sibling} (expanded)"
+    return " + ".join(dict.fromkeys(k for k in kinds if k != "Constant")) + " (graph)"
 
 
 def unmapped_reason(model: onnx.ModelProto, ops: Dict[str, set]) -> Optional[str]:

@@ -438,16 +438,22 @@ static void print_report(run_stats *s) {
             printf(", %d expected failures", o->xfail);
         printf("\n");
     }
-    printf("\nunsupported (no mapping onto our ops yet): ");
-    int col = 0;
+    printf("\nunsupported (ONNX ops without a mapping onto our ops, with their test counts):\n");
+    int col = 0, listed_ops = 0;
     for (int i = 0; i < s->n_ops; i++) {
         const op_stats *o = &s->ops[i];
         if (!o->unsupported)
             continue;
-        printf("%s%s %d", col ? ", " : "", o->op, o->unsupported);
-        col++;
+        char item[128];
+        int n = snprintf(item, sizeof item, "%s %d", o->op, o->unsupported);
+        if (col > 0 && col + n + 2 > 100) {
+            printf(",\n");
+            col = 0;
+        }
+        col += printf("%s%s", col ? ", " : "  ", item);
+        listed_ops++;
     }
-    printf("%s\n\n", col ? "" : "none");
+    printf("%s\n\n", listed_ops ? "" : "  none");
     printf("%d passed, %d failed, %d expected failures, %d unsupported\n", s->passed, s->failed, s->xfail,
            s->unsupported);
 }
