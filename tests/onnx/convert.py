@@ -670,6 +670,100 @@ def convert_window(op2d: str, op1d: Optional[str] = None) -> Callable[[NodeCtx],
     return convert
 
 
+def convert_depth_to_space(ctx: NodeCtx) -> None:
+    """ONNX's definition: reshape to 6-D, transpose, reshape back (DCR or CRD order)."""
+    x = ctx.input(0)
+    bs, mode = ctx.attr("blocksize"), ctx.attr("mode", "DCR")
+    b, c, h, w = x.dims
+    if mode == "DCR":
+        six, perm = [b, bs, bs, c // bs ** 2, h, w], [0, 3, 4, 1, 5, 2]
+    else:
+        six, perm = [b, c // bs ** 2, bs, bs, h, w], [0, 1, 4, 2, 5, 3]
+    t = ctx.emit("reshape", [x], [attr("shape", six, "int_list")], dims=six)
+    t = ctx.emit("transpose", [t], [attr("perm", perm, "int_list")], dims=[six[i] for i in perm])
+    ctx.emit("reshape", [t], [attr("shape", list(ctx.out().dims), "int_list")], out=ctx.out())
+
+
+def convert_space_to_depth(ctx: NodeCtx) -> None:
+    x = ctx.input(0)
+    bs = ctx.attr("blocksize")
+    b, c, h, w = x.dims
+    six, perm = [b, c, h // bs, bs, w // bs, bs], [0, 3, 5, 1, 2, 4]
+    t = ctx.emit("reshape", [x], [attr("shape", six, "int_list")], dims=six)
+    t = ctx.emit("transpose", [t], [attr("perm", perm, "int_list")], dims=[six[i] for i in perm])
+    ctx.emit("reshape", [t], [attr("shape", list(ctx.out().dims), "int_list")], out=ctx.out())
+
+
+def per_axis(ctx: NodeCtx, i: int, like: Value, dtype: str, hint: str) -> Value:
+    """Input i (a scale or zero point: a scalar, or 1-D along `axis` of `like`) as a tensor of
+    `dtype` that broadcasts against `like`. Known values become a constant variable; values
+    computed at run time go through reshape and cast."""
+    v = ctx.input(i)
+    shape = [1] * len(like.dims)
+    if len(v.dims) == 1 and len(like.dims) > 1:
+        shape[ctx.attr("axis", 1) % len(like.dims)] = v.dims[0]
+    else:
+        shape = list(v.dims)
+    if v.const is not None:
+        array = np.asarray(v.const).reshape(shape)
+        return ctx.case.constant(array.astype(np.float64) if dtype in FLOAT_DTYPES else array, dtype, hint)
+    if shape != list(v.dims):
+        v = ctx.emit("reshape", [v], [attr("shape", shape, "int_list")], dims=shape)
+    if v.dtype != dtype:
+        v = ctx.emit("cast", [v], [attr("to", dtype, "dtype")], dtype=dtype)
+    return v
+
+
+def convert_quantize(ctx: NodeCtx) -> None:
+    """QuantizeLinear: saturate(round(x / scale) + zero_point) into the zero point's dtype
+    (u8 without one). Our cast rounds halves away from zero, ONNX's to even: the two differ
+    only where x / scale lands exactly on a .5."""
+    x = ctx.input(0)
+    t = ctx.emit("div", [x, per_axis(ctx, 1, x, x.dtype, "scale")])
+    if ctx.has(2):
+        t = ctx.emit("add", [t, per_axis(ctx, 2, x, x.dtype, "zero_point")])
+    ctx.emit("cast", [t], [attr("to", ctx.out().dtype, "dtype"), attr("rounding_mode", "nearest", "string")],
+             out=ctx.out())
+
+
+def int_to_i32(ctx: NodeCtx, v: Value) -> Value:
+    """An integer tensor as i32; our cast refuses to change signedness directly (u8 -> i32),
+    so it goes through f64, exact for every 32-bit value."""
+    if v.dtype == "i32":
+        return v
+    if v.dtype.startswith("u"):
+        v = ctx.emit("cast", [v], [attr("to", "f64", "dtype")], dtype="f64")
+    return ctx.emit("cast", [v], [attr("to", "i32", "dtype")], dtype="i32")
+
+
+def convert_matmul_integer(ctx: NodeCtx) -> None:
+    """MatMulInteger: (A - a_zero_point) x (B - b_zero_point) in i32. A per-row zero point
+    of A becomes a column [M, 1]."""
+    operands = []
+    for i, zp_index in ((0, 2), (1, 3)):
+        v = int_to_i32(ctx, ctx.input(i))
+        if ctx.has(zp_index):
+            zp = np.asarray(ctx.const(zp_index)).astype(np.int32)
+            if i == 0 and zp.size > 1:
+                zp = zp.reshape(-1, 1)
+            v = ctx.emit("sub", [v, ctx.case.constant(zp, "i32", "zero_point")])
+        operands.append(v)
+    ctx.emit("matmul", operands, out=ctx.out())
+
+
+def convert_mvn(ctx: NodeCtx) -> None:
+    """MeanVarianceNormalization as ONNX's reference: (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9)."""
+    x = ctx.input(0)
+    axes = [int(a) for a in ctx.attr("axes", [0, 2, 3])]
+    stats = [attr("axes", axes, "int_list"), attr("keepdims", True, "bool")]
+    dims = reduced_dims(x.dims, axes, True)
+    mean = ctx.emit("mean_axis", [x], stats, dims=dims)
+    mean_sq = ctx.emit("mean_axis", [ctx.emit("mul", [x, x])], stats, dims=dims)
+    std = ctx.emit("sqrt", [ctx.emit("sub", [mean_sq, ctx.emit("mul", [mean, mean])])])
+    std = ctx.emit("add", [std, literal(ctx, 1e-9, x.dtype, "tiny")])
+    ctx.emit("div", [ctx.emit("sub", [x, mean]), std], out=ctx.out())
+
+
 def convert_global_avg_pool(ctx: NodeCtx) -> None:
     ctx.emit("global_avg_pool", [ctx.input(0)], out=ctx.out())
 
@@ -802,16 +896,10 @@ def convert_global_pool(op: str) -> Callable[[NodeCtx], None]:
 def convert_dequantize(ctx: NodeCtx) -> None:
     """(x - zero_point) * scale in f32; a per-axis scale/zero point is reshaped to broadcast."""
     x = ctx.input(0)
-    scale = np.asarray(ctx.const(1), dtype=np.float32)
-    zp = np.asarray(ctx.const(2)) if ctx.has(2) else np.zeros((), dtype=np.int64)
-    if scale.ndim == 1:
-        axis = ctx.attr("axis", 1) % len(x.dims)
-        shape = [1] * len(x.dims)
-        shape[axis] = scale.shape[0]
-        scale, zp = scale.reshape(shape), zp.reshape(shape)
-    xf = ctx.emit("cast", [x], [attr("to", "f32", "dtype")], dtype="f32")
-    shifted = ctx.emit("sub", [xf, ctx.case.constant(zp.astype(np.float32), "f32", "zero_point")])
-    ctx.emit("mul", [shifted, ctx.case.constant(scale, "f32", "scale")], out=ctx.out())
+    t = ctx.emit("cast", [x], [attr("to", "f32", "dtype")], dtype="f32")
+    if ctx.has(2):
+        t = ctx.emit("sub", [t, per_axis(ctx, 2, x, "f32", "zero_point")])
+    ctx.emit("mul", [t, per_axis(ctx, 1, x, "f32", "scale")], out=ctx.out())
 
 
 @dataclass
@@ -924,12 +1012,17 @@ MAPPINGS: Dict[str, Mapping] = {
     "InstanceNormalization": m("group_norm", convert_instance_norm, "epsilon"),
     "TopK": m("top_k top_k_indices", convert_top_k, "axis largest sorted"),
     "Gemm": m("gemm", convert_gemm, "alpha beta transA transB"),
+    "MatMulInteger": m("cast sub matmul", convert_matmul_integer),
+    "QuantizeLinear": m("div add cast reshape", convert_quantize, "axis"),
+    "DepthToSpace": m("reshape transpose", convert_depth_to_space, "blocksize mode"),
+    "SpaceToDepth": m("reshape transpose", convert_space_to_depth, "blocksize"),
+    "MeanVarianceNormalization": m("mean_axis mul sub sqrt add div", convert_mvn, "axes"),
     "Conv": m("conv2d conv1d", convert_window("conv2d", "conv1d"), " ".join(WINDOW_ATTRS)),
     "ConvTranspose": m("conv_transpose2d unsqueeze squeeze", convert_window("conv_transpose2d"),
                        " ".join(WINDOW_ATTRS)),
     "MaxPool": m("max_pool2d unsqueeze squeeze", convert_window("max_pool2d"), " ".join(WINDOW_ATTRS) + " storage_order"),
     "AveragePool": m("avg_pool2d unsqueeze squeeze", convert_window("avg_pool2d"), " ".join(WINDOW_ATTRS)),
-    "DequantizeLinear": m("cast sub mul", convert_dequantize, "axis"),
+    "DequantizeLinear": m("cast sub mul reshape", convert_dequantize, "axis"),
 }
 
 
