@@ -853,9 +853,22 @@ static char *oi__d_stmt_text(const char *graph_name, const oi_dsl_stmt *s) {
     return oi__sprintf("%s(%s%s%s)", macro, head, *head && *text ? ", " : "", text);
 }
 
+/* The user's line of a statement. For a macro that wraps others (OI_BLOCK,
+ * OI_LOOP, the sections) GCC's __LINE__ is the line the macro starts on but
+ * Clang's is the line of its closing parenthesis; when the first wrapped
+ * statement comes before that, the opener is taken to be the line above it,
+ * so both compilers report the same place. */
+static int oi__d_stmt_line(const oi_dsl_stmt *s) {
+    bool opens = s->kind == OI_DSL_BLOCK || s->kind == OI_DSL_LOOP ||
+                 (s->kind >= OI_DSL_SECTION_DYNAMIC && s->kind <= OI_DSL_SECTION_PERSISTENT);
+    if (opens && s[1].kind != OI_DSL_END && s[1].line < s->line)
+        return s[1].line - 1;
+    return s->line;
+}
+
 static oi_status oi__d_make_src(const oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
     src->file = oi__strdup(d->file);
-    src->line = s->line;
+    src->line = oi__d_stmt_line(s);
     src->text = oi__d_stmt_text(d->g->name, s);
     if (!src->file || !src->text) {
         oi__src_free(src);
