@@ -41,6 +41,11 @@ static oi_status oi__k_compare(const oi__kernel_args *k);
 static oi_status oi__k_matmul(const oi__kernel_args *k);
 static oi_status oi__k_reduce(const oi__kernel_args *k);
 static oi_status oi__k_cast(const oi__kernel_args *k);
+/* shape, view and convolution ops: kernels/shape.c, kernels/conv.c */
+static oi_status oi__k_shape(const oi__kernel_args *k);
+static oi_status oi__k_shape_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out);
+static oi_status oi__k_conv(const oi__kernel_args *k);
+static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out);
 /* A family with CUSTOM-shape ops also declares its `<kernel>_infer` here:
  * static oi_status oi__k_<family>_infer(const oi__kernel_args *k,
  *     const oi__op_sig *in, size_t n_in, oi__op_sig *out); */
@@ -662,7 +667,7 @@ static oi__op_domain oi__op_domain_of(oi_dtype t) {
 /* Walks the output elements in row-major order, keeping each operand's
  * element index; broadcast dims have stride 0 (nothing is materialized).
  * Operands 0..n_in-1 are the inputs, operand n_in the output. */
-#define OI__MAX_OPERANDS 4
+#define OI__MAX_OPERANDS 9 /* concat: 8 inputs + the output */
 typedef struct oi__ew_iter {
     int ndim, n;
     int64_t shape[OI_MAX_DIMS];
@@ -835,3 +840,5 @@ oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs, const 
 #include "matmul.c"
 #include "reduce.c"
 #include "cast.c"
+#include "shape.c"
+#include "conv.c"

@@ -152,7 +152,46 @@
     X(fill, 1, "mutation", EW, SAME, OI__F_I, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_arith, \
       "every element set to value (the input gives shape and dtype)") \
     X(fill_nan_like, 1, "mutation", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
-      "non-finite elements (NaN, +-inf) replaced by value")
+      "non-finite elements (NaN, +-inf) replaced by value") \
+    /* shape, view and convolution ops */ \
+    X(reshape, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "`shape` with ONNX's 0 (copy the input dim) and one -1 (inferred); a view of dense data") \
+    X(transpose, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "permutes the axes: output dim i is input dim perm[i]; a view") \
+    X(squeeze, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "removes size-1 axes (`axes`, or every one); a view") \
+    X(unsqueeze, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "inserts size-1 axes at `axes` (positions in the output); a view") \
+    X(slice, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "ONNX Slice: starts/ends/axes/steps, negative counts from the end, clamped to the dim; a view for steps > 0") \
+    X(split, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "piece `index` of `axis` cut into `sizes` or `num` parts (outputs are single: one op per piece); a view") \
+    X(concat, 8, "shape", CUSTOM, SAME, OI__F_VAR, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "joins 1 to 8 inputs along `axis` (the other dims equal)") \
+    X(gather, 2, "shape", CUSTOM, SAME, OI__F_MIX, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "gather(data, indices): `axis` of data replaced by the integer indices (negative from the end; out of range is a runtime error); embedding lookup") \
+    X(where, 3, "shape", CUSTOM, SAME, OI__F_MIX, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "where(cond, a, b): a where the bool cond is true, else b; numpy broadcasting; a and b share a dtype") \
+    X(pad, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "ONNX Pad: `pads` = [begins..., ends...] (negative crops), mode constant (`value`), reflect, edge or wrap") \
+    X(expand, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "broadcasts the input with `shape` (numpy rules, either side may be 1); a view with stride 0") \
+    X(tile, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
+      "repeats the input repeats[i] times along axis i") \
+    X(gemm, 3, "numerical", CUSTOM, SAME, OI__F_OPT, OI__DTS_F, 0, oi__k_conv, \
+      "ONNX Gemm: alpha * A' x B' + beta * C; A, B 2-D (transposed by trans_a, trans_b), optional C broadcast to [M, N]") \
+    X(conv1d, 3, "convolution", CUSTOM, SAME, OI__F_OPT, OI__DTS_F, 0, oi__k_conv, \
+      "ONNX Conv: x [N, C, L], w [M, C / group, k], optional bias [M] -> [N, M, L']") \
+    X(conv2d, 3, "convolution", CUSTOM, SAME, OI__F_OPT, OI__DTS_F, 0, oi__k_conv, \
+      "ONNX Conv: x [N, C, H, W], w [M, C / group, kH, kW], optional bias [M] -> [N, M, H', W']") \
+    X(conv_transpose2d, 3, "convolution", CUSTOM, SAME, OI__F_OPT, OI__DTS_F, 0, oi__k_conv, \
+      "ONNX ConvTranspose: x [N, C, H, W], w [C, M / group, kH, kW], optional bias [M] -> [N, M, H', W']") \
+    X(max_pool2d, 1, "convolution", CUSTOM, SAME, 0, OI__DTS_F, 0, oi__k_conv, \
+      "ONNX MaxPool over [N, C, H, W]: padding never wins, NaN propagates") \
+    X(avg_pool2d, 1, "convolution", CUSTOM, SAME, 0, OI__DTS_F, 0, oi__k_conv, \
+      "ONNX AveragePool over [N, C, H, W] (sums in f64)") \
+    X(global_avg_pool, 1, "convolution", CUSTOM, SAME, 0, OI__DTS_F, 0, oi__k_conv, \
+      "mean over all spatial dims: [N, C, ...] -> [N, C, 1, ...]")
 
 /* Named parameters: X(op, name, type, required, default, default_text, doc).
  *   type      ACC (a dtype or [acc, out] dtype list), SCALAR (float, int or
@@ -201,7 +240,66 @@
     X(cast, rounding_mode, STRING, OPT, 0, "\"trunc\"", "float to integer: trunc, floor, ceil or nearest (halves away from zero)") \
     X(cast, saturate, BOOL, OPT, 1, "true", "clamp to the target range (false: wrap); NaN gives 0") \
     X(fill, value, SCALAR, REQ, 0, "required", "the value (an integer for integer dtypes)") \
-    X(fill_nan_like, value, SCALAR, OPT, 0, "0", "replacement for NaN and +-inf")
+    X(fill_nan_like, value, SCALAR, OPT, 0, "0", "replacement for NaN and +-inf") \
+    /* shape, view and convolution ops */ \
+    X(reshape, shape, INT_LIST, REQ, 0, "required", "the new dims: -1 once (inferred), 0 copies the input dim (unless allowzero)") \
+    X(reshape, allowzero, BOOL, OPT, 0, "false", "0 in shape means a real 0") \
+    X(transpose, perm, INT_LIST, OPT, 0, "reversed axes", "output dim i is input dim perm[i] (negative counts from the end)") \
+    X(squeeze, axes, INT_LIST, OPT, 0, "every size-1 axis", "axes to remove (each of size 1)") \
+    X(unsqueeze, axes, INT_LIST, REQ, 0, "required", "where the new size-1 axes go, as positions in the output") \
+    X(slice, starts, INT_LIST, REQ, 0, "required", "first index per sliced axis (negative counts from the end)") \
+    X(slice, ends, INT_LIST, REQ, 0, "required", "end index (exclusive) per sliced axis; large values mean to the end") \
+    X(slice, axes, INT_LIST, OPT, 0, "0, 1, ...", "the sliced axes") \
+    X(slice, steps, INT_LIST, OPT, 1, "1 each", "step per sliced axis (negative walks backwards; not 0)") \
+    X(split, axis, INT, OPT, 0, "0", "the axis to cut") \
+    X(split, sizes, INT_LIST, OPT, 0, "-", "the piece sizes (summing to the dim); or give num") \
+    X(split, num, INT, OPT, 0, "-", "number of pieces of ceil(dim / num), the last ones smaller; or give sizes") \
+    X(split, index, INT, REQ, 0, "required", "which piece this op outputs (negative counts from the end)") \
+    X(concat, axis, INT, REQ, 0, "required", "the axis to join along (negative counts from the end)") \
+    X(gather, axis, INT, OPT, 0, "0", "the axis of data the indices select along") \
+    X(pad, pads, INT_LIST, REQ, 0, "required", "[begin per axis..., end per axis...]; negative values crop") \
+    X(pad, mode, STRING, OPT, 0, "\"constant\"", "constant, reflect (mirror without the edge), edge (repeat it) or wrap") \
+    X(pad, value, SCALAR, OPT, 0, "0", "the constant mode's fill value (an integer for integer dtypes)") \
+    X(pad, axes, INT_LIST, OPT, 0, "all axes", "the axes pads refers to") \
+    X(expand, shape, INT_LIST, REQ, 0, "required", "the shape to broadcast with") \
+    X(tile, repeats, INT_LIST, REQ, 0, "required", "copies per axis (>= 0, one per axis)") \
+    X(gemm, alpha, SCALAR, OPT, 1, "1", "scale of the product") \
+    X(gemm, beta, SCALAR, OPT, 1, "1", "scale of C") \
+    X(gemm, trans_a, BOOL, OPT, 0, "false", "A is stored [K, M]") \
+    X(gemm, trans_b, BOOL, OPT, 0, "false", "B is stored [N, K]") \
+    X(conv1d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
+    X(conv1d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
+    X(conv1d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \
+    X(conv1d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
+    X(conv1d, group, INT, OPT, 1, "1", "channel groups (C and M divisible by it)") \
+    X(conv1d, kernel_shape, INT_LIST, OPT, 0, "the weights' shape", "must match the weights") \
+    X(conv2d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
+    X(conv2d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
+    X(conv2d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \
+    X(conv2d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
+    X(conv2d, group, INT, OPT, 1, "1", "channel groups (C and M divisible by it)") \
+    X(conv2d, kernel_shape, INT_LIST, OPT, 0, "the weights' shape", "must match the weights") \
+    X(conv_transpose2d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
+    X(conv_transpose2d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
+    X(conv_transpose2d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \
+    X(conv_transpose2d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
+    X(conv_transpose2d, group, INT, OPT, 1, "1", "channel groups (C and M divisible by it)") \
+    X(conv_transpose2d, kernel_shape, INT_LIST, OPT, 0, "the weights' shape", "must match the weights") \
+    X(conv_transpose2d, output_padding, INT_LIST, OPT, 0, "0 each", "extra size at the end of each spatial dim") \
+    X(conv_transpose2d, output_shape, INT_LIST, OPT, 0, "-", "the spatial output size; sets the pads (ONNX rule)") \
+    X(max_pool2d, kernel_shape, INT_LIST, REQ, 0, "required", "window size per spatial dim") \
+    X(max_pool2d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
+    X(max_pool2d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
+    X(max_pool2d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \
+    X(max_pool2d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
+    X(max_pool2d, ceil_mode, BOOL, OPT, 0, "false", "round the output size up (a window starting in the end padding is dropped)") \
+    X(avg_pool2d, kernel_shape, INT_LIST, REQ, 0, "required", "window size per spatial dim") \
+    X(avg_pool2d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
+    X(avg_pool2d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
+    X(avg_pool2d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \
+    X(avg_pool2d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
+    X(avg_pool2d, ceil_mode, BOOL, OPT, 0, "false", "round the output size up (a window starting in the end padding is dropped)") \
+    X(avg_pool2d, count_include_pad, BOOL, OPT, 0, "false", "divide by the window size including padding (else only the input elements)")
 /* clang-format on */
 
 #endif

@@ -355,6 +355,12 @@ oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs,
                          const oi__tensor *const *inputs, size_t n_inputs, oi__tensor *out);
 int oi__op_arity(oi_op op);     /* number of inputs */
 bool oi__op_allows_inplace(oi_op op);
+/* Layout ops (reshape, transpose, squeeze, unsqueeze, slice, split, expand;
+ * kernels/shape.c) without a copy: *out_view shares in's storage (refcount
+ * + 1) with the output's shape, strides and offset. OI_ERROR_UNSUPPORTED,
+ * with no message, when the op needs a copy (another op, a reshape of a
+ * strided input, a negative slice step): run oi__op_run_cpu instead. */
+oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in, oi__tensor **out_view);
 
 /* ---- backends (backend.c keeps the registry) ----
  * The CPU backend is the reference. A device backend keeps tensors in its

@@ -1,0 +1,713 @@
+/* conv.c - the gemm-shaped float ops: gemm (ONNX Gemm: alpha * A' * B' +
+ * beta * C), conv1d/conv2d (im2col + the blocked gemm of kernels/gemm.c),
+ * conv_transpose2d (gemm + col2im), max/avg pooling and global average
+ * pooling, in ONNX's N, C, spatial... layout with ONNX's attributes.
+ *
+ * Operands are read once into dense row-major buffers: f32 for every
+ * float dtype below f64 (the gemm computes in f32 and the result is
+ * rounded once), f64 for f64. Pooling sums and compares in f64 and rounds
+ * once. A dense f32/f64 operand is used in place, without a copy. */
+#include "../openinfer_impl/internal.h"
+
+#define OI__CONV_MAX_SPATIAL 3
+
+/* The window geometry of a conv or pool over `s` spatial dims. For
+ * conv_transpose `in` is the input grid and `out` the (larger) output. */
+typedef struct oi__conv_geom {
+    int s;
+    int64_t batch, in_c, out_c, group;
+    int64_t in[OI__CONV_MAX_SPATIAL], out[OI__CONV_MAX_SPATIAL], kernel[OI__CONV_MAX_SPATIAL];
+    int64_t stride[OI__CONV_MAX_SPATIAL], dil[OI__CONV_MAX_SPATIAL];
+    int64_t pad_b[OI__CONV_MAX_SPATIAL], pad_e[OI__CONV_MAX_SPATIAL];
+    int64_t in_sp, out_sp, k_sp; /* products of in, out, kernel */
+} oi__conv_geom;
+
+typedef enum oi__auto_pad { OI__AUTO_NOTSET, OI__AUTO_VALID, OI__AUTO_SAME_UPPER, OI__AUTO_SAME_LOWER } oi__auto_pad;
+
+/* ------------------------------------------------------------------ */
+/* Parameters and geometry                                             */
+/* ------------------------------------------------------------------ */
+/* `count` ints of an int-list parameter, each >= min; `def` when absent. */
+static oi_status oi__conv_ints(const oi__kernel_args *k, const char *param, int count, int64_t def, int64_t min,
+                               int64_t *out) {
+    const oi__attr *a = oi__op_attr_for(k, param);
+    for (int i = 0; i < count; i++)
+        out[i] = def;
+    if (!a)
+        return OI_OK;
+    const int64_t *v = a->kind == OI__ATTR_INT_LIST ? a->ints : &a->i;
+    int n = a->kind == OI__ATTR_INT_LIST ? (int)arrlen(a->ints) : 1;
+    if (n != count)
+        return oi__fail(OI_ERROR_VALIDATION, "%s: %s has %d entries, expected %d", oi_op_name(k->op), param, n, count);
+    for (int i = 0; i < count; i++) {
+        if (v[i] < min || v[i] > OI__MAX_DIM)
+            return oi__fail(OI_ERROR_VALIDATION, "%s: %s[%d] is %lld (expected %lld or more)", oi_op_name(k->op), param, i,
+                            (long long)v[i], (long long)min);
+        out[i] = v[i];
+    }
+    return OI_OK;
+}
+
+static oi_status oi__conv_auto_pad(const oi__kernel_args *k, oi__auto_pad *mode) {
+    const oi__attr *a = oi__op_attr_for(k, "auto_pad");
+    const char *text = a ? a->s : "NOTSET";
+    if (strcmp(text, "NOTSET") == 0)
+        *mode = OI__AUTO_NOTSET;
+    else if (strcmp(text, "VALID") == 0)
+        *mode = OI__AUTO_VALID;
+    else if (strcmp(text, "SAME_UPPER") == 0)
+        *mode = OI__AUTO_SAME_UPPER;
+    else if (strcmp(text, "SAME_LOWER") == 0)
+        *mode = OI__AUTO_SAME_LOWER;
+    else
+        return oi__fail(OI_ERROR_VALIDATION, "%s: auto_pad '%s' is unknown (NOTSET, VALID, SAME_UPPER, SAME_LOWER)",
+                        oi_op_name(k->op), text);
+    return OI_OK;
+}
+
+/* strides, dilations and pads (or auto_pad) of a conv or pool. */
+static oi_status oi__conv_read_window(const oi__kernel_args *k, oi__conv_geom *g, oi__auto_pad *mode) {
+    int64_t pads[2 * OI__CONV_MAX_SPATIAL];
+    if (oi__conv_ints(k, "strides", g->s, 1, 1, g->stride) || oi__conv_ints(k, "dilations", g->s, 1, 1, g->dil) ||
+        oi__conv_ints(k, "pads", 2 * g->s, 0, 0, pads) || oi__conv_auto_pad(k, mode))
+        return OI_ERROR_VALIDATION;
+    for (int d = 0; d < g->s; d++) {
+        g->pad_b[d] = *mode == OI__AUTO_NOTSET ? pads[d] : 0;
+        g->pad_e[d] = *mode == OI__AUTO_NOTSET ? pads[g->s + d] : 0;
+    }
+    return OI_OK;
+}
+
+static int64_t oi__conv_effective_kernel(const oi__conv_geom *g, int d) { return (g->kernel[d] - 1) * g->dil[d] + 1; }
+
+static void oi__conv_products(oi__conv_geom *g) {
+    g->in_sp = oi__shape_numel(g->s, g->in);
+    g->out_sp = oi__shape_numel(g->s, g->out);
+    g->k_sp = oi__shape_numel(g->s, g->kernel);
+}
+
+/* Output size of a sliding window (conv, pools). SAME_*: the output is
+ * ceil(in / stride) and the padding that takes is split, the odd one at
+ * the end (UPPER) or the start (LOWER). ceil_mode rounds the count up but
+ * drops a window that would start in the end padding. */
+static oi_status oi__conv_window_out(const oi__kernel_args *k, oi__auto_pad mode, bool ceil_mode, oi__conv_geom *g) {
+    for (int d = 0; d < g->s; d++) {
+        int64_t eff = oi__conv_effective_kernel(g, d);
+        if (mode == OI__AUTO_SAME_UPPER || mode == OI__AUTO_SAME_LOWER) {
+            int64_t out = (g->in[d] + g->stride[d] - 1) / g->stride[d];
+            int64_t total = (out - 1) * g->stride[d] + eff - g->in[d];
+            total = total > 0 ? total : 0;
+            g->pad_b[d] = mode == OI__AUTO_SAME_UPPER ? total / 2 : total - total / 2;
+            g->pad_e[d] = total - g->pad_b[d];
+        }
+        int64_t span = g->in[d] + g->pad_b[d] + g->pad_e[d] - eff;
+        if (span < 0)
+            return oi__fail(OI_ERROR_VALIDATION, "%s: the window (%lld with dilation) is larger than spatial dim %d (%lld with padding)",
+                            oi_op_name(k->op), (long long)eff, d, (long long)(span + eff));
+        int64_t out = (ceil_mode ? (span + g->stride[d] - 1) / g->stride[d] : span / g->stride[d]) + 1;
+        if (ceil_mode && (out - 1) * g->stride[d] >= g->in[d] + g->pad_b[d])
+            out--;
+        g->out[d] = out;
+    }
+    oi__conv_products(g);
+    return OI_OK;
+}
+
+static int oi__conv_spatial_rank(oi_op op) { return op == OI_OP_conv1d ? 1 : 2; }
+
+static oi_status oi__conv_bias_check(const oi__kernel_args *k, const oi__op_sig *bias, int64_t channels) {
+    if (bias->ndim != 1 || bias->shape[0] != channels)
+        return oi__fail(OI_ERROR_VALIDATION, "%s: the bias must have shape [%lld] (one per output channel)",
+                        oi_op_name(k->op), (long long)channels);
+    return OI_OK;
+}
+
+/* kernel_shape, when given, must agree with the weights. */
+static oi_status oi__conv_kernel_check(const oi__kernel_args *k, const oi__conv_geom *g) {
+    int64_t given[OI__CONV_MAX_SPATIAL];
+    if (oi__conv_ints(k, "kernel_shape", g->s, 0, 1, given) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    if (!oi__op_attr_for(k, "kernel_shape"))
+        return OI_OK;
+    for (int d = 0; d < g->s; d++)
+        if (given[d] != g->kernel[d])
+            return oi__fail(OI_ERROR_VALIDATION, "%s: kernel_shape[%d] is %lld but the weights have %lld", oi_op_name(k->op),
+                            d, (long long)given[d], (long long)g->kernel[d]);
+    return OI_OK;
+}
+
+/* x [N, C, spatial...], w [M, C / group, kernel...], bias [M]. */
+static oi_status oi__conv_geom_conv(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__conv_geom *g) {
+    const char *name = oi_op_name(k->op);
+    const oi__op_sig *x = &in[0], *w = &in[1];
+    memset(g, 0, sizeof *g);
+    g->s = oi__conv_spatial_rank(k->op);
+    if (x->ndim != g->s + 2 || w->ndim != g->s + 2)
+        return oi__fail(OI_ERROR_VALIDATION, "%s: x and w need rank %d ([N, C, spatial...]), got %d and %d", name, g->s + 2,
+                        x->ndim, w->ndim);
+    g->batch = x->shape[0];
+    g->in_c = x->shape[1];
+    g->out_c = w->shape[0];
+    g->group = oi__op_param_i64(k, "group");
+    if (g->group < 1 || g->in_c % g->group != 0 || g->out_c % g->group != 0 || w->shape[1] * g->group != g->in_c)
+        return oi__fail(OI_ERROR_VALIDATION,
+                        "%s: x has %lld channels and w is [%lld, %lld, ...]: with group %lld, w needs [M, C / group, ...] "
+                        "and both channel counts must divide by group",
+                        name, (long long)g->in_c, (long long)g->out_c, (long long)w->shape[1], (long long)g->group);
+    for (int d = 0; d < g->s; d++) {
+        g->in[d] = x->shape[2 + d];
+        g->kernel[d] = w->shape[2 + d];
+        if (g->kernel[d] < 1)
+            return oi__fail(OI_ERROR_VALIDATION, "%s: the kernel has an empty dim", name);
+    }
+    oi__auto_pad mode;
+    if (oi__conv_kernel_check(k, g) || oi__conv_read_window(k, g, &mode) || oi__conv_window_out(k, mode, false, g))
+        return OI_ERROR_VALIDATION;
+    return n_in == 3 ? oi__conv_bias_check(k, &in[2], g->out_c) : OI_OK;
+}
+
+/* conv_transpose: x [N, C, spatial...], w [C, M / group, kernel...]. The
+ * full output is stride * (in - 1) + output_padding + (kernel - 1) *
+ * dilation + 1, less the pads; output_shape (or SAME_*) sets the pads. */
+static oi_status oi__conv_geom_transpose(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__conv_geom *g) {
+    const char *name = oi_op_name(k->op);
+    const oi__op_sig *x = &in[0], *w = &in[1];
+    memset(g, 0, sizeof *g);
+    g->s = 2;
+    if (x->ndim != 4 || w->ndim != 4)
+        return oi__fail(OI_ERROR_VALIDATION, "%s: x and w need rank 4, got %d and %d", name, x->ndim, w->ndim);
+    g->batch = x->shape[0];
+    g->in_c = x->shape[1];
+    g->group = oi__op_param_i64(k, "group");
+    if (g->group < 1 || g->in_c % g->group != 0 || w->shape[0] != g->in_c)
+        return oi__fail(OI_ERROR_VALIDATION,
+                        "%s: x has %lld channels and w is [%lld, %lld, ...]: w needs [C, M / group, ...] with C "
+                        "divisible by group %lld",
+                        name, (long long)g->in_c, (long long)w->shape[0], (long long)w->shape[1], (long long)g->group);
+    g->out_c = w->shape[1] * g->group;
+    int64_t out_pad[OI__CONV_MAX_SPATIAL], shape[OI__CONV_MAX_SPATIAL];
+    for (int d = 0; d < g->s; d++) {
+        g->in[d] = x->shape[2 + d];
+        g->kernel[d] = w->shape[2 + d];
+        if (g->kernel[d] < 1)
+            return oi__fail(OI_ERROR_VALIDATION, "%s: the kernel has an empty dim", name);
+    }
+    oi__auto_pad mode;
+    if (oi__conv_kernel_check(k, g) || oi__conv_read_window(k, g, &mode) ||
+        oi__conv_ints(k, "output_padding", g->s, 0, 0, out_pad) || oi__conv_ints(k, "output_shape", g->s, 0, 1, shape))
+        return OI_ERROR_VALIDATION;
+    bool has_shape = oi__op_attr_for(k, "output_shape") != NULL;
+    for (int d = 0; d < g->s; d++) {
+        int64_t full = g->stride[d] * (g->in[d] - 1) + out_pad[d] + oi__conv_effective_kernel(g, d);
+        if (has_shape || mode == OI__AUTO_SAME_UPPER || mode == OI__AUTO_SAME_LOWER) {
+            int64_t want = has_shape ? shape[d] : g->in[d] * g->stride[d];
+            int64_t total = full - want, half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor */
+            g->pad_b[d] = mode == OI__AUTO_SAME_UPPER ? half : total - half;
+            g->pad_e[d] = total - g->pad_b[d];
+        }
+        g->out[d] = full - g->pad_b[d] - g->pad_e[d];
+        if (g->in[d] < 1 || g->out[d] < 1)
+            return oi__fail(OI_ERROR_VALIDATION, "%s: spatial dim %d gives an output of %lld", name, d,
+                            (long long)g->out[d]);
+    }
+    oi__conv_products(g);
+    return n_in == 3 ? oi__conv_bias_check(k, &in[2], g->out_c) : OI_OK;
+}
+
+static oi_status oi__conv_geom_pool(const oi__kernel_args *k, const oi__op_sig *x, oi__conv_geom *g) {
+    const char *name = oi_op_name(k->op);
+    memset(g, 0, sizeof *g);
+    g->s = 2;
+    if (x->ndim != g->s + 2)
+        return oi__fail(OI_ERROR_VALIDATION, "%s: x needs rank %d ([N, C, H, W]), got %d", name, g->s + 2, x->ndim);
+    g->batch = x->shape[0];
+    g->in_c = g->out_c = x->shape[1];
+    g->group = 1;
+    for (int d = 0; d < g->s; d++)
+        g->in[d] = x->shape[2 + d];
+    oi__auto_pad mode;
+    if (oi__conv_ints(k, "kernel_shape", g->s, 1, 1, g->kernel) || oi__conv_read_window(k, g, &mode))
+        return OI_ERROR_VALIDATION;
+    return oi__conv_window_out(k, mode, oi__op_param_bool(k, "ceil_mode"), g);
+}
+
+/* gemm: A [M, K] (or [K, M] with trans_a), B [K, N] (or [N, K]), C
+ * broadcastable to [M, N]. */
+static oi_status oi__conv_gemm_dims(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, int64_t *m, int64_t *n,
+                                    int64_t *kk) {
+    const oi__op_sig *a = &in[0], *b = &in[1];
+    if (a->ndim != 2 || b->ndim != 2)
+        return oi__fail(OI_ERROR_VALIDATION, "gemm: A and B need rank 2, got %d and %d", a->ndim, b->ndim);
+    bool ta = oi__op_param_bool(k, "trans_a"), tb = oi__op_param_bool(k, "trans_b");
+    *m = a->shape[ta ? 1 : 0];
+    *kk = a->shape[ta ? 0 : 1];
+    *n = b->shape[tb ? 0 : 1];
+    int64_t kb = b->shape[tb ? 1 : 0];
+    if (kb != *kk)
+        return oi__fail(OI_ERROR_VALIDATION, "gemm: inner dimensions differ (%lld vs %lld)", (long long)*kk, (long long)kb);
+    if (n_in == 3) {
+        const oi__op_sig *c = &in[2];
+        bool fits = c->ndim <= 2;
+        if (fits && c->ndim >= 1)
+            fits = c->shape[c->ndim - 1] == 1 || c->shape[c->ndim - 1] == *n;
+        if (fits && c->ndim == 2)
+            fits = c->shape[0] == 1 || c->shape[0] == *m;
+        if (!fits)
+            return oi__fail(OI_ERROR_VALIDATION, "gemm: C does not broadcast to [%lld, %lld]", (long long)*m, (long long)*n);
+    }
+    return OI_OK;
+}
+
+static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out) {
+    oi__conv_geom g;
+    out->ndim = in[0].ndim;
+    memcpy(out->shape, in[0].shape, sizeof out->shape);
+    switch (k->op) {
+    case OI_OP_gemm: {
+        int64_t m, n, kk;
+        if (oi__conv_gemm_dims(k, in, n_in, &m, &n, &kk) != OI_OK)
+            return OI_ERROR_VALIDATION;
+        out->shape[0] = m;
+        out->shape[1] = n;
+        return OI_OK;
+    }
+    case OI_OP_global_avg_pool:
+        if (in[0].ndim < 3)
+            return oi__fail(OI_ERROR_VALIDATION, "global_avg_pool: x needs rank >= 3 ([N, C, spatial...]), got %d", in[0].ndim);
+        for (int d = 2; d < out->ndim; d++)
+            out->shape[d] = 1;
+        return OI_OK;
+    case OI_OP_conv1d: case OI_OP_conv2d:
+        if (oi__conv_geom_conv(k, in, n_in, &g) != OI_OK)
+            return OI_ERROR_VALIDATION;
+        break;
+    case OI_OP_conv_transpose2d:
+        if (oi__conv_geom_transpose(k, in, n_in, &g) != OI_OK)
+            return OI_ERROR_VALIDATION;
+        break;
+    default:
+        if (oi__conv_geom_pool(k, &in[0], &g) != OI_OK)
+            return OI_ERROR_VALIDATION;
+        break;
+    }
+    out->shape[1] = g.out_c;
+    memcpy(out->shape + 2, g.out, sizeof(int64_t) * (size_t)g.s);
+    return OI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Dense buffers                                                       */
+/* ------------------------------------------------------------------ */
+/* Row-major elements as float, or double when `wide`. */
+typedef struct oi__conv_buf {
+    void *data;
+    bool owned;
+} oi__conv_buf;
+
+static size_t oi__conv_esize(bool wide) { return wide ? sizeof(double) : sizeof(float); }
+
+/* Element i of a buffer (the const of operands is dropped: they are only read). */
+static void *oi__conv_at(const void *p, bool wide, int64_t i) { return (char *)p + i * (int64_t)oi__conv_esize(wide); }
+
+static double oi__conv_get(const void *p, bool wide, int64_t i) {
+    return wide ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+static void oi__conv_put(void *p, bool wide, int64_t i, double v) {
+    if (wide)
+        ((double *)p)[i] = v;
+    else
+        ((float *)p)[i] = (float)v;
+}
+
+static bool oi__conv_is_dense_as(const oi__tensor *t, bool wide) {
+    return t->dtype == (wide ? OI_DTYPE_F64 : OI_DTYPE_F32) && oi__tensor_is_contiguous(t);
+}
+
+static void *oi__conv_scratch(int64_t count, bool wide) {
+    return oi__malloc((size_t)(count > 0 ? count : 1) * oi__conv_esize(wide));
+}
+
+/* t's elements: its own memory when already dense f32/f64, else a copy. */
+static oi_status oi__conv_dense(const oi__tensor *t, bool wide, oi__conv_buf *buf) {
+    buf->owned = false;
+    if (oi__conv_is_dense_as(t, wide)) {
+        buf->data = oi__conv_at(oi__op_cdata(t), wide, t->offset);
+        return OI_OK;
+    }
+    int64_t n = oi__shape_numel(t->ndim, t->shape), index[OI_MAX_DIMS] = {0};
+    buf->data = oi__conv_scratch(n, wide);
+    if (!buf->data)
+        return OI_ERROR_OUT_OF_MEMORY;
+    buf->owned = true;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t at = t->offset;
+        for (int d = 0; d < t->ndim; d++)
+            at += index[d] * t->strides[d];
+        oi__conv_put(buf->data, wide, i, oi__load_f64(t->dtype, oi__op_cdata(t), at));
+        for (int d = t->ndim - 1; d >= 0 && ++index[d] == t->shape[d]; d--)
+            index[d] = 0;
+    }
+    return OI_OK;
+}
+
+/* Where results go: the output itself when dense f32/f64, else scratch
+ * that oi__conv_finish rounds into it. */
+static oi_status oi__conv_result(oi__tensor *out, bool wide, oi__conv_buf *buf) {
+    buf->owned = false;
+    if (oi__conv_is_dense_as(out, wide)) {
+        buf->data = oi__conv_at(oi__tensor_data(out), wide, out->offset);
+        return OI_OK;
+    }
+    buf->data = oi__conv_scratch(oi__shape_numel(out->ndim, out->shape), wide);
+    buf->owned = buf->data != NULL;
+    return buf->data ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+}
+
+static void oi__conv_finish(oi__tensor *out, bool wide, oi__conv_buf *buf) {
+    if (!buf->owned)
+        return;
+    int64_t n = oi__shape_numel(out->ndim, out->shape), index[OI_MAX_DIMS] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        int64_t at = out->offset;
+        for (int d = 0; d < out->ndim; d++)
+            at += index[d] * out->strides[d];
+        oi__store_f64(out->dtype, oi__tensor_data(out), at, oi__conv_get(buf->data, wide, i));
+        for (int d = out->ndim - 1; d >= 0 && ++index[d] == out->shape[d]; d--)
+            index[d] = 0;
+    }
+}
+
+static void oi__conv_release(oi__conv_buf *buf) {
+    if (buf->owned)
+        oi__free(buf->data);
+    buf->data = NULL;
+    buf->owned = false;
+}
+
+/* C = alpha * op(A) op(B) + beta * C on f32 or f64 buffers (threaded). */
+static oi_status oi__conv_gemm(bool wide, bool ta, bool tb, int64_t m, int64_t n, int64_t kk, double alpha, const void *a,
+                               int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
+    if (m == 0 || n == 0)
+        return OI_OK;
+    if (kk == 0) { /* no products: C = beta * C */
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                oi__conv_put(c, wide, i * ldc + j, beta == 0.0 ? 0.0 : beta * oi__conv_get(c, wide, i * ldc + j));
+        return OI_OK;
+    }
+    oi__threadpool *pool = oi__threadpool_default();
+    if (wide)
+        return oi__gemm_f64(pool, ta, tb, m, n, kk, alpha, (const double *)a, lda, (const double *)b, ldb, beta,
+                            (double *)c, ldc);
+    return oi__gemm_f32(pool, ta, tb, m, n, kk, (float)alpha, (const float *)a, lda, (const float *)b, ldb, (float)beta,
+                        (float *)c, ldc);
+}
+
+/* ------------------------------------------------------------------ */
+/* Window index tables                                                 */
+/* ------------------------------------------------------------------ */
+/* For each kernel position and each position q of the `from` grid: the
+ * row-major index in the `to` grid of q * stride - pad + kernel * dilation,
+ * or -1 where that falls outside (in the padding). conv and pools walk
+ * from = output to = input; conv_transpose from = input to = output. */
+static int64_t *oi__conv_targets(const oi__conv_geom *g, const int64_t *from, const int64_t *to) {
+    int64_t from_sp = oi__shape_numel(g->s, from);
+    int64_t *targets = (int64_t *)oi__malloc(sizeof(int64_t) * (size_t)(g->k_sp * from_sp > 0 ? g->k_sp * from_sp : 1));
+    if (!targets)
+        return NULL;
+    int64_t kidx[OI__CONV_MAX_SPATIAL] = {0};
+    for (int64_t kp = 0; kp < g->k_sp; kp++) {
+        int64_t q_idx[OI__CONV_MAX_SPATIAL] = {0};
+        for (int64_t q = 0; q < from_sp; q++) {
+            int64_t at = 0;
+            for (int d = 0; d < g->s && at >= 0; d++) {
+                int64_t p = q_idx[d] * g->stride[d] - g->pad_b[d] + kidx[d] * g->dil[d];
+                at = p < 0 || p >= to[d] ? -1 : at * to[d] + p;
+            }
+            targets[kp * from_sp + q] = at;
+            for (int d = g->s - 1; d >= 0 && ++q_idx[d] == from[d]; d--)
+                q_idx[d] = 0;
+        }
+        for (int d = g->s - 1; d >= 0 && ++kidx[d] == g->kernel[d]; d--)
+            kidx[d] = 0;
+    }
+    return targets;
+}
+
+/* cols[c * k_sp + kp, q] = x[c, targets[kp, q]] (0 in the padding). */
+static void oi__conv_im2col(const oi__conv_geom *g, bool wide, const int64_t *targets, const void *x, int64_t channels,
+                            void *cols) {
+    for (int64_t c = 0; c < channels; c++)
+        for (int64_t kp = 0; kp < g->k_sp; kp++) {
+            const int64_t *t = targets + kp * g->out_sp;
+            int64_t row = (c * g->k_sp + kp) * g->out_sp, base = c * g->in_sp;
+            if (wide) {
+                const double *src = (const double *)x + base;
+                double *dst = (double *)cols + row;
+                for (int64_t q = 0; q < g->out_sp; q++)
+                    dst[q] = t[q] >= 0 ? src[t[q]] : 0.0;
+            } else {
+                const float *src = (const float *)x + base;
+                float *dst = (float *)cols + row;
+                for (int64_t q = 0; q < g->out_sp; q++)
+                    dst[q] = t[q] >= 0 ? src[t[q]] : 0.0f;
+            }
+        }
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernels                                                             */
+/* ------------------------------------------------------------------ */
+static void oi__conv_add_bias(const oi__conv_buf *bias, bool wide, int64_t first, int64_t rows, int64_t cols, void *y) {
+    for (int64_t r = 0; r < rows; r++) {
+        double b = oi__conv_get(bias->data, wide, first + r);
+        for (int64_t q = 0; q < cols; q++)
+            oi__conv_put(y, wide, r * cols + q, oi__conv_get(y, wide, r * cols + q) + b);
+    }
+}
+
+static bool oi__conv_is_pointwise(const oi__conv_geom *g) {
+    for (int d = 0; d < g->s; d++)
+        if (g->kernel[d] != 1 || g->stride[d] != 1 || g->pad_b[d] != 0 || g->pad_e[d] != 0)
+            return false;
+    return true;
+}
+
+/* Per image and group: y[M/g, out] = w[M/g, C/g * k] x cols[C/g * k, out]
+ * (a 1x1 stride-1 conv multiplies x itself). */
+static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom *g) {
+    bool wide = k->out->dtype == OI_DTYPE_F64, pointwise = oi__conv_is_pointwise(g);
+    int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, rows = cg * g->k_sp;
+    oi__conv_buf x = {NULL, false}, w = {NULL, false}, bias = {NULL, false}, y = {NULL, false};
+    int64_t *targets = NULL;
+    void *cols = NULL;
+    oi_status s = oi__conv_dense(k->in[0], wide, &x);
+    if (s == OI_OK)
+        s = oi__conv_dense(k->in[1], wide, &w);
+    if (s == OI_OK && k->n_in == 3)
+        s = oi__conv_dense(k->in[2], wide, &bias);
+    if (s == OI_OK)
+        s = oi__conv_result(k->out, wide, &y);
+    if (s == OI_OK && !pointwise) {
+        targets = oi__conv_targets(g, g->out, g->in);
+        cols = targets ? oi__conv_scratch(rows * g->out_sp, wide) : NULL;
+        s = cols ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+    }
+    for (int64_t n = 0; n < g->batch && s == OI_OK; n++)
+        for (int64_t grp = 0; grp < g->group && s == OI_OK; grp++) {
+            const void *xg = oi__conv_at(x.data, wide, (n * g->in_c + grp * cg) * g->in_sp);
+            void *yg = oi__conv_at(y.data, wide, (n * g->out_c + grp * mg) * g->out_sp);
+            if (!pointwise)
+                oi__conv_im2col(g, wide, targets, xg, cg, cols);
+            s = oi__conv_gemm(wide, false, false, mg, g->out_sp, rows, 1.0, oi__conv_at(w.data, wide, grp * mg * rows), rows,
+                              pointwise ? xg : cols, g->out_sp, 0.0, yg, g->out_sp);
+            if (bias.data)
+                oi__conv_add_bias(&bias, wide, grp * mg, mg, g->out_sp, yg);
+        }
+    if (s == OI_OK)
+        oi__conv_finish(k->out, wide, &y);
+    oi__free(targets);
+    oi__free(cols);
+    oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
+    return s;
+}
+
+/* Per image and group: cols[M/g * k, in] = w_g^T x x_g, then each column
+ * entry is added at its output position (col2im), in f64. */
+static oi_status oi__conv_transpose(const oi__kernel_args *k, const oi__conv_geom *g) {
+    bool wide = k->out->dtype == OI_DTYPE_F64;
+    int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, rows = mg * g->k_sp;
+    oi__conv_buf x = {NULL, false}, w = {NULL, false}, bias = {NULL, false}, y = {NULL, false};
+    oi_status s = oi__conv_dense(k->in[0], wide, &x);
+    if (s == OI_OK)
+        s = oi__conv_dense(k->in[1], wide, &w);
+    if (s == OI_OK && k->n_in == 3)
+        s = oi__conv_dense(k->in[2], true, &bias);
+    if (s == OI_OK)
+        s = oi__conv_result(k->out, true, &y);
+    int64_t *targets = s == OI_OK ? oi__conv_targets(g, g->in, g->out) : NULL;
+    void *cols = targets ? oi__conv_scratch(rows * g->in_sp, wide) : NULL;
+    if (s == OI_OK && !cols)
+        s = OI_ERROR_OUT_OF_MEMORY;
+    for (int64_t n = 0; n < g->batch && s == OI_OK; n++)
+        for (int64_t grp = 0; grp < g->group && s == OI_OK; grp++) {
+            const void *xg = oi__conv_at(x.data, wide, (n * g->in_c + grp * cg) * g->in_sp);
+            double *yg = (double *)y.data + (n * g->out_c + grp * mg) * g->out_sp;
+            s = oi__conv_gemm(wide, true, false, rows, g->in_sp, cg, 1.0, oi__conv_at(w.data, wide, grp * cg * rows), rows,
+                              xg, g->in_sp, 0.0, cols, g->in_sp);
+            for (int64_t m = 0; m < mg && s == OI_OK; m++) {
+                double *plane = yg + m * g->out_sp, b = bias.data ? ((const double *)bias.data)[grp * mg + m] : 0.0;
+                for (int64_t q = 0; q < g->out_sp; q++)
+                    plane[q] = b;
+                for (int64_t kp = 0; kp < g->k_sp; kp++) {
+                    const int64_t *t = targets + kp * g->in_sp;
+                    int64_t row = (m * g->k_sp + kp) * g->in_sp;
+                    for (int64_t q = 0; q < g->in_sp; q++)
+                        if (t[q] >= 0)
+                            plane[t[q]] += oi__conv_get(cols, wide, row + q);
+                }
+            }
+        }
+    if (s == OI_OK)
+        oi__conv_finish(k->out, true, &y);
+    oi__free(targets);
+    oi__free(cols);
+    oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
+    return s;
+}
+
+/* avg_pool's divisor per output position: the window positions inside
+ * the input (count_include_pad false) or inside input + pads (true). */
+static void oi__conv_pool_divisors(const oi__conv_geom *g, const int64_t *targets, bool include_pad, double *div) {
+    if (!include_pad) {
+        for (int64_t q = 0; q < g->out_sp; q++)
+            div[q] = 0;
+        for (int64_t kp = 0; kp < g->k_sp; kp++)
+            for (int64_t q = 0; q < g->out_sp; q++)
+                div[q] += targets[kp * g->out_sp + q] >= 0;
+        return;
+    }
+    int64_t q_idx[OI__CONV_MAX_SPATIAL] = {0};
+    for (int64_t q = 0; q < g->out_sp; q++) {
+        double count = 1;
+        for (int d = 0; d < g->s; d++) {
+            int64_t inside = 0;
+            for (int64_t kd = 0; kd < g->kernel[d]; kd++) {
+                int64_t p = q_idx[d] * g->stride[d] - g->pad_b[d] + kd * g->dil[d];
+                inside += p >= -g->pad_b[d] && p < g->in[d] + g->pad_e[d];
+            }
+            count *= (double)inside;
+        }
+        div[q] = count;
+        for (int d = g->s - 1; d >= 0 && ++q_idx[d] == g->out[d]; d--)
+            q_idx[d] = 0;
+    }
+}
+
+/* max: NaN wins (it propagates); padding is ignored. avg: sum / divisor. */
+static oi_status oi__conv_pool(const oi__kernel_args *k, const oi__conv_geom *g) {
+    bool is_max = k->op == OI_OP_max_pool2d;
+    oi__conv_buf x = {NULL, false}, y = {NULL, false};
+    oi_status s = oi__conv_dense(k->in[0], true, &x);
+    if (s == OI_OK)
+        s = oi__conv_result(k->out, true, &y);
+    int64_t *targets = s == OI_OK ? oi__conv_targets(g, g->out, g->in) : NULL;
+    double *div = targets && !is_max ? (double *)oi__conv_scratch(g->out_sp, true) : NULL;
+    if (s == OI_OK && (!targets || (!is_max && !div)))
+        s = OI_ERROR_OUT_OF_MEMORY;
+    if (s == OI_OK && div)
+        oi__conv_pool_divisors(g, targets, oi__op_param_bool(k, "count_include_pad"), div);
+    int64_t planes = g->batch * g->in_c;
+    for (int64_t p = 0; p < planes && s == OI_OK; p++) {
+        const double *src = (const double *)x.data + p * g->in_sp;
+        double *dst = (double *)y.data + p * g->out_sp;
+        for (int64_t q = 0; q < g->out_sp; q++)
+            dst[q] = is_max ? -INFINITY : 0.0;
+        for (int64_t kp = 0; kp < g->k_sp; kp++) {
+            const int64_t *t = targets + kp * g->out_sp;
+            for (int64_t q = 0; q < g->out_sp; q++) {
+                if (t[q] < 0)
+                    continue;
+                double v = src[t[q]];
+                if (!is_max)
+                    dst[q] += v;
+                else if (dst[q] == dst[q] && (v > dst[q] || v != v)) /* once NaN, stays NaN */
+                    dst[q] = v;
+            }
+        }
+        for (int64_t q = 0; q < g->out_sp && div; q++)
+            dst[q] /= div[q];
+    }
+    if (s == OI_OK)
+        oi__conv_finish(k->out, true, &y);
+    oi__free(targets);
+    oi__free(div);
+    oi__conv_release(&x), oi__conv_release(&y);
+    return s;
+}
+
+static oi_status oi__conv_global_avg(const oi__kernel_args *k) {
+    const oi__tensor *xt = k->in[0];
+    int64_t planes = xt->shape[0] * xt->shape[1], area = oi__shape_numel(xt->ndim - 2, xt->shape + 2);
+    oi__conv_buf x = {NULL, false}, y = {NULL, false};
+    oi_status s = oi__conv_dense(xt, true, &x);
+    if (s == OI_OK)
+        s = oi__conv_result(k->out, true, &y);
+    for (int64_t p = 0; p < planes && s == OI_OK; p++) {
+        const double *src = (const double *)x.data + p * area;
+        double sum = 0.0;
+        for (int64_t i = 0; i < area; i++)
+            sum += src[i];
+        ((double *)y.data)[p] = area ? sum / (double)area : NAN;
+    }
+    if (s == OI_OK)
+        oi__conv_finish(k->out, true, &y);
+    oi__conv_release(&x), oi__conv_release(&y);
+    return s;
+}
+
+/* C's element for output (i, j) under broadcasting. */
+static double oi__conv_gemm_c(const oi__tensor *c, int64_t i, int64_t j) {
+    int64_t at = c->offset;
+    if (c->ndim >= 1 && c->shape[c->ndim - 1] != 1)
+        at += j * c->strides[c->ndim - 1];
+    if (c->ndim == 2 && c->shape[0] != 1)
+        at += i * c->strides[0];
+    return oi__load_f64(c->dtype, oi__op_cdata(c), at);
+}
+
+static oi_status oi__conv_gemm_op(const oi__kernel_args *k) {
+    oi__op_sig sigs[3];
+    for (size_t i = 0; i < k->n_in; i++)
+        oi__op_tensor_sig(k->in[i], &sigs[i]);
+    int64_t m, n, kk;
+    if (oi__conv_gemm_dims(k, sigs, k->n_in, &m, &n, &kk) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    bool wide = k->out->dtype == OI_DTYPE_F64, ta = oi__op_param_bool(k, "trans_a"), tb = oi__op_param_bool(k, "trans_b");
+    double alpha = oi__op_param_f64(k, "alpha"), beta = oi__op_param_f64(k, "beta");
+    bool with_c = k->n_in == 3 && beta != 0.0;
+    oi__conv_buf a = {NULL, false}, b = {NULL, false}, y = {NULL, false};
+    oi_status s = oi__conv_dense(k->in[0], wide, &a);
+    if (s == OI_OK)
+        s = oi__conv_dense(k->in[1], wide, &b);
+    if (s == OI_OK)
+        s = oi__conv_result(k->out, wide, &y);
+    for (int64_t i = 0; i < m && s == OI_OK && with_c; i++)
+        for (int64_t j = 0; j < n; j++)
+            oi__conv_put(y.data, wide, i * n + j, beta * oi__conv_gemm_c(k->in[2], i, j));
+    if (s == OI_OK)
+        s = oi__conv_gemm(wide, ta, tb, m, n, kk, alpha, a.data, ta ? m : kk, b.data, tb ? kk : n, with_c ? 1.0 : 0.0,
+                          y.data, n);
+    if (s == OI_OK)
+        oi__conv_finish(k->out, wide, &y);
+    oi__conv_release(&a), oi__conv_release(&b), oi__conv_release(&y);
+    return s;
+}
+
+static oi_status oi__k_conv(const oi__kernel_args *k) {
+    if (k->op == OI_OP_gemm)
+        return oi__conv_gemm_op(k);
+    if (k->op == OI_OP_global_avg_pool)
+        return oi__conv_global_avg(k);
+    oi__op_sig sigs[3];
+    for (size_t i = 0; i < k->n_in && i < 3; i++)
+        oi__op_tensor_sig(k->in[i], &sigs[i]);
+    oi__conv_geom g;
+    switch (k->op) {
+    case OI_OP_conv1d: case OI_OP_conv2d:
+        if (oi__conv_geom_conv(k, sigs, k->n_in, &g) != OI_OK)
+            return OI_ERROR_VALIDATION;
+        return oi__conv_forward(k, &g);
+    case OI_OP_conv_transpose2d:
+        if (oi__conv_geom_transpose(k, sigs, k->n_in, &g) != OI_OK)
+            return OI_ERROR_VALIDATION;
+        return oi__conv_transpose(k, &g);
+    case OI_OP_max_pool2d: case OI_OP_avg_pool2d:
+        if (oi__conv_geom_pool(k, &sigs[0], &g) != OI_OK)
+            return OI_ERROR_VALIDATION;
+        return oi__conv_pool(k, &g);
+    default:
+        return oi__fail(OI_ERROR_UNSUPPORTED, "%s: not a conv op", oi_op_name(k->op));
+    }
+}
