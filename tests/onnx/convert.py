@@ -1080,6 +1080,61 @@ def value_types(model: onnx.ModelProto) -> Dict[str, Tuple[str, Tuple[int, ...]]
     return types
 
 
+# ---- constant folding of shape computations
+# Our shapes are static, so ONNX's Shape and Size are known when converting, and so is
+# everything computed from them and from Constant nodes alone (the reshape targets inside
+# ONNX's function bodies). Those nodes are evaluated here with numpy; a node that reads a
+# test input or anything computed at run time is never folded: it runs through our ops.
+
+def fold_slice(ins: List[np.ndarray], attrs: dict) -> np.ndarray:
+    data, starts, ends = ins[0], ins[1], ins[2]
+    axes = ins[3] if len(ins) > 3 and ins[3] is not None else range(len(starts))
+    steps = ins[4] if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
+    index = [slice(None)] * data.ndim
+    for a, b, e, st in zip(axes, starts, ends, steps):
+        index[int(a)] = slice(int(b), int(e), int(st))
+    return data[tuple(index)]
+
+
+def fold_constant_of_shape(ins: List[np.ndarray], attrs: dict) -> np.ndarray:
+    value = numpy_helper.to_array(attrs["value"]) if "value" in attrs else np.zeros(1, np.float32)
+    return np.full(tuple(int(d) for d in ins[0]), value.reshape(-1)[0], dtype=value.dtype)
+
+
+def fold_cast(ins: List[np.ndarray], attrs: dict) -> np.ndarray:
+    to = onnx_dtype(attrs["to"])
+    return ins[0].astype({v: k for k, v in NUMPY_TO_DTYPE.items()}[to] if to != "bf16" else np.float32)
+
+
+FOLDERS: Dict[str, Callable[[List[np.ndarray], dict], np.ndarray]] = {
+    "Cast": fold_cast,
+    "Slice": fold_slice,
+    "ConstantOfShape": fold_constant_of_shape,
+    "Concat": lambda ins, attrs: np.concatenate(ins, axis=attrs["axis"]),
+    "Add": lambda ins, attrs: ins[0] + ins[1],
+    "Sub": lambda ins, attrs: ins[0] - ins[1],
+    "Mul": lambda ins, attrs: ins[0] * ins[1],
+    "Neg": lambda ins, attrs: -ins[0],
+    "Unsqueeze": lambda ins, attrs: np.expand_dims(ins[0], tuple(int(a) for a in (attrs.get("axes") or ins[1]))),
+    "Identity": lambda ins, attrs: ins[0],
+}
+SHAPE_FOLDERS = {"Shape", "Size"}   # need only the (static) shape of their input
+
+
+def fold_node(node: onnx.NodeProto, ins: List[Optional[Value]]) -> Optional[np.ndarray]:
+    """The node's value when it is a constant computation, else None."""
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    if node.op_type == "Shape":
+        dims = np.array(ins[0].dims, dtype=np.int64)
+        return dims[attrs.get("start", 0):attrs.get("end", len(dims))]
+    if node.op_type == "Size":
+        return np.array(int(np.prod(ins[0].dims, dtype=np.int64)), dtype=np.int64)
+    folder = FOLDERS.get(node.op_type)
+    if folder is None or len(node.output) != 1 or any(v is not None and v.source != "const" for v in ins):
+        return None
+    return np.asarray(folder([v.const if v is not None else None for v in ins], attrs))
+
+
 def convert_test(test_dir: str, ops: Dict[str, set]) -> Case:
     test = os.path.basename(test_dir)
     model = onnx.load(os.path.join(test_dir, "model.onnx"))
@@ -1104,8 +1159,17 @@ def convert_test(test_dir: str, ops: Dict[str, set]) -> Case:
             array, dtype = constant_value(node)
             values[node.output[0]] = Value(case.fresh(node.output[0]), dtype, tuple(array.shape), array, "const")
             continue
-        mapping = MAPPINGS[node.op_type]
         ins = [values[name] if name else None for name in node.input]
+        folded = fold_node(node, ins)
+        if folded is not None:
+            dtype = NUMPY_TO_DTYPE.get(folded.dtype)
+            if dtype is None:
+                raise Unsupported(f"{node.op_type} folds to {folded.dtype} values")
+            values[node.output[0]] = Value(case.fresh(node.output[0]), dtype, tuple(folded.shape), folded, "const")
+            continue
+        mapping = MAPPINGS.get(node.op_type)
+        if mapping is None:
+            raise Unsupported(f"{node.op_type} reads values known only at run time and has no mapping")
         outs = []
         for name in node.output:
             if name in outputs:
@@ -1146,12 +1210,17 @@ def op_key(test_dir: str, model: onnx.ModelProto, single_ops: Dict[str, str]) ->
 
 def unmapped_reason(model: onnx.ModelProto, ops: Dict[str, set]) -> Optional[str]:
     """Why a test's ops are not ours to claim (None: every node maps)."""
-    if all(node.op_type == "Constant" for node in model.graph.node):
-        return "Constant alone is a literal, not an op: nothing to run"
+    kinds = {node.op_type for node in model.graph.node}
+    if not any(k in MAPPINGS for k in kinds):
+        foldable = kinds <= {"Constant"} | SHAPE_FOLDERS | set(FOLDERS)
+        if foldable:
+            return f"{' + '.join(sorted(kinds))} only computes constants: nothing for our ops to run"
     for node in model.graph.node:
-        if node.op_type == "Constant":
+        if node.op_type == "Constant" or node.op_type in SHAPE_FOLDERS:
             continue
         mapping = MAPPINGS.get(node.op_type)
+        if mapping is None and node.op_type in FOLDERS:
+            continue
         if mapping is None:
             return f"no mapping for ONNX op {node.op_type}"
         missing = [op for op in mapping.needs if op not in ops]
