@@ -902,6 +902,96 @@ def convert_dequantize(ctx: NodeCtx) -> None:
     ctx.emit("mul", [t, per_axis(ctx, 1, x, "f32", "scale")], out=ctx.out())
 
 
+def along(values: np.ndarray, axis: int, rank: int) -> np.ndarray:
+    """A 1-D array laid out along `axis` of a rank-`rank` tensor (size 1 elsewhere)."""
+    shape = [1] * rank
+    shape[axis] = values.shape[0]
+    return values.reshape(shape)
+
+
+def convert_trilu(ctx: NodeCtx) -> None:
+    """Trilu: where(mask, x, 0) with the triangle as a constant bool mask over the last two
+    dims (j - i >= k keeps the upper part, j - i <= k the lower)."""
+    x = ctx.input(0)
+    k = int(ctx.const(1).reshape(-1)[0]) if ctx.has(1) else 0
+    rows, cols = x.dims[-2], x.dims[-1]
+    diff = np.arange(cols)[None, :] - np.arange(rows)[:, None]
+    mask = diff >= k if ctx.attr("upper", 1) else diff <= k
+    select(ctx, ctx.case.constant(mask, "bool", "mask"), x, literal(ctx, 0, x.dtype, "zero"), ctx.out())
+
+
+def convert_hardmax(ctx: NodeCtx) -> None:
+    """Hardmax: 1 where the index equals argmax along `axis` (the first maximum), else 0."""
+    x = ctx.input(0)
+    if ctx.opset < 13:
+        raise Unsupported("Hardmax before opset 13 works on a flattened 2-D view")
+    axis = ctx.attr("axis", -1) % len(x.dims)
+    dims = reduced_dims(x.dims, [axis], True)
+    best = ctx.emit("argmax_axis", [x], [attr("axis", axis, "int"), attr("keepdims", True, "bool")],
+                    dtype="i64", dims=dims)
+    positions = ctx.case.constant(along(np.arange(x.dims[axis], dtype=np.int64), axis, len(x.dims)), "i64", "index")
+    hit = ctx.emit("eq", [best, positions], dtype="bool", dims=x.dims)
+    select(ctx, hit, literal(ctx, 1, x.dtype, "one"), literal(ctx, 0, x.dtype, "zero"), ctx.out())
+
+
+def convert_cumsum(ctx: NodeCtx) -> None:
+    """CumSum as a matmul with a constant 0/1 triangle T[i, j] = (i contributes to j) over
+    the summed axis, moved last by a transpose (a 1-D input is viewed as [1, n])."""
+    x = ctx.input(0)
+    rank, axis = len(x.dims), int(ctx.const(1).reshape(-1)[0]) % len(x.dims)
+    n = x.dims[axis]
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    exclusive, reverse = ctx.attr("exclusive", 0), ctx.attr("reverse", 0)
+    tri = (i > j if exclusive else i >= j) if reverse else (i < j if exclusive else i <= j)
+    t = ctx.case.constant(tri.astype(np.float64 if x.dtype in FLOAT_DTYPES else np.int64), x.dtype, "triangle")
+    if rank == 1:
+        row = ctx.emit("reshape", [x], [attr("shape", [1, n], "int_list")], dims=(1, n))
+        y = ctx.emit("matmul", [row, t], dims=(1, n))
+        ctx.emit("reshape", [y], [attr("shape", [n], "int_list")], out=ctx.out())
+        return
+    perm = [d for d in range(rank) if d != axis] + [axis]
+    inverse = [perm.index(d) for d in range(rank)]
+    moved = ctx.emit("transpose", [x], [attr("perm", perm, "int_list")], dims=[x.dims[d] for d in perm])
+    y = ctx.emit("matmul", [moved, t], dims=moved.dims)
+    ctx.emit("transpose", [y], [attr("perm", inverse, "int_list")], out=ctx.out())
+
+
+def convert_one_hot(ctx: NodeCtx) -> None:
+    """OneHot(indices, depth, [off, on]): eq(indices, k) or eq(indices, k - depth) (negative
+    indices count from the end) against a constant 0..depth-1 along `axis`, then where."""
+    idx, out = ctx.input(0), ctx.out()
+    depth = int(ctx.const(1).reshape(-1)[0])
+    off, on = ctx.const(2).reshape(-1)[:2]
+    rank = len(out.dims)
+    axis = ctx.attr("axis", -1) % rank
+    if idx.dtype != "i64":
+        idx = ctx.emit("cast", [idx], [attr("to", "i64", "dtype")], dtype="i64")
+    idx = ctx.emit("unsqueeze", [idx], [attr("axes", [axis], "int_list")],
+                   dims=idx.dims[:axis] + (1,) + idx.dims[axis:])
+    ks = np.arange(depth, dtype=np.int64)
+    hit = ctx.emit("eq", [idx, ctx.case.constant(along(ks, axis, rank), "i64", "k")], dtype="bool", dims=out.dims)
+    wrapped = ctx.emit("eq", [idx, ctx.case.constant(along(ks - depth, axis, rank), "i64", "k_neg")],
+                       dtype="bool", dims=out.dims)
+    hit = ctx.emit("or", [hit, wrapped])
+    select(ctx, hit, literal(ctx, on.item(), out.dtype, "on"), literal(ctx, off.item(), out.dtype, "off"), out)
+
+
+def convert_conv_integer(ctx: NodeCtx) -> None:
+    """ConvInteger: (x - x_zero_point) conv (w - w_zero_point) in f64 (exact for any i32
+    result), cast to i32."""
+    operands = []
+    for i, zp_index in ((0, 2), (1, 3)):
+        v = ctx.emit("cast", [ctx.input(i)], [attr("to", "f64", "dtype")], dtype="f64")
+        if ctx.has(zp_index):
+            v = ctx.emit("sub", [v, per_axis(ctx, zp_index, v, "f64", "zero_point")])
+        operands.append(v)
+    if len(operands[0].dims) != 4:
+        raise Unsupported("ConvInteger other than 2-D")
+    dims = ctx.out().dims
+    y = ctx.emit("conv2d", operands, window_attrs(ctx, False), dtype="f64", dims=dims)
+    ctx.emit("cast", [y], [attr("to", "i32", "dtype")], out=ctx.out())
+
+
 @dataclass
 class Mapping:
     needs: Tuple[str, ...]           # our ops the mapping emits (all must be in the op table)
@@ -1017,6 +1107,11 @@ MAPPINGS: Dict[str, Mapping] = {
     "DepthToSpace": m("reshape transpose", convert_depth_to_space, "blocksize mode"),
     "SpaceToDepth": m("reshape transpose", convert_space_to_depth, "blocksize"),
     "MeanVarianceNormalization": m("mean_axis mul sub sqrt add div", convert_mvn, "axes"),
+    "Trilu": m("filter", convert_trilu, "upper"),
+    "Hardmax": m("argmax_axis eq filter", convert_hardmax, "axis"),
+    "CumSum": m("matmul transpose reshape", convert_cumsum, "exclusive reverse"),
+    "OneHot": m("cast unsqueeze eq or filter", convert_one_hot, "axis"),
+    "ConvInteger": m("cast sub conv2d", convert_conv_integer, " ".join(WINDOW_ATTRS)),
     "Conv": m("conv2d conv1d", convert_window("conv2d", "conv1d"), " ".join(WINDOW_ATTRS)),
     "ConvTranspose": m("conv_transpose2d unsqueeze squeeze", convert_window("conv_transpose2d"),
                        " ".join(WINDOW_ATTRS)),
