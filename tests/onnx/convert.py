@@ -25,7 +25,7 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -211,10 +211,8 @@ class NodeCtx:
         self.outputs = outputs
         self.attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         self.opset = case.opset
-        self.used_attrs: set = set()
 
     def attr(self, name: str, default=None):
-        self.used_attrs.add(name)
         v = self.attrs.get(name, default)
         return v.decode() if isinstance(v, bytes) else v
 
@@ -582,7 +580,6 @@ def convert_batch_norm(ctx: NodeCtx) -> None:
     """BatchNormalization in inference mode (training_mode computes batch statistics)."""
     if ctx.attr("training_mode", 0):
         raise Unsupported("BatchNormalization in training mode (batch statistics, running-mean outputs)")
-    ctx.attr("momentum")
     ins = [ctx.input(i) for i in range(5)]
     ctx.emit("batch_norm", ins, [attr("epsilon", f32_attr(ctx, "epsilon", 1e-5), "float")], out=ctx.out())
 
@@ -624,7 +621,6 @@ def window_attrs(ctx: NodeCtx, lift: bool) -> List[dict]:
     a 2-D one over [N, C, 1, L], so every per-dim list gains a leading entry."""
     out = []
     for name, value in ctx.attrs.items():
-        ctx.used_attrs.add(name)
         if name == "storage_order" and not value:
             continue
         if name not in WINDOW_ATTRS:
@@ -876,7 +872,6 @@ def convert_dropout(ctx: NodeCtx) -> None:
     x = ctx.input(0)
     training = bool(ctx.const(2).reshape(-1)[0]) if ctx.has(2) else False
     ratio = float(ctx.const(1).reshape(-1)[0]) if ctx.has(1) else f32_attr(ctx, "ratio", 0.5)
-    ctx.attr("seed")
     if training and ratio != 0:
         raise Unsupported("Dropout in training mode draws random numbers")
     identity(ctx, x, ctx.out(0))
