@@ -17,6 +17,8 @@
 #include "../openinfer_impl/internal.h"
 #include "check.h"
 
+#include <volk.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
@@ -634,6 +636,225 @@ static void test_residency(void) {
     oi__tensor_free(ref_y);
 }
 
+/* ---- interop: the user's VkDevice, a bound input buffer, an exported output ---- */
+OI_GRAPH(g_interop,
+  OI_DYNAMIC( OI_VAR(x, f32[B]) )
+  OI_VOLATILE( OI_VAR(a, f32[B]) OI_VAR(y, f32[B]) )
+  OI_BLOCK(entry,
+    OI_OP(add, x, a) OI_TO(y)
+    OI_OP(mul, y, a) OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+typedef struct user_buffer {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    float *mapped;
+} user_buffer;
+
+static bool user_buffer_new(VkPhysicalDevice pd, VkDevice dev, VkDeviceSize size, user_buffer *ub) {
+    memset(ub, 0, sizeof *ub);
+    VkBufferCreateInfo info;
+    memset(&info, 0, sizeof info);
+    info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    info.size = size;
+    info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    if (vkCreateBuffer(dev, &info, NULL, &ub->buffer) != VK_SUCCESS)
+        return false;
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(dev, ub->buffer, &req);
+    VkPhysicalDeviceMemoryProperties mem;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+    VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    VkMemoryAllocateInfo alloc;
+    memset(&alloc, 0, sizeof alloc);
+    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = UINT32_MAX;
+    for (uint32_t i = 0; i < mem.memoryTypeCount; i++)
+        if ((req.memoryTypeBits & (1u << i)) && (mem.memoryTypes[i].propertyFlags & want) == want) {
+            alloc.memoryTypeIndex = i;
+            break;
+        }
+    void *ptr = NULL;
+    if (alloc.memoryTypeIndex == UINT32_MAX || vkAllocateMemory(dev, &alloc, NULL, &ub->memory) != VK_SUCCESS ||
+        vkBindBufferMemory(dev, ub->buffer, ub->memory, 0) != VK_SUCCESS ||
+        vkMapMemory(dev, ub->memory, 0, VK_WHOLE_SIZE, 0, &ptr) != VK_SUCCESS)
+        return false;
+    ub->mapped = (float *)ptr;
+    return true;
+}
+
+static void user_buffer_free(VkDevice dev, user_buffer *ub) {
+    if (ub->buffer)
+        vkDestroyBuffer(dev, ub->buffer, NULL);
+    if (ub->memory)
+        vkFreeMemory(dev, ub->memory, NULL);
+}
+
+static uint64_t handle_u64(VkBuffer b) { return (uint64_t)(uintptr_t)b; }
+
+/* The user's side of the copy: a barrier (our compute writes -> their
+ * transfer) and vkCmdCopyBuffer on their command buffer, their fence. */
+static bool user_copy(VkDevice dev, VkQueue queue, uint32_t family, VkBuffer src, VkDeviceSize offset, VkBuffer dst,
+                      VkDeviceSize size) {
+    VkCommandPoolCreateInfo pool_info;
+    memset(&pool_info, 0, sizeof pool_info);
+    pool_info.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pool_info.queueFamilyIndex = family;
+    VkCommandPool pool;
+    if (vkCreateCommandPool(dev, &pool_info, NULL, &pool) != VK_SUCCESS)
+        return false;
+    VkCommandBufferAllocateInfo cb_info;
+    memset(&cb_info, 0, sizeof cb_info);
+    cb_info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    cb_info.commandPool = pool;
+    cb_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cb_info.commandBufferCount = 1;
+    VkCommandBuffer cb;
+    vkAllocateCommandBuffers(dev, &cb_info, &cb);
+    VkCommandBufferBeginInfo begin;
+    memset(&begin, 0, sizeof begin);
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkBeginCommandBuffer(cb, &begin);
+    VkBufferMemoryBarrier barrier;
+    memset(&barrier, 0, sizeof barrier);
+    barrier.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barrier.buffer = src;
+    barrier.offset = offset;
+    barrier.size = size;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 1, &barrier, 0, NULL);
+    VkBufferCopy region;
+    region.srcOffset = offset;
+    region.dstOffset = 0;
+    region.size = size;
+    vkCmdCopyBuffer(cb, src, dst, 1, &region);
+    vkEndCommandBuffer(cb);
+    VkSubmitInfo submit;
+    memset(&submit, 0, sizeof submit);
+    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &cb;
+    bool ok = vkQueueSubmit(queue, 1, &submit, VK_NULL_HANDLE) == VK_SUCCESS && vkQueueWaitIdle(queue) == VK_SUCCESS;
+    vkDestroyCommandPool(dev, pool, NULL);
+    return ok;
+}
+
+static void test_interop(void) {
+    /* the user's instance, device and queue */
+    if (volkInitialize() != VK_SUCCESS)
+        return;
+    VkApplicationInfo app;
+    memset(&app, 0, sizeof app);
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.apiVersion = VK_API_VERSION_1_1;
+    VkInstanceCreateInfo ii;
+    memset(&ii, 0, sizeof ii);
+    ii.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    ii.pApplicationInfo = &app;
+    VkInstance instance;
+    if (vkCreateInstance(&ii, NULL, &instance) != VK_SUCCESS)
+        return;
+    volkLoadInstance(instance);
+    uint32_t n = 1;
+    VkPhysicalDevice pd;
+    vkEnumeratePhysicalDevices(instance, &n, &pd);
+    uint32_t nf = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nf, NULL);
+    VkQueueFamilyProperties fams[16];
+    nf = nf > 16 ? 16 : nf;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nf, fams);
+    uint32_t family = 0;
+    while (family < nf && !(fams[family].queueFlags & VK_QUEUE_COMPUTE_BIT))
+        family++;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qi;
+    memset(&qi, 0, sizeof qi);
+    qi.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    qi.queueFamilyIndex = family;
+    qi.queueCount = 1;
+    qi.pQueuePriorities = &prio;
+    VkDeviceCreateInfo di;
+    memset(&di, 0, sizeof di);
+    di.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    di.queueCreateInfoCount = 1;
+    di.pQueueCreateInfos = &qi;
+    VkDevice dev;
+    CHECK(vkCreateDevice(pd, &di, NULL, &dev) == VK_SUCCESS);
+    volkLoadDevice(dev);
+    VkQueue queue;
+    vkGetDeviceQueue(dev, family, 0, &queue);
+
+    oi_vulkan_device_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.instance = instance;
+    desc.physical_device = pd;
+    desc.device = dev;
+    desc.queue = queue;
+    desc.queue_family_index = family;
+    CHECK_OK(oi_vulkan_use_device(&desc));
+
+    enum { B = 64 };
+    float a[B], x[B];
+    for (int i = 0; i < B; i++) {
+        a[i] = 0.5f * (float)i - 3.0f;
+        x[i] = 1.0f + 0.25f * (float)(i % 5);
+    }
+    oi_writer *w = oi_writer_new();
+    uint64_t dims[1] = {B};
+    CHECK_OK(oi_writer_add_sizevar(w, "B", B));
+    CHECK_OK(oi_writer_add_tensor(w, "a", OI_DTYPE_F32, 1, dims, a, NULL));
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(oi_writer_to_memory(w, 2, &bytes, &size));
+    oi_writer_free(w);
+    oi_model *m = oi_model_open_memory(bytes, size);
+    oi_simulator *sim = m ? oi_simulator_new(m, OI_DEVICE_VULKAN) : NULL;
+    oi_executor *e = sim ? oi_simulator_make_executor(sim, g_interop()) : NULL;
+    CHECK_MSG(e != NULL, "interop executor: %s", oi_last_error());
+    user_buffer in, out;
+    bool made = user_buffer_new(pd, dev, sizeof x, &in) && user_buffer_new(pd, dev, sizeof x, &out);
+    CHECK(made);
+    if (e && made) {
+        for (int step = 0; step < 2; step++) {
+            for (int i = 0; i < B; i++)
+                in.mapped[i] = x[i] + (float)step; /* the user's data, written in their buffer */
+            CHECK_OK(oi_executor_vulkan_bind_buffer(e, "x", handle_u64(in.buffer), 0, sizeof x));
+            CHECK_OK(oi_executor_run_step(e));
+            oi_tensor_view y;
+            CHECK_OK(oi_executor_fetch(e, "y", OI_DTYPE_F32, &y));
+            for (int i = 0; i < B && y.data; i++)
+                CHECK_NEAR(((float *)y.data)[i], (x[i] + (float)step + a[i]) * a[i], 1e-5);
+            uint64_t buf = 0, off = 0, len = 0;
+            CHECK_OK(oi_executor_vulkan_buffer(e, "y", &buf, &off, &len));
+            CHECK_EQ_INT(len, sizeof x);
+            memset(out.mapped, 0, sizeof x);
+            CHECK(user_copy(dev, queue, family, (VkBuffer)(uintptr_t)buf, off, out.buffer, len));
+            for (int i = 0; i < B && y.data; i++)
+                CHECK_NEAR(out.mapped[i], ((float *)y.data)[i], 0); /* read on the device, no host copy */
+        }
+        CHECK_STATUS(oi_executor_vulkan_bind_buffer(e, "y", handle_u64(in.buffer), 0, sizeof x),
+                     OI_ERROR_INVALID_ARGUMENT); /* volatile: not a dynamic input */
+        CHECK_STATUS(oi_executor_vulkan_bind_buffer(e, "x", handle_u64(in.buffer), 0, 8), OI_ERROR_INVALID_ARGUMENT);
+    }
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+    oi_free(bytes);
+    oi_vulkan_use_device(NULL);
+    user_buffer_free(dev, &in);
+    user_buffer_free(dev, &out);
+    vkDestroyDevice(dev, NULL);
+    vkDestroyInstance(instance, NULL);
+}
+
 int main(void) {
     /* the validation layer watches every call (when installed); opt out with =0 */
     setenv("OPENINFER_VULKAN_VALIDATION", "1", 0);
@@ -661,6 +882,7 @@ int main(void) {
     test_matmul();
     test_declines();
     test_residency();
+    test_interop();
     const oi__vulkan_stats *st = oi__vulkan_get_stats(ctx);
     printf("test_vulkan: %d cases on the GPU, %d declined; %llu pipelines, %llu submissions, %llu dispatches, %.1f s\n",
            cases_run, cases_unsupported, (unsigned long long)st->pipelines_created, (unsigned long long)st->submissions,

@@ -135,6 +135,23 @@ typedef struct oi__vk_weight_entry {
     oi__vk_buffer *value;
 } oi__vk_weight_entry;
 
+/* The instance-level functions the backend calls, loaded per instance. */
+typedef struct oi__vk_instance_fns {
+    PFN_vkDestroyInstance vkDestroyInstance;
+    PFN_vkEnumeratePhysicalDevices vkEnumeratePhysicalDevices;
+    PFN_vkGetPhysicalDeviceProperties vkGetPhysicalDeviceProperties;
+    PFN_vkGetPhysicalDeviceProperties2 vkGetPhysicalDeviceProperties2;
+    PFN_vkGetPhysicalDeviceFeatures2 vkGetPhysicalDeviceFeatures2;
+    PFN_vkGetPhysicalDeviceMemoryProperties vkGetPhysicalDeviceMemoryProperties;
+    PFN_vkGetPhysicalDeviceMemoryProperties2 vkGetPhysicalDeviceMemoryProperties2;
+    PFN_vkGetPhysicalDeviceQueueFamilyProperties vkGetPhysicalDeviceQueueFamilyProperties;
+    PFN_vkEnumerateDeviceExtensionProperties vkEnumerateDeviceExtensionProperties;
+    PFN_vkCreateDevice vkCreateDevice;
+    PFN_vkGetDeviceProcAddr vkGetDeviceProcAddr;
+    PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT;   /* NULL without the extension */
+    PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT;
+} oi__vk_instance_fns;
+
 typedef struct oi__vk_device_caps {
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memory;
@@ -151,7 +168,8 @@ typedef struct oi__vk_context {
     VkDevice device;
     VkQueue queue;
     bool owns_device; /* false: the user's handles, never destroyed here */
-    struct VolkDeviceTable vk;
+    oi__vk_instance_fns vki;  /* instance-level functions of `instance` */
+    struct VolkDeviceTable vk; /* device-level functions of `device`     */
     oi__vk_device_caps caps;
     bool lost;        /* a fatal error (device lost): every call fails */
     VkDebugUtilsMessengerEXT messenger;  /* with OPENINFER_VULKAN_VALIDATION=1 */

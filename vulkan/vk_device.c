@@ -38,21 +38,53 @@ static oi_status oi__vk_fail(const char *call, VkResult r) {
     return oi__fail(status, "vulkan: %s failed: %s (%d)", call, oi__vk_result_name(r), (int)r);
 }
 
+/* ---- instance-level functions, per instance ----
+ * volk's global instance-level pointers belong to the application (which
+ * may use volk itself): the backend loads its own per instance and never
+ * calls volkLoadInstance. */
+static void oi__vk_load_instance_fns(VkInstance instance, oi__vk_instance_fns *fi) {
+#define OI__VK_LOAD(name) fi->name = (PFN_##name)vkGetInstanceProcAddr(instance, #name)
+    OI__VK_LOAD(vkDestroyInstance);
+    OI__VK_LOAD(vkEnumeratePhysicalDevices);
+    OI__VK_LOAD(vkGetPhysicalDeviceProperties);
+    OI__VK_LOAD(vkGetPhysicalDeviceProperties2);
+    OI__VK_LOAD(vkGetPhysicalDeviceFeatures2);
+    OI__VK_LOAD(vkGetPhysicalDeviceMemoryProperties);
+    OI__VK_LOAD(vkGetPhysicalDeviceMemoryProperties2);
+    OI__VK_LOAD(vkGetPhysicalDeviceQueueFamilyProperties);
+    OI__VK_LOAD(vkEnumerateDeviceExtensionProperties);
+    OI__VK_LOAD(vkCreateDevice);
+    OI__VK_LOAD(vkGetDeviceProcAddr);
+    OI__VK_LOAD(vkCreateDebugUtilsMessengerEXT);
+    OI__VK_LOAD(vkDestroyDebugUtilsMessengerEXT);
+#undef OI__VK_LOAD
+}
+
+/* The device's functions; volk's table loader reads the global
+ * vkGetDeviceProcAddr, which we lend it for the call. */
+static void oi__vk_load_device_table(oi__vk_context *ctx) {
+    PFN_vkGetDeviceProcAddr saved = vkGetDeviceProcAddr;
+    vkGetDeviceProcAddr = ctx->vki.vkGetDeviceProcAddr;
+    volkLoadDeviceTable(&ctx->vk, ctx->device);
+    vkGetDeviceProcAddr = saved;
+}
+
 /* ---- the user's handles (oi_vulkan_use_device) ---- */
 static bool oi__vk_injected_set;
 static oi_vulkan_device_desc oi__vk_injected;
 
 /* ---- loader and instance ---- */
+/* The loader's global functions (volk), once per process unless the
+ * application already did it; a user's vkGetInstanceProcAddr wins. */
 static oi_status oi__vk_load(PFN_vkGetInstanceProcAddr get_proc) {
-    static bool loaded;
-    if (loaded && !get_proc)
-        return OI_OK;
     if (get_proc) {
         volkInitializeCustom(get_proc);
-    } else if (volkInitialize() != VK_SUCCESS) {
-        return oi__fail(OI_ERROR_UNAVAILABLE, "no Vulkan loader (libvulkan.so.1 could not be loaded)");
+        return OI_OK;
     }
-    loaded = true;
+    if (volkGetInstanceVersion() != 0)
+        return OI_OK;
+    if (volkInitialize() != VK_SUCCESS)
+        return oi__fail(OI_ERROR_UNAVAILABLE, "no Vulkan loader (libvulkan.so.1 could not be loaded)");
     return OI_OK;
 }
 
@@ -133,7 +165,6 @@ static oi_status oi__vk_create_instance(VkInstance *out, bool *validation) {
         return oi__fail(OI_ERROR_UNAVAILABLE, "no Vulkan driver (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)");
     if (r != VK_SUCCESS)
         return oi__vk_fail("vkCreateInstance", r);
-    volkLoadInstanceOnly(*out);
     return OI_OK;
 }
 
@@ -160,15 +191,15 @@ static const char *oi__vk_type_name(VkPhysicalDeviceType type) {
 
 /* A queue family with compute; one without graphics is preferred (it is
  * the dedicated compute queue on discrete GPUs). */
-static bool oi__vk_compute_family(VkPhysicalDevice pd, uint32_t *family) {
+static bool oi__vk_compute_family(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, uint32_t *family) {
     uint32_t count = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, NULL);
+    fi->vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, NULL);
     if (count == 0)
         return false;
     VkQueueFamilyProperties *props = (VkQueueFamilyProperties *)oi__malloc(sizeof(VkQueueFamilyProperties) * count);
     if (!props)
         return false;
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, props);
+    fi->vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, props);
     int best = -1;
     for (uint32_t i = 0; i < count; i++) {
         if (!(props[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || props[i].queueCount == 0)
@@ -184,23 +215,36 @@ static bool oi__vk_compute_family(VkPhysicalDevice pd, uint32_t *family) {
     return best >= 0;
 }
 
-static bool oi__vk_has_extension(VkPhysicalDevice pd, const char *name) {
+static bool oi__vk_has_extension(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, const char *name) {
     uint32_t count = 0;
-    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &count, NULL) != VK_SUCCESS || count == 0)
+    if (fi->vkEnumerateDeviceExtensionProperties(pd, NULL, &count, NULL) != VK_SUCCESS || count == 0)
         return false;
     VkExtensionProperties *ext = (VkExtensionProperties *)oi__malloc(sizeof(VkExtensionProperties) * count);
     bool found = false;
-    if (ext && vkEnumerateDeviceExtensionProperties(pd, NULL, &count, ext) == VK_SUCCESS)
+    if (ext && fi->vkEnumerateDeviceExtensionProperties(pd, NULL, &count, ext) == VK_SUCCESS)
         for (uint32_t i = 0; i < count && !found; i++)
             found = strcmp(ext[i].extensionName, name) == 0;
     oi__free(ext);
     return found;
 }
 
-static void oi__vk_query_caps(VkPhysicalDevice pd, oi__vk_device_caps *caps) {
+/* Valid bits of the family's timestamps (0: no timestamps). */
+static uint32_t oi__vk_timestamp_bits(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, uint32_t family) {
+    uint32_t count = 0, bits = 0;
+    fi->vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, NULL);
+    VkQueueFamilyProperties *families = (VkQueueFamilyProperties *)oi__malloc(sizeof(VkQueueFamilyProperties) * (count ? count : 1));
+    if (families && family < count) {
+        fi->vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, families);
+        bits = families[family].timestampValidBits;
+    }
+    oi__free(families);
+    return bits;
+}
+
+static void oi__vk_query_caps(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, oi__vk_device_caps *caps) {
     memset(caps, 0, sizeof *caps);
-    vkGetPhysicalDeviceProperties(pd, &caps->props);
-    vkGetPhysicalDeviceMemoryProperties(pd, &caps->memory);
+    fi->vkGetPhysicalDeviceProperties(pd, &caps->props);
+    fi->vkGetPhysicalDeviceMemoryProperties(pd, &caps->memory);
     VkPhysicalDeviceShaderFloat16Int8Features f16;
     memset(&f16, 0, sizeof f16);
     f16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;
@@ -208,7 +252,7 @@ static void oi__vk_query_caps(VkPhysicalDevice pd, oi__vk_device_caps *caps) {
     memset(&features, 0, sizeof features);
     features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     features.pNext = &f16;
-    vkGetPhysicalDeviceFeatures2(pd, &features);
+    fi->vkGetPhysicalDeviceFeatures2(pd, &features);
     caps->has_int64 = features.features.shaderInt64 != 0;
     caps->has_float64 = features.features.shaderFloat64 != 0;
     caps->has_fp16_math = f16.shaderFloat16 != 0;
@@ -220,32 +264,23 @@ static void oi__vk_query_caps(VkPhysicalDevice pd, oi__vk_device_caps *caps) {
     memset(&props2, 0, sizeof props2);
     props2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
     props2.pNext = &subgroup;
-    vkGetPhysicalDeviceProperties2(pd, &props2);
+    fi->vkGetPhysicalDeviceProperties2(pd, &props2);
     caps->has_subgroup_arith = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
-    caps->has_coopmat = oi__vk_has_extension(pd, "VK_KHR_cooperative_matrix") ||
-                        oi__vk_has_extension(pd, "VK_NV_cooperative_matrix");
-    caps->has_memory_budget = oi__vk_has_extension(pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    caps->has_coopmat = oi__vk_has_extension(fi, pd, "VK_KHR_cooperative_matrix") ||
+                        oi__vk_has_extension(fi, pd, "VK_NV_cooperative_matrix");
+    caps->has_memory_budget = oi__vk_has_extension(fi, pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     caps->queue_family = 0;
-    oi__vk_compute_family(pd, &caps->queue_family);
-    uint32_t count = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, NULL);
-    if (caps->queue_family < count) {
-        VkQueueFamilyProperties *families = (VkQueueFamilyProperties *)oi__malloc(sizeof(VkQueueFamilyProperties) * count);
-        if (families) {
-            vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, families);
-            caps->timestamp_bits = families[caps->queue_family].timestampValidBits;
-            oi__free(families);
-        }
-    }
+    oi__vk_compute_family(fi, pd, &caps->queue_family);
+    caps->timestamp_bits = oi__vk_timestamp_bits(fi, pd, caps->queue_family);
 }
 
 /* Usable devices (Vulkan 1.1, a compute queue), best first; stable among
  * equals so an index means the same device from call to call. */
-static oi_status oi__vk_list_devices(VkInstance instance, VkPhysicalDevice **out) {
+static oi_status oi__vk_list_devices(const oi__vk_instance_fns *fi, VkInstance instance, VkPhysicalDevice **out) {
     *out = NULL;
     uint32_t count = 0;
-    VkResult r = vkEnumeratePhysicalDevices(instance, &count, NULL);
+    VkResult r = fi->vkEnumeratePhysicalDevices(instance, &count, NULL);
     if (r != VK_SUCCESS)
         return oi__vk_fail("vkEnumeratePhysicalDevices", r);
     if (count == 0)
@@ -253,7 +288,7 @@ static oi_status oi__vk_list_devices(VkInstance instance, VkPhysicalDevice **out
     VkPhysicalDevice *all = (VkPhysicalDevice *)oi__malloc(sizeof(VkPhysicalDevice) * count);
     if (!all)
         return OI_ERROR_OUT_OF_MEMORY;
-    r = vkEnumeratePhysicalDevices(instance, &count, all);
+    r = fi->vkEnumeratePhysicalDevices(instance, &count, all);
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
         oi__free(all);
         return oi__vk_fail("vkEnumeratePhysicalDevices", r);
@@ -262,9 +297,9 @@ static oi_status oi__vk_list_devices(VkInstance instance, VkPhysicalDevice **out
         for (uint32_t i = 0; i < count; i++) {
             VkPhysicalDeviceProperties props;
             uint32_t family;
-            vkGetPhysicalDeviceProperties(all[i], &props);
+            fi->vkGetPhysicalDeviceProperties(all[i], &props);
             if (oi__vk_type_rank(props.deviceType) == rank && props.apiVersion >= VK_API_VERSION_1_1 &&
-                oi__vk_compute_family(all[i], &family))
+                oi__vk_compute_family(fi, all[i], &family))
                 arrput(*out, all[i]);
         }
     }
@@ -275,7 +310,7 @@ static oi_status oi__vk_list_devices(VkInstance instance, VkPhysicalDevice **out
 }
 
 /* Device-local heap sizes, and what is left of them when the driver says. */
-static void oi__vk_memory_figures(VkPhysicalDevice pd, const oi__vk_device_caps *caps, uint64_t *total, uint64_t *free_bytes) {
+static void oi__vk_memory_figures(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, const oi__vk_device_caps *caps, uint64_t *total, uint64_t *free_bytes) {
     VkPhysicalDeviceMemoryBudgetPropertiesEXT budget;
     memset(&budget, 0, sizeof budget);
     budget.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT;
@@ -284,7 +319,7 @@ static void oi__vk_memory_figures(VkPhysicalDevice pd, const oi__vk_device_caps 
     props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2;
     if (caps->has_memory_budget)
         props.pNext = &budget;
-    vkGetPhysicalDeviceMemoryProperties2(pd, &props);
+    fi->vkGetPhysicalDeviceMemoryProperties2(pd, &props);
     *total = 0;
     *free_bytes = 0;
     for (uint32_t h = 0; h < props.memoryProperties.memoryHeapCount; h++) {
@@ -329,18 +364,27 @@ static void oi__vk_discover_unavailable(oi_backend_info *out, size_t max, size_t
 static void oi__vk_discover(oi_backend_info *out, size_t max, size_t *count) {
     VkInstance instance = VK_NULL_HANDLE;
     VkPhysicalDevice *devices = NULL;
-    if (oi__vk_load(NULL) != OI_OK || oi__vk_create_instance(&instance, NULL) != OI_OK ||
-        oi__vk_list_devices(instance, &devices) != OI_OK) {
+    oi__vk_instance_fns fns;
+    const oi__vk_instance_fns *fi = &fns;
+    memset(&fns, 0, sizeof fns);
+    oi_status s = oi__vk_load(NULL);
+    if (s == OI_OK)
+        s = oi__vk_create_instance(&instance, NULL);
+    if (s == OI_OK) {
+        oi__vk_load_instance_fns(instance, &fns);
+        s = oi__vk_list_devices(fi, instance, &devices);
+    }
+    if (s != OI_OK) {
         oi__vk_discover_unavailable(out, max, count, oi_last_error());
         if (instance)
-            vkDestroyInstance(instance, NULL);
+            fns.vkDestroyInstance(instance, NULL);
         oi_clear_error();
         return;
     }
     for (ptrdiff_t i = 0; i < arrlen(devices) && i < OI__VK_MAX_LISTED; i++) {
         if (*count < max) {
             oi__vk_device_caps caps;
-            oi__vk_query_caps(devices[i], &caps);
+            oi__vk_query_caps(fi, devices[i], &caps);
             oi_backend_info *info = &out[*count];
             memset(info, 0, sizeof *info);
             snprintf(oi__vk_listed_names[i], sizeof oi__vk_listed_names[i], "%s", caps.props.deviceName);
@@ -351,12 +395,12 @@ static void oi__vk_discover(oi_backend_info *out, size_t max, size_t *count) {
             info->available = true;
             info->unavailable_reason = "";
             info->features = oi__vk_listed_features[i];
-            oi__vk_memory_figures(devices[i], &caps, &info->total_memory, &info->free_memory);
+            oi__vk_memory_figures(fi, devices[i], &caps, &info->total_memory, &info->free_memory);
         }
         (*count)++;
     }
     arrfree(devices);
-    vkDestroyInstance(instance, NULL);
+    fns.vkDestroyInstance(instance, NULL);
 }
 
 /* ---- the context's device ---- */
@@ -365,7 +409,9 @@ static oi_status oi__vk_open_own_device(oi__vk_context *ctx, int device_index) {
     bool validation = false;
     if (s == OI_OK)
         s = oi__vk_create_instance(&ctx->instance, &validation);
-    if (s == OI_OK && validation) {
+    if (s == OI_OK)
+        oi__vk_load_instance_fns(ctx->instance, &ctx->vki);
+    if (s == OI_OK && validation && ctx->vki.vkCreateDebugUtilsMessengerEXT) {
         VkDebugUtilsMessengerCreateInfoEXT info;
         memset(&info, 0, sizeof info);
         info.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
@@ -374,13 +420,13 @@ static oi_status oi__vk_open_own_device(oi__vk_context *ctx, int device_index) {
                            VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
         info.pfnUserCallback = oi__vk_on_validation;
         info.pUserData = ctx;
-        VkResult r = vkCreateDebugUtilsMessengerEXT(ctx->instance, &info, NULL, &ctx->messenger);
+        VkResult r = ctx->vki.vkCreateDebugUtilsMessengerEXT(ctx->instance, &info, NULL, &ctx->messenger);
         if (r != VK_SUCCESS)
             return oi__vk_fail("vkCreateDebugUtilsMessengerEXT", r);
     }
     VkPhysicalDevice *devices = NULL;
     if (s == OI_OK)
-        s = oi__vk_list_devices(ctx->instance, &devices);
+        s = oi__vk_list_devices(&ctx->vki, ctx->instance, &devices);
     if (s != OI_OK)
         return s;
     int index = device_index < 0 ? 0 : device_index;
@@ -392,7 +438,7 @@ static oi_status oi__vk_open_own_device(oi__vk_context *ctx, int device_index) {
     }
     ctx->physical = devices[index];
     arrfree(devices);
-    oi__vk_query_caps(ctx->physical, &ctx->caps);
+    oi__vk_query_caps(&ctx->vki, ctx->physical, &ctx->caps);
 
     float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info;
@@ -412,11 +458,11 @@ static oi_status oi__vk_open_own_device(oi__vk_context *ctx, int device_index) {
     info.pQueueCreateInfos = &queue_info;
     info.enabledExtensionCount = n_extensions;
     info.ppEnabledExtensionNames = extensions;
-    VkResult r = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
+    VkResult r = ctx->vki.vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
     if (r != VK_SUCCESS)
         return oi__vk_fail("vkCreateDevice", r);
     ctx->owns_device = true;
-    volkLoadDeviceTable(&ctx->vk, ctx->device);
+    oi__vk_load_device_table(ctx);
     ctx->vk.vkGetDeviceQueue(ctx->device, ctx->caps.queue_family, 0, &ctx->queue);
     return OI_OK;
 }
@@ -432,9 +478,10 @@ static oi_status oi__vk_open_user_device(oi__vk_context *ctx, const oi_vulkan_de
     ctx->device = (VkDevice)d->device;
     ctx->queue = (VkQueue)d->queue;
     ctx->owns_device = false;
-    volkLoadInstanceOnly(ctx->instance);
-    oi__vk_query_caps(ctx->physical, &ctx->caps);
+    oi__vk_load_instance_fns(ctx->instance, &ctx->vki);
+    oi__vk_query_caps(&ctx->vki, ctx->physical, &ctx->caps);
     ctx->caps.queue_family = d->queue_family_index;
-    volkLoadDeviceTable(&ctx->vk, ctx->device);
+    ctx->caps.timestamp_bits = oi__vk_timestamp_bits(&ctx->vki, ctx->physical, d->queue_family_index);
+    oi__vk_load_device_table(ctx);
     return OI_OK;
 }

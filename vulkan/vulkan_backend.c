@@ -78,10 +78,10 @@ static void oi__vk_destroy(void *opaque) {
         if (ctx->owns_device)
             ctx->vk.vkDestroyDevice(ctx->device, NULL);
     }
-    if (ctx->messenger)
-        vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
-    if (ctx->owns_device && ctx->instance)
-        vkDestroyInstance(ctx->instance, NULL);
+    if (ctx->messenger && ctx->vki.vkDestroyDebugUtilsMessengerEXT)
+        ctx->vki.vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
+    if (ctx->owns_device && ctx->instance && ctx->vki.vkDestroyInstance)
+        ctx->vki.vkDestroyInstance(ctx->instance, NULL);
     oi__vk_list_free(&ctx->list);
     arrfree(ctx->epoch_write_ranges);
     arrfree(ctx->epoch_write_buffers);
@@ -181,11 +181,124 @@ oi_status oi_vulkan_use_device(const oi_vulkan_device_desc *desc) {
     return OI_OK;
 }
 
+/* ---- buffers shared with the user (docs/vulkan-interop.md) ----
+ * These reach into the executor (executor.c, same translation unit): the
+ * variable's slot, its current value and the simulator's backend. */
+static VkBuffer oi__vk_buffer_from_u64(uint64_t handle) {
+    VkBuffer b;
+#if defined(VK_USE_64_BIT_PTR_DEFINES) && VK_USE_64_BIT_PTR_DEFINES == 1
+    b = (VkBuffer)(uintptr_t)handle;
+#else
+    b = (VkBuffer)handle;
+#endif
+    return b;
+}
+
+static uint64_t oi__vk_buffer_to_u64(VkBuffer b) {
+#if defined(VK_USE_64_BIT_PTR_DEFINES) && VK_USE_64_BIT_PTR_DEFINES == 1
+    return (uint64_t)(uintptr_t)b;
+#else
+    return (uint64_t)b;
+#endif
+}
+
+/* The executor's Vulkan context, or NULL + an error naming `what`. */
+static oi__vk_context *oi__vk_executor_ctx(oi_executor *e, const char *what) {
+    if (!e || e->sim->backend != &oi__vulkan_backend) {
+        oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: the executor does not run on the Vulkan backend", what);
+        return NULL;
+    }
+    return (oi__vk_context *)e->sim->backend_ctx;
+}
+
+oi_status oi_executor_vulkan_bind_buffer(oi_executor *e, const char *name, uint64_t buffer, uint64_t offset,
+                                         uint64_t size) {
+    oi__vk_context *ctx = oi__vk_executor_ctx(e, "oi_executor_vulkan_bind_buffer");
+    if (!ctx)
+        return OI_ERROR_INVALID_ARGUMENT;
+    int s = oi__lookup(e, name, "bind");
+    if (s < 0)
+        return OI_ERROR_NOT_FOUND;
+    const oi__slot *sl = oi__slot_of(e, s);
+    if (e->in_step)
+        return oi__fail(OI_ERROR_RUNTIME, "bind %s: a step is in progress; bind between steps", name);
+    if (sl->kind != OI__MEM_DYNAMIC || sl->n_indices > 0)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "bind %s: only plain dynamic variables take a buffer", name);
+    if (!buffer)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "bind %s: no VkBuffer", name);
+    uint64_t nbytes = oi_dtype_nbytes(sl->dtype, (uint64_t)oi__shape_numel(sl->ndim, sl->shape));
+    if (size < nbytes)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "bind %s: the buffer range has %llu bytes, the variable needs %llu", name,
+                        (unsigned long long)size, (unsigned long long)nbytes);
+    if (offset % oi__vk_alignment(ctx))
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "bind %s: offset %llu is not a multiple of %llu (minStorageBufferOffsetAlignment)",
+                        name, (unsigned long long)offset, (unsigned long long)oi__vk_alignment(ctx));
+    oi__tensor *t = oi__tensor_new(sl->dtype, sl->ndim, sl->shape);
+    oi__vk_buffer *buf = (oi__vk_buffer *)oi__calloc(1, sizeof *buf);
+    if (!t || !buf) {
+        oi__tensor_free(t);
+        oi__free(buf);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    buf->buffer = oi__vk_buffer_from_u64(buffer);
+    buf->offset = offset;
+    buf->size = size;
+    buf->block = -1; /* the user's: never freed here */
+    oi__vk_attach(ctx, t->storage, buf);
+    t->storage->host_stale = true; /* the bytes are on the device */
+    oi__tensor_free(e->main.values[s]);
+    e->main.values[s] = t;
+    e->inserted[s] = true;
+    return OI_OK;
+}
+
+oi_status oi_executor_vulkan_buffer(oi_executor *e, const char *name, uint64_t *buffer, uint64_t *offset,
+                                    uint64_t *size) {
+    oi__vk_context *ctx = oi__vk_executor_ctx(e, "oi_executor_vulkan_buffer");
+    if (!ctx)
+        return OI_ERROR_INVALID_ARGUMENT;
+    if (!buffer || !offset || !size)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_executor_vulkan_buffer %s: NULL result pointers", name ? name : "");
+    int s = oi__lookup(e, name, "vulkan buffer of");
+    if (s < 0)
+        return OI_ERROR_NOT_FOUND;
+    const oi__slot *sl = oi__slot_of(e, s);
+    if (sl->kind == OI__MEM_PERSISTENT || sl->n_indices > 0)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "vulkan buffer of %s: caches and tables have no single buffer (fetch them)",
+                        name);
+    oi__tensor *t = oi__value(&e->main, s);
+    if (!t)
+        return OI_ERROR_RUNTIME;
+    oi__vk_buffer *buf = NULL;
+    oi_status st = oi__vk_resident(ctx, t->storage, true, &buf); /* a host-only value goes up now */
+    if (st == OI_OK)
+        st = oi__vk_submit(ctx);
+    if (st != OI_OK)
+        return st;
+    size_t esize = oi_dtype_bits(t->dtype) / 8;
+    *buffer = oi__vk_buffer_to_u64(buf->buffer);
+    *offset = buf->offset + (uint64_t)t->offset * esize;
+    *size = (uint64_t)oi__shape_numel(t->ndim, t->shape) * esize;
+    return OI_OK;
+}
+
 #else /* !OPENINFER_VULKAN */
 
 oi_status oi_vulkan_use_device(const oi_vulkan_device_desc *desc) {
     (void)desc;
     return oi__fail(OI_ERROR_UNAVAILABLE, "oi_vulkan_use_device: built without Vulkan (compile with OPENINFER_VULKAN)");
+}
+
+oi_status oi_executor_vulkan_bind_buffer(oi_executor *e, const char *name, uint64_t buffer, uint64_t offset,
+                                         uint64_t size) {
+    (void)e; (void)name; (void)buffer; (void)offset; (void)size;
+    return oi__fail(OI_ERROR_UNAVAILABLE, "oi_executor_vulkan_bind_buffer: built without Vulkan (compile with OPENINFER_VULKAN)");
+}
+
+oi_status oi_executor_vulkan_buffer(oi_executor *e, const char *name, uint64_t *buffer, uint64_t *offset,
+                                    uint64_t *size) {
+    (void)e; (void)name; (void)buffer; (void)offset; (void)size;
+    return oi__fail(OI_ERROR_UNAVAILABLE, "oi_executor_vulkan_buffer: built without Vulkan (compile with OPENINFER_VULKAN)");
 }
 
 #endif /* OPENINFER_VULKAN */
