@@ -31,7 +31,9 @@ run_sanitized() {
             >/dev/null
     fi
     ninja -C build-sanitize >/dev/null || ninja -C build-sanitize
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0 \
+    LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         meson test -C build-sanitize --print-errorlogs --no-suite slow
 }
 
