@@ -172,6 +172,7 @@ typedef struct oi__vk_context {
     struct VolkDeviceTable vk; /* device-level functions of `device`     */
     oi__vk_device_caps caps;
     bool lost;        /* a fatal error (device lost): every call fails */
+    bool has_user_buffers; /* a VkBuffer of the application was bound */
     VkDebugUtilsMessengerEXT messenger;  /* with OPENINFER_VULKAN_VALIDATION=1 */
     char last_validation_message[1024];
     /* stage 2: memory */

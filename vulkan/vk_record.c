@@ -209,6 +209,13 @@ static oi_status oi__vk_record(oi__vk_context *ctx, oi__vk_slot *slot) {
     if (r != VK_SUCCESS)
         return oi__vk_fail("vkBeginCommandBuffer", r);
 
+    /* The application's buffers (oi_executor_vulkan_bind_buffer): whatever it
+     * wrote earlier on this queue becomes visible to what follows. */
+    if (ctx->has_user_buffers)
+        oi__vk_global_barrier(ctx, cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
+                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                                  VK_ACCESS_TRANSFER_WRITE_BIT);
     if (arrlen(l->uploads)) {
         oi__vk_record_copies(ctx, cb, l->uploads);
         VkBufferMemoryBarrier *barriers = NULL;

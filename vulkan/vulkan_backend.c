@@ -244,6 +244,7 @@ oi_status oi_executor_vulkan_bind_buffer(oi_executor *e, const char *name, uint6
     buf->offset = offset;
     buf->size = size;
     buf->block = -1; /* the user's: never freed here */
+    ctx->has_user_buffers = true;
     oi__vk_attach(ctx, t->storage, buf);
     t->storage->host_stale = true; /* the bytes are on the device */
     oi__tensor_free(e->main.values[s]);
