@@ -87,9 +87,11 @@ static void oi__threadpool_work(oi__threadpool *pool, int thread) {
     }
 }
 
+/* C11's clock (wall time): clock_gettime would need POSIX feature macros
+ * that a program including openinfer.h need not define. */
 static int64_t oi__threadpool_now_ns(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    timespec_get(&ts, TIME_UTC);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -108,8 +110,11 @@ static void oi__threadpool_spin_while(const oi__threadpool *pool, const unsigned
         if (OI__LOAD(*value) != unchanged || OI__LOAD(pool->shutdown))
             return;
         oi__threadpool_cpu_relax();
-        if (i % 64 == 0 && oi__threadpool_now_ns() - start > OI__THREADPOOL_SPIN_NS)
-            return;
+        if (i % 64 == 0) {
+            int64_t spun = oi__threadpool_now_ns() - start;
+            if (spun > OI__THREADPOOL_SPIN_NS || spun < 0) /* < 0: the clock was set back */
+                return;
+        }
     }
 #else
     (void)pool;
