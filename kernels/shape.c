@@ -475,6 +475,8 @@ static oi_status oi__shape_pad_plan(const oi__kernel_args *k, const oi__op_sig *
     int n_pads, n_axes = in->ndim;
     oi__shape_list(k, "pads", &pads, &n_pads);
     bool has_axes = oi__shape_list(k, "axes", &axes, &n_axes);
+    if (!has_axes)
+        n_axes = in->ndim;
     if (n_pads != 2 * n_axes)
         return oi__fail(OI_ERROR_VALIDATION, "pad: pads has %d entries but %d axes need %d", n_pads, n_axes, 2 * n_axes);
     const oi__attr *m = oi__op_attr_for(k, "mode");

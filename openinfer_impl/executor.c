@@ -1023,6 +1023,18 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     if (sig.dtype != out_slot->dtype)
         return oi__fail_at(OI_ERROR_RUNTIME, &n->src, "output dtype mismatch: op %s produces %s but %s is %s", oi_op_name(n->op),
                            oi_dtype_name(sig.dtype), out_slot->name, oi_dtype_name(out_slot->dtype));
+    /* a layout op (reshape, transpose, slice, ...) into a temporary shares its
+     * input's storage: no copy (kernels/shape.c). Writers copy on write. */
+    if (!pn->inplace && n_in == 1 && out_slot->kind == OI__MEM_TEMP) {
+        oi__tensor *view = NULL;
+        st = oi__op_view(n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs[0], &view);
+        if (st == OI_OK) {
+            oi__set_value(c, pn->out, view);
+            return OI_OK;
+        }
+        if (st != OI_ERROR_UNSUPPORTED)
+            return oi__node_error(pn, st);
+    }
     /* choose the output buffer: in place, reuse the old value, or fresh */
     oi__tensor *cur = c->values[pn->out], *out = NULL;
     bool fresh = false;
