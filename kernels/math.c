@@ -1,0 +1,294 @@
+/* math.c - the unary transcendental ops (exp, log, sqrt, rsqrt, erf, tanh,
+ * sigmoid, gelu, silu, softplus) and pow.
+ *
+ * Floats below f64 compute in f32 and round once into the output dtype;
+ * f64 computes in double with libm (the reference path). exp, tanh,
+ * sigmoid, silu and gelu(approximate="tanh") are built on a branch-free
+ * f32 exp (oi__exp_f32, 1-2 ulp), so the contiguous f32 loops, written in
+ * blocks of 8 through a local array, vectorize at -O2; log, sqrt, erf,
+ * softplus and pow call libm per element. Other layouts and dtypes walk
+ * the output with the shared iterator and use the same per-element f32
+ * functions, so a strided f32 view gives the same bits as a dense one. */
+#include "../openinfer_impl/internal.h"
+
+/* ---- f32 building blocks ---- */
+static inline uint32_t oi__math_bits(float v) {
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+static inline float oi__math_from_bits(uint32_t b) {
+    float v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+/* cond ? a : b as bit masks. Selects here are written this way, on
+ * integers: GCC keeps float compares (which may trap) and chains of
+ * selects as branches, and a branch stops the vectorizer. */
+static inline uint32_t oi__math_pick(bool cond, uint32_t a, uint32_t b) {
+    uint32_t mask = 0u - (uint32_t)cond;
+    return (a & mask) | (b & ~mask);
+}
+
+/* A signed integer with the order of the float (NaNs beyond +-inf). */
+static inline int32_t oi__math_order(uint32_t bits) {
+    return (int32_t)oi__math_pick((int32_t)bits < 0, bits ^ 0x7FFFFFFFu, bits);
+}
+
+static inline float oi__math_from_order(int32_t key) {
+    return oi__math_from_bits(oi__math_pick(key < 0, (uint32_t)key ^ 0x7FFFFFFFu, (uint32_t)key));
+}
+
+/* e^x without branches: x = n ln2 + r with |r| <= ln2 / 2; e^r by its
+ * Taylor series to degree 7 (truncation error below 6e-9 relative); 2^n
+ * is built in the exponent field in two halves so that results down to
+ * the smallest subnormal come out right. Overflow gives +inf, -inf gives 0,
+ * NaN stays NaN. */
+static inline float oi__exp_f32(float x) {
+    const float max_x = 88.72283935546875f;  /* just above ln(FLT_MAX): beyond, +inf */
+    const float min_x = -103.972084045410f;   /* below ln(smallest subnormal / 2): 0 */
+    const float round_magic = 12582912.0f;    /* 1.5 * 2^23: adding it rounds to an integer */
+    uint32_t xb = oi__math_bits(x);
+    int32_t key = oi__math_order(xb), key_max = oi__math_order(oi__math_bits(max_x));
+    int32_t key_min = oi__math_order(oi__math_bits(min_x));
+    bool over = key > key_max, under = key < key_min;
+    float c = oi__math_from_order((int32_t)oi__math_pick(over, (uint32_t)key_max,
+                                                         oi__math_pick(under, (uint32_t)key_min, (uint32_t)key)));
+    float t = c * 1.44269504088896341f + round_magic;
+    float n = t - round_magic;
+    int32_t ni = (int32_t)oi__math_bits(t) - (int32_t)oi__math_bits(round_magic);
+    /* ln2 = 0.693359375 - 2.12194440e-4: n * the first part is exact */
+    float r = c - n * 0.693359375f;
+    r = r + n * 2.12194440054690583e-4f;
+    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 +
+              r * (1.0f / 720 + r * (1.0f / 5040)))))));
+    int32_t half = ni / 2;
+    float scale_a = oi__math_from_bits((uint32_t)(half + 127) << 23);
+    float scale_b = oi__math_from_bits((uint32_t)(ni - half + 127) << 23);
+    uint32_t yb = oi__math_bits(p * scale_a * scale_b);
+    yb = oi__math_pick(over, 0x7F800000u /* +inf */, oi__math_pick(under, 0u, yb));
+    return oi__math_from_bits(oi__math_pick((xb & 0x7FFFFFFFu) > 0x7F800000u, xb | 0x00400000u /* quiet NaN */, yb));
+}
+
+/* tanh of |x|, then x's sign: the odd Taylor series through x^19 below
+ * |x| = 0.625 (under 1e-8 relative there), 1 - 2 / (e^2|x| + 1) above (no
+ * cancellation left). */
+static inline float oi__tanh_f32(float x) {
+    uint32_t xb = oi__math_bits(x), ab = xb & 0x7FFFFFFFu;
+    float a = oi__math_from_bits(ab), z = x * x;
+    float series = a + a * z * ((float)(-1.0 / 3) + z * ((float)(2.0 / 15) + z * ((float)(-17.0 / 315) +
+                   z * ((float)(62.0 / 2835) + z * ((float)(-1382.0 / 155925) + z * ((float)(21844.0 / 6081075) +
+                   z * ((float)(-929569.0 / 638512875) + z * ((float)(6404582.0 / 10854718875.0) +
+                   z * (float)(-443861162.0 / 1856156927625.0)))))))));
+    float big = 1.0f - 2.0f / (oi__exp_f32(2.0f * a) + 1.0f);
+    uint32_t r = oi__math_pick(ab < 0x3F200000u /* 0.625f */, oi__math_bits(series), oi__math_bits(big));
+    return oi__math_from_bits(r | (xb & 0x80000000u));
+}
+
+static inline float oi__sigmoid_f32(float x) { return 1.0f / (1.0f + oi__exp_f32(-x)); }
+
+static inline float oi__silu_f32(float x) { return x / (1.0f + oi__exp_f32(-x)); }
+
+/* 0.5 x (1 + tanh(u)) == x * sigmoid(2u): no cancellation for x < 0. */
+static inline float oi__gelu_tanh_f32(float x) {
+    float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return x / (1.0f + oi__exp_f32(-2.0f * u));
+}
+
+/* 0.5 x (1 + erf(x / sqrt 2)) written with erfc: exact tails for x < 0. */
+static inline float oi__gelu_erf_f32(float x) { return 0.5f * x * erfcf(-x * 0.70710678118654752f); }
+
+/* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows. */
+static inline float oi__softplus_f32(float x) {
+    uint32_t xb = oi__math_bits(x);
+    float positive = oi__math_from_bits(oi__math_pick((int32_t)xb > 0, xb, 0u));
+    return positive + log1pf(oi__exp_f32(-oi__math_from_bits(xb & 0x7FFFFFFFu)));
+}
+
+/* ---- one element, any op ---- */
+static float oi__math_f32(oi_op op, float x, float y, bool gelu_tanh) {
+    switch (op) {
+    case OI_OP_exp: return oi__exp_f32(x);
+    case OI_OP_log: return logf(x);
+    case OI_OP_sqrt: return sqrtf(x);
+    case OI_OP_rsqrt: return 1.0f / sqrtf(x);
+    case OI_OP_erf: return erff(x);
+    case OI_OP_tanh: return oi__tanh_f32(x);
+    case OI_OP_sigmoid: return oi__sigmoid_f32(x);
+    case OI_OP_silu: return oi__silu_f32(x);
+    case OI_OP_gelu: return gelu_tanh ? oi__gelu_tanh_f32(x) : oi__gelu_erf_f32(x);
+    case OI_OP_softplus: return oi__softplus_f32(x);
+    case OI_OP_pow: return powf(x, y);
+    default: return NAN;
+    }
+}
+
+static double oi__math_f64(oi_op op, double x, double y, bool gelu_tanh) {
+    switch (op) {
+    case OI_OP_exp: return exp(x);
+    case OI_OP_log: return log(x);
+    case OI_OP_sqrt: return sqrt(x);
+    case OI_OP_rsqrt: return 1.0 / sqrt(x);
+    case OI_OP_erf: return erf(x);
+    case OI_OP_tanh: return tanh(x);
+    case OI_OP_sigmoid: return 1.0 / (1.0 + exp(-x));
+    case OI_OP_silu: return x / (1.0 + exp(-x));
+    case OI_OP_gelu:
+        if (gelu_tanh)
+            return x / (1.0 + exp(-2.0 * 0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+        return 0.5 * x * erfc(-x * 0.70710678118654752440);
+    case OI_OP_softplus: return (x > 0.0 ? x : 0.0) + log1p(exp(-fabs(x)));
+    case OI_OP_pow: return pow(x, y);
+    default: return NAN;
+    }
+}
+
+/* ---- contiguous f32 ---- */
+#define OI__MATH_BLOCK 8
+
+/* y[i] = EXPR for i in [0, n), where EXPR may use `v` (= x[i]) and `i`.
+ * Blocks of 8 go through a local array: x and y may be the same buffer,
+ * which would otherwise keep the vectorizer away (nn.c uses it too). */
+#define OI__MAP8(x, y, n, EXPR) \
+    do { \
+        int64_t base_ = 0; \
+        for (; base_ + OI__MATH_BLOCK <= (n); base_ += OI__MATH_BLOCK) { \
+            float b_[OI__MATH_BLOCK]; \
+            memcpy(b_, (x) + base_, sizeof b_); \
+            for (int j_ = 0; j_ < OI__MATH_BLOCK; j_++) { \
+                int64_t i = base_ + j_; \
+                float v = b_[j_]; \
+                (void)i; \
+                b_[j_] = (EXPR); \
+            } \
+            memcpy((y) + base_, b_, sizeof b_); \
+        } \
+        for (; base_ < (n); base_++) { \
+            int64_t i = base_; \
+            float v = (x)[base_]; \
+            (void)i; \
+            (y)[base_] = (EXPR); \
+        } \
+    } while (0)
+#define OI__MATH_MAP(EXPR) OI__MAP8(x, y, n, EXPR)
+
+static void oi__math_map_f32(oi_op op, bool gelu_tanh, const float *x, float *y, int64_t n) {
+    switch (op) {
+    case OI_OP_exp: OI__MATH_MAP(oi__exp_f32(v)); break;
+    case OI_OP_tanh: OI__MATH_MAP(oi__tanh_f32(v)); break;
+    case OI_OP_sigmoid: OI__MATH_MAP(oi__sigmoid_f32(v)); break;
+    case OI_OP_silu: OI__MATH_MAP(oi__silu_f32(v)); break;
+    case OI_OP_rsqrt: OI__MATH_MAP(1.0f / sqrtf(v)); break;
+    case OI_OP_sqrt: OI__MATH_MAP(sqrtf(v)); break;
+    case OI_OP_gelu:
+        if (gelu_tanh)
+            OI__MATH_MAP(oi__gelu_tanh_f32(v));
+        else
+            OI__MATH_MAP(oi__gelu_erf_f32(v));
+        break;
+    default: OI__MATH_MAP(oi__math_f32(op, v, 0.0f, gelu_tanh)); break;
+    }
+}
+
+typedef struct oi__math_job {
+    oi_op op;
+    bool gelu_tanh;
+    const float *x, *b; /* b: pow's exponent, one element or n of them */
+    float *y;
+    int64_t n, chunk;
+    bool b_scalar;
+} oi__math_job;
+
+static void oi__math_chunk(void *ctx, int task, int thread) {
+    const oi__math_job *j = (const oi__math_job *)ctx;
+    (void)thread;
+    int64_t lo = (int64_t)task * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n;
+    if (j->op != OI_OP_pow) {
+        oi__math_map_f32(j->op, j->gelu_tanh, j->x + lo, j->y + lo, hi - lo);
+        return;
+    }
+    for (int64_t i = lo; i < hi; i++)
+        j->y[i] = powf(j->x[i], j->b[j->b_scalar ? 0 : i]);
+}
+
+static bool oi__math_dense_f32(const oi__tensor *t, const oi__tensor *out) {
+    if (t->dtype != OI_DTYPE_F32 || !oi__tensor_is_contiguous(t) || t->ndim != out->ndim)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] != out->shape[d])
+            return false;
+    return true;
+}
+
+/* Contiguous f32 without broadcasting (pow: or a one-element exponent),
+ * split over the pool when large. */
+static bool oi__math_fast_f32(const oi__kernel_args *k, bool gelu_tanh) {
+    const oi__tensor *x = k->in[0], *out = k->out;
+    bool b_scalar = false;
+    if (!oi__math_dense_f32(x, out) || !oi__math_dense_f32(out, out))
+        return false;
+    if (k->op == OI_OP_pow) {
+        const oi__tensor *b = k->in[1];
+        b_scalar = b->dtype == OI_DTYPE_F32 && oi__shape_numel(b->ndim, b->shape) == 1;
+        if (!b_scalar && !oi__math_dense_f32(b, out))
+            return false;
+    }
+    oi__math_job job;
+    job.op = k->op;
+    job.gelu_tanh = gelu_tanh;
+    job.x = (const float *)oi__op_cdata(x) + x->offset;
+    job.b = k->op == OI_OP_pow ? (const float *)oi__op_cdata(k->in[1]) + k->in[1]->offset : NULL;
+    job.b_scalar = b_scalar;
+    job.y = (float *)oi__tensor_data(out) + out->offset;
+    job.n = oi__shape_numel(out->ndim, out->shape);
+    oi__threadpool *pool = job.n >= ((int64_t)1 << 15) ? oi__threadpool_default() : NULL;
+    int tasks = oi__threadpool_size(pool) * 4;
+    job.chunk = (job.n + tasks - 1) / tasks;
+    job.chunk = (job.chunk + OI__MATH_BLOCK - 1) / OI__MATH_BLOCK * OI__MATH_BLOCK;
+    if (job.chunk < 1)
+        job.chunk = 1;
+    tasks = (int)((job.n + job.chunk - 1) / job.chunk);
+    oi__threadpool_run(pool, tasks, oi__math_chunk, &job);
+    return true;
+}
+
+/* approximate="tanh" selects the tanh form of gelu. */
+static bool oi__math_gelu_tanh(const oi__kernel_args *k) {
+    const oi__attr *a = oi__op_attr_for(k, "approximate");
+    return a && strcmp(a->s, "tanh") == 0;
+}
+
+static oi_status oi__k_math(const oi__kernel_args *k) {
+    bool gelu_tanh = k->op == OI_OP_gelu && oi__math_gelu_tanh(k);
+    if (oi__math_fast_f32(k, gelu_tanh))
+        return OI_OK;
+    oi_dtype out_t = k->out->dtype;
+    bool wide = out_t == OI_DTYPE_F64;
+    void *out_data = oi__tensor_data(k->out);
+    int64_t n = oi__shape_numel(k->out->ndim, k->out->shape);
+    size_t n_in = k->n_in;
+    oi__ew_iter it;
+    oi__ew_init(&it, k->in, n_in, k->out);
+    for (int64_t e = 0; e < n; e++, oi__ew_next(&it)) {
+        double v[2] = {0.0, 0.0};
+        for (size_t i = 0; i < n_in; i++)
+            v[i] = oi__load_f64(k->in[i]->dtype, oi__op_cdata(k->in[i]), it.at[i]);
+        double r = wide ? oi__math_f64(k->op, v[0], v[1], gelu_tanh)
+                        : (double)oi__math_f32(k->op, (float)v[0], (float)v[1], gelu_tanh);
+        oi__store_f64(out_t, out_data, it.at[n_in], r);
+    }
+    return OI_OK;
+}
+
+/* gelu is CUSTOM only to check `approximate`; the shape is elementwise. */
+static oi_status oi__k_math_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out) {
+    (void)n_in;
+    const oi__attr *a = oi__op_attr_for(k, "approximate");
+    if (a && strcmp(a->s, "none") != 0 && strcmp(a->s, "tanh") != 0)
+        return oi__fail(OI_ERROR_VALIDATION, "gelu: approximate must be \"none\" or \"tanh\", got \"%s\"", a->s);
+    out->ndim = in[0].ndim;
+    memcpy(out->shape, in[0].shape, sizeof out->shape);
+    return OI_OK;
+}

@@ -1,0 +1,1109 @@
+/* nn.c - softmax, log_softmax, layer_norm, rms_norm, batch_norm,
+ * group_norm, rope, attention and top_k.
+ *
+ * Most of these work on lanes: a tensor splits into lanes of `len`
+ * elements (the normalized dims, the softmax axis, the rotary dim...) that
+ * an op transforms one at a time. oi__lanes lists where each lane starts
+ * and where its elements sit (any strides: views need no copy), and the
+ * row driver (oi__rows) hands every lane to a row function, in parallel
+ * over the default pool when the tensor is large. A lane of dense f32 in
+ * and out is processed in place; any other lane is gathered into a
+ * scratch row, computed and scattered back, rounding once.
+ * Precision: f32, f16 and bf16 compute in f32 (statistics are summed in
+ * f32 blocks of 256 and added in double); f64 computes in double.
+ * attention multiplies with oi__gemm_f32 / oi__gemm_f64 (kernels/gemm.c). */
+#include "../openinfer_impl/internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Lanes                                                               */
+/* ------------------------------------------------------------------ */
+#define OI__NN_MAX_DIMS (OI_MAX_DIMS + 1) /* group_norm splits C into [G, C/G] */
+
+typedef struct oi__lanes {
+    int64_t count, len;
+    int64_t *base; /* element offset of each lane's first element */
+    int64_t *rel;  /* offset of element j of a lane from its base  */
+    bool dense;    /* rel[j] == j for every j                       */
+} oi__lanes;
+
+static void oi__lanes_free(oi__lanes *l) {
+    oi__free(l->base);
+    oi__free(l->rel);
+    memset(l, 0, sizeof *l);
+}
+
+static int64_t oi__nn_count(int ndim, const int64_t *shape, const bool *pick, bool want) {
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        if (pick[d] == want)
+            n *= shape[d];
+    return n;
+}
+
+/* The offset of every index over the dims where pick[d] == want, in
+ * row-major order, starting at `start`. */
+static void oi__nn_offsets(int ndim, const int64_t *shape, const int64_t *strides, const bool *pick, bool want,
+                           int64_t start, int64_t count, int64_t *out) {
+    int64_t index[OI__NN_MAX_DIMS] = {0};
+    int64_t at = start;
+    for (int64_t i = 0; i < count; i++) {
+        out[i] = at;
+        for (int d = ndim - 1; d >= 0; d--) {
+            if (pick[d] != want)
+                continue;
+            at += strides[d];
+            if (++index[d] < shape[d])
+                break;
+            at -= strides[d] * shape[d];
+            index[d] = 0;
+        }
+    }
+}
+
+/* The dims marked in lane_dims form a lane; the other dims enumerate the
+ * lanes (both row-major). */
+static oi_status oi__lanes_init(oi__lanes *l, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
+                                const bool *lane_dims) {
+    memset(l, 0, sizeof *l);
+    l->count = oi__nn_count(ndim, shape, lane_dims, false);
+    l->len = oi__nn_count(ndim, shape, lane_dims, true);
+    l->base = (int64_t *)oi__malloc(sizeof(int64_t) * (size_t)(l->count ? l->count : 1));
+    l->rel = (int64_t *)oi__malloc(sizeof(int64_t) * (size_t)(l->len ? l->len : 1));
+    if (!l->base || !l->rel) {
+        oi__lanes_free(l);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    oi__nn_offsets(ndim, shape, strides, lane_dims, false, offset, l->count, l->base);
+    oi__nn_offsets(ndim, shape, strides, lane_dims, true, 0, l->len, l->rel);
+    l->dense = true;
+    for (int64_t j = 0; j < l->len && l->dense; j++)
+        l->dense = l->rel[j] == j;
+    return OI_OK;
+}
+
+/* A mask of the dims [from, to). */
+static void oi__nn_dims(int ndim, int from, int to, bool *mask) {
+    for (int d = 0; d < ndim; d++)
+        mask[d] = d >= from && d < to;
+}
+
+/* Loads t, broadcast (right-aligned) to `shape`, into a new dense f32 or
+ * f64 (wide) array; NULL on allocation failure. */
+static void *oi__nn_load_dense(const oi__tensor *t, bool wide, int ndim, const int64_t *shape) {
+    int64_t strides[OI__NN_MAX_DIMS];
+    bool all[OI__NN_MAX_DIMS];
+    int lead = ndim - t->ndim;
+    for (int d = 0; d < ndim; d++) {
+        int td = d - lead;
+        strides[d] = (td < 0 || t->shape[td] == 1) ? 0 : t->strides[td];
+        all[d] = true;
+    }
+    int64_t n = oi__nn_count(ndim, shape, all, true);
+    int64_t *at = (int64_t *)oi__malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    void *buf = oi__malloc((wide ? sizeof(double) : sizeof(float)) * (size_t)(n ? n : 1));
+    if (!at || !buf) {
+        oi__free(at);
+        oi__free(buf);
+        return NULL;
+    }
+    oi__nn_offsets(ndim, shape, strides, all, true, t->offset, n, at);
+    for (int64_t i = 0; i < n; i++) {
+        double v = oi__load_f64(t->dtype, oi__op_cdata(t), at[i]);
+        if (wide)
+            ((double *)buf)[i] = v;
+        else
+            ((float *)buf)[i] = (float)v;
+    }
+    oi__free(at);
+    return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* f32 row helpers (blocks of 8 partial results: vectorizable at -O2)  */
+/* ------------------------------------------------------------------ */
+#define OI__NN_CHUNK 256 /* f32 partial sums are flushed to double this often */
+
+static float oi__f32_max(const float *x, int64_t n) {
+    float acc[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++)
+            acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+    float m = -INFINITY;
+    for (int j = 0; j < 8; j++)
+        m = acc[j] > m ? acc[j] : m;
+    for (; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+/* sum of (x[i] - shift)^p for p = 1 or 2 */
+static double oi__f32_sum_pow(const float *x, int64_t n, float shift, int p) {
+    double total = 0.0;
+    for (int64_t c = 0; c < n; c += OI__NN_CHUNK) {
+        int64_t m = n - c < OI__NN_CHUNK ? n - c : OI__NN_CHUNK, i = 0;
+        const float *xc = x + c;
+        float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if (p == 1) {
+            for (; i + 8 <= m; i += 8)
+                for (int j = 0; j < 8; j++)
+                    acc[j] += xc[i + j] - shift;
+        } else {
+            for (; i + 8 <= m; i += 8)
+                for (int j = 0; j < 8; j++)
+                    acc[j] += (xc[i + j] - shift) * (xc[i + j] - shift);
+        }
+        float s = 0.0f;
+        for (int j = 0; j < 8; j++)
+            s += acc[j];
+        for (; i < m; i++)
+            s += p == 1 ? xc[i] - shift : (xc[i] - shift) * (xc[i] - shift);
+        total += s;
+    }
+    return total;
+}
+
+/* sum of e^(x[i] - shift), also stored into y unless y is NULL */
+static double oi__f32_exp_sum(const float *x, float *y, int64_t n, float shift) {
+    double total = 0.0;
+    for (int64_t c = 0; c < n; c += OI__NN_CHUNK) {
+        int64_t m = n - c < OI__NN_CHUNK ? n - c : OI__NN_CHUNK, i = 0;
+        float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (; i + 8 <= m; i += 8) {
+            float b[8];
+            memcpy(b, x + c + i, sizeof b);
+            for (int j = 0; j < 8; j++) {
+                b[j] = oi__exp_f32(b[j] - shift);
+                acc[j] += b[j];
+            }
+            if (y)
+                memcpy(y + c + i, b, sizeof b);
+        }
+        float s = 0.0f;
+        for (int j = 0; j < 8; j++)
+            s += acc[j];
+        for (; i < m; i++) {
+            float e = oi__exp_f32(x[c + i] - shift);
+            s += e;
+            if (y)
+                y[c + i] = e;
+        }
+        total += s;
+    }
+    return total;
+}
+
+/* softmax / log_softmax of one row; x and y may be the same buffer */
+static void oi__softmax_f32(const float *x, float *y, int64_t n, bool log_form) {
+    float m = oi__f32_max(x, n);
+    if (log_form) {
+        float log_sum = (float)log(oi__f32_exp_sum(x, NULL, n, m));
+        OI__MAP8(x, y, n, (v - m) - log_sum);
+        return;
+    }
+    float inv = (float)(1.0 / oi__f32_exp_sum(x, y, n, m));
+    OI__MAP8(y, y, n, v * inv);
+}
+
+static void oi__softmax_f64(const double *x, double *y, int64_t n, bool log_form) {
+    double m = -INFINITY, sum = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    for (int64_t i = 0; i < n; i++)
+        sum += exp(x[i] - m);
+    double log_sum = log(sum);
+    for (int64_t i = 0; i < n; i++)
+        y[i] = log_form ? (x[i] - m) - log_sum : exp(x[i] - m) / sum;
+}
+
+/* ------------------------------------------------------------------ */
+/* The row driver                                                      */
+/* ------------------------------------------------------------------ */
+typedef struct oi__rows oi__rows;
+/* Transforms lane `lane`: x and y have n elements and may be the same. */
+typedef void (*oi__row_f32_fn)(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n);
+typedef void (*oi__row_f64_fn)(const oi__rows *r, int64_t lane, const double *x, double *y, int64_t n);
+
+struct oi__rows {
+    const oi__tensor *x;
+    oi__tensor *y;
+    oi__lanes in, out;
+    bool wide; /* compute in double (f64 data, or an op without an f32 row) */
+    oi__row_f32_fn f32;
+    oi__row_f64_fn f64;
+    int64_t lanes_per_task;
+    char *scratch; /* in.len elements per pool thread */
+    /* what the row functions need */
+    oi_op op;
+    double eps;
+    int64_t groups, channels; /* group_norm: G, C; batch_norm: C */
+    void *aux[3];             /* f32 or f64 (wide) arrays, freed by oi__rows_free */
+    /* rope */
+    int64_t rot, seq_len, seq_div, batch_div;
+    bool interleaved, batched_positions;
+    double *cos_table, *sin_table; /* [position entry][rot / 2] */
+};
+
+static void oi__rows_free(oi__rows *r) {
+    oi__lanes_free(&r->in);
+    oi__lanes_free(&r->out);
+    for (int i = 0; i < 3; i++)
+        oi__free(r->aux[i]);
+    oi__free(r->cos_table);
+    oi__free(r->sin_table);
+}
+
+static void oi__rows_start(oi__rows *r, const oi__kernel_args *k, oi__row_f32_fn f32, oi__row_f64_fn f64) {
+    memset(r, 0, sizeof *r);
+    r->x = k->in[0];
+    r->y = k->out;
+    r->op = k->op;
+    r->f32 = f32;
+    r->f64 = f64;
+    r->wide = k->out->dtype == OI_DTYPE_F64 || !f32;
+}
+
+/* Lanes over a layout that x and y share (their own strides). */
+static oi_status oi__rows_lanes(oi__rows *r, int ndim, const int64_t *shape, const int64_t *x_strides,
+                                const int64_t *y_strides, const bool *lane_dims) {
+    if (oi__lanes_init(&r->in, ndim, shape, x_strides, r->x->offset, lane_dims) != OI_OK)
+        return OI_ERROR_OUT_OF_MEMORY;
+    return oi__lanes_init(&r->out, ndim, shape, y_strides, r->y->offset, lane_dims);
+}
+
+static void oi__lane_load(const oi__tensor *t, const oi__lanes *l, int64_t lane, bool wide, void *buf) {
+    int64_t base = l->base[lane];
+    const void *data = oi__op_cdata(t);
+    if (wide) {
+        double *d = (double *)buf;
+        for (int64_t j = 0; j < l->len; j++)
+            d[j] = oi__load_f64(t->dtype, data, base + l->rel[j]);
+    } else if (t->dtype == OI_DTYPE_F32) {
+        float *f = (float *)buf;
+        for (int64_t j = 0; j < l->len; j++)
+            f[j] = ((const float *)data)[base + l->rel[j]];
+    } else {
+        float *f = (float *)buf;
+        for (int64_t j = 0; j < l->len; j++)
+            f[j] = (float)oi__load_f64(t->dtype, data, base + l->rel[j]);
+    }
+}
+
+static void oi__lane_store(oi__tensor *t, const oi__lanes *l, int64_t lane, bool wide, const void *buf) {
+    int64_t base = l->base[lane];
+    void *data = oi__tensor_data(t);
+    for (int64_t j = 0; j < l->len; j++) {
+        if (wide)
+            oi__store_f64(t->dtype, data, base + l->rel[j], ((const double *)buf)[j]);
+        else if (t->dtype == OI_DTYPE_F32)
+            ((float *)data)[base + l->rel[j]] = ((const float *)buf)[j];
+        else
+            oi__store_f64(t->dtype, data, base + l->rel[j], (double)((const float *)buf)[j]);
+    }
+}
+
+static void oi__rows_one(const oi__rows *r, int64_t lane, void *scratch) {
+    oi_dtype dense_t = r->wide ? OI_DTYPE_F64 : OI_DTYPE_F32;
+    int64_t n = r->in.len;
+    if (r->x->dtype == dense_t && r->y->dtype == dense_t && r->in.dense && r->out.dense) {
+        if (r->wide)
+            r->f64(r, lane, (const double *)oi__op_cdata(r->x) + r->in.base[lane],
+                   (double *)oi__tensor_data(r->y) + r->out.base[lane], n);
+        else
+            r->f32(r, lane, (const float *)oi__op_cdata(r->x) + r->in.base[lane],
+                   (float *)oi__tensor_data(r->y) + r->out.base[lane], n);
+        return;
+    }
+    oi__lane_load(r->x, &r->in, lane, r->wide, scratch);
+    if (r->wide)
+        r->f64(r, lane, (const double *)scratch, (double *)scratch, n);
+    else
+        r->f32(r, lane, (const float *)scratch, (float *)scratch, n);
+    oi__lane_store(r->y, &r->out, lane, r->wide, scratch);
+}
+
+static void oi__rows_task(void *ctx, int task, int thread) {
+    const oi__rows *r = (const oi__rows *)ctx;
+    size_t row_bytes = (size_t)r->in.len * (r->wide ? sizeof(double) : sizeof(float));
+    void *scratch = r->scratch + (size_t)thread * row_bytes;
+    int64_t lo = (int64_t)task * r->lanes_per_task;
+    int64_t hi = lo + r->lanes_per_task < r->in.count ? lo + r->lanes_per_task : r->in.count;
+    for (int64_t lane = lo; lane < hi; lane++)
+        oi__rows_one(r, lane, scratch);
+}
+
+/* Runs every lane, over the pool when there are 32K elements or more. */
+static oi_status oi__rows_run(oi__rows *r) {
+    int64_t count = r->in.count, len = r->in.len;
+    if (count == 0 || len == 0)
+        return OI_OK;
+    oi__threadpool *pool = count > 1 && count * len >= ((int64_t)1 << 15) ? oi__threadpool_default() : NULL;
+    int threads = oi__threadpool_size(pool);
+    int64_t tasks = count < (int64_t)threads * 4 ? count : (int64_t)threads * 4;
+    r->lanes_per_task = (count + tasks - 1) / tasks;
+    tasks = (count + r->lanes_per_task - 1) / r->lanes_per_task;
+    r->scratch = (char *)oi__malloc((size_t)threads * (size_t)len * (r->wide ? sizeof(double) : sizeof(float)));
+    if (!r->scratch)
+        return OI_ERROR_OUT_OF_MEMORY;
+    oi__threadpool_run(pool, (int)tasks, oi__rows_task, r);
+    oi__free(r->scratch);
+    r->scratch = NULL;
+    return OI_OK;
+}
+
+/* Sets up lanes over dims [from, to) of x, runs and frees. */
+static oi_status oi__rows_over(oi__rows *r, int from, int to) {
+    bool mask[OI__NN_MAX_DIMS];
+    oi__nn_dims(r->x->ndim, from, to, mask);
+    oi_status s = oi__rows_lanes(r, r->x->ndim, r->x->shape, r->x->strides, r->y->strides, mask);
+    if (s == OI_OK)
+        s = oi__rows_run(r);
+    oi__rows_free(r);
+    return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parameters and shape checks                                         */
+/* ------------------------------------------------------------------ */
+/* `param` (an axis) normalized into [0, ndim); fails when out of range. */
+static oi_status oi__nn_axis(const oi__kernel_args *k, const char *param, int ndim, int *axis) {
+    int64_t a = oi__op_param_i64(k, param);
+    int64_t norm = a < 0 ? a + ndim : a;
+    if (norm < 0 || norm >= ndim)
+        return oi__fail(OI_ERROR_VALIDATION, "%s: %s %lld is out of range for rank %d", oi_op_name(k->op), param,
+                        (long long)a, ndim);
+    *axis = (int)norm;
+    return OI_OK;
+}
+
+static oi_status oi__nn_check_eps(const oi__kernel_args *k) {
+    double eps = oi__op_param_f64(k, "epsilon");
+    if (!(eps >= 0.0) || isinf(eps))
+        return oi__fail(OI_ERROR_VALIDATION, "%s: epsilon must be finite and >= 0, got %g", oi_op_name(k->op), eps);
+    return OI_OK;
+}
+
+/* Does `t` broadcast (right-aligned, numpy style) to `shape` without
+ * growing? */
+static bool oi__nn_broadcasts_to(const oi__op_sig *t, int ndim, const int64_t *shape) {
+    if (t->ndim > ndim)
+        return false;
+    for (int i = 0; i < t->ndim; i++) {
+        int64_t have = t->shape[t->ndim - 1 - i], want = shape[ndim - 1 - i];
+        if (have != want && have != 1)
+            return false;
+    }
+    return true;
+}
+
+static oi_status oi__nn_bad_shape(const char *op, const char *what, const oi__op_sig *t, const char *want) {
+    char have[128];
+    oi__op_shape_text(t->ndim, t->shape, have, sizeof have);
+    return oi__fail(OI_ERROR_VALIDATION, "%s: %s has shape %s, %s", op, what, have, want);
+}
+
+/* layer_norm / rms_norm: scale (and bias) broadcast to x.shape[axis:]. */
+static oi_status oi__nn_infer_norm(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in) {
+    static const char *const names[] = {"x", "scale", "bias"};
+    const char *name = oi_op_name(k->op);
+    int axis;
+    if (oi__nn_axis(k, "axis", in[0].ndim, &axis) != OI_OK || oi__nn_check_eps(k) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    const int64_t *norm_shape = in[0].shape + axis;
+    int norm_ndim = in[0].ndim - axis;
+    for (size_t i = 1; i < n_in; i++) {
+        if (!oi__nn_broadcasts_to(&in[i], norm_ndim, norm_shape)) {
+            char want[300], dims[128];
+            oi__op_shape_text(norm_ndim, norm_shape, dims, sizeof dims);
+            snprintf(want, sizeof want, "which does not broadcast to the normalized shape %s (axis %d)", dims, axis);
+            return oi__nn_bad_shape(name, names[i], &in[i], want);
+        }
+    }
+    return OI_OK;
+}
+
+/* batch_norm / group_norm: x is [N, C, ...]; the other inputs are [C]. */
+static oi_status oi__nn_infer_channels(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in) {
+    static const char *const names[] = {"x", "scale", "bias", "mean", "var"};
+    const char *name = oi_op_name(k->op);
+    if (in[0].ndim < 2)
+        return oi__fail(OI_ERROR_VALIDATION, "%s: x must be [N, C, ...] (rank >= 2), got rank %d", name, in[0].ndim);
+    if (oi__nn_check_eps(k) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    int64_t c = in[0].shape[1];
+    for (size_t i = 1; i < n_in; i++) {
+        if (in[i].ndim != 1 || in[i].shape[0] != c) {
+            char want[64];
+            snprintf(want, sizeof want, "expected [%lld] (the channels of x)", (long long)c);
+            return oi__nn_bad_shape(name, names[i], &in[i], want);
+        }
+    }
+    if (k->op == OI_OP_group_norm) {
+        int64_t g = oi__op_param_i64(k, "num_groups");
+        if (g < 1 || c % g != 0)
+            return oi__fail(OI_ERROR_VALIDATION, "group_norm: num_groups %lld must be >= 1 and divide the %lld channels",
+                            (long long)g, (long long)c);
+    }
+    return OI_OK;
+}
+
+/* rope: x [..., seq, ..., dim] with the sequence at seq_axis; positions
+ * i32/i64 [seq], or [x.shape[0], seq] for per-batch positions. */
+static oi_status oi__nn_infer_rope(const oi__kernel_args *k, const oi__op_sig *in) {
+    const oi__op_sig *x = &in[0], *pos = &in[1];
+    if (x->ndim < 2)
+        return oi__fail(OI_ERROR_VALIDATION, "rope: x must have rank >= 2 ([..., seq, dim]), got rank %d", x->ndim);
+    int seq_axis;
+    if (oi__nn_axis(k, "seq_axis", x->ndim, &seq_axis) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    if (seq_axis == x->ndim - 1)
+        return oi__fail(OI_ERROR_VALIDATION, "rope: seq_axis must not be the last axis (the rotated dim)");
+    int64_t dim = x->shape[x->ndim - 1], rot = oi__op_param_i64(k, "rotary_dim");
+    if (rot == 0)
+        rot = dim;
+    if (rot < 2 || rot > dim || rot % 2 != 0)
+        return oi__fail(OI_ERROR_VALIDATION, "rope: the rotated size %lld must be even and in [2, %lld] (rotary_dim, "
+                        "or the last dim of x)", (long long)rot, (long long)dim);
+    double theta = oi__op_param_f64(k, "theta");
+    if (!(theta > 0.0) || isinf(theta))
+        return oi__fail(OI_ERROR_VALIDATION, "rope: theta must be finite and > 0, got %g", theta);
+    if (pos->dtype != OI_DTYPE_I32 && pos->dtype != OI_DTYPE_I64)
+        return oi__fail(OI_ERROR_VALIDATION, "rope: positions must be i32 or i64, got %s",
+                        oi_dtype_name(pos->dtype) ? oi_dtype_name(pos->dtype) : "?");
+    int64_t seq = x->shape[seq_axis];
+    bool flat = pos->ndim == 1 && pos->shape[0] == seq;
+    bool batched = pos->ndim == 2 && seq_axis > 0 && pos->shape[0] == x->shape[0] && pos->shape[1] == seq;
+    if (!flat && !batched) {
+        char want[96];
+        snprintf(want, sizeof want, "expected [%lld] or [%lld, %lld] (seq_axis %d)", (long long)seq,
+                 (long long)x->shape[0], (long long)seq, seq_axis);
+        return oi__nn_bad_shape("rope", "positions", pos, want);
+    }
+    return OI_OK;
+}
+
+/* attention: q [B, Hq, S, D], k [B, Hkv, T, D], v [B, Hkv, T, Dv], mask
+ * broadcastable to [B, Hq, S, T] -> [B, Hq, S, Dv]. */
+static oi_status oi__nn_infer_attention(const oi__op_sig *in, size_t n_in, oi__op_sig *out) {
+    static const char *const names[] = {"q", "k", "v", "mask"};
+    for (int i = 0; i < 3; i++) {
+        if (in[i].ndim != 4)
+            return oi__nn_bad_shape("attention", names[i], &in[i], "expected rank 4 ([batch, heads, seq, head_dim])");
+        if (in[i].dtype != in[0].dtype)
+            return oi__fail(OI_ERROR_VALIDATION, "attention: %s is %s but q is %s", names[i],
+                            oi_dtype_name(in[i].dtype) ? oi_dtype_name(in[i].dtype) : "?", oi_dtype_name(in[0].dtype));
+    }
+    const int64_t *q = in[0].shape, *kk = in[1].shape, *v = in[2].shape;
+    if (kk[0] != q[0] || v[0] != q[0])
+        return oi__fail(OI_ERROR_VALIDATION, "attention: batch sizes differ (q %lld, k %lld, v %lld)", (long long)q[0],
+                        (long long)kk[0], (long long)v[0]);
+    if (kk[1] != v[1] || kk[1] < 1 || q[1] % kk[1] != 0)
+        return oi__fail(OI_ERROR_VALIDATION,
+                        "attention: q has %lld heads, k %lld and v %lld (k and v need the same number, which divides q's)",
+                        (long long)q[1], (long long)kk[1], (long long)v[1]);
+    if (kk[3] != q[3])
+        return oi__fail(OI_ERROR_VALIDATION, "attention: q and k head sizes differ (%lld vs %lld)", (long long)q[3],
+                        (long long)kk[3]);
+    if (v[2] != kk[2])
+        return oi__fail(OI_ERROR_VALIDATION, "attention: k has %lld positions but v has %lld", (long long)kk[2],
+                        (long long)v[2]);
+    int64_t scores[4] = {q[0], q[1], q[2], kk[2]};
+    if (n_in == 4) {
+        if (in[3].dtype != in[0].dtype && in[3].dtype != OI_DTYPE_BOOL)
+            return oi__fail(OI_ERROR_VALIDATION, "attention: mask must be %s (added) or bool (true keeps), got %s",
+                            oi_dtype_name(in[0].dtype), oi_dtype_name(in[3].dtype) ? oi_dtype_name(in[3].dtype) : "?");
+        if (!oi__nn_broadcasts_to(&in[3], 4, scores)) {
+            char want[300], dims[128];
+            oi__op_shape_text(4, scores, dims, sizeof dims);
+            snprintf(want, sizeof want, "which does not broadcast to the scores %s", dims);
+            return oi__nn_bad_shape("attention", "mask", &in[3], want);
+        }
+    }
+    out->ndim = 4;
+    out->shape[3] = v[3];
+    return OI_OK;
+}
+
+static oi_status oi__nn_infer_top_k(const oi__kernel_args *k, const oi__op_sig *in, oi__op_sig *out) {
+    int axis;
+    if (oi__nn_axis(k, "axis", in[0].ndim, &axis) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    int64_t kk = oi__op_param_i64(k, "k");
+    if (kk < 0 || kk > in[0].shape[axis])
+        return oi__fail(OI_ERROR_VALIDATION, "%s: k = %lld is outside [0, %lld] (the size of axis %d)",
+                        oi_op_name(k->op), (long long)kk, (long long)in[0].shape[axis], axis);
+    out->shape[axis] = kk;
+    return OI_OK;
+}
+
+static oi_status oi__k_nn_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out) {
+    int axis;
+    out->ndim = in[0].ndim;
+    memcpy(out->shape, in[0].shape, sizeof out->shape);
+    switch (k->op) {
+    case OI_OP_softmax: case OI_OP_log_softmax: return oi__nn_axis(k, "axis", in[0].ndim, &axis);
+    case OI_OP_layer_norm: case OI_OP_rms_norm: return oi__nn_infer_norm(k, in, n_in);
+    case OI_OP_batch_norm: case OI_OP_group_norm: return oi__nn_infer_channels(k, in, n_in);
+    case OI_OP_rope: return oi__nn_infer_rope(k, in);
+    case OI_OP_attention: return oi__nn_infer_attention(in, n_in, out);
+    case OI_OP_top_k: case OI_OP_top_k_indices: return oi__nn_infer_top_k(k, in, out);
+    default: return oi__fail(OI_ERROR_UNSUPPORTED, "%s: not an nn op", oi_op_name(k->op));
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* softmax, log_softmax                                                */
+/* ------------------------------------------------------------------ */
+static void oi__row_softmax_f32(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
+    (void)lane;
+    oi__softmax_f32(x, y, n, r->op == OI_OP_log_softmax);
+}
+
+static void oi__row_softmax_f64(const oi__rows *r, int64_t lane, const double *x, double *y, int64_t n) {
+    (void)lane;
+    oi__softmax_f64(x, y, n, r->op == OI_OP_log_softmax);
+}
+
+static oi_status oi__nn_softmax(const oi__kernel_args *k) {
+    oi__rows r;
+    int axis;
+    if (oi__nn_axis(k, "axis", k->in[0]->ndim, &axis) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    oi__rows_start(&r, k, oi__row_softmax_f32, oi__row_softmax_f64);
+    return oi__rows_over(&r, axis, axis + 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* layer_norm, rms_norm                                                */
+/* ------------------------------------------------------------------ */
+/* y = (x - mean) / sqrt(var + eps) * scale + bias over the lane (rms_norm:
+ * mean 0 and no bias: x / sqrt(mean(x^2) + eps) * scale). */
+static void oi__row_norm_f32(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
+    (void)lane;
+    const float *scale = (const float *)r->aux[0], *bias = (const float *)r->aux[1];
+    float mean = r->op == OI_OP_rms_norm ? 0.0f : (float)(oi__f32_sum_pow(x, n, 0.0f, 1) / (double)n);
+    float inv = (float)(1.0 / sqrt(oi__f32_sum_pow(x, n, mean, 2) / (double)n + r->eps));
+    if (bias)
+        OI__MAP8(x, y, n, (v - mean) * inv * scale[i] + bias[i]);
+    else
+        OI__MAP8(x, y, n, (v - mean) * inv * scale[i]);
+}
+
+static void oi__row_norm_f64(const oi__rows *r, int64_t lane, const double *x, double *y, int64_t n) {
+    (void)lane;
+    const double *scale = (const double *)r->aux[0], *bias = (const double *)r->aux[1];
+    double mean = 0.0, sq = 0.0;
+    if (r->op != OI_OP_rms_norm) {
+        for (int64_t i = 0; i < n; i++)
+            mean += x[i];
+        mean /= (double)n;
+    }
+    for (int64_t i = 0; i < n; i++)
+        sq += (x[i] - mean) * (x[i] - mean);
+    double inv = 1.0 / sqrt(sq / (double)n + r->eps);
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (x[i] - mean) * inv * scale[i] + (bias ? bias[i] : 0.0);
+}
+
+static oi_status oi__nn_norm(const oi__kernel_args *k) {
+    oi__rows r;
+    int axis;
+    if (oi__nn_axis(k, "axis", k->in[0]->ndim, &axis) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    oi__rows_start(&r, k, oi__row_norm_f32, oi__row_norm_f64);
+    r.eps = oi__op_param_f64(k, "epsilon");
+    const oi__tensor *x = k->in[0];
+    for (size_t i = 1; i < k->n_in; i++) {
+        r.aux[i - 1] = oi__nn_load_dense(k->in[i], r.wide, x->ndim - axis, x->shape + axis);
+        if (!r.aux[i - 1]) {
+            oi__rows_free(&r);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    return oi__rows_over(&r, axis, x->ndim);
+}
+
+/* ------------------------------------------------------------------ */
+/* batch_norm, group_norm                                              */
+/* ------------------------------------------------------------------ */
+/* batch_norm: lane (n, c) is the spatial block of channel c:
+ * y = (x - mean[c]) * (scale[c] / sqrt(var[c] + eps)) + bias[c]. */
+static void oi__row_batch_norm_f32(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
+    int64_t c = lane % r->channels;
+    float mean = ((const float *)r->aux[0])[c], a = ((const float *)r->aux[1])[c], b = ((const float *)r->aux[2])[c];
+    OI__MAP8(x, y, n, (v - mean) * a + b);
+}
+
+static void oi__row_batch_norm_f64(const oi__rows *r, int64_t lane, const double *x, double *y, int64_t n) {
+    int64_t c = lane % r->channels;
+    double mean = ((const double *)r->aux[0])[c], a = ((const double *)r->aux[1])[c], b = ((const double *)r->aux[2])[c];
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (x[i] - mean) * a + b;
+}
+
+/* Per-channel mean, multiplier and offset (in double, then typed). */
+static oi_status oi__nn_batch_norm(const oi__kernel_args *k) {
+    oi__rows r;
+    oi__rows_start(&r, k, oi__row_batch_norm_f32, oi__row_batch_norm_f64);
+    const oi__tensor *x = k->in[0];
+    int64_t c = x->shape[1];
+    double eps = oi__op_param_f64(k, "epsilon");
+    r.channels = c;
+    size_t es = r.wide ? sizeof(double) : sizeof(float);
+    for (int i = 0; i < 3; i++)
+        r.aux[i] = oi__malloc(es * (size_t)(c ? c : 1));
+    if (!r.aux[0] || !r.aux[1] || !r.aux[2]) {
+        oi__rows_free(&r);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    for (int64_t ch = 0; ch < c; ch++) {
+        double v[4]; /* scale, bias, mean, var */
+        for (int i = 0; i < 4; i++) {
+            const oi__tensor *t = k->in[i + 1];
+            v[i] = oi__load_f64(t->dtype, oi__op_cdata(t), t->offset + ch * t->strides[0]);
+        }
+        double a = v[0] / sqrt(v[3] + eps), per[3] = {v[2], a, v[1]};
+        for (int i = 0; i < 3; i++) {
+            if (r.wide)
+                ((double *)r.aux[i])[ch] = per[i];
+            else
+                ((float *)r.aux[i])[ch] = (float)per[i];
+        }
+    }
+    return oi__rows_over(&r, 2, x->ndim);
+}
+
+/* group_norm: lane (n, g) holds the C/G channels of group g; statistics
+ * over the lane, then channel c's scale and bias. */
+static void oi__row_group_norm_f32(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
+    int64_t per_group = r->channels / r->groups, c0 = (lane % r->groups) * per_group, spatial = n / per_group;
+    float mean = (float)(oi__f32_sum_pow(x, n, 0.0f, 1) / (double)n);
+    float inv = (float)(1.0 / sqrt(oi__f32_sum_pow(x, n, mean, 2) / (double)n + r->eps));
+    for (int64_t c = 0; c < per_group; c++) {
+        float a = inv * ((const float *)r->aux[0])[c0 + c], b = ((const float *)r->aux[1])[c0 + c];
+        const float *xc = x + c * spatial;
+        float *yc = y + c * spatial;
+        OI__MAP8(xc, yc, spatial, (v - mean) * a + b);
+    }
+}
+
+static void oi__row_group_norm_f64(const oi__rows *r, int64_t lane, const double *x, double *y, int64_t n) {
+    int64_t per_group = r->channels / r->groups, c0 = (lane % r->groups) * per_group, spatial = n / per_group;
+    double mean = 0.0, sq = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        mean += x[i];
+    mean /= (double)n;
+    for (int64_t i = 0; i < n; i++)
+        sq += (x[i] - mean) * (x[i] - mean);
+    double inv = 1.0 / sqrt(sq / (double)n + r->eps);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t c = c0 + i / spatial;
+        y[i] = (x[i] - mean) * inv * ((const double *)r->aux[0])[c] + ((const double *)r->aux[1])[c];
+    }
+}
+
+static oi_status oi__nn_group_norm(const oi__kernel_args *k) {
+    oi__rows r;
+    oi__rows_start(&r, k, oi__row_group_norm_f32, oi__row_group_norm_f64);
+    const oi__tensor *x = k->in[0];
+    r.eps = oi__op_param_f64(k, "epsilon");
+    r.groups = oi__op_param_i64(k, "num_groups");
+    r.channels = x->shape[1];
+    for (int i = 0; i < 2; i++) {
+        r.aux[i] = oi__nn_load_dense(k->in[i + 1], r.wide, 1, &r.channels);
+        if (!r.aux[i]) {
+            oi__rows_free(&r);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    if (r.channels == 0)
+        return (oi__rows_free(&r), OI_OK);
+    /* [N, C, rest...] seen as [N, G, C/G, rest...]: lanes are dims 2.. */
+    int ndim = x->ndim + 1;
+    int64_t shape[OI__NN_MAX_DIMS], xs[OI__NN_MAX_DIMS], ys[OI__NN_MAX_DIMS];
+    int64_t per_group = r.channels / r.groups;
+    shape[0] = x->shape[0], xs[0] = x->strides[0], ys[0] = k->out->strides[0];
+    shape[1] = r.groups, xs[1] = per_group * x->strides[1], ys[1] = per_group * k->out->strides[1];
+    for (int d = 1; d < x->ndim; d++) {
+        shape[d + 1] = d == 1 ? per_group : x->shape[d];
+        xs[d + 1] = x->strides[d];
+        ys[d + 1] = k->out->strides[d];
+    }
+    bool mask[OI__NN_MAX_DIMS];
+    oi__nn_dims(ndim, 2, ndim, mask);
+    oi_status s = oi__rows_lanes(&r, ndim, shape, xs, ys, mask);
+    if (s == OI_OK)
+        s = oi__rows_run(&r);
+    oi__rows_free(&r);
+    return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* rope                                                                */
+/* ------------------------------------------------------------------ */
+/* Rotates the pairs of one lane (the last dim at one position) by
+ * position * theta^(-2i / rot): half-split pairs (i, i + rot/2) as in
+ * LLaMA/HF, or interleaved (2i, 2i + 1) as in GPT-J. Dims past `rot` pass
+ * through. Computes in double for every dtype (angles need it), rounds
+ * once. */
+static void oi__row_rope(const oi__rows *r, int64_t lane, const double *x, double *y, int64_t n) {
+    int64_t half = r->rot / 2;
+    int64_t entry = (lane / r->seq_div) % r->seq_len;
+    if (r->batched_positions)
+        entry += (lane / r->batch_div) * r->seq_len;
+    const double *c = r->cos_table + entry * half, *s = r->sin_table + entry * half;
+    for (int64_t i = 0; i < half; i++) {
+        int64_t a = r->interleaved ? 2 * i : i, b = r->interleaved ? 2 * i + 1 : i + half;
+        double x1 = x[a], x2 = x[b];
+        y[a] = x1 * c[i] - x2 * s[i];
+        y[b] = x2 * c[i] + x1 * s[i];
+    }
+    for (int64_t i = r->rot; i < n; i++)
+        y[i] = x[i];
+}
+
+static oi_status oi__nn_rope(const oi__kernel_args *k) {
+    oi__rows r;
+    oi__rows_start(&r, k, NULL, oi__row_rope);
+    const oi__tensor *x = k->in[0], *pos = k->in[1];
+    int seq_axis;
+    if (oi__nn_axis(k, "seq_axis", x->ndim, &seq_axis) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    int64_t dim = x->shape[x->ndim - 1];
+    r.rot = oi__op_param_i64(k, "rotary_dim") ? oi__op_param_i64(k, "rotary_dim") : dim;
+    r.interleaved = oi__op_param_bool(k, "interleaved");
+    r.seq_len = x->shape[seq_axis];
+    r.batched_positions = pos->ndim == 2;
+    /* lanes enumerate dims 0..ndim-2 row-major: the sequence index of lane
+     * l is (l / seq_div) % seq_len, the batch index l / batch_div */
+    r.seq_div = 1;
+    for (int d = seq_axis + 1; d < x->ndim - 1; d++)
+        r.seq_div *= x->shape[d];
+    r.batch_div = 1;
+    for (int d = 1; d < x->ndim - 1; d++)
+        r.batch_div *= x->shape[d];
+    int64_t entries = oi__shape_numel(pos->ndim, pos->shape), half = r.rot / 2;
+    double theta = oi__op_param_f64(k, "theta");
+    r.cos_table = (double *)oi__malloc(sizeof(double) * (size_t)(entries * half + 1));
+    r.sin_table = (double *)oi__malloc(sizeof(double) * (size_t)(entries * half + 1));
+    if (!r.cos_table || !r.sin_table) {
+        oi__rows_free(&r);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    int64_t index[OI_MAX_DIMS] = {0}, at = pos->offset;
+    for (int64_t e = 0; e < entries; e++) {
+        double p = (double)oi__load_i64(pos->dtype, oi__op_cdata(pos), at);
+        for (int64_t i = 0; i < half; i++) {
+            double angle = p * pow(theta, -2.0 * (double)i / (double)r.rot);
+            r.cos_table[e * half + i] = cos(angle);
+            r.sin_table[e * half + i] = sin(angle);
+        }
+        for (int d = pos->ndim - 1; d >= 0; d--) { /* next position entry, row-major */
+            at += pos->strides[d];
+            if (++index[d] < pos->shape[d])
+                break;
+            at -= pos->strides[d] * pos->shape[d];
+            index[d] = 0;
+        }
+    }
+    return oi__rows_over(&r, x->ndim - 1, x->ndim);
+}
+
+/* ------------------------------------------------------------------ */
+/* attention                                                           */
+/* ------------------------------------------------------------------ */
+#define OI__ATTN_BLOCK 64 /* query rows per task: scores are block x T */
+
+typedef struct oi__attn {
+    const oi__tensor *q, *k, *v, *mask;
+    oi__tensor *out;
+    int64_t batch, heads, kv_heads, seq, kv_seq, dim, v_dim;
+    int64_t blocks_per_head;
+    int64_t mask_strides[4];
+    double scale;
+    bool causal, wide;
+    oi__threadpool *gemm_pool; /* for the gemms when the tasks run serially */
+    char *scratch;
+    size_t scratch_bytes; /* per pool thread */
+    oi_status *status;    /* per pool thread */
+} oi__attn;
+
+static oi_status oi__nn_gemm(bool wide, oi__threadpool *pool, bool trans_b, int64_t m, int64_t n, int64_t k,
+                             double alpha, const void *a, int64_t lda, const void *b, int64_t ldb, void *c,
+                             int64_t ldc) {
+    if (wide)
+        return oi__gemm_f64(pool, false, trans_b, m, n, k, alpha, (const double *)a, lda, (const double *)b, ldb, 0.0,
+                            (double *)c, ldc);
+    return oi__gemm_f32(pool, false, trans_b, m, n, k, (float)alpha, (const float *)a, lda, (const float *)b, ldb,
+                        0.0f, (float *)c, ldc);
+}
+
+/* A rows x cols matrix of t at `base` (strides rs, cs) as the gemm wants
+ * it: t's own memory when it has the compute dtype and unit column
+ * stride, else a dense copy in buf. *ld gets the row stride. */
+static const void *oi__nn_matrix(const oi__tensor *t, int64_t base, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                                 bool wide, void *buf, int64_t *ld) {
+    oi_dtype compute = wide ? OI_DTYPE_F64 : OI_DTYPE_F32;
+    const void *data = oi__op_cdata(t);
+    if (t->dtype == compute && (cs == 1 || cols == 1) && (rs >= cols || rows == 1)) {
+        *ld = rows == 1 ? cols : rs;
+        return wide ? (const void *)((const double *)data + base) : (const void *)((const float *)data + base);
+    }
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            double v = oi__load_f64(t->dtype, data, base + r * rs + c * cs);
+            if (wide)
+                ((double *)buf)[r * cols + c] = v;
+            else
+                ((float *)buf)[r * cols + c] = (float)v;
+        }
+    *ld = cols;
+    return buf;
+}
+
+/* Adds the mask and the causal limit to the scores of query row qi, then
+ * takes the softmax. A row that sees no key becomes NaN, like numpy. */
+static void oi__attn_row(const oi__attn *a, int64_t b, int64_t h, int64_t qi, void *row) {
+    int64_t t_len = a->kv_seq;
+    int64_t last = a->causal ? qi + (a->kv_seq - a->seq) : t_len - 1; /* last visible key */
+    double *rd = (double *)row;
+    float *rf = (float *)row;
+    if (a->mask) {
+        int64_t at = a->mask->offset + b * a->mask_strides[0] + h * a->mask_strides[1] + qi * a->mask_strides[2];
+        bool is_bool = a->mask->dtype == OI_DTYPE_BOOL;
+        for (int64_t j = 0; j < t_len; j++) {
+            double m = oi__load_f64(a->mask->dtype, oi__op_cdata(a->mask), at + j * a->mask_strides[3]);
+            if (is_bool)
+                m = m != 0.0 ? 0.0 : -INFINITY;
+            if (a->wide)
+                rd[j] += m;
+            else
+                rf[j] += (float)m;
+        }
+    }
+    for (int64_t j = last + 1 < 0 ? 0 : last + 1; j < t_len; j++) {
+        if (a->wide)
+            rd[j] = -INFINITY;
+        else
+            rf[j] = -INFINITY;
+    }
+    if (a->wide)
+        oi__softmax_f64(rd, rd, t_len, false);
+    else
+        oi__softmax_f32(rf, rf, t_len, false);
+}
+
+/* One task: query rows [i0, i1) of head (b, h). */
+static void oi__attn_task(void *ctx, int task, int thread) {
+    const oi__attn *a = (const oi__attn *)ctx;
+    int64_t head = task / a->blocks_per_head, b = head / a->heads, h = head % a->heads;
+    int64_t hk = h / (a->heads / a->kv_heads);
+    int64_t i0 = (task % a->blocks_per_head) * OI__ATTN_BLOCK;
+    int64_t rows = a->seq - i0 < OI__ATTN_BLOCK ? a->seq - i0 : OI__ATTN_BLOCK;
+    size_t es = a->wide ? sizeof(double) : sizeof(float);
+    char *q_buf = a->scratch + (size_t)thread * a->scratch_bytes;
+    char *k_buf = q_buf + es * (size_t)(rows * a->dim);
+    char *v_buf = k_buf + es * (size_t)(a->kv_seq * a->dim);
+    char *s_buf = v_buf + es * (size_t)(a->kv_seq * a->v_dim);
+    char *o_buf = s_buf + es * (size_t)(rows * a->kv_seq);
+    const oi__tensor *q = a->q, *k = a->k, *v = a->v;
+    oi__tensor *out = a->out;
+    int64_t ldq, ldk, ldv, ldo;
+    const void *qm = oi__nn_matrix(q, q->offset + b * q->strides[0] + h * q->strides[1] + i0 * q->strides[2], rows,
+                                   a->dim, q->strides[2], q->strides[3], a->wide, q_buf, &ldq);
+    const void *km = oi__nn_matrix(k, k->offset + b * k->strides[0] + hk * k->strides[1], a->kv_seq, a->dim,
+                                   k->strides[2], k->strides[3], a->wide, k_buf, &ldk);
+    const void *vm = oi__nn_matrix(v, v->offset + b * v->strides[0] + hk * v->strides[1], a->kv_seq, a->v_dim,
+                                   v->strides[2], v->strides[3], a->wide, v_buf, &ldv);
+    oi_status s = oi__nn_gemm(a->wide, a->gemm_pool, true, rows, a->kv_seq, a->dim, a->scale, qm, ldq, km, ldk, s_buf,
+                              a->kv_seq);
+    for (int64_t r = 0; r < rows && s == OI_OK; r++)
+        oi__attn_row(a, b, h, i0 + r, s_buf + es * (size_t)(r * a->kv_seq));
+    /* the output rows go straight into `out` when it can take them */
+    int64_t out_base = out->offset + b * out->strides[0] + h * out->strides[1] + i0 * out->strides[2];
+    oi_dtype compute = a->wide ? OI_DTYPE_F64 : OI_DTYPE_F32;
+    bool direct = out->dtype == compute && (out->strides[3] == 1 || a->v_dim == 1) &&
+                  (out->strides[2] >= a->v_dim || rows == 1);
+    void *o = direct ? (void *)((char *)oi__tensor_data(out) + es * (size_t)out_base) : (void *)o_buf;
+    ldo = direct && rows > 1 ? out->strides[2] : a->v_dim;
+    if (s == OI_OK)
+        s = oi__nn_gemm(a->wide, a->gemm_pool, false, rows, a->v_dim, a->kv_seq, 1.0, s_buf, a->kv_seq, vm, ldv, o, ldo);
+    for (int64_t r = 0; r < rows && !direct && s == OI_OK; r++)
+        for (int64_t c = 0; c < a->v_dim; c++) {
+            double val = a->wide ? ((double *)o_buf)[r * a->v_dim + c] : (double)((float *)o_buf)[r * a->v_dim + c];
+            oi__store_f64(out->dtype, oi__tensor_data(out), out_base + r * out->strides[2] + c * out->strides[3], val);
+        }
+    if (s != OI_OK)
+        a->status[thread] = s;
+}
+
+static oi_status oi__nn_attention(const oi__kernel_args *k) {
+    oi__attn a;
+    memset(&a, 0, sizeof a);
+    a.q = k->in[0], a.k = k->in[1], a.v = k->in[2], a.mask = k->n_in > 3 ? k->in[3] : NULL;
+    a.out = k->out;
+    a.batch = a.q->shape[0], a.heads = a.q->shape[1], a.seq = a.q->shape[2], a.dim = a.q->shape[3];
+    a.kv_heads = a.k->shape[1], a.kv_seq = a.k->shape[2], a.v_dim = a.v->shape[3];
+    a.causal = oi__op_param_bool(k, "causal");
+    a.scale = oi__op_attr_for(k, "scale") ? oi__op_param_f64(k, "scale") : 1.0 / sqrt((double)a.dim);
+    a.wide = a.q->dtype == OI_DTYPE_F64;
+    if (a.mask) { /* broadcast the mask to [B, Hq, S, T] */
+        int lead = 4 - a.mask->ndim;
+        for (int d = 0; d < 4; d++) {
+            int md = d - lead;
+            a.mask_strides[d] = (md < 0 || a.mask->shape[md] == 1) ? 0 : a.mask->strides[md];
+        }
+    }
+    int64_t heads = a.batch * a.heads;
+    if (heads == 0 || a.seq == 0 || a.v_dim == 0)
+        return OI_OK;
+    a.blocks_per_head = (a.seq + OI__ATTN_BLOCK - 1) / OI__ATTN_BLOCK;
+    int64_t tasks = heads * a.blocks_per_head;
+    double work = (double)(heads * a.seq) * (double)a.kv_seq * (double)(a.dim + a.v_dim);
+    oi__threadpool *pool = work >= 65536.0 ? oi__threadpool_default() : NULL;
+    /* one task: the gemms use the pool; several: the tasks do */
+    a.gemm_pool = tasks == 1 ? pool : NULL;
+    oi__threadpool *task_pool = tasks == 1 ? NULL : pool;
+    int threads = oi__threadpool_size(task_pool);
+    int64_t rows = a.seq < OI__ATTN_BLOCK ? a.seq : OI__ATTN_BLOCK;
+    size_t es = a.wide ? sizeof(double) : sizeof(float);
+    a.scratch_bytes = es * (size_t)(rows * a.dim + a.kv_seq * a.dim + a.kv_seq * a.v_dim + rows * a.kv_seq +
+                                    rows * a.v_dim);
+    a.scratch = (char *)oi__malloc(a.scratch_bytes * (size_t)threads);
+    a.status = (oi_status *)oi__calloc((size_t)threads, sizeof(oi_status));
+    if (!a.scratch || !a.status) {
+        oi__free(a.scratch);
+        oi__free(a.status);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    oi__threadpool_run(task_pool, (int)tasks, oi__attn_task, &a);
+    oi_status s = OI_OK;
+    for (int t = 0; t < threads && s == OI_OK; t++)
+        s = a.status[t];
+    oi__free(a.scratch);
+    oi__free(a.status);
+    return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* top_k, top_k_indices                                                */
+/* ------------------------------------------------------------------ */
+/* A key whose unsigned order is the value order: NaN above +inf, -0 ==
+ * +0; inverted when the smallest are wanted (NaN then ranks last). */
+static uint64_t oi__topk_key(oi_dtype t, const void *data, int64_t at, bool largest) {
+    uint64_t key;
+    if (oi__dtype_is_float(t)) {
+        double v = oi__load_f64(t, data, at);
+        uint64_t bits;
+        v = v == 0.0 ? 0.0 : v;
+        memcpy(&bits, &v, sizeof bits);
+        key = v != v ? UINT64_MAX : (bits >> 63) ? ~bits : bits | ((uint64_t)1 << 63);
+    } else if (oi__dtype_is_signed(t)) {
+        key = (uint64_t)oi__load_i64(t, data, at) ^ ((uint64_t)1 << 63);
+    } else {
+        key = oi__load_u64(t, data, at);
+    }
+    return largest ? key : ~key;
+}
+
+/* Element a ranks below element b: smaller key, or equal and later. */
+static bool oi__topk_worse(const uint64_t *key, int64_t a, int64_t b) {
+    return key[a] < key[b] || (key[a] == key[b] && a > b);
+}
+
+/* heap[0] is the worst of the kept elements. */
+static void oi__topk_sift_down(const uint64_t *key, int64_t *heap, int64_t size, int64_t i) {
+    for (;;) {
+        int64_t worst = i, l = 2 * i + 1, r = 2 * i + 2;
+        if (l < size && oi__topk_worse(key, heap[l], heap[worst]))
+            worst = l;
+        if (r < size && oi__topk_worse(key, heap[r], heap[worst]))
+            worst = r;
+        if (worst == i)
+            return;
+        int64_t t = heap[i];
+        heap[i] = heap[worst];
+        heap[worst] = t;
+        i = worst;
+    }
+}
+
+/* The k best of n keys, best first, into order[0..k). */
+static void oi__topk_select(const uint64_t *key, int64_t n, int64_t k, int64_t *order) {
+    int64_t size = 0;
+    for (int64_t j = 0; j < n && k > 0; j++) {
+        if (size < k) { /* sift up */
+            int64_t i = size++;
+            order[i] = j;
+            while (i > 0 && oi__topk_worse(key, order[i], order[(i - 1) / 2])) {
+                int64_t p = (i - 1) / 2, t = order[i];
+                order[i] = order[p];
+                order[p] = t;
+                i = p;
+            }
+        } else if (oi__topk_worse(key, order[0], j)) {
+            order[0] = j;
+            oi__topk_sift_down(key, order, size, 0);
+        }
+    }
+    while (size > 1) { /* pop the worst to the back */
+        int64_t t = order[0];
+        order[0] = order[--size];
+        order[size] = t;
+        oi__topk_sift_down(key, order, size, 0);
+    }
+}
+
+static oi_status oi__nn_top_k(const oi__kernel_args *k) {
+    const oi__tensor *x = k->in[0];
+    oi__tensor *out = k->out;
+    int axis;
+    if (oi__nn_axis(k, "axis", x->ndim, &axis) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    int64_t kk = oi__op_param_i64(k, "k");
+    bool largest = oi__op_param_bool(k, "largest"), values = k->op == OI_OP_top_k;
+    bool mask[OI__NN_MAX_DIMS];
+    oi__nn_dims(x->ndim, axis, axis + 1, mask);
+    oi__lanes in, lo;
+    if (oi__lanes_init(&in, x->ndim, x->shape, x->strides, x->offset, mask) != OI_OK)
+        return OI_ERROR_OUT_OF_MEMORY;
+    if (oi__lanes_init(&lo, out->ndim, out->shape, out->strides, out->offset, mask) != OI_OK) {
+        oi__lanes_free(&in);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    uint64_t *key = (uint64_t *)oi__malloc(sizeof(uint64_t) * (size_t)(in.len + 1));
+    int64_t *order = (int64_t *)oi__malloc(sizeof(int64_t) * (size_t)(kk + 1));
+    oi_status s = key && order ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+    for (int64_t lane = 0; lane < in.count && s == OI_OK && kk > 0; lane++) {
+        for (int64_t j = 0; j < in.len; j++)
+            key[j] = oi__topk_key(x->dtype, oi__op_cdata(x), in.base[lane] + in.rel[j], largest);
+        oi__topk_select(key, in.len, kk, order);
+        for (int64_t r = 0; r < kk; r++) {
+            int64_t at = lo.base[lane] + lo.rel[r];
+            if (values)
+                oi__store_bits(out->dtype, oi__tensor_data(out), at,
+                               oi__load_bits(x->dtype, oi__op_cdata(x), in.base[lane] + in.rel[order[r]]));
+            else
+                oi__store_i64(out->dtype, oi__tensor_data(out), at, order[r]);
+        }
+    }
+    oi__free(key);
+    oi__free(order);
+    oi__lanes_free(&in);
+    oi__lanes_free(&lo);
+    return s;
+}
+
+/* ------------------------------------------------------------------ */
+static oi_status oi__k_nn(const oi__kernel_args *k) {
+    switch (k->op) {
+    case OI_OP_softmax: case OI_OP_log_softmax: return oi__nn_softmax(k);
+    case OI_OP_layer_norm: case OI_OP_rms_norm: return oi__nn_norm(k);
+    case OI_OP_batch_norm: return oi__nn_batch_norm(k);
+    case OI_OP_group_norm: return oi__nn_group_norm(k);
+    case OI_OP_rope: return oi__nn_rope(k);
+    case OI_OP_attention: return oi__nn_attention(k);
+    case OI_OP_top_k: case OI_OP_top_k_indices: return oi__nn_top_k(k);
+    default: return oi__fail(OI_ERROR_UNSUPPORTED, "%s: not an nn op", oi_op_name(k->op));
+    }
+}
