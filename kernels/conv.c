@@ -6,7 +6,8 @@
  * Operands are read once into dense row-major buffers: f32 for every
  * float dtype below f64 (the gemm computes in f32 and the result is
  * rounded once), f64 for f64. Pooling sums and compares in f64 and rounds
- * once. A dense f32/f64 operand is used in place, without a copy. */
+ * once (exact for max_pool2d's i8/u8). A dense f32/f64 operand is used in
+ * place, without a copy. */
 #include "../openinfer_impl/internal.h"
 
 #define OI__CONV_MAX_SPATIAL 3
@@ -228,6 +229,10 @@ static oi_status oi__conv_geom_pool(const oi__kernel_args *k, const oi__op_sig *
     oi__auto_pad mode;
     if (oi__conv_ints(k, "kernel_shape", g->s, 1, 1, g->kernel) || oi__conv_read_window(k, g, &mode))
         return OI_ERROR_VALIDATION;
+    for (int d = 0; d < g->s; d++) /* else a window could hold nothing but padding */
+        if (g->pad_b[d] >= oi__conv_effective_kernel(g, d) || g->pad_e[d] >= oi__conv_effective_kernel(g, d))
+            return oi__fail(OI_ERROR_VALIDATION, "%s: pads on spatial dim %d must be smaller than the window (%lld)", name,
+                            d, (long long)oi__conv_effective_kernel(g, d));
     return oi__conv_window_out(k, mode, oi__op_param_bool(k, "ceil_mode"), g);
 }
 

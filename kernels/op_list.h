@@ -186,7 +186,7 @@
       "ONNX Conv: x [N, C, H, W], w [M, C / group, kH, kW], optional bias [M] -> [N, M, H', W']") \
     X(conv_transpose2d, 3, "convolution", CUSTOM, SAME, OI__F_OPT, OI__DTS_F, 0, oi__k_conv, \
       "ONNX ConvTranspose: x [N, C, H, W], w [C, M / group, kH, kW], optional bias [M] -> [N, M, H', W']") \
-    X(max_pool2d, 1, "convolution", CUSTOM, SAME, 0, OI__DTS_F, 0, oi__k_conv, \
+    X(max_pool2d, 1, "convolution", CUSTOM, SAME, 0, OI__DTS_F | OI__DTS(I8) | OI__DTS(U8), 0, oi__k_conv, \
       "ONNX MaxPool over [N, C, H, W]: padding never wins, NaN propagates") \
     X(avg_pool2d, 1, "convolution", CUSTOM, SAME, 0, OI__DTS_F, 0, oi__k_conv, \
       "ONNX AveragePool over [N, C, H, W] (sums in f64)") \

@@ -150,7 +150,7 @@ static void expect_shape(const oi__tensor *t, int ndim, const int64_t *shape) {
 
 /* ---- the table ---- */
 static void test_table(void) {
-    CHECK_EQ_INT(OI_OP_COUNT, 48);
+    CHECK(OI_OP_COUNT >= 48); /* the original's 48, then issue 6's ops */
     CHECK(strcmp(oi_op_name(OI_OP_add), "add") == 0);
     CHECK(strcmp(oi_op_name(OI_OP_fill_nan_like), "fill_nan_like") == 0);
     CHECK(oi_op_name(OI_OP_COUNT) == NULL);
@@ -797,9 +797,10 @@ typedef struct sweep_op {
     const char *name;
     int arity;
     uint32_t dtypes, acc_dtypes;
+    const char *shape;
 } sweep_op;
 #define SWEEP_OP_ROW(name, arity, category, shape, out, flags, dtypes, acc_dtypes, kernel, summary) \
-    {#name, arity, dtypes, acc_dtypes},
+    {#name, arity, dtypes, acc_dtypes, #shape},
 static const sweep_op sweep_ops[] = {OI_OP_LIST(SWEEP_OP_ROW)};
 
 typedef struct sweep_param {
@@ -861,6 +862,8 @@ static void test_every_op_and_dtype(void) {
         const sweep_op *row = &sweep_ops[op];
         CHECK(strcmp(row->name, oi_op_name((oi_op)op)) == 0);
         CHECK_EQ_INT(row->arity, oi__op_arity((oi_op)op));
+        if (strcmp(row->shape, "CUSTOM") == 0)
+            continue; /* op-specific shapes and inputs: their family tests (test_shape_ops, test_nn_ops) */
         oi__attr attrs[4];
         size_t n = required_attrs(row->name, attrs, &axis);
         for (int t = 1; t < (int)OI_DTYPE_COUNT; t++) {

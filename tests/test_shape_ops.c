@@ -588,6 +588,17 @@ static void test_pools(void) {
     oi__tensor_free(r), oi__tensor_free(x);
     free_attrs(a, 6);
 
+    /* u8 by hand: 2x2 windows, stride 2 over [[1 9 3 4] [5 2 250 0]] */
+    int64_t bytes[8] = {1, 9, 3, 4, 5, 2, 250, 0}, maxima[2] = {9, 250};
+    x = tensor_i(OI_DTYPE_U8, SHAPE(1, 1, 2, 4), bytes);
+    a[0] = attr_ints("kernel_shape", INTS(2, 2));
+    a[1] = attr_ints("strides", INTS(2, 2));
+    r = run1(OI_OP_max_pool2d, a, 2, x);
+    CHECK(r && r->dtype == OI_DTYPE_U8 && r->shape[3] == 2 && oi__load_i64(r->dtype, oi__tensor_data(r), 0) == maxima[0] &&
+          oi__load_i64(r->dtype, oi__tensor_data(r), 1) == maxima[1]);
+    oi__tensor_free(r), oi__tensor_free(x);
+    free_attrs(a, 2);
+
     const oi_dtype types[3] = {OI_DTYPE_F32, OI_DTYPE_F16, OI_DTYPE_F64};
     for (int ti = 0; ti < 3; ti++) {
         oi_dtype t = types[ti];
@@ -696,6 +707,10 @@ static void test_errors(void) {
     a[0] = attr_ints("kernel_shape", INTS(2, 2));
     a[1] = attr_s("auto_pad", "SAME");
     expect_error(OI_OP_avg_pool2d, a, 2, 1, conv, "avg_pool2d: auto_pad 'SAME' is unknown");
+    free_attrs(a, 2);
+    a[0] = attr_ints("kernel_shape", INTS(2, 2));
+    a[1] = attr_ints("pads", INTS(0, 2, 0, 0));
+    expect_error(OI_OP_max_pool2d, a, 2, 1, conv, "max_pool2d: pads on spatial dim 1 must be smaller than the window (2)");
     free_attrs(a, 2);
     a[0] = attr_ints("strides", INTS(1, 1, 1));
     const oi__tensor *conv_ok[2] = {img, img};
