@@ -9,6 +9,10 @@ DEBIAN_PACKAGES=(meson ninja-build gcc g++ clang pkg-config libstb-dev libvulkan
                  libvulkan-volk-dev glslc mesa-vulkan-drivers python3 libopenblas-dev
                  libonnx-testdata python3-onnx)  # ONNX node tests + their reader (/usr/bin/python3)
 PYTHON_PACKAGES=(numpy pytest)
+# For the benchmarks and generators only (bench_encoder: onnx + onnxruntime; tests/digits/
+# gen_digits.py: scikit-learn's bundled digits); "package:module" when the import name differs.
+# A failed install only warns: bench_encoder then reports itself skipped.
+OPTIONAL_PYTHON_PACKAGES=(onnx onnxruntime scikit-learn:sklearn)
 
 missing_debian() {
     local pkg
@@ -40,6 +44,18 @@ install_python() {
         python3 -m pip install -q --break-system-packages "${missing[@]}"
 }
 
+install_optional_python() {
+    local entry missing=()
+    for entry in "${OPTIONAL_PYTHON_PACKAGES[@]}"; do
+        python3 -c "import ${entry#*:}" 2>/dev/null || missing+=("${entry%%:*}")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "setup: installing Python packages for the benchmarks: ${missing[*]}"
+    python3 -m pip install -q "${missing[@]}" 2>/dev/null ||
+        python3 -m pip install -q --break-system-packages "${missing[@]}" 2>/dev/null ||
+        echo "setup: could not install ${missing[*]} (bench_encoder will be skipped)" >&2
+}
+
 configure_and_build() {
     if [ ! -f build/build.ninja ]; then
         meson setup build >/dev/null
@@ -49,4 +65,5 @@ configure_and_build() {
 
 install_debian
 install_python
+install_optional_python
 configure_and_build
