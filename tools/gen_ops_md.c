@@ -110,6 +110,8 @@ static const char *shape_text(const char *rule, unsigned flags) {
         return "`axes` dropped (size 1 with `keepdims`)";
     if (strcmp(rule, "ARGREDUCE") == 0)
         return "`axis` dropped (size 1 with `keepdims`)";
+    if (strcmp(rule, "CUSTOM") == 0)
+        return "op-specific (see the summary and the parameters)";
     return "scalar `[]`";
 }
 
@@ -141,7 +143,7 @@ static void put_header(void) {
     put("names the op and the statement.\n\n");
     put("Dtype groups: **F** = f8 (E5M2) bf16 f16 f32 f64; **S** = i8 i16 i32 i64; **U** = u8 u16 u32 u64;\n");
     put("**Pi** = i1 i2 i4; **Pu** = u1 u2 u4; **T** = t1 t2 (ternary). All inputs of an op share one dtype\n");
-    put("(filter's condition may also be bool).\n\n");
+    put("(filter's condition may also be bool; gather's indices are integers, where's condition is bool).\n\n");
     put("Backends: the CPU kernels (kernels/) are the reference and run every row. The Vulkan backend runs\n");
     put("f32 f16 bf16 i8 i16 i32 u8 u16 u32 bool without `acc=`; anything else falls back to the CPU kernel.\n\n");
     put("Flags: **B** numpy broadcasting of the inputs (stride 0, nothing is copied), **I** the output may be\n");
