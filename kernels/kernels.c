@@ -112,6 +112,13 @@ oi_op oi_op_from_name(const char *name) {
 
 int oi__op_arity(oi_op op) { return oi__op_valid(op) ? oi__op_defs[op].arity : -1; }
 
+int oi__op_min_inputs(oi_op op) {
+    if (!oi__op_valid(op))
+        return -1;
+    unsigned flags = oi__op_defs[op].flags;
+    return (flags & OI__F_VAR) ? 1 : (flags & OI__F_OPT) ? oi__op_defs[op].arity - 1 : oi__op_defs[op].arity;
+}
+
 bool oi__op_allows_inplace(oi_op op) { return oi__op_valid(op) && (oi__op_defs[op].flags & OI__F_I) != 0; }
 
 /* ------------------------------------------------------------------ */

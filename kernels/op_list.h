@@ -153,6 +153,53 @@
       "every element set to value (the input gives shape and dtype)") \
     X(fill_nan_like, 1, "mutation", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
       "non-finite elements (NaN, +-inf) replaced by value") \
+    /* math and neural-network ops */ \
+    X(exp, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+      "e^x") \
+    X(log, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+      "natural logarithm (x < 0 gives NaN, 0 gives -inf)") \
+    X(sqrt, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+      "square root (x < 0 gives NaN)") \
+    X(rsqrt, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+      "1 / sqrt(x)") \
+    X(pow, 2, "math", EW, SAME, OI__F_B | OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+      "pow(a, b) as C pow (ONNX Pow with one dtype)") \
+    X(erf, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+      "the error function") \
+    X(tanh, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+      "hyperbolic tangent") \
+    X(sigmoid, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+      "1 / (1 + e^-x)") \
+    X(gelu, 1, "math", CUSTOM, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+      "ONNX Gelu: x * Phi(x) (`approximate`=\"tanh\": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))))") \
+    X(silu, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+      "x * sigmoid(x) (swish)") \
+    X(softplus, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+      "log(1 + e^x), computed without overflow") \
+    X(softmax, 1, "normalization", CUSTOM, SAME, 0, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_nn, \
+      "ONNX Softmax (opset 13) along `axis`: e^(x - max) / sum; a row of -inf gives NaN") \
+    X(log_softmax, 1, "normalization", CUSTOM, SAME, 0, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_nn, \
+      "ONNX LogSoftmax along `axis`: (x - max) - log(sum e^(x - max))") \
+    X(layer_norm, 3, "normalization", CUSTOM, SAME, OI__F_OPT, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_nn, \
+      "ONNX LayerNormalization(x, scale[, bias]) over dims `axis`..: (x - mean) / sqrt(var + epsilon) * scale + bias; scale and bias broadcast to x.shape[axis:]") \
+    X(rms_norm, 2, "normalization", CUSTOM, SAME, 0, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_nn, \
+      "ONNX RMSNormalization / LLaMA RMSNorm(x, scale) over dims `axis`..: x / sqrt(mean(x^2) + epsilon) * scale") \
+    X(batch_norm, 5, "normalization", CUSTOM, SAME, 0, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_nn, \
+      "ONNX BatchNormalization, inference: (x, scale, bias, mean, var), x [N, C, ...], the others [C]: (x - mean) / sqrt(var + epsilon) * scale + bias") \
+    X(group_norm, 3, "normalization", CUSTOM, SAME, 0, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_nn, \
+      "ONNX GroupNormalization (opset 21)(x, scale, bias): x [N, C, ...] normalized per `num_groups` channel groups, then per-channel scale [C] and bias [C]") \
+    X(rope, 2, "transformer", CUSTOM, SAME, OI__F_MIX, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_nn, \
+      "rotary embedding rope(x, positions): x [..., seq, ..., dim] (sequence at `seq_axis`), positions i32/i64 [seq] or [x.shape[0], seq]; pair (a, b) at angle pos * theta^(-2i/rotary_dim) becomes (a cos - b sin, b cos + a sin)") \
+    X(attention, 4, "transformer", CUSTOM, SAME, OI__F_OPT | OI__F_MIX, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_nn, \
+      "attention(q, k, v[, mask]): softmax(scale q k^T + mask) v; q [B, Hq, S, D], k [B, Hkv, T, D], v [B, Hkv, T, Dv] (Hq a multiple of Hkv: grouped-query heads), mask added (or bool: true keeps) broadcast to [B, Hq, S, T] -> [B, Hq, S, Dv]") \
+    X(top_k, 1, "selection", CUSTOM, SAME, 0, (OI__DTS_F & ~OI__DTS(F8)) | OI__DTS_S | OI__DTS_U, 0, oi__k_nn, \
+      "ONNX TopK values: the `k` largest (or smallest) along `axis`, best first, ties by lower index, NaN above +inf") \
+    X(top_k_indices, 1, "selection", CUSTOM, I64, 0, (OI__DTS_F & ~OI__DTS(F8)) | OI__DTS_S | OI__DTS_U, 0, oi__k_nn, \
+      "ONNX TopK indices (i64) of the values top_k gives, with the same parameters") \
+    X(matmul_q8, 3, "quantized", CUSTOM, SAME, OI__F_MIX, OI__DTS(BF16) | OI__DTS(F16) | OI__DTS(F32), 0, oi__k_quant, \
+      "matmul_q8(x, w, scale): x [..., K] times per-channel int8 weights w i8 [N, K] (or [K, N], `layout`), scale [N] -> [..., N]: y = scale[n] * sum_k x[k] w[n, k]") \
+    X(matmul_q4, 2, "quantized", CUSTOM, SAME, OI__F_MIX, OI__DTS(BF16) | OI__DTS(F16) | OI__DTS(F32), 0, oi__k_quant, \
+      "matmul_q4(x, w): x [..., K] times 4-bit block weights w u8 [N, K/32 * block bytes] (ggml q4_0 or q4_1 blocks of 32 along K, `format`) -> [..., N]") \
     /* shape, view and convolution ops */ \
     X(reshape, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
       "`shape` with ONNX's 0 (copy the input dim) and one -1 (inferred); a view of dense data") \
@@ -241,6 +288,33 @@
     X(cast, saturate, BOOL, OPT, 1, "true", "clamp to the target range (false: wrap); NaN gives 0") \
     X(fill, value, SCALAR, REQ, 0, "required", "the value (an integer for integer dtypes)") \
     X(fill_nan_like, value, SCALAR, OPT, 0, "0", "replacement for NaN and +-inf") \
+    /* math and neural-network ops */ \
+    X(gelu, approximate, STRING, OPT, 0, "\"none\"", "\"none\" (exact, with erf) or \"tanh\"") \
+    X(softmax, axis, INT, OPT, -1, "-1", "the axis normalized (negative counts from the end)") \
+    X(log_softmax, axis, INT, OPT, -1, "-1", "the axis normalized (negative counts from the end)") \
+    X(layer_norm, axis, INT, OPT, -1, "-1", "the first normalized dim: dims axis.. are normalized together") \
+    X(layer_norm, epsilon, SCALAR, OPT, 1e-5, "1e-5", "added to the variance") \
+    X(rms_norm, axis, INT, OPT, -1, "-1", "the first normalized dim: dims axis.. are normalized together") \
+    X(rms_norm, epsilon, SCALAR, OPT, 1e-5, "1e-5", "added to the mean square") \
+    X(batch_norm, epsilon, SCALAR, OPT, 1e-5, "1e-5", "added to the variance") \
+    X(group_norm, num_groups, INT, REQ, 0, "required", "channel groups (divides C); statistics per sample and group") \
+    X(group_norm, epsilon, SCALAR, OPT, 1e-5, "1e-5", "added to the variance") \
+    X(rope, theta, SCALAR, OPT, 10000.0, "10000", "frequency base: pair i turns by pos * theta^(-2i / rotary_dim)") \
+    X(rope, interleaved, BOOL, OPT, 0, "false", "pairs are (2i, 2i + 1) as in GPT-J (false: (i, i + rotary_dim/2) as in LLaMA/HF)") \
+    X(rope, seq_axis, INT, OPT, -2, "-2", "the sequence axis of x: -2 for [..., seq, dim] (e.g. [B, H, S, D]), -3 (or 1) for [B, S, H, D]") \
+    X(rope, rotary_dim, INT, OPT, 0, "dim", "rotate only the first rotary_dim (even) channels; the rest pass through") \
+    X(attention, causal, BOOL, OPT, 0, "false", "query i sees keys j <= i + T - S (bottom-right aligned, so a query block at the end of a KV cache works)") \
+    X(attention, scale, SCALAR, OPT, 0, "1/sqrt(D)", "multiplies q k^T") \
+    X(top_k, k, INT, REQ, 0, "required", "how many (0 to the size of axis)") \
+    X(top_k, axis, INT, OPT, -1, "-1", "the axis searched (negative counts from the end)") \
+    X(top_k, largest, BOOL, OPT, 1, "true", "the largest (false: the smallest)") \
+    X(top_k, sorted, BOOL, OPT, 1, "true", "accepted for ONNX; the result is always sorted") \
+    X(top_k_indices, k, INT, REQ, 0, "required", "how many (0 to the size of axis)") \
+    X(top_k_indices, axis, INT, OPT, -1, "-1", "the axis searched (negative counts from the end)") \
+    X(top_k_indices, largest, BOOL, OPT, 1, "true", "the largest (false: the smallest)") \
+    X(top_k_indices, sorted, BOOL, OPT, 1, "true", "accepted for ONNX; the result is always sorted") \
+    X(matmul_q8, layout, STRING, OPT, 0, "\"nk\"", "\"nk\": w is [N, K] (a row per output); \"kn\": w is [K, N]") \
+    X(matmul_q4, format, STRING, OPT, 0, "\"q4_0\"", "\"q4_0\": 18-byte blocks (f16 d, 16 bytes of nibbles q), value (q - 8) * d; \"q4_1\": 20-byte blocks (f16 d, f16 m, nibbles), value q * d + m; low nibbles are elements 0..15 of a block, high nibbles 16..31") \
     /* shape, view and convolution ops */ \
     X(reshape, shape, INT_LIST, REQ, 0, "required", "the new dims: -1 once (inferred), 0 copies the input dim (unless allowzero)") \
     X(reshape, allowzero, BOOL, OPT, 0, "false", "0 in shape means a real 0") \

@@ -354,6 +354,7 @@ oi_status oi__op_infer(oi_op op, const oi__attr *attrs, size_t n_attrs,
 oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs,
                          const oi__tensor *const *inputs, size_t n_inputs, oi__tensor *out);
 int oi__op_arity(oi_op op);     /* number of inputs */
+int oi__op_min_inputs(oi_op op); /* fewer with an optional or variadic input */
 bool oi__op_allows_inplace(oi_op op);
 /* Layout ops (reshape, transpose, squeeze, unsqueeze, slice, split, expand;
  * kernels/shape.c) without a copy: *out_view shares in's storage (refcount

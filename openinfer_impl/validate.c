@@ -668,8 +668,11 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
     const char *op_name = oi_op_name(n->op);
     int arity = oi__op_arity(n->op);
     int n_in = (int)arrlen(n->inputs);
-    if (n_in != arity)
+    int min_in = oi__op_min_inputs(n->op);
+    if ((n_in < min_in || n_in > arity) && min_in == arity)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "op %s expects %d inputs, got %d", op_name, arity, n_in);
+    if (n_in < min_in || n_in > arity)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "op %s expects %d to %d inputs, got %d", op_name, min_in, arity, n_in);
     if (n_in > 8)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "op %s: too many inputs", op_name);
     if (!n->output)

@@ -808,6 +808,75 @@ static void test_graph_views(void) {
     oi_model_close(m);
 }
 
+/* Optional and variadic inputs from the DSL: conv2d without a bias,
+ * concat of two inputs; too few inputs are refused at validation. */
+OI_GRAPH(g_optional,
+  OI_DYNAMIC(
+    OI_VAR(x, f32[1, 2, 4, 4])
+  )
+  OI_VOLATILE(
+    OI_VAR(w, f32[3, 2, 1, 1])
+    OI_VAR(y, f32[1, 6, 4, 4])
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(c, f32[1, 3, 4, 4])
+    OI_OP(conv2d, x, w) OI_TO(c)
+    OI_OP(concat, c, c, axis=1) OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(g_too_few,
+  OI_VOLATILE(
+    OI_VAR(w, f32[3, 2, 1, 1])
+    OI_VAR(y, f32[3, 2, 1, 1])
+  )
+  OI_BLOCK(entry,
+    OI_OP(conv2d, w) OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+static void test_graph_optional_inputs(void) {
+    oi_writer *wr = oi_writer_new();
+    float wv[6] = {1, 0, 0, 1, 1, -1}; /* y0 = x0, y1 = x1, y2 = x0 - x1 */
+    uint64_t dims[4] = {3, 2, 1, 1};
+    CHECK_OK(oi_writer_add_tensor(wr, "w", OI_DTYPE_F32, 4, dims, wv, NULL));
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(oi_writer_to_memory(wr, 2, &bytes, &size));
+    oi_writer_free(wr);
+    oi_model *m = bytes ? oi_model_open_memory(bytes, size) : NULL;
+    oi_simulator_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.device = OI_DEVICE_CPU;
+    oi_simulator *sim = m ? oi_simulator_new_desc(m, &desc) : NULL;
+    oi_executor *e = sim ? oi_simulator_make_executor(sim, g_optional()) : NULL;
+    CHECK_MSG(e != NULL, "executor: %s", oi_last_error());
+    if (e) {
+        float xv[32];
+        for (int i = 0; i < 32; i++) /* x[c, p] = 16 c + p */
+            xv[i] = (float)i;
+        CHECK_OK(OI_TRY_INSERT(e, x, xv, 32));
+        CHECK_OK(oi_executor_run_step(e));
+        oi_tensor_view v;
+        if (oi_executor_fetch(e, "y", OI_DTYPE_F32, &v) == OI_OK && v.len == 96)
+            for (int half = 0; half < 2; half++)
+                for (int p = 0; p < 16; p++) {
+                    const float *y = (const float *)v.data + half * 48;
+                    CHECK_NEAR(y[p], p, 0);
+                    CHECK_NEAR(y[16 + p], 16 + p, 0);
+                    CHECK_NEAR(y[32 + p], -16, 0);
+                }
+    }
+    oi_executor_free(e);
+    CHECK(sim && !oi_simulator_make_executor(sim, g_too_few()));
+    CHECK_STR_CONTAINS(oi_last_error(), "op conv2d expects 2 to 3 inputs, got 1");
+    oi_simulator_free(sim);
+    oi_model_close(m);
+    oi_free(bytes);
+}
+
 /* Big allocations made while recording that are still live: a step that
  * transposes a [64, 1024] f32 input (256 KiB) into temporaries must not
  * keep a copy of it. (The executor may zero-fill a temporary at its
@@ -916,5 +985,6 @@ int main(void) {
     test_errors();
     test_graph_views();
     test_graph_no_copy();
+    test_graph_optional_inputs();
     return check_result("test_shape_ops");
 }
