@@ -46,6 +46,13 @@ static oi_status oi__k_shape(const oi__kernel_args *k);
 static oi_status oi__k_shape_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out);
 static oi_status oi__k_conv(const oi__kernel_args *k);
 static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out);
+/* math and neural-network ops: kernels/math.c, kernels/nn.c, kernels/quant.c */
+static oi_status oi__k_math(const oi__kernel_args *k);
+static oi_status oi__k_math_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out);
+static oi_status oi__k_nn(const oi__kernel_args *k);
+static oi_status oi__k_nn_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out);
+static oi_status oi__k_quant(const oi__kernel_args *k);
+static oi_status oi__k_quant_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out);
 /* A family with CUSTOM-shape ops also declares its `<kernel>_infer` here:
  * static oi_status oi__k_<family>_infer(const oi__kernel_args *k,
  *     const oi__op_sig *in, size_t n_in, oi__op_sig *out); */
@@ -849,3 +856,6 @@ oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs, const 
 #include "cast.c"
 #include "shape.c"
 #include "conv.c"
+#include "math.c"
+#include "nn.c"
+#include "quant.c"
