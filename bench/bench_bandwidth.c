@@ -1,6 +1,6 @@
 /* bench_bandwidth.c - memory-bound kernels as a fraction of memcpy.
  *
- * Usage: bench_bandwidth [rows cols] [rounds]      (defaults 4096 4096, 5 rounds)
+ * Usage: bench_bandwidth [rows cols] [rounds]      (defaults 4096 4096, 10 rounds)
  *
  * Times the CPU op kernels directly (oi__op_run_cpu from internal.h, the
  * call the executor makes for every CPU node, without the graph around it)
@@ -177,7 +177,7 @@ static void workspace_free(workspace *w) {
 
 int main(int argc, char **argv) {
     int64_t rows = argc > 2 ? atoll(argv[1]) : 4096, cols = argc > 2 ? atoll(argv[2]) : 4096;
-    int rounds = argc > 3 ? atoi(argv[3]) : (argc == 2 ? atoi(argv[1]) : 5);
+    int rounds = argc > 3 ? atoi(argv[3]) : (argc == 2 ? atoi(argv[1]) : 10);
     if (rows < 1 || cols < 1 || rounds < 1) {
         fprintf(stderr, "usage: bench_bandwidth [rows cols] [rounds]\n");
         return 2;
