@@ -130,8 +130,14 @@ typedef struct oi__vk_set_entry {
     VkDescriptorSet value;
 } oi__vk_set_entry;
 
+/* A model tensor's bytes: where they are mapped and how many. (16 bytes:
+ * stb_ds hashes 4- and 8-byte keys with shifts UBSan rejects.) */
+typedef struct oi__vk_weight_key {
+    const void *data;
+    uint64_t nbytes;
+} oi__vk_weight_key;
 typedef struct oi__vk_weight_entry {
-    const void *key; /* the host bytes of a borrowed (model) storage */
+    oi__vk_weight_key key;
     oi__vk_buffer *value;
 } oi__vk_weight_entry;
 

@@ -296,9 +296,13 @@ static oi_status oi__vk_resident(oi__vk_context *ctx, oi__storage *s, bool fill_
     if (s->device_owner)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "vulkan: a tensor lives on another device (%s backend)",
                         s->device_owner->name);
+    oi__vk_weight_key key;
+    memset(&key, 0, sizeof key);
+    key.data = s->data;
+    key.nbytes = s->nbytes;
     if (s->borrowed) {
-        ptrdiff_t i = hmgeti(ctx->weights, s->data);
-        if (i >= 0 && ctx->weights[i].value->size >= s->nbytes) {
+        ptrdiff_t i = hmgeti(ctx->weights, key);
+        if (i >= 0) {
             *out = ctx->weights[i].value;
             oi__vk_attach(ctx, s, *out);
             return OI_OK;
@@ -314,7 +318,6 @@ static oi_status oi__vk_resident(oi__vk_context *ctx, oi__storage *s, bool fill_
         return st;
     }
     if (s->borrowed) {
-        const void *key = s->data;
         buf->weight = true;
         hmput(ctx->weights, key, buf);
         ctx->stats.weight_uploads++;
