@@ -18,11 +18,11 @@ find_data() {
     return 1
 }
 
-# The converter needs numpy and onnx: Debian's python3-onnx is for /usr/bin/python3,
-# the python3 on PATH may be another one.
+# The converter needs numpy and onnx: Debian's python3-onnx (the same release as the test
+# data) is for /usr/bin/python3, tried first; a python3 on PATH with PyPI's onnx works too.
 find_python() {
     local py
-    for py in python3 /usr/bin/python3; do
+    for py in /usr/bin/python3 python3; do
         if command -v "$py" >/dev/null && "$py" -c "import numpy, onnx" 2>/dev/null; then
             echo "$py"
             return 0
