@@ -47,7 +47,6 @@ OI_GRAPH(encoder,
     OI_VAR(W2(l), f32[F, D], @pattern("enc.{l}.w2"))   OI_VAR(b2(l), f32[D], @pattern("enc.{l}.b2"))
     OI_VAR(g1(l), f32[D], @pattern("enc.{l}.ln1_g"))   OI_VAR(be1(l), f32[D], @pattern("enc.{l}.ln1_b"))
     OI_VAR(g2(l), f32[D], @pattern("enc.{l}.ln2_g"))   OI_VAR(be2(l), f32[D], @pattern("enc.{l}.ln2_b"))
-    OI_VAR(no_mask, f32[S, S], @init(0.0)) /* validation wants attention's optional mask (yet) */
   )
   OI_BLOCK(entry,
     OI_ASSIGN(h, f32[B*S, D])
@@ -68,7 +67,7 @@ OI_GRAPH(encoder,
       OI_OP(transpose, qs, perm=[0, 2, 1, 3]) OI_TO(qh)
       OI_OP(transpose, ks, perm=[0, 2, 1, 3]) OI_TO(kh)
       OI_OP(transpose, vs, perm=[0, 2, 1, 3]) OI_TO(vh)
-      OI_OP(attention, qh, kh, vh, no_mask) OI_TO(ctx)
+      OI_OP(attention, qh, kh, vh) OI_TO(ctx)
       OI_OP(transpose, ctx, perm=[0, 2, 1, 3]) OI_TO(ctx_s)
       OI_OP(reshape, ctx_s, shape=[-1, 384]) OI_TO(joined)
       OI_OP(gemm, joined, Wo[l], bo[l]) OI_TO(proj)
