@@ -345,6 +345,15 @@ static oi_status oi__conv_dense(const oi__tensor *t, bool wide, oi__conv_buf *bu
     if (!buf->data)
         return OI_ERROR_OUT_OF_MEMORY;
     buf->owned = true;
+    if (oi__tensor_is_contiguous(t)) { /* the common case: no index arithmetic, f32 <-> f64 directly */
+        if (t->dtype == OI_DTYPE_F32 && wide)
+            for (int64_t i = 0; i < n; i++)
+                ((double *)buf->data)[i] = ((const float *)oi__op_cdata(t))[t->offset + i];
+        else
+            for (int64_t i = 0; i < n; i++)
+                oi__conv_put(buf->data, wide, i, oi__load_f64(t->dtype, oi__op_cdata(t), t->offset + i));
+        return OI_OK;
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t at = t->offset;
         for (int d = 0; d < t->ndim; d++)
@@ -373,6 +382,15 @@ static void oi__conv_finish(oi__tensor *out, bool wide, oi__conv_buf *buf) {
     if (!buf->owned)
         return;
     int64_t n = oi__shape_numel(out->ndim, out->shape), index[OI_MAX_DIMS] = {0};
+    if (oi__tensor_is_contiguous(out)) {
+        if (out->dtype == OI_DTYPE_F32 && wide)
+            for (int64_t i = 0; i < n; i++)
+                ((float *)oi__tensor_data(out))[out->offset + i] = (float)((const double *)buf->data)[i];
+        else
+            for (int64_t i = 0; i < n; i++)
+                oi__store_f64(out->dtype, oi__tensor_data(out), out->offset + i, oi__conv_get(buf->data, wide, i));
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t at = out->offset;
         for (int d = 0; d < out->ndim; d++)
