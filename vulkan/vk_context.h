@@ -11,6 +11,10 @@
 #define OI__VK_SET_CACHE_LIMIT 4096                   /* cached descriptor sets       */
 #define OI__VK_MAX_TIMES 4096                         /* GPU op times kept until taken */
 
+/* Shrinking an stb array never allocates: no need for arrsetlen (which may). */
+#define OI__VK_TRUNCATE(a, n) do { if (a) stbds_header(a)->length = (size_t)(n); } while (0)
+#define OI__VK_CLEAR(a) OI__VK_TRUNCATE(a, 0)
+
 /* The shader families, one per vulkan/shaders/<name>.comp ... */
 typedef enum oi__vk_family { OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL } oi__vk_family;
 /* ... each built once per input value class (floats, signed, unsigned):
@@ -79,6 +83,12 @@ typedef struct oi__vk_readback {
     size_t nbytes;
 } oi__vk_readback;
 
+/* Which run_op a timestamped dispatch belongs to. */
+typedef struct oi__vk_tag {
+    uint64_t seq;
+    oi_op op;
+} oi__vk_tag;
+
 /* What one submission holds: uploads first, then the compute stream, then
  * downloads. */
 typedef struct oi__vk_list {
@@ -86,14 +96,17 @@ typedef struct oi__vk_list {
     oi__vk_cmd *cmds;
     oi__vk_cmd *downloads;
     VkBufferMemoryBarrier *barriers;
-    oi__vk_range *upload_ranges;   /* (for the barrier after uploads: dst buffer ranges) */
-    VkBuffer *upload_buffers;
     /* not compared: */
     oi__vk_readback *readbacks;
-    uint64_t *dispatch_seq;        /* op sequence number of each timestamped dispatch */
-    oi_op *dispatch_op;
+    oi__vk_tag *tags;      /* one per timestamped dispatch */
     uint32_t n_timestamps;
 } oi__vk_list;
+
+/* A range written in the current barrier epoch. */
+typedef struct oi__vk_written {
+    VkBuffer buffer;
+    VkDeviceSize offset, size;
+} oi__vk_written;
 
 /* A recorded command buffer and the list it was recorded from; a later
  * submission of an equal list replays it. */
@@ -107,8 +120,6 @@ typedef struct oi__vk_slot {
     bool recorded;
     oi__vk_cmd *uploads, *cmds, *downloads; /* copies of the recorded list */
     VkBufferMemoryBarrier *barriers;
-    VkBuffer *upload_buffers;
-    oi__vk_range *upload_ranges;
 } oi__vk_slot;
 
 typedef struct oi__vk_pipeline_key {
@@ -203,8 +214,7 @@ typedef struct oi__vk_context {
     oi__vk_slot *slots;     /* stb array of at most OI__VK_SLOTS */
     uint64_t submit_clock;  /* counts submissions, for LRU slots */
     uint64_t epoch;         /* barrier epoch of the list being built */
-    oi__vk_range *epoch_write_ranges; /* written in this epoch ... */
-    VkBuffer *epoch_write_buffers;    /* ... in these buffers        */
+    oi__vk_written *epoch_writes; /* ranges written in this epoch */
     uint64_t next_seq;      /* sequence number of the next run_op */
     oi__vulkan_op_time *times; /* stb array: GPU times not yet taken */
     oi__vulkan_stats stats;

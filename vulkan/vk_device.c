@@ -299,8 +299,11 @@ static oi_status oi__vk_list_devices(const oi__vk_instance_fns *fi, VkInstance i
             uint32_t family;
             fi->vkGetPhysicalDeviceProperties(all[i], &props);
             if (oi__vk_type_rank(props.deviceType) == rank && props.apiVersion >= VK_API_VERSION_1_1 &&
-                oi__vk_compute_family(fi, all[i], &family))
-                arrput(*out, all[i]);
+                oi__vk_compute_family(fi, all[i], &family) && !arrput(*out, all[i])) {
+                oi__free(all);
+                arrfree(*out);
+                return OI_ERROR_OUT_OF_MEMORY;
+            }
         }
     }
     oi__free(all);

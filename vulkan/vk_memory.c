@@ -91,7 +91,10 @@ static oi_status oi__vk_block_create(oi__vk_context *ctx, VkDeviceSize size, oi_
         oi__vk_range all;
         all.offset = 0;
         all.size = size;
-        arrput(b->free_ranges, all);
+        if (!arrput(b->free_ranges, all)) {
+            oi__vk_block_destroy(ctx, b);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
     }
     return OI_OK;
 }
@@ -119,7 +122,8 @@ static void oi__vk_give_range(oi__vk_block *b, VkDeviceSize offset, VkDeviceSize
     oi__vk_range r;
     r.offset = offset;
     r.size = size;
-    arrins(b->free_ranges, i, r);
+    if (!arrins(b->free_ranges, i, r))
+        return; /* out of host memory: the range stays unused until the context dies */
     /* merge with the next, then with the previous neighbour */
     if (i + 1 < arrlen(b->free_ranges) && b->free_ranges[i].offset + b->free_ranges[i].size == b->free_ranges[i + 1].offset) {
         b->free_ranges[i].size += b->free_ranges[i + 1].size;
@@ -150,7 +154,10 @@ static oi_status oi__vk_buffer_new(oi__vk_context *ctx, VkDeviceSize nbytes, oi_
             s = oi__vk_block_create(ctx, size, OI__VK_MEM_DEVICE, &b);
         if (s != OI_OK)
             return s;
-        arrput(ctx->blocks, b);
+        if (!arrput(ctx->blocks, b)) {
+            oi__vk_block_destroy(ctx, &b);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
         block = (int)arrlen(ctx->blocks) - 1;
         oi__vk_take_range(&ctx->blocks[block], size, &offset);
     }
@@ -181,8 +188,8 @@ static void oi__vk_buffer_free(oi__vk_context *ctx, oi__vk_buffer *buf) {
         return;
     if (oi__vk_list_empty(ctx))
         oi__vk_buffer_free_now(ctx, buf);
-    else
-        arrput(ctx->deferred_frees, buf);
+    else if (!arrput(ctx->deferred_frees, buf))
+        oi__free(buf); /* out of host memory: leak the range rather than reuse it too early */
 }
 
 /* ---- staging arenas ---- */
@@ -208,7 +215,10 @@ static oi_status oi__vk_arena_alloc(oi__vk_context *ctx, oi__vk_arena *a, VkDevi
     *buffer = b.buffer;
     *offset = 0;
     *ptr = b.mapped;
-    arrput(a->blocks, b);
+    if (!arrput(a->blocks, b)) {
+        oi__vk_block_destroy(ctx, &b);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return OI_OK;
 }
 
@@ -274,12 +284,8 @@ static oi_status oi__vk_upload(oi__vk_context *ctx, oi__vk_buffer *dst, const vo
     cmd.dst = dst->buffer;
     cmd.dst_offset = dst->offset;
     cmd.size = nbytes;
-    arrput(ctx->list.uploads, cmd);
-    oi__vk_range range;
-    range.offset = dst->offset;
-    range.size = cmd.size;
-    arrput(ctx->list.upload_ranges, range);
-    arrput(ctx->list.upload_buffers, dst->buffer);
+    if (!arrput(ctx->list.uploads, cmd))
+        return OI_ERROR_OUT_OF_MEMORY;
     ctx->staged_bytes += nbytes;
     ctx->stats.uploads++;
     ctx->stats.upload_bytes += nbytes;
@@ -318,8 +324,11 @@ static oi_status oi__vk_resident(oi__vk_context *ctx, oi__storage *s, bool fill_
         return st;
     }
     if (s->borrowed) {
+        if (!hmput(ctx->weights, key, buf)) {
+            oi__vk_buffer_free(ctx, buf);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
         buf->weight = true;
-        hmput(ctx->weights, key, buf);
         ctx->stats.weight_uploads++;
     }
     oi__vk_attach(ctx, s, buf);
@@ -349,12 +358,16 @@ static oi_status oi__vk_to_host(void *opaque, oi__storage *s) {
     cmd.dst = staging;
     cmd.dst_offset = offset;
     cmd.size = s->nbytes ? s->nbytes : 4;
-    arrput(ctx->list.downloads, cmd);
     oi__vk_readback rb;
     rb.storage = s;
     rb.src = ptr;
     rb.nbytes = s->nbytes;
-    arrput(ctx->list.readbacks, rb);
+    if (!arrput(ctx->list.readbacks, rb))
+        return OI_ERROR_OUT_OF_MEMORY;
+    if (!arrput(ctx->list.downloads, cmd)) {
+        OI__VK_TRUNCATE(ctx->list.readbacks, arrlen(ctx->list.readbacks) - 1);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     ctx->stats.downloads++;
     ctx->stats.download_bytes += s->nbytes;
     return oi__vk_submit(ctx);

@@ -715,8 +715,7 @@ static oi_status oi__vk_run_op(void *opaque, oi_op op, const oi__attr *attrs, si
     if (s == OI_OK && aside) {
         size_t esize = oi_dtype_bits(out->dtype) / 8;
         VkDeviceSize at = (VkDeviceSize)out->offset * esize;
-        oi__vk_record_copy(ctx, aside, at, out_buf, at,
-                           (VkDeviceSize)oi__shape_numel(out->ndim, out->shape) * esize);
+        s = oi__vk_record_copy(ctx, aside, at, out_buf, at, (VkDeviceSize)oi__shape_numel(out->ndim, out->shape) * esize);
     }
     oi__vk_buffer_free(ctx, aside);
     oi__vk_buffer_free(ctx, bufs[OI__VK_ROLE_TEMP]);

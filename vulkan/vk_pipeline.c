@@ -118,7 +118,10 @@ static oi_status oi__vk_pipeline(oi__vk_context *ctx, const oi__vk_pipeline_key 
     if (r != VK_SUCCESS)
         return oi__vk_fail("vkCreateComputePipelines", r);
     oi__vk_pipeline_key k = *key;
-    hmput(ctx->pipelines, k, pipeline);
+    if (!hmput(ctx->pipelines, k, pipeline)) {
+        ctx->vk.vkDestroyPipeline(ctx->device, pipeline, NULL);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     ctx->stats.pipelines_created++;
     *out = pipeline;
     return OI_OK;
@@ -138,7 +141,10 @@ static oi_status oi__vk_pool_add(oi__vk_context *ctx) {
     VkResult r = ctx->vk.vkCreateDescriptorPool(ctx->device, &info, NULL, &pool);
     if (r != VK_SUCCESS)
         return oi__vk_fail("vkCreateDescriptorPool", r);
-    arrput(ctx->pools, pool);
+    if (!arrput(ctx->pools, pool)) {
+        ctx->vk.vkDestroyDescriptorPool(ctx->device, pool, NULL);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return OI_OK;
 }
 
@@ -187,8 +193,8 @@ static oi_status oi__vk_descriptor_set(oi__vk_context *ctx, const oi__vk_set_key
     }
     ctx->vk.vkUpdateDescriptorSets(ctx->device, OI__VK_BINDINGS, writes, 0, NULL);
     oi__vk_set_key k = *key;
-    hmput(ctx->sets, k, set);
-    ctx->stats.descriptor_sets_created++;
+    if (hmput(ctx->sets, k, set)) /* uncached (no memory) it still works, until the pools reset */
+        ctx->stats.descriptor_sets_created++;
     *out = set;
     return OI_OK;
 }

@@ -7,20 +7,19 @@
  * on the same buffers, as every step of a fixed graph does), that command
  * buffer is replayed as it is. */
 
+static oi_status oi__vk_out_of_memory(void) { return oi__fail(OI_ERROR_OUT_OF_MEMORY, "vulkan: out of host memory recording a step"); }
+
 static bool oi__vk_list_empty(const oi__vk_context *ctx) {
     return arrlen(ctx->list.uploads) == 0 && arrlen(ctx->list.cmds) == 0 && arrlen(ctx->list.downloads) == 0;
 }
 
 static void oi__vk_list_clear(oi__vk_list *l) {
-    arrsetlen(l->uploads, 0);
-    arrsetlen(l->cmds, 0);
-    arrsetlen(l->downloads, 0);
-    arrsetlen(l->barriers, 0);
-    arrsetlen(l->upload_ranges, 0);
-    arrsetlen(l->upload_buffers, 0);
-    arrsetlen(l->readbacks, 0);
-    arrsetlen(l->dispatch_seq, 0);
-    arrsetlen(l->dispatch_op, 0);
+    OI__VK_CLEAR(l->uploads);
+    OI__VK_CLEAR(l->cmds);
+    OI__VK_CLEAR(l->downloads);
+    OI__VK_CLEAR(l->barriers);
+    OI__VK_CLEAR(l->readbacks);
+    OI__VK_CLEAR(l->tags);
     l->n_timestamps = 0;
 }
 
@@ -29,32 +28,31 @@ static void oi__vk_list_free(oi__vk_list *l) {
     arrfree(l->cmds);
     arrfree(l->downloads);
     arrfree(l->barriers);
-    arrfree(l->upload_ranges);
-    arrfree(l->upload_buffers);
     arrfree(l->readbacks);
-    arrfree(l->dispatch_seq);
-    arrfree(l->dispatch_op);
+    arrfree(l->tags);
 }
 
 /* ---- barriers: epochs end where a hazard would begin ---- */
-static void oi__vk_note_write(oi__vk_context *ctx, oi__vk_buffer *b) {
+static oi_status oi__vk_note_write(oi__vk_context *ctx, oi__vk_buffer *b) {
     if (b->write_epoch != ctx->epoch) {
-        oi__vk_range r;
-        r.offset = b->offset;
-        r.size = b->size;
-        arrput(ctx->epoch_write_ranges, r);
-        arrput(ctx->epoch_write_buffers, b->buffer);
+        oi__vk_written w;
+        w.buffer = b->buffer;
+        w.offset = b->offset;
+        w.size = b->size;
+        if (!arrput(ctx->epoch_writes, w))
+            return oi__vk_out_of_memory();
     }
     b->write_epoch = ctx->epoch;
+    return OI_OK;
 }
 
 /* Ends the epoch: what it wrote becomes visible to what follows. */
-static void oi__vk_emit_barrier(oi__vk_context *ctx) {
+static oi_status oi__vk_emit_barrier(oi__vk_context *ctx) {
     oi__vk_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
     cmd.kind = OI__VK_CMD_BARRIER;
     cmd.first_barrier = (uint32_t)arrlen(ctx->list.barriers);
-    for (ptrdiff_t i = 0; i < arrlen(ctx->epoch_write_ranges); i++) {
+    for (ptrdiff_t i = 0; i < arrlen(ctx->epoch_writes); i++) {
         VkBufferMemoryBarrier b;
         memset(&b, 0, sizeof b);
         b.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
@@ -63,27 +61,32 @@ static void oi__vk_emit_barrier(oi__vk_context *ctx) {
                           VK_ACCESS_TRANSFER_WRITE_BIT;
         b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
         b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        b.buffer = ctx->epoch_write_buffers[i];
-        b.offset = ctx->epoch_write_ranges[i].offset;
-        b.size = ctx->epoch_write_ranges[i].size;
-        arrput(ctx->list.barriers, b);
+        b.buffer = ctx->epoch_writes[i].buffer;
+        b.offset = ctx->epoch_writes[i].offset;
+        b.size = ctx->epoch_writes[i].size;
+        if (!arrput(ctx->list.barriers, b)) {
+            OI__VK_TRUNCATE(ctx->list.barriers, cmd.first_barrier);
+            return oi__vk_out_of_memory();
+        }
     }
     cmd.n_barriers = (uint32_t)arrlen(ctx->list.barriers) - cmd.first_barrier;
-    arrput(ctx->list.cmds, cmd);
-    arrsetlen(ctx->epoch_write_ranges, 0);
-    arrsetlen(ctx->epoch_write_buffers, 0);
+    if (!arrput(ctx->list.cmds, cmd)) {
+        OI__VK_TRUNCATE(ctx->list.barriers, cmd.first_barrier);
+        return oi__vk_out_of_memory();
+    }
+    OI__VK_CLEAR(ctx->epoch_writes);
     ctx->epoch++;
     ctx->stats.barriers++;
+    return OI_OK;
 }
 
 /* Read-after-write, write-after-write and write-after-read within the
  * current epoch need a barrier first. */
-static void oi__vk_order_after(oi__vk_context *ctx, oi__vk_buffer *const *reads, int n_reads, oi__vk_buffer *write) {
+static oi_status oi__vk_order_after(oi__vk_context *ctx, oi__vk_buffer *const *reads, int n_reads, oi__vk_buffer *write) {
     bool hazard = write && (write->write_epoch == ctx->epoch || write->read_epoch == ctx->epoch);
     for (int i = 0; i < n_reads && !hazard; i++)
         hazard = reads[i] && reads[i] != write && reads[i]->write_epoch == ctx->epoch;
-    if (hazard)
-        oi__vk_emit_barrier(ctx);
+    return hazard ? oi__vk_emit_barrier(ctx) : OI_OK;
 }
 
 /* ---- appending commands ---- */
@@ -112,31 +115,42 @@ static oi_status oi__vk_record_dispatch(oi__vk_context *ctx, const oi__vk_dispat
         key.range[b] = buf->size;
     }
     s = oi__vk_descriptor_set(ctx, &key, &cmd.set);
+    if (s == OI_OK)
+        s = oi__vk_order_after(ctx, d->bufs, OI__VK_BINDINGS - 1, d->bufs[OI__VK_BINDINGS - 1]);
     if (s != OI_OK)
         return s;
-    oi__vk_order_after(ctx, d->bufs, OI__VK_BINDINGS - 1, d->bufs[OI__VK_BINDINGS - 1]);
     cmd.kind = OI__VK_CMD_DISPATCH;
     cmd.push_size = d->push_words * 4;
     memcpy(cmd.push, d->push, cmd.push_size);
     memcpy(cmd.groups, d->groups, sizeof cmd.groups);
     if (ctx->caps.timestamp_bits) {
+        oi__vk_tag tag;
+        tag.seq = d->seq;
+        tag.op = d->op;
+        if (!arrput(ctx->list.tags, tag))
+            return oi__vk_out_of_memory();
         cmd.timestamp = ++ctx->list.n_timestamps;
-        arrput(ctx->list.dispatch_seq, d->seq);
-        arrput(ctx->list.dispatch_op, d->op);
     }
-    arrput(ctx->list.cmds, cmd);
+    if (!arrput(ctx->list.cmds, cmd)) {
+        if (cmd.timestamp) {
+            ctx->list.n_timestamps--;
+            OI__VK_TRUNCATE(ctx->list.tags, ctx->list.n_timestamps);
+        }
+        return oi__vk_out_of_memory();
+    }
     for (int b = 0; b < OI__VK_BINDINGS - 1; b++)
         if (d->bufs[b])
             d->bufs[b]->read_epoch = ctx->epoch;
-    oi__vk_note_write(ctx, d->bufs[OI__VK_BINDINGS - 1]);
     ctx->stats.dispatches++;
-    return OI_OK;
+    return oi__vk_note_write(ctx, d->bufs[OI__VK_BINDINGS - 1]);
 }
 
 /* A device-to-device copy inside the compute stream. */
-static void oi__vk_record_copy(oi__vk_context *ctx, oi__vk_buffer *src, VkDeviceSize src_offset, oi__vk_buffer *dst,
-                               VkDeviceSize dst_offset, VkDeviceSize size) {
-    oi__vk_order_after(ctx, &src, 1, dst);
+static oi_status oi__vk_record_copy(oi__vk_context *ctx, oi__vk_buffer *src, VkDeviceSize src_offset,
+                                    oi__vk_buffer *dst, VkDeviceSize dst_offset, VkDeviceSize size) {
+    oi_status s = oi__vk_order_after(ctx, &src, 1, dst);
+    if (s != OI_OK)
+        return s;
     oi__vk_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
     cmd.kind = OI__VK_CMD_COPY;
@@ -145,9 +159,10 @@ static void oi__vk_record_copy(oi__vk_context *ctx, oi__vk_buffer *src, VkDevice
     cmd.dst = dst->buffer;
     cmd.dst_offset = dst->offset + dst_offset;
     cmd.size = size;
-    arrput(ctx->list.cmds, cmd);
+    if (!arrput(ctx->list.cmds, cmd))
+        return oi__vk_out_of_memory();
     src->read_epoch = ctx->epoch;
-    oi__vk_note_write(ctx, dst);
+    return oi__vk_note_write(ctx, dst);
 }
 
 /* ---- recording a list into a command buffer ---- */
@@ -218,8 +233,11 @@ static oi_status oi__vk_record(oi__vk_context *ctx, oi__vk_slot *slot) {
                                   VK_ACCESS_TRANSFER_WRITE_BIT);
     if (arrlen(l->uploads)) {
         oi__vk_record_copies(ctx, cb, l->uploads);
-        VkBufferMemoryBarrier *barriers = NULL;
-        for (ptrdiff_t i = 0; i < arrlen(l->upload_ranges); i++) {
+        size_t n = (size_t)arrlen(l->uploads);
+        VkBufferMemoryBarrier *barriers = (VkBufferMemoryBarrier *)oi__malloc(sizeof(VkBufferMemoryBarrier) * n);
+        if (!barriers)
+            return OI_ERROR_OUT_OF_MEMORY;
+        for (size_t i = 0; i < n; i++) {
             VkBufferMemoryBarrier b;
             memset(&b, 0, sizeof b);
             b.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER;
@@ -228,15 +246,15 @@ static oi_status oi__vk_record(oi__vk_context *ctx, oi__vk_slot *slot) {
                               VK_ACCESS_TRANSFER_WRITE_BIT;
             b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
             b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-            b.buffer = l->upload_buffers[i];
-            b.offset = l->upload_ranges[i].offset;
-            b.size = l->upload_ranges[i].size;
-            arrput(barriers, b);
+            b.buffer = l->uploads[i].dst;
+            b.offset = l->uploads[i].dst_offset;
+            b.size = l->uploads[i].size;
+            barriers[i] = b;
         }
         ctx->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
                                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL,
-                                     (uint32_t)arrlen(barriers), barriers, 0, NULL);
-        arrfree(barriers);
+                                     (uint32_t)n, barriers, 0, NULL);
+        oi__free(barriers);
     }
     if (n_queries) {
         ctx->vk.vkCmdResetQueryPool(cb, slot->queries, 0, n_queries);
@@ -304,28 +322,24 @@ static uint64_t oi__vk_list_hash(const oi__vk_list *l) {
     h = OI__VK_HASH(h, l->cmds);
     h = OI__VK_HASH(h, l->downloads);
     h = OI__VK_HASH(h, l->barriers);
-    h = OI__VK_HASH(h, l->upload_buffers);
-    h = OI__VK_HASH(h, l->upload_ranges);
     return h ^ (uint64_t)arrlen(l->cmds);
 }
 
 static bool oi__vk_slot_matches(const oi__vk_slot *slot, const oi__vk_list *l, uint64_t hash) {
     return slot->recorded && slot->hash == hash && OI__VK_SAME(slot->uploads, l->uploads) && OI__VK_SAME(slot->cmds, l->cmds) &&
-           OI__VK_SAME(slot->downloads, l->downloads) && OI__VK_SAME(slot->barriers, l->barriers) &&
-           OI__VK_SAME(slot->upload_buffers, l->upload_buffers) && OI__VK_SAME(slot->upload_ranges, l->upload_ranges);
+           OI__VK_SAME(slot->downloads, l->downloads) && OI__VK_SAME(slot->barriers, l->barriers);
 }
 
+/* dst = a copy of src; false (dst unchanged) when memory runs out. */
 #define OI__VK_COPY_ARRAY(dst, src) \
-    do { arrsetlen(dst, arrlen(src)); if (arrlen(src)) memcpy((dst), (src), sizeof *(src) * (size_t)arrlen(src)); } while (0)
+    (arrsetlen(dst, arrlen(src)) ? ((arrlen(src) ? memcpy((dst), (src), sizeof *(src) * (size_t)arrlen(src)) : NULL), true) \
+                                 : false)
 
+/* Keeps the list the slot was recorded from; without it (no memory) the
+ * slot simply cannot be replayed. */
 static void oi__vk_slot_keep(oi__vk_slot *slot, const oi__vk_list *l) {
-    OI__VK_COPY_ARRAY(slot->uploads, l->uploads);
-    OI__VK_COPY_ARRAY(slot->cmds, l->cmds);
-    OI__VK_COPY_ARRAY(slot->downloads, l->downloads);
-    OI__VK_COPY_ARRAY(slot->barriers, l->barriers);
-    OI__VK_COPY_ARRAY(slot->upload_buffers, l->upload_buffers);
-    OI__VK_COPY_ARRAY(slot->upload_ranges, l->upload_ranges);
-    slot->recorded = true;
+    slot->recorded = OI__VK_COPY_ARRAY(slot->uploads, l->uploads) && OI__VK_COPY_ARRAY(slot->cmds, l->cmds) &&
+                     OI__VK_COPY_ARRAY(slot->downloads, l->downloads) && OI__VK_COPY_ARRAY(slot->barriers, l->barriers);
 }
 
 static void oi__vk_slot_free(oi__vk_context *ctx, oi__vk_slot *slot) {
@@ -335,8 +349,6 @@ static void oi__vk_slot_free(oi__vk_context *ctx, oi__vk_slot *slot) {
     arrfree(slot->cmds);
     arrfree(slot->downloads);
     arrfree(slot->barriers);
-    arrfree(slot->upload_buffers);
-    arrfree(slot->upload_ranges);
 }
 
 /* The slot holding this list's recording, or the one to record it into:
@@ -366,7 +378,10 @@ static oi_status oi__vk_find_slot(oi__vk_context *ctx, uint64_t hash, oi__vk_slo
         VkResult r = ctx->vk.vkAllocateCommandBuffers(ctx->device, &info, &slot.cb);
         if (r != VK_SUCCESS)
             return oi__vk_fail("vkAllocateCommandBuffers", r);
-        arrput(ctx->slots, slot);
+        if (!arrput(ctx->slots, slot)) {
+            ctx->vk.vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &slot.cb);
+            return oi__vk_out_of_memory();
+        }
         victim = &arrlast(ctx->slots);
     }
     *out = victim;
@@ -389,15 +404,16 @@ static void oi__vk_collect_times(oi__vk_context *ctx, oi__vk_slot *slot) {
         double ns_per_tick = (double)ctx->caps.props.limits.timestampPeriod;
         for (uint32_t i = 0; i < l->n_timestamps; i++) {
             double micros = (double)((ticks[i + 1] - ticks[i]) & mask) * ns_per_tick / 1000.0;
-            if (arrlen(ctx->times) && arrlast(ctx->times).seq == l->dispatch_seq[i]) {
+            if (arrlen(ctx->times) && arrlast(ctx->times).seq == l->tags[i].seq) {
                 arrlast(ctx->times).micros += micros; /* one op, several dispatches */
                 continue;
             }
             oi__vulkan_op_time t;
-            t.seq = l->dispatch_seq[i];
-            t.op = l->dispatch_op[i];
+            t.seq = l->tags[i].seq;
+            t.op = l->tags[i].op;
             t.micros = micros;
-            arrput(ctx->times, t);
+            if (!arrput(ctx->times, t))
+                break; /* timings are optional: drop them */
         }
         if (arrlen(ctx->times) > OI__VK_MAX_TIMES) /* nobody takes them: keep the newest */
             stbds_arrdeln(ctx->times, 0, arrlen(ctx->times) - OI__VK_MAX_TIMES / 2);
@@ -414,13 +430,12 @@ static void oi__vk_finish_list(oi__vk_context *ctx) {
     }
     for (ptrdiff_t i = 0; i < arrlen(ctx->deferred_frees); i++)
         oi__vk_buffer_free_now(ctx, ctx->deferred_frees[i]);
-    arrsetlen(ctx->deferred_frees, 0);
+    OI__VK_CLEAR(ctx->deferred_frees);
     oi__vk_list_clear(&ctx->list);
     oi__vk_arena_reset(ctx, &ctx->uploads);
     oi__vk_arena_reset(ctx, &ctx->readbacks);
     ctx->staged_bytes = 0;
-    arrsetlen(ctx->epoch_write_ranges, 0);
-    arrsetlen(ctx->epoch_write_buffers, 0);
+    OI__VK_CLEAR(ctx->epoch_writes);
     ctx->epoch++;
     oi__vk_sets_trim(ctx);
 }

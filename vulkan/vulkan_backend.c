@@ -83,8 +83,7 @@ static void oi__vk_destroy(void *opaque) {
     if (ctx->owns_device && ctx->instance && ctx->vki.vkDestroyInstance)
         ctx->vki.vkDestroyInstance(ctx->instance, NULL);
     oi__vk_list_free(&ctx->list);
-    arrfree(ctx->epoch_write_ranges);
-    arrfree(ctx->epoch_write_buffers);
+    arrfree(ctx->epoch_writes);
     arrfree(ctx->times);
     oi__free(ctx);
 }
@@ -161,7 +160,7 @@ size_t oi__vulkan_take_times(void *opaque, oi__vulkan_op_time *out, size_t max) 
         n = max;
     if (n) {
         memcpy(out, ctx->times, sizeof *out * n);
-        stbds_arrdeln(ctx->times, 0, n);
+        stbds_arrdeln(ctx->times, 0, n); /* shrinks: never allocates */
     }
     return n;
 }
