@@ -62,7 +62,11 @@ static const char *oi__builder_keep(oi_graph_builder *b, const char *text) {
         b->failed = true;
         return "";
     }
-    arrput(b->strings, copy);
+    if (!arrput(b->strings, copy)) {
+        oi__free(copy);
+        b->failed = true;
+        return "";
+    }
     return copy;
 }
 
@@ -84,7 +88,8 @@ oi_status oi_graph_builder_stmt(oi_graph_builder *b, oi_dsl_kind kind, const cha
             return oi__fail(OI_ERROR_VALIDATION, "%s:%d: error: unknown op '%s'", b->file, stmt.line, stmt.head);
         stmt.op = (int)op;
     }
-    arrput(b->stmts, stmt);
+    if (!arrput(b->stmts, stmt))
+        b->failed = true;
     return b->failed ? oi__fail(OI_ERROR_OUT_OF_MEMORY, "oi_graph_builder: out of memory") : OI_OK;
 }
 
@@ -96,7 +101,10 @@ static oi_status oi__builder_open(oi_graph_builder *b, oi_dsl_kind kind, oi_dsl_
     oi__open_scope scope;
     scope.end_kind = end_kind;
     scope.head = (char *)b->stmts[arrlen(b->stmts) - 1].head;
-    arrput(b->scopes, scope);
+    if (!arrput(b->scopes, scope)) {
+        b->failed = true;
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return OI_OK;
 }
 
@@ -119,8 +127,10 @@ oi_status oi_graph_builder_loop(oi_graph_builder *b, const char *name, const cha
     if (!b)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_graph_builder_loop: no builder");
     char *text = oi__sprintf("%s in %s", index ? index : "", range ? range : "");
-    if (!text)
+    if (!text) {
+        b->failed = true; /* finish reports it */
         return OI_ERROR_OUT_OF_MEMORY;
+    }
     oi_status s = oi__builder_open(b, OI_DSL_LOOP, OI_DSL_LOOP_END, name, text);
     oi__free(text);
     return s;
@@ -153,8 +163,8 @@ oi_graph *oi_graph_builder_finish(oi_graph_builder *b) {
         end.kind = OI_DSL_END;
         end.line = b->next_line;
         end.head = end.text = "";
-        arrput(b->stmts, end);
-        g = oi_graph_build(b->name, b->file, b->stmts);
+        if (arrput(b->stmts, end))
+            g = oi_graph_build(b->name, b->file, b->stmts);
     }
     oi_graph_builder_free(b);
     return g;

@@ -3,9 +3,15 @@
 
 /* ---- errors: one message per thread ---- */
 static OI__THREAD_LOCAL char oi__error_text[2048];
+static OI__THREAD_LOCAL oi_status oi__error_status; /* of the last oi__fail */
 
 const char *oi_last_error(void) { return oi__error_text; }
-void oi_clear_error(void) { oi__error_text[0] = '\0'; }
+void oi_clear_error(void) {
+    oi__error_text[0] = '\0';
+    oi__error_status = OI_OK;
+}
+
+oi_status oi__last_status(oi_status fallback) { return oi__error_status != OI_OK ? oi__error_status : fallback; }
 
 const char *oi_status_name(oi_status status) {
     switch (status) {
@@ -25,6 +31,7 @@ const char *oi_status_name(oi_status status) {
 
 oi_status oi__failv(oi_status status, const char *fmt, va_list args) {
     vsnprintf(oi__error_text, sizeof oi__error_text, fmt, args);
+    oi__error_status = status;
     return status;
 }
 
@@ -90,6 +97,137 @@ void oi__free(void *ptr) {
 }
 
 void oi_free(void *ptr) { oi__free(ptr); }
+
+/* ---- stb_ds with allocation failures (see internal.h) ----
+ * Arrays grow here, with a checked realloc. A hash-map put in stb_ds may
+ * allocate a new hash index and a copy of the key without checking: those
+ * blocks are allocated here first, kept in `oi__ds_stash`, and handed out by
+ * oi__ds_realloc (STBDS_REALLOC) when stb_ds asks for exactly that size. */
+typedef struct oi__ds_block { void *ptr; size_t size; } oi__ds_block;
+static OI__THREAD_LOCAL oi__ds_block oi__ds_stash[3];
+
+void *oi__ds_realloc(void *ptr, size_t size) {
+    if (!ptr)
+        for (int i = 0; i < 3; i++)
+            if (oi__ds_stash[i].ptr && oi__ds_stash[i].size == size) {
+                void *out = oi__ds_stash[i].ptr;
+                oi__ds_stash[i].ptr = NULL;
+                return out;
+            }
+    return oi__realloc(ptr, size);
+}
+
+void oi__ds_release(void) {
+    for (int i = 0; i < 3; i++) {
+        oi__free(oi__ds_stash[i].ptr);
+        oi__ds_stash[i].ptr = NULL;
+    }
+}
+
+static bool oi__ds_stash_block(size_t size) {
+    for (int i = 0; i < 3; i++)
+        if (!oi__ds_stash[i].ptr) {
+            oi__ds_stash[i].ptr = oi__realloc(NULL, size);
+            oi__ds_stash[i].size = size;
+            if (!oi__ds_stash[i].ptr) {
+                oi__ds_release();
+                return false;
+            }
+            return true;
+        }
+    oi__ds_release();
+    return oi__fail(OI_ERROR_OUT_OF_MEMORY, "internal: stb_ds stash is full") == OI_OK;
+}
+
+/* Pointers travel through memcpy: array_slot is the address of a T*. */
+static void *oi__ds_get(const void *slot) {
+    void *p;
+    memcpy(&p, slot, sizeof p);
+    return p;
+}
+static void oi__ds_set(void *slot, void *p) { memcpy(slot, &p, sizeof p); }
+
+bool oi__ds_room(void *array_slot, size_t elem_size, size_t more) {
+    void *a = oi__ds_get(array_slot);
+    size_t len = a ? stbds_header(a)->length : 0, cap = a ? stbds_header(a)->capacity : 0;
+    if (more == 0 || (a && more <= cap - len))
+        return true;
+    if (more > SIZE_MAX / 2 - len) {
+        oi__fail(OI_ERROR_OUT_OF_MEMORY, "out of memory (an array of %zu + %zu elements)", len, more);
+        return false;
+    }
+    size_t want = len + more;
+    size_t new_cap = cap * 2 > want ? cap * 2 : want;
+    if (new_cap < 4)
+        new_cap = 4;
+    if (new_cap > (SIZE_MAX - sizeof(stbds_array_header)) / elem_size) {
+        oi__fail(OI_ERROR_OUT_OF_MEMORY, "out of memory (an array of %zu elements of %zu bytes)", want, elem_size);
+        return false;
+    }
+    stbds_array_header *h =
+        (stbds_array_header *)oi__realloc(a ? stbds_header(a) : NULL, sizeof *h + new_cap * elem_size);
+    if (!h)
+        return false; /* the old array is untouched */
+    if (!a) {
+        h->length = 0;
+        h->hash_table = NULL;
+        h->temp = 0;
+    }
+    h->capacity = new_cap;
+    oi__ds_set(array_slot, h + 1);
+    return true;
+}
+
+bool oi__ds_fit(void *array_slot, size_t elem_size, size_t total) {
+    void *a = oi__ds_get(array_slot);
+    size_t len = a ? stbds_header(a)->length : 0;
+    return oi__ds_room(array_slot, elem_size, total > len ? total - len : 0);
+}
+
+/* The size stb_ds's hash index of `slots` slots takes (stbds_make_hash_index). */
+static size_t oi__ds_index_bytes(size_t slots) {
+    return (slots >> STBDS_BUCKET_SHIFT) * sizeof(stbds_hash_bucket) + sizeof(stbds_hash_index) +
+           STBDS_CACHE_LINE_SIZE - 1;
+}
+
+bool oi__ds_hm_room(void *map_slot, size_t elem_size, const char *key) {
+    void *t = oi__ds_get(map_slot);
+    void *raw = t ? (char *)t - elem_size : NULL;
+    if (!raw) { /* the map's default entry, as stb_ds makes it */
+        if (!oi__ds_room(&raw, elem_size, 1))
+            return false;
+        memset(raw, 0, elem_size);
+        stbds_header(raw)->length = 1;
+    }
+    bool ok = oi__ds_room(&raw, elem_size, 1); /* the new entry */
+    oi__ds_set(map_slot, (char *)raw + elem_size);
+    if (!ok)
+        return false;
+    stbds_hash_index *index = (stbds_hash_index *)stbds_header(raw)->hash_table;
+    if ((!index || index->used_count >= index->used_count_threshold) &&
+        !oi__ds_stash_block(oi__ds_index_bytes(index ? index->slot_count * 2 : STBDS_BUCKET_LENGTH)))
+        return false;
+    if (key && index && index->string.mode == STBDS_SH_STRDUP && !oi__ds_stash_block(strlen(key) + 1))
+        return false;
+    return true;
+}
+
+bool oi__ds_sh_new(void *map_slot, size_t elem_size) {
+    /* stbds_shmode_func: an array of capacity 4 and an index of 8 slots */
+    if (!oi__ds_stash_block(sizeof(stbds_array_header) + 4 * elem_size) ||
+        !oi__ds_stash_block(oi__ds_index_bytes(STBDS_BUCKET_LENGTH)))
+        return false;
+    oi__ds_set(map_slot, stbds_shmode_func(elem_size, STBDS_SH_STRDUP));
+    oi__ds_release();
+    return true;
+}
+
+ptrdiff_t oi__ds_find(const void *map, size_t elem_size, size_t key_size, const char *key) {
+    ptrdiff_t index = -1;
+    if (map && key)
+        stbds_hmget_key_ts((void *)map, elem_size, (void *)key, key_size, &index, STBDS_HM_STRING);
+    return index;
+}
 
 void *oi__malloc(size_t size) { return oi__realloc(NULL, size ? size : 1); }
 

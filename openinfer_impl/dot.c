@@ -6,6 +6,8 @@
 
 /* "text" with quotes, backslashes and newlines escaped for DOT. */
 static void oi__dot_quoted(oi__buf *b, const char *text) {
+    if (!text) /* a text that could not be allocated: the DOT fails as a whole */
+        b->failed = true;
     oi__buf_puts(b, "\"");
     for (const char *p = text ? text : ""; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -32,12 +34,15 @@ typedef struct oi__dot {
 static bool oi__dot_seen_edge(oi__dot *d, const char *key) {
     if (shgeti(d->edges, key) >= 0)
         return true;
-    shput(d->edges, key, 1);
+    if (!d->edges || !shput(d->edges, key, 1))
+        d->b.failed = true; /* out of memory: oi_graph_to_dot returns NULL */
     return false;
 }
 
 static void oi__dot_edge(oi__dot *d, const char *from, const char *to, const char *label, const char *style) {
     char *key = oi__sprintf("%s->%s:%s", from, to, label);
+    if (!key)
+        d->b.failed = true;
     bool seen = !key || oi__dot_seen_edge(d, key);
     oi__free(key);
     if (seen)
@@ -66,12 +71,16 @@ static void oi__dot_read(oi__dot *d, const char *name, uint32_t reader) {
             drawn = drawn || strcmp(d->var_nodes[i], name) == 0;
         if (!drawn) {
             char *copy = oi__strdup(name);
-            if (copy)
-                arrput(d->var_nodes, copy);
+            if (!copy || !arrput(d->var_nodes, copy)) {
+                oi__free(copy);
+                d->b.failed = true;
+            }
         }
         char *var_id = oi__sprintf("\"var_%s\"", name);
         if (var_id)
             oi__dot_edge(d, var_id, to, name, "color=\"#1f77b4\"");
+        else
+            d->b.failed = true;
         oi__free(var_id);
         return;
     }
@@ -79,8 +88,8 @@ static void oi__dot_read(oi__dot *d, const char *name, uint32_t reader) {
 }
 
 static void oi__dot_write(oi__dot *d, const char *name, uint32_t writer) {
-    if (name)
-        shput(d->last_writer, name, writer);
+    if (name && (!d->last_writer || !shput(d->last_writer, name, writer)))
+        d->b.failed = true;
 }
 
 static void oi__dot_data_flow(oi__dot *d, const oi__node *n) {
@@ -167,11 +176,14 @@ static void oi__dot_flow(oi__dot *d, const oi__node *nodes, char prev[32], int d
     }
 }
 
-static void oi__dot_copy_writers(oi__dot_writer **to, const oi__dot_writer *from) {
+static bool oi__dot_copy_writers(oi__dot_writer **to, const oi__dot_writer *from) {
     shfree(*to);
-    sh_new_strdup(*to);
+    if (!sh_new_strdup(*to))
+        return false;
     for (ptrdiff_t i = 0; i < shlen(from); i++)
-        shput(*to, from[i].key, from[i].value);
+        if (!shput(*to, from[i].key, from[i].value))
+            return false;
+    return true;
 }
 
 static ptrdiff_t oi__dot_block_index(const oi_graph *g, const char *name) {
@@ -233,6 +245,8 @@ static void oi__dot_yield_edges(oi__dot *d) {
                     char *label = oi__sprintf("yield %s", name);
                     if (label)
                         oi__dot_edge(d, from, to, label, "style=dotted, color=\"#2ca02c\"");
+                    else
+                        d->b.failed = true;
                     oi__free(label);
                 }
             }
@@ -248,8 +262,8 @@ char *oi_graph_to_dot(const oi_graph *graph) {
     oi__dot d;
     memset(&d, 0, sizeof d);
     d.g = graph;
-    sh_new_strdup(d.last_writer);
-    sh_new_strdup(d.edges);
+    if (!sh_new_strdup(d.last_writer) || !sh_new_strdup(d.edges))
+        d.b.failed = true; /* oi__buf_take reports it */
     oi__buf_puts(&d.b, "digraph ");
     oi__dot_quoted(&d.b, graph->name);
     oi__buf_puts(&d.b, " {\n  compound=true;\n  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=10];\n"
@@ -272,11 +286,11 @@ char *oi_graph_to_dot(const oi_graph *graph) {
     for (ptrdiff_t i = 0; i < arrlen(graph->blocks); i++) {
         char prev[32];
         snprintf(prev, sizeof prev, "b%td", i);
-        if (i > 0)
-            oi__dot_copy_writers(&d.last_writer, after_first);
+        if (i > 0 && !oi__dot_copy_writers(&d.last_writer, after_first))
+            d.b.failed = true;
         oi__dot_flow(&d, graph->blocks[i].nodes, prev, 0);
-        if (i == 0)
-            oi__dot_copy_writers(&after_first, d.last_writer);
+        if (i == 0 && !oi__dot_copy_writers(&after_first, d.last_writer))
+            d.b.failed = true;
         oi__dot_branch_edges(&d, graph->blocks[i].nodes, 0);
     }
     shfree(after_first);

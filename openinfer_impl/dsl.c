@@ -264,7 +264,10 @@ static oi_status oi__d_parse_type(oi__d_lexer *lx, oi_dtype *dtype, char ***dims
         char *dim = NULL;
         if ((status = oi__d_parse_dim(lx, &dim)) != OI_OK)
             return status;
-        arrput(*dims, dim);
+        if (!arrput(*dims, dim)) {
+            oi__free(dim);
+            return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+        }
         if (!oi__d_accept(lx, ",") && !oi__d_tok_is(lx, "]"))
             return oi__d_lex_fail(lx, "malformed dims: expected ',' or ']'");
     }
@@ -277,7 +280,10 @@ static oi_status oi__d_parse_index_list(oi__d_lexer *lx, char ***out) {
         char *name = NULL;
         if ((status = oi__d_take_ident(lx, "expected an index name", &name)) != OI_OK)
             return status;
-        arrput(*out, name);
+        if (!arrput(*out, name)) {
+            oi__free(name);
+            return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+        }
     } while (oi__d_accept(lx, ","));
     return OI_OK;
 }
@@ -297,7 +303,10 @@ static oi_status oi__d_parse_varref(oi__d_lexer *lx, oi__varref *out) {
         char *index = oi__d_take_text(lx);
         if (!index)
             return OI_ERROR_OUT_OF_MEMORY;
-        arrput(out->indices, index);
+        if (!arrput(out->indices, index)) {
+            oi__free(index);
+            return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+        }
     } while (oi__d_accept(lx, ","));
     return oi__d_expect(lx, "]", "expected ',' or ']' after an index");
 }
@@ -354,7 +363,12 @@ static oi_status oi__d_parse_access(oi__d_lexer *lx, oi__cache_access *out) {
         oi__cache_index ix;
         memset(&ix, 0, sizeof ix);
         status = oi__d_parse_cache_index(lx, &ix);
-        arrput(out->indices, ix); /* kept even when partial, so it is freed */
+        if (!arrput(out->indices, ix)) { /* kept even when partial, so it is freed */
+            oi__free(ix.single.ident);
+            oi__free(ix.start.ident);
+            oi__free(ix.end.ident);
+            return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+        }
         if (status != OI_OK)
             return status;
         if (oi__d_accept(lx, "]"))
@@ -435,7 +449,10 @@ static oi_status oi__d_parse_fixed(oi__d_lexer *lx, oi__var *v) {
         memset(&f, 0, sizeof f);
         if ((status = oi__d_take_ident(lx, "@fixed expects index=size", &f.index)) != OI_OK)
             return status;
-        arrput(v->fixed, f);
+        if (!arrput(v->fixed, f)) {
+            oi__free(f.index);
+            return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+        }
         if ((status = oi__d_expect(lx, "=", "@fixed expects index=size")) != OI_OK)
             return status;
         if (lx->tok.kind != OI__D_TOK_INT)
@@ -520,7 +537,8 @@ static oi_status oi__d_parse_list_value(oi__d_lexer *lx, oi__attr *a) {
                 return oi__d_lex_fail(lx, "a list holds either integers or dtypes");
             if ((status = oi__d_parse_dtype(lx, &t)) != OI_OK)
                 return status;
-            arrput(a->dtypes, t);
+            if (!arrput(a->dtypes, t))
+                return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
         } else {
             int64_t value;
             bool negative = oi__d_accept(lx, "-");
@@ -528,7 +546,8 @@ static oi_status oi__d_parse_list_value(oi__d_lexer *lx, oi__attr *a) {
                 return oi__d_lex_fail(lx, "a list holds either integers or dtypes");
             if ((status = oi__d_tok_int(lx, negative, &value)) != OI_OK)
                 return status;
-            arrput(a->ints, value);
+            if (!arrput(a->ints, value))
+                return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
         }
     } while (oi__d_accept(lx, ","));
     return oi__d_expect(lx, "]", "expected ',' or ']' in the list");
@@ -594,7 +613,13 @@ static oi_status oi__d_parse_setting(oi__d_lexer *lx, oi__node *n) {
         status = oi__d_expect(lx, "=", "expected '=' after the setting name");
     if (status == OI_OK)
         status = oi__d_parse_setting_value(lx, &a);
-    arrput(n->attrs, a); /* kept even when partial, so it is freed */
+    if (!arrput(n->attrs, a)) { /* kept even when partial, so it is freed */
+        oi__free(a.name);
+        oi__free(a.s);
+        arrfree(a.ints);
+        arrfree(a.dtypes);
+        return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+    }
     if (status != OI_OK)
         return status;
     if (strcmp(a.name, "to") == 0 && a.kind != OI__ATTR_DTYPE)
@@ -626,7 +651,13 @@ static oi_status oi__d_parse_op_args(oi__d_lexer *lx, oi__node *n) {
             oi__varref r;
             memset(&r, 0, sizeof r);
             status = oi__d_parse_varref(lx, &r);
-            arrput(n->inputs, r);
+            if (!arrput(n->inputs, r)) {
+                oi__free(r.name);
+                for (ptrdiff_t i = 0; i < arrlen(r.indices); i++)
+                    oi__free(r.indices[i]);
+                arrfree(r.indices);
+                return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+            }
         }
         if (status != OI_OK)
             return status;
@@ -891,10 +922,15 @@ static oi__node **oi__d_dsl_target(oi__d_dsl *d) {
     return arrlen(d->loops) ? &d->loops[arrlen(d->loops) - 1].body : &d->block.nodes;
 }
 
-static void oi__d_dsl_append(oi__d_dsl *d, oi__node *n) {
+/* Moves *n into the graph (or frees it if that fails). */
+static oi_status oi__d_dsl_append(oi__d_dsl *d, oi__node *n) {
     oi__node **target = oi__d_dsl_target(d);
-    arrput(*target, *n);
+    if (!arrput(*target, *n)) {
+        oi__node_free(n);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     memset(n, 0, sizeof *n);
+    return OI_OK;
 }
 
 static void oi__d_dsl_number(oi__d_dsl *d, oi__node *n) {
@@ -922,7 +958,10 @@ static oi_status oi__d_dsl_var(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src)
         oi__var_free(&v);
         return status;
     }
-    arrput(d->g->vars, v);
+    if (!arrput(d->g->vars, v)) {
+        oi__var_free(&v);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return OI_OK;
 }
 
@@ -939,8 +978,7 @@ static oi_status oi__d_dsl_node(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src
         return status;
     }
     oi__d_dsl_number(d, &n);
-    oi__d_dsl_append(d, &n);
-    return OI_OK;
+    return oi__d_dsl_append(d, &n);
 }
 
 static oi_status oi__d_dsl_op(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
@@ -982,8 +1020,7 @@ static oi_status oi__d_dsl_to(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) 
     if (status != OI_OK)
         return status;
     d->has_op = false;
-    oi__d_dsl_append(d, n);
-    return OI_OK;
+    return oi__d_dsl_append(d, n);
 }
 
 static oi_status oi__d_dsl_loop(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
@@ -1009,7 +1046,10 @@ static oi_status oi__d_dsl_loop(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src
         return status;
     }
     oi__d_dsl_number(d, &n);
-    arrput(d->loops, n);
+    if (!arrput(d->loops, n)) {
+        oi__node_free(&n);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return OI_OK;
 }
 
@@ -1019,8 +1059,7 @@ static oi_status oi__d_dsl_loop_end(oi__d_dsl *d, const oi_dsl_stmt *s, const oi
     if (strcmp(s->head ? s->head : "", d->loops[arrlen(d->loops) - 1].loop_name) != 0)
         return oi__fail_at(OI_ERROR_FORMAT, src, "loop end does not match loop %s", d->loops[arrlen(d->loops) - 1].loop_name);
     oi__node n = arrpop(d->loops);
-    oi__d_dsl_append(d, &n);
-    return OI_OK;
+    return oi__d_dsl_append(d, &n);
 }
 
 static oi_status oi__d_dsl_block(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
@@ -1050,7 +1089,8 @@ static oi_status oi__d_dsl_block_end(oi__d_dsl *d, const oi_dsl_stmt *s, const o
                            d->loops[arrlen(d->loops) - 1].loop_name);
     if (strcmp(s->head ? s->head : "", d->block.name) != 0)
         return oi__fail_at(OI_ERROR_FORMAT, src, "block end does not match block %s", d->block.name);
-    arrput(d->g->blocks, d->block);
+    if (!arrput(d->g->blocks, d->block))
+        return OI_ERROR_OUT_OF_MEMORY; /* the block is freed with d */
     memset(&d->block, 0, sizeof d->block);
     d->in_block = false;
     return OI_OK;

@@ -497,8 +497,10 @@ static oi_status oi__g_check_pattern(const oi__var *v) {
             status = oi__fail_at(OI_ERROR_FORMAT, &v->src, "@pattern: {%s} is not an index of %s", name, v->name);
         else if (oi__g_names_contain(seen, name))
             status = oi__fail_at(OI_ERROR_FORMAT, &v->src, "@pattern: {%s} appears twice", name);
-        if (name)
-            arrput(seen, name);
+        if (name && !arrput(seen, name)) {
+            oi__free(name);
+            status = OI_ERROR_OUT_OF_MEMORY;
+        }
         p = close;
     }
     for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(v->table_indices); i++)
@@ -795,7 +797,8 @@ static oi_status oi__g_check_loop(oi__g_checker *c, const oi__node *n, int depth
     for (int i = 0; i < 2; i++)
         if (!bounds[i]->ident && bounds[i]->lit < 0)
             return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "loop bounds must not be negative");
-    arrput(c->loop_indices, n->loop_index);
+    if (!arrput(c->loop_indices, n->loop_index))
+        return OI_ERROR_OUT_OF_MEMORY;
     oi_status status = oi__g_check_nodes(c, n->body, false, depth + 1);
     (void)arrpop(c->loop_indices);
     return status;
@@ -864,8 +867,8 @@ static oi_status oi__g_collect_temps(oi__g_checker *c, const oi__node *nodes, in
             else if (shgeti(c->temps, n->name) >= 0)
                 status = oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s is assigned twice (first at line %d)", n->name,
                                      shget(c->temps, n->name)->src.line);
-            else
-                shput(c->temps, n->name, n);
+            else if (!shput(c->temps, n->name, n))
+                status = OI_ERROR_OUT_OF_MEMORY;
         }
         if (status != OI_OK)
             return status;
@@ -892,7 +895,8 @@ oi_status oi__graph_check(const oi_graph *g) {
     oi__g_checker c;
     memset(&c, 0, sizeof c);
     c.g = g;
-    sh_new_strdup(c.temps);
+    if (!sh_new_strdup(c.temps))
+        return OI_ERROR_OUT_OF_MEMORY;
     oi_status status = OI_OK;
     for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(g->vars); i++) {
         status = oi__var_check(&g->vars[i]);
@@ -948,7 +952,11 @@ void oi_graph_register(const char *name, const oi_graph **slot, const char *file
         entry.error = oi__strdup(oi_last_error());
     if (slot)
         *slot = entry.graph;
-    arrput(oi__g_registry, entry);
+    if (!arrput(oi__g_registry, entry)) { /* oi_graph_find will not know it; the accessor does */
+        oi__free(entry.error);
+        if (!slot)
+            oi_graph_free(entry.graph);
+    }
 }
 
 const oi_graph *oi_graph_find(const char *name) {

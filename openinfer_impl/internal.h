@@ -26,7 +26,7 @@
  * that also uses stb_ds links fine ---- */
 #ifndef OI__STB_DS_INCLUDED
 #define OI__STB_DS_INCLUDED
-#define STBDS_REALLOC(context, ptr, size) oi__realloc((ptr), (size))
+#define STBDS_REALLOC(context, ptr, size) oi__ds_realloc((ptr), (size))
 #define STBDS_FREE(context, ptr) oi__free(ptr)
 #define stbds_arrgrowf oi__stbds_arrgrowf
 #define stbds_arrfreef oi__stbds_arrfreef
@@ -46,29 +46,47 @@
 #define STBDS_NO_SHORT_NAMES
 void *oi__realloc(void *ptr, size_t size);
 void oi__free(void *ptr);
+void *oi__ds_realloc(void *ptr, size_t size);
 #include <stb/stb_ds.h>
+/* stb_ds writes through the NULL of a failed allocation. So every short
+ * name below that may allocate first makes room with our own checked code
+ * (core.c), and only then lets stb_ds write: arrput, arrins, arrsetlen,
+ * shput, hmput and sh_new_strdup evaluate to true, or to false with nothing
+ * changed and OI_ERROR_OUT_OF_MEMORY recorded (oi_last_error). Call sites
+ * check it: if (!arrput(a, v)) { ...clean up...; return OI_ERROR_OUT_OF_MEMORY; }
+ * For the hash maps, the blocks stb_ds will ask for (a bigger hash index, a
+ * key copy) are allocated beforehand and handed to it by oi__ds_realloc.
+ * Lookups (shgeti, shget, shgetp_null) never allocate nor write into the map,
+ * so threads may look names up in a shared map at the same time. */
+bool oi__ds_room(void *array_slot, size_t elem_size, size_t more);      /* &a: room for `more` */
+bool oi__ds_fit(void *array_slot, size_t elem_size, size_t total);      /* &a: capacity >= total */
+bool oi__ds_hm_room(void *map_slot, size_t elem_size, const char *key); /* &t: room for one put */
+bool oi__ds_sh_new(void *map_slot, size_t elem_size);                   /* sh_new_strdup(*&t) */
+void oi__ds_release(void);                                              /* drops unused blocks */
+ptrdiff_t oi__ds_find(const void *map, size_t elem_size, size_t key_size, const char *key); /* -1 if none */
 /* The short names we use (the full set would clash with user code). */
 #define arrlen stbds_arrlen
 #define arrlenu stbds_arrlenu
-#define arrput stbds_arrput
+#define arrput(a, v) (oi__ds_room(&(a), sizeof *(a), 1) ? (stbds_arrput((a), (v)), true) : false)
 #define arrpop stbds_arrpop
 #define arrfree stbds_arrfree
 #define arrlast stbds_arrlast
-#define arrsetlen stbds_arrsetlen
+#define arrsetlen(a, n) (oi__ds_fit(&(a), sizeof *(a), (size_t)(n)) ? (stbds_arrsetlen((a), (n)), true) : false)
 #define arrdel stbds_arrdel
-#define arrins stbds_arrins
-#define arraddnptr stbds_arraddnptr
-#define shput stbds_shput
-#define shget stbds_shget
-#define shgeti stbds_shgeti
-#define shgetp_null stbds_shgetp_null
-#define shdel stbds_shdel
+#define arrins(a, i, v) (oi__ds_room(&(a), sizeof *(a), 1) ? (stbds_arrins((a), (i), (v)), true) : false)
+#define shput(t, k, v) \
+    (oi__ds_hm_room(&(t), sizeof *(t), (k)) ? (stbds_shput((t), (k), (v)), oi__ds_release(), true) : false)
+#define shget(t, k) ((t)[oi__ds_find((t), sizeof *(t), sizeof (t)->key, (k))].value) /* t not NULL */
+#define shgeti(t, k) oi__ds_find((t), sizeof *(t), sizeof (t)->key, (k))
+#define shgetp_null(t, k) \
+    (oi__ds_find((t), sizeof *(t), sizeof (t)->key, (k)) < 0 ? NULL \
+                                                               : &(t)[oi__ds_find((t), sizeof *(t), sizeof (t)->key, (k))])
 #define shlen stbds_shlen
 #define shfree stbds_shfree
-#define sh_new_strdup stbds_sh_new_strdup
-#define hmput stbds_hmput
-#define hmget stbds_hmget
-#define hmgeti stbds_hmgeti
+#define sh_new_strdup(t) oi__ds_sh_new(&(t), sizeof *(t))
+#define hmput(t, k, v) \
+    (oi__ds_hm_room(&(t), sizeof *(t), NULL) ? (stbds_hmput((t), (k), (v)), oi__ds_release(), true) : false)
+#define hmgeti(t, k) ((t) ? stbds_hmgeti((t), (k)) : -1)
 #define hmlen stbds_hmlen
 #define hmfree stbds_hmfree
 #endif
@@ -77,6 +95,9 @@ void oi__free(void *ptr);
 /* Records "message" for oi_last_error() and returns `status`. */
 oi_status oi__fail(oi_status status, const char *fmt, ...) OI__PRINTF(2, 3);
 oi_status oi__failv(oi_status status, const char *fmt, va_list args);
+/* The status of the last oi__fail on this thread (what a NULL return of a
+ * helper meant: OUT_OF_MEMORY, VALIDATION...), or `fallback` if none. */
+oi_status oi__last_status(oi_status fallback);
 /* Prefixes the current error message with "prefix: ". */
 void oi__error_prefix(const char *fmt, ...) OI__PRINTF(1, 2);
 void *oi__malloc(size_t size);        /* records OUT_OF_MEMORY on failure */

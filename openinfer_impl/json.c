@@ -300,6 +300,8 @@ static bool oi__json_string_text(oi__json_reader *r, char **out) {
 
 static bool oi__json_value(oi__json_reader *r, oi__json *out);
 
+static void oi__json_free_contents(oi__json *json);
+
 static bool oi__json_array(oi__json_reader *r, oi__json *out) {
     out->type = OI__JSON_ARRAY;
     r->pos++; /* '[' */
@@ -312,7 +314,11 @@ static bool oi__json_array(oi__json_reader *r, oi__json *out) {
         oi__json item;
         memset(&item, 0, sizeof item);
         bool ok = oi__json_value(r, &item);
-        arrput(out->items, item); /* kept even when partial, so it is freed */
+        if (!arrput(out->items, item)) { /* kept even when partial, so it is freed */
+            oi__json_free_contents(&item);
+            r->failed = true; /* out of memory: oi__realloc said so */
+            return false;
+        }
         if (!ok)
             return false;
         oi__json_skip_space(r);
@@ -371,13 +377,18 @@ static bool oi__json_object(oi__json_reader *r, oi__json *out) {
         if (arrlen(out->keys) < 16) {
             duplicate = oi__json_has_key(out, key);
         } else {
+            bool room = true;
             if (!seen) {
-                sh_new_strdup(seen);
-                for (ptrdiff_t i = 0; i < arrlen(out->keys); i++)
-                    shput(seen, out->keys[i], 1);
+                room = sh_new_strdup(seen);
+                for (ptrdiff_t i = 0; room && i < arrlen(out->keys); i++)
+                    room = shput(seen, out->keys[i], 1);
             }
-            duplicate = shgeti(seen, key) >= 0;
-            shput(seen, key, 1);
+            duplicate = room && shgeti(seen, key) >= 0;
+            if (!room || !shput(seen, key, 1)) {
+                oi__free(key);
+                r->failed = true; /* out of memory */
+                break;
+            }
         }
         if (duplicate) {
             oi__free(key);
@@ -386,7 +397,11 @@ static bool oi__json_object(oi__json_reader *r, oi__json *out) {
         }
         oi__json item;
         memset(&item, 0, sizeof item);
-        arrput(out->keys, key);
+        if (!arrput(out->keys, key)) {
+            oi__free(key);
+            r->failed = true; /* out of memory */
+            break;
+        }
         oi__json_skip_space(r);
         if (oi__json_peek(r) != ':') {
             arrput(out->items, item);
@@ -395,7 +410,11 @@ static bool oi__json_object(oi__json_reader *r, oi__json *out) {
         }
         r->pos++;
         bool value_ok = oi__json_value(r, &item);
-        arrput(out->items, item);
+        if (!arrput(out->items, item)) {
+            oi__json_free_contents(&item);
+            r->failed = true; /* out of memory */
+            break;
+        }
         if (!value_ok)
             break;
         oi__json_skip_space(r);
@@ -1007,8 +1026,10 @@ static oi_status oi__jg_strings(oi__jg_reader *r, const oi__json *obj, const cha
         char *copy = status == OI_OK ? oi__strdup(item->text) : NULL;
         if (status == OI_OK && !copy)
             status = OI_ERROR_OUT_OF_MEMORY;
-        if (copy)
-            arrput(*out, copy);
+        if (copy && !arrput(*out, copy)) {
+            oi__free(copy);
+            status = OI_ERROR_OUT_OF_MEMORY;
+        }
     }
     oi__jg_pop(r, old);
     return status;
@@ -1200,7 +1221,12 @@ static oi_status oi__jg_access(oi__jg_reader *r, const oi__json *obj, oi__cache_
             size_t item_old = oi__jg_push_index(r, i);
             status = oi__jg_cache_index(r, &indices->items[i], &ix);
             oi__jg_pop(r, item_old);
-            arrput(out->indices, ix);
+            if (!arrput(out->indices, ix)) {
+                oi__free(ix.single.ident);
+                oi__free(ix.start.ident);
+                oi__free(ix.end.ident);
+                status = OI_ERROR_OUT_OF_MEMORY;
+            }
         }
         oi__jg_pop(r, list_old);
     }
@@ -1235,11 +1261,13 @@ static oi_status oi__jg_attr_value(oi__jg_reader *r, const oi__json *v, oi__attr
             if (a->kind == OI__ATTR_INT_LIST) {
                 int64_t value = 0;
                 status = oi__jg_int_value(r, &v->items[i], INT64_MIN, INT64_MAX, &value);
-                arrput(a->ints, value);
+                if (!arrput(a->ints, value))
+                    status = OI_ERROR_OUT_OF_MEMORY;
             } else {
                 oi_dtype t = OI_DTYPE_INVALID;
                 status = oi__jg_dtype_value(r, &v->items[i], &t);
-                arrput(a->dtypes, t);
+                if (!arrput(a->dtypes, t))
+                    status = OI_ERROR_OUT_OF_MEMORY;
             }
             oi__jg_pop(r, old);
         }
@@ -1305,7 +1333,13 @@ static oi_status oi__jg_each_input(oi__jg_reader *r, const oi__json *item, void 
     oi__varref ref;
     memset(&ref, 0, sizeof ref);
     oi_status status = oi__jg_varref_value(r, item, &ref);
-    arrput(n->inputs, ref);
+    if (!arrput(n->inputs, ref)) {
+        oi__free(ref.name);
+        for (ptrdiff_t i = 0; i < arrlen(ref.indices); i++)
+            oi__free(ref.indices[i]);
+        arrfree(ref.indices);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return status;
 }
 
@@ -1314,7 +1348,13 @@ static oi_status oi__jg_each_attr(oi__jg_reader *r, const oi__json *item, void *
     oi__attr a;
     memset(&a, 0, sizeof a);
     oi_status status = oi__jg_attr(r, item, &a);
-    arrput(n->attrs, a);
+    if (!arrput(n->attrs, a)) {
+        oi__free(a.name);
+        oi__free(a.s);
+        arrfree(a.ints);
+        arrfree(a.dtypes);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return status;
 }
 
@@ -1488,7 +1528,10 @@ static oi_status oi__jg_each_node(oi__jg_reader *r, const oi__json *item, void *
     oi__node n;
     memset(&n, 0, sizeof n);
     oi_status status = oi__jg_node(r, item, &n);
-    arrput(*nodes, n); /* kept even when partial, so it is freed */
+    if (!arrput(*nodes, n)) { /* kept even when partial, so it is freed */
+        oi__node_free(&n);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return status;
 }
 
@@ -1559,7 +1602,10 @@ static oi_status oi__jg_each_fixed(oi__jg_reader *r, const oi__json *item, void 
         status = oi__jg_string(r, item, "index", true, true, &f.index);
     if (status == OI_OK)
         status = oi__jg_int(r, item, "max", 1, INT64_MAX, &f.max);
-    arrput(v->fixed, f);
+    if (!arrput(v->fixed, f)) {
+        oi__free(f.index);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return status;
 }
 
@@ -1601,7 +1647,10 @@ static oi_status oi__jg_each_var(oi__jg_reader *r, const oi__json *item, void *c
     oi__var v;
     memset(&v, 0, sizeof v);
     oi_status status = oi__jg_var(r, item, &v);
-    arrput(g->vars, v);
+    if (!arrput(g->vars, v)) {
+        oi__var_free(&v);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return status;
 }
 
@@ -1619,7 +1668,10 @@ static oi_status oi__jg_each_block(oi__jg_reader *r, const oi__json *item, void 
         status = oi__jg_src(r, item, &block.src);
     if (status == OI_OK)
         status = oi__jg_array(r, item, "nodes", true, oi__jg_each_node, &block.nodes);
-    arrput(g->blocks, block);
+    if (!arrput(g->blocks, block)) {
+        oi__block_free(&block);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return status;
 }
 
@@ -1630,7 +1682,8 @@ static oi_status oi__jg_collect_indices(const oi_graph *g, const oi__node *nodes
         if (n->index >= g->next_index)
             return oi__fail_at(OI_ERROR_FORMAT, &n->src, "node index %u is not below next_index %u", (unsigned)n->index,
                                (unsigned)g->next_index);
-        arrput(*seen, n->index);
+        if (!arrput(*seen, n->index))
+            return OI_ERROR_OUT_OF_MEMORY;
         if (n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH) {
             oi_status status = oi__jg_collect_indices(g, n->body, seen, depth + 1);
             if (status != OI_OK)

@@ -352,8 +352,12 @@ static oi_status oi__oinf_parse_sizevars(oi_model *m, uint32_t count, uint64_t s
         oi_status s = oi__oinf_read_name(&c, m->sizevar_index, entry, &sv.name);
         if (s != OI_OK)
             return s;
-        shput(m->sizevar_index, sv.name, (size_t)arrlen(m->sizevars));
-        arrput(m->sizevars, sv);
+        if (!arrput(m->sizevars, sv)) {
+            oi__free(sv.name);
+            return oi__oinf_fail(m, OI_ERROR_OUT_OF_MEMORY, "%s: out of memory", entry);
+        }
+        if (!shput(m->sizevar_index, sv.name, (size_t)arrlen(m->sizevars) - 1))
+            return oi__oinf_fail(m, OI_ERROR_OUT_OF_MEMORY, "%s: out of memory", entry);
         s = oi__oinf_read_u64(&c, &arrlast(m->sizevars).value, entry, "value");
         if (s != OI_OK)
             return s;
@@ -438,8 +442,12 @@ static oi_status oi__oinf_parse_metadata(oi_model *m, uint32_t count, uint64_t s
         if (s != OI_OK)
             return s;
         info.key = key;
-        shput(m->metadata_index, key, (size_t)arrlen(m->metadata));
-        arrput(m->metadata, info);
+        if (!arrput(m->metadata, info)) {
+            oi__free(key);
+            return oi__oinf_fail(m, OI_ERROR_OUT_OF_MEMORY, "%s: out of memory", entry);
+        }
+        if (!shput(m->metadata_index, key, (size_t)arrlen(m->metadata) - 1))
+            return oi__oinf_fail(m, OI_ERROR_OUT_OF_MEMORY, "%s: out of memory", entry);
         snprintf(entry, sizeof entry, "metadata '%s'", key);
         const uint8_t *fields = NULL;
         uint64_t fields_at = c.pos;
@@ -638,8 +646,12 @@ static oi_status oi__oinf_parse_tensors(oi_model *m, uint32_t count, uint64_t st
         if (s != OI_OK)
             return s;
         info.name = name;
-        shput(m->tensor_index, name, (size_t)arrlen(m->tensors));
-        arrput(m->tensors, info); /* owned from here on, freed on close */
+        if (!arrput(m->tensors, info)) { /* owned from here on, freed on close */
+            oi__free(name);
+            return oi__oinf_fail(m, OI_ERROR_OUT_OF_MEMORY, "%s: out of memory", entry);
+        }
+        if (!shput(m->tensor_index, name, (size_t)arrlen(m->tensors) - 1))
+            return oi__oinf_fail(m, OI_ERROR_OUT_OF_MEMORY, "%s: out of memory", entry);
         snprintf(entry, sizeof entry, "tensor '%s'", name);
         s = oi__oinf_parse_tensor(&c, &arrlast(m->tensors), entry);
         if (s != OI_OK)
@@ -704,10 +716,8 @@ static oi_model *oi__oinf_model_new(const char *origin) {
     if (!m)
         return NULL;
     m->origin = oi__strdup(origin);
-    sh_new_strdup(m->sizevar_index);
-    sh_new_strdup(m->metadata_index);
-    sh_new_strdup(m->tensor_index);
-    if (!m->origin) {
+    if (!m->origin || !sh_new_strdup(m->sizevar_index) || !sh_new_strdup(m->metadata_index) ||
+        !sh_new_strdup(m->tensor_index)) {
         oi_model_close(m);
         return NULL;
     }
@@ -965,9 +975,10 @@ oi_writer *oi_writer_new(void) {
     oi_writer *w = (oi_writer *)oi__calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    sh_new_strdup(w->sizevar_names);
-    sh_new_strdup(w->metadata_keys);
-    sh_new_strdup(w->tensor_names);
+    if (!sh_new_strdup(w->sizevar_names) || !sh_new_strdup(w->metadata_keys) || !sh_new_strdup(w->tensor_names)) {
+        oi_writer_free(w);
+        return NULL;
+    }
     return w;
 }
 
@@ -1019,8 +1030,14 @@ oi_status oi_writer_add_sizevar(oi_writer *w, const char *name, uint64_t value) 
     sv.value = value;
     if (!sv.name)
         return OI_ERROR_OUT_OF_MEMORY;
-    shput(w->sizevar_names, name, (size_t)arrlen(w->sizevars));
-    arrput(w->sizevars, sv);
+    if (!arrput(w->sizevars, sv)) {
+        oi__free(sv.name);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    if (!shput(w->sizevar_names, name, (size_t)arrlen(w->sizevars) - 1)) {
+        oi__free(arrpop(w->sizevars).name);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return OI_OK;
 }
 
@@ -1036,8 +1053,17 @@ static oi_status oi__oinf_add_metadata(oi_writer *w, const char *key, oi_dtype t
         oi__free(blob);
         return OI_ERROR_OUT_OF_MEMORY;
     }
-    shput(w->metadata_keys, key, (size_t)arrlen(w->metadata));
-    arrput(w->metadata, meta);
+    if (!arrput(w->metadata, meta)) {
+        oi__free(meta.key);
+        oi__free(blob);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    if (!shput(w->metadata_keys, key, (size_t)arrlen(w->metadata) - 1)) {
+        arrpop(w->metadata);
+        oi__free(meta.key);
+        oi__free(blob);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return OI_OK;
 }
 
@@ -1219,8 +1245,14 @@ oi_status oi_writer_add_tensor(oi_writer *w, const char *name, oi_dtype dtype, u
         oi__free(t.quant);
         return OI_ERROR_OUT_OF_MEMORY;
     }
-    shput(w->tensor_names, name, (size_t)arrlen(w->tensors));
-    arrput(w->tensors, t);
+    if (!arrput(w->tensors, t) || !shput(w->tensor_names, name, (size_t)arrlen(w->tensors) - 1)) {
+        if (arrlen(w->tensors) && w->tensors[arrlen(w->tensors) - 1].name == t.name)
+            arrpop(w->tensors);
+        oi__free(t.name);
+        oi__free(t.data);
+        oi__free(t.quant);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return OI_OK;
 }
 

@@ -344,8 +344,12 @@ static oi_status oi__table_layout(oi__plan *p, oi__slot *s) {
 static oi_status oi__add_slot(oi__plan *p, oi__slot *s) {
     if (oi__plan_slot(p, s->name) >= 0)
         return oi__fail_at(OI_ERROR_VALIDATION, s->src, "%s is declared twice", s->name);
-    shput(p->by_name, s->name, (int)arrlen(p->slots));
-    arrput(p->slots, *s);
+    if (!arrput(p->slots, *s))
+        return OI_ERROR_OUT_OF_MEMORY;
+    if (!shput(p->by_name, s->name, (int)arrlen(p->slots) - 1)) {
+        (void)arrpop(p->slots); /* the caller still owns s */
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
     return OI_OK;
 }
 
@@ -525,13 +529,17 @@ static oi_status oi__parse_varref_indices(oi__vctx *c, const oi__node *n, const 
             char *ident = oi__strndup(text, len);
             if (!ident)
                 return OI_ERROR_OUT_OF_MEMORY;
-            arrput(*owned, ident);
+            if (!arrput(*owned, ident)) {
+                oi__free(ident);
+                return OI_ERROR_OUT_OF_MEMORY;
+            }
             idx.single.ident = ident;
         }
         oi_status st = oi__check_expr(c, n, &idx.single, "index", false);
         if (st != OI_OK)
             return st;
-        arrput(*out, idx);
+        if (!arrput(*out, idx))
+            return OI_ERROR_OUT_OF_MEMORY;
     }
     return OI_OK;
 }
@@ -568,7 +576,7 @@ static oi_status oi__check_prefix_entries(oi__vctx *c, const oi__node *n, const 
         cur[k] = lo[k];
     for (;;) {
         if (!oi__plan_prefix_tensor(c->p, s, cur, &n->src))
-            return OI_ERROR_VALIDATION;
+            return oi__last_status(OI_ERROR_VALIDATION); /* OUT_OF_MEMORY too */
         int k = s->n_indices - 1;
         while (k >= 0 && ++cur[k] == hi[k]) {
             cur[k] = lo[k];
@@ -615,7 +623,10 @@ static oi_status oi__resolve_ident_attr(oi__vctx *c, const oi__node *n, oi__attr
         char *copy = oi__strndup(text, len);
         if (!copy)
             return OI_ERROR_OUT_OF_MEMORY;
-        arrput(*owned, copy);
+        if (!arrput(*owned, copy)) {
+            oi__free(copy);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
         a->kind = OI__ATTR_STRING;
         a->s = copy;
         return OI_OK;
@@ -702,8 +713,10 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
                 return st;
             }
         }
-        arrput(pn->inputs, s);
-        arrput(pn->input_indices, idx);
+        if (!arrput(pn->inputs, s) || !arrput(pn->input_indices, idx)) {
+            arrfree(idx);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
         sigs[i].dtype = sl->dtype;
         sigs[i].ndim = sl->ndim;
         memcpy(sigs[i].shape, sl->shape, sizeof sigs[i].shape);
@@ -717,7 +730,8 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
             if (st != OI_OK)
                 return st;
         }
-        arrput(pn->attrs, a);
+        if (!arrput(pn->attrs, a))
+            return OI_ERROR_OUT_OF_MEMORY;
     }
     oi_status st = oi__check_output_slot(c, n, n->output, "an op", &pn->out);
     if (st != OI_OK)
@@ -789,7 +803,8 @@ static oi_status oi__check_access(oi__vctx *c, const oi__node *n, const char *ve
         }
         if (st != OI_OK)
             return st;
-        arrput(pn->access, pi);
+        if (!arrput(pn->access, pi))
+            return OI_ERROR_OUT_OF_MEMORY;
     }
     if (!reset && sl->is_table && n->kind != OI__NODE_CACHE_READ && n_idx < sl->n_indices)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s needs all %d indices of %s", verb, sl->n_indices, a->base);
@@ -934,7 +949,8 @@ static oi_status oi__check_vars(oi__vctx *c, const oi__node *n, const char *verb
         for (int k = 0; k < (int)arrlen(pn->vars); k++)
             if (pn->vars[k] == s)
                 return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s names %s twice", verb, n->vars[i]);
-        arrput(pn->vars, s);
+        if (!arrput(pn->vars, s))
+            return OI_ERROR_OUT_OF_MEMORY;
     }
     return OI_OK;
 }
@@ -1000,6 +1016,8 @@ static oi_status oi__check_nodes(oi__vctx *c, const oi__node *nodes, oi__pnode *
         pn.ir = &nodes[i];
         pn.block = c->block;
         pn.out = pn.var = pn.then_block = pn.else_block = -1;
+        if (!oi__ds_room(out, sizeof **out, 1)) /* room first: the arrput below cannot fail */
+            return OI_ERROR_OUT_OF_MEMORY;
         oi_status st = oi__check_node(c, &nodes[i], &pn);
         arrput(*out, pn); /* kept even on failure so that it is freed */
         if (st != OI_OK)
@@ -1064,8 +1082,8 @@ static oi_status oi__check_consumer(oi__plan *p, oi__pblock *b) {
             return oi__fail_at(OI_ERROR_VALIDATION, &pn->ir->src, "yield/await cannot be inside a loop");
         if (pn->ir->kind == OI__NODE_AWAIT)
             for (int k = 0; k < (int)arrlen(pn->vars); k++)
-                if (!oi__slots_contain(b->awaits, pn->vars[k]))
-                    arrput(b->awaits, pn->vars[k]);
+                if (!oi__slots_contain(b->awaits, pn->vars[k]) && !arrput(b->awaits, pn->vars[k]))
+                    return OI_ERROR_OUT_OF_MEMORY;
         if (pn->ir->kind == OI__NODE_YIELD && i != n - 1)
             return oi__fail_at(OI_ERROR_VALIDATION, &pn->ir->src, "yield ends consumer block %s: it must be its last statement",
                                b->ir->name);
@@ -1144,7 +1162,8 @@ static oi_status oi__check_blocks(oi__plan *p) {
         b.ir = &g->blocks[i];
         if (strcmp(b.ir->name, "entry") == 0)
             p->entry = i;
-        arrput(p->blocks, b);
+        if (!arrput(p->blocks, b))
+            return OI_ERROR_OUT_OF_MEMORY;
     }
     for (int i = 0; i < nb; i++) {
         oi__vctx c;
@@ -1217,25 +1236,27 @@ void oi__plan_free(oi__plan *p) {
     oi__free(p);
 }
 
-oi__plan *oi__plan_build(const oi_graph *g, const oi_model *m) {
-    if (!g) {
-        oi__fail(OI_ERROR_INVALID_ARGUMENT, "validate: no graph (did the graph fail to build? see its error)");
-        return NULL;
-    }
+/* oi__plan_build keeping the status (OUT_OF_MEMORY vs VALIDATION...). */
+static oi_status oi__plan_build_status(const oi_graph *g, const oi_model *m, oi__plan **out) {
+    *out = NULL;
+    if (!g)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "validate: no graph (did the graph fail to build? see its error)");
     oi__plan *p = (oi__plan *)oi__calloc(1, sizeof *p);
     if (!p)
-        return NULL;
+        return OI_ERROR_OUT_OF_MEMORY;
     p->graph = g;
     p->model = m;
-    sh_new_strdup(p->by_name);
-    sh_new_strdup(p->sizes);
-    for (size_t i = 0; m && i < oi_model_sizevar_count(m); i++) {
+    oi_status st = OI_OK;
+    if (!sh_new_strdup(p->by_name) || !sh_new_strdup(p->sizes))
+        st = OI_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; st == OI_OK && m && i < oi_model_sizevar_count(m); i++) {
         const char *name = NULL;
         uint64_t value = 0;
-        if (oi_model_sizevar_at(m, i, &name, &value) == OI_OK && name)
-            shput(p->sizes, name, (int64_t)value);
+        if (oi_model_sizevar_at(m, i, &name, &value) == OI_OK && name && !shput(p->sizes, name, (int64_t)value))
+            st = OI_ERROR_OUT_OF_MEMORY;
     }
-    oi_status st = oi__declare_vars(p);
+    if (st == OI_OK)
+        st = oi__declare_vars(p);
     for (int i = 0; st == OI_OK && i < (int)arrlen(g->blocks); i++)
         st = oi__declare_temps(p, g->blocks[i].nodes);
     if (st == OI_OK) {
@@ -1249,15 +1270,23 @@ oi__plan *oi__plan_build(const oi_graph *g, const oi_model *m) {
     }
     if (st != OI_OK) {
         oi__plan_free(p);
-        return NULL;
+        return st;
     }
+    *out = p;
+    return OI_OK;
+}
+
+oi__plan *oi__plan_build(const oi_graph *g, const oi_model *m) {
+    oi__plan *p = NULL;
+    oi__plan_build_status(g, m, &p);
     return p;
 }
 
 oi_status oi_graph_validate(const oi_graph *graph, const oi_model *model) {
-    oi__plan *p = oi__plan_build(graph, model);
+    oi__plan *p = NULL;
+    oi_status st = oi__plan_build_status(graph, model, &p);
     if (!p)
-        return OI_ERROR_VALIDATION;
+        return st == OI_ERROR_OUT_OF_MEMORY ? st : OI_ERROR_VALIDATION;
     oi__plan_free(p);
     return OI_OK;
 }
