@@ -548,6 +548,8 @@ static void test_matmul(void) {
         S(4, 2, 3, 17, 19), S(2, 19, 5, 0, 0),
         S(3, 1, 65, 70, 0), S(3, 2, 70, 33, 0),
         S(2, 1, 1, 0, 0), S(2, 1, 1, 0, 0),
+        S(2, 300, 70, 0, 0), S(2, 70, 260, 0, 0),       /* the 128x128-block kernel */
+        S(3, 2, 256, 33, 0), S(3, 1, 33, 257, 0),
     };
     attrs none = no_attrs();
     const oi_dtype types[] = {OI_DTYPE_F32, OI_DTYPE_F16, OI_DTYPE_BF16, OI_DTYPE_I32, OI_DTYPE_I8, OI_DTYPE_U8,

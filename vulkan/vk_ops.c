@@ -25,6 +25,7 @@ typedef struct oi__vk_reduce_push {
 } oi__vk_reduce_push;
 
 #define OI__VK_MATMUL_BATCH_DIMS 3
+#define OI__VK_BIG_MATMUL 256 /* M and N from which matmul uses 128x128 blocks */
 typedef struct oi__vk_matmul_push {
     uint32_t M, N, K;
     uint32_t batch_ndim;
@@ -502,8 +503,13 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[1] = OI__VK_ROLE_IN1;
     st->roles[3] = direct ? OI__VK_ROLE_OUT : OI__VK_ROLE_TEMP;
+    /* large float products: 128x128 blocks (more work per loaded element) */
+    bool big = oi__dtype_is_float(a->dtype) && M >= OI__VK_BIG_MATMUL && N >= OI__VK_BIG_MATMUL;
+    int64_t block = big ? 128 : 64;
+    if (big)
+        st->pipeline.shader = (uint32_t)OI__VK_SHADER_MATMUL_BIG_F;
     const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
-    uint64_t gx = (uint64_t)(N + 63) / 64, gy = (uint64_t)(M + 63) / 64;
+    uint64_t gx = (uint64_t)(N + block - 1) / (uint64_t)block, gy = (uint64_t)(M + block - 1) / (uint64_t)block;
     if (gx > max[0] || gy > max[1] || (uint64_t)batches > max[2])
         return oi__vk_unsupported("matmul: %lld x %lld x %lld batches exceed the dispatch limits", (long long)M,
                                   (long long)N, (long long)batches);

@@ -1,18 +1,22 @@
 #version 450
 // matmul.comp - batched [.., M, K] x [.., K, N] for float inputs (f32,
 // f16, bf16 loaded as f32) or 32-bit-wrapping integers, tiled in shared
-// memory: a workgroup of 16x16 invocations makes a 64x64 block of the
-// output, each invocation a 4x4 micro-tile, stepping through K by 16.
+// memory: a workgroup of 16x16 invocations makes a BM x BN block of the
+// output (64x64 by default, each invocation a 4x4 micro-tile, stepping
+// through K by 16; the "big" build for large float products uses 128x128
+// blocks, 8x8 micro-tiles and steps of 8).
 // The output is contiguous and 32-bit (f32, i32 or u32); the host runs a
 // cast afterwards for 8/16-bit outputs. gl_WorkGroupID.z is the batch.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
+#ifndef BM
 #define BM 64u
 #define BN 64u
 #define BK 16u
-#define TM 4u
-#define TN 4u
+#endif
+#define TM (BM / 16u)
+#define TN (BN / 16u)
 layout(local_size_x = 16, local_size_y = 16) in;
 layout(constant_id = 1) const uint A_DT = DT_F32;
 layout(constant_id = 2) const uint B_DT = DT_F32;
