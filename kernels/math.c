@@ -5,20 +5,45 @@
  * f64 computes in double with libm (the reference path). exp, tanh,
  * sigmoid, silu and gelu(approximate="tanh") are built on a branch-free
  * f32 exp (oi__exp_f32, 1-2 ulp), so the contiguous f32 loops, written in
- * blocks of 8 through a local array, vectorize at -O2; log, sqrt, erf,
+ * blocks of 16 through a local array, vectorize at -O2; log, sqrt, erf,
  * softplus and pow call libm per element. Other layouts and dtypes walk
  * the output with the shared iterator and use the same per-element f32
  * functions, so a strided f32 view gives the same bits as a dense one. */
 #include "../openinfer_impl/internal.h"
 
+/* ---- ISA clones ----
+ * The hot f32 loops (here and in nn.c) are written once, as always-inline
+ * bodies, and compiled three times: portable (SSE2 on x86-64), AVX2 and
+ * AVX-512 (gemm.c's target attributes); OI__ISA_CALL and OI__ISA_PICK
+ * choose the clone the CPU runs, by the gemm's choice. The compiler widens
+ * the 16-lane blocks to the ISA's vectors. The clones compute the same
+ * IEEE operations in the same order, so they agree (up to contraction
+ * into FMA, which ISO C modes leave off). */
+#if OI__GEMM_X86
+#define OI__MATH_INLINE static inline __attribute__((always_inline))
+#define OI__ISA_CLONES(name, params, args) \
+    static void name##_portable params { name##_body args; } \
+    OI__TARGET_AVX2 static void name##_avx2 params { name##_body args; } \
+    OI__TARGET_AVX512 static void name##_avx512 params { name##_body args; }
+#define OI__ISA_PICK(name) \
+    (oi__gemm_active_isa() == OI__GEMM_ISA_AVX512 ? name##_avx512 \
+     : oi__gemm_active_isa() == OI__GEMM_ISA_AVX2 ? name##_avx2 : name##_portable)
+#else
+#define OI__MATH_INLINE static inline
+#define OI__ISA_CLONES(name, params, args) \
+    static void name##_portable params { name##_body args; }
+#define OI__ISA_PICK(name) name##_portable
+#endif
+#define OI__ISA_CALL(name, args) OI__ISA_PICK(name) args
+
 /* ---- f32 building blocks ---- */
-static inline uint32_t oi__math_bits(float v) {
+OI__MATH_INLINE uint32_t oi__math_bits(float v) {
     uint32_t b;
     memcpy(&b, &v, sizeof b);
     return b;
 }
 
-static inline float oi__math_from_bits(uint32_t b) {
+OI__MATH_INLINE float oi__math_from_bits(uint32_t b) {
     float v;
     memcpy(&v, &b, sizeof v);
     return v;
@@ -27,17 +52,17 @@ static inline float oi__math_from_bits(uint32_t b) {
 /* cond ? a : b as bit masks. Selects here are written this way, on
  * integers: GCC keeps float compares (which may trap) and chains of
  * selects as branches, and a branch stops the vectorizer. */
-static inline uint32_t oi__math_pick(bool cond, uint32_t a, uint32_t b) {
+OI__MATH_INLINE uint32_t oi__math_pick(bool cond, uint32_t a, uint32_t b) {
     uint32_t mask = 0u - (uint32_t)cond;
     return (a & mask) | (b & ~mask);
 }
 
 /* A signed integer with the order of the float (NaNs beyond +-inf). */
-static inline int32_t oi__math_order(uint32_t bits) {
+OI__MATH_INLINE int32_t oi__math_order(uint32_t bits) {
     return (int32_t)oi__math_pick((int32_t)bits < 0, bits ^ 0x7FFFFFFFu, bits);
 }
 
-static inline float oi__math_from_order(int32_t key) {
+OI__MATH_INLINE float oi__math_from_order(int32_t key) {
     return oi__math_from_bits(oi__math_pick(key < 0, (uint32_t)key ^ 0x7FFFFFFFu, (uint32_t)key));
 }
 
@@ -46,7 +71,7 @@ static inline float oi__math_from_order(int32_t key) {
  * is built in the exponent field in two halves so that results down to
  * the smallest subnormal come out right. Overflow gives +inf, -inf gives 0,
  * NaN stays NaN. */
-static inline float oi__exp_f32(float x) {
+OI__MATH_INLINE float oi__exp_f32(float x) {
     const float max_x = 88.72283935546875f;  /* just above ln(FLT_MAX): beyond, +inf */
     const float min_x = -103.972084045410f;   /* below ln(smallest subnormal / 2): 0 */
     const float round_magic = 12582912.0f;    /* 1.5 * 2^23: adding it rounds to an integer */
@@ -75,7 +100,7 @@ static inline float oi__exp_f32(float x) {
 /* tanh of |x|, then x's sign: the odd Taylor series through x^19 below
  * |x| = 0.625 (under 1e-8 relative there), 1 - 2 / (e^2|x| + 1) above (no
  * cancellation left). */
-static inline float oi__tanh_f32(float x) {
+OI__MATH_INLINE float oi__tanh_f32(float x) {
     uint32_t xb = oi__math_bits(x), ab = xb & 0x7FFFFFFFu;
     float a = oi__math_from_bits(ab), z = x * x;
     float series = a + a * z * ((float)(-1.0 / 3) + z * ((float)(2.0 / 15) + z * ((float)(-17.0 / 315) +
@@ -87,21 +112,21 @@ static inline float oi__tanh_f32(float x) {
     return oi__math_from_bits(r | (xb & 0x80000000u));
 }
 
-static inline float oi__sigmoid_f32(float x) { return 1.0f / (1.0f + oi__exp_f32(-x)); }
+OI__MATH_INLINE float oi__sigmoid_f32(float x) { return 1.0f / (1.0f + oi__exp_f32(-x)); }
 
-static inline float oi__silu_f32(float x) { return x / (1.0f + oi__exp_f32(-x)); }
+OI__MATH_INLINE float oi__silu_f32(float x) { return x / (1.0f + oi__exp_f32(-x)); }
 
 /* 0.5 x (1 + tanh(u)) == x * sigmoid(2u): no cancellation for x < 0. */
-static inline float oi__gelu_tanh_f32(float x) {
+OI__MATH_INLINE float oi__gelu_tanh_f32(float x) {
     float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
     return x / (1.0f + oi__exp_f32(-2.0f * u));
 }
 
 /* 0.5 x (1 + erf(x / sqrt 2)) written with erfc: exact tails for x < 0. */
-static inline float oi__gelu_erf_f32(float x) { return 0.5f * x * erfcf(-x * 0.70710678118654752f); }
+OI__MATH_INLINE float oi__gelu_erf_f32(float x) { return 0.5f * x * erfcf(-x * 0.70710678118654752f); }
 
 /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows. */
-static inline float oi__softplus_f32(float x) {
+OI__MATH_INLINE float oi__softplus_f32(float x) {
     uint32_t xb = oi__math_bits(x);
     float positive = oi__math_from_bits(oi__math_pick((int32_t)xb > 0, xb, 0u));
     return positive + log1pf(oi__exp_f32(-oi__math_from_bits(xb & 0x7FFFFFFFu)));
@@ -146,12 +171,12 @@ static double oi__math_f64(oi_op op, double x, double y, bool gelu_tanh) {
 }
 
 /* ---- contiguous f32 ---- */
-#define OI__MATH_BLOCK 8
+#define OI__MATH_BLOCK 16
 
 /* y[i] = EXPR for i in [0, n), where EXPR may use `v` (= x[i]) and `i`.
- * Blocks of 8 go through a local array: x and y may be the same buffer,
+ * Blocks of 16 go through a local array: x and y may be the same buffer,
  * which would otherwise keep the vectorizer away (nn.c uses it too). */
-#define OI__MAP8(x, y, n, EXPR) \
+#define OI__MAP(x, y, n, EXPR) \
     do { \
         int64_t base_ = 0; \
         for (; base_ + OI__MATH_BLOCK <= (n); base_ += OI__MATH_BLOCK) { \
@@ -172,9 +197,9 @@ static double oi__math_f64(oi_op op, double x, double y, bool gelu_tanh) {
             (y)[base_] = (EXPR); \
         } \
     } while (0)
-#define OI__MATH_MAP(EXPR) OI__MAP8(x, y, n, EXPR)
+#define OI__MATH_MAP(EXPR) OI__MAP(x, y, n, EXPR)
 
-static void oi__math_map_f32(oi_op op, bool gelu_tanh, const float *x, float *y, int64_t n) {
+OI__MATH_INLINE void oi__math_map_body(oi_op op, bool gelu_tanh, const float *x, float *y, int64_t n) {
     switch (op) {
     case OI_OP_exp: OI__MATH_MAP(oi__exp_f32(v)); break;
     case OI_OP_tanh: OI__MATH_MAP(oi__tanh_f32(v)); break;
@@ -192,6 +217,8 @@ static void oi__math_map_f32(oi_op op, bool gelu_tanh, const float *x, float *y,
     }
 }
 
+OI__ISA_CLONES(oi__math_map, (oi_op op, bool gelu_tanh, const float *x, float *y, int64_t n), (op, gelu_tanh, x, y, n))
+
 typedef struct oi__math_job {
     oi_op op;
     bool gelu_tanh;
@@ -206,7 +233,7 @@ static void oi__math_chunk(void *ctx, int task, int thread) {
     (void)thread;
     int64_t lo = (int64_t)task * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n;
     if (j->op != OI_OP_pow) {
-        oi__math_map_f32(j->op, j->gelu_tanh, j->x + lo, j->y + lo, hi - lo);
+        OI__ISA_CALL(oi__math_map, (j->op, j->gelu_tanh, j->x + lo, j->y + lo, hi - lo));
         return;
     }
     for (int64_t i = lo; i < hi; i++)

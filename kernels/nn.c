@@ -99,8 +99,19 @@ static void *oi__nn_load_dense(const oi__tensor *t, bool wide, int ndim, const i
         all[d] = true;
     }
     int64_t n = oi__nn_count(ndim, shape, all, true);
+    size_t es = wide ? sizeof(double) : sizeof(float);
+    void *buf = oi__malloc(es * (size_t)(n ? n : 1));
+    oi__op_sig have, want;
+    oi__op_tensor_sig(t, &have);
+    want = have;
+    want.ndim = ndim;
+    memcpy(want.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (buf && t->dtype == (wide ? OI_DTYPE_F64 : OI_DTYPE_F32) && oi__tensor_is_contiguous(t) &&
+        oi__op_same_shape(&have, &want)) { /* already dense in the compute dtype */
+        memcpy(buf, (const char *)oi__op_cdata(t) + es * (size_t)t->offset, es * (size_t)n);
+        return buf;
+    }
     int64_t *at = (int64_t *)oi__malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
-    void *buf = oi__malloc((wide ? sizeof(double) : sizeof(float)) * (size_t)(n ? n : 1));
     if (!at || !buf) {
         oi__free(at);
         oi__free(buf);
@@ -119,18 +130,21 @@ static void *oi__nn_load_dense(const oi__tensor *t, bool wide, int ndim, const i
 }
 
 /* ------------------------------------------------------------------ */
-/* f32 row helpers (blocks of 8 partial results: vectorizable at -O2)  */
+/* f32 row helpers: blocks of OI__MATH_BLOCK partial results, so they  */
+/* vectorize; compiled into every ISA clone (math.c)                  */
 /* ------------------------------------------------------------------ */
 #define OI__NN_CHUNK 256 /* f32 partial sums are flushed to double this often */
 
-static float oi__f32_max(const float *x, int64_t n) {
-    float acc[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+OI__MATH_INLINE float oi__f32_max(const float *x, int64_t n) {
+    float acc[OI__MATH_BLOCK];
+    for (int j = 0; j < OI__MATH_BLOCK; j++)
+        acc[j] = -INFINITY;
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++)
+    for (; i + OI__MATH_BLOCK <= n; i += OI__MATH_BLOCK)
+        for (int j = 0; j < OI__MATH_BLOCK; j++)
             acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
     float m = -INFINITY;
-    for (int j = 0; j < 8; j++)
+    for (int j = 0; j < OI__MATH_BLOCK; j++)
         m = acc[j] > m ? acc[j] : m;
     for (; i < n; i++)
         m = x[i] > m ? x[i] : m;
@@ -138,23 +152,23 @@ static float oi__f32_max(const float *x, int64_t n) {
 }
 
 /* sum of (x[i] - shift)^p for p = 1 or 2 */
-static double oi__f32_sum_pow(const float *x, int64_t n, float shift, int p) {
+OI__MATH_INLINE double oi__f32_sum_pow(const float *x, int64_t n, float shift, int p) {
     double total = 0.0;
     for (int64_t c = 0; c < n; c += OI__NN_CHUNK) {
         int64_t m = n - c < OI__NN_CHUNK ? n - c : OI__NN_CHUNK, i = 0;
         const float *xc = x + c;
-        float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        float acc[OI__MATH_BLOCK] = {0};
         if (p == 1) {
-            for (; i + 8 <= m; i += 8)
-                for (int j = 0; j < 8; j++)
+            for (; i + OI__MATH_BLOCK <= m; i += OI__MATH_BLOCK)
+                for (int j = 0; j < OI__MATH_BLOCK; j++)
                     acc[j] += xc[i + j] - shift;
         } else {
-            for (; i + 8 <= m; i += 8)
-                for (int j = 0; j < 8; j++)
+            for (; i + OI__MATH_BLOCK <= m; i += OI__MATH_BLOCK)
+                for (int j = 0; j < OI__MATH_BLOCK; j++)
                     acc[j] += (xc[i + j] - shift) * (xc[i + j] - shift);
         }
         float s = 0.0f;
-        for (int j = 0; j < 8; j++)
+        for (int j = 0; j < OI__MATH_BLOCK; j++)
             s += acc[j];
         for (; i < m; i++)
             s += p == 1 ? xc[i] - shift : (xc[i] - shift) * (xc[i] - shift);
@@ -164,15 +178,15 @@ static double oi__f32_sum_pow(const float *x, int64_t n, float shift, int p) {
 }
 
 /* sum of e^(x[i] - shift), also stored into y unless y is NULL */
-static double oi__f32_exp_sum(const float *x, float *y, int64_t n, float shift) {
+OI__MATH_INLINE double oi__f32_exp_sum(const float *x, float *y, int64_t n, float shift) {
     double total = 0.0;
     for (int64_t c = 0; c < n; c += OI__NN_CHUNK) {
         int64_t m = n - c < OI__NN_CHUNK ? n - c : OI__NN_CHUNK, i = 0;
-        float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        for (; i + 8 <= m; i += 8) {
-            float b[8];
+        float acc[OI__MATH_BLOCK] = {0};
+        for (; i + OI__MATH_BLOCK <= m; i += OI__MATH_BLOCK) {
+            float b[OI__MATH_BLOCK];
             memcpy(b, x + c + i, sizeof b);
-            for (int j = 0; j < 8; j++) {
+            for (int j = 0; j < OI__MATH_BLOCK; j++) {
                 b[j] = oi__exp_f32(b[j] - shift);
                 acc[j] += b[j];
             }
@@ -180,7 +194,7 @@ static double oi__f32_exp_sum(const float *x, float *y, int64_t n, float shift) 
                 memcpy(y + c + i, b, sizeof b);
         }
         float s = 0.0f;
-        for (int j = 0; j < 8; j++)
+        for (int j = 0; j < OI__MATH_BLOCK; j++)
             s += acc[j];
         for (; i < m; i++) {
             float e = oi__exp_f32(x[c + i] - shift);
@@ -194,16 +208,18 @@ static double oi__f32_exp_sum(const float *x, float *y, int64_t n, float shift) 
 }
 
 /* softmax / log_softmax of one row; x and y may be the same buffer */
-static void oi__softmax_f32(const float *x, float *y, int64_t n, bool log_form) {
+OI__MATH_INLINE void oi__softmax_body(const float *x, float *y, int64_t n, bool log_form) {
     float m = oi__f32_max(x, n);
     if (log_form) {
         float log_sum = (float)log(oi__f32_exp_sum(x, NULL, n, m));
-        OI__MAP8(x, y, n, (v - m) - log_sum);
+        OI__MAP(x, y, n, (v - m) - log_sum);
         return;
     }
     float inv = (float)(1.0 / oi__f32_exp_sum(x, y, n, m));
-    OI__MAP8(y, y, n, v * inv);
+    OI__MAP(y, y, n, v * inv);
 }
+
+OI__ISA_CLONES(oi__softmax, (const float *x, float *y, int64_t n, bool log_form), (x, y, n, log_form))
 
 static void oi__softmax_f64(const double *x, double *y, int64_t n, bool log_form) {
     double m = -INFINITY, sum = 0.0;
@@ -342,9 +358,13 @@ static oi_status oi__rows_run(oi__rows *r) {
     int64_t tasks = count < (int64_t)threads * 4 ? count : (int64_t)threads * 4;
     r->lanes_per_task = (count + tasks - 1) / tasks;
     tasks = (count + r->lanes_per_task - 1) / r->lanes_per_task;
-    r->scratch = (char *)oi__malloc((size_t)threads * (size_t)len * (r->wide ? sizeof(double) : sizeof(float)));
-    if (!r->scratch)
-        return OI_ERROR_OUT_OF_MEMORY;
+    oi_dtype dense_t = r->wide ? OI_DTYPE_F64 : OI_DTYPE_F32;
+    bool gathers = r->x->dtype != dense_t || r->y->dtype != dense_t || !r->in.dense || !r->out.dense;
+    if (gathers) { /* a scratch lane per thread (dense lanes work in place) */
+        r->scratch = (char *)oi__malloc((size_t)threads * (size_t)len * (r->wide ? sizeof(double) : sizeof(float)));
+        if (!r->scratch)
+            return OI_ERROR_OUT_OF_MEMORY;
+    }
     oi__threadpool_run(pool, (int)tasks, oi__rows_task, r);
     oi__free(r->scratch);
     r->scratch = NULL;
@@ -554,10 +574,11 @@ static oi_status oi__k_nn_infer(const oi__kernel_args *k, const oi__op_sig *in, 
 /* ------------------------------------------------------------------ */
 /* softmax, log_softmax                                                */
 /* ------------------------------------------------------------------ */
-static void oi__row_softmax_f32(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
+OI__MATH_INLINE void oi__row_softmax_f32_body(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
     (void)lane;
-    oi__softmax_f32(x, y, n, r->op == OI_OP_log_softmax);
+    oi__softmax_body(x, y, n, r->op == OI_OP_log_softmax);
 }
+OI__ISA_CLONES(oi__row_softmax_f32, (const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n), (r, lane, x, y, n))
 
 static void oi__row_softmax_f64(const oi__rows *r, int64_t lane, const double *x, double *y, int64_t n) {
     (void)lane;
@@ -569,7 +590,7 @@ static oi_status oi__nn_softmax(const oi__kernel_args *k) {
     int axis;
     if (oi__nn_axis(k, "axis", k->in[0]->ndim, &axis) != OI_OK)
         return OI_ERROR_VALIDATION;
-    oi__rows_start(&r, k, oi__row_softmax_f32, oi__row_softmax_f64);
+    oi__rows_start(&r, k, OI__ISA_PICK(oi__row_softmax_f32), oi__row_softmax_f64);
     return oi__rows_over(&r, axis, axis + 1);
 }
 
@@ -578,16 +599,17 @@ static oi_status oi__nn_softmax(const oi__kernel_args *k) {
 /* ------------------------------------------------------------------ */
 /* y = (x - mean) / sqrt(var + eps) * scale + bias over the lane (rms_norm:
  * mean 0 and no bias: x / sqrt(mean(x^2) + eps) * scale). */
-static void oi__row_norm_f32(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
+OI__MATH_INLINE void oi__row_norm_f32_body(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
     (void)lane;
     const float *scale = (const float *)r->aux[0], *bias = (const float *)r->aux[1];
     float mean = r->op == OI_OP_rms_norm ? 0.0f : (float)(oi__f32_sum_pow(x, n, 0.0f, 1) / (double)n);
     float inv = (float)(1.0 / sqrt(oi__f32_sum_pow(x, n, mean, 2) / (double)n + r->eps));
     if (bias)
-        OI__MAP8(x, y, n, (v - mean) * inv * scale[i] + bias[i]);
+        OI__MAP(x, y, n, (v - mean) * inv * scale[i] + bias[i]);
     else
-        OI__MAP8(x, y, n, (v - mean) * inv * scale[i]);
+        OI__MAP(x, y, n, (v - mean) * inv * scale[i]);
 }
+OI__ISA_CLONES(oi__row_norm_f32, (const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n), (r, lane, x, y, n))
 
 static void oi__row_norm_f64(const oi__rows *r, int64_t lane, const double *x, double *y, int64_t n) {
     (void)lane;
@@ -610,7 +632,7 @@ static oi_status oi__nn_norm(const oi__kernel_args *k) {
     int axis;
     if (oi__nn_axis(k, "axis", k->in[0]->ndim, &axis) != OI_OK)
         return OI_ERROR_VALIDATION;
-    oi__rows_start(&r, k, oi__row_norm_f32, oi__row_norm_f64);
+    oi__rows_start(&r, k, OI__ISA_PICK(oi__row_norm_f32), oi__row_norm_f64);
     r.eps = oi__op_param_f64(k, "epsilon");
     const oi__tensor *x = k->in[0];
     for (size_t i = 1; i < k->n_in; i++) {
@@ -628,11 +650,12 @@ static oi_status oi__nn_norm(const oi__kernel_args *k) {
 /* ------------------------------------------------------------------ */
 /* batch_norm: lane (n, c) is the spatial block of channel c:
  * y = (x - mean[c]) * (scale[c] / sqrt(var[c] + eps)) + bias[c]. */
-static void oi__row_batch_norm_f32(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
+OI__MATH_INLINE void oi__row_batch_norm_f32_body(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
     int64_t c = lane % r->channels;
     float mean = ((const float *)r->aux[0])[c], a = ((const float *)r->aux[1])[c], b = ((const float *)r->aux[2])[c];
-    OI__MAP8(x, y, n, (v - mean) * a + b);
+    OI__MAP(x, y, n, (v - mean) * a + b);
 }
+OI__ISA_CLONES(oi__row_batch_norm_f32, (const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n), (r, lane, x, y, n))
 
 static void oi__row_batch_norm_f64(const oi__rows *r, int64_t lane, const double *x, double *y, int64_t n) {
     int64_t c = lane % r->channels;
@@ -644,7 +667,7 @@ static void oi__row_batch_norm_f64(const oi__rows *r, int64_t lane, const double
 /* Per-channel mean, multiplier and offset (in double, then typed). */
 static oi_status oi__nn_batch_norm(const oi__kernel_args *k) {
     oi__rows r;
-    oi__rows_start(&r, k, oi__row_batch_norm_f32, oi__row_batch_norm_f64);
+    oi__rows_start(&r, k, OI__ISA_PICK(oi__row_batch_norm_f32), oi__row_batch_norm_f64);
     const oi__tensor *x = k->in[0];
     int64_t c = x->shape[1];
     double eps = oi__op_param_f64(k, "epsilon");
@@ -675,7 +698,7 @@ static oi_status oi__nn_batch_norm(const oi__kernel_args *k) {
 
 /* group_norm: lane (n, g) holds the C/G channels of group g; statistics
  * over the lane, then channel c's scale and bias. */
-static void oi__row_group_norm_f32(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
+OI__MATH_INLINE void oi__row_group_norm_f32_body(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
     int64_t per_group = r->channels / r->groups, c0 = (lane % r->groups) * per_group, spatial = n / per_group;
     float mean = (float)(oi__f32_sum_pow(x, n, 0.0f, 1) / (double)n);
     float inv = (float)(1.0 / sqrt(oi__f32_sum_pow(x, n, mean, 2) / (double)n + r->eps));
@@ -683,9 +706,10 @@ static void oi__row_group_norm_f32(const oi__rows *r, int64_t lane, const float 
         float a = inv * ((const float *)r->aux[0])[c0 + c], b = ((const float *)r->aux[1])[c0 + c];
         const float *xc = x + c * spatial;
         float *yc = y + c * spatial;
-        OI__MAP8(xc, yc, spatial, (v - mean) * a + b);
+        OI__MAP(xc, yc, spatial, (v - mean) * a + b);
     }
 }
+OI__ISA_CLONES(oi__row_group_norm_f32, (const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n), (r, lane, x, y, n))
 
 static void oi__row_group_norm_f64(const oi__rows *r, int64_t lane, const double *x, double *y, int64_t n) {
     int64_t per_group = r->channels / r->groups, c0 = (lane % r->groups) * per_group, spatial = n / per_group;
@@ -704,7 +728,7 @@ static void oi__row_group_norm_f64(const oi__rows *r, int64_t lane, const double
 
 static oi_status oi__nn_group_norm(const oi__kernel_args *k) {
     oi__rows r;
-    oi__rows_start(&r, k, oi__row_group_norm_f32, oi__row_group_norm_f64);
+    oi__rows_start(&r, k, OI__ISA_PICK(oi__row_group_norm_f32), oi__row_group_norm_f64);
     const oi__tensor *x = k->in[0];
     r.eps = oi__op_param_f64(k, "epsilon");
     r.groups = oi__op_param_i64(k, "num_groups");
@@ -890,7 +914,7 @@ static void oi__attn_row(const oi__attn *a, int64_t b, int64_t h, int64_t qi, vo
     if (a->wide)
         oi__softmax_f64(rd, rd, t_len, false);
     else
-        oi__softmax_f32(rf, rf, t_len, false);
+        OI__ISA_CALL(oi__softmax, (rf, rf, t_len, false));
 }
 
 /* One task: query rows [i0, i1) of head (b, h). */

@@ -28,10 +28,17 @@ typedef enum oi__qformat { OI__Q_I8, OI__Q4_0, OI__Q4_1 } oi__qformat;
 
 static int64_t oi__q4_block_bytes(oi__qformat f) { return f == OI__Q4_1 ? 20 : 18; }
 
-static float oi__q_half(const uint8_t *p) { return oi_f16_to_f32((uint16_t)(p[0] | (p[1] << 8))); }
+/* A little-endian f16 as f32, inline: the exponent and mantissa moved into
+ * f32 position and scaled by 2^(127 - 15), which also gets subnormals
+ * right; inf and NaN get the all-ones exponent. */
+OI__MATH_INLINE float oi__q_half(const uint8_t *p) {
+    uint32_t h = (uint32_t)p[0] | ((uint32_t)p[1] << 8), em = h & 0x7FFFu;
+    uint32_t finite = oi__math_bits(oi__math_from_bits(em << 13) * 5.192296858534828e33f /* 2^112 */);
+    return oi__math_from_bits(((h & 0x8000u) << 16) | oi__math_pick(em >= 0x7C00u, (em << 13) | 0x70000000u, finite));
+}
 
 /* ---- one weight row ---- */
-static float oi__dot_i8(const float *x, const int8_t *w, int64_t k) {
+OI__MATH_INLINE float oi__dot_i8(const float *x, const int8_t *w, int64_t k) {
     float acc[16] = {0};
     int64_t i = 0;
     for (; i + 16 <= k; i += 16)
@@ -47,7 +54,7 @@ static float oi__dot_i8(const float *x, const int8_t *w, int64_t k) {
 
 /* sum over blocks of d * sum x q' + m * sum x, with q' = q - 8 (q4_0) or
  * q (q4_1, m the block minimum) */
-static float oi__dot_q4(const float *x, const uint8_t *row, int64_t k, bool with_min) {
+OI__MATH_INLINE float oi__dot_q4(const float *x, const uint8_t *row, int64_t k, bool with_min) {
     int64_t bytes = with_min ? 20 : 18;
     float off = with_min ? 0.0f : -8.0f;
     float acc[16] = {0};
@@ -68,7 +75,7 @@ static float oi__dot_q4(const float *x, const uint8_t *row, int64_t k, bool with
     return s;
 }
 
-static void oi__dequant_q4(const uint8_t *row, int64_t k, bool with_min, float *dst) {
+OI__MATH_INLINE void oi__dequant_q4(const uint8_t *row, int64_t k, bool with_min, float *dst) {
     int64_t bytes = with_min ? 20 : 18;
     float off = with_min ? 0.0f : -8.0f;
     for (int64_t b = 0; b < k / OI__Q4_BLOCK; b++, dst += OI__Q4_BLOCK, row += bytes) {
@@ -95,14 +102,14 @@ typedef struct oi__qmm {
     oi_status *status;
 } oi__qmm;
 
-static float oi__qmm_dot(const oi__qmm *q, const float *x, int64_t n) {
+OI__MATH_INLINE float oi__qmm_dot(const oi__qmm *q, const float *x, int64_t n) {
     const uint8_t *row = q->w + n * q->row_bytes;
     if (q->format == OI__Q_I8)
         return q->scale[n] * oi__dot_i8(x, (const int8_t *)row, q->k);
     return oi__dot_q4(x, row, q->k, q->format == OI__Q4_1);
 }
 
-static void oi__qmm_dequant(const oi__qmm *q, int64_t n, float *dst) {
+OI__MATH_INLINE void oi__qmm_dequant(const oi__qmm *q, int64_t n, float *dst) {
     const uint8_t *row = q->w + n * q->row_bytes;
     if (q->format != OI__Q_I8) {
         oi__dequant_q4(row, q->k, q->format == OI__Q4_1, dst);
@@ -113,21 +120,33 @@ static void oi__qmm_dequant(const oi__qmm *q, int64_t n, float *dst) {
         dst[i] = (float)((const int8_t *)row)[i] * s;
 }
 
+/* y[:, n0..n1) by dot products; weight rows n0..n1 dequantized into buf
+ * (ISA clones: math.c) */
+OI__MATH_INLINE void oi__qmm_dots_body(const oi__qmm *q, int64_t n0, int64_t n1) {
+    for (int64_t i = 0; i < q->m; i++)
+        for (int64_t n = n0; n < n1; n++)
+            q->y[i * q->n + n] = oi__qmm_dot(q, q->x + i * q->k, n);
+}
+OI__ISA_CLONES(oi__qmm_dots, (const oi__qmm *q, int64_t n0, int64_t n1), (q, n0, n1))
+
+OI__MATH_INLINE void oi__qmm_dequant_rows_body(const oi__qmm *q, int64_t n0, int64_t n1, float *buf) {
+    for (int64_t n = n0; n < n1; n++)
+        oi__qmm_dequant(q, n, buf + (n - n0) * q->k);
+}
+OI__ISA_CLONES(oi__qmm_dequant_rows, (const oi__qmm *q, int64_t n0, int64_t n1, float *buf), (q, n0, n1, buf))
+
 /* Output columns [n0, n1). */
 static void oi__qmm_task(void *ctx, int task, int thread) {
     const oi__qmm *q = (const oi__qmm *)ctx;
     int64_t n0 = (int64_t)task * q->rows_per_task, n1 = n0 + q->rows_per_task < q->n ? n0 + q->rows_per_task : q->n;
     if (!q->gemm) {
-        for (int64_t i = 0; i < q->m; i++)
-            for (int64_t n = n0; n < n1; n++)
-                q->y[i * q->n + n] = oi__qmm_dot(q, q->x + i * q->k, n);
+        OI__ISA_CALL(oi__qmm_dots, (q, n0, n1));
         return;
     }
     float *buf = q->scratch + (size_t)thread * (size_t)(OI__QMM_CHUNK * q->k);
     for (int64_t c = n0; c < n1; c += OI__QMM_CHUNK) {
         int64_t rows = n1 - c < OI__QMM_CHUNK ? n1 - c : OI__QMM_CHUNK;
-        for (int64_t r = 0; r < rows; r++)
-            oi__qmm_dequant(q, c + r, buf + r * q->k);
+        OI__ISA_CALL(oi__qmm_dequant_rows, (q, c, c + rows, buf));
         oi_status s = oi__gemm_f32(NULL, false, true, q->m, rows, q->k, 1.0f, q->x, q->k, buf, q->k, 0.0f, q->y + c, q->n);
         if (s != OI_OK)
             q->status[thread] = s;

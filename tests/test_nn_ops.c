@@ -721,6 +721,36 @@ static void test_matmul_q4(void) {
     expect_invalid(OI_OP_matmul_q4, &bad, 1, 2, s, "format must be \"q4_0\" or \"q4_1\"");
 }
 
+/* q4_0 scales at the edges of f16, hand-computed with x = 1: subnormal
+ * 2^-24 (nibbles 9: +1 each), 65504 (one nibble 9, the rest 8: 0) and
+ * -1.0 (nibbles 0: -8 each, times -1). */
+static void test_q4_scales(void) {
+    const uint16_t d[3] = {0x0001, 0x7BFF, 0xBC00};
+    const uint8_t nibbles[3] = {0x99, 0x88, 0x00};
+    int64_t w[54];
+    for (int b = 0; b < 3; b++) {
+        w[b * 18] = d[b] & 0xFF;
+        w[b * 18 + 1] = d[b] >> 8;
+        for (int j = 0; j < 16; j++)
+            w[b * 18 + 2 + j] = nibbles[b];
+    }
+    w[18 + 2] = 0x89; /* block 1: element 0 is 9, the rest 8 */
+    double ones[96];
+    for (int i = 0; i < 96; i++)
+        ones[i] = i < 32 ? 1.0 : 0.0;
+    oi__tensor *wt = tensor_i(OI_DTYPE_U8, SHAPE(1, 54), w);
+    double want[3] = {32.0 * 5.9604644775390625e-8, 65504.0, 256.0};
+    for (int b = 0; b < 3; b++) {
+        double xb[96] = {0};
+        memcpy(xb + 32 * b, ones, 32 * sizeof(double));
+        oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(1, 96), xb);
+        oi__tensor *ins[2] = {x, wt};
+        expect_close("matmul_q4 f16 scale edge", run(OI_OP_matmul_q4, NULL, 0, 2, ins), &want[b], 1, 0, 0);
+        oi__tensor_free(x);
+    }
+    oi__tensor_free(wt);
+}
+
 /* A bigger q8 weight: the dot path (M = 1, over the pool) and the gemm
  * path (M = 8) give the same first row, and both match a plain double
  * loop over the dequantized weights. */
@@ -770,6 +800,7 @@ int main(void) {
     test_top_k();
     test_matmul_q8();
     test_matmul_q4();
+    test_q4_scales();
     test_quant_paths_agree();
     return check_result("test_nn_ops");
 }
