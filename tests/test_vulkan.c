@@ -10,6 +10,8 @@
  * The Khronos validation layer is on when installed (zero messages
  * expected); OPENINFER_VULKAN_VALIDATION=0 turns it off.
  * Exits 77 (skip) when no Vulkan device exists.
+ * `test_vulkan perf [n]` prints GPU-timed matmul TFLOP/s and elementwise
+ * bandwidth instead (n defaults to 4096 on a GPU, 256 on lavapipe).
  *
  * NMSE = sum((gpu - cpu)^2) / sum(cpu^2) over finite elements, at most:
  *   f32 1e-7 (matmul 5e-4); f16 1e-6; bf16 1e-5 (one rounding step of an
@@ -874,9 +876,84 @@ static void test_interop(void) {
     vkDestroyInstance(instance, NULL);
 }
 
-int main(void) {
+/* ---- perf mode: GPU time per op from the backend's timestamps ---- */
+static double best_gpu_micros(oi_op op, const attrs *at, const oi__tensor *const *in, size_t n_in, oi__tensor *out,
+                              int reps) {
+    double best = -1;
+    oi__vulkan_op_time times[16];
+    for (int r = 0; r <= reps; r++) { /* run 0 warms up: pipeline, uploads */
+        uint64_t seq = oi__vulkan_next_seq(ctx);
+        if (vk->run_op(ctx, op, at->a, at->n, in, n_in, out) != OI_OK || vk->flush(ctx) != OI_OK) {
+            printf("perf: %s failed: %s\n", oi_op_name(op), oi_last_error());
+            return -1;
+        }
+        size_t n;
+        while ((n = oi__vulkan_take_times(ctx, times, 16)) > 0)
+            for (size_t i = 0; i < n; i++)
+                if (r > 0 && times[i].seq == seq && (best < 0 || times[i].micros < best))
+                    best = times[i].micros;
+    }
+    return best;
+}
+
+static oi__tensor *perf_tensor(oi_dtype t, int ndim, int64_t d0, int64_t d1) {
+    int64_t shape[2] = {d0, d1};
+    oi__tensor *x = oi__tensor_new(t, ndim, shape);
+    int64_t n = oi__shape_numel(ndim, shape);
+    for (int64_t i = 0; x && i < n; i++)
+        oi__store_f64(t, oi__tensor_data(x), i, rng_uniform(-1.0, 1.0));
+    return x;
+}
+
+/* test_vulkan perf [n]: matmul TFLOP/s (f32, f16 storage) at n x n x n,
+ * and the bandwidth of add, a copy (cast f32 -> f32) and a row sum. */
+static int run_perf(int n) {
+    const oi_dtype mm_types[2] = {OI_DTYPE_F32, OI_DTYPE_F16};
+    attrs none = no_attrs();
+    for (int t = 0; t < 2; t++) {
+        oi__tensor *a = perf_tensor(mm_types[t], 2, n, n), *b = perf_tensor(mm_types[t], 2, n, n);
+        oi__tensor *c = perf_tensor(mm_types[t], 2, n, n);
+        const oi__tensor *in[2] = {a, b};
+        double us = best_gpu_micros(OI_OP_matmul, &none, in, 2, c, 3);
+        if (us > 0)
+            printf("perf: matmul %s %dx%dx%d: %.1f us, %.1f GFLOP/s\n", oi_dtype_name(mm_types[t]), n, n, n, us,
+                   2.0 * n * (double)n * n / (us * 1e3));
+        oi__tensor_free(a);
+        oi__tensor_free(b);
+        oi__tensor_free(c);
+    }
+    int64_t rows = n, cols = n * 4;
+    oi__tensor *x = perf_tensor(OI_DTYPE_F32, 2, rows, cols), *y = perf_tensor(OI_DTYPE_F32, 2, rows, cols);
+    oi__tensor *z = perf_tensor(OI_DTYPE_F32, 2, rows, cols), *r = perf_tensor(OI_DTYPE_F32, 1, rows, 1);
+    double bytes = (double)rows * (double)cols * 4.0;
+    const oi__tensor *xy[2] = {x, y}, *x1[1] = {x};
+    double us = best_gpu_micros(OI_OP_add, &none, xy, 2, z, 3);
+    if (us > 0)
+        printf("perf: add f32 [%lld, %lld]: %.1f us, %.1f GB/s\n", (long long)rows, (long long)cols, us, 3 * bytes / (us * 1e3));
+    attrs copy = no_attrs();
+    attr_dtype(&copy, "to", OI_DTYPE_F32);
+    us = best_gpu_micros(OI_OP_cast, &copy, x1, 1, z, 3);
+    if (us > 0)
+        printf("perf: copy (cast f32->f32): %.1f us, %.1f GB/s\n", us, 2 * bytes / (us * 1e3));
+    attrs sum = no_attrs();
+    int64_t last = -1;
+    attr_axes(&sum, "axes", 1, &last);
+    us = best_gpu_micros(OI_OP_sum_axis, &sum, x1, 1, r, 3);
+    if (us > 0)
+        printf("perf: sum_axis f32 rows of %lld: %.1f us, %.1f GB/s\n", (long long)cols, us, bytes / (us * 1e3));
+    free_attrs(&sum);
+    oi__tensor_free(x);
+    oi__tensor_free(y);
+    oi__tensor_free(z);
+    oi__tensor_free(r);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    bool perf = argc > 1 && strcmp(argv[1], "perf") == 0;
     /* the validation layer watches every call (when installed); opt out with =0 */
-    setenv("OPENINFER_VULKAN_VALIDATION", "1", 0);
+    if (!perf)
+        setenv("OPENINFER_VULKAN_VALIDATION", "1", 0);
 #ifdef TEST_ASAN
     dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE); /* see __lsan_default_suppressions */
 #endif
@@ -897,6 +974,12 @@ int main(void) {
         return 77;
     }
     printf("test_vulkan: %s (%s), features: %s\n", dev->device_name, dev->device_type, dev->features);
+    if (perf) {
+        int n = argc > 2 ? atoi(argv[2]) : strcmp(dev->device_type, "cpu") == 0 ? 256 : 4096;
+        int rc = run_perf(n);
+        vk->destroy(ctx);
+        return rc;
+    }
     clock_t t0 = clock();
     test_elementwise();
     test_cast();
