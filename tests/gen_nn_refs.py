@@ -279,4 +279,20 @@ for fmt in ("q4_0", "q4_1"):
     arr(f"{fmt}_w", np.frombuffer(bytes(raw), dtype=np.uint8), "int64_t")
     arr(f"{fmt}_out", q4x @ w.reshape(N4, K4).T)
 
+# ---- a graph through the DSL: rms_norm -> rope -> causal attention (q = k = v)
+# -> gelu(tanh) -> top_k_indices(k = 2) ----
+gr_x = f32(rng.standard_normal((1, 2, 4, 8)))
+gr_scale = f32(rng.uniform(0.5, 1.5, 8))
+gr_pos = np.array([5, 6, 7, 8])
+h = gr_x / np.sqrt((gr_x ** 2).mean(axis=-1, keepdims=True) + 1e-6) * gr_scale
+qh = rope(h, gr_pos)
+gr_g = gelu_tanh(attention(qh, qh, qh, causal=True))
+srt = -np.sort(-gr_g, axis=-1)
+assert (srt[..., 0] - srt[..., 1]).min() > 1e-3 and (srt[..., 1] - srt[..., 2]).min() > 1e-3  # no near ties
+arr("gr_x", gr_x)
+arr("gr_scale", gr_scale)
+arr("gr_pos", gr_pos, "int64_t")
+arr("gr_out", gr_g)
+arr("gr_idx", np.argsort(-gr_g, axis=-1, kind="stable")[..., :2], "int64_t")
+
 print("\n".join(out))

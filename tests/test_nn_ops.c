@@ -784,6 +784,72 @@ static void test_quant_paths_agree(void) {
     free_all(all, 6);
 }
 
+/* ---- through the DSL, the validator and the executor ---- */
+/* A decoder-like chain with optional inputs left out (attention without
+ * a mask), a string parameter and i64 positions; numpy computes it in
+ * float64 (each op here rounds to f32, hence the tolerance). */
+OI_GRAPH(g_nn_chain,
+  OI_DYNAMIC(
+    OI_VAR(x, f32[1, 2, 4, 8])
+    OI_VAR(pos, i64[4])
+  )
+  OI_VOLATILE(
+    OI_VAR(scale, f32[8])
+    OI_VAR(g, f32[1, 2, 4, 8])
+    OI_VAR(idx, i64[1, 2, 4, 2])
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h, f32[1, 2, 4, 8])
+    OI_ASSIGN(q, f32[1, 2, 4, 8])
+    OI_ASSIGN(a, f32[1, 2, 4, 8])
+    OI_OP(rms_norm, x, scale, epsilon=1e-6) OI_TO(h)
+    OI_OP(rope, h, pos) OI_TO(q)
+    OI_OP(attention, q, q, q, causal=true) OI_TO(a)
+    OI_OP(gelu, a, approximate="tanh") OI_TO(g)
+    OI_OP(top_k_indices, g, k=2) OI_TO(idx)
+    OI_RETURN()
+  )
+)
+
+static void test_graph_chain(void) {
+    oi_writer *wr = oi_writer_new();
+    float scale[8];
+    for (int i = 0; i < 8; i++)
+        scale[i] = (float)gr_scale[i];
+    uint64_t dims[1] = {8};
+    CHECK_OK(oi_writer_add_tensor(wr, "scale", OI_DTYPE_F32, 1, dims, scale, NULL));
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(oi_writer_to_memory(wr, 2, &bytes, &size));
+    oi_writer_free(wr);
+    oi_model *m = bytes ? oi_model_open_memory(bytes, size) : NULL;
+    oi_simulator_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.device = OI_DEVICE_CPU;
+    oi_simulator *sim = m ? oi_simulator_new_desc(m, &desc) : NULL;
+    oi_executor *e = sim ? oi_simulator_make_executor(sim, g_nn_chain()) : NULL;
+    CHECK_MSG(e != NULL, "executor: %s", oi_last_error());
+    if (e) {
+        float xv[64];
+        for (int i = 0; i < 64; i++)
+            xv[i] = (float)gr_x[i];
+        CHECK_OK(OI_TRY_INSERT(e, x, xv, 64));
+        CHECK_OK(OI_TRY_INSERT_T(e, pos, i64, gr_pos, 4));
+        CHECK_OK(oi_executor_run_step(e));
+        oi_tensor_view v;
+        if (oi_executor_fetch(e, "g", OI_DTYPE_F32, &v) == OI_OK && v.len == 64)
+            for (int i = 0; i < 64; i++)
+                CHECK_NEAR(((const float *)v.data)[i], gr_out[i], 1e-5 + 1e-5 * fabs(gr_out[i]));
+        if (oi_executor_fetch(e, "idx", OI_DTYPE_I64, &v) == OI_OK && v.len == 16)
+            for (int i = 0; i < 16; i++)
+                CHECK_EQ_INT(((const int64_t *)v.data)[i], gr_idx[i]);
+    }
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+    oi_free(bytes);
+}
+
 int main(void) {
     test_unary_refs();
     test_unary_wide_range();
@@ -802,5 +868,6 @@ int main(void) {
     test_matmul_q4();
     test_q4_scales();
     test_quant_paths_agree();
+    test_graph_chain();
     return check_result("test_nn_ops");
 }
