@@ -472,7 +472,10 @@ static oi__pentry *oi__pentry_get(oi__ctx *c, const oi__slot *sl, oi__pstate *ps
     fresh.value = oi__pentry_fresh(c, sl, fresh.counts);
     if (!fresh.value)
         return NULL;
-    arrput(ps->entries, fresh);
+    if (!arrput(ps->entries, fresh)) {
+        oi__tensor_free(fresh.value);
+        return NULL;
+    }
     if (!oi__pentry_index(ps, key, (int)arrlen(ps->entries) - 1)) {
         oi__tensor_free(fresh.value);
         arrpop(ps->entries);
@@ -779,7 +782,10 @@ static oi_status oi__cache_reset(oi__ctx *c, const oi__pnode *pn) {
             oi__pentry_clear(en);
             continue;
         }
-        arrput(kept.entries, *en);
+        if (!arrput(kept.entries, *en)) { /* out of memory: the entry is lost, not leaked */
+            oi__pentry_clear(en);
+            continue;
+        }
         for (int k = 0; k < sl->n_keys; k++)
             if (en->key.k[k] + 1 > kept.sizes[k])
                 kept.sizes[k] = en->key.k[k] + 1;
@@ -836,8 +842,8 @@ static void oi__tev_free(oi__tev *t) {
 
 static void oi__push_text(char ***list, const char *text) {
     char *copy = oi__strdup(text ? text : "");
-    if (copy)
-        arrput(*list, copy);
+    if (copy && !arrput(*list, copy))
+        oi__free(copy);
 }
 
 static void oi__push_varref(char ***list, const oi__varref *r) {
@@ -845,8 +851,8 @@ static void oi__push_varref(char ***list, const oi__varref *r) {
     memset(&b, 0, sizeof b);
     oi__buf_varref(&b, r);
     char *text = oi__buf_take(&b);
-    if (text)
-        arrput(*list, text);
+    if (text && !arrput(*list, text))
+        oi__free(text);
 }
 
 static void oi__push_access(char ***list, const oi__cache_access *a) {
@@ -854,8 +860,8 @@ static void oi__push_access(char ***list, const oi__cache_access *a) {
     memset(&b, 0, sizeof b);
     oi__buf_cache_access(&b, a);
     char *text = oi__buf_take(&b);
-    if (text)
-        arrput(*list, text);
+    if (text && !arrput(*list, text))
+        oi__free(text);
 }
 
 /* Params and outputs of a node as the trace shows them. */
@@ -929,10 +935,8 @@ static void oi__record(oi__ctx *c, const oi__pnode *pn, uint64_t nanos, const ch
     t.kind = oi__event_kind(pn->ir->kind);
     t.nanos = nanos;
     oi__tev_fill(&t, pn, taken_block, loop_start, loop_end);
-    if (c == &c->exec->main)
-        arrput(c->exec->trace, t);
-    else
-        arrput(c->events, t);
+    if (!(c == &c->exec->main ? arrput(c->exec->trace, t) : arrput(c->events, t)))
+        oi__tev_free(&t); /* out of memory: the event is not recorded */
 }
 
 /* ------------------------------------------------------------------ */
@@ -945,8 +949,8 @@ static void oi__warn_once(oi_executor *e, oi_op op, const char *why) {
     e->warned[op] = true;
     char *w = oi__sprintf("op %s ran on the CPU: the %s backend does not support it%s%s", oi_op_name(op), e->sim->backend->name,
                           why ? ": " : "", why ? why : "");
-    if (w)
-        arrput(e->warnings, w);
+    if (w && !arrput(e->warnings, w))
+        oi__free(w);
 }
 
 /* A prefix-table entry W[l]: the model tensor its pattern names. */
@@ -968,9 +972,10 @@ static oi__tensor *oi__prefix_entry(oi__ctx *c, int s, const oi__pindex *idx, co
         const oi_tensor_info *info = oi__plan_prefix_tensor(c->exec->plan, sl, values, src);
         oi__unlock(c);
         t = info ? oi__wrap_model(c, info) : NULL;
-        if (t)
-            shput(c->prefix, name, t);
-        else if (info)
+        if (t && !shput(c->prefix, name, t)) {
+            oi__tensor_free(t); /* out of memory */
+            t = NULL;
+        } else if (!t && info)
             oi__error_prefix("%s:%d: error: %s", src->file, src->line, src->text);
     }
     oi__free(name);
@@ -978,6 +983,9 @@ static oi__tensor *oi__prefix_entry(oi__ctx *c, int s, const oi__pindex *idx, co
 }
 
 static oi_status oi__node_error(const oi__pnode *pn, oi_status st) {
+    /* a helper that returned NULL said why (oi__fail): keep OUT_OF_MEMORY */
+    if (st == OI_ERROR_RUNTIME && oi__last_status(st) == OI_ERROR_OUT_OF_MEMORY)
+        st = OI_ERROR_OUT_OF_MEMORY;
     char why[1536];
     oi__copy_error(why, sizeof why);
     if (strstr(why, ": error: ")) /* already names a statement */
@@ -1016,7 +1024,8 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
         st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out_slot->dtype, &sig);
         if (st != OI_OK)
             return oi__node_error(pn, st);
-        arrsetlen(cache->sig_cache, n_in + 1);
+        if (!arrsetlen(cache->sig_cache, n_in + 1))
+            return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
         memcpy(cache->sig_cache, sigs, (size_t)n_in * sizeof *sigs);
         cache->sig_cache[n_in] = sig;
     }
@@ -1131,7 +1140,8 @@ static oi_status oi__exec_branch(oi__ctx *c, const oi__pnode *pn, int *taken) {
     f.nodes = b->nodes;
     f.count = (int)arrlen(b->nodes);
     f.block = target;
-    arrput(c->frames, f);
+    if (!arrput(c->frames, f))
+        return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
     *taken = target;
     return OI_OK;
 }
@@ -1152,7 +1162,8 @@ static oi_status oi__exec_loop(oi__ctx *c, const oi__pnode *pn, int64_t *start, 
     f.loop = pn;
     f.loop_value = *start;
     f.loop_end = *end;
-    arrput(c->frames, f);
+    if (!arrput(c->frames, f))
+        return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
     return OI_OK;
 }
 
@@ -1242,8 +1253,7 @@ static oi_status oi__ctx_init(oi__ctx *c, oi_executor *e) {
     c->exec = e;
     c->values = (oi__tensor **)oi__calloc(n ? n : 1, sizeof *c->values);
     c->written = (bool *)oi__calloc(n ? n : 1, sizeof *c->written);
-    sh_new_strdup(c->prefix);
-    return c->values && c->written ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+    return c->values && c->written && sh_new_strdup(c->prefix) ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
 }
 
 static void oi__ctx_drop_values(oi__ctx *c) {
@@ -1324,7 +1334,8 @@ static oi_status oi__yield_start(oi__ctx *c, const oi__pnode *pn) {
         if (c->values[s] && oi__storage_sync_host(c->values[s]->storage) != OI_OK)
             return oi__node_error(pn, OI_ERROR_RUNTIME);
     for (int k = 0; k < (int)arrlen(pn->vars); k++)
-        arrput(e->pending_vars, pn->vars[k]);
+        if (!arrput(e->pending_vars, pn->vars[k]))
+            return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
     for (int b = 0; b < (int)arrlen(p->blocks); b++) {
         const oi__pblock *blk = &p->blocks[b];
         bool consumes = false;
@@ -1339,7 +1350,10 @@ static oi_status oi__yield_start(oi__ctx *c, const oi__pnode *pn) {
                 oi__consumer_free(w);
             return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
         }
-        arrput(e->pending, w);
+        if (!arrput(e->pending, w)) {
+            oi__consumer_free(w);
+            return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
+        }
         w->block = b;
         w->ctx.record = c->record;
         const oi__pnode *last = arrlen(blk->nodes) ? &arrlast(blk->nodes) : NULL;
@@ -1356,7 +1370,8 @@ static oi_status oi__yield_start(oi__ctx *c, const oi__pnode *pn) {
         f.nodes = blk->nodes;
         f.count = (int)arrlen(blk->nodes);
         f.block = b;
-        arrput(w->ctx.frames, f);
+        if (!arrput(w->ctx.frames, f))
+            return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
         if (pthread_create(&w->thread, NULL, oi__consumer_main, w) != 0)
             return oi__fail_at(OI_ERROR_RUNTIME, &pn->ir->src, "could not start a thread for consumer block %s", blk->ir->name);
         w->started = true;
@@ -1406,7 +1421,8 @@ static oi_status oi__await_finish(oi__ctx *c, const oi__pnode *pn) {
         for (int i = 0; i < (int)arrlen(e->pending); i++) {
             oi__consumer *w = e->pending[i];
             for (int j = 0; j < (int)arrlen(w->ctx.events); j++)
-                arrput(e->trace, w->ctx.events[j]);
+                if (!arrput(e->trace, w->ctx.events[j]))
+                    oi__tev_free(&w->ctx.events[j]); /* out of memory: not recorded */
             arrsetlen(w->ctx.events, 0);
         }
     oi__drop_consumers(e);
@@ -1525,7 +1541,7 @@ const char *oi_executor_warning(const oi_executor *e, size_t index) {
 
 /* Start of a step: volatile values and temporaries go back to their initial
  * state; dynamic values not inserted since the last step are cleared. */
-static void oi__begin_step(oi_executor *e) {
+static oi_status oi__begin_step(oi_executor *e) {
     oi__ctx *c = &e->main;
     for (int s = 0; s < (int)arrlen(e->plan->slots); s++) {
         oi__mem_kind kind = oi__slot_of(e, s)->kind;
@@ -1545,8 +1561,10 @@ static void oi__begin_step(oi_executor *e) {
     f.nodes = entry->nodes;
     f.count = (int)arrlen(entry->nodes);
     f.block = e->plan->entry;
-    arrput(c->frames, f);
+    if (!arrput(c->frames, f))
+        return OI_ERROR_OUT_OF_MEMORY;
     e->in_step = true;
+    return OI_OK;
 }
 
 static oi_status oi__end_step(oi_executor *e) {
@@ -1562,8 +1580,7 @@ oi_status oi_executor_iterate(oi_executor *e) {
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_executor_iterate: no executor");
     if (e->in_step)
         oi__end_step(e); /* abandon the step in progress */
-    oi__begin_step(e);
-    return OI_OK;
+    return oi__begin_step(e);
 }
 
 oi_status oi_executor_next(oi_executor *e, oi_event *event) {
@@ -1603,8 +1620,11 @@ oi_status oi_executor_next(oi_executor *e, oi_event *event) {
 oi_status oi_executor_run_step(oi_executor *e) {
     if (!e)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_executor_run_step: no executor");
-    if (!e->in_step)
-        oi__begin_step(e); /* else: finish the step being iterated */
+    if (!e->in_step) { /* else: finish the step being iterated */
+        oi_status st = oi__begin_step(e);
+        if (st != OI_OK)
+            return st;
+    }
     for (;;) {
         const oi__pnode *pn;
         uint64_t nanos;
@@ -1688,7 +1708,7 @@ oi_status oi_executor_fetch(oi_executor *e, const char *name, oi_dtype dtype, oi
     }
     if (!t) {
         oi__error_prefix("fetch %s", name);
-        return OI_ERROR_RUNTIME;
+        return oi__last_status(OI_ERROR_RUNTIME) == OI_ERROR_OUT_OF_MEMORY ? OI_ERROR_OUT_OF_MEMORY : OI_ERROR_RUNTIME;
     }
     oi_status st = oi__storage_sync_host(t->storage);
     oi__tensor *contiguous = NULL;
