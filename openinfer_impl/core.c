@@ -106,6 +106,18 @@ void oi_free(void *ptr) { oi__free(ptr); }
 typedef struct oi__ds_block { void *ptr; size_t size; } oi__ds_block;
 static OI__THREAD_LOCAL oi__ds_block oi__ds_stash[3];
 
+/* stb_ds seeds every new hash table from one global it updates without a
+ * lock (stbds_hash_seed): making a table is serialized by this spin lock,
+ * taken by oi__ds_hm_room/oi__ds_sh_new and dropped by oi__ds_release. */
+static int oi__ds_seed_lock;
+static OI__THREAD_LOCAL bool oi__ds_seed_held;
+
+static void oi__ds_seed_take(void) {
+    while (__atomic_exchange_n(&oi__ds_seed_lock, 1, __ATOMIC_ACQUIRE))
+        ;
+    oi__ds_seed_held = true;
+}
+
 void *oi__ds_realloc(void *ptr, size_t size) {
     if (!ptr)
         for (int i = 0; i < 3; i++)
@@ -121,6 +133,10 @@ void oi__ds_release(void) {
     for (int i = 0; i < 3; i++) {
         oi__free(oi__ds_stash[i].ptr);
         oi__ds_stash[i].ptr = NULL;
+    }
+    if (oi__ds_seed_held) {
+        oi__ds_seed_held = false;
+        __atomic_store_n(&oi__ds_seed_lock, 0, __ATOMIC_RELEASE);
     }
 }
 
@@ -209,6 +225,8 @@ bool oi__ds_hm_room(void *map_slot, size_t elem_size, const char *key) {
         return false;
     if (key && index && index->string.mode == STBDS_SH_STRDUP && !oi__ds_stash_block(strlen(key) + 1))
         return false;
+    if (!index) /* stb_ds makes a new table: it takes a seed */
+        oi__ds_seed_take();
     return true;
 }
 
@@ -217,6 +235,7 @@ bool oi__ds_sh_new(void *map_slot, size_t elem_size) {
     if (!oi__ds_stash_block(sizeof(stbds_array_header) + 4 * elem_size) ||
         !oi__ds_stash_block(oi__ds_index_bytes(STBDS_BUCKET_LENGTH)))
         return false;
+    oi__ds_seed_take();
     oi__ds_set(map_slot, stbds_shmode_func(elem_size, STBDS_SH_STRDUP));
     oi__ds_release();
     return true;

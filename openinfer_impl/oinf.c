@@ -925,16 +925,15 @@ oi_status oi_model_tensor_data(const oi_model *model, const oi_tensor_info *tens
     if (!tensor->has_data)
         return oi__oinf_fail(model, OI_ERROR_NOT_FOUND, "tensor '%s' is declared without data", tensor->name);
     size_t index = (size_t)(tensor - model->tensors);
-    if (!model->lazy->loaded[index]) {
-        model->lazy->loaded[index] = true;
-        model->lazy->count++;
-    }
+    /* atomic: threads sharing the model read tensors at the same time */
+    if (!__atomic_exchange_n(&model->lazy->loaded[index], true, __ATOMIC_ACQ_REL))
+        __atomic_add_fetch(&model->lazy->count, 1, __ATOMIC_ACQ_REL);
     *data = model->bytes + tensor->data_offset;
     return OI_OK;
 }
 
 size_t oi_model_loaded_tensor_count(const oi_model *model) {
-    return model && model->lazy ? model->lazy->count : 0;
+    return model && model->lazy ? __atomic_load_n(&model->lazy->count, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* ------------------------------------------------------------------ */
