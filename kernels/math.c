@@ -271,7 +271,7 @@ static bool oi__math_fast_f32(const oi__kernel_args *k, bool gelu_tanh) {
     job.y = (float *)oi__tensor_data(out) + out->offset;
     job.n = oi__shape_numel(out->ndim, out->shape);
     oi__threadpool *pool = job.n >= ((int64_t)1 << 15) ? oi__threadpool_default() : NULL;
-    int tasks = oi__threadpool_size(pool) * 4;
+    int tasks = pool ? oi__threadpool_size(pool) * 4 : 1;
     job.chunk = (job.n + tasks - 1) / tasks;
     job.chunk = (job.chunk + OI__MATH_BLOCK - 1) / OI__MATH_BLOCK * OI__MATH_BLOCK;
     if (job.chunk < 1)

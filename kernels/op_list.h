@@ -303,7 +303,7 @@
     X(rope, interleaved, BOOL, OPT, 0, "false", "pairs are (2i, 2i + 1) as in GPT-J (false: (i, i + rotary_dim/2) as in LLaMA/HF)") \
     X(rope, seq_axis, INT, OPT, -2, "-2", "the sequence axis of x: -2 for [..., seq, dim] (e.g. [B, H, S, D]), -3 (or 1) for [B, S, H, D]") \
     X(rope, rotary_dim, INT, OPT, 0, "dim", "rotate only the first rotary_dim (even) channels; the rest pass through") \
-    X(attention, causal, BOOL, OPT, 0, "false", "query i sees keys j <= i + T - S (bottom-right aligned, so a query block at the end of a KV cache works)") \
+    X(attention, causal, BOOL, OPT, 0, "false", "query i sees keys j <= i + T - S (bottom-right aligned, so a query block at the end of a KV cache works; ONNX aligns top-left); a query that sees no key gives NaN") \
     X(attention, scale, SCALAR, OPT, 0, "1/sqrt(D)", "multiplies q k^T") \
     X(top_k, k, INT, REQ, 0, "required", "how many (0 to the size of axis)") \
     X(top_k, axis, INT, OPT, -1, "-1", "the axis searched (negative counts from the end)") \
