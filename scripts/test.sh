@@ -4,7 +4,9 @@
 #   2. the C tests through meson (build/)
 #   3. the C tests again under AddressSanitizer + UndefinedBehaviorSanitizer
 #      + LeakSanitizer, built with clang (build-sanitize/)
-# Options: --quick (skip 3), --sanitize (only 3).
+#   4. the concurrency tests (suite 'concurrency') under ThreadSanitizer,
+#      built with clang (build-tsan/)
+# Options: --quick (skip 3 and 4), --sanitize (only 3), --tsan (only 4).
 # The last line printed is the test runner's summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,8 +15,9 @@ mode=all
 case "${1:-}" in
     --quick) mode=quick ;;
     --sanitize) mode=sanitize ;;
+    --tsan) mode=tsan ;;
     "") ;;
-    *) echo "usage: $0 [--quick|--sanitize]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick|--sanitize|--tsan]" >&2; exit 2 ;;
 esac
 
 ./scripts/setup.sh
@@ -37,8 +40,28 @@ run_sanitized() {
         meson test -C build-sanitize --print-errorlogs --no-suite slow
 }
 
+# Only the concurrency tests are built here (--no-rebuild: meson would build
+# every target first); the Vulkan backend is left out (CPU threads only).
+run_tsan() {
+    if [ ! -f build-tsan/build.ninja ]; then
+        CC=clang CXX=clang++ meson setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dvulkan=disabled \
+            >/dev/null
+    fi
+    ninja -C build-tsan build.ninja >/dev/null # reconfigures if a meson.build changed
+    local targets
+    targets=$(meson introspect build-tsan --tests | python3 -c '
+import json, sys, os
+for t in json.load(sys.stdin):
+    if "concurrency" in t["suite"] or any(s.endswith(":concurrency") for s in t["suite"]):
+        print(os.path.relpath(t["cmd"][0], os.path.abspath("build-tsan")))')
+    ninja -C build-tsan $targets >/dev/null || ninja -C build-tsan $targets
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+        meson test -C build-tsan --no-rebuild --print-errorlogs --suite concurrency
+}
+
 case $mode in
     quick) run_plain ;;
     sanitize) run_sanitized ;;
-    all) run_plain; run_sanitized ;;
+    tsan) run_tsan ;;
+    all) run_plain; run_sanitized; run_tsan ;;
 esac
