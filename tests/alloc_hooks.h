@@ -62,7 +62,7 @@ static void hooks_free(void *ptr, void *user) {
     free(ptr);
 }
 
-static void hooks_install(void) {
+static inline void hooks_install(void) {
     oi_allocator a;
     a.realloc_fn = hooks_realloc;
     a.free_fn = hooks_free;
@@ -70,7 +70,7 @@ static void hooks_install(void) {
     oi_set_allocator(&a);
 }
 
-static void hooks_arm(long fail_at) {
+static inline void hooks_arm(long fail_at) {
     __atomic_store_n(&hooks_failed, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&hooks_calls, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&hooks_fail_at, fail_at, __ATOMIC_SEQ_CST);
