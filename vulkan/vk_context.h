@@ -180,6 +180,7 @@ typedef struct oi__vk_device_caps {
 } oi__vk_device_caps;
 
 typedef struct oi__vk_context {
+    pthread_mutex_t lock; /* every entry point: the executor may free tensors on consumer threads */
     /* stage 1: instance and device */
     VkInstance instance;
     VkPhysicalDevice physical;

@@ -17,6 +17,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <volk.h>
 #ifdef OPENINFER_VOLK_IMPLEMENTATION /* drop-in builds without a separate volk.c */
 #include <volk.c>
@@ -85,6 +86,7 @@ static void oi__vk_destroy(void *opaque) {
     oi__vk_list_free(&ctx->list);
     arrfree(ctx->epoch_writes);
     arrfree(ctx->times);
+    pthread_mutex_destroy(&ctx->lock);
     oi__free(ctx);
 }
 
@@ -123,6 +125,11 @@ static void *oi__vk_create(int device_index) {
     oi__vk_context *ctx = (oi__vk_context *)oi__calloc(1, sizeof *ctx);
     if (!ctx)
         return NULL;
+    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+        oi__free(ctx);
+        oi__fail(OI_ERROR_RUNTIME, "vulkan: pthread_mutex_init failed");
+        return NULL;
+    }
     oi_status s = oi__vk_injected_set ? oi__vk_open_user_device(ctx, &oi__vk_injected)
                                       : oi__vk_open_own_device(ctx, device_index);
     if (s == OI_OK)
@@ -137,9 +144,42 @@ static void *oi__vk_create(int device_index) {
     return ctx;
 }
 
+/* ---- the vtable: each entry holds the context's lock ---- */
+static oi_status oi__vk_locked_run_op(void *opaque, oi_op op, const oi__attr *attrs, size_t n_attrs,
+                                      const oi__tensor *const *inputs, size_t n_inputs, oi__tensor *out) {
+    oi__vk_context *ctx = (oi__vk_context *)opaque;
+    pthread_mutex_lock(&ctx->lock);
+    oi_status s = oi__vk_run_op(ctx, op, attrs, n_attrs, inputs, n_inputs, out);
+    pthread_mutex_unlock(&ctx->lock);
+    return s;
+}
+
+static oi_status oi__vk_locked_to_host(void *opaque, oi__storage *storage) {
+    oi__vk_context *ctx = (oi__vk_context *)opaque;
+    pthread_mutex_lock(&ctx->lock);
+    oi_status s = oi__vk_to_host(ctx, storage);
+    pthread_mutex_unlock(&ctx->lock);
+    return s;
+}
+
+static void oi__vk_locked_release(void *opaque, oi__storage *storage) {
+    oi__vk_context *ctx = (oi__vk_context *)opaque;
+    pthread_mutex_lock(&ctx->lock);
+    oi__vk_release(ctx, storage);
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+static oi_status oi__vk_locked_flush(void *opaque) {
+    oi__vk_context *ctx = (oi__vk_context *)opaque;
+    pthread_mutex_lock(&ctx->lock);
+    oi_status s = oi__vk_flush(ctx);
+    pthread_mutex_unlock(&ctx->lock);
+    return s;
+}
+
 const oi__backend oi__vulkan_backend = {
-    "vulkan", oi__vk_discover, oi__vk_create, oi__vk_destroy, oi__vk_supports_op, oi__vk_run_op,
-    oi__vk_to_host, oi__vk_release, oi__vk_flush,
+    "vulkan", oi__vk_discover, oi__vk_create, oi__vk_destroy, oi__vk_supports_op, oi__vk_locked_run_op,
+    oi__vk_locked_to_host, oi__vk_locked_release, oi__vk_locked_flush,
 };
 
 /* ---- internal getters (tests, traces) ---- */
@@ -155,6 +195,7 @@ size_t oi__vulkan_take_times(void *opaque, oi__vulkan_op_time *out, size_t max) 
     oi__vk_context *ctx = (oi__vk_context *)opaque;
     if (!ctx)
         return 0;
+    pthread_mutex_lock(&ctx->lock);
     size_t n = (size_t)arrlen(ctx->times);
     if (n > max)
         n = max;
@@ -162,6 +203,7 @@ size_t oi__vulkan_take_times(void *opaque, oi__vulkan_op_time *out, size_t max) 
         memcpy(out, ctx->times, sizeof *out * n);
         stbds_arrdeln(ctx->times, 0, n); /* shrinks: never allocates */
     }
+    pthread_mutex_unlock(&ctx->lock);
     return n;
 }
 
@@ -210,11 +252,10 @@ static oi__vk_context *oi__vk_executor_ctx(oi_executor *e, const char *what) {
     return (oi__vk_context *)e->sim->backend_ctx;
 }
 
-oi_status oi_executor_vulkan_bind_buffer(oi_executor *e, const char *name, uint64_t buffer, uint64_t offset,
-                                         uint64_t size) {
-    oi__vk_context *ctx = oi__vk_executor_ctx(e, "oi_executor_vulkan_bind_buffer");
-    if (!ctx)
-        return OI_ERROR_INVALID_ARGUMENT;
+/* *old gets the value the binding replaces: the caller frees it once the
+ * context is unlocked (freeing releases its device copy, which locks). */
+static oi_status oi__vk_bind_buffer(oi__vk_context *ctx, oi_executor *e, const char *name, uint64_t buffer,
+                                    uint64_t offset, uint64_t size, oi__tensor **old) {
     int s = oi__lookup(e, name, "bind");
     if (s < 0)
         return OI_ERROR_NOT_FOUND;
@@ -246,17 +287,14 @@ oi_status oi_executor_vulkan_bind_buffer(oi_executor *e, const char *name, uint6
     ctx->has_user_buffers = true;
     oi__vk_attach(ctx, t->storage, buf);
     t->storage->host_stale = true; /* the bytes are on the device */
-    oi__tensor_free(e->main.values[s]);
+    *old = e->main.values[s];
     e->main.values[s] = t;
     e->inserted[s] = true;
     return OI_OK;
 }
 
-oi_status oi_executor_vulkan_buffer(oi_executor *e, const char *name, uint64_t *buffer, uint64_t *offset,
-                                    uint64_t *size) {
-    oi__vk_context *ctx = oi__vk_executor_ctx(e, "oi_executor_vulkan_buffer");
-    if (!ctx)
-        return OI_ERROR_INVALID_ARGUMENT;
+static oi_status oi__vk_export_buffer(oi__vk_context *ctx, oi_executor *e, const char *name, uint64_t *buffer,
+                                      uint64_t *offset, uint64_t *size) {
     if (!buffer || !offset || !size)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_executor_vulkan_buffer %s: NULL result pointers", name ? name : "");
     int s = oi__lookup(e, name, "vulkan buffer of");
@@ -280,6 +318,30 @@ oi_status oi_executor_vulkan_buffer(oi_executor *e, const char *name, uint64_t *
     *offset = buf->offset + (uint64_t)t->offset * esize;
     *size = (uint64_t)oi__shape_numel(t->ndim, t->shape) * esize;
     return OI_OK;
+}
+
+oi_status oi_executor_vulkan_bind_buffer(oi_executor *e, const char *name, uint64_t buffer, uint64_t offset,
+                                         uint64_t size) {
+    oi__vk_context *ctx = oi__vk_executor_ctx(e, "oi_executor_vulkan_bind_buffer");
+    if (!ctx)
+        return OI_ERROR_INVALID_ARGUMENT;
+    oi__tensor *old = NULL;
+    pthread_mutex_lock(&ctx->lock);
+    oi_status s = oi__vk_bind_buffer(ctx, e, name, buffer, offset, size, &old);
+    pthread_mutex_unlock(&ctx->lock);
+    oi__tensor_free(old);
+    return s;
+}
+
+oi_status oi_executor_vulkan_buffer(oi_executor *e, const char *name, uint64_t *buffer, uint64_t *offset,
+                                    uint64_t *size) {
+    oi__vk_context *ctx = oi__vk_executor_ctx(e, "oi_executor_vulkan_buffer");
+    if (!ctx)
+        return OI_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&ctx->lock);
+    oi_status s = oi__vk_export_buffer(ctx, e, name, buffer, offset, size);
+    pthread_mutex_unlock(&ctx->lock);
+    return s;
 }
 
 #else /* !OPENINFER_VULKAN */
