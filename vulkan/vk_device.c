@@ -344,9 +344,12 @@ static char oi__vk_listed_features[OI__VK_MAX_LISTED][96];
 static char oi__vk_unavailable_reason[256];
 
 static void oi__vk_feature_text(const oi__vk_device_caps *caps, char *text, size_t size) {
-    snprintf(text, size, "fp16-storage int8-storage%s%s%s%s%s%s", caps->has_fp16_math ? " fp16" : "",
-             caps->has_int8_math ? " int8" : "", caps->has_int64 ? " int64" : "", caps->has_float64 ? " fp64" : "",
-             caps->has_subgroup_arith ? " subgroup" : "", caps->has_coopmat ? " coopmat" : "");
+    snprintf(text, size, "%s%s%s%s%s%s", caps->has_fp16_math ? "fp16 " : "", caps->has_int8_math ? "int8 " : "",
+             caps->has_int64 ? "int64 " : "", caps->has_float64 ? "fp64 " : "",
+             caps->has_subgroup_arith ? "subgroup " : "", caps->has_coopmat ? "coopmat " : "");
+    size_t len = strlen(text);
+    if (len && text[len - 1] == ' ')
+        text[len - 1] = '\0';
 }
 
 static void oi__vk_discover_unavailable(oi_backend_info *out, size_t max, size_t *count, const char *reason) {
