@@ -110,9 +110,14 @@ float round_half_away(float x) {
     float t = trunc(x);
     return abs(x - t) >= 0.5 ? t + sign(x) : t; // x - t is exact
 }
+// NaN and inf tests on the bits: a driver compiling for speed may assume
+// floats are finite and fold isnan()/isinf() away; integer tests it keeps.
+bool is_nan_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) > 0x7F800000u; }
+bool is_inf_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) == 0x7F800000u; }
+
 // NaN-ignoring min/max (Rust f32::min/max), as the CPU reference.
-float nan_min(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : min(a, b)); }
-float nan_max(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : max(a, b)); }
+float nan_min(float a, float b) { return is_nan_f(a) ? b : (is_nan_f(b) ? a : min(a, b)); }
+float nan_max(float a, float b) { return is_nan_f(a) ? b : (is_nan_f(b) ? a : max(a, b)); }
 
 // Stores `count` lanes of packed bits into word w, keeping the lanes this
 // dispatch does not own (the head/tail of a tensor that does not start or

@@ -76,10 +76,10 @@ uint float_op(float a, float b, float c, uint a_bits) {
     else if (is_op(OP_le)) return uint(a <= b);
     else if (is_op(OP_gt)) return uint(a > b);
     else if (is_op(OP_ge)) return uint(a >= b);
-    else if (is_op(OP_is_nan)) return uint(isnan(a));
-    else if (is_op(OP_is_inf)) return uint(isinf(a));
+    else if (is_op(OP_is_nan)) return uint(is_nan_f(a));
+    else if (is_op(OP_is_inf)) return uint(is_inf_f(a));
     else if (is_op(OP_is_neg)) return floatBitsToUint(a) >> 31u; // -0.0 too
-    else if (is_op(OP_fill_nan_like)) return (isnan(a) || isinf(a)) ? pc.p0 : a_bits;
+    else if (is_op(OP_fill_nan_like)) return (is_nan_f(a) || is_inf_f(a)) ? pc.p0 : a_bits;
     return float_to_bits(D_DT, r);
 }
 
@@ -171,7 +171,7 @@ uint cast_op(uint a_bits) {
     {
         float v = bits_to_float(A_DT, a_bits);
         if (dt_is_float(D_DT)) return float_to_bits(D_DT, v);
-        if (isnan(v)) return 0u;
+        if (is_nan_f(v)) return 0u;
         if (pc.p0 == 1u) v = floor(v);
         else if (pc.p0 == 2u) v = ceil(v);
         else if (pc.p0 == 3u) v = round_half_away(v);

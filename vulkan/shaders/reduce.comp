@@ -37,7 +37,7 @@ uint value_class() { return uint(VALUE_CLASS); }
 
 // Accumulators travel as 32-bit words: float bits, int or uint.
 uint acc_load(uint bits) {
-    if (is_op(OP_is_finite)) { float v = bits_to_float(A_DT, bits); return uint(!isnan(v) && !isinf(v)); }
+    if (is_op(OP_is_finite)) { float v = bits_to_float(A_DT, bits); return uint(!is_nan_f(v) && !is_inf_f(v)); }
     if (value_class() == CLASS_FLOAT) return floatBitsToUint(bits_to_float(A_DT, bits));
     if (value_class() == CLASS_INT) return uint(bits_to_int(A_DT, bits));
     return bits_to_uint(A_DT, bits);
@@ -82,8 +82,8 @@ bool arg_better(uint x, uint i, uint y, uint j) {
     int order; // -1: x before y in the op's order, 1: after, 0: tie
     if (value_class() == CLASS_FLOAT) {
         float a = uintBitsToFloat(x), b = uintBitsToFloat(y);
-        if (isnan(a)) return false;
-        if (isnan(b)) return true;
+        if (is_nan_f(a)) return false;
+        if (is_nan_f(b)) return true;
         order = a == b ? 0 : ((a > b) == max_op ? -1 : 1);
     } else if (value_class() == CLASS_INT) {
         order = int(x) == int(y) ? 0 : ((int(x) > int(y)) == max_op ? -1 : 1);
@@ -162,7 +162,7 @@ void main() {
         uint base = reduce_one(o);
         if (lid == 0u) {
             // the CPU starts from element 0 and compares with > / <: a NaN there is never beaten
-            bool first_nan = value_class() == CLASS_FLOAT && isnan(bits_to_float(A_DT, load_a(A_DT, base)));
+            bool first_nan = value_class() == CLASS_FLOAT && is_nan_f(bits_to_float(A_DT, load_a(A_DT, base)));
             d_buf[(pc.d_offset + o) * 2u] = first_nan ? 0u : s_idx[0];
             d_buf[(pc.d_offset + o) * 2u + 1u] = 0u;
         }
