@@ -455,6 +455,14 @@ static void test_elementwise(void) {
     attr_int(&fill_i, "value", 1);
     each_dtype(OI_OP_fill, &fill_i, INTS, COUNT(INTS), 1, same, 2, false, true);
     each_dtype(OI_OP_fill, &fill_i, bools, 1, 1, same, 2, false, true);
+    const oi_op math[] = {OI_OP_exp, OI_OP_log, OI_OP_sqrt, OI_OP_rsqrt, OI_OP_erf, OI_OP_tanh, OI_OP_sigmoid,
+                          OI_OP_gelu, OI_OP_silu, OI_OP_softplus};
+    for (int i = 0; i < COUNT(math); i++)
+        each_dtype(math[i], &none, FLOATS, COUNT(FLOATS), 1, same, 3, true, true);
+    attrs gelu_tanh = no_attrs();
+    attr_string(&gelu_tanh, "approximate", "tanh");
+    each_dtype(OI_OP_gelu, &gelu_tanh, FLOATS, COUNT(FLOATS), 1, same, 2, true, true);
+    each_dtype(OI_OP_pow, &none, FLOATS, COUNT(FLOATS), 2, bin, 4, true, true);
     each_dtype(OI_OP_filter, &none, FLOATS, COUNT(FLOATS), 3, same, 2, true, true);
     each_dtype(OI_OP_filter, &none, INTS, COUNT(INTS), 3, same, 2, true, true);
     free_attrs(&relu);

@@ -293,6 +293,11 @@ static oi_status oi__vk_eltwise_params(const oi__kernel_args *k, oi_dtype t, uin
         p[0] = (uint32_t)(bits < 0 ? 0 : bits > 64 ? 64 : bits);
         return OI_OK;
     }
+    case OI_OP_gelu: {
+        const oi__attr *a = oi__op_attr_for(k, "approximate");
+        p[0] = a && a->s && strcmp(a->s, "tanh") == 0;
+        return OI_OK;
+    }
     case OI_OP_fill:
         return oi__vk_cpu_element_bits(OI_OP_fill, k->attrs, k->n_attrs, t, 0, &p[0]);
     case OI_OP_fill_nan_like: /* the replacement the CPU stores for a NaN */
@@ -551,7 +556,9 @@ static bool oi__vk_has_shader(oi_op op) {
     case OI_OP_trunc: case OI_OP_and: case OI_OP_or: case OI_OP_xor: case OI_OP_not: case OI_OP_shl:
     case OI_OP_shr: case OI_OP_popcount: case OI_OP_eq: case OI_OP_ne: case OI_OP_lt: case OI_OP_le:
     case OI_OP_gt: case OI_OP_ge: case OI_OP_is_nan: case OI_OP_is_inf: case OI_OP_is_neg: case OI_OP_filter:
-    case OI_OP_cast: case OI_OP_fill: case OI_OP_fill_nan_like: /* eltwise.comp */
+    case OI_OP_cast: case OI_OP_fill: case OI_OP_fill_nan_like: case OI_OP_exp: case OI_OP_log: case OI_OP_sqrt:
+    case OI_OP_rsqrt: case OI_OP_pow: case OI_OP_erf: case OI_OP_tanh: case OI_OP_sigmoid: case OI_OP_gelu:
+    case OI_OP_silu: case OI_OP_softplus: /* eltwise.comp */
     case OI_OP_sum_axis: case OI_OP_mean_axis: case OI_OP_prod_axis: case OI_OP_max_axis: case OI_OP_min_axis:
     case OI_OP_argmax_axis: case OI_OP_argmin_axis: case OI_OP_is_finite: /* reduce.comp */
     case OI_OP_matmul: /* matmul.comp */
@@ -610,6 +617,8 @@ static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__a
         plan->empty = true;
         return OI_OK;
     }
+    if (op == OI_OP_gelu) /* a CUSTOM row for its parameter check; elementwise all the same */
+        return oi__vk_plan_eltwise(ctx, &k, in, n_in, out, plan);
     switch (oi__op_defs[op].shape) {
     case OI__SHAPE_EW: return oi__vk_plan_eltwise(ctx, &k, in, n_in, out, plan);
     case OI__SHAPE_MATMUL: return oi__vk_plan_matmul(ctx, &k, in, out, plan);

@@ -45,6 +45,109 @@ bool is_op(uint op) { return OP == op; }
 // is the class of the inputs; each module keeps only its class's code, so
 // a pipeline has less to compile.
 #if VALUE_CLASS == 0
+// ---- transcendental functions: the CPU reference's f32 algorithms
+// (kernels/math.c) where it has its own, careful forms elsewhere; GLSL's
+// builtins are undefined or loose exactly where these take care ----
+#define NAN_F uintBitsToFloat(0x7FC00000u)
+#define INF_F uintBitsToFloat(0x7F800000u)
+
+// e^x: x = n ln2 + r, degree-7 Taylor of e^r, 2^n built in two halves.
+float exp_f32(float x) {
+    if (is_nan_f(x)) return x;
+    if (x > 88.72283935546875) return INF_F;
+    if (x < -103.972084045410) return 0.0;
+    precise float t = x * 1.44269504088896341 + 12582912.0;
+    precise float n = t - 12582912.0;
+    int ni = int(floatBitsToUint(t)) - int(floatBitsToUint(12582912.0));
+    precise float r = x - n * 0.693359375;
+    r = r + n * 2.12194440054690583e-4;
+    precise float p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 +
+                      r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+    int half_n = ni / 2;
+    precise float y = p * uintBitsToFloat(uint(half_n + 127) << 23u) * uintBitsToFloat(uint(ni - half_n + 127) << 23u);
+    return y;
+}
+
+// tanh: odd Taylor series below |x| = 0.625, 1 - 2 / (e^2|x| + 1) above.
+float tanh_f32(float x) {
+    float a = abs(x), z = x * x;
+    float series = a + a * z * (-1.0 / 3.0 + z * (2.0 / 15.0 + z * (-17.0 / 315.0 + z * (62.0 / 2835.0 +
+                   z * (-1382.0 / 155925.0 + z * (21844.0 / 6081075.0 + z * (-929569.0 / 638512875.0 +
+                   z * (6404582.0 / 10854718875.0 + z * (-443861162.0 / 1856156927625.0)))))))));
+    float r = a < 0.625 ? series : 1.0 - 2.0 / (exp_f32(2.0 * a) + 1.0);
+    if (is_nan_f(x)) return x;
+    return uintBitsToFloat(floatBitsToUint(r) | (floatBitsToUint(x) & 0x80000000u));
+}
+
+// log with C's special cases (GLSL leaves x <= 0 undefined).
+float log_f32(float x) {
+    if (is_nan_f(x) || x < 0.0) return NAN_F;
+    if (x == 0.0) return -INF_F;
+    if (is_inf_f(x)) return INF_F;
+    return log(x);
+}
+
+// log(1 + u) for small u without losing u: log(y) - ((y - 1) - u) / y.
+float log1p_f32(float u) {
+    precise float y = 1.0 + u;
+    if (y == 1.0) return u;
+    precise float d = (y - 1.0) - u;
+    return log(y) - d / y;
+}
+
+// erf: its Taylor series near 0, Abramowitz-Stegun 7.1.26's form (erfc =
+// poly(t) e^-x^2, error below 1.5e-7) beyond; erfc_f32 keeps the tail
+// relative for large x (GELU of large negative inputs).
+float erf_series(float x) {
+    float z = x * x;
+    return 1.1283791670955126 * x * (1.0 + z * (-1.0 / 3.0 + z * (1.0 / 10.0 + z * (-1.0 / 42.0 + z * (1.0 / 216.0 +
+           z * (-1.0 / 1320.0 + z * (1.0 / 9360.0)))))));
+}
+float erfc_tail(float a) { // a >= 0
+    float t = 1.0 / (1.0 + 0.3275911 * a);
+    float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+    return poly * exp_f32(-a * a);
+}
+float erf_f32(float x) {
+    if (is_nan_f(x)) return x;
+    float a = abs(x);
+    float r = a < 0.5 ? erf_series(a) : 1.0 - erfc_tail(a);
+    return x < 0.0 ? -r : r;
+}
+float erfc_f32(float x) {
+    if (is_nan_f(x)) return x;
+    if (x < 0.5) return 1.0 - erf_f32(x);
+    return erfc_tail(x);
+}
+
+// pow as C's powf, special cases included (GLSL leaves x < 0 undefined).
+float pow_f32(float x, float y) {
+    if (y == 0.0 || x == 1.0) return 1.0;
+    if (is_nan_f(x) || is_nan_f(y)) return NAN_F;
+    bool y_int = !is_inf_f(y) && trunc(y) == y;
+    bool y_odd = y_int && abs(y) < 16777216.0 && (int(abs(y)) & 1) == 1;
+    if (is_inf_f(y)) {
+        float ax = abs(x);
+        if (ax == 1.0) return 1.0;
+        return (ax > 1.0) == (y > 0.0) ? INF_F : 0.0;
+    }
+    if (x == 0.0) {
+        if (y < 0.0) return y_odd ? 1.0 / x : INF_F;
+        return y_odd ? x : 0.0;
+    }
+    if (is_inf_f(x)) {
+        if (x > 0.0) return y > 0.0 ? INF_F : 0.0;
+        if (y < 0.0) return y_odd ? -0.0 : 0.0;
+        return y_odd ? -INF_F : INF_F;
+    }
+    if (x < 0.0) {
+        if (!y_int) return NAN_F;
+        float r = exp2(y * log2(-x));
+        return y_odd ? -r : r;
+    }
+    return exp2(y * log2(x));
+}
+
 // ---- floats (f32, f16, bf16: loaded as f32, computed in f32) ----
 uint float_op(float a, float b, float c, uint a_bits) {
     float p0 = uintBitsToFloat(pc.p0), p1 = uintBitsToFloat(pc.p1), p2 = uintBitsToFloat(pc.p2);
@@ -80,6 +183,19 @@ uint float_op(float a, float b, float c, uint a_bits) {
     else if (is_op(OP_is_inf)) return uint(is_inf_f(a));
     else if (is_op(OP_is_neg)) return floatBitsToUint(a) >> 31u; // -0.0 too
     else if (is_op(OP_fill_nan_like)) return (is_nan_f(a) || is_inf_f(a)) ? pc.p0 : a_bits;
+    else if (is_op(OP_exp)) r = exp_f32(a);
+    else if (is_op(OP_log)) r = log_f32(a);
+    else if (is_op(OP_sqrt)) r = a < 0.0 ? NAN_F : (a == 0.0 ? a : sqrt(a));
+    else if (is_op(OP_rsqrt)) r = a < 0.0 ? NAN_F : (a == 0.0 ? 1.0 / a : (is_inf_f(a) ? 0.0 : 1.0 / sqrt(a)));
+    else if (is_op(OP_erf)) r = erf_f32(a);
+    else if (is_op(OP_tanh)) r = tanh_f32(a);
+    else if (is_op(OP_sigmoid)) r = 1.0 / (1.0 + exp_f32(-a));
+    else if (is_op(OP_silu)) r = a / (1.0 + exp_f32(-a));
+    else if (is_op(OP_softplus)) r = max(a, 0.0) + log1p_f32(exp_f32(-abs(a)));
+    else if (is_op(OP_gelu)) // p0 = 1: approximate="tanh"
+        r = pc.p0 != 0u ? a / (1.0 + exp_f32(-2.0 * (0.7978845608028654 * (a + 0.044715 * a * a * a))))
+                        : 0.5 * a * erfc_f32(-a * 0.70710678118654752);
+    else if (is_op(OP_pow)) r = pow_f32(a, b);
     return float_to_bits(D_DT, r);
 }
 
@@ -216,7 +332,7 @@ uint element(uint e) {
         bool take_a = dt_is_float(C_DT) ? bits_to_float(C_DT, c_bits) != 0.0 : c_bits != 0u;
         return take_a ? a_bits : b_bits;
     }
-    bool binary = is_op(OP_add) || is_op(OP_sub) || is_op(OP_mul) || is_op(OP_div) || is_op(OP_fma) ||
+    bool binary = is_op(OP_add) || is_op(OP_sub) || is_op(OP_mul) || is_op(OP_div) || is_op(OP_fma) || is_op(OP_pow) ||
                   is_op(OP_floor_div) || is_op(OP_rem) || is_op(OP_min) || is_op(OP_max) ||
                   is_op(OP_and) || is_op(OP_or) || is_op(OP_xor) || is_op(OP_eq) || is_op(OP_ne) ||
                   is_op(OP_lt) || is_op(OP_le) || is_op(OP_gt) || is_op(OP_ge);
