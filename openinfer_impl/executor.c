@@ -555,6 +555,9 @@ static oi_status oi__check_key(const oi__slot *sl, int pos, int64_t v, const oi_
     if (v < 0)
         return oi__fail_at(OI_ERROR_RUNTIME, src, "%s: index %s = %lld is negative", sl->name, sl->decl->table_indices[pos],
                            (long long)v);
+    if (v >= OI__MAX_ELEMENTS) /* sizes (index + 1) and element counts stay far from overflowing */
+        return oi__fail_at(OI_ERROR_RUNTIME, src, "%s: index %s = %lld is too large (at most 2^60 - 1)", sl->name,
+                           sl->decl->table_indices[pos], (long long)v);
     if (sl->fixed[pos] >= 0 && v >= sl->fixed[pos])
         return oi__fail_at(OI_ERROR_RUNTIME, src, "cache table %s index %s = %lld exceeds fixed size %lld", sl->name,
                            sl->decl->table_indices[pos], (long long)v, (long long)sl->fixed[pos]);
@@ -588,6 +591,9 @@ static oi_status oi__resolve_spans(oi__ctx *c, const oi__pnode *pn, const oi__sl
                     return st;
                 if (v < 0)
                     return oi__fail_at(OI_ERROR_RUNTIME, src, "%s: auto_dim index %lld is negative", sl->name, (long long)v);
+                if (v >= OI__MAX_ELEMENTS)
+                    return oi__fail_at(OI_ERROR_RUNTIME, src, "%s: auto_dim index %lld is too large (at most 2^60 - 1)",
+                                       sl->name, (long long)v);
                 auto_want[auto_of_pos[pos]] = v;
             }
             continue;
@@ -641,9 +647,14 @@ static oi__tensor *oi__gather(oi__ctx *c, const oi__slot *sl, oi__pstate *ps, co
     int nd = 0;
     int64_t count = 1;
     for (int k = 0; k < sl->n_keys; k++) {
+        int64_t len = spans[k].hi - spans[k].lo;
         if (spans[k].keep)
-            shape[nd++] = spans[k].hi - spans[k].lo;
-        count *= spans[k].hi - spans[k].lo;
+            shape[nd++] = len;
+        if (len != 0 && count > OI__MAX_ELEMENTS / len) {
+            oi__fail(OI_ERROR_OUT_OF_MEMORY, "out of memory: the slice of %s names more than 2^60 entries", sl->name);
+            return NULL;
+        }
+        count *= len;
     }
     if (nd + sl->ndim > OI_MAX_DIMS) {
         oi__fail(OI_ERROR_UNSUPPORTED, "%s: the slice has rank %d, more than %d", sl->name, nd + sl->ndim, OI_MAX_DIMS);
@@ -1079,8 +1090,11 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
             st = oi__storage_sync_host(inputs[i]->storage);
         if (st == OI_OK)
             st = oi__storage_host_write(out->storage);
-        if (st == OI_OK)
+        if (st == OI_OK) {
+            oi__threadpool *previous = oi__threadpool_lend(e->sim->pool);
             st = oi__op_run_cpu(n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs, (size_t)n_in, out);
+            oi__threadpool_lend(previous);
+        }
     }
     if (st != OI_OK) {
         if (fresh)
@@ -1154,6 +1168,9 @@ static oi_status oi__exec_loop(oi__ctx *c, const oi__pnode *pn, int64_t *start, 
         return oi__node_error(pn, st);
     if (*start >= *end)
         return OI_OK;
+    if ((uint64_t)*end - (uint64_t)*start > (uint64_t)OI__MAX_LOOP_ITERATIONS)
+        return oi__fail_at(OI_ERROR_RUNTIME, &pn->ir->src, "loop %s: %lld..%lld runs more than 2^24 iterations",
+                           pn->ir->loop_name, (long long)*start, (long long)*end);
     oi__frame f;
     memset(&f, 0, sizeof f);
     f.nodes = pn->body;
@@ -1445,7 +1462,18 @@ oi_simulator *oi_simulator_new_desc(const oi_model *model, const oi_simulator_de
     if (desc)
         s->desc = *desc;
     s->model = model;
+    if (s->desc.n_threads < 0) {
+        oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_simulator_new: n_threads is %d (0 means all cores)", s->desc.n_threads);
+        oi__free(s);
+        return NULL;
+    }
+    s->pool = oi__threadpool_new(s->desc.n_threads); /* created once, reused by every step */
+    if (!s->pool) {
+        oi__free(s);
+        return NULL;
+    }
     if (oi__backend_select(s->desc.device, &s->backend, &s->backend_ctx, &s->device_index) != OI_OK) {
+        oi__threadpool_free(s->pool);
         oi__free(s);
         return NULL;
     }
@@ -1464,6 +1492,7 @@ void oi_simulator_free(oi_simulator *sim) {
         return;
     if (sim->backend && sim->backend->destroy)
         sim->backend->destroy(sim->backend_ctx);
+    oi__threadpool_free(sim->pool);
     oi__free(sim);
 }
 

@@ -167,6 +167,13 @@ typedef struct oi__tensor {
 } oi__tensor;
 
 int64_t oi__shape_numel(int ndim, const int64_t *shape);
+/* The most elements a tensor may have: its bytes (8 per element at most)
+ * and every index into it fit int64. */
+#define OI__MAX_ELEMENTS ((int64_t)1 << 60)
+/* The most iterations one loop may run each time it starts (2^24): a bigger
+ * literal bound is a validation error, a bigger run-time bound a runtime
+ * error (a step of more would run for many minutes: surely a mistake). */
+#define OI__MAX_LOOP_ITERATIONS ((int64_t)1 << 24)
 /* A new contiguous zero-filled tensor (NULL + OUT_OF_MEMORY on failure). */
 oi__tensor *oi__tensor_new(oi_dtype dtype, int ndim, const int64_t *shape);
 /* A tensor borrowing bytes it does not own (model data). */
@@ -446,6 +453,10 @@ int oi__threadpool_size(const oi__threadpool *pool); /* 1 for NULL */
 void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx, int task, int thread), void *ctx);
 /* A process-wide pool (all cores), created on first use; NULL if it could not be. */
 oi__threadpool *oi__threadpool_default(void);
+/* Makes `pool` the one oi__threadpool_default returns on this thread (the
+ * executor lends its own pool to the kernels it runs); NULL restores the
+ * process-wide pool. Returns the pool lent before. */
+oi__threadpool *oi__threadpool_lend(oi__threadpool *pool);
 
 /* ---- kernels/gemm.c: dense matrix multiply ----
  * Row-major C[m,n] = alpha * op(A) * op(B) + beta * C, where op(A) is

@@ -122,6 +122,7 @@ struct oi_simulator {
     void *backend_ctx;
     int device_index;
     oi_simulator_desc desc;     /* defaults resolved                          */
+    oi__threadpool *pool;       /* the CPU kernels' threads (desc.n_threads)  */
 };
 
 /* Picks the backend for `device` (AUTO: discrete GPU > integrated GPU > CPU;

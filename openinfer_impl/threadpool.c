@@ -279,7 +279,18 @@ static oi__threadpool *oi__default_pool;
 
 static void oi__default_pool_create(void) { oi__default_pool = oi__threadpool_new(0); }
 
+/* The pool an executor lends to the kernels it runs on this thread. */
+static OI__THREAD_LOCAL oi__threadpool *oi__threadpool_lent;
+
+oi__threadpool *oi__threadpool_lend(oi__threadpool *pool) {
+    oi__threadpool *previous = oi__threadpool_lent;
+    oi__threadpool_lent = pool;
+    return previous;
+}
+
 oi__threadpool *oi__threadpool_default(void) {
+    if (oi__threadpool_lent)
+        return oi__threadpool_lent;
     pthread_once(&oi__default_pool_once, oi__default_pool_create);
     return oi__default_pool;
 }
