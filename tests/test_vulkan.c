@@ -579,6 +579,37 @@ static void test_matmul(void) {
     CHECK(run_case(OI_OP_add, &none, 2, f, tr, true, true));
 }
 
+static void test_rownorm(void) {
+    attrs none = no_attrs();
+    const shape rows[] = {S(2, 6, 33, 0, 0), S(3, 2, 3, 65, 0), S(1, 1000, 0, 0, 0), S(3, 4, 9, 1, 0)};
+    const oi_op soft[] = {OI_OP_softmax, OI_OP_log_softmax};
+    for (int o = 0; o < 2; o++)
+        for (int t = 0; t < COUNT(FLOATS); t++)
+            for (int s = 0; s < COUNT(rows); s++) {
+                attrs at = no_attrs();
+                attr_int(&at, "axis", s == 3 ? 1 : -1); /* [4, 9, 1] along 9: the last real axis */
+                CHECK(run_case(soft[o], s == 3 ? &at : &none, 1, &FLOATS[t], &rows[s], s == 0, false));
+            }
+    attrs axis0 = no_attrs();
+    attr_int(&axis0, "axis", 0);
+    CHECK(!run_case(OI_OP_softmax, &axis0, 1, &FLOATS[0], &rows[0], false, false)); /* not the last axis */
+    /* norms over the last dim, and over the last two with a broadcast scale */
+    const shape norm_last[] = {S(2, 6, 33, 0, 0), S(1, 33, 0, 0, 0), S(1, 33, 0, 0, 0)};
+    const shape norm_two[] = {S(3, 2, 3, 65, 0), S(1, 65, 0, 0, 0), S(2, 3, 65, 0, 0)};
+    attrs eps = no_attrs();
+    attr_float(&eps, "epsilon", 1e-3);
+    attrs axis1 = no_attrs();
+    attr_int(&axis1, "axis", 1);
+    for (int t = 0; t < COUNT(FLOATS); t++) {
+        oi_dtype d3[3] = {FLOATS[t], FLOATS[t], FLOATS[t]};
+        CHECK(run_case(OI_OP_layer_norm, &none, 3, d3, norm_last, false, false));
+        CHECK(run_case(OI_OP_layer_norm, &eps, 2, d3, norm_last, false, false)); /* no bias */
+        CHECK(run_case(OI_OP_layer_norm, &axis1, 3, d3, norm_two, false, false));
+        CHECK(run_case(OI_OP_rms_norm, &eps, 2, d3, norm_last, false, false));
+        CHECK(run_case(OI_OP_rms_norm, &axis1, 2, d3, norm_two, false, false));
+    }
+}
+
 /* Things the backend must decline (the executor then runs them on the CPU). */
 static void test_declines(void) {
     attrs none = no_attrs();
@@ -993,6 +1024,7 @@ int main(int argc, char **argv) {
     test_cast();
     test_reductions();
     test_matmul();
+    test_rownorm();
     test_declines();
     test_residency();
     test_interop();

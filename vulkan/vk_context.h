@@ -24,6 +24,7 @@ typedef enum oi__vk_shader {
     OI__VK_SHADER_REDUCE_F, OI__VK_SHADER_REDUCE_S, OI__VK_SHADER_REDUCE_U,
     OI__VK_SHADER_MATMUL_F, OI__VK_SHADER_MATMUL_S, OI__VK_SHADER_MATMUL_U,
     OI__VK_SHADER_MATMUL_BIG_F, /* 128x128 blocks for large float products */
+    OI__VK_SHADER_ROWNORM_F,    /* softmax, log_softmax, layer_norm, rms_norm (floats only) */
     OI__VK_SHADER_COUNT
 } oi__vk_shader;
 

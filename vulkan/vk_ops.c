@@ -24,6 +24,16 @@ typedef struct oi__vk_reduce_push {
     uint32_t select_first;
 } oi__vk_reduce_push;
 
+typedef struct oi__vk_rownorm_push {
+    uint32_t n_out, n_red;
+    uint32_t k_ndim, k_shape[4], k_strides[4];
+    uint32_t r_ndim, r_shape[3], r_strides[3];
+    uint32_t s_strides[3], b_strides[3];
+    uint32_t a_offset, s_offset, b_offset, d_offset;
+    uint32_t has_bias;
+    float eps;
+} oi__vk_rownorm_push;
+
 #define OI__VK_MATMUL_BATCH_DIMS 3
 #define OI__VK_BIG_MATMUL 256 /* M and N from which matmul uses 128x128 blocks */
 typedef struct oi__vk_matmul_push {
@@ -39,6 +49,7 @@ typedef struct oi__vk_matmul_push {
 typedef char oi__vk_eltwise_push_fits[sizeof(oi__vk_eltwise_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 typedef char oi__vk_reduce_push_fits[sizeof(oi__vk_reduce_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 typedef char oi__vk_matmul_push_fits[sizeof(oi__vk_matmul_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
+typedef char oi__vk_rownorm_push_fits[sizeof(oi__vk_rownorm_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 
 /* ---- tensor layouts ---- */
 typedef struct oi__vk_view {
@@ -446,6 +457,108 @@ static oi_status oi__vk_plan_reduce(const oi__vk_context *ctx, const oi__kernel_
     return oi__vk_groups(ctx, groups, 1, st->groups);
 }
 
+/* A second stage: the 32-bit scratch (f32, i32 or u32 `from`) cast into
+ * the contiguous output. */
+static oi_status oi__vk_plan_cast_from_temp(const oi__vk_context *ctx, oi_dtype from, const oi__vk_view *out,
+                                           oi__vk_plan *plan) {
+    int64_t n = oi__shape_numel(out->ndim, out->shape);
+    plan->temp_bytes = (uint64_t)n * 4u;
+    oi__vk_eltwise_push cast;
+    memset(&cast, 0, sizeof cast);
+    cast.n = (uint32_t)n;
+    cast.ndim = 1;
+    cast.shape[0] = (uint32_t)n;
+    cast.a_strides[0] = 1;
+    cast.d_offset = (uint32_t)out->offset;
+    oi__vk_stage *cs = &plan->stages[plan->n_stages++];
+    memset(cs, 0, sizeof *cs);
+    oi__vk_set_pipeline(cs, OI__VK_ELTWISE, OI_OP_cast, from, from, from, out->dtype);
+    oi__vk_set_push(cs, &cast, sizeof cast);
+    cs->roles[0] = OI__VK_ROLE_TEMP;
+    cs->roles[3] = OI__VK_ROLE_OUT;
+    unsigned per = 32u / oi_dtype_bits(out->dtype);
+    uint64_t words = ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
+    return oi__vk_groups(ctx, (words + 255) / 256, 1, cs->groups);
+}
+
+/* ---- softmax, log_softmax, layer_norm, rms_norm: a workgroup per row ---- */
+static oi_status oi__vk_plan_rownorm(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                     size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
+    oi_op op = k->op;
+    const oi__vk_view *x = &in[0];
+    if (!oi__vk_view_contiguous(out))
+        return oi__vk_unsupported("%s: the output is not contiguous", oi_op_name(op));
+    int64_t axis = oi__op_param_i64(k, "axis");
+    if (axis < 0)
+        axis += x->ndim;
+    if (axis < 0 || axis >= x->ndim)
+        return OI_ERROR_VALIDATION;
+    bool is_softmax = op == OI_OP_softmax || op == OI_OP_log_softmax;
+    int row_end = x->ndim;
+    if (is_softmax) { /* one axis; rows are laid out row after row only when it is the last real one */
+        for (int d = (int)axis + 1; d < x->ndim; d++)
+            if (x->shape[d] != 1)
+                return oi__vk_unsupported("%s: only along the last non-trivial axis", oi_op_name(op));
+        row_end = (int)axis + 1;
+    }
+    int64_t k_shape[OI_MAX_DIMS], k_strides[1][OI_MAX_DIMS], r_shape[OI_MAX_DIMS], r_strides[3][OI_MAX_DIMS];
+    memset(r_strides, 0, sizeof r_strides);
+    int nk = 0, nr = 0;
+    for (int d = 0; d < (int)axis; d++) {
+        k_shape[nk] = x->shape[d];
+        k_strides[0][nk++] = x->strides[d];
+    }
+    for (int d = (int)axis; d < row_end; d++) {
+        r_shape[nr] = x->shape[d];
+        r_strides[0][nr++] = x->strides[d];
+    }
+    for (size_t i = 1; i < n_in; i++) /* scale, bias: broadcast to x.shape[axis:] */
+        oi__vk_broadcast_strides(&in[i], nr, r_shape, r_strides[i]);
+    int64_t n_out = oi__shape_numel(nk, k_shape), n_red = oi__shape_numel(nr, r_shape);
+    if (n_red == 0)
+        return oi__vk_unsupported("%s: empty rows", oi_op_name(op));
+    nk = oi__vk_merge_dims(nk, k_shape, 1, k_strides);
+    nr = oi__vk_merge_dims(nr, r_shape, 3, r_strides);
+    if (nk > 4 || nr > 3)
+        return oi__vk_unsupported("%s: too many dims after merging", oi_op_name(op));
+    oi__vk_rownorm_push push;
+    memset(&push, 0, sizeof push);
+    push.n_out = (uint32_t)n_out;
+    push.n_red = (uint32_t)n_red;
+    push.k_ndim = (uint32_t)nk;
+    push.r_ndim = (uint32_t)nr;
+    for (int d = 0; d < nk; d++) {
+        push.k_shape[d] = (uint32_t)k_shape[d];
+        push.k_strides[d] = (uint32_t)k_strides[0][d];
+    }
+    for (int d = 0; d < nr; d++) {
+        push.r_shape[d] = (uint32_t)r_shape[d];
+        push.r_strides[d] = (uint32_t)r_strides[0][d];
+        push.s_strides[d] = (uint32_t)r_strides[1][d];
+        push.b_strides[d] = (uint32_t)r_strides[2][d];
+    }
+    push.a_offset = (uint32_t)x->offset;
+    push.s_offset = n_in > 1 ? (uint32_t)in[1].offset : 0;
+    push.b_offset = n_in > 2 ? (uint32_t)in[2].offset : 0;
+    push.has_bias = n_in > 2;
+    push.eps = is_softmax ? 0.0f : (float)oi__op_param_f64(k, "epsilon");
+    bool direct = out->dtype == OI_DTYPE_F32;
+    push.d_offset = direct ? (uint32_t)out->offset : 0;
+    oi__vk_stage *st = &plan->stages[plan->n_stages++];
+    memset(st, 0, sizeof *st);
+    oi__vk_set_pipeline(st, OI__VK_ELTWISE, op, x->dtype, x->dtype, x->dtype, OI_DTYPE_F32);
+    st->pipeline.shader = (uint32_t)OI__VK_SHADER_ROWNORM_F;
+    oi__vk_set_push(st, &push, sizeof push);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[1] = n_in > 1 ? OI__VK_ROLE_IN1 : OI__VK_ROLE_UNUSED;
+    st->roles[2] = n_in > 2 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
+    st->roles[3] = direct ? OI__VK_ROLE_OUT : OI__VK_ROLE_TEMP;
+    oi_status s = oi__vk_groups(ctx, (uint64_t)n_out, 1, st->groups);
+    if (s != OI_OK || direct)
+        return s;
+    return oi__vk_plan_cast_from_temp(ctx, OI_DTYPE_F32, out, plan);
+}
+
 /* ---- matmul: tiled; 8/16-bit outputs go through a 32-bit scratch + cast ---- */
 static oi_dtype oi__vk_matmul_acc_dtype(oi_dtype in) {
     if (oi__dtype_is_float(in))
@@ -523,26 +636,7 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     st->groups[2] = (uint32_t)batches;
     if (direct)
         return OI_OK;
-
-    /* 32-bit scratch -> the output dtype (a wrapping / rounding cast) */
-    int64_t n = oi__shape_numel(out->ndim, out->shape);
-    plan->temp_bytes = (uint64_t)n * 4u;
-    oi__vk_eltwise_push cast;
-    memset(&cast, 0, sizeof cast);
-    cast.n = (uint32_t)n;
-    cast.ndim = 1;
-    cast.shape[0] = (uint32_t)n;
-    cast.a_strides[0] = 1;
-    cast.d_offset = (uint32_t)out->offset;
-    oi__vk_stage *cs = &plan->stages[plan->n_stages++];
-    memset(cs, 0, sizeof *cs);
-    oi__vk_set_pipeline(cs, OI__VK_ELTWISE, OI_OP_cast, acc, acc, acc, out->dtype);
-    oi__vk_set_push(cs, &cast, sizeof cast);
-    cs->roles[0] = OI__VK_ROLE_TEMP;
-    cs->roles[3] = OI__VK_ROLE_OUT;
-    unsigned per = 32u / oi_dtype_bits(out->dtype);
-    uint64_t words = ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
-    return oi__vk_groups(ctx, (words + 255) / 256, 1, cs->groups);
+    return oi__vk_plan_cast_from_temp(ctx, acc, out, plan); /* a wrapping / rounding cast */
 }
 
 /* The ops the shaders implement, for every dtype class the op table
@@ -559,6 +653,7 @@ static bool oi__vk_has_shader(oi_op op) {
     case OI_OP_cast: case OI_OP_fill: case OI_OP_fill_nan_like: case OI_OP_exp: case OI_OP_log: case OI_OP_sqrt:
     case OI_OP_rsqrt: case OI_OP_pow: case OI_OP_erf: case OI_OP_tanh: case OI_OP_sigmoid: case OI_OP_gelu:
     case OI_OP_silu: case OI_OP_softplus: /* eltwise.comp */
+    case OI_OP_softmax: case OI_OP_log_softmax: case OI_OP_layer_norm: case OI_OP_rms_norm: /* rownorm.comp */
     case OI_OP_sum_axis: case OI_OP_mean_axis: case OI_OP_prod_axis: case OI_OP_max_axis: case OI_OP_min_axis:
     case OI_OP_argmax_axis: case OI_OP_argmin_axis: case OI_OP_is_finite: /* reduce.comp */
     case OI_OP_matmul: /* matmul.comp */
@@ -619,6 +714,8 @@ static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__a
     }
     if (op == OI_OP_gelu) /* a CUSTOM row for its parameter check; elementwise all the same */
         return oi__vk_plan_eltwise(ctx, &k, in, n_in, out, plan);
+    if (op == OI_OP_softmax || op == OI_OP_log_softmax || op == OI_OP_layer_norm || op == OI_OP_rms_norm)
+        return oi__vk_plan_rownorm(ctx, &k, in, n_in, out, plan);
     switch (oi__op_defs[op].shape) {
     case OI__SHAPE_EW: return oi__vk_plan_eltwise(ctx, &k, in, n_in, out, plan);
     case OI__SHAPE_MATMUL: return oi__vk_plan_matmul(ctx, &k, in, out, plan);

@@ -17,6 +17,7 @@ static const uint32_t *oi__vk_shader_code(oi__vk_shader shader, size_t *bytes) {
     case OI__VK_SHADER_MATMUL_S: OI__VK_SPIRV(matmul_s);
     case OI__VK_SHADER_MATMUL_U: OI__VK_SPIRV(matmul_u);
     case OI__VK_SHADER_MATMUL_BIG_F: OI__VK_SPIRV(matmul_big_f);
+    case OI__VK_SHADER_ROWNORM_F: OI__VK_SPIRV(rownorm_f);
     default: *bytes = 0; return NULL;
     }
 }

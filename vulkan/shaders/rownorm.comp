@@ -1,0 +1,147 @@
+#version 450
+// rownorm.comp - ops that normalize each row of a tensor: softmax and
+// log_softmax (rows along the last axes), layer_norm and rms_norm (rows =
+// the dims from `axis` on). One workgroup per row; its invocations stride
+// over the row three times at most (statistics, then the output), with
+// shared-memory reductions between. Floats only, computed in f32, as the
+// CPU's f32 path (kernels/nn.c). The output is written as f32, contiguous,
+// row after row (the host casts to f16/bf16 afterwards).
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+#define WG 128u
+layout(local_size_x = 128) in;
+layout(constant_id = 0) const uint OP = 0u;
+layout(constant_id = 1) const uint A_DT = DT_F32;
+
+layout(binding = 0) readonly buffer BufA { uint a_buf[]; };  // x
+layout(binding = 1) readonly buffer BufB { uint s_buf[]; };  // scale (norms)
+layout(binding = 2) readonly buffer BufC { uint b_buf[]; };  // bias (layer_norm, optional)
+layout(binding = 3) writeonly buffer BufD { uint d_buf[]; }; // f32 rows
+
+layout(push_constant) uniform Push {
+    uint n_out, n_red;   // rows, elements per row
+    uint k_ndim; uint k_shape[4]; uint k_strides[4]; // dims that pick the row (x strides)
+    uint r_ndim; uint r_shape[3]; uint r_strides[3]; // dims along the row (x strides)
+    uint s_strides[3], b_strides[3];                 // scale, bias along the row (0 = broadcast)
+    uint a_offset, s_offset, b_offset, d_offset;
+    uint has_bias;
+    float eps;
+} pc;
+
+OI_DEFINE_LOAD_BITS(load_a, a_buf)
+OI_DEFINE_LOAD_BITS(load_s, s_buf)
+OI_DEFINE_LOAD_BITS(load_b, b_buf)
+
+bool is_op(uint op) { return OP == op; }
+
+shared float s_part[WG];
+
+// The sum (or the NaN-ignoring max) of the invocations' values.
+float combine(float v, bool take_max) {
+    uint lid = gl_LocalInvocationID.x;
+    s_part[lid] = v;
+    barrier();
+    for (uint step = WG / 2u; step > 0u; step >>= 1u) {
+        if (lid < step) {
+            float o = s_part[lid + step];
+            s_part[lid] = take_max ? (o > s_part[lid] ? o : s_part[lid]) : s_part[lid] + o;
+        }
+        barrier();
+    }
+    float r = s_part[0];
+    barrier(); // s_part is reused by the next combine
+    return r;
+}
+
+// Element offsets of row element r: x, scale, bias.
+void row_element(uint base, uint r, out uint ix, out uint is, out uint ib) {
+    ix = base;
+    is = pc.s_offset;
+    ib = pc.b_offset;
+    for (int d = int(pc.r_ndim) - 1; d >= 0; d--) {
+        uint c = r % pc.r_shape[d];
+        r /= pc.r_shape[d];
+        ix += c * pc.r_strides[d];
+        is += c * pc.s_strides[d];
+        ib += c * pc.b_strides[d];
+    }
+}
+
+float x_at(uint i) { return bits_to_float(A_DT, load_a(A_DT, i)); }
+
+// e^x as the eltwise shader's exp_f32 (the CPU's algorithm).
+float exp_f32(float x) {
+    if ((floatBitsToUint(x) & 0x7FFFFFFFu) > 0x7F800000u) return x;
+    if (x > 88.72283935546875) return uintBitsToFloat(0x7F800000u);
+    if (x < -103.972084045410) return 0.0;
+    precise float t = x * 1.44269504088896341 + 12582912.0;
+    precise float n = t - 12582912.0;
+    int ni = int(floatBitsToUint(t)) - int(floatBitsToUint(12582912.0));
+    precise float r = x - n * 0.693359375;
+    r = r + n * 2.12194440054690583e-4;
+    precise float p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 +
+                      r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+    int half_n = ni / 2;
+    precise float y = p * uintBitsToFloat(uint(half_n + 127) << 23u) * uintBitsToFloat(uint(ni - half_n + 127) << 23u);
+    return y;
+}
+
+void main() {
+    uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (row >= pc.n_out) return;
+    uint lid = gl_LocalInvocationID.x, n = pc.n_red;
+    uint base = pc.a_offset, o = row;
+    for (int d = int(pc.k_ndim) - 1; d >= 0; d--) {
+        base += (o % pc.k_shape[d]) * pc.k_strides[d];
+        o /= pc.k_shape[d];
+    }
+    uint out_base = pc.d_offset + row * n;
+    uint ix, is, ib;
+    if (is_op(OP_softmax) || is_op(OP_log_softmax)) {
+        float m = uintBitsToFloat(0xFF800000u); // -inf; NaN never wins (x > m)
+        for (uint r = lid; r < n; r += WG) {
+            row_element(base, r, ix, is, ib);
+            float v = x_at(ix);
+            m = v > m ? v : m;
+        }
+        m = combine(m, true);
+        float sum = 0.0;
+        for (uint r = lid; r < n; r += WG) {
+            row_element(base, r, ix, is, ib);
+            sum += exp_f32(x_at(ix) - m);
+        }
+        sum = combine(sum, false);
+        float inv = 1.0 / sum, log_sum = is_nan_f(sum) ? sum : log(sum);
+        for (uint r = lid; r < n; r += WG) {
+            row_element(base, r, ix, is, ib);
+            float v = x_at(ix) - m;
+            float y = is_op(OP_log_softmax) ? v - log_sum : exp_f32(v) * inv;
+            d_buf[out_base + r] = floatBitsToUint(y);
+        }
+        return;
+    }
+    // layer_norm / rms_norm
+    float mean = 0.0;
+    if (is_op(OP_layer_norm)) {
+        float s = 0.0;
+        for (uint r = lid; r < n; r += WG) {
+            row_element(base, r, ix, is, ib);
+            s += x_at(ix);
+        }
+        mean = combine(s, false) / float(n);
+    }
+    float sq = 0.0;
+    for (uint r = lid; r < n; r += WG) {
+        row_element(base, r, ix, is, ib);
+        float v = x_at(ix) - mean;
+        sq += v * v;
+    }
+    float inv = inversesqrt(combine(sq, false) / float(n) + pc.eps);
+    for (uint r = lid; r < n; r += WG) {
+        row_element(base, r, ix, is, ib);
+        float y = (x_at(ix) - mean) * inv * bits_to_float(A_DT, load_s(A_DT, is));
+        if (pc.has_bias != 0u) y += bits_to_float(A_DT, load_b(A_DT, ib));
+        d_buf[out_base + r] = floatBitsToUint(y);
+    }
+}
