@@ -1,6 +1,6 @@
 /* bench_encoder.c - a 2-layer transformer encoder block, ours vs ONNX Runtime.
  *
- * Usage: bench_encoder [--python PY] [--dir DIR] [--runs N] [--rounds R] [--ort-threads T]
+ * Usage: bench_encoder [--python PY] [--dir DIR] [--runs N] [--rounds R] [--threads T]
  *                      [--no-ort] [--profile]
  *
  * The block (d = 384, 12 heads, seq 128, FFN 1536, exact GELU, post-norm
@@ -10,11 +10,11 @@
  * Then, in this one invocation:
  *   1. our output must match ONNX Runtime's (stored by the generator) within 1e-3;
  *   2. R rounds, each timing N of our steps, then N ONNX Runtime runs through
- *      bench/encoder/time_ort.py in a subprocess (T intra-op threads, default 2),
- *      so machine noise hits both alike;
+ *      bench/encoder/time_ort.py in a subprocess, so machine noise hits both
+ *      alike; both use T threads (default 2): our simulator's pool
+ *      (desc.n_threads) and ORT's intra-op threads;
  *   3. it prints the best and median latency of each and the ratio ours / ORT
  *      (goal <= 1.0). --profile also prints our time per op kind (best of N steps).
- * Our kernels use the process thread pool (all cores: 2 on the dev machine).
  * Exit 77 (skipped) when Python, numpy, onnx or onnxruntime is missing. */
 #include "../openinfer.h"
 
@@ -85,7 +85,7 @@ OI_GRAPH(encoder,
 
 typedef struct {
     const char *python, *dir;
-    int runs, rounds, ort_threads;
+    int runs, rounds, threads;
     bool ort, profile;
 } options;
 
@@ -123,12 +123,12 @@ static bool parse_options(int argc, char **argv, options *o) {
             o->runs = atoi(argv[++i]);
         else if (next && strcmp(a, "--rounds") == 0)
             o->rounds = atoi(argv[++i]);
-        else if (next && strcmp(a, "--ort-threads") == 0)
-            o->ort_threads = atoi(argv[++i]);
+        else if (next && strcmp(a, "--threads") == 0)
+            o->threads = atoi(argv[++i]);
         else
             return false;
     }
-    return o->runs > 0 && o->rounds > 0 && o->ort_threads > 0;
+    return o->runs > 0 && o->rounds > 0 && o->threads > 0;
 }
 
 /* Writes DIR/encoder.oinf (and .onnx) unless it is there and newer than
@@ -150,7 +150,7 @@ static bool ensure_model(const options *o, char *path, size_t size) {
 static bool time_ort(const options *o, double *best, double *med, char *version, size_t vsize) {
     char cmd[4096], line[512];
     snprintf(cmd, sizeof cmd, "\"%s\" \"%s/bench/encoder/time_ort.py\" \"%s\" --threads %d --runs %d", o->python,
-             OI_SOURCE_ROOT, o->dir, o->ort_threads, o->runs);
+             OI_SOURCE_ROOT, o->dir, o->threads, o->runs);
     FILE *p = popen(cmd, "r");
     bool found = false;
     if (!p)
@@ -222,12 +222,17 @@ static int profile_step(oi_executor *e, const float *x, size_t n, op_time *t, in
     return kinds;
 }
 
-static void print_profile(const oi_model *m, const float *x, size_t n, int steps) {
+static oi_simulator *cpu_simulator(const oi_model *m, int threads, bool timer) {
     oi_simulator_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.device = OI_DEVICE_CPU;
-    desc.timer = true;
-    oi_simulator *sim = oi_simulator_new_desc(m, &desc);
+    desc.n_threads = threads;
+    desc.timer = timer;
+    return oi_simulator_new_desc(m, &desc);
+}
+
+static void print_profile(const oi_model *m, int threads, const float *x, size_t n, int steps) {
+    oi_simulator *sim = cpu_simulator(m, threads, true);
     oi_executor *e = sim ? oi_simulator_make_executor(sim, encoder()) : NULL;
     op_time t[32];
     int kinds = e ? 0 : -1;
@@ -265,7 +270,7 @@ static bool check_output(const oi_model *m, oi_executor *e, const float *x, size
 int main(int argc, char **argv) {
     options o;
     if (!parse_options(argc, argv, &o)) {
-        fprintf(stderr, "usage: bench_encoder [--python PY] [--dir DIR] [--runs N] [--rounds R] [--ort-threads T] "
+        fprintf(stderr, "usage: bench_encoder [--python PY] [--dir DIR] [--runs N] [--rounds R] [--threads T] "
                         "[--no-ort] [--profile]\n");
         return 2;
     }
@@ -285,7 +290,7 @@ int main(int argc, char **argv) {
     }
     size_t n = (size_t)(b * s * d);
     const float *x = model_f32(m, "input.x", n);
-    oi_simulator *sim = oi_simulator_new(m, OI_DEVICE_CPU);
+    oi_simulator *sim = cpu_simulator(m, o.threads, false);
     oi_executor *e = sim && x ? oi_simulator_make_executor(sim, encoder()) : NULL;
     double *ours = (double *)malloc((size_t)(o.runs * o.rounds) * sizeof *ours);
     double ort_best = INFINITY, ort_medians[64];
@@ -295,9 +300,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_encoder: %s\n", oi_last_error());
         goto done;
     }
-    printf("encoder: 2 layers, d %llu, seq %llu, batch %llu, post-norm, exact GELU; ours: CPU simulator (all cores), "
-           "ORT: %d intra-op threads\n", (unsigned long long)d, (unsigned long long)s, (unsigned long long)b,
-           o.ort_threads);
+    printf("encoder: 2 layers, d %llu, seq %llu, batch %llu, post-norm, exact GELU; %d threads each (our pool, "
+           "ORT's intra-op)\n", (unsigned long long)d, (unsigned long long)s, (unsigned long long)b, o.threads);
     if (!check_output(m, e, x, n))
         goto done;
     for (int w = 0; w < 3; w++) /* warm-up */
@@ -330,7 +334,7 @@ int main(int argc, char **argv) {
         printf("ratio ours / ORT: best %.2f, median %.2f (goal <= 1.0)\n", our_best / ort_best, our_med / ort_med);
     }
     if (o.profile)
-        print_profile(m, x, n, o.runs);
+        print_profile(m, o.threads, x, n, o.runs);
     rc = 0;
 done:
     free(ours);
