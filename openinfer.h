@@ -101,7 +101,8 @@ const char *oi_dtype_name(oi_dtype dtype);
 oi_dtype oi_dtype_from_name(const char *name);
 /* Bits per element: 1, 2, 4, 8, 16, 32 or 64 (0 for string/ndarray). */
 unsigned oi_dtype_bits(oi_dtype dtype);
-/* Bytes for numel elements, packed types rounded up to whole bytes. */
+/* Bytes for numel elements, packed types rounded up to whole bytes
+ * (UINT64_MAX when the size does not fit 64 bits). */
 uint64_t oi_dtype_nbytes(oi_dtype dtype, uint64_t numel);
 
 /* Scalar conversions, round-to-nearest-even (see docs/oinf.md). */

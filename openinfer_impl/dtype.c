@@ -38,9 +38,9 @@ unsigned oi_dtype_bits(oi_dtype dtype) { return oi__dtype_valid(dtype) ? oi__dty
 
 uint64_t oi_dtype_nbytes(oi_dtype dtype, uint64_t numel) {
     uint64_t bits = oi_dtype_bits(dtype);
-    if (bits >= 8)
-        return numel * (bits / 8);
-    return (numel * bits + 7) / 8;
+    if (bits >= 8) /* saturates: UINT64_MAX when the size does not fit */
+        return numel > UINT64_MAX / (bits / 8) ? UINT64_MAX : numel * (bits / 8);
+    return numel / 8 * bits + (numel % 8 * bits + 7) / 8; /* never overflows */
 }
 
 bool oi__dtype_is_float(oi_dtype t) {

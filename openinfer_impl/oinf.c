@@ -605,12 +605,12 @@ static oi_status oi__oinf_parse_tensor(oi__oinf_cursor *c, oi_tensor_info *t, co
                              "%s: no HAS_DATA flag but data_nbytes %llu / data_offset %llu (byte %llu) are not 0", entry,
                              (unsigned long long)t->data_nbytes, (unsigned long long)t->data_offset,
                              (unsigned long long)fields_at);
+    uint64_t want;
+    char shape[256];
+    if (!oi__oinf_nbytes(t->dtype, t->numel, &want)) /* declared tensors too: the runtime allocates them */
+        return oi__oinf_fail(m, OI_ERROR_FORMAT, "%s: %s needs more bytes than fit 64 bits", entry,
+                             oi__oinf_describe_shape(shape, sizeof shape, t->dtype, t->ndim, t->dims));
     if (t->has_data) {
-        uint64_t want;
-        char shape[256];
-        if (!oi__oinf_nbytes(t->dtype, t->numel, &want))
-            return oi__oinf_fail(m, OI_ERROR_FORMAT, "%s: %s needs more bytes than fit 64 bits", entry,
-                                 oi__oinf_describe_shape(shape, sizeof shape, t->dtype, t->ndim, t->dims));
         if (t->data_nbytes != want)
             return oi__oinf_fail(m, OI_ERROR_FORMAT, "%s: data_nbytes %llu (byte %llu) but %s needs %llu", entry,
                                  (unsigned long long)t->data_nbytes, (unsigned long long)fields_at,

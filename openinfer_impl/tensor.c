@@ -21,6 +21,15 @@ static oi__tensor *oi__tensor_header(oi_dtype dtype, int ndim, const int64_t *sh
         oi__fail(OI_ERROR_UNSUPPORTED, "tensor rank %d exceeds the maximum of %d", ndim, OI_MAX_DIMS);
         return NULL;
     }
+    int64_t numel = 1; /* no element count or byte size below may overflow */
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0 || (shape[i] != 0 && numel > OI__MAX_ELEMENTS / shape[i])) {
+            oi__fail(OI_ERROR_OUT_OF_MEMORY, "out of memory: a tensor with dim %d = %lld %s", i, (long long)shape[i],
+                     shape[i] < 0 ? "(negative)" : "has more than 2^60 elements");
+            return NULL;
+        }
+        numel *= shape[i];
+    }
     oi__tensor *t = (oi__tensor *)oi__calloc(1, sizeof *t);
     if (!t)
         return NULL;

@@ -104,8 +104,12 @@ static bool oi__resolve_dim(const oi__plan *p, const char *text, int64_t *out, c
                      p->model ? " (the model has no size variable of that name)" : " (no model given)");
             return false;
         }
-        if (v < 0) {
-            snprintf(bad, bad_cap, "negative dim '%s'", part);
+        if (v < 0) { /* also a size variable beyond 2^63 - 1 */
+            snprintf(bad, bad_cap, "dim '%s' is negative or does not fit 64 bits", part);
+            return false;
+        }
+        if (v != 0 && product > INT64_MAX / v) {
+            snprintf(bad, bad_cap, "dim '%s' overflows 64 bits", text);
             return false;
         }
         product *= v;
@@ -122,10 +126,15 @@ static oi_status oi__resolve_dims(const oi__plan *p, char **dims, const oi__src 
     int n = (int)arrlen(dims);
     if (n > OI_MAX_DIMS)
         return oi__fail_at(OI_ERROR_VALIDATION, src, "%s has %d dims; at most %d are supported", what, n, OI_MAX_DIMS);
+    int64_t numel = 1;
     for (int i = 0; i < n; i++) {
         char bad[256];
         if (!oi__resolve_dim(p, dims[i], &shape[i], bad, sizeof bad))
             return oi__fail_at(OI_ERROR_VALIDATION, src, "invalid dims for %s: %s", what, bad);
+        /* every element count times the widest element (8 bytes) fits int64 */
+        if (shape[i] != 0 && numel > OI__MAX_ELEMENTS / shape[i])
+            return oi__fail_at(OI_ERROR_VALIDATION, src, "invalid dims for %s: more than 2^60 elements", what);
+        numel *= shape[i];
     }
     *ndim = n;
     return OI_OK;
@@ -982,6 +991,9 @@ static oi_status oi__check_loop(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
     }
     l->start = l->known ? values[0] : 0;
     l->end = l->known ? values[1] : 0;
+    if (l->known && l->end > l->start && (uint64_t)l->end - (uint64_t)l->start > (uint64_t)OI__MAX_LOOP_ITERATIONS)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "loop %s: %lld..%lld runs more than 2^24 iterations", n->loop_name,
+                           (long long)l->start, (long long)l->end);
     c->depth++;
     st = oi__check_nodes(c, n->body, &pn->body);
     c->depth--;
