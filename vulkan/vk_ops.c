@@ -639,28 +639,18 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     return oi__vk_plan_cast_from_temp(ctx, acc, out, plan); /* a wrapping / rounding cast */
 }
 
-/* The ops the shaders implement, for every dtype class the op table
- * allows them (a row added to the table stays on the CPU until its shader
- * code exists and is listed here). */
+/* The ops the shaders implement (vk_coverage.h), for every dtype class the
+ * op table allows them: a row added to the table stays on the CPU until its
+ * shader code exists and is listed there. */
 static bool oi__vk_has_shader(oi_op op) {
+#define OI__VK_COVERED(name, shader) case OI_OP_##name:
     switch (op) {
-    case OI_OP_add: case OI_OP_sub: case OI_OP_mul: case OI_OP_div: case OI_OP_floor_div: case OI_OP_rem:
-    case OI_OP_fma: case OI_OP_min: case OI_OP_max: case OI_OP_neg: case OI_OP_abs: case OI_OP_recip:
-    case OI_OP_relu: case OI_OP_clamp: case OI_OP_sign: case OI_OP_floor: case OI_OP_ceil: case OI_OP_round:
-    case OI_OP_trunc: case OI_OP_and: case OI_OP_or: case OI_OP_xor: case OI_OP_not: case OI_OP_shl:
-    case OI_OP_shr: case OI_OP_popcount: case OI_OP_eq: case OI_OP_ne: case OI_OP_lt: case OI_OP_le:
-    case OI_OP_gt: case OI_OP_ge: case OI_OP_is_nan: case OI_OP_is_inf: case OI_OP_is_neg: case OI_OP_filter:
-    case OI_OP_cast: case OI_OP_fill: case OI_OP_fill_nan_like: case OI_OP_exp: case OI_OP_log: case OI_OP_sqrt:
-    case OI_OP_rsqrt: case OI_OP_pow: case OI_OP_erf: case OI_OP_tanh: case OI_OP_sigmoid: case OI_OP_gelu:
-    case OI_OP_silu: case OI_OP_softplus: /* eltwise.comp */
-    case OI_OP_softmax: case OI_OP_log_softmax: case OI_OP_layer_norm: case OI_OP_rms_norm: /* rownorm.comp */
-    case OI_OP_sum_axis: case OI_OP_mean_axis: case OI_OP_prod_axis: case OI_OP_max_axis: case OI_OP_min_axis:
-    case OI_OP_argmax_axis: case OI_OP_argmin_axis: case OI_OP_is_finite: /* reduce.comp */
-    case OI_OP_matmul: /* matmul.comp */
+    OI_VULKAN_OP_LIST(OI__VK_COVERED)
         return true;
     default:
         return false;
     }
+#undef OI__VK_COVERED
 }
 
 /* ---- the planner ---- */

@@ -24,6 +24,7 @@
 #endif
 #include "oi_vulkan_spirv.h" /* generated at build time by vulkan/gen_spirv.py */
 #include "vk_context.h"
+#include "vk_coverage.h"
 
 /* stb_ds takes a hash key's address with typeof(), which strict C11 lacks;
  * every key passed to hmgeti/hmput here is an lvalue, so plain & does. */

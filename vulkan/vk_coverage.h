@@ -1,0 +1,28 @@
+/* vk_coverage.h - the ops that have Vulkan shaders: one list, read by the
+ * backend's supports_op (vulkan/vk_ops.c) and by whatever documents the
+ * coverage (docs/ops.md). Needs no Vulkan headers. An op of the table that
+ * is not listed always runs on the CPU kernel; a listed op runs on the GPU
+ * for its row's dtypes within OI__DTS_VULKAN (kernels/op_list.h), except
+ * what vk_ops.c declines case by case (acc=, i32/u32 mean_axis, float->int
+ * casts with saturate=false, softmax along an inner axis, integer clamp
+ * bounds outside the dtype, layouts that do not merge into the shaders'
+ * dims). X(op, shader file). */
+#ifndef OPENINFER_VK_COVERAGE_H
+#define OPENINFER_VK_COVERAGE_H
+
+#define OI_VULKAN_OP_LIST(X) \
+    X(add, eltwise) X(sub, eltwise) X(mul, eltwise) X(div, eltwise) X(floor_div, eltwise) X(rem, eltwise) \
+    X(fma, eltwise) X(min, eltwise) X(max, eltwise) X(neg, eltwise) X(abs, eltwise) X(recip, eltwise) \
+    X(relu, eltwise) X(clamp, eltwise) X(sign, eltwise) X(floor, eltwise) X(ceil, eltwise) X(round, eltwise) \
+    X(trunc, eltwise) X(and, eltwise) X(or, eltwise) X(xor, eltwise) X(not, eltwise) X(shl, eltwise) \
+    X(shr, eltwise) X(popcount, eltwise) X(eq, eltwise) X(ne, eltwise) X(lt, eltwise) X(le, eltwise) \
+    X(gt, eltwise) X(ge, eltwise) X(is_nan, eltwise) X(is_inf, eltwise) X(is_neg, eltwise) X(filter, eltwise) \
+    X(cast, eltwise) X(fill, eltwise) X(fill_nan_like, eltwise) X(exp, eltwise) X(log, eltwise) \
+    X(sqrt, eltwise) X(rsqrt, eltwise) X(pow, eltwise) X(erf, eltwise) X(tanh, eltwise) X(sigmoid, eltwise) \
+    X(gelu, eltwise) X(silu, eltwise) X(softplus, eltwise) \
+    X(sum_axis, reduce) X(mean_axis, reduce) X(prod_axis, reduce) X(max_axis, reduce) X(min_axis, reduce) \
+    X(argmax_axis, reduce) X(argmin_axis, reduce) X(is_finite, reduce) \
+    X(softmax, rownorm) X(log_softmax, rownorm) X(layer_norm, rownorm) X(rms_norm, rownorm) \
+    X(matmul, matmul)
+
+#endif
