@@ -3,6 +3,7 @@
  *   gen_ops_md --check FILE    exits 1 if FILE differs from the page
  * Regenerate: build-dir/tools/gen_ops_md > docs/ops.md */
 #include "../openinfer.h"
+#include "../vulkan/vk_coverage.h"
 
 #include <float.h>
 #include <math.h>
@@ -31,6 +32,18 @@ typedef struct param_row {
 #define PARAM_ROW(op, name, type, required, def, default_text, doc) \
     {#op, #name, #type, #required, default_text, doc},
 static const param_row params[] = {OI_PARAM_LIST(PARAM_ROW)};
+
+/* The dtypes an op runs with on the Vulkan backend: its row's dtypes
+ * within OI__DTS_VULKAN when the op has a shader (vk_coverage.h), else none. */
+#define VK_ROW(name, shader) #name,
+static const char *const vulkan_ops[] = {OI_VULKAN_OP_LIST(VK_ROW)};
+
+static uint32_t vulkan_dtypes(const char *op, uint32_t dtypes) {
+    for (size_t i = 0; i < sizeof vulkan_ops / sizeof vulkan_ops[0]; i++)
+        if (strcmp(vulkan_ops[i], op) == 0)
+            return dtypes & OI__DTS_VULKAN;
+    return 0;
+}
 
 /* The page is built in memory so --check can compare it. */
 static char *page;
@@ -196,7 +209,7 @@ static void put_summary(void) {
             (o->flags & OI__F_B) ? "B" : "-", (o->flags & OI__F_I) ? "I" : "-", (o->flags & OI__F_A) ? "A" : "-");
         put_dtypes(o->dtypes);
         put(" | ");
-        put_dtypes(o->dtypes & OI__DTS_VULKAN);
+        put_dtypes(vulkan_dtypes(o->name, o->dtypes));
         put(" | %s |\n", o->summary);
     }
     put("\n");
@@ -210,7 +223,7 @@ static void put_op(const op_row *o) {
     put("- CPU dtypes: ");
     put_dtypes(o->dtypes);
     put(".\n- Vulkan dtypes: ");
-    put_dtypes(o->dtypes & OI__DTS_VULKAN);
+    put_dtypes(vulkan_dtypes(o->name, o->dtypes));
     put(" (other dtypes, `acc=` and layouts the shaders cannot walk run on the CPU kernel).\n");
     if (o->flags & OI__F_A) {
         put("- With `acc=`: ");
