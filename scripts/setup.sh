@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(meson ninja-build gcc g++ clang pkg-config libstb-dev libvulkan-dev
                  libvulkan-volk-dev glslc mesa-vulkan-drivers python3 libopenblas-dev
-                 libonnx-testdata python3-onnx)  # ONNX node tests + their reader (/usr/bin/python3)
+                 vulkan-validationlayers libonnx-testdata python3-onnx)  # validation for test_vulkan; ONNX node tests + their reader
 PYTHON_PACKAGES=(numpy pytest)
 # For the benchmarks and generators only (bench_encoder: onnx + onnxruntime; tests/digits/
 # gen_digits.py: scikit-learn's bundled digits); "package:module" when the import name differs.
