@@ -483,6 +483,21 @@ typedef struct oi_backend_info {
 /* Fills up to `max` entries; returns how many backends/devices exist. */
 size_t oi_backends_discover(oi_backend_info *out, size_t max);
 
+/* What running `graph` on `model` needs in memory (bytes). */
+typedef struct oi_memory_estimate {
+    uint64_t weights;       /* model tensors the graph reads (prefix families included) */
+    uint64_t persistent;    /* persistent caches, tables at their @fixed bounds */
+    uint64_t intermediates; /* dynamic, volatile and temporaries (all live during a step) */
+    uint64_t total;
+    bool unbounded;         /* a table without @fixed can grow past this estimate */
+} oi_memory_estimate;
+
+/* Validates `graph` against `model` and estimates its memory on `device`
+ * (the figures do not depend on the device today; the device is checked
+ * against them when an executor is made: it must have `total` bytes free). */
+oi_status oi_estimate_memory(const oi_model *model, const oi_graph *graph, oi_device device,
+                             oi_memory_estimate *out);
+
 /* ---- Vulkan interop (docs/vulkan-interop.md). Handles travel as void*
  * (VkInstance, VkPhysicalDevice, VkDevice, VkQueue) so this header needs
  * no vulkan.h. Without OPENINFER_VULKAN these return OI_ERROR_UNAVAILABLE. */

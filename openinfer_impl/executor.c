@@ -1504,6 +1504,10 @@ oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph
     oi__plan *plan = oi__plan_build(graph, sim->model);
     if (!plan)
         return NULL;
+    if (oi__check_device_memory(sim, plan) != OI_OK) {
+        oi__plan_free(plan);
+        return NULL;
+    }
     oi_executor *e = (oi_executor *)oi__calloc(1, sizeof *e);
     if (!e) {
         oi__plan_free(plan);

@@ -17,6 +17,7 @@
 #include "validate.c"
 #include "threadpool.c"
 #include "executor.c"
+#include "memory.c"
 #include "backend.c"
 #include "../kernels/gemm.c"
 #include "../kernels/kernels.c"

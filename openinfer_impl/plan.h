@@ -125,6 +125,10 @@ struct oi_simulator {
     oi__threadpool *pool;       /* the CPU kernels' threads (desc.n_threads)  */
 };
 
+/* Fails with OUT_OF_MEMORY when the simulator's device has less free
+ * memory than oi_estimate_memory's total for the plan (memory.c). */
+oi_status oi__check_device_memory(const oi_simulator *sim, const oi__plan *p);
+
 /* Picks the backend for `device` (AUTO: discrete GPU > integrated GPU > CPU;
  * OPENINFER_BACKEND=cpu|vulkan[:index] overrides AUTO) and creates it. */
 oi_status oi__backend_select(oi_device device, const oi__backend **backend, void **ctx, int *device_index);
