@@ -32,6 +32,9 @@ typedef struct oi__tev {
     char **params; /* stb array of owned strings */
     char **output;
     uint64_t nanos;
+    bool on_device;   /* the op ran on a device backend ...            */
+    uint64_t gpu_seq; /* ... as its run_op call number gpu_seq        */
+    double gpu_micros; /* its GPU time (timestamp queries), -1 unknown */
 } oi__tev;
 
 /* A persistent table key: the values of the non-auto indices. */
@@ -73,6 +76,8 @@ typedef struct oi__ctx {
     oi__prefix_cache *prefix; /* model name -> tensor (borrowed data)     */
     const int *yielded;    /* entry: slots handed to consumers (stb)      */
     int lock_depth;        /* this context holds exec->lock (re-entrant)  */
+    bool ran_on_device;    /* the node just run went to the device backend */
+    uint64_t device_seq;   /* ... as this run_op call number              */
 } oi__ctx;
 
 typedef struct oi__consumer {
@@ -95,6 +100,7 @@ struct oi_executor {
     bool in_step;
     bool trace_on, timer_on;
     oi__tev *trace;        /* stb array                                   */
+    ptrdiff_t trace_step_start; /* the first event of the current step    */
     char *last_desc;       /* description of the last iterated node       */
     char **warnings;       /* stb array                                   */
     bool warned[OI_OP_COUNT];
@@ -936,6 +942,44 @@ static void oi__tev_fill(oi__tev *t, const oi__pnode *pn, const char *taken_bloc
     }
 }
 
+/* Remembers that the node about to run goes to a device backend, and which
+ * of its run_op calls it is, so the trace can show its GPU time later. */
+static void oi__note_device_op(oi__ctx *c, const oi__backend *be, void *be_ctx) {
+    c->ran_on_device = true;
+    c->device_seq = 0;
+#ifdef OPENINFER_VULKAN
+    if (be == &oi__vulkan_backend)
+        c->device_seq = oi__vulkan_next_seq(be_ctx);
+#else
+    (void)be, (void)be_ctx;
+#endif
+}
+
+/* After a flush: GPU times of this step's device ops into their events. */
+static void oi__collect_gpu_times(oi_executor *e) {
+#ifdef OPENINFER_VULKAN
+    if (e->sim->backend != &oi__vulkan_backend)
+        return;
+    oi__vulkan_op_time times[256];
+    size_t n;
+    ptrdiff_t from = e->trace_step_start;
+    while ((n = oi__vulkan_take_times(e->sim->backend_ctx, times, 256)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            for (ptrdiff_t k = from; k < arrlen(e->trace); k++) {
+                oi__tev *t = &e->trace[k];
+                if (t->on_device && t->gpu_seq == times[i].seq) {
+                    t->gpu_micros = times[i].micros;
+                    from = k + 1; /* times come in call order */
+                    break;
+                }
+            }
+        }
+    }
+#else
+    (void)e;
+#endif
+}
+
 static void oi__record(oi__ctx *c, const oi__pnode *pn, uint64_t nanos, const char *taken_block, int64_t loop_start,
                        int64_t loop_end) {
     oi__tev t;
@@ -945,6 +989,10 @@ static void oi__record(oi__ctx *c, const oi__pnode *pn, uint64_t nanos, const ch
     t.uuid = pn->ir->uuid;
     t.kind = oi__event_kind(pn->ir->kind);
     t.nanos = nanos;
+    t.on_device = c->ran_on_device;
+    t.gpu_seq = c->device_seq;
+    t.gpu_micros = -1.0;
+    c->ran_on_device = false;
     oi__tev_fill(&t, pn, taken_block, loop_start, loop_end);
     if (!(c == &c->exec->main ? arrput(c->exec->trace, t) : arrput(c->events, t)))
         oi__tev_free(&t); /* out of memory: the event is not recorded */
@@ -1082,6 +1130,7 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     void *be_ctx = c->use_backend ? e->sim->backend_ctx : NULL;
     st = OI_OK;
     if (be != &oi__cpu_backend && be->supports_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, &sig)) {
+        oi__note_device_op(c, be, be_ctx);
         st = be->run_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs, (size_t)n_in, out);
     } else {
         if (be != &oi__cpu_backend)
@@ -1588,6 +1637,7 @@ static oi_status oi__begin_step(oi_executor *e) {
         c->written[s] = false;
     }
     arrsetlen(c->frames, 0);
+    e->trace_step_start = arrlen(e->trace);
     const oi__pblock *entry = &e->plan->blocks[e->plan->entry];
     oi__frame f;
     memset(&f, 0, sizeof f);
@@ -1605,7 +1655,10 @@ static oi_status oi__end_step(oi_executor *e) {
     oi__drop_consumers(e);
     arrsetlen(e->main.frames, 0);
     const oi__backend *be = e->sim->backend;
-    return be->flush ? be->flush(e->sim->backend_ctx) : OI_OK;
+    oi_status st = be->flush ? be->flush(e->sim->backend_ctx) : OI_OK;
+    if (st == OI_OK && e->trace_on)
+        oi__collect_gpu_times(e);
+    return st;
 }
 
 oi_status oi_executor_iterate(oi_executor *e) {
@@ -1835,8 +1888,11 @@ char *oi_executor_trace_json(oi_executor *e) {
         oi__json_list(&b, t->params);
         oi__buf_puts(&b, ",\n    \"output\": ");
         oi__json_list(&b, t->output);
-        oi__buf_printf(&b, ",\n    \"micros\": [%llu, %llu, %llu]\n  }", (unsigned long long)(t->nanos / 1000000u),
+        oi__buf_printf(&b, ",\n    \"micros\": [%llu, %llu, %llu]", (unsigned long long)(t->nanos / 1000000u),
                        (unsigned long long)(t->nanos / 1000u % 1000u), (unsigned long long)(t->nanos % 1000u));
+        if (t->on_device && t->gpu_micros >= 0)
+            oi__buf_printf(&b, ",\n    \"gpu_micros\": %.3f", t->gpu_micros);
+        oi__buf_puts(&b, "\n  }");
     }
     oi__buf_puts(&b, arrlen(e->trace) ? "\n]\n" : "]\n");
     return oi__buf_take(&b);
