@@ -696,6 +696,56 @@ static void test_residency(void) {
     oi__tensor_free(ref_y);
 }
 
+/* ---- the trace: ops that ran on the GPU carry their GPU time ---- */
+OI_GRAPH(g_traced,
+  OI_DYNAMIC( OI_VAR(x, f32[32, 32]) )
+  OI_VOLATILE( OI_VAR(y, f32[32, 32]) )
+  OI_BLOCK(entry,
+    OI_OP(matmul, x, x) OI_TO(y)
+    OI_OP(relu, y) OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+static void test_trace_gpu_time(void) {
+    oi_writer *w = oi_writer_new();
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(oi_writer_to_memory(w, 2, &bytes, &size));
+    oi_writer_free(w);
+    oi_model *m = oi_model_open_memory(bytes, size);
+    oi_simulator_desc d;
+    memset(&d, 0, sizeof d);
+    d.device = OI_DEVICE_VULKAN;
+    d.trace = true;
+    oi_simulator *s = m ? oi_simulator_new_desc(m, &d) : NULL;
+    oi_executor *e = s ? oi_simulator_make_executor(s, g_traced()) : NULL;
+    CHECK_MSG(e != NULL, "%s", oi_last_error());
+    if (e) {
+        static float x[1024];
+        for (int i = 0; i < 1024; i++)
+            x[i] = (float)(i % 7) - 3.0f;
+        CHECK_OK(oi_executor_insert(e, "x", OI_DTYPE_F32, x, 1024));
+        CHECK_OK(oi_executor_run_step(e));
+        char *json = oi_executor_trace_json(e);
+        size_t with_gpu_time = 0;
+        for (const char *p = json; p && (p = strstr(p, "\"gpu_micros\": ")) != NULL; p++)
+            with_gpu_time++;
+        CHECK_MSG(with_gpu_time == 2, "%zu of the 2 GPU ops carry gpu_micros:\n%s", with_gpu_time, json ? json : "");
+        oi_free(json);
+        oi_tensor_view y;
+        CHECK_OK(oi_executor_fetch(e, "y", OI_DTYPE_F32, &y));
+        double want = 0; /* y[0][0] = relu(sum_k x[0][k] * x[k][0]), by a plain loop */
+        for (int k = 0; k < 32; k++)
+            want += (double)x[k] * (double)x[k * 32];
+        CHECK_NEAR(((float *)y.data)[0], want > 0 ? want : 0, 1e-3);
+    }
+    oi_executor_free(e);
+    oi_simulator_free(s);
+    oi_model_close(m);
+    oi_free(bytes);
+}
+
 /* ---- interop: the user's VkDevice, a bound input buffer, an exported output ---- */
 OI_GRAPH(g_interop,
   OI_DYNAMIC( OI_VAR(x, f32[B]) )
@@ -1028,6 +1078,7 @@ int main(int argc, char **argv) {
     test_declines();
     test_residency();
     test_interop();
+    test_trace_gpu_time();
     const oi__vulkan_stats *st = oi__vulkan_get_stats(ctx);
     printf("test_vulkan: %d cases on the GPU, %d declined; %llu pipelines, %llu submissions, %llu dispatches, %.1f s\n",
            cases_run, cases_unsupported, (unsigned long long)st->pipelines_created, (unsigned long long)st->submissions,
