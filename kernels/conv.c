@@ -696,9 +696,23 @@ static oi_status oi__conv_gemm_op(const oi__kernel_args *k) {
         s = oi__conv_dense(k->in[1], wide, &b);
     if (s == OI_OK)
         s = oi__conv_result(k->out, wide, &y);
-    for (int64_t i = 0; i < m && s == OI_OK && with_c; i++)
-        for (int64_t j = 0; j < n; j++)
-            oi__conv_put(y.data, wide, i * n + j, beta * oi__conv_gemm_c(k->in[2], i, j));
+    if (s == OI_OK && with_c && m > 0 && n > 0) {
+        /* C broadcast along rows (a bias): build row 0 once, copy it down */
+        const oi__tensor *c = k->in[2];
+        bool row_bcast = c->ndim < 2 || c->shape[0] == 1;
+        size_t row_bytes = (size_t)n * (wide ? sizeof(double) : sizeof(float));
+        bool same = c->dtype == (wide ? OI_DTYPE_F64 : OI_DTYPE_F32) && beta == 1.0 && oi__tensor_is_contiguous(c) &&
+                    oi__shape_numel(c->ndim, c->shape) == (row_bcast ? n : m * n) &&
+                    (c->ndim == 0 || c->shape[c->ndim - 1] == n);
+        if (same) /* already dense in y's type: copy row 0 (or all of C) */
+            memcpy(y.data, (const char *)oi__op_cdata(c) + (size_t)c->offset * (wide ? sizeof(double) : sizeof(float)),
+                   row_bcast ? row_bytes : (size_t)m * row_bytes);
+        for (int64_t i = 0; !same && i < (row_bcast ? 1 : m); i++)
+            for (int64_t j = 0; j < n; j++)
+                oi__conv_put(y.data, wide, i * n + j, beta * oi__conv_gemm_c(c, i, j));
+        for (int64_t i = 1; row_bcast && i < m; i++)
+            memcpy((char *)y.data + (size_t)i * row_bytes, y.data, row_bytes);
+    }
     if (s == OI_OK)
         s = oi__conv_gemm(wide, ta, tb, m, n, kk, alpha, a.data, ta ? m : kk, b.data, tb ? kk : n, with_c ? 1.0 : 0.0,
                           y.data, n);

@@ -426,7 +426,7 @@ static oi_status oi__nn_bad_shape(const char *op, const char *what, const oi__op
 static oi_status oi__nn_infer_norm(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in) {
     static const char *const names[] = {"x", "scale", "bias"};
     const char *name = oi_op_name(k->op);
-    int axis;
+    int axis = 0;
     if (oi__nn_axis(k, "axis", in[0].ndim, &axis) != OI_OK || oi__nn_check_eps(k) != OI_OK)
         return OI_ERROR_VALIDATION;
     const int64_t *norm_shape = in[0].shape + axis;
@@ -473,7 +473,7 @@ static oi_status oi__nn_infer_rope(const oi__kernel_args *k, const oi__op_sig *i
     const oi__op_sig *x = &in[0], *pos = &in[1];
     if (x->ndim < 2)
         return oi__fail(OI_ERROR_VALIDATION, "rope: x must have rank >= 2 ([..., seq, dim]), got rank %d", x->ndim);
-    int seq_axis;
+    int seq_axis = 0;
     if (oi__nn_axis(k, "seq_axis", x->ndim, &seq_axis) != OI_OK)
         return OI_ERROR_VALIDATION;
     if (seq_axis == x->ndim - 1)
@@ -545,7 +545,7 @@ static oi_status oi__nn_infer_attention(const oi__op_sig *in, size_t n_in, oi__o
 }
 
 static oi_status oi__nn_infer_top_k(const oi__kernel_args *k, const oi__op_sig *in, oi__op_sig *out) {
-    int axis;
+    int axis = 0;
     if (oi__nn_axis(k, "axis", in[0].ndim, &axis) != OI_OK)
         return OI_ERROR_VALIDATION;
     int64_t kk = oi__op_param_i64(k, "k");
@@ -557,7 +557,7 @@ static oi_status oi__nn_infer_top_k(const oi__kernel_args *k, const oi__op_sig *
 }
 
 static oi_status oi__k_nn_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out) {
-    int axis;
+    int axis = 0;
     out->ndim = in[0].ndim;
     memcpy(out->shape, in[0].shape, sizeof out->shape);
     switch (k->op) {
@@ -587,7 +587,7 @@ static void oi__row_softmax_f64(const oi__rows *r, int64_t lane, const double *x
 
 static oi_status oi__nn_softmax(const oi__kernel_args *k) {
     oi__rows r;
-    int axis;
+    int axis = 0;
     if (oi__nn_axis(k, "axis", k->in[0]->ndim, &axis) != OI_OK)
         return OI_ERROR_VALIDATION;
     oi__rows_start(&r, k, OI__ISA_PICK(oi__row_softmax_f32), oi__row_softmax_f64);
@@ -629,7 +629,7 @@ static void oi__row_norm_f64(const oi__rows *r, int64_t lane, const double *x, d
 
 static oi_status oi__nn_norm(const oi__kernel_args *k) {
     oi__rows r;
-    int axis;
+    int axis = 0;
     if (oi__nn_axis(k, "axis", k->in[0]->ndim, &axis) != OI_OK)
         return OI_ERROR_VALIDATION;
     oi__rows_start(&r, k, OI__ISA_PICK(oi__row_norm_f32), oi__row_norm_f64);
@@ -790,7 +790,7 @@ static oi_status oi__nn_rope(const oi__kernel_args *k) {
     oi__rows r;
     oi__rows_start(&r, k, NULL, oi__row_rope);
     const oi__tensor *x = k->in[0], *pos = k->in[1];
-    int seq_axis;
+    int seq_axis = 0;
     if (oi__nn_axis(k, "seq_axis", x->ndim, &seq_axis) != OI_OK)
         return OI_ERROR_VALIDATION;
     int64_t dim = x->shape[x->ndim - 1];
@@ -1081,7 +1081,7 @@ static void oi__topk_select(const uint64_t *key, int64_t n, int64_t k, int64_t *
 static oi_status oi__nn_top_k(const oi__kernel_args *k) {
     const oi__tensor *x = k->in[0];
     oi__tensor *out = k->out;
-    int axis;
+    int axis = 0;
     if (oi__nn_axis(k, "axis", x->ndim, &axis) != OI_OK)
         return OI_ERROR_VALIDATION;
     int64_t kk = oi__op_param_i64(k, "k");
