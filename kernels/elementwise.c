@@ -181,45 +181,196 @@ static unsigned oi__op_popcount64(uint64_t v) {
     return n;
 }
 
-/* Contiguous f32 add/sub/mul/relu without broadcasting: the hot cases. */
-static bool oi__ew_fast_f32(const oi__kernel_args *k, const oi__ew_params *p) {
-    if (k->out->dtype != OI_DTYPE_F32 || k->in[0]->dtype != OI_DTYPE_F32)
-        return false;
-    if (k->op != OI_OP_add && k->op != OI_OP_sub && k->op != OI_OP_mul && k->op != OI_OP_relu)
-        return false;
-    for (size_t i = 0; i < k->n_in; i++) {
-        if (!oi__tensor_is_contiguous(k->in[i]) || k->in[i]->ndim != k->out->ndim)
-            return false;
-        for (int d = 0; d < k->out->ndim; d++)
-            if (k->in[i]->shape[d] != k->out->shape[d])
-                return false;
-    }
-    if (!oi__tensor_is_contiguous(k->out))
-        return false;
-    int64_t n = oi__shape_numel(k->out->ndim, k->out->shape);
-    const float *a = (const float *)oi__op_cdata(k->in[0]) + k->in[0]->offset;
-    const float *b = k->n_in > 1 ? (const float *)oi__op_cdata(k->in[1]) + k->in[1]->offset : a;
-    float *y = (float *)oi__tensor_data(k->out) + k->out->offset;
-    float slope = (float)p->slope_f, lo = (float)p->lo_f, hi = (float)p->hi_f;
-    switch (k->op) {
-    case OI_OP_add: for (int64_t i = 0; i < n; i++) y[i] = a[i] + b[i]; break;
-    case OI_OP_sub: for (int64_t i = 0; i < n; i++) y[i] = a[i] - b[i]; break;
-    case OI_OP_mul: for (int64_t i = 0; i < n; i++) y[i] = a[i] * b[i]; break;
-    default:
-        for (int64_t i = 0; i < n; i++) {
-            float r = a[i] >= 0.0f ? a[i] : a[i] * slope;
-            r = r > hi ? hi : r;
-            y[i] = r < lo ? lo : r;
-        }
+/* ---- contiguous f32/f64 fast path ----
+ * add/sub/mul/div where each operand is the output's shape, a row that
+ * repeats along leading dims (a bias) or one element, and relu with
+ * infinite clamps; branch-free loops that vectorize, split over the pool
+ * for large outputs. Same IEEE results as the generic path (f32 ops on
+ * f32 give the correctly rounded result the f64-then-round path gives). */
+
+/* How an operand walks the output: period = n (same shape), its size (a
+ * trailing row, repeated), 1 (a scalar); 0: not usable here. */
+static int64_t oi__ew_period(const oi__tensor *t, const oi__tensor *out) {
+    if (t->dtype != out->dtype || !oi__tensor_is_contiguous(t) || t->ndim > out->ndim)
+        return 0;
+    int shift = out->ndim - t->ndim, d = t->ndim - 1;
+    while (d >= 0 && t->shape[d] == out->shape[d + shift])
+        d--;
+    for (; d >= 0; d--)
+        if (t->shape[d] != 1)
+            return 0;
+    int64_t p = oi__shape_numel(t->ndim, t->shape);
+    return p > 0 ? p : 0;
+}
+
+/* z == 0 (either sign) ? the mask's bits : q, without a branch. */
+static inline float oi__ew_pick32(float z, float q, uint32_t mask_bits) {
+    uint32_t zb, qb;
+    memcpy(&zb, &z, sizeof zb);
+    memcpy(&qb, &q, sizeof qb);
+    uint32_t m = 0u - (uint32_t)((zb & 0x7FFFFFFFu) == 0);
+    qb = (mask_bits & m) | (qb & ~m);
+    memcpy(&q, &qb, sizeof q);
+    return q;
+}
+
+static inline double oi__ew_pick64(double z, double q, uint64_t mask_bits) {
+    uint64_t zb, qb;
+    memcpy(&zb, &z, sizeof zb);
+    memcpy(&qb, &q, sizeof qb);
+    uint64_t m = 0u - (uint64_t)((zb & 0x7FFFFFFFFFFFFFFFu) == 0);
+    qb = (mask_bits & m) | (qb & ~m);
+    memcpy(&q, &qb, sizeof q);
+    return q;
+}
+
+typedef struct oi__ew_job {
+    oi_op op;
+    bool wide;
+    const void *a, *b;
+    void *y;
+    int64_t pa, pb, n, chunk;
+    double mask, slope;
+} oi__ew_job;
+
+/* y[j] = a[j * sa] OP b[j * sb], sa and sb in {0, 1} as constants. */
+#define OI__EW_LOOP(T, EXPR) \
+    do { \
+        if (sa && sb) \
+            for (int64_t j = 0; j < len; j++) { T x = a[j], z = b[j]; y[j] = (EXPR); } \
+        else if (sb) \
+            for (int64_t j = 0; j < len; j++) { T x = a[0], z = b[j]; y[j] = (EXPR); } \
+        else \
+            for (int64_t j = 0; j < len; j++) { T x = a[j], z = b[0]; y[j] = (EXPR); } \
+    } while (0)
+
+static void oi__ew_seg_f32(oi_op op, const float *a, const float *b, float *y, int64_t len, bool sa, bool sb,
+                           float mask) {
+    uint32_t mb;
+    memcpy(&mb, &mask, sizeof mb);
+    switch (op) {
+    case OI_OP_add: OI__EW_LOOP(float, x + z); break;
+    case OI_OP_sub: OI__EW_LOOP(float, x - z); break;
+    case OI_OP_mul: OI__EW_LOOP(float, x * z); break;
+    default: /* div: b == 0 gives the mask, selected on the bits */
+        OI__EW_LOOP(float, oi__ew_pick32(z, x / z, mb));
         break;
     }
+}
+
+static void oi__ew_seg_f64(oi_op op, const double *a, const double *b, double *y, int64_t len, bool sa, bool sb,
+                           double mask) {
+    uint64_t mb;
+    memcpy(&mb, &mask, sizeof mb);
+    switch (op) {
+    case OI_OP_add: OI__EW_LOOP(double, x + z); break;
+    case OI_OP_sub: OI__EW_LOOP(double, x - z); break;
+    case OI_OP_mul: OI__EW_LOOP(double, x * z); break;
+    default: OI__EW_LOOP(double, oi__ew_pick64(z, x / z, mb)); break;
+    }
+}
+
+/* relu with slope, no clamps: x < 0 (not -0, not NaN) gives x * slope. */
+static void oi__ew_relu_f32(const float *a, float *y, int64_t len, float slope) {
+    for (int64_t j = 0; j < len; j++) {
+        uint32_t xb, rb;
+        float r = a[j] * slope;
+        memcpy(&xb, &a[j], sizeof xb);
+        memcpy(&rb, &r, sizeof rb);
+        uint32_t m = 0u - (uint32_t)(xb > 0x80000000u && xb <= 0xFF800000u);
+        xb = (rb & m) | (xb & ~m);
+        memcpy(&y[j], &xb, sizeof xb);
+    }
+}
+
+static void oi__ew_relu_f64(const double *a, double *y, int64_t len, double slope) {
+    for (int64_t j = 0; j < len; j++) {
+        uint64_t xb, rb;
+        double r = a[j] * slope;
+        memcpy(&xb, &a[j], sizeof xb);
+        memcpy(&rb, &r, sizeof rb);
+        uint64_t m = 0u - (uint64_t)(xb > 0x8000000000000000u && xb <= 0xFFF0000000000000u);
+        xb = (rb & m) | (xb & ~m);
+        memcpy(&y[j], &xb, sizeof xb);
+    }
+}
+
+static void oi__ew_chunk(void *ctx, int task, int thread) {
+    const oi__ew_job *jb = (const oi__ew_job *)ctx;
+    (void)thread;
+    int64_t lo = (int64_t)task * jb->chunk, hi = lo + jb->chunk < jb->n ? lo + jb->chunk : jb->n;
+    size_t es = jb->wide ? sizeof(double) : sizeof(float);
+    if (jb->op == OI_OP_relu) {
+        if (jb->wide)
+            oi__ew_relu_f64((const double *)jb->a + lo, (double *)jb->y + lo, hi - lo, jb->slope);
+        else
+            oi__ew_relu_f32((const float *)jb->a + lo, (float *)jb->y + lo, hi - lo, (float)jb->slope);
+        return;
+    }
+    for (int64_t i = lo; i < hi;) {
+        /* a segment where neither operand wraps around its period */
+        int64_t oa = i % jb->pa, ob = i % jb->pb, len = hi - i;
+        if (jb->pa > 1 && jb->pa - oa < len)
+            len = jb->pa - oa;
+        if (jb->pb > 1 && jb->pb - ob < len)
+            len = jb->pb - ob;
+        const char *a = (const char *)jb->a + (size_t)oa * es, *b = (const char *)jb->b + (size_t)ob * es;
+        char *y = (char *)jb->y + (size_t)i * es;
+        bool sa = jb->pa > 1, sb = jb->pb > 1;
+        if (!sa && !sb) /* both scalars: one value */
+            len = 1;
+        if (jb->wide)
+            oi__ew_seg_f64(jb->op, (const double *)(const void *)a, (const double *)(const void *)b,
+                           (double *)(void *)y, len, sa || !sb, sb, jb->mask);
+        else
+            oi__ew_seg_f32(jb->op, (const float *)(const void *)a, (const float *)(const void *)b,
+                           (float *)(void *)y, len, sa || !sb, sb, (float)jb->mask);
+        i += len;
+    }
+}
+
+static bool oi__ew_fast(const oi__kernel_args *k, const oi__ew_params *p) {
+    oi_dtype t = k->out->dtype;
+    if ((t != OI_DTYPE_F32 && t != OI_DTYPE_F64) || !oi__tensor_is_contiguous(k->out))
+        return false;
+    oi__ew_job jb;
+    memset(&jb, 0, sizeof jb);
+    jb.op = k->op;
+    jb.wide = t == OI_DTYPE_F64;
+    jb.n = oi__shape_numel(k->out->ndim, k->out->shape);
+    if (k->op == OI_OP_relu) {
+        if (k->n_in != 1 || !(p->lo_f == -INFINITY && p->hi_f == INFINITY) || oi__ew_period(k->in[0], k->out) != jb.n)
+            return false;
+    } else if (k->op == OI_OP_add || k->op == OI_OP_sub || k->op == OI_OP_mul || k->op == OI_OP_div) {
+        if (k->n_in != 2)
+            return false;
+        jb.pa = oi__ew_period(k->in[0], k->out);
+        jb.pb = oi__ew_period(k->in[1], k->out);
+        if (jb.pa == 0 || jb.pb == 0)
+            return false;
+        jb.b = (const char *)oi__op_cdata(k->in[1]) + (size_t)k->in[1]->offset * (jb.wide ? 8u : 4u);
+    } else {
+        return false;
+    }
+    if (jb.n == 0)
+        return true;
+    jb.a = (const char *)oi__op_cdata(k->in[0]) + (size_t)k->in[0]->offset * (jb.wide ? 8u : 4u);
+    jb.y = (char *)oi__tensor_data(k->out) + (size_t)k->out->offset * (jb.wide ? 8u : 4u);
+    jb.mask = p->mask_f;
+    jb.slope = p->single ? (double)(float)p->slope_f : p->slope_f;
+    oi__threadpool *pool = jb.n >= ((int64_t)1 << 16) ? oi__threadpool_default() : NULL;
+    int tasks = pool ? oi__threadpool_size(pool) * 4 : 1;
+    jb.chunk = (jb.n + tasks - 1) / tasks;
+    jb.chunk = (jb.chunk + 63) / 64 * 64;
+    tasks = (int)((jb.n + jb.chunk - 1) / jb.chunk);
+    oi__threadpool_run(pool, tasks, oi__ew_chunk, &jb);
     return true;
 }
 
 static oi_status oi__k_arith(const oi__kernel_args *k) {
     oi__ew_params p;
     oi__ew_read_params(k, &p);
-    if (oi__ew_fast_f32(k, &p))
+    if (oi__ew_fast(k, &p))
         return OI_OK;
     oi_dtype in_t = k->in[0]->dtype, out_t = k->out->dtype;
     oi__op_domain dom = oi__op_domain_of(in_t);
