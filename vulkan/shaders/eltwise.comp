@@ -163,9 +163,13 @@ uint float_op(float a, float b, float c, uint a_bits) {
     else if (is_op(OP_abs)) r = abs(a);
     else if (is_op(OP_recip)) r = a == 0.0 ? p0 : 1.0 / a;
     else if (is_op(OP_relu)) { // p0 slope, p1 clamp_min, p2 clamp_max; max applies first
+        // NaN (an input NaN, or -inf * 0) stays NaN, tested on the bits: on
+        // NVIDIA the two compares gave the bound for a NaN (min/max, it seems).
         r = a >= 0.0 ? a : a * p0;
-        if (r > p2) r = p2;
-        if (r < p1) r = p1;
+        if (!is_nan_f(r)) {
+            if (r > p2) r = p2;
+            if (r < p1) r = p1;
+        }
     }
     else if (is_op(OP_clamp)) r = nan_min(nan_max(a, p0), p1);
     else if (is_op(OP_floor)) r = floor(a);
@@ -217,7 +221,9 @@ uint int_op(int a, int b, uint a_bits, uint b_bits) {
         else if (b == -1) r = -a;
         else { r = a / b; if (r * b != a && ((a < 0) != (b < 0))) r -= 1; }
     }
-    else if (is_op(OP_rem)) r = (b == 0 || b == -1) ? 0 : a % b;
+    // C's remainder (the sign of a), spelled out: GLSL leaves `%` undefined
+    // for negative operands (glslang emits OpSMod), and NVIDIA's differs.
+    else if (is_op(OP_rem)) r = (b == 0 || b == -1) ? 0 : a - (a / b) * b;
     else if (is_op(OP_min)) r = min(a, b);
     else if (is_op(OP_max)) r = max(a, b);
     else if (is_op(OP_neg)) r = -a;

@@ -8,6 +8,7 @@
 // The output is contiguous and 32-bit (f32, i32 or u32); the host runs a
 // cast afterwards for 8/16-bit outputs. gl_WorkGroupID.z is the batch.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 #ifndef BM
@@ -73,8 +74,11 @@ void main() {
 
     float acc_f[TM][TN];
     uint acc_u[TM][TN];
-    for (uint i = 0u; i < TM; i++)
-        for (uint j = 0u; j < TN; j++) { acc_f[i][j] = 0.0; acc_u[i][j] = 0u; }
+    // The micro-tile loops are unrolled so that the accumulators stay in
+    // registers: without the hints an H200 made 2.2 TFLOP/s (the array in
+    // local memory, it seems), with them 26.5.
+    [[unroll]] for (uint i = 0u; i < TM; i++)
+        [[unroll]] for (uint j = 0u; j < TN; j++) { acc_f[i][j] = 0.0; acc_u[i][j] = 0u; }
 
     for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
         // 1024 elements per tile, 4 per invocation; consecutive invocations
@@ -90,25 +94,25 @@ void main() {
             tile_b[k][n] = (gn < pc.N && gk < pc.K) ? load_value_b(b_base + gk * pc.b_stride_k + gn * pc.b_stride_n) : 0u;
         }
         barrier();
-        for (uint k = 0u; k < BK; k++) {
+        [[unroll]] for (uint k = 0u; k < BK; k++) {
             if (float_math()) {
                 float a[TM], b[TN];
-                for (uint i = 0u; i < TM; i++) a[i] = uintBitsToFloat(tile_a[k][ty + 16u * i]);
-                for (uint j = 0u; j < TN; j++) b[j] = uintBitsToFloat(tile_b[k][tx + 16u * j]);
-                for (uint i = 0u; i < TM; i++)
-                    for (uint j = 0u; j < TN; j++) acc_f[i][j] += a[i] * b[j];
+                [[unroll]] for (uint i = 0u; i < TM; i++) a[i] = uintBitsToFloat(tile_a[k][ty + 16u * i]);
+                [[unroll]] for (uint j = 0u; j < TN; j++) b[j] = uintBitsToFloat(tile_b[k][tx + 16u * j]);
+                [[unroll]] for (uint i = 0u; i < TM; i++)
+                    [[unroll]] for (uint j = 0u; j < TN; j++) acc_f[i][j] += a[i] * b[j];
             } else {
-                for (uint i = 0u; i < TM; i++)
-                    for (uint j = 0u; j < TN; j++) acc_u[i][j] += tile_a[k][ty + 16u * i] * tile_b[k][tx + 16u * j];
+                [[unroll]] for (uint i = 0u; i < TM; i++)
+                    [[unroll]] for (uint j = 0u; j < TN; j++) acc_u[i][j] += tile_a[k][ty + 16u * i] * tile_b[k][tx + 16u * j];
             }
         }
         barrier();
     }
 
-    for (uint i = 0u; i < TM; i++) {
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
         uint gm = row0 + ty + 16u * i;
         if (gm >= pc.M) continue;
-        for (uint j = 0u; j < TN; j++) {
+        [[unroll]] for (uint j = 0u; j < TN; j++) {
             uint gn = col0 + tx + 16u * j;
             if (gn < pc.N) d_buf[d_base + gm * pc.N + gn] = float_math() ? floatBitsToUint(acc_f[i][j]) : acc_u[i][j];
         }

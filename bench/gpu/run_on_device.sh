@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# run_on_device.sh - the Vulkan backend on a real NVIDIA GPU (the `device` tool), in one go:
+# devices, the parity harness, perf vs PyTorch, and the examples on Vulkan vs the CPU.
+#
+# The device machine is bare (no meson, glslc or libstb), so build HERE and carry binaries:
+#
+#   meson setup build-gpu -Dvulkan=enabled --buildtype=release
+#   ninja -C build-gpu tests/test_vulkan tools/openinfer examples/minimal examples/kv_cache \
+#         examples/branching examples/streaming examples/residual_mlp examples/cache_window
+#   cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/vk_peer.c build-gpu/libopeninfer.a \
+#      -o build-gpu/vk_peer -lm -lpthread -ldl
+#   mkdir -p .gpu && python3 examples/python/minimal_oinf.py .gpu/minimal_model.oinf
+#   for b in tests/test_vulkan tools/openinfer vk_peer examples/minimal examples/kv_cache \
+#            examples/branching examples/streaming examples/residual_mlp examples/cache_window; do
+#       cp build-gpu/$b .gpu/; done
+#
+# .gl/ (git-ignored) holds the Vulkan loader and the libraries NVIDIA's ICD (libGLX_nvidia) needs;
+# with libvulkan1 alone vkCreateInstance fails with VK_ERROR_INCOMPATIBLE_DRIVER. Fetch them once:
+#   mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+#   apt-get $o update; (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+# Then, with the device tool's `run`, carry [".gl", ".gpu"] and the command:
+#
+#   for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig;
+#   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json;
+#   bash bench/gpu/run_on_device.sh $OUT
+#
+# Logs land in $OUT (the first argument): log.txt (everything), perf.txt, ratios.txt.
+set -u
+OUT=${1:-${OUT:-/tmp/oi-gpu}}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+unset OPENINFER_BACKEND
+G=.gpu
+N=${N:-4096} # the size of every perf figure
+
+section() { printf '\n===== %s =====\n' "$*"; }
+
+main() {
+section "machine"
+date -u
+nvidia-smi -L
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,power.limit --format=csv
+ldconfig -p | grep libvulkan
+
+section "openinfer devices"
+timeout 60 $G/openinfer devices
+
+section "parity: test_vulkan (every op x dtype x shape vs the CPU reference)"
+time timeout 300 $G/test_vulkan > "$OUT/parity.txt" 2>&1
+echo "test_vulkan exit code: $?"
+head -80 "$OUT/parity.txt"
+
+section "perf: test_vulkan perf $N"
+timeout 120 $G/test_vulkan perf $N | tee "$OUT/perf.txt"
+
+section "perf: vk_peer $N (ours, GPU timestamps, best of 10, after 2 s of warm-up)"
+# the GPU's clocks and P-state every 200 ms while ours runs (clocks.txt)
+nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,utilization.gpu,power.draw \
+    --format=csv -lms 200 > "$OUT/clocks.txt" 2>&1 &
+smi=$!
+timeout 120 $G/vk_peer $N 10 2000 | tee -a "$OUT/perf.txt"
+kill $smi; wait $smi 2>/dev/null
+echo "clocks while vk_peer ran (pstate, SM MHz, memory MHz), every 10th sample:"
+awk 'NR == 1 || NR % 10 == 0' "$OUT/clocks.txt" | head -20
+
+section "diagnostic: vk_peer $N again while another process holds a CUDA context"
+python3 -c "import torch, time; torch.zeros(1, device='cuda'); time.sleep(60)" &
+holder=$!
+sleep 8
+timeout 120 $G/vk_peer $N 10 2000 | sed 's/^vk_peer:/vk_peer(cuda ctx held):/'
+kill $holder; wait $holder 2>/dev/null
+
+section "perf: torch_peer.py $N (cuBLAS / CUDA, CUDA events, best of 20) and ratios"
+timeout 180 python3 bench/gpu/torch_peer.py --n $N --reps 20 --ours "$OUT/perf.txt" | tee "$OUT/ratios.txt"
+
+section "examples: OPENINFER_BACKEND=vulkan vs cpu"
+compare() { # the numbers in two outputs agree within 1e-4 (relative) or 1e-5 (absolute)
+    python3 - "$1" "$2" <<'EOF'
+import re, sys
+num = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
+a, b = (num.findall(open(p).read()) for p in sys.argv[1:3])
+if len(a) != len(b):
+    print(f"  DIFFERENT: {len(a)} vs {len(b)} numbers"); sys.exit(1)
+worst = 0.0
+for x, y in zip(a, b):
+    x, y = float(x), float(y)
+    if x != y and not (x != x and y != y):
+        worst = max(worst, abs(x - y) / max(abs(y), 1e-5 / 1e-4))
+print(f"  {len(a)} numbers, largest relative difference {worst:.2e}:", "MATCH" if worst <= 1e-4 else "MISMATCH")
+sys.exit(0 if worst <= 1e-4 else 1)
+EOF
+}
+for ex in "minimal $G/minimal_model.oinf" kv_cache branching streaming residual_mlp cache_window; do
+    set -- $ex
+    name=$1; shift
+    OPENINFER_BACKEND=cpu timeout 60 $G/$name "$@" > "$OUT/ex_${name}_cpu.txt" 2>&1; rc_cpu=$?
+    OPENINFER_BACKEND=vulkan timeout 60 $G/$name "$@" > "$OUT/ex_${name}_vk.txt" 2>&1; rc_vk=$?
+    echo "--- $name: exit cpu $rc_cpu, vulkan $rc_vk"
+    cat "$OUT/ex_${name}_vk.txt" | head -12
+    compare "$OUT/ex_${name}_vk.txt" "$OUT/ex_${name}_cpu.txt"
+    rm -f "$OUT/ex_${name}_cpu.txt" "$OUT/ex_${name}_vk.txt"
+done
+section "done"
+date -u
+}
+
+main 2>&1 | tee "$OUT/log.txt"
