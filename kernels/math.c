@@ -4,8 +4,9 @@
  * Floats below f64 compute in f32 and round once into the output dtype;
  * f64 computes in double with libm (the reference path). exp, tanh,
  * sigmoid, silu and gelu(approximate="tanh") are built on a branch-free
- * f32 exp (oi__exp_f32, 1-2 ulp), so the contiguous f32 loops, written in
- * blocks of 16 through a local array, vectorize at -O2; log, sqrt, erf,
+ * f32 exp (oi__exp_f32, 1-2 ulp), as is exact gelu (through a branch-free
+ * erfc, oi__erfc_f32), so the contiguous f32 loops, written in
+ * blocks of 16 through a local array, vectorize at -O2; log, erf,
  * softplus and pow call libm per element. Other layouts and dtypes walk
  * the output with the shared iterator and use the same per-element f32
  * functions, so a strided f32 view gives the same bits as a dense one. */
@@ -122,8 +123,26 @@ OI__MATH_INLINE float oi__gelu_tanh_f32(float x) {
     return x / (1.0f + oi__exp_f32(-2.0f * u));
 }
 
+/* erfc without branches: for a = |z|, t = 1 / (1 + a / 2),
+ * erfc(a) = t e^(-a^2 + P(t)) with P the degree-9 Chebyshev fit of
+ * Numerical Recipes' erfcc (under 1.1e-7 relative over all a >= 0);
+ * erfc(-a) = 2 - erfc(a). -a^2 is split as -ah^2 (exact: ah keeps 12
+ * bits) plus a small rest so that large a lose nothing to its rounding.
+ * a is clamped to 12 (erfc(12) underflows f32); NaN stays NaN. */
+OI__MATH_INLINE float oi__erfc_f32(float z) {
+    uint32_t zb = oi__math_bits(z), ab = zb & 0x7FFFFFFFu;
+    ab = oi__math_pick(ab > 0x41400000u /* 12.0f */ && ab <= 0x7F800000u, 0x41400000u, ab);
+    float a = oi__math_from_bits(ab);
+    float ah = oi__math_from_bits(ab & 0xFFFFF000u), al = a - ah;
+    float t = 1.0f / (1.0f + 0.5f * a);
+    float p = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f + t * (-0.18628806f +
+              t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
+    float y = t * oi__exp_f32(-ah * ah) * oi__exp_f32(p - al * (a + ah));
+    return oi__math_from_bits(oi__math_pick((int32_t)zb < 0, oi__math_bits(2.0f - y), oi__math_bits(y)));
+}
+
 /* 0.5 x (1 + erf(x / sqrt 2)) written with erfc: exact tails for x < 0. */
-OI__MATH_INLINE float oi__gelu_erf_f32(float x) { return 0.5f * x * erfcf(-x * 0.70710678118654752f); }
+OI__MATH_INLINE float oi__gelu_erf_f32(float x) { return 0.5f * x * oi__erfc_f32(-x * 0.70710678118654752f); }
 
 /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows. */
 OI__MATH_INLINE float oi__softplus_f32(float x) {
