@@ -140,6 +140,182 @@ static void oi__reduce_store(const oi__kernel_args *k, oi__op_domain dom, bool w
     oi__store_u64(t, data, at, v);
 }
 
+/* ---- contiguous f32/f64 over trailing axes ----
+ * sum/mean/max/min of each row of a dense input whose reduced axes are
+ * its last ones: 16 (f32) or 8 (f64) running lanes that vectorize, summed
+ * pairwise at the end (a different, more accurate order than the generic
+ * path's); max/min compare integers with the floats' order, NaN ignored
+ * unless the whole row is NaN (fmax/fmin semantics); rows split over the
+ * pool when the input is large. */
+typedef struct oi__reduce_job {
+    oi_op op;
+    oi_dtype t;
+    bool wide_acc;
+    const void *x;
+    void *y;
+    int64_t rows, cols, chunk;
+} oi__reduce_job;
+
+static float oi__reduce_sum_f32(const float *x, int64_t n) {
+    float acc[16] = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++)
+            acc[j] += x[i + j];
+    for (int j = 0; i < n; i++, j++)
+        acc[j] += x[i];
+    for (int w = 8; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++)
+            acc[j] += acc[j + w];
+    return acc[0];
+}
+
+/* f64 data, or f32 data with acc=f64 (f32 != NULL). */
+static double oi__reduce_sum_f64(const double *x, const float *f32, int64_t n) {
+    double acc[8] = {0};
+    int64_t i = 0;
+    if (f32) {
+        for (; i + 8 <= n; i += 8)
+            for (int j = 0; j < 8; j++)
+                acc[j] += (double)f32[i + j];
+        for (int j = 0; i < n; i++, j++)
+            acc[j] += (double)f32[i];
+    } else {
+        for (; i + 8 <= n; i += 8)
+            for (int j = 0; j < 8; j++)
+                acc[j] += x[i + j];
+        for (int j = 0; i < n; i++, j++)
+            acc[j] += x[i];
+    }
+    for (int w = 4; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++)
+            acc[j] += acc[j + w];
+    return acc[0];
+}
+
+/* max/min on integers in the floats' order: key = bits with the
+ * magnitude flipped for negatives, score = key (max) or ~key (min), NaN
+ * scores the minimum (never wins; a row of NaN gives NaN). */
+static float oi__reduce_ext_f32(const float *x, int64_t n, bool want_max) {
+    int32_t best[16];
+    uint32_t flip = want_max ? 0u : 0xFFFFFFFFu;
+    for (int j = 0; j < 16; j++)
+        best[j] = INT32_MIN;
+    for (int64_t i = 0; i < n; i += 16) {
+        int m = n - i < 16 ? (int)(n - i) : 16;
+        for (int j = 0; j < m; j++) {
+            uint32_t b;
+            memcpy(&b, &x[i + j], sizeof b);
+            uint32_t nan = 0u - (uint32_t)((b & 0x7FFFFFFFu) > 0x7F800000u);
+            uint32_t score = (b ^ ((0u - (b >> 31)) & 0x7FFFFFFFu)) ^ flip;
+            int32_t s = (int32_t)((score & ~nan) | (0x80000000u & nan));
+            best[j] = s > best[j] ? s : best[j];
+        }
+    }
+    int32_t top = best[0];
+    for (int j = 1; j < 16; j++)
+        top = best[j] > top ? best[j] : top;
+    if (top == INT32_MIN)
+        return NAN;
+    uint32_t key = (uint32_t)top ^ flip, b = key ^ ((0u - (key >> 31)) & 0x7FFFFFFFu);
+    float v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+static double oi__reduce_ext_f64(const double *x, int64_t n, bool want_max) {
+    int64_t best[8];
+    const uint64_t mag = 0x7FFFFFFFFFFFFFFFu, sign = 0x8000000000000000u;
+    uint64_t flip = want_max ? 0u : ~(uint64_t)0;
+    for (int j = 0; j < 8; j++)
+        best[j] = INT64_MIN;
+    for (int64_t i = 0; i < n; i += 8) {
+        int m = n - i < 8 ? (int)(n - i) : 8;
+        for (int j = 0; j < m; j++) {
+            uint64_t b;
+            memcpy(&b, &x[i + j], sizeof b);
+            uint64_t nan = 0u - (uint64_t)((b & mag) > 0x7FF0000000000000u);
+            uint64_t score = (b ^ ((0u - (b >> 63)) & mag)) ^ flip;
+            int64_t s = (int64_t)((score & ~nan) | (sign & nan));
+            best[j] = s > best[j] ? s : best[j];
+        }
+    }
+    int64_t top = best[0];
+    for (int j = 1; j < 8; j++)
+        top = best[j] > top ? best[j] : top;
+    if (top == INT64_MIN)
+        return NAN;
+    uint64_t key = (uint64_t)top ^ flip, b = key ^ ((0u - (key >> 63)) & mag);
+    double v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+static void oi__reduce_rows(void *ctx, int task, int thread) {
+    const oi__reduce_job *jb = (const oi__reduce_job *)ctx;
+    (void)thread;
+    int64_t lo = (int64_t)task * jb->chunk, hi = lo + jb->chunk < jb->rows ? lo + jb->chunk : jb->rows;
+    bool is_max = jb->op == OI_OP_max_axis, is_ext = is_max || jb->op == OI_OP_min_axis;
+    bool mean = jb->op == OI_OP_mean_axis;
+    for (int64_t r = lo; r < hi; r++) {
+        if (jb->t == OI_DTYPE_F32) {
+            const float *x = (const float *)jb->x + r * jb->cols;
+            float v;
+            if (is_ext)
+                v = oi__reduce_ext_f32(x, jb->cols, is_max);
+            else if (jb->wide_acc) {
+                double d = oi__reduce_sum_f64(NULL, x, jb->cols);
+                v = (float)(mean ? d / (double)jb->cols : d);
+            } else {
+                v = oi__reduce_sum_f32(x, jb->cols);
+                if (mean)
+                    v = (float)((double)v / (double)jb->cols);
+            }
+            ((float *)jb->y)[r] = v;
+        } else {
+            const double *x = (const double *)jb->x + r * jb->cols;
+            double v = is_ext ? oi__reduce_ext_f64(x, jb->cols, is_max) : oi__reduce_sum_f64(x, NULL, jb->cols);
+            ((double *)jb->y)[r] = mean ? v / (double)jb->cols : v;
+        }
+    }
+}
+
+static bool oi__reduce_fast(const oi__kernel_args *k) {
+    const oi__tensor *in = k->in[0], *out = k->out;
+    oi_op op = k->op;
+    if (op != OI_OP_sum_axis && op != OI_OP_mean_axis && op != OI_OP_max_axis && op != OI_OP_min_axis)
+        return false;
+    if ((in->dtype != OI_DTYPE_F32 && in->dtype != OI_DTYPE_F64) || out->dtype != in->dtype ||
+        !oi__tensor_is_contiguous(in) || !oi__tensor_is_contiguous(out))
+        return false;
+    bool reduced[OI_MAX_DIMS];
+    if (oi__reduce_axes(k, in->ndim, reduced) != OI_OK)
+        return false;
+    int d0 = in->ndim;
+    while (d0 > 0 && reduced[d0 - 1])
+        d0--;
+    for (int d = 0; d < d0; d++)
+        if (reduced[d])
+            return false;
+    oi__reduce_job jb;
+    jb.op = op;
+    jb.t = in->dtype;
+    jb.wide_acc = k->acc == OI_DTYPE_F64;
+    jb.rows = oi__shape_numel(d0, in->shape);
+    jb.cols = oi__shape_numel(in->ndim - d0, in->shape + d0);
+    if (jb.cols == 0 || jb.rows == 0)
+        return false;
+    size_t es = in->dtype == OI_DTYPE_F64 ? sizeof(double) : sizeof(float);
+    jb.x = (const char *)oi__op_cdata(in) + (size_t)in->offset * es;
+    jb.y = (char *)oi__tensor_data(out) + (size_t)out->offset * es;
+    oi__threadpool *pool = jb.rows > 1 && jb.rows * jb.cols >= ((int64_t)1 << 16) ? oi__threadpool_default() : NULL;
+    int tasks = pool ? oi__threadpool_size(pool) * 4 : 1;
+    jb.chunk = (jb.rows + tasks - 1) / tasks;
+    tasks = (int)((jb.rows + jb.chunk - 1) / jb.chunk);
+    oi__threadpool_run(pool, tasks, oi__reduce_rows, &jb);
+    return true;
+}
+
 static oi_status oi__k_reduce(const oi__kernel_args *k) {
     oi__reduce_plan plan;
     if (oi__reduce_plan_of(k, &plan) != OI_OK)
@@ -149,6 +325,8 @@ static oi_status oi__k_reduce(const oi__kernel_args *k) {
     bool needs_elements = op == OI_OP_max_axis || op == OI_OP_min_axis || oi__reduce_is_arg(op);
     if (needs_elements && plan.inner_count == 0)
         return oi__fail(OI_ERROR_RUNTIME, "%s: cannot reduce an empty axis", oi_op_name(op));
+    if (oi__reduce_fast(k))
+        return OI_OK;
     oi__op_domain dom = oi__op_domain_of(in->dtype);
     bool wide = in->dtype == OI_DTYPE_F64 || k->acc == OI_DTYPE_F64;
     bool select_first = oi__reduce_is_arg(op) ? oi__op_param_bool(k, "select_first") : true;
