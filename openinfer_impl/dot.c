@@ -187,10 +187,8 @@ static bool oi__dot_copy_writers(oi__dot_writer **to, const oi__dot_writer *from
 }
 
 static ptrdiff_t oi__dot_block_index(const oi_graph *g, const char *name) {
-    for (ptrdiff_t i = 0; i < arrlen(g->blocks); i++)
-        if (strcmp(g->blocks[i].name, name) == 0)
-            return i;
-    return -1;
+    const oi__block *b = oi__graph_find_block(g, name);
+    return b ? b - g->blocks : -1;
 }
 
 /* Blocks are drawn as cluster_b<i> with an oval anchor b<i>. */

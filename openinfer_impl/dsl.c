@@ -1089,8 +1089,9 @@ static oi_status oi__d_dsl_block_end(oi__d_dsl *d, const oi_dsl_stmt *s, const o
                            d->loops[arrlen(d->loops) - 1].loop_name);
     if (strcmp(s->head ? s->head : "", d->block.name) != 0)
         return oi__fail_at(OI_ERROR_FORMAT, src, "block end does not match block %s", d->block.name);
-    if (!arrput(d->g->blocks, d->block))
-        return OI_ERROR_OUT_OF_MEMORY; /* the block is freed with d */
+    oi_status added = oi__graph_add_block(d->g, &d->block);
+    if (added != OI_OK)
+        return added; /* the block is freed with d */
     memset(&d->block, 0, sizeof d->block);
     d->in_block = false;
     return OI_OK;

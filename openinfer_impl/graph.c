@@ -159,6 +159,7 @@ void oi_graph_free(oi_graph *graph) {
     for (ptrdiff_t i = 0; i < arrlen(graph->blocks); i++)
         oi__block_free(&graph->blocks[i]);
     arrfree(graph->blocks);
+    shfree(graph->block_index);
     oi__free(graph->name);
     oi__free(graph);
 }
@@ -196,10 +197,21 @@ const oi__var *oi__graph_find_var(const oi_graph *g, const char *name) {
 const oi__block *oi__graph_find_block(const oi_graph *g, const char *name) {
     if (!g || !name)
         return NULL;
-    for (ptrdiff_t i = 0; i < arrlen(g->blocks); i++)
-        if (strcmp(g->blocks[i].name, name) == 0)
-            return &g->blocks[i];
-    return NULL;
+    ptrdiff_t i = shgeti(g->block_index, name); /* a map, not a scan: graphs of many blocks */
+    return i >= 0 ? &g->blocks[g->block_index[i].value] : NULL;
+}
+
+oi_status oi__graph_add_block(oi_graph *g, oi__block *b) {
+    if (!g->block_index && !sh_new_strdup(g->block_index))
+        return OI_ERROR_OUT_OF_MEMORY;
+    if (!arrput(g->blocks, *b))
+        return OI_ERROR_OUT_OF_MEMORY;
+    if (b->name && shgeti(g->block_index, b->name) < 0 &&
+        !shput(g->block_index, b->name, (ptrdiff_t)arrlen(g->blocks) - 1)) {
+        (void)arrpop(g->blocks);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    return OI_OK;
 }
 
 oi_status oi__fail_at(oi_status status, const oi__src *src, const char *fmt, ...) {
@@ -908,10 +920,10 @@ oi_status oi__graph_check(const oi_graph *g) {
     if (status == OI_OK && arrlen(g->blocks) == 0)
         status = oi__fail(OI_ERROR_VALIDATION, "graph %s has no blocks", g->name);
     for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(g->blocks); i++) {
-        for (ptrdiff_t j = 0; status == OI_OK && j < i; j++)
-            if (strcmp(g->blocks[i].name, g->blocks[j].name) == 0)
-                status = oi__fail_at(OI_ERROR_VALIDATION, &g->blocks[i].src, "duplicate block %s (first at line %d)",
-                                     g->blocks[i].name, g->blocks[j].src.line);
+        const oi__block *first = oi__graph_find_block(g, g->blocks[i].name);
+        if (first && first != &g->blocks[i])
+            status = oi__fail_at(OI_ERROR_VALIDATION, &g->blocks[i].src, "duplicate block %s (first at line %d)",
+                                 g->blocks[i].name, first->src.line);
         if (status == OI_OK)
             status = oi__g_collect_temps(&c, g->blocks[i].nodes, 0);
     }

@@ -307,15 +307,21 @@ typedef struct oi__block {
     oi__src src;
 } oi__block;
 
+typedef struct oi__block_name { char *key; ptrdiff_t value; } oi__block_name;
+
 struct oi_graph {
     char *name;
     oi__var *vars;     /* stb array, in declaration order */
-    oi__block *blocks; /* stb array, in definition order  */
+    oi__block *blocks; /* stb array, in definition order: append with oi__graph_add_block */
+    oi__block_name *block_index; /* stb string map: block name -> its first index */
     uint32_t next_index;
 };
 
 const oi__var *oi__graph_find_var(const oi_graph *g, const char *name);
-const oi__block *oi__graph_find_block(const oi_graph *g, const char *name);
+const oi__block *oi__graph_find_block(const oi_graph *g, const char *name); /* O(1): the first of that name */
+/* Moves *b into g->blocks and indexes its name; on failure (out of memory)
+ * nothing changed and the caller still owns *b. */
+oi_status oi__graph_add_block(oi_graph *g, oi__block *b);
 /* "op add(x,a) >> t0", "cache.read A[0..2] >> out": for traces. Heap. */
 char *oi__node_describe(const oi__node *n);
 /* Reports a failure at a statement: "file:line: error: text: reason". */

@@ -1668,9 +1668,10 @@ static oi_status oi__jg_each_block(oi__jg_reader *r, const oi__json *item, void 
         status = oi__jg_src(r, item, &block.src);
     if (status == OI_OK)
         status = oi__jg_array(r, item, "nodes", true, oi__jg_each_node, &block.nodes);
-    if (!arrput(g->blocks, block)) {
+    oi_status added = oi__graph_add_block(g, &block);
+    if (added != OI_OK) {
         oi__block_free(&block);
-        return OI_ERROR_OUT_OF_MEMORY;
+        return added;
     }
     return status;
 }

@@ -915,10 +915,8 @@ static oi_status oi__check_transfer(oi__vctx *c, const oi__node *n, oi__pnode *p
 }
 
 static int oi__block_index(const oi__plan *p, const char *name) {
-    for (int i = 0; i < (int)arrlen(p->blocks); i++)
-        if (strcmp(p->blocks[i].ir->name, name) == 0)
-            return i;
-    return -1;
+    const oi__block *b = oi__graph_find_block(p->graph, name); /* plan blocks are in graph order */
+    return b ? (int)(b - p->graph->blocks) : -1;
 }
 
 static oi_status oi__check_branch(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
