@@ -230,7 +230,11 @@ static void test_dsl_sizes(void) {
     CHECK(g != NULL);
     oi_simulator *sim = oi_simulator_new(size_model, OI_DEVICE_CPU);
     oi_executor *e = g && sim ? oi_simulator_make_executor(sim, g) : NULL;
-    CHECK_MSG(e != NULL, "f32[P, Q]: %s", oi_last_error());
+    /* refused up front (the memory estimate of make_executor) or at run time */
+    if (!e) {
+        CHECK_MSG(g && sim && oi_last_error()[0] != '\0', "f32[P, Q]: no executor and no message");
+        printf("  %-44s -> executor: %s\n", "x, f32[P, Q] (2^48 bytes)", oi_last_error());
+    }
     if (e) {
         oi_status st = oi_executor_run_step(e);
         CHECK_STATUS(st, OI_ERROR_OUT_OF_MEMORY);

@@ -10,7 +10,8 @@
  * 2. Graphs of 10,000 and 100,000 nodes, appended with the builder API,
  *    build, validate (executor creation) and run one step; the times are
  *    printed and each phase of the big graph must take less than 30x the
- *    small one's (10x the nodes). */
+ *    small one's (10x the nodes). Once in one block, once spread over
+ *    3,334 / 33,334 blocks that entry branches to. */
 #include "../openinfer.h"
 #include "alloc_hooks.h"
 #include "check.h"
@@ -205,8 +206,10 @@ static void test_decode_10000(void) {
 
 typedef struct big_times { double build, validate, step; } big_times;
 
-/* entry: per group i, assign t<i>; t<i> = h + x; h = t<i> * decay (3 nodes). */
-static big_times run_big(int groups, float *h_out) {
+/* entry: per group i, assign t<i>; t<i> = h + x; h = t<i> * decay (3 nodes).
+ * With `blocks`, each group is a block b<i> of two nodes (h = (h + x) * decay
+ * through t<i>, return) that entry calls with a branch: 3 nodes a group. */
+static big_times run_big(int groups, bool blocks, float *h_out) {
     big_times times = {0, 0, 0};
     double t0 = now_seconds();
     oi_graph_builder *b = oi_graph_builder_new("big", "big.cfg");
@@ -225,12 +228,25 @@ static big_times run_big(int groups, float *h_out) {
         snprintf(name, sizeof name, "t%d", i);
         snprintf(decl, sizeof decl, "t%d, f32[4]", i);
         snprintf(args, sizeof args, "t%d, decay", i);
+        if (blocks) {
+            snprintf(name, sizeof name, "b%d", i);
+            oi_graph_builder_stmt(b, OI_DSL_BRANCH, "", name);
+            continue;
+        }
         oi_graph_builder_stmt(b, OI_DSL_ASSIGN, "", decl);
         oi_graph_builder_op(b, "add", "h, x", name);
         oi_graph_builder_op(b, "mul", args, "h");
     }
     oi_graph_builder_stmt(b, OI_DSL_RETURN, "", "");
     oi_graph_builder_end(b);
+    for (int i = 0; blocks && i < groups; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "b%d", i);
+        oi_graph_builder_block(b, name);
+        oi_graph_builder_op(b, "add", "h, x", "h");
+        oi_graph_builder_op(b, "mul", "h, decay", "h");
+        oi_graph_builder_end(b);
+    }
     oi_graph *g = oi_graph_builder_finish(b);
     times.build = now_seconds() - t0;
     CHECK_MSG(g != NULL, "big graph: %s", oi_last_error());
@@ -258,17 +274,18 @@ static big_times run_big(int groups, float *h_out) {
     return times;
 }
 
-static void test_big_graphs(void) {
+static void test_big_graphs(bool blocks) {
     float h_small[4] = {0}, h_big[4] = {0};
     int small_groups = 3334, big_groups = 33334; /* 10,003 and 100,003 nodes */
-    run_big(300, h_small);                       /* warm-up */
-    big_times small = run_big(small_groups, h_small);
-    big_times big = run_big(big_groups, h_big);
-    printf("graph of %d nodes: build %.3f s, validate %.3f s, step %.3f s\n", small_groups * 3 + 1, small.build,
-           small.validate, small.step);
-    printf("graph of %d nodes: build %.3f s, validate %.3f s, step %.3f s (x%.1f, x%.1f, x%.1f)\n", big_groups * 3 + 1,
-           big.build, big.validate, big.step, big.build / small.build, big.validate / small.validate,
-           big.step / small.step);
+    run_big(300, blocks, h_small);               /* warm-up */
+    big_times small = run_big(small_groups, blocks, h_small);
+    big_times big = run_big(big_groups, blocks, h_big);
+    const char *how = blocks ? "blocks" : "one block";
+    printf("graph of %d nodes (%s): build %.3f s, validate %.3f s, step %.3f s\n", small_groups * 3 + 1, how,
+           small.build, small.validate, small.step);
+    printf("graph of %d nodes (%s): build %.3f s, validate %.3f s, step %.3f s (x%.1f, x%.1f, x%.1f)\n",
+           big_groups * 3 + 1, how, big.build, big.validate, big.step, big.build / small.build,
+           big.validate / small.validate, big.step / small.step);
     /* 10x the nodes must cost less than 30x the time (a 5 ms floor keeps
      * timer noise on tiny phases out) */
     CHECK_MSG(big.build < 30 * fmax(small.build, 0.005), "build: %.3f s vs %.3f s", big.build, small.build);
@@ -297,7 +314,8 @@ int main(void) {
     }
     hooks_install();
     test_decode_10000();
-    test_big_graphs();
+    test_big_graphs(false);
+    test_big_graphs(true); /* 3,334 and 33,334 blocks */
     oi_set_allocator(NULL);
     return check_result("test_long_runs");
 }
