@@ -135,20 +135,35 @@ static void *oi__nn_load_dense(const oi__tensor *t, bool wide, int ndim, const i
 /* ------------------------------------------------------------------ */
 #define OI__NN_CHUNK 256 /* f32 partial sums are flushed to double this often */
 
+/* The largest element, NaN ignored (-inf for none): on integer keys with
+ * the floats' order (magnitude bits flipped for negatives; NaN scores
+ * lowest), since GCC keeps a float compare-select loop scalar. */
+OI__MATH_INLINE int32_t oi__f32_max_key(uint32_t b) {
+    uint32_t nan = 0u - (uint32_t)((b & 0x7FFFFFFFu) > 0x7F800000u);
+    return (int32_t)(((b ^ ((0u - (b >> 31)) & 0x7FFFFFFFu)) & ~nan) | (0x80000000u & nan));
+}
+
 OI__MATH_INLINE float oi__f32_max(const float *x, int64_t n) {
-    float acc[OI__MATH_BLOCK];
+    int32_t acc[OI__MATH_BLOCK];
     for (int j = 0; j < OI__MATH_BLOCK; j++)
-        acc[j] = -INFINITY;
+        acc[j] = INT32_MIN;
     int64_t i = 0;
     for (; i + OI__MATH_BLOCK <= n; i += OI__MATH_BLOCK)
-        for (int j = 0; j < OI__MATH_BLOCK; j++)
-            acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
-    float m = -INFINITY;
-    for (int j = 0; j < OI__MATH_BLOCK; j++)
-        m = acc[j] > m ? acc[j] : m;
-    for (; i < n; i++)
-        m = x[i] > m ? x[i] : m;
-    return m;
+        for (int j = 0; j < OI__MATH_BLOCK; j++) {
+            int32_t key = oi__f32_max_key(oi__math_bits(x[i + j]));
+            acc[j] = key > acc[j] ? key : acc[j];
+        }
+    for (int j = 0; i < n; i++, j++) {
+        int32_t key = oi__f32_max_key(oi__math_bits(x[i]));
+        acc[j] = key > acc[j] ? key : acc[j];
+    }
+    int32_t top = acc[0];
+    for (int j = 1; j < OI__MATH_BLOCK; j++)
+        top = acc[j] > top ? acc[j] : top;
+    if (top == INT32_MIN)
+        return -INFINITY;
+    uint32_t key = (uint32_t)top;
+    return oi__math_from_bits(key ^ ((0u - (key >> 31)) & 0x7FFFFFFFu));
 }
 
 /* sum of (x[i] - shift)^p for p = 1 or 2 */
