@@ -425,7 +425,7 @@ static oi_simulator *new_sim(void) {
     oi_simulator_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.device = OI_DEVICE_CPU;
-    desc.n_threads = 1;
+    desc.n_threads = 2; /* a thread pool of its own: its creation is swept too */
     return oi_simulator_new_desc(shared_model, &desc);
 }
 
