@@ -614,15 +614,35 @@ static oi_status oi__nn_softmax(const oi__kernel_args *k) {
 /* ------------------------------------------------------------------ */
 /* y = (x - mean) / sqrt(var + eps) * scale + bias over the lane (rms_norm:
  * mean 0 and no bias: x / sqrt(mean(x^2) + eps) * scale). */
+/* y = (x - mean) * inv * scale + bias (bias may be NULL) in blocks whose
+ * scale and bias are copied whole, so the loads stay vector loads. */
+OI__MATH_INLINE void oi__norm_apply(const float *x, float *y, int64_t n, float mean, float inv, const float *scale,
+                                    const float *bias) {
+    int64_t i = 0;
+    for (; i + OI__MATH_BLOCK <= n; i += OI__MATH_BLOCK) {
+        float b[OI__MATH_BLOCK], sc[OI__MATH_BLOCK], bi[OI__MATH_BLOCK];
+        memcpy(b, x + i, sizeof b);
+        memcpy(sc, scale + i, sizeof sc);
+        if (bias) {
+            memcpy(bi, bias + i, sizeof bi);
+            for (int j = 0; j < OI__MATH_BLOCK; j++)
+                b[j] = (b[j] - mean) * inv * sc[j] + bi[j];
+        } else {
+            for (int j = 0; j < OI__MATH_BLOCK; j++)
+                b[j] = (b[j] - mean) * inv * sc[j];
+        }
+        memcpy(y + i, b, sizeof b);
+    }
+    for (; i < n; i++)
+        y[i] = bias ? (x[i] - mean) * inv * scale[i] + bias[i] : (x[i] - mean) * inv * scale[i];
+}
+
 OI__MATH_INLINE void oi__row_norm_f32_body(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
     (void)lane;
     const float *scale = (const float *)r->aux[0], *bias = (const float *)r->aux[1];
     float mean = r->op == OI_OP_rms_norm ? 0.0f : (float)(oi__f32_sum_pow(x, n, 0.0f, 1) / (double)n);
     float inv = (float)(1.0 / sqrt(oi__f32_sum_pow(x, n, mean, 2) / (double)n + r->eps));
-    if (bias)
-        OI__MAP(x, y, n, (v - mean) * inv * scale[i] + bias[i]);
-    else
-        OI__MAP(x, y, n, (v - mean) * inv * scale[i]);
+    oi__norm_apply(x, y, n, mean, inv, scale, bias);
 }
 OI__ISA_CLONES(oi__row_norm_f32, (const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n), (r, lane, x, y, n))
 
