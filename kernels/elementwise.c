@@ -271,10 +271,10 @@ static void oi__ew_seg_f64(oi_op op, const double *a, const double *b, double *y
 }
 
 /* relu with slope, no clamps: x < 0 (not -0, not NaN) gives x * slope. */
-static void oi__ew_relu_f32(const float *a, float *y, int64_t len, float slope) {
+static void oi__ew_relu_f32(const float *a, float *y, int64_t len, double slope) {
     for (int64_t j = 0; j < len; j++) {
         uint32_t xb, rb;
-        float r = a[j] * slope;
+        float r = (float)((double)a[j] * slope); /* as the generic path rounds it */
         memcpy(&xb, &a[j], sizeof xb);
         memcpy(&rb, &r, sizeof rb);
         uint32_t m = 0u - (uint32_t)(xb > 0x80000000u && xb <= 0xFF800000u);
@@ -304,7 +304,7 @@ static void oi__ew_chunk(void *ctx, int task, int thread) {
         if (jb->wide)
             oi__ew_relu_f64((const double *)jb->a + lo, (double *)jb->y + lo, hi - lo, jb->slope);
         else
-            oi__ew_relu_f32((const float *)jb->a + lo, (float *)jb->y + lo, hi - lo, (float)jb->slope);
+            oi__ew_relu_f32((const float *)jb->a + lo, (float *)jb->y + lo, hi - lo, jb->slope);
         return;
     }
     for (int64_t i = lo; i < hi;) {
@@ -357,7 +357,7 @@ static bool oi__ew_fast(const oi__kernel_args *k, const oi__ew_params *p) {
     jb.a = (const char *)oi__op_cdata(k->in[0]) + (size_t)k->in[0]->offset * (jb.wide ? 8u : 4u);
     jb.y = (char *)oi__tensor_data(k->out) + (size_t)k->out->offset * (jb.wide ? 8u : 4u);
     jb.mask = p->mask_f;
-    jb.slope = p->single ? (double)(float)p->slope_f : p->slope_f;
+    jb.slope = p->slope_f;
     oi__threadpool *pool = jb.n >= ((int64_t)1 << 16) ? oi__threadpool_default() : NULL;
     int tasks = pool ? oi__threadpool_size(pool) * 4 : 1;
     jb.chunk = (jb.n + tasks - 1) / tasks;
