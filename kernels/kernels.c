@@ -764,6 +764,14 @@ static bool oi__op_needs_temp(oi_op op, const oi__tensor *const *in, size_t n_in
 }
 
 static void oi__op_copy_elements(const oi__tensor *src, oi__tensor *dst) {
+    if (src->dtype == dst->dtype && !oi__dtype_is_packed(dst->dtype) && oi__tensor_is_contiguous(src) &&
+        oi__tensor_is_contiguous(dst)) { /* the common case: a dense temporary back into a dense output */
+        size_t esize = oi_dtype_bits(dst->dtype) / 8;
+        size_t n = (size_t)oi__shape_numel(dst->ndim, dst->shape);
+        memmove((char *)oi__tensor_data(dst) + (size_t)dst->offset * esize,
+                (const char *)oi__op_cdata(src) + (size_t)src->offset * esize, n * esize);
+        return;
+    }
     oi__ew_iter it;
     oi__ew_init(&it, &src, 1, dst);
     int64_t n = oi__shape_numel(dst->ndim, dst->shape);
