@@ -356,7 +356,7 @@ static void oi__rows_one(const oi__rows *r, int64_t lane, void *scratch) {
 static void oi__rows_task(void *ctx, int task, int thread) {
     const oi__rows *r = (const oi__rows *)ctx;
     size_t row_bytes = (size_t)r->in.len * (r->wide ? sizeof(double) : sizeof(float));
-    void *scratch = r->scratch + (size_t)thread * row_bytes;
+    void *scratch = r->scratch ? r->scratch + (size_t)thread * row_bytes : NULL; /* only when gathering */
     int64_t lo = (int64_t)task * r->lanes_per_task;
     int64_t hi = lo + r->lanes_per_task < r->in.count ? lo + r->lanes_per_task : r->in.count;
     for (int64_t lane = lo; lane < hi; lane++)
