@@ -11,53 +11,8 @@
 
 #include <math.h>
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-#define SHAPE(...) (int)COUNT(((const int64_t[]){__VA_ARGS__})), (const int64_t[]){__VA_ARGS__}
+#include "op_test_util.h"
 #define MAX_IN 5
-
-/* ---- tensors and attributes ---- */
-static oi__tensor *tensor_f(oi_dtype t, int ndim, const int64_t *shape, const double *v) {
-    oi__tensor *x = oi__tensor_new(t, ndim, shape);
-    for (int64_t i = 0; i < oi__shape_numel(ndim, shape); i++)
-        oi__store_f64(t, oi__tensor_data(x), i, v[i]);
-    return x;
-}
-
-static oi__tensor *tensor_i(oi_dtype t, int ndim, const int64_t *shape, const int64_t *v) {
-    oi__tensor *x = oi__tensor_new(t, ndim, shape);
-    for (int64_t i = 0; i < oi__shape_numel(ndim, shape); i++)
-        oi__store_i64(t, oi__tensor_data(x), i, v[i]);
-    return x;
-}
-
-static oi__attr attr_f(const char *name, double v) {
-    oi__attr a;
-    memset(&a, 0, sizeof a);
-    a.name = (char *)name;
-    a.kind = OI__ATTR_FLOAT;
-    a.f = v;
-    return a;
-}
-
-static oi__attr attr_i(const char *name, int64_t v) {
-    oi__attr a = attr_f(name, 0);
-    a.kind = OI__ATTR_INT;
-    a.i = v;
-    return a;
-}
-
-static oi__attr attr_b(const char *name, bool v) {
-    oi__attr a = attr_i(name, v);
-    a.kind = OI__ATTR_BOOL;
-    return a;
-}
-
-static oi__attr attr_s(const char *name, const char *s) {
-    oi__attr a = attr_f(name, 0);
-    a.kind = OI__ATTR_STRING;
-    a.s = (char *)s;
-    return a;
-}
 
 static void sig_of(const oi__tensor *t, oi__op_sig *s) {
     memset(s, 0, sizeof *s);

@@ -13,66 +13,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-#define SHAPE(...) (int)COUNT(((const int64_t[]){__VA_ARGS__})), (const int64_t[]){__VA_ARGS__}
+#include "op_test_util.h"
 #define REF_SHAPE(name) name##_ndim, name##_shape
 #define INTS(...) (int)COUNT(((const int64_t[]){__VA_ARGS__})), (const int64_t[]){__VA_ARGS__}
 
 /* ---- tensors and attributes ---- */
-static oi__tensor *tensor_f(oi_dtype t, int ndim, const int64_t *shape, const double *v) {
-    oi__tensor *x = oi__tensor_new(t, ndim, shape);
-    for (int64_t i = 0; i < oi__shape_numel(ndim, shape); i++)
-        oi__store_f64(t, oi__tensor_data(x), i, v[i]);
-    return x;
-}
-
-static oi__tensor *tensor_i(oi_dtype t, int ndim, const int64_t *shape, const int64_t *v) {
-    oi__tensor *x = oi__tensor_new(t, ndim, shape);
-    for (int64_t i = 0; i < oi__shape_numel(ndim, shape); i++)
-        oi__store_i64(t, oi__tensor_data(x), i, v[i]);
-    return x;
-}
-
-static oi__attr attr_base(const char *name, oi__attr_kind kind) {
-    oi__attr a;
-    memset(&a, 0, sizeof a);
-    a.name = (char *)name;
-    a.kind = kind;
-    return a;
-}
-
-static oi__attr attr_f(const char *name, double v) {
-    oi__attr a = attr_base(name, OI__ATTR_FLOAT);
-    a.f = v;
-    return a;
-}
-
-static oi__attr attr_i(const char *name, int64_t v) {
-    oi__attr a = attr_base(name, OI__ATTR_INT);
-    a.i = v;
-    return a;
-}
-
-static oi__attr attr_b(const char *name, bool v) {
-    oi__attr a = attr_base(name, OI__ATTR_BOOL);
-    a.i = v;
-    return a;
-}
-
-static oi__attr attr_s(const char *name, const char *s) {
-    oi__attr a = attr_base(name, OI__ATTR_STRING);
-    a.s = (char *)s;
-    return a;
-}
-
-/* An int list (stb array): free_attrs releases it. */
-static oi__attr attr_ints(const char *name, int n, const int64_t *v) {
-    oi__attr a = attr_base(name, OI__ATTR_INT_LIST);
-    for (int i = 0; i < n; i++)
-        arrput(a.ints, v[i]);
-    return a;
-}
-
 static void free_attrs(oi__attr *a, size_t n) {
     for (size_t i = 0; i < n; i++)
         arrfree(a[i].ints);
