@@ -24,7 +24,7 @@
  *
  * OPTIONS (define before the implementation include)
  *   OPENINFER_VULKAN   compile the Vulkan backend (needs Vulkan headers + volk)
- *   OPENINFER_SYNTH_IMPLEMENTATION  compile the synthesizer as well
+ *   (the synthesizer's API is declared below but not implemented yet)
  *
  * Every function returns oi_status (OI_OK == 0) or NULL on failure;
  * oi_last_error() then says where and why. Library code never exits,
@@ -529,7 +529,8 @@ oi_status oi_executor_vulkan_buffer(oi_executor *exec, const char *name, uint64_
                                     uint64_t *size);
 
 /* ------------------------------------------------------------------ */
-/* Synthesizer (compiled only with OPENINFER_SYNTH_IMPLEMENTATION)     */
+/* Synthesizer: the contract of the spec, reserved. NOT IMPLEMENTED    */
+/* yet: no definitions exist, so calling these does not link.         */
 /* ------------------------------------------------------------------ */
 typedef struct oi_synthesizer oi_synthesizer;
 typedef struct oi_plan oi_plan;
