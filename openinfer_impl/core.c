@@ -350,6 +350,20 @@ void oi__buf_json_string(oi__buf *b, const char *text) {
     oi__buf_puts(b, "\"");
 }
 
+/* The shortest text that reads back as the same finite double, with ".0"
+ * on whole numbers so it reads back as a float: 0.01, 6.0, -1e-06. */
+void oi__buf_finite_double(oi__buf *b, double value) {
+    char text[40];
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(text, sizeof text, "%.*g", precision, value);
+        if (strtod(text, NULL) == value)
+            break;
+    }
+    oi__buf_puts(b, text);
+    if (!strpbrk(text, ".eE"))
+        oi__buf_puts(b, ".0");
+}
+
 char *oi__buf_take(oi__buf *b) {
     if (!b->data)
         oi__buf_append(b, "", 0);

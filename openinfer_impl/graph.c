@@ -278,15 +278,7 @@ static void oi__g_buf_double(oi__buf *b, double value) {
         oi__buf_puts(b, value > 0 ? "inf" : "-inf");
         return;
     }
-    char text[40];
-    for (int precision = 1; precision <= 17; precision++) {
-        snprintf(text, sizeof text, "%.*g", precision, value);
-        if (strtod(text, NULL) == value)
-            break;
-    }
-    oi__buf_puts(b, text);
-    if (!strpbrk(text, ".eE"))
-        oi__buf_puts(b, ".0");
+    oi__buf_finite_double(b, value);
 }
 
 static void oi__g_buf_attr_value(oi__buf *b, const oi__attr *a) {

@@ -116,6 +116,7 @@ void oi__buf_append(oi__buf *b, const char *text, size_t len);
 void oi__buf_puts(oi__buf *b, const char *text);
 void oi__buf_printf(oi__buf *b, const char *fmt, ...) OI__PRINTF(2, 3);
 void oi__buf_json_string(oi__buf *b, const char *text); /* quoted, escaped */
+void oi__buf_finite_double(oi__buf *b, double value);   /* shortest round-trip text */
 /* Hands the text to the caller (NULL and OUT_OF_MEMORY if it failed). */
 char *oi__buf_take(oi__buf *b);
 void oi__buf_free(oi__buf *b);
