@@ -296,9 +296,9 @@ static bool run_case(oi_op op, const attrs *at, int n_in, const oi_dtype *dtypes
     }
     snprintf(name + len, sizeof name - (size_t)len, ")%s", transpose_last ? " T" : "");
 
-    guarded in[3];
-    const oi__tensor *inputs[3];
-    oi__op_sig sigs[3], out_sig;
+    guarded in[8];
+    const oi__tensor *inputs[8];
+    oi__op_sig sigs[8], out_sig;
     for (int i = 0; i < n_in; i++) {
         shape s = shapes[i];
         bool t = transpose_last && i == 1 && s.ndim >= 2;
@@ -611,6 +611,11 @@ static void test_rownorm(void) {
 }
 
 /* Things the backend must decline (the executor then runs them on the CPU). */
+/* The other op families' cases, one file each (like vulkan/vk_ops_<family>.c). */
+#include "vulkan_parity_shape.c"
+#include "vulkan_parity_nn.c"
+#include "vulkan_parity_conv.c"
+
 static void test_declines(void) {
     attrs none = no_attrs();
     const shape s[] = {S(1, 8, 0, 0, 0), S(1, 8, 0, 0, 0)};
@@ -1075,6 +1080,9 @@ int main(int argc, char **argv) {
     test_reductions();
     test_matmul();
     test_rownorm();
+    test_shape_family();
+    test_nn_family();
+    test_conv_family();
     test_declines();
     test_residency();
     test_interop();

@@ -7,7 +7,10 @@
 #define OI__VK_STAGING_BYTES ((VkDeviceSize)16 << 20) /* host-visible staging blocks  */
 #define OI__VK_STAGING_LIMIT ((VkDeviceSize)256 << 20) /* submit early past this much */
 #define OI__VK_PUSH_WORDS 32                          /* 128 bytes: the guaranteed minimum */
-#define OI__VK_BINDINGS 4                             /* a, b, c, d (the output)      */
+#define OI__VK_BINDINGS 8                             /* a, b, c, d (written), e..h   */
+#define OI__VK_WRITE_BINDING 3                        /* d: what a dispatch writes    */
+#define OI__VK_MAX_INPUTS 8                           /* operands of one run_op       */
+#define OI__VK_MAX_STAGES 8                           /* dispatches of one op         */
 #define OI__VK_SET_CACHE_LIMIT 4096                   /* cached descriptor sets       */
 #define OI__VK_MAX_TIMES 4096                         /* GPU op times kept until taken */
 
@@ -15,18 +18,34 @@
 #define OI__VK_TRUNCATE(a, n) do { if (a) stbds_header(a)->length = (size_t)(n); } while (0)
 #define OI__VK_CLEAR(a) OI__VK_TRUNCATE(a, 0)
 
-/* The shader families, one per vulkan/shaders/<name>.comp ... */
+/* The shader families of vk_ops.c, one per vulkan/shaders/<name>.comp ... */
 typedef enum oi__vk_family { OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL } oi__vk_family;
-/* ... each built once per input value class (floats, signed, unsigned):
- * module = family * 3 + class. */
-typedef enum oi__vk_shader {
-    OI__VK_SHADER_ELTWISE_F, OI__VK_SHADER_ELTWISE_S, OI__VK_SHADER_ELTWISE_U,
-    OI__VK_SHADER_REDUCE_F, OI__VK_SHADER_REDUCE_S, OI__VK_SHADER_REDUCE_U,
-    OI__VK_SHADER_MATMUL_F, OI__VK_SHADER_MATMUL_S, OI__VK_SHADER_MATMUL_U,
-    OI__VK_SHADER_MATMUL_BIG_F, /* 128x128 blocks for large float products */
-    OI__VK_SHADER_ROWNORM_F,    /* softmax, log_softmax, layer_norm, rms_norm (floats only) */
-    OI__VK_SHADER_COUNT
-} oi__vk_shader;
+
+/* Every SPIR-V module: X(ENUM_SUFFIX, spirv name as vulkan/meson.build
+ * builds it). The first nine are family * 3 + input value class (floats,
+ * signed, unsigned), which oi__vk_shader_for relies on. The other op
+ * families (vk_ops_<family>.c) list their modules in their own lines. */
+#define OI__VK_SHADERS_CORE(X) \
+    X(ELTWISE_F, eltwise_f) X(ELTWISE_S, eltwise_s) X(ELTWISE_U, eltwise_u) \
+    X(REDUCE_F, reduce_f) X(REDUCE_S, reduce_s) X(REDUCE_U, reduce_u) \
+    X(MATMUL_F, matmul_f) X(MATMUL_S, matmul_s) X(MATMUL_U, matmul_u) \
+    X(MATMUL_BIG_F, matmul_big_f) /* 128x128 blocks for large float products */ \
+    X(ROWNORM_F, rownorm_f)       /* softmax, log_softmax, layer_norm, rms_norm */
+
+/* vk_ops_shape.c */
+#define OI__VK_SHADERS_SHAPE(X)
+
+/* vk_ops_nn.c */
+#define OI__VK_SHADERS_NN(X)
+
+/* vk_ops_conv.c */
+#define OI__VK_SHADERS_CONV(X)
+
+#define OI__VK_SHADER_LIST(X) OI__VK_SHADERS_CORE(X) OI__VK_SHADERS_SHAPE(X) OI__VK_SHADERS_NN(X) OI__VK_SHADERS_CONV(X)
+
+#define OI__VK_SHADER_ENUM(suffix, spirv) OI__VK_SHADER_##suffix,
+typedef enum oi__vk_shader { OI__VK_SHADER_LIST(OI__VK_SHADER_ENUM) OI__VK_SHADER_COUNT } oi__vk_shader;
+#undef OI__VK_SHADER_ENUM
 
 typedef struct oi__vk_range {
     VkDeviceSize offset, size;

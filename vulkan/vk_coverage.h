@@ -10,7 +10,7 @@
 #ifndef OPENINFER_VK_COVERAGE_H
 #define OPENINFER_VK_COVERAGE_H
 
-#define OI_VULKAN_OP_LIST(X) \
+#define OI_VULKAN_OPS_CORE(X) \
     X(add, eltwise) X(sub, eltwise) X(mul, eltwise) X(div, eltwise) X(floor_div, eltwise) X(rem, eltwise) \
     X(fma, eltwise) X(min, eltwise) X(max, eltwise) X(neg, eltwise) X(abs, eltwise) X(recip, eltwise) \
     X(relu, eltwise) X(clamp, eltwise) X(sign, eltwise) X(floor, eltwise) X(ceil, eltwise) X(round, eltwise) \
@@ -24,5 +24,16 @@
     X(argmax_axis, reduce) X(argmin_axis, reduce) X(is_finite, reduce) \
     X(softmax, rownorm) X(log_softmax, rownorm) X(layer_norm, rownorm) X(rms_norm, rownorm) \
     X(matmul, matmul)
+
+/* vulkan/vk_ops_shape.c */
+#define OI_VULKAN_OPS_SHAPE(X)
+
+/* vulkan/vk_ops_nn.c */
+#define OI_VULKAN_OPS_NN(X)
+
+/* vulkan/vk_ops_conv.c */
+#define OI_VULKAN_OPS_CONV(X)
+
+#define OI_VULKAN_OP_LIST(X) OI_VULKAN_OPS_CORE(X) OI_VULKAN_OPS_SHAPE(X) OI_VULKAN_OPS_NN(X) OI_VULKAN_OPS_CONV(X)
 
 #endif

@@ -90,8 +90,10 @@ static bool oi__vk_view_contiguous(const oi__vk_view *v) {
 }
 
 /* ---- plans ---- */
+/* What a binding of a stage is bound to: input i is OI__VK_ROLE_IN0 + i. */
 typedef enum oi__vk_role {
-    OI__VK_ROLE_UNUSED, OI__VK_ROLE_IN0, OI__VK_ROLE_IN1, OI__VK_ROLE_IN2, OI__VK_ROLE_OUT, OI__VK_ROLE_TEMP
+    OI__VK_ROLE_UNUSED, OI__VK_ROLE_OUT, OI__VK_ROLE_TEMP, OI__VK_ROLE_IN0, OI__VK_ROLE_IN1, OI__VK_ROLE_IN2,
+    OI__VK_ROLE_COUNT = OI__VK_ROLE_IN0 + OI__VK_MAX_INPUTS
 } oi__vk_role;
 
 typedef struct oi__vk_stage {
@@ -99,11 +101,11 @@ typedef struct oi__vk_stage {
     uint32_t push[OI__VK_PUSH_WORDS];
     uint32_t push_words;
     uint32_t groups[3];
-    oi__vk_role roles[OI__VK_BINDINGS]; /* what a, b, c, d bind */
+    oi__vk_role roles[OI__VK_BINDINGS]; /* what a, b, c, d (written), e..h bind */
 } oi__vk_stage;
 
 typedef struct oi__vk_plan {
-    oi__vk_stage stages[2];
+    oi__vk_stage stages[OI__VK_MAX_STAGES];
     int n_stages;
     uint64_t temp_bytes; /* scratch shared by the stages (0: none) */
     bool empty;          /* no output elements: nothing to run */
@@ -575,7 +577,8 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     int batch_nd = out->ndim - 2;
     int64_t shape[OI_MAX_DIMS], strides[3][OI_MAX_DIMS];
     memset(strides, 0, sizeof strides);
-    memcpy(shape, out->shape, sizeof(int64_t) * (size_t)batch_nd);
+    for (int d = 0; d < batch_nd; d++)
+        shape[d] = out->shape[d];
     for (int v = 0; v < 2; v++) { /* batch dims of a and b against the output's */
         const oi__vk_view *t = v == 0 ? a : b;
         int lead = batch_nd - (t->ndim - 2);
@@ -586,7 +589,8 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     }
     int64_t out_strides[OI_MAX_DIMS];
     oi__contiguous_strides(out->ndim, out->shape, out_strides);
-    memcpy(strides[2], out_strides, sizeof(int64_t) * (size_t)batch_nd);
+    for (int d = 0; d < batch_nd; d++)
+        strides[2][d] = out_strides[d];
     int64_t batches = oi__shape_numel(batch_nd, shape);
     int nb = batch_nd ? oi__vk_merge_dims(batch_nd, shape, 3, strides) : 0;
     if (nb == 1 && shape[0] == 1)
@@ -639,6 +643,11 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     return oi__vk_plan_cast_from_temp(ctx, acc, out, plan); /* a wrapping / rounding cast */
 }
 
+/* ---- the other op families, one file each ---- */
+#include "vk_ops_shape.c"
+#include "vk_ops_nn.c"
+#include "vk_ops_conv.c"
+
 /* The ops the shaders implement (vk_coverage.h), for every dtype class the
  * op table allows them: a row added to the table stays on the CPU until its
  * shader code exists and is listed there. */
@@ -653,41 +662,46 @@ static bool oi__vk_has_shader(oi_op op) {
 #undef OI__VK_COVERED
 }
 
-/* ---- the planner ---- */
-static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__attr *attrs, size_t n_attrs,
-                                const oi__vk_view *in, size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
-    memset(plan, 0, sizeof *plan);
-    if ((int)op < 0 || op >= OI_OP_COUNT || n_in == 0 || n_in > 3)
-        return oi__vk_unsupported("op %d with %zu inputs", (int)op, n_in);
-    if (!oi__vk_has_shader(op))
-        return oi__vk_unsupported("%s: no shader yet", oi_op_name(op));
-    oi__op_sig sigs[3], want;
-    for (size_t i = 0; i < n_in; i++) {
-        memset(&sigs[i], 0, sizeof sigs[i]);
-        sigs[i].dtype = in[i].dtype;
-        sigs[i].ndim = in[i].ndim;
-        memcpy(sigs[i].shape, in[i].shape, sizeof sigs[i].shape);
-    }
-    if (oi__op_infer(op, attrs, n_attrs, sigs, n_in, out->dtype, &want) != OI_OK)
-        return OI_ERROR_VALIDATION; /* the CPU reports it */
-    oi__kernel_args k;
-    memset(&k, 0, sizeof k);
-    k.op = op;
-    k.attrs = attrs;
-    k.n_attrs = n_attrs;
+/* The checks every op of this file's families (eltwise, reduce, rownorm,
+ * matmul) shares: no acc= mode, and dtypes the shaders read and write. */
+static oi_status oi__vk_check_plain_dtypes(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in,
+                                           const oi__vk_view *out) {
     oi__op_mode plain;
     plain.acc = OI_DTYPE_INVALID;
     plain.out = OI_DTYPE_INVALID;
-    if (oi__op_attr_for(&k, "acc") || oi__op_out_dtype(&k, in[0].dtype, &plain) != out->dtype)
-        return oi__vk_unsupported("%s: accumulate mode (acc=)", oi_op_name(op));
-    if (want.ndim != out->ndim || memcmp(want.shape, out->shape, sizeof(int64_t) * (size_t)out->ndim) != 0)
-        return oi__vk_unsupported("%s: the output shape is not the op's", oi_op_name(op));
+    if (oi__op_attr_for(k, "acc") || oi__op_out_dtype(k, in[0].dtype, &plain) != out->dtype)
+        return oi__vk_unsupported("%s: accumulate mode (acc=)", oi_op_name(k->op));
     for (size_t i = 0; i < n_in; i++)
         if (!oi__vk_dtype_ok(in[i].dtype))
-            return oi__vk_unsupported("%s: no shader for %s", oi_op_name(op), oi_dtype_name(in[i].dtype));
-    bool is_arg = op == OI_OP_argmax_axis || op == OI_OP_argmin_axis;
+            return oi__vk_unsupported("%s: no shader for %s", oi_op_name(k->op), oi_dtype_name(in[i].dtype));
+    bool is_arg = k->op == OI_OP_argmax_axis || k->op == OI_OP_argmin_axis;
     if (!(is_arg ? out->dtype == OI_DTYPE_I64 : oi__vk_dtype_ok(out->dtype)))
-        return oi__vk_unsupported("%s: no shader writes %s", oi_op_name(op), oi_dtype_name(out->dtype));
+        return oi__vk_unsupported("%s: no shader writes %s", oi_op_name(k->op), oi_dtype_name(out->dtype));
+    return OI_OK;
+}
+
+static oi_status oi__vk_plan_core(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                  size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
+    oi_op op = k->op;
+    oi_status s = oi__vk_check_plain_dtypes(k, in, n_in, out);
+    if (s != OI_OK)
+        return s;
+    if (op == OI_OP_gelu) /* a CUSTOM row for its parameter check; elementwise all the same */
+        return oi__vk_plan_eltwise(ctx, k, in, n_in, out, plan);
+    if (op == OI_OP_softmax || op == OI_OP_log_softmax || op == OI_OP_layer_norm || op == OI_OP_rms_norm)
+        return oi__vk_plan_rownorm(ctx, k, in, n_in, out, plan);
+    switch (oi__op_defs[op].shape) {
+    case OI__SHAPE_EW: return oi__vk_plan_eltwise(ctx, k, in, n_in, out, plan);
+    case OI__SHAPE_MATMUL: return oi__vk_plan_matmul(ctx, k, in, out, plan);
+    case OI__SHAPE_REDUCE: case OI__SHAPE_ARGREDUCE: case OI__SHAPE_ALL: return oi__vk_plan_reduce(ctx, k, in, out, plan);
+    default: return oi__vk_unsupported("%s: no shader for this op yet", oi_op_name(op));
+    }
+}
+
+/* Layout limits every shader shares: 32-bit element indices inside one
+ * storage-buffer range, no negative strides. */
+static oi_status oi__vk_check_limits(const oi__vk_context *ctx, oi_op op, const oi__vk_view *in, size_t n_in,
+                                     const oi__vk_view *out) {
     uint64_t limit = ctx->caps.props.limits.maxStorageBufferRange;
     for (size_t i = 0; i <= n_in; i++) {
         const oi__vk_view *v = i < n_in ? &in[i] : out;
@@ -698,29 +712,54 @@ static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__a
             if (v->strides[d] < 0)
                 return oi__vk_unsupported("%s: negative strides", oi_op_name(op));
     }
+    return OI_OK;
+}
+
+/* ---- the planner ---- */
+static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__attr *attrs, size_t n_attrs,
+                                const oi__vk_view *in, size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
+    memset(plan, 0, sizeof *plan);
+    if ((int)op < 0 || op >= OI_OP_COUNT || n_in == 0 || n_in > OI__VK_MAX_INPUTS)
+        return oi__vk_unsupported("op %d with %zu inputs", (int)op, n_in);
+    if (!oi__vk_has_shader(op))
+        return oi__vk_unsupported("%s: no shader yet", oi_op_name(op));
+    oi__op_sig sigs[OI__VK_MAX_INPUTS], want;
+    for (size_t i = 0; i < n_in; i++) {
+        memset(&sigs[i], 0, sizeof sigs[i]);
+        sigs[i].dtype = in[i].dtype;
+        sigs[i].ndim = in[i].ndim;
+        memcpy(sigs[i].shape, in[i].shape, sizeof sigs[i].shape);
+    }
+    if (oi__op_infer(op, attrs, n_attrs, sigs, n_in, out->dtype, &want) != OI_OK)
+        return OI_ERROR_VALIDATION; /* the CPU reports it */
+    if (want.ndim != out->ndim || memcmp(want.shape, out->shape, sizeof(int64_t) * (size_t)out->ndim) != 0)
+        return oi__vk_unsupported("%s: the output shape is not the op's", oi_op_name(op));
+    oi_status s = oi__vk_check_limits(ctx, op, in, n_in, out);
+    if (s != OI_OK)
+        return s;
     if (oi__shape_numel(out->ndim, out->shape) == 0) {
         plan->empty = true;
         return OI_OK;
     }
-    if (op == OI_OP_gelu) /* a CUSTOM row for its parameter check; elementwise all the same */
-        return oi__vk_plan_eltwise(ctx, &k, in, n_in, out, plan);
-    if (op == OI_OP_softmax || op == OI_OP_log_softmax || op == OI_OP_layer_norm || op == OI_OP_rms_norm)
-        return oi__vk_plan_rownorm(ctx, &k, in, n_in, out, plan);
-    switch (oi__op_defs[op].shape) {
-    case OI__SHAPE_EW: return oi__vk_plan_eltwise(ctx, &k, in, n_in, out, plan);
-    case OI__SHAPE_MATMUL: return oi__vk_plan_matmul(ctx, &k, in, out, plan);
-    case OI__SHAPE_REDUCE: case OI__SHAPE_ARGREDUCE: case OI__SHAPE_ALL: return oi__vk_plan_reduce(ctx, &k, in, out, plan);
-    default: return oi__vk_unsupported("%s: no shader for this op yet", oi_op_name(op));
-    }
+    oi__kernel_args k;
+    memset(&k, 0, sizeof k);
+    k.op = op;
+    k.attrs = attrs;
+    k.n_attrs = n_attrs;
+    /* each family planner answers only for its own ops */
+    if (oi__vk_plan_shape_family(ctx, &k, in, n_in, out, plan, &s) || oi__vk_plan_nn_family(ctx, &k, in, n_in, out, plan, &s) ||
+        oi__vk_plan_conv_family(ctx, &k, in, n_in, out, plan, &s))
+        return s;
+    return oi__vk_plan_core(ctx, &k, in, n_in, out, plan);
 }
 
 /* ---- the vtable entries ---- */
 static bool oi__vk_supports_op(void *opaque, oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__op_sig *inputs,
                                size_t n_inputs, const oi__op_sig *out) {
     oi__vk_context *ctx = (oi__vk_context *)opaque;
-    if (!ctx || ctx->lost || n_inputs == 0 || n_inputs > 3 || !out)
+    if (!ctx || ctx->lost || n_inputs == 0 || n_inputs > OI__VK_MAX_INPUTS || !out)
         return false;
-    oi__vk_view in[3], o;
+    oi__vk_view in[OI__VK_MAX_INPUTS], o;
     for (size_t i = 0; i < n_inputs; i++)
         oi__vk_view_of_sig(&inputs[i], &in[i]);
     oi__vk_view_of_sig(out, &o);
@@ -761,10 +800,10 @@ static oi_status oi__vk_run_op(void *opaque, oi_op op, const oi__attr *attrs, si
     oi__vk_context *ctx = (oi__vk_context *)opaque;
     if (ctx->lost)
         return oi__fail(OI_ERROR_RUNTIME, "vulkan: the device was lost; create a new simulator");
-    if (n_inputs == 0 || n_inputs > 3 || !out || !out->storage)
+    if (n_inputs == 0 || n_inputs > OI__VK_MAX_INPUTS || !out || !out->storage)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "vulkan: %s: bad operands", oi_op_name(op));
     uint64_t seq = ctx->next_seq++;
-    oi__vk_view in[3], o;
+    oi__vk_view in[OI__VK_MAX_INPUTS], o;
     for (size_t i = 0; i < n_inputs; i++) {
         if (!inputs[i] || !inputs[i]->storage)
             return oi__fail(OI_ERROR_INVALID_ARGUMENT, "vulkan: %s: input %zu has no storage", oi_op_name(op), i);
@@ -782,7 +821,7 @@ static oi_status oi__vk_run_op(void *opaque, oi_op op, const oi__attr *attrs, si
     if (out->storage->borrowed)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "vulkan: %s would write into model weights", oi_op_name(op));
 
-    oi__vk_buffer *bufs[OI__VK_ROLE_TEMP + 1];
+    oi__vk_buffer *bufs[OI__VK_ROLE_COUNT];
     memset(bufs, 0, sizeof bufs);
     for (size_t i = 0; i < n_inputs && s == OI_OK; i++)
         s = oi__vk_resident(ctx, inputs[i]->storage, true, &bufs[OI__VK_ROLE_IN0 + i]);

@@ -1,25 +1,17 @@
 /* vk_pipeline.c - stage 3: shader modules (embedded SPIR-V), one
  * descriptor set layout and pipeline layout shared by every shader
- * (bindings a, b, c, d + 128 bytes of push constants), pipelines made once
+ * (bindings a, b, c, d (written), e..h + 128 bytes of push constants), pipelines made once
  * per (shader, op, dtypes) through specialization constants and cached,
  * and descriptor sets cached by the buffer ranges they bind. */
 
-#define OI__VK_SPIRV(name) *bytes = sizeof oi__spirv_##name; return oi__spirv_##name
 static const uint32_t *oi__vk_shader_code(oi__vk_shader shader, size_t *bytes) {
+#define OI__VK_SPIRV(suffix, spirv) \
+    case OI__VK_SHADER_##suffix: *bytes = sizeof oi__spirv_##spirv; return oi__spirv_##spirv;
     switch (shader) {
-    case OI__VK_SHADER_ELTWISE_F: OI__VK_SPIRV(eltwise_f);
-    case OI__VK_SHADER_ELTWISE_S: OI__VK_SPIRV(eltwise_s);
-    case OI__VK_SHADER_ELTWISE_U: OI__VK_SPIRV(eltwise_u);
-    case OI__VK_SHADER_REDUCE_F: OI__VK_SPIRV(reduce_f);
-    case OI__VK_SHADER_REDUCE_S: OI__VK_SPIRV(reduce_s);
-    case OI__VK_SHADER_REDUCE_U: OI__VK_SPIRV(reduce_u);
-    case OI__VK_SHADER_MATMUL_F: OI__VK_SPIRV(matmul_f);
-    case OI__VK_SHADER_MATMUL_S: OI__VK_SPIRV(matmul_s);
-    case OI__VK_SHADER_MATMUL_U: OI__VK_SPIRV(matmul_u);
-    case OI__VK_SHADER_MATMUL_BIG_F: OI__VK_SPIRV(matmul_big_f);
-    case OI__VK_SHADER_ROWNORM_F: OI__VK_SPIRV(rownorm_f);
+    OI__VK_SHADER_LIST(OI__VK_SPIRV)
     default: *bytes = 0; return NULL;
     }
+#undef OI__VK_SPIRV
 }
 
 /* The module of a family for inputs of dtype `in`. */
@@ -44,6 +36,10 @@ static oi_status oi__vk_shader_module(oi__vk_context *ctx, oi__vk_shader shader,
 
 static oi_status oi__vk_pipelines_init(oi__vk_context *ctx) {
     VkResult r;
+    uint32_t most = ctx->caps.props.limits.maxPerStageDescriptorStorageBuffers;
+    if (most < OI__VK_BINDINGS) /* every desktop driver offers far more; the spec's minimum is 4 */
+        return oi__fail(OI_ERROR_UNSUPPORTED, "vulkan: the device binds %u storage buffers per shader; OpenInfer needs %d",
+                        most, OI__VK_BINDINGS);
     VkDescriptorSetLayoutBinding bindings[OI__VK_BINDINGS];
     memset(bindings, 0, sizeof bindings);
     for (uint32_t i = 0; i < OI__VK_BINDINGS; i++) {

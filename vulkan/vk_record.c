@@ -92,7 +92,7 @@ static oi_status oi__vk_order_after(oi__vk_context *ctx, oi__vk_buffer *const *r
 /* ---- appending commands ---- */
 typedef struct oi__vk_dispatch {
     oi__vk_pipeline_key pipeline;
-    oi__vk_buffer *bufs[OI__VK_BINDINGS]; /* a, b, c (NULL: unused), d */
+    oi__vk_buffer *bufs[OI__VK_BINDINGS]; /* NULL: unused; d (OI__VK_WRITE_BINDING) is written */
     const uint32_t *push;
     uint32_t push_words;
     uint32_t groups[3];
@@ -109,14 +109,14 @@ static oi_status oi__vk_record_dispatch(oi__vk_context *ctx, const oi__vk_dispat
     oi__vk_set_key key;
     memset(&key, 0, sizeof key);
     for (int b = 0; b < OI__VK_BINDINGS; b++) {
-        const oi__vk_buffer *buf = d->bufs[b] ? d->bufs[b] : d->bufs[OI__VK_BINDINGS - 1];
+        const oi__vk_buffer *buf = d->bufs[b] ? d->bufs[b] : d->bufs[OI__VK_WRITE_BINDING];
         key.buffer[b] = buf->buffer;
         key.offset[b] = buf->offset;
         key.range[b] = buf->size;
     }
     s = oi__vk_descriptor_set(ctx, &key, &cmd.set);
     if (s == OI_OK)
-        s = oi__vk_order_after(ctx, d->bufs, OI__VK_BINDINGS - 1, d->bufs[OI__VK_BINDINGS - 1]);
+        s = oi__vk_order_after(ctx, d->bufs, OI__VK_BINDINGS, d->bufs[OI__VK_WRITE_BINDING]);
     if (s != OI_OK)
         return s;
     cmd.kind = OI__VK_CMD_DISPATCH;
@@ -138,11 +138,11 @@ static oi_status oi__vk_record_dispatch(oi__vk_context *ctx, const oi__vk_dispat
         }
         return oi__vk_out_of_memory();
     }
-    for (int b = 0; b < OI__VK_BINDINGS - 1; b++)
-        if (d->bufs[b])
+    for (int b = 0; b < OI__VK_BINDINGS; b++)
+        if (d->bufs[b] && b != OI__VK_WRITE_BINDING)
             d->bufs[b]->read_epoch = ctx->epoch;
     ctx->stats.dispatches++;
-    return oi__vk_note_write(ctx, d->bufs[OI__VK_BINDINGS - 1]);
+    return oi__vk_note_write(ctx, d->bufs[OI__VK_WRITE_BINDING]);
 }
 
 /* A device-to-device copy inside the compute stream. */
