@@ -26,7 +26,10 @@
     X(matmul, matmul)
 
 /* vulkan/vk_ops_shape.c */
-#define OI_VULKAN_OPS_SHAPE(X)
+#define OI_VULKAN_OPS_SHAPE(X) \
+    X(reshape, copy) X(transpose, copy) X(squeeze, copy) X(unsqueeze, copy) X(slice, copy) X(split, copy) \
+    X(expand, copy) X(tile, copy) X(concat, copy) X(pad, pad) X(gather, gather) X(where, eltwise) \
+    X(gemm, gemm_epilogue) X(global_avg_pool, reduce)
 
 /* vulkan/vk_ops_nn.c */
 #define OI_VULKAN_OPS_NN(X)
