@@ -329,11 +329,15 @@ static void test_shape_declines(void) {
 
 static void test_shape_family(void) {
     int before = cases_run;
+    struct timespec t0, t1;
+    timespec_get(&t0, TIME_UTC);
     test_shape_layouts();
     test_shape_concat();
     test_shape_gather();
     test_shape_where_pad();
     test_shape_gemm_pool();
     test_shape_declines();
-    printf("shape family: %d cases on the GPU\n", cases_run - before);
+    timespec_get(&t1, TIME_UTC);
+    printf("shape family: %d cases on the GPU, %.1f s\n", cases_run - before,
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
 }
