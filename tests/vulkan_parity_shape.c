@@ -236,6 +236,8 @@ static void test_shape_gather(void) {
     const shape r4[] = {S(4, 2, 3, 6, 5), S(1, 4, 0, 0, 0)};
     const oi_dtype u8_i32[] = {OI_DTYPE_U8, OI_DTYPE_I32};
     CHECK(shape_case(OI_OP_gather, &at2, 2, u8_i32, r4, NULL, 6));
+    const shape scalar[] = {S(4, 2, 3, 6, 5), S(0, 0, 0, 0, 0)}; /* a rank-0 index drops the axis */
+    CHECK(shape_case(OI_OP_gather, &at2, 2, u8_i32, scalar, NULL, 6));
 }
 
 static void test_shape_where_pad(void) {
