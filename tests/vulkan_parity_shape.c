@@ -31,7 +31,8 @@ static guarded shape_input(oi_dtype dtype, shape s, int view, int64_t index_dim)
         bool is_signed = oi__dtype_is_signed(dtype);
         for (int64_t i = 0; i < n; i++) {
             int64_t lo = is_signed ? -index_dim : 0;
-            oi__store_i64(dtype, g.t->storage->data, g.t->offset + i, lo + (int64_t)(rng_next() % (uint64_t)(index_dim - lo)));
+            int64_t v = lo + (int64_t)(rng_next() % (uint64_t)(index_dim - lo));
+            oi__store_i64(dtype, g.t->storage->data, g.t->offset + i, v);
         }
     } else {
         fill_random(&g, true, -2.0, 2.0);
@@ -50,15 +51,17 @@ static guarded shape_input(oi_dtype dtype, shape s, int view, int64_t index_dim)
 
 /* Runs op on the GPU and the CPU and compares; false if the backend
  * declines the case. views: one per input (NULL: all dense). */
-static bool shape_case(oi_op op, const attrs *at, int n_in, const oi_dtype *dtypes, const shape *shapes, const int *views,
-                       int64_t index_dim) {
+static bool shape_case(oi_op op, const attrs *at, int n_in, const oi_dtype *dtypes, const shape *shapes,
+                       const int *views, int64_t index_dim) {
     char name[320];
     int len = snprintf(name, sizeof name, "%s(", oi_op_name(op));
     for (int i = 0; i < n_in && len < 250; i++) {
         len += snprintf(name + len, sizeof name - (size_t)len, "%s%s[", i ? ", " : "", oi_dtype_name(dtypes[i]));
         for (int d = 0; d < shapes[i].ndim; d++)
             len += snprintf(name + len, sizeof name - (size_t)len, "%s%lld", d ? "," : "", (long long)shapes[i].d[d]);
-        len += snprintf(name + len, sizeof name - (size_t)len, "]%s", views && views[i] == V_TRANS ? "T" : views && views[i] == V_STRIDED ? "S" : "");
+        int view = views ? views[i] : V_DENSE;
+        const char *mark = view == V_TRANS ? "T" : view == V_STRIDED ? "S" : "";
+        len += snprintf(name + len, sizeof name - (size_t)len, "]%s", mark);
     }
     snprintf(name + len, sizeof name - (size_t)len, ")");
     guarded in[8];

@@ -70,9 +70,9 @@ static oi__vk_stage *oi__vk_new_stage(oi__vk_plan *plan, oi__vk_shader shader, o
 /* One copy stage: the output (contiguous) walks `ndim` dims of `shape`;
  * the input at `offset` + coord . strides. Rows outside [lo, hi) of dim
  * win_dim are left alone (lo = 0, hi = UINT32_MAX: no window). */
-static oi_status oi__vk_copy_stage(const oi__vk_context *ctx, oi__vk_plan *plan, oi__vk_role from, oi_dtype dtype, int ndim,
-                                   const int64_t *shape, const int64_t *strides, int64_t offset, const oi__vk_view *out,
-                                   int win_dim, uint32_t lo, uint32_t hi) {
+static oi_status oi__vk_copy_stage(const oi__vk_context *ctx, oi__vk_plan *plan, oi__vk_role from, oi_dtype dtype,
+                                   int ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
+                                   const oi__vk_view *out, int win_dim, uint32_t lo, uint32_t hi) {
     if (ndim > OI__VK_COPY_DIMS)
         return oi__vk_unsupported("a copy over %d dims after merging (the shader walks %d)", ndim, OI__VK_COPY_DIMS);
     if (offset < 0 || offset > INT32_MAX)
@@ -170,8 +170,8 @@ static void oi__vk_merge_group(int from, int to, const int64_t *shape, const int
 
 /* concat: one windowed copy per input, each filling its band of the
  * axis; the dims before and after the axis merge on their own. */
-static oi_status oi__vk_plan_concat(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in, size_t n_in,
-                                    const oi__vk_view *out, oi__vk_plan *plan) {
+static oi_status oi__vk_plan_concat(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                    size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
     int axis;
     if (!oi__shape_axis(oi__op_param_i64(k, "axis"), out->ndim, &axis))
         return OI_ERROR_VALIDATION;
@@ -189,8 +189,9 @@ static oi_status oi__vk_plan_concat(const oi__vk_context *ctx, const oi__kernel_
         shape[nd] = out->shape[axis];
         strides[nd++] = in[i].strides[axis];
         oi__vk_merge_group(axis + 1, out->ndim, out->shape, in[i].strides, shape, strides, &nd);
-        oi_status s = oi__vk_copy_stage(ctx, plan, (oi__vk_role)(OI__VK_ROLE_IN0 + (int)i), in[i].dtype, nd, shape, strides,
-                                        in[i].offset, out, win, (uint32_t)at, (uint32_t)(at + len));
+        oi__vk_role from = (oi__vk_role)(OI__VK_ROLE_IN0 + (int)i);
+        oi_status s = oi__vk_copy_stage(ctx, plan, from, in[i].dtype, nd, shape, strides, in[i].offset, out, win,
+                                        (uint32_t)at, (uint32_t)(at + len));
         if (s != OI_OK)
             return s;
         at += len;
@@ -340,8 +341,8 @@ static void oi__vk_swap_last2(oi__vk_view *v) {
     v->strides[1] = t;
 }
 
-static oi_status oi__vk_plan_gemm(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in, size_t n_in,
-                                  const oi__vk_view *out, oi__vk_plan *plan) {
+static oi_status oi__vk_plan_gemm(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                  size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
     oi__vk_view ab[2];
     ab[0] = in[0];
     ab[1] = in[1];
@@ -387,7 +388,8 @@ static oi_status oi__vk_plan_gemm(const oi__vk_context *ctx, const oi__kernel_ar
         if (c->ndim == 2 && c->shape[0] != 1)
             push.c_stride_m = (uint32_t)c->strides[0];
     }
-    oi__vk_stage *st = oi__vk_new_stage(plan, OI__VK_SHADER_GEMM_EPILOGUE, OI_OP_gemm, OI_DTYPE_F32, c_dtype, out->dtype);
+    oi__vk_stage *st =
+        oi__vk_new_stage(plan, OI__VK_SHADER_GEMM_EPILOGUE, OI_OP_gemm, OI_DTYPE_F32, c_dtype, out->dtype);
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_TEMP;
     st->roles[1] = push.has_c ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
@@ -457,7 +459,8 @@ static bool oi__vk_is_shape_family(oi_op op) {
 
 /* Dtypes: data movement copies any 8/16/32-bit element (gather's indices
  * aside); gemm and global_avg_pool compute in f32 on float storage. */
-static oi_status oi__vk_shape_dtypes(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in, const oi__vk_view *out) {
+static oi_status oi__vk_shape_dtypes(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in,
+                                     const oi__vk_view *out) {
     const char *name = oi_op_name(k->op);
     bool numeric = k->op == OI_OP_gemm || k->op == OI_OP_global_avg_pool;
     for (size_t i = 0; i < n_in; i++) {
