@@ -9,7 +9,10 @@
  * (kernels/shape.c, same translation unit), so both agree on what is
  * copied. where is eltwise.comp's filter with its inputs reordered; gemm
  * is the matmul shader into an f32 scratch plus an epilogue;
- * global_avg_pool is reduce.comp's mean over the spatial dims. */
+ * global_avg_pool is reduce.comp's mean over the spatial dims.
+ * One deviation: gather's indices are checked by the CPU kernel before it
+ * writes (an out-of-range one is an error); the shader cannot report one,
+ * so it writes zero bits for it. Valid indices give the CPU's bits. */
 
 /* ---- push constants: the same names as the GLSL push blocks ---- */
 #define OI__VK_COPY_DIMS 8
