@@ -332,6 +332,75 @@ static void test_shape_declines(void) {
     CHECK(!shape_case(OI_OP_gemm, &none, 2, f64, mm, NULL, 0));
 }
 
+/* One step of a chain on the GPU backend or the CPU reference. */
+static oi_status chain_run(bool gpu, oi_op op, const attrs *at, const oi__tensor *const *in, size_t n,
+                           oi__tensor *out) {
+    return gpu ? vk->run_op(ctx, op, at->a, at->n, in, n, out) : oi__op_run_cpu(op, at->a, at->n, in, n, out);
+}
+
+/* A chain that stays on the device: gather -> transpose -> concat -> gemm,
+ * then a transpose written over its own input (run_op writes it aside),
+ * all recorded into one submission; the CPU runs the same sequence. */
+static void test_shape_chain(void) {
+    const oi__vulkan_stats *st = oi__vulkan_get_stats(ctx);
+    const int64_t table_shape[2] = {10, 6}, idx_shape[1] = {6}, t_shape[2] = {6, 6}, c_shape[2] = {6, 12},
+                  w_shape[2] = {12, 5}, y_shape[2] = {6, 5}, bias_shape[1] = {5};
+    oi__tensor *table = oi__tensor_new(OI_DTYPE_F32, 2, table_shape), *idx = oi__tensor_new(OI_DTYPE_I64, 1, idx_shape);
+    oi__tensor *w = oi__tensor_new(OI_DTYPE_F32, 2, w_shape), *bias = oi__tensor_new(OI_DTYPE_F32, 1, bias_shape);
+    for (int i = 0; i < 60; i++) {
+        ((float *)table->storage->data)[i] = (float)rng_uniform(-2, 2);
+        ((float *)w->storage->data)[i] = (float)rng_uniform(-2, 2);
+    }
+    for (int i = 0; i < 5; i++)
+        ((float *)bias->storage->data)[i] = (float)rng_uniform(-2, 2);
+    const int64_t rows[6] = {3, -1, 0, 9, 3, -10};
+    memcpy(idx->storage->data, rows, sizeof rows);
+    oi__tensor *g[2], *t[2], *c[2], *y[2]; /* [0] GPU, [1] CPU */
+    for (int k = 0; k < 2; k++) {
+        g[k] = oi__tensor_new(OI_DTYPE_F32, 2, t_shape);
+        t[k] = oi__tensor_new(OI_DTYPE_F32, 2, t_shape);
+        c[k] = oi__tensor_new(OI_DTYPE_F32, 2, c_shape);
+        y[k] = oi__tensor_new(OI_DTYPE_F32, 2, y_shape);
+    }
+    attrs none = no_attrs(), axis1 = no_attrs();
+    attr_int(&axis1, "axis", 1);
+    uint64_t submissions = st->submissions, fallbacks = st->cpu_fallbacks;
+    for (int k = 0; k < 2; k++) {
+        bool gpu = k == 0;
+        const oi__tensor *ga[2] = {table, idx}, *ta[1] = {g[k]}, *ca[2] = {t[k], g[k]}, *ya[3] = {c[k], w, bias};
+        const oi__tensor *back[1] = {t[k]};
+        CHECK_OK(chain_run(gpu, OI_OP_gather, &none, ga, 2, g[k]));
+        CHECK_OK(chain_run(gpu, OI_OP_transpose, &none, ta, 1, t[k]));
+        CHECK_OK(chain_run(gpu, OI_OP_concat, &axis1, ca, 2, c[k]));
+        CHECK_OK(chain_run(gpu, OI_OP_gemm, &none, ya, 3, y[k]));
+        CHECK_OK(chain_run(gpu, OI_OP_transpose, &none, back, 1, t[k])); /* over itself */
+        if (gpu) {
+            CHECK_EQ_INT(st->submissions, submissions); /* recorded, not yet submitted */
+            CHECK_EQ_INT(st->cpu_fallbacks, fallbacks);
+            CHECK_OK(vk->flush(ctx));
+            CHECK_OK(vk->to_host(ctx, y[k]->storage));
+            CHECK_OK(vk->to_host(ctx, t[k]->storage));
+        }
+    }
+    for (int i = 0; i < 30; i++) {
+        float a = ((float *)y[0]->storage->data)[i], b = ((float *)y[1]->storage->data)[i];
+        CHECK_MSG(fabsf(a - b) <= 1e-5f * (1 + fabsf(b)), "chain: y[%d] gpu %g, cpu %g", i, (double)a, (double)b);
+    }
+    CHECK_MSG(memcmp(t[0]->storage->data, t[1]->storage->data, 36 * sizeof(float)) == 0,
+              "chain: the transpose over its own input differs from the CPU's");
+    for (int k = 0; k < 2; k++) {
+        oi__tensor_free(g[k]);
+        oi__tensor_free(t[k]);
+        oi__tensor_free(c[k]);
+        oi__tensor_free(y[k]);
+    }
+    oi__tensor_free(table);
+    oi__tensor_free(idx);
+    oi__tensor_free(w);
+    oi__tensor_free(bias);
+    free_attrs(&axis1);
+}
+
 static void test_shape_family(void) {
     int before = cases_run;
     struct timespec t0, t1;
@@ -342,6 +411,7 @@ static void test_shape_family(void) {
     test_shape_where_pad();
     test_shape_gemm_pool();
     test_shape_declines();
+    test_shape_chain();
     timespec_get(&t1, TIME_UTC);
     printf("shape family: %d cases on the GPU, %.1f s\n", cases_run - before,
            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
