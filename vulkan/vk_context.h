@@ -33,7 +33,11 @@ typedef enum oi__vk_family { OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL } oi__
     X(ROWNORM_F, rownorm_f)       /* softmax, log_softmax, layer_norm, rms_norm */
 
 /* vk_ops_shape.c */
-#define OI__VK_SHADERS_SHAPE(X)
+#define OI__VK_SHADERS_SHAPE(X) \
+    X(COPY, copy)     /* strided copies: layout ops, tile, concat */ \
+    X(PAD, pad)       /* pad, every mode */ \
+    X(GATHER, gather) /* gather with 8..64-bit indices */ \
+    X(GEMM_EPILOGUE, gemm_epilogue) /* alpha * product + beta * C */
 
 /* vk_ops_nn.c */
 #define OI__VK_SHADERS_NN(X)

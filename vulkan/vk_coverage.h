@@ -25,8 +25,14 @@
     X(softmax, rownorm) X(log_softmax, rownorm) X(layer_norm, rownorm) X(rms_norm, rownorm) \
     X(matmul, matmul)
 
-/* vulkan/vk_ops_shape.c */
-#define OI_VULKAN_OPS_SHAPE(X)
+/* vulkan/vk_ops_shape.c: 8/16/32-bit data (gemm, global_avg_pool: f32,
+ * f16, bf16); declined: 64-bit data, layouts past the shaders' dims (copy
+ * 8, pad 6, where 5 after merging). gather's out-of-range indices, an
+ * error on the CPU, read as zeros on the GPU. */
+#define OI_VULKAN_OPS_SHAPE(X) \
+    X(reshape, copy) X(transpose, copy) X(squeeze, copy) X(unsqueeze, copy) X(slice, copy) X(split, copy) \
+    X(expand, copy) X(tile, copy) X(concat, copy) X(pad, pad) X(gather, gather) X(where, eltwise) \
+    X(gemm, gemm_epilogue) X(global_avg_pool, reduce)
 
 /* vulkan/vk_ops_nn.c */
 #define OI_VULKAN_OPS_NN(X)
