@@ -19,6 +19,7 @@
 #include "op_test_util.h"
 
 #include <cblas.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 static const oi__backend *blas = &oi__blas_backend;
@@ -493,6 +494,47 @@ static void test_threads(void) {
     }
 }
 
+/* Two simulators with different n_threads in two threads: their calls take
+ * turns under the backend's lock and each result stays exact. */
+typedef struct worker { int threads, bad; } worker;
+
+static void *worker_run(void *arg) {
+    worker *w = (worker *)arg;
+    oi_simulator_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.device = OI_DEVICE_BLAS;
+    desc.n_threads = w->threads;
+    oi_simulator *sim = oi_simulator_new_desc(NULL, &desc);
+    oi_executor *e = sim ? oi_simulator_make_executor(sim, g_blas_tiny()) : NULL;
+    w->bad = e == NULL;
+    for (int step = 0; step < 200 && !w->bad; step++) {
+        float x[16];
+        for (int i = 0; i < 16; i++)
+            x[i] = (float)(i + step % 7);
+        oi_tensor_view y;
+        w->bad = oi_executor_insert(e, "x", OI_DTYPE_F32, x, 16) != OI_OK || oi_executor_run_step(e) != OI_OK ||
+                 oi_executor_fetch(e, "y", OI_DTYPE_F32, &y) != OI_OK;
+        float want = 0; /* y[0] = sum_k x[k] x[4k], small integers: exact */
+        for (int k = 0; k < 4; k++)
+            want += x[k] * x[4 * k];
+        w->bad |= !w->bad && ((float *)y.data)[0] != want;
+    }
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    return NULL;
+}
+
+static void test_concurrent_simulators(void) {
+    worker w[2] = {{1, 0}, {2, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&t[i], NULL, worker_run, &w[i]) == 0);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_MSG(!w[i].bad, "worker with %d threads", w[i].threads);
+    }
+}
+
 static void test_selection(void) {
     oi_backend_info infos[16];
     size_t n = oi_backends_discover(infos, 16);
@@ -544,6 +586,7 @@ int main(void) {
     test_gemm();
     test_graphs();
     test_threads();
+    test_concurrent_simulators();
     test_selection();
     const oi__blas_stats *st = oi__blas_get_stats(blas_ctx);
     printf("test_blas: %llu ops, %llu cblas calls, %llu packed operands, %llu outputs computed apart\n",
