@@ -96,6 +96,8 @@ static bool oi__blas_supports_op(void *ctx, oi_op op, const oi__attr *attrs, siz
     if (oi__shape_numel(out->ndim, out->shape) == 0)
         return false;
     const oi__op_sig *a = &inputs[0];
+    if (a->ndim < 2)
+        return false;
     if (op == OI_OP_matmul) {
         /* an accumulator other than the input dtype (acc=f64 on f32) is the CPU's */
         const oi__attr *acc = oi__op_attr_for(&k, "acc");
