@@ -24,6 +24,8 @@
  *
  * OPTIONS (define before the implementation include)
  *   OPENINFER_VULKAN   compile the Vulkan backend (needs Vulkan headers + volk)
+ *   OPENINFER_BLAS     compile the "blas" backend: matmul/gemm through OpenBLAS
+ *                      (needs OpenBLAS's cblas.h; link -lopenblas)
  *   (the synthesizer's API is declared below but not implemented yet)
  *
  * Every function returns oi_status (OI_OK == 0) or NULL on failure;
@@ -342,7 +344,9 @@ oi_status oi_graph_validate(const oi_graph *graph, const oi_model *model);
 typedef enum oi_device {
     OI_DEVICE_AUTO = 0, /* best available: discrete GPU > integrated GPU > CPU */
     OI_DEVICE_CPU,
-    OI_DEVICE_VULKAN
+    OI_DEVICE_VULKAN,
+    OI_DEVICE_BLAS      /* the CPU with matmul/gemm through OpenBLAS (OPENINFER_BLAS);
+                           never chosen by AUTO */
 } oi_device;
 
 typedef struct oi_simulator oi_simulator;
@@ -351,7 +355,7 @@ typedef struct oi_executor oi_executor;
 /* Options; every zero field means "default". */
 typedef struct oi_simulator_desc {
     oi_device device;  /* 0: AUTO                                   */
-    int n_threads;     /* 0: all cores                              */
+    int n_threads;     /* 0: all cores (also OpenBLAS's, on blas)   */
     bool trace;        /* record trace events (also OPENINFER_TRACE=1) */
     bool timer;        /* time every op into the trace              */
 } oi_simulator_desc;
@@ -407,8 +411,9 @@ oi_status oi_executor_next(oi_executor *exec, oi_event *event);
 char *oi_executor_trace_json(oi_executor *exec);
 /* Turns trace recording on or off (default: desc.trace or OPENINFER_TRACE=1). */
 void oi_executor_set_trace(oi_executor *exec, bool on);
-/* Notes about ops the chosen backend could not run (they ran on the CPU),
- * one per op kind: "op relu ran on the CPU: ...". */
+/* Notes about ops the chosen device backend could not run (they ran on the
+ * CPU), one per op kind: "op relu ran on the CPU: ...". None for blas: it
+ * covers matmul/gemm only by design, and the rest costs no copy. */
 size_t oi_executor_warning_count(const oi_executor *exec);
 const char *oi_executor_warning(const oi_executor *exec, size_t index);
 
@@ -471,11 +476,11 @@ oi_status oi__fetch_into(oi_executor *exec, const char *name, oi_dtype dtype, vo
 /* Backends                                                            */
 /* ------------------------------------------------------------------ */
 typedef struct oi_backend_info {
-    const char *name;        /* "cpu", "vulkan"                    */
+    const char *name;        /* "cpu", "blas", "vulkan"            */
     const char *device_name; /* "llvmpipe", "NVIDIA H100 ..."       */
     const char *device_type; /* "cpu", "discrete-gpu", ...          */
     bool available;
-    const char *unavailable_reason; /* why not, e.g. "built without Vulkan" */
+    const char *unavailable_reason; /* why not, e.g. "built without BLAS" */
     uint64_t total_memory, free_memory;
     const char *features;    /* "fp16 int8 subgroup coopmat"         */
 } oi_backend_info;

@@ -1,11 +1,14 @@
 /* bench_matmul.c - our f32 gemm vs OpenBLAS cblas_sgemm, in one process.
  *
- * Usage: bench_matmul [--isa portable|avx2|avx512] [--openblas-env] [--quick] [n ...]
+ * Usage: bench_matmul [--isa portable|avx2|avx512] [--openblas-env] [--quick] [--executor] [n ...]
  * Default sizes: 256 512 1024 2048 (--quick: 256 512 1024). For each size
  * and 1 and 2 threads it times C = A * B (row-major, square) with both
  * libraries, in alternating batches so machine noise hits both alike,
  * keeps the best run of each, and prints GFLOP/s and the ratio
- * ours / OpenBLAS; then a few shapes taken from models. */
+ * ours / OpenBLAS; then a few shapes taken from models.
+ * --executor (built with the blas backend) prints instead one table of a
+ * graph's matmul node run by the executor on the blas backend and on the
+ * cpu backend (our kernels), each as a fraction of raw cblas_sgemm. */
 #include "../openinfer_impl/internal.h"
 
 #include <cblas.h>
@@ -149,6 +152,174 @@ static double naive_gflops(int64_t n) {
     return 2.0 * (double)n * (double)n * (double)n / best * 1e-9;
 }
 
+#ifdef OPENINFER_BLAS
+#include "../openinfer_impl/plan.h"
+
+/* ---- --executor: a matmul node through the executor vs raw cblas_sgemm ---- */
+typedef struct {
+    int64_t batch, m, k, n; /* a [batch, m, k] (no batch dim when 1) x b [k, n] */
+} exec_shape;
+
+/* A graph running matmul(a, b) `reps` times per step (a loop), so that the
+ * per-step insert of a is small next to the products; b is a model
+ * tensor, as weights are. */
+static oi_graph *exec_graph(exec_shape sh, int reps) {
+    char a[96], b[96], c[96], range[32], lead[32] = "";
+    if (sh.batch > 1)
+        snprintf(lead, sizeof lead, "%lld, ", (long long)sh.batch);
+    snprintf(a, sizeof a, "a, f32[%s%lld, %lld]", lead, (long long)sh.m, (long long)sh.k);
+    snprintf(b, sizeof b, "b, f32[%lld, %lld]", (long long)sh.k, (long long)sh.n);
+    snprintf(c, sizeof c, "c, f32[%s%lld, %lld]", lead, (long long)sh.m, (long long)sh.n);
+    snprintf(range, sizeof range, "0..%d", reps);
+    oi_graph_builder *g = oi_graph_builder_new("bench_matmul_node", "bench_matmul.c");
+    oi_graph_builder_section(g, OI_DSL_SECTION_DYNAMIC);
+    oi_graph_builder_var(g, a);
+    oi_graph_builder_end(g);
+    oi_graph_builder_section(g, OI_DSL_SECTION_CONSTANT);
+    oi_graph_builder_var(g, b);
+    oi_graph_builder_end(g);
+    oi_graph_builder_section(g, OI_DSL_SECTION_VOLATILE);
+    oi_graph_builder_var(g, c);
+    oi_graph_builder_end(g);
+    oi_graph_builder_block(g, "entry");
+    oi_graph_builder_loop(g, "reps", "i", range);
+    oi_graph_builder_op(g, "matmul", "a, b", "c");
+    oi_graph_builder_end(g);
+    oi_graph_builder_stmt(g, OI_DSL_RETURN, "", "");
+    oi_graph_builder_end(g);
+    return oi_graph_builder_finish(g);
+}
+
+/* A model holding b (k x n); *bytes stays alive until oi_model_close. */
+static oi_model *exec_model(exec_shape sh, const float *b, uint8_t **bytes) {
+    uint64_t dims[2] = {(uint64_t)sh.k, (uint64_t)sh.n};
+    size_t size = 0;
+    oi_writer *w = oi_writer_new();
+    oi_model *m = NULL;
+    if (w && oi_writer_add_tensor(w, "b", OI_DTYPE_F32, 2, dims, b, NULL) == OI_OK &&
+        oi_writer_to_memory(w, 2, bytes, &size) == OI_OK)
+        m = oi_model_open_memory(*bytes, size);
+    oi_writer_free(w);
+    if (!m) {
+        fprintf(stderr, "bench_matmul: %s\n", oi_last_error());
+        exit(1);
+    }
+    return m;
+}
+
+/* An executor for `g` on `device` with `threads` threads (exits on error). */
+static oi_executor *exec_new(oi_device device, int threads, const oi_model *model, const oi_graph *g,
+                             oi_simulator **sim) {
+    oi_simulator_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.device = device;
+    desc.n_threads = threads;
+    *sim = oi_simulator_new_desc(model, &desc);
+    oi_executor *e = *sim ? oi_simulator_make_executor(*sim, g) : NULL;
+    if (!e) {
+        fprintf(stderr, "bench_matmul: %s\n", oi_last_error());
+        exit(1);
+    }
+    return e;
+}
+
+/* Best seconds per matmul node over `runs` steps of `reps` nodes each. */
+static double exec_time(oi_executor *e, const float *a, size_t na, int reps, int runs) {
+    double best = 1e30;
+    for (int r = -1; r < runs; r++) { /* run -1 warms caches and pools */
+        double t0 = now_seconds();
+        if (oi_executor_insert(e, "a", OI_DTYPE_F32, a, na) != OI_OK || oi_executor_run_step(e) != OI_OK) {
+            fprintf(stderr, "bench_matmul: %s\n", oi_last_error());
+            exit(1);
+        }
+        if (r >= 0)
+            best = fmin(best, (now_seconds() - t0) / reps);
+    }
+    return best;
+}
+
+/* Raw cblas_sgemm on the same operands, batches stacked as rows (what the
+ * blas backend does with a shared b): best seconds per call over `runs`
+ * runs of `reps` calls, timed like a step so that noise hits both alike. */
+static double raw_time(exec_shape sh, const float *a, const float *b, float *c, int reps, int runs) {
+    double best = 1e30;
+    for (int r = -1; r < runs; r++) {
+        double t0 = now_seconds();
+        for (int i = 0; i < reps; i++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(sh.batch * sh.m), (int)sh.n, (int)sh.k, 1.0f,
+                        a, (int)sh.k, b, (int)sh.n, 0.0f, c, (int)sh.n);
+        if (r >= 0)
+            best = fmin(best, (now_seconds() - t0) / reps);
+    }
+    return best;
+}
+
+/* 64-byte aligned floats, as the model's tensors are: the raw calls get the
+ * same alignment as the executor's weights (OpenBLAS's m = 1 path is
+ * much slower on malloc's 16-byte alignment). */
+static float *aligned_floats(int64_t count, const float *init) {
+    size_t bytes = ((size_t)count * sizeof(float) + 63) / 64 * 64;
+    float *y = (float *)aligned_alloc(64, bytes ? bytes : 64);
+    if (y && init)
+        memcpy(y, init, (size_t)count * sizeof(float));
+    return y;
+}
+
+static void exec_row(exec_shape sh, int threads) {
+    size_t na = (size_t)(sh.batch * sh.m * sh.k);
+    float *a0 = random_matrix((int64_t)na, 1), *b0 = random_matrix(sh.k * sh.n, 2);
+    float *a = aligned_floats((int64_t)na, a0), *b = aligned_floats(sh.k * sh.n, b0);
+    float *c = aligned_floats(sh.batch * sh.m * sh.n, NULL);
+    free(a0), free(b0);
+    openblas_set_num_threads(threads);
+    double flops = 2.0 * (double)(sh.batch * sh.m) * (double)sh.n * (double)sh.k;
+    double t_raw = raw_time(sh, a, b, c, 1, 2);
+    int reps = (int)fmin(1000.0, fmax(3.0, 0.05 / t_raw)); /* ~50 ms of products per step */
+    oi_graph *g = exec_graph(sh, reps);
+    uint8_t *bytes = NULL;
+    oi_model *model = exec_model(sh, b, &bytes);
+    oi_simulator *sim_blas = NULL, *sim_cpu = NULL;
+    oi_executor *e_blas = exec_new(OI_DEVICE_BLAS, threads, model, g, &sim_blas);
+    oi_executor *e_cpu = exec_new(OI_DEVICE_CPU, threads, model, g, &sim_cpu);
+    double best_raw = 1e30, best_blas = 1e30, best_cpu = 1e30;
+    for (int round = 0; round < 3; round++) { /* our kernels first: OpenBLAS's threads spin after its calls */
+        best_cpu = fmin(best_cpu, exec_time(e_cpu, a, na, reps, 2));
+        best_raw = fmin(best_raw, raw_time(sh, a, b, c, reps, 2));
+        best_blas = fmin(best_blas, exec_time(e_blas, a, na, reps, 2));
+        usleep(200 * 1000);
+    }
+    char shape[64];
+    int len = sh.batch > 1 ? snprintf(shape, sizeof shape, "%lld x ", (long long)sh.batch) : 0;
+    snprintf(shape + len, sizeof shape - (size_t)len, "%lldx%lldx%lld", (long long)sh.m, (long long)sh.n,
+             (long long)sh.k);
+    printf("%-20s %7d %11.1f %12.2f %12.2f\n", shape, threads, flops / best_raw * 1e-9, best_raw / best_blas,
+           best_raw / best_cpu);
+    fflush(stdout);
+    oi_executor_free(e_blas), oi_executor_free(e_cpu);
+    oi_simulator_free(sim_blas), oi_simulator_free(sim_cpu);
+    oi_model_close(model);
+    oi_free(bytes);
+    oi_graph_free(g);
+    free(a), free(b), free(c);
+}
+
+static void exec_table(const int64_t *sizes, int n_sizes) {
+    /* square sizes, then a linear layer over 4 sequences (b shared: one
+     * call of 512 rows) and a decoder step (m = 1) */
+    exec_shape shapes[20];
+    int n = 0;
+    for (int s = 0; s < n_sizes && n < 18; s++)
+        shapes[n++] = (exec_shape){1, sizes[s], sizes[s], sizes[s]};
+    shapes[n++] = (exec_shape){4, 128, 384, 1536};
+    shapes[n++] = (exec_shape){1, 1, 4096, 4096};
+    printf("matmul node (f32) run by the executor; ratio = raw cblas_sgemm time / executor time per node\n");
+    printf("%-20s %7s %11s %12s %12s\n", "m x n x k", "threads", "raw GFLOP/s", "blas backend", "cpu backend");
+    for (int threads = 1; threads <= 2; threads++)
+        for (int i = 0; i < n; i++)
+            exec_row(shapes[i], threads);
+}
+#endif
+
 static bool parse_isa(const char *name, oi__gemm_isa *isa) {
     static const oi__gemm_isa all[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -163,7 +334,7 @@ int main(int argc, char **argv) {
     prefer_openblas_avx512(argc, argv);
     int64_t sizes[16] = {256, 512, 1024, 2048};
     int n_sizes = 4, n_given = 0;
-    bool quick_models = false;
+    bool quick_models = false, executor = false;
     for (int i = 1; i < argc; i++) {
         oi__gemm_isa isa;
         if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc && parse_isa(argv[i + 1], &isa)) {
@@ -174,19 +345,32 @@ int main(int argc, char **argv) {
             i++;
         } else if (strcmp(argv[i], "--openblas-env") == 0) {
             /* handled by prefer_openblas_avx512 */
+        } else if (strcmp(argv[i], "--executor") == 0) {
+            executor = true;
         } else if (strcmp(argv[i], "--quick") == 0) {
             n_sizes = 3;
             quick_models = true;
         } else if (atoll(argv[i]) > 0 && n_given < 16) {
             sizes[n_given++] = atoll(argv[i]);
         } else {
-            fprintf(stderr, "usage: %s [--isa portable|avx2|avx512] [--openblas-env] [--quick] [n ...]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--isa portable|avx2|avx512] [--openblas-env] [--quick] [--executor] [n ...]\n",
+                    argv[0]);
             return 2;
         }
     }
     if (n_given) {
         n_sizes = n_given;
         quick_models = true;
+    }
+    if (executor) {
+#ifdef OPENINFER_BLAS
+        printf("OpenBLAS core %s; our path %s\n", openblas_get_corename(), oi__gemm_isa_name(oi__gemm_active_isa()));
+        exec_table(sizes, n_sizes);
+        return 0;
+#else
+        fprintf(stderr, "bench_matmul: --executor needs the library built with the blas backend (-Dblas=enabled)\n");
+        return 1;
+#endif
     }
 
     printf("f32 gemm, row-major C = A * B (n x n), best of several runs; OpenBLAS core %s; our path %s\n",

@@ -2,8 +2,9 @@
  * discovery and the choice of a backend for a simulator.
  *
  * Every backend is an oi__backend vtable (internal.h). The CPU backend wraps
- * the op table's CPU kernels and supports every op; a device backend may
- * support fewer, and the executor runs the rest on the CPU (executor.c). */
+ * the op table's CPU kernels and supports every op; another backend (Vulkan,
+ * BLAS) may support fewer, and the executor runs the rest on the CPU
+ * (executor.c). Discovery lists cpu, then blas, then the Vulkan devices. */
 #include "internal.h"
 #include "plan.h"
 
@@ -13,6 +14,20 @@
 
 /* ---- the CPU backend ---- */
 static int oi__cpu_ctx_token; /* the CPU backend has no state: any non-NULL context */
+
+void oi__host_memory(oi_backend_info *info) {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0)
+        info->total_memory = (uint64_t)pages * (uint64_t)page;
+#endif
+#if defined(_SC_AVPHYS_PAGES) && defined(_SC_PAGESIZE)
+    long avail = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (avail > 0 && psize > 0)
+        info->free_memory = (uint64_t)avail * (uint64_t)psize;
+#endif
+    (void)info;
+}
 
 static void oi__cpu_discover(oi_backend_info *out, size_t max, size_t *count) {
     if (*count < max) {
@@ -24,16 +39,7 @@ static void oi__cpu_discover(oi_backend_info *out, size_t max, size_t *count) {
         info->available = true;
         info->unavailable_reason = "";
         info->features = "all ops, all dtypes";
-#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        if (pages > 0 && page > 0)
-            info->total_memory = (uint64_t)pages * (uint64_t)page;
-#endif
-#if defined(_SC_AVPHYS_PAGES) && defined(_SC_PAGESIZE)
-        long avail = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-        if (avail > 0 && psize > 0)
-            info->free_memory = (uint64_t)avail * (uint64_t)psize;
-#endif
+        oi__host_memory(info);
     }
     (*count)++;
 }
@@ -65,23 +71,37 @@ const oi__backend oi__cpu_backend = {
 };
 
 /* ---- discovery ---- */
-size_t oi_backends_discover(oi_backend_info *out, size_t max) {
-    size_t count = 0;
-    oi__cpu_backend.discover(out, max, &count);
-#ifdef OPENINFER_VULKAN
-    oi__vulkan_backend.discover(out, max, &count);
-#else
-    if (count < max) {
-        oi_backend_info *info = &out[count];
+#if !defined(OPENINFER_BLAS) || !defined(OPENINFER_VULKAN)
+/* The entry of a backend this build does not contain. */
+static void oi__discover_absent(oi_backend_info *out, size_t max, size_t *count, const char *name, const char *why) {
+    if (*count < max) {
+        oi_backend_info *info = &out[*count];
         memset(info, 0, sizeof *info);
-        info->name = "vulkan";
+        info->name = name;
         info->device_name = "";
         info->device_type = "";
         info->available = false;
-        info->unavailable_reason = "built without Vulkan (compile with OPENINFER_VULKAN)";
+        info->unavailable_reason = why;
         info->features = "";
     }
-    count++;
+    (*count)++;
+}
+#endif
+
+/* The BLAS entry comes before the Vulkan devices, whose number varies, so
+ * that it keeps its place in the list. */
+size_t oi_backends_discover(oi_backend_info *out, size_t max) {
+    size_t count = 0;
+    oi__cpu_backend.discover(out, max, &count);
+#ifdef OPENINFER_BLAS
+    oi__blas_backend.discover(out, max, &count);
+#else
+    oi__discover_absent(out, max, &count, "blas", "built without BLAS (compile with OPENINFER_BLAS and link OpenBLAS)");
+#endif
+#ifdef OPENINFER_VULKAN
+    oi__vulkan_backend.discover(out, max, &count);
+#else
+    oi__discover_absent(out, max, &count, "vulkan", "built without Vulkan (compile with OPENINFER_VULKAN)");
 #endif
     return count;
 }
@@ -118,7 +138,7 @@ static oi_status oi__backend_create(const oi__backend *be, int index, const oi__
     return OI_OK;
 }
 
-/* OPENINFER_BACKEND=cpu | vulkan | vulkan:1 */
+/* OPENINFER_BACKEND=cpu | blas | vulkan | vulkan:1 */
 static oi_status oi__backend_from_env(const char *spec, oi_device *device, int *index) {
     const char *colon = strchr(spec, ':');
     size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
@@ -135,8 +155,11 @@ static oi_status oi__backend_from_env(const char *spec, oi_device *device, int *
         *device = OI_DEVICE_CPU;
     else if (len == 6 && strncmp(spec, "vulkan", 6) == 0)
         *device = OI_DEVICE_VULKAN;
+    else if (len == 4 && strncmp(spec, "blas", 4) == 0)
+        *device = OI_DEVICE_BLAS;
     else
-        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "OPENINFER_BACKEND=%s: expected cpu, vulkan or vulkan:INDEX", spec);
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "OPENINFER_BACKEND=%s: expected cpu, blas, vulkan or vulkan:INDEX",
+                        spec);
     return OI_OK;
 }
 
@@ -156,6 +179,16 @@ oi_status oi__backend_select(oi_device device, const oi__backend **backend, void
 #else
         return oi__fail(OI_ERROR_UNAVAILABLE, "Vulkan backend unavailable: this build has no Vulkan support (compile with OPENINFER_VULKAN)");
 #endif
+    case OI_DEVICE_BLAS:
+#ifdef OPENINFER_BLAS
+        return oi__backend_create(&oi__blas_backend, index < 0 ? 0 : index, backend, ctx, device_index);
+#else
+        return oi__fail(OI_ERROR_UNAVAILABLE,
+                        "BLAS backend unavailable: this build has no BLAS support (compile with OPENINFER_BLAS and "
+                        "link OpenBLAS; meson: -Dblas=enabled)");
+#endif
+    /* AUTO never picks blas: it is a different summation order of the same
+     * CPU, chosen by name (OI_DEVICE_BLAS, OPENINFER_BACKEND=blas) */
     case OI_DEVICE_AUTO: {
 #ifdef OPENINFER_VULKAN
         int best = oi__vulkan_pick_auto();

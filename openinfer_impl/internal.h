@@ -404,7 +404,7 @@ oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi_
  * (storage->host_stale = true); the executor calls to_host before any host
  * read (fetch, a CPU-fallback op) and flush at the end of a step. */
 typedef struct oi__backend {
-    const char *name; /* "cpu", "vulkan" */
+    const char *name; /* "cpu", "vulkan", "blas" */
     /* Appends this backend's devices to out[0..max) from index *count on. */
     void (*discover)(oi_backend_info *out, size_t max, size_t *count);
     /* Creates a context on device `device_index`; NULL + error if impossible. */
@@ -420,6 +420,20 @@ typedef struct oi__backend {
 } oi__backend;
 
 extern const oi__backend oi__cpu_backend;
+/* backend.c: total and free host memory into info (the CPU-type backends). */
+void oi__host_memory(oi_backend_info *info);
+#ifdef OPENINFER_BLAS
+extern const oi__backend oi__blas_backend;
+/* blas/: counters of one BLAS context (tests, benchmarks). */
+typedef struct oi__blas_stats {
+    uint64_t ops;          /* run_op calls (matmul, gemm)                       */
+    uint64_t calls;        /* cblas_sgemm / cblas_dgemm calls                   */
+    uint64_t packed;       /* operands copied to a dense scratch (odd strides)  */
+    uint64_t temp_outputs; /* outputs computed apart (aliased or not dense)     */
+    int threads;           /* OpenBLAS threads during the last run_op           */
+} oi__blas_stats;
+const oi__blas_stats *oi__blas_get_stats(void *ctx);
+#endif
 #ifdef OPENINFER_VULKAN
 extern const oi__backend oi__vulkan_backend;
 /* vulkan/: counters of one Vulkan context (tests, perf reports). */

@@ -22,3 +22,4 @@
 #include "../kernels/gemm.c"
 #include "../kernels/kernels.c"
 #include "../vulkan/vulkan_backend.c" /* after kernels.c: reuses its parameter readers */
+#include "../blas/blas_backend.c"     /* after kernels.c: reuses its readers and matmul/gemm helpers */

@@ -130,7 +130,7 @@ struct oi_simulator {
 oi_status oi__check_device_memory(const oi_simulator *sim, const oi__plan *p);
 
 /* Picks the backend for `device` (AUTO: discrete GPU > integrated GPU > CPU;
- * OPENINFER_BACKEND=cpu|vulkan[:index] overrides AUTO) and creates it. */
+ * OPENINFER_BACKEND=cpu|blas|vulkan[:index] overrides AUTO) and creates it. */
 oi_status oi__backend_select(oi_device device, const oi__backend **backend, void **ctx, int *device_index);
 /* Host copy of a storage is current (downloads a newer device copy). */
 oi_status oi__storage_sync_host(oi__storage *s);

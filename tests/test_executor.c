@@ -1185,9 +1185,17 @@ static void test_backends(void) {
     oi_simulator *sim = oi_simulator_new(NULL, OI_DEVICE_AUTO);
     CHECK_MSG(sim != NULL, "auto: %s", oi_last_error());
     oi_simulator_free(sim);
-    bool vulkan = false;
-    for (size_t i = 0; i < n && i < 8; i++)
+    bool vulkan = false, blas = false;
+    for (size_t i = 0; i < n && i < 8; i++) {
         vulkan |= strcmp(infos[i].name, "vulkan") == 0 && infos[i].available;
+        blas |= strcmp(infos[i].name, "blas") == 0 && infos[i].available;
+        if (strcmp(infos[i].name, "blas") == 0 && !infos[i].available)
+            CHECK_STR_CONTAINS(infos[i].unavailable_reason, "built without BLAS");
+    }
+    if (!blas) { /* -Dblas=disabled or no OpenBLAS: a clear error (tests/test_blas.c covers the rest) */
+        CHECK(oi_simulator_new(NULL, OI_DEVICE_BLAS) == NULL);
+        CHECK_STR_CONTAINS(oi_last_error(), "BLAS backend unavailable");
+    }
     if (!vulkan) { /* a clear error, never a crash */
         CHECK(oi_simulator_new(NULL, OI_DEVICE_VULKAN) == NULL);
         CHECK_STR_CONTAINS(oi_last_error(), "Vulkan");

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 OI_GRAPH(dropin,
   OI_DYNAMIC( OI_VAR(x, f32[B]) )
@@ -32,7 +33,26 @@ static int write_model(const char *path) {
     return ok;
 }
 
+/* The drop-in is compiled without OPENINFER_BLAS: asking for the BLAS
+ * backend is a clear error, and discovery says why it is absent. */
+static int check_no_blas(void) {
+    oi_backend_info infos[16];
+    size_t n = oi_backends_discover(infos, 16);
+    int listed = 0;
+    for (size_t i = 0; i < n && i < 16; i++)
+        listed |= strcmp(infos[i].name, "blas") == 0 && !infos[i].available &&
+                  strstr(infos[i].unavailable_reason, "built without BLAS") != NULL;
+    oi_simulator *s = oi_simulator_new(NULL, OI_DEVICE_BLAS);
+    int refused = s == NULL && strstr(oi_last_error(), "BLAS backend unavailable") != NULL;
+    oi_simulator_free(s);
+    if (!listed || !refused)
+        fprintf(stderr, "dropin: blas listed %d refused %d: %s\n", listed, refused, oi_last_error());
+    return listed && refused;
+}
+
 int main(void) {
+    if (!check_no_blas())
+        return 1;
     if (!dropin()) {
         fprintf(stderr, "graph: %s\n", oi_last_error());
         return 1;
