@@ -29,7 +29,9 @@
 #define OI_VULKAN_OPS_SHAPE(X)
 
 /* vulkan/vk_ops_nn.c */
-#define OI_VULKAN_OPS_NN(X)
+#define OI_VULKAN_OPS_NN(X) \
+    X(batch_norm, chnorm) X(group_norm, chnorm) X(rope, rope) X(attention, attention) X(top_k, topk) \
+    X(top_k_indices, topk) X(matmul_q8, matmul_quant) X(matmul_q4, matmul_quant)
 
 /* vulkan/vk_ops_conv.c */
 #define OI_VULKAN_OPS_CONV(X)
