@@ -103,6 +103,26 @@ static void nn_same_bits(const char *name, const oi__tensor *cpu, const oi__tens
     }
 }
 
+/* NMSE over the elements both sides have finite (compare_outputs checks the others). */
+static double nn_nmse(const oi__tensor *cpu, const oi__tensor *gpu) {
+    int64_t n = oi__shape_numel(cpu->ndim, cpu->shape);
+    double err = 0, ref = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = oi__load_f64(cpu->dtype, cpu->storage->data, cpu->offset + i);
+        double b = oi__load_f64(gpu->dtype, gpu->storage->data, gpu->offset + i);
+        if (isfinite(a) && isfinite(b)) {
+            err += (a - b) * (a - b);
+            ref += a * a;
+        }
+    }
+    return ref > 0 ? err / ref : err;
+}
+
+/* rope's f32 angles are float-floats: as close to the CPU's double angles
+ * as f32 results can be (a plain f32 angle p * freq, off by p * 2^-24,
+ * gives ~1e-9 at positions in the thousands). */
+#define NN_ROPE_F32_NMSE 1e-12
+
 /* Runs op on these inputs on the CPU and the GPU and compares; returns
  * whether the backend took the case. */
 static bool nn_case(oi_op op, const attrs *at, int n_in, const nn_input *ins) {
@@ -155,8 +175,12 @@ static bool nn_case(oi_op op, const attrs *at, int n_in, const nn_input *ins) {
         CHECK_MSG(oi__vulkan_get_stats(ctx)->cpu_fallbacks == fallbacks, "%s: ran on the CPU", name);
         if (st == OI_OK) {
             CHECK_OK(vk->to_host(ctx, gpu.t->storage));
-            if (compare_outputs(name, op, cpu.t, &gpu) && op == OI_OP_top_k)
+            bool same = compare_outputs(name, op, cpu.t, &gpu);
+            if (same && op == OI_OP_top_k)
                 nn_same_bits(name, cpu.t, gpu.t);
+            if (same && op == OI_OP_rope && cpu.t->dtype == OI_DTYPE_F32)
+                CHECK_MSG(nn_nmse(cpu.t, gpu.t) <= NN_ROPE_F32_NMSE, "%s: NMSE %.3g > %.3g", name, nn_nmse(cpu.t, gpu.t),
+                          NN_ROPE_F32_NMSE);
         }
         for (int i = 0; i < n_in; i++)
             CHECK_MSG(guards_intact(&in[i]), "%s: input %d guard bytes changed", name, i);
