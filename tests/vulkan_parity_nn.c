@@ -284,6 +284,10 @@ static void test_nn_attention(void) {
                          NI(f, S(4, 1, 2, 600, 40), NN_RANDOM)};
         NN_MUST(OI_OP_attention, &causal, 3, l);
         NN_MUST(OI_OP_attention, &none, 3, l);
+        /* more queries than keys, causal: the first queries see no key (NaN rows) */
+        nn_input n[3] = {NI(f, S(4, 1, 2, 9, 8), NN_RANDOM), NI(f, S(4, 1, 2, 5, 8), NN_RANDOM),
+                         NI(f, S(4, 1, 2, 5, 8), NN_RANDOM)};
+        NN_MUST(OI_OP_attention, &causal, 3, n);
     }
     /* head sizes past the shader's shared row: the CPU's */
     nn_input big[3] = {NI(OI_DTYPE_F32, S(4, 1, 1, 2, 300), NN_RANDOM), NI(OI_DTYPE_F32, S(4, 1, 1, 3, 300), NN_RANDOM),

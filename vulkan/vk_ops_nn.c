@@ -191,6 +191,8 @@ static oi_status oi__vk_plan_attention(const oi__vk_context *ctx, const oi__kern
     if (q->shape[3] > OI__VK_ATTN_MAX_D || v->shape[3] > OI__VK_ATTN_MAX_DV)
         return oi__vk_unsupported("attention: head sizes %lld / %lld (the shader holds %d / %d)", (long long)q->shape[3],
                                   (long long)v->shape[3], OI__VK_ATTN_MAX_D, OI__VK_ATTN_MAX_DV);
+    if (kk->shape[2] == 0 || q->shape[3] == 0)
+        return oi__vk_unsupported("attention: no keys or an empty head dim (the CPU's conventions)");
     oi__vk_attention_push push;
     memset(&push, 0, sizeof push);
     push.rows = (uint32_t)(q->shape[0] * q->shape[1] * q->shape[2]);
@@ -311,6 +313,8 @@ static oi_status oi__vk_plan_qmm(const oi__vk_context *ctx, const oi__kernel_arg
     int nl = oi__vk_merge_dims(x->ndim - 1, lead_shape, 1, lead_strides);
     if (nl > 1)
         return oi__vk_unsupported("%s: the leading dims of x do not merge into one", name);
+    if (x->shape[x->ndim - 1] == 0)
+        return oi__vk_unsupported("%s: K = 0 (the CPU writes zeros, whatever the scales)", name);
     push.M = (uint32_t)M;
     push.K = (uint32_t)x->shape[x->ndim - 1];
     push.N = (uint32_t)out->shape[out->ndim - 1];

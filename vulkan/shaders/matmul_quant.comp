@@ -2,7 +2,8 @@
 // matmul_quant.comp - x [M, K] (f32, f16 or bf16) times quantized weights,
 // dequantized while the B tile is loaded into shared memory, accumulated
 // in f32 (tiled like matmul.comp: 16x16 invocations, a 64x64 output block,
-// 4x4 per invocation, K in steps of 32 = one q4 block):
+// 4x4 per invocation, K in steps of 16, half a q4 block; the two tiles
+// take 8 KB, within the 16 KB of shared memory every device has):
 //   format 0, matmul_q8: w i8, element (k, n) at n * w_stride_n + k * w_stride_k
 //     (layout "nk" or "kn"), y[m, n] = scale[n] * sum_k x[m, k] w(k, n);
 //   format 1, q4_0 / 2, q4_1: w u8 rows of K / 32 ggml blocks (f16 d,
@@ -16,7 +17,7 @@
 
 #define BM 64u
 #define BN 64u
-#define BK 32u
+#define BK 16u
 #define TM 4u
 #define TN 4u
 layout(local_size_x = 16, local_size_y = 16) in;
