@@ -1,5 +1,380 @@
 /* vulkan_parity_nn.c - parity cases of the nn family (vulkan/vk_ops_nn.c):
  * every op x dtype x shape on the Vulkan backend vs the CPU reference.
- * Included by test_vulkan.c (uses its run_case / each_dtype helpers). */
+ * Included by test_vulkan.c (uses its tensors, comparison and attribute
+ * helpers). The inputs here are not all plain random data (variances,
+ * positions, quantized blocks, repeated values), so the family has its
+ * own small runner in run_case's style. */
 
-static void test_nn_family(void) {}
+typedef enum nn_fill {
+    NN_RANDOM,    /* uniform in [-2, 2] (small integers for integer dtypes) */
+    NN_SPECIALS,  /* as NN_RANDOM with NaN, inf, -0 mixed in */
+    NN_POSITIVE,  /* uniform in [0.5, 2]: variances */
+    NN_POSITIONS, /* integers in [0, 5000): rope positions, far enough for f32 angles to show */
+    NN_TIES,      /* a few distinct values, many repeats (and NaN, -0 for floats) */
+    NN_INT8,      /* any byte */
+    NN_Q4_0,      /* rows of q4_0 blocks: sane f16 scales, random nibbles */
+    NN_Q4_1
+} nn_fill;
+
+typedef struct nn_input {
+    oi_dtype dtype;
+    shape s;
+    nn_fill fill;
+    bool transposed; /* a view with the last two dims swapped in memory */
+} nn_input;
+
+static nn_input NI(oi_dtype dtype, shape s, nn_fill fill) {
+    nn_input in;
+    in.dtype = dtype;
+    in.s = s;
+    in.fill = fill;
+    in.transposed = false;
+    return in;
+}
+
+static void nn_store_half(unsigned char *p, double v) {
+    uint16_t h;
+    oi__store_f64(OI_DTYPE_F16, &h, 0, v);
+    p[0] = (unsigned char)(h & 0xFF);
+    p[1] = (unsigned char)(h >> 8);
+}
+
+static void nn_fill_tensor(guarded *g, nn_fill fill) {
+    oi__tensor *t = g->t;
+    int64_t n = oi__shape_numel(t->ndim, t->shape);
+    void *data = t->storage->data;
+    switch (fill) {
+    case NN_RANDOM: fill_random(g, false, -2.0, 2.0); return;
+    case NN_SPECIALS: fill_random(g, true, -2.0, 2.0); return;
+    case NN_POSITIVE: fill_random(g, false, 0.5, 2.0); return;
+    case NN_POSITIONS:
+        for (int64_t i = 0; i < n; i++)
+            oi__store_i64(t->dtype, data, t->offset + i, (int64_t)(rng_next() % 5000));
+        return;
+    case NN_TIES:
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = (int64_t)(rng_next() % 4);
+            if (oi__dtype_is_float(t->dtype)) {
+                double f = (double)v - 1.0;
+                switch (rng_next() % 11) {
+                case 0: f = NAN; break;
+                case 1: f = -0.0; break;
+                case 2: f = 0.0; break;
+                default: break;
+                }
+                oi__store_f64(t->dtype, data, t->offset + i, f);
+            } else {
+                oi__store_i64(t->dtype, data, t->offset + i, oi__dtype_is_signed(t->dtype) ? v - 1 : v);
+            }
+        }
+        return;
+    case NN_INT8:
+        for (int64_t i = 0; i < n; i++)
+            oi__store_bits(t->dtype, data, t->offset + i, rng_next() & 0xFFu);
+        return;
+    case NN_Q4_0: case NN_Q4_1: {
+        int64_t block = fill == NN_Q4_1 ? 20 : 18, rows = t->shape[0], row_bytes = t->shape[1];
+        unsigned char *bytes = (unsigned char *)data + t->offset;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t b = 0; b < row_bytes / block; b++) {
+                unsigned char *p = bytes + r * row_bytes + b * block;
+                nn_store_half(p, rng_uniform(0.01, 0.2));
+                if (fill == NN_Q4_1)
+                    nn_store_half(p + 2, rng_uniform(-1.0, 1.0));
+                for (int j = 0; j < 16; j++)
+                    p[block - 16 + j] = (unsigned char)(rng_next() & 0xFFu);
+            }
+        return;
+    }
+    }
+}
+
+/* Bits equal, element by element (top_k copies values exactly). */
+static void nn_same_bits(const char *name, const oi__tensor *cpu, const oi__tensor *gpu) {
+    int64_t n = oi__shape_numel(cpu->ndim, cpu->shape);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t a = oi__load_bits(cpu->dtype, cpu->storage->data, cpu->offset + i);
+        uint64_t b = oi__load_bits(gpu->dtype, gpu->storage->data, gpu->offset + i);
+        if (a != b) {
+            CHECK_MSG(a == b, "%s: element %lld: gpu bits 0x%llx, cpu 0x%llx", name, (long long)i,
+                      (unsigned long long)b, (unsigned long long)a);
+            return;
+        }
+    }
+}
+
+/* NMSE over the elements both sides have finite (compare_outputs checks the others). */
+static double nn_nmse(const oi__tensor *cpu, const oi__tensor *gpu) {
+    int64_t n = oi__shape_numel(cpu->ndim, cpu->shape);
+    double err = 0, ref = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = oi__load_f64(cpu->dtype, cpu->storage->data, cpu->offset + i);
+        double b = oi__load_f64(gpu->dtype, gpu->storage->data, gpu->offset + i);
+        if (isfinite(a) && isfinite(b)) {
+            err += (a - b) * (a - b);
+            ref += a * a;
+        }
+    }
+    return ref > 0 ? err / ref : err;
+}
+
+/* rope's f32 angles are float-floats: as close to the CPU's double angles
+ * as f32 results can be (a plain f32 angle p * freq, off by p * 2^-24,
+ * gives ~1e-9 at positions in the thousands). */
+#define NN_ROPE_F32_NMSE 1e-12
+
+/* Runs op on these inputs on the CPU and the GPU and compares; returns
+ * whether the backend took the case. */
+static bool nn_case(oi_op op, const attrs *at, int n_in, const nn_input *ins) {
+    char name[256];
+    int len = snprintf(name, sizeof name, "%s(", oi_op_name(op));
+    for (int i = 0; i < n_in; i++) {
+        len += snprintf(name + len, sizeof name - (size_t)len, "%s%s[", i ? ", " : "", oi_dtype_name(ins[i].dtype));
+        for (int d = 0; d < ins[i].s.ndim; d++)
+            len += snprintf(name + len, sizeof name - (size_t)len, "%s%lld", d ? "," : "", (long long)ins[i].s.d[d]);
+        len += snprintf(name + len, sizeof name - (size_t)len, "]%s", ins[i].transposed ? "T" : "");
+    }
+    snprintf(name + len, sizeof name - (size_t)len, ")");
+
+    guarded in[8];
+    const oi__tensor *inputs[8];
+    oi__op_sig sigs[8], out_sig;
+    for (int i = 0; i < n_in; i++) {
+        shape s = ins[i].s;
+        if (ins[i].transposed) { /* allocate [.., b, a], view as [.., a, b] */
+            int64_t tmp = s.d[s.ndim - 1];
+            s.d[s.ndim - 1] = s.d[s.ndim - 2];
+            s.d[s.ndim - 2] = tmp;
+        }
+        in[i] = make_tensor(ins[i].dtype, s.ndim, s.d, PAD_ELEMS);
+        nn_fill_tensor(&in[i], ins[i].fill);
+        if (ins[i].transposed) {
+            oi__tensor *v = in[i].t;
+            int a = v->ndim - 2, b = v->ndim - 1;
+            int64_t tmp = v->shape[a]; v->shape[a] = v->shape[b]; v->shape[b] = tmp;
+            tmp = v->strides[a]; v->strides[a] = v->strides[b]; v->strides[b] = tmp;
+        }
+        inputs[i] = in[i].t;
+        memset(&sigs[i], 0, sizeof sigs[i]);
+        sigs[i].dtype = in[i].t->dtype;
+        sigs[i].ndim = in[i].t->ndim;
+        memcpy(sigs[i].shape, in[i].t->shape, sizeof sigs[i].shape);
+    }
+    bool supported = false;
+    oi_status st = oi__op_infer(op, at->a, at->n, sigs, (size_t)n_in, OI_DTYPE_INVALID, &out_sig);
+    CHECK_MSG(st == OI_OK, "%s: the case itself is invalid: %s", name, oi_last_error());
+    if (st == OI_OK)
+        supported = vk->supports_op(ctx, op, at->a, at->n, sigs, (size_t)n_in, &out_sig);
+    if (supported) {
+        guarded gpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, PAD_ELEMS);
+        guarded cpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, 0);
+        CHECK_OK(oi__op_run_cpu(op, at->a, at->n, inputs, (size_t)n_in, cpu.t));
+        uint64_t fallbacks = oi__vulkan_get_stats(ctx)->cpu_fallbacks;
+        st = vk->run_op(ctx, op, at->a, at->n, inputs, (size_t)n_in, gpu.t);
+        CHECK_MSG(st == OI_OK, "%s: run_op: %s", name, oi_last_error());
+        CHECK_MSG(oi__vulkan_get_stats(ctx)->cpu_fallbacks == fallbacks, "%s: ran on the CPU", name);
+        if (st == OI_OK) {
+            CHECK_OK(vk->to_host(ctx, gpu.t->storage));
+            bool same = compare_outputs(name, op, cpu.t, &gpu);
+            if (same && op == OI_OP_top_k)
+                nn_same_bits(name, cpu.t, gpu.t);
+            if (same && op == OI_OP_rope && cpu.t->dtype == OI_DTYPE_F32)
+                CHECK_MSG(nn_nmse(cpu.t, gpu.t) <= NN_ROPE_F32_NMSE, "%s: NMSE %.3g > %.3g", name, nn_nmse(cpu.t, gpu.t),
+                          NN_ROPE_F32_NMSE);
+        }
+        for (int i = 0; i < n_in; i++)
+            CHECK_MSG(guards_intact(&in[i]), "%s: input %d guard bytes changed", name, i);
+        free_tensor(&gpu);
+        free_tensor(&cpu);
+        cases_run++;
+    } else {
+        cases_unsupported++;
+    }
+    for (int i = 0; i < n_in; i++)
+        free_tensor(&in[i]);
+    return supported;
+}
+
+/* A case every float dtype must run on the GPU. */
+#define NN_MUST(op, at, n, ins) CHECK_MSG(nn_case(op, at, n, ins), "%s should run on the GPU: %s", oi_op_name(op), oi_last_error())
+
+static void test_nn_norms(void) {
+    attrs none = no_attrs(), eps = no_attrs(), g3 = no_attrs(), g2 = no_attrs(), g4 = no_attrs();
+    attr_float(&eps, "epsilon", 1e-3);
+    attr_int(&g3, "num_groups", 3);
+    attr_int(&g2, "num_groups", 2);
+    attr_float(&g2, "epsilon", 1e-2);
+    attr_int(&g4, "num_groups", 4);
+    const shape xs[] = {S(4, 2, 3, 5, 7), S(2, 4, 6, 0, 0), S(3, 2, 4, 33, 0)};
+    const int64_t cs[] = {3, 6, 4};
+    for (int t = 0; t < COUNT(FLOATS); t++) {
+        oi_dtype f = FLOATS[t];
+        for (int s = 0; s < COUNT(xs); s++) {
+            shape c = S(1, cs[s], 0, 0, 0);
+            nn_input bn[5] = {NI(f, xs[s], s == 1 ? NN_SPECIALS : NN_RANDOM), NI(f, c, NN_RANDOM), NI(f, c, NN_RANDOM),
+                              NI(f, c, NN_RANDOM), NI(f, c, NN_POSITIVE)};
+            bn[0].transposed = s == 2; /* a strided x */
+            NN_MUST(OI_OP_batch_norm, s ? &eps : &none, 5, bn);
+        }
+        /* group_norm: groups of several channels, of one channel, a long reduction, a transposed x */
+        nn_input gn[3] = {NI(f, S(4, 2, 6, 5, 7), NN_RANDOM), NI(f, S(1, 6, 0, 0, 0), NN_RANDOM),
+                          NI(f, S(1, 6, 0, 0, 0), NN_RANDOM)};
+        NN_MUST(OI_OP_group_norm, &g3, 3, gn);
+        gn[0].s = S(3, 3, 4, 17, 0);
+        gn[1].s = gn[2].s = S(1, 4, 0, 0, 0);
+        NN_MUST(OI_OP_group_norm, &g4, 3, gn);
+        gn[0].transposed = true;
+        NN_MUST(OI_OP_group_norm, &g2, 3, gn);
+        gn[0].transposed = false;
+        gn[0].s = S(4, 1, 4, 32, 40);
+        NN_MUST(OI_OP_group_norm, &g2, 3, gn);
+    }
+    free_attrs(&g2);
+}
+
+static void test_nn_rope(void) {
+    attrs plain = no_attrs(), inter = no_attrs(), partial = no_attrs(), bshd = no_attrs();
+    attr_bool(&inter, "interleaved", true);
+    attr_float(&inter, "theta", 500000.0);
+    attr_int(&partial, "rotary_dim", 8);
+    attr_bool(&partial, "interleaved", false);
+    attr_int(&bshd, "seq_axis", 1);
+    attr_bool(&bshd, "interleaved", true);
+    attr_int(&bshd, "rotary_dim", 12);
+    for (int t = 0; t < COUNT(FLOATS); t++) {
+        oi_dtype f = FLOATS[t];
+        nn_input r[2] = {NI(f, S(4, 2, 3, 7, 16), NN_RANDOM), NI(OI_DTYPE_I32, S(1, 7, 0, 0, 0), NN_POSITIONS)};
+        NN_MUST(OI_OP_rope, &plain, 2, r);
+        NN_MUST(OI_OP_rope, &inter, 2, r);
+        NN_MUST(OI_OP_rope, &partial, 2, r);
+        r[1].dtype = OI_DTYPE_I64;
+        r[0].s = S(3, 9, 5, 64, 0); /* [S, D] with a leading dim, i64 positions */
+        r[1].s = S(1, 5, 0, 0, 0);
+        NN_MUST(OI_OP_rope, &plain, 2, r);
+        /* [B, S, H, D] with per-batch positions */
+        nn_input b[2] = {NI(f, S(4, 2, 6, 3, 16), NN_SPECIALS), NI(OI_DTYPE_I32, S(2, 2, 6, 0, 0), NN_POSITIONS)};
+        NN_MUST(OI_OP_rope, &bshd, 2, b);
+        /* a transposed x view: [.., S, D] laid out as [.., D, S] */
+        nn_input tr[2] = {NI(f, S(3, 2, 7, 10, 0), NN_RANDOM), NI(OI_DTYPE_I64, S(1, 7, 0, 0, 0), NN_POSITIONS)};
+        tr[0].transposed = true;
+        NN_MUST(OI_OP_rope, &inter, 2, tr);
+    }
+}
+
+static void test_nn_attention(void) {
+    attrs none = no_attrs(), causal = no_attrs(), scaled = no_attrs();
+    attr_bool(&causal, "causal", true);
+    attr_float(&scaled, "scale", 0.3);
+    attr_bool(&scaled, "causal", true);
+    for (int t = 0; t < COUNT(FLOATS); t++) {
+        oi_dtype f = FLOATS[t];
+        /* grouped-query heads: 4 query heads over 2 kv heads */
+        nn_input a[4] = {NI(f, S(4, 2, 4, 5, 16), NN_RANDOM), NI(f, S(4, 2, 2, 9, 16), NN_RANDOM),
+                         NI(f, S(4, 2, 2, 9, 12), NN_RANDOM), NI(f, S(2, 5, 9, 0, 0), NN_RANDOM)};
+        NN_MUST(OI_OP_attention, &none, 3, a);
+        NN_MUST(OI_OP_attention, &causal, 3, a);
+        NN_MUST(OI_OP_attention, &none, 4, a); /* an added mask, broadcast over batch and heads */
+        a[3] = NI(OI_DTYPE_BOOL, S(4, 2, 1, 5, 9), NN_RANDOM); /* true keeps; rows that keep nothing give NaN */
+        NN_MUST(OI_OP_attention, &scaled, 4, a);
+        a[1].transposed = true; /* k laid out as [B, H, D, T] */
+        a[0].fill = NN_SPECIALS;
+        NN_MUST(OI_OP_attention, &causal, 3, a);
+        /* more keys than one chunk (256), a short query block at the end of the cache */
+        nn_input l[3] = {NI(f, S(4, 1, 2, 3, 64), NN_RANDOM), NI(f, S(4, 1, 2, 600, 64), NN_RANDOM),
+                         NI(f, S(4, 1, 2, 600, 40), NN_RANDOM)};
+        NN_MUST(OI_OP_attention, &causal, 3, l);
+        NN_MUST(OI_OP_attention, &none, 3, l);
+        /* more queries than keys, causal: the first queries see no key (NaN rows) */
+        nn_input n[3] = {NI(f, S(4, 1, 2, 9, 8), NN_RANDOM), NI(f, S(4, 1, 2, 5, 8), NN_RANDOM),
+                         NI(f, S(4, 1, 2, 5, 8), NN_RANDOM)};
+        NN_MUST(OI_OP_attention, &causal, 3, n);
+    }
+    /* head sizes past the shader's shared row: the CPU's */
+    nn_input big[3] = {NI(OI_DTYPE_F32, S(4, 1, 1, 2, 300), NN_RANDOM), NI(OI_DTYPE_F32, S(4, 1, 1, 3, 300), NN_RANDOM),
+                       NI(OI_DTYPE_F32, S(4, 1, 1, 3, 8), NN_RANDOM)};
+    CHECK(!nn_case(OI_OP_attention, &none, 3, big));
+}
+
+static void test_nn_topk(void) {
+    static const oi_dtype all[] = {OI_DTYPE_F32, OI_DTYPE_F16, OI_DTYPE_BF16, OI_DTYPE_I8, OI_DTYPE_I16,
+                                   OI_DTYPE_I32, OI_DTYPE_U8, OI_DTYPE_U16, OI_DTYPE_U32};
+    const oi_op ops[] = {OI_OP_top_k, OI_OP_top_k_indices};
+    attrs k5 = no_attrs(), k4_small = no_attrs(), full = no_attrs(), mid = no_attrs();
+    attr_int(&k5, "k", 5);
+    attr_int(&k4_small, "k", 4);
+    attr_int(&k4_small, "axis", 0);
+    attr_bool(&k4_small, "largest", false);
+    attr_int(&full, "k", 37);
+    attr_int(&mid, "k", 3);
+    attr_int(&mid, "axis", 1);
+    for (int o = 0; o < 2; o++)
+        for (int t = 0; t < COUNT(all); t++) {
+            oi_dtype d = all[t];
+            nn_input x = NI(d, S(2, 5, 37, 0, 0), NN_TIES); /* many repeats: ties by lower index */
+            NN_MUST(ops[o], &k5, 1, &x);
+            NN_MUST(ops[o], &full, 1, &x); /* a full sort */
+            x.fill = NN_SPECIALS;
+            NN_MUST(ops[o], &k5, 1, &x);
+            x.s = S(2, 37, 6, 0, 0);
+            NN_MUST(ops[o], &k4_small, 1, &x); /* the smallest, along axis 0 */
+            x.fill = NN_TIES;
+            NN_MUST(ops[o], &k4_small, 1, &x);
+            x.s = S(3, 3, 9, 7, 0);
+            x.transposed = true; /* along the middle axis of a strided view */
+            NN_MUST(ops[o], &mid, 1, &x);
+        }
+    /* a row longer than the shader's shared key cache */
+    nn_input x = NI(OI_DTYPE_F32, S(2, 3, 3000, 0, 0), NN_TIES);
+    NN_MUST(OI_OP_top_k_indices, &k5, 1, &x);
+    x.fill = NN_RANDOM;
+    NN_MUST(OI_OP_top_k, &k5, 1, &x);
+    /* k past the shader's limit: the CPU's */
+    attrs many = no_attrs();
+    attr_int(&many, "k", 300);
+    CHECK(!nn_case(OI_OP_top_k, &many, 1, &x));
+}
+
+static void test_nn_quant(void) {
+    attrs nk = no_attrs(), kn = no_attrs(), q40 = no_attrs(), q41 = no_attrs();
+    attr_string(&kn, "layout", "kn");
+    attr_string(&q40, "format", "q4_0");
+    attr_string(&q41, "format", "q4_1");
+    for (int t = 0; t < COUNT(FLOATS); t++) {
+        oi_dtype f = FLOATS[t];
+        nn_input q8[3] = {NI(f, S(2, 5, 64, 0, 0), NN_RANDOM), NI(OI_DTYPE_I8, S(2, 33, 64, 0, 0), NN_INT8),
+                          NI(OI_DTYPE_F32, S(1, 33, 0, 0, 0), NN_RANDOM)};
+        NN_MUST(OI_OP_matmul_q8, &nk, 3, q8);
+        q8[0].s = S(3, 2, 3, 70, 0); /* rank 3, K not a multiple of the tile */
+        q8[1].s = S(2, 70, 33, 0, 0);
+        q8[2].dtype = f;
+        NN_MUST(OI_OP_matmul_q8, &kn, 3, q8);
+        q8[0].s = S(1, 70, 0, 0, 0); /* one row (decoding) */
+        NN_MUST(OI_OP_matmul_q8, &kn, 3, q8);
+        q8[0].s = S(2, 130, 70, 0, 0); /* several output blocks, a transposed x */
+        q8[0].transposed = true;
+        q8[1].s = S(2, 70, 70, 0, 0);
+        q8[2].s = S(1, 70, 0, 0, 0);
+        NN_MUST(OI_OP_matmul_q8, &kn, 3, q8);
+        q8[1].transposed = true; /* w [N, K] as a strided view */
+        NN_MUST(OI_OP_matmul_q8, &nk, 3, q8);
+        for (int fmt = 0; fmt < 2; fmt++) {
+            int64_t block = fmt ? 20 : 18;
+            nn_input q4[2] = {NI(f, S(2, 3, 64, 0, 0), NN_RANDOM), NI(OI_DTYPE_U8, S(2, 20, 2 * block, 0, 0),
+                                                                       fmt ? NN_Q4_1 : NN_Q4_0)};
+            NN_MUST(OI_OP_matmul_q4, fmt ? &q41 : &q40, 2, q4);
+            q4[0].s = S(3, 2, 70, 96, 0);
+            q4[1].s = S(2, 67, 3 * block, 0, 0);
+            NN_MUST(OI_OP_matmul_q4, fmt ? &q41 : &q40, 2, q4);
+            q4[0].s = S(1, 96, 0, 0, 0);
+            NN_MUST(OI_OP_matmul_q4, fmt ? &q41 : &q40, 2, q4);
+        }
+    }
+}
+
+static void test_nn_family(void) {
+    test_nn_norms();
+    test_nn_rope();
+    test_nn_attention();
+    test_nn_topk();
+    test_nn_quant();
+}

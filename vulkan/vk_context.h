@@ -40,7 +40,8 @@ typedef enum oi__vk_family { OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL } oi__
     X(GEMM_EPILOGUE, gemm_epilogue) /* alpha * product + beta * C */
 
 /* vk_ops_nn.c */
-#define OI__VK_SHADERS_NN(X)
+#define OI__VK_SHADERS_NN(X) \
+    X(CHNORM, chnorm) X(ROPE, rope) X(ATTENTION, attention) X(TOPK, topk) X(MATMUL_QUANT, matmul_quant)
 
 /* vk_ops_conv.c */
 #define OI__VK_SHADERS_CONV(X)
