@@ -54,8 +54,7 @@ typedef struct oi__gemm_f32_impl {
     int64_t max_tile_m;       /* rows of A packed per task                      */
     oi__gemm_f32_kernel_fn kernel;
     /* Packs 16 steps of `width` rows (rows[r] points at the first step) as
-     * out[i * width + r], for widths that are multiples of 16; NULL: the
-     * scalar loop. */
+     * out[i * width + r]; NULL: the scalar loop. */
     void (*interleave16)(const float *const *rows, int width, float *out);
 } oi__gemm_f32_impl;
 
@@ -239,18 +238,25 @@ OI__TARGET_AVX512 static inline void oi__gemm_transpose16_avx512(__m512 v[16]) {
     }
 }
 
-/* width: a multiple of 16 (the B panels; for the 12-row A panels the
- * scalar loop is as fast). */
+/* Any width up to OI__GEMM_MAX_NR: the 32-column B panels and the 12-row
+ * A panels (a last group of fewer than 16 rows is transposed with zero
+ * rows and stored through a mask, so no row is read past its end). */
 OI__TARGET_AVX512 static void oi__gemm_f32_interleave16_avx512(const float *const *rows, int width, float *out) {
     for (int r0 = 0; r0 < width; r0 += 16) {
+        int count = width - r0 < 16 ? width - r0 : 16;
+        __mmask16 lanes = (__mmask16)((1u << count) - 1u);
         __m512 v[16];
         for (int r = 0; r < 16; r++) {
-            _mm_prefetch((const char *)(rows[r0 + r] + 64), _MM_HINT_T0); /* 4 lines ahead */
-            v[r] = _mm512_loadu_ps(rows[r0 + r]);
+            if (r < count) {
+                _mm_prefetch((const char *)(rows[r0 + r] + 64), _MM_HINT_T0); /* 4 lines ahead */
+                v[r] = _mm512_loadu_ps(rows[r0 + r]);
+            } else {
+                v[r] = _mm512_setzero_ps();
+            }
         }
         oi__gemm_transpose16_avx512(v);
         for (int i = 0; i < 16; i++)
-            _mm512_storeu_ps(out + i * width + r0, v[i]);
+            _mm512_mask_storeu_ps(out + i * width + r0, lanes, v[i]);
     }
 }
 #endif /* OI__GEMM_X86 */
@@ -410,7 +416,7 @@ static void oi__gemm_f32_pack_rows(const oi__gemm_f32_impl *impl, const float *s
             int64_t p = 0;
             for (; p + 16 <= kc; p += 16) {
                 float *out = panel + p * width;
-                if (impl->interleave16 && width % 16 == 0)
+                if (impl->interleave16)
                     impl->interleave16(rows, width, out);
                 else
                     for (int r = 0; r < width; r++) {
