@@ -526,8 +526,9 @@ static bool oi__gemm_packed_matches(const oi__gemm_f32_packed *p, const oi__gemm
 
 /* The packed op(B) for this call: found on g->b_owner, or made and kept
  * there. NULL (pack per task, as for any B) when there is no owner, the
- * owner already keeps another layout, memory is short or the compiler has
- * no atomics. */
+ * owner already keeps another layout, n is so narrow that padding would
+ * more than double the copy, memory is short or the compiler has no
+ * atomics. So the copies stay about the size of the weights they mirror. */
 static const oi__gemm_f32_packed *oi__gemm_f32_packed_b(const oi__gemm_f32_impl *impl, const oi__gemm_f32_args *g) {
 #if defined(__GNUC__) || defined(__clang__)
     if (!g->b_owner)
@@ -537,6 +538,8 @@ static const oi__gemm_f32_packed *oi__gemm_f32_packed_b(const oi__gemm_f32_impl 
     if (have)
         return oi__gemm_packed_matches(have, impl, g) ? have : NULL;
     int64_t n_pad = oi__gemm_round_up(g->n, impl->nr);
+    if (n_pad > 2 * g->n)
+        return NULL; /* mostly padding: the copy would outgrow the weight */
     size_t bytes = sizeof(oi__gemm_f32_packed) + OI__GEMM_ALIGN + (size_t)(n_pad * g->k) * sizeof(float);
     oi__gemm_f32_packed *p = (oi__gemm_f32_packed *)oi__malloc(bytes);
     if (!p)

@@ -458,6 +458,17 @@ static void test_gemm_strided(void) {
     oi__threadpool_free(pool2);
 }
 
+/* Two tasks that wait for each other: returns once the pool's worker has
+ * started (it frees its start-up block then, which would upset counts of
+ * live blocks taken later). */
+static void meet_task(void *ctx, int task, int thread) {
+    (void)task, (void)thread;
+    int *arrived = (int *)ctx;
+    __atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(arrived, __ATOMIC_SEQ_CST) < 2) {
+    }
+}
+
 /* op(B) from a model tensor is packed once and kept on its storage: a later
  * call with the same layout reuses the copy (seen here by changing the
  * bytes behind its back, which the owner promises never happens), another
@@ -466,6 +477,8 @@ static void test_gemm_strided(void) {
 static void test_gemm_packed_b(void) {
     const int64_t m = 40, n = 70, k = 300; /* two k blocks, an edge panel */
     oi__threadpool *pool2 = oi__threadpool_new(2);
+    int arrived = 0;
+    oi__threadpool_run(pool2, 2, meet_task, &arrived);
     float *a = random_matrix(m, k, k), *b = random_matrix(k, n, n), *c0 = random_matrix(m, n, n);
     double *want = (double *)malloc((size_t)(m * n) * sizeof *want), *scale = (double *)malloc((size_t)(m * n) * sizeof *scale);
     double *want_old = (double *)malloc((size_t)(m * n) * sizeof *want_old);
@@ -514,6 +527,15 @@ static void test_gemm_packed_b(void) {
     hooks_disarm();
     oi__tensor_free(t);
     CHECK_EQ_INT(hooks_live_blocks(), blocks_before);
+
+    /* 5 columns: mostly padding in nr-wide panels, so no copy is kept. */
+    t = oi__tensor_wrap(OI_DTYPE_F32, 2, shape, b);
+    oi__gemm_f32_args narrow = g;
+    narrow.n = 5, narrow.b_owner = t->storage;
+    reference_strided(&narrow, c0, want, scale);
+    CHECK_EQ_INT(run_strided(pool2, narrow, c0, want, scale), 0);
+    CHECK(t->storage->gemm_packed == NULL);
+    oi__tensor_free(t);
 
     free(a), free(b), free(c0), free(want), free(scale), free(want_old);
     oi__threadpool_free(pool2);
