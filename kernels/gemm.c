@@ -14,6 +14,12 @@
  * computed whole into a scratch tile (packing pads with zeros) and only the
  * valid part is written back.
  *
+ * oi__gemm_f32_ex is the general form (oi__gemm_f32 wraps it): operands of
+ * any strides, packed straight from the view (a transposed or stepped
+ * tensor is never copied first), a bias row added in the micro-kernel's
+ * store, and a B from the model (weights) packed once into the layout the
+ * tasks read and kept on its storage, so a step only packs A.
+ *
  * oi__gemm_f64 is the reference path: cache-blocked loops, no packing. */
 #include "../openinfer_impl/internal.h"
 
