@@ -680,6 +680,60 @@ static double oi__conv_gemm_c(const oi__tensor *c, int64_t i, int64_t j) {
     return oi__load_f64(c->dtype, oi__op_cdata(c), at);
 }
 
+/* op(t) of a rank-2 f32 operand as the gemm reads it: its first element
+ * and the strides of op(t)'s rows and columns (swapped when transposed). */
+static const float *oi__conv_gemm_view(const oi__tensor *t, bool trans, int64_t *rs, int64_t *cs) {
+    *rs = t->strides[trans ? 1 : 0];
+    *cs = t->strides[trans ? 0 : 1];
+    return (const float *)oi__op_cdata(t) + t->offset;
+}
+
+/* The f32 gemm: A and B are read in place through their strides (a
+ * transposed or sliced view costs no copy), C broadcast along rows becomes
+ * the gemm's bias row (beta folded in; used in place when it already is
+ * one), and a B from the model is packed once and reused on later steps
+ * (b_owner: its bytes never change). */
+static oi_status oi__conv_gemm_f32(const oi__kernel_args *k, int64_t m, int64_t n, int64_t kk, bool ta, bool tb,
+                                   double alpha, double beta) {
+    const oi__tensor *c = k->n_in == 3 && beta != 0.0 ? k->in[2] : NULL;
+    bool row_bcast = c && (c->ndim < 2 || c->shape[0] == 1);
+    oi__gemm_f32_args g;
+    memset(&g, 0, sizeof g);
+    g.m = m, g.n = n, g.k = kk, g.alpha = (float)alpha;
+    g.a = oi__conv_gemm_view(k->in[0], ta, &g.a_rs, &g.a_cs);
+    g.b = oi__conv_gemm_view(k->in[1], tb, &g.b_rs, &g.b_cs);
+    g.b_owner = k->in[1]->storage && k->in[1]->storage->borrowed ? k->in[1]->storage : NULL;
+    oi__conv_buf y = {NULL, false}, bias = {NULL, false};
+    oi_status s = oi__conv_result(k->out, false, &y);
+    if (s == OI_OK && row_bcast) {
+        bool in_place = c->dtype == OI_DTYPE_F32 && beta == 1.0 && c->ndim >= 1 && c->shape[c->ndim - 1] == n &&
+                        (c->strides[c->ndim - 1] == 1 || n == 1);
+        if (in_place) {
+            bias.data = (void *)((const float *)oi__op_cdata(c) + c->offset);
+        } else if ((bias.data = oi__conv_scratch(n, false)) != NULL) {
+            bias.owned = true;
+            for (int64_t j = 0; j < n; j++)
+                ((float *)bias.data)[j] = (float)(beta * oi__conv_gemm_c(c, 0, j));
+        } else {
+            s = OI_ERROR_OUT_OF_MEMORY;
+        }
+        g.bias = (const float *)bias.data;
+    } else if (s == OI_OK && c) { /* a full C: y = beta * C, then accumulate */
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                ((float *)y.data)[i * n + j] = (float)(beta * oi__conv_gemm_c(c, i, j));
+        g.beta = 1.0f;
+    }
+    g.c = (float *)y.data;
+    g.ldc = n;
+    if (s == OI_OK)
+        s = oi__gemm_f32_ex(oi__threadpool_default(), &g);
+    if (s == OI_OK)
+        oi__conv_finish(k->out, false, &y);
+    oi__conv_release(&bias), oi__conv_release(&y);
+    return s;
+}
+
 static oi_status oi__conv_gemm_op(const oi__kernel_args *k) {
     oi__op_sig sigs[3];
     for (size_t i = 0; i < k->n_in; i++)
@@ -689,6 +743,8 @@ static oi_status oi__conv_gemm_op(const oi__kernel_args *k) {
         return OI_ERROR_VALIDATION;
     bool wide = k->out->dtype == OI_DTYPE_F64, ta = oi__op_param_bool(k, "trans_a"), tb = oi__op_param_bool(k, "trans_b");
     double alpha = oi__op_param_f64(k, "alpha"), beta = oi__op_param_f64(k, "beta");
+    if (!wide && k->in[0]->dtype == OI_DTYPE_F32 && k->in[1]->dtype == OI_DTYPE_F32)
+        return oi__conv_gemm_f32(k, m, n, kk, ta, tb, alpha, beta);
     bool with_c = k->n_in == 3 && beta != 0.0;
     oi__conv_buf a = {NULL, false}, b = {NULL, false}, y = {NULL, false};
     oi_status s = oi__conv_dense(k->in[0], wide, &a);

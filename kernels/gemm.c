@@ -14,6 +14,12 @@
  * computed whole into a scratch tile (packing pads with zeros) and only the
  * valid part is written back.
  *
+ * oi__gemm_f32_ex is the general form (oi__gemm_f32 wraps it): operands of
+ * any strides, packed straight from the view (a transposed or stepped
+ * tensor is never copied first), a bias row added in the micro-kernel's
+ * store, and a B from the model (weights) packed once into the layout the
+ * tasks read and kept on its storage, so a step only packs A.
+ *
  * oi__gemm_f64 is the reference path: cache-blocked loops, no packing. */
 #include "../openinfer_impl/internal.h"
 
@@ -41,9 +47,10 @@
 #define OI__GEMM_PARALLEL_MIN (64 * 64 * 64)
 
 /* Computes one full mr x nr tile: C = alpha * (A panel * B panel) + beta * C
- * (beta == 0: C is not read). a: kc x mr, b: kc x nr, both packed. */
+ * + bias (beta == 0: C is not read; bias: NULL or the tile's nr values).
+ * a: kc x mr, b: kc x nr, both packed. */
 typedef void (*oi__gemm_f32_kernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                                       float alpha, float beta);
+                                       float alpha, float beta, const float *bias);
 
 typedef struct oi__gemm_f32_impl {
     oi__gemm_isa isa;
@@ -53,8 +60,7 @@ typedef struct oi__gemm_f32_impl {
     int64_t max_tile_m;       /* rows of A packed per task                      */
     oi__gemm_f32_kernel_fn kernel;
     /* Packs 16 steps of `width` rows (rows[r] points at the first step) as
-     * out[i * width + r], for widths that are multiples of 16; NULL: the
-     * scalar loop. */
+     * out[i * width + r]; NULL: the scalar loop. */
     void (*interleave16)(const float *const *rows, int width, float *out);
 } oi__gemm_f32_impl;
 
@@ -82,22 +88,24 @@ static inline oi__gemm_v4 oi__gemm_v4_load(const float *p) {
 
 static inline void oi__gemm_v4_store(float *p, oi__gemm_v4 v) { memcpy(p, &v, sizeof v); }
 
-/* C[0..4) or C[4..8) of row i = alpha * acc (+ beta * C). */
-static inline void oi__gemm_v4_update_c(float *out, oi__gemm_v4 acc, float alpha, float beta) {
+/* C[0..4) or C[4..8) of row i = alpha * acc (+ beta * C) (+ bias). */
+static inline void oi__gemm_v4_update_c(float *out, oi__gemm_v4 acc, float alpha, float beta, const float *bias) {
     oi__gemm_v4 va = {alpha, alpha, alpha, alpha}, vb = {beta, beta, beta, beta};
     oi__gemm_v4 v = va * acc;
     if (beta != 0.0f)
         v += vb * oi__gemm_v4_load(out);
+    if (bias)
+        v += oi__gemm_v4_load(bias);
     oi__gemm_v4_store(out, v);
 }
 
 #define OI__V4_DECLARE(i) oi__gemm_v4 c##i##0 = zero, c##i##1 = zero;
 #define OI__V4_UPDATE(i) { oi__gemm_v4 ai = {a[i], a[i], a[i], a[i]}; c##i##0 += ai * b0; c##i##1 += ai * b1; }
-#define OI__V4_STORE(i) oi__gemm_v4_update_c(c + i * ldc, c##i##0, alpha, beta); \
-    oi__gemm_v4_update_c(c + i * ldc + 4, c##i##1, alpha, beta);
+#define OI__V4_STORE(i) oi__gemm_v4_update_c(c + i * ldc, c##i##0, alpha, beta, bias); \
+    oi__gemm_v4_update_c(c + i * ldc + 4, c##i##1, alpha, beta, bias ? bias + 4 : NULL);
 
 static void oi__gemm_f32_kernel_portable(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                                         float alpha, float beta) {
+                                         float alpha, float beta, const float *bias) {
     oi__gemm_v4 zero = {0.0f, 0.0f, 0.0f, 0.0f};
     OI__ROWS6(OI__V4_DECLARE)
     for (int64_t p = 0; p < kc; p++) {
@@ -110,7 +118,7 @@ static void oi__gemm_f32_kernel_portable(int64_t kc, const float *a, const float
 }
 #else
 static void oi__gemm_f32_kernel_portable(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                                         float alpha, float beta) {
+                                         float alpha, float beta, const float *bias) {
     float acc[OI__GEMM_PORTABLE_MR][OI__GEMM_PORTABLE_NR];
     memset(acc, 0, sizeof acc);
     for (int64_t p = 0; p < kc; p++) {
@@ -123,7 +131,7 @@ static void oi__gemm_f32_kernel_portable(int64_t kc, const float *a, const float
     for (int i = 0; i < OI__GEMM_PORTABLE_MR; i++) {
         float *ci = c + i * ldc;
         for (int j = 0; j < OI__GEMM_PORTABLE_NR; j++)
-            ci[j] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * ci[j];
+            ci[j] = (beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * ci[j]) + (bias ? bias[j] : 0.0f);
     }
 }
 #endif
@@ -136,16 +144,20 @@ static void oi__gemm_f32_kernel_portable(int64_t kc, const float *a, const float
 #define OI__AVX2_UPDATE(i) { __m256 ai = _mm256_broadcast_ss(a + i); \
     c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0); c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1); }
 #define OI__AVX2_STORE(i) { float *ci = c + i * ldc; \
-    if (zero_beta) { \
-        _mm256_storeu_ps(ci, _mm256_mul_ps(va, c##i##0)); \
-        _mm256_storeu_ps(ci + 8, _mm256_mul_ps(va, c##i##1)); \
-    } else { \
-        _mm256_storeu_ps(ci, _mm256_fmadd_ps(va, c##i##0, _mm256_mul_ps(vb, _mm256_loadu_ps(ci)))); \
-        _mm256_storeu_ps(ci + 8, _mm256_fmadd_ps(va, c##i##1, _mm256_mul_ps(vb, _mm256_loadu_ps(ci + 8)))); \
-    } }
+    __m256 r0 = _mm256_mul_ps(va, c##i##0), r1 = _mm256_mul_ps(va, c##i##1); \
+    if (!zero_beta) { \
+        r0 = _mm256_fmadd_ps(va, c##i##0, _mm256_mul_ps(vb, _mm256_loadu_ps(ci))); \
+        r1 = _mm256_fmadd_ps(va, c##i##1, _mm256_mul_ps(vb, _mm256_loadu_ps(ci + 8))); \
+    } \
+    if (bias) { \
+        r0 = _mm256_add_ps(r0, bias0); \
+        r1 = _mm256_add_ps(r1, bias1); \
+    } \
+    _mm256_storeu_ps(ci, r0); \
+    _mm256_storeu_ps(ci + 8, r1); }
 
 OI__TARGET_AVX2 static void oi__gemm_f32_kernel_avx2(int64_t kc, const float *a, const float *b, float *c,
-                                                     int64_t ldc, float alpha, float beta) {
+                                                     int64_t ldc, float alpha, float beta, const float *bias) {
     OI__ROWS6(OI__AVX2_DECLARE)
     for (int64_t p = 0; p < kc; p++) {
         __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
@@ -155,6 +167,8 @@ OI__TARGET_AVX2 static void oi__gemm_f32_kernel_avx2(int64_t kc, const float *a,
     }
     bool zero_beta = beta == 0.0f;
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    __m256 bias0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+    __m256 bias1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
     OI__ROWS6(OI__AVX2_STORE)
 }
 
@@ -165,18 +179,22 @@ OI__TARGET_AVX2 static void oi__gemm_f32_kernel_avx2(int64_t kc, const float *a,
 #define OI__AVX512_UPDATE(i) { __m512 ai = _mm512_set1_ps(a[i]); \
     c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0); c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1); }
 #define OI__AVX512_STORE(i) { float *ci = c + i * ldc; \
-    if (zero_beta) { \
-        _mm512_storeu_ps(ci, _mm512_mul_ps(va, c##i##0)); \
-        _mm512_storeu_ps(ci + 16, _mm512_mul_ps(va, c##i##1)); \
-    } else { \
-        _mm512_storeu_ps(ci, _mm512_fmadd_ps(va, c##i##0, _mm512_mul_ps(vb, _mm512_loadu_ps(ci)))); \
-        _mm512_storeu_ps(ci + 16, _mm512_fmadd_ps(va, c##i##1, _mm512_mul_ps(vb, _mm512_loadu_ps(ci + 16)))); \
-    } }
+    __m512 r0 = _mm512_mul_ps(va, c##i##0), r1 = _mm512_mul_ps(va, c##i##1); \
+    if (!zero_beta) { \
+        r0 = _mm512_fmadd_ps(va, c##i##0, _mm512_mul_ps(vb, _mm512_loadu_ps(ci))); \
+        r1 = _mm512_fmadd_ps(va, c##i##1, _mm512_mul_ps(vb, _mm512_loadu_ps(ci + 16))); \
+    } \
+    if (bias) { \
+        r0 = _mm512_add_ps(r0, bias0); \
+        r1 = _mm512_add_ps(r1, bias1); \
+    } \
+    _mm512_storeu_ps(ci, r0); \
+    _mm512_storeu_ps(ci + 16, r1); }
 #define OI__AVX512_PREFETCH_C(i) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0); \
     _mm_prefetch((const char *)(c + i * ldc + 31), _MM_HINT_T0);
 
 OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float *a, const float *b, float *c,
-                                                         int64_t ldc, float alpha, float beta) {
+                                                         int64_t ldc, float alpha, float beta, const float *bias) {
     OI__ROWS12(OI__AVX512_PREFETCH_C)
     OI__ROWS12(OI__AVX512_DECLARE)
     for (int64_t p = 0; p < kc; p++) {
@@ -187,6 +205,8 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float
     }
     bool zero_beta = beta == 0.0f;
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __m512 bias0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+    __m512 bias1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
     OI__ROWS12(OI__AVX512_STORE)
 }
 
@@ -224,18 +244,25 @@ OI__TARGET_AVX512 static inline void oi__gemm_transpose16_avx512(__m512 v[16]) {
     }
 }
 
-/* width: a multiple of 16 (the B panels; for the 12-row A panels the
- * scalar loop is as fast). */
+/* Any width up to OI__GEMM_MAX_NR: the 32-column B panels and the 12-row
+ * A panels (a last group of fewer than 16 rows is transposed with zero
+ * rows and stored through a mask, so no row is read past its end). */
 OI__TARGET_AVX512 static void oi__gemm_f32_interleave16_avx512(const float *const *rows, int width, float *out) {
     for (int r0 = 0; r0 < width; r0 += 16) {
+        int count = width - r0 < 16 ? width - r0 : 16;
+        __mmask16 lanes = (__mmask16)((1u << count) - 1u);
         __m512 v[16];
         for (int r = 0; r < 16; r++) {
-            _mm_prefetch((const char *)(rows[r0 + r] + 64), _MM_HINT_T0); /* 4 lines ahead */
-            v[r] = _mm512_loadu_ps(rows[r0 + r]);
+            if (r < count) {
+                _mm_prefetch((const char *)(rows[r0 + r] + 64), _MM_HINT_T0); /* 4 lines ahead */
+                v[r] = _mm512_loadu_ps(rows[r0 + r]);
+            } else {
+                v[r] = _mm512_setzero_ps();
+            }
         }
         oi__gemm_transpose16_avx512(v);
         for (int i = 0; i < 16; i++)
-            _mm512_storeu_ps(out + i * width + r0, v[i]);
+            _mm512_mask_storeu_ps(out + i * width + r0, lanes, v[i]);
     }
 }
 #endif /* OI__GEMM_X86 */
@@ -333,30 +360,38 @@ static inline int64_t oi__gemm_round_up(int64_t x, int64_t y) { return oi__gemm_
 static inline int64_t oi__gemm_min(int64_t x, int64_t y) { return x < y ? x : y; }
 static inline int64_t oi__gemm_max(int64_t x, int64_t y) { return x > y ? x : y; }
 
-/* C = beta * C, for k == 0 or alpha == 0 (A and B are not read). */
-static void oi__gemm_f32_scale_c(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++)
-            c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+/* Element (i, p) of op(A) and (p, j) of op(B). */
+static inline float oi__gemm_a_at(const oi__gemm_f32_args *g, int64_t i, int64_t p) {
+    return g->a[i * g->a_rs + p * g->a_cs];
+}
+static inline float oi__gemm_b_at(const oi__gemm_f32_args *g, int64_t p, int64_t j) {
+    return g->b[p * g->b_rs + j * g->b_cs];
 }
 
-/* Small problems: a plain loop over i, p, j (unit stride in j when B is
- * not transposed), accumulating one row of C at a time. */
-static void oi__gemm_f32_small(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-                               int64_t ldc) {
-    oi__gemm_f32_scale_c(m, n, beta, c, ldc);
-    for (int64_t i = 0; i < m; i++) {
-        float *ci = c + i * ldc;
-        for (int64_t p = 0; p < k; p++) {
-            float aip = alpha * (trans_a ? a[p * lda + i] : a[i * lda + p]);
-            if (trans_b)
-                for (int64_t j = 0; j < n; j++)
-                    ci[j] += aip * b[j * ldb + p];
-            else
-                for (int64_t j = 0; j < n; j++)
-                    ci[j] += aip * b[p * ldb + j];
+/* C = beta * C + bias, for k == 0 or alpha == 0 (A and B are not read). */
+static void oi__gemm_f32_scale_c(const oi__gemm_f32_args *g) {
+    for (int64_t i = 0; i < g->m; i++)
+        for (int64_t j = 0; j < g->n; j++) {
+            float *out = g->c + i * g->ldc + j;
+            *out = (g->beta == 0.0f ? 0.0f : g->beta * *out) + (g->bias ? g->bias[j] : 0.0f);
         }
+}
+
+/* Small problems: a plain loop over i, p, j, accumulating one row of C at
+ * a time (unit stride in j when op(B)'s rows are contiguous). */
+static void oi__gemm_f32_small(const oi__gemm_f32_args *g) {
+    float beta = g->beta;
+    for (int64_t i = 0; i < g->m; i++) {
+        float *ci = g->c + i * g->ldc;
+        for (int64_t j = 0; j < g->n; j++)
+            ci[j] = beta == 0.0f ? 0.0f : beta * ci[j];
+        for (int64_t p = 0; p < g->k; p++) {
+            float aip = g->alpha * oi__gemm_a_at(g, i, p);
+            for (int64_t j = 0; j < g->n; j++)
+                ci[j] += aip * oi__gemm_b_at(g, p, j);
+        }
+        for (int64_t j = 0; g->bias && j < g->n; j++)
+            ci[j] += g->bias[j];
     }
 }
 
@@ -364,11 +399,16 @@ static void oi__gemm_f32_small(bool trans_a, bool trans_b, int64_t m, int64_t n,
  * A packed operand is a row of micro-panels, each `width` (mr or nr) wide:
  * panel q holds, for each step p of the k block, its `width` values
  * contiguously. Values past the matrix edge are zero, so edge tiles run
- * the same kernel (their extra rows/columns are computed and dropped). */
+ * the same kernel (their extra rows/columns are computed and dropped).
+ * An operand is read in place through its strides: value r of step p is
+ * src[r * r_stride + p * p_stride]. A unit stride along the steps packs
+ * row by row (pack_rows), a unit stride along the panel packs a line of
+ * the panel at once (pack_cols), any other view goes element by element
+ * (pack_strided): a transposed or sliced view is never copied first. */
 
-/* The panel values are rows of `src` (step p = column p): op(A) when A is
- * not transposed, op(B) when B is. Reads `width` rows side by side so each
- * output line is written once and every input row streams forward. */
+/* Unit stride along the steps: each panel value r is a row of `src` (step
+ * p = column p). Reads `width` rows side by side so each output line is
+ * written once and every input row streams forward. */
 static void oi__gemm_f32_pack_rows(const oi__gemm_f32_impl *impl, const float *src, int64_t ld, int64_t n_rows,
                                    int64_t kc, int width, float *dst) {
     const float *rows[OI__GEMM_MAX_NR];
@@ -382,7 +422,7 @@ static void oi__gemm_f32_pack_rows(const oi__gemm_f32_impl *impl, const float *s
             int64_t p = 0;
             for (; p + 16 <= kc; p += 16) {
                 float *out = panel + p * width;
-                if (impl->interleave16 && width % 16 == 0)
+                if (impl->interleave16)
                     impl->interleave16(rows, width, out);
                 else
                     for (int r = 0; r < width; r++) {
@@ -404,9 +444,9 @@ static void oi__gemm_f32_pack_rows(const oi__gemm_f32_impl *impl, const float *s
     }
 }
 
-/* The panel values are columns of `src` (step p = row p): op(A) when A is
- * transposed, op(B) when it is not. Walks src row by row (unit stride, one
- * page after another) and deals each row out to the panels. */
+/* Unit stride along the panel: step p is a row of `src`. Walks src row by
+ * row (unit stride, one page after another) and deals each row out to the
+ * panels. */
 static void oi__gemm_f32_pack_cols(const float *src, int64_t ld, int64_t n_cols, int64_t kc, int width,
                                    float *dst) {
     int64_t full = n_cols / width * width;
@@ -426,22 +466,111 @@ static void oi__gemm_f32_pack_cols(const float *src, int64_t ld, int64_t n_cols,
     }
 }
 
-/* Rows [i0, i0+rows) x steps [p0, p0+kc) of op(A), in mr-row panels. */
-static void oi__gemm_f32_pack_a(const oi__gemm_f32_impl *impl, bool trans_a, const float *a, int64_t lda, int64_t i0,
-                                int64_t rows, int64_t p0, int64_t kc, float *dst) {
-    if (trans_a)
-        oi__gemm_f32_pack_cols(a + p0 * lda + i0, lda, rows, kc, impl->mr, dst);
+/* No unit stride (a permuted or stepped view): gathered one value at a
+ * time, walking each panel line in order. */
+static void oi__gemm_f32_pack_strided(const float *src, int64_t r_stride, int64_t p_stride, int64_t n, int64_t kc,
+                                      int width, float *dst) {
+    for (int64_t q = 0; q < n; q += width) {
+        int valid = (int)oi__gemm_min(width, n - q);
+        float *panel = dst + q * kc;
+        for (int64_t p = 0; p < kc; p++) {
+            const float *line = src + q * r_stride + p * p_stride;
+            for (int r = 0; r < width; r++)
+                panel[p * width + r] = r < valid ? line[r * r_stride] : 0.0f;
+        }
+    }
+}
+
+/* Values [v0, v0+n) x steps [p0, p0+kc) of an operand whose value v, step
+ * p is src[v * v_stride + p * p_stride], in `width`-wide panels. */
+static void oi__gemm_f32_pack(const oi__gemm_f32_impl *impl, const float *src, int64_t v_stride, int64_t p_stride,
+                              int64_t v0, int64_t n, int64_t p0, int64_t kc, int width, float *dst) {
+    const float *first = src + v0 * v_stride + p0 * p_stride;
+    if (p_stride == 1 || kc == 1)
+        oi__gemm_f32_pack_rows(impl, first, v_stride, n, kc, width, dst);
+    else if (v_stride == 1 || n == 1)
+        oi__gemm_f32_pack_cols(first, p_stride, n, kc, width, dst);
     else
-        oi__gemm_f32_pack_rows(impl, a + i0 * lda + p0, lda, rows, kc, impl->mr, dst);
+        oi__gemm_f32_pack_strided(first, v_stride, p_stride, n, kc, width, dst);
+}
+
+/* Rows [i0, i0+rows) x steps [p0, p0+kc) of op(A), in mr-row panels. */
+static void oi__gemm_f32_pack_a(const oi__gemm_f32_impl *impl, const oi__gemm_f32_args *g, int64_t i0, int64_t rows,
+                                int64_t p0, int64_t kc, float *dst) {
+    oi__gemm_f32_pack(impl, g->a, g->a_rs, g->a_cs, i0, rows, p0, kc, impl->mr, dst);
 }
 
 /* Steps [p0, p0+kc) x columns [j0, j0+cols) of op(B), in nr-column panels. */
-static void oi__gemm_f32_pack_b(const oi__gemm_f32_impl *impl, bool trans_b, const float *b, int64_t ldb, int64_t p0,
-                                int64_t kc, int64_t j0, int64_t cols, float *dst) {
-    if (trans_b)
-        oi__gemm_f32_pack_rows(impl, b + j0 * ldb + p0, ldb, cols, kc, impl->nr, dst);
-    else
-        oi__gemm_f32_pack_cols(b + p0 * ldb + j0, ldb, cols, kc, impl->nr, dst);
+static void oi__gemm_f32_pack_b(const oi__gemm_f32_impl *impl, const oi__gemm_f32_args *g, int64_t p0, int64_t kc,
+                                int64_t j0, int64_t cols, float *dst) {
+    oi__gemm_f32_pack(impl, g->b, g->b_cs, g->b_rs, j0, cols, p0, kc, impl->nr, dst);
+}
+
+/* ---- op(B) packed once: model weights ----
+ * All of op(B) in the layout the tasks would pack it in: k block after k
+ * block (impl->kc steps each), each block a row of nr-column panels over
+ * all n_pad columns. A task then reads the block at p0 from column j1 at
+ * data + p0 * n_pad + j1 * kc instead of packing it. The copy is made on
+ * the first call, published on the owner storage with one atomic
+ * compare-and-swap (it is never changed or replaced afterwards, so
+ * concurrent readers are safe) and freed with the storage. */
+typedef struct oi__gemm_f32_packed {
+    const oi__gemm_f32_impl *impl; /* the key: this path ...                  */
+    const float *b;                /* ... these bytes in this layout         */
+    int64_t k, n, b_rs, b_cs;
+    int64_t n_pad;                 /* n rounded up to impl->nr               */
+    float *data;                   /* aligned, inside the same allocation    */
+} oi__gemm_f32_packed;
+
+void oi__gemm_packed_free(void *packed) { oi__free(packed); }
+
+static bool oi__gemm_packed_matches(const oi__gemm_f32_packed *p, const oi__gemm_f32_impl *impl,
+                                    const oi__gemm_f32_args *g) {
+    return p->impl == impl && p->b == g->b && p->k == g->k && p->n == g->n && p->b_rs == g->b_rs &&
+           p->b_cs == g->b_cs;
+}
+
+/* The packed op(B) for this call: found on g->b_owner, or made and kept
+ * there. NULL (pack per task, as for any B) when there is no owner, the
+ * owner already keeps another layout, n is so narrow that padding would
+ * more than double the copy, memory is short or the compiler has no
+ * atomics. So the copies stay about the size of the weights they mirror. */
+static const oi__gemm_f32_packed *oi__gemm_f32_packed_b(const oi__gemm_f32_impl *impl, const oi__gemm_f32_args *g) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (!g->b_owner)
+        return NULL;
+    void **slot = &g->b_owner->gemm_packed;
+    const oi__gemm_f32_packed *have = (const oi__gemm_f32_packed *)__atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (have)
+        return oi__gemm_packed_matches(have, impl, g) ? have : NULL;
+    int64_t n_pad = oi__gemm_round_up(g->n, impl->nr);
+    if (n_pad > 2 * g->n)
+        return NULL; /* mostly padding: the copy would outgrow the weight */
+    size_t bytes = sizeof(oi__gemm_f32_packed) + OI__GEMM_ALIGN + (size_t)(n_pad * g->k) * sizeof(float);
+    oi__gemm_f32_packed *p = (oi__gemm_f32_packed *)oi__malloc(bytes);
+    if (!p)
+        return NULL; /* not an error: the tasks pack B themselves */
+    uintptr_t data = ((uintptr_t)(p + 1) + OI__GEMM_ALIGN - 1) & ~(uintptr_t)(OI__GEMM_ALIGN - 1);
+    p->impl = impl;
+    p->b = g->b;
+    p->k = g->k;
+    p->n = g->n;
+    p->b_rs = g->b_rs;
+    p->b_cs = g->b_cs;
+    p->n_pad = n_pad;
+    p->data = (float *)data;
+    for (int64_t p0 = 0; p0 < g->k; p0 += impl->kc)
+        oi__gemm_f32_pack_b(impl, g, p0, oi__gemm_min(impl->kc, g->k - p0), 0, g->n, p->data + p0 * n_pad);
+    void *expected = NULL;
+    if (__atomic_compare_exchange_n(slot, &expected, (void *)p, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return p;
+    oi__free(p); /* another thread published first */
+    have = (const oi__gemm_f32_packed *)expected;
+    return oi__gemm_packed_matches(have, impl, g) ? have : NULL;
+#else
+    (void)impl, (void)g;
+    return NULL;
+#endif
 }
 
 /* ---- skinny products: m or n is at most OI__GEMM_SKINNY ----
@@ -452,7 +581,9 @@ static void oi__gemm_f32_pack_b(const oi__gemm_f32_impl *impl, bool trans_b, con
  *  - its rows run along k: dot products, tasks split the big side;
  *  - its rows run along the big side: row updates (axpy); tasks split k so
  *    each streams whole rows, and their partial sums are added at the end.
- * When n is the small side we compute C^T = op(B)^T op(A)^T the same way. */
+ * When n is the small side we compute C^T = op(B)^T op(A)^T the same way.
+ * A big operand with no unit stride (a permuted view) takes the packed
+ * path instead. */
 #define OI__GEMM_SKINNY 4
 #define OI__GEMM_SKINNY_DOT_CHUNK 64   /* big-side indices per dot task */
 #define OI__GEMM_SKINNY_AXPY_BLOCK 65536 /* floats of partial sums kept hot */
@@ -465,6 +596,8 @@ typedef struct oi__gemm_f32_skinny_job {
     float beta;
     float *c;              /* C(s, t) at c[s * c_s + t * c_t] */
     int64_t c_s, c_t;
+    const float *bias;     /* NULL or bias[s * bias_s + t * bias_t] */
+    int64_t bias_s, bias_t;
     int n_tasks;
     float *partial;        /* axpy: n_tasks x n_small x n_big */
 } oi__gemm_f32_skinny_job;
@@ -486,7 +619,8 @@ static float oi__gemm_f32_dot(const float *x, const float *y, int64_t k) {
 
 static void oi__gemm_f32_skinny_store(const oi__gemm_f32_skinny_job *job, int64_t s, int64_t t, float value) {
     float *out = job->c + s * job->c_s + t * job->c_t;
-    *out = job->beta == 0.0f ? value : value + job->beta * *out;
+    *out = (job->beta == 0.0f ? value : value + job->beta * *out) +
+           (job->bias ? job->bias[s * job->bias_s + t * job->bias_t] : 0.0f);
 }
 
 static void oi__gemm_f32_skinny_dot_task(void *ctx, int task, int thread) {
@@ -533,30 +667,42 @@ static void oi__gemm_f32_skinny_axpy_task(void *ctx, int task, int thread) {
     }
 }
 
-static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n,
-                                     int64_t k, float alpha, const float *a, int64_t lda, const float *b,
-                                     int64_t ldb, float beta, float *c, int64_t ldc) {
-    oi__gemm_f32_skinny_job job;
-    memset(&job, 0, sizeof job);
-    bool small_m = m <= n;
-    job.n_small = small_m ? m : n;
-    job.n_big = small_m ? n : m;
-    job.k = k;
-    job.beta = beta;
-    job.c = c;
+/* false: the big operand has no unit stride (take the packed path). */
+static bool oi__gemm_f32_skinny_layout(const oi__gemm_f32_args *g, oi__gemm_f32_skinny_job *job) {
+    memset(job, 0, sizeof *job);
+    bool small_m = g->m <= g->n;
+    job->n_small = small_m ? g->m : g->n;
+    job->n_big = small_m ? g->n : g->m;
+    job->k = g->k;
+    job->beta = g->beta;
+    job->c = g->c;
+    job->bias = g->bias;
     if (small_m) { /* big = op(B): (p, j) */
-        job.big = b;
-        job.big_p = trans_b ? 1 : ldb;
-        job.big_t = trans_b ? ldb : 1;
-        job.c_s = ldc;
-        job.c_t = 1;
+        job->big = g->b;
+        job->big_p = g->b_rs;
+        job->big_t = g->b_cs;
+        job->c_s = g->ldc;
+        job->c_t = 1;
+        job->bias_t = 1;
     } else { /* big = op(A)^T: (p, i) */
-        job.big = a;
-        job.big_p = trans_a ? lda : 1;
-        job.big_t = trans_a ? 1 : lda;
-        job.c_s = 1;
-        job.c_t = ldc;
+        job->big = g->a;
+        job->big_p = g->a_cs;
+        job->big_t = g->a_rs;
+        job->c_s = 1;
+        job->c_t = g->ldc;
+        job->bias_s = 1;
     }
+    if (job->n_big == 1) /* a single index or step: its stride never matters */
+        job->big_t = 1;
+    if (job->k == 1)
+        job->big_p = 1;
+    return job->big_p == 1 || job->big_t == 1;
+}
+
+static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_args *g, oi__gemm_f32_skinny_job *job_in) {
+    oi__gemm_f32_skinny_job job = *job_in;
+    int64_t m = g->m, n = g->n, k = g->k;
+    bool small_m = m <= n;
     bool dot = job.big_p == 1;
     oi__threadpool *run_pool = m * n * k < OI__GEMM_PARALLEL_MIN ? NULL : pool;
     job.n_tasks = dot ? (int)oi__gemm_ceil_div(job.n_big, OI__GEMM_SKINNY_DOT_CHUNK)
@@ -570,11 +716,8 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, bool trans_a, bool tr
         return oi__fail(OI_ERROR_OUT_OF_MEMORY, "gemm_f32: cannot allocate %zu bytes of work space", bytes);
     float *small = work;
     for (int64_t s = 0; s < job.n_small; s++)
-        for (int64_t p = 0; p < k; p++) {
-            float v = small_m ? (trans_a ? a[p * lda + s] : a[s * lda + p])
-                              : (trans_b ? b[s * ldb + p] : b[p * ldb + s]);
-            small[s * k + p] = alpha * v;
-        }
+        for (int64_t p = 0; p < k; p++)
+            small[s * k + p] = g->alpha * (small_m ? oi__gemm_a_at(g, s, p) : oi__gemm_b_at(g, p, s));
     job.small = small;
     job.partial = work + small_floats;
 
@@ -599,22 +742,19 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, bool trans_a, bool tr
 /* ---- the parallel driver ---- */
 typedef struct oi__gemm_f32_job {
     const oi__gemm_f32_impl *impl;
-    bool trans_a, trans_b;
-    int64_t m, n, k;
-    float alpha, beta;
-    const float *a, *b;
-    int64_t lda, ldb;
-    float *c;
-    int64_t ldc;
+    const oi__gemm_f32_args *g;
+    const oi__gemm_f32_packed *b_packed; /* NULL: each task packs its B */
     int64_t tile_m, tile_n, n_tiles_n;
     float *workspace;       /* one region per pool thread */
     size_t thread_floats;   /* floats per region (a multiple of the alignment) */
 } oi__gemm_f32_job;
 
 /* Runs the micro-kernel over packed rows x cols of C, writing edge tiles
- * through a scratch tile. beta applies to this k block only. */
+ * through a scratch tile. beta and bias (NULL, or cols values) apply to
+ * this k block only. */
 static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const float *a_pack, const float *b_pack,
-                               int64_t rows, int64_t cols, float alpha, float beta, float *c, int64_t ldc) {
+                               int64_t rows, int64_t cols, float alpha, float beta, const float *bias, float *c,
+                               int64_t ldc) {
     int mr = impl->mr, nr = impl->nr;
     float edge[OI__GEMM_MAX_MR * OI__GEMM_MAX_NR];
     for (int64_t ir = 0; ir < rows; ir += mr) {
@@ -623,16 +763,18 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
         for (int64_t jr = 0; jr < cols; jr += nr) {
             int64_t tile_cols = oi__gemm_min(nr, cols - jr);
             const float *b_panel = b_pack + jr * kc;
+            const float *tile_bias = bias ? bias + jr : NULL;
             float *c_tile = c + ir * ldc + jr;
             if (tile_rows == mr && tile_cols == nr) {
-                impl->kernel(kc, a_panel, b_panel, c_tile, ldc, alpha, beta);
+                impl->kernel(kc, a_panel, b_panel, c_tile, ldc, alpha, beta, tile_bias);
                 continue;
             }
-            impl->kernel(kc, a_panel, b_panel, edge, nr, alpha, 0.0f);
+            impl->kernel(kc, a_panel, b_panel, edge, nr, alpha, 0.0f, NULL);
             for (int64_t i = 0; i < tile_rows; i++)
                 for (int64_t j = 0; j < tile_cols; j++) {
                     float *out = c_tile + i * ldc + j;
-                    *out = beta == 0.0f ? edge[i * nr + j] : edge[i * nr + j] + beta * *out;
+                    *out = (beta == 0.0f ? edge[i * nr + j] : edge[i * nr + j] + beta * *out) +
+                           (tile_bias ? tile_bias[j] : 0.0f);
                 }
         }
     }
@@ -641,22 +783,28 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
 static void oi__gemm_f32_task(void *ctx, int task, int thread) {
     const oi__gemm_f32_job *job = (const oi__gemm_f32_job *)ctx;
     const oi__gemm_f32_impl *impl = job->impl;
+    const oi__gemm_f32_args *g = job->g;
     int64_t i0 = (task / job->n_tiles_n) * job->tile_m;
     int64_t j0 = (task % job->n_tiles_n) * job->tile_n;
-    int64_t rows = oi__gemm_min(job->tile_m, job->m - i0);
-    int64_t cols = oi__gemm_min(job->tile_n, job->n - j0);
+    int64_t rows = oi__gemm_min(job->tile_m, g->m - i0);
+    int64_t cols = oi__gemm_min(job->tile_n, g->n - j0);
     float *a_pack = job->workspace + (size_t)thread * job->thread_floats;
     float *b_pack = a_pack + oi__gemm_round_up(oi__gemm_round_up(job->tile_m, impl->mr) * impl->kc, OI__GEMM_ALIGN / 4);
-    for (int64_t p0 = 0; p0 < job->k; p0 += impl->kc) {
-        int64_t kc = oi__gemm_min(impl->kc, job->k - p0);
-        oi__gemm_f32_pack_a(impl, job->trans_a, job->a, job->lda, i0, rows, p0, kc, a_pack);
-        /* The first k block applies beta; later ones accumulate. */
-        float beta = p0 == 0 ? job->beta : 1.0f;
+    for (int64_t p0 = 0; p0 < g->k; p0 += impl->kc) {
+        int64_t kc = oi__gemm_min(impl->kc, g->k - p0);
+        oi__gemm_f32_pack_a(impl, g, i0, rows, p0, kc, a_pack);
+        /* The first k block applies beta and the bias; later ones accumulate. */
+        float beta = p0 == 0 ? g->beta : 1.0f;
+        const float *bias = p0 == 0 ? g->bias : NULL;
         for (int64_t j1 = j0; j1 < j0 + cols; j1 += impl->nc) {
             int64_t block_cols = oi__gemm_min(impl->nc, j0 + cols - j1);
-            oi__gemm_f32_pack_b(impl, job->trans_b, job->b, job->ldb, p0, kc, j1, block_cols, b_pack);
-            oi__gemm_f32_macro(impl, kc, a_pack, b_pack, rows, block_cols, job->alpha, beta,
-                               job->c + i0 * job->ldc + j1, job->ldc);
+            const float *b_block = b_pack;
+            if (job->b_packed) /* j1 is a multiple of nr: a panel boundary */
+                b_block = job->b_packed->data + p0 * job->b_packed->n_pad + j1 * kc;
+            else
+                oi__gemm_f32_pack_b(impl, g, p0, kc, j1, block_cols, b_pack);
+            oi__gemm_f32_macro(impl, kc, a_pack, b_block, rows, block_cols, g->alpha, beta, bias ? bias + j1 : NULL,
+                               g->c + i0 * g->ldc + j1, g->ldc);
         }
     }
 }
@@ -687,50 +835,27 @@ static void oi__gemm_plan_tiles(const oi__gemm_f32_impl *impl, int64_t m, int64_
     *tile_n = oi__gemm_round_up(oi__gemm_ceil_div(n, tiles_n), impl->nr);
 }
 
-oi_status oi__gemm_f32(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                       float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-                       float beta, float *c, int64_t ldc) {
-    oi_status status = oi__gemm_check("gemm_f32", trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
-    if (status != OI_OK || m == 0 || n == 0)
-        return status;
-    if (k == 0 || alpha == 0.0f) {
-        oi__gemm_f32_scale_c(m, n, beta, c, ldc);
-        return OI_OK;
-    }
-    if (m * n * k <= OI__GEMM_TINY) {
-        oi__gemm_f32_small(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-        return OI_OK;
-    }
-    if (m <= OI__GEMM_SKINNY || n <= OI__GEMM_SKINNY)
-        return oi__gemm_f32_skinny(pool, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+/* The packed path: tiles of C over the pool, op(B) packed once when its
+ * owner allows. */
+static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f32_args *g) {
     const oi__gemm_f32_impl *impl = oi__gemm_f32_select();
-    int threads = m * n * k < OI__GEMM_PARALLEL_MIN ? 1 : oi__threadpool_size(pool);
+    int threads = g->m * g->n * g->k < OI__GEMM_PARALLEL_MIN ? 1 : oi__threadpool_size(pool);
 
     oi__gemm_f32_job job;
     memset(&job, 0, sizeof job);
     job.impl = impl;
-    job.trans_a = trans_a;
-    job.trans_b = trans_b;
-    job.m = m;
-    job.n = n;
-    job.k = k;
-    job.alpha = alpha;
-    job.beta = beta;
-    job.a = a;
-    job.b = b;
-    job.lda = lda;
-    job.ldb = ldb;
-    job.c = c;
-    job.ldc = ldc;
-    oi__gemm_plan_tiles(impl, m, n, threads, &job.tile_m, &job.tile_n);
-    job.n_tiles_n = oi__gemm_ceil_div(n, job.tile_n);
-    int64_t n_tasks = oi__gemm_ceil_div(m, job.tile_m) * job.n_tiles_n;
+    job.g = g;
+    job.b_packed = oi__gemm_f32_packed_b(impl, g);
+    oi__gemm_plan_tiles(impl, g->m, g->n, threads, &job.tile_m, &job.tile_n);
+    job.n_tiles_n = oi__gemm_ceil_div(g->n, job.tile_n);
+    int64_t n_tasks = oi__gemm_ceil_div(g->m, job.tile_m) * job.n_tiles_n;
 
     /* Each thread packs into its own cache-line-aligned region. */
-    int64_t kc = oi__gemm_min(impl->kc, k);
+    int64_t kc = oi__gemm_min(impl->kc, g->k);
     int64_t align = OI__GEMM_ALIGN / (int64_t)sizeof(float);
     int64_t a_floats = oi__gemm_round_up(oi__gemm_round_up(job.tile_m, impl->mr) * impl->kc, align);
-    int64_t b_floats = oi__gemm_round_up(oi__gemm_round_up(oi__gemm_min(job.tile_n, impl->nc), impl->nr) * kc, align);
+    int64_t b_floats = job.b_packed ? 0 :
+                       oi__gemm_round_up(oi__gemm_round_up(oi__gemm_min(job.tile_n, impl->nc), impl->nr) * kc, align);
     job.thread_floats = (size_t)(a_floats + b_floats);
     size_t bytes = job.thread_floats * (size_t)threads * sizeof(float) + OI__GEMM_ALIGN;
     void *raw = oi__malloc(bytes);
@@ -742,6 +867,40 @@ oi_status oi__gemm_f32(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t
     oi__threadpool_run(threads > 1 ? pool : NULL, (int)n_tasks, oi__gemm_f32_task, &job);
     oi__free(raw);
     return OI_OK;
+}
+
+oi_status oi__gemm_f32_ex(oi__threadpool *pool, const oi__gemm_f32_args *g) {
+    if (g->m < 0 || g->n < 0 || g->k < 0)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "gemm_f32: negative size m=%lld n=%lld k=%lld", (long long)g->m,
+                        (long long)g->n, (long long)g->k);
+    if (g->m == 0 || g->n == 0)
+        return OI_OK;
+    if (!g->c || g->ldc < g->n || (g->k > 0 && (!g->a || !g->b)))
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "gemm_f32: NULL matrix pointer or ldc %lld < n %lld",
+                        (long long)g->ldc, (long long)g->n);
+    if (g->k == 0 || g->alpha == 0.0f) {
+        oi__gemm_f32_scale_c(g);
+        return OI_OK;
+    }
+    if (g->m * g->n * g->k <= OI__GEMM_TINY) {
+        oi__gemm_f32_small(g);
+        return OI_OK;
+    }
+    oi__gemm_f32_skinny_job skinny;
+    if ((g->m <= OI__GEMM_SKINNY || g->n <= OI__GEMM_SKINNY) && oi__gemm_f32_skinny_layout(g, &skinny))
+        return oi__gemm_f32_skinny(pool, g, &skinny);
+    return oi__gemm_f32_packed_path(pool, g);
+}
+
+oi_status oi__gemm_f32(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                       float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                       float beta, float *c, int64_t ldc) {
+    oi_status status = oi__gemm_check("gemm_f32", trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+    if (status != OI_OK)
+        return status;
+    oi__gemm_f32_args g = {m, n, k, alpha, beta, a, trans_a ? 1 : lda, trans_a ? lda : 1,
+                           b, trans_b ? 1 : ldb, trans_b ? ldb : 1, NULL, c, ldc, NULL};
+    return oi__gemm_f32_ex(pool, &g);
 }
 
 /* ---- f64: the reference path, cache-blocked but not packed ---- */

@@ -1,8 +1,8 @@
 /* matmul.c - [..., M, K] x [..., K, N] with broadcast batch dims.
- * f32 and f64 operands with a unit stride in a matrix dim go to the
- * blocked, threaded gemm of kernels/gemm.c. Every other case gathers each
- * batch's operands once into a dense f64 or u64 buffer (any dtype, any
- * strides), multiplies with the accumulator the op asks for, and rounds or
+ * f32 operands (any strides) and f64 operands with a unit stride in a
+ * matrix dim go to the blocked, threaded gemm of kernels/gemm.c. Every
+ * other case gathers each batch's operands once into a dense f64 or u64
+ * buffer (any dtype, any strides), multiplies with the accumulator the op asks for, and rounds or
  * wraps into the output once per element:
  *   floats below f64 accumulate in f32 (acc=f64 asks for f64);
  *   integers accumulate in 64-bit wrapping arithmetic, which equals
@@ -115,43 +115,107 @@ static bool oi__matmul_gemm_layout(const oi__tensor *t, int64_t rows, int64_t co
     return false;
 }
 
-/* f32 x f32 -> f32 and f64 x f64 -> f64 go to the blocked, threaded gemm
- * (kernels/gemm.c) batch by batch when every operand has unit stride in
- * one of its two matrix dims. Same accumulator type as the generic path;
- * only the summation order differs. */
+/* Element offsets of batch `bi` (row-major over the output's batch dims). */
+static void oi__matmul_batch_at(const oi__kernel_args *k, const oi__matmul_dims *d, int64_t bi, int64_t *a_at,
+                                int64_t *b_at, int64_t *c_at) {
+    *a_at = k->in[0]->offset, *b_at = k->in[1]->offset, *c_at = k->out->offset;
+    for (int dd = d->batch_ndim - 1; dd >= 0; dd--) {
+        int64_t index = bi % d->batch_shape[dd];
+        bi /= d->batch_shape[dd];
+        *a_at += index * d->a_batch_strides[dd];
+        *b_at += index * d->b_batch_strides[dd];
+        *c_at += index * d->out_batch_strides[dd];
+    }
+}
+
+/* f32: each batch is one oi__gemm_f32_ex reading A and B through their
+ * strides, so a transposed view (k^T in attention) costs no copy. Many
+ * small batches (heads) run as pool tasks, one single-threaded gemm each;
+ * otherwise the batches run in turn and each gemm uses the pool. */
+#define OI__MATMUL_SMALL_BATCH (1 << 21) /* multiply-adds: below, batches are tasks */
+
+typedef struct oi__matmul_f32_job {
+    const oi__kernel_args *k;
+    const oi__matmul_dims *d;
+    oi__threadpool *gemm_pool;
+    oi__storage *b_owner;  /* B is a model weight shared by every batch */
+    oi_status *status;     /* per pool thread */
+} oi__matmul_f32_job;
+
+static void oi__matmul_f32_task(void *ctx, int task, int thread) {
+    const oi__matmul_f32_job *job = (const oi__matmul_f32_job *)ctx;
+    const oi__tensor *a = job->k->in[0], *b = job->k->in[1];
+    oi__tensor *out = job->k->out;
+    int64_t a_at, b_at, c_at;
+    oi__matmul_batch_at(job->k, job->d, task, &a_at, &b_at, &c_at);
+    oi__gemm_f32_args g;
+    memset(&g, 0, sizeof g);
+    g.m = job->d->m, g.n = job->d->n, g.k = job->d->k, g.alpha = 1.0f;
+    g.a = (const float *)oi__op_cdata(a) + a_at;
+    g.a_rs = a->strides[a->ndim - 2], g.a_cs = a->strides[a->ndim - 1];
+    g.b = (const float *)oi__op_cdata(b) + b_at;
+    g.b_rs = b->strides[b->ndim - 2], g.b_cs = b->strides[b->ndim - 1];
+    g.c = (float *)oi__tensor_data(out) + c_at;
+    g.ldc = g.m == 1 ? g.n : out->strides[out->ndim - 2];
+    g.b_owner = job->b_owner;
+    oi_status s = oi__gemm_f32_ex(job->gemm_pool, &g);
+    if (s != OI_OK)
+        job->status[thread] = s;
+}
+
+static oi_status oi__matmul_f32(const oi__kernel_args *k, const oi__matmul_dims *d) {
+    oi__threadpool *pool = oi__threadpool_default();
+    int64_t batches = oi__shape_numel(d->batch_ndim, d->batch_shape);
+    bool tasks = batches > 1 && d->m * d->n * d->k < OI__MATMUL_SMALL_BATCH;
+    oi__threadpool *task_pool = tasks ? pool : NULL;
+    int threads = oi__threadpool_size(task_pool);
+    oi__matmul_f32_job job = {k, d, tasks ? NULL : pool, NULL, NULL};
+    bool shared_b = true; /* one B for all batches: the gemm may keep it packed */
+    for (int dd = 0; dd < d->batch_ndim; dd++)
+        shared_b &= d->b_batch_strides[dd] == 0;
+    if (shared_b && k->in[1]->storage && k->in[1]->storage->borrowed)
+        job.b_owner = k->in[1]->storage;
+    job.status = (oi_status *)oi__calloc((size_t)threads, sizeof *job.status);
+    if (!job.status)
+        return oi__fail(OI_ERROR_OUT_OF_MEMORY, "matmul: out of memory");
+    oi__threadpool_run(task_pool, (int)batches, oi__matmul_f32_task, &job);
+    oi_status s = OI_OK;
+    for (int t = 0; t < threads && s == OI_OK; t++)
+        s = job.status[t];
+    oi__free(job.status);
+    return s;
+}
+
+/* f32 x f32 -> f32 (any strides: oi__matmul_f32) and f64 x f64 -> f64
+ * (a unit stride in a matrix dim of every operand) go to the blocked,
+ * threaded gemm (kernels/gemm.c). Same accumulator type as the generic
+ * path; only the summation order differs. */
 static bool oi__matmul_try_gemm(const oi__kernel_args *k, const oi__matmul_dims *d, oi_status *status) {
     const oi__tensor *a = k->in[0], *b = k->in[1];
     oi__tensor *out = k->out;
     oi_dtype t = a->dtype;
-    if ((t != OI_DTYPE_F32 && t != OI_DTYPE_F64) || out->dtype != t || (t == OI_DTYPE_F32 && k->acc == OI_DTYPE_F64) ||
-        d->k == 0 || d->m == 0 || d->n == 0)
+    if ((t != OI_DTYPE_F32 && t != OI_DTYPE_F64) || out->dtype != t || b->dtype != t ||
+        (t == OI_DTYPE_F32 && k->acc == OI_DTYPE_F64) || d->k == 0 || d->m == 0 || d->n == 0)
         return false;
     bool trans_a, trans_b, trans_c;
     int64_t lda, ldb, ldc;
-    if (!oi__matmul_gemm_layout(a, d->m, d->k, &trans_a, &lda) || !oi__matmul_gemm_layout(b, d->k, d->n, &trans_b, &ldb) ||
-        !oi__matmul_gemm_layout(out, d->m, d->n, &trans_c, &ldc) || trans_c)
+    if (!oi__matmul_gemm_layout(out, d->m, d->n, &trans_c, &ldc) || trans_c)
+        return false;
+    if (t == OI_DTYPE_F32) {
+        *status = oi__matmul_f32(k, d);
+        return true;
+    }
+    if (!oi__matmul_gemm_layout(a, d->m, d->k, &trans_a, &lda) || !oi__matmul_gemm_layout(b, d->k, d->n, &trans_b, &ldb))
         return false;
     oi__threadpool *pool = oi__threadpool_default();
     int64_t batches = oi__shape_numel(d->batch_ndim, d->batch_shape);
-    int64_t index[OI_MAX_DIMS] = {0};
     *status = OI_OK;
     for (int64_t bi = 0; bi < batches && *status == OI_OK; bi++) {
-        int64_t a_at = a->offset, b_at = b->offset, c_at = out->offset;
-        for (int dd = 0; dd < d->batch_ndim; dd++) {
-            a_at += index[dd] * d->a_batch_strides[dd];
-            b_at += index[dd] * d->b_batch_strides[dd];
-            c_at += index[dd] * d->out_batch_strides[dd];
-        }
-        if (t == OI_DTYPE_F32)
-            *status = oi__gemm_f32(pool, trans_a, trans_b, d->m, d->n, d->k, 1.0f, (const float *)oi__op_cdata(a) + a_at,
-                                   lda, (const float *)oi__op_cdata(b) + b_at, ldb, 0.0f,
-                                   (float *)oi__tensor_data(out) + c_at, ldc);
-        else
-            *status = oi__gemm_f64(pool, trans_a, trans_b, d->m, d->n, d->k, 1.0, (const double *)oi__op_cdata(a) + a_at,
-                                   lda, (const double *)oi__op_cdata(b) + b_at, ldb, 0.0,
-                                   (double *)oi__tensor_data(out) + c_at, ldc);
-        for (int dd = d->batch_ndim - 1; dd >= 0 && ++index[dd] == d->batch_shape[dd]; dd--)
-            index[dd] = 0;
+        int64_t a_at, b_at, c_at;
+        oi__matmul_batch_at(k, d, bi, &a_at, &b_at, &c_at);
+        *status = oi__gemm_f64(pool, trans_a, trans_b, d->m, d->n, d->k, 1.0, (const double *)oi__op_cdata(a) + a_at,
+                               lda, (const double *)oi__op_cdata(b) + b_at, ldb, 0.0,
+                               (double *)oi__tensor_data(out) + c_at, ldc);
     }
     return true;
 }

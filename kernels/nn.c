@@ -871,7 +871,10 @@ static oi_status oi__nn_rope(const oi__kernel_args *k) {
 /* ------------------------------------------------------------------ */
 /* attention                                                           */
 /* ------------------------------------------------------------------ */
-#define OI__ATTN_BLOCK 64 /* query rows per task: scores are block x T */
+/* Query rows per task: scores are block x T. Every task packs its head's
+ * K and V for the gemms, so a block as long as a typical sequence (BERT's
+ * 128) packs them once per head; heads still give the pool enough tasks. */
+#define OI__ATTN_BLOCK 128
 
 typedef struct oi__attn {
     const oi__tensor *q, *k, *v, *mask;

@@ -156,6 +156,9 @@ typedef struct oi__storage {
     const struct oi__backend *device_owner;
     void *device_ctx;
     bool host_stale;
+    /* kernels/gemm.c's packed copy of these bytes as a gemm's B (model
+     * weights only; see oi__gemm_f32_ex), freed with the storage. */
+    void *gemm_packed;
 } oi__storage;
 
 typedef struct oi__tensor {
@@ -489,6 +492,30 @@ oi_status oi__gemm_f32(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t
 oi_status oi__gemm_f64(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                        double alpha, const double *a, int64_t lda, const double *b, int64_t ldb,
                        double beta, double *c, int64_t ldc);
+/* The general f32 form: operands of any strides (a transposed or sliced
+ * view costs nothing extra: packing reads it in place), a bias row and a
+ * packed copy of a constant B kept on its storage.
+ *   op(A)[i, p] = a[i * a_rs + p * a_cs]      op(B)[p, j] = b[p * b_rs + j * b_cs]
+ *   C[i, j] = alpha * (op(A) op(B))[i, j] + beta * C[i, j] + bias[j]
+ * bias: NULL or n values. b_owner: NULL, or the storage of B when its bytes
+ * never change while it lives (model weights: storage->borrowed); the gemm
+ * then packs op(B) once, keeps it on b_owner->gemm_packed (one layout per
+ * storage: about the weight's own size) and reuses it on later calls with
+ * the same layout; oi__gemm_packed_free releases it with the storage. */
+typedef struct oi__gemm_f32_args {
+    int64_t m, n, k;
+    float alpha, beta;
+    const float *a;
+    int64_t a_rs, a_cs;
+    const float *b;
+    int64_t b_rs, b_cs;
+    const float *bias;
+    float *c;
+    int64_t ldc;
+    oi__storage *b_owner;
+} oi__gemm_f32_args;
+oi_status oi__gemm_f32_ex(oi__threadpool *pool, const oi__gemm_f32_args *args);
+void oi__gemm_packed_free(void *packed);
 /* Which f32 code path runs: AUTO picks the best the CPU supports. Forcing
  * a path (tests, benchmarks) returns false if this CPU/build lacks it.
  * Not thread-safe: set it before running gemms. */

@@ -131,6 +131,7 @@ void oi__tensor_free(oi__tensor *t) {
             t->storage->device_owner->release(t->storage->device_ctx, t->storage);
         if (!t->storage->borrowed)
             oi__free(t->storage->data);
+        oi__gemm_packed_free(t->storage->gemm_packed);
         oi__free(t->storage);
     }
     oi__free(t);

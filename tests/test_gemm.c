@@ -1,8 +1,11 @@
 /* test_gemm.c - the thread pool and the f32/f64 matrix multiply, checked
  * against a naive triple loop accumulating in double, for every code path
  * (portable, AVX2, AVX-512 where the CPU has them), every transpose, edge
- * sizes, alpha/beta, padded leading dimensions and 1..3 threads. */
+ * sizes, alpha/beta, padded leading dimensions and 1..3 threads; then
+ * oi__gemm_f32_ex: operands of arbitrary strides, the bias row and the
+ * packed copy of a model-weight B (reuse, layout mismatch, release). */
 #include "../openinfer_impl/internal.h"
+#include "alloc_hooks.h"
 #include "check.h"
 
 #include <pthread.h>
@@ -336,11 +339,216 @@ static void test_gemm_f64(void) {
     oi__threadpool_free(pool);
 }
 
+/* ---- oi__gemm_f32_ex: operands of any strides, a bias row, packed B ---- */
+/* A rows x cols operand at (*base)[i * rs + j * cs] (strides may be zero or
+ * negative) inside a fresh buffer of random values; returns the buffer. */
+static float *strided_matrix(int64_t rows, int64_t cols, int64_t rs, int64_t cs, const float **base) {
+    int64_t lo = 0, hi = 0;
+    int64_t ends[2] = {rows > 0 ? (rows - 1) * rs : 0, cols > 0 ? (cols - 1) * cs : 0};
+    for (int d = 0; d < 2; d++) {
+        lo += ends[d] < 0 ? ends[d] : 0;
+        hi += ends[d] > 0 ? ends[d] : 0;
+    }
+    size_t count = (size_t)(hi - lo + 1);
+    float *x = (float *)malloc(count * sizeof *x);
+    for (size_t i = 0; i < count; i++)
+        x[i] = rand_uniform();
+    *base = x - lo;
+    return x;
+}
+
+/* C = alpha * op(A) op(B) + beta * C0 + bias from the strides alone, in
+ * double; *scale bounds each element's rounding error. */
+static void reference_strided(const oi__gemm_f32_args *g, const float *c0, double *want, double *scale) {
+    for (int64_t i = 0; i < g->m; i++)
+        for (int64_t j = 0; j < g->n; j++) {
+            double sum = 0, abs_sum = 0;
+            for (int64_t p = 0; p < g->k; p++) {
+                double x = g->a[i * g->a_rs + p * g->a_cs], y = g->b[p * g->b_rs + j * g->b_cs];
+                sum += x * y;
+                abs_sum += fabs(x * y);
+            }
+            double old = g->beta == 0 ? 0 : (double)g->beta * c0[i * g->ldc + j];
+            double bias = g->bias ? g->bias[j] : 0.0;
+            want[i * g->n + j] = g->alpha * sum + old + bias;
+            scale[i * g->n + j] = fabs(g->alpha) * abs_sum + fabs(old) + fabs(bias) + 1e-30;
+        }
+}
+
+/* Runs the gemm on a copy of c0; the number of elements off the reference. */
+static int64_t run_strided(oi__threadpool *pool, oi__gemm_f32_args g, const float *c0, const double *want,
+                           const double *scale) {
+    size_t count = (size_t)(g.m * g.ldc);
+    float *c = (float *)malloc((count ? count : 1) * sizeof *c);
+    memcpy(c, c0, count * sizeof *c);
+    g.c = c;
+    CHECK_OK(oi__gemm_f32_ex(pool, &g));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < g.m; i++)
+        for (int64_t j = 0; j < g.n; j++)
+            bad += !(fabs((double)c[i * g.ldc + j] - want[i * g.n + j]) <= 1e-5 * scale[i * g.n + j]);
+    free(c);
+    return bad;
+}
+
+/* Strides of a rows x cols operand: row-major, transposed, stepped in both
+ * dims (no unit stride), rows or steps walked backwards, one row repeated. */
+static void operand_strides(int which, int64_t rows, int64_t cols, int64_t *rs, int64_t *cs) {
+    switch (which) {
+    case 0: *rs = cols + 1, *cs = 1; break;
+    case 1: *rs = 1, *cs = rows + 2; break;
+    case 2: *rs = 3 * cols, *cs = 3; break;
+    case 3: *rs = 2, *cs = 2 * rows + 1; break;
+    case 4: *rs = -cols, *cs = 1; break;
+    case 5: *rs = 1, *cs = -rows; break;
+    default: *rs = 0, *cs = 1; break;
+    }
+}
+#define N_OPERAND_STRIDES 7
+
+static void test_gemm_strided(void) {
+    static const shape shapes[] = {
+        {7, 9, 11},    /* small: the plain loop           */
+        {3, 50, 40},   /* skinny m                        */
+        {60, 2, 33},   /* skinny n                        */
+        {37, 45, 70},  /* packed, edge tiles              */
+        {50, 70, 300}, /* packed, two k blocks            */
+    };
+    oi__threadpool *pool2 = oi__threadpool_new(2);
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    int64_t cases = 0, failed = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        shape s = shapes[si];
+        for (int ai = 0; ai < N_OPERAND_STRIDES; ai++)
+            for (int bi = 0; bi < N_OPERAND_STRIDES; bi++) {
+                oi__gemm_f32_args g;
+                memset(&g, 0, sizeof g);
+                g.m = s.m, g.n = s.n, g.k = s.k, g.ldc = s.n + 3;
+                g.alpha = (ai + bi) % 2 ? -0.75f : 1.0f;
+                g.beta = (ai + bi) % 3 == 0 ? 0.0f : 0.5f;
+                operand_strides(ai, s.m, s.k, &g.a_rs, &g.a_cs);
+                operand_strides(bi, s.k, s.n, &g.b_rs, &g.b_cs);
+                float *a = strided_matrix(s.m, s.k, g.a_rs, g.a_cs, &g.a);
+                float *b = strided_matrix(s.k, s.n, g.b_rs, g.b_cs, &g.b);
+                float *bias = (ai + bi) % 2 == 0 ? random_matrix(1, s.n, s.n) : NULL;
+                g.bias = bias;
+                float *c0 = random_matrix(s.m, s.n, g.ldc);
+                double *want = (double *)malloc((size_t)(s.m * s.n) * sizeof *want);
+                double *scale = (double *)malloc((size_t)(s.m * s.n) * sizeof *scale);
+                reference_strided(&g, c0, want, scale);
+                for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+                    if (!oi__gemm_force_isa(isas[ii]))
+                        continue;
+                    for (int pi = 0; pi < 2; pi++) {
+                        int64_t bad = run_strided(pi ? pool2 : NULL, g, c0, want, scale);
+                        cases++;
+                        failed += bad != 0;
+                        CHECK_MSG(bad == 0 || failed > 5,
+                                  "strided gemm %s m=%lld n=%lld k=%lld a strides (%lld, %lld) b strides (%lld, %lld) "
+                                  "bias %d: %lld wrong", oi__gemm_isa_name(isas[ii]), (long long)s.m, (long long)s.n,
+                                  (long long)s.k, (long long)g.a_rs, (long long)g.a_cs, (long long)g.b_rs,
+                                  (long long)g.b_cs, bias != NULL, (long long)bad);
+                    }
+                }
+                free(a), free(b), free(bias), free(c0), free(want), free(scale);
+            }
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    CHECK_MSG(failed == 0, "%lld of %lld strided gemm cases wrong", (long long)failed, (long long)cases);
+    oi__threadpool_free(pool2);
+}
+
+/* Two tasks that wait for each other: returns once the pool's worker has
+ * started (it frees its start-up block then, which would upset counts of
+ * live blocks taken later). */
+static void meet_task(void *ctx, int task, int thread) {
+    (void)task, (void)thread;
+    int *arrived = (int *)ctx;
+    __atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(arrived, __ATOMIC_SEQ_CST) < 2) {
+    }
+}
+
+/* op(B) from a model tensor is packed once and kept on its storage: a later
+ * call with the same layout reuses the copy (seen here by changing the
+ * bytes behind its back, which the owner promises never happens), another
+ * layout or ISA is not served the copy, the copy goes with the storage, and
+ * a storage made later over the same bytes packs them afresh. */
+static void test_gemm_packed_b(void) {
+    const int64_t m = 40, n = 70, k = 300; /* two k blocks, an edge panel */
+    oi__threadpool *pool2 = oi__threadpool_new(2);
+    int arrived = 0;
+    oi__threadpool_run(pool2, 2, meet_task, &arrived);
+    float *a = random_matrix(m, k, k), *b = random_matrix(k, n, n), *c0 = random_matrix(m, n, n);
+    double *want = (double *)malloc((size_t)(m * n) * sizeof *want), *scale = (double *)malloc((size_t)(m * n) * sizeof *scale);
+    double *want_old = (double *)malloc((size_t)(m * n) * sizeof *want_old);
+    int64_t shape[2] = {k, n};
+    long blocks_before = hooks_live_blocks();
+    oi__tensor *t = oi__tensor_wrap(OI_DTYPE_F32, 2, shape, b);
+    CHECK(t && t->storage->borrowed && t->storage->gemm_packed == NULL);
+    oi__gemm_f32_args g = {m, n, k, 1.0f, 0.0f, a, k, 1, b, n, 1, NULL, NULL, n, t->storage};
+
+    reference_strided(&g, c0, want, scale);
+    CHECK_EQ_INT(run_strided(pool2, g, c0, want, scale), 0);
+    void *packed = t->storage->gemm_packed;
+    CHECK(packed != NULL);
+    memcpy(want_old, want, (size_t)(m * n) * sizeof *want);
+    for (int64_t i = 0; i < k * n; i++) /* behind the cache's back */
+        b[i] = rand_uniform();
+    CHECK_EQ_INT(run_strided(NULL, g, c0, want_old, scale), 0); /* a hit: the old bytes, packed */
+    CHECK(t->storage->gemm_packed == packed);
+
+    oi__gemm_f32_args other = g; /* the first 35 columns: another layout */
+    other.n = 35;
+    reference_strided(&other, c0, want, scale);
+    CHECK_EQ_INT(run_strided(pool2, other, c0, want, scale), 0);
+    CHECK(t->storage->gemm_packed == packed); /* kept, not replaced */
+    if (oi__gemm_force_isa(oi__gemm_active_isa() == OI__GEMM_ISA_PORTABLE ? OI__GEMM_ISA_AUTO : OI__GEMM_ISA_PORTABLE)) {
+        reference_strided(&g, c0, want, scale); /* another panel layout: packed per call */
+        CHECK_EQ_INT(run_strided(pool2, g, c0, want, scale), 0);
+        oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    }
+
+    oi__tensor_free(t); /* frees the copy */
+    CHECK_EQ_INT(hooks_live_blocks(), blocks_before);
+    t = oi__tensor_wrap(OI_DTYPE_F32, 2, shape, b);
+    g.b_owner = t->storage;
+    reference_strided(&g, c0, want, scale);
+    CHECK_EQ_INT(run_strided(pool2, g, c0, want, scale), 0); /* the new bytes */
+    CHECK(t->storage->gemm_packed != NULL);
+    oi__tensor_free(t);
+
+    /* No memory for the copy: not an error, the tasks pack B themselves. */
+    t = oi__tensor_wrap(OI_DTYPE_F32, 2, shape, b);
+    g.b_owner = t->storage;
+    hooks_arm(1);
+    CHECK_EQ_INT(run_strided(NULL, g, c0, want, scale), 0);
+    CHECK(hooks_hit() && t->storage->gemm_packed == NULL);
+    hooks_disarm();
+    oi__tensor_free(t);
+    CHECK_EQ_INT(hooks_live_blocks(), blocks_before);
+
+    /* 5 columns: mostly padding in nr-wide panels, so no copy is kept. */
+    t = oi__tensor_wrap(OI_DTYPE_F32, 2, shape, b);
+    oi__gemm_f32_args narrow = g;
+    narrow.n = 5, narrow.b_owner = t->storage;
+    reference_strided(&narrow, c0, want, scale);
+    CHECK_EQ_INT(run_strided(pool2, narrow, c0, want, scale), 0);
+    CHECK(t->storage->gemm_packed == NULL);
+    oi__tensor_free(t);
+
+    free(a), free(b), free(c0), free(want), free(scale), free(want_old);
+    oi__threadpool_free(pool2);
+}
+
 int main(void) {
+    hooks_install(); /* counts live blocks for test_gemm_packed_b */
     test_threadpool();
     test_gemm_errors();
     test_gemm_beta_zero_ignores_c();
     test_gemm_f32();
     test_gemm_f64();
+    test_gemm_strided();
+    test_gemm_packed_b();
     return check_result("test_gemm");
 }

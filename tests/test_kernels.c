@@ -611,6 +611,31 @@ static void test_broadcast_and_views(void) {
     oi__attr axes = attr_ints("axes", 1, &ax0);
     expect_f("sum of an offset view", r = RUN1(sum_axis, &axes, 1, row), sumw, 1, 0), oi__tensor_free(r);
     free_attr(&axes);
+    /* batched f32 matmul on a view with no unit stride (every other column
+     * of [6, 40, 48]) times a B shared by the batches: heads run as pool
+     * tasks, each gemm packing its A straight from the strides */
+    {
+        enum { H = 6, M = 40, W = 48, K = 24, N = 36 };
+        static double av[H * M * W], bv[K * N], want[H * M * N];
+        for (int i = 0; i < H * M * W; i++)
+            av[i] = (double)((i * 7) % 13) - 6.0;
+        for (int i = 0; i < K * N; i++)
+            bv[i] = (double)((i * 5) % 11) * 0.25 - 1.0;
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double sum = 0.0;
+                    for (int p = 0; p < K; p++)
+                        sum += av[(h * M + i) * W + 2 * p] * bv[p * N + j];
+                    want[(h * M + i) * N + j] = sum;
+                }
+        oi__tensor *wide_a = tensor_f(OI_DTYPE_F32, SHAPE(H, M, W), av), *shared_b = tensor_f(OI_DTYPE_F32, SHAPE(K, N), bv);
+        oi__tensor *stepped = oi__tensor_share(wide_a);
+        stepped->shape[2] = K, stepped->strides[2] = 2;
+        expect_f("matmul stepped view x shared B", r = RUN2(matmul, NULL, 0, stepped, shared_b), want, H * M * N, 0),
+            oi__tensor_free(r);
+        oi__tensor_free(stepped), oi__tensor_free(wide_a), oi__tensor_free(shared_b);
+    }
     /* matmul in place on a square matrix: computed into a temporary */
     const double sq[4] = {1, 2, 3, 4}, sqw[4] = {7, 10, 15, 22};
     oi__tensor *s = tensor_f(OI_DTYPE_F32, SHAPE(2, 2), sq), *s_out = oi__tensor_share(s);
