@@ -65,8 +65,16 @@ typedef struct oi__frame {
 
 typedef struct oi__prefix_cache { char *key; oi__tensor *value; } oi__prefix_cache;
 
+/* Bytes of last step's temporaries, kept for this step's: reusing them
+ * spares the allocator's page faults and heap trimming on every step. */
+typedef struct oi__spare {
+    void *data;
+    size_t nbytes;
+} oi__spare;
+
 typedef struct oi__ctx {
     oi_executor *exec;
+    oi__spare *spares;     /* stb array; filled by the main context only  */
     oi__tensor **values;   /* per slot                                   */
     bool *written;         /* per slot: written by this context           */
     oi__frame *frames;     /* stb array                                   */
@@ -79,6 +87,33 @@ typedef struct oi__ctx {
     bool ran_on_device;    /* the node just run went to the device backend */
     uint64_t device_seq;   /* ... as this run_op call number              */
 } oi__ctx;
+
+static void oi__spares_clear(oi__ctx *c) {
+    for (ptrdiff_t i = 0; i < arrlen(c->spares); i++)
+        oi__free(c->spares[i].data);
+    arrsetlen(c->spares, 0);
+}
+
+/* Frees a temporary, keeping its bytes for oi__ctx_new_tensor. */
+static void oi__ctx_recycle(oi__ctx *c, oi__tensor *t) {
+    oi__spare sp;
+    sp.data = oi__tensor_release_data(t, &sp.nbytes);
+    if (sp.data && !arrput(c->spares, sp))
+        oi__free(sp.data);
+}
+
+/* A zeroed tensor, on spare bytes of exactly its size when there are. */
+static oi__tensor *oi__ctx_new_tensor(oi__ctx *c, oi_dtype dtype, int ndim, const int64_t *shape) {
+    size_t nbytes = (size_t)oi_dtype_nbytes(dtype, (uint64_t)oi__shape_numel(ndim, shape));
+    for (ptrdiff_t i = 0; i < arrlen(c->spares); i++) {
+        if (c->spares[i].nbytes == nbytes) {
+            void *data = c->spares[i].data;
+            c->spares[i] = arrpop(c->spares);
+            return oi__tensor_adopt(dtype, ndim, shape, data);
+        }
+    }
+    return oi__tensor_new(dtype, ndim, shape);
+}
 
 typedef struct oi__consumer {
     oi__ctx ctx;
@@ -1121,7 +1156,7 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
                 out = NULL;
     }
     if (!out) {
-        out = oi__tensor_new(sig.dtype, sig.ndim, sig.shape);
+        out = oi__ctx_new_tensor(c, sig.dtype, sig.ndim, sig.shape);
         fresh = true;
         if (!out)
             return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
@@ -1336,6 +1371,8 @@ static void oi__ctx_drop_values(oi__ctx *c) {
 static void oi__ctx_free(oi__ctx *c) {
     if (!c->exec)
         return;
+    oi__spares_clear(c);
+    arrfree(c->spares);
     if (c->values)
         oi__ctx_drop_values(c);
     oi__free(c->values);
@@ -1629,12 +1666,13 @@ const char *oi_executor_warning(const oi_executor *e, size_t index) {
  * state; dynamic values not inserted since the last step are cleared. */
 static oi_status oi__begin_step(oi_executor *e) {
     oi__ctx *c = &e->main;
+    oi__spares_clear(c); /* what the last step did not reuse */
     for (int s = 0; s < (int)arrlen(e->plan->slots); s++) {
         oi__mem_kind kind = oi__slot_of(e, s)->kind;
         bool keep = kind == OI__MEM_CONSTANT || kind == OI__MEM_PERSISTENT ||
                     ((kind == OI__MEM_DYNAMIC || kind == OI__MEM_VOLATILE) && e->inserted[s]);
         if (!keep) {
-            oi__tensor_free(c->values[s]);
+            oi__ctx_recycle(c, c->values[s]);
             c->values[s] = NULL;
         }
         e->inserted[s] = false;

@@ -180,6 +180,12 @@ int64_t oi__shape_numel(int ndim, const int64_t *shape);
 #define OI__MAX_LOOP_ITERATIONS ((int64_t)1 << 24)
 /* A new contiguous zero-filled tensor (NULL + OUT_OF_MEMORY on failure). */
 oi__tensor *oi__tensor_new(oi_dtype dtype, int ndim, const int64_t *shape);
+/* oi__tensor_new over `spare` (oi__tensor_release_data's bytes of exactly
+ * the tensor's size, zeroed here; NULL: fresh memory); frees it on failure. */
+oi__tensor *oi__tensor_adopt(oi_dtype dtype, int ndim, const int64_t *shape, void *spare);
+/* Frees t, handing back its bytes (and their size) when t alone owned plain
+ * host memory, for reuse by oi__tensor_adopt; else NULL. */
+void *oi__tensor_release_data(oi__tensor *t, size_t *nbytes);
 /* A tensor borrowing bytes it does not own (model data). */
 oi__tensor *oi__tensor_wrap(oi_dtype dtype, int ndim, const int64_t *shape, const void *data);
 /* Another handle on the same storage (refcount + 1). */

@@ -53,11 +53,17 @@ static oi__storage *oi__storage_new(void *data, size_t nbytes, bool borrowed) {
 }
 
 oi__tensor *oi__tensor_new(oi_dtype dtype, int ndim, const int64_t *shape) {
+    return oi__tensor_adopt(dtype, ndim, shape, NULL);
+}
+
+oi__tensor *oi__tensor_adopt(oi_dtype dtype, int ndim, const int64_t *shape, void *spare) {
     oi__tensor *t = oi__tensor_header(dtype, ndim, shape);
-    if (!t)
+    if (!t) {
+        oi__free(spare);
         return NULL;
+    }
     size_t nbytes = (size_t)oi_dtype_nbytes(dtype, (uint64_t)oi__shape_numel(ndim, shape));
-    void *data = oi__calloc(1, nbytes ? nbytes : 1);
+    void *data = spare ? memset(spare, 0, nbytes) : oi__calloc(1, nbytes ? nbytes : 1);
     t->storage = data ? oi__storage_new(data, nbytes, false) : NULL;
     if (!t->storage) {
         oi__free(data);
@@ -121,6 +127,19 @@ oi__tensor *oi__tensor_clone(const oi__tensor *t) {
             index[d] = 0;
     }
     return out;
+}
+
+void *oi__tensor_release_data(oi__tensor *t, size_t *nbytes) {
+    void *data = NULL;
+    *nbytes = 0;
+    if (t && t->storage && t->storage->refcount == 1 && !t->storage->borrowed && !t->storage->device_owner &&
+        !t->storage->gemm_packed && t->storage->nbytes > 0) {
+        data = t->storage->data;
+        *nbytes = t->storage->nbytes;
+        t->storage->data = NULL;
+    }
+    oi__tensor_free(t);
+    return data;
 }
 
 void oi__tensor_free(oi__tensor *t) {
