@@ -198,6 +198,12 @@ static void test_conv_forward(void) {
     conv_must_run(OI_OP_conv2d, &at, 2, c5, false, 0, false);
     conv_attrs_free(&at);
 
+    /* groups of 24 output channels: 64-channel blocks, two groups */
+    const shape c6[] = {S(4, 2, 8, 6, 7), S(4, 48, 4, 3, 3), S(1, 48, 0, 0, 0)};
+    conv_int(&at, "group", 2);
+    conv_must_run(OI_OP_conv2d, &at, 3, c6, false, 0, false);
+    conv_attrs_free(&at);
+
     /* NaN and inf in x propagate as on the CPU */
     conv_ints(&at, "pads", I4(1, 1, 1, 1));
     CHECK(conv_case(OI_OP_conv2d, &at, 3, OI_DTYPE_F32, c1, true, 0));
@@ -258,6 +264,14 @@ static void test_conv_transpose(void) {
     conv_ints(&at, "strides", I2(2, 3));
     conv_string(&at, "auto_pad", "SAME_LOWER");
     conv_must_run(OI_OP_conv_transpose2d, &at, 3, t3, false, 0, false);
+    conv_attrs_free(&at);
+
+    /* depthwise (one output per invocation) */
+    const shape t4[] = {S(4, 2, 4, 5, 5), S(4, 4, 1, 3, 3), S(1, 4, 0, 0, 0)};
+    conv_int(&at, "group", 4);
+    conv_ints(&at, "strides", I2(2, 2));
+    conv_ints(&at, "pads", I4(1, 0, 0, 1));
+    conv_must_run(OI_OP_conv_transpose2d, &at, 3, t4, false, 2, false);
     conv_attrs_free(&at);
 
     /* larger: 64 -> 32 channels, 16x16 -> 32x32 */

@@ -42,11 +42,13 @@ typedef char oi__vk_conv_push_fits[sizeof(oi__vk_conv_push) <= OI__VK_PUSH_WORDS
 typedef char oi__vk_pool_push_fits[sizeof(oi__vk_pool_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 
 /* conv.comp's blocks: output channels x output pixels per workgroup. The
- * narrow build serves groups of few output channels (depthwise convs),
- * where a 64-channel block would mostly compute padding. */
+ * narrow build serves groups of few output channels, where a 64-channel
+ * block would mostly compute nothing; the direct build (an output per
+ * invocation) groups of 1 or 2 (depthwise convs). */
 #define OI__VK_CONV_BLOCK 64
 #define OI__VK_CONV_NARROW_M 16
 #define OI__VK_CONV_NARROW_N 256
+#define OI__VK_CONV_DIRECT_M 2
 
 /* ---- geometry, as kernels/conv.c ---- */
 /* The window of a conv or pool in 2-D: dim 0 is the height (1 for conv1d). */
@@ -285,23 +287,31 @@ static oi_status oi__vk_plan_conv(const oi__vk_context *ctx, const oi__kernel_ar
     memset(st, 0, sizeof *st);
     oi__vk_set_pipeline(st, OI__VK_ELTWISE, k->op, x->dtype, wt->dtype, n_in == 3 ? in[2].dtype : OI_DTYPE_INVALID,
                         OI_DTYPE_F32);
-    bool narrow = mg <= OI__VK_CONV_NARROW_M;
-    st->pipeline.shader = (uint32_t)(narrow ? OI__VK_SHADER_CONV_NARROW : OI__VK_SHADER_CONV);
+    bool narrow = mg <= OI__VK_CONV_NARROW_M, direct_sum = mg <= OI__VK_CONV_DIRECT_M;
+    st->pipeline.shader =
+        (uint32_t)(direct_sum ? OI__VK_SHADER_CONV_DIRECT : narrow ? OI__VK_SHADER_CONV_NARROW : OI__VK_SHADER_CONV);
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[1] = OI__VK_ROLE_IN1;
     st->roles[2] = n_in == 3 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
     st->roles[3] = direct ? OI__VK_ROLE_OUT : OI__VK_ROLE_TEMP;
-    int64_t bm = narrow ? OI__VK_CONV_NARROW_M : OI__VK_CONV_BLOCK, bn = narrow ? OI__VK_CONV_NARROW_N : OI__VK_CONV_BLOCK;
     const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
-    uint64_t gx = (uint64_t)((n_pix + bn - 1) / bn), gy = (uint64_t)((mg + bm - 1) / bm);
-    if (gx > max[0] || gy > max[1] || (uint64_t)group > max[2])
-        return oi__vk_unsupported("%s: %lld pixels x %lld channels x %lld groups exceed the dispatch limits",
-                                  oi_op_name(k->op), (long long)n_pix, (long long)mg, (long long)group);
-    st->groups[0] = (uint32_t)(gx ? gx : 1);
-    st->groups[1] = (uint32_t)(gy ? gy : 1);
-    st->groups[2] = (uint32_t)group;
-    if (direct)
+    if ((uint64_t)group > max[2])
+        return oi__vk_unsupported("%s: %lld groups exceed the dispatch limits", oi_op_name(k->op), (long long)group);
+    oi_status s = OI_OK;
+    if (direct_sum) { /* 256 outputs per workgroup, over x and y */
+        s = oi__vk_groups(ctx, ((uint64_t)(n_pix * mg) + 255) / 256, (uint32_t)group, st->groups);
+    } else {
+        int64_t bm = narrow ? OI__VK_CONV_NARROW_M : OI__VK_CONV_BLOCK, bn = narrow ? OI__VK_CONV_NARROW_N : OI__VK_CONV_BLOCK;
+        uint64_t gx = (uint64_t)((n_pix + bn - 1) / bn), gy = (uint64_t)((mg + bm - 1) / bm);
+        if (gx > max[0] || gy > max[1])
+            return oi__vk_unsupported("%s: %lld pixels x %lld channels exceed the dispatch limits", oi_op_name(k->op),
+                                      (long long)n_pix, (long long)mg);
+        st->groups[0] = (uint32_t)(gx ? gx : 1);
+        st->groups[1] = (uint32_t)(gy ? gy : 1);
+        st->groups[2] = (uint32_t)group;
+    }
+    if (s != OI_OK || direct)
         return OI_OK;
     return oi__vk_plan_cast_from_temp(ctx, OI_DTYPE_F32, out, plan); /* f16/bf16: one rounding, as the CPU */
 }

@@ -12,7 +12,8 @@
 // two invocations add into one output and no atomics are needed.
 // A workgroup of 16x16 invocations makes a BM x BN block (each invocation
 // a TM x TN micro-tile); the "narrow" build (BM 16, BN 256) serves groups
-// of few output channels (depthwise). The output is contiguous f32; the
+// of up to 16 output channels, the "direct" one (below) groups of 1 or 2
+// (depthwise). The output is contiguous f32; the
 // host casts afterwards for f16/bf16. gl_WorkGroupID.z is the group.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -92,6 +93,29 @@ float weight(uint w_base, uint m, uint k) {
     return bits_to_float(B_DT, load_b(B_DT, at));
 }
 
+#ifdef DIRECT
+// The direct build: one invocation per output element, the K products
+// straight from memory. For groups of very few output channels
+// (depthwise), where a block of channels would mostly compute nothing.
+void main() {
+    uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.y * 16u +
+             gl_LocalInvocationID.x;
+    uint ohw = pc.OH * pc.OW, g = gl_WorkGroupID.z;
+    uint p = t % pc.n_pix, m = t / pc.n_pix; // consecutive invocations: consecutive pixels
+    if (m >= pc.mg) return;
+    uint img = p / ohw, rest = p % ohw, oy = rest / pc.OW, ox = rest % pc.OW;
+    uint x_base = pc.a_offset + img * pc.a_strides[0] + g * pc.cg * pc.a_strides[1];
+    uint w_base = pc.b_offset + g * pc.b_group_stride;
+    int y0 = TRANSPOSED ? int(oy) + pc.pad_t : int(oy * pc.stride_h) - pc.pad_t;
+    int x0 = TRANSPOSED ? int(ox) + pc.pad_l : int(ox * pc.stride_w) - pc.pad_l;
+    float acc = 0.0;
+    for (uint k = 0u; k < pc.K; k++)
+        acc += weight(w_base, m, k) * patch_at(k, x_base, y0, x0);
+    uint channel = g * pc.mg + m;
+    float bias = C_DT != 0u ? bits_to_float(C_DT, load_c(C_DT, pc.c_offset + channel * pc.c_stride)) : 0.0;
+    d_buf[pc.d_offset + (img * pc.out_c + channel) * ohw + rest] = floatBitsToUint(acc + bias);
+}
+#else
 void main() {
     uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
     uint tid = ty * 16u + tx;
@@ -147,3 +171,4 @@ void main() {
         }
     }
 }
+#endif
