@@ -62,35 +62,48 @@ const bool TRANSPOSED = OP == OP_conv_transpose2d;
 shared float tile_w[BK][BM + 1u];
 shared float tile_x[BK][BN + 1u];
 
-// The input element under patch row k of a pixel whose window starts at
+// Patch row k = (input channel c, ky, kx) as offsets: c's step in x, the
+// window position (dy, dx) = (ky * dil_h, kx * dil_w), and the step in w.
+struct KPos {
+    uint x_off;
+    int dy, dx;
+    uint w_off;
+};
+shared KPos step_k[BK]; // the block's patch rows of one k step, decomposed once
+
+KPos kpos(uint k) {
+    uint khw = pc.kernel_h * pc.kernel_w;
+    uint c = k / khw, r = k % khw, ky = r / pc.kernel_w, kx = r % pc.kernel_w;
+    KPos kp;
+    kp.x_off = c * pc.a_strides[1];
+    kp.dy = int(ky * pc.dil_h);
+    kp.dx = int(kx * pc.dil_w);
+    kp.w_off = c * pc.b_c_stride + ky * pc.b_kh_stride + kx * pc.b_kw_stride;
+    return kp;
+}
+
+// The input element under patch row kp of a pixel whose window starts at
 // (y0, x0) (conv: oy * stride - pad; transpose: oy + pad); x_base is the
 // pixel's image and the group's first channel. 0 in the padding.
-float patch_at(uint k, uint x_base, int y0, int x0) {
-    uint khw = pc.kernel_h * pc.kernel_w;
-    uint c = k / khw, r = k % khw;
-    int ky = int(r / pc.kernel_w), kx = int(r % pc.kernel_w);
+float patch_at(KPos kp, uint x_base, int y0, int x0) {
     int y, x;
     if (TRANSPOSED) { // o = i * stride - pad + kpos * dil: i = (o + pad - kpos * dil) / stride, if whole
-        int ty = y0 - ky * int(pc.dil_h), tx = x0 - kx * int(pc.dil_w);
+        int ty = y0 - kp.dy, tx = x0 - kp.dx;
         if (ty < 0 || tx < 0 || uint(ty) % pc.stride_h != 0u || uint(tx) % pc.stride_w != 0u) return 0.0;
         y = int(uint(ty) / pc.stride_h);
         x = int(uint(tx) / pc.stride_w);
     } else {
-        y = y0 + ky * int(pc.dil_h);
-        x = x0 + kx * int(pc.dil_w);
+        y = y0 + kp.dy;
+        x = x0 + kp.dx;
     }
     if (y < 0 || x < 0 || y >= int(pc.H) || x >= int(pc.W)) return 0.0;
-    uint at = x_base + c * pc.a_strides[1] + uint(y) * pc.a_strides[2] + uint(x) * pc.a_strides[3];
+    uint at = x_base + kp.x_off + uint(y) * pc.a_strides[2] + uint(x) * pc.a_strides[3];
     return bits_to_float(A_DT, load_a(A_DT, at));
 }
 
-// Weight (m, k) of group g's [mg, K] matrix.
-float weight(uint w_base, uint m, uint k) {
-    uint khw = pc.kernel_h * pc.kernel_w;
-    uint c = k / khw, r = k % khw;
-    uint at = w_base + m * pc.b_m_stride + c * pc.b_c_stride + (r / pc.kernel_w) * pc.b_kh_stride +
-              (r % pc.kernel_w) * pc.b_kw_stride;
-    return bits_to_float(B_DT, load_b(B_DT, at));
+// Weight (m, kp) of a group whose weights start at w_base.
+float weight_at(uint w_base, uint m, KPos kp) {
+    return bits_to_float(B_DT, load_b(B_DT, w_base + m * pc.b_m_stride + kp.w_off));
 }
 
 #ifdef DIRECT
@@ -109,8 +122,10 @@ void main() {
     int y0 = TRANSPOSED ? int(oy) + pc.pad_t : int(oy * pc.stride_h) - pc.pad_t;
     int x0 = TRANSPOSED ? int(ox) + pc.pad_l : int(ox * pc.stride_w) - pc.pad_l;
     float acc = 0.0;
-    for (uint k = 0u; k < pc.K; k++)
-        acc += weight(w_base, m, k) * patch_at(k, x_base, y0, x0);
+    for (uint k = 0u; k < pc.K; k++) {
+        KPos kp = kpos(k);
+        acc += weight_at(w_base, m, kp) * patch_at(kp, x_base, y0, x0);
+    }
     uint channel = g * pc.mg + m;
     float bias = C_DT != 0u ? bits_to_float(C_DT, load_c(C_DT, pc.c_offset + channel * pc.c_stride)) : 0.0;
     d_buf[pc.d_offset + (img * pc.out_c + channel) * ohw + rest] = floatBitsToUint(acc + bias);
@@ -138,15 +153,17 @@ void main() {
         [[unroll]] for (uint j = 0u; j < TN; j++) acc[i][j] = 0.0;
 
     for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
+        if (tid < BK) step_k[tid] = kpos(k0 + tid);
+        barrier();
         // weights: consecutive invocations read consecutive k
         for (uint l = tid; l < BM * BK; l += 256u) {
             uint k = l % BK, m = l / BK;
             bool ok = m0 + m < pc.mg && k0 + k < pc.K;
-            tile_w[k][m] = ok ? weight(w_base, m0 + m, k0 + k) : 0.0;
+            tile_w[k][m] = ok ? weight_at(w_base, m0 + m, step_k[k]) : 0.0;
         }
         // the patch: consecutive invocations read consecutive pixels
         for (uint k = tid / BN; k < BK; k += B_PASS)
-            tile_x[k][col] = (col_ok && k0 + k < pc.K) ? patch_at(k0 + k, x_base, y0, x0) : 0.0;
+            tile_x[k][col] = (col_ok && k0 + k < pc.K) ? patch_at(step_k[k], x_base, y0, x0) : 0.0;
         barrier();
         [[unroll]] for (uint k = 0u; k < BK; k++) {
             float a[TM], b[TN];
