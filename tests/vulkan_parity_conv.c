@@ -282,10 +282,11 @@ static void test_conv_transpose(void) {
     conv_attrs_free(&at);
 }
 
-/* What stays on the CPU: f64 storage; an integer avg_pool2d the table
- * does not allow is rejected before (not a GPU question). */
+/* What stays on the CPU: f64 storage, empty operands. */
 static void test_conv_declines(void) {
     conv_attrs at = {0};
+    const shape c0[] = {S(4, 1, 0, 5, 5), S(4, 3, 0, 3, 3), S(1, 3, 0, 0, 0)}; /* no input channels */
+    CHECK(!conv_case(OI_OP_conv2d, &at, 3, OI_DTYPE_F32, c0, false, 0));
     const shape c1[] = {S(4, 1, 2, 5, 5), S(4, 3, 2, 3, 3)};
     CHECK(!conv_case(OI_OP_conv2d, &at, 2, OI_DTYPE_F64, c1, false, 0));
     conv_ints(&at, "kernel_shape", I2(2, 2));

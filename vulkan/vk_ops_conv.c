@@ -235,6 +235,8 @@ static oi_status oi__vk_plan_conv(const oi__vk_context *ctx, const oi__kernel_ar
     for (size_t i = 0; i < n_in; i++)
         if (!oi__dtype_is_float(in[i].dtype))
             return oi__vk_unsupported("%s: no shader for %s", oi_op_name(k->op), oi_dtype_name(in[i].dtype));
+    if (oi__shape_numel(x->ndim, x->shape) == 0 || oi__shape_numel(wt->ndim, wt->shape) == 0)
+        return oi__vk_unsupported("%s: an empty x or w (the output is the bias alone)", oi_op_name(k->op));
     oi__vk_window w;
     oi__vk_conv_window(k, x, wt, out, &w);
     if (!oi__vk_conv_small(&w))
