@@ -26,6 +26,7 @@ typedef struct oi__vk_conv_push {
     uint32_t b_offset;
     uint32_t c_stride, c_offset;
     uint32_t d_offset, out_c;
+    uint32_t has_bias;
 } oi__vk_conv_push;
 
 typedef struct oi__vk_pool_push {
@@ -280,6 +281,7 @@ static oi_status oi__vk_plan_conv(const oi__vk_context *ctx, const oi__kernel_ar
     if (n_in == 3) {
         push.c_stride = (uint32_t)in[2].strides[0];
         push.c_offset = (uint32_t)in[2].offset;
+        push.has_bias = 1;
     }
     bool direct = out->dtype == OI_DTYPE_F32;
     push.d_offset = direct ? (uint32_t)out->offset : 0;
@@ -287,8 +289,10 @@ static oi_status oi__vk_plan_conv(const oi__vk_context *ctx, const oi__kernel_ar
 
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
-    oi__vk_set_pipeline(st, OI__VK_ELTWISE, k->op, x->dtype, wt->dtype, n_in == 3 ? in[2].dtype : OI_DTYPE_INVALID,
-                        OI_DTYPE_F32);
+    /* conv1d is conv2d to the shader: one pipeline for both (each one
+     * costs a compile, seconds on a CPU driver) */
+    oi__vk_set_pipeline(st, OI__VK_ELTWISE, transposed ? k->op : OI_OP_conv2d, x->dtype, wt->dtype,
+                        n_in == 3 ? in[2].dtype : x->dtype, OI_DTYPE_F32);
     bool narrow = mg <= OI__VK_CONV_NARROW_M, direct_sum = mg <= OI__VK_CONV_DIRECT_M;
     st->pipeline.shader =
         (uint32_t)(direct_sum ? OI__VK_SHADER_CONV_DIRECT : narrow ? OI__VK_SHADER_CONV_NARROW : OI__VK_SHADER_CONV);
@@ -297,21 +301,27 @@ static oi_status oi__vk_plan_conv(const oi__vk_context *ctx, const oi__kernel_ar
     st->roles[1] = OI__VK_ROLE_IN1;
     st->roles[2] = n_in == 3 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
     st->roles[3] = direct ? OI__VK_ROLE_OUT : OI__VK_ROLE_TEMP;
+    /* a blocked transpose runs each (group, output phase) apart: the
+     * largest phase has ceil(OH / stride) x ceil(OW / stride) pixels */
+    int64_t phases = transposed && !direct_sum ? w.stride[0] * w.stride[1] : 1, phase_pix = n_pix;
+    if (phases > 1)
+        phase_pix = x->shape[0] * ((w.out[0] + w.stride[0] - 1) / w.stride[0]) * ((w.out[1] + w.stride[1] - 1) / w.stride[1]);
     const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
-    if ((uint64_t)group > max[2])
-        return oi__vk_unsupported("%s: %lld groups exceed the dispatch limits", oi_op_name(k->op), (long long)group);
+    if ((uint64_t)(group * phases) > max[2])
+        return oi__vk_unsupported("%s: %lld groups x %lld phases exceed the dispatch limits", oi_op_name(k->op),
+                                  (long long)group, (long long)phases);
     oi_status s = OI_OK;
     if (direct_sum) { /* 256 outputs per workgroup, over x and y */
         s = oi__vk_groups(ctx, ((uint64_t)(n_pix * mg) + 255) / 256, (uint32_t)group, st->groups);
     } else {
         int64_t bm = narrow ? OI__VK_CONV_NARROW_M : OI__VK_CONV_BLOCK, bn = narrow ? OI__VK_CONV_NARROW_N : OI__VK_CONV_BLOCK;
-        uint64_t gx = (uint64_t)((n_pix + bn - 1) / bn), gy = (uint64_t)((mg + bm - 1) / bm);
+        uint64_t gx = (uint64_t)((phase_pix + bn - 1) / bn), gy = (uint64_t)((mg + bm - 1) / bm);
         if (gx > max[0] || gy > max[1])
             return oi__vk_unsupported("%s: %lld pixels x %lld channels exceed the dispatch limits", oi_op_name(k->op),
                                       (long long)n_pix, (long long)mg);
         st->groups[0] = (uint32_t)(gx ? gx : 1);
         st->groups[1] = (uint32_t)(gy ? gy : 1);
-        st->groups[2] = (uint32_t)group;
+        st->groups[2] = (uint32_t)(group * phases);
     }
     if (s != OI_OK || direct)
         return OI_OK;

@@ -9,12 +9,17 @@
 // (f16/bf16 storage is loaded as f32), as the CPU's f32 gemm does.
 // conv_transpose2d is the same product with a gather: output pixel o takes
 // input pixel i where o = i * stride - pad + kernel_pos * dilation, so no
-// two invocations add into one output and no atomics are needed.
+// two invocations add into one output and no atomics are needed. Only the
+// kernel positions with kernel_pos * dilation = o + pad (mod stride) can
+// meet an input pixel, so the blocked builds split the outputs into the
+// stride_h * stride_w phases of o + pad and give each phase only its own
+// kernel positions (a quarter of them at stride 2), not zeros.
 // A workgroup of 16x16 invocations makes a BM x BN block (each invocation
 // a TM x TN micro-tile); the "narrow" build (BM 16, BN 256) serves groups
 // of up to 16 output channels, the "direct" one (below) groups of 1 or 2
-// (depthwise). The output is contiguous f32; the
-// host casts afterwards for f16/bf16. gl_WorkGroupID.z is the group.
+// (depthwise). The output is contiguous f32; the host casts afterwards for
+// f16/bf16. gl_WorkGroupID.z is the group (times the phases of a blocked
+// transpose).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
@@ -31,7 +36,7 @@ layout(local_size_x = 16, local_size_y = 16) in;
 layout(constant_id = 0) const uint OP = 0u;
 layout(constant_id = 1) const uint A_DT = DT_F32; // x
 layout(constant_id = 2) const uint B_DT = DT_F32; // w
-layout(constant_id = 3) const uint C_DT = 0u;     // bias; 0: no bias
+layout(constant_id = 3) const uint C_DT = DT_F32; // bias (when has_bias)
 layout(constant_id = 4) const uint D_DT = DT_F32;
 
 layout(binding = 0) readonly buffer BufA { uint a_buf[]; };
@@ -51,6 +56,7 @@ layout(push_constant) uniform Push {
     uint b_offset;
     uint c_stride, c_offset; // bias [M]
     uint d_offset, out_c;    // y [N, M, OH, OW], contiguous f32
+    uint has_bias;           // a push constant, not a specialization: fewer pipelines to build
 } pc;
 
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
@@ -62,6 +68,60 @@ const bool TRANSPOSED = OP == OP_conv_transpose2d;
 shared float tile_w[BK][BM + 1u];
 shared float tile_x[BK][BN + 1u];
 
+// The outputs one workgroup serves and the kernel positions they take:
+// oy = oy0 + q * step_y (q < OHr), ky = ky0 + j * ky_step (j < ny), and
+// the same along x. Everything (step 1, all positions) for a conv.
+struct Phase {
+    uint oy0, ox0, step_y, step_x, OHr, OWr, n_pix, K;
+    uint ky0, kx0, ky_step, kx_step, ny, nx;
+};
+
+Phase whole() {
+    Phase ph;
+    ph.oy0 = 0u; ph.ox0 = 0u; ph.step_y = 1u; ph.step_x = 1u;
+    ph.OHr = pc.OH; ph.OWr = pc.OW; ph.n_pix = pc.n_pix; ph.K = pc.K;
+    ph.ky0 = 0u; ph.kx0 = 0u; ph.ky_step = 1u; ph.kx_step = 1u; ph.ny = pc.kernel_h; ph.nx = pc.kernel_w;
+    return ph;
+}
+
+// Along one dim of a transpose, phase r of (o + pad) mod stride: the first
+// output o0 in it, how many outputs, and the kernel positions k with
+// k * dil = r (mod stride): k0, then every k_step (k_step * dil = 0 mod
+// stride), n of them (0: the phase only gets the bias).
+void phase_dim(uint r, uint stride, int pad, uint dil, uint size, uint kernel,
+               out uint o0, out uint count, out uint k0, out uint k_step, out uint n) {
+    int first = (int(r) - pad) % int(stride);
+    o0 = uint(first < 0 ? first + int(stride) : first);
+    count = o0 < size ? (size - o0 + stride - 1u) / stride : 0u;
+    k_step = 1u;
+    while ((k_step * dil) % stride != 0u) k_step++;
+    k0 = kernel;
+    for (uint k = 0u; k < min(kernel, k_step); k++)
+        if ((k * dil) % stride == r) { k0 = k; break; }
+    n = k0 < kernel ? (kernel - k0 + k_step - 1u) / k_step : 0u;
+}
+
+Phase transpose_phase(uint index) {
+    Phase ph;
+    uint ry = index / pc.stride_w, rx = index % pc.stride_w;
+    ph.step_y = pc.stride_h;
+    ph.step_x = pc.stride_w;
+    phase_dim(ry, pc.stride_h, pc.pad_t, pc.dil_h, pc.OH, pc.kernel_h, ph.oy0, ph.OHr, ph.ky0, ph.ky_step, ph.ny);
+    phase_dim(rx, pc.stride_w, pc.pad_l, pc.dil_w, pc.OW, pc.kernel_w, ph.ox0, ph.OWr, ph.kx0, ph.kx_step, ph.nx);
+    ph.n_pix = (pc.n_pix / (pc.OH * pc.OW)) * ph.OHr * ph.OWr;
+    ph.K = pc.cg * ph.ny * ph.nx;
+    return ph;
+}
+
+// Output pixel p of a phase: its image and its (oy, ox).
+void pixel_of(Phase ph, uint p, out uint img, out uint oy, out uint ox) {
+    uint per_image = ph.OHr * ph.OWr;
+    img = p / per_image;
+    uint rest = p % per_image;
+    oy = ph.oy0 + (rest / ph.OWr) * ph.step_y;
+    ox = ph.ox0 + (rest % ph.OWr) * ph.step_x;
+}
+
 // Patch row k = (input channel c, ky, kx) as offsets: c's step in x, the
 // window position (dy, dx) = (ky * dil_h, kx * dil_w), and the step in w.
 struct KPos {
@@ -71,9 +131,10 @@ struct KPos {
 };
 shared KPos step_k[BK]; // the block's patch rows of one k step, decomposed once
 
-KPos kpos(uint k) {
-    uint khw = pc.kernel_h * pc.kernel_w;
-    uint c = k / khw, r = k % khw, ky = r / pc.kernel_w, kx = r % pc.kernel_w;
+KPos kpos(Phase ph, uint k) {
+    uint nyx = ph.ny * ph.nx;
+    uint c = k / nyx, r = k % nyx;
+    uint ky = ph.ky0 + (r / ph.nx) * ph.ky_step, kx = ph.kx0 + (r % ph.nx) * ph.kx_step;
     KPos kp;
     kp.x_off = c * pc.a_strides[1];
     kp.dy = int(ky * pc.dil_h);
@@ -82,23 +143,26 @@ KPos kpos(uint k) {
     return kp;
 }
 
-// The input element under patch row kp of a pixel whose window starts at
-// (y0, x0) (conv: oy * stride - pad; transpose: oy + pad); x_base is the
+// The input element under patch row kp of output (oy, ox); x_base is the
 // pixel's image and the group's first channel. 0 in the padding.
-float patch_at(KPos kp, uint x_base, int y0, int x0) {
+float patch_at(KPos kp, uint x_base, uint oy, uint ox) {
     int y, x;
     if (TRANSPOSED) { // o = i * stride - pad + kpos * dil: i = (o + pad - kpos * dil) / stride, if whole
-        int ty = y0 - kp.dy, tx = x0 - kp.dx;
+        int ty = int(oy) + pc.pad_t - kp.dy, tx = int(ox) + pc.pad_l - kp.dx;
         if (ty < 0 || tx < 0 || uint(ty) % pc.stride_h != 0u || uint(tx) % pc.stride_w != 0u) return 0.0;
         y = int(uint(ty) / pc.stride_h);
         x = int(uint(tx) / pc.stride_w);
     } else {
-        y = y0 + kp.dy;
-        x = x0 + kp.dx;
+        y = int(oy * pc.stride_h) - pc.pad_t + kp.dy;
+        x = int(ox * pc.stride_w) - pc.pad_l + kp.dx;
     }
     if (y < 0 || x < 0 || y >= int(pc.H) || x >= int(pc.W)) return 0.0;
     uint at = x_base + kp.x_off + uint(y) * pc.a_strides[2] + uint(x) * pc.a_strides[3];
     return bits_to_float(A_DT, load_a(A_DT, at));
+}
+
+float bias_of(uint channel) {
+    return pc.has_bias != 0u ? bits_to_float(C_DT, load_c(C_DT, pc.c_offset + channel * pc.c_stride)) : 0.0;
 }
 
 // Weight (m, kp) of a group whose weights start at w_base.
@@ -108,62 +172,62 @@ float weight_at(uint w_base, uint m, KPos kp) {
 
 #ifdef DIRECT
 // The direct build: one invocation per output element, the K products
-// straight from memory. For groups of very few output channels
-// (depthwise), where a block of channels would mostly compute nothing.
+// straight from memory (every kernel position, a transpose's included).
+// For groups of very few output channels (depthwise), where a block of
+// channels would mostly compute nothing.
 void main() {
     uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.y * 16u +
              gl_LocalInvocationID.x;
-    uint ohw = pc.OH * pc.OW, g = gl_WorkGroupID.z;
+    uint g = gl_WorkGroupID.z;
     uint p = t % pc.n_pix, m = t / pc.n_pix; // consecutive invocations: consecutive pixels
     if (m >= pc.mg) return;
-    uint img = p / ohw, rest = p % ohw, oy = rest / pc.OW, ox = rest % pc.OW;
+    Phase ph = whole();
+    uint img, oy, ox;
+    pixel_of(ph, p, img, oy, ox);
     uint x_base = pc.a_offset + img * pc.a_strides[0] + g * pc.cg * pc.a_strides[1];
     uint w_base = pc.b_offset + g * pc.b_group_stride;
-    int y0 = TRANSPOSED ? int(oy) + pc.pad_t : int(oy * pc.stride_h) - pc.pad_t;
-    int x0 = TRANSPOSED ? int(ox) + pc.pad_l : int(ox * pc.stride_w) - pc.pad_l;
     float acc = 0.0;
     for (uint k = 0u; k < pc.K; k++) {
-        KPos kp = kpos(k);
-        acc += weight_at(w_base, m, kp) * patch_at(kp, x_base, y0, x0);
+        KPos kp = kpos(ph, k);
+        acc += weight_at(w_base, m, kp) * patch_at(kp, x_base, oy, ox);
     }
     uint channel = g * pc.mg + m;
-    float bias = C_DT != 0u ? bits_to_float(C_DT, load_c(C_DT, pc.c_offset + channel * pc.c_stride)) : 0.0;
-    d_buf[pc.d_offset + (img * pc.out_c + channel) * ohw + rest] = floatBitsToUint(acc + bias);
+    d_buf[pc.d_offset + ((img * pc.out_c + channel) * pc.OH + oy) * pc.OW + ox] = floatBitsToUint(acc + bias_of(channel));
 }
 #else
 void main() {
     uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
     uint tid = ty * 16u + tx;
-    uint g = gl_WorkGroupID.z;
+    uint phases = TRANSPOSED ? pc.stride_h * pc.stride_w : 1u;
+    uint g = gl_WorkGroupID.z / phases;
+    Phase ph = TRANSPOSED ? transpose_phase(gl_WorkGroupID.z % phases) : whole();
     uint m0 = gl_WorkGroupID.y * BM, p0 = gl_WorkGroupID.x * BN;
-    uint ohw = pc.OH * pc.OW;
+    if (p0 >= ph.n_pix) return; // phases differ in size; the dispatch covers the largest
     uint w_base = pc.b_offset + g * pc.b_group_stride;
 
     // The patch column this invocation loads is the same for every k step.
     uint col = tid % BN, p = p0 + col;
-    bool col_ok = p < pc.n_pix;
-    uint img = col_ok ? p / ohw : 0u, rest = col_ok ? p % ohw : 0u;
-    uint oy = rest / pc.OW, ox = rest % pc.OW;
+    bool col_ok = p < ph.n_pix;
+    uint img, oy, ox;
+    pixel_of(ph, col_ok ? p : 0u, img, oy, ox);
     uint x_base = pc.a_offset + img * pc.a_strides[0] + g * pc.cg * pc.a_strides[1];
-    int y0 = TRANSPOSED ? int(oy) + pc.pad_t : int(oy * pc.stride_h) - pc.pad_t;
-    int x0 = TRANSPOSED ? int(ox) + pc.pad_l : int(ox * pc.stride_w) - pc.pad_l;
 
     float acc[TM][TN];
     [[unroll]] for (uint i = 0u; i < TM; i++)
         [[unroll]] for (uint j = 0u; j < TN; j++) acc[i][j] = 0.0;
 
-    for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
-        if (tid < BK) step_k[tid] = kpos(k0 + tid);
+    for (uint k0 = 0u; k0 < ph.K; k0 += BK) {
+        if (tid < BK) step_k[tid] = kpos(ph, k0 + tid);
         barrier();
         // weights: consecutive invocations read consecutive k
         for (uint l = tid; l < BM * BK; l += 256u) {
             uint k = l % BK, m = l / BK;
-            bool ok = m0 + m < pc.mg && k0 + k < pc.K;
+            bool ok = m0 + m < pc.mg && k0 + k < ph.K;
             tile_w[k][m] = ok ? weight_at(w_base, m0 + m, step_k[k]) : 0.0;
         }
         // the patch: consecutive invocations read consecutive pixels
         for (uint k = tid / BN; k < BK; k += B_PASS)
-            tile_x[k][col] = (col_ok && k0 + k < pc.K) ? patch_at(step_k[k], x_base, y0, x0) : 0.0;
+            tile_x[k][col] = (col_ok && k0 + k < ph.K) ? patch_at(step_k[k], x_base, oy, ox) : 0.0;
         barrier();
         [[unroll]] for (uint k = 0u; k < BK; k++) {
             float a[TM], b[TN];
@@ -179,12 +243,14 @@ void main() {
         uint m = m0 + ty + 16u * i;
         if (m >= pc.mg) continue;
         uint channel = g * pc.mg + m;
-        float bias = C_DT != 0u ? bits_to_float(C_DT, load_c(C_DT, pc.c_offset + channel * pc.c_stride)) : 0.0;
+        float bias = bias_of(channel);
         [[unroll]] for (uint j = 0u; j < TN; j++) {
             uint q = p0 + tx + 16u * j;
-            if (q >= pc.n_pix) continue;
-            uint at = pc.d_offset + ((q / ohw) * pc.out_c + channel) * ohw + q % ohw;
-            d_buf[at] = floatBitsToUint(acc[i][j] + bias);
+            if (q >= ph.n_pix) continue;
+            uint q_img, q_oy, q_ox;
+            pixel_of(ph, q, q_img, q_oy, q_ox);
+            d_buf[pc.d_offset + ((q_img * pc.out_c + channel) * pc.OH + q_oy) * pc.OW + q_ox] =
+                floatBitsToUint(acc[i][j] + bias);
         }
     }
 }
