@@ -266,6 +266,15 @@ static void test_conv_transpose(void) {
     conv_must_run(OI_OP_conv_transpose2d, &at, 3, t3, false, 0, false);
     conv_attrs_free(&at);
 
+    /* dilations sharing a factor with the strides: some output phases
+     * meet no kernel position (the bias alone) */
+    const shape t5[] = {S(4, 1, 3, 4, 5), S(4, 3, 5, 3, 3), S(1, 5, 0, 0, 0)};
+    conv_ints(&at, "strides", I2(2, 4));
+    conv_ints(&at, "dilations", I2(2, 2));
+    conv_ints(&at, "pads", I4(0, 1, 1, 0));
+    conv_must_run(OI_OP_conv_transpose2d, &at, 3, t5, false, 0, false);
+    conv_attrs_free(&at);
+
     /* depthwise (one output per invocation) */
     const shape t4[] = {S(4, 2, 4, 5, 5), S(4, 4, 1, 3, 3), S(1, 4, 0, 0, 0)};
     conv_int(&at, "group", 4);
