@@ -229,10 +229,83 @@ static uint32_t oi__vk_conv_stride(const oi__vk_view *v, bool is_1d, int d) {
     return d == 2 ? 0u : (uint32_t)v->strides[d == 3 ? 2 : d];
 }
 
+/* Push constants of a conv over x, w (and bias) into a contiguous f32 y
+ * at `d_offset`. */
+static void oi__vk_conv_fill_push(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in, const oi__vk_view *out,
+                                  const oi__vk_window *w, int64_t group, uint32_t d_offset, oi__vk_conv_push *push) {
+    const oi__vk_view *x = &in[0], *wt = &in[1];
+    bool is_1d = k->op == OI_OP_conv1d, transposed = k->op == OI_OP_conv_transpose2d;
+    int64_t cg = x->shape[1] / group, mg = out->shape[1] / group;
+    memset(push, 0, sizeof *push);
+    push->cg = (uint32_t)cg;
+    push->mg = (uint32_t)mg;
+    push->K = (uint32_t)(cg * w->kernel[0] * w->kernel[1]);
+    push->n_pix = (uint32_t)(x->shape[0] * w->out[0] * w->out[1]);
+    push->OH = (uint32_t)w->out[0];
+    push->OW = (uint32_t)w->out[1];
+    push->H = (uint32_t)w->in[0];
+    push->W = (uint32_t)w->in[1];
+    push->kernel_h = (uint32_t)w->kernel[0];
+    push->kernel_w = (uint32_t)w->kernel[1];
+    push->stride_h = (uint32_t)w->stride[0];
+    push->stride_w = (uint32_t)w->stride[1];
+    push->dil_h = (uint32_t)w->dil[0];
+    push->dil_w = (uint32_t)w->dil[1];
+    push->pad_t = (int32_t)w->pad_b[0];
+    push->pad_l = (int32_t)w->pad_b[1];
+    for (int d = 0; d < 4; d++)
+        push->a_strides[d] = oi__vk_conv_stride(x, is_1d, d);
+    push->a_offset = (uint32_t)x->offset;
+    /* w is [M, C / group, k...] (conv) or [C, M / group, k...] (transpose):
+     * the group and channel steps differ, the kernel steps do not */
+    uint32_t w0 = oi__vk_conv_stride(wt, is_1d, 0), w1 = oi__vk_conv_stride(wt, is_1d, 1);
+    push->b_group_stride = (uint32_t)((transposed ? cg : mg) * (int64_t)w0);
+    push->b_m_stride = transposed ? w1 : w0;
+    push->b_c_stride = transposed ? w0 : w1;
+    push->b_kh_stride = oi__vk_conv_stride(wt, is_1d, 2);
+    push->b_kw_stride = oi__vk_conv_stride(wt, is_1d, 3);
+    push->b_offset = (uint32_t)wt->offset;
+    if (n_in == 3) {
+        push->c_stride = (uint32_t)in[2].strides[0];
+        push->c_offset = (uint32_t)in[2].offset;
+        push->has_bias = 1;
+    }
+    push->d_offset = d_offset;
+    push->out_c = (uint32_t)out->shape[1];
+}
+
+/* The build of conv.comp for mg output channels per group, and its
+ * workgroups: blocks of pixels x channels x (group, and a blocked
+ * transpose's output phase), or 256 outputs each for the direct build. */
+static oi_status oi__vk_conv_dispatch(const oi__vk_context *ctx, bool transposed, const oi__vk_window *w, int64_t batch,
+                                      int64_t mg, int64_t group, oi__vk_stage *st) {
+    bool narrow = mg <= OI__VK_CONV_NARROW_M, per_output = mg <= OI__VK_CONV_DIRECT_M;
+    st->pipeline.shader =
+        (uint32_t)(per_output ? OI__VK_SHADER_CONV_DIRECT : narrow ? OI__VK_SHADER_CONV_NARROW : OI__VK_SHADER_CONV);
+    int64_t n_pix = batch * w->out[0] * w->out[1];
+    if (per_output)
+        return oi__vk_groups(ctx, ((uint64_t)(n_pix * mg) + 255) / 256, (uint32_t)group, st->groups);
+    /* the largest phase of a transpose has ceil(OH / stride) x ceil(OW / stride) pixels */
+    int64_t phases = transposed ? w->stride[0] * w->stride[1] : 1, phase_pix = n_pix;
+    if (transposed)
+        phase_pix = batch * ((w->out[0] + w->stride[0] - 1) / w->stride[0]) * ((w->out[1] + w->stride[1] - 1) / w->stride[1]);
+    int64_t bm = narrow ? OI__VK_CONV_NARROW_M : OI__VK_CONV_BLOCK, bn = narrow ? OI__VK_CONV_NARROW_N : OI__VK_CONV_BLOCK;
+    uint64_t gx = (uint64_t)((phase_pix + bn - 1) / bn), gy = (uint64_t)((mg + bm - 1) / bm);
+    uint64_t gz = (uint64_t)(group * phases);
+    const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
+    if (gx > max[0] || gy > max[1] || gz > max[2])
+        return oi__vk_unsupported("conv: %llu x %llu x %llu workgroups exceed the dispatch limits", (unsigned long long)gx,
+                                  (unsigned long long)gy, (unsigned long long)gz);
+    st->groups[0] = (uint32_t)(gx ? gx : 1);
+    st->groups[1] = (uint32_t)(gy ? gy : 1);
+    st->groups[2] = (uint32_t)gz;
+    return OI_OK;
+}
+
 static oi_status oi__vk_plan_conv(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
                                   size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
     const oi__vk_view *x = &in[0], *wt = &in[1];
-    bool is_1d = k->op == OI_OP_conv1d, transposed = k->op == OI_OP_conv_transpose2d;
+    bool transposed = k->op == OI_OP_conv_transpose2d;
     for (size_t i = 0; i < n_in; i++)
         if (!oi__dtype_is_float(in[i].dtype))
             return oi__vk_unsupported("%s: no shader for %s", oi_op_name(k->op), oi_dtype_name(in[i].dtype));
@@ -242,89 +315,27 @@ static oi_status oi__vk_plan_conv(const oi__vk_context *ctx, const oi__kernel_ar
     oi__vk_conv_window(k, x, wt, out, &w);
     if (!oi__vk_conv_small(&w))
         return oi__vk_unsupported("%s: window numbers past 32-bit arithmetic", oi_op_name(k->op));
-    int64_t group = oi__op_param_i64(k, "group"), in_c = x->shape[1], out_c = out->shape[1];
-    int64_t cg = in_c / group, mg = out_c / group;
-    int64_t n_pix = x->shape[0] * w.out[0] * w.out[1], K = cg * w.kernel[0] * w.kernel[1];
-    if (K >= ((int64_t)1 << 31))
-        return oi__vk_unsupported("%s: %lld products per output", oi_op_name(k->op), (long long)K);
+    int64_t group = oi__op_param_i64(k, "group");
+    if (x->shape[1] / group * w.kernel[0] * w.kernel[1] >= ((int64_t)1 << 31))
+        return oi__vk_unsupported("%s: too many products per output", oi_op_name(k->op));
 
+    bool f32_out = out->dtype == OI_DTYPE_F32; /* else an f32 scratch, cast after */
     oi__vk_conv_push push;
-    memset(&push, 0, sizeof push);
-    push.cg = (uint32_t)cg;
-    push.mg = (uint32_t)mg;
-    push.K = (uint32_t)K;
-    push.n_pix = (uint32_t)n_pix;
-    push.OH = (uint32_t)w.out[0];
-    push.OW = (uint32_t)w.out[1];
-    push.H = (uint32_t)w.in[0];
-    push.W = (uint32_t)w.in[1];
-    push.kernel_h = (uint32_t)w.kernel[0];
-    push.kernel_w = (uint32_t)w.kernel[1];
-    push.stride_h = (uint32_t)w.stride[0];
-    push.stride_w = (uint32_t)w.stride[1];
-    push.dil_h = (uint32_t)w.dil[0];
-    push.dil_w = (uint32_t)w.dil[1];
-    push.pad_t = (int32_t)w.pad_b[0];
-    push.pad_l = (int32_t)w.pad_b[1];
-    for (int d = 0; d < 4; d++)
-        push.a_strides[d] = oi__vk_conv_stride(x, is_1d, d);
-    push.a_offset = (uint32_t)x->offset;
-    /* w is [M, C / group, k...] (conv) or [C, M / group, k...] (transpose):
-     * the group and channel steps differ, the kernel steps do not */
-    uint32_t w0 = oi__vk_conv_stride(wt, is_1d, 0), w1 = oi__vk_conv_stride(wt, is_1d, 1);
-    push.b_group_stride = (uint32_t)((transposed ? cg : mg) * (int64_t)w0);
-    push.b_m_stride = transposed ? w1 : w0;
-    push.b_c_stride = transposed ? w0 : w1;
-    push.b_kh_stride = oi__vk_conv_stride(wt, is_1d, 2);
-    push.b_kw_stride = oi__vk_conv_stride(wt, is_1d, 3);
-    push.b_offset = (uint32_t)wt->offset;
-    if (n_in == 3) {
-        push.c_stride = (uint32_t)in[2].strides[0];
-        push.c_offset = (uint32_t)in[2].offset;
-        push.has_bias = 1;
-    }
-    bool direct = out->dtype == OI_DTYPE_F32;
-    push.d_offset = direct ? (uint32_t)out->offset : 0;
-    push.out_c = (uint32_t)out_c;
-
+    oi__vk_conv_fill_push(k, in, n_in, out, &w, group, f32_out ? (uint32_t)out->offset : 0, &push);
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
     /* conv1d is conv2d to the shader: one pipeline for both (each one
      * costs a compile, seconds on a CPU driver) */
     oi__vk_set_pipeline(st, OI__VK_ELTWISE, transposed ? k->op : OI_OP_conv2d, x->dtype, wt->dtype,
                         n_in == 3 ? in[2].dtype : x->dtype, OI_DTYPE_F32);
-    bool narrow = mg <= OI__VK_CONV_NARROW_M, direct_sum = mg <= OI__VK_CONV_DIRECT_M;
-    st->pipeline.shader =
-        (uint32_t)(direct_sum ? OI__VK_SHADER_CONV_DIRECT : narrow ? OI__VK_SHADER_CONV_NARROW : OI__VK_SHADER_CONV);
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[1] = OI__VK_ROLE_IN1;
     st->roles[2] = n_in == 3 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
-    st->roles[3] = direct ? OI__VK_ROLE_OUT : OI__VK_ROLE_TEMP;
-    /* a blocked transpose runs each (group, output phase) apart: the
-     * largest phase has ceil(OH / stride) x ceil(OW / stride) pixels */
-    int64_t phases = transposed && !direct_sum ? w.stride[0] * w.stride[1] : 1, phase_pix = n_pix;
-    if (phases > 1)
-        phase_pix = x->shape[0] * ((w.out[0] + w.stride[0] - 1) / w.stride[0]) * ((w.out[1] + w.stride[1] - 1) / w.stride[1]);
-    const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
-    if ((uint64_t)(group * phases) > max[2])
-        return oi__vk_unsupported("%s: %lld groups x %lld phases exceed the dispatch limits", oi_op_name(k->op),
-                                  (long long)group, (long long)phases);
-    oi_status s = OI_OK;
-    if (direct_sum) { /* 256 outputs per workgroup, over x and y */
-        s = oi__vk_groups(ctx, ((uint64_t)(n_pix * mg) + 255) / 256, (uint32_t)group, st->groups);
-    } else {
-        int64_t bm = narrow ? OI__VK_CONV_NARROW_M : OI__VK_CONV_BLOCK, bn = narrow ? OI__VK_CONV_NARROW_N : OI__VK_CONV_BLOCK;
-        uint64_t gx = (uint64_t)((phase_pix + bn - 1) / bn), gy = (uint64_t)((mg + bm - 1) / bm);
-        if (gx > max[0] || gy > max[1])
-            return oi__vk_unsupported("%s: %lld pixels x %lld channels exceed the dispatch limits", oi_op_name(k->op),
-                                      (long long)n_pix, (long long)mg);
-        st->groups[0] = (uint32_t)(gx ? gx : 1);
-        st->groups[1] = (uint32_t)(gy ? gy : 1);
-        st->groups[2] = (uint32_t)(group * phases);
-    }
-    if (s != OI_OK || direct)
-        return OI_OK;
+    st->roles[3] = f32_out ? OI__VK_ROLE_OUT : OI__VK_ROLE_TEMP;
+    oi_status s = oi__vk_conv_dispatch(ctx, transposed, &w, x->shape[0], push.mg, group, st);
+    if (s != OI_OK || f32_out)
+        return s;
     return oi__vk_plan_cast_from_temp(ctx, OI_DTYPE_F32, out, plan); /* f16/bf16: one rounding, as the CPU */
 }
 
