@@ -90,8 +90,9 @@ Phase whole() {
 // stride), n of them (0: the phase only gets the bias).
 void phase_dim(uint r, uint stride, int pad, uint dil, uint size, uint kernel,
                out uint o0, out uint count, out uint k0, out uint k_step, out uint n) {
-    int first = (int(r) - pad) % int(stride);
-    o0 = uint(first < 0 ? first + int(stride) : first);
+    int first = int(r) - pad; // GLSL leaves % of negative numbers undefined: lift it first
+    if (first < 0) first += int(stride) * (-first / int(stride) + 1);
+    o0 = uint(first) % stride;
     count = o0 < size ? (size - o0 + stride - 1u) / stride : 0u;
     k_step = 1u;
     while ((k_step * dil) % stride != 0u) k_step++;
