@@ -44,7 +44,11 @@ typedef enum oi__vk_family { OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL } oi__
     X(CHNORM, chnorm) X(ROPE, rope) X(ATTENTION, attention) X(TOPK, topk) X(MATMUL_QUANT, matmul_quant)
 
 /* vk_ops_conv.c */
-#define OI__VK_SHADERS_CONV(X)
+#define OI__VK_SHADERS_CONV(X) \
+    X(CONV, conv_f)               /* conv1d, conv2d, conv_transpose2d: 64x64 blocks */ \
+    X(CONV_NARROW, conv_narrow_f) /* the same for groups of <= 16 output channels */ \
+    X(CONV_DIRECT, conv_direct_f) /* an output per invocation: groups of 1 or 2 */ \
+    X(POOL, pool)                 /* max_pool2d, avg_pool2d */
 
 #define OI__VK_SHADER_LIST(X) OI__VK_SHADERS_CORE(X) OI__VK_SHADERS_SHAPE(X) OI__VK_SHADERS_NN(X) OI__VK_SHADERS_CONV(X)
 

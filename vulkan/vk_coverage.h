@@ -44,7 +44,8 @@
     X(top_k_indices, topk) X(matmul_q8, matmul_quant) X(matmul_q4, matmul_quant)
 
 /* vulkan/vk_ops_conv.c */
-#define OI_VULKAN_OPS_CONV(X)
+#define OI_VULKAN_OPS_CONV(X) \
+    X(conv1d, conv) X(conv2d, conv) X(conv_transpose2d, conv) X(max_pool2d, pool) X(avg_pool2d, pool)
 
 #define OI_VULKAN_OP_LIST(X) OI_VULKAN_OPS_CORE(X) OI_VULKAN_OPS_SHAPE(X) OI_VULKAN_OPS_NN(X) OI_VULKAN_OPS_CONV(X)
 
