@@ -37,6 +37,8 @@
 #endif
 #define OI__ISA_CALL(name, args) OI__ISA_PICK(name) args
 
+#include "vexp.h"
+
 /* ---- f32 building blocks ---- */
 OI__MATH_INLINE uint32_t oi__math_bits(float v) {
     uint32_t b;
@@ -250,10 +252,24 @@ typedef struct oi__math_job {
     bool b_scalar;
 } oi__math_job;
 
+/* The ops with an intrinsics loop in vexp.h; false for the others. */
+static bool oi__math_vexp_op(oi_op op, bool gelu_tanh, oi__vexp_op *v) {
+    switch (op) {
+    case OI_OP_exp: *v = OI__VEXP_EXP; return true;
+    case OI_OP_sigmoid: *v = OI__VEXP_SIGMOID; return true;
+    case OI_OP_silu: *v = OI__VEXP_SILU; return true;
+    case OI_OP_gelu: *v = OI__VEXP_GELU_TANH; return gelu_tanh;
+    default: return false;
+    }
+}
+
 static void oi__math_chunk(void *ctx, int task, int thread) {
     const oi__math_job *j = (const oi__math_job *)ctx;
     (void)thread;
     int64_t lo = (int64_t)task * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n;
+    oi__vexp_op v;
+    if (oi__math_vexp_op(j->op, j->gelu_tanh, &v) && oi__vexp_map(v, j->x + lo, j->y + lo, hi - lo))
+        return;
     if (j->op != OI_OP_pow) {
         OI__ISA_CALL(oi__math_map, (j->op, j->gelu_tanh, j->x + lo, j->y + lo, hi - lo));
         return;

@@ -222,15 +222,26 @@ OI__MATH_INLINE double oi__f32_exp_sum(const float *x, float *y, int64_t n, floa
     return total;
 }
 
-/* softmax / log_softmax of one row; x and y may be the same buffer */
+/* sum of e^(x[i] - shift), stored into y unless y is NULL: vexp.h's
+ * intrinsics when the CPU has them, else the loop above in this clone */
+OI__MATH_INLINE double oi__softmax_exp_sum(const float *x, float *y, int64_t n, float shift) {
+    double sum;
+    if (!oi__vexp_sum(x, y, n, shift, &sum))
+        sum = oi__f32_exp_sum(x, y, n, shift);
+    return sum;
+}
+
+/* softmax / log_softmax of one row; x and y may be the same buffer. Three
+ * sweeps (max; e^ written while summed; scale), but only the first reads
+ * memory: a row of up to ~8K floats stays in L1/L2 for the other two. */
 OI__MATH_INLINE void oi__softmax_body(const float *x, float *y, int64_t n, bool log_form) {
     float m = oi__f32_max(x, n);
     if (log_form) {
-        float log_sum = (float)log(oi__f32_exp_sum(x, NULL, n, m));
+        float log_sum = (float)log(oi__softmax_exp_sum(x, NULL, n, m));
         OI__MAP(x, y, n, (v - m) - log_sum);
         return;
     }
-    float inv = (float)(1.0 / oi__f32_exp_sum(x, y, n, m));
+    float inv = (float)(1.0 / oi__softmax_exp_sum(x, y, n, m));
     OI__MAP(y, y, n, v * inv);
 }
 
