@@ -235,7 +235,9 @@ OI__MATH_INLINE double oi__softmax_exp_sum(const float *x, float *y, int64_t n, 
  * sweeps (max; e^ written while summed; scale), but only the first reads
  * memory: a row of up to ~8K floats stays in L1/L2 for the other two. */
 OI__MATH_INLINE void oi__softmax_body(const float *x, float *y, int64_t n, bool log_form) {
-    float m = oi__f32_max(x, n);
+    float m;
+    if (!oi__vexp_max(x, n, &m))
+        m = oi__f32_max(x, n);
     if (log_form) {
         float log_sum = (float)log(oi__softmax_exp_sum(x, NULL, n, m));
         OI__MAP(x, y, n, (v - m) - log_sum);

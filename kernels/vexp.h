@@ -146,6 +146,41 @@ OI__TARGET_AVX512 static double oi__vexp_sum_avx512(const float *x, float *y, in
     return total;
 }
 
+/* Prefetches the line at `address`, which may lie past the caller's
+ * arrays (prefetches never fault; the integer keeps the pointer
+ * arithmetic defined). */
+static inline void oi__vexp_prefetch(uintptr_t address) { _mm_prefetch((const char *)address, _MM_HINT_T0); }
+
+/* How far ahead the max sweep prefetches: enough lines in flight to cover
+ * the memory latency. */
+#define OI__VEXP_AHEAD 2048
+
+/* The largest of x[0..n), NaN ignored (max(v, acc) returns acc when v is
+ * NaN); -inf when there is none. It is the sweep that reads a softmax row
+ * from memory, so it prefetches OI__VEXP_AHEAD bytes ahead: past the row's
+ * end that is the next row (rows are usually back to back), which the
+ * hardware prefetcher stopped fetching while the row was computed. */
+OI__TARGET_AVX512 static float oi__vexp_max_avx512(const float *x, int64_t n) {
+    __m512 a0 = _mm512_set1_ps(-INFINITY), a1 = a0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD);
+        oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD + 64);
+        a0 = _mm512_mask_max_ps(a0, OI__VEXP_ALL, _mm512_loadu_ps(x + i), a0);
+        a1 = _mm512_mask_max_ps(a1, OI__VEXP_ALL, _mm512_loadu_ps(x + i + 16), a1);
+    }
+    for (; i < n; i += 16) {
+        __mmask16 m = oi__vexp_mask16(i, n);
+        a0 = _mm512_mask_max_ps(a0, m, _mm512_maskz_loadu_ps(m, x + i), a0);
+    }
+    a0 = _mm512_mask_max_ps(a0, OI__VEXP_ALL, a1, a0);
+    float lanes[16], top = -INFINITY;
+    _mm512_storeu_ps(lanes, a0);
+    for (int j = 0; j < 16; j++)
+        top = lanes[j] > top ? lanes[j] : top;
+    return top;
+}
+
 /* ---- AVX2 + FMA: 8 lanes ---- */
 OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vexp8(__m256 x) {
     x = _mm256_min_ps(_mm256_set1_ps(OI__VEXP_HI), _mm256_max_ps(_mm256_set1_ps(OI__VEXP_LO), x));
@@ -238,6 +273,26 @@ OI__TARGET_AVX2 static double oi__vexp_sum_avx2(const float *x, float *y, int64_
     }
     return total;
 }
+
+/* The AVX2 form of oi__vexp_max_avx512 (max(v, acc) ignores a NaN v the
+ * same way). */
+OI__TARGET_AVX2 static float oi__vexp_max_avx2(const float *x, int64_t n) {
+    __m256 a0 = _mm256_set1_ps(-INFINITY), a1 = a0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD);
+        a0 = _mm256_max_ps(_mm256_loadu_ps(x + i), a0);
+        a1 = _mm256_max_ps(_mm256_loadu_ps(x + i + 8), a1);
+    }
+    for (; i < n; i++) /* the tail, one lane at a time (broadcast) */
+        a1 = _mm256_max_ps(_mm256_set1_ps(x[i]), a1);
+    a0 = _mm256_max_ps(a1, a0);
+    float lanes[8], top = -INFINITY;
+    _mm256_storeu_ps(lanes, a0);
+    for (int j = 0; j < 8; j++)
+        top = lanes[j] > top ? lanes[j] : top;
+    return top;
+}
 #endif /* OI__GEMM_X86 */
 
 /* ---- dispatch by the gemm's ISA choice ---- */
@@ -252,6 +307,20 @@ static bool oi__vexp_map(oi__vexp_op op, const float *x, float *y, int64_t n) {
     }
 #else
     (void)op, (void)x, (void)y, (void)n;
+#endif
+    return false;
+}
+
+/* *max = the largest of x[0..n), NaN ignored (-inf for none); false as above. */
+static bool oi__vexp_max(const float *x, int64_t n, float *max) {
+#if OI__GEMM_X86
+    switch (oi__gemm_active_isa()) {
+    case OI__GEMM_ISA_AVX512: *max = oi__vexp_max_avx512(x, n); return true;
+    case OI__GEMM_ISA_AVX2: *max = oi__vexp_max_avx2(x, n); return true;
+    default: break;
+    }
+#else
+    (void)x, (void)n, (void)max;
 #endif
     return false;
 }
