@@ -657,7 +657,131 @@ OI__MATH_INLINE void oi__row_norm_f32_body(const oi__rows *r, int64_t lane, cons
     float inv = (float)(1.0 / sqrt(oi__f32_sum_pow(x, n, mean, 2) / (double)n + r->eps));
     oi__norm_apply(x, y, n, mean, inv, scale, bias);
 }
-OI__ISA_CLONES(oi__row_norm_f32, (const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n), (r, lane, x, y, n))
+static void oi__row_norm_f32_portable(const oi__rows *r, int64_t lane, const float *x, float *y, int64_t n) {
+    oi__row_norm_f32_body(r, lane, x, y, n);
+}
+
+#if OI__GEMM_X86
+/* The same row in intrinsics: the statistics sweeps (sum; sum of squares
+ * about the mean) keep two f32 accumulators, flushed to double every
+ * OI__NN_CHUNK elements, and prefetch OI__VEXP_AHEAD bytes ahead as
+ * softmax's max does (the first sweep is the one that reads memory; the
+ * row then stays in L1 for the second and for the apply sweep, which
+ * rounds (x - mean) * inv and then fuses * scale + bias). */
+OI__TARGET_AVX512 static double oi__norm_sum_avx512(const float *x, int64_t n, float shift, bool square) {
+    const __m512 s = _mm512_set1_ps(shift);
+    double total = 0.0;
+    for (int64_t c = 0; c < n; c += OI__NN_CHUNK) {
+        int64_t end = n - c < OI__NN_CHUNK ? n : c + OI__NN_CHUNK, i = c;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+        for (; i + 32 <= end; i += 32) {
+            oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD);
+            oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD + 64);
+            __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), s), d1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), s);
+            a0 = square ? _mm512_fmadd_ps(d0, d0, a0) : _mm512_add_ps(a0, d0);
+            a1 = square ? _mm512_fmadd_ps(d1, d1, a1) : _mm512_add_ps(a1, d1);
+        }
+        for (; i < end; i += 16) { /* masked: lanes past the end add nothing */
+            __mmask16 m = oi__vexp_mask16(i, end);
+            __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), s);
+            a0 = square ? _mm512_fmadd_ps(d, d, a0) : _mm512_add_ps(a0, d);
+        }
+        float lanes[16];
+        _mm512_storeu_ps(lanes, _mm512_add_ps(a0, a1));
+        total += oi__vexp_lanes_sum(lanes, 16);
+    }
+    return total;
+}
+
+OI__TARGET_AVX512 static void oi__norm_apply_avx512(const float *x, float *y, int64_t n, float mean, float inv,
+                                                    const float *scale, const float *bias) {
+    const __m512 mu = _mm512_set1_ps(mean), k = _mm512_set1_ps(inv);
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = oi__vexp_mask16(i, n);
+        bool full = m == (__mmask16)0xFFFF; /* plain stores where we can (see OI__VEXP_MAP16) */
+        __m512 v = _mm512_mul_ps(_mm512_sub_ps(full ? _mm512_loadu_ps(x + i) : _mm512_maskz_loadu_ps(m, x + i), mu), k);
+        __m512 sc = full ? _mm512_loadu_ps(scale + i) : _mm512_maskz_loadu_ps(m, scale + i);
+        if (bias)
+            v = _mm512_fmadd_ps(v, sc, full ? _mm512_loadu_ps(bias + i) : _mm512_maskz_loadu_ps(m, bias + i));
+        else
+            v = _mm512_mul_ps(v, sc);
+        if (full)
+            _mm512_storeu_ps(y + i, v);
+        else
+            _mm512_mask_storeu_ps(y + i, m, v);
+    }
+}
+
+OI__TARGET_AVX512 static void oi__row_norm_f32_avx512(const oi__rows *r, int64_t lane, const float *x, float *y,
+                                                      int64_t n) {
+    (void)lane;
+    float mean = r->op == OI_OP_rms_norm ? 0.0f : (float)(oi__norm_sum_avx512(x, n, 0.0f, false) / (double)n);
+    float inv = (float)(1.0 / sqrt(oi__norm_sum_avx512(x, n, mean, true) / (double)n + r->eps));
+    oi__norm_apply_avx512(x, y, n, mean, inv, (const float *)r->aux[0], (const float *)r->aux[1]);
+}
+
+OI__TARGET_AVX2 static double oi__norm_sum_avx2(const float *x, int64_t n, float shift, bool square) {
+    const __m256 s = _mm256_set1_ps(shift);
+    double total = 0.0;
+    for (int64_t c = 0; c < n; c += OI__NN_CHUNK) {
+        int64_t end = n - c < OI__NN_CHUNK ? n : c + OI__NN_CHUNK, i = c;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+        for (; i + 16 <= end; i += 16) {
+            oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD);
+            __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), s), d1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), s);
+            a0 = square ? _mm256_fmadd_ps(d0, d0, a0) : _mm256_add_ps(a0, d0);
+            a1 = square ? _mm256_fmadd_ps(d1, d1, a1) : _mm256_add_ps(a1, d1);
+        }
+        for (; i < end; i += 8) {
+            __m256i m = oi__vexp_mask8(i, end);
+            __m256 d = _mm256_and_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), s), _mm256_castsi256_ps(m));
+            a0 = square ? _mm256_fmadd_ps(d, d, a0) : _mm256_add_ps(a0, d);
+        }
+        float lanes[8];
+        _mm256_storeu_ps(lanes, _mm256_add_ps(a0, a1));
+        total += oi__vexp_lanes_sum(lanes, 8);
+    }
+    return total;
+}
+
+OI__TARGET_AVX2 static void oi__norm_apply_avx2(const float *x, float *y, int64_t n, float mean, float inv,
+                                                const float *scale, const float *bias) {
+    const __m256 mu = _mm256_set1_ps(mean), k = _mm256_set1_ps(inv);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), mu), k);
+        v = bias ? _mm256_fmadd_ps(v, _mm256_loadu_ps(scale + i), _mm256_loadu_ps(bias + i))
+                 : _mm256_mul_ps(v, _mm256_loadu_ps(scale + i));
+        _mm256_storeu_ps(y + i, v);
+    }
+    if (i < n) {
+        __m256i m = oi__vexp_mask8(i, n);
+        __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), mu), k);
+        v = bias ? _mm256_fmadd_ps(v, _mm256_maskload_ps(scale + i, m), _mm256_maskload_ps(bias + i, m))
+                 : _mm256_mul_ps(v, _mm256_maskload_ps(scale + i, m));
+        _mm256_maskstore_ps(y + i, m, v);
+    }
+}
+
+OI__TARGET_AVX2 static void oi__row_norm_f32_avx2(const oi__rows *r, int64_t lane, const float *x, float *y,
+                                                  int64_t n) {
+    (void)lane;
+    float mean = r->op == OI_OP_rms_norm ? 0.0f : (float)(oi__norm_sum_avx2(x, n, 0.0f, false) / (double)n);
+    float inv = (float)(1.0 / sqrt(oi__norm_sum_avx2(x, n, mean, true) / (double)n + r->eps));
+    oi__norm_apply_avx2(x, y, n, mean, inv, (const float *)r->aux[0], (const float *)r->aux[1]);
+}
+#endif
+
+static oi__row_f32_fn oi__row_norm_f32_pick(void) {
+#if OI__GEMM_X86
+    switch (oi__gemm_active_isa()) {
+    case OI__GEMM_ISA_AVX512: return oi__row_norm_f32_avx512;
+    case OI__GEMM_ISA_AVX2: return oi__row_norm_f32_avx2;
+    default: break;
+    }
+#endif
+    return oi__row_norm_f32_portable;
+}
 
 static void oi__row_norm_f64(const oi__rows *r, int64_t lane, const double *x, double *y, int64_t n) {
     (void)lane;
@@ -680,7 +804,7 @@ static oi_status oi__nn_norm(const oi__kernel_args *k) {
     int axis = 0;
     if (oi__nn_axis(k, "axis", k->in[0]->ndim, &axis) != OI_OK)
         return OI_ERROR_VALIDATION;
-    oi__rows_start(&r, k, OI__ISA_PICK(oi__row_norm_f32), oi__row_norm_f64);
+    oi__rows_start(&r, k, oi__row_norm_f32_pick(), oi__row_norm_f64);
     r.eps = oi__op_param_f64(k, "epsilon");
     const oi__tensor *x = k->in[0];
     for (size_t i = 1; i < k->n_in; i++) {

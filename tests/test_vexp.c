@@ -7,7 +7,8 @@
  *        subnormals, NaN, +-inf);
  *   sigmoid, silu, tanh-form gelu: relative error of a few ulp;
  *   softmax, log_softmax: rows of every tail length, across the 256-element
- *        chunks, with -inf entries. */
+ *        chunks, with -inf entries;
+ *   layer_norm, rms_norm (intrinsics rows in nn.c): the same lengths. */
 #include "../openinfer.h"
 #include "../openinfer_impl/internal.h"
 #include "check.h"
@@ -257,6 +258,65 @@ static void test_softmax(const bool *has) {
     free(want);
 }
 
+/* ---- layer_norm, rms_norm: their rows have intrinsics paths too ---- */
+static void test_norms(const bool *has) {
+    const int64_t lens[] = {1, 3, 8, 15, 16, 17, 33, 255, 256, 257, 1000};
+    const int64_t rows = 3;
+    float *x = (float *)malloc(rows * 1000 * sizeof(float)), *y = (float *)malloc(rows * 1000 * sizeof(float));
+    CHECK(x && y);
+    for (size_t i = 0; x && y && i < COUNT(isas); i++) {
+        if (!has[i] || !oi__gemm_force_isa(isas[i]))
+            continue;
+        for (size_t l = 0; l < COUNT(lens); l++)
+            for (int rms = 0; rms < 2; rms++) {
+                int64_t n = lens[l];
+                uint32_t seed = (uint32_t)(n * 5 + rms);
+                double sc[1000], bi[1000];
+                for (int64_t j = 0; j < rows * n; j++) {
+                    seed = seed * 1664525u + 1013904223u;
+                    x[j] = (float)(seed >> 8) / 1677721.6f + 3.0f; /* [3, 13): a mean to take out */
+                }
+                for (int64_t j = 0; j < n; j++)
+                    sc[j] = 0.5 + 0.01 * (double)j, bi[j] = 0.25 - 0.001 * (double)j;
+                oi__tensor *ins[3] = {oi__tensor_new(OI_DTYPE_F32, 2, (const int64_t[]){rows, n}),
+                                      tensor_f(OI_DTYPE_F32, 1, &n, sc), tensor_f(OI_DTYPE_F32, 1, &n, bi)};
+                oi__tensor *out = oi__tensor_new(OI_DTYPE_F32, 2, (const int64_t[]){rows, n});
+                CHECK(ins[0] && ins[1] && ins[2] && out);
+                if (ins[0] && ins[1] && ins[2] && out) {
+                    memcpy(oi__tensor_data(ins[0]), x, (size_t)(rows * n) * sizeof(float));
+                    oi__attr eps = attr_f("epsilon", 1e-5);
+                    oi_op op = rms ? OI_OP_rms_norm : OI_OP_layer_norm;
+                    CHECK_OK(oi__op_run_cpu(op, &eps, 1, (const oi__tensor *const *)ins, rms ? 2 : 3, out));
+                    memcpy(y, oi__tensor_data(out), (size_t)(rows * n) * sizeof(float));
+                    for (int64_t r = 0; r < rows; r++) {
+                        const float *xr = x + r * n;
+                        double mean = 0.0, var = 0.0;
+                        for (int64_t j = 0; j < n; j++)
+                            mean += rms ? 0.0 : xr[j];
+                        mean /= (double)n;
+                        for (int64_t j = 0; j < n; j++)
+                            var += (xr[j] - mean) * (xr[j] - mean);
+                        double inv = 1.0 / sqrt(var / (double)n + 1e-5);
+                        for (int64_t j = 0; j < n; j++) {
+                            /* (x - mean) rounds in f32: an ulp of |x| (~1e-6 here) times inv */
+                            double want = (xr[j] - mean) * inv * sc[j] + (rms ? 0.0 : bi[j]);
+                            double tol = 2e-6 * (1.0 + fabs(want)) + 1.2e-6 * fabs(xr[j]) * inv * sc[j];
+                            CHECK_MSG(fabs(y[r * n + j] - want) <= tol, "%s %s n=%lld row %lld [%lld]: %.9g, want %.9g",
+                                      oi__gemm_isa_name(isas[i]), oi_op_name(op), (long long)n, (long long)r,
+                                      (long long)j, (double)y[r * n + j], want);
+                        }
+                    }
+                }
+                for (int t = 0; t < 3; t++)
+                    oi__tensor_free(ins[t]);
+                oi__tensor_free(out);
+            }
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    free(x);
+    free(y);
+}
+
 int main(void) {
     bool has[COUNT(isas)];
     for (size_t i = 0; i < COUNT(isas); i++) {
@@ -267,6 +327,7 @@ int main(void) {
     test_exp_edges(has);
     test_exp_based_ops(has);
     test_softmax(has);
+    test_norms(has);
     test_exp_sweep(has);
     return check_result("test_vexp");
 }
