@@ -121,7 +121,12 @@ static bool spot_check(const workspace *w, const entry *e) {
             case OI_OP_exp: want = exp(a[i]); break;
             case OI_OP_sigmoid: want = 1.0 / (1.0 + exp(-(double)a[i])); break;
             case OI_OP_silu: want = a[i] / (1.0 + exp(-(double)a[i])); break;
-            case OI_OP_gelu: want = 0.5 * a[i] * erfc(-a[i] * 0.70710678118654752); break;
+            case OI_OP_gelu:
+                if (e->n_attrs) /* approximate="tanh", as x sigmoid(2u) */
+                    want = a[i] / (1.0 + exp(-2.0 * 0.7978845608028654 * (a[i] + 0.044715 * a[i] * a[i] * a[i])));
+                else
+                    want = 0.5 * a[i] * erfc(-a[i] * 0.70710678118654752);
+                break;
             case OI_OP_softmax:
             case OI_OP_log_softmax:
             case OI_OP_layer_norm:
@@ -219,6 +224,7 @@ int main(int argc, char **argv) {
     }
     oi__attr last_axis[1] = {{(char *)"axis", OI__ATTR_INT, 0, -1, NULL, NULL, OI_DTYPE_INVALID, NULL}};
     oi__attr last_axes[1] = {{(char *)"axes", OI__ATTR_INT_LIST, 0, 0, NULL, NULL, OI_DTYPE_INVALID, NULL}};
+    oi__attr tanh_form[1] = {{(char *)"approximate", OI__ATTR_STRING, 0, 0, (char *)"tanh", NULL, OI_DTYPE_INVALID, NULL}};
     arrput(last_axes[0].ints, -1);
     entry entries[] = {
         {"memcpy (1 thread)", KIND_MEMCPY_1, OI_OP_add, 0, NULL, 0, false, 8, 1e30},
@@ -232,6 +238,7 @@ int main(int argc, char **argv) {
         {"layer_norm (last axis)", KIND_OP, OI_OP_layer_norm, 3, last_axis, 1, false, 8, 1e30},
         {"sigmoid", KIND_OP, OI_OP_sigmoid, 1, NULL, 0, false, 8, 1e30},
         {"silu", KIND_OP, OI_OP_silu, 1, NULL, 0, false, 8, 1e30},
+        {"gelu (tanh)", KIND_OP, OI_OP_gelu, 1, tanh_form, 1, false, 8, 1e30},
         {"gelu (exact)", KIND_OP, OI_OP_gelu, 1, NULL, 0, false, 8, 1e30},
         {"log_softmax (last axis)", KIND_OP, OI_OP_log_softmax, 1, last_axis, 1, false, 8, 1e30},
         {"rms_norm (last axis)", KIND_OP, OI_OP_rms_norm, 2, last_axis, 1, false, 8, 1e30},

@@ -9,7 +9,11 @@
  * blocks of 16 through a local array, vectorize at -O2; log, erf,
  * softplus and pow call libm per element. Other layouts and dtypes walk
  * the output with the shared iterator and use the same per-element f32
- * functions, so a strided f32 view gives the same bits as a dense one. */
+ * functions, so a strided f32 view gives the same bits as a dense one.
+ * On x86 with AVX2+FMA or AVX-512, dense f32 exp, sigmoid, silu and
+ * tanh-form gelu run vexp.h's intrinsics instead (exp of 16M floats on
+ * 2 threads: 10.6 -> 3.4 ms; both within 2 ulp, so strided and dense
+ * results may differ by an ulp or two there). */
 #include "../openinfer_impl/internal.h"
 
 /* ---- ISA clones ----

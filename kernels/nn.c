@@ -11,6 +11,8 @@
  * scratch row, computed and scattered back, rounding once.
  * Precision: f32, f16 and bf16 compute in f32 (statistics are summed in
  * f32 blocks of 256 and added in double); f64 computes in double.
+ * softmax/log_softmax (max and e^ sweeps, vexp.h) and layer_norm/rms_norm
+ * rows have AVX2/AVX-512 intrinsics paths, picked like gemm.c's kernels.
  * attention multiplies with oi__gemm_f32 / oi__gemm_f64 (kernels/gemm.c). */
 #include "../openinfer_impl/internal.h"
 
