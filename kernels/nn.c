@@ -224,28 +224,34 @@ OI__MATH_INLINE double oi__f32_exp_sum(const float *x, float *y, int64_t n, floa
     return total;
 }
 
-/* sum of e^(x[i] - shift), stored into y unless y is NULL: vexp.h's
- * intrinsics when the CPU has them, else the loop above in this clone */
-OI__MATH_INLINE double oi__softmax_exp_sum(const float *x, float *y, int64_t n, float shift) {
-    double sum;
-    if (!oi__vexp_sum(x, y, n, shift, &sum))
-        sum = oi__f32_exp_sum(x, y, n, shift);
-    return sum;
-}
-
 /* softmax / log_softmax of one row; x and y may be the same buffer. Three
- * sweeps (max; e^ written while summed; scale), but only the first reads
- * memory: a row of up to ~8K floats stays in L1/L2 for the other two. */
+ * sweeps (max; e^ summed, y written; scale or shift y), but only the first
+ * reads memory: a row of up to ~8K floats stays in L1/L2 for the other
+ * two. With vexp.h's intrinsics the second sweep writes e^(x - max) for
+ * softmax and x - max for log_softmax; the portable loops write log_softmax
+ * in the third. Either way log_softmax is (x - max) - log(sum), rounded
+ * twice. */
 OI__MATH_INLINE void oi__softmax_body(const float *x, float *y, int64_t n, bool log_form) {
     float m;
+    double sum;
     if (!oi__vexp_max(x, n, &m))
         m = oi__f32_max(x, n);
+    if (oi__vexp_sum(x, y, n, m, log_form, &sum)) {
+        if (log_form) {
+            float log_sum = (float)log(sum);
+            OI__MAP(y, y, n, v - log_sum);
+        } else {
+            float inv = (float)(1.0 / sum);
+            OI__MAP(y, y, n, v * inv);
+        }
+        return;
+    }
     if (log_form) {
-        float log_sum = (float)log(oi__softmax_exp_sum(x, NULL, n, m));
+        float log_sum = (float)log(oi__f32_exp_sum(x, NULL, n, m));
         OI__MAP(x, y, n, (v - m) - log_sum);
         return;
     }
-    float inv = (float)(1.0 / oi__softmax_exp_sum(x, y, n, m));
+    float inv = (float)(1.0 / oi__f32_exp_sum(x, y, n, m));
     OI__MAP(y, y, n, v * inv);
 }
 
@@ -669,8 +675,12 @@ static void oi__row_norm_f32_portable(const oi__rows *r, int64_t lane, const flo
  * OI__NN_CHUNK elements, and prefetch OI__VEXP_AHEAD bytes ahead as
  * softmax's max does (the first sweep is the one that reads memory; the
  * row then stays in L1 for the second and for the apply sweep, which
- * rounds (x - mean) * inv and then fuses * scale + bias). */
-OI__TARGET_AVX512 static double oi__norm_sum_avx512(const float *x, int64_t n, float shift, bool square) {
+ * rounds (x - mean) * inv and then fuses * scale + bias). The first sweep
+ * also prefetches the row of y (when y is not NULL): the apply sweep's
+ * stores then hit the cache instead of each waiting for its line
+ * (layer_norm of 4096 x 4096 on one thread: 7.2 -> 6.2 ms here; softmax,
+ * whose stores sit among the e^ arithmetic, got slower with it). */
+OI__TARGET_AVX512 static double oi__norm_sum_avx512(const float *x, const float *y, int64_t n, float shift, bool square) {
     const __m512 s = _mm512_set1_ps(shift);
     double total = 0.0;
     for (int64_t c = 0; c < n; c += OI__NN_CHUNK) {
@@ -679,6 +689,10 @@ OI__TARGET_AVX512 static double oi__norm_sum_avx512(const float *x, int64_t n, f
         for (; i + 32 <= end; i += 32) {
             oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD);
             oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD + 64);
+            if (y) {
+                oi__vexp_prefetch((uintptr_t)(y + i));
+                oi__vexp_prefetch((uintptr_t)(y + i) + 64);
+            }
             __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), s), d1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), s);
             a0 = square ? _mm512_fmadd_ps(d0, d0, a0) : _mm512_add_ps(a0, d0);
             a1 = square ? _mm512_fmadd_ps(d1, d1, a1) : _mm512_add_ps(a1, d1);
@@ -717,12 +731,13 @@ OI__TARGET_AVX512 static void oi__norm_apply_avx512(const float *x, float *y, in
 OI__TARGET_AVX512 static void oi__row_norm_f32_avx512(const oi__rows *r, int64_t lane, const float *x, float *y,
                                                       int64_t n) {
     (void)lane;
-    float mean = r->op == OI_OP_rms_norm ? 0.0f : (float)(oi__norm_sum_avx512(x, n, 0.0f, false) / (double)n);
-    float inv = (float)(1.0 / sqrt(oi__norm_sum_avx512(x, n, mean, true) / (double)n + r->eps));
+    bool rms = r->op == OI_OP_rms_norm; /* the first sweep also prefetches y (see above) */
+    float mean = rms ? 0.0f : (float)(oi__norm_sum_avx512(x, y, n, 0.0f, false) / (double)n);
+    float inv = (float)(1.0 / sqrt(oi__norm_sum_avx512(x, rms ? y : NULL, n, mean, true) / (double)n + r->eps));
     oi__norm_apply_avx512(x, y, n, mean, inv, (const float *)r->aux[0], (const float *)r->aux[1]);
 }
 
-OI__TARGET_AVX2 static double oi__norm_sum_avx2(const float *x, int64_t n, float shift, bool square) {
+OI__TARGET_AVX2 static double oi__norm_sum_avx2(const float *x, const float *y, int64_t n, float shift, bool square) {
     const __m256 s = _mm256_set1_ps(shift);
     double total = 0.0;
     for (int64_t c = 0; c < n; c += OI__NN_CHUNK) {
@@ -730,6 +745,8 @@ OI__TARGET_AVX2 static double oi__norm_sum_avx2(const float *x, int64_t n, float
         __m256 a0 = _mm256_setzero_ps(), a1 = a0;
         for (; i + 16 <= end; i += 16) {
             oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD);
+            if (y)
+                oi__vexp_prefetch((uintptr_t)(y + i));
             __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), s), d1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), s);
             a0 = square ? _mm256_fmadd_ps(d0, d0, a0) : _mm256_add_ps(a0, d0);
             a1 = square ? _mm256_fmadd_ps(d1, d1, a1) : _mm256_add_ps(a1, d1);
@@ -768,8 +785,9 @@ OI__TARGET_AVX2 static void oi__norm_apply_avx2(const float *x, float *y, int64_
 OI__TARGET_AVX2 static void oi__row_norm_f32_avx2(const oi__rows *r, int64_t lane, const float *x, float *y,
                                                   int64_t n) {
     (void)lane;
-    float mean = r->op == OI_OP_rms_norm ? 0.0f : (float)(oi__norm_sum_avx2(x, n, 0.0f, false) / (double)n);
-    float inv = (float)(1.0 / sqrt(oi__norm_sum_avx2(x, n, mean, true) / (double)n + r->eps));
+    bool rms = r->op == OI_OP_rms_norm; /* the first sweep also prefetches y (see above) */
+    float mean = rms ? 0.0f : (float)(oi__norm_sum_avx2(x, y, n, 0.0f, false) / (double)n);
+    float inv = (float)(1.0 / sqrt(oi__norm_sum_avx2(x, rms ? y : NULL, n, mean, true) / (double)n + r->eps));
     oi__norm_apply_avx2(x, y, n, mean, inv, (const float *)r->aux[0], (const float *)r->aux[1]);
 }
 #endif

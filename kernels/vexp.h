@@ -119,7 +119,7 @@ OI__TARGET_AVX512 static void oi__vexp_map_avx512(oi__vexp_op op, const float *x
     }
 }
 
-OI__TARGET_AVX512 static double oi__vexp_sum_avx512(const float *x, float *y, int64_t n, float shift) {
+OI__TARGET_AVX512 static double oi__vexp_sum_avx512(const float *x, float *y, int64_t n, float shift, bool diff) {
     const __m512 s = _mm512_set1_ps(shift);
     double total = 0.0;
     for (int64_t c = 0; c < n; c += OI__VEXP_CHUNK) {
@@ -127,17 +127,17 @@ OI__TARGET_AVX512 static double oi__vexp_sum_avx512(const float *x, float *y, in
         __m512 acc = _mm512_setzero_ps();
         int64_t i = c;
         for (; i + 16 <= end; i += 16) {
-            __m512 e = oi__vexp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
+            __m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + i), s), e = oi__vexp16(d);
             acc = _mm512_add_ps(acc, e);
             if (y)
-                _mm512_storeu_ps(y + i, e);
+                _mm512_storeu_ps(y + i, diff ? d : e);
         }
         if (i < end) { /* the tail: masked (see OI__VEXP_MAP16) */
             __mmask16 m = oi__vexp_mask16(i, end);
-            __m512 e = oi__vexp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s));
+            __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s), e = oi__vexp16(d);
             acc = _mm512_mask_add_ps(acc, m, acc, e); /* lanes past the end add nothing */
             if (y)
-                _mm512_mask_storeu_ps(y + i, m, e);
+                _mm512_mask_storeu_ps(y + i, m, diff ? d : e);
         }
         float lanes[16];
         _mm512_storeu_ps(lanes, acc);
@@ -247,7 +247,7 @@ OI__TARGET_AVX2 static void oi__vexp_map_avx2(oi__vexp_op op, const float *x, fl
     }
 }
 
-OI__TARGET_AVX2 static double oi__vexp_sum_avx2(const float *x, float *y, int64_t n, float shift) {
+OI__TARGET_AVX2 static double oi__vexp_sum_avx2(const float *x, float *y, int64_t n, float shift, bool diff) {
     const __m256 s = _mm256_set1_ps(shift);
     double total = 0.0;
     for (int64_t c = 0; c < n; c += OI__VEXP_CHUNK) {
@@ -255,17 +255,17 @@ OI__TARGET_AVX2 static double oi__vexp_sum_avx2(const float *x, float *y, int64_
         __m256 acc = _mm256_setzero_ps();
         int64_t i = c;
         for (; i + 8 <= end; i += 8) {
-            __m256 e = oi__vexp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s));
+            __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), s), e = oi__vexp8(d);
             acc = _mm256_add_ps(acc, e);
             if (y)
-                _mm256_storeu_ps(y + i, e);
+                _mm256_storeu_ps(y + i, diff ? d : e);
         }
         if (i < end) {
             __m256i m = oi__vexp_mask8(i, end);
-            __m256 e = oi__vexp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), s));
+            __m256 d = _mm256_sub_ps(_mm256_maskload_ps(x + i, m), s), e = oi__vexp8(d);
             acc = _mm256_add_ps(acc, _mm256_and_ps(e, _mm256_castsi256_ps(m))); /* lanes past the end add nothing */
             if (y)
-                _mm256_maskstore_ps(y + i, m, e);
+                _mm256_maskstore_ps(y + i, m, diff ? d : e);
         }
         float lanes[8];
         _mm256_storeu_ps(lanes, acc);
@@ -325,17 +325,19 @@ static bool oi__vexp_max(const float *x, int64_t n, float *max) {
     return false;
 }
 
-/* *sum = the sum of e^(x[i] - shift), each also stored in y[i] unless y is
- * NULL (x == y allowed); false as above. */
-static bool oi__vexp_sum(const float *x, float *y, int64_t n, float shift, double *sum) {
+/* *sum = the sum of e^(x[i] - shift); y[i] (unless y is NULL; x == y
+ * allowed) receives e^(x[i] - shift), or x[i] - shift when `diff` (what
+ * log_softmax needs: its stores then happen in this sweep, among the e^
+ * arithmetic, not in a bare store sweep after it). False as above. */
+static bool oi__vexp_sum(const float *x, float *y, int64_t n, float shift, bool diff, double *sum) {
 #if OI__GEMM_X86
     switch (oi__gemm_active_isa()) {
-    case OI__GEMM_ISA_AVX512: *sum = oi__vexp_sum_avx512(x, y, n, shift); return true;
-    case OI__GEMM_ISA_AVX2: *sum = oi__vexp_sum_avx2(x, y, n, shift); return true;
+    case OI__GEMM_ISA_AVX512: *sum = oi__vexp_sum_avx512(x, y, n, shift, diff); return true;
+    case OI__GEMM_ISA_AVX2: *sum = oi__vexp_sum_avx2(x, y, n, shift, diff); return true;
     default: break;
     }
 #else
-    (void)x, (void)y, (void)n, (void)shift, (void)sum;
+    (void)x, (void)y, (void)n, (void)shift, (void)diff, (void)sum;
 #endif
     return false;
 }
