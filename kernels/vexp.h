@@ -1,5 +1,5 @@
 /* vexp.h - e^x on f32 vectors (AVX2+FMA and AVX-512 intrinsics) and the
- * loops built on it: exp, sigmoid, silu and tanh-form gelu over dense
+ * loops built on it: exp, sigmoid, silu and gelu (both forms) over dense
  * arrays (math.c), and softmax's "e^(x - max) written out while summed"
  * (nn.c). Included by math.c after its scalar building blocks; the
  * portable path is math.c's oi__exp_f32 and its compiler-vectorized
@@ -25,7 +25,8 @@ typedef enum oi__vexp_op {
     OI__VEXP_EXP,       /* e^x                                   */
     OI__VEXP_SIGMOID,   /* 1 / (1 + e^-x)                        */
     OI__VEXP_SILU,      /* x / (1 + e^-x)                        */
-    OI__VEXP_GELU_TANH  /* x / (1 + e^-2u), u = sqrt(2/pi) (x + 0.044715 x^3) */
+    OI__VEXP_GELU_TANH, /* x / (1 + e^-2u), u = sqrt(2/pi) (x + 0.044715 x^3) */
+    OI__VEXP_GELU_ERF   /* 0.5 x erfc(-x / sqrt 2): math.c's oi__erfc_f32, lane-wise */
 } oi__vexp_op;
 
 /* Partial sums of e^ are flushed from f32 lanes to double this often, as
@@ -39,6 +40,7 @@ typedef enum oi__vexp_op {
 #define OI__VEXP_HI 89.0f
 #define OI__VEXP_LO (-104.0f)
 #define OI__VEXP_GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
+#define OI__VEXP_SQRT1_2 0.70710678118654752f
 
 /* The sum of a vector's lanes, stored to `lanes` first: once per chunk,
  * so simple beats shuffles (and the 512-bit extract intrinsics carry the
@@ -75,6 +77,31 @@ OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vexp16
     return _mm512_mask_scalef_ps(p, OI__VEXP_ALL, p, n);
 }
 
+/* oi__erfc_f32 (math.c) on 16 lanes, the same steps: a = |z| (tail: a > 9
+ * gives 0), t = 1 / (1 + a/2), the degree-9 fit P(t) by Horner in plain
+ * multiplies and adds as the scalar has them, t e^(-ah^2) e^(P - al (a + ah))
+ * with ah = a with 12 bits, and 2 - y for z < 0. NaN stays NaN. */
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__verfc16(__m512 z) {
+    const __m512i nine = _mm512_set1_epi32(0x41100000);
+    __m512i zb = _mm512_castps_si512(z), ab = _mm512_and_si512(zb, _mm512_set1_epi32(0x7FFFFFFF));
+    __mmask16 tail = _mm512_cmpgt_epu32_mask(ab, nine) & _mm512_cmple_epu32_mask(ab, _mm512_set1_epi32(0x7F800000));
+    ab = _mm512_mask_mov_epi32(ab, tail, nine);
+    __m512 a = _mm512_castsi512_ps(ab);
+    __m512 ah = _mm512_castsi512_ps(_mm512_and_si512(ab, _mm512_set1_epi32((int)0xFFFFF000u)));
+    __m512 al = _mm512_sub_ps(a, ah), one = _mm512_set1_ps(1.0f);
+    __m512 t = _mm512_div_ps(one, _mm512_add_ps(one, _mm512_mul_ps(_mm512_set1_ps(0.5f), a)));
+    static const float c[10] = {-1.26551223f, 1.00002368f, 0.37409196f, 0.09678418f, -0.18628806f,
+                                0.27886807f, -1.13520398f, 1.48851587f, -0.82215223f, 0.17087277f};
+    __m512 p = _mm512_set1_ps(c[9]);
+    for (int k = 8; k >= 0; k--)
+        p = _mm512_add_ps(_mm512_set1_ps(c[k]), _mm512_mul_ps(t, p));
+    __m512 e1 = oi__vexp16(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), ah), ah));
+    __m512 e2 = oi__vexp16(_mm512_sub_ps(p, _mm512_mul_ps(al, _mm512_add_ps(a, ah))));
+    __m512 y = _mm512_mask_mov_ps(_mm512_mul_ps(_mm512_mul_ps(t, e1), e2), tail, _mm512_setzero_ps());
+    __mmask16 negative = _mm512_cmplt_epi32_mask(zb, _mm512_setzero_si512());
+    return _mm512_mask_sub_ps(y, negative, _mm512_set1_ps(2.0f), y);
+}
+
 OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vexp_apply16(oi__vexp_op op, __m512 x) {
     const __m512 one = _mm512_set1_ps(1.0f);
     switch (op) {
@@ -86,6 +113,10 @@ OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vexp_a
         __m512 cube = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), x), x), x);
         __m512 u = _mm512_mul_ps(_mm512_set1_ps(OI__VEXP_GELU_K), _mm512_add_ps(x, cube));
         return _mm512_div_ps(x, _mm512_add_ps(one, oi__vexp16(_mm512_mul_ps(_mm512_set1_ps(-2.0f), u))));
+    }
+    case OI__VEXP_GELU_ERF: {
+        __m512 z = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), x), _mm512_set1_ps(OI__VEXP_SQRT1_2));
+        return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), oi__verfc16(z));
     }
     }
     return x;
@@ -116,6 +147,7 @@ OI__TARGET_AVX512 static void oi__vexp_map_avx512(oi__vexp_op op, const float *x
     case OI__VEXP_SIGMOID: OI__VEXP_MAP16(OI__VEXP_SIGMOID); break;
     case OI__VEXP_SILU: OI__VEXP_MAP16(OI__VEXP_SILU); break;
     case OI__VEXP_GELU_TANH: OI__VEXP_MAP16(OI__VEXP_GELU_TANH); break;
+    case OI__VEXP_GELU_ERF: OI__VEXP_MAP16(OI__VEXP_GELU_ERF); break;
     }
 }
 
@@ -205,6 +237,29 @@ OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vexp8(__
     return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 
+/* oi__verfc16 on 8 lanes (see there). */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__verfc8(__m256 z) {
+    const __m256i nine = _mm256_set1_epi32(0x41100000);
+    __m256i zb = _mm256_castps_si256(z), ab = _mm256_and_si256(zb, _mm256_set1_epi32(0x7FFFFFFF));
+    /* ab has no sign bit, so signed compares order it: 9 < |z| <= inf */
+    __m256i tail = _mm256_and_si256(_mm256_cmpgt_epi32(ab, nine), _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7F800001), ab));
+    ab = _mm256_blendv_epi8(ab, nine, tail);
+    __m256 a = _mm256_castsi256_ps(ab);
+    __m256 ah = _mm256_castsi256_ps(_mm256_and_si256(ab, _mm256_set1_epi32((int)0xFFFFF000u)));
+    __m256 al = _mm256_sub_ps(a, ah), one = _mm256_set1_ps(1.0f);
+    __m256 t = _mm256_div_ps(one, _mm256_add_ps(one, _mm256_mul_ps(_mm256_set1_ps(0.5f), a)));
+    static const float c[10] = {-1.26551223f, 1.00002368f, 0.37409196f, 0.09678418f, -0.18628806f,
+                                0.27886807f, -1.13520398f, 1.48851587f, -0.82215223f, 0.17087277f};
+    __m256 p = _mm256_set1_ps(c[9]);
+    for (int k = 8; k >= 0; k--)
+        p = _mm256_add_ps(_mm256_set1_ps(c[k]), _mm256_mul_ps(t, p));
+    __m256 e1 = oi__vexp8(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), ah), ah));
+    __m256 e2 = oi__vexp8(_mm256_sub_ps(p, _mm256_mul_ps(al, _mm256_add_ps(a, ah))));
+    __m256 y = _mm256_andnot_ps(_mm256_castsi256_ps(tail), _mm256_mul_ps(_mm256_mul_ps(t, e1), e2));
+    __m256 negative = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_setzero_si256(), zb));
+    return _mm256_blendv_ps(y, _mm256_sub_ps(_mm256_set1_ps(2.0f), y), negative);
+}
+
 OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vexp_apply8(oi__vexp_op op, __m256 x) {
     const __m256 one = _mm256_set1_ps(1.0f);
     switch (op) {
@@ -215,6 +270,10 @@ OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vexp_app
         __m256 cube = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.044715f), x), x), x);
         __m256 u = _mm256_mul_ps(_mm256_set1_ps(OI__VEXP_GELU_K), _mm256_add_ps(x, cube));
         return _mm256_div_ps(x, _mm256_add_ps(one, oi__vexp8(_mm256_mul_ps(_mm256_set1_ps(-2.0f), u))));
+    }
+    case OI__VEXP_GELU_ERF: {
+        __m256 z = _mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), x), _mm256_set1_ps(OI__VEXP_SQRT1_2));
+        return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), oi__verfc8(z));
     }
     }
     return x;
@@ -244,6 +303,7 @@ OI__TARGET_AVX2 static void oi__vexp_map_avx2(oi__vexp_op op, const float *x, fl
     case OI__VEXP_SIGMOID: OI__VEXP_MAP8(OI__VEXP_SIGMOID); break;
     case OI__VEXP_SILU: OI__VEXP_MAP8(OI__VEXP_SILU); break;
     case OI__VEXP_GELU_TANH: OI__VEXP_MAP8(OI__VEXP_GELU_TANH); break;
+    case OI__VEXP_GELU_ERF: OI__VEXP_MAP8(OI__VEXP_GELU_ERF); break;
     }
 }
 
