@@ -1,9 +1,11 @@
 /* vexp.h - e^x on f32 vectors (AVX2+FMA and AVX-512 intrinsics) and the
  * loops built on it: exp, sigmoid, silu and gelu (both forms) over dense
- * arrays (math.c), and softmax's "e^(x - max) written out while summed"
- * (nn.c). Included by math.c after its scalar building blocks; the
- * portable path is math.c's oi__exp_f32 and its compiler-vectorized
- * clones, taken when these functions return false.
+ * arrays (math.c), and softmax's row max and "e^(x - max) written out
+ * while summed" (nn.c). Included by math.c after its ISA clone macros, in
+ * kernels.c's single translation unit: it uses gemm.c's OI__GEMM_X86,
+ * target attributes and oi__gemm_active_isa. The portable path is
+ * math.c's oi__exp_f32 and its compiler-vectorized clones, taken when the
+ * dispatchers at the end return false.
  *
  * Method, the same in every form:
  *   x is clamped to [-104, 89] (max/min are ordered so that a NaN x passes
