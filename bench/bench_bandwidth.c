@@ -10,7 +10,7 @@
  * once, in turn, so machine noise hits all alike; the best time of each is
  * kept. Bandwidth counts the bytes an op must move at least (each input
  * read once, the output written once, as STREAM does): binary ops
- * 12 bytes per element, unary ops, softmax and layer_norm 8, memcpy 8,
+ * 12 bytes per element, unary ops, softmax and the norms 8, memcpy 8,
  * sum over the last axis 4 (the [rows] output is negligible).
  *
  * memcpy is timed on one thread and split over the kernels' thread pool
@@ -93,7 +93,7 @@ static oi_status run_entry(workspace *w, const entry *e) {
         return OI_OK;
     }
     const oi__tensor *inputs[3] = {w->a, w->b, w->b};
-    if (e->op == OI_OP_layer_norm) {
+    if (e->op == OI_OP_layer_norm || e->op == OI_OP_rms_norm) { /* rms_norm: x, scale */
         inputs[1] = w->scale;
         inputs[2] = w->bias;
     }
@@ -119,17 +119,35 @@ static bool spot_check(const workspace *w, const entry *e) {
             case OI_OP_mul: want = (double)a[i] * b[i]; break;
             case OI_OP_relu: want = a[i] > 0 ? a[i] : 0.0; break;
             case OI_OP_exp: want = exp(a[i]); break;
+            case OI_OP_sigmoid: want = 1.0 / (1.0 + exp(-(double)a[i])); break;
+            case OI_OP_silu: want = a[i] / (1.0 + exp(-(double)a[i])); break;
+            case OI_OP_gelu:
+                if (e->n_attrs) /* approximate="tanh", as x sigmoid(2u) */
+                    want = a[i] / (1.0 + exp(-2.0 * 0.7978845608028654 * (a[i] + 0.044715 * a[i] * a[i] * a[i])));
+                else
+                    want = 0.5 * a[i] * erfc(-a[i] * 0.70710678118654752);
+                break;
             case OI_OP_softmax:
-            case OI_OP_layer_norm: {
+            case OI_OP_log_softmax:
+            case OI_OP_layer_norm:
+            case OI_OP_rms_norm: {
                 const float *x = a + row * w->cols;
-                double mx = -INFINITY, sum = 0.0, mean = 0.0, var = 0.0;
+                double mx = -INFINITY, sum = 0.0, mean = 0.0, var = 0.0, sq = 0.0;
                 for (int64_t j = 0; j < w->cols; j++)
-                    mx = x[j] > mx ? x[j] : mx, mean += x[j];
+                    mx = x[j] > mx ? x[j] : mx, mean += x[j], sq += (double)x[j] * x[j];
                 mean /= (double)w->cols;
                 for (int64_t j = 0; j < w->cols; j++)
                     sum += exp(x[j] - mx), var += (x[j] - mean) * (x[j] - mean);
                 var /= (double)w->cols;
-                want = e->op == OI_OP_softmax ? exp(a[i] - mx) / sum : (a[i] - mean) / sqrt(var + 1e-5);
+                sq /= (double)w->cols;
+                if (e->op == OI_OP_softmax)
+                    want = exp(a[i] - mx) / sum;
+                else if (e->op == OI_OP_log_softmax)
+                    want = (a[i] - mx) - log(sum);
+                else if (e->op == OI_OP_layer_norm)
+                    want = (a[i] - mean) / sqrt(var + 1e-5);
+                else
+                    want = a[i] / sqrt(sq + 1e-5);
                 break;
             }
             case OI_OP_sum_axis: break;
@@ -206,6 +224,7 @@ int main(int argc, char **argv) {
     }
     oi__attr last_axis[1] = {{(char *)"axis", OI__ATTR_INT, 0, -1, NULL, NULL, OI_DTYPE_INVALID, NULL}};
     oi__attr last_axes[1] = {{(char *)"axes", OI__ATTR_INT_LIST, 0, 0, NULL, NULL, OI_DTYPE_INVALID, NULL}};
+    oi__attr tanh_form[1] = {{(char *)"approximate", OI__ATTR_STRING, 0, 0, (char *)"tanh", NULL, OI_DTYPE_INVALID, NULL}};
     arrput(last_axes[0].ints, -1);
     entry entries[] = {
         {"memcpy (1 thread)", KIND_MEMCPY_1, OI_OP_add, 0, NULL, 0, false, 8, 1e30},
@@ -217,6 +236,12 @@ int main(int argc, char **argv) {
         {"sum_axis (last axis)", KIND_OP, OI_OP_sum_axis, 1, last_axes, 1, true, 4, 1e30},
         {"softmax (last axis)", KIND_OP, OI_OP_softmax, 1, last_axis, 1, false, 8, 1e30},
         {"layer_norm (last axis)", KIND_OP, OI_OP_layer_norm, 3, last_axis, 1, false, 8, 1e30},
+        {"sigmoid", KIND_OP, OI_OP_sigmoid, 1, NULL, 0, false, 8, 1e30},
+        {"silu", KIND_OP, OI_OP_silu, 1, NULL, 0, false, 8, 1e30},
+        {"gelu (tanh)", KIND_OP, OI_OP_gelu, 1, tanh_form, 1, false, 8, 1e30},
+        {"gelu (exact)", KIND_OP, OI_OP_gelu, 1, NULL, 0, false, 8, 1e30},
+        {"log_softmax (last axis)", KIND_OP, OI_OP_log_softmax, 1, last_axis, 1, false, 8, 1e30},
+        {"rms_norm (last axis)", KIND_OP, OI_OP_rms_norm, 2, last_axis, 1, false, 8, 1e30},
     };
     size_t n_entries = sizeof entries / sizeof entries[0];
     int rc = 0;

@@ -9,7 +9,11 @@
  * blocks of 16 through a local array, vectorize at -O2; log, erf,
  * softplus and pow call libm per element. Other layouts and dtypes walk
  * the output with the shared iterator and use the same per-element f32
- * functions, so a strided f32 view gives the same bits as a dense one. */
+ * functions, so a strided f32 view gives the same bits as a dense one.
+ * On x86 with AVX2+FMA or AVX-512, dense f32 exp, sigmoid, silu and
+ * gelu (both forms) run vexp.h's intrinsics instead (exp of 16M floats on
+ * 2 threads: 10.6 -> 3.4 ms; both within 2 ulp, so strided and dense
+ * results may differ by an ulp or two there). */
 #include "../openinfer_impl/internal.h"
 
 /* ---- ISA clones ----
@@ -36,6 +40,8 @@
 #define OI__ISA_PICK(name) name##_portable
 #endif
 #define OI__ISA_CALL(name, args) OI__ISA_PICK(name) args
+
+#include "vexp.h"
 
 /* ---- f32 building blocks ---- */
 OI__MATH_INLINE uint32_t oi__math_bits(float v) {
@@ -250,10 +256,24 @@ typedef struct oi__math_job {
     bool b_scalar;
 } oi__math_job;
 
+/* The ops with an intrinsics loop in vexp.h; false for the others. */
+static bool oi__math_vexp_op(oi_op op, bool gelu_tanh, oi__vexp_op *v) {
+    switch (op) {
+    case OI_OP_exp: *v = OI__VEXP_EXP; return true;
+    case OI_OP_sigmoid: *v = OI__VEXP_SIGMOID; return true;
+    case OI_OP_silu: *v = OI__VEXP_SILU; return true;
+    case OI_OP_gelu: *v = gelu_tanh ? OI__VEXP_GELU_TANH : OI__VEXP_GELU_ERF; return true;
+    default: return false;
+    }
+}
+
 static void oi__math_chunk(void *ctx, int task, int thread) {
     const oi__math_job *j = (const oi__math_job *)ctx;
     (void)thread;
     int64_t lo = (int64_t)task * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n;
+    oi__vexp_op v;
+    if (oi__math_vexp_op(j->op, j->gelu_tanh, &v) && oi__vexp_map(v, j->x + lo, j->y + lo, hi - lo))
+        return;
     if (j->op != OI_OP_pow) {
         OI__ISA_CALL(oi__math_map, (j->op, j->gelu_tanh, j->x + lo, j->y + lo, hi - lo));
         return;

@@ -1,0 +1,405 @@
+/* vexp.h - e^x on f32 vectors (AVX2+FMA and AVX-512 intrinsics) and the
+ * loops built on it: exp, sigmoid, silu and gelu (both forms) over dense
+ * arrays (math.c), and softmax's row max and "e^(x - max) written out
+ * while summed" (nn.c). Included by math.c after its ISA clone macros, in
+ * kernels.c's single translation unit: it uses gemm.c's OI__GEMM_X86,
+ * target attributes and oi__gemm_active_isa. The portable path is
+ * math.c's oi__exp_f32 and its compiler-vectorized clones, taken when the
+ * dispatchers at the end return false.
+ *
+ * Method, the same in every form:
+ *   x is clamped to [-104, 89] (max/min are ordered so that a NaN x passes
+ *   through unchanged and stays NaN); e^89 overflows to +inf and e^-104 is
+ *   below half the smallest subnormal, so it rounds to 0: +inf and -inf
+ *   land there too.
+ *   n = round(x log2 e), r = x - n ln2 in two FMAs (ln2 = C1 + C2, C1 with
+ *   9 significant bits, so n * C1 is exact for |n| <= 150), |r| <= ~0.35.
+ *   e^r by its Taylor polynomial of degree 7 (truncation below 7.5e-9
+ *   relative, ~0.06 ulp), Horner's rule in FMAs.
+ *   2^n applied with one rounding: AVX-512's vscalefps, which rounds into
+ *   the subnormals and overflows to +inf itself; AVX2 multiplies by
+ *   2^floor(n/2) (exact: a normal power of two on a normal value) and then
+ *   by 2^(n - floor(n/2)), the only rounding.
+ * Within 2 ulp of exp() in double over the whole f32 range
+ * (tests/test_vexp.c sweeps it on every path the CPU has). */
+
+typedef enum oi__vexp_op {
+    OI__VEXP_EXP,       /* e^x                                   */
+    OI__VEXP_SIGMOID,   /* 1 / (1 + e^-x)                        */
+    OI__VEXP_SILU,      /* x / (1 + e^-x)                        */
+    OI__VEXP_GELU_TANH, /* x / (1 + e^-2u), u = sqrt(2/pi) (x + 0.044715 x^3) */
+    OI__VEXP_GELU_ERF   /* 0.5 x erfc(-x / sqrt 2): math.c's oi__erfc_f32, lane-wise */
+} oi__vexp_op;
+
+/* Partial sums of e^ are flushed from f32 lanes to double this often, as
+ * nn.c's statistics are (OI__NN_CHUNK). */
+#define OI__VEXP_CHUNK 256
+
+#if OI__GEMM_X86
+#define OI__VEXP_LOG2E 1.44269504088896341f
+#define OI__VEXP_C1 0.693359375f           /* ln2 rounded to 9 bits: n * C1 is exact */
+#define OI__VEXP_C2 (-2.12194440054690583e-4f) /* ln2 - C1 */
+#define OI__VEXP_HI 89.0f
+#define OI__VEXP_LO (-104.0f)
+#define OI__VEXP_GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
+#define OI__VEXP_SQRT1_2 0.70710678118654752f
+
+/* The sum of a vector's lanes, stored to `lanes` first: once per chunk,
+ * so simple beats shuffles (and the 512-bit extract intrinsics carry the
+ * same GCC 12 warning as below). */
+static inline double oi__vexp_lanes_sum(const float *lanes, int n) {
+    float s = 0.0f;
+    for (int j = 0; j < n; j++)
+        s += lanes[j];
+    return (double)s;
+}
+
+/* ---- AVX-512: 16 lanes ---- */
+/* min, max, roundscale and scalef are written in their masked forms with
+ * every lane set: the plain intrinsics pass _mm512_undefined_ps() along,
+ * which GCC 12 flags as maybe-uninitialized when built as C++ at -O3. */
+#define OI__VEXP_ALL ((__mmask16)0xFFFF)
+
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vexp16(__m512 x) {
+    const __m512 lo = _mm512_set1_ps(OI__VEXP_LO), hi = _mm512_set1_ps(OI__VEXP_HI);
+    x = _mm512_mask_max_ps(x, OI__VEXP_ALL, lo, x); /* max(lo, NaN) and min(hi, NaN) give the NaN */
+    x = _mm512_mask_min_ps(x, OI__VEXP_ALL, hi, x);
+    __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(OI__VEXP_LOG2E));
+    __m512 n = _mm512_mask_roundscale_ps(t, OI__VEXP_ALL, t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(OI__VEXP_C1), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(OI__VEXP_C2), r);
+    __m512 p = _mm512_set1_ps(1.0f / 5040);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_mask_scalef_ps(p, OI__VEXP_ALL, p, n);
+}
+
+/* oi__erfc_f32 (math.c) on 16 lanes, the same steps: a = |z| (tail: a > 9
+ * gives 0), t = 1 / (1 + a/2), the degree-9 fit P(t) by Horner in plain
+ * multiplies and adds as the scalar has them, t e^(-ah^2) e^(P - al (a + ah))
+ * with ah = a with 12 bits, and 2 - y for z < 0. NaN stays NaN. */
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__verfc16(__m512 z) {
+    const __m512i nine = _mm512_set1_epi32(0x41100000);
+    __m512i zb = _mm512_castps_si512(z), ab = _mm512_and_si512(zb, _mm512_set1_epi32(0x7FFFFFFF));
+    __mmask16 tail = _mm512_cmpgt_epu32_mask(ab, nine) & _mm512_cmple_epu32_mask(ab, _mm512_set1_epi32(0x7F800000));
+    ab = _mm512_mask_mov_epi32(ab, tail, nine);
+    __m512 a = _mm512_castsi512_ps(ab);
+    __m512 ah = _mm512_castsi512_ps(_mm512_and_si512(ab, _mm512_set1_epi32((int)0xFFFFF000u)));
+    __m512 al = _mm512_sub_ps(a, ah), one = _mm512_set1_ps(1.0f);
+    __m512 t = _mm512_div_ps(one, _mm512_add_ps(one, _mm512_mul_ps(_mm512_set1_ps(0.5f), a)));
+    static const float c[10] = {-1.26551223f, 1.00002368f, 0.37409196f, 0.09678418f, -0.18628806f,
+                                0.27886807f, -1.13520398f, 1.48851587f, -0.82215223f, 0.17087277f};
+    __m512 p = _mm512_set1_ps(c[9]);
+    for (int k = 8; k >= 0; k--)
+        p = _mm512_add_ps(_mm512_set1_ps(c[k]), _mm512_mul_ps(t, p));
+    __m512 e1 = oi__vexp16(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), ah), ah));
+    __m512 e2 = oi__vexp16(_mm512_sub_ps(p, _mm512_mul_ps(al, _mm512_add_ps(a, ah))));
+    __m512 y = _mm512_mask_mov_ps(_mm512_mul_ps(_mm512_mul_ps(t, e1), e2), tail, _mm512_setzero_ps());
+    __mmask16 negative = _mm512_cmplt_epi32_mask(zb, _mm512_setzero_si512());
+    return _mm512_mask_sub_ps(y, negative, _mm512_set1_ps(2.0f), y);
+}
+
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vexp_apply16(oi__vexp_op op, __m512 x) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    switch (op) {
+    case OI__VEXP_EXP: return oi__vexp16(x);
+    case OI__VEXP_SIGMOID: return _mm512_div_ps(one, _mm512_add_ps(one, oi__vexp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+    case OI__VEXP_SILU: return _mm512_div_ps(x, _mm512_add_ps(one, oi__vexp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+    case OI__VEXP_GELU_TANH: {
+        /* the scalar's order: u = k * (x + 0.044715 * x * x * x) */
+        __m512 cube = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), x), x), x);
+        __m512 u = _mm512_mul_ps(_mm512_set1_ps(OI__VEXP_GELU_K), _mm512_add_ps(x, cube));
+        return _mm512_div_ps(x, _mm512_add_ps(one, oi__vexp16(_mm512_mul_ps(_mm512_set1_ps(-2.0f), u))));
+    }
+    case OI__VEXP_GELU_ERF: {
+        __m512 z = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), x), _mm512_set1_ps(OI__VEXP_SQRT1_2));
+        return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), oi__verfc16(z));
+    }
+    }
+    return x;
+}
+
+/* The lanes of a block at i that are inside [0, n). */
+static inline __mmask16 oi__vexp_mask16(int64_t i, int64_t n) {
+    return n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);
+}
+
+/* The op is a constant in each loop (the switch is outside). Full blocks
+ * use plain loads and stores: masked stores that miss the cache made exp
+ * 3.5x slower on the dev machine's AMD EPYC; only the tail is masked. */
+#define OI__VEXP_MAP16(OP) \
+    do { \
+        int64_t i = 0; \
+        for (; i + 16 <= n; i += 16) \
+            _mm512_storeu_ps(y + i, oi__vexp_apply16((OP), _mm512_loadu_ps(x + i))); \
+        if (i < n) { \
+            __mmask16 m = oi__vexp_mask16(i, n); \
+            _mm512_mask_storeu_ps(y + i, m, oi__vexp_apply16((OP), _mm512_maskz_loadu_ps(m, x + i))); \
+        } \
+    } while (0)
+
+OI__TARGET_AVX512 static void oi__vexp_map_avx512(oi__vexp_op op, const float *x, float *y, int64_t n) {
+    switch (op) {
+    case OI__VEXP_EXP: OI__VEXP_MAP16(OI__VEXP_EXP); break;
+    case OI__VEXP_SIGMOID: OI__VEXP_MAP16(OI__VEXP_SIGMOID); break;
+    case OI__VEXP_SILU: OI__VEXP_MAP16(OI__VEXP_SILU); break;
+    case OI__VEXP_GELU_TANH: OI__VEXP_MAP16(OI__VEXP_GELU_TANH); break;
+    case OI__VEXP_GELU_ERF: OI__VEXP_MAP16(OI__VEXP_GELU_ERF); break;
+    }
+}
+
+OI__TARGET_AVX512 static double oi__vexp_sum_avx512(const float *x, float *y, int64_t n, float shift, bool diff) {
+    const __m512 s = _mm512_set1_ps(shift);
+    double total = 0.0;
+    for (int64_t c = 0; c < n; c += OI__VEXP_CHUNK) {
+        int64_t end = n - c < OI__VEXP_CHUNK ? n : c + OI__VEXP_CHUNK;
+        __m512 acc = _mm512_setzero_ps();
+        int64_t i = c;
+        for (; i + 16 <= end; i += 16) {
+            __m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + i), s), e = oi__vexp16(d);
+            acc = _mm512_add_ps(acc, e);
+            if (y)
+                _mm512_storeu_ps(y + i, diff ? d : e);
+        }
+        if (i < end) { /* the tail: masked (see OI__VEXP_MAP16) */
+            __mmask16 m = oi__vexp_mask16(i, end);
+            __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s), e = oi__vexp16(d);
+            acc = _mm512_mask_add_ps(acc, m, acc, e); /* lanes past the end add nothing */
+            if (y)
+                _mm512_mask_storeu_ps(y + i, m, diff ? d : e);
+        }
+        float lanes[16];
+        _mm512_storeu_ps(lanes, acc);
+        total += oi__vexp_lanes_sum(lanes, 16);
+    }
+    return total;
+}
+
+/* Prefetches the line at `address`, which may lie past the caller's
+ * arrays (prefetches never fault; the integer keeps the pointer
+ * arithmetic defined). */
+static inline void oi__vexp_prefetch(uintptr_t address) { _mm_prefetch((const char *)address, _MM_HINT_T0); }
+
+/* How far ahead the max sweep prefetches: enough lines in flight to cover
+ * the memory latency. */
+#define OI__VEXP_AHEAD 2048
+
+/* The largest of x[0..n), NaN ignored (max(v, acc) returns acc when v is
+ * NaN); -inf when there is none. It is the sweep that reads a softmax row
+ * from memory, so it prefetches OI__VEXP_AHEAD bytes ahead: past the row's
+ * end that is the next row (rows are usually back to back), on its way
+ * while this row is computed. */
+OI__TARGET_AVX512 static float oi__vexp_max_avx512(const float *x, int64_t n) {
+    __m512 a0 = _mm512_set1_ps(-INFINITY), a1 = a0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD);
+        oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD + 64);
+        a0 = _mm512_mask_max_ps(a0, OI__VEXP_ALL, _mm512_loadu_ps(x + i), a0);
+        a1 = _mm512_mask_max_ps(a1, OI__VEXP_ALL, _mm512_loadu_ps(x + i + 16), a1);
+    }
+    for (; i < n; i += 16) {
+        __mmask16 m = oi__vexp_mask16(i, n);
+        a0 = _mm512_mask_max_ps(a0, m, _mm512_maskz_loadu_ps(m, x + i), a0);
+    }
+    a0 = _mm512_mask_max_ps(a0, OI__VEXP_ALL, a1, a0);
+    float lanes[16], top = -INFINITY;
+    _mm512_storeu_ps(lanes, a0);
+    for (int j = 0; j < 16; j++)
+        top = lanes[j] > top ? lanes[j] : top;
+    return top;
+}
+
+/* ---- AVX2 + FMA: 8 lanes ---- */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vexp8(__m256 x) {
+    x = _mm256_min_ps(_mm256_set1_ps(OI__VEXP_HI), _mm256_max_ps(_mm256_set1_ps(OI__VEXP_LO), x));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(OI__VEXP_LOG2E)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(OI__VEXP_C1), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(OI__VEXP_C2), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    /* n in [-150, 128]: both halves are normal exponents (biased 52..191) */
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i half = _mm256_srai_epi32(ni, 1), rest = _mm256_sub_epi32(ni, half);
+    const __m256i bias = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, bias), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(rest, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+/* oi__verfc16 on 8 lanes (see there). */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__verfc8(__m256 z) {
+    const __m256i nine = _mm256_set1_epi32(0x41100000);
+    __m256i zb = _mm256_castps_si256(z), ab = _mm256_and_si256(zb, _mm256_set1_epi32(0x7FFFFFFF));
+    /* ab has no sign bit, so signed compares order it: 9 < |z| <= inf */
+    __m256i tail = _mm256_and_si256(_mm256_cmpgt_epi32(ab, nine), _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7F800001), ab));
+    ab = _mm256_blendv_epi8(ab, nine, tail);
+    __m256 a = _mm256_castsi256_ps(ab);
+    __m256 ah = _mm256_castsi256_ps(_mm256_and_si256(ab, _mm256_set1_epi32((int)0xFFFFF000u)));
+    __m256 al = _mm256_sub_ps(a, ah), one = _mm256_set1_ps(1.0f);
+    __m256 t = _mm256_div_ps(one, _mm256_add_ps(one, _mm256_mul_ps(_mm256_set1_ps(0.5f), a)));
+    static const float c[10] = {-1.26551223f, 1.00002368f, 0.37409196f, 0.09678418f, -0.18628806f,
+                                0.27886807f, -1.13520398f, 1.48851587f, -0.82215223f, 0.17087277f};
+    __m256 p = _mm256_set1_ps(c[9]);
+    for (int k = 8; k >= 0; k--)
+        p = _mm256_add_ps(_mm256_set1_ps(c[k]), _mm256_mul_ps(t, p));
+    __m256 e1 = oi__vexp8(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), ah), ah));
+    __m256 e2 = oi__vexp8(_mm256_sub_ps(p, _mm256_mul_ps(al, _mm256_add_ps(a, ah))));
+    __m256 y = _mm256_andnot_ps(_mm256_castsi256_ps(tail), _mm256_mul_ps(_mm256_mul_ps(t, e1), e2));
+    __m256 negative = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_setzero_si256(), zb));
+    return _mm256_blendv_ps(y, _mm256_sub_ps(_mm256_set1_ps(2.0f), y), negative);
+}
+
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vexp_apply8(oi__vexp_op op, __m256 x) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    switch (op) {
+    case OI__VEXP_EXP: return oi__vexp8(x);
+    case OI__VEXP_SIGMOID: return _mm256_div_ps(one, _mm256_add_ps(one, oi__vexp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+    case OI__VEXP_SILU: return _mm256_div_ps(x, _mm256_add_ps(one, oi__vexp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+    case OI__VEXP_GELU_TANH: {
+        __m256 cube = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.044715f), x), x), x);
+        __m256 u = _mm256_mul_ps(_mm256_set1_ps(OI__VEXP_GELU_K), _mm256_add_ps(x, cube));
+        return _mm256_div_ps(x, _mm256_add_ps(one, oi__vexp8(_mm256_mul_ps(_mm256_set1_ps(-2.0f), u))));
+    }
+    case OI__VEXP_GELU_ERF: {
+        __m256 z = _mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), x), _mm256_set1_ps(OI__VEXP_SQRT1_2));
+        return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), oi__verfc8(z));
+    }
+    }
+    return x;
+}
+
+/* All ones in the lanes of a block at i that are inside [0, n). */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256i oi__vexp_mask8(int64_t i, int64_t n) {
+    int left = n - i >= 8 ? 8 : (int)(n - i);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Full blocks with plain loads and stores, the tail masked. */
+#define OI__VEXP_MAP8(OP) \
+    do { \
+        int64_t i = 0; \
+        for (; i + 8 <= n; i += 8) \
+            _mm256_storeu_ps(y + i, oi__vexp_apply8((OP), _mm256_loadu_ps(x + i))); \
+        if (i < n) { \
+            __m256i m = oi__vexp_mask8(i, n); \
+            _mm256_maskstore_ps(y + i, m, oi__vexp_apply8((OP), _mm256_maskload_ps(x + i, m))); \
+        } \
+    } while (0)
+
+OI__TARGET_AVX2 static void oi__vexp_map_avx2(oi__vexp_op op, const float *x, float *y, int64_t n) {
+    switch (op) {
+    case OI__VEXP_EXP: OI__VEXP_MAP8(OI__VEXP_EXP); break;
+    case OI__VEXP_SIGMOID: OI__VEXP_MAP8(OI__VEXP_SIGMOID); break;
+    case OI__VEXP_SILU: OI__VEXP_MAP8(OI__VEXP_SILU); break;
+    case OI__VEXP_GELU_TANH: OI__VEXP_MAP8(OI__VEXP_GELU_TANH); break;
+    case OI__VEXP_GELU_ERF: OI__VEXP_MAP8(OI__VEXP_GELU_ERF); break;
+    }
+}
+
+OI__TARGET_AVX2 static double oi__vexp_sum_avx2(const float *x, float *y, int64_t n, float shift, bool diff) {
+    const __m256 s = _mm256_set1_ps(shift);
+    double total = 0.0;
+    for (int64_t c = 0; c < n; c += OI__VEXP_CHUNK) {
+        int64_t end = n - c < OI__VEXP_CHUNK ? n : c + OI__VEXP_CHUNK;
+        __m256 acc = _mm256_setzero_ps();
+        int64_t i = c;
+        for (; i + 8 <= end; i += 8) {
+            __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), s), e = oi__vexp8(d);
+            acc = _mm256_add_ps(acc, e);
+            if (y)
+                _mm256_storeu_ps(y + i, diff ? d : e);
+        }
+        if (i < end) {
+            __m256i m = oi__vexp_mask8(i, end);
+            __m256 d = _mm256_sub_ps(_mm256_maskload_ps(x + i, m), s), e = oi__vexp8(d);
+            acc = _mm256_add_ps(acc, _mm256_and_ps(e, _mm256_castsi256_ps(m))); /* lanes past the end add nothing */
+            if (y)
+                _mm256_maskstore_ps(y + i, m, diff ? d : e);
+        }
+        float lanes[8];
+        _mm256_storeu_ps(lanes, acc);
+        total += oi__vexp_lanes_sum(lanes, 8);
+    }
+    return total;
+}
+
+/* The AVX2 form of oi__vexp_max_avx512 (max(v, acc) ignores a NaN v the
+ * same way). */
+OI__TARGET_AVX2 static float oi__vexp_max_avx2(const float *x, int64_t n) {
+    __m256 a0 = _mm256_set1_ps(-INFINITY), a1 = a0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        oi__vexp_prefetch((uintptr_t)(x + i) + OI__VEXP_AHEAD);
+        a0 = _mm256_max_ps(_mm256_loadu_ps(x + i), a0);
+        a1 = _mm256_max_ps(_mm256_loadu_ps(x + i + 8), a1);
+    }
+    for (; i < n; i++) /* the tail, one lane at a time (broadcast) */
+        a1 = _mm256_max_ps(_mm256_set1_ps(x[i]), a1);
+    a0 = _mm256_max_ps(a1, a0);
+    float lanes[8], top = -INFINITY;
+    _mm256_storeu_ps(lanes, a0);
+    for (int j = 0; j < 8; j++)
+        top = lanes[j] > top ? lanes[j] : top;
+    return top;
+}
+#endif /* OI__GEMM_X86 */
+
+/* ---- dispatch by the gemm's ISA choice ---- */
+/* y = op(x) over n dense floats (x == y allowed); false: no vector exp on
+ * this CPU, the caller runs the portable loop. */
+static bool oi__vexp_map(oi__vexp_op op, const float *x, float *y, int64_t n) {
+#if OI__GEMM_X86
+    switch (oi__gemm_active_isa()) {
+    case OI__GEMM_ISA_AVX512: oi__vexp_map_avx512(op, x, y, n); return true;
+    case OI__GEMM_ISA_AVX2: oi__vexp_map_avx2(op, x, y, n); return true;
+    default: break;
+    }
+#else
+    (void)op, (void)x, (void)y, (void)n;
+#endif
+    return false;
+}
+
+/* *max = the largest of x[0..n), NaN ignored (-inf for none); false as above. */
+static bool oi__vexp_max(const float *x, int64_t n, float *max) {
+#if OI__GEMM_X86
+    switch (oi__gemm_active_isa()) {
+    case OI__GEMM_ISA_AVX512: *max = oi__vexp_max_avx512(x, n); return true;
+    case OI__GEMM_ISA_AVX2: *max = oi__vexp_max_avx2(x, n); return true;
+    default: break;
+    }
+#else
+    (void)x, (void)n, (void)max;
+#endif
+    return false;
+}
+
+/* *sum = the sum of e^(x[i] - shift); y[i] (unless y is NULL; x == y
+ * allowed) receives e^(x[i] - shift), or x[i] - shift when `diff` (what
+ * log_softmax needs: its stores then happen in this sweep, among the e^
+ * arithmetic, not in a bare store sweep after it). False as above. */
+static bool oi__vexp_sum(const float *x, float *y, int64_t n, float shift, bool diff, double *sum) {
+#if OI__GEMM_X86
+    switch (oi__gemm_active_isa()) {
+    case OI__GEMM_ISA_AVX512: *sum = oi__vexp_sum_avx512(x, y, n, shift, diff); return true;
+    case OI__GEMM_ISA_AVX2: *sum = oi__vexp_sum_avx2(x, y, n, shift, diff); return true;
+    default: break;
+    }
+#else
+    (void)x, (void)y, (void)n, (void)shift, (void)diff, (void)sum;
+#endif
+    return false;
+}
