@@ -560,6 +560,10 @@ static void test_matmul(void) {
         S(2, 1, 1, 0, 0), S(2, 1, 1, 0, 0),
         S(2, 300, 70, 0, 0), S(2, 70, 260, 0, 0),       /* the 128x128-block kernel */
         S(3, 2, 256, 33, 0), S(3, 1, 33, 257, 0),
+        /* f16 on a coopmat device: the tensor-core kernel (K, N multiples of 8),
+         * partial 128x128 blocks and a partial last k step; elsewhere the others */
+        S(2, 136, 72, 0, 0), S(2, 72, 200, 0, 0),
+        S(3, 2, 130, 48, 0), S(3, 2, 48, 256, 0),
     };
     attrs none = no_attrs();
     const oi_dtype types[] = {OI_DTYPE_F32, OI_DTYPE_F16, OI_DTYPE_BF16, OI_DTYPE_I32, OI_DTYPE_I8, OI_DTYPE_U8,
@@ -569,7 +573,7 @@ static void test_matmul(void) {
             oi_dtype dts[2] = {types[t], types[t]};
             CHECK_MSG(run_case(OI_OP_matmul, &none, 2, dts, &sets[2 * s], false, false), "matmul %s",
                       oi_dtype_name(types[t]));
-            if (s == 0 || s == 2)
+            if (s == 0 || s == 2 || s >= 7)
                 CHECK(run_case(OI_OP_matmul, &none, 2, dts, &sets[2 * s], false, true)); /* transposed b */
         }
     }

@@ -24,6 +24,7 @@
 #   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json;
 #   bash bench/gpu/run_on_device.sh $OUT
 #
+# QUICK=1 bash bench/gpu/run_on_device.sh $OUT skips the CUDA-context diagnostic and the examples.
 # Logs land in $OUT (the first argument): log.txt (everything), perf.txt, ratios.txt.
 set -u
 OUT=${1:-${OUT:-/tmp/oi-gpu}}
@@ -32,6 +33,7 @@ export PYTHONUNBUFFERED=1
 unset OPENINFER_BACKEND
 G=.gpu
 N=${N:-4096} # the size of every perf figure
+QUICK=${QUICK:-0} # 1: parity, perf and torch only (a shorter device call)
 
 section() { printf '\n===== %s =====\n' "$*"; }
 
@@ -62,6 +64,17 @@ timeout 120 $G/vk_peer $N 10 2000 | tee -a "$OUT/perf.txt"
 kill $smi; wait $smi 2>/dev/null
 echo "clocks while vk_peer ran (pstate, SM MHz, memory MHz), every 10th sample:"
 awk 'NR == 1 || NR % 10 == 0' "$OUT/clocks.txt" | head -20
+
+section "perf: vk_peer $N with OPENINFER_VULKAN_COOPMAT=0 (the plain shaders, for comparison)"
+OPENINFER_VULKAN_COOPMAT=0 timeout 120 $G/vk_peer $N 10 500 | grep -E 'features|matmul' | sed 's/^vk_peer:/vk_peer(no coopmat):/'
+
+if [ "$QUICK" = 1 ]; then
+section "perf: torch_peer.py $N (cuBLAS / CUDA, CUDA events, best of 20) and ratios"
+timeout 180 python3 bench/gpu/torch_peer.py --n $N --reps 20 --ours "$OUT/perf.txt" | tee "$OUT/ratios.txt"
+section "done (QUICK=1: no CUDA-context diagnostic, no examples)"
+date -u
+return 0
+fi
 
 section "diagnostic: vk_peer $N again while another process holds a CUDA context"
 python3 -c "import torch, time; torch.zeros(1, device='cuda'); time.sleep(60)" &

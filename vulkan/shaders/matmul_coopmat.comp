@@ -1,0 +1,170 @@
+#version 450
+// matmul_coopmat.comp - f16 x f16 matmul on the tensor cores, through
+// GL_NV_cooperative_matrix (16x16x16 fragments, f32 accumulators): the
+// planner picks it only on a device that offers that shape and only for
+// layouts it walks with 16-byte loads (see oi__vk_plan_matmul_coopmat).
+//
+// A workgroup of 8 subgroups (32 invocations each) makes a 128x128 block
+// of the output; subgroup (wm, wn) of the 2x4 grid owns 64x32 of it, i.e.
+// 4x2 accumulators. K is walked 32 at a time through two shared-memory
+// buffers: while the tensor cores work on one, the next A and B tiles are
+// already in flight from global memory (uvec4 loads into registers) and
+// are stored into the other buffer, so one barrier per step suffices.
+// Rows and columns past M and N, and k past K, load as zeros and are not
+// stored; K, N and every offset and stride are multiples of 8 elements
+// (one uvec4), which the host checks.
+// The output (f32 or f16, contiguous) goes through a per-subgroup f32
+// scratch so that edge fragments store only their valid part, and f16 is
+// rounded as the CPU rounds (common.glsl's encode_small_float).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#include "common.glsl"
+
+#define BM 128u
+#define BN 128u
+#define BK 32u
+#define WG_N 4u          // subgroups along N (2 along M)
+#define FM 4u            // 16x16 accumulators per subgroup along M
+#define FN 2u            // ... along N
+#define A_STRIDE 5u      // uvec4 per shared row of A: 32 halves + 8 of padding (bank spread)
+#define BR_STRIDE 17u    // uvec4 per shared row of row-major B ([k][n]): 128 + 8 halves
+#define TILE_VECS 640u   // uvec4 per buffer: 128 rows x 5 (A, transposed B) >= 32 x 17 (B)
+layout(local_size_x = 256) in;
+layout(constant_id = 2) const uint B_T = 0u;     // 1: B is stored [N, K] (k contiguous)
+layout(constant_id = 4) const uint D_DT = DT_F32; // f32 or f16
+
+layout(binding = 0) readonly buffer BufA { uvec4 a4[]; };
+layout(binding = 1) readonly buffer BufB { uvec4 b4[]; };
+layout(binding = 3) writeonly buffer BufD { uvec4 d4[]; };
+
+// The same push block as matmul.comp (oi__vk_matmul_push); in elements.
+#define OI_MATMUL_BATCH_DIMS 3
+layout(push_constant) uniform Push {
+    uint M, N, K;
+    uint batch_ndim;
+    uint batch_shape[OI_MATMUL_BATCH_DIMS];
+    uint a_batch_strides[OI_MATMUL_BATCH_DIMS];
+    uint b_batch_strides[OI_MATMUL_BATCH_DIMS];
+    uint a_stride_m, a_stride_k, b_stride_k, b_stride_n;
+    uint a_offset, b_offset, d_offset;
+} pc;
+
+shared uvec4 sh_a[2u * TILE_VECS];
+shared uvec4 sh_b[2u * TILE_VECS];
+shared float sh_c[8u * 256u]; // one 16x16 f32 fragment per subgroup, for the stores
+
+const bool B_COL_MAJOR = B_T != 0u;
+
+// Invocation t moves two uvec4 of each tile. A (and transposed B): 128
+// rows of 4 uvec4, rows t/4 and t/4 + 64. Row-major B: 32 rows of 16
+// uvec4, rows t/16 and t/16 + 16.
+uvec4 load_a(uint base, uint row0, uint k0, uint i) {
+    uint t = gl_LocalInvocationID.x;
+    uint m = row0 + (t >> 2u) + 64u * i, k = k0 + 8u * (t & 3u);
+    if (m >= pc.M || k >= pc.K) return uvec4(0u);
+    return a4[(base + m * pc.a_stride_m + k) >> 3u];
+}
+uvec4 load_b(uint base, uint col0, uint k0, uint i) {
+    uint t = gl_LocalInvocationID.x;
+    if (B_COL_MAJOR) {
+        uint n = col0 + (t >> 2u) + 64u * i, k = k0 + 8u * (t & 3u);
+        if (n >= pc.N || k >= pc.K) return uvec4(0u);
+        return b4[(base + n * pc.b_stride_n + k) >> 3u];
+    }
+    uint k = k0 + (t >> 4u) + 16u * i, n = col0 + 8u * (t & 15u);
+    if (n >= pc.N || k >= pc.K) return uvec4(0u);
+    return b4[(base + k * pc.b_stride_k + n) >> 3u];
+}
+void store_tiles(uint buf, uvec4 ra[2], uvec4 rb[2]) {
+    uint t = gl_LocalInvocationID.x;
+    [[unroll]] for (uint i = 0u; i < 2u; i++) {
+        sh_a[buf * TILE_VECS + ((t >> 2u) + 64u * i) * A_STRIDE + (t & 3u)] = ra[i];
+        if (B_COL_MAJOR)
+            sh_b[buf * TILE_VECS + ((t >> 2u) + 64u * i) * A_STRIDE + (t & 3u)] = rb[i];
+        else
+            sh_b[buf * TILE_VECS + ((t >> 4u) + 16u * i) * BR_STRIDE + (t & 15u)] = rb[i];
+    }
+}
+
+// Eight f32 values as the output dtype, stored at element e (a multiple of 8).
+void store8(uint e, vec4 lo, vec4 hi) {
+    if (D_DT == DT_F16) {
+        uvec4 w;
+        w.x = float_to_bits(DT_F16, lo.x) | (float_to_bits(DT_F16, lo.y) << 16u);
+        w.y = float_to_bits(DT_F16, lo.z) | (float_to_bits(DT_F16, lo.w) << 16u);
+        w.z = float_to_bits(DT_F16, hi.x) | (float_to_bits(DT_F16, hi.y) << 16u);
+        w.w = float_to_bits(DT_F16, hi.z) | (float_to_bits(DT_F16, hi.w) << 16u);
+        d4[e >> 3u] = w;
+    } else {
+        d4[e >> 2u] = floatBitsToUint(lo);
+        d4[(e >> 2u) + 1u] = floatBitsToUint(hi);
+    }
+}
+
+void main() {
+    uint sg = gl_SubgroupID, wm = sg / WG_N, wn = sg % WG_N;
+    uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
+    uint batch = gl_WorkGroupID.z, a_base = pc.a_offset, b_base = pc.b_offset;
+    uint d_base = pc.d_offset + batch * pc.M * pc.N;
+    for (int d = int(pc.batch_ndim) - 1; d >= 0; d--) {
+        uint coord = batch % pc.batch_shape[d];
+        batch /= pc.batch_shape[d];
+        a_base += coord * pc.a_batch_strides[d];
+        b_base += coord * pc.b_batch_strides[d];
+    }
+
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN];
+    [[unroll]] for (uint i = 0u; i < FM; i++)
+        [[unroll]] for (uint j = 0u; j < FN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+
+    uvec4 ra[2], rb[2];
+    [[unroll]] for (uint i = 0u; i < 2u; i++) { ra[i] = load_a(a_base, row0, 0u, i); rb[i] = load_b(b_base, col0, 0u, i); }
+    store_tiles(0u, ra, rb);
+    barrier();
+
+    uint steps = (pc.K + BK - 1u) / BK;
+    for (uint s = 0u; s < steps; s++) {
+        uint cur = s & 1u;
+        bool more = s + 1u < steps;
+        if (more) // the next tiles travel while this one is multiplied
+            [[unroll]] for (uint i = 0u; i < 2u; i++) {
+                ra[i] = load_a(a_base, row0, (s + 1u) * BK, i);
+                rb[i] = load_b(b_base, col0, (s + 1u) * BK, i);
+            }
+        [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
+            fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM];
+            [[unroll]] for (uint i = 0u; i < FM; i++)
+                coopMatLoadNV(fa[i], sh_a, cur * TILE_VECS + (wm * 64u + i * 16u) * A_STRIDE + kk / 8u, A_STRIDE, false);
+            [[unroll]] for (uint j = 0u; j < FN; j++) {
+                fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
+                uint n = wn * 32u + j * 16u;
+                if (B_COL_MAJOR)
+                    coopMatLoadNV(fb, sh_b, cur * TILE_VECS + n * A_STRIDE + kk / 8u, A_STRIDE, true);
+                else
+                    coopMatLoadNV(fb, sh_b, cur * TILE_VECS + kk * BR_STRIDE + n / 8u, BR_STRIDE, false);
+                [[unroll]] for (uint i = 0u; i < FM; i++) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
+            }
+        }
+        if (more) store_tiles(cur ^ 1u, ra, rb);
+        barrier();
+    }
+
+    // Lane l writes row l/2, columns (l%2)*8 .. +8 of each fragment.
+    uint lane = gl_SubgroupInvocationID, r = lane >> 1u, c = (lane & 1u) * 8u;
+    [[unroll]] for (uint i = 0u; i < FM; i++)
+        [[unroll]] for (uint j = 0u; j < FN; j++) {
+            coopMatStoreNV(acc[i][j], sh_c, sg * 256u, 16u, false);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            uint gm = row0 + wm * 64u + i * 16u + r, gn = col0 + wn * 32u + j * 16u + c;
+            uint at = sg * 256u + r * 16u + c;
+            vec4 lo = vec4(sh_c[at], sh_c[at + 1u], sh_c[at + 2u], sh_c[at + 3u]);
+            vec4 hi = vec4(sh_c[at + 4u], sh_c[at + 5u], sh_c[at + 6u], sh_c[at + 7u]);
+            if (gm < pc.M && gn < pc.N) store8(d_base + gm * pc.N + gn, lo, hi);
+            subgroupBarrier(); // the next fragment reuses sh_c
+        }
+}
