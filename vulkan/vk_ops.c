@@ -346,14 +346,14 @@ static uint64_t oi__vk_contiguous_groups(int64_t n, oi_dtype out) {
 
 /* The contiguous path of eltwise.comp (push.ndim = 0): every operand walks
  * the output's one merged dim with stride 1 (no broadcast), all have the
- * output's element width, and every offset and the size are whole words
- * from a 16-byte boundary on. Then the shader moves 16 bytes at a time
+ * output's element width, and every offset and the size are whole uvec4
+ * (16 bytes). Then the shader moves 16 bytes at a time
  * without any index arithmetic. Plans the stage and returns true when so. */
 static bool oi__vk_eltwise_contiguous(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in,
                                       const oi__vk_view *out, int ndim, int64_t (*merged)[OI_MAX_DIMS], int64_t n,
                                       const uint32_t *params, oi__vk_plan *plan) {
     unsigned bits = oi_dtype_bits(out->dtype), per = 32u / bits;
-    if (ndim != 1 || merged[3][0] != 1 || n % per || out->offset % (4 * per))
+    if (ndim != 1 || merged[3][0] != 1 || n % (4 * per) || out->offset % (4 * per))
         return false;
     for (size_t i = 0; i < n_in && k->op != OI_OP_fill; i++)
         if (merged[i][0] != 1 || oi_dtype_bits(in[i].dtype) != bits || in[i].offset % (4 * per))

@@ -31,7 +31,8 @@ OUT=${1:-${OUT:-/tmp/oi-gpu}}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 unset OPENINFER_BACKEND
-G=.gpu
+G=${G:-.gpu} # the binaries (a helper carries its own folder: G=build-x bash ...)
+HERE=$(dirname "$0")
 N=${N:-4096} # the size of every perf figure
 QUICK=${QUICK:-0} # 1: parity, perf and torch only (a shorter device call)
 
@@ -70,7 +71,7 @@ OPENINFER_VULKAN_COOPMAT=0 timeout 120 $G/vk_peer $N 10 500 | grep -E 'features|
 
 if [ "$QUICK" = 1 ]; then
 section "perf: torch_peer.py $N (cuBLAS / CUDA, CUDA events, best of 20) and ratios"
-timeout 180 python3 bench/gpu/torch_peer.py --n $N --reps 20 --ours "$OUT/perf.txt" | tee "$OUT/ratios.txt"
+timeout 180 python3 "$HERE/torch_peer.py" --n $N --reps 20 --ours "$OUT/perf.txt" | tee "$OUT/ratios.txt"
 section "done (QUICK=1: no CUDA-context diagnostic, no examples)"
 date -u
 return 0
@@ -84,7 +85,7 @@ timeout 120 $G/vk_peer $N 10 2000 | sed 's/^vk_peer:/vk_peer(cuda ctx held):/'
 kill $holder; wait $holder 2>/dev/null
 
 section "perf: torch_peer.py $N (cuBLAS / CUDA, CUDA events, best of 20) and ratios"
-timeout 180 python3 bench/gpu/torch_peer.py --n $N --reps 20 --ours "$OUT/perf.txt" | tee "$OUT/ratios.txt"
+timeout 180 python3 "$HERE/torch_peer.py" --n $N --reps 20 --ours "$OUT/perf.txt" | tee "$OUT/ratios.txt"
 
 section "examples: OPENINFER_BACKEND=vulkan vs cpu"
 compare() { # the numbers in two outputs agree within 1e-4 (relative) or 1e-5 (absolute)

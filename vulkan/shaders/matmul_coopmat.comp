@@ -4,12 +4,16 @@
 // planner picks it only on a device that offers that shape and only for
 // layouts it walks with 16-byte loads (see oi__vk_plan_matmul_coopmat).
 //
-// A workgroup of 8 subgroups (32 invocations each) makes a 128x128 block
-// of the output; subgroup (wm, wn) of the 2x4 grid owns 64x32 of it, i.e.
-// 4x2 accumulators. K is walked 32 at a time through two shared-memory
-// buffers: while the tensor cores work on one, the next A and B tiles are
-// already in flight from global memory (uvec4 loads into registers) and
-// are stored into the other buffer, so one barrier per step suffices.
+// A workgroup of WG_M x WG_N subgroups (32 invocations each) makes a
+// 128x128 block of the output; each subgroup owns a (128 / WG_M) x
+// (128 / WG_N) part of it, FM x FN accumulators of 16x16. The default,
+// 2x4 subgroups of 64x32, made n = 4096 in 928 us on an H200 (148
+// TFLOP/s); 2x2 of 64x64 (fewer fragment loads per multiply-add, but half
+// the subgroups to hide latency) took 949 us. K is walked 32 at a time through two
+// shared-memory buffers: while the tensor cores work on one, the next A
+// and B tiles are already in flight from global memory (uvec4 loads into
+// registers) and are stored into the other buffer, so one barrier per step
+// suffices.
 // Rows and columns past M and N, and k past K, load as zeros and are not
 // stored; K, N and every offset and stride are multiples of 8 elements
 // (one uvec4), which the host checks.
@@ -27,13 +31,18 @@
 #define BM 128u
 #define BN 128u
 #define BK 32u
-#define WG_N 4u          // subgroups along N (2 along M)
-#define FM 4u            // 16x16 accumulators per subgroup along M
-#define FN 2u            // ... along N
+#ifndef WG_M
+#define WG_M 2u          // subgroups along M
+#define WG_N 4u          // ... along N
+#endif
+#define FM (BM / 16u / WG_M) // 16x16 accumulators per subgroup along M
+#define FN (BN / 16u / WG_N) // ... along N
+#define THREADS (32u * WG_M * WG_N)
 #define A_STRIDE 5u      // uvec4 per shared row of A: 32 halves + 8 of padding (bank spread)
 #define BR_STRIDE 17u    // uvec4 per shared row of row-major B ([k][n]): 128 + 8 halves
 #define TILE_VECS 640u   // uvec4 per buffer: 128 rows x 5 (A, transposed B) >= 32 x 17 (B)
-layout(local_size_x = 256) in;
+#define LOADS (BM * BK / 8u / THREADS) // uvec4 of each tile per invocation
+layout(local_size_x = THREADS) in;
 layout(constant_id = 2) const uint B_T = 0u;     // 1: B is stored [N, K] (k contiguous)
 layout(constant_id = 4) const uint D_DT = DT_F32; // f32 or f16
 
@@ -55,38 +64,38 @@ layout(push_constant) uniform Push {
 
 shared uvec4 sh_a[2u * TILE_VECS];
 shared uvec4 sh_b[2u * TILE_VECS];
-shared float sh_c[8u * 256u]; // one 16x16 f32 fragment per subgroup, for the stores
+shared float sh_c[WG_M * WG_N * 256u]; // one 16x16 f32 fragment per subgroup, for the stores
 
 const bool B_COL_MAJOR = B_T != 0u;
 
-// Invocation t moves two uvec4 of each tile. A (and transposed B): 128
-// rows of 4 uvec4, rows t/4 and t/4 + 64. Row-major B: 32 rows of 16
-// uvec4, rows t/16 and t/16 + 16.
+// Invocation t moves LOADS uvec4 of each tile. A (and transposed B): 128
+// rows of 4 uvec4, t/4 + i * THREADS/4. Row-major B: 32 rows of 16 uvec4,
+// t/16 + i * THREADS/16.
 uvec4 load_a(uint base, uint row0, uint k0, uint i) {
     uint t = gl_LocalInvocationID.x;
-    uint m = row0 + (t >> 2u) + 64u * i, k = k0 + 8u * (t & 3u);
+    uint m = row0 + (t >> 2u) + (THREADS / 4u) * i, k = k0 + 8u * (t & 3u);
     if (m >= pc.M || k >= pc.K) return uvec4(0u);
     return a4[(base + m * pc.a_stride_m + k) >> 3u];
 }
 uvec4 load_b(uint base, uint col0, uint k0, uint i) {
     uint t = gl_LocalInvocationID.x;
     if (B_COL_MAJOR) {
-        uint n = col0 + (t >> 2u) + 64u * i, k = k0 + 8u * (t & 3u);
+        uint n = col0 + (t >> 2u) + (THREADS / 4u) * i, k = k0 + 8u * (t & 3u);
         if (n >= pc.N || k >= pc.K) return uvec4(0u);
         return b4[(base + n * pc.b_stride_n + k) >> 3u];
     }
-    uint k = k0 + (t >> 4u) + 16u * i, n = col0 + 8u * (t & 15u);
+    uint k = k0 + (t >> 4u) + (THREADS / 16u) * i, n = col0 + 8u * (t & 15u);
     if (n >= pc.N || k >= pc.K) return uvec4(0u);
     return b4[(base + k * pc.b_stride_k + n) >> 3u];
 }
-void store_tiles(uint buf, uvec4 ra[2], uvec4 rb[2]) {
+void store_tiles(uint buf, uvec4 ra[LOADS], uvec4 rb[LOADS]) {
     uint t = gl_LocalInvocationID.x;
-    [[unroll]] for (uint i = 0u; i < 2u; i++) {
-        sh_a[buf * TILE_VECS + ((t >> 2u) + 64u * i) * A_STRIDE + (t & 3u)] = ra[i];
+    [[unroll]] for (uint i = 0u; i < LOADS; i++) {
+        sh_a[buf * TILE_VECS + ((t >> 2u) + (THREADS / 4u) * i) * A_STRIDE + (t & 3u)] = ra[i];
         if (B_COL_MAJOR)
-            sh_b[buf * TILE_VECS + ((t >> 2u) + 64u * i) * A_STRIDE + (t & 3u)] = rb[i];
+            sh_b[buf * TILE_VECS + ((t >> 2u) + (THREADS / 4u) * i) * A_STRIDE + (t & 3u)] = rb[i];
         else
-            sh_b[buf * TILE_VECS + ((t >> 4u) + 16u * i) * BR_STRIDE + (t & 15u)] = rb[i];
+            sh_b[buf * TILE_VECS + ((t >> 4u) + (THREADS / 16u) * i) * BR_STRIDE + (t & 15u)] = rb[i];
     }
 }
 
@@ -121,8 +130,8 @@ void main() {
     [[unroll]] for (uint i = 0u; i < FM; i++)
         [[unroll]] for (uint j = 0u; j < FN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
-    uvec4 ra[2], rb[2];
-    [[unroll]] for (uint i = 0u; i < 2u; i++) { ra[i] = load_a(a_base, row0, 0u, i); rb[i] = load_b(b_base, col0, 0u, i); }
+    uvec4 ra[LOADS], rb[LOADS];
+    [[unroll]] for (uint i = 0u; i < LOADS; i++) { ra[i] = load_a(a_base, row0, 0u, i); rb[i] = load_b(b_base, col0, 0u, i); }
     store_tiles(0u, ra, rb);
     barrier();
 
@@ -131,17 +140,17 @@ void main() {
         uint cur = s & 1u;
         bool more = s + 1u < steps;
         if (more) // the next tiles travel while this one is multiplied
-            [[unroll]] for (uint i = 0u; i < 2u; i++) {
+            [[unroll]] for (uint i = 0u; i < LOADS; i++) {
                 ra[i] = load_a(a_base, row0, (s + 1u) * BK, i);
                 rb[i] = load_b(b_base, col0, (s + 1u) * BK, i);
             }
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
             fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM];
             [[unroll]] for (uint i = 0u; i < FM; i++)
-                coopMatLoadNV(fa[i], sh_a, cur * TILE_VECS + (wm * 64u + i * 16u) * A_STRIDE + kk / 8u, A_STRIDE, false);
+                coopMatLoadNV(fa[i], sh_a, cur * TILE_VECS + (wm * (BM / WG_M) + i * 16u) * A_STRIDE + kk / 8u, A_STRIDE, false);
             [[unroll]] for (uint j = 0u; j < FN; j++) {
                 fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
-                uint n = wn * 32u + j * 16u;
+                uint n = wn * (BN / WG_N) + j * 16u;
                 if (B_COL_MAJOR)
                     coopMatLoadNV(fb, sh_b, cur * TILE_VECS + n * A_STRIDE + kk / 8u, A_STRIDE, true);
                 else
@@ -160,7 +169,7 @@ void main() {
             coopMatStoreNV(acc[i][j], sh_c, sg * 256u, 16u, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
-            uint gm = row0 + wm * 64u + i * 16u + r, gn = col0 + wn * 32u + j * 16u + c;
+            uint gm = row0 + wm * (BM / WG_M) + i * 16u + r, gn = col0 + wn * (BN / WG_N) + j * 16u + c;
             uint at = sg * 256u + r * 16u + c;
             vec4 lo = vec4(sh_c[at], sh_c[at + 1u], sh_c[at + 2u], sh_c[at + 3u]);
             vec4 hi = vec4(sh_c[at + 4u], sh_c[at + 5u], sh_c[at + 6u], sh_c[at + 7u]);
