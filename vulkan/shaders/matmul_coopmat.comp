@@ -5,15 +5,15 @@
 // layouts it walks with 16-byte loads (see oi__vk_plan_matmul_coopmat).
 //
 // A workgroup of WG_M x WG_N subgroups (32 invocations each) makes a
-// 128x128 block of the output; each subgroup owns a (128 / WG_M) x
-// (128 / WG_N) part of it, FM x FN accumulators of 16x16. The default,
+// 128 x BN block of the output; each subgroup owns a (128 / WG_M) x
+// (BN / WG_N) part of it, FM x FN accumulators of 16x16. The default,
 // 2x4 subgroups of 64x32, made n = 4096 in 928 us on an H200 (148
 // TFLOP/s); 2x2 of 64x64 (fewer fragment loads per multiply-add, but half
-// the subgroups to hide latency) took 949 us. K is walked 32 at a time through two
-// shared-memory buffers: while the tensor cores work on one, the next A
-// and B tiles are already in flight from global memory (uvec4 loads into
-// registers) and are stored into the other buffer, so one barrier per step
-// suffices.
+// the subgroups to hide latency) took 949 us. K is walked 32 at a time: while the tensor
+// cores work on one shared-memory tile of A and B, the next ones are
+// already in flight from global memory (uvec4 loads into registers), then
+// stored into the other buffer of two (STAGES 2: one barrier per step), or
+// into the one buffer once every subgroup has read it (STAGES 1).
 // Rows and columns past M and N, and k past K, load as zeros and are not
 // stored; K, N and every offset and stride are multiples of 8 elements
 // (one uvec4), which the host checks.
@@ -29,19 +29,27 @@
 #include "common.glsl"
 
 #define BM 128u
-#define BN 128u
+#ifndef BN
+#define BN 128u          // the host's OI__VK_COOPMAT_BN
+#endif
 #define BK 32u
 #ifndef WG_M
 #define WG_M 2u          // subgroups along M
 #define WG_N 4u          // ... along N
 #endif
+#ifndef STAGES
+#define STAGES 2u        // shared-memory buffers: 2, or 1 with two barriers per step
+#endif
 #define FM (BM / 16u / WG_M) // 16x16 accumulators per subgroup along M
 #define FN (BN / 16u / WG_N) // ... along N
 #define THREADS (32u * WG_M * WG_N)
-#define A_STRIDE 5u      // uvec4 per shared row of A: 32 halves + 8 of padding (bank spread)
-#define BR_STRIDE 17u    // uvec4 per shared row of row-major B ([k][n]): 128 + 8 halves
-#define TILE_VECS 640u   // uvec4 per buffer: 128 rows x 5 (A, transposed B) >= 32 x 17 (B)
-#define LOADS (BM * BK / 8u / THREADS) // uvec4 of each tile per invocation
+#define A_STRIDE 5u      // uvec4 per shared row of A (and of transposed B): 32 halves + 8 of padding (bank spread)
+#define BV (BN / 8u)     // uvec4 per row of a row-major B tile ([k][n])
+#define BR_STRIDE (BV + 1u) // ... in shared memory, with 8 halves of padding
+#define TILE_A (BM * A_STRIDE)
+#define TILE_B max(BK * BR_STRIDE, BN * A_STRIDE)
+#define LOADS_A (BM * 4u / THREADS) // uvec4 of each tile per invocation
+#define LOADS_B (BN * 4u / THREADS)
 layout(local_size_x = THREADS) in;
 layout(constant_id = 2) const uint B_T = 0u;     // 1: B is stored [N, K] (k contiguous)
 layout(constant_id = 4) const uint D_DT = DT_F32; // f32 or f16
@@ -62,15 +70,15 @@ layout(push_constant) uniform Push {
     uint a_offset, b_offset, d_offset;
 } pc;
 
-shared uvec4 sh_a[2u * TILE_VECS];
-shared uvec4 sh_b[2u * TILE_VECS];
+shared uvec4 sh_a[STAGES * TILE_A];
+shared uvec4 sh_b[STAGES * TILE_B];
 shared float sh_c[WG_M * WG_N * 256u]; // one 16x16 f32 fragment per subgroup, for the stores
 
 const bool B_COL_MAJOR = B_T != 0u;
 
-// Invocation t moves LOADS uvec4 of each tile. A (and transposed B): 128
-// rows of 4 uvec4, t/4 + i * THREADS/4. Row-major B: 32 rows of 16 uvec4,
-// t/16 + i * THREADS/16.
+// Invocation t moves LOADS_A uvec4 of the A tile: 128 rows of 4 uvec4,
+// t/4 + i * THREADS/4; and LOADS_B of the B tile: transposed, BN rows of 4
+// uvec4 likewise; row-major, 32 rows of BV uvec4, t/BV + i * THREADS/BV.
 uvec4 load_a(uint base, uint row0, uint k0, uint i) {
     uint t = gl_LocalInvocationID.x;
     uint m = row0 + (t >> 2u) + (THREADS / 4u) * i, k = k0 + 8u * (t & 3u);
@@ -84,18 +92,19 @@ uvec4 load_b(uint base, uint col0, uint k0, uint i) {
         if (n >= pc.N || k >= pc.K) return uvec4(0u);
         return b4[(base + n * pc.b_stride_n + k) >> 3u];
     }
-    uint k = k0 + (t >> 4u) + (THREADS / 16u) * i, n = col0 + 8u * (t & 15u);
+    uint k = k0 + t / BV + (THREADS / BV) * i, n = col0 + 8u * (t % BV);
     if (n >= pc.N || k >= pc.K) return uvec4(0u);
     return b4[(base + k * pc.b_stride_k + n) >> 3u];
 }
-void store_tiles(uint buf, uvec4 ra[LOADS], uvec4 rb[LOADS]) {
+void store_tiles(uint buf, uvec4 ra[LOADS_A], uvec4 rb[LOADS_B]) {
     uint t = gl_LocalInvocationID.x;
-    [[unroll]] for (uint i = 0u; i < LOADS; i++) {
-        sh_a[buf * TILE_VECS + ((t >> 2u) + (THREADS / 4u) * i) * A_STRIDE + (t & 3u)] = ra[i];
+    [[unroll]] for (uint i = 0u; i < LOADS_A; i++)
+        sh_a[buf * TILE_A + ((t >> 2u) + (THREADS / 4u) * i) * A_STRIDE + (t & 3u)] = ra[i];
+    [[unroll]] for (uint i = 0u; i < LOADS_B; i++) {
         if (B_COL_MAJOR)
-            sh_b[buf * TILE_VECS + ((t >> 2u) + (THREADS / 4u) * i) * A_STRIDE + (t & 3u)] = rb[i];
+            sh_b[buf * TILE_B + ((t >> 2u) + (THREADS / 4u) * i) * A_STRIDE + (t & 3u)] = rb[i];
         else
-            sh_b[buf * TILE_VECS + ((t >> 4u) + (THREADS / 16u) * i) * BR_STRIDE + (t & 15u)] = rb[i];
+            sh_b[buf * TILE_B + (t / BV + (THREADS / BV) * i) * BR_STRIDE + t % BV] = rb[i];
     }
 }
 
@@ -130,35 +139,36 @@ void main() {
     [[unroll]] for (uint i = 0u; i < FM; i++)
         [[unroll]] for (uint j = 0u; j < FN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
-    uvec4 ra[LOADS], rb[LOADS];
-    [[unroll]] for (uint i = 0u; i < LOADS; i++) { ra[i] = load_a(a_base, row0, 0u, i); rb[i] = load_b(b_base, col0, 0u, i); }
+    uvec4 ra[LOADS_A], rb[LOADS_B];
+    [[unroll]] for (uint i = 0u; i < LOADS_A; i++) ra[i] = load_a(a_base, row0, 0u, i);
+    [[unroll]] for (uint i = 0u; i < LOADS_B; i++) rb[i] = load_b(b_base, col0, 0u, i);
     store_tiles(0u, ra, rb);
     barrier();
 
     uint steps = (pc.K + BK - 1u) / BK;
     for (uint s = 0u; s < steps; s++) {
-        uint cur = s & 1u;
+        uint cur = STAGES == 2u ? s & 1u : 0u;
         bool more = s + 1u < steps;
-        if (more) // the next tiles travel while this one is multiplied
-            [[unroll]] for (uint i = 0u; i < LOADS; i++) {
-                ra[i] = load_a(a_base, row0, (s + 1u) * BK, i);
-                rb[i] = load_b(b_base, col0, (s + 1u) * BK, i);
-            }
+        if (more) { // the next tiles travel while this one is multiplied
+            [[unroll]] for (uint i = 0u; i < LOADS_A; i++) ra[i] = load_a(a_base, row0, (s + 1u) * BK, i);
+            [[unroll]] for (uint i = 0u; i < LOADS_B; i++) rb[i] = load_b(b_base, col0, (s + 1u) * BK, i);
+        }
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
             fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM];
             [[unroll]] for (uint i = 0u; i < FM; i++)
-                coopMatLoadNV(fa[i], sh_a, cur * TILE_VECS + (wm * (BM / WG_M) + i * 16u) * A_STRIDE + kk / 8u, A_STRIDE, false);
+                coopMatLoadNV(fa[i], sh_a, cur * TILE_A + (wm * (BM / WG_M) + i * 16u) * A_STRIDE + kk / 8u, A_STRIDE, false);
             [[unroll]] for (uint j = 0u; j < FN; j++) {
                 fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
                 uint n = wn * (BN / WG_N) + j * 16u;
                 if (B_COL_MAJOR)
-                    coopMatLoadNV(fb, sh_b, cur * TILE_VECS + n * A_STRIDE + kk / 8u, A_STRIDE, true);
+                    coopMatLoadNV(fb, sh_b, cur * TILE_B + n * A_STRIDE + kk / 8u, A_STRIDE, true);
                 else
-                    coopMatLoadNV(fb, sh_b, cur * TILE_VECS + kk * BR_STRIDE + n / 8u, BR_STRIDE, false);
+                    coopMatLoadNV(fb, sh_b, cur * TILE_B + kk * BR_STRIDE + n / 8u, BR_STRIDE, false);
                 [[unroll]] for (uint i = 0u; i < FM; i++) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
             }
         }
-        if (more) store_tiles(cur ^ 1u, ra, rb);
+        if (STAGES == 1u) barrier(); // one buffer: everyone has read it before it is refilled
+        if (more) store_tiles(STAGES == 2u ? cur ^ 1u : 0u, ra, rb);
         barrier();
     }
 
