@@ -5,7 +5,7 @@
  * the dispatches alone, best of `reps` after one warm-up run) and prints one
  * line per figure, "vk_peer: <key> <value> <unit>", which torch_peer.py
  * reads to print the ratios ours / torch:
- *   matmul_f32, matmul_f16   n x n x n, GFLOP/s (f16: storage, f32 math)
+ *   matmul_f32, matmul_f16   n x n x n, GFLOP/s (f16: f16 in and out, f32 accumulation)
  *   add, copy                f32 [n, 4n] (256 MiB at n = 4096), GB/s
  *                            (add counts 3 tensors, copy 2; copy is a cast f32 -> f32)
  *   softmax                  f32 rows of [n, n] (along the last axis), GB/s (2 tensors)
