@@ -9,8 +9,11 @@
 #         examples/branching examples/streaming examples/residual_mlp examples/cache_window
 #   cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/vk_peer.c build-gpu/libopeninfer.a \
 #      -o build-gpu/vk_peer -lm -lpthread -ldl
+#   cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/encoder_peer.c build-gpu/libopeninfer.a \
+#      -o build-gpu/encoder_peer -lm -lpthread -ldl
 #   mkdir -p .gpu && python3 examples/python/minimal_oinf.py .gpu/minimal_model.oinf
-#   for b in tests/test_vulkan tools/openinfer vk_peer examples/minimal examples/kv_cache \
+#   python3 bench/encoder/gen_encoder.py .gpu/encoder_data   # the encoder's weights (needs onnx here)
+#   for b in tests/test_vulkan tools/openinfer vk_peer encoder_peer examples/minimal examples/kv_cache \
 #            examples/branching examples/streaming examples/residual_mlp examples/cache_window; do
 #       cp build-gpu/$b .gpu/; done
 #
@@ -37,6 +40,13 @@ N=${N:-4096} # the size of every perf figure
 QUICK=${QUICK:-0} # 1: parity, perf and torch only (a shorter device call)
 
 section() { printf '\n===== %s =====\n' "$*"; }
+
+encoder() { # the 2-layer encoder block, ours on Vulkan vs PyTorch eager (when carried)
+    if [ -x $G/encoder_peer ] && [ -f $G/encoder_data/encoder.oinf ]; then
+        section "encoder block: OPENINFER_BACKEND=vulkan vs PyTorch eager (bench/gpu/encoder_peer.c)"
+        OPENINFER_BACKEND=vulkan timeout 180 $G/encoder_peer --dir $G/encoder_data --runs 50
+    fi
+}
 
 main() {
 section "machine"
@@ -72,6 +82,7 @@ OPENINFER_VULKAN_COOPMAT=0 timeout 120 $G/vk_peer $N 10 500 | grep -E 'features|
 if [ "$QUICK" = 1 ]; then
 section "perf: torch_peer.py $N (cuBLAS / CUDA, CUDA events, best of 20) and ratios"
 timeout 180 python3 "$HERE/torch_peer.py" --n $N --reps 20 --ours "$OUT/perf.txt" | tee "$OUT/ratios.txt"
+encoder
 section "done (QUICK=1: no CUDA-context diagnostic, no examples)"
 date -u
 return 0
@@ -86,6 +97,8 @@ kill $holder; wait $holder 2>/dev/null
 
 section "perf: torch_peer.py $N (cuBLAS / CUDA, CUDA events, best of 20) and ratios"
 timeout 180 python3 "$HERE/torch_peer.py" --n $N --reps 20 --ours "$OUT/perf.txt" | tee "$OUT/ratios.txt"
+
+encoder
 
 section "examples: OPENINFER_BACKEND=vulkan vs cpu"
 compare() { # the numbers in two outputs agree within 1e-4 (relative) or 1e-5 (absolute)
