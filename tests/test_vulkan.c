@@ -561,8 +561,9 @@ static void test_matmul(void) {
         S(2, 1, 1, 0, 0), S(2, 1, 1, 0, 0),
         S(2, 300, 70, 0, 0), S(2, 70, 260, 0, 0),       /* the 128x128-block kernel */
         S(3, 2, 256, 33, 0), S(3, 1, 33, 257, 0),
-        /* f16 on a coopmat device: the tensor-core kernel (K, N multiples of 8),
-         * partial 128x128 blocks and a partial last k step; elsewhere the others */
+        /* sizes for the tensor-core f16 kernel (K, N multiples of 8; partial 128x128
+         * blocks, a partial last k step): here at odd offsets, so on the tiled
+         * kernels; test_aligned runs them where the tensor-core kernel takes them */
         S(2, 136, 72, 0, 0), S(2, 72, 200, 0, 0),
         S(3, 2, 130, 48, 0), S(3, 2, 48, 256, 0),
     };
