@@ -44,6 +44,7 @@ const char *__lsan_default_suppressions(void) { return "leak:libvulkan_lvp.so\n"
 #define GUARD_BYTES 1024
 #define GUARD_BYTE 0xA5
 #define PAD_ELEMS 3 /* guard elements around each device view (odd: not word aligned) */
+static int pad_elems = PAD_ELEMS; /* test_aligned's cases: 16 (views on 16-byte boundaries) */
 
 static const oi__backend *vk = &oi__vulkan_backend;
 static void *ctx;
@@ -307,7 +308,7 @@ static bool run_case(oi_op op, const attrs *at, int n_in, const oi_dtype *dtypes
             s.d[s.ndim - 1] = s.d[s.ndim - 2];
             s.d[s.ndim - 2] = tmp;
         }
-        in[i] = make_tensor(dtypes[i], s.ndim, s.d, PAD_ELEMS);
+        in[i] = make_tensor(dtypes[i], s.ndim, s.d, pad_elems);
         double lo = -2.0, hi = 2.0;
         fill_random(&in[i], specials, lo, hi);
         if (t) {
@@ -328,7 +329,7 @@ static bool run_case(oi_op op, const attrs *at, int n_in, const oi_dtype *dtypes
     if (st == OI_OK)
         supported = vk->supports_op(ctx, op, at->a, at->n, sigs, (size_t)n_in, &out_sig);
     if (supported) {
-        guarded gpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, PAD_ELEMS);
+        guarded gpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, pad_elems);
         guarded cpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, 0);
         CHECK_OK(oi__op_run_cpu(op, at->a, at->n, inputs, (size_t)n_in, cpu.t));
         st = vk->run_op(ctx, op, at->a, at->n, inputs, (size_t)n_in, gpu.t);
@@ -560,6 +561,11 @@ static void test_matmul(void) {
         S(2, 1, 1, 0, 0), S(2, 1, 1, 0, 0),
         S(2, 300, 70, 0, 0), S(2, 70, 260, 0, 0),       /* the 128x128-block kernel */
         S(3, 2, 256, 33, 0), S(3, 1, 33, 257, 0),
+        /* sizes for the tensor-core f16 kernel (K, N multiples of 8; partial 128x128
+         * blocks, a partial last k step): here at odd offsets, so on the tiled
+         * kernels; test_aligned runs them where the tensor-core kernel takes them */
+        S(2, 136, 72, 0, 0), S(2, 72, 200, 0, 0),
+        S(3, 2, 130, 48, 0), S(3, 2, 48, 256, 0),
     };
     attrs none = no_attrs();
     const oi_dtype types[] = {OI_DTYPE_F32, OI_DTYPE_F16, OI_DTYPE_BF16, OI_DTYPE_I32, OI_DTYPE_I8, OI_DTYPE_U8,
@@ -569,7 +575,7 @@ static void test_matmul(void) {
             oi_dtype dts[2] = {types[t], types[t]};
             CHECK_MSG(run_case(OI_OP_matmul, &none, 2, dts, &sets[2 * s], false, false), "matmul %s",
                       oi_dtype_name(types[t]));
-            if (s == 0 || s == 2)
+            if (s == 0 || s == 2 || s >= 7)
                 CHECK(run_case(OI_OP_matmul, &none, 2, dts, &sets[2 * s], false, true)); /* transposed b */
         }
     }
@@ -608,6 +614,68 @@ static void test_rownorm(void) {
         CHECK(run_case(OI_OP_rms_norm, &eps, 2, d3, norm_last, false, false));
         CHECK(run_case(OI_OP_rms_norm, &axis1, 2, d3, norm_two, false, false));
     }
+}
+
+/* Views on 16-byte boundaries (a pad of 16 elements): the shaders' vector
+ * paths, which the odd pad of every other case keeps off: eltwise's
+ * contiguous path (each element width), reduce's and softmax's vec_rows,
+ * and on a device with coopmat(f16 matmul) the tensor-core f16 matmul. */
+static void test_aligned(void) {
+    pad_elems = 16;
+    attrs none = no_attrs();
+    const shape flat[] = {S(2, 4, 16, 0, 0), S(2, 4, 16, 0, 0), S(2, 4, 16, 0, 0)};
+    const oi_dtype bools[] = {OI_DTYPE_BOOL};
+    each_dtype(OI_OP_add, &none, FLOATS, COUNT(FLOATS), 2, flat, 1, true, true);
+    each_dtype(OI_OP_add, &none, INTS, COUNT(INTS), 2, flat, 1, true, true);
+    each_dtype(OI_OP_mul, &none, bools, 1, 2, flat, 1, true, true);
+    each_dtype(OI_OP_fma, &none, FLOATS, COUNT(FLOATS), 3, flat, 1, true, true);
+    each_dtype(OI_OP_gelu, &none, FLOATS, COUNT(FLOATS), 1, flat, 1, true, true);
+    each_dtype(OI_OP_not, &none, INTS, COUNT(INTS), 1, flat, 1, true, true);
+    each_dtype(OI_OP_filter, &none, INTS, COUNT(INTS), 3, flat, 1, true, true);
+    attrs fill = no_attrs();
+    attr_int(&fill, "value", 1);
+    each_dtype(OI_OP_fill, &fill, INTS, COUNT(INTS), 1, flat, 1, false, true);
+    free_attrs(&fill);
+    /* casts between dtypes of one width (a copy is f32 -> f32) */
+    const oi_dtype casts[][2] = {{OI_DTYPE_F32, OI_DTYPE_F32}, {OI_DTYPE_F32, OI_DTYPE_I32}, {OI_DTYPE_U32, OI_DTYPE_F32},
+                                 {OI_DTYPE_F16, OI_DTYPE_BF16}, {OI_DTYPE_I16, OI_DTYPE_F16}, {OI_DTYPE_U8, OI_DTYPE_U8}};
+    for (int c = 0; c < COUNT(casts); c++) {
+        attrs at = no_attrs();
+        attr_dtype(&at, "to", casts[c][1]);
+        CHECK_MSG(run_case(OI_OP_cast, &at, 1, &casts[c][0], flat, true, false), "aligned cast %s -> %s",
+                  oi_dtype_name(casts[c][0]), oi_dtype_name(casts[c][1]));
+        free_attrs(&at);
+    }
+    /* rows: short ones (an odd count of uvec4), long ones (two loads in flight), one row with a tail */
+    const shape rows[] = {S(2, 3, 68, 0, 0), S(2, 2, 4096, 0, 0), S(1, 1001, 0, 0, 0)};
+    const oi_op reduce_ops[] = {OI_OP_sum_axis, OI_OP_mean_axis, OI_OP_max_axis, OI_OP_min_axis, OI_OP_prod_axis};
+    const oi_dtype wide[] = {OI_DTYPE_F32, OI_DTYPE_I32, OI_DTYPE_U32};
+    attrs last = no_attrs();
+    int64_t minus_one = -1;
+    attr_axes(&last, "axes", 1, &minus_one);
+    for (int o = 0; o < COUNT(reduce_ops); o++)
+        for (int t = 0; t < COUNT(wide); t++)
+            for (int r = 0; r < COUNT(rows); r++) {
+                if (reduce_ops[o] == OI_OP_mean_axis && wide[t] != OI_DTYPE_F32)
+                    continue; /* 32-bit integer means stay on the CPU */
+                CHECK_MSG(run_case(reduce_ops[o], &last, 1, &wide[t], &rows[r], reduce_ops[o] != OI_OP_prod_axis, false),
+                          "aligned %s %s rows of %lld", oi_op_name(reduce_ops[o]), oi_dtype_name(wide[t]),
+                          (long long)rows[r].d[rows[r].ndim - 1]);
+            }
+    free_attrs(&last);
+    const oi_op soft[] = {OI_OP_softmax, OI_OP_log_softmax};
+    for (int o = 0; o < COUNT(soft); o++)
+        for (int r = 0; r < 2; r++)
+            CHECK(run_case(soft[o], &none, 1, &FLOATS[0], &rows[r], true, false));
+    /* f16 matmul: aligned sizes, partial blocks and k steps, batched; B plain and transposed */
+    const shape mm[] = {S(2, 64, 64, 0, 0), S(2, 64, 64, 0, 0),  S(2, 136, 72, 0, 0), S(2, 72, 200, 0, 0),
+                        S(3, 2, 130, 48, 0), S(3, 2, 48, 256, 0), S(2, 256, 256, 0, 0), S(2, 256, 264, 0, 0)};
+    const oi_dtype f16[2] = {OI_DTYPE_F16, OI_DTYPE_F16};
+    for (int m = 0; m < COUNT(mm) / 2; m++)
+        for (int t = 0; t < 2; t++)
+            CHECK_MSG(run_case(OI_OP_matmul, &none, 2, f16, &mm[2 * m], false, t), "aligned f16 matmul %d%s", m,
+                      t ? " (B transposed)" : "");
+    pad_elems = PAD_ELEMS;
 }
 
 /* Things the backend must decline (the executor then runs them on the CPU). */
@@ -1079,6 +1147,7 @@ int main(int argc, char **argv) {
     test_cast();
     test_reductions();
     test_matmul();
+    test_aligned();
     test_rownorm();
     test_shape_family();
     test_nn_family();

@@ -30,7 +30,8 @@ typedef enum oi__vk_family { OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL } oi__
     X(REDUCE_F, reduce_f) X(REDUCE_S, reduce_s) X(REDUCE_U, reduce_u) \
     X(MATMUL_F, matmul_f) X(MATMUL_S, matmul_s) X(MATMUL_U, matmul_u) \
     X(MATMUL_BIG_F, matmul_big_f) /* 128x128 blocks for large float products */ \
-    X(ROWNORM_F, rownorm_f)       /* softmax, log_softmax, layer_norm, rms_norm */
+    X(ROWNORM_F, rownorm_f)       /* softmax, log_softmax, layer_norm, rms_norm */ \
+    X(MATMUL_COOPMAT, matmul_coopmat) /* f16 on tensor cores (has_coopmat_f16 only) */
 
 /* vk_ops_shape.c */
 #define OI__VK_SHADERS_SHAPE(X) \
@@ -197,6 +198,7 @@ typedef struct oi__vk_instance_fns {
     PFN_vkGetDeviceProcAddr vkGetDeviceProcAddr;
     PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT;   /* NULL without the extension */
     PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT;
+    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV vkGetPhysicalDeviceCooperativeMatrixPropertiesNV; /* or NULL */
 } oi__vk_instance_fns;
 
 typedef struct oi__vk_device_caps {
@@ -204,6 +206,12 @@ typedef struct oi__vk_device_caps {
     VkPhysicalDeviceMemoryProperties memory;
     bool has_int64, has_float64, has_fp16_math, has_int8_math, has_subgroup_arith;
     bool has_coopmat, has_memory_budget;
+    /* matmul_coopmat.comp can run: VK_NV_cooperative_matrix with 16x16x16
+     * f16 x f16 -> f32 at subgroup scope, shaderFloat16, the Vulkan memory
+     * model (glslang's coopmat code needs it), 32-wide subgroups and 48 KiB
+     * of shared memory; the device is created with all of these enabled */
+    bool has_coopmat_f16;
+    uint32_t subgroup_size;
     uint32_t queue_family;
     uint32_t timestamp_bits;
 } oi__vk_device_caps;

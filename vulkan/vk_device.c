@@ -57,6 +57,7 @@ static void oi__vk_load_instance_fns(VkInstance instance, oi__vk_instance_fns *f
     OI__VK_LOAD(vkGetDeviceProcAddr);
     OI__VK_LOAD(vkCreateDebugUtilsMessengerEXT);
     OI__VK_LOAD(vkDestroyDebugUtilsMessengerEXT);
+    OI__VK_LOAD(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV);
 #undef OI__VK_LOAD
 }
 
@@ -241,6 +242,52 @@ static uint32_t oi__vk_timestamp_bits(const oi__vk_instance_fns *fi, VkPhysicalD
     return bits;
 }
 
+/* Whether matmul_coopmat.comp can run here (see has_coopmat_f16). */
+static bool oi__vk_coopmat_f16_usable(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, const oi__vk_device_caps *caps) {
+    const char *env = getenv("OPENINFER_VULKAN_COOPMAT"); /* "0": the plain shaders only (A/B comparisons) */
+    if (env && strcmp(env, "0") == 0)
+        return false;
+    if (!caps->has_fp16_math || caps->subgroup_size != 32 || caps->props.limits.maxComputeSharedMemorySize < 49152 ||
+        !fi->vkGetPhysicalDeviceCooperativeMatrixPropertiesNV ||
+        !oi__vk_has_extension(fi, pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) ||
+        !oi__vk_has_extension(fi, pd, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME) ||
+        !oi__vk_has_extension(fi, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME))
+        return false;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop;
+    memset(&coop, 0, sizeof coop);
+    coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    VkPhysicalDeviceVulkanMemoryModelFeatures model;
+    memset(&model, 0, sizeof model);
+    model.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;
+    model.pNext = &coop;
+    VkPhysicalDeviceFeatures2 features;
+    memset(&features, 0, sizeof features);
+    features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    features.pNext = &model;
+    fi->vkGetPhysicalDeviceFeatures2(pd, &features);
+    if (!coop.cooperativeMatrix || !model.vulkanMemoryModel)
+        return false;
+    uint32_t count = 0;
+    if (fi->vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &count, NULL) != VK_SUCCESS || count == 0)
+        return false;
+    VkCooperativeMatrixPropertiesNV *props = (VkCooperativeMatrixPropertiesNV *)oi__malloc(sizeof *props * count);
+    bool found = false;
+    if (props) {
+        for (uint32_t i = 0; i < count; i++) {
+            memset(&props[i], 0, sizeof props[i]);
+            props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+        }
+        if (fi->vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &count, props) == VK_SUCCESS)
+            for (uint32_t i = 0; i < count && !found; i++)
+                found = props[i].MSize == 16 && props[i].NSize == 16 && props[i].KSize == 16 &&
+                        props[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV && props[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                        props[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV && props[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                        props[i].scope == VK_SCOPE_SUBGROUP_NV;
+    }
+    oi__free(props);
+    return found;
+}
+
 static void oi__vk_query_caps(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, oi__vk_device_caps *caps) {
     memset(caps, 0, sizeof *caps);
     fi->vkGetPhysicalDeviceProperties(pd, &caps->props);
@@ -267,8 +314,10 @@ static void oi__vk_query_caps(const oi__vk_instance_fns *fi, VkPhysicalDevice pd
     fi->vkGetPhysicalDeviceProperties2(pd, &props2);
     caps->has_subgroup_arith = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+    caps->subgroup_size = subgroup.subgroupSize;
     caps->has_coopmat = oi__vk_has_extension(fi, pd, "VK_KHR_cooperative_matrix") ||
                         oi__vk_has_extension(fi, pd, "VK_NV_cooperative_matrix");
+    caps->has_coopmat_f16 = oi__vk_coopmat_f16_usable(fi, pd, caps);
     caps->has_memory_budget = oi__vk_has_extension(fi, pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     caps->queue_family = 0;
     oi__vk_compute_family(fi, pd, &caps->queue_family);
@@ -346,7 +395,8 @@ static char oi__vk_unavailable_reason[256];
 static void oi__vk_feature_text(const oi__vk_device_caps *caps, char *text, size_t size) {
     snprintf(text, size, "%s%s%s%s%s%s", caps->has_fp16_math ? "fp16 " : "", caps->has_int8_math ? "int8 " : "",
              caps->has_int64 ? "int64 " : "", caps->has_float64 ? "fp64 " : "",
-             caps->has_subgroup_arith ? "subgroup " : "", caps->has_coopmat ? "coopmat " : "");
+             caps->has_subgroup_arith ? "subgroup " : "",
+             caps->has_coopmat_f16 ? "coopmat(f16 matmul) " : caps->has_coopmat ? "coopmat " : "");
     size_t len = strlen(text);
     if (len && text[len - 1] == ' ')
         text[len - 1] = '\0';
@@ -453,13 +503,34 @@ static oi_status oi__vk_open_own_device(oi__vk_context *ctx, int device_index) {
     queue_info.queueFamilyIndex = ctx->caps.queue_family;
     queue_info.queueCount = 1;
     queue_info.pQueuePriorities = &priority;
-    const char *extensions[1];
+    const char *extensions[4];
     uint32_t n_extensions = 0;
     if (ctx->caps.has_memory_budget)
         extensions[n_extensions++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+    /* the tensor-core matmul: its extension and the features its SPIR-V declares */
+    VkPhysicalDeviceShaderFloat16Int8Features f16;
+    memset(&f16, 0, sizeof f16);
+    f16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;
+    f16.shaderFloat16 = VK_TRUE;
+    VkPhysicalDeviceVulkanMemoryModelFeatures model;
+    memset(&model, 0, sizeof model);
+    model.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;
+    model.vulkanMemoryModel = VK_TRUE;
+    model.pNext = &f16;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop;
+    memset(&coop, 0, sizeof coop);
+    coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    coop.cooperativeMatrix = VK_TRUE;
+    coop.pNext = &model;
+    if (ctx->caps.has_coopmat_f16) {
+        extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+        extensions[n_extensions++] = VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME;
+        extensions[n_extensions++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
+    }
     VkDeviceCreateInfo info;
     memset(&info, 0, sizeof info);
     info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    info.pNext = ctx->caps.has_coopmat_f16 ? &coop : NULL;
     info.queueCreateInfoCount = 1;
     info.pQueueCreateInfos = &queue_info;
     info.enabledExtensionCount = n_extensions;
@@ -486,6 +557,7 @@ static oi_status oi__vk_open_user_device(oi__vk_context *ctx, const oi_vulkan_de
     ctx->owns_device = false;
     oi__vk_load_instance_fns(ctx->instance, &ctx->vki);
     oi__vk_query_caps(&ctx->vki, ctx->physical, &ctx->caps);
+    ctx->caps.has_coopmat_f16 = false; /* the application's device may not have its features enabled */
     ctx->caps.queue_family = d->queue_family_index;
     ctx->caps.timestamp_bits = oi__vk_timestamp_bits(&ctx->vki, ctx->physical, d->queue_family_index);
     oi__vk_load_device_table(ctx);

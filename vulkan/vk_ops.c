@@ -22,6 +22,7 @@ typedef struct oi__vk_reduce_push {
     uint32_t r_ndim, r_shape[OI__VK_REDUCE_DIMS], r_strides[OI__VK_REDUCE_DIMS];
     uint32_t a_offset, d_offset;
     uint32_t select_first;
+    uint32_t vec_rows;
 } oi__vk_reduce_push;
 
 typedef struct oi__vk_rownorm_push {
@@ -32,6 +33,7 @@ typedef struct oi__vk_rownorm_push {
     uint32_t a_offset, s_offset, b_offset, d_offset;
     uint32_t has_bias;
     float eps;
+    uint32_t vec_rows;
 } oi__vk_rownorm_push;
 
 #define OI__VK_MATMUL_BATCH_DIMS 3
@@ -334,6 +336,51 @@ static oi_status oi__vk_eltwise_params(const oi__kernel_args *k, oi_dtype t, uin
     }
 }
 
+/* Workgroups of eltwise.comp's contiguous path: one uvec4 per invocation
+ * up to 65535 groups of 256, a grid-stride loop beyond. */
+static uint64_t oi__vk_contiguous_groups(int64_t n, oi_dtype out) {
+    uint64_t words = (uint64_t)n / (32u / oi_dtype_bits(out));
+    uint64_t groups = (words / 4u + 255u) / 256u;
+    return groups < 1 ? 1 : groups > 65535u ? 65535u : groups;
+}
+
+/* The contiguous path of eltwise.comp (push.ndim = 0): every operand walks
+ * the output's one merged dim with stride 1 (no broadcast), all have the
+ * output's element width, and every offset and the size are whole uvec4
+ * (16 bytes). Then the shader moves 16 bytes at a time
+ * without any index arithmetic. Plans the stage and returns true when so. */
+static bool oi__vk_eltwise_contiguous(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in,
+                                      const oi__vk_view *out, int ndim, int64_t (*merged)[OI_MAX_DIMS], int64_t n,
+                                      const uint32_t *params, oi__vk_plan *plan) {
+    unsigned bits = oi_dtype_bits(out->dtype), per = 32u / bits;
+    if (ndim != 1 || merged[3][0] != 1 || n % (4 * per) || out->offset % (4 * per))
+        return false;
+    for (size_t i = 0; i < n_in && k->op != OI_OP_fill; i++)
+        if (merged[i][0] != 1 || oi_dtype_bits(in[i].dtype) != bits || in[i].offset % (4 * per))
+            return false;
+    oi__vk_eltwise_push push;
+    memset(&push, 0, sizeof push);
+    push.n = (uint32_t)(n / per); /* words */
+    push.ndim = 0;
+    push.a_offset = (uint32_t)(in[0].offset / per);
+    push.b_offset = n_in > 1 ? (uint32_t)(in[1].offset / per) : 0;
+    push.c_offset = n_in > 2 ? (uint32_t)(in[2].offset / per) : 0;
+    push.d_offset = (uint32_t)(out->offset / per);
+    push.p0 = params[0];
+    push.p1 = params[1];
+    push.p2 = params[2];
+    oi__vk_stage *st = &plan->stages[plan->n_stages++];
+    memset(st, 0, sizeof *st);
+    oi_dtype a = in[0].dtype, b = n_in > 1 ? in[1].dtype : a, c = n_in > 2 ? in[2].dtype : a;
+    oi__vk_set_pipeline(st, OI__VK_ELTWISE, k->op, a, b, c, out->dtype);
+    oi__vk_set_push(st, &push, sizeof push);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[1] = n_in > 1 ? OI__VK_ROLE_IN1 : OI__VK_ROLE_UNUSED;
+    st->roles[2] = n_in > 2 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
+    st->roles[3] = OI__VK_ROLE_OUT;
+    return true;
+}
+
 /* ---- elementwise: every EW row of the table ---- */
 static oi_status oi__vk_plan_eltwise(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
                                      size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
@@ -360,6 +407,8 @@ static oi_status oi__vk_plan_eltwise(const oi__vk_context *ctx, const oi__kernel
         return oi__vk_unsupported("%s: %d dims after merging (the shader walks %d)", oi_op_name(k->op), ndim,
                                   OI__VK_ELTWISE_DIMS);
     int64_t n = oi__shape_numel(out->ndim, out->shape);
+    if (oi__vk_eltwise_contiguous(k, in, n_in, out, ndim, merged, n, params, plan))
+        return oi__vk_groups(ctx, oi__vk_contiguous_groups(n, out->dtype), 1, plan->stages[plan->n_stages - 1].groups);
     push.n = (uint32_t)n;
     push.ndim = (uint32_t)ndim;
     for (int d = 0; d < ndim; d++) {
@@ -445,6 +494,11 @@ static oi_status oi__vk_plan_reduce(const oi__vk_context *ctx, const oi__kernel_
     push.d_offset = (uint32_t)out->offset;
     bool is_arg = op == OI_OP_argmax_axis || op == OI_OP_argmin_axis;
     push.select_first = is_arg ? (uint32_t)oi__op_param_bool(k, "select_first") : 1u;
+    /* rows of 32-bit values, each from a 16-byte boundary: uvec4 loads */
+    bool vec_rows = !is_arg && oi_dtype_bits(in->dtype) == 32 && nr == 1 && r_strides[0][0] == 1 && in->offset % 4 == 0;
+    for (int d = 0; d < nk && vec_rows; d++)
+        vec_rows = k_strides[0][d] % 4 == 0;
+    push.vec_rows = vec_rows;
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
     oi__vk_set_pipeline(st, OI__VK_REDUCE, op, in->dtype, in->dtype, in->dtype, out->dtype);
@@ -546,6 +600,12 @@ static oi_status oi__vk_plan_rownorm(const oi__vk_context *ctx, const oi__kernel
     push.eps = is_softmax ? 0.0f : (float)oi__op_param_f64(k, "epsilon");
     bool direct = out->dtype == OI_DTYPE_F32;
     push.d_offset = direct ? (uint32_t)out->offset : 0;
+    /* f32 softmax rows of stride 1, each from a 16-byte boundary: uvec4 access */
+    bool vec_rows = is_softmax && x->dtype == OI_DTYPE_F32 && nr == 1 && r_strides[0][0] == 1 && n_red % 4 == 0 &&
+                    x->offset % 4 == 0 && push.d_offset % 4 == 0;
+    for (int d = 0; d < nk && vec_rows; d++)
+        vec_rows = k_strides[0][d] % 4 == 0;
+    push.vec_rows = vec_rows;
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
     oi__vk_set_pipeline(st, OI__VK_ELTWISE, op, x->dtype, x->dtype, x->dtype, OI_DTYPE_F32);
@@ -566,6 +626,55 @@ static oi_dtype oi__vk_matmul_acc_dtype(oi_dtype in) {
     if (oi__dtype_is_float(in))
         return OI_DTYPE_F32;
     return oi__dtype_is_signed(in) ? OI_DTYPE_I32 : OI_DTYPE_U32;
+}
+
+/* Whether matmul_coopmat.comp takes this product: f16 inputs on a device
+ * with 16x16x16 f16 fragments; A walked along k and B along n (or, for a
+ * transposed B, along k) with 16-byte loads, so K, N, the offsets and the
+ * strides between those rows are multiples of 8 elements. *b_t: B is
+ * stored [N, K]. */
+static bool oi__vk_coopmat_fits(const oi__vk_context *ctx, const oi__vk_view *a, const oi__vk_view *b,
+                                const oi__vk_view *out, const oi__vk_matmul_push *p, int64_t batches, bool *b_t) {
+    if (!ctx->caps.has_coopmat_f16 || a->dtype != OI_DTYPE_F16 || b->dtype != OI_DTYPE_F16 ||
+        (out->dtype != OI_DTYPE_F16 && out->dtype != OI_DTYPE_F32))
+        return false;
+    if (p->K % 8 || p->N % 8 || p->a_stride_k != 1 || p->a_stride_m % 8 || p->a_offset % 8 || p->b_offset % 8 ||
+        p->d_offset % 8 || (uint64_t)batches > ctx->caps.props.limits.maxComputeWorkGroupCount[2])
+        return false;
+    for (uint32_t d = 0; d < p->batch_ndim; d++)
+        if (p->a_batch_strides[d] % 8 || p->b_batch_strides[d] % 8)
+            return false;
+    *b_t = p->b_stride_n != 1;
+    return *b_t ? p->b_stride_k == 1 && p->b_stride_n % 8 == 0 : p->b_stride_k % 8 == 0;
+}
+
+/* One dispatch of matmul_coopmat.comp: 128 x OI__VK_COOPMAT_BN output
+ * blocks (BN in the shader's build line), the output (f16 or f32) written
+ * directly. */
+#ifndef OI__VK_COOPMAT_BN
+#define OI__VK_COOPMAT_BN 128u
+#endif
+static oi_status oi__vk_plan_matmul_coopmat(const oi__vk_context *ctx, const oi__vk_matmul_push *push, bool b_t,
+                                           oi_dtype in, oi_dtype out, int64_t batches, oi__vk_plan *plan) {
+    oi__vk_stage *st = &plan->stages[plan->n_stages++];
+    memset(st, 0, sizeof *st);
+    st->pipeline.shader = (uint32_t)OI__VK_SHADER_MATMUL_COOPMAT;
+    st->pipeline.spec[0] = (uint32_t)OI_OP_matmul;
+    st->pipeline.spec[1] = (uint32_t)in;
+    st->pipeline.spec[2] = b_t ? 1u : 0u; /* B_T */
+    st->pipeline.spec[4] = (uint32_t)out;
+    oi__vk_set_push(st, push, sizeof *push);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[1] = OI__VK_ROLE_IN1;
+    st->roles[3] = OI__VK_ROLE_OUT;
+    uint64_t gx = (push->N + OI__VK_COOPMAT_BN - 1u) / OI__VK_COOPMAT_BN, gy = (push->M + 127u) / 128u;
+    const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
+    if (gx > max[0] || gy > max[1])
+        return oi__vk_unsupported("matmul: %u x %u exceeds the dispatch limits", push->M, push->N);
+    st->groups[0] = (uint32_t)(gx ? gx : 1);
+    st->groups[1] = (uint32_t)(gy ? gy : 1);
+    st->groups[2] = (uint32_t)batches;
+    return OI_OK;
 }
 
 static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
@@ -615,6 +724,9 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     push.a_offset = (uint32_t)a->offset;
     push.b_offset = (uint32_t)b->offset;
 
+    bool b_t;
+    if (oi__vk_coopmat_fits(ctx, a, b, out, &push, batches, &b_t))
+        return oi__vk_plan_matmul_coopmat(ctx, &push, b_t, a->dtype, out->dtype, batches, plan);
     oi_dtype acc = oi__vk_matmul_acc_dtype(a->dtype);
     bool direct = oi_dtype_bits(out->dtype) == 32;
     push.d_offset = direct ? (uint32_t)out->offset : 0;

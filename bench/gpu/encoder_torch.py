@@ -1,118 +1,78 @@
 #!/usr/bin/env python3
-"""The benchmark's 2-layer transformer encoder in PyTorch eager on the GPU: the peer of
-`bench_encoder --no-ort` run with OPENINFER_BACKEND=vulkan on the same machine.
+"""encoder_torch.py - the PyTorch eager side of bench/gpu/encoder_peer.c.
 
-    python3 bench/gpu/encoder_torch.py DATA_DIR [--runs N] [--ours FILE]
-
-DATA_DIR holds encoder.oinf as bench/encoder/gen_encoder.py writes it (weights, `input.x`, and
-`ref.numpy`, the float64 result). The block is the one gen_encoder.py documents (post-norm, exact
-GELU, 12 heads), written with plain torch ops in f32 (TF32 off, so cuBLAS does true f32 math like
-our shaders). Prints the largest difference to the float64 reference, then best and median
-latency of N steps timed with CUDA events after a warm-up. With --ours (bench_encoder's output),
-it also prints ours / torch for the best and the median.
+The 2-layer encoder of bench/bench_encoder.c (BERT-style post-norm, exact
+GELU, d 384, 12 heads, seq 128), with the weights and input of
+bench/encoder/gen_encoder.py (numpy, seeds 0 and 1), in f32 on CUDA (no
+TF32). A step is what encoder_peer times on our side: the input from the
+host, the block, the output back to the host. Prints the largest difference
+from gen_encoder's float64 reference, then
+    torch_ms best=<ms> median=<ms> runs=<n> device=<name>
+Usage: python3 encoder_torch.py [--runs 50]
 """
-from __future__ import annotations
-
 import argparse
 import os
-import re
 import statistics
 import sys
-
-import numpy as np
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "encoder"))
 
-from openinfer_oinf.reader import read_oinf_file  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
-LAYER_KEYS = ("wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo", "w1", "b1", "w2", "b2",
-              "ln1_g", "ln1_b", "ln2_g", "ln2_b")
-
-
-def load(data_dir: str):
-    """The model's tensors by name, as numpy arrays."""
-    f = read_oinf_file(os.path.join(data_dir, "encoder.oinf"))
-    return {t.name: f.tensor_values(t) for t in f.tensors if t.has_data}
+import gen_encoder as g  # noqa: E402
 
 
-def encoder(torch, x, layers, heads: int, eps: float):
-    """h = LN(h + attn(h) Wo + bo); h = LN(h + GELU(h W1 + b1) W2 + b2), per layer."""
-    F = torch.nn.functional
-    s, d = x.shape
-    dh = d // heads
+def forward(x, layers):
+    """x: [B*S, D] on the GPU; the block as bench_encoder.c's graph runs it."""
     h = x
-    for w in layers:
-        def split(t):
-            return t.view(s, heads, dh).transpose(0, 1)  # [H, S, Dh]
+    for p in layers:
+        def heads(t):
+            return t.view(g.B, g.S, g.H, g.DH).transpose(1, 2)
 
-        q = split(torch.addmm(w["bq"], h, w["wq"]))
-        k = split(torch.addmm(w["bk"], h, w["wk"]))
-        v = split(torch.addmm(w["bv"], h, w["wv"]))
-        scores = torch.softmax(torch.matmul(q, k.transpose(1, 2)) / dh ** 0.5, dim=-1)
-        joined = torch.matmul(scores, v).transpose(0, 1).reshape(s, d)
-        h = F.layer_norm(h + torch.addmm(w["bo"], joined, w["wo"]), (d,), w["ln1_g"], w["ln1_b"], eps)
-        ffn = torch.addmm(w["b2"], F.gelu(torch.addmm(w["b1"], h, w["w1"])), w["w2"])
-        h = F.layer_norm(h + ffn, (d,), w["ln2_g"], w["ln2_b"], eps)
+        q = heads(torch.addmm(p["bq"], h, p["wq"]))
+        k = heads(torch.addmm(p["bk"], h, p["wk"]))
+        v = heads(torch.addmm(p["bv"], h, p["wv"]))
+        a = F.scaled_dot_product_attention(q, k, v)  # softmax(q k^T / sqrt(Dh)) v
+        a = a.transpose(1, 2).reshape(g.B * g.S, g.D)
+        h = F.layer_norm(h + torch.addmm(p["bo"], a, p["wo"]), (g.D,), p["ln1_g"], p["ln1_b"], 1e-5)
+        f = torch.addmm(p["b2"], F.gelu(torch.addmm(p["b1"], h, p["w1"])), p["w2"])
+        h = F.layer_norm(h + f, (g.D,), p["ln2_g"], p["ln2_b"], 1e-5)
     return h
 
 
-def ours_from(path: str):
-    """bench_encoder's line `ours: best X ms, median Y ms`."""
-    text = open(path).read()
-    m = re.search(r"ours: best ([0-9.]+) ms, median ([0-9.]+) ms", text)
-    return (float(m.group(1)), float(m.group(2))) if m else None
-
-
-def main() -> int:
+def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("data_dir")
-    ap.add_argument("--runs", type=int, default=200)
-    ap.add_argument("--ours", help="bench_encoder's output, for the ratios")
+    ap.add_argument("--runs", type=int, default=50)
     args = ap.parse_args()
-
-    import torch
-    from gen_encoder import EPSILON, H, LAYERS
     if not torch.cuda.is_available():
-        print("encoder_torch: SKIPPED: no CUDA device")
+        print("encoder_torch: no CUDA device")
         return 77
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     dev = torch.device("cuda")
-    tensors = load(args.data_dir)
+    layers = [{k: torch.from_numpy(v).to(dev) for k, v in p.items()} for p in g.make_weights()]
+    x = np.random.default_rng(1).normal(0.0, 1.0, (g.B, g.S, g.D)).astype(np.float32)
+    x_host = torch.from_numpy(x.reshape(g.B * g.S, g.D)).pin_memory()
 
-    def on_gpu(a):
-        return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).to(dev)
+    def step():
+        with torch.no_grad():
+            return forward(x_host.to(dev, non_blocking=True), layers).cpu()
 
-    layers = [{k: on_gpu(tensors[f"enc.{l}.{k}"]) for k in LAYER_KEYS} for l in range(LAYERS)]
-    x = on_gpu(tensors["input.x"]).reshape(-1, layers[0]["wq"].shape[0])
-    ref = tensors["ref.numpy"].reshape(x.shape)
-
-    with torch.inference_mode():
-        out = encoder(torch, x, layers, H, EPSILON)
-        torch.cuda.synchronize()
-        diff = float(np.abs(out.cpu().numpy().astype(np.float64) - ref).max())
-        for _ in range(20):
-            encoder(torch, x, layers, H, EPSILON)
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(args.runs):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            encoder(torch, x, layers, H, EPSILON)
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-    best, median = min(times), statistics.median(times)
-    print(f"torch eager ({torch.cuda.get_device_name(0)}, f32, TF32 off): max |torch - numpy float64| {diff:.3g}")
-    print(f"torch: best {best:.3f} ms, median {median:.3f} ms ({args.runs} runs)")
-    if args.ours:
-        ours = ours_from(args.ours)
-        if ours:
-            print(f"encoder ours / torch eager: best {ours[0] / best:.2f}, median {ours[1] / median:.2f}")
-        else:
-            print("encoder ours / torch eager: no `ours:` line in", args.ours)
+    ref = g.reference(x, g.make_weights()).reshape(g.B * g.S, g.D)
+    print(f"encoder_torch: max |torch - numpy float64| {np.abs(step().numpy() - ref).max():.3g}")
+    for _ in range(5):
+        step()
+    times = []
+    for _ in range(args.runs):
+        t0 = time.perf_counter()
+        step()  # .cpu() waits for the GPU
+        times.append((time.perf_counter() - t0) * 1e3)
+    print(f"torch_ms best={min(times):.4f} median={statistics.median(times):.4f} runs={args.runs} "
+          f"device={torch.cuda.get_device_name(0).replace(' ', '_')}")
     return 0
 
 

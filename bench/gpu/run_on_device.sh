@@ -9,8 +9,11 @@
 #         examples/branching examples/streaming examples/residual_mlp examples/cache_window
 #   cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/vk_peer.c build-gpu/libopeninfer.a \
 #      -o build-gpu/vk_peer -lm -lpthread -ldl
+#   cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/encoder_peer.c build-gpu/libopeninfer.a \
+#      -o build-gpu/encoder_peer -lm -lpthread -ldl
 #   mkdir -p .gpu && python3 examples/python/minimal_oinf.py .gpu/minimal_model.oinf
-#   for b in tests/test_vulkan tools/openinfer vk_peer examples/minimal examples/kv_cache \
+#   python3 bench/encoder/gen_encoder.py .gpu/encoder_data   # the encoder's weights (needs onnx here)
+#   for b in tests/test_vulkan tools/openinfer vk_peer encoder_peer examples/minimal examples/kv_cache \
 #            examples/branching examples/streaming examples/residual_mlp examples/cache_window; do
 #       cp build-gpu/$b .gpu/; done
 #
@@ -24,16 +27,26 @@
 #   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json;
 #   bash bench/gpu/run_on_device.sh $OUT
 #
+# QUICK=1 bash bench/gpu/run_on_device.sh $OUT skips the CUDA-context diagnostic and the examples.
 # Logs land in $OUT (the first argument): log.txt (everything), perf.txt, ratios.txt.
 set -u
 OUT=${1:-${OUT:-/tmp/oi-gpu}}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 unset OPENINFER_BACKEND
-G=.gpu
+G=${G:-.gpu} # the binaries (a helper carries its own folder: G=build-x bash ...)
+HERE=$(dirname "$0")
 N=${N:-4096} # the size of every perf figure
+QUICK=${QUICK:-0} # 1: parity, perf and torch only (a shorter device call)
 
 section() { printf '\n===== %s =====\n' "$*"; }
+
+encoder() { # the 2-layer encoder block, ours on Vulkan vs PyTorch eager (when carried)
+    if [ -x $G/encoder_peer ] && [ -f $G/encoder_data/encoder.oinf ]; then
+        section "encoder block: OPENINFER_BACKEND=vulkan vs PyTorch eager (bench/gpu/encoder_peer.c)"
+        OPENINFER_BACKEND=vulkan timeout 180 $G/encoder_peer --dir $G/encoder_data --runs 50
+    fi
+}
 
 main() {
 section "machine"
@@ -63,6 +76,18 @@ kill $smi; wait $smi 2>/dev/null
 echo "clocks while vk_peer ran (pstate, SM MHz, memory MHz), every 10th sample:"
 awk 'NR == 1 || NR % 10 == 0' "$OUT/clocks.txt" | head -20
 
+section "perf: vk_peer $N with OPENINFER_VULKAN_COOPMAT=0 (the plain shaders, for comparison)"
+OPENINFER_VULKAN_COOPMAT=0 timeout 120 $G/vk_peer $N 10 500 | grep -E 'features|matmul' | sed 's/^vk_peer:/vk_peer(no coopmat):/'
+
+if [ "$QUICK" = 1 ]; then
+section "perf: torch_peer.py $N (cuBLAS / CUDA, CUDA events, best of 20) and ratios"
+timeout 180 python3 "$HERE/torch_peer.py" --n $N --reps 20 --ours "$OUT/perf.txt" | tee "$OUT/ratios.txt"
+encoder
+section "done (QUICK=1: no CUDA-context diagnostic, no examples)"
+date -u
+return 0
+fi
+
 section "diagnostic: vk_peer $N again while another process holds a CUDA context"
 python3 -c "import torch, time; torch.zeros(1, device='cuda'); time.sleep(60)" &
 holder=$!
@@ -71,7 +96,9 @@ timeout 120 $G/vk_peer $N 10 2000 | sed 's/^vk_peer:/vk_peer(cuda ctx held):/'
 kill $holder; wait $holder 2>/dev/null
 
 section "perf: torch_peer.py $N (cuBLAS / CUDA, CUDA events, best of 20) and ratios"
-timeout 180 python3 bench/gpu/torch_peer.py --n $N --reps 20 --ours "$OUT/perf.txt" | tee "$OUT/ratios.txt"
+timeout 180 python3 "$HERE/torch_peer.py" --n $N --reps 20 --ours "$OUT/perf.txt" | tee "$OUT/ratios.txt"
+
+encoder
 
 section "examples: OPENINFER_BACKEND=vulkan vs cpu"
 compare() { # the numbers in two outputs agree within 1e-4 (relative) or 1e-5 (absolute)

@@ -5,15 +5,22 @@
  * the dispatches alone, best of `reps` after one warm-up run) and prints one
  * line per figure, "vk_peer: <key> <value> <unit>", which torch_peer.py
  * reads to print the ratios ours / torch:
- *   matmul_f32, matmul_f16   n x n x n, GFLOP/s (f16: storage, f32 math)
+ *   matmul_f32, matmul_f16   n x n x n, GFLOP/s (f16: f16 in and out, f32 accumulation)
  *   add, copy                f32 [n, 4n] (256 MiB at n = 4096), GB/s
  *                            (add counts 3 tensors, copy 2; copy is a cast f32 -> f32)
  *   softmax                  f32 rows of [n, n] (along the last axis), GB/s (2 tensors)
  *   sum_axis                 f32 [n, 4n] summed along the last axis, GB/s (the input)
  *
+ * Each figure is the best of `reps` dispatches recorded back to back into one
+ * submission ("vk_peer: ..."), then again with one op per submission and the
+ * host waiting in between ("vk_peer(one op per submission): ...", which
+ * torch_peer.py does not read); best_micros says why both.
+ *
  * Usage: vk_peer [n] [reps] [warm_ms]   (n = 4096, reps = 10, warm_ms = 2000)
- * Before timing, an n x n f32 matmul runs back to back for warm_ms, so the GPU
- * has left its idle clocks (as PyTorch's warm-up runs do for it). 
+ * All inputs are made and uploaded first; then an n x n f32 matmul runs back
+ * to back for warm_ms, so the GPU has left its idle clocks (as PyTorch's
+ * warm-up runs do for it), and the timed ops follow at once (make_data says
+ * why in that order).
  * Not built by meson (it is a device-tool helper): bench/gpu/run_on_device.sh
  * shows the build line, against build-gpu/libopeninfer.a. */
 #include "../../openinfer_impl/internal.h"
@@ -51,37 +58,141 @@ static double now_us(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
-static double last_wall_us; /* the best host wall time (run_op + flush) of the last best_micros */
+static double last_wall_us; /* host wall time per op (run_op + flush) of the last best_micros */
 
-/* GPU microseconds of one op: the best of `reps` runs after a warm-up. */
+/* GPU microseconds of one op, the best of `reps` dispatches after one
+ * warm-up run. batched: the reps are recorded back to back into one
+ * submission (as the ops of a model step are) and the best dispatch is
+ * taken from the GPU timestamps around each; otherwise each rep is its own
+ * submission and the host waits for it. Measured that way the GPU idles
+ * between the ops and NVIDIA's Vulkan driver lowers the SM clock (345 MHz
+ * was seen on an H200 between 300 us ops) where a CUDA process keeps it up
+ * for as long as it holds a context; both figures are printed. */
 static double best_micros(oi_op op, const oi__attr *at, size_t n_at, const oi__tensor *const *in, size_t n_in,
-                          oi__tensor *out, int reps) {
-    double best = -1;
-    oi__vulkan_op_time times[16];
-    last_wall_us = -1;
-    for (int r = 0; r <= reps; r++) {
-        uint64_t seq = oi__vulkan_next_seq(ctx);
-        double t0 = now_us();
-        if (vk->run_op(ctx, op, at, n_at, in, n_in, out) != OI_OK || vk->flush(ctx) != OI_OK) {
+                          oi__tensor *out, int reps, bool batched) {
+    oi__vulkan_op_time times[64];
+    if (vk->run_op(ctx, op, at, n_at, in, n_in, out) != OI_OK || vk->flush(ctx) != OI_OK) {
+        printf("vk_peer: %s failed: %s\n", oi_op_name(op), oi_last_error());
+        return -1;
+    }
+    while (oi__vulkan_take_times(ctx, times, 64) > 0) {
+    }
+    uint64_t first = oi__vulkan_next_seq(ctx);
+    double t0 = now_us();
+    for (int r = 0; r < reps; r++)
+        if (vk->run_op(ctx, op, at, n_at, in, n_in, out) != OI_OK || (!batched && vk->flush(ctx) != OI_OK)) {
             printf("vk_peer: %s failed: %s\n", oi_op_name(op), oi_last_error());
             return -1;
         }
-        double wall = now_us() - t0;
-        if (r > 0 && (last_wall_us < 0 || wall < last_wall_us))
-            last_wall_us = wall;
-        size_t n;
-        while ((n = oi__vulkan_take_times(ctx, times, 16)) > 0)
-            for (size_t i = 0; i < n; i++)
-                if (r > 0 && times[i].seq == seq && (best < 0 || times[i].micros < best))
-                    best = times[i].micros;
+    if (vk->flush(ctx) != OI_OK) {
+        printf("vk_peer: %s failed: %s\n", oi_op_name(op), oi_last_error());
+        return -1;
     }
+    last_wall_us = (now_us() - t0) / reps;
+    double best = -1;
+    size_t n;
+    while ((n = oi__vulkan_take_times(ctx, times, 64)) > 0)
+        for (size_t i = 0; i < n; i++)
+            if (times[i].seq >= first && times[i].seq < first + (uint64_t)reps && (best < 0 || times[i].micros < best))
+                best = times[i].micros;
     return best;
 }
 
+static bool batched = true; /* the mode of the current pass (see best_micros) */
+
 static void report(const char *key, double value, const char *unit, double us) {
     if (us > 0)
-        printf("vk_peer: %s %.1f %s (%.1f us on the GPU; %.1f us host wall time of run + flush)\n", key, value, unit,
-               us, last_wall_us);
+        printf("vk_peer%s: %s %.1f %s (%.1f us on the GPU; %.1f us host wall time per op)\n",
+               batched ? "" : "(one op per submission)", key, value, unit, us, last_wall_us);
+}
+
+/* Every input and output, made once: filling them on the host takes
+ * seconds, long enough for the idle GPU to drop its SM clock (1980 -> 345
+ * MHz was seen on an H200 within 2 s), so it all happens before the
+ * warm-up, never between the warm-up and the timed ops. */
+typedef struct peer_data {
+    oi__tensor *mm[2][3]; /* f32, f16: a, b, c (n x n) */
+    oi__tensor *x, *y, *z, *r; /* [n, 4n] x3, [n] */
+    oi__tensor *s, *so;        /* [n, n] */
+    oi__attr to, axes;
+} peer_data;
+
+static void make_data(peer_data *d, int n) {
+    const oi_dtype mm[2] = {OI_DTYPE_F32, OI_DTYPE_F16};
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < 3; i++)
+            d->mm[t][i] = tensor(mm[t], 2, n, n);
+    d->x = tensor(OI_DTYPE_F32, 2, n, 4 * (int64_t)n);
+    d->y = tensor(OI_DTYPE_F32, 2, n, 4 * (int64_t)n);
+    d->z = tensor(OI_DTYPE_F32, 2, n, 4 * (int64_t)n);
+    d->r = tensor(OI_DTYPE_F32, 1, n, 1);
+    d->s = tensor(OI_DTYPE_F32, 2, n, n);
+    d->so = tensor(OI_DTYPE_F32, 2, n, n);
+    memset(&d->to, 0, sizeof d->to);
+    d->to.name = (char *)"to";
+    d->to.kind = OI__ATTR_DTYPE;
+    d->to.dtype = OI_DTYPE_F32;
+    memset(&d->axes, 0, sizeof d->axes);
+    d->axes.name = (char *)"axes";
+    d->axes.kind = OI__ATTR_INT_LIST;
+    stbds_arrput(d->axes.ints, -1);
+}
+
+static void free_data(peer_data *d) {
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < 3; i++)
+            oi__tensor_free(d->mm[t][i]);
+    oi__tensor_free(d->x);
+    oi__tensor_free(d->y);
+    oi__tensor_free(d->z);
+    oi__tensor_free(d->r);
+    oi__tensor_free(d->s);
+    oi__tensor_free(d->so);
+    stbds_arrfree(d->axes.ints);
+}
+
+/* Every figure, in the current mode (reps = 0: each op once, which uploads
+ * the inputs and builds the pipelines; nothing printed). */
+static void measure(const peer_data *d, int n, int reps) {
+    bool quiet = reps == 0;
+    reps = quiet ? 1 : reps;
+    const char *mm_key[2] = {"matmul_f32", "matmul_f16"};
+    double us;
+    for (int t = 0; t < 2; t++) {
+        const oi__tensor *in[2] = {d->mm[t][0], d->mm[t][1]};
+        us = best_micros(OI_OP_matmul, NULL, 0, in, 2, d->mm[t][2], reps, batched);
+        if (!quiet)
+            report(mm_key[t], 2.0 * n * (double)n * n / (us * 1e3), "GFLOP/s", us);
+    }
+    double bytes = (double)n * 4.0 * (double)n * 4.0;
+    const oi__tensor *xy[2] = {d->x, d->y}, *x1[1] = {d->x}, *s1[1] = {d->s};
+    us = best_micros(OI_OP_add, NULL, 0, xy, 2, d->z, reps, batched);
+    if (!quiet)
+        report("add", 3 * bytes / (us * 1e3), "GB/s", us);
+    us = best_micros(OI_OP_cast, &d->to, 1, x1, 1, d->z, reps, batched);
+    if (!quiet)
+        report("copy", 2 * bytes / (us * 1e3), "GB/s", us);
+    us = best_micros(OI_OP_sum_axis, &d->axes, 1, x1, 1, d->r, reps, batched);
+    if (!quiet)
+        report("sum_axis", bytes / (us * 1e3), "GB/s", us);
+    us = best_micros(OI_OP_softmax, NULL, 0, s1, 1, d->so, reps, batched);
+    if (!quiet)
+        report("softmax", 2.0 * n * (double)n * 4.0 / (us * 1e3), "GB/s", us);
+}
+
+/* n x n f32 matmuls back to back for ms milliseconds: the GPU leaves its
+ * idle clocks (as PyTorch's warm-up runs do for it). */
+static void warm_up(const peer_data *d, int ms) {
+    const oi__tensor *in[2] = {d->mm[0][0], d->mm[0][1]};
+    double t0 = now_us();
+    int runs = 0;
+    while (now_us() - t0 < ms * 1e3 && vk->run_op(ctx, OI_OP_matmul, NULL, 0, in, 2, d->mm[0][2]) == OI_OK &&
+           vk->flush(ctx) == OI_OK)
+        runs++;
+    oi__vulkan_op_time times[16];
+    while (oi__vulkan_take_times(ctx, times, 16) > 0) {
+    }
+    printf("vk_peer: warm-up: %d matmuls in %.0f ms\n", runs, (now_us() - t0) / 1e3);
 }
 
 int main(int argc, char **argv) {
@@ -115,71 +226,15 @@ int main(int argc, char **argv) {
     }
     printf("vk_peer: device %s (%s), features: %s\n", dev->device_name, dev->device_type, dev->features);
 
-    if (warm_ms > 0) {
-        oi__tensor *a = tensor(OI_DTYPE_F32, 2, n, n), *b = tensor(OI_DTYPE_F32, 2, n, n);
-        oi__tensor *c = tensor(OI_DTYPE_F32, 2, n, n);
-        const oi__tensor *in[2] = {a, b};
-        double t0 = now_us();
-        int runs = 0;
-        while (now_us() - t0 < warm_ms * 1e3 && vk->run_op(ctx, OI_OP_matmul, NULL, 0, in, 2, c) == OI_OK &&
-               vk->flush(ctx) == OI_OK)
-            runs++;
-        oi__vulkan_op_time times[16];
-        while (oi__vulkan_take_times(ctx, times, 16) > 0) {
-        }
-        printf("vk_peer: warm-up: %d matmuls in %.0f ms\n", runs, (now_us() - t0) / 1e3);
-        oi__tensor_free(a);
-        oi__tensor_free(b);
-        oi__tensor_free(c);
-    }
-    const oi_dtype mm[2] = {OI_DTYPE_F32, OI_DTYPE_F16};
-    const char *mm_key[2] = {"matmul_f32", "matmul_f16"};
-    for (int t = 0; t < 2; t++) {
-        oi__tensor *a = tensor(mm[t], 2, n, n), *b = tensor(mm[t], 2, n, n), *c = tensor(mm[t], 2, n, n);
-        const oi__tensor *in[2] = {a, b};
-        double us = best_micros(OI_OP_matmul, NULL, 0, in, 2, c, reps);
-        report(mm_key[t], 2.0 * n * (double)n * n / (us * 1e3), "GFLOP/s", us);
-        oi__tensor_free(a);
-        oi__tensor_free(b);
-        oi__tensor_free(c);
-    }
-
-    int64_t rows = n, cols = 4 * (int64_t)n;
-    oi__tensor *x = tensor(OI_DTYPE_F32, 2, rows, cols), *y = tensor(OI_DTYPE_F32, 2, rows, cols);
-    oi__tensor *z = tensor(OI_DTYPE_F32, 2, rows, cols), *r = tensor(OI_DTYPE_F32, 1, rows, 1);
-    double bytes = (double)rows * (double)cols * 4.0;
-    const oi__tensor *xy[2] = {x, y}, *x1[1] = {x};
-    double us = best_micros(OI_OP_add, NULL, 0, xy, 2, z, reps);
-    report("add", 3 * bytes / (us * 1e3), "GB/s", us);
-
-    oi__attr to;
-    memset(&to, 0, sizeof to);
-    to.name = (char *)"to";
-    to.kind = OI__ATTR_DTYPE;
-    to.dtype = OI_DTYPE_F32;
-    us = best_micros(OI_OP_cast, &to, 1, x1, 1, z, reps);
-    report("copy", 2 * bytes / (us * 1e3), "GB/s", us);
-
-    oi__attr axes;
-    memset(&axes, 0, sizeof axes);
-    axes.name = (char *)"axes";
-    axes.kind = OI__ATTR_INT_LIST;
-    stbds_arrput(axes.ints, -1);
-    us = best_micros(OI_OP_sum_axis, &axes, 1, x1, 1, r, reps);
-    report("sum_axis", bytes / (us * 1e3), "GB/s", us);
-    stbds_arrfree(axes.ints);
-    oi__tensor_free(x);
-    oi__tensor_free(y);
-    oi__tensor_free(z);
-    oi__tensor_free(r);
-
-    oi__tensor *s = tensor(OI_DTYPE_F32, 2, n, n), *so = tensor(OI_DTYPE_F32, 2, n, n);
-    const oi__tensor *s1[1] = {s};
-    us = best_micros(OI_OP_softmax, NULL, 0, s1, 1, so, reps);
-    report("softmax", 2.0 * n * (double)n * 4.0 / (us * 1e3), "GB/s", us);
-    oi__tensor_free(s);
-    oi__tensor_free(so);
-
+    peer_data d;
+    make_data(&d, n);
+    measure(&d, n, 0); /* uploads, pipelines */
+    warm_up(&d, warm_ms);
+    measure(&d, n, reps); /* back to back: the figures torch_peer.py compares */
+    batched = false;
+    warm_up(&d, warm_ms / 4);
+    measure(&d, n, reps);
+    free_data(&d);
     vk->destroy(ctx);
     return 0;
 }

@@ -15,6 +15,7 @@ layout(constant_id = 4) const uint D_DT = DT_F32;
 
 layout(binding = 0) readonly buffer BufA { uint a_buf[]; };
 layout(binding = 3) buffer BufD { uint d_buf[]; };
+layout(binding = 0) readonly buffer BufA4 { uvec4 a4[]; }; // the input as uvec4 (contiguous rows)
 
 #define OI_REDUCE_DIMS 5
 layout(push_constant) uniform Push {
@@ -24,6 +25,7 @@ layout(push_constant) uniform Push {
     uint r_ndim; uint r_shape[OI_REDUCE_DIMS]; uint r_strides[OI_REDUCE_DIMS];
     uint a_offset, d_offset;
     uint select_first; // argmax/argmin: ties keep the first index
+    uint vec_rows;     // 1: 32-bit values, one reduced dim of stride 1, every row 16-byte aligned
 } pc;
 
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
@@ -107,6 +109,26 @@ uint reduce_one(uint o) {
     }
     uint lid = gl_LocalInvocationID.x;
     uint acc = acc_identity(), acc_i = 0xFFFFFFFFu;
+    if (pc.vec_rows != 0u && !is_arg()) {
+        // 16-byte loads, two in flight per invocation, no index arithmetic
+        uint vecs = pc.n_red >> 2u, v0 = base >> 2u;
+        uint acc2 = acc_identity();
+        uint v = lid;
+        for (; v + WG < vecs; v += 2u * WG) {
+            uvec4 x = a4[v0 + v], y = a4[v0 + v + WG];
+            acc = acc_combine(acc_combine(acc, acc_load(x.x)), acc_combine(acc_load(x.y), acc_load(x.z)));
+            acc = acc_combine(acc, acc_load(x.w));
+            acc2 = acc_combine(acc_combine(acc2, acc_load(y.x)), acc_combine(acc_load(y.y), acc_load(y.z)));
+            acc2 = acc_combine(acc2, acc_load(y.w));
+        }
+        if (v < vecs) {
+            uvec4 x = a4[v0 + v];
+            acc = acc_combine(acc_combine(acc, acc_load(x.x)), acc_combine(acc_load(x.y), acc_load(x.z)));
+            acc = acc_combine(acc, acc_load(x.w));
+        }
+        acc = acc_combine(acc, acc2);
+        for (uint r = vecs * 4u + lid; r < pc.n_red; r += WG) acc = acc_combine(acc, acc_load(a_buf[base + r]));
+    } else
     for (uint r = lid; r < pc.n_red; r += WG) {
         uint idx = base, rest = r;
         for (int d = int(pc.r_ndim) - 1; d >= 0; d--) {

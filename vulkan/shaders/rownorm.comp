@@ -18,6 +18,8 @@ layout(binding = 0) readonly buffer BufA { uint a_buf[]; };  // x
 layout(binding = 1) readonly buffer BufB { uint s_buf[]; };  // scale (norms)
 layout(binding = 2) readonly buffer BufC { uint b_buf[]; };  // bias (layer_norm, optional)
 layout(binding = 3) writeonly buffer BufD { uint d_buf[]; }; // f32 rows
+layout(binding = 0) readonly buffer BufA4 { uvec4 a4[]; };   // x as uvec4 (vec_rows)
+layout(binding = 3) writeonly buffer BufD4 { uvec4 d4[]; };  // the rows as uvec4 (vec_rows)
 
 layout(push_constant) uniform Push {
     uint n_out, n_red;   // rows, elements per row
@@ -27,6 +29,7 @@ layout(push_constant) uniform Push {
     uint a_offset, s_offset, b_offset, d_offset;
     uint has_bias;
     float eps;
+    uint vec_rows; // softmax of f32 rows of stride 1, every row and n_red 4-aligned: uvec4 access
 } pc;
 
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
@@ -87,6 +90,34 @@ float exp_f32(float x) {
     return y;
 }
 
+// softmax / log_softmax of a contiguous f32 row, 16 bytes at a time:
+// the same arithmetic per element as the general path below.
+void softmax_vec(uint base, uint out_base) {
+    uint lid = gl_LocalInvocationID.x, vecs = pc.n_red >> 2u, x0 = base >> 2u, d0 = out_base >> 2u;
+    float m = uintBitsToFloat(0xFF800000u);
+    for (uint v = lid; v < vecs; v += WG) {
+        vec4 x = uintBitsToFloat(a4[x0 + v]);
+        m = x.x > m ? x.x : m;
+        m = x.y > m ? x.y : m;
+        m = x.z > m ? x.z : m;
+        m = x.w > m ? x.w : m;
+    }
+    m = combine(m, true);
+    float sum = 0.0;
+    for (uint v = lid; v < vecs; v += WG) {
+        vec4 x = uintBitsToFloat(a4[x0 + v]);
+        sum += (exp_f32(x.x - m) + exp_f32(x.y - m)) + (exp_f32(x.z - m) + exp_f32(x.w - m));
+    }
+    sum = combine(sum, false);
+    float inv = 1.0 / sum, log_sum = is_nan_f(sum) ? sum : log(sum);
+    for (uint v = lid; v < vecs; v += WG) {
+        vec4 x = uintBitsToFloat(a4[x0 + v]) - m;
+        vec4 y = is_op(OP_log_softmax) ? x - log_sum
+                                       : vec4(exp_f32(x.x), exp_f32(x.y), exp_f32(x.z), exp_f32(x.w)) * inv;
+        d4[d0 + v] = floatBitsToUint(y);
+    }
+}
+
 void main() {
     uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (row >= pc.n_out) return;
@@ -98,6 +129,10 @@ void main() {
     }
     uint out_base = pc.d_offset + row * n;
     uint ix, is, ib;
+    if ((is_op(OP_softmax) || is_op(OP_log_softmax)) && pc.vec_rows != 0u) {
+        softmax_vec(base, out_base);
+        return;
+    }
     if (is_op(OP_softmax) || is_op(OP_log_softmax)) {
         float m = uintBitsToFloat(0xFF800000u); // -inf; NaN never wins (x > m)
         for (uint r = lid; r < n; r += WG) {

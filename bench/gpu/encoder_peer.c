@@ -1,0 +1,115 @@
+/* encoder_peer.c - the 2-layer transformer encoder of bench/bench_encoder.c
+ * (d 384, 12 heads, seq 128, post-norm, exact GELU; the same DSL graph) on a
+ * GPU through our Vulkan backend, against PyTorch eager on the same GPU
+ * (bench/gpu/encoder_torch.py, run as a subprocess), in one run: ours, torch
+ * and ours / torch in latency per step.
+ *
+ * A step on both sides: the input from the host, the block, the output back
+ * to the host. Ours must match ONNX Runtime's output stored in the model
+ * (1e-3) first. Ops without a Vulkan shader run on the CPU inside the
+ * backend (vulkan: stats.cpu_fallbacks), as the executor sends them.
+ *
+ * Usage: encoder_peer [--dir DIR] [--runs N] [--python PY] [--no-torch]
+ *   DIR holds encoder.oinf from bench/encoder/gen_encoder.py (needs onnx and
+ *   onnxruntime, so write it here and carry it to the device machine); the
+ *   device is OI_DEVICE_AUTO, so OPENINFER_BACKEND=vulkan (or cpu) picks it.
+ * Not built by meson (a device-tool helper), like vk_peer:
+ *   cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/encoder_peer.c \
+ *      build-gpu/libopeninfer.a -o build-gpu/encoder_peer -lm -lpthread -ldl */
+#define main bench_encoder_main /* its graph and helpers, not its main */
+#include "../bench_encoder.c"
+#undef main
+
+/* One round of encoder_torch.py: its best and median ms. */
+static bool time_torch(const char *python, int runs, double *best, double *med) {
+    char cmd[4096], line[512];
+    snprintf(cmd, sizeof cmd, "\"%s\" \"%s/bench/gpu/encoder_torch.py\" --runs %d", python, OI_SOURCE_ROOT, runs);
+    FILE *p = popen(cmd, "r");
+    bool found = false;
+    if (!p)
+        return false;
+    while (fgets(line, sizeof line, p)) {
+        fputs(line, stdout);
+        if (sscanf(line, "torch_ms best=%lf median=%lf", best, med) == 2)
+            found = true;
+    }
+    return pclose(p) == 0 && found;
+}
+
+int main(int argc, char **argv) {
+    const char *dir = "bench/encoder_data", *python = "python3";
+    int runs = 50;
+    bool torch = true;
+    for (int i = 1; i < argc; i++) {
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (next && strcmp(argv[i], "--dir") == 0)
+            dir = argv[++i];
+        else if (next && strcmp(argv[i], "--python") == 0)
+            python = argv[++i];
+        else if (next && strcmp(argv[i], "--runs") == 0)
+            runs = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--no-torch") == 0)
+            torch = false;
+        else
+            runs = 0;
+    }
+    if (runs <= 0) {
+        fprintf(stderr, "usage: encoder_peer [--dir DIR] [--runs N] [--python PY] [--no-torch]\n");
+        return 2;
+    }
+    char path[1100];
+    snprintf(path, sizeof path, "%s/encoder.oinf", dir);
+    oi_model *m = oi_model_open(path);
+    uint64_t b = 0, s = 0, d = 0;
+    if (!m || oi_model_size_of(m, "B", &b) != OI_OK || oi_model_size_of(m, "S", &s) != OI_OK ||
+        oi_model_size_of(m, "D", &d) != OI_OK) {
+        printf("encoder_peer: %s: %s (write it with python3 bench/encoder/gen_encoder.py %s)\n", path, oi_last_error(),
+               dir);
+        oi_model_close(m);
+        return 77;
+    }
+    size_t n = (size_t)(b * s * d);
+    const float *x = model_f32(m, "input.x", n);
+    oi_simulator_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.device = OI_DEVICE_AUTO; /* OPENINFER_BACKEND decides */
+    oi_simulator *sim = oi_simulator_new_desc(m, &desc);
+    oi_executor *e = sim && x ? oi_simulator_make_executor(sim, encoder()) : NULL;
+    double *ours = (double *)malloc((size_t)runs * sizeof *ours);
+    int rc = 1;
+    if (!e || !ours) {
+        fprintf(stderr, "encoder_peer: %s\n", oi_last_error());
+        goto done;
+    }
+    const char *backend = getenv("OPENINFER_BACKEND");
+    printf("encoder_peer: OPENINFER_BACKEND=%s; 2 layers, d %llu, seq %llu\n", backend ? backend : "(auto)",
+           (unsigned long long)d, (unsigned long long)s);
+    if (!check_output(m, e, x, n))
+        goto done;
+    oi_tensor_view y;
+    for (int w = 0; w < 5; w++) /* warm-up */
+        step(e, x, n, &y);
+    for (int i = 0; i < runs; i++) {
+        double t0 = now_ms();
+        if (step(e, x, n, &y) != OI_OK) { /* the fetch waits for the device */
+            fprintf(stderr, "encoder_peer: %s\n", oi_last_error());
+            goto done;
+        }
+        ours[i] = now_ms() - t0;
+    }
+    double our_med = median(ours, runs), our_best = ours[0];
+    printf("ours: best %.3f ms, median %.3f ms (%d runs)\n", our_best, our_med, runs);
+    double t_best = 0, t_med = 0;
+    if (torch && time_torch(python, runs, &t_best, &t_med))
+        printf("torch: best %.3f ms, median %.3f ms\nours / torch: best %.2f, median %.2f\n", t_best, t_med,
+               our_best / t_best, our_med / t_med);
+    else if (torch)
+        printf("encoder_peer: PyTorch timing failed (%s with torch and CUDA?); ours only\n", python);
+    rc = 0;
+done:
+    free(ours);
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+    return rc;
+}
