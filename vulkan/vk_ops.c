@@ -724,6 +724,7 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     push.a_offset = (uint32_t)a->offset;
     push.b_offset = (uint32_t)b->offset;
 
+    push.d_offset = (uint32_t)out->offset; /* the tensor-core kernel writes f16 and f32 outputs in place */
     bool b_t;
     if (oi__vk_coopmat_fits(ctx, a, b, out, &push, batches, &b_t))
         return oi__vk_plan_matmul_coopmat(ctx, &push, b_t, a->dtype, out->dtype, batches, plan);

@@ -4,7 +4,7 @@
 #
 # The device machine is bare (no meson, glslc or libstb), so build HERE and carry binaries:
 #
-#   meson setup build-gpu -Dvulkan=enabled --buildtype=release
+#   meson setup build-gpu -Dvulkan=enabled -Dblas=disabled --buildtype=release   # no OpenBLAS on the device
 #   ninja -C build-gpu tests/test_vulkan tools/openinfer examples/minimal examples/kv_cache \
 #         examples/branching examples/streaming examples/residual_mlp examples/cache_window
 #   cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/vk_peer.c build-gpu/libopeninfer.a \

@@ -9,7 +9,8 @@
 // (BN / WG_N) part of it, FM x FN accumulators of 16x16. The default,
 // 2x4 subgroups of 64x32 with BN 128 and two buffers, made n = 4096 in
 // 888 us on an H200 (155 TFLOP/s); one buffer, 888 us; BN 256 with one
-// buffer (64x64 per subgroup), 950 us; 2x2 subgroups of 64x64, 949 us. K is walked 32 at a time: while the tensor
+// buffer (64x64 per subgroup), 950 us; 2x2 subgroups of 64x64, 949 us; BK 64 with one buffer
+// (meson.build's choice, the 48 KiB of shared memory hold no two), 846 us. K is walked BK at a time: while the tensor
 // cores work on one shared-memory tile of A and B, the next ones are
 // already in flight from global memory (uvec4 loads into registers), then
 // stored into the other buffer of two (STAGES 2: one barrier per step), or
@@ -32,7 +33,10 @@
 #ifndef BN
 #define BN 128u          // the host's OI__VK_COOPMAT_BN
 #endif
-#define BK 32u
+#ifndef BK
+#define BK 32u           // k per shared-memory tile (a multiple of 16)
+#endif
+#define KV (BK / 8u)     // uvec4 per row of an A tile (and of a transposed B tile)
 #ifndef WG_M
 #define WG_M 2u          // subgroups along M
 #define WG_N 4u          // ... along N
@@ -43,13 +47,13 @@
 #define FM (BM / 16u / WG_M) // 16x16 accumulators per subgroup along M
 #define FN (BN / 16u / WG_N) // ... along N
 #define THREADS (32u * WG_M * WG_N)
-#define A_STRIDE 5u      // uvec4 per shared row of A (and of transposed B): 32 halves + 8 of padding (bank spread)
+#define A_STRIDE (KV + 1u) // uvec4 per shared row of A (and of transposed B): BK halves + 8 of padding (bank spread)
 #define BV (BN / 8u)     // uvec4 per row of a row-major B tile ([k][n])
 #define BR_STRIDE (BV + 1u) // ... in shared memory, with 8 halves of padding
 #define TILE_A (BM * A_STRIDE)
 #define TILE_B max(BK * BR_STRIDE, BN * A_STRIDE)
-#define LOADS_A (BM * 4u / THREADS) // uvec4 of each tile per invocation
-#define LOADS_B (BN * 4u / THREADS)
+#define LOADS_A (BM * KV / THREADS) // uvec4 of each tile per invocation
+#define LOADS_B (BN * KV / THREADS)
 layout(local_size_x = THREADS) in;
 layout(constant_id = 2) const uint B_T = 0u;     // 1: B is stored [N, K] (k contiguous)
 layout(constant_id = 4) const uint D_DT = DT_F32; // f32 or f16
@@ -76,19 +80,19 @@ shared float sh_c[WG_M * WG_N * 256u]; // one 16x16 f32 fragment per subgroup, f
 
 const bool B_COL_MAJOR = B_T != 0u;
 
-// Invocation t moves LOADS_A uvec4 of the A tile: 128 rows of 4 uvec4,
-// t/4 + i * THREADS/4; and LOADS_B of the B tile: transposed, BN rows of 4
-// uvec4 likewise; row-major, 32 rows of BV uvec4, t/BV + i * THREADS/BV.
+// Invocation t moves LOADS_A uvec4 of the A tile: 128 rows of KV uvec4,
+// t/KV + i * THREADS/KV; and LOADS_B of the B tile: transposed, BN rows of
+// KV uvec4 likewise; row-major, BK rows of BV uvec4, t/BV + i * THREADS/BV.
 uvec4 load_a(uint base, uint row0, uint k0, uint i) {
     uint t = gl_LocalInvocationID.x;
-    uint m = row0 + (t >> 2u) + (THREADS / 4u) * i, k = k0 + 8u * (t & 3u);
+    uint m = row0 + t / KV + (THREADS / KV) * i, k = k0 + 8u * (t % KV);
     if (m >= pc.M || k >= pc.K) return uvec4(0u);
     return a4[(base + m * pc.a_stride_m + k) >> 3u];
 }
 uvec4 load_b(uint base, uint col0, uint k0, uint i) {
     uint t = gl_LocalInvocationID.x;
     if (B_COL_MAJOR) {
-        uint n = col0 + (t >> 2u) + (THREADS / 4u) * i, k = k0 + 8u * (t & 3u);
+        uint n = col0 + t / KV + (THREADS / KV) * i, k = k0 + 8u * (t % KV);
         if (n >= pc.N || k >= pc.K) return uvec4(0u);
         return b4[(base + n * pc.b_stride_n + k) >> 3u];
     }
@@ -99,10 +103,10 @@ uvec4 load_b(uint base, uint col0, uint k0, uint i) {
 void store_tiles(uint buf, uvec4 ra[LOADS_A], uvec4 rb[LOADS_B]) {
     uint t = gl_LocalInvocationID.x;
     [[unroll]] for (uint i = 0u; i < LOADS_A; i++)
-        sh_a[buf * TILE_A + ((t >> 2u) + (THREADS / 4u) * i) * A_STRIDE + (t & 3u)] = ra[i];
+        sh_a[buf * TILE_A + (t / KV + (THREADS / KV) * i) * A_STRIDE + t % KV] = ra[i];
     [[unroll]] for (uint i = 0u; i < LOADS_B; i++) {
         if (B_COL_MAJOR)
-            sh_b[buf * TILE_B + ((t >> 2u) + (THREADS / 4u) * i) * A_STRIDE + (t & 3u)] = rb[i];
+            sh_b[buf * TILE_B + (t / KV + (THREADS / KV) * i) * A_STRIDE + t % KV] = rb[i];
         else
             sh_b[buf * TILE_B + (t / BV + (THREADS / BV) * i) * BR_STRIDE + t % BV] = rb[i];
     }
