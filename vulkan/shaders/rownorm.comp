@@ -7,6 +7,7 @@
 // CPU's f32 path (kernels/nn.c). The output is written as f32, contiguous,
 // row after row (the host casts to f16/bf16 afterwards).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 #define WG 128u
@@ -118,6 +119,43 @@ void softmax_vec(uint base, uint out_base) {
     }
 }
 
+// The same for rows of at most WG * 4 * ROW_REGS elements, read once: the
+// row waits in registers between the passes (the sums come out bit for bit
+// as softmax_vec's: the same values added in the same order).
+#define ROW_REGS 8u
+void softmax_regs(uint base, uint out_base) {
+    uint lid = gl_LocalInvocationID.x, vecs = pc.n_red >> 2u, x0 = base >> 2u, d0 = out_base >> 2u;
+    vec4 xs[ROW_REGS];
+    float m = uintBitsToFloat(0xFF800000u);
+    [[unroll]] for (uint i = 0u; i < ROW_REGS; i++) {
+        uint v = lid + i * WG;
+        xs[i] = v < vecs ? uintBitsToFloat(a4[x0 + v]) : vec4(0.0);
+        if (v < vecs) {
+            m = xs[i].x > m ? xs[i].x : m;
+            m = xs[i].y > m ? xs[i].y : m;
+            m = xs[i].z > m ? xs[i].z : m;
+            m = xs[i].w > m ? xs[i].w : m;
+        }
+    }
+    m = combine(m, true);
+    float sum = 0.0;
+    [[unroll]] for (uint i = 0u; i < ROW_REGS; i++) {
+        if (lid + i * WG < vecs) {
+            vec4 x = xs[i] - m;
+            vec4 e = vec4(exp_f32(x.x), exp_f32(x.y), exp_f32(x.z), exp_f32(x.w));
+            sum += (e.x + e.y) + (e.z + e.w);
+            xs[i] = is_op(OP_log_softmax) ? x : e;
+        }
+    }
+    sum = combine(sum, false);
+    float inv = 1.0 / sum, log_sum = is_nan_f(sum) ? sum : log(sum);
+    [[unroll]] for (uint i = 0u; i < ROW_REGS; i++) {
+        uint v = lid + i * WG;
+        if (v < vecs)
+            d4[d0 + v] = floatBitsToUint(is_op(OP_log_softmax) ? xs[i] - log_sum : xs[i] * inv);
+    }
+}
+
 void main() {
     uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (row >= pc.n_out) return;
@@ -130,7 +168,10 @@ void main() {
     uint out_base = pc.d_offset + row * n;
     uint ix, is, ib;
     if ((is_op(OP_softmax) || is_op(OP_log_softmax)) && pc.vec_rows != 0u) {
-        softmax_vec(base, out_base);
+        if (n <= WG * 4u * ROW_REGS)
+            softmax_regs(base, out_base);
+        else
+            softmax_vec(base, out_base);
         return;
     }
     if (is_op(OP_softmax) || is_op(OP_log_softmax)) {
