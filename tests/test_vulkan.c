@@ -282,6 +282,54 @@ static shape S(int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
     return s;
 }
 
+/* A further check of an output pair (NULL: none), after compare_outputs
+ * found them equal. */
+typedef void (*output_check)(const char *name, oi_op op, const oi__tensor *cpu, const oi__tensor *gpu);
+
+/* The second half of every case: the inputs are made; the op runs on the
+ * CPU and, when the backend takes it, on the GPU; the outputs are compared
+ * and the inputs' guard bytes checked. `gpu_only`: the backend must not run
+ * the op on the CPU itself. Returns whether the backend took the case. */
+static bool run_prepared(const char *name, oi_op op, const oi__attr *attrs, size_t n_attrs, guarded *in, int n_in,
+                         bool gpu_only, output_check more) {
+    const oi__tensor *inputs[8];
+    oi__op_sig sigs[8], out_sig;
+    for (int i = 0; i < n_in; i++) {
+        inputs[i] = in[i].t;
+        memset(&sigs[i], 0, sizeof sigs[i]);
+        sigs[i].dtype = in[i].t->dtype;
+        sigs[i].ndim = in[i].t->ndim;
+        memcpy(sigs[i].shape, in[i].t->shape, sizeof sigs[i].shape);
+    }
+    bool supported = false;
+    oi_status st = oi__op_infer(op, attrs, n_attrs, sigs, (size_t)n_in, OI_DTYPE_INVALID, &out_sig);
+    CHECK_MSG(st == OI_OK, "%s: the case itself is invalid: %s", name, oi_last_error());
+    if (st == OI_OK)
+        supported = vk->supports_op(ctx, op, attrs, n_attrs, sigs, (size_t)n_in, &out_sig);
+    if (supported) {
+        guarded gpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, pad_elems);
+        guarded cpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, 0);
+        CHECK_OK(oi__op_run_cpu(op, attrs, n_attrs, inputs, (size_t)n_in, cpu.t));
+        uint64_t fallbacks = oi__vulkan_get_stats(ctx)->cpu_fallbacks;
+        st = vk->run_op(ctx, op, attrs, n_attrs, inputs, (size_t)n_in, gpu.t);
+        CHECK_MSG(st == OI_OK, "%s: run_op: %s", name, oi_last_error());
+        CHECK_MSG(!gpu_only || oi__vulkan_get_stats(ctx)->cpu_fallbacks == fallbacks, "%s: ran on the CPU", name);
+        if (st == OI_OK) {
+            CHECK_OK(vk->to_host(ctx, gpu.t->storage));
+            if (compare_outputs(name, op, cpu.t, &gpu) && more)
+                more(name, op, cpu.t, gpu.t);
+        }
+        free_tensor(&gpu);
+        free_tensor(&cpu);
+        cases_run++;
+    } else {
+        cases_unsupported++;
+    }
+    for (int i = 0; i < n_in; i++)
+        CHECK_MSG(guards_intact(&in[i]), "%s: input %d guard bytes changed", name, i);
+    return supported;
+}
+
 /* Runs the case; `transpose_last` makes input 1 a transposed view (the
  * last two dims swapped in memory). Returns false when the backend says
  * it does not support the case (then nothing is compared). */
@@ -298,8 +346,6 @@ static bool run_case(oi_op op, const attrs *at, int n_in, const oi_dtype *dtypes
     snprintf(name + len, sizeof name - (size_t)len, ")%s", transpose_last ? " T" : "");
 
     guarded in[8];
-    const oi__tensor *inputs[8];
-    oi__op_sig sigs[8], out_sig;
     for (int i = 0; i < n_in; i++) {
         shape s = shapes[i];
         bool t = transpose_last && i == 1 && s.ndim >= 2;
@@ -317,35 +363,8 @@ static bool run_case(oi_op op, const attrs *at, int n_in, const oi_dtype *dtypes
             int64_t tmp = v->shape[a]; v->shape[a] = v->shape[b]; v->shape[b] = tmp;
             tmp = v->strides[a]; v->strides[a] = v->strides[b]; v->strides[b] = tmp;
         }
-        inputs[i] = in[i].t;
-        memset(&sigs[i], 0, sizeof sigs[i]);
-        sigs[i].dtype = in[i].t->dtype;
-        sigs[i].ndim = in[i].t->ndim;
-        memcpy(sigs[i].shape, in[i].t->shape, sizeof sigs[i].shape);
     }
-    bool supported = false;
-    oi_status st = oi__op_infer(op, at->a, at->n, sigs, (size_t)n_in, OI_DTYPE_INVALID, &out_sig);
-    CHECK_MSG(st == OI_OK, "%s: the case itself is invalid: %s", name, oi_last_error());
-    if (st == OI_OK)
-        supported = vk->supports_op(ctx, op, at->a, at->n, sigs, (size_t)n_in, &out_sig);
-    if (supported) {
-        guarded gpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, pad_elems);
-        guarded cpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, 0);
-        CHECK_OK(oi__op_run_cpu(op, at->a, at->n, inputs, (size_t)n_in, cpu.t));
-        st = vk->run_op(ctx, op, at->a, at->n, inputs, (size_t)n_in, gpu.t);
-        CHECK_MSG(st == OI_OK, "%s: run_op: %s", name, oi_last_error());
-        if (st == OI_OK) {
-            CHECK_OK(vk->to_host(ctx, gpu.t->storage));
-            compare_outputs(name, op, cpu.t, &gpu);
-        }
-        for (int i = 0; i < n_in; i++)
-            CHECK_MSG(guards_intact(&in[i]), "%s: input %d guard bytes changed", name, i);
-        free_tensor(&gpu);
-        free_tensor(&cpu);
-        cases_run++;
-    } else {
-        cases_unsupported++;
-    }
+    bool supported = run_prepared(name, op, at->a, at->n, in, n_in, false, NULL);
     for (int i = 0; i < n_in; i++)
         free_tensor(&in[i]);
     return supported;

@@ -51,8 +51,6 @@ static bool conv_case(oi_op op, const conv_attrs *at, int n_in, oi_dtype dt, con
     snprintf(name + len, sizeof name - (size_t)len, ")");
 
     guarded in[3];
-    const oi__tensor *inputs[3];
-    oi__op_sig sigs[3], out_sig;
     for (int i = 0; i < n_in; i++) {
         shape s = shapes[i];
         bool view = (views >> i) & 1u;
@@ -67,35 +65,8 @@ static bool conv_case(oi_op op, const conv_attrs *at, int n_in, oi_dtype dt, con
             int64_t tmp = v->shape[a]; v->shape[a] = v->shape[b]; v->shape[b] = tmp;
             tmp = v->strides[a]; v->strides[a] = v->strides[b]; v->strides[b] = tmp;
         }
-        inputs[i] = in[i].t;
-        memset(&sigs[i], 0, sizeof sigs[i]);
-        sigs[i].dtype = dt;
-        sigs[i].ndim = in[i].t->ndim;
-        memcpy(sigs[i].shape, in[i].t->shape, sizeof sigs[i].shape);
     }
-    bool supported = false;
-    oi_status st = oi__op_infer(op, at->a, at->n, sigs, (size_t)n_in, OI_DTYPE_INVALID, &out_sig);
-    CHECK_MSG(st == OI_OK, "%s: the case itself is invalid: %s", name, oi_last_error());
-    if (st == OI_OK)
-        supported = vk->supports_op(ctx, op, at->a, at->n, sigs, (size_t)n_in, &out_sig);
-    if (supported) {
-        guarded gpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, PAD_ELEMS);
-        guarded cpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, 0);
-        CHECK_OK(oi__op_run_cpu(op, at->a, at->n, inputs, (size_t)n_in, cpu.t));
-        st = vk->run_op(ctx, op, at->a, at->n, inputs, (size_t)n_in, gpu.t);
-        CHECK_MSG(st == OI_OK, "%s: run_op: %s", name, oi_last_error());
-        if (st == OI_OK) {
-            CHECK_OK(vk->to_host(ctx, gpu.t->storage));
-            compare_outputs(name, op, cpu.t, &gpu);
-        }
-        for (int i = 0; i < n_in; i++)
-            CHECK_MSG(guards_intact(&in[i]), "%s: input %d guard bytes changed", name, i);
-        free_tensor(&gpu);
-        free_tensor(&cpu);
-        cases_run++;
-    } else {
-        cases_unsupported++;
-    }
+    bool supported = run_prepared(name, op, at->a, at->n, in, n_in, false, NULL);
     for (int i = 0; i < n_in; i++)
         free_tensor(&in[i]);
     return supported;

@@ -123,6 +123,15 @@ static double nn_nmse(const oi__tensor *cpu, const oi__tensor *gpu) {
  * gives ~1e-9 at positions in the thousands). */
 #define NN_ROPE_F32_NMSE 1e-12
 
+/* Beyond compare_outputs: top_k's values bit for bit, and rope's f32
+ * angles held to NN_ROPE_F32_NMSE. */
+static void nn_more_checks(const char *name, oi_op op, const oi__tensor *cpu, const oi__tensor *gpu) {
+    if (op == OI_OP_top_k)
+        nn_same_bits(name, cpu, gpu);
+    if (op == OI_OP_rope && cpu->dtype == OI_DTYPE_F32)
+        CHECK_MSG(nn_nmse(cpu, gpu) <= NN_ROPE_F32_NMSE, "%s: NMSE %.3g > %.3g", name, nn_nmse(cpu, gpu), NN_ROPE_F32_NMSE);
+}
+
 /* Runs op on these inputs on the CPU and the GPU and compares; returns
  * whether the backend took the case. */
 static bool nn_case(oi_op op, const attrs *at, int n_in, const nn_input *ins) {
@@ -137,8 +146,6 @@ static bool nn_case(oi_op op, const attrs *at, int n_in, const nn_input *ins) {
     snprintf(name + len, sizeof name - (size_t)len, ")");
 
     guarded in[8];
-    const oi__tensor *inputs[8];
-    oi__op_sig sigs[8], out_sig;
     for (int i = 0; i < n_in; i++) {
         shape s = ins[i].s;
         if (ins[i].transposed) { /* allocate [.., b, a], view as [.., a, b] */
@@ -154,42 +161,8 @@ static bool nn_case(oi_op op, const attrs *at, int n_in, const nn_input *ins) {
             int64_t tmp = v->shape[a]; v->shape[a] = v->shape[b]; v->shape[b] = tmp;
             tmp = v->strides[a]; v->strides[a] = v->strides[b]; v->strides[b] = tmp;
         }
-        inputs[i] = in[i].t;
-        memset(&sigs[i], 0, sizeof sigs[i]);
-        sigs[i].dtype = in[i].t->dtype;
-        sigs[i].ndim = in[i].t->ndim;
-        memcpy(sigs[i].shape, in[i].t->shape, sizeof sigs[i].shape);
     }
-    bool supported = false;
-    oi_status st = oi__op_infer(op, at->a, at->n, sigs, (size_t)n_in, OI_DTYPE_INVALID, &out_sig);
-    CHECK_MSG(st == OI_OK, "%s: the case itself is invalid: %s", name, oi_last_error());
-    if (st == OI_OK)
-        supported = vk->supports_op(ctx, op, at->a, at->n, sigs, (size_t)n_in, &out_sig);
-    if (supported) {
-        guarded gpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, PAD_ELEMS);
-        guarded cpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, 0);
-        CHECK_OK(oi__op_run_cpu(op, at->a, at->n, inputs, (size_t)n_in, cpu.t));
-        uint64_t fallbacks = oi__vulkan_get_stats(ctx)->cpu_fallbacks;
-        st = vk->run_op(ctx, op, at->a, at->n, inputs, (size_t)n_in, gpu.t);
-        CHECK_MSG(st == OI_OK, "%s: run_op: %s", name, oi_last_error());
-        CHECK_MSG(oi__vulkan_get_stats(ctx)->cpu_fallbacks == fallbacks, "%s: ran on the CPU", name);
-        if (st == OI_OK) {
-            CHECK_OK(vk->to_host(ctx, gpu.t->storage));
-            bool same = compare_outputs(name, op, cpu.t, &gpu);
-            if (same && op == OI_OP_top_k)
-                nn_same_bits(name, cpu.t, gpu.t);
-            if (same && op == OI_OP_rope && cpu.t->dtype == OI_DTYPE_F32)
-                CHECK_MSG(nn_nmse(cpu.t, gpu.t) <= NN_ROPE_F32_NMSE, "%s: NMSE %.3g > %.3g", name, nn_nmse(cpu.t, gpu.t),
-                          NN_ROPE_F32_NMSE);
-        }
-        for (int i = 0; i < n_in; i++)
-            CHECK_MSG(guards_intact(&in[i]), "%s: input %d guard bytes changed", name, i);
-        free_tensor(&gpu);
-        free_tensor(&cpu);
-        cases_run++;
-    } else {
-        cases_unsupported++;
-    }
+    bool supported = run_prepared(name, op, at->a, at->n, in, n_in, true, nn_more_checks);
     for (int i = 0; i < n_in; i++)
         free_tensor(&in[i]);
     return supported;

@@ -65,40 +65,13 @@ static bool shape_case(oi_op op, const attrs *at, int n_in, const oi_dtype *dtyp
     }
     snprintf(name + len, sizeof name - (size_t)len, ")");
     guarded in[8];
-    const oi__tensor *inputs[8];
-    oi__op_sig sigs[8], out_sig;
     for (int i = 0; i < n_in; i++) {
         bool is_index = op == OI_OP_gather && i == 1;
         in[i] = shape_input(dtypes[i], shapes[i], views ? views[i] : V_DENSE, is_index ? index_dim : 0);
-        inputs[i] = in[i].t;
-        memset(&sigs[i], 0, sizeof sigs[i]);
-        sigs[i].dtype = in[i].t->dtype;
-        sigs[i].ndim = in[i].t->ndim;
-        memcpy(sigs[i].shape, in[i].t->shape, sizeof sigs[i].shape);
     }
-    oi_status st = oi__op_infer(op, at->a, at->n, sigs, (size_t)n_in, OI_DTYPE_INVALID, &out_sig);
-    CHECK_MSG(st == OI_OK, "%s: the case itself is invalid: %s", name, oi_last_error());
-    bool supported = st == OI_OK && vk->supports_op(ctx, op, at->a, at->n, sigs, (size_t)n_in, &out_sig);
-    if (supported) {
-        guarded gpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, PAD_ELEMS);
-        guarded cpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, 0);
-        CHECK_OK(oi__op_run_cpu(op, at->a, at->n, inputs, (size_t)n_in, cpu.t));
-        st = vk->run_op(ctx, op, at->a, at->n, inputs, (size_t)n_in, gpu.t);
-        CHECK_MSG(st == OI_OK, "%s: run_op: %s", name, oi_last_error());
-        if (st == OI_OK) {
-            CHECK_OK(vk->to_host(ctx, gpu.t->storage));
-            compare_outputs(name, op, cpu.t, &gpu);
-        }
-        free_tensor(&gpu);
-        free_tensor(&cpu);
-        cases_run++;
-    } else {
-        cases_unsupported++;
-    }
-    for (int i = 0; i < n_in; i++) {
-        CHECK_MSG(guards_intact(&in[i]), "%s: input %d guard bytes changed", name, i);
+    bool supported = run_prepared(name, op, at->a, at->n, in, n_in, false, NULL);
+    for (int i = 0; i < n_in; i++)
         free_tensor(&in[i]);
-    }
     return supported;
 }
 
