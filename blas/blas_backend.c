@@ -26,6 +26,13 @@
 
 #ifdef OPENINFER_BLAS
 
+/* OpenBLAS declares its complex types with C99 _Complex even in C++ when
+ * glibc predefines __STDC_IEC_559_COMPLEX__, which clang++ -pedantic
+ * rejects; its struct fallback serves us as well (no complex routine is
+ * called). */
+#if defined(__cplusplus) && !defined(FORCE_OPENBLAS_COMPLEX_STRUCT)
+#define FORCE_OPENBLAS_COMPLEX_STRUCT
+#endif
 #include <cblas.h>
 #include <limits.h>
 #include <pthread.h>
