@@ -439,6 +439,27 @@ static oi_status oi__vk_plan_eltwise(const oi__vk_context *ctx, const oi__kernel
 }
 
 /* ---- reductions: sum/mean/prod/max/min, argmax/argmin, is_finite ---- */
+/* The reduce shader's walk: kept and reduced dims (merged), element offsets. */
+static void oi__vk_reduce_layout(oi__vk_reduce_push *push, int64_t n_out, int64_t n_red, int nk, const int64_t *k_shape,
+                                 const int64_t *k_strides, int nr, const int64_t *r_shape, const int64_t *r_strides,
+                                 int64_t a_offset, int64_t d_offset) {
+    memset(push, 0, sizeof *push);
+    push->n_out = (uint32_t)n_out;
+    push->n_red = (uint32_t)n_red;
+    push->k_ndim = (uint32_t)nk;
+    push->r_ndim = (uint32_t)nr;
+    for (int d = 0; d < nk; d++) {
+        push->k_shape[d] = (uint32_t)k_shape[d];
+        push->k_strides[d] = (uint32_t)k_strides[d];
+    }
+    for (int d = 0; d < nr; d++) {
+        push->r_shape[d] = (uint32_t)r_shape[d];
+        push->r_strides[d] = (uint32_t)r_strides[d];
+    }
+    push->a_offset = (uint32_t)a_offset;
+    push->d_offset = (uint32_t)d_offset;
+}
+
 static oi_status oi__vk_plan_reduce(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
                                     const oi__vk_view *out, oi__vk_plan *plan) {
     oi_op op = k->op;
@@ -477,21 +498,8 @@ static oi_status oi__vk_plan_reduce(const oi__vk_context *ctx, const oi__kernel_
                                       (long long)n_red, oi_dtype_name(in->dtype));
     }
     oi__vk_reduce_push push;
-    memset(&push, 0, sizeof push);
-    push.n_out = (uint32_t)n_out;
-    push.n_red = (uint32_t)n_red;
-    push.k_ndim = (uint32_t)nk;
-    push.r_ndim = (uint32_t)nr;
-    for (int d = 0; d < nk; d++) {
-        push.k_shape[d] = (uint32_t)k_shape[d];
-        push.k_strides[d] = (uint32_t)k_strides[0][d];
-    }
-    for (int d = 0; d < nr; d++) {
-        push.r_shape[d] = (uint32_t)r_shape[d];
-        push.r_strides[d] = (uint32_t)r_strides[0][d];
-    }
-    push.a_offset = (uint32_t)in->offset;
-    push.d_offset = (uint32_t)out->offset;
+    oi__vk_reduce_layout(&push, n_out, n_red, nk, k_shape, k_strides[0], nr, r_shape, r_strides[0], in->offset,
+                         out->offset);
     bool is_arg = op == OI_OP_argmax_axis || op == OI_OP_argmin_axis;
     push.select_first = is_arg ? (uint32_t)oi__op_param_bool(k, "select_first") : 1u;
     /* rows of 32-bit values, each from a 16-byte boundary: uvec4 loads */

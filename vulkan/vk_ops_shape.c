@@ -421,21 +421,8 @@ static oi_status oi__vk_plan_global_avg_pool(const oi__vk_context *ctx, const oi
     if (nr > OI__VK_REDUCE_DIMS)
         return oi__vk_unsupported("global_avg_pool: %d spatial dims after merging", nr);
     oi__vk_reduce_push push;
-    memset(&push, 0, sizeof push);
-    push.n_out = (uint32_t)n_out;
-    push.n_red = (uint32_t)n_red;
-    push.k_ndim = (uint32_t)nk;
-    push.r_ndim = (uint32_t)nr;
-    for (int d = 0; d < nk; d++) {
-        push.k_shape[d] = (uint32_t)k_shape[d];
-        push.k_strides[d] = (uint32_t)k_strides[0][d];
-    }
-    for (int d = 0; d < nr; d++) {
-        push.r_shape[d] = (uint32_t)r_shape[d];
-        push.r_strides[d] = (uint32_t)r_strides[0][d];
-    }
-    push.a_offset = (uint32_t)x->offset;
-    push.d_offset = (uint32_t)out->offset;
+    oi__vk_reduce_layout(&push, n_out, n_red, nk, k_shape, k_strides[0], nr, r_shape, r_strides[0], x->offset,
+                         out->offset);
     push.select_first = 1u;
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
