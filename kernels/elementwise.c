@@ -233,15 +233,35 @@ typedef struct oi__ew_job {
     double mask, slope;
 } oi__ew_job;
 
-/* y[j] = a[j * sa] OP b[j * sb], sa and sb in {0, 1} as constants. */
+/* y[j] = EXPR of x = a[IA], z = b[IB] (IA, IB: j or 0). Whole blocks go
+ * through a local buffer first: a fixed trip count and no store that could
+ * alias an input, which GCC vectorizes at -O2 too (its very-cheap cost
+ * model leaves the plain loop scalar); the rest goes element by element. */
+#define OI__EW_BLOCK 64
+#define OI__EW_BLOCKS(T, EXPR, IA, IB) \
+    do { \
+        int64_t j0 = 0; \
+        for (; j0 + OI__EW_BLOCK <= len; j0 += OI__EW_BLOCK) { \
+            T blk[OI__EW_BLOCK]; \
+            for (int i = 0; i < OI__EW_BLOCK; i++) { \
+                int64_t j = j0 + i; \
+                T x = a[IA], z = b[IB]; \
+                blk[i] = (EXPR); \
+            } \
+            memcpy(y + j0, blk, sizeof blk); \
+        } \
+        for (int64_t j = j0; j < len; j++) { T x = a[IA], z = b[IB]; y[j] = (EXPR); } \
+    } while (0)
+
+/* y[j] = a[j * sa] OP b[j * sb], sa and sb in {0, 1}. */
 #define OI__EW_LOOP(T, EXPR) \
     do { \
         if (sa && sb) \
-            for (int64_t j = 0; j < len; j++) { T x = a[j], z = b[j]; y[j] = (EXPR); } \
+            OI__EW_BLOCKS(T, EXPR, j, j); \
         else if (sb) \
-            for (int64_t j = 0; j < len; j++) { T x = a[0], z = b[j]; y[j] = (EXPR); } \
+            OI__EW_BLOCKS(T, EXPR, 0, j); \
         else \
-            for (int64_t j = 0; j < len; j++) { T x = a[j], z = b[0]; y[j] = (EXPR); } \
+            OI__EW_BLOCKS(T, EXPR, j, 0); \
     } while (0)
 
 static void oi__ew_seg_f32(oi_op op, const float *a, const float *b, float *y, int64_t len, bool sa, bool sb,
