@@ -336,6 +336,26 @@ static oi_status oi__vk_eltwise_params(const oi__kernel_args *k, oi_dtype t, uin
     }
 }
 
+/* Appends eltwise.comp's stage for a push block with its walk filled in:
+ * the op's parameters, every operand's dtype, a/b/c and the output bound. */
+static oi__vk_stage *oi__vk_eltwise_stage(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in,
+                                          const oi__vk_view *out, oi__vk_eltwise_push *push, const uint32_t *params,
+                                          oi__vk_plan *plan) {
+    push->p0 = params[0];
+    push->p1 = params[1];
+    push->p2 = params[2];
+    oi__vk_stage *st = &plan->stages[plan->n_stages++];
+    memset(st, 0, sizeof *st);
+    oi_dtype a = in[0].dtype, b = n_in > 1 ? in[1].dtype : a, c = n_in > 2 ? in[2].dtype : a;
+    oi__vk_set_pipeline(st, OI__VK_ELTWISE, k->op, a, b, c, out->dtype);
+    oi__vk_set_push(st, push, sizeof *push);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[1] = n_in > 1 ? OI__VK_ROLE_IN1 : OI__VK_ROLE_UNUSED;
+    st->roles[2] = n_in > 2 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
+    st->roles[3] = OI__VK_ROLE_OUT;
+    return st;
+}
+
 /* Workgroups of eltwise.comp's contiguous path: one uvec4 per invocation
  * up to 65535 groups of 256, a grid-stride loop beyond. */
 static uint64_t oi__vk_contiguous_groups(int64_t n, oi_dtype out) {
@@ -366,18 +386,7 @@ static bool oi__vk_eltwise_contiguous(const oi__kernel_args *k, const oi__vk_vie
     push.b_offset = n_in > 1 ? (uint32_t)(in[1].offset / per) : 0;
     push.c_offset = n_in > 2 ? (uint32_t)(in[2].offset / per) : 0;
     push.d_offset = (uint32_t)(out->offset / per);
-    push.p0 = params[0];
-    push.p1 = params[1];
-    push.p2 = params[2];
-    oi__vk_stage *st = &plan->stages[plan->n_stages++];
-    memset(st, 0, sizeof *st);
-    oi_dtype a = in[0].dtype, b = n_in > 1 ? in[1].dtype : a, c = n_in > 2 ? in[2].dtype : a;
-    oi__vk_set_pipeline(st, OI__VK_ELTWISE, k->op, a, b, c, out->dtype);
-    oi__vk_set_push(st, &push, sizeof push);
-    st->roles[0] = OI__VK_ROLE_IN0;
-    st->roles[1] = n_in > 1 ? OI__VK_ROLE_IN1 : OI__VK_ROLE_UNUSED;
-    st->roles[2] = n_in > 2 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
-    st->roles[3] = OI__VK_ROLE_OUT;
+    oi__vk_eltwise_stage(k, in, n_in, out, &push, params, plan);
     return true;
 }
 
@@ -421,18 +430,7 @@ static oi_status oi__vk_plan_eltwise(const oi__vk_context *ctx, const oi__kernel
     push.b_offset = n_in > 1 ? (uint32_t)in[1].offset : 0;
     push.c_offset = n_in > 2 ? (uint32_t)in[2].offset : 0;
     push.d_offset = (uint32_t)out->offset;
-    push.p0 = params[0];
-    push.p1 = params[1];
-    push.p2 = params[2];
-    oi__vk_stage *st = &plan->stages[plan->n_stages++];
-    memset(st, 0, sizeof *st);
-    oi_dtype a = in[0].dtype, b = n_in > 1 ? in[1].dtype : a, c = n_in > 2 ? in[2].dtype : a;
-    oi__vk_set_pipeline(st, OI__VK_ELTWISE, k->op, a, b, c, out->dtype);
-    oi__vk_set_push(st, &push, sizeof push);
-    st->roles[0] = OI__VK_ROLE_IN0;
-    st->roles[1] = n_in > 1 ? OI__VK_ROLE_IN1 : OI__VK_ROLE_UNUSED;
-    st->roles[2] = n_in > 2 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
-    st->roles[3] = OI__VK_ROLE_OUT;
+    oi__vk_stage *st = oi__vk_eltwise_stage(k, in, n_in, out, &push, params, plan);
     unsigned per = 32u / oi_dtype_bits(out->dtype);
     uint64_t words = ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
     return oi__vk_groups(ctx, (words + 255) / 256, 1, st->groups);
