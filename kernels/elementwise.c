@@ -290,27 +290,29 @@ static void oi__ew_seg_f64(oi_op op, const double *a, const double *b, double *y
     }
 }
 
+/* relu's choice on the bits: x < 0 (not -0, not NaN) takes r = x * slope. */
+static inline uint32_t oi__ew_relu_bits32(uint32_t xb, uint32_t rb) {
+    uint32_t m = 0u - (uint32_t)(xb > 0x80000000u && xb <= 0xFF800000u);
+    return (rb & m) | (xb & ~m);
+}
+
 /* relu with slope, no clamps: x < 0 (not -0, not NaN) gives x * slope. */
 static void oi__ew_relu_f32(const float *a, float *y, int64_t len, double slope) {
     float slope_f = (float)slope;
     if ((double)slope_f == slope) {
         /* a float slope (0 included): the f32 product is the double one
-         * rounded once (24 x 24 bits are exact in a double). Blocks of a
-         * fixed length through a local buffer: a loop the compiler
-         * vectorizes at -O2 too (no aliasing to check, no remainder). */
-        enum { BLOCK = 64 };
+         * rounded once (24 x 24 bits are exact in a double). Whole blocks
+         * through a local buffer, as OI__EW_BLOCKS does. */
         int64_t j = 0;
-        for (; j + BLOCK <= len; j += BLOCK) {
-            uint32_t xb[BLOCK], rb[BLOCK];
-            float r[BLOCK];
+        for (; j + OI__EW_BLOCK <= len; j += OI__EW_BLOCK) {
+            uint32_t xb[OI__EW_BLOCK], rb[OI__EW_BLOCK];
+            float r[OI__EW_BLOCK];
             memcpy(xb, a + j, sizeof xb);
-            for (int i = 0; i < BLOCK; i++)
+            for (int i = 0; i < OI__EW_BLOCK; i++)
                 r[i] = a[j + i] * slope_f;
             memcpy(rb, r, sizeof rb);
-            for (int i = 0; i < BLOCK; i++) {
-                uint32_t m = 0u - (uint32_t)(xb[i] > 0x80000000u && xb[i] <= 0xFF800000u);
-                xb[i] = (rb[i] & m) | (xb[i] & ~m);
-            }
+            for (int i = 0; i < OI__EW_BLOCK; i++)
+                xb[i] = oi__ew_relu_bits32(xb[i], rb[i]);
             memcpy(y + j, xb, sizeof xb);
         }
         a += j;
@@ -322,8 +324,7 @@ static void oi__ew_relu_f32(const float *a, float *y, int64_t len, double slope)
         float r = (float)((double)a[j] * slope); /* as the generic path rounds it */
         memcpy(&xb, &a[j], sizeof xb);
         memcpy(&rb, &r, sizeof rb);
-        uint32_t m = 0u - (uint32_t)(xb > 0x80000000u && xb <= 0xFF800000u);
-        xb = (rb & m) | (xb & ~m);
+        xb = oi__ew_relu_bits32(xb, rb);
         memcpy(&y[j], &xb, sizeof xb);
     }
 }
