@@ -654,11 +654,14 @@ static bool oi__vk_coopmat_fits(const oi__vk_context *ctx, const oi__vk_view *a,
     return *b_t ? p->b_stride_k == 1 && p->b_stride_n % 8 == 0 : p->b_stride_k % 8 == 0;
 }
 
-/* One dispatch of matmul_coopmat.comp: 128 x OI__VK_COOPMAT_BN output
- * blocks (BN in the shader's build line), the output (f16 or f32) written
+/* One dispatch of matmul_coopmat.comp: OI__VK_COOPMAT_BM x
+ * OI__VK_COOPMAT_BN output blocks, the output (f16 or f32) written
  * directly. */
+#ifndef OI__VK_COOPMAT_BM
+#define OI__VK_COOPMAT_BM 128u /* = BM and BN of matmul_coopmat.comp */
+#endif
 #ifndef OI__VK_COOPMAT_BN
-#define OI__VK_COOPMAT_BN 128u
+#define OI__VK_COOPMAT_BN 256u
 #endif
 static oi_status oi__vk_plan_matmul_coopmat(const oi__vk_context *ctx, const oi__vk_matmul_push *push, bool b_t,
                                            oi_dtype in, oi_dtype out, int64_t batches, oi__vk_plan *plan) {
@@ -673,7 +676,7 @@ static oi_status oi__vk_plan_matmul_coopmat(const oi__vk_context *ctx, const oi_
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[1] = OI__VK_ROLE_IN1;
     st->roles[3] = OI__VK_ROLE_OUT;
-    uint64_t gx = (push->N + OI__VK_COOPMAT_BN - 1u) / OI__VK_COOPMAT_BN, gy = (push->M + 127u) / 128u;
+    uint64_t gx = (push->N + OI__VK_COOPMAT_BN - 1u) / OI__VK_COOPMAT_BN, gy = (push->M + OI__VK_COOPMAT_BM - 1u) / OI__VK_COOPMAT_BM;
     const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
     if (gx > max[0] || gy > max[1])
         return oi__vk_unsupported("matmul: %u x %u exceeds the dispatch limits", push->M, push->N);

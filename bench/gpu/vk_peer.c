@@ -16,7 +16,10 @@
  * host waiting in between ("vk_peer(one op per submission): ...", which
  * torch_peer.py does not read); best_micros says why both.
  *
- * Usage: vk_peer [n] [reps] [warm_ms]   (n = 4096, reps = 10, warm_ms = 2000)
+ * Usage: vk_peer [n] [reps] [warm_ms] [matmul]   (n = 4096, reps = 10, warm_ms = 2000)
+ * "matmul" times the two matmuls alone, back to back only, and checks 64
+ * entries of the f16 product against a double-precision dot product (a
+ * quick A/B of matmul shader builds: bench/gpu/coopmat_sweep.sh).
  * All inputs are made and uploaded first; then an n x n f32 matmul runs back
  * to back for warm_ms, so the GPU has left its idle clocks (as PyTorch's
  * warm-up runs do for it), and the timed ops follow at once (make_data says
@@ -25,6 +28,7 @@
  * shows the build line, against build-gpu/libopeninfer.a. */
 #include "../../openinfer_impl/internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +103,7 @@ static double best_micros(oi_op op, const oi__attr *at, size_t n_at, const oi__t
 }
 
 static bool batched = true; /* the mode of the current pass (see best_micros) */
+static bool matmul_only;    /* the fourth argument is "matmul" */
 
 static void report(const char *key, double value, const char *unit, double us) {
     if (us > 0)
@@ -164,6 +169,8 @@ static void measure(const peer_data *d, int n, int reps) {
         if (!quiet)
             report(mm_key[t], 2.0 * n * (double)n * n / (us * 1e3), "GFLOP/s", us);
     }
+    if (matmul_only)
+        return;
     double bytes = (double)n * 4.0 * (double)n * 4.0;
     const oi__tensor *xy[2] = {d->x, d->y}, *x1[1] = {d->x}, *s1[1] = {d->s};
     us = best_micros(OI_OP_add, NULL, 0, xy, 2, d->z, reps, batched);
@@ -195,10 +202,34 @@ static void warm_up(const peer_data *d, int ms) {
     printf("vk_peer: warm-up: %d matmuls in %.0f ms\n", runs, (now_us() - t0) / 1e3);
 }
 
+/* The f16 product's largest error over 64 sampled entries, against a dot
+ * product in double of the same f16 inputs, relative to the sum of the
+ * magnitudes of the terms (f32 accumulation and the f16 output rounding
+ * keep it under ~1e-3; a wrong tile or offset gives ~1). */
+static double check_f16_product(const peer_data *d, int n) {
+    const oi__tensor *a = d->mm[1][0], *b = d->mm[1][1], *c = d->mm[1][2];
+    if (vk->to_host(ctx, c->storage) != OI_OK)
+        return -1;
+    double worst = 0;
+    for (int s = 0; s < 64; s++) {
+        int64_t i = (int64_t)(s * 2654435761u % (unsigned)n), j = (int64_t)(s * 40503u % (unsigned)n);
+        double dot = 0, mag = 1e-30;
+        for (int64_t k = 0; k < n; k++) {
+            double t = oi__load_f64(a->dtype, oi__tensor_data(a), i * n + k) * oi__load_f64(b->dtype, oi__tensor_data(b), k * n + j);
+            dot += t;
+            mag += fabs(t);
+        }
+        double err = fabs(oi__load_f64(c->dtype, oi__tensor_data(c), i * n + j) - dot) / mag;
+        worst = err > worst ? err : worst;
+    }
+    return worst;
+}
+
 int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 4096;
     int reps = argc > 2 ? atoi(argv[2]) : 10;
     int warm_ms = argc > 3 ? atoi(argv[3]) : 2000;
+    matmul_only = argc > 4 && strcmp(argv[4], "matmul") == 0;
     if (n <= 0 || reps <= 0) {
         fprintf(stderr, "usage: vk_peer [n] [reps]\n");
         return 2;
@@ -231,6 +262,12 @@ int main(int argc, char **argv) {
     measure(&d, n, 0); /* uploads, pipelines */
     warm_up(&d, warm_ms);
     measure(&d, n, reps); /* back to back: the figures torch_peer.py compares */
+    if (matmul_only) {
+        printf("vk_peer: matmul_f16 worst relative error of 64 sampled entries: %.2e\n", check_f16_product(&d, n));
+        free_data(&d);
+        vk->destroy(ctx);
+        return 0;
+    }
     batched = false;
     warm_up(&d, warm_ms / 4);
     measure(&d, n, reps);

@@ -5,22 +5,39 @@
 // layouts it walks with 16-byte loads (see oi__vk_plan_matmul_coopmat).
 //
 // A workgroup of WG_M x WG_N subgroups (32 invocations each) makes a
-// 128 x BN block of the output; each subgroup owns a (128 / WG_M) x
-// (BN / WG_N) part of it, FM x FN accumulators of 16x16. The default,
-// 2x4 subgroups of 64x32 with BN 128 and two buffers, made n = 4096 in
-// 888 us on an H200 (155 TFLOP/s); one buffer, 888 us; BN 256 with one
-// buffer (64x64 per subgroup), 950 us; 2x2 subgroups of 64x64, 949 us; BK 64 with one buffer
-// (meson.build's choice, the 48 KiB of shared memory hold no two), 846 us. K is walked BK at a time: while the tensor
-// cores work on one shared-memory tile of A and B, the next ones are
-// already in flight from global memory (uvec4 loads into registers), then
-// stored into the other buffer of two (STAGES 2: one barrier per step), or
-// into the one buffer once every subgroup has read it (STAGES 1).
-// Rows and columns past M and N, and k past K, load as zeros and are not
-// stored; K, N and every offset and stride are multiples of 8 elements
-// (one uvec4), which the host checks.
-// The output (f32 or f16, contiguous) goes through a per-subgroup f32
-// scratch so that edge fragments store only their valid part, and f16 is
-// rounded as the CPU rounds (common.glsl's encode_small_float).
+// BM x BN block of the output; each subgroup owns a (BM / WG_M) x
+// (BN / WG_N) part of it, FM x FN accumulators of 16x16. K is walked BK at
+// a time: while the tensor cores work on one shared-memory tile of A and
+// B, the next ones are already in flight from global memory (uvec4 loads
+// into registers), then stored into the other buffer of two (STAGES 2: one
+// barrier per step), or into the one buffer once every subgroup has read it
+// (STAGES 1). Blocks wholly inside the matrices load without bounds
+// checks; at the edges, rows and columns past M and N and k past K load as
+// zeros and are not stored. K, N and every offset and stride are multiples
+// of 8 elements (one uvec4), which the host checks.
+//
+// The default, 128 x 256 blocks of 2 x 8 subgroups (64 x 32 each), BK 32,
+// one buffer, made n = 4096 in 709 us on an H100 (194 TFLOP/s), from
+// bench/gpu/coopmat_sweep.sh (which also prints the driver's register
+// counts). What the sweeps showed:
+// - The register file decides. 256 invocations get ~186 registers each
+//   and one workgroup per SM (8 subgroups: 128 x 128 blocks, 808-846 us);
+//   512 get 128, as many subgroups at the same work each (709 us). 64 x 64
+//   per subgroup needs 210-255 registers and spills (767-995 us).
+// - Shared memory is 48 KiB per workgroup, so 128 x 256 has no room for two
+//   buffers at BK 32; BK 16 with two buffers is slower (844 us), as are
+//   128 x 192 with two buffers (851 us) and 256 x 128 blocks (729-767 us).
+// - Without the global loads and barriers the same loop runs at 544 TFLOP/s
+//   (252 us; the tensor cores alone, 560): synchronizing the workgroup at
+//   every step costs more than the loads themselves, and more steps in
+//   flight need registers or shared memory that are not there.
+// - Walking blocks in groups along M for L2 reuse, restrict-qualified
+//   buffers, and holding B fragments instead of A fragments: no change.
+// Fragments wholly inside the output are stored straight from the
+// accumulators (f16 converted by the hardware, which rounds to nearest
+// even as the CPU does); edge fragments go through a per-subgroup f32
+// scratch so that only their valid part is stored, with f16 rounded by
+// common.glsl's encode_small_float.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_NV_cooperative_matrix : require
@@ -29,9 +46,11 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "common.glsl"
 
-#define BM 128u
+#ifndef BM
+#define BM 128u          // = the host's OI__VK_COOPMAT_BM (vk_ops.c)
+#endif
 #ifndef BN
-#define BN 128u          // the host's OI__VK_COOPMAT_BN
+#define BN 256u          // = the host's OI__VK_COOPMAT_BN
 #endif
 #ifndef BK
 #define BK 32u           // k per shared-memory tile (a multiple of 16)
@@ -39,10 +58,10 @@
 #define KV (BK / 8u)     // uvec4 per row of an A tile (and of a transposed B tile)
 #ifndef WG_M
 #define WG_M 2u          // subgroups along M
-#define WG_N 4u          // ... along N
+#define WG_N 8u          // ... along N
 #endif
 #ifndef STAGES
-#define STAGES 2u        // shared-memory buffers: 2, or 1 with two barriers per step
+#define STAGES 1u        // shared-memory buffers: 2, or 1 with two barriers per step
 #endif
 #define FM (BM / 16u / WG_M) // 16x16 accumulators per subgroup along M
 #define FN (BN / 16u / WG_N) // ... along N
@@ -51,9 +70,11 @@
 #define BV (BN / 8u)     // uvec4 per row of a row-major B tile ([k][n])
 #define BR_STRIDE (BV + 1u) // ... in shared memory, with 8 halves of padding
 #define TILE_A (BM * A_STRIDE)
-#define TILE_B max(BK * BR_STRIDE, BN * A_STRIDE)
-#define LOADS_A (BM * KV / THREADS) // uvec4 of each tile per invocation
-#define LOADS_B (BN * KV / THREADS)
+#define TILE_B (B_T != 0u ? BN * A_STRIDE : BK * BR_STRIDE) // sized for the layout the pipeline is made for
+#define CHUNKS_A (BM * KV) // uvec4 of an A tile; of a B tile (either layout):
+#define CHUNKS_B (BN * KV)
+#define LOADS_A ((CHUNKS_A + THREADS - 1u) / THREADS) // ... per invocation
+#define LOADS_B ((CHUNKS_B + THREADS - 1u) / THREADS)
 layout(local_size_x = THREADS) in;
 layout(constant_id = 2) const uint B_T = 0u;     // 1: B is stored [N, K] (k contiguous)
 layout(constant_id = 4) const uint D_DT = DT_F32; // f32 or f16
@@ -74,41 +95,48 @@ layout(push_constant) uniform Push {
     uint a_offset, b_offset, d_offset;
 } pc;
 
-shared uvec4 sh_a[STAGES * TILE_A];
+// Edge fragments are stored through one 16x16 f32 fragment per subgroup
+// (64 uvec4) kept in sh_a, which is free once K is walked.
+#define SCRATCH 64u
+shared uvec4 sh_a[max(STAGES * TILE_A, WG_M * WG_N * SCRATCH)];
 shared uvec4 sh_b[STAGES * TILE_B];
-shared float sh_c[WG_M * WG_N * 256u]; // one 16x16 f32 fragment per subgroup, for the stores
 
 const bool B_COL_MAJOR = B_T != 0u;
 
-// Invocation t moves LOADS_A uvec4 of the A tile: 128 rows of KV uvec4,
-// t/KV + i * THREADS/KV; and LOADS_B of the B tile: transposed, BN rows of
-// KV uvec4 likewise; row-major, BK rows of BV uvec4, t/BV + i * THREADS/BV.
-uvec4 load_a(uint base, uint row0, uint k0, uint i) {
-    uint t = gl_LocalInvocationID.x;
-    uint m = row0 + t / KV + (THREADS / KV) * i, k = k0 + 8u * (t % KV);
-    if (m >= pc.M || k >= pc.K) return uvec4(0u);
+// Invocation t moves chunks q = t + i * THREADS (i < LOADS_A) of the A
+// tile, row q / KV and uvec4 q % KV of it, and likewise of the B tile:
+// transposed, BN rows of KV uvec4; row-major, BK rows of BV. A last round
+// that not every invocation has (q >= CHUNKS) loads and stores nothing.
+bool partial_round(uint q, uint chunks) { return chunks % THREADS != 0u && q >= chunks; }
+uvec4 load_a(bool checked, uint base, uint row0, uint k0, uint i) {
+    uint q = gl_LocalInvocationID.x + i * THREADS;
+    uint m = row0 + q / KV, k = k0 + 8u * (q % KV);
+    if (partial_round(q, CHUNKS_A) || (checked && (m >= pc.M || k >= pc.K))) return uvec4(0u);
     return a4[(base + m * pc.a_stride_m + k) >> 3u];
 }
-uvec4 load_b(uint base, uint col0, uint k0, uint i) {
-    uint t = gl_LocalInvocationID.x;
+uvec4 load_b(bool checked, uint base, uint col0, uint k0, uint i) {
+    uint q = gl_LocalInvocationID.x + i * THREADS;
     if (B_COL_MAJOR) {
-        uint n = col0 + t / KV + (THREADS / KV) * i, k = k0 + 8u * (t % KV);
-        if (n >= pc.N || k >= pc.K) return uvec4(0u);
+        uint n = col0 + q / KV, k = k0 + 8u * (q % KV);
+        if (partial_round(q, CHUNKS_B) || (checked && (n >= pc.N || k >= pc.K))) return uvec4(0u);
         return b4[(base + n * pc.b_stride_n + k) >> 3u];
     }
-    uint k = k0 + t / BV + (THREADS / BV) * i, n = col0 + 8u * (t % BV);
-    if (n >= pc.N || k >= pc.K) return uvec4(0u);
+    uint k = k0 + q / BV, n = col0 + 8u * (q % BV);
+    if (partial_round(q, CHUNKS_B) || (checked && (n >= pc.N || k >= pc.K))) return uvec4(0u);
     return b4[(base + k * pc.b_stride_k + n) >> 3u];
 }
 void store_tiles(uint buf, uvec4 ra[LOADS_A], uvec4 rb[LOADS_B]) {
-    uint t = gl_LocalInvocationID.x;
-    [[unroll]] for (uint i = 0u; i < LOADS_A; i++)
-        sh_a[buf * TILE_A + (t / KV + (THREADS / KV) * i) * A_STRIDE + t % KV] = ra[i];
+    [[unroll]] for (uint i = 0u; i < LOADS_A; i++) {
+        uint q = gl_LocalInvocationID.x + i * THREADS;
+        if (!partial_round(q, CHUNKS_A)) sh_a[buf * TILE_A + (q / KV) * A_STRIDE + q % KV] = ra[i];
+    }
     [[unroll]] for (uint i = 0u; i < LOADS_B; i++) {
+        uint q = gl_LocalInvocationID.x + i * THREADS;
+        if (partial_round(q, CHUNKS_B)) continue;
         if (B_COL_MAJOR)
-            sh_b[buf * TILE_B + (t / KV + (THREADS / KV) * i) * A_STRIDE + t % KV] = rb[i];
+            sh_b[buf * TILE_B + (q / KV) * A_STRIDE + q % KV] = rb[i];
         else
-            sh_b[buf * TILE_B + (t / BV + (THREADS / BV) * i) * BR_STRIDE + t % BV] = rb[i];
+            sh_b[buf * TILE_B + (q / BV) * BR_STRIDE + q % BV] = rb[i];
     }
 }
 
@@ -127,6 +155,48 @@ void store8(uint e, vec4 lo, vec4 hi) {
     }
 }
 
+fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN]; // this subgroup's part of the block
+
+// The tile products of one subgroup's fragments at k offset kk of buffer cur.
+void multiply_tile(uint cur, uint kk, uint wm, uint wn) {
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM];
+    [[unroll]] for (uint i = 0u; i < FM; i++)
+        coopMatLoadNV(fa[i], sh_a, cur * TILE_A + (wm * (BM / WG_M) + i * 16u) * A_STRIDE + kk / 8u, A_STRIDE, false);
+    [[unroll]] for (uint j = 0u; j < FN; j++) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
+        uint n = wn * (BN / WG_N) + j * 16u;
+        if (B_COL_MAJOR)
+            coopMatLoadNV(fb, sh_b, cur * TILE_B + n * A_STRIDE + kk / 8u, A_STRIDE, true);
+        else
+            coopMatLoadNV(fb, sh_b, cur * TILE_B + kk * BR_STRIDE + n / 8u, BR_STRIDE, false);
+        [[unroll]] for (uint i = 0u; i < FM; i++) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
+    }
+}
+
+// Walks K: while the tensor cores work on one shared-memory tile of A and
+// B, the next ones are already in flight from global memory.
+void multiply(bool checked, uint a_base, uint b_base, uint row0, uint col0, uint wm, uint wn) {
+    uvec4 ra[LOADS_A], rb[LOADS_B];
+    [[unroll]] for (uint i = 0u; i < LOADS_A; i++) ra[i] = load_a(checked, a_base, row0, 0u, i);
+    [[unroll]] for (uint i = 0u; i < LOADS_B; i++) rb[i] = load_b(checked, b_base, col0, 0u, i);
+    store_tiles(0u, ra, rb);
+    barrier();
+
+    uint steps = (pc.K + BK - 1u) / BK;
+    for (uint s = 0u; s < steps; s++) {
+        uint cur = STAGES == 2u ? s & 1u : 0u;
+        bool more = s + 1u < steps;
+        if (more) { // the next tiles travel while this one is multiplied
+            [[unroll]] for (uint i = 0u; i < LOADS_A; i++) ra[i] = load_a(checked, a_base, row0, (s + 1u) * BK, i);
+            [[unroll]] for (uint i = 0u; i < LOADS_B; i++) rb[i] = load_b(checked, b_base, col0, (s + 1u) * BK, i);
+        }
+        [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) multiply_tile(cur, kk, wm, wn);
+        if (STAGES == 1u) barrier(); // one buffer: everyone has read it before it is refilled
+        if (more) store_tiles(STAGES == 2u ? cur ^ 1u : 0u, ra, rb);
+        barrier();
+    }
+}
+
 void main() {
     uint sg = gl_SubgroupID, wm = sg / WG_N, wn = sg % WG_N;
     uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
@@ -139,55 +209,38 @@ void main() {
         b_base += coord * pc.b_batch_strides[d];
     }
 
-    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN];
     [[unroll]] for (uint i = 0u; i < FM; i++)
         [[unroll]] for (uint j = 0u; j < FN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+    // Blocks wholly inside A, B and the output (all but the edges) load
+    // without bounds checks: fewer registers and instructions per load.
+    if (row0 + BM <= pc.M && col0 + BN <= pc.N && pc.K % BK == 0u)
+        multiply(false, a_base, b_base, row0, col0, wm, wn);
+    else
+        multiply(true, a_base, b_base, row0, col0, wm, wn);
 
-    uvec4 ra[LOADS_A], rb[LOADS_B];
-    [[unroll]] for (uint i = 0u; i < LOADS_A; i++) ra[i] = load_a(a_base, row0, 0u, i);
-    [[unroll]] for (uint i = 0u; i < LOADS_B; i++) rb[i] = load_b(b_base, col0, 0u, i);
-    store_tiles(0u, ra, rb);
-    barrier();
-
-    uint steps = (pc.K + BK - 1u) / BK;
-    for (uint s = 0u; s < steps; s++) {
-        uint cur = STAGES == 2u ? s & 1u : 0u;
-        bool more = s + 1u < steps;
-        if (more) { // the next tiles travel while this one is multiplied
-            [[unroll]] for (uint i = 0u; i < LOADS_A; i++) ra[i] = load_a(a_base, row0, (s + 1u) * BK, i);
-            [[unroll]] for (uint i = 0u; i < LOADS_B; i++) rb[i] = load_b(b_base, col0, (s + 1u) * BK, i);
-        }
-        [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
-            fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM];
-            [[unroll]] for (uint i = 0u; i < FM; i++)
-                coopMatLoadNV(fa[i], sh_a, cur * TILE_A + (wm * (BM / WG_M) + i * 16u) * A_STRIDE + kk / 8u, A_STRIDE, false);
-            [[unroll]] for (uint j = 0u; j < FN; j++) {
-                fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
-                uint n = wn * (BN / WG_N) + j * 16u;
-                if (B_COL_MAJOR)
-                    coopMatLoadNV(fb, sh_b, cur * TILE_B + n * A_STRIDE + kk / 8u, A_STRIDE, true);
-                else
-                    coopMatLoadNV(fb, sh_b, cur * TILE_B + kk * BR_STRIDE + n / 8u, BR_STRIDE, false);
-                [[unroll]] for (uint i = 0u; i < FM; i++) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
-            }
-        }
-        if (STAGES == 1u) barrier(); // one buffer: everyone has read it before it is refilled
-        if (more) store_tiles(STAGES == 2u ? cur ^ 1u : 0u, ra, rb);
-        barrier();
-    }
-
-    // Lane l writes row l/2, columns (l%2)*8 .. +8 of each fragment.
+    // A fragment wholly inside the output is stored as it is (f16: converted
+    // by the hardware, round to nearest even as the CPU); the others go
+    // through this subgroup's scratch in sh_a, whose lane l writes row l/2,
+    // columns (l%2)*8 .. +8 where they are in range (every subgroup is past
+    // the last step's barrier: no one reads the tiles any more).
     uint lane = gl_SubgroupInvocationID, r = lane >> 1u, c = (lane & 1u) * 8u;
+    uint scratch = sg * SCRATCH, at = scratch + r * 4u + c / 4u;
     [[unroll]] for (uint i = 0u; i < FM; i++)
         [[unroll]] for (uint j = 0u; j < FN; j++) {
-            coopMatStoreNV(acc[i][j], sh_c, sg * 256u, 16u, false);
+            uint m0 = row0 + wm * (BM / WG_M) + i * 16u, n0 = col0 + wn * (BN / WG_N) + j * 16u;
+            uint e0 = d_base + m0 * pc.N + n0;
+            if (m0 + 16u <= pc.M && n0 + 16u <= pc.N) {
+                if (D_DT == DT_F16)
+                    coopMatStoreNV(fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>(acc[i][j]), d4, e0 >> 3u, pc.N >> 3u, false);
+                else
+                    coopMatStoreNV(acc[i][j], d4, e0 >> 2u, pc.N >> 2u, false);
+                continue;
+            }
+            coopMatStoreNV(acc[i][j], sh_a, scratch, 4u, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
-            uint gm = row0 + wm * (BM / WG_M) + i * 16u + r, gn = col0 + wn * (BN / WG_N) + j * 16u + c;
-            uint at = sg * 256u + r * 16u + c;
-            vec4 lo = vec4(sh_c[at], sh_c[at + 1u], sh_c[at + 2u], sh_c[at + 3u]);
-            vec4 hi = vec4(sh_c[at + 4u], sh_c[at + 5u], sh_c[at + 6u], sh_c[at + 7u]);
-            if (gm < pc.M && gn < pc.N) store8(d_base + gm * pc.N + gn, lo, hi);
-            subgroupBarrier(); // the next fragment reuses sh_c
+            vec4 lo = uintBitsToFloat(sh_a[at]), hi = uintBitsToFloat(sh_a[at + 1u]);
+            if (m0 + r < pc.M && n0 + c < pc.N) store8(e0 + r * pc.N + c, lo, hi);
+            subgroupBarrier(); // the next fragment reuses the scratch
         }
 }
