@@ -5,7 +5,7 @@
  * f64 computes in double with libm (the reference path). exp, tanh,
  * sigmoid, silu and gelu(approximate="tanh") are built on a branch-free
  * f32 exp (oi__exp_f32, 1-2 ulp), as is exact gelu (through a branch-free
- * erfc, oi__erfc_f32), so the contiguous f32 loops, written in
+ * erfc: one exp and a rational fit, vexp.h), so the contiguous f32 loops, written in
  * blocks of 16 through a local array, vectorize at -O2; log, erf,
  * softplus and pow call libm per element. Other layouts and dtypes walk
  * the output with the shared iterator and use the same per-element f32
@@ -129,29 +129,25 @@ OI__MATH_INLINE float oi__gelu_tanh_f32(float x) {
     return x / (1.0f + oi__exp_f32(-2.0f * u));
 }
 
-/* erfc without branches: for a = |z|, t = 1 / (1 + a / 2),
- * erfc(a) = t e^(-a^2 + P(t)) with P the degree-9 Chebyshev fit of
- * Numerical Recipes' erfcc (under 1.1e-7 relative over all a >= 0);
- * erfc(-a) = 2 - erfc(a). -a^2 is split as -ah^2 (exact: ah keeps 12
- * bits) plus a small rest so that large a lose nothing to its rounding.
- * Beyond a = 9 erfc is taken as 0 (erfc(9) = 4e-37, near FLT_MIN): no
- * subnormal arithmetic, which costs ~100x on x86; NaN stays NaN. */
-OI__MATH_INLINE float oi__erfc_f32(float z) {
-    uint32_t zb = oi__math_bits(z), ab = zb & 0x7FFFFFFFu;
-    bool tail = ab > 0x41100000u /* 9.0f */ && ab <= 0x7F800000u;
-    ab = oi__math_pick(tail, 0x41100000u, ab);
-    float a = oi__math_from_bits(ab);
-    float ah = oi__math_from_bits(ab & 0xFFFFF000u), al = a - ah;
-    float t = 1.0f / (1.0f + 0.5f * a);
-    float p = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f + t * (-0.18628806f +
-              t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
-    float body = t * oi__exp_f32(-ah * ah) * oi__exp_f32(p - al * (a + ah));
-    float y = oi__math_from_bits(oi__math_pick(tail, 0u, oi__math_bits(body)));
-    return oi__math_from_bits(oi__math_pick((int32_t)zb < 0, oi__math_bits(2.0f - y), oi__math_bits(y)));
+/* Exact gelu, 0.5 x erfc(z) with z = -x / sqrt 2, without branches:
+ * vexp.h's erfc fit (see OI__ERFC_P1) with a = |z|. The exponent
+ * a^2 = x^2 / 2 comes from x, not from the rounded z (erfc(a) moves by
+ * 2a^2 times a relative change of a): x = xh + xl with xh keeping 12 bits,
+ * so xh^2 / 2 is exact and the small rest xl (x + xh) / 2 goes through a
+ * second exp. |x| > 9 sqrt 2 (erfc < 4e-37) gives 0 x; NaN stays NaN. */
+OI__MATH_INLINE float oi__gelu_erf_f32(float x) {
+    uint32_t xb = oi__math_bits(x), ab = xb & 0x7FFFFFFFu;
+    bool tail = ab > 0x414BA592u /* OI__VEXP_GELU_LIMIT */ && ab <= 0x7F800000u;
+    ab = oi__math_pick(tail, 0x414BA592u, ab);
+    float ax = oi__math_from_bits(ab), a = ax * 0.70710678118654752f;
+    float xh = oi__math_from_bits(ab & 0xFFFFF000u), xl = ax - xh;
+    float p = 1.0f + a * (OI__ERFC_P1 + a * (OI__ERFC_P2 + a * (OI__ERFC_P3 + a * OI__ERFC_P4)));
+    float q = 1.0f + a * (OI__ERFC_Q1 + a * (OI__ERFC_Q2 + a * (OI__ERFC_Q3 + a * (OI__ERFC_Q4 + a * OI__ERFC_Q5))));
+    float body = oi__exp_f32(-0.5f * (xh * xh)) * oi__exp_f32(-0.5f * (xl * (ax + xh))) * (p / q);
+    float y = oi__math_from_bits(oi__math_pick(tail, 0u, oi__math_bits(body))); /* erfc(|z|) */
+    y = oi__math_from_bits(oi__math_pick((int32_t)xb > 0, oi__math_bits(2.0f - y), oi__math_bits(y)));
+    return 0.5f * x * y;
 }
-
-/* 0.5 x (1 + erf(x / sqrt 2)) written with erfc: exact tails for x < 0. */
-OI__MATH_INLINE float oi__gelu_erf_f32(float x) { return 0.5f * x * oi__erfc_f32(-x * 0.70710678118654752f); }
 
 /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows. */
 OI__MATH_INLINE float oi__softplus_f32(float x) {

@@ -306,7 +306,7 @@ static oi__tensor *oi__initial_value(oi__ctx *c, int s) {
     const oi__slot *sl = oi__slot_of(c->exec, s);
     if (sl->model_tensor && sl->model_tensor->has_data)
         return oi__wrap_model(c, sl->model_tensor);
-    oi__tensor *t = oi__tensor_new(sl->dtype, sl->ndim, sl->shape);
+    oi__tensor *t = oi__ctx_new_tensor(c, sl->dtype, sl->ndim, sl->shape);
     if (!t)
         return NULL;
     if (sl->model_meta) {
@@ -1288,8 +1288,9 @@ static oi_status oi__await_finish(oi__ctx *c, const oi__pnode *pn);
 static oi_status oi__exec_node(oi__ctx *c, const oi__pnode *pn, int *taken, int64_t *lo, int64_t *hi) {
     switch (pn->ir->kind) {
     case OI__NODE_ASSIGN:
-        if (!c->values[pn->out] && !oi__value(c, pn->out))
-            return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
+        /* The initial value is made on first read (oi__value): most
+         * temporaries are first written by an op, which then needs no
+         * zeroed buffer, and a layout op makes them a view. */
         return OI_OK;
     case OI__NODE_OP: return oi__exec_op(c, pn);
     case OI__NODE_CACHE_READ:

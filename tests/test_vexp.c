@@ -6,6 +6,8 @@
  *        edge values (overflow -> +inf, underflow -> 0 through the
  *        subnormals, NaN, +-inf);
  *   sigmoid, silu, tanh-form gelu: relative error of a few ulp;
+ *   exact gelu: against libm's erfc in double, every 64th bit pattern of
+ *        x in [-12.7, 16] (GELU_MAX_ULP) and [-30, 30] with the far tail;
  *   softmax, log_softmax: rows of every tail length, across the 256-element
  *        chunks, with -inf entries;
  *   layer_norm, rms_norm (intrinsics rows in nn.c): the same lengths. */
@@ -81,22 +83,32 @@ static void note(worst_case *w, float x, float y, double ref) {
     }
 }
 
-/* Every 64th bit pattern from `first` up to `last` (one sign), a chunk at
- * a time; an odd chunk length leaves a tail for the masked code. */
-static void sweep_range(uint32_t first, uint32_t last, worst_case *per_isa, const bool *has) {
+typedef double (*reference_fn)(double x);
+
+static double ref_exp(double x) { return exp(x); }
+
+/* Exact gelu through libm's erfc: 0.5 x (1 + erf(x / sqrt 2)) without the
+ * cancellation for x < 0. */
+static double ref_gelu_erf(double x) { return 0.5 * x * erfc(-x * 0.70710678118654752440); }
+
+/* Every `step`th bit pattern from `first` up to `last` (one sign), a chunk
+ * at a time, through `op` against `ref`; an odd chunk length leaves a tail
+ * for the masked code. */
+static void sweep_range(oi_op op, reference_fn ref_of_x, uint32_t first, uint32_t last, uint32_t step,
+                        worst_case *per_isa, const bool *has) {
     float *x = (float *)malloc(SWEEP_CHUNK * sizeof(float)), *y = (float *)malloc(SWEEP_CHUNK * sizeof(float));
     double *ref = (double *)malloc(SWEEP_CHUNK * sizeof(double));
     CHECK(x && y && ref);
     for (uint64_t b = first; x && y && ref && b <= last;) {
         int64_t n = 0;
-        for (; n < SWEEP_CHUNK - 3 && b <= last; n++, b += 64) {
+        for (; n < SWEEP_CHUNK - 3 && b <= last; n++, b += step) {
             x[n] = from_bits((uint32_t)b);
-            ref[n] = exp((double)x[n]);
+            ref[n] = ref_of_x((double)x[n]);
         }
         for (size_t i = 0; i < COUNT(isas); i++) {
             if (!has[i] || !oi__gemm_force_isa(isas[i]))
                 continue;
-            run_f32(OI_OP_exp, NULL, 0, x, y, 1, n);
+            run_f32(op, NULL, 0, x, y, 1, n);
             for (int64_t j = 0; j < n; j++)
                 note(&per_isa[i], x[j], y[j], ref[j]);
         }
@@ -110,14 +122,34 @@ static void sweep_range(uint32_t first, uint32_t last, worst_case *per_isa, cons
 static void test_exp_sweep(const bool *has) {
     worst_case per_isa[COUNT(isas)];
     memset(per_isa, 0, sizeof per_isa);
-    sweep_range(0x00000000u, to_bits(89.0f), per_isa, has);    /* +0 .. 89   */
-    sweep_range(0x80000000u, to_bits(-104.0f), per_isa, has);  /* -0 .. -104 */
+    sweep_range(OI_OP_exp, ref_exp, 0x00000000u, to_bits(89.0f), 64, per_isa, has);   /* +0 .. 89   */
+    sweep_range(OI_OP_exp, ref_exp, 0x80000000u, to_bits(-104.0f), 64, per_isa, has); /* -0 .. -104 */
     for (size_t i = 0; i < COUNT(isas); i++) {
         if (!has[i])
             continue;
         printf("exp %-8s: max error %.3f ulp (at x = %.9g)\n", oi__gemm_isa_name(isas[i]), per_isa[i].worst,
                (double)per_isa[i].at);
         CHECK_MSG(per_isa[i].worst <= 2.0, "exp %s: %.3f ulp at x = %.9g", oi__gemm_isa_name(isas[i]),
+                  per_isa[i].worst, (double)per_isa[i].at);
+    }
+}
+
+/* Exact gelu, every 64th bit pattern of x in [-12.7, 16] (below -12.7 the
+ * result is under 1e-36 and erfc is taken as 0, checked in
+ * test_exp_based_ops). The bound is in ulp of the result: math.c's erfc is
+ * within 5e-7 relative and the rest adds a few roundings. */
+#define GELU_MAX_ULP 10.0
+static void test_gelu_sweep(const bool *has) {
+    worst_case per_isa[COUNT(isas)];
+    memset(per_isa, 0, sizeof per_isa);
+    sweep_range(OI_OP_gelu, ref_gelu_erf, 0x00000000u, to_bits(16.0f), 64, per_isa, has);
+    sweep_range(OI_OP_gelu, ref_gelu_erf, 0x80000000u, to_bits(-12.7f), 64, per_isa, has);
+    for (size_t i = 0; i < COUNT(isas); i++) {
+        if (!has[i])
+            continue;
+        printf("exact gelu %-8s: max error %.3f ulp (at x = %.9g)\n", oi__gemm_isa_name(isas[i]), per_isa[i].worst,
+               (double)per_isa[i].at);
+        CHECK_MSG(per_isa[i].worst <= GELU_MAX_ULP, "exact gelu %s: %.3f ulp at x = %.9g", oi__gemm_isa_name(isas[i]),
                   per_isa[i].worst, (double)per_isa[i].at);
     }
 }
@@ -175,8 +207,8 @@ static void test_exp_based_ops(const bool *has) {
     } ops[] = {{OI_OP_exp, false, 2.4e-7}, {OI_OP_sigmoid, false, 4e-7}, {OI_OP_silu, false, 4e-7},
                /* gelu(tanh): u rounded in f32 first; |2u| eps is the formula's conditioning */
                {OI_OP_gelu, true, 3e-5},
-               /* exact gelu: math.c's erfc fit reaches 8e-6 relative in the far tail (x = -11.9) */
-               {OI_OP_gelu, false, 1e-5}};
+               /* exact gelu: math.c's erfc fit is within 5e-7 relative (test_gelu_sweep) */
+               {OI_OP_gelu, false, 1.5e-6}};
     for (size_t i = 0; i < COUNT(isas); i++) {
         if (!has[i] || !oi__gemm_force_isa(isas[i]))
             continue;
@@ -329,5 +361,6 @@ int main(void) {
     test_softmax(has);
     test_norms(has);
     test_exp_sweep(has);
+    test_gelu_sweep(has);
     return check_result("test_vexp");
 }
