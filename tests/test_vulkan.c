@@ -688,9 +688,11 @@ static void test_aligned(void) {
     for (int o = 0; o < COUNT(soft); o++)
         for (int r = 0; r < COUNT(soft_rows); r++)
             CHECK(run_case(soft[o], &none, 1, &FLOATS[0], &soft_rows[r], true, false));
-    /* f16 matmul: aligned sizes, partial blocks and k steps, batched; B plain and transposed */
+    /* f16 matmul: aligned sizes, partial blocks and k steps (in edge and in whole blocks),
+     * batched; B plain and transposed */
     const shape mm[] = {S(2, 64, 64, 0, 0), S(2, 64, 64, 0, 0),  S(2, 136, 72, 0, 0), S(2, 72, 200, 0, 0),
-                        S(3, 2, 130, 48, 0), S(3, 2, 48, 256, 0), S(2, 256, 256, 0, 0), S(2, 256, 264, 0, 0)};
+                        S(3, 2, 130, 48, 0), S(3, 2, 48, 256, 0), S(2, 256, 256, 0, 0), S(2, 256, 264, 0, 0),
+                        S(2, 128, 40, 0, 0), S(2, 40, 256, 0, 0) /* one whole block, a last k step of 8 */};
     const oi_dtype f16[2] = {OI_DTYPE_F16, OI_DTYPE_F16};
     for (int m = 0; m < COUNT(mm) / 2; m++)
         for (int t = 0; t < 2; t++)

@@ -19,7 +19,8 @@
  * Usage: vk_peer [n] [reps] [warm_ms] [matmul]   (n = 4096, reps = 10, warm_ms = 2000)
  * "matmul" times the two matmuls alone, back to back only, and checks 64
  * entries of the f16 product against a double-precision dot product (a
- * quick A/B of matmul shader builds: bench/gpu/coopmat_sweep.sh).
+ * quick A/B of matmul shader builds: bench/gpu/coopmat_sweep.sh); with
+ * VK_PEER_B_T set in the environment, B is a transposed view ([N, K]).
  * All inputs are made and uploaded first; then an n x n f32 matmul runs back
  * to back for warm_ms, so the GPU has left its idle clocks (as PyTorch's
  * warm-up runs do for it), and the timed ops follow at once (make_data says
@@ -127,6 +128,11 @@ static void make_data(peer_data *d, int n) {
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < 3; i++)
             d->mm[t][i] = tensor(mm[t], 2, n, n);
+    if (getenv("VK_PEER_B_T")) /* B as a transposed view: stored [N, K] */
+        for (int t = 0; t < 2; t++) {
+            d->mm[t][1]->strides[0] = 1;
+            d->mm[t][1]->strides[1] = n;
+        }
     d->x = tensor(OI_DTYPE_F32, 2, n, 4 * (int64_t)n);
     d->y = tensor(OI_DTYPE_F32, 2, n, 4 * (int64_t)n);
     d->z = tensor(OI_DTYPE_F32, 2, n, 4 * (int64_t)n);
@@ -215,7 +221,7 @@ static double check_f16_product(const peer_data *d, int n) {
         int64_t i = (int64_t)(s * 2654435761u % (unsigned)n), j = (int64_t)(s * 40503u % (unsigned)n);
         double dot = 0, mag = 1e-30;
         for (int64_t k = 0; k < n; k++) {
-            double t = oi__load_f64(a->dtype, oi__tensor_data(a), i * n + k) * oi__load_f64(b->dtype, oi__tensor_data(b), k * n + j);
+            double t = oi__load_f64(a->dtype, oi__tensor_data(a), i * n + k) * oi__load_f64(b->dtype, oi__tensor_data(b), k * b->strides[0] + j * b->strides[1]);
             dot += t;
             mag += fabs(t);
         }
