@@ -744,6 +744,8 @@ typedef struct oi__gemm_f32_job {
     const oi__gemm_f32_impl *impl;
     const oi__gemm_f32_args *g;
     const oi__gemm_f32_packed *b_packed; /* NULL: each task packs its B */
+    const float *a_packed;  /* all of op(A), packed once (oi__gemm_f32_share_a); NULL: each task packs its rows */
+    int64_t m_pad;          /* m rounded up to impl->mr: a_packed's k block at p0 starts at p0 * m_pad */
     int64_t tile_m, tile_n, n_tiles_n;
     float *workspace;       /* one region per pool thread */
     size_t thread_floats;   /* floats per region (a multiple of the alignment) */
@@ -792,7 +794,11 @@ static void oi__gemm_f32_task(void *ctx, int task, int thread) {
     float *b_pack = a_pack + oi__gemm_round_up(oi__gemm_round_up(job->tile_m, impl->mr) * impl->kc, OI__GEMM_ALIGN / 4);
     for (int64_t p0 = 0; p0 < g->k; p0 += impl->kc) {
         int64_t kc = oi__gemm_min(impl->kc, g->k - p0);
-        oi__gemm_f32_pack_a(impl, g, i0, rows, p0, kc, a_pack);
+        const float *a_block = a_pack;
+        if (job->a_packed) /* every tile has all rows: i0 is 0 */
+            a_block = job->a_packed + p0 * job->m_pad;
+        else
+            oi__gemm_f32_pack_a(impl, g, i0, rows, p0, kc, a_pack);
         /* The first k block applies beta and the bias; later ones accumulate. */
         float beta = p0 == 0 ? g->beta : 1.0f;
         const float *bias = p0 == 0 ? g->bias : NULL;
@@ -803,7 +809,7 @@ static void oi__gemm_f32_task(void *ctx, int task, int thread) {
                 b_block = job->b_packed->data + p0 * job->b_packed->n_pad + j1 * kc;
             else
                 oi__gemm_f32_pack_b(impl, g, p0, kc, j1, block_cols, b_pack);
-            oi__gemm_f32_macro(impl, kc, a_pack, b_block, rows, block_cols, g->alpha, beta, bias ? bias + j1 : NULL,
+            oi__gemm_f32_macro(impl, kc, a_block, b_block, rows, block_cols, g->alpha, beta, bias ? bias + j1 : NULL,
                                g->c + i0 * g->ldc + j1, g->ldc);
         }
     }
@@ -835,8 +841,47 @@ static void oi__gemm_plan_tiles(const oi__gemm_f32_impl *impl, int64_t m, int64_
     *tile_n = oi__gemm_round_up(oi__gemm_ceil_div(n, tiles_n), impl->nr);
 }
 
+/* ---- op(A) packed once per call ----
+ * When op(B) is packed already and one tile spans all of C's rows (C split
+ * along n only: a few rows of activations times a weight), every task
+ * would pack the same A. It is packed once instead, the row panels of each
+ * k block dealt out over the pool, into k blocks of m_pad x kc; and since a
+ * tile then costs no packing, C is split into OI__GEMM_SHARED_A_TILES tiles
+ * per thread, which keeps both threads busy when the host slows one. */
+#define OI__GEMM_SHARED_A_MAX_FLOATS ((int64_t)1 << 20) /* 4 MiB of A: in the caches */
+#define OI__GEMM_SHARED_A_TILES 4
+
+typedef struct oi__gemm_f32_share_a_job {
+    const oi__gemm_f32_impl *impl;
+    const oi__gemm_f32_args *g;
+    float *dst;
+    int64_t m_pad;
+    int parts; /* tasks per k block */
+} oi__gemm_f32_share_a_job;
+
+static void oi__gemm_f32_share_a_task(void *ctx, int task, int thread) {
+    (void)thread;
+    const oi__gemm_f32_share_a_job *job = (const oi__gemm_f32_share_a_job *)ctx;
+    const oi__gemm_f32_impl *impl = job->impl;
+    int64_t p0 = (task / job->parts) * impl->kc, kc = oi__gemm_min(impl->kc, job->g->k - p0);
+    int64_t panels = job->m_pad / impl->mr, part = task % job->parts;
+    int64_t i0 = panels * part / job->parts * impl->mr;
+    int64_t rows = oi__gemm_min(panels * (part + 1) / job->parts * impl->mr, job->g->m) - i0;
+    if (rows > 0)
+        oi__gemm_f32_pack_a(impl, job->g, i0, rows, p0, kc, job->dst + p0 * job->m_pad + i0 * kc);
+}
+
+static void oi__gemm_f32_share_a(oi__threadpool *pool, int threads, oi__gemm_f32_job *job, float *dst) {
+    oi__gemm_f32_share_a_job pack = {job->impl, job->g, dst, job->m_pad, threads};
+    int64_t k_blocks = oi__gemm_ceil_div(job->g->k, job->impl->kc);
+    oi__threadpool_run(pool, (int)(k_blocks * threads), oi__gemm_f32_share_a_task, &pack);
+    job->a_packed = dst;
+    job->tile_n = oi__gemm_round_up(oi__gemm_ceil_div(job->g->n, OI__GEMM_SHARED_A_TILES * (int64_t)threads),
+                                    job->impl->nr);
+}
+
 /* The packed path: tiles of C over the pool, op(B) packed once when its
- * owner allows. */
+ * owner allows (and then op(A) too, when all tiles would pack the same). */
 static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f32_args *g) {
     const oi__gemm_f32_impl *impl = oi__gemm_f32_select();
     int threads = g->m * g->n * g->k < OI__GEMM_PARALLEL_MIN ? 1 : oi__threadpool_size(pool);
@@ -847,22 +892,29 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
     job.g = g;
     job.b_packed = oi__gemm_f32_packed_b(impl, g);
     oi__gemm_plan_tiles(impl, g->m, g->n, threads, &job.tile_m, &job.tile_n);
-    job.n_tiles_n = oi__gemm_ceil_div(g->n, job.tile_n);
-    int64_t n_tasks = oi__gemm_ceil_div(g->m, job.tile_m) * job.n_tiles_n;
+    job.m_pad = oi__gemm_round_up(g->m, impl->mr);
+    bool share_a = threads > 1 && job.b_packed && job.tile_m >= g->m &&
+                   job.m_pad * g->k <= OI__GEMM_SHARED_A_MAX_FLOATS;
 
-    /* Each thread packs into its own cache-line-aligned region. */
+    /* Each thread packs into its own cache-line-aligned region (A shared:
+     * one region for all, before them). */
     int64_t kc = oi__gemm_min(impl->kc, g->k);
     int64_t align = OI__GEMM_ALIGN / (int64_t)sizeof(float);
-    int64_t a_floats = oi__gemm_round_up(oi__gemm_round_up(job.tile_m, impl->mr) * impl->kc, align);
+    int64_t shared_floats = share_a ? oi__gemm_round_up(job.m_pad * g->k, align) : 0;
+    int64_t a_floats = share_a ? 0 : oi__gemm_round_up(oi__gemm_round_up(job.tile_m, impl->mr) * impl->kc, align);
     int64_t b_floats = job.b_packed ? 0 :
                        oi__gemm_round_up(oi__gemm_round_up(oi__gemm_min(job.tile_n, impl->nc), impl->nr) * kc, align);
     job.thread_floats = (size_t)(a_floats + b_floats);
-    size_t bytes = job.thread_floats * (size_t)threads * sizeof(float) + OI__GEMM_ALIGN;
+    size_t bytes = (job.thread_floats * (size_t)threads + (size_t)shared_floats) * sizeof(float) + OI__GEMM_ALIGN;
     void *raw = oi__malloc(bytes);
     if (!raw)
         return oi__fail(OI_ERROR_OUT_OF_MEMORY, "gemm_f32: cannot allocate %zu bytes of packing space", bytes);
     uintptr_t aligned = ((uintptr_t)raw + OI__GEMM_ALIGN - 1) & ~(uintptr_t)(OI__GEMM_ALIGN - 1);
-    job.workspace = (float *)aligned;
+    job.workspace = (float *)aligned + shared_floats;
+    if (share_a)
+        oi__gemm_f32_share_a(pool, threads, &job, (float *)aligned);
+    job.n_tiles_n = oi__gemm_ceil_div(g->n, job.tile_n);
+    int64_t n_tasks = oi__gemm_ceil_div(g->m, job.tile_m) * job.n_tiles_n;
 
     oi__threadpool_run(threads > 1 ? pool : NULL, (int)n_tasks, oi__gemm_f32_task, &job);
     oi__free(raw);

@@ -541,6 +541,43 @@ static void test_gemm_packed_b(void) {
     oi__threadpool_free(pool2);
 }
 
+/* With B packed once and a C of few rows, the tiles split n only and A is
+ * packed once per call, its row panels dealt out over the pool (an
+ * encoder's activations times a weight): row counts that leave an edge
+ * panel or split unevenly, three k blocks (the last partial), A row-major
+ * and transposed, with and without a bias. */
+static void test_gemm_shared_a(void) {
+    static const shape shapes[] = {{128, 384, 600}, {13, 256, 70}, {61, 96, 257}};
+    oi__threadpool *pool2 = oi__threadpool_new(2);
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        shape s = shapes[si];
+        float *b = random_matrix(s.k, s.n, s.n);
+        int64_t b_shape[2] = {s.k, s.n};
+        oi__tensor *t = oi__tensor_wrap(OI_DTYPE_F32, 2, b_shape, b);
+        float *bias = random_matrix(1, s.n, s.n);
+        for (int layout = 0; layout < 2; layout++) {
+            oi__gemm_f32_args g;
+            memset(&g, 0, sizeof g);
+            g.m = s.m, g.n = s.n, g.k = s.k, g.alpha = 1.0f, g.ldc = s.n;
+            operand_strides(layout, s.m, s.k, &g.a_rs, &g.a_cs);
+            float *a = strided_matrix(s.m, s.k, g.a_rs, g.a_cs, &g.a);
+            g.b = b, g.b_rs = s.n, g.b_cs = 1, g.b_owner = t->storage;
+            g.bias = layout ? bias : NULL;
+            float *c0 = random_matrix(s.m, s.n, s.n);
+            double *want = (double *)malloc((size_t)(s.m * s.n) * sizeof *want);
+            double *scale = (double *)malloc((size_t)(s.m * s.n) * sizeof *scale);
+            reference_strided(&g, c0, want, scale);
+            CHECK_MSG(run_strided(pool2, g, c0, want, scale) == 0, "shared-A gemm m=%lld n=%lld k=%lld layout %d",
+                      (long long)s.m, (long long)s.n, (long long)s.k, layout);
+            CHECK(t->storage->gemm_packed != NULL);
+            free(a), free(c0), free(want), free(scale);
+        }
+        oi__tensor_free(t);
+        free(b), free(bias);
+    }
+    oi__threadpool_free(pool2);
+}
+
 int main(void) {
     hooks_install(); /* counts live blocks for test_gemm_packed_b */
     test_threadpool();
@@ -550,5 +587,6 @@ int main(void) {
     test_gemm_f64();
     test_gemm_strided();
     test_gemm_packed_b();
+    test_gemm_shared_a();
     return check_result("test_gemm");
 }
