@@ -62,6 +62,10 @@ typedef struct oi__gemm_f32_impl {
     /* Packs 16 steps of `width` rows (rows[r] points at the first step) as
      * out[i * width + r]; NULL: the scalar loop. */
     void (*interleave16)(const float *const *rows, int width, float *out);
+    /* The kernel with A read in place, row r step p at a[r * lda + p];
+     * NULL: A is always packed. */
+    void (*kernel_rows)(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, float alpha,
+                        float beta, const float *bias);
 } oi__gemm_f32_impl;
 
 /* ---- micro-kernels ---- */
@@ -210,6 +214,30 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float
     OI__ROWS12(OI__AVX512_STORE)
 }
 
+/* The same tile with A read in place: full row panels of a row-major A
+ * need no packing (a few rows of activations are packed about as often as
+ * they are multiplied); each row streams forward, one line per 16 steps. */
+#define OI__AVX512_UPDATE_ROWS(i) { __m512 ai = _mm512_set1_ps(a##i[p]); \
+    c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0); c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1); }
+#define OI__AVX512_ROW_POINTER(i) const float *a##i = a + i * lda;
+OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows_avx512(int64_t kc, const float *a, int64_t lda, const float *b,
+                                                              float *c, int64_t ldc, float alpha, float beta,
+                                                              const float *bias) {
+    OI__ROWS12(OI__AVX512_PREFETCH_C)
+    OI__ROWS12(OI__AVX512_DECLARE)
+    OI__ROWS12(OI__AVX512_ROW_POINTER)
+    for (int64_t p = 0; p < kc; p++) {
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+        OI__ROWS12(OI__AVX512_UPDATE_ROWS)
+        b += 32;
+    }
+    bool zero_beta = beta == 0.0f;
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __m512 bias0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+    __m512 bias1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
+    OI__ROWS12(OI__AVX512_STORE)
+}
+
 /* The all-lanes masked forms of the shuffles: the plain ones are built on
  * _mm512_undefined_ps, which g++ 12 reports as maybe-uninitialized. */
 #define OI__ALL_LANES ((__mmask16)0xFFFF)
@@ -270,13 +298,13 @@ OI__TARGET_AVX512 static void oi__gemm_f32_interleave16_avx512(const float *cons
 /* ---- choosing the code path ---- */
 static const oi__gemm_f32_impl oi__gemm_f32_portable = {
     OI__GEMM_ISA_PORTABLE, OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, 256, 512, 2048, oi__gemm_f32_kernel_portable,
-    NULL};
+    NULL, NULL};
 #if OI__GEMM_X86
 static const oi__gemm_f32_impl oi__gemm_f32_avx2 = {
-    OI__GEMM_ISA_AVX2, 6, 16, 256, 512, 2048, oi__gemm_f32_kernel_avx2, NULL};
+    OI__GEMM_ISA_AVX2, 6, 16, 256, 512, 2048, oi__gemm_f32_kernel_avx2, NULL, NULL};
 static const oi__gemm_f32_impl oi__gemm_f32_avx512 = {
     OI__GEMM_ISA_AVX512, 12, 32, 256, 512, 2048, oi__gemm_f32_kernel_avx512,
-    oi__gemm_f32_interleave16_avx512};
+    oi__gemm_f32_interleave16_avx512, oi__gemm_f32_kernel_rows_avx512};
 #endif
 
 /* Set only by tests and benchmarks (see oi__gemm_force_isa). */
@@ -745,38 +773,47 @@ typedef struct oi__gemm_f32_job {
     const oi__gemm_f32_args *g;
     const oi__gemm_f32_packed *b_packed; /* NULL: each task packs its B */
     const float *a_packed;  /* all of op(A), packed once (oi__gemm_f32_share_a); NULL: each task packs its rows */
+    bool a_in_place;        /* whole row panels of op(A) are read in place (impl->kernel_rows) */
     int64_t m_pad;          /* m rounded up to impl->mr: a_packed's k block at p0 starts at p0 * m_pad */
     int64_t tile_m, tile_n, n_tiles_n;
     float *workspace;       /* one region per pool thread */
     size_t thread_floats;   /* floats per region (a multiple of the alignment) */
 } oi__gemm_f32_job;
 
-/* Runs the micro-kernel over packed rows x cols of C, writing edge tiles
- * through a scratch tile. beta and bias (NULL, or cols values) apply to
+/* Runs the micro-kernel over rows x cols of C, writing edge tiles through
+ * a scratch tile. A's row panels are packed at a_pack + ir * kc, or, with
+ * a_rows, read in place (row r at a_rows + r * lda) but for a last partial
+ * panel, packed at a_pack. beta and bias (NULL, or cols values) apply to
  * this k block only. */
-static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const float *a_pack, const float *b_pack,
-                               int64_t rows, int64_t cols, float alpha, float beta, const float *bias, float *c,
-                               int64_t ldc) {
+static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const float *a_pack, const float *a_rows,
+                               int64_t lda, const float *b_pack, int64_t rows, int64_t cols, float alpha, float beta,
+                               const float *bias, float *c, int64_t ldc) {
     int mr = impl->mr, nr = impl->nr;
     float edge[OI__GEMM_MAX_MR * OI__GEMM_MAX_NR];
     for (int64_t ir = 0; ir < rows; ir += mr) {
         int64_t tile_rows = oi__gemm_min(mr, rows - ir);
-        const float *a_panel = a_pack + ir * kc;
+        bool in_place = a_rows && tile_rows == mr;
+        const float *a_panel = in_place ? a_rows + ir * lda : a_pack + (a_rows ? 0 : ir * kc);
         for (int64_t jr = 0; jr < cols; jr += nr) {
             int64_t tile_cols = oi__gemm_min(nr, cols - jr);
             const float *b_panel = b_pack + jr * kc;
             const float *tile_bias = bias ? bias + jr : NULL;
             float *c_tile = c + ir * ldc + jr;
-            if (tile_rows == mr && tile_cols == nr) {
-                impl->kernel(kc, a_panel, b_panel, c_tile, ldc, alpha, beta, tile_bias);
+            bool whole = tile_rows == mr && tile_cols == nr;
+            float *out = whole ? c_tile : edge;
+            int64_t ld_out = whole ? ldc : nr;
+            if (in_place)
+                impl->kernel_rows(kc, a_panel, lda, b_panel, out, ld_out, alpha, whole ? beta : 0.0f,
+                                  whole ? tile_bias : NULL);
+            else
+                impl->kernel(kc, a_panel, b_panel, out, ld_out, alpha, whole ? beta : 0.0f, whole ? tile_bias : NULL);
+            if (whole)
                 continue;
-            }
-            impl->kernel(kc, a_panel, b_panel, edge, nr, alpha, 0.0f, NULL);
             for (int64_t i = 0; i < tile_rows; i++)
                 for (int64_t j = 0; j < tile_cols; j++) {
-                    float *out = c_tile + i * ldc + j;
-                    *out = (beta == 0.0f ? edge[i * nr + j] : edge[i * nr + j] + beta * *out) +
-                           (tile_bias ? tile_bias[j] : 0.0f);
+                    float *at = c_tile + i * ldc + j;
+                    *at = (beta == 0.0f ? edge[i * nr + j] : edge[i * nr + j] + beta * *at) +
+                          (tile_bias ? tile_bias[j] : 0.0f);
                 }
         }
     }
@@ -794,11 +831,17 @@ static void oi__gemm_f32_task(void *ctx, int task, int thread) {
     float *b_pack = a_pack + oi__gemm_round_up(oi__gemm_round_up(job->tile_m, impl->mr) * impl->kc, OI__GEMM_ALIGN / 4);
     for (int64_t p0 = 0; p0 < g->k; p0 += impl->kc) {
         int64_t kc = oi__gemm_min(impl->kc, g->k - p0);
-        const float *a_block = a_pack;
-        if (job->a_packed) /* every tile has all rows: i0 is 0 */
+        const float *a_block = a_pack, *a_rows = NULL;
+        if (job->a_packed) { /* every tile has all rows: i0 is 0 */
             a_block = job->a_packed + p0 * job->m_pad;
-        else
+        } else if (job->a_in_place) { /* only a last partial panel is packed */
+            a_rows = g->a + i0 * g->a_rs + p0;
+            int64_t whole = rows / impl->mr * impl->mr;
+            if (whole < rows)
+                oi__gemm_f32_pack_a(impl, g, i0 + whole, rows - whole, p0, kc, a_pack);
+        } else {
             oi__gemm_f32_pack_a(impl, g, i0, rows, p0, kc, a_pack);
+        }
         /* The first k block applies beta and the bias; later ones accumulate. */
         float beta = p0 == 0 ? g->beta : 1.0f;
         const float *bias = p0 == 0 ? g->bias : NULL;
@@ -809,7 +852,7 @@ static void oi__gemm_f32_task(void *ctx, int task, int thread) {
                 b_block = job->b_packed->data + p0 * job->b_packed->n_pad + j1 * kc;
             else
                 oi__gemm_f32_pack_b(impl, g, p0, kc, j1, block_cols, b_pack);
-            oi__gemm_f32_macro(impl, kc, a_block, b_block, rows, block_cols, g->alpha, beta, bias ? bias + j1 : NULL,
+            oi__gemm_f32_macro(impl, kc, a_block, a_rows, g->a_rs, b_block, rows, block_cols, g->alpha, beta, bias ? bias + j1 : NULL,
                                g->c + i0 * g->ldc + j1, g->ldc);
         }
     }
@@ -844,12 +887,13 @@ static void oi__gemm_plan_tiles(const oi__gemm_f32_impl *impl, int64_t m, int64_
 /* ---- op(A) packed once per call ----
  * When op(B) is packed already and one tile spans all of C's rows (C split
  * along n only: a few rows of activations times a weight), every task
- * would pack the same A. It is packed once instead, the row panels of each
- * k block dealt out over the pool, into k blocks of m_pad x kc; and since a
- * tile then costs no packing, C is split into OI__GEMM_SHARED_A_TILES tiles
- * per thread, which keeps both threads busy when the host slows one. */
+ * would pack the same A. Where A cannot be read in place, it is packed once
+ * instead, the row panels of each k block dealt out over the pool, into k
+ * blocks of m_pad x kc. Either way a tile then costs no packing, so C is
+ * split into OI__GEMM_FINE_TILES tiles per thread, which keeps both
+ * threads busy when the host slows one. */
 #define OI__GEMM_SHARED_A_MAX_FLOATS ((int64_t)1 << 20) /* 4 MiB of A: in the caches */
-#define OI__GEMM_SHARED_A_TILES 4
+#define OI__GEMM_FINE_TILES 4
 
 typedef struct oi__gemm_f32_share_a_job {
     const oi__gemm_f32_impl *impl;
@@ -876,8 +920,6 @@ static void oi__gemm_f32_share_a(oi__threadpool *pool, int threads, oi__gemm_f32
     int64_t k_blocks = oi__gemm_ceil_div(job->g->k, job->impl->kc);
     oi__threadpool_run(pool, (int)(k_blocks * threads), oi__gemm_f32_share_a_task, &pack);
     job->a_packed = dst;
-    job->tile_n = oi__gemm_round_up(oi__gemm_ceil_div(job->g->n, OI__GEMM_SHARED_A_TILES * (int64_t)threads),
-                                    job->impl->nr);
 }
 
 /* The packed path: tiles of C over the pool, op(B) packed once when its
@@ -893,8 +935,13 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
     job.b_packed = oi__gemm_f32_packed_b(impl, g);
     oi__gemm_plan_tiles(impl, g->m, g->n, threads, &job.tile_m, &job.tile_n);
     job.m_pad = oi__gemm_round_up(g->m, impl->mr);
-    bool share_a = threads > 1 && job.b_packed && job.tile_m >= g->m &&
-                   job.m_pad * g->k <= OI__GEMM_SHARED_A_MAX_FLOATS;
+    /* A with unit steps is read in place. Otherwise, when every tile would
+     * pack the same A (all rows in one tile, B packed), it is packed once. */
+    bool all_rows = threads > 1 && job.b_packed && job.tile_m >= g->m;
+    job.a_in_place = impl->kernel_rows && g->a_cs == 1;
+    bool share_a = all_rows && !job.a_in_place && job.m_pad * g->k <= OI__GEMM_SHARED_A_MAX_FLOATS;
+    if (all_rows && (share_a || job.a_in_place)) /* tiles cost no packing: finer ones even out the threads */
+        job.tile_n = oi__gemm_round_up(oi__gemm_ceil_div(g->n, OI__GEMM_FINE_TILES * (int64_t)threads), impl->nr);
 
     /* Each thread packs into its own cache-line-aligned region (A shared:
      * one region for all, before them). */

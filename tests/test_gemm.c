@@ -541,11 +541,11 @@ static void test_gemm_packed_b(void) {
     oi__threadpool_free(pool2);
 }
 
-/* With B packed once and a C of few rows, the tiles split n only and A is
- * packed once per call, its row panels dealt out over the pool (an
- * encoder's activations times a weight): row counts that leave an edge
- * panel or split unevenly, three k blocks (the last partial), A row-major
- * and transposed, with and without a bias. */
+/* With B packed once and a C of few rows (an encoder's activations times a
+ * weight), the tiles split n only; a row-major A is read in place (AVX-512)
+ * and a transposed one is packed once per call, its row panels dealt out
+ * over the pool: row counts that leave an edge panel or split unevenly,
+ * three k blocks (the last partial), with and without a bias. */
 static void test_gemm_shared_a(void) {
     static const shape shapes[] = {{128, 384, 600}, {13, 256, 70}, {61, 96, 257}};
     oi__threadpool *pool2 = oi__threadpool_new(2);
