@@ -439,36 +439,31 @@ static void oi__gemm_f32_small(const oi__gemm_f32_args *g) {
  * written once and every input row streams forward. */
 static void oi__gemm_f32_pack_rows(const oi__gemm_f32_impl *impl, const float *src, int64_t ld, int64_t n_rows,
                                    int64_t kc, int width, float *dst) {
+    static const float zeros[16] = {0}; /* the rows of a last panel past n_rows */
     const float *rows[OI__GEMM_MAX_NR];
     for (int64_t q = 0; q < n_rows; q += width) {
         int valid = (int)oi__gemm_min(width, n_rows - q);
-        for (int r = 0; r < valid; r++)
-            rows[r] = src + (q + r) * ld;
+        for (int r = 0; r < width; r++)
+            rows[r] = r < valid ? src + (q + r) * ld : zeros;
         float *panel = dst + q * kc;
-        if (valid == width) {
-            /* 16 steps at a time: one cache line of each source row. */
-            int64_t p = 0;
-            for (; p + 16 <= kc; p += 16) {
-                float *out = panel + p * width;
-                if (impl->interleave16)
-                    impl->interleave16(rows, width, out);
-                else
-                    for (int r = 0; r < width; r++) {
-                        OI__GEMM_PREFETCH(rows[r] + 64); /* short runs: help the prefetcher */
-                        for (int i = 0; i < 16; i++)
-                            out[i * width + r] = rows[r][i];
-                    }
-                for (int r = 0; r < width; r++)
-                    rows[r] += 16;
-            }
-            for (int64_t i = 0; p + i < kc; i++) /* rows[r] now point at step p */
-                for (int r = 0; r < width; r++)
-                    panel[(p + i) * width + r] = rows[r][i];
-        } else {
-            for (int64_t p = 0; p < kc; p++)
-                for (int r = 0; r < width; r++)
-                    panel[p * width + r] = r < valid ? rows[r][p] : 0.0f;
+        /* 16 steps at a time: one cache line of each source row. */
+        int64_t p = 0;
+        for (; p + 16 <= kc; p += 16) {
+            float *out = panel + p * width;
+            if (impl->interleave16)
+                impl->interleave16(rows, width, out);
+            else
+                for (int r = 0; r < width; r++) {
+                    OI__GEMM_PREFETCH(rows[r] + 64); /* short runs: help the prefetcher */
+                    for (int i = 0; i < 16; i++)
+                        out[i * width + r] = rows[r][i];
+                }
+            for (int r = 0; r < valid; r++)
+                rows[r] += 16;
         }
+        for (int64_t i = 0; p + i < kc; i++) /* rows[r] now point at step p */
+            for (int r = 0; r < width; r++)
+                panel[(p + i) * width + r] = r < valid ? rows[r][i] : 0.0f;
     }
 }
 
@@ -780,6 +775,24 @@ typedef struct oi__gemm_f32_job {
     size_t thread_floats;   /* floats per region (a multiple of the alignment) */
 } oi__gemm_f32_job;
 
+/* C = edge + beta * C + bias over an edge tile, row by row (loops the
+ * compiler vectorizes: the tail row panel of every gemm comes this way). */
+static void oi__gemm_f32_store_edge(const float *edge, int64_t ld_edge, int64_t rows, int64_t cols, float beta,
+                                    const float *bias, float *c, int64_t ldc) {
+    for (int64_t i = 0; i < rows; i++) {
+        const float *from = edge + i * ld_edge;
+        float *to = c + i * ldc;
+        if (beta == 0.0f)
+            memcpy(to, from, (size_t)cols * sizeof *to);
+        else
+            for (int64_t j = 0; j < cols; j++)
+                to[j] = from[j] + beta * to[j];
+        if (bias)
+            for (int64_t j = 0; j < cols; j++)
+                to[j] += bias[j];
+    }
+}
+
 /* Runs the micro-kernel over rows x cols of C, writing edge tiles through
  * a scratch tile. A's row panels are packed at a_pack + ir * kc, or, with
  * a_rows, read in place (row r at a_rows + r * lda) but for a last partial
@@ -807,14 +820,8 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
                                   whole ? tile_bias : NULL);
             else
                 impl->kernel(kc, a_panel, b_panel, out, ld_out, alpha, whole ? beta : 0.0f, whole ? tile_bias : NULL);
-            if (whole)
-                continue;
-            for (int64_t i = 0; i < tile_rows; i++)
-                for (int64_t j = 0; j < tile_cols; j++) {
-                    float *at = c_tile + i * ldc + j;
-                    *at = (beta == 0.0f ? edge[i * nr + j] : edge[i * nr + j] + beta * *at) +
-                          (tile_bias ? tile_bias[j] : 0.0f);
-                }
+            if (!whole)
+                oi__gemm_f32_store_edge(edge, nr, tile_rows, tile_cols, beta, tile_bias, c_tile, ldc);
         }
     }
 }
