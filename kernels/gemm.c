@@ -929,6 +929,10 @@ static void oi__gemm_f32_share_a(oi__threadpool *pool, int threads, oi__gemm_f32
     job->a_packed = dst;
 }
 
+/* Rows a multiple of 4 KiB apart fall in one L1 set: twelve of them read
+ * side by side evict each other, so such an A is packed. */
+static bool oi__gemm_rows_alias(int64_t row_stride) { return row_stride % (4096 / (int64_t)sizeof(float)) == 0; }
+
 /* The packed path: tiles of C over the pool, op(B) packed once when its
  * owner allows (and then op(A) too, when all tiles would pack the same). */
 static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f32_args *g) {
@@ -945,7 +949,7 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
     /* A with unit steps is read in place. Otherwise, when every tile would
      * pack the same A (all rows in one tile, B packed), it is packed once. */
     bool all_rows = threads > 1 && job.b_packed && job.tile_m >= g->m;
-    job.a_in_place = impl->kernel_rows && g->a_cs == 1;
+    job.a_in_place = impl->kernel_rows && g->a_cs == 1 && !oi__gemm_rows_alias(g->a_rs);
     bool share_a = all_rows && !job.a_in_place && job.m_pad * g->k <= OI__GEMM_SHARED_A_MAX_FLOATS;
     if (all_rows && (share_a || job.a_in_place)) /* tiles cost no packing: finer ones even out the threads */
         job.tile_n = oi__gemm_round_up(oi__gemm_ceil_div(g->n, OI__GEMM_FINE_TILES * (int64_t)threads), impl->nr);
