@@ -263,6 +263,42 @@ static oi_status oi__conv_gemm_dims(const oi__kernel_args *k, const oi__op_sig *
     return OI_OK;
 }
 
+/* gemm's activation=: applied to each finished block of the result. */
+typedef enum oi__conv_act { OI__CONV_ACT_NONE, OI__CONV_ACT_RELU, OI__CONV_ACT_GELU, OI__CONV_ACT_GELU_TANH } oi__conv_act;
+
+static bool oi__conv_act_parse(const oi__kernel_args *k, oi__conv_act *act) {
+    static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh"};
+    const oi__attr *a = oi__op_attr_for(k, "activation");
+    *act = OI__CONV_ACT_NONE;
+    for (int i = 0; a && i < 4; i++)
+        if (strcmp(a->s, names[i]) == 0) {
+            *act = (oi__conv_act)i;
+            return true;
+        }
+    return !a;
+}
+
+/* relu is max(0, x) (NaN stays NaN); gelu runs the gelu op's own code. */
+static void oi__conv_act_rows_f32(const void *ctx, float *c, int64_t ldc, int64_t rows, int64_t cols) {
+    oi__conv_act act = *(const oi__conv_act *)ctx;
+    for (int64_t i = 0; i < rows; i++) {
+        float *row = c + i * ldc;
+        if (act == OI__CONV_ACT_RELU)
+            for (int64_t j = 0; j < cols; j++)
+                row[j] = row[j] < 0.0f ? 0.0f : row[j];
+        else if (act != OI__CONV_ACT_NONE)
+            oi__math_apply_f32(OI_OP_gelu, act == OI__CONV_ACT_GELU_TANH, row, cols);
+    }
+}
+
+static void oi__conv_act_f64(oi__conv_act act, double *x, int64_t n) {
+    if (act == OI__CONV_ACT_RELU)
+        for (int64_t i = 0; i < n; i++)
+            x[i] = x[i] < 0.0 ? 0.0 : x[i];
+    else if (act != OI__CONV_ACT_NONE)
+        oi__math_apply_f64(OI_OP_gelu, act == OI__CONV_ACT_GELU_TANH, x, n);
+}
+
 static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out) {
     oi__conv_geom g;
     out->ndim = in[0].ndim;
@@ -270,6 +306,10 @@ static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in
     switch (k->op) {
     case OI_OP_gemm: {
         int64_t m, n, kk;
+        oi__conv_act act;
+        if (!oi__conv_act_parse(k, &act))
+            return oi__fail(OI_ERROR_VALIDATION, "gemm: activation must be \"none\", \"relu\", \"gelu\" or "
+                            "\"gelu_tanh\", got \"%s\"", oi__op_attr_for(k, "activation")->s);
         if (oi__conv_gemm_dims(k, in, n_in, &m, &n, &kk) != OI_OK)
             return OI_ERROR_VALIDATION;
         out->shape[0] = m;
@@ -726,6 +766,12 @@ static oi_status oi__conv_gemm_f32(const oi__kernel_args *k, int64_t m, int64_t 
     }
     g.c = (float *)y.data;
     g.ldc = n;
+    oi__conv_act act;
+    oi__conv_act_parse(k, &act);
+    if (act != OI__CONV_ACT_NONE) {
+        g.epilogue = oi__conv_act_rows_f32;
+        g.epilogue_ctx = &act;
+    }
     if (s == OI_OK)
         s = oi__gemm_f32_ex(oi__threadpool_default(), &g);
     if (s == OI_OK)
@@ -772,6 +818,12 @@ static oi_status oi__conv_gemm_op(const oi__kernel_args *k) {
     if (s == OI_OK)
         s = oi__conv_gemm(wide, ta, tb, m, n, kk, alpha, a.data, ta ? m : kk, b.data, tb ? kk : n, with_c ? 1.0 : 0.0,
                           y.data, n);
+    oi__conv_act act;
+    oi__conv_act_parse(k, &act);
+    if (s == OI_OK && wide)
+        oi__conv_act_f64(act, (double *)y.data, m * n);
+    else if (s == OI_OK)
+        oi__conv_act_rows_f32(&act, (float *)y.data, n, m, n);
     if (s == OI_OK)
         oi__conv_finish(k->out, wide, &y);
     oi__conv_release(&a), oi__conv_release(&b), oi__conv_release(&y);

@@ -863,6 +863,8 @@ static void oi__gemm_f32_task(void *ctx, int task, int thread) {
                                g->c + i0 * g->ldc + j1, g->ldc);
         }
     }
+    if (g->epilogue) /* every k block is in: this tile of C is final, and in the caches */
+        g->epilogue(g->epilogue_ctx, g->c + i0 * g->ldc + j0, g->ldc, rows, cols);
 }
 
 /* Splits C into one tile per task. A task packs its rows of A and its
@@ -979,6 +981,13 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
     return OI_OK;
 }
 
+/* The paths without tiles apply the epilogue to all of C at the end. */
+static oi_status oi__gemm_f32_epilogue_all(const oi__gemm_f32_args *g, oi_status status) {
+    if (status == OI_OK && g->epilogue)
+        g->epilogue(g->epilogue_ctx, g->c, g->ldc, g->m, g->n);
+    return status;
+}
+
 oi_status oi__gemm_f32_ex(oi__threadpool *pool, const oi__gemm_f32_args *g) {
     if (g->m < 0 || g->n < 0 || g->k < 0)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "gemm_f32: negative size m=%lld n=%lld k=%lld", (long long)g->m,
@@ -990,16 +999,16 @@ oi_status oi__gemm_f32_ex(oi__threadpool *pool, const oi__gemm_f32_args *g) {
                         (long long)g->ldc, (long long)g->n);
     if (g->k == 0 || g->alpha == 0.0f) {
         oi__gemm_f32_scale_c(g);
-        return OI_OK;
+        return oi__gemm_f32_epilogue_all(g, OI_OK);
     }
     if (g->m * g->n * g->k <= OI__GEMM_TINY) {
         oi__gemm_f32_small(g);
-        return OI_OK;
+        return oi__gemm_f32_epilogue_all(g, OI_OK);
     }
     oi__gemm_f32_skinny_job skinny;
     if ((g->m <= OI__GEMM_SKINNY || g->n <= OI__GEMM_SKINNY) && oi__gemm_f32_skinny_layout(g, &skinny))
-        return oi__gemm_f32_skinny(pool, g, &skinny);
-    return oi__gemm_f32_packed_path(pool, g);
+        return oi__gemm_f32_epilogue_all(g, oi__gemm_f32_skinny(pool, g, &skinny));
+    return oi__gemm_f32_packed_path(pool, g); /* applies the epilogue tile by tile */
 }
 
 oi_status oi__gemm_f32(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
@@ -1009,7 +1018,7 @@ oi_status oi__gemm_f32(oi__threadpool *pool, bool trans_a, bool trans_b, int64_t
     if (status != OI_OK)
         return status;
     oi__gemm_f32_args g = {m, n, k, alpha, beta, a, trans_a ? 1 : lda, trans_a ? lda : 1,
-                           b, trans_b ? 1 : ldb, trans_b ? ldb : 1, NULL, c, ldc, NULL};
+                           b, trans_b ? 1 : ldb, trans_b ? ldb : 1, NULL, c, ldc, NULL, NULL, NULL};
     return oi__gemm_f32_ex(pool, &g);
 }
 

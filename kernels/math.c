@@ -319,6 +319,18 @@ static bool oi__math_fast_f32(const oi__kernel_args *k, bool gelu_tanh) {
     return true;
 }
 
+void oi__math_apply_f32(oi_op op, bool gelu_tanh, float *x, int64_t n) {
+    oi__vexp_op v;
+    if (oi__math_vexp_op(op, gelu_tanh, &v) && oi__vexp_map(v, x, x, n))
+        return;
+    OI__ISA_CALL(oi__math_map, (op, gelu_tanh, x, x, n));
+}
+
+void oi__math_apply_f64(oi_op op, bool gelu_tanh, double *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        x[i] = oi__math_f64(op, x[i], 0.0, gelu_tanh);
+}
+
 /* approximate="tanh" selects the tanh form of gelu. */
 static bool oi__math_gelu_tanh(const oi__kernel_args *k) {
     const oi__attr *a = oi__op_attr_for(k, "approximate");

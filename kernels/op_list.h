@@ -341,6 +341,7 @@
     X(gemm, beta, SCALAR, OPT, 1, "1", "scale of C") \
     X(gemm, trans_a, BOOL, OPT, 0, "false", "A is stored [K, M]") \
     X(gemm, trans_b, BOOL, OPT, 0, "false", "B is stored [N, K]") \
+    X(gemm, activation, STRING, OPT, 0, "\"none\"", "applied to the result as it is made: \"none\", \"relu\", \"gelu\" (exact) or \"gelu_tanh\"") \
     X(conv1d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
     X(conv1d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
     X(conv1d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \

@@ -519,8 +519,17 @@ typedef struct oi__gemm_f32_args {
     float *c;
     int64_t ldc;
     oi__storage *b_owner;
+    /* NULL, or applied to each finished block of C (rows x cols at c, row
+     * stride ldc) while it is still in the caches: gemm's activation= */
+    void (*epilogue)(const void *ctx, float *c, int64_t ldc, int64_t rows, int64_t cols);
+    const void *epilogue_ctx;
 } oi__gemm_f32_args;
 oi_status oi__gemm_f32_ex(oi__threadpool *pool, const oi__gemm_f32_args *args);
+/* An elementwise op of kernels/math.c (gelu, with gelu_tanh its tanh form)
+ * in place over n contiguous values, as the op itself computes it: for
+ * activations fused into another op. */
+void oi__math_apply_f32(oi_op op, bool gelu_tanh, float *x, int64_t n);
+void oi__math_apply_f64(oi_op op, bool gelu_tanh, double *x, int64_t n);
 void oi__gemm_packed_free(void *packed);
 /* Which f32 code path runs: AUTO picks the best the CPU supports. Forcing
  * a path (tests, benchmarks) returns false if this CPU/build lacks it.

@@ -486,7 +486,7 @@ static void test_gemm_packed_b(void) {
     long blocks_before = hooks_live_blocks();
     oi__tensor *t = oi__tensor_wrap(OI_DTYPE_F32, 2, shape, b);
     CHECK(t && t->storage->borrowed && t->storage->gemm_packed == NULL);
-    oi__gemm_f32_args g = {m, n, k, 1.0f, 0.0f, a, k, 1, b, n, 1, NULL, NULL, n, t->storage};
+    oi__gemm_f32_args g = {m, n, k, 1.0f, 0.0f, a, k, 1, b, n, 1, NULL, NULL, n, t->storage, NULL, NULL};
 
     reference_strided(&g, c0, want, scale);
     CHECK_EQ_INT(run_strided(pool2, g, c0, want, scale), 0);

@@ -45,6 +45,7 @@ typedef struct oi__vk_gemm_push {
     uint32_t n, cols, d_offset;
     uint32_t has_c, c_offset, c_stride_m, c_stride_n;
     float alpha, beta;
+    uint32_t act; /* activation=: 0 none, 1 relu, 2 gelu, 3 gelu_tanh */
 } oi__vk_gemm_push;
 
 typedef char oi__vk_copy_push_fits[sizeof(oi__vk_copy_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
@@ -344,6 +345,16 @@ static void oi__vk_swap_last2(oi__vk_view *v) {
     v->strides[1] = t;
 }
 
+/* activation= as the epilogue's code (the op's infer checked the name). */
+static uint32_t oi__vk_gemm_activation(const oi__kernel_args *k) {
+    static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh"};
+    const oi__attr *a = oi__op_attr_for(k, "activation");
+    for (uint32_t i = 1; a && i < 4; i++)
+        if (strcmp(a->s, names[i]) == 0)
+            return i;
+    return 0;
+}
+
 static oi_status oi__vk_plan_gemm(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
                                   size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
     oi__vk_view ab[2];
@@ -381,6 +392,7 @@ static oi_status oi__vk_plan_gemm(const oi__vk_context *ctx, const oi__kernel_ar
     push.has_c = n_in == 3 && beta != 0.0; /* the CPU ignores C then, NaN or not */
     push.alpha = (float)alpha;
     push.beta = (float)beta;
+    push.act = oi__vk_gemm_activation(k);
     oi_dtype c_dtype = OI_DTYPE_F32;
     if (push.has_c) {
         const oi__vk_view *c = &in[2];

@@ -1,11 +1,13 @@
 #version 450
-// gemm_epilogue.comp - gemm's last step: y = alpha * (A' x B') + beta * C,
+// gemm_epilogue.comp - gemm's last step: y = act(alpha * (A' x B') + beta * C),
 // from the f32 product in scratch (binding a) and the optional C
 // (binding b, broadcast to [M, N] through strides 0), stored in the output
 // dtype. The CPU kernel computes in f32 the same way (beta * C first, then
-// alpha * product added), and ignores C when beta is 0.
+// alpha * product added), and ignores C when beta is 0. act: gemm's
+// activation= (0 none, 1 relu, 2 gelu, 3 gelu_tanh), as the ops compute it.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "math.glsl"
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint OP = 0u;
@@ -20,6 +22,7 @@ layout(push_constant) uniform Push {
     uint n, cols, d_offset;
     uint has_c, c_offset, c_stride_m, c_stride_n;
     float alpha, beta;
+    uint act;
 } pc;
 
 OI_DEFINE_LOAD_BITS(load_b, b_buf)
@@ -32,6 +35,10 @@ uint element(uint e) {
         y = pc.beta * bits_to_float(B_DT, load_b(B_DT, at));
     }
     precise float v = pc.alpha * uintBitsToFloat(a_buf[e]) + y;
+    if (pc.act == 1u)
+        v = v < 0.0 ? 0.0 : v;
+    else if (pc.act >= 2u)
+        v = gelu_f32(v, pc.act == 3u);
     return float_to_bits(D_DT, v);
 }
 
