@@ -196,6 +196,13 @@ OI__TARGET_AVX2 static void oi__gemm_f32_kernel_avx2(int64_t kc, const float *a,
     _mm512_storeu_ps(ci + 16, r1); }
 #define OI__AVX512_PREFETCH_C(i) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0); \
     _mm_prefetch((const char *)(c + i * ldc + 31), _MM_HINT_T0);
+/* C = alpha * acc + beta * C + bias, row by row: the end of both kernels. */
+#define OI__AVX512_FINISH \
+    bool zero_beta = beta == 0.0f; \
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta); \
+    __m512 bias0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps(); \
+    __m512 bias1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps(); \
+    OI__ROWS12(OI__AVX512_STORE)
 
 OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float *a, const float *b, float *c,
                                                          int64_t ldc, float alpha, float beta, const float *bias) {
@@ -207,11 +214,7 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float
         a += 12;
         b += 32;
     }
-    bool zero_beta = beta == 0.0f;
-    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    __m512 bias0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
-    __m512 bias1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
-    OI__ROWS12(OI__AVX512_STORE)
+    OI__AVX512_FINISH
 }
 
 /* The same tile with A read in place: full row panels of a row-major A
@@ -231,11 +234,7 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows_avx512(int64_t kc, const 
         OI__ROWS12(OI__AVX512_UPDATE_ROWS)
         b += 32;
     }
-    bool zero_beta = beta == 0.0f;
-    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    __m512 bias0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
-    __m512 bias1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
-    OI__ROWS12(OI__AVX512_STORE)
+    OI__AVX512_FINISH
 }
 
 /* The all-lanes masked forms of the shuffles: the plain ones are built on
