@@ -264,7 +264,9 @@ static oi_status oi__conv_gemm_dims(const oi__kernel_args *k, const oi__op_sig *
 }
 
 /* gemm's activation=: applied to each finished block of the result. */
-typedef enum oi__conv_act { OI__CONV_ACT_NONE, OI__CONV_ACT_RELU, OI__CONV_ACT_GELU, OI__CONV_ACT_GELU_TANH } oi__conv_act;
+typedef enum oi__conv_act {
+    OI__CONV_ACT_NONE, OI__CONV_ACT_RELU, OI__CONV_ACT_GELU, OI__CONV_ACT_GELU_TANH
+} oi__conv_act;
 
 static bool oi__conv_act_parse(const oi__kernel_args *k, oi__conv_act *act) {
     static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh"};

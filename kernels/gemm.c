@@ -858,8 +858,8 @@ static void oi__gemm_f32_task(void *ctx, int task, int thread) {
                 b_block = job->b_packed->data + p0 * job->b_packed->n_pad + j1 * kc;
             else
                 oi__gemm_f32_pack_b(impl, g, p0, kc, j1, block_cols, b_pack);
-            oi__gemm_f32_macro(impl, kc, a_block, a_rows, g->a_rs, b_block, rows, block_cols, g->alpha, beta, bias ? bias + j1 : NULL,
-                               g->c + i0 * g->ldc + j1, g->ldc);
+            oi__gemm_f32_macro(impl, kc, a_block, a_rows, g->a_rs, b_block, rows, block_cols, g->alpha, beta,
+                               bias ? bias + j1 : NULL, g->c + i0 * g->ldc + j1, g->ldc);
         }
     }
     if (g->epilogue) /* every k block is in: this tile of C is final, and in the caches */
