@@ -37,6 +37,9 @@
 //   column-major fragments) is slower (767 us), and fragments loaded by each
 //   subgroup straight from the buffers, with no shared tiles or barriers,
 //   are five times slower (2.6-4.1 ms): the driver splits such loads up.
+//   Refilling the one buffer by halves of a step, each half stored while
+//   the other is multiplied, is slower too (841 us): stores are not what
+//   the tensor cores wait for.
 // Fragments wholly inside the output are stored straight from the
 // accumulators (f16 converted by the hardware, which rounds to nearest
 // even as the CPU does); edge fragments go through a per-subgroup f32
