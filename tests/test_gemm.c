@@ -543,9 +543,9 @@ static void test_gemm_packed_b(void) {
 
 /* With B packed once and a C of few rows (an encoder's activations times a
  * weight), the tiles split n only; a row-major A is read in place (AVX-512)
- * and a transposed one is packed once per call, its row panels dealt out
- * over the pool: row counts that leave an edge panel or split unevenly,
- * three k blocks (the last partial), with and without a bias. */
+ * and otherwise packed once per call, its row panels dealt out over the
+ * pool: row counts that leave an edge panel or split unevenly, three k
+ * blocks (the last partial), with and without a bias, on every code path. */
 static void test_gemm_shared_a(void) {
     static const shape shapes[] = {{128, 384, 600}, {13, 256, 70}, {61, 96, 257}};
     oi__threadpool *pool2 = oi__threadpool_new(2);
@@ -567,8 +567,15 @@ static void test_gemm_shared_a(void) {
             double *want = (double *)malloc((size_t)(s.m * s.n) * sizeof *want);
             double *scale = (double *)malloc((size_t)(s.m * s.n) * sizeof *scale);
             reference_strided(&g, c0, want, scale);
-            CHECK_MSG(run_strided(pool2, g, c0, want, scale) == 0, "shared-A gemm m=%lld n=%lld k=%lld layout %d",
-                      (long long)s.m, (long long)s.n, (long long)s.k, layout);
+            oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+            for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+                if (!oi__gemm_force_isa(isas[ii]))
+                    continue;
+                CHECK_MSG(run_strided(pool2, g, c0, want, scale) == 0,
+                          "shared-A gemm %s m=%lld n=%lld k=%lld layout %d", oi__gemm_isa_name(isas[ii]),
+                          (long long)s.m, (long long)s.n, (long long)s.k, layout);
+            }
+            oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
             CHECK(t->storage->gemm_packed != NULL);
             free(a), free(c0), free(want), free(scale);
         }
