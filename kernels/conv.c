@@ -263,7 +263,9 @@ static oi_status oi__conv_gemm_dims(const oi__kernel_args *k, const oi__op_sig *
     return OI_OK;
 }
 
-/* gemm's activation=: applied to each finished block of the result. */
+/* gemm's activation=: applied to each finished block of the result. The
+ * blas and Vulkan backends (same translation unit) read it here too; the
+ * values are gemm_epilogue.comp's codes. */
 typedef enum oi__conv_act {
     OI__CONV_ACT_NONE, OI__CONV_ACT_RELU, OI__CONV_ACT_GELU, OI__CONV_ACT_GELU_TANH
 } oi__conv_act;

@@ -137,8 +137,9 @@ OI__MATH_INLINE float oi__gelu_tanh_f32(float x) {
  * second exp. |x| > 9 sqrt 2 (erfc < 4e-37) gives 0 x; NaN stays NaN. */
 OI__MATH_INLINE float oi__gelu_erf_f32(float x) {
     uint32_t xb = oi__math_bits(x), ab = xb & 0x7FFFFFFFu;
-    bool tail = ab > 0x414BA592u /* OI__VEXP_GELU_LIMIT */ && ab <= 0x7F800000u;
-    ab = oi__math_pick(tail, 0x414BA592u, ab);
+    uint32_t limit = oi__math_bits(OI__VEXP_GELU_LIMIT);
+    bool tail = ab > limit && ab <= 0x7F800000u;
+    ab = oi__math_pick(tail, limit, ab);
     float ax = oi__math_from_bits(ab), a = ax * 0.70710678118654752f;
     float xh = oi__math_from_bits(ab & 0xFFFFF000u), xl = ax - xh;
     float p = 1.0f + a * (OI__ERFC_P1 + a * (OI__ERFC_P2 + a * (OI__ERFC_P3 + a * OI__ERFC_P4)));

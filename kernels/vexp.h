@@ -48,6 +48,8 @@ typedef enum oi__vexp_op {
 #define OI__ERFC_Q3 1.3058741092681885f
 #define OI__ERFC_Q4 0.3975141942501068f
 #define OI__ERFC_Q5 0.056292369961738586f
+/* Exact gelu's erfc is 0 beyond |x| = 9 sqrt 2 (a = 9), here and in math.c. */
+#define OI__VEXP_GELU_LIMIT 12.7279220f
 
 /* Partial sums of e^ are flushed from f32 lanes to double this often, as
  * nn.c's statistics are (OI__NN_CHUNK). */
@@ -103,7 +105,6 @@ OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vexp16
  * moves by 2a^2 times a relative change of a, ~8e-6 at a = 8.4. R(a) is
  * smooth and takes a = |x| / sqrt 2 as it comes. |x| > 9 sqrt 2 gives
  * 0 x; NaN stays NaN (through the final product). */
-#define OI__VEXP_GELU_LIMIT 12.7279220f /* 9 sqrt 2 */
 OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vgelu_erf16(__m512 x) {
     const __m512 limit = _mm512_set1_ps(OI__VEXP_GELU_LIMIT);
     __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7FFFFFFF)));

@@ -676,7 +676,8 @@ static oi_status oi__vk_plan_matmul_coopmat(const oi__vk_context *ctx, const oi_
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[1] = OI__VK_ROLE_IN1;
     st->roles[3] = OI__VK_ROLE_OUT;
-    uint64_t gx = (push->N + OI__VK_COOPMAT_BN - 1u) / OI__VK_COOPMAT_BN, gy = (push->M + OI__VK_COOPMAT_BM - 1u) / OI__VK_COOPMAT_BM;
+    uint64_t gx = (push->N + OI__VK_COOPMAT_BN - 1u) / OI__VK_COOPMAT_BN;
+    uint64_t gy = (push->M + OI__VK_COOPMAT_BM - 1u) / OI__VK_COOPMAT_BM;
     const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
     if (gx > max[0] || gy > max[1])
         return oi__vk_unsupported("matmul: %u x %u exceeds the dispatch limits", push->M, push->N);

@@ -345,16 +345,6 @@ static void oi__vk_swap_last2(oi__vk_view *v) {
     v->strides[1] = t;
 }
 
-/* activation= as the epilogue's code (the op's infer checked the name). */
-static uint32_t oi__vk_gemm_activation(const oi__kernel_args *k) {
-    static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh"};
-    const oi__attr *a = oi__op_attr_for(k, "activation");
-    for (uint32_t i = 1; a && i < 4; i++)
-        if (strcmp(a->s, names[i]) == 0)
-            return i;
-    return 0;
-}
-
 static oi_status oi__vk_plan_gemm(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
                                   size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
     oi__vk_view ab[2];
@@ -392,7 +382,9 @@ static oi_status oi__vk_plan_gemm(const oi__vk_context *ctx, const oi__kernel_ar
     push.has_c = n_in == 3 && beta != 0.0; /* the CPU ignores C then, NaN or not */
     push.alpha = (float)alpha;
     push.beta = (float)beta;
-    push.act = oi__vk_gemm_activation(k);
+    oi__conv_act act; /* the op's infer checked the name */
+    oi__conv_act_parse(k, &act);
+    push.act = (uint32_t)act;
     oi_dtype c_dtype = OI_DTYPE_F32;
     if (push.has_c) {
         const oi__vk_view *c = &in[2];

@@ -221,7 +221,8 @@ static double check_f16_product(const peer_data *d, int n) {
         int64_t i = (int64_t)(s * 2654435761u % (unsigned)n), j = (int64_t)(s * 40503u % (unsigned)n);
         double dot = 0, mag = 1e-30;
         for (int64_t k = 0; k < n; k++) {
-            double t = oi__load_f64(a->dtype, oi__tensor_data(a), i * n + k) * oi__load_f64(b->dtype, oi__tensor_data(b), k * b->strides[0] + j * b->strides[1]);
+            double t = oi__load_f64(a->dtype, oi__tensor_data(a), i * n + k) *
+                       oi__load_f64(b->dtype, oi__tensor_data(b), k * b->strides[0] + j * b->strides[1]);
             dot += t;
             mag += fabs(t);
         }
