@@ -17,7 +17,8 @@
 // of 8 elements (one uvec4), which the host checks.
 //
 // The default, 128 x 256 blocks of 2 x 8 subgroups (64 x 32 each), BK 32,
-// one buffer, made n = 4096 in 709 us on an H100 (194 TFLOP/s), from
+// one buffer of 32-bit words, made n = 4096 in 684 us on an H100 (201
+// TFLOP/s; 714 us with the tiles kept as uvec4), from
 // bench/gpu/coopmat_sweep.sh (which also prints the driver's register
 // counts). What the sweeps showed:
 // - The register file decides. 256 invocations get ~186 registers each
@@ -27,10 +28,17 @@
 // - Shared memory is 48 KiB per workgroup, so 128 x 256 has no room for two
 //   buffers at BK 32; BK 16 with two buffers is slower (844 us), as are
 //   128 x 192 with two buffers (851 us) and 256 x 128 blocks (729-767 us).
-// - Without the global loads and barriers the same loop runs at 544 TFLOP/s
-//   (252 us; the tensor cores alone, 560): synchronizing the workgroup at
-//   every step costs more than the loads themselves, and more steps in
-//   flight need registers or shared memory that are not there.
+// - The fragment loads bound the loop. With no global loads, stores or
+//   barriers, only the fragments loaded from shared tiles that may change
+//   and the products, it runs at 262 TFLOP/s (524 us); with tiles that never
+//   change (the compiler can keep the fragments in registers), 544. At 128
+//   registers a subgroup cannot hold the next fragments while it multiplies.
+// - The global loads take about a step to arrive: issued after the first
+//   half of a step they cost 788 us; two steps ahead (a second set of
+//   registers) 764 us, as 128 registers are too few for it. Two 128-thread
+//   workgroups per SM of 2 x 2 subgroups of 64 x 64 (247 registers, two
+//   buffers): 784 us. Storing A's chunks in a bank-conflict-free order
+//   (row pairs 2 apart) costs coalescing: 747 us.
 // - Walking blocks in groups along M for L2 reuse, restrict-qualified
 //   buffers, holding B fragments instead of A fragments, and BK 48 (a third
 //   fewer barriers; 713 us): no change. A transposed B ([N, K], loaded as
@@ -103,11 +111,16 @@ layout(push_constant) uniform Push {
     uint a_offset, b_offset, d_offset;
 } pc;
 
-// Edge fragments are stored through one 16x16 f32 fragment per subgroup
-// (64 uvec4) kept in sh_a, which is free once K is walked.
+// The tiles are kept as 32-bit words (4 per uvec4 of the layout above):
+// the fragments load faster from uint than from uvec4 arrays (684 vs 714 us
+// at n = 4096). Edge fragments are stored through one 16x16 f32 fragment per
+// subgroup (64 uvec4) of their own: 43520 bytes in all at the default shape.
 #define SCRATCH 64u
-shared uvec4 sh_a[max(STAGES * TILE_A, WG_M * WG_N * SCRATCH)];
-shared uvec4 sh_b[STAGES * TILE_B];
+shared uint sh_a[STAGES * TILE_A * 4u];
+shared uint sh_b[STAGES * TILE_B * 4u];
+shared uvec4 sh_scratch[WG_M * WG_N * SCRATCH];
+void put_a(uint at, uvec4 v) { at *= 4u; sh_a[at] = v.x; sh_a[at + 1u] = v.y; sh_a[at + 2u] = v.z; sh_a[at + 3u] = v.w; }
+void put_b(uint at, uvec4 v) { at *= 4u; sh_b[at] = v.x; sh_b[at + 1u] = v.y; sh_b[at + 2u] = v.z; sh_b[at + 3u] = v.w; }
 
 const bool B_COL_MAJOR = B_T != 0u;
 
@@ -147,15 +160,15 @@ void load_tiles(bool checked, uint a_base, uint b_base, uint row0, uint col0, ui
 void store_tiles(uint buf, uvec4 ra[LOADS_A], uvec4 rb[LOADS_B]) {
     [[unroll]] for (uint i = 0u; i < LOADS_A; i++) {
         uint q = gl_LocalInvocationID.x + i * THREADS;
-        if (!partial_round(q, CHUNKS_A)) sh_a[buf * TILE_A + (q / KV) * A_STRIDE + q % KV] = ra[i];
+        if (!partial_round(q, CHUNKS_A)) put_a(buf * TILE_A + (q / KV) * A_STRIDE + q % KV, ra[i]);
     }
     [[unroll]] for (uint i = 0u; i < LOADS_B; i++) {
         uint q = gl_LocalInvocationID.x + i * THREADS;
         if (partial_round(q, CHUNKS_B)) continue;
         if (B_COL_MAJOR)
-            sh_b[buf * TILE_B + (q / KV) * A_STRIDE + q % KV] = rb[i];
+            put_b(buf * TILE_B + (q / KV) * A_STRIDE + q % KV, rb[i]);
         else
-            sh_b[buf * TILE_B + (q / BV) * BR_STRIDE + q % BV] = rb[i];
+            put_b(buf * TILE_B + (q / BV) * BR_STRIDE + q % BV, rb[i]);
     }
 }
 
@@ -180,14 +193,14 @@ fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN]; // this subgroup's part of
 void multiply_tile(uint cur, uint kk, uint wm, uint wn) {
     fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM];
     [[unroll]] for (uint i = 0u; i < FM; i++)
-        coopMatLoadNV(fa[i], sh_a, cur * TILE_A + (wm * (BM / WG_M) + i * 16u) * A_STRIDE + kk / 8u, A_STRIDE, false);
+        coopMatLoadNV(fa[i], sh_a, 4u * (cur * TILE_A + (wm * (BM / WG_M) + i * 16u) * A_STRIDE + kk / 8u), 4u * A_STRIDE, false);
     [[unroll]] for (uint j = 0u; j < FN; j++) {
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
         uint n = wn * (BN / WG_N) + j * 16u;
         if (B_COL_MAJOR)
-            coopMatLoadNV(fb, sh_b, cur * TILE_B + n * A_STRIDE + kk / 8u, A_STRIDE, true);
+            coopMatLoadNV(fb, sh_b, 4u * (cur * TILE_B + n * A_STRIDE + kk / 8u), 4u * A_STRIDE, true);
         else
-            coopMatLoadNV(fb, sh_b, cur * TILE_B + kk * BR_STRIDE + n / 8u, BR_STRIDE, false);
+            coopMatLoadNV(fb, sh_b, 4u * (cur * TILE_B + kk * BR_STRIDE + n / 8u), 4u * BR_STRIDE, false);
         [[unroll]] for (uint i = 0u; i < FM; i++) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
     }
 }
@@ -238,9 +251,8 @@ void main() {
 
     // A fragment wholly inside the output is stored as it is (f16: converted
     // by the hardware, round to nearest even as the CPU); the others go
-    // through this subgroup's scratch in sh_a, whose lane l writes row l/2,
-    // columns (l%2)*8 .. +8 where they are in range (every subgroup is past
-    // the last step's barrier: no one reads the tiles any more).
+    // through this subgroup's part of sh_scratch, whose lane l writes row
+    // l/2, columns (l%2)*8 .. +8 where they are in range.
     uint lane = gl_SubgroupInvocationID, r = lane >> 1u, c = (lane & 1u) * 8u;
     uint scratch = sg * SCRATCH, at = scratch + r * 4u + c / 4u;
     [[unroll]] for (uint i = 0u; i < FM; i++)
@@ -254,10 +266,10 @@ void main() {
                     coopMatStoreNV(acc[i][j], d4, e0 >> 2u, pc.N >> 2u, false);
                 continue;
             }
-            coopMatStoreNV(acc[i][j], sh_a, scratch, 4u, false);
+            coopMatStoreNV(acc[i][j], sh_scratch, scratch, 4u, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
-            vec4 lo = uintBitsToFloat(sh_a[at]), hi = uintBitsToFloat(sh_a[at + 1u]);
+            vec4 lo = uintBitsToFloat(sh_scratch[at]), hi = uintBitsToFloat(sh_scratch[at + 1u]);
             if (m0 + r < pc.M && n0 + c < pc.N) store8(e0 + r * pc.N + c, lo, hi);
             subgroupBarrier(); // the next fragment reuses the scratch
         }
