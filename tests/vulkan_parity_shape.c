@@ -262,6 +262,9 @@ static void test_shape_gemm_pool(void) {
     const shape col_c[] = {S(2, 33, 17, 0, 0), S(2, 29, 33, 0, 0), S(2, 17, 1, 0, 0)};
     const shape full_c[] = {S(2, 17, 33, 0, 0), S(2, 29, 33, 0, 0), S(2, 17, 29, 0, 0)};
     const shape big[] = {S(2, 260, 40, 0, 0), S(2, 40, 300, 0, 0), S(2, 1, 300, 0, 0)};
+    /* one output block and a long K: split along K into 13 slices, the last one shorter */
+    const shape split[] = {S(2, 37, 1000, 0, 0), S(2, 1000, 45, 0, 0), S(1, 45, 0, 0, 0)};
+    const shape split_t[] = {S(2, 1000, 37, 0, 0), S(2, 45, 1000, 0, 0), S(1, 45, 0, 0, 0)};
     const int views[] = {V_TRANS, V_STRIDED, V_DENSE};
     for (int t = 0; t < COUNT(FLOATS); t++) {
         oi_dtype dts[3] = {FLOATS[t], FLOATS[t], FLOATS[t]};
@@ -282,11 +285,15 @@ static void test_shape_gemm_pool(void) {
         tb.a[1].f = 0.25;
         CHECK(shape_case(OI_OP_gemm, &tb, 3, dts, full_c, NULL, 0));
         CHECK(shape_case(OI_OP_gemm, &plain, 3, dts, big, NULL, 0));
+        CHECK(shape_case(OI_OP_gemm, &plain, 3, dts, split, NULL, 0));
+        CHECK(shape_case(OI_OP_gemm, &ab, 3, dts, split_t, NULL, 0));
         const char *acts[] = {"relu", "gelu", "gelu_tanh"}; /* in the epilogue, as the ops compute them */
         for (int a = 0; a < COUNT(acts); a++) {
             attrs act = no_attrs();
             attr_string(&act, "activation", acts[a]);
             CHECK_MSG(shape_case(OI_OP_gemm, &act, 3, dts, with_c, NULL, 0), "gemm %s activation=%s",
+                      oi_dtype_name(FLOATS[t]), acts[a]);
+            CHECK_MSG(shape_case(OI_OP_gemm, &act, 3, dts, split, NULL, 0), "gemm %s activation=%s split along K",
                       oi_dtype_name(FLOATS[t]), acts[a]);
         }
     }

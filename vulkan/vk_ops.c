@@ -45,6 +45,7 @@ typedef struct oi__vk_matmul_push {
     uint32_t a_batch_strides[OI__VK_MATMUL_BATCH_DIMS], b_batch_strides[OI__VK_MATMUL_BATCH_DIMS];
     uint32_t a_stride_m, a_stride_k, b_stride_k, b_stride_n;
     uint32_t a_offset, b_offset, d_offset;
+    uint32_t k_slice; /* matmul.comp: 0, or K per slice of a split product (workgroup z = slice) */
 } oi__vk_matmul_push;
 
 /* Every push block fits the 128 bytes every device offers. */
@@ -687,9 +688,32 @@ static oi_status oi__vk_plan_matmul_coopmat(const oi__vk_context *ctx, const oi_
     return OI_OK;
 }
 
+/* How many slices of K a product of `groups` workgroups is split into
+ * (one workgroup z per slice, partial products summed by the caller): a
+ * product of few output blocks, such as an encoder's [128, 384] x [384, N],
+ * would otherwise walk all of K on a handful of a GPU's cores. Slices of at
+ * least OI__VK_MIN_K_SLICE, a multiple of matmul.comp's steps of K. */
+#define OI__VK_SPLIT_GROUPS 128u /* workgroups a split product aims for */
+#define OI__VK_MIN_K_SLICE 64u
+static uint32_t oi__vk_k_slices(uint64_t groups, uint32_t K, uint32_t *k_slice) {
+    *k_slice = 0;
+    if (groups >= OI__VK_SPLIT_GROUPS / 2u || K < 2u * OI__VK_MIN_K_SLICE)
+        return 1;
+    uint64_t want = (OI__VK_SPLIT_GROUPS + groups - 1u) / groups, most = K / OI__VK_MIN_K_SLICE;
+    uint64_t slices = want < most ? want : most;
+    uint32_t per = (uint32_t)((K + slices - 1u) / slices + 15u) / 16u * 16u;
+    *k_slice = per;
+    return (K + per - 1u) / per;
+}
+
+/* *slices: NULL, or where a product split along K (gemm, whose epilogue
+ * sums the slices) says into how many: slice s is written at s * M * N of
+ * the output. */
 static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
-                                    const oi__vk_view *out, oi__vk_plan *plan) {
+                                    const oi__vk_view *out, uint32_t *slices, oi__vk_plan *plan) {
     const oi__vk_view *a = &in[0], *b = &in[1];
+    if (slices)
+        *slices = 1; /* the tensor-core kernel is not split */
     if (!oi__vk_view_contiguous(out))
         return oi__vk_unsupported("matmul: the output is not contiguous");
     int64_t M = a->shape[a->ndim - 2], K = a->shape[a->ndim - 1], N = b->shape[b->ndim - 1];
@@ -761,6 +785,11 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     st->groups[0] = (uint32_t)(gx ? gx : 1);
     st->groups[1] = (uint32_t)(gy ? gy : 1);
     st->groups[2] = (uint32_t)batches;
+    if (slices) {
+        *slices = batches == 1 && direct ? oi__vk_k_slices(gx * gy, push.K, &push.k_slice) : 1u;
+        st->groups[2] = *slices;
+        oi__vk_set_push(st, &push, sizeof push);
+    }
     if (direct)
         return OI_OK;
     return oi__vk_plan_cast_from_temp(ctx, acc, out, plan); /* a wrapping / rounding cast */
@@ -815,7 +844,7 @@ static oi_status oi__vk_plan_core(const oi__vk_context *ctx, const oi__kernel_ar
         return oi__vk_plan_rownorm(ctx, k, in, n_in, out, plan);
     switch (oi__op_defs[op].shape) {
     case OI__SHAPE_EW: return oi__vk_plan_eltwise(ctx, k, in, n_in, out, plan);
-    case OI__SHAPE_MATMUL: return oi__vk_plan_matmul(ctx, k, in, out, plan);
+    case OI__SHAPE_MATMUL: return oi__vk_plan_matmul(ctx, k, in, out, NULL, plan);
     case OI__SHAPE_REDUCE: case OI__SHAPE_ARGREDUCE: case OI__SHAPE_ALL: return oi__vk_plan_reduce(ctx, k, in, out, plan);
     default: return oi__vk_unsupported("%s: no shader for this op yet", oi_op_name(op));
     }

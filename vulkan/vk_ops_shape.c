@@ -45,7 +45,8 @@ typedef struct oi__vk_gemm_push {
     uint32_t n, cols, d_offset;
     uint32_t has_c, c_offset, c_stride_m, c_stride_n;
     float alpha, beta;
-    uint32_t act; /* activation=: 0 none, 1 relu, 2 gelu, 3 gelu_tanh */
+    uint32_t act;    /* activation=: 0 none, 1 relu, 2 gelu, 3 gelu_tanh */
+    uint32_t slices; /* partial products of a split K, n apart, summed first */
 } oi__vk_gemm_push;
 
 typedef char oi__vk_copy_push_fits[sizeof(oi__vk_copy_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
@@ -335,7 +336,8 @@ static oi_status oi__vk_plan_where(const oi__vk_context *ctx, const oi__kernel_a
     return OI_OK;
 }
 
-/* ---- gemm: the matmul shader into f32 scratch, then alpha/beta/C ---- */
+/* ---- gemm: the matmul shader into f32 scratch (split along K when the
+ * output has few blocks), then the slices summed and alpha/beta/C ---- */
 static void oi__vk_swap_last2(oi__vk_view *v) {
     int64_t t = v->shape[0];
     v->shape[0] = v->shape[1];
@@ -367,11 +369,12 @@ static oi_status oi__vk_plan_gemm(const oi__vk_context *ctx, const oi__kernel_ar
     product.storage_bytes = (uint64_t)(M * N) * 4u;
     oi__kernel_args mm = *k;
     mm.op = OI_OP_matmul;
-    oi_status s = oi__vk_plan_matmul(ctx, &mm, ab, &product, plan);
+    uint32_t slices = 1;
+    oi_status s = oi__vk_plan_matmul(ctx, &mm, ab, &product, &slices, plan);
     if (s != OI_OK)
         return s;
     plan->stages[0].roles[3] = OI__VK_ROLE_TEMP;
-    plan->temp_bytes = product.storage_bytes;
+    plan->temp_bytes = product.storage_bytes * slices;
 
     double alpha = oi__op_param_f64(k, "alpha"), beta = oi__op_param_f64(k, "beta");
     oi__vk_gemm_push push;
@@ -385,6 +388,7 @@ static oi_status oi__vk_plan_gemm(const oi__vk_context *ctx, const oi__kernel_ar
     oi__conv_act act; /* the op's infer checked the name */
     oi__conv_act_parse(k, &act);
     push.act = (uint32_t)act;
+    push.slices = slices;
     oi_dtype c_dtype = OI_DTYPE_F32;
     if (push.has_c) {
         const oi__vk_view *c = &in[2];

@@ -9,10 +9,13 @@
  * (1e-3) first. Ops without a Vulkan shader run on the CPU inside the
  * backend (vulkan: stats.cpu_fallbacks), as the executor sends them.
  *
- * Usage: encoder_peer [--dir DIR] [--runs N] [--python PY] [--no-torch]
+ * Usage: encoder_peer [--dir DIR] [--runs N] [--python PY] [--no-torch] [--trace FILE]
  *   DIR holds encoder.oinf from bench/encoder/gen_encoder.py (needs onnx and
  *   onnxruntime, so write it here and carry it to the device machine); the
  *   device is OI_DEVICE_AUTO, so OPENINFER_BACKEND=vulkan (or cpu) picks it.
+ *   --trace FILE: after the timed runs, one more step with the trace and the
+ *   per-op timer on, its trace JSON written to FILE (GPU time per node in
+ *   "gpu_micros"; bench/gpu/trace_summary.py adds them up per op).
  * Not built by meson (a device-tool helper), like vk_peer:
  *   cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/encoder_peer.c \
  *      build-gpu/libopeninfer.a -o build-gpu/encoder_peer -lm -lpthread -ldl */
@@ -36,8 +39,28 @@ static bool time_torch(const char *python, int runs, double *best, double *med) 
     return pclose(p) == 0 && found;
 }
 
+/* One more step with the trace on, its JSON written to path. */
+static bool write_trace(oi_executor *e, const float *x, size_t n, const char *path) {
+    oi_tensor_view y;
+    oi_executor_set_trace(e, true);
+    char *json = step(e, x, n, &y) == OI_OK ? oi_executor_trace_json(e) : NULL;
+    oi_executor_set_trace(e, false);
+    if (!json) {
+        fprintf(stderr, "encoder_peer: trace: %s\n", oi_last_error());
+        return false;
+    }
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(json, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = false;
+    oi_free(json);
+    if (!ok)
+        fprintf(stderr, "encoder_peer: cannot write %s\n", path);
+    return ok;
+}
+
 int main(int argc, char **argv) {
-    const char *dir = "bench/encoder_data", *python = "python3";
+    const char *dir = "bench/encoder_data", *python = "python3", *trace = NULL;
     int runs = 50;
     bool torch = true;
     for (int i = 1; i < argc; i++) {
@@ -48,6 +71,8 @@ int main(int argc, char **argv) {
             python = argv[++i];
         else if (next && strcmp(argv[i], "--runs") == 0)
             runs = atoi(argv[++i]);
+        else if (next && strcmp(argv[i], "--trace") == 0)
+            trace = argv[++i];
         else if (strcmp(argv[i], "--no-torch") == 0)
             torch = false;
         else
@@ -73,6 +98,7 @@ int main(int argc, char **argv) {
     oi_simulator_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.device = OI_DEVICE_AUTO; /* OPENINFER_BACKEND decides */
+    desc.timer = trace != NULL;
     oi_simulator *sim = oi_simulator_new_desc(m, &desc);
     oi_executor *e = sim && x ? oi_simulator_make_executor(sim, encoder()) : NULL;
     double *ours = (double *)malloc((size_t)runs * sizeof *ours);
@@ -99,6 +125,8 @@ int main(int argc, char **argv) {
     }
     double our_med = median(ours, runs), our_best = ours[0];
     printf("ours: best %.3f ms, median %.3f ms (%d runs)\n", our_best, our_med, runs);
+    if (trace && !write_trace(e, x, n, trace))
+        goto done;
     double t_best = 0, t_med = 0;
     if (torch && time_torch(python, runs, &t_best, &t_med))
         printf("torch: best %.3f ms, median %.3f ms\nours / torch: best %.2f, median %.2f\n", t_best, t_med,

@@ -1,6 +1,7 @@
 #version 450
 // gemm_epilogue.comp - gemm's last step: y = act(alpha * (A' x B') + beta * C),
-// from the f32 product in scratch (binding a) and the optional C
+// from the f32 product in scratch (binding a; a product split along K is
+// there as `slices` partial products, n apart, summed in order) and the optional C
 // (binding b, broadcast to [M, N] through strides 0), stored in the output
 // dtype. The CPU kernel computes in f32 the same way (beta * C first, then
 // alpha * product added), and ignores C when beta is 0. act: gemm's
@@ -23,6 +24,7 @@ layout(push_constant) uniform Push {
     uint has_c, c_offset, c_stride_m, c_stride_n;
     float alpha, beta;
     uint act;
+    uint slices;
 } pc;
 
 OI_DEFINE_LOAD_BITS(load_b, b_buf)
@@ -34,7 +36,10 @@ uint element(uint e) {
         uint at = pc.c_offset + (e / pc.cols) * pc.c_stride_m + (e % pc.cols) * pc.c_stride_n;
         y = pc.beta * bits_to_float(B_DT, load_b(B_DT, at));
     }
-    precise float v = pc.alpha * uintBitsToFloat(a_buf[e]) + y;
+    precise float product = uintBitsToFloat(a_buf[e]);
+    for (uint s = 1u; s < pc.slices; s++)
+        product += uintBitsToFloat(a_buf[e + s * pc.n]);
+    precise float v = pc.alpha * product + y;
     if (pc.act == 1u)
         v = v < 0.0 ? 0.0 : v;
     else if (pc.act >= 2u)

@@ -36,6 +36,7 @@ layout(push_constant) uniform Push {
     uint b_batch_strides[OI_MATMUL_BATCH_DIMS];
     uint a_stride_m, a_stride_k, b_stride_k, b_stride_n; // in elements
     uint a_offset, b_offset, d_offset;
+    uint k_slice; // 0, or K per slice: workgroup z walks k in [z * k_slice, +k_slice), its partial product at z * M * N
 } pc;
 
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
@@ -80,18 +81,21 @@ void main() {
     [[unroll]] for (uint i = 0u; i < TM; i++)
         [[unroll]] for (uint j = 0u; j < TN; j++) { acc_f[i][j] = 0.0; acc_u[i][j] = 0u; }
 
-    for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
+    // A split product (no batch dims then) walks its own slice of K.
+    uint k_begin = pc.k_slice * gl_WorkGroupID.z;
+    uint k_end = pc.k_slice == 0u ? pc.K : min(pc.K, k_begin + pc.k_slice);
+    for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
         // 1024 elements per tile, 4 per invocation; consecutive invocations
         // read consecutive k of A and consecutive n of B.
         for (uint l = tid; l < BM * BK; l += 256u) {
             uint k = l % BK, m = l / BK;
             uint gm = row0 + m, gk = k0 + k;
-            tile_a[k][m] = (gm < pc.M && gk < pc.K) ? load_value_a(a_base + gm * pc.a_stride_m + gk * pc.a_stride_k) : 0u;
+            tile_a[k][m] = (gm < pc.M && gk < k_end) ? load_value_a(a_base + gm * pc.a_stride_m + gk * pc.a_stride_k) : 0u;
         }
         for (uint l = tid; l < BN * BK; l += 256u) {
             uint n = l % BN, k = l / BN;
             uint gn = col0 + n, gk = k0 + k;
-            tile_b[k][n] = (gn < pc.N && gk < pc.K) ? load_value_b(b_base + gk * pc.b_stride_k + gn * pc.b_stride_n) : 0u;
+            tile_b[k][n] = (gn < pc.N && gk < k_end) ? load_value_b(b_base + gk * pc.b_stride_k + gn * pc.b_stride_n) : 0u;
         }
         barrier();
         [[unroll]] for (uint k = 0u; k < BK; k++) {
