@@ -102,17 +102,18 @@ static void oi__ctx_recycle(oi__ctx *c, oi__tensor *t) {
         oi__free(sp.data);
 }
 
-/* A zeroed tensor, on spare bytes of exactly its size when there are. */
-static oi__tensor *oi__ctx_new_tensor(oi__ctx *c, oi_dtype dtype, int ndim, const int64_t *shape) {
+/* A tensor on spare bytes of exactly its size when there are, zeroed when
+ * `zero` (see oi__tensor_adopt). */
+static oi__tensor *oi__ctx_new_tensor(oi__ctx *c, oi_dtype dtype, int ndim, const int64_t *shape, bool zero) {
     size_t nbytes = (size_t)oi_dtype_nbytes(dtype, (uint64_t)oi__shape_numel(ndim, shape));
     for (ptrdiff_t i = 0; i < arrlen(c->spares); i++) {
         if (c->spares[i].nbytes == nbytes) {
             void *data = c->spares[i].data;
             c->spares[i] = arrpop(c->spares);
-            return oi__tensor_adopt(dtype, ndim, shape, data);
+            return oi__tensor_adopt(dtype, ndim, shape, data, zero);
         }
     }
-    return oi__tensor_new(dtype, ndim, shape);
+    return oi__tensor_adopt(dtype, ndim, shape, NULL, zero);
 }
 
 typedef struct oi__consumer {
@@ -306,7 +307,7 @@ static oi__tensor *oi__initial_value(oi__ctx *c, int s) {
     const oi__slot *sl = oi__slot_of(c->exec, s);
     if (sl->model_tensor && sl->model_tensor->has_data)
         return oi__wrap_model(c, sl->model_tensor);
-    oi__tensor *t = oi__ctx_new_tensor(c, sl->dtype, sl->ndim, sl->shape);
+    oi__tensor *t = oi__ctx_new_tensor(c, sl->dtype, sl->ndim, sl->shape, true);
     if (!t)
         return NULL;
     if (sl->model_meta) {
@@ -1138,7 +1139,12 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
         if (st != OI_ERROR_UNSUPPORTED)
             return oi__node_error(pn, st);
     }
-    /* choose the output buffer: in place, reuse the old value, or fresh */
+    const oi__backend *be = c->use_backend ? e->sim->backend : &oi__cpu_backend;
+    void *be_ctx = c->use_backend ? e->sim->backend_ctx : NULL;
+    bool on_backend = be != &oi__cpu_backend &&
+                      be->supports_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, &sig);
+    /* choose the output buffer: in place, reuse the old value, or fresh (not
+     * zeroed for a device, which writes it whole: its host bytes are stale) */
     oi__tensor *cur = c->values[pn->out], *out = NULL;
     bool fresh = false;
     if (pn->inplace && cur == inputs[0] && oi__tensor_matches(cur, sig.dtype, sig.ndim, sig.shape)) {
@@ -1156,18 +1162,16 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
                 out = NULL;
     }
     if (!out) {
-        out = oi__ctx_new_tensor(c, sig.dtype, sig.ndim, sig.shape);
+        out = oi__ctx_new_tensor(c, sig.dtype, sig.ndim, sig.shape, !(on_backend && be->to_host));
         fresh = true;
         if (!out)
             return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
     }
-    const oi__backend *be = c->use_backend ? e->sim->backend : &oi__cpu_backend;
-    void *be_ctx = c->use_backend ? e->sim->backend_ctx : NULL;
     st = OI_OK;
     /* the simulator's threads serve the CPU kernels and any backend that
      * computes on the host (blas sizes OpenBLAS's threads by it) */
     oi__threadpool *previous = oi__threadpool_lend(e->sim->pool);
-    if (be != &oi__cpu_backend && be->supports_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, &sig)) {
+    if (on_backend) {
         oi__note_device_op(c, be, be_ctx);
         st = be->run_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs, (size_t)n_in, out);
     } else {

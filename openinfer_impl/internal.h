@@ -181,8 +181,10 @@ int64_t oi__shape_numel(int ndim, const int64_t *shape);
 /* A new contiguous zero-filled tensor (NULL + OUT_OF_MEMORY on failure). */
 oi__tensor *oi__tensor_new(oi_dtype dtype, int ndim, const int64_t *shape);
 /* oi__tensor_new over `spare` (oi__tensor_release_data's bytes of exactly
- * the tensor's size, zeroed here; NULL: fresh memory); frees it on failure. */
-oi__tensor *oi__tensor_adopt(oi_dtype dtype, int ndim, const int64_t *shape, void *spare);
+ * the tensor's size; NULL: fresh memory), zero-filled when `zero`, else left
+ * as they are (for an op output a device writes whole: the host bytes are
+ * stale until read back); frees spare on failure. */
+oi__tensor *oi__tensor_adopt(oi_dtype dtype, int ndim, const int64_t *shape, void *spare, bool zero);
 /* Frees t, handing back its bytes (and their size) when t alone owned plain
  * host memory, for reuse by oi__tensor_adopt; else NULL. */
 void *oi__tensor_release_data(oi__tensor *t, size_t *nbytes);

@@ -53,17 +53,19 @@ static oi__storage *oi__storage_new(void *data, size_t nbytes, bool borrowed) {
 }
 
 oi__tensor *oi__tensor_new(oi_dtype dtype, int ndim, const int64_t *shape) {
-    return oi__tensor_adopt(dtype, ndim, shape, NULL);
+    return oi__tensor_adopt(dtype, ndim, shape, NULL, true);
 }
 
-oi__tensor *oi__tensor_adopt(oi_dtype dtype, int ndim, const int64_t *shape, void *spare) {
+oi__tensor *oi__tensor_adopt(oi_dtype dtype, int ndim, const int64_t *shape, void *spare, bool zero) {
     oi__tensor *t = oi__tensor_header(dtype, ndim, shape);
     if (!t) {
         oi__free(spare);
         return NULL;
     }
     size_t nbytes = (size_t)oi_dtype_nbytes(dtype, (uint64_t)oi__shape_numel(ndim, shape));
-    void *data = spare ? memset(spare, 0, nbytes) : oi__calloc(1, nbytes ? nbytes : 1);
+    void *data = spare ? spare : zero ? oi__calloc(1, nbytes ? nbytes : 1) : oi__malloc(nbytes ? nbytes : 1);
+    if (spare && zero)
+        memset(spare, 0, nbytes);
     t->storage = data ? oi__storage_new(data, nbytes, false) : NULL;
     if (!t->storage) {
         oi__free(data);
