@@ -261,6 +261,10 @@ static void test_nn_attention(void) {
         nn_input n[3] = {NI(f, S(4, 1, 2, 9, 8), NN_RANDOM), NI(f, S(4, 1, 2, 5, 8), NN_RANDOM),
                          NI(f, S(4, 1, 2, 5, 8), NN_RANDOM)};
         NN_MUST(OI_OP_attention, &causal, 3, n);
+        /* value rows wider than the workgroup: three channels per invocation */
+        nn_input w[3] = {NI(f, S(4, 1, 2, 3, 16), NN_RANDOM), NI(f, S(4, 1, 2, 70, 16), NN_RANDOM),
+                         NI(f, S(4, 1, 2, 70, 130), NN_RANDOM)};
+        NN_MUST(OI_OP_attention, &none, 3, w);
     }
     /* head sizes past the shader's shared row: the CPU's */
     nn_input big[3] = {NI(OI_DTYPE_F32, S(4, 1, 1, 2, 300), NN_RANDOM), NI(OI_DTYPE_F32, S(4, 1, 1, 3, 300), NN_RANDOM),

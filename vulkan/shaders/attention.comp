@@ -4,8 +4,12 @@
 // Hq / Hkv query heads (grouped-query attention). The keys are taken in
 // chunks of CHUNK: each invocation scores whole keys into shared memory,
 // then an online softmax in f32 (running max and sum, earlier partial
-// sums rescaled when the max grows) accumulates p v; each invocation owns
-// up to DV_PER output channels. Causal: query i sees keys j <= i + T - S
+// sums rescaled when the max grows) accumulates p v. For p v the
+// invocations form groups of the smallest power of two >= Dv (up to WG):
+// an invocation owns up to DV_PER output channels and, in its group, every
+// G-th key of a chunk (G = WG / group size), and the groups' sums are added
+// at the end. Dot products and sums keep four partial sums, so that four
+// loads are in flight at a time rather than one. Causal: query i sees keys j <= i + T - S
 // (after the mask, as the CPU; a row that sees no key gives NaN). A bool
 // mask keeps where true. Floats only, f32 arithmetic; the output is f32,
 // contiguous [B, Hq, S, Dv] from d_offset (the host casts to f16/bf16).
@@ -64,6 +68,7 @@ float exp_f32(float x) {
 shared float s_q[MAX_D];
 shared float s_p[CHUNK];
 shared float s_red[WG];
+shared float s_acc[WG * DV_PER]; // [group][channel]: the groups' p v sums
 
 // The sum, or the NaN-ignoring max, over the workgroup.
 float combine(float v, bool take_max) {
@@ -82,6 +87,34 @@ float combine(float v, bool take_max) {
     return r;
 }
 
+// q . k for the key at kb: four partial sums over d.
+float key_dot(uint kb) {
+    uint step = pc.k_strides[3], d = 0u;
+    vec4 part = vec4(0.0);
+    for (; d + 4u <= pc.D; d += 4u) {
+        uint at = kb + d * step;
+        part += vec4(s_q[d], s_q[d + 1u], s_q[d + 2u], s_q[d + 3u]) *
+                vec4(bits_to_float(A_DT, load_k(A_DT, at)), bits_to_float(A_DT, load_k(A_DT, at + step)),
+                     bits_to_float(A_DT, load_k(A_DT, at + 2u * step)), bits_to_float(A_DT, load_k(A_DT, at + 3u * step)));
+    }
+    for (; d < pc.D; d++) part.x += s_q[d] * bits_to_float(A_DT, load_k(A_DT, kb + d * step));
+    return (part.x + part.y) + (part.z + part.w);
+}
+
+// sum p_jj v[j0 + jj][c] over the chunk's keys jj = g, g + G, ...: four
+// partial sums.
+float chunk_pv(uint v_base, uint j0, uint n, uint c, uint g, uint G) {
+    uint step = G * pc.v_strides[2], jj = g;
+    uint at = v_base + (j0 + g) * pc.v_strides[2] + c * pc.v_strides[3];
+    vec4 part = vec4(0.0);
+    for (; jj + 3u * G < n; jj += 4u * G, at += 4u * step)
+        part += vec4(s_p[jj], s_p[jj + G], s_p[jj + 2u * G], s_p[jj + 3u * G]) *
+                vec4(bits_to_float(A_DT, load_v(A_DT, at)), bits_to_float(A_DT, load_v(A_DT, at + step)),
+                     bits_to_float(A_DT, load_v(A_DT, at + 2u * step)), bits_to_float(A_DT, load_v(A_DT, at + 3u * step)));
+    for (; jj < n; jj += G, at += step) part.x += s_p[jj] * bits_to_float(A_DT, load_v(A_DT, at));
+    return (part.x + part.y) + (part.z + part.w);
+}
+
 void main() {
     uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (row >= pc.rows) return;
@@ -96,6 +129,9 @@ void main() {
     bool causal = (pc.flags & 1u) != 0u, has_mask = (pc.flags & 2u) != 0u, mask_bool = (pc.flags & 4u) != 0u;
     int last = int(qi) + int(pc.T) - int(pc.S); // the last key a causal query sees
 
+    uint lanes = 1u; // the group size: the smallest power of two >= Dv, up to WG
+    while (lanes < pc.Dv && lanes < WG) lanes <<= 1u;
+    uint G = WG / lanes, g = lid / lanes, c0 = lid % lanes;
     float m_run = NEG_INF, l_run = 0.0;
     float acc[DV_PER];
     [[unroll]] for (uint t = 0u; t < DV_PER; t++) acc[t] = 0.0;
@@ -106,10 +142,7 @@ void main() {
             uint j = j0 + jj;
             float s = NEG_INF;
             if (!causal || int(j) <= last) {
-                uint kb = k_base + j * pc.k_strides[2];
-                float dot = 0.0;
-                for (uint d = 0u; d < pc.D; d++) dot += s_q[d] * bits_to_float(A_DT, load_k(A_DT, kb + d * pc.k_strides[3]));
-                s = pc.scale * dot;
+                s = pc.scale * key_dot(k_base + j * pc.k_strides[2]);
                 if (has_mask) {
                     uint mb = load_m(M_DT, m_base + j * pc.m_strides[3]);
                     s += mask_bool ? (mb != 0u ? 0.0 : NEG_INF) : bits_to_float(M_DT, mb);
@@ -131,18 +164,22 @@ void main() {
         l_run = l_run * alpha + combine(part, false); // combine's barriers also publish s_p
         m_run = m_new;
         [[unroll]] for (uint t = 0u; t < DV_PER; t++) {
-            uint c = lid + WG * t;
+            uint c = c0 + lanes * t;
             if (c >= pc.Dv) break;
-            float a = acc[t] * alpha;
-            for (uint jj = 0u; jj < n; jj++)
-                a += s_p[jj] * bits_to_float(A_DT, load_v(A_DT, v_base + (j0 + jj) * pc.v_strides[2] + c * pc.v_strides[3]));
-            acc[t] = a;
+            acc[t] = acc[t] * alpha + chunk_pv(v_base, j0, n, c, g, G);
         }
         barrier(); // s_p is rewritten by the next chunk
     }
+    // the groups' sums, added in group order by group 0
+    [[unroll]] for (uint t = 0u; t < DV_PER; t++) s_acc[g * lanes * DV_PER + c0 + lanes * t] = acc[t];
+    barrier();
+    if (g != 0u) return;
     float inv = m_run == NEG_INF ? uintBitsToFloat(0x7FC00000u) : 1.0 / l_run;
     [[unroll]] for (uint t = 0u; t < DV_PER; t++) {
-        uint c = lid + WG * t;
-        if (c < pc.Dv) d_buf[pc.d_offset + row * pc.Dv + c] = floatBitsToUint(acc[t] * inv);
+        uint c = c0 + lanes * t;
+        if (c >= pc.Dv) break;
+        float sum = acc[t];
+        for (uint o = 1u; o < G; o++) sum += s_acc[o * lanes * DV_PER + c0 + lanes * t];
+        d_buf[pc.d_offset + row * pc.Dv + c] = floatBitsToUint(sum * inv);
     }
 }
