@@ -116,6 +116,13 @@ static oi__tensor *oi__ctx_new_tensor(oi__ctx *c, oi_dtype dtype, int ndim, cons
     return oi__tensor_adopt(dtype, ndim, shape, NULL, zero);
 }
 
+/* The bytes behind a fetched view, kept until the variable is fetched again,
+ * when a fetch of the same size refills them (no allocation per step). */
+typedef struct oi__fetch_buffer {
+    void *data;
+    size_t nbytes;
+} oi__fetch_buffer;
+
 typedef struct oi__consumer {
     oi__ctx ctx;
     int block;
@@ -132,7 +139,7 @@ struct oi_executor {
     oi__ctx main;
     oi__pstate *pstates;   /* per slot (used for persistent slots)        */
     bool *inserted;        /* per slot: inserted since the last step      */
-    void **fetched;        /* per slot: the last fetch's buffer           */
+    oi__fetch_buffer *fetched; /* per slot: the last fetch's buffer       */
     bool in_step;
     bool trace_on, timer_on;
     oi__tev *trace;        /* stb array                                   */
@@ -1614,7 +1621,7 @@ oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph
     size_t n = (size_t)arrlen(plan->slots);
     e->pstates = (oi__pstate *)oi__calloc(n ? n : 1, sizeof *e->pstates);
     e->inserted = (bool *)oi__calloc(n ? n : 1, sizeof *e->inserted);
-    e->fetched = (void **)oi__calloc(n ? n : 1, sizeof *e->fetched);
+    e->fetched = (oi__fetch_buffer *)oi__calloc(n ? n : 1, sizeof *e->fetched);
     if (!e->pstates || !e->inserted || !e->fetched || oi__ctx_init(&e->main, e) != OI_OK) {
         oi_executor_free(e);
         return NULL;
@@ -1636,7 +1643,7 @@ void oi_executor_free(oi_executor *e) {
             if (e->pstates)
                 oi__pstate_clear(&e->pstates[s]);
             if (e->fetched)
-                oi__free(e->fetched[s]);
+                oi__free(e->fetched[s].data);
         }
     }
     for (int i = 0; i < (int)arrlen(e->trace); i++)
@@ -1848,7 +1855,13 @@ oi_status oi_executor_fetch(oi_executor *e, const char *name, oi_dtype dtype, oi
     if (st == OI_OK && (t->offset != 0 || !oi__tensor_is_contiguous(t)))
         t = contiguous = oi__tensor_clone(t);
     int64_t numel = t ? oi__shape_numel(t->ndim, t->shape) : 0;
-    void *buf = t && st == OI_OK ? oi__calloc(1, (size_t)oi_dtype_nbytes(dtype, (uint64_t)numel) + 1) : NULL;
+    oi__fetch_buffer *kept = &e->fetched[s];
+    size_t nbytes = (size_t)oi_dtype_nbytes(dtype, (uint64_t)numel) + 1;
+    void *buf = NULL;
+    if (t && st == OI_OK) /* sub-byte dtypes are packed into zeroed bytes */
+        buf = kept->data && kept->nbytes == nbytes ? kept->data : oi__malloc(nbytes);
+    if (buf && oi_dtype_bits(dtype) < 8)
+        memset(buf, 0, nbytes);
     if (st == OI_OK && !buf)
         st = OI_ERROR_OUT_OF_MEMORY;
     char what[256];
@@ -1856,15 +1869,18 @@ oi_status oi_executor_fetch(oi_executor *e, const char *name, oi_dtype dtype, oi
     if (st == OI_OK)
         st = oi__convert(dtype, buf, t->dtype, oi__tensor_data(t), numel, what);
     if (st == OI_OK) {
-        oi__free(e->fetched[s]);
-        e->fetched[s] = buf;
+        if (buf != kept->data) {
+            oi__free(kept->data);
+            kept->data = buf;
+            kept->nbytes = nbytes;
+        }
         out->dtype = dtype;
         out->ndim = t->ndim;
         for (int d = 0; d < t->ndim; d++)
             out->shape[d] = t->shape[d];
         out->len = (size_t)numel;
         out->data = buf;
-    } else {
+    } else if (buf != kept->data) {
         oi__free(buf);
     }
     oi__tensor_free(contiguous);

@@ -262,7 +262,7 @@ static void test_shape_gemm_pool(void) {
     const shape col_c[] = {S(2, 33, 17, 0, 0), S(2, 29, 33, 0, 0), S(2, 17, 1, 0, 0)};
     const shape full_c[] = {S(2, 17, 33, 0, 0), S(2, 29, 33, 0, 0), S(2, 17, 29, 0, 0)};
     const shape big[] = {S(2, 260, 40, 0, 0), S(2, 40, 300, 0, 0), S(2, 1, 300, 0, 0)};
-    /* one output block and a long K: split along K into 13 slices, the last one shorter */
+    /* one output block and a long K: split along K into 21 slices, the last one shorter */
     const shape split[] = {S(2, 37, 1000, 0, 0), S(2, 1000, 45, 0, 0), S(1, 45, 0, 0, 0)};
     const shape split_t[] = {S(2, 1000, 37, 0, 0), S(2, 45, 1000, 0, 0), S(1, 45, 0, 0, 0)};
     const int views[] = {V_TRANS, V_STRIDED, V_DENSE};

@@ -44,7 +44,8 @@ section() { printf '\n===== %s =====\n' "$*"; }
 encoder() { # the 2-layer encoder block, ours on Vulkan vs PyTorch eager (when carried)
     if [ -x $G/encoder_peer ] && [ -f $G/encoder_data/encoder.oinf ]; then
         section "encoder block: OPENINFER_BACKEND=vulkan vs PyTorch eager (bench/gpu/encoder_peer.c)"
-        OPENINFER_BACKEND=vulkan timeout 180 $G/encoder_peer --dir $G/encoder_data --runs 50
+        OPENINFER_BACKEND=vulkan timeout 180 $G/encoder_peer --dir $G/encoder_data --runs 50 \
+            --trace "$OUT/encoder_trace.json" && python3 "$HERE/trace_summary.py" "$OUT/encoder_trace.json"
     fi
 }
 
