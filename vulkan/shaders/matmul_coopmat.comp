@@ -28,11 +28,12 @@
 // - Shared memory is 48 KiB per workgroup, so 128 x 256 has no room for two
 //   buffers at BK 32; BK 16 with two buffers is slower (844 us), as are
 //   128 x 192 with two buffers (851 us) and 256 x 128 blocks (729-767 us).
-// - The fragment loads bound the loop. With no global loads, stores or
-//   barriers, only the fragments loaded from shared tiles that may change
-//   and the products, it runs at 262 TFLOP/s (524 us); with tiles that never
-//   change (the compiler can keep the fragments in registers), 544. At 128
-//   registers a subgroup cannot hold the next fragments while it multiplies.
+// - The inner loop bounds it. With no global loads, stores or barriers,
+//   only the fragments loaded from shared tiles that may change and the
+//   products, it runs at 262 TFLOP/s (524 us); 64 x 64 parts (half the
+//   fragment loads per product; 8 subgroups, or 4 in two workgroups per
+//   SM) run at 255-270 all the same. With tiles that never change (the
+//   compiler can keep the fragments in registers), 544.
 // - The global loads take about a step to arrive: issued after the first
 //   half of a step they cost 788 us; two steps ahead (a second set of
 //   registers) 764 us, as 128 registers are too few for it. Two 128-thread
