@@ -4,8 +4,7 @@
  * is not listed always runs on the CPU kernel; a listed op runs on the GPU
  * for its row's dtypes within OI__DTS_VULKAN (kernels/op_list.h), except
  * what vk_ops.c declines case by case (acc=, i32/u32 mean_axis, float->int
- * casts with saturate=false, softmax along an inner axis, integer clamp
- * bounds outside the dtype, layouts that do not merge into the shaders'
+ * casts with saturate=false, integer clamp bounds outside the dtype, layouts that do not merge into the shaders'
  * dims). X(op, shader file). */
 #ifndef OPENINFER_VK_COVERAGE_H
 #define OPENINFER_VK_COVERAGE_H

@@ -545,6 +545,48 @@ static oi_status oi__vk_plan_cast_from_temp(const oi__vk_context *ctx, oi_dtype 
 }
 
 /* ---- softmax, log_softmax, layer_norm, rms_norm: a workgroup per row ---- */
+
+/* Softmax along an inner axis: rownorm.comp wrote f32 rows [prefix...,
+ * suffix..., A] into the scratch; one strided cast puts them back in the
+ * output's order [prefix..., A, suffix...] and dtype. */
+static oi_status oi__vk_plan_rows_to_axis(const oi__vk_context *ctx, int axis, const oi__vk_view *out,
+                                          oi__vk_plan *plan) {
+    int64_t shape[OI_MAX_DIMS], strides[1][OI_MAX_DIMS], step = out->shape[axis];
+    for (int d = out->ndim - 1; d > axis; d--) { /* the scratch's strides, walked in the output's order */
+        strides[0][d] = step;
+        step *= out->shape[d];
+    }
+    strides[0][axis] = 1;
+    for (int d = axis - 1; d >= 0; d--) {
+        strides[0][d] = step;
+        step *= out->shape[d];
+    }
+    memcpy(shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
+    int nd = oi__vk_merge_dims(out->ndim, shape, 1, strides);
+    if (nd > OI__VK_ELTWISE_DIMS)
+        return oi__vk_unsupported("softmax: too many dims after merging");
+    int64_t n = oi__shape_numel(out->ndim, out->shape);
+    plan->temp_bytes = (uint64_t)n * 4u;
+    oi__vk_eltwise_push cast;
+    memset(&cast, 0, sizeof cast);
+    cast.n = (uint32_t)n;
+    cast.ndim = (uint32_t)nd;
+    for (int d = 0; d < nd; d++) {
+        cast.shape[d] = (uint32_t)shape[d];
+        cast.a_strides[d] = (uint32_t)strides[0][d];
+    }
+    cast.d_offset = (uint32_t)out->offset;
+    oi__vk_stage *cs = &plan->stages[plan->n_stages++];
+    memset(cs, 0, sizeof *cs);
+    oi__vk_set_pipeline(cs, OI__VK_ELTWISE, OI_OP_cast, OI_DTYPE_F32, OI_DTYPE_F32, OI_DTYPE_F32, out->dtype);
+    oi__vk_set_push(cs, &cast, sizeof cast);
+    cs->roles[0] = OI__VK_ROLE_TEMP;
+    cs->roles[3] = OI__VK_ROLE_OUT;
+    unsigned per = 32u / oi_dtype_bits(out->dtype);
+    uint64_t words = ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
+    return oi__vk_groups(ctx, (words + 255) / 256, 1, cs->groups);
+}
+
 static oi_status oi__vk_plan_rownorm(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
                                      size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
     oi_op op = k->op;
@@ -558,16 +600,18 @@ static oi_status oi__vk_plan_rownorm(const oi__vk_context *ctx, const oi__kernel
         return OI_ERROR_VALIDATION;
     bool is_softmax = op == OI_OP_softmax || op == OI_OP_log_softmax;
     int row_end = x->ndim;
-    if (is_softmax) { /* one axis; rows are laid out row after row only when it is the last real one */
+    bool inner = false; /* softmax along an axis with non-trivial ones after it */
+    if (is_softmax) {
         for (int d = (int)axis + 1; d < x->ndim; d++)
-            if (x->shape[d] != 1)
-                return oi__vk_unsupported("%s: only along the last non-trivial axis", oi_op_name(op));
+            inner = inner || x->shape[d] != 1;
         row_end = (int)axis + 1;
     }
     int64_t k_shape[OI_MAX_DIMS], k_strides[1][OI_MAX_DIMS], r_shape[OI_MAX_DIMS], r_strides[3][OI_MAX_DIMS];
     memset(r_strides, 0, sizeof r_strides);
     int nk = 0, nr = 0;
-    for (int d = 0; d < (int)axis; d++) {
+    for (int d = 0; d < x->ndim; d++) { /* one row per element of the other dims: those before, then after */
+        if (d >= (int)axis && d < row_end)
+            continue;
         k_shape[nk] = x->shape[d];
         k_strides[0][nk++] = x->strides[d];
     }
@@ -605,7 +649,7 @@ static oi_status oi__vk_plan_rownorm(const oi__vk_context *ctx, const oi__kernel
     push.b_offset = n_in > 2 ? (uint32_t)in[2].offset : 0;
     push.has_bias = n_in > 2;
     push.eps = is_softmax ? 0.0f : (float)oi__op_param_f64(k, "epsilon");
-    bool direct = out->dtype == OI_DTYPE_F32;
+    bool direct = out->dtype == OI_DTYPE_F32 && !inner;
     push.d_offset = direct ? (uint32_t)out->offset : 0;
     /* f32 softmax rows of stride 1, each from a 16-byte boundary: uvec4 access */
     bool vec_rows = is_softmax && x->dtype == OI_DTYPE_F32 && nr == 1 && r_strides[0][0] == 1 && n_red % 4 == 0 &&
@@ -625,6 +669,8 @@ static oi_status oi__vk_plan_rownorm(const oi__vk_context *ctx, const oi__kernel
     oi_status s = oi__vk_groups(ctx, (uint64_t)n_out, 1, st->groups);
     if (s != OI_OK || direct)
         return s;
+    if (inner)
+        return oi__vk_plan_rows_to_axis(ctx, (int)axis, out, plan);
     return oi__vk_plan_cast_from_temp(ctx, OI_DTYPE_F32, out, plan);
 }
 
