@@ -521,17 +521,22 @@ static oi_status oi__vk_plan_reduce(const oi__vk_context *ctx, const oi__kernel_
 }
 
 /* A second stage: the 32-bit scratch (f32, i32 or u32 `from`) cast into
- * the contiguous output. */
-static oi_status oi__vk_plan_cast_from_temp(const oi__vk_context *ctx, oi_dtype from, const oi__vk_view *out,
-                                           oi__vk_plan *plan) {
+ * the output (contiguous from its offset), the scratch walked through
+ * `shape`/`strides` in the output's element order. */
+static oi_status oi__vk_plan_cast_temp(const oi__vk_context *ctx, oi_dtype from, const oi__vk_view *out, int ndim,
+                                       const int64_t *shape, const int64_t *strides, oi__vk_plan *plan) {
+    if (ndim > OI__VK_ELTWISE_DIMS)
+        return oi__vk_unsupported("%s: too many dims after merging", oi_dtype_name(out->dtype));
     int64_t n = oi__shape_numel(out->ndim, out->shape);
     plan->temp_bytes = (uint64_t)n * 4u;
     oi__vk_eltwise_push cast;
     memset(&cast, 0, sizeof cast);
     cast.n = (uint32_t)n;
-    cast.ndim = 1;
-    cast.shape[0] = (uint32_t)n;
-    cast.a_strides[0] = 1;
+    cast.ndim = (uint32_t)ndim;
+    for (int d = 0; d < ndim; d++) {
+        cast.shape[d] = (uint32_t)shape[d];
+        cast.a_strides[d] = (uint32_t)strides[d];
+    }
     cast.d_offset = (uint32_t)out->offset;
     oi__vk_stage *cs = &plan->stages[plan->n_stages++];
     memset(cs, 0, sizeof *cs);
@@ -542,6 +547,13 @@ static oi_status oi__vk_plan_cast_from_temp(const oi__vk_context *ctx, oi_dtype 
     unsigned per = 32u / oi_dtype_bits(out->dtype);
     uint64_t words = ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
     return oi__vk_groups(ctx, (words + 255) / 256, 1, cs->groups);
+}
+
+/* ... when the scratch holds the output's elements in order. */
+static oi_status oi__vk_plan_cast_from_temp(const oi__vk_context *ctx, oi_dtype from, const oi__vk_view *out,
+                                           oi__vk_plan *plan) {
+    int64_t n = oi__shape_numel(out->ndim, out->shape), one = 1;
+    return oi__vk_plan_cast_temp(ctx, from, out, 1, &n, &one, plan);
 }
 
 /* ---- softmax, log_softmax, layer_norm, rms_norm: a workgroup per row ---- */
@@ -563,28 +575,7 @@ static oi_status oi__vk_plan_rows_to_axis(const oi__vk_context *ctx, int axis, c
     }
     memcpy(shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
     int nd = oi__vk_merge_dims(out->ndim, shape, 1, strides);
-    if (nd > OI__VK_ELTWISE_DIMS)
-        return oi__vk_unsupported("softmax: too many dims after merging");
-    int64_t n = oi__shape_numel(out->ndim, out->shape);
-    plan->temp_bytes = (uint64_t)n * 4u;
-    oi__vk_eltwise_push cast;
-    memset(&cast, 0, sizeof cast);
-    cast.n = (uint32_t)n;
-    cast.ndim = (uint32_t)nd;
-    for (int d = 0; d < nd; d++) {
-        cast.shape[d] = (uint32_t)shape[d];
-        cast.a_strides[d] = (uint32_t)strides[0][d];
-    }
-    cast.d_offset = (uint32_t)out->offset;
-    oi__vk_stage *cs = &plan->stages[plan->n_stages++];
-    memset(cs, 0, sizeof *cs);
-    oi__vk_set_pipeline(cs, OI__VK_ELTWISE, OI_OP_cast, OI_DTYPE_F32, OI_DTYPE_F32, OI_DTYPE_F32, out->dtype);
-    oi__vk_set_push(cs, &cast, sizeof cast);
-    cs->roles[0] = OI__VK_ROLE_TEMP;
-    cs->roles[3] = OI__VK_ROLE_OUT;
-    unsigned per = 32u / oi_dtype_bits(out->dtype);
-    uint64_t words = ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
-    return oi__vk_groups(ctx, (words + 255) / 256, 1, cs->groups);
+    return oi__vk_plan_cast_temp(ctx, OI_DTYPE_F32, out, nd, shape, strides[0], plan);
 }
 
 static oi_status oi__vk_plan_rownorm(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
