@@ -1858,9 +1858,9 @@ oi_status oi_executor_fetch(oi_executor *e, const char *name, oi_dtype dtype, oi
     oi__fetch_buffer *kept = &e->fetched[s];
     size_t nbytes = (size_t)oi_dtype_nbytes(dtype, (uint64_t)numel) + 1;
     void *buf = NULL;
-    if (t && st == OI_OK) /* sub-byte dtypes are packed into zeroed bytes */
+    if (t && st == OI_OK)
         buf = kept->data && kept->nbytes == nbytes ? kept->data : oi__malloc(nbytes);
-    if (buf && oi_dtype_bits(dtype) < 8)
+    if (buf && oi_dtype_bits(dtype) < 8) /* sub-byte dtypes are packed into zeroed bytes */
         memset(buf, 0, nbytes);
     if (st == OI_OK && !buf)
         st = OI_ERROR_OUT_OF_MEMORY;
