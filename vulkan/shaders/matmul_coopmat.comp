@@ -39,7 +39,8 @@
 //   registers) 764 us, as 128 registers are too few for it. Two 128-thread
 //   workgroups per SM of 2 x 2 subgroups of 64 x 64 (247 registers, two
 //   buffers): 784 us. Storing A's chunks in a bank-conflict-free order
-//   (row pairs 2 apart) costs coalescing: 747 us.
+//   (row pairs 2 apart) costs coalescing: 747 us. B in two buffers (A in
+//   one), B's next tile stored before the first barrier: 737-743 us.
 // - Walking blocks in groups along M for L2 reuse, restrict-qualified
 //   buffers, holding B fragments instead of A fragments, and BK 48 (a third
 //   fewer barriers; 713 us): no change. A transposed B ([N, K], loaded as
