@@ -806,31 +806,28 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     oi_dtype acc = oi__vk_matmul_acc_dtype(a->dtype);
     bool direct = oi_dtype_bits(out->dtype) == 32;
     push.d_offset = direct ? (uint32_t)out->offset : 0;
-    oi__vk_stage *st = &plan->stages[plan->n_stages++];
-    memset(st, 0, sizeof *st);
-    oi__vk_set_pipeline(st, OI__VK_MATMUL, k->op, a->dtype, b->dtype, b->dtype, direct ? out->dtype : acc);
-    oi__vk_set_push(st, &push, sizeof push);
-    st->roles[0] = OI__VK_ROLE_IN0;
-    st->roles[1] = OI__VK_ROLE_IN1;
-    st->roles[3] = direct ? OI__VK_ROLE_OUT : OI__VK_ROLE_TEMP;
     /* large float products: 128x128 blocks (more work per loaded element) */
     bool big = oi__dtype_is_float(a->dtype) && M >= OI__VK_BIG_MATMUL && N >= OI__VK_BIG_MATMUL;
     int64_t block = big ? 128 : 64;
-    if (big)
-        st->pipeline.shader = (uint32_t)OI__VK_SHADER_MATMUL_BIG_F;
     const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
     uint64_t gx = (uint64_t)(N + block - 1) / (uint64_t)block, gy = (uint64_t)(M + block - 1) / (uint64_t)block;
     if (gx > max[0] || gy > max[1] || (uint64_t)batches > max[2])
         return oi__vk_unsupported("matmul: %lld x %lld x %lld batches exceed the dispatch limits", (long long)M,
                                   (long long)N, (long long)batches);
+    if (slices && batches == 1 && direct)
+        *slices = oi__vk_k_slices(gx * gy, push.K, &push.k_slice);
+    oi__vk_stage *st = &plan->stages[plan->n_stages++];
+    memset(st, 0, sizeof *st);
+    oi__vk_set_pipeline(st, OI__VK_MATMUL, k->op, a->dtype, b->dtype, b->dtype, direct ? out->dtype : acc);
+    if (big)
+        st->pipeline.shader = (uint32_t)OI__VK_SHADER_MATMUL_BIG_F;
+    oi__vk_set_push(st, &push, sizeof push);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[1] = OI__VK_ROLE_IN1;
+    st->roles[3] = direct ? OI__VK_ROLE_OUT : OI__VK_ROLE_TEMP;
     st->groups[0] = (uint32_t)(gx ? gx : 1);
     st->groups[1] = (uint32_t)(gy ? gy : 1);
-    st->groups[2] = (uint32_t)batches;
-    if (slices) {
-        *slices = batches == 1 && direct ? oi__vk_k_slices(gx * gy, push.K, &push.k_slice) : 1u;
-        st->groups[2] = *slices;
-        oi__vk_set_push(st, &push, sizeof push);
-    }
+    st->groups[2] = push.k_slice ? *slices : (uint32_t)batches; /* a split product: workgroup z is the slice */
     if (direct)
         return OI_OK;
     return oi__vk_plan_cast_from_temp(ctx, acc, out, plan); /* a wrapping / rounding cast */

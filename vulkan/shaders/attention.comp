@@ -16,6 +16,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "math.glsl" // exp_f32: the CPU's algorithm
 
 #define WG 64u
 #define CHUNK 256u
@@ -47,23 +48,6 @@ OI_DEFINE_LOAD_BITS(load_v, v_buf)
 OI_DEFINE_LOAD_BITS(load_m, m_buf)
 
 #define NEG_INF uintBitsToFloat(0xFF800000u)
-
-// e^x as rownorm.comp's exp_f32 (the CPU's algorithm).
-float exp_f32(float x) {
-    if ((floatBitsToUint(x) & 0x7FFFFFFFu) > 0x7F800000u) return x;
-    if (x > 88.72283935546875) return uintBitsToFloat(0x7F800000u);
-    if (x < -103.972084045410) return 0.0;
-    precise float t = x * 1.44269504088896341 + 12582912.0;
-    precise float n = t - 12582912.0;
-    int ni = int(floatBitsToUint(t)) - int(floatBitsToUint(12582912.0));
-    precise float r = x - n * 0.693359375;
-    r = r + n * 2.12194440054690583e-4;
-    precise float p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 +
-                      r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
-    int half_n = ni / 2;
-    precise float y = p * uintBitsToFloat(uint(half_n + 127) << 23u) * uintBitsToFloat(uint(ni - half_n + 127) << 23u);
-    return y;
-}
 
 shared float s_q[MAX_D];
 shared float s_p[CHUNK];
