@@ -47,6 +47,8 @@
  * dtypes within this set, without acc=; the rest runs on the CPU kernel. */
 #define OI__DTS_VULKAN (OI__DTS(F32) | OI__DTS(F16) | OI__DTS(BF16) | OI__DTS(I8) | OI__DTS(I16) | OI__DTS(I32) | \
                         OI__DTS(U8) | OI__DTS(U16) | OI__DTS(U32) | OI__DTS_BOOL)
+/* ... and 64-bit storage, for the ops vulkan/vk_coverage.h names. */
+#define OI__DTS_VULKAN_WIDE (OI__DTS(I64) | OI__DTS(U64) | OI__DTS(F64))
 
 #define OI__F_B 1u /* numpy broadcasting of the inputs  */
 #define OI__F_I 2u /* the output may be the first input */

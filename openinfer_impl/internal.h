@@ -459,6 +459,7 @@ typedef struct oi__vulkan_stats {
     uint64_t validation_messages; /* warnings/errors of the validation layer (OPENINFER_VULKAN_VALIDATION=1) */
 } oi__vulkan_stats;
 const oi__vulkan_stats *oi__vulkan_get_stats(void *ctx);
+bool oi__vulkan_has_wide(void *ctx); /* i64/u64/f64 arithmetic runs on the GPU (shaderInt64, shaderFloat64) */
 const char *oi__vulkan_validation_message(void *ctx); /* the last one, or "" */
 /* GPU time of the run_op calls whose work has completed, in call order;
  * `seq` counts run_op calls of the context (oi__vulkan_next_seq tells the

@@ -15,7 +15,7 @@
  *
  * NMSE = sum((gpu - cpu)^2) / sum(cpu^2) over finite elements, at most:
  *   f32 1e-7 (matmul 5e-4); f16 1e-6; bf16 1e-5 (one rounding step of an
- *   f32 result computed in another order). */
+ *   f32 result computed in another order); f64 1e-24. */
 #include "../openinfer_impl/internal.h"
 #include "check.h"
 
@@ -47,6 +47,7 @@ const char *__lsan_default_suppressions(void) { return "leak:libvulkan_lvp.so\n"
 static int pad_elems = PAD_ELEMS; /* test_aligned's cases: 16 (views on 16-byte boundaries) */
 
 static const oi__backend *vk = &oi__vulkan_backend;
+static double float_range = 2.0; /* run_case's float inputs: uniform in [-float_range, float_range] */
 static void *ctx;
 static int cases_run, cases_unsupported;
 
@@ -132,10 +133,15 @@ static void fill_random(guarded *g, bool specials, double lo, double hi) {
             oi__store_f64(t->dtype, data, at, v);
         } else if (t->dtype == OI_DTYPE_BOOL) {
             oi__store_u64(t->dtype, data, at, rng_next() & 1u);
+        } else if (oi_dtype_bits(t->dtype) == 64 && specials) { /* any 64 bits, zeros and all-ones mixed in */
+            uint64_t v = rng_next();
+            if (rng_next() % 17 == 0)
+                v = rng_next() % 2 ? 0 : ~(uint64_t)0;
+            oi__store_bits(t->dtype, data, at, v);
         } else if (oi__dtype_is_signed(t->dtype)) {
             int64_t lo_i, hi_i;
             unsigned bits = oi_dtype_bits(t->dtype);
-            bits = bits > 32 ? 32 : bits; /* 64-bit data only feeds declined cases */
+            bits = bits > 32 ? 32 : bits; /* i64 without specials: small values, as below */
             lo_i = -((int64_t)1 << (bits - 1));
             hi_i = ((int64_t)1 << (bits - 1)) - 1;
             if (!specials) { /* small values: sums and products stay meaningful */
@@ -159,6 +165,8 @@ static void fill_random(guarded *g, bool specials, double lo, double hi) {
 
 /* ---- comparison ---- */
 static double nmse_limit(oi_op op, oi_dtype t) {
+    if (t == OI_DTYPE_F64) /* computed in double: an f32 step anywhere would show as ~1e-15 */
+        return 1e-24;
     if (t == OI_DTYPE_BF16)
         return 1e-5;
     if (t == OI_DTYPE_F16)
@@ -324,6 +332,8 @@ static bool run_prepared(const char *name, oi_op op, const oi__attr *attrs, size
         cases_run++;
     } else {
         cases_unsupported++;
+        if (getenv("TEST_VULKAN_DECLINES"))
+            printf("declined: %s: %s\n", name, oi_last_error());
     }
     for (int i = 0; i < n_in; i++)
         CHECK_MSG(guards_intact(&in[i]), "%s: input %d guard bytes changed", name, i);
@@ -355,8 +365,7 @@ static bool run_case(oi_op op, const attrs *at, int n_in, const oi_dtype *dtypes
             s.d[s.ndim - 2] = tmp;
         }
         in[i] = make_tensor(dtypes[i], s.ndim, s.d, pad_elems);
-        double lo = -2.0, hi = 2.0;
-        fill_random(&in[i], specials, lo, hi);
+        fill_random(&in[i], specials, -float_range, float_range);
         if (t) {
             oi__tensor *v = in[i].t;
             int a = v->ndim - 2, b = v->ndim - 1;
@@ -707,6 +716,132 @@ static void test_aligned(void) {
     pad_elems = PAD_ELEMS;
 }
 
+static bool is_wide_dtype(oi_dtype t) { return oi_dtype_bits(t) == 64; }
+
+/* 64-bit data (i64, u64, f64) in eltwise_wide.comp, where the device has
+ * shaderInt64 and shaderFloat64 (lavapipe and the NVIDIA driver do): the
+ * elementwise ops with full-range integers, casts to and from every dtype
+ * (floats out to +-1e19, past the i64 range), fill and filter; the f64
+ * transcendental functions stay on the CPU everywhere. */
+static void test_wide(void) {
+    bool wide = oi__vulkan_has_wide(ctx);
+    const shape bin[] = {
+        S(2, 5, 7, 0, 0), S(2, 5, 7, 0, 0), S(2, 5, 7, 0, 0),
+        S(3, 3, 1, 5, 0), S(2, 4, 5, 0, 0), S(1, 5, 0, 0, 0),
+        S(4, 2, 3, 4, 5), S(3, 3, 1, 5, 0), S(4, 2, 3, 4, 5),
+    };
+    const shape same[] = {S(2, 5, 7, 0, 0), S(2, 5, 7, 0, 0), S(2, 5, 7, 0, 0),
+                          S(1, 1021, 0, 0, 0), S(1, 1021, 0, 0, 0), S(1, 1021, 0, 0, 0)};
+    const oi_dtype f64[] = {OI_DTYPE_F64}, ints[] = {OI_DTYPE_I64, OI_DTYPE_U64}, all[] = {OI_DTYPE_F64, OI_DTYPE_I64,
+                                                                                     OI_DTYPE_U64};
+    attrs none = no_attrs();
+    const oi_op binary[] = {OI_OP_add, OI_OP_sub, OI_OP_mul, OI_OP_div, OI_OP_min, OI_OP_max, OI_OP_eq,
+                            OI_OP_ne,  OI_OP_lt,  OI_OP_le,  OI_OP_gt,  OI_OP_ge};
+    for (int i = 0; i < COUNT(binary); i++)
+        each_dtype(binary[i], &none, all, COUNT(all), 2, bin, 3, true, wide);
+    const oi_op int_binary[] = {OI_OP_floor_div, OI_OP_rem, OI_OP_and, OI_OP_or, OI_OP_xor};
+    for (int i = 0; i < COUNT(int_binary); i++)
+        each_dtype(int_binary[i], &none, ints, COUNT(ints), 2, bin, 3, true, wide);
+    each_dtype(OI_OP_fma, &none, f64, 1, 3, same, 2, true, wide);
+    const oi_op float_unary[] = {OI_OP_neg, OI_OP_abs, OI_OP_recip, OI_OP_floor, OI_OP_ceil, OI_OP_round, OI_OP_trunc,
+                                 OI_OP_sign, OI_OP_is_nan, OI_OP_is_inf, OI_OP_is_neg, OI_OP_relu, OI_OP_sqrt, OI_OP_rsqrt};
+    for (int i = 0; i < COUNT(float_unary); i++)
+        each_dtype(float_unary[i], &none, f64, 1, 1, same, 2, true, wide);
+    const oi_dtype i64[] = {OI_DTYPE_I64};
+    const oi_op int_unary[] = {OI_OP_neg, OI_OP_abs, OI_OP_sign, OI_OP_is_neg, OI_OP_relu};
+    for (int i = 0; i < COUNT(int_unary); i++)
+        each_dtype(int_unary[i], &none, i64, 1, 1, same, 2, true, wide);
+    each_dtype(OI_OP_not, &none, ints, COUNT(ints), 1, same, 1, true, wide);
+    each_dtype(OI_OP_popcount, &none, ints, COUNT(ints), 1, same, 1, true, wide);
+    for (int bits = 0; bits <= 70; bits += 7) {
+        attrs sh = no_attrs();
+        attr_int(&sh, "bits", bits);
+        each_dtype(OI_OP_shl, &sh, ints, COUNT(ints), 1, same, 1, true, wide);
+        each_dtype(OI_OP_shr, &sh, ints, COUNT(ints), 1, same, 1, true, wide);
+    }
+    /* parameters */
+    attrs relu = no_attrs();
+    attr_float(&relu, "negative_slope", 0.125);
+    attr_float(&relu, "clamp_max", 1.5);
+    each_dtype(OI_OP_relu, &relu, f64, 1, 1, same, 2, true, wide);
+    attrs relu_i = no_attrs();
+    attr_int(&relu_i, "negative_slope", 3);
+    attr_int(&relu_i, "clamp_min", -((int64_t)1 << 40));
+    attr_int(&relu_i, "clamp_max", (int64_t)1 << 50);
+    each_dtype(OI_OP_relu, &relu_i, i64, 1, 1, same, 2, true, wide);
+    attrs clamp = no_attrs();
+    attr_float(&clamp, "min", -0.5);
+    attr_float(&clamp, "max", 0.75);
+    each_dtype(OI_OP_clamp, &clamp, f64, 1, 1, same, 2, true, wide);
+    attrs clamp_i = no_attrs();
+    attr_int(&clamp_i, "min", -((int64_t)1 << 60));
+    attr_int(&clamp_i, "max", (int64_t)1 << 61);
+    each_dtype(OI_OP_clamp, &clamp_i, ints, COUNT(ints), 1, same, 2, true, wide);
+    attrs mask = no_attrs();
+    attr_float(&mask, "div_by_zero_mask", -7.0);
+    each_dtype(OI_OP_div, &mask, f64, 1, 2, bin, 1, true, wide);
+    each_dtype(OI_OP_recip, &mask, f64, 1, 1, same, 1, true, wide);
+    const oi_dtype u64[] = {OI_DTYPE_U64};
+    attrs mask_i = no_attrs();
+    attr_int(&mask_i, "div_by_zero_mask", -77);
+    each_dtype(OI_OP_div, &mask_i, i64, 1, 2, bin, 1, true, wide);
+    attrs mask_u = no_attrs();
+    attr_int(&mask_u, "div_by_zero_mask", (int64_t)1 << 62);
+    each_dtype(OI_OP_div, &mask_u, u64, 1, 2, bin, 1, true, wide);
+    attrs fill = no_attrs();
+    attr_float(&fill, "value", 2.71875);
+    each_dtype(OI_OP_fill, &fill, f64, 1, 1, same, 2, false, wide);
+    each_dtype(OI_OP_fill_nan_like, &fill, f64, 1, 1, same, 2, true, wide);
+    attrs fill_i = no_attrs();
+    attr_int(&fill_i, "value", -((int64_t)1 << 62) - 5);
+    each_dtype(OI_OP_fill, &fill_i, i64, 1, 1, same, 2, false, wide);
+    attrs fill_u = no_attrs();
+    attr_int(&fill_u, "value", ((int64_t)1 << 62) + 5);
+    each_dtype(OI_OP_fill, &fill_u, u64, 1, 1, same, 2, false, wide);
+    each_dtype(OI_OP_filter, &none, all, COUNT(all), 3, same, 2, true, wide); /* odd sets: a bool condition */
+    /* no double exp, log, ... in GLSL: these run on the CPU */
+    const oi_op math[] = {OI_OP_exp, OI_OP_log, OI_OP_erf, OI_OP_tanh, OI_OP_sigmoid, OI_OP_gelu, OI_OP_silu,
+                          OI_OP_softplus};
+    for (int i = 0; i < COUNT(math); i++)
+        CHECK_MSG(!run_case(math[i], &none, 1, f64, same, true, false), "%s f64 should run on the CPU", oi_op_name(math[i]));
+    const oi_dtype f64_pair[] = {OI_DTYPE_F64, OI_DTYPE_F64};
+    CHECK(!run_case(OI_OP_pow, &none, 2, f64_pair, bin, true, false));
+    free_attrs(&relu);
+
+    /* casts with a 64-bit side, every rounding mode from floats */
+    const oi_dtype types[] = {OI_DTYPE_F64, OI_DTYPE_I64, OI_DTYPE_U64, OI_DTYPE_F32, OI_DTYPE_F16, OI_DTYPE_BF16,
+                              OI_DTYPE_I8,  OI_DTYPE_I16, OI_DTYPE_I32, OI_DTYPE_U8,  OI_DTYPE_U16, OI_DTYPE_U32,
+                              OI_DTYPE_BOOL};
+    const char *modes[] = {"trunc", "floor", "ceil", "nearest"};
+    shape s = S(2, 9, 37, 0, 0);
+    for (int from = 0; from < COUNT(types); from++) {
+        for (int to = 0; to < COUNT(types); to++) {
+            if (!is_wide_dtype(types[from]) && !is_wide_dtype(types[to]))
+                continue;
+            bool float_to_int = oi__dtype_is_float(types[from]) && !oi__dtype_is_float(types[to]);
+            for (int m = 0; m < (float_to_int ? 4 : 1); m++) {
+                for (int range = 0; range < (oi__dtype_is_float(types[from]) ? 2 : 1); range++) {
+                    attrs at = no_attrs();
+                    attr_dtype(&at, "to", types[to]);
+                    attr_string(&at, "rounding_mode", modes[m]);
+                    oi__op_sig in_sig, out_sig;
+                    memset(&in_sig, 0, sizeof in_sig);
+                    in_sig.dtype = types[from];
+                    in_sig.ndim = 1;
+                    in_sig.shape[0] = 1;
+                    if (oi__op_infer(OI_OP_cast, at.a, at.n, &in_sig, 1, OI_DTYPE_INVALID, &out_sig) != OI_OK)
+                        continue; /* not a cast the op allows */
+                    float_range = range ? 1e19 : 2.0;
+                    bool ok = run_case(OI_OP_cast, &at, 1, &types[from], &s, true, false);
+                    float_range = 2.0;
+                    CHECK_MSG(ok == wide, "cast %s -> %s: GPU support should be %d", oi_dtype_name(types[from]),
+                              oi_dtype_name(types[to]), wide);
+                }
+            }
+        }
+    }
+}
+
 /* Things the backend must decline (the executor then runs them on the CPU). */
 /* The other op families' cases, one file each (like vulkan/vk_ops_<family>.c). */
 #include "vulkan_parity_shape.c"
@@ -716,9 +851,18 @@ static void test_aligned(void) {
 static void test_declines(void) {
     attrs none = no_attrs();
     const shape s[] = {S(1, 8, 0, 0, 0), S(1, 8, 0, 0, 0)};
+    /* 64-bit data: only elementwise ops and data movement have shaders */
     const oi_dtype f64[2] = {OI_DTYPE_F64, OI_DTYPE_F64}, i64[2] = {OI_DTYPE_I64, OI_DTYPE_I64};
-    CHECK(!run_case(OI_OP_add, &none, 2, f64, s, false, false));
-    CHECK(!run_case(OI_OP_add, &none, 2, i64, s, false, false));
+    const shape mm[] = {S(2, 3, 4, 0, 0), S(2, 4, 5, 0, 0)};
+    CHECK(!run_case(OI_OP_matmul, &none, 2, f64, mm, false, false));
+    CHECK(!run_case(OI_OP_matmul, &none, 2, i64, mm, false, false));
+    attrs axis = no_attrs();
+    int64_t zero = 0;
+    attr_axes(&axis, "axes", 1, &zero);
+    CHECK(!run_case(OI_OP_sum_axis, &axis, 1, i64, s, false, false));
+    CHECK(!run_case(OI_OP_max_axis, &axis, 1, f64, s, false, false));
+    free_attrs(&axis);
+    CHECK(!run_case(OI_OP_softmax, &none, 1, f64, s, false, false));
     attrs acc = no_attrs();
     attr_dtype(&acc, "acc", OI_DTYPE_I32);
     const oi_dtype i8[2] = {OI_DTYPE_I8, OI_DTYPE_I8};
@@ -1181,6 +1325,7 @@ int main(int argc, char **argv) {
     test_shape_family();
     test_nn_family();
     test_conv_family();
+    test_wide();
     test_declines();
     test_residency();
     test_interop();

@@ -34,14 +34,45 @@ typedef struct param_row {
 static const param_row params[] = {OI_PARAM_LIST(PARAM_ROW)};
 
 /* The dtypes an op runs with on the Vulkan backend: its row's dtypes
- * within OI__DTS_VULKAN when the op has a shader (vk_coverage.h), else none. */
-#define VK_ROW(name, shader) #name,
-static const char *const vulkan_ops[] = {OI_VULKAN_OP_LIST(VK_ROW)};
+ * within OI__DTS_VULKAN when the op has a shader (vk_coverage.h), else
+ * none; and 64-bit ones for the ops that move data, or compute in
+ * eltwise_wide.comp (shader `eltwise`; f64 less OI_VULKAN_F64_ON_CPU). */
+#define VK_ROW(name, shader) {#name, #shader},
+static const struct {
+    const char *op, *shader;
+} vulkan_ops[] = {OI_VULKAN_OP_LIST(VK_ROW)};
+#define VK_NAME(name) #name,
+static const char *const vulkan_wide_moves[] = {OI_VULKAN_OPS_WIDE_MOVES(VK_NAME)};
+static const char *const vulkan_f64_on_cpu[] = {OI_VULKAN_F64_ON_CPU(VK_NAME)};
+
+static bool listed(const char *const *names, size_t n, const char *op) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], op) == 0)
+            return true;
+    return false;
+}
+#define LISTED(names, op) listed(names, sizeof names / sizeof names[0], op)
+
+/* 64-bit dtypes run on the GPU: 1 on every device, 2 where it has
+ * shaderInt64 and shaderFloat64, 0 never. */
+static int vulkan_wide_kind(const char *op) {
+    if (LISTED(vulkan_wide_moves, op))
+        return 1;
+    for (size_t i = 0; i < sizeof vulkan_ops / sizeof vulkan_ops[0]; i++)
+        if (strcmp(vulkan_ops[i].op, op) == 0 && strcmp(vulkan_ops[i].shader, "eltwise") == 0)
+            return 2;
+    return 0;
+}
 
 static uint32_t vulkan_dtypes(const char *op, uint32_t dtypes) {
-    for (size_t i = 0; i < sizeof vulkan_ops / sizeof vulkan_ops[0]; i++)
-        if (strcmp(vulkan_ops[i], op) == 0)
-            return dtypes & OI__DTS_VULKAN;
+    for (size_t i = 0; i < sizeof vulkan_ops / sizeof vulkan_ops[0]; i++) {
+        if (strcmp(vulkan_ops[i].op, op) != 0)
+            continue;
+        uint32_t wide = vulkan_wide_kind(op) ? OI__DTS_VULKAN_WIDE : 0;
+        if (LISTED(vulkan_f64_on_cpu, op))
+            wide &= ~OI__DTS(F64);
+        return dtypes & (OI__DTS_VULKAN | wide);
+    }
     return 0;
 }
 
@@ -158,7 +189,9 @@ static void put_header(void) {
     put("**Pi** = i1 i2 i4; **Pu** = u1 u2 u4; **T** = t1 t2 (ternary). All inputs of an op share one dtype\n");
     put("(filter's condition may also be bool; gather's indices are integers, where's condition is bool).\n\n");
     put("Backends: the CPU kernels (kernels/) are the reference and run every row. The Vulkan backend runs\n");
-    put("f32 f16 bf16 i8 i16 i32 u8 u16 u32 bool without `acc=`; anything else falls back to the CPU kernel.\n\n");
+    put("f32 f16 bf16 i8 i16 i32 u8 u16 u32 bool without `acc=`, and i64 u64 f64 in the ops that move data\n");
+    put("and, where the device has shaderInt64 and shaderFloat64, in the elementwise ops (f64 exp, log and\n");
+    put("the other transcendentals aside); anything else falls back to the CPU kernel.\n\n");
     put("Flags: **B** numpy broadcasting of the inputs (stride 0, nothing is copied), **I** the output may be\n");
     put("the first input (in-place), **A** takes `acc=`.\n\n");
 }
@@ -224,6 +257,8 @@ static void put_op(const op_row *o) {
     put_dtypes(o->dtypes);
     put(".\n- Vulkan dtypes: ");
     put_dtypes(vulkan_dtypes(o->name, o->dtypes));
+    if (vulkan_wide_kind(o->name) == 2 && (vulkan_dtypes(o->name, o->dtypes) & OI__DTS_VULKAN_WIDE))
+        put("; the 64-bit ones where the device has shaderInt64 and shaderFloat64");
     put(" (other dtypes, `acc=` and layouts the shaders cannot walk run on the CPU kernel).\n");
     if (o->flags & OI__F_A) {
         put("- With `acc=`: ");

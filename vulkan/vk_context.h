@@ -19,16 +19,17 @@
 #define OI__VK_CLEAR(a) OI__VK_TRUNCATE(a, 0)
 
 /* The shader families of vk_ops.c, one per vulkan/shaders/<name>.comp ... */
-typedef enum oi__vk_family { OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL } oi__vk_family;
+typedef enum oi__vk_family { OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL, OI__VK_ELTWISE_WIDE } oi__vk_family;
 
 /* Every SPIR-V module: X(ENUM_SUFFIX, spirv name as vulkan/meson.build
- * builds it). The first nine are family * 3 + input value class (floats,
+ * builds it). The first twelve are family * 3 + input value class (floats,
  * signed, unsigned), which oi__vk_shader_for relies on. The other op
  * families (vk_ops_<family>.c) list their modules in their own lines. */
 #define OI__VK_SHADERS_CORE(X) \
     X(ELTWISE_F, eltwise_f) X(ELTWISE_S, eltwise_s) X(ELTWISE_U, eltwise_u) \
     X(REDUCE_F, reduce_f) X(REDUCE_S, reduce_s) X(REDUCE_U, reduce_u) \
     X(MATMUL_F, matmul_f) X(MATMUL_S, matmul_s) X(MATMUL_U, matmul_u) \
+    X(ELTWISE_WIDE_F, eltwise_wide_f) X(ELTWISE_WIDE_S, eltwise_wide_s) X(ELTWISE_WIDE_U, eltwise_wide_u) \
     X(MATMUL_BIG_F, matmul_big_f) /* 128x128 blocks for large float products */ \
     X(ROWNORM_F, rownorm_f)       /* softmax, log_softmax, layer_norm, rms_norm */ \
     X(MATMUL_COOPMAT, matmul_coopmat) /* f16 on tensor cores (has_coopmat_f16 only) */
@@ -205,6 +206,7 @@ typedef struct oi__vk_device_caps {
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memory;
     bool has_int64, has_float64, has_fp16_math, has_int8_math, has_subgroup_arith;
+    bool has_wide; /* shaderInt64 and shaderFloat64 enabled: eltwise_wide.comp runs */
     bool has_coopmat, has_memory_budget;
     /* matmul_coopmat.comp can run: VK_NV_cooperative_matrix with 16x16x16
      * f16 x f16 -> f32 at subgroup scope, shaderFloat16, the Vulkan memory

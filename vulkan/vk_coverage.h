@@ -24,9 +24,9 @@
     X(softmax, rownorm) X(log_softmax, rownorm) X(layer_norm, rownorm) X(rms_norm, rownorm) \
     X(matmul, matmul)
 
-/* vulkan/vk_ops_shape.c: 8/16/32-bit data (gemm, global_avg_pool: f32,
- * f16, bf16); declined: 64-bit data, layouts past the shaders' dims (copy
- * 8, pad 6, where 5 after merging). gather's out-of-range indices, an
+/* vulkan/vk_ops_shape.c: 8/16/32-bit data and 64-bit (below) (gemm,
+ * global_avg_pool: f32, f16, bf16); declined: layouts past the shaders'
+ * dims (copy 8, pad 6, where 5 after merging). gather's out-of-range indices, an
  * error on the CPU, read as zeros on the GPU. */
 #define OI_VULKAN_OPS_SHAPE(X) \
     X(reshape, copy) X(transpose, copy) X(squeeze, copy) X(unsqueeze, copy) X(slice, copy) X(split, copy) \
@@ -47,5 +47,15 @@
     X(conv1d, conv) X(conv2d, conv) X(conv_transpose2d, conv) X(max_pool2d, pool) X(avg_pool2d, pool)
 
 #define OI_VULKAN_OP_LIST(X) OI_VULKAN_OPS_CORE(X) OI_VULKAN_OPS_SHAPE(X) OI_VULKAN_OPS_NN(X) OI_VULKAN_OPS_CONV(X)
+
+/* 64-bit data (i64, u64, f64: OI__DTS_VULKAN_WIDE). The ops that only move
+ * elements take it on every device, two 32-bit words per element. The ops
+ * of eltwise.comp (shader `eltwise` above) compute on it in
+ * eltwise_wide.comp where the device has shaderInt64 and shaderFloat64,
+ * except for f64 these (GLSL has no double exp, log, ...). Every other op
+ * on 64-bit data runs on the CPU. */
+#define OI_VULKAN_OPS_WIDE_MOVES(X) \
+    X(reshape) X(transpose) X(squeeze) X(unsqueeze) X(slice) X(split) X(expand) X(tile) X(concat) X(pad) X(gather)
+#define OI_VULKAN_F64_ON_CPU(X) X(exp) X(log) X(erf) X(tanh) X(sigmoid) X(silu) X(softplus) X(gelu) X(pow)
 
 #endif

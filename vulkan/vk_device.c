@@ -302,6 +302,7 @@ static void oi__vk_query_caps(const oi__vk_instance_fns *fi, VkPhysicalDevice pd
     fi->vkGetPhysicalDeviceFeatures2(pd, &features);
     caps->has_int64 = features.features.shaderInt64 != 0;
     caps->has_float64 = features.features.shaderFloat64 != 0;
+    caps->has_wide = caps->has_int64 && caps->has_float64;
     caps->has_fp16_math = f16.shaderFloat16 != 0;
     caps->has_int8_math = f16.shaderInt8 != 0;
     VkPhysicalDeviceSubgroupProperties subgroup;
@@ -527,10 +528,16 @@ static oi_status oi__vk_open_own_device(oi__vk_context *ctx, int device_index) {
         extensions[n_extensions++] = VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME;
         extensions[n_extensions++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
     }
+    /* eltwise_wide.comp's 64-bit integers and doubles */
+    VkPhysicalDeviceFeatures core;
+    memset(&core, 0, sizeof core);
+    core.shaderInt64 = ctx->caps.has_wide;
+    core.shaderFloat64 = ctx->caps.has_wide;
     VkDeviceCreateInfo info;
     memset(&info, 0, sizeof info);
     info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
     info.pNext = ctx->caps.has_coopmat_f16 ? &coop : NULL;
+    info.pEnabledFeatures = &core;
     info.queueCreateInfoCount = 1;
     info.pQueueCreateInfos = &queue_info;
     info.enabledExtensionCount = n_extensions;
@@ -557,7 +564,9 @@ static oi_status oi__vk_open_user_device(oi__vk_context *ctx, const oi_vulkan_de
     ctx->owns_device = false;
     oi__vk_load_instance_fns(ctx->instance, &ctx->vki);
     oi__vk_query_caps(&ctx->vki, ctx->physical, &ctx->caps);
-    ctx->caps.has_coopmat_f16 = false; /* the application's device may not have its features enabled */
+    /* the application's device may not have these features enabled */
+    ctx->caps.has_coopmat_f16 = false;
+    ctx->caps.has_wide = false;
     ctx->caps.queue_family = d->queue_family_index;
     ctx->caps.timestamp_bits = oi__vk_timestamp_bits(&ctx->vki, ctx->physical, d->queue_family_index);
     oi__vk_load_device_table(ctx);

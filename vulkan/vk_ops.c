@@ -136,6 +136,20 @@ static bool oi__vk_dtype_ok(oi_dtype t) {
     }
 }
 
+/* 64-bit dtypes: data movement takes them on every device (as word
+ * pairs); arithmetic on them needs shaderInt64 and shaderFloat64
+ * (eltwise_wide.comp, caps.has_wide). */
+static bool oi__vk_dtype_wide(oi_dtype t) { return t == OI_DTYPE_I64 || t == OI_DTYPE_U64 || t == OI_DTYPE_F64; }
+
+/* Invocations of a shader that writes one 32-bit word of `n` elements of
+ * `out` each (1, 2 or 4 elements), or one 64-bit element each. */
+static uint64_t oi__vk_out_invocations(const oi__vk_view *out, int64_t n) {
+    if (oi__vk_dtype_wide(out->dtype))
+        return (uint64_t)n;
+    unsigned per = 32u / oi_dtype_bits(out->dtype);
+    return ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
+}
+
 static void oi__vk_set_push(oi__vk_stage *st, const void *push, size_t bytes) {
     memset(st->push, 0, sizeof st->push);
     memcpy(st->push, push, bytes);
@@ -251,7 +265,7 @@ static oi_status oi__vk_int_bounds(oi_dtype t, int64_t lo, int64_t hi, uint32_t 
 /* The bits the CPU kernel stores for one element: the exact encoding of a
  * fill value or a replacement, whatever the dtype. */
 static oi_status oi__vk_cpu_element_bits(oi_op op, const oi__attr *attrs, size_t n_attrs, oi_dtype dtype, uint64_t in_bits,
-                                         uint32_t *out_bits) {
+                                         uint64_t *out_bits) {
     int64_t one = 1;
     oi__tensor *in = oi__tensor_new(dtype, 1, &one);
     oi__tensor *out = oi__tensor_new(dtype, 1, &one);
@@ -263,10 +277,34 @@ static oi_status oi__vk_cpu_element_bits(oi_op op, const oi__attr *attrs, size_t
         s = oi__op_run_cpu(op, attrs, n_attrs, inputs, 1, out);
     }
     if (s == OI_OK)
-        *out_bits = (uint32_t)oi__load_bits(dtype, oi__tensor_data(out), 0);
+        *out_bits = oi__load_bits(dtype, oi__tensor_data(out), 0);
     oi__tensor_free(in);
     oi__tensor_free(out);
     return s;
+}
+
+/* fill's value, or the replacement fill_nan_like stores for a NaN, as the
+ * CPU encodes it in dtype t. */
+static oi_status oi__vk_fill_bits(const oi__kernel_args *k, oi_dtype t, uint64_t *bits) {
+    uint64_t nan_bits = k->op == OI_OP_fill_nan_like ? oi__f64_to_float_bits(t, (double)NAN) : 0;
+    return oi__vk_cpu_element_bits(k->op, k->attrs, k->n_attrs, t, nan_bits, bits);
+}
+
+/* cast's rounding mode as the shaders number it (0 trunc, 1 floor, 2 ceil,
+ * 3 nearest); a float -> integer cast without saturation stays on the CPU. */
+static oi_status oi__vk_cast_mode(const oi__kernel_args *k, oi_dtype from, uint32_t *mode) {
+    oi_dtype to = oi__op_attr_dtype(oi__op_attr_for(k, "to"));
+    const oi__attr *a = oi__op_attr_for(k, "rounding_mode");
+    *mode = 0;
+    if (a && strcmp(a->s, "floor") == 0)
+        *mode = 1;
+    else if (a && strcmp(a->s, "ceil") == 0)
+        *mode = 2;
+    else if (a && strcmp(a->s, "nearest") == 0)
+        *mode = 3;
+    if (oi__dtype_is_float(from) && !oi__dtype_is_float(to) && !oi__op_param_bool(k, "saturate"))
+        return oi__vk_unsupported("cast with saturate=false from a float wraps modulo 2^64 (CPU only)");
+    return OI_OK;
 }
 
 /* p0..p2 of the eltwise shader for this op (see eltwise.comp). */
@@ -314,24 +352,14 @@ static oi_status oi__vk_eltwise_params(const oi__kernel_args *k, oi_dtype t, uin
         p[0] = a && a->s && strcmp(a->s, "tanh") == 0;
         return OI_OK;
     }
-    case OI_OP_fill:
-        return oi__vk_cpu_element_bits(OI_OP_fill, k->attrs, k->n_attrs, t, 0, &p[0]);
-    case OI_OP_fill_nan_like: /* the replacement the CPU stores for a NaN */
-        return oi__vk_cpu_element_bits(OI_OP_fill_nan_like, k->attrs, k->n_attrs, t,
-                                       oi__f64_to_float_bits(t, (double)NAN), &p[0]);
-    case OI_OP_cast: {
-        oi_dtype to = oi__op_attr_dtype(oi__op_attr_for(k, "to"));
-        const oi__attr *mode = oi__op_attr_for(k, "rounding_mode");
-        if (mode && strcmp(mode->s, "floor") == 0)
-            p[0] = 1;
-        else if (mode && strcmp(mode->s, "ceil") == 0)
-            p[0] = 2;
-        else if (mode && strcmp(mode->s, "nearest") == 0)
-            p[0] = 3;
-        if (is_float && !oi__dtype_is_float(to) && !oi__op_param_bool(k, "saturate"))
-            return oi__vk_unsupported("cast with saturate=false from a float wraps modulo 2^64 (CPU only)");
-        return OI_OK;
+    case OI_OP_fill: case OI_OP_fill_nan_like: {
+        uint64_t bits;
+        oi_status s = oi__vk_fill_bits(k, t, &bits);
+        p[0] = (uint32_t)bits;
+        return s;
     }
+    case OI_OP_cast:
+        return oi__vk_cast_mode(k, t, &p[0]);
     default:
         return OI_OK;
     }
@@ -391,17 +419,133 @@ static bool oi__vk_eltwise_contiguous(const oi__kernel_args *k, const oi__vk_vie
     return true;
 }
 
+/* ---- elementwise with a 64-bit operand or output: eltwise_wide.comp ---- */
+typedef struct oi__vk_eltwise_wide_push {
+    uint32_t n, ndim;
+    uint32_t shape[OI__VK_ELTWISE_DIMS];
+    uint32_t a_strides[OI__VK_ELTWISE_DIMS], b_strides[OI__VK_ELTWISE_DIMS], c_strides[OI__VK_ELTWISE_DIMS];
+    uint32_t a_offset, b_offset, c_offset, d_offset;
+    uint32_t p[6]; /* three 64-bit parameters, low word first */
+} oi__vk_eltwise_wide_push;
+typedef char oi__vk_eltwise_wide_push_fits[sizeof(oi__vk_eltwise_wide_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
+
+static bool oi__vk_any_wide(const oi__vk_view *in, size_t n_in, const oi__vk_view *out) {
+    for (size_t i = 0; i < n_in; i++)
+        if (oi__vk_dtype_wide(in[i].dtype))
+            return true;
+    return oi__vk_dtype_wide(out->dtype);
+}
+
+static uint64_t oi__vk_f64_bits(double v) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits;
+}
+
+/* The parameters of eltwise_wide.comp, 64 bits each, read as the CPU's
+ * oi__ew_read_params reads them for the input dtype t. */
+static oi_status oi__vk_eltwise_wide_params(const oi__kernel_args *k, oi_dtype t, uint64_t *p) {
+    bool is_float = oi__dtype_is_float(t), is_signed = oi__dtype_is_signed(t);
+    p[0] = p[1] = p[2] = 0;
+#define OI__VK_F64_CPU(name) case OI_OP_##name:
+    switch (k->op) {
+    OI_VULKAN_F64_ON_CPU(OI__VK_F64_CPU)
+        return oi__vk_unsupported("%s on %s: GLSL has no double transcendental functions (CPU only)",
+                                  oi_op_name(k->op), oi_dtype_name(t));
+#undef OI__VK_F64_CPU
+    case OI_OP_div: case OI_OP_floor_div: case OI_OP_recip: {
+        int64_t mask = oi__op_attr_for(k, "div_by_zero_mask") ? oi__op_param_i64(k, "div_by_zero_mask") : 0;
+        p[0] = is_float ? oi__vk_f64_bits(oi__op_param_f64(k, "div_by_zero_mask"))
+                        : (uint64_t)(is_signed || mask >= 0 ? mask : 0);
+        return OI_OK;
+    }
+    case OI_OP_relu:
+        if (is_float) {
+            p[0] = oi__vk_f64_bits(oi__op_param_f64(k, "negative_slope"));
+            p[1] = oi__vk_f64_bits(oi__op_param_f64(k, "clamp_min"));
+            p[2] = oi__vk_f64_bits(oi__op_param_f64(k, "clamp_max"));
+        } else {
+            p[0] = (uint64_t)oi__op_param_i64(k, "negative_slope");
+            p[1] = (uint64_t)oi__op_param_i64(k, "clamp_min");
+            p[2] = (uint64_t)oi__op_param_i64(k, "clamp_max");
+        }
+        return OI_OK;
+    case OI_OP_clamp:
+        if (is_float) {
+            p[0] = oi__vk_f64_bits(oi__op_param_f64(k, "min"));
+            p[1] = oi__vk_f64_bits(oi__op_param_f64(k, "max"));
+        } else {
+            int64_t lo = oi__op_param_i64(k, "min"), hi = oi__op_param_i64(k, "max");
+            bool saturate = !is_signed; /* the CPU reads unsigned bounds saturated at 0 */
+            p[0] = (uint64_t)(saturate && lo < 0 ? 0 : lo);
+            p[1] = (uint64_t)(saturate && hi < 0 ? 0 : hi);
+        }
+        return OI_OK;
+    case OI_OP_shl: case OI_OP_shr: {
+        int64_t bits = oi__op_param_i64(k, "bits");
+        p[0] = (uint64_t)(bits < 0 ? 0 : bits > 64 ? 64 : bits);
+        return OI_OK;
+    }
+    case OI_OP_fill: case OI_OP_fill_nan_like:
+        return oi__vk_fill_bits(k, t, &p[0]);
+    case OI_OP_cast: {
+        uint32_t mode;
+        oi_status s = oi__vk_cast_mode(k, t, &mode);
+        p[0] = mode;
+        return s;
+    }
+    default:
+        return OI_OK;
+    }
+}
+
+/* An eltwise op of 64-bit data: one invocation per output element (64-bit
+ * output) or word (narrower output), inputs walked through strides. */
+static oi_status oi__vk_plan_eltwise_wide(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                          size_t n_in, const oi__vk_view *out, const int64_t *shape, int ndim,
+                                          int64_t (*merged)[OI_MAX_DIMS], oi__vk_plan *plan) {
+    if (!ctx->caps.has_wide)
+        return oi__vk_unsupported("%s: 64-bit arithmetic needs shaderInt64 and shaderFloat64", oi_op_name(k->op));
+    oi__vk_eltwise_wide_push push;
+    memset(&push, 0, sizeof push);
+    uint64_t params[3];
+    oi_status s = oi__vk_eltwise_wide_params(k, in[0].dtype, params);
+    if (s != OI_OK)
+        return s;
+    for (int i = 0; i < 3; i++) {
+        push.p[2 * i] = (uint32_t)params[i];
+        push.p[2 * i + 1] = (uint32_t)(params[i] >> 32);
+    }
+    int64_t n = oi__shape_numel(out->ndim, out->shape);
+    push.n = (uint32_t)n;
+    push.ndim = (uint32_t)ndim;
+    for (int d = 0; d < ndim; d++) {
+        push.shape[d] = (uint32_t)shape[d];
+        push.a_strides[d] = (uint32_t)merged[0][d];
+        push.b_strides[d] = (uint32_t)merged[1][d];
+        push.c_strides[d] = (uint32_t)merged[2][d];
+    }
+    push.a_offset = (uint32_t)in[0].offset;
+    push.b_offset = n_in > 1 ? (uint32_t)in[1].offset : 0;
+    push.c_offset = n_in > 2 ? (uint32_t)in[2].offset : 0;
+    push.d_offset = (uint32_t)out->offset;
+    oi__vk_stage *st = &plan->stages[plan->n_stages++];
+    memset(st, 0, sizeof *st);
+    oi_dtype a = in[0].dtype, b = n_in > 1 ? in[1].dtype : a, c = n_in > 2 ? in[2].dtype : a;
+    oi__vk_set_pipeline(st, OI__VK_ELTWISE_WIDE, k->op, a, b, c, out->dtype);
+    oi__vk_set_push(st, &push, sizeof push);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[1] = n_in > 1 ? OI__VK_ROLE_IN1 : OI__VK_ROLE_UNUSED;
+    st->roles[2] = n_in > 2 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
+    st->roles[3] = OI__VK_ROLE_OUT;
+    return oi__vk_groups(ctx, (oi__vk_out_invocations(out, n) + 255) / 256, 1, st->groups);
+}
+
 /* ---- elementwise: every EW row of the table ---- */
 static oi_status oi__vk_plan_eltwise(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
                                      size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
     if (!oi__vk_view_contiguous(out))
         return oi__vk_unsupported("%s: the output is not contiguous", oi_op_name(k->op));
-    oi__vk_eltwise_push push;
-    memset(&push, 0, sizeof push);
-    uint32_t params[3];
-    oi_status s = oi__vk_eltwise_params(k, in[0].dtype, params);
-    if (s != OI_OK)
-        return s;
     int64_t shape[OI_MAX_DIMS];
     int64_t strides[4][OI_MAX_DIMS];
     memset(strides, 0, sizeof strides);
@@ -416,6 +560,14 @@ static oi_status oi__vk_plan_eltwise(const oi__vk_context *ctx, const oi__kernel
     if (ndim > OI__VK_ELTWISE_DIMS)
         return oi__vk_unsupported("%s: %d dims after merging (the shader walks %d)", oi_op_name(k->op), ndim,
                                   OI__VK_ELTWISE_DIMS);
+    if (oi__vk_any_wide(in, n_in, out))
+        return oi__vk_plan_eltwise_wide(ctx, k, in, n_in, out, shape, ndim, merged, plan);
+    oi__vk_eltwise_push push;
+    memset(&push, 0, sizeof push);
+    uint32_t params[3];
+    oi_status s = oi__vk_eltwise_params(k, in[0].dtype, params);
+    if (s != OI_OK)
+        return s;
     int64_t n = oi__shape_numel(out->ndim, out->shape);
     if (oi__vk_eltwise_contiguous(k, in, n_in, out, ndim, merged, n, params, plan))
         return oi__vk_groups(ctx, oi__vk_contiguous_groups(n, out->dtype), 1, plan->stages[plan->n_stages - 1].groups);
@@ -432,9 +584,7 @@ static oi_status oi__vk_plan_eltwise(const oi__vk_context *ctx, const oi__kernel
     push.c_offset = n_in > 2 ? (uint32_t)in[2].offset : 0;
     push.d_offset = (uint32_t)out->offset;
     oi__vk_stage *st = oi__vk_eltwise_stage(k, in, n_in, out, &push, params, plan);
-    unsigned per = 32u / oi_dtype_bits(out->dtype);
-    uint64_t words = ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
-    return oi__vk_groups(ctx, (words + 255) / 256, 1, st->groups);
+    return oi__vk_groups(ctx, (oi__vk_out_invocations(out, n) + 255) / 256, 1, st->groups);
 }
 
 /* ---- reductions: sum/mean/prod/max/min, argmax/argmin, is_finite ---- */
@@ -512,12 +662,7 @@ static oi_status oi__vk_plan_reduce(const oi__vk_context *ctx, const oi__kernel_
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[3] = OI__VK_ROLE_OUT;
-    uint64_t groups = (uint64_t)n_out;
-    if (!is_arg) {
-        unsigned per = 32u / oi_dtype_bits(out->dtype);
-        groups = ((uint64_t)out->offset + (uint64_t)n_out + per - 1) / per - (uint64_t)out->offset / per;
-    }
-    return oi__vk_groups(ctx, groups, 1, st->groups);
+    return oi__vk_groups(ctx, oi__vk_out_invocations(out, n_out), 1, st->groups); /* a workgroup per output word */
 }
 
 /* A second stage: the 32-bit scratch (f32, i32 or u32 `from`) cast into
@@ -544,9 +689,7 @@ static oi_status oi__vk_plan_cast_temp(const oi__vk_context *ctx, oi_dtype from,
     oi__vk_set_push(cs, &cast, sizeof cast);
     cs->roles[0] = OI__VK_ROLE_TEMP;
     cs->roles[3] = OI__VK_ROLE_OUT;
-    unsigned per = 32u / oi_dtype_bits(out->dtype);
-    uint64_t words = ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
-    return oi__vk_groups(ctx, (words + 255) / 256, 1, cs->groups);
+    return oi__vk_groups(ctx, (oi__vk_out_invocations(out, n) + 255) / 256, 1, cs->groups);
 }
 
 /* ... when the scratch holds the output's elements in order. */
@@ -853,19 +996,26 @@ static bool oi__vk_has_shader(oi_op op) {
 }
 
 /* The checks every op of this file's families (eltwise, reduce, rownorm,
- * matmul) shares: no acc= mode, and dtypes the shaders read and write. */
-static oi_status oi__vk_check_plain_dtypes(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in,
-                                           const oi__vk_view *out) {
+ * matmul) shares: no acc= mode, and dtypes the shaders read and write
+ * (64-bit ones: elementwise ops only, on a device with caps.has_wide). */
+static bool oi__vk_plain_dtype_ok(const oi__vk_context *ctx, const oi__kernel_args *k, oi_dtype t) {
+    if (oi__vk_dtype_wide(t))
+        return ctx->caps.has_wide && (oi__op_defs[k->op].shape == OI__SHAPE_EW || k->op == OI_OP_gelu);
+    return oi__vk_dtype_ok(t);
+}
+
+static oi_status oi__vk_check_plain_dtypes(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                           size_t n_in, const oi__vk_view *out) {
     oi__op_mode plain;
     plain.acc = OI_DTYPE_INVALID;
     plain.out = OI_DTYPE_INVALID;
     if (oi__op_attr_for(k, "acc") || oi__op_out_dtype(k, in[0].dtype, &plain) != out->dtype)
         return oi__vk_unsupported("%s: accumulate mode (acc=)", oi_op_name(k->op));
     for (size_t i = 0; i < n_in; i++)
-        if (!oi__vk_dtype_ok(in[i].dtype))
+        if (!oi__vk_plain_dtype_ok(ctx, k, in[i].dtype))
             return oi__vk_unsupported("%s: no shader for %s", oi_op_name(k->op), oi_dtype_name(in[i].dtype));
     bool is_arg = k->op == OI_OP_argmax_axis || k->op == OI_OP_argmin_axis;
-    if (!(is_arg ? out->dtype == OI_DTYPE_I64 : oi__vk_dtype_ok(out->dtype)))
+    if (!(is_arg ? out->dtype == OI_DTYPE_I64 : oi__vk_plain_dtype_ok(ctx, k, out->dtype)))
         return oi__vk_unsupported("%s: no shader writes %s", oi_op_name(k->op), oi_dtype_name(out->dtype));
     return OI_OK;
 }
@@ -873,7 +1023,7 @@ static oi_status oi__vk_check_plain_dtypes(const oi__kernel_args *k, const oi__v
 static oi_status oi__vk_plan_core(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
                                   size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
     oi_op op = k->op;
-    oi_status s = oi__vk_check_plain_dtypes(k, in, n_in, out);
+    oi_status s = oi__vk_check_plain_dtypes(ctx, k, in, n_in, out);
     if (s != OI_OK)
         return s;
     if (op == OI_OP_gelu) /* a CUSTOM row for its parameter check; elementwise all the same */

@@ -11,8 +11,8 @@
  * need the rules. conv1d runs as conv2d with a height of 1. */
 
 /* Defined further down vk_ops.c. */
-static oi_status oi__vk_check_plain_dtypes(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in,
-                                           const oi__vk_view *out);
+static oi_status oi__vk_check_plain_dtypes(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                           size_t n_in, const oi__vk_view *out);
 
 /* ---- push constants: the names of conv.comp and pool.comp ---- */
 typedef struct oi__vk_conv_push {
@@ -348,7 +348,7 @@ static bool oi__vk_plan_conv_family(const oi__vk_context *ctx, const oi__kernel_
     default:
         return false;
     }
-    *status = oi__vk_check_plain_dtypes(k, in, n_in, out);
+    *status = oi__vk_check_plain_dtypes(ctx, k, in, n_in, out);
     if (*status != OI_OK)
         return true;
     if (!oi__vk_view_contiguous(out)) {

@@ -31,6 +31,7 @@ typedef struct oi__vk_pad_push {
     int32_t begin[OI__VK_PAD_DIMS];
     uint32_t in_shape[OI__VK_PAD_DIMS];
     int32_t a_strides[OI__VK_PAD_DIMS];
+    uint32_t fill_hi;
 } oi__vk_pad_push;
 
 #define OI__VK_GATHER_DIMS 8
@@ -57,9 +58,7 @@ typedef char oi__vk_gemm_push_fits[sizeof(oi__vk_gemm_push) <= OI__VK_PUSH_WORDS
 /* Workgroups for a shader writing one 32-bit word of `n` elements of
  * `out` per invocation (256 per group). */
 static oi_status oi__vk_word_groups(const oi__vk_context *ctx, const oi__vk_view *out, int64_t n, uint32_t groups[3]) {
-    unsigned per = 32u / oi_dtype_bits(out->dtype);
-    uint64_t words = ((uint64_t)out->offset + (uint64_t)n + per - 1) / per - (uint64_t)out->offset / per;
-    return oi__vk_groups(ctx, (words + 255) / 256, 1, groups);
+    return oi__vk_groups(ctx, (oi__vk_out_invocations(out, n) + 255) / 256, 1, groups);
 }
 
 static oi__vk_stage *oi__vk_new_stage(oi__vk_plan *plan, oi__vk_shader shader, oi_op op, oi_dtype a, oi_dtype b,
@@ -250,7 +249,9 @@ static oi_status oi__vk_plan_pad(const oi__vk_context *ctx, const oi__kernel_arg
     push.a_offset = (uint32_t)in->offset;
     push.d_offset = (uint32_t)out->offset;
     push.mode = (uint32_t)mode;
-    push.fill = (uint32_t)oi__shape_fill_bits(k, in->dtype);
+    uint64_t fill = oi__shape_fill_bits(k, in->dtype);
+    push.fill = (uint32_t)fill;
+    push.fill_hi = (uint32_t)(fill >> 32);
     oi__vk_stage *st = oi__vk_new_stage(plan, OI__VK_SHADER_PAD, OI_OP_pad, in->dtype, in->dtype, out->dtype);
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_IN0;
@@ -438,9 +439,7 @@ static oi_status oi__vk_plan_global_avg_pool(const oi__vk_context *ctx, const oi
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[3] = OI__VK_ROLE_OUT;
-    unsigned per = 32u / oi_dtype_bits(out->dtype);
-    uint64_t groups = ((uint64_t)out->offset + (uint64_t)n_out + per - 1) / per - (uint64_t)out->offset / per;
-    return oi__vk_groups(ctx, groups, 1, st->groups);
+    return oi__vk_groups(ctx, oi__vk_out_invocations(out, n_out), 1, st->groups); /* a workgroup per output word */
 }
 
 /* ---- the family's entry ---- */
@@ -455,19 +454,39 @@ static bool oi__vk_is_shape_family(oi_op op) {
     }
 }
 
-/* Dtypes: data movement copies any 8/16/32-bit element (gather's indices
- * aside); gemm and global_avg_pool compute in f32 on float storage. */
-static oi_status oi__vk_shape_dtypes(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in,
-                                     const oi__vk_view *out) {
+/* Dtypes: data movement copies any element of 8 to 64 bits (gather's
+ * indices aside); where computes nothing either, but is eltwise's filter,
+ * whose 64-bit form needs caps.has_wide; gemm and global_avg_pool compute
+ * in f32 on float storage. */
+static bool oi__vk_moves_wide(oi_op op) {
+#define OI__VK_MOVES(name) case OI_OP_##name:
+    switch (op) {
+    OI_VULKAN_OPS_WIDE_MOVES(OI__VK_MOVES)
+        return true;
+    default:
+        return false;
+    }
+#undef OI__VK_MOVES
+}
+
+static bool oi__vk_shape_dtype_ok(const oi__vk_context *ctx, oi_op op, oi_dtype t) {
+    if (op == OI_OP_gemm || op == OI_OP_global_avg_pool)
+        return oi__vk_dtype_ok(t) && oi__dtype_is_float(t);
+    if (oi__vk_dtype_wide(t))
+        return oi__vk_moves_wide(op) || (op == OI_OP_where && ctx->caps.has_wide);
+    return oi__vk_dtype_ok(t);
+}
+
+static oi_status oi__vk_shape_dtypes(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                     size_t n_in, const oi__vk_view *out) {
     const char *name = oi_op_name(k->op);
-    bool numeric = k->op == OI_OP_gemm || k->op == OI_OP_global_avg_pool;
     for (size_t i = 0; i < n_in; i++) {
         if (k->op == OI_OP_gather && i == 1)
             continue;
-        if (!oi__vk_dtype_ok(in[i].dtype) || (numeric && !oi__dtype_is_float(in[i].dtype)))
+        if (!oi__vk_shape_dtype_ok(ctx, k->op, in[i].dtype))
             return oi__vk_unsupported("%s: no shader for %s", name, oi_dtype_name(in[i].dtype));
     }
-    if (!oi__vk_dtype_ok(out->dtype) || (numeric && !oi__dtype_is_float(out->dtype)))
+    if (!oi__vk_shape_dtype_ok(ctx, k->op, out->dtype))
         return oi__vk_unsupported("%s: no shader writes %s", name, oi_dtype_name(out->dtype));
     if (!oi__vk_view_contiguous(out))
         return oi__vk_unsupported("%s: the output is not contiguous", name);
@@ -478,7 +497,7 @@ static bool oi__vk_plan_shape_family(const oi__vk_context *ctx, const oi__kernel
                                      size_t n_in, const oi__vk_view *out, oi__vk_plan *plan, oi_status *status) {
     if (!oi__vk_is_shape_family(k->op))
         return false;
-    *status = oi__vk_shape_dtypes(k, in, n_in, out);
+    *status = oi__vk_shape_dtypes(ctx, k, in, n_in, out);
     if (*status != OI_OK)
         return true;
     switch (k->op) {

@@ -185,6 +185,7 @@ const oi__backend oi__vulkan_backend = {
 
 /* ---- internal getters (tests, traces) ---- */
 const oi__vulkan_stats *oi__vulkan_get_stats(void *ctx) { return ctx ? &((oi__vk_context *)ctx)->stats : NULL; }
+bool oi__vulkan_has_wide(void *ctx) { return ctx && ((oi__vk_context *)ctx)->caps.has_wide; }
 
 const char *oi__vulkan_validation_message(void *ctx) {
     return ctx ? ((oi__vk_context *)ctx)->last_validation_message : "";

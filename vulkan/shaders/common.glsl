@@ -119,6 +119,13 @@ bool is_inf_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) == 0x7F800000
 float nan_min(float a, float b) { return is_nan_f(a) ? b : (is_nan_f(b) ? a : min(a, b)); }
 float nan_max(float a, float b) { return is_nan_f(a) ? b : (is_nan_f(b) ? a : max(a, b)); }
 
+// 64-bit elements move as word pairs: data movement needs no shaderInt64.
+#define OI_DEFINE_COPY_PAIR(fn, dst, src) \
+    void fn(uint to, uint from) { \
+        dst[2u * to] = src[2u * from]; \
+        dst[2u * to + 1u] = src[2u * from + 1u]; \
+    }
+
 // Stores `count` lanes of packed bits into word w, keeping the lanes this
 // dispatch does not own (the head/tail of a tensor that does not start or
 // end on a word boundary).

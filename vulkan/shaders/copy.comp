@@ -1,11 +1,11 @@
 #version 450
 // copy.comp - the data movement of reshape, transpose, squeeze, unsqueeze,
 // slice, split, expand, tile and concat: out[e] = in[offset + sum(coord_d *
-// stride_d)] over the output's (merged) dims, bit for bit, any 8/16/32-bit
-// dtype. Strides are signed (slices with negative steps) and 0 repeats an
+// stride_d)] over the output's (merged) dims, bit for bit, any dtype of
+// 8 to 64 bits. Strides are signed (slices with negative steps) and 0 repeats an
 // element (expand, tile split into a repeat dim and a data dim). One
 // invocation writes one 32-bit word of the contiguous output (1, 2 or 4
-// elements), as eltwise.comp does. A window along one dim (concat: input i
+// elements), as eltwise.comp does, or one 64-bit element as two words. A window along one dim (concat: input i
 // fills rows [lo, hi) of the axis) leaves the other rows untouched, so one
 // stage per input fills the output without two invocations sharing a word.
 #extension GL_GOOGLE_include_directive : require
@@ -33,6 +33,7 @@ layout(push_constant) uniform Push {
 
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
 OI_DEFINE_STORE_WORD(store_d, d_buf)
+OI_DEFINE_COPY_PAIR(copy_pair, d_buf, a_buf)
 
 // The input element of output element e, or -1 outside the window.
 int source(uint e) {
@@ -51,6 +52,12 @@ int source(uint e) {
 
 void main() {
     uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+    if (dt_bits(D_DT) == 64u) {
+        if (t >= pc.n) return;
+        int from = source(t);
+        if (from >= 0) copy_pair(pc.d_offset + t, uint(from));
+        return;
+    }
     uint per = dt_per_word(D_DT);
     uint lane_bits = 32u / per;
     uint w = pc.d_offset / per + t;

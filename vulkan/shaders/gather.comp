@@ -32,6 +32,7 @@ layout(push_constant) uniform Push {
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
 OI_DEFINE_LOAD_BITS(load_b, b_buf)
 OI_DEFINE_STORE_WORD(store_d, d_buf)
+OI_DEFINE_COPY_PAIR(copy_pair, d_buf, a_buf)
 
 // Index element i as a position along the axis, or -1 out of range.
 int position(uint i) {
@@ -52,7 +53,8 @@ int position(uint i) {
     return v < 0 ? v + dim : v;
 }
 
-uint element(uint e) {
+// The data element of output element e, or -1 for an index out of range.
+int source(uint e) {
     uint ia = pc.a_offset, ib = pc.b_offset;
     for (int d = int(pc.ndim) - 1; d >= 0; d--) {
         uint coord = e % pc.shape[d];
@@ -61,12 +63,27 @@ uint element(uint e) {
         ib += coord * pc.b_strides[d];
     }
     int pos = position(ib);
-    if (pos < 0) return 0u;
-    return load_a(A_DT, ia + uint(pos) * pc.axis_stride);
+    return pos < 0 ? -1 : int(ia + uint(pos) * pc.axis_stride);
+}
+
+uint element(uint e) {
+    int from = source(e);
+    return from < 0 ? 0u : load_a(A_DT, uint(from));
 }
 
 void main() {
     uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+    if (dt_bits(D_DT) == 64u) { // 64-bit data: one element, two words
+        if (t >= pc.n) return;
+        int from = source(t);
+        if (from >= 0) {
+            copy_pair(pc.d_offset + t, uint(from));
+        } else {
+            d_buf[2u * (pc.d_offset + t)] = 0u;
+            d_buf[2u * (pc.d_offset + t) + 1u] = 0u;
+        }
+        return;
+    }
     uint per = dt_per_word(D_DT);
     uint lane_bits = 32u / per;
     uint w = pc.d_offset / per + t;

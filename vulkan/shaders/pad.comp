@@ -2,7 +2,8 @@
 // pad.comp - pad in every mode of the CPU kernel (kernels/shape.c):
 // constant (the host-encoded fill bits), reflect, edge and wrap; negative
 // pads crop. Each output coordinate maps to an input coordinate per dim
-// (oi__shape_pad_source's rules); one invocation writes one output word.
+// (oi__shape_pad_source's rules); one invocation writes one output word
+// (or one 64-bit element, two words).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -22,15 +23,17 @@ layout(binding = 3) buffer BufD { uint d_buf[]; };
 layout(push_constant) uniform Push {
     uint n, ndim, a_offset, d_offset;
     uint mode; // as oi__pad_mode
-    uint fill; // constant mode: the value's bits in D_DT
+    uint fill; // constant mode: the value's bits in D_DT (64-bit: the low word)
     uint shape[OI_PAD_DIMS];    // output dims
     int begin[OI_PAD_DIMS];     // elements added before (negative: cropped)
     uint in_shape[OI_PAD_DIMS];
     int a_strides[OI_PAD_DIMS];
+    uint fill_hi; // 64-bit dtypes: the value's high word
 } pc;
 
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
 OI_DEFINE_STORE_WORD(store_d, d_buf)
+OI_DEFINE_COPY_PAIR(copy_pair, d_buf, a_buf)
 
 // i mod m in [0, m) for any sign of i (GLSL leaves % of negatives undefined).
 int mod_pos(int i, int m) { return i >= 0 ? i % m : m - 1 - ((-i - 1) % m); }
@@ -48,20 +51,37 @@ int pad_source(int i, int n) {
     return -1;
 }
 
-uint element(uint e) {
+// The input element of output element e, or -1 for the fill.
+int source(uint e) {
     int at = int(pc.a_offset);
     for (int d = int(pc.ndim) - 1; d >= 0; d--) {
         uint coord = e % pc.shape[d];
         e /= pc.shape[d];
         int from = pad_source(int(coord) - pc.begin[d], int(pc.in_shape[d]));
-        if (from < 0) return pc.fill;
+        if (from < 0) return -1;
         at += from * pc.a_strides[d];
     }
-    return load_a(A_DT, uint(at));
+    return at;
+}
+
+uint element(uint e) {
+    int from = source(e);
+    return from < 0 ? pc.fill : load_a(A_DT, uint(from));
 }
 
 void main() {
     uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+    if (dt_bits(D_DT) == 64u) { // 64-bit data: one element, two words
+        if (t >= pc.n) return;
+        int from = source(t);
+        if (from >= 0) {
+            copy_pair(pc.d_offset + t, uint(from));
+        } else {
+            d_buf[2u * (pc.d_offset + t)] = pc.fill;
+            d_buf[2u * (pc.d_offset + t) + 1u] = pc.fill_hi;
+        }
+        return;
+    }
     uint per = dt_per_word(D_DT);
     uint lane_bits = 32u / per;
     uint w = pc.d_offset / per + t;
