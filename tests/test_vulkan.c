@@ -808,6 +808,35 @@ static void test_wide(void) {
     CHECK(!run_case(OI_OP_pow, &none, 2, f64_pair, bin, true, false));
     free_attrs(&relu);
 
+    /* reductions in reduce_wide: 64-bit sums (an i64 mean too), products, max/min, arg max/min */
+    const oi_op reduce_ops[] = {OI_OP_sum_axis, OI_OP_mean_axis, OI_OP_prod_axis, OI_OP_max_axis, OI_OP_min_axis};
+    const int64_t axes_sets[][2] = {{0, 0}, {-1, 0}, {0, 2}};
+    const int n_axes[] = {1, 1, 2};
+    const shape rs = S(3, 6, 5, 33, 0), long_rows = S(2, 3, 4099, 0, 0);
+    for (int o = 0; o < COUNT(reduce_ops); o++) {
+        for (int a = 0; a < COUNT(n_axes); a++) {
+            attrs at = no_attrs();
+            attr_axes(&at, "axes", n_axes[a], axes_sets[a]);
+            attr_bool(&at, "keepdims", a == 1);
+            for (int t = 0; t < COUNT(all); t++) {
+                bool specials = reduce_ops[o] != OI_OP_prod_axis || all[t] != OI_DTYPE_F64; /* products of ~100 floats overflow */
+                CHECK_MSG(run_case(reduce_ops[o], &at, 1, &all[t], a == 1 ? &long_rows : &rs, specials, false) == wide,
+                          "%s %s: GPU support should be %d", oi_op_name(reduce_ops[o]), oi_dtype_name(all[t]), wide);
+            }
+            free_attrs(&at);
+        }
+    }
+    const oi_op args[] = {OI_OP_argmax_axis, OI_OP_argmin_axis};
+    for (int o = 0; o < 2; o++)
+        for (int first = 0; first < 2; first++)
+            for (int t = 0; t < COUNT(all); t++) {
+                attrs at = no_attrs();
+                attr_int(&at, "axis", 1);
+                attr_bool(&at, "select_first", first);
+                CHECK(run_case(args[o], &at, 1, &all[t], &rs, true, false) == wide);
+            }
+    CHECK(run_case(OI_OP_is_finite, &none, 1, f64, &rs, true, false) == wide);
+
     /* casts with a 64-bit side, every rounding mode from floats */
     const oi_dtype types[] = {OI_DTYPE_F64, OI_DTYPE_I64, OI_DTYPE_U64, OI_DTYPE_F32, OI_DTYPE_F16, OI_DTYPE_BF16,
                               OI_DTYPE_I8,  OI_DTYPE_I16, OI_DTYPE_I32, OI_DTYPE_U8,  OI_DTYPE_U16, OI_DTYPE_U32,
@@ -851,18 +880,13 @@ static void test_wide(void) {
 static void test_declines(void) {
     attrs none = no_attrs();
     const shape s[] = {S(1, 8, 0, 0, 0), S(1, 8, 0, 0, 0)};
-    /* 64-bit data: only elementwise ops and data movement have shaders */
+    /* 64-bit data: only elementwise ops, reductions and data movement have shaders */
     const oi_dtype f64[2] = {OI_DTYPE_F64, OI_DTYPE_F64}, i64[2] = {OI_DTYPE_I64, OI_DTYPE_I64};
     const shape mm[] = {S(2, 3, 4, 0, 0), S(2, 4, 5, 0, 0)};
     CHECK(!run_case(OI_OP_matmul, &none, 2, f64, mm, false, false));
     CHECK(!run_case(OI_OP_matmul, &none, 2, i64, mm, false, false));
-    attrs axis = no_attrs();
-    int64_t zero = 0;
-    attr_axes(&axis, "axes", 1, &zero);
-    CHECK(!run_case(OI_OP_sum_axis, &axis, 1, i64, s, false, false));
-    CHECK(!run_case(OI_OP_max_axis, &axis, 1, f64, s, false, false));
-    free_attrs(&axis);
     CHECK(!run_case(OI_OP_softmax, &none, 1, f64, s, false, false));
+    CHECK(!run_case(OI_OP_log_softmax, &none, 1, f64, s, false, false));
     attrs acc = no_attrs();
     attr_dtype(&acc, "acc", OI_DTYPE_I32);
     const oi_dtype i8[2] = {OI_DTYPE_I8, OI_DTYPE_I8};

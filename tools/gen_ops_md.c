@@ -35,12 +35,15 @@ static const param_row params[] = {OI_PARAM_LIST(PARAM_ROW)};
 
 /* The dtypes an op runs with on the Vulkan backend: its row's dtypes
  * within OI__DTS_VULKAN when the op has a shader (vk_coverage.h), else
- * none; and 64-bit ones for the ops that move data, or compute in
- * eltwise_wide.comp (shader `eltwise`; f64 less OI_VULKAN_F64_ON_CPU). */
+ * none; and 64-bit ones for the ops that move data, or compute in the
+ * wide shaders (vk_coverage.h says which; f64 less OI_VULKAN_F64_ON_CPU). */
 #define VK_ROW(name, shader) {#name, #shader},
 static const struct {
     const char *op, *shader;
 } vulkan_ops[] = {OI_VULKAN_OP_LIST(VK_ROW)};
+static const struct {
+    const char *op, *shader;
+} vulkan_core_ops[] = {OI_VULKAN_OPS_CORE(VK_ROW)};
 #define VK_NAME(name) #name,
 static const char *const vulkan_wide_moves[] = {OI_VULKAN_OPS_WIDE_MOVES(VK_NAME)};
 static const char *const vulkan_f64_on_cpu[] = {OI_VULKAN_F64_ON_CPU(VK_NAME)};
@@ -58,8 +61,11 @@ static bool listed(const char *const *names, size_t n, const char *op) {
 static int vulkan_wide_kind(const char *op) {
     if (LISTED(vulkan_wide_moves, op))
         return 1;
-    for (size_t i = 0; i < sizeof vulkan_ops / sizeof vulkan_ops[0]; i++)
-        if (strcmp(vulkan_ops[i].op, op) == 0 && strcmp(vulkan_ops[i].shader, "eltwise") == 0)
+    if (strcmp(op, "where") == 0)
+        return 2;
+    for (size_t i = 0; i < sizeof vulkan_core_ops / sizeof vulkan_core_ops[0]; i++)
+        if (strcmp(vulkan_core_ops[i].op, op) == 0 &&
+            (strcmp(vulkan_core_ops[i].shader, "eltwise") == 0 || strcmp(vulkan_core_ops[i].shader, "reduce") == 0))
             return 2;
     return 0;
 }
@@ -190,8 +196,8 @@ static void put_header(void) {
     put("(filter's condition may also be bool; gather's indices are integers, where's condition is bool).\n\n");
     put("Backends: the CPU kernels (kernels/) are the reference and run every row. The Vulkan backend runs\n");
     put("f32 f16 bf16 i8 i16 i32 u8 u16 u32 bool without `acc=`, and i64 u64 f64 in the ops that move data\n");
-    put("and, where the device has shaderInt64 and shaderFloat64, in the elementwise ops (f64 exp, log and\n");
-    put("the other transcendentals aside); anything else falls back to the CPU kernel.\n\n");
+    put("and, where the device has shaderInt64 and shaderFloat64, in the elementwise ops and reductions (f64\n");
+    put("exp, log and the other transcendentals aside); anything else falls back to the CPU kernel.\n\n");
     put("Flags: **B** numpy broadcasting of the inputs (stride 0, nothing is copied), **I** the output may be\n");
     put("the first input (in-place), **A** takes `acc=`.\n\n");
 }

@@ -19,10 +19,12 @@
 #define OI__VK_CLEAR(a) OI__VK_TRUNCATE(a, 0)
 
 /* The shader families of vk_ops.c, one per vulkan/shaders/<name>.comp ... */
-typedef enum oi__vk_family { OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL, OI__VK_ELTWISE_WIDE } oi__vk_family;
+typedef enum oi__vk_family {
+    OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL, OI__VK_ELTWISE_WIDE, OI__VK_REDUCE_WIDE
+} oi__vk_family;
 
 /* Every SPIR-V module: X(ENUM_SUFFIX, spirv name as vulkan/meson.build
- * builds it). The first twelve are family * 3 + input value class (floats,
+ * builds it). The first fifteen are family * 3 + input value class (floats,
  * signed, unsigned), which oi__vk_shader_for relies on. The other op
  * families (vk_ops_<family>.c) list their modules in their own lines. */
 #define OI__VK_SHADERS_CORE(X) \
@@ -30,6 +32,7 @@ typedef enum oi__vk_family { OI__VK_ELTWISE, OI__VK_REDUCE, OI__VK_MATMUL, OI__V
     X(REDUCE_F, reduce_f) X(REDUCE_S, reduce_s) X(REDUCE_U, reduce_u) \
     X(MATMUL_F, matmul_f) X(MATMUL_S, matmul_s) X(MATMUL_U, matmul_u) \
     X(ELTWISE_WIDE_F, eltwise_wide_f) X(ELTWISE_WIDE_S, eltwise_wide_s) X(ELTWISE_WIDE_U, eltwise_wide_u) \
+    X(REDUCE_WIDE_F, reduce_wide_f) X(REDUCE_WIDE_S, reduce_wide_s) X(REDUCE_WIDE_U, reduce_wide_u) \
     X(MATMUL_BIG_F, matmul_big_f) /* 128x128 blocks for large float products */ \
     X(ROWNORM_F, rownorm_f)       /* softmax, log_softmax, layer_norm, rms_norm */ \
     X(MATMUL_COOPMAT, matmul_coopmat) /* f16 on tensor cores (has_coopmat_f16 only) */

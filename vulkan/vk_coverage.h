@@ -49,11 +49,12 @@
 #define OI_VULKAN_OP_LIST(X) OI_VULKAN_OPS_CORE(X) OI_VULKAN_OPS_SHAPE(X) OI_VULKAN_OPS_NN(X) OI_VULKAN_OPS_CONV(X)
 
 /* 64-bit data (i64, u64, f64: OI__DTS_VULKAN_WIDE). The ops that only move
- * elements take it on every device, two 32-bit words per element. The ops
- * of eltwise.comp (shader `eltwise` above) compute on it in
- * eltwise_wide.comp where the device has shaderInt64 and shaderFloat64,
- * except for f64 these (GLSL has no double exp, log, ...). Every other op
- * on 64-bit data runs on the CPU. */
+ * elements take it on every device, two 32-bit words per element. The
+ * core ops of eltwise.comp and reduce.comp (shader `eltwise` or `reduce`
+ * in OI_VULKAN_OPS_CORE, and where) compute on it in eltwise_wide.comp and
+ * reduce_wide where the device has shaderInt64 and shaderFloat64, except
+ * for f64 these (GLSL has no double exp, log, ...). Every other op on
+ * 64-bit data runs on the CPU. */
 #define OI_VULKAN_OPS_WIDE_MOVES(X) \
     X(reshape) X(transpose) X(squeeze) X(unsqueeze) X(slice) X(split) X(expand) X(tile) X(concat) X(pad) X(gather)
 #define OI_VULKAN_F64_ON_CPU(X) X(exp) X(log) X(erf) X(tanh) X(sigmoid) X(silu) X(softplus) X(gelu) X(pow)

@@ -640,7 +640,8 @@ static oi_status oi__vk_plan_reduce(const oi__vk_context *ctx, const oi__kernel_
     nr = oi__vk_merge_dims(nr, r_shape, 1, r_strides);
     if (nk > OI__VK_REDUCE_DIMS || nr > OI__VK_REDUCE_DIMS)
         return oi__vk_unsupported("%s: too many kept or reduced dims after merging", oi_op_name(op));
-    if (op == OI_OP_mean_axis && !oi__dtype_is_float(in->dtype)) {
+    bool wide = oi__vk_dtype_wide(in->dtype); /* reduce_wide: 64-bit accumulators, as the CPU's */
+    if (op == OI_OP_mean_axis && !oi__dtype_is_float(in->dtype) && !wide) {
         /* the CPU sums in 64 bits; 32 bits are exact while the sum cannot overflow */
         if (oi_dtype_bits(in->dtype) >= 32 || n_red > ((int64_t)1 << (31 - oi_dtype_bits(in->dtype))))
             return oi__vk_unsupported("mean_axis: an integer mean of %lld %s values needs 64-bit sums",
@@ -658,7 +659,7 @@ static oi_status oi__vk_plan_reduce(const oi__vk_context *ctx, const oi__kernel_
     push.vec_rows = vec_rows;
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
-    oi__vk_set_pipeline(st, OI__VK_REDUCE, op, in->dtype, in->dtype, in->dtype, out->dtype);
+    oi__vk_set_pipeline(st, wide ? OI__VK_REDUCE_WIDE : OI__VK_REDUCE, op, in->dtype, in->dtype, in->dtype, out->dtype);
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[3] = OI__VK_ROLE_OUT;
@@ -997,10 +998,13 @@ static bool oi__vk_has_shader(oi_op op) {
 
 /* The checks every op of this file's families (eltwise, reduce, rownorm,
  * matmul) shares: no acc= mode, and dtypes the shaders read and write
- * (64-bit ones: elementwise ops only, on a device with caps.has_wide). */
+ * (64-bit ones: elementwise ops and reductions, on a device with
+ * caps.has_wide). */
 static bool oi__vk_plain_dtype_ok(const oi__vk_context *ctx, const oi__kernel_args *k, oi_dtype t) {
+    oi__shape_rule shape = oi__op_defs[k->op].shape;
     if (oi__vk_dtype_wide(t))
-        return ctx->caps.has_wide && (oi__op_defs[k->op].shape == OI__SHAPE_EW || k->op == OI_OP_gelu);
+        return ctx->caps.has_wide && (shape == OI__SHAPE_EW || shape == OI__SHAPE_REDUCE || shape == OI__SHAPE_ARGREDUCE ||
+                                      shape == OI__SHAPE_ALL || k->op == OI_OP_gelu);
     return oi__vk_dtype_ok(t);
 }
 
