@@ -365,6 +365,24 @@ static oi_status oi__vk_eltwise_params(const oi__kernel_args *k, oi_dtype t, uin
     }
 }
 
+/* Appends a stage of eltwise.comp (family OI__VK_ELTWISE) or
+ * eltwise_wide.comp (OI__VK_ELTWISE_WIDE): a, b, c (those there are) and
+ * the output bound, every operand's dtype a specialization constant. */
+static oi__vk_stage *oi__vk_eltwise_family_stage(oi__vk_family family, const oi__kernel_args *k, const oi__vk_view *in,
+                                                 size_t n_in, const oi__vk_view *out, const void *push, size_t bytes,
+                                                 oi__vk_plan *plan) {
+    oi__vk_stage *st = &plan->stages[plan->n_stages++];
+    memset(st, 0, sizeof *st);
+    oi_dtype a = in[0].dtype, b = n_in > 1 ? in[1].dtype : a, c = n_in > 2 ? in[2].dtype : a;
+    oi__vk_set_pipeline(st, family, k->op, a, b, c, out->dtype);
+    oi__vk_set_push(st, push, bytes);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[1] = n_in > 1 ? OI__VK_ROLE_IN1 : OI__VK_ROLE_UNUSED;
+    st->roles[2] = n_in > 2 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
+    st->roles[3] = OI__VK_ROLE_OUT;
+    return st;
+}
+
 /* Appends eltwise.comp's stage for a push block with its walk filled in:
  * the op's parameters, every operand's dtype, a/b/c and the output bound. */
 static oi__vk_stage *oi__vk_eltwise_stage(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in,
@@ -373,16 +391,7 @@ static oi__vk_stage *oi__vk_eltwise_stage(const oi__kernel_args *k, const oi__vk
     push->p0 = params[0];
     push->p1 = params[1];
     push->p2 = params[2];
-    oi__vk_stage *st = &plan->stages[plan->n_stages++];
-    memset(st, 0, sizeof *st);
-    oi_dtype a = in[0].dtype, b = n_in > 1 ? in[1].dtype : a, c = n_in > 2 ? in[2].dtype : a;
-    oi__vk_set_pipeline(st, OI__VK_ELTWISE, k->op, a, b, c, out->dtype);
-    oi__vk_set_push(st, push, sizeof *push);
-    st->roles[0] = OI__VK_ROLE_IN0;
-    st->roles[1] = n_in > 1 ? OI__VK_ROLE_IN1 : OI__VK_ROLE_UNUSED;
-    st->roles[2] = n_in > 2 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
-    st->roles[3] = OI__VK_ROLE_OUT;
-    return st;
+    return oi__vk_eltwise_family_stage(OI__VK_ELTWISE, k, in, n_in, out, push, sizeof *push, plan);
 }
 
 /* Workgroups of eltwise.comp's contiguous path: one uvec4 per invocation
@@ -419,6 +428,25 @@ static bool oi__vk_eltwise_contiguous(const oi__kernel_args *k, const oi__vk_vie
     return true;
 }
 
+/* The walk of a strided eltwise dispatch: n, dims, every operand's strides
+ * and offsets (all of a push block but the op's parameters). */
+static void oi__vk_eltwise_walk(oi__vk_eltwise_push *push, const oi__vk_view *in, size_t n_in, const oi__vk_view *out,
+                                const int64_t *shape, int ndim, int64_t (*merged)[OI_MAX_DIMS]) {
+    memset(push, 0, sizeof *push);
+    push->n = (uint32_t)oi__shape_numel(out->ndim, out->shape);
+    push->ndim = (uint32_t)ndim;
+    for (int d = 0; d < ndim; d++) {
+        push->shape[d] = (uint32_t)shape[d];
+        push->a_strides[d] = (uint32_t)merged[0][d];
+        push->b_strides[d] = (uint32_t)merged[1][d];
+        push->c_strides[d] = (uint32_t)merged[2][d];
+    }
+    push->a_offset = (uint32_t)in[0].offset;
+    push->b_offset = n_in > 1 ? (uint32_t)in[1].offset : 0;
+    push->c_offset = n_in > 2 ? (uint32_t)in[2].offset : 0;
+    push->d_offset = (uint32_t)out->offset;
+}
+
 /* ---- elementwise with a 64-bit operand or output: eltwise_wide.comp ---- */
 typedef struct oi__vk_eltwise_wide_push {
     uint32_t n, ndim;
@@ -428,6 +456,8 @@ typedef struct oi__vk_eltwise_wide_push {
     uint32_t p[6]; /* three 64-bit parameters, low word first */
 } oi__vk_eltwise_wide_push;
 typedef char oi__vk_eltwise_wide_push_fits[sizeof(oi__vk_eltwise_wide_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
+/* Its walk is the narrow block's, word for word (oi__vk_eltwise_walk fills both). */
+typedef char oi__vk_eltwise_wide_push_walk[offsetof(oi__vk_eltwise_wide_push, p) == offsetof(oi__vk_eltwise_push, p0) ? 1 : -1];
 
 static bool oi__vk_any_wide(const oi__vk_view *in, size_t n_in, const oi__vk_view *out) {
     for (size_t i = 0; i < n_in; i++)
@@ -506,39 +536,20 @@ static oi_status oi__vk_plan_eltwise_wide(const oi__vk_context *ctx, const oi__k
                                           int64_t (*merged)[OI_MAX_DIMS], oi__vk_plan *plan) {
     if (!ctx->caps.has_wide)
         return oi__vk_unsupported("%s: 64-bit arithmetic needs shaderInt64 and shaderFloat64", oi_op_name(k->op));
-    oi__vk_eltwise_wide_push push;
-    memset(&push, 0, sizeof push);
     uint64_t params[3];
     oi_status s = oi__vk_eltwise_wide_params(k, in[0].dtype, params);
     if (s != OI_OK)
         return s;
+    oi__vk_eltwise_push walk;
+    oi__vk_eltwise_walk(&walk, in, n_in, out, shape, ndim, merged);
+    oi__vk_eltwise_wide_push push;
+    memcpy(&push, &walk, offsetof(oi__vk_eltwise_wide_push, p));
     for (int i = 0; i < 3; i++) {
         push.p[2 * i] = (uint32_t)params[i];
         push.p[2 * i + 1] = (uint32_t)(params[i] >> 32);
     }
-    int64_t n = oi__shape_numel(out->ndim, out->shape);
-    push.n = (uint32_t)n;
-    push.ndim = (uint32_t)ndim;
-    for (int d = 0; d < ndim; d++) {
-        push.shape[d] = (uint32_t)shape[d];
-        push.a_strides[d] = (uint32_t)merged[0][d];
-        push.b_strides[d] = (uint32_t)merged[1][d];
-        push.c_strides[d] = (uint32_t)merged[2][d];
-    }
-    push.a_offset = (uint32_t)in[0].offset;
-    push.b_offset = n_in > 1 ? (uint32_t)in[1].offset : 0;
-    push.c_offset = n_in > 2 ? (uint32_t)in[2].offset : 0;
-    push.d_offset = (uint32_t)out->offset;
-    oi__vk_stage *st = &plan->stages[plan->n_stages++];
-    memset(st, 0, sizeof *st);
-    oi_dtype a = in[0].dtype, b = n_in > 1 ? in[1].dtype : a, c = n_in > 2 ? in[2].dtype : a;
-    oi__vk_set_pipeline(st, OI__VK_ELTWISE_WIDE, k->op, a, b, c, out->dtype);
-    oi__vk_set_push(st, &push, sizeof push);
-    st->roles[0] = OI__VK_ROLE_IN0;
-    st->roles[1] = n_in > 1 ? OI__VK_ROLE_IN1 : OI__VK_ROLE_UNUSED;
-    st->roles[2] = n_in > 2 ? OI__VK_ROLE_IN2 : OI__VK_ROLE_UNUSED;
-    st->roles[3] = OI__VK_ROLE_OUT;
-    return oi__vk_groups(ctx, (oi__vk_out_invocations(out, n) + 255) / 256, 1, st->groups);
+    oi__vk_stage *st = oi__vk_eltwise_family_stage(OI__VK_ELTWISE_WIDE, k, in, n_in, out, &push, sizeof push, plan);
+    return oi__vk_groups(ctx, (oi__vk_out_invocations(out, walk.n) + 255) / 256, 1, st->groups);
 }
 
 /* ---- elementwise: every EW row of the table ---- */
@@ -562,8 +573,6 @@ static oi_status oi__vk_plan_eltwise(const oi__vk_context *ctx, const oi__kernel
                                   OI__VK_ELTWISE_DIMS);
     if (oi__vk_any_wide(in, n_in, out))
         return oi__vk_plan_eltwise_wide(ctx, k, in, n_in, out, shape, ndim, merged, plan);
-    oi__vk_eltwise_push push;
-    memset(&push, 0, sizeof push);
     uint32_t params[3];
     oi_status s = oi__vk_eltwise_params(k, in[0].dtype, params);
     if (s != OI_OK)
@@ -571,18 +580,8 @@ static oi_status oi__vk_plan_eltwise(const oi__vk_context *ctx, const oi__kernel
     int64_t n = oi__shape_numel(out->ndim, out->shape);
     if (oi__vk_eltwise_contiguous(k, in, n_in, out, ndim, merged, n, params, plan))
         return oi__vk_groups(ctx, oi__vk_contiguous_groups(n, out->dtype), 1, plan->stages[plan->n_stages - 1].groups);
-    push.n = (uint32_t)n;
-    push.ndim = (uint32_t)ndim;
-    for (int d = 0; d < ndim; d++) {
-        push.shape[d] = (uint32_t)shape[d];
-        push.a_strides[d] = (uint32_t)merged[0][d];
-        push.b_strides[d] = (uint32_t)merged[1][d];
-        push.c_strides[d] = (uint32_t)merged[2][d];
-    }
-    push.a_offset = (uint32_t)in[0].offset;
-    push.b_offset = n_in > 1 ? (uint32_t)in[1].offset : 0;
-    push.c_offset = n_in > 2 ? (uint32_t)in[2].offset : 0;
-    push.d_offset = (uint32_t)out->offset;
+    oi__vk_eltwise_push push;
+    oi__vk_eltwise_walk(&push, in, n_in, out, shape, ndim, merged);
     oi__vk_stage *st = oi__vk_eltwise_stage(k, in, n_in, out, &push, params, plan);
     return oi__vk_groups(ctx, (oi__vk_out_invocations(out, n) + 255) / 256, 1, st->groups);
 }

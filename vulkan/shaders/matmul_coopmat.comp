@@ -51,6 +51,10 @@
 //   the other is multiplied, is slower too (841 us): stores are not what
 //   the tensor cores wait for. Subgroup parts of 64 x 48 or 48 x 64 (fewer
 //   fragment loads per product) spill at 128 registers: 972-1103 us.
+// - Loading all of a k step's fragments (A and B) before its products, or
+//   those of both k steps of the tile, changes nothing (678-686 us against
+//   678-683 for the default, same device call): the compiler already
+//   schedules the loads ahead, and the driver reports 128 registers for all.
 // Fragments wholly inside the output are stored straight from the
 // accumulators (f16 converted by the hardware, which rounds to nearest
 // even as the CPU does); edge fragments go through a per-subgroup f32
