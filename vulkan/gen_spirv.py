@@ -8,6 +8,12 @@
       writes each SPIR-V binary as `static const uint32_t oi__spirv_<A>[]`;
       the backend refers to the arrays by name, so a missing shader is a
       compile error rather than a run-time surprise.
+  gen_spirv.py coopmat-khr IN.spv OUT.spv
+      rewrites a module of GL_NV_cooperative_matrix (all Debian's glslang
+      compiles) as one of SPV_KHR_cooperative_matrix, whose matrix types say
+      how each matrix is used. The shader tags its A and B fragment types by
+      a column count or row count that is the specialization constant
+      USE_A (SpecId 20) or USE_B (21); other matrices are accumulators.
 """
 import pathlib
 import re
@@ -53,9 +59,104 @@ def write_embed(out: str, spv_files: list) -> None:
     pathlib.Path(out).write_text("".join(parts))
 
 
+# SPIR-V opcodes and enumerants (the SPIR-V registry's numbers).
+OP_EXTENSION, OP_TYPE_INT, OP_CONSTANT, OP_CONSTANT_TRUE, OP_CONSTANT_FALSE = 10, 21, 43, 41, 42
+OP_CAPABILITY, OP_DECORATE, DECORATION_SPEC_ID = 17, 71, 1
+CAP_COOPMAT_NV, CAP_COOPMAT_KHR = 5357, 6022
+OP_TYPE_COOPMAT_NV, OP_LOAD_NV, OP_STORE_NV, OP_MULADD_NV, OP_LENGTH_NV = 5358, 5359, 5360, 5361, 5362
+NV_TO_KHR = {OP_TYPE_COOPMAT_NV: 4456, OP_LOAD_NV: 4457, OP_STORE_NV: 4458, OP_MULADD_NV: 4459, OP_LENGTH_NV: 4460}
+USE_A, USE_B, USE_ACCUMULATOR = 0, 1, 2
+SPEC_ID_USE = {20: USE_A, 21: USE_B}
+
+
+def spirv_string(text: str) -> list:
+    data = text.encode() + b"\0"
+    data += b"\0" * (-len(data) % 4)
+    return [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+
+
+def instructions(words: list):
+    """(opcode, operands) of each instruction after the 5-word header."""
+    at = 5
+    while at < len(words):
+        count, opcode = words[at] >> 16, words[at] & 0xFFFF
+        if count == 0 or at + count > len(words):
+            sys.exit("gen_spirv.py: a malformed SPIR-V instruction")
+        yield opcode, words[at + 1:at + count]
+        at += count
+
+
+# Instructions whose operands start [result type, result]: the ones a
+# matrix operand of a multiply may come from.
+VALUE_OPS = {44, 61, 81, 83, 115, 245, OP_LOAD_NV, OP_MULADD_NV}  # constant composite, load, extract, copy, fconvert, phi
+
+
+def check_operand_uses(insts: list, uses: dict) -> None:
+    """Every multiply's operands are matrices of uses A, B, accumulator."""
+    value_type = {ops[1]: ops[0] for op, ops in insts if op in VALUE_OPS}
+    for op, ops in insts:
+        if op != OP_MULADD_NV:
+            continue
+        found = tuple(uses.get(value_type.get(v)) for v in ops[2:5])
+        if found != (USE_A, USE_B, USE_ACCUMULATOR):
+            sys.exit("gen_spirv.py coopmat-khr: a multiply whose A and B types are not tagged "
+                     "by USE_A (SpecId 20) and USE_B (SpecId 21)")
+
+
+def coopmat_khr(words: list) -> list:
+    insts = list(instructions(words))
+    if not any(op == OP_TYPE_COOPMAT_NV for op, _ in insts):
+        sys.exit("gen_spirv.py coopmat-khr: the module has no cooperative matrix type")
+    spec_ids = {ops[0]: ops[2] for op, ops in insts if op == OP_DECORATE and ops[1] == DECORATION_SPEC_ID}
+    uint = next(ops[0] for op, ops in insts if op == OP_TYPE_INT and ops[1:] == [32, 0])  # its Scope operands are uint
+    sixteen = next((ops[1] for op, ops in insts if op == OP_CONSTANT and ops[0] == uint and ops[2:] == [16]), None)
+    if sixteen is None:
+        sys.exit("gen_spirv.py coopmat-khr: the module has no 16u constant for the tagged extents")
+    bools = {ops[1]: op == OP_CONSTANT_TRUE for op, ops in insts if op in (OP_CONSTANT_TRUE, OP_CONSTANT_FALSE)}
+    bound = words[3]
+    const = {v: bound + v for v in range(3)}  # new uint constants 0, 1, 2: uses and layouts
+    out, declared, uses = list(words[:5]), False, {}  # declared: the new constants are out
+
+    def emit(opcode, operands):
+        out.extend([(len(operands) + 1) << 16 | opcode] + operands)
+
+    for op, ops in insts:
+        if op == OP_CAPABILITY and ops == [CAP_COOPMAT_NV]:
+            ops = [CAP_COOPMAT_KHR]
+        elif op == OP_EXTENSION and ops == spirv_string("SPV_NV_cooperative_matrix"):
+            ops = spirv_string("SPV_KHR_cooperative_matrix")
+        elif op == OP_TYPE_COOPMAT_NV:  # [result, component, scope, rows, columns] + use
+            if not declared:
+                for v, id_ in const.items():
+                    emit(OP_CONSTANT, [uint, id_, v])
+                declared = True
+            tags = [SPEC_ID_USE[spec_ids[i]] for i in ops[3:5] if spec_ids.get(i) in SPEC_ID_USE]
+            use = uses[ops[0]] = tags[0] if tags else USE_ACCUMULATOR
+            ops = ops[:3] + [sixteen if spec_ids.get(i) in SPEC_ID_USE else i for i in ops[3:5]] + [const[use]]
+        elif op in (OP_LOAD_NV, OP_STORE_NV):  # load [type, result, pointer, stride, column major, ...]; store [pointer, object, ...]
+            head = 3 if op == OP_LOAD_NV else 2
+            stride, major = ops[head], ops[head + 1]
+            if major not in bools:
+                sys.exit("gen_spirv.py: a cooperative matrix layout that is not a constant bool")
+            ops = ops[:head] + [const[int(bools[major])], stride] + ops[head + 2:]
+        emit(NV_TO_KHR.get(op, op), ops)
+    check_operand_uses(insts, uses)
+    out[3] = bound + len(const)
+    return out
+
+
+def write_coopmat_khr(src: str, out: str) -> None:
+    data = pathlib.Path(src).read_bytes()
+    words = [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+    result = coopmat_khr(words)
+    pathlib.Path(out).write_bytes(b"".join(w.to_bytes(4, "little") for w in result))
+
+
 def main() -> None:
     if len(sys.argv) >= 4 and sys.argv[1] == "ops":
         write_ops(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "coopmat-khr":
+        write_coopmat_khr(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 4 and sys.argv[1] == "embed":
         write_embed(sys.argv[2], sys.argv[3:])
     else:

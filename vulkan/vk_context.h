@@ -35,7 +35,8 @@ typedef enum oi__vk_family {
     X(REDUCE_WIDE_F, reduce_wide_f) X(REDUCE_WIDE_S, reduce_wide_s) X(REDUCE_WIDE_U, reduce_wide_u) \
     X(MATMUL_BIG_F, matmul_big_f) /* 128x128 blocks for large float products */ \
     X(ROWNORM_F, rownorm_f)       /* softmax, log_softmax, layer_norm, rms_norm */ \
-    X(MATMUL_COOPMAT, matmul_coopmat) /* f16 on tensor cores (has_coopmat_f16 only) */
+    X(MATMUL_COOPMAT, matmul_coopmat) /* f16 on tensor cores (has_coopmat_f16 only) */ \
+    X(MATMUL_COOPMAT_KHR, matmul_coopmat_khr) /* the same module as SPV_KHR_cooperative_matrix */
 
 /* vk_ops_shape.c */
 #define OI__VK_SHADERS_SHAPE(X) \
@@ -187,6 +188,31 @@ typedef struct oi__vk_weight_entry {
     oi__vk_buffer *value;
 } oi__vk_weight_entry;
 
+/* VK_KHR_cooperative_matrix came with Vulkan-Headers 1.3.255; Debian
+ * bookworm's are older, so the few declarations the backend uses are
+ * repeated here (the registry's numbers; the NV enums are the same). */
+#ifndef VK_KHR_cooperative_matrix
+#define VK_KHR_cooperative_matrix 1
+#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME "VK_KHR_cooperative_matrix"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)
+#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)
+typedef struct VkCooperativeMatrixPropertiesKHR {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MSize, NSize, KSize;
+    VkComponentTypeNV AType, BType, CType, ResultType;
+    VkBool32 saturatingAccumulation;
+    VkScopeNV scope;
+} VkCooperativeMatrixPropertiesKHR;
+typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrix, cooperativeMatrixRobustBufferAccess;
+} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
+typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(VkPhysicalDevice, uint32_t *,
+                                                                                    VkCooperativeMatrixPropertiesKHR *);
+#endif
+
 /* The instance-level functions the backend calls, loaded per instance. */
 typedef struct oi__vk_instance_fns {
     PFN_vkDestroyInstance vkDestroyInstance;
@@ -203,6 +229,7 @@ typedef struct oi__vk_instance_fns {
     PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT;   /* NULL without the extension */
     PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT;
     PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV vkGetPhysicalDeviceCooperativeMatrixPropertiesNV; /* or NULL */
+    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR; /* or NULL */
 } oi__vk_instance_fns;
 
 typedef struct oi__vk_device_caps {
@@ -216,6 +243,10 @@ typedef struct oi__vk_device_caps {
      * model (glslang's coopmat code needs it), 32-wide subgroups and 48 KiB
      * of shared memory; the device is created with all of these enabled */
     bool has_coopmat_f16;
+    /* ... through VK_KHR_cooperative_matrix (matmul_coopmat_khr), where the
+     * device offers that shape there too: its fragment types say which
+     * operand they are, so the driver loads B as B (vk_device.c says more) */
+    bool coopmat_khr;
     uint32_t subgroup_size;
     uint32_t queue_family;
     uint32_t timestamp_bits;

@@ -58,6 +58,7 @@ static void oi__vk_load_instance_fns(VkInstance instance, oi__vk_instance_fns *f
     OI__VK_LOAD(vkCreateDebugUtilsMessengerEXT);
     OI__VK_LOAD(vkDestroyDebugUtilsMessengerEXT);
     OI__VK_LOAD(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV);
+    OI__VK_LOAD(vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR);
 #undef OI__VK_LOAD
 }
 
@@ -242,50 +243,101 @@ static uint32_t oi__vk_timestamp_bits(const oi__vk_instance_fns *fi, VkPhysicalD
     return bits;
 }
 
-/* Whether matmul_coopmat.comp can run here (see has_coopmat_f16). */
-static bool oi__vk_coopmat_f16_usable(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, const oi__vk_device_caps *caps) {
-    const char *env = getenv("OPENINFER_VULKAN_COOPMAT"); /* "0": the plain shaders only (A/B comparisons) */
-    if (env && strcmp(env, "0") == 0)
-        return false;
+/* What either kind of matmul_coopmat needs besides the extension: 16-bit
+ * float math, 32-wide subgroups, 48 KiB of shared memory and the Vulkan
+ * memory model (glslang's coopmat code declares it). */
+static bool oi__vk_coopmat_basics(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, const oi__vk_device_caps *caps) {
     if (!caps->has_fp16_math || caps->subgroup_size != 32 || caps->props.limits.maxComputeSharedMemorySize < 49152 ||
-        !fi->vkGetPhysicalDeviceCooperativeMatrixPropertiesNV ||
-        !oi__vk_has_extension(fi, pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) ||
         !oi__vk_has_extension(fi, pd, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME) ||
         !oi__vk_has_extension(fi, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME))
         return false;
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop;
-    memset(&coop, 0, sizeof coop);
-    coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
     VkPhysicalDeviceVulkanMemoryModelFeatures model;
     memset(&model, 0, sizeof model);
     model.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;
-    model.pNext = &coop;
     VkPhysicalDeviceFeatures2 features;
     memset(&features, 0, sizeof features);
     features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     features.pNext = &model;
     fi->vkGetPhysicalDeviceFeatures2(pd, &features);
-    if (!coop.cooperativeMatrix || !model.vulkanMemoryModel)
-        return false;
+    return model.vulkanMemoryModel != 0;
+}
+
+/* Whether the extension's cooperativeMatrix feature is on offer; `coop`
+ * is its features struct, with sType set. */
+static bool oi__vk_coopmat_feature(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, void *coop, const VkBool32 *enabled) {
+    VkPhysicalDeviceFeatures2 features;
+    memset(&features, 0, sizeof features);
+    features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    features.pNext = coop;
+    fi->vkGetPhysicalDeviceFeatures2(pd, &features);
+    return *enabled != 0;
+}
+
+static bool oi__vk_coopmat_shape_ok(uint32_t m, uint32_t n, uint32_t k, VkComponentTypeNV a, VkComponentTypeNV b,
+                                    VkComponentTypeNV c, VkComponentTypeNV d, VkScopeNV scope) {
+    return m == 16 && n == 16 && k == 16 && a == VK_COMPONENT_TYPE_FLOAT16_NV && b == VK_COMPONENT_TYPE_FLOAT16_NV &&
+           c == VK_COMPONENT_TYPE_FLOAT32_NV && d == VK_COMPONENT_TYPE_FLOAT32_NV && scope == VK_SCOPE_SUBGROUP_NV;
+}
+
+/* VK_NV_cooperative_matrix with 16x16x16 f16 x f16 -> f32 at subgroup scope. */
+static bool oi__vk_coopmat_nv_usable(const oi__vk_instance_fns *fi, VkPhysicalDevice pd) {
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop;
+    memset(&coop, 0, sizeof coop);
+    coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
     uint32_t count = 0;
-    if (fi->vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &count, NULL) != VK_SUCCESS || count == 0)
+    if (!fi->vkGetPhysicalDeviceCooperativeMatrixPropertiesNV ||
+        !oi__vk_has_extension(fi, pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) ||
+        !oi__vk_coopmat_feature(fi, pd, &coop, &coop.cooperativeMatrix) ||
+        fi->vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &count, NULL) != VK_SUCCESS || count == 0)
         return false;
-    VkCooperativeMatrixPropertiesNV *props = (VkCooperativeMatrixPropertiesNV *)oi__malloc(sizeof *props * count);
+    VkCooperativeMatrixPropertiesNV *props = (VkCooperativeMatrixPropertiesNV *)oi__calloc(count, sizeof *props);
     bool found = false;
     if (props) {
-        for (uint32_t i = 0; i < count; i++) {
-            memset(&props[i], 0, sizeof props[i]);
+        for (uint32_t i = 0; i < count; i++)
             props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
-        }
         if (fi->vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &count, props) == VK_SUCCESS)
             for (uint32_t i = 0; i < count && !found; i++)
-                found = props[i].MSize == 16 && props[i].NSize == 16 && props[i].KSize == 16 &&
-                        props[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV && props[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                        props[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV && props[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                        props[i].scope == VK_SCOPE_SUBGROUP_NV;
+                found = oi__vk_coopmat_shape_ok(props[i].MSize, props[i].NSize, props[i].KSize, props[i].AType,
+                                                props[i].BType, props[i].CType, props[i].DType, props[i].scope);
     }
     oi__free(props);
     return found;
+}
+
+/* The same shape through VK_KHR_cooperative_matrix. */
+static bool oi__vk_coopmat_khr_usable(const oi__vk_instance_fns *fi, VkPhysicalDevice pd) {
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop;
+    memset(&coop, 0, sizeof coop);
+    coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+    uint32_t count = 0;
+    if (!fi->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR ||
+        !oi__vk_has_extension(fi, pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) ||
+        !oi__vk_coopmat_feature(fi, pd, &coop, &coop.cooperativeMatrix) ||
+        fi->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &count, NULL) != VK_SUCCESS || count == 0)
+        return false;
+    VkCooperativeMatrixPropertiesKHR *props = (VkCooperativeMatrixPropertiesKHR *)oi__calloc(count, sizeof *props);
+    bool found = false;
+    if (props) {
+        for (uint32_t i = 0; i < count; i++)
+            props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+        if (fi->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &count, props) == VK_SUCCESS)
+            for (uint32_t i = 0; i < count && !found; i++)
+                found = oi__vk_coopmat_shape_ok(props[i].MSize, props[i].NSize, props[i].KSize, props[i].AType,
+                                                props[i].BType, props[i].CType, props[i].ResultType, props[i].scope);
+    }
+    oi__free(props);
+    return found;
+}
+
+/* Which matmul_coopmat runs here, if any (has_coopmat_f16, coopmat_khr).
+ * OPENINFER_VULKAN_COOPMAT=0 turns both off and =nv keeps to the NV
+ * extension (A/B comparisons). */
+static void oi__vk_coopmat_caps(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, oi__vk_device_caps *caps) {
+    const char *env = getenv("OPENINFER_VULKAN_COOPMAT");
+    if ((env && strcmp(env, "0") == 0) || !oi__vk_coopmat_basics(fi, pd, caps))
+        return;
+    caps->coopmat_khr = !(env && strcmp(env, "nv") == 0) && oi__vk_coopmat_khr_usable(fi, pd);
+    caps->has_coopmat_f16 = caps->coopmat_khr || oi__vk_coopmat_nv_usable(fi, pd);
 }
 
 static void oi__vk_query_caps(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, oi__vk_device_caps *caps) {
@@ -318,7 +370,7 @@ static void oi__vk_query_caps(const oi__vk_instance_fns *fi, VkPhysicalDevice pd
     caps->subgroup_size = subgroup.subgroupSize;
     caps->has_coopmat = oi__vk_has_extension(fi, pd, "VK_KHR_cooperative_matrix") ||
                         oi__vk_has_extension(fi, pd, "VK_NV_cooperative_matrix");
-    caps->has_coopmat_f16 = oi__vk_coopmat_f16_usable(fi, pd, caps);
+    oi__vk_coopmat_caps(fi, pd, caps);
     caps->has_memory_budget = oi__vk_has_extension(fi, pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     caps->queue_family = 0;
     oi__vk_compute_family(fi, pd, &caps->queue_family);
@@ -397,7 +449,10 @@ static void oi__vk_feature_text(const oi__vk_device_caps *caps, char *text, size
     snprintf(text, size, "%s%s%s%s%s%s", caps->has_fp16_math ? "fp16 " : "", caps->has_int8_math ? "int8 " : "",
              caps->has_int64 ? "int64 " : "", caps->has_float64 ? "fp64 " : "",
              caps->has_subgroup_arith ? "subgroup " : "",
-             caps->has_coopmat_f16 ? "coopmat(f16 matmul) " : caps->has_coopmat ? "coopmat " : "");
+             caps->coopmat_khr       ? "coopmat(f16 matmul, KHR) "
+             : caps->has_coopmat_f16 ? "coopmat(f16 matmul, NV) "
+             : caps->has_coopmat     ? "coopmat "
+                                     : "");
     size_t len = strlen(text);
     if (len && text[len - 1] == ' ')
         text[len - 1] = '\0';
@@ -518,13 +573,20 @@ static oi_status oi__vk_open_own_device(oi__vk_context *ctx, int device_index) {
     model.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;
     model.vulkanMemoryModel = VK_TRUE;
     model.pNext = &f16;
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop;
-    memset(&coop, 0, sizeof coop);
-    coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
-    coop.cooperativeMatrix = VK_TRUE;
-    coop.pNext = &model;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv;
+    memset(&coop_nv, 0, sizeof coop_nv);
+    coop_nv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    coop_nv.cooperativeMatrix = VK_TRUE;
+    coop_nv.pNext = &model;
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr;
+    memset(&coop_khr, 0, sizeof coop_khr);
+    coop_khr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+    coop_khr.cooperativeMatrix = VK_TRUE;
+    coop_khr.pNext = &model;
+    void *coop = ctx->caps.coopmat_khr ? (void *)&coop_khr : (void *)&coop_nv;
     if (ctx->caps.has_coopmat_f16) {
-        extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+        extensions[n_extensions++] =
+            ctx->caps.coopmat_khr ? VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME : VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
         extensions[n_extensions++] = VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME;
         extensions[n_extensions++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
     }
@@ -536,7 +598,7 @@ static oi_status oi__vk_open_own_device(oi__vk_context *ctx, int device_index) {
     VkDeviceCreateInfo info;
     memset(&info, 0, sizeof info);
     info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
-    info.pNext = ctx->caps.has_coopmat_f16 ? &coop : NULL;
+    info.pNext = ctx->caps.has_coopmat_f16 ? coop : NULL;
     info.pEnabledFeatures = &core;
     info.queueCreateInfoCount = 1;
     info.pQueueCreateInfos = &queue_info;
@@ -565,7 +627,7 @@ static oi_status oi__vk_open_user_device(oi__vk_context *ctx, const oi_vulkan_de
     oi__vk_load_instance_fns(ctx->instance, &ctx->vki);
     oi__vk_query_caps(&ctx->vki, ctx->physical, &ctx->caps);
     /* the application's device may not have these features enabled */
-    ctx->caps.has_coopmat_f16 = false;
+    ctx->caps.has_coopmat_f16 = ctx->caps.coopmat_khr = false;
     ctx->caps.has_wide = false;
     ctx->caps.queue_family = d->queue_family_index;
     ctx->caps.timestamp_bits = oi__vk_timestamp_bits(&ctx->vki, ctx->physical, d->queue_family_index);

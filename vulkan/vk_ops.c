@@ -848,7 +848,7 @@ static oi_status oi__vk_plan_matmul_coopmat(const oi__vk_context *ctx, const oi_
                                            oi_dtype in, oi_dtype out, int64_t batches, oi__vk_plan *plan) {
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
-    st->pipeline.shader = (uint32_t)OI__VK_SHADER_MATMUL_COOPMAT;
+    st->pipeline.shader = (uint32_t)(ctx->caps.coopmat_khr ? OI__VK_SHADER_MATMUL_COOPMAT_KHR : OI__VK_SHADER_MATMUL_COOPMAT);
     st->pipeline.spec[0] = (uint32_t)OI_OP_matmul;
     st->pipeline.spec[1] = (uint32_t)in;
     st->pipeline.spec[2] = b_t ? 1u : 0u; /* B_T */

@@ -4,8 +4,10 @@
 # of the tree is rebuilt with each variant's shader defines and the host's
 # OI__VK_COOPMAT_BM/BN); on the device, `run` times each one's n x n f16
 # matmul (vk_peer N 10 1000 matmul: back to back, best of 10, and the
-# sampled check of the product) and prints one line per variant, then what
-# the driver made of each (vk_shader_stats: registers, shared memory, ...).
+# sampled check of the product) through the KHR module and, on a line of its
+# own, through the NV one (OPENINFER_VULKAN_COOPMAT=nv), then prints what
+# the driver made of each KHR module (vk_shader_stats: registers, shared
+# memory, ...; its machine code lands in OUT/ir_NAME/pipeline_cache.bin).
 #   bash bench/gpu/coopmat_sweep.sh build .sweep        # here (needs glslc)
 #   bash bench/gpu/coopmat_sweep.sh run .sweep $OUT     # on the device
 # A variant: name BM BN "shader defines" (see matmul_coopmat.comp's knobs;
@@ -37,7 +39,8 @@ build() {
         ninja -C "$bld" libopeninfer.a >/dev/null
         cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN "$src/bench/gpu/vk_peer.c" "$bld/libopeninfer.a" \
             -o "$DIR/vk_peer_$name" -lm -lpthread -ldl
-        cp "$bld/vulkan/matmul_coopmat.spv" "$DIR/$name.spv"
+        cp "$bld/vulkan/matmul_coopmat.spv" "$DIR/${name}_nv.spv"
+        cp "$bld/vulkan/matmul_coopmat_khr.spv" "$DIR/$name.spv"
         echo "built $name: BM $bm BN $bn $defs"
     done
     cc -O2 -std=c11 -D_GNU_SOURCE bench/gpu/vk_shader_stats.c -o "$DIR/vk_shader_stats" -ldl
@@ -54,6 +57,8 @@ run() {
     while read -r name bm bn defs; do
         [ -n "$name" ] || continue
         timeout 60 "$DIR/vk_peer_$name" "$n" 10 1000 matmul > "$out/$name.txt" 2>&1
+        OPENINFER_VULKAN_COOPMAT=nv timeout 60 "$DIR/vk_peer_$name" "$n" 10 1000 matmul > "$out/${name}_nv.txt" 2>&1
+        printf '%-10s NV extension: %s\n' "$name" "$(grep -o 'matmul_f16 [0-9.]* GFLOP/s ([0-9.]* us' "$out/${name}_nv.txt")"
         printf '%-10s BM %-3s BN %-3s %-52s %s | %s\n' "$name" "$bm" "$bn" "$defs" \
             "$(grep -o 'matmul_f16 [0-9.]* GFLOP/s ([0-9.]* us' "$out/$name.txt")" \
             "$(grep -o 'entries: .*' "$out/$name.txt")"
@@ -61,8 +66,9 @@ run() {
     while read -r name bm bn defs; do
         [ -n "$name" ] || continue
         echo "== $name"
+        mkdir -p "$out/ir_$name"
         # shellcheck disable=SC2046
-        "$DIR/vk_shader_stats" "$DIR/$name.spv" $(cat "$DIR/spec.txt") 2>&1 | grep -v '^ executable'
+        OI_IR_DIR="$out/ir_$name" "$DIR/vk_shader_stats" "$DIR/$name.spv" $(cat "$DIR/spec.txt") 2>&1 | grep -v '^ executable'
     done < "$DIR/variants.txt"
 }
 

@@ -3,12 +3,18 @@
  * registers per invocation, shared memory, spills, ...), to tell why one
  * build of a shader is faster than another (bench/gpu/coopmat_sweep.sh).
  *
+ * With OI_IR_DIR=DIR in the environment it also writes the pipeline cache
+ * (DIR/pipeline_cache.bin, which bench/gpu/sass_from_cache.py turns into
+ * the driver's machine code) and any internal representations the driver
+ * offers (NVIDIA's offers none).
+ *
  * Usage: vk_shader_stats FILE.spv [spec0 spec1 ...]
  * The pipeline uses the backend's layout (8 storage buffers, 128 bytes of
  * push constants) and specialization constants 0.. from the arguments (as
  * oi__vk_pipeline_key's spec[]); the device enables what
  * matmul_coopmat.comp declares (16-bit storage and arithmetic,
- * VK_NV_cooperative_matrix, the Vulkan memory model).
+ * VK_KHR_cooperative_matrix for a module of gen_spirv.py coopmat-khr, else
+ * VK_NV_cooperative_matrix, and the Vulkan memory model).
  * Build (a device-tool helper, not built by meson):
  *   cc -O2 -std=c11 -D_GNU_SOURCE bench/gpu/vk_shader_stats.c -o vk_shader_stats -ldl */
 #define VOLK_IMPLEMENTATION
@@ -42,7 +48,18 @@ static uint32_t *read_spirv(const char *path, size_t *bytes) {
     return code;
 }
 
-static VkResult make_device(VkInstance instance, VkPhysicalDevice *pd, VkDevice *device) {
+/* Whether the module declares SPV_KHR_cooperative_matrix's capability
+ * (gen_spirv.py coopmat-khr) rather than the NV one. */
+static int declares_khr_coopmat(const uint32_t *code, size_t bytes) {
+    for (size_t at = 5; at < bytes / 4 && code[at] >> 16;) {
+        if ((code[at] & 0xffff) == 17 && at + 1 < bytes / 4 && code[at + 1] == 6022)
+            return 1;
+        at += code[at] >> 16;
+    }
+    return 0;
+}
+
+static VkResult make_device(VkInstance instance, int khr, VkPhysicalDevice *pd, VkDevice *device) {
     uint32_t n = 1;
     VkResult r = vkEnumeratePhysicalDevices(instance, &n, pd);
     if (r < 0 || n == 0)
@@ -53,12 +70,14 @@ static VkResult make_device(VkInstance instance, VkPhysicalDevice *pd, VkDevice 
                                                 .pNext = &f16, .storageBuffer16BitAccess = VK_TRUE};
     VkPhysicalDeviceVulkanMemoryModelFeatures model = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
                                                        .pNext = &s16, .vulkanMemoryModel = VK_TRUE};
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {.sType = khr ? (VkStructureType)1000506000 /* the KHR one */
+                                                                      : VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
                                                         .pNext = &model, .cooperativeMatrix = VK_TRUE};
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, .pNext = &coop,
         .pipelineExecutableInfo = VK_TRUE};
-    const char *extensions[] = {VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,
+    const char *extensions[] = {VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME,
+                                khr ? "VK_KHR_cooperative_matrix" : VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,
                                 VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME};
     float priority = 1.0f;
     VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueCount = 1,
@@ -95,11 +114,33 @@ static VkResult make_pipeline(VkDevice device, const uint32_t *code, size_t byte
         entries[e] = (VkSpecializationMapEntry){.constantID = e, .offset = 4 * e, .size = 4};
     VkSpecializationInfo si = {.mapEntryCount = n_spec, .pMapEntries = entries, .dataSize = 4 * n_spec, .pData = spec};
     VkComputePipelineCreateInfo ci = {
-        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, .flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR,
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, .flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR |
+                 VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = module, .pName = "main", .pSpecializationInfo = n_spec ? &si : NULL},
         .layout = layout};
-    return vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &ci, NULL, pipeline);
+    /* The pipeline cache's data holds the driver's machine code: written
+     * to OI_IR_DIR/pipeline_cache.bin for a disassembler. */
+    VkPipelineCacheCreateInfo cci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    VkPipelineCache cache;
+    if ((r = vkCreatePipelineCache(device, &cci, NULL, &cache)) != VK_SUCCESS)
+        return r;
+    r = vkCreateComputePipelines(device, cache, 1, &ci, NULL, pipeline);
+    const char *dir = getenv("OI_IR_DIR");
+    size_t size = 0;
+    if (r == VK_SUCCESS && dir && vkGetPipelineCacheData(device, cache, &size, NULL) == VK_SUCCESS && size) {
+        void *data = malloc(size);
+        char path[512];
+        snprintf(path, sizeof path, "%s/pipeline_cache.bin", dir);
+        FILE *f = data && vkGetPipelineCacheData(device, cache, &size, data) == VK_SUCCESS ? fopen(path, "wb") : NULL;
+        if (f) {
+            fwrite(data, 1, size, f);
+            fclose(f);
+        }
+        free(data);
+    }
+    vkDestroyPipelineCache(device, cache, NULL);
+    return r;
 }
 
 static void print_statistic(const VkPipelineExecutableStatisticKHR *s) {
@@ -109,6 +150,36 @@ static void print_statistic(const VkPipelineExecutableStatisticKHR *s) {
     case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: printf("%lld\n", (long long)s->value.i64); break;
     case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: printf("%llu\n", (unsigned long long)s->value.u64); break;
     default: printf("%g\n", s->value.f64); break;
+    }
+}
+
+/* The driver's internal representations of executable e (its IR or
+ * machine code, where it offers them): listed, and written to DIR/e_i.txt
+ * or .bin when the environment names DIR as OI_IR_DIR. */
+static void dump_representations(VkDevice device, const VkPipelineExecutableInfoKHR *ei) {
+    uint32_t n = 0;
+    vkGetPipelineExecutableInternalRepresentationsKHR(device, ei, &n, NULL);
+    VkPipelineExecutableInternalRepresentationKHR reps[8];
+    n = n > 8 ? 8 : n;
+    for (uint32_t i = 0; i < n; i++)
+        reps[i] = (VkPipelineExecutableInternalRepresentationKHR){
+            .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR};
+    vkGetPipelineExecutableInternalRepresentationsKHR(device, ei, &n, reps);
+    for (uint32_t i = 0; i < n; i++)
+        reps[i].pData = reps[i].dataSize ? malloc(reps[i].dataSize) : NULL;
+    vkGetPipelineExecutableInternalRepresentationsKHR(device, ei, &n, reps);
+    const char *dir = getenv("OI_IR_DIR");
+    for (uint32_t i = 0; i < n; i++) {
+        printf("  representation %u: %s (%s), %zu bytes%s\n", i, reps[i].name, reps[i].description, reps[i].dataSize,
+               reps[i].isText ? ", text" : "");
+        char path[512];
+        snprintf(path, sizeof path, "%s/%u_%u.%s", dir ? dir : ".", ei->executableIndex, i, reps[i].isText ? "txt" : "bin");
+        FILE *f = dir && reps[i].pData ? fopen(path, "wb") : NULL;
+        if (f) {
+            fwrite(reps[i].pData, 1, reps[i].isText && reps[i].dataSize ? reps[i].dataSize - 1 : reps[i].dataSize, f);
+            fclose(f);
+        }
+        free(reps[i].pData);
     }
 }
 
@@ -131,6 +202,7 @@ static int print_statistics(VkDevice device, VkPipeline pipeline) {
         printf(" executable %u:\n", e);
         for (uint32_t i = 0; i < n; i++)
             print_statistic(&stats[i]);
+        dump_representations(device, &ei);
     }
     return 0;
 }
@@ -160,7 +232,7 @@ int main(int argc, char **argv) {
     volkLoadInstance(instance);
     VkPhysicalDevice pd;
     VkDevice device;
-    if ((r = make_device(instance, &pd, &device)) != VK_SUCCESS)
+    if ((r = make_device(instance, declares_khr_coopmat(code, bytes), &pd, &device)) != VK_SUCCESS)
         return fail("vkCreateDevice", r);
     volkLoadDevice(device);
     VkPhysicalDeviceProperties props;

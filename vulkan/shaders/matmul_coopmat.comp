@@ -1,8 +1,21 @@
 #version 450
-// matmul_coopmat.comp - f16 x f16 matmul on the tensor cores, through
-// GL_NV_cooperative_matrix (16x16x16 fragments, f32 accumulators): the
-// planner picks it only on a device that offers that shape and only for
-// layouts it walks with 16-byte loads (see oi__vk_plan_matmul_coopmat).
+// matmul_coopmat.comp - f16 x f16 matmul on the tensor cores (16x16x16
+// fragments, f32 accumulators): the planner picks it only on a device that
+// offers that shape and only for layouts it walks with 16-byte loads (see
+// oi__vk_plan_matmul_coopmat).
+//
+// Written against GL_NV_cooperative_matrix, the only cooperative-matrix
+// extension Debian bookworm's glslang compiles; the build also rewrites the
+// module as SPV_KHR_cooperative_matrix (matmul_coopmat_khr, gen_spirv.py
+// coopmat-khr), which the backend takes where the device offers it. The
+// rewrite matters: an NV matrix type does not say which operand it is, so
+// NVIDIA's driver loads every fragment in the A layout and transposes each
+// B fragment register with MOVM before its HMMA, and under register
+// pressure does so again for every use (about one MOVM per HMMA, read from
+// the driver's machine code). The KHR types carry the use (USE_A and USE_B
+// below tag them for the rewrite), so B loads straight into its layout
+// (LDSM.MT88) and MOVM is gone: n = 4096 on an H100 in 518-524 us (262-265
+// TFLOP/s) against 677-689 us for the same shader through the NV extension.
 //
 // A workgroup of WG_M x WG_N subgroups (32 invocations each) makes a
 // BM x BN block of the output; each subgroup owns a (BM / WG_M) x
@@ -17,10 +30,11 @@
 // of 8 elements (one uvec4), which the host checks.
 //
 // The default, 128 x 256 blocks of 2 x 8 subgroups (64 x 32 each), BK 32,
-// one buffer of 32-bit words, made n = 4096 in 684 us on an H100 (201
-// TFLOP/s; 714 us with the tiles kept as uvec4), from
+// one buffer of 32-bit words, made n = 4096 in 684 us on an H100 through
+// the NV extension (201 TFLOP/s; 714 us with the tiles kept as uvec4), from
 // bench/gpu/coopmat_sweep.sh (which also prints the driver's register
-// counts). What the sweeps showed:
+// counts and saves its machine code). The sweeps below were NV ones unless
+// they say KHR; what they showed:
 // - The register file decides. 256 invocations get ~186 registers each
 //   and one workgroup per SM (8 subgroups: 128 x 128 blocks, 808-846 us);
 //   512 get 128, as many subgroups at the same work each (709 us). 64 x 64
@@ -100,6 +114,13 @@
 layout(local_size_x = THREADS) in;
 layout(constant_id = 2) const uint B_T = 0u;     // 1: B is stored [N, K] (k contiguous)
 layout(constant_id = 4) const uint D_DT = DT_F32; // f32 or f16
+// Never set by the host: they tag the A and B fragment types (their k
+// extent) for gen_spirv.py's coopmat-khr rewrite, whose matrix types say
+// which operand a matrix is (see the end of this header).
+layout(constant_id = 20) const uint USE_A = 16u;
+layout(constant_id = 21) const uint USE_B = 16u;
+#define FRAG_A fcoopmatNV<16, gl_ScopeSubgroup, 16, USE_A>
+#define FRAG_B fcoopmatNV<16, gl_ScopeSubgroup, USE_B, 16>
 
 layout(binding = 0) readonly buffer BufA { uvec4 a4[]; };
 layout(binding = 1) readonly buffer BufB { uvec4 b4[]; };
@@ -195,18 +216,24 @@ void store8(uint e, vec4 lo, vec4 hi) {
 
 fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN]; // this subgroup's part of the block
 
+// This subgroup's fragment j of B, and i of A, at k offset kk of buffer cur.
+void load_b_fragment(out FRAG_B fb, uint cur, uint kk, uint wn, uint j) {
+    uint n = wn * (BN / WG_N) + j * 16u;
+    if (B_COL_MAJOR)
+        coopMatLoadNV(fb, sh_b, 4u * (cur * TILE_B + n * A_STRIDE + kk / 8u), 4u * A_STRIDE, true);
+    else
+        coopMatLoadNV(fb, sh_b, 4u * (cur * TILE_B + kk * BR_STRIDE + n / 8u), 4u * BR_STRIDE, false);
+}
+void load_a_fragment(out FRAG_A fa, uint cur, uint kk, uint wm, uint i) {
+    coopMatLoadNV(fa, sh_a, 4u * (cur * TILE_A + (wm * (BM / WG_M) + i * 16u) * A_STRIDE + kk / 8u), 4u * A_STRIDE, false);
+}
 // The tile products of one subgroup's fragments at k offset kk of buffer cur.
 void multiply_tile(uint cur, uint kk, uint wm, uint wn) {
-    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM];
-    [[unroll]] for (uint i = 0u; i < FM; i++)
-        coopMatLoadNV(fa[i], sh_a, 4u * (cur * TILE_A + (wm * (BM / WG_M) + i * 16u) * A_STRIDE + kk / 8u), 4u * A_STRIDE, false);
+    FRAG_A fa[FM];
+    [[unroll]] for (uint i = 0u; i < FM; i++) load_a_fragment(fa[i], cur, kk, wm, i);
     [[unroll]] for (uint j = 0u; j < FN; j++) {
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
-        uint n = wn * (BN / WG_N) + j * 16u;
-        if (B_COL_MAJOR)
-            coopMatLoadNV(fb, sh_b, 4u * (cur * TILE_B + n * A_STRIDE + kk / 8u), 4u * A_STRIDE, true);
-        else
-            coopMatLoadNV(fb, sh_b, 4u * (cur * TILE_B + kk * BR_STRIDE + n / 8u), 4u * BR_STRIDE, false);
+        FRAG_B fb;
+        load_b_fragment(fb, cur, kk, wn, j);
         [[unroll]] for (uint i = 0u; i < FM; i++) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
     }
 }
