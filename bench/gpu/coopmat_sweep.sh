@@ -5,7 +5,7 @@
 # OI__VK_COOPMAT_BM/BN); on the device, `run` times each one's n x n f16
 # matmul (vk_peer N 10 1000 matmul: back to back, best of 10, and the
 # sampled check of the product) through the KHR module and, on a line of its
-# own, through the NV one (OPENINFER_VULKAN_COOPMAT=nv), then prints what
+# own, through the NV one (OPENINFER_VULKAN_COOPMAT=nv; SWEEP_NV=0 skips it), then prints what
 # the driver made of each KHR module (vk_shader_stats: registers, shared
 # memory, ...; its machine code lands in OUT/ir_NAME/pipeline_cache.bin).
 #   bash bench/gpu/coopmat_sweep.sh build .sweep        # here (needs glslc)
@@ -57,8 +57,10 @@ run() {
     while read -r name bm bn defs; do
         [ -n "$name" ] || continue
         timeout 60 "$DIR/vk_peer_$name" "$n" 10 1000 matmul > "$out/$name.txt" 2>&1
-        OPENINFER_VULKAN_COOPMAT=nv timeout 60 "$DIR/vk_peer_$name" "$n" 10 1000 matmul > "$out/${name}_nv.txt" 2>&1
-        printf '%-10s NV extension: %s\n' "$name" "$(grep -o 'matmul_f16 [0-9.]* GFLOP/s ([0-9.]* us' "$out/${name}_nv.txt")"
+        if [ "${SWEEP_NV:-1}" = 1 ]; then
+            OPENINFER_VULKAN_COOPMAT=nv timeout 60 "$DIR/vk_peer_$name" "$n" 10 1000 matmul > "$out/${name}_nv.txt" 2>&1
+            printf '%-10s NV extension: %s\n' "$name" "$(grep -o 'matmul_f16 [0-9.]* GFLOP/s ([0-9.]* us' "$out/${name}_nv.txt")"
+        fi
         printf '%-10s BM %-3s BN %-3s %-52s %s | %s\n' "$name" "$bm" "$bn" "$defs" \
             "$(grep -o 'matmul_f16 [0-9.]* GFLOP/s ([0-9.]* us' "$out/$name.txt")" \
             "$(grep -o 'entries: .*' "$out/$name.txt")"

@@ -69,6 +69,15 @@
 //   those of both k steps of the tile, changes nothing (678-686 us against
 //   678-683 for the default, same device call): the compiler already
 //   schedules the loads ahead, and the driver reports 128 registers for all.
+//   Nor do the B fragments first and then A one at a time (701 us; KHR 518
+//   against 524). A subgroup barrier between k steps, to keep the next
+//   fragments' loads out of the registers, is slower (743-771 us). B stored
+//   transposed in shared memory ([n][k], k pairs packed into words) is
+//   slower still (1029 us): the MOVMs stay and the stores multiply.
+// - KHR, against 518-524 us for the default: 64 x 64 subgroup parts (230
+//   registers) 567 us, 32 x 64 parts 539 us, 256 x 128 blocks 562 us, BK 16
+//   with two buffers 720 us, 128 x 128 blocks 563 us at BK 64 and 768 at BK
+//   32 (158 registers: still one workgroup per SM), with two buffers 888 us.
 // Fragments wholly inside the output are stored straight from the
 // accumulators (f16 converted by the hardware, which rounds to nearest
 // even as the CPU does); edge fragments go through a per-subgroup f32
