@@ -966,6 +966,111 @@ static void test_residency(void) {
     oi__tensor_free(ref_y);
 }
 
+/* ---- early submission: a long step reaches the GPU in parts ---- */
+#define EARLY_OPS 40
+#define EARLY_MAX 4 /* = OI__VK_EARLY_MAX (vulkan/vk_context.h): parts in flight at once */
+
+/* The chain b = ((b + x) - w) ... EARLY_OPS ops, on the backend or the CPU;
+ * `probe` >= 0: a mid-chain value read back after that op (a wait in the
+ * middle of a step) and its storage's device copy dropped. */
+static void early_chain(bool gpu, oi__tensor *x, oi__tensor *w, oi__tensor *a, oi__tensor *b, int probe) {
+    for (int i = 0; i < EARLY_OPS; i++) {
+        bool add = i % 2 == 0;
+        const oi__tensor *ops[2] = {add ? b : a, add ? x : w};
+        oi__tensor *to = add ? a : b;
+        oi_op op = add ? OI_OP_add : OI_OP_sub;
+        CHECK_OK(gpu ? vk->run_op(ctx, op, NULL, 0, ops, 2, to) : oi__op_run_cpu(op, NULL, 0, ops, 2, to));
+        if (gpu && i == probe)
+            CHECK_OK(vk->to_host(ctx, to->storage));
+    }
+}
+
+/* Two early parts with the same commands (EARLY_MIN independent adds, then
+ * the same again): the second must not reuse the first's command buffer
+ * while that is in flight, and the next step replays both. */
+#define EARLY_MIN 16 /* = OI__VK_EARLY_MIN: commands of the first early part */
+static void test_early_twins(bool early_on) {
+    const oi__vulkan_stats *st = oi__vulkan_get_stats(ctx);
+    int64_t shape[3] = {3, 7, 5}; /* a shape no other test records */
+    oi__tensor *x = oi__tensor_new(OI_DTYPE_F32, 3, shape), *outs[EARLY_MIN];
+    fill_f32(x, 1.0f);
+    for (int i = 0; i < EARLY_MIN; i++)
+        outs[i] = oi__tensor_new(OI_DTYPE_F32, 3, shape);
+    const oi__tensor *in[2] = {x, x};
+    CHECK_OK(vk->run_op(ctx, OI_OP_add, NULL, 0, in, 2, outs[0])); /* x resident: no upload in the parts */
+    CHECK_OK(vk->flush(ctx));
+    for (int step = 0; step < 2; step++) {
+        uint64_t submissions = st->submissions, replays = st->replays;
+        for (int i = 0; i < 2 * EARLY_MIN; i++)
+            CHECK_OK(vk->run_op(ctx, OI_OP_add, NULL, 0, in, 2, outs[i % EARLY_MIN]));
+        CHECK_OK(vk->flush(ctx));
+        if (early_on) {
+            CHECK_EQ_INT(st->submissions - submissions, 2);
+            CHECK_EQ_INT(st->replays - replays, step == 0 ? 0 : 2);
+        }
+        CHECK_OK(vk->to_host(ctx, outs[EARLY_MIN - 1]->storage));
+        CHECK(((float *)outs[EARLY_MIN - 1]->storage->data)[6] == 2.0f * ((float *)x->storage->data)[6]);
+    }
+    oi__tensor_free(x);
+    for (int i = 0; i < EARLY_MIN; i++)
+        oi__tensor_free(outs[i]);
+}
+
+static void test_early_submission(void) {
+    const char *env = getenv("OPENINFER_VULKAN_EARLY_SUBMIT");
+    bool early_on = !(env && strcmp(env, "0") == 0);
+    test_early_twins(early_on);
+    const oi__vulkan_stats *st = oi__vulkan_get_stats(ctx);
+    int64_t shape[2] = {64, 64};
+    oi__tensor *x = oi__tensor_new(OI_DTYPE_F32, 2, shape), *w = oi__tensor_new(OI_DTYPE_F32, 2, shape);
+    oi__tensor *a = oi__tensor_new(OI_DTYPE_F32, 2, shape), *b = oi__tensor_new(OI_DTYPE_F32, 2, shape);
+    oi__tensor *ref_a = oi__tensor_new(OI_DTYPE_F32, 2, shape), *ref_b = oi__tensor_new(OI_DTYPE_F32, 2, shape);
+    fill_f32(x, 0.5f);
+    fill_f32(w, 0.25f);
+    CHECK_OK(vk->flush(ctx));
+    oi__vulkan_op_time times[2 * EARLY_OPS];
+    while (oi__vulkan_take_times(ctx, times, 2 * EARLY_OPS) > 0) /* earlier tests' */
+        ;
+    uint64_t replays_before_last = 0, last_step_submissions = 0;
+    for (int step = 0; step < 3; step++) {
+        vk->release(ctx, b->storage); /* the host writes b: a fresh start each step */
+        fill_f32(b, -1.0f);
+        fill_f32(ref_b, -1.0f);
+        uint64_t submissions = st->submissions;
+        replays_before_last = st->replays;
+        early_chain(true, x, w, a, b, step == 0 ? EARLY_OPS / 2 : -1);
+        /* step 0 waits in the middle (the probe): early parts on both sides */
+        uint64_t early = st->submissions - submissions, most = step == 0 ? 2 * EARLY_MAX + 1 : EARLY_MAX;
+        CHECK_MSG(!early_on || (early >= (step == 0 ? 3u : 1u) && early <= most),
+                  "step %d: %llu submissions while %d ops were recorded (expected early ones, at most %llu)", step,
+                  (unsigned long long)early, EARLY_OPS, (unsigned long long)most);
+        CHECK_OK(vk->flush(ctx));
+        CHECK_OK(vk->to_host(ctx, b->storage));
+        last_step_submissions = st->submissions - submissions;
+        early_chain(false, x, w, ref_a, ref_b, -1);
+        float max_diff = 0;
+        for (int i = 0; i < 64 * 64; i++) {
+            float d = fabsf(((float *)b->storage->data)[i] - ((float *)ref_b->storage->data)[i]);
+            max_diff = d > max_diff ? d : max_diff;
+        }
+        CHECK_MSG(max_diff == 0.0f, "step %d: the chain differs from the CPU by %g", step, (double)max_diff);
+        size_t n = oi__vulkan_take_times(ctx, times, 2 * EARLY_OPS);
+        CHECK_MSG(n == 0 || n == EARLY_OPS, "step %d: %zu op times for %d ops", step, n, EARLY_OPS);
+        for (size_t i = 1; i < n; i++)
+            CHECK(times[i].seq > times[i - 1].seq && times[i].micros >= 0);
+    }
+    /* steps 2 and 3 record the same parts: every submission of step 3 replays */
+    CHECK_MSG(st->replays - replays_before_last == last_step_submissions,
+              "step 3: %llu replays of %llu submissions", (unsigned long long)(st->replays - replays_before_last),
+              (unsigned long long)last_step_submissions);
+    oi__tensor_free(x);
+    oi__tensor_free(w);
+    oi__tensor_free(a);
+    oi__tensor_free(b);
+    oi__tensor_free(ref_a);
+    oi__tensor_free(ref_b);
+}
+
 /* ---- the trace: ops that ran on the GPU carry their GPU time ---- */
 OI_GRAPH(g_traced,
   OI_DYNAMIC( OI_VAR(x, f32[32, 32]) )
@@ -1352,6 +1457,7 @@ int main(int argc, char **argv) {
     test_wide();
     test_declines();
     test_residency();
+    test_early_submission();
     test_interop();
     test_trace_gpu_time();
     const oi__vulkan_stats *st = oi__vulkan_get_stats(ctx);

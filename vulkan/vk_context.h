@@ -147,6 +147,12 @@ typedef struct oi__vk_written {
 /* A recorded command buffer and the list it was recorded from; a later
  * submission of an equal list replays it. */
 #define OI__VK_SLOTS 8
+/* A step's list goes to the GPU early, without waiting, once it holds this
+ * many commands or as many as went early before it in the step (so the GPU
+ * starts while the host records the rest, and a step makes few
+ * submissions); at most OI__VK_EARLY_MAX lists are in flight. */
+#define OI__VK_EARLY_MIN 16
+#define OI__VK_EARLY_MAX (OI__VK_SLOTS / 2)
 typedef struct oi__vk_slot {
     VkCommandBuffer cb;
     uint64_t hash;      /* of the list */
@@ -156,6 +162,11 @@ typedef struct oi__vk_slot {
     bool recorded;
     oi__vk_cmd *uploads, *cmds, *downloads; /* copies of the recorded list */
     VkBufferMemoryBarrier *barriers;
+    /* submitted early and not yet waited for: not to be re-recorded or
+     * submitted again before the step ends; its timestamps' ops */
+    bool in_flight;
+    oi__vk_tag *tags;
+    uint32_t n_timestamps;
 } oi__vk_slot;
 
 typedef struct oi__vk_pipeline_key {
@@ -287,6 +298,10 @@ typedef struct oi__vk_context {
     VkFence fence;
     oi__vk_list list;
     oi__vk_slot *slots;     /* stb array of at most OI__VK_SLOTS */
+    int early[OI__VK_EARLY_MAX]; /* slots submitted early this step, in order */
+    int n_early;
+    uint64_t early_cmds;    /* commands they hold */
+    bool early_submit;      /* OPENINFER_VULKAN_EARLY_SUBMIT is not 0 */
     uint64_t submit_clock;  /* counts submissions, for LRU slots */
     uint64_t epoch;         /* barrier epoch of the list being built */
     oi__vk_written *epoch_writes; /* ranges written in this epoch */

@@ -180,13 +180,13 @@ static void oi__vk_buffer_free_now(oi__vk_context *ctx, oi__vk_buffer *buf) {
     oi__free(buf);
 }
 
-static bool oi__vk_list_empty(const oi__vk_context *ctx);
+static bool oi__vk_idle(const oi__vk_context *ctx);
 
 /* Frees once nothing recorded can touch the bytes any more. */
 static void oi__vk_buffer_free(oi__vk_context *ctx, oi__vk_buffer *buf) {
     if (!buf)
         return;
-    if (oi__vk_list_empty(ctx))
+    if (oi__vk_idle(ctx))
         oi__vk_buffer_free_now(ctx, buf);
     else if (!arrput(ctx->deferred_frees, buf))
         oi__free(buf); /* out of host memory: leak the range rather than reuse it too early */
@@ -264,7 +264,7 @@ static oi_status oi__vk_submit(oi__vk_context *ctx);
 static oi_status oi__vk_upload(oi__vk_context *ctx, oi__vk_buffer *dst, const void *src, size_t nbytes) {
     if (nbytes == 0)
         return OI_OK;
-    if (ctx->staged_bytes + nbytes > OI__VK_STAGING_LIMIT && !oi__vk_list_empty(ctx)) {
+    if (ctx->staged_bytes + nbytes > OI__VK_STAGING_LIMIT && !oi__vk_idle(ctx)) {
         oi_status s = oi__vk_submit(ctx); /* bounds staging memory */
         if (s != OI_OK)
             return s;

@@ -1205,5 +1205,5 @@ static oi_status oi__vk_run_op(void *opaque, oi_op op, const oi__attr *attrs, si
     oi__vk_buffer_free(ctx, bufs[OI__VK_ROLE_TEMP]);
     if (s == OI_OK)
         out->storage->host_stale = true;
-    return s;
+    return s == OI_OK ? oi__vk_submit_early(ctx) : s;
 }

@@ -5,13 +5,20 @@
  * command buffers are kept in a few slots keyed by their list's contents:
  * when a step submits a list equal to one already recorded (the same ops
  * on the same buffers, as every step of a fixed graph does), that command
- * buffer is replayed as it is. */
+ * buffer is replayed as it is. A long step goes to the GPU in parts: once
+ * the list holds enough commands it is submitted without waiting (an early
+ * submission) and the host records the rest while the GPU works; each
+ * command buffer starts with a barrier on everything submitted before it,
+ * and the step's last submission is the one waited for. */
 
 static oi_status oi__vk_out_of_memory(void) { return oi__fail(OI_ERROR_OUT_OF_MEMORY, "vulkan: out of host memory recording a step"); }
 
 static bool oi__vk_list_empty(const oi__vk_context *ctx) {
     return arrlen(ctx->list.uploads) == 0 && arrlen(ctx->list.cmds) == 0 && arrlen(ctx->list.downloads) == 0;
 }
+
+/* Nothing recorded or in flight can touch a buffer any more. */
+static bool oi__vk_idle(const oi__vk_context *ctx) { return oi__vk_list_empty(ctx) && ctx->n_early == 0; }
 
 static void oi__vk_list_clear(oi__vk_list *l) {
     OI__VK_CLEAR(l->uploads);
@@ -224,13 +231,16 @@ static oi_status oi__vk_record(oi__vk_context *ctx, oi__vk_slot *slot) {
     if (r != VK_SUCCESS)
         return oi__vk_fail("vkBeginCommandBuffer", r);
 
-    /* The application's buffers (oi_executor_vulkan_bind_buffer): whatever it
-     * wrote earlier on this queue becomes visible to what follows. */
-    if (ctx->has_user_buffers)
-        oi__vk_global_barrier(ctx, cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
-                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                                  VK_ACCESS_TRANSFER_WRITE_BIT);
+    /* What earlier submissions wrote (an early part of this step, or the
+     * application's buffers, oi_executor_vulkan_bind_buffer, written anywhere
+     * on this queue) becomes visible here, and what they read is not
+     * overwritten before they are done. */
+    VkPipelineStageFlags earlier = ctx->has_user_buffers ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
+                                                         : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    oi__vk_global_barrier(ctx, cb, earlier, VK_ACCESS_MEMORY_WRITE_BIT,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                              VK_ACCESS_TRANSFER_WRITE_BIT);
     if (arrlen(l->uploads)) {
         oi__vk_record_copies(ctx, cb, l->uploads);
         size_t n = (size_t)arrlen(l->uploads);
@@ -349,14 +359,17 @@ static void oi__vk_slot_free(oi__vk_context *ctx, oi__vk_slot *slot) {
     arrfree(slot->cmds);
     arrfree(slot->downloads);
     arrfree(slot->barriers);
+    arrfree(slot->tags);
 }
 
 /* The slot holding this list's recording, or the one to record it into:
- * an empty slot, else the least recently used. */
+ * an empty slot, else the least recently used; never one in flight. */
 static oi_status oi__vk_find_slot(oi__vk_context *ctx, uint64_t hash, oi__vk_slot **out, bool *replay) {
     oi__vk_slot *victim = NULL;
     for (ptrdiff_t i = 0; i < arrlen(ctx->slots); i++) {
         oi__vk_slot *slot = &ctx->slots[i];
+        if (slot->in_flight)
+            continue;
         if (oi__vk_slot_matches(slot, &ctx->list, hash)) {
             *out = slot;
             *replay = true;
@@ -389,10 +402,10 @@ static oi_status oi__vk_find_slot(oi__vk_context *ctx, uint64_t hash, oi__vk_slo
 }
 
 /* ---- after the fence: timings, readbacks, frees ---- */
-static void oi__vk_collect_times(oi__vk_context *ctx, oi__vk_slot *slot) {
-    const oi__vk_list *l = &ctx->list;
-    uint32_t n = l->n_timestamps + 1;
-    if (l->n_timestamps == 0)
+/* The GPU times of a submission's n_timestamps timed dispatches (tags). */
+static void oi__vk_collect_times(oi__vk_context *ctx, oi__vk_slot *slot, const oi__vk_tag *tags, uint32_t n_timestamps) {
+    uint32_t n = n_timestamps + 1;
+    if (n_timestamps == 0)
         return;
     uint64_t *ticks = (uint64_t *)oi__malloc(sizeof(uint64_t) * n);
     if (!ticks)
@@ -402,15 +415,15 @@ static void oi__vk_collect_times(oi__vk_context *ctx, oi__vk_slot *slot) {
     if (r == VK_SUCCESS) {
         uint64_t mask = ctx->caps.timestamp_bits >= 64 ? UINT64_MAX : (((uint64_t)1 << ctx->caps.timestamp_bits) - 1u);
         double ns_per_tick = (double)ctx->caps.props.limits.timestampPeriod;
-        for (uint32_t i = 0; i < l->n_timestamps; i++) {
+        for (uint32_t i = 0; i < n_timestamps; i++) {
             double micros = (double)((ticks[i + 1] - ticks[i]) & mask) * ns_per_tick / 1000.0;
-            if (arrlen(ctx->times) && arrlast(ctx->times).seq == l->tags[i].seq) {
+            if (arrlen(ctx->times) && arrlast(ctx->times).seq == tags[i].seq) {
                 arrlast(ctx->times).micros += micros; /* one op, several dispatches */
                 continue;
             }
             oi__vulkan_op_time t;
-            t.seq = l->tags[i].seq;
-            t.op = l->tags[i].op;
+            t.seq = tags[i].seq;
+            t.op = tags[i].op;
             t.micros = micros;
             if (!arrput(ctx->times, t))
                 break; /* timings are optional: drop them */
@@ -440,15 +453,10 @@ static void oi__vk_finish_list(oi__vk_context *ctx) {
     oi__vk_sets_trim(ctx);
 }
 
-/* Submits the list (replaying last step's command buffer when equal)
- * and waits for it. */
-static oi_status oi__vk_submit(oi__vk_context *ctx) {
-    if (ctx->lost)
-        return oi__fail(OI_ERROR_RUNTIME, "vulkan: the device was lost earlier; create a new simulator");
-    if (oi__vk_list_empty(ctx)) {
-        oi__vk_finish_list(ctx);
-        return OI_OK;
-    }
+/* Submits the list, replaying a recorded command buffer when one holds
+ * the same list; *used: the slot that went. The fence, when given, signals
+ * once this and everything submitted before it are done. */
+static oi_status oi__vk_submit_list(oi__vk_context *ctx, VkFence fence, oi__vk_slot **used) {
     uint64_t hash = oi__vk_list_hash(&ctx->list);
     oi__vk_slot *slot = NULL;
     bool replay = false;
@@ -471,19 +479,97 @@ static oi_status oi__vk_submit(oi__vk_context *ctx) {
     submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &slot->cb;
-    VkResult r = ctx->vk.vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence);
-    if (r == VK_SUCCESS)
-        r = ctx->vk.vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, UINT64_MAX);
-    if (r == VK_SUCCESS)
-        r = ctx->vk.vkResetFences(ctx->device, 1, &ctx->fence);
+    VkResult r = ctx->vk.vkQueueSubmit(ctx->queue, 1, &submit, fence);
     ctx->stats.submissions++;
     if (r != VK_SUCCESS) {
-        if (r == VK_ERROR_DEVICE_LOST)
-            ctx->lost = true;
-        return oi__vk_fail("vkQueueSubmit/vkWaitForFences", r);
+        ctx->lost = ctx->lost || r == VK_ERROR_DEVICE_LOST;
+        return oi__vk_fail("vkQueueSubmit", r);
     }
-    oi__vk_collect_times(ctx, slot);
+    *used = slot;
+    return OI_OK;
+}
+
+/* Waits for the fence: the step's last submission and so all before it. */
+static oi_status oi__vk_wait(oi__vk_context *ctx) {
+    VkResult r = ctx->vk.vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, UINT64_MAX);
+    if (r == VK_SUCCESS)
+        r = ctx->vk.vkResetFences(ctx->device, 1, &ctx->fence);
+    if (r != VK_SUCCESS) {
+        ctx->lost = ctx->lost || r == VK_ERROR_DEVICE_LOST;
+        return oi__vk_fail("vkWaitForFences", r);
+    }
+    return OI_OK;
+}
+
+/* The early submissions are done: their GPU times, their slots free again. */
+static void oi__vk_land_early(oi__vk_context *ctx) {
+    for (int i = 0; i < ctx->n_early; i++) {
+        oi__vk_slot *slot = &ctx->slots[ctx->early[i]];
+        oi__vk_collect_times(ctx, slot, slot->tags, slot->n_timestamps);
+        slot->in_flight = false;
+    }
+    ctx->n_early = 0;
+    ctx->early_cmds = 0;
+}
+
+/* Submits the list (replaying a recorded command buffer when equal) and
+ * waits for it and for the step's early submissions. */
+static oi_status oi__vk_submit(oi__vk_context *ctx) {
+    if (ctx->lost)
+        return oi__fail(OI_ERROR_RUNTIME, "vulkan: the device was lost earlier; create a new simulator");
+    if (oi__vk_idle(ctx)) {
+        oi__vk_finish_list(ctx);
+        return OI_OK;
+    }
+    oi__vk_slot *slot = NULL;
+    oi_status s = OI_OK;
+    if (!oi__vk_list_empty(ctx)) {
+        s = oi__vk_submit_list(ctx, ctx->fence, &slot);
+    } else { /* only early parts: an empty batch signals once they are done */
+        VkResult r = ctx->vk.vkQueueSubmit(ctx->queue, 0, NULL, ctx->fence);
+        if (r != VK_SUCCESS) {
+            ctx->lost = ctx->lost || r == VK_ERROR_DEVICE_LOST;
+            s = oi__vk_fail("vkQueueSubmit", r);
+        }
+    }
+    if (s == OI_OK)
+        s = oi__vk_wait(ctx);
+    if (s != OI_OK)
+        return s;
+    oi__vk_land_early(ctx);
+    if (slot)
+        oi__vk_collect_times(ctx, slot, ctx->list.tags, ctx->list.n_timestamps);
     oi__vk_finish_list(ctx);
+    return OI_OK;
+}
+
+/* After an op is recorded: a list that has grown long enough goes to the
+ * GPU now, without waiting (see OI__VK_EARLY_MIN). Its readbacks, frees
+ * and staging stay until the step's last submission has been waited for. */
+static oi_status oi__vk_submit_early(oi__vk_context *ctx) {
+    uint64_t n = (uint64_t)arrlen(ctx->list.cmds);
+    if (!ctx->early_submit || ctx->lost || n < OI__VK_EARLY_MIN || n < ctx->early_cmds ||
+        ctx->n_early >= OI__VK_EARLY_MAX || arrlen(ctx->list.downloads))
+        return OI_OK;
+    oi__vk_slot *slot = NULL;
+    oi_status s = oi__vk_submit_list(ctx, VK_NULL_HANDLE, &slot);
+    if (s != OI_OK)
+        return s;
+    slot->in_flight = true;
+    slot->n_timestamps = 0;
+    if (OI__VK_COPY_ARRAY(slot->tags, ctx->list.tags)) /* else its times are dropped, as timings may be */
+        slot->n_timestamps = ctx->list.n_timestamps;
+    ctx->early[ctx->n_early++] = (int)(slot - ctx->slots);
+    ctx->early_cmds += n;
+    /* the next list starts afresh; its command buffer's first barrier
+     * orders it after this one */
+    OI__VK_CLEAR(ctx->list.uploads);
+    OI__VK_CLEAR(ctx->list.cmds);
+    OI__VK_CLEAR(ctx->list.barriers);
+    OI__VK_CLEAR(ctx->list.tags);
+    ctx->list.n_timestamps = 0;
+    OI__VK_CLEAR(ctx->epoch_writes);
+    ctx->epoch++;
     return OI_OK;
 }
 

@@ -97,8 +97,15 @@ static bool oi__vk_timestamps_wanted(void) {
     return !(env && strcmp(env, "0") == 0);
 }
 
+/* Long steps go to the GPU in parts unless OPENINFER_VULKAN_EARLY_SUBMIT=0. */
+static bool oi__vk_early_submit_wanted(void) {
+    const char *env = getenv("OPENINFER_VULKAN_EARLY_SUBMIT");
+    return !(env && strcmp(env, "0") == 0);
+}
+
 static oi_status oi__vk_context_init(oi__vk_context *ctx) {
     ctx->epoch = 1;
+    ctx->early_submit = oi__vk_early_submit_wanted();
     ctx->readbacks.readback = true;
     if (!oi__vk_timestamps_wanted())
         ctx->caps.timestamp_bits = 0;
