@@ -968,7 +968,7 @@ static void test_residency(void) {
 
 /* ---- early submission: a long step reaches the GPU in parts ---- */
 #define EARLY_OPS 40
-#define EARLY_MAX 4 /* = OI__VK_EARLY_MAX (vulkan/vk_context.h): parts in flight at once */
+#define EARLY_MAX 12 /* = OI__VK_EARLY_MAX (vulkan/vk_context.h): parts in flight at once */
 
 /* The chain b = ((b + x) - w) ... EARLY_OPS ops, on the backend or the CPU;
  * `probe` >= 0: a mid-chain value read back after that op (a wait in the

@@ -146,13 +146,14 @@ typedef struct oi__vk_written {
 
 /* A recorded command buffer and the list it was recorded from; a later
  * submission of an equal list replays it. */
-#define OI__VK_SLOTS 8
-/* A step's list goes to the GPU early, without waiting, once it holds this
- * many commands or as many as went early before it in the step (so the GPU
- * starts while the host records the rest, and a step makes few
- * submissions); at most OI__VK_EARLY_MAX lists are in flight. */
+#define OI__VK_SLOTS 16
+/* A step's list goes to the GPU early, without waiting, once it holds
+ * OI__VK_EARLY_MIN commands, or a quarter of those that went early before
+ * it in the step when that is more (so the GPU starts while the host
+ * records the rest, and a long step makes few submissions); at most
+ * OI__VK_EARLY_MAX lists are in flight, the rest wait for the step's end. */
 #define OI__VK_EARLY_MIN 16
-#define OI__VK_EARLY_MAX (OI__VK_SLOTS / 2)
+#define OI__VK_EARLY_MAX (OI__VK_SLOTS - 4)
 typedef struct oi__vk_slot {
     VkCommandBuffer cb;
     uint64_t hash;      /* of the list */

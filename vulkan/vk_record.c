@@ -548,7 +548,7 @@ static oi_status oi__vk_submit(oi__vk_context *ctx) {
  * and staging stay until the step's last submission has been waited for. */
 static oi_status oi__vk_submit_early(oi__vk_context *ctx) {
     uint64_t n = (uint64_t)arrlen(ctx->list.cmds);
-    if (!ctx->early_submit || ctx->lost || n < OI__VK_EARLY_MIN || n < ctx->early_cmds ||
+    if (!ctx->early_submit || ctx->lost || n < OI__VK_EARLY_MIN || n < ctx->early_cmds / 4 ||
         ctx->n_early >= OI__VK_EARLY_MAX || arrlen(ctx->list.downloads))
         return OI_OK;
     oi__vk_slot *slot = NULL;
