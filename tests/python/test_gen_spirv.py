@@ -112,10 +112,7 @@ def test_module_without_matrices_is_refused(tmp_path):
     src.write_text("#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n")
     spv = tmp_path / "plain.spv"
     subprocess.run([GLSLC, str(src), "-o", str(spv)], check=True)
+    data = spv.read_bytes()
+    words = [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
     with pytest.raises(SystemExit):
-        gen_spirv.coopmat_khr(gen_spirv_words(str(spv)))
-
-
-def gen_spirv_words(path: str) -> list:
-    data = open(path, "rb").read()
-    return [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+        gen_spirv.coopmat_khr(words)
