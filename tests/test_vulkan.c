@@ -20,7 +20,10 @@
 #include "check.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <volk.h>
+
+#include "../vulkan/vk_context.h" /* the backend's limits the tests count against (OI__VK_EARLY_*) */
 
 /* Under LeakSanitizer: lavapipe leaks 128 bytes inside the driver (a bare
  * vkCreateInstance/vkCreateDevice/destroy shows it too). main() loads and
@@ -968,7 +971,6 @@ static void test_residency(void) {
 
 /* ---- early submission: a long step reaches the GPU in parts ---- */
 #define EARLY_OPS 40
-#define EARLY_MAX 12 /* = OI__VK_EARLY_MAX (vulkan/vk_context.h): parts in flight at once */
 
 /* The chain b = ((b + x) - w) ... EARLY_OPS ops, on the backend or the CPU;
  * `probe` >= 0: a mid-chain value read back after that op (a wait in the
@@ -985,34 +987,33 @@ static void early_chain(bool gpu, oi__tensor *x, oi__tensor *w, oi__tensor *a, o
     }
 }
 
-/* Two early parts with the same commands (EARLY_MIN independent adds, then
+/* Two early parts with the same commands (OI__VK_EARLY_MIN independent adds, then
  * the same again): the second must not reuse the first's command buffer
  * while that is in flight, and the next step replays both. */
-#define EARLY_MIN 16 /* = OI__VK_EARLY_MIN: commands of the first early part */
 static void test_early_twins(bool early_on) {
     const oi__vulkan_stats *st = oi__vulkan_get_stats(ctx);
     int64_t shape[3] = {3, 7, 5}; /* a shape no other test records */
-    oi__tensor *x = oi__tensor_new(OI_DTYPE_F32, 3, shape), *outs[EARLY_MIN];
+    oi__tensor *x = oi__tensor_new(OI_DTYPE_F32, 3, shape), *outs[OI__VK_EARLY_MIN];
     fill_f32(x, 1.0f);
-    for (int i = 0; i < EARLY_MIN; i++)
+    for (int i = 0; i < OI__VK_EARLY_MIN; i++)
         outs[i] = oi__tensor_new(OI_DTYPE_F32, 3, shape);
     const oi__tensor *in[2] = {x, x};
     CHECK_OK(vk->run_op(ctx, OI_OP_add, NULL, 0, in, 2, outs[0])); /* x resident: no upload in the parts */
     CHECK_OK(vk->flush(ctx));
     for (int step = 0; step < 2; step++) {
         uint64_t submissions = st->submissions, replays = st->replays;
-        for (int i = 0; i < 2 * EARLY_MIN; i++)
-            CHECK_OK(vk->run_op(ctx, OI_OP_add, NULL, 0, in, 2, outs[i % EARLY_MIN]));
+        for (int i = 0; i < 2 * OI__VK_EARLY_MIN; i++)
+            CHECK_OK(vk->run_op(ctx, OI_OP_add, NULL, 0, in, 2, outs[i % OI__VK_EARLY_MIN]));
         CHECK_OK(vk->flush(ctx));
         if (early_on) {
             CHECK_EQ_INT(st->submissions - submissions, 2);
             CHECK_EQ_INT(st->replays - replays, step == 0 ? 0 : 2);
         }
-        CHECK_OK(vk->to_host(ctx, outs[EARLY_MIN - 1]->storage));
-        CHECK(((float *)outs[EARLY_MIN - 1]->storage->data)[6] == 2.0f * ((float *)x->storage->data)[6]);
+        CHECK_OK(vk->to_host(ctx, outs[OI__VK_EARLY_MIN - 1]->storage));
+        CHECK(((float *)outs[OI__VK_EARLY_MIN - 1]->storage->data)[6] == 2.0f * ((float *)x->storage->data)[6]);
     }
     oi__tensor_free(x);
-    for (int i = 0; i < EARLY_MIN; i++)
+    for (int i = 0; i < OI__VK_EARLY_MIN; i++)
         oi__tensor_free(outs[i]);
 }
 
@@ -1040,7 +1041,7 @@ static void test_early_submission(void) {
         replays_before_last = st->replays;
         early_chain(true, x, w, a, b, step == 0 ? EARLY_OPS / 2 : -1);
         /* step 0 waits in the middle (the probe): early parts on both sides */
-        uint64_t early = st->submissions - submissions, most = step == 0 ? 2 * EARLY_MAX + 1 : EARLY_MAX;
+        uint64_t early = st->submissions - submissions, most = step == 0 ? 2 * OI__VK_EARLY_MAX + 1 : OI__VK_EARLY_MAX;
         CHECK_MSG(!early_on || (early >= (step == 0 ? 3u : 1u) && early <= most),
                   "step %d: %llu submissions while %d ops were recorded (expected early ones, at most %llu)", step,
                   (unsigned long long)early, EARLY_OPS, (unsigned long long)most);

@@ -20,14 +20,26 @@ static bool oi__vk_list_empty(const oi__vk_context *ctx) {
 /* Nothing recorded or in flight can touch a buffer any more. */
 static bool oi__vk_idle(const oi__vk_context *ctx) { return oi__vk_list_empty(ctx) && ctx->n_early == 0; }
 
-static void oi__vk_list_clear(oi__vk_list *l) {
+/* The commands, once submitted; the readbacks wait for the fence. */
+static void oi__vk_list_clear_commands(oi__vk_list *l) {
     OI__VK_CLEAR(l->uploads);
     OI__VK_CLEAR(l->cmds);
     OI__VK_CLEAR(l->downloads);
     OI__VK_CLEAR(l->barriers);
-    OI__VK_CLEAR(l->readbacks);
     OI__VK_CLEAR(l->tags);
     l->n_timestamps = 0;
+}
+
+static void oi__vk_list_clear(oi__vk_list *l) {
+    oi__vk_list_clear_commands(l);
+    OI__VK_CLEAR(l->readbacks);
+}
+
+/* What was written so far is ordered before what follows (by a barrier
+ * or a submission): a new epoch starts with nothing written in it. */
+static void oi__vk_next_epoch(oi__vk_context *ctx) {
+    OI__VK_CLEAR(ctx->epoch_writes);
+    ctx->epoch++;
 }
 
 static void oi__vk_list_free(oi__vk_list *l) {
@@ -81,8 +93,7 @@ static oi_status oi__vk_emit_barrier(oi__vk_context *ctx) {
         OI__VK_TRUNCATE(ctx->list.barriers, cmd.first_barrier);
         return oi__vk_out_of_memory();
     }
-    OI__VK_CLEAR(ctx->epoch_writes);
-    ctx->epoch++;
+    oi__vk_next_epoch(ctx);
     ctx->stats.barriers++;
     return OI_OK;
 }
@@ -448,9 +459,15 @@ static void oi__vk_finish_list(oi__vk_context *ctx) {
     oi__vk_arena_reset(ctx, &ctx->uploads);
     oi__vk_arena_reset(ctx, &ctx->readbacks);
     ctx->staged_bytes = 0;
-    OI__VK_CLEAR(ctx->epoch_writes);
-    ctx->epoch++;
+    oi__vk_next_epoch(ctx);
     oi__vk_sets_trim(ctx);
+}
+
+/* A failed queue call: device loss sticks to the context. */
+static oi_status oi__vk_queue_failed(oi__vk_context *ctx, const char *what, VkResult r) {
+    if (r == VK_ERROR_DEVICE_LOST)
+        ctx->lost = true;
+    return oi__vk_fail(what, r);
 }
 
 /* Submits the list, replaying a recorded command buffer when one holds
@@ -481,10 +498,8 @@ static oi_status oi__vk_submit_list(oi__vk_context *ctx, VkFence fence, oi__vk_s
     submit.pCommandBuffers = &slot->cb;
     VkResult r = ctx->vk.vkQueueSubmit(ctx->queue, 1, &submit, fence);
     ctx->stats.submissions++;
-    if (r != VK_SUCCESS) {
-        ctx->lost = ctx->lost || r == VK_ERROR_DEVICE_LOST;
-        return oi__vk_fail("vkQueueSubmit", r);
-    }
+    if (r != VK_SUCCESS)
+        return oi__vk_queue_failed(ctx, "vkQueueSubmit", r);
     *used = slot;
     return OI_OK;
 }
@@ -494,11 +509,7 @@ static oi_status oi__vk_wait(oi__vk_context *ctx) {
     VkResult r = ctx->vk.vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, UINT64_MAX);
     if (r == VK_SUCCESS)
         r = ctx->vk.vkResetFences(ctx->device, 1, &ctx->fence);
-    if (r != VK_SUCCESS) {
-        ctx->lost = ctx->lost || r == VK_ERROR_DEVICE_LOST;
-        return oi__vk_fail("vkWaitForFences", r);
-    }
-    return OI_OK;
+    return r == VK_SUCCESS ? OI_OK : oi__vk_queue_failed(ctx, "vkWaitForFences", r);
 }
 
 /* The early submissions are done: their GPU times, their slots free again. */
@@ -527,10 +538,8 @@ static oi_status oi__vk_submit(oi__vk_context *ctx) {
         s = oi__vk_submit_list(ctx, ctx->fence, &slot);
     } else { /* only early parts: an empty batch signals once they are done */
         VkResult r = ctx->vk.vkQueueSubmit(ctx->queue, 0, NULL, ctx->fence);
-        if (r != VK_SUCCESS) {
-            ctx->lost = ctx->lost || r == VK_ERROR_DEVICE_LOST;
-            s = oi__vk_fail("vkQueueSubmit", r);
-        }
+        if (r != VK_SUCCESS)
+            s = oi__vk_queue_failed(ctx, "vkQueueSubmit", r);
     }
     if (s == OI_OK)
         s = oi__vk_wait(ctx);
@@ -563,13 +572,8 @@ static oi_status oi__vk_submit_early(oi__vk_context *ctx) {
     ctx->early_cmds += n;
     /* the next list starts afresh; its command buffer's first barrier
      * orders it after this one */
-    OI__VK_CLEAR(ctx->list.uploads);
-    OI__VK_CLEAR(ctx->list.cmds);
-    OI__VK_CLEAR(ctx->list.barriers);
-    OI__VK_CLEAR(ctx->list.tags);
-    ctx->list.n_timestamps = 0;
-    OI__VK_CLEAR(ctx->epoch_writes);
-    ctx->epoch++;
+    oi__vk_list_clear_commands(&ctx->list);
+    oi__vk_next_epoch(ctx);
     return OI_OK;
 }
 

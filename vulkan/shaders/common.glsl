@@ -120,10 +120,20 @@ float nan_min(float a, float b) { return is_nan_f(a) ? b : (is_nan_f(b) ? a : mi
 float nan_max(float a, float b) { return is_nan_f(a) ? b : (is_nan_f(b) ? a : max(a, b)); }
 
 // 64-bit elements move as word pairs: data movement needs no shaderInt64.
-#define OI_DEFINE_COPY_PAIR(fn, dst, src) \
+// fn copies element `from` of src to element `to` of dst; fn_or does so
+// for from >= 0 and stores the pair (lo, hi) for from < 0.
+#define OI_DEFINE_COPY_PAIR(fn, fn_or, dst, src) \
     void fn(uint to, uint from) { \
         dst[2u * to] = src[2u * from]; \
         dst[2u * to + 1u] = src[2u * from + 1u]; \
+    } \
+    void fn_or(uint to, int from, uint lo, uint hi) { \
+        if (from >= 0) { \
+            fn(to, uint(from)); \
+        } else { \
+            dst[2u * to] = lo; \
+            dst[2u * to + 1u] = hi; \
+        } \
     }
 
 // Stores `count` lanes of packed bits into word w, keeping the lanes this

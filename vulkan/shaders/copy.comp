@@ -33,7 +33,7 @@ layout(push_constant) uniform Push {
 
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
 OI_DEFINE_STORE_WORD(store_d, d_buf)
-OI_DEFINE_COPY_PAIR(copy_pair, d_buf, a_buf)
+OI_DEFINE_COPY_PAIR(copy_pair, copy_pair_or, d_buf, a_buf)
 
 // The input element of output element e, or -1 outside the window.
 int source(uint e) {

@@ -32,7 +32,7 @@ layout(push_constant) uniform Push {
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
 OI_DEFINE_LOAD_BITS(load_b, b_buf)
 OI_DEFINE_STORE_WORD(store_d, d_buf)
-OI_DEFINE_COPY_PAIR(copy_pair, d_buf, a_buf)
+OI_DEFINE_COPY_PAIR(copy_pair, copy_pair_or, d_buf, a_buf)
 
 // Index element i as a position along the axis, or -1 out of range.
 int position(uint i) {
@@ -75,13 +75,7 @@ void main() {
     uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
     if (dt_bits(D_DT) == 64u) { // 64-bit data: one element, two words
         if (t >= pc.n) return;
-        int from = source(t);
-        if (from >= 0) {
-            copy_pair(pc.d_offset + t, uint(from));
-        } else {
-            d_buf[2u * (pc.d_offset + t)] = 0u;
-            d_buf[2u * (pc.d_offset + t) + 1u] = 0u;
-        }
+        copy_pair_or(pc.d_offset + t, source(t), 0u, 0u); // zeros for an index out of range
         return;
     }
     uint per = dt_per_word(D_DT);

@@ -33,7 +33,7 @@ layout(push_constant) uniform Push {
 
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
 OI_DEFINE_STORE_WORD(store_d, d_buf)
-OI_DEFINE_COPY_PAIR(copy_pair, d_buf, a_buf)
+OI_DEFINE_COPY_PAIR(copy_pair, copy_pair_or, d_buf, a_buf)
 
 // i mod m in [0, m) for any sign of i (GLSL leaves % of negatives undefined).
 int mod_pos(int i, int m) { return i >= 0 ? i % m : m - 1 - ((-i - 1) % m); }
@@ -73,13 +73,7 @@ void main() {
     uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
     if (dt_bits(D_DT) == 64u) { // 64-bit data: one element, two words
         if (t >= pc.n) return;
-        int from = source(t);
-        if (from >= 0) {
-            copy_pair(pc.d_offset + t, uint(from));
-        } else {
-            d_buf[2u * (pc.d_offset + t)] = pc.fill;
-            d_buf[2u * (pc.d_offset + t) + 1u] = pc.fill_hi;
-        }
+        copy_pair_or(pc.d_offset + t, source(t), pc.fill, pc.fill_hi);
         return;
     }
     uint per = dt_per_word(D_DT);
