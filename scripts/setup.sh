@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # setup.sh - installs what OpenInfer needs on a fresh Debian machine (only
 # what is missing), then configures and builds into build/.
-# Used by demo.sh and test.sh; safe to run again.
+#   setup.sh                 everything (test.sh): all packages, every target
+#   setup.sh --only T...     what the library needs, then only targets T...
+#                            (demo.sh: no benchmark packages, two targets)
+# Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,14 +59,37 @@ install_optional_python() {
         echo "setup: could not install ${missing[*]} (bench_encoder will be skipped)" >&2
 }
 
+# Builds with a progress line every 10 % (ninja's own output goes to a log,
+# shown only when the build fails).
 configure_and_build() {
     if [ ! -f build/build.ninja ]; then
+        echo "setup: configuring build/"
         meson setup build >/dev/null
     fi
-    ninja -C build >/dev/null || ninja -C build
+    local log=build/setup-ninja.log
+    echo "setup: building ${*:-every target} in build/"
+    if ! ninja -C build "$@" 2>&1 | tee "$log" | awk '
+            match($0, /^\[[0-9]+\/[0-9]+\]/) {
+                split(substr($0, 2, RLENGTH - 2), nm, "/")
+                pct = int(100 * nm[1] / nm[2])
+                if (pct >= next_pct || nm[1] == nm[2]) {
+                    printf "setup:   %3d %% (%d of %d build steps)\n", pct, nm[1], nm[2]; fflush()
+                    next_pct = pct - pct % 10 + 10
+                }
+            }'; then
+        tail -n 40 "$log" >&2
+        echo "setup: the build failed (whole log: $log)" >&2
+        return 1
+    fi
 }
+
+only_targets=()
+if [ "${1:-}" = "--only" ]; then
+    shift
+    only_targets=("$@")
+fi
 
 install_debian
 install_python
-install_optional_python
-configure_and_build
+[ ${#only_targets[@]} -eq 0 ] && install_optional_python
+configure_and_build "${only_targets[@]}"

@@ -1414,8 +1414,72 @@ static int run_perf(int n) {
     return 0;
 }
 
+/* The cases in suites, so that meson runs them as separate tests (in
+ * parallel, each under its own timeout) and a slow machine or a sanitizer
+ * build never has to fit all of them into one test's limit.
+ * `test_vulkan [SUITE...]` runs the named suites; no name runs them all. */
+typedef struct {
+    const char *name;
+    void (*run)(void);
+} vulkan_suite;
+
+static const vulkan_suite vulkan_suites[] = {
+    {"elementwise", test_elementwise},
+    {"cast", test_cast},
+    {"reductions", test_reductions},
+    {"matmul", test_matmul},
+    {"aligned", test_aligned},
+    {"rownorm", test_rownorm},
+    {"shape", test_shape_family},
+    {"nn", test_nn_family},
+    {"conv", test_conv_family},
+    {"wide", test_wide},
+    {"declines", test_declines},
+    {"residency", test_residency},
+    {"early_submission", test_early_submission},
+    {"interop", test_interop},
+    {"trace_gpu_time", test_trace_gpu_time},
+};
+enum { N_VULKAN_SUITES = sizeof vulkan_suites / sizeof vulkan_suites[0] };
+
+static void run_suite(const vulkan_suite *suite) {
+    clock_t t0 = clock();
+    int cases_before = cases_run, checks_before = check_count;
+    printf("test_vulkan: [%s] ...\n", suite->name);
+    suite->run();
+    printf("test_vulkan: [%s] %d cases on the GPU, %d checks, %.1f s\n", suite->name, cases_run - cases_before,
+           check_count - checks_before, (double)(clock() - t0) / CLOCKS_PER_SEC);
+}
+
+static const vulkan_suite *find_suite(const char *name) {
+    for (int i = 0; i < N_VULKAN_SUITES; i++)
+        if (strcmp(vulkan_suites[i].name, name) == 0)
+            return &vulkan_suites[i];
+    return NULL;
+}
+
+/* Runs the suites named in names (all when n == 0); -1 for an unknown name. */
+static int run_suites(int n, char **names) {
+    for (int i = 0; i < n; i++) {
+        if (!find_suite(names[i])) {
+            fprintf(stderr, "test_vulkan: unknown suite '%s'; the suites are:", names[i]);
+            for (int k = 0; k < N_VULKAN_SUITES; k++)
+                fprintf(stderr, " %s", vulkan_suites[k].name);
+            fprintf(stderr, "\n");
+            return -1;
+        }
+    }
+    if (n == 0)
+        for (int i = 0; i < N_VULKAN_SUITES; i++)
+            run_suite(&vulkan_suites[i]);
+    for (int i = 0; i < n; i++)
+        run_suite(find_suite(names[i]));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     bool perf = argc > 1 && strcmp(argv[1], "perf") == 0;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress shows as it happens under meson */
     /* the validation layer watches every call (when installed); opt out with =0 */
     if (!perf)
         setenv("OPENINFER_VULKAN_VALIDATION", "1", 0);
@@ -1446,21 +1510,10 @@ int main(int argc, char **argv) {
         return rc;
     }
     clock_t t0 = clock();
-    test_elementwise();
-    test_cast();
-    test_reductions();
-    test_matmul();
-    test_aligned();
-    test_rownorm();
-    test_shape_family();
-    test_nn_family();
-    test_conv_family();
-    test_wide();
-    test_declines();
-    test_residency();
-    test_early_submission();
-    test_interop();
-    test_trace_gpu_time();
+    if (run_suites(argc - 1, argv + 1) != 0) {
+        vk->destroy(ctx);
+        return 2;
+    }
     const oi__vulkan_stats *st = oi__vulkan_get_stats(ctx);
     printf("test_vulkan: %d cases on the GPU, %d declined; %llu pipelines, %llu submissions, %llu dispatches, %.1f s\n",
            cases_run, cases_unsupported, (unsigned long long)st->pipelines_created, (unsigned long long)st->submissions,
