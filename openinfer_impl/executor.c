@@ -29,6 +29,7 @@ typedef struct oi__tev {
     uint32_t node_index;
     const char *uuid;
     oi_event_kind kind;
+    const char *op_name; /* the op's name; NULL unless kind is OP_EXECUTE */
     char **params; /* stb array of owned strings */
     char **output;
     uint64_t nanos;
@@ -1031,6 +1032,7 @@ static void oi__record(oi__ctx *c, const oi__pnode *pn, uint64_t nanos, const ch
     t.node_index = pn->ir->index;
     t.uuid = pn->ir->uuid;
     t.kind = oi__event_kind(pn->ir->kind);
+    t.op_name = pn->ir->kind == OI__NODE_OP ? oi_op_name(pn->ir->op) : NULL;
     t.nanos = nanos;
     t.on_device = c->ran_on_device;
     t.gpu_seq = c->device_seq;
@@ -1947,7 +1949,10 @@ char *oi_executor_trace_json(oi_executor *e) {
         oi__buf_json_string(&b, t->block_name);
         oi__buf_printf(&b, ",\n    \"node_index\": %u,\n    \"node_uuid\": ", (unsigned)t->node_index);
         oi__buf_json_string(&b, t->uuid);
-        oi__buf_printf(&b, ",\n    \"kind\": \"%s\",\n    \"params\": ", oi__event_names[t->kind]);
+        oi__buf_printf(&b, ",\n    \"kind\": \"%s\",\n    ", oi__event_names[t->kind]);
+        if (t->op_name)
+            oi__buf_printf(&b, "\"op\": \"%s\",\n    ", t->op_name);
+        oi__buf_puts(&b, "\"params\": ");
         oi__json_list(&b, t->params);
         oi__buf_puts(&b, ",\n    \"output\": ");
         oi__json_list(&b, t->output);

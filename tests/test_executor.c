@@ -746,8 +746,11 @@ static void test_iterate_and_trace(void) {
     CHECK_STR_CONTAINS(json, "\"node_index\": 0");
     CHECK_STR_CONTAINS(json, "\"node_uuid\": \"");
     CHECK_STR_CONTAINS(json, "\"kind\": \"Assign\",\n    \"params\": [],\n    \"output\": [\"t0\"]");
-    CHECK_STR_CONTAINS(json, "\"kind\": \"OpExecute\",\n    \"params\": [\"x\", \"a\"],\n    \"output\": [\"t0\"]");
+    CHECK_STR_CONTAINS(json, "\"kind\": \"OpExecute\",\n    \"op\": \"add\",\n    \"params\": [\"x\", \"a\"],\n"
+                             "    \"output\": [\"t0\"]");
+    CHECK_STR_CONTAINS(json, "\"op\": \"mul\",\n    \"params\": [\"y\", \"t0\"]");
     CHECK_STR_CONTAINS(json, "\"params\": [\"y\", \"t0\"],\n    \"output\": [\"y\"]");
+    CHECK_MSG(!strstr(json, "\"kind\": \"Assign\",\n    \"op\""), "an Assign event carries no op");
     CHECK_STR_CONTAINS(json, "\"kind\": \"Return\"");
     CHECK_STR_CONTAINS(json, "\"micros\": [");
     oi_free(json);
