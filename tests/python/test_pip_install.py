@@ -1,5 +1,6 @@
 """`pip install ./python` gives a working package and commands, with no sys.path tricks."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -8,8 +9,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def test_pip_install_python_folder(tmp_path):
     target = tmp_path / "site"
+    source = tmp_path / "python"  # a copy: pip builds in the tree it is given
+    shutil.copytree(os.path.join(REPO, "python"), source, ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                    "--target", str(target), os.path.join(REPO, "python")], check=True, cwd=tmp_path)
+                    "--target", str(target), str(source)], check=True, cwd=tmp_path)
     model = tmp_path / "m.oinf"
     script = (
         "import openinfer_oinf, verify_oinf\n"
