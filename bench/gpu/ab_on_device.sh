@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# ab_on_device.sh - one device call for a shader change: the parity harness,
+# ab_on_device.sh - one run on the GPU machine for a shader change: the parity harness,
 # then vk_peer of the new build and (OLD=folder) of an older one back to back
 # under the same conditions, again while another process holds a CUDA
 # context (the SM clock then stays up), and torch_peer.py's ratios for the new.
-# Built and carried as run_on_device.sh's header says; for example, with the
-# device tool, carry [".gl", "NEWDIR", ".gpu"] and run
+# Built and copied as run_on_device.sh's header says; for example, with .gl/,
+# NEWDIR and .gpu/ in the checkout on the GPU machine, run
 #   for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig;
 #   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json;
 #   NEW=NEWDIR OLD=.gpu bash NEWDIR/ab_on_device.sh $OUT

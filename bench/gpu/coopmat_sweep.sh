@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # coopmat_sweep.sh - tile shapes of matmul_coopmat.comp, compared in one
-# device call. Here, `build` makes one vk_peer per variant into DIR (a copy
-# of the tree is rebuilt with each variant's shader defines and the host's
-# OI__VK_COOPMAT_BM/BN); on the device, `run` times each one's n x n f16
-# matmul (vk_peer N 10 1000 matmul: back to back, best of 10, and the
+# run on the GPU machine. On the dev machine, `build` makes one vk_peer per
+# variant into DIR (a copy of the tree is rebuilt with each variant's shader
+# defines and the host's OI__VK_COOPMAT_BM/BN); on the GPU machine, `run`
+# times each one's n x n f16 matmul (vk_peer N 10 1000 matmul: back to back, best of 10, and the
 # sampled check of the product) through the KHR module and, on a line of its
 # own, through the NV one (OPENINFER_VULKAN_COOPMAT=nv; SWEEP_NV=0 skips it), then prints what
 # the driver made of each KHR module (vk_shader_stats: registers, shared
 # memory, ...; its machine code lands in OUT/ir_NAME/pipeline_cache.bin).
-#   bash bench/gpu/coopmat_sweep.sh build .sweep        # here (needs glslc)
-#   bash bench/gpu/coopmat_sweep.sh run .sweep $OUT     # on the device
+#   bash bench/gpu/coopmat_sweep.sh build .sweep        # on the dev machine (needs glslc)
+#   bash bench/gpu/coopmat_sweep.sh run .sweep $OUT     # on the GPU machine
 # A variant: name BM BN "shader defines" (see matmul_coopmat.comp's knobs;
 # -DBM and -DBN are added from the BM and BN columns).
 set -eu

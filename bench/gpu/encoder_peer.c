@@ -11,12 +11,12 @@
  *
  * Usage: encoder_peer [--dir DIR] [--runs N] [--python PY] [--no-torch] [--trace FILE]
  *   DIR holds encoder.oinf from bench/encoder/gen_encoder.py (needs onnx and
- *   onnxruntime, so write it here and carry it to the device machine); the
+ *   onnxruntime, so write it on the dev machine and copy it to the GPU machine); the
  *   device is OI_DEVICE_AUTO, so OPENINFER_BACKEND=vulkan (or cpu) picks it.
  *   --trace FILE: after the timed runs, one more step with the trace and the
  *   per-op timer on, its trace JSON written to FILE (GPU time per node in
  *   "gpu_micros"; bench/gpu/trace_summary.py adds them up per op).
- * Not built by meson (a device-tool helper), like vk_peer:
+ * Not built by meson (a GPU-machine benchmark), like vk_peer:
  *   cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/encoder_peer.c \
  *      build-gpu/libopeninfer.a -o build-gpu/encoder_peer -lm -lpthread -ldl */
 #define main bench_encoder_main /* its graph and helpers, not its main */

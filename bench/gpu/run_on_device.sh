@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# run_on_device.sh - the Vulkan backend on a real NVIDIA GPU (the `device` tool), in one go:
+# run_on_device.sh - the Vulkan backend on a machine with a real NVIDIA GPU, in one go:
 # devices, the parity harness, perf vs PyTorch, and the examples on Vulkan vs the CPU.
 #
-# The device machine is bare (no meson, glslc or libstb), so build HERE and carry binaries:
+# The GPU machine is bare (no meson, glslc or libstb), so build on the dev machine and copy the
+# binaries over with the checkout:
 #
-#   meson setup build-gpu -Dvulkan=enabled -Dblas=disabled --buildtype=release   # no OpenBLAS on the device
+#   meson setup build-gpu -Dvulkan=enabled -Dblas=disabled --buildtype=release   # no OpenBLAS on the GPU machine
 #   ninja -C build-gpu tests/test_vulkan tools/openinfer examples/minimal examples/kv_cache \
 #         examples/branching examples/streaming examples/residual_mlp examples/cache_window
 #   cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/vk_peer.c build-gpu/libopeninfer.a \
@@ -12,7 +13,7 @@
 #   cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/encoder_peer.c build-gpu/libopeninfer.a \
 #      -o build-gpu/encoder_peer -lm -lpthread -ldl
 #   mkdir -p .gpu && python3 examples/python/minimal_oinf.py .gpu/minimal_model.oinf
-#   python3 bench/encoder/gen_encoder.py .gpu/encoder_data   # the encoder's weights (needs onnx here)
+#   python3 bench/encoder/gen_encoder.py .gpu/encoder_data   # the encoder's weights (needs onnx)
 #   for b in tests/test_vulkan tools/openinfer vk_peer encoder_peer examples/minimal examples/kv_cache \
 #            examples/branching examples/streaming examples/residual_mlp examples/cache_window; do
 #       cp build-gpu/$b .gpu/; done
@@ -21,7 +22,7 @@
 # with libvulkan1 alone vkCreateInstance fails with VK_ERROR_INCOMPATIBLE_DRIVER. Fetch them once:
 #   mkdir -p .gl /tmp/amd64/partial; o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
 #   apt-get $o update; (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
-# Then, with the device tool's `run`, carry [".gl", ".gpu"] and the command:
+# Then copy the checkout with .gl/ and .gpu/ (both git-ignored) to the GPU machine and run there:
 #
 #   for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig;
 #   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json;
@@ -34,14 +35,14 @@ OUT=${1:-${OUT:-/tmp/oi-gpu}}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 unset OPENINFER_BACKEND
-G=${G:-.gpu} # the binaries (a helper carries its own folder: G=build-x bash ...)
+G=${G:-.gpu} # the binaries' folder (another build's: G=build-x bash ...)
 HERE=$(dirname "$0")
 N=${N:-4096} # the size of every perf figure
-QUICK=${QUICK:-0} # 1: parity, perf and torch only (a shorter device call)
+QUICK=${QUICK:-0} # 1: parity, perf and torch only (a shorter run)
 
 section() { printf '\n===== %s =====\n' "$*"; }
 
-encoder() { # the 2-layer encoder block, ours on Vulkan vs PyTorch eager (when carried)
+encoder() { # the 2-layer encoder block, ours on Vulkan vs PyTorch eager (when its files are in $G)
     if [ -x $G/encoder_peer ] && [ -f $G/encoder_data/encoder.oinf ]; then
         section "encoder block: OPENINFER_BACKEND=vulkan vs PyTorch eager (bench/gpu/encoder_peer.c)"
         OPENINFER_BACKEND=vulkan timeout 180 $G/encoder_peer --dir $G/encoder_data --runs 50 \

@@ -2,7 +2,7 @@
 """sass_from_cache.py - the machine code NVIDIA's Vulkan driver made of one compute pipeline,
 as text, from the pipeline cache vk_shader_stats saves (OI_IR_DIR/pipeline_cache.bin).
 
-    pip install zstandard nvidia-cuda-nvdisasm       # here, not on the device
+    pip install zstandard nvidia-cuda-nvdisasm       # on the dev machine, not on the GPU machine
     python3 bench/gpu/sass_from_cache.py pipeline_cache.bin > shader.sass
 
 The cache's payload is one zstd frame. Inside it the code is a raw run of 16-byte instructions

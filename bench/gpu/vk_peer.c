@@ -25,7 +25,7 @@
  * to back for warm_ms, so the GPU has left its idle clocks (as PyTorch's
  * warm-up runs do for it), and the timed ops follow at once (make_data says
  * why in that order).
- * Not built by meson (it is a device-tool helper): bench/gpu/run_on_device.sh
+ * Not built by meson (it is a GPU-machine benchmark): bench/gpu/run_on_device.sh
  * shows the build line, against build-gpu/libopeninfer.a. */
 #include "../../openinfer_impl/internal.h"
 

@@ -15,7 +15,7 @@
  * matmul_coopmat.comp declares (16-bit storage and arithmetic,
  * VK_KHR_cooperative_matrix for a module of gen_spirv.py coopmat-khr, else
  * VK_NV_cooperative_matrix, and the Vulkan memory model).
- * Build (a device-tool helper, not built by meson):
+ * Build (a GPU-machine tool, not built by meson):
  *   cc -O2 -std=c11 -D_GNU_SOURCE bench/gpu/vk_shader_stats.c -o vk_shader_stats -ldl */
 #define VOLK_IMPLEMENTATION
 #include <volk.h>

@@ -67,7 +67,7 @@
 //   fragment loads per product) spill at 128 registers: 972-1103 us.
 // - Loading all of a k step's fragments (A and B) before its products, or
 //   those of both k steps of the tile, changes nothing (678-686 us against
-//   678-683 for the default, same device call): the compiler already
+//   678-683 for the default, same run): the compiler already
 //   schedules the loads ahead, and the driver reports 128 registers for all.
 //   Nor do the B fragments first and then A one at a time (701 us; KHR 518
 //   against 524). A subgroup barrier between k steps, to keep the next
