@@ -230,7 +230,7 @@ typedef struct oi__ew_job {
     const void *a, *b;
     void *y;
     int64_t pa, pb, n, chunk;
-    double mask, slope;
+    double mask, slope, lo, hi; /* lo/hi: clamp's bounds, relu's clamps */
 } oi__ew_job;
 
 /* y[j] = EXPR of x = a[IA], z = b[IB] (IA, IB: j or 0). Whole blocks go
@@ -341,16 +341,59 @@ static void oi__ew_relu_f64(const double *a, double *y, int64_t len, double slop
     }
 }
 
+/* clamp as fmin(fmax(x, lo), hi) computes it (a NaN x gives lo; fmax and
+ * fmin return their first operand on a tie, so -0 stays -0 against +0), on
+ * bounds that are exact in the element type and not NaN; relu's clamps
+ * (hi first, then lo; NaN passes) when `relu`. Vectorizes: no libm call. */
+#define OI__EW_CLAMP_BODY(T) \
+    do { \
+        T lo_t = (T)lo, hi_t = (T)hi; \
+        if (relu) \
+            for (int64_t j = 0; j < len; j++) { \
+                T r = y[j] > hi_t ? hi_t : y[j]; \
+                y[j] = r < lo_t ? lo_t : r; \
+            } \
+        else \
+            for (int64_t j = 0; j < len; j++) { \
+                T r = a[j] >= lo_t ? a[j] : lo_t; \
+                y[j] = r <= hi_t ? r : hi_t; \
+            } \
+    } while (0)
+
+static void oi__ew_clamp_f32(const float *a, float *y, int64_t len, double lo, double hi, bool relu) {
+    OI__EW_CLAMP_BODY(float);
+}
+
+static void oi__ew_clamp_f64(const double *a, double *y, int64_t len, double lo, double hi, bool relu) {
+    OI__EW_CLAMP_BODY(double);
+}
+
+static void oi__ew_unary_chunk(const oi__ew_job *jb, int64_t lo, int64_t hi) {
+    bool relu = jb->op == OI_OP_relu, clamps = jb->lo != -INFINITY || jb->hi != INFINITY;
+    if (jb->wide) {
+        const double *a = (const double *)jb->a + lo;
+        double *y = (double *)jb->y + lo;
+        if (relu)
+            oi__ew_relu_f64(a, y, hi - lo, jb->slope);
+        if (!relu || clamps)
+            oi__ew_clamp_f64(a, y, hi - lo, jb->lo, jb->hi, relu);
+    } else {
+        const float *a = (const float *)jb->a + lo;
+        float *y = (float *)jb->y + lo;
+        if (relu)
+            oi__ew_relu_f32(a, y, hi - lo, jb->slope);
+        if (!relu || clamps)
+            oi__ew_clamp_f32(a, y, hi - lo, jb->lo, jb->hi, relu);
+    }
+}
+
 static void oi__ew_chunk(void *ctx, int task, int thread) {
     const oi__ew_job *jb = (const oi__ew_job *)ctx;
     (void)thread;
     int64_t lo = (int64_t)task * jb->chunk, hi = lo + jb->chunk < jb->n ? lo + jb->chunk : jb->n;
     size_t es = jb->wide ? sizeof(double) : sizeof(float);
-    if (jb->op == OI_OP_relu) {
-        if (jb->wide)
-            oi__ew_relu_f64((const double *)jb->a + lo, (double *)jb->y + lo, hi - lo, jb->slope);
-        else
-            oi__ew_relu_f32((const float *)jb->a + lo, (float *)jb->y + lo, hi - lo, jb->slope);
+    if (jb->op == OI_OP_relu || jb->op == OI_OP_clamp) {
+        oi__ew_unary_chunk(jb, lo, hi);
         return;
     }
     for (int64_t i = lo; i < hi;) {
@@ -375,6 +418,128 @@ static void oi__ew_chunk(void *ctx, int task, int thread) {
     }
 }
 
+/* ---- broadcast rows ----
+ * add/sub/mul/div of f32/f64 where an operand repeats along inner or
+ * middle dims ([B,S,1] with [B,S,D], [N,C,1,1] with [N,C,H,W], a mask
+ * [B,1,1,T] with [B,H,S,T]) or is a strided view: dims merge where every
+ * operand allows it, and the innermost merged dim becomes rows in which each
+ * operand moves by one element or stays on one, through the same vector
+ * loops as the period path. */
+typedef struct oi__ew_rows {
+    oi_op op;
+    bool wide;
+    int ndim;                       /* merged dims, outer first; the last is the row */
+    int64_t shape[OI_MAX_DIMS];
+    int64_t stride[2][OI_MAX_DIMS]; /* a's and b's, in elements (0: repeats) */
+    const char *a, *b;
+    char *y;
+    double mask;
+    int64_t rows, rows_per_task;
+} oi__ew_rows;
+
+/* t's stride along each of out's dims (right-aligned; 0 where t repeats). */
+static void oi__ew_rows_strides(const oi__tensor *t, const oi__tensor *out, int64_t *stride) {
+    int shift = out->ndim - t->ndim;
+    for (int d = 0; d < out->ndim; d++) {
+        int td = d - shift;
+        stride[d] = td < 0 || t->shape[td] == 1 ? 0 : t->strides[td];
+    }
+}
+
+/* Merges out's dims (size-1 dims dropped) where the outer dim continues the
+ * inner one for out and both operands; false when a row cannot be walked
+ * by the vector loops (an inner stride other than 0 or 1, or both 0). */
+static bool oi__ew_rows_merge(oi__ew_rows *r, const oi__tensor *out, int64_t sa[], int64_t sb[]) {
+    int64_t so[OI_MAX_DIMS];
+    oi__contiguous_strides(out->ndim, out->shape, so);
+    r->ndim = 0;
+    int64_t shape[OI_MAX_DIMS], st[3][OI_MAX_DIMS]; /* innermost first */
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        if (out->shape[d] == 1)
+            continue;
+        int m = r->ndim - 1;
+        if (m >= 0 && so[d] == st[2][m] * shape[m] && sa[d] == st[0][m] * shape[m] && sb[d] == st[1][m] * shape[m]) {
+            shape[m] *= out->shape[d];
+            continue;
+        }
+        m = r->ndim++;
+        shape[m] = out->shape[d];
+        st[0][m] = sa[d], st[1][m] = sb[d], st[2][m] = so[d];
+    }
+    if (r->ndim == 0 || (st[0][0] != 0 && st[0][0] != 1) || (st[1][0] != 0 && st[1][0] != 1) ||
+        (st[0][0] == 0 && st[1][0] == 0))
+        return false;
+    for (int m = 0; m < r->ndim; m++) { /* outer first */
+        r->shape[m] = shape[r->ndim - 1 - m];
+        r->stride[0][m] = st[0][r->ndim - 1 - m];
+        r->stride[1][m] = st[1][r->ndim - 1 - m];
+    }
+    return true;
+}
+
+static void oi__ew_rows_task(void *ctx, int task, int thread) {
+    const oi__ew_rows *r = (const oi__ew_rows *)ctx;
+    (void)thread;
+    int last = r->ndim - 1;
+    int64_t len = r->shape[last], first = (int64_t)task * r->rows_per_task;
+    int64_t end = first + r->rows_per_task < r->rows ? first + r->rows_per_task : r->rows;
+    int64_t index[OI_MAX_DIMS] = {0}, at = first;
+    for (int d = last - 1; d >= 0; d--) { /* the first row's place */
+        index[d] = at % r->shape[d];
+        at /= r->shape[d];
+    }
+    size_t es = r->wide ? sizeof(double) : sizeof(float);
+    bool sa = r->stride[0][last] == 1, sb = r->stride[1][last] == 1;
+    for (int64_t row = first; row < end; row++) {
+        int64_t oa = 0, ob = 0;
+        for (int d = 0; d < last; d++)
+            oa += index[d] * r->stride[0][d], ob += index[d] * r->stride[1][d];
+        const void *a = r->a + (size_t)oa * es, *b = r->b + (size_t)ob * es;
+        void *y = r->y + (size_t)(row * len) * es;
+        if (r->wide)
+            oi__ew_seg_f64(r->op, (const double *)a, (const double *)b, (double *)y, len, sa, sb, r->mask);
+        else
+            oi__ew_seg_f32(r->op, (const float *)a, (const float *)b, (float *)y, len, sa, sb, (float)r->mask);
+        for (int d = last - 1; d >= 0 && ++index[d] == r->shape[d]; d--)
+            index[d] = 0;
+    }
+}
+
+static bool oi__ew_rows_run(const oi__kernel_args *k, const oi__ew_params *p) {
+    const oi__tensor *in_a = k->in[0], *in_b = k->in[1], *out = k->out;
+    if (in_a->dtype != out->dtype || in_b->dtype != out->dtype)
+        return false;
+    oi__ew_rows r;
+    memset(&r, 0, sizeof r);
+    int64_t sa[OI_MAX_DIMS], sb[OI_MAX_DIMS];
+    oi__ew_rows_strides(in_a, out, sa);
+    oi__ew_rows_strides(in_b, out, sb);
+    if (!oi__ew_rows_merge(&r, out, sa, sb))
+        return false;
+    r.op = k->op;
+    r.wide = out->dtype == OI_DTYPE_F64;
+    size_t es = r.wide ? 8u : 4u;
+    r.a = (const char *)oi__op_cdata(in_a) + (size_t)in_a->offset * es;
+    r.b = (const char *)oi__op_cdata(in_b) + (size_t)in_b->offset * es;
+    r.y = (char *)oi__tensor_data(out) + (size_t)out->offset * es;
+    r.mask = p->mask_f;
+    int64_t n = oi__shape_numel(out->ndim, out->shape), len = r.shape[r.ndim - 1];
+    r.rows = n / len;
+    oi__threadpool *pool = n >= ((int64_t)1 << 16) ? oi__threadpool_default() : NULL;
+    int64_t tasks = pool ? oi__threadpool_size(pool) * 4 : 1;
+    if (tasks > r.rows)
+        tasks = r.rows;
+    r.rows_per_task = (r.rows + tasks - 1) / tasks;
+    oi__threadpool_run(pool, (int)((r.rows + r.rows_per_task - 1) / r.rows_per_task), oi__ew_rows_task, &r);
+    return true;
+}
+
+/* A clamp bound the typed loops compare against exactly as the generic
+ * path does (in f64, then rounded): not NaN and exact in the element type. */
+static bool oi__ew_bound_exact(double bound, bool wide) {
+    return !isnan(bound) && (wide || isinf(bound) || (double)(float)bound == bound);
+}
+
 static bool oi__ew_fast(const oi__kernel_args *k, const oi__ew_params *p) {
     oi_dtype t = k->out->dtype;
     if ((t != OI_DTYPE_F32 && t != OI_DTYPE_F64) || !oi__tensor_is_contiguous(k->out))
@@ -384,8 +549,9 @@ static bool oi__ew_fast(const oi__kernel_args *k, const oi__ew_params *p) {
     jb.op = k->op;
     jb.wide = t == OI_DTYPE_F64;
     jb.n = oi__shape_numel(k->out->ndim, k->out->shape);
-    if (k->op == OI_OP_relu) {
-        if (k->n_in != 1 || !(p->lo_f == -INFINITY && p->hi_f == INFINITY) || oi__ew_period(k->in[0], k->out) != jb.n)
+    if (k->op == OI_OP_relu || k->op == OI_OP_clamp) {
+        if (k->n_in != 1 || oi__ew_period(k->in[0], k->out) != jb.n || !oi__ew_bound_exact(p->lo_f, jb.wide) ||
+            !oi__ew_bound_exact(p->hi_f, jb.wide))
             return false;
     } else if (k->op == OI_OP_add || k->op == OI_OP_sub || k->op == OI_OP_mul || k->op == OI_OP_div) {
         if (k->n_in != 2)
@@ -393,7 +559,7 @@ static bool oi__ew_fast(const oi__kernel_args *k, const oi__ew_params *p) {
         jb.pa = oi__ew_period(k->in[0], k->out);
         jb.pb = oi__ew_period(k->in[1], k->out);
         if (jb.pa == 0 || jb.pb == 0)
-            return false;
+            return jb.n > 0 && oi__ew_rows_run(k, p);
         jb.b = (const char *)oi__op_cdata(k->in[1]) + (size_t)k->in[1]->offset * (jb.wide ? 8u : 4u);
     } else {
         return false;
@@ -404,6 +570,8 @@ static bool oi__ew_fast(const oi__kernel_args *k, const oi__ew_params *p) {
     jb.y = (char *)oi__tensor_data(k->out) + (size_t)k->out->offset * (jb.wide ? 8u : 4u);
     jb.mask = p->mask_f;
     jb.slope = p->slope_f;
+    jb.lo = p->lo_f;
+    jb.hi = p->hi_f;
     oi__threadpool *pool = jb.n >= ((int64_t)1 << 16) ? oi__threadpool_default() : NULL;
     int tasks = pool ? oi__threadpool_size(pool) * 4 : 1;
     jb.chunk = (jb.n + tasks - 1) / tasks;

@@ -681,6 +681,95 @@ static oi__op_sig sig(oi_dtype t, int ndim, const int64_t *shape) {
     return s;
 }
 
+/* Broadcast along inner and middle dims ([B,S,1] with [B,S,D], [N,C,1,1]
+ * with [N,C,H,W], a mask [B,1,1,T] with [B,H,S,T], an outer product) and
+ * over the thread pool, for each float op and both float widths, against a
+ * broadcasting loop written out here. */
+typedef struct { int ndim; int64_t out[4], a[4], b[4]; } bcast_case;
+
+static int64_t bcast_index(int ndim, const int64_t *out, const int64_t *in, int64_t flat) {
+    int64_t idx = 0, stride = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        int64_t i = flat % out[d];
+        flat /= out[d];
+        if (in[d] != 1)
+            idx += i * stride;
+        stride *= in[d];
+    }
+    return idx;
+}
+
+static double bcast_ref(oi_op op, double x, double z, bool single) {
+    double r = op == OI_OP_add ? x + z : op == OI_OP_sub ? x - z : op == OI_OP_mul ? x * z : z == 0 ? NAN : x / z;
+    return single ? (double)(float)r : r;
+}
+
+static void test_broadcast_rows(void) {
+    const bcast_case cases[] = {
+        {3, {2, 3, 4}, {2, 3, 4}, {2, 3, 1}},
+        {3, {2, 3, 4}, {2, 3, 1}, {2, 3, 4}},
+        {3, {2, 3, 4}, {2, 3, 4}, {2, 1, 4}},
+        {4, {2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 1, 1}},
+        {4, {2, 4, 3, 5}, {2, 4, 3, 5}, {2, 1, 1, 5}},
+        {2, {5, 7}, {5, 1}, {1, 7}},
+        {3, {64, 128, 16}, {64, 128, 16}, {64, 128, 1}}, /* 2^17 elements: over the pool */
+    };
+    const oi_op ops[4] = {OI_OP_add, OI_OP_sub, OI_OP_mul, OI_OP_div};
+    const oi_dtype types[2] = {OI_DTYPE_F32, OI_DTYPE_F64};
+    for (size_t c = 0; c < COUNT(cases); c++) {
+        const bcast_case *k = &cases[c];
+        int64_t na = oi__shape_numel(k->ndim, k->a), nb = oi__shape_numel(k->ndim, k->b);
+        int64_t n = oi__shape_numel(k->ndim, k->out);
+        double *va = malloc((size_t)na * sizeof *va), *vb = malloc((size_t)nb * sizeof *vb);
+        for (int64_t i = 0; i < na; i++)
+            va[i] = (double)((i * 7) % 23) - 11.5;
+        for (int64_t i = 0; i < nb; i++)
+            vb[i] = (double)((i * 5) % 19) - 9; /* zeros: div's mask */
+        for (int t = 0; t < 2; t++) {
+            oi__tensor *a = tensor_f(types[t], k->ndim, k->a, va), *b = tensor_f(types[t], k->ndim, k->b, vb);
+            for (int o = 0; o < 4; o++) {
+                oi__tensor *r = run_op(ops[o], NULL, 0, OI_DTYPE_INVALID, 2, a, b, NULL);
+                int bad = 0;
+                for (int64_t i = 0; r && i < n; i++) {
+                    double want = bcast_ref(ops[o], va[bcast_index(k->ndim, k->out, k->a, i)],
+                                            vb[bcast_index(k->ndim, k->out, k->b, i)], types[t] == OI_DTYPE_F32);
+                    double got = oi__load_f64(types[t], oi__tensor_data(r), i);
+                    bad += !(got == want || (isnan(got) && isnan(want)));
+                }
+                CHECK_MSG(r && bad == 0, "case %zu %s %s: %d of %lld elements differ", c, oi_op_name(ops[o]),
+                          oi_dtype_name(types[t]), bad, (long long)n);
+                oi__tensor_free(r);
+            }
+            oi__tensor_free(a), oi__tensor_free(b);
+        }
+        free(va), free(vb);
+    }
+}
+
+/* clamp and relu's clamps on the vector path keep fmin/fmax's answers:
+ * NaN gives the lower bound (clamp) or stays NaN (relu), -0 stays -0
+ * (checked on the sign bit: -0 == 0 for expect_f). */
+static void test_clamp_vector_path(void) {
+    const double x[8] = {-0.0, NAN, -INFINITY, INFINITY, 0, 6, 7, -1};
+    double v[72], want_clamp[72], want_relu[72];
+    for (int i = 0; i < 72; i++) { /* 72: one whole vector block and a tail */
+        v[i] = i >= 8 && i % 8 >= 4 ? x[i % 8] + i * 0.25 : x[i % 8];
+        want_clamp[i] = isnan(v[i]) ? 0 : v[i] < 0 ? 0 : v[i] > 6 ? 6 : v[i];
+        /* relu multiplies negatives by the slope: -inf * 0 is NaN */
+        want_relu[i] = isnan(v[i]) || v[i] == -INFINITY ? NAN : v[i] < 0 ? 0 : v[i] > 6 ? 6 : v[i];
+    }
+    want_clamp[0] = want_relu[0] = -0.0;
+    oi__tensor *a = tensor_f(OI_DTYPE_F32, SHAPE(72), v), *r;
+    oi__attr cl[2] = {attr_f("min", 0), attr_f("max", 6)}, six = attr_f("clamp_max", 6);
+    expect_f("clamp vector", r = RUN1(clamp, cl, 2, a), want_clamp, 72, 0);
+    CHECK_MSG(r && signbit(((const float *)oi__tensor_data(r))[0]), "clamp(-0) keeps the sign");
+    oi__tensor_free(r);
+    expect_f("relu6 vector", r = RUN1(relu, &six, 1, a), want_relu, 72, 0);
+    CHECK_MSG(r && signbit(((const float *)oi__tensor_data(r))[0]), "relu(-0) keeps the sign");
+    oi__tensor_free(r);
+    oi__tensor_free(a);
+}
+
 static void test_errors(void) {
     oi__op_sig f23[3] = {sig(OI_DTYPE_F32, SHAPE(2, 3)), sig(OI_DTYPE_F32, SHAPE(2, 3)), sig(OI_DTYPE_F32, SHAPE(2, 3))};
     oi__op_sig b2[2] = {sig(OI_DTYPE_BOOL, SHAPE(2)), sig(OI_DTYPE_BOOL, SHAPE(2))};
@@ -878,6 +967,8 @@ int main(void) {
     test_cast();
     test_reduce();
     test_broadcast_and_views();
+    test_broadcast_rows();
+    test_clamp_vector_path();
     test_errors();
     return check_result("test_kernels");
 }
