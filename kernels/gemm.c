@@ -328,9 +328,32 @@ static bool oi__gemm_cpu_has(oi__gemm_isa isa) {
     return false;
 }
 
+/* OPENINFER_ISA=portable|avx2|avx512 caps the ISA every kernel uses, so the
+ * AVX2 path can be measured on an AVX-512 machine; a value the CPU cannot
+ * run, or an unknown one, leaves the choice automatic. Read once. */
+static oi__gemm_isa oi__gemm_env_isa(void) {
+    static int cached = -1; /* an oi__gemm_isa once read */
+    int isa = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (isa >= 0)
+        return (oi__gemm_isa)isa;
+    const char *env = getenv("OPENINFER_ISA");
+    isa = OI__GEMM_ISA_AUTO;
+    if (env && strcmp(env, "portable") == 0)
+        isa = OI__GEMM_ISA_PORTABLE;
+    else if (env && strcmp(env, "avx2") == 0 && oi__gemm_cpu_has(OI__GEMM_ISA_AVX2))
+        isa = OI__GEMM_ISA_AVX2;
+    else if (env && strcmp(env, "avx512") == 0 && oi__gemm_cpu_has(OI__GEMM_ISA_AVX512))
+        isa = OI__GEMM_ISA_AVX512;
+    __atomic_store_n(&cached, isa, __ATOMIC_RELEASE);
+    return (oi__gemm_isa)isa;
+}
+
 oi__gemm_isa oi__gemm_active_isa(void) {
     if (oi__gemm_forced_isa != OI__GEMM_ISA_AUTO)
         return oi__gemm_forced_isa;
+    oi__gemm_isa from_env = oi__gemm_env_isa();
+    if (from_env != OI__GEMM_ISA_AUTO)
+        return from_env;
     if (oi__gemm_cpu_has(OI__GEMM_ISA_AVX512))
         return OI__GEMM_ISA_AVX512;
     if (oi__gemm_cpu_has(OI__GEMM_ISA_AVX2))

@@ -585,8 +585,28 @@ static void test_gemm_shared_a(void) {
     oi__threadpool_free(pool2);
 }
 
+/* OPENINFER_ISA caps the kernels' ISA (meson runs this test once with
+ * OPENINFER_ISA=avx2): the active ISA is the one asked for where the CPU
+ * has it, and the automatic one otherwise. */
+static void test_env_isa(void) {
+    const char *env = getenv("OPENINFER_ISA");
+    if (!env)
+        return;
+    oi__gemm_isa want = strcmp(env, "portable") == 0 ? OI__GEMM_ISA_PORTABLE
+                        : strcmp(env, "avx2") == 0     ? OI__GEMM_ISA_AVX2
+                        : strcmp(env, "avx512") == 0   ? OI__GEMM_ISA_AVX512
+                                                       : OI__GEMM_ISA_AUTO;
+    oi__gemm_isa active = oi__gemm_active_isa();
+    if (want != OI__GEMM_ISA_AUTO && oi__gemm_force_isa(want)) {
+        oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+        CHECK_MSG(active == want, "OPENINFER_ISA=%s: active ISA %d, want %d", env, (int)active, (int)want);
+    }
+    printf("test_gemm: OPENINFER_ISA=%s, active ISA %d\n", env, (int)active);
+}
+
 int main(void) {
     hooks_install(); /* counts live blocks for test_gemm_packed_b */
+    test_env_isa();
     test_threadpool();
     test_gemm_errors();
     test_gemm_beta_zero_ignores_c();
