@@ -467,6 +467,30 @@ static void test_integer_edges(void) {
 }
 
 /* ---- cast: saturation, rounding modes, wrap ---- */
+/* Every f16 bit pattern through the contiguous cast into f32 and back, and
+ * into bf16: bit for bit what the scalar conversions of dtype.c give. */
+static void test_cast_every_f16(void) {
+    int64_t n = 65536;
+    oi__tensor *h = oi__tensor_new(OI_DTYPE_F16, 1, &n);
+    uint16_t *hb = (uint16_t *)oi__tensor_data(h);
+    for (int64_t i = 0; i < n; i++)
+        hb[i] = (uint16_t)i;
+    oi__attr to_f32 = attr_dtype("to", OI_DTYPE_F32), to_f16 = attr_dtype("to", OI_DTYPE_F16);
+    oi__attr to_bf16 = attr_dtype("to", OI_DTYPE_BF16);
+    oi__tensor *f = RUN1(cast, &to_f32, 1, h), *back = f ? RUN1(cast, &to_f16, 1, f) : NULL;
+    oi__tensor *bf = RUN1(cast, &to_bf16, 1, h);
+    int bad_f32 = 0, bad_back = 0, bad_bf16 = 0;
+    for (int64_t i = 0; f && back && bf && i < n; i++) {
+        float want = oi_f16_to_f32((uint16_t)i), got = ((const float *)oi__tensor_data(f))[i];
+        bad_f32 += memcmp(&want, &got, sizeof want) != 0;
+        bad_back += ((const uint16_t *)oi__tensor_data(back))[i] != oi_f32_to_f16(want);
+        bad_bf16 += ((const uint16_t *)oi__tensor_data(bf))[i] != oi_f32_to_bf16(want);
+    }
+    CHECK_MSG(f && back && bf && !bad_f32 && !bad_back && !bad_bf16,
+              "f16 casts: %d f32, %d f16, %d bf16 patterns differ", bad_f32, bad_back, bad_bf16);
+    oi__tensor_free(f), oi__tensor_free(back), oi__tensor_free(bf), oi__tensor_free(h);
+}
+
 static void test_cast(void) {
     const double x[6] = {-5, 0, 3.2, 127, 200, 250};
     oi__tensor *t = tensor_f(OI_DTYPE_F32, SHAPE(6), x), *r;
@@ -965,6 +989,7 @@ int main(void) {
     test_float_edges();
     test_integer_edges();
     test_cast();
+    test_cast_every_f16();
     test_reduce();
     test_broadcast_and_views();
     test_broadcast_rows();
