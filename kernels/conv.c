@@ -541,6 +541,82 @@ static bool oi__conv_is_pointwise(const oi__conv_geom *g) {
     return true;
 }
 
+/* ---- depthwise ----
+ * One input channel per group (MobileNet's depthwise convs, conv1d's too):
+ * a direct loop per output channel, threaded over images x channels,
+ * instead of a tiny im2col + gemm per channel. f32 sums start from the
+ * bias and follow the kernel's order. */
+typedef struct oi__dw_job {
+    const oi__conv_geom *g;
+    const float *x, *w, *bias;
+    float *y;
+    int64_t per_task; /* (image, output channel) pairs per task */
+} oi__dw_job;
+
+/* The output columns [lo, hi) whose input column ox * stride + off is inside [0, width). */
+static void oi__dw_columns(int64_t off, int64_t stride, int64_t width, int64_t out_w, int64_t *lo, int64_t *hi) {
+    *lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    *hi = width - 1 - off < 0 ? 0 : (width - 1 - off) / stride + 1;
+    if (*hi > out_w)
+        *hi = out_w;
+}
+
+static void oi__dw_plane(const oi__conv_geom *g, const float *x, const float *w, float b, float *y) {
+    int two = g->s == 2, h = two ? 0 : -1, c = g->s - 1; /* dims of rows (if any) and columns */
+    int64_t in_h = two ? g->in[h] : 1, in_w = g->in[c], out_h = two ? g->out[h] : 1, out_w = g->out[c];
+    int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c];
+    for (int64_t oy = 0; oy < out_h; oy++) {
+        float *row = y + oy * out_w;
+        for (int64_t ox = 0; ox < out_w; ox++)
+            row[ox] = b;
+        for (int64_t ky = 0; ky < k_h; ky++) {
+            int64_t iy = two ? oy * g->stride[h] - g->pad_b[h] + ky * g->dil[h] : 0;
+            if (iy < 0 || iy >= in_h)
+                continue;
+            const float *src = x + iy * in_w;
+            for (int64_t kx = 0; kx < k_w; kx++) {
+                float wv = w[ky * k_w + kx];
+                int64_t off = kx * g->dil[c] - g->pad_b[c], sw = g->stride[c], lo, hi;
+                oi__dw_columns(off, sw, in_w, out_w, &lo, &hi);
+                if (sw == 1)
+                    for (int64_t ox = lo; ox < hi; ox++)
+                        row[ox] += wv * src[ox + off];
+                else
+                    for (int64_t ox = lo; ox < hi; ox++)
+                        row[ox] += wv * src[ox * sw + off];
+            }
+        }
+    }
+}
+
+static void oi__dw_task(void *ctx, int task, int thread) {
+    const oi__dw_job *j = (const oi__dw_job *)ctx;
+    const oi__conv_geom *g = j->g;
+    (void)thread;
+    int64_t first = (int64_t)task * j->per_task, pairs = g->batch * g->out_c;
+    int64_t end = first + j->per_task < pairs ? first + j->per_task : pairs, mult = g->out_c / g->in_c;
+    for (int64_t p = first; p < end; p++) {
+        int64_t n = p / g->out_c, oc = p % g->out_c;
+        oi__dw_plane(g, j->x + (n * g->in_c + oc / mult) * g->in_sp, j->w + oc * g->k_sp, j->bias ? j->bias[oc] : 0.0f,
+                     j->y + (n * g->out_c + oc) * g->out_sp);
+    }
+}
+
+static bool oi__conv_is_depthwise(const oi__conv_geom *g, bool wide) {
+    return !wide && g->group == g->in_c && g->group > 1 && (g->s == 1 || g->s == 2);
+}
+
+static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const float *w, const float *bias, float *y) {
+    oi__dw_job j = {g, x, w, bias, y, 0};
+    int64_t pairs = g->batch * g->out_c;
+    oi__threadpool *pool = pairs * g->out_sp * g->k_sp >= ((int64_t)1 << 15) ? oi__threadpool_default() : NULL;
+    int64_t tasks = pool ? oi__threadpool_size(pool) * 8 : 1;
+    if (tasks > pairs)
+        tasks = pairs;
+    j.per_task = (pairs + tasks - 1) / tasks;
+    oi__threadpool_run(pool, (int)((pairs + j.per_task - 1) / j.per_task), oi__dw_task, &j);
+}
+
 /* Per image and group: y[M/g, out] = w[M/g, C/g * k] x cols[C/g * k, out]
  * (a 1x1 stride-1 conv multiplies x itself). */
 static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom *g) {
@@ -556,6 +632,12 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
         s = oi__conv_dense(k->in[2], wide, &bias);
     if (s == OI_OK)
         s = oi__conv_result(k->out, wide, &y);
+    if (s == OI_OK && oi__conv_is_depthwise(g, wide)) {
+        oi__conv_depthwise(g, (const float *)x.data, (const float *)w.data, (const float *)bias.data, (float *)y.data);
+        oi__conv_finish(k->out, wide, &y);
+        oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
+        return OI_OK;
+    }
     if (s == OI_OK && !pointwise) {
         targets = oi__conv_targets(g, g->out, g->in);
         cols = targets ? oi__conv_scratch(rows * g->out_sp, wide) : NULL;

@@ -213,4 +213,16 @@ both("avgpool_incl_out", pool(ax, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], True, "a
 both("avgpool_same_out", pool(ax, [2, 2], [1, 1], [0, 0, 1, 1], [1, 1], False, "avg"))  # SAME_UPPER
 both("gap_out", ax.mean(axis=(2, 3), keepdims=True))
 
+# ---- depthwise convolution (one input channel per group), drawn last so the
+# values above stay as they were ----
+dwx, dww, dwb = quarters((2, 4, 7, 6)), quarters((8, 1, 3, 3)), quarters((8,))
+arr("dw2d_x", dwx), arr("dw2d_w", dww), arr("dw2d_b", dwb)
+both("dw2d_out", conv(dwx, dww, dwb, [2, 1], [1, 0, 2, 1], [1, 2], 4))  # 2 outputs per channel
+dwbx, dwbw = quarters((2, 16, 12, 10)), quarters((16, 1, 3, 3))  # big enough for the thread pool
+arr("dw2d_big_x", dwbx), arr("dw2d_big_w", dwbw)
+both("dw2d_big_out", conv(dwbx, dwbw, None, [1, 1], [1, 1, 1, 1], [1, 1], 16))
+dw1x, dw1w = quarters((1, 3, 10)), quarters((3, 1, 3))
+arr("dw1d_x", dw1x), arr("dw1d_w", dw1w)
+both("dw1d_out", conv(dw1x, dw1w, None, [2], [1, 1], [2], 3))
+
 print("\n".join(out))

@@ -503,6 +503,43 @@ static double dtype_tol(oi_dtype t) {
     return t == OI_DTYPE_BF16 ? 1.0 / 128 : t == OI_DTYPE_F16 ? 1.0 / 1024 : t == OI_DTYPE_F32 ? 1e-6 : 1e-12;
 }
 
+/* One input channel per group: f32 runs the direct depthwise loops (a
+ * channel multiplier of 2, strides, dilations, uneven pads; a size that
+ * uses the thread pool; conv1d), f64 the im2col + gemm path. */
+static void test_conv_depthwise(void) {
+    const oi_dtype types[2] = {OI_DTYPE_F32, OI_DTYPE_F64};
+    for (int ti = 0; ti < 2; ti++) {
+        oi_dtype t = types[ti];
+        char what[64];
+        oi__tensor *x = tensor_f(t, SHAPE(2, 4, 7, 6), dw2d_x), *w = tensor_f(t, SHAPE(8, 1, 3, 3), dw2d_w),
+                   *b = tensor_f(t, SHAPE(8), dw2d_b);
+        oi__attr a[4] = {attr_ints("strides", INTS(2, 1)), attr_ints("pads", INTS(1, 0, 2, 1)),
+                         attr_ints("dilations", INTS(1, 2)), attr_i("group", 4)};
+        snprintf(what, sizeof what, "depthwise conv2d %s", oi_dtype_name(t));
+        oi__tensor *r = run3(OI_OP_conv2d, a, 4, x, w, b);
+        expect_f(what, r, REF_SHAPE(dw2d_out), dw2d_out, dtype_tol(t));
+        oi__tensor_free(r), oi__tensor_free(x), oi__tensor_free(w), oi__tensor_free(b);
+        free_attrs(a, 4);
+
+        x = tensor_f(t, SHAPE(2, 16, 12, 10), dw2d_big_x), w = tensor_f(t, SHAPE(16, 1, 3, 3), dw2d_big_w);
+        oi__attr big[2] = {attr_ints("pads", INTS(1, 1, 1, 1)), attr_i("group", 16)};
+        snprintf(what, sizeof what, "depthwise conv2d pooled %s", oi_dtype_name(t));
+        r = run2(OI_OP_conv2d, big, 2, x, w);
+        expect_f(what, r, REF_SHAPE(dw2d_big_out), dw2d_big_out, dtype_tol(t));
+        oi__tensor_free(r), oi__tensor_free(x), oi__tensor_free(w);
+        free_attrs(big, 2);
+
+        x = tensor_f(t, SHAPE(1, 3, 10), dw1d_x), w = tensor_f(t, SHAPE(3, 1, 3), dw1d_w);
+        oi__attr one[4] = {attr_ints("strides", INTS(2)), attr_ints("pads", INTS(1, 1)), attr_ints("dilations", INTS(2)),
+                           attr_i("group", 3)};
+        snprintf(what, sizeof what, "depthwise conv1d %s", oi_dtype_name(t));
+        r = run2(OI_OP_conv1d, one, 4, x, w);
+        expect_f(what, r, REF_SHAPE(dw1d_out), dw1d_out, dtype_tol(t));
+        oi__tensor_free(r), oi__tensor_free(x), oi__tensor_free(w);
+        free_attrs(one, 4);
+    }
+}
+
 static void test_conv(void) {
     const oi_dtype types[4] = {OI_DTYPE_F32, OI_DTYPE_F64, OI_DTYPE_F16, OI_DTYPE_BF16};
     for (int ti = 0; ti < 4; ti++) {
@@ -518,6 +555,7 @@ static void test_conv(void) {
         oi__tensor_free(r), oi__tensor_free(x), oi__tensor_free(w), oi__tensor_free(b);
         free_attrs(a, 5);
     }
+    test_conv_depthwise();
     oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(1, 3, 10), conv1d_x), *w = tensor_f(OI_DTYPE_F32, SHAPE(4, 3, 3), conv1d_w);
     oi__attr a[3] = {attr_ints("strides", INTS(2)), attr_ints("pads", INTS(1, 1)), attr_ints("dilations", INTS(2))};
     oi__tensor *r = run2(OI_OP_conv1d, a, 3, x, w);
