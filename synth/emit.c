@@ -25,6 +25,11 @@ static void oi__sy_lines(oi__buf *b, const char *const *lines) {
         oi__buf_puts(b, lines[i]);
 }
 
+static const char *oi__sy_file_name(const char *path) {
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path ? path : "?";
+}
+
 static const char *oi__sy_kind_name(oi__mem_kind kind) {
     switch (kind) {
     case OI__MEM_DYNAMIC: return "dynamic";
@@ -550,7 +555,7 @@ static char *oi__sy_dot(const oi_plan *p) {
         const oi__sy_kernel *kr = &s->kernels[k];
         oi__buf_printf(&b, "  k%d [shape=box, label=\"k%d: %s", k, k, oi__sy_kernel_kind_name(kr->kind));
         for (int n = 0; n < (int)arrlen(kr->nodes); n++)
-            oi__buf_printf(&b, "\\l%s:%d %s", oi__sy_home_name(OI__SY_NONE) ? "" : "", kr->nodes[n]->ir->src.line,
+            oi__buf_printf(&b, "\\l%s:%d %s", oi__sy_file_name(kr->nodes[n]->ir->src.file), kr->nodes[n]->ir->src.line,
                            oi_op_name(kr->nodes[n]->ir->op));
         oi__buf_puts(&b, "\\l\"];\n");
     }
@@ -558,11 +563,17 @@ static char *oi__sy_dot(const oi_plan *p) {
     for (int k = 0; k < (int)arrlen(s->kernels); k++)
         for (int n = 0; n < (int)arrlen(s->kernels[k].nodes); n++) {
             int slot = s->kernels[k].nodes[n]->out;
-            for (int r = k + 1; r < (int)arrlen(s->kernels); r++)
+            bool again = false; /* one edge per variable a kernel writes */
+            for (int e = n + 1; e < (int)arrlen(s->kernels[k].nodes); e++)
+                again |= s->kernels[k].nodes[e]->out == slot;
+            for (int r = k + 1; r < (int)arrlen(s->kernels) && !again; r++) {
+                bool reads = false;
                 for (int m = 0; m < (int)arrlen(s->kernels[r].nodes); m++)
                     for (int i = 0; i < (int)arrlen(s->kernels[r].nodes[m]->inputs); i++)
-                        if (s->kernels[r].nodes[m]->inputs[i] == slot)
-                            oi__buf_printf(&b, "  k%d -> k%d [label=\"%s\"];\n", k, r, p->plan->slots[slot].name);
+                        reads |= s->kernels[r].nodes[m]->inputs[i] == slot;
+                if (reads)
+                    oi__buf_printf(&b, "  k%d -> k%d [label=\"%s\"];\n", k, r, p->plan->slots[slot].name);
+            }
         }
     oi__buf_puts(&b, "}\n");
     return oi__buf_take(&b);
