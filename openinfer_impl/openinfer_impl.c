@@ -13,6 +13,12 @@
 #include "builder.c"
 #include "dsl.c"
 #include "json.c"
+/* .npy files for `openinfer run` (self-contained: the synthesizer copies
+ * npy.h into emitted folders); here it allocates through our hooks. */
+#define OI_NPY_IMPLEMENTATION
+#define OI_NPY_MALLOC(size) oi__malloc(size)
+#define OI_NPY_FREE(ptr) oi__free(ptr)
+#include "npy.h"
 #include "dot.c"
 #include "validate.c"
 #include "threadpool.c"

@@ -9,17 +9,27 @@
  *                                 (values, statistics, histograms, quant)
  *   openinfer inspect FILE.oinf   the same previews with the file layout
  *                                 (offsets and sizes) instead of statistics
- *   openinfer convert IN OUT [--version 1|2]   rewrite in the canonical layout */
+ *   openinfer convert IN OUT [--version 1|2]   rewrite in the canonical layout
+ *   openinfer run MODEL GRAPH.json [--steps N] [--input VAR=FILE.npy]...
+ *       [--fetch VAR]... [--out DIR] [--trace FILE] [--device cpu|vulkan]
+ *                                 run a graph on .npy inputs, write .npy outputs
+ *                                 (the flags of a synthesized driver: docs/cli.md) */
 #include "../openinfer.h"
 
 #include <errno.h>
 #include "../openinfer_impl/internal.h" /* element loaders, status-keeping open */
+#include "../openinfer_impl/npy.h"      /* .npy in and out (compiled into the library) */
+#include "../openinfer_impl/plan.h"     /* run: the variables' resolved dtypes and shapes */
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/stat.h> /* mkdir for run --out */
+#define CLI_HAVE_MKDIR 1
+#endif
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAILED 1
@@ -630,6 +640,372 @@ static int cli_devices(int argc, char **argv) {
     return CLI_EXIT_OK;
 }
 
+/* ------------------------------------------------------------------ */
+/* run: a graph over .npy files, with the flags of a synthesized driver */
+/* ------------------------------------------------------------------ */
+#define CLI_MAX_STEPS 1000000000ull
+
+typedef struct cli_input {
+    const char *name, *path; /* --input NAME=PATH */
+    oi_npy_array array;
+} cli_input;
+
+typedef struct cli_run_args {
+    const char *model, *graph, *out, *trace;
+    uint64_t steps;
+    oi_device device;
+    cli_input *inputs; /* room for argc of each */
+    const char **fetches;
+    size_t n_inputs, n_fetches;
+} cli_run_args;
+
+/* The dtype a variable travels as in a .npy file: its own where numpy has
+ * one; bf16 and f8 as f32, packed integers as i8/u8 (exact on the way out;
+ * on the way in the executor rounds floats and range-checks integers).
+ * OI_DTYPE_INVALID: no .npy form. */
+static oi_dtype cli_npy_form(oi_dtype t) {
+    switch (t) {
+    case OI_DTYPE_BF16: case OI_DTYPE_F8: return OI_DTYPE_F32;
+    case OI_DTYPE_I4: case OI_DTYPE_I2: case OI_DTYPE_I1: case OI_DTYPE_T2: case OI_DTYPE_T1: return OI_DTYPE_I8;
+    case OI_DTYPE_U4: case OI_DTYPE_U2: case OI_DTYPE_U1: return OI_DTYPE_U8;
+    default: return t >= OI_DTYPE_I8 && t <= OI_DTYPE_BOOL ? t : OI_DTYPE_INVALID;
+    }
+}
+
+/* numpy's name of a dtype that has a .npy form (for "save it with ..."). */
+static const char *cli_numpy_name(oi_dtype t) {
+    static const char *const names[] = {"", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                                        "uint64", "float16", "float32", "float64", "bool_"};
+    return t >= OI_DTYPE_I8 && t <= OI_DTYPE_BOOL ? names[t] : "?";
+}
+
+/* "(2, 3)", "(8,)", "()" as numpy prints a shape. */
+static void cli_shape_text(char *out, size_t cap, int ndim, const uint64_t *dims) {
+    size_t n = (size_t)snprintf(out, cap, "(");
+    for (int i = 0; i < ndim && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%" PRIu64, i ? ", " : "", dims[i]);
+    if (n < cap)
+        snprintf(out + n, cap - n, "%s)", ndim == 1 ? "," : "");
+}
+
+static int cli_run_usage(const char *fmt, const char *what) {
+    fprintf(stderr, "openinfer run: ");
+    fprintf(stderr, fmt, what);
+    fputs("\n", stderr);
+    return cli_usage("run");
+}
+
+/* Parses the command line into *a; on a mistake prints it and returns the
+ * usage exit code, else 0. */
+static int cli_run_parse(int argc, char **argv, cli_run_args *a) {
+    size_t positional = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        bool flag = strncmp(arg, "--", 2) == 0;
+        if (!flag && arg[0] == '-')
+            return cli_run_usage("unknown option '%s'", arg);
+        if (!flag) {
+            if (positional == 2)
+                return cli_run_usage("unexpected argument '%s'", arg);
+            *(positional++ ? &a->graph : &a->model) = arg;
+            continue;
+        }
+        if (!value)
+            return cli_run_usage("%s needs a value", arg);
+        i++;
+        if (strcmp(arg, "--steps") == 0) {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long n = value[0] >= '0' && value[0] <= '9' ? strtoull(value, &end, 10) : 0;
+            if (!end || *end || errno || n < 1 || n > CLI_MAX_STEPS)
+                return cli_run_usage("--steps: expected a whole number from 1 to 1000000000, got '%s'", value);
+            a->steps = n;
+        } else if (strcmp(arg, "--input") == 0) {
+            const char *eq = strchr(value, '=');
+            if (!eq || eq == value || !eq[1])
+                return cli_run_usage("--input: expected VAR=FILE.npy, got '%s'", value);
+            cli_input *in = &a->inputs[a->n_inputs++];
+            in->name = oi__strndup(value, (size_t)(eq - value));
+            in->path = eq + 1;
+            if (!in->name)
+                return cli_run_usage("%s", "out of memory");
+        } else if (strcmp(arg, "--fetch") == 0) {
+            a->fetches[a->n_fetches++] = value;
+        } else if (strcmp(arg, "--out") == 0) {
+            a->out = value;
+        } else if (strcmp(arg, "--trace") == 0) {
+            a->trace = value;
+        } else if (strcmp(arg, "--device") == 0) {
+            if (strcmp(value, "cpu") == 0)
+                a->device = OI_DEVICE_CPU;
+            else if (strcmp(value, "vulkan") == 0)
+                a->device = OI_DEVICE_VULKAN;
+            else if (strcmp(value, "blas") == 0)
+                a->device = OI_DEVICE_BLAS;
+            else if (strcmp(value, "auto") == 0)
+                a->device = OI_DEVICE_AUTO;
+            else
+                return cli_run_usage("--device: expected cpu, vulkan, blas or auto, got '%s'", value);
+        } else {
+            return cli_run_usage("unknown option '%s'", arg);
+        }
+    }
+    if (positional < 2)
+        return cli_run_usage("%s", positional ? "missing GRAPH.json" : "missing MODEL.oinf and GRAPH.json");
+    for (size_t i = 0; i < a->n_inputs; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(a->inputs[i].name, a->inputs[j].name) == 0)
+                return cli_run_usage("--input %s is given twice", a->inputs[i].name);
+    return 0;
+}
+
+/* The graph's declared variables, "x, a, y", for "no variable" messages. */
+static void cli_list_vars(const oi_graph *g, char *out, size_t cap) {
+    size_t n = 0;
+    out[0] = '\0';
+    for (ptrdiff_t i = 0; i < arrlen(g->vars) && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", " : "", g->vars[i].name);
+}
+
+/* The declared variable `name` for `flag`, or NULL with a message. */
+static const oi__slot *cli_find_var(const oi__plan *p, const oi_graph *g, const char *flag, const char *name) {
+    int s = oi__plan_slot(p, name);
+    if (s >= 0 && p->slots[s].decl)
+        return &p->slots[s];
+    char vars[512];
+    cli_list_vars(g, vars, sizeof vars);
+    if (s >= 0)
+        fprintf(stderr, "openinfer run: %s %s: '%s' is a temporary (an assign), not a declared variable; "
+                        "declared: %s\n", flag, name, name, vars);
+    else
+        fprintf(stderr, "openinfer run: %s %s: graph '%s' has no variable '%s'; declared: %s\n", flag, name,
+                g->name, name, vars);
+    return NULL;
+}
+
+static const char *cli_kind_name(oi__mem_kind k) {
+    static const char *const names[] = {"dynamic", "volatile", "constant", "persistent", "temporary"};
+    return names[k];
+}
+
+/* Reads one --input and checks it against its variable: dynamic memory,
+ * the variable's .npy dtype and exactly its shape. */
+static bool cli_load_input(const oi__plan *p, const oi_graph *g, cli_input *in) {
+    const oi__slot *sl = cli_find_var(p, g, "--input", in->name);
+    if (!sl)
+        return false;
+    if (sl->kind != OI__MEM_DYNAMIC || sl->n_indices > 0) {
+        fprintf(stderr, "openinfer run: --input %s: %s is %s%s; --input takes dynamic variables (OI_DYNAMIC)\n",
+                in->name, in->name, sl->n_indices ? "a table of " : "", cli_kind_name(sl->kind));
+        return false;
+    }
+    oi_npy_error err;
+    if (oi_npy_read(in->path, &in->array, &err) != OI_NPY_OK) {
+        fprintf(stderr, "openinfer run: --input %s: %s\n", in->name, err.message);
+        return false;
+    }
+    oi_dtype want = cli_npy_form(sl->dtype), got = (oi_dtype)in->array.dtype;
+    if (got != want) {
+        fprintf(stderr, "openinfer run: --input %s: %s holds %s, %s is %s: save it with .astype(np.%s)\n",
+                in->name, in->path, oi_dtype_name(got), in->name, oi_dtype_name(sl->dtype), cli_numpy_name(want));
+        return false;
+    }
+    bool same = in->array.ndim == sl->ndim;
+    uint64_t shape[OI_MAX_DIMS];
+    for (int d = 0; d < sl->ndim; d++) {
+        shape[d] = (uint64_t)sl->shape[d];
+        same = same && in->array.shape[d] == shape[d];
+    }
+    if (!same) {
+        char have[256], need[256];
+        cli_shape_text(have, sizeof have, in->array.ndim, in->array.shape);
+        cli_shape_text(need, sizeof need, sl->ndim, shape);
+        fprintf(stderr, "openinfer run: --input %s: %s has shape %s, %s needs %s\n", in->name, in->path, have,
+                in->name, need);
+        return false;
+    }
+    return true;
+}
+
+/* Checks one --fetch before anything runs. */
+static bool cli_check_fetch(const oi__plan *p, const oi_graph *g, const char *name) {
+    const oi__slot *sl = cli_find_var(p, g, "--fetch", name);
+    if (!sl)
+        return false;
+    if (sl->is_prefix) {
+        fprintf(stderr, "openinfer run: --fetch %s: %s is a prefix table (one model tensor per index), not one value\n",
+                name, name);
+        return false;
+    }
+    if (cli_npy_form(sl->dtype) == OI_DTYPE_INVALID) {
+        fprintf(stderr, "openinfer run: --fetch %s: %s has no .npy form\n", name, oi_dtype_name(sl->dtype));
+        return false;
+    }
+    return true;
+}
+
+/* mkdir -p. */
+static bool cli_make_dirs(const char *path) {
+#ifdef CLI_HAVE_MKDIR
+    size_t len = strlen(path);
+    char *p = (char *)malloc(len + 1);
+    if (!p)
+        return false;
+    memcpy(p, path, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (p[i] != '/' && p[i] != '\0')
+            continue;
+        char keep = p[i];
+        p[i] = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "openinfer run: --out %s: cannot create %s: %s\n", path, p, strerror(errno));
+            free(p);
+            return false;
+        }
+        p[i] = keep;
+    }
+    free(p);
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "openinfer run: --out %s: not a directory\n", path);
+        return false;
+    }
+#else
+    (void)path;
+#endif
+    return true;
+}
+
+/* Fetches `name` after the last step and writes OUT/name.npy. */
+static bool cli_write_fetch(oi_executor *e, const oi__plan *p, const char *out_dir, const char *name) {
+    const oi__slot *sl = &p->slots[oi__plan_slot(p, name)];
+    oi_dtype form = cli_npy_form(sl->dtype);
+    oi_tensor_view view;
+    if (oi_executor_fetch(e, name, form, &view) != OI_OK) {
+        fprintf(stderr, "openinfer run: --fetch %s: %s\n", name, oi_last_error());
+        return false;
+    }
+    uint64_t shape[OI_MAX_DIMS];
+    for (int d = 0; d < view.ndim; d++)
+        shape[d] = (uint64_t)view.shape[d];
+    char *path = oi__sprintf("%s/%s.npy", out_dir, name);
+    oi_npy_error err;
+    bool ok = path && oi_npy_write(path, (oi_npy_dtype)form, view.ndim, shape, view.data, &err) == OI_NPY_OK;
+    if (!ok)
+        fprintf(stderr, "openinfer run: --fetch %s: %s\n", name, path ? err.message : "out of memory");
+    else {
+        cli_print_shape(stdout, path, form, (uint32_t)view.ndim, shape); /* "DIR/y.npy: f32[8]" */
+        fputs("\n", stdout);
+    }
+    oi_free(path);
+    return ok;
+}
+
+static bool cli_write_trace(oi_executor *e, const char *path) {
+    char *json = oi_executor_trace_json(e);
+    FILE *f = json ? fopen(path, "wb") : NULL;
+    bool ok = f && fputs(json, f) >= 0;
+    ok = f && fclose(f) == 0 && ok;
+    if (!ok)
+        fprintf(stderr, "openinfer run: --trace %s: %s\n", path, json ? strerror(errno) : oi_last_error());
+    oi_free(json);
+    return ok;
+}
+
+/* Inserts every input, runs the steps, writes the fetched variables. */
+static bool cli_run_steps(const cli_run_args *a, const oi_model *m, const oi_graph *g, const oi__plan *p) {
+    oi_simulator_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.device = a->device;
+    oi_simulator *sim = oi_simulator_new_desc(m, &desc);
+    oi_executor *e = sim ? oi_simulator_make_executor(sim, g) : NULL;
+    bool ok = e != NULL;
+    if (!ok)
+        fprintf(stderr, "openinfer run: %s\n", oi_last_error());
+    if (ok && a->trace)
+        oi_executor_set_trace(e, true);
+    for (uint64_t step = 0; ok && step < a->steps; step++) {
+        for (size_t i = 0; ok && i < a->n_inputs; i++) {
+            const cli_input *in = &a->inputs[i];
+            ok = oi_executor_insert(e, in->name, (oi_dtype)in->array.dtype, in->array.data, (size_t)in->array.count) ==
+                 OI_OK;
+        }
+        ok = ok && oi_executor_run_step(e) == OI_OK;
+        if (!ok)
+            fprintf(stderr, "openinfer run: step %" PRIu64 " of %" PRIu64 ": %s\n", step + 1, a->steps,
+                    oi_last_error());
+    }
+    for (size_t i = 0; ok && i < oi_executor_warning_count(e); i++)
+        fprintf(stderr, "openinfer run: note: %s\n", oi_executor_warning(e, i));
+    ok = ok && (a->n_fetches == 0 || cli_make_dirs(a->out));
+    for (size_t i = 0; ok && i < a->n_fetches; i++) {
+        bool seen = false; /* a name fetched twice is written once */
+        for (size_t j = 0; j < i; j++)
+            seen = seen || strcmp(a->fetches[i], a->fetches[j]) == 0;
+        ok = seen || cli_write_fetch(e, p, a->out, a->fetches[i]);
+    }
+    ok = ok && (!a->trace || cli_write_trace(e, a->trace));
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    return ok;
+}
+
+static bool cli_has_input(const cli_run_args *a, const char *name) {
+    for (size_t i = 0; i < a->n_inputs; i++)
+        if (strcmp(a->inputs[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* run MODEL.oinf GRAPH.json [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]...
+ *     [--out DIR] [--trace FILE] [--device cpu|vulkan|blas|auto] */
+static int cli_run(int argc, char **argv) {
+    cli_run_args a;
+    memset(&a, 0, sizeof a);
+    a.steps = 1;
+    a.out = ".";
+    a.device = OI_DEVICE_CPU;
+    a.inputs = (cli_input *)calloc((size_t)argc, sizeof *a.inputs);
+    a.fetches = (const char **)calloc((size_t)argc, sizeof *a.fetches);
+    int rc = a.inputs && a.fetches ? cli_run_parse(argc, argv, &a) : CLI_EXIT_FAILED;
+    oi_model *m = NULL;
+    oi_graph *g = NULL;
+    oi__plan *p = NULL;
+    if (rc == 0) {
+        rc = CLI_EXIT_FAILED;
+        m = cli_open_model(argv[0], a.model);
+        char *json = m ? cli_read_text(argv[0], a.graph) : NULL;
+        g = json ? oi_graph_from_json(json) : NULL;
+        if (json && !g)
+            fprintf(stderr, "openinfer run: %s: %s\n", a.graph, oi_last_error());
+        p = g ? oi__plan_build(g, m) : NULL; /* validates: the variables' dtypes and shapes */
+        if (g && !p)
+            fprintf(stderr, "openinfer run: %s: %s\n", a.graph, oi_last_error());
+        free(json);
+    }
+    bool ok = p != NULL;
+    for (size_t i = 0; ok && i < a.n_inputs; i++)
+        ok = cli_load_input(p, g, &a.inputs[i]);
+    for (ptrdiff_t v = 0; ok && v < arrlen(g->vars); v++)
+        if (g->vars[v].kind == OI__MEM_DYNAMIC && !cli_has_input(&a, g->vars[v].name))
+            fprintf(stderr, "openinfer run: note: dynamic variable %s has no --input: every step it holds its "
+                            "initial value\n", g->vars[v].name);
+    for (size_t i = 0; ok && i < a.n_fetches; i++)
+        ok = cli_check_fetch(p, g, a.fetches[i]);
+    if (ok && cli_run_steps(&a, m, g, p))
+        rc = CLI_EXIT_OK;
+    for (size_t i = 0; a.inputs && i < a.n_inputs; i++) {
+        oi_free((char *)a.inputs[i].name);
+        oi_npy_array_free(&a.inputs[i].array);
+    }
+    free(a.inputs);
+    free(a.fetches);
+    oi__plan_free(p);
+    oi_graph_free(g);
+    oi_model_close(m);
+    return rc;
+}
+
 /* synth MODEL.oinf GRAPH.json --target cpu|vulkan|ARCH.json --out DIR [--report]:
  * the graph as a standalone C folder (docs/synthesizer.md). */
 static oi_synthesizer *cli_synth_target(const char *command, const char *target) {
@@ -699,6 +1075,11 @@ static const cli_command cli_commands[] = {
      cli_convert},
     {"graph", "FILE.json [--dot]", "load a graph saved as JSON and print it again (lossless) or as Graphviz DOT",
      cli_graph},
+    {"run", "MODEL.oinf GRAPH.json [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out DIR] "
+            "[--trace FILE] [--device cpu|vulkan|blas|auto]",
+     "run a graph N steps (default 1) on the simulator (default device cpu), inserting the inputs before "
+     "every step; write each fetched variable after the last step to DIR/VAR.npy (default DIR: .)",
+     cli_run},
     {"devices", "", "list every backend and device with memory and features, or why it is unavailable",
      cli_devices},
     {"synth", "MODEL.oinf GRAPH.json --target cpu|vulkan|ARCH.json --out DIR [--report]",
