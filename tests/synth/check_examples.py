@@ -77,8 +77,10 @@ def main():
                  "-o", os.path.join(work, prog + "_cxx")], cwd=alone)
         cmd = [os.path.join(alone, prog), os.path.join(work, "model.oinf"), "--steps", str(steps),
                "--out", os.path.join(work, "emitted")]
+        inputs = []
         for f in sorted(os.listdir(os.path.join(work, "in"))):
-            cmd += ["--input", "%s=%s" % (f[:-4], os.path.join(work, "in", f))]
+            inputs += ["--input", "%s=%s" % (f[:-4], os.path.join(work, "in", f))]
+        cmd += inputs
         kept = [v["name"] for v in plan["variables"]
                 if v["home"] in ("state", "model") or (v["home"] == "arena" and v["kept"])]
         for v in kept:
@@ -99,6 +101,22 @@ def main():
                 raise SystemExit("FAILED: %s differs from the simulator:\n emitted %s\n simulator %s"
                                  % (v, a.ravel()[:8], b.ravel()[:8]))
             compared += 1
+        # the same flags through `openinfer run`: the two programs' files agree
+        declared = [v["name"] for v in plan["variables"]
+                    if v["kind"] != "temporary" and v["name"] in kept]
+        sim_cmd = [cli, "run", os.path.join(work, "model.oinf"), os.path.join(work, "graph.json"),
+                   "--steps", str(steps), "--out", os.path.join(work, "run")]
+        sim_cmd += inputs
+        for v in declared:
+            sim_cmd += ["--fetch", v]
+        run(sim_cmd)
+        for v in declared:
+            a = np.load(os.path.join(work, "emitted", v + ".npy"))
+            b = np.load(os.path.join(work, "run", v + ".npy"))
+            same = np.array_equal(a, b, equal_nan=a.dtype.kind == "f") if exact or a.dtype.kind != "f" else \
+                np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
+            if a.dtype != b.dtype or a.shape != b.shape or not same:
+                raise SystemExit("FAILED: %s differs from `openinfer run`'s" % v)
         if compared == 0:
             raise SystemExit("FAILED: nothing to compare for %s" % name)
         print("%s: %d variables equal the simulator's after %d steps (%d kernels, arena %d bytes)"
