@@ -142,8 +142,11 @@ static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     oi__buf_printf(b, "/* %s.c - graph \"%s\", synthesized by OpenInfer %s for the CPU (C11).\n", N,
                    oi_graph_name(p->plan->graph), OI_VERSION_STRING);
-    oi__buf_printf(b, " * %zu kernels run %zu DSL statements; plan.json lists them with their arena offsets.\n",
-                   arrlenu(p->schedule.kernels), (size_t)0 + (size_t)p->schedule.n_positions);
+    size_t statements = 0, kernels = arrlenu(p->schedule.kernels);
+    for (size_t k = 0; k < kernels; k++)
+        statements += arrlenu(p->schedule.kernels[k].nodes);
+    oi__buf_printf(b, " * %zu kernel%s run%s %zu DSL op statement%s; plan.json lists them with their arena offsets.\n",
+                   kernels, kernels == 1 ? "" : "s", kernels == 1 ? "s" : "", statements, statements == 1 ? "" : "s");
     oi__sy_sizes_comment(b, p);
     oi__buf_printf(b, " * Build with -D%s_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */\n",
                    N);

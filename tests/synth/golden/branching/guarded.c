@@ -1,5 +1,5 @@
 /* guarded.c - graph "guarded", synthesized by OpenInfer 0.1.0 for the CPU (C11).
- * 4 kernels run 6 DSL statements; plan.json lists them with their arena offsets.
+ * 4 kernels run 4 DSL op statements; plan.json lists them with their arena offsets.
  * Named sizes are specialized: the model's values at synthesis time:
  *   B = 16.
  * Build with -Dguarded_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */

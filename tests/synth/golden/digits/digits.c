@@ -1,5 +1,5 @@
 /* digits.c - graph "digits", synthesized by OpenInfer 0.1.0 for the CPU (C11).
- * 3 kernels run 3 DSL statements; plan.json lists them with their arena offsets.
+ * 3 kernels run 6 DSL op statements; plan.json lists them with their arena offsets.
  * Named sizes are specialized: the model's values at synthesis time:
  *   C = 10, F = 64, H = 32, N = 359.
  * Build with -Ddigits_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */

@@ -62,43 +62,9 @@ static size_t var_count(const var_row *v) {
     return n;
 }
 
-/* One element of an npy array as a double / the variable's dtype. */
-static double load_as_double(oi_npy_dtype t, const void *data, size_t i) {
-    switch (t) {
-    case OI_NPY_I8: return ((const int8_t *)data)[i];
-    case OI_NPY_I16: return ((const int16_t *)data)[i];
-    case OI_NPY_I32: return ((const int32_t *)data)[i];
-    case OI_NPY_I64: return (double)((const int64_t *)data)[i];
-    case OI_NPY_U8: case OI_NPY_BOOL: return ((const uint8_t *)data)[i];
-    case OI_NPY_U16: return ((const uint16_t *)data)[i];
-    case OI_NPY_U32: return ((const uint32_t *)data)[i];
-    case OI_NPY_U64: return (double)((const uint64_t *)data)[i];
-    case OI_NPY_F32: return ((const float *)data)[i];
-    case OI_NPY_F64: return ((const double *)data)[i];
-    default: return 0.0;
-    }
-}
-
-static void store_from_double(oi_npy_dtype t, void *data, size_t i, double v) {
-    switch (t) {
-    case OI_NPY_I8: ((int8_t *)data)[i] = (int8_t)v; break;
-    case OI_NPY_I16: ((int16_t *)data)[i] = (int16_t)v; break;
-    case OI_NPY_I32: ((int32_t *)data)[i] = (int32_t)v; break;
-    case OI_NPY_I64: ((int64_t *)data)[i] = (int64_t)v; break;
-    case OI_NPY_U8: ((uint8_t *)data)[i] = (uint8_t)v; break;
-    case OI_NPY_BOOL: ((uint8_t *)data)[i] = v != 0.0; break;
-    case OI_NPY_U16: ((uint16_t *)data)[i] = (uint16_t)v; break;
-    case OI_NPY_U32: ((uint32_t *)data)[i] = (uint32_t)v; break;
-    case OI_NPY_U64: ((uint64_t *)data)[i] = (uint64_t)v; break;
-    case OI_NPY_F32: ((float *)data)[i] = (float)v; break;
-    case OI_NPY_F64: ((double *)data)[i] = v; break;
-    default: break;
-    }
-}
-
 typedef struct input {
     const var_row *var;
-    void *values; /* converted to the variable's dtype */
+    void *values; /* the file's data: the variable's dtype and shape */
 } input;
 
 static int usage(const char *argv0) {
@@ -128,24 +94,20 @@ static int read_input(const char *spec, input *in) {
         fprintf(stderr, "--input %s: %s\n", spec, err.message);
         return 1;
     }
-    size_t n = var_count(in->var);
-    if (a.count != n) {
-        fprintf(stderr, "--input %s: %llu values, %s holds %zu\n", spec, (unsigned long long)a.count, name, n);
+    /* as `openinfer run`: the variable's dtype and exactly its shape */
+    int same = a.dtype == in->var->dtype && a.ndim == in->var->ndim;
+    for (int d = 0; same && d < a.ndim; d++)
+        same = a.shape[d] == in->var->shape[d];
+    if (!same) {
+        fprintf(stderr, "--input %s: the file holds %s with %d dimensions; %s needs %s[", spec,
+                oi_npy_dtype_name(a.dtype), a.ndim, name, oi_npy_dtype_name(in->var->dtype));
+        for (int d = 0; d < in->var->ndim; d++)
+            fprintf(stderr, "%s%llu", d ? ", " : "", (unsigned long long)in->var->shape[d]);
+        fprintf(stderr, "]\n");
         oi_npy_array_free(&a);
         return 1;
     }
-    in->values = malloc(n * oi_npy_dtype_size(in->var->dtype) + 1);
-    if (!in->values) {
-        oi_npy_array_free(&a);
-        fprintf(stderr, "out of memory\n");
-        return 1;
-    }
-    if (a.dtype == in->var->dtype)
-        memcpy(in->values, a.data, n * oi_npy_dtype_size(a.dtype));
-    else
-        for (size_t i = 0; i < n; i++)
-            store_from_double(in->var->dtype, in->values, i, load_as_double(a.dtype, a.data, i));
-    oi_npy_array_free(&a);
+    in->values = a.data; /* kept until the end */
     return 0;
 }
 
@@ -183,7 +145,7 @@ int main(int argc, char **argv) {
         if (strcmp(arg, "--steps") == 0) {
             char *end;
             steps = strtoll(argv[++i], &end, 10);
-            if (*end || steps < 0)
+            if (*end || steps < 1 || steps > 1000000000)
                 return usage(argv[0]);
         } else if (strcmp(arg, "--input") == 0 && n_inputs < 64) {
             rc = read_input(argv[++i], &inputs[n_inputs]);
@@ -217,7 +179,7 @@ int main(int argc, char **argv) {
     for (int i = 0; rc == 0 && i < n_fetches; i++)
         rc = write_output(out_dir, fetches[i], ctx);
     for (int i = 0; i < n_inputs; i++)
-        free(inputs[i].values);
+        free(inputs[i].values); /* npy.h's default allocator is malloc */
     G_CLOSE(ctx);
     return rc;
 }

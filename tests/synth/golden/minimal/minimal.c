@@ -1,5 +1,5 @@
 /* minimal.c - graph "minimal", synthesized by OpenInfer 0.1.0 for the CPU (C11).
- * 1 kernels run 1 DSL statements; plan.json lists them with their arena offsets.
+ * 1 kernel runs 2 DSL op statements; plan.json lists them with their arena offsets.
  * Named sizes are specialized: the model's values at synthesis time:
  *   B = 16.
  * Build with -Dminimal_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */

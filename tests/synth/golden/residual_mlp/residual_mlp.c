@@ -1,5 +1,5 @@
 /* residual_mlp.c - graph "residual_mlp", synthesized by OpenInfer 0.1.0 for the CPU (C11).
- * 1 kernels run 4 DSL statements; plan.json lists them with their arena offsets.
+ * 1 kernel runs 4 DSL op statements; plan.json lists them with their arena offsets.
  * Named sizes are specialized: the model's values at synthesis time:
  *   B = 2, D = 8, num_layers = 3.
  * Build with -Dresidual_mlp_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */
