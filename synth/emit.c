@@ -527,10 +527,14 @@ char *oi_plan_to_json(const oi_plan *p) {
     }
     oi__buf_puts(&b, "\n  ],\n  \"variables\": [");
     for (int i = 0; i < (int)arrlen(s->buffers); i++) {
-        const oi__slot *sl = &p->plan->slots[i];
         const oi__sy_buffer *buf = &s->buffers[i];
+        const oi__slot *sl = &p->plan->slots[buf->slot];
         oi__buf_printf(&b, "%s\n    {\"name\": ", i ? "," : "");
         oi__buf_json_string(&b, sl->name);
+        if (buf->consumer >= 0) {
+            oi__buf_puts(&b, ", \"copy_for_block\": ");
+            oi__buf_json_string(&b, p->plan->blocks[buf->consumer].ir->name);
+        }
         oi__buf_printf(&b, ", \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": ", oi__sy_kind_name(sl->kind),
                        oi_dtype_name(sl->dtype));
         oi__sy_shape_text(&b, sl);

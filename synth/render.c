@@ -88,15 +88,24 @@ static const oi__slot *oi__sy_slot_of(const oi__sy_schedule *s, int slot) { retu
 /* ------------------------------------------------------------------ */
 typedef struct oi__sy_scope {
     const char **loop_vars; /* stb array: the enclosing DSL loop indices */
+    const int *remap;       /* inside a consumer: pairs slot, private buffer */
 } oi__sy_scope;
+
+/* The buffer holding variable `slot` here (a consumer's copy, or its own). */
+static int oi__sy_buffer_of(const oi__sy_scope *scope, int slot) {
+    for (int i = 0; scope && scope->remap && i + 1 < (int)arrlen(scope->remap); i += 2)
+        if (scope->remap[i] == slot)
+            return scope->remap[i + 1];
+    return slot;
+}
 
 static void oi__sy_render_expr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__expr *e,
                                const oi__sy_scope *scope);
 
 static void oi__sy_render_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
                               const oi__pindex *index, const oi__sy_scope *scope) {
-    const oi__slot *sl = oi__sy_slot_of(s, slot);
-    const oi__sy_buffer *buf = &s->buffers[slot];
+    const oi__sy_buffer *buf = &s->buffers[oi__sy_buffer_of(scope, slot)];
+    const oi__slot *sl = oi__sy_slot_of(s, buf->slot);
     const char *type = lang->type_of(sl->dtype);
     switch (buf->home) {
     case OI__SY_ARENA:
@@ -509,6 +518,8 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
 /* ------------------------------------------------------------------ */
 static void oi__sy_render_list(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                const oi__sy_step *steps, int depth, oi__sy_scope *scope);
+static void oi__sy_render_consumer(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                   const char *prefix, const oi__sy_step *cons, int depth, oi__sy_scope *scope);
 
 static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                const oi__sy_step *st, int depth, const oi__sy_scope *scope) {
@@ -635,10 +646,56 @@ static void oi__sy_render_step(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__sy_indent(b, depth);
         oi__buf_puts(b, "/* nothing is moved across this statement */");
         break;
+    case OI__SY_S_YIELD:
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "/* ");
+        oi__sy_render_stmt(b, pn);
+        oi__buf_puts(b, ": the consumers run here, one after another */\n");
+        for (int c = 0; c < (int)arrlen(st->consumers); c++)
+            oi__sy_render_consumer(b, s, lang, prefix, &st->consumers[c], depth, scope);
+        return;
+    case OI__SY_S_AWAIT:
+        for (int k = 0; k + 1 < (int)arrlen(st->remap); k += 2) {
+            const oi__sy_buffer *priv = &s->buffers[st->remap[k]];
+            oi__sy_indent(b, depth);
+            oi__buf_printf(b, "memcpy(");
+            oi__sy_render_ptr(b, s, lang, st->remap[k + 1], NULL, scope);
+            oi__buf_printf(b, ", (const void *)(ctx->arena + %llu), %llu); /* %s from block %s */\n",
+                           (unsigned long long)priv->offset, (unsigned long long)priv->bytes,
+                           oi__sy_slot_of(s, st->remap[k + 1])->name, s->plan->blocks[priv->consumer].ir->name);
+        }
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "/* the consumers' yielded values are back */");
+        break;
+    case OI__SY_S_CONSUMER: return;
     }
     oi__buf_puts(b, " /* ");
     oi__sy_render_stmt(b, pn);
     oi__buf_puts(b, " */\n");
+}
+
+/* A consumer block, run at the entry's yield on its own copies of what it
+ * writes: it sees the values of the yield, and nobody sees its writes but
+ * the entry's await (for what it yields). */
+static void oi__sy_render_consumer(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                   const char *prefix, const oi__sy_step *cons, int depth, oi__sy_scope *scope) {
+    oi__sy_indent(b, depth);
+    oi__buf_printf(b, "{ /* block %s (a consumer), on its own copies of", s->plan->blocks[cons->block].ir->name);
+    for (int k = 0; k + 1 < (int)arrlen(cons->remap); k += 2)
+        oi__buf_printf(b, " %s", oi__sy_slot_of(s, cons->remap[k])->name);
+    oi__buf_puts(b, " */\n");
+    for (int k = 0; k + 1 < (int)arrlen(cons->remap); k += 2) {
+        oi__sy_indent(b, depth + 1);
+        oi__buf_printf(b, "memcpy((void *)(ctx->arena + %llu), ", (unsigned long long)s->buffers[cons->remap[k + 1]].offset);
+        oi__sy_render_ptr(b, s, lang, cons->remap[k], NULL, scope);
+        oi__buf_printf(b, ", %llu);\n", (unsigned long long)s->buffers[cons->remap[k + 1]].bytes);
+    }
+    const int *outer = scope->remap;
+    scope->remap = cons->remap;
+    oi__sy_render_list(b, s, lang, prefix, cons->body, depth + 1, scope);
+    scope->remap = outer;
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "}\n");
 }
 
 static void oi__sy_render_list(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
@@ -648,7 +705,7 @@ static void oi__sy_render_list(oi__buf *b, const oi__sy_schedule *s, const oi__s
 }
 
 void oi__sy_render_steps(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
-    oi__sy_scope scope = {NULL};
+    oi__sy_scope scope = {NULL, NULL};
     oi__sy_render_list(b, s, lang, prefix, s->steps, 1, &scope);
     arrfree(scope.loop_vars);
 }

@@ -164,7 +164,9 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
 /* ------------------------------------------------------------------ */
 typedef struct oi__sy_builder {
     oi__sy_schedule *s;
-    int depth; /* branch inlining depth */
+    int depth;        /* branch inlining depth                        */
+    bool in_consumer; /* building a consumer block: its yield/await are markers */
+    int *copy_back;   /* the last yield's pairs (private buffer, slot) for the await */
 } oi__sy_builder;
 
 static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, int count, oi__sy_step **steps);
@@ -232,6 +234,88 @@ static oi_status oi__sy_check_cache(const oi__sy_schedule *s, const oi__pnode *p
     return OI_OK;
 }
 
+/* The slots a list of steps writes (a consumer's private copies); cache
+ * operations on persistent variables are shared state and write in place. */
+static bool oi__sy_collect_written(const oi__sy_schedule *s, const oi__sy_step *steps, int **out) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        int w[64], n = 0;
+        if (st->kind == OI__SY_S_KERNEL)
+            for (int k = 0; k < (int)arrlen(s->kernels[st->kernel].nodes) && n < 64; k++)
+                w[n++] = s->kernels[st->kernel].nodes[k]->out;
+        else if (st->kind == OI__SY_S_TRANSFER || (st->kind == OI__SY_S_CACHE && st->node->ir->kind == OI__NODE_CACHE_READ))
+            w[n++] = st->node->out;
+        for (int k = 0; k < n; k++) {
+            bool seen = false;
+            for (int j = 0; j < (int)arrlen(*out); j++)
+                seen |= (*out)[j] == w[k];
+            if (!seen && !arrput(*out, w[k]))
+                return false;
+        }
+        if (!oi__sy_collect_written(s, st->body, out) || !oi__sy_collect_written(s, st->then_steps, out) ||
+            !oi__sy_collect_written(s, st->else_steps, out))
+            return false;
+    }
+    return true;
+}
+
+static bool oi__sy_contains(const int *slots, int slot) {
+    for (int i = 0; i < (int)arrlen(slots); i++)
+        if (slots[i] == slot)
+            return true;
+    return false;
+}
+
+/* The entry yields pn->vars: every consumer block awaiting one of them runs
+ * here (a sequential schedule), each on private copies of what it writes,
+ * so that it sees the values at the yield and its writes reach nobody but
+ * the entry's await, and there only for the variables it yields. */
+static oi_status oi__sy_add_consumers(oi__sy_builder *b, const oi__pnode *pn, oi__sy_step *step) {
+    oi__sy_schedule *s = b->s;
+    const oi__plan *p = s->plan;
+    for (int c = 0; c < (int)arrlen(p->blocks); c++) {
+        const oi__pblock *blk = &p->blocks[c];
+        bool awaits = false;
+        for (int k = 0; blk->is_async && k < (int)arrlen(pn->vars); k++)
+            awaits |= oi__sy_contains(blk->awaits, pn->vars[k]);
+        if (!awaits)
+            continue;
+        oi__sy_step cons;
+        memset(&cons, 0, sizeof cons);
+        cons.kind = OI__SY_S_CONSUMER;
+        cons.node = pn;
+        cons.kernel = -1;
+        cons.block = c;
+        bool was = b->in_consumer;
+        b->in_consumer = true;
+        oi_status st = oi__sy_build_block(b, blk->nodes, (int)arrlen(blk->nodes), &cons.body);
+        b->in_consumer = was;
+        int *written = NULL;
+        if (st == OI_OK && !oi__sy_collect_written(s, cons.body, &written))
+            st = OI_ERROR_OUT_OF_MEMORY;
+        for (int w = 0; st == OI_OK && w < (int)arrlen(written); w++) {
+            oi__sy_buffer priv;
+            memset(&priv, 0, sizeof priv);
+            priv.slot = written[w];
+            priv.consumer = c;
+            priv.home = OI__SY_ARENA;
+            int index = (int)arrlen(s->buffers);
+            if (!arrput(s->buffers, priv) || !arrput(cons.remap, written[w]) || !arrput(cons.remap, index))
+                st = OI_ERROR_OUT_OF_MEMORY;
+            /* a yielded variable comes back at the await */
+            bool yielded = oi__sy_contains(pn->vars, written[w]) && oi__sy_contains(blk->awaits, written[w]);
+            if (st == OI_OK && yielded && (!arrput(b->copy_back, index) || !arrput(b->copy_back, written[w])))
+                st = OI_ERROR_OUT_OF_MEMORY;
+        }
+        arrfree(written);
+        if (st != OI_OK || !arrput(step->consumers, cons)) {
+            arrfree(cons.remap);
+            return st != OI_OK ? st : OI_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    return OI_OK;
+}
+
 static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, int count, oi__sy_step **steps) {
     for (int i = 0; i < count; i++) {
         const oi__pnode *pn = &nodes[i];
@@ -271,8 +355,19 @@ static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, i
         case OI__NODE_BARRIER: case OI__NODE_DEP:
             step.kind = OI__SY_S_FENCE;
             break;
-        case OI__NODE_YIELD: case OI__NODE_AWAIT:
-            return oi__sy_unsupported(pn, "yield/await (consumer blocks)");
+        case OI__NODE_YIELD:
+            if (b->in_consumer)
+                continue; /* a consumer's last statement: its copies are what it yields */
+            step.kind = OI__SY_S_YIELD;
+            st = oi__sy_add_consumers(b, pn, &step);
+            break;
+        case OI__NODE_AWAIT:
+            if (b->in_consumer)
+                continue; /* the consumer runs at the yield it awaits */
+            step.kind = OI__SY_S_AWAIT;
+            step.remap = b->copy_back;
+            b->copy_back = NULL;
+            break;
         }
         if (st != OI_OK) {
             arrfree(step.body);
@@ -335,7 +430,15 @@ static void oi__sy_mark_written(oi__sy_schedule *s, const oi__sy_step *steps) {
             else
                 s->buffers[st->node->var].written = true;
             break;
-        case OI__SY_S_FENCE: break;
+        case OI__SY_S_YIELD:
+            for (int c = 0; c < (int)arrlen(st->consumers); c++)
+                oi__sy_mark_written(s, st->consumers[c].body);
+            break;
+        case OI__SY_S_AWAIT:
+            for (int k = 0; k + 1 < (int)arrlen(st->remap); k += 2)
+                s->buffers[st->remap[k + 1]].written = true;
+            break;
+        case OI__SY_S_FENCE: case OI__SY_S_CONSUMER: break;
         }
     }
 }
@@ -382,6 +485,8 @@ static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
         b->offset = state;
         state += b->bytes;
     }
+    for (int i = (int)arrlen(p->slots); i < (int)arrlen(s->buffers); i++) /* consumers' copies */
+        s->buffers[i].bytes = oi__sy_value_bytes(&p->slots[s->buffers[i].slot]);
     s->state_bytes = state;
     return OI_OK;
 }
@@ -398,9 +503,10 @@ typedef struct oi__sy_live {
     bool *first_is_read;        /* per slot                           */
     bool *last_is_write;
     bool *seen;
+    const int *remap;           /* inside a consumer: pairs slot, private buffer */
 } oi__sy_live;
 
-static void oi__sy_touch(oi__sy_live *lv, int slot, bool write, int step_id) {
+static void oi__sy_touch_raw(oi__sy_live *lv, int slot, bool write, int step_id) {
     oi__sy_buffer *b = &lv->s->buffers[slot];
     if (!lv->seen[slot]) {
         lv->seen[slot] = true;
@@ -426,6 +532,16 @@ static void oi__sy_touch(oi__sy_live *lv, int slot, bool write, int step_id) {
     }
 }
 
+/* A touch of variable `slot`: inside a consumer, of its private copy. */
+static void oi__sy_touch(oi__sy_live *lv, int slot, bool write, int step_id) {
+    for (int i = 0; lv->remap && i + 1 < (int)arrlen(lv->remap); i += 2)
+        if (lv->remap[i] == slot) {
+            slot = lv->remap[i + 1];
+            break;
+        }
+    oi__sy_touch_raw(lv, slot, write, step_id);
+}
+
 static int oi__sy_count_positions(const oi__sy_step *steps) {
     int n = 0;
     for (int i = 0; i < (int)arrlen(steps); i++) {
@@ -433,6 +549,8 @@ static int oi__sy_count_positions(const oi__sy_step *steps) {
         n += oi__sy_count_positions(steps[i].body);
         n += oi__sy_count_positions(steps[i].then_steps);
         n += oi__sy_count_positions(steps[i].else_steps);
+        for (int c = 0; c < (int)arrlen(steps[i].consumers); c++)
+            n += 1 + oi__sy_count_positions(steps[i].consumers[c].body);
         if (steps[i].kind == OI__SY_S_LOOP || steps[i].kind == OI__SY_S_BRANCH)
             n++;
     }
@@ -484,7 +602,32 @@ static bool oi__sy_walk_step(oi__sy_live *lv, oi__sy_step *st) {
             oi__sy_touch(lv, st->node->out >= 0 ? st->node->out : st->node->var, false, id);
         }
         break;
-    case OI__SY_S_FENCE: break;
+    case OI__SY_S_YIELD:
+        lv->pos++;
+        for (int c = 0; c < (int)arrlen(st->consumers); c++) {
+            oi__sy_step *cons = &st->consumers[c];
+            int cid = lv->pos;
+            cons->pos_begin = lv->pos;
+            for (int k = 0; k + 1 < (int)arrlen(cons->remap); k += 2) {
+                oi__sy_touch_raw(lv, cons->remap[k], false, cid);    /* the copy in */
+                oi__sy_touch_raw(lv, cons->remap[k + 1], true, cid);
+            }
+            lv->pos++;
+            lv->remap = cons->remap;
+            bool ok = oi__sy_walk(lv, cons->body);
+            lv->remap = NULL;
+            cons->pos_end = lv->pos;
+            if (!ok)
+                return false;
+        }
+        break;
+    case OI__SY_S_AWAIT:
+        for (int k = 0; k + 1 < (int)arrlen(st->remap); k += 2) {
+            oi__sy_touch_raw(lv, st->remap[k], false, id); /* the copy back */
+            oi__sy_touch_raw(lv, st->remap[k + 1], true, id);
+        }
+        break;
+    case OI__SY_S_FENCE: case OI__SY_S_CONSUMER: break;
     }
     lv->pos++;
     st->pos_end = lv->pos;
@@ -524,13 +667,14 @@ static oi_status oi__sy_liveness(oi__sy_schedule *s) {
             b->home = OI__SY_NONE;
             continue;
         }
-        b->zero_at_start = lv.first_is_read[i];
-        b->kept = lv.last_is_write[i];
+        bool copy = i >= (int)arrlen(s->plan->slots); /* a consumer's private copy */
+        b->zero_at_start = !copy && lv.first_is_read[i];
+        b->kept = !copy && lv.last_is_write[i];
         if (b->zero_at_start)
             b->first = 0;
         if (b->kept)
             b->last = s->n_positions;
-        if (!b->zero_at_start && !b->kept && lv.n_kernels[i] == 1)
+        if (!copy && !b->zero_at_start && !b->kept && lv.n_kernels[i] == 1)
             b->home = OI__SY_NONE; /* produced and consumed inside one kernel */
     }
     oi__free(lv.n_kernels);
@@ -560,7 +704,7 @@ static uint64_t oi__sy_pack(oi__sy_schedule *s, const int *order, int count) {
     uint64_t total = 0;
     for (int o = 0; o < count; o++) {
         oi__sy_buffer *b = &s->buffers[order[o]];
-        uint64_t align = oi__sy_align_of(&s->plan->slots[order[o]]);
+        uint64_t align = oi__sy_align_of(&s->plan->slots[b->slot]);
         uint64_t offset = 0;
         bool moved = true;
         while (moved) { /* first fit: step past every placed buffer in the way */
@@ -670,6 +814,8 @@ static void oi__sy_steps_free(oi__sy_step *steps) {
         oi__sy_steps_free(steps[i].body);
         oi__sy_steps_free(steps[i].then_steps);
         oi__sy_steps_free(steps[i].else_steps);
+        oi__sy_steps_free(steps[i].consumers);
+        arrfree(steps[i].remap);
     }
     arrfree(steps);
 }
@@ -694,14 +840,14 @@ oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *opti
     if (!arrsetlen(out->buffers, arrlen(plan->slots)))
         return OI_ERROR_OUT_OF_MEMORY;
     memset(out->buffers, 0, sizeof *out->buffers * arrlenu(plan->slots));
-    for (int b = 0; b < (int)arrlen(plan->blocks); b++)
-        if (plan->blocks[b].is_async)
-            return oi__fail_at(OI_ERROR_UNSUPPORTED, &plan->blocks[b].ir->src,
-                               "the C target cannot synthesize this yet: consumer block %s (yield/await)",
-                               plan->blocks[b].ir->name);
-    oi__sy_builder b = {out, 0};
+    for (int i = 0; i < (int)arrlen(plan->slots); i++) {
+        out->buffers[i].slot = i;
+        out->buffers[i].consumer = -1;
+    }
+    oi__sy_builder b = {out, 0, false, NULL};
     const oi__pblock *entry = &plan->blocks[plan->entry];
     oi_status st = oi__sy_build_block(&b, entry->nodes, (int)arrlen(entry->nodes), &out->steps);
+    arrfree(b.copy_back); /* a yield without its await: refused by validation */
     if (st == OI_OK) {
         oi__sy_mark_written(out, out->steps);
         st = oi__sy_assign_homes(out);

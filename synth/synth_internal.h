@@ -34,7 +34,10 @@ typedef struct oi__sy_kernel {
 /* ---- the step function, as a tree ---- */
 typedef enum oi__sy_step_kind {
     OI__SY_S_KERNEL, OI__SY_S_LOOP, OI__SY_S_BRANCH, OI__SY_S_TRANSFER, OI__SY_S_CACHE,
-    OI__SY_S_FENCE /* barrier, dep: nothing runs, nothing moves across */
+    OI__SY_S_FENCE,   /* barrier, dep: nothing runs, nothing moves across */
+    OI__SY_S_YIELD,   /* the entry yields: its consumers run here, one after another */
+    OI__SY_S_CONSUMER,/* one consumer block, on its own copies of what it writes */
+    OI__SY_S_AWAIT    /* the entry awaits: yielded values a consumer wrote come back */
 } oi__sy_step_kind;
 
 typedef struct oi__sy_step oi__sy_step;
@@ -45,6 +48,10 @@ struct oi__sy_step {
     oi__sy_step *body;     /* LOOP (stb array)                        */
     oi__sy_step *then_steps, *else_steps; /* BRANCH: the blocks, inlined (stb arrays) */
     int block_then, block_else;
+    oi__sy_step *consumers; /* YIELD: CONSUMER steps (stb array)      */
+    int block;              /* CONSUMER: its block                    */
+    int *remap;             /* CONSUMER: pairs slot, private buffer (stb array);
+                               AWAIT: pairs private buffer, slot to copy back */
     int pos_begin, pos_end; /* positions in the linear schedule       */
 };
 
@@ -59,6 +66,8 @@ typedef enum oi__sy_home {
 } oi__sy_home;
 
 typedef struct oi__sy_buffer {
+    int slot;             /* the variable (a consumer's private copy: the one copied) */
+    int consumer;         /* a private copy: the consumer block's index; else -1 */
     oi__sy_home home;
     uint64_t bytes;       /* one value (a table: one entry)              */
     uint64_t offset;      /* in the arena or the state block             */
