@@ -26,7 +26,8 @@
  *   OPENINFER_VULKAN   compile the Vulkan backend (needs Vulkan headers + volk)
  *   OPENINFER_BLAS     compile the "blas" backend: matmul/gemm through OpenBLAS
  *                      (needs OpenBLAS's cblas.h; link -lopenblas)
- *   (the synthesizer's API is declared below but not implemented yet)
+ *   OPENINFER_SYNTH    also compile the synthesizer (oi_synthesize...): emits
+ *                      standalone C for a graph (docs/synthesizer.md)
  *
  * Every function returns oi_status (OI_OK == 0) or NULL on failure;
  * oi_last_error() then says where and why. Library code never exits,
@@ -534,17 +535,44 @@ oi_status oi_executor_vulkan_buffer(oi_executor *exec, const char *name, uint64_
                                     uint64_t *size);
 
 /* ------------------------------------------------------------------ */
-/* Synthesizer: the contract of the spec, reserved. NOT IMPLEMENTED    */
-/* yet: no definitions exist, so calling these does not link.         */
+/* Synthesizer: a validated graph becomes standalone C (docs/synthesizer.md).
+ * An optional part: meson builds it into the library as its own object
+ * (a program that only simulates does not link it); a drop-in user
+ * defines OPENINFER_SYNTH before the implementation include.             */
 /* ------------------------------------------------------------------ */
 typedef struct oi_synthesizer oi_synthesizer;
 typedef struct oi_plan oi_plan;
+/* OI_DEVICE_CPU (or AUTO): C for this machine. VULKAN: not written yet. */
 oi_synthesizer *oi_synthesizer_new(oi_device device);
+/* The seeds' device JSON; today its device.type (must be "cpu") and
+ * preferences.max_kernel_ops are read. */
 oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json);
 void oi_synthesizer_free(oi_synthesizer *synth);
+/* At most this many DSL statements fused into one kernel (default 16). */
+oi_status oi_synthesizer_set_max_kernel_ops(oi_synthesizer *synth, int max_ops);
+/* Validates `graph` against `model` (the executor's rules) and schedules
+ * it: kernels, fusion, the arena. Named sizes take the model's values.
+ * The model and graph must outlive the plan. NULL + oi_last_error() when
+ * something cannot be synthesized (the message names the DSL statement). */
 oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_graph *graph);
 void oi_plan_free(oi_plan *plan);
+/* Writes the folder (created if missing): NAME.h, NAME.c, oi_scalar.h,
+ * npy.h, main.c, Makefile, plan.json, plan.dot. */
 oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir);
+
+typedef struct oi_plan_summary {
+    const char *name;          /* the emitted files' and functions' prefix */
+    size_t kernels;            /* kernel functions                        */
+    size_t statements;         /* DSL op statements they run              */
+    uint64_t arena_bytes;      /* the temporaries' arena (NAME_ARENA_BYTES) */
+    uint64_t peak_live_bytes;  /* most temporary bytes live at once       */
+    uint64_t state_bytes;      /* declared variables (not from the model) */
+    uint64_t bytes_moved;      /* estimated per step (loops counted once) */
+    uint64_t flops;            /* estimated per step (loops counted once) */
+} oi_plan_summary;
+oi_status oi_plan_get_summary(const oi_plan *plan, oi_plan_summary *out);
+/* plan.json's text; free with oi_free. */
+char *oi_plan_to_json(const oi_plan *plan);
 
 #ifdef __cplusplus
 }

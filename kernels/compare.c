@@ -2,6 +2,7 @@
  * bool) and filter (select). Values compare in their own domain: floats
  * by IEEE rules (NaN is unequal to everything), integers exactly. */
 #include "../openinfer_impl/internal.h"
+#include "scalar.h"
 
 /* -1, 0 or 1 for a < b, a == b, a > b; 2 when unordered (NaN). */
 static int oi__compare_elements(oi__op_domain dom, oi_dtype t, const void *a_data, int64_t ia, const void *b_data,
@@ -47,9 +48,11 @@ static bool oi__op_all_finite(const oi__tensor *x) {
     oi__ew_iter it;
     oi__ew_init(&it, &x, 1, x);
     int64_t n = oi__shape_numel(x->ndim, x->shape);
-    for (int64_t e = 0; e < n; e++, oi__ew_next(&it))
-        if (!isfinite(oi__load_f64(x->dtype, oi__op_cdata(x), it.at[0])))
+    for (int64_t e = 0; e < n; e++, oi__ew_next(&it)) {
+        double v = oi__load_f64(x->dtype, oi__op_cdata(x), it.at[0]);
+        if (!OI_S_isfinite(v))
             return false;
+    }
     return true;
 }
 

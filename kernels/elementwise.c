@@ -4,6 +4,7 @@
  * or rounding. Floats below f64 compute in f32 and round once per op;
  * integers compute in 64 bits and wrap to the output width on store. */
 #include "../openinfer_impl/internal.h"
+#include "scalar.h" /* the one definition of each op's arithmetic */
 
 /* The op's parameters, read once per call. */
 typedef struct oi__ew_params {
@@ -56,23 +57,24 @@ static void oi__ew_read_params(const oi__kernel_args *k, oi__ew_params *p) {
 
 static double oi__op_round_f32(double v, bool single) { return single ? (double)(float)v : v; }
 
+/* scalar.h's ROUND: the product rounded as the storage type (f32 below f64) */
+#define OI__EW_ROUND(x) oi__op_round_f32((x), p->single)
+
 static double oi__ew_float(oi_op op, const double *v, const oi__ew_params *p) {
     double a = v[0], b = v[1], r;
     switch (op) {
-    case OI_OP_add: r = a + b; break;
-    case OI_OP_sub: r = a - b; break;
-    case OI_OP_mul: r = a * b; break;
-    case OI_OP_div: r = b == 0.0 ? p->mask_f : a / b; break;
-    case OI_OP_fma: r = oi__op_round_f32(a * b, p->single) + v[2]; break;
-    case OI_OP_neg: r = -a; break;
-    case OI_OP_recip: r = a == 0.0 ? p->mask_f : 1.0 / a; break;
+    case OI_OP_add: r = OI_S_add(a, b); break;
+    case OI_OP_sub: r = OI_S_sub(a, b); break;
+    case OI_OP_mul: r = OI_S_mul(a, b); break;
+    case OI_OP_div: r = OI_S_div(a, b, p->mask_f); break;
+    case OI_OP_fma: r = OI_S_fma(a, b, v[2], OI__EW_ROUND); break;
+    case OI_OP_neg: r = OI_S_neg(a); break;
+    case OI_OP_recip: r = OI_S_recip(a, p->mask_f); break;
     case OI_OP_abs: r = fabs(a); break;
     case OI_OP_relu:
-        r = a >= 0.0 ? a : oi__op_round_f32(a * p->slope_f, p->single);
-        if (r > p->hi_f)
-            r = p->hi_f;
-        if (r < p->lo_f)
-            r = p->lo_f;
+        r = OI_S_relu_raw(a, p->slope_f, OI__EW_ROUND);
+        r = OI_S_clamp_hi(r, p->hi_f);
+        r = OI_S_clamp_lo(r, p->lo_f);
         break;
     case OI_OP_sign: r = a > 0.0 ? 1.0 : a < 0.0 ? -1.0 : 0.0; break;
     case OI_OP_min: r = fmin(a, b); break; /* a NaN operand is ignored */
@@ -83,7 +85,7 @@ static double oi__ew_float(oi_op op, const double *v, const oi__ew_params *p) {
     case OI_OP_round: r = round(a); break; /* halves away from zero */
     case OI_OP_trunc: r = trunc(a); break;
     case OI_OP_fill: r = p->value_f; break;
-    case OI_OP_fill_nan_like: r = isfinite(a) ? a : p->value_f; break;
+    case OI_OP_fill_nan_like: r = OI_S_fill_nan_like(a, p->value_f); break;
     default: r = 0.0; break;
     }
     return oi__op_round_f32(r, p->single);

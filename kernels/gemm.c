@@ -22,6 +22,7 @@
  *
  * oi__gemm_f64 is the reference path: cache-blocked loops, no packing. */
 #include "../openinfer_impl/internal.h"
+#include "scalar.h" /* OI_S_mac: the plain loop's multiply-add */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define OI__GEMM_X86 1
@@ -438,7 +439,7 @@ static void oi__gemm_f32_small(const oi__gemm_f32_args *g) {
         for (int64_t p = 0; p < g->k; p++) {
             float aip = g->alpha * oi__gemm_a_at(g, i, p);
             for (int64_t j = 0; j < g->n; j++)
-                ci[j] += aip * oi__gemm_b_at(g, p, j);
+                ci[j] = OI_S_mac(ci[j], aip, oi__gemm_b_at(g, p, j));
         }
         for (int64_t j = 0; g->bias && j < g->n; j++)
             ci[j] += g->bias[j];

@@ -190,6 +190,37 @@ static int64_t oi__op_param_i64(const oi__kernel_args *k, const char *name) {
 
 static bool oi__op_param_bool(const oi__kernel_args *k, const char *name) { return oi__op_param_i64(k, name) != 0; }
 
+/* A parameter as the kernels read it (the attribute, else the table's
+ * default), for code that emits kernels rather than running them. */
+double oi__op_param_value_f64(oi_op op, const oi__attr *attrs, size_t n_attrs, const char *name) {
+    oi__kernel_args k;
+    memset(&k, 0, sizeof k);
+    k.op = op;
+    k.attrs = attrs;
+    k.n_attrs = n_attrs;
+    return oi__op_param_f64(&k, name);
+}
+
+int64_t oi__op_param_value_i64(oi_op op, const oi__attr *attrs, size_t n_attrs, const char *name) {
+    oi__kernel_args k;
+    memset(&k, 0, sizeof k);
+    k.op = op;
+    k.attrs = attrs;
+    k.n_attrs = n_attrs;
+    return oi__op_param_i64(&k, name);
+}
+
+bool oi__op_param_given(oi_op op, const oi__attr *attrs, size_t n_attrs, const char *name) {
+    oi__kernel_args k;
+    memset(&k, 0, sizeof k);
+    k.op = op;
+    k.attrs = attrs;
+    k.n_attrs = n_attrs;
+    return oi__op_attr_for(&k, name) != NULL;
+}
+
+bool oi__op_is_elementwise(oi_op op) { return oi__op_valid(op) && oi__op_defs[op].shape == OI__SHAPE_EW; }
+
 /* A dtype attribute: DTYPE, or a name given as STRING/IDENT. */
 static oi_dtype oi__op_attr_dtype(const oi__attr *a) {
     if (a->kind == OI__ATTR_DTYPE)

@@ -402,6 +402,15 @@ oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs,
 int oi__op_arity(oi_op op);     /* number of inputs */
 int oi__op_min_inputs(oi_op op); /* fewer with an optional or variadic input */
 bool oi__op_allows_inplace(oi_op op);
+/* For the synthesizer: a parameter as the kernels read it (the attribute,
+ * else the op table's default); whether it was given; EW shape rule. */
+double oi__op_param_value_f64(oi_op op, const oi__attr *attrs, size_t n_attrs, const char *name);
+int64_t oi__op_param_value_i64(oi_op op, const oi__attr *attrs, size_t n_attrs, const char *name);
+bool oi__op_param_given(oi_op op, const oi__attr *attrs, size_t n_attrs, const char *name);
+bool oi__op_is_elementwise(oi_op op);
+/* oinf.c: the bytes of an open model and where its data section starts
+ * (the synthesizer fingerprints the header and tables). */
+void oi__model_raw_bytes(const oi_model *m, const uint8_t **bytes, uint64_t *size, uint64_t *offset_data);
 /* Layout ops (reshape, transpose, squeeze, unsqueeze, slice, split, expand;
  * kernels/shape.c) without a copy: *out_view shares in's storage (refcount
  * + 1) with the output's shape, strides and offset. OI_ERROR_UNSUPPORTED,

@@ -1448,3 +1448,9 @@ oi_status oi_writer_write_file(const oi_writer *w, uint32_t version, const char 
         return oi__fail(OI_ERROR_IO, "%s: write failed", path);
     return OI_OK;
 }
+
+void oi__model_raw_bytes(const oi_model *m, const uint8_t **bytes, uint64_t *size, uint64_t *offset_data) {
+    *bytes = m->bytes;
+    *size = m->size;
+    *offset_data = m->offset_data;
+}

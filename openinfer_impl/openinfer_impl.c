@@ -31,3 +31,6 @@
 #include "../kernels/kernels.c"
 #include "../vulkan/vulkan_backend.c" /* after kernels.c: reuses its parameter readers */
 #include "../blas/blas_backend.c"     /* after kernels.c: reuses its readers and matmul/gemm helpers */
+#ifdef OPENINFER_SYNTH
+#include "../synth/synth_impl.c" /* the synthesizer (optional) */
+#endif

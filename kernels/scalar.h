@@ -1,0 +1,54 @@
+/* scalar.h - the arithmetic of one element, once, for every consumer: the
+ * CPU kernels (elementwise.c, compare.c), the code the synthesizer emits
+ * (copied verbatim into each emitted folder) and, later, its shaders.
+ *
+ * Written in the subset that C and GLSL share: function-like macros over
+ * operators and the ternary, no library calls, no pointers, no types. The
+ * caller picks the value domain (the simulator computes floats in double
+ * and rounds to the storage type after every op; GLSL computes in float)
+ * and passes ROUND, the rounding it applies after an intermediate product
+ * (C: a cast to float; GLSL: nothing). Arguments may be evaluated more
+ * than once: pass plain values.
+ *
+ * Adding an op here means: the kernels call it, the synthesizer's op table
+ * (synth/schedule.c) names it, and the emitted code and the simulator agree
+ * bit for bit on it. */
+#ifndef OI_SCALAR_H
+#define OI_SCALAR_H
+
+/* ---- arithmetic (floats) ---- */
+#define OI_S_add(a, b) ((a) + (b))
+#define OI_S_sub(a, b) ((a) - (b))
+#define OI_S_mul(a, b) ((a) * (b))
+/* mask: div_by_zero_mask, the result where the divisor is zero */
+#define OI_S_div(a, b, mask) ((b) == 0.0 ? (mask) : (a) / (b))
+#define OI_S_recip(a, mask) ((a) == 0.0 ? (mask) : 1.0 / (a))
+#define OI_S_neg(a) (-(a))
+/* a * b rounded, then + c: two roundings (fma is not fused) */
+#define OI_S_fma(a, b, c, ROUND) (ROUND((a) * (b)) + (c))
+
+/* relu: a >= 0 ? a : a * slope (rounded), then clamped to [lo, hi]; a NaN
+ * stays NaN (both comparisons are false). */
+#define OI_S_relu_raw(a, slope, ROUND) ((a) >= 0.0 ? (a) : ROUND((a) * (slope)))
+#define OI_S_clamp_hi(r, hi) ((r) > (hi) ? (hi) : (r))
+#define OI_S_clamp_lo(r, lo) ((r) < (lo) ? (lo) : (r))
+
+/* x is finite: inf - inf and NaN - NaN are NaN, which is not 0 */
+#define OI_S_isfinite(a) ((a) - (a) == 0.0)
+#define OI_S_isnan(a) ((a) != (a))
+#define OI_S_fill_nan_like(a, value) (OI_S_isfinite(a) ? (a) : (value))
+
+/* ---- comparisons (any numeric domain) ---- */
+#define OI_S_eq(a, b) ((a) == (b))
+#define OI_S_ne(a, b) ((a) != (b))
+#define OI_S_lt(a, b) ((a) < (b))
+#define OI_S_le(a, b) ((a) <= (b))
+#define OI_S_gt(a, b) ((a) > (b))
+#define OI_S_ge(a, b) ((a) >= (b))
+
+/* ---- reductions: one step of the accumulator ---- */
+#define OI_S_sum_step(acc, a) ((acc) + (a))
+/* matmul: one multiply-add of a dot product */
+#define OI_S_mac(acc, a, b) ((acc) + (a) * (b))
+
+#endif /* OI_SCALAR_H */

@@ -1,0 +1,665 @@
+/* emit.c - writes the emitted folder; one short function per file, each
+ * listing its parts in order:
+ *
+ *   NAME.h       the typed API (open, set_VAR, step, get_VAR, close,
+ *                last_error) and NAME_ARENA_BYTES
+ *   NAME.c       model mapping + fingerprint check, variable inits, the
+ *                kernels (render.c), the step function, the accessors
+ *   oi_scalar.h  kernels/scalar.h, verbatim: each op's arithmetic
+ *   npy.h        openinfer_impl/npy.h, verbatim: the driver's .npy I/O
+ *   main.c       the driver, with `openinfer run`'s flags
+ *   Makefile     `make` builds libNAME.a and the driver NAME
+ *   plan.json    kernels, fused statements, arena offsets, estimates
+ *   plan.dot     the kernels and the variables between them */
+#include "synth_internal.h"
+#include "embedded.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+static const oi__sy_lang *oi__sy_emit_lang(void) { return &oi__sy_lang_c; }
+
+static void oi__sy_lines(oi__buf *b, const char *const *lines) {
+    for (size_t i = 0; lines[i]; i++)
+        oi__buf_puts(b, lines[i]);
+}
+
+static const char *oi__sy_file_name(const char *path) {
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path ? path : "?";
+}
+
+static const char *oi__sy_kind_name(oi__mem_kind kind) {
+    switch (kind) {
+    case OI__MEM_DYNAMIC: return "dynamic";
+    case OI__MEM_VOLATILE: return "volatile";
+    case OI__MEM_CONSTANT: return "constant";
+    case OI__MEM_PERSISTENT: return "persistent";
+    case OI__MEM_TEMP: return "temporary";
+    }
+    return "?";
+}
+
+static const char *oi__sy_home_name(oi__sy_home home) {
+    switch (home) {
+    case OI__SY_NONE: return "register";
+    case OI__SY_MODEL: return "model";
+    case OI__SY_PREFIX: return "model-prefix";
+    case OI__SY_STATE: return "state";
+    case OI__SY_TABLE: return "table";
+    case OI__SY_ARENA: return "arena";
+    }
+    return "?";
+}
+
+/* Whether the API exposes a getter (the value is there after a step). */
+static bool oi__sy_has_getter(const oi_plan *p, int slot) {
+    const oi__sy_buffer *b = &p->schedule.buffers[slot];
+    if (b->home == OI__SY_STATE || b->home == OI__SY_MODEL)
+        return true;
+    return b->home == OI__SY_ARENA && b->kept;
+}
+
+static void oi__sy_shape_text(oi__buf *b, const oi__slot *sl) {
+    oi__buf_puts(b, "[");
+    for (int d = 0; d < sl->ndim; d++)
+        oi__buf_printf(b, "%s%lld", d ? ", " : "", (long long)sl->shape[d]);
+    oi__buf_puts(b, "]");
+}
+
+static void oi__sy_sizes_comment(oi__buf *b, const oi_plan *p) {
+    oi__buf_puts(b, " * Named sizes are specialized: the model's values at synthesis time");
+    ptrdiff_t n = shlen(p->plan->sizes);
+    if (n == 0) {
+        oi__buf_puts(b, " (none).\n");
+        return;
+    }
+    oi__buf_puts(b, ":\n *  ");
+    for (ptrdiff_t i = 0; i < n; i++)
+        oi__buf_printf(b, " %s = %lld%s", p->plan->sizes[i].key, (long long)p->plan->sizes[i].value,
+                       i + 1 < n ? "," : ".\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* NAME.h                                                              */
+/* ------------------------------------------------------------------ */
+static char *oi__sy_header(const oi_plan *p) {
+    const char *N = p->name;
+    const oi__sy_lang *lang = oi__sy_emit_lang();
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_printf(&b, "/* %s.h - graph \"%s\", synthesized by OpenInfer %s for the CPU (C11).\n", N,
+                   oi_graph_name(p->plan->graph), OI_VERSION_STRING);
+    oi__buf_puts(&b, " * Standalone: needs no OpenInfer header or library.\n");
+    oi__sy_sizes_comment(&b, p);
+    oi__buf_printf(&b, " *\n *   %s_ctx *ctx = %s_open(\"model.oinf\");   // NULL: %s_last_error() says why\n", N, N,
+                   N);
+    oi__buf_printf(&b, " *   %s_set_VAR(ctx, values, count);          // every dynamic variable, before a step\n", N);
+    oi__buf_printf(&b, " *   %s_step(ctx);                            // 0, or an error code\n", N);
+    oi__buf_printf(&b, " *   const float *y = %s_get_VAR(ctx, &count); // valid until the next step\n", N);
+    oi__buf_printf(&b, " *   %s_close(ctx);\n */\n", N);
+    oi__buf_printf(&b, "#ifndef %s_H\n#define %s_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n", N, N);
+    oi__buf_puts(&b, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+    oi__buf_printf(&b, "/* The temporaries' arena, planned at synthesis time (plan.json). */\n");
+    oi__buf_printf(&b, "#define %s_ARENA_BYTES %lluu\n", N, (unsigned long long)p->schedule.arena_bytes);
+    oi__buf_printf(&b, "/* The declared variables that do not live in the model file. */\n");
+    oi__buf_printf(&b, "#define %s_STATE_BYTES %lluu\n\n", N, (unsigned long long)p->schedule.state_bytes);
+    oi__buf_printf(&b, "/* Error codes (%s_last_error() has the message). */\n", N);
+    oi__buf_printf(&b, "enum { %s_OK = 0, %s_ERROR_ARGUMENT = 1, %s_ERROR_IO = 2, %s_ERROR_MODEL = 3, "
+                       "%s_ERROR_MEMORY = 4 };\n\n", N, N, N, N, N);
+    oi__buf_printf(&b, "typedef struct %s_ctx %s_ctx;\n\n", N, N);
+    oi__buf_printf(&b, "/* Maps the model (checked against the fingerprint of the one synthesized for). */\n");
+    oi__buf_printf(&b, "%s_ctx *%s_open(const char *model_path);\n", N, N);
+    oi__buf_printf(&b, "/* Runs one step; allocates nothing. */\nint %s_step(%s_ctx *ctx);\n", N, N);
+    oi__buf_printf(&b, "void %s_close(%s_ctx *ctx);\n", N, N);
+    oi__buf_printf(&b, "/* The message of this thread's last error (\"\" if none). */\nconst char *%s_last_error(void);\n\n",
+                   N);
+    const oi__plan *pl = p->plan;
+    for (int i = 0; i < (int)arrlen(pl->slots); i++) {
+        const oi__slot *sl = &pl->slots[i];
+        bool setter = sl->decl && sl->kind == OI__MEM_DYNAMIC && p->schedule.buffers[i].home == OI__SY_STATE;
+        bool getter = oi__sy_has_getter(p, i);
+        if (!setter && !getter)
+            continue;
+        const char *t = lang->type_of(sl->dtype);
+        oi__buf_printf(&b, "/* %s: %s %s", sl->name, oi__sy_kind_name(sl->kind), oi_dtype_name(sl->dtype));
+        oi__sy_shape_text(&b, sl);
+        oi__buf_printf(&b, ", %lld values */\n", (long long)oi__shape_numel(sl->ndim, sl->shape));
+        if (setter)
+            oi__buf_printf(&b, "int %s_set_%s(%s_ctx *ctx, const %s *values, size_t count);\n", N, sl->name, N, t);
+        if (getter)
+            oi__buf_printf(&b, "const %s *%s_get_%s(const %s_ctx *ctx, size_t *count);\n", t, N, sl->name, N);
+    }
+    oi__buf_printf(&b, "\n#ifdef __cplusplus\n}\n#endif\n#endif /* %s_H */\n", N);
+    return oi__buf_take(&b);
+}
+
+/* ------------------------------------------------------------------ */
+/* NAME.c                                                              */
+/* ------------------------------------------------------------------ */
+static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "/* %s.c - graph \"%s\", synthesized by OpenInfer %s for the CPU (C11).\n", N,
+                   oi_graph_name(p->plan->graph), OI_VERSION_STRING);
+    size_t statements = 0, kernels = arrlenu(p->schedule.kernels);
+    for (size_t k = 0; k < kernels; k++)
+        statements += arrlenu(p->schedule.kernels[k].nodes);
+    oi__buf_printf(b, " * %zu kernel%s run%s %zu DSL op statement%s; plan.json lists them with their arena offsets.\n",
+                   kernels, kernels == 1 ? "" : "s", kernels == 1 ? "s" : "", statements, statements == 1 ? "" : "s");
+    oi__sy_sizes_comment(b, p);
+    oi__buf_printf(b, " * Build with -D%s_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */\n",
+                   N);
+    oi__buf_puts(b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
+    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n\n", N);
+    oi__buf_puts(b, "#include <math.h>\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
+    oi__buf_puts(b, "#if defined(__unix__) || defined(__APPLE__)\n#include <fcntl.h>\n#include <sys/mman.h>\n"
+                    "#include <sys/stat.h>\n#include <unistd.h>\n#define OI_HAVE_MMAP 1\n#endif\n\n");
+    oi__buf_puts(b, "/* kernels/scalar.h's ROUND for f32 results: the simulator computes in\n"
+                    " * double and rounds to the storage type after every op, and so do we */\n");
+    oi__buf_puts(b, "#define OI_ROUND_F32(x) ((double)(float)(x))\n\n");
+    oi__buf_printf(b, "#define %s_FINGERPRINT 0x%016llxull /* FNV-1a of the model's header and tables */\n", N,
+                   (unsigned long long)p->fingerprint);
+    oi__buf_printf(b, "#define %s_HEADER_BYTES %lluull   /* where the model's data section starts */\n", N,
+                   (unsigned long long)p->model_header_bytes);
+    oi__buf_puts(b, "\n#ifdef __cplusplus\n#define OI_THREAD_LOCAL thread_local\n#else\n#define OI_THREAD_LOCAL _Thread_local\n#endif\n\n");
+}
+
+static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "struct %s_ctx {\n", N);
+    oi__buf_printf(b, "    unsigned char *arena; /* %s_ARENA_BYTES: the temporaries, at planned offsets */\n", N);
+    oi__buf_printf(b, "    unsigned char *state; /* %s_STATE_BYTES: the declared variables */\n", N);
+    oi__buf_puts(b, "    const unsigned char *model; /* the mapped model file */\n    size_t model_size;\n"
+                    "    int model_mapped;\n    long long steps;\n");
+    int n_dynamic = 0;
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
+        const oi__slot *sl = &p->plan->slots[i];
+        const oi__sy_buffer *buf = &p->schedule.buffers[i];
+        if (buf->home == OI__SY_PREFIX)
+            oi__buf_printf(b, "    const void *%s_entries[%lld]; /* %s(l): the model's %s */\n", sl->name,
+                           (long long)(buf->prefix_count ? buf->prefix_count : 1), sl->name, sl->pattern);
+        if (sl->decl && sl->kind == OI__MEM_DYNAMIC)
+            n_dynamic++;
+    }
+    oi__buf_printf(b, "    unsigned char inserted[%d]; /* per dynamic variable: set since the last step */\n",
+                   n_dynamic ? n_dynamic : 1);
+    oi__buf_puts(b, "};\n\n");
+    oi__buf_printf(b, "static OI_THREAD_LOCAL char %s_error_text[512];\n\n", N);
+    oi__buf_printf(b, "const char *%s_last_error(void) { return %s_error_text; }\n\n", N, N);
+    oi__buf_printf(b, "static int %s_fail(int code, const char *fmt, ...) {\n    va_list args;\n    va_start(args, fmt);\n"
+                      "    vsnprintf(%s_error_text, sizeof %s_error_text, fmt, args);\n    va_end(args);\n    return code;\n}\n\n",
+                   N, N, N);
+}
+
+/* One function per declared variable with its own bytes: what it starts as
+ * (model data, @init, or zeros). */
+static void oi__sy_source_inits(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    const oi__sy_lang *lang = oi__sy_emit_lang();
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
+        const oi__slot *sl = &p->plan->slots[i];
+        const oi__sy_buffer *buf = &p->schedule.buffers[i];
+        if (buf->home != OI__SY_STATE)
+            continue;
+        const char *t = lang->type_of(sl->dtype);
+        oi__buf_printf(b, "/* %s: %s %s", sl->name, oi__sy_kind_name(sl->kind), oi_dtype_name(sl->dtype));
+        oi__sy_shape_text(b, sl);
+        oi__buf_printf(b, " (%s:%d) */\nstatic void %s_init_%s(%s_ctx *ctx) {\n", sl->src ? sl->src->file : "?",
+                       sl->src ? sl->src->line : 0, N, sl->name, N);
+        oi__buf_printf(b, "    %s *v = (%s *)(ctx->state + %llu);\n", t, t, (unsigned long long)buf->offset);
+        if (arrlen(buf->tensors)) {
+            oi__buf_printf(b, "    memcpy(v, ctx->model + %llu, %llu); /* model tensor %s */\n",
+                           (unsigned long long)buf->tensors[0]->data_offset, (unsigned long long)buf->bytes,
+                           buf->tensors[0]->name);
+        } else if (sl->decl && sl->decl->init_kind != OI__INIT_NONE) {
+            oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++)\n        v[i] = (%s)", lang->index_type,
+                           (long long)oi__shape_numel(sl->ndim, sl->shape), t);
+            if (sl->decl->init_kind == OI__INIT_FLOAT) {
+                char text[40];
+                snprintf(text, sizeof text, "%.17g", sl->decl->init_float);
+                oi__buf_printf(b, "%s%s; /* @init */\n", text, strpbrk(text, ".eEn") ? "" : ".0");
+            } else {
+                oi__buf_printf(b, "%lldLL; /* @init */\n", (long long)sl->decl->init_int);
+            }
+        } else {
+            oi__buf_printf(b, "    memset(v, 0, %llu);\n", (unsigned long long)buf->bytes);
+        }
+        oi__buf_puts(b, "}\n\n");
+    }
+}
+
+static void oi__sy_source_model(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "/* Maps the model read-only and checks that it is the file this code was\n"
+                      " * synthesized for: the header and tables hash to %s_FINGERPRINT. */\n", N);
+    oi__buf_printf(b, "static int %s_map_model(%s_ctx *ctx, const char *path) {\n", N, N);
+    if (!p->model) {
+        oi__buf_puts(b, "    (void)ctx;\n    (void)path;\n    return 0; /* the graph reads no model */\n}\n\n");
+        return;
+    }
+    oi__buf_printf(b, "    if (!path)\n        return %s_fail(%s_ERROR_ARGUMENT, \"%s_open: no model path\");\n", N, N, N);
+    oi__buf_puts(b, "    FILE *f = fopen(path, \"rb\");\n");
+    oi__buf_printf(b, "    if (!f)\n        return %s_fail(%s_ERROR_IO, \"%%s: cannot open the model\", path);\n", N, N);
+    oi__buf_puts(b, "    if (fseek(f, 0, SEEK_END) != 0) {\n        fclose(f);\n");
+    oi__buf_printf(b, "        return %s_fail(%s_ERROR_IO, \"%%s: cannot seek\", path);\n    }\n", N, N);
+    oi__buf_puts(b, "    long size = ftell(f);\n    void *bytes = NULL;\n#ifdef OI_HAVE_MMAP\n"
+                    "    if (size > 0) {\n        bytes = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(f), 0);\n"
+                    "        if (bytes == MAP_FAILED)\n            bytes = NULL;\n        else\n            ctx->model_mapped = 1;\n"
+                    "    }\n#endif\n");
+    oi__buf_puts(b, "    if (!bytes && size > 0) { /* no mmap: read it */\n        bytes = malloc((size_t)size);\n"
+                    "        if (bytes && (fseek(f, 0, SEEK_SET) != 0 || fread(bytes, 1, (size_t)size, f) != (size_t)size)) {\n"
+                    "            free(bytes);\n            bytes = NULL;\n        }\n    }\n    fclose(f);\n");
+    oi__buf_printf(b, "    if (!bytes)\n        return %s_fail(%s_ERROR_IO, \"%%s: cannot read the model\", path);\n", N, N);
+    oi__buf_puts(b, "    ctx->model = (const unsigned char *)bytes;\n    ctx->model_size = (size_t)size;\n");
+    oi__buf_puts(b, "    uint64_t data_at = 0, hash = 0xcbf29ce484222325ull;\n");
+    oi__buf_puts(b, "    for (int i = 7; i >= 0 && ctx->model_size >= 61; i--)\n"
+                    "        data_at = data_at << 8 | ctx->model[53 + i]; /* offset_data, little-endian */\n");
+    oi__buf_printf(b, "    if (ctx->model_size < 61 || data_at != %s_HEADER_BYTES || data_at > ctx->model_size ||\n"
+                      "        (uint64_t)ctx->model_size < %lluull)\n", N, (unsigned long long)p->model_size);
+    oi__buf_printf(b, "        return %s_fail(%s_ERROR_MODEL, \"%%s: not the model this code was synthesized for \"\n"
+                      "                       \"(its layout differs); synthesize again for this file\", path);\n", N, N);
+    oi__buf_puts(b, "    for (uint64_t i = 0; i < data_at; i++) {\n        hash ^= ctx->model[i];\n"
+                    "        hash *= 0x100000001b3ull;\n    }\n");
+    oi__buf_printf(b, "    if (hash != %s_FINGERPRINT)\n", N);
+    oi__buf_printf(b, "        return %s_fail(%s_ERROR_MODEL, \"%%s: not the model this code was synthesized for \"\n"
+                      "                       \"(fingerprint %%016llx, expected %%016llx); synthesize again for this file\",\n"
+                      "                       path, (unsigned long long)hash, (unsigned long long)%s_FINGERPRINT);\n",
+                   N, N, N);
+    oi__buf_puts(b, "    return 0;\n}\n\n");
+}
+
+static void oi__sy_source_dump(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n#define OI_NPY_STATIC\n#define OI_NPY_IMPLEMENTATION\n#include \"npy.h\"\n", N);
+    oi__buf_printf(b, "#define %s_STR2(x) #x\n#define %s_STR(x) %s_STR2(x)\n", N, N, N);
+    oi__buf_printf(b, "/* dir/stepS_kK_VAR.npy: a kernel's output, flat, to diff against the simulator */\n");
+    oi__buf_printf(b, "static void %s_dump(const %s_ctx *ctx, int kernel, const char *name, const void *data, int dtype) {\n",
+                   N, N);
+    oi__buf_puts(b, "    static const struct { const char *name; uint64_t count; } sizes[] = {\n");
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
+        const oi__slot *sl = &p->plan->slots[i];
+        oi__buf_printf(b, "        {\"%s\", %lluu},\n", sl->name, (unsigned long long)oi__shape_numel(sl->ndim, sl->shape));
+    }
+    oi__buf_puts(b, "    };\n    uint64_t count = 0;\n    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)\n"
+                    "        if (strcmp(sizes[i].name, name) == 0)\n            count = sizes[i].count;\n");
+    oi__buf_printf(b, "    char path[1024];\n    snprintf(path, sizeof path, \"%%s/step%%lld_k%%d_%%s.npy\", %s_STR(%s_DEBUG_DUMP),\n"
+                      "             ctx->steps, kernel, name);\n", N, N);
+    oi__buf_puts(b, "    oi_npy_write(path, (oi_npy_dtype)dtype, 1, &count, data, NULL);\n}\n#endif\n\n");
+}
+
+/* The start of a step: what each memory kind starts as (docs/simulator.md). */
+static void oi__sy_source_resets(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    int dyn = 0;
+    oi__buf_puts(b, "    /* the start of a step: every memory kind starts as the simulator's does */\n");
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
+        const oi__slot *sl = &p->plan->slots[i];
+        const oi__sy_buffer *buf = &p->schedule.buffers[i];
+        if (sl->decl && sl->kind == OI__MEM_DYNAMIC) {
+            if (buf->home == OI__SY_STATE)
+                oi__buf_printf(b, "    if (!ctx->inserted[%d])\n        %s_init_%s(ctx); /* dynamic, not set: as declared */\n",
+                               dyn, N, sl->name);
+            dyn++;
+        } else if (sl->decl && sl->kind == OI__MEM_VOLATILE && buf->home == OI__SY_STATE) {
+            oi__buf_printf(b, "    %s_init_%s(ctx); /* volatile */\n", N, sl->name);
+        } else if (buf->home == OI__SY_ARENA && buf->zero_at_start) {
+            oi__buf_printf(b, "    memset(ctx->arena + %llu, 0, %llu); /* %s: read before it is written */\n",
+                           (unsigned long long)buf->offset, (unsigned long long)buf->bytes, sl->name);
+        }
+    }
+}
+
+static void oi__sy_source_open(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "%s_ctx *%s_open(const char *model_path) {\n", N, N);
+    oi__buf_printf(b, "    %s_ctx *ctx = (%s_ctx *)calloc(1, sizeof *ctx);\n", N, N);
+    oi__buf_printf(b, "    if (ctx) {\n        ctx->arena = (unsigned char *)calloc(1, %s_ARENA_BYTES + 1);\n"
+                      "        ctx->state = (unsigned char *)calloc(1, %s_STATE_BYTES + 1);\n    }\n", N, N);
+    oi__buf_printf(b, "    if (!ctx || !ctx->arena || !ctx->state) {\n        %s_close(ctx);\n"
+                      "        %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n        return NULL;\n    }\n",
+                   N, N, N, N);
+    oi__buf_printf(b, "    if (%s_map_model(ctx, model_path) != 0) {\n        %s_close(ctx);\n        return NULL;\n    }\n", N, N);
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
+        const oi__slot *sl = &p->plan->slots[i];
+        const oi__sy_buffer *buf = &p->schedule.buffers[i];
+        if (buf->home == OI__SY_PREFIX)
+            for (int e = 0; e < (int)arrlen(buf->tensors); e++)
+                oi__buf_printf(b, "    ctx->%s_entries[%d] = ctx->model + %llu; /* %s */\n", sl->name, e,
+                               (unsigned long long)buf->tensors[e]->data_offset, buf->tensors[e]->name);
+        if (buf->home == OI__SY_STATE)
+            oi__buf_printf(b, "    %s_init_%s(ctx);\n", N, sl->name);
+    }
+    oi__buf_puts(b, "    return ctx;\n}\n\n");
+    oi__buf_printf(b, "void %s_close(%s_ctx *ctx) {\n    if (!ctx)\n        return;\n#ifdef OI_HAVE_MMAP\n"
+                      "    if (ctx->model_mapped)\n        munmap((void *)(uintptr_t)ctx->model, ctx->model_size);\n"
+                      "    else\n#endif\n        free((void *)(uintptr_t)ctx->model);\n"
+                      "    free(ctx->arena);\n    free(ctx->state);\n    free(ctx);\n}\n\n", N, N);
+}
+
+static void oi__sy_source_step(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "int %s_step(%s_ctx *ctx) {\n    if (!ctx)\n        return %s_fail(%s_ERROR_ARGUMENT, \"%s_step: no context\");\n",
+                   N, N, N, N, N);
+    oi__sy_source_resets(b, p);
+    oi__buf_puts(b, "\n    /* the graph */\n");
+    oi__sy_render_steps(b, &p->schedule, oi__sy_emit_lang(), N);
+    oi__buf_puts(b, "\n    memset(ctx->inserted, 0, sizeof ctx->inserted);\n    ctx->steps++;\n    return 0;\n}\n\n");
+}
+
+static void oi__sy_source_accessors(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    const oi__sy_lang *lang = oi__sy_emit_lang();
+    int dyn = 0;
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
+        const oi__slot *sl = &p->plan->slots[i];
+        const oi__sy_buffer *buf = &p->schedule.buffers[i];
+        const char *t = lang->type_of(sl->dtype);
+        long long count = (long long)oi__shape_numel(sl->ndim, sl->shape);
+        if (sl->decl && sl->kind == OI__MEM_DYNAMIC && buf->home == OI__SY_STATE) {
+            oi__buf_printf(b, "int %s_set_%s(%s_ctx *ctx, const %s *values, size_t count) {\n", N, sl->name, N, t);
+            oi__buf_printf(b, "    if (!ctx || !values || count != %lldu)\n        return %s_fail(%s_ERROR_ARGUMENT, "
+                              "\"%s_set_%s: %%zu values given, %s holds %lld\", count);\n", count, N, N, N, sl->name,
+                           sl->name, count);
+            oi__buf_printf(b, "    memcpy(ctx->state + %llu, values, %llu);\n    ctx->inserted[%d] = 1;\n    return 0;\n}\n\n",
+                           (unsigned long long)buf->offset, (unsigned long long)buf->bytes, dyn);
+        }
+        if (sl->decl && sl->kind == OI__MEM_DYNAMIC)
+            dyn++;
+        if (!oi__sy_has_getter(p, i))
+            continue;
+        oi__buf_printf(b, "const %s *%s_get_%s(const %s_ctx *ctx, size_t *count) {\n    if (count)\n        *count = %lldu;\n",
+                       t, N, sl->name, N, count);
+        oi__buf_puts(b, "    return ctx ? ");
+        oi__sy_render_slot_ptr(b, &p->schedule, i, "ctx");
+        oi__buf_puts(b, " : NULL;\n}\n\n");
+    }
+}
+
+static char *oi__sy_source(const oi_plan *p) {
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__sy_source_prologue(&b, p);
+    oi__sy_source_ctx(&b, p);
+    oi__sy_source_inits(&b, p);
+    oi__sy_source_model(&b, p);
+    oi__sy_source_dump(&b, p);
+    oi__buf_puts(&b, "/* ---- kernels ---- */\n\n");
+    oi__sy_render_kernels(&b, &p->schedule, oi__sy_emit_lang(), p->name);
+    oi__buf_puts(&b, "/* ---- the API ---- */\n\n");
+    oi__sy_source_open(&b, p);
+    oi__sy_source_step(&b, p);
+    oi__sy_source_accessors(&b, p);
+    return oi__buf_take(&b);
+}
+
+/* ------------------------------------------------------------------ */
+/* main.c: the driver                                                  */
+/* ------------------------------------------------------------------ */
+static char *oi__sy_driver(const oi_plan *p) {
+    const char *N = p->name;
+    const oi__sy_lang *lang = oi__sy_emit_lang();
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_printf(&b, "/* main.c - the driver of %s, with the flags of `openinfer run`:\n", N);
+    oi__buf_printf(&b, " *   %s MODEL.oinf [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out OUTDIR]\n", N);
+    oi__buf_puts(&b, " * inserts the inputs before every step, runs N steps (default 1) and writes\n"
+                     " * each fetched variable after the last step to OUTDIR/VAR.npy (default \".\"). */\n");
+    oi__buf_puts(&b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
+    oi__buf_printf(&b, "#include \"%s.h\"\n#define OI_NPY_STATIC\n#define OI_NPY_IMPLEMENTATION\n#include \"npy.h\"\n\n", N);
+    oi__buf_puts(&b, "#include <errno.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+                     "#include <sys/stat.h>\n#include <sys/types.h>\n\n");
+    oi__buf_printf(&b, "typedef %s_ctx g_ctx;\n#define G_OPEN %s_open\n#define G_STEP %s_step\n#define G_CLOSE %s_close\n"
+                       "#define G_ERROR %s_last_error\n\n", N, N, N, N, N);
+    oi__buf_printf(&b, "typedef int (*setter)(%s_ctx *, const void *, size_t);\n", N);
+    oi__buf_printf(&b, "typedef const void *(*getter)(const %s_ctx *, size_t *);\n", N);
+    oi__buf_puts(&b, "typedef struct var_row {\n    const char *name;\n    oi_npy_dtype dtype;\n    int ndim;\n"
+                     "    uint64_t shape[8];\n    setter set; /* NULL: not a dynamic variable */\n"
+                     "    getter get; /* NULL: not kept after a step */\n} var_row;\n\n");
+    const oi__plan *pl = p->plan;
+    for (int i = 0; i < (int)arrlen(pl->slots); i++) {
+        const oi__slot *sl = &pl->slots[i];
+        const char *t = lang->type_of(sl->dtype);
+        if (sl->decl && sl->kind == OI__MEM_DYNAMIC && p->schedule.buffers[i].home == OI__SY_STATE)
+            oi__buf_printf(&b, "static int set_%s(%s_ctx *c, const void *v, size_t n) { return %s_set_%s(c, (const %s *)v, n); }\n",
+                           sl->name, N, N, sl->name, t);
+        if (oi__sy_has_getter(p, i))
+            oi__buf_printf(&b, "static const void *get_%s(const %s_ctx *c, size_t *n) { return %s_get_%s(c, n); }\n",
+                           sl->name, N, N, sl->name);
+    }
+    oi__buf_puts(&b, "\nstatic const var_row vars[] = {\n");
+    for (int i = 0; i < (int)arrlen(pl->slots); i++) {
+        const oi__slot *sl = &pl->slots[i];
+        bool setter = sl->decl && sl->kind == OI__MEM_DYNAMIC && p->schedule.buffers[i].home == OI__SY_STATE;
+        oi__buf_printf(&b, "    {\"%s\", (oi_npy_dtype)%d, %d, {", sl->name, (int)sl->dtype, sl->ndim);
+        for (int d = 0; d < sl->ndim; d++)
+            oi__buf_printf(&b, "%s%lld", d ? ", " : "", (long long)sl->shape[d]);
+        if (sl->ndim == 0)
+            oi__buf_puts(&b, "0");
+        oi__buf_printf(&b, "}, %s%s, ", setter ? "set_" : "NULL", setter ? sl->name : "");
+        oi__buf_printf(&b, "%s%s},\n", oi__sy_has_getter(p, i) ? "get_" : "NULL", oi__sy_has_getter(p, i) ? sl->name : "");
+    }
+    oi__buf_puts(&b, "};\n#define N_VARS (sizeof vars / sizeof vars[0])\n\n");
+    oi__sy_lines(&b, oi__sy_text_driver_c);
+    return oi__buf_take(&b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Makefile                                                            */
+/* ------------------------------------------------------------------ */
+static char *oi__sy_makefile(const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_printf(&b, "# Makefile - `make` builds lib%s.a and the driver %s with a C compiler alone.\n", N, N);
+    oi__buf_printf(&b, "# make CFLAGS='-O2 -D%s_DEBUG_DUMP=dump' writes every kernel's outputs into dump/.\n", N);
+    oi__buf_puts(&b, "CC ?= cc\nAR ?= ar\nCFLAGS ?= -O2 -std=c11 -Wall -Wextra -pedantic\nLDLIBS ?= -lm\n\n");
+    oi__buf_printf(&b, "all: %s\n\n", N);
+    oi__buf_printf(&b, "lib%s.a: %s.o\n\t$(AR) rcs $@ %s.o\n\n", N, N, N);
+    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N, N);
+    oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
+    oi__buf_printf(&b, "clean:\n\trm -f %s %s.o lib%s.a\n\n.PHONY: all clean\n", N, N, N);
+    return oi__buf_take(&b);
+}
+
+/* ------------------------------------------------------------------ */
+/* plan.json and plan.dot                                              */
+/* ------------------------------------------------------------------ */
+static void oi__sy_json_stmt(oi__buf *b, const oi__pnode *pn) {
+    char *text = oi__node_describe(pn->ir);
+    oi__buf_puts(b, "{\"file\": ");
+    oi__buf_json_string(b, pn->ir->src.file ? pn->ir->src.file : "");
+    oi__buf_printf(b, ", \"line\": %d, \"statement\": ", pn->ir->src.line);
+    oi__buf_json_string(b, text ? text : "");
+    oi__buf_printf(b, ", \"op\": \"%s\"}", oi_op_name(pn->ir->op));
+    oi__free(text);
+}
+
+char *oi_plan_to_json(const oi_plan *p) {
+    if (!p) {
+        oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_plan_to_json: no plan");
+        return NULL;
+    }
+    const oi__sy_schedule *s = &p->schedule;
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_puts(&b, "{\n  \"graph\": ");
+    oi__buf_json_string(&b, oi_graph_name(p->plan->graph));
+    oi__buf_puts(&b, ",\n  \"name\": ");
+    oi__buf_json_string(&b, p->name);
+    oi__buf_printf(&b, ",\n  \"target\": \"cpu\",\n  \"language\": \"c\",\n  \"max_kernel_ops\": %d,\n",
+                   s->options.max_kernel_ops);
+    oi__buf_printf(&b, "  \"model_fingerprint\": \"%016llx\",\n  \"sizes\": {", (unsigned long long)p->fingerprint);
+    for (ptrdiff_t i = 0; i < shlen(p->plan->sizes); i++) {
+        oi__buf_puts(&b, i ? ", " : "");
+        oi__buf_json_string(&b, p->plan->sizes[i].key);
+        oi__buf_printf(&b, ": %lld", (long long)p->plan->sizes[i].value);
+    }
+    oi__buf_printf(&b, "},\n  \"arena_bytes\": %llu,\n  \"peak_live_bytes\": %llu,\n  \"state_bytes\": %llu,\n",
+                   (unsigned long long)s->arena_bytes, (unsigned long long)s->peak_bytes,
+                   (unsigned long long)s->state_bytes);
+    oi__buf_printf(&b, "  \"positions\": %d,\n  \"kernels\": [", s->n_positions);
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
+        const oi__sy_kernel *kr = &s->kernels[k];
+        oi__buf_printf(&b, "%s\n    {\"id\": %d, \"name\": \"%s_k%d\", \"kind\": \"%s\", \"elements\": %lld, "
+                           "\"bytes\": %llu, \"flops\": %llu,\n     \"statements\": [",
+                       k ? "," : "", kr->id, p->name, kr->id, oi__sy_kernel_kind_name(kr->kind), (long long)kr->numel,
+                       (unsigned long long)kr->bytes, (unsigned long long)kr->flops);
+        for (int n = 0; n < (int)arrlen(kr->nodes); n++) {
+            oi__buf_puts(&b, n ? ",\n       " : "\n       ");
+            oi__sy_json_stmt(&b, kr->nodes[n]);
+        }
+        oi__buf_puts(&b, "],\n     \"buffers\": [");
+        bool first = true;
+        for (int n = 0; n < (int)arrlen(kr->nodes); n++) {
+            const oi__pnode *pn = kr->nodes[n];
+            for (int i = -1; i < (int)arrlen(pn->inputs); i++) {
+                int slot = i < 0 ? pn->out : pn->inputs[i];
+                const oi__sy_buffer *buf = &s->buffers[slot];
+                oi__buf_printf(&b, "%s{\"var\": ", first ? "" : ", ");
+                oi__buf_json_string(&b, p->plan->slots[slot].name);
+                oi__buf_printf(&b, ", \"home\": \"%s\", \"offset\": %llu, \"access\": \"%s\"}", oi__sy_home_name(buf->home),
+                               (unsigned long long)buf->offset, i < 0 ? "write" : "read");
+                first = false;
+            }
+        }
+        oi__buf_puts(&b, "]}");
+    }
+    oi__buf_puts(&b, "\n  ],\n  \"variables\": [");
+    for (int i = 0; i < (int)arrlen(s->buffers); i++) {
+        const oi__sy_buffer *buf = &s->buffers[i];
+        const oi__slot *sl = &p->plan->slots[buf->slot];
+        oi__buf_printf(&b, "%s\n    {\"name\": ", i ? "," : "");
+        oi__buf_json_string(&b, sl->name);
+        if (buf->consumer >= 0) {
+            oi__buf_puts(&b, ", \"copy_for_block\": ");
+            oi__buf_json_string(&b, p->plan->blocks[buf->consumer].ir->name);
+        }
+        oi__buf_printf(&b, ", \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": ", oi__sy_kind_name(sl->kind),
+                       oi_dtype_name(sl->dtype));
+        oi__sy_shape_text(&b, sl);
+        oi__buf_printf(&b, ", \"home\": \"%s\", \"bytes\": %llu", oi__sy_home_name(buf->home),
+                       (unsigned long long)buf->bytes);
+        if (buf->home == OI__SY_ARENA || buf->home == OI__SY_STATE)
+            oi__buf_printf(&b, ", \"offset\": %llu", (unsigned long long)buf->offset);
+        if (buf->home == OI__SY_ARENA)
+            oi__buf_printf(&b, ", \"live\": [%d, %d], \"zero_at_start\": %s, \"kept\": %s", buf->first, buf->last,
+                           buf->zero_at_start ? "true" : "false", buf->kept ? "true" : "false");
+        if (buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX)
+            oi__buf_printf(&b, ", \"model_tensors\": %d", (int)arrlen(buf->tensors));
+        oi__buf_puts(&b, "}");
+    }
+    oi__buf_puts(&b, "\n  ]\n}\n");
+    return oi__buf_take(&b);
+}
+
+static char *oi__sy_dot(const oi_plan *p) {
+    const oi__sy_schedule *s = &p->schedule;
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_printf(&b, "digraph \"%s\" {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n", p->name);
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
+        const oi__sy_kernel *kr = &s->kernels[k];
+        oi__buf_printf(&b, "  k%d [shape=box, label=\"k%d: %s", k, k, oi__sy_kernel_kind_name(kr->kind));
+        for (int n = 0; n < (int)arrlen(kr->nodes); n++)
+            oi__buf_printf(&b, "\\l%s:%d %s", oi__sy_file_name(kr->nodes[n]->ir->src.file), kr->nodes[n]->ir->src.line,
+                           oi_op_name(kr->nodes[n]->ir->op));
+        oi__buf_puts(&b, "\\l\"];\n");
+    }
+    /* variables between kernels: an edge from each writer to each later reader */
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        for (int n = 0; n < (int)arrlen(s->kernels[k].nodes); n++) {
+            int slot = s->kernels[k].nodes[n]->out;
+            bool again = false; /* one edge per variable a kernel writes */
+            for (int e = n + 1; e < (int)arrlen(s->kernels[k].nodes); e++)
+                again |= s->kernels[k].nodes[e]->out == slot;
+            for (int r = k + 1; r < (int)arrlen(s->kernels) && !again; r++) {
+                bool reads = false;
+                for (int m = 0; m < (int)arrlen(s->kernels[r].nodes); m++)
+                    for (int i = 0; i < (int)arrlen(s->kernels[r].nodes[m]->inputs); i++)
+                        reads |= s->kernels[r].nodes[m]->inputs[i] == slot;
+                if (reads)
+                    oi__buf_printf(&b, "  k%d -> k%d [label=\"%s\"];\n", k, r, p->plan->slots[slot].name);
+            }
+        }
+    oi__buf_puts(&b, "}\n");
+    return oi__buf_take(&b);
+}
+
+/* ------------------------------------------------------------------ */
+/* The folder                                                          */
+/* ------------------------------------------------------------------ */
+static oi_status oi__sy_mkdirs(const char *dir) {
+    char *path = oi__strdup(dir);
+    if (!path)
+        return OI_ERROR_OUT_OF_MEMORY;
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        mkdir(path, 0777);
+        *p = '/';
+    }
+    int rc = mkdir(path, 0777);
+    int err = errno;
+    oi__free(path);
+    struct stat st;
+    if (rc != 0 && (err != EEXIST || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+        return oi__fail(OI_ERROR_IO, "oi_plan_emit: cannot create the folder %s: %s", dir, strerror(err));
+    return OI_OK;
+}
+
+static oi_status oi__sy_write(const char *dir, const char *name, const char *ext, char *text) {
+    if (!text)
+        return oi__last_status(OI_ERROR_OUT_OF_MEMORY);
+    char *path = oi__sprintf("%s/%s%s", dir, name, ext);
+    if (!path) {
+        oi__free(text);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    FILE *f = fopen(path, "wb");
+    oi_status st = OI_OK;
+    if (!f) {
+        st = oi__fail(OI_ERROR_IO, "oi_plan_emit: cannot write %s: %s", path, strerror(errno));
+    } else {
+        size_t n = strlen(text);
+        bool ok = fwrite(text, 1, n, f) == n;
+        ok = fclose(f) == 0 && ok;
+        if (!ok)
+            st = oi__fail(OI_ERROR_IO, "oi_plan_emit: cannot write %s: %s", path, strerror(errno));
+    }
+    oi__free(path);
+    oi__free(text);
+    return st;
+}
+
+static char *oi__sy_text(const char *const *lines) {
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__sy_lines(&b, lines);
+    return oi__buf_take(&b);
+}
+
+oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir) {
+    if (!plan || !out_dir || !*out_dir)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_plan_emit: need a plan and a folder");
+    oi_status st = oi__sy_mkdirs(out_dir);
+    const char *N = plan->name;
+    if (st == OI_OK)
+        st = oi__sy_write(out_dir, N, ".h", oi__sy_header(plan));
+    if (st == OI_OK)
+        st = oi__sy_write(out_dir, N, ".c", oi__sy_source(plan));
+    if (st == OI_OK)
+        st = oi__sy_write(out_dir, "oi_scalar", ".h", oi__sy_text(oi__sy_text_scalar_h));
+    if (st == OI_OK)
+        st = oi__sy_write(out_dir, "npy", ".h", oi__sy_text(oi__sy_text_npy_h));
+    if (st == OI_OK)
+        st = oi__sy_write(out_dir, "main", ".c", oi__sy_driver(plan));
+    if (st == OI_OK)
+        st = oi__sy_write(out_dir, "Makefile", "", oi__sy_makefile(plan));
+    if (st == OI_OK)
+        st = oi__sy_write(out_dir, "plan", ".json", oi_plan_to_json(plan));
+    if (st == OI_OK)
+        st = oi__sy_write(out_dir, "plan", ".dot", oi__sy_dot(plan));
+    return st;
+}

@@ -1,0 +1,32 @@
+/* lang.c - what differs between the C-family languages the renderer
+ * prints, one small struct per language, side by side. Only C today; a
+ * GLSL row (buffer declarations, gl_GlobalInvocationID, barrier()) joins
+ * it with the Vulkan target. */
+#include "synth_internal.h"
+
+static const char *oi__sy_c_type(oi_dtype t) {
+    switch (t) {
+    case OI_DTYPE_F32: return "float";
+    case OI_DTYPE_F64: return "double";
+    case OI_DTYPE_I8: return "int8_t";
+    case OI_DTYPE_I16: return "int16_t";
+    case OI_DTYPE_I32: return "int32_t";
+    case OI_DTYPE_I64: return "int64_t";
+    case OI_DTYPE_U8: return "uint8_t";
+    case OI_DTYPE_U16: return "uint16_t";
+    case OI_DTYPE_U32: return "uint32_t";
+    case OI_DTYPE_U64: return "uint64_t";
+    case OI_DTYPE_BOOL: return "unsigned char";
+    default: return NULL;
+    }
+}
+
+const oi__sy_lang oi__sy_lang_c = {
+    "c",
+    "size_t",
+    "unsigned char",
+    oi__sy_c_type,
+    "double",
+    "OI_ROUND_F32", /* defined in the emitted .c: ((double)(float)(x)) */
+    "expf",
+};

@@ -1,0 +1,711 @@
+/* render.c - the schedule as C-family source. It prints what schedule.c
+ * decided and decides nothing: which statements a kernel fuses, where each
+ * value lives and what is stored all come from the schedule; the type
+ * names, the rounding and the math functions from the language struct
+ * (lang.c); the arithmetic of every op from kernels/scalar.h, which the
+ * emitted code includes.
+ *
+ * Each kernel becomes one static function whose parameters are the DSL
+ * variables it touches, opening with the statements it fuses:
+ *     /+ k0: elementwise, 2 statements
+ *      +   minimal.c:24: op add(x,a) >> t0
+ *      +   minimal.c:25: op mul(y,t0) >> y +/
+ * and the step function calls them in order inside the DSL's loops and
+ * branches. */
+#include "synth_internal.h"
+
+#include <math.h>
+
+/* ------------------------------------------------------------------ */
+/* Small pieces                                                        */
+/* ------------------------------------------------------------------ */
+static void oi__sy_indent(oi__buf *b, int depth) {
+    for (int i = 0; i < depth; i++)
+        oi__buf_puts(b, "    ");
+}
+
+static const char *oi__sy_basename(const char *path) {
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path ? path : "?";
+}
+
+/* Text that may sit in a comment: no comment delimiters, no newlines. */
+static void oi__sy_comment_text(oi__buf *b, const char *text) {
+    for (const char *p = text; *p; p++) {
+        if ((p[0] == '*' && p[1] == '/') || (p[0] == '/' && p[1] == '*')) {
+            oi__buf_puts(b, p[0] == '*' ? "*_" : "/_");
+            continue;
+        }
+        char c = *p == '\n' || *p == '\r' ? ' ' : *p;
+        oi__buf_append(b, &c, 1);
+    }
+}
+
+void oi__sy_render_stmt(oi__buf *b, const oi__pnode *pn) {
+    char *text = oi__node_describe(pn->ir);
+    oi__buf_printf(b, "%s:%d: ", oi__sy_basename(pn->ir->src.file), pn->ir->src.line);
+    oi__sy_comment_text(b, text ? text : "?");
+    oi__free(text);
+}
+
+/* A double as a C literal (exact: %.17g round-trips). */
+static void oi__sy_double(oi__buf *b, double v) {
+    if (isnan(v)) {
+        oi__buf_puts(b, "NAN");
+        return;
+    }
+    if (isinf(v)) {
+        oi__buf_puts(b, v < 0 ? "-INFINITY" : "INFINITY");
+        return;
+    }
+    char text[40];
+    snprintf(text, sizeof text, "%.17g", v);
+    oi__buf_puts(b, text);
+    if (!strpbrk(text, ".eEn"))
+        oi__buf_puts(b, ".0");
+}
+
+/* Local names of a kernel's body; a parameter named like one gets a '_'. */
+static bool oi__sy_reserved(const char *name) {
+    static const char *const words[] = {"i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr",
+                                        "yr", "a", "ctx", "n", "size_t", "float", "double", "int", "char"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(words[i], name) == 0)
+            return true;
+    return name[0] == 'v' && name[1] >= '0' && name[1] <= '9';
+}
+
+static void oi__sy_param_name(oi__buf *b, const oi__slot *sl) {
+    oi__buf_puts(b, sl->name);
+    if (oi__sy_reserved(sl->name))
+        oi__buf_puts(b, "_");
+}
+
+static const oi__slot *oi__sy_slot_of(const oi__sy_schedule *s, int slot) { return &s->plan->slots[slot]; }
+
+/* ------------------------------------------------------------------ */
+/* Where a value is, seen from the step function                      */
+/* ------------------------------------------------------------------ */
+typedef struct oi__sy_scope {
+    const char **loop_vars; /* stb array: the enclosing DSL loop indices */
+    const int *remap;       /* inside a consumer: pairs slot, private buffer */
+} oi__sy_scope;
+
+/* The buffer holding variable `slot` here (a consumer's copy, or its own). */
+static int oi__sy_buffer_of(const oi__sy_scope *scope, int slot) {
+    for (int i = 0; scope && scope->remap && i + 1 < (int)arrlen(scope->remap); i += 2)
+        if (scope->remap[i] == slot)
+            return scope->remap[i + 1];
+    return slot;
+}
+
+static void oi__sy_render_expr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__expr *e,
+                               const oi__sy_scope *scope);
+
+static void oi__sy_render_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
+                              const oi__pindex *index, const oi__sy_scope *scope) {
+    const oi__sy_buffer *buf = &s->buffers[oi__sy_buffer_of(scope, slot)];
+    const oi__slot *sl = oi__sy_slot_of(s, buf->slot);
+    const char *type = lang->type_of(sl->dtype);
+    switch (buf->home) {
+    case OI__SY_ARENA:
+        oi__buf_printf(b, "(%s *)(ctx->arena + %llu)", type, (unsigned long long)buf->offset);
+        return;
+    case OI__SY_STATE:
+        oi__buf_printf(b, "(%s *)(ctx->state + %llu)", type, (unsigned long long)buf->offset);
+        return;
+    case OI__SY_MODEL:
+        oi__buf_printf(b, "(const %s *)(ctx->model + %llu)", type, (unsigned long long)buf->tensors[0]->data_offset);
+        return;
+    case OI__SY_PREFIX:
+        oi__buf_printf(b, "(const %s *)ctx->%s_entries[", type, sl->name);
+        if (index)
+            oi__sy_render_expr(b, s, lang, &index->single, scope);
+        else
+            oi__buf_puts(b, "0");
+        oi__buf_puts(b, "]");
+        return;
+    case OI__SY_NONE: case OI__SY_TABLE:
+        oi__buf_puts(b, "NULL");
+        return;
+    }
+}
+
+void oi__sy_render_slot_ptr(oi__buf *b, const oi__sy_schedule *s, int slot, const char *ctx) {
+    (void)ctx;
+    oi__sy_render_ptr(b, s, &oi__sy_lang_c, slot, NULL, NULL);
+}
+
+/* A loop bound or an index: a literal, a loop index in scope, a named size
+ * (specialized), or a scalar variable read at run time. */
+static void oi__sy_render_expr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__expr *e,
+                               const oi__sy_scope *scope) {
+    if (!e->ident) {
+        oi__buf_printf(b, "%lld", (long long)e->lit);
+        return;
+    }
+    for (int i = scope ? (int)arrlen(scope->loop_vars) - 1 : -1; i >= 0; i--)
+        if (strcmp(scope->loop_vars[i], e->ident) == 0) {
+            oi__buf_puts(b, e->ident);
+            return;
+        }
+    int64_t size;
+    if (oi__plan_size(s->plan, e->ident, &size)) {
+        oi__buf_printf(b, "%lld", (long long)size);
+        return;
+    }
+    int slot = oi__plan_slot(s->plan, e->ident);
+    if (slot >= 0) {
+        oi__buf_puts(b, "(int64_t)*");
+        oi__sy_render_ptr(b, s, lang, slot, NULL, scope);
+        return;
+    }
+    oi__buf_puts(b, "0 /* unknown */");
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernels                                                             */
+/* ------------------------------------------------------------------ */
+/* The distinct stored slots a kernel touches, in order, and how. */
+typedef struct oi__sy_param {
+    int slot;
+    int input; /* the first (node, input) it came from, for prefix indices */
+    int node;
+    bool written;
+} oi__sy_param;
+
+static void oi__sy_add_param(oi__sy_param **params, int slot, int node, int input, bool written) {
+    for (int i = 0; i < (int)arrlen(*params); i++)
+        if ((*params)[i].slot == slot) {
+            (*params)[i].written |= written;
+            return;
+        }
+    oi__sy_param p = {slot, input, node, written};
+    (void)arrput(*params, p);
+}
+
+static oi__sy_param *oi__sy_kernel_params(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    oi__sy_param *params = NULL;
+    for (int n = 0; n < (int)arrlen(k->nodes); n++) {
+        const oi__pnode *pn = k->nodes[n];
+        for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+            if (oi__sy_slot_stored(s, pn->inputs[i]))
+                oi__sy_add_param(&params, pn->inputs[i], n, i, false);
+        if (oi__sy_slot_stored(s, pn->out))
+            oi__sy_add_param(&params, pn->out, n, -1, true);
+    }
+    return params;
+}
+
+static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                                 const oi__sy_kernel *k, const oi__sy_param *params) {
+    oi__buf_printf(b, "/* k%d: %s, %d statement%s\n", k->id, oi__sy_kernel_kind_name(k->kind), (int)arrlen(k->nodes),
+                   arrlen(k->nodes) == 1 ? "" : "s");
+    for (int n = 0; n < (int)arrlen(k->nodes); n++) {
+        oi__buf_puts(b, " *   ");
+        oi__sy_render_stmt(b, k->nodes[n]);
+        oi__buf_puts(b, "\n");
+    }
+    oi__buf_puts(b, " */\n");
+    oi__buf_printf(b, "static void %s_k%d(", prefix, k->id);
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
+        oi__buf_printf(b, "%s%s%s *", i ? ", " : "", params[i].written ? "" : "const ", lang->type_of(sl->dtype));
+        oi__sy_param_name(b, sl);
+    }
+    oi__buf_puts(b, arrlen(params) ? ") {\n" : "void) {\n");
+}
+
+/* The element of input `in` that output element `index` (of `out`'s
+ * shape) reads under numpy broadcasting, with every size specialized. */
+static void oi__sy_broadcast_index(oi__buf *b, const oi__slot *in, const oi__slot *out, const char *index) {
+    int64_t in_n = oi__shape_numel(in->ndim, in->shape), out_n = oi__shape_numel(out->ndim, out->shape);
+    if (in_n == out_n) {
+        oi__buf_puts(b, index);
+        return;
+    }
+    if (in_n == 1) {
+        oi__buf_puts(b, "0");
+        return;
+    }
+    /* a trailing block that repeats (a bias row): index % its size */
+    int shift = out->ndim - in->ndim, d = 0;
+    while (d < in->ndim && in->shape[d] == 1)
+        d++;
+    bool suffix = true;
+    for (int e = d; e < in->ndim; e++)
+        suffix &= in->shape[e] == out->shape[e + shift];
+    if (suffix) {
+        oi__buf_printf(b, "%s %% %lld", index, (long long)in_n);
+        return;
+    }
+    int64_t out_stride = 1, in_stride = 1;
+    bool first = true;
+    oi__buf_puts(b, "(");
+    for (int e = out->ndim - 1; e >= 0; e--) {
+        int ie = e - shift;
+        int64_t in_dim = ie >= 0 ? in->shape[ie] : 1;
+        if (in_dim != 1) {
+            oi__buf_printf(b, "%s%s / %lld %% %lld * %lld", first ? "" : " + ", index, (long long)out_stride,
+                           (long long)out->shape[e], (long long)in_stride);
+            first = false;
+        }
+        out_stride *= out->shape[e];
+        if (ie >= 0)
+            in_stride *= in->shape[ie];
+    }
+    oi__buf_puts(b, first ? "0)" : ")");
+}
+
+/* The value of input `i` of node `n`: a register of an earlier statement
+ * of the kernel, or a load in the compute domain. */
+static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int n, int i,
+                           const char *index) {
+    int slot = k->nodes[n]->inputs[i];
+    for (int m = n - 1; m >= 0; m--)
+        if (k->nodes[m]->out == slot) {
+            oi__buf_printf(b, "v%d", m);
+            return;
+        }
+    const oi__slot *sl = oi__sy_slot_of(s, slot);
+    const char *cast = oi__dtype_is_float(sl->dtype) ? "double" : oi__dtype_is_signed(sl->dtype) ? "int64_t" : "uint64_t";
+    oi__buf_printf(b, "(%s)", cast);
+    oi__sy_param_name(b, sl);
+    oi__buf_puts(b, "[");
+    oi__sy_broadcast_index(b, sl, oi__sy_slot_of(s, k->nodes[0]->out), index);
+    oi__buf_puts(b, "]");
+}
+
+static double oi__sy_param_f(const oi__pnode *pn, const char *name) {
+    return oi__op_param_value_f64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), name);
+}
+
+/* Statement n of an elementwise chain or epilogue, at element `index`:
+ * `const double vN = ROUND(OI_S_op(...));` then its store when it is the
+ * last write of a stored variable in this kernel. */
+static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                const oi__sy_kernel *k, int n, const char *index, int depth) {
+    const oi__pnode *pn = k->nodes[n];
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    const oi__slot *in0 = oi__sy_slot_of(s, pn->inputs[0]);
+    bool single = out->dtype != OI_DTYPE_F64 && in0->dtype != OI_DTYPE_F64;
+    const char *round = single ? lang->round_f32 : "";
+    oi__buf *o = b;
+    oi__sy_indent(o, depth);
+    oi__buf_puts(o, "/* ");
+    oi__sy_render_stmt(o, pn);
+    oi__buf_puts(o, " */\n");
+    oi__sy_indent(o, depth);
+    bool is_bool = out->dtype == OI_DTYPE_BOOL;
+    oi__buf_printf(o, "%s v%d = ", is_bool ? "int" : lang->compute_float, n);
+    const char *name = oi_op_name(pn->ir->op);
+    switch (pn->ir->op) {
+    case OI_OP_relu: {
+        double slope = oi__sy_param_f(pn, "negative_slope"), lo = oi__sy_param_f(pn, "clamp_min"),
+               hi = oi__sy_param_f(pn, "clamp_max");
+        oi__buf_puts(o, "OI_S_relu_raw(");
+        oi__sy_operand(o, s, k, n, 0, index);
+        oi__buf_puts(o, ", ");
+        oi__sy_double(o, slope);
+        oi__buf_printf(o, ", %s);\n", single ? lang->round_f32 : "");
+        if (!(isinf(hi) && hi > 0)) {
+            oi__sy_indent(o, depth);
+            oi__buf_printf(o, "v%d = OI_S_clamp_hi(v%d, ", n, n);
+            oi__sy_double(o, hi);
+            oi__buf_puts(o, ");\n");
+        }
+        if (!(isinf(lo) && lo < 0)) {
+            oi__sy_indent(o, depth);
+            oi__buf_printf(o, "v%d = OI_S_clamp_lo(v%d, ", n, n);
+            oi__sy_double(o, lo);
+            oi__buf_puts(o, ");\n");
+        }
+        if (single) {
+            oi__sy_indent(o, depth);
+            oi__buf_printf(o, "v%d = %s(v%d);\n", n, round, n);
+        }
+        break;
+    }
+    default: {
+        oi__buf_printf(o, "%s(OI_S_%s(", is_bool ? "" : round, name);
+        for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+            if (i)
+                oi__buf_puts(o, ", ");
+            oi__sy_operand(o, s, k, n, i, index);
+        }
+        if (pn->ir->op == OI_OP_div || pn->ir->op == OI_OP_recip) {
+            oi__buf_puts(o, ", ");
+            oi__sy_double(o, oi__sy_param_f(pn, "div_by_zero_mask"));
+        } else if (pn->ir->op == OI_OP_fill_nan_like) {
+            oi__buf_puts(o, ", ");
+            oi__sy_double(o, oi__sy_param_f(pn, "value"));
+        } else if (pn->ir->op == OI_OP_fma) {
+            oi__buf_printf(o, ", %s", single ? lang->round_f32 : "");
+        }
+        oi__buf_puts(o, "));\n");
+        break;
+    }
+    }
+    /* the store: the last write of a stored variable in this kernel */
+    if (!oi__sy_slot_stored(s, pn->out))
+        return;
+    for (int m = n + 1; m < (int)arrlen(k->nodes); m++)
+        if (k->nodes[m]->out == pn->out)
+            return;
+    oi__sy_indent(o, depth);
+    oi__sy_param_name(o, out);
+    oi__buf_printf(o, "[%s] = (%s)v%d;\n", index, lang->type_of(out->dtype), n);
+}
+
+static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                      const oi__sy_kernel *k) {
+    oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++) {\n", lang->index_type, (long long)k->numel);
+    for (int n = 0; n < (int)arrlen(k->nodes); n++)
+        oi__sy_ew_statement(b, s, lang, k, n, "i", 2);
+    oi__buf_puts(b, "    }\n");
+}
+
+/* One row of C at a time in `acc`, then the epilogue over that row while
+ * it is in cache: C[r, :] never round-trips through memory unless read
+ * later. Row r of A is consumed before the epilogue may write it. */
+static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                 const oi__sy_kernel *k) {
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *a = oi__sy_slot_of(s, mm->inputs[0]), *bm = oi__sy_slot_of(s, mm->inputs[1]);
+    const oi__slot *c = oi__sy_slot_of(s, mm->out);
+    long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
+    const char *it = lang->index_type;
+    oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n", it, M);
+    oi__buf_printf(b, "        float acc[%lld];\n", N);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            acc[j] = 0.0f;\n", it, N);
+    oi__buf_printf(b, "        for (%s p = 0; p < %lld; p++) {\n", it, K);
+    oi__buf_puts(b, "            const float a = ");
+    oi__sy_param_name(b, a);
+    oi__buf_printf(b, "[r * %lld + p];\n", K);
+    oi__buf_printf(b, "            for (%s j = 0; j < %lld; j++)\n                acc[j] = OI_S_mac(acc[j], a, ", it, N);
+    oi__sy_param_name(b, bm);
+    oi__buf_printf(b, "[p * %lld + j]);\n        }\n", N);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, N);
+    oi__buf_printf(b, "            const %s i = r * %lld + j;\n", it, N);
+    oi__buf_puts(b, "            /* ");
+    oi__sy_render_stmt(b, mm);
+    oi__buf_puts(b, " */\n");
+    oi__buf_printf(b, "            %s v0 = (%s)acc[j];\n", lang->compute_float, lang->compute_float);
+    bool last = true;
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        last &= k->nodes[m]->out != mm->out;
+    if (oi__sy_slot_stored(s, mm->out) && last) {
+        oi__buf_puts(b, "            ");
+        oi__sy_param_name(b, c);
+        oi__buf_puts(b, "[i] = acc[j];\n");
+    }
+    for (int n = 1; n < (int)arrlen(k->nodes); n++)
+        oi__sy_ew_statement(b, s, lang, k, n, "i", 3);
+    oi__buf_puts(b, "            (void)v0;\n        }\n    }\n");
+}
+
+/* The element of the input for output element `o` and reduced element `q`. */
+static void oi__sy_reduce_index(oi__buf *b, const oi__slot *in, const bool *reduced) {
+    int64_t stride[OI_MAX_DIMS], kept_after[OI_MAX_DIMS], red_after[OI_MAX_DIMS];
+    int64_t st = 1, ka = 1, ra = 1;
+    for (int d = in->ndim - 1; d >= 0; d--) {
+        stride[d] = st;
+        st *= in->shape[d];
+        kept_after[d] = ka;
+        red_after[d] = ra;
+        if (reduced[d])
+            ra *= in->shape[d];
+        else
+            ka *= in->shape[d];
+    }
+    bool first = true;
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->shape[d] == 1)
+            continue;
+        oi__buf_printf(b, "%s%s / %lld %% %lld * %lld", first ? "" : " + ", reduced[d] ? "q" : "o",
+                       (long long)(reduced[d] ? red_after[d] : kept_after[d]), (long long)in->shape[d],
+                       (long long)stride[d]);
+        first = false;
+    }
+    if (first)
+        oi__buf_puts(b, "0");
+}
+
+static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                 const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    bool reduced[OI_MAX_DIMS] = {false};
+    const oi__attr *axes = NULL;
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "axes") == 0)
+            axes = &pn->attrs[i];
+    int64_t count = 1;
+    for (int i = 0; axes && i < (int)arrlen(axes->ints); i++) {
+        int64_t a = axes->ints[i] < 0 ? axes->ints[i] + in->ndim : axes->ints[i];
+        if (a >= 0 && a < in->ndim && !reduced[a]) {
+            reduced[a] = true;
+            count *= in->shape[a];
+        }
+    }
+    const char *it = lang->index_type;
+    oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++) {\n", it, (long long)oi__shape_numel(out->ndim, out->shape));
+    oi__buf_puts(b, "        float acc = 0.0f;\n");
+    oi__buf_printf(b, "        for (%s q = 0; q < %lld; q++) {\n            const %s at = ", it, (long long)count, it);
+    oi__sy_reduce_index(b, in, reduced);
+    oi__buf_puts(b, ";\n            acc = OI_S_sum_step(acc, ");
+    oi__sy_param_name(b, in);
+    oi__buf_puts(b, "[at]);\n        }\n        ");
+    oi__sy_param_name(b, out);
+    if (pn->ir->op == OI_OP_mean_axis)
+        oi__buf_printf(b, "[o] = (float)((double)acc / %lld.0);\n    }\n", (long long)count);
+    else
+        oi__buf_puts(b, "[o] = acc;\n    }\n");
+}
+
+static void oi__sy_render_softmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                  const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    long long len = (long long)in->shape[in->ndim - 1];
+    long long rows = (long long)oi__shape_numel(in->ndim, in->shape) / (len ? len : 1);
+    const char *it = lang->index_type;
+    oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n        const float *xr = ", it, rows);
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, " + r * %lld;\n        float *yr = ", len);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, " + r * %lld;\n", len);
+    oi__buf_printf(b, "        float m = xr[0];\n        for (%s j = 1; j < %lld; j++)\n", it, len);
+    oi__buf_puts(b, "            m = xr[j] > m ? xr[j] : m;\n        double sum = 0.0;\n");
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n            yr[j] = %s(xr[j] - m);\n", it, len,
+                   lang->exp_fn);
+    oi__buf_puts(b, "            sum = OI_S_sum_step(sum, (double)yr[j]);\n        }\n");
+    oi__buf_printf(b, "        const float inv = (float)(1.0 / sum);\n        for (%s j = 0; j < %lld; j++)\n", it, len);
+    oi__buf_puts(b, "            yr[j] = yr[j] * inv;\n    }\n");
+}
+
+static void oi__sy_render_all_finite(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                     const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    oi__buf_printf(b, "    int ok = 1;\n    for (%s i = 0; i < %lld; i++)\n        if (!OI_S_isfinite((double)", lang->index_type,
+                   (long long)oi__shape_numel(in->ndim, in->shape));
+    oi__sy_param_name(b, in);
+    oi__buf_puts(b, "[i]))\n            ok = 0;\n    ");
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, "[0] = (%s)ok;\n", lang->bool_type);
+}
+
+void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
+        const oi__sy_kernel *kr = &s->kernels[k];
+        oi__sy_param *params = oi__sy_kernel_params(s, kr);
+        oi__sy_kernel_header(b, s, lang, prefix, kr, params);
+        switch (kr->kind) {
+        case OI__SY_K_ELEMENTWISE: oi__sy_render_elementwise(b, s, lang, kr); break;
+        case OI__SY_K_MATMUL: oi__sy_render_matmul(b, s, lang, kr); break;
+        case OI__SY_K_REDUCE: oi__sy_render_reduce(b, s, lang, kr); break;
+        case OI__SY_K_SOFTMAX: oi__sy_render_softmax(b, s, lang, kr); break;
+        case OI__SY_K_ALL_FINITE: oi__sy_render_all_finite(b, s, lang, kr); break;
+        }
+        oi__buf_puts(b, "}\n\n");
+        arrfree(params);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The step function's body                                           */
+/* ------------------------------------------------------------------ */
+static void oi__sy_render_list(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                               const oi__sy_step *steps, int depth, oi__sy_scope *scope);
+static void oi__sy_render_consumer(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                   const char *prefix, const oi__sy_step *cons, int depth, oi__sy_scope *scope);
+
+static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                               const oi__sy_step *st, int depth, const oi__sy_scope *scope) {
+    const oi__sy_kernel *k = &s->kernels[st->kernel];
+    oi__sy_param *params = oi__sy_kernel_params(s, k);
+    oi__sy_indent(b, depth);
+    oi__buf_printf(b, "%s_k%d(", prefix, k->id);
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        const oi__pnode *pn = k->nodes[params[i].node];
+        const oi__pindex *index = NULL;
+        if (params[i].input >= 0 && pn->input_indices && pn->input_indices[params[i].input])
+            index = &pn->input_indices[params[i].input][0];
+        if (i)
+            oi__buf_puts(b, ", ");
+        oi__sy_render_ptr(b, s, lang, params[i].slot, index, scope);
+    }
+    oi__buf_printf(b, "); /* %s:%d", oi__sy_basename(k->nodes[0]->ir->src.file), k->nodes[0]->ir->src.line);
+    if (arrlen(k->nodes) > 1)
+        oi__buf_printf(b, "-%d", k->nodes[arrlen(k->nodes) - 1]->ir->src.line);
+    oi__buf_puts(b, " */\n");
+    /* the debug dump: every stored value this kernel wrote */
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n", prefix);
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        if (!params[i].written)
+            continue;
+        oi__sy_indent(b, depth);
+        oi__buf_printf(b, "%s_dump(ctx, %d, \"%s\", ", prefix, k->id, oi__sy_slot_of(s, params[i].slot)->name);
+        oi__sy_render_ptr(b, s, lang, params[i].slot, NULL, scope);
+        oi__buf_printf(b, ", %d);\n", (int)oi__sy_slot_of(s, params[i].slot)->dtype);
+    }
+    oi__buf_puts(b, "#endif\n");
+    arrfree(params);
+}
+
+static void oi__sy_render_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int dst, int src,
+                               const oi__sy_scope *scope) {
+    oi__buf_puts(b, "memcpy(");
+    oi__sy_render_ptr(b, s, lang, dst, NULL, scope);
+    oi__buf_puts(b, ", ");
+    oi__sy_render_ptr(b, s, lang, src, NULL, scope);
+    oi__buf_printf(b, ", %llu);", (unsigned long long)s->buffers[dst].bytes);
+}
+
+static void oi__sy_render_cache(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                                const oi__sy_step *st, const oi__sy_scope *scope) {
+    const oi__pnode *pn = st->node;
+    const oi__slot *sl = oi__sy_slot_of(s, pn->var);
+    switch (pn->ir->kind) {
+    case OI__NODE_CACHE_READ: oi__sy_render_copy(b, s, lang, pn->out, pn->var, scope); break;
+    case OI__NODE_CACHE_WRITE: oi__sy_render_copy(b, s, lang, pn->var, pn->out, scope); break;
+    case OI__NODE_CACHE_RESET: oi__buf_printf(b, "%s_init_%s(ctx);", prefix, sl->name); break;
+    default: {
+        int64_t amount = pn->ir->kind == OI__NODE_CACHE_DECREMENT ? -pn->ir->amount : pn->ir->amount;
+        const char *type = lang->type_of(sl->dtype);
+        oi__buf_printf(b, "for (%s i = 0; i < %lld; i++) {\n", lang->index_type,
+                       (long long)oi__shape_numel(sl->ndim, sl->shape));
+        oi__buf_printf(b, "        %s *v = ", type);
+        oi__sy_render_ptr(b, s, lang, pn->var, NULL, scope);
+        if (oi__dtype_is_float(sl->dtype))
+            oi__buf_printf(b, ";\n        v[i] = (%s)(v[i] + %lld.0);\n    }", type, (long long)amount);
+        else /* integers wrap: add in uint64_t, truncate to the width */
+            oi__buf_printf(b, ";\n        v[i] = (%s)(uint64_t)((uint64_t)v[i] + (uint64_t)%lldLL);\n    }", type,
+                           (long long)amount);
+        break;
+    }
+    }
+}
+
+static void oi__sy_render_step(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                               const oi__sy_step *st, int depth, oi__sy_scope *scope) {
+    const oi__pnode *pn = st->node;
+    switch (st->kind) {
+    case OI__SY_S_KERNEL: oi__sy_render_call(b, s, lang, prefix, st, depth, scope); return;
+    case OI__SY_S_LOOP: {
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "/* ");
+        oi__sy_render_stmt(b, pn);
+        oi__buf_puts(b, " */\n");
+        oi__sy_indent(b, depth);
+        const char *var = pn->ir->loop_index;
+        oi__buf_printf(b, "for (int64_t %s = ", var);
+        oi__sy_render_expr(b, s, lang, &pn->ir->loop_start, scope);
+        oi__buf_printf(b, "; %s < ", var);
+        oi__sy_render_expr(b, s, lang, &pn->ir->loop_end, scope);
+        oi__buf_printf(b, "; %s++) {\n", var);
+        (void)arrput(scope->loop_vars, var);
+        oi__sy_render_list(b, s, lang, prefix, st->body, depth + 1, scope);
+        arrpop(scope->loop_vars);
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "}\n");
+        return;
+    }
+    case OI__SY_S_BRANCH:
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "/* ");
+        oi__sy_render_stmt(b, pn);
+        oi__buf_puts(b, " */\n");
+        oi__sy_indent(b, depth);
+        if (pn->var >= 0) {
+            oi__buf_puts(b, "if (*");
+            oi__sy_render_ptr(b, s, lang, pn->var, NULL, scope);
+            oi__buf_printf(b, " != 0) { /* block %s */\n", s->plan->blocks[st->block_then].ir->name);
+        } else {
+            oi__buf_printf(b, "{ /* block %s */\n", s->plan->blocks[st->block_then].ir->name);
+        }
+        oi__sy_render_list(b, s, lang, prefix, st->then_steps, depth + 1, scope);
+        if (pn->var >= 0) {
+            oi__sy_indent(b, depth);
+            oi__buf_printf(b, "} else { /* block %s */\n", s->plan->blocks[st->block_else].ir->name);
+            oi__sy_render_list(b, s, lang, prefix, st->else_steps, depth + 1, scope);
+        }
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "}\n");
+        return;
+    case OI__SY_S_TRANSFER:
+        oi__sy_indent(b, depth);
+        oi__sy_render_copy(b, s, lang, pn->out, pn->var, scope);
+        break;
+    case OI__SY_S_CACHE:
+        oi__sy_indent(b, depth);
+        oi__sy_render_cache(b, s, lang, prefix, st, scope);
+        break;
+    case OI__SY_S_FENCE:
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "/* nothing is moved across this statement */");
+        break;
+    case OI__SY_S_YIELD:
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "/* ");
+        oi__sy_render_stmt(b, pn);
+        oi__buf_puts(b, ": the consumers run here, one after another */\n");
+        for (int c = 0; c < (int)arrlen(st->consumers); c++)
+            oi__sy_render_consumer(b, s, lang, prefix, &st->consumers[c], depth, scope);
+        return;
+    case OI__SY_S_AWAIT:
+        for (int k = 0; k + 1 < (int)arrlen(st->remap); k += 2) {
+            const oi__sy_buffer *priv = &s->buffers[st->remap[k]];
+            oi__sy_indent(b, depth);
+            oi__buf_printf(b, "memcpy(");
+            oi__sy_render_ptr(b, s, lang, st->remap[k + 1], NULL, scope);
+            oi__buf_printf(b, ", (const void *)(ctx->arena + %llu), %llu); /* %s from block %s */\n",
+                           (unsigned long long)priv->offset, (unsigned long long)priv->bytes,
+                           oi__sy_slot_of(s, st->remap[k + 1])->name, s->plan->blocks[priv->consumer].ir->name);
+        }
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "/* the consumers' yielded values are back */");
+        break;
+    case OI__SY_S_CONSUMER: return;
+    }
+    oi__buf_puts(b, " /* ");
+    oi__sy_render_stmt(b, pn);
+    oi__buf_puts(b, " */\n");
+}
+
+/* A consumer block, run at the entry's yield on its own copies of what it
+ * writes: it sees the values of the yield, and nobody sees its writes but
+ * the entry's await (for what it yields). */
+static void oi__sy_render_consumer(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                   const char *prefix, const oi__sy_step *cons, int depth, oi__sy_scope *scope) {
+    oi__sy_indent(b, depth);
+    oi__buf_printf(b, "{ /* block %s (a consumer), on its own copies of", s->plan->blocks[cons->block].ir->name);
+    for (int k = 0; k + 1 < (int)arrlen(cons->remap); k += 2)
+        oi__buf_printf(b, " %s", oi__sy_slot_of(s, cons->remap[k])->name);
+    oi__buf_puts(b, " */\n");
+    for (int k = 0; k + 1 < (int)arrlen(cons->remap); k += 2) {
+        oi__sy_indent(b, depth + 1);
+        oi__buf_printf(b, "memcpy((void *)(ctx->arena + %llu), ", (unsigned long long)s->buffers[cons->remap[k + 1]].offset);
+        oi__sy_render_ptr(b, s, lang, cons->remap[k], NULL, scope);
+        oi__buf_printf(b, ", %llu);\n", (unsigned long long)s->buffers[cons->remap[k + 1]].bytes);
+    }
+    const int *outer = scope->remap;
+    scope->remap = cons->remap;
+    oi__sy_render_list(b, s, lang, prefix, cons->body, depth + 1, scope);
+    scope->remap = outer;
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+}
+
+static void oi__sy_render_list(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                               const oi__sy_step *steps, int depth, oi__sy_scope *scope) {
+    for (int i = 0; i < (int)arrlen(steps); i++)
+        oi__sy_render_step(b, s, lang, prefix, &steps[i], depth, scope);
+}
+
+void oi__sy_render_steps(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
+    oi__sy_scope scope = {NULL, NULL};
+    oi__sy_render_list(b, s, lang, prefix, s->steps, 1, &scope);
+    arrfree(scope.loop_vars);
+}

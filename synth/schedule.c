@@ -1,0 +1,867 @@
+/* schedule.c - the validated plan becomes what the emitted code does: a
+ * tree of steps (kernels, loops, branches, copies, cache operations), the
+ * kernels with the DSL statements each one fuses, and a home for every
+ * variable (the model file, the state block, or an offset in one arena
+ * planned from liveness). It decides everything and prints nothing:
+ * render.c turns the result into source.
+ *
+ * What the C target does not support yet is refused here, with the DSL
+ * statement's file:line, rather than emitted wrong. */
+#include "synth_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Which ops the C target runs, and how they fuse                     */
+/* ------------------------------------------------------------------ */
+static bool oi__sy_float(oi_dtype t) { return t == OI_DTYPE_F32 || t == OI_DTYPE_F64; }
+static bool oi__sy_int(oi_dtype t) {
+    return t == OI_DTYPE_I8 || t == OI_DTYPE_I16 || t == OI_DTYPE_I32 || t == OI_DTYPE_I64 || t == OI_DTYPE_U8 ||
+           t == OI_DTYPE_U16 || t == OI_DTYPE_U32 || t == OI_DTYPE_U64;
+}
+
+/* Elementwise ops whose scalar form is in kernels/scalar.h, in floats;
+ * comparisons also in integers (their output is bool). */
+static bool oi__sy_ew_supported(oi_op op, oi_dtype in) {
+    switch (op) {
+    case OI_OP_add: case OI_OP_sub: case OI_OP_mul: case OI_OP_div: case OI_OP_neg: case OI_OP_recip:
+    case OI_OP_fma: case OI_OP_relu: case OI_OP_fill_nan_like:
+        return oi__sy_float(in);
+    case OI_OP_eq: case OI_OP_ne: case OI_OP_lt: case OI_OP_le: case OI_OP_gt: case OI_OP_ge:
+        return oi__sy_float(in) || oi__sy_int(in);
+    case OI_OP_is_nan:
+        return oi__sy_float(in);
+    default:
+        return false;
+    }
+}
+
+const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
+    switch (kind) {
+    case OI__SY_K_ELEMENTWISE: return "elementwise";
+    case OI__SY_K_MATMUL: return "matmul";
+    case OI__SY_K_REDUCE: return "reduce";
+    case OI__SY_K_SOFTMAX: return "softmax";
+    case OI__SY_K_ALL_FINITE: return "all_finite";
+    }
+    return "?";
+}
+
+static const oi__slot *oi__sy_slot(const oi__sy_schedule *s, int slot) { return &s->plan->slots[slot]; }
+
+static bool oi__sy_same_shape(const oi__slot *a, const oi__slot *b) {
+    if (a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+static int64_t oi__sy_numel(const oi__slot *sl) { return oi__shape_numel(sl->ndim, sl->shape); }
+
+static oi_status oi__sy_unsupported(const oi__pnode *pn, const char *why) {
+    return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the C target cannot synthesize this yet: %s", why);
+}
+
+/* Checks one op node and says which kernel kind runs it. */
+static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    oi_op op = pn->ir->op;
+    const oi__slot *out = oi__sy_slot(s, pn->out);
+    const oi__slot *in0 = oi__sy_slot(s, pn->inputs[0]);
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+        const oi__slot *in = oi__sy_slot(s, pn->inputs[i]);
+        if (in->dynamic_shape)
+            return oi__sy_unsupported(pn, "an input whose shape is only known at run time");
+        if (pn->input_indices && pn->input_indices[i] && !in->is_prefix)
+            return oi__sy_unsupported(pn, "an indexed input that is not a prefix table");
+    }
+    if (out->dynamic_shape)
+        return oi__sy_unsupported(pn, "an output whose shape is only known at run time");
+    if (oi__op_param_given(op, pn->attrs, arrlenu(pn->attrs), "acc"))
+        return oi__sy_unsupported(pn, "accumulate mode (acc=)");
+    if (oi__op_is_elementwise(op) && oi__sy_ew_supported(op, in0->dtype)) {
+        *kind = OI__SY_K_ELEMENTWISE;
+        return OI_OK;
+    }
+    if (op == OI_OP_matmul && in0->dtype == OI_DTYPE_F32 && in0->ndim == 2 && oi__sy_slot(s, pn->inputs[1])->ndim == 2 &&
+        out->ndim == 2) {
+        *kind = OI__SY_K_MATMUL;
+        return OI_OK;
+    }
+    if ((op == OI_OP_sum_axis || op == OI_OP_mean_axis) && in0->dtype == OI_DTYPE_F32) {
+        *kind = OI__SY_K_REDUCE;
+        return OI_OK;
+    }
+    if (op == OI_OP_softmax && in0->dtype == OI_DTYPE_F32) {
+        int64_t axis = oi__op_param_value_i64(op, pn->attrs, arrlenu(pn->attrs), "axis");
+        if (axis != -1 && axis != in0->ndim - 1)
+            return oi__sy_unsupported(pn, "softmax along an axis other than the last");
+        *kind = OI__SY_K_SOFTMAX;
+        return OI_OK;
+    }
+    if (op == OI_OP_is_finite && oi__sy_float(in0->dtype)) {
+        *kind = OI__SY_K_ALL_FINITE;
+        return OI_OK;
+    }
+    char why[160];
+    snprintf(why, sizeof why, "op %s on %s", oi_op_name(op), oi_dtype_name(in0->dtype));
+    return oi__sy_unsupported(pn, why);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fusion                                                              */
+/* ------------------------------------------------------------------ */
+/* The slot a node of kernel k writes is also the shape of its loop. */
+static const oi__slot *oi__sy_kernel_shape(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    return oi__sy_slot(s, k->nodes[0]->out);
+}
+
+static bool oi__sy_written_in(const oi__sy_kernel *k, int slot) {
+    for (int i = 0; i < (int)arrlen(k->nodes); i++)
+        if (k->nodes[i]->out == slot)
+            return true;
+    return false;
+}
+
+/* May elementwise node pn join kernel k (a chain, or a matmul's epilogue)?
+ * Its output has the kernel's shape; what it reads from the kernel is read
+ * at the same element; nothing the kernel reads at another element (a
+ * broadcast operand, a matmul's B, A's other rows) is written by it. */
+static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__pnode *pn) {
+    if ((int)arrlen(k->nodes) >= s->options.max_kernel_ops)
+        return false;
+    if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL)
+        return false;
+    const oi__slot *shape = oi__sy_kernel_shape(s, k), *out = oi__sy_slot(s, pn->out);
+    if (!oi__sy_same_shape(shape, out) || !oi__sy_float(out->dtype))
+        return false;
+    if (k->kind == OI__SY_K_MATMUL && oi__sy_numel(out) / out->shape[out->ndim - 1] != shape->shape[0])
+        return false;
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+        const oi__slot *in = oi__sy_slot(s, pn->inputs[i]);
+        if (oi__sy_written_in(k, pn->inputs[i]) && !oi__sy_same_shape(in, shape))
+            return false;
+        if (in->dtype != oi__sy_slot(s, pn->inputs[0])->dtype)
+            return false;
+    }
+    /* pn's output must not be read elsewhere than at its own element */
+    for (int n = 0; n < (int)arrlen(k->nodes); n++) {
+        const oi__pnode *m = k->nodes[n];
+        for (int i = 0; i < (int)arrlen(m->inputs); i++) {
+            if (m->inputs[i] != pn->out)
+                continue;
+            bool matmul_operand = k->kind == OI__SY_K_MATMUL && n == 0;
+            if (matmul_operand && (i == 1 || !oi__sy_same_shape(oi__sy_slot(s, m->inputs[i]), shape)))
+                return false;
+            if (!matmul_operand && !oi__sy_same_shape(oi__sy_slot(s, m->inputs[i]), shape))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Steps                                                               */
+/* ------------------------------------------------------------------ */
+typedef struct oi__sy_builder {
+    oi__sy_schedule *s;
+    int depth;        /* branch inlining depth                        */
+    bool in_consumer; /* building a consumer block: its yield/await are markers */
+    int *copy_back;   /* the last yield's pairs (private buffer, slot) for the await */
+} oi__sy_builder;
+
+static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, int count, oi__sy_step **steps);
+
+static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_step **steps) {
+    oi__sy_schedule *s = b->s;
+    oi__sy_kernel_kind kind = OI__SY_K_ELEMENTWISE;
+    oi_status st = oi__sy_classify(s, pn, &kind);
+    if (st != OI_OK)
+        return st;
+    oi__sy_step *last = arrlen(*steps) ? &(*steps)[arrlen(*steps) - 1] : NULL;
+    if (kind == OI__SY_K_ELEMENTWISE && last && last->kind == OI__SY_S_KERNEL &&
+        oi__sy_may_fuse(s, &s->kernels[last->kernel], pn)) {
+        if (!arrput(s->kernels[last->kernel].nodes, pn))
+            return OI_ERROR_OUT_OF_MEMORY;
+        return OI_OK;
+    }
+    oi__sy_kernel k;
+    memset(&k, 0, sizeof k);
+    k.id = (int)arrlen(s->kernels);
+    k.kind = kind;
+    if (!arrput(k.nodes, pn))
+        return OI_ERROR_OUT_OF_MEMORY;
+    if (!arrput(s->kernels, k)) {
+        arrfree(k.nodes);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    oi__sy_step step;
+    memset(&step, 0, sizeof step);
+    step.kind = OI__SY_S_KERNEL;
+    step.node = pn;
+    step.kernel = k.id;
+    return arrput(*steps, step) ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+}
+
+static oi_status oi__sy_add_branch(oi__sy_builder *b, const oi__pnode *pn, oi__sy_step *step) {
+    if (b->depth >= 16)
+        return oi__sy_unsupported(pn, "branches nested deeper than 16 (a branch cycle?)");
+    const oi__plan *p = b->s->plan;
+    b->depth++;
+    const oi__pblock *t = &p->blocks[pn->then_block];
+    oi_status st = oi__sy_build_block(b, t->nodes, (int)arrlen(t->nodes), &step->then_steps);
+    if (st == OI_OK && pn->var >= 0) {
+        const oi__pblock *e = &p->blocks[pn->else_block];
+        st = oi__sy_build_block(b, e->nodes, (int)arrlen(e->nodes), &step->else_steps);
+    }
+    b->depth--;
+    step->block_then = pn->then_block;
+    step->block_else = pn->var >= 0 ? pn->else_block : -1;
+    return st;
+}
+
+static oi_status oi__sy_check_cache(const oi__sy_schedule *s, const oi__pnode *pn) {
+    int target = pn->var; /* the persistent side */
+    if (target < 0)
+        return oi__sy_unsupported(pn, "a cache operation without a target");
+    const oi__slot *sl = oi__sy_slot(s, target);
+    if (sl->is_table)
+        return oi__sy_unsupported(pn, "persistent tables (@table)");
+    if (arrlen(pn->access))
+        return oi__sy_unsupported(pn, "an indexed cache access");
+    if ((pn->ir->kind == OI__NODE_CACHE_INCREMENT || pn->ir->kind == OI__NODE_CACHE_DECREMENT) &&
+        !oi__sy_int(sl->dtype) && !oi__sy_float(sl->dtype))
+        return oi__sy_unsupported(pn, "cache.increment of this dtype");
+    return OI_OK;
+}
+
+/* The slots a list of steps writes (a consumer's private copies); cache
+ * operations on persistent variables are shared state and write in place. */
+static bool oi__sy_collect_written(const oi__sy_schedule *s, const oi__sy_step *steps, int **out) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        int w[64], n = 0;
+        if (st->kind == OI__SY_S_KERNEL)
+            for (int k = 0; k < (int)arrlen(s->kernels[st->kernel].nodes) && n < 64; k++)
+                w[n++] = s->kernels[st->kernel].nodes[k]->out;
+        else if (st->kind == OI__SY_S_TRANSFER || (st->kind == OI__SY_S_CACHE && st->node->ir->kind == OI__NODE_CACHE_READ))
+            w[n++] = st->node->out;
+        for (int k = 0; k < n; k++) {
+            bool seen = false;
+            for (int j = 0; j < (int)arrlen(*out); j++)
+                seen |= (*out)[j] == w[k];
+            if (!seen && !arrput(*out, w[k]))
+                return false;
+        }
+        if (!oi__sy_collect_written(s, st->body, out) || !oi__sy_collect_written(s, st->then_steps, out) ||
+            !oi__sy_collect_written(s, st->else_steps, out))
+            return false;
+    }
+    return true;
+}
+
+static bool oi__sy_contains(const int *slots, int slot) {
+    for (int i = 0; i < (int)arrlen(slots); i++)
+        if (slots[i] == slot)
+            return true;
+    return false;
+}
+
+/* The entry yields pn->vars: every consumer block awaiting one of them runs
+ * here (a sequential schedule), each on private copies of what it writes,
+ * so that it sees the values at the yield and its writes reach nobody but
+ * the entry's await, and there only for the variables it yields. */
+static oi_status oi__sy_add_consumers(oi__sy_builder *b, const oi__pnode *pn, oi__sy_step *step) {
+    oi__sy_schedule *s = b->s;
+    const oi__plan *p = s->plan;
+    for (int c = 0; c < (int)arrlen(p->blocks); c++) {
+        const oi__pblock *blk = &p->blocks[c];
+        bool awaits = false;
+        for (int k = 0; blk->is_async && k < (int)arrlen(pn->vars); k++)
+            awaits |= oi__sy_contains(blk->awaits, pn->vars[k]);
+        if (!awaits)
+            continue;
+        oi__sy_step cons;
+        memset(&cons, 0, sizeof cons);
+        cons.kind = OI__SY_S_CONSUMER;
+        cons.node = pn;
+        cons.kernel = -1;
+        cons.block = c;
+        bool was = b->in_consumer;
+        b->in_consumer = true;
+        oi_status st = oi__sy_build_block(b, blk->nodes, (int)arrlen(blk->nodes), &cons.body);
+        b->in_consumer = was;
+        int *written = NULL;
+        if (st == OI_OK && !oi__sy_collect_written(s, cons.body, &written))
+            st = OI_ERROR_OUT_OF_MEMORY;
+        for (int w = 0; st == OI_OK && w < (int)arrlen(written); w++) {
+            oi__sy_buffer priv;
+            memset(&priv, 0, sizeof priv);
+            priv.slot = written[w];
+            priv.consumer = c;
+            priv.home = OI__SY_ARENA;
+            int index = (int)arrlen(s->buffers);
+            if (!arrput(s->buffers, priv) || !arrput(cons.remap, written[w]) || !arrput(cons.remap, index))
+                st = OI_ERROR_OUT_OF_MEMORY;
+            /* a yielded variable comes back at the await */
+            bool yielded = oi__sy_contains(pn->vars, written[w]) && oi__sy_contains(blk->awaits, written[w]);
+            if (st == OI_OK && yielded && (!arrput(b->copy_back, index) || !arrput(b->copy_back, written[w])))
+                st = OI_ERROR_OUT_OF_MEMORY;
+        }
+        arrfree(written);
+        if (st != OI_OK || !arrput(step->consumers, cons)) {
+            arrfree(cons.remap);
+            return st != OI_OK ? st : OI_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    return OI_OK;
+}
+
+static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, int count, oi__sy_step **steps) {
+    for (int i = 0; i < count; i++) {
+        const oi__pnode *pn = &nodes[i];
+        oi__sy_step step;
+        memset(&step, 0, sizeof step);
+        step.node = pn;
+        step.kernel = -1;
+        oi_status st = OI_OK;
+        switch (pn->ir->kind) {
+        case OI__NODE_ASSIGN: continue;
+        case OI__NODE_RETURN: return OI_OK;
+        case OI__NODE_OP:
+            st = oi__sy_add_op(b, pn, steps);
+            if (st != OI_OK)
+                return st;
+            continue;
+        case OI__NODE_LOOP:
+            step.kind = OI__SY_S_LOOP;
+            st = oi__sy_build_block(b, pn->body, (int)arrlen(pn->body), &step.body);
+            break;
+        case OI__NODE_BRANCH:
+            step.kind = OI__SY_S_BRANCH;
+            st = oi__sy_add_branch(b, pn, &step);
+            break;
+        case OI__NODE_TRANSFER:
+            if (pn->out < 0 || pn->var < 0)
+                return oi__sy_unsupported(pn, "an indexed transfer");
+            if (oi__sy_slot(b->s, pn->var)->dynamic_shape || oi__sy_slot(b->s, pn->out)->dynamic_shape)
+                return oi__sy_unsupported(pn, "a transfer of a value whose shape is only known at run time");
+            step.kind = OI__SY_S_TRANSFER;
+            break;
+        case OI__NODE_CACHE_READ: case OI__NODE_CACHE_WRITE: case OI__NODE_CACHE_INCREMENT:
+        case OI__NODE_CACHE_DECREMENT: case OI__NODE_CACHE_RESET:
+            st = oi__sy_check_cache(b->s, pn);
+            step.kind = OI__SY_S_CACHE;
+            break;
+        case OI__NODE_BARRIER: case OI__NODE_DEP:
+            step.kind = OI__SY_S_FENCE;
+            break;
+        case OI__NODE_YIELD:
+            if (b->in_consumer)
+                continue; /* a consumer's last statement: its copies are what it yields */
+            step.kind = OI__SY_S_YIELD;
+            st = oi__sy_add_consumers(b, pn, &step);
+            break;
+        case OI__NODE_AWAIT:
+            if (b->in_consumer)
+                continue; /* the consumer runs at the yield it awaits */
+            step.kind = OI__SY_S_AWAIT;
+            step.remap = b->copy_back;
+            b->copy_back = NULL;
+            break;
+        }
+        if (st != OI_OK) {
+            arrfree(step.body);
+            return st;
+        }
+        if (!arrput(*steps, step))
+            return OI_ERROR_OUT_OF_MEMORY;
+    }
+    return OI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Homes                                                               */
+/* ------------------------------------------------------------------ */
+static uint64_t oi__sy_value_bytes(const oi__slot *sl) {
+    return oi_dtype_nbytes(sl->dtype, (uint64_t)oi__sy_numel(sl));
+}
+
+/* The entries of a prefix family W(l): W.0, W.1, ... as long as the model
+ * has them. */
+static oi_status oi__sy_prefix_entries(const oi__plan *p, const oi__slot *sl, oi__sy_buffer *buf) {
+    if (sl->n_indices != 1)
+        return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
+                           "the C target cannot synthesize this yet: %s has %d table indices (one is supported)",
+                           sl->name, sl->n_indices);
+    for (int64_t l = 0; p->model && l < (1 << 16); l++) {
+        char *name = oi__plan_pattern_name(sl, &l);
+        if (!name)
+            return OI_ERROR_OUT_OF_MEMORY;
+        const oi_tensor_info *t = oi_model_find_tensor(p->model, name);
+        oi__free(name);
+        if (!t || !t->has_data || t->dtype != sl->dtype || t->numel != (uint64_t)oi__sy_numel(sl))
+            break;
+        if (!arrput(buf->tensors, t))
+            return OI_ERROR_OUT_OF_MEMORY;
+    }
+    buf->prefix_count = (int64_t)arrlen(buf->tensors);
+    return OI_OK;
+}
+
+static void oi__sy_mark_written(oi__sy_schedule *s, const oi__sy_step *steps) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        switch (st->kind) {
+        case OI__SY_S_KERNEL: {
+            const oi__sy_kernel *k = &s->kernels[st->kernel];
+            for (int n = 0; n < (int)arrlen(k->nodes); n++)
+                s->buffers[k->nodes[n]->out].written = true;
+            break;
+        }
+        case OI__SY_S_LOOP: oi__sy_mark_written(s, st->body); break;
+        case OI__SY_S_BRANCH:
+            oi__sy_mark_written(s, st->then_steps);
+            oi__sy_mark_written(s, st->else_steps);
+            break;
+        case OI__SY_S_TRANSFER: s->buffers[st->node->out].written = true; break;
+        case OI__SY_S_CACHE:
+            if (st->node->ir->kind == OI__NODE_CACHE_READ)
+                s->buffers[st->node->out].written = true;
+            else
+                s->buffers[st->node->var].written = true;
+            break;
+        case OI__SY_S_YIELD:
+            for (int c = 0; c < (int)arrlen(st->consumers); c++)
+                oi__sy_mark_written(s, st->consumers[c].body);
+            break;
+        case OI__SY_S_AWAIT:
+            for (int k = 0; k + 1 < (int)arrlen(st->remap); k += 2)
+                s->buffers[st->remap[k + 1]].written = true;
+            break;
+        case OI__SY_S_FENCE: case OI__SY_S_CONSUMER: break;
+        }
+    }
+}
+
+static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
+    const oi__plan *p = s->plan;
+    uint64_t state = 0;
+    for (int i = 0; i < (int)arrlen(p->slots); i++) {
+        const oi__slot *sl = &p->slots[i];
+        oi__sy_buffer *b = &s->buffers[i];
+        b->bytes = oi__sy_value_bytes(sl);
+        if (sl->is_prefix) {
+            b->home = OI__SY_PREFIX;
+            oi_status st = oi__sy_prefix_entries(p, sl, b);
+            if (st != OI_OK)
+                return st;
+            continue;
+        }
+        if (sl->is_table)
+            return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
+                               "the C target cannot synthesize this yet: persistent table %s", sl->name);
+        if (sl->model_meta)
+            return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
+                               "the C target cannot synthesize this yet: %s links a metadata entry", sl->name);
+        if (sl->dtype == OI_DTYPE_F16 || sl->dtype == OI_DTYPE_BF16 || oi__dtype_is_packed(sl->dtype) ||
+            sl->dtype == OI_DTYPE_F8 || sl->dtype == OI_DTYPE_BITSET)
+            return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
+                               "the C target cannot synthesize this yet: %s is %s", sl->name, oi_dtype_name(sl->dtype));
+        if (!sl->decl) {
+            b->home = OI__SY_ARENA;
+            continue;
+        }
+        if (sl->model_tensor && sl->model_tensor->has_data && !b->written && sl->kind != OI__MEM_DYNAMIC) {
+            b->home = OI__SY_MODEL;
+            if (!arrput(b->tensors, sl->model_tensor))
+                return OI_ERROR_OUT_OF_MEMORY;
+            continue;
+        }
+        if (sl->model_tensor && sl->model_tensor->has_data && !arrput(b->tensors, sl->model_tensor))
+            return OI_ERROR_OUT_OF_MEMORY;
+        b->home = OI__SY_STATE;
+        b->kept = true;
+        state = (state + 7) & ~(uint64_t)7;
+        b->offset = state;
+        state += b->bytes;
+    }
+    for (int i = (int)arrlen(p->slots); i < (int)arrlen(s->buffers); i++) /* consumers' copies */
+        s->buffers[i].bytes = oi__sy_value_bytes(&p->slots[s->buffers[i].slot]);
+    s->state_bytes = state;
+    return OI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Liveness                                                            */
+/* ------------------------------------------------------------------ */
+typedef struct oi__sy_live {
+    oi__sy_schedule *s;
+    int *loop_begin, *loop_end; /* stb arrays: the enclosing loops */
+    int pos;
+    int *n_kernels;             /* per slot: kernels/steps touching it */
+    int *first_kernel;          /* per slot: the first of them        */
+    bool *first_is_read;        /* per slot                           */
+    bool *last_is_write;
+    bool *seen;
+    const int *remap;           /* inside a consumer: pairs slot, private buffer */
+} oi__sy_live;
+
+static void oi__sy_touch_raw(oi__sy_live *lv, int slot, bool write, int step_id) {
+    oi__sy_buffer *b = &lv->s->buffers[slot];
+    if (!lv->seen[slot]) {
+        lv->seen[slot] = true;
+        lv->first_is_read[slot] = !write;
+        b->first = lv->pos;
+        b->last = lv->pos;
+        lv->first_kernel[slot] = step_id;
+        lv->n_kernels[slot] = 1;
+    } else if (lv->first_kernel[slot] != step_id) {
+        lv->n_kernels[slot]++;
+    }
+    if (lv->pos < b->first)
+        b->first = lv->pos;
+    if (lv->pos > b->last)
+        b->last = lv->pos;
+    lv->last_is_write[slot] = write;
+    /* a value touched in a loop lives through the whole loop */
+    for (int i = 0; i < (int)arrlen(lv->loop_begin); i++) {
+        if (lv->loop_begin[i] < b->first)
+            b->first = lv->loop_begin[i];
+        if (lv->loop_end[i] > b->last)
+            b->last = lv->loop_end[i];
+    }
+}
+
+/* A touch of variable `slot`: inside a consumer, of its private copy. */
+static void oi__sy_touch(oi__sy_live *lv, int slot, bool write, int step_id) {
+    for (int i = 0; lv->remap && i + 1 < (int)arrlen(lv->remap); i += 2)
+        if (lv->remap[i] == slot) {
+            slot = lv->remap[i + 1];
+            break;
+        }
+    oi__sy_touch_raw(lv, slot, write, step_id);
+}
+
+static int oi__sy_count_positions(const oi__sy_step *steps) {
+    int n = 0;
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        n++;
+        n += oi__sy_count_positions(steps[i].body);
+        n += oi__sy_count_positions(steps[i].then_steps);
+        n += oi__sy_count_positions(steps[i].else_steps);
+        for (int c = 0; c < (int)arrlen(steps[i].consumers); c++)
+            n += 1 + oi__sy_count_positions(steps[i].consumers[c].body);
+        if (steps[i].kind == OI__SY_S_LOOP || steps[i].kind == OI__SY_S_BRANCH)
+            n++;
+    }
+    return n;
+}
+
+static bool oi__sy_walk(oi__sy_live *lv, oi__sy_step *steps);
+
+static bool oi__sy_walk_step(oi__sy_live *lv, oi__sy_step *st) {
+    oi__sy_schedule *s = lv->s;
+    int id = lv->pos;
+    st->pos_begin = lv->pos;
+    switch (st->kind) {
+    case OI__SY_S_KERNEL: {
+        const oi__sy_kernel *k = &s->kernels[st->kernel];
+        for (int n = 0; n < (int)arrlen(k->nodes); n++) {
+            const oi__pnode *pn = k->nodes[n];
+            for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+                oi__sy_touch(lv, pn->inputs[i], false, id);
+            oi__sy_touch(lv, pn->out, true, id);
+        }
+        break;
+    }
+    case OI__SY_S_LOOP:
+        if (!arrput(lv->loop_begin, lv->pos) || !arrput(lv->loop_end, lv->pos + oi__sy_count_positions(st->body) + 1))
+            return false;
+        lv->pos++;
+        if (!oi__sy_walk(lv, st->body))
+            return false;
+        arrpop(lv->loop_begin);
+        arrpop(lv->loop_end);
+        break;
+    case OI__SY_S_BRANCH:
+        if (st->node->var >= 0)
+            oi__sy_touch(lv, st->node->var, false, id);
+        lv->pos++;
+        if (!oi__sy_walk(lv, st->then_steps) || !oi__sy_walk(lv, st->else_steps))
+            return false;
+        break;
+    case OI__SY_S_TRANSFER:
+        oi__sy_touch(lv, st->node->var, false, id);
+        oi__sy_touch(lv, st->node->out, true, id);
+        break;
+    case OI__SY_S_CACHE:
+        if (st->node->ir->kind == OI__NODE_CACHE_READ) {
+            oi__sy_touch(lv, st->node->var, false, id);
+            oi__sy_touch(lv, st->node->out, true, id);
+        } else if (st->node->ir->kind == OI__NODE_CACHE_WRITE) {
+            oi__sy_touch(lv, st->node->out >= 0 ? st->node->out : st->node->var, false, id);
+        }
+        break;
+    case OI__SY_S_YIELD:
+        lv->pos++;
+        for (int c = 0; c < (int)arrlen(st->consumers); c++) {
+            oi__sy_step *cons = &st->consumers[c];
+            int cid = lv->pos;
+            cons->pos_begin = lv->pos;
+            for (int k = 0; k + 1 < (int)arrlen(cons->remap); k += 2) {
+                oi__sy_touch_raw(lv, cons->remap[k], false, cid);    /* the copy in */
+                oi__sy_touch_raw(lv, cons->remap[k + 1], true, cid);
+            }
+            lv->pos++;
+            lv->remap = cons->remap;
+            bool ok = oi__sy_walk(lv, cons->body);
+            lv->remap = NULL;
+            cons->pos_end = lv->pos;
+            if (!ok)
+                return false;
+        }
+        break;
+    case OI__SY_S_AWAIT:
+        for (int k = 0; k + 1 < (int)arrlen(st->remap); k += 2) {
+            oi__sy_touch_raw(lv, st->remap[k], false, id); /* the copy back */
+            oi__sy_touch_raw(lv, st->remap[k + 1], true, id);
+        }
+        break;
+    case OI__SY_S_FENCE: case OI__SY_S_CONSUMER: break;
+    }
+    lv->pos++;
+    st->pos_end = lv->pos;
+    return true;
+}
+
+static bool oi__sy_walk(oi__sy_live *lv, oi__sy_step *steps) {
+    for (int i = 0; i < (int)arrlen(steps); i++)
+        if (!oi__sy_walk_step(lv, &steps[i]))
+            return false;
+    return true;
+}
+
+/* Temporaries: kept in a register of one kernel, or given arena bytes for
+ * their live range; read before written means zeros at the step's start;
+ * written last means the step's result (kept to the end, fetchable). */
+static oi_status oi__sy_liveness(oi__sy_schedule *s) {
+    int n = (int)arrlen(s->buffers);
+    oi__sy_live lv;
+    memset(&lv, 0, sizeof lv);
+    lv.s = s;
+    lv.n_kernels = (int *)oi__calloc((size_t)n + 1, sizeof(int));
+    lv.first_kernel = (int *)oi__calloc((size_t)n + 1, sizeof(int));
+    lv.first_is_read = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
+    lv.last_is_write = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
+    lv.seen = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
+    oi_status st = OI_OK;
+    if (!lv.n_kernels || !lv.first_kernel || !lv.first_is_read || !lv.last_is_write || !lv.seen ||
+        !oi__sy_walk(&lv, s->steps))
+        st = OI_ERROR_OUT_OF_MEMORY;
+    s->n_positions = lv.pos;
+    for (int i = 0; st == OI_OK && i < n; i++) {
+        oi__sy_buffer *b = &s->buffers[i];
+        if (b->home != OI__SY_ARENA)
+            continue;
+        if (!lv.seen[i]) {
+            b->home = OI__SY_NONE;
+            continue;
+        }
+        bool copy = i >= (int)arrlen(s->plan->slots); /* a consumer's private copy */
+        b->zero_at_start = !copy && lv.first_is_read[i];
+        b->kept = !copy && lv.last_is_write[i];
+        if (b->zero_at_start)
+            b->first = 0;
+        if (b->kept)
+            b->last = s->n_positions;
+        if (!copy && !b->zero_at_start && !b->kept && lv.n_kernels[i] == 1)
+            b->home = OI__SY_NONE; /* produced and consumed inside one kernel */
+    }
+    oi__free(lv.n_kernels);
+    oi__free(lv.first_kernel);
+    oi__free(lv.first_is_read);
+    oi__free(lv.last_is_write);
+    oi__free(lv.seen);
+    arrfree(lv.loop_begin);
+    arrfree(lv.loop_end);
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Arena: greedy by size (TVM's USMP greedy_by_size), first fit         */
+/* ------------------------------------------------------------------ */
+static uint64_t oi__sy_align_of(const oi__slot *sl) {
+    unsigned bits = oi_dtype_bits(sl->dtype);
+    return bits >= 8 ? bits / 8 : 1;
+}
+
+static bool oi__sy_overlap_time(const oi__sy_buffer *a, const oi__sy_buffer *b) {
+    return a->first <= b->last && b->first <= a->last;
+}
+
+/* Places buffers in `order`; returns the arena size. */
+static uint64_t oi__sy_pack(oi__sy_schedule *s, const int *order, int count) {
+    uint64_t total = 0;
+    for (int o = 0; o < count; o++) {
+        oi__sy_buffer *b = &s->buffers[order[o]];
+        uint64_t align = oi__sy_align_of(&s->plan->slots[b->slot]);
+        uint64_t offset = 0;
+        bool moved = true;
+        while (moved) { /* first fit: step past every placed buffer in the way */
+            moved = false;
+            offset = (offset + align - 1) / align * align;
+            for (int q = 0; q < o; q++) {
+                const oi__sy_buffer *c = &s->buffers[order[q]];
+                if (oi__sy_overlap_time(b, c) && offset < c->offset + c->bytes && c->offset < offset + b->bytes) {
+                    offset = c->offset + c->bytes;
+                    moved = true;
+                }
+            }
+        }
+        b->offset = offset;
+        if (offset + b->bytes > total)
+            total = offset + b->bytes;
+    }
+    return total;
+}
+
+static const oi__sy_schedule *oi__sy_sort_ctx;
+static int oi__sy_by_size(const void *x, const void *y) {
+    const oi__sy_buffer *a = &oi__sy_sort_ctx->buffers[*(const int *)x], *b = &oi__sy_sort_ctx->buffers[*(const int *)y];
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    if (a->first != b->first)
+        return a->first < b->first ? -1 : 1;
+    return *(const int *)x - *(const int *)y;
+}
+static int oi__sy_by_start(const void *x, const void *y) {
+    const oi__sy_buffer *a = &oi__sy_sort_ctx->buffers[*(const int *)x], *b = &oi__sy_sort_ctx->buffers[*(const int *)y];
+    if (a->first != b->first)
+        return a->first < b->first ? -1 : 1;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    return *(const int *)x - *(const int *)y;
+}
+
+static uint64_t oi__sy_peak(const oi__sy_schedule *s) {
+    uint64_t peak = 0;
+    for (int pos = 0; pos <= s->n_positions; pos++) {
+        uint64_t live = 0;
+        for (int i = 0; i < (int)arrlen(s->buffers); i++)
+            if (s->buffers[i].home == OI__SY_ARENA && s->buffers[i].first <= pos && pos <= s->buffers[i].last)
+                live += s->buffers[i].bytes;
+        if (live > peak)
+            peak = live;
+    }
+    return peak;
+}
+
+static oi_status oi__sy_plan_arena(oi__sy_schedule *s) {
+    int n = 0, *order = (int *)oi__calloc(arrlenu(s->buffers) + 1, sizeof(int));
+    if (!order)
+        return OI_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; i < (int)arrlen(s->buffers); i++)
+        if (s->buffers[i].home == OI__SY_ARENA)
+            order[n++] = i;
+    s->peak_bytes = oi__sy_peak(s);
+    oi__sy_sort_ctx = s;
+    /* two greedy orders; the smaller arena wins */
+    qsort(order, (size_t)n, sizeof *order, oi__sy_by_start);
+    uint64_t by_start = oi__sy_pack(s, order, n);
+    qsort(order, (size_t)n, sizeof *order, oi__sy_by_size);
+    uint64_t by_size = oi__sy_pack(s, order, n);
+    if (by_start < by_size) {
+        qsort(order, (size_t)n, sizeof *order, oi__sy_by_start);
+        by_size = oi__sy_pack(s, order, n);
+    }
+    oi__sy_sort_ctx = NULL;
+    s->arena_bytes = by_size;
+    oi__free(order);
+    return OI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Estimates                                                           */
+/* ------------------------------------------------------------------ */
+static void oi__sy_estimate(oi__sy_schedule *s) {
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
+        oi__sy_kernel *kr = &s->kernels[k];
+        const oi__slot *shape = oi__sy_kernel_shape(s, kr);
+        kr->numel = oi__sy_numel(shape);
+        kr->bytes = 0;
+        kr->flops = 0;
+        for (int n = 0; n < (int)arrlen(kr->nodes); n++) {
+            const oi__pnode *pn = kr->nodes[n];
+            for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+                if (!oi__sy_written_in(kr, pn->inputs[i]) || (kr->kind == OI__SY_K_MATMUL && n == 0))
+                    kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->inputs[i]));
+            if (s->buffers[pn->out].home != OI__SY_NONE)
+                kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->out));
+            if (n == 0 && kr->kind == OI__SY_K_MATMUL)
+                kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)oi__sy_slot(s, pn->inputs[0])->shape[1];
+            else if (kr->kind == OI__SY_K_REDUCE || kr->kind == OI__SY_K_SOFTMAX || kr->kind == OI__SY_K_ALL_FINITE)
+                kr->flops += (uint64_t)oi__sy_numel(oi__sy_slot(s, pn->inputs[0])) * (kr->kind == OI__SY_K_SOFTMAX ? 4u : 1u);
+            else
+                kr->flops += (uint64_t)kr->numel;
+        }
+    }
+}
+
+bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot) { return s->buffers[slot].home != OI__SY_NONE; }
+
+static void oi__sy_steps_free(oi__sy_step *steps) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        oi__sy_steps_free(steps[i].body);
+        oi__sy_steps_free(steps[i].then_steps);
+        oi__sy_steps_free(steps[i].else_steps);
+        oi__sy_steps_free(steps[i].consumers);
+        arrfree(steps[i].remap);
+    }
+    arrfree(steps);
+}
+
+void oi__sy_schedule_free(oi__sy_schedule *s) {
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        arrfree(s->kernels[k].nodes);
+    arrfree(s->kernels);
+    oi__sy_steps_free(s->steps);
+    for (int i = 0; i < (int)arrlen(s->buffers); i++)
+        arrfree(s->buffers[i].tensors);
+    arrfree(s->buffers);
+    memset(s, 0, sizeof *s);
+}
+
+oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *options, oi__sy_schedule *out) {
+    memset(out, 0, sizeof *out);
+    out->plan = plan;
+    out->options = *options;
+    if (out->options.max_kernel_ops < 1)
+        out->options.max_kernel_ops = 1;
+    if (!arrsetlen(out->buffers, arrlen(plan->slots)))
+        return OI_ERROR_OUT_OF_MEMORY;
+    memset(out->buffers, 0, sizeof *out->buffers * arrlenu(plan->slots));
+    for (int i = 0; i < (int)arrlen(plan->slots); i++) {
+        out->buffers[i].slot = i;
+        out->buffers[i].consumer = -1;
+    }
+    oi__sy_builder b = {out, 0, false, NULL};
+    const oi__pblock *entry = &plan->blocks[plan->entry];
+    oi_status st = oi__sy_build_block(&b, entry->nodes, (int)arrlen(entry->nodes), &out->steps);
+    arrfree(b.copy_back); /* a yield without its await: refused by validation */
+    if (st == OI_OK) {
+        oi__sy_mark_written(out, out->steps);
+        st = oi__sy_assign_homes(out);
+    }
+    if (st == OI_OK)
+        st = oi__sy_liveness(out);
+    if (st == OI_OK)
+        st = oi__sy_plan_arena(out);
+    if (st == OI_OK)
+        oi__sy_estimate(out);
+    if (st != OI_OK) {
+        if (st == OI_ERROR_OUT_OF_MEMORY && !*oi_last_error())
+            oi__fail(st, "synthesizer: out of memory");
+        oi__sy_schedule_free(out);
+    }
+    return st;
+}

@@ -1,0 +1,137 @@
+/* synth_internal.h - what the synthesizer's rooms share.
+ *
+ *   synth.c     the entry points (oi_synthesize, oi_plan_emit, the summary)
+ *   schedule.c  plan -> steps, kernels (fusion groups), buffers (arena
+ *               offsets). Decides; never prints.
+ *   lang.c      one small struct per language (C today)
+ *   render.c    kernels and steps as C-family source. Prints; never decides.
+ *   emit.c      writes the folder, one short function per file
+ *
+ * The schedule reads the validated plan (openinfer_impl/plan.h), the same
+ * one the executor runs, and never changes it. */
+#ifndef OPENINFER_SYNTH_INTERNAL_H
+#define OPENINFER_SYNTH_INTERNAL_H
+
+#include "../openinfer_impl/plan.h"
+
+/* ---- what a kernel computes ---- */
+typedef enum oi__sy_kernel_kind {
+    OI__SY_K_ELEMENTWISE, /* a chain of elementwise ops over one shape: one loop */
+    OI__SY_K_MATMUL,      /* [M, K] x [K, N], elementwise epilogue fused       */
+    OI__SY_K_REDUCE,      /* sum/mean over axes                                */
+    OI__SY_K_SOFTMAX,     /* softmax along the last axis                       */
+    OI__SY_K_ALL_FINITE   /* is_finite: every element, into one bool           */
+} oi__sy_kernel_kind;
+
+typedef struct oi__sy_kernel {
+    int id;
+    oi__sy_kernel_kind kind;
+    const oi__pnode **nodes; /* stb array: the fused DSL statements, in order */
+    int64_t numel;           /* elements of the loop (elementwise, epilogues)  */
+    uint64_t bytes, flops;   /* estimated per call                            */
+} oi__sy_kernel;
+
+/* ---- the step function, as a tree ---- */
+typedef enum oi__sy_step_kind {
+    OI__SY_S_KERNEL, OI__SY_S_LOOP, OI__SY_S_BRANCH, OI__SY_S_TRANSFER, OI__SY_S_CACHE,
+    OI__SY_S_FENCE,   /* barrier, dep: nothing runs, nothing moves across */
+    OI__SY_S_YIELD,   /* the entry yields: its consumers run here, one after another */
+    OI__SY_S_CONSUMER,/* one consumer block, on its own copies of what it writes */
+    OI__SY_S_AWAIT    /* the entry awaits: yielded values a consumer wrote come back */
+} oi__sy_step_kind;
+
+typedef struct oi__sy_step oi__sy_step;
+struct oi__sy_step {
+    oi__sy_step_kind kind;
+    const oi__pnode *node; /* the statement (the first of a kernel)  */
+    int kernel;            /* KERNEL: index into kernels              */
+    oi__sy_step *body;     /* LOOP (stb array)                        */
+    oi__sy_step *then_steps, *else_steps; /* BRANCH: the blocks, inlined (stb arrays) */
+    int block_then, block_else;
+    oi__sy_step *consumers; /* YIELD: CONSUMER steps (stb array)      */
+    int block;              /* CONSUMER: its block                    */
+    int *remap;             /* CONSUMER: pairs slot, private buffer (stb array);
+                               AWAIT: pairs private buffer, slot to copy back */
+    int pos_begin, pos_end; /* positions in the linear schedule       */
+};
+
+/* Where a slot's bytes live in the emitted code. */
+typedef enum oi__sy_home {
+    OI__SY_NONE,   /* never stored: a value inside one fused kernel      */
+    OI__SY_MODEL,  /* read-only, in the mapped model file                */
+    OI__SY_PREFIX, /* W(l): one pointer per entry into the model file    */
+    OI__SY_STATE,  /* a declared variable: its own bytes in ctx->state   */
+    OI__SY_TABLE,  /* a persistent table: preallocated at its @fixed bound */
+    OI__SY_ARENA   /* a temporary: an offset in the planned arena        */
+} oi__sy_home;
+
+typedef struct oi__sy_buffer {
+    int slot;             /* the variable (a consumer's private copy: the one copied) */
+    int consumer;         /* a private copy: the consumer block's index; else -1 */
+    oi__sy_home home;
+    uint64_t bytes;       /* one value (a table: one entry)              */
+    uint64_t offset;      /* in the arena or the state block             */
+    int first, last;      /* live positions (ARENA)                      */
+    bool zero_at_start;   /* read before written: starts every step as zeros */
+    bool written;         /* some statement writes it                    */
+    bool kept;            /* holds its value after the step (fetchable)  */
+    /* MODEL/PREFIX: the model tensors (PREFIX: one per entry, in order) */
+    const oi_tensor_info **tensors; /* stb array */
+    int64_t prefix_count;
+    int64_t table_entries; /* TABLE: entries preallocated (product of @fixed) */
+} oi__sy_buffer;
+
+typedef struct oi__sy_options {
+    int max_kernel_ops; /* ops fused into one kernel at most (>= 1) */
+} oi__sy_options;
+
+typedef struct oi__sy_schedule {
+    const oi__plan *plan;
+    oi__sy_options options;
+    oi__sy_kernel *kernels; /* stb array */
+    oi__sy_step *steps;     /* stb array: the entry block         */
+    oi__sy_buffer *buffers; /* stb array, one per plan slot       */
+    int n_positions;
+    uint64_t arena_bytes, peak_bytes, state_bytes;
+} oi__sy_schedule;
+
+/* schedule.c */
+oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *options, oi__sy_schedule *out);
+void oi__sy_schedule_free(oi__sy_schedule *s);
+/* The kernel's output slot for node i of it, and whether that value is
+ * stored (else it lives in a local of the kernel's loop only). */
+bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot);
+const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind);
+
+/* lang.c: what differs between C-family languages */
+typedef struct oi__sy_lang {
+    const char *name;
+    const char *index_type;   /* loop counters                       */
+    const char *bool_type;    /* storage of bool                     */
+    const char *(*type_of)(oi_dtype dtype); /* storage type, NULL if unsupported */
+    const char *compute_float; /* the domain floats compute in        */
+    const char *round_f32;     /* scalar.h's ROUND for f32 results    */
+    const char *exp_fn;        /* exp in the compute domain           */
+} oi__sy_lang;
+extern const oi__sy_lang oi__sy_lang_c;
+
+/* render.c: source text into b */
+void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix);
+void oi__sy_render_steps(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix);
+/* "x" -> a C expression for the first element of slot `slot` */
+void oi__sy_render_slot_ptr(oi__buf *b, const oi__sy_schedule *s, int slot, const char *ctx);
+/* "app.c:14: op add(x, a) >> t0" for comments */
+void oi__sy_render_stmt(oi__buf *b, const oi__pnode *pn);
+
+/* The result of oi_synthesize: the executor's plan, its schedule, and
+ * what the emitted code checks of the model file. */
+struct oi_plan {
+    char *name;               /* the graph's name as a C identifier */
+    oi__plan *plan;
+    oi__sy_schedule schedule;
+    bool scheduled;
+    const oi_model *model;    /* borrowed: alive until the plan is emitted */
+    uint64_t model_size, model_header_bytes, fingerprint;
+};
+
+#endif /* OPENINFER_SYNTH_INTERNAL_H */

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The synthesizer's bad inputs and promises, each able to fail:
+
+    check_errors.py OPENINFER EXPORT_MINIMAL EXPORT_RESIDUAL_MLP
+
+- an op the C target cannot run: `openinfer synth` exits 1 naming the DSL
+  statement's file:line and the op;
+- an output folder that cannot be created: exit 1 naming the folder;
+- a different model file at open time: the driver exits 1 saying so;
+- the device JSON's preferences.max_kernel_ops bounds fusion; a bad value
+  is an error naming its JSON path;
+- NAME_step allocates nothing (NAME.c built with malloc/calloc/realloc
+  counted, three steps);
+- -DNAME_DEBUG_DUMP=dir writes each kernel's outputs, equal to the values
+  the driver fetches.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+
+def run(cmd, expect=0, **kw):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    if r.returncode != expect:
+        raise SystemExit("FAILED (exit %d, wanted %d): %s\n%s" % (r.returncode, expect, " ".join(cmd), r.stdout))
+    return r.stdout
+
+
+def must_contain(text, *parts):
+    for p in parts:
+        if p not in text:
+            raise SystemExit("FAILED: %r not in:\n%s" % (p, text))
+
+
+ALLOC_COUNT = r"""
+#include <stdlib.h>
+long alloc_count;
+int alloc_counting;
+void *t_malloc(size_t n) { alloc_count += alloc_counting; return malloc(n); }
+void *t_calloc(size_t a, size_t b) { alloc_count += alloc_counting; return calloc(a, b); }
+void *t_realloc(void *p, size_t n) { alloc_count += alloc_counting; return realloc(p, n); }
+"""
+
+STEP_MAIN = r"""
+#include "%(name)s.h"
+#include <stdio.h>
+extern long alloc_count;
+extern int alloc_counting;
+int main(int argc, char **argv) {
+    %(name)s_ctx *ctx = %(name)s_open(argc > 1 ? argv[1] : NULL);
+    if (!ctx) { fprintf(stderr, "%%s\n", %(name)s_last_error()); return 1; }
+    alloc_counting = 1;
+    for (int s = 0; s < 3; s++)
+        if (%(name)s_step(ctx) != 0) { fprintf(stderr, "%%s\n", %(name)s_last_error()); return 1; }
+    alloc_counting = 0;
+    %(name)s_close(ctx);
+    printf("allocations in 3 steps: %%ld\n", alloc_count);
+    return alloc_count != 0;
+}
+"""
+
+
+def main():
+    cli, exp_minimal, exp_mlp = sys.argv[1:4]
+    work = tempfile.mkdtemp(prefix="synth_errors_")
+    try:
+        a, b = os.path.join(work, "a"), os.path.join(work, "b")
+        os.mkdir(a)
+        os.mkdir(b)
+        run([exp_minimal, a, "1"])
+        run([exp_mlp, b, "1"])
+        model, graph = os.path.join(a, "model.oinf"), os.path.join(a, "graph.json")
+
+        # an op the C target cannot run
+        g = json.load(open(graph))
+        node = [n for n in g["blocks"][0]["nodes"] if n.get("op") == "mul"][0]
+        node["op"] = "max"
+        bad_graph = os.path.join(work, "bad.json")
+        json.dump(g, open(bad_graph, "w"))
+        out = run([cli, "synth", model, bad_graph, "--target", "cpu", "--out", os.path.join(work, "x")], expect=1)
+        must_contain(out, "minimal.c:%d" % node["src"]["line"], "op max", "cannot synthesize")
+
+        # an output folder that cannot be created (below a plain file)
+        blocker = os.path.join(work, "file")
+        open(blocker, "w").close()
+        out = run([cli, "synth", model, graph, "--target", "cpu", "--out", os.path.join(blocker, "sub")], expect=1)
+        must_contain(out, "cannot create the folder", blocker)
+
+        # the emitted code refuses another model file
+        gen = os.path.join(work, "gen")
+        run([cli, "synth", model, graph, "--target", "cpu", "--out", gen])
+        run(["make", "-C", gen, "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror"])
+        out = run([os.path.join(gen, "minimal"), os.path.join(b, "model.oinf")], expect=1)
+        must_contain(out, "not the model this code was synthesized for")
+        run([os.path.join(gen, "minimal"), model])
+
+        # fusion bounded by the device JSON; a bad value names its path
+        arch = os.path.join(work, "arch.json")
+        json.dump({"device": {"type": "cpu"}, "preferences": {"max_kernel_ops": 1}}, open(arch, "w"))
+        one = os.path.join(work, "one")
+        run([cli, "synth", model, graph, "--target", arch, "--out", one])
+        kernels = json.load(open(os.path.join(one, "plan.json")))["kernels"]
+        assert len(kernels) == 2 and all(len(k["statements"]) == 1 for k in kernels), kernels
+        fused = json.load(open(os.path.join(gen, "plan.json")))["kernels"]
+        assert len(fused) == 1 and len(fused[0]["statements"]) == 2, fused
+        json.dump({"preferences": {"max_kernel_ops": "many"}}, open(arch, "w"))
+        out = run([cli, "synth", model, graph, "--target", arch, "--out", one], expect=1)
+        must_contain(out, "$.preferences.max_kernel_ops")
+
+        # no allocation inside NAME_step
+        open(os.path.join(gen, "alloc_count.c"), "w").write(ALLOC_COUNT)
+        open(os.path.join(gen, "step_main.c"), "w").write(STEP_MAIN % {"name": "minimal"})
+        cc = ["cc", "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror"]
+        run(cc + ["-Dmalloc=t_malloc", "-Dcalloc=t_calloc", "-Drealloc=t_realloc", "-c", "minimal.c",
+                  "-o", "counted.o"], cwd=gen)
+        run(cc + ["step_main.c", "alloc_count.c", "counted.o", "-lm", "-o", "step_main"], cwd=gen)
+        must_contain(run([os.path.join(gen, "step_main"), model]), "allocations in 3 steps: 0")
+
+        # the debug dump: every kernel's outputs, after each kernel
+        dump = os.path.join(work, "dump")
+        os.mkdir(dump)
+        dbg = os.path.join(work, "dbg")
+        shutil.copytree(gen, dbg)
+        run(["make", "-C", dbg, "clean"])
+        run(["make", "-C", dbg, "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror -Dminimal_DEBUG_DUMP=" + dump])
+        res = os.path.join(work, "res")
+        run([os.path.join(dbg, "minimal"), model, "--input", "x=" + os.path.join(a, "in", "x.npy"),
+             "--fetch", "y", "--out", res])
+        dumped = np.load(os.path.join(dump, "step0_k0_y.npy"))
+        assert np.array_equal(dumped, np.load(os.path.join(res, "y.npy")).ravel()), "dump differs"
+        print("synth errors: all checks passed")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
