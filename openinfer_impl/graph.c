@@ -173,11 +173,23 @@ oi_graph *oi_graph_build(const char *name, const char *file, const oi_dsl_stmt *
     if (!g)
         return NULL;
     if (oi__dsl_parse(g, file ? file : "?", stmts) != OI_OK || oi__graph_check(g) != OI_OK) {
+        oi__graph_note_failure(oi_last_error());
         oi_graph_free(g);
         return NULL;
     }
     return g;
 }
+
+/* The message of the last graph build that failed on this thread, kept so
+ * that `oi_simulator_make_executor(sim, minimal())`, given the NULL of a
+ * failed graph, can say why instead of "no graph". */
+static OI__THREAD_LOCAL char oi__g_failure[2048];
+
+void oi__graph_note_failure(const char *message) {
+    snprintf(oi__g_failure, sizeof oi__g_failure, "%s", message ? message : "");
+}
+
+const char *oi__graph_last_failure(void) { return oi__g_failure[0] ? oi__g_failure : NULL; }
 
 const char *oi_graph_name(const oi_graph *graph) { return graph ? graph->name : NULL; }
 
@@ -973,8 +985,10 @@ const oi_graph *oi_graph_find(const char *name) {
         if (!failed)
             failed = &oi__g_registry[i];
     }
-    if (failed)
+    if (failed) {
         oi__fail(OI_ERROR_VALIDATION, "%s", failed->error ? failed->error : "graph failed to build");
+        oi__graph_note_failure(oi_last_error());
+    }
     else
         oi__fail(OI_ERROR_NOT_FOUND, "no graph named %s (define it with OI_GRAPH)", name ? name : "(null)");
     return NULL;
@@ -991,6 +1005,7 @@ const oi_graph *oi__graph_unavailable(const oi_graph *const *slot) {
     for (ptrdiff_t i = 0; i < arrlen(oi__g_registry); i++) {
         if (oi__g_registry[i].slot == slot) {
             oi__fail(OI_ERROR_VALIDATION, "%s", oi__g_registry[i].error ? oi__g_registry[i].error : "graph failed to build");
+            oi__graph_note_failure(oi_last_error());
             return NULL;
         }
     }

@@ -330,6 +330,9 @@ struct oi_graph {
 };
 
 const oi__var *oi__graph_find_var(const oi_graph *g, const char *name);
+/* The last failed graph build of this thread (NULL if none): its message. */
+void oi__graph_note_failure(const char *message);
+const char *oi__graph_last_failure(void);
 const oi__block *oi__graph_find_block(const oi_graph *g, const char *name); /* O(1): the first of that name */
 /* Moves *b into g->blocks and indexes its name; on failure (out of memory)
  * nothing changed and the caller still owns *b. */

@@ -1249,8 +1249,12 @@ void oi__plan_free(oi__plan *p) {
 /* oi__plan_build keeping the status (OUT_OF_MEMORY vs VALIDATION...). */
 static oi_status oi__plan_build_status(const oi_graph *g, const oi_model *m, oi__plan **out) {
     *out = NULL;
-    if (!g)
-        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "validate: no graph (did the graph fail to build? see its error)");
+    if (!g) { /* most often the NULL of a graph that failed to build: say why it failed */
+        const char *why = oi__graph_last_failure();
+        if (why)
+            return oi__fail(OI_ERROR_VALIDATION, "%s", why);
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "validate: no graph (NULL)");
+    }
     oi__plan *p = (oi__plan *)oi__calloc(1, sizeof *p);
     if (!p)
         return OI_ERROR_OUT_OF_MEMORY;
