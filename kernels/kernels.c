@@ -209,6 +209,7 @@ static const char *oi__op_attr_kind_name(oi__attr_kind kind) {
     case OI__ATTR_INT_LIST: return "an int list";
     case OI__ATTR_DTYPE: return "a dtype";
     case OI__ATTR_DTYPE_LIST: return "a dtype list";
+    case OI__ATTR_SIZE: return "a size expression";
     }
     return "an unknown kind";
 }

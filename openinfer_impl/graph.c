@@ -90,10 +90,11 @@ static void oi__g_varref_free(oi__varref *r) {
     r->indices = NULL;
 }
 
-static void oi__g_attr_free(oi__attr *a) {
+void oi__attr_free(oi__attr *a) {
     oi__free(a->name);
     oi__free(a->s);
     arrfree(a->ints);
+    oi__g_strings_free(a->exprs);
     arrfree(a->dtypes);
 }
 
@@ -118,7 +119,7 @@ void oi__node_free(oi__node *n) {
         oi__g_varref_free(&n->inputs[i]);
     arrfree(n->inputs);
     for (ptrdiff_t i = 0; i < arrlen(n->attrs); i++)
-        oi__g_attr_free(&n->attrs[i]);
+        oi__attr_free(&n->attrs[i]);
     arrfree(n->attrs);
     oi__free(n->output);
     oi__free(n->cond);
@@ -301,7 +302,8 @@ static void oi__g_buf_attr_value(oi__buf *b, const oi__attr *a) {
     case OI__ATTR_INT: oi__buf_printf(b, "%lld", (long long)a->i); break;
     case OI__ATTR_BOOL: oi__buf_puts(b, a->i ? "true" : "false"); break;
     case OI__ATTR_STRING: oi__buf_json_string(b, a->s); break;
-    case OI__ATTR_IDENT: oi__buf_puts(b, a->s); break;
+    case OI__ATTR_IDENT:
+    case OI__ATTR_SIZE: oi__buf_puts(b, a->s); break;
     case OI__ATTR_DTYPE: oi__buf_puts(b, oi_dtype_name(a->dtype)); break;
     case OI__ATTR_INT_LIST:
     case OI__ATTR_DTYPE_LIST: {
@@ -311,7 +313,9 @@ static void oi__g_buf_attr_value(oi__buf *b, const oi__attr *a) {
         for (ptrdiff_t i = 0; i < n; i++) {
             if (i)
                 oi__buf_puts(b, ",");
-            if (ints)
+            if (ints && a->exprs && a->exprs[i])
+                oi__buf_puts(b, a->exprs[i]);
+            else if (ints)
                 oi__buf_printf(b, "%lld", (long long)a->ints[i]);
             else
                 oi__buf_puts(b, oi_dtype_name(a->dtypes[i]));

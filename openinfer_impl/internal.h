@@ -240,7 +240,8 @@ typedef struct oi__varref {
 typedef enum oi__attr_kind {
     OI__ATTR_FLOAT, OI__ATTR_INT, OI__ATTR_BOOL, OI__ATTR_STRING,
     OI__ATTR_IDENT,      /* a reference to a model scalar/metadata: resolved before kernels */
-    OI__ATTR_INT_LIST, OI__ATTR_DTYPE, OI__ATTR_DTYPE_LIST
+    OI__ATTR_INT_LIST, OI__ATTR_DTYPE, OI__ATTR_DTYPE_LIST,
+    OI__ATTR_SIZE        /* a product of the model's sizes ("S*H"), in s: an INT after validation */
 } oi__attr_kind;
 
 typedef struct oi__attr {
@@ -250,6 +251,8 @@ typedef struct oi__attr {
     int64_t i;        /* INT, BOOL                    */
     char *s;          /* STRING, IDENT                */
     int64_t *ints;    /* INT_LIST (stb array)         */
+    char **exprs;     /* INT_LIST: NULL, or per entry the size expression ("S", "S*H")
+                         that validation resolves, NULL where ints holds a literal */
     oi_dtype dtype;   /* DTYPE                        */
     oi_dtype *dtypes; /* DTYPE_LIST (stb array)       */
 } oi__attr;
@@ -330,6 +333,7 @@ struct oi_graph {
 };
 
 const oi__var *oi__graph_find_var(const oi_graph *g, const char *name);
+void oi__attr_free(oi__attr *a); /* its fields; not `a` itself */
 /* The last failed graph build of this thread (NULL if none): its message. */
 void oi__graph_note_failure(const char *message);
 const char *oi__graph_last_failure(void);

@@ -56,6 +56,7 @@ struct oi__pnode {
     oi__pindex **input_indices; /* stb array: NULL or stb array per input  */
     oi__attr *attrs;        /* stb array: IDENT attributes resolved        */
     char **owned;           /* strings this plan node allocated            */
+    int64_t **owned_lists;  /* int lists it resolved from sizes (stb arrays) */
     bool inplace;           /* output == input 0 and the op allows it      */
     /* The last signatures seen (inputs, then the output): a node whose input
      * shapes did not change skips oi__op_infer. Only the one context that

@@ -661,9 +661,48 @@ static oi_status oi__resolve_ident_attr(oi__vctx *c, const oi__node *n, oi__attr
         }
         return OI_OK;
     }
+    int64_t size = 0;
+    if (oi__plan_size(p, ref, &size)) { /* n=S: one of the model's sizes */
+        a->kind = OI__ATTR_INT;
+        a->i = size;
+        return OI_OK;
+    }
     return oi__fail_at(OI_ERROR_VALIDATION, &n->src,
-                       "%s=%s: '%s' names no scalar model tensor, metadata entry or scalar variable with @init", a->name,
-                       ref, ref);
+                       "%s=%s: '%s' names no scalar model tensor, metadata entry, size or scalar variable with @init",
+                       a->name, ref, ref);
+}
+
+/* Sizes in op settings: n=S*H becomes an INT, shape=[-1, S, H] an INT_LIST
+ * of this plan node (the graph's list keeps its expressions). */
+static oi_status oi__resolve_size_attr(oi__vctx *c, const oi__node *n, oi__attr *a, oi__pnode *pn) {
+    char bad[256];
+    if (a->kind == OI__ATTR_SIZE) {
+        if (!oi__resolve_dim(c->p, a->s, &a->i, bad, sizeof bad))
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "setting %s=%s: %s", a->name, a->s, bad);
+        a->kind = OI__ATTR_INT;
+        return OI_OK;
+    }
+    if (a->kind != OI__ATTR_INT_LIST || !a->exprs)
+        return OI_OK;
+    int64_t *ints = NULL;
+    for (ptrdiff_t k = 0; k < arrlen(a->ints); k++) {
+        int64_t v = a->ints[k];
+        if (a->exprs[k] && !oi__resolve_dim(c->p, a->exprs[k], &v, bad, sizeof bad)) {
+            arrfree(ints);
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "setting %s: %s", a->name, bad);
+        }
+        if (!arrput(ints, v)) {
+            arrfree(ints);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    if (!arrput(pn->owned_lists, ints)) {
+        arrfree(ints);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    a->ints = ints;
+    a->exprs = NULL;
+    return OI_OK;
 }
 
 static oi_status oi__check_output_slot(oi__vctx *c, const oi__node *n, const char *name, const char *what, int *out) {
@@ -734,11 +773,10 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
     }
     for (int i = 0; i < (int)arrlen(n->attrs); i++) {
         oi__attr a = n->attrs[i];
-        if (a.kind == OI__ATTR_IDENT) {
-            oi_status st = oi__resolve_ident_attr(c, n, &a, &pn->owned);
-            if (st != OI_OK)
-                return st;
-        }
+        oi_status st = a.kind == OI__ATTR_IDENT ? oi__resolve_ident_attr(c, n, &a, &pn->owned)
+                                                : oi__resolve_size_attr(c, n, &a, pn);
+        if (st != OI_OK)
+            return st;
         if (!arrput(pn->attrs, a))
             return OI_ERROR_OUT_OF_MEMORY;
     }
@@ -1222,6 +1260,9 @@ static void oi__pnodes_free(oi__pnode *nodes) {
         for (int k = 0; k < (int)arrlen(pn->owned); k++)
             oi__free(pn->owned[k]);
         arrfree(pn->owned);
+        for (int k = 0; k < (int)arrlen(pn->owned_lists); k++)
+            arrfree(pn->owned_lists[k]);
+        arrfree(pn->owned_lists);
         arrfree(pn->access);
         arrfree(pn->vars);
         oi__pnodes_free(pn->body);
