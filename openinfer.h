@@ -224,7 +224,8 @@ typedef enum oi_dsl_kind {
     OI_DSL_LOOP, OI_DSL_LOOP_END, OI_DSL_CACHE_READ, OI_DSL_CACHE_WRITE,
     OI_DSL_CACHE_INCREMENT, OI_DSL_CACHE_DECREMENT, OI_DSL_CACHE_RESET,
     OI_DSL_BARRIER, OI_DSL_DEP, OI_DSL_TRANSFER, OI_DSL_BRANCH, OI_DSL_YIELD,
-    OI_DSL_AWAIT, OI_DSL_RETURN
+    OI_DSL_AWAIT, OI_DSL_RETURN,
+    OI_DSL_STRICT /* the graph is strict: what would be a warning is an error */
 } oi_dsl_kind;
 
 typedef struct oi_dsl_stmt {
@@ -281,6 +282,16 @@ oi_status oi_graph_builder_end(oi_graph_builder *b);
 oi_graph *oi_graph_builder_finish(oi_graph_builder *b);
 void oi_graph_builder_free(oi_graph_builder *b);
 
+/* Strict mode (OI_STRICT() in the graph, or OPENINFER_STRICT=1 in the
+ * environment) makes the warnings below errors that name file:line. */
+bool oi_graph_is_strict(const oi_graph *graph);
+/* What the build kept but could not use, once each: "app.c:12: warning:
+ * OI_VAR(...): unknown attribute @layout(...) ...". make_executor adds the
+ * validation's own (unknown op settings, variables read but never set) to
+ * oi_executor_warning. */
+size_t oi_graph_warning_count(const oi_graph *graph);
+const char *oi_graph_warning(const oi_graph *graph, size_t index);
+
 /* Lossless JSON and a Graphviz picture; free the strings with oi_free. */
 char *oi_graph_to_json(const oi_graph *graph);
 oi_graph *oi_graph_from_json(const char *json);
@@ -317,6 +328,8 @@ oi_status oi_graph_validate(const oi_graph *graph, const oi_model *model);
 #define OI_YIELD(...)           OI__STMT(OI_DSL_YIELD, "", #__VA_ARGS__, 0)
 #define OI_AWAIT(...)           OI__STMT(OI_DSL_AWAIT, "", #__VA_ARGS__, 0)
 #define OI_RETURN()             OI__STMT(OI_DSL_RETURN, "", "", 0)
+/* Anywhere outside sections and blocks: this graph is strict (see above). */
+#define OI_STRICT()             OI__STMT(OI_DSL_STRICT, "", "", 0)
 
 /* Startup hook: a constructor in C, a static initializer in C++. */
 #ifdef __cplusplus
@@ -411,7 +424,8 @@ oi_status oi_executor_next(oi_executor *exec, oi_event *event);
 char *oi_executor_trace_json(oi_executor *exec);
 /* Turns trace recording on or off (default: desc.trace or OPENINFER_TRACE=1). */
 void oi_executor_set_trace(oi_executor *exec, bool on);
-/* Notes about ops the chosen device backend could not run (they ran on the
+/* The graph's warnings and the validation's (see oi_graph_warning), then
+ * notes about ops the chosen device backend could not run (they ran on the
  * CPU), one per op kind: "op relu ran on the CPU: ...". None for blas: it
  * covers matmul/gemm only by design, and the rest costs no copy. */
 size_t oi_executor_warning_count(const oi_executor *exec);

@@ -262,6 +262,14 @@ static void oi__op_param_names(oi_op op, char *text, size_t size) {
         snprintf(text, size, "none");
 }
 
+bool oi__op_param_known(oi_op op, const char *name, char *expected, size_t cap) {
+    if (oi__op_param_resolve(op, name))
+        return true;
+    if (expected && cap)
+        oi__op_param_names(op, expected, cap);
+    return false;
+}
+
 /* Unknown, duplicate and mistyped parameters; missing required ones. */
 static oi_status oi__op_check_attrs(oi_op op, const oi__attr *attrs, size_t n_attrs) {
     const char *name = oi_op_name(op);

@@ -463,6 +463,37 @@ static oi_status oi__d_parse_fixed(oi__d_lexer *lx, oi__var *v) {
     return oi__d_expect(lx, ")", "expected ',' or ')' in @fixed");
 }
 
+/* An attribute this version does not know, "@layout("nhwc")": kept as
+ * written (its balanced parentheses included) for tooling; the graph check
+ * warns about it, or rejects it in strict mode. */
+static oi_status oi__d_keep_attribute(oi__d_lexer *lx, oi__var *v) {
+    const char *start = lx->tok.start;
+    oi__d_lex_next(lx);
+    if (oi__d_tok_is(lx, "(")) {
+        for (int depth = 0;; oi__d_lex_next(lx)) {
+            if (lx->tok.kind == OI__D_TOK_END || lx->tok.kind == OI__D_TOK_BAD)
+                return oi__d_lex_fail(lx, "unterminated arguments of an attribute");
+            depth += oi__d_tok_is(lx, "(") - oi__d_tok_is(lx, ")");
+            if (depth == 0)
+                break;
+        }
+        oi__d_lex_next(lx);
+    }
+    const char *end = lx->tok.kind == OI__D_TOK_END ? lx->text + lx->pos : lx->tok.start;
+    while (end > start && (end[-1] == ' ' || end[-1] == ',' || end[-1] == '\t' || end[-1] == '\n'))
+        end--;
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_puts(&b, "@");
+    oi__buf_append(&b, start, (size_t)(end - start));
+    char *text = oi__buf_take(&b);
+    if (!text || !arrput(v->extra_attrs, text)) {
+        oi__free(text);
+        return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+    }
+    return OI_OK;
+}
+
 static oi_status oi__d_parse_attribute(oi__d_lexer *lx, oi__var *v, unsigned *seen) {
     static const char *const names[] = {"init", "ref", "pattern", "table", "fixed", "auto_dim"};
     if (lx->tok.kind != OI__D_TOK_IDENT)
@@ -472,8 +503,7 @@ static oi_status oi__d_parse_attribute(oi__d_lexer *lx, oi__var *v, unsigned *se
         if (oi__d_tok_is_word(lx, names[i]))
             which = i;
     if (which < 0)
-        return oi__fail_at(OI_ERROR_FORMAT, lx->src, "unknown attribute @%.*s (expected @init, @ref, @pattern, @table, @fixed or @auto_dim)",
-                           (int)(lx->tok.len > 40 ? 40 : lx->tok.len), lx->tok.start);
+        return oi__d_keep_attribute(lx, v);
     if (*seen & (1u << which))
         return oi__fail_at(OI_ERROR_FORMAT, lx->src, "duplicate @%s attribute", names[which]);
     *seen |= 1u << which;
@@ -934,6 +964,7 @@ static const char *oi__d_stmt_macro(oi_dsl_kind kind) {
     case OI_DSL_YIELD: return "OI_YIELD";
     case OI_DSL_AWAIT: return "OI_AWAIT";
     case OI_DSL_RETURN: return "OI_RETURN";
+    case OI_DSL_STRICT: return "OI_STRICT";
     }
     return "statement";
 }
@@ -1221,6 +1252,11 @@ static oi_status oi__d_dsl_statement(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src
     case OI_DSL_TO: return oi__d_dsl_to(d, s, src);
     case OI_DSL_LOOP: return oi__d_dsl_loop(d, s, src);
     case OI_DSL_LOOP_END: return oi__d_dsl_loop_end(d, s, src);
+    case OI_DSL_STRICT:
+        if (d->section >= 0 || d->in_block)
+            return oi__fail_at(OI_ERROR_FORMAT, src, "OI_STRICT() belongs outside memory sections and blocks");
+        d->g->strict = true;
+        return OI_OK;
     default:
         if (oi__d_is_node_kind(kind))
             return oi__d_dsl_node(d, s, src);

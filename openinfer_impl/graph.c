@@ -79,6 +79,7 @@ void oi__var_free(oi__var *v) {
     for (ptrdiff_t i = 0; i < arrlen(v->fixed); i++)
         oi__free(v->fixed[i].index);
     arrfree(v->fixed);
+    oi__g_strings_free(v->extra_attrs);
     oi__src_free(&v->src);
     memset(v, 0, sizeof *v);
 }
@@ -161,6 +162,7 @@ void oi_graph_free(oi_graph *graph) {
         oi__block_free(&graph->blocks[i]);
     arrfree(graph->blocks);
     shfree(graph->block_index);
+    oi__g_strings_free(graph->warnings);
     oi__free(graph->name);
     oi__free(graph);
 }
@@ -173,7 +175,8 @@ oi_graph *oi_graph_build(const char *name, const char *file, const oi_dsl_stmt *
     oi_graph *g = oi__graph_new(name);
     if (!g)
         return NULL;
-    if (oi__dsl_parse(g, file ? file : "?", stmts) != OI_OK || oi__graph_check(g) != OI_OK) {
+    if (oi__dsl_parse(g, file ? file : "?", stmts) != OI_OK || oi__graph_check(g) != OI_OK ||
+        oi__graph_check_extras(g) != OI_OK) {
         oi__graph_note_failure(oi_last_error());
         oi_graph_free(g);
         return NULL;
@@ -193,6 +196,70 @@ void oi__graph_note_failure(const char *message) {
 const char *oi__graph_last_failure(void) { return oi__g_failure[0] ? oi__g_failure : NULL; }
 
 const char *oi_graph_name(const oi_graph *graph) { return graph ? graph->name : NULL; }
+
+/* ================================================================== */
+/* Strict mode and warnings                                            */
+/* ================================================================== */
+
+bool oi__strict_env(void) {
+    const char *v = getenv("OPENINFER_STRICT");
+    return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
+}
+
+bool oi_graph_is_strict(const oi_graph *graph) { return graph && (graph->strict || oi__strict_env()); }
+
+size_t oi_graph_warning_count(const oi_graph *graph) { return graph ? (size_t)arrlen(graph->warnings) : 0; }
+
+const char *oi_graph_warning(const oi_graph *graph, size_t index) {
+    return graph && index < (size_t)arrlen(graph->warnings) ? graph->warnings[index] : NULL;
+}
+
+oi_status oi__warn_at(char ***list, const oi__src *src, const char *fmt, ...) {
+    char reason[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(reason, sizeof reason, fmt, args);
+    va_end(args);
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    if (src && src->file)
+        oi__buf_printf(&b, "%s:%d: warning: %s: %s", src->file, src->line, src->text ? src->text : "", reason);
+    else
+        oi__buf_printf(&b, "warning: %s", reason);
+    char *text = oi__buf_take(&b);
+    if (!text)
+        return OI_ERROR_OUT_OF_MEMORY;
+    for (ptrdiff_t i = 0; i < arrlen(*list); i++) {
+        if (strcmp((*list)[i], text) == 0) { /* once */
+            oi__free(text);
+            return OI_OK;
+        }
+    }
+    if (!arrput(*list, text)) {
+        oi__free(text);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    return OI_OK;
+}
+
+#define OI__KNOWN_VAR_ATTRS "@init, @ref, @pattern, @table, @fixed or @auto_dim"
+
+oi_status oi__graph_check_extras(oi_graph *g) {
+    bool strict = oi_graph_is_strict(g);
+    for (ptrdiff_t i = 0; i < arrlen(g->vars); i++) {
+        const oi__var *v = &g->vars[i];
+        for (ptrdiff_t k = 0; k < arrlen(v->extra_attrs); k++) {
+            oi_status st = strict
+                ? oi__fail_at(OI_ERROR_VALIDATION, &v->src, "unknown attribute %s (expected " OI__KNOWN_VAR_ATTRS "; strict mode)",
+                              v->extra_attrs[k])
+                : oi__warn_at(&g->warnings, &v->src, "unknown attribute %s is kept but not used (expected "
+                              OI__KNOWN_VAR_ATTRS "; strict mode makes it an error)", v->extra_attrs[k]);
+            if (st != OI_OK)
+                return st;
+        }
+    }
+    return OI_OK;
+}
 
 /* ================================================================== */
 /* Lookups, descriptions, errors                                       */

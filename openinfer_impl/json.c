@@ -711,6 +711,10 @@ static void oi__jg_put_var(oi__buf *b, const oi__var *v) {
         }
         oi__buf_puts(b, "]");
     }
+    if (arrlen(v->extra_attrs)) {
+        oi__jg_put_key(b, "extra_attrs");
+        oi__jg_put_strings(b, v->extra_attrs);
+    }
     oi__jg_put_src(b, &v->src);
     oi__buf_puts(b, "}");
 }
@@ -825,7 +829,10 @@ char *oi_graph_to_json(const oi_graph *graph) {
     memset(&b, 0, sizeof b);
     oi__buf_puts(&b, "{\n  \"format\": \"openinfer-graph\",\n  \"version\": 1,\n  \"name\": ");
     oi__buf_json_string(&b, graph->name);
-    oi__buf_printf(&b, ",\n  \"next_index\": %u,\n  \"vars\": [", (unsigned)graph->next_index);
+    oi__buf_printf(&b, ",\n  \"next_index\": %u,\n  ", (unsigned)graph->next_index);
+    if (graph->strict)
+        oi__buf_puts(&b, "\"strict\": true,\n  ");
+    oi__buf_puts(&b, "\"vars\": [");
     for (ptrdiff_t i = 0; i < arrlen(graph->vars); i++) {
         oi__buf_puts(&b, i ? ",\n    " : "\n    ");
         oi__jg_put_var(&b, &graph->vars[i]);
@@ -1646,7 +1653,7 @@ static oi_status oi__jg_each_fixed(oi__jg_reader *r, const oi__json *item, void 
 
 static oi_status oi__jg_var(oi__jg_reader *r, const oi__json *j, oi__var *v) {
     static const char *const keys[] = {"name", "kind", "dtype", "dims", "table_indices", "init", "ref",
-                                       "pattern", "table", "auto_dim", "fixed", "src", NULL};
+                                       "pattern", "table", "auto_dim", "fixed", "extra_attrs", "src", NULL};
     oi_status status = oi__jg_expect_type(r, j, OI__JSON_OBJECT);
     if (status == OI_OK)
         status = oi__jg_only_keys(r, j, keys);
@@ -1672,6 +1679,11 @@ static oi_status oi__jg_var(oi__jg_reader *r, const oi__json *j, oi__var *v) {
         status = oi__jg_strings(r, j, "auto_dim", false, true, &v->auto_dim);
     if (status == OI_OK)
         status = oi__jg_array(r, j, "fixed", false, oi__jg_each_fixed, v);
+    if (status == OI_OK)
+        status = oi__jg_strings(r, j, "extra_attrs", false, false, &v->extra_attrs);
+    for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(v->extra_attrs); i++)
+        if (v->extra_attrs[i][0] != '@' || !v->extra_attrs[i][1])
+            status = oi__jg_fail(r, "extra_attrs: \"%s\" is not an attribute (@name...)", v->extra_attrs[i]);
     if (status == OI_OK)
         status = oi__jg_src(r, j, &v->src);
     return status;
@@ -1750,7 +1762,7 @@ static oi_status oi__jg_check_indices(const oi_graph *g) {
 }
 
 static oi_status oi__jg_graph(oi__jg_reader *r, const oi__json *root, oi_graph *g) {
-    static const char *const keys[] = {"format", "version", "name", "next_index", "vars", "blocks", NULL};
+    static const char *const keys[] = {"format", "version", "name", "next_index", "strict", "vars", "blocks", NULL};
     char *format = NULL;
     int64_t version = 0, next_index = 0;
     oi_status status = oi__jg_expect_type(r, root, OI__JSON_OBJECT);
@@ -1771,6 +1783,8 @@ static oi_status oi__jg_graph(oi__jg_reader *r, const oi__json *root, oi_graph *
     if (status == OI_OK)
         status = oi__jg_int(r, root, "next_index", 0, UINT32_MAX, &next_index);
     g->next_index = (uint32_t)next_index;
+    if (status == OI_OK)
+        status = oi__jg_bool(r, root, "strict", &g->strict);
     if (status == OI_OK)
         status = oi__jg_array(r, root, "vars", true, oi__jg_each_var, g);
     if (status == OI_OK)
@@ -1799,6 +1813,8 @@ oi_graph *oi_graph_from_json(const char *json) {
         status = oi__jg_check_indices(g);
     if (status == OI_OK)
         status = oi__graph_check(g);
+    if (status == OI_OK)
+        status = oi__graph_check_extras(g);
     if (status != OI_OK) {
         oi_graph_free(g);
         return NULL;

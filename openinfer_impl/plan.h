@@ -91,6 +91,8 @@ typedef struct oi__plan {
     oi__pblock *blocks;     /* stb array, graph order                      */
     int entry;
     oi__sizevar *sizes;     /* stb string map of the model's size variables */
+    bool strict;            /* the graph's OI_STRICT() or OPENINFER_STRICT=1 */
+    char **warnings;        /* stb array: unknown settings, variables never set */
 } oi__plan;
 
 /* Validates `g` against `m` (m may be NULL: no named sizes, no links) and

@@ -183,6 +183,107 @@ static void test_sizes_in_settings_errors(void) {
 }
 
 /* ------------------------------------------------------------------ */
+/* warnings at validation, errors in strict mode                       */
+/* ------------------------------------------------------------------ */
+
+static const int lenient_relu_line = __LINE__ + 12, lenient_wq_line = __LINE__ + 5;
+OI_GRAPH(g_lenient,
+  OI_DYNAMIC( OI_VAR(x, f32[4]) )
+  OI_VOLATILE(
+    OI_VAR(a, f32[4])                /* in the model */
+    OI_VAR(Wqq, f32[4])              /* misspelled: the model has Wq */
+    OI_VAR(bias, f32[4], @init(0.5)) /* @init */
+    OI_VAR(scratch, f32[4])          /* written before it is read */
+    OI_VAR(unused, f32[4])           /* never read: no warning */
+  )
+  OI_BLOCK(entry,
+    OI_OP(add, x, a) OI_TO(scratch)
+    OI_OP(relu, scratch, negative_slop=0.5) OI_TO(scratch)
+    OI_OP(add, scratch, Wqq) OI_TO(scratch)
+    OI_OP(add, scratch, bias) OI_TO(scratch)
+    OI_RETURN()
+  )
+)
+
+static oi_model *lenient_model(void) {
+    oi_writer *w = oi_writer_new();
+    float a[4] = {1, -2, 3, -4}, wq[4] = {9, 9, 9, 9};
+    uint64_t dims[1] = {4};
+    add_f32(w, "a", 1, dims, a);
+    add_f32(w, "Wq", 1, dims, wq);
+    return open_written(w, "lenient");
+}
+
+static void test_lenient_and_strict(void) {
+    oi_model *m = lenient_model();
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_lenient(), false);
+    if (e) {
+        CHECK_EQ_INT(oi_executor_warning_count(e), 2);
+        char want[512];
+        snprintf(want, sizeof want, "%s:%d: warning: OI_OP(relu, scratch, negative_slop=0.5) OI_TO(scratch): op relu has no "
+                 "setting 'negative_slop' (expected: ", __FILE__, lenient_relu_line);
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), want);
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), "negative_slope");
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), "it is kept but not used (strict mode makes it an error)");
+        snprintf(want, sizeof want, "%s:%d: warning: OI_VAR(Wqq, f32[4]): Wqq is not in the model, has no @init and nothing "
+                 "writes it: it reads as zeros", __FILE__, lenient_wq_line);
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 1), want);
+        /* it runs as warned: relu with its defaults, Wqq zeros */
+        float x[4] = {1, 1, 1, 1}, want_y[4] = {2.5f, 0.5f, 4.5f, 0.5f};
+        CHECK_OK(OI_TRY_INSERT(e, x, x, 4));
+        CHECK_OK(oi_executor_run_step(e));
+        check_f32(e, "scratch", want_y, 4, 0);
+        CHECK_OK(oi_executor_run_step(e)); /* warned once, not per step */
+        CHECK_EQ_INT(oi_executor_warning_count(e), 2);
+    }
+    oi_executor_free(e);
+    /* strict: the first of them is an error at its line */
+    setenv("OPENINFER_STRICT", "1", 1);
+    CHECK(oi_simulator_make_executor(sim, g_lenient()) == NULL);
+    char want[256];
+    snprintf(want, sizeof want, "%s:%d: error: OI_OP(relu, scratch, negative_slop=0.5) OI_TO(scratch): op relu has no setting "
+             "'negative_slop'", __FILE__, lenient_relu_line);
+    CHECK_STR_CONTAINS(oi_last_error(), want);
+    CHECK_STR_CONTAINS(oi_last_error(), "strict mode)");
+    CHECK_STATUS(oi_graph_validate(g_lenient(), m), OI_ERROR_VALIDATION);
+    unsetenv("OPENINFER_STRICT");
+    CHECK_OK(oi_graph_validate(g_lenient(), m));
+    oi_simulator_free(sim);
+    oi_model_close(m);
+}
+
+/* The same mistakes in a strict graph, through the function API. */
+static void test_strict_graph(void) {
+    oi_model *m = lenient_model();
+    for (int variant = 0; variant < 2; variant++) {
+        oi_graph_builder *b = oi_graph_builder_new("strict", "strict.c");
+        oi_graph_builder_stmt(b, OI_DSL_STRICT, "", "");
+        oi_graph_builder_section(b, OI_DSL_SECTION_DYNAMIC);
+        oi_graph_builder_var(b, "x, f32[4]");
+        oi_graph_builder_end(b);
+        oi_graph_builder_section(b, OI_DSL_SECTION_VOLATILE);
+        oi_graph_builder_var(b, variant ? "Wq, f32[4]" : "Wqq, f32[4]"); /* line 6 */
+        oi_graph_builder_end(b);
+        oi_graph_builder_block(b, "entry");
+        oi_graph_builder_op(b, "add", variant ? "x, Wq" : "x, Wqq", "x");
+        oi_graph_builder_stmt(b, OI_DSL_RETURN, "", "");
+        oi_graph_builder_end(b);
+        oi_graph *g = oi_graph_builder_finish(b);
+        CHECK_MSG(g != NULL, "%s", oi_last_error());
+        if (variant == 0) {
+            CHECK_STATUS(oi_graph_validate(g, m), OI_ERROR_VALIDATION);
+            CHECK_STR_CONTAINS(oi_last_error(), "strict.c:6: error: OI_VAR(Wqq, f32[4]): Wqq is not in the model, has no "
+                                                "@init and nothing writes it: it reads as zeros (a misspelled name?; strict mode)");
+        } else {
+            CHECK_OK(oi_graph_validate(g, m));
+        }
+        oi_graph_free(g);
+    }
+    oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
 /* the minimal graph of the spec; per-step reset of volatile/dynamic   */
 /* ------------------------------------------------------------------ */
 
@@ -1345,6 +1446,8 @@ int main(void) {
     test_minimal();
     test_sizes_in_settings();
     test_sizes_in_settings_errors();
+    test_lenient_and_strict();
+    test_strict_graph();
     test_memory_kinds();
     test_lazy_loading();
     test_prefix_tables();
