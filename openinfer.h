@@ -225,7 +225,8 @@ typedef enum oi_dsl_kind {
     OI_DSL_LOOP, OI_DSL_LOOP_END, OI_DSL_CACHE_READ, OI_DSL_CACHE_WRITE,
     OI_DSL_CACHE_INCREMENT, OI_DSL_CACHE_DECREMENT, OI_DSL_CACHE_RESET,
     OI_DSL_BARRIER, OI_DSL_DEP, OI_DSL_TRANSFER, OI_DSL_BRANCH, OI_DSL_YIELD,
-    OI_DSL_AWAIT, OI_DSL_RETURN
+    OI_DSL_AWAIT, OI_DSL_RETURN,
+    OI_DSL_STRICT /* the graph is strict: what would be a warning is an error */
 } oi_dsl_kind;
 
 typedef struct oi_dsl_stmt {
@@ -282,6 +283,16 @@ oi_status oi_graph_builder_end(oi_graph_builder *b);
 oi_graph *oi_graph_builder_finish(oi_graph_builder *b);
 void oi_graph_builder_free(oi_graph_builder *b);
 
+/* Strict mode (OI_STRICT() in the graph, or OPENINFER_STRICT=1 in the
+ * environment) makes the warnings below errors that name file:line. */
+bool oi_graph_is_strict(const oi_graph *graph);
+/* What the build kept but could not use, once each: "app.c:12: warning:
+ * OI_VAR(...): unknown attribute @layout(...) ...". make_executor adds the
+ * validation's own (unknown op settings, variables read but never set) to
+ * oi_executor_warning. */
+size_t oi_graph_warning_count(const oi_graph *graph);
+const char *oi_graph_warning(const oi_graph *graph, size_t index);
+
 /* Lossless JSON and a Graphviz picture; free the strings with oi_free. */
 char *oi_graph_to_json(const oi_graph *graph);
 oi_graph *oi_graph_from_json(const char *json);
@@ -318,6 +329,8 @@ oi_status oi_graph_validate(const oi_graph *graph, const oi_model *model);
 #define OI_YIELD(...)           OI__STMT(OI_DSL_YIELD, "", #__VA_ARGS__, 0)
 #define OI_AWAIT(...)           OI__STMT(OI_DSL_AWAIT, "", #__VA_ARGS__, 0)
 #define OI_RETURN()             OI__STMT(OI_DSL_RETURN, "", "", 0)
+/* Anywhere outside sections and blocks: this graph is strict (see above). */
+#define OI_STRICT()             OI__STMT(OI_DSL_STRICT, "", "", 0)
 
 /* Startup hook: a constructor in C, a static initializer in C++. */
 #ifdef __cplusplus
@@ -412,7 +425,8 @@ oi_status oi_executor_next(oi_executor *exec, oi_event *event);
 char *oi_executor_trace_json(oi_executor *exec);
 /* Turns trace recording on or off (default: desc.trace or OPENINFER_TRACE=1). */
 void oi_executor_set_trace(oi_executor *exec, bool on);
-/* Notes about ops the chosen device backend could not run (they ran on the
+/* The graph's warnings and the validation's (see oi_graph_warning), then
+ * notes about ops the chosen device backend could not run (they ran on the
  * CPU), one per op kind: "op relu ran on the CPU: ...". None for blas: it
  * covers matmul/gemm only by design, and the rest costs no copy. */
 size_t oi_executor_warning_count(const oi_executor *exec);
@@ -430,6 +444,7 @@ const char *oi_executor_warning(const oi_executor *exec, size_t index);
 #define OI__CTYPE_u32 uint32_t
 #define OI__CTYPE_u64 uint64_t
 #define OI__CTYPE_bool bool
+#define OI__CTYPE__Bool bool /* C's bool is a macro for _Bool: it may arrive expanded */
 #define OI__CTYPE_f16 uint16_t
 #define OI__CTYPE_bf16 uint16_t
 #define OI__DTYPE_f32 OI_DTYPE_F32
@@ -443,34 +458,60 @@ const char *oi_executor_warning(const oi_executor *exec, size_t index);
 #define OI__DTYPE_u32 OI_DTYPE_U32
 #define OI__DTYPE_u64 OI_DTYPE_U64
 #define OI__DTYPE_bool OI_DTYPE_BOOL
+#define OI__DTYPE__Bool OI_DTYPE_BOOL
 #define OI__DTYPE_f16 OI_DTYPE_F16
 #define OI__DTYPE_bf16 OI_DTYPE_BF16
 
-/* The typed result of OI_FETCH: y.data[i] for i < y.len. */
-#define OI__FETCHED(T) struct { OI__CTYPE_##T *data; size_t len; int ndim; int64_t shape[OI_MAX_DIMS]; }
+/* The typed result of OI_FETCH: y.data[i] for i < y.len. The C type is
+ * pasted in OI_FETCH itself, before `bool` can expand to `_Bool`. */
+#define OI__FETCHED_C(ctype) struct { ctype *data; size_t len; int ndim; int64_t shape[OI_MAX_DIMS]; }
+#define OI__FETCHED(T) OI__FETCHED_C(OI__CTYPE_##T)
 
 void oi__panic(oi_status status, const char *file, int line, const char *what);
 oi_status oi__fetch_into(oi_executor *exec, const char *name, oi_dtype dtype, void *typed_view, bool panic,
                          const char *file, int line);
 
-/* Element type is taken from the pointer: float* -> f32 etc. */
+/* The dtype of the elements `data` points at: float -> f32, double -> f64,
+ * the signed and unsigned integers of 8..64 bits -> i8..u64, bool -> bool.
+ * Any other element type (char, void, a struct) is a compile error; f16 and
+ * bf16 bits (uint16_t) would read as u16: give them with OI_INSERT_T.
+ * C: _Generic on the unevaluated *(data), so `data` is evaluated once. */
+#ifndef __cplusplus
+#define OI__INT_DTYPE(T, S, U) (sizeof(T) == 8 ? OI_DTYPE_##S##64 : sizeof(T) == 4 ? OI_DTYPE_##S##32 \
+                                : sizeof(T) == 2 ? OI_DTYPE_##S##16 : OI_DTYPE_##U)
+#define OI__DTYPE_OF(data) _Generic(*(data), \
+    float: OI_DTYPE_F32, double: OI_DTYPE_F64, _Bool: OI_DTYPE_BOOL, \
+    signed char: OI_DTYPE_I8, unsigned char: OI_DTYPE_U8, \
+    short: OI__INT_DTYPE(short, I, I8), unsigned short: OI__INT_DTYPE(unsigned short, U, U8), \
+    int: OI__INT_DTYPE(int, I, I8), unsigned int: OI__INT_DTYPE(unsigned int, U, U8), \
+    long: OI__INT_DTYPE(long, I, I8), unsigned long: OI__INT_DTYPE(unsigned long, U, U8), \
+    long long: OI__INT_DTYPE(long long, I, I8), unsigned long long: OI__INT_DTYPE(unsigned long long, U, U8))
+#define OI__INSERT_TYPED(exec, name, data, count) \
+    oi_executor_insert((exec), (name), OI__DTYPE_OF(data), (data), (count))
+#endif
+
+/* OI_INSERT(exec, x, data, count) copies `count` elements into variable x,
+ * their dtype taken from the pointer (int8_t * -> i8, float * -> f32, ...,
+ * see OI__DTYPE_OF) and converted to x's dtype. OI_INSERT_T(exec, x, f16,
+ * bits, count) names the dtype instead (f16/bf16 bits). */
+#define OI_TRY_INSERT(exec, name, data, count) OI__INSERT_TYPED(exec, #name, data, count)
+#define OI_INSERT(exec, name, data, count) \
+    do { oi_status oi__s = OI_TRY_INSERT(exec, name, data, count); \
+         if (oi__s != OI_OK) oi__panic(oi__s, __FILE__, __LINE__, "OI_INSERT(" #name ")"); } while (0)
 #define OI_TRY_INSERT_T(exec, name, T, data, count) \
     oi_executor_insert((exec), #name, OI__DTYPE_##T, (data), (count))
 #define OI_INSERT_T(exec, name, T, data, count) \
-    do { oi_status oi__s = OI_TRY_INSERT_T(exec, name, T, data, count); \
+    do { oi_status oi__s = oi_executor_insert((exec), #name, OI__DTYPE_##T, (data), (count)); \
          if (oi__s != OI_OK) oi__panic(oi__s, __FILE__, __LINE__, "OI_INSERT(" #name ")"); } while (0)
-/* OI_INSERT(exec, x, data, count) inserts f32 data (the common case);
- * use OI_INSERT_T(exec, x, i32, data, count) for other element types. */
-#define OI_TRY_INSERT(exec, name, data, count) OI_TRY_INSERT_T(exec, name, f32, data, count)
-#define OI_INSERT(exec, name, data, count) OI_INSERT_T(exec, name, f32, data, count)
 
-/* OI_FETCH(exec, y, f32) declares `y` with y.data, y.len, y.ndim, y.shape. */
+/* OI_FETCH(exec, y, f32) declares `y` with y.data, y.len, y.ndim, y.shape
+ * (T: f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool, or f16/bf16 as uint16_t bits). */
 #define OI_FETCH(exec, name, T) \
-    OI__FETCHED(T) name; \
+    OI__FETCHED_C(OI__CTYPE_##T) name; \
     oi__fetch_into((exec), #name, OI__DTYPE_##T, &name, true, __FILE__, __LINE__)
 /* OI_TRY_FETCH(exec, y, f32, &status): the same, storing the status. */
 #define OI_TRY_FETCH(exec, name, T, status_ptr) \
-    OI__FETCHED(T) name; \
+    OI__FETCHED_C(OI__CTYPE_##T) name; \
     *(status_ptr) = oi__fetch_into((exec), #name, OI__DTYPE_##T, &name, false, __FILE__, __LINE__)
 
 /* ------------------------------------------------------------------ */
@@ -576,6 +617,32 @@ char *oi_plan_to_json(const oi_plan *plan);
 
 #ifdef __cplusplus
 }
+
+/* C++: OI_INSERT's dtype from the pointer's element type, by overloads
+ * (no _Generic); `data` is evaluated once. */
+inline oi_dtype oi__dtype_of(const float *) { return OI_DTYPE_F32; }
+inline oi_dtype oi__dtype_of(const double *) { return OI_DTYPE_F64; }
+inline oi_dtype oi__dtype_of(const bool *) { return OI_DTYPE_BOOL; }
+inline oi_dtype oi__dtype_of(const signed char *) { return OI_DTYPE_I8; }
+inline oi_dtype oi__dtype_of(const unsigned char *) { return OI_DTYPE_U8; }
+template <typename T> inline oi_dtype oi__int_dtype(bool is_signed) {
+    return sizeof(T) == 8 ? (is_signed ? OI_DTYPE_I64 : OI_DTYPE_U64)
+         : sizeof(T) == 4 ? (is_signed ? OI_DTYPE_I32 : OI_DTYPE_U32)
+         : sizeof(T) == 2 ? (is_signed ? OI_DTYPE_I16 : OI_DTYPE_U16)
+         : (is_signed ? OI_DTYPE_I8 : OI_DTYPE_U8);
+}
+inline oi_dtype oi__dtype_of(const short *) { return oi__int_dtype<short>(true); }
+inline oi_dtype oi__dtype_of(const unsigned short *) { return oi__int_dtype<unsigned short>(false); }
+inline oi_dtype oi__dtype_of(const int *) { return oi__int_dtype<int>(true); }
+inline oi_dtype oi__dtype_of(const unsigned int *) { return oi__int_dtype<unsigned int>(false); }
+inline oi_dtype oi__dtype_of(const long *) { return oi__int_dtype<long>(true); }
+inline oi_dtype oi__dtype_of(const unsigned long *) { return oi__int_dtype<unsigned long>(false); }
+inline oi_dtype oi__dtype_of(const long long *) { return oi__int_dtype<long long>(true); }
+inline oi_dtype oi__dtype_of(const unsigned long long *) { return oi__int_dtype<unsigned long long>(false); }
+template <typename T> inline oi_status oi__insert_typed(oi_executor *exec, const char *name, const T *data, size_t count) {
+    return oi_executor_insert(exec, name, oi__dtype_of(data), data, count);
+}
+#define OI__INSERT_TYPED(exec, name, data, count) oi__insert_typed((exec), (name), (data), (count))
 #endif
 #endif /* OPENINFER_H */
 

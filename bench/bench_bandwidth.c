@@ -222,9 +222,9 @@ int main(int argc, char **argv) {
         oi__threadpool_free(pool);
         return 1;
     }
-    oi__attr last_axis[1] = {{(char *)"axis", OI__ATTR_INT, 0, -1, NULL, NULL, OI_DTYPE_INVALID, NULL}};
-    oi__attr last_axes[1] = {{(char *)"axes", OI__ATTR_INT_LIST, 0, 0, NULL, NULL, OI_DTYPE_INVALID, NULL}};
-    oi__attr tanh_form[1] = {{(char *)"approximate", OI__ATTR_STRING, 0, 0, (char *)"tanh", NULL, OI_DTYPE_INVALID, NULL}};
+    oi__attr last_axis[1] = {{(char *)"axis", OI__ATTR_INT, 0, -1, NULL, NULL, OI_DTYPE_INVALID, NULL, NULL}};
+    oi__attr last_axes[1] = {{(char *)"axes", OI__ATTR_INT_LIST, 0, 0, NULL, NULL, OI_DTYPE_INVALID, NULL, NULL}};
+    oi__attr tanh_form[1] = {{(char *)"approximate", OI__ATTR_STRING, 0, 0, (char *)"tanh", NULL, OI_DTYPE_INVALID, NULL, NULL}};
     arrput(last_axes[0].ints, -1);
     entry entries[] = {
         {"memcpy (1 thread)", KIND_MEMCPY_1, OI_OP_add, 0, NULL, 0, false, 8, 1e30},

@@ -240,6 +240,7 @@ static const char *oi__op_attr_kind_name(oi__attr_kind kind) {
     case OI__ATTR_INT_LIST: return "an int list";
     case OI__ATTR_DTYPE: return "a dtype";
     case OI__ATTR_DTYPE_LIST: return "a dtype list";
+    case OI__ATTR_SIZE: return "a size expression";
     }
     return "an unknown kind";
 }
@@ -290,6 +291,14 @@ static void oi__op_param_names(oi_op op, char *text, size_t size) {
     }
     if (!len)
         snprintf(text, size, "none");
+}
+
+bool oi__op_param_known(oi_op op, const char *name, char *expected, size_t cap) {
+    if (oi__op_param_resolve(op, name))
+        return true;
+    if (expected && cap)
+        oi__op_param_names(op, expected, cap);
+    return false;
 }
 
 /* Unknown, duplicate and mistyped parameters; missing required ones. */

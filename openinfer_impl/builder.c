@@ -73,7 +73,7 @@ static const char *oi__builder_keep(oi_graph_builder *b, const char *text) {
 oi_status oi_graph_builder_stmt(oi_graph_builder *b, oi_dsl_kind kind, const char *head, const char *text) {
     if (!b)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_graph_builder_stmt: no builder");
-    if (kind <= OI_DSL_END || kind > OI_DSL_RETURN)
+    if (kind <= OI_DSL_END || kind > OI_DSL_STRICT)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s:%d: error: unknown statement kind %d", b->file,
                         b->next_line, (int)kind);
     oi_dsl_stmt stmt;

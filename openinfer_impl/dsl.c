@@ -463,6 +463,37 @@ static oi_status oi__d_parse_fixed(oi__d_lexer *lx, oi__var *v) {
     return oi__d_expect(lx, ")", "expected ',' or ')' in @fixed");
 }
 
+/* An attribute this version does not know, "@layout("nhwc")": kept as
+ * written (its balanced parentheses included) for tooling; the graph check
+ * warns about it, or rejects it in strict mode. */
+static oi_status oi__d_keep_attribute(oi__d_lexer *lx, oi__var *v) {
+    const char *start = lx->tok.start;
+    oi__d_lex_next(lx);
+    if (oi__d_tok_is(lx, "(")) {
+        for (int depth = 0;; oi__d_lex_next(lx)) {
+            if (lx->tok.kind == OI__D_TOK_END || lx->tok.kind == OI__D_TOK_BAD)
+                return oi__d_lex_fail(lx, "unterminated arguments of an attribute");
+            depth += oi__d_tok_is(lx, "(") - oi__d_tok_is(lx, ")");
+            if (depth == 0)
+                break;
+        }
+        oi__d_lex_next(lx);
+    }
+    const char *end = lx->tok.kind == OI__D_TOK_END ? lx->text + lx->pos : lx->tok.start;
+    while (end > start && (end[-1] == ' ' || end[-1] == ',' || end[-1] == '\t' || end[-1] == '\n'))
+        end--;
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_puts(&b, "@");
+    oi__buf_append(&b, start, (size_t)(end - start));
+    char *text = oi__buf_take(&b);
+    if (!text || !arrput(v->extra_attrs, text)) {
+        oi__free(text);
+        return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+    }
+    return OI_OK;
+}
+
 static oi_status oi__d_parse_attribute(oi__d_lexer *lx, oi__var *v, unsigned *seen) {
     static const char *const names[] = {"init", "ref", "pattern", "table", "fixed", "auto_dim"};
     if (lx->tok.kind != OI__D_TOK_IDENT)
@@ -472,8 +503,7 @@ static oi_status oi__d_parse_attribute(oi__d_lexer *lx, oi__var *v, unsigned *se
         if (oi__d_tok_is_word(lx, names[i]))
             which = i;
     if (which < 0)
-        return oi__fail_at(OI_ERROR_FORMAT, lx->src, "unknown attribute @%.*s (expected @init, @ref, @pattern, @table, @fixed or @auto_dim)",
-                           (int)(lx->tok.len > 40 ? 40 : lx->tok.len), lx->tok.start);
+        return oi__d_keep_attribute(lx, v);
     if (*seen & (1u << which))
         return oi__fail_at(OI_ERROR_FORMAT, lx->src, "duplicate @%s attribute", names[which]);
     *seen |= 1u << which;
@@ -522,11 +552,84 @@ static oi_status oi__d_parse_var(oi__d_lexer *lx, oi__var *v) {
 /* OI_OP settings                                                      */
 /* ================================================================== */
 
+/* The first character after the current token, past white space. */
+static char oi__d_peek(const oi__d_lexer *lx) {
+    const char *after = lx->text + lx->pos;
+    while (*after == ' ' || *after == '\t' || *after == '\n' || *after == '\r')
+        after++;
+    return *after;
+}
+
+/* size ::= atom ('*' atom)*, atom ::= INT | IDENT: the model's sizes in an
+ * op setting ("S", "S*H", "2*D"), kept as text and resolved at validation. */
+static oi_status oi__d_parse_size_expr(oi__d_lexer *lx, char **out) {
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    do {
+        if (!oi__d_tok_is_dim_atom(lx)) {
+            oi__buf_free(&b);
+            return oi__d_lex_fail(lx, "expected a size (a number or a size name) after '*'");
+        }
+        if (b.len)
+            oi__buf_puts(&b, "*");
+        oi__buf_append(&b, lx->tok.start, lx->tok.len);
+        oi__d_lex_next(lx);
+    } while (oi__d_accept(lx, "*"));
+    *out = oi__buf_take(&b);
+    return *out ? OI_OK : oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+}
+
+static bool oi__d_tok_is_dtype(const oi__d_lexer *lx) {
+    char name[24];
+    if (lx->tok.kind != OI__D_TOK_IDENT || lx->tok.len >= sizeof name)
+        return false;
+    memcpy(name, lx->tok.start, lx->tok.len);
+    name[lx->tok.len] = '\0';
+    oi_dtype t = oi_dtype_from_name(name);
+    return t != OI_DTYPE_INVALID && oi__dtype_is_tensor_type(t);
+}
+
+/* One entry of an integer list: ['-'] INT, or a size expression. */
+static oi_status oi__d_parse_int_entry(oi__d_lexer *lx, oi__attr *a) {
+    int64_t value = 0;
+    char *expr = NULL;
+    oi_status status = OI_OK;
+    bool negative = oi__d_accept(lx, "-");
+    bool product = lx->tok.kind == OI__D_TOK_INT && oi__d_peek(lx) == '*';
+    if (lx->tok.kind == OI__D_TOK_IDENT || product) {
+        if (negative)
+            return oi__d_lex_fail(lx, "a size cannot be negated; write the number");
+        status = oi__d_parse_size_expr(lx, &expr);
+    } else if (lx->tok.kind == OI__D_TOK_INT) {
+        status = oi__d_tok_int(lx, negative, &value);
+    } else {
+        return oi__d_lex_fail(lx, "a list holds integers, size names (S, S*H) or dtypes");
+    }
+    if (status != OI_OK)
+        return status;
+    if (expr && !a->exprs) { /* the first expression: NULL for the literals before it */
+        for (ptrdiff_t i = 0; i < arrlen(a->ints); i++)
+            if (!arrput(a->exprs, NULL))
+                status = OI_ERROR_OUT_OF_MEMORY;
+    }
+    if (status == OI_OK && !arrput(a->ints, value))
+        status = OI_ERROR_OUT_OF_MEMORY;
+    if (status == OI_OK && (a->exprs || expr) && !arrput(a->exprs, expr))
+        status = OI_ERROR_OUT_OF_MEMORY;
+    if (status != OI_OK) {
+        oi__free(expr);
+        return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+    }
+    return OI_OK;
+}
+
+/* '[' ints ']' or '[' dtypes ']': a list of dtypes starts with a dtype name;
+ * any other list holds integers and size expressions. */
 static oi_status oi__d_parse_list_value(oi__d_lexer *lx, oi__attr *a) {
     a->kind = OI__ATTR_INT_LIST;
     if (oi__d_accept(lx, "]"))
         return OI_OK;
-    bool dtypes = lx->tok.kind == OI__D_TOK_IDENT;
+    bool dtypes = oi__d_tok_is_dtype(lx);
     if (dtypes)
         a->kind = OI__ATTR_DTYPE_LIST;
     do {
@@ -539,15 +642,8 @@ static oi_status oi__d_parse_list_value(oi__d_lexer *lx, oi__attr *a) {
                 return status;
             if (!arrput(a->dtypes, t))
                 return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
-        } else {
-            int64_t value;
-            bool negative = oi__d_accept(lx, "-");
-            if (lx->tok.kind != OI__D_TOK_INT)
-                return oi__d_lex_fail(lx, "a list holds either integers or dtypes");
-            if ((status = oi__d_tok_int(lx, negative, &value)) != OI_OK)
-                return status;
-            if (!arrput(a->ints, value))
-                return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+        } else if ((status = oi__d_parse_int_entry(lx, a)) != OI_OK) {
+            return status;
         }
     } while (oi__d_accept(lx, ","));
     return oi__d_expect(lx, "]", "expected ',' or ']' in the list");
@@ -579,7 +675,11 @@ static oi_status oi__d_parse_word_value(oi__d_lexer *lx, oi__attr *a, bool negat
         oi__d_lex_next(lx);
         return OI_OK;
     }
-    a->kind = OI__ATTR_IDENT; /* a model scalar or metadata entry, resolved later */
+    if (oi__d_peek(lx) == '*') { /* S*H: a product of sizes */
+        a->kind = OI__ATTR_SIZE;
+        return oi__d_parse_size_expr(lx, &a->s);
+    }
+    a->kind = OI__ATTR_IDENT; /* a model scalar, metadata entry or size, resolved later */
     a->s = oi__d_take_text(lx);
     return a->s ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
 }
@@ -590,7 +690,13 @@ static oi_status oi__d_parse_setting_value(oi__d_lexer *lx, oi__attr *a) {
     bool negative = oi__d_accept(lx, "-");
     switch (lx->tok.kind) {
     case OI__D_TOK_FLOAT: a->kind = OI__ATTR_FLOAT; return oi__d_tok_float(lx, negative, &a->f);
-    case OI__D_TOK_INT: a->kind = OI__ATTR_INT; return oi__d_tok_int(lx, negative, &a->i);
+    case OI__D_TOK_INT:
+        if (!negative && oi__d_peek(lx) == '*') { /* 2*D */
+            a->kind = OI__ATTR_SIZE;
+            return oi__d_parse_size_expr(lx, &a->s);
+        }
+        a->kind = OI__ATTR_INT;
+        return oi__d_tok_int(lx, negative, &a->i);
     case OI__D_TOK_IDENT: return oi__d_parse_word_value(lx, a, negative);
     case OI__D_TOK_STRING:
         if (negative)
@@ -614,10 +720,7 @@ static oi_status oi__d_parse_setting(oi__d_lexer *lx, oi__node *n) {
     if (status == OI_OK)
         status = oi__d_parse_setting_value(lx, &a);
     if (!arrput(n->attrs, a)) { /* kept even when partial, so it is freed */
-        oi__free(a.name);
-        oi__free(a.s);
-        arrfree(a.ints);
-        arrfree(a.dtypes);
+        oi__attr_free(&a);
         return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
     }
     if (status != OI_OK)
@@ -861,6 +964,7 @@ static const char *oi__d_stmt_macro(oi_dsl_kind kind) {
     case OI_DSL_YIELD: return "OI_YIELD";
     case OI_DSL_AWAIT: return "OI_AWAIT";
     case OI_DSL_RETURN: return "OI_RETURN";
+    case OI_DSL_STRICT: return "OI_STRICT";
     }
     return "statement";
 }
@@ -1148,6 +1252,11 @@ static oi_status oi__d_dsl_statement(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src
     case OI_DSL_TO: return oi__d_dsl_to(d, s, src);
     case OI_DSL_LOOP: return oi__d_dsl_loop(d, s, src);
     case OI_DSL_LOOP_END: return oi__d_dsl_loop_end(d, s, src);
+    case OI_DSL_STRICT:
+        if (d->section >= 0 || d->in_block)
+            return oi__fail_at(OI_ERROR_FORMAT, src, "OI_STRICT() belongs outside memory sections and blocks");
+        d->g->strict = true;
+        return OI_OK;
     default:
         if (oi__d_is_node_kind(kind))
             return oi__d_dsl_node(d, s, src);

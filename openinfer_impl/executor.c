@@ -1600,6 +1600,20 @@ void oi_simulator_free(oi_simulator *sim) {
     oi__free(sim);
 }
 
+/* The graph's build warnings and the validation's come first in the
+ * executor's list: the place a program looks. */
+static oi_status oi__executor_take_warnings(oi_executor *e, const oi_graph *graph, const oi__plan *plan) {
+    for (size_t i = 0; i < oi_graph_warning_count(graph) + (size_t)arrlen(plan->warnings); i++) {
+        size_t n = oi_graph_warning_count(graph);
+        char *w = oi__strdup(i < n ? oi_graph_warning(graph, i) : plan->warnings[i - n]);
+        if (!w || !arrput(e->warnings, w)) {
+            oi__free(w);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    return OI_OK;
+}
+
 oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph) {
     if (!sim) {
         oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_simulator_make_executor: no simulator");
@@ -1625,6 +1639,10 @@ oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph
     e->inserted = (bool *)oi__calloc(n ? n : 1, sizeof *e->inserted);
     e->fetched = (oi__fetch_buffer *)oi__calloc(n ? n : 1, sizeof *e->fetched);
     if (!e->pstates || !e->inserted || !e->fetched || oi__ctx_init(&e->main, e) != OI_OK) {
+        oi_executor_free(e);
+        return NULL;
+    }
+    if (oi__executor_take_warnings(e, graph, plan) != OI_OK) {
         oi_executor_free(e);
         return NULL;
     }

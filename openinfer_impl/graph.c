@@ -79,6 +79,7 @@ void oi__var_free(oi__var *v) {
     for (ptrdiff_t i = 0; i < arrlen(v->fixed); i++)
         oi__free(v->fixed[i].index);
     arrfree(v->fixed);
+    oi__g_strings_free(v->extra_attrs);
     oi__src_free(&v->src);
     memset(v, 0, sizeof *v);
 }
@@ -90,10 +91,11 @@ static void oi__g_varref_free(oi__varref *r) {
     r->indices = NULL;
 }
 
-static void oi__g_attr_free(oi__attr *a) {
+void oi__attr_free(oi__attr *a) {
     oi__free(a->name);
     oi__free(a->s);
     arrfree(a->ints);
+    oi__g_strings_free(a->exprs);
     arrfree(a->dtypes);
 }
 
@@ -118,7 +120,7 @@ void oi__node_free(oi__node *n) {
         oi__g_varref_free(&n->inputs[i]);
     arrfree(n->inputs);
     for (ptrdiff_t i = 0; i < arrlen(n->attrs); i++)
-        oi__g_attr_free(&n->attrs[i]);
+        oi__attr_free(&n->attrs[i]);
     arrfree(n->attrs);
     oi__free(n->output);
     oi__free(n->cond);
@@ -160,6 +162,7 @@ void oi_graph_free(oi_graph *graph) {
         oi__block_free(&graph->blocks[i]);
     arrfree(graph->blocks);
     shfree(graph->block_index);
+    oi__g_strings_free(graph->warnings);
     oi__free(graph->name);
     oi__free(graph);
 }
@@ -172,14 +175,91 @@ oi_graph *oi_graph_build(const char *name, const char *file, const oi_dsl_stmt *
     oi_graph *g = oi__graph_new(name);
     if (!g)
         return NULL;
-    if (oi__dsl_parse(g, file ? file : "?", stmts) != OI_OK || oi__graph_check(g) != OI_OK) {
+    if (oi__dsl_parse(g, file ? file : "?", stmts) != OI_OK || oi__graph_check(g) != OI_OK ||
+        oi__graph_check_extras(g) != OI_OK) {
+        oi__graph_note_failure(oi_last_error());
         oi_graph_free(g);
         return NULL;
     }
     return g;
 }
 
+/* The message of the last graph build that failed on this thread, kept so
+ * that `oi_simulator_make_executor(sim, minimal())`, given the NULL of a
+ * failed graph, can say why instead of "no graph". */
+static OI__THREAD_LOCAL char oi__g_failure[2048];
+
+void oi__graph_note_failure(const char *message) {
+    snprintf(oi__g_failure, sizeof oi__g_failure, "%s", message ? message : "");
+}
+
+const char *oi__graph_last_failure(void) { return oi__g_failure[0] ? oi__g_failure : NULL; }
+
 const char *oi_graph_name(const oi_graph *graph) { return graph ? graph->name : NULL; }
+
+/* ================================================================== */
+/* Strict mode and warnings                                            */
+/* ================================================================== */
+
+bool oi__strict_env(void) {
+    const char *v = getenv("OPENINFER_STRICT");
+    return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
+}
+
+bool oi_graph_is_strict(const oi_graph *graph) { return graph && (graph->strict || oi__strict_env()); }
+
+size_t oi_graph_warning_count(const oi_graph *graph) { return graph ? (size_t)arrlen(graph->warnings) : 0; }
+
+const char *oi_graph_warning(const oi_graph *graph, size_t index) {
+    return graph && index < (size_t)arrlen(graph->warnings) ? graph->warnings[index] : NULL;
+}
+
+oi_status oi__warn_at(char ***list, const oi__src *src, const char *fmt, ...) {
+    char reason[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(reason, sizeof reason, fmt, args);
+    va_end(args);
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    if (src && src->file)
+        oi__buf_printf(&b, "%s:%d: warning: %s: %s", src->file, src->line, src->text ? src->text : "", reason);
+    else
+        oi__buf_printf(&b, "warning: %s", reason);
+    char *text = oi__buf_take(&b);
+    if (!text)
+        return OI_ERROR_OUT_OF_MEMORY;
+    for (ptrdiff_t i = 0; i < arrlen(*list); i++) {
+        if (strcmp((*list)[i], text) == 0) { /* once */
+            oi__free(text);
+            return OI_OK;
+        }
+    }
+    if (!arrput(*list, text)) {
+        oi__free(text);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    return OI_OK;
+}
+
+#define OI__KNOWN_VAR_ATTRS "@init, @ref, @pattern, @table, @fixed or @auto_dim"
+
+oi_status oi__graph_check_extras(oi_graph *g) {
+    bool strict = oi_graph_is_strict(g);
+    for (ptrdiff_t i = 0; i < arrlen(g->vars); i++) {
+        const oi__var *v = &g->vars[i];
+        for (ptrdiff_t k = 0; k < arrlen(v->extra_attrs); k++) {
+            oi_status st = strict
+                ? oi__fail_at(OI_ERROR_VALIDATION, &v->src, "unknown attribute %s (expected " OI__KNOWN_VAR_ATTRS "; strict mode)",
+                              v->extra_attrs[k])
+                : oi__warn_at(&g->warnings, &v->src, "unknown attribute %s is kept but not used (expected "
+                              OI__KNOWN_VAR_ATTRS "; strict mode makes it an error)", v->extra_attrs[k]);
+            if (st != OI_OK)
+                return st;
+        }
+    }
+    return OI_OK;
+}
 
 /* ================================================================== */
 /* Lookups, descriptions, errors                                       */
@@ -289,7 +369,8 @@ static void oi__g_buf_attr_value(oi__buf *b, const oi__attr *a) {
     case OI__ATTR_INT: oi__buf_printf(b, "%lld", (long long)a->i); break;
     case OI__ATTR_BOOL: oi__buf_puts(b, a->i ? "true" : "false"); break;
     case OI__ATTR_STRING: oi__buf_json_string(b, a->s); break;
-    case OI__ATTR_IDENT: oi__buf_puts(b, a->s); break;
+    case OI__ATTR_IDENT:
+    case OI__ATTR_SIZE: oi__buf_puts(b, a->s); break;
     case OI__ATTR_DTYPE: oi__buf_puts(b, oi_dtype_name(a->dtype)); break;
     case OI__ATTR_INT_LIST:
     case OI__ATTR_DTYPE_LIST: {
@@ -299,7 +380,9 @@ static void oi__g_buf_attr_value(oi__buf *b, const oi__attr *a) {
         for (ptrdiff_t i = 0; i < n; i++) {
             if (i)
                 oi__buf_puts(b, ",");
-            if (ints)
+            if (ints && a->exprs && a->exprs[i])
+                oi__buf_puts(b, a->exprs[i]);
+            else if (ints)
                 oi__buf_printf(b, "%lld", (long long)a->ints[i]);
             else
                 oi__buf_puts(b, oi_dtype_name(a->dtypes[i]));
@@ -973,8 +1056,10 @@ const oi_graph *oi_graph_find(const char *name) {
         if (!failed)
             failed = &oi__g_registry[i];
     }
-    if (failed)
+    if (failed) {
         oi__fail(OI_ERROR_VALIDATION, "%s", failed->error ? failed->error : "graph failed to build");
+        oi__graph_note_failure(oi_last_error());
+    }
     else
         oi__fail(OI_ERROR_NOT_FOUND, "no graph named %s (define it with OI_GRAPH)", name ? name : "(null)");
     return NULL;
@@ -991,6 +1076,7 @@ const oi_graph *oi__graph_unavailable(const oi_graph *const *slot) {
     for (ptrdiff_t i = 0; i < arrlen(oi__g_registry); i++) {
         if (oi__g_registry[i].slot == slot) {
             oi__fail(OI_ERROR_VALIDATION, "%s", oi__g_registry[i].error ? oi__g_registry[i].error : "graph failed to build");
+            oi__graph_note_failure(oi_last_error());
             return NULL;
         }
     }

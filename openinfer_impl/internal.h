@@ -228,6 +228,8 @@ typedef struct oi__var {
     bool table;             /* @table                                 */
     char **auto_dim;        /* stb array of index names               */
     oi__fixed *fixed;       /* stb array                              */
+    char **extra_attrs;     /* stb array: unknown attributes as written, "@layout(\"nhwc\")":
+                               kept for tooling, warned about (errors when strict) */
     oi__src src;
 } oi__var;
 
@@ -240,7 +242,8 @@ typedef struct oi__varref {
 typedef enum oi__attr_kind {
     OI__ATTR_FLOAT, OI__ATTR_INT, OI__ATTR_BOOL, OI__ATTR_STRING,
     OI__ATTR_IDENT,      /* a reference to a model scalar/metadata: resolved before kernels */
-    OI__ATTR_INT_LIST, OI__ATTR_DTYPE, OI__ATTR_DTYPE_LIST
+    OI__ATTR_INT_LIST, OI__ATTR_DTYPE, OI__ATTR_DTYPE_LIST,
+    OI__ATTR_SIZE        /* a product of the model's sizes ("S*H"), in s: an INT after validation */
 } oi__attr_kind;
 
 typedef struct oi__attr {
@@ -252,6 +255,8 @@ typedef struct oi__attr {
     int64_t *ints;    /* INT_LIST (stb array)         */
     oi_dtype dtype;   /* DTYPE                        */
     oi_dtype *dtypes; /* DTYPE_LIST (stb array)       */
+    char **exprs;     /* INT_LIST: NULL, or per entry the size expression ("S", "S*H")
+                         that validation resolves, NULL where ints holds a literal */
 } oi__attr;
 
 /* An index in a cache access or a loop bound: a literal or an identifier. */
@@ -327,9 +332,23 @@ struct oi_graph {
     oi__block *blocks; /* stb array, in definition order: append with oi__graph_add_block */
     oi__block_name *block_index; /* stb string map: block name -> its first index */
     uint32_t next_index;
+    bool strict;       /* OI_STRICT(): warnings become errors */
+    char **warnings;   /* stb array: what the build kept but cannot use */
 };
 
+/* OPENINFER_STRICT=1 (or true) in the environment. */
+bool oi__strict_env(void);
+/* Appends "file:line: warning: text: reason" to *list unless it is there. */
+oi_status oi__warn_at(char ***list, const oi__src *src, const char *fmt, ...) OI__PRINTF(3, 4);
+/* Unknown variable attributes: warnings, or an error when strict. Run once
+ * the graph is parsed (DSL and JSON alike). */
+oi_status oi__graph_check_extras(oi_graph *g);
+
 const oi__var *oi__graph_find_var(const oi_graph *g, const char *name);
+void oi__attr_free(oi__attr *a); /* its fields; not `a` itself */
+/* The last failed graph build of this thread (NULL if none): its message. */
+void oi__graph_note_failure(const char *message);
+const char *oi__graph_last_failure(void);
 const oi__block *oi__graph_find_block(const oi_graph *g, const char *name); /* O(1): the first of that name */
 /* Moves *b into g->blocks and indexes its name; on failure (out of memory)
  * nothing changed and the caller still owns *b. */
@@ -392,6 +411,8 @@ typedef struct oi__op_sig {
     int ndim;
     int64_t shape[OI_MAX_DIMS];
 } oi__op_sig;
+/* Is `name` a setting of op (aliases too)? If not, `expected` lists them. */
+bool oi__op_param_known(oi_op op, const char *name, char *expected, size_t cap);
 oi_status oi__op_infer(oi_op op, const oi__attr *attrs, size_t n_attrs,
                        const oi__op_sig *inputs, size_t n_inputs,
                        oi_dtype declared_out_dtype, oi__op_sig *out);

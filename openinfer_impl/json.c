@@ -627,6 +627,7 @@ static const char *oi__jg_attr_type(oi__attr_kind kind) {
     case OI__ATTR_INT_LIST: return "int_list";
     case OI__ATTR_DTYPE: return "dtype";
     case OI__ATTR_DTYPE_LIST: return "dtype_list";
+    case OI__ATTR_SIZE: return "size";
     }
     return "?";
 }
@@ -641,12 +642,18 @@ static void oi__jg_put_attr(oi__buf *b, const oi__attr *a) {
     case OI__ATTR_INT: oi__buf_printf(b, "%lld", (long long)a->i); break;
     case OI__ATTR_BOOL: oi__buf_puts(b, a->i ? "true" : "false"); break;
     case OI__ATTR_STRING:
-    case OI__ATTR_IDENT: oi__buf_json_string(b, a->s); break;
+    case OI__ATTR_IDENT:
+    case OI__ATTR_SIZE: oi__buf_json_string(b, a->s); break;
     case OI__ATTR_DTYPE: oi__buf_json_string(b, oi_dtype_name(a->dtype)); break;
-    case OI__ATTR_INT_LIST:
+    case OI__ATTR_INT_LIST: /* numbers, and the size expressions as strings: [-1, "S", "H*Dh"] */
         oi__buf_puts(b, "[");
-        for (ptrdiff_t i = 0; i < arrlen(a->ints); i++)
-            oi__buf_printf(b, "%s%lld", i ? ", " : "", (long long)a->ints[i]);
+        for (ptrdiff_t i = 0; i < arrlen(a->ints); i++) {
+            oi__buf_puts(b, i ? ", " : "");
+            if (a->exprs && a->exprs[i])
+                oi__buf_json_string(b, a->exprs[i]);
+            else
+                oi__buf_printf(b, "%lld", (long long)a->ints[i]);
+        }
         oi__buf_puts(b, "]");
         break;
     case OI__ATTR_DTYPE_LIST:
@@ -703,6 +710,10 @@ static void oi__jg_put_var(oi__buf *b, const oi__var *v) {
             oi__buf_printf(b, ", \"max\": %lld}", (long long)v->fixed[i].max);
         }
         oi__buf_puts(b, "]");
+    }
+    if (arrlen(v->extra_attrs)) {
+        oi__jg_put_key(b, "extra_attrs");
+        oi__jg_put_strings(b, v->extra_attrs);
     }
     oi__jg_put_src(b, &v->src);
     oi__buf_puts(b, "}");
@@ -818,7 +829,10 @@ char *oi_graph_to_json(const oi_graph *graph) {
     memset(&b, 0, sizeof b);
     oi__buf_puts(&b, "{\n  \"format\": \"openinfer-graph\",\n  \"version\": 1,\n  \"name\": ");
     oi__buf_json_string(&b, graph->name);
-    oi__buf_printf(&b, ",\n  \"next_index\": %u,\n  \"vars\": [", (unsigned)graph->next_index);
+    oi__buf_printf(&b, ",\n  \"next_index\": %u,\n  ", (unsigned)graph->next_index);
+    if (graph->strict)
+        oi__buf_puts(&b, "\"strict\": true,\n  ");
+    oi__buf_puts(&b, "\"vars\": [");
     for (ptrdiff_t i = 0; i < arrlen(graph->vars); i++) {
         oi__buf_puts(&b, i ? ",\n    " : "\n    ");
         oi__jg_put_var(&b, &graph->vars[i]);
@@ -925,6 +939,19 @@ static bool oi__jg_is_identifier(const char *s) {
     for (s++; *s; s++)
         if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
             return false;
+    return true;
+}
+
+/* "S", "S*H", "2*D": names and numbers joined by '*'. */
+static bool oi__jg_is_size_expr(const char *s) {
+    if (!s || !*s)
+        return false;
+    for (bool atom = false; *s; s++) {
+        bool word = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_';
+        if (!word && (*s != '*' || !atom || !s[1]))
+            return false;
+        atom = word;
+    }
     return true;
 }
 
@@ -1226,6 +1253,32 @@ static oi_status oi__jg_access(oi__jg_reader *r, const oi__json *obj, oi__cache_
     return status;
 }
 
+/* One entry of an int list: a number, or a size expression as a string. */
+static oi_status oi__jg_int_entry(oi__jg_reader *r, const oi__json *item, oi__attr *a) {
+    int64_t value = 0;
+    char *expr = NULL;
+    oi_status status = OI_OK;
+    if (item->type == OI__JSON_STRING) {
+        if (!oi__jg_is_size_expr(item->text))
+            return oi__jg_fail(r, "\"%s\" is not a size expression (S, S*H)", item->text);
+        if (!(expr = oi__strdup(item->text)))
+            return OI_ERROR_OUT_OF_MEMORY;
+        if (!a->exprs) /* NULL for the literals before it */
+            for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(a->ints); i++)
+                if (!arrput(a->exprs, NULL))
+                    status = OI_ERROR_OUT_OF_MEMORY;
+    } else {
+        status = oi__jg_int_value(r, item, INT64_MIN, INT64_MAX, &value);
+    }
+    if (status == OI_OK && !arrput(a->ints, value))
+        status = OI_ERROR_OUT_OF_MEMORY;
+    if (status == OI_OK && (a->exprs || expr) && !arrput(a->exprs, expr))
+        status = OI_ERROR_OUT_OF_MEMORY;
+    if (status != OI_OK)
+        oi__free(expr);
+    return status;
+}
+
 static oi_status oi__jg_attr_value(oi__jg_reader *r, const oi__json *v, oi__attr *a) {
     switch (a->kind) {
     case OI__ATTR_FLOAT: return oi__jg_double_value(r, v, &a->f);
@@ -1236,10 +1289,13 @@ static oi_status oi__jg_attr_value(oi__jg_reader *r, const oi__json *v, oi__attr
         return status;
     }
     case OI__ATTR_STRING:
-    case OI__ATTR_IDENT: {
+    case OI__ATTR_IDENT:
+    case OI__ATTR_SIZE: {
         oi_status status = oi__jg_expect_type(r, v, OI__JSON_STRING);
         if (status == OI_OK && a->kind == OI__ATTR_IDENT && !oi__jg_is_identifier(v->text))
             status = oi__jg_fail(r, "\"%s\" is not an identifier", v->text);
+        if (status == OI_OK && a->kind == OI__ATTR_SIZE && !oi__jg_is_size_expr(v->text))
+            status = oi__jg_fail(r, "\"%s\" is not a size expression (S, S*H)", v->text);
         if (status == OI_OK && !(a->s = oi__strdup(v->text)))
             status = OI_ERROR_OUT_OF_MEMORY;
         return status;
@@ -1251,10 +1307,7 @@ static oi_status oi__jg_attr_value(oi__jg_reader *r, const oi__json *v, oi__attr
         for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(v->items); i++) {
             size_t old = oi__jg_push_index(r, i);
             if (a->kind == OI__ATTR_INT_LIST) {
-                int64_t value = 0;
-                status = oi__jg_int_value(r, &v->items[i], INT64_MIN, INT64_MAX, &value);
-                if (!arrput(a->ints, value))
-                    status = OI_ERROR_OUT_OF_MEMORY;
+                status = oi__jg_int_entry(r, &v->items[i], a);
             } else {
                 oi_dtype t = OI_DTYPE_INVALID;
                 status = oi__jg_dtype_value(r, &v->items[i], &t);
@@ -1281,7 +1334,7 @@ static oi_status oi__jg_attr(oi__jg_reader *r, const oi__json *j, oi__attr *a) {
         status = oi__jg_string(r, j, "type", true, false, &type);
     if (status == OI_OK) {
         int kind = -1;
-        for (int k = 0; k <= (int)OI__ATTR_DTYPE_LIST; k++)
+        for (int k = 0; k <= (int)OI__ATTR_SIZE; k++)
             if (strcmp(type, oi__jg_attr_type((oi__attr_kind)k)) == 0)
                 kind = k;
         if (kind < 0) {
@@ -1341,10 +1394,7 @@ static oi_status oi__jg_each_attr(oi__jg_reader *r, const oi__json *item, void *
     memset(&a, 0, sizeof a);
     oi_status status = oi__jg_attr(r, item, &a);
     if (!arrput(n->attrs, a)) {
-        oi__free(a.name);
-        oi__free(a.s);
-        arrfree(a.ints);
-        arrfree(a.dtypes);
+        oi__attr_free(&a);
         return OI_ERROR_OUT_OF_MEMORY;
     }
     return status;
@@ -1603,7 +1653,7 @@ static oi_status oi__jg_each_fixed(oi__jg_reader *r, const oi__json *item, void 
 
 static oi_status oi__jg_var(oi__jg_reader *r, const oi__json *j, oi__var *v) {
     static const char *const keys[] = {"name", "kind", "dtype", "dims", "table_indices", "init", "ref",
-                                       "pattern", "table", "auto_dim", "fixed", "src", NULL};
+                                       "pattern", "table", "auto_dim", "fixed", "extra_attrs", "src", NULL};
     oi_status status = oi__jg_expect_type(r, j, OI__JSON_OBJECT);
     if (status == OI_OK)
         status = oi__jg_only_keys(r, j, keys);
@@ -1629,6 +1679,11 @@ static oi_status oi__jg_var(oi__jg_reader *r, const oi__json *j, oi__var *v) {
         status = oi__jg_strings(r, j, "auto_dim", false, true, &v->auto_dim);
     if (status == OI_OK)
         status = oi__jg_array(r, j, "fixed", false, oi__jg_each_fixed, v);
+    if (status == OI_OK)
+        status = oi__jg_strings(r, j, "extra_attrs", false, false, &v->extra_attrs);
+    for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(v->extra_attrs); i++)
+        if (v->extra_attrs[i][0] != '@' || !v->extra_attrs[i][1])
+            status = oi__jg_fail(r, "extra_attrs: \"%s\" is not an attribute (@name...)", v->extra_attrs[i]);
     if (status == OI_OK)
         status = oi__jg_src(r, j, &v->src);
     return status;
@@ -1707,7 +1762,7 @@ static oi_status oi__jg_check_indices(const oi_graph *g) {
 }
 
 static oi_status oi__jg_graph(oi__jg_reader *r, const oi__json *root, oi_graph *g) {
-    static const char *const keys[] = {"format", "version", "name", "next_index", "vars", "blocks", NULL};
+    static const char *const keys[] = {"format", "version", "name", "next_index", "strict", "vars", "blocks", NULL};
     char *format = NULL;
     int64_t version = 0, next_index = 0;
     oi_status status = oi__jg_expect_type(r, root, OI__JSON_OBJECT);
@@ -1728,6 +1783,8 @@ static oi_status oi__jg_graph(oi__jg_reader *r, const oi__json *root, oi_graph *
     if (status == OI_OK)
         status = oi__jg_int(r, root, "next_index", 0, UINT32_MAX, &next_index);
     g->next_index = (uint32_t)next_index;
+    if (status == OI_OK)
+        status = oi__jg_bool(r, root, "strict", &g->strict);
     if (status == OI_OK)
         status = oi__jg_array(r, root, "vars", true, oi__jg_each_var, g);
     if (status == OI_OK)
@@ -1756,6 +1813,8 @@ oi_graph *oi_graph_from_json(const char *json) {
         status = oi__jg_check_indices(g);
     if (status == OI_OK)
         status = oi__graph_check(g);
+    if (status == OI_OK)
+        status = oi__graph_check_extras(g);
     if (status != OI_OK) {
         oi_graph_free(g);
         return NULL;

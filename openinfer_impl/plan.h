@@ -56,6 +56,7 @@ struct oi__pnode {
     oi__pindex **input_indices; /* stb array: NULL or stb array per input  */
     oi__attr *attrs;        /* stb array: IDENT attributes resolved        */
     char **owned;           /* strings this plan node allocated            */
+    int64_t **owned_lists;  /* int lists it resolved from sizes (stb arrays) */
     bool inplace;           /* output == input 0 and the op allows it      */
     /* The last signatures seen (inputs, then the output): a node whose input
      * shapes did not change skips oi__op_infer. Only the one context that
@@ -90,6 +91,8 @@ typedef struct oi__plan {
     oi__pblock *blocks;     /* stb array, graph order                      */
     int entry;
     oi__sizevar *sizes;     /* stb string map of the model's size variables */
+    bool strict;            /* the graph's OI_STRICT() or OPENINFER_STRICT=1 */
+    char **warnings;        /* stb array: unknown settings, variables never set */
 } oi__plan;
 
 /* Validates `g` against `m` (m may be NULL: no named sizes, no links) and

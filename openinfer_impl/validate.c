@@ -661,9 +661,48 @@ static oi_status oi__resolve_ident_attr(oi__vctx *c, const oi__node *n, oi__attr
         }
         return OI_OK;
     }
+    int64_t size = 0;
+    if (oi__plan_size(p, ref, &size)) { /* n=S: one of the model's sizes */
+        a->kind = OI__ATTR_INT;
+        a->i = size;
+        return OI_OK;
+    }
     return oi__fail_at(OI_ERROR_VALIDATION, &n->src,
-                       "%s=%s: '%s' names no scalar model tensor, metadata entry or scalar variable with @init", a->name,
-                       ref, ref);
+                       "%s=%s: '%s' names no scalar model tensor, metadata entry, size or scalar variable with @init",
+                       a->name, ref, ref);
+}
+
+/* Sizes in op settings: n=S*H becomes an INT, shape=[-1, S, H] an INT_LIST
+ * of this plan node (the graph's list keeps its expressions). */
+static oi_status oi__resolve_size_attr(oi__vctx *c, const oi__node *n, oi__attr *a, oi__pnode *pn) {
+    char bad[256];
+    if (a->kind == OI__ATTR_SIZE) {
+        if (!oi__resolve_dim(c->p, a->s, &a->i, bad, sizeof bad))
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "setting %s=%s: %s", a->name, a->s, bad);
+        a->kind = OI__ATTR_INT;
+        return OI_OK;
+    }
+    if (a->kind != OI__ATTR_INT_LIST || !a->exprs)
+        return OI_OK;
+    int64_t *ints = NULL;
+    for (ptrdiff_t k = 0; k < arrlen(a->ints); k++) {
+        int64_t v = a->ints[k];
+        if (a->exprs[k] && !oi__resolve_dim(c->p, a->exprs[k], &v, bad, sizeof bad)) {
+            arrfree(ints);
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "setting %s: %s", a->name, bad);
+        }
+        if (!arrput(ints, v)) {
+            arrfree(ints);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    if (!arrput(pn->owned_lists, ints)) {
+        arrfree(ints);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    a->ints = ints;
+    a->exprs = NULL;
+    return OI_OK;
 }
 
 static oi_status oi__check_output_slot(oi__vctx *c, const oi__node *n, const char *name, const char *what, int *out) {
@@ -734,11 +773,21 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
     }
     for (int i = 0; i < (int)arrlen(n->attrs); i++) {
         oi__attr a = n->attrs[i];
-        if (a.kind == OI__ATTR_IDENT) {
-            oi_status st = oi__resolve_ident_attr(c, n, &a, &pn->owned);
+        char expected[256];
+        if (!oi__op_param_known(n->op, a.name, expected, sizeof expected)) { /* kept in the graph, not run */
+            oi_status st = p->strict
+                ? oi__fail_at(OI_ERROR_VALIDATION, &n->src, "op %s has no setting '%s' (expected: %s; strict mode)", op_name,
+                              a.name, expected)
+                : oi__warn_at(&p->warnings, &n->src, "op %s has no setting '%s' (expected: %s): it is kept but not used "
+                              "(strict mode makes it an error)", op_name, a.name, expected);
             if (st != OI_OK)
                 return st;
+            continue;
         }
+        oi_status st = a.kind == OI__ATTR_IDENT ? oi__resolve_ident_attr(c, n, &a, &pn->owned)
+                                                : oi__resolve_size_attr(c, n, &a, pn);
+        if (st != OI_OK)
+            return st;
         if (!arrput(pn->attrs, a))
             return OI_ERROR_OUT_OF_MEMORY;
     }
@@ -1210,6 +1259,71 @@ static oi_status oi__check_blocks(oi__plan *p) {
 /* Build / free                                                        */
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* Variables read but never set                                        */
+/* ------------------------------------------------------------------ */
+
+static bool oi__slots_has(const int *slots, int s) {
+    for (int i = 0; i < (int)arrlen(slots); i++)
+        if (slots[i] == s)
+            return true;
+    return false;
+}
+
+/* Where nodes (loop bodies included) read and write slot s. */
+static void oi__scan_use(const oi__pnode *nodes, int s, bool *read, bool *written) {
+    for (int i = 0; i < (int)arrlen(nodes); i++) {
+        const oi__pnode *pn = &nodes[i];
+        switch (pn->ir->kind) {
+        case OI__NODE_OP:
+            *read |= oi__slots_has(pn->inputs, s);
+            *written |= pn->out == s;
+            break;
+        case OI__NODE_CACHE_READ:
+        case OI__NODE_TRANSFER:
+            *read |= pn->var == s;
+            *written |= pn->out == s;
+            break;
+        case OI__NODE_CACHE_WRITE:
+            *read |= pn->out == s; /* the plain-variable side */
+            *written |= pn->var == s;
+            break;
+        case OI__NODE_CACHE_INCREMENT:
+        case OI__NODE_CACHE_DECREMENT:
+        case OI__NODE_CACHE_RESET: *written |= pn->var == s; break; /* counting from zero is a choice */
+        case OI__NODE_BRANCH: *read |= pn->var == s; break;
+        case OI__NODE_YIELD: *read |= oi__slots_has(pn->vars, s); break;
+        case OI__NODE_AWAIT: *written |= oi__slots_has(pn->vars, s); break;
+        case OI__NODE_LOOP: oi__scan_use(pn->body, s, read, written); break;
+        default: break;
+        }
+    }
+}
+
+/* A declared variable that the model does not hold, without @init, that
+ * the graph reads but never writes holds zeros: most often a misspelled
+ * weight name. Dynamic variables are the caller's inputs: not checked. */
+static oi_status oi__check_unset_vars(oi__plan *p) {
+    for (int s = 0; s < (int)arrlen(p->slots); s++) {
+        const oi__slot *sl = &p->slots[s];
+        if (!sl->decl || sl->kind == OI__MEM_DYNAMIC || sl->kind == OI__MEM_TEMP || sl->model_tensor || sl->model_meta ||
+            sl->is_prefix || sl->decl->init_kind != OI__INIT_NONE)
+            continue;
+        bool read = false, written = false;
+        for (int b = 0; b < (int)arrlen(p->blocks); b++)
+            oi__scan_use(p->blocks[b].nodes, s, &read, &written);
+        if (!read || written)
+            continue;
+        const char *what = "is not in the model, has no @init and nothing writes it: it reads as zeros";
+        oi_status st = p->strict
+            ? oi__fail_at(OI_ERROR_VALIDATION, sl->src, "%s %s (a misspelled name?; strict mode)", sl->name, what)
+            : oi__warn_at(&p->warnings, sl->src, "%s %s (a misspelled name? strict mode makes this an error)", sl->name, what);
+        if (st != OI_OK)
+            return st;
+    }
+    return OI_OK;
+}
+
 static void oi__pnodes_free(oi__pnode *nodes) {
     for (int i = 0; i < (int)arrlen(nodes); i++) {
         oi__pnode *pn = &nodes[i];
@@ -1222,6 +1336,9 @@ static void oi__pnodes_free(oi__pnode *nodes) {
         for (int k = 0; k < (int)arrlen(pn->owned); k++)
             oi__free(pn->owned[k]);
         arrfree(pn->owned);
+        for (int k = 0; k < (int)arrlen(pn->owned_lists); k++)
+            arrfree(pn->owned_lists[k]);
+        arrfree(pn->owned_lists);
         arrfree(pn->access);
         arrfree(pn->vars);
         oi__pnodes_free(pn->body);
@@ -1243,19 +1360,27 @@ void oi__plan_free(oi__plan *p) {
     }
     arrfree(p->blocks);
     shfree(p->sizes);
+    for (int i = 0; i < (int)arrlen(p->warnings); i++)
+        oi__free(p->warnings[i]);
+    arrfree(p->warnings);
     oi__free(p);
 }
 
 /* oi__plan_build keeping the status (OUT_OF_MEMORY vs VALIDATION...). */
 static oi_status oi__plan_build_status(const oi_graph *g, const oi_model *m, oi__plan **out) {
     *out = NULL;
-    if (!g)
-        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "validate: no graph (did the graph fail to build? see its error)");
+    if (!g) { /* most often the NULL of a graph that failed to build: say why it failed */
+        const char *why = oi__graph_last_failure();
+        if (why)
+            return oi__fail(OI_ERROR_VALIDATION, "%s", why);
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "validate: no graph (NULL)");
+    }
     oi__plan *p = (oi__plan *)oi__calloc(1, sizeof *p);
     if (!p)
         return OI_ERROR_OUT_OF_MEMORY;
     p->graph = g;
     p->model = m;
+    p->strict = oi_graph_is_strict(g);
     oi_status st = OI_OK;
     if (!sh_new_strdup(p->by_name) || !sh_new_strdup(p->sizes))
         st = OI_ERROR_OUT_OF_MEMORY;
@@ -1278,6 +1403,8 @@ static oi_status oi__plan_build_status(const oi_graph *g, const oi_model *m, oi_
         }
         st = oi__check_blocks(p);
     }
+    if (st == OI_OK)
+        st = oi__check_unset_vars(p);
     if (st != OI_OK) {
         oi__plan_free(p);
         return st;

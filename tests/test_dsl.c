@@ -475,7 +475,7 @@ OI_GRAPH(negative_index,
 )
 
 static const int unknown_attr_line = __LINE__ + 2;
-OI_GRAPH(unknown_attr,
+OI_GRAPH(unknown_attr, OI_STRICT()
   OI_VOLATILE( OI_VAR(x, f32[B], @foo) )
   OI_BLOCK(entry, OI_RETURN())
 )
@@ -858,7 +858,7 @@ static void test_diagnostics(void) {
     EXPECT_ERROR(negative_index, negative_index_line, "OI_CACHE_READ(A[-1], t)",
                  "negative index -1 (only a slice end may be negative)");
     EXPECT_ERROR(unknown_attr, unknown_attr_line, "OI_VAR(x, f32[B], @foo)",
-                 "unknown attribute @foo (expected @init, @ref, @pattern, @table, @fixed or @auto_dim)");
+                 "unknown attribute @foo (expected @init, @ref, @pattern, @table, @fixed or @auto_dim; strict mode)");
     EXPECT_ERROR(duplicate_attr, duplicate_attr_line, "OI_VAR(x, f32[B], @init(1.0), @init(2.0))", "duplicate @init attribute");
     char first_at[64];
     snprintf(first_at, sizeof first_at, "duplicate declaration of x (first at line %d)", duplicate_decl_line - 1);
@@ -996,11 +996,97 @@ static void test_unbalanced(void) {
     CHECK_STR_CONTAINS(oi_last_error(), "must not be NULL");
 }
 
+/* ================================================================== */
+/* Strict mode: unknown attributes are kept and warned about, or errors */
+/* ================================================================== */
+
+static const int lenient_line = __LINE__ + 3;
+OI_GRAPH(lenient_attrs,
+  OI_VOLATILE(
+    OI_VAR(x, f32[B], @layout("nhwc", (1, 2)), @init(1.0) @foo)
+  )
+  OI_BLOCK(entry, OI_RETURN())
+)
+
+OI_GRAPH(strict_clean, OI_STRICT()
+  OI_VOLATILE( OI_VAR(x, f32[B], @init(1.0)) )
+  OI_BLOCK(entry, OI_RETURN())
+)
+
+static void test_strict_mode(void) {
+    const oi_graph *g = lenient_attrs();
+    CHECK_MSG(g != NULL, "%s", oi_last_error());
+    if (!g)
+        return;
+    CHECK(!oi_graph_is_strict(g));
+    const oi__var *x = oi__graph_find_var(g, "x");
+    CHECK(x && x->init_kind == OI__INIT_FLOAT && x->init_float == 1.0); /* the attributes after it still count */
+    CHECK(x && arrlen(x->extra_attrs) == 2 && strcmp(x->extra_attrs[0], "@layout(\"nhwc\", (1, 2))") == 0 &&
+          strcmp(x->extra_attrs[1], "@foo") == 0);
+    CHECK_EQ_INT(oi_graph_warning_count(g), 2);
+    char want[512];
+    snprintf(want, sizeof want, "%s:%d: warning: OI_VAR(x, f32[B], @layout(\"nhwc\", (1, 2)), @init(1.0) @foo): unknown "
+             "attribute @layout(\"nhwc\", (1, 2)) is kept but not used (expected @init, @ref, @pattern, @table, @fixed or "
+             "@auto_dim; strict mode makes it an error)", __FILE__, lenient_line);
+    CHECK_MSG(oi_graph_warning(g, 0) && strcmp(oi_graph_warning(g, 0), want) == 0, "\n   got: %s\n  want: %s",
+              oi_graph_warning(g, 0) ? oi_graph_warning(g, 0) : "(null)", want);
+    CHECK_STR_CONTAINS(oi_graph_warning(g, 1), "unknown attribute @foo is kept");
+    CHECK(oi_graph_warning(g, 2) == NULL);
+
+    /* kept in the JSON, and back */
+    char *json = oi_graph_to_json(g);
+    CHECK_STR_CONTAINS(json, "\"extra_attrs\": [\"@layout(\\\"nhwc\\\", (1, 2))\", \"@foo\"]");
+    CHECK(json && !strstr(json, "\"strict\""));
+    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
+    CHECK_MSG(copy != NULL, "%s", oi_last_error());
+    char *again = copy ? oi_graph_to_json(copy) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    CHECK_EQ_INT(oi_graph_warning_count(copy), 2);
+    oi_free(again);
+    oi_graph_free(copy);
+
+    /* OPENINFER_STRICT=1: the same statements fail, naming the place */
+    setenv("OPENINFER_STRICT", "1", 1);
+    oi_clear_error();
+    CHECK(oi_graph_build("lenient_attrs", __FILE__, oi__stmts_lenient_attrs) == NULL);
+    snprintf(want, sizeof want, "%s:%d: error: OI_VAR(x, f32[B], @layout(\"nhwc\", (1, 2)), @init(1.0) @foo): unknown "
+             "attribute @layout(\"nhwc\", (1, 2)) (expected @init, @ref, @pattern, @table, @fixed or @auto_dim; strict mode)",
+             __FILE__, lenient_line);
+    CHECK_MSG(strcmp(oi_last_error(), want) == 0, "\n   got: %s\n  want: %s", oi_last_error(), want);
+    CHECK(json && oi_graph_from_json(json) == NULL);
+    CHECK_STR_CONTAINS(oi_last_error(), "unknown attribute @layout");
+    CHECK(oi_graph_is_strict(g));
+    unsetenv("OPENINFER_STRICT");
+    CHECK(!oi_graph_is_strict(g));
+    oi_free(json);
+
+    /* OI_STRICT(): the graph's own switch, kept in the JSON */
+    const oi_graph *strict = strict_clean();
+    CHECK_MSG(strict != NULL, "%s", oi_last_error());
+    CHECK(oi_graph_is_strict(strict) && oi_graph_warning_count(strict) == 0);
+    json = strict ? oi_graph_to_json(strict) : NULL;
+    CHECK_STR_CONTAINS(json, "\"strict\": true");
+    copy = json ? oi_graph_from_json(json) : NULL;
+    CHECK(copy && oi_graph_is_strict(copy));
+    oi_graph_free(copy);
+    oi_free(json);
+    const oi_dsl_stmt misplaced[] = {
+        {OI_DSL_BLOCK, 1, "entry", "", 0},
+        {OI_DSL_STRICT, 2, "", "", 0},
+        {OI_DSL_RETURN, 3, "", "", 0},
+        {OI_DSL_BLOCK_END, 4, "entry", "", 0},
+        {OI_DSL_END, 9, "", "", 0},
+    };
+    CHECK(oi_graph_build("hand", "hand.c", misplaced) == NULL);
+    CHECK_STR_CONTAINS(oi_last_error(), "hand.c:2: error: OI_STRICT(): OI_STRICT() belongs outside memory sections and blocks");
+}
+
 int main(void) {
     test_every_construct();
     test_uuids_are_stable();
     test_seed_examples();
     test_diagnostics();
     test_unbalanced();
+    test_strict_mode();
     return check_result("test_dsl");
 }

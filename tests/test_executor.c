@@ -64,6 +64,226 @@ static int64_t fetch_i64(oi_executor *e, const char *name) {
 }
 
 /* ------------------------------------------------------------------ */
+/* sizes from the model in op settings: one graph, two sequence lengths */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_sizes_in_settings,
+  OI_DYNAMIC(
+    OI_VAR(x, f32[S, H*Dh])
+  )
+  OI_VOLATILE(
+    OI_VAR(heads, f32[1, S, H, Dh])
+    OI_VAR(flat, f32[S*4]) /* H*Dh = 4 */
+    OI_VAR(tail, f32[S, Dh])
+    OI_VAR(best, f32[K])
+    OI_VAR(best2, f32[2*K])
+  )
+  OI_BLOCK(entry,
+    OI_OP(reshape, x, shape=[-1, S, H, Dh]) OI_TO(heads)
+    OI_OP(reshape, x, shape=[S*H*Dh]) OI_TO(flat)
+    OI_OP(slice, x, starts=[0, 0], ends=[S, 1*Dh]) OI_TO(tail)
+    OI_OP(top_k, flat, k=K) OI_TO(best)
+    OI_OP(top_k, flat, k=K*H) OI_TO(best2)
+    OI_RETURN()
+  )
+)
+
+static oi_model *sizes_model(int64_t seq) {
+    oi_writer *w = oi_writer_new();
+    CHECK_OK(oi_writer_add_sizevar(w, "S", (uint64_t)seq));
+    CHECK_OK(oi_writer_add_sizevar(w, "H", 2));
+    CHECK_OK(oi_writer_add_sizevar(w, "Dh", 2));
+    CHECK_OK(oi_writer_add_sizevar(w, "K", 2));
+    return open_written(w, seq == 3 ? "sizes3" : "sizes2");
+}
+
+/* Each setting above names the model's sizes; with S = 3 and then S = 2 the
+ * same graph runs, x[i][j] = 4i + j (H*Dh = 4 columns). */
+static void test_sizes_in_settings(void) {
+    static const float want_tail3[6] = {0, 1, 4, 5, 8, 9}, want_tail2[4] = {0, 1, 4, 5};
+    static const float want_best3[2] = {11, 10}, want_best2_3[4] = {11, 10, 9, 8};
+    static const float want_best2[2] = {7, 6}, want_best2_2[4] = {7, 6, 5, 4};
+    for (int64_t seq = 3; seq >= 2; seq--) {
+        oi_model *m = sizes_model(seq);
+        oi_simulator *sim;
+        oi_executor *e = make_exec(&sim, m, g_sizes_in_settings(), false);
+        if (e) {
+            float x[12];
+            for (int i = 0; i < 12; i++)
+                x[i] = (float)i;
+            CHECK_OK(OI_TRY_INSERT(e, x, x, (size_t)(seq * 4)));
+            CHECK_OK(oi_executor_run_step(e));
+            oi_tensor_view v;
+            CHECK_OK(oi_executor_fetch(e, "heads", OI_DTYPE_F32, &v));
+            CHECK(v.ndim == 4 && v.shape[0] == 1 && v.shape[1] == seq && v.shape[2] == 2 && v.shape[3] == 2);
+            CHECK_OK(oi_executor_fetch(e, "flat", OI_DTYPE_F32, &v));
+            CHECK(v.ndim == 1 && v.shape[0] == seq * 4);
+            check_f32(e, "tail", seq == 3 ? want_tail3 : want_tail2, (size_t)(seq * 2), 0);
+            check_f32(e, "best", seq == 3 ? want_best3 : want_best2, 2, 0);
+            check_f32(e, "best2", seq == 3 ? want_best2_3 : want_best2_2, 4, 0);
+        }
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+        oi_model_close(m);
+    }
+    /* the graph keeps the names: description, JSON (round trip) */
+    const oi_graph *g = g_sizes_in_settings();
+    char *json = g ? oi_graph_to_json(g) : NULL;
+    CHECK_STR_CONTAINS(json, "{\"name\": \"shape\", \"type\": \"int_list\", \"value\": [-1, \"S\", \"H\", \"Dh\"]}");
+    CHECK_STR_CONTAINS(json, "{\"name\": \"ends\", \"type\": \"int_list\", \"value\": [\"S\", \"1*Dh\"]}");
+    CHECK_STR_CONTAINS(json, "{\"name\": \"k\", \"type\": \"size\", \"value\": \"K*H\"}");
+    CHECK_STR_CONTAINS(json, "{\"name\": \"k\", \"type\": \"ident\", \"value\": \"K\"}");
+    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
+    CHECK_MSG(copy != NULL, "from_json: %s", oi_last_error());
+    char *again = copy ? oi_graph_to_json(copy) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    oi_free(again);
+    oi_graph_free(copy);
+    oi_free(json);
+    char *dot = g ? oi_graph_to_dot(g) : NULL;
+    CHECK_STR_CONTAINS(dot, "shape=[-1,S,H,Dh]");
+    oi_free(dot);
+}
+
+static void expect_invalid(const oi_dsl_stmt *stmts, const oi_model *m, const char *where, const char *why);
+
+/* Mistakes with sizes in settings, each named at its line. */
+static void test_sizes_in_settings_errors(void) {
+    oi_model *m = sizes_model(3);
+    static const oi_dsl_stmt unknown_in_list[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[S, 4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[S, 4]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
+        {OI_DSL_BLOCK, 7, "entry", "", 0},
+        {OI_DSL_OP, 8, "slice", "x, starts=[0], ends=[Q]", OI_OP_slice}, {OI_DSL_TO, 8, "", "y", 0},
+        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
+    expect_invalid(unknown_in_list, m, "bad.c:8: error:", "setting ends: unknown size 'Q'");
+    CHECK(strstr(oi_last_error(), "dtype") == NULL);
+    static const oi_dsl_stmt unknown_product[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[12]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[4]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
+        {OI_DSL_BLOCK, 7, "entry", "", 0},
+        {OI_DSL_OP, 8, "top_k", "x, k=K*Z", OI_OP_top_k}, {OI_DSL_TO, 8, "", "y", 0},
+        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
+    expect_invalid(unknown_product, m, "bad.c:8: error:", "setting k=K*Z: unknown size 'Z'");
+    static const oi_dsl_stmt unknown_name[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[12]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[4]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
+        {OI_DSL_BLOCK, 7, "entry", "", 0},
+        {OI_DSL_OP, 8, "top_k", "x, k=Kk", OI_OP_top_k}, {OI_DSL_TO, 8, "", "y", 0},
+        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
+    expect_invalid(unknown_name, m, "bad.c:8: error:", "'Kk' names no scalar model tensor, metadata entry, size");
+    static const oi_dsl_stmt negated[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[12]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[12]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
+        {OI_DSL_BLOCK, 7, "entry", "", 0},
+        {OI_DSL_OP, 8, "reshape", "x, shape=[-S]", OI_OP_reshape}, {OI_DSL_TO, 8, "", "y", 0},
+        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
+    expect_invalid(negated, m, "bad.c:8: error:", "a size cannot be negated");
+    oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* warnings at validation, errors in strict mode                       */
+/* ------------------------------------------------------------------ */
+
+static const int lenient_relu_line = __LINE__ + 12, lenient_wq_line = __LINE__ + 5;
+OI_GRAPH(g_lenient,
+  OI_DYNAMIC( OI_VAR(x, f32[4]) )
+  OI_VOLATILE(
+    OI_VAR(a, f32[4])                /* in the model */
+    OI_VAR(Wqq, f32[4])              /* misspelled: the model has Wq */
+    OI_VAR(bias, f32[4], @init(0.5)) /* @init */
+    OI_VAR(scratch, f32[4])          /* written before it is read */
+    OI_VAR(unused, f32[4])           /* never read: no warning */
+  )
+  OI_BLOCK(entry,
+    OI_OP(add, x, a) OI_TO(scratch)
+    OI_OP(relu, scratch, negative_slop=0.5) OI_TO(scratch)
+    OI_OP(add, scratch, Wqq) OI_TO(scratch)
+    OI_OP(add, scratch, bias) OI_TO(scratch)
+    OI_RETURN()
+  )
+)
+
+static oi_model *lenient_model(void) {
+    oi_writer *w = oi_writer_new();
+    float a[4] = {1, -2, 3, -4}, wq[4] = {9, 9, 9, 9};
+    uint64_t dims[1] = {4};
+    add_f32(w, "a", 1, dims, a);
+    add_f32(w, "Wq", 1, dims, wq);
+    return open_written(w, "lenient");
+}
+
+static void test_lenient_and_strict(void) {
+    oi_model *m = lenient_model();
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_lenient(), false);
+    if (e) {
+        CHECK_EQ_INT(oi_executor_warning_count(e), 2);
+        char want[512];
+        snprintf(want, sizeof want, "%s:%d: warning: OI_OP(relu, scratch, negative_slop=0.5) OI_TO(scratch): op relu has no "
+                 "setting 'negative_slop' (expected: ", __FILE__, lenient_relu_line);
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), want);
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), "negative_slope");
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), "it is kept but not used (strict mode makes it an error)");
+        snprintf(want, sizeof want, "%s:%d: warning: OI_VAR(Wqq, f32[4]): Wqq is not in the model, has no @init and nothing "
+                 "writes it: it reads as zeros", __FILE__, lenient_wq_line);
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 1), want);
+        /* it runs as warned: relu with its defaults, Wqq zeros */
+        float x[4] = {1, 1, 1, 1}, want_y[4] = {2.5f, 0.5f, 4.5f, 0.5f};
+        CHECK_OK(OI_TRY_INSERT(e, x, x, 4));
+        CHECK_OK(oi_executor_run_step(e));
+        check_f32(e, "scratch", want_y, 4, 0);
+        CHECK_OK(oi_executor_run_step(e)); /* warned once, not per step */
+        CHECK_EQ_INT(oi_executor_warning_count(e), 2);
+    }
+    oi_executor_free(e);
+    /* strict: the first of them is an error at its line */
+    setenv("OPENINFER_STRICT", "1", 1);
+    CHECK(oi_simulator_make_executor(sim, g_lenient()) == NULL);
+    char want[256];
+    snprintf(want, sizeof want, "%s:%d: error: OI_OP(relu, scratch, negative_slop=0.5) OI_TO(scratch): op relu has no setting "
+             "'negative_slop'", __FILE__, lenient_relu_line);
+    CHECK_STR_CONTAINS(oi_last_error(), want);
+    CHECK_STR_CONTAINS(oi_last_error(), "strict mode)");
+    CHECK_STATUS(oi_graph_validate(g_lenient(), m), OI_ERROR_VALIDATION);
+    unsetenv("OPENINFER_STRICT");
+    CHECK_OK(oi_graph_validate(g_lenient(), m));
+    oi_simulator_free(sim);
+    oi_model_close(m);
+}
+
+/* The same mistakes in a strict graph, through the function API. */
+static void test_strict_graph(void) {
+    oi_model *m = lenient_model();
+    for (int variant = 0; variant < 2; variant++) {
+        oi_graph_builder *b = oi_graph_builder_new("strict", "strict.c");
+        oi_graph_builder_stmt(b, OI_DSL_STRICT, "", "");
+        oi_graph_builder_section(b, OI_DSL_SECTION_DYNAMIC);
+        oi_graph_builder_var(b, "x, f32[4]");
+        oi_graph_builder_end(b);
+        oi_graph_builder_section(b, OI_DSL_SECTION_VOLATILE);
+        oi_graph_builder_var(b, variant ? "Wq, f32[4]" : "Wqq, f32[4]"); /* line 6 */
+        oi_graph_builder_end(b);
+        oi_graph_builder_block(b, "entry");
+        oi_graph_builder_op(b, "add", variant ? "x, Wq" : "x, Wqq", "x");
+        oi_graph_builder_stmt(b, OI_DSL_RETURN, "", "");
+        oi_graph_builder_end(b);
+        oi_graph *g = oi_graph_builder_finish(b);
+        CHECK_MSG(g != NULL, "%s", oi_last_error());
+        if (variant == 0) {
+            CHECK_STATUS(oi_graph_validate(g, m), OI_ERROR_VALIDATION);
+            CHECK_STR_CONTAINS(oi_last_error(), "strict.c:6: error: OI_VAR(Wqq, f32[4]): Wqq is not in the model, has no "
+                                                "@init and nothing writes it: it reads as zeros (a misspelled name?; strict mode)");
+        } else {
+            CHECK_OK(oi_graph_validate(g, m));
+        }
+        oi_graph_free(g);
+    }
+    oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
 /* the minimal graph of the spec; per-step reset of volatile/dynamic   */
 /* ------------------------------------------------------------------ */
 
@@ -1227,6 +1447,10 @@ static void test_backends(void) {
 
 int main(void) {
     test_minimal();
+    test_sizes_in_settings();
+    test_sizes_in_settings_errors();
+    test_lenient_and_strict();
+    test_strict_graph();
     test_memory_kinds();
     test_lazy_loading();
     test_prefix_tables();

@@ -83,8 +83,8 @@ OI_GRAPH(fault_graph,
     OI_ASSIGN(h, f32[1, D])
     OI_ASSIGN(k, f32[1, D])
     OI_ASSIGN(keys, f32[1, 1, D])
-    OI_ASSIGN(acc, f32[1, D])
-    OI_OP(add, x, a) OI_TO(h)
+    OI_ASSIGN(acc, f32[1, D]) OI_ASSIGN(flat, f32[D])
+    OI_OP(add, x, a) OI_TO(h) OI_OP(reshape, h, shape=[1*D]) OI_TO(flat) /* a size in a setting */
     OI_CACHE_INCREMENT(len)
     OI_LOOP(layers, l, 0..n_layers,
       OI_OP(matmul, h, Wk[l]) OI_TO(k)
