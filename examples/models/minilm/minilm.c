@@ -3,7 +3,7 @@
  * the real tokens, the padding masked out of attention and of the mean).
  *
  *   python3 examples/models/minilm/import_minilm.py res/minilm.oinf
- *   ./build/examples/models/minilm/minilm res/minilm.oinf "A sentence." "Another one."
+ *   ./build/examples/models/minilm res/minilm.oinf "A sentence." "Another one."
  *   ... --out emb.f32 --ids ids.i32   (raw little-endian f32 [N, D] and i32 [N, S]) */
 #include "../../../openinfer.h"
 
