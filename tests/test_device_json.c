@@ -7,6 +7,7 @@
 #include "../openinfer.h"
 #include "../openinfer_impl/device_arch.h"
 
+#include "alloc_hooks.h"
 #include "check.h"
 
 static char *read_file(const char *path) {
@@ -236,6 +237,35 @@ static void test_live_devices(void) {
     oi__device_arch_free(&a);
 }
 
+/* The N-th allocation fails, for every N, while parsing (with unknown keys,
+ * an ISA list, the writer): OUT_OF_MEMORY, and nothing leaks. */
+static void test_out_of_memory(const char *mock) {
+    char doc[8192];
+    snprintf(doc, sizeof doc, "%s", edit(mock, "\"fp16\": true,", "\"fp16\": true, \"isa\": [\"x\", \"y\"], \"z\": [1],"));
+    hooks_install();
+    long baseline = hooks_live_blocks();
+    int rounds = 0;
+    for (long n = 1; n < 10000; n++, rounds++) {
+        hooks_arm(n);
+        oi__device_arch a;
+        oi_status s = oi__device_arch_parse(doc, &a);
+        char *json = s == OI_OK ? oi__device_arch_to_json(&a) : NULL;
+        bool hit = hooks_hit();
+        hooks_disarm();
+        CHECK_MSG(!hit || s == OI_ERROR_OUT_OF_MEMORY || (s == OI_OK && !json), "allocation %ld failed: status %s", n,
+                  oi_status_name(s));
+        CHECK_MSG(hit || (s == OI_OK && json), "allocation %ld: %s", n, oi_last_error());
+        oi_free(json);
+        oi__device_arch_free(&a);
+        CHECK_MSG(hooks_live_blocks() == baseline, "allocation %ld failed: %ld blocks leaked", n,
+                  hooks_live_blocks() - baseline);
+        if (!hit)
+            break;
+    }
+    CHECK(rounds > 10);
+    oi_set_allocator(NULL);
+}
+
 int main(void) {
     char *mock = read_file("examples/devices/ada_mock.json");
     CHECK_MSG(mock != NULL, "run from the source root: examples/devices/ada_mock.json");
@@ -243,6 +273,7 @@ int main(void) {
         test_seed_mock(mock);
         test_mistakes(mock);
         test_unknown_keys(mock);
+        test_out_of_memory(mock);
     }
     free(mock);
     test_committed_file("examples/devices/amd_epyc_cpu.json");

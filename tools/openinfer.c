@@ -763,7 +763,7 @@ static int cli_run_usage(const char *fmt, const char *what) {
 }
 
 /* Parses the command line into *a; on a mistake prints it and returns the
- * usage exit code, else 0. */
+ * usage exit code (out of memory: the failure code), else 0. */
 static int cli_run_parse(int argc, char **argv, cli_run_args *a) {
     size_t positional = 0;
     for (int i = 1; i < argc; i++) {
@@ -794,8 +794,10 @@ static int cli_run_parse(int argc, char **argv, cli_run_args *a) {
             cli_input *in = &a->inputs[a->n_inputs++];
             in->name = oi__strndup(value, (size_t)(eq - value));
             in->path = eq + 1;
-            if (!in->name)
-                return cli_run_usage("%s", "out of memory");
+            if (!in->name) {
+                fprintf(stderr, "openinfer run: %s\n", oi_last_error());
+                return CLI_EXIT_FAILED;
+            }
         } else if (strcmp(arg, "--fetch") == 0) {
             a->fetches[a->n_fetches++] = value;
         } else if (strcmp(arg, "--out") == 0) {
