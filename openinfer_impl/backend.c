@@ -6,7 +6,7 @@
  * BLAS) may support fewer, and the executor runs the rest on the CPU
  * (executor.c). Discovery lists cpu, then blas, then the Vulkan devices. */
 #include "internal.h"
-#include "plan.h"
+#include "simulator.h"
 
 #if defined(__linux__) || defined(__APPLE__) || defined(__unix__)
 #include <unistd.h>

@@ -14,7 +14,7 @@
  *   assign     temporaries, dropped at the start of every step
  * Values of a step stay fetchable after it, until the next step starts. */
 #include "internal.h"
-#include "plan.h"
+#include "simulator.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -148,6 +148,11 @@ struct oi_executor {
     char *last_desc;       /* description of the last iterated node       */
     char **warnings;       /* stb array                                   */
     bool warned[OI_OP_COUNT];
+    /* Per plan node id: the last signatures an op node saw (inputs, then
+     * the output; stb array or NULL). A node whose input shapes did not
+     * change skips oi__op_infer. Only the one context that runs the node's
+     * block touches its entry. */
+    oi__op_sig **sig_memo;
     oi__consumer **pending;/* consumers started by the entry's yield      */
     int *pending_vars;
     pthread_mutex_t lock;  /* model reads and persistent state            */
@@ -1120,18 +1125,18 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     }
     oi__op_sig sig;
     memset(&sig, 0, sizeof sig);
-    oi__pnode *cache = (oi__pnode *)pn; /* the signature cache is this node's scratch */
+    oi__op_sig **memo = &e->sig_memo[pn->id];
     oi_status st = OI_OK;
-    if (cache->sig_cache && memcmp(cache->sig_cache, sigs, (size_t)n_in * sizeof *sigs) == 0) {
-        sig = cache->sig_cache[n_in];
+    if (*memo && memcmp(*memo, sigs, (size_t)n_in * sizeof *sigs) == 0) {
+        sig = (*memo)[n_in];
     } else {
         st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out_slot->dtype, &sig);
         if (st != OI_OK)
             return oi__node_error(pn, st);
-        if (!arrsetlen(cache->sig_cache, n_in + 1))
+        if (!arrsetlen(*memo, n_in + 1))
             return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
-        memcpy(cache->sig_cache, sigs, (size_t)n_in * sizeof *sigs);
-        cache->sig_cache[n_in] = sig;
+        memcpy(*memo, sigs, (size_t)n_in * sizeof *sigs);
+        (*memo)[n_in] = sig;
     }
     if (sig.dtype != out_slot->dtype)
         return oi__fail_at(OI_ERROR_RUNTIME, &n->src, "output dtype mismatch: op %s produces %s but %s is %s", oi_op_name(n->op),
@@ -1638,7 +1643,8 @@ oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph
     e->pstates = (oi__pstate *)oi__calloc(n ? n : 1, sizeof *e->pstates);
     e->inserted = (bool *)oi__calloc(n ? n : 1, sizeof *e->inserted);
     e->fetched = (oi__fetch_buffer *)oi__calloc(n ? n : 1, sizeof *e->fetched);
-    if (!e->pstates || !e->inserted || !e->fetched || oi__ctx_init(&e->main, e) != OI_OK) {
+    e->sig_memo = (oi__op_sig **)oi__calloc(plan->n_nodes ? (size_t)plan->n_nodes : 1, sizeof *e->sig_memo);
+    if (!e->pstates || !e->inserted || !e->fetched || !e->sig_memo || oi__ctx_init(&e->main, e) != OI_OK) {
         oi_executor_free(e);
         return NULL;
     }
@@ -1665,6 +1671,8 @@ void oi_executor_free(oi_executor *e) {
             if (e->fetched)
                 oi__free(e->fetched[s].data);
         }
+        for (int i = 0; i < e->plan->n_nodes && e->sig_memo; i++)
+            arrfree(e->sig_memo[i]);
     }
     for (int i = 0; i < (int)arrlen(e->trace); i++)
         oi__tev_free(&e->trace[i]);
@@ -1676,6 +1684,7 @@ void oi_executor_free(oi_executor *e) {
     oi__free(e->pstates);
     oi__free(e->inserted);
     oi__free(e->fetched);
+    oi__free(e->sig_memo);
     oi__plan_free(e->plan);
     pthread_mutex_destroy(&e->lock);
     oi__free(e);

@@ -1,7 +1,7 @@
 /* memory.c - oi_estimate_memory and the memory check made when an executor
  * is created (torchless's memory-aware init): weights + persistent caches +
  * intermediates must fit in what the chosen device has free. */
-#include "plan.h"
+#include "simulator.h"
 
 #include <ctype.h>
 

@@ -1,10 +1,17 @@
-/* plan.h - the validated form of a graph that the executor runs.
+/* plan.h - the validated graph: the input of the executor and of the
+ * synthesizer.
  *
  * validate.c checks a graph against a model and builds an oi__plan: every
  * variable becomes a numbered slot (its resolved dtype and shape, its model
  * link, its table layout), every IR node a plan node holding slot numbers
- * and attributes with model references already resolved. executor.c walks
- * the plan; it never looks a name up by string in the hot path. */
+ * and attributes with model references already resolved, and a dense id.
+ * executor.c walks the plan (it never looks a name up by string in the hot
+ * path); synth/ reads it to emit source.
+ *
+ * The plan is read-only once built: both readers may hold it at once, and
+ * an executor's consumer threads share it. Run-time state (signature
+ * caches, values, tables) lives in the executor, indexed by slot or by node
+ * id; the simulator and backend selection are in simulator.h. */
 #ifndef OPENINFER_PLAN_H
 #define OPENINFER_PLAN_H
 
@@ -48,6 +55,7 @@ typedef struct oi__pindex {
 typedef struct oi__pnode oi__pnode;
 struct oi__pnode {
     const oi__node *ir;
+    int id;                 /* dense, 0..plan.n_nodes-1 (loop bodies too)   */
     int block;              /* the block this node belongs to              */
     int out;                /* op/assign/cache.read/transfer destination   */
     int var;                /* cache.write source, transfer source, branch cond, cache target */
@@ -58,10 +66,6 @@ struct oi__pnode {
     char **owned;           /* strings this plan node allocated            */
     int64_t **owned_lists;  /* int lists it resolved from sizes (stb arrays) */
     bool inplace;           /* output == input 0 and the op allows it      */
-    /* The last signatures seen (inputs, then the output): a node whose input
-     * shapes did not change skips oi__op_infer. Only the one context that
-     * runs this node's block touches it. */
-    oi__op_sig *sig_cache;  /* stb array, n_inputs + 1, or NULL            */
     /* CACHE_*: the access on the persistent side */
     oi__pindex *access;     /* stb array                                   */
     bool bracketed;
@@ -90,6 +94,7 @@ typedef struct oi__plan {
     oi__slot_index *by_name;/* stb string map name -> slot                 */
     oi__pblock *blocks;     /* stb array, graph order                      */
     int entry;
+    int n_nodes;            /* plan nodes in all blocks and loop bodies    */
     oi__sizevar *sizes;     /* stb string map of the model's size variables */
     bool strict;            /* the graph's OI_STRICT() or OPENINFER_STRICT=1 */
     char **warnings;        /* stb array: unknown settings, variables never set */
@@ -117,27 +122,5 @@ static inline void oi__copy_error(char *dst, size_t cap) {
     memcpy(dst, msg, n);
     dst[n] = '\0';
 }
-
-/* ---- simulator and backend selection (backend.c) ---- */
-struct oi_simulator {
-    const oi_model *model;
-    const oi__backend *backend; /* the chosen backend; CPU runs what it cannot */
-    void *backend_ctx;
-    int device_index;
-    oi_simulator_desc desc;     /* defaults resolved                          */
-    oi__threadpool *pool;       /* the CPU kernels' threads (desc.n_threads)  */
-};
-
-/* Fails with OUT_OF_MEMORY when the simulator's device has less free
- * memory than oi_estimate_memory's total for the plan (memory.c). */
-oi_status oi__check_device_memory(const oi_simulator *sim, const oi__plan *p);
-
-/* Picks the backend for `device` (AUTO: discrete GPU > integrated GPU > CPU;
- * OPENINFER_BACKEND=cpu|blas|vulkan[:index] overrides AUTO) and creates it. */
-oi_status oi__backend_select(oi_device device, const oi__backend **backend, void **ctx, int *device_index);
-/* Host copy of a storage is current (downloads a newer device copy). */
-oi_status oi__storage_sync_host(oi__storage *s);
-/* The host copy is about to be written: sync it, then drop the device mirror. */
-oi_status oi__storage_host_write(oi__storage *s);
 
 #endif /* OPENINFER_PLAN_H */

@@ -1073,6 +1073,7 @@ static oi_status oi__check_nodes(oi__vctx *c, const oi__node *nodes, oi__pnode *
         oi__pnode pn;
         memset(&pn, 0, sizeof pn);
         pn.ir = &nodes[i];
+        pn.id = c->p->n_nodes++;
         pn.block = c->block;
         pn.out = pn.var = pn.then_block = pn.else_block = -1;
         if (!oi__ds_room(out, sizeof **out, 1)) /* room first: the arrput below cannot fail */
@@ -1332,7 +1333,6 @@ static void oi__pnodes_free(oi__pnode *nodes) {
         arrfree(pn->input_indices);
         arrfree(pn->inputs);
         arrfree(pn->attrs);
-        arrfree(pn->sig_cache);
         for (int k = 0; k < (int)arrlen(pn->owned); k++)
             oi__free(pn->owned[k]);
         arrfree(pn->owned);

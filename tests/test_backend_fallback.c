@@ -3,7 +3,7 @@
  * device"), the others run on the CPU after to_host, with one warning per op
  * kind; fetch downloads first; a CPU write drops the device mirror. */
 #include "../openinfer_impl/internal.h"
-#include "../openinfer_impl/plan.h"
+#include "../openinfer_impl/simulator.h"
 #include "check.h"
 
 static int fake_token, to_host_calls, release_calls, device_runs;

@@ -14,7 +14,7 @@
  * twice that. S is computed by the CPU kernel on |a| and |b|. A wrong
  * layout, transpose or batch is off by O(1), far outside. */
 #include "../openinfer_impl/internal.h"
-#include "../openinfer_impl/plan.h"
+#include "../openinfer_impl/simulator.h"
 #include "check.h"
 #include "op_test_util.h"
 
