@@ -94,11 +94,7 @@ static bool oi__blas_supports_op(void *ctx, oi_op op, const oi__attr *attrs, siz
     for (size_t i = 0; i < n_inputs; i++) /* ranks: oi__op_infer checked them */
         if (inputs[i].dtype != out->dtype)
             return false;
-    oi__kernel_args k;
-    memset(&k, 0, sizeof k);
-    k.op = op;
-    k.attrs = attrs;
-    k.n_attrs = n_attrs;
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     /* empty products (m, n or k = 0) are the CPU's: nothing for BLAS to do */
     if (oi__shape_numel(out->ndim, out->shape) == 0)
         return false;
@@ -315,11 +311,7 @@ static oi_status oi__blas_run_op(void *opaque, oi_op op, const oi__attr *attrs, 
     bool temp = !oi__tensor_is_contiguous(out) || oi__blas_aliases(out, inputs, n_inputs);
     if (temp && !(target = oi__tensor_new(out->dtype, out->ndim, out->shape)))
         return OI_ERROR_OUT_OF_MEMORY;
-    oi__kernel_args k;
-    memset(&k, 0, sizeof k);
-    k.op = op;
-    k.attrs = attrs;
-    k.n_attrs = n_attrs;
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     k.in = inputs;
     k.n_in = n_inputs;
     k.out = target;
@@ -343,7 +335,7 @@ static oi_status oi__blas_run_op(void *opaque, oi_op op, const oi__attr *attrs, 
 
 const oi__backend oi__blas_backend = {
     "blas", oi__blas_discover, oi__blas_create, oi__blas_destroy, oi__blas_supports_op, oi__blas_run_op,
-    NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL,
 };
 
 const oi__blas_stats *oi__blas_get_stats(void *ctx) { return ctx ? &((oi__blas_context *)ctx)->stats : NULL; }

@@ -33,6 +33,18 @@ typedef struct oi__kernel_args {
     oi_dtype acc;
 } oi__kernel_args;
 
+/* The one way to make kernel arguments: the op and its parameters, with
+ * no inputs, no output and no accumulator (INVALID) until the caller sets them. */
+static oi__kernel_args oi__kernel_args_of(oi_op op, const oi__attr *attrs, size_t n_attrs) {
+    oi__kernel_args k;
+    memset(&k, 0, sizeof k);
+    k.op = op;
+    k.attrs = attrs;
+    k.n_attrs = n_attrs;
+    k.acc = OI_DTYPE_INVALID;
+    return k;
+}
+
 typedef oi_status (*oi__cpu_kernel)(const oi__kernel_args *k);
 
 /* The family kernels (defined in the files included at the end). */
@@ -193,29 +205,17 @@ static bool oi__op_param_bool(const oi__kernel_args *k, const char *name) { retu
 /* A parameter as the kernels read it (the attribute, else the table's
  * default), for code that emits kernels rather than running them. */
 double oi__op_param_value_f64(oi_op op, const oi__attr *attrs, size_t n_attrs, const char *name) {
-    oi__kernel_args k;
-    memset(&k, 0, sizeof k);
-    k.op = op;
-    k.attrs = attrs;
-    k.n_attrs = n_attrs;
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     return oi__op_param_f64(&k, name);
 }
 
 int64_t oi__op_param_value_i64(oi_op op, const oi__attr *attrs, size_t n_attrs, const char *name) {
-    oi__kernel_args k;
-    memset(&k, 0, sizeof k);
-    k.op = op;
-    k.attrs = attrs;
-    k.n_attrs = n_attrs;
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     return oi__op_param_i64(&k, name);
 }
 
 bool oi__op_param_given(oi_op op, const oi__attr *attrs, size_t n_attrs, const char *name) {
-    oi__kernel_args k;
-    memset(&k, 0, sizeof k);
-    k.op = op;
-    k.attrs = attrs;
-    k.n_attrs = n_attrs;
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     return oi__op_attr_for(&k, name) != NULL;
 }
 
@@ -378,11 +378,7 @@ static oi_status oi__op_resolve_acc(oi_op op, const oi__attr *attrs, size_t n_at
                                  oi_dtype declared, oi__op_mode *mode) {
     const oi__op_def *def = &oi__op_defs[op];
     const char *name = def->name;
-    oi__kernel_args k;
-    memset(&k, 0, sizeof k);
-    k.op = op;
-    k.attrs = attrs;
-    k.n_attrs = n_attrs;
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     const oi__attr *a = (def->flags & OI__F_A) ? oi__op_attr_for(&k, "acc") : NULL;
     oi_dtype acc = OI_DTYPE_INVALID, out = OI_DTYPE_INVALID;
     if (a && a->kind == OI__ATTR_DTYPE_LIST) {
@@ -666,11 +662,7 @@ static oi_status oi__op_check(oi_op op, const oi__attr *attrs, size_t n_attrs, c
         return OI_ERROR_VALIDATION;
     if (oi__op_check_input_dtypes(op, inputs, n_inputs, mode->acc != OI_DTYPE_INVALID) != OI_OK)
         return OI_ERROR_VALIDATION;
-    oi__kernel_args k;
-    memset(&k, 0, sizeof k);
-    k.op = op;
-    k.attrs = attrs;
-    k.n_attrs = n_attrs;
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     if (oi__op_check_op_params(&k, in) != OI_OK)
         return OI_ERROR_VALIDATION;
 
@@ -872,10 +864,7 @@ oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs, const 
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: the output has shape %s but the op gives %s", name, sa, sb);
     }
 
-    oi__kernel_args k;
-    k.op = op;
-    k.attrs = attrs;
-    k.n_attrs = n_attrs;
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     k.in = inputs;
     k.n_in = n_inputs;
     k.out = out;

@@ -907,11 +907,7 @@ oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi_
     oi__op_tensor_sig(in, &sig);
     if (oi__op_check(op, attrs, n_attrs, &sig, 1, OI_DTYPE_INVALID, &want, &mode) != OI_OK)
         return OI_ERROR_VALIDATION;
-    oi__kernel_args k;
-    memset(&k, 0, sizeof k);
-    k.op = op;
-    k.attrs = attrs;
-    k.n_attrs = n_attrs;
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     oi__shape_view v;
     bool needs_copy;
     oi__shape_view_of_tensor(in, &v);

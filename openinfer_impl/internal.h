@@ -439,6 +439,14 @@ void oi__model_raw_bytes(const oi_model *m, const uint8_t **bytes, uint64_t *siz
  * strided input, a negative slice step): run oi__op_run_cpu instead. */
 oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in, oi__tensor **out_view);
 
+/* The GPU time of one finished run_op call; `seq` counts a context's
+ * run_op calls (a backend's next_seq tells the number the next call gets). */
+typedef struct oi__op_time {
+    uint64_t seq;
+    oi_op op;
+    double micros;
+} oi__op_time;
+
 /* ---- backends (backend.c keeps the registry) ----
  * The CPU backend is the reference. A device backend keeps tensors in its
  * own memory between ops: run_op may leave results only on the device
@@ -458,6 +466,11 @@ typedef struct oi__backend {
     oi_status (*to_host)(void *ctx, oi__storage *storage); /* may be NULL (host backend) */
     void (*release)(void *ctx, oi__storage *storage);      /* storage is being freed */
     oi_status (*flush)(void *ctx);                         /* may be NULL */
+    /* Optional (NULL: the backend does not time its ops; the trace shows no
+     * gpu_micros): the seq of the next run_op call, and the times of the
+     * calls whose work has completed, in call order (taking empties them). */
+    uint64_t (*next_seq)(void *ctx);
+    size_t (*take_times)(void *ctx, oi__op_time *out, size_t max);
 } oi__backend;
 
 extern const oi__backend oi__cpu_backend;
@@ -491,14 +504,8 @@ typedef struct oi__vulkan_stats {
 const oi__vulkan_stats *oi__vulkan_get_stats(void *ctx);
 bool oi__vulkan_has_wide(void *ctx); /* i64/u64/f64 arithmetic runs on the GPU (shaderInt64, shaderFloat64) */
 const char *oi__vulkan_validation_message(void *ctx); /* the last one, or "" */
-/* GPU time of the run_op calls whose work has completed, in call order;
- * `seq` counts run_op calls of the context (oi__vulkan_next_seq tells the
- * number the next call gets). Taking the times empties the list. */
-typedef struct oi__vulkan_op_time {
-    uint64_t seq;
-    oi_op op;
-    double micros;
-} oi__vulkan_op_time;
+/* The vtable's next_seq and take_times (tests and benchmarks call them). */
+typedef oi__op_time oi__vulkan_op_time;
 uint64_t oi__vulkan_next_seq(void *ctx);
 size_t oi__vulkan_take_times(void *ctx, oi__vulkan_op_time *out, size_t max);
 #endif

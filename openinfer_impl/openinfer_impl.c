@@ -23,7 +23,11 @@
 #include "dot.c"
 #include "validate.c"
 #include "threadpool.c"
-#include "executor.c"
+#include "executor.c"       /* the executor's rooms: executor.h lists them */
+#include "exec_tables.c"
+#include "exec_trace.c"
+#include "exec_consumers.c"
+#include "exec_io.c"
 #include "memory.c"
 #include "backend.c"
 #include "device_query.c" /* a live device's architecture JSON */

@@ -1084,11 +1084,7 @@ static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__a
         plan->empty = true;
         return OI_OK;
     }
-    oi__kernel_args k;
-    memset(&k, 0, sizeof k);
-    k.op = op;
-    k.attrs = attrs;
-    k.n_attrs = n_attrs;
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     /* each family planner answers only for its own ops */
     if (oi__vk_plan_shape_family(ctx, &k, in, n_in, out, plan, &s) || oi__vk_plan_nn_family(ctx, &k, in, n_in, out, plan, &s) ||
         oi__vk_plan_conv_family(ctx, &k, in, n_in, out, plan, &s))
