@@ -742,7 +742,26 @@ static bool oi__d_next_is_setting(const oi__d_lexer *lx) {
     return *after == '=';
 }
 
-/* args ::= varref (',' varref)* (',' IDENT '=' value)* */
+/* input ::= varref | ['-'] INT | ['-'] FLOAT: a number is a scalar literal,
+ * kept as its text; validation makes it a constant of the op's dtype. */
+static oi_status oi__d_parse_input(oi__d_lexer *lx, oi__varref *r) {
+    bool negative = oi__d_tok_is(lx, "-");
+    if (negative)
+        oi__d_lex_next(lx);
+    if (lx->tok.kind != OI__D_TOK_INT && lx->tok.kind != OI__D_TOK_FLOAT) {
+        if (negative)
+            return oi__d_lex_fail(lx, "expected a number after '-'");
+        return oi__d_parse_varref(lx, r);
+    }
+    r->literal = true;
+    r->name = oi__sprintf("%s%.*s", negative ? "-" : "", (int)lx->tok.len, lx->tok.start);
+    if (!r->name)
+        return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+    oi__d_lex_next(lx);
+    return OI_OK;
+}
+
+/* args ::= input (',' input)* (',' IDENT '=' value)* */
 static oi_status oi__d_parse_op_args(oi__d_lexer *lx, oi__node *n) {
     while (lx->tok.kind != OI__D_TOK_END) {
         oi_status status;
@@ -753,7 +772,7 @@ static oi_status oi__d_parse_op_args(oi__d_lexer *lx, oi__node *n) {
                 return oi__fail_at(OI_ERROR_FORMAT, lx->src, "positional args must come before settings");
             oi__varref r;
             memset(&r, 0, sizeof r);
-            status = oi__d_parse_varref(lx, &r);
+            status = oi__d_parse_input(lx, &r);
             if (!arrput(n->inputs, r)) {
                 oi__free(r.name);
                 for (ptrdiff_t i = 0; i < arrlen(r.indices); i++)
