@@ -87,8 +87,9 @@ def write_model(path: str, sizevars: Mapping[str, int], tensors: Mapping[str, np
                 metadata: Optional[Mapping[str, Any]] = None, quiet: bool = False) -> int:
     """Writes named arrays as a .oinf (version 2) and returns its size in bytes. Metadata
     values follow the encoder's rules (str -> STRING, int -> smallest integer type...).
-    Prints one progress line per 10% of the tensor bytes unless quiet."""
+    Prints one progress line per 10% of the tensor bytes for files over 16 MB unless quiet."""
     total = sum(int(np.asarray(a).nbytes) for a in tensors.values()) or 1
+    quiet = quiet or total < 16_000_000
     items, done, reported = [], 0, 0
     for name, array in tensors.items():
         vtype, dims, data = encode_array(np.ascontiguousarray(array), None)
