@@ -5,7 +5,8 @@
  *
  *   python3 examples/models/smollm2/import_smollm2.py res/smollm2.oinf
  *   ./build/examples/models/smollm2 res/smollm2.oinf "What is the capital of France?" [-n 64]
- *   ... --raw TEXT (no chat template)  --ids FILE (i32: prompt count, prompt ids, count, new ids) */
+ *   ... --raw TEXT (no chat template)  --ids FILE (i32: prompt count, prompt ids, count, new ids)
+ *   ... --trace FILE (the last prompt step's trace, every op timed; bench/gpu/trace_summary.py reads it) */
 #include "../../../openinfer.h"
 
 #include <stdio.h>
@@ -357,7 +358,7 @@ static const char *chat_format =
     "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n";
 
 int main(int argc, char **argv) {
-    const char *model_path = NULL, *prompt = NULL, *ids_path = NULL;
+    const char *model_path = NULL, *prompt = NULL, *ids_path = NULL, *trace_path = NULL;
     int n_new = 64;
     bool raw = false, keep_going = false;
     for (int i = 1; i < argc; i++) {
@@ -365,6 +366,8 @@ int main(int argc, char **argv) {
             n_new = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--ids") && i + 1 < argc)
             ids_path = argv[++i];
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
+            trace_path = argv[++i];
         else if (!strcmp(argv[i], "--raw"))
             raw = true;
         else if (!strcmp(argv[i], "--ignore-eos"))
@@ -375,7 +378,7 @@ int main(int argc, char **argv) {
             prompt = argv[i];
     }
     if (!model_path || !prompt || n_new < 0) {
-        fprintf(stderr, "usage: smollm2 MODEL.oinf PROMPT [-n TOKENS] [--raw] [--ignore-eos] [--ids FILE]\n");
+        fprintf(stderr, "usage: smollm2 MODEL.oinf PROMPT [-n TOKENS] [--raw] [--ignore-eos] [--ids FILE] [--trace FILE]\n");
         return 2;
     }
     bpe tok = {0};
@@ -395,7 +398,8 @@ int main(int argc, char **argv) {
     }
     snprintf(text, text_len, raw ? "%s" : chat_format, prompt);
     n_prompt = bpe_encode(&tok, text, ids, max_ids - n_new);
-    sim = oi_simulator_new(model, OI_DEVICE_AUTO);
+    oi_simulator_desc desc = {OI_DEVICE_AUTO, 0, false, trace_path != NULL};
+    sim = oi_simulator_new_desc(model, &desc);
     exec = sim ? oi_simulator_make_executor(sim, smollm2()) : NULL;
     if (!exec || n_prompt == 0)
         goto done;
@@ -404,6 +408,8 @@ int main(int argc, char **argv) {
     for (int i = 0; n_new > 0; i++) { /* the prompt one token per step, then what the model picks */
         int32_t cur = i < n_prompt ? ids[i] : chosen;
         OI_INSERT_T(exec, token, i32, &cur, 1);
+        if (trace_path) /* one step's events: the prompt's last token */
+            oi_executor_set_trace(exec, i == n_prompt - 1);
         if (oi_executor_run_step(exec) != OI_OK)
             goto done;
         if (i < n_prompt - 1)
@@ -423,6 +429,13 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < oi_executor_warning_count(exec); i++)
         printf("note: %s\n", oi_executor_warning(exec, i));
     FILE *f;
+    char *trace = trace_path ? oi_executor_trace_json(exec) : NULL;
+    bool trace_ok = !trace_path || (trace && (f = fopen(trace_path, "w")) && fputs(trace, f) >= 0 && !fclose(f));
+    oi_free(trace);
+    if (!trace_ok) {
+        fprintf(stderr, "smollm2: cannot write %s\n", trace_path);
+        goto done;
+    }
     int32_t header[2] = {n_prompt, n_out};
     if (ids_path && (!(f = fopen(ids_path, "wb")) || fwrite(&header[0], 4, 1, f) != 1 ||
                      fwrite(ids, 4, (size_t)n_prompt, f) != (size_t)n_prompt || fwrite(&header[1], 4, 1, f) != 1 ||
