@@ -21,7 +21,7 @@ N_NEW = 32
 # Prompts whose 32 greedy tokens llama.cpp and OpenInfer agree on. Of eight tried, five part
 # ways at a near tie (the two best logits within 0.07-0.18) where llama.cpp's 8-bit rounding of
 # activations picks the runner-up; see README.md.
-PROMPTS = ["What is 2 plus 2?", "Name three colors.", "List the days of the week."]
+PROMPTS = ["What is 2 plus 2?", "List the days of the week."]
 CHAT = ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
         "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n")
 
