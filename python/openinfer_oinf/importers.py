@@ -87,8 +87,9 @@ def write_model(path: str, sizevars: Mapping[str, int], tensors: Mapping[str, np
                 metadata: Optional[Mapping[str, Any]] = None, quiet: bool = False) -> int:
     """Writes named arrays as a .oinf (version 2) and returns its size in bytes. Metadata
     values follow the encoder's rules (str -> STRING, int -> smallest integer type...).
-    Prints one progress line per 10% of the tensor bytes unless quiet."""
+    Prints one progress line per 10% of the tensor bytes for files over 16 MB unless quiet."""
     total = sum(int(np.asarray(a).nbytes) for a in tensors.values()) or 1
+    quiet = quiet or total < 16_000_000
     items, done, reported = [], 0, 0
     for name, array in tensors.items():
         vtype, dims, data = encode_array(np.ascontiguousarray(array), None)
@@ -102,3 +103,109 @@ def write_model(path: str, sizevars: Mapping[str, int], tensors: Mapping[str, np
     with open(path, "wb") as f:
         f.write(blob)
     return len(blob)
+
+
+# ---------------------------------------------------------------------------- GGUF
+
+# ggml tensor types: (name, elements per block, bytes per block)
+GGML_TYPES = {0: ("f32", 1, 4), 1: ("f16", 1, 2), 2: ("q4_0", 32, 18), 3: ("q4_1", 32, 20),
+              8: ("q8_0", 32, 34), 24: ("i8", 1, 1), 25: ("i16", 1, 2), 26: ("i32", 1, 4),
+              27: ("i64", 1, 8), 28: ("f64", 1, 8), 30: ("bf16", 1, 2)}
+_GGUF_SCALARS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "?",
+                 10: "<u8", 11: "<i8", 12: "<f8"}
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+
+
+class GGUFTensor:
+    """One tensor of a GGUF file: `ggml_type` (a name of GGML_TYPES), `shape` in numpy order
+    (rows last-dim-fastest: ggml's ne reversed) and `raw`, its bytes (uint8, one row of
+    blocks per row: [rows, bytes per row])."""
+
+    def __init__(self, name: str, ggml_type: str, shape: tuple, raw: np.ndarray):
+        self.name, self.ggml_type, self.shape, self.raw = name, ggml_type, shape, raw
+
+    def to_float(self) -> np.ndarray:
+        """The values as float32 (q4_0, q4_1 and q8_0 blocks expanded)."""
+        raw = self.raw.reshape(-1)
+        if self.ggml_type in ("f32", "f16", "f64"):
+            return raw.view({"f32": "<f4", "f16": "<f2", "f64": "<f8"}[self.ggml_type]).astype(np.float32).reshape(self.shape)
+        if self.ggml_type == "bf16":
+            return (raw.view("<u2").astype(np.uint32) << 16).view(np.float32).reshape(self.shape)
+        _, per, size = next(v for v in GGML_TYPES.values() if v[0] == self.ggml_type)
+        blocks = raw.reshape(-1, size)
+        d = blocks[:, :2].copy().view("<f2").astype(np.float32)
+        if self.ggml_type == "q8_0":
+            q = blocks[:, 2:].view(np.int8).astype(np.float32)
+            return (q * d).reshape(self.shape)
+        nib = blocks[:, -16:]
+        q = np.concatenate([nib & 0x0F, nib >> 4], axis=1).astype(np.float32)  # low nibbles first
+        if self.ggml_type == "q4_0":
+            return ((q - 8) * d).reshape(self.shape)
+        m = blocks[:, 2:4].copy().view("<f2").astype(np.float32)
+        return (q * d + m).reshape(self.shape)
+
+
+def read_gguf(path: str) -> tuple[Dict[str, Any], Dict[str, GGUFTensor]]:
+    """Metadata (strings, numbers, lists: the tokenizer's vocabulary among them) and tensors of
+    a GGUF file (version 2 or 3), over one memory map; quantized blocks are kept as they are."""
+    raw = np.memmap(path, dtype=np.uint8, mode="r")
+    pos = 0
+
+    def take(n: int) -> np.ndarray:
+        nonlocal pos
+        if pos + n > raw.size:
+            raise OinfError(f"{path}: truncated at byte {pos} (wanted {n} more)")
+        pos += n
+        return raw[pos - n:pos]
+
+    def scalar(fmt: str) -> Any:
+        return np.frombuffer(take(np.dtype(fmt).itemsize), fmt)[0].item()
+
+    def string() -> str:
+        return bytes(take(scalar("<u8"))).decode("utf-8", errors="surrogateescape")
+
+    def value(vtype: int) -> Any:
+        if vtype in _GGUF_SCALARS:
+            return scalar(_GGUF_SCALARS[vtype])
+        if vtype == _GGUF_STRING:
+            return string()
+        if vtype == _GGUF_ARRAY:
+            etype, count = scalar("<u4"), scalar("<u8")
+            if etype in _GGUF_SCALARS:
+                dt = np.dtype(_GGUF_SCALARS[etype])
+                return np.frombuffer(take(dt.itemsize * count), dt).copy()
+            return [value(etype) for _ in range(count)]
+        raise OinfError(f"{path}: unknown metadata value type {vtype} at byte {pos}")
+
+    if bytes(take(4)) != b"GGUF":
+        raise OinfError(f"{path}: not a GGUF file")
+    version = scalar("<u4")
+    if version not in (2, 3):
+        raise OinfError(f"{path}: GGUF version {version} is not supported (2 or 3)")
+    n_tensors, n_kv = scalar("<u8"), scalar("<u8")
+    meta: Dict[str, Any] = {}
+    for _ in range(n_kv):
+        key = string()
+        meta[key] = value(scalar("<u4"))
+    infos = []
+    for _ in range(n_tensors):
+        name = string()
+        ne = [scalar("<u8") for _ in range(scalar("<u4"))]
+        infos.append((name, ne, scalar("<u4"), scalar("<u8")))
+    align = int(meta.get("general.alignment", 32))
+    base = (pos + align - 1) // align * align
+    tensors: Dict[str, GGUFTensor] = {}
+    for name, ne, gtype, offset in infos:
+        if gtype not in GGML_TYPES:
+            raise OinfError(f"{path}: tensor {name}: ggml type {gtype} is not supported")
+        tname, per, size = GGML_TYPES[gtype]
+        if ne[0] % per:
+            raise OinfError(f"{path}: tensor {name}: row of {ne[0]} is not whole blocks of {per}")
+        rows = int(np.prod(ne[1:], dtype=np.int64)) if len(ne) > 1 else 1
+        row_bytes = ne[0] // per * size
+        start = base + offset
+        if start + rows * row_bytes > raw.size:
+            raise OinfError(f"{path}: tensor {name} runs past the end of the file")
+        data = raw[start:start + rows * row_bytes].reshape(rows, row_bytes)
+        tensors[name] = GGUFTensor(name, tname, tuple(int(d) for d in reversed(ne)), data)
+    return meta, tensors

