@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The synthesizer's bad inputs and promises, each able to fail:
 
-    check_errors.py OPENINFER EXPORT_MINIMAL EXPORT_RESIDUAL_MLP
+    check_errors.py OPENINFER EXPORT_MINIMAL EXPORT_RESIDUAL_MLP EXPORT_CACHE_WINDOW
 
 - an op the C target cannot run: `openinfer synth` exits 1 naming the DSL
   statement's file:line and the op;
+- a table indexed at run time without @fixed (cache_window's A(i)): refused,
+  naming the statement and asking for @fixed;
 - an output folder that cannot be created: exit 1 naming the folder;
 - a different model file at open time: the driver exits 1 saying so;
 - the device JSON's preferences.max_kernel_ops bounds fusion; a bad value
@@ -66,7 +68,7 @@ int main(int argc, char **argv) {
 
 
 def main():
-    cli, exp_minimal, exp_mlp = sys.argv[1:4]
+    cli, exp_minimal, exp_mlp, exp_window = sys.argv[1:5]
     work = tempfile.mkdtemp(prefix="synth_errors_")
     try:
         a, b = os.path.join(work, "a"), os.path.join(work, "b")
@@ -84,6 +86,14 @@ def main():
         json.dump(g, open(bad_graph, "w"))
         out = run([cli, "synth", model, bad_graph, "--target", "cpu", "--out", os.path.join(work, "x")], expect=1)
         must_contain(out, "minimal.c:%d" % node["src"]["line"], "op max", "cannot synthesize")
+
+        # a table that would have to grow: refused, asking for @fixed
+        w = os.path.join(work, "w")
+        os.mkdir(w)
+        run([exp_window, w, "1"])
+        out = run([cli, "synth", os.path.join(w, "model.oinf"), os.path.join(w, "graph.json"), "--target", "cpu",
+                   "--out", os.path.join(work, "wx")], expect=1)
+        must_contain(out, "cache_window.c:", "OI_CACHE_WRITE(x, A[n])", "@fixed(i=N)")
 
         # an output folder that cannot be created (below a plain file)
         blocker = os.path.join(work, "file")

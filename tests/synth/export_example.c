@@ -144,7 +144,7 @@ static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec
 static int write_values(const char *dir, const oi__plan *plan, oi_executor *exec) {
     for (int i = 0; i < (int)arrlen(plan->slots); i++) {
         const oi__slot *sl = &plan->slots[i];
-        if (sl->dynamic_shape || sl->is_prefix || sl->is_table)
+        if (sl->is_prefix || sl->is_table)
             continue;
         oi_tensor_view view;
         if (oi_executor_fetch(exec, sl->name, sl->dtype, &view) != OI_OK)
