@@ -518,7 +518,7 @@ static void oi__sy_json_stmt(oi__buf *b, const oi__pnode *pn) {
     oi__buf_json_string(b, pn->ir->src.file ? pn->ir->src.file : "");
     oi__buf_printf(b, ", \"line\": %d, \"statement\": ", pn->ir->src.line);
     oi__buf_json_string(b, text ? text : "");
-    oi__buf_printf(b, ", \"op\": \"%s\"}", oi_op_name(pn->ir->op));
+    oi__buf_printf(b, ", \"op\": \"%s\"}", oi__sy_op_name(pn->ir->op));
     oi__free(text);
 }
 
@@ -610,7 +610,7 @@ static char *oi__sy_dot(const oi_plan *p) {
         oi__buf_printf(&b, "  k%d [shape=box, label=\"k%d: %s", k, k, oi__sy_kernel_kind_name(kr->kind));
         for (int n = 0; n < (int)arrlen(kr->nodes); n++)
             oi__buf_printf(&b, "\\l%s:%d %s", oi__sy_file_name(kr->nodes[n]->ir->src.file), kr->nodes[n]->ir->src.line,
-                           oi_op_name(kr->nodes[n]->ir->op));
+                           oi__sy_op_name(kr->nodes[n]->ir->op));
         oi__buf_puts(&b, "\\l\"];\n");
     }
     /* variables between kernels: an edge from each writer to each later reader */

@@ -321,7 +321,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__sy_indent(o, depth);
     bool is_bool = out->dtype == OI_DTYPE_BOOL;
     oi__buf_printf(o, "%s v%d = ", is_bool ? "int" : lang->compute_float, n);
-    const char *name = oi_op_name(pn->ir->op);
+    const char *name = oi__sy_op_name(pn->ir->op);
     switch (pn->ir->op) {
     case OI_OP_relu: {
         double slope = oi__sy_param_f(pn, "negative_slope"), lo = oi__sy_param_f(pn, "clamp_min"),

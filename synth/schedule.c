@@ -99,7 +99,7 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return OI_OK;
     }
     char why[160];
-    snprintf(why, sizeof why, "op %s on %s", oi_op_name(op), oi_dtype_name(in0->dtype));
+    snprintf(why, sizeof why, "op %s on %s", oi__sy_op_name(op), oi_dtype_name(in0->dtype));
     return oi__sy_unsupported(pn, why);
 }
 

@@ -104,6 +104,13 @@ typedef struct oi__sy_schedule {
     uint64_t arena_bytes, peak_bytes, state_bytes;
 } oi__sy_schedule;
 
+/* An op's name for the text the synthesizer writes ("?" never happens for
+ * a validated plan, but keeps printf's %s away from NULL). */
+static inline const char *oi__sy_op_name(oi_op op) {
+    const char *name = oi_op_name(op);
+    return name ? name : "?";
+}
+
 /* schedule.c */
 oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *options, oi__sy_schedule *out);
 void oi__sy_schedule_free(oi__sy_schedule *s);
