@@ -282,17 +282,23 @@ static void oi__sy_broadcast_index(oi__buf *b, const oi__slot *in, const oi__slo
 
 /* The value of input `i` of node `n`: a register of an earlier statement
  * of the kernel, or a load in the compute domain. */
+static bool oi__sy_is_int(oi_dtype t) { return !oi__dtype_is_float(t) && t != OI_DTYPE_BOOL; }
+
 static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int n, int i,
                            const char *index) {
     int slot = k->nodes[n]->inputs[i];
+    const oi__slot *sl = oi__sy_slot_of(s, slot);
+    /* integer arithmetic runs in uint64_t (wraps, no undefined overflow),
+     * as the kernels' 64-bit domain does; comparisons in the value's own */
+    bool wide = oi__sy_is_int(sl->dtype) && oi__sy_is_int(oi__sy_slot_of(s, k->nodes[n]->out)->dtype);
     for (int m = n - 1; m >= 0; m--)
         if (k->nodes[m]->out == slot) {
-            oi__buf_printf(b, "v%d", m);
+            oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
             return;
         }
-    const oi__slot *sl = oi__sy_slot_of(s, slot);
-    const char *cast = oi__dtype_is_float(sl->dtype) ? "double" : oi__dtype_is_signed(sl->dtype) ? "int64_t" : "uint64_t";
-    oi__buf_printf(b, "(%s)", cast);
+    const char *cast = oi__dtype_is_float(sl->dtype) ? "(double)" : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
+                       : wide || !oi__dtype_is_signed(sl->dtype) ? "(uint64_t)" : "(int64_t)";
+    oi__buf_puts(b, cast);
     oi__sy_param_name(b, sl);
     oi__buf_puts(b, "[");
     oi__sy_broadcast_index(b, sl, oi__sy_slot_of(s, k->nodes[0]->out), index);
@@ -319,8 +325,12 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__sy_render_stmt(o, pn);
     oi__buf_puts(o, " */\n");
     oi__sy_indent(o, depth);
-    bool is_bool = out->dtype == OI_DTYPE_BOOL;
-    oi__buf_printf(o, "%s v%d = ", is_bool ? "int" : lang->compute_float, n);
+    bool is_bool = out->dtype == OI_DTYPE_BOOL, is_int = oi__sy_is_int(out->dtype);
+    if (is_int) /* wrapped to the dtype, then held in 64 bits of its sign */
+        oi__buf_printf(o, "%s v%d = (%s)(%s)", oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", n,
+                       oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", lang->type_of(out->dtype));
+    else
+        oi__buf_printf(o, "%s v%d = ", is_bool ? "int" : lang->compute_float, n);
     const char *name = oi__sy_op_name(pn->ir->op);
     switch (pn->ir->op) {
     case OI_OP_relu: {
@@ -350,7 +360,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         break;
     }
     default: {
-        oi__buf_printf(o, "%s(OI_S_%s(", is_bool ? "" : round, name);
+        oi__buf_printf(o, "%s(OI_S_%s(", is_bool || is_int ? "" : round, name);
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
             if (i)
                 oi__buf_puts(o, ", ");

@@ -131,7 +131,7 @@ static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec
             shape[d] = (uint64_t)sl->shape[d];
         char *file = npy_path(dir, "in", sl->name);
         int bad = !file || oi_npy_write(file, (oi_npy_dtype)sl->dtype, sl->ndim, shape, typed, NULL) != OI_NPY_OK ||
-                  oi_executor_insert(exec, sl->name, OI_DTYPE_F64, v, (size_t)n) != OI_OK;
+                  oi_executor_insert(exec, sl->name, sl->dtype, typed, (size_t)n) != OI_OK;
         free(file);
         free(v);
         free(typed);
