@@ -81,6 +81,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     }
     if (op == OI_OP_matmul && in0->dtype == OI_DTYPE_F32 && in0->ndim == 2 && oi__sy_slot(s, pn->inputs[1])->ndim == 2 &&
         out->ndim == 2) {
+        if (out->shape[1] > 16384) /* the kernel keeps one row of the result on the stack */
+            return oi__sy_unsupported(pn, "a matmul with more than 16384 output columns");
         *kind = OI__SY_K_MATMUL;
         return OI_OK;
     }
