@@ -488,11 +488,29 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
         }
     }
     const char *it = lang->index_type;
-    bool dynamic = oi__sy_kernel_driver(s, k) >= 0;
+    bool dynamic = oi__sy_kernel_driver(s, k) >= 0, mean = pn->ir->op == OI_OP_mean_axis;
+    int64_t rows = oi__shape_numel(out->ndim, out->shape);
+    int d0 = in->ndim;
+    while (d0 > 0 && reduced[d0 - 1])
+        d0--;
+    bool trailing = true;
+    for (int d = 0; d < d0; d++)
+        trailing &= !reduced[d];
     oi__buf_printf(b, "    for (%s o = 0; o < ", it);
-    oi__sy_extent(b, dynamic && !reduced[0], oi__shape_numel(out->ndim, out->shape), in->shape[0]);
-    oi__buf_puts(b, "; o++) {\n        float acc = 0.0f;\n");
-    oi__buf_printf(b, "        for (%s q = 0; q < ", it);
+    oi__sy_extent(b, dynamic && !reduced[0], rows, in->shape[0]);
+    oi__buf_puts(b, "; o++) {\n");
+    if (trailing) { /* reduce.c's contiguous path: the same row sum */
+        oi__buf_puts(b, "        const size_t cols = ");
+        oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
+        oi__buf_puts(b, ";\n        const float v = OI_S_row_sum_f32(");
+        oi__sy_param_name(b, in);
+        oi__buf_puts(b, " + o * cols, (int64_t)cols);\n        ");
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, mean ? "[o] = (float)((double)v / (double)cols);\n    }\n" : "[o] = v;\n    }\n");
+        return;
+    }
+    /* reduce.c's generic path: in f32, in the input's order */
+    oi__buf_printf(b, "        float acc = 0.0f;\n        for (%s q = 0; q < ", it);
     oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
     oi__buf_printf(b, "; q++) {\n            const %s at = ", it);
     oi__sy_reduce_index(b, in, reduced);
@@ -500,13 +518,13 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__sy_param_name(b, in);
     oi__buf_puts(b, "[at]);\n        }\n        ");
     oi__sy_param_name(b, out);
-    if (pn->ir->op == OI_OP_mean_axis) {
+    if (mean) {
         oi__buf_puts(b, "[o] = (float)((double)acc / (double)(");
         oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
         oi__buf_puts(b, "));\n    }\n");
-    }
-    else
+    } else {
         oi__buf_puts(b, "[o] = acc;\n    }\n");
+    }
 }
 
 static void oi__sy_render_softmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,

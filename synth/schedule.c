@@ -767,17 +767,28 @@ typedef struct oi__sy_live {
     int pos;
     int *n_kernels;             /* per slot: kernels/steps touching it */
     int *first_kernel;          /* per slot: the first of them        */
-    bool *first_is_read;        /* per slot                           */
+    bool *first_is_read;        /* per slot: read where no write surely came before */
     bool *last_is_write;
     bool *seen;
+    bool *surely_written;       /* per slot: written on every path so far this step */
+    int *write_step;            /* per slot: the step of its last write, + 1      */
+    int maybe;                  /* inside a branch or a loop that may not run      */
     const int *remap;           /* inside a consumer: pairs slot, private buffer */
 } oi__sy_live;
 
 static void oi__sy_touch_raw(oi__sy_live *lv, int slot, bool write, int step_id) {
     oi__sy_buffer *b = &lv->s->buffers[slot];
+    /* a read that no write surely precedes sees the zeros of the step's start
+     * (a write in the same kernel just before it does) */
+    if (!write && !lv->surely_written[slot] && lv->write_step[slot] != step_id + 1)
+        lv->first_is_read[slot] = true;
+    if (write) {
+        lv->write_step[slot] = step_id + 1;
+        if (lv->maybe == 0)
+            lv->surely_written[slot] = true;
+    }
     if (!lv->seen[slot]) {
         lv->seen[slot] = true;
-        lv->first_is_read[slot] = !write;
         b->first = lv->pos;
         b->last = lv->pos;
         lv->first_kernel[slot] = step_id;
@@ -826,6 +837,19 @@ static int oi__sy_count_positions(const oi__sy_step *steps) {
 
 static bool oi__sy_walk(oi__sy_live *lv, oi__sy_step *steps);
 
+/* A loop whose bounds are known at synthesis time and that runs at least once. */
+static bool oi__sy_loop_runs(const oi__plan *p, const oi__pnode *pn) {
+    int64_t v[2];
+    const oi__expr *e[2] = {&pn->ir->loop_start, &pn->ir->loop_end};
+    for (int i = 0; i < 2; i++) {
+        if (!e[i]->ident)
+            v[i] = e[i]->lit;
+        else if (!oi__plan_size(p, e[i]->ident, &v[i]))
+            return false;
+    }
+    return v[0] < v[1];
+}
+
 static bool oi__sy_walk_step(oi__sy_live *lv, oi__sy_step *st) {
     oi__sy_schedule *s = lv->s;
     int id = lv->pos;
@@ -841,21 +865,27 @@ static bool oi__sy_walk_step(oi__sy_live *lv, oi__sy_step *st) {
         }
         break;
     }
-    case OI__SY_S_LOOP:
+    case OI__SY_S_LOOP: {
         if (!arrput(lv->loop_begin, lv->pos) || !arrput(lv->loop_end, lv->pos + oi__sy_count_positions(st->body) + 1))
             return false;
         lv->pos++;
+        bool runs = oi__sy_loop_runs(s->plan, st->node);
+        lv->maybe += !runs;
         if (!oi__sy_walk(lv, st->body))
             return false;
+        lv->maybe -= !runs;
         arrpop(lv->loop_begin);
         arrpop(lv->loop_end);
         break;
+    }
     case OI__SY_S_BRANCH:
         if (st->node->var >= 0)
             oi__sy_touch(lv, st->node->var, false, id);
         lv->pos++;
+        lv->maybe++; /* one arm or the other */
         if (!oi__sy_walk(lv, st->then_steps) || !oi__sy_walk(lv, st->else_steps))
             return false;
+        lv->maybe--;
         break;
     case OI__SY_S_TRANSFER:
         oi__sy_touch(lv, st->node->var, false, id);
@@ -921,8 +951,11 @@ static oi_status oi__sy_liveness(oi__sy_schedule *s) {
     lv.first_is_read = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
     lv.last_is_write = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
     lv.seen = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
+    lv.surely_written = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
+    lv.write_step = (int *)oi__calloc((size_t)n + 1, sizeof(int));
     oi_status st = OI_OK;
     if (!lv.n_kernels || !lv.first_kernel || !lv.first_is_read || !lv.last_is_write || !lv.seen ||
+        !lv.surely_written || !lv.write_step ||
         !oi__sy_walk(&lv, s->steps))
         st = OI_ERROR_OUT_OF_MEMORY;
     s->n_positions = lv.pos;
@@ -949,6 +982,8 @@ static oi_status oi__sy_liveness(oi__sy_schedule *s) {
     oi__free(lv.first_is_read);
     oi__free(lv.last_is_write);
     oi__free(lv.seen);
+    oi__free(lv.surely_written);
+    oi__free(lv.write_step);
     arrfree(lv.loop_begin);
     arrfree(lv.loop_end);
     return st;

@@ -260,12 +260,9 @@ static void kv_decode_k2(int64_t n0, const float *keys, const float *h, float *m
  */
 static void kv_decode_k3(int64_t n0, const float *mix, float *score) {
     for (size_t o = 0; o < (size_t)n0 * 1; o++) {
-        float acc = 0.0f;
-        for (size_t q = 0; q < 4; q++) {
-            const size_t at = o / 1 % 64 * 4 + q / 1 % 4 * 1;
-            acc = OI_S_sum_step(acc, mix[at]);
-        }
-        score[o] = acc;
+        const size_t cols = 4;
+        const float v = OI_S_row_sum_f32(mix + o * cols, (int64_t)cols);
+        score[o] = v;
     }
 }
 
