@@ -67,8 +67,17 @@ static void oi__sy_double(oi__buf *b, double v) {
 
 /* Local names of a kernel's body; a parameter named like one gets a '_'. */
 static bool oi__sy_reserved(const char *name) {
-    static const char *const words[] = {"i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr",
-                                        "yr", "a", "ctx", "n", "size_t", "float", "double", "int", "char"};
+    static const char *const words[] = {
+        /* the kernels' locals */
+        "i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr", "yr", "a", "v", "ctx", "n", "n0",
+        "cols", "size_t", "int64_t", "uint64_t",
+        /* C and C++ keywords */
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+        "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+        "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
+        "true", "false", "new", "delete", "class", "this", "template", "typename", "namespace", "operator",
+        "private", "public", "protected", "friend", "virtual", "explicit", "mutable", "using", "try", "catch",
+        "throw", "and", "or", "not", "xor", "asm", "export", "nullptr"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
