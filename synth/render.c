@@ -69,7 +69,7 @@ static void oi__sy_double(oi__buf *b, double v) {
 static bool oi__sy_reserved(const char *name) {
     static const char *const words[] = {
         /* the kernels' locals */
-        "i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr", "yr", "a", "v", "ctx", "n", "n0",
+        "i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr", "yr", "a", "ctx", "n", "n0",
         "cols", "size_t", "int64_t", "uint64_t",
         /* C and C++ keywords */
         "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
