@@ -19,12 +19,14 @@
 #define OI_NPY_MALLOC(size) oi__malloc(size)
 #define OI_NPY_FREE(ptr) oi__free(ptr)
 #include "npy.h"
+#include "device_json.c"  /* the device architecture JSON (device_arch.h) */
 #include "dot.c"
 #include "validate.c"
 #include "threadpool.c"
 #include "executor.c"
 #include "memory.c"
 #include "backend.c"
+#include "device_query.c" /* a live device's architecture JSON */
 #include "../kernels/gemm.c"
 #include "../kernels/kernels.c"
 #include "../vulkan/vulkan_backend.c" /* after kernels.c: reuses its parameter readers */

@@ -29,7 +29,8 @@ static size_t make_file(unsigned char *out, int major, const char *header, const
     memcpy(out + prefix, header, text);
     memset(out + prefix + text, ' ', hlen - text - 1);
     out[prefix + hlen - 1] = '\n';
-    memcpy(out + prefix + hlen, data, nbytes);
+    if (nbytes)
+        memcpy(out + prefix + hlen, data, nbytes);
     return prefix + hlen + nbytes;
 }
 

@@ -20,6 +20,7 @@
 #include "../openinfer_impl/internal.h" /* element loaders, status-keeping open */
 #include "../openinfer_impl/npy.h"      /* .npy in and out (compiled into the library) */
 #include "../openinfer_impl/plan.h"     /* run: the variables' resolved dtypes and shapes */
+#include "../openinfer_impl/device_arch.h" /* devices --json / --check */
 
 #include <inttypes.h>
 #include <math.h>
@@ -617,8 +618,74 @@ static int cli_graph(int argc, char **argv) {
     return CLI_EXIT_OK;
 }
 
+/* devices --json [INDEX]: the architecture JSON of one device, or a JSON
+ * array of every available one. */
+static int cli_devices_json(int argc, char **argv) {
+    size_t first = 0, last = 15;
+    if (argc == 3) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long index = argv[2][0] >= '0' && argv[2][0] <= '9' ? strtoull(argv[2], &end, 10) : 0;
+        if (!end || *end || errno)
+            return cli_usage(argv[0]);
+        first = last = (size_t)index;
+    }
+    oi_backend_info infos[16];
+    size_t n = oi_backends_discover(infos, 16);
+    bool all = argc == 2, ok = true, any = false;
+    if (all)
+        fputs("[\n", stdout);
+    for (size_t i = first; ok && i <= last && (i < n || !all); i++) {
+        if (all && !infos[i].available)
+            continue;
+        oi__device_arch arch;
+        oi_status s = oi__device_arch_query(i, &arch);
+        char *json = s == OI_OK ? oi__device_arch_to_json(&arch) : NULL;
+        if (json) {
+            if (all && any)
+                fputs(",\n", stdout);
+            fputs(json, stdout);
+            any = true;
+        } else {
+            fprintf(stderr, "openinfer devices: %s\n", oi_last_error());
+            ok = false;
+        }
+        oi_free(json);
+        oi__device_arch_free(&arch);
+    }
+    if (all)
+        fputs("]\n", stdout);
+    return ok ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}
+
+/* devices --check FILE.json [--strict]: validate a device JSON. */
+static int cli_devices_check(int argc, char **argv) {
+    bool strict = argc == 4 && strcmp(argv[3], "--strict") == 0;
+    if (!(argc == 3 || strict) || argv[2][0] == '-')
+        return cli_usage(argv[0]);
+    char *json = cli_read_text(argv[0], argv[2]);
+    if (!json)
+        return CLI_EXIT_FAILED;
+    oi__device_arch arch;
+    oi_status s = oi__device_arch_parse_mode(json, strict, &arch);
+    free(json);
+    for (ptrdiff_t i = 0; s == OI_OK && i < arrlen(arch.warnings); i++)
+        fprintf(stderr, "openinfer devices: %s: warning: %s\n", argv[2], arch.warnings[i]);
+    if (s == OI_OK)
+        printf("%s: valid (%s, %s)\n", argv[2], arch.device.name,
+               arch.device.api == OI__ARCH_API_VULKAN ? "vulkan" : "c");
+    else
+        fprintf(stderr, "openinfer devices: %s: %s\n", argv[2], oi_last_error());
+    oi__device_arch_free(&arch);
+    return s == OI_OK ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}
+
 /* devices: every backend and device, usable or not, and why not. */
 static int cli_devices(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "--json") == 0 && argc <= 3)
+        return cli_devices_json(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "--check") == 0)
+        return cli_devices_check(argc, argv);
     if (argc != 1)
         return cli_usage(argv[0]);
     oi_backend_info infos[16];
@@ -696,7 +763,7 @@ static int cli_run_usage(const char *fmt, const char *what) {
 }
 
 /* Parses the command line into *a; on a mistake prints it and returns the
- * usage exit code, else 0. */
+ * usage exit code (out of memory: the failure code), else 0. */
 static int cli_run_parse(int argc, char **argv, cli_run_args *a) {
     size_t positional = 0;
     for (int i = 1; i < argc; i++) {
@@ -727,8 +794,10 @@ static int cli_run_parse(int argc, char **argv, cli_run_args *a) {
             cli_input *in = &a->inputs[a->n_inputs++];
             in->name = oi__strndup(value, (size_t)(eq - value));
             in->path = eq + 1;
-            if (!in->name)
-                return cli_run_usage("%s", "out of memory");
+            if (!in->name) {
+                fprintf(stderr, "openinfer run: %s\n", oi_last_error());
+                return CLI_EXIT_FAILED;
+            }
         } else if (strcmp(arg, "--fetch") == 0) {
             a->fetches[a->n_fetches++] = value;
         } else if (strcmp(arg, "--out") == 0) {
@@ -1080,7 +1149,9 @@ static const cli_command cli_commands[] = {
      "run a graph N steps (default 1) on the simulator (default device cpu), inserting the inputs before "
      "every step; write each fetched variable after the last step to DIR/VAR.npy (default DIR: .)",
      cli_run},
-    {"devices", "", "list every backend and device with memory and features, or why it is unavailable",
+    {"devices", "[--json [INDEX] | --check FILE.json [--strict]]",
+     "list every backend and device with memory and features, or why it is unavailable; --json: the device "
+     "architecture JSON of device INDEX (or an array of every available one); --check: validate a device JSON",
      cli_devices},
     {"synth", "MODEL.oinf GRAPH.json --target cpu|vulkan|ARCH.json --out DIR [--report]",
      "synthesize the graph into a standalone C folder (make -C DIR builds it)", cli_synth},

@@ -12,6 +12,7 @@
  * Without OPENINFER_VULKAN only the public entry points remain, and they
  * say the build has no Vulkan. */
 #include "../openinfer_impl/internal.h"
+#include "../openinfer_impl/device_arch.h"
 
 #ifdef OPENINFER_VULKAN
 
@@ -36,6 +37,7 @@
 #include "vk_pipeline.c"
 #include "vk_record.c"
 #include "vk_ops.c"
+#include "vk_arch.c" /* the device JSON of a device (openinfer devices --json) */
 
 static void oi__vk_destroy(void *opaque) {
     oi__vk_context *ctx = (oi__vk_context *)opaque;
@@ -354,6 +356,12 @@ oi_status oi_executor_vulkan_buffer(oi_executor *e, const char *name, uint64_t *
 }
 
 #else /* !OPENINFER_VULKAN */
+
+oi_status oi__vk_device_arch(int index, oi__device_arch *out) {
+    (void)index;
+    memset(out, 0, sizeof *out);
+    return oi__fail(OI_ERROR_UNAVAILABLE, "built without Vulkan (compile with OPENINFER_VULKAN)");
+}
 
 oi_status oi_vulkan_use_device(const oi_vulkan_device_desc *desc) {
     (void)desc;

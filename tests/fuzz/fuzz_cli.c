@@ -2,7 +2,7 @@
  * fuzzed files. tools/openinfer.c is compiled in here with its main renamed;
  * each input is written to a temporary file and the real command lines run
  * on it: verify, inspect, convert (to version 2 and 1), graph, graph --dot,
- * plus one malformed command line picked by the first byte.
+ * devices --check, plus one malformed command line picked by the first byte.
  *
  * Checked beyond "no crash": every command returns 0, 1 or 2, and a file
  * that convert wrote must pass verify (the writer's output is readable).
@@ -77,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     cli("graph", in_path, NULL);
     cli("graph", in_path, "--dot", NULL);
+    cli("devices", "--check", in_path, NULL); /* the file as a device JSON */
     /* a malformed command line around the same file */
     switch (size ? data[0] % 8 : 0) {
     case 0: cli("verify", NULL); break;

@@ -222,3 +222,16 @@ def test_missing_file_and_unwritable_output(tool, tmp_path):
     assert proc.returncode == 1 and "cannot open" in proc.stderr
     proc = run(tool, "make", "f32", tmp_path / "no" / "such" / "dir.npy", 2)
     assert proc.returncode == 1 and "cannot create" in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler")
+def test_header_compiles_as_strict_cpp17(tmp_path):
+    """Emitted folders compile as C++17 too: npy.h must, warning-free."""
+    shutil.copy(os.path.join(REPO, "openinfer_impl", "npy.h"), tmp_path)
+    shutil.copy(os.path.join(REPO, "tests", "npy", "npy_tool.c"), tmp_path / "npy_tool.cpp")
+    proc = subprocess.run(["c++", "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O1", "npy_tool.cpp",
+                           "-o", "npy_tool_cpp"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    a = np.arange(6, dtype=np.int16).reshape(2, 3)
+    np.save(tmp_path / "a.npy", a)
+    assert dump(str(tmp_path / "npy_tool_cpp"), tmp_path / "a.npy") == ("i16", (2, 3), a.tobytes())
