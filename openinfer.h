@@ -585,8 +585,9 @@ typedef struct oi_synthesizer oi_synthesizer;
 typedef struct oi_plan oi_plan;
 /* OI_DEVICE_CPU (or AUTO): C for this machine. VULKAN: not written yet. */
 oi_synthesizer *oi_synthesizer_new(oi_device device);
-/* The seeds' device JSON; today its device.type (must be "cpu") and
- * preferences.max_kernel_ops are read. */
+/* The seeds' device JSON (docs/device-json.md), every field checked; read
+ * today: device.api ("c"), preferences.prefer_fusion/max_kernel_ops and
+ * memory.global_bytes (oi_synthesize fails when the plan does not fit). */
 oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json);
 void oi_synthesizer_free(oi_synthesizer *synth);
 /* At most this many DSL statements fused into one kernel (default 16). */

@@ -67,8 +67,17 @@ static void oi__sy_double(oi__buf *b, double v) {
 
 /* Local names of a kernel's body; a parameter named like one gets a '_'. */
 static bool oi__sy_reserved(const char *name) {
-    static const char *const words[] = {"i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr",
-                                        "yr", "a", "ctx", "n", "size_t", "float", "double", "int", "char"};
+    static const char *const words[] = {
+        /* the kernels' locals */
+        "i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr", "yr", "a", "ctx", "n", "n0",
+        "cols", "size_t", "int64_t", "uint64_t",
+        /* C and C++ keywords */
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+        "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+        "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
+        "true", "false", "new", "delete", "class", "this", "template", "typename", "namespace", "operator",
+        "private", "public", "protected", "friend", "virtual", "explicit", "mutable", "using", "try", "catch",
+        "throw", "and", "or", "not", "xor", "asm", "export", "nullptr"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
@@ -81,7 +90,9 @@ static void oi__sy_param_name(oi__buf *b, const oi__slot *sl) {
         oi__buf_puts(b, "_");
 }
 
-static const oi__slot *oi__sy_slot_of(const oi__sy_schedule *s, int slot) { return &s->plan->slots[slot]; }
+/* A variable as the kernels see it: a leading dim known at run time only
+ * at its bound (index arithmetic; the loops run to the length). */
+static const oi__slot *oi__sy_slot_of(const oi__sy_schedule *s, int slot) { return &s->shaped[slot]; }
 
 /* ------------------------------------------------------------------ */
 /* Where a value is, seen from the step function                      */
@@ -197,6 +208,23 @@ static oi__sy_param *oi__sy_kernel_params(const oi__sy_schedule *s, const oi__sy
     return params;
 }
 
+/* The variable whose leading dim, known at run time only, sets the
+ * kernel's extent (its length arrives as n0), or -1. */
+static int oi__sy_kernel_driver(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    int slot = k->kind == OI__SY_K_ELEMENTWISE ? pn->out : pn->inputs[0];
+    return s->buffers[slot].dyn0 ? slot : -1;
+}
+
+/* "16", or "(size_t)n0 * 4" when the extent's leading dim is dynamic:
+ * `count` elements at the bound, `max0` the bound of the leading dim. */
+static void oi__sy_extent(oi__buf *b, bool dynamic, int64_t count, int64_t max0) {
+    if (dynamic)
+        oi__buf_printf(b, "(size_t)n0 * %lld", (long long)(count / (max0 ? max0 : 1)));
+    else
+        oi__buf_printf(b, "%lld", (long long)count);
+}
+
 static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                  const oi__sy_kernel *k, const oi__sy_param *params) {
     oi__buf_printf(b, "/* k%d: %s, %d statement%s\n", k->id, oi__sy_kernel_kind_name(k->kind), (int)arrlen(k->nodes),
@@ -208,12 +236,16 @@ static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi_
     }
     oi__buf_puts(b, " */\n");
     oi__buf_printf(b, "static void %s_k%d(", prefix, k->id);
+    bool dynamic = oi__sy_kernel_driver(s, k) >= 0;
+    if (dynamic)
+        oi__buf_puts(b, "int64_t n0");
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
-        oi__buf_printf(b, "%s%s%s *", i ? ", " : "", params[i].written ? "" : "const ", lang->type_of(sl->dtype));
+        oi__buf_printf(b, "%s%s%s *", i || dynamic ? ", " : "", params[i].written ? "" : "const ",
+                       lang->type_of(sl->dtype));
         oi__sy_param_name(b, sl);
     }
-    oi__buf_puts(b, arrlen(params) ? ") {\n" : "void) {\n");
+    oi__buf_puts(b, arrlen(params) || dynamic ? ") {\n" : "void) {\n");
 }
 
 /* The element of input `in` that output element `index` (of `out`'s
@@ -259,17 +291,23 @@ static void oi__sy_broadcast_index(oi__buf *b, const oi__slot *in, const oi__slo
 
 /* The value of input `i` of node `n`: a register of an earlier statement
  * of the kernel, or a load in the compute domain. */
+static bool oi__sy_is_int(oi_dtype t) { return !oi__dtype_is_float(t) && t != OI_DTYPE_BOOL; }
+
 static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int n, int i,
                            const char *index) {
     int slot = k->nodes[n]->inputs[i];
+    const oi__slot *sl = oi__sy_slot_of(s, slot);
+    /* integer arithmetic runs in uint64_t (wraps, no undefined overflow),
+     * as the kernels' 64-bit domain does; comparisons in the value's own */
+    bool wide = oi__sy_is_int(sl->dtype) && oi__sy_is_int(oi__sy_slot_of(s, k->nodes[n]->out)->dtype);
     for (int m = n - 1; m >= 0; m--)
         if (k->nodes[m]->out == slot) {
-            oi__buf_printf(b, "v%d", m);
+            oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
             return;
         }
-    const oi__slot *sl = oi__sy_slot_of(s, slot);
-    const char *cast = oi__dtype_is_float(sl->dtype) ? "double" : oi__dtype_is_signed(sl->dtype) ? "int64_t" : "uint64_t";
-    oi__buf_printf(b, "(%s)", cast);
+    const char *cast = oi__dtype_is_float(sl->dtype) ? "(double)" : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
+                       : wide || !oi__dtype_is_signed(sl->dtype) ? "(uint64_t)" : "(int64_t)";
+    oi__buf_puts(b, cast);
     oi__sy_param_name(b, sl);
     oi__buf_puts(b, "[");
     oi__sy_broadcast_index(b, sl, oi__sy_slot_of(s, k->nodes[0]->out), index);
@@ -296,9 +334,13 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__sy_render_stmt(o, pn);
     oi__buf_puts(o, " */\n");
     oi__sy_indent(o, depth);
-    bool is_bool = out->dtype == OI_DTYPE_BOOL;
-    oi__buf_printf(o, "%s v%d = ", is_bool ? "int" : lang->compute_float, n);
-    const char *name = oi_op_name(pn->ir->op);
+    bool is_bool = out->dtype == OI_DTYPE_BOOL, is_int = oi__sy_is_int(out->dtype);
+    if (is_int) /* wrapped to the dtype, then held in 64 bits of its sign */
+        oi__buf_printf(o, "%s v%d = (%s)(%s)", oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", n,
+                       oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", lang->type_of(out->dtype));
+    else
+        oi__buf_printf(o, "%s v%d = ", is_bool ? "int" : lang->compute_float, n);
+    const char *name = oi__sy_op_name(pn->ir->op);
     switch (pn->ir->op) {
     case OI_OP_relu: {
         double slope = oi__sy_param_f(pn, "negative_slope"), lo = oi__sy_param_f(pn, "clamp_min"),
@@ -327,7 +369,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         break;
     }
     default: {
-        oi__buf_printf(o, "%s(OI_S_%s(", is_bool ? "" : round, name);
+        oi__buf_printf(o, "%s(OI_S_%s(", is_bool || is_int ? "" : round, name);
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
             if (i)
                 oi__buf_puts(o, ", ");
@@ -359,7 +401,10 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
 
 static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                       const oi__sy_kernel *k) {
-    oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++) {\n", lang->index_type, (long long)k->numel);
+    const oi__slot *out = oi__sy_slot_of(s, k->nodes[0]->out);
+    oi__buf_printf(b, "    for (%s i = 0; i < ", lang->index_type);
+    oi__sy_extent(b, oi__sy_kernel_driver(s, k) >= 0, oi__shape_numel(out->ndim, out->shape), out->shape[0]);
+    oi__buf_puts(b, "; i++) {\n");
     for (int n = 0; n < (int)arrlen(k->nodes); n++)
         oi__sy_ew_statement(b, s, lang, k, n, "i", 2);
     oi__buf_puts(b, "    }\n");
@@ -375,7 +420,10 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     const oi__slot *c = oi__sy_slot_of(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     const char *it = lang->index_type;
-    oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n", it, M);
+    if (oi__sy_kernel_driver(s, k) >= 0)
+        oi__buf_printf(b, "    for (%s r = 0; r < (size_t)n0; r++) {\n", it);
+    else
+        oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n", it, M);
     oi__buf_printf(b, "        float acc[%lld];\n", N);
     oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            acc[j] = 0.0f;\n", it, N);
     oi__buf_printf(b, "        for (%s p = 0; p < %lld; p++) {\n", it, K);
@@ -449,18 +497,43 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
         }
     }
     const char *it = lang->index_type;
-    oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++) {\n", it, (long long)oi__shape_numel(out->ndim, out->shape));
-    oi__buf_puts(b, "        float acc = 0.0f;\n");
-    oi__buf_printf(b, "        for (%s q = 0; q < %lld; q++) {\n            const %s at = ", it, (long long)count, it);
+    bool dynamic = oi__sy_kernel_driver(s, k) >= 0, mean = pn->ir->op == OI_OP_mean_axis;
+    int64_t rows = oi__shape_numel(out->ndim, out->shape);
+    int d0 = in->ndim;
+    while (d0 > 0 && reduced[d0 - 1])
+        d0--;
+    bool trailing = true;
+    for (int d = 0; d < d0; d++)
+        trailing &= !reduced[d];
+    oi__buf_printf(b, "    for (%s o = 0; o < ", it);
+    oi__sy_extent(b, dynamic && !reduced[0], rows, in->shape[0]);
+    oi__buf_puts(b, "; o++) {\n");
+    if (trailing) { /* reduce.c's contiguous path: the same row sum */
+        oi__buf_puts(b, "        const size_t cols = ");
+        oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
+        oi__buf_puts(b, ";\n        const float v = OI_S_row_sum_f32(");
+        oi__sy_param_name(b, in);
+        oi__buf_puts(b, " + o * cols, (int64_t)cols);\n        ");
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, mean ? "[o] = (float)((double)v / (double)cols);\n    }\n" : "[o] = v;\n    }\n");
+        return;
+    }
+    /* reduce.c's generic path: in f32, in the input's order */
+    oi__buf_printf(b, "        float acc = 0.0f;\n        for (%s q = 0; q < ", it);
+    oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
+    oi__buf_printf(b, "; q++) {\n            const %s at = ", it);
     oi__sy_reduce_index(b, in, reduced);
     oi__buf_puts(b, ";\n            acc = OI_S_sum_step(acc, ");
     oi__sy_param_name(b, in);
     oi__buf_puts(b, "[at]);\n        }\n        ");
     oi__sy_param_name(b, out);
-    if (pn->ir->op == OI_OP_mean_axis)
-        oi__buf_printf(b, "[o] = (float)((double)acc / %lld.0);\n    }\n", (long long)count);
-    else
+    if (mean) {
+        oi__buf_puts(b, "[o] = (float)((double)acc / (double)(");
+        oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
+        oi__buf_puts(b, "));\n    }\n");
+    } else {
         oi__buf_puts(b, "[o] = acc;\n    }\n");
+    }
 }
 
 static void oi__sy_render_softmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
@@ -470,7 +543,9 @@ static void oi__sy_render_softmax(oi__buf *b, const oi__sy_schedule *s, const oi
     long long len = (long long)in->shape[in->ndim - 1];
     long long rows = (long long)oi__shape_numel(in->ndim, in->shape) / (len ? len : 1);
     const char *it = lang->index_type;
-    oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n        const float *xr = ", it, rows);
+    oi__buf_printf(b, "    for (%s r = 0; r < ", it);
+    oi__sy_extent(b, oi__sy_kernel_driver(s, k) >= 0, rows, in->shape[0]);
+    oi__buf_puts(b, "; r++) {\n        const float *xr = ");
     oi__sy_param_name(b, in);
     oi__buf_printf(b, " + r * %lld;\n        float *yr = ", len);
     oi__sy_param_name(b, out);
@@ -488,8 +563,9 @@ static void oi__sy_render_all_finite(oi__buf *b, const oi__sy_schedule *s, const
                                      const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
-    oi__buf_printf(b, "    int ok = 1;\n    for (%s i = 0; i < %lld; i++)\n        if (!OI_S_isfinite((double)", lang->index_type,
-                   (long long)oi__shape_numel(in->ndim, in->shape));
+    oi__buf_printf(b, "    int ok = 1;\n    for (%s i = 0; i < ", lang->index_type);
+    oi__sy_extent(b, oi__sy_kernel_driver(s, k) >= 0, oi__shape_numel(in->ndim, in->shape), in->shape[0]);
+    oi__buf_puts(b, "; i++)\n        if (!OI_S_isfinite((double)");
     oi__sy_param_name(b, in);
     oi__buf_puts(b, "[i]))\n            ok = 0;\n    ");
     oi__sy_param_name(b, out);
@@ -521,12 +597,50 @@ static void oi__sy_render_list(oi__buf *b, const oi__sy_schedule *s, const oi__s
 static void oi__sy_render_consumer(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                    const char *prefix, const oi__sy_step *cons, int depth, oi__sy_scope *scope);
 
+/* Opens a block holding n0, the length of the kernel's dynamic leading
+ * dim, from the lengths its inputs have now; inputs that must agree are
+ * checked (a runtime error names the statement). */
+static void oi__sy_render_lengths(oi__buf *b, const oi__sy_schedule *s, const char *prefix, const oi__sy_kernel *k,
+                                  int depth) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    int first = -1;
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "{\n");
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+        const oi__slot *in = oi__sy_slot_of(s, pn->inputs[i]);
+        if (!s->buffers[pn->inputs[i]].dyn0 || (k->kind == OI__SY_K_ELEMENTWISE && in->ndim != out->ndim))
+            continue;
+        if (k->kind != OI__SY_K_ELEMENTWISE && i > 0)
+            break;
+        if (first < 0) {
+            first = pn->inputs[i];
+            oi__sy_indent(b, depth + 1);
+            oi__buf_printf(b, "const int64_t n0 = ctx->len_%s;\n", in->name);
+            continue;
+        }
+        if (pn->inputs[i] == first)
+            continue;
+        oi__sy_indent(b, depth + 1);
+        oi__buf_printf(b, "if (ctx->len_%s != n0)\n", in->name);
+        oi__sy_indent(b, depth + 2);
+        oi__buf_printf(b, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: %s has %%lld rows, %s %%lld\", (long long)n0, "
+                          "(long long)ctx->len_%s);\n", prefix, prefix, oi__sy_basename(pn->ir->src.file),
+                       pn->ir->src.line, oi__sy_slot_of(s, first)->name, in->name, in->name);
+    }
+}
+
 static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                const oi__sy_step *st, int depth, const oi__sy_scope *scope) {
     const oi__sy_kernel *k = &s->kernels[st->kernel];
     oi__sy_param *params = oi__sy_kernel_params(s, k);
+    int driver = oi__sy_kernel_driver(s, k);
+    if (driver >= 0) {
+        oi__sy_render_lengths(b, s, prefix, k, depth);
+        depth++;
+    }
     oi__sy_indent(b, depth);
-    oi__buf_printf(b, "%s_k%d(", prefix, k->id);
+    oi__buf_printf(b, "%s_k%d(%s", prefix, k->id, driver >= 0 ? (arrlen(params) ? "n0, " : "n0") : "");
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__pnode *pn = k->nodes[params[i].node];
         const oi__pindex *index = NULL;
@@ -551,6 +665,15 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__buf_printf(b, ", %d);\n", (int)oi__sy_slot_of(s, params[i].slot)->dtype);
     }
     oi__buf_puts(b, "#endif\n");
+    if (driver >= 0) {
+        const oi__pnode *pn = k->nodes[0];
+        if (s->buffers[pn->out].dyn0) {
+            oi__sy_indent(b, depth);
+            oi__buf_printf(b, "ctx->len_%s = n0;\n", oi__sy_slot_of(s, pn->out)->name);
+        }
+        oi__sy_indent(b, depth - 1);
+        oi__buf_puts(b, "}\n");
+    }
     arrfree(params);
 }
 
@@ -563,10 +686,148 @@ static void oi__sy_render_copy(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_printf(b, ", %llu);", (unsigned long long)s->buffers[dst].bytes);
 }
 
-static void oi__sy_render_cache(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
-                                const oi__sy_step *st, const oi__sy_scope *scope) {
+/* ---- persistent tables: preallocated at their bounds, sizes at run time ---- */
+static void oi__sy_line(oi__buf *b, int depth, const char *fmt, ...) OI__PRINTF(3, 4);
+static void oi__sy_line(oi__buf *b, int depth, const char *fmt, ...) {
+    char text[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(text, sizeof text, fmt, args);
+    va_end(args);
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, text);
+    oi__buf_puts(b, "\n");
+}
+
+/* Checks index `pos` of the table in variable `var` (the simulator's
+ * messages) and grows the size to `reach`. */
+static void oi__sy_table_check(oi__buf *b, const oi__sy_schedule *s, const char *prefix, const oi__pnode *pn, int pos,
+                               const char *var, const char *reach, int depth) {
+    const oi__slot *sl = oi__sy_slot_of(s, pn->var);
+    const char *index = sl->decl->table_indices[pos];
+    const char *where = oi__sy_basename(pn->ir->src.file);
+    int line = pn->ir->src.line;
+    oi__sy_line(b, depth, "if (%s < 0)", var);
+    oi__sy_line(b, depth + 1, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: %s: index %s = %%lld is negative\", (long long)%s);",
+                prefix, prefix, where, line, sl->name, index, var);
+    oi__sy_line(b, depth, "if (%s >= %lld)", var, (long long)s->buffers[pn->var].bound[pos]);
+    oi__sy_line(b, depth + 1, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: cache table %s index %s = %%lld exceeds %s size %lld\", "
+                "(long long)%s);", prefix, prefix, where, line, sl->name, index, sl->fixed[pos] >= 0 ? "fixed" : "synthesized",
+                (long long)s->buffers[pn->var].bound[pos], var);
+    oi__sy_line(b, depth, "if (%s > ctx->%s_size[%d])", reach, sl->name, pos);
+    oi__sy_line(b, depth + 1, "ctx->%s_size[%d] = %s;", sl->name, pos, reach);
+}
+
+/* "(float *)(ctx->state + OFF) + ((i0) * B1 + i1) * ENTRY" */
+static void oi__sy_table_entry(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
+                               const char *const *index) {
+    const oi__slot *sl = oi__sy_slot_of(s, slot);
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    oi__buf_printf(b, "(%s *)(ctx->state + %llu) + (", lang->type_of(sl->dtype), (unsigned long long)buf->offset);
+    for (int k = 0; k < sl->n_indices; k++) {
+        int64_t stride = 1;
+        for (int j = k + 1; j < sl->n_indices; j++)
+            stride *= buf->bound[j];
+        oi__buf_printf(b, "%s%s * %lld", k ? " + " : "", index[k], (long long)stride);
+    }
+    oi__buf_printf(b, ") * %lld", (long long)oi__shape_numel(sl->ndim, sl->shape));
+}
+
+static void oi__sy_render_table(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                                const oi__sy_step *st, const oi__sy_scope *scope, int depth) {
     const oi__pnode *pn = st->node;
     const oi__slot *sl = oi__sy_slot_of(s, pn->var);
+    const oi__sy_buffer *buf = &s->buffers[pn->var];
+    int n_access = (int)arrlen(pn->access), kept = -1;
+    uint64_t entry_bytes = buf->bytes;
+    static const char *const names[OI_MAX_DIMS] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
+    oi__buf_puts(b, "{ /* ");
+    oi__sy_render_stmt(b, pn);
+    oi__buf_puts(b, " */\n");
+    if (pn->ir->kind == OI__NODE_CACHE_RESET && n_access == 0) {
+        oi__sy_line(b, depth + 1, "%s_init_%s(ctx); /* every entry, and the sizes back to 0 */", prefix, sl->name);
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "}\n");
+        return;
+    }
+    for (int pos = 0; pos < sl->n_indices; pos++) {
+        const oi__pindex *ix = pos < n_access ? &pn->access[pos] : NULL;
+        oi__buf text;
+        memset(&text, 0, sizeof text);
+        if (ix && !ix->is_slice) {
+            oi__sy_render_expr(&text, s, lang, &ix->single, scope);
+            oi__sy_line(b, depth + 1, "const int64_t %s = %s;", names[pos], text.data ? text.data : "0");
+            char reach[32];
+            snprintf(reach, sizeof reach, "%s + 1", names[pos]);
+            oi__sy_table_check(b, s, prefix, pn, pos, names[pos], reach, depth + 1);
+        } else { /* the kept dim: lo..hi, a negative end counting from the size */
+            kept = pos;
+            oi__sy_line(b, depth + 1, "int64_t lo = 0, hi = ctx->%s_size[%d];", sl->name, pos);
+            if (ix && ix->has_start) {
+                oi__sy_render_expr(&text, s, lang, &ix->start, scope);
+                oi__sy_line(b, depth + 1, "lo = %s;", text.data ? text.data : "0");
+                text.len = 0;
+                if (text.data)
+                    text.data[0] = '\0';
+            }
+            if (ix && ix->has_end) {
+                oi__sy_render_expr(&text, s, lang, &ix->end, scope);
+                oi__sy_line(b, depth + 1, "hi = %s;", text.data ? text.data : "0");
+                oi__sy_line(b, depth + 1, "if (hi < 0)");
+                oi__sy_line(b, depth + 2, "hi += ctx->%s_size[%d];", sl->name, pos);
+            }
+            oi__sy_line(b, depth + 1, "if (lo < 0 || hi < lo)");
+            oi__sy_line(b, depth + 2, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: %s: slice %%lld..%%lld of index %s is empty "
+                        "or reversed (size %%lld)\", (long long)lo, (long long)hi, (long long)ctx->%s_size[%d]);",
+                        prefix, prefix, oi__sy_basename(pn->ir->src.file), pn->ir->src.line, sl->name,
+                        sl->decl->table_indices[pos], sl->name, pos);
+            oi__sy_line(b, depth + 1, "const int64_t last = hi > lo ? hi - 1 : 0;");
+            oi__sy_table_check(b, s, prefix, pn, pos, "last", "hi", depth + 1);
+        }
+        oi__buf_free(&text);
+    }
+    const char *index[OI_MAX_DIMS];
+    for (int k = 0; k < sl->n_indices; k++)
+        index[k] = k == kept ? "t" : names[k];
+    oi__sy_indent(b, depth + 1);
+    if (pn->ir->kind == OI__NODE_CACHE_WRITE) {
+        oi__buf_puts(b, "memcpy(");
+        oi__sy_table_entry(b, s, lang, pn->var, index);
+        oi__buf_puts(b, ", ");
+        oi__sy_render_ptr(b, s, lang, pn->out, NULL, scope);
+        oi__buf_printf(b, ", %llu);\n", (unsigned long long)entry_bytes);
+    } else if (pn->ir->kind == OI__NODE_CACHE_READ && kept < 0) {
+        oi__buf_puts(b, "memcpy(");
+        oi__sy_render_ptr(b, s, lang, pn->out, NULL, scope);
+        oi__buf_puts(b, ", ");
+        oi__sy_table_entry(b, s, lang, pn->var, index);
+        oi__buf_printf(b, ", %llu);\n", (unsigned long long)entry_bytes);
+    } else if (pn->ir->kind == OI__NODE_CACHE_READ) {
+        oi__buf_puts(b, "for (int64_t t = lo; t < hi; t++)\n");
+        oi__sy_indent(b, depth + 2);
+        oi__buf_puts(b, "memcpy(");
+        oi__sy_render_ptr(b, s, lang, pn->out, NULL, scope);
+        oi__buf_printf(b, " + (t - lo) * %lld, ", (long long)oi__shape_numel(sl->ndim, sl->shape));
+        oi__sy_table_entry(b, s, lang, pn->var, index);
+        oi__buf_printf(b, ", %llu);\n", (unsigned long long)entry_bytes);
+        oi__sy_line(b, depth + 1, "ctx->len_%s = hi - lo;", oi__sy_slot_of(s, pn->out)->name);
+    } else { /* reset of one entry */
+        oi__buf_printf(b, "%s_init_%s_entry(", prefix, sl->name);
+        oi__sy_table_entry(b, s, lang, pn->var, index);
+        oi__buf_puts(b, ");\n");
+    }
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+}
+
+static void oi__sy_render_cache(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                                const oi__sy_step *st, const oi__sy_scope *scope, int depth) {
+    const oi__pnode *pn = st->node;
+    const oi__slot *sl = oi__sy_slot_of(s, pn->var);
+    if (sl->is_table) {
+        oi__sy_render_table(b, s, lang, prefix, st, scope, depth);
+        return;
+    }
     switch (pn->ir->kind) {
     case OI__NODE_CACHE_READ: oi__sy_render_copy(b, s, lang, pn->out, pn->var, scope); break;
     case OI__NODE_CACHE_WRITE: oi__sy_render_copy(b, s, lang, pn->var, pn->out, scope); break;
@@ -640,7 +901,9 @@ static void oi__sy_render_step(oi__buf *b, const oi__sy_schedule *s, const oi__s
         break;
     case OI__SY_S_CACHE:
         oi__sy_indent(b, depth);
-        oi__sy_render_cache(b, s, lang, prefix, st, scope);
+        oi__sy_render_cache(b, s, lang, prefix, st, scope, depth);
+        if (oi__sy_slot_of(s, pn->var)->is_table)
+            return; /* its block names the statement */
         break;
     case OI__SY_S_FENCE:
         oi__sy_indent(b, depth);

@@ -78,7 +78,15 @@ typedef struct oi__sy_buffer {
     /* MODEL/PREFIX: the model tensors (PREFIX: one per entry, in order) */
     const oi_tensor_info **tensors; /* stb array */
     int64_t prefix_count;
-    int64_t table_entries; /* TABLE: entries preallocated (product of @fixed) */
+    int64_t table_entries; /* TABLE: entries preallocated (product of the bounds) */
+    int64_t bound[OI_MAX_DIMS]; /* TABLE: per index, @fixed or what the accesses reach */
+    /* A value whose leading dim is known at run time only (a slice of a
+     * table, and what ops make of it): stored at its bound, its length in
+     * ctx->len_VAR. Every other dim is static. */
+    bool dyn0;
+    bool shaped;          /* the shape inference has seen a write of it  */
+    int64_t max0;         /* the leading dim's bound                      */
+    int64_t inner;        /* elements per leading index                   */
 } oi__sy_buffer;
 
 typedef struct oi__sy_options {
@@ -91,9 +99,17 @@ typedef struct oi__sy_schedule {
     oi__sy_kernel *kernels; /* stb array */
     oi__sy_step *steps;     /* stb array: the entry block         */
     oi__sy_buffer *buffers; /* stb array, one per plan slot       */
+    oi__slot *shaped;       /* stb array: the plan's slots, a dynamic leading dim at its bound */
     int n_positions;
     uint64_t arena_bytes, peak_bytes, state_bytes;
 } oi__sy_schedule;
+
+/* An op's name for the text the synthesizer writes ("?" never happens for
+ * a validated plan, but keeps printf's %s away from NULL). */
+static inline const char *oi__sy_op_name(oi_op op) {
+    const char *name = oi_op_name(op);
+    return name ? name : "?";
+}
 
 /* schedule.c */
 oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *options, oi__sy_schedule *out);
