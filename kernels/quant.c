@@ -186,24 +186,41 @@ OI__MATH_INLINE void oi__qmm_dequant_rows_body(const oi__qmm *q, int64_t n0, int
 OI__ISA_CLONES(oi__qmm_dequant_rows, (const oi__qmm *q, int64_t n0, int64_t n1, float *buf), (q, n0, n1, buf))
 
 /* ---- activations "q8": integer block dot products ----
- * isum[b] = sum_j w[b][j] * xq[b * 32 + j] over the nb blocks of one weight
- * row: w is the nibble (0..15, q4_0 and q4_1) or the signed byte (q8_0).
- * Exact in int32 on every path (|isum| <= 32 * 128 * 127). */
-typedef void (*oi__q8dot_fn)(oi__qformat f, const uint8_t *row, const int8_t *xq, int64_t nb, int32_t *isum);
+ * One weight row against one quantized x row (xq int8 [K], xd and xs the
+ * scale and the sum of q of each x block): per block b an exact int32
+ * isum = sum_j w[j] xq[j] (w the nibble 0..15 of q4_0 / q4_1, the signed
+ * byte of q8_0; |isum| <= 32 * 128 * 127), then the block's term in f32,
+ *   q4_0: (dw dx) (isum - 8 xs)   q4_1: (dw dx) isum + (m dx) xs   q8_0: (dw dx) isum
+ * added into acc[b % 4]. Every path does these IEEE operations in this
+ * order (no FMA), so they agree bit for bit. */
+typedef void (*oi__q8dot_fn)(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd, const int32_t *xs,
+                             int64_t b0, int64_t nb, float acc[4]);
 
-static void oi__q8dot_portable(oi__qformat f, const uint8_t *row, const int8_t *xq, int64_t nb, int32_t *isum) {
+/* Blocks [b0, nb) one at a time. */
+static void oi__q8dot_portable(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd,
+                               const int32_t *xs, int64_t b0, int64_t nb, float acc[4]) {
     int64_t bytes = oi__q4_block_bytes(f);
-    for (int64_t b = 0; b < nb; b++, row += bytes, xq += OI__Q4_BLOCK) {
-        int32_t s = 0;
+    for (int64_t b = b0; b < nb; b++) {
+        const uint8_t *blk = row + b * bytes;
+        const int8_t *x = xq + b * OI__Q4_BLOCK;
+        int32_t isum = 0;
         if (f == OI__Q8_0)
             for (int j = 0; j < OI__Q4_BLOCK; j++)
-                s += (int32_t)(int8_t)row[2 + j] * xq[j];
+                isum += (int32_t)(int8_t)blk[2 + j] * x[j];
         else
             for (int j = 0; j < 16; j++) {
-                uint8_t v = row[bytes - 16 + j];
-                s += (int32_t)(v & 15) * xq[j] + (int32_t)(v >> 4) * xq[j + 16];
+                uint8_t v = blk[bytes - 16 + j];
+                isum += (int32_t)(v & 15) * x[j] + (int32_t)(v >> 4) * x[j + 16];
             }
-        isum[b] = s;
+        float dwx = oi__q_half(blk) * xd[b], t;
+        if (f == OI__Q4_0)
+            t = dwx * (float)(isum - 8 * xs[b]);
+        else if (f == OI__Q4_1) {
+            float mx = oi__q_half(blk + 2) * xd[b];
+            t = dwx * (float)isum + mx * (float)xs[b];
+        } else
+            t = dwx * (float)isum;
+        acc[b & 3] += t;
     }
 }
 
@@ -226,37 +243,63 @@ static void oi__q8dot_portable(oi__qformat f, const uint8_t *row, const int8_t *
         } \
     } while (0)
 
-/* The body of every x86 path; MADD(w, x) gives 8 int32 partial sums of
- * one block. Four blocks at a time, summed across lanes together (two
- * rounds of vphaddd leave each block's sum split over the two halves). */
+/* Four f16 (at p, p + step, ...) as f32, by oi__q_half's integer steps. */
+#define OI__Q8DOT_HALF4(p, step) \
+    oi__q8dot_half4(_mm_set_epi32((p)[3 * (step)] | (p)[3 * (step) + 1] << 8, (p)[2 * (step)] | (p)[2 * (step) + 1] << 8, \
+                                  (p)[step] | (p)[(step) + 1] << 8, (p)[0] | (p)[1] << 8))
+static inline __attribute__((always_inline)) __m128 oi__q8dot_half4(__m128i h) {
+    __m128i em = _mm_and_si128(h, _mm_set1_epi32(0x7FFF));
+    __m128 finite = _mm_mul_ps(_mm_castsi128_ps(_mm_slli_epi32(em, 13)), _mm_set1_ps(5.192296858534828e33f));
+    __m128i special = _mm_or_si128(_mm_slli_epi32(em, 13), _mm_set1_epi32(0x70000000));
+    __m128i is_special = _mm_cmpgt_epi32(em, _mm_set1_epi32(0x7BFF));
+    __m128i bits = _mm_or_si128(_mm_and_si128(is_special, special), _mm_andnot_si128(is_special, _mm_castps_si128(finite)));
+    return _mm_castsi128_ps(_mm_or_si128(bits, _mm_slli_epi32(_mm_and_si128(h, _mm_set1_epi32(0x8000)), 16)));
+}
+
+/* The body of the x86 paths; MADD(w, x) gives 8 int32 partial sums of one
+ * block. Four blocks at a time: two rounds of vphaddd leave each block's
+ * sum split over the two halves, one add joins them; the four terms then
+ * go into the four lanes of acc. The remaining blocks: the portable loop. */
 #define OI__Q8DOT_BODY(MADD) \
-    int64_t bytes = oi__q4_block_bytes(f), b = 0; \
+    int64_t bytes = oi__q4_block_bytes(f), b = b0; \
+    __m128 acc4 = _mm_loadu_ps(acc); \
     for (; b + 4 <= nb; b += 4) { \
         __m256i r[4]; \
+        const uint8_t *blk = row + b * bytes; \
         for (int i = 0; i < 4; i++) { \
             __m256i wv, xv; \
-            OI__Q8DOT_LOAD_BLOCK(f, row + (b + i) * bytes, xq + (b + i) * OI__Q4_BLOCK, wv, xv); \
+            OI__Q8DOT_LOAD_BLOCK(f, blk + i * bytes, xq + (b + i) * OI__Q4_BLOCK, wv, xv); \
             r[i] = MADD(wv, xv); \
         } \
         __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(r[0], r[1]), _mm256_hadd_epi32(r[2], r[3])); \
-        _mm_storeu_si128((__m128i *)(isum + b), \
-                         _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); \
+        __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)); \
+        __m128i xs4 = _mm_loadu_si128((const __m128i *)(xs + b)); \
+        __m128 dx = _mm_loadu_ps(xd + b), dwx = _mm_mul_ps(OI__Q8DOT_HALF4(blk, bytes), dx), t; \
+        if (f == OI__Q4_0) \
+            t = _mm_mul_ps(dwx, _mm_cvtepi32_ps(_mm_sub_epi32(isum, _mm_slli_epi32(xs4, 3)))); \
+        else if (f == OI__Q4_1) \
+            t = _mm_add_ps(_mm_mul_ps(dwx, _mm_cvtepi32_ps(isum)), \
+                           _mm_mul_ps(_mm_mul_ps(OI__Q8DOT_HALF4(blk + 2, bytes), dx), _mm_cvtepi32_ps(xs4))); \
+        else \
+            t = _mm_mul_ps(dwx, _mm_cvtepi32_ps(isum)); \
+        acc4 = _mm_add_ps(acc4, t); \
     } \
-    if (b < nb) \
-        oi__q8dot_portable(f, row + b * bytes, xq + b * OI__Q4_BLOCK, nb - b, isum + b);
+    _mm_storeu_ps(acc, acc4); \
+    oi__q8dot_portable(f, row, xq, xd, xs, b, nb, acc);
 
 #define OI__Q8DOT_MADD_AVX2(w, x) _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1))
 #define OI__Q8DOT_MADD_VNNI(w, x) _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, x)
 
-OI__TARGET_AVX2 static void oi__q8dot_avx2(oi__qformat f, const uint8_t *row, const int8_t *xq, int64_t nb,
-                                           int32_t *isum) {
+OI__TARGET_AVX2 static void oi__q8dot_avx2(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd,
+                                           const int32_t *xs, int64_t b0, int64_t nb, float acc[4]) {
     OI__Q8DOT_BODY(OI__Q8DOT_MADD_AVX2)
 }
 
 /* AVX-512 VNNI on 256-bit vectors (AVX512VL): one vpdpbusd per block where
  * AVX2 needs vpmaddubsw and vpmaddwd. */
 __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) static void
-oi__q8dot_vnni(oi__qformat f, const uint8_t *row, const int8_t *xq, int64_t nb, int32_t *isum) {
+oi__q8dot_vnni(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd, const int32_t *xs, int64_t b0,
+               int64_t nb, float acc[4]) {
     OI__Q8DOT_BODY(OI__Q8DOT_MADD_VNNI)
 }
 #endif
@@ -302,41 +345,17 @@ static void oi__q8_quantize_rows(const float *x, int64_t m, int64_t k, int8_t *x
     }
 }
 
-#define OI__Q8DOT_CHUNK 64 /* blocks per isum buffer */
-
-/* y of weight row n against x row i: the block sums scaled in f32, four
- * interleaved partial sums added in one fixed order (ISA-independent). */
-static float oi__qmm_q8_row(const oi__qmm *q, oi__q8dot_fn dot, int64_t i, int64_t n) {
-    int64_t nb = q->k / OI__Q4_BLOCK, bytes = oi__q4_block_bytes(q->format);
-    const uint8_t *row = q->w + n * q->row_bytes;
-    const int8_t *xq = q->xq + i * q->k;
-    const float *xd = q->xd + i * nb;
-    const int32_t *xs = q->xs + i * nb;
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    int32_t isum[OI__Q8DOT_CHUNK];
-    for (int64_t c = 0; c < nb; c += OI__Q8DOT_CHUNK) {
-        int64_t cn = nb - c < OI__Q8DOT_CHUNK ? nb - c : OI__Q8DOT_CHUNK;
-        dot(q->format, row + c * bytes, xq + c * OI__Q4_BLOCK, cn, isum);
-        for (int64_t j = 0; j < cn; j++) {
-            const uint8_t *blk = row + (c + j) * bytes;
-            float dx = xd[c + j], dw = oi__q_half(blk), t;
-            if (q->format == OI__Q4_0)
-                t = dw * dx * (float)(isum[j] - 8 * xs[c + j]);
-            else if (q->format == OI__Q4_1)
-                t = dw * dx * (float)isum[j] + oi__q_half(blk + 2) * dx * (float)xs[c + j];
-            else
-                t = dw * dx * (float)isum[j];
-            acc[(c + j) & 3] += t;
-        }
-    }
-    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}
-
+/* y[:, n0..n1): each weight row against every quantized x row (the weight
+ * row stays in cache across the rows of x). */
 static void oi__qmm_q8_rows(const oi__qmm *q, int64_t n0, int64_t n1) {
     oi__q8dot_fn dot = oi__q8dot_pick();
+    int64_t nb = q->k / OI__Q4_BLOCK;
     for (int64_t n = n0; n < n1; n++)
-        for (int64_t i = 0; i < q->m; i++)
-            q->y[i * q->n + n] = oi__qmm_q8_row(q, dot, i, n);
+        for (int64_t i = 0; i < q->m; i++) {
+            float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            dot(q->format, q->w + n * q->row_bytes, q->xq + i * q->k, q->xd + i * nb, q->xs + i * nb, 0, nb, acc);
+            q->y[i * q->n + n] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        }
 }
 
 /* Output columns [n0, n1). */
