@@ -331,5 +331,9 @@ for fmt, (wq, wd, wm) in q4_parts.items():
     y = (isum * wd[None] * xd[:, None]).sum(-1) + (np.asarray(wm)[None] * (xd * xsum)[:, None]).sum(-1) if fmt == "q4_1" \
         else (isum * wd[None] * xd[:, None]).sum(-1)
     arr(f"{fmt}_out_a8", y)
+    # the documented bound on |y_q8 - y_f32|: per block, (max|x_b| / 254) * sum_j |w_bj|
+    wabs = np.abs(wq * wd[..., None] + (np.asarray(wm)[..., None] if fmt == "q4_1" else 0.0)).sum(-1)  # [N, blocks]
+    xmax = np.abs(q4x.reshape(q4x.shape[0], -1, 32)).max(-1)  # [M, blocks]
+    arr(f"{fmt}_a8_bound", (xmax / 254.0) @ wabs.T)
 
 print("\n".join(out))
