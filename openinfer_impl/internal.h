@@ -575,6 +575,7 @@ typedef enum oi__gemm_isa {
 } oi__gemm_isa;
 bool oi__gemm_force_isa(oi__gemm_isa isa);
 oi__gemm_isa oi__gemm_active_isa(void); /* the path AUTO resolves to, or the forced one */
+void oi__quant_allow_vnni(bool allow);   /* tests: false runs matmul_q4's AVX2 integer dots under AVX-512 */
 const char *oi__gemm_isa_name(oi__gemm_isa isa);
 
 #endif /* OPENINFER_INTERNAL_H */
