@@ -579,14 +579,15 @@ static oi_status oi__d_parse_size_expr(oi__d_lexer *lx, char **out) {
     return *out ? OI_OK : oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
 }
 
-static bool oi__d_tok_is_dtype(const oi__d_lexer *lx) {
+/* The tensor dtype the current token names, or OI_DTYPE_INVALID. */
+static oi_dtype oi__d_tok_dtype(const oi__d_lexer *lx) {
     char name[24];
     if (lx->tok.kind != OI__D_TOK_IDENT || lx->tok.len >= sizeof name)
-        return false;
+        return OI_DTYPE_INVALID;
     memcpy(name, lx->tok.start, lx->tok.len);
     name[lx->tok.len] = '\0';
     oi_dtype t = oi_dtype_from_name(name);
-    return t != OI_DTYPE_INVALID && oi__dtype_is_tensor_type(t);
+    return oi__dtype_is_tensor_type(t) ? t : OI_DTYPE_INVALID;
 }
 
 /* One entry of an integer list: ['-'] INT, or a size expression. */
@@ -629,7 +630,7 @@ static oi_status oi__d_parse_list_value(oi__d_lexer *lx, oi__attr *a) {
     a->kind = OI__ATTR_INT_LIST;
     if (oi__d_accept(lx, "]"))
         return OI_OK;
-    bool dtypes = oi__d_tok_is_dtype(lx);
+    bool dtypes = oi__d_tok_dtype(lx) != OI_DTYPE_INVALID;
     if (dtypes)
         a->kind = OI__ATTR_DTYPE_LIST;
     do {
@@ -664,12 +665,8 @@ static oi_status oi__d_parse_word_value(oi__d_lexer *lx, oi__attr *a, bool negat
         oi__d_lex_next(lx);
         return OI_OK;
     }
-    char name[24];
-    size_t len = lx->tok.len < sizeof name - 1 ? lx->tok.len : sizeof name - 1;
-    memcpy(name, lx->tok.start, len);
-    name[len] = '\0';
-    oi_dtype t = oi_dtype_from_name(name);
-    if (t != OI_DTYPE_INVALID && oi__dtype_is_tensor_type(t)) {
+    oi_dtype t = oi__d_tok_dtype(lx);
+    if (t != OI_DTYPE_INVALID) {
         a->kind = OI__ATTR_DTYPE;
         a->dtype = t;
         oi__d_lex_next(lx);
@@ -742,7 +739,26 @@ static bool oi__d_next_is_setting(const oi__d_lexer *lx) {
     return *after == '=';
 }
 
-/* args ::= varref (',' varref)* (',' IDENT '=' value)* */
+/* input ::= varref | ['-'] INT | ['-'] FLOAT: a number is a scalar literal,
+ * kept as its text; validation makes it a constant of the op's dtype. */
+static oi_status oi__d_parse_input(oi__d_lexer *lx, oi__varref *r) {
+    bool negative = oi__d_tok_is(lx, "-");
+    if (negative)
+        oi__d_lex_next(lx);
+    if (lx->tok.kind != OI__D_TOK_INT && lx->tok.kind != OI__D_TOK_FLOAT) {
+        if (negative)
+            return oi__d_lex_fail(lx, "expected a number after '-'");
+        return oi__d_parse_varref(lx, r);
+    }
+    r->literal = true;
+    r->name = oi__sprintf("%s%.*s", negative ? "-" : "", (int)lx->tok.len, lx->tok.start);
+    if (!r->name)
+        return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+    oi__d_lex_next(lx);
+    return OI_OK;
+}
+
+/* args ::= input (',' input)* (',' IDENT '=' value)* */
 static oi_status oi__d_parse_op_args(oi__d_lexer *lx, oi__node *n) {
     while (lx->tok.kind != OI__D_TOK_END) {
         oi_status status;
@@ -753,7 +769,7 @@ static oi_status oi__d_parse_op_args(oi__d_lexer *lx, oi__node *n) {
                 return oi__fail_at(OI_ERROR_FORMAT, lx->src, "positional args must come before settings");
             oi__varref r;
             memset(&r, 0, sizeof r);
-            status = oi__d_parse_varref(lx, &r);
+            status = oi__d_parse_input(lx, &r);
             if (!arrput(n->inputs, r)) {
                 oi__free(r.name);
                 for (ptrdiff_t i = 0; i < arrlen(r.indices); i++)

@@ -495,7 +495,7 @@ char *oi__node_describe(const oi__node *n) {
 /* Checks that need no model                                           */
 /* ================================================================== */
 
-static bool oi__g_names_contain(char **names, const char *name) {
+bool oi__g_names_contain(char **names, const char *name) {
     for (ptrdiff_t i = 0; i < arrlen(names); i++)
         if (strcmp(names[i], name) == 0)
             return true;
@@ -514,7 +514,7 @@ static const char *oi__g_mem_kind_name(oi__mem_kind kind) {
 }
 
 /* The range an @init integer must fall in for each integer dtype. */
-static bool oi__g_init_int_range(oi_dtype t, int64_t *lo, int64_t *hi) {
+bool oi__dtype_int_range(oi_dtype t, int64_t *lo, int64_t *hi) {
     switch (t) {
     case OI_DTYPE_I8: *lo = INT8_MIN; *hi = INT8_MAX; return true;
     case OI_DTYPE_I16: *lo = INT16_MIN; *hi = INT16_MAX; return true;
@@ -550,7 +550,7 @@ static oi_status oi__g_check_init(const oi__var *v) {
         return OI_OK;
     case OI__INIT_INT: {
         int64_t lo, hi;
-        if (!oi__g_init_int_range(v->dtype, &lo, &hi))
+        if (!oi__dtype_int_range(v->dtype, &lo, &hi))
             return oi__fail_at(OI_ERROR_FORMAT, &v->src, "@init: an integer value needs an integer dtype, not %s (write %lld.0)",
                                dtype, (long long)v->init_int);
         if (v->init_int < lo || v->init_int > hi || (v->dtype == OI_DTYPE_T1 && v->init_int == 0))
@@ -654,7 +654,7 @@ typedef struct oi__g_checker {
 } oi__g_checker;
 
 /* A declared variable or an assigned temporary; NULL + error if neither. */
-static bool oi__g_known(oi__g_checker *c, const char *name, const oi__var **var, const oi__node **temp) {
+bool oi__g_known(oi__g_checker *c, const char *name, const oi__var **var, const oi__node **temp) {
     *var = oi__graph_find_var(c->g, name);
     *temp = *var ? NULL : shget(c->temps, name);
     return *var || *temp;
@@ -706,6 +706,8 @@ static oi_status oi__g_check_writable(oi__g_checker *c, const oi__node *n, const
 static oi_status oi__g_check_op(oi__g_checker *c, const oi__node *n) {
     for (ptrdiff_t i = 0; i < arrlen(n->inputs); i++) {
         const oi__var *var;
+        if (n->inputs[i].literal)
+            continue; /* a constant the validator makes */
         oi_status status = oi__g_check_varref(c, n, &n->inputs[i], &var);
         if (status != OI_OK)
             return status;
@@ -719,7 +721,7 @@ static oi_status oi__g_check_op(oi__g_checker *c, const oi__node *n) {
     return oi__g_check_writable(c, n, n->output, "cache.write");
 }
 
-static bool oi__g_is_loop_index(const oi__g_checker *c, const char *name) {
+bool oi__g_is_loop_index(const oi__g_checker *c, const char *name) {
     for (ptrdiff_t i = 0; i < arrlen(c->loop_indices); i++)
         if (strcmp(c->loop_indices[i], name) == 0)
             return true;
@@ -835,7 +837,7 @@ static oi_status oi__g_check_transfer(oi__g_checker *c, const oi__node *n) {
     return OI_OK;
 }
 
-static bool oi__g_block_is_entry(const oi__block *b) { return strcmp(b->name, "entry") == 0; }
+bool oi__g_block_is_entry(const oi__block *b) { return strcmp(b->name, "entry") == 0; }
 
 static oi_status oi__g_check_yield_await(oi__g_checker *c, const oi__node *n, bool top_level, bool last_in_block) {
     if (arrlen(n->vars) == 0)

@@ -237,6 +237,7 @@ typedef struct oi__var {
 typedef struct oi__varref {
     char *name;
     char **indices; /* stb array of index texts, NULL when none */
+    bool literal;   /* an op input written as a number ("2.0", "-1"): name is its text */
 } oi__varref;
 
 typedef enum oi__attr_kind {
@@ -346,6 +347,8 @@ oi_status oi__graph_check_extras(oi_graph *g);
 
 const oi__var *oi__graph_find_var(const oi_graph *g, const char *name);
 void oi__attr_free(oi__attr *a); /* its fields; not `a` itself */
+/* The values an integer (or bool, bitset) dtype holds; false for floats. */
+bool oi__dtype_int_range(oi_dtype dtype, int64_t *lo, int64_t *hi);
 /* The last failed graph build of this thread (NULL if none): its message. */
 void oi__graph_note_failure(const char *message);
 const char *oi__graph_last_failure(void);

@@ -584,6 +584,8 @@ static void oi__jg_put_expr(oi__buf *b, const oi__expr *e) {
 static void oi__jg_put_varref(oi__buf *b, const oi__varref *r) {
     oi__buf_puts(b, "{\"name\": ");
     oi__buf_json_string(b, r->name);
+    if (r->literal)
+        oi__buf_puts(b, ", \"literal\": true");
     if (arrlen(r->indices)) {
         oi__jg_put_key(b, "indices");
         oi__jg_put_strings(b, r->indices);
@@ -942,6 +944,15 @@ static bool oi__jg_is_identifier(const char *s) {
     return true;
 }
 
+/* "2", "-1", "0.5", "1e-6": a number as the DSL writes it. */
+static bool oi__jg_is_number_text(const char *s) {
+    if (!s || !*s)
+        return false;
+    char *end = NULL;
+    (void)strtod(s, &end);
+    return end && *end == '\0' && (s[0] == '-' ? s[1] >= '0' && s[1] <= '9' : s[0] >= '0' && s[0] <= '9');
+}
+
 /* "S", "S*H", "2*D": names and numbers joined by '*'. */
 static bool oi__jg_is_size_expr(const char *s) {
     if (!s || !*s)
@@ -1159,12 +1170,18 @@ static oi_status oi__jg_expr(oi__jg_reader *r, const oi__json *obj, const char *
 }
 
 static oi_status oi__jg_varref_value(oi__jg_reader *r, const oi__json *j, oi__varref *out) {
-    static const char *const keys[] = {"name", "indices", NULL};
+    static const char *const keys[] = {"name", "literal", "indices", NULL};
     oi_status status = oi__jg_expect_type(r, j, OI__JSON_OBJECT);
     if (status == OI_OK)
         status = oi__jg_only_keys(r, j, keys);
     if (status == OI_OK)
-        status = oi__jg_string(r, j, "name", true, true, &out->name);
+        status = oi__jg_bool(r, j, "literal", &out->literal);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "name", true, !out->literal, &out->name);
+    if (status == OI_OK && out->literal && !oi__jg_is_number_text(out->name))
+        status = oi__jg_fail(r, "literal \"%s\" is not a number", out->name);
+    if (status == OI_OK && out->literal && oi__jg_member(r, j, "indices", false, &status))
+        status = oi__jg_fail(r, "a literal takes no indices");
     if (status == OI_OK)
         status = oi__jg_strings(r, j, "indices", false, false, &out->indices);
     for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(out->indices); i++) {

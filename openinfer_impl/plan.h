@@ -92,6 +92,7 @@ typedef struct oi__plan {
     int entry;
     oi__sizevar *sizes;     /* stb string map of the model's size variables */
     bool strict;            /* the graph's OI_STRICT() or OPENINFER_STRICT=1 */
+    oi__var **literals;     /* stb array: the constants made for literal op inputs */
     char **warnings;        /* stb array: unknown settings, variables never set */
 } oi__plan;
 

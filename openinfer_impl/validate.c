@@ -9,6 +9,8 @@
 #include "internal.h"
 #include "plan.h"
 
+#include <errno.h>
+
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
@@ -388,6 +390,91 @@ static oi_status oi__declare_vars(oi__plan *p) {
     return OI_OK;
 }
 
+/* ------------------------------------------------------------------ */
+/* Literal op inputs: OI_OP(pow, x, 2.0)                               */
+/* ------------------------------------------------------------------ */
+
+/* The dtype a literal input takes: that of the op's first other input that
+ * is not bool (pow(x, 2.0), where(c, x, 0.0)), else f32 or i32. */
+static oi_dtype oi__literal_dtype(const oi__plan *p, const oi__node *n, const oi__varref *lit) {
+    oi_dtype fallback = OI_DTYPE_INVALID;
+    for (int i = 0; i < (int)arrlen(n->inputs); i++) {
+        int s = n->inputs[i].literal ? -1 : oi__plan_slot(p, n->inputs[i].name);
+        if (s < 0)
+            continue;
+        if (p->slots[s].dtype != OI_DTYPE_BOOL)
+            return p->slots[s].dtype;
+        fallback = p->slots[s].dtype;
+    }
+    if (fallback != OI_DTYPE_INVALID)
+        return fallback;
+    return strpbrk(lit->name, ".eE") ? OI_DTYPE_F32 : OI_DTYPE_I32;
+}
+
+/* "2.0:f32": a literal's constant, one per value text and dtype. */
+static void oi__literal_name(const oi__plan *p, const oi__node *n, const oi__varref *lit, char *name, size_t cap) {
+    snprintf(name, cap, "%s:%s", lit->name, oi_dtype_name(oi__literal_dtype(p, n, lit)));
+}
+
+static oi_status oi__declare_literal(oi__plan *p, const oi__node *n, const oi__varref *lit) {
+    char name[96];
+    oi__literal_name(p, n, lit, name, sizeof name);
+    if (oi__plan_slot(p, name) >= 0)
+        return OI_OK;
+    oi_dtype dtype = oi__literal_dtype(p, n, lit);
+    bool is_float = strpbrk(lit->name, ".eE") != NULL;
+    if (is_float && !oi__dtype_is_float(dtype))
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "literal %s: a float value for %s inputs (write an integer, or cast)",
+                           lit->name, oi_dtype_name(dtype));
+    oi__var *v = (oi__var *)oi__calloc(1, sizeof *v);
+    if (!v || !arrput(p->literals, v)) {
+        oi__free(v);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    if (!(v->name = oi__strdup(name)))
+        return OI_ERROR_OUT_OF_MEMORY;
+    v->kind = OI__MEM_CONSTANT;
+    v->dtype = dtype;
+    char *end = NULL;
+    errno = 0;
+    if (oi__dtype_is_float(dtype)) {
+        v->init_kind = OI__INIT_FLOAT;
+        v->init_float = strtod(lit->name, &end);
+    } else {
+        v->init_kind = OI__INIT_INT;
+        v->init_int = (int64_t)strtoll(lit->name, &end, 10);
+        int64_t lo = 0, hi = 0;
+        if (errno || !oi__dtype_int_range(dtype, &lo, &hi) || v->init_int < lo || v->init_int > hi)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "literal %s does not fit %s", lit->name, oi_dtype_name(dtype));
+    }
+    if (!end || *end)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "literal %s is not a number", lit->name);
+    oi__slot s;
+    memset(&s, 0, sizeof s);
+    s.name = v->name;
+    s.decl = v;
+    s.src = &n->src;
+    s.kind = OI__MEM_CONSTANT;
+    s.dtype = dtype;
+    for (int k = 0; k < OI_MAX_DIMS; k++)
+        s.fixed[k] = -1;
+    return oi__add_slot(p, &s);
+}
+
+/* After the declarations and temporaries: literal inputs become constants. */
+static oi_status oi__declare_literals(oi__plan *p, const oi__node *nodes) {
+    for (int i = 0; i < (int)arrlen(nodes); i++) {
+        const oi__node *n = &nodes[i];
+        oi_status st = n->kind == OI__NODE_LOOP ? oi__declare_literals(p, n->body) : OI_OK;
+        for (int k = 0; st == OI_OK && n->kind == OI__NODE_OP && k < (int)arrlen(n->inputs); k++)
+            if (n->inputs[k].literal)
+                st = oi__declare_literal(p, n, &n->inputs[k]);
+        if (st != OI_OK)
+            return st;
+    }
+    return OI_OK;
+}
+
 /* assign nodes anywhere (loops included) introduce volatile temporaries. */
 static oi_status oi__declare_temps(oi__plan *p, const oi__node *nodes) {
     for (int i = 0; i < (int)arrlen(nodes); i++) {
@@ -740,7 +827,10 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
     bool static_shapes = true;
     for (int i = 0; i < n_in; i++) {
         const oi__varref *r = &n->inputs[i];
-        int s = oi__plan_slot(p, r->name);
+        char literal[96];
+        if (r->literal)
+            oi__literal_name(p, n, r, literal, sizeof literal);
+        int s = oi__plan_slot(p, r->literal ? literal : r->name);
         if (s < 0)
             return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "unknown input variable %s", r->name);
         const oi__slot *sl = &p->slots[s];
@@ -1363,6 +1453,11 @@ void oi__plan_free(oi__plan *p) {
     for (int i = 0; i < (int)arrlen(p->warnings); i++)
         oi__free(p->warnings[i]);
     arrfree(p->warnings);
+    for (int i = 0; i < (int)arrlen(p->literals); i++) {
+        oi__var_free(p->literals[i]);
+        oi__free(p->literals[i]);
+    }
+    arrfree(p->literals);
     oi__free(p);
 }
 
@@ -1394,6 +1489,8 @@ static oi_status oi__plan_build_status(const oi_graph *g, const oi_model *m, oi_
         st = oi__declare_vars(p);
     for (int i = 0; st == OI_OK && i < (int)arrlen(g->blocks); i++)
         st = oi__declare_temps(p, g->blocks[i].nodes);
+    for (int i = 0; st == OI_OK && i < (int)arrlen(g->blocks); i++)
+        st = oi__declare_literals(p, g->blocks[i].nodes);
     if (st == OI_OK) {
         bool changed = true;
         for (int round = 0; changed && round < 64; round++) {

@@ -63,6 +63,8 @@ static int64_t fetch_i64(oi_executor *e, const char *name) {
     return st == OI_OK && v.len ? ((const int64_t *)v.data)[0] : -999;
 }
 
+static void expect_invalid(const oi_dsl_stmt *stmts, const oi_model *m, const char *where, const char *why);
+
 /* ------------------------------------------------------------------ */
 /* sizes from the model in op settings: one graph, two sequence lengths */
 /* ------------------------------------------------------------------ */
@@ -144,8 +146,6 @@ static void test_sizes_in_settings(void) {
     CHECK_STR_CONTAINS(dot, "shape=[-1,S,H,Dh]");
     oi_free(dot);
 }
-
-static void expect_invalid(const oi_dsl_stmt *stmts, const oi_model *m, const char *where, const char *why);
 
 /* Mistakes with sizes in settings, each named at its line. */
 static void test_sizes_in_settings_errors(void) {
@@ -281,6 +281,82 @@ static void test_strict_graph(void) {
         oi_graph_free(g);
     }
     oi_model_close(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* scalar literals as op inputs                                         */
+/* ------------------------------------------------------------------ */
+
+OI_GRAPH(g_literals,
+  OI_DYNAMIC( OI_VAR(x, f32[4])  OI_VAR(n, i32[4])  OI_VAR(h, f16[4]) )
+  OI_VOLATILE(
+    OI_VAR(sq, f32[4]) OI_VAR(m, i32[4]) OI_VAR(hh, f16[4]) OI_VAR(pos, bool[4]) OI_VAR(clipped, f32[4])
+  )
+  OI_BLOCK(entry,
+    OI_OP(pow, x, 2.0) OI_TO(sq)
+    OI_OP(add, sq, 2.0) OI_TO(sq)
+    OI_OP(mul, n, -3) OI_TO(m)
+    OI_OP(add, h, 1) OI_TO(hh)
+    OI_OP(gt, x, 0) OI_TO(pos)
+    OI_OP(where, pos, x, 0.5) OI_TO(clipped)
+    OI_RETURN()
+  )
+)
+
+static void test_literal_inputs(void) {
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, NULL, g_literals(), false);
+    if (e) {
+        float x[4] = {-2, -0.5f, 1, 3}, h[4] = {0.5f, -1, 2, 7};
+        int32_t n[4] = {1, -2, 3, 100};
+        CHECK_OK(OI_TRY_INSERT(e, x, x, 4));
+        CHECK_OK(OI_TRY_INSERT(e, n, n, 4));
+        CHECK_OK(OI_TRY_INSERT(e, h, h, 4));
+        CHECK_OK(oi_executor_run_step(e));
+        static const float want_sq[4] = {6, 2.25f, 3, 11}, want_hh[4] = {1.5f, 0, 3, 8}, want_clip[4] = {0.5f, 0.5f, 1, 3};
+        static const float want_m[4] = {-3, 6, -9, -300}, want_pos[4] = {0, 0, 1, 1};
+        check_f32(e, "sq", want_sq, 4, 0);
+        check_f32(e, "m", want_m, 4, 0);
+        check_f32(e, "hh", want_hh, 4, 0);
+        check_f32(e, "pos", want_pos, 4, 0);
+        check_f32(e, "clipped", want_clip, 4, 0);
+        oi_tensor_view v;
+        CHECK_OK(oi_executor_fetch(e, "m", OI_DTYPE_I32, &v)); /* the literal took n's dtype: i32 */
+        CHECK(v.dtype == OI_DTYPE_I32 && ((const int32_t *)v.data)[3] == -300);
+    }
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    /* the graph keeps the literal as written */
+    char *json = oi_graph_to_json(g_literals());
+    CHECK_STR_CONTAINS(json, "\"inputs\": [{\"name\": \"x\"}, {\"name\": \"2.0\", \"literal\": true}]");
+    CHECK_STR_CONTAINS(json, "{\"name\": \"-3\", \"literal\": true}");
+    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
+    char *again = copy ? oi_graph_to_json(copy) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    oi_free(again);
+    oi_graph_free(copy);
+    const char *at = json ? strstr(json, "\"2.0\", \"literal\"") : NULL;
+    CHECK(at != NULL);
+    if (at) { /* "2.0" -> "two" */
+        memcpy(json + (at - json) + 1, "two", 3);
+        oi_clear_error();
+        CHECK(oi_graph_from_json(json) == NULL);
+    }
+    oi_free(json);
+    CHECK_STR_CONTAINS(oi_last_error(), "literal \"two\" is not a number");
+    /* mistakes, at their lines */
+    static const oi_dsl_stmt float_into_int[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32[4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0},
+        {OI_DSL_OP, 5, "mul", "n, 2.5", OI_OP_mul}, {OI_DSL_TO, 5, "", "n", 0},
+        {OI_DSL_RETURN, 6, "", "", 0}, {OI_DSL_BLOCK_END, 7, "entry", "", 0}, {OI_DSL_END, 8, "", "", 0}};
+    expect_invalid(float_into_int, NULL, "bad.c:5: error:", "literal 2.5: a float value for i32 inputs");
+    static const oi_dsl_stmt too_big[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "q, i8[4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0},
+        {OI_DSL_OP, 5, "add", "q, 300", OI_OP_add}, {OI_DSL_TO, 5, "", "q", 0},
+        {OI_DSL_RETURN, 6, "", "", 0}, {OI_DSL_BLOCK_END, 7, "entry", "", 0}, {OI_DSL_END, 8, "", "", 0}};
+    expect_invalid(too_big, NULL, "bad.c:5: error:", "literal 300 does not fit i8");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1451,6 +1527,7 @@ int main(void) {
     test_sizes_in_settings_errors();
     test_lenient_and_strict();
     test_strict_graph();
+    test_literal_inputs();
     test_memory_kinds();
     test_lazy_loading();
     test_prefix_tables();

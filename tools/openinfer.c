@@ -606,6 +606,8 @@ static int cli_graph(int argc, char **argv) {
         return CLI_EXIT_FAILED;
     oi_graph *g = oi_graph_from_json(json);
     free(json);
+    for (size_t i = 0; i < oi_graph_warning_count(g); i++) /* kept but unused: say so */
+        fprintf(stderr, "%s\n", oi_graph_warning(g, i));
     char *text = g ? (dot ? oi_graph_to_dot(g) : oi_graph_to_json(g)) : NULL;
     if (!text) {
         fprintf(stderr, "openinfer %s: %s: %s\n", argv[0], argv[1], oi_last_error());
