@@ -30,6 +30,7 @@ typedef struct oi__tev {
     const char *uuid;
     oi_event_kind kind;
     const char *op_name; /* the op's name; NULL unless kind is OP_EXECUTE */
+    const char *scope;   /* the node's OI_SCOPE path, NULL outside scopes */
     char **params; /* stb array of owned strings */
     char **output;
     uint64_t nanos;
@@ -1033,6 +1034,7 @@ static void oi__record(oi__ctx *c, const oi__pnode *pn, uint64_t nanos, const ch
     t.uuid = pn->ir->uuid;
     t.kind = oi__event_kind(pn->ir->kind);
     t.op_name = pn->ir->kind == OI__NODE_OP ? oi_op_name(pn->ir->op) : NULL;
+    t.scope = pn->ir->src.scope;
     t.nanos = nanos;
     t.on_device = c->ran_on_device;
     t.gpu_seq = c->device_seq;
@@ -1148,8 +1150,12 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
         if (st != OI_ERROR_UNSUPPORTED)
             return oi__node_error(pn, st);
     }
-    const oi__backend *be = c->use_backend ? e->sim->backend : &oi__cpu_backend;
-    void *be_ctx = c->use_backend ? e->sim->backend_ctx : NULL;
+    /* placement="cpu" (OI_WITH) keeps the node on the CPU kernels: its inputs
+     * come to the host and later device ops take the result from there */
+    const oi__attr *placed = oi__node_hint(n, "placement");
+    bool on_cpu = !c->use_backend || (placed && placed->kind == OI__ATTR_STRING && strcmp(placed->s, "cpu") == 0);
+    const oi__backend *be = on_cpu ? &oi__cpu_backend : e->sim->backend;
+    void *be_ctx = on_cpu ? NULL : e->sim->backend_ctx;
     bool on_backend = be != &oi__cpu_backend &&
                       be->supports_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, &sig);
     /* choose the output buffer: in place, reuse the old value, or fresh (not
@@ -1614,6 +1620,32 @@ static oi_status oi__executor_take_warnings(oi_executor *e, const oi_graph *grap
     return OI_OK;
 }
 
+/* Whether placement="name" is the simulator's backend: its own name, or
+ * "gpu" for a device backend (one that keeps data off the host). */
+static bool oi__placement_is_backend(const char *name, const oi__backend *be) {
+    return strcmp(name, be->name) == 0 || (strcmp(name, "gpu") == 0 && be->to_host);
+}
+
+/* Placements this simulator cannot honour run where it runs: said once per
+ * node. Unknown names were the graph's own warning (or error). */
+static oi_status oi__placement_warnings(oi_executor *e, const oi__node *nodes, int depth) {
+    const oi__backend *be = e->sim->backend;
+    for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
+        const oi__node *n = &nodes[i];
+        const oi__attr *p = oi__node_hint(n, "placement");
+        oi_status st = OI_OK;
+        if (p && p->kind == OI__ATTR_STRING && oi__placement_known(p->s) && strcmp(p->s, "cpu") != 0 &&
+            !oi__placement_is_backend(p->s, be))
+            st = oi__warn_at(&e->warnings, &n->src, "placement \"%s\" is not available: the simulator runs on %s and so does "
+                             "this node", p->s, be->name);
+        if (st == OI_OK && n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH)
+            st = oi__placement_warnings(e, n->body, depth + 1);
+        if (st != OI_OK)
+            return st;
+    }
+    return OI_OK;
+}
+
 oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph) {
     if (!sim) {
         oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_simulator_make_executor: no simulator");
@@ -1645,6 +1677,12 @@ oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph
     if (oi__executor_take_warnings(e, graph, plan) != OI_OK) {
         oi_executor_free(e);
         return NULL;
+    }
+    for (ptrdiff_t b = 0; b < arrlen(graph->blocks); b++) {
+        if (oi__placement_warnings(e, graph->blocks[b].nodes, 0) != OI_OK) {
+            oi_executor_free(e);
+            return NULL;
+        }
     }
     e->main.use_backend = true;
     e->trace_on = sim->desc.trace || oi__env_trace();
@@ -1773,6 +1811,7 @@ oi_status oi_executor_next(oi_executor *e, oi_event *event) {
         event->node_uuid = pn->ir->uuid;
         event->description = e->last_desc ? e->last_desc : "";
         event->micros = nanos / 1000u;
+        event->scope = pn->ir->src.scope ? pn->ir->src.scope : "";
     }
     return OI_OK;
 }
@@ -1970,6 +2009,11 @@ char *oi_executor_trace_json(oi_executor *e) {
         oi__buf_printf(&b, ",\n    \"kind\": \"%s\",\n    ", oi__event_names[t->kind]);
         if (t->op_name)
             oi__buf_printf(&b, "\"op\": \"%s\",\n    ", t->op_name);
+        if (t->scope) {
+            oi__buf_puts(&b, "\"scope\": ");
+            oi__buf_json_string(&b, t->scope);
+            oi__buf_puts(&b, ",\n    ");
+        }
         oi__buf_puts(&b, "\"params\": ");
         oi__json_list(&b, t->params);
         oi__buf_puts(&b, ",\n    \"output\": ");
