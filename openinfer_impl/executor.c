@@ -1099,6 +1099,30 @@ static oi_status oi__node_error(const oi__pnode *pn, oi_status st) {
     return oi__fail_at(st == OI_OK ? OI_ERROR_RUNTIME : st, &pn->ir->src, "%s", why);
 }
 
+
+/* The backend a node runs on: the simulator's, unless OI_WITH(placement=...)
+ * names another. "cpu" is the CPU kernels (inputs come to the host, a later
+ * device op uploads the result); a device backend the simulator opened for
+ * the placement gets the node, its storages remember their owner. */
+static void oi__node_backend(const oi_simulator *sim, const oi__node *n, const oi__backend **be, void **ctx) {
+    *be = sim->backend;
+    *ctx = sim->backend_ctx;
+    const oi__attr *p = oi__node_hint(n, "placement");
+    if (!p || p->kind != OI__ATTR_STRING)
+        return;
+    if (strcmp(p->s, "cpu") == 0) {
+        *be = &oi__cpu_backend;
+        *ctx = NULL;
+        return;
+    }
+    bool own = strcmp(p->s, sim->backend->name) == 0 || (strcmp(p->s, "gpu") == 0 && sim->backend->to_host);
+    int slot = strcmp(p->s, "blas") == 0 ? 1 : 0;
+    if (!own && oi__placement_known(p->s) && sim->placed[slot]) {
+        *be = sim->placed[slot];
+        *ctx = sim->placed_ctx[slot];
+    }
+}
+
 static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     oi_executor *e = c->exec;
     const oi__node *n = pn->ir;
@@ -1150,12 +1174,10 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
         if (st != OI_ERROR_UNSUPPORTED)
             return oi__node_error(pn, st);
     }
-    /* placement="cpu" (OI_WITH) keeps the node on the CPU kernels: its inputs
-     * come to the host and later device ops take the result from there */
-    const oi__attr *placed = oi__node_hint(n, "placement");
-    bool on_cpu = !c->use_backend || (placed && placed->kind == OI__ATTR_STRING && strcmp(placed->s, "cpu") == 0);
-    const oi__backend *be = on_cpu ? &oi__cpu_backend : e->sim->backend;
-    void *be_ctx = on_cpu ? NULL : e->sim->backend_ctx;
+    const oi__backend *be = &oi__cpu_backend;
+    void *be_ctx = NULL;
+    if (c->use_backend)
+        oi__node_backend(e->sim, n, &be, &be_ctx);
     bool on_backend = be != &oi__cpu_backend &&
                       be->supports_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, &sig);
     /* choose the output buffer: in place, reuse the old value, or fresh (not
@@ -1587,6 +1609,7 @@ oi_simulator *oi_simulator_new_desc(const oi_model *model, const oi_simulator_de
         oi__free(s);
         return NULL;
     }
+    pthread_mutex_init(&s->placed_lock, NULL);
     return s;
 }
 
@@ -1600,8 +1623,12 @@ oi_simulator *oi_simulator_new(const oi_model *model, oi_device device) {
 void oi_simulator_free(oi_simulator *sim) {
     if (!sim)
         return;
+    for (int i = 0; i < 2; i++)
+        if (sim->placed[i] && sim->placed[i]->destroy)
+            sim->placed[i]->destroy(sim->placed_ctx[i]);
     if (sim->backend && sim->backend->destroy)
         sim->backend->destroy(sim->backend_ctx);
+    pthread_mutex_destroy(&sim->placed_lock);
     oi__threadpool_free(sim->pool);
     oi__free(sim);
 }
@@ -1626,8 +1653,33 @@ static bool oi__placement_is_backend(const char *name, const oi__backend *be) {
     return strcmp(name, be->name) == 0 || (strcmp(name, "gpu") == 0 && be->to_host);
 }
 
-/* Placements this simulator cannot honour run where it runs: said once per
- * node. Unknown names were the graph's own warning (or error). */
+/* The simulator's second backend that placement `name` asks for: 0 for
+ * Vulkan ("vulkan", "gpu"), 1 for blas. */
+static int oi__placed_slot(const char *name) { return strcmp(name, "blas") == 0 ? 1 : 0; }
+
+/* Creates the backend a placement names when the simulator runs elsewhere
+ * (once per simulator); false when this build or machine lacks it. */
+static bool oi__placed_open(oi_simulator *sim, const char *name) {
+    int slot = oi__placed_slot(name);
+    pthread_mutex_lock(&sim->placed_lock);
+    if (!sim->placed_tried[slot]) {
+        sim->placed_tried[slot] = true;
+        int index = 0;
+        if (oi__backend_select(slot == 1 ? OI_DEVICE_BLAS : OI_DEVICE_VULKAN, &sim->placed[slot], &sim->placed_ctx[slot],
+                               &index) != OI_OK) {
+            sim->placed[slot] = NULL;
+            sim->placed_ctx[slot] = NULL;
+            oi_clear_error(); /* the node runs on the simulator's backend; a warning says so */
+        }
+    }
+    bool open = sim->placed[slot] != NULL;
+    pthread_mutex_unlock(&sim->placed_lock);
+    return open;
+}
+
+/* Placements of other backends: opened now; those this machine cannot give
+ * run where the simulator runs, said once per node. Unknown names were the
+ * graph's own warning (or error). */
 static oi_status oi__placement_warnings(oi_executor *e, const oi__node *nodes, int depth) {
     const oi__backend *be = e->sim->backend;
     for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
@@ -1635,7 +1687,7 @@ static oi_status oi__placement_warnings(oi_executor *e, const oi__node *nodes, i
         const oi__attr *p = oi__node_hint(n, "placement");
         oi_status st = OI_OK;
         if (p && p->kind == OI__ATTR_STRING && oi__placement_known(p->s) && strcmp(p->s, "cpu") != 0 &&
-            !oi__placement_is_backend(p->s, be))
+            !oi__placement_is_backend(p->s, be) && !oi__placed_open(e->sim, p->s))
             st = oi__warn_at(&e->warnings, &n->src, "placement \"%s\" is not available: the simulator runs on %s and so does "
                              "this node", p->s, be->name);
         if (st == OI_OK && n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH)
@@ -1768,6 +1820,9 @@ static oi_status oi__end_step(oi_executor *e) {
     arrsetlen(e->main.frames, 0);
     const oi__backend *be = e->sim->backend;
     oi_status st = be->flush ? be->flush(e->sim->backend_ctx) : OI_OK;
+    for (int i = 0; i < 2 && st == OI_OK; i++) /* backends that placements opened */
+        if (e->sim->placed[i] && e->sim->placed[i]->flush)
+            st = e->sim->placed[i]->flush(e->sim->placed_ctx[i]);
     if (st == OI_OK && e->trace_on)
         oi__collect_gpu_times(e);
     return st;

@@ -1559,6 +1559,24 @@ OI_GRAPH(g_hinted,
   )
 )
 
+/* The plain graph with its ops placed on a device backend (Vulkan). */
+OI_GRAPH(g_on_device,
+  OI_DYNAMIC( OI_VAR(x, f32[B]) )
+  OI_VOLATILE( OI_VAR(a, f32[B]) OI_VAR(y, f32[B], @init(5.0)) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(t0, f32[B])
+    OI_ASSIGN(t1, f32[B])
+    OI_OP(add, x, a) OI_WITH(placement="vulkan") OI_TO(t0)
+    OI_OP(mul, t0, -1.0) OI_TO(t1)
+    OI_OP(relu, t1) OI_WITH(placement="gpu") OI_TO(t1)
+    OI_OP(add, t0, t1) OI_TO(t1)
+    OI_OP(mul, y, t1) OI_WITH(placement="vulkan") OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+static bool hint_unavailable; /* the last run_hint_graph warned "placement ... is not available" */
+
 static void run_hint_graph(oi_device dev, const oi_graph *g, float *out, char **trace) {
     oi_model *m = minimal_model();
     oi_simulator_desc desc;
@@ -1570,6 +1588,9 @@ static void run_hint_graph(oi_device dev, const oi_graph *g, float *out, char **
     CHECK_MSG(sim != NULL, "simulator: %s", oi_last_error());
     oi_executor *e = sim ? oi_simulator_make_executor(sim, g) : NULL;
     CHECK_MSG(!sim || e != NULL, "make_executor: %s", oi_last_error());
+    hint_unavailable = false;
+    for (size_t i = 0; e && i < oi_executor_warning_count(e); i++)
+        hint_unavailable |= strstr(oi_executor_warning(e, i), "is not available") != NULL;
     float x[4] = {1, 2, 3, 4};
     for (int step = 0; e && step < 2; step++) {
         CHECK_OK(OI_TRY_INSERT(e, x, x, 4));
@@ -1604,24 +1625,33 @@ static void test_scopes_and_hints(void) {
     const char *scope = last_add ? strstr(last_add, "\"scope\"") : NULL;
     CHECK_MSG(last_add && next && (!scope || scope > next), "the node outside scopes has no scope field");
     oi_free(trace);
-    /* a CPU simulator cannot honour placement="gpu": said, and the node runs there */
+    oi_backend_info infos[8];
+    size_t n = oi_backends_discover(infos, 8);
+    bool vulkan = false;
+    for (size_t i = 0; i < n && i < 8; i++)
+        vulkan |= strcmp(infos[i].name, "vulkan") == 0 && infos[i].available;
+    /* placement="gpu" on a CPU simulator: the node goes to Vulkan where there
+     * is one; elsewhere that is said, and the node runs on the CPU */
     oi_model *m = minimal_model();
     oi_simulator *sim = NULL;
     oi_executor *e = make_exec(&sim, m, g_hinted(), false);
     bool said = false;
     for (size_t i = 0; e && i < oi_executor_warning_count(e); i++)
         said |= strstr(oi_executor_warning(e, i), "placement \"gpu\" is not available: the simulator runs on cpu") != NULL;
-    CHECK_MSG(said, "placement warning");
+    CHECK_MSG(said == !vulkan, "placement warning: %d", (int)said);
     oi_executor_free(e);
     oi_simulator_free(sim);
     oi_model_close(m);
-    /* on Vulkan (lavapipe here), placement="cpu" nodes run on the CPU between
-     * device ops: the data moves, the values do not change */
-    oi_backend_info infos[8];
-    size_t n = oi_backends_discover(infos, 8);
-    bool vulkan = false;
-    for (size_t i = 0; i < n && i < 8; i++)
-        vulkan |= strcmp(infos[i].name, "vulkan") == 0 && infos[i].available;
+    /* a CPU simulator with ops placed on Vulkan, and on Vulkan (lavapipe
+     * here) placement="cpu" nodes between device ops: the data moves, the
+     * values do not change */
+    float cpu_placed[4] = {0};
+    run_hint_graph(OI_DEVICE_CPU, g_on_device(), cpu_placed, NULL);
+    CHECK_MSG(hint_unavailable == !vulkan, "placement=\"vulkan\" on a CPU simulator: %s",
+              vulkan ? "warned although Vulkan is here" : "no warning without Vulkan");
+    for (int i = 0; i < 4; i++)
+        CHECK_MSG(cpu_placed[i] == want[i], "CPU simulator, Vulkan-placed y[%d] = %g, want %g", i, (double)cpu_placed[i],
+                  (double)want[i]);
     if (!vulkan) {
         printf("scopes and hints: no Vulkan device, the CPU half only\n");
         return;

@@ -84,7 +84,7 @@ OI_GRAPH(fault_graph,
     OI_ASSIGN(k, f32[1, D])
     OI_ASSIGN(keys, f32[1, 1, D])
     OI_ASSIGN(acc, f32[1, D]) OI_ASSIGN(flat, f32[D])
-    OI_OP(add, x, a) OI_WITH(placement="gpu", speed=1) OI_TO(h) /* warned: not available, unknown hint */
+    OI_OP(add, x, a) OI_WITH(placement="blas", speed=1) OI_TO(h) /* opens blas (or warns), unknown hint */
     OI_OP(reshape, h, shape=[1*D]) OI_TO(flat) /* a size in a setting */
     OI_CACHE_INCREMENT(len)
     OI_SCOPE(encoder,
