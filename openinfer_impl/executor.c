@@ -1082,7 +1082,8 @@ static oi__tensor *oi__prefix_entry(oi__ctx *c, int s, const oi__pindex *idx, co
             oi__tensor_free(t); /* out of memory */
             t = NULL;
         } else if (!t && info)
-            oi__error_prefix("%s:%d: error: %s", src->file, src->line, src->text);
+            oi__error_prefix("%s:%d: error: %s%s%s%s", src->file, src->line, src->scope ? "in scope " : "",
+                             src->scope ? src->scope : "", src->scope ? ": " : "", src->text);
     }
     oi__free(name);
     return t;

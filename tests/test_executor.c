@@ -1575,6 +1575,19 @@ OI_GRAPH(g_on_device,
   )
 )
 
+/* f32[4] + f32[3] does not broadcast: a validation error inside a scope */
+static const int scoped_bad_line = __LINE__ + 6;
+OI_GRAPH(g_scoped_bad,
+  OI_DYNAMIC( OI_VAR(x, f32[B]) OI_VAR(z, f32[3]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(t0, f32[B])
+    OI_SCOPE(head,
+      OI_OP(add, x, z) OI_TO(t0)
+    )
+    OI_RETURN()
+  )
+)
+
 static bool hint_unavailable; /* the last run_hint_graph warned "placement ... is not available" */
 
 static void run_hint_graph(oi_device dev, const oi_graph *g, float *out, char **trace) {
@@ -1625,6 +1638,13 @@ static void test_scopes_and_hints(void) {
     const char *scope = last_add ? strstr(last_add, "\"scope\"") : NULL;
     CHECK_MSG(last_add && next && (!scope || scope > next), "the node outside scopes has no scope field");
     oi_free(trace);
+    /* validation errors name the scope beside file:line */
+    oi_model *bad_model = minimal_model();
+    CHECK(oi_graph_validate(g_scoped_bad(), bad_model) != OI_OK);
+    char where[256];
+    snprintf(where, sizeof where, "%s:%d: error: in scope head: OI_OP(add, x, z) OI_TO(t0): ", __FILE__, scoped_bad_line);
+    CHECK_STR_CONTAINS(oi_last_error(), where);
+    oi_model_close(bad_model);
     oi_backend_info infos[8];
     size_t n = oi_backends_discover(infos, 8);
     bool vulkan = false;
