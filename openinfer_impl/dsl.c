@@ -712,11 +712,12 @@ static oi_status oi__d_parse_setting_value(oi__d_lexer *lx, oi__attr *a) {
 static oi_status oi__d_parse_named_value(oi__d_lexer *lx, oi__attr **list, const char *what) {
     oi__attr a;
     memset(&a, 0, sizeof a);
-    char expected[64];
+    char expected[64], equals[64];
     snprintf(expected, sizeof expected, "expected a %s name", what);
+    snprintf(equals, sizeof equals, "expected '=' after the %s name", what);
     oi_status status = oi__d_take_ident(lx, expected, &a.name);
     if (status == OI_OK)
-        status = oi__d_expect(lx, "=", "expected '=' after the name");
+        status = oi__d_expect(lx, "=", equals);
     if (status == OI_OK)
         status = oi__d_parse_setting_value(lx, &a);
     if (!arrput(*list, a)) { /* kept even when partial, so it is freed */

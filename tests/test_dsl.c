@@ -1129,6 +1129,16 @@ OI_GRAPH(scoped_error,
     OI_RETURN())
 )
 
+OI_GRAPH(hint_without_value,
+  OI_VOLATILE( OI_VAR(x, f32[B]) )
+  OI_BLOCK(entry, OI_OP(relu, x) OI_WITH(fuse) OI_TO(x) OI_RETURN())
+)
+
+OI_GRAPH(two_withs,
+  OI_VOLATILE( OI_VAR(x, f32[B]) )
+  OI_BLOCK(entry, OI_OP(relu, x) OI_WITH(fuse=true) OI_WITH(group="g") OI_TO(x) OI_RETURN())
+)
+
 OI_GRAPH(with_without_op,
   OI_VOLATILE( OI_VAR(x, f32[B]) )
   OI_BLOCK(entry, OI_WITH(fuse=false) OI_RETURN())
@@ -1203,6 +1213,10 @@ static void test_scopes_and_hints(void) {
     snprintf(want, sizeof want, "%s:%d: error: in scope encoder/layer0: OI_OP(relu, x, negative_slope=)", __FILE__,
              scoped_error_line);
     CHECK_STR_CONTAINS(oi_last_error(), want);
+    CHECK(hint_without_value() == NULL);
+    CHECK_STR_CONTAINS(oi_last_error(), "OI_OP(relu, x) OI_WITH(fuse): expected '=' after the hint name at the end");
+    CHECK(two_withs() == NULL);
+    CHECK_STR_CONTAINS(oi_last_error(), "one OI_WITH per op");
     CHECK(with_without_op() == NULL);
     CHECK_STR_CONTAINS(oi_last_error(), "OI_WITH without OI_OP before it");
     CHECK(scope_outside_block() == NULL);
