@@ -399,6 +399,10 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__buf_printf(o, "[%s] = (%s)v%d;\n", index, lang->type_of(out->dtype), n);
 }
 
+static uint64_t oi__sy_value_bytes_of(const oi__slot *sl) {
+    return oi_dtype_nbytes(sl->dtype, (uint64_t)oi__shape_numel(sl->ndim, sl->shape));
+}
+
 static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                       const oi__sy_kernel *k) {
     const oi__slot *out = oi__sy_slot_of(s, k->nodes[0]->out);
@@ -408,6 +412,28 @@ static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, cons
     for (int n = 0; n < (int)arrlen(k->nodes); n++)
         oi__sy_ew_statement(b, s, lang, k, n, "i", 2);
     oi__buf_puts(b, "    }\n");
+}
+
+/* gemm: the bias row added in f32 (as gemm.c's store adds it), then the
+ * activation as conv.c applies it: relu is max(0, x) with NaN kept, gelu
+ * the exact form 0.5 x erfc(-x / sqrt 2) (math.c's is a branch-free
+ * approximation of the same: bounded, not bit-exact). */
+static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm) {
+    if (mm->ir->op != OI_OP_gemm)
+        return;
+    if (arrlen(mm->inputs) > 2) {
+        oi__buf_puts(b, "            acc[j] = acc[j] + ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
+        oi__buf_puts(b, "[j];\n");
+    }
+    const char *act = NULL;
+    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
+        if (strcmp(mm->attrs[i].name, "activation") == 0)
+            act = mm->attrs[i].s;
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_puts(b, "            acc[j] = acc[j] < 0.0f ? 0.0f : acc[j];\n");
+    else if (act && strcmp(act, "gelu") == 0)
+        oi__buf_puts(b, "            acc[j] = (float)(0.5 * (double)acc[j] * erfc(-(double)acc[j] * 0.70710678118654752440));\n");
 }
 
 /* One row of C at a time in `acc`, then the epilogue over that row while
@@ -438,6 +464,7 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_puts(b, "            /* ");
     oi__sy_render_stmt(b, mm);
     oi__buf_puts(b, " */\n");
+    oi__sy_gemm_tail(b, s, mm);
     oi__buf_printf(b, "            %s v0 = (%s)acc[j];\n", lang->compute_float, lang->compute_float);
     bool last = true;
     for (int m = 1; m < (int)arrlen(k->nodes); m++)
@@ -572,6 +599,127 @@ static void oi__sy_render_all_finite(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "[0] = (%s)ok;\n", lang->bool_type);
 }
 
+/* reshape: the same elements in the same order. */
+static void oi__sy_render_copy_kernel(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    oi__buf_puts(b, "    memcpy(");
+    oi__sy_param_name(b, out);
+    oi__buf_puts(b, ", ");
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, ", %llu);\n", (unsigned long long)oi__sy_value_bytes_of(out));
+}
+
+/* transpose: output dim d is input dim perm[d]; the innermost output dim
+ * is a loop of its own, the outer ones one flat index. */
+static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                    const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    int nd = in->ndim;
+    int64_t perm[OI_MAX_DIMS], in_stride[OI_MAX_DIMS], st = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        in_stride[d] = st;
+        st *= in->shape[d];
+        perm[d] = nd - 1 - d;
+    }
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "perm") == 0)
+            for (int d = 0; d < nd && d < (int)arrlen(pn->attrs[i].ints); d++)
+                perm[d] = pn->attrs[i].ints[d] < 0 ? pn->attrs[i].ints[d] + nd : pn->attrs[i].ints[d];
+    const char *it = lang->index_type;
+    long long inner = nd ? (long long)out->shape[nd - 1] : 1;
+    long long outer = (long long)oi__shape_numel(out->ndim, out->shape) / (inner ? inner : 1);
+    oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++) {\n        const %s at = 0", it, outer, it);
+    int64_t after = 1;
+    for (int d = nd - 2; d >= 0; d--) {
+        oi__buf_printf(b, " + o / %lld %% %lld * %lld", (long long)after, (long long)out->shape[d],
+                       (long long)in_stride[perm[d]]);
+        after *= out->shape[d];
+    }
+    oi__buf_printf(b, ";\n        for (%s j = 0; j < %lld; j++)\n            ", it, inner);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, "[o * %lld + j] = ", inner);
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, "[at + j * %lld];\n    }\n", nd ? (long long)in_stride[perm[nd - 1]] : 1LL);
+}
+
+/* layer_norm over the last axis, as nn.c's row: the mean and the variance
+ * about it summed in double, inv = 1 / sqrt(var + eps) rounded to f32,
+ * then (x - mean) * inv * scale + bias in f32 (nn.c's vector path sums in
+ * f32 chunks and fuses the last multiply-add: bounded, not bit-exact). */
+static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                               const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    long long n = (long long)in->shape[in->ndim - 1];
+    long long rows = (long long)oi__shape_numel(in->ndim, in->shape) / (n ? n : 1);
+    const char *it = lang->index_type;
+    oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n        const float *xr = ", it, rows);
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, " + r * %lld;\n        float *yr = ", n);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, " + r * %lld;\n        double sum = 0.0, sq = 0.0;\n", n);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            sum += (double)xr[j];\n", it, n);
+    oi__buf_printf(b, "        const float mean = (float)(sum / %lld.0);\n", n);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, n);
+    oi__buf_puts(b, "            const float d = xr[j] - mean;\n            sq += (double)(d * d);\n        }\n");
+    oi__buf_printf(b, "        const float inv = (float)(1.0 / sqrt(sq / %lld.0 + ", n);
+    oi__sy_double(b, oi__sy_param_f(pn, "epsilon"));
+    oi__buf_printf(b, "));\n        for (%s j = 0; j < %lld; j++)\n            yr[j] = (xr[j] - mean) * inv", it, n);
+    if (arrlen(pn->inputs) > 1) {
+        oi__buf_puts(b, " * ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));
+        oi__buf_puts(b, "[j]");
+    }
+    if (arrlen(pn->inputs) > 2) {
+        oi__buf_puts(b, " + ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_puts(b, "[j]");
+    }
+    oi__buf_puts(b, ";\n    }\n");
+}
+
+/* attention per (batch, head) and query row: the scores scale * q k^T in
+ * f32, softmax as the softmax kernel above, then p v in f32 (nn.c runs
+ * both products through the packed gemm: bounded, not bit-exact). */
+static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                    const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *q = oi__sy_slot_of(s, pn->inputs[0]), *kk = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *v = oi__sy_slot_of(s, pn->inputs[2]), *out = oi__sy_slot_of(s, pn->out);
+    long long heads = (long long)(q->shape[0] * q->shape[1]), S = (long long)q->shape[2], D = (long long)q->shape[3];
+    long long T = (long long)kk->shape[2], Dv = (long long)v->shape[3];
+    double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale")
+                       ? oi__sy_param_f(pn, "scale") : 1.0 / sqrt((double)D);
+    const char *it = lang->index_type;
+    oi__buf_printf(b, "    const float scale = (float)");
+    oi__sy_double(b, scale);
+    oi__buf_printf(b, ";\n    for (%s h = 0; h < %lld; h++)\n", it, heads);
+    oi__buf_printf(b, "        for (%s i = 0; i < %lld; i++) {\n", it, S);
+    oi__buf_puts(b, "            const float *q_row = ");
+    oi__sy_param_name(b, q);
+    oi__buf_printf(b, " + (h * %lld + i) * %lld;\n            const float *k_head = ", S, D);
+    oi__sy_param_name(b, kk);
+    oi__buf_printf(b, " + h * %lld;\n            const float *v_head = ", T * D);
+    oi__sy_param_name(b, v);
+    oi__buf_printf(b, " + h * %lld;\n            float *o_row = ", T * Dv);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, " + (h * %lld + i) * %lld;\n            float p_row[%lld];\n", S, Dv, T);
+    oi__buf_printf(b, "            for (%s t = 0; t < %lld; t++) {\n                float dot = 0.0f;\n", it, T);
+    oi__buf_printf(b, "                for (%s d = 0; d < %lld; d++)\n", it, D);
+    oi__buf_printf(b, "                    dot = OI_S_mac(dot, q_row[d], k_head[t * %lld + d]);\n", D);
+    oi__buf_puts(b, "                p_row[t] = scale * dot;\n            }\n            float m = p_row[0];\n");
+    oi__buf_printf(b, "            for (%s t = 1; t < %lld; t++)\n                m = p_row[t] > m ? p_row[t] : m;\n", it, T);
+    oi__buf_printf(b, "            double sum = 0.0;\n            for (%s t = 0; t < %lld; t++) {\n", it, T);
+    oi__buf_printf(b, "                p_row[t] = %s(p_row[t] - m);\n                sum = OI_S_sum_step(sum, (double)p_row[t]);\n", lang->exp_fn);
+    oi__buf_puts(b, "            }\n            const float inv = (float)(1.0 / sum);\n");
+    oi__buf_printf(b, "            for (%s d = 0; d < %lld; d++)\n                o_row[d] = 0.0f;\n", it, Dv);
+    oi__buf_printf(b, "            for (%s t = 0; t < %lld; t++) {\n                const float w = p_row[t] * inv;\n", it, T);
+    oi__buf_printf(b, "                for (%s d = 0; d < %lld; d++)\n", it, Dv);
+    oi__buf_printf(b, "                    o_row[d] = OI_S_mac(o_row[d], w, v_head[t * %lld + d]);\n            }\n        }\n", Dv);
+}
+
 void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         const oi__sy_kernel *kr = &s->kernels[k];
@@ -583,6 +731,10 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_REDUCE: oi__sy_render_reduce(b, s, lang, kr); break;
         case OI__SY_K_SOFTMAX: oi__sy_render_softmax(b, s, lang, kr); break;
         case OI__SY_K_ALL_FINITE: oi__sy_render_all_finite(b, s, lang, kr); break;
+        case OI__SY_K_COPY: oi__sy_render_copy_kernel(b, s, kr); break;
+        case OI__SY_K_TRANSPOSE: oi__sy_render_transpose(b, s, lang, kr); break;
+        case OI__SY_K_NORM: oi__sy_render_norm(b, s, lang, kr); break;
+        case OI__SY_K_ATTENTION: oi__sy_render_attention(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         arrfree(params);

@@ -17,10 +17,14 @@
 /* ---- what a kernel computes ---- */
 typedef enum oi__sy_kernel_kind {
     OI__SY_K_ELEMENTWISE, /* a chain of elementwise ops over one shape: one loop */
-    OI__SY_K_MATMUL,      /* [M, K] x [K, N], elementwise epilogue fused       */
+    OI__SY_K_MATMUL,      /* [M, K] x [K, N] (gemm: + bias row, activation), elementwise epilogue fused */
     OI__SY_K_REDUCE,      /* sum/mean over axes                                */
     OI__SY_K_SOFTMAX,     /* softmax along the last axis                       */
-    OI__SY_K_ALL_FINITE   /* is_finite: every element, into one bool           */
+    OI__SY_K_ALL_FINITE,  /* is_finite: every element, into one bool           */
+    OI__SY_K_COPY,        /* reshape: the same elements, another shape          */
+    OI__SY_K_TRANSPOSE,   /* transpose: an index map                            */
+    OI__SY_K_NORM,        /* layer_norm over the last axis                      */
+    OI__SY_K_ATTENTION    /* softmax(scale q k^T) v per (batch, head)           */
 } oi__sy_kernel_kind;
 
 typedef struct oi__sy_kernel {
