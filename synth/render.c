@@ -446,19 +446,31 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     const oi__slot *c = oi__sy_slot_of(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     const char *it = lang->index_type;
-    if (oi__sy_kernel_driver(s, k) >= 0)
+    if (k->packed) { /* blocks of mr rows through oi_gemm_rows, then the epilogue per row */
+        oi__buf_printf(b, "    const oi_micro *mk = oi_micro_select();\n    float tile[12 * %lld];\n", N);
+        oi__buf_printf(b, "    for (%s r0 = 0; r0 < %lld; r0 += (size_t)mk->mr) {\n", it, M);
+        oi__buf_printf(b, "        const %s rows = %lld - r0 < (size_t)mk->mr ? %lld - r0 : (size_t)mk->mr;\n", it, M, M);
+        oi__buf_puts(b, "        oi_gemm_rows(mk, ");
+        oi__sy_param_name(b, a);
+        oi__buf_printf(b, " + r0 * %lld, (int64_t)rows, %lld, %lld, ", K, K, N);
+        oi__sy_param_name(b, bm);
+        oi__buf_printf(b, ", tile);\n        for (%s r = r0; r < r0 + rows; r++) {\n", it);
+        oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", N);
+    } else if (oi__sy_kernel_driver(s, k) >= 0)
         oi__buf_printf(b, "    for (%s r = 0; r < (size_t)n0; r++) {\n", it);
     else
         oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n", it, M);
-    oi__buf_printf(b, "        float acc[%lld];\n", N);
-    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            acc[j] = 0.0f;\n", it, N);
-    oi__buf_printf(b, "        for (%s p = 0; p < %lld; p++) {\n", it, K);
-    oi__buf_puts(b, "            const float a = ");
-    oi__sy_param_name(b, a);
-    oi__buf_printf(b, "[r * %lld + p];\n", K);
-    oi__buf_printf(b, "            for (%s j = 0; j < %lld; j++)\n                acc[j] = OI_S_mac(acc[j], a, ", it, N);
-    oi__sy_param_name(b, bm);
-    oi__buf_printf(b, "[p * %lld + j]);\n        }\n", N);
+    if (!k->packed) {
+        oi__buf_printf(b, "        float acc[%lld];\n", N);
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            acc[j] = 0.0f;\n", it, N);
+        oi__buf_printf(b, "        for (%s p = 0; p < %lld; p++) {\n", it, K);
+        oi__buf_puts(b, "            const float a = ");
+        oi__sy_param_name(b, a);
+        oi__buf_printf(b, "[r * %lld + p];\n", K);
+        oi__buf_printf(b, "            for (%s j = 0; j < %lld; j++)\n                acc[j] = OI_S_mac(acc[j], a, ", it, N);
+        oi__sy_param_name(b, bm);
+        oi__buf_printf(b, "[p * %lld + j]);\n        }\n", N);
+    }
     oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, N);
     oi__buf_printf(b, "            const %s i = r * %lld + j;\n", it, N);
     oi__buf_puts(b, "            /* ");
@@ -476,7 +488,78 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     }
     for (int n = 1; n < (int)arrlen(k->nodes); n++)
         oi__sy_ew_statement(b, s, lang, k, n, "i", 3);
-    oi__buf_puts(b, "            (void)v0;\n        }\n    }\n");
+    oi__buf_puts(b, k->packed ? "            (void)v0;\n        }\n        }\n    }\n" : "            (void)v0;\n        }\n    }\n");
+}
+
+/* The driver of gemm.c's micro-kernels (oi_gemm.h) for the packed matmul
+ * kernels: gemm.c's recipe on one block of rows (no threads): per block of
+ * kc = 256 steps of k (gemm.c's kc on every ISA), A's rows packed into one
+ * micro-panel, then per nr columns B's panel, then the micro-kernel; an
+ * edge tile runs whole on a scratch tile (packing pads with zeros). The
+ * ISA is chosen at run time as the simulator chooses it, OPENINFER_ISA
+ * (portable, avx2) capping it; -DOI_GEMM_AVX2_ONLY caps it at build time. */
+static void oi__sy_render_gemm_driver(oi__buf *b) {
+    oi__buf_puts(b,
+        "typedef void (*oi_micro_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,\n"
+        "                            float beta, const float *bias);\n"
+        "typedef struct oi_micro { int mr, nr; oi_micro_fn fn; } oi_micro;\n"
+        "static const oi_micro oi_micros[] = {\n"
+        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable},\n"
+        "#if OI__GEMM_X86\n"
+        "    {6, 16, oi__gemm_f32_kernel_avx2},\n"
+        "    {12, 32, oi__gemm_f32_kernel_avx512},\n"
+        "#endif\n"
+        "};\n\n"
+        "static const oi_micro *oi_micro_select(void) {\n"
+        "    const char *cap = getenv(\"OPENINFER_ISA\");\n"
+        "    if (cap && strcmp(cap, \"portable\") == 0)\n"
+        "        return &oi_micros[0];\n"
+        "#if OI__GEMM_X86\n"
+        "    __builtin_cpu_init();\n"
+        "#ifndef OI_GEMM_AVX2_ONLY\n"
+        "    if (!(cap && strcmp(cap, \"avx2\") == 0) && __builtin_cpu_supports(\"avx512f\"))\n"
+        "        return &oi_micros[2];\n"
+        "#endif\n"
+        "    if (__builtin_cpu_supports(\"avx2\") && __builtin_cpu_supports(\"fma\"))\n"
+        "        return &oi_micros[1];\n"
+        "#endif\n"
+        "    return &oi_micros[0];\n"
+        "}\n\n"
+        "static float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }\n\n"
+        "/* c[rows x n] = a[rows x k] b[k x n], rows <= mr, all row-major. */\n"
+        "static void oi_gemm_rows(const oi_micro *mk, const float *a, int64_t rows, int64_t k, int64_t n, const float *b,\n"
+        "                         float *c) {\n"
+        "    const int64_t KC = 256; /* gemm.c's kc */\n"
+        "    float a_raw[256 * 12 + 16], b_raw[256 * 32 + 16], e_raw[12 * 32 + 16];\n"
+        "    float *ap = oi_align64(a_raw), *bp = oi_align64(b_raw), *edge = oi_align64(e_raw);\n"
+        "    const int mr = mk->mr, nr = mk->nr;\n"
+        "    for (int64_t p0 = 0; p0 < k; p0 += KC) {\n"
+        "        const int64_t kc = k - p0 < KC ? k - p0 : KC;\n"
+        "        const float beta = p0 ? 1.0f : 0.0f;\n"
+        "        for (int64_t p = 0; p < kc; p++)\n"
+        "            for (int i = 0; i < mr; i++)\n"
+        "                ap[p * mr + i] = i < rows ? a[i * k + p0 + p] : 0.0f;\n"
+        "        for (int64_t j0 = 0; j0 < n; j0 += nr) {\n"
+        "            const int64_t cols = n - j0 < nr ? n - j0 : nr;\n"
+        "            for (int64_t p = 0; p < kc; p++) {\n"
+        "                const float *src = b + (p0 + p) * n + j0;\n"
+        "                for (int j = 0; j < nr; j++)\n"
+        "                    bp[p * nr + j] = j < cols ? src[j] : 0.0f;\n"
+        "            }\n"
+        "            if (rows == mr && cols == nr) {\n"
+        "                mk->fn(kc, ap, bp, c + j0, n, 1.0f, beta, NULL);\n"
+        "                continue;\n"
+        "            }\n"
+        "            for (int i = 0; i < mr; i++)\n"
+        "                for (int j = 0; j < nr; j++)\n"
+        "                    edge[i * nr + j] = p0 && i < rows && j < cols ? c[i * n + j0 + j] : 0.0f;\n"
+        "            mk->fn(kc, ap, bp, edge, nr, 1.0f, beta, NULL);\n"
+        "            for (int64_t i = 0; i < rows; i++)\n"
+        "                for (int64_t j = 0; j < cols; j++)\n"
+        "                    c[i * n + j0 + j] = edge[i * nr + j];\n"
+        "        }\n"
+        "    }\n"
+        "}\n\n");
 }
 
 /* The element of the input for output element `o` and reduced element `q`. */
@@ -721,6 +804,8 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
 }
 
 void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
+    if (s->packed_gemm)
+        oi__sy_render_gemm_driver(b);
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         const oi__sy_kernel *kr = &s->kernels[k];
         oi__sy_param *params = oi__sy_kernel_params(s, kr);

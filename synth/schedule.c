@@ -266,6 +266,18 @@ typedef struct oi__sy_builder {
 
 static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, int count, oi__sy_step **steps);
 
+/* gemm.c's choice: below OI__GEMM_TINY (4096) multiply-adds the plain
+ * loop (the simulator's small path, bit-exact), above it the micro-kernels
+ * over packed panels; a block of rows of the result (at most 12 x N floats)
+ * is held on the stack, so N is bounded. */
+static bool oi__sy_use_packed(const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *a = oi__sy_slot(s, pn->inputs[0]), *c = oi__sy_slot(s, pn->out);
+    if (a->dynamic_shape || c->dynamic_shape)
+        return false;
+    int64_t m = c->shape[0], n = c->shape[1], k = a->shape[1];
+    return m * n * k >= 4096 && n <= 2048;
+}
+
 static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_step **steps) {
     oi__sy_schedule *s = b->s;
     oi__sy_kernel_kind kind = OI__SY_K_ELEMENTWISE;
@@ -283,6 +295,8 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
     memset(&k, 0, sizeof k);
     k.id = (int)arrlen(s->kernels);
     k.kind = kind;
+    k.packed = kind == OI__SY_K_MATMUL && oi__sy_use_packed(s, pn);
+    s->packed_gemm |= k.packed;
     if (!arrput(k.nodes, pn))
         return OI_ERROR_OUT_OF_MEMORY;
     if (!arrput(s->kernels, k)) {

@@ -32,6 +32,8 @@ typedef struct oi__sy_kernel {
     oi__sy_kernel_kind kind;
     const oi__pnode **nodes; /* stb array: the fused DSL statements, in order */
     int64_t numel;           /* elements of the loop (elementwise, epilogues)  */
+    bool packed;             /* MATMUL: gemm.c's micro-kernels over packed panels
+                                (oi_gemm.h), else the plain loop               */
     uint64_t bytes, flops;   /* estimated per call                            */
 } oi__sy_kernel;
 
@@ -105,6 +107,7 @@ typedef struct oi__sy_schedule {
     oi__sy_buffer *buffers; /* stb array, one per plan slot       */
     oi__slot *shaped;       /* stb array: the plan's slots, a dynamic leading dim at its bound */
     int n_positions;
+    bool packed_gemm;       /* some kernel is packed: the folder gets oi_gemm.h */
     uint64_t arena_bytes, peak_bytes, state_bytes;
 } oi__sy_schedule;
 
