@@ -8,7 +8,8 @@ passes ISO C's 4095-character minimum):
     synth/driver_template.c   -> oi__sy_text_driver_c  (the end of main.c)
     kernels/gemm.c's regions  -> oi__sy_text_gemm_h    (emitted as oi_gemm.h
         between "synth-embed begin" and "synth-embed end": its ISA macros
-        and micro-kernels, after a prelude of the headers they need)
+        and micro-kernels, then vexp.h's and math.c's for exact gelu, after
+        a prelude of the headers they need)
 
     scripts/embed_synth_sources.py           rewrite synth/embedded.h
     scripts/embed_synth_sources.py --check   exit 1 if it is stale (a test)
@@ -27,16 +28,15 @@ GEMM_PRELUDE = (
     "/* oi_gemm.h - kernels/gemm.c's micro-kernels, copied by the synthesizer\n"
     " * (the regions marked synth-embed in that file). */\n"
     "#ifndef OI_GEMM_H\n#define OI_GEMM_H\n"
-    "#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n\n"
+    "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n\n"
 )
 
 
-def gemm_regions():
-    """kernels/gemm.c's marked regions, with the prelude and the #endif
-    the second region leaves open."""
-    with open(os.path.join(ROOT, "kernels/gemm.c"), encoding="utf-8") as f:
+def regions(path):
+    """The lines of path between "synth-embed begin" and "synth-embed end"."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         lines = f.read().splitlines(keepends=True)
-    out, inside = [GEMM_PRELUDE], False
+    out, inside = [], False
     for line in lines:
         if "synth-embed end" in line:
             inside = False
@@ -45,7 +45,16 @@ def gemm_regions():
             inside = True
         elif inside:
             out.append(line)
-    out.append("#endif /* OI__GEMM_X86 */\n#endif /* OI_GEMM_H */\n")
+    return out
+
+
+def gemm_regions():
+    """gemm.c's marked regions (its ISA macros, the micro-kernels: the
+    second closes the #if it leaves open), then vexp.h's and math.c's
+    (exact gelu, for the gemm's activation), after the prelude."""
+    out = [GEMM_PRELUDE] + regions("kernels/gemm.c") + ["#endif /* OI__GEMM_X86 */\n\n"]
+    out += regions("kernels/vexp.h") + regions("kernels/math.c")
+    out.append("#endif /* OI_GEMM_H */\n")
     return "".join(out)
 
 

@@ -415,9 +415,9 @@ static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, cons
 }
 
 /* gemm: the bias row added in f32 (as gemm.c's store adds it), then the
- * activation as conv.c applies it: relu is max(0, x) with NaN kept, gelu
- * the exact form 0.5 x erfc(-x / sqrt 2) (math.c's is a branch-free
- * approximation of the same: bounded, not bit-exact). */
+ * activation as conv.c applies it: relu is max(0, x), gelu math.c's own
+ * oi__gelu_erf_f32 (copied in oi_gemm.h; the simulator runs vexp.h's
+ * vector form of the same fit: within 2 ulp, not bit-exact). */
 static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm) {
     if (mm->ir->op != OI_OP_gemm)
         return;
@@ -433,7 +433,7 @@ static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
     if (act && strcmp(act, "relu") == 0)
         oi__buf_puts(b, "            acc[j] = acc[j] < 0.0f ? 0.0f : acc[j];\n");
     else if (act && strcmp(act, "gelu") == 0)
-        oi__buf_puts(b, "            acc[j] = (float)(0.5 * (double)acc[j] * erfc(-(double)acc[j] * 0.70710678118654752440));\n");
+        oi__buf_puts(b, "            acc[j] = oi__gelu_erf_f32(acc[j]);\n");
 }
 
 /* One row of C at a time in `acc`, then the epilogue over that row while
@@ -543,6 +543,10 @@ static void oi__sy_render_gemm_driver(oi__buf *b) {
         "            const int64_t cols = n - j0 < nr ? n - j0 : nr;\n"
         "            for (int64_t p = 0; p < kc; p++) {\n"
         "                const float *src = b + (p0 + p) * n + j0;\n"
+        "                if (cols == nr) {\n"
+        "                    memcpy(bp + p * nr, src, (size_t)nr * sizeof *src);\n"
+        "                    continue;\n"
+        "                }\n"
         "                for (int j = 0; j < nr; j++)\n"
         "                    bp[p * nr + j] = j < cols ? src[j] : 0.0f;\n"
         "            }\n"
@@ -763,9 +767,11 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, ";\n    }\n");
 }
 
-/* attention per (batch, head) and query row: the scores scale * q k^T in
- * f32, softmax as the softmax kernel above, then p v in f32 (nn.c runs
- * both products through the packed gemm: bounded, not bit-exact). */
+/* attention per (batch, head), as nn.c runs it: K^T of the head copied
+ * once, then per block of mr query rows the scores q K^T through the
+ * gemm's micro-kernels, scale, softmax as the softmax kernel above, and
+ * p V through them again, straight into the output (nn.c scales inside
+ * its gemm and sums e^ by vector lanes: bounded, not bit-exact). */
 static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                     const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
@@ -776,31 +782,33 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
     double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale")
                        ? oi__sy_param_f(pn, "scale") : 1.0 / sqrt((double)D);
     const char *it = lang->index_type;
-    oi__buf_printf(b, "    const float scale = (float)");
+    oi__buf_printf(b, "    const oi_micro *mk = oi_micro_select();\n    const float scale = (float)");
     oi__sy_double(b, scale);
-    oi__buf_printf(b, ";\n    for (%s h = 0; h < %lld; h++)\n", it, heads);
-    oi__buf_printf(b, "        for (%s i = 0; i < %lld; i++) {\n", it, S);
-    oi__buf_puts(b, "            const float *q_row = ");
-    oi__sy_param_name(b, q);
-    oi__buf_printf(b, " + (h * %lld + i) * %lld;\n            const float *k_head = ", S, D);
+    oi__buf_printf(b, ";\n    float kt[%lld], scores[12 * %lld];\n", D * T, T);
+    oi__buf_printf(b, "    for (%s h = 0; h < %lld; h++) {\n        const float *k_head = ", it, heads);
     oi__sy_param_name(b, kk);
-    oi__buf_printf(b, " + h * %lld;\n            const float *v_head = ", T * D);
+    oi__buf_printf(b, " + h * %lld;\n        const float *v_head = ", T * D);
     oi__sy_param_name(b, v);
-    oi__buf_printf(b, " + h * %lld;\n            float *o_row = ", T * Dv);
+    oi__buf_printf(b, " + h * %lld;\n", T * Dv);
+    oi__buf_printf(b, "        for (%s t = 0; t < %lld; t++)\n            for (%s d = 0; d < %lld; d++)\n", it, T, it, D);
+    oi__buf_printf(b, "                kt[d * %lld + t] = k_head[t * %lld + d];\n", T, D);
+    oi__buf_printf(b, "        for (%s i0 = 0; i0 < %lld; i0 += (size_t)mk->mr) {\n", it, S);
+    oi__buf_printf(b, "            const %s rows = %lld - i0 < (size_t)mk->mr ? %lld - i0 : (size_t)mk->mr;\n", it, S, S);
+    oi__buf_puts(b, "            oi_gemm_rows(mk, ");
+    oi__sy_param_name(b, q);
+    oi__buf_printf(b, " + (h * %lld + i0) * %lld, (int64_t)rows, %lld, %lld, kt, scores);\n", S, D, D, T);
+    oi__buf_printf(b, "            for (%s r = 0; r < rows; r++) {\n                float *p_row = scores + r * %lld;\n", it, T);
+    oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = scale * p_row[t];\n", it, T);
+    oi__buf_puts(b, "                float m = p_row[0];\n");
+    oi__buf_printf(b, "                for (%s t = 1; t < %lld; t++)\n                    m = p_row[t] > m ? p_row[t] : m;\n", it, T);
+    oi__buf_printf(b, "                double sum = 0.0;\n                for (%s t = 0; t < %lld; t++) {\n", it, T);
+    oi__buf_printf(b, "                    p_row[t] = %s(p_row[t] - m);\n", lang->exp_fn);
+    oi__buf_puts(b, "                    sum = OI_S_sum_step(sum, (double)p_row[t]);\n                }\n");
+    oi__buf_puts(b, "                const float inv = (float)(1.0 / sum);\n");
+    oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = p_row[t] * inv;\n            }\n", it, T);
+    oi__buf_printf(b, "            oi_gemm_rows(mk, scores, (int64_t)rows, %lld, %lld, v_head, ", T, Dv);
     oi__sy_param_name(b, out);
-    oi__buf_printf(b, " + (h * %lld + i) * %lld;\n            float p_row[%lld];\n", S, Dv, T);
-    oi__buf_printf(b, "            for (%s t = 0; t < %lld; t++) {\n                float dot = 0.0f;\n", it, T);
-    oi__buf_printf(b, "                for (%s d = 0; d < %lld; d++)\n", it, D);
-    oi__buf_printf(b, "                    dot = OI_S_mac(dot, q_row[d], k_head[t * %lld + d]);\n", D);
-    oi__buf_puts(b, "                p_row[t] = scale * dot;\n            }\n            float m = p_row[0];\n");
-    oi__buf_printf(b, "            for (%s t = 1; t < %lld; t++)\n                m = p_row[t] > m ? p_row[t] : m;\n", it, T);
-    oi__buf_printf(b, "            double sum = 0.0;\n            for (%s t = 0; t < %lld; t++) {\n", it, T);
-    oi__buf_printf(b, "                p_row[t] = %s(p_row[t] - m);\n                sum = OI_S_sum_step(sum, (double)p_row[t]);\n", lang->exp_fn);
-    oi__buf_puts(b, "            }\n            const float inv = (float)(1.0 / sum);\n");
-    oi__buf_printf(b, "            for (%s d = 0; d < %lld; d++)\n                o_row[d] = 0.0f;\n", it, Dv);
-    oi__buf_printf(b, "            for (%s t = 0; t < %lld; t++) {\n                const float w = p_row[t] * inv;\n", it, T);
-    oi__buf_printf(b, "                for (%s d = 0; d < %lld; d++)\n", it, Dv);
-    oi__buf_printf(b, "                    o_row[d] = OI_S_mac(o_row[d], w, v_head[t * %lld + d]);\n            }\n        }\n", Dv);
+    oi__buf_printf(b, " + (h * %lld + i0) * %lld);\n        }\n    }\n", S, Dv);
 }
 
 void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {

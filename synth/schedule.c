@@ -97,8 +97,8 @@ static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode 
         return oi__sy_unsupported(pn, "a gemm activation other than none, relu or gelu");
     if (arrlen(pn->inputs) > 2 && oi__sy_numel(oi__sy_slot(s, pn->inputs[2])) != out->shape[1])
         return oi__sy_unsupported(pn, "a gemm bias that is not one row of the result");
-    if (out->shape[1] > 16384)
-        return oi__sy_unsupported(pn, "a gemm with more than 16384 output columns");
+    if (out->shape[1] > (act && strcmp(act, "gelu") == 0 ? 2048 : 16384))
+        return oi__sy_unsupported(pn, "a gemm with more than 16384 output columns (2048 with gelu)");
     *kind = OI__SY_K_MATMUL;
     return OI_OK;
 }
@@ -138,8 +138,8 @@ static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *p
         return oi__sy_unsupported(pn, "attention with a mask or causal");
     if (k->shape[1] != in0->shape[1] || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32)
         return oi__sy_unsupported(pn, "attention with grouped-query heads or mixed dtypes");
-    if (k->shape[2] > 16384)
-        return oi__sy_unsupported(pn, "attention over more than 16384 keys");
+    if (k->shape[2] > 2048 || k->shape[2] * k->shape[3] > 65536 || v->shape[3] > 2048)
+        return oi__sy_unsupported(pn, "attention over more than 2048 keys or 65536 key elements per head");
     *kind = OI__SY_K_ATTENTION;
     return OI_OK;
 }
@@ -275,7 +275,9 @@ static bool oi__sy_use_packed(const oi__sy_schedule *s, const oi__pnode *pn) {
     if (a->dynamic_shape || c->dynamic_shape)
         return false;
     int64_t m = c->shape[0], n = c->shape[1], k = a->shape[1];
-    return m * n * k >= 4096 && n <= 2048;
+    const char *act = oi__sy_param_s(pn, "activation");
+    bool gelu = act && strcmp(act, "gelu") == 0; /* oi_gemm.h holds math.c's gelu */
+    return (m * n * k >= 4096 || gelu) && n <= 2048;
 }
 
 static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_step **steps) {
@@ -295,7 +297,7 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
     memset(&k, 0, sizeof k);
     k.id = (int)arrlen(s->kernels);
     k.kind = kind;
-    k.packed = kind == OI__SY_K_MATMUL && oi__sy_use_packed(s, pn);
+    k.packed = (kind == OI__SY_K_MATMUL && oi__sy_use_packed(s, pn)) || kind == OI__SY_K_ATTENTION;
     s->packed_gemm |= k.packed;
     if (!arrput(k.nodes, pn))
         return OI_ERROR_OUT_OF_MEMORY;
