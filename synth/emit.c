@@ -153,7 +153,8 @@ static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, " * Build with -D%s_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */\n",
                    N);
     oi__buf_puts(b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
-    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n\n", N);
+    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s\n", N,
+                   p->schedule.packed_gemm ? "#include \"oi_gemm.h\"\n" : "");
     oi__buf_puts(b, "#include <math.h>\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
     oi__buf_puts(b, "#if defined(__unix__) || defined(__APPLE__)\n#include <fcntl.h>\n#include <sys/mman.h>\n"
                     "#include <sys/stat.h>\n#include <unistd.h>\n#define OI_HAVE_MMAP 1\n#endif\n\n");
@@ -503,7 +504,8 @@ static char *oi__sy_makefile(const oi_plan *p) {
     oi__buf_puts(&b, "CC ?= cc\nAR ?= ar\nCFLAGS ?= -O2 -std=c11 -Wall -Wextra -pedantic\nLDLIBS ?= -lm\n\n");
     oi__buf_printf(&b, "all: %s\n\n", N);
     oi__buf_printf(&b, "lib%s.a: %s.o\n\t$(AR) rcs $@ %s.o\n\n", N, N, N);
-    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N, N);
+    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
+                   p->schedule.packed_gemm ? " oi_gemm.h" : "", N);
     oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
     oi__buf_printf(&b, "clean:\n\trm -f %s %s.o lib%s.a\n\n.PHONY: all clean\n", N, N, N);
     return oi__buf_take(&b);
@@ -698,6 +700,8 @@ oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir) {
         st = oi__sy_write(out_dir, N, ".c", oi__sy_source(plan));
     if (st == OI_OK)
         st = oi__sy_write(out_dir, "oi_scalar", ".h", oi__sy_text(oi__sy_text_scalar_h));
+    if (st == OI_OK && plan->schedule.packed_gemm)
+        st = oi__sy_write(out_dir, "oi_gemm", ".h", oi__sy_text(oi__sy_text_gemm_h));
     if (st == OI_OK)
         st = oi__sy_write(out_dir, "npy", ".h", oi__sy_text(oi__sy_text_npy_h));
     if (st == OI_OK)

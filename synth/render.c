@@ -399,6 +399,10 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__buf_printf(o, "[%s] = (%s)v%d;\n", index, lang->type_of(out->dtype), n);
 }
 
+static uint64_t oi__sy_value_bytes_of(const oi__slot *sl) {
+    return oi_dtype_nbytes(sl->dtype, (uint64_t)oi__shape_numel(sl->ndim, sl->shape));
+}
+
 static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                       const oi__sy_kernel *k) {
     const oi__slot *out = oi__sy_slot_of(s, k->nodes[0]->out);
@@ -408,6 +412,28 @@ static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, cons
     for (int n = 0; n < (int)arrlen(k->nodes); n++)
         oi__sy_ew_statement(b, s, lang, k, n, "i", 2);
     oi__buf_puts(b, "    }\n");
+}
+
+/* gemm: the bias row added in f32 (as gemm.c's store adds it), then the
+ * activation as conv.c applies it: relu is max(0, x), gelu math.c's own
+ * oi__gelu_erf_f32 (copied in oi_gemm.h; the simulator runs vexp.h's
+ * vector form of the same fit: within 2 ulp, not bit-exact). */
+static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm) {
+    if (mm->ir->op != OI_OP_gemm)
+        return;
+    if (arrlen(mm->inputs) > 2) {
+        oi__buf_puts(b, "            acc[j] = acc[j] + ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
+        oi__buf_puts(b, "[j];\n");
+    }
+    const char *act = NULL;
+    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
+        if (strcmp(mm->attrs[i].name, "activation") == 0)
+            act = mm->attrs[i].s;
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_puts(b, "            acc[j] = acc[j] < 0.0f ? 0.0f : acc[j];\n");
+    else if (act && strcmp(act, "gelu") == 0)
+        oi__buf_puts(b, "            acc[j] = oi__gelu_erf_f32(acc[j]);\n");
 }
 
 /* One row of C at a time in `acc`, then the epilogue over that row while
@@ -420,24 +446,37 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     const oi__slot *c = oi__sy_slot_of(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     const char *it = lang->index_type;
-    if (oi__sy_kernel_driver(s, k) >= 0)
+    if (k->packed) { /* blocks of mr rows through oi_gemm_rows, then the epilogue per row */
+        oi__buf_printf(b, "    const oi_micro *mk = oi_micro_select();\n    float tile[12 * %lld];\n", N);
+        oi__buf_printf(b, "    for (%s r0 = 0; r0 < %lld; r0 += (size_t)mk->mr) {\n", it, M);
+        oi__buf_printf(b, "        const %s rows = %lld - r0 < (size_t)mk->mr ? %lld - r0 : (size_t)mk->mr;\n", it, M, M);
+        oi__buf_puts(b, "        oi_gemm_rows(mk, ");
+        oi__sy_param_name(b, a);
+        oi__buf_printf(b, " + r0 * %lld, (int64_t)rows, %lld, %lld, ", K, K, N);
+        oi__sy_param_name(b, bm);
+        oi__buf_printf(b, ", tile);\n        for (%s r = r0; r < r0 + rows; r++) {\n", it);
+        oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", N);
+    } else if (oi__sy_kernel_driver(s, k) >= 0)
         oi__buf_printf(b, "    for (%s r = 0; r < (size_t)n0; r++) {\n", it);
     else
         oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n", it, M);
-    oi__buf_printf(b, "        float acc[%lld];\n", N);
-    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            acc[j] = 0.0f;\n", it, N);
-    oi__buf_printf(b, "        for (%s p = 0; p < %lld; p++) {\n", it, K);
-    oi__buf_puts(b, "            const float a = ");
-    oi__sy_param_name(b, a);
-    oi__buf_printf(b, "[r * %lld + p];\n", K);
-    oi__buf_printf(b, "            for (%s j = 0; j < %lld; j++)\n                acc[j] = OI_S_mac(acc[j], a, ", it, N);
-    oi__sy_param_name(b, bm);
-    oi__buf_printf(b, "[p * %lld + j]);\n        }\n", N);
+    if (!k->packed) {
+        oi__buf_printf(b, "        float acc[%lld];\n", N);
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            acc[j] = 0.0f;\n", it, N);
+        oi__buf_printf(b, "        for (%s p = 0; p < %lld; p++) {\n", it, K);
+        oi__buf_puts(b, "            const float a = ");
+        oi__sy_param_name(b, a);
+        oi__buf_printf(b, "[r * %lld + p];\n", K);
+        oi__buf_printf(b, "            for (%s j = 0; j < %lld; j++)\n                acc[j] = OI_S_mac(acc[j], a, ", it, N);
+        oi__sy_param_name(b, bm);
+        oi__buf_printf(b, "[p * %lld + j]);\n        }\n", N);
+    }
     oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, N);
     oi__buf_printf(b, "            const %s i = r * %lld + j;\n", it, N);
     oi__buf_puts(b, "            /* ");
     oi__sy_render_stmt(b, mm);
     oi__buf_puts(b, " */\n");
+    oi__sy_gemm_tail(b, s, mm);
     oi__buf_printf(b, "            %s v0 = (%s)acc[j];\n", lang->compute_float, lang->compute_float);
     bool last = true;
     for (int m = 1; m < (int)arrlen(k->nodes); m++)
@@ -449,7 +488,82 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     }
     for (int n = 1; n < (int)arrlen(k->nodes); n++)
         oi__sy_ew_statement(b, s, lang, k, n, "i", 3);
-    oi__buf_puts(b, "            (void)v0;\n        }\n    }\n");
+    oi__buf_puts(b, k->packed ? "            (void)v0;\n        }\n        }\n    }\n" : "            (void)v0;\n        }\n    }\n");
+}
+
+/* The driver of gemm.c's micro-kernels (oi_gemm.h) for the packed matmul
+ * kernels: gemm.c's recipe on one block of rows (no threads): per block of
+ * kc = 256 steps of k (gemm.c's kc on every ISA), A's rows packed into one
+ * micro-panel, then per nr columns B's panel, then the micro-kernel; an
+ * edge tile runs whole on a scratch tile (packing pads with zeros). The
+ * ISA is chosen at run time as the simulator chooses it, OPENINFER_ISA
+ * (portable, avx2) capping it; -DOI_GEMM_AVX2_ONLY caps it at build time. */
+static void oi__sy_render_gemm_driver(oi__buf *b) {
+    oi__buf_puts(b,
+        "typedef void (*oi_micro_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,\n"
+        "                            float beta, const float *bias);\n"
+        "typedef struct oi_micro { int mr, nr; oi_micro_fn fn; } oi_micro;\n"
+        "static const oi_micro oi_micros[] = {\n"
+        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable},\n"
+        "#if OI__GEMM_X86\n"
+        "    {6, 16, oi__gemm_f32_kernel_avx2},\n"
+        "    {12, 32, oi__gemm_f32_kernel_avx512},\n"
+        "#endif\n"
+        "};\n\n"
+        "static const oi_micro *oi_micro_select(void) {\n"
+        "    const char *cap = getenv(\"OPENINFER_ISA\");\n"
+        "    if (cap && strcmp(cap, \"portable\") == 0)\n"
+        "        return &oi_micros[0];\n"
+        "#if OI__GEMM_X86\n"
+        "    __builtin_cpu_init();\n"
+        "#ifndef OI_GEMM_AVX2_ONLY\n"
+        "    if (!(cap && strcmp(cap, \"avx2\") == 0) && __builtin_cpu_supports(\"avx512f\"))\n"
+        "        return &oi_micros[2];\n"
+        "#endif\n"
+        "    if (__builtin_cpu_supports(\"avx2\") && __builtin_cpu_supports(\"fma\"))\n"
+        "        return &oi_micros[1];\n"
+        "#endif\n"
+        "    return &oi_micros[0];\n"
+        "}\n\n"
+        "static float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }\n\n"
+        "/* c[rows x n] = a[rows x k] b[k x n], rows <= mr, all row-major. */\n"
+        "static void oi_gemm_rows(const oi_micro *mk, const float *a, int64_t rows, int64_t k, int64_t n, const float *b,\n"
+        "                         float *c) {\n"
+        "    const int64_t KC = 256; /* gemm.c's kc */\n"
+        "    float a_raw[256 * 12 + 16], b_raw[256 * 32 + 16], e_raw[12 * 32 + 16];\n"
+        "    float *ap = oi_align64(a_raw), *bp = oi_align64(b_raw), *edge = oi_align64(e_raw);\n"
+        "    const int mr = mk->mr, nr = mk->nr;\n"
+        "    for (int64_t p0 = 0; p0 < k; p0 += KC) {\n"
+        "        const int64_t kc = k - p0 < KC ? k - p0 : KC;\n"
+        "        const float beta = p0 ? 1.0f : 0.0f;\n"
+        "        for (int64_t p = 0; p < kc; p++)\n"
+        "            for (int i = 0; i < mr; i++)\n"
+        "                ap[p * mr + i] = i < rows ? a[i * k + p0 + p] : 0.0f;\n"
+        "        for (int64_t j0 = 0; j0 < n; j0 += nr) {\n"
+        "            const int64_t cols = n - j0 < nr ? n - j0 : nr;\n"
+        "            for (int64_t p = 0; p < kc; p++) {\n"
+        "                const float *src = b + (p0 + p) * n + j0;\n"
+        "                if (cols == nr) {\n"
+        "                    memcpy(bp + p * nr, src, (size_t)nr * sizeof *src);\n"
+        "                    continue;\n"
+        "                }\n"
+        "                for (int j = 0; j < nr; j++)\n"
+        "                    bp[p * nr + j] = j < cols ? src[j] : 0.0f;\n"
+        "            }\n"
+        "            if (rows == mr && cols == nr) {\n"
+        "                mk->fn(kc, ap, bp, c + j0, n, 1.0f, beta, NULL);\n"
+        "                continue;\n"
+        "            }\n"
+        "            for (int i = 0; i < mr; i++)\n"
+        "                for (int j = 0; j < nr; j++)\n"
+        "                    edge[i * nr + j] = p0 && i < rows && j < cols ? c[i * n + j0 + j] : 0.0f;\n"
+        "            mk->fn(kc, ap, bp, edge, nr, 1.0f, beta, NULL);\n"
+        "            for (int64_t i = 0; i < rows; i++)\n"
+        "                for (int64_t j = 0; j < cols; j++)\n"
+        "                    c[i * n + j0 + j] = edge[i * nr + j];\n"
+        "        }\n"
+        "    }\n"
+        "}\n\n");
 }
 
 /* The element of the input for output element `o` and reduced element `q`. */
@@ -572,7 +686,134 @@ static void oi__sy_render_all_finite(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "[0] = (%s)ok;\n", lang->bool_type);
 }
 
+/* reshape: the same elements in the same order. */
+static void oi__sy_render_copy_kernel(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    oi__buf_puts(b, "    memcpy(");
+    oi__sy_param_name(b, out);
+    oi__buf_puts(b, ", ");
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, ", %llu);\n", (unsigned long long)oi__sy_value_bytes_of(out));
+}
+
+/* transpose: output dim d is input dim perm[d]; the innermost output dim
+ * is a loop of its own, the outer ones one flat index. */
+static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                    const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    int nd = in->ndim;
+    int64_t perm[OI_MAX_DIMS], in_stride[OI_MAX_DIMS], st = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        in_stride[d] = st;
+        st *= in->shape[d];
+        perm[d] = nd - 1 - d;
+    }
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "perm") == 0)
+            for (int d = 0; d < nd && d < (int)arrlen(pn->attrs[i].ints); d++)
+                perm[d] = pn->attrs[i].ints[d] < 0 ? pn->attrs[i].ints[d] + nd : pn->attrs[i].ints[d];
+    const char *it = lang->index_type;
+    long long inner = nd ? (long long)out->shape[nd - 1] : 1;
+    long long outer = (long long)oi__shape_numel(out->ndim, out->shape) / (inner ? inner : 1);
+    oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++) {\n        const %s at = 0", it, outer, it);
+    int64_t after = 1;
+    for (int d = nd - 2; d >= 0; d--) {
+        oi__buf_printf(b, " + o / %lld %% %lld * %lld", (long long)after, (long long)out->shape[d],
+                       (long long)in_stride[perm[d]]);
+        after *= out->shape[d];
+    }
+    oi__buf_printf(b, ";\n        for (%s j = 0; j < %lld; j++)\n            ", it, inner);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, "[o * %lld + j] = ", inner);
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, "[at + j * %lld];\n    }\n", nd ? (long long)in_stride[perm[nd - 1]] : 1LL);
+}
+
+/* layer_norm over the last axis, as nn.c's row: the mean and the variance
+ * about it summed in double, inv = 1 / sqrt(var + eps) rounded to f32,
+ * then (x - mean) * inv * scale + bias in f32 (nn.c's vector path sums in
+ * f32 chunks and fuses the last multiply-add: bounded, not bit-exact). */
+static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                               const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    long long n = (long long)in->shape[in->ndim - 1];
+    long long rows = (long long)oi__shape_numel(in->ndim, in->shape) / (n ? n : 1);
+    const char *it = lang->index_type;
+    oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n        const float *xr = ", it, rows);
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, " + r * %lld;\n        float *yr = ", n);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, " + r * %lld;\n        double sum = 0.0, sq = 0.0;\n", n);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            sum += (double)xr[j];\n", it, n);
+    oi__buf_printf(b, "        const float mean = (float)(sum / %lld.0);\n", n);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, n);
+    oi__buf_puts(b, "            const float d = xr[j] - mean;\n            sq += (double)(d * d);\n        }\n");
+    oi__buf_printf(b, "        const float inv = (float)(1.0 / sqrt(sq / %lld.0 + ", n);
+    oi__sy_double(b, oi__sy_param_f(pn, "epsilon"));
+    oi__buf_printf(b, "));\n        for (%s j = 0; j < %lld; j++)\n            yr[j] = (xr[j] - mean) * inv", it, n);
+    if (arrlen(pn->inputs) > 1) {
+        oi__buf_puts(b, " * ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));
+        oi__buf_puts(b, "[j]");
+    }
+    if (arrlen(pn->inputs) > 2) {
+        oi__buf_puts(b, " + ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_puts(b, "[j]");
+    }
+    oi__buf_puts(b, ";\n    }\n");
+}
+
+/* attention per (batch, head), as nn.c runs it: K^T of the head copied
+ * once, then per block of mr query rows the scores q K^T through the
+ * gemm's micro-kernels, scale, softmax as the softmax kernel above, and
+ * p V through them again, straight into the output (nn.c scales inside
+ * its gemm and sums e^ by vector lanes: bounded, not bit-exact). */
+static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                    const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *q = oi__sy_slot_of(s, pn->inputs[0]), *kk = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *v = oi__sy_slot_of(s, pn->inputs[2]), *out = oi__sy_slot_of(s, pn->out);
+    long long heads = (long long)(q->shape[0] * q->shape[1]), S = (long long)q->shape[2], D = (long long)q->shape[3];
+    long long T = (long long)kk->shape[2], Dv = (long long)v->shape[3];
+    double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale")
+                       ? oi__sy_param_f(pn, "scale") : 1.0 / sqrt((double)D);
+    const char *it = lang->index_type;
+    oi__buf_printf(b, "    const oi_micro *mk = oi_micro_select();\n    const float scale = (float)");
+    oi__sy_double(b, scale);
+    oi__buf_printf(b, ";\n    float kt[%lld], scores[12 * %lld];\n", D * T, T);
+    oi__buf_printf(b, "    for (%s h = 0; h < %lld; h++) {\n        const float *k_head = ", it, heads);
+    oi__sy_param_name(b, kk);
+    oi__buf_printf(b, " + h * %lld;\n        const float *v_head = ", T * D);
+    oi__sy_param_name(b, v);
+    oi__buf_printf(b, " + h * %lld;\n", T * Dv);
+    oi__buf_printf(b, "        for (%s t = 0; t < %lld; t++)\n            for (%s d = 0; d < %lld; d++)\n", it, T, it, D);
+    oi__buf_printf(b, "                kt[d * %lld + t] = k_head[t * %lld + d];\n", T, D);
+    oi__buf_printf(b, "        for (%s i0 = 0; i0 < %lld; i0 += (size_t)mk->mr) {\n", it, S);
+    oi__buf_printf(b, "            const %s rows = %lld - i0 < (size_t)mk->mr ? %lld - i0 : (size_t)mk->mr;\n", it, S, S);
+    oi__buf_puts(b, "            oi_gemm_rows(mk, ");
+    oi__sy_param_name(b, q);
+    oi__buf_printf(b, " + (h * %lld + i0) * %lld, (int64_t)rows, %lld, %lld, kt, scores);\n", S, D, D, T);
+    oi__buf_printf(b, "            for (%s r = 0; r < rows; r++) {\n                float *p_row = scores + r * %lld;\n", it, T);
+    oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = scale * p_row[t];\n", it, T);
+    oi__buf_puts(b, "                float m = p_row[0];\n");
+    oi__buf_printf(b, "                for (%s t = 1; t < %lld; t++)\n                    m = p_row[t] > m ? p_row[t] : m;\n", it, T);
+    oi__buf_printf(b, "                double sum = 0.0;\n                for (%s t = 0; t < %lld; t++) {\n", it, T);
+    oi__buf_printf(b, "                    p_row[t] = %s(p_row[t] - m);\n", lang->exp_fn);
+    oi__buf_puts(b, "                    sum = OI_S_sum_step(sum, (double)p_row[t]);\n                }\n");
+    oi__buf_puts(b, "                const float inv = (float)(1.0 / sum);\n");
+    oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = p_row[t] * inv;\n            }\n", it, T);
+    oi__buf_printf(b, "            oi_gemm_rows(mk, scores, (int64_t)rows, %lld, %lld, v_head, ", T, Dv);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, " + (h * %lld + i0) * %lld);\n        }\n    }\n", S, Dv);
+}
+
 void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
+    if (s->packed_gemm)
+        oi__sy_render_gemm_driver(b);
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         const oi__sy_kernel *kr = &s->kernels[k];
         oi__sy_param *params = oi__sy_kernel_params(s, kr);
@@ -583,6 +824,10 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_REDUCE: oi__sy_render_reduce(b, s, lang, kr); break;
         case OI__SY_K_SOFTMAX: oi__sy_render_softmax(b, s, lang, kr); break;
         case OI__SY_K_ALL_FINITE: oi__sy_render_all_finite(b, s, lang, kr); break;
+        case OI__SY_K_COPY: oi__sy_render_copy_kernel(b, s, kr); break;
+        case OI__SY_K_TRANSPOSE: oi__sy_render_transpose(b, s, lang, kr); break;
+        case OI__SY_K_NORM: oi__sy_render_norm(b, s, lang, kr); break;
+        case OI__SY_K_ATTENTION: oi__sy_render_attention(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         arrfree(params);

@@ -41,6 +41,10 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_MATMUL: return "matmul";
     case OI__SY_K_REDUCE: return "reduce";
     case OI__SY_K_SOFTMAX: return "softmax";
+    case OI__SY_K_COPY: return "copy";
+    case OI__SY_K_TRANSPOSE: return "transpose";
+    case OI__SY_K_NORM: return "layer_norm";
+    case OI__SY_K_ATTENTION: return "attention";
     case OI__SY_K_ALL_FINITE: return "all_finite";
     }
     return "?";
@@ -61,6 +65,83 @@ static int64_t oi__sy_numel(const oi__slot *sl) { return oi__shape_numel(sl->ndi
 
 static oi_status oi__sy_unsupported(const oi__pnode *pn, const char *why) {
     return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the C target cannot synthesize this yet: %s", why);
+}
+
+static const char *oi__sy_param_s(const oi__pnode *pn, const char *name) {
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, name) == 0 && pn->attrs[i].s)
+            return pn->attrs[i].s;
+    return NULL;
+}
+
+static bool oi__sy_any_dynamic(const oi__sy_schedule *s, const oi__pnode *pn) {
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+        if (oi__sy_slot(s, pn->inputs[i])->dynamic_shape)
+            return true;
+    return oi__sy_slot(s, pn->out)->dynamic_shape;
+}
+
+/* gemm(A [M, K], B [K, N], bias [N]): the matmul kernel with the bias row
+ * and the activation before its epilogue. */
+static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    const oi__slot *a = oi__sy_slot(s, pn->inputs[0]), *b = oi__sy_slot(s, pn->inputs[1]), *out = oi__sy_slot(s, pn->out);
+    oi_op op = pn->ir->op;
+    size_t na = arrlenu(pn->attrs);
+    const char *act = oi__sy_param_s(pn, "activation");
+    if (a->ndim != 2 || b->ndim != 2 || out->ndim != 2 || oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a gemm that is not 2-D with shapes known at synthesis time");
+    if (oi__op_param_value_i64(op, pn->attrs, na, "trans_a") || oi__op_param_value_i64(op, pn->attrs, na, "trans_b") ||
+        oi__op_param_value_f64(op, pn->attrs, na, "alpha") != 1.0 || oi__op_param_value_f64(op, pn->attrs, na, "beta") != 1.0)
+        return oi__sy_unsupported(pn, "a gemm with trans_a, trans_b, alpha or beta");
+    if (act && strcmp(act, "none") != 0 && strcmp(act, "relu") != 0 && strcmp(act, "gelu") != 0)
+        return oi__sy_unsupported(pn, "a gemm activation other than none, relu or gelu");
+    if (arrlen(pn->inputs) > 2 && oi__sy_numel(oi__sy_slot(s, pn->inputs[2])) != out->shape[1])
+        return oi__sy_unsupported(pn, "a gemm bias that is not one row of the result");
+    if (out->shape[1] > (act && strcmp(act, "gelu") == 0 ? 2048 : 16384))
+        return oi__sy_unsupported(pn, "a gemm with more than 16384 output columns (2048 with gelu)");
+    *kind = OI__SY_K_MATMUL;
+    return OI_OK;
+}
+
+/* reshape, transpose, layer_norm (last axis), attention (no mask, as many
+ * k/v heads as q heads): f32 with shapes known at synthesis time. */
+static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    oi_op op = pn->ir->op;
+    const oi__slot *in0 = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
+    size_t na = arrlenu(pn->attrs);
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a shape op, norm or attention over a shape known at run time only");
+    if (op == OI_OP_reshape) {
+        *kind = OI__SY_K_COPY;
+        return OI_OK;
+    }
+    if (op == OI_OP_transpose) {
+        *kind = OI__SY_K_TRANSPOSE;
+        return OI_OK;
+    }
+    if (in0->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32)
+        return oi__sy_unsupported(pn, op == OI_OP_layer_norm ? "layer_norm on a dtype other than f32"
+                                                             : "attention on a dtype other than f32");
+    if (op == OI_OP_layer_norm) {
+        int64_t axis = oi__op_param_value_i64(op, pn->attrs, na, "axis");
+        int64_t lane = in0->shape[in0->ndim - 1];
+        if (axis != -1 && axis != in0->ndim - 1)
+            return oi__sy_unsupported(pn, "layer_norm over more than the last axis");
+        for (int i = 1; i < (int)arrlen(pn->inputs); i++)
+            if (oi__sy_numel(oi__sy_slot(s, pn->inputs[i])) != lane || oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32)
+                return oi__sy_unsupported(pn, "a layer_norm scale or bias that is not one f32 lane");
+        *kind = OI__SY_K_NORM;
+        return OI_OK;
+    }
+    const oi__slot *k = oi__sy_slot(s, pn->inputs[1]), *v = oi__sy_slot(s, pn->inputs[2]);
+    if (arrlen(pn->inputs) > 3 || oi__op_param_value_i64(op, pn->attrs, na, "causal"))
+        return oi__sy_unsupported(pn, "attention with a mask or causal");
+    if (k->shape[1] != in0->shape[1] || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32)
+        return oi__sy_unsupported(pn, "attention with grouped-query heads or mixed dtypes");
+    if (k->shape[2] > 2048 || k->shape[2] * k->shape[3] > 65536 || v->shape[3] > 2048)
+        return oi__sy_unsupported(pn, "attention over more than 2048 keys or 65536 key elements per head");
+    *kind = OI__SY_K_ATTENTION;
+    return OI_OK;
 }
 
 /* Checks one op node and says which kernel kind runs it. */
@@ -86,6 +167,10 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         *kind = OI__SY_K_MATMUL;
         return OI_OK;
     }
+    if (op == OI_OP_gemm && in0->dtype == OI_DTYPE_F32)
+        return oi__sy_classify_gemm(s, pn, kind);
+    if (op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_attention)
+        return oi__sy_classify_nn(s, pn, kind);
     if ((op == OI_OP_sum_axis || op == OI_OP_mean_axis) && in0->dtype == OI_DTYPE_F32) {
         *kind = OI__SY_K_REDUCE;
         return OI_OK;
@@ -159,7 +244,7 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
             if (m->inputs[i] != pn->out)
                 continue;
             bool matmul_operand = k->kind == OI__SY_K_MATMUL && n == 0;
-            if (matmul_operand && (i == 1 || !oi__sy_same_shape(oi__sy_slot(s, m->inputs[i]), shape)))
+            if (matmul_operand && (i >= 1 || !oi__sy_same_shape(oi__sy_slot(s, m->inputs[i]), shape)))
                 return false;
             if (!matmul_operand && !oi__sy_same_shape(oi__sy_slot(s, m->inputs[i]), shape))
                 return false;
@@ -181,6 +266,20 @@ typedef struct oi__sy_builder {
 
 static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, int count, oi__sy_step **steps);
 
+/* gemm.c's choice: below OI__GEMM_TINY (4096) multiply-adds the plain
+ * loop (the simulator's small path, bit-exact), above it the micro-kernels
+ * over packed panels; a block of rows of the result (at most 12 x N floats)
+ * is held on the stack, so N is bounded. */
+static bool oi__sy_use_packed(const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *a = oi__sy_slot(s, pn->inputs[0]), *c = oi__sy_slot(s, pn->out);
+    if (a->dynamic_shape || c->dynamic_shape)
+        return false;
+    int64_t m = c->shape[0], n = c->shape[1], k = a->shape[1];
+    const char *act = oi__sy_param_s(pn, "activation");
+    bool gelu = act && strcmp(act, "gelu") == 0; /* oi_gemm.h holds math.c's gelu */
+    return (m * n * k >= 4096 || gelu) && n <= 2048;
+}
+
 static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_step **steps) {
     oi__sy_schedule *s = b->s;
     oi__sy_kernel_kind kind = OI__SY_K_ELEMENTWISE;
@@ -198,6 +297,8 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
     memset(&k, 0, sizeof k);
     k.id = (int)arrlen(s->kernels);
     k.kind = kind;
+    k.packed = (kind == OI__SY_K_MATMUL && oi__sy_use_packed(s, pn)) || kind == OI__SY_K_ATTENTION;
+    s->packed_gemm |= k.packed;
     if (!arrput(k.nodes, pn))
         return OI_ERROR_OUT_OF_MEMORY;
     if (!arrput(s->kernels, k)) {
@@ -631,6 +732,13 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         return OI_OK;
     if (op == OI_OP_softmax) {
         *out = in[0];
+        return OI_OK;
+    }
+    if (op == OI_OP_gemm || op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm ||
+        op == OI_OP_attention) { /* static shapes only (classify): the declared one */
+        const oi__slot *o = oi__sy_slot(s, pn->out);
+        out->ndim = o->ndim;
+        memcpy(out->dims, o->shape, sizeof out->dims);
         return OI_OK;
     }
     if (op == OI_OP_matmul) {
@@ -1101,7 +1209,10 @@ static void oi__sy_estimate(oi__sy_schedule *s) {
                 kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->out));
             if (n == 0 && kr->kind == OI__SY_K_MATMUL)
                 kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)oi__sy_slot(s, pn->inputs[0])->shape[1];
-            else if (kr->kind == OI__SY_K_REDUCE || kr->kind == OI__SY_K_SOFTMAX || kr->kind == OI__SY_K_ALL_FINITE)
+            else if (kr->kind == OI__SY_K_ATTENTION) {
+                const oi__slot *q = oi__sy_slot(s, pn->inputs[0]), *kk = oi__sy_slot(s, pn->inputs[1]);
+                kr->flops += 4u * (uint64_t)oi__sy_numel(q) * (uint64_t)kk->shape[2];
+            } else if (kr->kind == OI__SY_K_REDUCE || kr->kind == OI__SY_K_SOFTMAX || kr->kind == OI__SY_K_ALL_FINITE)
                 kr->flops += (uint64_t)oi__sy_numel(oi__sy_slot(s, pn->inputs[0])) * (kr->kind == OI__SY_K_SOFTMAX ? 4u : 1u);
             else
                 kr->flops += (uint64_t)kr->numel;

@@ -4,7 +4,10 @@
  *                  negation, comparisons of the results
  *   maybe_written  a temporary written in one arm of a branch only and read
  *                  after it: when the other arm runs it must read zeros, not
- *                  the bytes of a temporary that shared its arena space */
+ *                  the bytes of a temporary that shared its arena space
+ *   nn_ops         gemm with a bias row and relu (the plain loop), gemm with
+ *                  gelu over edge tiles (gemm.c's micro-kernels), layer_norm,
+ *                  transpose, reshape into heads, attention */
 #include "../../openinfer.h"
 
 OI_GRAPH(int_ops,
@@ -52,3 +55,24 @@ OI_GRAPH(maybe_written,
 )
 
 int main(void) { return 0; }
+
+OI_GRAPH(nn_ops,
+  OI_DYNAMIC(
+    OI_VAR(x, f32[8, 12]) OI_VAR(w, f32[12, 16]) OI_VAR(bias, f32[16]) OI_VAR(w2, f32[16, 40])
+    OI_VAR(g, f32[16]) OI_VAR(be, f32[16])
+  )
+  OI_VOLATILE(
+    OI_VAR(small, f32[8, 16]) OI_VAR(big, f32[8, 40]) OI_VAR(ln, f32[8, 16]) OI_VAR(tr, f32[16, 8])
+    OI_VAR(split, f32[1, 8, 2, 8]) OI_VAR(heads, f32[1, 2, 8, 8]) OI_VAR(att, f32[1, 2, 8, 8])
+  )
+  OI_BLOCK(entry,
+    OI_OP(gemm, x, w, bias, activation="relu") OI_TO(small)
+    OI_OP(gemm, small, w2, activation="gelu") OI_TO(big)
+    OI_OP(layer_norm, small, g, be, epsilon=1e-5) OI_TO(ln)
+    OI_OP(transpose, ln, perm=[1, 0]) OI_TO(tr)
+    OI_OP(reshape, ln, shape=[1, 8, 2, 8]) OI_TO(split)
+    OI_OP(transpose, split, perm=[0, 2, 1, 3]) OI_TO(heads)
+    OI_OP(attention, heads, heads, heads) OI_TO(att)
+    OI_RETURN()
+  )
+)
