@@ -226,7 +226,9 @@ typedef enum oi_dsl_kind {
     OI_DSL_CACHE_INCREMENT, OI_DSL_CACHE_DECREMENT, OI_DSL_CACHE_RESET,
     OI_DSL_BARRIER, OI_DSL_DEP, OI_DSL_TRANSFER, OI_DSL_BRANCH, OI_DSL_YIELD,
     OI_DSL_AWAIT, OI_DSL_RETURN,
-    OI_DSL_STRICT /* the graph is strict: what would be a warning is an error */
+    OI_DSL_STRICT, /* the graph is strict: what would be a warning is an error */
+    OI_DSL_SCOPE, OI_DSL_SCOPE_END, /* a named region inside a block (head: its name) */
+    OI_DSL_WITH   /* hints of the OI_OP before it: "fuse=false, placement=\"cpu\"" */
 } oi_dsl_kind;
 
 typedef struct oi_dsl_stmt {
@@ -276,8 +278,12 @@ oi_status oi_graph_builder_section(oi_graph_builder *b, oi_dsl_kind section);
 oi_status oi_graph_builder_var(oi_graph_builder *b, const char *decl);
 oi_status oi_graph_builder_block(oi_graph_builder *b, const char *name);
 oi_status oi_graph_builder_loop(oi_graph_builder *b, const char *name, const char *index, const char *range);
+/* A named region inside a block (OI_SCOPE); closed by oi_graph_builder_end.
+ * Hints go between an op and its output: oi_graph_builder_stmt(b, OI_DSL_OP,
+ * "matmul", "x, w"), (b, OI_DSL_WITH, "", "placement=\"cpu\""), (b, OI_DSL_TO, "", "h"). */
+oi_status oi_graph_builder_scope(oi_graph_builder *b, const char *name);
 oi_status oi_graph_builder_op(oi_graph_builder *b, const char *op, const char *args, const char *output);
-/* Closes the innermost open section, block or loop. */
+/* Closes the innermost open section, block, loop or scope. */
 oi_status oi_graph_builder_end(oi_graph_builder *b);
 /* Builds the graph and frees the builder (also on failure). */
 oi_graph *oi_graph_builder_finish(oi_graph_builder *b);
@@ -329,6 +335,15 @@ oi_status oi_graph_validate(const oi_graph *graph, const oi_model *model);
 #define OI_YIELD(...)           OI__STMT(OI_DSL_YIELD, "", #__VA_ARGS__, 0)
 #define OI_AWAIT(...)           OI__STMT(OI_DSL_AWAIT, "", #__VA_ARGS__, 0)
 #define OI_RETURN()             OI__STMT(OI_DSL_RETURN, "", "", 0)
+/* A named region of a block: nests; every node inside carries the path
+ * ("encoder/layer0") in the graph, its JSON, the DOT picture, the trace and
+ * errors. It does not change what runs. */
+#define OI_SCOPE(name, ...) \
+    OI__STMT(OI_DSL_SCOPE, #name, "", 0) __VA_ARGS__ OI__STMT(OI_DSL_SCOPE_END, #name, "", 0)
+/* Hints of the op before it, written between OI_OP and OI_TO: fuse=true|false,
+ * placement="cpu"|"gpu"|"vulkan"|"blas", group="name", no_reorder=true. They
+ * never change results. */
+#define OI_WITH(...)            OI__STMT(OI_DSL_WITH, "", #__VA_ARGS__, 0)
 /* Anywhere outside sections and blocks: this graph is strict (see above). */
 #define OI_STRICT()             OI__STMT(OI_DSL_STRICT, "", "", 0)
 
@@ -415,6 +430,7 @@ typedef struct oi_event {
     const char *node_uuid;
     const char *description; /* "op add(x,a) >> t0" */
     uint64_t micros;
+    const char *scope; /* the OI_SCOPE path ("encoder/layer0"), "" outside scopes */
 } oi_event;
 
 /* Starts a step to be walked with oi_executor_next. */
@@ -585,8 +601,9 @@ typedef struct oi_synthesizer oi_synthesizer;
 typedef struct oi_plan oi_plan;
 /* OI_DEVICE_CPU (or AUTO): C for this machine. VULKAN: not written yet. */
 oi_synthesizer *oi_synthesizer_new(oi_device device);
-/* The seeds' device JSON; today its device.type (must be "cpu") and
- * preferences.max_kernel_ops are read. */
+/* The seeds' device JSON (docs/device-json.md), every field checked; read
+ * today: device.api ("c"), preferences.prefer_fusion/max_kernel_ops and
+ * memory.global_bytes (oi_synthesize fails when the plan does not fit). */
 oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json);
 void oi_synthesizer_free(oi_synthesizer *synth);
 /* At most this many DSL statements fused into one kernel (default 16). */

@@ -526,11 +526,19 @@ static void oi__conv_im2col(const oi__conv_geom *g, bool wide, const int64_t *ta
 /* ------------------------------------------------------------------ */
 /* Kernels                                                             */
 /* ------------------------------------------------------------------ */
+/* y[r, q] += bias[first + r], in the element type (f32 rounds once per
+ * add, as the generic path's f64 add rounded to f32 does). */
 static void oi__conv_add_bias(const oi__conv_buf *bias, bool wide, int64_t first, int64_t rows, int64_t cols, void *y) {
     for (int64_t r = 0; r < rows; r++) {
-        double b = oi__conv_get(bias->data, wide, first + r);
-        for (int64_t q = 0; q < cols; q++)
-            oi__conv_put(y, wide, r * cols + q, oi__conv_get(y, wide, r * cols + q) + b);
+        if (wide) {
+            double b = ((const double *)bias->data)[first + r], *row = (double *)y + r * cols;
+            for (int64_t q = 0; q < cols; q++)
+                row[q] += b;
+        } else {
+            float b = ((const float *)bias->data)[first + r], *row = (float *)y + r * cols;
+            for (int64_t q = 0; q < cols; q++)
+                row[q] += b;
+        }
     }
 }
 

@@ -24,6 +24,9 @@
 #include "../openinfer_impl/internal.h"
 #include "scalar.h" /* OI_S_mac: the plain loop's multiply-add */
 
+/* The synthesizer copies the synth-embed regions into every emitted folder
+ * that runs a gemm (oi_gemm.h, scripts/embed_synth_sources.py). */
+/* synth-embed begin */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define OI__GEMM_X86 1
 #include <immintrin.h>
@@ -38,6 +41,7 @@
 #else
 #define OI__GEMM_PREFETCH(address) ((void)(address))
 #endif
+/* synth-embed end */
 
 #define OI__GEMM_MAX_MR 12
 #define OI__GEMM_MAX_NR 32
@@ -70,6 +74,7 @@ typedef struct oi__gemm_f32_impl {
 } oi__gemm_f32_impl;
 
 /* ---- micro-kernels ---- */
+/* synth-embed begin (its copy closes the #if OI__GEMM_X86 below) */
 
 /* Applies X to each of the 6 (or 12) rows of a register tile; the rows are
  * spelled out so the accumulators live in named registers, whatever the
@@ -217,6 +222,8 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float
     }
     OI__AVX512_FINISH
 }
+
+/* synth-embed end */
 
 /* The same tile with A read in place: full row panels of a row-major A
  * need no packing (a few rows of activations are packed about as often as

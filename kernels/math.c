@@ -24,6 +24,7 @@
  * the 16-lane blocks to the ISA's vectors. The clones compute the same
  * IEEE operations in the same order, so they agree (up to contraction
  * into FMA, which ISO C modes leave off). */
+/* synth-embed begin (oi_gemm.h: the scalar f32 math, exact gelu's) */
 #if OI__GEMM_X86
 #define OI__MATH_INLINE static inline __attribute__((always_inline))
 #define OI__ISA_CLONES(name, params, args) \
@@ -40,10 +41,12 @@
 #define OI__ISA_PICK(name) name##_portable
 #endif
 #define OI__ISA_CALL(name, args) OI__ISA_PICK(name) args
+/* synth-embed end */
 
 #include "vexp.h"
 
 /* ---- f32 building blocks ---- */
+/* synth-embed begin */
 OI__MATH_INLINE uint32_t oi__math_bits(float v) {
     uint32_t b;
     memcpy(&b, &v, sizeof b);
@@ -149,6 +152,7 @@ OI__MATH_INLINE float oi__gelu_erf_f32(float x) {
     y = oi__math_from_bits(oi__math_pick((int32_t)xb > 0, oi__math_bits(2.0f - y), oi__math_bits(y)));
     return 0.5f * x * y;
 }
+/* synth-embed end */
 
 /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows. */
 OI__MATH_INLINE float oi__softplus_f32(float x) {

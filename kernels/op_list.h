@@ -201,7 +201,7 @@
     X(matmul_q8, 3, "quantized", CUSTOM, SAME, OI__F_MIX, OI__DTS(BF16) | OI__DTS(F16) | OI__DTS(F32), 0, oi__k_quant, \
       "matmul_q8(x, w, scale): x [..., K] times per-channel int8 weights w i8 [N, K] (or [K, N], `layout`), scale [N] -> [..., N]: y = scale[n] * sum_k x[k] w[n, k]") \
     X(matmul_q4, 2, "quantized", CUSTOM, SAME, OI__F_MIX, OI__DTS(BF16) | OI__DTS(F16) | OI__DTS(F32), 0, oi__k_quant, \
-      "matmul_q4(x, w): x [..., K] times 4-bit block weights w u8 [N, K/32 * block bytes] (ggml q4_0 or q4_1 blocks of 32 along K, `format`) -> [..., N]") \
+      "matmul_q4(x, w): x [..., K] times block-quantized weights w u8 [N, K/32 * block bytes] (ggml q4_0, q4_1 or q8_0 blocks of 32 along K, `format`; q8_0 is 8-bit despite the name) -> [..., N]") \
     /* shape, view and convolution ops */ \
     X(reshape, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
       "`shape` with ONNX's 0 (copy the input dim) and one -1 (inferred); a view of dense data") \
@@ -316,7 +316,8 @@
     X(top_k_indices, largest, BOOL, OPT, 1, "true", "the largest (false: the smallest)") \
     X(top_k_indices, sorted, BOOL, OPT, 1, "true", "accepted for ONNX; the result is always sorted") \
     X(matmul_q8, layout, STRING, OPT, 0, "\"nk\"", "\"nk\": w is [N, K] (a row per output); \"kn\": w is [K, N]") \
-    X(matmul_q4, format, STRING, OPT, 0, "\"q4_0\"", "\"q4_0\": 18-byte blocks (f16 d, 16 bytes of nibbles q), value (q - 8) * d; \"q4_1\": 20-byte blocks (f16 d, f16 m, nibbles), value q * d + m; low nibbles are elements 0..15 of a block, high nibbles 16..31") \
+    X(matmul_q4, format, STRING, OPT, 0, "\"q4_0\"", "\"q4_0\": 18-byte blocks (f16 d, 16 bytes of nibbles q), value (q - 8) * d; \"q4_1\": 20-byte blocks (f16 d, f16 m, nibbles), value q * d + m; low nibbles are elements 0..15 of a block, high nibbles 16..31; \"q8_0\": 34-byte blocks (f16 d, 32 int8 q), value q * d") \
+    X(matmul_q4, activations, STRING, OPT, 0, "\"f32\"", "\"f32\": x as given, f32 arithmetic; \"q8\": each row of x rounded once to blocks of 32 int8 (dx = max|x| / 127 per block, as llama.cpp's q8 activations) and dotted in exact integer arithmetic (AVX2 / AVX-512 VNNI / portable, bit-identical), then scaled in f32; adds at most dx / 2 * sum|w| per block to each output") \
     /* shape, view and convolution ops */ \
     X(reshape, shape, INT_LIST, REQ, 0, "required", "the new dims: -1 once (inferred), 0 copies the input dim (unless allowzero)") \
     X(reshape, allowzero, BOOL, OPT, 0, "false", "0 in shape means a real 0") \

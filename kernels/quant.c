@@ -13,20 +13,35 @@
  *       q4_1, 20 bytes: d (f16), m (f16), qs[16];
  *         element j = (qs[j] & 15) * d + m, element j + 16 = (qs[j] >> 4) * d + m
  *     (low nibbles are elements 0..15 of the block, high nibbles 16..31).
+ *       q8_0, 34 bytes: d (f16), qs[32] (int8); element j = qs[j] * d
+ *     (not a 4-bit format, despite the op's name: the op is "ggml's blocks
+ *     of 32 along K", and q8_0 is the format of tied LLM embeddings).
  * x is f32, f16 or bf16 [..., K]; y is [..., N] in x's dtype; everything
  * computes in f32 and rounds once.
  * A few rows of x (decoding, M < 4) take dot products straight from the
  * packed rows, 16 f32 accumulators wide; more rows dequantize a chunk of
- * weight rows to f32 once and multiply it with oi__gemm_f32. */
+ * weight rows to f32 once and multiply it with oi__gemm_f32.
+ *
+ * activations="q8" (matmul_q4 only) trades x's precision for integer
+ * arithmetic, as llama.cpp's CPU path does: each row of x is rounded once
+ * into blocks of 32 int8 with one f32 scale (dx = max|x| / 127,
+ * qx = round(x / dx)), each weight block is dotted with its x block in
+ * exact integer arithmetic (AVX2 vpmaddubsw, AVX-512 VNNI vpdpbusd where
+ * the CPU has it, portable C otherwise: the same integers on every path),
+ * and the block sums are scaled in f32 in one fixed order, so every ISA
+ * gives bit-identical results. The rounding of x adds an error of at most
+ * dx / 2 per element: |y - y_f32| <= sum over blocks of
+ * (max|x_b| / 254) * sum_j |w_bj| (docs/ops.md). */
 #include "../openinfer_impl/internal.h"
 
-typedef enum oi__qformat { OI__Q_I8, OI__Q4_0, OI__Q4_1 } oi__qformat;
+typedef enum oi__qformat { OI__Q_I8, OI__Q4_0, OI__Q4_1, OI__Q8_0 } oi__qformat;
 
 #define OI__Q4_BLOCK 32
 #define OI__QMM_DOT_MAX_M 4  /* fewer rows of x: dot products, no dequantized copy */
 #define OI__QMM_CHUNK 16     /* weight rows dequantized per gemm call */
 
-static int64_t oi__q4_block_bytes(oi__qformat f) { return f == OI__Q4_1 ? 20 : 18; }
+static int64_t oi__q4_block_bytes(oi__qformat f) { return f == OI__Q8_0 ? 34 : f == OI__Q4_1 ? 20 : 18; }
+static const char *oi__q4_format_name(oi__qformat f) { return f == OI__Q8_0 ? "q8_0" : f == OI__Q4_1 ? "q4_1" : "q4_0"; }
 
 /* A little-endian f16 as f32, inline: the exponent and mantissa moved into
  * f32 position and scaled by 2^(127 - 15), which also gets subnormals
@@ -75,6 +90,31 @@ OI__MATH_INLINE float oi__dot_q4(const float *x, const uint8_t *row, int64_t k, 
     return s;
 }
 
+/* sum over blocks of d * sum x q */
+OI__MATH_INLINE float oi__dot_q8_0(const float *x, const uint8_t *row, int64_t k) {
+    float acc[16] = {0};
+    for (int64_t b = 0; b < k / OI__Q4_BLOCK; b++, x += OI__Q4_BLOCK, row += 34) {
+        const int8_t *qs = (const int8_t *)(row + 2);
+        float d = oi__q_half(row), xq[16];
+        for (int j = 0; j < 16; j++)
+            xq[j] = x[j] * (float)qs[j] + x[j + 16] * (float)qs[j + 16];
+        for (int j = 0; j < 16; j++)
+            acc[j] += d * xq[j];
+    }
+    float s = 0.0f;
+    for (int j = 0; j < 16; j++)
+        s += acc[j];
+    return s;
+}
+
+OI__MATH_INLINE void oi__dequant_q8_0(const uint8_t *row, int64_t k, float *dst) {
+    for (int64_t b = 0; b < k / OI__Q4_BLOCK; b++, dst += OI__Q4_BLOCK, row += 34) {
+        float d = oi__q_half(row);
+        for (int j = 0; j < OI__Q4_BLOCK; j++)
+            dst[j] = (float)(int8_t)row[2 + j] * d;
+    }
+}
+
 OI__MATH_INLINE void oi__dequant_q4(const uint8_t *row, int64_t k, bool with_min, float *dst) {
     int64_t bytes = with_min ? 20 : 18;
     float off = with_min ? 0.0f : -8.0f;
@@ -98,6 +138,10 @@ typedef struct oi__qmm {
     int64_t m, n, k;
     int64_t rows_per_task;
     bool gemm;
+    /* activations "q8": x rounded into int8 blocks, their scales and sums */
+    const int8_t *xq;
+    const float *xd;
+    const int32_t *xs;
     float *scratch; /* OI__QMM_CHUNK * K per pool thread */
     oi_status *status;
 } oi__qmm;
@@ -106,11 +150,17 @@ OI__MATH_INLINE float oi__qmm_dot(const oi__qmm *q, const float *x, int64_t n) {
     const uint8_t *row = q->w + n * q->row_bytes;
     if (q->format == OI__Q_I8)
         return q->scale[n] * oi__dot_i8(x, (const int8_t *)row, q->k);
+    if (q->format == OI__Q8_0)
+        return oi__dot_q8_0(x, row, q->k);
     return oi__dot_q4(x, row, q->k, q->format == OI__Q4_1);
 }
 
 OI__MATH_INLINE void oi__qmm_dequant(const oi__qmm *q, int64_t n, float *dst) {
     const uint8_t *row = q->w + n * q->row_bytes;
+    if (q->format == OI__Q8_0) {
+        oi__dequant_q8_0(row, q->k, dst);
+        return;
+    }
     if (q->format != OI__Q_I8) {
         oi__dequant_q4(row, q->k, q->format == OI__Q4_1, dst);
         return;
@@ -135,10 +185,187 @@ OI__MATH_INLINE void oi__qmm_dequant_rows_body(const oi__qmm *q, int64_t n0, int
 }
 OI__ISA_CLONES(oi__qmm_dequant_rows, (const oi__qmm *q, int64_t n0, int64_t n1, float *buf), (q, n0, n1, buf))
 
+/* ---- activations "q8": integer block dot products ----
+ * One weight row against one quantized x row (xq int8 [K], xd and xs the
+ * scale and the sum of q of each x block): per block b an exact int32
+ * isum = sum_j w[j] xq[j] (w the nibble 0..15 of q4_0 / q4_1, the signed
+ * byte of q8_0; |isum| <= 32 * 128 * 127), then the block's term in f32,
+ *   q4_0: (dw dx) (isum - 8 xs)   q4_1: (dw dx) isum + (m dx) xs   q8_0: (dw dx) isum
+ * added into acc[b % 4]. Every path does these IEEE operations in this
+ * order (no FMA), so they agree bit for bit. */
+typedef void (*oi__q8dot_fn)(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd, const int32_t *xs,
+                             int64_t b0, int64_t nb, float acc[4]);
+
+/* Blocks [b0, nb) one at a time. */
+static void oi__q8dot_portable(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd,
+                               const int32_t *xs, int64_t b0, int64_t nb, float acc[4]) {
+    int64_t bytes = oi__q4_block_bytes(f);
+    for (int64_t b = b0; b < nb; b++) {
+        const uint8_t *blk = row + b * bytes;
+        const int8_t *x = xq + b * OI__Q4_BLOCK;
+        int32_t isum = 0;
+        if (f == OI__Q8_0)
+            for (int j = 0; j < OI__Q4_BLOCK; j++)
+                isum += (int32_t)(int8_t)blk[2 + j] * x[j];
+        else
+            for (int j = 0; j < 16; j++) {
+                uint8_t v = blk[bytes - 16 + j];
+                isum += (int32_t)(v & 15) * x[j] + (int32_t)(v >> 4) * x[j + 16];
+            }
+        float dwx = oi__q_half(blk) * xd[b], t;
+        if (f == OI__Q4_0)
+            t = dwx * (float)(isum - 8 * xs[b]);
+        else if (f == OI__Q4_1) {
+            float mx = oi__q_half(blk + 2) * xd[b];
+            t = dwx * (float)isum + mx * (float)xs[b];
+        } else
+            t = dwx * (float)isum;
+        acc[b & 3] += t;
+    }
+}
+
+#if OI__GEMM_X86
+/* One weight block as 32 bytes for vpmaddubsw/vpdpbusd (unsigned times
+ * signed), and x's block to match: the nibbles as they are (0..15); q8_0's
+ * signed bytes as |w| with w's sign moved onto x (|w| <= 128 fits u8). */
+#define OI__Q8DOT_LOAD_BLOCK(f, blk, xp, wv, xv) \
+    do { \
+        xv = _mm256_loadu_si256((const __m256i *)(xp)); \
+        if ((f) == OI__Q8_0) { \
+            __m256i raw_ = _mm256_loadu_si256((const __m256i *)((blk) + 2)); \
+            wv = _mm256_sign_epi8(raw_, raw_); \
+            xv = _mm256_sign_epi8(xv, raw_); \
+        } else { \
+            __m128i qs_ = _mm_loadu_si128((const __m128i *)((blk) + ((f) == OI__Q4_1 ? 4 : 2))); \
+            __m128i lo_ = _mm_and_si128(qs_, _mm_set1_epi8(15)); \
+            __m128i hi_ = _mm_and_si128(_mm_srli_epi16(qs_, 4), _mm_set1_epi8(15)); \
+            wv = _mm256_inserti128_si256(_mm256_castsi128_si256(lo_), hi_, 1); \
+        } \
+    } while (0)
+
+/* Four f16 (at p, p + step, ...) as f32, by oi__q_half's integer steps. */
+#define OI__Q8DOT_HALF4(p, step) \
+    oi__q8dot_half4(_mm_set_epi32((p)[3 * (step)] | (p)[3 * (step) + 1] << 8, (p)[2 * (step)] | (p)[2 * (step) + 1] << 8, \
+                                  (p)[step] | (p)[(step) + 1] << 8, (p)[0] | (p)[1] << 8))
+static inline __attribute__((always_inline)) __m128 oi__q8dot_half4(__m128i h) {
+    __m128i em = _mm_and_si128(h, _mm_set1_epi32(0x7FFF));
+    __m128 finite = _mm_mul_ps(_mm_castsi128_ps(_mm_slli_epi32(em, 13)), _mm_set1_ps(5.192296858534828e33f));
+    __m128i special = _mm_or_si128(_mm_slli_epi32(em, 13), _mm_set1_epi32(0x70000000));
+    __m128i is_special = _mm_cmpgt_epi32(em, _mm_set1_epi32(0x7BFF));
+    __m128i bits = _mm_or_si128(_mm_and_si128(is_special, special), _mm_andnot_si128(is_special, _mm_castps_si128(finite)));
+    return _mm_castsi128_ps(_mm_or_si128(bits, _mm_slli_epi32(_mm_and_si128(h, _mm_set1_epi32(0x8000)), 16)));
+}
+
+/* The body of the x86 paths; MADD(w, x) gives 8 int32 partial sums of one
+ * block. Four blocks at a time: two rounds of vphaddd leave each block's
+ * sum split over the two halves, one add joins them; the four terms then
+ * go into the four lanes of acc. The remaining blocks: the portable loop. */
+#define OI__Q8DOT_BODY(MADD) \
+    int64_t bytes = oi__q4_block_bytes(f), b = b0; \
+    __m128 acc4 = _mm_loadu_ps(acc); \
+    for (; b + 4 <= nb; b += 4) { \
+        __m256i r[4]; \
+        const uint8_t *blk = row + b * bytes; \
+        for (int i = 0; i < 4; i++) { \
+            __m256i wv, xv; \
+            OI__Q8DOT_LOAD_BLOCK(f, blk + i * bytes, xq + (b + i) * OI__Q4_BLOCK, wv, xv); \
+            r[i] = MADD(wv, xv); \
+        } \
+        __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(r[0], r[1]), _mm256_hadd_epi32(r[2], r[3])); \
+        __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)); \
+        __m128i xs4 = _mm_loadu_si128((const __m128i *)(xs + b)); \
+        __m128 dx = _mm_loadu_ps(xd + b), dwx = _mm_mul_ps(OI__Q8DOT_HALF4(blk, bytes), dx), t; \
+        if (f == OI__Q4_0) \
+            t = _mm_mul_ps(dwx, _mm_cvtepi32_ps(_mm_sub_epi32(isum, _mm_slli_epi32(xs4, 3)))); \
+        else if (f == OI__Q4_1) \
+            t = _mm_add_ps(_mm_mul_ps(dwx, _mm_cvtepi32_ps(isum)), \
+                           _mm_mul_ps(_mm_mul_ps(OI__Q8DOT_HALF4(blk + 2, bytes), dx), _mm_cvtepi32_ps(xs4))); \
+        else \
+            t = _mm_mul_ps(dwx, _mm_cvtepi32_ps(isum)); \
+        acc4 = _mm_add_ps(acc4, t); \
+    } \
+    _mm_storeu_ps(acc, acc4); \
+    oi__q8dot_portable(f, row, xq, xd, xs, b, nb, acc);
+
+#define OI__Q8DOT_MADD_AVX2(w, x) _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1))
+#define OI__Q8DOT_MADD_VNNI(w, x) _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, x)
+
+OI__TARGET_AVX2 static void oi__q8dot_avx2(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd,
+                                           const int32_t *xs, int64_t b0, int64_t nb, float acc[4]) {
+    OI__Q8DOT_BODY(OI__Q8DOT_MADD_AVX2)
+}
+
+/* AVX-512 VNNI on 256-bit vectors (AVX512VL): one vpdpbusd per block where
+ * AVX2 needs vpmaddubsw and vpmaddwd. */
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) static void
+oi__q8dot_vnni(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd, const int32_t *xs, int64_t b0,
+               int64_t nb, float acc[4]) {
+    OI__Q8DOT_BODY(OI__Q8DOT_MADD_VNNI)
+}
+#endif
+
+/* Off only in tests, to run the AVX2 code on a CPU with VNNI. */
+static bool oi__q8dot_vnni_allowed = true;
+
+void oi__quant_allow_vnni(bool allow) { oi__q8dot_vnni_allowed = allow; }
+
+static oi__q8dot_fn oi__q8dot_pick(void) {
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (isa == OI__GEMM_ISA_AVX512 && oi__q8dot_vnni_allowed && __builtin_cpu_supports("avx512vnni") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+        return oi__q8dot_vnni;
+    if (isa == OI__GEMM_ISA_AVX512 || isa == OI__GEMM_ISA_AVX2)
+        return oi__q8dot_avx2;
+#endif
+    return oi__q8dot_portable;
+}
+
+/* Rounds each row of x ([M, K], K a multiple of 32) into int8 blocks:
+ * d = max|x| / 127, q = x * (1 / d) rounded half away from zero, sum = the
+ * block's sum of q. Scalar f32, the same on every path. A NaN or infinite
+ * x makes its block's scale NaN (q = 0), so the outputs it reaches are NaN. */
+static void oi__q8_quantize_rows(const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs) {
+    for (int64_t b = 0; b < m * (k / OI__Q4_BLOCK); b++, x += OI__Q4_BLOCK, xq += OI__Q4_BLOCK) {
+        float amax = 0.0f;
+        bool finite = true;
+        for (int j = 0; j < OI__Q4_BLOCK; j++) {
+            amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+            finite = finite && fabsf(x[j]) <= FLT_MAX;
+        }
+        float d = finite ? amax / 127.0f : NAN, inv = finite && d > 0.0f ? 1.0f / d : 0.0f;
+        int32_t sum = 0;
+        for (int j = 0; j < OI__Q4_BLOCK; j++) {
+            float v = roundf(x[j] * inv);
+            xq[j] = (int8_t)(v > 127.0f ? 127 : v < -127.0f ? -127 : (int)v);
+            sum += xq[j];
+        }
+        xd[b] = d;
+        xs[b] = sum;
+    }
+}
+
+/* y[:, n0..n1): each weight row against every quantized x row (the weight
+ * row stays in cache across the rows of x). */
+static void oi__qmm_q8_rows(const oi__qmm *q, int64_t n0, int64_t n1) {
+    oi__q8dot_fn dot = oi__q8dot_pick();
+    int64_t nb = q->k / OI__Q4_BLOCK;
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t i = 0; i < q->m; i++) {
+            float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            dot(q->format, q->w + n * q->row_bytes, q->xq + i * q->k, q->xd + i * nb, q->xs + i * nb, 0, nb, acc);
+            q->y[i * q->n + n] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        }
+}
+
 /* Output columns [n0, n1). */
 static void oi__qmm_task(void *ctx, int task, int thread) {
     const oi__qmm *q = (const oi__qmm *)ctx;
     int64_t n0 = (int64_t)task * q->rows_per_task, n1 = n0 + q->rows_per_task < q->n ? n0 + q->rows_per_task : q->n;
+    if (q->xq) {
+        oi__qmm_q8_rows(q, n0, n1);
+        return;
+    }
     if (!q->gemm) {
         OI__ISA_CALL(oi__qmm_dots, (q, n0, n1));
         return;
@@ -158,7 +385,7 @@ static oi_status oi__qmm_rows(oi__qmm *q) {
     double work = (double)q->m * (double)q->n * (double)q->k;
     oi__threadpool *pool = work >= 262144.0 && q->n > OI__QMM_CHUNK ? oi__threadpool_default() : NULL;
     int threads = oi__threadpool_size(pool);
-    q->gemm = q->m >= OI__QMM_DOT_MAX_M;
+    q->gemm = q->m >= OI__QMM_DOT_MAX_M && !q->xq;
     int64_t tasks = (int64_t)threads * 4;
     q->rows_per_task = (q->n + tasks - 1) / tasks;
     q->rows_per_task = (q->rows_per_task + OI__QMM_CHUNK - 1) / OI__QMM_CHUNK * OI__QMM_CHUNK;
@@ -209,10 +436,18 @@ static oi_status oi__quant_format(const oi__kernel_args *k, oi__qformat *f) {
         return OI_OK;
     }
     const oi__attr *a = oi__op_attr_for(k, "format");
-    *f = !a || strcmp(a->s, "q4_0") == 0 ? OI__Q4_0 : OI__Q4_1;
-    if (a && strcmp(a->s, "q4_0") != 0 && strcmp(a->s, "q4_1") != 0)
-        return oi__fail(OI_ERROR_VALIDATION, "matmul_q4: format must be \"q4_0\" or \"q4_1\", got \"%s\"", a->s);
+    const char *s = a ? a->s : "q4_0";
+    *f = strcmp(s, "q4_1") == 0 ? OI__Q4_1 : strcmp(s, "q8_0") == 0 ? OI__Q8_0 : OI__Q4_0;
+    if (strcmp(s, oi__q4_format_name(*f)) != 0)
+        return oi__fail(OI_ERROR_VALIDATION, "matmul_q4: format must be \"q4_0\", \"q4_1\" or \"q8_0\", got \"%s\"",
+                        s);
     return OI_OK;
+}
+
+/* activations="q8" (matmul_q4): x rounded to int8 blocks, integer dots */
+static bool oi__quant_a8(const oi__kernel_args *k) {
+    const oi__attr *a = k->op == OI_OP_matmul_q4 ? oi__op_attr_for(k, "activations") : NULL;
+    return a && strcmp(a->s, "q8") == 0;
 }
 
 /* Writes a dense f32 [M, N] result into out (any dtype and strides). */
@@ -240,9 +475,14 @@ static oi_status oi__k_quant(const oi__kernel_args *k) {
     float *x_buf = x_direct ? NULL : (float *)oi__nn_load_dense(x, false, x->ndim, x->shape);
     float *scale_buf = q.format == OI__Q_I8 ? (float *)oi__nn_load_dense(k->in[2], false, 1, &q.n) : NULL;
     float *y_buf = y_direct ? NULL : (float *)oi__malloc(sizeof(float) * (size_t)(q.m * q.n + 1));
+    bool a8 = oi__quant_a8(k) && q.k > 0;
+    int64_t nb = q.m * (q.k / OI__Q4_BLOCK);
+    int8_t *xq = a8 ? (int8_t *)oi__malloc((size_t)(nb * OI__Q4_BLOCK + 1)) : NULL;
+    float *xd = a8 ? (float *)oi__malloc(sizeof(float) * (size_t)(nb + 1)) : NULL;
+    int32_t *xs = a8 ? (int32_t *)oi__malloc(sizeof(int32_t) * (size_t)(nb + 1)) : NULL;
     oi_status s = OI_OK;
     if ((!x_direct && !x_buf) || (!y_direct && !y_buf) || (q.format == OI__Q_I8 && !scale_buf) ||
-        (!oi__tensor_is_contiguous(w) && !w_dense))
+        (!oi__tensor_is_contiguous(w) && !w_dense) || (a8 && (!xq || !xd || !xs)))
         s = OI_ERROR_OUT_OF_MEMORY;
     if (s == OI_OK) {
         const oi__tensor *wt = w_dense ? w_dense : w;
@@ -251,6 +491,10 @@ static oi_status oi__k_quant(const oi__kernel_args *k) {
         q.x = x_direct ? (const float *)oi__op_cdata(x) + x->offset : x_buf;
         q.y = y_direct ? (float *)oi__tensor_data(out) + out->offset : y_buf;
         q.scale = scale_buf;
+        if (a8) {
+            oi__q8_quantize_rows(q.x, q.m, q.k, xq, xd, xs);
+            q.xq = xq, q.xd = xd, q.xs = xs;
+        }
         if (q.k == 0)
             memset(q.y, 0, sizeof(float) * (size_t)(q.m * q.n));
         else if (q.format == OI__Q_I8 && oi__quant_kn(k))
@@ -264,6 +508,9 @@ static oi_status oi__k_quant(const oi__kernel_args *k) {
     oi__free(x_buf);
     oi__free(scale_buf);
     oi__free(y_buf);
+    oi__free(xq);
+    oi__free(xd);
+    oi__free(xs);
     return s;
 }
 
@@ -298,6 +545,10 @@ static oi_status oi__k_quant_infer(const oi__kernel_args *k, const oi__op_sig *i
         oi__qformat f;
         if (oi__quant_format(k, &f) != OI_OK)
             return OI_ERROR_VALIDATION;
+        const oi__attr *act = oi__op_attr_for(k, "activations");
+        if (act && strcmp(act->s, "f32") != 0 && strcmp(act->s, "q8") != 0)
+            return oi__fail(OI_ERROR_VALIDATION, "matmul_q4: activations must be \"f32\" or \"q8\", got \"%s\"",
+                            act->s);
         if (kdim % OI__Q4_BLOCK != 0)
             return oi__fail(OI_ERROR_VALIDATION, "matmul_q4: K = %lld is not a multiple of the block size 32",
                             (long long)kdim);
@@ -306,7 +557,7 @@ static oi_status oi__k_quant_infer(const oi__kernel_args *k, const oi__op_sig *i
             return oi__fail(OI_ERROR_VALIDATION,
                             "matmul_q4: w is %s %s; K = %lld in %s needs u8 [N, %lld] (%lld blocks of %lld bytes)",
                             oi_dtype_name(w->dtype) ? oi_dtype_name(w->dtype) : "?", have, (long long)kdim,
-                            f == OI__Q4_0 ? "q4_0" : "q4_1", (long long)row_bytes, (long long)(kdim / OI__Q4_BLOCK),
+                            oi__q4_format_name(f), (long long)row_bytes, (long long)(kdim / OI__Q4_BLOCK),
                             (long long)oi__q4_block_bytes(f));
         n = w->shape[0];
     }

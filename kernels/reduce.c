@@ -7,6 +7,7 @@
  * the output (the acc dtype when widening). Integer means truncate toward
  * zero. */
 #include "../openinfer_impl/internal.h"
+#include "scalar.h" /* OI_S_row_sum_f32 */
 
 typedef struct oi__reduce_plan {
     int n_outer, n_inner;
@@ -156,19 +157,8 @@ typedef struct oi__reduce_job {
     int64_t rows, cols, chunk;
 } oi__reduce_job;
 
-static float oi__reduce_sum_f32(const float *x, int64_t n) {
-    float acc[16] = {0};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++)
-            acc[j] += x[i + j];
-    for (int j = 0; i < n; i++, j++)
-        acc[j] += x[i];
-    for (int w = 8; w >= 1; w /= 2)
-        for (int j = 0; j < w; j++)
-            acc[j] += acc[j + w];
-    return acc[0];
-}
+/* kernels/scalar.h's row sum: the emitted code calls the same function. */
+static float oi__reduce_sum_f32(const float *x, int64_t n) { return OI_S_row_sum_f32(x, n); }
 
 /* f64 data, or f32 data with acc=f64 (f32 != NULL). */
 static double oi__reduce_sum_f64(const double *x, const float *f32, int64_t n) {

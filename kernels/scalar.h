@@ -51,4 +51,25 @@
 /* matmul: one multiply-add of a dot product */
 #define OI_S_mac(acc, a, b) ((acc) + (a) * (b))
 
+/* ---- C only: row kernels over memory (GLSL has no pointers) ---- */
+#if defined(__STDC__) || defined(__cplusplus)
+#include <stdint.h>
+
+/* The sum of n contiguous floats as reduce.c's contiguous path sums them:
+ * 16 running lanes (they vectorize), then pairwise. */
+static inline float OI_S_row_sum_f32(const float *x, int64_t n) {
+    float acc[16] = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++)
+            acc[j] += x[i + j];
+    for (int j = 0; i < n; i++, j++)
+        acc[j] += x[i];
+    for (int w = 8; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++)
+            acc[j] += acc[j + w];
+    return acc[0];
+}
+#endif
+
 #endif /* OI_SCALAR_H */

@@ -31,6 +31,7 @@ typedef enum oi__vexp_op {
     OI__VEXP_GELU_ERF   /* 0.5 x erfc(-x / sqrt 2), erfc as below               */
 } oi__vexp_op;
 
+/* synth-embed begin (oi_gemm.h: exact gelu's constants) */
 /* erfc(a) for a = |z| <= 9 is e^(-a^2) R(a), where R(a) = erfc(a) e^(a^2)
  * falls smoothly from 1 to ~1 / (a sqrt pi) and is fitted by P(a) / Q(a)
  * of degrees 4 and 5 (a minimax fit of the relative error over [0, 9]
@@ -50,6 +51,7 @@ typedef enum oi__vexp_op {
 #define OI__ERFC_Q5 0.056292369961738586f
 /* Exact gelu's erfc is 0 beyond |x| = 9 sqrt 2 (a = 9), here and in math.c. */
 #define OI__VEXP_GELU_LIMIT 12.7279220f
+/* synth-embed end */
 
 /* Partial sums of e^ are flushed from f32 lanes to double this often, as
  * nn.c's statistics are (OI__NN_CHUNK). */

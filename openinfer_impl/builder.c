@@ -73,7 +73,7 @@ static const char *oi__builder_keep(oi_graph_builder *b, const char *text) {
 oi_status oi_graph_builder_stmt(oi_graph_builder *b, oi_dsl_kind kind, const char *head, const char *text) {
     if (!b)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_graph_builder_stmt: no builder");
-    if (kind <= OI_DSL_END || kind > OI_DSL_STRICT)
+    if (kind <= OI_DSL_END || kind > OI_DSL_WITH)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s:%d: error: unknown statement kind %d", b->file,
                         b->next_line, (int)kind);
     oi_dsl_stmt stmt;
@@ -134,6 +134,10 @@ oi_status oi_graph_builder_loop(oi_graph_builder *b, const char *name, const cha
     oi_status s = oi__builder_open(b, OI_DSL_LOOP, OI_DSL_LOOP_END, name, text);
     oi__free(text);
     return s;
+}
+
+oi_status oi_graph_builder_scope(oi_graph_builder *b, const char *name) {
+    return oi__builder_open(b, OI_DSL_SCOPE, OI_DSL_SCOPE_END, name, "");
 }
 
 oi_status oi_graph_builder_op(oi_graph_builder *b, const char *op, const char *args, const char *output) {

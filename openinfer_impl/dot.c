@@ -29,6 +29,7 @@ typedef struct oi__dot {
     oi__dot_writer *last_writer; /* variable -> index of the node that last wrote it */
     char **var_nodes;            /* declared variables drawn as inputs           */
     oi__dot_set *edges;          /* "from->to:label", to draw each edge once     */
+    unsigned scope_clusters;     /* cluster_scope_<n> numbers drawn so far        */
 } oi__dot;
 
 static bool oi__dot_seen_edge(oi__dot *d, const char *key) {
@@ -137,26 +138,121 @@ static void oi__dot_data_flow(oi__dot *d, const oi__node *n) {
     }
 }
 
-/* The nodes of a block or loop body, in order; loops become nested
- * clusters. Invisible edges keep the program order top to bottom. */
-static void oi__dot_nodes(oi__dot *d, const oi__node *nodes, int indent, int depth) {
+/* The number of leading '/'-separated parts `a` and `b` share ("enc/l0", "enc/l1": 1). */
+static int oi__dot_common_parts(const char *a, const char *b) {
+    int parts = 0;
+    while (*a && *b) {
+        size_t la = strcspn(a, "/"), lb = strcspn(b, "/");
+        if (la != lb || memcmp(a, b, la) != 0)
+            break;
+        parts++;
+        a += la + (a[la] == '/');
+        b += lb + (b[lb] == '/');
+    }
+    return parts;
+}
+
+static int oi__dot_count_parts(const char *path) {
+    if (!*path)
+        return 0;
+    int parts = 1;
+    for (; *path; path++)
+        parts += *path == '/';
+    return parts;
+}
+
+/* Opens a cluster per scope part of `path` after the first `from` parts. */
+static void oi__dot_open_scopes(oi__dot *d, const char *path, int from, int *indent) {
+    int part = 0;
+    for (const char *p = path; *p; part++) {
+        const char *slash = strchr(p, '/');
+        int len = slash ? (int)(slash - p) : (int)strlen(p);
+        if (part >= from) {
+            char *label = oi__sprintf("scope %.*s", len, p);
+            oi__buf_printf(&d->b, "%*ssubgraph cluster_scope_%u {\n%*slabel=", *indent, "", d->scope_clusters++, *indent + 2, "");
+            oi__dot_quoted(&d->b, label);
+            oi__buf_printf(&d->b, ";\n%*sstyle=dashed;\n", *indent + 2, "");
+            oi__free(label);
+            *indent += 2;
+        }
+        p = slash ? slash + 1 : p + len;
+    }
+}
+
+static void oi__dot_close_scopes(oi__dot *d, int count, int *indent) {
+    for (int i = 0; i < count; i++) {
+        *indent -= 2;
+        oi__buf_printf(&d->b, "%*s}\n", *indent, "");
+    }
+}
+
+/* The node's description, with its hints under it. */
+static char *oi__dot_node_label(const oi__node *n) {
+    char *text = oi__node_describe(n);
+    if (!text || arrlen(n->hints) == 0)
+        return text;
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_printf(&b, "%s\nwith ", text);
+    oi__free(text);
+    for (ptrdiff_t i = 0; i < arrlen(n->hints); i++) {
+        const oi__attr *h = &n->hints[i];
+        oi__buf_printf(&b, "%s%s=", i ? ", " : "", h->name);
+        if (h->kind == OI__ATTR_BOOL)
+            oi__buf_puts(&b, h->i ? "true" : "false");
+        else if (h->kind == OI__ATTR_INT)
+            oi__buf_printf(&b, "%lld", (long long)h->i);
+        else if (h->kind == OI__ATTR_FLOAT)
+            oi__buf_printf(&b, "%g", h->f);
+        else
+            oi__buf_printf(&b, "\"%s\"", h->s ? h->s : "");
+    }
+    return oi__buf_take(&b);
+}
+
+static void oi__dot_nodes_in(oi__dot *d, const oi__node *nodes, int indent, int depth, const char *base);
+
+/* One node of a block or loop body, as a box or (a loop) a nested cluster. */
+static void oi__dot_node(oi__dot *d, const oi__node *n, int indent, int depth) {
+    char *label = oi__dot_node_label(n);
+    if (n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH) {
+        oi__buf_printf(&d->b, "%*ssubgraph cluster_loop_%u {\n%*slabel=", indent, "", (unsigned)n->index, indent + 2, "");
+        oi__dot_quoted(&d->b, label);
+        oi__buf_printf(&d->b, ";\n%*sstyle=rounded;\n%*sn%u [shape=point, label=\"\"];\n", indent + 2, "", indent + 2, "",
+                       (unsigned)n->index);
+        oi__dot_nodes_in(d, n->body, indent + 2, depth + 1, n->src.scope ? n->src.scope : "");
+        oi__buf_printf(&d->b, "%*s}\n", indent, "");
+    } else {
+        oi__buf_printf(&d->b, "%*sn%u [label=", indent, "", (unsigned)n->index);
+        oi__dot_quoted(&d->b, label);
+        oi__buf_puts(&d->b, "];\n");
+    }
+    oi__free(label);
+}
+
+/* The nodes of a block or loop body (whose own scope is `base`), in order;
+ * loops become nested clusters, and so do scopes (cluster_scope_<n>, one
+ * per run of nodes in the scope). */
+static void oi__dot_nodes_in(oi__dot *d, const oi__node *nodes, int indent, int depth, const char *base) {
+    const char *open = base; /* the scope path whose clusters are open */
+    int base_parts = oi__dot_count_parts(base);
     for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
         const oi__node *n = &nodes[i];
-        char *label = oi__node_describe(n);
-        if (n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH) {
-            oi__buf_printf(&d->b, "%*ssubgraph cluster_loop_%u {\n%*slabel=", indent, "", (unsigned)n->index, indent + 2, "");
-            oi__dot_quoted(&d->b, label);
-            oi__buf_printf(&d->b, ";\n%*sstyle=rounded;\n%*sn%u [shape=point, label=\"\"];\n", indent + 2, "", indent + 2, "",
-                           (unsigned)n->index);
-            oi__dot_nodes(d, n->body, indent + 2, depth + 1);
-            oi__buf_printf(&d->b, "%*s}\n", indent, "");
-        } else {
-            oi__buf_printf(&d->b, "%*sn%u [label=", indent, "", (unsigned)n->index);
-            oi__dot_quoted(&d->b, label);
-            oi__buf_puts(&d->b, "];\n");
-        }
-        oi__free(label);
+        const char *want = n->src.scope ? n->src.scope : "";
+        int keep = oi__dot_common_parts(open, want);
+        if (keep < base_parts) /* outside the body's own scope: not expected, drawn at the body's level */
+            keep = base_parts;
+        oi__dot_close_scopes(d, oi__dot_count_parts(open) - keep, &indent);
+        if (oi__dot_count_parts(want) > keep)
+            oi__dot_open_scopes(d, want, keep, &indent);
+        open = oi__dot_count_parts(want) >= base_parts ? want : base;
+        oi__dot_node(d, n, indent, depth);
     }
+    oi__dot_close_scopes(d, oi__dot_count_parts(open) - base_parts, &indent);
+}
+
+static void oi__dot_nodes(oi__dot *d, const oi__node *nodes, int indent, int depth) {
+    oi__dot_nodes_in(d, nodes, indent, depth, "");
 }
 
 /* Program-order edges (invisible) and the data flow, loops flattened.

@@ -708,26 +708,51 @@ static oi_status oi__d_parse_setting_value(oi__d_lexer *lx, oi__attr *a) {
     return oi__d_lex_fail(lx, "expected a setting value (number, true/false, string, name or list)");
 }
 
-static oi_status oi__d_parse_setting(oi__d_lexer *lx, oi__node *n) {
+/* name '=' value, appended to *list (a node's settings or its hints). */
+static oi_status oi__d_parse_named_value(oi__d_lexer *lx, oi__attr **list, const char *what) {
     oi__attr a;
     memset(&a, 0, sizeof a);
-    oi_status status = oi__d_take_ident(lx, "expected a setting name", &a.name);
+    char expected[64], equals[64];
+    snprintf(expected, sizeof expected, "expected a %s name", what);
+    snprintf(equals, sizeof equals, "expected '=' after the %s name", what);
+    oi_status status = oi__d_take_ident(lx, expected, &a.name);
     if (status == OI_OK)
-        status = oi__d_expect(lx, "=", "expected '=' after the setting name");
+        status = oi__d_expect(lx, "=", equals);
     if (status == OI_OK)
         status = oi__d_parse_setting_value(lx, &a);
-    if (!arrput(n->attrs, a)) { /* kept even when partial, so it is freed */
+    if (!arrput(*list, a)) { /* kept even when partial, so it is freed */
         oi__attr_free(&a);
         return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
     }
     if (status != OI_OK)
         return status;
-    if (strcmp(a.name, "to") == 0 && a.kind != OI__ATTR_DTYPE)
-        return oi__fail_at(OI_ERROR_FORMAT, lx->src, "to must be a dtype identifier");
-    for (ptrdiff_t i = 0; i + 1 < arrlen(n->attrs); i++)
-        if (strcmp(n->attrs[i].name, a.name) == 0)
-            return oi__fail_at(OI_ERROR_FORMAT, lx->src, "duplicate setting: %s", a.name);
+    for (ptrdiff_t i = 0; i + 1 < arrlen(*list); i++)
+        if (strcmp((*list)[i].name, a.name) == 0)
+            return oi__fail_at(OI_ERROR_FORMAT, lx->src, "duplicate %s: %s", what, a.name);
     return OI_OK;
+}
+
+static oi_status oi__d_parse_setting(oi__d_lexer *lx, oi__node *n) {
+    oi_status status = oi__d_parse_named_value(lx, &n->attrs, "setting");
+    if (status != OI_OK)
+        return status;
+    const oi__attr *a = &n->attrs[arrlen(n->attrs) - 1];
+    if (strcmp(a->name, "to") == 0 && a->kind != OI__ATTR_DTYPE)
+        return oi__fail_at(OI_ERROR_FORMAT, lx->src, "to must be a dtype identifier");
+    return OI_OK;
+}
+
+/* hints ::= IDENT '=' value (',' IDENT '=' value)*; names and types are
+ * checked with the whole graph (oi__graph_check_extras), JSON alike. */
+static oi_status oi__d_parse_hints(oi__d_lexer *lx, oi__node *n) {
+    if (lx->tok.kind == OI__D_TOK_END)
+        return oi__fail_at(OI_ERROR_FORMAT, lx->src, "OI_WITH needs at least one hint (fuse=false, placement=\"cpu\", ...)");
+    do {
+        oi_status status = oi__d_parse_named_value(lx, &n->hints, "hint");
+        if (status != OI_OK)
+            return status;
+    } while (oi__d_accept(lx, ","));
+    return oi__d_expect_end(lx);
 }
 
 static bool oi__d_next_is_setting(const oi__d_lexer *lx) {
@@ -952,6 +977,8 @@ typedef struct oi__d_dsl {
     oi__node *loops;      /* stb array: open loops, innermost last     */
     bool has_op;          /* an OI_OP waits for its OI_TO              */
     oi__node op;
+    char **scopes;        /* stb array: open OI_SCOPE names, innermost last */
+    ptrdiff_t *scope_loops; /* per open scope: the loops open when it began */
 } oi__d_dsl;
 
 static const char *oi__d_stmt_macro(oi_dsl_kind kind) {
@@ -981,6 +1008,8 @@ static const char *oi__d_stmt_macro(oi_dsl_kind kind) {
     case OI_DSL_AWAIT: return "OI_AWAIT";
     case OI_DSL_RETURN: return "OI_RETURN";
     case OI_DSL_STRICT: return "OI_STRICT";
+    case OI_DSL_SCOPE: case OI_DSL_SCOPE_END: return "OI_SCOPE";
+    case OI_DSL_WITH: return "OI_WITH";
     }
     return "statement";
 }
@@ -1010,18 +1039,34 @@ static char *oi__d_stmt_text(const char *graph_name, const oi_dsl_stmt *s) {
  * statement comes before that, the opener is taken to be the line above it,
  * so both compilers report the same place. */
 static int oi__d_stmt_line(const oi_dsl_stmt *s) {
-    bool opens = s->kind == OI_DSL_BLOCK || s->kind == OI_DSL_LOOP ||
+    bool opens = s->kind == OI_DSL_BLOCK || s->kind == OI_DSL_LOOP || s->kind == OI_DSL_SCOPE ||
                  (s->kind >= OI_DSL_SECTION_DYNAMIC && s->kind <= OI_DSL_SECTION_PERSISTENT);
     if (opens && s[1].kind != OI_DSL_END && s[1].line < s->line)
         return s[1].line - 1;
     return s->line;
 }
 
+/* "encoder/layer0": the open scopes, outermost first; NULL outside scopes
+ * (and when out of memory, which *failed says). */
+static char *oi__d_scope_path(const oi__d_dsl *d, bool *failed) {
+    if (arrlen(d->scopes) == 0)
+        return NULL;
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    for (ptrdiff_t i = 0; i < arrlen(d->scopes); i++)
+        oi__buf_printf(&b, "%s%s", i ? "/" : "", d->scopes[i]);
+    char *path = oi__buf_take(&b);
+    *failed = !path;
+    return path;
+}
+
 static oi_status oi__d_make_src(const oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
+    bool failed = false;
     src->file = oi__strdup(d->file);
     src->line = oi__d_stmt_line(s);
     src->text = oi__d_stmt_text(d->g->name, s);
-    if (!src->file || !src->text) {
+    src->scope = oi__d_scope_path(d, &failed);
+    if (!src->file || !src->text || failed) {
         oi__src_free(src);
         return OI_ERROR_OUT_OF_MEMORY;
     }
@@ -1143,6 +1188,55 @@ static oi_status oi__d_dsl_to(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) 
     return oi__d_dsl_append(d, n);
 }
 
+/* OI_WITH(...) after OI_OP: the hints join the waiting op, and its text
+ * becomes "OI_OP(...) OI_WITH(...)" (OI_TO follows). */
+static oi_status oi__d_dsl_with(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
+    if (!d->has_op)
+        return oi__fail_at(OI_ERROR_FORMAT, src, "OI_WITH without OI_OP before it (write OI_OP(...) OI_WITH(...) OI_TO(...))");
+    oi__node *n = &d->op;
+    if (arrlen(n->hints))
+        return oi__fail_at(OI_ERROR_FORMAT, src, "one OI_WITH per op (put all its hints in one)");
+    char *text = oi__sprintf("%s %s", n->src.text, src->text);
+    if (!text)
+        return OI_ERROR_OUT_OF_MEMORY;
+    oi__free(n->src.text);
+    n->src.text = text;
+    oi__d_lexer lx;
+    oi__d_lex_init(&lx, s->text, &n->src);
+    return oi__d_parse_hints(&lx, n);
+}
+
+static oi_status oi__d_dsl_scope(oi__d_dsl *d, const oi_dsl_stmt *s, const oi__src *src) {
+    if (!d->in_block)
+        return oi__fail_at(OI_ERROR_FORMAT, src, "OI_SCOPE outside a block (scopes group statements inside OI_BLOCK)");
+    if (!oi__d_is_identifier(s->head))
+        return oi__fail_at(OI_ERROR_FORMAT, src, "a scope name must be an identifier");
+    char *name = oi__strdup(s->head);
+    if (!name || !arrput(d->scopes, name)) {
+        oi__free(name);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    if (!arrput(d->scope_loops, arrlen(d->loops))) {
+        oi__free(arrpop(d->scopes));
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    return OI_OK;
+}
+
+static oi_status oi__d_dsl_scope_end(oi__d_dsl *d, const oi_dsl_stmt *s, const oi__src *src) {
+    ptrdiff_t open = arrlen(d->scopes);
+    if (open == 0)
+        return oi__fail_at(OI_ERROR_FORMAT, src, "scope end without a scope");
+    if (strcmp(s->head ? s->head : "", d->scopes[open - 1]) != 0)
+        return oi__fail_at(OI_ERROR_FORMAT, src, "scope end does not match scope %s", d->scopes[open - 1]);
+    if (arrlen(d->loops) != d->scope_loops[open - 1])
+        return oi__fail_at(OI_ERROR_FORMAT, &d->loops[arrlen(d->loops) - 1].src, "unterminated loop %s in scope %s",
+                           d->loops[arrlen(d->loops) - 1].loop_name, d->scopes[open - 1]);
+    oi__free(arrpop(d->scopes));
+    (void)arrpop(d->scope_loops);
+    return OI_OK;
+}
+
 static oi_status oi__d_dsl_loop(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
     oi__node n;
     memset(&n, 0, sizeof n);
@@ -1178,6 +1272,8 @@ static oi_status oi__d_dsl_loop_end(oi__d_dsl *d, const oi_dsl_stmt *s, const oi
         return oi__fail_at(OI_ERROR_FORMAT, src, "loop end without a loop");
     if (strcmp(s->head ? s->head : "", d->loops[arrlen(d->loops) - 1].loop_name) != 0)
         return oi__fail_at(OI_ERROR_FORMAT, src, "loop end does not match loop %s", d->loops[arrlen(d->loops) - 1].loop_name);
+    if (arrlen(d->scopes) && d->scope_loops[arrlen(d->scopes) - 1] == arrlen(d->loops))
+        return oi__fail_at(OI_ERROR_FORMAT, src, "loop end inside scope %s, which began in the loop", d->scopes[arrlen(d->scopes) - 1]);
     oi__node n = arrpop(d->loops);
     return oi__d_dsl_append(d, &n);
 }
@@ -1207,6 +1303,8 @@ static oi_status oi__d_dsl_block_end(oi__d_dsl *d, const oi_dsl_stmt *s, const o
     if (arrlen(d->loops))
         return oi__fail_at(OI_ERROR_FORMAT, &d->loops[arrlen(d->loops) - 1].src, "unterminated loop %s",
                            d->loops[arrlen(d->loops) - 1].loop_name);
+    if (arrlen(d->scopes))
+        return oi__fail_at(OI_ERROR_FORMAT, src, "unterminated scope %s", d->scopes[arrlen(d->scopes) - 1]);
     if (strcmp(s->head ? s->head : "", d->block.name) != 0)
         return oi__fail_at(OI_ERROR_FORMAT, src, "block end does not match block %s", d->block.name);
     oi_status added = oi__graph_add_block(d->g, &d->block);
@@ -1245,7 +1343,7 @@ static bool oi__d_is_node_kind(oi_dsl_kind kind) {
 
 static oi_status oi__d_dsl_statement(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
     oi_dsl_kind kind = s->kind;
-    if (d->has_op && kind != OI_DSL_TO)
+    if (d->has_op && kind != OI_DSL_TO && kind != OI_DSL_WITH)
         return oi__fail_at(OI_ERROR_FORMAT, &d->op.src, "missing OI_TO(output) after OI_OP");
     bool in_body = kind == OI_DSL_OP || kind == OI_DSL_LOOP || oi__d_is_node_kind(kind);
     if (in_body && !d->in_block)
@@ -1268,6 +1366,9 @@ static oi_status oi__d_dsl_statement(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src
     case OI_DSL_TO: return oi__d_dsl_to(d, s, src);
     case OI_DSL_LOOP: return oi__d_dsl_loop(d, s, src);
     case OI_DSL_LOOP_END: return oi__d_dsl_loop_end(d, s, src);
+    case OI_DSL_WITH: return oi__d_dsl_with(d, s, src);
+    case OI_DSL_SCOPE: return oi__d_dsl_scope(d, s, src);
+    case OI_DSL_SCOPE_END: return oi__d_dsl_scope_end(d, s, src);
     case OI_DSL_STRICT:
         if (d->section >= 0 || d->in_block)
             return oi__fail_at(OI_ERROR_FORMAT, src, "OI_STRICT() belongs outside memory sections and blocks");
@@ -1288,6 +1389,10 @@ static void oi__d_dsl_cleanup(oi__d_dsl *d) {
         oi__block_free(&d->block);
     if (d->has_op)
         oi__node_free(&d->op);
+    for (ptrdiff_t i = 0; i < arrlen(d->scopes); i++)
+        oi__free(d->scopes[i]);
+    arrfree(d->scopes);
+    arrfree(d->scope_loops);
 }
 
 oi_status oi__dsl_parse(oi_graph *g, const char *file, const oi_dsl_stmt *stmts) {

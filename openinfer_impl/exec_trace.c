@@ -162,6 +162,7 @@ static void oi__record(oi__ctx *c, const oi__pnode *pn, uint64_t nanos, const ch
     t.uuid = pn->ir->uuid;
     t.kind = oi__event_kind(pn->ir->kind);
     t.op_name = pn->ir->kind == OI__NODE_OP ? oi_op_name(pn->ir->op) : NULL;
+    t.scope = pn->ir->src.scope;
     t.nanos = nanos;
     t.on_device = c->ran_on_device;
     t.gpu_seq = c->device_seq;
@@ -207,6 +208,11 @@ char *oi_executor_trace_json(oi_executor *e) {
         oi__buf_printf(&b, ",\n    \"kind\": \"%s\",\n    ", oi__event_names[t->kind]);
         if (t->op_name)
             oi__buf_printf(&b, "\"op\": \"%s\",\n    ", t->op_name);
+        if (t->scope) {
+            oi__buf_puts(&b, "\"scope\": ");
+            oi__buf_json_string(&b, t->scope);
+            oi__buf_puts(&b, ",\n    ");
+        }
         oi__buf_puts(&b, "\"params\": ");
         oi__json_list(&b, t->params);
         oi__buf_puts(&b, ",\n    \"output\": ");

@@ -298,7 +298,8 @@ static oi__tensor *oi__prefix_entry(oi__ctx *c, int s, const oi__pindex *idx, co
             oi__tensor_free(t); /* out of memory */
             t = NULL;
         } else if (!t && info)
-            oi__error_prefix("%s:%d: error: %s", src->file, src->line, src->text);
+            oi__error_prefix("%s:%d: error: %s%s%s%s", src->file, src->line, src->scope ? "in scope " : "",
+                             src->scope ? src->scope : "", src->scope ? ": " : "", src->text);
     }
     oi__free(name);
     return t;
@@ -313,6 +314,29 @@ static oi_status oi__node_error(const oi__pnode *pn, oi_status st) {
     if (strstr(why, ": error: ")) /* already names a statement */
         return st;
     return oi__fail_at(st == OI_OK ? OI_ERROR_RUNTIME : st, &pn->ir->src, "%s", why);
+}
+
+/* The backend a node runs on: the simulator's, unless OI_WITH(placement=...)
+ * names another. "cpu" is the CPU kernels (inputs come to the host, a later
+ * device op uploads the result); a device backend the simulator opened for
+ * the placement gets the node, its storages remember their owner. */
+static void oi__node_backend(const oi_simulator *sim, const oi__node *n, const oi__backend **be, void **ctx) {
+    *be = sim->backend;
+    *ctx = sim->backend_ctx;
+    const oi__attr *p = oi__node_hint(n, "placement");
+    if (!p || p->kind != OI__ATTR_STRING)
+        return;
+    if (strcmp(p->s, "cpu") == 0) {
+        *be = &oi__cpu_backend;
+        *ctx = NULL;
+        return;
+    }
+    bool own = strcmp(p->s, sim->backend->name) == 0 || (strcmp(p->s, "gpu") == 0 && sim->backend->to_host);
+    int slot = strcmp(p->s, "blas") == 0 ? 1 : 0;
+    if (!own && oi__placement_known(p->s) && sim->placed[slot]) {
+        *be = sim->placed[slot];
+        *ctx = sim->placed_ctx[slot];
+    }
 }
 
 static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
@@ -366,8 +390,10 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
         if (st != OI_ERROR_UNSUPPORTED)
             return oi__node_error(pn, st);
     }
-    const oi__backend *be = c->use_backend ? e->sim->backend : &oi__cpu_backend;
-    void *be_ctx = c->use_backend ? e->sim->backend_ctx : NULL;
+    const oi__backend *be = &oi__cpu_backend;
+    void *be_ctx = NULL;
+    if (c->use_backend)
+        oi__node_backend(e->sim, n, &be, &be_ctx);
     bool on_backend = be != &oi__cpu_backend &&
                       be->supports_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, &sig);
     /* choose the output buffer: in place, reuse the old value, or fresh (not
@@ -565,6 +591,7 @@ oi_simulator *oi_simulator_new_desc(const oi_model *model, const oi_simulator_de
         oi__free(s);
         return NULL;
     }
+    pthread_mutex_init(&s->placed_lock, NULL);
     return s;
 }
 
@@ -578,8 +605,12 @@ oi_simulator *oi_simulator_new(const oi_model *model, oi_device device) {
 void oi_simulator_free(oi_simulator *sim) {
     if (!sim)
         return;
+    for (int i = 0; i < 2; i++)
+        if (sim->placed[i] && sim->placed[i]->destroy)
+            sim->placed[i]->destroy(sim->placed_ctx[i]);
     if (sim->backend && sim->backend->destroy)
         sim->backend->destroy(sim->backend_ctx);
+    pthread_mutex_destroy(&sim->placed_lock);
     oi__threadpool_free(sim->pool);
     oi__free(sim);
 }
@@ -594,6 +625,57 @@ static oi_status oi__executor_take_warnings(oi_executor *e, const oi_graph *grap
             oi__free(w);
             return OI_ERROR_OUT_OF_MEMORY;
         }
+    }
+    return OI_OK;
+}
+
+/* Whether placement="name" is the simulator's backend: its own name, or
+ * "gpu" for a device backend (one that keeps data off the host). */
+static bool oi__placement_is_backend(const char *name, const oi__backend *be) {
+    return strcmp(name, be->name) == 0 || (strcmp(name, "gpu") == 0 && be->to_host);
+}
+
+/* The simulator's second backend that placement `name` asks for: 0 for
+ * Vulkan ("vulkan", "gpu"), 1 for blas. */
+static int oi__placed_slot(const char *name) { return strcmp(name, "blas") == 0 ? 1 : 0; }
+
+/* Creates the backend a placement names when the simulator runs elsewhere
+ * (once per simulator); false when this build or machine lacks it. */
+static bool oi__placed_open(oi_simulator *sim, const char *name) {
+    int slot = oi__placed_slot(name);
+    pthread_mutex_lock(&sim->placed_lock);
+    if (!sim->placed_tried[slot]) {
+        sim->placed_tried[slot] = true;
+        int index = 0;
+        if (oi__backend_select(slot == 1 ? OI_DEVICE_BLAS : OI_DEVICE_VULKAN, &sim->placed[slot], &sim->placed_ctx[slot],
+                               &index) != OI_OK) {
+            sim->placed[slot] = NULL;
+            sim->placed_ctx[slot] = NULL;
+            oi_clear_error(); /* the node runs on the simulator's backend; a warning says so */
+        }
+    }
+    bool open = sim->placed[slot] != NULL;
+    pthread_mutex_unlock(&sim->placed_lock);
+    return open;
+}
+
+/* Placements of other backends: opened now; those this machine cannot give
+ * run where the simulator runs, said once per node. Unknown names were the
+ * graph's own warning (or error). */
+static oi_status oi__placement_warnings(oi_executor *e, const oi__node *nodes, int depth) {
+    const oi__backend *be = e->sim->backend;
+    for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
+        const oi__node *n = &nodes[i];
+        const oi__attr *p = oi__node_hint(n, "placement");
+        oi_status st = OI_OK;
+        if (p && p->kind == OI__ATTR_STRING && oi__placement_known(p->s) && strcmp(p->s, "cpu") != 0 &&
+            !oi__placement_is_backend(p->s, be) && !oi__placed_open(e->sim, p->s))
+            st = oi__warn_at(&e->warnings, &n->src, "placement \"%s\" is not available: the simulator runs on %s and so does "
+                             "this node", p->s, be->name);
+        if (st == OI_OK && n->kind == OI__NODE_LOOP && depth < OI__MAX_LOOP_DEPTH)
+            st = oi__placement_warnings(e, n->body, depth + 1);
+        if (st != OI_OK)
+            return st;
     }
     return OI_OK;
 }
@@ -630,6 +712,12 @@ oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph
     if (oi__executor_take_warnings(e, graph, plan) != OI_OK) {
         oi_executor_free(e);
         return NULL;
+    }
+    for (ptrdiff_t b = 0; b < arrlen(graph->blocks); b++) {
+        if (oi__placement_warnings(e, graph->blocks[b].nodes, 0) != OI_OK) {
+            oi_executor_free(e);
+            return NULL;
+        }
     }
     e->main.use_backend = true;
     e->trace_on = sim->desc.trace || oi__env_trace();
@@ -705,6 +793,9 @@ static oi_status oi__end_step(oi_executor *e) {
     arrsetlen(e->main.frames, 0);
     const oi__backend *be = e->sim->backend;
     oi_status st = be->flush ? be->flush(e->sim->backend_ctx) : OI_OK;
+    for (int i = 0; i < 2 && st == OI_OK; i++) /* backends that placements opened */
+        if (e->sim->placed[i] && e->sim->placed[i]->flush)
+            st = e->sim->placed[i]->flush(e->sim->placed_ctx[i]);
     if (st == OI_OK && e->trace_on)
         oi__collect_gpu_times(e);
     return st;
@@ -748,6 +839,7 @@ oi_status oi_executor_next(oi_executor *e, oi_event *event) {
         event->node_uuid = pn->ir->uuid;
         event->description = e->last_desc ? e->last_desc : "";
         event->micros = nanos / 1000u;
+        event->scope = pn->ir->src.scope ? pn->ir->src.scope : "";
     }
     return OI_OK;
 }

@@ -25,6 +25,7 @@ typedef struct oi__tev {
     const char *uuid;
     oi_event_kind kind;
     const char *op_name; /* the op's name; NULL unless kind is OP_EXECUTE */
+    const char *scope;   /* the node's OI_SCOPE path, NULL outside scopes */
     char **params; /* stb array of owned strings */
     char **output;
     uint64_t nanos;

@@ -60,7 +60,8 @@ void oi__graph_node_uuid(const char *graph_name, uint32_t index, char out[37]) {
 void oi__src_free(oi__src *src) {
     oi__free(src->file);
     oi__free(src->text);
-    src->file = src->text = NULL;
+    oi__free(src->scope);
+    src->file = src->text = src->scope = NULL;
 }
 
 static void oi__g_strings_free(char **strings) {
@@ -122,6 +123,9 @@ void oi__node_free(oi__node *n) {
     for (ptrdiff_t i = 0; i < arrlen(n->attrs); i++)
         oi__attr_free(&n->attrs[i]);
     arrfree(n->attrs);
+    for (ptrdiff_t i = 0; i < arrlen(n->hints); i++)
+        oi__attr_free(&n->hints[i]);
+    arrfree(n->hints);
     oi__free(n->output);
     oi__free(n->cond);
     oi__free(n->then_block);
@@ -223,7 +227,8 @@ oi_status oi__warn_at(char ***list, const oi__src *src, const char *fmt, ...) {
     oi__buf b;
     memset(&b, 0, sizeof b);
     if (src && src->file)
-        oi__buf_printf(&b, "%s:%d: warning: %s: %s", src->file, src->line, src->text ? src->text : "", reason);
+        oi__buf_printf(&b, "%s:%d: warning: %s%s%s%s: %s", src->file, src->line, src->scope ? "in scope " : "",
+                       src->scope ? src->scope : "", src->scope ? ": " : "", src->text ? src->text : "", reason);
     else
         oi__buf_printf(&b, "warning: %s", reason);
     char *text = oi__buf_take(&b);
@@ -244,8 +249,76 @@ oi_status oi__warn_at(char ***list, const oi__src *src, const char *fmt, ...) {
 
 #define OI__KNOWN_VAR_ATTRS "@init, @ref, @pattern, @table, @fixed or @auto_dim"
 
+const oi__attr *oi__node_hint(const oi__node *n, const char *name) {
+    for (ptrdiff_t i = 0; n && i < arrlen(n->hints); i++)
+        if (strcmp(n->hints[i].name, name) == 0)
+            return &n->hints[i];
+    return NULL;
+}
+
+/* The hints of seed 002 and the type each takes. */
+static const struct { const char *name; oi__attr_kind kind; const char *what; } oi__g_hint_kinds[] = {
+    {"fuse", OI__ATTR_BOOL, "true or false"},
+    {"placement", OI__ATTR_STRING, "a backend name in quotes (\"cpu\", \"gpu\", \"vulkan\", \"blas\")"},
+    {"group", OI__ATTR_STRING, "a name in quotes"},
+    {"no_reorder", OI__ATTR_BOOL, "true or false"},
+};
+
+#define OI__KNOWN_HINTS "fuse, placement, group or no_reorder"
+
+bool oi__placement_known(const char *name) {
+    static const char *const known[] = {"cpu", "gpu", "vulkan", "blas"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(name, known[i]) == 0)
+            return true;
+    return false;
+}
+
+/* A warning, or an error when strict (the graph's unknowns). */
+static oi_status oi__g_unknown(oi_graph *g, const oi__src *src, bool strict, const char *what) {
+    return strict ? oi__fail_at(OI_ERROR_VALIDATION, src, "%s (strict mode)", what)
+                  : oi__warn_at(&g->warnings, src, "%s: it is kept but not used (strict mode makes it an error)", what);
+}
+
+static oi_status oi__g_check_hint(oi_graph *g, const oi__node *n, const oi__attr *h, bool strict) {
+    char what[256];
+    for (size_t k = 0; k < sizeof oi__g_hint_kinds / sizeof oi__g_hint_kinds[0]; k++) {
+        if (strcmp(h->name, oi__g_hint_kinds[k].name) != 0)
+            continue;
+        if (h->kind != oi__g_hint_kinds[k].kind)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "hint %s takes %s", h->name, oi__g_hint_kinds[k].what);
+        if (strcmp(h->name, "placement") != 0 || oi__placement_known(h->s))
+            return OI_OK;
+        snprintf(what, sizeof what, "unknown placement \"%.64s\" (expected cpu, gpu, vulkan or blas)", h->s);
+        return oi__g_unknown(g, &n->src, strict, what);
+    }
+    snprintf(what, sizeof what, "unknown hint %.64s (expected " OI__KNOWN_HINTS ")", h->name);
+    return oi__g_unknown(g, &n->src, strict, what);
+}
+
+/* Loop bodies nest at most OI__MAX_LOOP_DEPTH deep (both builders check). */
+static oi_status oi__g_check_hints(oi_graph *g, const oi__node *nodes, bool strict) {
+    for (ptrdiff_t i = 0; i < arrlen(nodes); i++) {
+        const oi__node *n = &nodes[i];
+        for (ptrdiff_t k = 0; k < arrlen(n->hints); k++) {
+            oi_status st = oi__g_check_hint(g, n, &n->hints[k], strict);
+            if (st != OI_OK)
+                return st;
+        }
+        oi_status st = n->kind == OI__NODE_LOOP ? oi__g_check_hints(g, n->body, strict) : OI_OK;
+        if (st != OI_OK)
+            return st;
+    }
+    return OI_OK;
+}
+
 oi_status oi__graph_check_extras(oi_graph *g) {
     bool strict = oi_graph_is_strict(g);
+    for (ptrdiff_t i = 0; i < arrlen(g->blocks); i++) {
+        oi_status st = oi__g_check_hints(g, g->blocks[i].nodes, strict);
+        if (st != OI_OK)
+            return st;
+    }
     for (ptrdiff_t i = 0; i < arrlen(g->vars); i++) {
         const oi__var *v = &g->vars[i];
         for (ptrdiff_t k = 0; k < arrlen(v->extra_attrs); k++) {
@@ -302,7 +375,8 @@ oi_status oi__fail_at(oi_status status, const oi__src *src, const char *fmt, ...
     va_end(args);
     if (!src || !src->file)
         return oi__fail(status, "error: %s", reason);
-    return oi__fail(status, "%s:%d: error: %s: %s", src->file, src->line, src->text ? src->text : "", reason);
+    return oi__fail(status, "%s:%d: error: %s%s%s%s: %s", src->file, src->line, src->scope ? "in scope " : "",
+                    src->scope ? src->scope : "", src->scope ? ": " : "", src->text ? src->text : "", reason);
 }
 
 void oi__buf_expr(oi__buf *b, const oi__expr *e) {

@@ -208,6 +208,7 @@ typedef struct oi__src {
     char *file;
     int line;
     char *text; /* the statement as the user wrote it */
+    char *scope; /* the OI_SCOPE path ("encoder/layer0"), NULL outside scopes */
 } oi__src;
 
 typedef struct oi__fixed { char *index; int64_t max; } oi__fixed;
@@ -300,6 +301,7 @@ struct oi__node {
     oi_op op;
     oi__varref *inputs; /* stb array */
     oi__attr *attrs;    /* stb array */
+    oi__attr *hints;    /* stb array: OI_WITH(fuse=..., placement=..., group=..., no_reorder=...) */
     char *output;
     /* BRANCH: cond NULL = unconditional jump to then_block */
     char *cond, *then_block, *else_block;
@@ -344,6 +346,11 @@ oi_status oi__warn_at(char ***list, const oi__src *src, const char *fmt, ...) OI
 /* Unknown variable attributes: warnings, or an error when strict. Run once
  * the graph is parsed (DSL and JSON alike). */
 oi_status oi__graph_check_extras(oi_graph *g);
+
+/* placement="..." names cpu, gpu, vulkan or blas. */
+bool oi__placement_known(const char *name);
+/* The value of hint `name` on an op node, or NULL. */
+const oi__attr *oi__node_hint(const oi__node *n, const char *name);
 
 const oi__var *oi__graph_find_var(const oi_graph *g, const char *name);
 void oi__attr_free(oi__attr *a); /* its fields; not `a` itself */
@@ -582,6 +589,7 @@ typedef enum oi__gemm_isa {
 } oi__gemm_isa;
 bool oi__gemm_force_isa(oi__gemm_isa isa);
 oi__gemm_isa oi__gemm_active_isa(void); /* the path AUTO resolves to, or the forced one */
+void oi__quant_allow_vnni(bool allow);   /* tests: false runs matmul_q4's AVX2 integer dots under AVX-512 */
 const char *oi__gemm_isa_name(oi__gemm_isa isa);
 
 #endif /* OPENINFER_INTERNAL_H */

@@ -571,6 +571,10 @@ static void oi__jg_put_src(oi__buf *b, const oi__src *src) {
     oi__buf_json_string(b, src->file ? src->file : "");
     oi__buf_printf(b, ", \"line\": %d, \"text\": ", src->line);
     oi__buf_json_string(b, src->text ? src->text : "");
+    if (src->scope) {
+        oi__buf_puts(b, ", \"scope\": ");
+        oi__buf_json_string(b, src->scope);
+    }
     oi__buf_puts(b, "}");
 }
 
@@ -747,6 +751,15 @@ static void oi__jg_put_node_fields(oi__buf *b, const oi__node *n, int indent) {
             oi__jg_put_attr(b, &n->attrs[i]);
         }
         oi__buf_puts(b, "]");
+        if (arrlen(n->hints)) {
+            oi__jg_put_key(b, "hints");
+            oi__buf_puts(b, "[");
+            for (ptrdiff_t i = 0; i < arrlen(n->hints); i++) {
+                oi__buf_puts(b, i ? ", " : "");
+                oi__jg_put_attr(b, &n->hints[i]);
+            }
+            oi__buf_puts(b, "]");
+        }
         oi__jg_put_string_field(b, "output", n->output);
         break;
     case OI__NODE_BRANCH:
@@ -1121,8 +1134,26 @@ static oi_status oi__jg_dims(oi__jg_reader *r, const oi__json *obj, char ***out)
     return status;
 }
 
+/* "encoder/layer0": identifiers joined by '/'. */
+static bool oi__jg_is_scope_path(const char *s) {
+    for (;;) {
+        const char *slash = strchr(s, '/');
+        size_t len = slash ? (size_t)(slash - s) : strlen(s);
+        char part[256];
+        if (len == 0 || len >= sizeof part)
+            return false;
+        memcpy(part, s, len);
+        part[len] = '\0';
+        if (!oi__jg_is_identifier(part))
+            return false;
+        if (!slash)
+            return true;
+        s = slash + 1;
+    }
+}
+
 static oi_status oi__jg_src(oi__jg_reader *r, const oi__json *obj, oi__src *out) {
-    static const char *const keys[] = {"file", "line", "text", NULL};
+    static const char *const keys[] = {"file", "line", "text", "scope", NULL};
     oi_status status = OI_OK;
     const oi__json *j = oi__jg_member(r, obj, "src", true, &status);
     if (!j)
@@ -1138,6 +1169,10 @@ static oi_status oi__jg_src(oi__jg_reader *r, const oi__json *obj, oi__src *out)
         status = oi__jg_int(r, j, "line", 0, INT32_MAX, &line);
     if (status == OI_OK)
         status = oi__jg_string(r, j, "text", true, false, &out->text);
+    if (status == OI_OK)
+        status = oi__jg_string(r, j, "scope", false, false, &out->scope);
+    if (status == OI_OK && out->scope && !oi__jg_is_scope_path(out->scope))
+        status = oi__jg_fail(r, "\"%s\" is not a scope path (names joined by '/')", out->scope);
     out->line = (int)line;
     oi__jg_pop(r, old);
     return status;
@@ -1405,6 +1440,21 @@ static oi_status oi__jg_each_input(oi__jg_reader *r, const oi__json *item, void 
     return status;
 }
 
+static oi_status oi__jg_each_hint(oi__jg_reader *r, const oi__json *item, void *ctx) {
+    oi__node *n = (oi__node *)ctx;
+    oi__attr a;
+    memset(&a, 0, sizeof a);
+    oi_status status = oi__jg_attr(r, item, &a);
+    if (!arrput(n->hints, a)) {
+        oi__attr_free(&a);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    for (ptrdiff_t i = 0; status == OI_OK && i + 1 < arrlen(n->hints); i++)
+        if (strcmp(n->hints[i].name, a.name) == 0)
+            status = oi__jg_fail(r, "duplicate hint \"%s\"", a.name);
+    return status;
+}
+
 static oi_status oi__jg_each_attr(oi__jg_reader *r, const oi__json *item, void *ctx) {
     oi__node *n = (oi__node *)ctx;
     oi__attr a;
@@ -1420,7 +1470,7 @@ static oi_status oi__jg_each_attr(oi__jg_reader *r, const oi__json *item, void *
 /* Which keys each node kind may carry besides index, uuid, kind, src. */
 static const char *const *oi__jg_node_keys(oi__node_kind kind) {
     static const char *const assign[] = {"index", "uuid", "kind", "src", "name", "dtype", "dims", NULL};
-    static const char *const op[] = {"index", "uuid", "kind", "src", "op", "inputs", "attrs", "output", NULL};
+    static const char *const op[] = {"index", "uuid", "kind", "src", "op", "inputs", "attrs", "hints", "output", NULL};
     static const char *const branch[] = {"index", "uuid", "kind", "src", "cond", "then", "else", NULL};
     static const char *const plain[] = {"index", "uuid", "kind", "src", NULL};
     static const char *const dep[] = {"index", "uuid", "kind", "src", "after", "before", NULL};
@@ -1481,6 +1531,8 @@ static oi_status oi__jg_op_fields(oi__jg_reader *r, const oi__json *j, oi__node 
         status = oi__jg_array(r, j, "inputs", true, oi__jg_each_input, n);
     if (status == OI_OK)
         status = oi__jg_array(r, j, "attrs", true, oi__jg_each_attr, n);
+    if (status == OI_OK)
+        status = oi__jg_array(r, j, "hints", false, oi__jg_each_hint, n);
     if (status == OI_OK)
         status = oi__jg_string(r, j, "output", true, true, &n->output);
     return status;

@@ -16,6 +16,7 @@
 #define OPENINFER_PLAN_H
 
 #include "internal.h"
+#include <pthread.h>
 
 /* One DSL variable: declared in a memory section or introduced by assign. */
 typedef struct oi__slot {

@@ -6,6 +6,7 @@
 #define OPENINFER_SIMULATOR_H
 
 #include "plan.h"
+#include <pthread.h>
 
 struct oi_simulator {
     const oi_model *model;
@@ -14,6 +15,13 @@ struct oi_simulator {
     int device_index;
     oi_simulator_desc desc;     /* defaults resolved                          */
     oi__threadpool *pool;       /* the CPU kernels' threads (desc.n_threads)  */
+    /* Backends other than `backend` that OI_WITH(placement="vulkan"|"gpu"|
+     * "blas") asked for, created by the first executor that needs them:
+     * [0] Vulkan, [1] blas (NULL: not asked for, or unavailable). */
+    const oi__backend *placed[2];
+    void *placed_ctx[2];
+    bool placed_tried[2];
+    pthread_mutex_t placed_lock; /* executors made on several threads at once */
 };
 
 /* Fails with OUT_OF_MEMORY when the simulator's device has less free

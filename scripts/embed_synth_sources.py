@@ -6,6 +6,10 @@ passes ISO C's 4095-character minimum):
     kernels/scalar.h          -> oi__sy_text_scalar_h  (emitted as oi_scalar.h)
     openinfer_impl/npy.h      -> oi__sy_text_npy_h     (emitted as npy.h)
     synth/driver_template.c   -> oi__sy_text_driver_c  (the end of main.c)
+    kernels/gemm.c's regions  -> oi__sy_text_gemm_h    (emitted as oi_gemm.h
+        between "synth-embed begin" and "synth-embed end": its ISA macros
+        and micro-kernels, then vexp.h's and math.c's for exact gelu, after
+        a prelude of the headers they need)
 
     scripts/embed_synth_sources.py           rewrite synth/embedded.h
     scripts/embed_synth_sources.py --check   exit 1 if it is stale (a test)
@@ -20,6 +24,38 @@ SOURCES = [
     ("oi__sy_text_driver_c", "synth/driver_template.c"),
 ]
 OUT = "synth/embedded.h"
+GEMM_PRELUDE = (
+    "/* oi_gemm.h - kernels/gemm.c's micro-kernels, copied by the synthesizer\n"
+    " * (the regions marked synth-embed in that file). */\n"
+    "#ifndef OI_GEMM_H\n#define OI_GEMM_H\n"
+    "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n\n"
+)
+
+
+def regions(path):
+    """The lines of path between "synth-embed begin" and "synth-embed end"."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        lines = f.read().splitlines(keepends=True)
+    out, inside = [], False
+    for line in lines:
+        if "synth-embed end" in line:
+            inside = False
+            out.append("\n")
+        elif "synth-embed begin" in line:
+            inside = True
+        elif inside:
+            out.append(line)
+    return out
+
+
+def gemm_regions():
+    """gemm.c's marked regions (its ISA macros, the micro-kernels: the
+    second closes the #if it leaves open), then vexp.h's and math.c's
+    (exact gelu, for the gemm's activation), after the prelude."""
+    out = [GEMM_PRELUDE] + regions("kernels/gemm.c") + ["#endif /* OI__GEMM_X86 */\n\n"]
+    out += regions("kernels/vexp.h") + regions("kernels/math.c")
+    out.append("#endif /* OI_GEMM_H */\n")
+    return "".join(out)
 
 
 def c_string(line):
@@ -48,9 +84,12 @@ def render():
         " * The files the synthesizer copies into every emitted folder, line by line. */\n"
         "#ifndef OPENINFER_SYNTH_EMBEDDED_H\n#define OPENINFER_SYNTH_EMBEDDED_H\n"
     ]
-    for name, path in SOURCES:
-        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
-            text = f.read()
+    for name, path in SOURCES + [("oi__sy_text_gemm_h", "kernels/gemm.c")]:
+        if name == "oi__sy_text_gemm_h":
+            text = gemm_regions()
+        else:
+            with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+                text = f.read()
         lines = text.splitlines(keepends=True)
         parts.append("\n/* %s */\nstatic const char *const %s[] = {\n" % (path, name))
         for line in lines:

@@ -56,6 +56,8 @@ static const char *oi__sy_home_name(oi__sy_home home) {
 /* Whether the API exposes a getter (the value is there after a step). */
 static bool oi__sy_has_getter(const oi_plan *p, int slot) {
     const oi__sy_buffer *b = &p->schedule.buffers[slot];
+    if (b->dyn0) /* its length is known at run time only */
+        return false;
     if (b->home == OI__SY_STATE || b->home == OI__SY_MODEL)
         return true;
     return b->home == OI__SY_ARENA && b->kept;
@@ -107,7 +109,7 @@ static char *oi__sy_header(const oi_plan *p) {
     oi__buf_printf(&b, "#define %s_STATE_BYTES %lluu\n\n", N, (unsigned long long)p->schedule.state_bytes);
     oi__buf_printf(&b, "/* Error codes (%s_last_error() has the message). */\n", N);
     oi__buf_printf(&b, "enum { %s_OK = 0, %s_ERROR_ARGUMENT = 1, %s_ERROR_IO = 2, %s_ERROR_MODEL = 3, "
-                       "%s_ERROR_MEMORY = 4 };\n\n", N, N, N, N, N);
+                       "%s_ERROR_MEMORY = 4, %s_ERROR_RUNTIME = 5 };\n\n", N, N, N, N, N, N);
     oi__buf_printf(&b, "typedef struct %s_ctx %s_ctx;\n\n", N, N);
     oi__buf_printf(&b, "/* Maps the model (checked against the fingerprint of the one synthesized for). */\n");
     oi__buf_printf(&b, "%s_ctx *%s_open(const char *model_path);\n", N, N);
@@ -151,7 +153,8 @@ static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, " * Build with -D%s_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */\n",
                    N);
     oi__buf_puts(b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
-    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n\n", N);
+    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s\n", N,
+                   p->schedule.packed_gemm ? "#include \"oi_gemm.h\"\n" : "");
     oi__buf_puts(b, "#include <math.h>\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
     oi__buf_puts(b, "#if defined(__unix__) || defined(__APPLE__)\n#include <fcntl.h>\n#include <sys/mman.h>\n"
                     "#include <sys/stat.h>\n#include <unistd.h>\n#define OI_HAVE_MMAP 1\n#endif\n\n");
@@ -179,6 +182,12 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
         if (buf->home == OI__SY_PREFIX)
             oi__buf_printf(b, "    const void *%s_entries[%lld]; /* %s(l): the model's %s */\n", sl->name,
                            (long long)(buf->prefix_count ? buf->prefix_count : 1), sl->name, sl->pattern);
+        if (buf->home == OI__SY_TABLE)
+            oi__buf_printf(b, "    int64_t %s_size[%d]; /* table %s: the size of each index (largest used + 1) */\n",
+                           sl->name, sl->n_indices, sl->name);
+        if (buf->dyn0)
+            oi__buf_printf(b, "    int64_t len_%s; /* %s's leading dim, known at run time (at most %lld) */\n", sl->name,
+                           sl->name, (long long)buf->max0);
         if (sl->decl && sl->kind == OI__MEM_DYNAMIC)
             n_dynamic++;
     }
@@ -226,6 +235,42 @@ static void oi__sy_source_inits(oi__buf *b, const oi_plan *p) {
             oi__buf_printf(b, "    memset(v, 0, %llu);\n", (unsigned long long)buf->bytes);
         }
         oi__buf_puts(b, "}\n\n");
+    }
+}
+
+/* Tables: every entry starts as @init or zeros, every size as 0. */
+static void oi__sy_source_table_inits(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    const oi__sy_lang *lang = oi__sy_emit_lang();
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
+        const oi__slot *sl = &p->plan->slots[i];
+        const oi__sy_buffer *buf = &p->schedule.buffers[i];
+        if (buf->home != OI__SY_TABLE)
+            continue;
+        const char *t = lang->type_of(sl->dtype);
+        long long entry = (long long)oi__shape_numel(sl->ndim, sl->shape);
+        oi__buf_printf(b, "/* table %s: entries of %s", sl->name, oi_dtype_name(sl->dtype));
+        oi__sy_shape_text(b, sl);
+        oi__buf_puts(b, ", preallocated at");
+        for (int k = 0; k < sl->n_indices; k++)
+            oi__buf_printf(b, " %s < %lld%s", sl->decl->table_indices[k], (long long)buf->bound[k],
+                           sl->fixed[k] >= 0 ? " (@fixed)" : "");
+        oi__buf_printf(b, " */\nstatic inline void %s_init_%s_entry(%s *v) {\n", N, sl->name, t);
+        if (sl->decl->init_kind == OI__INIT_FLOAT) {
+            char text[40];
+            snprintf(text, sizeof text, "%.17g", sl->decl->init_float);
+            oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++)\n        v[i] = (%s)%s%s; /* @init */\n", lang->index_type,
+                           entry, t, text, strpbrk(text, ".eEn") ? "" : ".0");
+        } else if (sl->decl->init_kind != OI__INIT_NONE) {
+            oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++)\n        v[i] = (%s)%lldLL; /* @init */\n",
+                           lang->index_type, entry, t, (long long)sl->decl->init_int);
+        } else {
+            oi__buf_printf(b, "    memset(v, 0, %llu);\n", (unsigned long long)buf->bytes);
+        }
+        oi__buf_printf(b, "}\n\nstatic void %s_init_%s(%s_ctx *ctx) {\n", N, sl->name, N);
+        oi__buf_printf(b, "    for (int64_t e = 0; e < %lld; e++)\n        %s_init_%s_entry((%s *)(ctx->state + %llu) + e * %lld);\n",
+                       (long long)buf->table_entries, N, sl->name, t, (unsigned long long)buf->offset, entry);
+        oi__buf_printf(b, "    memset(ctx->%s_size, 0, sizeof ctx->%s_size);\n}\n\n", sl->name, sl->name);
     }
 }
 
@@ -327,8 +372,10 @@ static void oi__sy_source_open(oi__buf *b, const oi_plan *p) {
             for (int e = 0; e < (int)arrlen(buf->tensors); e++)
                 oi__buf_printf(b, "    ctx->%s_entries[%d] = ctx->model + %llu; /* %s */\n", sl->name, e,
                                (unsigned long long)buf->tensors[e]->data_offset, buf->tensors[e]->name);
-        if (buf->home == OI__SY_STATE)
+        if (buf->home == OI__SY_STATE || buf->home == OI__SY_TABLE)
             oi__buf_printf(b, "    %s_init_%s(ctx);\n", N, sl->name);
+        if (buf->dyn0)
+            oi__buf_printf(b, "    ctx->len_%s = %lld;\n", sl->name, (long long)sl->shape[0]);
     }
     oi__buf_puts(b, "    return ctx;\n}\n\n");
     oi__buf_printf(b, "void %s_close(%s_ctx *ctx) {\n    if (!ctx)\n        return;\n#ifdef OI_HAVE_MMAP\n"
@@ -382,6 +429,7 @@ static char *oi__sy_source(const oi_plan *p) {
     oi__sy_source_prologue(&b, p);
     oi__sy_source_ctx(&b, p);
     oi__sy_source_inits(&b, p);
+    oi__sy_source_table_inits(&b, p);
     oi__sy_source_model(&b, p);
     oi__sy_source_dump(&b, p);
     oi__buf_puts(&b, "/* ---- kernels ---- */\n\n");
@@ -456,7 +504,8 @@ static char *oi__sy_makefile(const oi_plan *p) {
     oi__buf_puts(&b, "CC ?= cc\nAR ?= ar\nCFLAGS ?= -O2 -std=c11 -Wall -Wextra -pedantic\nLDLIBS ?= -lm\n\n");
     oi__buf_printf(&b, "all: %s\n\n", N);
     oi__buf_printf(&b, "lib%s.a: %s.o\n\t$(AR) rcs $@ %s.o\n\n", N, N, N);
-    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N, N);
+    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
+                   p->schedule.packed_gemm ? " oi_gemm.h" : "", N);
     oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
     oi__buf_printf(&b, "clean:\n\trm -f %s %s.o lib%s.a\n\n.PHONY: all clean\n", N, N, N);
     return oi__buf_take(&b);
@@ -471,7 +520,7 @@ static void oi__sy_json_stmt(oi__buf *b, const oi__pnode *pn) {
     oi__buf_json_string(b, pn->ir->src.file ? pn->ir->src.file : "");
     oi__buf_printf(b, ", \"line\": %d, \"statement\": ", pn->ir->src.line);
     oi__buf_json_string(b, text ? text : "");
-    oi__buf_printf(b, ", \"op\": \"%s\"}", oi_op_name(pn->ir->op));
+    oi__buf_printf(b, ", \"op\": \"%s\"}", oi__sy_op_name(pn->ir->op));
     oi__free(text);
 }
 
@@ -563,7 +612,7 @@ static char *oi__sy_dot(const oi_plan *p) {
         oi__buf_printf(&b, "  k%d [shape=box, label=\"k%d: %s", k, k, oi__sy_kernel_kind_name(kr->kind));
         for (int n = 0; n < (int)arrlen(kr->nodes); n++)
             oi__buf_printf(&b, "\\l%s:%d %s", oi__sy_file_name(kr->nodes[n]->ir->src.file), kr->nodes[n]->ir->src.line,
-                           oi_op_name(kr->nodes[n]->ir->op));
+                           oi__sy_op_name(kr->nodes[n]->ir->op));
         oi__buf_puts(&b, "\\l\"];\n");
     }
     /* variables between kernels: an edge from each writer to each later reader */
@@ -651,6 +700,8 @@ oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir) {
         st = oi__sy_write(out_dir, N, ".c", oi__sy_source(plan));
     if (st == OI_OK)
         st = oi__sy_write(out_dir, "oi_scalar", ".h", oi__sy_text(oi__sy_text_scalar_h));
+    if (st == OI_OK && plan->schedule.packed_gemm)
+        st = oi__sy_write(out_dir, "oi_gemm", ".h", oi__sy_text(oi__sy_text_gemm_h));
     if (st == OI_OK)
         st = oi__sy_write(out_dir, "npy", ".h", oi__sy_text(oi__sy_text_npy_h));
     if (st == OI_OK)

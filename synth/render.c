@@ -67,8 +67,17 @@ static void oi__sy_double(oi__buf *b, double v) {
 
 /* Local names of a kernel's body; a parameter named like one gets a '_'. */
 static bool oi__sy_reserved(const char *name) {
-    static const char *const words[] = {"i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr",
-                                        "yr", "a", "ctx", "n", "size_t", "float", "double", "int", "char"};
+    static const char *const words[] = {
+        /* the kernels' locals */
+        "i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr", "yr", "a", "ctx", "n", "n0",
+        "cols", "size_t", "int64_t", "uint64_t",
+        /* C and C++ keywords */
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+        "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+        "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
+        "true", "false", "new", "delete", "class", "this", "template", "typename", "namespace", "operator",
+        "private", "public", "protected", "friend", "virtual", "explicit", "mutable", "using", "try", "catch",
+        "throw", "and", "or", "not", "xor", "asm", "export", "nullptr"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
@@ -81,7 +90,9 @@ static void oi__sy_param_name(oi__buf *b, const oi__slot *sl) {
         oi__buf_puts(b, "_");
 }
 
-static const oi__slot *oi__sy_slot_of(const oi__sy_schedule *s, int slot) { return &s->plan->slots[slot]; }
+/* A variable as the kernels see it: a leading dim known at run time only
+ * at its bound (index arithmetic; the loops run to the length). */
+static const oi__slot *oi__sy_slot_of(const oi__sy_schedule *s, int slot) { return &s->shaped[slot]; }
 
 /* ------------------------------------------------------------------ */
 /* Where a value is, seen from the step function                      */
@@ -197,6 +208,23 @@ static oi__sy_param *oi__sy_kernel_params(const oi__sy_schedule *s, const oi__sy
     return params;
 }
 
+/* The variable whose leading dim, known at run time only, sets the
+ * kernel's extent (its length arrives as n0), or -1. */
+static int oi__sy_kernel_driver(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    int slot = k->kind == OI__SY_K_ELEMENTWISE ? pn->out : pn->inputs[0];
+    return s->buffers[slot].dyn0 ? slot : -1;
+}
+
+/* "16", or "(size_t)n0 * 4" when the extent's leading dim is dynamic:
+ * `count` elements at the bound, `max0` the bound of the leading dim. */
+static void oi__sy_extent(oi__buf *b, bool dynamic, int64_t count, int64_t max0) {
+    if (dynamic)
+        oi__buf_printf(b, "(size_t)n0 * %lld", (long long)(count / (max0 ? max0 : 1)));
+    else
+        oi__buf_printf(b, "%lld", (long long)count);
+}
+
 static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                  const oi__sy_kernel *k, const oi__sy_param *params) {
     oi__buf_printf(b, "/* k%d: %s, %d statement%s\n", k->id, oi__sy_kernel_kind_name(k->kind), (int)arrlen(k->nodes),
@@ -208,12 +236,16 @@ static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi_
     }
     oi__buf_puts(b, " */\n");
     oi__buf_printf(b, "static void %s_k%d(", prefix, k->id);
+    bool dynamic = oi__sy_kernel_driver(s, k) >= 0;
+    if (dynamic)
+        oi__buf_puts(b, "int64_t n0");
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
-        oi__buf_printf(b, "%s%s%s *", i ? ", " : "", params[i].written ? "" : "const ", lang->type_of(sl->dtype));
+        oi__buf_printf(b, "%s%s%s *", i || dynamic ? ", " : "", params[i].written ? "" : "const ",
+                       lang->type_of(sl->dtype));
         oi__sy_param_name(b, sl);
     }
-    oi__buf_puts(b, arrlen(params) ? ") {\n" : "void) {\n");
+    oi__buf_puts(b, arrlen(params) || dynamic ? ") {\n" : "void) {\n");
 }
 
 /* The element of input `in` that output element `index` (of `out`'s
@@ -259,17 +291,23 @@ static void oi__sy_broadcast_index(oi__buf *b, const oi__slot *in, const oi__slo
 
 /* The value of input `i` of node `n`: a register of an earlier statement
  * of the kernel, or a load in the compute domain. */
+static bool oi__sy_is_int(oi_dtype t) { return !oi__dtype_is_float(t) && t != OI_DTYPE_BOOL; }
+
 static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int n, int i,
                            const char *index) {
     int slot = k->nodes[n]->inputs[i];
+    const oi__slot *sl = oi__sy_slot_of(s, slot);
+    /* integer arithmetic runs in uint64_t (wraps, no undefined overflow),
+     * as the kernels' 64-bit domain does; comparisons in the value's own */
+    bool wide = oi__sy_is_int(sl->dtype) && oi__sy_is_int(oi__sy_slot_of(s, k->nodes[n]->out)->dtype);
     for (int m = n - 1; m >= 0; m--)
         if (k->nodes[m]->out == slot) {
-            oi__buf_printf(b, "v%d", m);
+            oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
             return;
         }
-    const oi__slot *sl = oi__sy_slot_of(s, slot);
-    const char *cast = oi__dtype_is_float(sl->dtype) ? "double" : oi__dtype_is_signed(sl->dtype) ? "int64_t" : "uint64_t";
-    oi__buf_printf(b, "(%s)", cast);
+    const char *cast = oi__dtype_is_float(sl->dtype) ? "(double)" : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
+                       : wide || !oi__dtype_is_signed(sl->dtype) ? "(uint64_t)" : "(int64_t)";
+    oi__buf_puts(b, cast);
     oi__sy_param_name(b, sl);
     oi__buf_puts(b, "[");
     oi__sy_broadcast_index(b, sl, oi__sy_slot_of(s, k->nodes[0]->out), index);
@@ -296,9 +334,13 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__sy_render_stmt(o, pn);
     oi__buf_puts(o, " */\n");
     oi__sy_indent(o, depth);
-    bool is_bool = out->dtype == OI_DTYPE_BOOL;
-    oi__buf_printf(o, "%s v%d = ", is_bool ? "int" : lang->compute_float, n);
-    const char *name = oi_op_name(pn->ir->op);
+    bool is_bool = out->dtype == OI_DTYPE_BOOL, is_int = oi__sy_is_int(out->dtype);
+    if (is_int) /* wrapped to the dtype, then held in 64 bits of its sign */
+        oi__buf_printf(o, "%s v%d = (%s)(%s)", oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", n,
+                       oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", lang->type_of(out->dtype));
+    else
+        oi__buf_printf(o, "%s v%d = ", is_bool ? "int" : lang->compute_float, n);
+    const char *name = oi__sy_op_name(pn->ir->op);
     switch (pn->ir->op) {
     case OI_OP_relu: {
         double slope = oi__sy_param_f(pn, "negative_slope"), lo = oi__sy_param_f(pn, "clamp_min"),
@@ -327,7 +369,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         break;
     }
     default: {
-        oi__buf_printf(o, "%s(OI_S_%s(", is_bool ? "" : round, name);
+        oi__buf_printf(o, "%s(OI_S_%s(", is_bool || is_int ? "" : round, name);
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
             if (i)
                 oi__buf_puts(o, ", ");
@@ -357,12 +399,41 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__buf_printf(o, "[%s] = (%s)v%d;\n", index, lang->type_of(out->dtype), n);
 }
 
+static uint64_t oi__sy_value_bytes_of(const oi__slot *sl) {
+    return oi_dtype_nbytes(sl->dtype, (uint64_t)oi__shape_numel(sl->ndim, sl->shape));
+}
+
 static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                       const oi__sy_kernel *k) {
-    oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++) {\n", lang->index_type, (long long)k->numel);
+    const oi__slot *out = oi__sy_slot_of(s, k->nodes[0]->out);
+    oi__buf_printf(b, "    for (%s i = 0; i < ", lang->index_type);
+    oi__sy_extent(b, oi__sy_kernel_driver(s, k) >= 0, oi__shape_numel(out->ndim, out->shape), out->shape[0]);
+    oi__buf_puts(b, "; i++) {\n");
     for (int n = 0; n < (int)arrlen(k->nodes); n++)
         oi__sy_ew_statement(b, s, lang, k, n, "i", 2);
     oi__buf_puts(b, "    }\n");
+}
+
+/* gemm: the bias row added in f32 (as gemm.c's store adds it), then the
+ * activation as conv.c applies it: relu is max(0, x), gelu math.c's own
+ * oi__gelu_erf_f32 (copied in oi_gemm.h; the simulator runs vexp.h's
+ * vector form of the same fit: within 2 ulp, not bit-exact). */
+static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm) {
+    if (mm->ir->op != OI_OP_gemm)
+        return;
+    if (arrlen(mm->inputs) > 2) {
+        oi__buf_puts(b, "            acc[j] = acc[j] + ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
+        oi__buf_puts(b, "[j];\n");
+    }
+    const char *act = NULL;
+    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
+        if (strcmp(mm->attrs[i].name, "activation") == 0)
+            act = mm->attrs[i].s;
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_puts(b, "            acc[j] = acc[j] < 0.0f ? 0.0f : acc[j];\n");
+    else if (act && strcmp(act, "gelu") == 0)
+        oi__buf_puts(b, "            acc[j] = oi__gelu_erf_f32(acc[j]);\n");
 }
 
 /* One row of C at a time in `acc`, then the epilogue over that row while
@@ -375,21 +446,37 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     const oi__slot *c = oi__sy_slot_of(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     const char *it = lang->index_type;
-    oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n", it, M);
-    oi__buf_printf(b, "        float acc[%lld];\n", N);
-    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            acc[j] = 0.0f;\n", it, N);
-    oi__buf_printf(b, "        for (%s p = 0; p < %lld; p++) {\n", it, K);
-    oi__buf_puts(b, "            const float a = ");
-    oi__sy_param_name(b, a);
-    oi__buf_printf(b, "[r * %lld + p];\n", K);
-    oi__buf_printf(b, "            for (%s j = 0; j < %lld; j++)\n                acc[j] = OI_S_mac(acc[j], a, ", it, N);
-    oi__sy_param_name(b, bm);
-    oi__buf_printf(b, "[p * %lld + j]);\n        }\n", N);
+    if (k->packed) { /* blocks of mr rows through oi_gemm_rows, then the epilogue per row */
+        oi__buf_printf(b, "    const oi_micro *mk = oi_micro_select();\n    float tile[12 * %lld];\n", N);
+        oi__buf_printf(b, "    for (%s r0 = 0; r0 < %lld; r0 += (size_t)mk->mr) {\n", it, M);
+        oi__buf_printf(b, "        const %s rows = %lld - r0 < (size_t)mk->mr ? %lld - r0 : (size_t)mk->mr;\n", it, M, M);
+        oi__buf_puts(b, "        oi_gemm_rows(mk, ");
+        oi__sy_param_name(b, a);
+        oi__buf_printf(b, " + r0 * %lld, (int64_t)rows, %lld, %lld, ", K, K, N);
+        oi__sy_param_name(b, bm);
+        oi__buf_printf(b, ", tile);\n        for (%s r = r0; r < r0 + rows; r++) {\n", it);
+        oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", N);
+    } else if (oi__sy_kernel_driver(s, k) >= 0)
+        oi__buf_printf(b, "    for (%s r = 0; r < (size_t)n0; r++) {\n", it);
+    else
+        oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n", it, M);
+    if (!k->packed) {
+        oi__buf_printf(b, "        float acc[%lld];\n", N);
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            acc[j] = 0.0f;\n", it, N);
+        oi__buf_printf(b, "        for (%s p = 0; p < %lld; p++) {\n", it, K);
+        oi__buf_puts(b, "            const float a = ");
+        oi__sy_param_name(b, a);
+        oi__buf_printf(b, "[r * %lld + p];\n", K);
+        oi__buf_printf(b, "            for (%s j = 0; j < %lld; j++)\n                acc[j] = OI_S_mac(acc[j], a, ", it, N);
+        oi__sy_param_name(b, bm);
+        oi__buf_printf(b, "[p * %lld + j]);\n        }\n", N);
+    }
     oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, N);
     oi__buf_printf(b, "            const %s i = r * %lld + j;\n", it, N);
     oi__buf_puts(b, "            /* ");
     oi__sy_render_stmt(b, mm);
     oi__buf_puts(b, " */\n");
+    oi__sy_gemm_tail(b, s, mm);
     oi__buf_printf(b, "            %s v0 = (%s)acc[j];\n", lang->compute_float, lang->compute_float);
     bool last = true;
     for (int m = 1; m < (int)arrlen(k->nodes); m++)
@@ -401,7 +488,82 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     }
     for (int n = 1; n < (int)arrlen(k->nodes); n++)
         oi__sy_ew_statement(b, s, lang, k, n, "i", 3);
-    oi__buf_puts(b, "            (void)v0;\n        }\n    }\n");
+    oi__buf_puts(b, k->packed ? "            (void)v0;\n        }\n        }\n    }\n" : "            (void)v0;\n        }\n    }\n");
+}
+
+/* The driver of gemm.c's micro-kernels (oi_gemm.h) for the packed matmul
+ * kernels: gemm.c's recipe on one block of rows (no threads): per block of
+ * kc = 256 steps of k (gemm.c's kc on every ISA), A's rows packed into one
+ * micro-panel, then per nr columns B's panel, then the micro-kernel; an
+ * edge tile runs whole on a scratch tile (packing pads with zeros). The
+ * ISA is chosen at run time as the simulator chooses it, OPENINFER_ISA
+ * (portable, avx2) capping it; -DOI_GEMM_AVX2_ONLY caps it at build time. */
+static void oi__sy_render_gemm_driver(oi__buf *b) {
+    oi__buf_puts(b,
+        "typedef void (*oi_micro_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,\n"
+        "                            float beta, const float *bias);\n"
+        "typedef struct oi_micro { int mr, nr; oi_micro_fn fn; } oi_micro;\n"
+        "static const oi_micro oi_micros[] = {\n"
+        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable},\n"
+        "#if OI__GEMM_X86\n"
+        "    {6, 16, oi__gemm_f32_kernel_avx2},\n"
+        "    {12, 32, oi__gemm_f32_kernel_avx512},\n"
+        "#endif\n"
+        "};\n\n"
+        "static const oi_micro *oi_micro_select(void) {\n"
+        "    const char *cap = getenv(\"OPENINFER_ISA\");\n"
+        "    if (cap && strcmp(cap, \"portable\") == 0)\n"
+        "        return &oi_micros[0];\n"
+        "#if OI__GEMM_X86\n"
+        "    __builtin_cpu_init();\n"
+        "#ifndef OI_GEMM_AVX2_ONLY\n"
+        "    if (!(cap && strcmp(cap, \"avx2\") == 0) && __builtin_cpu_supports(\"avx512f\"))\n"
+        "        return &oi_micros[2];\n"
+        "#endif\n"
+        "    if (__builtin_cpu_supports(\"avx2\") && __builtin_cpu_supports(\"fma\"))\n"
+        "        return &oi_micros[1];\n"
+        "#endif\n"
+        "    return &oi_micros[0];\n"
+        "}\n\n"
+        "static float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }\n\n"
+        "/* c[rows x n] = a[rows x k] b[k x n], rows <= mr, all row-major. */\n"
+        "static void oi_gemm_rows(const oi_micro *mk, const float *a, int64_t rows, int64_t k, int64_t n, const float *b,\n"
+        "                         float *c) {\n"
+        "    const int64_t KC = 256; /* gemm.c's kc */\n"
+        "    float a_raw[256 * 12 + 16], b_raw[256 * 32 + 16], e_raw[12 * 32 + 16];\n"
+        "    float *ap = oi_align64(a_raw), *bp = oi_align64(b_raw), *edge = oi_align64(e_raw);\n"
+        "    const int mr = mk->mr, nr = mk->nr;\n"
+        "    for (int64_t p0 = 0; p0 < k; p0 += KC) {\n"
+        "        const int64_t kc = k - p0 < KC ? k - p0 : KC;\n"
+        "        const float beta = p0 ? 1.0f : 0.0f;\n"
+        "        for (int64_t p = 0; p < kc; p++)\n"
+        "            for (int i = 0; i < mr; i++)\n"
+        "                ap[p * mr + i] = i < rows ? a[i * k + p0 + p] : 0.0f;\n"
+        "        for (int64_t j0 = 0; j0 < n; j0 += nr) {\n"
+        "            const int64_t cols = n - j0 < nr ? n - j0 : nr;\n"
+        "            for (int64_t p = 0; p < kc; p++) {\n"
+        "                const float *src = b + (p0 + p) * n + j0;\n"
+        "                if (cols == nr) {\n"
+        "                    memcpy(bp + p * nr, src, (size_t)nr * sizeof *src);\n"
+        "                    continue;\n"
+        "                }\n"
+        "                for (int j = 0; j < nr; j++)\n"
+        "                    bp[p * nr + j] = j < cols ? src[j] : 0.0f;\n"
+        "            }\n"
+        "            if (rows == mr && cols == nr) {\n"
+        "                mk->fn(kc, ap, bp, c + j0, n, 1.0f, beta, NULL);\n"
+        "                continue;\n"
+        "            }\n"
+        "            for (int i = 0; i < mr; i++)\n"
+        "                for (int j = 0; j < nr; j++)\n"
+        "                    edge[i * nr + j] = p0 && i < rows && j < cols ? c[i * n + j0 + j] : 0.0f;\n"
+        "            mk->fn(kc, ap, bp, edge, nr, 1.0f, beta, NULL);\n"
+        "            for (int64_t i = 0; i < rows; i++)\n"
+        "                for (int64_t j = 0; j < cols; j++)\n"
+        "                    c[i * n + j0 + j] = edge[i * nr + j];\n"
+        "        }\n"
+        "    }\n"
+        "}\n\n");
 }
 
 /* The element of the input for output element `o` and reduced element `q`. */
@@ -449,18 +611,43 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
         }
     }
     const char *it = lang->index_type;
-    oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++) {\n", it, (long long)oi__shape_numel(out->ndim, out->shape));
-    oi__buf_puts(b, "        float acc = 0.0f;\n");
-    oi__buf_printf(b, "        for (%s q = 0; q < %lld; q++) {\n            const %s at = ", it, (long long)count, it);
+    bool dynamic = oi__sy_kernel_driver(s, k) >= 0, mean = pn->ir->op == OI_OP_mean_axis;
+    int64_t rows = oi__shape_numel(out->ndim, out->shape);
+    int d0 = in->ndim;
+    while (d0 > 0 && reduced[d0 - 1])
+        d0--;
+    bool trailing = true;
+    for (int d = 0; d < d0; d++)
+        trailing &= !reduced[d];
+    oi__buf_printf(b, "    for (%s o = 0; o < ", it);
+    oi__sy_extent(b, dynamic && !reduced[0], rows, in->shape[0]);
+    oi__buf_puts(b, "; o++) {\n");
+    if (trailing) { /* reduce.c's contiguous path: the same row sum */
+        oi__buf_puts(b, "        const size_t cols = ");
+        oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
+        oi__buf_puts(b, ";\n        const float v = OI_S_row_sum_f32(");
+        oi__sy_param_name(b, in);
+        oi__buf_puts(b, " + o * cols, (int64_t)cols);\n        ");
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, mean ? "[o] = (float)((double)v / (double)cols);\n    }\n" : "[o] = v;\n    }\n");
+        return;
+    }
+    /* reduce.c's generic path: in f32, in the input's order */
+    oi__buf_printf(b, "        float acc = 0.0f;\n        for (%s q = 0; q < ", it);
+    oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
+    oi__buf_printf(b, "; q++) {\n            const %s at = ", it);
     oi__sy_reduce_index(b, in, reduced);
     oi__buf_puts(b, ";\n            acc = OI_S_sum_step(acc, ");
     oi__sy_param_name(b, in);
     oi__buf_puts(b, "[at]);\n        }\n        ");
     oi__sy_param_name(b, out);
-    if (pn->ir->op == OI_OP_mean_axis)
-        oi__buf_printf(b, "[o] = (float)((double)acc / %lld.0);\n    }\n", (long long)count);
-    else
+    if (mean) {
+        oi__buf_puts(b, "[o] = (float)((double)acc / (double)(");
+        oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
+        oi__buf_puts(b, "));\n    }\n");
+    } else {
         oi__buf_puts(b, "[o] = acc;\n    }\n");
+    }
 }
 
 static void oi__sy_render_softmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
@@ -470,7 +657,9 @@ static void oi__sy_render_softmax(oi__buf *b, const oi__sy_schedule *s, const oi
     long long len = (long long)in->shape[in->ndim - 1];
     long long rows = (long long)oi__shape_numel(in->ndim, in->shape) / (len ? len : 1);
     const char *it = lang->index_type;
-    oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n        const float *xr = ", it, rows);
+    oi__buf_printf(b, "    for (%s r = 0; r < ", it);
+    oi__sy_extent(b, oi__sy_kernel_driver(s, k) >= 0, rows, in->shape[0]);
+    oi__buf_puts(b, "; r++) {\n        const float *xr = ");
     oi__sy_param_name(b, in);
     oi__buf_printf(b, " + r * %lld;\n        float *yr = ", len);
     oi__sy_param_name(b, out);
@@ -488,15 +677,143 @@ static void oi__sy_render_all_finite(oi__buf *b, const oi__sy_schedule *s, const
                                      const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
-    oi__buf_printf(b, "    int ok = 1;\n    for (%s i = 0; i < %lld; i++)\n        if (!OI_S_isfinite((double)", lang->index_type,
-                   (long long)oi__shape_numel(in->ndim, in->shape));
+    oi__buf_printf(b, "    int ok = 1;\n    for (%s i = 0; i < ", lang->index_type);
+    oi__sy_extent(b, oi__sy_kernel_driver(s, k) >= 0, oi__shape_numel(in->ndim, in->shape), in->shape[0]);
+    oi__buf_puts(b, "; i++)\n        if (!OI_S_isfinite((double)");
     oi__sy_param_name(b, in);
     oi__buf_puts(b, "[i]))\n            ok = 0;\n    ");
     oi__sy_param_name(b, out);
     oi__buf_printf(b, "[0] = (%s)ok;\n", lang->bool_type);
 }
 
+/* reshape: the same elements in the same order. */
+static void oi__sy_render_copy_kernel(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    oi__buf_puts(b, "    memcpy(");
+    oi__sy_param_name(b, out);
+    oi__buf_puts(b, ", ");
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, ", %llu);\n", (unsigned long long)oi__sy_value_bytes_of(out));
+}
+
+/* transpose: output dim d is input dim perm[d]; the innermost output dim
+ * is a loop of its own, the outer ones one flat index. */
+static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                    const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    int nd = in->ndim;
+    int64_t perm[OI_MAX_DIMS], in_stride[OI_MAX_DIMS], st = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        in_stride[d] = st;
+        st *= in->shape[d];
+        perm[d] = nd - 1 - d;
+    }
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "perm") == 0)
+            for (int d = 0; d < nd && d < (int)arrlen(pn->attrs[i].ints); d++)
+                perm[d] = pn->attrs[i].ints[d] < 0 ? pn->attrs[i].ints[d] + nd : pn->attrs[i].ints[d];
+    const char *it = lang->index_type;
+    long long inner = nd ? (long long)out->shape[nd - 1] : 1;
+    long long outer = (long long)oi__shape_numel(out->ndim, out->shape) / (inner ? inner : 1);
+    oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++) {\n        const %s at = 0", it, outer, it);
+    int64_t after = 1;
+    for (int d = nd - 2; d >= 0; d--) {
+        oi__buf_printf(b, " + o / %lld %% %lld * %lld", (long long)after, (long long)out->shape[d],
+                       (long long)in_stride[perm[d]]);
+        after *= out->shape[d];
+    }
+    oi__buf_printf(b, ";\n        for (%s j = 0; j < %lld; j++)\n            ", it, inner);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, "[o * %lld + j] = ", inner);
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, "[at + j * %lld];\n    }\n", nd ? (long long)in_stride[perm[nd - 1]] : 1LL);
+}
+
+/* layer_norm over the last axis, as nn.c's row: the mean and the variance
+ * about it summed in double, inv = 1 / sqrt(var + eps) rounded to f32,
+ * then (x - mean) * inv * scale + bias in f32 (nn.c's vector path sums in
+ * f32 chunks and fuses the last multiply-add: bounded, not bit-exact). */
+static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                               const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    long long n = (long long)in->shape[in->ndim - 1];
+    long long rows = (long long)oi__shape_numel(in->ndim, in->shape) / (n ? n : 1);
+    const char *it = lang->index_type;
+    oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n        const float *xr = ", it, rows);
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, " + r * %lld;\n        float *yr = ", n);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, " + r * %lld;\n        double sum = 0.0, sq = 0.0;\n", n);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            sum += (double)xr[j];\n", it, n);
+    oi__buf_printf(b, "        const float mean = (float)(sum / %lld.0);\n", n);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, n);
+    oi__buf_puts(b, "            const float d = xr[j] - mean;\n            sq += (double)(d * d);\n        }\n");
+    oi__buf_printf(b, "        const float inv = (float)(1.0 / sqrt(sq / %lld.0 + ", n);
+    oi__sy_double(b, oi__sy_param_f(pn, "epsilon"));
+    oi__buf_printf(b, "));\n        for (%s j = 0; j < %lld; j++)\n            yr[j] = (xr[j] - mean) * inv", it, n);
+    if (arrlen(pn->inputs) > 1) {
+        oi__buf_puts(b, " * ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));
+        oi__buf_puts(b, "[j]");
+    }
+    if (arrlen(pn->inputs) > 2) {
+        oi__buf_puts(b, " + ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_puts(b, "[j]");
+    }
+    oi__buf_puts(b, ";\n    }\n");
+}
+
+/* attention per (batch, head), as nn.c runs it: K^T of the head copied
+ * once, then per block of mr query rows the scores q K^T through the
+ * gemm's micro-kernels, scale, softmax as the softmax kernel above, and
+ * p V through them again, straight into the output (nn.c scales inside
+ * its gemm and sums e^ by vector lanes: bounded, not bit-exact). */
+static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                    const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *q = oi__sy_slot_of(s, pn->inputs[0]), *kk = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *v = oi__sy_slot_of(s, pn->inputs[2]), *out = oi__sy_slot_of(s, pn->out);
+    long long heads = (long long)(q->shape[0] * q->shape[1]), S = (long long)q->shape[2], D = (long long)q->shape[3];
+    long long T = (long long)kk->shape[2], Dv = (long long)v->shape[3];
+    double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale")
+                       ? oi__sy_param_f(pn, "scale") : 1.0 / sqrt((double)D);
+    const char *it = lang->index_type;
+    oi__buf_printf(b, "    const oi_micro *mk = oi_micro_select();\n    const float scale = (float)");
+    oi__sy_double(b, scale);
+    oi__buf_printf(b, ";\n    float kt[%lld], scores[12 * %lld];\n", D * T, T);
+    oi__buf_printf(b, "    for (%s h = 0; h < %lld; h++) {\n        const float *k_head = ", it, heads);
+    oi__sy_param_name(b, kk);
+    oi__buf_printf(b, " + h * %lld;\n        const float *v_head = ", T * D);
+    oi__sy_param_name(b, v);
+    oi__buf_printf(b, " + h * %lld;\n", T * Dv);
+    oi__buf_printf(b, "        for (%s t = 0; t < %lld; t++)\n            for (%s d = 0; d < %lld; d++)\n", it, T, it, D);
+    oi__buf_printf(b, "                kt[d * %lld + t] = k_head[t * %lld + d];\n", T, D);
+    oi__buf_printf(b, "        for (%s i0 = 0; i0 < %lld; i0 += (size_t)mk->mr) {\n", it, S);
+    oi__buf_printf(b, "            const %s rows = %lld - i0 < (size_t)mk->mr ? %lld - i0 : (size_t)mk->mr;\n", it, S, S);
+    oi__buf_puts(b, "            oi_gemm_rows(mk, ");
+    oi__sy_param_name(b, q);
+    oi__buf_printf(b, " + (h * %lld + i0) * %lld, (int64_t)rows, %lld, %lld, kt, scores);\n", S, D, D, T);
+    oi__buf_printf(b, "            for (%s r = 0; r < rows; r++) {\n                float *p_row = scores + r * %lld;\n", it, T);
+    oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = scale * p_row[t];\n", it, T);
+    oi__buf_puts(b, "                float m = p_row[0];\n");
+    oi__buf_printf(b, "                for (%s t = 1; t < %lld; t++)\n                    m = p_row[t] > m ? p_row[t] : m;\n", it, T);
+    oi__buf_printf(b, "                double sum = 0.0;\n                for (%s t = 0; t < %lld; t++) {\n", it, T);
+    oi__buf_printf(b, "                    p_row[t] = %s(p_row[t] - m);\n", lang->exp_fn);
+    oi__buf_puts(b, "                    sum = OI_S_sum_step(sum, (double)p_row[t]);\n                }\n");
+    oi__buf_puts(b, "                const float inv = (float)(1.0 / sum);\n");
+    oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = p_row[t] * inv;\n            }\n", it, T);
+    oi__buf_printf(b, "            oi_gemm_rows(mk, scores, (int64_t)rows, %lld, %lld, v_head, ", T, Dv);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, " + (h * %lld + i0) * %lld);\n        }\n    }\n", S, Dv);
+}
+
 void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
+    if (s->packed_gemm)
+        oi__sy_render_gemm_driver(b);
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         const oi__sy_kernel *kr = &s->kernels[k];
         oi__sy_param *params = oi__sy_kernel_params(s, kr);
@@ -507,6 +824,10 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_REDUCE: oi__sy_render_reduce(b, s, lang, kr); break;
         case OI__SY_K_SOFTMAX: oi__sy_render_softmax(b, s, lang, kr); break;
         case OI__SY_K_ALL_FINITE: oi__sy_render_all_finite(b, s, lang, kr); break;
+        case OI__SY_K_COPY: oi__sy_render_copy_kernel(b, s, kr); break;
+        case OI__SY_K_TRANSPOSE: oi__sy_render_transpose(b, s, lang, kr); break;
+        case OI__SY_K_NORM: oi__sy_render_norm(b, s, lang, kr); break;
+        case OI__SY_K_ATTENTION: oi__sy_render_attention(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         arrfree(params);
@@ -521,12 +842,50 @@ static void oi__sy_render_list(oi__buf *b, const oi__sy_schedule *s, const oi__s
 static void oi__sy_render_consumer(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                    const char *prefix, const oi__sy_step *cons, int depth, oi__sy_scope *scope);
 
+/* Opens a block holding n0, the length of the kernel's dynamic leading
+ * dim, from the lengths its inputs have now; inputs that must agree are
+ * checked (a runtime error names the statement). */
+static void oi__sy_render_lengths(oi__buf *b, const oi__sy_schedule *s, const char *prefix, const oi__sy_kernel *k,
+                                  int depth) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    int first = -1;
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "{\n");
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+        const oi__slot *in = oi__sy_slot_of(s, pn->inputs[i]);
+        if (!s->buffers[pn->inputs[i]].dyn0 || (k->kind == OI__SY_K_ELEMENTWISE && in->ndim != out->ndim))
+            continue;
+        if (k->kind != OI__SY_K_ELEMENTWISE && i > 0)
+            break;
+        if (first < 0) {
+            first = pn->inputs[i];
+            oi__sy_indent(b, depth + 1);
+            oi__buf_printf(b, "const int64_t n0 = ctx->len_%s;\n", in->name);
+            continue;
+        }
+        if (pn->inputs[i] == first)
+            continue;
+        oi__sy_indent(b, depth + 1);
+        oi__buf_printf(b, "if (ctx->len_%s != n0)\n", in->name);
+        oi__sy_indent(b, depth + 2);
+        oi__buf_printf(b, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: %s has %%lld rows, %s %%lld\", (long long)n0, "
+                          "(long long)ctx->len_%s);\n", prefix, prefix, oi__sy_basename(pn->ir->src.file),
+                       pn->ir->src.line, oi__sy_slot_of(s, first)->name, in->name, in->name);
+    }
+}
+
 static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                const oi__sy_step *st, int depth, const oi__sy_scope *scope) {
     const oi__sy_kernel *k = &s->kernels[st->kernel];
     oi__sy_param *params = oi__sy_kernel_params(s, k);
+    int driver = oi__sy_kernel_driver(s, k);
+    if (driver >= 0) {
+        oi__sy_render_lengths(b, s, prefix, k, depth);
+        depth++;
+    }
     oi__sy_indent(b, depth);
-    oi__buf_printf(b, "%s_k%d(", prefix, k->id);
+    oi__buf_printf(b, "%s_k%d(%s", prefix, k->id, driver >= 0 ? (arrlen(params) ? "n0, " : "n0") : "");
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__pnode *pn = k->nodes[params[i].node];
         const oi__pindex *index = NULL;
@@ -551,6 +910,15 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__buf_printf(b, ", %d);\n", (int)oi__sy_slot_of(s, params[i].slot)->dtype);
     }
     oi__buf_puts(b, "#endif\n");
+    if (driver >= 0) {
+        const oi__pnode *pn = k->nodes[0];
+        if (s->buffers[pn->out].dyn0) {
+            oi__sy_indent(b, depth);
+            oi__buf_printf(b, "ctx->len_%s = n0;\n", oi__sy_slot_of(s, pn->out)->name);
+        }
+        oi__sy_indent(b, depth - 1);
+        oi__buf_puts(b, "}\n");
+    }
     arrfree(params);
 }
 
@@ -563,10 +931,148 @@ static void oi__sy_render_copy(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_printf(b, ", %llu);", (unsigned long long)s->buffers[dst].bytes);
 }
 
-static void oi__sy_render_cache(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
-                                const oi__sy_step *st, const oi__sy_scope *scope) {
+/* ---- persistent tables: preallocated at their bounds, sizes at run time ---- */
+static void oi__sy_line(oi__buf *b, int depth, const char *fmt, ...) OI__PRINTF(3, 4);
+static void oi__sy_line(oi__buf *b, int depth, const char *fmt, ...) {
+    char text[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(text, sizeof text, fmt, args);
+    va_end(args);
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, text);
+    oi__buf_puts(b, "\n");
+}
+
+/* Checks index `pos` of the table in variable `var` (the simulator's
+ * messages) and grows the size to `reach`. */
+static void oi__sy_table_check(oi__buf *b, const oi__sy_schedule *s, const char *prefix, const oi__pnode *pn, int pos,
+                               const char *var, const char *reach, int depth) {
+    const oi__slot *sl = oi__sy_slot_of(s, pn->var);
+    const char *index = sl->decl->table_indices[pos];
+    const char *where = oi__sy_basename(pn->ir->src.file);
+    int line = pn->ir->src.line;
+    oi__sy_line(b, depth, "if (%s < 0)", var);
+    oi__sy_line(b, depth + 1, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: %s: index %s = %%lld is negative\", (long long)%s);",
+                prefix, prefix, where, line, sl->name, index, var);
+    oi__sy_line(b, depth, "if (%s >= %lld)", var, (long long)s->buffers[pn->var].bound[pos]);
+    oi__sy_line(b, depth + 1, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: cache table %s index %s = %%lld exceeds %s size %lld\", "
+                "(long long)%s);", prefix, prefix, where, line, sl->name, index, sl->fixed[pos] >= 0 ? "fixed" : "synthesized",
+                (long long)s->buffers[pn->var].bound[pos], var);
+    oi__sy_line(b, depth, "if (%s > ctx->%s_size[%d])", reach, sl->name, pos);
+    oi__sy_line(b, depth + 1, "ctx->%s_size[%d] = %s;", sl->name, pos, reach);
+}
+
+/* "(float *)(ctx->state + OFF) + ((i0) * B1 + i1) * ENTRY" */
+static void oi__sy_table_entry(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
+                               const char *const *index) {
+    const oi__slot *sl = oi__sy_slot_of(s, slot);
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    oi__buf_printf(b, "(%s *)(ctx->state + %llu) + (", lang->type_of(sl->dtype), (unsigned long long)buf->offset);
+    for (int k = 0; k < sl->n_indices; k++) {
+        int64_t stride = 1;
+        for (int j = k + 1; j < sl->n_indices; j++)
+            stride *= buf->bound[j];
+        oi__buf_printf(b, "%s%s * %lld", k ? " + " : "", index[k], (long long)stride);
+    }
+    oi__buf_printf(b, ") * %lld", (long long)oi__shape_numel(sl->ndim, sl->shape));
+}
+
+static void oi__sy_render_table(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                                const oi__sy_step *st, const oi__sy_scope *scope, int depth) {
     const oi__pnode *pn = st->node;
     const oi__slot *sl = oi__sy_slot_of(s, pn->var);
+    const oi__sy_buffer *buf = &s->buffers[pn->var];
+    int n_access = (int)arrlen(pn->access), kept = -1;
+    uint64_t entry_bytes = buf->bytes;
+    static const char *const names[OI_MAX_DIMS] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
+    oi__buf_puts(b, "{ /* ");
+    oi__sy_render_stmt(b, pn);
+    oi__buf_puts(b, " */\n");
+    if (pn->ir->kind == OI__NODE_CACHE_RESET && n_access == 0) {
+        oi__sy_line(b, depth + 1, "%s_init_%s(ctx); /* every entry, and the sizes back to 0 */", prefix, sl->name);
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "}\n");
+        return;
+    }
+    for (int pos = 0; pos < sl->n_indices; pos++) {
+        const oi__pindex *ix = pos < n_access ? &pn->access[pos] : NULL;
+        oi__buf text;
+        memset(&text, 0, sizeof text);
+        if (ix && !ix->is_slice) {
+            oi__sy_render_expr(&text, s, lang, &ix->single, scope);
+            oi__sy_line(b, depth + 1, "const int64_t %s = %s;", names[pos], text.data ? text.data : "0");
+            char reach[32];
+            snprintf(reach, sizeof reach, "%s + 1", names[pos]);
+            oi__sy_table_check(b, s, prefix, pn, pos, names[pos], reach, depth + 1);
+        } else { /* the kept dim: lo..hi, a negative end counting from the size */
+            kept = pos;
+            oi__sy_line(b, depth + 1, "int64_t lo = 0, hi = ctx->%s_size[%d];", sl->name, pos);
+            if (ix && ix->has_start) {
+                oi__sy_render_expr(&text, s, lang, &ix->start, scope);
+                oi__sy_line(b, depth + 1, "lo = %s;", text.data ? text.data : "0");
+                text.len = 0;
+                if (text.data)
+                    text.data[0] = '\0';
+            }
+            if (ix && ix->has_end) {
+                oi__sy_render_expr(&text, s, lang, &ix->end, scope);
+                oi__sy_line(b, depth + 1, "hi = %s;", text.data ? text.data : "0");
+                oi__sy_line(b, depth + 1, "if (hi < 0)");
+                oi__sy_line(b, depth + 2, "hi += ctx->%s_size[%d];", sl->name, pos);
+            }
+            oi__sy_line(b, depth + 1, "if (lo < 0 || hi < lo)");
+            oi__sy_line(b, depth + 2, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: %s: slice %%lld..%%lld of index %s is empty "
+                        "or reversed (size %%lld)\", (long long)lo, (long long)hi, (long long)ctx->%s_size[%d]);",
+                        prefix, prefix, oi__sy_basename(pn->ir->src.file), pn->ir->src.line, sl->name,
+                        sl->decl->table_indices[pos], sl->name, pos);
+            oi__sy_line(b, depth + 1, "const int64_t last = hi > lo ? hi - 1 : 0;");
+            oi__sy_table_check(b, s, prefix, pn, pos, "last", "hi", depth + 1);
+        }
+        oi__buf_free(&text);
+    }
+    const char *index[OI_MAX_DIMS];
+    for (int k = 0; k < sl->n_indices; k++)
+        index[k] = k == kept ? "t" : names[k];
+    oi__sy_indent(b, depth + 1);
+    if (pn->ir->kind == OI__NODE_CACHE_WRITE) {
+        oi__buf_puts(b, "memcpy(");
+        oi__sy_table_entry(b, s, lang, pn->var, index);
+        oi__buf_puts(b, ", ");
+        oi__sy_render_ptr(b, s, lang, pn->out, NULL, scope);
+        oi__buf_printf(b, ", %llu);\n", (unsigned long long)entry_bytes);
+    } else if (pn->ir->kind == OI__NODE_CACHE_READ && kept < 0) {
+        oi__buf_puts(b, "memcpy(");
+        oi__sy_render_ptr(b, s, lang, pn->out, NULL, scope);
+        oi__buf_puts(b, ", ");
+        oi__sy_table_entry(b, s, lang, pn->var, index);
+        oi__buf_printf(b, ", %llu);\n", (unsigned long long)entry_bytes);
+    } else if (pn->ir->kind == OI__NODE_CACHE_READ) {
+        oi__buf_puts(b, "for (int64_t t = lo; t < hi; t++)\n");
+        oi__sy_indent(b, depth + 2);
+        oi__buf_puts(b, "memcpy(");
+        oi__sy_render_ptr(b, s, lang, pn->out, NULL, scope);
+        oi__buf_printf(b, " + (t - lo) * %lld, ", (long long)oi__shape_numel(sl->ndim, sl->shape));
+        oi__sy_table_entry(b, s, lang, pn->var, index);
+        oi__buf_printf(b, ", %llu);\n", (unsigned long long)entry_bytes);
+        oi__sy_line(b, depth + 1, "ctx->len_%s = hi - lo;", oi__sy_slot_of(s, pn->out)->name);
+    } else { /* reset of one entry */
+        oi__buf_printf(b, "%s_init_%s_entry(", prefix, sl->name);
+        oi__sy_table_entry(b, s, lang, pn->var, index);
+        oi__buf_puts(b, ");\n");
+    }
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+}
+
+static void oi__sy_render_cache(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                                const oi__sy_step *st, const oi__sy_scope *scope, int depth) {
+    const oi__pnode *pn = st->node;
+    const oi__slot *sl = oi__sy_slot_of(s, pn->var);
+    if (sl->is_table) {
+        oi__sy_render_table(b, s, lang, prefix, st, scope, depth);
+        return;
+    }
     switch (pn->ir->kind) {
     case OI__NODE_CACHE_READ: oi__sy_render_copy(b, s, lang, pn->out, pn->var, scope); break;
     case OI__NODE_CACHE_WRITE: oi__sy_render_copy(b, s, lang, pn->var, pn->out, scope); break;
@@ -640,7 +1146,9 @@ static void oi__sy_render_step(oi__buf *b, const oi__sy_schedule *s, const oi__s
         break;
     case OI__SY_S_CACHE:
         oi__sy_indent(b, depth);
-        oi__sy_render_cache(b, s, lang, prefix, st, scope);
+        oi__sy_render_cache(b, s, lang, prefix, st, scope, depth);
+        if (oi__sy_slot_of(s, pn->var)->is_table)
+            return; /* its block names the statement */
         break;
     case OI__SY_S_FENCE:
         oi__sy_indent(b, depth);

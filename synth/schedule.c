@@ -22,8 +22,9 @@ static bool oi__sy_int(oi_dtype t) {
  * comparisons also in integers (their output is bool). */
 static bool oi__sy_ew_supported(oi_op op, oi_dtype in) {
     switch (op) {
-    case OI_OP_add: case OI_OP_sub: case OI_OP_mul: case OI_OP_div: case OI_OP_neg: case OI_OP_recip:
-    case OI_OP_fma: case OI_OP_relu: case OI_OP_fill_nan_like:
+    case OI_OP_add: case OI_OP_sub: case OI_OP_mul: case OI_OP_neg:
+        return oi__sy_float(in) || oi__sy_int(in); /* integers wrap, as in the kernels */
+    case OI_OP_div: case OI_OP_recip: case OI_OP_fma: case OI_OP_relu: case OI_OP_fill_nan_like:
         return oi__sy_float(in);
     case OI_OP_eq: case OI_OP_ne: case OI_OP_lt: case OI_OP_le: case OI_OP_gt: case OI_OP_ge:
         return oi__sy_float(in) || oi__sy_int(in);
@@ -40,6 +41,10 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_MATMUL: return "matmul";
     case OI__SY_K_REDUCE: return "reduce";
     case OI__SY_K_SOFTMAX: return "softmax";
+    case OI__SY_K_COPY: return "copy";
+    case OI__SY_K_TRANSPOSE: return "transpose";
+    case OI__SY_K_NORM: return "layer_norm";
+    case OI__SY_K_ATTENTION: return "attention";
     case OI__SY_K_ALL_FINITE: return "all_finite";
     }
     return "?";
@@ -62,6 +67,83 @@ static oi_status oi__sy_unsupported(const oi__pnode *pn, const char *why) {
     return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the C target cannot synthesize this yet: %s", why);
 }
 
+static const char *oi__sy_param_s(const oi__pnode *pn, const char *name) {
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, name) == 0 && pn->attrs[i].s)
+            return pn->attrs[i].s;
+    return NULL;
+}
+
+static bool oi__sy_any_dynamic(const oi__sy_schedule *s, const oi__pnode *pn) {
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+        if (oi__sy_slot(s, pn->inputs[i])->dynamic_shape)
+            return true;
+    return oi__sy_slot(s, pn->out)->dynamic_shape;
+}
+
+/* gemm(A [M, K], B [K, N], bias [N]): the matmul kernel with the bias row
+ * and the activation before its epilogue. */
+static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    const oi__slot *a = oi__sy_slot(s, pn->inputs[0]), *b = oi__sy_slot(s, pn->inputs[1]), *out = oi__sy_slot(s, pn->out);
+    oi_op op = pn->ir->op;
+    size_t na = arrlenu(pn->attrs);
+    const char *act = oi__sy_param_s(pn, "activation");
+    if (a->ndim != 2 || b->ndim != 2 || out->ndim != 2 || oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a gemm that is not 2-D with shapes known at synthesis time");
+    if (oi__op_param_value_i64(op, pn->attrs, na, "trans_a") || oi__op_param_value_i64(op, pn->attrs, na, "trans_b") ||
+        oi__op_param_value_f64(op, pn->attrs, na, "alpha") != 1.0 || oi__op_param_value_f64(op, pn->attrs, na, "beta") != 1.0)
+        return oi__sy_unsupported(pn, "a gemm with trans_a, trans_b, alpha or beta");
+    if (act && strcmp(act, "none") != 0 && strcmp(act, "relu") != 0 && strcmp(act, "gelu") != 0)
+        return oi__sy_unsupported(pn, "a gemm activation other than none, relu or gelu");
+    if (arrlen(pn->inputs) > 2 && oi__sy_numel(oi__sy_slot(s, pn->inputs[2])) != out->shape[1])
+        return oi__sy_unsupported(pn, "a gemm bias that is not one row of the result");
+    if (out->shape[1] > (act && strcmp(act, "gelu") == 0 ? 2048 : 16384))
+        return oi__sy_unsupported(pn, "a gemm with more than 16384 output columns (2048 with gelu)");
+    *kind = OI__SY_K_MATMUL;
+    return OI_OK;
+}
+
+/* reshape, transpose, layer_norm (last axis), attention (no mask, as many
+ * k/v heads as q heads): f32 with shapes known at synthesis time. */
+static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    oi_op op = pn->ir->op;
+    const oi__slot *in0 = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
+    size_t na = arrlenu(pn->attrs);
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a shape op, norm or attention over a shape known at run time only");
+    if (op == OI_OP_reshape) {
+        *kind = OI__SY_K_COPY;
+        return OI_OK;
+    }
+    if (op == OI_OP_transpose) {
+        *kind = OI__SY_K_TRANSPOSE;
+        return OI_OK;
+    }
+    if (in0->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32)
+        return oi__sy_unsupported(pn, op == OI_OP_layer_norm ? "layer_norm on a dtype other than f32"
+                                                             : "attention on a dtype other than f32");
+    if (op == OI_OP_layer_norm) {
+        int64_t axis = oi__op_param_value_i64(op, pn->attrs, na, "axis");
+        int64_t lane = in0->shape[in0->ndim - 1];
+        if (axis != -1 && axis != in0->ndim - 1)
+            return oi__sy_unsupported(pn, "layer_norm over more than the last axis");
+        for (int i = 1; i < (int)arrlen(pn->inputs); i++)
+            if (oi__sy_numel(oi__sy_slot(s, pn->inputs[i])) != lane || oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32)
+                return oi__sy_unsupported(pn, "a layer_norm scale or bias that is not one f32 lane");
+        *kind = OI__SY_K_NORM;
+        return OI_OK;
+    }
+    const oi__slot *k = oi__sy_slot(s, pn->inputs[1]), *v = oi__sy_slot(s, pn->inputs[2]);
+    if (arrlen(pn->inputs) > 3 || oi__op_param_value_i64(op, pn->attrs, na, "causal"))
+        return oi__sy_unsupported(pn, "attention with a mask or causal");
+    if (k->shape[1] != in0->shape[1] || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32)
+        return oi__sy_unsupported(pn, "attention with grouped-query heads or mixed dtypes");
+    if (k->shape[2] > 2048 || k->shape[2] * k->shape[3] > 65536 || v->shape[3] > 2048)
+        return oi__sy_unsupported(pn, "attention over more than 2048 keys or 65536 key elements per head");
+    *kind = OI__SY_K_ATTENTION;
+    return OI_OK;
+}
+
 /* Checks one op node and says which kernel kind runs it. */
 static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
@@ -69,13 +151,9 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     const oi__slot *in0 = oi__sy_slot(s, pn->inputs[0]);
     for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
         const oi__slot *in = oi__sy_slot(s, pn->inputs[i]);
-        if (in->dynamic_shape)
-            return oi__sy_unsupported(pn, "an input whose shape is only known at run time");
         if (pn->input_indices && pn->input_indices[i] && !in->is_prefix)
             return oi__sy_unsupported(pn, "an indexed input that is not a prefix table");
     }
-    if (out->dynamic_shape)
-        return oi__sy_unsupported(pn, "an output whose shape is only known at run time");
     if (oi__op_param_given(op, pn->attrs, arrlenu(pn->attrs), "acc"))
         return oi__sy_unsupported(pn, "accumulate mode (acc=)");
     if (oi__op_is_elementwise(op) && oi__sy_ew_supported(op, in0->dtype)) {
@@ -84,9 +162,15 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     }
     if (op == OI_OP_matmul && in0->dtype == OI_DTYPE_F32 && in0->ndim == 2 && oi__sy_slot(s, pn->inputs[1])->ndim == 2 &&
         out->ndim == 2) {
+        if (out->shape[1] > 16384) /* the kernel keeps one row of the result on the stack */
+            return oi__sy_unsupported(pn, "a matmul with more than 16384 output columns");
         *kind = OI__SY_K_MATMUL;
         return OI_OK;
     }
+    if (op == OI_OP_gemm && in0->dtype == OI_DTYPE_F32)
+        return oi__sy_classify_gemm(s, pn, kind);
+    if (op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_attention)
+        return oi__sy_classify_nn(s, pn, kind);
     if ((op == OI_OP_sum_axis || op == OI_OP_mean_axis) && in0->dtype == OI_DTYPE_F32) {
         *kind = OI__SY_K_REDUCE;
         return OI_OK;
@@ -103,7 +187,7 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return OI_OK;
     }
     char why[160];
-    snprintf(why, sizeof why, "op %s on %s", oi_op_name(op), oi_dtype_name(in0->dtype));
+    snprintf(why, sizeof why, "op %s on %s", oi__sy_op_name(op), oi_dtype_name(in0->dtype));
     return oi__sy_unsupported(pn, why);
 }
 
@@ -126,8 +210,18 @@ static bool oi__sy_written_in(const oi__sy_kernel *k, int slot) {
  * Its output has the kernel's shape; what it reads from the kernel is read
  * at the same element; nothing the kernel reads at another element (a
  * broadcast operand, a matmul's B, A's other rows) is written by it. */
+static bool oi__sy_touches_dynamic(const oi__sy_schedule *s, const oi__pnode *pn) {
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+        if (oi__sy_slot(s, pn->inputs[i])->dynamic_shape)
+            return true;
+    return oi__sy_slot(s, pn->out)->dynamic_shape;
+}
+
 static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__pnode *pn) {
     if ((int)arrlen(k->nodes) >= s->options.max_kernel_ops)
+        return false;
+    /* a shape known at run time only: one statement per kernel */
+    if (oi__sy_touches_dynamic(s, pn) || oi__sy_touches_dynamic(s, k->nodes[0]))
         return false;
     if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL)
         return false;
@@ -150,7 +244,7 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
             if (m->inputs[i] != pn->out)
                 continue;
             bool matmul_operand = k->kind == OI__SY_K_MATMUL && n == 0;
-            if (matmul_operand && (i == 1 || !oi__sy_same_shape(oi__sy_slot(s, m->inputs[i]), shape)))
+            if (matmul_operand && (i >= 1 || !oi__sy_same_shape(oi__sy_slot(s, m->inputs[i]), shape)))
                 return false;
             if (!matmul_operand && !oi__sy_same_shape(oi__sy_slot(s, m->inputs[i]), shape))
                 return false;
@@ -167,9 +261,24 @@ typedef struct oi__sy_builder {
     int depth;        /* branch inlining depth                        */
     bool in_consumer; /* building a consumer block: its yield/await are markers */
     int *copy_back;   /* the last yield's pairs (private buffer, slot) for the await */
+    const oi__pnode **loops; /* the enclosing loops (stb array): bounds of their indices */
 } oi__sy_builder;
 
 static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, int count, oi__sy_step **steps);
+
+/* gemm.c's choice: below OI__GEMM_TINY (4096) multiply-adds the plain
+ * loop (the simulator's small path, bit-exact), above it the micro-kernels
+ * over packed panels; a block of rows of the result (at most 12 x N floats)
+ * is held on the stack, so N is bounded. */
+static bool oi__sy_use_packed(const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *a = oi__sy_slot(s, pn->inputs[0]), *c = oi__sy_slot(s, pn->out);
+    if (a->dynamic_shape || c->dynamic_shape)
+        return false;
+    int64_t m = c->shape[0], n = c->shape[1], k = a->shape[1];
+    const char *act = oi__sy_param_s(pn, "activation");
+    bool gelu = act && strcmp(act, "gelu") == 0; /* oi_gemm.h holds math.c's gelu */
+    return (m * n * k >= 4096 || gelu) && n <= 2048;
+}
 
 static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_step **steps) {
     oi__sy_schedule *s = b->s;
@@ -188,6 +297,8 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
     memset(&k, 0, sizeof k);
     k.id = (int)arrlen(s->kernels);
     k.kind = kind;
+    k.packed = (kind == OI__SY_K_MATMUL && oi__sy_use_packed(s, pn)) || kind == OI__SY_K_ATTENTION;
+    s->packed_gemm |= k.packed;
     if (!arrput(k.nodes, pn))
         return OI_ERROR_OUT_OF_MEMORY;
     if (!arrput(s->kernels, k)) {
@@ -219,15 +330,80 @@ static oi_status oi__sy_add_branch(oi__sy_builder *b, const oi__pnode *pn, oi__s
     return st;
 }
 
-static oi_status oi__sy_check_cache(const oi__sy_schedule *s, const oi__pnode *pn) {
+/* The largest value + 1 an index expression can take, from what is known
+ * at synthesis time: a literal, a named size, the index of an enclosing
+ * loop with static bounds. -1: only known at run time. */
+static int64_t oi__sy_static_max(const oi__sy_builder *b, const oi__expr *e) {
+    if (!e->ident)
+        return e->lit;
+    int64_t v;
+    if (oi__plan_size(b->s->plan, e->ident, &v))
+        return v;
+    for (int i = (int)arrlen(b->loops) - 1; i >= 0; i--) {
+        const oi__node *loop = b->loops[i]->ir;
+        if (strcmp(loop->loop_index, e->ident) != 0)
+            continue;
+        const oi__expr *end = &loop->loop_end;
+        if (!end->ident)
+            return end->lit - 1;
+        return oi__plan_size(b->s->plan, end->ident, &v) ? v - 1 : -1;
+    }
+    return -1;
+}
+
+/* A table access: the indices it may reach become the table's bounds where
+ * no @fixed gives one; an index reaching past what is known at synthesis
+ * time needs @fixed (the emitted code never grows a table). At most one
+ * kept dim (a slice or a missing trailing index). */
+static oi_status oi__sy_table_access(oi__sy_builder *b, const oi__pnode *pn, const oi__slot *sl) {
+    oi__sy_buffer *buf = &b->s->buffers[pn->var];
+    int n_access = (int)arrlen(pn->access), kept = 0;
+    if (sl->n_auto > 0)
+        return oi__sy_unsupported(pn, "tables with @auto_dim");
+    if (pn->ir->kind == OI__NODE_CACHE_RESET && n_access != 0 && n_access != sl->n_indices)
+        return oi__sy_unsupported(pn, "a reset of part of a table");
+    for (int pos = 0; pos < sl->n_indices; pos++) {
+        const oi__pindex *ix = pos < n_access ? &pn->access[pos] : NULL;
+        int64_t reach = 0; /* the bound this access needs */
+        if (!ix || ix->is_slice)
+            kept++;
+        if (ix && !ix->is_slice) {
+            int64_t m = oi__sy_static_max(b, &ix->single);
+            reach = m < 0 ? -1 : m + 1;
+        } else if (ix && ix->has_end) {
+            reach = oi__sy_static_max(b, &ix->end);
+            if (!ix->end.ident && ix->end.lit < 0)
+                reach = 0; /* counts from the size: no growth */
+        }
+        if (sl->fixed[pos] >= 0) {
+            buf->bound[pos] = sl->fixed[pos];
+            continue;
+        }
+        if (reach < 0) {
+            char why[200];
+            snprintf(why, sizeof why, "index %s of table %s is only known at run time and has no bound: "
+                     "declare it with @fixed(%s=N)", sl->decl->table_indices[pos], sl->name,
+                     sl->decl->table_indices[pos]);
+            return oi__sy_unsupported(pn, why);
+        }
+        if (reach > buf->bound[pos])
+            buf->bound[pos] = reach;
+    }
+    if (pn->ir->kind == OI__NODE_CACHE_READ && kept > 1)
+        return oi__sy_unsupported(pn, "a table read keeping more than one index");
+    return OI_OK;
+}
+
+static oi_status oi__sy_check_cache(oi__sy_builder *b, const oi__pnode *pn) {
+    const oi__sy_schedule *s = b->s;
     int target = pn->var; /* the persistent side */
     if (target < 0)
         return oi__sy_unsupported(pn, "a cache operation without a target");
     const oi__slot *sl = oi__sy_slot(s, target);
     if (sl->is_table)
-        return oi__sy_unsupported(pn, "persistent tables (@table)");
+        return oi__sy_table_access(b, pn, sl);
     if (arrlen(pn->access))
-        return oi__sy_unsupported(pn, "an indexed cache access");
+        return oi__sy_unsupported(pn, "an indexed cache access of a variable that is not a table");
     if ((pn->ir->kind == OI__NODE_CACHE_INCREMENT || pn->ir->kind == OI__NODE_CACHE_DECREMENT) &&
         !oi__sy_int(sl->dtype) && !oi__sy_float(sl->dtype))
         return oi__sy_unsupported(pn, "cache.increment of this dtype");
@@ -334,7 +510,10 @@ static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, i
             continue;
         case OI__NODE_LOOP:
             step.kind = OI__SY_S_LOOP;
+            if (!arrput(b->loops, pn))
+                return OI_ERROR_OUT_OF_MEMORY;
             st = oi__sy_build_block(b, pn->body, (int)arrlen(pn->body), &step.body);
+            arrpop(b->loops);
             break;
         case OI__NODE_BRANCH:
             step.kind = OI__SY_S_BRANCH;
@@ -343,13 +522,11 @@ static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, i
         case OI__NODE_TRANSFER:
             if (pn->out < 0 || pn->var < 0)
                 return oi__sy_unsupported(pn, "an indexed transfer");
-            if (oi__sy_slot(b->s, pn->var)->dynamic_shape || oi__sy_slot(b->s, pn->out)->dynamic_shape)
-                return oi__sy_unsupported(pn, "a transfer of a value whose shape is only known at run time");
             step.kind = OI__SY_S_TRANSFER;
             break;
         case OI__NODE_CACHE_READ: case OI__NODE_CACHE_WRITE: case OI__NODE_CACHE_INCREMENT:
         case OI__NODE_CACHE_DECREMENT: case OI__NODE_CACHE_RESET:
-            st = oi__sy_check_cache(b->s, pn);
+            st = oi__sy_check_cache(b, pn);
             step.kind = OI__SY_S_CACHE;
             break;
         case OI__NODE_BARRIER: case OI__NODE_DEP:
@@ -457,9 +634,16 @@ static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
                 return st;
             continue;
         }
-        if (sl->is_table)
-            return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
-                               "the C target cannot synthesize this yet: persistent table %s", sl->name);
+        if (sl->is_table) { /* preallocated at its bounds, in the state block */
+            b->home = OI__SY_TABLE;
+            b->table_entries = 1;
+            for (int k = 0; k < sl->n_indices; k++)
+                b->table_entries *= b->bound[k];
+            state = (state + 7) & ~(uint64_t)7;
+            b->offset = state;
+            state += b->bytes * (uint64_t)b->table_entries;
+            continue;
+        }
         if (sl->model_meta)
             return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
                                "the C target cannot synthesize this yet: %s links a metadata entry", sl->name);
@@ -492,6 +676,197 @@ static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Shapes known at run time only                                       */
+/* ------------------------------------------------------------------ */
+/* A slice of a table has a leading dim known at run time; ops carry it on.
+ * Here every value is classified, in schedule order: static, or a dynamic
+ * leading dim (dims[0] == -1 below) over static inner dims equal to its
+ * declaration's, stored at the bound of the leading dim. Anything else
+ * (a dynamic inner dim, a dynamic value in the state block) is refused. */
+typedef struct oi__sy_shape { int ndim; int64_t dims[OI_MAX_DIMS]; int64_t max0; } oi__sy_shape;
+
+static void oi__sy_current_shape(const oi__sy_schedule *s, int slot, oi__sy_shape *out) {
+    const oi__slot *sl = oi__sy_slot(s, slot);
+    const oi__sy_buffer *b = &s->buffers[slot];
+    out->ndim = sl->ndim;
+    memcpy(out->dims, sl->shape, sizeof out->dims);
+    out->max0 = 0;
+    if (b->dyn0) {
+        out->dims[0] = -1;
+        out->max0 = b->max0;
+    }
+}
+
+static oi_status oi__sy_settle(oi__sy_schedule *s, const oi__pnode *pn, int slot, const oi__sy_shape *got) {
+    const oi__slot *sl = oi__sy_slot(s, slot);
+    oi__sy_buffer *b = &s->buffers[slot];
+    bool dyn = got->ndim > 0 && got->dims[0] < 0;
+    bool same = got->ndim == sl->ndim;
+    for (int d = dyn ? 1 : 0; same && d < sl->ndim; d++)
+        same = got->dims[d] == sl->shape[d];
+    if (!same)
+        return oi__sy_unsupported(pn, "a value whose shape at run time differs from its declaration in more than "
+                                      "its leading dim");
+    if (dyn && (!sl->dynamic_shape || b->home != OI__SY_ARENA))
+        return oi__sy_unsupported(pn, "a declared variable whose shape is only known at run time");
+    if (b->shaped && b->dyn0 != dyn)
+        return oi__sy_unsupported(pn, "a value whose shape is known at synthesis time at one write and not at another");
+    b->shaped = true;
+    b->dyn0 = dyn;
+    if (dyn) {
+        b->max0 = got->max0 > b->max0 ? got->max0 : b->max0;
+        b->inner = sl->ndim > 0 ? oi__shape_numel(sl->ndim - 1, sl->shape + 1) : 1;
+    }
+    return OI_OK;
+}
+
+/* The shape an op makes of its inputs' current shapes. */
+static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_shape *out) {
+    oi__sy_shape in[8];
+    int n = (int)arrlen(pn->inputs) < 8 ? (int)arrlen(pn->inputs) : 8;
+    for (int i = 0; i < n; i++)
+        oi__sy_current_shape(s, pn->inputs[i], &in[i]);
+    memset(out, 0, sizeof *out);
+    oi_op op = pn->ir->op;
+    if (op == OI_OP_is_finite)
+        return OI_OK;
+    if (op == OI_OP_softmax) {
+        *out = in[0];
+        return OI_OK;
+    }
+    if (op == OI_OP_gemm || op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm ||
+        op == OI_OP_attention) { /* static shapes only (classify): the declared one */
+        const oi__slot *o = oi__sy_slot(s, pn->out);
+        out->ndim = o->ndim;
+        memcpy(out->dims, o->shape, sizeof out->dims);
+        return OI_OK;
+    }
+    if (op == OI_OP_matmul) {
+        if (in[0].ndim != 2 || in[1].ndim != 2 || in[0].dims[1] < 0 || in[1].dims[0] < 0)
+            return oi__sy_unsupported(pn, "a matmul whose inner or B dims are only known at run time");
+        out->ndim = 2;
+        out->dims[0] = in[0].dims[0];
+        out->dims[1] = in[1].dims[1];
+        out->max0 = in[0].max0;
+        return OI_OK;
+    }
+    if (op == OI_OP_sum_axis || op == OI_OP_mean_axis) {
+        bool reduced[OI_MAX_DIMS] = {false};
+        for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+            if (strcmp(pn->attrs[i].name, "axes") == 0)
+                for (int k = 0; k < (int)arrlen(pn->attrs[i].ints); k++) {
+                    int64_t a = pn->attrs[i].ints[k] < 0 ? pn->attrs[i].ints[k] + in[0].ndim : pn->attrs[i].ints[k];
+                    if (a >= 0 && a < in[0].ndim)
+                        reduced[a] = true;
+                }
+        bool keep = oi__op_param_value_i64(op, pn->attrs, arrlenu(pn->attrs), "keepdims") != 0;
+        for (int d = 0; d < in[0].ndim; d++)
+            if (!reduced[d] || keep)
+                out->dims[out->ndim++] = reduced[d] ? 1 : in[0].dims[d];
+        out->max0 = in[0].max0;
+        return OI_OK;
+    }
+    /* elementwise: numpy broadcasting, right-aligned */
+    for (int i = 0; i < n; i++)
+        out->ndim = in[i].ndim > out->ndim ? in[i].ndim : out->ndim;
+    for (int d = 0; d < out->ndim; d++)
+        out->dims[d] = 1;
+    for (int i = 0; i < n; i++) {
+        int shift = out->ndim - in[i].ndim;
+        for (int d = 0; d < in[i].ndim; d++) {
+            int64_t v = in[i].dims[d], *o = &out->dims[d + shift];
+            if (v < 0 && d + shift != 0)
+                return oi__sy_unsupported(pn, "a dim known at run time only that is not the result's leading dim");
+            if (v < 0 && (*o == 1 || *o < 0))
+                *o = -1;
+            else if (v < 0 || (*o < 0 && v != 1))
+                return oi__sy_unsupported(pn, "a dim known at run time only broadcast against a fixed one");
+            else if (*o == 1)
+                *o = v;
+        }
+        if (in[i].max0 > out->max0)
+            out->max0 = in[i].max0;
+    }
+    return OI_OK;
+}
+
+static oi_status oi__sy_infer_steps(oi__sy_schedule *s, const oi__sy_step *steps);
+
+static oi_status oi__sy_infer_step(oi__sy_schedule *s, const oi__sy_step *st) {
+    const oi__pnode *pn = st->node;
+    oi__sy_shape got;
+    oi_status r = OI_OK;
+    switch (st->kind) {
+    case OI__SY_S_KERNEL: {
+        const oi__sy_kernel *k = &s->kernels[st->kernel];
+        for (int n = 0; r == OI_OK && n < (int)arrlen(k->nodes); n++) {
+            const oi__pnode *m = k->nodes[n];
+            if ((r = oi__sy_op_shape(s, m, &got)) == OI_OK)
+                r = oi__sy_settle(s, m, m->out, &got);
+        }
+        return r;
+    }
+    case OI__SY_S_TRANSFER:
+        oi__sy_current_shape(s, pn->var, &got);
+        return oi__sy_settle(s, pn, pn->out, &got);
+    case OI__SY_S_CACHE: {
+        const oi__slot *cache = oi__sy_slot(s, pn->var);
+        if (pn->ir->kind == OI__NODE_CACHE_WRITE) {
+            if (s->buffers[pn->out].dyn0)
+                return oi__sy_unsupported(pn, "a cache write of a value whose shape is only known at run time");
+            return OI_OK;
+        }
+        if (pn->ir->kind != OI__NODE_CACHE_READ)
+            return OI_OK;
+        memset(&got, 0, sizeof got);
+        for (int pos = 0; cache->is_table && pos < cache->n_indices; pos++)
+            if (pos >= (int)arrlen(pn->access) || pn->access[pos].is_slice) {
+                got.dims[got.ndim++] = -1;
+                got.max0 = s->buffers[pn->var].bound[pos];
+            }
+        for (int d = 0; d < cache->ndim; d++)
+            got.dims[got.ndim++] = cache->shape[d];
+        return oi__sy_settle(s, pn, pn->out, &got);
+    }
+    case OI__SY_S_LOOP: return oi__sy_infer_steps(s, st->body);
+    case OI__SY_S_BRANCH:
+        r = oi__sy_infer_steps(s, st->then_steps);
+        return r == OI_OK ? oi__sy_infer_steps(s, st->else_steps) : r;
+    case OI__SY_S_YIELD:
+        for (int c = 0; r == OI_OK && c < (int)arrlen(st->consumers); c++)
+            r = oi__sy_infer_steps(s, st->consumers[c].body);
+        return r;
+    default: return OI_OK;
+    }
+}
+
+static oi_status oi__sy_infer_steps(oi__sy_schedule *s, const oi__sy_step *steps) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        oi_status r = oi__sy_infer_step(s, &steps[i]);
+        if (r != OI_OK)
+            return r;
+    }
+    return OI_OK;
+}
+
+/* Dynamic values take the bytes of their bound. */
+static oi_status oi__sy_infer_dynamic(oi__sy_schedule *s) {
+    oi_status r = oi__sy_infer_steps(s, s->steps);
+    for (int i = 0; r == OI_OK && i < (int)arrlen(s->plan->slots); i++)
+        if (s->buffers[i].dyn0)
+            s->buffers[i].bytes = oi_dtype_nbytes(s->plan->slots[i].dtype,
+                                                  (uint64_t)(s->buffers[i].max0 * s->buffers[i].inner));
+    if (r == OI_OK && !arrsetlen(s->shaped, arrlen(s->plan->slots)))
+        r = OI_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; r == OI_OK && i < (int)arrlen(s->plan->slots); i++) {
+        s->shaped[i] = s->plan->slots[i];
+        if (s->buffers[i].dyn0)
+            s->shaped[i].shape[0] = s->buffers[i].max0;
+    }
+    return r;
+}
+
+/* ------------------------------------------------------------------ */
 /* Liveness                                                            */
 /* ------------------------------------------------------------------ */
 typedef struct oi__sy_live {
@@ -500,17 +875,28 @@ typedef struct oi__sy_live {
     int pos;
     int *n_kernels;             /* per slot: kernels/steps touching it */
     int *first_kernel;          /* per slot: the first of them        */
-    bool *first_is_read;        /* per slot                           */
+    bool *first_is_read;        /* per slot: read where no write surely came before */
     bool *last_is_write;
     bool *seen;
+    bool *surely_written;       /* per slot: written on every path so far this step */
+    int *write_step;            /* per slot: the step of its last write, + 1      */
+    int maybe;                  /* inside a branch or a loop that may not run      */
     const int *remap;           /* inside a consumer: pairs slot, private buffer */
 } oi__sy_live;
 
 static void oi__sy_touch_raw(oi__sy_live *lv, int slot, bool write, int step_id) {
     oi__sy_buffer *b = &lv->s->buffers[slot];
+    /* a read that no write surely precedes sees the zeros of the step's start
+     * (a write in the same kernel just before it does) */
+    if (!write && !lv->surely_written[slot] && lv->write_step[slot] != step_id + 1)
+        lv->first_is_read[slot] = true;
+    if (write) {
+        lv->write_step[slot] = step_id + 1;
+        if (lv->maybe == 0)
+            lv->surely_written[slot] = true;
+    }
     if (!lv->seen[slot]) {
         lv->seen[slot] = true;
-        lv->first_is_read[slot] = !write;
         b->first = lv->pos;
         b->last = lv->pos;
         lv->first_kernel[slot] = step_id;
@@ -559,6 +945,19 @@ static int oi__sy_count_positions(const oi__sy_step *steps) {
 
 static bool oi__sy_walk(oi__sy_live *lv, oi__sy_step *steps);
 
+/* A loop whose bounds are known at synthesis time and that runs at least once. */
+static bool oi__sy_loop_runs(const oi__plan *p, const oi__pnode *pn) {
+    int64_t v[2];
+    const oi__expr *e[2] = {&pn->ir->loop_start, &pn->ir->loop_end};
+    for (int i = 0; i < 2; i++) {
+        if (!e[i]->ident)
+            v[i] = e[i]->lit;
+        else if (!oi__plan_size(p, e[i]->ident, &v[i]))
+            return false;
+    }
+    return v[0] < v[1];
+}
+
 static bool oi__sy_walk_step(oi__sy_live *lv, oi__sy_step *st) {
     oi__sy_schedule *s = lv->s;
     int id = lv->pos;
@@ -574,21 +973,27 @@ static bool oi__sy_walk_step(oi__sy_live *lv, oi__sy_step *st) {
         }
         break;
     }
-    case OI__SY_S_LOOP:
+    case OI__SY_S_LOOP: {
         if (!arrput(lv->loop_begin, lv->pos) || !arrput(lv->loop_end, lv->pos + oi__sy_count_positions(st->body) + 1))
             return false;
         lv->pos++;
+        bool runs = oi__sy_loop_runs(s->plan, st->node);
+        lv->maybe += !runs;
         if (!oi__sy_walk(lv, st->body))
             return false;
+        lv->maybe -= !runs;
         arrpop(lv->loop_begin);
         arrpop(lv->loop_end);
         break;
+    }
     case OI__SY_S_BRANCH:
         if (st->node->var >= 0)
             oi__sy_touch(lv, st->node->var, false, id);
         lv->pos++;
+        lv->maybe++; /* one arm or the other */
         if (!oi__sy_walk(lv, st->then_steps) || !oi__sy_walk(lv, st->else_steps))
             return false;
+        lv->maybe--;
         break;
     case OI__SY_S_TRANSFER:
         oi__sy_touch(lv, st->node->var, false, id);
@@ -654,8 +1059,11 @@ static oi_status oi__sy_liveness(oi__sy_schedule *s) {
     lv.first_is_read = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
     lv.last_is_write = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
     lv.seen = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
+    lv.surely_written = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
+    lv.write_step = (int *)oi__calloc((size_t)n + 1, sizeof(int));
     oi_status st = OI_OK;
     if (!lv.n_kernels || !lv.first_kernel || !lv.first_is_read || !lv.last_is_write || !lv.seen ||
+        !lv.surely_written || !lv.write_step ||
         !oi__sy_walk(&lv, s->steps))
         st = OI_ERROR_OUT_OF_MEMORY;
     s->n_positions = lv.pos;
@@ -682,6 +1090,8 @@ static oi_status oi__sy_liveness(oi__sy_schedule *s) {
     oi__free(lv.first_is_read);
     oi__free(lv.last_is_write);
     oi__free(lv.seen);
+    oi__free(lv.surely_written);
+    oi__free(lv.write_step);
     arrfree(lv.loop_begin);
     arrfree(lv.loop_end);
     return st;
@@ -799,7 +1209,10 @@ static void oi__sy_estimate(oi__sy_schedule *s) {
                 kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->out));
             if (n == 0 && kr->kind == OI__SY_K_MATMUL)
                 kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)oi__sy_slot(s, pn->inputs[0])->shape[1];
-            else if (kr->kind == OI__SY_K_REDUCE || kr->kind == OI__SY_K_SOFTMAX || kr->kind == OI__SY_K_ALL_FINITE)
+            else if (kr->kind == OI__SY_K_ATTENTION) {
+                const oi__slot *q = oi__sy_slot(s, pn->inputs[0]), *kk = oi__sy_slot(s, pn->inputs[1]);
+                kr->flops += 4u * (uint64_t)oi__sy_numel(q) * (uint64_t)kk->shape[2];
+            } else if (kr->kind == OI__SY_K_REDUCE || kr->kind == OI__SY_K_SOFTMAX || kr->kind == OI__SY_K_ALL_FINITE)
                 kr->flops += (uint64_t)oi__sy_numel(oi__sy_slot(s, pn->inputs[0])) * (kr->kind == OI__SY_K_SOFTMAX ? 4u : 1u);
             else
                 kr->flops += (uint64_t)kr->numel;
@@ -828,6 +1241,7 @@ void oi__sy_schedule_free(oi__sy_schedule *s) {
     for (int i = 0; i < (int)arrlen(s->buffers); i++)
         arrfree(s->buffers[i].tensors);
     arrfree(s->buffers);
+    arrfree(s->shaped);
     memset(s, 0, sizeof *s);
 }
 
@@ -844,14 +1258,17 @@ oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *opti
         out->buffers[i].slot = i;
         out->buffers[i].consumer = -1;
     }
-    oi__sy_builder b = {out, 0, false, NULL};
+    oi__sy_builder b = {out, 0, false, NULL, NULL};
     const oi__pblock *entry = &plan->blocks[plan->entry];
     oi_status st = oi__sy_build_block(&b, entry->nodes, (int)arrlen(entry->nodes), &out->steps);
     arrfree(b.copy_back); /* a yield without its await: refused by validation */
+    arrfree(b.loops);
     if (st == OI_OK) {
         oi__sy_mark_written(out, out->steps);
         st = oi__sy_assign_homes(out);
     }
+    if (st == OI_OK)
+        st = oi__sy_infer_dynamic(out);
     if (st == OI_OK)
         st = oi__sy_liveness(out);
     if (st == OI_OK)

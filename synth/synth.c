@@ -2,10 +2,12 @@
  * its options), oi_synthesize (validate into the executor's plan, then
  * schedule), the plan's summary and JSON, and oi_plan_emit (emit.c). */
 #include "synth_internal.h"
+#include "../openinfer_impl/device_arch.h"
 
 struct oi_synthesizer {
     oi_device device;
     oi__sy_options options;
+    uint64_t global_bytes; /* the device's memory (device JSON); 0: not checked */
 };
 
 static oi_synthesizer *oi__sy_new(oi_device device, int max_kernel_ops) {
@@ -30,38 +32,28 @@ oi_synthesizer *oi_synthesizer_new(oi_device device) {
     return oi__sy_new(OI_DEVICE_CPU, 16);
 }
 
-/* The device JSON: for now its type and preferences.max_kernel_ops are
- * read (a CPU target); the full reader with every field checked lives in
- * openinfer_impl/device_arch.h once it lands. */
+/* The device JSON (openinfer_impl/device_arch.h checks every field and
+ * names the JSON path of what is wrong). Read today: device.api ("c"),
+ * preferences.prefer_fusion and max_kernel_ops (fusion), memory.global_bytes
+ * (the plan must fit). */
 oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
     if (!device_json) {
         oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_synthesizer_from_arch_json: no JSON text");
         return NULL;
     }
-    oi__json *j = oi__json_parse(device_json, strlen(device_json));
-    if (!j) {
-        oi__error_prefix("device JSON");
-        return NULL;
-    }
-    int max_ops = 16;
+    oi__device_arch arch;
+    oi_status st = oi__device_arch_parse(device_json, &arch);
     oi_synthesizer *s = NULL;
-    const oi__json *dev = oi__json_get(j, "device"), *prefs = oi__json_get(j, "preferences");
-    const oi__json *type = dev ? oi__json_get(dev, "type") : NULL;
-    const oi__json *mko = prefs ? oi__json_get(prefs, "max_kernel_ops") : NULL;
-    if (j->type != OI__JSON_OBJECT) {
-        oi__fail(OI_ERROR_FORMAT, "device JSON: $: expected an object");
-    } else if (type && (type->type != OI__JSON_STRING || strcmp(type->text, "cpu") != 0)) {
-        oi__fail(OI_ERROR_UNSUPPORTED, "device JSON: $.device.type: \"%s\": only \"cpu\" targets are synthesized yet",
-                 type->type == OI__JSON_STRING ? type->text : "?");
-    } else if (mko && (mko->type != OI__JSON_NUMBER || mko->number < 1 || mko->number > 4096 ||
-                       mko->number != (double)(int)mko->number)) {
-        oi__fail(OI_ERROR_FORMAT, "device JSON: $.preferences.max_kernel_ops: expected an integer in 1..4096");
-    } else {
-        if (mko)
-            max_ops = (int)mko->number;
+    if (st == OI_OK && arch.device.api != OI__ARCH_API_C) {
+        oi__fail(OI_ERROR_UNSUPPORTED, "device JSON: $.device.api: \"vulkan\": the Vulkan target (GLSL + C host) is "
+                                       "not written yet; devices with api \"c\" are synthesized");
+    } else if (st == OI_OK) {
+        int max_ops = arch.preferences.prefer_fusion ? (int)arch.preferences.max_kernel_ops : 1;
         s = oi__sy_new(OI_DEVICE_CPU, max_ops);
+        if (s)
+            s->global_bytes = arch.memory.global_bytes;
     }
-    oi__json_free(j);
+    oi__device_arch_free(&arch);
     return s;
 }
 
@@ -123,6 +115,15 @@ oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_gr
         const uint8_t *bytes;
         oi__model_raw_bytes(model, &bytes, &p->model_size, &p->model_header_bytes);
         p->fingerprint = oi__sy_fnv1a(bytes, p->model_header_bytes);
+    }
+    uint64_t need = p->schedule.arena_bytes + p->schedule.state_bytes + p->model_size;
+    if (synth->global_bytes && need > synth->global_bytes) {
+        oi__fail(OI_ERROR_UNSUPPORTED, "%s does not fit the device: it needs %llu bytes (arena %llu, state %llu, model "
+                 "file %llu) and $.memory.global_bytes is %llu", p->name, (unsigned long long)need,
+                 (unsigned long long)p->schedule.arena_bytes, (unsigned long long)p->schedule.state_bytes,
+                 (unsigned long long)p->model_size, (unsigned long long)synth->global_bytes);
+        oi_plan_free(p);
+        return NULL;
     }
     return p;
 }

@@ -17,10 +17,14 @@
 /* ---- what a kernel computes ---- */
 typedef enum oi__sy_kernel_kind {
     OI__SY_K_ELEMENTWISE, /* a chain of elementwise ops over one shape: one loop */
-    OI__SY_K_MATMUL,      /* [M, K] x [K, N], elementwise epilogue fused       */
+    OI__SY_K_MATMUL,      /* [M, K] x [K, N] (gemm: + bias row, activation), elementwise epilogue fused */
     OI__SY_K_REDUCE,      /* sum/mean over axes                                */
     OI__SY_K_SOFTMAX,     /* softmax along the last axis                       */
-    OI__SY_K_ALL_FINITE   /* is_finite: every element, into one bool           */
+    OI__SY_K_ALL_FINITE,  /* is_finite: every element, into one bool           */
+    OI__SY_K_COPY,        /* reshape: the same elements, another shape          */
+    OI__SY_K_TRANSPOSE,   /* transpose: an index map                            */
+    OI__SY_K_NORM,        /* layer_norm over the last axis                      */
+    OI__SY_K_ATTENTION    /* softmax(scale q k^T) v per (batch, head)           */
 } oi__sy_kernel_kind;
 
 typedef struct oi__sy_kernel {
@@ -28,6 +32,8 @@ typedef struct oi__sy_kernel {
     oi__sy_kernel_kind kind;
     const oi__pnode **nodes; /* stb array: the fused DSL statements, in order */
     int64_t numel;           /* elements of the loop (elementwise, epilogues)  */
+    bool packed;             /* MATMUL: gemm.c's micro-kernels over packed panels
+                                (oi_gemm.h), else the plain loop               */
     uint64_t bytes, flops;   /* estimated per call                            */
 } oi__sy_kernel;
 
@@ -78,7 +84,15 @@ typedef struct oi__sy_buffer {
     /* MODEL/PREFIX: the model tensors (PREFIX: one per entry, in order) */
     const oi_tensor_info **tensors; /* stb array */
     int64_t prefix_count;
-    int64_t table_entries; /* TABLE: entries preallocated (product of @fixed) */
+    int64_t table_entries; /* TABLE: entries preallocated (product of the bounds) */
+    int64_t bound[OI_MAX_DIMS]; /* TABLE: per index, @fixed or what the accesses reach */
+    /* A value whose leading dim is known at run time only (a slice of a
+     * table, and what ops make of it): stored at its bound, its length in
+     * ctx->len_VAR. Every other dim is static. */
+    bool dyn0;
+    bool shaped;          /* the shape inference has seen a write of it  */
+    int64_t max0;         /* the leading dim's bound                      */
+    int64_t inner;        /* elements per leading index                   */
 } oi__sy_buffer;
 
 typedef struct oi__sy_options {
@@ -91,9 +105,18 @@ typedef struct oi__sy_schedule {
     oi__sy_kernel *kernels; /* stb array */
     oi__sy_step *steps;     /* stb array: the entry block         */
     oi__sy_buffer *buffers; /* stb array, one per plan slot       */
+    oi__slot *shaped;       /* stb array: the plan's slots, a dynamic leading dim at its bound */
     int n_positions;
+    bool packed_gemm;       /* some kernel is packed: the folder gets oi_gemm.h */
     uint64_t arena_bytes, peak_bytes, state_bytes;
 } oi__sy_schedule;
+
+/* An op's name for the text the synthesizer writes ("?" never happens for
+ * a validated plan, but keeps printf's %s away from NULL). */
+static inline const char *oi__sy_op_name(oi_op op) {
+    const char *name = oi_op_name(op);
+    return name ? name : "?";
+}
 
 /* schedule.c */
 oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *options, oi__sy_schedule *out);

@@ -261,6 +261,7 @@ arr("q8_out_h", f16(q8x) @ w8.T)
 
 # ---- matmul_q4: K = 96 (3 blocks), N = 20; x [6, 96] and [1, 96] ----
 K4, N4 = 96, 20
+q4_parts = {}  # format -> (integer weights [N, blocks, 32], d [N, blocks], m [N, blocks] or 0)
 q4x = f32(rng.standard_normal((6, K4)))
 arr("q4_x", q4x)
 for fmt in ("q4_0", "q4_1"):
@@ -278,6 +279,7 @@ for fmt in ("q4_0", "q4_1"):
     w = (nib - 8) * d64 if fmt == "q4_0" else nib * d64 + m64
     arr(f"{fmt}_w", np.frombuffer(bytes(raw), dtype=np.uint8), "int64_t")
     arr(f"{fmt}_out", q4x @ w.reshape(N4, K4).T)
+    q4_parts[fmt] = (nib - 8 if fmt == "q4_0" else nib, d64[..., 0], m64[..., 0] if fmt == "q4_1" else 0.0)
 
 # ---- a graph through the DSL: rms_norm -> rope -> causal attention (q = k = v)
 # -> gelu(tanh) -> top_k_indices(k = 2) ----
@@ -294,5 +296,44 @@ arr("gr_scale", gr_scale)
 arr("gr_pos", gr_pos, "int64_t")
 arr("gr_out", gr_g)
 arr("gr_idx", np.argsort(-gr_g, axis=-1, kind="stable")[..., :2], "int64_t")
+
+# ---- matmul_q4 format "q8_0" (34-byte blocks: f16 d, 32 int8 q; value q * d),
+# and activations "q8": each row of x rounded into blocks of 32 int8 with one
+# f32 scale (d = max|x| / 127, q = x * (1 / d) rounded half away from zero,
+# all in f32), exact integer dot products per block, then the scales: the sum
+# over blocks of dw dx sum(qw qx) + m dx sum(qx) ----
+q8_0_q = rng.integers(-128, 128, (N4, K4 // 32, 32))
+q8_0_d = np.asarray(rng.uniform(0.001, 0.01, (N4, K4 // 32)), dtype=np.float16)
+raw = bytearray()
+for n in range(N4):
+    for b in range(K4 // 32):
+        raw += q8_0_d[n, b].tobytes() + bytes(int(v) & 255 for v in q8_0_q[n, b])
+arr("q8_0_w", np.frombuffer(bytes(raw), dtype=np.uint8), "int64_t")
+q4_parts["q8_0"] = (q8_0_q, q8_0_d.astype(np.float64), 0.0)
+arr("q8_0_out", q4x @ (q8_0_q * q4_parts["q8_0"][1][..., None]).reshape(N4, K4).T)
+
+
+def quantize_rows_q8(x):
+    """x [M, K] (f32 values) -> q [M, K/32, 32] integers, d [M, K/32] f32 scales"""
+    xb = np.asarray(x, dtype=np.float32).reshape(x.shape[0], -1, 32)
+    d = (np.abs(xb).max(axis=-1) / np.float32(127)).astype(np.float32)
+    inv = np.zeros_like(d)
+    inv[d > 0] = np.float32(1) / d[d > 0]
+    v = (xb * inv[..., None]).astype(np.float32).astype(np.float64)
+    return np.sign(v) * np.floor(np.abs(v) + 0.5), d.astype(np.float64)
+
+
+xq, xd = quantize_rows_q8(q4x)
+assert np.abs(xq).max() == 127
+for fmt, (wq, wd, wm) in q4_parts.items():
+    isum = np.einsum("mbj,nbj->mnb", xq, wq.astype(np.float64))
+    xsum = xq.sum(axis=-1)  # [M, blocks]
+    y = (isum * wd[None] * xd[:, None]).sum(-1) + (np.asarray(wm)[None] * (xd * xsum)[:, None]).sum(-1) if fmt == "q4_1" \
+        else (isum * wd[None] * xd[:, None]).sum(-1)
+    arr(f"{fmt}_out_a8", y)
+    # the documented bound on |y_q8 - y_f32|: per block, (max|x_b| / 254) * sum_j |w_bj|
+    wabs = np.abs(wq * wd[..., None] + (np.asarray(wm)[..., None] if fmt == "q4_1" else 0.0)).sum(-1)  # [N, blocks]
+    xmax = np.abs(q4x.reshape(q4x.shape[0], -1, 32)).max(-1)  # [M, blocks]
+    arr(f"{fmt}_a8_bound", (xmax / 254.0) @ wabs.T)
 
 print("\n".join(out))

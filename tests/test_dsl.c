@@ -1081,6 +1081,167 @@ static void test_strict_mode(void) {
     CHECK_STR_CONTAINS(oi_last_error(), "hand.c:2: error: OI_STRICT(): OI_STRICT() belongs outside memory sections and blocks");
 }
 
+/* ---- scopes (OI_SCOPE) and per-op hints (OI_WITH) ---- */
+#define CHECK_STR_EQ(got, want) \
+    CHECK_MSG((got) && strcmp((got), (want)) == 0, "got \"%s\", want \"%s\"", (got) ? (got) : "(null)", (want))
+
+OI_GRAPH(scoped,
+  OI_VOLATILE( OI_VAR(x, f32[B]) OI_VAR(w, f32[B]) OI_VAR(h, f32[B]) )
+  OI_BLOCK(entry,
+    OI_SCOPE(encoder,
+      OI_SCOPE(layer0,
+        OI_OP(mul, x, w) OI_WITH(fuse=false, placement="cpu") OI_TO(h)
+      )
+      OI_LOOP(layers, l, 0..2,
+        OI_SCOPE(block,
+          OI_OP(add, h, x) OI_WITH(group="ffn", no_reorder=true) OI_TO(h)
+        )
+      )
+    )
+    OI_OP(relu, h) OI_TO(h)
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(unknown_hint,
+  OI_VOLATILE( OI_VAR(x, f32[B]) )
+  OI_BLOCK(entry, OI_OP(relu, x) OI_WITH(speed="max", placement="tpu") OI_TO(x) OI_RETURN())
+)
+
+OI_GRAPH(unknown_hint_strict, OI_STRICT()
+  OI_VOLATILE( OI_VAR(x, f32[B]) )
+  OI_BLOCK(entry, OI_OP(relu, x) OI_WITH(speed="max") OI_TO(x) OI_RETURN())
+)
+
+static const int bad_hint_line = __LINE__ + 4;
+OI_GRAPH(bad_hint_type,
+  OI_VOLATILE( OI_VAR(x, f32[B]) )
+  OI_BLOCK(entry, OI_SCOPE(attention,
+    OI_OP(relu, x) OI_WITH(fuse="yes") OI_TO(x))
+    OI_RETURN())
+)
+
+static const int scoped_error_line = __LINE__ + 4;
+OI_GRAPH(scoped_error,
+  OI_VOLATILE( OI_VAR(x, f32[B]) )
+  OI_BLOCK(entry, OI_SCOPE(encoder, OI_SCOPE(layer0,
+    OI_OP(relu, x, negative_slope=) OI_TO(x)))
+    OI_RETURN())
+)
+
+OI_GRAPH(hint_without_value,
+  OI_VOLATILE( OI_VAR(x, f32[B]) )
+  OI_BLOCK(entry, OI_OP(relu, x) OI_WITH(fuse) OI_TO(x) OI_RETURN())
+)
+
+OI_GRAPH(two_withs,
+  OI_VOLATILE( OI_VAR(x, f32[B]) )
+  OI_BLOCK(entry, OI_OP(relu, x) OI_WITH(fuse=true) OI_WITH(group="g") OI_TO(x) OI_RETURN())
+)
+
+OI_GRAPH(with_without_op,
+  OI_VOLATILE( OI_VAR(x, f32[B]) )
+  OI_BLOCK(entry, OI_WITH(fuse=false) OI_RETURN())
+)
+
+OI_GRAPH(scope_outside_block,
+  OI_SCOPE(outer, OI_VOLATILE( OI_VAR(x, f32[B]) ))
+  OI_BLOCK(entry, OI_RETURN())
+)
+
+static void test_scopes_and_hints(void) {
+    const oi_graph *g = scoped();
+    CHECK_MSG(g != NULL, "%s", oi_last_error());
+    if (!g)
+        return;
+    const oi__node *nodes = g->blocks[0].nodes;
+    CHECK_EQ_INT(arrlen(nodes), 4);
+    if (arrlen(nodes) != 4)
+        return;
+    CHECK_STR_EQ(nodes[0].src.scope, "encoder/layer0");
+    CHECK_STR_EQ(nodes[0].src.text, "OI_OP(mul, x, w) OI_WITH(fuse=false, placement=\"cpu\") OI_TO(h)");
+    CHECK(arrlen(nodes[0].hints) == 2 && strcmp(nodes[0].hints[0].name, "fuse") == 0 &&
+          nodes[0].hints[0].kind == OI__ATTR_BOOL && nodes[0].hints[0].i == 0);
+    const oi__attr *placement = oi__node_hint(&nodes[0], "placement");
+    CHECK(placement && placement->kind == OI__ATTR_STRING && strcmp(placement->s, "cpu") == 0);
+    CHECK(nodes[1].kind == OI__NODE_LOOP);
+    CHECK_STR_EQ(nodes[1].src.scope, "encoder");
+    CHECK(arrlen(nodes[1].body) == 1 && nodes[1].body[0].src.scope &&
+          strcmp(nodes[1].body[0].src.scope, "encoder/block") == 0);
+    CHECK(arrlen(nodes[1].body) == 1 && oi__node_hint(&nodes[1].body[0], "no_reorder") &&
+          oi__node_hint(&nodes[1].body[0], "group") && strcmp(oi__node_hint(&nodes[1].body[0], "group")->s, "ffn") == 0);
+    CHECK(nodes[2].src.scope == NULL && arrlen(nodes[2].hints) == 0);
+    CHECK_EQ_INT(oi_graph_warning_count(g), 0);
+    /* JSON: graph -> JSON -> graph -> JSON is the same text */
+    char *json = oi_graph_to_json(g);
+    CHECK_STR_CONTAINS(json, "\"scope\": \"encoder/layer0\"");
+    CHECK_STR_CONTAINS(json, "\"hints\": [{\"name\": \"fuse\", \"type\": \"bool\", \"value\": false}, "
+                             "{\"name\": \"placement\", \"type\": \"string\", \"value\": \"cpu\"}]");
+    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
+    CHECK_MSG(back != NULL, "from_json: %s", oi_last_error());
+    char *again = back ? oi_graph_to_json(back) : NULL;
+    CHECK_MSG(json && again && strcmp(json, again) == 0, "round trip differs");
+    /* DOT: one cluster per scope run, hints under the node's text */
+    char *dot = oi_graph_to_dot(g);
+    CHECK_STR_CONTAINS(dot, "subgraph cluster_scope_0 {\n      label=\"scope encoder\";");
+    CHECK_STR_CONTAINS(dot, "subgraph cluster_scope_1 {\n        label=\"scope layer0\";");
+    CHECK_STR_CONTAINS(dot, "label=\"scope block\"");
+    CHECK_STR_CONTAINS(dot, "with fuse=false, placement=\\\"cpu\\\"");
+    size_t open = 0, close = 0;
+    for (const char *p = dot; p && *p; p++)
+        open += *p == '{', close += *p == '}';
+    CHECK_MSG(dot && open == close, "DOT braces %zu/%zu", open, close);
+    oi_free(dot);
+    oi_free(again);
+    oi_free(json);
+    oi_graph_free(back);
+    /* unknown hints and placements: kept, warned about; errors when strict */
+    const oi_graph *u = unknown_hint();
+    CHECK_MSG(u != NULL, "%s", oi_last_error());
+    CHECK_EQ_INT(oi_graph_warning_count(u), 2);
+    CHECK_STR_CONTAINS(oi_graph_warning(u, 0), "unknown hint speed (expected fuse, placement, group or no_reorder)");
+    CHECK_STR_CONTAINS(oi_graph_warning(u, 1), "unknown placement \"tpu\"");
+    CHECK(unknown_hint_strict() == NULL);
+    CHECK_STR_CONTAINS(oi_last_error(), "unknown hint speed (expected fuse, placement, group or no_reorder) (strict mode)");
+    /* errors name the scope beside file:line */
+    char want[512];
+    CHECK(bad_hint_type() == NULL);
+    snprintf(want, sizeof want, "%s:%d: error: in scope attention: OI_OP(relu, x) OI_WITH(fuse=\"yes\") OI_TO(x): hint fuse "
+             "takes true or false", __FILE__, bad_hint_line);
+    CHECK_MSG(strcmp(oi_last_error(), want) == 0, "\n   got: %s\n  want: %s", oi_last_error(), want);
+    CHECK(scoped_error() == NULL);
+    snprintf(want, sizeof want, "%s:%d: error: in scope encoder/layer0: OI_OP(relu, x, negative_slope=)", __FILE__,
+             scoped_error_line);
+    CHECK_STR_CONTAINS(oi_last_error(), want);
+    CHECK(hint_without_value() == NULL);
+    CHECK_STR_CONTAINS(oi_last_error(), "OI_OP(relu, x) OI_WITH(fuse): expected '=' after the hint name at the end");
+    CHECK(two_withs() == NULL);
+    CHECK_STR_CONTAINS(oi_last_error(), "one OI_WITH per op");
+    CHECK(with_without_op() == NULL);
+    CHECK_STR_CONTAINS(oi_last_error(), "OI_WITH without OI_OP before it");
+    CHECK(scope_outside_block() == NULL);
+    CHECK_STR_CONTAINS(oi_last_error(), "OI_SCOPE outside a block");
+    /* the function API: a scope closed by oi_graph_builder_end */
+    oi_graph_builder *b = oi_graph_builder_new("built_scope", "app.c");
+    oi_graph_builder_section(b, OI_DSL_SECTION_VOLATILE);
+    oi_graph_builder_var(b, "x, f32[B]");
+    oi_graph_builder_end(b);
+    oi_graph_builder_block(b, "entry");
+    oi_graph_builder_scope(b, "attention");
+    oi_graph_builder_stmt(b, OI_DSL_OP, "relu", "x");
+    oi_graph_builder_stmt(b, OI_DSL_WITH, "", "placement=\"cpu\"");
+    oi_graph_builder_stmt(b, OI_DSL_TO, "", "x");
+    oi_graph_builder_end(b);
+    oi_graph_builder_stmt(b, OI_DSL_RETURN, "", "");
+    oi_graph_builder_end(b);
+    oi_graph *built = oi_graph_builder_finish(b);
+    CHECK_MSG(built != NULL, "%s", oi_last_error());
+    CHECK(built && built->blocks[0].nodes[0].src.scope && strcmp(built->blocks[0].nodes[0].src.scope, "attention") == 0 &&
+          oi__node_hint(&built->blocks[0].nodes[0], "placement") && built->blocks[0].nodes[1].src.scope == NULL);
+    oi_graph_free(built);
+}
+
+
 int main(void) {
     test_every_construct();
     test_uuids_are_stable();
@@ -1088,5 +1249,6 @@ int main(void) {
     test_diagnostics();
     test_unbalanced();
     test_strict_mode();
+    test_scopes_and_hints();
     return check_result("test_dsl");
 }

@@ -1521,6 +1521,181 @@ static void test_backends(void) {
 }
 
 
+/* ---- scopes and per-op hints (OI_SCOPE, OI_WITH) ---- */
+/* One computation written twice: plain, and in scopes with every hint.
+ * With a = [0.5, 1, -2, 10] and x = [1, 2, 3, 4]:
+ * t0 = x + a = [1.5, 3, 1, 14]; t1 = relu(t0 * -1) = 0; y = y0 * (t0 + t1). */
+OI_GRAPH(g_plain,
+  OI_DYNAMIC( OI_VAR(x, f32[B]) )
+  OI_VOLATILE( OI_VAR(a, f32[B]) OI_VAR(y, f32[B], @init(5.0)) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(t0, f32[B])
+    OI_ASSIGN(t1, f32[B])
+    OI_OP(add, x, a) OI_TO(t0)
+    OI_OP(mul, t0, -1.0) OI_TO(t1)
+    OI_OP(relu, t1) OI_TO(t1)
+    OI_OP(add, t0, t1) OI_TO(t1)
+    OI_OP(mul, y, t1) OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(g_hinted,
+  OI_DYNAMIC( OI_VAR(x, f32[B]) )
+  OI_VOLATILE( OI_VAR(a, f32[B]) OI_VAR(y, f32[B], @init(5.0)) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(t0, f32[B])
+    OI_ASSIGN(t1, f32[B])
+    OI_SCOPE(encoder,
+      OI_SCOPE(layer0,
+        OI_OP(add, x, a) OI_WITH(placement="cpu", fuse=false) OI_TO(t0)
+        OI_OP(mul, t0, -1.0) OI_WITH(group="ffn", no_reorder=true) OI_TO(t1)
+      )
+      OI_OP(relu, t1) OI_WITH(fuse=true, group="ffn") OI_TO(t1)
+    )
+    OI_OP(add, t0, t1) OI_WITH(placement="gpu") OI_TO(t1)
+    OI_OP(mul, y, t1) OI_WITH(placement="cpu") OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+/* The plain graph with its ops placed on a device backend (Vulkan). */
+OI_GRAPH(g_on_device,
+  OI_DYNAMIC( OI_VAR(x, f32[B]) )
+  OI_VOLATILE( OI_VAR(a, f32[B]) OI_VAR(y, f32[B], @init(5.0)) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(t0, f32[B])
+    OI_ASSIGN(t1, f32[B])
+    OI_OP(add, x, a) OI_WITH(placement="vulkan") OI_TO(t0)
+    OI_OP(mul, t0, -1.0) OI_TO(t1)
+    OI_OP(relu, t1) OI_WITH(placement="gpu") OI_TO(t1)
+    OI_OP(add, t0, t1) OI_TO(t1)
+    OI_OP(mul, y, t1) OI_WITH(placement="vulkan") OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+/* f32[4] + f32[3] does not broadcast: a validation error inside a scope */
+static const int scoped_bad_line = __LINE__ + 6;
+OI_GRAPH(g_scoped_bad,
+  OI_DYNAMIC( OI_VAR(x, f32[B]) OI_VAR(z, f32[3]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(t0, f32[B])
+    OI_SCOPE(head,
+      OI_OP(add, x, z) OI_TO(t0)
+    )
+    OI_RETURN()
+  )
+)
+
+static bool hint_unavailable; /* the last run_hint_graph warned "placement ... is not available" */
+
+static void run_hint_graph(oi_device dev, const oi_graph *g, float *out, char **trace) {
+    oi_model *m = minimal_model();
+    oi_simulator_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.device = dev;
+    desc.trace = true;
+    desc.timer = true; /* device ops carry gpu_micros in the trace */
+    oi_simulator *sim = oi_simulator_new_desc(m, &desc);
+    CHECK_MSG(sim != NULL, "simulator: %s", oi_last_error());
+    oi_executor *e = sim ? oi_simulator_make_executor(sim, g) : NULL;
+    CHECK_MSG(!sim || e != NULL, "make_executor: %s", oi_last_error());
+    hint_unavailable = false;
+    for (size_t i = 0; e && i < oi_executor_warning_count(e); i++)
+        hint_unavailable |= strstr(oi_executor_warning(e, i), "is not available") != NULL;
+    float x[4] = {1, 2, 3, 4};
+    for (int step = 0; e && step < 2; step++) {
+        CHECK_OK(OI_TRY_INSERT(e, x, x, 4));
+        CHECK_OK(oi_executor_run_step(e));
+    }
+    oi_tensor_view v;
+    if (e && oi_executor_fetch(e, "y", OI_DTYPE_F32, &v) == OI_OK && v.len == 4)
+        memcpy(out, v.data, sizeof(float) * 4);
+    if (trace)
+        *trace = e ? oi_executor_trace_json(e) : NULL;
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+}
+
+static void test_scopes_and_hints(void) {
+    /* y is volatile (5.0 again each step): y = 5 * t0 */
+    const float want[4] = {7.5f, 15.0f, 5.0f, 70.0f};
+    float plain[4] = {0}, hinted[4] = {0};
+    char *trace = NULL;
+    run_hint_graph(OI_DEVICE_CPU, g_plain(), plain, NULL);
+    run_hint_graph(OI_DEVICE_CPU, g_hinted(), hinted, &trace);
+    for (int i = 0; i < 4; i++) {
+        CHECK_MSG(plain[i] == want[i], "plain y[%d] = %g, want %g", i, (double)plain[i], (double)want[i]);
+        CHECK_MSG(hinted[i] == plain[i], "hinted y[%d] = %g, plain %g", i, (double)hinted[i], (double)plain[i]);
+    }
+    /* every event of a scoped node names its scope; the others have none */
+    CHECK_STR_CONTAINS(trace, "\"scope\": \"encoder/layer0\"");
+    CHECK_STR_CONTAINS(trace, "\"scope\": \"encoder\"");
+    const char *last_add = trace ? strstr(trace, "\"node_index\": 5,") : NULL;
+    const char *next = last_add ? strstr(last_add, "\"micros\"") : NULL;
+    const char *scope = last_add ? strstr(last_add, "\"scope\"") : NULL;
+    CHECK_MSG(last_add && next && (!scope || scope > next), "the node outside scopes has no scope field");
+    oi_free(trace);
+    /* validation errors name the scope beside file:line */
+    oi_model *bad_model = minimal_model();
+    CHECK(oi_graph_validate(g_scoped_bad(), bad_model) != OI_OK);
+    char where[256];
+    snprintf(where, sizeof where, "%s:%d: error: in scope head: OI_OP(add, x, z) OI_TO(t0): ", __FILE__, scoped_bad_line);
+    CHECK_STR_CONTAINS(oi_last_error(), where);
+    oi_model_close(bad_model);
+    oi_backend_info infos[8];
+    size_t n = oi_backends_discover(infos, 8);
+    bool vulkan = false;
+    for (size_t i = 0; i < n && i < 8; i++)
+        vulkan |= strcmp(infos[i].name, "vulkan") == 0 && infos[i].available;
+    /* placement="gpu" on a CPU simulator: the node goes to Vulkan where there
+     * is one; elsewhere that is said, and the node runs on the CPU */
+    oi_model *m = minimal_model();
+    oi_simulator *sim = NULL;
+    oi_executor *e = make_exec(&sim, m, g_hinted(), false);
+    bool said = false;
+    for (size_t i = 0; e && i < oi_executor_warning_count(e); i++)
+        said |= strstr(oi_executor_warning(e, i), "placement \"gpu\" is not available: the simulator runs on cpu") != NULL;
+    CHECK_MSG(said == !vulkan, "placement warning: %d", (int)said);
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    oi_model_close(m);
+    /* a CPU simulator with ops placed on Vulkan, and on Vulkan (lavapipe
+     * here) placement="cpu" nodes between device ops: the data moves, the
+     * values do not change */
+    float cpu_placed[4] = {0};
+    run_hint_graph(OI_DEVICE_CPU, g_on_device(), cpu_placed, NULL);
+    CHECK_MSG(hint_unavailable == !vulkan, "placement=\"vulkan\" on a CPU simulator: %s",
+              vulkan ? "warned although Vulkan is here" : "no warning without Vulkan");
+    for (int i = 0; i < 4; i++)
+        CHECK_MSG(cpu_placed[i] == want[i], "CPU simulator, Vulkan-placed y[%d] = %g, want %g", i, (double)cpu_placed[i],
+                  (double)want[i]);
+    if (!vulkan) {
+        printf("scopes and hints: no Vulkan device, the CPU half only\n");
+        return;
+    }
+    float vk_plain[4] = {0}, vk_hinted[4] = {0};
+    char *vk_trace = NULL;
+    run_hint_graph(OI_DEVICE_VULKAN, g_plain(), vk_plain, NULL);
+    run_hint_graph(OI_DEVICE_VULKAN, g_hinted(), vk_hinted, &vk_trace);
+    /* node 2 (add, placement="cpu") has no GPU time where device ops have one */
+    if (vk_trace && strstr(vk_trace, "gpu_micros")) {
+        const char *placed = strstr(vk_trace, "\"node_index\": 2,");
+        const char *after = placed ? strstr(placed + 1, "\"node_index\"") : NULL;
+        const char *gpu = placed ? strstr(placed, "gpu_micros") : NULL;
+        CHECK_MSG(placed && (!gpu || (after && gpu > after)), "the placement=\"cpu\" node ran on the device");
+    }
+    oi_free(vk_trace);
+    for (int i = 0; i < 4; i++) {
+        CHECK_MSG(vk_plain[i] == want[i], "vulkan plain y[%d] = %g, want %g", i, (double)vk_plain[i], (double)want[i]);
+        CHECK_MSG(vk_hinted[i] == vk_plain[i], "vulkan hinted y[%d] = %g, plain %g", i, (double)vk_hinted[i],
+                  (double)vk_plain[i]);
+    }
+}
+
+
 int main(void) {
     test_minimal();
     test_sizes_in_settings();
@@ -1544,5 +1719,6 @@ int main(void) {
     test_conformance();
     test_v2_models();
     test_backends();
+    test_scopes_and_hints();
     return check_result("test_executor");
 }

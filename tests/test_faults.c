@@ -84,14 +84,17 @@ OI_GRAPH(fault_graph,
     OI_ASSIGN(k, f32[1, D])
     OI_ASSIGN(keys, f32[1, 1, D])
     OI_ASSIGN(acc, f32[1, D]) OI_ASSIGN(flat, f32[D])
-    OI_OP(add, x, a) OI_TO(h) OI_OP(reshape, h, shape=[1*D]) OI_TO(flat) /* a size in a setting */
+    OI_OP(add, x, a) OI_WITH(placement="blas", speed=1) OI_TO(h) /* opens blas (or warns), unknown hint */
+    OI_OP(reshape, h, shape=[1*D]) OI_TO(flat) /* a size in a setting */
     OI_CACHE_INCREMENT(len)
-    OI_LOOP(layers, l, 0..n_layers,
-      OI_OP(matmul, h, Wk[l]) OI_TO(k)
-      OI_CACHE_WRITE(k, K[l, step])
-      OI_CACHE_READ(K[l, 0..len], keys)
-      OI_OP(sum_axis, keys, axes=[0]) OI_TO(acc)
-      OI_OP(add, h, acc) OI_TO(h)
+    OI_SCOPE(encoder,
+      OI_LOOP(layers, l, 0..n_layers,
+        OI_SCOPE(attention, OI_OP(matmul, h, Wk[l]) OI_WITH(placement="cpu", fuse=false) OI_TO(k))
+        OI_CACHE_WRITE(k, K[l, step])
+        OI_CACHE_READ(K[l, 0..len], keys)
+        OI_OP(sum_axis, keys, axes=[0]) OI_TO(acc)
+        OI_OP(add, h, acc) OI_TO(h)
+      )
     )
     OI_CACHE_INCREMENT(step)
     OI_BRANCH(scale)
@@ -337,7 +340,11 @@ static oi_status build_builder_once(void) {
     KEEP(oi_graph_builder_block(b, "entry"));
     KEEP(oi_graph_builder_stmt(b, OI_DSL_ASSIGN, "", "h, f32[1, D]"));
     KEEP(oi_graph_builder_loop(b, "layers", "l", "0..n_layers"));
-    KEEP(oi_graph_builder_op(b, "relu", "x, clamp_max=6.0", "h"));
+    KEEP(oi_graph_builder_scope(b, "attention"));
+    KEEP(oi_graph_builder_stmt(b, OI_DSL_OP, "relu", "x, clamp_max=6.0"));
+    KEEP(oi_graph_builder_stmt(b, OI_DSL_WITH, "", "placement=\"cpu\", group=\"g\""));
+    KEEP(oi_graph_builder_stmt(b, OI_DSL_TO, "", "h"));
+    KEEP(oi_graph_builder_end(b));
     KEEP(oi_graph_builder_stmt(b, OI_DSL_CACHE_WRITE, "", "h, K[l, step]"));
     KEEP(oi_graph_builder_end(b));
     KEEP(oi_graph_builder_stmt(b, OI_DSL_CACHE_INCREMENT, "", "step"));

@@ -666,7 +666,10 @@ static void test_matmul_q4(void) {
         const int64_t *w;
         int64_t row_bytes;
         const double *want;
-    } cases[] = {{"q4_0", q4_0_w, 54, q4_0_out}, {"q4_1", q4_1_w, 60, q4_1_out}};
+        const double *want_a8, *bound;
+    } cases[] = {{"q4_0", q4_0_w, 54, q4_0_out, q4_0_out_a8, q4_0_a8_bound},
+                 {"q4_1", q4_1_w, 60, q4_1_out, q4_1_out_a8, q4_1_a8_bound},
+                 {"q8_0", q8_0_w, 102, q8_0_out, q8_0_out_a8, q8_0_a8_bound}};
     for (size_t c = 0; c < COUNT(cases); c++) {
         oi__tensor *w = tensor_i(OI_DTYPE_U8, 2, (const int64_t[]){20, cases[c].row_bytes}, cases[c].w);
         oi__attr fmt = attr_s("format", cases[c].format);
@@ -677,6 +680,20 @@ static void test_matmul_q4(void) {
         ins[0] = x1;
         snprintf(what, sizeof what, "matmul_q4 %s (M = 1)", cases[c].format);
         expect_close(what, run(OI_OP_matmul_q4, &fmt, 1, 2, ins), cases[c].want, 20, 1e-5, 1e-5);
+        /* activations="q8": numpy's rounding of x and exact integer sums; within the documented
+         * bound (max|x_b| / 254) sum|w_b| of the f32 result */
+        oi__attr a8[2] = {fmt, attr_s("activations", "q8")};
+        for (int rows = 6; rows >= 1; rows -= 5) {
+            ins[0] = rows == 6 ? x : x1;
+            oi__tensor *y = run(OI_OP_matmul_q4, a8, 2, 2, ins);
+            snprintf(what, sizeof what, "matmul_q4 %s activations q8 (M = %d)", cases[c].format, rows);
+            expect_close(what, oi__tensor_share(y), cases[c].want_a8, (size_t)rows * 20, 1e-5, 1e-5);
+            for (int e = 0; y && e < rows * 20; e++)
+                CHECK_MSG(fabs(((float *)oi__tensor_data(y))[e] - cases[c].want[e]) <= cases[c].bound[e] + 1e-5,
+                          "%s[%d]: %.7g is further than %.3g from the f32 result %.7g", what, e,
+                          ((float *)oi__tensor_data(y))[e], cases[c].bound[e], cases[c].want[e]);
+            oi__tensor_free(y);
+        }
         oi__tensor_free(w);
     }
     oi__tensor_free(x), oi__tensor_free(x1);
@@ -685,9 +702,13 @@ static void test_matmul_q4(void) {
     expect_invalid(OI_OP_matmul_q4, NULL, 0, 2, s, "K = 40 is not a multiple of the block size 32");
     s[0] = sig(OI_DTYPE_F32, SHAPE(6, 96));
     expect_invalid(OI_OP_matmul_q4, NULL, 0, 2, s, "needs u8 [N, 54] (3 blocks of 18 bytes)");
-    oi__attr q41 = attr_s("format", "q4_1"), bad = attr_s("format", "q8_0");
+    oi__attr q41 = attr_s("format", "q4_1"), q80 = attr_s("format", "q8_0"), bad = attr_s("format", "q5_0");
     expect_invalid(OI_OP_matmul_q4, &q41, 1, 2, s, "needs u8 [N, 60] (3 blocks of 20 bytes)");
-    expect_invalid(OI_OP_matmul_q4, &bad, 1, 2, s, "format must be \"q4_0\" or \"q4_1\"");
+    expect_invalid(OI_OP_matmul_q4, &q80, 1, 2, s, "in q8_0 needs u8 [N, 102] (3 blocks of 34 bytes)");
+    expect_invalid(OI_OP_matmul_q4, &bad, 1, 2, s, "format must be \"q4_0\", \"q4_1\" or \"q8_0\"");
+    oi__attr bad_act = attr_s("activations", "q4");
+    s[1] = sig(OI_DTYPE_U8, SHAPE(20, 54));
+    expect_invalid(OI_OP_matmul_q4, &bad_act, 1, 2, s, "activations must be \"f32\" or \"q8\"");
 }
 
 /* q4_0 scales at the edges of f16, hand-computed with x = 1: subnormal
@@ -718,6 +739,57 @@ static void test_q4_scales(void) {
         oi__tensor_free(x);
     }
     oi__tensor_free(wt);
+}
+
+/* activations="q8" on every ISA path the CPU has (AVX2, AVX-512 with and
+ * without VNNI): bit-identical to the portable path, for each format, with
+ * block counts that leave a tail of the 4-block loop and cross the 64-block
+ * chunks, weights at the edges (nibbles 0 and 15, bytes -128 and 127) and
+ * a NaN row of x. */
+static void test_q4_a8_isa_paths(void) {
+    const char *formats[3] = {"q4_0", "q4_1", "q8_0"};
+    const int64_t block_bytes[3] = {18, 20, 34}, ks[2] = {32 * 9, 32 * 71}, n = 37, m = 3;
+    for (int f = 0; f < 3; f++)
+        for (int kc = 0; kc < 2; kc++) {
+            int64_t kdim = ks[kc], row_bytes = kdim / 32 * block_bytes[f];
+            oi__tensor *w = oi__tensor_new(OI_DTYPE_U8, SHAPE(n, row_bytes)), *x = oi__tensor_new(OI_DTYPE_F32, SHAPE(m, kdim));
+            uint8_t *wb = (uint8_t *)oi__tensor_data(w);
+            for (int64_t i = 0; i < n * row_bytes; i++)
+                wb[i] = (uint8_t)((i * 2654435761u) >> 13);
+            for (int64_t r = 0; r < n; r++)
+                for (int64_t b = 0; b < kdim / 32; b++) {
+                    uint8_t *blk = wb + r * row_bytes + b * block_bytes[f];
+                    blk[0] = 0x00, blk[1] = 0x1C | (uint8_t)(b & 1 ? 0x80 : 0); /* d = +-2^-8 */
+                    if (f == 1)
+                        blk[2] = 0x00, blk[3] = 0xB0; /* m = -0.125 */
+                    if (r == 0)
+                        memset(blk + block_bytes[f] - (f == 2 ? 32 : 16), b & 1 ? 0x80 : 0xFF, f == 2 ? 32 : 16);
+                }
+            float *xf = (float *)oi__tensor_data(x);
+            for (int64_t i = 0; i < m * kdim; i++)
+                xf[i] = (float)(sin(0.37 * (double)i) * (1.0 + (double)(i % 97)));
+            xf[2 * kdim + 40] = NAN;
+            oi__attr a8[2] = {attr_s("format", formats[f]), attr_s("activations", "q8")};
+            oi__tensor *ins[2] = {x, w};
+            CHECK(oi__gemm_force_isa(OI__GEMM_ISA_PORTABLE));
+            oi__tensor *ref = run(OI_OP_matmul_q4, a8, 2, 2, ins);
+            CHECK(ref && isnan(((float *)oi__tensor_data(ref))[2 * n]) && !isnan(((float *)oi__tensor_data(ref))[n]));
+            const oi__gemm_isa isas[3] = {OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512, OI__GEMM_ISA_AVX512};
+            for (int p = 0; p < 3 && ref; p++) {
+                if (!oi__gemm_force_isa(isas[p]))
+                    continue;
+                oi__quant_allow_vnni(p != 2);
+                oi__tensor *y = run(OI_OP_matmul_q4, a8, 2, 2, ins);
+                CHECK_MSG(y && memcmp(oi__tensor_data(y), oi__tensor_data(ref), sizeof(float) * (size_t)(m * n)) == 0,
+                          "matmul_q4 %s K = %lld activations q8: the %s path%s differs from the portable one",
+                          formats[f], (long long)kdim, oi__gemm_isa_name(isas[p]), p == 2 ? " without VNNI" : "");
+                oi__tensor_free(y);
+            }
+            oi__quant_allow_vnni(true);
+            oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+            oi__tensor *all[3] = {ref, w, x};
+            free_all(all, 3);
+        }
 }
 
 /* A bigger q8 weight: the dot path (M = 1, over the pool) and the gemm
@@ -836,6 +908,7 @@ int main(void) {
     test_matmul_q8();
     test_matmul_q4();
     test_q4_scales();
+    test_q4_a8_isa_paths();
     test_quant_paths_agree();
     test_graph_chain();
     return check_result("test_nn_ops");

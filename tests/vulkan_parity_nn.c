@@ -312,10 +312,13 @@ static void test_nn_topk(void) {
 }
 
 static void test_nn_quant(void) {
-    attrs nk = no_attrs(), kn = no_attrs(), q40 = no_attrs(), q41 = no_attrs();
+    attrs nk = no_attrs(), kn = no_attrs(), q40 = no_attrs(), q41 = no_attrs(), q80 = no_attrs(), q41a8 = no_attrs();
     attr_string(&kn, "layout", "kn");
     attr_string(&q40, "format", "q4_0");
     attr_string(&q41, "format", "q4_1");
+    attr_string(&q80, "format", "q8_0");
+    attr_string(&q41a8, "format", "q4_1");
+    attr_string(&q41a8, "activations", "q8");
     for (int t = 0; t < COUNT(FLOATS); t++) {
         oi_dtype f = FLOATS[t];
         nn_input q8[3] = {NI(f, S(2, 5, 64, 0, 0), NN_RANDOM), NI(OI_DTYPE_I8, S(2, 33, 64, 0, 0), NN_INT8),
@@ -345,6 +348,11 @@ static void test_nn_quant(void) {
             q4[0].s = S(1, 96, 0, 0, 0);
             NN_MUST(OI_OP_matmul_q4, fmt ? &q41 : &q40, 2, q4);
         }
+        /* no shader for q8_0 blocks or 8-bit activations: declined, the CPU runs them */
+        nn_input q8_0[2] = {NI(f, S(2, 3, 64, 0, 0), NN_RANDOM), NI(OI_DTYPE_U8, S(2, 20, 68, 0, 0), NN_INT8)};
+        CHECK_MSG(!nn_case(OI_OP_matmul_q4, &q80, 2, q8_0), "matmul_q4 q8_0 should be declined");
+        nn_input q4a8[2] = {NI(f, S(2, 3, 64, 0, 0), NN_RANDOM), NI(OI_DTYPE_U8, S(2, 20, 40, 0, 0), NN_Q4_1)};
+        CHECK_MSG(!nn_case(OI_OP_matmul_q4, &q41a8, 2, q4a8), "matmul_q4 activations q8 should be declined");
     }
 }
 

@@ -334,7 +334,12 @@ static oi_status oi__vk_plan_qmm(const oi__vk_context *ctx, const oi__kernel_arg
         push.s_stride = (uint32_t)in[2].strides[0];
         push.s_offset = (uint32_t)in[2].offset;
     } else {
-        const oi__attr *format = oi__op_attr_for(k, "format");
+        /* q8_0 blocks and 8-bit activations have no shader yet: the CPU runs them */
+        const oi__attr *format = oi__op_attr_for(k, "format"), *act = oi__op_attr_for(k, "activations");
+        if (format && strcmp(format->s, "q4_0") != 0 && strcmp(format->s, "q4_1") != 0)
+            return oi__vk_unsupported("matmul_q4: no shader for format \"%s\"", format->s);
+        if (act && strcmp(act->s, "f32") != 0)
+            return oi__vk_unsupported("matmul_q4: no shader for activations \"%s\"", act->s);
         push.format = format && strcmp(format->s, "q4_1") == 0 ? 2u : 1u;
         if (w->strides[1] != 1 && w->shape[1] != 1)
             return oi__vk_unsupported("matmul_q4: the bytes of a weight row are not contiguous");

@@ -66,7 +66,7 @@ def peer(python: str, code: str) -> float:
 
 def ensure_model(name: str, importer: str, build: str, *args: str) -> str:
     path = os.path.join(build, "examples", "models", name)
-    if not os.path.exists(path):
+    if not os.path.exists(path) or os.path.getmtime(path) < os.path.getmtime(os.path.join(MODELS, importer)):
         run([sys.executable, os.path.join(MODELS, importer), path, *args])
     return path
 

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (char *line = strtok(text, "\n"); line && n < MAX_STMTS; line = strtok(NULL, "\n")) {
         char *cursor = line;
         int kind = atoi(next_field(&cursor));
-        if (kind <= (int)OI_DSL_END || kind > (int)OI_DSL_STRICT)
+        if (kind <= (int)OI_DSL_END || kind > (int)OI_DSL_WITH)
             continue;
         stmts[n].kind = (oi_dsl_kind)kind;
         stmts[n].line = n + 1;

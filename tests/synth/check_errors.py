@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The synthesizer's bad inputs and promises, each able to fail:
 
-    check_errors.py OPENINFER EXPORT_MINIMAL EXPORT_RESIDUAL_MLP
+    check_errors.py OPENINFER EXPORT_MINIMAL EXPORT_RESIDUAL_MLP EXPORT_CACHE_WINDOW
 
 - an op the C target cannot run: `openinfer synth` exits 1 naming the DSL
   statement's file:line and the op;
+- a table indexed at run time without @fixed (cache_window's A(i)): refused,
+  naming the statement and asking for @fixed;
 - an output folder that cannot be created: exit 1 naming the folder;
 - a different model file at open time: the driver exits 1 saying so;
 - the device JSON's preferences.max_kernel_ops bounds fusion; a bad value
-  is an error naming its JSON path;
+  is an error naming its JSON path; a plan bigger than memory.global_bytes
+  and a Vulkan device are refused;
 - NAME_step allocates nothing (NAME.c built with malloc/calloc/realloc
   counted, three steps);
 - -DNAME_DEBUG_DUMP=dir writes each kernel's outputs, equal to the values
@@ -22,6 +25,8 @@ import sys
 import tempfile
 
 import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run(cmd, expect=0, **kw):
@@ -66,7 +71,7 @@ int main(int argc, char **argv) {
 
 
 def main():
-    cli, exp_minimal, exp_mlp = sys.argv[1:4]
+    cli, exp_minimal, exp_mlp, exp_window = sys.argv[1:5]
     work = tempfile.mkdtemp(prefix="synth_errors_")
     try:
         a, b = os.path.join(work, "a"), os.path.join(work, "b")
@@ -85,6 +90,14 @@ def main():
         out = run([cli, "synth", model, bad_graph, "--target", "cpu", "--out", os.path.join(work, "x")], expect=1)
         must_contain(out, "minimal.c:%d" % node["src"]["line"], "op max", "cannot synthesize")
 
+        # a table that would have to grow: refused, asking for @fixed
+        w = os.path.join(work, "w")
+        os.mkdir(w)
+        run([exp_window, w, "1"])
+        out = run([cli, "synth", os.path.join(w, "model.oinf"), os.path.join(w, "graph.json"), "--target", "cpu",
+                   "--out", os.path.join(work, "wx")], expect=1)
+        must_contain(out, "cache_window.c:", "OI_CACHE_WRITE(x, A[n])", "@fixed(i=N)")
+
         # an output folder that cannot be created (below a plain file)
         blocker = os.path.join(work, "file")
         open(blocker, "w").close()
@@ -101,16 +114,29 @@ def main():
 
         # fusion bounded by the device JSON; a bad value names its path
         arch = os.path.join(work, "arch.json")
-        json.dump({"device": {"type": "cpu"}, "preferences": {"max_kernel_ops": 1}}, open(arch, "w"))
+        cpu = json.load(open(os.path.join(ROOT, "examples", "devices", "amd_epyc_cpu.json")))
+        cpu["preferences"]["max_kernel_ops"] = 1
+        json.dump(cpu, open(arch, "w"))
         one = os.path.join(work, "one")
         run([cli, "synth", model, graph, "--target", arch, "--out", one])
         kernels = json.load(open(os.path.join(one, "plan.json")))["kernels"]
         assert len(kernels) == 2 and all(len(k["statements"]) == 1 for k in kernels), kernels
         fused = json.load(open(os.path.join(gen, "plan.json")))["kernels"]
         assert len(fused) == 1 and len(fused[0]["statements"]) == 2, fused
-        json.dump({"preferences": {"max_kernel_ops": "many"}}, open(arch, "w"))
+        cpu["preferences"]["max_kernel_ops"] = "many"
+        json.dump(cpu, open(arch, "w"))
         out = run([cli, "synth", model, graph, "--target", arch, "--out", one], expect=1)
         must_contain(out, "$.preferences.max_kernel_ops")
+        # a device too small for the plan (the model file alone is bigger)
+        cpu["preferences"]["max_kernel_ops"] = 8
+        cpu["memory"]["global_bytes"] = 64
+        json.dump(cpu, open(arch, "w"))
+        out = run([cli, "synth", model, graph, "--target", arch, "--out", one], expect=1)
+        must_contain(out, "does not fit the device", "$.memory.global_bytes is 64")
+        # a Vulkan device: not a target yet
+        vk = os.path.join(ROOT, "examples", "devices", "ada_mock.json")
+        out = run([cli, "synth", model, graph, "--target", vk, "--out", one], expect=1)
+        must_contain(out, "$.device.api", "Vulkan target")
 
         # no allocation inside NAME_step
         open(os.path.join(gen, "alloc_count.c"), "w").write(ALLOC_COUNT)

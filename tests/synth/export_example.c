@@ -131,7 +131,7 @@ static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec
             shape[d] = (uint64_t)sl->shape[d];
         char *file = npy_path(dir, "in", sl->name);
         int bad = !file || oi_npy_write(file, (oi_npy_dtype)sl->dtype, sl->ndim, shape, typed, NULL) != OI_NPY_OK ||
-                  oi_executor_insert(exec, sl->name, OI_DTYPE_F64, v, (size_t)n) != OI_OK;
+                  oi_executor_insert(exec, sl->name, sl->dtype, typed, (size_t)n) != OI_OK;
         free(file);
         free(v);
         free(typed);
@@ -144,7 +144,7 @@ static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec
 static int write_values(const char *dir, const oi__plan *plan, oi_executor *exec) {
     for (int i = 0; i < (int)arrlen(plan->slots); i++) {
         const oi__slot *sl = &plan->slots[i];
-        if (sl->dynamic_shape || sl->is_prefix || sl->is_table)
+        if (sl->is_prefix || sl->is_table)
             continue;
         oi_tensor_view view;
         if (oi_executor_fetch(exec, sl->name, sl->dtype, &view) != OI_OK)

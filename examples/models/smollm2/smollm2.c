@@ -19,7 +19,8 @@
 OI_GRAPH(smollm2,
   OI_DYNAMIC( OI_VAR(token, i32[1]) )
   OI_CONSTANT(
-    OI_VAR(emb, f32[V, D], @ref("tok_emb"))        /* Q8_0 in the GGUF, expanded to f32 */
+    OI_VAR(emb, f32[V, D], @ref("tok_emb"))        /* Q8_0 in the GGUF, expanded for the lookup */
+    OI_VAR(emb_q8, u8[V, QE], @ref("tok_emb_q8"))  /* the same, as q8_0 rows for the logits */
     OI_VAR(out_norm, f32[D])
     OI_VAR(attn_norm(l), f32[D], @pattern("l{l}.attn_norm"))
     OI_VAR(ffn_norm(l), f32[D], @pattern("l{l}.ffn_norm"))
@@ -64,9 +65,9 @@ OI_GRAPH(smollm2,
       OI_ASSIGN(up, f32[1, F])
       /* attention: RMSNorm, q/k/v, RoPE (interleaved pairs, as the GGUF's rows are ordered) */
       OI_OP(rms_norm, h, attn_norm[l], epsilon=1e-5) OI_TO(x)
-      OI_OP(matmul_q4, x, Wq[l], format="q4_1") OI_TO(q)
-      OI_OP(matmul_q4, x, Wk[l], format="q4_1") OI_TO(k)
-      OI_OP(matmul_q4, x, Wv[l], format="q4_1") OI_TO(v)
+      OI_OP(matmul_q4, x, Wq[l], format="q4_1", activations="q8") OI_TO(q)
+      OI_OP(matmul_q4, x, Wk[l], format="q4_1", activations="q8") OI_TO(k)
+      OI_OP(matmul_q4, x, Wv[l], format="q4_1", activations="q8") OI_TO(v)
       OI_OP(reshape, q, shape=[1, 9, 64]) OI_TO(q3)
       OI_OP(reshape, k, shape=[1, 3, 64]) OI_TO(k3)
       OI_OP(reshape, v, shape=[1, 3, 64]) OI_TO(v3)
@@ -82,15 +83,15 @@ OI_GRAPH(smollm2,
       OI_OP(reshape, q3, shape=[1, 9, 1, 64]) OI_TO(qh)
       OI_OP(attention, qh, kh, vh) OI_TO(att)          /* 9 query heads over 3 kv heads */
       OI_OP(reshape, att, shape=[1, -1]) OI_TO(o)
-      OI_OP(matmul_q4, o, Wo[l], format="q4_1") OI_TO(x)
+      OI_OP(matmul_q4, o, Wo[l], format="q4_1", activations="q8") OI_TO(x)
       OI_OP(add, h, x) OI_TO(h)
       /* SwiGLU feed-forward */
       OI_OP(rms_norm, h, ffn_norm[l], epsilon=1e-5) OI_TO(x)
-      OI_OP(matmul_q4, x, Wgate[l], format="q4_1") OI_TO(gate)
-      OI_OP(matmul_q4, x, Wup[l], format="q4_1") OI_TO(up)
+      OI_OP(matmul_q4, x, Wgate[l], format="q4_1", activations="q8") OI_TO(gate)
+      OI_OP(matmul_q4, x, Wup[l], format="q4_1", activations="q8") OI_TO(up)
       OI_OP(silu, gate) OI_TO(gate)
       OI_OP(mul, gate, up) OI_TO(gate)
-      OI_OP(matmul_q4, gate, Wdown[l], format="q4_1") OI_TO(x)
+      OI_OP(matmul_q4, gate, Wdown[l], format="q4_1", activations="q8") OI_TO(x)
       OI_OP(add, h, x) OI_TO(h)
     )
     OI_CACHE_INCREMENT(step)
@@ -98,7 +99,7 @@ OI_GRAPH(smollm2,
     OI_ASSIGN(logits, f32[1, V])
     OI_ASSIGN(next, i64[1])
     OI_OP(rms_norm, h, out_norm, epsilon=1e-5) OI_TO(x)
-    OI_OP(gemm, x, emb, trans_b=true, beta=0.0) OI_TO(logits)
+    OI_OP(matmul_q4, x, emb_q8, format="q8_0", activations="q8") OI_TO(logits)
     OI_OP(argmax_axis, logits, axis=1) OI_TO(next)
     OI_RETURN()
   )

@@ -25,7 +25,7 @@ extern "C" {
 #define guarded_STATE_BYTES 52u
 
 /* Error codes (guarded_last_error() has the message). */
-enum { guarded_OK = 0, guarded_ERROR_ARGUMENT = 1, guarded_ERROR_IO = 2, guarded_ERROR_MODEL = 3, guarded_ERROR_MEMORY = 4 };
+enum { guarded_OK = 0, guarded_ERROR_ARGUMENT = 1, guarded_ERROR_IO = 2, guarded_ERROR_MODEL = 3, guarded_ERROR_MEMORY = 4, guarded_ERROR_RUNTIME = 5 };
 
 typedef struct guarded_ctx guarded_ctx;
 

@@ -25,7 +25,7 @@ extern "C" {
 #define digits_STATE_BYTES 256u
 
 /* Error codes (digits_last_error() has the message). */
-enum { digits_OK = 0, digits_ERROR_ARGUMENT = 1, digits_ERROR_IO = 2, digits_ERROR_MODEL = 3, digits_ERROR_MEMORY = 4 };
+enum { digits_OK = 0, digits_ERROR_ARGUMENT = 1, digits_ERROR_IO = 2, digits_ERROR_MODEL = 3, digits_ERROR_MEMORY = 4, digits_ERROR_RUNTIME = 5 };
 
 typedef struct digits_ctx digits_ctx;
 

@@ -25,7 +25,7 @@ extern "C" {
 #define minimal_STATE_BYTES 128u
 
 /* Error codes (minimal_last_error() has the message). */
-enum { minimal_OK = 0, minimal_ERROR_ARGUMENT = 1, minimal_ERROR_IO = 2, minimal_ERROR_MODEL = 3, minimal_ERROR_MEMORY = 4 };
+enum { minimal_OK = 0, minimal_ERROR_ARGUMENT = 1, minimal_ERROR_IO = 2, minimal_ERROR_MODEL = 3, minimal_ERROR_MEMORY = 4, minimal_ERROR_RUNTIME = 5 };
 
 typedef struct minimal_ctx minimal_ctx;
 

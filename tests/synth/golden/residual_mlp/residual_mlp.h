@@ -25,7 +25,7 @@ extern "C" {
 #define residual_mlp_STATE_BYTES 64u
 
 /* Error codes (residual_mlp_last_error() has the message). */
-enum { residual_mlp_OK = 0, residual_mlp_ERROR_ARGUMENT = 1, residual_mlp_ERROR_IO = 2, residual_mlp_ERROR_MODEL = 3, residual_mlp_ERROR_MEMORY = 4 };
+enum { residual_mlp_OK = 0, residual_mlp_ERROR_ARGUMENT = 1, residual_mlp_ERROR_IO = 2, residual_mlp_ERROR_MODEL = 3, residual_mlp_ERROR_MEMORY = 4, residual_mlp_ERROR_RUNTIME = 5 };
 
 typedef struct residual_mlp_ctx residual_mlp_ctx;
 

@@ -1,0 +1,78 @@
+/* test_graphs.c - graphs for the synthesizer's parity test beside the
+ * examples (export_example builds each like an example):
+ *   int_ops        i8 products that wrap, i32 and u16 sums and differences,
+ *                  negation, comparisons of the results
+ *   maybe_written  a temporary written in one arm of a branch only and read
+ *                  after it: when the other arm runs it must read zeros, not
+ *                  the bytes of a temporary that shared its arena space
+ *   nn_ops         gemm with a bias row and relu (the plain loop), gemm with
+ *                  gelu over edge tiles (gemm.c's micro-kernels), layer_norm,
+ *                  transpose, reshape into heads, attention */
+#include "../../openinfer.h"
+
+OI_GRAPH(int_ops,
+  OI_DYNAMIC( OI_VAR(s8, i8[6]) OI_VAR(b, i32[2, 3]) OI_VAR(c, u16[3]) )
+  OI_VOLATILE(
+    OI_VAR(p, i8[6]) OI_VAR(q, i32[2, 3], @init(7)) OI_VAR(r, u16[2, 3])
+    OI_VAR(big, bool[2, 3]) OI_VAR(n, i32[2, 3])
+  )
+  OI_BLOCK(entry,
+    OI_OP(mul, s8, s8) OI_TO(p)
+    OI_OP(mul, p, p) OI_TO(p)
+    OI_OP(mul, p, s8) OI_TO(p)
+    OI_OP(sub, q, b) OI_TO(q)
+    OI_OP(mul, q, q) OI_TO(q)
+    OI_OP(neg, q) OI_TO(n)
+    OI_OP(gt, q, b) OI_TO(big)
+    OI_OP(add, c, c) OI_TO(c)
+    OI_OP(sub, r, c) OI_TO(r)
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(maybe_written,
+  OI_DYNAMIC( OI_VAR(x, f32[4]) )
+  OI_CONSTANT( OI_VAR(limit, f32, @init(100.0)) )
+  OI_VOLATILE( OI_VAR(y, f32[4]) OI_VAR(total, f32) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(u, f32[4])
+    OI_ASSIGN(t, f32[4])
+    OI_ASSIGN(big, bool)
+    OI_OP(mul, x, x) OI_TO(u)
+    OI_OP(sum_axis, u, axes=[0]) OI_TO(total)
+    OI_OP(gt, total, limit) OI_TO(big)
+    OI_BRANCH(big, scale, keep)
+    OI_OP(add, x, t) OI_TO(y)
+    OI_RETURN()
+  )
+  OI_BLOCK(scale,
+    OI_OP(mul, x, x) OI_TO(t)
+    OI_RETURN()
+  )
+  OI_BLOCK(keep,
+    OI_RETURN()
+  )
+)
+
+int main(void) { return 0; }
+
+OI_GRAPH(nn_ops,
+  OI_DYNAMIC(
+    OI_VAR(x, f32[8, 12]) OI_VAR(w, f32[12, 16]) OI_VAR(bias, f32[16]) OI_VAR(w2, f32[16, 40])
+    OI_VAR(g, f32[16]) OI_VAR(be, f32[16])
+  )
+  OI_VOLATILE(
+    OI_VAR(small, f32[8, 16]) OI_VAR(big, f32[8, 40]) OI_VAR(ln, f32[8, 16]) OI_VAR(tr, f32[16, 8])
+    OI_VAR(split, f32[1, 8, 2, 8]) OI_VAR(heads, f32[1, 2, 8, 8]) OI_VAR(att, f32[1, 2, 8, 8])
+  )
+  OI_BLOCK(entry,
+    OI_OP(gemm, x, w, bias, activation="relu") OI_TO(small)
+    OI_OP(gemm, small, w2, activation="gelu") OI_TO(big)
+    OI_OP(layer_norm, small, g, be, epsilon=1e-5) OI_TO(ln)
+    OI_OP(transpose, ln, perm=[1, 0]) OI_TO(tr)
+    OI_OP(reshape, ln, shape=[1, 8, 2, 8]) OI_TO(split)
+    OI_OP(transpose, split, perm=[0, 2, 1, 3]) OI_TO(heads)
+    OI_OP(attention, heads, heads, heads) OI_TO(att)
+    OI_RETURN()
+  )
+)
