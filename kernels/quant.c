@@ -336,7 +336,7 @@ static void oi__q8_quantize_rows(const float *x, int64_t m, int64_t k, int8_t *x
         float d = finite ? amax / 127.0f : NAN, inv = finite && d > 0.0f ? 1.0f / d : 0.0f;
         int32_t sum = 0;
         for (int j = 0; j < OI__Q4_BLOCK; j++) {
-            float v = roundf(x[j] * inv);
+            float v = finite ? roundf(x[j] * inv) : 0.0f; /* NaN * 0 is NaN: no int for it */
             xq[j] = (int8_t)(v > 127.0f ? 127 : v < -127.0f ? -127 : (int)v);
             sum += xq[j];
         }
