@@ -576,7 +576,7 @@ bool oi__g_names_contain(char **names, const char *name) {
     return false;
 }
 
-static const char *oi__g_mem_kind_name(oi__mem_kind kind) {
+const char *oi__mem_kind_name(oi__mem_kind kind) {
     switch (kind) {
     case OI__MEM_DYNAMIC: return "dynamic";
     case OI__MEM_VOLATILE: return "volatile";
@@ -687,11 +687,11 @@ oi_status oi__var_check(const oi__var *v) {
         return oi__fail_at(OI_ERROR_FORMAT, &v->src, "persistent table %s missing table indices (write %s(i))", v->name, v->name);
     if ((v->table || arrlen(v->auto_dim)) && v->kind != OI__MEM_PERSISTENT)
         return oi__fail_at(OI_ERROR_FORMAT, &v->src, "%s is only allowed in persistent memory, not %s",
-                           v->table ? "@table" : "@auto_dim", oi__g_mem_kind_name(v->kind));
+                           v->table ? "@table" : "@auto_dim", oi__mem_kind_name(v->kind));
     if (v->pattern) {
         if (v->kind != OI__MEM_VOLATILE && v->kind != OI__MEM_CONSTANT)
             return oi__fail_at(OI_ERROR_FORMAT, &v->src, "prefix tables (@pattern) are only allowed in volatile or constant memory, not %s",
-                               oi__g_mem_kind_name(v->kind));
+                               oi__mem_kind_name(v->kind));
         if (arrlen(v->table_indices) == 0)
             return oi__fail_at(OI_ERROR_FORMAT, &v->src, "@pattern needs table indices (write %s(i))", v->name);
         if ((status = oi__g_check_pattern(v)) != OI_OK)
@@ -818,7 +818,7 @@ static oi_status oi__g_check_access(oi__g_checker *c, const oi__node *n, const o
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "unknown persistent variable %s", a->base);
     if (var->kind != OI__MEM_PERSISTENT)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache operations need persistent memory; %s is %s", a->base,
-                           oi__g_mem_kind_name(var->kind));
+                           oi__mem_kind_name(var->kind));
     ptrdiff_t n_indices = arrlen(a->indices), declared = arrlen(var->table_indices);
     bool is_table = declared > 0;
     if (var->table && !a->bracketed && n->kind != OI__NODE_CACHE_RESET)

@@ -202,6 +202,8 @@ void oi__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 typedef enum oi__mem_kind {
     OI__MEM_DYNAMIC, OI__MEM_VOLATILE, OI__MEM_CONSTANT, OI__MEM_PERSISTENT, OI__MEM_TEMP
 } oi__mem_kind;
+/* "dynamic", "volatile", "constant", "persistent", "temporary" (graph.c). */
+const char *oi__mem_kind_name(oi__mem_kind kind);
 
 /* Where a statement came from, for errors: "file:line: error: text: why". */
 typedef struct oi__src {

@@ -30,17 +30,6 @@ static const char *oi__sy_file_name(const char *path) {
     return slash ? slash + 1 : path ? path : "?";
 }
 
-static const char *oi__sy_kind_name(oi__mem_kind kind) {
-    switch (kind) {
-    case OI__MEM_DYNAMIC: return "dynamic";
-    case OI__MEM_VOLATILE: return "volatile";
-    case OI__MEM_CONSTANT: return "constant";
-    case OI__MEM_PERSISTENT: return "persistent";
-    case OI__MEM_TEMP: return "temporary";
-    }
-    return "?";
-}
-
 static const char *oi__sy_home_name(oi__sy_home home) {
     switch (home) {
     case OI__SY_NONE: return "register";
@@ -125,7 +114,7 @@ static char *oi__sy_header(const oi_plan *p) {
         if (!setter && !getter)
             continue;
         const char *t = lang->type_of(sl->dtype);
-        oi__buf_printf(&b, "/* %s: %s %s", sl->name, oi__sy_kind_name(sl->kind), oi_dtype_name(sl->dtype));
+        oi__buf_printf(&b, "/* %s: %s %s", sl->name, oi__mem_kind_name(sl->kind), oi_dtype_name(sl->dtype));
         oi__sy_shape_text(&b, sl);
         oi__buf_printf(&b, ", %lld values */\n", (long long)oi__shape_numel(sl->ndim, sl->shape));
         if (setter)
@@ -212,7 +201,7 @@ static void oi__sy_source_inits(oi__buf *b, const oi_plan *p) {
         if (buf->home != OI__SY_STATE)
             continue;
         const char *t = lang->type_of(sl->dtype);
-        oi__buf_printf(b, "/* %s: %s %s", sl->name, oi__sy_kind_name(sl->kind), oi_dtype_name(sl->dtype));
+        oi__buf_printf(b, "/* %s: %s %s", sl->name, oi__mem_kind_name(sl->kind), oi_dtype_name(sl->dtype));
         oi__sy_shape_text(b, sl);
         oi__buf_printf(b, " (%s:%d) */\nstatic void %s_init_%s(%s_ctx *ctx) {\n", sl->src ? sl->src->file : "?",
                        sl->src ? sl->src->line : 0, N, sl->name, N);
@@ -584,7 +573,7 @@ char *oi_plan_to_json(const oi_plan *p) {
             oi__buf_puts(&b, ", \"copy_for_block\": ");
             oi__buf_json_string(&b, p->plan->blocks[buf->consumer].ir->name);
         }
-        oi__buf_printf(&b, ", \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": ", oi__sy_kind_name(sl->kind),
+        oi__buf_printf(&b, ", \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": ", oi__mem_kind_name(sl->kind),
                        oi_dtype_name(sl->dtype));
         oi__sy_shape_text(&b, sl);
         oi__buf_printf(&b, ", \"home\": \"%s\", \"bytes\": %llu", oi__sy_home_name(buf->home),
