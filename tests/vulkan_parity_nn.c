@@ -13,7 +13,8 @@ typedef enum nn_fill {
     NN_TIES,      /* a few distinct values, many repeats (and NaN, -0 for floats) */
     NN_INT8,      /* any byte */
     NN_Q4_0,      /* rows of q4_0 blocks: sane f16 scales, random nibbles */
-    NN_Q4_1
+    NN_Q4_1,
+    NN_Q8_0       /* rows of q8_0 blocks: sane f16 scales, random signed bytes */
 } nn_fill;
 
 typedef struct nn_input {
@@ -72,8 +73,8 @@ static void nn_fill_tensor(guarded *g, nn_fill fill) {
         for (int64_t i = 0; i < n; i++)
             oi__store_bits(t->dtype, data, t->offset + i, rng_next() & 0xFFu);
         return;
-    case NN_Q4_0: case NN_Q4_1: {
-        int64_t block = fill == NN_Q4_1 ? 20 : 18, rows = t->shape[0], row_bytes = t->shape[1];
+    case NN_Q4_0: case NN_Q4_1: case NN_Q8_0: {
+        int64_t block = fill == NN_Q8_0 ? 34 : fill == NN_Q4_1 ? 20 : 18, rows = t->shape[0], row_bytes = t->shape[1];
         unsigned char *bytes = (unsigned char *)data + t->offset;
         for (int64_t r = 0; r < rows; r++)
             for (int64_t b = 0; b < row_bytes / block; b++) {
@@ -81,8 +82,8 @@ static void nn_fill_tensor(guarded *g, nn_fill fill) {
                 nn_store_half(p, rng_uniform(0.01, 0.2));
                 if (fill == NN_Q4_1)
                     nn_store_half(p + 2, rng_uniform(-1.0, 1.0));
-                for (int j = 0; j < 16; j++)
-                    p[block - 16 + j] = (unsigned char)(rng_next() & 0xFFu);
+                for (int j = fill == NN_Q8_0 ? 2 : block - 16; j < block; j++)
+                    p[j] = (unsigned char)(rng_next() & 0xFFu);
             }
         return;
     }
@@ -319,6 +320,11 @@ static void test_nn_quant(void) {
     attr_string(&q80, "format", "q8_0");
     attr_string(&q41a8, "format", "q4_1");
     attr_string(&q41a8, "activations", "q8");
+    attrs q40a8 = no_attrs(), q80a8 = no_attrs();
+    attr_string(&q40a8, "format", "q4_0");
+    attr_string(&q40a8, "activations", "q8");
+    attr_string(&q80a8, "format", "q8_0");
+    attr_string(&q80a8, "activations", "q8");
     for (int t = 0; t < COUNT(FLOATS); t++) {
         oi_dtype f = FLOATS[t];
         nn_input q8[3] = {NI(f, S(2, 5, 64, 0, 0), NN_RANDOM), NI(OI_DTYPE_I8, S(2, 33, 64, 0, 0), NN_INT8),
@@ -348,11 +354,19 @@ static void test_nn_quant(void) {
             q4[0].s = S(1, 96, 0, 0, 0);
             NN_MUST(OI_OP_matmul_q4, fmt ? &q41 : &q40, 2, q4);
         }
-        /* no shader for q8_0 blocks or 8-bit activations: declined, the CPU runs them */
-        nn_input q8_0[2] = {NI(f, S(2, 3, 64, 0, 0), NN_RANDOM), NI(OI_DTYPE_U8, S(2, 20, 68, 0, 0), NN_INT8)};
-        CHECK_MSG(!nn_case(OI_OP_matmul_q4, &q80, 2, q8_0), "matmul_q4 q8_0 should be declined");
-        nn_input q4a8[2] = {NI(f, S(2, 3, 64, 0, 0), NN_RANDOM), NI(OI_DTYPE_U8, S(2, 20, 40, 0, 0), NN_Q4_1)};
-        CHECK_MSG(!nn_case(OI_OP_matmul_q4, &q41a8, 2, q4a8), "matmul_q4 activations q8 should be declined");
+        /* q8_0 blocks and 8-bit activations (matvec_quant.comp): one row (decoding), a few, many */
+        attrs *a8[3] = {&q40a8, &q41a8, &q80a8};
+        nn_fill fills[3] = {NN_Q4_0, NN_Q4_1, NN_Q8_0};
+        int64_t blocks[3] = {18, 20, 34};
+        for (int fmt = 0; fmt < 3; fmt++) {
+            nn_input q[2] = {NI(f, S(1, 96, 0, 0, 0), NN_RANDOM), NI(OI_DTYPE_U8, S(2, 37, 3 * blocks[fmt], 0, 0),
+                                                                    fills[fmt])};
+            NN_MUST(OI_OP_matmul_q4, a8[fmt], 2, q);
+            q[0].s = S(3, 2, 3, 96, 0);
+            NN_MUST(OI_OP_matmul_q4, a8[fmt], 2, q);
+            q[0].s = S(2, 20, 96, 0, 0);
+            NN_MUST(OI_OP_matmul_q4, fmt == 2 ? &q80 : a8[fmt], 2, q);
+        }
     }
 }
 

