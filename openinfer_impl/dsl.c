@@ -94,7 +94,7 @@ static void oi__d_lex_next(oi__d_lexer *lx) {
     } else if (s[0] == '.' && s[1] == '.') {
         lx->tok.kind = OI__D_TOK_PUNCT;
         lx->tok.len = 2;
-    } else if (strchr("()[],=@*-.", *s)) {
+    } else if (strchr("()[],=@*-.+?", *s)) {
         lx->tok.kind = OI__D_TOK_PUNCT;
     } else {
         lx->tok.kind = OI__D_TOK_BAD;
@@ -311,9 +311,9 @@ static oi_status oi__d_parse_varref(oi__d_lexer *lx, oi__varref *out) {
     return oi__d_expect(lx, "]", "expected ',' or ']' after an index");
 }
 
-/* ['-'] INT | IDENT: a cache index or a loop bound. */
-static oi_status oi__d_parse_expr(oi__d_lexer *lx, oi__expr *out) {
-    bool negative = oi__d_accept(lx, "-");
+/* ['-'] INT | IDENT: one term of an index. */
+static oi_status oi__d_parse_atom(oi__d_lexer *lx, bool first, oi__expr *out) {
+    bool negative = first && oi__d_accept(lx, "-");
     if (lx->tok.kind == OI__D_TOK_IDENT) {
         if (negative)
             return oi__d_lex_fail(lx, "unexpected '-' before identifier");
@@ -323,6 +323,45 @@ static oi_status oi__d_parse_expr(oi__d_lexer *lx, oi__expr *out) {
     if (lx->tok.kind != OI__D_TOK_INT)
         return oi__d_lex_fail(lx, "malformed index: expected a number or a name");
     return oi__d_tok_int(lx, negative, &out->lit);
+}
+
+static bool oi__d_at_expr_op(const oi__d_lexer *lx) {
+    return oi__d_tok_is(lx, "+") || oi__d_tok_is(lx, "-") || oi__d_tok_is(lx, "*");
+}
+
+/* A cache index or a loop bound: one term, or terms joined by + - *
+ * ("step+1", "n-1", "S*2"), kept as text without spaces (expr.c). */
+static oi_status oi__d_parse_expr(oi__d_lexer *lx, oi__expr *out) {
+    oi_status status = oi__d_parse_atom(lx, true, out);
+    if (status != OI_OK || !oi__d_at_expr_op(lx))
+        return status;
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    if (out->ident)
+        oi__buf_puts(&b, out->ident);
+    else
+        oi__buf_printf(&b, "%lld", (long long)out->lit);
+    oi__free(out->ident);
+    memset(out, 0, sizeof *out);
+    while (status == OI_OK && oi__d_at_expr_op(lx)) {
+        oi__buf_append(&b, lx->tok.start, 1);
+        oi__d_lex_next(lx);
+        oi__expr term;
+        memset(&term, 0, sizeof term);
+        if ((status = oi__d_parse_atom(lx, false, &term)) != OI_OK)
+            break;
+        if (term.ident)
+            oi__buf_puts(&b, term.ident);
+        else
+            oi__buf_printf(&b, "%lld", (long long)term.lit);
+        oi__free(term.ident);
+    }
+    if (status != OI_OK) {
+        oi__buf_free(&b);
+        return status;
+    }
+    out->ident = oi__buf_take(&b);
+    return out->ident ? OI_OK : oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
 }
 
 static bool oi__d_at_entry_end(const oi__d_lexer *lx) { return oi__d_tok_is(lx, ",") || oi__d_tok_is(lx, "]"); }

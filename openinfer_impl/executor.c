@@ -223,10 +223,24 @@ static oi__tensor *oi__writable(oi__ctx *c, int s) {
 
 /* Reads an integer from an index expression: literal, loop variable, named
  * size, or a scalar variable (persistent scalars included). */
+static oi_status oi__eval_expr(oi__ctx *c, const oi__expr *x, const oi__src *src, int64_t *out);
+
+typedef struct oi__expr_run { oi__ctx *c; const oi__src *src; } oi__expr_run;
+
+static oi_status oi__eval_expr_name(void *ctx, const char *name, int64_t *value) {
+    const oi__expr_run *r = (const oi__expr_run *)ctx;
+    oi__expr one = {(char *)name, 0};
+    return oi__eval_expr(r->c, &one, r->src, value);
+}
+
 static oi_status oi__eval_expr(oi__ctx *c, const oi__expr *x, const oi__src *src, int64_t *out) {
     if (!x->ident) {
         *out = x->lit;
         return OI_OK;
+    }
+    if (oi__expr_is_compound(x)) { /* "step+1": each name as below */
+        oi__expr_run r = {c, src};
+        return oi__expr_eval(x->ident, oi__eval_expr_name, &r, src, out);
     }
     for (int i = (int)arrlen(c->frames) - 1; i >= 0; i--) {
         const oi__frame *f = &c->frames[i];

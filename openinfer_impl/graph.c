@@ -803,6 +803,9 @@ bool oi__g_is_loop_index(const oi__g_checker *c, const char *name) {
 }
 
 static oi_status oi__g_check_index_expr(const oi__node *n, const oi__expr *e, bool may_be_negative) {
+    int64_t unused;
+    if (oi__expr_is_compound(e)) /* its names are checked at validation */
+        return oi__expr_eval(e->ident, NULL, NULL, &n->src, &unused);
     if (!e->ident && e->lit < 0 && !may_be_negative)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "negative index %lld (only a slice end may be negative)", (long long)e->lit);
     return OI_OK;
@@ -957,9 +960,13 @@ static oi_status oi__g_check_loop(oi__g_checker *c, const oi__node *n, int depth
     if (oi__graph_find_var(c->g, n->loop_index) || shgeti(c->temps, n->loop_index) >= 0)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "loop index %s shadows a variable", n->loop_index);
     const oi__expr *bounds[2] = {&n->loop_start, &n->loop_end};
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
+        oi_status status = oi__g_check_index_expr(n, bounds[i], true);
+        if (status != OI_OK)
+            return status;
         if (!bounds[i]->ident && bounds[i]->lit < 0)
             return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "loop bounds must not be negative");
+    }
     if (!arrput(c->loop_indices, n->loop_index))
         return OI_ERROR_OUT_OF_MEMORY;
     oi_status status = oi__g_check_nodes(c, n->body, false, depth + 1);

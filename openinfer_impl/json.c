@@ -1178,11 +1178,14 @@ static oi_status oi__jg_src(oi__jg_reader *r, const oi__json *obj, oi__src *out)
     return status;
 }
 
-/* A number (a literal) or an identifier string. */
+/* A number (a literal), an identifier string or an index expression ("step+1"). */
 static oi_status oi__jg_expr_value(oi__jg_reader *r, const oi__json *j, oi__expr *out) {
     if (j->type == OI__JSON_STRING) {
-        if (!oi__jg_is_identifier(j->text))
-            return oi__jg_fail(r, "\"%s\" is not an identifier", j->text);
+        oi__expr probe = {j->text, 0};
+        int64_t unused;
+        if (!oi__jg_is_identifier(j->text) &&
+            (!oi__expr_is_compound(&probe) || oi__expr_eval(j->text, NULL, NULL, NULL, &unused) != OI_OK))
+            return oi__jg_fail(r, "\"%s\" is not an identifier or an index expression (step+1)", j->text);
         out->ident = oi__strdup(j->text);
         return out->ident ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
     }

@@ -601,7 +601,20 @@ static oi_status oi__check_ident(oi__vctx *c, const oi__node *n, const char *ide
                        ident);
 }
 
+typedef struct oi__expr_check { oi__vctx *c; const oi__node *n; const char *what; } oi__expr_check;
+
+static oi_status oi__check_expr_name(void *ctx, const char *name, int64_t *value) {
+    const oi__expr_check *x = (const oi__expr_check *)ctx;
+    *value = 1; /* the syntax and the names are checked; the value is the run's */
+    return oi__check_ident(x->c, x->n, name, x->what);
+}
+
 static oi_status oi__check_expr(oi__vctx *c, const oi__node *n, const oi__expr *e, const char *what, bool allow_negative) {
+    if (oi__expr_is_compound(e)) {
+        oi__expr_check x = {c, n, what};
+        int64_t unused;
+        return oi__expr_eval(e->ident, oi__check_expr_name, &x, &n->src, &unused);
+    }
     if (e->ident)
         return oi__check_ident(c, n, e->ident, what);
     if (e->lit < 0 && !allow_negative)

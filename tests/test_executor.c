@@ -762,6 +762,82 @@ static void test_slices(void) {
     oi_simulator_free(sim);
 }
 
+/* Slice bounds, indices and loop bounds as expressions of scalars and sizes,
+ * evaluated at run time: one counter n instead of two. */
+OI_GRAPH(g_slice_exprs,
+  OI_DYNAMIC( OI_VAR(v, f32[2]) )
+  OI_PERSISTENT(
+    OI_VAR(n, i32, @init(0))
+    OI_VAR(iters, i32, @init(0))
+    OI_VAR(A(i), f32[2], @table)
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(upto, f32[1, 2])
+    OI_ASSIGN(last, f32[1, 2])
+    OI_ASSIGN(twice, f32[1, 2])
+    OI_ASSIGN(prev, f32[2])
+    OI_CACHE_WRITE(v, A[n])
+    OI_CACHE_READ(A[0..n+1], upto)       /* n + 1 rows, this step's too */
+    OI_CACHE_READ(A[n - 1 + 1..n+1], last) /* this row alone */
+    OI_CACHE_READ(A[0..S*2], twice)      /* S = 2 in the model: rows 0..3 */
+    OI_CACHE_READ(A[n*2-n], prev)        /* a single index: row n */
+    OI_LOOP(count, i, 0..n-1+1, OI_CACHE_INCREMENT(iters))
+    OI_CACHE_INCREMENT(n)
+    OI_RETURN()
+  )
+)
+
+static void test_slice_exprs(void) {
+    oi_writer *w = oi_writer_new();
+    CHECK_OK(oi_writer_add_sizevar(w, "S", 2));
+    oi_model *m = open_written(w, "slice_exprs");
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_slice_exprs(), false);
+    if (e) {
+        for (int i = 0; i < 5; i++) {
+            float v[2] = {(float)i, (float)-i};
+            CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
+            CHECK_OK(oi_executor_run_step(e));
+        }
+        /* the last step ran with n = 4: rows 0..4, row 4, rows 0..3, row 4 */
+        check_rows(e, "upto", 0, 5);
+        check_rows(e, "last", 4, 1);
+        check_rows(e, "twice", 0, 4);
+        float row4[2] = {4, -4};
+        check_f32(e, "prev", row4, 2, 0);
+        CHECK_EQ_INT(fetch_i64(e, "iters"), 0 + 1 + 2 + 3 + 4); /* n iterations per step */
+    }
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    /* a start that is negative at run time: the error names the statement */
+    static const oi_dsl_stmt neg[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32, @init(0)", 0},
+        {OI_DSL_VAR, 3, "", "A(i), f32[2], @table", 0}, {OI_DSL_SECTION_END, 4, "", "", 0},
+        {OI_DSL_BLOCK, 5, "entry", "", 0}, {OI_DSL_ASSIGN, 6, "", "r, f32[1, 2]", 0},
+        {OI_DSL_CACHE_READ, 7, "", "A[n-1..n], r", 0},
+        {OI_DSL_RETURN, 8, "", "", 0}, {OI_DSL_BLOCK_END, 9, "entry", "", 0}, {OI_DSL_END, 10, "", "", 0}};
+    oi_graph *g = oi_graph_build("neg", "neg.c", neg);
+    CHECK_MSG(g != NULL, "build: %s", oi_last_error());
+    e = g ? make_exec(&sim, m, g, false) : NULL;
+    if (e) {
+        CHECK(oi_executor_run_step(e) != OI_OK);
+        CHECK_STR_CONTAINS(oi_last_error(), "neg.c:7: error:");
+        CHECK_STR_CONTAINS(oi_last_error(), "slice -1..0");
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    /* an unknown name in an expression fails at validation, at its line */
+    static const oi_dsl_stmt unknown[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "A(i), f32[2], @table", 0},
+        {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "r, f32[1, 2]", 0},
+        {OI_DSL_CACHE_READ, 6, "", "A[0..step+1], r", 0},
+        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
+    expect_invalid(unknown, m, "bad.c:6: error:", "slice end 'step' is not a loop variable, a model size or a scalar variable");
+    oi_graph_free(g);
+    oi_model_close(m);
+}
+
 OI_GRAPH(g_reset,
   OI_DYNAMIC( OI_VAR(v, f32[1]) )
   OI_PERSISTENT(
@@ -1708,6 +1784,7 @@ int main(void) {
     test_prefix_tables();
     test_kv_cache();
     test_slices();
+    test_slice_exprs();
     test_reset_multi_index();
     test_fixed_overflow();
     test_auto_dim();
