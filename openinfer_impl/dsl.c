@@ -230,8 +230,13 @@ static oi_status oi__d_parse_dtype(oi__d_lexer *lx, oi_dtype *out) {
 
 static bool oi__d_tok_is_dim_atom(const oi__d_lexer *lx) { return lx->tok.kind == OI__D_TOK_IDENT || lx->tok.kind == OI__D_TOK_INT; }
 
-/* dim ::= atom | atom '*' atom, atom ::= INT | IDENT; kept as text "3*D". */
+/* dim ::= atom | atom '*' atom | '?' (set at run time), atom ::= INT | IDENT;
+ * kept as text "3*D". */
 static oi_status oi__d_parse_dim(oi__d_lexer *lx, char **out) {
+    if (oi__d_accept(lx, "?")) {
+        *out = oi__strdup("?");
+        return *out ? OI_OK : oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+    }
     if (!oi__d_tok_is_dim_atom(lx))
         return oi__d_lex_fail(lx, "malformed dims: expected a size (a number or a name)");
     oi__buf b;

@@ -188,6 +188,21 @@ static oi__tensor *oi__value(oi__ctx *c, int s) {
     return c->values[s];
 }
 
+/* A variable declared with run-time dims (f32[?, 3, 64]) takes any size
+ * there; its rank and other dims hold at every write. */
+static oi_status oi__check_runtime_dims(const oi__slot *sl, int ndim, const int64_t *shape, const oi__src *src) {
+    if (!sl->runtime_dims || oi__slot_fits(sl, ndim, shape))
+        return OI_OK;
+    char have[160], want[160];
+    int n = snprintf(have, sizeof have, "%s[", oi_dtype_name(sl->dtype));
+    for (int d = 0; d < ndim && n > 0 && (size_t)n < sizeof have; d++)
+        n += snprintf(have + n, sizeof have - (size_t)n, d ? ", %lld" : "%lld", (long long)shape[d]);
+    if (n > 0 && (size_t)n < sizeof have)
+        snprintf(have + n, sizeof have - (size_t)n, "]");
+    return oi__fail_at(OI_ERROR_RUNTIME, src, "%s is declared %s but gets %s", sl->name,
+                       oi__slot_sig_text(want, sizeof want, sl), have);
+}
+
 static void oi__set_value(oi__ctx *c, int s, oi__tensor *t) {
     if (c->values[s] != t)
         oi__tensor_free(c->values[s]);
@@ -392,6 +407,8 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     if (sig.dtype != out_slot->dtype)
         return oi__fail_at(OI_ERROR_RUNTIME, &n->src, "output dtype mismatch: op %s produces %s but %s is %s", oi_op_name(n->op),
                            oi_dtype_name(sig.dtype), out_slot->name, oi_dtype_name(out_slot->dtype));
+    if ((st = oi__check_runtime_dims(out_slot, sig.ndim, sig.shape, &n->src)) != OI_OK)
+        return st;
     /* a layout op (reshape, transpose, slice, ...) into a temporary shares its
      * input's storage: no copy (kernels/shape.c). Writers copy on write. */
     if (!pn->inplace && n_in == 1 && out_slot->kind == OI__MEM_TEMP) {
@@ -502,6 +519,8 @@ static oi_status oi__exec_loop(oi__ctx *c, const oi__pnode *pn, int64_t *start, 
 
 static oi_status oi__exec_transfer(oi__ctx *c, const oi__pnode *pn) {
     oi__tensor *src = oi__value(c, pn->var);
+    if (src && oi__check_runtime_dims(oi__slot_of(c->exec, pn->out), src->ndim, src->shape, &pn->ir->src) != OI_OK)
+        return OI_ERROR_RUNTIME;
     oi__tensor *alias = src ? oi__tensor_share(src) : NULL; /* an alias; a later write copies */
     if (!alias)
         return oi__node_error(pn, OI_ERROR_RUNTIME);

@@ -1122,7 +1122,7 @@ static oi_status oi__jg_dims(oi__jg_reader *r, const oi__json *obj, char ***out)
     for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(*out); i++) {
         const char *dim = (*out)[i], *star = strchr(dim, '*');
         bool ok = star ? oi__jg_dim_atom_ok(dim, (size_t)(star - dim)) && oi__jg_dim_atom_ok(star + 1, strlen(star + 1))
-                       : oi__jg_dim_atom_ok(dim, strlen(dim));
+                       : strcmp(dim, "?") == 0 || oi__jg_dim_atom_ok(dim, strlen(dim)); /* '?': set at run time */
         if (!ok) {
             size_t old = oi__jg_push_key(r, "dims");
             size_t old2 = oi__jg_push_index(r, i);

@@ -28,6 +28,7 @@ typedef struct oi__slot {
     int ndim;
     int64_t shape[OI_MAX_DIMS]; /* declared shape, resolved from the model */
     bool dynamic_shape;      /* takes its shape from a slice/auto_dim read */
+    unsigned runtime_dims;   /* bit d: dim d declared '?' (set at run time; shape[d] is 1) */
     /* model link (by name or @ref): tensor data, or a scalar metadata entry */
     const char *model_name;
     const oi_tensor_info *model_tensor;
@@ -113,6 +114,12 @@ char *oi__plan_pattern_name(const oi__slot *s, const int64_t *index_values);
 /* Model tensor for a prefix entry, or NULL with an error naming the entry. */
 const oi_tensor_info *oi__plan_prefix_tensor(const oi__plan *p, const oi__slot *s,
                                              const int64_t *index_values, const oi__src *src);
+
+/* Run-time dims (f32[?, 3, 64]): does a value of this shape fit slot s
+ * (its rank, and its declared dims where they are not '?')? */
+bool oi__slot_fits(const oi__slot *s, int ndim, const int64_t *shape);
+/* "f32[?, 3, 64]" into buf: the slot's declaration as resolved. */
+const char *oi__slot_sig_text(char *buf, size_t cap, const oi__slot *s);
 
 /* Copies oi_last_error() into dst (truncated), before a new message that
  * quotes it is written over the shared buffer. */

@@ -15,15 +15,32 @@
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
 
-/* "f32[1024, 3]" into buf. */
+/* "f32[1024, 3]" into buf; a negative dim (set at run time) prints '?'. */
 static const char *oi__sig_text(char *buf, size_t cap, oi_dtype dtype, int ndim, const int64_t *shape) {
     const char *name = oi_dtype_name(dtype);
     int n = snprintf(buf, cap, "%s[", name ? name : "?");
     for (int i = 0; i < ndim && n > 0 && (size_t)n < cap; i++)
-        n += snprintf(buf + n, cap - (size_t)n, i ? ", %lld" : "%lld", (long long)shape[i]);
+        n += shape[i] < 0 ? snprintf(buf + n, cap - (size_t)n, i ? ", ?" : "?")
+                          : snprintf(buf + n, cap - (size_t)n, i ? ", %lld" : "%lld", (long long)shape[i]);
     if (n > 0 && (size_t)n < cap)
         snprintf(buf + n, cap - (size_t)n, "]");
     return buf;
+}
+
+const char *oi__slot_sig_text(char *buf, size_t cap, const oi__slot *s) {
+    int64_t shape[OI_MAX_DIMS];
+    for (int d = 0; d < s->ndim; d++)
+        shape[d] = (s->runtime_dims >> d & 1u) ? -1 : s->shape[d];
+    return oi__sig_text(buf, cap, s->dtype, s->ndim, shape);
+}
+
+bool oi__slot_fits(const oi__slot *s, int ndim, const int64_t *shape) {
+    if (ndim != s->ndim)
+        return false;
+    for (int d = 0; d < ndim; d++)
+        if (!(s->runtime_dims >> d & 1u) && shape[d] != s->shape[d])
+            return false;
+    return true;
 }
 
 static bool oi__same_shape(int na, const int64_t *a, int nb, const int64_t *b) {
@@ -123,14 +140,24 @@ static bool oi__resolve_dim(const oi__plan *p, const char *text, int64_t *out, c
     return true;
 }
 
+/* runtime: where '?' (a dim set at run time) may appear, its bits; NULL
+ * where it may not. A '?' dim resolves to 1. */
 static oi_status oi__resolve_dims(const oi__plan *p, char **dims, const oi__src *src, const char *what,
-                                  int *ndim, int64_t *shape) {
+                                  int *ndim, int64_t *shape, unsigned *runtime) {
     int n = (int)arrlen(dims);
     if (n > OI_MAX_DIMS)
         return oi__fail_at(OI_ERROR_VALIDATION, src, "%s has %d dims; at most %d are supported", what, n, OI_MAX_DIMS);
     int64_t numel = 1;
     for (int i = 0; i < n; i++) {
         char bad[256];
+        if (strcmp(dims[i], "?") == 0) {
+            if (!runtime)
+                return oi__fail_at(OI_ERROR_VALIDATION, src, "invalid dims for %s: a dim set at run time ('?') is only "
+                                   "for temporaries (OI_ASSIGN) and volatile variables", what);
+            *runtime |= 1u << i;
+            shape[i] = 1;
+            continue;
+        }
         if (!oi__resolve_dim(p, dims[i], &shape[i], bad, sizeof bad))
             return oi__fail_at(OI_ERROR_VALIDATION, src, "invalid dims for %s: %s", what, bad);
         /* every element count times the widest element (8 bytes) fits int64 */
@@ -375,11 +402,16 @@ static oi_status oi__declare_vars(oi__plan *p) {
         s.src = &v->src;
         s.kind = v->kind;
         s.dtype = v->dtype;
-        oi_status st = oi__resolve_dims(p, v->dims, &v->src, v->name, &s.ndim, s.shape);
+        oi_status st = oi__resolve_dims(p, v->dims, &v->src, v->name, &s.ndim, s.shape,
+                                        v->kind == OI__MEM_VOLATILE && arrlen(v->table_indices) == 0 ? &s.runtime_dims : NULL);
+        s.dynamic_shape = s.runtime_dims != 0;
         if (st == OI_OK)
             st = oi__table_layout(p, &s);
         if (st == OI_OK)
             st = oi__link_model(p, &s);
+        if (st == OI_OK && s.runtime_dims && (s.model_tensor || s.model_meta || v->init_kind != OI__INIT_NONE))
+            st = oi__fail_at(OI_ERROR_VALIDATION, &v->src, "%s has a dim set at run time ('?'): it cannot come from "
+                             "the model or @init", v->name);
         if (st == OI_OK)
             st = oi__add_slot(p, &s);
         if (st != OI_OK) {
@@ -499,7 +531,8 @@ static oi_status oi__declare_temps(oi__plan *p, const oi__node *nodes) {
         s.dtype = n->dtype;
         for (int k = 0; k < OI_MAX_DIMS; k++)
             s.fixed[k] = -1;
-        oi_status st = oi__resolve_dims(p, n->dims, &n->src, n->name, &s.ndim, s.shape);
+        oi_status st = oi__resolve_dims(p, n->dims, &n->src, n->name, &s.ndim, s.shape, &s.runtime_dims);
+        s.dynamic_shape = s.runtime_dims != 0;
         if (st == OI_OK)
             st = oi__add_slot(p, &s);
         if (st != OI_OK)
@@ -899,7 +932,7 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
         return st;
     const oi__slot *out = &p->slots[pn->out];
     pn->inplace = n_in > 0 && pn->inputs[0] == pn->out && !pn->input_indices[0] && oi__op_allows_inplace(n->op);
-    if (!static_shapes || out->dynamic_shape)
+    if (!static_shapes || (out->dynamic_shape && !out->runtime_dims))
         return OI_OK; /* shapes known at run time: checked then */
     oi__op_sig result;
     memset(&result, 0, sizeof result);
@@ -910,6 +943,13 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s", why);
     }
     char have[160], want[160];
+    if (out->runtime_dims && result.dtype == out->dtype) {
+        if (oi__slot_fits(out, result.ndim, result.shape))
+            return OI_OK;
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "output shape mismatch: op %s produces %s but %s is declared %s",
+                           op_name, oi__sig_text(have, sizeof have, result.dtype, result.ndim, result.shape), n->output,
+                           oi__slot_sig_text(want, sizeof want, out));
+    }
     if (result.dtype != out->dtype || !oi__same_shape(result.ndim, result.shape, out->ndim, out->shape))
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "output %s mismatch: op %s produces %s but %s is %s",
                            result.dtype != out->dtype ? "dtype" : "shape", op_name,
@@ -986,6 +1026,73 @@ static bool oi__access_static_shape(const oi__slot *sl, const oi__pnode *pn) {
     return true;
 }
 
+static bool oi__static_bound(const oi__expr *e, int64_t *v) {
+    *v = e->lit;
+    return !e->ident && e->lit >= 0;
+}
+
+/* The shape a cache read gives, -1 where it is set at run time: the kept
+ * table indices first (a slice with literal bounds has a known length; any
+ * other slice or a missing index is set at run time), then the entry's dims
+ * (those an @auto_dim index grows at run time). False: more than OI_MAX_DIMS. */
+static bool oi__read_shape(const oi__slot *cache, const oi__pnode *pn, int *ndim, int64_t *shape) {
+    int nd = 0, n_access = (int)arrlen(pn->access);
+    for (int pos = 0; cache->is_table && pos < cache->n_indices; pos++) {
+        bool is_auto = false;
+        for (int a = 0; a < cache->n_auto; a++)
+            is_auto |= cache->auto_pos[a] == pos;
+        const oi__pindex *ix = pos < n_access ? &pn->access[pos] : NULL;
+        if (is_auto || (ix && !ix->is_slice))
+            continue;
+        if (nd == OI_MAX_DIMS)
+            return false;
+        int64_t lo = 0, hi;
+        bool known = ix && ix->has_end && oi__static_bound(&ix->end, &hi) && (!ix->has_start || oi__static_bound(&ix->start, &lo));
+        shape[nd++] = known && hi >= lo ? hi - lo : -1;
+    }
+    if (nd + cache->ndim > OI_MAX_DIMS)
+        return false;
+    for (int d = 0; d < cache->ndim; d++)
+        shape[nd + d] = d < cache->n_auto ? -1 : cache->shape[d];
+    *ndim = nd + cache->ndim;
+    return true;
+}
+
+/* A read into a variable declared with '?' dims: the rank and every static
+ * dim must agree, and a dim the read sets at run time must be '?'. A read
+ * that sets dims at run time into a declaration without '?' keeps today's
+ * behaviour (the declared shape is not used) with a warning; strict: an error. */
+static oi_status oi__check_read_dims(oi__vctx *c, const oi__node *n, const oi__slot *cache, const oi__pnode *pn,
+                                     const oi__slot *dst) {
+    int nd;
+    int64_t shape[OI_MAX_DIMS];
+    char have[160], want[160];
+    if (!oi__read_shape(cache, pn, &nd, shape))
+        return OI_OK; /* the executor says so */
+    bool runtime = false, fits = nd == dst->ndim;
+    for (int d = 0; d < nd; d++) {
+        runtime |= shape[d] < 0;
+        if (fits && !(dst->runtime_dims >> d & 1u))
+            fits = shape[d] >= 0 && shape[d] == dst->shape[d];
+    }
+    oi__sig_text(have, sizeof have, dst->dtype, nd, shape);
+    oi__slot_sig_text(want, sizeof want, dst);
+    if (dst->runtime_dims) {
+        if (fits)
+            return OI_OK;
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read gives %s but %s is declared %s%s", have, dst->name, want,
+                           nd == dst->ndim ? " (a dim set at run time is written '?')" : "");
+    }
+    if (!runtime)
+        return OI_OK;
+    return c->p->strict
+        ? oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read gives %s, set at run time, but %s is declared %s: write the "
+                      "run-time dims as '?' (strict mode)", have, dst->name, want)
+        : oi__warn_at(&c->p->warnings, &n->src, "cache.read gives %s, set at run time, but %s is declared %s, a shape "
+                      "that is not used: write the run-time dims as '?' (strict mode makes this an error)", have,
+                      dst->name, want);
+}
+
 static oi_status oi__check_cache_read(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
     oi_status st = oi__check_access(c, n, "cache.read", pn);
     if (st == OI_OK)
@@ -997,6 +1104,8 @@ static oi_status oi__check_cache_read(oi__vctx *c, const oi__node *n, oi__pnode 
     if (cache->dtype != dst->dtype)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read: %s is %s but %s is %s", cache->name,
                            oi_dtype_name(cache->dtype), dst->name, oi_dtype_name(dst->dtype));
+    if ((st = oi__check_read_dims(c, n, cache, pn, dst)) != OI_OK)
+        return st;
     if (oi__access_static_shape(cache, pn) && !dst->dynamic_shape &&
         !oi__same_shape(cache->ndim, cache->shape, dst->ndim, dst->shape))
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read: %s holds %s but %s is %s", cache->name,
@@ -1058,11 +1167,12 @@ static oi_status oi__check_transfer(oi__vctx *c, const oi__node *n, oi__pnode *p
         return st;
     const oi__slot *a = &c->p->slots[pn->var], *b = &c->p->slots[pn->out];
     char have[160], want[160];
-    if (a->dtype != b->dtype ||
-        (!a->dynamic_shape && !b->dynamic_shape && !oi__same_shape(a->ndim, a->shape, b->ndim, b->shape)))
+    bool static_a = !a->dynamic_shape || a->runtime_dims; /* a '?' declaration: its rank and other dims hold */
+    if (a->dtype != b->dtype || (!a->dynamic_shape && !b->dynamic_shape && !oi__same_shape(a->ndim, a->shape, b->ndim, b->shape)) ||
+        (static_a && b->runtime_dims && !oi__slot_fits(b, a->ndim, a->shape) && !a->runtime_dims) ||
+        (a->runtime_dims && b->runtime_dims && a->ndim != b->ndim))
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "transfer: %s is %s but %s is %s", a->name,
-                           oi__sig_text(have, sizeof have, a->dtype, a->ndim, a->shape), b->name,
-                           oi__sig_text(want, sizeof want, b->dtype, b->ndim, b->shape));
+                           oi__slot_sig_text(have, sizeof have, a), b->name, oi__slot_sig_text(want, sizeof want, b));
     return OI_OK;
 }
 

@@ -838,6 +838,133 @@ static void test_slice_exprs(void) {
     oi_model_close(m);
 }
 
+/* Run-time dims: '?' says a dim is set at run time; the rank and the other
+ * dims are checked at validation and at every write. */
+OI_GRAPH(g_runtime_dims,
+  OI_DYNAMIC( OI_VAR(v, f32[2]) )
+  OI_VOLATILE( OI_VAR(cols, f32[2, ?]) )
+  OI_PERSISTENT(
+    OI_VAR(n, i32, @init(0))
+    OI_VAR(A(i), f32[2], @table)
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(rows, f32[?, 2])
+    OI_ASSIGN(first, f32[?, 2])
+    OI_CACHE_WRITE(v, A[n])
+    OI_CACHE_READ(A[0..n+1], rows)
+    OI_CACHE_READ(A[0..1], first)        /* a known length also fits '?' */
+    OI_OP(transpose, rows, perm=[1, 0]) OI_TO(cols)
+    OI_CACHE_INCREMENT(n)
+    OI_RETURN()
+  )
+)
+
+static const oi_dsl_stmt *runtime_dims_graph(const char *tail_decl, const char *read, const char *section_var) {
+    static char decl[64], access[64], var[64];
+    snprintf(decl, sizeof decl, "%s", tail_decl);
+    snprintf(access, sizeof access, "%s", read);
+    snprintf(var, sizeof var, "%s", section_var);
+    static oi_dsl_stmt s[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32, @init(0)", 0},
+        {OI_DSL_VAR, 3, "", "A(i), f32[2], @table", 0}, {OI_DSL_SECTION_END, 4, "", "", 0},
+        {OI_DSL_SECTION_DYNAMIC, 5, "", "", 0}, {OI_DSL_VAR, 6, "", "", 0}, {OI_DSL_SECTION_END, 7, "", "", 0},
+        {OI_DSL_BLOCK, 8, "entry", "", 0}, {OI_DSL_ASSIGN, 9, "", "", 0},
+        {OI_DSL_CACHE_READ, 10, "", "", 0},
+        {OI_DSL_RETURN, 11, "", "", 0}, {OI_DSL_BLOCK_END, 12, "entry", "", 0}, {OI_DSL_END, 13, "", "", 0}};
+    s[5].text = var;
+    s[8].text = decl;
+    s[9].text = access;
+    return s;
+}
+
+static void test_runtime_dims(void) {
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, NULL, g_runtime_dims(), false);
+    if (e) {
+        CHECK_EQ_INT(oi_executor_warning_count(e), 0);
+        for (int i = 0; i < 3; i++) {
+            float v[2] = {(float)i, (float)-i};
+            CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
+            CHECK_OK(oi_executor_run_step(e));
+        }
+        check_rows(e, "rows", 0, 3);
+        check_rows(e, "first", 0, 1);
+        float cols[6] = {0, 1, 2, 0, -1, -2};
+        check_f32(e, "cols", cols, 6, 0);
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    /* the graph keeps '?': JSON (round trip) and DOT */
+    char *json = g_runtime_dims() ? oi_graph_to_json(g_runtime_dims()) : NULL;
+    CHECK_STR_CONTAINS(json, "\"dims\": [\"?\", \"2\"]");
+    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
+    CHECK_MSG(copy != NULL, "from_json: %s", oi_last_error());
+    char *again = copy ? oi_graph_to_json(copy) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    oi_free(again);
+    oi_graph_free(copy);
+    oi_free(json);
+    char *dot = g_runtime_dims() ? oi_graph_to_dot(g_runtime_dims()) : NULL;
+    CHECK_STR_CONTAINS(dot, "f32[?, 2]");
+    oi_free(dot);
+
+    /* validation: the rank and the static dims of the read */
+    expect_invalid(runtime_dims_graph("r, f32[?, 3]", "A[0..n], r", "x, f32[1]"), NULL, "bad.c:10: error:",
+                   "cache.read gives f32[?, 2] but r is declared f32[?, 3]");
+    expect_invalid(runtime_dims_graph("r, f32[?]", "A[0..n], r", "x, f32[1]"), NULL, "bad.c:10: error:",
+                   "cache.read gives f32[?, 2] but r is declared f32[?]");
+    expect_invalid(runtime_dims_graph("r, f32[?, 2]", "A[n], r", "x, f32[1]"), NULL, "bad.c:10: error:",
+                   "cache.read gives f32[2] but r is declared f32[?, 2]");
+    expect_invalid(runtime_dims_graph("r, f32[?, 2]", "A[0..n], r", "x, f32[?]"), NULL, "bad.c:6: error:",
+                   "a dim set at run time ('?') is only for temporaries (OI_ASSIGN) and volatile variables");
+    /* a placeholder (no '?') where the read sets a dim at run time: a warning, or a strict error */
+    oi_graph *g = oi_graph_build("bad", "bad.c", runtime_dims_graph("r, f32[1, 2]", "A[0..n], r", "x, f32[1]"));
+    CHECK_MSG(g != NULL, "build: %s", oi_last_error());
+    e = g ? make_exec(&sim, NULL, g, false) : NULL;
+    if (e) {
+        CHECK_EQ_INT(oi_executor_warning_count(e), 2); /* and: A is never written */
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), "bad.c:10: warning:");
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), "cache.read gives f32[?, 2], set at run time, but r is declared f32[1, 2]");
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    oi_graph_free(g);
+    setenv("OPENINFER_STRICT", "1", 1);
+    g = oi_graph_build("bad", "bad.c", runtime_dims_graph("r, f32[1, 2]", "A[0..n], r", "x, f32[1]"));
+    CHECK(g && oi_graph_validate(g, NULL) == OI_ERROR_VALIDATION);
+    CHECK_STR_CONTAINS(oi_last_error(), "write the run-time dims as '?' (strict mode)");
+    unsetenv("OPENINFER_STRICT");
+    oi_graph_free(g);
+
+    /* an op whose result does not fit the declaration: at validation when the
+     * shapes are known, at the write when they are set at run time */
+    static const oi_dsl_stmt op_static[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[3, 2]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "t, f32[?, 3]", 0},
+        {OI_DSL_OP, 6, "relu", "x", OI_OP_relu}, {OI_DSL_TO, 6, "", "t", 0},
+        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
+    expect_invalid(op_static, NULL, "bad.c:6: error:", "op relu produces f32[3, 2] but t is declared f32[?, 3]");
+    static const oi_dsl_stmt op_runtime[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32, @init(3)", 0},
+        {OI_DSL_VAR, 3, "", "A(i), f32[2], @table", 0}, {OI_DSL_SECTION_END, 4, "", "", 0},
+        {OI_DSL_BLOCK, 5, "entry", "", 0}, {OI_DSL_ASSIGN, 6, "", "r, f32[?, 2]", 0},
+        {OI_DSL_ASSIGN, 7, "", "t, f32[?, 2]", 0},
+        {OI_DSL_CACHE_READ, 8, "", "A[0..n], r", 0},
+        {OI_DSL_OP, 9, "transpose", "r, perm=[1, 0]", OI_OP_transpose}, {OI_DSL_TO, 9, "", "t", 0},
+        {OI_DSL_RETURN, 10, "", "", 0}, {OI_DSL_BLOCK_END, 11, "entry", "", 0}, {OI_DSL_END, 12, "", "", 0}};
+    g = oi_graph_build("late", "late.c", op_runtime);
+    e = g ? make_exec(&sim, NULL, g, false) : NULL;
+    CHECK_MSG(e != NULL, "make_exec: %s", oi_last_error());
+    if (e) {
+        CHECK(oi_executor_run_step(e) != OI_OK); /* r: [3, 2]; its transpose [2, 3] */
+        CHECK_STR_CONTAINS(oi_last_error(), "late.c:9: error:");
+        CHECK_STR_CONTAINS(oi_last_error(), "t is declared f32[?, 2] but gets f32[2, 3]");
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    oi_graph_free(g);
+}
+
 OI_GRAPH(g_reset,
   OI_DYNAMIC( OI_VAR(v, f32[1]) )
   OI_PERSISTENT(
@@ -1785,6 +1912,7 @@ int main(void) {
     test_kv_cache();
     test_slices();
     test_slice_exprs();
+    test_runtime_dims();
     test_reset_multi_index();
     test_fixed_overflow();
     test_auto_dim();

@@ -53,10 +53,10 @@ OI_GRAPH(smollm2,
       OI_ASSIGN(k3, f32[1, n_kv_heads, Dh])
       OI_ASSIGN(v3, f32[1, n_kv_heads, Dh])
       OI_ASSIGN(qh, f32[1, n_heads, 1, Dh])
-      OI_ASSIGN(keys, f32[1, 1, n_kv_heads, Dh])   /* [len, 1, 3, 64] at run time */
-      OI_ASSIGN(vals, f32[1, 1, n_kv_heads, Dh])
-      OI_ASSIGN(kh, f32[1, n_kv_heads, 1, Dh])     /* [1, 3, len, 64] at run time */
-      OI_ASSIGN(vh, f32[1, n_kv_heads, 1, Dh])
+      OI_ASSIGN(keys, f32[?, 1, n_kv_heads, Dh])   /* ?: the positions so far, set at run time */
+      OI_ASSIGN(vals, f32[?, 1, n_kv_heads, Dh])
+      OI_ASSIGN(kh, f32[1, n_kv_heads, ?, Dh])
+      OI_ASSIGN(vh, f32[1, n_kv_heads, ?, Dh])
       OI_ASSIGN(att, f32[1, n_heads, 1, Dh])
       OI_ASSIGN(o, f32[1, D])
       OI_ASSIGN(gate, f32[1, F])
