@@ -982,6 +982,10 @@ static oi_status oi__d_parse_node_text(oi__d_lexer *lx, oi_dsl_kind kind, oi__no
     case OI_DSL_ASSIGN: {
         n->kind = OI__NODE_ASSIGN;
         oi_status status = oi__d_take_ident(lx, "expected a variable name", &n->name);
+        if (status == OI_OK && lx->tok.kind == OI__D_TOK_END) { /* OI_ASSIGN(h): typed by its first writer */
+            n->typed_by_op = true;
+            return OI_OK;
+        }
         if (status == OI_OK)
             status = oi__d_expect(lx, ",", "expected ',' and a dtype after the name");
         if (status == OI_OK)

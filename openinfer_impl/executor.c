@@ -183,6 +183,11 @@ static oi__tensor *oi__value(oi__ctx *c, int s) {
                      sl->kind == OI__MEM_PERSISTENT ? "persistent cache (use cache.read)" : "prefix table");
             return NULL;
         }
+        if (sl->dtype == OI_DTYPE_INVALID) {
+            oi__fail(OI_ERROR_RUNTIME, "%s has no type: nothing writes it (OI_ASSIGN(%s) takes its type from its first writer)",
+                     sl->name, sl->name);
+            return NULL;
+        }
         c->values[s] = oi__initial_value(c, s);
     }
     return c->values[s];

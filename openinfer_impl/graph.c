@@ -489,8 +489,14 @@ static void oi__g_buf_dims(oi__buf *b, char **dims) {
 static void oi__g_describe_into(oi__buf *b, const oi__node *n) {
     switch (n->kind) {
     case OI__NODE_ASSIGN:
+        if (n->typed_by_op && !oi_dtype_name(n->dtype)) {
+            oi__buf_printf(b, "assign %s (typed by its first writer)", n->name);
+            break;
+        }
         oi__buf_printf(b, "assign %s: %s", n->name, oi_dtype_name(n->dtype) ? oi_dtype_name(n->dtype) : "?");
         oi__g_buf_dims(b, n->dims);
+        if (n->typed_by_op)
+            oi__buf_puts(b, " (from its first writer)");
         break;
     case OI__NODE_OP:
         oi__buf_printf(b, "op %s(", oi_op_name(n->op) ? oi_op_name(n->op) : "?");
@@ -853,7 +859,7 @@ static oi_status oi__g_check_access(oi__g_checker *c, const oi__node *n, const o
 }
 
 static oi_status oi__g_check_same_dtype(const oi__node *n, const char *what, oi_dtype have, const char *cache, oi_dtype want) {
-    if (have != want)
+    if (have != want && have != OI_DTYPE_INVALID) /* INVALID: OI_ASSIGN(h), typed at validation */
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s is %s but cache %s is %s", what, oi_dtype_name(have), cache,
                            oi_dtype_name(want));
     return OI_OK;
@@ -908,7 +914,7 @@ static oi_status oi__g_check_transfer(oi__g_checker *c, const oi__node *n) {
     oi__g_known(c, n->src_var.name, &src, &src_temp);
     oi__g_known(c, n->dst_var.name, &dst, &dst_temp);
     oi_dtype from = oi__g_name_dtype(src, src_temp), to = oi__g_name_dtype(dst, dst_temp);
-    if (from != to)
+    if (from != to && from != OI_DTYPE_INVALID && to != OI_DTYPE_INVALID) /* OI_ASSIGN(h): at validation */
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "transfer from %s to %s: %s does not match %s", n->src_var.name,
                            n->dst_var.name, oi_dtype_name(from), oi_dtype_name(to));
     return OI_OK;
@@ -1030,7 +1036,7 @@ static oi_status oi__g_collect_temps(oi__g_checker *c, const oi__node *nodes, in
         if (n->kind == OI__NODE_LOOP) {
             status = oi__g_collect_temps(c, n->body, depth + 1);
         } else if (n->kind == OI__NODE_ASSIGN) {
-            if (!oi__dtype_is_tensor_type(n->dtype))
+            if (!oi__dtype_is_tensor_type(n->dtype) && !n->typed_by_op)
                 status = oi__fail_at(OI_ERROR_VALIDATION, &n->src, "invalid dtype");
             else if (oi__graph_find_var(c->g, n->name))
                 status = oi__fail_at(OI_ERROR_VALIDATION, &n->src, "assign %s shadows a declared variable", n->name);

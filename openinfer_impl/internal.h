@@ -310,6 +310,8 @@ struct oi__node {
     char *name;
     oi_dtype dtype;
     char **dims;
+    bool typed_by_op; /* OI_ASSIGN(h): its first writer gives dtype and dims (validate.c);
+                         dtype/dims are then empty, or the filled-in type in a typed copy */
     /* OP */
     oi_op op;
     oi__varref *inputs; /* stb array */

@@ -731,6 +731,12 @@ static void oi__jg_put_node_fields(oi__buf *b, const oi__node *n, int indent) {
     switch (n->kind) {
     case OI__NODE_ASSIGN:
         oi__jg_put_string_field(b, "name", n->name);
+        if (n->typed_by_op) {
+            oi__jg_put_key(b, "typed_by_op");
+            oi__buf_puts(b, "true");
+            if (!oi_dtype_name(n->dtype))
+                break; /* typed at validation; a typed copy (oi_graph_to_json_typed) shows the type */
+        }
         oi__jg_put_string_field(b, "dtype", oi_dtype_name(n->dtype));
         oi__jg_put_key(b, "dims");
         oi__jg_put_strings(b, n->dims);
@@ -1472,7 +1478,7 @@ static oi_status oi__jg_each_attr(oi__jg_reader *r, const oi__json *item, void *
 
 /* Which keys each node kind may carry besides index, uuid, kind, src. */
 static const char *const *oi__jg_node_keys(oi__node_kind kind) {
-    static const char *const assign[] = {"index", "uuid", "kind", "src", "name", "dtype", "dims", NULL};
+    static const char *const assign[] = {"index", "uuid", "kind", "src", "name", "typed_by_op", "dtype", "dims", NULL};
     static const char *const op[] = {"index", "uuid", "kind", "src", "op", "inputs", "attrs", "hints", "output", NULL};
     static const char *const branch[] = {"index", "uuid", "kind", "src", "cond", "then", "else", NULL};
     static const char *const plain[] = {"index", "uuid", "kind", "src", NULL};
@@ -1559,6 +1565,10 @@ static oi_status oi__jg_node_fields(oi__jg_reader *r, const oi__json *j, oi__nod
     switch (n->kind) {
     case OI__NODE_ASSIGN:
         status = oi__jg_string(r, j, "name", true, true, &n->name);
+        if (status == OI_OK)
+            status = oi__jg_bool(r, j, "typed_by_op", &n->typed_by_op);
+        if (status == OI_OK && n->typed_by_op && !oi__json_get(j, "dtype"))
+            return OI_OK;
         if (status == OI_OK)
             status = oi__jg_dtype(r, j, "dtype", &n->dtype);
         return status == OI_OK ? oi__jg_dims(r, j, &n->dims) : status;

@@ -29,6 +29,7 @@ typedef struct oi__slot {
     int64_t shape[OI_MAX_DIMS]; /* declared shape, resolved from the model */
     bool dynamic_shape;      /* takes its shape from a slice/auto_dim read */
     unsigned runtime_dims;   /* bit d: dim d declared '?' (set at run time; shape[d] is 1) */
+    bool typed_by_op;        /* OI_ASSIGN(h): dtype (INVALID until then) and shape from its first writer */
     /* model link (by name or @ref): tensor data, or a scalar metadata entry */
     const char *model_name;
     const oi_tensor_info *model_tensor;

@@ -531,7 +531,10 @@ static oi_status oi__declare_temps(oi__plan *p, const oi__node *nodes) {
         s.dtype = n->dtype;
         for (int k = 0; k < OI_MAX_DIMS; k++)
             s.fixed[k] = -1;
-        oi_status st = oi__resolve_dims(p, n->dims, &n->src, n->name, &s.ndim, s.shape, &s.runtime_dims);
+        s.typed_by_op = n->typed_by_op;
+        if (s.typed_by_op)
+            s.dtype = OI_DTYPE_INVALID; /* its first writer types it (oi__type_slot) */
+        oi_status st = s.typed_by_op ? OI_OK : oi__resolve_dims(p, n->dims, &n->src, n->name, &s.ndim, s.shape, &s.runtime_dims);
         s.dynamic_shape = s.runtime_dims != 0;
         if (st == OI_OK)
             st = oi__add_slot(p, &s);
@@ -616,7 +619,7 @@ static const oi__loop_scope *oi__find_loop(const oi__vctx *c, const char *name) 
 }
 
 static bool oi__slot_is_scalar(const oi__slot *s) {
-    return s->n_indices == 0 && !s->dynamic_shape && oi__shape_numel(s->ndim, s->shape) == 1;
+    return s->n_indices == 0 && s->dtype != OI_DTYPE_INVALID && !s->dynamic_shape && oi__shape_numel(s->ndim, s->shape) == 1;
 }
 
 /* An identifier used as an index or a loop bound: a loop variable, a named
@@ -838,6 +841,57 @@ static oi_status oi__resolve_size_attr(oi__vctx *c, const oi__node *n, oi__attr 
     return OI_OK;
 }
 
+/* OI_ASSIGN(h) that no writer has typed yet (in program order). */
+static bool oi__slot_untyped(const oi__slot *s) { return s->typed_by_op && s->dtype == OI_DTYPE_INVALID; }
+
+static oi_status oi__untyped_read(const oi__node *n, const char *name) {
+    return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s is read before anything writes it: OI_ASSIGN(%s) takes its dtype "
+                       "and shape from its first writer (or declare them: OI_ASSIGN(%s, f32[...]))", name, name, name);
+}
+
+/* Gives an OI_ASSIGN(h) temporary the type of its first writer; a negative
+ * dim is set at run time ('?'). */
+static void oi__type_slot(oi__slot *s, oi_dtype dtype, int ndim, const int64_t *shape) {
+    s->dtype = dtype;
+    s->ndim = ndim;
+    s->runtime_dims = 0;
+    for (int d = 0; d < ndim; d++) {
+        s->shape[d] = shape[d] < 0 ? 1 : shape[d];
+        if (shape[d] < 0)
+            s->runtime_dims |= 1u << d;
+    }
+    s->dynamic_shape = s->runtime_dims != 0;
+}
+
+/* An op's result where some input dims are '?': inferred twice, every '?'
+ * set to one of two sizes no model uses; a result dim that differs between
+ * the two is set at run time (-1). Fails where either inference fails. */
+static oi_status oi__infer_runtime(const oi__node *n, const oi__pnode *pn, const oi__plan *p, const oi__op_sig *sigs, int n_in,
+                                   oi_dtype declared, oi__op_sig *result) {
+    static const int64_t probe[2] = {1000003, 1000033};
+    oi__op_sig runs[2], in[8];
+    for (int r = 0; r < 2; r++) {
+        for (int i = 0; i < n_in; i++) {
+            in[i] = sigs[i];
+            const oi__slot *sl = &p->slots[pn->inputs[i]];
+            for (int d = 0; d < sl->ndim; d++)
+                if (sl->runtime_dims >> d & 1u)
+                    in[i].shape[d] = probe[r];
+        }
+        memset(&runs[r], 0, sizeof runs[r]);
+        oi_status st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), in, (size_t)n_in, declared, &runs[r]);
+        if (st != OI_OK)
+            return st;
+    }
+    if (runs[0].ndim != runs[1].ndim || runs[0].dtype != runs[1].dtype)
+        return oi__fail(OI_ERROR_VALIDATION, "op %s: its result's rank depends on dims set at run time", oi_op_name(n->op));
+    *result = runs[0];
+    for (int d = 0; d < result->ndim; d++)
+        if (runs[0].shape[d] != runs[1].shape[d])
+            result->shape[d] = -1;
+    return OI_OK;
+}
+
 static oi_status oi__check_output_slot(oi__vctx *c, const oi__node *n, const char *name, const char *what, int *out) {
     int s = oi__plan_slot(c->p, name);
     if (s < 0)
@@ -870,7 +924,7 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
     if (!n->output)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "op %s has no output (add OI_TO(var))", op_name);
     oi__op_sig sigs[8];
-    bool static_shapes = true;
+    bool static_shapes = true, known = true, any_runtime = false; /* known: rank and static dims of every input */
     for (int i = 0; i < n_in; i++) {
         const oi__varref *r = &n->inputs[i];
         char literal[96];
@@ -901,11 +955,16 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
             arrfree(idx);
             return OI_ERROR_OUT_OF_MEMORY;
         }
+        if (oi__slot_untyped(sl))
+            return oi__untyped_read(n, r->name);
         sigs[i].dtype = sl->dtype;
         sigs[i].ndim = sl->ndim;
         memcpy(sigs[i].shape, sl->shape, sizeof sigs[i].shape);
         if (sl->dynamic_shape)
             static_shapes = false;
+        if (sl->dynamic_shape && !sl->runtime_dims)
+            known = false; /* a placeholder declaration: its shape is the run's */
+        any_runtime |= sl->runtime_dims != 0;
     }
     for (int i = 0; i < (int)arrlen(n->attrs); i++) {
         oi__attr a = n->attrs[i];
@@ -930,21 +989,37 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
     oi_status st = oi__check_output_slot(c, n, n->output, "an op", &pn->out);
     if (st != OI_OK)
         return st;
-    const oi__slot *out = &p->slots[pn->out];
+    oi__slot *out = &p->slots[pn->out];
     pn->inplace = n_in > 0 && pn->inputs[0] == pn->out && !pn->input_indices[0] && oi__op_allows_inplace(n->op);
-    if (!static_shapes || (out->dynamic_shape && !out->runtime_dims))
+    bool untyped = oi__slot_untyped(out);
+    if (untyped && !known)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s takes its type from op %s, whose input shapes are only known at "
+                           "run time: declare it (OI_ASSIGN(%s, f32[?, ...]), '?' where a dim is set at run time)",
+                           n->output, op_name, n->output);
+    bool probe = known && any_runtime && (untyped || out->runtime_dims);
+    if (!probe && (!static_shapes || (out->dynamic_shape && !out->runtime_dims)))
         return OI_OK; /* shapes known at run time: checked then */
     oi__op_sig result;
     memset(&result, 0, sizeof result);
-    st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out->dtype, &result);
+    st = probe ? oi__infer_runtime(n, pn, p, sigs, n_in, out->dtype, &result)
+               : oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out->dtype, &result);
+    if (st != OI_OK && probe && !untyped)
+        return OI_OK; /* the sizes tried do not suit this op: the run checks it */
     if (st != OI_OK) {
         char why[1024];
         oi__copy_error(why, sizeof why);
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s", why);
     }
+    if (untyped) {
+        oi__type_slot(out, result.dtype, result.ndim, result.shape);
+        return OI_OK;
+    }
     char have[160], want[160];
     if (out->runtime_dims && result.dtype == out->dtype) {
-        if (oi__slot_fits(out, result.ndim, result.shape))
+        bool fits = result.ndim == out->ndim;
+        for (int d = 0; fits && d < result.ndim; d++)
+            fits = (out->runtime_dims >> d & 1u) || result.shape[d] == out->shape[d];
+        if (fits)
             return OI_OK;
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "output shape mismatch: op %s produces %s but %s is declared %s",
                            op_name, oi__sig_text(have, sizeof have, result.dtype, result.ndim, result.shape), n->output,
@@ -1101,6 +1176,14 @@ static oi_status oi__check_cache_read(oi__vctx *c, const oi__node *n, oi__pnode 
         return st;
     const oi__slot *cache = &c->p->slots[pn->var], *dst = &c->p->slots[pn->out];
     char have[160], want[160];
+    if (oi__slot_untyped(dst)) { /* OI_ASSIGN(k): the read's type, '?' where it sets a dim at run time */
+        int nd;
+        int64_t shape[OI_MAX_DIMS];
+        if (!oi__read_shape(cache, pn, &nd, shape))
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read: the value has more than %d dims", OI_MAX_DIMS);
+        oi__type_slot(&c->p->slots[pn->out], cache->dtype, nd, shape);
+        return OI_OK;
+    }
     if (cache->dtype != dst->dtype)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read: %s is %s but %s is %s", cache->name,
                            oi_dtype_name(cache->dtype), dst->name, oi_dtype_name(dst->dtype));
@@ -1126,6 +1209,8 @@ static oi_status oi__check_cache_write(oi__vctx *c, const oi__node *n, oi__pnode
     const oi__slot *src = &c->p->slots[s], *cache = &c->p->slots[pn->var];
     if (src->kind == OI__MEM_PERSISTENT)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "persistent cache %s must be read via cache.read", src->name);
+    if (oi__slot_untyped(src))
+        return oi__untyped_read(n, src->name);
     pn->out = s; /* the plain-variable side */
     char have[160], want[160];
     if (src->dtype != cache->dtype)
@@ -1167,6 +1252,18 @@ static oi_status oi__check_transfer(oi__vctx *c, const oi__node *n, oi__pnode *p
         return st;
     const oi__slot *a = &c->p->slots[pn->var], *b = &c->p->slots[pn->out];
     char have[160], want[160];
+    if (oi__slot_untyped(a))
+        return oi__untyped_read(n, a->name);
+    if (oi__slot_untyped(b)) { /* OI_ASSIGN(h): the source's type */
+        if (a->dynamic_shape && !a->runtime_dims)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s takes its type from %s, whose shape is only known at run "
+                               "time: declare it (OI_ASSIGN(%s, f32[?, ...]))", b->name, a->name, b->name);
+        int64_t shape[OI_MAX_DIMS];
+        for (int d = 0; d < a->ndim; d++)
+            shape[d] = (a->runtime_dims >> d & 1u) ? -1 : a->shape[d];
+        oi__type_slot(&c->p->slots[pn->out], a->dtype, a->ndim, shape);
+        return OI_OK;
+    }
     bool static_a = !a->dynamic_shape || a->runtime_dims; /* a '?' declaration: its rank and other dims hold */
     if (a->dtype != b->dtype || (!a->dynamic_shape && !b->dynamic_shape && !oi__same_shape(a->ndim, a->shape, b->ndim, b->shape)) ||
         (static_a && b->runtime_dims && !oi__slot_fits(b, a->ndim, a->shape) && !a->runtime_dims) ||
@@ -1447,6 +1544,16 @@ static oi_status oi__check_blocks(oi__plan *p) {
         if (st != OI_OK)
             return st;
     }
+    for (int i = 0; i < (int)arrlen(p->slots); i++) { /* an unused OI_ASSIGN(h): nothing gives it a type */
+        oi_status st = !oi__slot_untyped(&p->slots[i]) ? OI_OK : p->strict
+            ? oi__fail_at(OI_ERROR_VALIDATION, p->slots[i].src, "nothing writes %s, so it has no type (OI_ASSIGN(%s) takes "
+                          "its dtype and shape from its first writer; strict mode)", p->slots[i].name, p->slots[i].name)
+            : oi__warn_at(&p->warnings, p->slots[i].src, "nothing writes %s, so it has no type (OI_ASSIGN(%s) takes its "
+                          "dtype and shape from its first writer): it is unused (strict mode makes this an error)",
+                          p->slots[i].name, p->slots[i].name);
+        if (st != OI_OK)
+            return st;
+    }
     bool *target = (bool *)oi__calloc((size_t)nb, sizeof *target);
     if (!target)
         return OI_ERROR_OUT_OF_MEMORY;
@@ -1646,4 +1753,63 @@ oi_status oi_graph_validate(const oi_graph *graph, const oi_model *model) {
         return st == OI_ERROR_OUT_OF_MEMORY ? st : OI_ERROR_VALIDATION;
     oi__plan_free(p);
     return OI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The graph with its OI_ASSIGN(h) temporaries typed                   */
+/* ------------------------------------------------------------------ */
+
+static bool oi__fill_types(const oi__plan *p, oi__node *nodes) {
+    for (int i = 0; i < (int)arrlen(nodes); i++) {
+        oi__node *n = &nodes[i];
+        if (n->kind == OI__NODE_LOOP && !oi__fill_types(p, n->body))
+            return false;
+        int s = n->kind == OI__NODE_ASSIGN && n->typed_by_op ? oi__plan_slot(p, n->name) : -1;
+        if (s < 0)
+            continue;
+        const oi__slot *sl = &p->slots[s];
+        n->dtype = sl->dtype;
+        for (int d = 0; d < sl->ndim; d++) {
+            char *dim = (sl->runtime_dims >> d & 1u) ? oi__strdup("?") : oi__sprintf("%lld", (long long)sl->shape[d]);
+            if (!dim || !arrput(n->dims, dim)) {
+                oi__free(dim);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* A copy of g (through its lossless JSON) whose typed-by-op temporaries
+ * carry the type validation against m gave them. */
+static oi_graph *oi__graph_typed_copy(const oi_graph *g, const oi_model *m) {
+    oi__plan *p = NULL;
+    oi__plan_build_status(g, m, &p);
+    if (!p)
+        return NULL;
+    char *json = oi_graph_to_json(g);
+    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
+    oi__free(json);
+    for (int b = 0; copy && b < (int)arrlen(copy->blocks); b++)
+        if (!oi__fill_types(p, copy->blocks[b].nodes)) {
+            oi_graph_free(copy);
+            copy = NULL;
+            oi__fail(OI_ERROR_OUT_OF_MEMORY, "out of memory");
+        }
+    oi__plan_free(p);
+    return copy;
+}
+
+char *oi_graph_to_json_typed(const oi_graph *graph, const oi_model *model) {
+    oi_graph *copy = oi__graph_typed_copy(graph, model);
+    char *text = copy ? oi_graph_to_json(copy) : NULL;
+    oi_graph_free(copy);
+    return text;
+}
+
+char *oi_graph_to_dot_typed(const oi_graph *graph, const oi_model *model) {
+    oi_graph *copy = oi__graph_typed_copy(graph, model);
+    char *text = copy ? oi_graph_to_dot(copy) : NULL;
+    oi_graph_free(copy);
+    return text;
 }

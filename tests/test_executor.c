@@ -944,7 +944,7 @@ static void test_runtime_dims(void) {
         {OI_DSL_OP, 6, "relu", "x", OI_OP_relu}, {OI_DSL_TO, 6, "", "t", 0},
         {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
     expect_invalid(op_static, NULL, "bad.c:6: error:", "op relu produces f32[3, 2] but t is declared f32[?, 3]");
-    static const oi_dsl_stmt op_runtime[] = {
+    static const oi_dsl_stmt op_probed[] = {
         {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32, @init(3)", 0},
         {OI_DSL_VAR, 3, "", "A(i), f32[2], @table", 0}, {OI_DSL_SECTION_END, 4, "", "", 0},
         {OI_DSL_BLOCK, 5, "entry", "", 0}, {OI_DSL_ASSIGN, 6, "", "r, f32[?, 2]", 0},
@@ -952,17 +952,152 @@ static void test_runtime_dims(void) {
         {OI_DSL_CACHE_READ, 8, "", "A[0..n], r", 0},
         {OI_DSL_OP, 9, "transpose", "r, perm=[1, 0]", OI_OP_transpose}, {OI_DSL_TO, 9, "", "t", 0},
         {OI_DSL_RETURN, 10, "", "", 0}, {OI_DSL_BLOCK_END, 11, "entry", "", 0}, {OI_DSL_END, 12, "", "", 0}};
+    expect_invalid(op_probed, NULL, "bad.c:9: error:", "op transpose produces f32[2, ?] but t is declared f32[?, 2]");
+    static const oi_dsl_stmt op_runtime[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32, @init(3)", 0},
+        {OI_DSL_VAR, 3, "", "A(i), f32[2], @table", 0}, {OI_DSL_SECTION_END, 4, "", "", 0},
+        {OI_DSL_SECTION_VOLATILE, 5, "", "", 0}, {OI_DSL_VAR, 6, "", "x, f32[3, 2], @init(1.0)", 0},
+        {OI_DSL_SECTION_END, 7, "", "", 0},
+        {OI_DSL_BLOCK, 8, "entry", "", 0}, {OI_DSL_ASSIGN, 9, "", "r, f32[?, 2]", 0},
+        {OI_DSL_ASSIGN, 10, "", "t, f32[?, 3]", 0},
+        {OI_DSL_CACHE_READ, 11, "", "A[0..n], r", 0},
+        {OI_DSL_OP, 12, "add", "r, x", OI_OP_add}, {OI_DSL_TO, 12, "", "t", 0}, /* [3, 2] when n = 3 */
+        {OI_DSL_RETURN, 13, "", "", 0}, {OI_DSL_BLOCK_END, 14, "entry", "", 0}, {OI_DSL_END, 15, "", "", 0}};
     g = oi_graph_build("late", "late.c", op_runtime);
     e = g ? make_exec(&sim, NULL, g, false) : NULL;
     CHECK_MSG(e != NULL, "make_exec: %s", oi_last_error());
     if (e) {
-        CHECK(oi_executor_run_step(e) != OI_OK); /* r: [3, 2]; its transpose [2, 3] */
-        CHECK_STR_CONTAINS(oi_last_error(), "late.c:9: error:");
-        CHECK_STR_CONTAINS(oi_last_error(), "t is declared f32[?, 2] but gets f32[2, 3]");
+        CHECK(oi_executor_run_step(e) != OI_OK);
+        CHECK_STR_CONTAINS(oi_last_error(), "late.c:12: error:");
+        CHECK_STR_CONTAINS(oi_last_error(), "t is declared f32[?, 3] but gets f32[3, 2]");
         oi_executor_free(e);
         oi_simulator_free(sim);
     }
     oi_graph_free(g);
+}
+
+/* Temporaries typed by their first writer: OI_ASSIGN(h) with no type. */
+OI_GRAPH(g_typed_by_op,
+  OI_DYNAMIC( OI_VAR(x, f32[S, 4]) )
+  OI_VOLATILE( OI_VAR(w, f32[4, 3], @init(0.5)) )
+  OI_PERSISTENT( OI_VAR(n, i32, @init(0)) OI_VAR(H(t), f32[S, 3], @table) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h)
+    OI_ASSIGN(flat)
+    OI_ASSIGN(hist)
+    OI_ASSIGN(total)
+    OI_ASSIGN(copy)
+    OI_ASSIGN(ints)
+    OI_OP(matmul, x, w) OI_TO(h)               /* f32[S, 3] */
+    OI_OP(relu, h) OI_TO(h)                    /* typed: checked as declared */
+    OI_OP(reshape, h, shape=[-1]) OI_TO(flat)  /* f32[S*3] */
+    OI_CACHE_WRITE(h, H[n])
+    OI_CACHE_READ(H[0..n+1], hist)             /* f32[?, S, 3] */
+    OI_OP(sum_axis, hist, axes=[0]) OI_TO(total) /* f32[S, 3]: the '?' dim is summed away */
+    OI_TRANSFER(h, copy)
+    OI_OP(cast, flat, to=i32) OI_TO(ints)
+    OI_CACHE_INCREMENT(n)
+    OI_RETURN()
+  )
+)
+
+static void check_shape(oi_executor *e, const char *name, oi_dtype dtype, int ndim, const int64_t *shape) {
+    oi_tensor_view v;
+    oi_status st = oi_executor_fetch(e, name, dtype, &v);
+    CHECK_MSG(st == OI_OK, "fetch %s: %s", name, oi_last_error());
+    CHECK_MSG(st != OI_OK || (int)v.ndim == ndim, "%s: rank %d, want %d", name, (int)v.ndim, ndim);
+    for (int d = 0; st == OI_OK && d < ndim && d < (int)v.ndim; d++)
+        CHECK_MSG((int64_t)v.shape[d] == shape[d], "%s: dim %d is %lld, want %lld", name, d, (long long)v.shape[d],
+                  (long long)shape[d]);
+}
+
+static void test_typed_by_op(void) {
+    oi_writer *w = oi_writer_new();
+    CHECK_OK(oi_writer_add_sizevar(w, "S", 2));
+    oi_model *m = open_written(w, "typed_by_op");
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_typed_by_op(), true);
+    if (e) {
+        float x[8] = {1, 2, 3, 4, -1, -2, -3, -4};
+        for (int step = 0; step < 2; step++) {
+            CHECK_OK(OI_TRY_INSERT(e, x, x, 8));
+            CHECK_OK(oi_executor_run_step(e));
+        }
+        static const int64_t s23[2] = {2, 3}, s6[1] = {6}, s223[3] = {2, 2, 3};
+        check_shape(e, "h", OI_DTYPE_F32, 2, s23);
+        check_shape(e, "flat", OI_DTYPE_F32, 1, s6);
+        check_shape(e, "hist", OI_DTYPE_F32, 3, s223);
+        check_shape(e, "total", OI_DTYPE_F32, 2, s23);
+        check_shape(e, "copy", OI_DTYPE_F32, 2, s23);
+        check_shape(e, "ints", OI_DTYPE_I32, 1, s6);
+        float h[6] = {5, 5, 5, 0, 0, 0}, total[6] = {10, 10, 10, 0, 0, 0}; /* row sums * 0.5, relu; two steps */
+        check_f32(e, "h", h, 6, 1e-6);
+        check_f32(e, "total", total, 6, 1e-6);
+        char *trace = oi_executor_trace_json(e);
+        CHECK_STR_CONTAINS(trace, "\"type\": \"f32[?, 2, 3]\"");
+        CHECK_STR_CONTAINS(trace, "\"type\": \"i32[6]\"");
+        oi_free(trace);
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    /* the graph keeps "typed by its writer"; the typed forms show what validation gave */
+    const oi_graph *g = g_typed_by_op();
+    char *json = g ? oi_graph_to_json(g) : NULL;
+    CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"src\"");
+    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
+    char *again = back ? oi_graph_to_json(back) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    oi_free(again);
+    oi_graph_free(back);
+    oi_free(json);
+    json = g ? oi_graph_to_json_typed(g, m) : NULL;
+    CHECK_MSG(json != NULL, "to_json_typed: %s", oi_last_error());
+    CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"2\", \"3\"], \"src\"");
+    CHECK_STR_CONTAINS(json, "\"name\": \"hist\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"?\", \"2\", \"3\"], \"src\"");
+    back = json ? oi_graph_from_json(json) : NULL;
+    again = back ? oi_graph_to_json(back) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    CHECK(back && oi_graph_validate(back, m) == OI_OK); /* typed again by the validator */
+    oi_free(again);
+    oi_graph_free(back);
+    oi_free(json);
+    char *dot = g ? oi_graph_to_dot(g) : NULL;
+    CHECK_STR_CONTAINS(dot, "assign flat (typed by its first writer)");
+    oi_free(dot);
+    dot = g ? oi_graph_to_dot_typed(g, m) : NULL;
+    CHECK_STR_CONTAINS(dot, "assign flat: f32[6] (from its first writer)");
+    oi_free(dot);
+
+    static const oi_dsl_stmt read_first[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "t", 0},
+        {OI_DSL_OP, 6, "add", "x, t", OI_OP_add}, {OI_DSL_TO, 6, "", "t", 0},
+        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
+    expect_invalid(read_first, m, "bad.c:6: error:", "t is read before anything writes it: OI_ASSIGN(t) takes its dtype");
+    static const oi_dsl_stmt never[] = {
+        {OI_DSL_BLOCK, 1, "entry", "", 0}, {OI_DSL_ASSIGN, 2, "", "t", 0},
+        {OI_DSL_RETURN, 3, "", "", 0}, {OI_DSL_BLOCK_END, 4, "entry", "", 0}, {OI_DSL_END, 5, "", "", 0}};
+    oi_graph *unused = oi_graph_build("bad", "bad.c", never);
+    e = unused ? make_exec(&sim, m, unused, false) : NULL;
+    if (e) {
+        CHECK_EQ_INT(oi_executor_warning_count(e), 1);
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), "bad.c:2: warning: OI_ASSIGN(t): nothing writes t, so it has no type");
+        oi_tensor_view v;
+        CHECK(oi_executor_fetch(e, "t", OI_DTYPE_F32, &v) != OI_OK);
+        CHECK_STR_CONTAINS(oi_last_error(), "t has no type: nothing writes it");
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    oi_graph_free(unused);
+    static const oi_dsl_stmt placeholder_in[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "A(i), f32[2], @table", 0},
+        {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "r, f32[1, 2]", 0}, {OI_DSL_ASSIGN, 6, "", "t", 0},
+        {OI_DSL_CACHE_READ, 7, "", "A[], r", 0},
+        {OI_DSL_OP, 8, "relu", "r", OI_OP_relu}, {OI_DSL_TO, 8, "", "t", 0},
+        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
+    expect_invalid(placeholder_in, m, "bad.c:8: error:", "t takes its type from op relu, whose input shapes are only known at run time");
+    oi_model_close(m);
 }
 
 OI_GRAPH(g_reset,
@@ -1913,6 +2048,7 @@ int main(void) {
     test_slices();
     test_slice_exprs();
     test_runtime_dims();
+    test_typed_by_op();
     test_reset_multi_index();
     test_fixed_overflow();
     test_auto_dim();
