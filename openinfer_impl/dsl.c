@@ -230,8 +230,21 @@ static oi_status oi__d_parse_dtype(oi__d_lexer *lx, oi_dtype *out) {
 
 static bool oi__d_tok_is_dim_atom(const oi__d_lexer *lx) { return lx->tok.kind == OI__D_TOK_IDENT || lx->tok.kind == OI__D_TOK_INT; }
 
-/* dim ::= atom | atom '*' atom | '?' (set at run time), atom ::= INT | IDENT;
- * kept as text "3*D". */
+/* NAME '(' (IDENT | INT) ')' after NAME: a size per table entry ("E(n)") or,
+ * in a setting, its value for one entry ("E(l)"); appended to b. */
+static oi_status oi__d_parse_entry_size(oi__d_lexer *lx, oi__buf *b) {
+    oi__d_lex_next(lx); /* '(' */
+    if (lx->tok.kind != OI__D_TOK_IDENT && lx->tok.kind != OI__D_TOK_INT)
+        return oi__d_lex_fail(lx, "a size per entry is NAME(index): expected the index");
+    oi__buf_puts(b, "(");
+    oi__buf_append(b, lx->tok.start, lx->tok.len);
+    oi__buf_puts(b, ")");
+    oi__d_lex_next(lx);
+    return oi__d_expect(lx, ")", "a size per entry is NAME(index): expected ')'");
+}
+
+/* dim ::= atom | atom '*' atom | '?' (set at run time) | IDENT '(' IDENT ')'
+ * (a size per prefix-table entry), atom ::= INT | IDENT; kept as text "3*D". */
 static oi_status oi__d_parse_dim(oi__d_lexer *lx, char **out) {
     if (oi__d_accept(lx, "?")) {
         *out = oi__strdup("?");
@@ -242,7 +255,17 @@ static oi_status oi__d_parse_dim(oi__d_lexer *lx, char **out) {
     oi__buf b;
     memset(&b, 0, sizeof b);
     oi__buf_append(&b, lx->tok.start, lx->tok.len);
+    bool word = lx->tok.kind == OI__D_TOK_IDENT;
     oi__d_lex_next(lx);
+    if (word && oi__d_tok_is(lx, "(")) {
+        oi_status status = oi__d_parse_entry_size(lx, &b);
+        if (status != OI_OK) {
+            oi__buf_free(&b);
+            return status;
+        }
+        *out = oi__buf_take(&b);
+        return *out ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+    }
     if (oi__d_accept(lx, "*")) {
         if (!oi__d_tok_is_dim_atom(lx)) {
             oi__buf_free(&b);
@@ -719,6 +742,18 @@ static oi_status oi__d_parse_word_value(oi__d_lexer *lx, oi__attr *a, bool negat
     if (oi__d_peek(lx) == '*') { /* S*H: a product of sizes */
         a->kind = OI__ATTR_SIZE;
         return oi__d_parse_size_expr(lx, &a->s);
+    }
+    if (oi__d_peek(lx) == '(') { /* E(l): a size per prefix-table entry, at run time */
+        oi__buf b;
+        memset(&b, 0, sizeof b);
+        oi__buf_append(&b, lx->tok.start, lx->tok.len);
+        oi__d_lex_next(lx);
+        oi_status status = oi__d_parse_entry_size(lx, &b);
+        a->kind = OI__ATTR_SIZE;
+        a->s = status == OI_OK ? oi__buf_take(&b) : NULL;
+        if (status != OI_OK)
+            oi__buf_free(&b);
+        return status != OI_OK ? status : a->s ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
     }
     a->kind = OI__ATTR_IDENT; /* a model scalar, metadata entry or size, resolved later */
     a->s = oi__d_take_text(lx);

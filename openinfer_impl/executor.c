@@ -398,7 +398,7 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     memset(&sig, 0, sizeof sig);
     oi__op_sig **memo = &e->sig_memo[pn->id];
     oi_status st = OI_OK;
-    if (*memo && memcmp(*memo, sigs, (size_t)n_in * sizeof *sigs) == 0) {
+    if (*memo && !pn->entry_attrs && memcmp(*memo, sigs, (size_t)n_in * sizeof *sigs) == 0) {
         sig = (*memo)[n_in];
     } else {
         st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out_slot->dtype, &sig);
@@ -486,6 +486,38 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     return OI_OK;
 }
 
+/* An op with a setting per prefix-table entry (group=E(l)): E's value for
+ * this entry is a dim of that entry's model tensor; the op then runs with
+ * the setting as an integer. */
+static oi_status oi__exec_op_entry(oi__ctx *c, const oi__pnode *pn) {
+    const oi__plan *p = c->exec->plan;
+    oi__pnode local = *pn;
+    local.attrs = NULL;
+    oi_status st = OI_OK;
+    for (int i = 0; i < (int)arrlen(pn->attrs) && st == OI_OK; i++) {
+        oi__attr a = pn->attrs[i];
+        int slot, dim;
+        char index[64];
+        if (a.kind == OI__ATTR_SIZE && oi__plan_entry_dim(p, a.s, &slot, &dim, index, sizeof index)) {
+            oi__pindex idx;
+            memset(&idx, 0, sizeof idx);
+            if (!oi__is_int_text(index, &idx.single.lit))
+                idx.single.ident = index;
+            const oi__tensor *t = oi__prefix_entry(c, slot, &idx, &pn->ir->src);
+            if (!t)
+                st = OI_ERROR_RUNTIME;
+            a.kind = OI__ATTR_INT;
+            a.i = t ? t->shape[dim] : 0;
+        }
+        if (st == OI_OK && !arrput(local.attrs, a))
+            st = oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
+    }
+    if (st == OI_OK)
+        st = oi__exec_op(c, &local);
+    arrfree(local.attrs);
+    return st;
+}
+
 static oi_status oi__exec_branch(oi__ctx *c, const oi__pnode *pn, int *taken) {
     int target = pn->then_block;
     if (pn->var >= 0) {
@@ -541,7 +573,7 @@ static oi_status oi__exec_node(oi__ctx *c, const oi__pnode *pn, int *taken, int6
          * temporaries are first written by an op, which then needs no
          * zeroed buffer, and a layout op makes them a view. */
         return OI_OK;
-    case OI__NODE_OP: return oi__exec_op(c, pn);
+    case OI__NODE_OP: return pn->entry_attrs ? oi__exec_op_entry(c, pn) : oi__exec_op(c, pn);
     case OI__NODE_CACHE_READ:
     case OI__NODE_CACHE_WRITE:
     case OI__NODE_CACHE_INCREMENT:

@@ -973,7 +973,21 @@ static bool oi__jg_is_number_text(const char *s) {
 }
 
 /* "S", "S*H", "2*D": names and numbers joined by '*'. */
+/* "E(n)" / "E(2)": a size per prefix-table entry. */
+static bool oi__jg_is_entry_size(const char *s) {
+    const char *open = s ? strchr(s, '(') : NULL;
+    size_t len = s ? strlen(s) : 0;
+    if (!open || open == s || len < 4 || s[len - 1] != ')')
+        return false;
+    for (const char *c = s; c < s + len - 1; c++)
+        if (c != open && !((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+            return false;
+    return open + 1 < s + len - 1;
+}
+
 static bool oi__jg_is_size_expr(const char *s) {
+    if (oi__jg_is_entry_size(s))
+        return true;
     if (!s || !*s)
         return false;
     for (bool atom = false; *s; s++) {
@@ -1128,7 +1142,8 @@ static oi_status oi__jg_dims(oi__jg_reader *r, const oi__json *obj, char ***out)
     for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(*out); i++) {
         const char *dim = (*out)[i], *star = strchr(dim, '*');
         bool ok = star ? oi__jg_dim_atom_ok(dim, (size_t)(star - dim)) && oi__jg_dim_atom_ok(star + 1, strlen(star + 1))
-                       : strcmp(dim, "?") == 0 || oi__jg_dim_atom_ok(dim, strlen(dim)); /* '?': set at run time */
+                       : strcmp(dim, "?") == 0 || oi__jg_is_entry_size(dim) || /* '?': set at run time; E(n): per entry */
+                             oi__jg_dim_atom_ok(dim, strlen(dim));
         if (!ok) {
             size_t old = oi__jg_push_key(r, "dims");
             size_t old2 = oi__jg_push_index(r, i);

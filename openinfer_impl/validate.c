@@ -142,14 +142,53 @@ static bool oi__resolve_dim(const oi__plan *p, const char *text, int64_t *out, c
 
 /* runtime: where '?' (a dim set at run time) may appear, its bits; NULL
  * where it may not. A '?' dim resolves to 1. */
+/* "E(n)": E and n into name/index (each < cap); false otherwise. */
+static bool oi__split_entry_size(const char *text, char *name, char *index, size_t cap) {
+    const char *open = strchr(text, '('), *close = open ? strchr(open, ')') : NULL;
+    if (!open || !close || close[1] || (size_t)(open - text) >= cap || (size_t)(close - open - 1) >= cap || open == text)
+        return false;
+    memcpy(name, text, (size_t)(open - text));
+    name[open - text] = '\0';
+    memcpy(index, open + 1, (size_t)(close - open - 1));
+    index[close - open - 1] = '\0';
+    return index[0] != '\0';
+}
+
+static oi_status oi__resolve_dims_entry(const oi__plan *p, char **dims, const oi__src *src, const char *what,
+                                        int *ndim, int64_t *shape, unsigned *runtime, const oi__var *table,
+                                        const char **entry);
+
 static oi_status oi__resolve_dims(const oi__plan *p, char **dims, const oi__src *src, const char *what,
                                   int *ndim, int64_t *shape, unsigned *runtime) {
+    return oi__resolve_dims_entry(p, dims, src, what, ndim, shape, runtime, NULL, NULL);
+}
+
+/* table: a prefix table, whose dims may be sizes per entry ("E(n)", n one
+ * of its indices): recorded in entry[d], resolved to 1 and a runtime bit. */
+static oi_status oi__resolve_dims_entry(const oi__plan *p, char **dims, const oi__src *src, const char *what,
+                                        int *ndim, int64_t *shape, unsigned *runtime, const oi__var *table,
+                                        const char **entry) {
     int n = (int)arrlen(dims);
     if (n > OI_MAX_DIMS)
         return oi__fail_at(OI_ERROR_VALIDATION, src, "%s has %d dims; at most %d are supported", what, n, OI_MAX_DIMS);
     int64_t numel = 1;
     for (int i = 0; i < n; i++) {
         char bad[256];
+        char name[64], index[64];
+        if (strchr(dims[i], '(')) {
+            bool ok = table && oi__split_entry_size(dims[i], name, index, sizeof name);
+            int k = -1;
+            for (int j = 0; ok && j < (int)arrlen(table->table_indices); j++)
+                if (strcmp(table->table_indices[j], index) == 0)
+                    k = j;
+            if (!ok || k < 0)
+                return oi__fail_at(OI_ERROR_VALIDATION, src, "invalid dims for %s: a size per entry (%s) belongs to a prefix "
+                                   "table and names one of its indices (W(n): f32[E(n), D])", what, dims[i]);
+            entry[i] = dims[i];
+            *runtime |= 1u << i;
+            shape[i] = 1;
+            continue;
+        }
         if (strcmp(dims[i], "?") == 0) {
             if (!runtime)
                 return oi__fail_at(OI_ERROR_VALIDATION, src, "invalid dims for %s: a dim set at run time ('?') is only "
@@ -235,7 +274,7 @@ const oi_tensor_info *oi__plan_prefix_tensor(const oi__plan *p, const oi__slot *
         return NULL;
     const oi_tensor_info *t = p->model ? oi_model_find_tensor(p->model, name) : NULL;
     char want[160], have[160];
-    oi__sig_text(want, sizeof want, s->dtype, s->ndim, s->shape);
+    oi__slot_sig_text(want, sizeof want, s); /* '?' where a size per entry goes */
     if (!t) {
         oi__fail_at(OI_ERROR_VALIDATION, src, "%s: the model has no tensor '%s' (pattern \"%s\")", s->name, name,
                     s->pattern);
@@ -243,7 +282,7 @@ const oi_tensor_info *oi__plan_prefix_tensor(const oi__plan *p, const oi__slot *
         int nd;
         int64_t shape[OI_MAX_DIMS];
         oi__model_shape(t, &nd, shape);
-        if (t->dtype != s->dtype || !oi__same_shape(nd, shape, s->ndim, s->shape)) {
+        if (t->dtype != s->dtype || !oi__slot_fits(s, nd, shape)) {
             oi__fail_at(OI_ERROR_VALIDATION, src, "%s: model tensor '%s' is %s but %s declares %s", s->name, name,
                         oi__sig_text(have, sizeof have, t->dtype, nd, shape), s->name, want);
             t = NULL;
@@ -402,8 +441,19 @@ static oi_status oi__declare_vars(oi__plan *p) {
         s.src = &v->src;
         s.kind = v->kind;
         s.dtype = v->dtype;
-        oi_status st = oi__resolve_dims(p, v->dims, &v->src, v->name, &s.ndim, s.shape,
-                                        v->kind == OI__MEM_VOLATILE && arrlen(v->table_indices) == 0 ? &s.runtime_dims : NULL);
+        bool prefix = arrlen(v->table_indices) > 0 && v->kind != OI__MEM_PERSISTENT;
+        unsigned any = 0;
+        oi_status st = oi__resolve_dims_entry(p, v->dims, &v->src, v->name, &s.ndim, s.shape,
+                                              v->kind == OI__MEM_VOLATILE && !arrlen(v->table_indices) ? &s.runtime_dims : &any,
+                                              prefix ? v : NULL, s.entry_dims);
+        if (st == OI_OK && any && !prefix)
+            st = oi__fail_at(OI_ERROR_VALIDATION, &v->src, "invalid dims for %s: a dim set at run time ('?') is only for "
+                             "temporaries (OI_ASSIGN) and volatile variables", v->name);
+        for (int d = 0; st == OI_OK && d < s.ndim; d++)
+            if (!s.entry_dims[d] && (any >> d & 1u))
+                st = oi__fail_at(OI_ERROR_VALIDATION, &v->src, "invalid dims for %s: a dim set at run time ('?') is only for "
+                                 "temporaries (OI_ASSIGN) and volatile variables", v->name);
+        s.runtime_dims |= any;
         s.dynamic_shape = s.runtime_dims != 0;
         if (st == OI_OK)
             st = oi__table_layout(p, &s);
@@ -576,15 +626,17 @@ static bool oi__propagate_dynamic(oi__plan *p, const oi__node *nodes) {
                            (p->slots[s].is_table && (int)arrlen(n->access.indices) < p->slots[s].n_indices)))
                 changed |= oi__mark_dynamic(p, n->var.name);
             break;
+        /* a value declared with '?' (or a size per entry) passes nothing on:
+         * what it flows into is checked at validation (oi__infer_runtime) */
         case OI__NODE_TRANSFER:
             s = oi__plan_slot(p, n->src_var.name);
-            if (s >= 0 && p->slots[s].dynamic_shape)
+            if (s >= 0 && p->slots[s].dynamic_shape && !p->slots[s].runtime_dims)
                 changed |= oi__mark_dynamic(p, n->dst_var.name);
             break;
         case OI__NODE_OP:
             for (int k = 0; k < (int)arrlen(n->inputs); k++) {
                 s = oi__plan_slot(p, n->inputs[k].name);
-                if (s >= 0 && p->slots[s].dynamic_shape)
+                if (s >= 0 && p->slots[s].dynamic_shape && !p->slots[s].runtime_dims)
                     changed |= oi__mark_dynamic(p, n->output);
             }
             break;
@@ -689,6 +741,51 @@ static oi_status oi__parse_varref_indices(oi__vctx *c, const oi__node *n, const 
     return OI_OK;
 }
 
+/* The sizes per entry (E(n)) of one entry's model tensor: each must agree
+ * with what other tables gave E for the same n. */
+static oi_status oi__note_entry_sizes(oi__plan *p, const oi__node *n, const oi__slot *s, const int64_t *index_values,
+                                      const oi_tensor_info *t) {
+    for (int d = 0; d < s->ndim; d++) {
+        char name[64], index[64], key[160];
+        if (!s->entry_dims[d] || !oi__split_entry_size(s->entry_dims[d], name, index, sizeof name))
+            continue;
+        int k = oi__index_position(s->decl, index);
+        if (k < 0)
+            continue;
+        snprintf(key, sizeof key, "%s#%lld", name, (long long)index_values[k]);
+        int64_t size = (int64_t)t->dims[d];
+        ptrdiff_t at = shgeti(p->entry_sizes, key);
+        if (at >= 0 && p->entry_sizes[at].value.size != size)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s(%s) is %lld in %s (model tensor '%s') but %lld in %s, for "
+                               "%s = %lld", name, index, (long long)size, s->name, t->name,
+                               (long long)p->entry_sizes[at].value.size, p->entry_sizes[at].value.table, index,
+                               (long long)index_values[k]);
+        oi__entry_size e = {size, s->name};
+        if (at < 0 && (!(p->entry_sizes || sh_new_strdup(p->entry_sizes)) || !shput(p->entry_sizes, key, e)))
+            return OI_ERROR_OUT_OF_MEMORY;
+    }
+    return OI_OK;
+}
+
+bool oi__plan_entry_dim(const oi__plan *p, const char *text, int *slot, int *dim, char *index, size_t cap) {
+    char name[64], want[64];
+    if (!oi__split_entry_size(text, want, index, cap < sizeof name ? cap : sizeof name))
+        return false;
+    for (int s = 0; s < (int)arrlen(p->slots); s++) {
+        const oi__slot *sl = &p->slots[s];
+        for (int d = 0; sl->n_indices == 1 && d < sl->ndim; d++) {
+            char unused[64];
+            if (sl->entry_dims[d] && oi__split_entry_size(sl->entry_dims[d], name, unused, sizeof name) &&
+                strcmp(name, want) == 0) {
+                *slot = s;
+                *dim = d;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* For W[l] with literal indices or loop indices of known bounds, checks
  * every model tensor the access can name (at most a few thousand). */
 static oi_status oi__check_prefix_entries(oi__vctx *c, const oi__node *n, const oi__slot *s, const oi__pindex *idx) {
@@ -720,8 +817,12 @@ static oi_status oi__check_prefix_entries(oi__vctx *c, const oi__node *n, const 
     for (int k = 0; k < s->n_indices; k++)
         cur[k] = lo[k];
     for (;;) {
-        if (!oi__plan_prefix_tensor(c->p, s, cur, &n->src))
+        const oi_tensor_info *t = oi__plan_prefix_tensor(c->p, s, cur, &n->src);
+        if (!t)
             return oi__last_status(OI_ERROR_VALIDATION); /* OUT_OF_MEMORY too */
+        oi_status st = oi__note_entry_sizes(c->p, n, s, cur, t);
+        if (st != OI_OK)
+            return st;
         int k = s->n_indices - 1;
         while (k >= 0 && ++cur[k] == hi[k]) {
             cur[k] = lo[k];
@@ -812,6 +913,21 @@ static oi_status oi__resolve_ident_attr(oi__vctx *c, const oi__node *n, oi__attr
  * of this plan node (the graph's list keeps its expressions). */
 static oi_status oi__resolve_size_attr(oi__vctx *c, const oi__node *n, oi__attr *a, oi__pnode *pn) {
     char bad[256];
+    if (a->kind == OI__ATTR_SIZE && strchr(a->s, '(')) { /* group=E(l): per entry, resolved each run */
+        int slot, dim;
+        char index[64];
+        if (!oi__plan_entry_dim(c->p, a->s, &slot, &dim, index, sizeof index))
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "setting %s=%s: no prefix table with one index declares a "
+                               "size per entry of that name (W(n): f32[E(n), ...])", a->name, a->s);
+        int64_t v;
+        if (!oi__is_int_text(index, &v)) {
+            oi_status st = oi__check_ident(c, n, index, "entry index");
+            if (st != OI_OK)
+                return st;
+        }
+        pn->entry_attrs = true;
+        return OI_OK;
+    }
     if (a->kind == OI__ATTR_SIZE) {
         if (!oi__resolve_dim(c->p, a->s, &a->i, bad, sizeof bad))
             return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "setting %s=%s: %s", a->name, a->s, bad);
@@ -870,7 +986,18 @@ static oi_status oi__infer_runtime(const oi__node *n, const oi__pnode *pn, const
                                    oi_dtype declared, oi__op_sig *result) {
     static const int64_t probe[2] = {1000003, 1000033};
     oi__op_sig runs[2], in[8];
+    oi__attr *attrs = NULL; /* group=E(l) takes the size every '?' takes */
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (!arrput(attrs, pn->attrs[i])) {
+            arrfree(attrs);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
     for (int r = 0; r < 2; r++) {
+        for (int i = 0; i < (int)arrlen(attrs); i++)
+            if (attrs[i].kind == OI__ATTR_SIZE || (attrs[i].kind == OI__ATTR_INT && pn->attrs[i].kind == OI__ATTR_SIZE)) {
+                attrs[i].kind = OI__ATTR_INT;
+                attrs[i].i = probe[r];
+            }
         for (int i = 0; i < n_in; i++) {
             in[i] = sigs[i];
             const oi__slot *sl = &p->slots[pn->inputs[i]];
@@ -879,10 +1006,13 @@ static oi_status oi__infer_runtime(const oi__node *n, const oi__pnode *pn, const
                     in[i].shape[d] = probe[r];
         }
         memset(&runs[r], 0, sizeof runs[r]);
-        oi_status st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), in, (size_t)n_in, declared, &runs[r]);
-        if (st != OI_OK)
+        oi_status st = oi__op_infer(n->op, attrs, (size_t)arrlen(attrs), in, (size_t)n_in, declared, &runs[r]);
+        if (st != OI_OK) {
+            arrfree(attrs);
             return st;
+        }
     }
+    arrfree(attrs);
     if (runs[0].ndim != runs[1].ndim || runs[0].dtype != runs[1].dtype)
         return oi__fail(OI_ERROR_VALIDATION, "op %s: its result's rank depends on dims set at run time", oi_op_name(n->op));
     *result = runs[0];
@@ -996,7 +1126,11 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s takes its type from op %s, whose input shapes are only known at "
                            "run time: declare it (OI_ASSIGN(%s, f32[?, ...]), '?' where a dim is set at run time)",
                            n->output, op_name, n->output);
-    bool probe = known && any_runtime && (untyped || out->runtime_dims);
+    bool probe = known && any_runtime && (untyped || out->runtime_dims || !out->dynamic_shape);
+    if (!probe && pn->entry_attrs)
+        return untyped ? oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s takes its type from op %s, whose shapes depend on "
+                                     "its entry: declare it", n->output, op_name)
+                       : OI_OK;
     if (!probe && (!static_shapes || (out->dynamic_shape && !out->runtime_dims)))
         return OI_OK; /* shapes known at run time: checked then */
     oi__op_sig result;
@@ -1265,6 +1399,10 @@ static oi_status oi__check_transfer(oi__vctx *c, const oi__node *n, oi__pnode *p
         return OI_OK;
     }
     bool static_a = !a->dynamic_shape || a->runtime_dims; /* a '?' declaration: its rank and other dims hold */
+    if (a->runtime_dims && !b->dynamic_shape)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "transfer: %s is %s, set at run time, but %s is %s: declare it "
+                           "with '?' too", a->name, oi__slot_sig_text(have, sizeof have, a), b->name,
+                           oi__slot_sig_text(want, sizeof want, b));
     if (a->dtype != b->dtype || (!a->dynamic_shape && !b->dynamic_shape && !oi__same_shape(a->ndim, a->shape, b->ndim, b->shape)) ||
         (static_a && b->runtime_dims && !oi__slot_fits(b, a->ndim, a->shape) && !a->runtime_dims) ||
         (a->runtime_dims && b->runtime_dims && a->ndim != b->ndim))
@@ -1680,6 +1818,7 @@ void oi__plan_free(oi__plan *p) {
     }
     arrfree(p->blocks);
     shfree(p->sizes);
+    shfree(p->entry_sizes);
     for (int i = 0; i < (int)arrlen(p->warnings); i++)
         oi__free(p->warnings[i]);
     arrfree(p->warnings);

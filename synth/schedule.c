@@ -153,7 +153,11 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         const oi__slot *in = oi__sy_slot(s, pn->inputs[i]);
         if (pn->input_indices && pn->input_indices[i] && !in->is_prefix)
             return oi__sy_unsupported(pn, "an indexed input that is not a prefix table");
+        if (in->is_prefix && in->runtime_dims)
+            return oi__sy_unsupported(pn, "a prefix table whose entries differ in shape (E(n))");
     }
+    if (pn->entry_attrs)
+        return oi__sy_unsupported(pn, "a setting per prefix-table entry (group=E(n))");
     if (oi__op_param_given(op, pn->attrs, arrlenu(pn->attrs), "acc"))
         return oi__sy_unsupported(pn, "accumulate mode (acc=)");
     if (oi__op_is_elementwise(op) && oi__sy_ew_supported(op, in0->dtype)) {

@@ -1100,6 +1100,92 @@ static void test_typed_by_op(void) {
     oi_model_close(m);
 }
 
+/* Prefix tables whose entries differ in shape: E(n) names a size per entry,
+ * so blocks of different widths share one loop. */
+OI_GRAPH(g_entry_dims,
+  OI_DYNAMIC( OI_VAR(x, f32[1, 2]) )
+  OI_CONSTANT(
+    OI_VAR(up(n), f32[2, E(n)], @pattern("blk{n}.up"))
+    OI_VAR(down(n), f32[E(n), 2], @pattern("blk{n}.down"))
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(y, f32[1, 2])
+    OI_TRANSFER(x, y)
+    OI_LOOP(blocks, l, 0..2,
+      OI_ASSIGN(h)                               /* f32[1, ?]: E(l) wide */
+      OI_ASSIGN(s)
+      OI_ASSIGN(tot)
+      OI_ASSIGN(d)
+      OI_OP(matmul, y, up[l]) OI_TO(h)
+      OI_OP(top_k, h, k=E(l)) OI_TO(s)           /* a setting per entry */
+      OI_OP(sum_axis, s, axes=[1]) OI_TO(tot)
+      OI_OP(matmul, h, down[l]) OI_TO(d)
+      OI_OP(add, d, tot) OI_TO(y)
+    )
+    OI_RETURN()
+  )
+)
+
+static oi_model *entry_dims_model(int64_t down1_rows) {
+    oi_writer *w = oi_writer_new();
+    float ones[10] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    uint64_t up0[2] = {2, 3}, down0[2] = {3, 2}, up1[2] = {2, 5}, down1[2] = {(uint64_t)down1_rows, 2};
+    add_f32(w, "blk0.up", 2, up0, ones);
+    add_f32(w, "blk0.down", 2, down0, ones);
+    add_f32(w, "blk1.up", 2, up1, ones);
+    add_f32(w, "blk1.down", 2, down1, ones);
+    return open_written(w, down1_rows == 5 ? "entry_dims" : "entry_dims_bad");
+}
+
+static void test_entry_dims(void) {
+    oi_model *m = entry_dims_model(5);
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_entry_dims(), false);
+    if (e) {
+        float x[2] = {1, 2};
+        CHECK_OK(OI_TRY_INSERT(e, x, x, 2));
+        CHECK_OK(oi_executor_run_step(e));
+        /* E = 3: h = [3, 3, 3], tot = 9, d = [9, 9], y = [18, 18]; E = 5: h = [36] * 5, y = [360, 360] */
+        float y[2] = {360, 360};
+        check_f32(e, "y", y, 2, 0);
+        static const int64_t h1[2] = {1, 5};
+        check_shape(e, "h", OI_DTYPE_F32, 2, h1);
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    char *json = g_entry_dims() ? oi_graph_to_json_typed(g_entry_dims(), m) : NULL;
+    CHECK_MSG(json != NULL, "typed: %s", oi_last_error());
+    CHECK_STR_CONTAINS(json, "\"dims\": [\"2\", \"E(n)\"]");
+    CHECK_STR_CONTAINS(json, "{\"name\": \"k\", \"type\": \"size\", \"value\": \"E(l)\"}");
+    CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"1\", \"?\"]");
+    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
+    char *again = back ? oi_graph_to_json(back) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    oi_free(again);
+    oi_graph_free(back);
+    oi_free(json);
+    oi_model_close(m);
+
+    /* checked at validation: every entry against the model, E(n) the same in every table */
+    m = entry_dims_model(4);
+    CHECK_STATUS(oi_graph_validate(g_entry_dims(), m), OI_ERROR_VALIDATION);
+    CHECK_STR_CONTAINS(oi_last_error(), "E(n) is 4 in down (model tensor 'blk1.down') but 5 in up, for n = 1");
+    oi_model_close(m);
+    m = entry_dims_model(5);
+    static const oi_dsl_stmt not_table[] = {
+        {OI_DSL_SECTION_CONSTANT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "w, f32[E(n)]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_RETURN, 5, "", "", 0}, {OI_DSL_BLOCK_END, 6, "entry", "", 0},
+        {OI_DSL_END, 7, "", "", 0}};
+    expect_invalid(not_table, m, "bad.c:2: error:", "a size per entry (E(n)) belongs to a prefix table");
+    static const oi_dsl_stmt unknown_setting[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[1, 3]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "s, f32[1, 3]", 0},
+        {OI_DSL_OP, 6, "top_k", "x, k=Q(0)", OI_OP_top_k}, {OI_DSL_TO, 6, "", "s", 0},
+        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
+    expect_invalid(unknown_setting, m, "bad.c:6: error:", "setting k=Q(0): no prefix table with one index declares");
+    oi_model_close(m);
+}
+
 OI_GRAPH(g_reset,
   OI_DYNAMIC( OI_VAR(v, f32[1]) )
   OI_PERSISTENT(
@@ -2049,6 +2135,7 @@ int main(void) {
     test_slice_exprs();
     test_runtime_dims();
     test_typed_by_op();
+    test_entry_dims();
     test_reset_multi_index();
     test_fixed_overflow();
     test_auto_dim();

@@ -80,10 +80,13 @@ OI_GRAPH(ppocr_cls,
     WEIGHTS(3,  8,  24,  0,  8,  3, no)
     WEIGHTS(4,  8,  32,  0,  8,  3, no)
     WEIGHTS(5,  8,  32,  8, 16,  5, yes)
-    WEIGHTS(6,  16, 88, 22, 16,  5, yes)
-    WEIGHTS(7,  16, 88, 22, 16,  5, yes)
-    WEIGHTS(8,  16, 40, 10, 16,  5, yes)
-    WEIGHTS(9,  16, 48, 12, 16,  5, yes)
+    /* blocks 6-9 run as one loop: 16 channels in and out, each expanded to its own width E(n)
+     * (88, 88, 40, 48) and squeezed to S(n); both come from the model, entry by entry */
+    OI_VAR(exp_w(n), f32[E(n), 16, 1, 1], @pattern("b{n}_exp_w"))   OI_VAR(exp_b(n), f32[E(n)], @pattern("b{n}_exp_b"))
+    OI_VAR(dw_w(n), f32[E(n), 1, 5, 5], @pattern("b{n}_dw_w"))      OI_VAR(dw_b(n), f32[E(n)], @pattern("b{n}_dw_b"))
+    OI_VAR(se1_w(n), f32[S(n), E(n), 1, 1], @pattern("b{n}_se1_w")) OI_VAR(se1_b(n), f32[S(n)], @pattern("b{n}_se1_b"))
+    OI_VAR(se2_w(n), f32[E(n), S(n), 1, 1], @pattern("b{n}_se2_w")) OI_VAR(se2_b(n), f32[E(n)], @pattern("b{n}_se2_b"))
+    OI_VAR(lin_w(n), f32[16, E(n), 1, 1], @pattern("b{n}_lin_w"))   OI_VAR(lin_b(n), f32[16], @pattern("b{n}_lin_b"))
     WEIGHTS(10, 16, 104, 26, 32, 5, yes)
     WEIGHTS(11, 32, 200, 50, 32, 5, yes)
     WEIGHTS(12, 32, 200, 50, 32, 5, yes)
@@ -99,11 +102,24 @@ OI_GRAPH(ppocr_cls,
     BLOCK(3,  x2,  x3,  24,  1, 2, relu, no,  no)
     BLOCK(4,  x3,  x4,  32,  1, 1, relu, no,  yes)
     BLOCK(5,  x4,  x5,  32,  2, 2, hs,   yes, no)
-    BLOCK(6,  x5,  x6,  88,  2, 1, hs,   yes, yes)
-    BLOCK(7,  x6,  x7,  88,  2, 1, hs,   yes, yes)
-    BLOCK(8,  x7,  x8,  40,  2, 1, hs,   yes, yes)
-    BLOCK(9,  x8,  x9,  48,  2, 1, hs,   yes, yes)
-    BLOCK(10, x9,  x10, 104, 2, 2, hs,   yes, no)
+    OI_LOOP(mid, n, 6..10,                         /* blocks 6-9, one width E(n) each; x5 carries */
+      OI_ASSIGN(e)  OI_ASSIGN(d)  OI_ASSIGN(p)  OI_ASSIGN(s)  OI_ASSIGN(o)
+      OI_OP(conv2d, x5, exp_w[n], exp_b[n]) OI_TO(e)                 /* [1, E(n), 3, 96] */
+      ACT_hs(e, et)
+      OI_OP(conv2d, e, dw_w[n], dw_b[n], pads=[2, 2, 2, 2], strides=[1, 1], group=E(n)) OI_TO(d)
+      ACT_hs(d, dt)
+      OI_OP(global_avg_pool, d) OI_TO(p)                             /* squeeze-excite */
+      OI_OP(conv2d, p, se1_w[n], se1_b[n]) OI_TO(s)
+      OI_OP(relu, s) OI_TO(s)
+      OI_OP(conv2d, s, se2_w[n], se2_b[n]) OI_TO(p)
+      OI_OP(mul, p, slope) OI_TO(p)
+      OI_OP(add, p, half) OI_TO(p)
+      OI_OP(relu, p, clamp_max=1.0) OI_TO(p)
+      OI_OP(mul, d, p) OI_TO(d)
+      OI_OP(conv2d, d, lin_w[n], lin_b[n]) OI_TO(o)                 /* back to 16 channels */
+      OI_OP(add, x5, o) OI_TO(x5)                                    /* residual */
+    )
+    BLOCK(10, x5,  x10, 104, 2, 2, hs,   yes, no)
     BLOCK(11, x10, x11, 200, 2, 1, hs,   yes, yes)
     BLOCK(12, x11, x12, 200, 2, 1, hs,   yes, yes)
     /* head: 1x1 conv to 200 + hard-swish, 2x2 max pool, global mean, linear, softmax */
