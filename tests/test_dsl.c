@@ -474,6 +474,12 @@ OI_GRAPH(paren_expr,
     OI_RETURN())
 )
 
+static const int bad_entry_size_line = __LINE__ + 2;
+OI_GRAPH(bad_entry_size,
+  OI_CONSTANT( OI_VAR(W(n), f32[E(), 4], @pattern("w{n}")) )
+  OI_BLOCK(entry, OI_RETURN())
+)
+
 static const int minus_ident_line = __LINE__ + 4;
 OI_GRAPH(minus_ident,
   OI_PERSISTENT( OI_VAR(A(i), f32[D], @table) )
@@ -874,6 +880,8 @@ static void test_diagnostics(void) {
                  "malformed index: expected a number or a name, found ']'");
     EXPECT_ERROR(paren_expr, paren_expr_line, "OI_CACHE_READ(A[0..2*(n+1)], t)",
                  "malformed index: expected a number or a name, found '('");
+    EXPECT_ERROR(bad_entry_size, bad_entry_size_line, "OI_VAR(W(n), f32[E(), 4], @pattern(\"w{n}\"))",
+                 "a size per entry is NAME(index): expected the index, found ')'");
     EXPECT_ERROR(minus_ident, minus_ident_line, "OI_CACHE_READ(A[-l], t)", "unexpected '-' before identifier, found 'l'");
     EXPECT_ERROR(negative_index, negative_index_line, "OI_CACHE_READ(A[-1], t)",
                  "negative index -1 (only a slice end may be negative)");
@@ -1277,8 +1285,30 @@ OI_GRAPH(index_exprs,
   )
 )
 
+/* Dims set at run time ('?'), sizes per entry (E(n)) and OI_ASSIGN(h)
+ * without a type build into the IR as written. */
+OI_GRAPH(shape_forms,
+  OI_CONSTANT( OI_VAR(W(n), f32[E(n), 4], @pattern("w{n}")) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(r, f32[?, 4])
+    OI_ASSIGN(h)
+    OI_RETURN()
+  )
+)
+
 static void check_ident(const char *have, const char *want) {
     CHECK_MSG(have && strcmp(have, want) == 0, "ident %s, want %s", have ? have : "(null)", want);
+}
+
+static void test_shape_forms(void) {
+    const oi_graph *g = shape_forms();
+    CHECK_MSG(g != NULL, "shape_forms: %s", oi_last_error());
+    if (!g)
+        return;
+    check_ident(g->vars[0].dims[0], "E(n)");
+    const oi__node *nodes = g->blocks[0].nodes;
+    check_ident(nodes[0].dims[0], "?");
+    CHECK(!nodes[0].typed_by_op && nodes[1].typed_by_op && nodes[1].dtype == OI_DTYPE_INVALID && arrlen(nodes[1].dims) == 0);
 }
 
 static void test_index_expressions(void) {
@@ -1328,5 +1358,6 @@ int main(void) {
     test_strict_mode();
     test_scopes_and_hints();
     test_index_expressions();
+    test_shape_forms();
     return check_result("test_dsl");
 }
