@@ -306,6 +306,11 @@ char *oi_graph_to_dot(const oi_graph *graph);
 
 /* Checks a graph against a model: sizes, dtypes, shapes, op rules. */
 oi_status oi_graph_validate(const oi_graph *graph, const oi_model *model);
+/* The JSON and the picture of a graph as validated against a model: every temporary declared
+ * OI_ASSIGN(h), typed by its first writer, shows the dtype and dims it got ("?" where set at run
+ * time). NULL + oi_last_error() when the graph does not validate. */
+char *oi_graph_to_json_typed(const oi_graph *graph, const oi_model *model);
+char *oi_graph_to_dot_typed(const oi_graph *graph, const oi_model *model);
 
 /* ---- the DSL macros: each expands to one statement initializer ---- */
 #define OI__STMT(kind, head, text, op) {kind, __LINE__, head, text, op},

@@ -30,10 +30,10 @@ OI_GRAPH(kv_decode,
     OI_ASSIGN(h, f32[1, D])
     OI_ASSIGN(k, f32[1, D])
     OI_ASSIGN(v, f32[1, D])
-    OI_ASSIGN(keys, f32[1, 1, D])      /* [len, 1, D] at run time     */
-    OI_ASSIGN(vals, f32[1, 1, D])
-    OI_ASSIGN(mix, f32[1, 1, D])
-    OI_ASSIGN(score, f32[1, 1, 1])
+    OI_ASSIGN(keys, f32[?, 1, D])      /* ?: len, set at run time      */
+    OI_ASSIGN(vals, f32[?, 1, D])
+    OI_ASSIGN(mix, f32[?, 1, D])
+    OI_ASSIGN(score, f32[?, 1, 1])
     OI_ASSIGN(att, f32[1, D])
     OI_TRANSFER(x, h)
     OI_CACHE_INCREMENT(len)

@@ -94,7 +94,7 @@ static void oi__d_lex_next(oi__d_lexer *lx) {
     } else if (s[0] == '.' && s[1] == '.') {
         lx->tok.kind = OI__D_TOK_PUNCT;
         lx->tok.len = 2;
-    } else if (strchr("()[],=@*-.", *s)) {
+    } else if (strchr("()[],=@*-.+?", *s)) {
         lx->tok.kind = OI__D_TOK_PUNCT;
     } else {
         lx->tok.kind = OI__D_TOK_BAD;
@@ -230,14 +230,42 @@ static oi_status oi__d_parse_dtype(oi__d_lexer *lx, oi_dtype *out) {
 
 static bool oi__d_tok_is_dim_atom(const oi__d_lexer *lx) { return lx->tok.kind == OI__D_TOK_IDENT || lx->tok.kind == OI__D_TOK_INT; }
 
-/* dim ::= atom | atom '*' atom, atom ::= INT | IDENT; kept as text "3*D". */
+/* NAME '(' (IDENT | INT) ')' after NAME: a size per table entry ("E(n)") or,
+ * in a setting, its value for one entry ("E(l)"); appended to b. */
+static oi_status oi__d_parse_entry_size(oi__d_lexer *lx, oi__buf *b) {
+    oi__d_lex_next(lx); /* '(' */
+    if (lx->tok.kind != OI__D_TOK_IDENT && lx->tok.kind != OI__D_TOK_INT)
+        return oi__d_lex_fail(lx, "a size per entry is NAME(index): expected the index");
+    oi__buf_puts(b, "(");
+    oi__buf_append(b, lx->tok.start, lx->tok.len);
+    oi__buf_puts(b, ")");
+    oi__d_lex_next(lx);
+    return oi__d_expect(lx, ")", "a size per entry is NAME(index): expected ')'");
+}
+
+/* dim ::= atom | atom '*' atom | '?' (set at run time) | IDENT '(' IDENT ')'
+ * (a size per prefix-table entry), atom ::= INT | IDENT; kept as text "3*D". */
 static oi_status oi__d_parse_dim(oi__d_lexer *lx, char **out) {
+    if (oi__d_accept(lx, "?")) {
+        *out = oi__strdup("?");
+        return *out ? OI_OK : oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
+    }
     if (!oi__d_tok_is_dim_atom(lx))
         return oi__d_lex_fail(lx, "malformed dims: expected a size (a number or a name)");
     oi__buf b;
     memset(&b, 0, sizeof b);
     oi__buf_append(&b, lx->tok.start, lx->tok.len);
+    bool word = lx->tok.kind == OI__D_TOK_IDENT;
     oi__d_lex_next(lx);
+    if (word && oi__d_tok_is(lx, "(")) {
+        oi_status status = oi__d_parse_entry_size(lx, &b);
+        if (status != OI_OK) {
+            oi__buf_free(&b);
+            return status;
+        }
+        *out = oi__buf_take(&b);
+        return *out ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+    }
     if (oi__d_accept(lx, "*")) {
         if (!oi__d_tok_is_dim_atom(lx)) {
             oi__buf_free(&b);
@@ -311,9 +339,9 @@ static oi_status oi__d_parse_varref(oi__d_lexer *lx, oi__varref *out) {
     return oi__d_expect(lx, "]", "expected ',' or ']' after an index");
 }
 
-/* ['-'] INT | IDENT: a cache index or a loop bound. */
-static oi_status oi__d_parse_expr(oi__d_lexer *lx, oi__expr *out) {
-    bool negative = oi__d_accept(lx, "-");
+/* ['-'] INT | IDENT: one term of an index. */
+static oi_status oi__d_parse_atom(oi__d_lexer *lx, bool first, oi__expr *out) {
+    bool negative = first && oi__d_accept(lx, "-");
     if (lx->tok.kind == OI__D_TOK_IDENT) {
         if (negative)
             return oi__d_lex_fail(lx, "unexpected '-' before identifier");
@@ -323,6 +351,45 @@ static oi_status oi__d_parse_expr(oi__d_lexer *lx, oi__expr *out) {
     if (lx->tok.kind != OI__D_TOK_INT)
         return oi__d_lex_fail(lx, "malformed index: expected a number or a name");
     return oi__d_tok_int(lx, negative, &out->lit);
+}
+
+static bool oi__d_at_expr_op(const oi__d_lexer *lx) {
+    return oi__d_tok_is(lx, "+") || oi__d_tok_is(lx, "-") || oi__d_tok_is(lx, "*");
+}
+
+/* A cache index or a loop bound: one term, or terms joined by + - *
+ * ("step+1", "n-1", "S*2"), kept as text without spaces (expr.c). */
+static oi_status oi__d_parse_expr(oi__d_lexer *lx, oi__expr *out) {
+    oi_status status = oi__d_parse_atom(lx, true, out);
+    if (status != OI_OK || !oi__d_at_expr_op(lx))
+        return status;
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    if (out->ident)
+        oi__buf_puts(&b, out->ident);
+    else
+        oi__buf_printf(&b, "%lld", (long long)out->lit);
+    oi__free(out->ident);
+    memset(out, 0, sizeof *out);
+    while (status == OI_OK && oi__d_at_expr_op(lx)) {
+        oi__buf_append(&b, lx->tok.start, 1);
+        oi__d_lex_next(lx);
+        oi__expr term;
+        memset(&term, 0, sizeof term);
+        if ((status = oi__d_parse_atom(lx, false, &term)) != OI_OK)
+            break;
+        if (term.ident)
+            oi__buf_puts(&b, term.ident);
+        else
+            oi__buf_printf(&b, "%lld", (long long)term.lit);
+        oi__free(term.ident);
+    }
+    if (status != OI_OK) {
+        oi__buf_free(&b);
+        return status;
+    }
+    out->ident = oi__buf_take(&b);
+    return out->ident ? OI_OK : oi__fail_at(OI_ERROR_OUT_OF_MEMORY, lx->src, "out of memory");
 }
 
 static bool oi__d_at_entry_end(const oi__d_lexer *lx) { return oi__d_tok_is(lx, ",") || oi__d_tok_is(lx, "]"); }
@@ -676,6 +743,18 @@ static oi_status oi__d_parse_word_value(oi__d_lexer *lx, oi__attr *a, bool negat
         a->kind = OI__ATTR_SIZE;
         return oi__d_parse_size_expr(lx, &a->s);
     }
+    if (oi__d_peek(lx) == '(') { /* E(l): a size per prefix-table entry, at run time */
+        oi__buf b;
+        memset(&b, 0, sizeof b);
+        oi__buf_append(&b, lx->tok.start, lx->tok.len);
+        oi__d_lex_next(lx);
+        oi_status status = oi__d_parse_entry_size(lx, &b);
+        a->kind = OI__ATTR_SIZE;
+        a->s = status == OI_OK ? oi__buf_take(&b) : NULL;
+        if (status != OI_OK)
+            oi__buf_free(&b);
+        return status != OI_OK ? status : a->s ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+    }
     a->kind = OI__ATTR_IDENT; /* a model scalar, metadata entry or size, resolved later */
     a->s = oi__d_take_text(lx);
     return a->s ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
@@ -938,6 +1017,10 @@ static oi_status oi__d_parse_node_text(oi__d_lexer *lx, oi_dsl_kind kind, oi__no
     case OI_DSL_ASSIGN: {
         n->kind = OI__NODE_ASSIGN;
         oi_status status = oi__d_take_ident(lx, "expected a variable name", &n->name);
+        if (status == OI_OK && lx->tok.kind == OI__D_TOK_END) { /* OI_ASSIGN(h): typed by its first writer */
+            n->typed_by_op = true;
+            return OI_OK;
+        }
         if (status == OI_OK)
             status = oi__d_expect(lx, ",", "expected ',' and a dtype after the name");
         if (status == OI_OK)

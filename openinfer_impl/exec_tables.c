@@ -495,7 +495,9 @@ static oi_status oi__exec_cache(oi__ctx *c, const oi__pnode *pn) {
     switch (n->kind) {
     case OI__NODE_CACHE_READ: {
         oi__tensor *t = oi__cache_get(c, pn);
-        if (t)
+        if (t && (st = oi__check_runtime_dims(oi__slot_of(c->exec, pn->out), t->ndim, t->shape, &n->src)) != OI_OK)
+            oi__tensor_free(t);
+        else if (t)
             oi__set_value(c, pn->out, t);
         else
             st = OI_ERROR_RUNTIME;

@@ -167,6 +167,7 @@ static void oi__record(oi__ctx *c, const oi__pnode *pn, uint64_t nanos, const ch
     t.on_device = c->ran_on_device;
     t.gpu_seq = c->device_seq;
     t.gpu_micros = -1.0;
+    t.typed_slot = pn->ir->kind == OI__NODE_ASSIGN && pn->out >= 0 && oi__slot_of(c->exec, pn->out)->typed_by_op ? pn->out : -1;
     c->ran_on_device = false;
     oi__tev_fill(&t, pn, taken_block, loop_start, loop_end);
     if (!(c == &c->exec->main ? arrput(c->exec->trace, t) : arrput(c->events, t)))
@@ -217,6 +218,11 @@ char *oi_executor_trace_json(oi_executor *e) {
         oi__json_list(&b, t->params);
         oi__buf_puts(&b, ",\n    \"output\": ");
         oi__json_list(&b, t->output);
+        if (t->typed_slot >= 0) { /* OI_ASSIGN(h): the type its first writer gave it */
+            char type[160];
+            oi__buf_puts(&b, ",\n    \"type\": ");
+            oi__buf_json_string(&b, oi__slot_sig_text(type, sizeof type, oi__slot_of(e, t->typed_slot)));
+        }
         oi__buf_printf(&b, ",\n    \"micros\": [%llu, %llu, %llu]", (unsigned long long)(t->nanos / 1000000u),
                        (unsigned long long)(t->nanos / 1000u % 1000u), (unsigned long long)(t->nanos % 1000u));
         if (t->on_device && t->gpu_micros >= 0)

@@ -183,9 +183,29 @@ static oi__tensor *oi__value(oi__ctx *c, int s) {
                      sl->kind == OI__MEM_PERSISTENT ? "persistent cache (use cache.read)" : "prefix table");
             return NULL;
         }
+        if (sl->dtype == OI_DTYPE_INVALID) {
+            oi__fail(OI_ERROR_RUNTIME, "%s has no type: nothing writes it (OI_ASSIGN(%s) takes its type from its first writer)",
+                     sl->name, sl->name);
+            return NULL;
+        }
         c->values[s] = oi__initial_value(c, s);
     }
     return c->values[s];
+}
+
+/* A variable declared with run-time dims (f32[?, 3, 64]) takes any size
+ * there; its rank and other dims hold at every write. */
+static oi_status oi__check_runtime_dims(const oi__slot *sl, int ndim, const int64_t *shape, const oi__src *src) {
+    if (!sl->runtime_dims || oi__slot_fits(sl, ndim, shape))
+        return OI_OK;
+    char have[160], want[160];
+    int n = snprintf(have, sizeof have, "%s[", oi_dtype_name(sl->dtype));
+    for (int d = 0; d < ndim && n > 0 && (size_t)n < sizeof have; d++)
+        n += snprintf(have + n, sizeof have - (size_t)n, d ? ", %lld" : "%lld", (long long)shape[d]);
+    if (n > 0 && (size_t)n < sizeof have)
+        snprintf(have + n, sizeof have - (size_t)n, "]");
+    return oi__fail_at(OI_ERROR_RUNTIME, src, "%s is declared %s but gets %s", sl->name,
+                       oi__slot_sig_text(want, sizeof want, sl), have);
 }
 
 static void oi__set_value(oi__ctx *c, int s, oi__tensor *t) {
@@ -223,10 +243,24 @@ static oi__tensor *oi__writable(oi__ctx *c, int s) {
 
 /* Reads an integer from an index expression: literal, loop variable, named
  * size, or a scalar variable (persistent scalars included). */
+static oi_status oi__eval_expr(oi__ctx *c, const oi__expr *x, const oi__src *src, int64_t *out);
+
+typedef struct oi__expr_run { oi__ctx *c; const oi__src *src; } oi__expr_run;
+
+static oi_status oi__eval_expr_name(void *ctx, const char *name, int64_t *value) {
+    const oi__expr_run *r = (const oi__expr_run *)ctx;
+    oi__expr one = {(char *)name, 0};
+    return oi__eval_expr(r->c, &one, r->src, value);
+}
+
 static oi_status oi__eval_expr(oi__ctx *c, const oi__expr *x, const oi__src *src, int64_t *out) {
     if (!x->ident) {
         *out = x->lit;
         return OI_OK;
+    }
+    if (oi__expr_is_compound(x)) { /* "step+1": each name as below */
+        oi__expr_run r = {c, src};
+        return oi__expr_eval(x->ident, oi__eval_expr_name, &r, src, out);
     }
     for (int i = (int)arrlen(c->frames) - 1; i >= 0; i--) {
         const oi__frame *f = &c->frames[i];
@@ -364,7 +398,7 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     memset(&sig, 0, sizeof sig);
     oi__op_sig **memo = &e->sig_memo[pn->id];
     oi_status st = OI_OK;
-    if (*memo && memcmp(*memo, sigs, (size_t)n_in * sizeof *sigs) == 0) {
+    if (*memo && !pn->entry_attrs && memcmp(*memo, sigs, (size_t)n_in * sizeof *sigs) == 0) {
         sig = (*memo)[n_in];
     } else {
         st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out_slot->dtype, &sig);
@@ -378,6 +412,8 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     if (sig.dtype != out_slot->dtype)
         return oi__fail_at(OI_ERROR_RUNTIME, &n->src, "output dtype mismatch: op %s produces %s but %s is %s", oi_op_name(n->op),
                            oi_dtype_name(sig.dtype), out_slot->name, oi_dtype_name(out_slot->dtype));
+    if ((st = oi__check_runtime_dims(out_slot, sig.ndim, sig.shape, &n->src)) != OI_OK)
+        return st;
     /* a layout op (reshape, transpose, slice, ...) into a temporary shares its
      * input's storage: no copy (kernels/shape.c). Writers copy on write. */
     if (!pn->inplace && n_in == 1 && out_slot->kind == OI__MEM_TEMP) {
@@ -450,6 +486,38 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     return OI_OK;
 }
 
+/* An op with a setting per prefix-table entry (group=E(l)): E's value for
+ * this entry is a dim of that entry's model tensor; the op then runs with
+ * the setting as an integer. */
+static oi_status oi__exec_op_entry(oi__ctx *c, const oi__pnode *pn) {
+    const oi__plan *p = c->exec->plan;
+    oi__pnode local = *pn;
+    local.attrs = NULL;
+    oi_status st = OI_OK;
+    for (int i = 0; i < (int)arrlen(pn->attrs) && st == OI_OK; i++) {
+        oi__attr a = pn->attrs[i];
+        int slot, dim;
+        char index[64];
+        if (a.kind == OI__ATTR_SIZE && oi__plan_entry_dim(p, a.s, &slot, &dim, index, sizeof index)) {
+            oi__pindex idx;
+            memset(&idx, 0, sizeof idx);
+            if (!oi__is_int_text(index, &idx.single.lit))
+                idx.single.ident = index;
+            const oi__tensor *t = oi__prefix_entry(c, slot, &idx, &pn->ir->src);
+            if (!t)
+                st = OI_ERROR_RUNTIME;
+            a.kind = OI__ATTR_INT;
+            a.i = t ? t->shape[dim] : 0;
+        }
+        if (st == OI_OK && !arrput(local.attrs, a))
+            st = oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
+    }
+    if (st == OI_OK)
+        st = oi__exec_op(c, &local);
+    arrfree(local.attrs);
+    return st;
+}
+
 static oi_status oi__exec_branch(oi__ctx *c, const oi__pnode *pn, int *taken) {
     int target = pn->then_block;
     if (pn->var >= 0) {
@@ -488,6 +556,8 @@ static oi_status oi__exec_loop(oi__ctx *c, const oi__pnode *pn, int64_t *start, 
 
 static oi_status oi__exec_transfer(oi__ctx *c, const oi__pnode *pn) {
     oi__tensor *src = oi__value(c, pn->var);
+    if (src && oi__check_runtime_dims(oi__slot_of(c->exec, pn->out), src->ndim, src->shape, &pn->ir->src) != OI_OK)
+        return OI_ERROR_RUNTIME;
     oi__tensor *alias = src ? oi__tensor_share(src) : NULL; /* an alias; a later write copies */
     if (!alias)
         return oi__node_error(pn, OI_ERROR_RUNTIME);
@@ -503,7 +573,7 @@ static oi_status oi__exec_node(oi__ctx *c, const oi__pnode *pn, int *taken, int6
          * temporaries are first written by an op, which then needs no
          * zeroed buffer, and a layout op makes them a view. */
         return OI_OK;
-    case OI__NODE_OP: return oi__exec_op(c, pn);
+    case OI__NODE_OP: return pn->entry_attrs ? oi__exec_op_entry(c, pn) : oi__exec_op(c, pn);
     case OI__NODE_CACHE_READ:
     case OI__NODE_CACHE_WRITE:
     case OI__NODE_CACHE_INCREMENT:

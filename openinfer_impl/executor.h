@@ -32,6 +32,8 @@ typedef struct oi__tev {
     bool on_device;   /* the op ran on a device backend ...            */
     uint64_t gpu_seq; /* ... as its run_op call number gpu_seq        */
     double gpu_micros; /* its GPU time (timestamp queries), -1 unknown */
+    int typed_slot;   /* assign of an OI_ASSIGN(h) typed by its writer: h's slot (the trace shows
+                         its type), else -1 */
 } oi__tev;
 
 /* A persistent table key: the values of the non-auto indices. */

@@ -489,8 +489,14 @@ static void oi__g_buf_dims(oi__buf *b, char **dims) {
 static void oi__g_describe_into(oi__buf *b, const oi__node *n) {
     switch (n->kind) {
     case OI__NODE_ASSIGN:
+        if (n->typed_by_op && !oi_dtype_name(n->dtype)) {
+            oi__buf_printf(b, "assign %s (typed by its first writer)", n->name);
+            break;
+        }
         oi__buf_printf(b, "assign %s: %s", n->name, oi_dtype_name(n->dtype) ? oi_dtype_name(n->dtype) : "?");
         oi__g_buf_dims(b, n->dims);
+        if (n->typed_by_op)
+            oi__buf_puts(b, " (from its first writer)");
         break;
     case OI__NODE_OP:
         oi__buf_printf(b, "op %s(", oi_op_name(n->op) ? oi_op_name(n->op) : "?");
@@ -803,6 +809,9 @@ bool oi__g_is_loop_index(const oi__g_checker *c, const char *name) {
 }
 
 static oi_status oi__g_check_index_expr(const oi__node *n, const oi__expr *e, bool may_be_negative) {
+    int64_t unused;
+    if (oi__expr_is_compound(e)) /* its names are checked at validation */
+        return oi__expr_eval(e->ident, NULL, NULL, &n->src, &unused);
     if (!e->ident && e->lit < 0 && !may_be_negative)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "negative index %lld (only a slice end may be negative)", (long long)e->lit);
     return OI_OK;
@@ -850,7 +859,7 @@ static oi_status oi__g_check_access(oi__g_checker *c, const oi__node *n, const o
 }
 
 static oi_status oi__g_check_same_dtype(const oi__node *n, const char *what, oi_dtype have, const char *cache, oi_dtype want) {
-    if (have != want)
+    if (have != want && have != OI_DTYPE_INVALID) /* INVALID: OI_ASSIGN(h), typed at validation */
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s is %s but cache %s is %s", what, oi_dtype_name(have), cache,
                            oi_dtype_name(want));
     return OI_OK;
@@ -905,7 +914,7 @@ static oi_status oi__g_check_transfer(oi__g_checker *c, const oi__node *n) {
     oi__g_known(c, n->src_var.name, &src, &src_temp);
     oi__g_known(c, n->dst_var.name, &dst, &dst_temp);
     oi_dtype from = oi__g_name_dtype(src, src_temp), to = oi__g_name_dtype(dst, dst_temp);
-    if (from != to)
+    if (from != to && from != OI_DTYPE_INVALID && to != OI_DTYPE_INVALID) /* OI_ASSIGN(h): at validation */
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "transfer from %s to %s: %s does not match %s", n->src_var.name,
                            n->dst_var.name, oi_dtype_name(from), oi_dtype_name(to));
     return OI_OK;
@@ -957,9 +966,13 @@ static oi_status oi__g_check_loop(oi__g_checker *c, const oi__node *n, int depth
     if (oi__graph_find_var(c->g, n->loop_index) || shgeti(c->temps, n->loop_index) >= 0)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "loop index %s shadows a variable", n->loop_index);
     const oi__expr *bounds[2] = {&n->loop_start, &n->loop_end};
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
+        oi_status status = oi__g_check_index_expr(n, bounds[i], true);
+        if (status != OI_OK)
+            return status;
         if (!bounds[i]->ident && bounds[i]->lit < 0)
             return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "loop bounds must not be negative");
+    }
     if (!arrput(c->loop_indices, n->loop_index))
         return OI_ERROR_OUT_OF_MEMORY;
     oi_status status = oi__g_check_nodes(c, n->body, false, depth + 1);
@@ -1023,7 +1036,7 @@ static oi_status oi__g_collect_temps(oi__g_checker *c, const oi__node *nodes, in
         if (n->kind == OI__NODE_LOOP) {
             status = oi__g_collect_temps(c, n->body, depth + 1);
         } else if (n->kind == OI__NODE_ASSIGN) {
-            if (!oi__dtype_is_tensor_type(n->dtype))
+            if (!oi__dtype_is_tensor_type(n->dtype) && !n->typed_by_op)
                 status = oi__fail_at(OI_ERROR_VALIDATION, &n->src, "invalid dtype");
             else if (oi__graph_find_var(c->g, n->name))
                 status = oi__fail_at(OI_ERROR_VALIDATION, &n->src, "assign %s shadows a declared variable", n->name);

@@ -269,6 +269,17 @@ typedef struct oi__expr {
     int64_t lit;
 } oi__expr;
 
+/* A compound index ("step+1", "n-1", "S*2", expr.c): kept as its text in
+ * oi__expr.ident; names resolve through the caller's lookup. */
+bool oi__expr_is_compound(const oi__expr *e);
+typedef enum oi__expr_tok_kind { OI__EXPR_NAME, OI__EXPR_NUMBER, OI__EXPR_OP } oi__expr_tok_kind;
+typedef struct oi__expr_tok { oi__expr_tok_kind kind; const char *start; size_t len; } oi__expr_tok;
+/* The token at *pos (false at the end); advances *pos. */
+bool oi__expr_token(const char *text, size_t *pos, oi__expr_tok *tok);
+typedef oi_status (*oi__expr_lookup)(void *ctx, const char *name, int64_t *value);
+/* Evaluates `text`; lookup NULL checks the syntax only. Errors name src. */
+oi_status oi__expr_eval(const char *text, oi__expr_lookup lookup, void *ctx, const oi__src *src, int64_t *out);
+
 typedef struct oi__cache_index {
     bool is_slice;
     oi__expr single;          /* when !is_slice                   */
@@ -299,6 +310,8 @@ struct oi__node {
     char *name;
     oi_dtype dtype;
     char **dims;
+    bool typed_by_op; /* OI_ASSIGN(h): its first writer gives dtype and dims (validate.c);
+                         dtype/dims are then empty, or the filled-in type in a typed copy */
     /* OP */
     oi_op op;
     oi__varref *inputs; /* stb array */

@@ -731,6 +731,12 @@ static void oi__jg_put_node_fields(oi__buf *b, const oi__node *n, int indent) {
     switch (n->kind) {
     case OI__NODE_ASSIGN:
         oi__jg_put_string_field(b, "name", n->name);
+        if (n->typed_by_op) {
+            oi__jg_put_key(b, "typed_by_op");
+            oi__buf_puts(b, "true");
+            if (!oi_dtype_name(n->dtype))
+                break; /* typed at validation; a typed copy (oi_graph_to_json_typed) shows the type */
+        }
         oi__jg_put_string_field(b, "dtype", oi_dtype_name(n->dtype));
         oi__jg_put_key(b, "dims");
         oi__jg_put_strings(b, n->dims);
@@ -967,7 +973,21 @@ static bool oi__jg_is_number_text(const char *s) {
 }
 
 /* "S", "S*H", "2*D": names and numbers joined by '*'. */
+/* "E(n)" / "E(2)": a size per prefix-table entry. */
+static bool oi__jg_is_entry_size(const char *s) {
+    const char *open = s ? strchr(s, '(') : NULL;
+    size_t len = s ? strlen(s) : 0;
+    if (!open || open == s || len < 4 || s[len - 1] != ')')
+        return false;
+    for (const char *c = s; c < s + len - 1; c++)
+        if (c != open && !((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+            return false;
+    return open + 1 < s + len - 1;
+}
+
 static bool oi__jg_is_size_expr(const char *s) {
+    if (oi__jg_is_entry_size(s))
+        return true;
     if (!s || !*s)
         return false;
     for (bool atom = false; *s; s++) {
@@ -1122,7 +1142,8 @@ static oi_status oi__jg_dims(oi__jg_reader *r, const oi__json *obj, char ***out)
     for (ptrdiff_t i = 0; status == OI_OK && i < arrlen(*out); i++) {
         const char *dim = (*out)[i], *star = strchr(dim, '*');
         bool ok = star ? oi__jg_dim_atom_ok(dim, (size_t)(star - dim)) && oi__jg_dim_atom_ok(star + 1, strlen(star + 1))
-                       : oi__jg_dim_atom_ok(dim, strlen(dim));
+                       : strcmp(dim, "?") == 0 || oi__jg_is_entry_size(dim) || /* '?': set at run time; E(n): per entry */
+                             oi__jg_dim_atom_ok(dim, strlen(dim));
         if (!ok) {
             size_t old = oi__jg_push_key(r, "dims");
             size_t old2 = oi__jg_push_index(r, i);
@@ -1178,11 +1199,14 @@ static oi_status oi__jg_src(oi__jg_reader *r, const oi__json *obj, oi__src *out)
     return status;
 }
 
-/* A number (a literal) or an identifier string. */
+/* A number (a literal), an identifier string or an index expression ("step+1"). */
 static oi_status oi__jg_expr_value(oi__jg_reader *r, const oi__json *j, oi__expr *out) {
     if (j->type == OI__JSON_STRING) {
-        if (!oi__jg_is_identifier(j->text))
-            return oi__jg_fail(r, "\"%s\" is not an identifier", j->text);
+        oi__expr probe = {j->text, 0};
+        int64_t unused;
+        if (!oi__jg_is_identifier(j->text) &&
+            (!oi__expr_is_compound(&probe) || oi__expr_eval(j->text, NULL, NULL, NULL, &unused) != OI_OK))
+            return oi__jg_fail(r, "\"%s\" is not an identifier or an index expression (step+1)", j->text);
         out->ident = oi__strdup(j->text);
         return out->ident ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
     }
@@ -1469,7 +1493,7 @@ static oi_status oi__jg_each_attr(oi__jg_reader *r, const oi__json *item, void *
 
 /* Which keys each node kind may carry besides index, uuid, kind, src. */
 static const char *const *oi__jg_node_keys(oi__node_kind kind) {
-    static const char *const assign[] = {"index", "uuid", "kind", "src", "name", "dtype", "dims", NULL};
+    static const char *const assign[] = {"index", "uuid", "kind", "src", "name", "typed_by_op", "dtype", "dims", NULL};
     static const char *const op[] = {"index", "uuid", "kind", "src", "op", "inputs", "attrs", "hints", "output", NULL};
     static const char *const branch[] = {"index", "uuid", "kind", "src", "cond", "then", "else", NULL};
     static const char *const plain[] = {"index", "uuid", "kind", "src", NULL};
@@ -1556,6 +1580,10 @@ static oi_status oi__jg_node_fields(oi__jg_reader *r, const oi__json *j, oi__nod
     switch (n->kind) {
     case OI__NODE_ASSIGN:
         status = oi__jg_string(r, j, "name", true, true, &n->name);
+        if (status == OI_OK)
+            status = oi__jg_bool(r, j, "typed_by_op", &n->typed_by_op);
+        if (status == OI_OK && n->typed_by_op && !oi__json_get(j, "dtype"))
+            return OI_OK;
         if (status == OI_OK)
             status = oi__jg_dtype(r, j, "dtype", &n->dtype);
         return status == OI_OK ? oi__jg_dims(r, j, &n->dims) : status;

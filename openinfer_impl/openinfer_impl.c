@@ -9,6 +9,7 @@
 #include "dtype.c"
 #include "tensor.c"
 #include "oinf.c"
+#include "expr.c"          /* compound index expressions (step+1) */
 #include "graph.c"
 #include "builder.c"
 #include "dsl.c"

@@ -28,6 +28,10 @@ typedef struct oi__slot {
     int ndim;
     int64_t shape[OI_MAX_DIMS]; /* declared shape, resolved from the model */
     bool dynamic_shape;      /* takes its shape from a slice/auto_dim read */
+    unsigned runtime_dims;   /* bit d: dim d declared '?' (set at run time; shape[d] is 1) */
+    bool typed_by_op;        /* OI_ASSIGN(h): dtype (INVALID until then) and shape from its first writer */
+    const char *entry_dims[OI_MAX_DIMS]; /* prefix tables: "E(n)" where dim d is a size per entry
+                                            (also a runtime_dims bit), else NULL */
     /* model link (by name or @ref): tensor data, or a scalar metadata entry */
     const char *model_name;
     const oi_tensor_info *model_tensor;
@@ -67,6 +71,7 @@ struct oi__pnode {
     char **owned;           /* strings this plan node allocated            */
     int64_t **owned_lists;  /* int lists it resolved from sizes (stb arrays) */
     bool inplace;           /* output == input 0 and the op allows it      */
+    bool entry_attrs;       /* a setting names a size per entry (group=E(l)): resolved each run */
     /* CACHE_*: the access on the persistent side */
     oi__pindex *access;     /* stb array                                   */
     bool bracketed;
@@ -86,6 +91,9 @@ typedef struct oi__pblock {
 } oi__pblock;
 
 typedef struct oi__sizevar { char *key; int64_t value; } oi__sizevar;
+/* "E#6" -> the size E(n) has in entry n = 6, and the table that first gave it. */
+typedef struct oi__entry_size { int64_t size; const char *table; } oi__entry_size;
+typedef struct oi__entry_sizevar { char *key; oi__entry_size value; } oi__entry_sizevar;
 typedef struct oi__slot_index { char *key; int value; } oi__slot_index;
 
 typedef struct oi__plan {
@@ -97,6 +105,7 @@ typedef struct oi__plan {
     int entry;
     int n_nodes;            /* plan nodes in all blocks and loop bodies    */
     oi__sizevar *sizes;     /* stb string map of the model's size variables */
+    oi__entry_sizevar *entry_sizes; /* sizes per prefix-table entry seen at validation */
     bool strict;            /* the graph's OI_STRICT() or OPENINFER_STRICT=1 */
     oi__var **literals;     /* stb array: the constants made for literal op inputs */
     char **warnings;        /* stb array: unknown settings, variables never set */
@@ -113,6 +122,16 @@ char *oi__plan_pattern_name(const oi__slot *s, const int64_t *index_values);
 /* Model tensor for a prefix entry, or NULL with an error naming the entry. */
 const oi_tensor_info *oi__plan_prefix_tensor(const oi__plan *p, const oi__slot *s,
                                              const int64_t *index_values, const oi__src *src);
+
+/* Run-time dims (f32[?, 3, 64]): does a value of this shape fit slot s
+ * (its rank, and its declared dims where they are not '?')? */
+bool oi__slot_fits(const oi__slot *s, int ndim, const int64_t *shape);
+/* "f32[?, 3, 64]" into buf: the slot's declaration as resolved. */
+const char *oi__slot_sig_text(char *buf, size_t cap, const oi__slot *s);
+
+/* A setting's size per entry ("E(l)"): the table and dim that define E,
+ * found at validation; false if no one-index prefix table declares E(n). */
+bool oi__plan_entry_dim(const oi__plan *p, const char *text, int *slot, int *dim, char *index, size_t cap);
 
 /* Copies oi_last_error() into dst (truncated), before a new message that
  * quotes it is written over the shared buffer. */

@@ -15,15 +15,32 @@
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
 
-/* "f32[1024, 3]" into buf. */
+/* "f32[1024, 3]" into buf; a negative dim (set at run time) prints '?'. */
 static const char *oi__sig_text(char *buf, size_t cap, oi_dtype dtype, int ndim, const int64_t *shape) {
     const char *name = oi_dtype_name(dtype);
     int n = snprintf(buf, cap, "%s[", name ? name : "?");
     for (int i = 0; i < ndim && n > 0 && (size_t)n < cap; i++)
-        n += snprintf(buf + n, cap - (size_t)n, i ? ", %lld" : "%lld", (long long)shape[i]);
+        n += shape[i] < 0 ? snprintf(buf + n, cap - (size_t)n, i ? ", ?" : "?")
+                          : snprintf(buf + n, cap - (size_t)n, i ? ", %lld" : "%lld", (long long)shape[i]);
     if (n > 0 && (size_t)n < cap)
         snprintf(buf + n, cap - (size_t)n, "]");
     return buf;
+}
+
+const char *oi__slot_sig_text(char *buf, size_t cap, const oi__slot *s) {
+    int64_t shape[OI_MAX_DIMS];
+    for (int d = 0; d < s->ndim; d++)
+        shape[d] = (s->runtime_dims >> d & 1u) ? -1 : s->shape[d];
+    return oi__sig_text(buf, cap, s->dtype, s->ndim, shape);
+}
+
+bool oi__slot_fits(const oi__slot *s, int ndim, const int64_t *shape) {
+    if (ndim != s->ndim)
+        return false;
+    for (int d = 0; d < ndim; d++)
+        if (!(s->runtime_dims >> d & 1u) && shape[d] != s->shape[d])
+            return false;
+    return true;
 }
 
 static bool oi__same_shape(int na, const int64_t *a, int nb, const int64_t *b) {
@@ -123,14 +140,63 @@ static bool oi__resolve_dim(const oi__plan *p, const char *text, int64_t *out, c
     return true;
 }
 
+/* runtime: where '?' (a dim set at run time) may appear, its bits; NULL
+ * where it may not. A '?' dim resolves to 1. */
+/* "E(n)": E and n into name/index (each < cap); false otherwise. */
+static bool oi__split_entry_size(const char *text, char *name, char *index, size_t cap) {
+    const char *open = strchr(text, '('), *close = open ? strchr(open, ')') : NULL;
+    if (!open || !close || close[1] || (size_t)(open - text) >= cap || (size_t)(close - open - 1) >= cap || open == text)
+        return false;
+    memcpy(name, text, (size_t)(open - text));
+    name[open - text] = '\0';
+    memcpy(index, open + 1, (size_t)(close - open - 1));
+    index[close - open - 1] = '\0';
+    return index[0] != '\0';
+}
+
+static oi_status oi__resolve_dims_entry(const oi__plan *p, char **dims, const oi__src *src, const char *what,
+                                        int *ndim, int64_t *shape, unsigned *runtime, const oi__var *table,
+                                        const char **entry);
+
 static oi_status oi__resolve_dims(const oi__plan *p, char **dims, const oi__src *src, const char *what,
-                                  int *ndim, int64_t *shape) {
+                                  int *ndim, int64_t *shape, unsigned *runtime) {
+    return oi__resolve_dims_entry(p, dims, src, what, ndim, shape, runtime, NULL, NULL);
+}
+
+/* table: a prefix table, whose dims may be sizes per entry ("E(n)", n one
+ * of its indices): recorded in entry[d], resolved to 1 and a runtime bit. */
+static oi_status oi__resolve_dims_entry(const oi__plan *p, char **dims, const oi__src *src, const char *what,
+                                        int *ndim, int64_t *shape, unsigned *runtime, const oi__var *table,
+                                        const char **entry) {
     int n = (int)arrlen(dims);
     if (n > OI_MAX_DIMS)
         return oi__fail_at(OI_ERROR_VALIDATION, src, "%s has %d dims; at most %d are supported", what, n, OI_MAX_DIMS);
     int64_t numel = 1;
     for (int i = 0; i < n; i++) {
         char bad[256];
+        char name[64], index[64];
+        if (strchr(dims[i], '(')) {
+            bool ok = table && oi__split_entry_size(dims[i], name, index, sizeof name);
+            int k = -1;
+            for (int j = 0; ok && j < (int)arrlen(table->table_indices); j++)
+                if (strcmp(table->table_indices[j], index) == 0)
+                    k = j;
+            if (!ok || k < 0)
+                return oi__fail_at(OI_ERROR_VALIDATION, src, "invalid dims for %s: a size per entry (%s) belongs to a prefix "
+                                   "table and names one of its indices (W(n): f32[E(n), D])", what, dims[i]);
+            entry[i] = dims[i];
+            *runtime |= 1u << i;
+            shape[i] = 1;
+            continue;
+        }
+        if (strcmp(dims[i], "?") == 0) {
+            if (!runtime)
+                return oi__fail_at(OI_ERROR_VALIDATION, src, "invalid dims for %s: a dim set at run time ('?') is only "
+                                   "for temporaries (OI_ASSIGN) and volatile variables", what);
+            *runtime |= 1u << i;
+            shape[i] = 1;
+            continue;
+        }
         if (!oi__resolve_dim(p, dims[i], &shape[i], bad, sizeof bad))
             return oi__fail_at(OI_ERROR_VALIDATION, src, "invalid dims for %s: %s", what, bad);
         /* every element count times the widest element (8 bytes) fits int64 */
@@ -208,7 +274,7 @@ const oi_tensor_info *oi__plan_prefix_tensor(const oi__plan *p, const oi__slot *
         return NULL;
     const oi_tensor_info *t = p->model ? oi_model_find_tensor(p->model, name) : NULL;
     char want[160], have[160];
-    oi__sig_text(want, sizeof want, s->dtype, s->ndim, s->shape);
+    oi__slot_sig_text(want, sizeof want, s); /* '?' where a size per entry goes */
     if (!t) {
         oi__fail_at(OI_ERROR_VALIDATION, src, "%s: the model has no tensor '%s' (pattern \"%s\")", s->name, name,
                     s->pattern);
@@ -216,7 +282,7 @@ const oi_tensor_info *oi__plan_prefix_tensor(const oi__plan *p, const oi__slot *
         int nd;
         int64_t shape[OI_MAX_DIMS];
         oi__model_shape(t, &nd, shape);
-        if (t->dtype != s->dtype || !oi__same_shape(nd, shape, s->ndim, s->shape)) {
+        if (t->dtype != s->dtype || !oi__slot_fits(s, nd, shape)) {
             oi__fail_at(OI_ERROR_VALIDATION, src, "%s: model tensor '%s' is %s but %s declares %s", s->name, name,
                         oi__sig_text(have, sizeof have, t->dtype, nd, shape), s->name, want);
             t = NULL;
@@ -375,11 +441,27 @@ static oi_status oi__declare_vars(oi__plan *p) {
         s.src = &v->src;
         s.kind = v->kind;
         s.dtype = v->dtype;
-        oi_status st = oi__resolve_dims(p, v->dims, &v->src, v->name, &s.ndim, s.shape);
+        bool prefix = arrlen(v->table_indices) > 0 && v->kind != OI__MEM_PERSISTENT;
+        unsigned any = 0;
+        oi_status st = oi__resolve_dims_entry(p, v->dims, &v->src, v->name, &s.ndim, s.shape,
+                                              v->kind == OI__MEM_VOLATILE && !arrlen(v->table_indices) ? &s.runtime_dims : &any,
+                                              prefix ? v : NULL, s.entry_dims);
+        if (st == OI_OK && any && !prefix)
+            st = oi__fail_at(OI_ERROR_VALIDATION, &v->src, "invalid dims for %s: a dim set at run time ('?') is only for "
+                             "temporaries (OI_ASSIGN) and volatile variables", v->name);
+        for (int d = 0; st == OI_OK && d < s.ndim; d++)
+            if (!s.entry_dims[d] && (any >> d & 1u))
+                st = oi__fail_at(OI_ERROR_VALIDATION, &v->src, "invalid dims for %s: a dim set at run time ('?') is only for "
+                                 "temporaries (OI_ASSIGN) and volatile variables", v->name);
+        s.runtime_dims |= any;
+        s.dynamic_shape = s.runtime_dims != 0;
         if (st == OI_OK)
             st = oi__table_layout(p, &s);
         if (st == OI_OK)
             st = oi__link_model(p, &s);
+        if (st == OI_OK && s.runtime_dims && (s.model_tensor || s.model_meta || v->init_kind != OI__INIT_NONE))
+            st = oi__fail_at(OI_ERROR_VALIDATION, &v->src, "%s has a dim set at run time ('?'): it cannot come from "
+                             "the model or @init", v->name);
         if (st == OI_OK)
             st = oi__add_slot(p, &s);
         if (st != OI_OK) {
@@ -499,7 +581,11 @@ static oi_status oi__declare_temps(oi__plan *p, const oi__node *nodes) {
         s.dtype = n->dtype;
         for (int k = 0; k < OI_MAX_DIMS; k++)
             s.fixed[k] = -1;
-        oi_status st = oi__resolve_dims(p, n->dims, &n->src, n->name, &s.ndim, s.shape);
+        s.typed_by_op = n->typed_by_op;
+        if (s.typed_by_op)
+            s.dtype = OI_DTYPE_INVALID; /* its first writer types it (oi__type_slot) */
+        oi_status st = s.typed_by_op ? OI_OK : oi__resolve_dims(p, n->dims, &n->src, n->name, &s.ndim, s.shape, &s.runtime_dims);
+        s.dynamic_shape = s.runtime_dims != 0;
         if (st == OI_OK)
             st = oi__add_slot(p, &s);
         if (st != OI_OK)
@@ -540,15 +626,17 @@ static bool oi__propagate_dynamic(oi__plan *p, const oi__node *nodes) {
                            (p->slots[s].is_table && (int)arrlen(n->access.indices) < p->slots[s].n_indices)))
                 changed |= oi__mark_dynamic(p, n->var.name);
             break;
+        /* a value declared with '?' (or a size per entry) passes nothing on:
+         * what it flows into is checked at validation (oi__infer_runtime) */
         case OI__NODE_TRANSFER:
             s = oi__plan_slot(p, n->src_var.name);
-            if (s >= 0 && p->slots[s].dynamic_shape)
+            if (s >= 0 && p->slots[s].dynamic_shape && !p->slots[s].runtime_dims)
                 changed |= oi__mark_dynamic(p, n->dst_var.name);
             break;
         case OI__NODE_OP:
             for (int k = 0; k < (int)arrlen(n->inputs); k++) {
                 s = oi__plan_slot(p, n->inputs[k].name);
-                if (s >= 0 && p->slots[s].dynamic_shape)
+                if (s >= 0 && p->slots[s].dynamic_shape && !p->slots[s].runtime_dims)
                     changed |= oi__mark_dynamic(p, n->output);
             }
             break;
@@ -583,7 +671,7 @@ static const oi__loop_scope *oi__find_loop(const oi__vctx *c, const char *name) 
 }
 
 static bool oi__slot_is_scalar(const oi__slot *s) {
-    return s->n_indices == 0 && !s->dynamic_shape && oi__shape_numel(s->ndim, s->shape) == 1;
+    return s->n_indices == 0 && s->dtype != OI_DTYPE_INVALID && !s->dynamic_shape && oi__shape_numel(s->ndim, s->shape) == 1;
 }
 
 /* An identifier used as an index or a loop bound: a loop variable, a named
@@ -601,7 +689,20 @@ static oi_status oi__check_ident(oi__vctx *c, const oi__node *n, const char *ide
                        ident);
 }
 
+typedef struct oi__expr_check { oi__vctx *c; const oi__node *n; const char *what; } oi__expr_check;
+
+static oi_status oi__check_expr_name(void *ctx, const char *name, int64_t *value) {
+    const oi__expr_check *x = (const oi__expr_check *)ctx;
+    *value = 1; /* the syntax and the names are checked; the value is the run's */
+    return oi__check_ident(x->c, x->n, name, x->what);
+}
+
 static oi_status oi__check_expr(oi__vctx *c, const oi__node *n, const oi__expr *e, const char *what, bool allow_negative) {
+    if (oi__expr_is_compound(e)) {
+        oi__expr_check x = {c, n, what};
+        int64_t unused;
+        return oi__expr_eval(e->ident, oi__check_expr_name, &x, &n->src, &unused);
+    }
     if (e->ident)
         return oi__check_ident(c, n, e->ident, what);
     if (e->lit < 0 && !allow_negative)
@@ -640,6 +741,51 @@ static oi_status oi__parse_varref_indices(oi__vctx *c, const oi__node *n, const 
     return OI_OK;
 }
 
+/* The sizes per entry (E(n)) of one entry's model tensor: each must agree
+ * with what other tables gave E for the same n. */
+static oi_status oi__note_entry_sizes(oi__plan *p, const oi__node *n, const oi__slot *s, const int64_t *index_values,
+                                      const oi_tensor_info *t) {
+    for (int d = 0; d < s->ndim; d++) {
+        char name[64], index[64], key[160];
+        if (!s->entry_dims[d] || !oi__split_entry_size(s->entry_dims[d], name, index, sizeof name))
+            continue;
+        int k = oi__index_position(s->decl, index);
+        if (k < 0)
+            continue;
+        snprintf(key, sizeof key, "%s#%lld", name, (long long)index_values[k]);
+        int64_t size = (int64_t)t->dims[d];
+        ptrdiff_t at = shgeti(p->entry_sizes, key);
+        if (at >= 0 && p->entry_sizes[at].value.size != size)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s(%s) is %lld in %s (model tensor '%s') but %lld in %s, for "
+                               "%s = %lld", name, index, (long long)size, s->name, t->name,
+                               (long long)p->entry_sizes[at].value.size, p->entry_sizes[at].value.table, index,
+                               (long long)index_values[k]);
+        oi__entry_size e = {size, s->name};
+        if (at < 0 && (!(p->entry_sizes || sh_new_strdup(p->entry_sizes)) || !shput(p->entry_sizes, key, e)))
+            return OI_ERROR_OUT_OF_MEMORY;
+    }
+    return OI_OK;
+}
+
+bool oi__plan_entry_dim(const oi__plan *p, const char *text, int *slot, int *dim, char *index, size_t cap) {
+    char name[64], want[64];
+    if (!oi__split_entry_size(text, want, index, cap < sizeof name ? cap : sizeof name))
+        return false;
+    for (int s = 0; s < (int)arrlen(p->slots); s++) {
+        const oi__slot *sl = &p->slots[s];
+        for (int d = 0; sl->n_indices == 1 && d < sl->ndim; d++) {
+            char unused[64];
+            if (sl->entry_dims[d] && oi__split_entry_size(sl->entry_dims[d], name, unused, sizeof name) &&
+                strcmp(name, want) == 0) {
+                *slot = s;
+                *dim = d;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* For W[l] with literal indices or loop indices of known bounds, checks
  * every model tensor the access can name (at most a few thousand). */
 static oi_status oi__check_prefix_entries(oi__vctx *c, const oi__node *n, const oi__slot *s, const oi__pindex *idx) {
@@ -671,8 +817,12 @@ static oi_status oi__check_prefix_entries(oi__vctx *c, const oi__node *n, const 
     for (int k = 0; k < s->n_indices; k++)
         cur[k] = lo[k];
     for (;;) {
-        if (!oi__plan_prefix_tensor(c->p, s, cur, &n->src))
+        const oi_tensor_info *t = oi__plan_prefix_tensor(c->p, s, cur, &n->src);
+        if (!t)
             return oi__last_status(OI_ERROR_VALIDATION); /* OUT_OF_MEMORY too */
+        oi_status st = oi__note_entry_sizes(c->p, n, s, cur, t);
+        if (st != OI_OK)
+            return st;
         int k = s->n_indices - 1;
         while (k >= 0 && ++cur[k] == hi[k]) {
             cur[k] = lo[k];
@@ -763,6 +913,21 @@ static oi_status oi__resolve_ident_attr(oi__vctx *c, const oi__node *n, oi__attr
  * of this plan node (the graph's list keeps its expressions). */
 static oi_status oi__resolve_size_attr(oi__vctx *c, const oi__node *n, oi__attr *a, oi__pnode *pn) {
     char bad[256];
+    if (a->kind == OI__ATTR_SIZE && strchr(a->s, '(')) { /* group=E(l): per entry, resolved each run */
+        int slot, dim;
+        char index[64];
+        if (!oi__plan_entry_dim(c->p, a->s, &slot, &dim, index, sizeof index))
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "setting %s=%s: no prefix table with one index declares a "
+                               "size per entry of that name (W(n): f32[E(n), ...])", a->name, a->s);
+        int64_t v;
+        if (!oi__is_int_text(index, &v)) {
+            oi_status st = oi__check_ident(c, n, index, "entry index");
+            if (st != OI_OK)
+                return st;
+        }
+        pn->entry_attrs = true;
+        return OI_OK;
+    }
     if (a->kind == OI__ATTR_SIZE) {
         if (!oi__resolve_dim(c->p, a->s, &a->i, bad, sizeof bad))
             return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "setting %s=%s: %s", a->name, a->s, bad);
@@ -789,6 +954,71 @@ static oi_status oi__resolve_size_attr(oi__vctx *c, const oi__node *n, oi__attr 
     }
     a->ints = ints;
     a->exprs = NULL;
+    return OI_OK;
+}
+
+/* OI_ASSIGN(h) that no writer has typed yet (in program order). */
+static bool oi__slot_untyped(const oi__slot *s) { return s->typed_by_op && s->dtype == OI_DTYPE_INVALID; }
+
+static oi_status oi__untyped_read(const oi__node *n, const char *name) {
+    return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s is read before anything writes it: OI_ASSIGN(%s) takes its dtype "
+                       "and shape from its first writer (or declare them: OI_ASSIGN(%s, f32[...]))", name, name, name);
+}
+
+/* Gives an OI_ASSIGN(h) temporary the type of its first writer; a negative
+ * dim is set at run time ('?'). */
+static void oi__type_slot(oi__slot *s, oi_dtype dtype, int ndim, const int64_t *shape) {
+    s->dtype = dtype;
+    s->ndim = ndim;
+    s->runtime_dims = 0;
+    for (int d = 0; d < ndim; d++) {
+        s->shape[d] = shape[d] < 0 ? 1 : shape[d];
+        if (shape[d] < 0)
+            s->runtime_dims |= 1u << d;
+    }
+    s->dynamic_shape = s->runtime_dims != 0;
+}
+
+/* An op's result where some input dims are '?': inferred twice, every '?'
+ * set to one of two sizes no model uses; a result dim that differs between
+ * the two is set at run time (-1). Fails where either inference fails. */
+static oi_status oi__infer_runtime(const oi__node *n, const oi__pnode *pn, const oi__plan *p, const oi__op_sig *sigs, int n_in,
+                                   oi_dtype declared, oi__op_sig *result) {
+    static const int64_t probe[2] = {1000003, 1000033};
+    oi__op_sig runs[2], in[8];
+    oi__attr *attrs = NULL; /* group=E(l) takes the size every '?' takes */
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (!arrput(attrs, pn->attrs[i])) {
+            arrfree(attrs);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
+    for (int r = 0; r < 2; r++) {
+        for (int i = 0; i < (int)arrlen(attrs); i++)
+            if (attrs[i].kind == OI__ATTR_SIZE || (attrs[i].kind == OI__ATTR_INT && pn->attrs[i].kind == OI__ATTR_SIZE)) {
+                attrs[i].kind = OI__ATTR_INT;
+                attrs[i].i = probe[r];
+            }
+        for (int i = 0; i < n_in; i++) {
+            in[i] = sigs[i];
+            const oi__slot *sl = &p->slots[pn->inputs[i]];
+            for (int d = 0; d < sl->ndim; d++)
+                if (sl->runtime_dims >> d & 1u)
+                    in[i].shape[d] = probe[r];
+        }
+        memset(&runs[r], 0, sizeof runs[r]);
+        oi_status st = oi__op_infer(n->op, attrs, (size_t)arrlen(attrs), in, (size_t)n_in, declared, &runs[r]);
+        if (st != OI_OK) {
+            arrfree(attrs);
+            return st;
+        }
+    }
+    arrfree(attrs);
+    if (runs[0].ndim != runs[1].ndim || runs[0].dtype != runs[1].dtype)
+        return oi__fail(OI_ERROR_VALIDATION, "op %s: its result's rank depends on dims set at run time", oi_op_name(n->op));
+    *result = runs[0];
+    for (int d = 0; d < result->ndim; d++)
+        if (runs[0].shape[d] != runs[1].shape[d])
+            result->shape[d] = -1;
     return OI_OK;
 }
 
@@ -824,7 +1054,7 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
     if (!n->output)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "op %s has no output (add OI_TO(var))", op_name);
     oi__op_sig sigs[8];
-    bool static_shapes = true;
+    bool static_shapes = true, known = true, any_runtime = false; /* known: rank and static dims of every input */
     for (int i = 0; i < n_in; i++) {
         const oi__varref *r = &n->inputs[i];
         char literal[96];
@@ -855,11 +1085,16 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
             arrfree(idx);
             return OI_ERROR_OUT_OF_MEMORY;
         }
+        if (oi__slot_untyped(sl))
+            return oi__untyped_read(n, r->name);
         sigs[i].dtype = sl->dtype;
         sigs[i].ndim = sl->ndim;
         memcpy(sigs[i].shape, sl->shape, sizeof sigs[i].shape);
         if (sl->dynamic_shape)
             static_shapes = false;
+        if (sl->dynamic_shape && !sl->runtime_dims)
+            known = false; /* a placeholder declaration: its shape is the run's */
+        any_runtime |= sl->runtime_dims != 0;
     }
     for (int i = 0; i < (int)arrlen(n->attrs); i++) {
         oi__attr a = n->attrs[i];
@@ -884,19 +1119,46 @@ static oi_status oi__check_op(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
     oi_status st = oi__check_output_slot(c, n, n->output, "an op", &pn->out);
     if (st != OI_OK)
         return st;
-    const oi__slot *out = &p->slots[pn->out];
+    oi__slot *out = &p->slots[pn->out];
     pn->inplace = n_in > 0 && pn->inputs[0] == pn->out && !pn->input_indices[0] && oi__op_allows_inplace(n->op);
-    if (!static_shapes || out->dynamic_shape)
+    bool untyped = oi__slot_untyped(out);
+    if (untyped && !known)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s takes its type from op %s, whose input shapes are only known at "
+                           "run time: declare it (OI_ASSIGN(%s, f32[?, ...]), '?' where a dim is set at run time)",
+                           n->output, op_name, n->output);
+    bool probe = known && any_runtime && (untyped || out->runtime_dims || !out->dynamic_shape);
+    if (!probe && pn->entry_attrs)
+        return untyped ? oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s takes its type from op %s, whose shapes depend on "
+                                     "its entry: declare it", n->output, op_name)
+                       : OI_OK;
+    if (!probe && (!static_shapes || (out->dynamic_shape && !out->runtime_dims)))
         return OI_OK; /* shapes known at run time: checked then */
     oi__op_sig result;
     memset(&result, 0, sizeof result);
-    st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out->dtype, &result);
+    st = probe ? oi__infer_runtime(n, pn, p, sigs, n_in, out->dtype, &result)
+               : oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out->dtype, &result);
+    if (st != OI_OK && probe && !untyped)
+        return OI_OK; /* the sizes tried do not suit this op: the run checks it */
     if (st != OI_OK) {
         char why[1024];
         oi__copy_error(why, sizeof why);
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s", why);
     }
+    if (untyped) {
+        oi__type_slot(out, result.dtype, result.ndim, result.shape);
+        return OI_OK;
+    }
     char have[160], want[160];
+    if (out->runtime_dims && result.dtype == out->dtype) {
+        bool fits = result.ndim == out->ndim;
+        for (int d = 0; fits && d < result.ndim; d++)
+            fits = (out->runtime_dims >> d & 1u) || result.shape[d] == out->shape[d];
+        if (fits)
+            return OI_OK;
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "output shape mismatch: op %s produces %s but %s is declared %s",
+                           op_name, oi__sig_text(have, sizeof have, result.dtype, result.ndim, result.shape), n->output,
+                           oi__slot_sig_text(want, sizeof want, out));
+    }
     if (result.dtype != out->dtype || !oi__same_shape(result.ndim, result.shape, out->ndim, out->shape))
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "output %s mismatch: op %s produces %s but %s is %s",
                            result.dtype != out->dtype ? "dtype" : "shape", op_name,
@@ -973,6 +1235,73 @@ static bool oi__access_static_shape(const oi__slot *sl, const oi__pnode *pn) {
     return true;
 }
 
+static bool oi__static_bound(const oi__expr *e, int64_t *v) {
+    *v = e->lit;
+    return !e->ident && e->lit >= 0;
+}
+
+/* The shape a cache read gives, -1 where it is set at run time: the kept
+ * table indices first (a slice with literal bounds has a known length; any
+ * other slice or a missing index is set at run time), then the entry's dims
+ * (those an @auto_dim index grows at run time). False: more than OI_MAX_DIMS. */
+static bool oi__read_shape(const oi__slot *cache, const oi__pnode *pn, int *ndim, int64_t *shape) {
+    int nd = 0, n_access = (int)arrlen(pn->access);
+    for (int pos = 0; cache->is_table && pos < cache->n_indices; pos++) {
+        bool is_auto = false;
+        for (int a = 0; a < cache->n_auto; a++)
+            is_auto |= cache->auto_pos[a] == pos;
+        const oi__pindex *ix = pos < n_access ? &pn->access[pos] : NULL;
+        if (is_auto || (ix && !ix->is_slice))
+            continue;
+        if (nd == OI_MAX_DIMS)
+            return false;
+        int64_t lo = 0, hi;
+        bool known = ix && ix->has_end && oi__static_bound(&ix->end, &hi) && (!ix->has_start || oi__static_bound(&ix->start, &lo));
+        shape[nd++] = known && hi >= lo ? hi - lo : -1;
+    }
+    if (nd + cache->ndim > OI_MAX_DIMS)
+        return false;
+    for (int d = 0; d < cache->ndim; d++)
+        shape[nd + d] = d < cache->n_auto ? -1 : cache->shape[d];
+    *ndim = nd + cache->ndim;
+    return true;
+}
+
+/* A read into a variable declared with '?' dims: the rank and every static
+ * dim must agree, and a dim the read sets at run time must be '?'. A read
+ * that sets dims at run time into a declaration without '?' keeps today's
+ * behaviour (the declared shape is not used) with a warning; strict: an error. */
+static oi_status oi__check_read_dims(oi__vctx *c, const oi__node *n, const oi__slot *cache, const oi__pnode *pn,
+                                     const oi__slot *dst) {
+    int nd;
+    int64_t shape[OI_MAX_DIMS];
+    char have[160], want[160];
+    if (!oi__read_shape(cache, pn, &nd, shape))
+        return OI_OK; /* the executor says so */
+    bool runtime = false, fits = nd == dst->ndim;
+    for (int d = 0; d < nd; d++) {
+        runtime |= shape[d] < 0;
+        if (fits && !(dst->runtime_dims >> d & 1u))
+            fits = shape[d] >= 0 && shape[d] == dst->shape[d];
+    }
+    oi__sig_text(have, sizeof have, dst->dtype, nd, shape);
+    oi__slot_sig_text(want, sizeof want, dst);
+    if (dst->runtime_dims) {
+        if (fits)
+            return OI_OK;
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read gives %s but %s is declared %s%s", have, dst->name, want,
+                           nd == dst->ndim ? " (a dim set at run time is written '?')" : "");
+    }
+    if (!runtime)
+        return OI_OK;
+    return c->p->strict
+        ? oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read gives %s, set at run time, but %s is declared %s: write the "
+                      "run-time dims as '?' (strict mode)", have, dst->name, want)
+        : oi__warn_at(&c->p->warnings, &n->src, "cache.read gives %s, set at run time, but %s is declared %s, a shape "
+                      "that is not used: write the run-time dims as '?' (strict mode makes this an error)", have,
+                      dst->name, want);
+}
+
 static oi_status oi__check_cache_read(oi__vctx *c, const oi__node *n, oi__pnode *pn) {
     oi_status st = oi__check_access(c, n, "cache.read", pn);
     if (st == OI_OK)
@@ -981,9 +1310,19 @@ static oi_status oi__check_cache_read(oi__vctx *c, const oi__node *n, oi__pnode 
         return st;
     const oi__slot *cache = &c->p->slots[pn->var], *dst = &c->p->slots[pn->out];
     char have[160], want[160];
+    if (oi__slot_untyped(dst)) { /* OI_ASSIGN(k): the read's type, '?' where it sets a dim at run time */
+        int nd;
+        int64_t shape[OI_MAX_DIMS];
+        if (!oi__read_shape(cache, pn, &nd, shape))
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read: the value has more than %d dims", OI_MAX_DIMS);
+        oi__type_slot(&c->p->slots[pn->out], cache->dtype, nd, shape);
+        return OI_OK;
+    }
     if (cache->dtype != dst->dtype)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read: %s is %s but %s is %s", cache->name,
                            oi_dtype_name(cache->dtype), dst->name, oi_dtype_name(dst->dtype));
+    if ((st = oi__check_read_dims(c, n, cache, pn, dst)) != OI_OK)
+        return st;
     if (oi__access_static_shape(cache, pn) && !dst->dynamic_shape &&
         !oi__same_shape(cache->ndim, cache->shape, dst->ndim, dst->shape))
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "cache.read: %s holds %s but %s is %s", cache->name,
@@ -1004,6 +1343,8 @@ static oi_status oi__check_cache_write(oi__vctx *c, const oi__node *n, oi__pnode
     const oi__slot *src = &c->p->slots[s], *cache = &c->p->slots[pn->var];
     if (src->kind == OI__MEM_PERSISTENT)
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "persistent cache %s must be read via cache.read", src->name);
+    if (oi__slot_untyped(src))
+        return oi__untyped_read(n, src->name);
     pn->out = s; /* the plain-variable side */
     char have[160], want[160];
     if (src->dtype != cache->dtype)
@@ -1045,11 +1386,28 @@ static oi_status oi__check_transfer(oi__vctx *c, const oi__node *n, oi__pnode *p
         return st;
     const oi__slot *a = &c->p->slots[pn->var], *b = &c->p->slots[pn->out];
     char have[160], want[160];
-    if (a->dtype != b->dtype ||
-        (!a->dynamic_shape && !b->dynamic_shape && !oi__same_shape(a->ndim, a->shape, b->ndim, b->shape)))
+    if (oi__slot_untyped(a))
+        return oi__untyped_read(n, a->name);
+    if (oi__slot_untyped(b)) { /* OI_ASSIGN(h): the source's type */
+        if (a->dynamic_shape && !a->runtime_dims)
+            return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "%s takes its type from %s, whose shape is only known at run "
+                               "time: declare it (OI_ASSIGN(%s, f32[?, ...]))", b->name, a->name, b->name);
+        int64_t shape[OI_MAX_DIMS];
+        for (int d = 0; d < a->ndim; d++)
+            shape[d] = (a->runtime_dims >> d & 1u) ? -1 : a->shape[d];
+        oi__type_slot(&c->p->slots[pn->out], a->dtype, a->ndim, shape);
+        return OI_OK;
+    }
+    bool static_a = !a->dynamic_shape || a->runtime_dims; /* a '?' declaration: its rank and other dims hold */
+    if (a->runtime_dims && !b->dynamic_shape)
+        return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "transfer: %s is %s, set at run time, but %s is %s: declare it "
+                           "with '?' too", a->name, oi__slot_sig_text(have, sizeof have, a), b->name,
+                           oi__slot_sig_text(want, sizeof want, b));
+    if (a->dtype != b->dtype || (!a->dynamic_shape && !b->dynamic_shape && !oi__same_shape(a->ndim, a->shape, b->ndim, b->shape)) ||
+        (static_a && b->runtime_dims && !oi__slot_fits(b, a->ndim, a->shape) && !a->runtime_dims) ||
+        (a->runtime_dims && b->runtime_dims && a->ndim != b->ndim))
         return oi__fail_at(OI_ERROR_VALIDATION, &n->src, "transfer: %s is %s but %s is %s", a->name,
-                           oi__sig_text(have, sizeof have, a->dtype, a->ndim, a->shape), b->name,
-                           oi__sig_text(want, sizeof want, b->dtype, b->ndim, b->shape));
+                           oi__slot_sig_text(have, sizeof have, a), b->name, oi__slot_sig_text(want, sizeof want, b));
     return OI_OK;
 }
 
@@ -1324,6 +1682,16 @@ static oi_status oi__check_blocks(oi__plan *p) {
         if (st != OI_OK)
             return st;
     }
+    for (int i = 0; i < (int)arrlen(p->slots); i++) { /* an unused OI_ASSIGN(h): nothing gives it a type */
+        oi_status st = !oi__slot_untyped(&p->slots[i]) ? OI_OK : p->strict
+            ? oi__fail_at(OI_ERROR_VALIDATION, p->slots[i].src, "nothing writes %s, so it has no type (OI_ASSIGN(%s) takes "
+                          "its dtype and shape from its first writer; strict mode)", p->slots[i].name, p->slots[i].name)
+            : oi__warn_at(&p->warnings, p->slots[i].src, "nothing writes %s, so it has no type (OI_ASSIGN(%s) takes its "
+                          "dtype and shape from its first writer): it is unused (strict mode makes this an error)",
+                          p->slots[i].name, p->slots[i].name);
+        if (st != OI_OK)
+            return st;
+    }
     bool *target = (bool *)oi__calloc((size_t)nb, sizeof *target);
     if (!target)
         return OI_ERROR_OUT_OF_MEMORY;
@@ -1450,6 +1818,7 @@ void oi__plan_free(oi__plan *p) {
     }
     arrfree(p->blocks);
     shfree(p->sizes);
+    shfree(p->entry_sizes);
     for (int i = 0; i < (int)arrlen(p->warnings); i++)
         oi__free(p->warnings[i]);
     arrfree(p->warnings);
@@ -1523,4 +1892,63 @@ oi_status oi_graph_validate(const oi_graph *graph, const oi_model *model) {
         return st == OI_ERROR_OUT_OF_MEMORY ? st : OI_ERROR_VALIDATION;
     oi__plan_free(p);
     return OI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The graph with its OI_ASSIGN(h) temporaries typed                   */
+/* ------------------------------------------------------------------ */
+
+static bool oi__fill_types(const oi__plan *p, oi__node *nodes) {
+    for (int i = 0; i < (int)arrlen(nodes); i++) {
+        oi__node *n = &nodes[i];
+        if (n->kind == OI__NODE_LOOP && !oi__fill_types(p, n->body))
+            return false;
+        int s = n->kind == OI__NODE_ASSIGN && n->typed_by_op ? oi__plan_slot(p, n->name) : -1;
+        if (s < 0)
+            continue;
+        const oi__slot *sl = &p->slots[s];
+        n->dtype = sl->dtype;
+        for (int d = 0; d < sl->ndim; d++) {
+            char *dim = (sl->runtime_dims >> d & 1u) ? oi__strdup("?") : oi__sprintf("%lld", (long long)sl->shape[d]);
+            if (!dim || !arrput(n->dims, dim)) {
+                oi__free(dim);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* A copy of g (through its lossless JSON) whose typed-by-op temporaries
+ * carry the type validation against m gave them. */
+static oi_graph *oi__graph_typed_copy(const oi_graph *g, const oi_model *m) {
+    oi__plan *p = NULL;
+    oi__plan_build_status(g, m, &p);
+    if (!p)
+        return NULL;
+    char *json = oi_graph_to_json(g);
+    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
+    oi__free(json);
+    for (int b = 0; copy && b < (int)arrlen(copy->blocks); b++)
+        if (!oi__fill_types(p, copy->blocks[b].nodes)) {
+            oi_graph_free(copy);
+            copy = NULL;
+            oi__fail(OI_ERROR_OUT_OF_MEMORY, "out of memory");
+        }
+    oi__plan_free(p);
+    return copy;
+}
+
+char *oi_graph_to_json_typed(const oi_graph *graph, const oi_model *model) {
+    oi_graph *copy = oi__graph_typed_copy(graph, model);
+    char *text = copy ? oi_graph_to_json(copy) : NULL;
+    oi_graph_free(copy);
+    return text;
+}
+
+char *oi_graph_to_dot_typed(const oi_graph *graph, const oi_model *model) {
+    oi_graph *copy = oi__graph_typed_copy(graph, model);
+    char *text = copy ? oi_graph_to_dot(copy) : NULL;
+    oi_graph_free(copy);
+    return text;
 }

@@ -153,7 +153,11 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         const oi__slot *in = oi__sy_slot(s, pn->inputs[i]);
         if (pn->input_indices && pn->input_indices[i] && !in->is_prefix)
             return oi__sy_unsupported(pn, "an indexed input that is not a prefix table");
+        if (in->is_prefix && in->runtime_dims)
+            return oi__sy_unsupported(pn, "a prefix table whose entries differ in shape (E(n))");
     }
+    if (pn->entry_attrs)
+        return oi__sy_unsupported(pn, "a setting per prefix-table entry (group=E(n))");
     if (oi__op_param_given(op, pn->attrs, arrlenu(pn->attrs), "acc"))
         return oi__sy_unsupported(pn, "accumulate mode (acc=)");
     if (oi__op_is_elementwise(op) && oi__sy_ew_supported(op, in0->dtype)) {
@@ -360,6 +364,11 @@ static oi_status oi__sy_table_access(oi__sy_builder *b, const oi__pnode *pn, con
     int n_access = (int)arrlen(pn->access), kept = 0;
     if (sl->n_auto > 0)
         return oi__sy_unsupported(pn, "tables with @auto_dim");
+    for (int pos = 0; pos < n_access; pos++) {
+        const oi__pindex *ix = &pn->access[pos];
+        if (oi__expr_is_compound(&ix->single) || oi__expr_is_compound(&ix->start) || oi__expr_is_compound(&ix->end))
+            return oi__sy_unsupported(pn, "an index or slice bound that is an expression (step+1): use a scalar variable");
+    }
     if (pn->ir->kind == OI__NODE_CACHE_RESET && n_access != 0 && n_access != sl->n_indices)
         return oi__sy_unsupported(pn, "a reset of part of a table");
     for (int pos = 0; pos < sl->n_indices; pos++) {
@@ -509,6 +518,8 @@ static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, i
                 return st;
             continue;
         case OI__NODE_LOOP:
+            if (oi__expr_is_compound(&pn->ir->loop_start) || oi__expr_is_compound(&pn->ir->loop_end))
+                return oi__sy_unsupported(pn, "a loop bound that is an expression (n-1): use a scalar variable or a size");
             step.kind = OI__SY_S_LOOP;
             if (!arrput(b->loops, pn))
                 return OI_ERROR_OUT_OF_MEMORY;

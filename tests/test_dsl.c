@@ -458,6 +458,28 @@ OI_GRAPH(bad_slice,
     OI_RETURN())
 )
 
+static const int bad_expr_line = __LINE__ + 4;
+OI_GRAPH(bad_expr,
+  OI_PERSISTENT( OI_VAR(A(i), f32[D], @table) OI_VAR(n, i32) )
+  OI_BLOCK(entry, OI_ASSIGN(t, f32[D])
+    OI_CACHE_READ(A[0..n+], t)
+    OI_RETURN())
+)
+
+static const int paren_expr_line = __LINE__ + 4;
+OI_GRAPH(paren_expr,
+  OI_PERSISTENT( OI_VAR(A(i), f32[D], @table) OI_VAR(n, i32) )
+  OI_BLOCK(entry, OI_ASSIGN(t, f32[D])
+    OI_CACHE_READ(A[0..2*(n+1)], t)
+    OI_RETURN())
+)
+
+static const int bad_entry_size_line = __LINE__ + 2;
+OI_GRAPH(bad_entry_size,
+  OI_CONSTANT( OI_VAR(W(n), f32[E(), 4], @pattern("w{n}")) )
+  OI_BLOCK(entry, OI_RETURN())
+)
+
 static const int minus_ident_line = __LINE__ + 4;
 OI_GRAPH(minus_ident,
   OI_PERSISTENT( OI_VAR(A(i), f32[D], @table) )
@@ -854,6 +876,12 @@ static void test_diagnostics(void) {
     EXPECT_ERROR(negative_dim, negative_dim_line, "OI_VAR(x, f32[-3])",
                  "malformed dims: expected a size (a number or a name), found '-'");
     EXPECT_ERROR(bad_slice, bad_slice_line, "OI_CACHE_READ(A[1..2..3], t)", "malformed slice: expected ',' or ']', found '..'");
+    EXPECT_ERROR(bad_expr, bad_expr_line, "OI_CACHE_READ(A[0..n+], t)",
+                 "malformed index: expected a number or a name, found ']'");
+    EXPECT_ERROR(paren_expr, paren_expr_line, "OI_CACHE_READ(A[0..2*(n+1)], t)",
+                 "malformed index: expected a number or a name, found '('");
+    EXPECT_ERROR(bad_entry_size, bad_entry_size_line, "OI_VAR(W(n), f32[E(), 4], @pattern(\"w{n}\"))",
+                 "a size per entry is NAME(index): expected the index, found ')'");
     EXPECT_ERROR(minus_ident, minus_ident_line, "OI_CACHE_READ(A[-l], t)", "unexpected '-' before identifier, found 'l'");
     EXPECT_ERROR(negative_index, negative_index_line, "OI_CACHE_READ(A[-1], t)",
                  "negative index -1 (only a slice end may be negative)");
@@ -1242,6 +1270,85 @@ static void test_scopes_and_hints(void) {
 }
 
 
+/* Slice bounds, indices and loop bounds written as expressions keep their
+ * text (spaces dropped) in the IR, the JSON (round trip) and the DOT picture. */
+OI_GRAPH(index_exprs,
+  OI_PERSISTENT( OI_VAR(A(i), f32[D], @table) OI_VAR(n, i32, @init(0)) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(t, f32[1, D])
+    OI_ASSIGN(u, f32[D])
+    OI_CACHE_READ(A[n - 1..n + 1], t)
+    OI_CACHE_READ(A[0..S*2], t)
+    OI_CACHE_READ(A[n*2-1], u)
+    OI_LOOP(steps, i, 0..n-1, OI_BARRIER())
+    OI_RETURN()
+  )
+)
+
+/* Dims set at run time ('?'), sizes per entry (E(n)) and OI_ASSIGN(h)
+ * without a type build into the IR as written. */
+OI_GRAPH(shape_forms,
+  OI_CONSTANT( OI_VAR(W(n), f32[E(n), 4], @pattern("w{n}")) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(r, f32[?, 4])
+    OI_ASSIGN(h)
+    OI_RETURN()
+  )
+)
+
+static void check_ident(const char *have, const char *want) {
+    CHECK_MSG(have && strcmp(have, want) == 0, "ident %s, want %s", have ? have : "(null)", want);
+}
+
+static void test_shape_forms(void) {
+    const oi_graph *g = shape_forms();
+    CHECK_MSG(g != NULL, "shape_forms: %s", oi_last_error());
+    if (!g)
+        return;
+    check_ident(g->vars[0].dims[0], "E(n)");
+    const oi__node *nodes = g->blocks[0].nodes;
+    check_ident(nodes[0].dims[0], "?");
+    CHECK(!nodes[0].typed_by_op && nodes[1].typed_by_op && nodes[1].dtype == OI_DTYPE_INVALID && arrlen(nodes[1].dims) == 0);
+}
+
+static void test_index_expressions(void) {
+    const oi_graph *g = index_exprs();
+    CHECK_MSG(g != NULL, "index_exprs: %s", oi_last_error());
+    if (!g)
+        return;
+    const oi__node *nodes = g->blocks[0].nodes;
+    check_ident(nodes[2].access.indices[0].start.ident, "n-1");
+    check_ident(nodes[2].access.indices[0].end.ident, "n+1");
+    check_ident(nodes[3].access.indices[0].end.ident, "S*2");
+    check_ident(nodes[4].access.indices[0].single.ident, "n*2-1");
+    check_ident(nodes[5].loop_end.ident, "n-1");
+    CHECK(nodes[3].access.indices[0].start.ident == NULL && nodes[3].access.indices[0].start.lit == 0);
+    char *json = oi_graph_to_json(g);
+    CHECK_STR_CONTAINS(json, "\"start\": \"n-1\"");
+    CHECK_STR_CONTAINS(json, "\"end\": \"S*2\"");
+    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
+    CHECK_MSG(back != NULL, "from_json: %s", oi_last_error());
+    char *again = back ? oi_graph_to_json(back) : NULL;
+    CHECK_MSG(json && again && strcmp(json, again) == 0, "round trip differs");
+    oi_free(again);
+    oi_graph_free(back);
+    char *dot = oi_graph_to_dot(g);
+    CHECK_STR_CONTAINS(dot, "A[n-1..n+1]");
+    oi_free(dot);
+    /* JSON with a malformed expression is refused, naming the place */
+    const char *at = json ? strstr(json, "\"n*2-1\"") : NULL;
+    if (at) {
+        char *bad = oi__strdup(json);
+        memcpy(bad + (at - json), "\"n*2--\"", 7);
+        CHECK(oi_graph_from_json(bad) == NULL);
+        CHECK_STR_CONTAINS(oi_last_error(), "\"n*2--\" is not an identifier or an index expression");
+        oi__free(bad);
+    } else {
+        CHECK_MSG(0, "no \"n*2-1\" in the JSON");
+    }
+    oi_free(json);
+}
+
 int main(void) {
     test_every_construct();
     test_uuids_are_stable();
@@ -1250,5 +1357,7 @@ int main(void) {
     test_unbalanced();
     test_strict_mode();
     test_scopes_and_hints();
+    test_index_expressions();
+    test_shape_forms();
     return check_result("test_dsl");
 }

@@ -762,6 +762,430 @@ static void test_slices(void) {
     oi_simulator_free(sim);
 }
 
+/* Slice bounds, indices and loop bounds as expressions of scalars and sizes,
+ * evaluated at run time: one counter n instead of two. */
+OI_GRAPH(g_slice_exprs,
+  OI_DYNAMIC( OI_VAR(v, f32[2]) )
+  OI_PERSISTENT(
+    OI_VAR(n, i32, @init(0))
+    OI_VAR(iters, i32, @init(0))
+    OI_VAR(A(i), f32[2], @table)
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(upto, f32[1, 2])
+    OI_ASSIGN(last, f32[1, 2])
+    OI_ASSIGN(twice, f32[1, 2])
+    OI_ASSIGN(prev, f32[2])
+    OI_CACHE_WRITE(v, A[n])
+    OI_CACHE_READ(A[0..n+1], upto)       /* n + 1 rows, this step's too */
+    OI_CACHE_READ(A[n - 1 + 1..n+1], last) /* this row alone */
+    OI_CACHE_READ(A[0..S*2], twice)      /* S = 2 in the model: rows 0..3 */
+    OI_CACHE_READ(A[n*2-n], prev)        /* a single index: row n */
+    OI_LOOP(count, i, 0..n-1+1, OI_CACHE_INCREMENT(iters))
+    OI_CACHE_INCREMENT(n)
+    OI_RETURN()
+  )
+)
+
+static void test_slice_exprs(void) {
+    oi_writer *w = oi_writer_new();
+    CHECK_OK(oi_writer_add_sizevar(w, "S", 2));
+    oi_model *m = open_written(w, "slice_exprs");
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_slice_exprs(), false);
+    if (e) {
+        for (int i = 0; i < 5; i++) {
+            float v[2] = {(float)i, (float)-i};
+            CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
+            CHECK_OK(oi_executor_run_step(e));
+        }
+        /* the last step ran with n = 4: rows 0..4, row 4, rows 0..3, row 4 */
+        check_rows(e, "upto", 0, 5);
+        check_rows(e, "last", 4, 1);
+        check_rows(e, "twice", 0, 4);
+        float row4[2] = {4, -4};
+        check_f32(e, "prev", row4, 2, 0);
+        CHECK_EQ_INT(fetch_i64(e, "iters"), 0 + 1 + 2 + 3 + 4); /* n iterations per step */
+    }
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+    /* a start that is negative at run time: the error names the statement */
+    static const oi_dsl_stmt neg[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32, @init(0)", 0},
+        {OI_DSL_VAR, 3, "", "A(i), f32[2], @table", 0}, {OI_DSL_SECTION_END, 4, "", "", 0},
+        {OI_DSL_BLOCK, 5, "entry", "", 0}, {OI_DSL_ASSIGN, 6, "", "r, f32[1, 2]", 0},
+        {OI_DSL_CACHE_READ, 7, "", "A[n-1..n], r", 0},
+        {OI_DSL_RETURN, 8, "", "", 0}, {OI_DSL_BLOCK_END, 9, "entry", "", 0}, {OI_DSL_END, 10, "", "", 0}};
+    oi_graph *g = oi_graph_build("neg", "neg.c", neg);
+    CHECK_MSG(g != NULL, "build: %s", oi_last_error());
+    e = g ? make_exec(&sim, m, g, false) : NULL;
+    if (e) {
+        CHECK(oi_executor_run_step(e) != OI_OK);
+        CHECK_STR_CONTAINS(oi_last_error(), "neg.c:7: error:");
+        CHECK_STR_CONTAINS(oi_last_error(), "slice -1..0");
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    /* an unknown name in an expression fails at validation, at its line */
+    static const oi_dsl_stmt unknown[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "A(i), f32[2], @table", 0},
+        {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "r, f32[1, 2]", 0},
+        {OI_DSL_CACHE_READ, 6, "", "A[0..step+1], r", 0},
+        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
+    expect_invalid(unknown, m, "bad.c:6: error:", "slice end 'step' is not a loop variable, a model size or a scalar variable");
+    oi_graph_free(g);
+    oi_model_close(m);
+}
+
+/* Run-time dims: '?' says a dim is set at run time; the rank and the other
+ * dims are checked at validation and at every write. */
+OI_GRAPH(g_runtime_dims,
+  OI_DYNAMIC( OI_VAR(v, f32[2]) )
+  OI_VOLATILE( OI_VAR(cols, f32[2, ?]) )
+  OI_PERSISTENT(
+    OI_VAR(n, i32, @init(0))
+    OI_VAR(A(i), f32[2], @table)
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(rows, f32[?, 2])
+    OI_ASSIGN(first, f32[?, 2])
+    OI_CACHE_WRITE(v, A[n])
+    OI_CACHE_READ(A[0..n+1], rows)
+    OI_CACHE_READ(A[0..1], first)        /* a known length also fits '?' */
+    OI_OP(transpose, rows, perm=[1, 0]) OI_TO(cols)
+    OI_CACHE_INCREMENT(n)
+    OI_RETURN()
+  )
+)
+
+static const oi_dsl_stmt *runtime_dims_graph(const char *tail_decl, const char *read, const char *section_var) {
+    static char decl[64], access[64], var[64];
+    snprintf(decl, sizeof decl, "%s", tail_decl);
+    snprintf(access, sizeof access, "%s", read);
+    snprintf(var, sizeof var, "%s", section_var);
+    static oi_dsl_stmt s[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32, @init(0)", 0},
+        {OI_DSL_VAR, 3, "", "A(i), f32[2], @table", 0}, {OI_DSL_SECTION_END, 4, "", "", 0},
+        {OI_DSL_SECTION_DYNAMIC, 5, "", "", 0}, {OI_DSL_VAR, 6, "", "", 0}, {OI_DSL_SECTION_END, 7, "", "", 0},
+        {OI_DSL_BLOCK, 8, "entry", "", 0}, {OI_DSL_ASSIGN, 9, "", "", 0},
+        {OI_DSL_CACHE_READ, 10, "", "", 0},
+        {OI_DSL_RETURN, 11, "", "", 0}, {OI_DSL_BLOCK_END, 12, "entry", "", 0}, {OI_DSL_END, 13, "", "", 0}};
+    s[5].text = var;
+    s[8].text = decl;
+    s[9].text = access;
+    return s;
+}
+
+static void test_runtime_dims(void) {
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, NULL, g_runtime_dims(), false);
+    if (e) {
+        CHECK_EQ_INT(oi_executor_warning_count(e), 0);
+        for (int i = 0; i < 3; i++) {
+            float v[2] = {(float)i, (float)-i};
+            CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
+            CHECK_OK(oi_executor_run_step(e));
+        }
+        check_rows(e, "rows", 0, 3);
+        check_rows(e, "first", 0, 1);
+        float cols[6] = {0, 1, 2, 0, -1, -2};
+        check_f32(e, "cols", cols, 6, 0);
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    /* the graph keeps '?': JSON (round trip) and DOT */
+    char *json = g_runtime_dims() ? oi_graph_to_json(g_runtime_dims()) : NULL;
+    CHECK_STR_CONTAINS(json, "\"dims\": [\"?\", \"2\"]");
+    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
+    CHECK_MSG(copy != NULL, "from_json: %s", oi_last_error());
+    char *again = copy ? oi_graph_to_json(copy) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    oi_free(again);
+    oi_graph_free(copy);
+    oi_free(json);
+    char *dot = g_runtime_dims() ? oi_graph_to_dot(g_runtime_dims()) : NULL;
+    CHECK_STR_CONTAINS(dot, "f32[?, 2]");
+    oi_free(dot);
+
+    /* validation: the rank and the static dims of the read */
+    expect_invalid(runtime_dims_graph("r, f32[?, 3]", "A[0..n], r", "x, f32[1]"), NULL, "bad.c:10: error:",
+                   "cache.read gives f32[?, 2] but r is declared f32[?, 3]");
+    expect_invalid(runtime_dims_graph("r, f32[?]", "A[0..n], r", "x, f32[1]"), NULL, "bad.c:10: error:",
+                   "cache.read gives f32[?, 2] but r is declared f32[?]");
+    expect_invalid(runtime_dims_graph("r, f32[?, 2]", "A[n], r", "x, f32[1]"), NULL, "bad.c:10: error:",
+                   "cache.read gives f32[2] but r is declared f32[?, 2]");
+    expect_invalid(runtime_dims_graph("r, f32[?, 2]", "A[0..n], r", "x, f32[?]"), NULL, "bad.c:6: error:",
+                   "a dim set at run time ('?') is only for temporaries (OI_ASSIGN) and volatile variables");
+    /* a placeholder (no '?') where the read sets a dim at run time: a warning, or a strict error */
+    oi_graph *g = oi_graph_build("bad", "bad.c", runtime_dims_graph("r, f32[1, 2]", "A[0..n], r", "x, f32[1]"));
+    CHECK_MSG(g != NULL, "build: %s", oi_last_error());
+    e = g ? make_exec(&sim, NULL, g, false) : NULL;
+    if (e) {
+        CHECK_EQ_INT(oi_executor_warning_count(e), 2); /* and: A is never written */
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), "bad.c:10: warning:");
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), "cache.read gives f32[?, 2], set at run time, but r is declared f32[1, 2]");
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    oi_graph_free(g);
+    setenv("OPENINFER_STRICT", "1", 1);
+    g = oi_graph_build("bad", "bad.c", runtime_dims_graph("r, f32[1, 2]", "A[0..n], r", "x, f32[1]"));
+    CHECK(g && oi_graph_validate(g, NULL) == OI_ERROR_VALIDATION);
+    CHECK_STR_CONTAINS(oi_last_error(), "write the run-time dims as '?' (strict mode)");
+    unsetenv("OPENINFER_STRICT");
+    oi_graph_free(g);
+
+    /* an op whose result does not fit the declaration: at validation when the
+     * shapes are known, at the write when they are set at run time */
+    static const oi_dsl_stmt op_static[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[3, 2]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "t, f32[?, 3]", 0},
+        {OI_DSL_OP, 6, "relu", "x", OI_OP_relu}, {OI_DSL_TO, 6, "", "t", 0},
+        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
+    expect_invalid(op_static, NULL, "bad.c:6: error:", "op relu produces f32[3, 2] but t is declared f32[?, 3]");
+    static const oi_dsl_stmt op_probed[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32, @init(3)", 0},
+        {OI_DSL_VAR, 3, "", "A(i), f32[2], @table", 0}, {OI_DSL_SECTION_END, 4, "", "", 0},
+        {OI_DSL_BLOCK, 5, "entry", "", 0}, {OI_DSL_ASSIGN, 6, "", "r, f32[?, 2]", 0},
+        {OI_DSL_ASSIGN, 7, "", "t, f32[?, 2]", 0},
+        {OI_DSL_CACHE_READ, 8, "", "A[0..n], r", 0},
+        {OI_DSL_OP, 9, "transpose", "r, perm=[1, 0]", OI_OP_transpose}, {OI_DSL_TO, 9, "", "t", 0},
+        {OI_DSL_RETURN, 10, "", "", 0}, {OI_DSL_BLOCK_END, 11, "entry", "", 0}, {OI_DSL_END, 12, "", "", 0}};
+    expect_invalid(op_probed, NULL, "bad.c:9: error:", "op transpose produces f32[2, ?] but t is declared f32[?, 2]");
+    static const oi_dsl_stmt op_runtime[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32, @init(3)", 0},
+        {OI_DSL_VAR, 3, "", "A(i), f32[2], @table", 0}, {OI_DSL_SECTION_END, 4, "", "", 0},
+        {OI_DSL_SECTION_VOLATILE, 5, "", "", 0}, {OI_DSL_VAR, 6, "", "x, f32[3, 2], @init(1.0)", 0},
+        {OI_DSL_SECTION_END, 7, "", "", 0},
+        {OI_DSL_BLOCK, 8, "entry", "", 0}, {OI_DSL_ASSIGN, 9, "", "r, f32[?, 2]", 0},
+        {OI_DSL_ASSIGN, 10, "", "t, f32[?, 3]", 0},
+        {OI_DSL_CACHE_READ, 11, "", "A[0..n], r", 0},
+        {OI_DSL_OP, 12, "add", "r, x", OI_OP_add}, {OI_DSL_TO, 12, "", "t", 0}, /* [3, 2] when n = 3 */
+        {OI_DSL_RETURN, 13, "", "", 0}, {OI_DSL_BLOCK_END, 14, "entry", "", 0}, {OI_DSL_END, 15, "", "", 0}};
+    g = oi_graph_build("late", "late.c", op_runtime);
+    e = g ? make_exec(&sim, NULL, g, false) : NULL;
+    CHECK_MSG(e != NULL, "make_exec: %s", oi_last_error());
+    if (e) {
+        CHECK(oi_executor_run_step(e) != OI_OK);
+        CHECK_STR_CONTAINS(oi_last_error(), "late.c:12: error:");
+        CHECK_STR_CONTAINS(oi_last_error(), "t is declared f32[?, 3] but gets f32[3, 2]");
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    oi_graph_free(g);
+}
+
+/* Temporaries typed by their first writer: OI_ASSIGN(h) with no type. */
+OI_GRAPH(g_typed_by_op,
+  OI_DYNAMIC( OI_VAR(x, f32[S, 4]) )
+  OI_VOLATILE( OI_VAR(w, f32[4, 3], @init(0.5)) )
+  OI_PERSISTENT( OI_VAR(n, i32, @init(0)) OI_VAR(H(t), f32[S, 3], @table) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h)
+    OI_ASSIGN(flat)
+    OI_ASSIGN(hist)
+    OI_ASSIGN(total)
+    OI_ASSIGN(copy)
+    OI_ASSIGN(ints)
+    OI_OP(matmul, x, w) OI_TO(h)               /* f32[S, 3] */
+    OI_OP(relu, h) OI_TO(h)                    /* typed: checked as declared */
+    OI_OP(reshape, h, shape=[-1]) OI_TO(flat)  /* f32[S*3] */
+    OI_CACHE_WRITE(h, H[n])
+    OI_CACHE_READ(H[0..n+1], hist)             /* f32[?, S, 3] */
+    OI_OP(sum_axis, hist, axes=[0]) OI_TO(total) /* f32[S, 3]: the '?' dim is summed away */
+    OI_TRANSFER(h, copy)
+    OI_OP(cast, flat, to=i32) OI_TO(ints)
+    OI_CACHE_INCREMENT(n)
+    OI_RETURN()
+  )
+)
+
+static void check_shape(oi_executor *e, const char *name, oi_dtype dtype, int ndim, const int64_t *shape) {
+    oi_tensor_view v;
+    oi_status st = oi_executor_fetch(e, name, dtype, &v);
+    CHECK_MSG(st == OI_OK, "fetch %s: %s", name, oi_last_error());
+    CHECK_MSG(st != OI_OK || (int)v.ndim == ndim, "%s: rank %d, want %d", name, (int)v.ndim, ndim);
+    for (int d = 0; st == OI_OK && d < ndim && d < (int)v.ndim; d++)
+        CHECK_MSG((int64_t)v.shape[d] == shape[d], "%s: dim %d is %lld, want %lld", name, d, (long long)v.shape[d],
+                  (long long)shape[d]);
+}
+
+static void test_typed_by_op(void) {
+    oi_writer *w = oi_writer_new();
+    CHECK_OK(oi_writer_add_sizevar(w, "S", 2));
+    oi_model *m = open_written(w, "typed_by_op");
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_typed_by_op(), true);
+    if (e) {
+        float x[8] = {1, 2, 3, 4, -1, -2, -3, -4};
+        for (int step = 0; step < 2; step++) {
+            CHECK_OK(OI_TRY_INSERT(e, x, x, 8));
+            CHECK_OK(oi_executor_run_step(e));
+        }
+        static const int64_t s23[2] = {2, 3}, s6[1] = {6}, s223[3] = {2, 2, 3};
+        check_shape(e, "h", OI_DTYPE_F32, 2, s23);
+        check_shape(e, "flat", OI_DTYPE_F32, 1, s6);
+        check_shape(e, "hist", OI_DTYPE_F32, 3, s223);
+        check_shape(e, "total", OI_DTYPE_F32, 2, s23);
+        check_shape(e, "copy", OI_DTYPE_F32, 2, s23);
+        check_shape(e, "ints", OI_DTYPE_I32, 1, s6);
+        float h[6] = {5, 5, 5, 0, 0, 0}, total[6] = {10, 10, 10, 0, 0, 0}; /* row sums * 0.5, relu; two steps */
+        check_f32(e, "h", h, 6, 1e-6);
+        check_f32(e, "total", total, 6, 1e-6);
+        char *trace = oi_executor_trace_json(e);
+        CHECK_STR_CONTAINS(trace, "\"type\": \"f32[?, 2, 3]\"");
+        CHECK_STR_CONTAINS(trace, "\"type\": \"i32[6]\"");
+        oi_free(trace);
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    /* the graph keeps "typed by its writer"; the typed forms show what validation gave */
+    const oi_graph *g = g_typed_by_op();
+    char *json = g ? oi_graph_to_json(g) : NULL;
+    CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"src\"");
+    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
+    char *again = back ? oi_graph_to_json(back) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    oi_free(again);
+    oi_graph_free(back);
+    oi_free(json);
+    json = g ? oi_graph_to_json_typed(g, m) : NULL;
+    CHECK_MSG(json != NULL, "to_json_typed: %s", oi_last_error());
+    CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"2\", \"3\"], \"src\"");
+    CHECK_STR_CONTAINS(json, "\"name\": \"hist\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"?\", \"2\", \"3\"], \"src\"");
+    back = json ? oi_graph_from_json(json) : NULL;
+    again = back ? oi_graph_to_json(back) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    CHECK(back && oi_graph_validate(back, m) == OI_OK); /* typed again by the validator */
+    oi_free(again);
+    oi_graph_free(back);
+    oi_free(json);
+    char *dot = g ? oi_graph_to_dot(g) : NULL;
+    CHECK_STR_CONTAINS(dot, "assign flat (typed by its first writer)");
+    oi_free(dot);
+    dot = g ? oi_graph_to_dot_typed(g, m) : NULL;
+    CHECK_STR_CONTAINS(dot, "assign flat: f32[6] (from its first writer)");
+    oi_free(dot);
+
+    static const oi_dsl_stmt read_first[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "t", 0},
+        {OI_DSL_OP, 6, "add", "x, t", OI_OP_add}, {OI_DSL_TO, 6, "", "t", 0},
+        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
+    expect_invalid(read_first, m, "bad.c:6: error:", "t is read before anything writes it: OI_ASSIGN(t) takes its dtype");
+    static const oi_dsl_stmt never[] = {
+        {OI_DSL_BLOCK, 1, "entry", "", 0}, {OI_DSL_ASSIGN, 2, "", "t", 0},
+        {OI_DSL_RETURN, 3, "", "", 0}, {OI_DSL_BLOCK_END, 4, "entry", "", 0}, {OI_DSL_END, 5, "", "", 0}};
+    oi_graph *unused = oi_graph_build("bad", "bad.c", never);
+    e = unused ? make_exec(&sim, m, unused, false) : NULL;
+    if (e) {
+        CHECK_EQ_INT(oi_executor_warning_count(e), 1);
+        CHECK_STR_CONTAINS(oi_executor_warning(e, 0), "bad.c:2: warning: OI_ASSIGN(t): nothing writes t, so it has no type");
+        oi_tensor_view v;
+        CHECK(oi_executor_fetch(e, "t", OI_DTYPE_F32, &v) != OI_OK);
+        CHECK_STR_CONTAINS(oi_last_error(), "t has no type: nothing writes it");
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    oi_graph_free(unused);
+    static const oi_dsl_stmt placeholder_in[] = {
+        {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "A(i), f32[2], @table", 0},
+        {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "r, f32[1, 2]", 0}, {OI_DSL_ASSIGN, 6, "", "t", 0},
+        {OI_DSL_CACHE_READ, 7, "", "A[], r", 0},
+        {OI_DSL_OP, 8, "relu", "r", OI_OP_relu}, {OI_DSL_TO, 8, "", "t", 0},
+        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
+    expect_invalid(placeholder_in, m, "bad.c:8: error:", "t takes its type from op relu, whose input shapes are only known at run time");
+    oi_model_close(m);
+}
+
+/* Prefix tables whose entries differ in shape: E(n) names a size per entry,
+ * so blocks of different widths share one loop. */
+OI_GRAPH(g_entry_dims,
+  OI_DYNAMIC( OI_VAR(x, f32[1, 2]) )
+  OI_CONSTANT(
+    OI_VAR(up(n), f32[2, E(n)], @pattern("blk{n}.up"))
+    OI_VAR(down(n), f32[E(n), 2], @pattern("blk{n}.down"))
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(y, f32[1, 2])
+    OI_TRANSFER(x, y)
+    OI_LOOP(blocks, l, 0..2,
+      OI_ASSIGN(h)                               /* f32[1, ?]: E(l) wide */
+      OI_ASSIGN(s)
+      OI_ASSIGN(tot)
+      OI_ASSIGN(d)
+      OI_OP(matmul, y, up[l]) OI_TO(h)
+      OI_OP(top_k, h, k=E(l)) OI_TO(s)           /* a setting per entry */
+      OI_OP(sum_axis, s, axes=[1]) OI_TO(tot)
+      OI_OP(matmul, h, down[l]) OI_TO(d)
+      OI_OP(add, d, tot) OI_TO(y)
+    )
+    OI_RETURN()
+  )
+)
+
+static oi_model *entry_dims_model(int64_t down1_rows) {
+    oi_writer *w = oi_writer_new();
+    float ones[10] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    uint64_t up0[2] = {2, 3}, down0[2] = {3, 2}, up1[2] = {2, 5}, down1[2] = {(uint64_t)down1_rows, 2};
+    add_f32(w, "blk0.up", 2, up0, ones);
+    add_f32(w, "blk0.down", 2, down0, ones);
+    add_f32(w, "blk1.up", 2, up1, ones);
+    add_f32(w, "blk1.down", 2, down1, ones);
+    return open_written(w, down1_rows == 5 ? "entry_dims" : "entry_dims_bad");
+}
+
+static void test_entry_dims(void) {
+    oi_model *m = entry_dims_model(5);
+    oi_simulator *sim;
+    oi_executor *e = make_exec(&sim, m, g_entry_dims(), false);
+    if (e) {
+        float x[2] = {1, 2};
+        CHECK_OK(OI_TRY_INSERT(e, x, x, 2));
+        CHECK_OK(oi_executor_run_step(e));
+        /* E = 3: h = [3, 3, 3], tot = 9, d = [9, 9], y = [18, 18]; E = 5: h = [36] * 5, y = [360, 360] */
+        float y[2] = {360, 360};
+        check_f32(e, "y", y, 2, 0);
+        static const int64_t h1[2] = {1, 5};
+        check_shape(e, "h", OI_DTYPE_F32, 2, h1);
+        oi_executor_free(e);
+        oi_simulator_free(sim);
+    }
+    char *json = g_entry_dims() ? oi_graph_to_json_typed(g_entry_dims(), m) : NULL;
+    CHECK_MSG(json != NULL, "typed: %s", oi_last_error());
+    CHECK_STR_CONTAINS(json, "\"dims\": [\"2\", \"E(n)\"]");
+    CHECK_STR_CONTAINS(json, "{\"name\": \"k\", \"type\": \"size\", \"value\": \"E(l)\"}");
+    CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"1\", \"?\"]");
+    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
+    char *again = back ? oi_graph_to_json(back) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    oi_free(again);
+    oi_graph_free(back);
+    oi_free(json);
+    oi_model_close(m);
+
+    /* checked at validation: every entry against the model, E(n) the same in every table */
+    m = entry_dims_model(4);
+    CHECK_STATUS(oi_graph_validate(g_entry_dims(), m), OI_ERROR_VALIDATION);
+    CHECK_STR_CONTAINS(oi_last_error(), "E(n) is 4 in down (model tensor 'blk1.down') but 5 in up, for n = 1");
+    oi_model_close(m);
+    m = entry_dims_model(5);
+    static const oi_dsl_stmt not_table[] = {
+        {OI_DSL_SECTION_CONSTANT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "w, f32[E(n)]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_RETURN, 5, "", "", 0}, {OI_DSL_BLOCK_END, 6, "entry", "", 0},
+        {OI_DSL_END, 7, "", "", 0}};
+    expect_invalid(not_table, m, "bad.c:2: error:", "a size per entry (E(n)) belongs to a prefix table");
+    static const oi_dsl_stmt unknown_setting[] = {
+        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[1, 3]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
+        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "s, f32[1, 3]", 0},
+        {OI_DSL_OP, 6, "top_k", "x, k=Q(0)", OI_OP_top_k}, {OI_DSL_TO, 6, "", "s", 0},
+        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
+    expect_invalid(unknown_setting, m, "bad.c:6: error:", "setting k=Q(0): no prefix table with one index declares");
+    oi_model_close(m);
+}
+
 OI_GRAPH(g_reset,
   OI_DYNAMIC( OI_VAR(v, f32[1]) )
   OI_PERSISTENT(
@@ -1708,6 +2132,10 @@ int main(void) {
     test_prefix_tables();
     test_kv_cache();
     test_slices();
+    test_slice_exprs();
+    test_runtime_dims();
+    test_typed_by_op();
+    test_entry_dims();
     test_reset_multi_index();
     test_fixed_overflow();
     test_auto_dim();

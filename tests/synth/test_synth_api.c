@@ -22,6 +22,31 @@ OI_GRAPH(api_chain,
   )
 )
 
+/* What the C target refuses, naming the statement: an index expression, a
+ * prefix table whose entries differ in shape. */
+OI_GRAPH(api_index_expr,
+  OI_DYNAMIC( OI_VAR(x, f32[4]) )
+  OI_PERSISTENT( OI_VAR(n, i32, @init(0)) OI_VAR(A(i), f32[4], @table, @fixed(i=8)) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(rows, f32[?, 4])
+    OI_CACHE_WRITE(x, A[n])
+    OI_CACHE_READ(A[0..n+1], rows)
+    OI_CACHE_INCREMENT(n)
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(api_entry_sizes,
+  OI_DYNAMIC( OI_VAR(x, f32[1, 4]) )
+  OI_VOLATILE( OI_VAR(k, i32, @init(0)) )
+  OI_CONSTANT( OI_VAR(W(n), f32[4, E(n)], @pattern("w{n}")) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h)
+    OI_OP(matmul, x, W[k]) OI_TO(h)
+    OI_RETURN()
+  )
+)
+
 static int failures;
 #define CHECK(cond) \
     do { \
@@ -81,6 +106,11 @@ int main(int argc, char **argv) {
     CHECK(two && oi_plan_get_summary(two, &sum) == OI_OK && sum.kernels == 2);
     oi_plan_free(two);
     oi_synthesizer_free(arch);
+    CHECK(oi_synthesize(s, NULL, api_index_expr()) == NULL &&
+          strstr(oi_last_error(), "cannot synthesize this yet: an index or slice bound that is an expression") &&
+          strstr(oi_last_error(), "OI_CACHE_READ(A[0..n+1], rows)"));
+    CHECK(oi_synthesize(s, NULL, api_entry_sizes()) == NULL &&
+          strstr(oi_last_error(), "a prefix table whose entries differ in shape (E(n))"));
     oi_plan_free(plan);
     oi_plan_free(NULL);
     oi_synthesizer_free(s);

@@ -14,11 +14,13 @@
 #include <time.h>
 
 /* The macros below expand to DSL statements; token pasting gives each block its own names
- * (b5_exp_w, b5_e, ...). Sizes are literals: the input is 48 x 192, the widths stay 96
- * after the stem (the strides are [2, 1]), and op settings cannot name sizes yet. */
+ * (b5_exp_w, b5_e, ...). Temporaries are declared OI_ASSIGN(name): each takes its dtype and
+ * shape from the op that first writes it, so the heights and widths (48 x 192 in, 96 wide after
+ * the stem, whose strides are [2, 1]) are written nowhere. */
 
 /* hard-swish as ONNX spells it: x * clip(x + 3, 0, 6) / 6 (t: a scratch of x's shape) */
 #define ACT_hs(x, t) \
+    OI_ASSIGN(t) \
     OI_OP(add, x, three) OI_TO(t) \
     OI_OP(relu, t, clamp_max=6.0) OI_TO(t) \
     OI_OP(mul, x, t) OI_TO(x) \
@@ -38,9 +40,9 @@
     OI_VAR(b##n##_lin_w, f32[O, E, 1, 1]) OI_VAR(b##n##_lin_b, f32[O])
 
 /* squeeze-excite: x *= hard_sigmoid(W2 relu(W1 mean(x) + b1) + b2), per channel */
-#define SE_yes(n, E, S) \
-    OI_ASSIGN(b##n##_p, f32[1, E, 1, 1]) \
-    OI_ASSIGN(b##n##_s, f32[1, S, 1, 1]) \
+#define SE_yes(n) \
+    OI_ASSIGN(b##n##_p) \
+    OI_ASSIGN(b##n##_s) \
     OI_OP(global_avg_pool, b##n##_d) OI_TO(b##n##_p) \
     OI_OP(conv2d, b##n##_p, b##n##_se1_w, b##n##_se1_b) OI_TO(b##n##_s) \
     OI_OP(relu, b##n##_s) OI_TO(b##n##_s) \
@@ -49,22 +51,21 @@
     OI_OP(add, b##n##_p, half) OI_TO(b##n##_p) \
     OI_OP(relu, b##n##_p, clamp_max=1.0) OI_TO(b##n##_p) \
     OI_OP(mul, b##n##_d, b##n##_p) OI_TO(b##n##_d)
-#define SE_no(n, E, S)
+#define SE_no(n)
 #define RES_yes(in, out) OI_OP(add, in, out) OI_TO(out)
 #define RES_no(in, out)
 
-/* block n: in [1, C, H, 96] -> out [1, O, Ho, 96]; depthwise k x k, padding k / 2, stride (sh, 1) */
-#define BLOCK(n, in, out, E, S, O, H, Ho, k, pad, sh, act, se, res) \
-    OI_ASSIGN(b##n##_e, f32[1, E, H, 96]) \
-    OI_ASSIGN(b##n##_et, f32[1, E, H, 96]) \
-    OI_ASSIGN(b##n##_d, f32[1, E, Ho, 96]) \
-    OI_ASSIGN(b##n##_dt, f32[1, E, Ho, 96]) \
-    OI_ASSIGN(out, f32[1, O, Ho, 96]) \
+/* block n: in [1, C, H, 96] -> out [1, O, H / sh, 96]; depthwise k x k with E groups, padding
+ * k / 2, stride (sh, 1). */
+#define BLOCK(n, in, out, E, pad, sh, act, se, res) \
+    OI_ASSIGN(b##n##_e) \
+    OI_ASSIGN(b##n##_d) \
+    OI_ASSIGN(out) \
     OI_OP(conv2d, in, b##n##_exp_w, b##n##_exp_b) OI_TO(b##n##_e) \
     ACT_##act(b##n##_e, b##n##_et) \
     OI_OP(conv2d, b##n##_e, b##n##_dw_w, b##n##_dw_b, pads=[pad, pad, pad, pad], strides=[sh, 1], group=E) OI_TO(b##n##_d) \
     ACT_##act(b##n##_d, b##n##_dt) \
-    SE_##se(n, E, S) \
+    SE_##se(n) \
     OI_OP(conv2d, b##n##_d, b##n##_lin_w, b##n##_lin_b) OI_TO(out) \
     RES_##res(in, out)
 
@@ -79,10 +80,13 @@ OI_GRAPH(ppocr_cls,
     WEIGHTS(3,  8,  24,  0,  8,  3, no)
     WEIGHTS(4,  8,  32,  0,  8,  3, no)
     WEIGHTS(5,  8,  32,  8, 16,  5, yes)
-    WEIGHTS(6,  16, 88, 22, 16,  5, yes)
-    WEIGHTS(7,  16, 88, 22, 16,  5, yes)
-    WEIGHTS(8,  16, 40, 10, 16,  5, yes)
-    WEIGHTS(9,  16, 48, 12, 16,  5, yes)
+    /* blocks 6-9 run as one loop: 16 channels in and out, each expanded to its own width E(n)
+     * (88, 88, 40, 48) and squeezed to S(n); both come from the model, entry by entry */
+    OI_VAR(exp_w(n), f32[E(n), 16, 1, 1], @pattern("b{n}_exp_w"))   OI_VAR(exp_b(n), f32[E(n)], @pattern("b{n}_exp_b"))
+    OI_VAR(dw_w(n), f32[E(n), 1, 5, 5], @pattern("b{n}_dw_w"))      OI_VAR(dw_b(n), f32[E(n)], @pattern("b{n}_dw_b"))
+    OI_VAR(se1_w(n), f32[S(n), E(n), 1, 1], @pattern("b{n}_se1_w")) OI_VAR(se1_b(n), f32[S(n)], @pattern("b{n}_se1_b"))
+    OI_VAR(se2_w(n), f32[E(n), S(n), 1, 1], @pattern("b{n}_se2_w")) OI_VAR(se2_b(n), f32[E(n)], @pattern("b{n}_se2_b"))
+    OI_VAR(lin_w(n), f32[16, E(n), 1, 1], @pattern("b{n}_lin_w"))   OI_VAR(lin_b(n), f32[16], @pattern("b{n}_lin_b"))
     WEIGHTS(10, 16, 104, 26, 32, 5, yes)
     WEIGHTS(11, 32, 200, 50, 32, 5, yes)
     WEIGHTS(12, 32, 200, 50, 32, 5, yes)
@@ -90,30 +94,41 @@ OI_GRAPH(ppocr_cls,
     OI_VAR(fc_w, f32[200, 2])  OI_VAR(fc_b, f32[2])
   )
   OI_BLOCK(entry,
-    OI_ASSIGN(x1, f32[1, 8, 24, 96])
-    OI_ASSIGN(t1, f32[1, 8, 24, 96])
+    OI_ASSIGN(x1)
     OI_OP(conv2d, image, stem_w, stem_b, pads=[1, 1, 1, 1], strides=[2, 2]) OI_TO(x1)
     ACT_hs(x1, t1)
-    /*    n   in   out  E    S   O   H   Ho k  pad sh act   SE   residual */
-    BLOCK(2,  x1,  x2,  8,   2,  8,  24, 12, 3, 1, 2, relu, yes, no)
-    BLOCK(3,  x2,  x3,  24,  0,  8,  12, 6,  3, 1, 2, relu, no,  no)
-    BLOCK(4,  x3,  x4,  32,  0,  8,  6,  6,  3, 1, 1, relu, no,  yes)
-    BLOCK(5,  x4,  x5,  32,  8,  16, 6,  3,  5, 2, 2, hs,   yes, no)
-    BLOCK(6,  x5,  x6,  88,  22, 16, 3,  3,  5, 2, 1, hs,   yes, yes)
-    BLOCK(7,  x6,  x7,  88,  22, 16, 3,  3,  5, 2, 1, hs,   yes, yes)
-    BLOCK(8,  x7,  x8,  40,  10, 16, 3,  3,  5, 2, 1, hs,   yes, yes)
-    BLOCK(9,  x8,  x9,  48,  12, 16, 3,  3,  5, 2, 1, hs,   yes, yes)
-    BLOCK(10, x9,  x10, 104, 26, 32, 3,  2,  5, 2, 2, hs,   yes, no)
-    BLOCK(11, x10, x11, 200, 50, 32, 2,  2,  5, 2, 1, hs,   yes, yes)
-    BLOCK(12, x11, x12, 200, 50, 32, 2,  2,  5, 2, 1, hs,   yes, yes)
+    /*    n   in   out  E    pad sh act   SE   residual */
+    BLOCK(2,  x1,  x2,  8,   1, 2, relu, yes, no)
+    BLOCK(3,  x2,  x3,  24,  1, 2, relu, no,  no)
+    BLOCK(4,  x3,  x4,  32,  1, 1, relu, no,  yes)
+    BLOCK(5,  x4,  x5,  32,  2, 2, hs,   yes, no)
+    OI_LOOP(mid, n, 6..10,                         /* blocks 6-9, one width E(n) each; x5 carries */
+      OI_ASSIGN(e)  OI_ASSIGN(d)  OI_ASSIGN(p)  OI_ASSIGN(s)  OI_ASSIGN(o)
+      OI_OP(conv2d, x5, exp_w[n], exp_b[n]) OI_TO(e)                 /* [1, E(n), 3, 96] */
+      ACT_hs(e, et)
+      OI_OP(conv2d, e, dw_w[n], dw_b[n], pads=[2, 2, 2, 2], strides=[1, 1], group=E(n)) OI_TO(d)
+      ACT_hs(d, dt)
+      OI_OP(global_avg_pool, d) OI_TO(p)                             /* squeeze-excite */
+      OI_OP(conv2d, p, se1_w[n], se1_b[n]) OI_TO(s)
+      OI_OP(relu, s) OI_TO(s)
+      OI_OP(conv2d, s, se2_w[n], se2_b[n]) OI_TO(p)
+      OI_OP(mul, p, slope) OI_TO(p)
+      OI_OP(add, p, half) OI_TO(p)
+      OI_OP(relu, p, clamp_max=1.0) OI_TO(p)
+      OI_OP(mul, d, p) OI_TO(d)
+      OI_OP(conv2d, d, lin_w[n], lin_b[n]) OI_TO(o)                 /* back to 16 channels */
+      OI_OP(add, x5, o) OI_TO(x5)                                    /* residual */
+    )
+    BLOCK(10, x5,  x10, 104, 2, 2, hs,   yes, no)
+    BLOCK(11, x10, x11, 200, 2, 1, hs,   yes, yes)
+    BLOCK(12, x11, x12, 200, 2, 1, hs,   yes, yes)
     /* head: 1x1 conv to 200 + hard-swish, 2x2 max pool, global mean, linear, softmax */
-    OI_ASSIGN(last, f32[1, 200, 2, 96])
-    OI_ASSIGN(last_t, f32[1, 200, 2, 96])
-    OI_ASSIGN(pooled, f32[1, 200, 1, 48])
-    OI_ASSIGN(feat, f32[1, 200, 1, 1])
-    OI_ASSIGN(flat, f32[1, 200])
-    OI_ASSIGN(logits, f32[1, 2])
-    OI_ASSIGN(probs, f32[1, 2])
+    OI_ASSIGN(last)
+    OI_ASSIGN(pooled)
+    OI_ASSIGN(feat)
+    OI_ASSIGN(flat)
+    OI_ASSIGN(logits)
+    OI_ASSIGN(probs)
     OI_OP(conv2d, x12, last_w, last_b) OI_TO(last)
     ACT_hs(last, last_t)
     OI_OP(max_pool2d, last, kernel_shape=[2, 2], strides=[2, 2]) OI_TO(pooled)

@@ -34,7 +34,6 @@ OI_GRAPH(smollm2,
   )
   OI_PERSISTENT(
     OI_VAR(step, i32, @init(0))                   /* this token's position           */
-    OI_VAR(len, i32, @init(0))                    /* tokens in the cache, this one too */
     OI_VAR(K(l, t), f32[1, n_kv_heads, Dh], @table, @fixed(t=2048))
     OI_VAR(V(l, t), f32[1, n_kv_heads, Dh], @table, @fixed(t=2048))
   )
@@ -46,7 +45,6 @@ OI_GRAPH(smollm2,
     OI_CACHE_READ(step, pos0)
     OI_OP(reshape, pos0, shape=[1]) OI_TO(pos)
     OI_OP(gather, emb, token) OI_TO(h)
-    OI_CACHE_INCREMENT(len)
     OI_LOOP(layers, l, 0..n_layers,
       OI_ASSIGN(q, f32[1, D])
       OI_ASSIGN(k, f32[1, KV])
@@ -55,10 +53,10 @@ OI_GRAPH(smollm2,
       OI_ASSIGN(k3, f32[1, n_kv_heads, Dh])
       OI_ASSIGN(v3, f32[1, n_kv_heads, Dh])
       OI_ASSIGN(qh, f32[1, n_heads, 1, Dh])
-      OI_ASSIGN(keys, f32[1, 1, n_kv_heads, Dh])   /* [len, 1, 3, 64] at run time */
-      OI_ASSIGN(vals, f32[1, 1, n_kv_heads, Dh])
-      OI_ASSIGN(kh, f32[1, n_kv_heads, 1, Dh])     /* [1, 3, len, 64] at run time */
-      OI_ASSIGN(vh, f32[1, n_kv_heads, 1, Dh])
+      OI_ASSIGN(keys, f32[?, 1, n_kv_heads, Dh])   /* ?: the positions so far, set at run time */
+      OI_ASSIGN(vals, f32[?, 1, n_kv_heads, Dh])
+      OI_ASSIGN(kh, f32[1, n_kv_heads, ?, Dh])
+      OI_ASSIGN(vh, f32[1, n_kv_heads, ?, Dh])
       OI_ASSIGN(att, f32[1, n_heads, 1, Dh])
       OI_ASSIGN(o, f32[1, D])
       OI_ASSIGN(gate, f32[1, F])
@@ -76,8 +74,8 @@ OI_GRAPH(smollm2,
       /* the cache: this position's k and v appended, all positions read back */
       OI_CACHE_WRITE(k3, K[l, step])
       OI_CACHE_WRITE(v3, V[l, step])
-      OI_CACHE_READ(K[l, 0..len], keys)
-      OI_CACHE_READ(V[l, 0..len], vals)
+      OI_CACHE_READ(K[l, 0..step+1], keys)             /* every position, this one too */
+      OI_CACHE_READ(V[l, 0..step+1], vals)
       OI_OP(transpose, keys, perm=[1, 2, 0, 3]) OI_TO(kh)
       OI_OP(transpose, vals, perm=[1, 2, 0, 3]) OI_TO(vh)
       OI_OP(reshape, q3, shape=[1, 9, 1, 64]) OI_TO(qh)
