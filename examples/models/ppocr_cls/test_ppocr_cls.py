@@ -9,41 +9,31 @@ without a device). Exit 77 (skipped) without the package or `onnx`.
 """
 import importlib.util
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from model_test import SKIPPED, failure_code, import_model, missing, run_example  # noqa: E402
 TOLERANCE = 1e-4
 
 
 def main() -> int:
     exe, build_dir = sys.argv[1], sys.argv[2]
-    if importlib.util.find_spec("rapidocr_onnxruntime") is None or importlib.util.find_spec("onnx") is None:
+    if missing("rapidocr_onnxruntime", "onnx"):
         print("skipped: needs pip install --no-deps rapidocr-onnxruntime==1.4.4, and onnx (to read its weights)")
-        return 77
-    model = os.path.join(build_dir, "ppocr_cls.oinf")
-    importer = os.path.join(HERE, "import_ppocr_cls.py")
-    if not os.path.exists(model) or os.path.getmtime(model) < os.path.getmtime(importer):
-        partial = f"{model}.{os.getpid()}"  # the cpu and vulkan tests may import at once
-        subprocess.run([sys.executable, importer, partial], check=True)
-        os.replace(partial, model)
+        return SKIPPED
+    model = import_model(os.path.join(build_dir, "ppocr_cls.oinf"), os.path.join(HERE, "import_ppocr_cls.py"))
     with open(os.path.join(HERE, "reference", "images.txt")) as f:
         names = f.read().split()
     ref = np.load(os.path.join(HERE, "reference", "logits.npy"))
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "logits.f32")
-        run = subprocess.run([exe, model, *[os.path.join(HERE, "reference", n) for n in names], "--out", out],
-                             capture_output=True, text=True)
-        print(run.stdout, end="")
+        run = run_example([exe, model, *[os.path.join(HERE, "reference", n) for n in names], "--out", out])
         if run.returncode != 0:
-            print(run.stderr, end="")
-            if os.environ.get("OPENINFER_BACKEND", "").startswith("vulkan") and "unavailable" in run.stderr:
-                print("skipped: no Vulkan device")
-                return 77
-            return 1
+            return failure_code(run)
         logits = np.fromfile(out, np.float32).reshape(len(names), 2)
     ok = True
     for name, ours, want in zip(names, logits, ref):

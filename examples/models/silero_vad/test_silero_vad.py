@@ -9,39 +9,29 @@ Runtime running the package's silero_vad.onnx. The backend is the one OPENINFER_
 """
 import importlib.util
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from model_test import SKIPPED, failure_code, import_model, missing, run_example  # noqa: E402
 TOLERANCE = 1e-4
 
 
 def main() -> int:
     exe, build_dir = sys.argv[1], sys.argv[2]
-    if importlib.util.find_spec("silero_vad") is None or importlib.util.find_spec("onnx") is None:
+    if missing("silero_vad", "onnx"):
         print("skipped: needs pip install --no-deps silero-vad==6.2.3, and onnx (to read its weights)")
-        return 77
-    model = os.path.join(build_dir, "silero_vad.oinf")
-    importer = os.path.join(HERE, "import_silero_vad.py")
-    if not os.path.exists(model) or os.path.getmtime(model) < os.path.getmtime(importer):
-        partial = f"{model}.{os.getpid()}"  # the cpu and vulkan tests may import at once
-        subprocess.run([sys.executable, importer, partial], check=True)
-        os.replace(partial, model)
+        return SKIPPED
+    model = import_model(os.path.join(build_dir, "silero_vad.oinf"), os.path.join(HERE, "import_silero_vad.py"))
     ref = np.load(os.path.join(HERE, "reference", "probs.npy"))
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "probs.f32")
-        run = subprocess.run([exe, model, os.path.join(HERE, "reference", "clip.wav"), "--out", out],
-                             capture_output=True, text=True)
-        print(run.stdout, end="")
+        run = run_example([exe, model, os.path.join(HERE, "reference", "clip.wav"), "--out", out])
         if run.returncode != 0:
-            print(run.stderr, end="")
-            if os.environ.get("OPENINFER_BACKEND", "").startswith("vulkan") and "unavailable" in run.stderr:
-                print("skipped: no Vulkan device")
-                return 77
-            return 1
+            return failure_code(run)
         probs = np.fromfile(out, np.float32)
     if probs.shape != ref.shape:
         print(f"FAIL: {probs.size} chunks, the reference has {ref.size}")

