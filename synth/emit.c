@@ -718,3 +718,4 @@ oi_status oi__sy_emit_write(const char *dir, const char *name, const char *ext, 
     return oi__sy_write(dir, name, ext, text);
 }
 char *oi__sy_emit_text(const char *const *lines) { return oi__sy_text(lines); }
+char *oi__sy_emit_dot(const oi_plan *p) { return oi__sy_dot(p); }

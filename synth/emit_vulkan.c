@@ -18,7 +18,7 @@
  *                    pipelines, the barrier-placing recorder
  *   npy.h, main.c    the driver, as the C target's
  *   Makefile         glslc -> NAME_kK.spv.h (embedded), volk, the driver
- *   plan.json        as the C target's ("target": "vulkan")
+ *   plan.json, .dot  as the C target's ("target": "vulkan")
  *
  * Device memory: one arena buffer (the temporaries, at the schedule's
  * offsets), one state buffer (the declared variables), the model file
@@ -1091,5 +1091,7 @@ oi_status oi__sy_emit_vulkan(const oi_plan *p, const char *dir) {
         st = oi__sy_emit_write(dir, "Makefile", "", oi__vk_makefile(p));
     if (st == OI_OK)
         st = oi__sy_emit_write(dir, "plan", ".json", oi_plan_to_json(p));
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, "plan", ".dot", oi__sy_emit_dot(p));
     return st;
 }

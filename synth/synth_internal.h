@@ -205,5 +205,6 @@ char *oi__sy_emit_driver(const struct oi_plan *p);
 oi_status oi__sy_emit_mkdirs(const char *dir);
 oi_status oi__sy_emit_write(const char *dir, const char *name, const char *ext, char *text);
 char *oi__sy_emit_text(const char *const *lines);
+char *oi__sy_emit_dot(const struct oi_plan *p);
 
 #endif /* OPENINFER_SYNTH_INTERNAL_H */
