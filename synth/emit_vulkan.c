@@ -192,8 +192,23 @@ oi_status oi__sy_vulkan_check(const oi__sy_schedule *s) { return oi__vk_check_st
 static const oi__slot *oi__vk_slot(const oi__sy_schedule *s, int slot) { return &s->shaped[slot]; }
 static int64_t oi__vk_numel(const oi__slot *sl) { return oi__shape_numel(sl->ndim, sl->shape); }
 
-/* Matmul tiles: T x T threads, each 4 x 4 results, K in steps of 16. */
+/* Matmul tiles: T x T threads (16 x 16, 8 x 8 where the device allows
+ * fewer than 256 invocations), each R x R results, K in steps of 16. R is
+ * 4 unless that leaves fewer than 256 workgroups (a small M, as a decode
+ * or a short sequence has): 2, then 1, so every SM of a large GPU gets
+ * work. */
 static int oi__vk_matmul_side(const oi__sy_gpu *g) { return g->workgroup >= 256 ? 16 : 8; }
+
+static int oi__vk_matmul_reg(const oi__sy_gpu *g, const oi__slot *c) {
+    int side = oi__vk_matmul_side(g), reg = 4;
+    while (reg > 1) {
+        int64_t tile = side * reg;
+        if (((c->shape[0] + tile - 1) / tile) * ((c->shape[1] + tile - 1) / tile) >= 256)
+            break;
+        reg /= 2;
+    }
+    return reg;
+}
 
 /* The buffer a variable lives in and its first element there. */
 static const char *oi__vk_buffer_name(oi__sy_home home) {
@@ -324,20 +339,21 @@ static void oi__vk_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         oi__buf_puts(b, "            acc_j = gelu_f32(acc_j, false);\n");
 }
 
-/* C = A B in tiles of 4T x 4T (T x T threads, 4 x 4 results each) through
+/* C = A B in tiles of RT x RT (T x T threads, R x R results each) through
  * shared memory, then the epilogue per result while it is in a register. */
-static void oi__vk_matmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int side) {
+static void oi__vk_matmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__sy_gpu *g) {
     const oi__pnode *mm = k->nodes[0];
     const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
-    int tile = side * 4;
-    oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\nconst uint T = %du, TILE = %du, KT = 16u;\n", M, N, K,
-                   side, tile);
+    int side = oi__vk_matmul_side(g), reg = oi__vk_matmul_reg(g, c);
+    oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\n"
+                      "const uint T = %du, R = %du, TILE = %du, KT = 16u; /* T x T threads of R x R results */\n",
+                   M, N, K, side, reg, side * reg);
     oi__buf_puts(b, "shared float a_tile[KT][TILE]; /* A[row0 + r, p0 + p] at [p][r] */\n"
                     "shared float b_tile[KT][TILE]; /* B[p0 + p, col0 + c] at [p][c] */\n\n");
     oi__buf_puts(b, "void main() {\n    const uint tid = gl_LocalInvocationID.x, tr = tid / T, tc = tid % T;\n"
                     "    const uint row0 = gl_WorkGroupID.y * TILE, col0 = gl_WorkGroupID.x * TILE;\n"
-                    "    float acc[4][4];\n    for (uint m = 0u; m < 4u; m++)\n        for (uint n = 0u; n < 4u; n++)\n"
+                    "    float acc[R][R];\n    for (uint m = 0u; m < R; m++)\n        for (uint n = 0u; n < R; n++)\n"
                     "            acc[m][n] = 0.0;\n");
     oi__buf_puts(b, "    for (uint p0 = 0u; p0 < K; p0 += KT) {\n        for (uint e = tid; e < KT * TILE; e += T * T) {\n"
                     "            const uint r = e / KT, p = e % KT;\n            a_tile[p][r] = row0 + r < M && p0 + p < K ? ");
@@ -346,11 +362,11 @@ static void oi__vk_matmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
                     "            const uint p = e / TILE, c = e % TILE;\n            b_tile[p][c] = p0 + p < K && col0 + c < N ? ");
     oi__vk_name(b, s, mm->inputs[1]);
     oi__buf_puts(b, "((p0 + p) * N + col0 + c) : 0.0;\n        }\n        barrier();\n"
-                    "        for (uint p = 0u; p < KT; p++)\n            for (uint m = 0u; m < 4u; m++)\n"
-                    "                for (uint n = 0u; n < 4u; n++)\n"
+                    "        for (uint p = 0u; p < KT; p++)\n            for (uint m = 0u; m < R; m++)\n"
+                    "                for (uint n = 0u; n < R; n++)\n"
                     "                    acc[m][n] = OI_S_mac(acc[m][n], a_tile[p][tr + m * T], b_tile[p][tc + n * T]);\n"
                     "        barrier();\n    }\n");
-    oi__buf_puts(b, "    for (uint m = 0u; m < 4u; m++)\n        for (uint n = 0u; n < 4u; n++) {\n"
+    oi__buf_puts(b, "    for (uint m = 0u; m < R; m++)\n        for (uint n = 0u; n < R; n++) {\n"
                     "            const uint r = row0 + tr + m * T, j = col0 + tc + n * T;\n"
                     "            if (r >= M || j >= N)\n                continue;\n            const uint i = r * N + j;\n"
                     "            float acc_j = acc[m][n];\n            /* ");
@@ -523,7 +539,7 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
     *gy = 1;
     switch (k->kind) {
     case OI__SY_K_MATMUL: {
-        int64_t tile = oi__vk_matmul_side(&p->gpu) * 4;
+        int64_t tile = oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_reg(&p->gpu, out);
         *gx = (uint32_t)((out->shape[1] + tile - 1) / tile);
         *gy = (uint32_t)((out->shape[0] + tile - 1) / tile);
         return;
@@ -544,19 +560,37 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
     }
 }
 
+/* A kernel's workgroup: the device's (oi__sy_gpu.workgroup); a matmul's
+ * T x T; attention's no wider than its rows (keys or value dims, at least
+ * a warp's 32), so few invocations idle. */
+static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
+    uint32_t wg = p->gpu.workgroup;
+    if (k->kind == OI__SY_K_MATMUL)
+        return (uint32_t)(oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_side(&p->gpu));
+    if (k->kind == OI__SY_K_ATTENTION) {
+        const oi__slot *kk = oi__vk_slot(&p->schedule, k->nodes[0]->inputs[1]);
+        const oi__slot *v = oi__vk_slot(&p->schedule, k->nodes[0]->inputs[2]);
+        int64_t widest = kk->shape[2] > v->shape[3] ? kk->shape[2] : v->shape[3];
+        uint32_t want = 32;
+        while (want < widest && want < wg)
+            want *= 2;
+        return want < wg ? want : wg;
+    }
+    return wg;
+}
+
 static char *oi__vk_kernel_source(const oi_plan *p, const oi__sy_kernel *k) {
     const oi__sy_schedule *s = &p->schedule;
     oi__sy_param *params = oi__sy_kernel_params(s, k);
-    uint32_t wg = p->gpu.workgroup;
-    int side = oi__vk_matmul_side(&p->gpu);
+    uint32_t wg = oi__vk_kernel_wg(p, k);
     oi__buf b;
     memset(&b, 0, sizeof b);
-    oi__vk_kernel_head(&b, p, k, params, k->kind == OI__SY_K_MATMUL ? (uint32_t)(side * side) : wg);
+    oi__vk_kernel_head(&b, p, k, params, wg);
     if (oi__vk_uses_reductions(k))
         oi__vk_reduce_helpers(&b, &p->gpu, wg);
     switch (k->kind) {
     case OI__SY_K_ELEMENTWISE: oi__vk_elementwise(&b, s, k, wg); break;
-    case OI__SY_K_MATMUL: oi__vk_matmul(&b, s, k, side); break;
+    case OI__SY_K_MATMUL: oi__vk_matmul(&b, s, k, &p->gpu); break;
     case OI__SY_K_REDUCE: oi__vk_reduce(&b, s, k, wg); break;
     case OI__SY_K_SOFTMAX: oi__vk_softmax(&b, s, k, wg); break;
     case OI__SY_K_COPY: oi__vk_copy(&b, s, k, wg); break;

@@ -9,8 +9,8 @@ exactly the extensions and workgroup sizes the JSON allows:
   - subgroup reductions (GL_KHR_shader_subgroup_arithmetic) only where
     features.subgroup_ops is true, a shared-memory tree elsewhere;
   - row kernels of min(256, limits.max_workgroup_invocations,
-    max_workgroup_size[0]) invocations (a power of 2), the matmul's tiles
-    16 x 16 threads (8 x 8 below 256);
+    max_workgroup_size[0]) invocations (a power of 2; attention no more than
+    its 128 keys), the matmul's tiles 16 x 16 threads (8 x 8 below 256);
   - nothing the first version does not emit for any device: no 16-bit
     storage and no cooperative matrix, even where the JSON has them
     (ada_mock.json says fp16 and default_precision fp16, the H100's
@@ -58,8 +58,9 @@ def check(name, folder, subgroups, workgroup, compile_them):
     side = 16 if workgroup >= 256 else 8
     sizes = {f: int(t.split("local_size_x = ")[1].split(")")[0]) for f, t in src.items()}
     for f, t in src.items():
-        want = side * side if ": matmul," in t.splitlines()[1] else workgroup
-        assert sizes[f] == want, (name, f, sizes[f], want)
+        kind = t.splitlines()[1]
+        want = side * side if ": matmul," in kind else min(workgroup, 128) if ": attention," in kind else workgroup
+        assert sizes[f] == want, (name, f, sizes[f], want)  # attention: its 128 keys
     if compile_them and shutil.which("glslc"):
         for f in src:
             run(["glslc", "--target-env=vulkan1.1", "-c", os.path.join(folder, f), "-o", os.devnull])

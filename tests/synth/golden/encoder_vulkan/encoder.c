@@ -238,21 +238,21 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 983040, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 983040, 196608}};
             const uint32_t push[] = {encoder_Wq_at[l], encoder_bq_at[l]};
-            if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 6u, 2u, 1u, reads, 2, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
                 return 1;
         }
         { /* k1, matmul: bench_encoder.c:62 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1179648, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 1179648, 196608}};
             const uint32_t push[] = {encoder_Wk_at[l], encoder_bk_at[l]};
-            if (oi_vk_dispatch(vk, cb, 1, push, (uint32_t)sizeof push, 6u, 2u, 1u, reads, 2, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 1, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
                 return 1;
         }
         { /* k2, matmul: bench_encoder.c:63 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1376256, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 1376256, 196608}};
             const uint32_t push[] = {encoder_Wv_at[l], encoder_bv_at[l]};
-            if (oi_vk_dispatch(vk, cb, 2, push, (uint32_t)sizeof push, 6u, 2u, 1u, reads, 2, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 2, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
                 return 1;
         }
         { /* k3, copy: bench_encoder.c:64 */
@@ -313,7 +313,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 3145728, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             const uint32_t push[] = {encoder_Wo_at[l], encoder_bo_at[l]};
-            if (oi_vk_dispatch(vk, cb, 12, push, (uint32_t)sizeof push, 6u, 2u, 1u, reads, 4, writes, 2))
+            if (oi_vk_dispatch(vk, cb, 12, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 4, writes, 2))
                 return 1;
         }
         { /* k13, layer_norm: bench_encoder.c:75 */
@@ -327,14 +327,14 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 0, 786432}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 0, 786432}};
             const uint32_t push[] = {encoder_W1_at[l], encoder_b1_at[l]};
-            if (oi_vk_dispatch(vk, cb, 14, push, (uint32_t)sizeof push, 24u, 2u, 1u, reads, 2, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 14, push, (uint32_t)sizeof push, 96u, 8u, 1u, reads, 2, writes, 1))
                 return 1;
         }
         { /* k15, matmul: bench_encoder.c:77-78 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             const uint32_t push[] = {encoder_W2_at[l], encoder_b2_at[l]};
-            if (oi_vk_dispatch(vk, cb, 15, push, (uint32_t)sizeof push, 6u, 2u, 1u, reads, 4, writes, 2))
+            if (oi_vk_dispatch(vk, cb, 15, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 4, writes, 2))
                 return 1;
         }
         { /* k16, layer_norm: bench_encoder.c:79 */

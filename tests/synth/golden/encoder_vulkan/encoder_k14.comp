@@ -11,16 +11,16 @@ layout(push_constant) uniform Push { uint W1_at; uint b1_at; } pc;
 #define ffn(i) arena[0u + (i)] /* f32, a temporary */
 
 const uint M = 128u, N = 1536u, K = 384u;
-const uint T = 16u, TILE = 64u, KT = 16u;
+const uint T = 16u, R = 1u, TILE = 16u, KT = 16u; /* T x T threads of R x R results */
 shared float a_tile[KT][TILE]; /* A[row0 + r, p0 + p] at [p][r] */
 shared float b_tile[KT][TILE]; /* B[p0 + p, col0 + c] at [p][c] */
 
 void main() {
     const uint tid = gl_LocalInvocationID.x, tr = tid / T, tc = tid % T;
     const uint row0 = gl_WorkGroupID.y * TILE, col0 = gl_WorkGroupID.x * TILE;
-    float acc[4][4];
-    for (uint m = 0u; m < 4u; m++)
-        for (uint n = 0u; n < 4u; n++)
+    float acc[R][R];
+    for (uint m = 0u; m < R; m++)
+        for (uint n = 0u; n < R; n++)
             acc[m][n] = 0.0;
     for (uint p0 = 0u; p0 < K; p0 += KT) {
         for (uint e = tid; e < KT * TILE; e += T * T) {
@@ -33,13 +33,13 @@ void main() {
         }
         barrier();
         for (uint p = 0u; p < KT; p++)
-            for (uint m = 0u; m < 4u; m++)
-                for (uint n = 0u; n < 4u; n++)
+            for (uint m = 0u; m < R; m++)
+                for (uint n = 0u; n < R; n++)
                     acc[m][n] = OI_S_mac(acc[m][n], a_tile[p][tr + m * T], b_tile[p][tc + n * T]);
         barrier();
     }
-    for (uint m = 0u; m < 4u; m++)
-        for (uint n = 0u; n < 4u; n++) {
+    for (uint m = 0u; m < R; m++)
+        for (uint n = 0u; n < R; n++) {
             const uint r = row0 + tr + m * T, j = col0 + tc + n * T;
             if (r >= M || j >= N)
                 continue;
