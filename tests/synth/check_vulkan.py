@@ -8,7 +8,8 @@ seeded inputs and the simulator's values after N steps. The test synthesizes
 the graph for Vulkan (--target live: the JSON `openinfer devices --json`
 writes for this machine's Vulkan device, lavapipe in CI; --target vulkan: no
 device JSON, so no optional feature), copies the folder alone into an empty
-directory, builds it with `make` (glslc, volk from VOLK_DIR, -Werror), runs
+directory, builds it with `make` (glslc, volk from VOLK_DIR, -Werror; the
+host code also as C++17), runs
 the driver with the Khronos validation layer on and requires:
   - no validation message at all;
   - every variable the emitted code keeps equal to the simulator's (floats:
@@ -99,6 +100,10 @@ def main():
         alone = os.path.join(work, "alone")
         shutil.copytree(gen, alone)
         run(["make", "-C", alone, "VOLK_DIR=" + volk, "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror"])
+        cxx = shutil.which("c++") or shutil.which("g++")
+        if cxx:  # the host code also compiles as C++17
+            run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-x", "c++", "-I" + volk, "-c",
+                 prog + ".c", "-o", os.path.join(work, "cxx.o")], cwd=alone)
         inputs = []
         for f in sorted(os.listdir(os.path.join(work, "in"))):
             inputs += ["--input", "%s=%s" % (f[:-4], os.path.join(work, "in", f))]
