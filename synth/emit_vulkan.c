@@ -194,16 +194,17 @@ static int64_t oi__vk_numel(const oi__slot *sl) { return oi__shape_numel(sl->ndi
 
 /* Matmul tiles: T x T threads (16 x 16, 8 x 8 where the device allows
  * fewer than 256 invocations), each R x R results, K in steps of 16. R is
- * 4 unless that leaves fewer than 256 workgroups (a small M, as a decode
- * or a short sequence has): 2, then 1, so every SM of a large GPU gets
- * work. */
+ * 4 unless that leaves fewer workgroups than keep the device busy (256 on
+ * a GPU, 8 on a CPU device: a small M, as a decode or a short sequence
+ * has): 2, then 1, so every SM of a large GPU gets work while a CPU
+ * device keeps its large tiles (fewer barriers). */
 static int oi__vk_matmul_side(const oi__sy_gpu *g) { return g->workgroup >= 256 ? 16 : 8; }
 
 static int oi__vk_matmul_reg(const oi__sy_gpu *g, const oi__slot *c) {
     int side = oi__vk_matmul_side(g), reg = 4;
     while (reg > 1) {
         int64_t tile = side * reg;
-        if (((c->shape[0] + tile - 1) / tile) * ((c->shape[1] + tile - 1) / tile) >= 256)
+        if (((c->shape[0] + tile - 1) / tile) * ((c->shape[1] + tile - 1) / tile) >= g->busy_workgroups)
             break;
         reg /= 2;
     }

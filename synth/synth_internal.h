@@ -175,6 +175,8 @@ typedef struct oi__sy_gpu {
     uint32_t workgroup;        /* invocations per workgroup of the row kernels */
     uint64_t max_shared_bytes; /* limits.max_shared_memory_bytes */
     uint32_t max_push_bytes;   /* limits.max_push_constants_bytes */
+    uint32_t busy_workgroups;  /* workgroups that keep the device busy: 256 for a
+                                  GPU, 8 for a CPU Vulkan device (lavapipe) */
     bool subgroup_ops, fp16, cooperative_matrix, fp16_storage;
 } oi__sy_gpu;
 /* Refuses, naming the DSL statement, what the first version of the Vulkan
