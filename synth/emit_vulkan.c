@@ -522,13 +522,27 @@ static void oi__vk_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_
     oi__buf_printf(b, "(k_at + t * D + d));\n        oi_p[t] = SCALE * acc;\n        m = max(m, oi_p[t]);\n    }\n"
                       "    m = oi_wg_max(m);\n    float sum = 0.0;\n    for (uint t = tid; t < T; t += %uu) {\n"
                       "        oi_p[t] = exp_f32(oi_p[t] - m);\n        sum = OI_S_sum_step(sum, oi_p[t]);\n    }\n"
-                      "    const float inv = 1.0 / oi_wg_sum(sum); /* its barrier publishes oi_p */\n"
-                      "    for (uint d = tid; d < DV; d += %uu) {\n        float acc = 0.0;\n"
-                      "        for (uint t = 0u; t < T; t++)\n            acc = OI_S_mac(acc, oi_p[t], ", wg, wg);
+                      "    const float inv = 1.0 / oi_wg_sum(sum); /* its barrier publishes oi_p */\n", wg);
+    if (Dv > (long long)wg || wg % Dv) { /* one value dim per invocation */
+        oi__buf_printf(b, "    for (uint d = tid; d < DV; d += %uu) {\n        float acc = 0.0;\n"
+                          "        for (uint t = 0u; t < T; t++)\n            acc = OI_S_mac(acc, oi_p[t], ", wg);
+        oi__vk_name(b, s, pn->inputs[2]);
+        oi__buf_puts(b, "(v_at + t * DV + d));\n        ");
+        oi__vk_name(b, s, pn->out);
+        oi__buf_puts(b, "((head * S + row) * DV + d) = acc * inv;\n    }\n}\n");
+        return;
+    }
+    /* p V with every invocation: G groups of DV, group g summing the keys
+     * t = g mod G, then the G partial sums of each value dim added up */
+    oi__buf_printf(b, "    const uint G = %lluu, d = tid %% DV, g = tid / DV;\n    float acc = 0.0;\n"
+                      "    for (uint t = g; t < T; t += G)\n        acc = OI_S_mac(acc, oi_p[t], ",
+                   (unsigned long long)(wg / Dv));
     oi__vk_name(b, s, pn->inputs[2]);
-    oi__buf_puts(b, "(v_at + t * DV + d));\n        ");
+    oi__buf_puts(b, "(v_at + t * DV + d));\n    oi_partial[tid] = acc;\n    barrier();\n    if (tid < DV) {\n"
+                    "        float total = 0.0;\n        for (uint k = 0u; k < G; k++)\n"
+                    "            total = OI_S_sum_step(total, oi_partial[k * DV + tid]);\n        ");
     oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, "((head * S + row) * DV + d) = acc * inv;\n    }\n}\n");
+    oi__buf_puts(b, "((head * S + row) * DV + tid) = total * inv;\n    }\n}\n");
 }
 
 /* Workgroups of a kernel's dispatch (x, y). */

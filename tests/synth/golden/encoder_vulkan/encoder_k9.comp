@@ -59,10 +59,16 @@ void main() {
         sum = OI_S_sum_step(sum, oi_p[t]);
     }
     const float inv = 1.0 / oi_wg_sum(sum); /* its barrier publishes oi_p */
-    for (uint d = tid; d < DV; d += 128u) {
-        float acc = 0.0;
-        for (uint t = 0u; t < T; t++)
-            acc = OI_S_mac(acc, oi_p[t], vh(v_at + t * DV + d));
-        ctx_((head * S + row) * DV + d) = acc * inv;
+    const uint G = 4u, d = tid % DV, g = tid / DV;
+    float acc = 0.0;
+    for (uint t = g; t < T; t += G)
+        acc = OI_S_mac(acc, oi_p[t], vh(v_at + t * DV + d));
+    oi_partial[tid] = acc;
+    barrier();
+    if (tid < DV) {
+        float total = 0.0;
+        for (uint k = 0u; k < G; k++)
+            total = OI_S_sum_step(total, oi_partial[k * DV + tid]);
+        ctx_((head * S + row) * DV + tid) = total * inv;
     }
 }
