@@ -6,6 +6,10 @@ passes ISO C's 4095-character minimum):
     kernels/scalar.h          -> oi__sy_text_scalar_h  (emitted as oi_scalar.h)
     openinfer_impl/npy.h      -> oi__sy_text_npy_h     (emitted as npy.h)
     synth/driver_template.c   -> oi__sy_text_driver_c  (the end of main.c)
+    vulkan/shaders/math.glsl  -> oi__sy_text_math_glsl (Vulkan target: oi_math.glsl)
+    synth/vulkan_runtime_template.c -> oi__sy_text_vk_runtime (Vulkan: oi_vk_runtime.h)
+    vulkan/shaders/common.glsl's region -> oi__sy_text_float_glsl (Vulkan: in
+        oi_kernel.glsl: the NaN/inf tests math.glsl needs)
     kernels/gemm.c's regions  -> oi__sy_text_gemm_h    (emitted as oi_gemm.h
         between "synth-embed begin" and "synth-embed end": its ISA macros
         and micro-kernels, then vexp.h's and math.c's for exact gelu, after
@@ -22,6 +26,8 @@ SOURCES = [
     ("oi__sy_text_scalar_h", "kernels/scalar.h"),
     ("oi__sy_text_npy_h", "openinfer_impl/npy.h"),
     ("oi__sy_text_driver_c", "synth/driver_template.c"),
+    ("oi__sy_text_math_glsl", "vulkan/shaders/math.glsl"),
+    ("oi__sy_text_vk_runtime", "synth/vulkan_runtime_template.c"),
 ]
 OUT = "synth/embedded.h"
 GEMM_PRELUDE = (
@@ -84,9 +90,12 @@ def render():
         " * The files the synthesizer copies into every emitted folder, line by line. */\n"
         "#ifndef OPENINFER_SYNTH_EMBEDDED_H\n#define OPENINFER_SYNTH_EMBEDDED_H\n"
     ]
-    for name, path in SOURCES + [("oi__sy_text_gemm_h", "kernels/gemm.c")]:
+    for name, path in SOURCES + [("oi__sy_text_gemm_h", "kernels/gemm.c"),
+                                 ("oi__sy_text_float_glsl", "vulkan/shaders/common.glsl")]:
         if name == "oi__sy_text_gemm_h":
             text = gemm_regions()
+        elif name == "oi__sy_text_float_glsl":
+            text = "".join(regions(path))
         else:
             with open(os.path.join(ROOT, path), encoding="utf-8") as f:
                 text = f.read()

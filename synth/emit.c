@@ -80,8 +80,9 @@ static char *oi__sy_header(const oi_plan *p) {
     const oi__sy_lang *lang = oi__sy_emit_lang();
     oi__buf b;
     memset(&b, 0, sizeof b);
-    oi__buf_printf(&b, "/* %s.h - graph \"%s\", synthesized by OpenInfer %s for the CPU (C11).\n", N,
-                   oi_graph_name(p->plan->graph), OI_VERSION_STRING);
+    oi__buf_printf(&b, "/* %s.h - graph \"%s\", synthesized by OpenInfer %s for %s.\n", N,
+                   oi_graph_name(p->plan->graph), OI_VERSION_STRING,
+                   p->vulkan ? "Vulkan (GLSL kernels, C11 host code)" : "the CPU (C11)");
     oi__buf_puts(&b, " * Standalone: needs no OpenInfer header or library.\n");
     oi__sy_sizes_comment(&b, p);
     oi__buf_printf(&b, " *\n *   %s_ctx *ctx = %s_open(\"model.oinf\");   // NULL: %s_last_error() says why\n", N, N,
@@ -525,8 +526,8 @@ char *oi_plan_to_json(const oi_plan *p) {
     oi__buf_json_string(&b, oi_graph_name(p->plan->graph));
     oi__buf_puts(&b, ",\n  \"name\": ");
     oi__buf_json_string(&b, p->name);
-    oi__buf_printf(&b, ",\n  \"target\": \"cpu\",\n  \"language\": \"c\",\n  \"max_kernel_ops\": %d,\n",
-                   s->options.max_kernel_ops);
+    oi__buf_printf(&b, ",\n  \"target\": \"%s\",\n  \"language\": \"%s\",\n  \"max_kernel_ops\": %d,\n",
+                   p->vulkan ? "vulkan" : "cpu", p->vulkan ? "glsl+c" : "c", s->options.max_kernel_ops);
     oi__buf_printf(&b, "  \"model_fingerprint\": \"%016llx\",\n  \"sizes\": {", (unsigned long long)p->fingerprint);
     for (ptrdiff_t i = 0; i < shlen(p->plan->sizes); i++) {
         oi__buf_puts(&b, i ? ", " : "");
@@ -681,6 +682,8 @@ static char *oi__sy_text(const char *const *lines) {
 oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir) {
     if (!plan || !out_dir || !*out_dir)
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_plan_emit: need a plan and a folder");
+    if (plan->vulkan)
+        return oi__sy_emit_vulkan(plan, out_dir);
     oi_status st = oi__sy_mkdirs(out_dir);
     const char *N = plan->name;
     if (st == OI_OK)
@@ -703,3 +706,16 @@ oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir) {
         st = oi__sy_write(out_dir, "plan", ".dot", oi__sy_dot(plan));
     return st;
 }
+
+/* The pieces the Vulkan emitter (emit_vulkan.c) shares with this one. */
+char *oi__sy_emit_header(const oi_plan *p) { return oi__sy_header(p); }
+void oi__sy_emit_model_map(oi__buf *b, const oi_plan *p) { oi__sy_source_model(b, p); }
+void oi__sy_emit_inits(oi__buf *b, const oi_plan *p) { oi__sy_source_inits(b, p); }
+void oi__sy_emit_accessors(oi__buf *b, const oi_plan *p) { oi__sy_source_accessors(b, p); }
+char *oi__sy_emit_driver(const oi_plan *p) { return oi__sy_driver(p); }
+oi_status oi__sy_emit_mkdirs(const char *dir) { return oi__sy_mkdirs(dir); }
+oi_status oi__sy_emit_write(const char *dir, const char *name, const char *ext, char *text) {
+    return oi__sy_write(dir, name, ext, text);
+}
+char *oi__sy_emit_text(const char *const *lines) { return oi__sy_text(lines); }
+char *oi__sy_emit_dot(const oi_plan *p) { return oi__sy_dot(p); }

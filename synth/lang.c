@@ -1,7 +1,6 @@
 /* lang.c - what differs between the C-family languages the renderer
- * prints, one small struct per language, side by side. Only C today; a
- * GLSL row (buffer declarations, gl_GlobalInvocationID, barrier()) joins
- * it with the Vulkan target. */
+ * prints, one small struct per language, side by side: C (the CPU
+ * target) and GLSL (the Vulkan target's kernels, f32 only for now). */
 #include "synth_internal.h"
 
 static const char *oi__sy_c_type(oi_dtype t) {
@@ -29,4 +28,25 @@ const oi__sy_lang oi__sy_lang_c = {
     "double",
     "OI_ROUND_F32", /* defined in the emitted .c: ((double)(float)(x)) */
     "expf",
+    "(double)",
+    "[", "]",
+    false,
+};
+
+static const char *oi__sy_glsl_type(oi_dtype t) { return t == OI_DTYPE_F32 ? "float" : NULL; }
+
+/* GLSL computes in float (the simulator's Vulkan shaders do too), so the
+ * rounding after each op is the identity (oi_kernel.glsl defines it);
+ * a variable is a macro over the buffer that holds it: h(i). */
+const oi__sy_lang oi__sy_lang_glsl = {
+    "glsl",
+    "uint",
+    "uint",
+    oi__sy_glsl_type,
+    "float",
+    "OI_ROUND_F32",
+    "exp_f32",
+    "",
+    "(", ")",
+    true,
 };

@@ -177,14 +177,7 @@ static void oi__sy_render_expr(oi__buf *b, const oi__sy_schedule *s, const oi__s
 /* ------------------------------------------------------------------ */
 /* Kernels                                                             */
 /* ------------------------------------------------------------------ */
-/* The distinct stored slots a kernel touches, in order, and how. */
-typedef struct oi__sy_param {
-    int slot;
-    int input; /* the first (node, input) it came from, for prefix indices */
-    int node;
-    bool written;
-} oi__sy_param;
-
+/* The distinct stored slots a kernel touches (oi__sy_param: synth_internal.h). */
 static void oi__sy_add_param(oi__sy_param **params, int slot, int node, int input, bool written) {
     for (int i = 0; i < (int)arrlen(*params); i++)
         if ((*params)[i].slot == slot) {
@@ -195,7 +188,7 @@ static void oi__sy_add_param(oi__sy_param **params, int slot, int node, int inpu
     (void)arrput(*params, p);
 }
 
-static oi__sy_param *oi__sy_kernel_params(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+oi__sy_param *oi__sy_kernel_params(const oi__sy_schedule *s, const oi__sy_kernel *k) {
     oi__sy_param *params = NULL;
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
         const oi__pnode *pn = k->nodes[n];
@@ -293,8 +286,8 @@ static void oi__sy_broadcast_index(oi__buf *b, const oi__slot *in, const oi__slo
  * of the kernel, or a load in the compute domain. */
 static bool oi__sy_is_int(oi_dtype t) { return !oi__dtype_is_float(t) && t != OI_DTYPE_BOOL; }
 
-static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int n, int i,
-                           const char *index) {
+static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
+                           int n, int i, const char *index) {
     int slot = k->nodes[n]->inputs[i];
     const oi__slot *sl = oi__sy_slot_of(s, slot);
     /* integer arithmetic runs in uint64_t (wraps, no undefined overflow),
@@ -305,13 +298,13 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
             oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
             return;
         }
-    const char *cast = oi__dtype_is_float(sl->dtype) ? "(double)" : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
+    const char *cast = oi__dtype_is_float(sl->dtype) ? lang->load_float : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
                        : wide || !oi__dtype_is_signed(sl->dtype) ? "(uint64_t)" : "(int64_t)";
     oi__buf_puts(b, cast);
     oi__sy_param_name(b, sl);
-    oi__buf_puts(b, "[");
+    oi__buf_puts(b, lang->index_open);
     oi__sy_broadcast_index(b, sl, oi__sy_slot_of(s, k->nodes[0]->out), index);
-    oi__buf_puts(b, "]");
+    oi__buf_puts(b, lang->index_close);
 }
 
 static double oi__sy_param_f(const oi__pnode *pn, const char *name) {
@@ -346,7 +339,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         double slope = oi__sy_param_f(pn, "negative_slope"), lo = oi__sy_param_f(pn, "clamp_min"),
                hi = oi__sy_param_f(pn, "clamp_max");
         oi__buf_puts(o, "OI_S_relu_raw(");
-        oi__sy_operand(o, s, k, n, 0, index);
+        oi__sy_operand(o, s, lang, k, n, 0, index);
         oi__buf_puts(o, ", ");
         oi__sy_double(o, slope);
         oi__buf_printf(o, ", %s);\n", single ? lang->round_f32 : "");
@@ -373,7 +366,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
             if (i)
                 oi__buf_puts(o, ", ");
-            oi__sy_operand(o, s, k, n, i, index);
+            oi__sy_operand(o, s, lang, k, n, i, index);
         }
         if (pn->ir->op == OI_OP_div || pn->ir->op == OI_OP_recip) {
             oi__buf_puts(o, ", ");
@@ -396,8 +389,20 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
             return;
     oi__sy_indent(o, depth);
     oi__sy_param_name(o, out);
-    oi__buf_printf(o, "[%s] = (%s)v%d;\n", index, lang->type_of(out->dtype), n);
+    if (lang->functional_cast)
+        oi__buf_printf(o, "%s%s%s = %s(v%d);\n", lang->index_open, index, lang->index_close, lang->type_of(out->dtype), n);
+    else
+        oi__buf_printf(o, "[%s] = (%s)v%d;\n", index, lang->type_of(out->dtype), n);
 }
+
+void oi__sy_render_ew(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k, int n,
+                      const char *index, int depth) {
+    oi__sy_ew_statement(b, s, lang, k, n, index, depth);
+}
+
+void oi__sy_render_param_name(oi__buf *b, const oi__slot *sl) { oi__sy_param_name(b, sl); }
+
+void oi__sy_render_double(oi__buf *b, double v) { oi__sy_double(b, v); }
 
 static uint64_t oi__sy_value_bytes_of(const oi__slot *sl) {
     return oi_dtype_nbytes(sl->dtype, (uint64_t)oi__shape_numel(sl->ndim, sl->shape));

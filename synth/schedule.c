@@ -241,6 +241,11 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
         if (in->dtype != oi__sy_slot(s, pn->inputs[0])->dtype)
             return false;
     }
+    /* on a GPU other rows of the matmul may still read what pn writes */
+    if (s->options.parallel_rows && k->kind == OI__SY_K_MATMUL)
+        for (int i = 0; i < (int)arrlen(k->nodes[0]->inputs); i++)
+            if (k->nodes[0]->inputs[i] == pn->out)
+                return false;
     /* pn's output must not be read elsewhere than at its own element */
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
         const oi__pnode *m = k->nodes[n];

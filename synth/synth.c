@@ -8,7 +8,31 @@ struct oi_synthesizer {
     oi_device device;
     oi__sy_options options;
     uint64_t global_bytes; /* the device's memory (device JSON); 0: not checked */
+    oi__sy_gpu gpu;        /* OI_DEVICE_VULKAN: what codegen reads of the device */
 };
+
+/* A Vulkan device's codegen choices from its JSON (or, for
+ * oi_synthesizer_new(OI_DEVICE_VULKAN), from none: no optional feature).
+ * Workgroups: 256 invocations, fewer if the limits say so (a power of 2). */
+static void oi__sy_gpu_from_arch(const oi__device_arch *arch, oi__sy_gpu *g) {
+    memset(g, 0, sizeof *g);
+    snprintf(g->device_name, sizeof g->device_name, "%s", arch && arch->device.name && *arch->device.name
+             ? arch->device.name : "any Vulkan 1.1 device");
+    uint64_t most = 256;
+    if (arch && arch->limits.max_workgroup_invocations && arch->limits.max_workgroup_invocations < most)
+        most = arch->limits.max_workgroup_invocations;
+    if (arch && arch->limits.max_workgroup_size[0] && arch->limits.max_workgroup_size[0] < most)
+        most = arch->limits.max_workgroup_size[0];
+    g->workgroup = 1;
+    while (g->workgroup * 2 <= most)
+        g->workgroup *= 2;
+    g->busy_workgroups = arch && arch->device.type == OI__ARCH_TYPE_CPU ? 8 : 256;
+    g->max_shared_bytes = arch ? arch->limits.max_shared_memory_bytes : 0;
+    g->max_push_bytes = arch ? (uint32_t)arch->limits.max_push_constants_bytes : 0;
+    g->subgroup_ops = arch && arch->features.subgroup_ops;
+    g->fp16 = arch && arch->features.fp16;
+    g->cooperative_matrix = arch && arch->features.cooperative_matrix;
+}
 
 static oi_synthesizer *oi__sy_new(oi_device device, int max_kernel_ops) {
     oi_synthesizer *s = (oi_synthesizer *)oi__calloc(1, sizeof *s);
@@ -21,9 +45,12 @@ static oi_synthesizer *oi__sy_new(oi_device device, int max_kernel_ops) {
 
 oi_synthesizer *oi_synthesizer_new(oi_device device) {
     if (device == OI_DEVICE_VULKAN) {
-        oi__fail(OI_ERROR_UNSUPPORTED, "oi_synthesizer_new: the Vulkan target (C host + GLSL) is not written yet; "
-                                       "OI_DEVICE_CPU emits C");
-        return NULL;
+        oi_synthesizer *s = oi__sy_new(OI_DEVICE_VULKAN, 16);
+        if (s) {
+            s->options.parallel_rows = true;
+            oi__sy_gpu_from_arch(NULL, &s->gpu);
+        }
+        return s;
     }
     if (device != OI_DEVICE_AUTO && device != OI_DEVICE_CPU && device != OI_DEVICE_BLAS) {
         oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_synthesizer_new: unknown device %d", (int)device);
@@ -33,9 +60,11 @@ oi_synthesizer *oi_synthesizer_new(oi_device device) {
 }
 
 /* The device JSON (openinfer_impl/device_arch.h checks every field and
- * names the JSON path of what is wrong). Read today: device.api ("c"),
- * preferences.prefer_fusion and max_kernel_ops (fusion), memory.global_bytes
- * (the plan must fit). */
+ * names the JSON path of what is wrong). Read today: device.api ("c" or
+ * "vulkan"), preferences.prefer_fusion and max_kernel_ops (fusion),
+ * memory.global_bytes (the plan must fit); for Vulkan also device.name,
+ * limits.max_workgroup_invocations / max_workgroup_size (workgroups) and
+ * features.subgroup_ops (reductions). */
 oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
     if (!device_json) {
         oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_synthesizer_from_arch_json: no JSON text");
@@ -44,14 +73,16 @@ oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
     oi__device_arch arch;
     oi_status st = oi__device_arch_parse(device_json, &arch);
     oi_synthesizer *s = NULL;
-    if (st == OI_OK && arch.device.api != OI__ARCH_API_C) {
-        oi__fail(OI_ERROR_UNSUPPORTED, "device JSON: $.device.api: \"vulkan\": the Vulkan target (GLSL + C host) is "
-                                       "not written yet; devices with api \"c\" are synthesized");
-    } else if (st == OI_OK) {
+    if (st == OI_OK) {
         int max_ops = arch.preferences.prefer_fusion ? (int)arch.preferences.max_kernel_ops : 1;
-        s = oi__sy_new(OI_DEVICE_CPU, max_ops);
+        bool vulkan = arch.device.api == OI__ARCH_API_VULKAN;
+        s = oi__sy_new(vulkan ? OI_DEVICE_VULKAN : OI_DEVICE_CPU, max_ops);
         if (s)
             s->global_bytes = arch.memory.global_bytes;
+        if (s && vulkan) {
+            s->options.parallel_rows = true;
+            oi__sy_gpu_from_arch(&arch, &s->gpu);
+        }
     }
     oi__device_arch_free(&arch);
     return s;
@@ -111,6 +142,12 @@ oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_gr
         return NULL;
     }
     p->scheduled = true;
+    p->vulkan = synth->device == OI_DEVICE_VULKAN;
+    p->gpu = synth->gpu;
+    if (p->vulkan && oi__sy_vulkan_check(&p->schedule) != OI_OK) {
+        oi_plan_free(p);
+        return NULL;
+    }
     if (model) {
         const uint8_t *bytes;
         oi__model_raw_bytes(model, &bytes, &p->model_size, &p->model_header_bytes);

@@ -6,3 +6,4 @@
 #include "lang.c"
 #include "render.c"
 #include "emit.c"
+#include "emit_vulkan.c"

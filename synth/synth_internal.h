@@ -97,6 +97,8 @@ typedef struct oi__sy_buffer {
 
 typedef struct oi__sy_options {
     int max_kernel_ops; /* ops fused into one kernel at most (>= 1) */
+    bool parallel_rows; /* a GPU target: a matmul's rows run at once, so its
+                           epilogue may not write what the matmul reads */
 } oi__sy_options;
 
 typedef struct oi__sy_schedule {
@@ -135,8 +137,12 @@ typedef struct oi__sy_lang {
     const char *compute_float; /* the domain floats compute in        */
     const char *round_f32;     /* scalar.h's ROUND for f32 results    */
     const char *exp_fn;        /* exp in the compute domain           */
+    const char *load_float;    /* before a float load: "(double)"; GLSL "" */
+    const char *index_open, *index_close; /* x[i]; GLSL x(i): a macro over its buffer */
+    bool functional_cast;      /* float(v) (GLSL) rather than (float)v */
 } oi__sy_lang;
 extern const oi__sy_lang oi__sy_lang_c;
+extern const oi__sy_lang oi__sy_lang_glsl;
 
 /* render.c: source text into b */
 void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix);
@@ -145,6 +151,39 @@ void oi__sy_render_steps(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang
 void oi__sy_render_slot_ptr(oi__buf *b, const oi__sy_schedule *s, int slot, const char *ctx);
 /* "app.c:14: op add(x, a) >> t0" for comments */
 void oi__sy_render_stmt(oi__buf *b, const oi__pnode *pn);
+/* Statement n of an elementwise chain or a matmul's epilogue at element
+ * `index` (the GLSL target's kernels print their loops and call this). */
+void oi__sy_render_ew(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k, int n,
+                      const char *index, int depth);
+/* A variable's name as the kernels print it (a reserved word gets '_'). */
+void oi__sy_render_param_name(oi__buf *b, const oi__slot *sl);
+/* A double as a C/GLSL literal. */
+void oi__sy_render_double(oi__buf *b, double v);
+
+/* The distinct stored slots a kernel touches, in order, and how. */
+typedef struct oi__sy_param {
+    int slot;
+    int input; /* the first (node, input) it came from, for prefix indices */
+    int node;
+    bool written;
+} oi__sy_param;
+oi__sy_param *oi__sy_kernel_params(const oi__sy_schedule *s, const oi__sy_kernel *k); /* stb array */
+
+/* The Vulkan target (emit_vulkan.c): what it reads of the device JSON. */
+typedef struct oi__sy_gpu {
+    char device_name[128];
+    uint32_t workgroup;        /* invocations per workgroup of the row kernels */
+    uint64_t max_shared_bytes; /* limits.max_shared_memory_bytes */
+    uint32_t max_push_bytes;   /* limits.max_push_constants_bytes */
+    uint32_t busy_workgroups;  /* workgroups that keep the device busy: 256 for a
+                                  GPU, 8 for a CPU Vulkan device (lavapipe) */
+    bool subgroup_ops, fp16, cooperative_matrix, fp16_storage;
+} oi__sy_gpu;
+/* Refuses, naming the DSL statement, what the first version of the Vulkan
+ * target cannot emit (run by oi_synthesize). */
+oi_status oi__sy_vulkan_check(const oi__sy_schedule *s);
+struct oi_plan;
+oi_status oi__sy_emit_vulkan(const struct oi_plan *p, const char *dir);
 
 /* The result of oi_synthesize: the executor's plan, its schedule, and
  * what the emitted code checks of the model file. */
@@ -155,6 +194,19 @@ struct oi_plan {
     bool scheduled;
     const oi_model *model;    /* borrowed: alive until the plan is emitted */
     uint64_t model_size, model_header_bytes, fingerprint;
+    bool vulkan;              /* the Vulkan target: GLSL kernels + C host */
+    oi__sy_gpu gpu;           /* its device (vulkan only)               */
 };
+
+/* emit.c's pieces the Vulkan emitter shares (the same API and driver). */
+char *oi__sy_emit_header(const struct oi_plan *p);
+void oi__sy_emit_model_map(oi__buf *b, const struct oi_plan *p);
+void oi__sy_emit_inits(oi__buf *b, const struct oi_plan *p);
+void oi__sy_emit_accessors(oi__buf *b, const struct oi_plan *p);
+char *oi__sy_emit_driver(const struct oi_plan *p);
+oi_status oi__sy_emit_mkdirs(const char *dir);
+oi_status oi__sy_emit_write(const char *dir, const char *name, const char *ext, char *text);
+char *oi__sy_emit_text(const char *const *lines);
+char *oi__sy_emit_dot(const struct oi_plan *p);
 
 #endif /* OPENINFER_SYNTH_INTERNAL_H */

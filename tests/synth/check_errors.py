@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
 
 def main():
     cli, exp_minimal, exp_mlp, exp_window = sys.argv[1:5]
+    exp_kv = sys.argv[5] if len(sys.argv) > 5 else None
     work = tempfile.mkdtemp(prefix="synth_errors_")
     try:
         a, b = os.path.join(work, "a"), os.path.join(work, "b")
@@ -133,10 +134,19 @@ def main():
         json.dump(cpu, open(arch, "w"))
         out = run([cli, "synth", model, graph, "--target", arch, "--out", one], expect=1)
         must_contain(out, "does not fit the device", "$.memory.global_bytes is 64")
-        # a Vulkan device: not a target yet
+        # a Vulkan device: GLSL kernels and C host code
         vk = os.path.join(ROOT, "examples", "devices", "ada_mock.json")
-        out = run([cli, "synth", model, graph, "--target", vk, "--out", one], expect=1)
-        must_contain(out, "$.device.api", "Vulkan target")
+        run([cli, "synth", model, graph, "--target", vk, "--out", os.path.join(work, "vk")])
+        for f in ("minimal_k0.comp", "oi_kernel.glsl", "oi_vk_runtime.h", "minimal.c", "Makefile"):
+            assert os.path.exists(os.path.join(work, "vk", f)), f
+        # what the Vulkan target refuses names the statement (kv_cache's counter)
+        if exp_kv:
+            k = os.path.join(work, "kv")
+            os.mkdir(k)
+            run([exp_kv, k, "1"])
+            out = run([cli, "synth", os.path.join(k, "model.oinf"), os.path.join(k, "graph.json"), "--target", vk,
+                       "--out", os.path.join(k, "gen")], expect=1)
+            must_contain(out, "kv_cache.c:", "the Vulkan target cannot synthesize this yet: cache operations")
 
         # no allocation inside NAME_step
         open(os.path.join(gen, "alloc_count.c"), "w").write(ALLOC_COUNT)

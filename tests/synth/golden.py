@@ -4,11 +4,13 @@ of a few example graphs are committed under tests/synth/golden/NAME/; this
 test synthesizes them again and diffs, so any change to the generated code
 is deliberate.
 
-    golden.py [--update] OPENINFER NAME=EXPORTER...
+    golden.py [--update] OPENINFER NAME[@vulkan]=EXPORTER...
     scripts/regen_synth_golden.sh [BUILD_DIR]      (--update for every golden)
 
-Compared: NAME.h, NAME.c, main.c, Makefile, plan.json, plan.dot. npy.h and
-oi_scalar.h are verbatim copies of project files (checked by
+Compared: NAME.h, NAME.c, main.c, Makefile, plan.json, plan.dot, and for
+NAME@vulkan (the Vulkan target, no device JSON, in golden/NAME_vulkan/) the
+kernels NAME_kK.comp and oi_kernel.glsl. npy.h, oi_scalar.h, oi_math.glsl
+and oi_vk_runtime.h are verbatim copies of project files (checked by
 embedded_fresh). Statement paths in plan.json are reduced to their file
 name (they depend on where the build ran).
 """
@@ -22,7 +24,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden")
-SKIP = {"npy.h", "oi_scalar.h"}
+SKIP = {"npy.h", "oi_scalar.h", "oi_math.glsl", "oi_vk_runtime.h"}
 
 
 def normalize(name, text):
@@ -40,12 +42,14 @@ def main():
     work = tempfile.mkdtemp(prefix="synth_golden_")
     try:
         for name, exporter in pairs:
+            name, _, target = name.partition("@")
+            name = name + ("_" + target if target else "")
             d = os.path.join(work, name)
             os.mkdir(d)
             subprocess.run([exporter, d, "1"], check=True, stdout=subprocess.DEVNULL)
             gen = os.path.join(d, "gen")
             subprocess.run([cli, "synth", os.path.join(d, "model.oinf"), os.path.join(d, "graph.json"),
-                            "--target", "cpu", "--out", gen], check=True)
+                            "--target", target or "cpu", "--out", gen], check=True)
             want_dir = os.path.join(GOLDEN, name)
             files = sorted(f for f in os.listdir(gen) if f not in SKIP)
             if update:

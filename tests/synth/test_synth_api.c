@@ -94,7 +94,15 @@ int main(int argc, char **argv) {
     CHECK(oi_synthesize(NULL, NULL, api_chain()) == NULL);
     CHECK(oi_plan_emit(NULL, dir) == OI_ERROR_INVALID_ARGUMENT);
     CHECK(oi_plan_emit(plan, "") == OI_ERROR_INVALID_ARGUMENT);
-    CHECK(oi_synthesizer_new(OI_DEVICE_VULKAN) == NULL && strstr(oi_last_error(), "Vulkan"));
+    /* the Vulkan target: GLSL kernels and C host code beside them */
+    oi_synthesizer *vk = oi_synthesizer_new(OI_DEVICE_VULKAN);
+    oi_plan *vk_plan = vk ? oi_synthesize(vk, NULL, api_chain()) : NULL;
+    char vk_dir[1024];
+    snprintf(vk_dir, sizeof vk_dir, "%s/vulkan", dir);
+    CHECK(vk_plan && oi_plan_emit(vk_plan, vk_dir) == OI_OK);
+    CHECK(file_exists(vk_dir, "api_chain_k0.comp") && file_exists(vk_dir, "oi_vk_runtime.h"));
+    oi_plan_free(vk_plan);
+    oi_synthesizer_free(vk);
     CHECK(oi_synthesizer_from_arch_json("{\"device\": {\"type\": \"gpu\"}}") == NULL &&
           strstr(oi_last_error(), "$.device"));
     CHECK(oi_synthesizer_from_arch_json("{\"preferences\": {") == NULL);

@@ -110,10 +110,12 @@ float round_half_away(float x) {
     float t = trunc(x);
     return abs(x - t) >= 0.5 ? t + sign(x) : t; // x - t is exact
 }
+// synth-embed begin (the synthesizer's GLSL kernels: oi_kernel.glsl)
 // NaN and inf tests on the bits: a driver compiling for speed may assume
 // floats are finite and fold isnan()/isinf() away; integer tests it keeps.
 bool is_nan_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) > 0x7F800000u; }
 bool is_inf_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) == 0x7F800000u; }
+// synth-embed end
 
 // NaN-ignoring min/max (Rust f32::min/max), as the CPU reference.
 float nan_min(float a, float b) { return is_nan_f(a) ? b : (is_nan_f(b) ? a : min(a, b)); }

@@ -1,0 +1,1146 @@
+/* emit_vulkan.c - the Vulkan target: the same schedule as the C target
+ * (schedule.c decides), printed as one GLSL compute shader per fused
+ * kernel and C host code that records the whole step into one command
+ * buffer at open and replays it every step.
+ *
+ *   NAME.h           the C target's typed API, plus NAME_gpu_ms and the
+ *                    recorded step's dispatch and barrier counts
+ *   NAME.c           model mapping + fingerprint check (emit.c's), the
+ *                    variable inits (emit.c's, into a host-visible staging
+ *                    copy of the state), the recording of the step, open,
+ *                    step, close, the accessors (emit.c's)
+ *   NAME_kK.comp     kernel K: its statements in a comment, its variables
+ *                    as macros over the three buffers, its loop
+ *   oi_kernel.glsl   the buffers and what every kernel includes
+ *   oi_scalar.h      kernels/scalar.h (each op's arithmetic), verbatim
+ *   oi_math.glsl     vulkan/shaders/math.glsl (exp_f32, gelu_f32), verbatim
+ *   oi_vk_runtime.h  synth/vulkan_runtime_template.c: device, buffers,
+ *                    pipelines, the barrier-placing recorder
+ *   npy.h, main.c    the driver, as the C target's
+ *   Makefile         glslc -> NAME_kK.spv.h (embedded), volk, the driver
+ *   plan.json, .dot  as the C target's ("target": "vulkan")
+ *
+ * Device memory: one arena buffer (the temporaries, at the schedule's
+ * offsets), one state buffer (the declared variables), the model file
+ * uploaded once. Every kernel binds all three; a variable is a macro
+ * `h(i)` over the buffer it lives in, so the shared elementwise renderer
+ * (render.c through lang.c's GLSL row) prints the same statements as the
+ * C target. */
+#include "synth_internal.h"
+#include "embedded.h"
+
+#include <math.h>
+
+/* ------------------------------------------------------------------ */
+/* What the first version refuses (at synthesis, naming the statement)  */
+/* ------------------------------------------------------------------ */
+static oi_status oi__vk_refuse(const oi__pnode *pn, const char *why) {
+    return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the Vulkan target cannot synthesize this yet: %s", why);
+}
+
+/* Names a kernel macro may not take: GLSL words and the functions the
+ * kernels call (a macro `max(i)` would capture every max call). */
+static bool oi__vk_name_clashes(const char *name) {
+    static const char *const words[] = {
+        "in", "out", "inout", "uniform", "buffer", "shared", "layout", "precise", "coherent", "readonly",
+        "writeonly", "restrict", "volatile", "discard", "lowp", "mediump", "highp", "precision", "sample",
+        "patch", "flat", "smooth", "invariant", "subroutine", "attribute", "varying", "centroid", "noperspective",
+        "float", "uint", "int", "bool", "vec2", "vec3", "vec4", "uvec4", "mat2", "mat3", "mat4", "true", "false",
+        "max", "min", "abs", "sqrt", "exp", "exp2", "log", "trunc", "sign", "barrier", "main", "arena", "state",
+        "model", "pc", "is_nan_f", "is_inf_f", "exp_f32", "gelu_f32", "tanh_f32", "erf_f32", "erfc_f32",
+        "erfc_tail", "erf_series", "log_f32", "log1p_f32", "oi_wg_sum", "oi_wg_max", "oi_partial", "oi_p",
+        "a_tile", "b_tile", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(words[i], name) == 0)
+            return true;
+    return strncmp(name, "gl_", 3) == 0 || strncmp(name, "OI_", 3) == 0;
+}
+
+static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn, int slot) {
+    const oi__slot *sl = &s->plan->slots[slot];
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    char why[200];
+    if (sl->dtype != OI_DTYPE_F32) {
+        snprintf(why, sizeof why, "%s is %s (the GLSL kernels are f32 only)", sl->name, oi_dtype_name(sl->dtype));
+        return oi__vk_refuse(pn, why);
+    }
+    if (buf->dyn0 || buf->home == OI__SY_TABLE) {
+        snprintf(why, sizeof why, "%s has a shape known at run time only, or is a table", sl->name);
+        return oi__vk_refuse(pn, why);
+    }
+    if (oi__vk_name_clashes(sl->name)) {
+        snprintf(why, sizeof why, "the variable name %s is a GLSL word or a function the kernels call", sl->name);
+        return oi__vk_refuse(pn, why);
+    }
+    for (int t = 0; t < (int)arrlen(buf->tensors); t++)
+        if (buf->tensors[t]->data_offset % 4) {
+            snprintf(why, sizeof why, "%s's model data is not 4-byte aligned in the file", sl->name);
+            return oi__vk_refuse(pn, why);
+        }
+    return OI_OK;
+}
+
+static bool oi__vk_trailing_reduce(const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *in = &s->shaped[pn->inputs[0]], *out = &s->shaped[pn->out];
+    int64_t rows = oi__shape_numel(out->ndim, out->shape), n = oi__shape_numel(in->ndim, in->shape);
+    /* reduce.c's contiguous path: the reduced axes are the last ones */
+    bool reduced[OI_MAX_DIMS] = {false};
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "axes") == 0)
+            for (int a = 0; a < (int)arrlen(pn->attrs[i].ints); a++) {
+                int64_t ax = pn->attrs[i].ints[a] < 0 ? pn->attrs[i].ints[a] + in->ndim : pn->attrs[i].ints[a];
+                if (ax >= 0 && ax < in->ndim)
+                    reduced[ax] = true;
+            }
+    int d0 = in->ndim;
+    while (d0 > 0 && reduced[d0 - 1])
+        d0--;
+    for (int d = 0; d < d0; d++)
+        if (reduced[d])
+            return false;
+    return rows > 0 && n % rows == 0;
+}
+
+static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    for (int n = 0; n < (int)arrlen(k->nodes); n++) {
+        const oi__pnode *m = k->nodes[n];
+        for (int i = 0; i < (int)arrlen(m->inputs); i++) {
+            oi_status st = oi__vk_check_slot(s, m, m->inputs[i]);
+            if (st != OI_OK)
+                return st;
+        }
+        oi_status st = oi__vk_check_slot(s, m, m->out);
+        if (st != OI_OK)
+            return st;
+    }
+    switch (k->kind) {
+    case OI__SY_K_ALL_FINITE: return oi__vk_refuse(pn, "is_finite (a bool result) has no GLSL kernel yet");
+    case OI__SY_K_REDUCE:
+        if (!oi__vk_trailing_reduce(s, pn))
+            return oi__vk_refuse(pn, "a reduction over axes that are not the last ones");
+        break;
+    case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: break;
+    case OI__SY_K_MATMUL: case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
+        /* other workgroups still read what an in-place write would change */
+        for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+            if (pn->inputs[i] == pn->out)
+                return oi__vk_refuse(pn, "a matmul, reshape, transpose or attention writing one of its inputs");
+        break;
+    }
+    return OI_OK;
+}
+
+static oi_status oi__vk_check_expr(const oi__sy_schedule *s, const oi__pnode *pn, const oi__expr *e) {
+    int64_t v;
+    if (!e->ident || oi__plan_size(s->plan, e->ident, &v) || oi__plan_slot(s->plan, e->ident) < 0)
+        return OI_OK; /* a literal, a named size, or a loop index */
+    return oi__vk_refuse(pn, "a loop bound or index read from a variable (a value on the GPU) is not recorded yet");
+}
+
+static oi_status oi__vk_check_steps(const oi__sy_schedule *s, const oi__sy_step *steps) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        const oi__pnode *pn = st->node;
+        oi_status r = OI_OK;
+        switch (st->kind) {
+        case OI__SY_S_KERNEL: {
+            const oi__sy_kernel *k = &s->kernels[st->kernel];
+            r = oi__vk_check_kernel(s, k);
+            for (int n = 0; r == OI_OK && n < (int)arrlen(k->nodes); n++)
+                for (int in = 0; r == OI_OK && k->nodes[n]->input_indices && in < (int)arrlen(k->nodes[n]->inputs); in++)
+                    if (k->nodes[n]->input_indices[in])
+                        r = oi__vk_check_expr(s, k->nodes[n], &k->nodes[n]->input_indices[in][0].single);
+            break;
+        }
+        case OI__SY_S_LOOP:
+            r = oi__vk_check_expr(s, pn, &pn->ir->loop_start);
+            if (r == OI_OK)
+                r = oi__vk_check_expr(s, pn, &pn->ir->loop_end);
+            if (r == OI_OK)
+                r = oi__vk_check_steps(s, st->body);
+            break;
+        case OI__SY_S_BRANCH:
+            if (pn->var >= 0)
+                return oi__vk_refuse(pn, "a branch on a value the GPU computes (it would need a read-back "
+                                         "or both paths recorded)");
+            r = oi__vk_check_steps(s, st->then_steps);
+            break;
+        case OI__SY_S_TRANSFER: {
+            oi__sy_home a = s->buffers[pn->out].home, b = s->buffers[pn->var].home;
+            if ((a != OI__SY_ARENA && a != OI__SY_STATE) || (b != OI__SY_ARENA && b != OI__SY_STATE && b != OI__SY_MODEL))
+                return oi__vk_refuse(pn, "a transfer from or into a prefix table or a table");
+            r = oi__vk_check_slot(s, pn, pn->out);
+            break;
+        }
+        case OI__SY_S_CACHE: return oi__vk_refuse(pn, "cache operations (tables, persistent counters)");
+        case OI__SY_S_YIELD: case OI__SY_S_AWAIT: case OI__SY_S_CONSUMER:
+            return oi__vk_refuse(pn, "yield/await consumers");
+        case OI__SY_S_FENCE: break;
+        }
+        if (r != OI_OK)
+            return r;
+    }
+    return OI_OK;
+}
+
+oi_status oi__sy_vulkan_check(const oi__sy_schedule *s) { return oi__vk_check_steps(s, s->steps); }
+
+/* ------------------------------------------------------------------ */
+/* GLSL kernels                                                        */
+/* ------------------------------------------------------------------ */
+static const oi__slot *oi__vk_slot(const oi__sy_schedule *s, int slot) { return &s->shaped[slot]; }
+static int64_t oi__vk_numel(const oi__slot *sl) { return oi__shape_numel(sl->ndim, sl->shape); }
+
+/* Matmul tiles: T x T threads (16 x 16, 8 x 8 where the device allows
+ * fewer than 256 invocations), each R x R results, K in steps of 16. R is
+ * 4 unless that leaves fewer workgroups than keep the device busy (256 on
+ * a GPU, 8 on a CPU device: a small M, as a decode or a short sequence
+ * has): 2, then 1, so every SM of a large GPU gets work while a CPU
+ * device keeps its large tiles (fewer barriers). */
+static int oi__vk_matmul_side(const oi__sy_gpu *g) { return g->workgroup >= 256 ? 16 : 8; }
+
+static int oi__vk_matmul_reg(const oi__sy_gpu *g, const oi__slot *c) {
+    int side = oi__vk_matmul_side(g), reg = 4;
+    while (reg > 1) {
+        int64_t tile = side * reg;
+        if (((c->shape[0] + tile - 1) / tile) * ((c->shape[1] + tile - 1) / tile) >= g->busy_workgroups)
+            break;
+        reg /= 2;
+    }
+    return reg;
+}
+
+/* The buffer a variable lives in and its first element there. */
+static const char *oi__vk_buffer_name(oi__sy_home home) {
+    return home == OI__SY_ARENA ? "arena" : home == OI__SY_STATE ? "state" : "model";
+}
+
+static void oi__vk_macros(oi__buf *b, const oi__sy_schedule *s, const oi__sy_param *params) {
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        const oi__sy_buffer *buf = &s->buffers[params[i].slot];
+        const oi__slot *sl = oi__vk_slot(s, params[i].slot);
+        oi__buf_puts(b, "#define ");
+        oi__sy_render_param_name(b, sl);
+        if (buf->home == OI__SY_PREFIX) {
+            oi__buf_puts(b, "(i) model[pc.");
+            oi__sy_render_param_name(b, sl);
+            oi__buf_printf(b, "_at + (i)] /* %s(l): the entry the step pushes */\n", sl->name);
+            continue;
+        }
+        uint64_t at = buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
+        oi__buf_puts(b, "(i) ");
+        oi__buf_printf(b, "%s[%lluu + (i)] /* %s, %s */\n", oi__vk_buffer_name(buf->home), (unsigned long long)(at / 4),
+                       oi_dtype_name(sl->dtype), buf->home == OI__SY_ARENA ? "a temporary" : buf->home == OI__SY_STATE
+                       ? "a declared variable" : "model data");
+    }
+}
+
+static bool oi__vk_has_prefix(const oi__sy_schedule *s, const oi__sy_param *params) {
+    for (int i = 0; i < (int)arrlen(params); i++)
+        if (s->buffers[params[i].slot].home == OI__SY_PREFIX)
+            return true;
+    return false;
+}
+
+static bool oi__vk_uses_reductions(const oi__sy_kernel *k) {
+    return k->kind == OI__SY_K_SOFTMAX || k->kind == OI__SY_K_NORM || k->kind == OI__SY_K_REDUCE ||
+           k->kind == OI__SY_K_ATTENTION;
+}
+
+static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, const oi__sy_param *params,
+                               uint32_t local_size) {
+    const oi__sy_schedule *s = &p->schedule;
+    oi__buf_printf(b, "#version 450\n// %s_k%d.comp - k%d: %s, %d statement%s (synthesized by OpenInfer for %s)\n", p->name,
+                   k->id, k->id, oi__sy_kernel_kind_name(k->kind), (int)arrlen(k->nodes), arrlen(k->nodes) == 1 ? "" : "s",
+                   p->gpu.device_name);
+    for (int n = 0; n < (int)arrlen(k->nodes); n++) {
+        oi__buf_puts(b, "//   ");
+        oi__sy_render_stmt(b, k->nodes[n]);
+        oi__buf_puts(b, "\n");
+    }
+    if (oi__vk_uses_reductions(k) && p->gpu.subgroup_ops)
+        oi__buf_puts(b, "#extension GL_KHR_shader_subgroup_basic : require\n"
+                        "#extension GL_KHR_shader_subgroup_arithmetic : require\n");
+    oi__buf_puts(b, "#include \"oi_kernel.glsl\"\n\n");
+    oi__buf_printf(b, "layout(local_size_x = %u) in;\n", local_size);
+    if (oi__vk_has_prefix(s, params)) {
+        oi__buf_puts(b, "layout(push_constant) uniform Push {");
+        for (int i = 0; i < (int)arrlen(params); i++)
+            if (s->buffers[params[i].slot].home == OI__SY_PREFIX) {
+                oi__buf_puts(b, " uint ");
+                oi__sy_render_param_name(b, oi__vk_slot(s, params[i].slot));
+                oi__buf_puts(b, "_at;");
+            }
+        oi__buf_puts(b, " } pc;\n");
+    }
+    oi__vk_macros(b, s, params);
+    oi__buf_puts(b, "\n");
+}
+
+/* oi_wg_sum / oi_wg_max over the workgroup: subgroup operations when the
+ * device JSON says it has them, else a tree in shared memory. */
+static void oi__vk_reduce_helpers(oi__buf *b, const oi__sy_gpu *g, uint32_t wg) {
+    oi__buf_printf(b, "shared float oi_partial[%u];\n", wg);
+    static const char *const ops[2][3] = {{"sum", "subgroupAdd", "OI_S_sum_step(total, oi_partial[s])"},
+                                          {"max", "subgroupMax", "max(total, oi_partial[s])"}};
+    for (int o = 0; o < 2; o++) {
+        oi__buf_printf(b, "float oi_wg_%s(float v) {\n", ops[o][0]);
+        if (g->subgroup_ops) {
+            oi__buf_printf(b, "    v = %s(v);\n    if (subgroupElect())\n        oi_partial[gl_SubgroupID] = v;\n"
+                              "    barrier();\n    float total = oi_partial[0];\n"
+                              "    for (uint s = 1u; s < gl_NumSubgroups; s++)\n        total = %s;\n",
+                           ops[o][1], ops[o][2]);
+        } else {
+            oi__buf_printf(b, "    const uint tid = gl_LocalInvocationID.x;\n    oi_partial[tid] = v;\n    barrier();\n"
+                              "    for (uint half_n = %uu; half_n > 0u; half_n >>= 1u) {\n        if (tid < half_n)\n",
+                           wg / 2);
+            oi__buf_printf(b, "            oi_partial[tid] = %s;\n        barrier();\n    }\n"
+                              "    const float total = oi_partial[0];\n",
+                           o == 0 ? "OI_S_sum_step(oi_partial[tid], oi_partial[tid + half_n])"
+                                  : "max(oi_partial[tid], oi_partial[tid + half_n])");
+        }
+        oi__buf_puts(b, "    barrier(); /* oi_partial is free again */\n    return total;\n}\n");
+    }
+    oi__buf_puts(b, "\n");
+}
+
+/* A grid-stride loop over `count` elements: `o` is the element. */
+static void oi__vk_grid_loop(oi__buf *b, int64_t count, uint32_t wg) {
+    oi__buf_printf(b, "void main() {\n    for (uint o = gl_GlobalInvocationID.x; o < %lldu; o += gl_NumWorkGroups.x * %uu) {\n",
+                   (long long)count, wg);
+}
+
+static void oi__vk_elementwise(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    oi__vk_grid_loop(b, oi__vk_numel(oi__vk_slot(s, k->nodes[0]->out)), wg);
+    oi__buf_puts(b, "        const uint i = o;\n");
+    for (int n = 0; n < (int)arrlen(k->nodes); n++)
+        oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 2);
+    oi__buf_puts(b, "    }\n}\n");
+}
+
+static void oi__vk_name(oi__buf *b, const oi__sy_schedule *s, int slot) { oi__sy_render_param_name(b, oi__vk_slot(s, slot)); }
+
+/* gemm: the bias row, then relu or gelu (math.glsl's exact form). */
+static void oi__vk_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm) {
+    if (mm->ir->op != OI_OP_gemm)
+        return;
+    if (arrlen(mm->inputs) > 2) {
+        oi__buf_puts(b, "            acc_j = acc_j + ");
+        oi__vk_name(b, s, mm->inputs[2]);
+        oi__buf_puts(b, "(j);\n");
+    }
+    const char *act = NULL;
+    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
+        if (strcmp(mm->attrs[i].name, "activation") == 0)
+            act = mm->attrs[i].s;
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_puts(b, "            acc_j = acc_j < 0.0 ? 0.0 : acc_j;\n");
+    else if (act && strcmp(act, "gelu") == 0)
+        oi__buf_puts(b, "            acc_j = gelu_f32(acc_j, false);\n");
+}
+
+/* C = A B in tiles of RT x RT (T x T threads, R x R results each) through
+ * shared memory, then the epilogue per result while it is in a register. */
+static void oi__vk_matmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__sy_gpu *g) {
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
+    long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
+    int side = oi__vk_matmul_side(g), reg = oi__vk_matmul_reg(g, c);
+    oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\n"
+                      "const uint T = %du, R = %du, TILE = %du, KT = 16u; /* T x T threads of R x R results */\n",
+                   M, N, K, side, reg, side * reg);
+    oi__buf_puts(b, "shared float a_tile[KT][TILE]; /* A[row0 + r, p0 + p] at [p][r] */\n"
+                    "shared float b_tile[KT][TILE]; /* B[p0 + p, col0 + c] at [p][c] */\n\n");
+    oi__buf_puts(b, "void main() {\n    const uint tid = gl_LocalInvocationID.x, tr = tid / T, tc = tid % T;\n"
+                    "    const uint row0 = gl_WorkGroupID.y * TILE, col0 = gl_WorkGroupID.x * TILE;\n"
+                    "    float acc[R][R];\n    for (uint m = 0u; m < R; m++)\n        for (uint n = 0u; n < R; n++)\n"
+                    "            acc[m][n] = 0.0;\n");
+    oi__buf_puts(b, "    for (uint p0 = 0u; p0 < K; p0 += KT) {\n        for (uint e = tid; e < KT * TILE; e += T * T) {\n"
+                    "            const uint r = e / KT, p = e % KT;\n            a_tile[p][r] = row0 + r < M && p0 + p < K ? ");
+    oi__vk_name(b, s, mm->inputs[0]);
+    oi__buf_puts(b, "((row0 + r) * K + p0 + p) : 0.0;\n        }\n        for (uint e = tid; e < KT * TILE; e += T * T) {\n"
+                    "            const uint p = e / TILE, c = e % TILE;\n            b_tile[p][c] = p0 + p < K && col0 + c < N ? ");
+    oi__vk_name(b, s, mm->inputs[1]);
+    oi__buf_puts(b, "((p0 + p) * N + col0 + c) : 0.0;\n        }\n        barrier();\n"
+                    "        for (uint p = 0u; p < KT; p++)\n            for (uint m = 0u; m < R; m++)\n"
+                    "                for (uint n = 0u; n < R; n++)\n"
+                    "                    acc[m][n] = OI_S_mac(acc[m][n], a_tile[p][tr + m * T], b_tile[p][tc + n * T]);\n"
+                    "        barrier();\n    }\n");
+    oi__buf_puts(b, "    for (uint m = 0u; m < R; m++)\n        for (uint n = 0u; n < R; n++) {\n"
+                    "            const uint r = row0 + tr + m * T, j = col0 + tc + n * T;\n"
+                    "            if (r >= M || j >= N)\n                continue;\n            const uint i = r * N + j;\n"
+                    "            float acc_j = acc[m][n];\n            /* ");
+    oi__sy_render_stmt(b, mm);
+    oi__buf_puts(b, " */\n");
+    oi__vk_gemm_tail(b, s, mm);
+    oi__buf_puts(b, "            float v0 = acc_j;\n");
+    bool last = true;
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        last &= k->nodes[m]->out != mm->out;
+    if (oi__sy_slot_stored(s, mm->out) && last) {
+        oi__buf_puts(b, "            ");
+        oi__vk_name(b, s, mm->out);
+        oi__buf_puts(b, "(i) = v0;\n");
+    }
+    for (int n = 1; n < (int)arrlen(k->nodes); n++)
+        oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 3);
+    oi__buf_puts(b, "        }\n}\n");
+}
+
+/* One workgroup per row of `len` elements: r is the row, tid strides it. */
+static void oi__vk_row_main(oi__buf *b, int64_t len) {
+    oi__buf_printf(b, "const uint L = %lldu; /* the row */\n\nvoid main() {\n"
+                      "    const uint r = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n", (long long)len);
+}
+
+static void oi__vk_softmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__vk_slot(s, pn->inputs[0]);
+    oi__vk_row_main(b, in->shape[in->ndim - 1]);
+    oi__buf_printf(b, "    float m = -INFINITY;\n    for (uint j = tid; j < L; j += %uu)\n        m = max(m, ", wg);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(r * L + j));\n    m = oi_wg_max(m);\n    float sum = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n"
+                      "        sum = OI_S_sum_step(sum, exp_f32(", wg);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(r * L + j) - m));\n    sum = oi_wg_sum(sum);\n    const float inv = 1.0 / sum;\n"
+                      "    for (uint j = tid; j < L; j += %uu)\n        ", wg);
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(r * L + j) = exp_f32(");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(r * L + j) - m) * inv;\n}\n");
+}
+
+static double oi__vk_param_f(const oi__pnode *pn, const char *name) {
+    return oi__op_param_value_f64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), name);
+}
+
+/* layer_norm over the last axis: mean, the variance about it, then
+ * (x - mean) inv scale + bias (nn.c's order; sums in f32 by the tree). */
+static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__vk_slot(s, pn->inputs[0]);
+    oi__vk_row_main(b, in->shape[in->ndim - 1]);
+    oi__buf_printf(b, "    float sum = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n        sum = OI_S_sum_step(sum, ", wg);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(r * L + j));\n    const float mean = oi_wg_sum(sum) / float(L);\n    float sq = 0.0;\n"
+                      "    for (uint j = tid; j < L; j += %uu) {\n        const float d = ", wg);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(r * L + j) - mean;\n        sq = OI_S_sum_step(sq, d * d);\n    }\n"
+                    "    const float inv = 1.0 / sqrt(oi_wg_sum(sq) / float(L) + ");
+    oi__sy_render_double(b, oi__vk_param_f(pn, "epsilon"));
+    oi__buf_printf(b, ");\n    for (uint j = tid; j < L; j += %uu)\n        ", wg);
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(r * L + j) = (");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(r * L + j) - mean) * inv");
+    if (arrlen(pn->inputs) > 1) {
+        oi__buf_puts(b, " * ");
+        oi__vk_name(b, s, pn->inputs[1]);
+        oi__buf_puts(b, "(j)");
+    }
+    if (arrlen(pn->inputs) > 2) {
+        oi__buf_puts(b, " + ");
+        oi__vk_name(b, s, pn->inputs[2]);
+        oi__buf_puts(b, "(j)");
+    }
+    oi__buf_puts(b, ";\n}\n");
+}
+
+static void oi__vk_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    oi__vk_row_main(b, oi__vk_numel(in) / oi__vk_numel(out));
+    oi__buf_printf(b, "    float acc = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n        acc = OI_S_sum_step(acc, ", wg);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(r * L + j));\n    acc = oi_wg_sum(acc);\n    if (tid == 0u)\n        ");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, pn->ir->op == OI_OP_mean_axis ? "(r) = acc / float(L);\n}\n" : "(r) = acc;\n}\n");
+}
+
+static void oi__vk_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    oi__vk_grid_loop(b, oi__vk_numel(oi__vk_slot(s, pn->out)), wg);
+    oi__buf_puts(b, "        ");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(o) = ");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(o);\n    }\n}\n");
+}
+
+/* transpose: output dim d is input dim perm[d]; the input element of
+ * output element o, every size specialized. */
+static void oi__vk_transpose(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    int nd = in->ndim;
+    int64_t perm[OI_MAX_DIMS], in_stride[OI_MAX_DIMS], st = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        in_stride[d] = st;
+        st *= in->shape[d];
+        perm[d] = nd - 1 - d;
+    }
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "perm") == 0)
+            for (int d = 0; d < nd && d < (int)arrlen(pn->attrs[i].ints); d++)
+                perm[d] = pn->attrs[i].ints[d] < 0 ? pn->attrs[i].ints[d] + nd : pn->attrs[i].ints[d];
+    oi__vk_grid_loop(b, oi__vk_numel(out), wg);
+    oi__buf_puts(b, "        const uint at = 0u");
+    int64_t after = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        oi__buf_printf(b, " + o / %lldu %% %lldu * %lldu", (long long)after, (long long)out->shape[d],
+                       (long long)in_stride[perm[d]]);
+        after *= out->shape[d];
+    }
+    oi__buf_puts(b, ";\n        ");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(o) = ");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(at);\n    }\n}\n");
+}
+
+/* attention: one workgroup per (query row, head): the scores of the row in
+ * shared memory, softmax over them, then p V. */
+static void oi__vk_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *q = oi__vk_slot(s, pn->inputs[0]), *kk = oi__vk_slot(s, pn->inputs[1]);
+    const oi__slot *v = oi__vk_slot(s, pn->inputs[2]);
+    long long S = (long long)q->shape[2], D = (long long)q->shape[3], T = (long long)kk->shape[2];
+    long long Dv = (long long)v->shape[3];
+    double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale") ? oi__vk_param_f(pn, "scale")
+                                                                                         : 1.0 / sqrt((double)D);
+    oi__buf_printf(b, "const uint S = %lldu, D = %lldu, T = %lldu, DV = %lldu;\nconst float SCALE = ", S, D, T, Dv);
+    oi__sy_render_double(b, (double)(float)scale);
+    oi__buf_printf(b, ";\nshared float oi_p[T]; /* the row's scores, then its probabilities */\n\n");
+    oi__buf_printf(b, "void main() {\n    const uint row = gl_WorkGroupID.x, head = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;\n"
+                      "    const uint q_at = (head * S + row) * D, k_at = head * T * D, v_at = head * T * DV;\n"
+                      "    float m = -INFINITY;\n    for (uint t = tid; t < T; t += %uu) {\n        float acc = 0.0;\n"
+                      "        for (uint d = 0u; d < D; d++)\n            acc = OI_S_mac(acc, ", wg);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(q_at + d), ");
+    oi__vk_name(b, s, pn->inputs[1]);
+    oi__buf_printf(b, "(k_at + t * D + d));\n        oi_p[t] = SCALE * acc;\n        m = max(m, oi_p[t]);\n    }\n"
+                      "    m = oi_wg_max(m);\n    float sum = 0.0;\n    for (uint t = tid; t < T; t += %uu) {\n"
+                      "        oi_p[t] = exp_f32(oi_p[t] - m);\n        sum = OI_S_sum_step(sum, oi_p[t]);\n    }\n"
+                      "    const float inv = 1.0 / oi_wg_sum(sum); /* its barrier publishes oi_p */\n", wg);
+    if (Dv > (long long)wg || wg % Dv) { /* one value dim per invocation */
+        oi__buf_printf(b, "    for (uint d = tid; d < DV; d += %uu) {\n        float acc = 0.0;\n"
+                          "        for (uint t = 0u; t < T; t++)\n            acc = OI_S_mac(acc, oi_p[t], ", wg);
+        oi__vk_name(b, s, pn->inputs[2]);
+        oi__buf_puts(b, "(v_at + t * DV + d));\n        ");
+        oi__vk_name(b, s, pn->out);
+        oi__buf_puts(b, "((head * S + row) * DV + d) = acc * inv;\n    }\n}\n");
+        return;
+    }
+    /* p V with every invocation: G groups of DV, group g summing the keys
+     * t = g mod G, then the G partial sums of each value dim added up */
+    oi__buf_printf(b, "    const uint G = %lluu, d = tid %% DV, g = tid / DV;\n    float acc = 0.0;\n"
+                      "    for (uint t = g; t < T; t += G)\n        acc = OI_S_mac(acc, oi_p[t], ",
+                   (unsigned long long)(wg / Dv));
+    oi__vk_name(b, s, pn->inputs[2]);
+    oi__buf_puts(b, "(v_at + t * DV + d));\n    oi_partial[tid] = acc;\n    barrier();\n    if (tid < DV) {\n"
+                    "        float total = 0.0;\n        for (uint k = 0u; k < G; k++)\n"
+                    "            total = OI_S_sum_step(total, oi_partial[k * DV + tid]);\n        ");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "((head * S + row) * DV + tid) = total * inv;\n    }\n}\n");
+}
+
+/* Workgroups of a kernel's dispatch (x, y). */
+static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx, uint32_t *gy) {
+    const oi__sy_schedule *s = &p->schedule;
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *out = oi__vk_slot(s, pn->out), *in = oi__vk_slot(s, pn->inputs[0]);
+    uint32_t wg = p->gpu.workgroup;
+    *gy = 1;
+    switch (k->kind) {
+    case OI__SY_K_MATMUL: {
+        int64_t tile = oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_reg(&p->gpu, out);
+        *gx = (uint32_t)((out->shape[1] + tile - 1) / tile);
+        *gy = (uint32_t)((out->shape[0] + tile - 1) / tile);
+        return;
+    }
+    case OI__SY_K_SOFTMAX: case OI__SY_K_NORM:
+        *gx = (uint32_t)(oi__vk_numel(in) / in->shape[in->ndim - 1]);
+        return;
+    case OI__SY_K_REDUCE: *gx = (uint32_t)oi__vk_numel(out); return;
+    case OI__SY_K_ATTENTION:
+        *gx = (uint32_t)in->shape[2];
+        *gy = (uint32_t)(in->shape[0] * in->shape[1]);
+        return;
+    default: {
+        int64_t groups = (oi__vk_numel(out) + wg - 1) / wg;
+        *gx = (uint32_t)(groups > 65535 ? 65535 : groups < 1 ? 1 : groups);
+        return;
+    }
+    }
+}
+
+/* A kernel's workgroup: the device's (oi__sy_gpu.workgroup); a matmul's
+ * T x T; attention's no wider than its rows (keys or value dims, at least
+ * a warp's 32), so few invocations idle. */
+static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
+    uint32_t wg = p->gpu.workgroup;
+    if (k->kind == OI__SY_K_MATMUL)
+        return (uint32_t)(oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_side(&p->gpu));
+    if (k->kind == OI__SY_K_ATTENTION) {
+        const oi__slot *kk = oi__vk_slot(&p->schedule, k->nodes[0]->inputs[1]);
+        const oi__slot *v = oi__vk_slot(&p->schedule, k->nodes[0]->inputs[2]);
+        int64_t widest = kk->shape[2] > v->shape[3] ? kk->shape[2] : v->shape[3];
+        uint32_t want = 32;
+        while (want < widest && want < wg)
+            want *= 2;
+        return want < wg ? want : wg;
+    }
+    return wg;
+}
+
+static char *oi__vk_kernel_source(const oi_plan *p, const oi__sy_kernel *k) {
+    const oi__sy_schedule *s = &p->schedule;
+    oi__sy_param *params = oi__sy_kernel_params(s, k);
+    uint32_t wg = oi__vk_kernel_wg(p, k);
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__vk_kernel_head(&b, p, k, params, wg);
+    if (oi__vk_uses_reductions(k))
+        oi__vk_reduce_helpers(&b, &p->gpu, wg);
+    switch (k->kind) {
+    case OI__SY_K_ELEMENTWISE: oi__vk_elementwise(&b, s, k, wg); break;
+    case OI__SY_K_MATMUL: oi__vk_matmul(&b, s, k, &p->gpu); break;
+    case OI__SY_K_REDUCE: oi__vk_reduce(&b, s, k, wg); break;
+    case OI__SY_K_SOFTMAX: oi__vk_softmax(&b, s, k, wg); break;
+    case OI__SY_K_COPY: oi__vk_copy(&b, s, k, wg); break;
+    case OI__SY_K_TRANSPOSE: oi__vk_transpose(&b, s, k, wg); break;
+    case OI__SY_K_NORM: oi__vk_norm(&b, s, k, wg); break;
+    case OI__SY_K_ATTENTION: oi__vk_attention(&b, s, k, wg); break;
+    case OI__SY_K_ALL_FINITE: break; /* refused at synthesis */
+    }
+    arrfree(params);
+    return oi__buf_take(&b);
+}
+
+static char *oi__vk_kernel_glsl(const oi_plan *p) {
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_printf(&b, "// oi_kernel.glsl - what every kernel of %s includes: its three buffers (f32\n"
+                       "// words), the NaN/inf tests of vulkan/shaders/common.glsl, each op's\n"
+                       "// arithmetic (oi_scalar.h: kernels/scalar.h) and math.glsl's functions.\n", p->name);
+    oi__buf_puts(&b, "#ifndef OI_KERNEL_GLSL\n#define OI_KERNEL_GLSL\n\n"
+                     "layout(std430, binding = 0) buffer Arena { float arena[]; }; /* the temporaries (plan.json) */\n"
+                     "layout(std430, binding = 1) buffer State { float state[]; }; /* the declared variables */\n"
+                     "layout(std430, binding = 2) readonly buffer Model { float model[]; }; /* the .oinf file */\n\n");
+    oi__sy_lines(&b, oi__sy_text_float_glsl);
+    oi__buf_puts(&b, "#include \"oi_scalar.h\"\n#include \"oi_math.glsl\"\n\n"
+                     "/* floats compute in float (as the simulator's shaders): no rounding between ops */\n"
+                     "#define OI_ROUND_F32(x) (x)\n#define NAN NAN_F\n#define INFINITY INF_F\n\n#endif\n");
+    return oi__buf_take(&b);
+}
+
+/* ------------------------------------------------------------------ */
+/* The host code                                                       */
+/* ------------------------------------------------------------------ */
+static bool oi__vk_getter(const oi_plan *p, int slot) {
+    const oi__sy_buffer *b = &p->schedule.buffers[slot];
+    if (b->dyn0)
+        return false;
+    if (b->home == OI__SY_STATE || b->home == OI__SY_MODEL)
+        return true;
+    return b->home == OI__SY_ARENA && b->kept;
+}
+
+/* {OI_VK_ARENA, offset, bytes} of a stored variable; false for the model. */
+static bool oi__vk_range(oi__buf *b, const oi__sy_schedule *s, int slot) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    if (buf->home != OI__SY_ARENA && buf->home != OI__SY_STATE)
+        return false;
+    oi__buf_printf(b, "{%s, %llu, %llu}", buf->home == OI__SY_ARENA ? "OI_VK_ARENA" : "OI_VK_STATE",
+                   (unsigned long long)buf->offset, (unsigned long long)buf->bytes);
+    return true;
+}
+
+/* A loop bound or prefix index: a literal, a named size, a loop index. */
+static void oi__vk_expr(oi__buf *b, const oi__sy_schedule *s, const oi__expr *e) {
+    int64_t v;
+    if (!e->ident)
+        oi__buf_printf(b, "%lld", (long long)e->lit);
+    else if (oi__plan_size(s->plan, e->ident, &v))
+        oi__buf_printf(b, "%lld", (long long)v);
+    else
+        oi__buf_puts(b, e->ident);
+}
+
+static void oi__vk_indent(oi__buf *b, int depth) {
+    for (int i = 0; i < depth; i++)
+        oi__buf_puts(b, "    ");
+}
+
+static void oi__vk_ranges(oi__buf *b, const oi__sy_schedule *s, const oi__sy_param *params, bool writes,
+                          const char *name, int depth, int *count) {
+    oi__buf list;
+    memset(&list, 0, sizeof list);
+    *count = 0;
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        if (writes && !params[i].written)
+            continue;
+        oi__buf mark;
+        memset(&mark, 0, sizeof mark);
+        if (oi__vk_range(&mark, s, params[i].slot)) {
+            oi__buf_printf(&list, "%s%s", *count ? ", " : "", mark.data);
+            (*count)++;
+        }
+        oi__buf_free(&mark);
+    }
+    if (*count) {
+        oi__vk_indent(b, depth);
+        oi__buf_printf(b, "static const oi_vk_range %s[] = {%s};\n", name, list.data);
+    }
+    oi__buf_free(&list);
+}
+
+static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step *st, int depth) {
+    const oi__sy_schedule *s = &p->schedule;
+    const oi__sy_kernel *k = &s->kernels[st->kernel];
+    oi__sy_param *params = oi__sy_kernel_params(s, k);
+    oi__vk_indent(b, depth);
+    oi__buf_printf(b, "{ /* k%d, %s: %s:%d", k->id, oi__sy_kernel_kind_name(k->kind),
+                   strrchr(k->nodes[0]->ir->src.file, '/') ? strrchr(k->nodes[0]->ir->src.file, '/') + 1
+                                                           : k->nodes[0]->ir->src.file,
+                   k->nodes[0]->ir->src.line);
+    if (arrlen(k->nodes) > 1)
+        oi__buf_printf(b, "-%d", k->nodes[arrlen(k->nodes) - 1]->ir->src.line);
+    oi__buf_puts(b, " */\n");
+    int n_reads = 0, n_writes = 0;
+    oi__vk_ranges(b, s, params, false, "reads", depth + 1, &n_reads);
+    oi__vk_ranges(b, s, params, true, "writes", depth + 1, &n_writes);
+    bool push = oi__vk_has_prefix(s, params);
+    if (push) {
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "const uint32_t push[] = {");
+        bool first = true;
+        for (int i = 0; i < (int)arrlen(params); i++) {
+            if (s->buffers[params[i].slot].home != OI__SY_PREFIX)
+                continue;
+            const oi__pnode *pn = k->nodes[params[i].node];
+            oi__buf_printf(b, "%s%s_%s_at[", first ? "" : ", ", p->name, oi__vk_slot(s, params[i].slot)->name);
+            if (params[i].input >= 0 && pn->input_indices && pn->input_indices[params[i].input])
+                oi__vk_expr(b, s, &pn->input_indices[params[i].input][0].single);
+            else
+                oi__buf_puts(b, "0");
+            oi__buf_puts(b, "]");
+            first = false;
+        }
+        oi__buf_puts(b, "};\n");
+    }
+    uint32_t gx, gy;
+    oi__vk_groups(p, k, &gx, &gy);
+    oi__vk_indent(b, depth + 1);
+    oi__buf_printf(b, "if (oi_vk_dispatch(vk, cb, %d, %s, %s, %uu, %uu, 1u, %s, %d, %s, %d))\n", k->id,
+                   push ? "push" : "NULL", push ? "(uint32_t)sizeof push" : "0", gx, gy, n_reads ? "reads" : "NULL",
+                   n_reads, n_writes ? "writes" : "NULL", n_writes);
+    oi__vk_indent(b, depth + 2);
+    oi__buf_puts(b, "return 1;\n");
+    oi__vk_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+    arrfree(params);
+}
+
+static const char *oi__vk_buffer_id(oi__sy_home home) {
+    return home == OI__SY_ARENA ? "OI_VK_ARENA" : home == OI__SY_STATE ? "OI_VK_STATE" : "OI_VK_MODEL";
+}
+
+static uint64_t oi__vk_offset(const oi__sy_schedule *s, int slot) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    return buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
+}
+
+static void oi__vk_record_list(oi__buf *b, const oi_plan *p, const oi__sy_step *steps, int depth);
+
+static void oi__vk_record_step(oi__buf *b, const oi_plan *p, const oi__sy_step *st, int depth) {
+    const oi__sy_schedule *s = &p->schedule;
+    const oi__pnode *pn = st->node;
+    switch (st->kind) {
+    case OI__SY_S_KERNEL: oi__vk_record_kernel(b, p, st, depth); return;
+    case OI__SY_S_LOOP:
+        oi__vk_indent(b, depth);
+        oi__buf_puts(b, "/* ");
+        oi__sy_render_stmt(b, pn);
+        oi__buf_puts(b, ": recorded once per iteration */\n");
+        oi__vk_indent(b, depth);
+        oi__buf_printf(b, "for (int64_t %s = ", pn->ir->loop_index);
+        oi__vk_expr(b, s, &pn->ir->loop_start);
+        oi__buf_printf(b, "; %s < ", pn->ir->loop_index);
+        oi__vk_expr(b, s, &pn->ir->loop_end);
+        oi__buf_printf(b, "; %s++) {\n", pn->ir->loop_index);
+        oi__vk_record_list(b, p, st->body, depth + 1);
+        oi__vk_indent(b, depth);
+        oi__buf_puts(b, "}\n");
+        return;
+    case OI__SY_S_BRANCH:
+        oi__vk_indent(b, depth);
+        oi__buf_puts(b, "{ /* ");
+        oi__sy_render_stmt(b, pn);
+        oi__buf_puts(b, " */\n");
+        oi__vk_record_list(b, p, st->then_steps, depth + 1);
+        oi__vk_indent(b, depth);
+        oi__buf_puts(b, "}\n");
+        return;
+    case OI__SY_S_TRANSFER:
+        oi__vk_indent(b, depth);
+        oi__buf_printf(b, "if (oi_vk_copy(vk, cb, %s, %llu, %s, %llu, %llu)) /* ", oi__vk_buffer_id(s->buffers[pn->out].home),
+                       (unsigned long long)oi__vk_offset(s, pn->out), oi__vk_buffer_id(s->buffers[pn->var].home),
+                       (unsigned long long)oi__vk_offset(s, pn->var), (unsigned long long)s->buffers[pn->out].bytes);
+        oi__sy_render_stmt(b, pn);
+        oi__buf_puts(b, " */\n");
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "return 1;\n");
+        return;
+    case OI__SY_S_FENCE:
+        oi__vk_indent(b, depth);
+        oi__buf_puts(b, "/* ");
+        oi__sy_render_stmt(b, pn);
+        oi__buf_puts(b, ": the commands stay in this order */\n");
+        return;
+    default: return; /* refused at synthesis */
+    }
+}
+
+static void oi__vk_record_list(oi__buf *b, const oi_plan *p, const oi__sy_step *steps, int depth) {
+    for (int i = 0; i < (int)arrlen(steps); i++)
+        oi__vk_record_step(b, p, &steps[i], depth);
+}
+
+/* The staging copies around the graph: dynamic and volatile variables
+ * (set by the host before every step) go up; what a step leaves for the
+ * getters comes down. `up`: the start of the step, else its end. */
+static bool oi__vk_moves(const oi_plan *p, int slot, bool up) {
+    const oi__slot *sl = &p->plan->slots[slot];
+    const oi__sy_buffer *buf = &p->schedule.buffers[slot];
+    if (up)
+        return buf->home == OI__SY_STATE && sl->decl && (sl->kind == OI__MEM_DYNAMIC || sl->kind == OI__MEM_VOLATILE);
+    if (!oi__vk_getter(p, slot))
+        return false;
+    return buf->home == OI__SY_ARENA || (buf->home == OI__SY_STATE && buf->written);
+}
+
+static void oi__vk_record_staging(oi__buf *b, const oi_plan *p, bool up) {
+    const oi__sy_schedule *s = &p->schedule;
+    for (int home = 0; home < 2; home++) {
+        oi__sy_home want = home == 0 ? OI__SY_STATE : OI__SY_ARENA;
+        if (up && want == OI__SY_ARENA)
+            continue;
+        int n = 0;
+        for (int i = 0; i < (int)arrlen(s->buffers); i++)
+            n += oi__vk_moves(p, i, up) && s->buffers[i].home == want;
+        if (n == 0)
+            continue;
+        oi__buf_printf(b, "    { /* %s */\n        static const VkBufferCopy regions[] = {", up
+                       ? "dynamic and volatile variables: from the host's staging copy"
+                       : want == OI__SY_STATE ? "declared variables the step wrote: back to the host"
+                                              : "the temporaries a getter returns: back to the host");
+        int k = 0;
+        for (int i = 0; i < (int)arrlen(s->buffers); i++)
+            if (oi__vk_moves(p, i, up) && s->buffers[i].home == want)
+                oi__buf_printf(b, "%s{%llu, %llu, %llu}", k++ ? ", " : "", (unsigned long long)s->buffers[i].offset,
+                               (unsigned long long)s->buffers[i].offset, (unsigned long long)s->buffers[i].bytes);
+        oi__buf_puts(b, "};\n        static const oi_vk_range ranges[] = {");
+        k = 0;
+        for (int i = 0; i < (int)arrlen(s->buffers); i++)
+            if (oi__vk_moves(p, i, up) && s->buffers[i].home == want) {
+                oi__buf_puts(b, k++ ? ", " : "");
+                oi__vk_range(b, s, i);
+            }
+        oi__buf_printf(b, "};\n        if (oi_vk_access(vk, cb, %s, %s, %d))\n            return 1;\n",
+                       up ? "NULL, 0" : "ranges, (int)(sizeof ranges / sizeof ranges[0])", up ? "ranges" : "NULL",
+                       up ? n : 0);
+        if (up)
+            oi__buf_puts(b, "        vkCmdCopyBuffer(cb, ctx->staging.buffer, vk->device_buffers[OI_VK_STATE].buffer, ");
+        else if (want == OI__SY_STATE)
+            oi__buf_puts(b, "        vkCmdCopyBuffer(cb, vk->device_buffers[OI_VK_STATE].buffer, ctx->staging.buffer, ");
+        else
+            oi__buf_puts(b, "        vkCmdCopyBuffer(cb, vk->device_buffers[OI_VK_ARENA].buffer, ctx->readback.buffer, ");
+        oi__buf_printf(b, "%du, regions);\n    }\n", n);
+    }
+}
+
+static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    const oi__sy_schedule *s = &p->schedule;
+    oi__buf_printf(b, "/* The step, recorded once at open and replayed by every %s_step: the\n"
+                      " * host's values up, the zeros a step starts with, the kernels in the\n"
+                      " * schedule's order (a barrier only where one reads or overwrites what an\n"
+                      " * earlier one touched), the getters' values down. */\n", N);
+    oi__buf_printf(b, "static int %s_record(%s_ctx *ctx, VkCommandBuffer cb) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
+    oi__buf_puts(b, "    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);\n");
+    oi__buf_puts(b, "    if (vk->queries) {\n        vkCmdResetQueryPool(cb, vk->queries, 0, 2);\n"
+                    "        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);\n    }\n");
+    oi__vk_record_staging(b, p, true);
+    for (int i = 0; i < (int)arrlen(s->buffers); i++) {
+        const oi__sy_buffer *buf = &s->buffers[i];
+        if (buf->home != OI__SY_ARENA || !buf->zero_at_start)
+            continue;
+        oi__buf_printf(b, "    { /* %s: read before it is written, zeros */\n        const oi_vk_range zero = ",
+                       p->plan->slots[buf->slot].name);
+        oi__vk_range(b, s, i);
+        oi__buf_printf(b, ";\n        if (oi_vk_access(vk, cb, NULL, 0, &zero, 1))\n            return 1;\n"
+                          "        vkCmdFillBuffer(cb, vk->device_buffers[OI_VK_ARENA].buffer, %llu, %llu, 0);\n    }\n",
+                       (unsigned long long)buf->offset, (unsigned long long)buf->bytes);
+    }
+    oi__buf_puts(b, "\n    /* the graph */\n");
+    oi__vk_record_list(b, p, s->steps, 1);
+    oi__buf_puts(b, "\n");
+    oi__vk_record_staging(b, p, false);
+    oi__buf_puts(b, "    { /* everything above, visible to the host after the fence */\n        VkMemoryBarrier host;\n"
+                    "        memset(&host, 0, sizeof host);\n        host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;\n"
+                    "        host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;\n"
+                    "        host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;\n"
+                    "        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,\n"
+                    "                             VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, NULL, 0, NULL);\n    }\n");
+    oi__buf_puts(b, "    if (vk->queries)\n        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, vk->queries, 1);\n"
+                    "    return oi_vk_check(vkEndCommandBuffer(cb), \"vkEndCommandBuffer\");\n}\n\n");
+}
+
+static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    const oi__sy_schedule *s = &p->schedule;
+    oi__buf_printf(b, "/* %s.c - graph \"%s\", synthesized by OpenInfer %s for Vulkan (%s):\n", N,
+                   oi_graph_name(p->plan->graph), OI_VERSION_STRING, p->gpu.device_name);
+    oi__buf_printf(b, " * %zu GLSL kernels (%s_kK.comp, compiled by the Makefile into %s_kK.spv.h and\n"
+                      " * embedded below) and the host code that records the step once and replays it.\n",
+                   arrlenu(s->kernels), N, N);
+    oi__buf_printf(b, " * Codegen read from the device: workgroups of %u invocations, subgroup\n"
+                      " * reductions %s, storage f32 (f16 storage and cooperative matrices are not\n"
+                      " * emitted yet).\n", p->gpu.workgroup, p->gpu.subgroup_ops ? "on" : "off");
+    oi__buf_puts(b, " * Named sizes and the model's tensor offsets are specialized. */\n");
+    oi__buf_puts(b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
+    oi__buf_printf(b, "#include \"%s.h\"\n\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n", N);
+    oi__buf_puts(b, "#if defined(__unix__) || defined(__APPLE__)\n#include <fcntl.h>\n#include <sys/mman.h>\n"
+                    "#include <sys/stat.h>\n#include <unistd.h>\n#define OI_HAVE_MMAP 1\n#endif\n\n");
+    oi__buf_printf(b, "#define %s_FINGERPRINT 0x%016llxull /* FNV-1a of the model's header and tables */\n", N,
+                   (unsigned long long)p->fingerprint);
+    oi__buf_printf(b, "#define %s_HEADER_BYTES %lluull   /* where the model's data section starts */\n", N,
+                   (unsigned long long)p->model_header_bytes);
+    oi__buf_printf(b, "#define %s_MODEL_BYTES %lluull    /* the model file, uploaded once at open */\n\n", N,
+                   (unsigned long long)p->model_size);
+    oi__buf_puts(b, "#ifdef __cplusplus\n#define OI_THREAD_LOCAL thread_local\n#else\n#define OI_THREAD_LOCAL _Thread_local\n#endif\n\n");
+    oi__buf_printf(b, "static OI_THREAD_LOCAL char %s_error_text[512];\n\n", N);
+    oi__buf_printf(b, "const char *%s_last_error(void) { return %s_error_text; }\n\n", N, N);
+    oi__buf_printf(b, "static int %s_fail(int code, const char *fmt, ...) {\n    va_list args;\n    va_start(args, fmt);\n"
+                      "    vsnprintf(%s_error_text, sizeof %s_error_text, fmt, args);\n    va_end(args);\n    return code;\n}\n\n",
+                   N, N, N);
+    oi__buf_printf(b, "#define OI_VK_FAIL(...) %s_fail(%s_ERROR_RUNTIME, __VA_ARGS__)\n#include \"oi_vk_runtime.h\"\n\n", N, N);
+    oi__buf_puts(b, "/* The kernels' SPIR-V (glslc -mfmt=c, by the Makefile) */\n");
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        oi__buf_printf(b, "static const uint32_t %s_k%d_spv[] =\n#include \"%s_k%d.spv.h\"\n    ;\n", N, k, N, k);
+    oi__buf_printf(b, "static const struct { const uint32_t *code; size_t bytes; } %s_kernels[] = {\n", N);
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        oi__buf_printf(b, "    {%s_k%d_spv, sizeof %s_k%d_spv},\n", N, k, N, k);
+    if (arrlen(s->kernels) == 0)
+        oi__buf_puts(b, "    {NULL, 0},\n");
+    oi__buf_printf(b, "};\n#define %s_N_KERNELS %d\n\n", N, (int)arrlen(s->kernels));
+    /* prefix tables: each entry's first element in the model buffer */
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
+        const oi__sy_buffer *buf = &s->buffers[i];
+        if (buf->home != OI__SY_PREFIX)
+            continue;
+        oi__buf_printf(b, "static const uint32_t %s_%s_at[] = {", N, p->plan->slots[i].name);
+        for (int e = 0; e < (int)arrlen(buf->tensors); e++)
+            oi__buf_printf(b, "%s%lluu", e ? ", " : "", (unsigned long long)(buf->tensors[e]->data_offset / 4));
+        oi__buf_printf(b, "}; /* %s(l): the model's %s, in floats */\n", p->plan->slots[i].name,
+                       p->plan->slots[i].pattern ? p->plan->slots[i].pattern : "?");
+    }
+    oi__buf_puts(b, "\n");
+}
+
+static uint32_t oi__vk_push_bytes(const oi_plan *p) {
+    uint32_t most = 0;
+    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++) {
+        oi__sy_param *params = oi__sy_kernel_params(&p->schedule, &p->schedule.kernels[k]);
+        uint32_t n = 0;
+        for (int i = 0; i < (int)arrlen(params); i++)
+            n += p->schedule.buffers[params[i].slot].home == OI__SY_PREFIX ? 4u : 0u;
+        most = n > most ? n : most;
+        arrfree(params);
+    }
+    return most;
+}
+
+static void oi__vk_source_ctx(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    int n_dynamic = 0;
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++)
+        n_dynamic += p->plan->slots[i].decl && p->plan->slots[i].kind == OI__MEM_DYNAMIC;
+    oi__buf_printf(b, "struct %s_ctx {\n    oi_vk vk;\n", N);
+    oi__buf_printf(b, "    oi_vk_buffer staging;  /* host-visible: the declared variables as the host sees them */\n"
+                      "    oi_vk_buffer readback; /* host-visible: the temporaries a getter returns */\n"
+                      "    unsigned char *arena;  /* readback's mapping, at the arena's offsets */\n"
+                      "    unsigned char *state;  /* staging's mapping, at the state's offsets */\n"
+                      "    const unsigned char *model; /* the mapped model file */\n    size_t model_size;\n"
+                      "    int model_mapped;\n    long long steps;\n    double gpu_ms;\n");
+    oi__buf_printf(b, "    unsigned char inserted[%d]; /* per dynamic variable: set since the last step */\n};\n\n",
+                   n_dynamic ? n_dynamic : 1);
+}
+
+static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "static int %s_open_device(%s_ctx *ctx) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
+    oi__buf_puts(b, "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))\n"
+                    "        return 1;\n");
+    oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_BYTES, %s_MODEL_BYTES};\n", N,
+                   N, N);
+    oi__buf_puts(b, "    for (int i = 0; i < OI_VK_BUFFERS; i++)\n"
+                    "        if (oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))\n"
+                    "            return 1;\n");
+    oi__buf_printf(b, "    if (oi_vk_buffer_create(vk, &ctx->staging, %s_STATE_BYTES, OI_VK_HOST_USAGE, 1) ||\n"
+                      "        oi_vk_buffer_create(vk, &ctx->readback, %s_ARENA_BYTES, OI_VK_HOST_USAGE, 1))\n"
+                      "        return 1;\n", N, N);
+    oi__buf_puts(b, "    ctx->state = (unsigned char *)ctx->staging.map;\n    ctx->arena = (unsigned char *)ctx->readback.map;\n");
+    oi__buf_printf(b, "    vk->pipelines = (VkPipeline *)calloc(%s_N_KERNELS + 1, sizeof *vk->pipelines);\n"
+                      "    if (!vk->pipelines)\n        return %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n"
+                      "    vk->n_pipelines = %s_N_KERNELS;\n", N, N, N, N, N);
+    oi__buf_printf(b, "    if (oi_vk_create_layout(vk, %uu))\n        return 1;\n", oi__vk_push_bytes(p));
+    oi__buf_printf(b, "    for (int k = 0; k < %s_N_KERNELS; k++)\n"
+                      "        if (oi_vk_create_pipeline(vk, k, %s_kernels[k].code, %s_kernels[k].bytes))\n            return 1;\n",
+                   N, N, N);
+    oi__buf_puts(b, "    return 0;\n}\n\n");
+
+    oi__buf_printf(b, "%s_ctx *%s_open(const char *model_path) {\n", N, N);
+    oi__buf_printf(b, "    %s_ctx *ctx = (%s_ctx *)calloc(1, sizeof *ctx);\n", N, N);
+    oi__buf_printf(b, "    if (!ctx) {\n        %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n        return NULL;\n    }\n",
+                   N, N, N);
+    oi__buf_printf(b, "    if (%s_map_model(ctx, model_path) != 0 || %s_open_device(ctx) != 0) {\n        %s_close(ctx);\n"
+                      "        return NULL;\n    }\n", N, N, N);
+    oi__buf_puts(b, "    /* the declared variables as they start, then everything up once */\n");
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++)
+        if (p->schedule.buffers[i].home == OI__SY_STATE)
+            oi__buf_printf(b, "    %s_init_%s(ctx);\n", N, p->plan->slots[i].name);
+    oi__buf_printf(b, "    oi_vk *vk = &ctx->vk;\n"
+                      "    if ((ctx->model && oi_vk_upload(vk, &vk->device_buffers[OI_VK_MODEL], 0, ctx->model, ctx->model_size)) ||\n"
+                      "        oi_vk_upload(vk, &vk->device_buffers[OI_VK_STATE], 0, ctx->state, %s_STATE_BYTES) ||\n"
+                      "        oi_vk_begin(vk, &vk->step, 0) || %s_record(ctx, vk->step)) {\n"
+                      "        %s_close(ctx);\n        return NULL;\n    }\n    return ctx;\n}\n\n", N, N, N);
+    oi__buf_printf(b, "void %s_close(%s_ctx *ctx) {\n    if (!ctx)\n        return;\n", N, N);
+    oi__buf_puts(b, "    if (ctx->vk.device) {\n        vkDeviceWaitIdle(ctx->vk.device);\n"
+                    "        oi_vk_buffer_free(&ctx->vk, &ctx->staging);\n        oi_vk_buffer_free(&ctx->vk, &ctx->readback);\n    }\n"
+                    "    oi_vk_destroy(&ctx->vk);\n");
+    oi__buf_puts(b, "#ifdef OI_HAVE_MMAP\n    if (ctx->model_mapped)\n        munmap((void *)(uintptr_t)ctx->model, ctx->model_size);\n"
+                    "    else\n#endif\n        free((void *)(uintptr_t)ctx->model);\n    free(ctx);\n}\n\n");
+}
+
+static void oi__vk_source_step(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "int %s_step(%s_ctx *ctx) {\n    if (!ctx)\n        return %s_fail(%s_ERROR_ARGUMENT, \"%s_step: no context\");\n",
+                   N, N, N, N, N);
+    oi__buf_puts(b, "    /* the start of a step, in the staging copy the recorded step uploads */\n");
+    int dyn = 0;
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
+        const oi__slot *sl = &p->plan->slots[i];
+        const oi__sy_buffer *buf = &p->schedule.buffers[i];
+        if (sl->decl && sl->kind == OI__MEM_DYNAMIC) {
+            if (buf->home == OI__SY_STATE)
+                oi__buf_printf(b, "    if (!ctx->inserted[%d])\n        %s_init_%s(ctx); /* dynamic, not set: as declared */\n",
+                               dyn, N, sl->name);
+            dyn++;
+        } else if (sl->decl && sl->kind == OI__MEM_VOLATILE && buf->home == OI__SY_STATE) {
+            oi__buf_printf(b, "    %s_init_%s(ctx); /* volatile */\n", N, sl->name);
+        }
+    }
+    oi__buf_puts(b, "    if (oi_vk_submit(&ctx->vk, ctx->vk.step))\n        return 1;\n");
+    oi__buf_puts(b, "    if (ctx->vk.queries) {\n        uint64_t ticks[2] = {0, 0};\n"
+                    "        if (vkGetQueryPoolResults(ctx->vk.device, ctx->vk.queries, 0, 2, sizeof ticks, ticks, sizeof ticks[0],\n"
+                    "                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)\n"
+                    "            ctx->gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->vk.timestamp_ns * 1e-6;\n    }\n");
+    oi__buf_puts(b, "    memset(ctx->inserted, 0, sizeof ctx->inserted);\n    ctx->steps++;\n    return 0;\n}\n\n");
+    oi__buf_printf(b, "double %s_gpu_ms(const %s_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }\n", N, N);
+    oi__buf_printf(b, "int %s_dispatches(const %s_ctx *ctx) { return ctx ? ctx->vk.dispatches : 0; }\n", N, N);
+    oi__buf_printf(b, "int %s_barriers(const %s_ctx *ctx) { return ctx ? ctx->vk.barriers : 0; }\n\n", N, N);
+}
+
+static char *oi__vk_source(const oi_plan *p) {
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__vk_source_prologue(&b, p);
+    oi__vk_source_ctx(&b, p);
+    oi__sy_emit_inits(&b, p);
+    oi__sy_emit_model_map(&b, p);
+    oi__vk_source_record(&b, p);
+    oi__buf_puts(&b, "/* ---- the API ---- */\n\n");
+    oi__vk_source_open(&b, p);
+    oi__vk_source_step(&b, p);
+    oi__sy_emit_accessors(&b, p);
+    return oi__buf_take(&b);
+}
+
+/* The C target's header, with the Vulkan target's counters added. */
+static char *oi__vk_header(const oi_plan *p) {
+    char *text = oi__sy_emit_header(p);
+    const char *tail = "\n#ifdef __cplusplus\n}\n#endif\n#endif";
+    char *at = text ? strstr(text, tail) : NULL;
+    if (!at)
+        return text;
+    const char *N = p->name;
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_append(&b, text, (size_t)(at - text));
+    oi__buf_printf(&b, "\n/* Vulkan: the last step's GPU time in ms (timestamps; 0 without them),\n"
+                       " * and the dispatches and barriers of the recorded step. */\n"
+                       "double %s_gpu_ms(const %s_ctx *ctx);\nint %s_dispatches(const %s_ctx *ctx);\n"
+                       "int %s_barriers(const %s_ctx *ctx);\n", N, N, N, N, N, N);
+    oi__buf_puts(&b, at);
+    oi__free(text);
+    return oi__buf_take(&b);
+}
+
+static char *oi__vk_makefile(const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_printf(&b, "# Makefile - `make` compiles the kernels with glslc (into %s_kK.spv.h, embedded\n"
+                       "# in %s.c) and builds lib%s.a and the driver %s with volk and the Vulkan headers.\n", N, N, N, N);
+    oi__buf_puts(&b, "# VOLK_DIR: the folder holding volk.h and volk.c (Debian: libvulkan-volk-dev).\n"
+                     "CC ?= cc\nAR ?= ar\nGLSLC ?= glslc\nVOLK_DIR ?= /usr/include\n"
+                     "CFLAGS ?= -O2 -std=c11 -Wall -Wextra -pedantic\nVOLK_CFLAGS ?= -O2\nLDLIBS ?= -ldl -lm\n\n");
+    oi__buf_puts(&b, "SPV =");
+    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
+        oi__buf_printf(&b, " %s_k%d.spv.h", N, k);
+    oi__buf_printf(&b, "\n\nall: %s\n\n", N);
+    oi__buf_puts(&b, "%.spv.h: %.comp oi_kernel.glsl oi_scalar.h oi_math.glsl\n"
+                     "\t$(GLSLC) --target-env=vulkan1.1 -O -mfmt=c $< -o $@\n\n");
+    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_vk_runtime.h $(SPV)\n\t$(CC) $(CFLAGS) -I$(VOLK_DIR) -c %s.c -o $@\n\n", N, N, N, N);
+    oi__buf_puts(&b, "volk.o: $(VOLK_DIR)/volk.c\n\t$(CC) $(VOLK_CFLAGS) -I$(VOLK_DIR) -c $(VOLK_DIR)/volk.c -o $@\n\n");
+    oi__buf_printf(&b, "lib%s.a: %s.o volk.o\n\t$(AR) rcs $@ %s.o volk.o\n\n", N, N, N);
+    oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
+    oi__buf_printf(&b, "clean:\n\trm -f %s %s.o volk.o lib%s.a $(SPV)\n\n.PHONY: all clean\n", N, N, N);
+    return oi__buf_take(&b);
+}
+
+oi_status oi__sy_emit_vulkan(const oi_plan *p, const char *dir) {
+    const char *N = p->name;
+    oi_status st = oi__sy_emit_mkdirs(dir);
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, N, ".h", oi__vk_header(p));
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, N, ".c", oi__vk_source(p));
+    for (int k = 0; st == OI_OK && k < (int)arrlen(p->schedule.kernels); k++) {
+        char name[160];
+        snprintf(name, sizeof name, "%s_k%d", N, k);
+        st = oi__sy_emit_write(dir, name, ".comp", oi__vk_kernel_source(p, &p->schedule.kernels[k]));
+    }
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, "oi_kernel", ".glsl", oi__vk_kernel_glsl(p));
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, "oi_scalar", ".h", oi__sy_emit_text(oi__sy_text_scalar_h));
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, "oi_math", ".glsl", oi__sy_emit_text(oi__sy_text_math_glsl));
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, "oi_vk_runtime", ".h", oi__sy_emit_text(oi__sy_text_vk_runtime));
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, "npy", ".h", oi__sy_emit_text(oi__sy_text_npy_h));
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, "main", ".c", oi__sy_emit_driver(p));
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, "Makefile", "", oi__vk_makefile(p));
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, "plan", ".json", oi_plan_to_json(p));
+    if (st == OI_OK)
+        st = oi__sy_emit_write(dir, "plan", ".dot", oi__sy_emit_dot(p));
+    return st;
+}

@@ -1,0 +1,497 @@
+/* oi_vk_runtime.h - the Vulkan plumbing of a synthesized graph, copied
+ * verbatim by OpenInfer's synthesizer (synth/vulkan_runtime_template.c):
+ * the instance and device (through volk), buffers, the compute pipelines
+ * of the kernels, and the recorder that inserts a barrier only where a
+ * command touches bytes an earlier one wrote (or writes bytes an earlier
+ * one read) since the last barrier.
+ *
+ * Included by NAME.c after it defines OI_VK_FAIL(...) (its error function,
+ * returning a nonzero code) and before any use. Every function returns 0
+ * or that code; nothing here exits. */
+#ifndef OI_VK_RUNTIME_H
+#define OI_VK_RUNTIME_H
+
+#include "volk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { OI_VK_ARENA = 0, OI_VK_STATE = 1, OI_VK_MODEL = 2, OI_VK_BUFFERS = 3 };
+
+typedef struct oi_vk_buffer {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize size;
+    void *map; /* host-visible buffers: their mapping */
+} oi_vk_buffer;
+
+/* Bytes [offset, offset + bytes) of one of the three device buffers. */
+typedef struct oi_vk_range {
+    int buffer;
+    uint64_t offset, bytes;
+} oi_vk_range;
+
+typedef struct oi_vk {
+    VkInstance instance;
+    VkPhysicalDevice physical;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t family;
+    VkPhysicalDeviceMemoryProperties memory;
+    float timestamp_ns; /* 0: the queue has no timestamps */
+    VkCommandPool pool;
+    VkCommandBuffer step; /* recorded once at open, replayed by every step */
+    VkFence fence;
+    VkQueryPool queries;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout layout;
+    VkDescriptorPool descriptors;
+    VkDescriptorSet set;
+    VkPipeline *pipelines;
+    int n_pipelines;
+    oi_vk_buffer device_buffers[OI_VK_BUFFERS]; /* arena, state, model */
+    /* the recorder: what was touched since the last barrier */
+    oi_vk_range *touched;
+    unsigned char *touched_write;
+    int n_touched, cap_touched;
+    int dispatches, barriers, copies;
+} oi_vk;
+
+static inline int oi_vk_check(VkResult r, const char *what) {
+    if (r == VK_SUCCESS)
+        return 0;
+    return OI_VK_FAIL("Vulkan: %s failed (VkResult %d)", what, (int)r);
+}
+
+/* ---- instance and device ---- */
+static inline int oi_vk_create_instance(oi_vk *vk) {
+    if (volkInitialize() != VK_SUCCESS)
+        return OI_VK_FAIL("Vulkan: no loader (libvulkan) on this machine");
+    VkApplicationInfo app;
+    memset(&app, 0, sizeof app);
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.pApplicationName = "openinfer-synthesized";
+    app.apiVersion = VK_API_VERSION_1_1;
+    VkInstanceCreateInfo info;
+    memset(&info, 0, sizeof info);
+    info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    info.pApplicationInfo = &app;
+    if (oi_vk_check(vkCreateInstance(&info, NULL, &vk->instance), "vkCreateInstance"))
+        return 1;
+    volkLoadInstanceOnly(vk->instance);
+    return 0;
+}
+
+/* The device: OI_VK_DEVICE=index if set, else the first discrete GPU,
+ * else the first device with a compute queue. */
+static inline int oi_vk_pick_device(oi_vk *vk) {
+    uint32_t n = 0;
+    vkEnumeratePhysicalDevices(vk->instance, &n, NULL);
+    if (n == 0)
+        return OI_VK_FAIL("Vulkan: no device");
+    VkPhysicalDevice *all = (VkPhysicalDevice *)calloc(n, sizeof *all);
+    if (!all)
+        return OI_VK_FAIL("Vulkan: out of memory");
+    vkEnumeratePhysicalDevices(vk->instance, &n, all);
+    const char *want = getenv("OI_VK_DEVICE");
+    uint32_t pick = 0;
+    for (uint32_t i = 0; i < n && !want; i++) {
+        VkPhysicalDeviceProperties props;
+        vkGetPhysicalDeviceProperties(all[i], &props);
+        if (props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) {
+            pick = i;
+            break;
+        }
+    }
+    if (want)
+        pick = (uint32_t)atoi(want);
+    if (pick >= n) {
+        free(all);
+        return OI_VK_FAIL("Vulkan: OI_VK_DEVICE=%s: there are %u devices", want, n);
+    }
+    vk->physical = all[pick];
+    free(all);
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(vk->physical, &nq, NULL);
+    VkQueueFamilyProperties families[16];
+    nq = nq > 16 ? 16 : nq;
+    vkGetPhysicalDeviceQueueFamilyProperties(vk->physical, &nq, families);
+    for (uint32_t q = 0; q < nq; q++)
+        if (families[q].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+            vk->family = q;
+            VkPhysicalDeviceProperties props;
+            vkGetPhysicalDeviceProperties(vk->physical, &props);
+            if (families[q].timestampValidBits)
+                vk->timestamp_ns = props.limits.timestampPeriod;
+            vkGetPhysicalDeviceMemoryProperties(vk->physical, &vk->memory);
+            return 0;
+        }
+    return OI_VK_FAIL("Vulkan: the device has no compute queue");
+}
+
+static inline int oi_vk_create_device(oi_vk *vk, const char *const *extensions, uint32_t n_extensions,
+                               const void *features) {
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue;
+    memset(&queue, 0, sizeof queue);
+    queue.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    queue.queueFamilyIndex = vk->family;
+    queue.queueCount = 1;
+    queue.pQueuePriorities = &priority;
+    VkDeviceCreateInfo info;
+    memset(&info, 0, sizeof info);
+    info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    info.pNext = features;
+    info.queueCreateInfoCount = 1;
+    info.pQueueCreateInfos = &queue;
+    info.enabledExtensionCount = n_extensions;
+    info.ppEnabledExtensionNames = extensions;
+    if (oi_vk_check(vkCreateDevice(vk->physical, &info, NULL, &vk->device), "vkCreateDevice"))
+        return 1;
+    volkLoadDevice(vk->device);
+    vkGetDeviceQueue(vk->device, vk->family, 0, &vk->queue);
+    VkCommandPoolCreateInfo pool;
+    memset(&pool, 0, sizeof pool);
+    pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pool.queueFamilyIndex = vk->family;
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    if (oi_vk_check(vkCreateCommandPool(vk->device, &pool, NULL, &vk->pool), "vkCreateCommandPool"))
+        return 1;
+    VkFenceCreateInfo fence;
+    memset(&fence, 0, sizeof fence);
+    fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    if (oi_vk_check(vkCreateFence(vk->device, &fence, NULL, &vk->fence), "vkCreateFence"))
+        return 1;
+    if (vk->timestamp_ns > 0.0f) {
+        VkQueryPoolCreateInfo q;
+        memset(&q, 0, sizeof q);
+        q.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+        q.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        q.queryCount = 2;
+        if (oi_vk_check(vkCreateQueryPool(vk->device, &q, NULL, &vk->queries), "vkCreateQueryPool"))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- buffers ---- */
+static inline int oi_vk_memory_type(const oi_vk *vk, uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags need) {
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t i = 0; i < vk->memory.memoryTypeCount; i++) {
+            VkMemoryPropertyFlags f = vk->memory.memoryTypes[i].propertyFlags;
+            if ((bits & (1u << i)) && (f & need) == need && (pass == 1 || (f & want) == want))
+                return (int)i;
+        }
+    return -1;
+}
+
+/* host: mapped, coherent (staging and read-back); else device-local. */
+static inline int oi_vk_buffer_create(oi_vk *vk, oi_vk_buffer *b, VkDeviceSize size, VkBufferUsageFlags usage, int host) {
+    b->size = size < 16 ? 16 : (size + 3) / 4 * 4;
+    VkBufferCreateInfo info;
+    memset(&info, 0, sizeof info);
+    info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    info.size = b->size;
+    info.usage = usage;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    if (oi_vk_check(vkCreateBuffer(vk->device, &info, NULL, &b->buffer), "vkCreateBuffer"))
+        return 1;
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(vk->device, b->buffer, &req);
+    VkMemoryPropertyFlags need = host ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT : 0;
+    VkMemoryPropertyFlags want = host ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    int type = oi_vk_memory_type(vk, req.memoryTypeBits, want, need);
+    if (type < 0)
+        return OI_VK_FAIL("Vulkan: no memory type for a buffer of %llu bytes", (unsigned long long)size);
+    VkMemoryAllocateInfo alloc;
+    memset(&alloc, 0, sizeof alloc);
+    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = (uint32_t)type;
+    if (oi_vk_check(vkAllocateMemory(vk->device, &alloc, NULL, &b->memory), "vkAllocateMemory") ||
+        oi_vk_check(vkBindBufferMemory(vk->device, b->buffer, b->memory, 0), "vkBindBufferMemory"))
+        return 1;
+    if (host && oi_vk_check(vkMapMemory(vk->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->map), "vkMapMemory"))
+        return 1;
+    if (host)
+        memset(b->map, 0, (size_t)b->size);
+    return 0;
+}
+
+static inline void oi_vk_buffer_free(oi_vk *vk, oi_vk_buffer *b) {
+    if (b->map)
+        vkUnmapMemory(vk->device, b->memory);
+    if (b->buffer)
+        vkDestroyBuffer(vk->device, b->buffer, NULL);
+    if (b->memory)
+        vkFreeMemory(vk->device, b->memory, NULL);
+    memset(b, 0, sizeof *b);
+}
+
+#define OI_VK_DEVICE_USAGE                                                                                         \
+    (VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+#define OI_VK_HOST_USAGE (VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+
+/* ---- one-time commands (uploads at open) ---- */
+static inline int oi_vk_begin(oi_vk *vk, VkCommandBuffer *cb, int once) {
+    VkCommandBufferAllocateInfo alloc;
+    memset(&alloc, 0, sizeof alloc);
+    alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    alloc.commandPool = vk->pool;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    if (oi_vk_check(vkAllocateCommandBuffers(vk->device, &alloc, cb), "vkAllocateCommandBuffers"))
+        return 1;
+    VkCommandBufferBeginInfo begin;
+    memset(&begin, 0, sizeof begin);
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = once ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0;
+    return oi_vk_check(vkBeginCommandBuffer(*cb, &begin), "vkBeginCommandBuffer");
+}
+
+/* Submits cb and waits for it. */
+static inline int oi_vk_submit(oi_vk *vk, VkCommandBuffer cb) {
+    VkSubmitInfo submit;
+    memset(&submit, 0, sizeof submit);
+    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &cb;
+    if (oi_vk_check(vkQueueSubmit(vk->queue, 1, &submit, vk->fence), "vkQueueSubmit") ||
+        oi_vk_check(vkWaitForFences(vk->device, 1, &vk->fence, VK_TRUE, UINT64_MAX), "vkWaitForFences"))
+        return 1;
+    return oi_vk_check(vkResetFences(vk->device, 1, &vk->fence), "vkResetFences");
+}
+
+/* bytes from the host into dst at offset, through a staging buffer. */
+static inline int oi_vk_upload(oi_vk *vk, oi_vk_buffer *dst, VkDeviceSize offset, const void *bytes, VkDeviceSize size) {
+    if (size == 0)
+        return 0;
+    oi_vk_buffer staging;
+    memset(&staging, 0, sizeof staging);
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    int rc = oi_vk_buffer_create(vk, &staging, size, OI_VK_HOST_USAGE, 1);
+    if (rc == 0) {
+        memcpy(staging.map, bytes, (size_t)size);
+        rc = oi_vk_begin(vk, &cb, 1);
+    }
+    if (rc == 0) {
+        VkBufferCopy region = {0, offset, (size + 3) / 4 * 4};
+        vkCmdCopyBuffer(cb, staging.buffer, dst->buffer, 1, &region);
+        rc = oi_vk_check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    }
+    if (rc == 0)
+        rc = oi_vk_submit(vk, cb);
+    if (cb)
+        vkFreeCommandBuffers(vk->device, vk->pool, 1, &cb);
+    oi_vk_buffer_free(vk, &staging);
+    return rc;
+}
+
+/* ---- pipelines: one layout (arena, state, model; push constants) ---- */
+static inline int oi_vk_create_layout(oi_vk *vk, uint32_t push_bytes) {
+    VkDescriptorSetLayoutBinding bindings[OI_VK_BUFFERS];
+    memset(bindings, 0, sizeof bindings);
+    for (uint32_t i = 0; i < OI_VK_BUFFERS; i++) {
+        bindings[i].binding = i;
+        bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        bindings[i].descriptorCount = 1;
+        bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo set;
+    memset(&set, 0, sizeof set);
+    set.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+    set.bindingCount = OI_VK_BUFFERS;
+    set.pBindings = bindings;
+    if (oi_vk_check(vkCreateDescriptorSetLayout(vk->device, &set, NULL, &vk->set_layout), "vkCreateDescriptorSetLayout"))
+        return 1;
+    VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo layout;
+    memset(&layout, 0, sizeof layout);
+    layout.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+    layout.setLayoutCount = 1;
+    layout.pSetLayouts = &vk->set_layout;
+    layout.pushConstantRangeCount = push_bytes ? 1 : 0;
+    layout.pPushConstantRanges = &push;
+    if (oi_vk_check(vkCreatePipelineLayout(vk->device, &layout, NULL, &vk->layout), "vkCreatePipelineLayout"))
+        return 1;
+    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, OI_VK_BUFFERS};
+    VkDescriptorPoolCreateInfo pool;
+    memset(&pool, 0, sizeof pool);
+    pool.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    pool.maxSets = 1;
+    pool.poolSizeCount = 1;
+    pool.pPoolSizes = &size;
+    if (oi_vk_check(vkCreateDescriptorPool(vk->device, &pool, NULL, &vk->descriptors), "vkCreateDescriptorPool"))
+        return 1;
+    VkDescriptorSetAllocateInfo alloc;
+    memset(&alloc, 0, sizeof alloc);
+    alloc.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+    alloc.descriptorPool = vk->descriptors;
+    alloc.descriptorSetCount = 1;
+    alloc.pSetLayouts = &vk->set_layout;
+    if (oi_vk_check(vkAllocateDescriptorSets(vk->device, &alloc, &vk->set), "vkAllocateDescriptorSets"))
+        return 1;
+    VkDescriptorBufferInfo infos[OI_VK_BUFFERS];
+    VkWriteDescriptorSet writes[OI_VK_BUFFERS];
+    memset(writes, 0, sizeof writes);
+    for (uint32_t i = 0; i < OI_VK_BUFFERS; i++) {
+        infos[i].buffer = vk->device_buffers[i].buffer;
+        infos[i].offset = 0;
+        infos[i].range = VK_WHOLE_SIZE;
+        writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        writes[i].dstSet = vk->set;
+        writes[i].dstBinding = i;
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+    }
+    vkUpdateDescriptorSets(vk->device, OI_VK_BUFFERS, writes, 0, NULL);
+    return 0;
+}
+
+static inline int oi_vk_create_pipeline(oi_vk *vk, int index, const uint32_t *spirv, size_t bytes) {
+    VkShaderModuleCreateInfo info;
+    memset(&info, 0, sizeof info);
+    info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+    info.codeSize = bytes;
+    info.pCode = spirv;
+    VkShaderModule module;
+    if (oi_vk_check(vkCreateShaderModule(vk->device, &info, NULL, &module), "vkCreateShaderModule"))
+        return 1;
+    VkComputePipelineCreateInfo pipe;
+    memset(&pipe, 0, sizeof pipe);
+    pipe.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    pipe.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    pipe.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    pipe.stage.module = module;
+    pipe.stage.pName = "main";
+    pipe.layout = vk->layout;
+    VkResult r = vkCreateComputePipelines(vk->device, VK_NULL_HANDLE, 1, &pipe, NULL, &vk->pipelines[index]);
+    vkDestroyShaderModule(vk->device, module, NULL);
+    return oi_vk_check(r, "vkCreateComputePipelines");
+}
+
+/* ---- the recorder ---- */
+static inline int oi_vk_overlap(const oi_vk_range *a, const oi_vk_range *b) {
+    return a->buffer == b->buffer && a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
+}
+
+/* Whether touching r (write: writing it) must wait for what was touched
+ * since the last barrier: read after write, write after read or write. */
+static inline int oi_vk_hazard(const oi_vk *vk, const oi_vk_range *r, int write) {
+    for (int i = 0; i < vk->n_touched; i++)
+        if ((write || vk->touched_write[i]) && oi_vk_overlap(&vk->touched[i], r))
+            return 1;
+    return 0;
+}
+
+static inline int oi_vk_touch(oi_vk *vk, const oi_vk_range *r, int write) {
+    if (vk->n_touched == vk->cap_touched) {
+        int cap = vk->cap_touched ? vk->cap_touched * 2 : 64;
+        oi_vk_range *t = (oi_vk_range *)realloc(vk->touched, (size_t)cap * sizeof *t);
+        if (t)
+            vk->touched = t;
+        unsigned char *w = (unsigned char *)realloc(vk->touched_write, (size_t)cap);
+        if (w)
+            vk->touched_write = w;
+        if (!t || !w)
+            return OI_VK_FAIL("Vulkan: out of memory while recording");
+        vk->cap_touched = cap;
+    }
+    vk->touched[vk->n_touched] = *r;
+    vk->touched_write[vk->n_touched++] = (unsigned char)write;
+    return 0;
+}
+
+/* One barrier between compute and transfer work: everything written so
+ * far is visible to everything after. */
+static inline void oi_vk_barrier(oi_vk *vk, VkCommandBuffer cb) {
+    VkMemoryBarrier barrier;
+    memset(&barrier, 0, sizeof barrier);
+    barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                            VK_ACCESS_TRANSFER_WRITE_BIT;
+    VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(cb, stages, stages, 0, 1, &barrier, 0, NULL, 0, NULL);
+    vk->n_touched = 0;
+    vk->barriers++;
+}
+
+/* Declares what the next command reads and writes; a barrier first if it
+ * depends on something since the last one. The model is never written:
+ * its ranges are not listed. */
+static inline int oi_vk_access(oi_vk *vk, VkCommandBuffer cb, const oi_vk_range *reads, int n_reads,
+                        const oi_vk_range *writes, int n_writes) {
+    int wait = 0;
+    for (int i = 0; i < n_reads && !wait; i++)
+        wait = oi_vk_hazard(vk, &reads[i], 0);
+    for (int i = 0; i < n_writes && !wait; i++)
+        wait = oi_vk_hazard(vk, &writes[i], 1);
+    if (wait)
+        oi_vk_barrier(vk, cb);
+    for (int i = 0; i < n_reads; i++)
+        if (oi_vk_touch(vk, &reads[i], 0))
+            return 1;
+    for (int i = 0; i < n_writes; i++)
+        if (oi_vk_touch(vk, &writes[i], 1))
+            return 1;
+    return 0;
+}
+
+static inline int oi_vk_dispatch(oi_vk *vk, VkCommandBuffer cb, int pipeline, const uint32_t *push, uint32_t push_bytes,
+                          uint32_t gx, uint32_t gy, uint32_t gz, const oi_vk_range *reads, int n_reads,
+                          const oi_vk_range *writes, int n_writes) {
+    if (oi_vk_access(vk, cb, reads, n_reads, writes, n_writes))
+        return 1;
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipelines[pipeline]);
+    if (push_bytes)
+        vkCmdPushConstants(cb, vk->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+    vkCmdDispatch(cb, gx, gy, gz);
+    vk->dispatches++;
+    return 0;
+}
+
+/* A copy between two device buffers (a DSL transfer). */
+static inline int oi_vk_copy(oi_vk *vk, VkCommandBuffer cb, int dst, uint64_t dst_offset, int src, uint64_t src_offset,
+                      uint64_t bytes) {
+    oi_vk_range r = {src, src_offset, bytes}, w = {dst, dst_offset, bytes};
+    if (oi_vk_access(vk, cb, &r, src == OI_VK_MODEL ? 0 : 1, &w, 1))
+        return 1;
+    VkBufferCopy region = {src_offset, dst_offset, bytes};
+    vkCmdCopyBuffer(cb, vk->device_buffers[src].buffer, vk->device_buffers[dst].buffer, 1, &region);
+    vk->copies++;
+    return 0;
+}
+
+static inline void oi_vk_destroy(oi_vk *vk) {
+    if (vk->device) {
+        vkDeviceWaitIdle(vk->device);
+        for (int i = 0; i < vk->n_pipelines; i++)
+            if (vk->pipelines && vk->pipelines[i])
+                vkDestroyPipeline(vk->device, vk->pipelines[i], NULL);
+        for (int i = 0; i < OI_VK_BUFFERS; i++)
+            oi_vk_buffer_free(vk, &vk->device_buffers[i]);
+        if (vk->layout)
+            vkDestroyPipelineLayout(vk->device, vk->layout, NULL);
+        if (vk->descriptors)
+            vkDestroyDescriptorPool(vk->device, vk->descriptors, NULL);
+        if (vk->set_layout)
+            vkDestroyDescriptorSetLayout(vk->device, vk->set_layout, NULL);
+        if (vk->queries)
+            vkDestroyQueryPool(vk->device, vk->queries, NULL);
+        if (vk->fence)
+            vkDestroyFence(vk->device, vk->fence, NULL);
+        if (vk->pool)
+            vkDestroyCommandPool(vk->device, vk->pool, NULL);
+        vkDestroyDevice(vk->device, NULL);
+    }
+    if (vk->instance)
+        vkDestroyInstance(vk->instance, NULL);
+    free(vk->pipelines);
+    free(vk->touched);
+    free(vk->touched_write);
+    memset(vk, 0, sizeof *vk);
+}
+
+#endif /* OI_VK_RUNTIME_H */

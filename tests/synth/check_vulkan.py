@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Parity of the synthesized Vulkan code with the simulator, one example per run.
+
+    check_vulkan.py OPENINFER EXPORTER NAME [--exact] [--target vulkan|live] [--steps N]
+
+EXPORTER (export_example.c built for the example) writes the graph, a model,
+seeded inputs and the simulator's values after N steps. The test synthesizes
+the graph for Vulkan (--target live: the JSON `openinfer devices --json`
+writes for this machine's Vulkan device, lavapipe in CI; --target vulkan: no
+device JSON, so no optional feature), copies the folder alone into an empty
+directory, builds it with `make` (glslc, volk from VOLK_DIR, -Werror; the
+host code also as C++17), runs
+the driver with the Khronos validation layer on and requires:
+  - no validation message at all;
+  - every variable the emitted code keeps equal to the simulator's (floats:
+    bit for bit with --exact, else within 1e-4 relative / 1e-5 absolute:
+    the GPU sums in another order);
+  - the declared ones equal to `openinfer run --device vulkan`'s files
+    (the simulator's own Vulkan backend) within the same bounds.
+Exits 77 (meson's skip) where there is no Vulkan device, glslc or volk.
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+SKIP = 77
+
+
+def run(cmd, env=None, **kw):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, **kw)
+    if r.returncode != 0:
+        raise SystemExit("FAILED: %s\n%s" % (" ".join(cmd), r.stdout))
+    return r.stdout
+
+
+def volk_dir():
+    """VOLK_DIR if set, else where Debian's libvulkan-volk-dev puts volk.c."""
+    candidates = [os.environ.get("VOLK_DIR", ""), "/usr/include", "/usr/local/include"]
+    candidates += sorted(os.path.dirname(p) for p in glob.glob("/usr/include/*/volk.c"))
+    for d in candidates:
+        if d and os.path.exists(os.path.join(d, "volk.c")) and os.path.exists(os.path.join(d, "volk.h")):
+            return d
+    return None
+
+
+def vulkan_device_index(cli):
+    """The index `openinfer devices` gives the first Vulkan device, or None."""
+    out = subprocess.run([cli, "devices"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    for line in out.splitlines():
+        head = line.split(":", 1)
+        if len(head) == 2 and head[0].strip().isdigit() and head[1].strip().startswith("vulkan"):
+            return int(head[0])
+    return None
+
+
+def validation_env():
+    env = dict(os.environ)
+    env["VK_INSTANCE_LAYERS"] = "VK_LAYER_KHRONOS_validation"
+    return env
+
+
+def compare(a, b, exact):
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind == "f" and not exact:
+        return np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
+    return np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+
+
+def main():
+    args = sys.argv[1:]
+    exact = "--exact" in args
+    steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 3
+    target = args[args.index("--target") + 1] if "--target" in args else "live"
+    cli, exporter, name = args[0], args[1], args[2]
+    index = vulkan_device_index(cli)
+    volk = volk_dir()
+    if index is None or volk is None or not shutil.which("glslc"):
+        print("skipped: needs a Vulkan device, glslc and volk (device %s, volk %s)" % (index, volk))
+        return SKIP
+    work = tempfile.mkdtemp(prefix="synth_vk_%s_" % name)
+    try:
+        run([exporter, work, str(steps)])
+        if target == "live":
+            arch = os.path.join(work, "device.json")
+            open(arch, "w").write(run([cli, "devices", "--json", str(index)]))
+            target = arch
+        gen = os.path.join(work, "gen")
+        run([cli, "synth", os.path.join(work, "model.oinf"), os.path.join(work, "graph.json"),
+             "--target", target, "--out", gen])
+        plan = json.load(open(os.path.join(gen, "plan.json")))
+        assert plan["target"] == "vulkan", plan["target"]
+        prog = plan["name"]
+        alone = os.path.join(work, "alone")
+        shutil.copytree(gen, alone)
+        run(["make", "-C", alone, "VOLK_DIR=" + volk, "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror"])
+        cxx = shutil.which("c++") or shutil.which("g++")
+        if cxx:  # the host code also compiles as C++17
+            run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-x", "c++", "-I" + volk, "-c",
+                 prog + ".c", "-o", os.path.join(work, "cxx.o")], cwd=alone)
+        inputs = []
+        for f in sorted(os.listdir(os.path.join(work, "in"))):
+            inputs += ["--input", "%s=%s" % (f[:-4], os.path.join(work, "in", f))]
+        kept = [v["name"] for v in plan["variables"]
+                if v["home"] in ("state", "model") or (v["home"] == "arena" and v["kept"])]
+        cmd = [os.path.join(alone, prog), os.path.join(work, "model.oinf"), "--steps", str(steps),
+               "--out", os.path.join(work, "emitted")] + inputs
+        for v in kept:
+            cmd += ["--fetch", v]
+        out = run(cmd, env=validation_env())
+        if "VUID" in out or "Validation" in out:
+            raise SystemExit("FAILED: validation messages from the emitted code:\n" + out[:4000])
+        compared = 0
+        for v in kept:
+            ref = os.path.join(work, "sim", v + ".npy")
+            if not os.path.exists(ref):
+                continue
+            a, b = np.load(os.path.join(work, "emitted", v + ".npy")), np.load(ref)
+            if not compare(a, b, exact):
+                raise SystemExit("FAILED: %s differs from the simulator (largest difference %g):\n emitted %s\n "
+                                 "simulator %s" % (v, float(np.nanmax(np.abs(a.astype(np.float64) - b))),
+                                                    a.ravel()[:8], b.ravel()[:8]))
+            compared += 1
+        declared = [v["name"] for v in plan["variables"] if v["kind"] != "temporary" and v["name"] in kept]
+        sim_cmd = [cli, "run", os.path.join(work, "model.oinf"), os.path.join(work, "graph.json"), "--steps",
+                   str(steps), "--device", "vulkan", "--out", os.path.join(work, "run")] + inputs
+        for v in declared:
+            sim_cmd += ["--fetch", v]
+        run(sim_cmd)
+        for v in declared:
+            a = np.load(os.path.join(work, "emitted", v + ".npy"))
+            b = np.load(os.path.join(work, "run", v + ".npy"))
+            if not compare(a, b, False):
+                raise SystemExit("FAILED: %s differs from `openinfer run --device vulkan`'s" % v)
+        if compared == 0:
+            raise SystemExit("FAILED: nothing to compare for %s" % name)
+        print("%s (vulkan, %s): %d variables equal the simulator's after %d steps (%d kernels), no validation "
+              "message" % (name, os.path.basename(target), compared, steps, len(plan["kernels"])))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Device JSONs drive the Vulkan target's codegen (docs/synthesizer.md).
+
+    check_vulkan_devices.py OPENINFER ENCODER_EXPORTER DEVICES_DIR
+
+bench_encoder's block (layer_norm and attention reduce over rows) is
+synthesized for each device JSON below; the emitted kernels must carry
+exactly the extensions and workgroup sizes the JSON allows:
+  - subgroup reductions (GL_KHR_shader_subgroup_arithmetic) only where
+    features.subgroup_ops is true, a shared-memory tree elsewhere;
+  - row kernels of min(256, limits.max_workgroup_invocations,
+    max_workgroup_size[0]) invocations (a power of 2; attention no more than
+    its 128 keys), the matmul's tiles 16 x 16 threads (8 x 8 below 256);
+  - nothing the first version does not emit for any device: no 16-bit
+    storage and no cooperative matrix, even where the JSON has them
+    (ada_mock.json says fp16 and default_precision fp16, the H100's
+    cooperative_matrix).
+Every kernel is compiled by glslc for the first two (no device needed;
+without glslc that part is skipped).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        raise SystemExit("FAILED: %s\n%s" % (" ".join(cmd), r.stdout))
+    return r.stdout
+
+
+def variant(path, out, **changes):
+    arch = json.load(open(path))
+    for key, value in changes.items():
+        section, field = key.split("__")
+        arch[section][field] = value
+    json.dump(arch, open(out, "w"), indent=2)
+    return out
+
+
+def kernels(folder):
+    names = sorted(f for f in os.listdir(folder) if f.endswith(".comp"))
+    return {f: open(os.path.join(folder, f)).read() for f in names}
+
+
+def check(name, folder, subgroups, workgroup, compile_them):
+    src = kernels(folder)
+    assert src, name
+    text = "\n".join(src.values())
+    assert ("GL_KHR_shader_subgroup_arithmetic" in text) == subgroups, (name, "subgroup extension")
+    assert ("subgroupAdd" in text) == subgroups, (name, "subgroupAdd")
+    for banned in ("16bit_storage", "float16", "cooperative_matrix", "coopmat", "shader_explicit_arithmetic_types"):
+        assert banned not in text, (name, banned)
+    side = 16 if workgroup >= 256 else 8
+    sizes = {f: int(t.split("local_size_x = ")[1].split(")")[0]) for f, t in src.items()}
+    for f, t in src.items():
+        kind = t.splitlines()[1]
+        want = side * side if ": matmul," in kind else min(workgroup, 128) if ": attention," in kind else workgroup
+        assert sizes[f] == want, (name, f, sizes[f], want)  # attention: its 128 keys
+    if compile_them and shutil.which("glslc"):
+        for f in src:
+            run(["glslc", "--target-env=vulkan1.1", "-c", os.path.join(folder, f), "-o", os.devnull])
+    print("%s: %d kernels, subgroups %s, workgroups of %d%s" % (name, len(src), "on" if subgroups else "off",
+                                                                  workgroup, ", compiled" if compile_them else ""))
+
+
+def main():
+    cli, exporter, devices = sys.argv[1:4]
+    work = tempfile.mkdtemp(prefix="synth_vk_devices_")
+    try:
+        run([exporter, work, "1"])
+        model, graph = os.path.join(work, "model.oinf"), os.path.join(work, "graph.json")
+        ada = os.path.join(devices, "ada_mock.json")
+        cases = [  # name, JSON, subgroups, workgroup, compile with glslc
+            ("ada_mock", ada, True, 256, True),
+            ("ada_mock without subgroups, 128 invocations",
+             variant(ada, os.path.join(work, "ada_small.json"), features__subgroup_ops=False,
+                     limits__max_workgroup_invocations=128, limits__max_workgroup_size=[128, 128, 64]),
+             False, 128, True),
+            ("lavapipe", os.path.join(devices, "lavapipe.json"), True, 256, False),
+            ("h100", os.path.join(devices, "h100.json"), True, 256, False),
+            ("no JSON (--target vulkan)", "vulkan", False, 256, False),
+        ]
+        for i, (name, target, subgroups, workgroup, compile_them) in enumerate(cases):
+            out = os.path.join(work, "gen%d" % i)
+            run([cli, "synth", model, graph, "--target", target, "--out", out])
+            check(name, out, subgroups, workgroup, compile_them)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

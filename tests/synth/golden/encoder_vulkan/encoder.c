@@ -1,0 +1,479 @@
+/* encoder.c - graph "encoder", synthesized by OpenInfer 0.1.0 for Vulkan (any Vulkan 1.1 device):
+ * 17 GLSL kernels (encoder_kK.comp, compiled by the Makefile into encoder_kK.spv.h and
+ * embedded below) and the host code that records the step once and replays it.
+ * Codegen read from the device: workgroups of 256 invocations, subgroup
+ * reductions off, storage f32 (f16 storage and cooperative matrices are not
+ * emitted yet).
+ * Named sizes and the model's tensor offsets are specialized. */
+#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "encoder.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define OI_HAVE_MMAP 1
+#endif
+
+#define encoder_FINGERPRINT 0x4c58df09c3429a01ull /* FNV-1a of the model's header and tables */
+#define encoder_HEADER_BYTES 2464ull   /* where the model's data section starts */
+#define encoder_MODEL_BYTES 14198176ull    /* the model file, uploaded once at open */
+
+#ifdef __cplusplus
+#define OI_THREAD_LOCAL thread_local
+#else
+#define OI_THREAD_LOCAL _Thread_local
+#endif
+
+static OI_THREAD_LOCAL char encoder_error_text[512];
+
+const char *encoder_last_error(void) { return encoder_error_text; }
+
+static int encoder_fail(int code, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(encoder_error_text, sizeof encoder_error_text, fmt, args);
+    va_end(args);
+    return code;
+}
+
+#define OI_VK_FAIL(...) encoder_fail(encoder_ERROR_RUNTIME, __VA_ARGS__)
+#include "oi_vk_runtime.h"
+
+/* The kernels' SPIR-V (glslc -mfmt=c, by the Makefile) */
+static const uint32_t encoder_k0_spv[] =
+#include "encoder_k0.spv.h"
+    ;
+static const uint32_t encoder_k1_spv[] =
+#include "encoder_k1.spv.h"
+    ;
+static const uint32_t encoder_k2_spv[] =
+#include "encoder_k2.spv.h"
+    ;
+static const uint32_t encoder_k3_spv[] =
+#include "encoder_k3.spv.h"
+    ;
+static const uint32_t encoder_k4_spv[] =
+#include "encoder_k4.spv.h"
+    ;
+static const uint32_t encoder_k5_spv[] =
+#include "encoder_k5.spv.h"
+    ;
+static const uint32_t encoder_k6_spv[] =
+#include "encoder_k6.spv.h"
+    ;
+static const uint32_t encoder_k7_spv[] =
+#include "encoder_k7.spv.h"
+    ;
+static const uint32_t encoder_k8_spv[] =
+#include "encoder_k8.spv.h"
+    ;
+static const uint32_t encoder_k9_spv[] =
+#include "encoder_k9.spv.h"
+    ;
+static const uint32_t encoder_k10_spv[] =
+#include "encoder_k10.spv.h"
+    ;
+static const uint32_t encoder_k11_spv[] =
+#include "encoder_k11.spv.h"
+    ;
+static const uint32_t encoder_k12_spv[] =
+#include "encoder_k12.spv.h"
+    ;
+static const uint32_t encoder_k13_spv[] =
+#include "encoder_k13.spv.h"
+    ;
+static const uint32_t encoder_k14_spv[] =
+#include "encoder_k14.spv.h"
+    ;
+static const uint32_t encoder_k15_spv[] =
+#include "encoder_k15.spv.h"
+    ;
+static const uint32_t encoder_k16_spv[] =
+#include "encoder_k16.spv.h"
+    ;
+static const struct { const uint32_t *code; size_t bytes; } encoder_kernels[] = {
+    {encoder_k0_spv, sizeof encoder_k0_spv},
+    {encoder_k1_spv, sizeof encoder_k1_spv},
+    {encoder_k2_spv, sizeof encoder_k2_spv},
+    {encoder_k3_spv, sizeof encoder_k3_spv},
+    {encoder_k4_spv, sizeof encoder_k4_spv},
+    {encoder_k5_spv, sizeof encoder_k5_spv},
+    {encoder_k6_spv, sizeof encoder_k6_spv},
+    {encoder_k7_spv, sizeof encoder_k7_spv},
+    {encoder_k8_spv, sizeof encoder_k8_spv},
+    {encoder_k9_spv, sizeof encoder_k9_spv},
+    {encoder_k10_spv, sizeof encoder_k10_spv},
+    {encoder_k11_spv, sizeof encoder_k11_spv},
+    {encoder_k12_spv, sizeof encoder_k12_spv},
+    {encoder_k13_spv, sizeof encoder_k13_spv},
+    {encoder_k14_spv, sizeof encoder_k14_spv},
+    {encoder_k15_spv, sizeof encoder_k15_spv},
+    {encoder_k16_spv, sizeof encoder_k16_spv},
+};
+#define encoder_N_KERNELS 17
+
+static const uint32_t encoder_Wq_at[] = {1480168u, 3254632u}; /* Wq(l): the model's enc.{l}.wq, in floats */
+static const uint32_t encoder_bq_at[] = {3304u, 1777768u}; /* bq(l): the model's enc.{l}.bq, in floats */
+static const uint32_t encoder_Wk_at[] = {1185256u, 2959720u}; /* Wk(l): the model's enc.{l}.wk, in floats */
+static const uint32_t encoder_bk_at[] = {2536u, 1777000u}; /* bk(l): the model's enc.{l}.bk, in floats */
+static const uint32_t encoder_Wv_at[] = {1627624u, 3402088u}; /* Wv(l): the model's enc.{l}.wv, in floats */
+static const uint32_t encoder_bv_at[] = {3688u, 1778152u}; /* bv(l): the model's enc.{l}.bv, in floats */
+static const uint32_t encoder_Wo_at[] = {1332712u, 3107176u}; /* Wo(l): the model's enc.{l}.wo, in floats */
+static const uint32_t encoder_bo_at[] = {2920u, 1777384u}; /* bo(l): the model's enc.{l}.bo, in floats */
+static const uint32_t encoder_W1_at[] = {5608u, 1780072u}; /* W1(l): the model's enc.{l}.w1, in floats */
+static const uint32_t encoder_b1_at[] = {616u, 1775080u}; /* b1(l): the model's enc.{l}.b1, in floats */
+static const uint32_t encoder_W2_at[] = {595432u, 2369896u}; /* W2(l): the model's enc.{l}.w2, in floats */
+static const uint32_t encoder_b2_at[] = {2152u, 1776616u}; /* b2(l): the model's enc.{l}.b2, in floats */
+static const uint32_t encoder_g1_at[] = {4456u, 1778920u}; /* g1(l): the model's enc.{l}.ln1_g, in floats */
+static const uint32_t encoder_be1_at[] = {4072u, 1778536u}; /* be1(l): the model's enc.{l}.ln1_b, in floats */
+static const uint32_t encoder_g2_at[] = {5224u, 1779688u}; /* g2(l): the model's enc.{l}.ln2_g, in floats */
+static const uint32_t encoder_be2_at[] = {4840u, 1779304u}; /* be2(l): the model's enc.{l}.ln2_b, in floats */
+
+struct encoder_ctx {
+    oi_vk vk;
+    oi_vk_buffer staging;  /* host-visible: the declared variables as the host sees them */
+    oi_vk_buffer readback; /* host-visible: the temporaries a getter returns */
+    unsigned char *arena;  /* readback's mapping, at the arena's offsets */
+    unsigned char *state;  /* staging's mapping, at the state's offsets */
+    const unsigned char *model; /* the mapped model file */
+    size_t model_size;
+    int model_mapped;
+    long long steps;
+    double gpu_ms;
+    unsigned char inserted[1]; /* per dynamic variable: set since the last step */
+};
+
+/* x: dynamic f32[128, 384] (../tests/synth/../../bench/bench_encoder.c:40) */
+static void encoder_init_x(encoder_ctx *ctx) {
+    float *v = (float *)(ctx->state + 0);
+    memset(v, 0, 196608);
+}
+
+/* Maps the model read-only and checks that it is the file this code was
+ * synthesized for: the header and tables hash to encoder_FINGERPRINT. */
+static int encoder_map_model(encoder_ctx *ctx, const char *path) {
+    if (!path)
+        return encoder_fail(encoder_ERROR_ARGUMENT, "encoder_open: no model path");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return encoder_fail(encoder_ERROR_IO, "%s: cannot open the model", path);
+    if (fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return encoder_fail(encoder_ERROR_IO, "%s: cannot seek", path);
+    }
+    long size = ftell(f);
+    void *bytes = NULL;
+#ifdef OI_HAVE_MMAP
+    if (size > 0) {
+        bytes = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+        if (bytes == MAP_FAILED)
+            bytes = NULL;
+        else
+            ctx->model_mapped = 1;
+    }
+#endif
+    if (!bytes && size > 0) { /* no mmap: read it */
+        bytes = malloc((size_t)size);
+        if (bytes && (fseek(f, 0, SEEK_SET) != 0 || fread(bytes, 1, (size_t)size, f) != (size_t)size)) {
+            free(bytes);
+            bytes = NULL;
+        }
+    }
+    fclose(f);
+    if (!bytes)
+        return encoder_fail(encoder_ERROR_IO, "%s: cannot read the model", path);
+    ctx->model = (const unsigned char *)bytes;
+    ctx->model_size = (size_t)size;
+    uint64_t data_at = 0, hash = 0xcbf29ce484222325ull;
+    for (int i = 7; i >= 0 && ctx->model_size >= 61; i--)
+        data_at = data_at << 8 | ctx->model[53 + i]; /* offset_data, little-endian */
+    if (ctx->model_size < 61 || data_at != encoder_HEADER_BYTES || data_at > ctx->model_size ||
+        (uint64_t)ctx->model_size < 14198176ull)
+        return encoder_fail(encoder_ERROR_MODEL, "%s: not the model this code was synthesized for "
+                       "(its layout differs); synthesize again for this file", path);
+    for (uint64_t i = 0; i < data_at; i++) {
+        hash ^= ctx->model[i];
+        hash *= 0x100000001b3ull;
+    }
+    if (hash != encoder_FINGERPRINT)
+        return encoder_fail(encoder_ERROR_MODEL, "%s: not the model this code was synthesized for "
+                       "(fingerprint %016llx, expected %016llx); synthesize again for this file",
+                       path, (unsigned long long)hash, (unsigned long long)encoder_FINGERPRINT);
+    return 0;
+}
+
+/* The step, recorded once at open and replayed by every encoder_step: the
+ * host's values up, the zeros a step starts with, the kernels in the
+ * schedule's order (a barrier only where one reads or overwrites what an
+ * earlier one touched), the getters' values down. */
+static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
+    oi_vk *vk = &ctx->vk;
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);
+    if (vk->queries) {
+        vkCmdResetQueryPool(cb, vk->queries, 0, 2);
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);
+    }
+    { /* dynamic and volatile variables: from the host's staging copy */
+        static const VkBufferCopy regions[] = {{0, 0, 196608}};
+        static const oi_vk_range ranges[] = {{OI_VK_STATE, 0, 196608}};
+        if (oi_vk_access(vk, cb, NULL, 0, ranges, 1))
+            return 1;
+        vkCmdCopyBuffer(cb, ctx->staging.buffer, vk->device_buffers[OI_VK_STATE].buffer, 1u, regions);
+    }
+
+    /* the graph */
+    if (oi_vk_copy(vk, cb, OI_VK_ARENA, 786432, OI_VK_STATE, 0, 196608)) /* bench_encoder.c:59: transfer x >> h */
+        return 1;
+    /* bench_encoder.c:60: loop layers (l in 0..num_layers): recorded once per iteration */
+    for (int64_t l = 0; l < 2; l++) {
+        { /* k0, matmul: bench_encoder.c:61 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 983040, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 983040, 196608}};
+            const uint32_t push[] = {encoder_Wq_at[l], encoder_bq_at[l]};
+            if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k1, matmul: bench_encoder.c:62 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1179648, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1179648, 196608}};
+            const uint32_t push[] = {encoder_Wk_at[l], encoder_bk_at[l]};
+            if (oi_vk_dispatch(vk, cb, 1, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k2, matmul: bench_encoder.c:63 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1376256, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1376256, 196608}};
+            const uint32_t push[] = {encoder_Wv_at[l], encoder_bv_at[l]};
+            if (oi_vk_dispatch(vk, cb, 2, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k3, copy: bench_encoder.c:64 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 1572864, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1572864, 196608}};
+            if (oi_vk_dispatch(vk, cb, 3, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k4, copy: bench_encoder.c:65 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 1769472, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1769472, 196608}};
+            if (oi_vk_dispatch(vk, cb, 4, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k5, copy: bench_encoder.c:66 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 1966080, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1966080, 196608}};
+            if (oi_vk_dispatch(vk, cb, 5, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k6, transpose: bench_encoder.c:67 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 1572864, 196608}, {OI_VK_ARENA, 2162688, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2162688, 196608}};
+            if (oi_vk_dispatch(vk, cb, 6, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k7, transpose: bench_encoder.c:68 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 1769472, 196608}, {OI_VK_ARENA, 2359296, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2359296, 196608}};
+            if (oi_vk_dispatch(vk, cb, 7, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k8, transpose: bench_encoder.c:69 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 1966080, 196608}, {OI_VK_ARENA, 2555904, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2555904, 196608}};
+            if (oi_vk_dispatch(vk, cb, 8, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k9, attention: bench_encoder.c:70 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 2162688, 196608}, {OI_VK_ARENA, 2359296, 196608}, {OI_VK_ARENA, 2555904, 196608}, {OI_VK_ARENA, 2752512, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2752512, 196608}};
+            if (oi_vk_dispatch(vk, cb, 9, NULL, 0, 128u, 12u, 1u, reads, 4, writes, 1))
+                return 1;
+        }
+        { /* k10, transpose: bench_encoder.c:71 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 2752512, 196608}, {OI_VK_ARENA, 2949120, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2949120, 196608}};
+            if (oi_vk_dispatch(vk, cb, 10, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k11, copy: bench_encoder.c:72 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 2949120, 196608}, {OI_VK_ARENA, 3145728, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3145728, 196608}};
+            if (oi_vk_dispatch(vk, cb, 11, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k12, matmul: bench_encoder.c:73-74 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 3145728, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            const uint32_t push[] = {encoder_Wo_at[l], encoder_bo_at[l]};
+            if (oi_vk_dispatch(vk, cb, 12, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 4, writes, 2))
+                return 1;
+        }
+        { /* k13, layer_norm: bench_encoder.c:75 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 786432, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 786432, 196608}};
+            const uint32_t push[] = {encoder_g1_at[l], encoder_be1_at[l]};
+            if (oi_vk_dispatch(vk, cb, 13, push, (uint32_t)sizeof push, 128u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k14, matmul: bench_encoder.c:76 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 0, 786432}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 0, 786432}};
+            const uint32_t push[] = {encoder_W1_at[l], encoder_b1_at[l]};
+            if (oi_vk_dispatch(vk, cb, 14, push, (uint32_t)sizeof push, 96u, 8u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k15, matmul: bench_encoder.c:77-78 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            const uint32_t push[] = {encoder_W2_at[l], encoder_b2_at[l]};
+            if (oi_vk_dispatch(vk, cb, 15, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 4, writes, 2))
+                return 1;
+        }
+        { /* k16, layer_norm: bench_encoder.c:79 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 786432, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 786432, 196608}};
+            const uint32_t push[] = {encoder_g2_at[l], encoder_be2_at[l]};
+            if (oi_vk_dispatch(vk, cb, 16, push, (uint32_t)sizeof push, 128u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+    }
+
+    { /* the temporaries a getter returns: back to the host */
+        static const VkBufferCopy regions[] = {{786432, 786432, 196608}};
+        static const oi_vk_range ranges[] = {{OI_VK_ARENA, 786432, 196608}};
+        if (oi_vk_access(vk, cb, ranges, (int)(sizeof ranges / sizeof ranges[0]), NULL, 0))
+            return 1;
+        vkCmdCopyBuffer(cb, vk->device_buffers[OI_VK_ARENA].buffer, ctx->readback.buffer, 1u, regions);
+    }
+    { /* everything above, visible to the host after the fence */
+        VkMemoryBarrier host;
+        memset(&host, 0, sizeof host);
+        host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+        host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+        host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, NULL, 0, NULL);
+    }
+    if (vk->queries)
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, vk->queries, 1);
+    return oi_vk_check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+}
+
+/* ---- the API ---- */
+
+static int encoder_open_device(encoder_ctx *ctx) {
+    oi_vk *vk = &ctx->vk;
+    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))
+        return 1;
+    const VkDeviceSize sizes[OI_VK_BUFFERS] = {encoder_ARENA_BYTES, encoder_STATE_BYTES, encoder_MODEL_BYTES};
+    for (int i = 0; i < OI_VK_BUFFERS; i++)
+        if (oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))
+            return 1;
+    if (oi_vk_buffer_create(vk, &ctx->staging, encoder_STATE_BYTES, OI_VK_HOST_USAGE, 1) ||
+        oi_vk_buffer_create(vk, &ctx->readback, encoder_ARENA_BYTES, OI_VK_HOST_USAGE, 1))
+        return 1;
+    ctx->state = (unsigned char *)ctx->staging.map;
+    ctx->arena = (unsigned char *)ctx->readback.map;
+    vk->pipelines = (VkPipeline *)calloc(encoder_N_KERNELS + 1, sizeof *vk->pipelines);
+    if (!vk->pipelines)
+        return encoder_fail(encoder_ERROR_MEMORY, "encoder_open: out of memory");
+    vk->n_pipelines = encoder_N_KERNELS;
+    if (oi_vk_create_layout(vk, 8u))
+        return 1;
+    for (int k = 0; k < encoder_N_KERNELS; k++)
+        if (oi_vk_create_pipeline(vk, k, encoder_kernels[k].code, encoder_kernels[k].bytes))
+            return 1;
+    return 0;
+}
+
+encoder_ctx *encoder_open(const char *model_path) {
+    encoder_ctx *ctx = (encoder_ctx *)calloc(1, sizeof *ctx);
+    if (!ctx) {
+        encoder_fail(encoder_ERROR_MEMORY, "encoder_open: out of memory");
+        return NULL;
+    }
+    if (encoder_map_model(ctx, model_path) != 0 || encoder_open_device(ctx) != 0) {
+        encoder_close(ctx);
+        return NULL;
+    }
+    /* the declared variables as they start, then everything up once */
+    encoder_init_x(ctx);
+    oi_vk *vk = &ctx->vk;
+    if ((ctx->model && oi_vk_upload(vk, &vk->device_buffers[OI_VK_MODEL], 0, ctx->model, ctx->model_size)) ||
+        oi_vk_upload(vk, &vk->device_buffers[OI_VK_STATE], 0, ctx->state, encoder_STATE_BYTES) ||
+        oi_vk_begin(vk, &vk->step, 0) || encoder_record(ctx, vk->step)) {
+        encoder_close(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+void encoder_close(encoder_ctx *ctx) {
+    if (!ctx)
+        return;
+    if (ctx->vk.device) {
+        vkDeviceWaitIdle(ctx->vk.device);
+        oi_vk_buffer_free(&ctx->vk, &ctx->staging);
+        oi_vk_buffer_free(&ctx->vk, &ctx->readback);
+    }
+    oi_vk_destroy(&ctx->vk);
+#ifdef OI_HAVE_MMAP
+    if (ctx->model_mapped)
+        munmap((void *)(uintptr_t)ctx->model, ctx->model_size);
+    else
+#endif
+        free((void *)(uintptr_t)ctx->model);
+    free(ctx);
+}
+
+int encoder_step(encoder_ctx *ctx) {
+    if (!ctx)
+        return encoder_fail(encoder_ERROR_ARGUMENT, "encoder_step: no context");
+    /* the start of a step, in the staging copy the recorded step uploads */
+    if (!ctx->inserted[0])
+        encoder_init_x(ctx); /* dynamic, not set: as declared */
+    if (oi_vk_submit(&ctx->vk, ctx->vk.step))
+        return 1;
+    if (ctx->vk.queries) {
+        uint64_t ticks[2] = {0, 0};
+        if (vkGetQueryPoolResults(ctx->vk.device, ctx->vk.queries, 0, 2, sizeof ticks, ticks, sizeof ticks[0],
+                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
+            ctx->gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->vk.timestamp_ns * 1e-6;
+    }
+    memset(ctx->inserted, 0, sizeof ctx->inserted);
+    ctx->steps++;
+    return 0;
+}
+
+double encoder_gpu_ms(const encoder_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }
+int encoder_dispatches(const encoder_ctx *ctx) { return ctx ? ctx->vk.dispatches : 0; }
+int encoder_barriers(const encoder_ctx *ctx) { return ctx ? ctx->vk.barriers : 0; }
+
+int encoder_set_x(encoder_ctx *ctx, const float *values, size_t count) {
+    if (!ctx || !values || count != 49152u)
+        return encoder_fail(encoder_ERROR_ARGUMENT, "encoder_set_x: %zu values given, x holds 49152", count);
+    memcpy(ctx->state + 0, values, 196608);
+    ctx->inserted[0] = 1;
+    return 0;
+}
+
+const float *encoder_get_x(const encoder_ctx *ctx, size_t *count) {
+    if (count)
+        *count = 49152u;
+    return ctx ? (float *)(ctx->state + 0) : NULL;
+}
+
+const float *encoder_get_h(const encoder_ctx *ctx, size_t *count) {
+    if (count)
+        *count = 49152u;
+    return ctx ? (float *)(ctx->arena + 786432) : NULL;
+}
+

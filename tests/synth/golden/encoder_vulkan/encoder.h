@@ -1,0 +1,55 @@
+/* encoder.h - graph "encoder", synthesized by OpenInfer 0.1.0 for Vulkan (GLSL kernels, C11 host code).
+ * Standalone: needs no OpenInfer header or library.
+ * Named sizes are specialized: the model's values at synthesis time:
+ *   B = 1, D = 384, Dh = 32, F = 1536, H = 12, S = 128, num_layers = 2.
+ *
+ *   encoder_ctx *ctx = encoder_open("model.oinf");   // NULL: encoder_last_error() says why
+ *   encoder_set_VAR(ctx, values, count);          // every dynamic variable, before a step
+ *   encoder_step(ctx);                            // 0, or an error code
+ *   const float *y = encoder_get_VAR(ctx, &count); // valid until the next step
+ *   encoder_close(ctx);
+ */
+#ifndef encoder_H
+#define encoder_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The temporaries' arena, planned at synthesis time (plan.json). */
+#define encoder_ARENA_BYTES 3735552u
+/* The declared variables that do not live in the model file. */
+#define encoder_STATE_BYTES 196608u
+
+/* Error codes (encoder_last_error() has the message). */
+enum { encoder_OK = 0, encoder_ERROR_ARGUMENT = 1, encoder_ERROR_IO = 2, encoder_ERROR_MODEL = 3, encoder_ERROR_MEMORY = 4, encoder_ERROR_RUNTIME = 5 };
+
+typedef struct encoder_ctx encoder_ctx;
+
+/* Maps the model (checked against the fingerprint of the one synthesized for). */
+encoder_ctx *encoder_open(const char *model_path);
+/* Runs one step; allocates nothing. */
+int encoder_step(encoder_ctx *ctx);
+void encoder_close(encoder_ctx *ctx);
+/* The message of this thread's last error ("" if none). */
+const char *encoder_last_error(void);
+
+/* x: dynamic f32[128, 384], 49152 values */
+int encoder_set_x(encoder_ctx *ctx, const float *values, size_t count);
+const float *encoder_get_x(const encoder_ctx *ctx, size_t *count);
+/* h: temporary f32[128, 384], 49152 values */
+const float *encoder_get_h(const encoder_ctx *ctx, size_t *count);
+
+/* Vulkan: the last step's GPU time in ms (timestamps; 0 without them),
+ * and the dispatches and barriers of the recorded step. */
+double encoder_gpu_ms(const encoder_ctx *ctx);
+int encoder_dispatches(const encoder_ctx *ctx);
+int encoder_barriers(const encoder_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* encoder_H */

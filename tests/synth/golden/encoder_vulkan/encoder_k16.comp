@@ -1,0 +1,57 @@
+#version 450
+// encoder_k16.comp - k16: layer_norm, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
+//   bench_encoder.c:79: op layer_norm(res,g2[l],be2[l],epsilon=1e-05) >> h
+#include "oi_kernel.glsl"
+
+layout(local_size_x = 256) in;
+layout(push_constant) uniform Push { uint g2_at; uint be2_at; } pc;
+#define res(i) arena[884736u + (i)] /* f32, a temporary */
+#define g2(i) model[pc.g2_at + (i)] /* g2(l): the entry the step pushes */
+#define be2(i) model[pc.be2_at + (i)] /* be2(l): the entry the step pushes */
+#define h(i) arena[196608u + (i)] /* f32, a temporary */
+
+shared float oi_partial[256];
+float oi_wg_sum(float v) {
+    const uint tid = gl_LocalInvocationID.x;
+    oi_partial[tid] = v;
+    barrier();
+    for (uint half_n = 128u; half_n > 0u; half_n >>= 1u) {
+        if (tid < half_n)
+            oi_partial[tid] = OI_S_sum_step(oi_partial[tid], oi_partial[tid + half_n]);
+        barrier();
+    }
+    const float total = oi_partial[0];
+    barrier(); /* oi_partial is free again */
+    return total;
+}
+float oi_wg_max(float v) {
+    const uint tid = gl_LocalInvocationID.x;
+    oi_partial[tid] = v;
+    barrier();
+    for (uint half_n = 128u; half_n > 0u; half_n >>= 1u) {
+        if (tid < half_n)
+            oi_partial[tid] = max(oi_partial[tid], oi_partial[tid + half_n]);
+        barrier();
+    }
+    const float total = oi_partial[0];
+    barrier(); /* oi_partial is free again */
+    return total;
+}
+
+const uint L = 384u; /* the row */
+
+void main() {
+    const uint r = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;
+    float sum = 0.0;
+    for (uint j = tid; j < L; j += 256u)
+        sum = OI_S_sum_step(sum, res(r * L + j));
+    const float mean = oi_wg_sum(sum) / float(L);
+    float sq = 0.0;
+    for (uint j = tid; j < L; j += 256u) {
+        const float d = res(r * L + j) - mean;
+        sq = OI_S_sum_step(sq, d * d);
+    }
+    const float inv = 1.0 / sqrt(oi_wg_sum(sq) / float(L) + 1.0000000000000001e-05);
+    for (uint j = tid; j < L; j += 256u)
+        h(r * L + j) = (res(r * L + j) - mean) * inv * g2(j) + be2(j);
+}

@@ -1,0 +1,15 @@
+#version 450
+// encoder_k6.comp - k6: transpose, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
+//   bench_encoder.c:67: op transpose(qs,perm=[0,2,1,3]) >> qh
+#include "oi_kernel.glsl"
+
+layout(local_size_x = 256) in;
+#define qs(i) arena[393216u + (i)] /* f32, a temporary */
+#define qh(i) arena[540672u + (i)] /* f32, a temporary */
+
+void main() {
+    for (uint o = gl_GlobalInvocationID.x; o < 49152u; o += gl_NumWorkGroups.x * 256u) {
+        const uint at = 0u + o / 1u % 32u * 1u + o / 32u % 128u * 384u + o / 4096u % 12u * 32u + o / 49152u % 1u * 49152u;
+        qh(o) = qs(at);
+    }
+}

@@ -1,0 +1,24 @@
+// oi_kernel.glsl - what every kernel of residual_mlp includes: its three buffers (f32
+// words), the NaN/inf tests of vulkan/shaders/common.glsl, each op's
+// arithmetic (oi_scalar.h: kernels/scalar.h) and math.glsl's functions.
+#ifndef OI_KERNEL_GLSL
+#define OI_KERNEL_GLSL
+
+layout(std430, binding = 0) buffer Arena { float arena[]; }; /* the temporaries (plan.json) */
+layout(std430, binding = 1) buffer State { float state[]; }; /* the declared variables */
+layout(std430, binding = 2) readonly buffer Model { float model[]; }; /* the .oinf file */
+
+// NaN and inf tests on the bits: a driver compiling for speed may assume
+// floats are finite and fold isnan()/isinf() away; integer tests it keeps.
+bool is_nan_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) > 0x7F800000u; }
+bool is_inf_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) == 0x7F800000u; }
+
+#include "oi_scalar.h"
+#include "oi_math.glsl"
+
+/* floats compute in float (as the simulator's shaders): no rounding between ops */
+#define OI_ROUND_F32(x) (x)
+#define NAN NAN_F
+#define INFINITY INF_F
+
+#endif

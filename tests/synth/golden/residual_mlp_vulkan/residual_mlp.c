@@ -1,0 +1,308 @@
+/* residual_mlp.c - graph "residual_mlp", synthesized by OpenInfer 0.1.0 for Vulkan (any Vulkan 1.1 device):
+ * 2 GLSL kernels (residual_mlp_kK.comp, compiled by the Makefile into residual_mlp_kK.spv.h and
+ * embedded below) and the host code that records the step once and replays it.
+ * Codegen read from the device: workgroups of 256 invocations, subgroup
+ * reductions off, storage f32 (f16 storage and cooperative matrices are not
+ * emitted yet).
+ * Named sizes and the model's tensor offsets are specialized. */
+#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "residual_mlp.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define OI_HAVE_MMAP 1
+#endif
+
+#define residual_mlp_FINGERPRINT 0x4f2ae77c7c5a68c1ull /* FNV-1a of the model's header and tables */
+#define residual_mlp_HEADER_BYTES 560ull   /* where the model's data section starts */
+#define residual_mlp_MODEL_BYTES 1424ull    /* the model file, uploaded once at open */
+
+#ifdef __cplusplus
+#define OI_THREAD_LOCAL thread_local
+#else
+#define OI_THREAD_LOCAL _Thread_local
+#endif
+
+static OI_THREAD_LOCAL char residual_mlp_error_text[512];
+
+const char *residual_mlp_last_error(void) { return residual_mlp_error_text; }
+
+static int residual_mlp_fail(int code, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(residual_mlp_error_text, sizeof residual_mlp_error_text, fmt, args);
+    va_end(args);
+    return code;
+}
+
+#define OI_VK_FAIL(...) residual_mlp_fail(residual_mlp_ERROR_RUNTIME, __VA_ARGS__)
+#include "oi_vk_runtime.h"
+
+/* The kernels' SPIR-V (glslc -mfmt=c, by the Makefile) */
+static const uint32_t residual_mlp_k0_spv[] =
+#include "residual_mlp_k0.spv.h"
+    ;
+static const uint32_t residual_mlp_k1_spv[] =
+#include "residual_mlp_k1.spv.h"
+    ;
+static const struct { const uint32_t *code; size_t bytes; } residual_mlp_kernels[] = {
+    {residual_mlp_k0_spv, sizeof residual_mlp_k0_spv},
+    {residual_mlp_k1_spv, sizeof residual_mlp_k1_spv},
+};
+#define residual_mlp_N_KERNELS 2
+
+static const uint32_t residual_mlp_W_at[] = {164u, 228u, 292u}; /* W(l): the model's res.mlp.w.{l}, in floats */
+static const uint32_t residual_mlp_b_at[] = {140u, 148u, 156u}; /* b(l): the model's res.mlp.b.{l}, in floats */
+
+struct residual_mlp_ctx {
+    oi_vk vk;
+    oi_vk_buffer staging;  /* host-visible: the declared variables as the host sees them */
+    oi_vk_buffer readback; /* host-visible: the temporaries a getter returns */
+    unsigned char *arena;  /* readback's mapping, at the arena's offsets */
+    unsigned char *state;  /* staging's mapping, at the state's offsets */
+    const unsigned char *model; /* the mapped model file */
+    size_t model_size;
+    int model_mapped;
+    long long steps;
+    double gpu_ms;
+    unsigned char inserted[1]; /* per dynamic variable: set since the last step */
+};
+
+/* x: dynamic f32[2, 8] (../tests/synth/../../examples/residual_mlp.c:14) */
+static void residual_mlp_init_x(residual_mlp_ctx *ctx) {
+    float *v = (float *)(ctx->state + 0);
+    memset(v, 0, 64);
+}
+
+/* Maps the model read-only and checks that it is the file this code was
+ * synthesized for: the header and tables hash to residual_mlp_FINGERPRINT. */
+static int residual_mlp_map_model(residual_mlp_ctx *ctx, const char *path) {
+    if (!path)
+        return residual_mlp_fail(residual_mlp_ERROR_ARGUMENT, "residual_mlp_open: no model path");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return residual_mlp_fail(residual_mlp_ERROR_IO, "%s: cannot open the model", path);
+    if (fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return residual_mlp_fail(residual_mlp_ERROR_IO, "%s: cannot seek", path);
+    }
+    long size = ftell(f);
+    void *bytes = NULL;
+#ifdef OI_HAVE_MMAP
+    if (size > 0) {
+        bytes = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+        if (bytes == MAP_FAILED)
+            bytes = NULL;
+        else
+            ctx->model_mapped = 1;
+    }
+#endif
+    if (!bytes && size > 0) { /* no mmap: read it */
+        bytes = malloc((size_t)size);
+        if (bytes && (fseek(f, 0, SEEK_SET) != 0 || fread(bytes, 1, (size_t)size, f) != (size_t)size)) {
+            free(bytes);
+            bytes = NULL;
+        }
+    }
+    fclose(f);
+    if (!bytes)
+        return residual_mlp_fail(residual_mlp_ERROR_IO, "%s: cannot read the model", path);
+    ctx->model = (const unsigned char *)bytes;
+    ctx->model_size = (size_t)size;
+    uint64_t data_at = 0, hash = 0xcbf29ce484222325ull;
+    for (int i = 7; i >= 0 && ctx->model_size >= 61; i--)
+        data_at = data_at << 8 | ctx->model[53 + i]; /* offset_data, little-endian */
+    if (ctx->model_size < 61 || data_at != residual_mlp_HEADER_BYTES || data_at > ctx->model_size ||
+        (uint64_t)ctx->model_size < 1424ull)
+        return residual_mlp_fail(residual_mlp_ERROR_MODEL, "%s: not the model this code was synthesized for "
+                       "(its layout differs); synthesize again for this file", path);
+    for (uint64_t i = 0; i < data_at; i++) {
+        hash ^= ctx->model[i];
+        hash *= 0x100000001b3ull;
+    }
+    if (hash != residual_mlp_FINGERPRINT)
+        return residual_mlp_fail(residual_mlp_ERROR_MODEL, "%s: not the model this code was synthesized for "
+                       "(fingerprint %016llx, expected %016llx); synthesize again for this file",
+                       path, (unsigned long long)hash, (unsigned long long)residual_mlp_FINGERPRINT);
+    return 0;
+}
+
+/* The step, recorded once at open and replayed by every residual_mlp_step: the
+ * host's values up, the zeros a step starts with, the kernels in the
+ * schedule's order (a barrier only where one reads or overwrites what an
+ * earlier one touched), the getters' values down. */
+static int residual_mlp_record(residual_mlp_ctx *ctx, VkCommandBuffer cb) {
+    oi_vk *vk = &ctx->vk;
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);
+    if (vk->queries) {
+        vkCmdResetQueryPool(cb, vk->queries, 0, 2);
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);
+    }
+    { /* dynamic and volatile variables: from the host's staging copy */
+        static const VkBufferCopy regions[] = {{0, 0, 64}};
+        static const oi_vk_range ranges[] = {{OI_VK_STATE, 0, 64}};
+        if (oi_vk_access(vk, cb, NULL, 0, ranges, 1))
+            return 1;
+        vkCmdCopyBuffer(cb, ctx->staging.buffer, vk->device_buffers[OI_VK_STATE].buffer, 1u, regions);
+    }
+
+    /* the graph */
+    if (oi_vk_copy(vk, cb, OI_VK_ARENA, 0, OI_VK_STATE, 0, 64)) /* residual_mlp.c:22: transfer x >> h */
+        return 1;
+    /* residual_mlp.c:23: loop layers (l in 0..num_layers): recorded once per iteration */
+    for (int64_t l = 0; l < 3; l++) {
+        { /* k0, matmul: residual_mlp.c:24-26 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 0, 64}, {OI_VK_ARENA, 64, 64}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 64, 64}};
+            const uint32_t push[] = {residual_mlp_W_at[l], residual_mlp_b_at[l]};
+            if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 1u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+        { /* k1, elementwise: residual_mlp.c:27 */
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 0, 64}, {OI_VK_ARENA, 64, 64}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 0, 64}};
+            if (oi_vk_dispatch(vk, cb, 1, NULL, 0, 1u, 1u, 1u, reads, 2, writes, 1))
+                return 1;
+        }
+    }
+
+    { /* the temporaries a getter returns: back to the host */
+        static const VkBufferCopy regions[] = {{0, 0, 64}};
+        static const oi_vk_range ranges[] = {{OI_VK_ARENA, 0, 64}};
+        if (oi_vk_access(vk, cb, ranges, (int)(sizeof ranges / sizeof ranges[0]), NULL, 0))
+            return 1;
+        vkCmdCopyBuffer(cb, vk->device_buffers[OI_VK_ARENA].buffer, ctx->readback.buffer, 1u, regions);
+    }
+    { /* everything above, visible to the host after the fence */
+        VkMemoryBarrier host;
+        memset(&host, 0, sizeof host);
+        host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+        host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+        host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, NULL, 0, NULL);
+    }
+    if (vk->queries)
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, vk->queries, 1);
+    return oi_vk_check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+}
+
+/* ---- the API ---- */
+
+static int residual_mlp_open_device(residual_mlp_ctx *ctx) {
+    oi_vk *vk = &ctx->vk;
+    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))
+        return 1;
+    const VkDeviceSize sizes[OI_VK_BUFFERS] = {residual_mlp_ARENA_BYTES, residual_mlp_STATE_BYTES, residual_mlp_MODEL_BYTES};
+    for (int i = 0; i < OI_VK_BUFFERS; i++)
+        if (oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))
+            return 1;
+    if (oi_vk_buffer_create(vk, &ctx->staging, residual_mlp_STATE_BYTES, OI_VK_HOST_USAGE, 1) ||
+        oi_vk_buffer_create(vk, &ctx->readback, residual_mlp_ARENA_BYTES, OI_VK_HOST_USAGE, 1))
+        return 1;
+    ctx->state = (unsigned char *)ctx->staging.map;
+    ctx->arena = (unsigned char *)ctx->readback.map;
+    vk->pipelines = (VkPipeline *)calloc(residual_mlp_N_KERNELS + 1, sizeof *vk->pipelines);
+    if (!vk->pipelines)
+        return residual_mlp_fail(residual_mlp_ERROR_MEMORY, "residual_mlp_open: out of memory");
+    vk->n_pipelines = residual_mlp_N_KERNELS;
+    if (oi_vk_create_layout(vk, 8u))
+        return 1;
+    for (int k = 0; k < residual_mlp_N_KERNELS; k++)
+        if (oi_vk_create_pipeline(vk, k, residual_mlp_kernels[k].code, residual_mlp_kernels[k].bytes))
+            return 1;
+    return 0;
+}
+
+residual_mlp_ctx *residual_mlp_open(const char *model_path) {
+    residual_mlp_ctx *ctx = (residual_mlp_ctx *)calloc(1, sizeof *ctx);
+    if (!ctx) {
+        residual_mlp_fail(residual_mlp_ERROR_MEMORY, "residual_mlp_open: out of memory");
+        return NULL;
+    }
+    if (residual_mlp_map_model(ctx, model_path) != 0 || residual_mlp_open_device(ctx) != 0) {
+        residual_mlp_close(ctx);
+        return NULL;
+    }
+    /* the declared variables as they start, then everything up once */
+    residual_mlp_init_x(ctx);
+    oi_vk *vk = &ctx->vk;
+    if ((ctx->model && oi_vk_upload(vk, &vk->device_buffers[OI_VK_MODEL], 0, ctx->model, ctx->model_size)) ||
+        oi_vk_upload(vk, &vk->device_buffers[OI_VK_STATE], 0, ctx->state, residual_mlp_STATE_BYTES) ||
+        oi_vk_begin(vk, &vk->step, 0) || residual_mlp_record(ctx, vk->step)) {
+        residual_mlp_close(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+void residual_mlp_close(residual_mlp_ctx *ctx) {
+    if (!ctx)
+        return;
+    if (ctx->vk.device) {
+        vkDeviceWaitIdle(ctx->vk.device);
+        oi_vk_buffer_free(&ctx->vk, &ctx->staging);
+        oi_vk_buffer_free(&ctx->vk, &ctx->readback);
+    }
+    oi_vk_destroy(&ctx->vk);
+#ifdef OI_HAVE_MMAP
+    if (ctx->model_mapped)
+        munmap((void *)(uintptr_t)ctx->model, ctx->model_size);
+    else
+#endif
+        free((void *)(uintptr_t)ctx->model);
+    free(ctx);
+}
+
+int residual_mlp_step(residual_mlp_ctx *ctx) {
+    if (!ctx)
+        return residual_mlp_fail(residual_mlp_ERROR_ARGUMENT, "residual_mlp_step: no context");
+    /* the start of a step, in the staging copy the recorded step uploads */
+    if (!ctx->inserted[0])
+        residual_mlp_init_x(ctx); /* dynamic, not set: as declared */
+    if (oi_vk_submit(&ctx->vk, ctx->vk.step))
+        return 1;
+    if (ctx->vk.queries) {
+        uint64_t ticks[2] = {0, 0};
+        if (vkGetQueryPoolResults(ctx->vk.device, ctx->vk.queries, 0, 2, sizeof ticks, ticks, sizeof ticks[0],
+                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
+            ctx->gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->vk.timestamp_ns * 1e-6;
+    }
+    memset(ctx->inserted, 0, sizeof ctx->inserted);
+    ctx->steps++;
+    return 0;
+}
+
+double residual_mlp_gpu_ms(const residual_mlp_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }
+int residual_mlp_dispatches(const residual_mlp_ctx *ctx) { return ctx ? ctx->vk.dispatches : 0; }
+int residual_mlp_barriers(const residual_mlp_ctx *ctx) { return ctx ? ctx->vk.barriers : 0; }
+
+int residual_mlp_set_x(residual_mlp_ctx *ctx, const float *values, size_t count) {
+    if (!ctx || !values || count != 16u)
+        return residual_mlp_fail(residual_mlp_ERROR_ARGUMENT, "residual_mlp_set_x: %zu values given, x holds 16", count);
+    memcpy(ctx->state + 0, values, 64);
+    ctx->inserted[0] = 1;
+    return 0;
+}
+
+const float *residual_mlp_get_x(const residual_mlp_ctx *ctx, size_t *count) {
+    if (count)
+        *count = 16u;
+    return ctx ? (float *)(ctx->state + 0) : NULL;
+}
+
+const float *residual_mlp_get_h(const residual_mlp_ctx *ctx, size_t *count) {
+    if (count)
+        *count = 16u;
+    return ctx ? (float *)(ctx->arena + 0) : NULL;
+}
+
