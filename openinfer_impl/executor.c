@@ -832,7 +832,7 @@ oi_status oi_executor_next(oi_executor *e, oi_event *event) {
         oi__free(e->last_desc);
         e->last_desc = oi__node_describe(pn->ir);
         memset(event, 0, sizeof *event);
-        event->kind = oi__event_kind(pn->ir->kind);
+        event->kind = (oi_event_kind)pn->ir->kind; /* exec_trace.c asserts the orders agree */
         event->block_name = e->plan->blocks[pn->block].ir->name;
         event->op_name = pn->ir->kind == OI__NODE_OP ? oi_op_name(pn->ir->op) : "";
         event->node_index = pn->ir->index;

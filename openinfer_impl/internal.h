@@ -16,6 +16,13 @@
 #define OI__THREAD_LOCAL _Thread_local
 #endif
 
+/* A compile-time check at file scope (C11 and C++ spell it differently). */
+#ifdef __cplusplus
+#define OI__STATIC_ASSERT(cond, message) static_assert(cond, message)
+#else
+#define OI__STATIC_ASSERT(cond, message) _Static_assert(cond, message)
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define OI__PRINTF(fmt_index, args_index) __attribute__((format(printf, fmt_index, args_index)))
 #else
@@ -282,12 +289,7 @@ typedef struct oi__cache_access {
     oi__cache_index *indices; /* stb array                         */
 } oi__cache_access;
 
-typedef enum oi__node_kind {
-    OI__NODE_ASSIGN, OI__NODE_OP, OI__NODE_BRANCH, OI__NODE_BARRIER, OI__NODE_DEP,
-    OI__NODE_CACHE_READ, OI__NODE_CACHE_WRITE, OI__NODE_CACHE_INCREMENT,
-    OI__NODE_CACHE_DECREMENT, OI__NODE_CACHE_RESET, OI__NODE_TRANSFER,
-    OI__NODE_YIELD, OI__NODE_AWAIT, OI__NODE_LOOP, OI__NODE_RETURN
-} oi__node_kind;
+#include "node_list.h" /* oi__node_kind: one row per kind */
 
 typedef struct oi__node oi__node;
 struct oi__node {
