@@ -1,5 +1,7 @@
 /* dsl.c - the statement parser: turns the text each DSL macro captured
- * (OI_VAR(x, f32[B], @init(5.0)) -> "x, f32[B], @init(5.0)") into graph IR.
+ * (OI_VAR(x, f32[B], @init(5.0)) -> "x, f32[B], @init(5.0)") into graph IR
+ * through graph.c's functions, and the DSL's entry points oi_graph_build
+ * and oi_graph_register (graph.c keeps the registry and never calls here).
  * Grammar and messages follow the original graph! macro; docs/dsl.md has
  * the reference. Every error names the user's file:line and statement. */
 #include "internal.h"
@@ -1397,7 +1399,8 @@ static void oi__d_dsl_cleanup(oi__d_dsl *d) {
     arrfree(d->scope_loops);
 }
 
-oi_status oi__dsl_parse(oi_graph *g, const char *file, const oi_dsl_stmt *stmts) {
+/* Parses the statements of OI_GRAPH into g; stops at the first error. */
+static oi_status oi__dsl_parse(oi_graph *g, const char *file, const oi_dsl_stmt *stmts) {
     oi__d_dsl d;
     memset(&d, 0, sizeof d);
     d.g = g;
@@ -1416,4 +1419,29 @@ oi_status oi__dsl_parse(oi_graph *g, const char *file, const oi_dsl_stmt *stmts)
     }
     oi__d_dsl_cleanup(&d);
     return status;
+}
+
+/* ================================================================== */
+/* The DSL's entry points: statements -> a checked graph (graph.c)     */
+/* ================================================================== */
+
+oi_graph *oi_graph_build(const char *name, const char *file, const oi_dsl_stmt *stmts) {
+    if (!name || !stmts) {
+        oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_graph_build: name and stmts must not be NULL");
+        return NULL;
+    }
+    oi_graph *g = oi__graph_new(name);
+    if (!g)
+        return NULL;
+    if (oi__dsl_parse(g, file ? file : "?", stmts) != OI_OK || oi__graph_check(g) != OI_OK ||
+        oi__graph_check_extras(g) != OI_OK) {
+        oi__graph_note_failure(oi_last_error());
+        oi_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void oi_graph_register(const char *name, const oi_graph **slot, const char *file, const oi_dsl_stmt *stmts) {
+    oi__graph_register_built(name, slot, oi_graph_build(name, file, stmts));
 }

@@ -392,8 +392,9 @@ oi_status oi__graph_check(const oi_graph *g);
 void oi__buf_varref(oi__buf *b, const oi__varref *r);
 void oi__buf_cache_access(oi__buf *b, const oi__cache_access *a);
 void oi__buf_expr(oi__buf *b, const oi__expr *e);
-/* dsl.c: parses the statements of OI_GRAPH into g; stops at the first error. */
-oi_status oi__dsl_parse(oi_graph *g, const char *file, const oi_dsl_stmt *stmts);
+/* Records a graph oi_graph_register built (NULL: the build failed, and
+ * oi_last_error() says why) for oi_graph_find and the accessor. */
+void oi__graph_register_built(const char *name, const oi_graph **slot, oi_graph *graph);
 
 /* ---- json.c: a small JSON reader shared by the graph loader, the
  * conformance runner and the device-architecture reader ---- */
