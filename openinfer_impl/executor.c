@@ -564,11 +564,6 @@ static oi_status oi__ctx_next(oi__ctx *c, const oi__pnode **ran, uint64_t *nanos
 /* Simulator and executor API                                         */
 /* ------------------------------------------------------------------ */
 
-static bool oi__env_trace(void) {
-    const char *v = getenv("OPENINFER_TRACE");
-    return v && (strcmp(v, "1") == 0 || strcmp(v, "full") == 0 || strcmp(v, "true") == 0);
-}
-
 oi_simulator *oi_simulator_new_desc(const oi_model *model, const oi_simulator_desc *desc) {
     oi_simulator *s = (oi_simulator *)oi__calloc(1, sizeof *s);
     if (!s)
@@ -720,7 +715,7 @@ oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph
         }
     }
     e->main.use_backend = true;
-    e->trace_on = sim->desc.trace || oi__env_trace();
+    e->trace_on = sim->desc.trace || oi__env_read().trace;
     e->timer_on = sim->desc.timer;
     e->main.record = e->trace_on;
     return e;

@@ -189,12 +189,7 @@ const char *oi_graph_name(const oi_graph *graph) { return graph ? graph->name : 
 /* Strict mode and warnings                                            */
 /* ================================================================== */
 
-bool oi__strict_env(void) {
-    const char *v = getenv("OPENINFER_STRICT");
-    return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
-}
-
-bool oi_graph_is_strict(const oi_graph *graph) { return graph && (graph->strict || oi__strict_env()); }
+bool oi_graph_is_strict(const oi_graph *graph) { return graph && (graph->strict || oi__env_read().strict); }
 
 size_t oi_graph_warning_count(const oi_graph *graph) { return graph ? (size_t)arrlen(graph->warnings) : 0; }
 

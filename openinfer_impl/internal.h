@@ -29,6 +29,24 @@
 #define OI__PRINTF(fmt_index, args_index)
 #endif
 
+/* ---- env.c: every environment variable the library reads (the table in
+ * docs/simulator.md lists the same), read afresh by each call ---- */
+typedef enum oi__env_isa { OI__ENV_ISA_AUTO, OI__ENV_ISA_PORTABLE, OI__ENV_ISA_AVX2, OI__ENV_ISA_AVX512 } oi__env_isa;
+typedef enum oi__env_coopmat { OI__ENV_COOPMAT_AUTO, OI__ENV_COOPMAT_OFF, OI__ENV_COOPMAT_NV } oi__env_coopmat;
+typedef struct oi__env {
+    const char *backend;      /* OPENINFER_BACKEND=cpu|blas|vulkan[:index]: what an AUTO simulator
+                                 takes (backend.c parses it); NULL when unset or empty */
+    oi__env_isa isa;          /* OPENINFER_ISA=portable|avx2|avx512: caps the CPU kernels' SIMD path
+                                 (kernels/gemm.c); anything else: AUTO */
+    bool trace;               /* OPENINFER_TRACE=1|full|true: every executor records its trace */
+    bool strict;              /* OPENINFER_STRICT=1|true: every graph is strict */
+    bool vulkan_validation;   /* OPENINFER_VULKAN_VALIDATION set, not empty, not 0: the Khronos layer */
+    bool vulkan_timestamps;   /* false with OPENINFER_VULKAN_TIMESTAMPS=0: no per-op GPU times */
+    oi__env_coopmat vulkan_coopmat; /* OPENINFER_VULKAN_COOPMAT=0: no tensor-core matmul; =nv: the NV extension */
+    bool vulkan_early_submit; /* false with OPENINFER_VULKAN_EARLY_SUBMIT=0: each step in one submission */
+} oi__env;
+oi__env oi__env_read(void);
+
 /* ---- stb_ds, with our allocator and private symbol names so a program
  * that also uses stb_ds links fine ---- */
 #ifndef OI__STB_DS_INCLUDED
@@ -343,8 +361,6 @@ struct oi_graph {
     char **warnings;   /* stb array: what the build kept but cannot use */
 };
 
-/* OPENINFER_STRICT=1 (or true) in the environment. */
-bool oi__strict_env(void);
 /* Appends "file:line: warning: text: reason" to *list unless it is there. */
 oi_status oi__warn_at(char ***list, const oi__src *src, const char *fmt, ...) OI__PRINTF(3, 4);
 /* Unknown variable attributes: warnings, or an error when strict. Run once
