@@ -344,13 +344,13 @@ static oi__gemm_isa oi__gemm_env_isa(void) {
     int isa = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
     if (isa >= 0)
         return (oi__gemm_isa)isa;
-    const char *env = getenv("OPENINFER_ISA");
+    oi__env_isa env = oi__env_read().isa;
     isa = OI__GEMM_ISA_AUTO;
-    if (env && strcmp(env, "portable") == 0)
+    if (env == OI__ENV_ISA_PORTABLE)
         isa = OI__GEMM_ISA_PORTABLE;
-    else if (env && strcmp(env, "avx2") == 0 && oi__gemm_cpu_has(OI__GEMM_ISA_AVX2))
+    else if (env == OI__ENV_ISA_AVX2 && oi__gemm_cpu_has(OI__GEMM_ISA_AVX2))
         isa = OI__GEMM_ISA_AVX2;
-    else if (env && strcmp(env, "avx512") == 0 && oi__gemm_cpu_has(OI__GEMM_ISA_AVX512))
+    else if (env == OI__ENV_ISA_AVX512 && oi__gemm_cpu_has(OI__GEMM_ISA_AVX512))
         isa = OI__GEMM_ISA_AVX512;
     __atomic_store_n(&cached, isa, __ATOMIC_RELEASE);
     return (oi__gemm_isa)isa;

@@ -1,6 +1,7 @@
 /* scalar.h - the arithmetic of one element, once, for every consumer: the
- * CPU kernels (elementwise.c, compare.c), the code the synthesizer emits
- * (copied verbatim into each emitted folder) and, later, its shaders.
+ * CPU kernels (elementwise.c, compare.c), the Vulkan shaders (eltwise.comp,
+ * eltwise_wide.comp: `#include "scalar.h"`, glslc -I kernels) and the code
+ * the synthesizer emits (copied verbatim into each emitted folder).
  *
  * Written in the subset that C and GLSL share: function-like macros over
  * operators and the ternary, no library calls, no pointers, no types. The
@@ -10,7 +11,11 @@
  * (C: a cast to float; GLSL: nothing). Arguments may be evaluated more
  * than once: pass plain values.
  *
- * Adding an op here means: the kernels call it, the synthesizer's op table
+ * Each consumer has a two-line prelude: it defines its ROUND and includes
+ * this file (elementwise.c: OI__EW_ROUND; the shaders: OI_S_ROUND, nothing,
+ * since their result variable is `precise`).
+ *
+ * Adding an op here means: the kernels and shaders call it, the synthesizer's op table
  * (synth/schedule.c) names it, and the emitted code and the simulator agree
  * bit for bit on it. */
 #ifndef OI_SCALAR_H

@@ -165,8 +165,8 @@ static oi_status oi__backend_from_env(const char *spec, oi_device *device, int *
 
 oi_status oi__backend_select(oi_device device, const oi__backend **backend, void **ctx, int *device_index) {
     int index = -1;
-    const char *env = getenv("OPENINFER_BACKEND");
-    if (device == OI_DEVICE_AUTO && env && *env) {
+    const char *env = oi__env_read().backend;
+    if (device == OI_DEVICE_AUTO && env) {
         oi_status st = oi__backend_from_env(env, &device, &index);
         if (st != OI_OK)
             return st;

@@ -1,5 +1,7 @@
 /* dsl.c - the statement parser: turns the text each DSL macro captured
- * (OI_VAR(x, f32[B], @init(5.0)) -> "x, f32[B], @init(5.0)") into graph IR.
+ * (OI_VAR(x, f32[B], @init(5.0)) -> "x, f32[B], @init(5.0)") into graph IR
+ * through graph.c's functions, and the DSL's entry points oi_graph_build
+ * and oi_graph_register (graph.c keeps the registry and never calls here).
  * Grammar and messages follow the original graph! macro; docs/dsl.md has
  * the reference. Every error names the user's file:line and statement. */
 #include "internal.h"
@@ -1011,11 +1013,10 @@ static oi_status oi__d_expect_no_text(oi__d_lexer *lx, const char *what) {
     return OI_OK;
 }
 
-/* Parses the text of a node statement (not OP/TO/LOOP) into n. */
+/* Parses the text of a node statement (not OP/TO/LOOP) into n, whose kind is set. */
 static oi_status oi__d_parse_node_text(oi__d_lexer *lx, oi_dsl_kind kind, oi__node *n) {
     switch (kind) {
     case OI_DSL_ASSIGN: {
-        n->kind = OI__NODE_ASSIGN;
         oi_status status = oi__d_take_ident(lx, "expected a variable name", &n->name);
         if (status == OI_OK && lx->tok.kind == OI__D_TOK_END) { /* OI_ASSIGN(h): typed by its first writer */
             n->typed_by_op = true;
@@ -1027,22 +1028,21 @@ static oi_status oi__d_parse_node_text(oi__d_lexer *lx, oi_dsl_kind kind, oi__no
             status = oi__d_parse_type(lx, &n->dtype, &n->dims);
         return status != OI_OK ? status : oi__d_expect_end(lx);
     }
-    case OI_DSL_CACHE_READ: n->kind = OI__NODE_CACHE_READ; return oi__d_parse_two(lx, NULL, &n->access, &n->var, true);
-    case OI_DSL_CACHE_WRITE: n->kind = OI__NODE_CACHE_WRITE; return oi__d_parse_two(lx, &n->var, &n->access, NULL, false);
-    case OI_DSL_CACHE_INCREMENT: n->kind = OI__NODE_CACHE_INCREMENT; return oi__d_parse_counter(lx, n);
-    case OI_DSL_CACHE_DECREMENT: n->kind = OI__NODE_CACHE_DECREMENT; return oi__d_parse_counter(lx, n);
+    case OI_DSL_CACHE_READ: return oi__d_parse_two(lx, NULL, &n->access, &n->var, true);
+    case OI_DSL_CACHE_WRITE: return oi__d_parse_two(lx, &n->var, &n->access, NULL, false);
+    case OI_DSL_CACHE_INCREMENT: return oi__d_parse_counter(lx, n);
+    case OI_DSL_CACHE_DECREMENT: return oi__d_parse_counter(lx, n);
     case OI_DSL_CACHE_RESET: {
-        n->kind = OI__NODE_CACHE_RESET;
         oi_status status = oi__d_parse_access(lx, &n->access);
         return status != OI_OK ? status : oi__d_expect_end(lx);
     }
-    case OI_DSL_BARRIER: n->kind = OI__NODE_BARRIER; return oi__d_expect_no_text(lx, "OI_BARRIER");
-    case OI_DSL_RETURN: n->kind = OI__NODE_RETURN; return oi__d_expect_no_text(lx, "OI_RETURN");
-    case OI_DSL_DEP: n->kind = OI__NODE_DEP; return oi__d_parse_dep(lx, n);
-    case OI_DSL_TRANSFER: n->kind = OI__NODE_TRANSFER; return oi__d_parse_two(lx, &n->src_var, NULL, &n->dst_var, false);
-    case OI_DSL_BRANCH: n->kind = OI__NODE_BRANCH; return oi__d_parse_branch(lx, n);
-    case OI_DSL_YIELD: n->kind = OI__NODE_YIELD; return oi__d_parse_names(lx, "yield", &n->vars);
-    case OI_DSL_AWAIT: n->kind = OI__NODE_AWAIT; return oi__d_parse_names(lx, "await", &n->vars);
+    case OI_DSL_BARRIER: return oi__d_expect_no_text(lx, "OI_BARRIER");
+    case OI_DSL_RETURN: return oi__d_expect_no_text(lx, "OI_RETURN");
+    case OI_DSL_DEP: return oi__d_parse_dep(lx, n);
+    case OI_DSL_TRANSFER: return oi__d_parse_two(lx, &n->src_var, NULL, &n->dst_var, false);
+    case OI_DSL_BRANCH: return oi__d_parse_branch(lx, n);
+    case OI_DSL_YIELD: return oi__d_parse_names(lx, "yield", &n->vars);
+    case OI_DSL_AWAIT: return oi__d_parse_names(lx, "await", &n->vars);
     default: return oi__fail_at(OI_ERROR_FORMAT, lx->src, "not a node statement");
     }
 }
@@ -1074,22 +1074,11 @@ static const char *oi__d_stmt_macro(oi_dsl_kind kind) {
     case OI_DSL_SECTION_END: return "end of section";
     case OI_DSL_VAR: return "OI_VAR";
     case OI_DSL_BLOCK: case OI_DSL_BLOCK_END: return "OI_BLOCK";
-    case OI_DSL_ASSIGN: return "OI_ASSIGN";
-    case OI_DSL_OP: return "OI_OP";
     case OI_DSL_TO: return "OI_TO";
-    case OI_DSL_LOOP: case OI_DSL_LOOP_END: return "OI_LOOP";
-    case OI_DSL_CACHE_READ: return "OI_CACHE_READ";
-    case OI_DSL_CACHE_WRITE: return "OI_CACHE_WRITE";
-    case OI_DSL_CACHE_INCREMENT: return "OI_CACHE_INCREMENT";
-    case OI_DSL_CACHE_DECREMENT: return "OI_CACHE_DECREMENT";
-    case OI_DSL_CACHE_RESET: return "OI_CACHE_RESET";
-    case OI_DSL_BARRIER: return "OI_BARRIER";
-    case OI_DSL_DEP: return "OI_DEP";
-    case OI_DSL_TRANSFER: return "OI_TRANSFER";
-    case OI_DSL_BRANCH: return "OI_BRANCH";
-    case OI_DSL_YIELD: return "OI_YIELD";
-    case OI_DSL_AWAIT: return "OI_AWAIT";
-    case OI_DSL_RETURN: return "OI_RETURN";
+    case OI_DSL_LOOP_END: return "OI_LOOP";
+#define OI__D_NODE_MACRO(kind, event, dsl, json, trace, keys) case OI_DSL_##dsl: return "OI_" #dsl;
+    OI__NODE_LIST(OI__D_NODE_MACRO) /* OI_ASSIGN, OI_OP, OI_CACHE_READ, ... */
+#undef OI__D_NODE_MACRO
     case OI_DSL_STRICT: return "OI_STRICT";
     case OI_DSL_SCOPE: case OI_DSL_SCOPE_END: return "OI_SCOPE";
     case OI_DSL_WITH: return "OI_WITH";
@@ -1213,6 +1202,23 @@ static oi_status oi__d_dsl_var(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src)
     return OI_OK;
 }
 
+/* The kind of node a statement makes (node_list.h's dsl column); false for
+ * the statements that make none (sections, OI_VAR, OI_TO, ends, ...). */
+static bool oi__d_node_kind(oi_dsl_kind kind, oi__node_kind *out) {
+    switch (kind) {
+#define OI__D_NODE_KIND(k, event, dsl, json, trace, keys) case OI_DSL_##dsl: *out = OI__NODE_##k; return true;
+    OI__NODE_LIST(OI__D_NODE_KIND)
+#undef OI__D_NODE_KIND
+    default: return false;
+    }
+}
+
+/* A node made by one statement (OP and LOOP take several). */
+static bool oi__d_is_node_kind(oi_dsl_kind kind) {
+    oi__node_kind k;
+    return oi__d_node_kind(kind, &k) && kind != OI_DSL_OP && kind != OI_DSL_LOOP;
+}
+
 static oi_status oi__d_dsl_node(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
     oi__node n;
     memset(&n, 0, sizeof n);
@@ -1220,6 +1226,7 @@ static oi_status oi__d_dsl_node(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src
     memset(src, 0, sizeof *src);
     oi__d_lexer lx;
     oi__d_lex_init(&lx, s->text, &n.src);
+    oi__d_node_kind(s->kind, &n.kind);
     oi_status status = oi__d_parse_node_text(&lx, s->kind, &n);
     if (status != OI_OK) {
         oi__node_free(&n);
@@ -1420,15 +1427,12 @@ static oi_status oi__d_dsl_end(oi__d_dsl *d, const oi__src *src) {
     return OI_OK;
 }
 
-static bool oi__d_is_node_kind(oi_dsl_kind kind) {
-    return kind == OI_DSL_ASSIGN || (kind >= OI_DSL_CACHE_READ && kind <= OI_DSL_RETURN);
-}
-
 static oi_status oi__d_dsl_statement(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
     oi_dsl_kind kind = s->kind;
     if (d->has_op && kind != OI_DSL_TO && kind != OI_DSL_WITH)
         return oi__fail_at(OI_ERROR_FORMAT, &d->op.src, "missing OI_TO(output) after OI_OP");
-    bool in_body = kind == OI_DSL_OP || kind == OI_DSL_LOOP || oi__d_is_node_kind(kind);
+    oi__node_kind node_kind;
+    bool in_body = oi__d_node_kind(kind, &node_kind);
     if (in_body && !d->in_block)
         return oi__fail_at(OI_ERROR_FORMAT, src, "statement outside a block (put it inside OI_BLOCK(name, ...))");
     switch (kind) {
@@ -1478,7 +1482,8 @@ static void oi__d_dsl_cleanup(oi__d_dsl *d) {
     arrfree(d->scope_loops);
 }
 
-oi_status oi__dsl_parse(oi_graph *g, const char *file, const oi_dsl_stmt *stmts) {
+/* Parses the statements of OI_GRAPH into g; stops at the first error. */
+static oi_status oi__dsl_parse(oi_graph *g, const char *file, const oi_dsl_stmt *stmts) {
     oi__d_dsl d;
     memset(&d, 0, sizeof d);
     d.g = g;
@@ -1497,4 +1502,29 @@ oi_status oi__dsl_parse(oi_graph *g, const char *file, const oi_dsl_stmt *stmts)
     }
     oi__d_dsl_cleanup(&d);
     return status;
+}
+
+/* ================================================================== */
+/* The DSL's entry points: statements -> a checked graph (graph.c)     */
+/* ================================================================== */
+
+oi_graph *oi_graph_build(const char *name, const char *file, const oi_dsl_stmt *stmts) {
+    if (!name || !stmts) {
+        oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_graph_build: name and stmts must not be NULL");
+        return NULL;
+    }
+    oi_graph *g = oi__graph_new(name);
+    if (!g)
+        return NULL;
+    if (oi__dsl_parse(g, file ? file : "?", stmts) != OI_OK || oi__graph_check(g) != OI_OK ||
+        oi__graph_check_extras(g) != OI_OK) {
+        oi__graph_note_failure(oi_last_error());
+        oi_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void oi_graph_register(const char *name, const oi_graph **slot, const char *file, const oi_dsl_stmt *stmts) {
+    oi__graph_register_built(name, slot, oi_graph_build(name, file, stmts));
 }

@@ -4,31 +4,18 @@
  * entry's await appends them. */
 #include "executor.h"
 
-static const char *const oi__event_names[] = {
-    "Assign", "OpExecute", "CacheRead", "CacheWrite", "CacheIncrement", "CacheDecrement", "CacheReset",
-    "Barrier", "Dep", "Transfer", "Yield", "Await", "Branch", "Loop", "Return",
-};
+/* A node kind is its event kind (node_list.h keeps the rows in the order
+ * of the public oi_event_kind), so the trace converts by a cast. */
+#define OI__EVENT_SAME(kind, event, dsl, json, trace, keys) \
+    OI__STATIC_ASSERT((int)OI__NODE_##kind == (int)OI_EVENT_##event, "node kind " #kind " is event " #event);
+OI__NODE_LIST(OI__EVENT_SAME)
+#undef OI__EVENT_SAME
 
-static oi_event_kind oi__event_kind(oi__node_kind k) {
-    switch (k) {
-    case OI__NODE_ASSIGN: return OI_EVENT_ASSIGN;
-    case OI__NODE_OP: return OI_EVENT_OP_EXECUTE;
-    case OI__NODE_CACHE_READ: return OI_EVENT_CACHE_READ;
-    case OI__NODE_CACHE_WRITE: return OI_EVENT_CACHE_WRITE;
-    case OI__NODE_CACHE_INCREMENT: return OI_EVENT_CACHE_INCREMENT;
-    case OI__NODE_CACHE_DECREMENT: return OI_EVENT_CACHE_DECREMENT;
-    case OI__NODE_CACHE_RESET: return OI_EVENT_CACHE_RESET;
-    case OI__NODE_BARRIER: return OI_EVENT_BARRIER;
-    case OI__NODE_DEP: return OI_EVENT_DEP;
-    case OI__NODE_TRANSFER: return OI_EVENT_TRANSFER;
-    case OI__NODE_YIELD: return OI_EVENT_YIELD;
-    case OI__NODE_AWAIT: return OI_EVENT_AWAIT;
-    case OI__NODE_BRANCH: return OI_EVENT_BRANCH;
-    case OI__NODE_LOOP: return OI_EVENT_LOOP;
-    case OI__NODE_RETURN: return OI_EVENT_RETURN;
-    }
-    return OI_EVENT_RETURN;
-}
+static const char *const oi__event_names[] = {
+#define OI__EVENT_NAME(kind, event, dsl, json, trace, keys) trace,
+    OI__NODE_LIST(OI__EVENT_NAME)
+#undef OI__EVENT_NAME
+};
 
 static void oi__tev_free(oi__tev *t) {
     for (int i = 0; i < (int)arrlen(t->params); i++)
@@ -160,7 +147,7 @@ static void oi__record(oi__ctx *c, const oi__pnode *pn, uint64_t nanos, const ch
     t.block_name = c->exec->plan->blocks[pn->block].ir->name;
     t.node_index = pn->ir->index;
     t.uuid = pn->ir->uuid;
-    t.kind = oi__event_kind(pn->ir->kind);
+    t.kind = (oi_event_kind)pn->ir->kind;
     t.op_name = pn->ir->kind == OI__NODE_OP ? oi_op_name(pn->ir->op) : NULL;
     t.scope = pn->ir->src.scope;
     t.nanos = nanos;

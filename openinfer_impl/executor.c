@@ -634,11 +634,6 @@ static oi_status oi__ctx_next(oi__ctx *c, const oi__pnode **ran, uint64_t *nanos
 /* Simulator and executor API                                         */
 /* ------------------------------------------------------------------ */
 
-static bool oi__env_trace(void) {
-    const char *v = getenv("OPENINFER_TRACE");
-    return v && (strcmp(v, "1") == 0 || strcmp(v, "full") == 0 || strcmp(v, "true") == 0);
-}
-
 oi_simulator *oi_simulator_new_desc(const oi_model *model, const oi_simulator_desc *desc) {
     oi_simulator *s = (oi_simulator *)oi__calloc(1, sizeof *s);
     if (!s)
@@ -790,7 +785,7 @@ oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph
         }
     }
     e->main.use_backend = true;
-    e->trace_on = sim->desc.trace || oi__env_trace();
+    e->trace_on = sim->desc.trace || oi__env_read().trace;
     e->timer_on = sim->desc.timer;
     e->main.record = e->trace_on;
     return e;
@@ -902,7 +897,7 @@ oi_status oi_executor_next(oi_executor *e, oi_event *event) {
         oi__free(e->last_desc);
         e->last_desc = oi__node_describe(pn->ir);
         memset(event, 0, sizeof *event);
-        event->kind = oi__event_kind(pn->ir->kind);
+        event->kind = (oi_event_kind)pn->ir->kind; /* exec_trace.c asserts the orders agree */
         event->block_name = e->plan->blocks[pn->block].ir->name;
         event->op_name = pn->ir->kind == OI__NODE_OP ? oi_op_name(pn->ir->op) : "";
         event->node_index = pn->ir->index;

@@ -151,7 +151,6 @@ static oi_status oi__exec_cache(oi__ctx *c, const oi__pnode *pn);
 static oi__tensor *oi__persistent_snapshot(oi_executor *e, int s);
 
 /* ---- exec_trace.c ---- */
-static oi_event_kind oi__event_kind(oi__node_kind k);
 static void oi__tev_free(oi__tev *t);
 static void oi__note_device_op(oi__ctx *c, const oi__backend *be, void *be_ctx);
 static void oi__collect_gpu_times(oi_executor *e);

@@ -1,6 +1,7 @@
 /* graph.c - the graph IR: construction and release, lookups, node
  * descriptions, errors at a statement, the model-independent checks
- * shared by the DSL and JSON builders, and the registry of OI_GRAPH. */
+ * shared by the DSL and JSON builders, and the registry of OI_GRAPH.
+ * The builders (dsl.c, json.c) call this file; it calls neither. */
 #include "internal.h"
 
 /* ================================================================== */
@@ -171,23 +172,6 @@ void oi_graph_free(oi_graph *graph) {
     oi__free(graph);
 }
 
-oi_graph *oi_graph_build(const char *name, const char *file, const oi_dsl_stmt *stmts) {
-    if (!name || !stmts) {
-        oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_graph_build: name and stmts must not be NULL");
-        return NULL;
-    }
-    oi_graph *g = oi__graph_new(name);
-    if (!g)
-        return NULL;
-    if (oi__dsl_parse(g, file ? file : "?", stmts) != OI_OK || oi__graph_check(g) != OI_OK ||
-        oi__graph_check_extras(g) != OI_OK) {
-        oi__graph_note_failure(oi_last_error());
-        oi_graph_free(g);
-        return NULL;
-    }
-    return g;
-}
-
 /* The message of the last graph build that failed on this thread, kept so
  * that `oi_simulator_make_executor(sim, minimal())`, given the NULL of a
  * failed graph, can say why instead of "no graph". */
@@ -205,12 +189,7 @@ const char *oi_graph_name(const oi_graph *graph) { return graph ? graph->name : 
 /* Strict mode and warnings                                            */
 /* ================================================================== */
 
-bool oi__strict_env(void) {
-    const char *v = getenv("OPENINFER_STRICT");
-    return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
-}
-
-bool oi_graph_is_strict(const oi_graph *graph) { return graph && (graph->strict || oi__strict_env()); }
+bool oi_graph_is_strict(const oi_graph *graph) { return graph && (graph->strict || oi__env_read().strict); }
 
 size_t oi_graph_warning_count(const oi_graph *graph) { return graph ? (size_t)arrlen(graph->warnings) : 0; }
 
@@ -1118,12 +1097,12 @@ typedef struct oi__g_registered_graph {
  * as long as the program. */
 static oi__g_registered_graph *oi__g_registry;
 
-void oi_graph_register(const char *name, const oi_graph **slot, const char *file, const oi_dsl_stmt *stmts) {
+void oi__graph_register_built(const char *name, const oi_graph **slot, oi_graph *graph) {
     oi__g_registered_graph entry;
     memset(&entry, 0, sizeof entry);
     entry.name = name;
     entry.slot = slot;
-    entry.graph = oi_graph_build(name, file, stmts);
+    entry.graph = graph;
     if (!entry.graph)
         entry.error = oi__strdup(oi_last_error());
     if (slot)

@@ -16,11 +16,36 @@
 #define OI__THREAD_LOCAL _Thread_local
 #endif
 
+/* A compile-time check at file scope (C11 and C++ spell it differently). */
+#ifdef __cplusplus
+#define OI__STATIC_ASSERT(cond, message) static_assert(cond, message)
+#else
+#define OI__STATIC_ASSERT(cond, message) _Static_assert(cond, message)
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define OI__PRINTF(fmt_index, args_index) __attribute__((format(printf, fmt_index, args_index)))
 #else
 #define OI__PRINTF(fmt_index, args_index)
 #endif
+
+/* ---- env.c: every environment variable the library reads (the table in
+ * docs/simulator.md lists the same), read afresh by each call ---- */
+typedef enum oi__env_isa { OI__ENV_ISA_AUTO, OI__ENV_ISA_PORTABLE, OI__ENV_ISA_AVX2, OI__ENV_ISA_AVX512 } oi__env_isa;
+typedef enum oi__env_coopmat { OI__ENV_COOPMAT_AUTO, OI__ENV_COOPMAT_OFF, OI__ENV_COOPMAT_NV } oi__env_coopmat;
+typedef struct oi__env {
+    const char *backend;      /* OPENINFER_BACKEND=cpu|blas|vulkan[:index]: what an AUTO simulator
+                                 takes (backend.c parses it); NULL when unset or empty */
+    oi__env_isa isa;          /* OPENINFER_ISA=portable|avx2|avx512: caps the CPU kernels' SIMD path
+                                 (kernels/gemm.c); anything else: AUTO */
+    bool trace;               /* OPENINFER_TRACE=1|full|true: every executor records its trace */
+    bool strict;              /* OPENINFER_STRICT=1|true: every graph is strict */
+    bool vulkan_validation;   /* OPENINFER_VULKAN_VALIDATION set, not empty, not 0: the Khronos layer */
+    bool vulkan_timestamps;   /* false with OPENINFER_VULKAN_TIMESTAMPS=0: no per-op GPU times */
+    oi__env_coopmat vulkan_coopmat; /* OPENINFER_VULKAN_COOPMAT=0: no tensor-core matmul; =nv: the NV extension */
+    bool vulkan_early_submit; /* false with OPENINFER_VULKAN_EARLY_SUBMIT=0: each step in one submission */
+} oi__env;
+oi__env oi__env_read(void);
 
 /* ---- stb_ds, with our allocator and private symbol names so a program
  * that also uses stb_ds links fine ---- */
@@ -293,12 +318,7 @@ typedef struct oi__cache_access {
     oi__cache_index *indices; /* stb array                         */
 } oi__cache_access;
 
-typedef enum oi__node_kind {
-    OI__NODE_ASSIGN, OI__NODE_OP, OI__NODE_BRANCH, OI__NODE_BARRIER, OI__NODE_DEP,
-    OI__NODE_CACHE_READ, OI__NODE_CACHE_WRITE, OI__NODE_CACHE_INCREMENT,
-    OI__NODE_CACHE_DECREMENT, OI__NODE_CACHE_RESET, OI__NODE_TRANSFER,
-    OI__NODE_YIELD, OI__NODE_AWAIT, OI__NODE_LOOP, OI__NODE_RETURN
-} oi__node_kind;
+#include "node_list.h" /* oi__node_kind: one row per kind */
 
 typedef struct oi__node oi__node;
 struct oi__node {
@@ -354,8 +374,6 @@ struct oi_graph {
     char **warnings;   /* stb array: what the build kept but cannot use */
 };
 
-/* OPENINFER_STRICT=1 (or true) in the environment. */
-bool oi__strict_env(void);
 /* Appends "file:line: warning: text: reason" to *list unless it is there. */
 oi_status oi__warn_at(char ***list, const oi__src *src, const char *fmt, ...) OI__PRINTF(3, 4);
 /* Unknown variable attributes: warnings, or an error when strict. Run once
@@ -403,8 +421,9 @@ oi_status oi__graph_check(const oi_graph *g);
 void oi__buf_varref(oi__buf *b, const oi__varref *r);
 void oi__buf_cache_access(oi__buf *b, const oi__cache_access *a);
 void oi__buf_expr(oi__buf *b, const oi__expr *e);
-/* dsl.c: parses the statements of OI_GRAPH into g; stops at the first error. */
-oi_status oi__dsl_parse(oi_graph *g, const char *file, const oi_dsl_stmt *stmts);
+/* Records a graph oi_graph_register built (NULL: the build failed, and
+ * oi_last_error() says why) for oi_graph_find and the accessor. */
+void oi__graph_register_built(const char *name, const oi_graph **slot, oi_graph *graph);
 
 /* ---- json.c: a small JSON reader shared by the graph loader, the
  * conformance runner and the device-architecture reader ---- */

@@ -526,8 +526,9 @@ const oi__json *oi__json_get(const oi__json *object, const char *key) {
 static const char *const oi__jg_mem_names[] = {"dynamic", "volatile", "constant", "persistent"};
 
 static const char *const oi__jg_node_names[] = {
-    "assign", "op", "branch", "barrier", "dep", "cache_read", "cache_write", "cache_increment",
-    "cache_decrement", "cache_reset", "transfer", "yield", "await", "loop", "return",
+#define OI__JG_NODE_NAME(kind, event, dsl, json, trace, keys) json,
+    OI__NODE_LIST(OI__JG_NODE_NAME)
+#undef OI__JG_NODE_NAME
 };
 
 /* The shortest text that reads back as the same double, always with a
@@ -1491,33 +1492,14 @@ static oi_status oi__jg_each_attr(oi__jg_reader *r, const oi__json *item, void *
     return status;
 }
 
-/* Which keys each node kind may carry besides index, uuid, kind, src. */
+/* The keys each node kind may carry (node_list.h's keys column). */
 static const char *const *oi__jg_node_keys(oi__node_kind kind) {
-    static const char *const assign[] = {"index", "uuid", "kind", "src", "name", "typed_by_op", "dtype", "dims", NULL};
-    static const char *const op[] = {"index", "uuid", "kind", "src", "op", "inputs", "attrs", "hints", "output", NULL};
-    static const char *const branch[] = {"index", "uuid", "kind", "src", "cond", "then", "else", NULL};
-    static const char *const plain[] = {"index", "uuid", "kind", "src", NULL};
-    static const char *const dep[] = {"index", "uuid", "kind", "src", "after", "before", NULL};
-    static const char *const cache_rw[] = {"index", "uuid", "kind", "src", "cache", "var", NULL};
-    static const char *const counter[] = {"index", "uuid", "kind", "src", "cache", "amount", NULL};
-    static const char *const reset[] = {"index", "uuid", "kind", "src", "cache", NULL};
-    static const char *const transfer[] = {"index", "uuid", "kind", "src", "from", "to", NULL};
-    static const char *const vars[] = {"index", "uuid", "kind", "src", "vars", NULL};
-    static const char *const loop[] = {"index", "uuid", "kind", "src", "name", "var", "start", "end", "body", NULL};
-    switch (kind) {
-    case OI__NODE_ASSIGN: return assign;
-    case OI__NODE_OP: return op;
-    case OI__NODE_BRANCH: return branch;
-    case OI__NODE_DEP: return dep;
-    case OI__NODE_CACHE_READ: case OI__NODE_CACHE_WRITE: return cache_rw;
-    case OI__NODE_CACHE_INCREMENT: case OI__NODE_CACHE_DECREMENT: return counter;
-    case OI__NODE_CACHE_RESET: return reset;
-    case OI__NODE_TRANSFER: return transfer;
-    case OI__NODE_YIELD: case OI__NODE_AWAIT: return vars;
-    case OI__NODE_LOOP: return loop;
-    case OI__NODE_BARRIER: case OI__NODE_RETURN: return plain;
-    }
-    return plain;
+    static const char *const keys[][10] = {
+#define OI__JG_NODE_KEYS(k, event, dsl, json, trace, keys) {"index", "uuid", "kind", "src", OI__NODE_ARGS keys NULL},
+        OI__NODE_LIST(OI__JG_NODE_KEYS)
+#undef OI__JG_NODE_KEYS
+    };
+    return keys[kind];
 }
 
 static bool oi__jg_uuid_ok(const char *s) {
@@ -1629,7 +1611,7 @@ static oi_status oi__jg_node(oi__jg_reader *r, const oi__json *j, oi__node *n) {
         status = oi__jg_string(r, j, "kind", true, false, &kind);
     if (status == OI_OK) {
         int found = -1;
-        for (int k = 0; k <= (int)OI__NODE_RETURN; k++)
+        for (int k = 0; k < OI__NODE_COUNT; k++)
             if (strcmp(kind, oi__jg_node_names[k]) == 0)
                 found = k;
         if (found < 0) {

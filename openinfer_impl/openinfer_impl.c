@@ -6,6 +6,7 @@
 #undef STB_DS_IMPLEMENTATION
 
 #include "core.c"
+#include "env.c" /* every environment variable, read in one place */
 #include "dtype.c"
 #include "tensor.c"
 #include "oinf.c"

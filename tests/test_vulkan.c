@@ -226,7 +226,7 @@ static bool compare_outputs(const char *name, oi_op op, const oi__tensor *cpu, c
 
 /* ---- attributes ---- */
 typedef struct attrs {
-    oi__attr a[4];
+    oi__attr a[8];
     size_t n;
 } attrs;
 
@@ -275,6 +275,10 @@ static void free_attrs(attrs *a) {
     for (size_t i = 0; i < a->n; i++)
         stbds_arrfree(a->a[i].ints);
 }
+static void reset_attrs(attrs *a) { /* empty again, for the next case's attributes */
+    free_attrs(a);
+    a->n = 0;
+}
 
 /* ---- one case: op on inputs of these dtypes and shapes ---- */
 typedef struct shape {
@@ -293,55 +297,9 @@ static shape S(int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
     return s;
 }
 
-/* A further check of an output pair (NULL: none), after compare_outputs
- * found them equal. */
-typedef void (*output_check)(const char *name, oi_op op, const oi__tensor *cpu, const oi__tensor *gpu);
-
-/* The second half of every case: the inputs are made; the op runs on the
- * CPU and, when the backend takes it, on the GPU; the outputs are compared
- * and the inputs' guard bytes checked. `gpu_only`: the backend must not run
- * the op on the CPU itself. Returns whether the backend took the case. */
-static bool run_prepared(const char *name, oi_op op, const oi__attr *attrs, size_t n_attrs, guarded *in, int n_in,
-                         bool gpu_only, output_check more) {
-    const oi__tensor *inputs[8];
-    oi__op_sig sigs[8], out_sig;
-    for (int i = 0; i < n_in; i++) {
-        inputs[i] = in[i].t;
-        memset(&sigs[i], 0, sizeof sigs[i]);
-        sigs[i].dtype = in[i].t->dtype;
-        sigs[i].ndim = in[i].t->ndim;
-        memcpy(sigs[i].shape, in[i].t->shape, sizeof sigs[i].shape);
-    }
-    bool supported = false;
-    oi_status st = oi__op_infer(op, attrs, n_attrs, sigs, (size_t)n_in, OI_DTYPE_INVALID, &out_sig);
-    CHECK_MSG(st == OI_OK, "%s: the case itself is invalid: %s", name, oi_last_error());
-    if (st == OI_OK)
-        supported = vk->supports_op(ctx, op, attrs, n_attrs, sigs, (size_t)n_in, &out_sig);
-    if (supported) {
-        guarded gpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, pad_elems);
-        guarded cpu = make_tensor(out_sig.dtype, out_sig.ndim, out_sig.shape, 0);
-        CHECK_OK(oi__op_run_cpu(op, attrs, n_attrs, inputs, (size_t)n_in, cpu.t));
-        uint64_t fallbacks = oi__vulkan_get_stats(ctx)->cpu_fallbacks;
-        st = vk->run_op(ctx, op, attrs, n_attrs, inputs, (size_t)n_in, gpu.t);
-        CHECK_MSG(st == OI_OK, "%s: run_op: %s", name, oi_last_error());
-        CHECK_MSG(!gpu_only || oi__vulkan_get_stats(ctx)->cpu_fallbacks == fallbacks, "%s: ran on the CPU", name);
-        if (st == OI_OK) {
-            CHECK_OK(vk->to_host(ctx, gpu.t->storage));
-            if (compare_outputs(name, op, cpu.t, &gpu) && more)
-                more(name, op, cpu.t, gpu.t);
-        }
-        free_tensor(&gpu);
-        free_tensor(&cpu);
-        cases_run++;
-    } else {
-        cases_unsupported++;
-        if (getenv("TEST_VULKAN_DECLINES"))
-            printf("declined: %s: %s\n", name, oi_last_error());
-    }
-    for (int i = 0; i < n_in; i++)
-        CHECK_MSG(guards_intact(&in[i]), "%s: input %d guard bytes changed", name, i);
-    return supported;
-}
+/* The parity harness: targets, run_prepared (the second half of every
+ * case), the inputs of the family case lists. */
+#include "vulkan_parity.c"
 
 /* Runs the case; `transpose_last` makes input 1 a transposed view (the
  * last two dims swapped in memory). Returns false when the backend says
@@ -874,11 +832,19 @@ static void test_wide(void) {
     }
 }
 
-/* Things the backend must decline (the executor then runs them on the CPU). */
-/* The other op families' cases, one file each (like vulkan/vk_ops_<family>.c). */
+/* The other op families' case lists, one file each (like vulkan/vk_ops_<family>.c),
+ * and their rows: run by the suites of the same names. */
 #include "vulkan_parity_shape.c"
 #include "vulkan_parity_nn.c"
 #include "vulkan_parity_conv.c"
+
+static const parity_family parity_families[] = {
+    {"shape", shape_cases, false, NULL},
+    {"nn", nn_cases, true, nn_more_checks},
+    {"conv", conv_cases, false, NULL},
+};
+
+/* Things the backend must decline (the executor then runs them on the CPU). */
 
 static void test_declines(void) {
     attrs none = no_attrs();
@@ -1420,7 +1386,7 @@ static int run_perf(int n) {
  * `test_vulkan [SUITE...]` runs the named suites; no name runs them all. */
 typedef struct {
     const char *name;
-    void (*run)(void);
+    void (*run)(void); /* NULL: the parity family of that name */
 } vulkan_suite;
 
 static const vulkan_suite vulkan_suites[] = {
@@ -1430,9 +1396,9 @@ static const vulkan_suite vulkan_suites[] = {
     {"matmul", test_matmul},
     {"aligned", test_aligned},
     {"rownorm", test_rownorm},
-    {"shape", test_shape_family},
-    {"nn", test_nn_family},
-    {"conv", test_conv_family},
+    {"shape", NULL},
+    {"nn", NULL},
+    {"conv", NULL},
     {"wide", test_wide},
     {"declines", test_declines},
     {"residency", test_residency},
@@ -1446,7 +1412,11 @@ static void run_suite(const vulkan_suite *suite) {
     clock_t t0 = clock();
     int cases_before = cases_run, checks_before = check_count;
     printf("test_vulkan: [%s] ...\n", suite->name);
-    suite->run();
+    if (suite->run)
+        suite->run();
+    for (int i = 0; !suite->run && i < COUNT(parity_families); i++)
+        if (strcmp(parity_families[i].name, suite->name) == 0)
+            parity_run_family(&parity_families[i]);
     printf("test_vulkan: [%s] %d cases on the GPU, %d checks, %.1f s\n", suite->name, cases_run - cases_before,
            check_count - checks_before, (double)(clock() - t0) / CLOCKS_PER_SEC);
 }

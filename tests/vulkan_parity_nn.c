@@ -1,94 +1,9 @@
-/* vulkan_parity_nn.c - parity cases of the nn family (vulkan/vk_ops_nn.c):
- * every op x dtype x shape on the Vulkan backend vs the CPU reference.
- * Included by test_vulkan.c (uses its tensors, comparison and attribute
- * helpers). The inputs here are not all plain random data (variances,
- * positions, quantized blocks, repeated values), so the family has its
- * own small runner in run_case's style. */
-
-typedef enum nn_fill {
-    NN_RANDOM,    /* uniform in [-2, 2] (small integers for integer dtypes) */
-    NN_SPECIALS,  /* as NN_RANDOM with NaN, inf, -0 mixed in */
-    NN_POSITIVE,  /* uniform in [0.5, 2]: variances */
-    NN_POSITIONS, /* integers in [0, 5000): rope positions, far enough for f32 angles to show */
-    NN_TIES,      /* a few distinct values, many repeats (and NaN, -0 for floats) */
-    NN_INT8,      /* any byte */
-    NN_Q4_0,      /* rows of q4_0 blocks: sane f16 scales, random nibbles */
-    NN_Q4_1,
-    NN_Q8_0       /* rows of q8_0 blocks: sane f16 scales, random signed bytes */
-} nn_fill;
-
-typedef struct nn_input {
-    oi_dtype dtype;
-    shape s;
-    nn_fill fill;
-    bool transposed; /* a view with the last two dims swapped in memory */
-} nn_input;
-
-static nn_input NI(oi_dtype dtype, shape s, nn_fill fill) {
-    nn_input in;
-    in.dtype = dtype;
-    in.s = s;
-    in.fill = fill;
-    in.transposed = false;
-    return in;
-}
-
-static void nn_store_half(unsigned char *p, double v) {
-    uint16_t h;
-    oi__store_f64(OI_DTYPE_F16, &h, 0, v);
-    p[0] = (unsigned char)(h & 0xFF);
-    p[1] = (unsigned char)(h >> 8);
-}
-
-static void nn_fill_tensor(guarded *g, nn_fill fill) {
-    oi__tensor *t = g->t;
-    int64_t n = oi__shape_numel(t->ndim, t->shape);
-    void *data = t->storage->data;
-    switch (fill) {
-    case NN_RANDOM: fill_random(g, false, -2.0, 2.0); return;
-    case NN_SPECIALS: fill_random(g, true, -2.0, 2.0); return;
-    case NN_POSITIVE: fill_random(g, false, 0.5, 2.0); return;
-    case NN_POSITIONS:
-        for (int64_t i = 0; i < n; i++)
-            oi__store_i64(t->dtype, data, t->offset + i, (int64_t)(rng_next() % 5000));
-        return;
-    case NN_TIES:
-        for (int64_t i = 0; i < n; i++) {
-            int64_t v = (int64_t)(rng_next() % 4);
-            if (oi__dtype_is_float(t->dtype)) {
-                double f = (double)v - 1.0;
-                switch (rng_next() % 11) {
-                case 0: f = NAN; break;
-                case 1: f = -0.0; break;
-                case 2: f = 0.0; break;
-                default: break;
-                }
-                oi__store_f64(t->dtype, data, t->offset + i, f);
-            } else {
-                oi__store_i64(t->dtype, data, t->offset + i, oi__dtype_is_signed(t->dtype) ? v - 1 : v);
-            }
-        }
-        return;
-    case NN_INT8:
-        for (int64_t i = 0; i < n; i++)
-            oi__store_bits(t->dtype, data, t->offset + i, rng_next() & 0xFFu);
-        return;
-    case NN_Q4_0: case NN_Q4_1: case NN_Q8_0: {
-        int64_t block = fill == NN_Q8_0 ? 34 : fill == NN_Q4_1 ? 20 : 18, rows = t->shape[0], row_bytes = t->shape[1];
-        unsigned char *bytes = (unsigned char *)data + t->offset;
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t b = 0; b < row_bytes / block; b++) {
-                unsigned char *p = bytes + r * row_bytes + b * block;
-                nn_store_half(p, rng_uniform(0.01, 0.2));
-                if (fill == NN_Q4_1)
-                    nn_store_half(p + 2, rng_uniform(-1.0, 1.0));
-                for (int j = fill == NN_Q8_0 ? 2 : block - 16; j < block; j++)
-                    p[j] = (unsigned char)(rng_next() & 0xFFu);
-            }
-        return;
-    }
-    }
-}
+/* vulkan_parity_nn.c - the cases of the nn family (vulkan/vk_ops_nn.c):
+ * every op x dtype x shape, run by the parity harness (vulkan_parity.c)
+ * on each target vs the CPU reference. The inputs are not all plain random
+ * data (variances, positions, quantized blocks, repeated values: the
+ * harness's fills); top_k's values must match bit for bit and rope's f32
+ * angles closely (nn_more_checks), and no case may run on the CPU. */
 
 /* Bits equal, element by element (top_k copies values exactly). */
 static void nn_same_bits(const char *name, const oi__tensor *cpu, const oi__tensor *gpu) {
@@ -133,44 +48,8 @@ static void nn_more_checks(const char *name, oi_op op, const oi__tensor *cpu, co
         CHECK_MSG(nn_nmse(cpu, gpu) <= NN_ROPE_F32_NMSE, "%s: NMSE %.3g > %.3g", name, nn_nmse(cpu, gpu), NN_ROPE_F32_NMSE);
 }
 
-/* Runs op on these inputs on the CPU and the GPU and compares; returns
- * whether the backend took the case. */
-static bool nn_case(oi_op op, const attrs *at, int n_in, const nn_input *ins) {
-    char name[256];
-    int len = snprintf(name, sizeof name, "%s(", oi_op_name(op));
-    for (int i = 0; i < n_in; i++) {
-        len += snprintf(name + len, sizeof name - (size_t)len, "%s%s[", i ? ", " : "", oi_dtype_name(ins[i].dtype));
-        for (int d = 0; d < ins[i].s.ndim; d++)
-            len += snprintf(name + len, sizeof name - (size_t)len, "%s%lld", d ? "," : "", (long long)ins[i].s.d[d]);
-        len += snprintf(name + len, sizeof name - (size_t)len, "]%s", ins[i].transposed ? "T" : "");
-    }
-    snprintf(name + len, sizeof name - (size_t)len, ")");
-
-    guarded in[8];
-    for (int i = 0; i < n_in; i++) {
-        shape s = ins[i].s;
-        if (ins[i].transposed) { /* allocate [.., b, a], view as [.., a, b] */
-            int64_t tmp = s.d[s.ndim - 1];
-            s.d[s.ndim - 1] = s.d[s.ndim - 2];
-            s.d[s.ndim - 2] = tmp;
-        }
-        in[i] = make_tensor(ins[i].dtype, s.ndim, s.d, PAD_ELEMS);
-        nn_fill_tensor(&in[i], ins[i].fill);
-        if (ins[i].transposed) {
-            oi__tensor *v = in[i].t;
-            int a = v->ndim - 2, b = v->ndim - 1;
-            int64_t tmp = v->shape[a]; v->shape[a] = v->shape[b]; v->shape[b] = tmp;
-            tmp = v->strides[a]; v->strides[a] = v->strides[b]; v->strides[b] = tmp;
-        }
-    }
-    bool supported = run_prepared(name, op, at->a, at->n, in, n_in, true, nn_more_checks);
-    for (int i = 0; i < n_in; i++)
-        free_tensor(&in[i]);
-    return supported;
-}
-
 /* A case every float dtype must run on the GPU. */
-#define NN_MUST(op, at, n, ins) CHECK_MSG(nn_case(op, at, n, ins), "%s should run on the GPU: %s", oi_op_name(op), oi_last_error())
+#define NN_MUST(op, at, n, ins) CHECK_MSG(parity_run(op, at, n, ins), "%s should run on the GPU: %s", oi_op_name(op), oi_last_error())
 
 static void test_nn_norms(void) {
     attrs none = no_attrs(), eps = no_attrs(), g3 = no_attrs(), g2 = no_attrs(), g4 = no_attrs();
@@ -185,21 +64,21 @@ static void test_nn_norms(void) {
         oi_dtype f = FLOATS[t];
         for (int s = 0; s < COUNT(xs); s++) {
             shape c = S(1, cs[s], 0, 0, 0);
-            nn_input bn[5] = {NI(f, xs[s], s == 1 ? NN_SPECIALS : NN_RANDOM), NI(f, c, NN_RANDOM), NI(f, c, NN_RANDOM),
-                              NI(f, c, NN_RANDOM), NI(f, c, NN_POSITIVE)};
-            bn[0].transposed = s == 2; /* a strided x */
+            parity_input bn[5] = {PI(f, xs[s], s == 1 ? PF_SPECIALS : PF_RANDOM), PI(f, c, PF_RANDOM), PI(f, c, PF_RANDOM),
+                              PI(f, c, PF_RANDOM), PI(f, c, PF_POSITIVE)};
+            bn[0].view = s == 2 ? PV_TRANS : PV_DENSE; /* a strided x */
             NN_MUST(OI_OP_batch_norm, s ? &eps : &none, 5, bn);
         }
         /* group_norm: groups of several channels, of one channel, a long reduction, a transposed x */
-        nn_input gn[3] = {NI(f, S(4, 2, 6, 5, 7), NN_RANDOM), NI(f, S(1, 6, 0, 0, 0), NN_RANDOM),
-                          NI(f, S(1, 6, 0, 0, 0), NN_RANDOM)};
+        parity_input gn[3] = {PI(f, S(4, 2, 6, 5, 7), PF_RANDOM), PI(f, S(1, 6, 0, 0, 0), PF_RANDOM),
+                          PI(f, S(1, 6, 0, 0, 0), PF_RANDOM)};
         NN_MUST(OI_OP_group_norm, &g3, 3, gn);
         gn[0].s = S(3, 3, 4, 17, 0);
         gn[1].s = gn[2].s = S(1, 4, 0, 0, 0);
         NN_MUST(OI_OP_group_norm, &g4, 3, gn);
-        gn[0].transposed = true;
+        gn[0].view = PV_TRANS;
         NN_MUST(OI_OP_group_norm, &g2, 3, gn);
-        gn[0].transposed = false;
+        gn[0].view = PV_DENSE;
         gn[0].s = S(4, 1, 4, 32, 40);
         NN_MUST(OI_OP_group_norm, &g2, 3, gn);
     }
@@ -217,7 +96,7 @@ static void test_nn_rope(void) {
     attr_int(&bshd, "rotary_dim", 12);
     for (int t = 0; t < COUNT(FLOATS); t++) {
         oi_dtype f = FLOATS[t];
-        nn_input r[2] = {NI(f, S(4, 2, 3, 7, 16), NN_RANDOM), NI(OI_DTYPE_I32, S(1, 7, 0, 0, 0), NN_POSITIONS)};
+        parity_input r[2] = {PI(f, S(4, 2, 3, 7, 16), PF_RANDOM), PI(OI_DTYPE_I32, S(1, 7, 0, 0, 0), PF_POSITIONS)};
         NN_MUST(OI_OP_rope, &plain, 2, r);
         NN_MUST(OI_OP_rope, &inter, 2, r);
         NN_MUST(OI_OP_rope, &partial, 2, r);
@@ -226,11 +105,11 @@ static void test_nn_rope(void) {
         r[1].s = S(1, 5, 0, 0, 0);
         NN_MUST(OI_OP_rope, &plain, 2, r);
         /* [B, S, H, D] with per-batch positions */
-        nn_input b[2] = {NI(f, S(4, 2, 6, 3, 16), NN_SPECIALS), NI(OI_DTYPE_I32, S(2, 2, 6, 0, 0), NN_POSITIONS)};
+        parity_input b[2] = {PI(f, S(4, 2, 6, 3, 16), PF_SPECIALS), PI(OI_DTYPE_I32, S(2, 2, 6, 0, 0), PF_POSITIONS)};
         NN_MUST(OI_OP_rope, &bshd, 2, b);
         /* a transposed x view: [.., S, D] laid out as [.., D, S] */
-        nn_input tr[2] = {NI(f, S(3, 2, 7, 10, 0), NN_RANDOM), NI(OI_DTYPE_I64, S(1, 7, 0, 0, 0), NN_POSITIONS)};
-        tr[0].transposed = true;
+        parity_input tr[2] = {PI(f, S(3, 2, 7, 10, 0), PF_RANDOM), PI(OI_DTYPE_I64, S(1, 7, 0, 0, 0), PF_POSITIONS)};
+        tr[0].view = PV_TRANS;
         NN_MUST(OI_OP_rope, &inter, 2, tr);
     }
 }
@@ -243,34 +122,34 @@ static void test_nn_attention(void) {
     for (int t = 0; t < COUNT(FLOATS); t++) {
         oi_dtype f = FLOATS[t];
         /* grouped-query heads: 4 query heads over 2 kv heads */
-        nn_input a[4] = {NI(f, S(4, 2, 4, 5, 16), NN_RANDOM), NI(f, S(4, 2, 2, 9, 16), NN_RANDOM),
-                         NI(f, S(4, 2, 2, 9, 12), NN_RANDOM), NI(f, S(2, 5, 9, 0, 0), NN_RANDOM)};
+        parity_input a[4] = {PI(f, S(4, 2, 4, 5, 16), PF_RANDOM), PI(f, S(4, 2, 2, 9, 16), PF_RANDOM),
+                         PI(f, S(4, 2, 2, 9, 12), PF_RANDOM), PI(f, S(2, 5, 9, 0, 0), PF_RANDOM)};
         NN_MUST(OI_OP_attention, &none, 3, a);
         NN_MUST(OI_OP_attention, &causal, 3, a);
         NN_MUST(OI_OP_attention, &none, 4, a); /* an added mask, broadcast over batch and heads */
-        a[3] = NI(OI_DTYPE_BOOL, S(4, 2, 1, 5, 9), NN_RANDOM); /* true keeps; rows that keep nothing give NaN */
+        a[3] = PI(OI_DTYPE_BOOL, S(4, 2, 1, 5, 9), PF_RANDOM); /* true keeps; rows that keep nothing give NaN */
         NN_MUST(OI_OP_attention, &scaled, 4, a);
-        a[1].transposed = true; /* k laid out as [B, H, D, T] */
-        a[0].fill = NN_SPECIALS;
+        a[1].view = PV_TRANS; /* k laid out as [B, H, D, T] */
+        a[0].fill = PF_SPECIALS;
         NN_MUST(OI_OP_attention, &causal, 3, a);
         /* more keys than one chunk (256), a short query block at the end of the cache */
-        nn_input l[3] = {NI(f, S(4, 1, 2, 3, 64), NN_RANDOM), NI(f, S(4, 1, 2, 600, 64), NN_RANDOM),
-                         NI(f, S(4, 1, 2, 600, 40), NN_RANDOM)};
+        parity_input l[3] = {PI(f, S(4, 1, 2, 3, 64), PF_RANDOM), PI(f, S(4, 1, 2, 600, 64), PF_RANDOM),
+                         PI(f, S(4, 1, 2, 600, 40), PF_RANDOM)};
         NN_MUST(OI_OP_attention, &causal, 3, l);
         NN_MUST(OI_OP_attention, &none, 3, l);
         /* more queries than keys, causal: the first queries see no key (NaN rows) */
-        nn_input n[3] = {NI(f, S(4, 1, 2, 9, 8), NN_RANDOM), NI(f, S(4, 1, 2, 5, 8), NN_RANDOM),
-                         NI(f, S(4, 1, 2, 5, 8), NN_RANDOM)};
+        parity_input n[3] = {PI(f, S(4, 1, 2, 9, 8), PF_RANDOM), PI(f, S(4, 1, 2, 5, 8), PF_RANDOM),
+                         PI(f, S(4, 1, 2, 5, 8), PF_RANDOM)};
         NN_MUST(OI_OP_attention, &causal, 3, n);
         /* value rows wider than the workgroup: three channels per invocation */
-        nn_input w[3] = {NI(f, S(4, 1, 2, 3, 16), NN_RANDOM), NI(f, S(4, 1, 2, 70, 16), NN_RANDOM),
-                         NI(f, S(4, 1, 2, 70, 130), NN_RANDOM)};
+        parity_input w[3] = {PI(f, S(4, 1, 2, 3, 16), PF_RANDOM), PI(f, S(4, 1, 2, 70, 16), PF_RANDOM),
+                         PI(f, S(4, 1, 2, 70, 130), PF_RANDOM)};
         NN_MUST(OI_OP_attention, &none, 3, w);
     }
     /* head sizes past the shader's shared row: the CPU's */
-    nn_input big[3] = {NI(OI_DTYPE_F32, S(4, 1, 1, 2, 300), NN_RANDOM), NI(OI_DTYPE_F32, S(4, 1, 1, 3, 300), NN_RANDOM),
-                       NI(OI_DTYPE_F32, S(4, 1, 1, 3, 8), NN_RANDOM)};
-    CHECK(!nn_case(OI_OP_attention, &none, 3, big));
+    parity_input big[3] = {PI(OI_DTYPE_F32, S(4, 1, 1, 2, 300), PF_RANDOM), PI(OI_DTYPE_F32, S(4, 1, 1, 3, 300), PF_RANDOM),
+                       PI(OI_DTYPE_F32, S(4, 1, 1, 3, 8), PF_RANDOM)};
+    CHECK(!parity_run(OI_OP_attention, &none, 3, big));
 }
 
 static void test_nn_topk(void) {
@@ -288,28 +167,28 @@ static void test_nn_topk(void) {
     for (int o = 0; o < 2; o++)
         for (int t = 0; t < COUNT(all); t++) {
             oi_dtype d = all[t];
-            nn_input x = NI(d, S(2, 5, 37, 0, 0), NN_TIES); /* many repeats: ties by lower index */
+            parity_input x = PI(d, S(2, 5, 37, 0, 0), PF_TIES); /* many repeats: ties by lower index */
             NN_MUST(ops[o], &k5, 1, &x);
             NN_MUST(ops[o], &full, 1, &x); /* a full sort */
-            x.fill = NN_SPECIALS;
+            x.fill = PF_SPECIALS;
             NN_MUST(ops[o], &k5, 1, &x);
             x.s = S(2, 37, 6, 0, 0);
             NN_MUST(ops[o], &k4_small, 1, &x); /* the smallest, along axis 0 */
-            x.fill = NN_TIES;
+            x.fill = PF_TIES;
             NN_MUST(ops[o], &k4_small, 1, &x);
             x.s = S(3, 3, 9, 7, 0);
-            x.transposed = true; /* along the middle axis of a strided view */
+            x.view = PV_TRANS; /* along the middle axis of a strided view */
             NN_MUST(ops[o], &mid, 1, &x);
         }
     /* a row longer than the shader's shared key cache */
-    nn_input x = NI(OI_DTYPE_F32, S(2, 3, 3000, 0, 0), NN_TIES);
+    parity_input x = PI(OI_DTYPE_F32, S(2, 3, 3000, 0, 0), PF_TIES);
     NN_MUST(OI_OP_top_k_indices, &k5, 1, &x);
-    x.fill = NN_RANDOM;
+    x.fill = PF_RANDOM;
     NN_MUST(OI_OP_top_k, &k5, 1, &x);
     /* k past the shader's limit: the CPU's */
     attrs many = no_attrs();
     attr_int(&many, "k", 300);
-    CHECK(!nn_case(OI_OP_top_k, &many, 1, &x));
+    CHECK(!parity_run(OI_OP_top_k, &many, 1, &x));
 }
 
 static void test_nn_quant(void) {
@@ -327,8 +206,8 @@ static void test_nn_quant(void) {
     attr_string(&q80a8, "activations", "q8");
     for (int t = 0; t < COUNT(FLOATS); t++) {
         oi_dtype f = FLOATS[t];
-        nn_input q8[3] = {NI(f, S(2, 5, 64, 0, 0), NN_RANDOM), NI(OI_DTYPE_I8, S(2, 33, 64, 0, 0), NN_INT8),
-                          NI(OI_DTYPE_F32, S(1, 33, 0, 0, 0), NN_RANDOM)};
+        parity_input q8[3] = {PI(f, S(2, 5, 64, 0, 0), PF_RANDOM), PI(OI_DTYPE_I8, S(2, 33, 64, 0, 0), PF_INT8),
+                          PI(OI_DTYPE_F32, S(1, 33, 0, 0, 0), PF_RANDOM)};
         NN_MUST(OI_OP_matmul_q8, &nk, 3, q8);
         q8[0].s = S(3, 2, 3, 70, 0); /* rank 3, K not a multiple of the tile */
         q8[1].s = S(2, 70, 33, 0, 0);
@@ -337,16 +216,16 @@ static void test_nn_quant(void) {
         q8[0].s = S(1, 70, 0, 0, 0); /* one row (decoding) */
         NN_MUST(OI_OP_matmul_q8, &kn, 3, q8);
         q8[0].s = S(2, 130, 70, 0, 0); /* several output blocks, a transposed x */
-        q8[0].transposed = true;
+        q8[0].view = PV_TRANS;
         q8[1].s = S(2, 70, 70, 0, 0);
         q8[2].s = S(1, 70, 0, 0, 0);
         NN_MUST(OI_OP_matmul_q8, &kn, 3, q8);
-        q8[1].transposed = true; /* w [N, K] as a strided view */
+        q8[1].view = PV_TRANS; /* w [N, K] as a strided view */
         NN_MUST(OI_OP_matmul_q8, &nk, 3, q8);
         for (int fmt = 0; fmt < 2; fmt++) {
             int64_t block = fmt ? 20 : 18;
-            nn_input q4[2] = {NI(f, S(2, 3, 64, 0, 0), NN_RANDOM), NI(OI_DTYPE_U8, S(2, 20, 2 * block, 0, 0),
-                                                                       fmt ? NN_Q4_1 : NN_Q4_0)};
+            parity_input q4[2] = {PI(f, S(2, 3, 64, 0, 0), PF_RANDOM), PI(OI_DTYPE_U8, S(2, 20, 2 * block, 0, 0),
+                                                                       fmt ? PF_Q4_1 : PF_Q4_0)};
             NN_MUST(OI_OP_matmul_q4, fmt ? &q41 : &q40, 2, q4);
             q4[0].s = S(3, 2, 70, 96, 0);
             q4[1].s = S(2, 67, 3 * block, 0, 0);
@@ -356,11 +235,11 @@ static void test_nn_quant(void) {
         }
         /* q8_0 blocks and 8-bit activations (matvec_quant.comp): one row (decoding), a few, many */
         attrs *a8[3] = {&q40a8, &q41a8, &q80a8};
-        nn_fill fills[3] = {NN_Q4_0, NN_Q4_1, NN_Q8_0};
+        parity_fill fills[3] = {PF_Q4_0, PF_Q4_1, PF_Q8_0};
         int64_t blocks[3] = {18, 20, 34};
         for (int fmt = 0; fmt < 3; fmt++) {
-            nn_input q[2] = {NI(f, S(1, 96, 0, 0, 0), NN_RANDOM), NI(OI_DTYPE_U8, S(2, 37, 3 * blocks[fmt], 0, 0),
-                                                                    fills[fmt])};
+            parity_input q[2] = {PI(f, S(1, 96, 0, 0, 0), PF_RANDOM),
+                                  PI(OI_DTYPE_U8, S(2, 37, 3 * blocks[fmt], 0, 0), fills[fmt])};
             NN_MUST(OI_OP_matmul_q4, a8[fmt], 2, q);
             q[0].s = S(3, 2, 3, 96, 0);
             NN_MUST(OI_OP_matmul_q4, a8[fmt], 2, q);
@@ -370,7 +249,7 @@ static void test_nn_quant(void) {
     }
 }
 
-static void test_nn_family(void) {
+static void nn_cases(void) {
     test_nn_norms();
     test_nn_rope();
     test_nn_attention();

@@ -1,12 +1,9 @@
-/* vulkan_parity_shape.c - parity cases of the shape family (vulkan/vk_ops_shape.c):
- * every op x dtype x shape on the Vulkan backend vs the CPU reference.
- * Included by test_vulkan.c (uses its make_tensor / fill_random /
- * compare_outputs helpers). Inputs may be contiguous, transposed (the last
- * two dims swapped in memory) or strided (every other element of the
- * last dim), all at an odd element offset; gather's indices are valid
- * positions, negative ones included (the CPU rejects the others). */
-
-enum { V_DENSE, V_TRANS, V_STRIDED };
+/* vulkan_parity_shape.c - the cases of the shape family (vulkan/vk_ops_shape.c):
+ * every op x dtype x shape, run by the parity harness (vulkan_parity.c)
+ * on each target vs the CPU reference. Inputs may be contiguous,
+ * transposed (the last two dims swapped in memory) or strided (every other
+ * element of the last dim), all at an odd element offset; gather's indices
+ * are valid positions, negative ones included (the CPU rejects the others). */
 
 /* (64-bit data moves as word pairs on every device; where's needs 64-bit
  * arithmetic, oi__vulkan_has_wide: test_shape_where_pad skips it without.) */
@@ -14,70 +11,20 @@ static const oi_dtype DATA_TYPES[] = {OI_DTYPE_F32, OI_DTYPE_F16, OI_DTYPE_BF16,
                                       OI_DTYPE_I32, OI_DTYPE_U8,  OI_DTYPE_U16, OI_DTYPE_U32, OI_DTYPE_BOOL,
                                       OI_DTYPE_I64, OI_DTYPE_U64, OI_DTYPE_F64};
 
-/* An input of `dtype` and shape s seen through `view`, random values
- * (index_dim > 0: integer positions in [-index_dim, index_dim)). */
-static guarded shape_input(oi_dtype dtype, shape s, int view, int64_t index_dim, bool specials) {
-    shape mem = s;
-    if (s.ndim < 2 && view == V_TRANS)
-        view = V_DENSE;
-    if (s.ndim < 1)
-        view = V_DENSE;
-    if (view == V_TRANS) {
-        mem.d[s.ndim - 1] = s.d[s.ndim - 2];
-        mem.d[s.ndim - 2] = s.d[s.ndim - 1];
-    } else if (view == V_STRIDED) {
-        mem.d[s.ndim - 1] = 2 * s.d[s.ndim - 1];
-    }
-    guarded g = make_tensor(dtype, mem.ndim, mem.d, PAD_ELEMS);
-    if (index_dim > 0) {
-        int64_t n = oi__shape_numel(mem.ndim, mem.d);
-        bool is_signed = oi__dtype_is_signed(dtype);
-        for (int64_t i = 0; i < n; i++) {
-            int64_t lo = is_signed ? -index_dim : 0;
-            int64_t v = lo + (int64_t)(rng_next() % (uint64_t)(index_dim - lo));
-            oi__store_i64(dtype, g.t->storage->data, g.t->offset + i, v);
-        }
-    } else {
-        fill_random(&g, specials, -2.0, 2.0);
-    }
-    oi__tensor *t = g.t;
-    if (view == V_TRANS) {
-        int a = t->ndim - 2, b = t->ndim - 1;
-        int64_t tmp = t->shape[a]; t->shape[a] = t->shape[b]; t->shape[b] = tmp;
-        tmp = t->strides[a]; t->strides[a] = t->strides[b]; t->strides[b] = tmp;
-    } else if (view == V_STRIDED) {
-        t->shape[t->ndim - 1] = s.d[s.ndim - 1];
-        t->strides[t->ndim - 1] = 2;
-    }
-    return g;
-}
-
-/* Runs op on the GPU and the CPU and compares; false if the backend
- * declines the case. views: one per input (NULL: all dense). */
+/* One case: inputs of these dtypes and shapes, seen through views (one per
+ * input; NULL: all dense), random values with specials (not for gemm: its
+ * sums of ~60 products would almost all meet a NaN or inf), gather's
+ * indices valid positions along a dim of index_dim. */
 static bool shape_case(oi_op op, const attrs *at, int n_in, const oi_dtype *dtypes, const shape *shapes,
                        const int *views, int64_t index_dim) {
-    char name[320];
-    int len = snprintf(name, sizeof name, "%s(", oi_op_name(op));
-    for (int i = 0; i < n_in && len < 250; i++) {
-        len += snprintf(name + len, sizeof name - (size_t)len, "%s%s[", i ? ", " : "", oi_dtype_name(dtypes[i]));
-        for (int d = 0; d < shapes[i].ndim; d++)
-            len += snprintf(name + len, sizeof name - (size_t)len, "%s%lld", d ? "," : "", (long long)shapes[i].d[d]);
-        int view = views ? views[i] : V_DENSE;
-        const char *mark = view == V_TRANS ? "T" : view == V_STRIDED ? "S" : "";
-        len += snprintf(name + len, sizeof name - (size_t)len, "]%s", mark);
-    }
-    snprintf(name + len, sizeof name - (size_t)len, ")");
-    guarded in[8];
+    parity_input ins[8];
     for (int i = 0; i < n_in; i++) {
         bool is_index = op == OI_OP_gather && i == 1;
-        /* gemm's sums of ~60 products would almost all meet a NaN or inf */
-        in[i] = shape_input(dtypes[i], shapes[i], views ? views[i] : V_DENSE, is_index ? index_dim : 0,
-                            op != OI_OP_gemm);
+        ins[i] = PI(dtypes[i], shapes[i], is_index ? PF_INDEX : op != OI_OP_gemm ? PF_SPECIALS : PF_RANDOM);
+        ins[i].view = views ? (parity_view)views[i] : PV_DENSE;
+        ins[i].index_dim = index_dim;
     }
-    bool supported = run_prepared(name, op, at->a, at->n, in, n_in, false, NULL);
-    for (int i = 0; i < n_in; i++)
-        free_tensor(&in[i]);
-    return supported;
+    return parity_run(op, at, n_in, ins);
 }
 
 /* The op over every dtype of `types` (all inputs of one dtype but where's
@@ -96,8 +43,8 @@ static void shape_each(oi_op op, const attrs *at, const oi_dtype *types, int n_t
 }
 
 static void test_shape_layouts(void) {
-    const int dense[] = {V_DENSE, V_DENSE, V_DENSE}, trans[] = {V_TRANS, V_TRANS, V_TRANS},
-              strided[] = {V_STRIDED, V_STRIDED, V_STRIDED};
+    const int dense[] = {PV_DENSE, PV_DENSE, PV_DENSE}, trans[] = {PV_TRANS, PV_TRANS, PV_TRANS},
+              strided[] = {PV_STRIDED, PV_STRIDED, PV_STRIDED};
     const int *views[] = {dense, trans, strided};
     shape s3 = S(3, 3, 5, 7, 0), s4 = S(4, 2, 3, 4, 5);
     for (int v = 0; v < 3; v++) {
@@ -165,7 +112,7 @@ static void test_shape_layouts(void) {
 }
 
 static void test_shape_concat(void) {
-    const int mixed[] = {V_DENSE, V_TRANS, V_STRIDED};
+    const int mixed[] = {PV_DENSE, PV_TRANS, PV_STRIDED};
     const shape mid[] = {S(3, 2, 3, 5, 0), S(3, 2, 4, 5, 0), S(3, 2, 1, 5, 0)};
     const shape last[] = {S(3, 2, 3, 5, 0), S(3, 2, 3, 1, 0), S(3, 2, 3, 7, 0)};
     const shape first[] = {S(2, 3, 7, 0, 0), S(2, 1, 7, 0, 0), S(2, 0, 7, 0, 0)};
@@ -189,7 +136,7 @@ static void test_shape_concat(void) {
 static void test_shape_gather(void) {
     const oi_dtype index_types[] = {OI_DTYPE_I8, OI_DTYPE_I16, OI_DTYPE_I32, OI_DTYPE_I64,
                                     OI_DTYPE_U8, OI_DTYPE_U16, OI_DTYPE_U32, OI_DTYPE_U64};
-    const int views[] = {V_TRANS, V_STRIDED};
+    const int views[] = {PV_TRANS, PV_STRIDED};
     for (int axis = -1; axis < 2; axis++) {
         attrs at = no_attrs();
         attr_int(&at, "axis", axis);
@@ -225,14 +172,14 @@ static void test_shape_where_pad(void) {
     attrs none = no_attrs();
     const shape bcast[] = {S(3, 3, 1, 5, 0), S(2, 4, 5, 0, 0), S(3, 3, 4, 1, 0)};
     const shape same[] = {S(4, 2, 3, 4, 5), S(4, 2, 3, 4, 5), S(4, 2, 3, 4, 5)};
-    const int views[] = {V_STRIDED, V_TRANS, V_DENSE};
+    const int views[] = {PV_STRIDED, PV_TRANS, PV_DENSE};
     int n_where = oi__vulkan_has_wide(ctx) ? COUNT(DATA_TYPES) : COUNT(DATA_TYPES) - 3;
     shape_each(OI_OP_where, &none, DATA_TYPES, n_where, 3, bcast, NULL);
     shape_each(OI_OP_where, &none, DATA_TYPES, n_where, 3, same, views);
 
     const char *modes[] = {"constant", "reflect", "edge", "wrap"};
     shape s = S(3, 3, 5, 7, 0);
-    const int trans[] = {V_TRANS};
+    const int trans[] = {PV_TRANS};
     for (int m = 0; m < 4; m++) {
         attrs at = no_attrs();
         const int64_t pads[] = {1, 0, 2, 2, 0, -3}; /* the last axis gains 2 before and loses 3 at the end */
@@ -270,7 +217,7 @@ static void test_shape_gemm_pool(void) {
     /* one output block and a long K: split along K into 21 slices, the last one shorter */
     const shape split[] = {S(2, 37, 1000, 0, 0), S(2, 1000, 45, 0, 0), S(1, 45, 0, 0, 0)};
     const shape split_t[] = {S(2, 1000, 37, 0, 0), S(2, 45, 1000, 0, 0), S(1, 45, 0, 0, 0)};
-    const int views[] = {V_TRANS, V_STRIDED, V_DENSE};
+    const int views[] = {PV_TRANS, PV_STRIDED, PV_DENSE};
     for (int t = 0; t < COUNT(FLOATS); t++) {
         oi_dtype dts[3] = {FLOATS[t], FLOATS[t], FLOATS[t]};
         attrs plain = no_attrs();
@@ -304,7 +251,7 @@ static void test_shape_gemm_pool(void) {
     }
     attrs none = no_attrs();
     const shape pools[] = {S(4, 2, 3, 5, 7), S(3, 2, 5, 4099, 0), S(4, 3, 4, 64, 65)};
-    const int trans[] = {V_TRANS};
+    const int trans[] = {PV_TRANS};
     for (int p = 0; p < 3; p++) {
         for (int t = 0; t < COUNT(FLOATS); t++) {
             CHECK(shape_case(OI_OP_global_avg_pool, &none, 1, &FLOATS[t], &pools[p], NULL, 0));
@@ -393,10 +340,7 @@ static void test_shape_chain(void) {
     free_attrs(&axis1);
 }
 
-static void test_shape_family(void) {
-    int before = cases_run;
-    struct timespec t0, t1;
-    timespec_get(&t0, TIME_UTC);
+static void shape_cases(void) {
     test_shape_layouts();
     test_shape_concat();
     test_shape_gather();
@@ -404,7 +348,4 @@ static void test_shape_family(void) {
     test_shape_gemm_pool();
     test_shape_declines();
     test_shape_chain();
-    timespec_get(&t1, TIME_UTC);
-    printf("shape family: %d cases on the GPU, %.1f s\n", cases_run - before,
-           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
 }

@@ -104,10 +104,7 @@ static bool oi__vk_layer_available(const char *name) {
 }
 
 /* OPENINFER_VULKAN_VALIDATION=1 turns on the Khronos validation layer. */
-static bool oi__vk_validation_wanted(void) {
-    const char *env = getenv("OPENINFER_VULKAN_VALIDATION");
-    return env && *env && strcmp(env, "0") != 0;
-}
+static bool oi__vk_validation_wanted(void) { return oi__env_read().vulkan_validation; }
 
 static bool oi__vk_layer_has_extension(const char *layer, const char *name) {
     uint32_t count = 0;
@@ -333,10 +330,10 @@ static bool oi__vk_coopmat_khr_usable(const oi__vk_instance_fns *fi, VkPhysicalD
  * OPENINFER_VULKAN_COOPMAT=0 turns both off and =nv keeps to the NV
  * extension (A/B comparisons). */
 static void oi__vk_coopmat_caps(const oi__vk_instance_fns *fi, VkPhysicalDevice pd, oi__vk_device_caps *caps) {
-    const char *env = getenv("OPENINFER_VULKAN_COOPMAT");
-    if ((env && strcmp(env, "0") == 0) || !oi__vk_coopmat_basics(fi, pd, caps))
+    oi__env_coopmat env = oi__env_read().vulkan_coopmat;
+    if (env == OI__ENV_COOPMAT_OFF || !oi__vk_coopmat_basics(fi, pd, caps))
         return;
-    caps->coopmat_khr = !(env && strcmp(env, "nv") == 0) && oi__vk_coopmat_khr_usable(fi, pd);
+    caps->coopmat_khr = env != OI__ENV_COOPMAT_NV && oi__vk_coopmat_khr_usable(fi, pd);
     caps->has_coopmat_f16 = caps->coopmat_khr || oi__vk_coopmat_nv_usable(fi, pd);
 }
 

@@ -93,23 +93,14 @@ static void oi__vk_destroy(void *opaque) {
     oi__free(ctx);
 }
 
-/* Per-op GPU timestamps are on unless OPENINFER_VULKAN_TIMESTAMPS=0. */
-static bool oi__vk_timestamps_wanted(void) {
-    const char *env = getenv("OPENINFER_VULKAN_TIMESTAMPS");
-    return !(env && strcmp(env, "0") == 0);
-}
-
-/* Long steps go to the GPU in parts unless OPENINFER_VULKAN_EARLY_SUBMIT=0. */
-static bool oi__vk_early_submit_wanted(void) {
-    const char *env = getenv("OPENINFER_VULKAN_EARLY_SUBMIT");
-    return !(env && strcmp(env, "0") == 0);
-}
-
+/* Per-op GPU timestamps are on unless OPENINFER_VULKAN_TIMESTAMPS=0; long
+ * steps go to the GPU in parts unless OPENINFER_VULKAN_EARLY_SUBMIT=0. */
 static oi_status oi__vk_context_init(oi__vk_context *ctx) {
+    oi__env env = oi__env_read();
     ctx->epoch = 1;
-    ctx->early_submit = oi__vk_early_submit_wanted();
+    ctx->early_submit = env.vulkan_early_submit;
     ctx->readbacks.readback = true;
-    if (!oi__vk_timestamps_wanted())
+    if (!env.vulkan_timestamps)
         ctx->caps.timestamp_bits = 0;
     oi_status s = oi__vk_pipelines_init(ctx);
     if (s != OI_OK)

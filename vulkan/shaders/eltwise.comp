@@ -9,6 +9,10 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+// Each op's arithmetic comes from kernels/scalar.h, as the CPU kernels take it; its ROUND
+// is nothing here (r is precise, so a * b + c is never fused: two roundings, as the CPU).
+#define OI_S_ROUND(x) (x)
+#include "scalar.h"
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint OP = 0u;
@@ -86,24 +90,21 @@ float pow_f32(float x, float y) {
 uint float_op(float a, float b, float c, uint a_bits) {
     float p0 = uintBitsToFloat(pc.p0), p1 = uintBitsToFloat(pc.p1), p2 = uintBitsToFloat(pc.p2);
     precise float r = 0.0;
-    if (is_op(OP_add)) r = a + b;
-    else if (is_op(OP_sub)) r = a - b;
-    else if (is_op(OP_mul)) r = a * b;
-    else if (is_op(OP_div)) r = b == 0.0 ? p0 : a / b;
-    else if (is_op(OP_fma)) { precise float ab = a * b; r = ab + c; } // two roundings, as the CPU
+    if (is_op(OP_add)) r = OI_S_add(a, b);
+    else if (is_op(OP_sub)) r = OI_S_sub(a, b);
+    else if (is_op(OP_mul)) r = OI_S_mul(a, b);
+    else if (is_op(OP_div)) r = OI_S_div(a, b, p0);
+    else if (is_op(OP_fma)) r = OI_S_fma(a, b, c, OI_S_ROUND);
     else if (is_op(OP_min)) r = nan_min(a, b);
     else if (is_op(OP_max)) r = nan_max(a, b);
-    else if (is_op(OP_neg)) r = -a;
+    else if (is_op(OP_neg)) r = OI_S_neg(a);
     else if (is_op(OP_abs)) r = abs(a);
-    else if (is_op(OP_recip)) r = a == 0.0 ? p0 : 1.0 / a;
+    else if (is_op(OP_recip)) r = OI_S_recip(a, p0);
     else if (is_op(OP_relu)) { // p0 slope, p1 clamp_min, p2 clamp_max; max applies first
         // NaN (an input NaN, or -inf * 0) stays NaN, tested on the bits: on
         // NVIDIA the two compares gave the bound for a NaN (min/max, it seems).
-        r = a >= 0.0 ? a : a * p0;
-        if (!is_nan_f(r)) {
-            if (r > p2) r = p2;
-            if (r < p1) r = p1;
-        }
+        r = OI_S_relu_raw(a, p0, OI_S_ROUND);
+        if (!is_nan_f(r)) r = OI_S_clamp_lo(OI_S_clamp_hi(r, p2), p1);
     }
     else if (is_op(OP_clamp)) r = nan_min(nan_max(a, p0), p1);
     else if (is_op(OP_floor)) r = floor(a);
@@ -111,12 +112,12 @@ uint float_op(float a, float b, float c, uint a_bits) {
     else if (is_op(OP_round)) r = round_half_away(a);
     else if (is_op(OP_trunc)) r = trunc(a);
     else if (is_op(OP_sign)) return int_to_bits(D_DT, a > 0.0 ? 1 : (a < 0.0 ? -1 : 0));
-    else if (is_op(OP_eq)) return uint(a == b);
-    else if (is_op(OP_ne)) return uint(a != b);
-    else if (is_op(OP_lt)) return uint(a < b);
-    else if (is_op(OP_le)) return uint(a <= b);
-    else if (is_op(OP_gt)) return uint(a > b);
-    else if (is_op(OP_ge)) return uint(a >= b);
+    else if (is_op(OP_eq)) return uint(OI_S_eq(a, b));
+    else if (is_op(OP_ne)) return uint(OI_S_ne(a, b));
+    else if (is_op(OP_lt)) return uint(OI_S_lt(a, b));
+    else if (is_op(OP_le)) return uint(OI_S_le(a, b));
+    else if (is_op(OP_gt)) return uint(OI_S_gt(a, b));
+    else if (is_op(OP_ge)) return uint(OI_S_ge(a, b));
     else if (is_op(OP_is_nan)) return uint(is_nan_f(a));
     else if (is_op(OP_is_inf)) return uint(is_inf_f(a));
     else if (is_op(OP_is_neg)) return floatBitsToUint(a) >> 31u; // -0.0 too
@@ -144,9 +145,9 @@ uint shift_left(uint bits, uint amount) { return amount >= 32u ? 0u : bits << am
 uint int_op(int a, int b, uint a_bits, uint b_bits) {
     int p0 = int(pc.p0), p1 = int(pc.p1), p2 = int(pc.p2);
     int r = 0;
-    if (is_op(OP_add)) r = a + b;
-    else if (is_op(OP_sub)) r = a - b;
-    else if (is_op(OP_mul)) r = a * b;
+    if (is_op(OP_add)) r = OI_S_add(a, b);
+    else if (is_op(OP_sub)) r = OI_S_sub(a, b);
+    else if (is_op(OP_mul)) r = OI_S_mul(a, b);
     else if (is_op(OP_div)) r = b == 0 ? p0 : (b == -1 ? -a : a / b);
     else if (is_op(OP_floor_div)) {
         if (b == 0) r = p0;
@@ -158,7 +159,7 @@ uint int_op(int a, int b, uint a_bits, uint b_bits) {
     else if (is_op(OP_rem)) r = (b == 0 || b == -1) ? 0 : a - (a / b) * b;
     else if (is_op(OP_min)) r = min(a, b);
     else if (is_op(OP_max)) r = max(a, b);
-    else if (is_op(OP_neg)) r = -a;
+    else if (is_op(OP_neg)) r = OI_S_neg(a);
     else if (is_op(OP_abs)) r = a < 0 ? -a : a;
     else if (is_op(OP_relu)) { // x * slope wraps at the dtype's width before the clamps
         r = a >= 0 ? a : bits_to_int(A_DT, uint(a * p0));
@@ -174,12 +175,12 @@ uint int_op(int a, int b, uint a_bits, uint b_bits) {
     else if (is_op(OP_shl)) return shift_left(a_bits, pc.p0) & dt_mask(D_DT);
     else if (is_op(OP_shr)) r = pc.p0 >= 32u ? (a < 0 ? -1 : 0) : a >> pc.p0;
     else if (is_op(OP_popcount)) return uint(bitCount(a_bits));
-    else if (is_op(OP_eq)) return uint(a == b);
-    else if (is_op(OP_ne)) return uint(a != b);
-    else if (is_op(OP_lt)) return uint(a < b);
-    else if (is_op(OP_le)) return uint(a <= b);
-    else if (is_op(OP_gt)) return uint(a > b);
-    else if (is_op(OP_ge)) return uint(a >= b);
+    else if (is_op(OP_eq)) return uint(OI_S_eq(a, b));
+    else if (is_op(OP_ne)) return uint(OI_S_ne(a, b));
+    else if (is_op(OP_lt)) return uint(OI_S_lt(a, b));
+    else if (is_op(OP_le)) return uint(OI_S_le(a, b));
+    else if (is_op(OP_gt)) return uint(OI_S_gt(a, b));
+    else if (is_op(OP_ge)) return uint(OI_S_ge(a, b));
     else if (is_op(OP_is_neg)) return uint(a < 0);
     return int_to_bits(D_DT, r);
 }
@@ -191,9 +192,9 @@ uint int_op(int a, int b, uint a_bits, uint b_bits) {
 uint uint_op(uint a, uint b) {
     uint r = 0u;
     bool is_bool = A_DT == DT_BOOL;
-    if (is_op(OP_add)) r = is_bool ? (a | b) : a + b;
-    else if (is_op(OP_sub)) r = a - b;
-    else if (is_op(OP_mul)) r = is_bool ? (a & b) : a * b;
+    if (is_op(OP_add)) r = is_bool ? (a | b) : OI_S_add(a, b);
+    else if (is_op(OP_sub)) r = OI_S_sub(a, b);
+    else if (is_op(OP_mul)) r = is_bool ? (a & b) : OI_S_mul(a, b);
     else if (is_op(OP_div) || is_op(OP_floor_div)) r = b == 0u ? pc.p0 : a / b;
     else if (is_op(OP_rem)) r = b == 0u ? 0u : a % b;
     else if (is_op(OP_min)) r = min(a, b);
@@ -206,12 +207,12 @@ uint uint_op(uint a, uint b) {
     else if (is_op(OP_shl)) r = shift_left(a, pc.p0);
     else if (is_op(OP_shr)) r = pc.p0 >= 32u ? 0u : a >> pc.p0;
     else if (is_op(OP_popcount)) return uint(bitCount(a));
-    else if (is_op(OP_eq)) return uint(a == b);
-    else if (is_op(OP_ne)) return uint(a != b);
-    else if (is_op(OP_lt)) return uint(a < b);
-    else if (is_op(OP_le)) return uint(a <= b);
-    else if (is_op(OP_gt)) return uint(a > b);
-    else if (is_op(OP_ge)) return uint(a >= b);
+    else if (is_op(OP_eq)) return uint(OI_S_eq(a, b));
+    else if (is_op(OP_ne)) return uint(OI_S_ne(a, b));
+    else if (is_op(OP_lt)) return uint(OI_S_lt(a, b));
+    else if (is_op(OP_le)) return uint(OI_S_le(a, b));
+    else if (is_op(OP_gt)) return uint(OI_S_gt(a, b));
+    else if (is_op(OP_ge)) return uint(OI_S_ge(a, b));
     else if (is_op(OP_is_neg)) return 0u;
     return uint_to_bits(D_DT, r);
 }

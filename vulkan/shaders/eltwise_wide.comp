@@ -12,6 +12,10 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #include "common.glsl"
+// Each op's arithmetic comes from kernels/scalar.h, as the CPU kernels take it; its ROUND
+// is nothing here (r is precise, so a * b + c is never fused: two roundings, as the CPU).
+#define OI_S_ROUND(x) (x)
+#include "scalar.h"
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint OP = 0u;
@@ -127,22 +131,19 @@ double round_half_away_d(double x) {
 }
 uint64_t float_op(double a, double b, double c, uint64_t a_bits) {
     precise double r = 0.0LF;
-    if (is_op(OP_add)) r = a + b;
-    else if (is_op(OP_sub)) r = a - b;
-    else if (is_op(OP_mul)) r = a * b;
-    else if (is_op(OP_div)) r = b == 0.0LF ? param_f(0) : a / b;
-    else if (is_op(OP_fma)) { precise double ab = a * b; r = ab + c; } // two roundings, as the CPU
+    if (is_op(OP_add)) r = OI_S_add(a, b);
+    else if (is_op(OP_sub)) r = OI_S_sub(a, b);
+    else if (is_op(OP_mul)) r = OI_S_mul(a, b);
+    else if (is_op(OP_div)) r = OI_S_div(a, b, param_f(0));
+    else if (is_op(OP_fma)) r = OI_S_fma(a, b, c, OI_S_ROUND);
     else if (is_op(OP_min)) r = nan_min_d(a, b);
     else if (is_op(OP_max)) r = nan_max_d(a, b);
-    else if (is_op(OP_neg)) r = -a;
+    else if (is_op(OP_neg)) r = OI_S_neg(a);
     else if (is_op(OP_abs)) r = abs(a);
-    else if (is_op(OP_recip)) r = a == 0.0LF ? param_f(0) : 1.0LF / a;
+    else if (is_op(OP_recip)) r = OI_S_recip(a, param_f(0));
     else if (is_op(OP_relu)) { // p0 slope, p1 clamp_min, p2 clamp_max; NaN stays NaN
-        r = a >= 0.0LF ? a : a * param_f(0);
-        if (!is_nan_d(r)) {
-            if (r > param_f(2)) r = param_f(2);
-            if (r < param_f(1)) r = param_f(1);
-        }
+        r = OI_S_relu_raw(a, param_f(0), OI_S_ROUND);
+        if (!is_nan_d(r)) r = OI_S_clamp_lo(OI_S_clamp_hi(r, param_f(2)), param_f(1));
     }
     else if (is_op(OP_clamp)) r = nan_min_d(nan_max_d(a, param_f(0)), param_f(1));
     else if (is_op(OP_floor)) r = floor(a);
@@ -150,12 +151,12 @@ uint64_t float_op(double a, double b, double c, uint64_t a_bits) {
     else if (is_op(OP_round)) r = round_half_away_d(a);
     else if (is_op(OP_trunc)) r = trunc(a);
     else if (is_op(OP_sign)) return from_i64(D_DT, a > 0.0LF ? 1l : (a < 0.0LF ? -1l : 0l));
-    else if (is_op(OP_eq)) return uint64_t(a == b);
-    else if (is_op(OP_ne)) return uint64_t(a != b);
-    else if (is_op(OP_lt)) return uint64_t(a < b);
-    else if (is_op(OP_le)) return uint64_t(a <= b);
-    else if (is_op(OP_gt)) return uint64_t(a > b);
-    else if (is_op(OP_ge)) return uint64_t(a >= b);
+    else if (is_op(OP_eq)) return uint64_t(OI_S_eq(a, b));
+    else if (is_op(OP_ne)) return uint64_t(OI_S_ne(a, b));
+    else if (is_op(OP_lt)) return uint64_t(OI_S_lt(a, b));
+    else if (is_op(OP_le)) return uint64_t(OI_S_le(a, b));
+    else if (is_op(OP_gt)) return uint64_t(OI_S_gt(a, b));
+    else if (is_op(OP_ge)) return uint64_t(OI_S_ge(a, b));
     else if (is_op(OP_is_nan)) return uint64_t(is_nan_d(a));
     else if (is_op(OP_is_inf)) return uint64_t(is_inf_d(a));
     else if (is_op(OP_is_neg)) return uint64_t(double_bits(a) >> 63u);
@@ -174,9 +175,9 @@ uint popcount64(uint64_t v) { uvec2 w = unpackUint2x32(v); return uint(bitCount(
 // ---- i64 (and casts from narrower signed integers): 64-bit two's complement ----
 uint64_t int_op(int64_t a, int64_t b, uint64_t a_bits, uint64_t b_bits) {
     int64_t r = 0l;
-    if (is_op(OP_add)) r = a + b;
-    else if (is_op(OP_sub)) r = a - b;
-    else if (is_op(OP_mul)) r = a * b;
+    if (is_op(OP_add)) r = OI_S_add(a, b);
+    else if (is_op(OP_sub)) r = OI_S_sub(a, b);
+    else if (is_op(OP_mul)) r = OI_S_mul(a, b);
     else if (is_op(OP_div)) r = b == 0l ? param_i(0) : (b == -1l ? -a : a / b);
     else if (is_op(OP_floor_div)) {
         if (b == 0l) r = param_i(0);
@@ -187,7 +188,7 @@ uint64_t int_op(int64_t a, int64_t b, uint64_t a_bits, uint64_t b_bits) {
     else if (is_op(OP_rem)) r = (b == 0l || b == -1l) ? 0l : a - (a / b) * b;
     else if (is_op(OP_min)) r = min(a, b);
     else if (is_op(OP_max)) r = max(a, b);
-    else if (is_op(OP_neg)) r = -a;
+    else if (is_op(OP_neg)) r = OI_S_neg(a);
     else if (is_op(OP_abs)) r = a < 0l ? -a : a;
     else if (is_op(OP_relu)) { // p0 slope, p1 clamp_min, p2 clamp_max (int64)
         r = a >= 0l ? a : a * param_i(0);
@@ -203,12 +204,12 @@ uint64_t int_op(int64_t a, int64_t b, uint64_t a_bits, uint64_t b_bits) {
     else if (is_op(OP_shl)) r = int64_t(shift_left64(a_bits, pc.p[0].x));
     else if (is_op(OP_shr)) r = pc.p[0].x >= 64u ? (a < 0l ? -1l : 0l) : a >> pc.p[0].x;
     else if (is_op(OP_popcount)) return from_u64(D_DT, uint64_t(popcount64(a_bits)));
-    else if (is_op(OP_eq)) return uint64_t(a == b);
-    else if (is_op(OP_ne)) return uint64_t(a != b);
-    else if (is_op(OP_lt)) return uint64_t(a < b);
-    else if (is_op(OP_le)) return uint64_t(a <= b);
-    else if (is_op(OP_gt)) return uint64_t(a > b);
-    else if (is_op(OP_ge)) return uint64_t(a >= b);
+    else if (is_op(OP_eq)) return uint64_t(OI_S_eq(a, b));
+    else if (is_op(OP_ne)) return uint64_t(OI_S_ne(a, b));
+    else if (is_op(OP_lt)) return uint64_t(OI_S_lt(a, b));
+    else if (is_op(OP_le)) return uint64_t(OI_S_le(a, b));
+    else if (is_op(OP_gt)) return uint64_t(OI_S_gt(a, b));
+    else if (is_op(OP_ge)) return uint64_t(OI_S_ge(a, b));
     else if (is_op(OP_is_neg)) return uint64_t(a < 0l);
     return from_i64(D_DT, r);
 }
@@ -218,9 +219,9 @@ uint64_t int_op(int64_t a, int64_t b, uint64_t a_bits, uint64_t b_bits) {
 // ---- u64 (and casts from narrower unsigned integers and bool) ----
 uint64_t uint_op(uint64_t a, uint64_t b) {
     uint64_t r = 0ul;
-    if (is_op(OP_add)) r = a + b;
-    else if (is_op(OP_sub)) r = a - b;
-    else if (is_op(OP_mul)) r = a * b;
+    if (is_op(OP_add)) r = OI_S_add(a, b);
+    else if (is_op(OP_sub)) r = OI_S_sub(a, b);
+    else if (is_op(OP_mul)) r = OI_S_mul(a, b);
     else if (is_op(OP_div) || is_op(OP_floor_div)) r = b == 0ul ? param_u(0) : a / b;
     else if (is_op(OP_rem)) r = b == 0ul ? 0ul : a % b;
     else if (is_op(OP_min)) r = min(a, b);
@@ -233,12 +234,12 @@ uint64_t uint_op(uint64_t a, uint64_t b) {
     else if (is_op(OP_shl)) r = shift_left64(a, pc.p[0].x);
     else if (is_op(OP_shr)) r = pc.p[0].x >= 64u ? 0ul : a >> pc.p[0].x;
     else if (is_op(OP_popcount)) r = uint64_t(popcount64(a));
-    else if (is_op(OP_eq)) return uint64_t(a == b);
-    else if (is_op(OP_ne)) return uint64_t(a != b);
-    else if (is_op(OP_lt)) return uint64_t(a < b);
-    else if (is_op(OP_le)) return uint64_t(a <= b);
-    else if (is_op(OP_gt)) return uint64_t(a > b);
-    else if (is_op(OP_ge)) return uint64_t(a >= b);
+    else if (is_op(OP_eq)) return uint64_t(OI_S_eq(a, b));
+    else if (is_op(OP_ne)) return uint64_t(OI_S_ne(a, b));
+    else if (is_op(OP_lt)) return uint64_t(OI_S_lt(a, b));
+    else if (is_op(OP_le)) return uint64_t(OI_S_le(a, b));
+    else if (is_op(OP_gt)) return uint64_t(OI_S_gt(a, b));
+    else if (is_op(OP_ge)) return uint64_t(OI_S_ge(a, b));
     else if (is_op(OP_is_neg)) return 0ul;
     return from_u64(D_DT, r);
 }
