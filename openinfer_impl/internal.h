@@ -483,6 +483,9 @@ typedef struct oi__backend {
      * calls whose work has completed, in call order (taking empties them). */
     uint64_t (*next_seq)(void *ctx);
     size_t (*take_times)(void *ctx, oi__op_time *out, size_t max);
+    /* The activation storage dtypes (simulator precision) it runs besides
+     * f32, as 1u << dtype bits; 0: f32 only (exec_precision.c). */
+    unsigned precisions;
 } oi__backend;
 
 extern const oi__backend oi__cpu_backend;
