@@ -1064,8 +1064,8 @@ static oi_status oi__vk_check_limits(const oi__vk_context *ctx, oi_op op, const 
 
 /* ---- the planner ---- */
 /* Reduced precision (the simulator's f16/bf16 activations next to f32
- * weights): the op's signature with 16-bit floats read as f32. False when
- * no input is a 16-bit float. */
+ * weights, or an f32 result stored in 16 bits): the op's signature with
+ * 16-bit floats read as f32. False when no input is a 16-bit float. */
 static bool oi__vk_promote_16bit(oi__op_sig *sigs, size_t n_in) {
     bool any = false;
     for (size_t i = 0; i < n_in; i++) {
@@ -1109,7 +1109,9 @@ static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__a
     }
     bool promoted = false;
     if (oi__op_infer(op, attrs, n_attrs, sigs, n_in, out->dtype, &want) != OI_OK) {
-        if (!oi__vk_promote_16bit(sigs, n_in) || oi__op_infer(op, attrs, n_attrs, sigs, n_in, OI_DTYPE_F32, &want) != OI_OK)
+        bool narrow_out = out->dtype == OI_DTYPE_F16 || out->dtype == OI_DTYPE_BF16;
+        if (!(oi__vk_promote_16bit(sigs, n_in) || narrow_out) ||
+            oi__op_infer(op, attrs, n_attrs, sigs, n_in, OI_DTYPE_F32, &want) != OI_OK)
             return OI_ERROR_VALIDATION; /* the CPU reports it */
         promoted = true;
     }
