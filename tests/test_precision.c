@@ -89,9 +89,14 @@ static oi_model *chain_model(void) {
     chain_x[0] = 70000.0f; /* beyond f16's range: inf in f16, finite in bf16 */
     chain_w[0] = 1.0f;
     chain_b[0] = 0.0f;
-    chain_x[1] = 1e-6f; /* an f16 subnormal */
-    chain_w[1] = 1.0f;
-    chain_b[1] = 0.0f;
+    /* the edges of f16: subnormals, the largest finite, the ties around it, NaN */
+    const float edges[] = {1e-6f, 65504.0f, 65519.996f, 65520.0f, -65520.0f, 6.103515625e-05f, 5.9604645e-08f,
+                           2.9802322e-08f, 2.9802326e-08f, NAN, -0.0f};
+    for (int i = 0; i < (int)(sizeof edges / sizeof edges[0]); i++) {
+        chain_x[1 + 16 * i] = edges[i]; /* in different groups of 8 (the F16C path's) */
+        chain_w[1 + 16 * i] = 1.0f;
+        chain_b[1 + 16 * i] = 0.0f;
+    }
     oi_writer *w = oi_writer_new();
     uint64_t n = CHAIN_N;
     CHECK_OK(oi_writer_add_sizevar(w, "N", n));
