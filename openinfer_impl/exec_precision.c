@@ -144,8 +144,34 @@ __attribute__((target("avx2,f16c"))) static int64_t oi__f32_to_f16_f16c(uint16_t
     return i;
 }
 
-/* Whether the F16C path may run: the CPU has it and OPENINFER_ISA allows AVX2. */
-static bool oi__f16c_usable(void) {
+/* bf16 with AVX2 integer lanes: the same rounding as the scalar code. */
+__attribute__((target("avx2"))) static int64_t oi__bf16_to_f32_avx2(float *d, const uint16_t *s, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i x = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+        _mm256_storeu_si256((__m256i *)(void *)(d + i), _mm256_slli_epi32(x, 16));
+    }
+    return i;
+}
+
+__attribute__((target("avx2"))) static int64_t oi__f32_to_bf16_avx2(uint16_t *d, const float *s, int64_t n) {
+    const __m256i half = _mm256_set1_epi32(0x7FFF), one = _mm256_set1_epi32(1);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(s + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
+            break;
+        __m256i x = _mm256_castps_si256(v);
+        __m256i r = _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(half, _mm256_and_si256(_mm256_srli_epi32(x, 16), one))), 16);
+        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xD8); /* r0..r7 in the low half */
+        _mm_storeu_si128((__m128i *)(void *)(d + i), _mm256_castsi256_si128(packed));
+    }
+    return i;
+}
+
+/* Whether the vector paths may run: the CPU has AVX2 and F16C and
+ * OPENINFER_ISA allows AVX2. */
+static bool oi__vector_convert_ok(void) {
     if (oi__gemm_active_isa() == OI__GEMM_ISA_PORTABLE)
         return false;
     __builtin_cpu_init();
@@ -156,7 +182,7 @@ static bool oi__f16c_usable(void) {
 #endif
 
 /* n floats of `from` at src (elements `stride` apart) into dst as `to`
- * (contiguous); f32 <-> f16/bf16 only. `fast`: F16C may be used. */
+ * (contiguous); f32 <-> f16/bf16 only. `fast`: AVX2/F16C may be used. */
 static void oi__convert_row(oi_dtype to, void *dst, int64_t at, oi_dtype from, const void *src, int64_t first, int64_t stride,
                             int64_t n, bool fast) {
     int64_t done = 0;
@@ -165,6 +191,10 @@ static void oi__convert_row(oi_dtype to, void *dst, int64_t at, oi_dtype from, c
         done = oi__f16_to_f32_f16c((float *)dst + at, (const uint16_t *)src + first, n);
     else if (fast && stride == 1 && to == OI_DTYPE_F16)
         done = oi__f32_to_f16_f16c((uint16_t *)dst + at, (const float *)src + first, n);
+    else if (fast && stride == 1 && to == OI_DTYPE_F32)
+        done = oi__bf16_to_f32_avx2((float *)dst + at, (const uint16_t *)src + first, n);
+    else if (fast && stride == 1)
+        done = oi__f32_to_bf16_avx2((uint16_t *)dst + at, (const float *)src + first, n);
 #else
     (void)fast;
 #endif
@@ -192,6 +222,22 @@ static void oi__convert_row(oi_dtype to, void *dst, int64_t at, oi_dtype from, c
             d[i] = oi__f32_to_bf16_bits(s[i * stride]);
 }
 
+/* n contiguous elements f32 <-> f16/bf16 (the same values as dtype.c's
+ * conversions); false for other pairs. */
+static bool oi__convert_floats(oi_dtype to, void *dst, oi_dtype from, const void *src, int64_t n) {
+    bool narrow = from == OI_DTYPE_F32 && (to == OI_DTYPE_F16 || to == OI_DTYPE_BF16);
+    bool widen = to == OI_DTYPE_F32 && (from == OI_DTYPE_F16 || from == OI_DTYPE_BF16);
+    if (!narrow && !widen)
+        return false;
+#if OI__F16C
+    bool fast = oi__vector_convert_ok();
+#else
+    bool fast = false;
+#endif
+    oi__convert_row(to, dst, 0, from, src, 0, 1, n, fast);
+    return true;
+}
+
 /* Converts every element of t (any layout) into the contiguous tensor dst
  * of the same shape: rows along the last dim. */
 static void oi__convert_tensor(oi__tensor *dst, const oi__tensor *t) {
@@ -202,7 +248,7 @@ static void oi__convert_tensor(oi__tensor *dst, const oi__tensor *t) {
     int64_t row = nd ? t->shape[nd - 1] : 1, stride = nd ? t->strides[nd - 1] : 1;
     int64_t index[OI_MAX_DIMS] = {0};
 #if OI__F16C
-    bool fast = (dst->dtype == OI_DTYPE_F16 || t->dtype == OI_DTYPE_F16) && oi__f16c_usable();
+    bool fast = oi__vector_convert_ok();
 #else
     bool fast = false;
 #endif

@@ -91,7 +91,8 @@ static oi_model *chain_model(void) {
     chain_b[0] = 0.0f;
     /* the edges of f16: subnormals, the largest finite, the ties around it, NaN */
     const float edges[] = {1e-6f, 65504.0f, 65519.996f, 65520.0f, -65520.0f, 6.103515625e-05f, 5.9604645e-08f,
-                           2.9802322e-08f, 2.9802326e-08f, NAN, -0.0f};
+                           2.9802322e-08f, 2.9802326e-08f, NAN, -0.0f,
+                           1.00390625f, 1.01171875f, 3.3895314e38f, -INFINITY}; /* bf16 ties to even, overflow */
     for (int i = 0; i < (int)(sizeof edges / sizeof edges[0]); i++) {
         chain_x[1 + 16 * i] = edges[i]; /* in different groups of 8 (the F16C path's) */
         chain_w[1 + 16 * i] = 1.0f;
