@@ -130,6 +130,10 @@ int main(int argc, char **argv) {
             }
         }
     }
+    double scale = 0.0;
+    for (size_t i = 0; i < n; i++)
+        scale = fabs((double)sets[0].out[i]) > scale ? fabs((double)sets[0].out[i]) : scale;
+    printf("encoder_precision: max|y_%s| %.3g\n", oi_dtype_name(sets[0].precision), scale);
     double base_med = 0.0, base_best = 0.0;
     for (int p = 0; p < np; p++) {
         run_set *r = &sets[p];
@@ -139,12 +143,13 @@ int main(int argc, char **argv) {
             base_best = best;
             base_med = med;
         }
-        printf("precision %-4s best %8.3f ms  median %8.3f ms  median/%s %.2f  max|y - y_%s| %.2e  max|y - f64| %.2e\n",
-               oi_dtype_name(r->precision), best, med, oi_dtype_name(sets[0].precision), med / base_med,
+        printf("precision %-4s best %8.3f ms  median %8.3f ms  best/%s %.2f  median/%s %.2f  max|y - y_%s| %.2e  "
+               "max|y - f64| %.2e\n",
+               oi_dtype_name(r->precision), best, med, oi_dtype_name(sets[0].precision), best / base_best,
+               oi_dtype_name(sets[0].precision), med / base_med,
                oi_dtype_name(sets[0].precision), max_abs_diff(r->out, sets[0].out, n),
                ref ? max_abs_diff(r->out, ref, n) : -1.0);
     }
-    (void)base_best;
     rc = 0;
 done:
     for (int p = 0; p < np; p++) {
