@@ -50,8 +50,7 @@ static oi_status oi__precision_resolve(oi_simulator_desc *desc, const oi__backen
     return OI_OK;
 }
 
-/* Whether slot `sl` holds activations the precision applies to. */
-static bool oi__slot_is_activation(const oi__slot *sl) {
+bool oi__slot_is_activation(const oi__slot *sl) {
     return sl->dtype == OI_DTYPE_F32 && (sl->kind == OI__MEM_TEMP || sl->kind == OI__MEM_VOLATILE) && !sl->model_tensor &&
            !sl->model_meta && sl->n_indices == 0;
 }

@@ -355,9 +355,8 @@ OI_GRAPH(g_conv,
   )
 )
 
-/* data movement between an f16/bf16 activation and an f32 input: the
- * shaders copy bits, so Vulkan declines it and it runs on the CPU (the
- * documented exception; a warning names the op) */
+/* data movement between an f16/bf16 activation and an f32 input: copy.comp
+ * converts float elements, so Vulkan runs it */
 OI_GRAPH(g_concat,
   OI_DYNAMIC( OI_VAR(x, f32[R, C]) )
   OI_CONSTANT( OI_VAR(one, f32[C]) )
@@ -365,6 +364,18 @@ OI_GRAPH(g_concat,
     OI_ASSIGN(a, f32[R, C]) OI_ASSIGN(y, f32[2 * R, C])
     OI_OP(mul, x, one) OI_TO(a)
     OI_OP(concat, a, x, axis=0) OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+/* pad of the f32 input into a 16-bit activation: pad.comp moves bits, so
+ * Vulkan declines it and it runs on the CPU (the documented exception; a
+ * warning names the op) */
+OI_GRAPH(g_pad,
+  OI_DYNAMIC( OI_VAR(x, f32[R, C]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(y, f32[66, C]) /* R + 2 */
+    OI_OP(pad, x, pads=[1, 0, 1, 0], value=0.5) OI_TO(y)
     OI_RETURN()
   )
 )
@@ -404,7 +415,8 @@ static const op_class op_classes[] = {
     {"attention (4 heads, 64 x 32)", g_attention, 4e-3, 3.2e-2, true},
     {"conv2d (8 -> 8 channels, 3 x 3)", g_conv, 2e-3, 1.6e-2, true},
     {"MLP block (gemm-gelu-gemm-add-layer_norm)", g_block, 4e-3, 3.2e-2, true},
-    {"concat (f16/bf16 activation with an f32 input)", g_concat, 1e-3, 8e-3, false},
+    {"concat (f16/bf16 activation with an f32 input)", g_concat, 1e-3, 8e-3, true},
+    {"pad (f32 input into a 16-bit activation; CPU on Vulkan)", g_pad, 1e-3, 8e-3, false},
 };
 
 static oi_model *op_model(void) {

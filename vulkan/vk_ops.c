@@ -1079,9 +1079,17 @@ static bool oi__vk_promote_16bit(oi__op_sig *sigs, size_t n_in) {
 
 /* The ops whose shaders read every operand in its own dtype and convert the
  * f32 result into the output's: they take mixed f16/bf16/f32 operands.
- * Data movement copies bits and declines (it runs on the CPU then). */
+ * copy.comp and gather.comp convert float data (8/16/32-bit floats) too;
+ * the other data movement declines (it runs on the CPU then). */
 static bool oi__vk_converts(oi_op op, const oi__vk_view *in, size_t n_in) {
+    bool float_data = true;
+    for (size_t i = 0; i < n_in; i++)
+        float_data = float_data && (op == OI_OP_gather && i == 1 ? true : oi__vk_dtype_ok(in[i].dtype) &&
+                                                                          oi__dtype_is_float(in[i].dtype));
     switch (op) {
+    case OI_OP_reshape: case OI_OP_transpose: case OI_OP_squeeze: case OI_OP_unsqueeze: case OI_OP_slice:
+    case OI_OP_split: case OI_OP_expand: case OI_OP_tile: case OI_OP_concat: case OI_OP_gather:
+        return float_data;
     case OI_OP_matmul: case OI_OP_gemm: case OI_OP_gelu: case OI_OP_softmax: case OI_OP_log_softmax:
     case OI_OP_layer_norm: case OI_OP_rms_norm: case OI_OP_conv1d: case OI_OP_conv2d:
         return true;
