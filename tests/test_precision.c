@@ -342,6 +342,36 @@ OI_GRAPH(g_attention,
   )
 )
 
+/* attention straight on views of the f32 input: f32 operands, the result
+ * stored in 16 bits */
+OI_GRAPH(g_attention_in,
+  OI_DYNAMIC( OI_VAR(x, f32[R, C]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(q4, f32[1, R, 4, 32]) OI_ASSIGN(qh, f32[1, 4, R, 32]) OI_ASSIGN(y, f32[1, 4, R, 32])
+    OI_OP(reshape, x, shape=[1, -1, 4, 32]) OI_TO(q4)
+    OI_OP(transpose, q4, perm=[0, 2, 1, 3]) OI_TO(qh)
+    OI_OP(attention, qh, qh, qh) OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+/* gemm and conv2d straight on the f32 input (views of it): f32 operands,
+ * the results stored in 16 bits */
+OI_GRAPH(g_f32_in,
+  OI_DYNAMIC( OI_VAR(x, f32[R, C]) )
+  OI_CONSTANT( OI_VAR(W, f32[C, C]) OI_VAR(bc, f32[C]) OI_VAR(Wc, f32[8, 8, 3, 3]) OI_VAR(bcv, f32[8]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(img, f32[1, 8, 32, 32]) OI_ASSIGN(c, f32[1, 8, 32, 32]) OI_ASSIGN(g, f32[R, C])
+    OI_ASSIGN(cf, f32[R, C]) OI_ASSIGN(y, f32[R, C])
+    OI_OP(gemm, x, W, bc) OI_TO(g)
+    OI_OP(reshape, x, shape=[1, 8, 32, 32]) OI_TO(img)
+    OI_OP(conv2d, img, Wc, bcv, pads=[1, 1, 1, 1]) OI_TO(c)
+    OI_OP(reshape, c, shape=[64, 128]) OI_TO(cf)
+    OI_OP(add, g, cf) OI_TO(y)
+    OI_RETURN()
+  )
+)
+
 /* the [R, C] activation as one image of 8 channels of 32 x 32 */
 OI_GRAPH(g_conv,
   OI_DYNAMIC( OI_VAR(x, f32[R, C]) )
@@ -413,7 +443,9 @@ static const op_class op_classes[] = {
     {"softmax (rows of 128)", g_softmax, 2e-3, 1.6e-2, true},
     {"sum_axis (128 terms)", g_reduce, 2e-3, 1.6e-2, true},
     {"attention (4 heads, 64 x 32)", g_attention, 4e-3, 3.2e-2, true},
+    {"attention of f32 input views", g_attention_in, 2e-3, 1.6e-2, true},
     {"conv2d (8 -> 8 channels, 3 x 3)", g_conv, 2e-3, 1.6e-2, true},
+    {"gemm and conv2d of the f32 input, added", g_f32_in, 2e-3, 1.6e-2, true},
     {"MLP block (gemm-gelu-gemm-add-layer_norm)", g_block, 4e-3, 3.2e-2, true},
     {"concat (f16/bf16 activation with an f32 input)", g_concat, 1e-3, 8e-3, true},
     {"pad (f32 input into a 16-bit activation; CPU on Vulkan)", g_pad, 1e-3, 8e-3, false},
