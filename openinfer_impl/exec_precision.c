@@ -119,6 +119,7 @@ static inline float oi__bf16_bits_to_f32(uint16_t h) {
 /* F16C: 8 elements per instruction. A group holding a NaN is redone by the
  * scalar code, which drops NaN payloads as dtype.c does (F16C keeps them). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define OI__F16C 1
 __attribute__((target("avx2,f16c"))) static int64_t oi__f16_to_f32_f16c(float *d, const uint16_t *s, int64_t n) {
@@ -174,7 +175,8 @@ static bool oi__vector_convert_ok(void) {
     if (oi__gemm_active_isa() == OI__GEMM_ISA_PORTABLE)
         return false;
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    unsigned a = 0, b = 0, c = 0, d = 0; /* clang's __builtin_cpu_supports has no "f16c": CPUID.1:ECX */
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
 }
 #else
 #define OI__F16C 0
