@@ -26,7 +26,9 @@ typedef struct run_set {
     oi_dtype precision;
     oi_simulator *sim;
     oi_executor *exec;
-    double *ms; /* every timed step, all rounds */
+    double *ms;  /* every timed step, all rounds */
+    double *cpu; /* the process's CPU time of each (all threads; on a loaded
+                  * machine less noisy than the wall clock, for the CPU backend) */
     int count;
     float *out; /* the output of the first step */
 } run_set;
@@ -34,6 +36,12 @@ typedef struct run_set {
 static int compare_ms(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int parse_precisions(const char *list, oi_dtype *out) {
@@ -102,9 +110,10 @@ int main(int argc, char **argv) {
         r->sim = oi_simulator_new_desc(m, &desc);
         r->exec = r->sim && x ? oi_simulator_make_executor(r->sim, encoder()) : NULL;
         r->ms = (double *)malloc((size_t)(runs * rounds) * sizeof *r->ms);
+        r->cpu = (double *)malloc((size_t)(runs * rounds) * sizeof *r->cpu);
         r->out = (float *)malloc(n * sizeof *r->out);
         oi_tensor_view y;
-        if (!r->exec || !r->ms || !r->out || step(r->exec, x, n, &y) != OI_OK || y.len != n) {
+        if (!r->exec || !r->ms || !r->cpu || !r->out || step(r->exec, x, n, &y) != OI_OK || y.len != n) {
             fprintf(stderr, "encoder_precision: %s: %s\n", oi_dtype_name(precisions[p]), oi_last_error());
             goto done;
         }
@@ -121,11 +130,12 @@ int main(int argc, char **argv) {
             for (int w = 0; w < 3; w++) /* warm-up */
                 step(r->exec, x, n, &y);
             for (int i = 0; i < runs; i++) {
-                double t0 = now_ms();
+                double t0 = now_ms(), c0 = cpu_ms();
                 if (step(r->exec, x, n, &y) != OI_OK) { /* the fetch waits for the device */
                     fprintf(stderr, "encoder_precision: %s\n", oi_last_error());
                     goto done;
                 }
+                r->cpu[r->count] = cpu_ms() - c0;
                 r->ms[r->count++] = now_ms() - t0;
             }
         }
@@ -134,15 +144,19 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++)
         scale = fabs((double)sets[0].out[i]) > scale ? fabs((double)sets[0].out[i]) : scale;
     printf("encoder_precision: max|y_%s| %.3g\n", oi_dtype_name(sets[0].precision), scale);
-    double base_med = 0.0, base_best = 0.0;
+    double base_med = 0.0, base_best = 0.0, base_cpu = 0.0;
     for (int p = 0; p < np; p++) {
         run_set *r = &sets[p];
         qsort(r->ms, (size_t)r->count, sizeof *r->ms, compare_ms);
-        double best = r->ms[0], med = r->ms[r->count / 2];
+        qsort(r->cpu, (size_t)r->count, sizeof *r->cpu, compare_ms);
+        double best = r->ms[0], med = r->ms[r->count / 2], cpu_med = r->cpu[r->count / 2];
         if (p == 0) {
             base_best = best;
             base_med = med;
+            base_cpu = cpu_med;
         }
+        printf("precision %-4s cpu time: median %8.3f ms  median/%s %.2f\n", oi_dtype_name(r->precision), cpu_med,
+               oi_dtype_name(sets[0].precision), cpu_med / base_cpu);
         printf("precision %-4s best %8.3f ms  median %8.3f ms  best/%s %.2f  median/%s %.2f  max|y - y_%s| %.2e  "
                "max|y - f64| %.2e\n",
                oi_dtype_name(r->precision), best, med, oi_dtype_name(sets[0].precision), best / base_best,
@@ -156,6 +170,7 @@ done:
         oi_executor_free(sets[p].exec);
         oi_simulator_free(sets[p].sim);
         free(sets[p].ms);
+        free(sets[p].cpu);
         free(sets[p].out);
     }
     oi_model_close(m);
