@@ -172,11 +172,15 @@ __attribute__((target("avx2"))) static int64_t oi__f32_to_bf16_avx2(uint16_t *d,
 /* Whether the vector paths may run: the CPU has AVX2 and F16C and
  * OPENINFER_ISA allows AVX2. */
 static bool oi__vector_convert_ok(void) {
-    if (oi__gemm_active_isa() == OI__GEMM_ISA_PORTABLE)
-        return false;
-    __builtin_cpu_init();
-    unsigned a = 0, b = 0, c = 0, d = 0; /* clang's __builtin_cpu_supports has no "f16c": CPUID.1:ECX */
-    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+    static int cpu_has = -1; /* CPUID once: it is slow, and traps in a VM */
+    int has = __atomic_load_n(&cpu_has, __ATOMIC_ACQUIRE);
+    if (has < 0) {
+        __builtin_cpu_init();
+        unsigned a = 0, b = 0, c = 0, d = 0; /* clang's __builtin_cpu_supports has no "f16c": CPUID.1:ECX */
+        has = __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+        __atomic_store_n(&cpu_has, has, __ATOMIC_RELEASE);
+    }
+    return has && oi__gemm_active_isa() != OI__GEMM_ISA_PORTABLE;
 }
 #else
 #define OI__F16C 0
