@@ -392,6 +392,13 @@ typedef struct oi_simulator_desc {
     int n_threads;     /* 0: all cores (also OpenBLAS's, on blas)   */
     bool trace;        /* record trace events (also OPENINFER_TRACE=1) */
     bool timer;        /* time every op into the trace              */
+    /* The storage type of activations (temporaries and volatile variables
+     * of dtype f32 that the model does not hold): 0 = f32 (or
+     * OPENINFER_PRECISION=f32|f16|bf16), OI_DTYPE_F16 or OI_DTYPE_BF16.
+     * Arithmetic and accumulation stay f32; every stored activation is
+     * rounded once to this type. Inputs, weights and persistent state keep
+     * their dtypes (docs/precision.md). */
+    oi_dtype precision;
 } oi_simulator_desc;
 
 oi_simulator *oi_simulator_new(const oi_model *model, oi_device device);

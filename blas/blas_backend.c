@@ -336,6 +336,7 @@ static oi_status oi__blas_run_op(void *opaque, oi_op op, const oi__attr *attrs, 
 const oi__backend oi__blas_backend = {
     "blas", oi__blas_discover, oi__blas_create, oi__blas_destroy, oi__blas_supports_op, oi__blas_run_op,
     NULL, NULL, NULL, NULL, NULL,
+    0, /* f32 only: OpenBLAS sgemm reads f32 */
 };
 
 const oi__blas_stats *oi__blas_get_stats(void *ctx) { return ctx ? &((oi__blas_context *)ctx)->stats : NULL; }

@@ -30,5 +30,7 @@ oi__env oi__env_read(void) {
                        : oi__env_is(coopmat, "nv", NULL, NULL) ? OI__ENV_COOPMAT_NV
                                                                : OI__ENV_COOPMAT_AUTO;
     e.vulkan_early_submit = !oi__env_is(getenv("OPENINFER_VULKAN_EARLY_SUBMIT"), "0", NULL, NULL);
+    const char *precision = getenv("OPENINFER_PRECISION");
+    e.precision = precision && *precision ? precision : NULL;
     return e;
 }

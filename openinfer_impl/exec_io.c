@@ -47,6 +47,8 @@ static oi_status oi__convert(oi_dtype to, void *dst, oi_dtype from, const void *
         memcpy(dst, src, (size_t)oi_dtype_nbytes(to, (uint64_t)n));
         return OI_OK;
     }
+    if (oi__convert_floats(to, dst, from, src, n)) /* f32 <-> f16/bf16: the fast rows */
+        return OI_OK;
     if (oi__dtype_is_float(to)) {
         for (int64_t i = 0; i < n; i++)
             oi__store_f64(to, dst, i, oi__load_f64(from, src, i));

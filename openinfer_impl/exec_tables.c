@@ -486,10 +486,14 @@ static oi_status oi__exec_cache(oi__ctx *c, const oi__pnode *pn) {
     const oi__node *n = pn->ir;
     oi_status st = OI_OK;
     const oi__tensor *src = NULL;
+    oi__tensor *widened = NULL; /* an f16/bf16 activation written to an f32 cache */
     if (n->kind == OI__NODE_CACHE_WRITE) {
         src = oi__value(c, pn->out);
         if (!src || oi__storage_sync_host(src->storage) != OI_OK)
             return oi__node_error(pn, OI_ERROR_RUNTIME);
+        oi_dtype logical = oi__logical_dtype(c->exec, pn->out, src);
+        if (logical != src->dtype && !(src = widened = oi__converted(c, src, logical)))
+            return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
     }
     oi__lock(c);
     switch (n->kind) {
@@ -510,5 +514,6 @@ static oi_status oi__exec_cache(oi__ctx *c, const oi__pnode *pn) {
     default: break;
     }
     oi__unlock(c);
+    oi__tensor_free(widened);
     return st == OI_OK ? OI_OK : oi__node_error(pn, st);
 }

@@ -373,6 +373,38 @@ static void oi__node_backend(const oi_simulator *sim, const oi__node *n, const o
     }
 }
 
+/* The CPU reference of an op under a reduced precision: 16-bit inputs
+ * widened to their f32 (sigs), the f32 kernel, the result rounded once into
+ * out's storage dtype (exec_precision.c). */
+static oi_status oi__op_run_widened(oi__ctx *c, const oi__pnode *pn, const oi__tensor **inputs, const oi__op_sig *sigs,
+                                    int n_in, oi__tensor *out, const oi__op_sig *sig) {
+    const oi__tensor *wide[8];
+    oi__tensor *own[8] = {NULL};
+    oi__tensor *result = out;
+    oi_status st = OI_OK;
+    for (int i = 0; i < n_in; i++) {
+        wide[i] = inputs[i];
+        if (inputs[i]->dtype != sigs[i].dtype && st == OI_OK) {
+            wide[i] = own[i] = oi__converted(c, inputs[i], sigs[i].dtype);
+            st = own[i] ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    if (st == OI_OK && out->dtype != sig->dtype) {
+        result = oi__ctx_new_tensor(c, sig->dtype, sig->ndim, sig->shape, true);
+        st = result ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+    }
+    if (st == OI_OK)
+        st = oi__op_run_cpu(pn->ir->op, pn->attrs, (size_t)arrlen(pn->attrs), wide, (size_t)n_in, result);
+    if (st == OI_OK && result != out)
+        st = oi__narrow_into(out, result);
+    if (result != out && result)
+        oi__ctx_recycle(c, result);
+    for (int i = 0; i < n_in; i++)
+        if (own[i])
+            oi__ctx_recycle(c, own[i]);
+    return st;
+}
+
 static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     oi_executor *e = c->exec;
     const oi__node *n = pn->ir;
@@ -380,6 +412,7 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     int n_in = (int)arrlen(pn->inputs);
     const oi__tensor *inputs[8];
     oi__op_sig sigs[8];
+    bool reduced = false; /* an input or the output is stored in desc.precision */
     /* in place: the output is input 0; make it ours before anything reads it */
     if (pn->inplace && !oi__value(c, pn->out))
         return oi__node_error(pn, OI_ERROR_RUNTIME);
@@ -390,7 +423,9 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
             return oi__node_error(pn, OI_ERROR_RUNTIME);
         inputs[i] = t;
         memset(&sigs[i], 0, sizeof sigs[i]);
-        sigs[i].dtype = t->dtype;
+        /* an activation stored in f16/bf16 stands for its declared f32 */
+        sigs[i].dtype = pn->input_indices[i] ? t->dtype : oi__logical_dtype(e, pn->inputs[i], t);
+        reduced |= sigs[i].dtype != t->dtype;
         sigs[i].ndim = t->ndim;
         memcpy(sigs[i].shape, t->shape, sizeof sigs[i].shape);
     }
@@ -414,6 +449,9 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
                            oi_dtype_name(sig.dtype), out_slot->name, oi_dtype_name(out_slot->dtype));
     if ((st = oi__check_runtime_dims(out_slot, sig.ndim, sig.shape, &n->src)) != OI_OK)
         return st;
+    oi__op_sig stored = sig; /* the output as stored: sig, or its f16/bf16 form */
+    stored.dtype = e->storage[pn->out];
+    reduced |= stored.dtype != sig.dtype;
     /* a layout op (reshape, transpose, slice, ...) into a temporary shares its
      * input's storage: no copy (kernels/shape.c). Writers copy on write. */
     if (!pn->inplace && n_in == 1 && out_slot->kind == OI__MEM_TEMP) {
@@ -430,13 +468,18 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     void *be_ctx = NULL;
     if (c->use_backend)
         oi__node_backend(e->sim, n, &be, &be_ctx);
-    bool on_backend = be != &oi__cpu_backend &&
-                      be->supports_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, &sig);
+    oi__op_sig stored_in[8]; /* what a device reads: the inputs' own dtypes */
+    for (int i = 0; i < n_in; i++) {
+        stored_in[i] = sigs[i];
+        stored_in[i].dtype = inputs[i]->dtype;
+    }
+    bool on_backend = be != &oi__cpu_backend && be->supports_op(be_ctx, n->op, pn->attrs, (size_t)arrlen(pn->attrs),
+                                                                stored_in, (size_t)n_in, &stored);
     /* choose the output buffer: in place, reuse the old value, or fresh (not
      * zeroed for a device, which writes it whole: its host bytes are stale) */
     oi__tensor *cur = c->values[pn->out], *out = NULL;
     bool fresh = false;
-    if (pn->inplace && cur == inputs[0] && oi__tensor_matches(cur, sig.dtype, sig.ndim, sig.shape)) {
+    if (pn->inplace && cur == inputs[0] && oi__tensor_matches(cur, stored.dtype, sig.ndim, sig.shape)) {
         out = oi__writable(c, pn->out); /* may replace (and free) cur by a private copy */
         for (int i = 0; i < n_in && out; i++)
             if (inputs[i] == cur)
@@ -444,14 +487,14 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
         if (!out)
             return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
     } else if (cur && cur->storage->refcount == 1 && !cur->storage->borrowed && cur->offset == 0 &&
-               oi__tensor_matches(cur, sig.dtype, sig.ndim, sig.shape) && oi__tensor_is_contiguous(cur)) {
+               oi__tensor_matches(cur, stored.dtype, sig.ndim, sig.shape) && oi__tensor_is_contiguous(cur)) {
         out = cur;
         for (int i = 0; i < n_in; i++)
             if (inputs[i]->storage == cur->storage)
                 out = NULL;
     }
     if (!out) {
-        out = oi__ctx_new_tensor(c, sig.dtype, sig.ndim, sig.shape, !(on_backend && be->to_host));
+        out = oi__ctx_new_tensor(c, stored.dtype, sig.ndim, sig.shape, !(on_backend && be->to_host));
         fresh = true;
         if (!out)
             return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
@@ -474,7 +517,8 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
         if (st == OI_OK)
             st = oi__storage_host_write(out->storage);
         if (st == OI_OK)
-            st = oi__op_run_cpu(n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs, (size_t)n_in, out);
+            st = reduced ? oi__op_run_widened(c, pn, inputs, sigs, n_in, out, &sig)
+                         : oi__op_run_cpu(n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs, (size_t)n_in, out);
     }
     oi__threadpool_lend(previous);
     if (st != OI_OK) {
@@ -656,6 +700,13 @@ oi_simulator *oi_simulator_new_desc(const oi_model *model, const oi_simulator_de
         oi__free(s);
         return NULL;
     }
+    if (oi__precision_resolve(&s->desc, s->backend) != OI_OK) { /* the gate: this backend, this precision */
+        if (s->backend->destroy)
+            s->backend->destroy(s->backend_ctx);
+        oi__threadpool_free(s->pool);
+        oi__free(s);
+        return NULL;
+    }
     pthread_mutex_init(&s->placed_lock, NULL);
     return s;
 }
@@ -770,7 +821,8 @@ oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph
     e->inserted = (bool *)oi__calloc(n ? n : 1, sizeof *e->inserted);
     e->fetched = (oi__fetch_buffer *)oi__calloc(n ? n : 1, sizeof *e->fetched);
     e->sig_memo = (oi__op_sig **)oi__calloc(plan->n_nodes ? (size_t)plan->n_nodes : 1, sizeof *e->sig_memo);
-    if (!e->pstates || !e->inserted || !e->fetched || !e->sig_memo || oi__ctx_init(&e->main, e) != OI_OK) {
+    if (!e->pstates || !e->inserted || !e->fetched || !e->sig_memo || oi__ctx_init(&e->main, e) != OI_OK ||
+        oi__storage_plan(e) != OI_OK) {
         oi_executor_free(e);
         return NULL;
     }
@@ -817,6 +869,7 @@ void oi_executor_free(oi_executor *e) {
     oi__free(e->inserted);
     oi__free(e->fetched);
     oi__free(e->sig_memo);
+    oi__free(e->storage);
     oi__plan_free(e->plan);
     pthread_mutex_destroy(&e->lock);
     oi__free(e);

@@ -5,6 +5,7 @@
  *   exec_trace.c      trace events, GPU times, the trace JSON
  *   exec_consumers.c  yield/await: consumer blocks on worker threads
  *   exec_io.c         insert and fetch, element conversion
+ *   exec_precision.c  activations stored in f16/bf16 (desc.precision)
  * They are parts of one translation unit (openinfer_impl.c): functions are
  * static and declared here, so the order the files are included in does
  * not matter. The plan (plan.h) is only read; everything a run changes
@@ -123,6 +124,10 @@ struct oi_executor {
      * change skips oi__op_infer. Only the one context that runs the node's
      * block touches its entry. */
     oi__op_sig **sig_memo;
+    /* Per slot: the dtype its op outputs are stored in. The slot's own
+     * dtype, except activations under a reduced precision (desc.precision:
+     * f16/bf16 for f32 temporaries and volatile variables; exec_precision.c). */
+    oi_dtype *storage;
     oi__consumer **pending;/* consumers started by the entry's yield      */
     int *pending_vars;
     pthread_mutex_t lock;  /* model reads and persistent state            */
@@ -156,6 +161,14 @@ static void oi__note_device_op(oi__ctx *c, const oi__backend *be, void *be_ctx);
 static void oi__collect_gpu_times(oi_executor *e);
 static void oi__record(oi__ctx *c, const oi__pnode *pn, uint64_t nanos, const char *taken_block, int64_t loop_start,
                        int64_t loop_end);
+
+/* ---- exec_precision.c ---- */
+static oi_status oi__precision_resolve(oi_simulator_desc *desc, const oi__backend *be);
+static oi_status oi__storage_plan(oi_executor *e);
+static oi_dtype oi__logical_dtype(const oi_executor *e, int s, const oi__tensor *t);
+static oi__tensor *oi__converted(oi__ctx *c, const oi__tensor *t, oi_dtype to);
+static bool oi__convert_floats(oi_dtype to, void *dst, oi_dtype from, const void *src, int64_t n);
+static oi_status oi__narrow_into(oi__tensor *dst, const oi__tensor *src);
 
 /* ---- exec_consumers.c ---- */
 static oi_status oi__yield_start(oi__ctx *c, const oi__pnode *pn);

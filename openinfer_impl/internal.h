@@ -44,6 +44,8 @@ typedef struct oi__env {
     bool vulkan_timestamps;   /* false with OPENINFER_VULKAN_TIMESTAMPS=0: no per-op GPU times */
     oi__env_coopmat vulkan_coopmat; /* OPENINFER_VULKAN_COOPMAT=0: no tensor-core matmul; =nv: the NV extension */
     bool vulkan_early_submit; /* false with OPENINFER_VULKAN_EARLY_SUBMIT=0: each step in one submission */
+    const char *precision;    /* OPENINFER_PRECISION=f32|f16|bf16: a simulator's activations when its desc
+                                 leaves them 0 (exec_precision.c checks the value); NULL when unset or empty */
 } oi__env;
 oi__env oi__env_read(void);
 
@@ -515,6 +517,9 @@ typedef struct oi__backend {
      * calls whose work has completed, in call order (taking empties them). */
     uint64_t (*next_seq)(void *ctx);
     size_t (*take_times)(void *ctx, oi__op_time *out, size_t max);
+    /* The activation storage dtypes (simulator precision) it runs besides
+     * f32, as 1u << dtype bits; 0: f32 only (exec_precision.c). */
+    unsigned precisions;
 } oi__backend;
 
 extern const oi__backend oi__cpu_backend;

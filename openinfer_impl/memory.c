@@ -5,10 +5,12 @@
 
 #include <ctype.h>
 
-static uint64_t oi__slot_bytes(const oi__slot *s) {
+/* `precision`: the simulator's, for activations (f32: none is narrowed). */
+static uint64_t oi__slot_bytes(const oi__slot *s, oi_dtype precision) {
     if (s->dynamic_shape)
         return 0; /* takes its shape from a cache read: counted with the cache */
-    return oi_dtype_nbytes(s->dtype, (uint64_t)oi__shape_numel(s->ndim, s->shape));
+    oi_dtype stored = precision != OI_DTYPE_F32 && oi__slot_is_activation(s) ? precision : s->dtype;
+    return oi_dtype_nbytes(stored, (uint64_t)oi__shape_numel(s->ndim, s->shape));
 }
 
 /* Does `name` fit `pattern`, where each {index} stands for one or more of
@@ -61,7 +63,7 @@ static uint64_t oi__persistent_bytes(const oi__slot *s, bool *unbounded) {
     return entries * oi_dtype_nbytes(s->dtype, (uint64_t)oi__shape_numel(s->ndim, shape));
 }
 
-static void oi__estimate_plan(const oi__plan *p, oi_memory_estimate *out) {
+static void oi__estimate_plan(const oi__plan *p, oi_dtype precision, oi_memory_estimate *out) {
     memset(out, 0, sizeof *out);
     for (ptrdiff_t i = 0; i < arrlen(p->slots); i++) {
         const oi__slot *s = &p->slots[i];
@@ -72,7 +74,7 @@ static void oi__estimate_plan(const oi__plan *p, oi_memory_estimate *out) {
         else if (s->kind == OI__MEM_PERSISTENT)
             out->persistent += oi__persistent_bytes(s, &out->unbounded);
         else
-            out->intermediates += oi__slot_bytes(s);
+            out->intermediates += oi__slot_bytes(s, precision);
     }
     out->total = out->weights + out->persistent + out->intermediates;
 }
@@ -85,7 +87,7 @@ oi_status oi_estimate_memory(const oi_model *model, const oi_graph *graph, oi_de
     oi__plan *p = oi__plan_build(graph, model);
     if (!p)
         return OI_ERROR_VALIDATION;
-    oi__estimate_plan(p, out);
+    oi__estimate_plan(p, OI_DTYPE_F32, out);
     oi__plan_free(p);
     return OI_OK;
 }
@@ -103,7 +105,7 @@ oi_status oi__check_device_memory(const oi_simulator *sim, const oi__plan *p) {
         return OI_OK;
     const oi_backend_info *dev = &infos[sim->device_index];
     oi_memory_estimate need;
-    oi__estimate_plan(p, &need);
+    oi__estimate_plan(p, sim->desc.precision, &need); /* activations at the simulator's precision */
     if (dev->free_memory == 0 || need.total <= dev->free_memory)
         return OI_OK;
     return oi__fail(OI_ERROR_OUT_OF_MEMORY,

@@ -30,6 +30,7 @@
 #include "exec_trace.c"
 #include "exec_consumers.c"
 #include "exec_io.c"
+#include "exec_precision.c"
 #include "memory.c"
 #include "backend.c"
 #include "device_query.c" /* a live device's architecture JSON */

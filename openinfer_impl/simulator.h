@@ -24,6 +24,11 @@ struct oi_simulator {
     pthread_mutex_t placed_lock; /* executors made on several threads at once */
 };
 
+/* Whether a slot holds activations, which desc.precision stores in f16/bf16:
+ * f32 temporaries and volatile variables the model does not hold
+ * (exec_precision.c). */
+bool oi__slot_is_activation(const oi__slot *sl);
+
 /* Fails with OUT_OF_MEMORY when the simulator's device has less free
  * memory than oi_estimate_memory's total for the plan (memory.c). */
 oi_status oi__check_device_memory(const oi_simulator *sim, const oi__plan *p);

@@ -428,10 +428,15 @@ static oi_status case_validate(long fail_at, oi_status *retry) {
     return s;
 }
 
+/* The simulator's precision: 0 (f32), then f16 for a second sweep of the
+ * steps (activations widened and narrowed around every op). */
+static oi_dtype sweep_precision;
+
 static oi_simulator *new_sim(void) {
     oi_simulator_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.device = OI_DEVICE_CPU;
+    desc.precision = sweep_precision;
     desc.n_threads = 2; /* a thread pool of its own: its creation is swept too */
     return oi_simulator_new_desc(shared_model, &desc);
 }
@@ -477,8 +482,9 @@ static oi_status one_step(oi_executor *e, int s, float *h_out) {
 }
 
 static bool same_h(const float *a, const float *b) {
+    float tol = sweep_precision == OI_DTYPE_F16 ? 1e-2f : 1e-4f; /* f16: a few roundings of 2^-11 */
     for (int i = 0; i < D; i++)
-        if (fabsf(a[i] - b[i]) > 1e-4f * (1.0f + fabsf(b[i])))
+        if (fabsf(a[i] - b[i]) > tol * (1.0f + fabsf(b[i])))
             return false;
     return true;
 }
@@ -642,6 +648,9 @@ int main(void) {
     sweep("validation", case_validate);
     sweep("simulator + executor", case_executor);
     sweep("steps", case_steps);
+    sweep_precision = OI_DTYPE_F16;
+    sweep("steps (precision f16)", case_steps);
+    sweep_precision = OI_DTYPE_INVALID;
     test_file_errors();
 
     oi_model_close(shared_model);

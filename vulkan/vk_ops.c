@@ -793,7 +793,8 @@ static oi_status oi__vk_plan_rownorm(const oi__vk_context *ctx, const oi__kernel
     push.vec_rows = vec_rows;
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
-    oi__vk_set_pipeline(st, OI__VK_ELTWISE, op, x->dtype, x->dtype, x->dtype, OI_DTYPE_F32);
+    oi__vk_set_pipeline(st, OI__VK_ELTWISE, op, x->dtype, n_in > 1 ? in[1].dtype : x->dtype,
+                        n_in > 2 ? in[2].dtype : x->dtype, OI_DTYPE_F32);
     st->pipeline.shader = (uint32_t)OI__VK_SHADER_ROWNORM_F;
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_IN0;
@@ -1012,7 +1013,10 @@ static oi_status oi__vk_check_plain_dtypes(const oi__vk_context *ctx, const oi__
     oi__op_mode plain;
     plain.acc = OI_DTYPE_INVALID;
     plain.out = OI_DTYPE_INVALID;
-    if (oi__op_attr_for(k, "acc") || oi__op_out_dtype(k, in[0].dtype, &plain) != out->dtype)
+    oi_dtype plain_out = oi__op_out_dtype(k, in[0].dtype, &plain);
+    /* a float result stored as another float (precision: the shaders convert) */
+    bool restored = plain_out != out->dtype && oi__dtype_is_float(plain_out) && oi__dtype_is_float(out->dtype);
+    if (oi__op_attr_for(k, "acc") || (plain_out != out->dtype && !restored))
         return oi__vk_unsupported("%s: accumulate mode (acc=)", oi_op_name(k->op));
     for (size_t i = 0; i < n_in; i++)
         if (!oi__vk_plain_dtype_ok(ctx, k, in[i].dtype))
@@ -1059,6 +1063,44 @@ static oi_status oi__vk_check_limits(const oi__vk_context *ctx, oi_op op, const 
 }
 
 /* ---- the planner ---- */
+/* Reduced precision (the simulator's f16/bf16 activations next to f32
+ * weights, or an f32 result stored in 16 bits): the op's signature with
+ * 16-bit floats read as f32. False when no input is a 16-bit float. */
+static bool oi__vk_promote_16bit(oi__op_sig *sigs, size_t n_in) {
+    bool any = false;
+    for (size_t i = 0; i < n_in; i++) {
+        if (sigs[i].dtype == OI_DTYPE_F16 || sigs[i].dtype == OI_DTYPE_BF16) {
+            sigs[i].dtype = OI_DTYPE_F32;
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* The ops whose shaders read every operand in its own dtype and convert the
+ * f32 result into the output's: they take mixed f16/bf16/f32 operands.
+ * copy.comp and gather.comp convert float data (8/16/32-bit floats) too;
+ * the other data movement declines (it runs on the CPU then). */
+static bool oi__vk_converts(oi_op op, const oi__vk_view *in, size_t n_in) {
+    bool float_data = true;
+    for (size_t i = 0; i < n_in; i++)
+        float_data = float_data && (op == OI_OP_gather && i == 1 ? true : oi__vk_dtype_ok(in[i].dtype) &&
+                                                                          oi__dtype_is_float(in[i].dtype));
+    switch (op) {
+    case OI_OP_reshape: case OI_OP_transpose: case OI_OP_squeeze: case OI_OP_unsqueeze: case OI_OP_slice:
+    case OI_OP_split: case OI_OP_expand: case OI_OP_tile: case OI_OP_concat: case OI_OP_gather:
+        return float_data;
+    case OI_OP_matmul: case OI_OP_gemm: case OI_OP_gelu: case OI_OP_softmax: case OI_OP_log_softmax:
+    case OI_OP_layer_norm: case OI_OP_rms_norm: case OI_OP_conv1d: case OI_OP_conv2d:
+        return true;
+    case OI_OP_attention: /* q, k and v share one dtype in the shader */
+        return n_in >= 3 && in[1].dtype == in[0].dtype && in[2].dtype == in[0].dtype;
+    default: break;
+    }
+    oi__shape_rule shape = oi__op_defs[op].shape;
+    return shape == OI__SHAPE_EW || shape == OI__SHAPE_REDUCE || shape == OI__SHAPE_ALL;
+}
+
 static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__attr *attrs, size_t n_attrs,
                                 const oi__vk_view *in, size_t n_in, const oi__vk_view *out, oi__vk_plan *plan) {
     memset(plan, 0, sizeof *plan);
@@ -1073,8 +1115,18 @@ static oi_status oi__vk_plan_op(const oi__vk_context *ctx, oi_op op, const oi__a
         sigs[i].ndim = in[i].ndim;
         memcpy(sigs[i].shape, in[i].shape, sizeof sigs[i].shape);
     }
-    if (oi__op_infer(op, attrs, n_attrs, sigs, n_in, out->dtype, &want) != OI_OK)
-        return OI_ERROR_VALIDATION; /* the CPU reports it */
+    bool promoted = false;
+    if (oi__op_infer(op, attrs, n_attrs, sigs, n_in, out->dtype, &want) != OI_OK) {
+        bool narrow_out = out->dtype == OI_DTYPE_F16 || out->dtype == OI_DTYPE_BF16;
+        if (!(oi__vk_promote_16bit(sigs, n_in) || narrow_out) ||
+            oi__op_infer(op, attrs, n_attrs, sigs, n_in, OI_DTYPE_F32, &want) != OI_OK)
+            return OI_ERROR_VALIDATION; /* the CPU reports it */
+        promoted = true;
+    }
+    bool restored = want.dtype != out->dtype && oi__dtype_is_float(want.dtype) && oi__dtype_is_float(out->dtype);
+    if ((promoted || restored) && !oi__vk_converts(op, in, n_in))
+        return oi__vk_unsupported("%s: no shader converts between its operands' dtypes (%s in, %s out)", oi_op_name(op),
+                                  oi_dtype_name(in[0].dtype), oi_dtype_name(out->dtype));
     if (want.ndim != out->ndim || memcmp(want.shape, out->shape, sizeof(int64_t) * (size_t)out->ndim) != 0)
         return oi__vk_unsupported("%s: the output shape is not the op's", oi_op_name(op));
     oi_status s = oi__vk_check_limits(ctx, op, in, n_in, out);

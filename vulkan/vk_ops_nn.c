@@ -403,7 +403,10 @@ static oi_status oi__vk_nn_check(const oi__kernel_args *k, const oi__vk_view *in
         return out->dtype == (op == OI_OP_top_k ? in[0].dtype : OI_DTYPE_I64)
                    ? OI_OK : oi__vk_unsupported("%s: a %s output", name, oi_dtype_name(out->dtype));
     }
-    if (!oi__vk_nn_float(in[0].dtype) || out->dtype != in[0].dtype)
+    /* attention writes f32 rows, cast into any float output (the simulator's
+     * f16/bf16 activations from f32 operands) */
+    bool converts = op == OI_OP_attention && oi__vk_nn_float(out->dtype);
+    if (!oi__vk_nn_float(in[0].dtype) || (out->dtype != in[0].dtype && !converts))
         return oi__vk_unsupported("%s: no shader for %s", name, oi_dtype_name(in[0].dtype));
     bool same_dtypes = op == OI_OP_batch_norm || op == OI_OP_group_norm || op == OI_OP_attention;
     for (size_t i = 1; i < n_in && same_dtypes; i++) /* attention's bool mask is allowed */

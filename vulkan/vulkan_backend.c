@@ -181,6 +181,7 @@ static oi_status oi__vk_locked_flush(void *opaque) {
 const oi__backend oi__vulkan_backend = {
     "vulkan", oi__vk_discover, oi__vk_create, oi__vk_destroy, oi__vk_supports_op, oi__vk_locked_run_op,
     oi__vk_locked_to_host, oi__vk_locked_release, oi__vk_locked_flush, oi__vulkan_next_seq, oi__vulkan_take_times,
+    (1u << OI_DTYPE_F16) | (1u << OI_DTYPE_BF16), /* the shaders read and write 16-bit words of f32 arithmetic */
 };
 
 /* ---- internal getters (tests, traces) ---- */

@@ -50,6 +50,14 @@ int source(uint e) {
     return at;
 }
 
+// A float element into the output's float dtype (the simulator's f16/bf16
+// activations next to f32 data); other elements move as bits. The
+// condition is made of specialization constants: it folds away.
+uint convert(uint bits) {
+    if (A_DT != D_DT && dt_is_float(A_DT) && dt_is_float(D_DT)) return float_to_bits(D_DT, bits_to_float(A_DT, bits));
+    return bits;
+}
+
 void main() {
     uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
     if (dt_bits(D_DT) == 64u) {
@@ -70,7 +78,7 @@ void main() {
         uint i = first + lane;
         int from = (i < pc.d_offset || i >= end) ? -1 : source(i - pc.d_offset);
         if (from < 0) { keep |= lane_mask; continue; }
-        word |= (load_a(A_DT, uint(from)) << (lane * lane_bits)) & lane_mask;
+        word |= (convert(load_a(A_DT, uint(from))) << (lane * lane_bits)) & lane_mask;
     }
     if (keep != 0xFFFFFFFFu) store_d(D_DT, w, word, keep);
 }

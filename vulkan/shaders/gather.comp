@@ -66,9 +66,13 @@ int source(uint e) {
     return pos < 0 ? -1 : int(ia + uint(pos) * pc.axis_stride);
 }
 
+// A float element into the output's float dtype (the simulator's f16/bf16
+// activations, e.g. an f32 embedding table read into f16); else the bits.
 uint element(uint e) {
     int from = source(e);
-    return from < 0 ? 0u : load_a(A_DT, uint(from));
+    uint bits = from < 0 ? 0u : load_a(A_DT, uint(from));
+    if (A_DT != D_DT && dt_is_float(A_DT) && dt_is_float(D_DT)) return float_to_bits(D_DT, bits_to_float(A_DT, bits));
+    return bits;
 }
 
 void main() {

@@ -15,6 +15,8 @@
 layout(local_size_x = 128) in;
 layout(constant_id = 0) const uint OP = 0u;
 layout(constant_id = 1) const uint A_DT = DT_F32;
+layout(constant_id = 2) const uint S_DT = DT_F32; // scale: x's dtype, or f32 next to 16-bit x (precision)
+layout(constant_id = 3) const uint C_DT = DT_F32; // bias
 
 layout(binding = 0) readonly buffer BufA { uint a_buf[]; };  // x
 layout(binding = 1) readonly buffer BufB { uint s_buf[]; };  // scale (norms)
@@ -200,8 +202,8 @@ void main() {
     float inv = inversesqrt(combine(sq, false) / float(n) + pc.eps);
     for (uint r = lid; r < n; r += WG) {
         row_element(base, r, ix, is, ib);
-        float y = (x_at(ix) - mean) * inv * bits_to_float(A_DT, load_s(A_DT, is));
-        if (pc.has_bias != 0u) y += bits_to_float(A_DT, load_b(A_DT, ib));
+        float y = (x_at(ix) - mean) * inv * bits_to_float(S_DT, load_s(S_DT, is));
+        if (pc.has_bias != 0u) y += bits_to_float(C_DT, load_b(C_DT, ib));
         d_buf[out_base + r] = floatBitsToUint(y);
     }
 }
