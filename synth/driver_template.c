@@ -19,8 +19,8 @@ typedef struct input {
 } input;
 
 static int usage(const char *argv0) {
-    fprintf(stderr, "usage: %s MODEL.oinf [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out OUTDIR]\n",
-            argv0);
+    fprintf(stderr, "usage: %s MODEL.oinf [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out OUTDIR] "
+            "[--threads N]\n", argv0);
     return 2;
 }
 
@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
     const char *out_dir = ".";
     input inputs[64];
     const char *fetches[64];
-    int n_inputs = 0, n_fetches = 0, rc = 0;
+    int n_inputs = 0, n_fetches = 0, rc = 0, threads = 0; /* 0: OPENINFER_THREADS, else every core */
     for (int i = 2; i < argc && rc == 0; i++) {
         const char *arg = argv[i];
         if (i + 1 >= argc)
@@ -105,11 +105,17 @@ int main(int argc, char **argv) {
             fetches[n_fetches++] = argv[++i];
         } else if (strcmp(arg, "--out") == 0) {
             out_dir = argv[++i];
+        } else if (strcmp(arg, "--threads") == 0) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end || n < 1 || n > 1024)
+                return usage(argv[0]);
+            threads = (int)n;
         } else {
             return usage(argv[0]);
         }
     }
-    g_ctx *ctx = rc == 0 ? G_OPEN(argv[1]) : NULL;
+    g_ctx *ctx = rc == 0 ? G_OPEN(argv[1], threads) : NULL;
     if (rc == 0 && !ctx) {
         fprintf(stderr, "%s\n", G_ERROR());
         rc = 1;

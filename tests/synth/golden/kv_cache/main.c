@@ -18,10 +18,14 @@
 #include <sys/types.h>
 
 typedef kv_decode_ctx g_ctx;
-#define G_OPEN kv_decode_open
 #define G_STEP kv_decode_step
 #define G_CLOSE kv_decode_close
 #define G_ERROR kv_decode_last_error
+
+static g_ctx *G_OPEN(const char *path, int threads) {
+    kv_decode_options options = {threads};
+    return kv_decode_open_with(path, &options);
+}
 
 typedef int (*setter)(kv_decode_ctx *, const void *, size_t);
 typedef const void *(*getter)(const kv_decode_ctx *, size_t *);
@@ -80,8 +84,8 @@ typedef struct input {
 } input;
 
 static int usage(const char *argv0) {
-    fprintf(stderr, "usage: %s MODEL.oinf [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out OUTDIR]\n",
-            argv0);
+    fprintf(stderr, "usage: %s MODEL.oinf [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out OUTDIR] "
+            "[--threads N]\n", argv0);
     return 2;
 }
 
@@ -149,7 +153,7 @@ int main(int argc, char **argv) {
     const char *out_dir = ".";
     input inputs[64];
     const char *fetches[64];
-    int n_inputs = 0, n_fetches = 0, rc = 0;
+    int n_inputs = 0, n_fetches = 0, rc = 0, threads = 0; /* 0: OPENINFER_THREADS, else every core */
     for (int i = 2; i < argc && rc == 0; i++) {
         const char *arg = argv[i];
         if (i + 1 >= argc)
@@ -166,11 +170,17 @@ int main(int argc, char **argv) {
             fetches[n_fetches++] = argv[++i];
         } else if (strcmp(arg, "--out") == 0) {
             out_dir = argv[++i];
+        } else if (strcmp(arg, "--threads") == 0) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end || n < 1 || n > 1024)
+                return usage(argv[0]);
+            threads = (int)n;
         } else {
             return usage(argv[0]);
         }
     }
-    g_ctx *ctx = rc == 0 ? G_OPEN(argv[1]) : NULL;
+    g_ctx *ctx = rc == 0 ? G_OPEN(argv[1], threads) : NULL;
     if (rc == 0 && !ctx) {
         fprintf(stderr, "%s\n", G_ERROR());
         rc = 1;
