@@ -473,6 +473,31 @@ static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         oi__buf_printf(b, "            %s = oi__gelu_erf_f32(%s);\n", at, at);
 }
 
+/* gemm on the micro-kernels: the bias row added in f32 and the activation
+ * applied to a row of the tile at once, before the per-element epilogue;
+ * gelu through vexp.h's vector form where the ISA has it (the simulator's
+ * own), else math.c's oi__gelu_erf_f32. `cols` columns from column c0. */
+static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm, const char *c0,
+                                 const char *cols) {
+    if (mm->ir->op != OI_OP_gemm)
+        return;
+    if (arrlen(mm->inputs) > 2) {
+        oi__buf_printf(b, "        for (size_t j = 0; j < %s; j++)\n            acc[j] = acc[j] + ", cols);
+        oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
+        oi__buf_printf(b, "[%s + j];\n", c0);
+    }
+    const char *act = NULL;
+    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
+        if (strcmp(mm->attrs[i].name, "activation") == 0)
+            act = mm->attrs[i].s;
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_printf(b, "        for (size_t j = 0; j < %s; j++)\n            acc[j] = acc[j] < 0.0f ? 0.0f : acc[j];\n", cols);
+    else if (act && strcmp(act, "gelu") == 0)
+        oi__buf_printf(b, "        if (mk->vmap)\n            mk->vmap(OI__VEXP_GELU_ERF, acc, acc, (int64_t)(%s));\n"
+                          "        else\n            for (size_t j = 0; j < %s; j++)\n"
+                          "                acc[j] = oi__gelu_erf_f32(acc[j]);\n", cols, cols);
+}
+
 /* One row of C at a time in `acc`, then the epilogue over that row while
  * it is in cache: C[r, :] never round-trips through memory unless read
  * later. Row r of A is consumed before the epilogue may write it. A split
@@ -502,6 +527,7 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_printf(b, ", (int64_t)c0, (int64_t)(c1 - c0), tile, %lld);\n", TC);
         oi__buf_printf(b, "        for (%s r = rb; r < rb + rows; r++) {\n", it);
         oi__buf_printf(b, "        float *acc = tile + (r - rb) * %lld;\n", TC);
+        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0");
         oi__buf_printf(b, "        for (%s j = c0; j < c1; j++) {\n", it);
         at = "acc[j - c0]";
     } else if (k->packed) { /* blocks of mr rows through oi_gemm_rows, then the epilogue per row */
@@ -524,6 +550,9 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__sy_param_name(b, bm);
         oi__buf_printf(b, ", tile);\n        for (%s r = r0; r < r0 + rows; r++) {\n", it);
         oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", N);
+        char n_text[32];
+        snprintf(n_text, sizeof n_text, "%lld", N);
+        oi__sy_gemm_row_tail(b, s, mm, "0", n_text);
     } else if (oi__sy_kernel_driver(s, k) >= 0)
         oi__buf_printf(b, "    for (%s r = 0; r < (size_t)n0; r++) {\n", it);
     else
@@ -545,7 +574,8 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_puts(b, "            /* ");
     oi__sy_render_stmt(b, mm);
     oi__buf_puts(b, " */\n");
-    oi__sy_gemm_tail(b, s, mm, at);
+    if (!k->packed)
+        oi__sy_gemm_tail(b, s, mm, at);
     oi__buf_printf(b, "            %s v0 = (%s)%s;\n", lang->compute_float, lang->compute_float, at);
     bool last = true;
     for (int m = 1; m < (int)arrlen(k->nodes); m++)
@@ -595,12 +625,22 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         " * a[r * lda + p]), no packing of full row blocks; NULL: A is packed. */\n"
         "typedef void (*oi_micro_rows_fn)(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,\n"
         "                                 float alpha, float beta, const float *bias);\n"
-        "typedef struct oi_micro { int mr, nr; oi_micro_fn fn; oi_micro_rows_fn rows_fn; } oi_micro;\n"
+        "/* vmap, vmax, vsum: vexp.h's loops on the same ISA (NULL: the scalar loops):\n"
+        " * y = op(x); the largest of x; the sum of e^(x - shift) with y = e^(x - shift). */\n"
+        "typedef struct oi_micro {\n"
+        "    int mr, nr;\n"
+        "    oi_micro_fn fn;\n"
+        "    oi_micro_rows_fn rows_fn;\n"
+        "    void (*vmap)(oi__vexp_op op, const float *x, float *y, int64_t n);\n"
+        "    float (*vmax)(const float *x, int64_t n);\n"
+        "    double (*vsum)(const float *x, float *y, int64_t n, float shift, bool diff);\n"
+        "} oi_micro;\n"
         "static const oi_micro oi_micros[] = {\n"
-        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL},\n"
+        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL},\n"
         "#if OI__GEMM_X86\n"
-        "    {6, 16, oi__gemm_f32_kernel_avx2, NULL},\n"
-        "    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512},\n"
+        "    {6, 16, oi__gemm_f32_kernel_avx2, NULL, oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2},\n"
+        "    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, oi__vexp_map_avx512, oi__vexp_max_avx512,\n"
+        "     oi__vexp_sum_avx512},\n"
         "#endif\n"
         "};\n\n"
         "static const oi_micro *oi_micro_select(void) {\n"
@@ -973,11 +1013,15 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
                    D, D, T, T, T);
     oi__buf_printf(b, "            for (%s r = 0; r < rows; r++) {\n                float *p_row = scores + r * %lld;\n", it, T);
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = scale * p_row[t];\n", it, T);
-    oi__buf_puts(b, "                float m = p_row[0];\n");
-    oi__buf_printf(b, "                for (%s t = 1; t < %lld; t++)\n                    m = p_row[t] > m ? p_row[t] : m;\n", it, T);
-    oi__buf_printf(b, "                double sum = 0.0;\n                for (%s t = 0; t < %lld; t++) {\n", it, T);
-    oi__buf_printf(b, "                    p_row[t] = %s(p_row[t] - m);\n", lang->exp_fn);
-    oi__buf_puts(b, "                    sum = OI_S_sum_step(sum, (double)p_row[t]);\n                }\n");
+    oi__buf_puts(b, "                float m = p_row[0];\n                double sum = 0.0;\n");
+    oi__buf_printf(b, "                if (mk->vsum) { /* vexp.h's loops, as nn.c's softmax */\n"
+                      "                    m = mk->vmax(p_row, %lld);\n"
+                      "                    sum = mk->vsum(p_row, p_row, %lld, m, false);\n"
+                      "                } else {\n", T, T);
+    oi__buf_printf(b, "                    for (%s t = 1; t < %lld; t++)\n                        m = p_row[t] > m ? p_row[t] : m;\n", it, T);
+    oi__buf_printf(b, "                    for (%s t = 0; t < %lld; t++) {\n", it, T);
+    oi__buf_printf(b, "                        p_row[t] = %s(p_row[t] - m);\n", lang->exp_fn);
+    oi__buf_puts(b, "                        sum = OI_S_sum_step(sum, (double)p_row[t]);\n                    }\n                }\n");
     oi__buf_puts(b, "                const float inv = (float)(1.0 / sum);\n");
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = p_row[t] * inv;\n            }\n", it, T);
     oi__buf_printf(b, "            oi_gemm_packed(mk, scores, %lld, (int64_t)rows, %lld, %lld, vp, 0, %lld, ", T, T, Dv, Dv);
