@@ -503,7 +503,7 @@ static char *oi__sy_driver(const oi_plan *p) {
     oi__buf_puts(&b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
     oi__buf_printf(&b, "#include \"%s.h\"\n#define OI_NPY_STATIC\n#define OI_NPY_IMPLEMENTATION\n#include \"npy.h\"\n\n", N);
     oi__buf_puts(&b, "#include <errno.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
-                     "#include <sys/stat.h>\n#include <sys/types.h>\n\n");
+                     "#include <sys/stat.h>\n#include <sys/types.h>\n#include <time.h>\n\n");
     oi__buf_printf(&b, "typedef %s_ctx g_ctx;\n#define G_STEP %s_step\n#define G_CLOSE %s_close\n"
                        "#define G_ERROR %s_last_error\n\n", N, N, N, N);
     oi__buf_printf(&b, "static g_ctx *G_OPEN(const char *path, int threads) {\n    %s_options options = {threads};\n"

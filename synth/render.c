@@ -517,16 +517,15 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
                        it, RT, TC);
         oi__buf_printf(b, "    const %s r1 = r0 + %lld < %lld ? r0 + %lld : %lld, c1 = c0 + %lld < %lld ? c0 + %lld : %lld;\n",
                        it, TR, M, TR, M, TC, N, TC, N);
-        oi__buf_printf(b, "    float tile[12 * %lld];\n", TC);
-        oi__buf_printf(b, "    for (%s rb = r0; rb < r1; rb += (size_t)mk->mr) {\n", it);
-        oi__buf_printf(b, "        const %s rows = r1 - rb < (size_t)mk->mr ? r1 - rb : (size_t)mk->mr;\n", it);
-        oi__buf_puts(b, "        oi_gemm_packed(mk, ");
+        oi__buf_printf(b, "    float tile[%lld * %lld];\n", TR, TC);
+        oi__buf_puts(b, "    oi_gemm_packed(mk, ");
         oi__sy_param_name(b, a);
-        oi__buf_printf(b, " + rb * %lld, %lld, (int64_t)rows, %lld, %lld, ", K, K, K, N);
+        oi__buf_printf(b, " + r0 * %lld, %lld, (int64_t)(r1 - r0), %lld, %lld, ", K, K, K, N);
         oi__sy_param_name(b, bm);
         oi__buf_printf(b, ", (int64_t)c0, (int64_t)(c1 - c0), tile, %lld);\n", TC);
-        oi__buf_printf(b, "        for (%s r = rb; r < rb + rows; r++) {\n", it);
-        oi__buf_printf(b, "        float *acc = tile + (r - rb) * %lld;\n", TC);
+        oi__buf_puts(b, "    {\n");
+        oi__buf_printf(b, "        for (%s r = r0; r < r1; r++) {\n", it);
+        oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", TC);
         oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0");
         oi__buf_printf(b, "        for (%s j = c0; j < c1; j++) {\n", it);
         at = "acc[j - c0]";
@@ -617,7 +616,12 @@ static bool oi__sy_uses_prepacked(const oi__sy_schedule *s) {
  * chosen at run time as the simulator chooses it, OPENINFER_ISA
  * (portable, avx2) capping it; -DOI_GEMM_AVX2_ONLY caps it at build time. */
 static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
-    oi__buf_printf(b, "#define OI_GEMM_KC %lld /* k steps per packed block: gemm.c's kc */\n\n", (long long)s->gemm_kc);
+    int64_t rows = 12; /* the most rows one oi_gemm_packed call takes: a matmul task's */
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        if (s->kernels[k].b_prepacked && s->kernels[k].task_rows > rows)
+            rows = s->kernels[k].task_rows;
+    oi__buf_printf(b, "#define OI_GEMM_KC %lld /* k steps per packed block: gemm.c's kc */\n", (long long)s->gemm_kc);
+    oi__buf_printf(b, "#define OI_GEMM_ROWS %lld /* rows of A per oi_gemm_packed call, at most */\n\n", (long long)rows);
     oi__buf_puts(b,
         "typedef void (*oi_micro_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,\n"
         "                            float beta, const float *bias);\n"
@@ -718,44 +722,50 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "}\n\n"
         "/* c[rows x cols] (row stride ldc) = a[rows x k] (row stride lda) times\n"
         " * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b;\n"
-        " * rows <= mr, j0 a multiple of nr. */\n"
+        " * rows <= OI_GEMM_ROWS, j0 a multiple of nr. Per block of kc steps, per\n"
+        " * panel of nr columns (it stays in L1), every block of mr rows: A's\n"
+        " * full row blocks read in place where the ISA can, else packed once per\n"
+        " * kc block. */\n"
         "static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int64_t rows, int64_t k, int64_t n,\n"
         "                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc) {\n"
-        "    float a_raw[OI_GEMM_KC * 12 + 16], e_raw[12 * 32 + 16];\n"
+        "    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16];\n"
         "    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw);\n"
         "    const int mr = mk->mr, nr = mk->nr;\n"
         "    const int64_t n_pad = (n + nr - 1) / nr * nr;\n"
+        "    const int in_place = mk->rows_fn && cols % nr == 0; /* no edge column: A is read where it is */\n"
         "    for (int64_t p0 = 0; p0 < k; p0 += OI_GEMM_KC) {\n"
         "        const int64_t kc = k - p0 < OI_GEMM_KC ? k - p0 : OI_GEMM_KC;\n"
         "        const float beta = p0 ? 1.0f : 0.0f;\n"
-        "        const int in_place = rows == mr && mk->rows_fn; /* A read where it is */\n"
-        "        if (!in_place)\n"
+        "        for (int64_t rb = 0; rb < rows; rb += mr) {\n"
+        "            const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
+        "            if (in_place && h == mr)\n"
+        "                continue;\n"
         "            for (int64_t p = 0; p < kc; p++)\n"
         "                for (int i = 0; i < mr; i++)\n"
-        "                    ap[p * mr + i] = i < rows ? a[i * lda + p0 + p] : 0.0f;\n"
+        "                    ap[rb * kc + p * mr + i] = i < h ? a[(rb + i) * lda + p0 + p] : 0.0f;\n"
+        "        }\n"
         "        const float *block = bp + p0 * n_pad;\n"
         "        for (int64_t j = 0; j < cols; j += nr) {\n"
         "            const int64_t w = cols - j < nr ? cols - j : nr;\n"
         "            const float *panel = block + (j0 + j) * kc;\n"
-        "            if (in_place && w == nr) {\n"
-        "                mk->rows_fn(kc, a + p0, lda, panel, c + j, ldc, 1.0f, beta, NULL);\n"
-        "                continue;\n"
+        "            for (int64_t rb = 0; rb < rows; rb += mr) {\n"
+        "                const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
+        "                float *cb = c + rb * ldc + j;\n"
+        "                if (h == mr && w == nr) {\n"
+        "                    if (in_place)\n"
+        "                        mk->rows_fn(kc, a + rb * lda + p0, lda, panel, cb, ldc, 1.0f, beta, NULL);\n"
+        "                    else\n"
+        "                        mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, NULL);\n"
+        "                    continue;\n"
+        "                }\n"
+        "                for (int i = 0; i < mr; i++)\n"
+        "                    for (int q = 0; q < nr; q++)\n"
+        "                        edge[i * nr + q] = p0 && i < h && q < w ? cb[i * ldc + q] : 0.0f;\n"
+        "                mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);\n"
+        "                for (int64_t i = 0; i < h; i++)\n"
+        "                    for (int64_t q = 0; q < w; q++)\n"
+        "                        cb[i * ldc + q] = edge[i * nr + q];\n"
         "            }\n"
-        "            if (in_place) /* an edge column block: this once, pack A after all */\n"
-        "                for (int64_t p = 0; p < kc; p++)\n"
-        "                    for (int i = 0; i < mr; i++)\n"
-        "                        ap[p * mr + i] = a[i * lda + p0 + p];\n"
-        "            if (rows == mr && w == nr) {\n"
-        "                mk->fn(kc, ap, panel, c + j, ldc, 1.0f, beta, NULL);\n"
-        "                continue;\n"
-        "            }\n"
-        "            for (int i = 0; i < mr; i++)\n"
-        "                for (int q = 0; q < nr; q++)\n"
-        "                    edge[i * nr + q] = p0 && i < rows && q < w ? c[i * ldc + j + q] : 0.0f;\n"
-        "            mk->fn(kc, ap, panel, edge, nr, 1.0f, beta, NULL);\n"
-        "            for (int64_t i = 0; i < rows; i++)\n"
-        "                for (int64_t q = 0; q < w; q++)\n"
-        "                    c[i * ldc + j + q] = edge[i * nr + q];\n"
         "        }\n"
         "    }\n"
         "}\n\n");
@@ -931,7 +941,8 @@ static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const 
 }
 
 /* layer_norm over the last axis, as nn.c's row: the mean and the variance
- * about it summed in double, inv = 1 / sqrt(var + eps) rounded to f32,
+ * about it summed in double (in eight interleaved partial sums when the row
+ * is a multiple of 8 long, so that the loop vectorizes), inv = 1 / sqrt(var + eps) rounded to f32,
  * then (x - mean) * inv * scale + bias in f32 (nn.c's vector path sums in
  * f32 chunks and fuses the last multiply-add: bounded, not bit-exact). */
 static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
@@ -949,10 +960,22 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_printf(b, " + r * %lld;\n        float *yr = ", n);
     oi__sy_param_name(b, out);
     oi__buf_printf(b, " + r * %lld;\n        double sum = 0.0, sq = 0.0;\n", n);
-    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            sum += (double)xr[j];\n", it, n);
-    oi__buf_printf(b, "        const float mean = (float)(sum / %lld.0);\n", n);
-    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, n);
-    oi__buf_puts(b, "            const float d = xr[j] - mean;\n            sq += (double)(d * d);\n        }\n");
+    if (n % 8 == 0) { /* eight partial sums, which the compiler keeps in one vector */
+        oi__buf_puts(b, "        double s8[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, q8[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n");
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j += 8)\n            for (int l = 0; l < 8; l++)\n"
+                          "                s8[l] += (double)xr[j + (size_t)l];\n", it, n);
+        oi__buf_puts(b, "        sum = ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));\n");
+        oi__buf_printf(b, "        const float mean = (float)(sum / %lld.0);\n", n);
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j += 8)\n            for (int l = 0; l < 8; l++) {\n"
+                          "                const float d = xr[j + (size_t)l] - mean;\n                q8[l] += (double)(d * d);\n"
+                          "            }\n", it, n);
+        oi__buf_puts(b, "        sq = ((q8[0] + q8[1]) + (q8[2] + q8[3])) + ((q8[4] + q8[5]) + (q8[6] + q8[7]));\n");
+    } else {
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            sum += (double)xr[j];\n", it, n);
+        oi__buf_printf(b, "        const float mean = (float)(sum / %lld.0);\n", n);
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, n);
+        oi__buf_puts(b, "            const float d = xr[j] - mean;\n            sq += (double)(d * d);\n        }\n");
+    }
     oi__buf_printf(b, "        const float inv = (float)(1.0 / sqrt(sq / %lld.0 + ", n);
     oi__sy_double(b, oi__sy_param_f(pn, "epsilon"));
     oi__buf_printf(b, "));\n        for (%s j = 0; j < %lld; j++)\n            yr[j] = (xr[j] - mean) * inv", it, n);

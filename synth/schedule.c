@@ -1229,7 +1229,12 @@ static void oi__sy_estimate(oi__sy_schedule *s) {
  * of 12 (every ISA's mr divides it), column blocks of 32 (every nr does),
  * so tasks never split a register tile. */
 #define OI__SY_TASK_ELEMENTS 16384 /* elements per task of a row or elementwise kernel */
-#define OI__SY_TASK_MACS (1 << 20)  /* multiply-adds per matmul task, about */
+#define OI__SY_TASK_MACS (1 << 22)  /* multiply-adds per matmul task, about */
+/* Rows of a matmul task: at least 48, so that each B panel (kc x nr, in
+ * L1) serves 4+ register tiles; at most OI__SY_TASK_ROWS_MAX (A's packed
+ * block of a task, kc x rows floats, is on the stack). */
+#define OI__SY_TASK_ROWS_MIN 48
+#define OI__SY_TASK_ROWS_MAX 144
 
 static int64_t oi__sy_ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
@@ -1256,7 +1261,8 @@ static void oi__sy_split_matmul(oi__sy_schedule *s, oi__sy_kernel *k) {
     if (k->b_prepacked && n > 128) /* column blocks read their panels straight from the packed B */
         k->task_cols = 128;
     int64_t rows = OI__SY_TASK_MACS / (kk * k->task_cols > 0 ? kk * k->task_cols : 1);
-    rows = rows < 12 ? 12 : rows / 12 * 12;
+    rows = rows < OI__SY_TASK_ROWS_MIN ? OI__SY_TASK_ROWS_MIN : rows > OI__SY_TASK_ROWS_MAX ? OI__SY_TASK_ROWS_MAX
+                                                                                            : rows / 12 * 12;
     k->task_rows = rows > m ? oi__sy_ceil_div(m, 12) * 12 : rows;
     k->tasks = (int)(oi__sy_ceil_div(m, k->task_rows) * oi__sy_ceil_div(n, k->task_cols));
 }
