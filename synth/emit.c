@@ -597,8 +597,10 @@ char *oi_plan_to_json(const oi_plan *p) {
     oi__buf_printf(&b, "},\n  \"arena_bytes\": %llu,\n  \"peak_live_bytes\": %llu,\n  \"state_bytes\": %llu,\n",
                    (unsigned long long)s->arena_bytes, (unsigned long long)s->peak_bytes,
                    (unsigned long long)s->state_bytes);
-    oi__buf_printf(&b, "  \"packed_bytes\": %llu,\n  \"gemm_kc\": %lld,\n  \"threaded\": %s,\n",
-                   (unsigned long long)s->packed_bytes, (long long)s->gemm_kc, s->threaded ? "true" : "false");
+    oi__buf_printf(&b, "  \"packed_bytes\": %llu,\n  \"gemm_kc\": %lld,\n  \"task_cols\": %lld,\n"
+                       "  \"tiles_from\": \"%s\",\n  \"threaded\": %s,\n",
+                   (unsigned long long)s->packed_bytes, (long long)s->gemm_kc, (long long)s->task_cols,
+                   s->tiles_from_device ? "device JSON caches" : "gemm.c defaults", s->threaded ? "true" : "false");
     oi__buf_printf(&b, "  \"positions\": %d,\n  \"kernels\": [", s->n_positions);
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         const oi__sy_kernel *kr = &s->kernels[k];

@@ -1258,8 +1258,8 @@ static void oi__sy_split_matmul(oi__sy_schedule *s, oi__sy_kernel *k) {
     int64_t m = c->shape[0], n = c->shape[1], kk = a->shape[1];
     k->b_prepacked = oi__sy_can_prepack(s, k);
     k->task_cols = n;
-    if (k->b_prepacked && n > 128) /* column blocks read their panels straight from the packed B */
-        k->task_cols = 128;
+    if (k->b_prepacked && n > s->task_cols) /* column blocks read their panels straight from the packed B */
+        k->task_cols = s->task_cols;
     int64_t rows = OI__SY_TASK_MACS / (kk * k->task_cols > 0 ? kk * k->task_cols : 1);
     rows = rows < OI__SY_TASK_ROWS_MIN ? OI__SY_TASK_ROWS_MIN : rows > OI__SY_TASK_ROWS_MAX ? OI__SY_TASK_ROWS_MAX
                                                                                             : rows / 12 * 12;
@@ -1313,8 +1313,27 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
 
 /* Every packed B in ctx->packed, each entry 64-byte aligned and sized for
  * the widest panel (nr = 32; narrower ISAs pad less). */
+/* The gemm's tiles: gemm.c's kc (256 on every ISA) and 128 columns per
+ * task, unless the device JSON gives the caches: then kc is what keeps one
+ * B panel (kc x 32 floats) in half of L1, and a task's columns what keeps
+ * its B block (kc x columns) in half of L2, at most 128. */
+static void oi__sy_plan_tiles(oi__sy_schedule *s) {
+    s->gemm_kc = 256;
+    s->task_cols = 128;
+    uint64_t l1 = s->options.l1d_bytes, l2 = s->options.l2_bytes;
+    if (l1) {
+        int64_t kc = (int64_t)(l1 / 2 / (32 * sizeof(float))) / 16 * 16;
+        s->gemm_kc = kc < 64 ? 64 : kc > 512 ? 512 : kc;
+    }
+    if (l2) {
+        int64_t cols = (int64_t)(l2 / 2 / ((uint64_t)s->gemm_kc * sizeof(float))) / 32 * 32;
+        s->task_cols = cols < 32 ? 32 : cols > 128 ? 128 : cols;
+    }
+    s->tiles_from_device = l1 || l2;
+}
+
 static void oi__sy_plan_packing(oi__sy_schedule *s) {
-    s->gemm_kc = 256; /* gemm.c's kc on every ISA */
+    oi__sy_plan_tiles(s);
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         oi__sy_kernel *kr = &s->kernels[k];
         oi__sy_plan_tasks(s, kr);

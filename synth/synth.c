@@ -35,7 +35,7 @@ oi_synthesizer *oi_synthesizer_new(oi_device device) {
 /* The device JSON (openinfer_impl/device_arch.h checks every field and
  * names the JSON path of what is wrong). Read today: device.api ("c"),
  * preferences.prefer_fusion and max_kernel_ops (fusion), memory.global_bytes
- * (the plan must fit). */
+ * (the plan must fit), memory.l1d_bytes and l2_bytes (the gemm's tiles). */
 oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
     if (!device_json) {
         oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_synthesizer_from_arch_json: no JSON text");
@@ -50,8 +50,11 @@ oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
     } else if (st == OI_OK) {
         int max_ops = arch.preferences.prefer_fusion ? (int)arch.preferences.max_kernel_ops : 1;
         s = oi__sy_new(OI_DEVICE_CPU, max_ops);
-        if (s)
+        if (s) {
             s->global_bytes = arch.memory.global_bytes;
+            s->options.l1d_bytes = arch.memory.l1d_bytes; /* the gemm's kc and task columns */
+            s->options.l2_bytes = arch.memory.l2_bytes;
+        }
     }
     oi__device_arch_free(&arch);
     return s;

@@ -108,6 +108,9 @@ typedef struct oi__sy_buffer {
 
 typedef struct oi__sy_options {
     int max_kernel_ops; /* ops fused into one kernel at most (>= 1) */
+    /* the device JSON's memory.l1d_bytes and l2_bytes (0: not given; the
+     * gemm keeps gemm.c's kc and the default task columns) */
+    uint64_t l1d_bytes, l2_bytes;
 } oi__sy_options;
 
 typedef struct oi__sy_schedule {
@@ -122,6 +125,8 @@ typedef struct oi__sy_schedule {
     bool threaded;          /* some kernel has tasks: the folder gets oi_runtime.h */
     bool vexp;              /* some kernel takes e^x on vectors (oi_gemm.h's vexp) */
     int64_t gemm_kc;        /* k steps per packed block (gemm.c's kc)         */
+    int64_t task_cols;      /* columns of a matmul task over a packed B, at most */
+    bool tiles_from_device; /* gemm_kc and task_cols come from the device JSON's caches */
     uint64_t packed_bytes;  /* the weights packed at open (NAME_PACKED_BYTES) */
     uint64_t arena_bytes, peak_bytes, state_bytes;
 } oi__sy_schedule;
