@@ -257,6 +257,14 @@ static void oi_pack_b(const oi_micro *mk, const float *b, int64_t v_stride, int6
     }
 }
 
+/* h rows of A (row stride lda), kc steps, as one mr-row micro-panel:
+ * step p's values side by side, rows past h zero. */
+static inline void oi_pack_a(const float *a, int64_t lda, int64_t h, int64_t kc, int mr, float *dst) {
+    for (int64_t p = 0; p < kc; p++)
+        for (int i = 0; i < mr; i++)
+            dst[p * mr + i] = i < h ? a[i * lda + p] : 0.0f;
+}
+
 /* c[rows x cols] (row stride ldc) = a[rows x k] (row stride lda) times
  * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b;
  * rows <= OI_GEMM_ROWS, j0 a multiple of nr. Per block of kc steps, per
@@ -277,9 +285,16 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
             const int64_t h = rows - rb < mr ? rows - rb : mr;
             if (in_place && h == mr)
                 continue;
-            for (int64_t p = 0; p < kc; p++)
-                for (int i = 0; i < mr; i++)
-                    ap[rb * kc + p * mr + i] = i < h ? a[(rb + i) * lda + p0 + p] : 0.0f;
+            const float *rows_a = a + rb * lda + p0;
+            float *dst = ap + rb * kc;
+            if (h < mr)
+                oi_pack_a(rows_a, lda, h, kc, mr, dst);
+            else if (mr == 6) /* a constant mr: the compiler unrolls the rows */
+                oi_pack_a(rows_a, lda, 6, kc, 6, dst);
+            else if (mr == 12)
+                oi_pack_a(rows_a, lda, 12, kc, 12, dst);
+            else
+                oi_pack_a(rows_a, lda, mr, kc, mr, dst);
         }
         const float *block = bp + p0 * n_pad;
         for (int64_t j = 0; j < cols; j += nr) {
