@@ -907,9 +907,21 @@ static void oi__sy_render_all_finite(oi__buf *b, const oi__sy_schedule *s, const
 }
 
 /* reshape: the same elements in the same order. */
-static void oi__sy_render_copy_kernel(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+static void oi__sy_render_copy_kernel(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                      const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    if (k->tasks > 1) { /* a task's range of elements */
+        oi__sy_task_range(b, lang, k, oi__shape_numel(out->ndim, out->shape));
+        oi__buf_puts(b, "    memcpy(");
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, " + lo, ");
+        oi__sy_param_name(b, in);
+        oi__buf_puts(b, " + lo, (hi - lo) * sizeof *");
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, ");\n");
+        return;
+    }
     oi__buf_puts(b, "    memcpy(");
     oi__sy_param_name(b, out);
     oi__buf_puts(b, ", ");
@@ -1103,7 +1115,7 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_REDUCE: oi__sy_render_reduce(b, s, lang, kr); break;
         case OI__SY_K_SOFTMAX: oi__sy_render_softmax(b, s, lang, kr); break;
         case OI__SY_K_ALL_FINITE: oi__sy_render_all_finite(b, s, lang, kr); break;
-        case OI__SY_K_COPY: oi__sy_render_copy_kernel(b, s, kr); break;
+        case OI__SY_K_COPY: oi__sy_render_copy_kernel(b, s, lang, kr); break;
         case OI__SY_K_TRANSPOSE: oi__sy_render_transpose(b, s, lang, kr); break;
         case OI__SY_K_NORM: oi__sy_render_norm(b, s, lang, kr); break;
         case OI__SY_K_ATTENTION: oi__sy_render_attention(b, s, lang, kr); break;

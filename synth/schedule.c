@@ -1300,7 +1300,7 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
         oi__sy_split_rows(k, oi__sy_numel(out) / (inner ? inner : 1), inner);
         break;
     }
-    case OI__SY_K_ELEMENTWISE:
+    case OI__SY_K_ELEMENTWISE: case OI__SY_K_COPY:
         oi__sy_split_rows(k, oi__sy_numel(out), 1);
         break;
     default: break;

@@ -436,22 +436,55 @@ static void encoder_k2_task(void *arg, int task) {
 /* k3: copy, 1 statement
  *   bench_encoder.c:64: op reshape(q,shape=[1,-1,12,32]) >> qs
  */
-static void encoder_k3(const float *q_, float *qs) {
-    memcpy(qs, q_, 196608);
+static void encoder_k3(int task, const float *q_, float *qs) {
+    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
+    memcpy(qs + lo, q_ + lo, (hi - lo) * sizeof *qs);
+}
+
+typedef struct encoder_k3_args {
+    const float *q_;
+    float *qs;
+} encoder_k3_args;
+
+static void encoder_k3_task(void *arg, int task) {
+    const encoder_k3_args *a = (const encoder_k3_args *)arg;
+    encoder_k3(task, a->q_, a->qs);
 }
 
 /* k4: copy, 1 statement
  *   bench_encoder.c:65: op reshape(k,shape=[1,-1,12,32]) >> ks
  */
-static void encoder_k4(const float *k, float *ks) {
-    memcpy(ks, k, 196608);
+static void encoder_k4(int task, const float *k, float *ks) {
+    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
+    memcpy(ks + lo, k + lo, (hi - lo) * sizeof *ks);
+}
+
+typedef struct encoder_k4_args {
+    const float *k;
+    float *ks;
+} encoder_k4_args;
+
+static void encoder_k4_task(void *arg, int task) {
+    const encoder_k4_args *a = (const encoder_k4_args *)arg;
+    encoder_k4(task, a->k, a->ks);
 }
 
 /* k5: copy, 1 statement
  *   bench_encoder.c:66: op reshape(v,shape=[1,-1,12,32]) >> vs
  */
-static void encoder_k5(const float *v, float *vs) {
-    memcpy(vs, v, 196608);
+static void encoder_k5(int task, const float *v, float *vs) {
+    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
+    memcpy(vs + lo, v + lo, (hi - lo) * sizeof *vs);
+}
+
+typedef struct encoder_k5_args {
+    const float *v;
+    float *vs;
+} encoder_k5_args;
+
+static void encoder_k5_task(void *arg, int task) {
+    const encoder_k5_args *a = (const encoder_k5_args *)arg;
+    encoder_k5(task, a->v, a->vs);
 }
 
 /* k6: transpose, 1 statement
@@ -600,8 +633,19 @@ static void encoder_k10_task(void *arg, int task) {
 /* k11: copy, 1 statement
  *   bench_encoder.c:72: op reshape(ctx_s,shape=[-1,384]) >> joined
  */
-static void encoder_k11(const float *ctx_s, float *joined) {
-    memcpy(joined, ctx_s, 196608);
+static void encoder_k11(int task, const float *ctx_s, float *joined) {
+    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
+    memcpy(joined + lo, ctx_s + lo, (hi - lo) * sizeof *joined);
+}
+
+typedef struct encoder_k11_args {
+    const float *ctx_s;
+    float *joined;
+} encoder_k11_args;
+
+static void encoder_k11_task(void *arg, int task) {
+    const encoder_k11_args *a = (const encoder_k11_args *)arg;
+    encoder_k11(task, a->ctx_s, a->joined);
 }
 
 /* k12: matmul, 2 statements
@@ -938,15 +982,24 @@ int encoder_step(encoder_ctx *ctx) {
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 2, "v", (float *)(ctx->arena + 1376256), 10);
 #endif
-        encoder_k3((float *)(ctx->arena + 983040), (float *)(ctx->arena + 1572864)); /* bench_encoder.c:64 */
+        {
+            encoder_k3_args oi_args = {(float *)(ctx->arena + 983040), (float *)(ctx->arena + 1572864)};
+            oi_rt_run(&ctx->pool, encoder_k3_task, &oi_args, 3); /* bench_encoder.c:64 */
+        }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 3, "qs", (float *)(ctx->arena + 1572864), 10);
 #endif
-        encoder_k4((float *)(ctx->arena + 1179648), (float *)(ctx->arena + 1769472)); /* bench_encoder.c:65 */
+        {
+            encoder_k4_args oi_args = {(float *)(ctx->arena + 1179648), (float *)(ctx->arena + 1769472)};
+            oi_rt_run(&ctx->pool, encoder_k4_task, &oi_args, 3); /* bench_encoder.c:65 */
+        }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 4, "ks", (float *)(ctx->arena + 1769472), 10);
 #endif
-        encoder_k5((float *)(ctx->arena + 1376256), (float *)(ctx->arena + 1966080)); /* bench_encoder.c:66 */
+        {
+            encoder_k5_args oi_args = {(float *)(ctx->arena + 1376256), (float *)(ctx->arena + 1966080)};
+            oi_rt_run(&ctx->pool, encoder_k5_task, &oi_args, 3); /* bench_encoder.c:66 */
+        }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 5, "vs", (float *)(ctx->arena + 1966080), 10);
 #endif
@@ -985,7 +1038,10 @@ int encoder_step(encoder_ctx *ctx) {
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 10, "ctx_s", (float *)(ctx->arena + 2949120), 10);
 #endif
-        encoder_k11((float *)(ctx->arena + 2949120), (float *)(ctx->arena + 3145728)); /* bench_encoder.c:72 */
+        {
+            encoder_k11_args oi_args = {(float *)(ctx->arena + 2949120), (float *)(ctx->arena + 3145728)};
+            oi_rt_run(&ctx->pool, encoder_k11_task, &oi_args, 3); /* bench_encoder.c:72 */
+        }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 11, "joined", (float *)(ctx->arena + 3145728), 10);
 #endif
