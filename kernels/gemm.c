@@ -223,8 +223,6 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float
     OI__AVX512_FINISH
 }
 
-/* synth-embed end */
-
 /* The same tile with A read in place: full row panels of a row-major A
  * need no packing (a few rows of activations are packed about as often as
  * they are multiplied); each row streams forward, one line per 16 steps. */
@@ -244,6 +242,7 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows_avx512(int64_t kc, const 
     }
     OI__AVX512_FINISH
 }
+/* synth-embed end */
 
 /* The all-lanes masked forms of the shuffles: the plain ones are built on
  * _mm512_undefined_ps, which g++ 12 reports as maybe-uninitialized. */
@@ -413,10 +412,12 @@ static oi_status oi__gemm_check(const char *name, bool trans_a, bool trans_b, in
     return OI_OK;
 }
 
+/* synth-embed begin (oi_gemm.h: the packing below needs these) */
 static inline int64_t oi__gemm_ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
 static inline int64_t oi__gemm_round_up(int64_t x, int64_t y) { return oi__gemm_ceil_div(x, y) * y; }
 static inline int64_t oi__gemm_min(int64_t x, int64_t y) { return x < y ? x : y; }
 static inline int64_t oi__gemm_max(int64_t x, int64_t y) { return x > y ? x : y; }
+/* synth-embed end */
 
 /* Element (i, p) of op(A) and (p, j) of op(B). */
 static inline float oi__gemm_a_at(const oi__gemm_f32_args *g, int64_t i, int64_t p) {
@@ -497,6 +498,7 @@ static void oi__gemm_f32_pack_rows(const oi__gemm_f32_impl *impl, const float *s
     }
 }
 
+/* synth-embed begin (oi_gemm.h: the emitted code packs B with these two) */
 /* Unit stride along the panel: step p is a row of `src`. Walks src row by
  * row (unit stride, one page after another) and deals each row out to the
  * panels. */
@@ -533,6 +535,8 @@ static void oi__gemm_f32_pack_strided(const float *src, int64_t r_stride, int64_
         }
     }
 }
+
+/* synth-embed end */
 
 /* Values [v0, v0+n) x steps [p0, p0+kc) of an operand whose value v, step
  * p is src[v * v_stride + p * p_stride], in `width`-wide panels. */

@@ -23,6 +23,7 @@
  * Within 2 ulp of exp() in double over the whole f32 range
  * (tests/test_vexp.c sweeps it on every path the CPU has). */
 
+/* synth-embed begin (oi_gemm.h: the vector forms below, for softmax and gelu) */
 typedef enum oi__vexp_op {
     OI__VEXP_EXP,       /* e^x                                   */
     OI__VEXP_SIGMOID,   /* 1 / (1 + e^-x)                        */
@@ -30,6 +31,7 @@ typedef enum oi__vexp_op {
     OI__VEXP_GELU_TANH, /* x / (1 + e^-2u), u = sqrt(2/pi) (x + 0.044715 x^3) */
     OI__VEXP_GELU_ERF   /* 0.5 x erfc(-x / sqrt 2), erfc as below               */
 } oi__vexp_op;
+/* synth-embed end */
 
 /* synth-embed begin (oi_gemm.h: exact gelu's constants) */
 /* erfc(a) for a = |z| <= 9 is e^(-a^2) R(a), where R(a) = erfc(a) e^(a^2)
@@ -53,6 +55,7 @@ typedef enum oi__vexp_op {
 #define OI__VEXP_GELU_LIMIT 12.7279220f
 /* synth-embed end */
 
+/* synth-embed begin (oi_gemm.h: the AVX-512 and AVX2 loops, picked with the micro-kernel) */
 /* Partial sums of e^ are flushed from f32 lanes to double this often, as
  * nn.c's statistics are (OI__NN_CHUNK). */
 #define OI__VEXP_CHUNK 256
@@ -380,6 +383,7 @@ OI__TARGET_AVX2 static float oi__vexp_max_avx2(const float *x, int64_t n) {
     return top;
 }
 #endif /* OI__GEMM_X86 */
+/* synth-embed end */
 
 /* ---- dispatch by the gemm's ISA choice ---- */
 /* y = op(x) over n dense floats (x == y allowed); false: no vector exp on

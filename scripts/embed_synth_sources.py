@@ -10,6 +10,8 @@ passes ISO C's 4095-character minimum):
     synth/vulkan_runtime_template.c -> oi__sy_text_vk_runtime (Vulkan: oi_vk_runtime.h)
     vulkan/shaders/common.glsl's region -> oi__sy_text_float_glsl (Vulkan: in
         oi_kernel.glsl: the NaN/inf tests math.glsl needs)
+    synth/cpu_runtime_template.h -> oi__sy_text_runtime_h (emitted as
+        oi_runtime.h: the thread pool of threaded folders)
     kernels/gemm.c's regions  -> oi__sy_text_gemm_h    (emitted as oi_gemm.h
         between "synth-embed begin" and "synth-embed end": its ISA macros
         and micro-kernels, then vexp.h's and math.c's for exact gelu, after
@@ -28,6 +30,7 @@ SOURCES = [
     ("oi__sy_text_driver_c", "synth/driver_template.c"),
     ("oi__sy_text_math_glsl", "vulkan/shaders/math.glsl"),
     ("oi__sy_text_vk_runtime", "synth/vulkan_runtime_template.c"),
+    ("oi__sy_text_runtime_h", "synth/cpu_runtime_template.h"),
 ]
 OUT = "synth/embedded.h"
 GEMM_PRELUDE = (
@@ -38,27 +41,36 @@ GEMM_PRELUDE = (
 )
 
 
-def regions(path):
-    """The lines of path between "synth-embed begin" and "synth-embed end"."""
+def region_list(path):
+    """The regions of path between "synth-embed begin" and "synth-embed end",
+    each a list of lines."""
     with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         lines = f.read().splitlines(keepends=True)
     out, inside = [], False
     for line in lines:
         if "synth-embed end" in line:
             inside = False
-            out.append("\n")
+            out[-1].append("\n")
         elif "synth-embed begin" in line:
             inside = True
+            out.append([])
         elif inside:
-            out.append(line)
+            out[-1].append(line)
     return out
+
+
+def regions(path):
+    """The lines of every marked region of path, in order."""
+    return [line for region in region_list(path) for line in region]
 
 
 def gemm_regions():
     """gemm.c's marked regions (its ISA macros, the micro-kernels: the
-    second closes the #if it leaves open), then vexp.h's and math.c's
+    second closes the #if it leaves open; then the B packing), then vexp.h's and math.c's
     (exact gelu, for the gemm's activation), after the prelude."""
-    out = [GEMM_PRELUDE] + regions("kernels/gemm.c") + ["#endif /* OI__GEMM_X86 */\n\n"]
+    gemm = region_list("kernels/gemm.c")
+    out = [GEMM_PRELUDE] + gemm[0] + gemm[1] + ["#endif /* OI__GEMM_X86 */\n\n"]
+    out += [line for region in gemm[2:] for line in region]
     out += regions("kernels/vexp.h") + regions("kernels/math.c")
     out.append("#endif /* OI_GEMM_H */\n")
     return "".join(out)

@@ -10,5 +10,5 @@ ninja -C "$build" tools/openinfer tests/synth/export_minimal tests/synth/export_
 python3 "$root/tests/synth/golden.py" --update "$build/tools/openinfer" \
   minimal="$build/tests/synth/export_minimal" residual_mlp="$build/tests/synth/export_residual_mlp" \
   branching="$build/tests/synth/export_branching" digits="$build/tests/synth/export_digits" \
-  kv_cache="$build/tests/synth/export_kv_cache" \
+  kv_cache="$build/tests/synth/export_kv_cache" encoder="$build/tests/synth/export_encoder" \
   residual_mlp@vulkan="$build/tests/synth/export_residual_mlp" encoder@vulkan="$build/tests/synth/export_encoder"

@@ -96,14 +96,24 @@ static char *oi__sy_header(const oi_plan *p) {
     oi__buf_printf(&b, "/* The temporaries' arena, planned at synthesis time (plan.json). */\n");
     oi__buf_printf(&b, "#define %s_ARENA_BYTES %lluu\n", N, (unsigned long long)p->schedule.arena_bytes);
     oi__buf_printf(&b, "/* The declared variables that do not live in the model file. */\n");
-    oi__buf_printf(&b, "#define %s_STATE_BYTES %lluu\n\n", N, (unsigned long long)p->schedule.state_bytes);
+    oi__buf_printf(&b, "#define %s_STATE_BYTES %lluu\n", N, (unsigned long long)p->schedule.state_bytes);
+    oi__buf_printf(&b, "/* The weights that matrix products read, packed once by %s_open into the\n"
+                       " * micro-kernels' panel layout (at most; plan.json lists them). */\n", N);
+    oi__buf_printf(&b, "#define %s_PACKED_BYTES %lluu\n\n", N, (unsigned long long)p->schedule.packed_bytes);
     oi__buf_printf(&b, "/* Error codes (%s_last_error() has the message). */\n", N);
     oi__buf_printf(&b, "enum { %s_OK = 0, %s_ERROR_ARGUMENT = 1, %s_ERROR_IO = 2, %s_ERROR_MODEL = 3, "
                        "%s_ERROR_MEMORY = 4, %s_ERROR_RUNTIME = 5 };\n\n", N, N, N, N, N, N);
     oi__buf_printf(&b, "typedef struct %s_ctx %s_ctx;\n\n", N, N);
-    oi__buf_printf(&b, "/* Maps the model (checked against the fingerprint of the one synthesized for). */\n");
+    oi__buf_printf(&b, "/* Options of %s_open_with; zero means the default. */\n", N);
+    oi__buf_printf(&b, "typedef struct %s_options {\n    int n_threads; /* threads of the step's kernels, the caller's included;\n"
+                       "                     0: $OPENINFER_THREADS, else every processor online */\n} %s_options;\n\n", N, N);
+    oi__buf_printf(&b, "/* Maps the model (checked against the fingerprint of the one synthesized for),\n"
+                       " * packs the weights of matrix products and starts the threads. */\n");
     oi__buf_printf(&b, "%s_ctx *%s_open(const char *model_path);\n", N, N);
-    oi__buf_printf(&b, "/* Runs one step; allocates nothing. */\nint %s_step(%s_ctx *ctx);\n", N, N);
+    oi__buf_printf(&b, "%s_ctx *%s_open_with(const char *model_path, const %s_options *options); /* options: NULL = defaults */\n",
+                   N, N, N);
+    oi__buf_printf(&b, "/* Runs one step; allocates nothing, starts no thread. One step at a time per context. */\n"
+                       "int %s_step(%s_ctx *ctx);\n", N, N);
     oi__buf_printf(&b, "void %s_close(%s_ctx *ctx);\n", N, N);
     oi__buf_printf(&b, "/* The message of this thread's last error (\"\" if none). */\nconst char *%s_last_error(void);\n\n",
                    N);
@@ -143,8 +153,9 @@ static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, " * Build with -D%s_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */\n",
                    N);
     oi__buf_puts(b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
-    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s\n", N,
-                   p->schedule.packed_gemm ? "#include \"oi_gemm.h\"\n" : "");
+    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s%s\n", N,
+                   p->schedule.packed_gemm ? "#include \"oi_gemm.h\"\n" : "",
+                   p->schedule.threaded ? "#include \"oi_runtime.h\"\n" : "");
     oi__buf_puts(b, "#include <math.h>\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
     oi__buf_puts(b, "#if defined(__unix__) || defined(__APPLE__)\n#include <fcntl.h>\n#include <sys/mman.h>\n"
                     "#include <sys/stat.h>\n#include <unistd.h>\n#define OI_HAVE_MMAP 1\n#endif\n\n");
@@ -165,6 +176,13 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, "    unsigned char *state; /* %s_STATE_BYTES: the declared variables */\n", N);
     oi__buf_puts(b, "    const unsigned char *model; /* the mapped model file */\n    size_t model_size;\n"
                     "    int model_mapped;\n    long long steps;\n");
+    if (p->schedule.packed_gemm)
+        oi__buf_puts(b, "    const struct oi_micro *mk; /* the micro-kernel, chosen at open */\n");
+    if (p->schedule.packed_bytes)
+        oi__buf_printf(b, "    unsigned char *packed; /* %s_PACKED_BYTES, 64-byte aligned: the packed weights */\n"
+                          "    void *packed_block;\n", N);
+    if (p->schedule.threaded)
+        oi__buf_puts(b, "    oi_rt_pool pool; /* the step's threads (oi_runtime.h) */\n");
     int n_dynamic = 0;
     for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
         const oi__slot *sl = &p->plan->slots[i];
@@ -184,6 +202,8 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, "    unsigned char inserted[%d]; /* per dynamic variable: set since the last step */\n",
                    n_dynamic ? n_dynamic : 1);
     oi__buf_puts(b, "};\n\n");
+    if (p->schedule.packed_gemm) /* the struct comes with the kernels */
+        oi__buf_puts(b, "struct oi_micro;\n\n");
     oi__buf_printf(b, "static OI_THREAD_LOCAL char %s_error_text[512];\n\n", N);
     oi__buf_printf(b, "const char *%s_last_error(void) { return %s_error_text; }\n\n", N, N);
     oi__buf_printf(b, "static int %s_fail(int code, const char *fmt, ...) {\n    va_list args;\n    va_start(args, fmt);\n"
@@ -345,9 +365,44 @@ static void oi__sy_source_resets(oi__buf *b, const oi_plan *p) {
     }
 }
 
+/* At open, after the model is mapped: the micro-kernel, the weights packed
+ * for it (every entry of a prefix table), the threads. */
+static void oi__sy_source_open_runtime(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    const oi__sy_schedule *s = &p->schedule;
+    if (s->packed_gemm)
+        oi__buf_puts(b, "    ctx->mk = oi_micro_select();\n");
+    if (s->packed_bytes) {
+        oi__buf_printf(b, "    ctx->packed_block = malloc(%s_PACKED_BYTES + 64);\n    if (!ctx->packed_block) {\n"
+                          "        %s_close(ctx);\n        %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n"
+                          "        return NULL;\n    }\n", N, N, N, N, N);
+        oi__buf_puts(b, "    ctx->packed = (unsigned char *)(((uintptr_t)ctx->packed_block + 63) & ~(uintptr_t)63);\n");
+        for (int i = 0; i < (int)arrlen(s->buffers); i++) {
+            const oi__sy_buffer *buf = &s->buffers[i];
+            if (!buf->prepacked)
+                continue;
+            const oi__slot *sl = &p->plan->slots[buf->slot];
+            long long K = (long long)sl->shape[0], Nc = (long long)sl->shape[1];
+            for (int e = 0; e < (int)arrlen(buf->tensors); e++)
+                oi__buf_printf(b, "    oi_pack_b(ctx->mk, (const float *)(ctx->model + %llu), 1, %lld, %lld, %lld, "
+                                  "(float *)(ctx->packed + %llu)); /* %s */\n",
+                               (unsigned long long)buf->tensors[e]->data_offset, Nc, K, Nc,
+                               (unsigned long long)(buf->packed_offset + (uint64_t)e * buf->packed_bytes),
+                               buf->tensors[e]->name);
+        }
+    }
+    if (s->threaded)
+        oi__buf_printf(b, "    if (oi_rt_pool_start(&ctx->pool, options ? options->n_threads : 0) != 0) {\n"
+                          "        %s_close(ctx);\n        %s_fail(%s_ERROR_MEMORY, \"%s_open: cannot start its threads\");\n"
+                          "        return NULL;\n    }\n", N, N, N, N);
+    else
+        oi__buf_puts(b, "    (void)options; /* one thread: no kernel is worth splitting */\n");
+}
+
 static void oi__sy_source_open(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
-    oi__buf_printf(b, "%s_ctx *%s_open(const char *model_path) {\n", N, N);
+    oi__buf_printf(b, "%s_ctx *%s_open(const char *model_path) { return %s_open_with(model_path, NULL); }\n\n", N, N, N);
+    oi__buf_printf(b, "%s_ctx *%s_open_with(const char *model_path, const %s_options *options) {\n", N, N, N);
     oi__buf_printf(b, "    %s_ctx *ctx = (%s_ctx *)calloc(1, sizeof *ctx);\n", N, N);
     oi__buf_printf(b, "    if (ctx) {\n        ctx->arena = (unsigned char *)calloc(1, %s_ARENA_BYTES + 1);\n"
                       "        ctx->state = (unsigned char *)calloc(1, %s_STATE_BYTES + 1);\n    }\n", N, N);
@@ -367,11 +422,14 @@ static void oi__sy_source_open(oi__buf *b, const oi_plan *p) {
         if (buf->dyn0)
             oi__buf_printf(b, "    ctx->len_%s = %lld;\n", sl->name, (long long)sl->shape[0]);
     }
+    oi__sy_source_open_runtime(b, p);
     oi__buf_puts(b, "    return ctx;\n}\n\n");
-    oi__buf_printf(b, "void %s_close(%s_ctx *ctx) {\n    if (!ctx)\n        return;\n#ifdef OI_HAVE_MMAP\n"
+    oi__buf_printf(b, "void %s_close(%s_ctx *ctx) {\n    if (!ctx)\n        return;\n%s%s#ifdef OI_HAVE_MMAP\n"
                       "    if (ctx->model_mapped)\n        munmap((void *)(uintptr_t)ctx->model, ctx->model_size);\n"
                       "    else\n#endif\n        free((void *)(uintptr_t)ctx->model);\n"
-                      "    free(ctx->arena);\n    free(ctx->state);\n    free(ctx);\n}\n\n", N, N);
+                      "    free(ctx->arena);\n    free(ctx->state);\n    free(ctx);\n}\n\n", N, N,
+                   p->schedule.threaded ? "    oi_rt_pool_stop(&ctx->pool);\n" : "",
+                   p->schedule.packed_bytes ? "    free(ctx->packed_block);\n" : "");
 }
 
 static void oi__sy_source_step(oi__buf *b, const oi_plan *p) {
@@ -446,9 +504,11 @@ static char *oi__sy_driver(const oi_plan *p) {
     oi__buf_puts(&b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
     oi__buf_printf(&b, "#include \"%s.h\"\n#define OI_NPY_STATIC\n#define OI_NPY_IMPLEMENTATION\n#include \"npy.h\"\n\n", N);
     oi__buf_puts(&b, "#include <errno.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
-                     "#include <sys/stat.h>\n#include <sys/types.h>\n\n");
-    oi__buf_printf(&b, "typedef %s_ctx g_ctx;\n#define G_OPEN %s_open\n#define G_STEP %s_step\n#define G_CLOSE %s_close\n"
-                       "#define G_ERROR %s_last_error\n\n", N, N, N, N, N);
+                     "#include <sys/stat.h>\n#include <sys/types.h>\n#include <time.h>\n\n");
+    oi__buf_printf(&b, "typedef %s_ctx g_ctx;\n#define G_STEP %s_step\n#define G_CLOSE %s_close\n"
+                       "#define G_ERROR %s_last_error\n\n", N, N, N, N);
+    oi__buf_printf(&b, "static g_ctx *G_OPEN(const char *path, int threads) {\n    %s_options options = {threads};\n"
+                       "    return %s_open_with(path, &options);\n}\n\n", N, N);
     oi__buf_printf(&b, "typedef int (*setter)(%s_ctx *, const void *, size_t);\n", N);
     oi__buf_printf(&b, "typedef const void *(*getter)(const %s_ctx *, size_t *);\n", N);
     oi__buf_puts(&b, "typedef struct var_row {\n    const char *name;\n    oi_npy_dtype dtype;\n    int ndim;\n"
@@ -491,11 +551,12 @@ static char *oi__sy_makefile(const oi_plan *p) {
     memset(&b, 0, sizeof b);
     oi__buf_printf(&b, "# Makefile - `make` builds lib%s.a and the driver %s with a C compiler alone.\n", N, N);
     oi__buf_printf(&b, "# make CFLAGS='-O2 -D%s_DEBUG_DUMP=dump' writes every kernel's outputs into dump/.\n", N);
-    oi__buf_puts(&b, "CC ?= cc\nAR ?= ar\nCFLAGS ?= -O2 -std=c11 -Wall -Wextra -pedantic\nLDLIBS ?= -lm\n\n");
+    oi__buf_printf(&b, "CC ?= cc\nAR ?= ar\nCFLAGS ?= -O2 -std=c11 -Wall -Wextra -pedantic\nLDLIBS ?= -lm%s\n\n",
+                   p->schedule.threaded ? " -pthread" : "");
     oi__buf_printf(&b, "all: %s\n\n", N);
     oi__buf_printf(&b, "lib%s.a: %s.o\n\t$(AR) rcs $@ %s.o\n\n", N, N, N);
-    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
-                   p->schedule.packed_gemm ? " oi_gemm.h" : "", N);
+    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
+                   p->schedule.packed_gemm ? " oi_gemm.h" : "", p->schedule.threaded ? " oi_runtime.h" : "", N);
     oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
     oi__buf_printf(&b, "clean:\n\trm -f %s %s.o lib%s.a\n\n.PHONY: all clean\n", N, N, N);
     return oi__buf_take(&b);
@@ -537,13 +598,24 @@ char *oi_plan_to_json(const oi_plan *p) {
     oi__buf_printf(&b, "},\n  \"arena_bytes\": %llu,\n  \"peak_live_bytes\": %llu,\n  \"state_bytes\": %llu,\n",
                    (unsigned long long)s->arena_bytes, (unsigned long long)s->peak_bytes,
                    (unsigned long long)s->state_bytes);
+    oi__buf_printf(&b, "  \"packed_bytes\": %llu,\n  \"gemm_kc\": %lld,\n  \"task_cols\": %lld,\n"
+                       "  \"tiles_from\": \"%s\",\n  \"threaded\": %s,\n",
+                   (unsigned long long)s->packed_bytes, (long long)s->gemm_kc, (long long)s->task_cols,
+                   s->tiles_from_device ? "device JSON caches" : "gemm.c defaults", s->threaded ? "true" : "false");
     oi__buf_printf(&b, "  \"positions\": %d,\n  \"kernels\": [", s->n_positions);
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         const oi__sy_kernel *kr = &s->kernels[k];
         oi__buf_printf(&b, "%s\n    {\"id\": %d, \"name\": \"%s_k%d\", \"kind\": \"%s\", \"elements\": %lld, "
-                           "\"bytes\": %llu, \"flops\": %llu,\n     \"statements\": [",
+                           "\"bytes\": %llu, \"flops\": %llu,\n     \"tasks\": %d",
                        k ? "," : "", kr->id, p->name, kr->id, oi__sy_kernel_kind_name(kr->kind), (long long)kr->numel,
-                       (unsigned long long)kr->bytes, (unsigned long long)kr->flops);
+                       (unsigned long long)kr->bytes, (unsigned long long)kr->flops, kr->tasks);
+        if (kr->tasks > 1)
+            oi__buf_printf(&b, ", \"task_rows\": %lld%s", (long long)kr->task_rows, kr->kind == OI__SY_K_MATMUL ? "" : "");
+        if (kr->tasks > 1 && kr->kind == OI__SY_K_MATMUL)
+            oi__buf_printf(&b, ", \"task_cols\": %lld", (long long)kr->task_cols);
+        if (kr->kind == OI__SY_K_MATMUL && kr->packed)
+            oi__buf_printf(&b, ", \"b_packed_at_open\": %s", kr->b_prepacked ? "true" : "false");
+        oi__buf_puts(&b, ",\n     \"statements\": [");
         for (int n = 0; n < (int)arrlen(kr->nodes); n++) {
             oi__buf_puts(&b, n ? ",\n       " : "\n       ");
             oi__sy_json_stmt(&b, kr->nodes[n]);
@@ -586,6 +658,9 @@ char *oi_plan_to_json(const oi_plan *p) {
                            buf->zero_at_start ? "true" : "false", buf->kept ? "true" : "false");
         if (buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX)
             oi__buf_printf(&b, ", \"model_tensors\": %d", (int)arrlen(buf->tensors));
+        if (buf->prepacked)
+            oi__buf_printf(&b, ", \"packed_offset\": %llu, \"packed_bytes_per_entry\": %llu",
+                           (unsigned long long)buf->packed_offset, (unsigned long long)buf->packed_bytes);
         oi__buf_puts(&b, "}");
     }
     oi__buf_puts(&b, "\n  ]\n}\n");
@@ -694,6 +769,8 @@ oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir) {
         st = oi__sy_write(out_dir, "oi_scalar", ".h", oi__sy_text(oi__sy_text_scalar_h));
     if (st == OI_OK && plan->schedule.packed_gemm)
         st = oi__sy_write(out_dir, "oi_gemm", ".h", oi__sy_text(oi__sy_text_gemm_h));
+    if (st == OI_OK && plan->schedule.threaded)
+        st = oi__sy_write(out_dir, "oi_runtime", ".h", oi__sy_text(oi__sy_text_runtime_h));
     if (st == OI_OK)
         st = oi__sy_write(out_dir, "npy", ".h", oi__sy_text(oi__sy_text_npy_h));
     if (st == OI_OK)

@@ -70,7 +70,8 @@ static bool oi__sy_reserved(const char *name) {
     static const char *const words[] = {
         /* the kernels' locals */
         "i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr", "yr", "a", "ctx", "n", "n0",
-        "cols", "size_t", "int64_t", "uint64_t",
+        "cols", "size_t", "int64_t", "uint64_t", "task", "mk", "lo", "hi", "tile", "rb", "c0", "c1", "rows", "kp",
+        "vp", "scores", "n_pad", "oi_args",
         /* C and C++ keywords */
         "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
         "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
@@ -140,6 +141,19 @@ static void oi__sy_render_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy
         oi__buf_puts(b, "NULL");
         return;
     }
+}
+
+/* A weight packed at open (oi_pack_b): its entry in ctx->packed. */
+static void oi__sy_render_packed_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
+                                     const oi__pindex *index, const oi__sy_scope *scope) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    oi__buf_printf(b, "(const float *)(ctx->packed + %llu", (unsigned long long)buf->packed_offset);
+    if (buf->home == OI__SY_PREFIX && index) {
+        oi__buf_puts(b, " + (size_t)(");
+        oi__sy_render_expr(b, s, lang, &index->single, scope);
+        oi__buf_printf(b, ") * %llu", (unsigned long long)buf->packed_bytes);
+    }
+    oi__buf_puts(b, ")");
 }
 
 void oi__sy_render_slot_ptr(oi__buf *b, const oi__sy_schedule *s, int slot, const char *ctx) {
@@ -229,16 +243,38 @@ static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi_
     }
     oi__buf_puts(b, " */\n");
     oi__buf_printf(b, "static void %s_k%d(", prefix, k->id);
-    bool dynamic = oi__sy_kernel_driver(s, k) >= 0;
+    bool dynamic = oi__sy_kernel_driver(s, k) >= 0, lead = dynamic || k->tasks > 1;
     if (dynamic)
         oi__buf_puts(b, "int64_t n0");
+    if (k->tasks > 1) /* one part of the kernel; oi_runtime.h's pool runs them all */
+        oi__buf_puts(b, k->packed ? "int task, const oi_micro *mk" : "int task");
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
-        oi__buf_printf(b, "%s%s%s *", i || dynamic ? ", " : "", params[i].written ? "" : "const ",
+        oi__buf_printf(b, "%s%s%s *", i || lead ? ", " : "", params[i].written ? "" : "const ",
                        lang->type_of(sl->dtype));
         oi__sy_param_name(b, sl);
     }
-    oi__buf_puts(b, arrlen(params) || dynamic ? ") {\n" : "void) {\n");
+    oi__buf_puts(b, arrlen(params) || lead ? ") {\n" : "void) {\n");
+}
+
+/* A task's range of rows (elements) of a split kernel: [lo, hi). */
+static void oi__sy_task_range(oi__buf *b, const oi__sy_lang *lang, const oi__sy_kernel *k, int64_t total) {
+    const char *it = lang->index_type;
+    oi__buf_printf(b, "    const %s lo = (%s)task * %lld, hi = lo + %lld < %lld ? lo + %lld : %lld;\n", it, it,
+                   (long long)k->task_rows, (long long)k->task_rows, (long long)total, (long long)k->task_rows,
+                   (long long)total);
+}
+
+/* The first and one-past-last index of a loop: 0 and its extent, or the
+ * task's range. */
+static void oi__sy_loop_open(oi__buf *b, const oi__sy_lang *lang, const oi__sy_kernel *k, const char *var,
+                             bool dynamic, int64_t count, int64_t max0) {
+    oi__buf_printf(b, "    for (%s %s = %s; %s < ", lang->index_type, var, k->tasks > 1 ? "lo" : "0", var);
+    if (k->tasks > 1)
+        oi__buf_puts(b, "hi");
+    else
+        oi__sy_extent(b, dynamic, count, max0);
+    oi__buf_printf(b, "; %s++) {\n", var);
 }
 
 /* The element of input `in` that output element `index` (of `out`'s
@@ -411,9 +447,10 @@ static uint64_t oi__sy_value_bytes_of(const oi__slot *sl) {
 static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                       const oi__sy_kernel *k) {
     const oi__slot *out = oi__sy_slot_of(s, k->nodes[0]->out);
-    oi__buf_printf(b, "    for (%s i = 0; i < ", lang->index_type);
-    oi__sy_extent(b, oi__sy_kernel_driver(s, k) >= 0, oi__shape_numel(out->ndim, out->shape), out->shape[0]);
-    oi__buf_puts(b, "; i++) {\n");
+    if (k->tasks > 1)
+        oi__sy_task_range(b, lang, k, oi__shape_numel(out->ndim, out->shape));
+    oi__sy_loop_open(b, lang, k, "i", oi__sy_kernel_driver(s, k) >= 0, oi__shape_numel(out->ndim, out->shape),
+                     out->shape[0]);
     for (int n = 0; n < (int)arrlen(k->nodes); n++)
         oi__sy_ew_statement(b, s, lang, k, n, "i", 2);
     oi__buf_puts(b, "    }\n");
@@ -423,11 +460,11 @@ static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, cons
  * activation as conv.c applies it: relu is max(0, x), gelu math.c's own
  * oi__gelu_erf_f32 (copied in oi_gemm.h; the simulator runs vexp.h's
  * vector form of the same fit: within 2 ulp, not bit-exact). */
-static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm) {
+static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm, const char *at) {
     if (mm->ir->op != OI_OP_gemm)
         return;
     if (arrlen(mm->inputs) > 2) {
-        oi__buf_puts(b, "            acc[j] = acc[j] + ");
+        oi__buf_printf(b, "            %s = %s + ", at, at);
         oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
         oi__buf_puts(b, "[j];\n");
     }
@@ -436,31 +473,90 @@ static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         if (strcmp(mm->attrs[i].name, "activation") == 0)
             act = mm->attrs[i].s;
     if (act && strcmp(act, "relu") == 0)
-        oi__buf_puts(b, "            acc[j] = acc[j] < 0.0f ? 0.0f : acc[j];\n");
+        oi__buf_printf(b, "            %s = %s < 0.0f ? 0.0f : %s;\n", at, at, at);
     else if (act && strcmp(act, "gelu") == 0)
-        oi__buf_puts(b, "            acc[j] = oi__gelu_erf_f32(acc[j]);\n");
+        oi__buf_printf(b, "            %s = oi__gelu_erf_f32(%s);\n", at, at);
+}
+
+/* gemm on the micro-kernels: the bias row added in f32 and the activation
+ * applied to a row of the tile at once, before the per-element epilogue;
+ * gelu through vexp.h's vector form where the ISA has it (the simulator's
+ * own), else math.c's oi__gelu_erf_f32. `cols` columns from column c0. */
+static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm, const char *c0,
+                                 const char *cols) {
+    if (mm->ir->op != OI_OP_gemm)
+        return;
+    if (arrlen(mm->inputs) > 2) {
+        oi__buf_printf(b, "        for (size_t j = 0; j < %s; j++)\n            acc[j] = acc[j] + ", cols);
+        oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
+        oi__buf_printf(b, "[%s + j];\n", c0);
+    }
+    const char *act = NULL;
+    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
+        if (strcmp(mm->attrs[i].name, "activation") == 0)
+            act = mm->attrs[i].s;
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_printf(b, "        for (size_t j = 0; j < %s; j++)\n            acc[j] = acc[j] < 0.0f ? 0.0f : acc[j];\n", cols);
+    else if (act && strcmp(act, "gelu") == 0)
+        oi__buf_printf(b, "        if (mk->vmap)\n            mk->vmap(OI__VEXP_GELU_ERF, acc, acc, (int64_t)(%s));\n"
+                          "        else\n            for (size_t j = 0; j < %s; j++)\n"
+                          "                acc[j] = oi__gelu_erf_f32(acc[j]);\n", cols, cols);
 }
 
 /* One row of C at a time in `acc`, then the epilogue over that row while
  * it is in cache: C[r, :] never round-trips through memory unless read
- * later. Row r of A is consumed before the epilogue may write it. */
+ * later. Row r of A is consumed before the epilogue may write it. A split
+ * kernel computes its task's block: rows [lo, hi) (B packed per block of
+ * rows), or with B packed at open, rows [r0, r1) x columns [c0, c1),
+ * reading the panels of those columns straight from the packed B. */
 static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                  const oi__sy_kernel *k) {
     const oi__pnode *mm = k->nodes[0];
     const oi__slot *a = oi__sy_slot_of(s, mm->inputs[0]), *bm = oi__sy_slot_of(s, mm->inputs[1]);
     const oi__slot *c = oi__sy_slot_of(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
-    const char *it = lang->index_type;
-    if (k->packed) { /* blocks of mr rows through oi_gemm_rows, then the epilogue per row */
-        oi__buf_printf(b, "    const oi_micro *mk = oi_micro_select();\n    float tile[12 * %lld];\n", N);
-        oi__buf_printf(b, "    for (%s r0 = 0; r0 < %lld; r0 += (size_t)mk->mr) {\n", it, M);
-        oi__buf_printf(b, "        const %s rows = %lld - r0 < (size_t)mk->mr ? %lld - r0 : (size_t)mk->mr;\n", it, M, M);
+    const char *it = lang->index_type, *at = "acc[j]";
+    if (k->b_prepacked) { /* B packed at open: a block of rows x columns per task */
+        long long TR = (long long)k->task_rows, TC = (long long)k->task_cols, RT = (M + TR - 1) / TR;
+        oi__buf_printf(b, "    const %s r0 = (%s)task %% %lld * %lld, c0 = (%s)task / %lld * %lld;\n", it, it, RT, TR,
+                       it, RT, TC);
+        oi__buf_printf(b, "    const %s r1 = r0 + %lld < %lld ? r0 + %lld : %lld, c1 = c0 + %lld < %lld ? c0 + %lld : %lld;\n",
+                       it, TR, M, TR, M, TC, N, TC, N);
+        oi__buf_printf(b, "    float tile[%lld * %lld];\n", TR, TC);
+        oi__buf_puts(b, "    oi_gemm_packed(mk, ");
+        oi__sy_param_name(b, a);
+        oi__buf_printf(b, " + r0 * %lld, %lld, (int64_t)(r1 - r0), %lld, %lld, ", K, K, K, N);
+        oi__sy_param_name(b, bm);
+        oi__buf_printf(b, ", (int64_t)c0, (int64_t)(c1 - c0), tile, %lld);\n", TC);
+        oi__buf_puts(b, "    {\n");
+        oi__buf_printf(b, "        for (%s r = r0; r < r1; r++) {\n", it);
+        oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", TC);
+        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0");
+        oi__buf_printf(b, "        for (%s j = c0; j < c1; j++) {\n", it);
+        at = "acc[j - c0]";
+    } else if (k->packed) { /* blocks of mr rows through oi_gemm_rows, then the epilogue per row */
+        if (k->tasks > 1)
+            oi__sy_task_range(b, lang, k, M);
+        else
+            oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
+        oi__buf_printf(b, "    float tile[12 * %lld];\n", N);
+        if (k->tasks > 1)
+            oi__buf_printf(b, "    for (%s r0 = lo; r0 < hi; r0 += (size_t)mk->mr) {\n", it);
+        else
+            oi__buf_printf(b, "    for (%s r0 = 0; r0 < %lld; r0 += (size_t)mk->mr) {\n", it, M);
+        if (k->tasks > 1)
+            oi__buf_printf(b, "        const %s rows = hi - r0 < (size_t)mk->mr ? hi - r0 : (size_t)mk->mr;\n", it);
+        else
+            oi__buf_printf(b, "        const %s rows = %lld - r0 < (size_t)mk->mr ? %lld - r0 : (size_t)mk->mr;\n", it, M, M);
         oi__buf_puts(b, "        oi_gemm_rows(mk, ");
         oi__sy_param_name(b, a);
         oi__buf_printf(b, " + r0 * %lld, (int64_t)rows, %lld, %lld, ", K, K, N);
         oi__sy_param_name(b, bm);
         oi__buf_printf(b, ", tile);\n        for (%s r = r0; r < r0 + rows; r++) {\n", it);
         oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", N);
+        char n_text[32];
+        snprintf(n_text, sizeof n_text, "%lld", N);
+        oi__sy_gemm_row_tail(b, s, mm, "0", n_text);
     } else if (oi__sy_kernel_driver(s, k) >= 0)
         oi__buf_printf(b, "    for (%s r = 0; r < (size_t)n0; r++) {\n", it);
     else
@@ -476,43 +572,84 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__sy_param_name(b, bm);
         oi__buf_printf(b, "[p * %lld + j]);\n        }\n", N);
     }
-    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, N);
+    if (!k->b_prepacked)
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, N);
     oi__buf_printf(b, "            const %s i = r * %lld + j;\n", it, N);
     oi__buf_puts(b, "            /* ");
     oi__sy_render_stmt(b, mm);
     oi__buf_puts(b, " */\n");
-    oi__sy_gemm_tail(b, s, mm);
-    oi__buf_printf(b, "            %s v0 = (%s)acc[j];\n", lang->compute_float, lang->compute_float);
+    if (!k->packed)
+        oi__sy_gemm_tail(b, s, mm, at);
+    oi__buf_printf(b, "            %s v0 = (%s)%s;\n", lang->compute_float, lang->compute_float, at);
     bool last = true;
     for (int m = 1; m < (int)arrlen(k->nodes); m++)
         last &= k->nodes[m]->out != mm->out;
     if (oi__sy_slot_stored(s, mm->out) && last) {
         oi__buf_puts(b, "            ");
         oi__sy_param_name(b, c);
-        oi__buf_puts(b, "[i] = acc[j];\n");
+        oi__buf_printf(b, "[i] = %s;\n", at);
     }
     for (int n = 1; n < (int)arrlen(k->nodes); n++)
         oi__sy_ew_statement(b, s, lang, k, n, "i", 3);
     oi__buf_puts(b, k->packed ? "            (void)v0;\n        }\n        }\n    }\n" : "            (void)v0;\n        }\n    }\n");
 }
 
-/* The driver of gemm.c's micro-kernels (oi_gemm.h) for the packed matmul
- * kernels: gemm.c's recipe on one block of rows (no threads): per block of
- * kc = 256 steps of k (gemm.c's kc on every ISA), A's rows packed into one
- * micro-panel, then per nr columns B's panel, then the micro-kernel; an
- * edge tile runs whole on a scratch tile (packing pads with zeros). The
- * ISA is chosen at run time as the simulator chooses it, OPENINFER_ISA
+/* Which drivers of gemm.c's micro-kernels the kernels call: oi_gemm_rows
+ * packs B per block of rows, oi_gemm_packed reads a B packed before (at
+ * open, or per attention head). */
+static bool oi__sy_uses_rows(const oi__sy_schedule *s) {
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        if (s->kernels[k].kind == OI__SY_K_MATMUL && s->kernels[k].packed && !s->kernels[k].b_prepacked)
+            return true;
+    return false;
+}
+
+static bool oi__sy_uses_prepacked(const oi__sy_schedule *s) {
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        if (s->kernels[k].b_prepacked || s->kernels[k].kind == OI__SY_K_ATTENTION)
+            return true;
+    return false;
+}
+
+/* The drivers of gemm.c's micro-kernels (oi_gemm.h), gemm.c's recipe on
+ * one block of at most mr rows: per block of kc steps of k (OI_GEMM_KC,
+ * gemm.c's kc), A's rows packed into one micro-panel, then per nr columns
+ * B's panel, then the micro-kernel; an edge tile runs whole on a scratch
+ * tile (packing pads with zeros). B is packed by gemm.c's own packing
+ * (oi__gemm_f32_pack_cols, _strided), in its layout: per block of kc
+ * steps, nr-column panels over all columns rounded up to nr. The ISA is
+ * chosen at run time as the simulator chooses it, OPENINFER_ISA
  * (portable, avx2) capping it; -DOI_GEMM_AVX2_ONLY caps it at build time. */
-static void oi__sy_render_gemm_driver(oi__buf *b) {
+static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
+    int64_t rows = 12; /* the most rows one oi_gemm_packed call takes: a matmul task's */
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        if (s->kernels[k].b_prepacked && s->kernels[k].task_rows > rows)
+            rows = s->kernels[k].task_rows;
+    oi__buf_printf(b, "#define OI_GEMM_KC %lld /* k steps per packed block: gemm.c's kc */\n", (long long)s->gemm_kc);
+    oi__buf_printf(b, "#define OI_GEMM_ROWS %lld /* rows of A per oi_gemm_packed call, at most */\n\n", (long long)rows);
     oi__buf_puts(b,
         "typedef void (*oi_micro_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,\n"
         "                            float beta, const float *bias);\n"
-        "typedef struct oi_micro { int mr, nr; oi_micro_fn fn; } oi_micro;\n"
+        "/* rows_fn: the same tile with A read in place (row r of step p at\n"
+        " * a[r * lda + p]), no packing of full row blocks; NULL: A is packed. */\n"
+        "typedef void (*oi_micro_rows_fn)(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,\n"
+        "                                 float alpha, float beta, const float *bias);\n"
+        "/* vmap, vmax, vsum: vexp.h's loops on the same ISA (NULL: the scalar loops):\n"
+        " * y = op(x); the largest of x; the sum of e^(x - shift) with y = e^(x - shift). */\n"
+        "typedef struct oi_micro {\n"
+        "    int mr, nr;\n"
+        "    oi_micro_fn fn;\n"
+        "    oi_micro_rows_fn rows_fn;\n"
+        "    void (*vmap)(oi__vexp_op op, const float *x, float *y, int64_t n);\n"
+        "    float (*vmax)(const float *x, int64_t n);\n"
+        "    double (*vsum)(const float *x, float *y, int64_t n, float shift, bool diff);\n"
+        "} oi_micro;\n"
         "static const oi_micro oi_micros[] = {\n"
-        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable},\n"
+        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL},\n"
         "#if OI__GEMM_X86\n"
-        "    {6, 16, oi__gemm_f32_kernel_avx2},\n"
-        "    {12, 32, oi__gemm_f32_kernel_avx512},\n"
+        "    {6, 16, oi__gemm_f32_kernel_avx2, NULL, oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2},\n"
+        "    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, oi__vexp_map_avx512, oi__vexp_max_avx512,\n"
+        "     oi__vexp_sum_avx512},\n"
         "#endif\n"
         "};\n\n"
         "static const oi_micro *oi_micro_select(void) {\n"
@@ -530,12 +667,14 @@ static void oi__sy_render_gemm_driver(oi__buf *b) {
         "#endif\n"
         "    return &oi_micros[0];\n"
         "}\n\n"
-        "static float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }\n\n"
+        "static float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }\n\n");
+    if (oi__sy_uses_rows(s))
+        oi__buf_puts(b,
         "/* c[rows x n] = a[rows x k] b[k x n], rows <= mr, all row-major. */\n"
         "static void oi_gemm_rows(const oi_micro *mk, const float *a, int64_t rows, int64_t k, int64_t n, const float *b,\n"
         "                         float *c) {\n"
-        "    const int64_t KC = 256; /* gemm.c's kc */\n"
-        "    float a_raw[256 * 12 + 16], b_raw[256 * 32 + 16], e_raw[12 * 32 + 16];\n"
+        "    const int64_t KC = OI_GEMM_KC;\n"
+        "    float a_raw[OI_GEMM_KC * 12 + 16], b_raw[OI_GEMM_KC * 32 + 16], e_raw[12 * 32 + 16];\n"
         "    float *ap = oi_align64(a_raw), *bp = oi_align64(b_raw), *edge = oi_align64(e_raw);\n"
         "    const int mr = mk->mr, nr = mk->nr;\n"
         "    for (int64_t p0 = 0; p0 < k; p0 += KC) {\n"
@@ -566,6 +705,86 @@ static void oi__sy_render_gemm_driver(oi__buf *b) {
         "            for (int64_t i = 0; i < rows; i++)\n"
         "                for (int64_t j = 0; j < cols; j++)\n"
         "                    c[i * n + j0 + j] = edge[i * nr + j];\n"
+        "        }\n"
+        "    }\n"
+        "}\n\n");
+    if (!oi__sy_uses_prepacked(s))
+        return;
+    oi__buf_puts(b,
+        "/* B (value v of step p at b[v * v_stride + p * p_stride]: k steps, n\n"
+        " * values) in gemm.c's packed layout, by gemm.c's packing; dst 64-byte\n"
+        " * aligned, k x n rounded up to nr floats long. */\n"
+        "static void oi_pack_b(const oi_micro *mk, const float *b, int64_t v_stride, int64_t p_stride, int64_t k,\n"
+        "                      int64_t n, float *dst) {\n"
+        "    const int64_t n_pad = (n + mk->nr - 1) / mk->nr * mk->nr;\n"
+        "    for (int64_t p0 = 0; p0 < k; p0 += OI_GEMM_KC) {\n"
+        "        const int64_t kc = k - p0 < OI_GEMM_KC ? k - p0 : OI_GEMM_KC;\n"
+        "        if (v_stride == 1)\n"
+        "            oi__gemm_f32_pack_cols(b + p0 * p_stride, p_stride, n, kc, mk->nr, dst + p0 * n_pad);\n"
+        "        else\n"
+        "            oi__gemm_f32_pack_strided(b + p0 * p_stride, v_stride, p_stride, n, kc, mk->nr, dst + p0 * n_pad);\n"
+        "    }\n"
+        "}\n\n"
+        "/* h rows of A (row stride lda), kc steps, as one mr-row micro-panel:\n"
+        " * step p's values side by side, rows past h zero. */\n"
+        "static inline void oi_pack_a(const float *a, int64_t lda, int64_t h, int64_t kc, int mr, float *dst) {\n"
+        "    for (int64_t p = 0; p < kc; p++)\n"
+        "        for (int i = 0; i < mr; i++)\n"
+        "            dst[p * mr + i] = i < h ? a[i * lda + p] : 0.0f;\n"
+        "}\n\n"
+        "/* c[rows x cols] (row stride ldc) = a[rows x k] (row stride lda) times\n"
+        " * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b;\n"
+        " * rows <= OI_GEMM_ROWS, j0 a multiple of nr. Per block of kc steps, per\n"
+        " * panel of nr columns (it stays in L1), every block of mr rows: A's\n"
+        " * full row blocks read in place where the ISA can, else packed once per\n"
+        " * kc block. */\n"
+        "static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int64_t rows, int64_t k, int64_t n,\n"
+        "                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc) {\n"
+        "    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16];\n"
+        "    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw);\n"
+        "    const int mr = mk->mr, nr = mk->nr;\n"
+        "    const int64_t n_pad = (n + nr - 1) / nr * nr;\n"
+        "    const int in_place = mk->rows_fn && cols % nr == 0; /* no edge column: A is read where it is */\n"
+        "    for (int64_t p0 = 0; p0 < k; p0 += OI_GEMM_KC) {\n"
+        "        const int64_t kc = k - p0 < OI_GEMM_KC ? k - p0 : OI_GEMM_KC;\n"
+        "        const float beta = p0 ? 1.0f : 0.0f;\n"
+        "        for (int64_t rb = 0; rb < rows; rb += mr) {\n"
+        "            const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
+        "            if (in_place && h == mr)\n"
+        "                continue;\n"
+        "            const float *rows_a = a + rb * lda + p0;\n"
+        "            float *dst = ap + rb * kc;\n"
+        "            if (h < mr)\n"
+        "                oi_pack_a(rows_a, lda, h, kc, mr, dst);\n"
+        "            else if (mr == 6) /* a constant mr: the compiler unrolls the rows */\n"
+        "                oi_pack_a(rows_a, lda, 6, kc, 6, dst);\n"
+        "            else if (mr == 12)\n"
+        "                oi_pack_a(rows_a, lda, 12, kc, 12, dst);\n"
+        "            else\n"
+        "                oi_pack_a(rows_a, lda, mr, kc, mr, dst);\n"
+        "        }\n"
+        "        const float *block = bp + p0 * n_pad;\n"
+        "        for (int64_t j = 0; j < cols; j += nr) {\n"
+        "            const int64_t w = cols - j < nr ? cols - j : nr;\n"
+        "            const float *panel = block + (j0 + j) * kc;\n"
+        "            for (int64_t rb = 0; rb < rows; rb += mr) {\n"
+        "                const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
+        "                float *cb = c + rb * ldc + j;\n"
+        "                if (h == mr && w == nr) {\n"
+        "                    if (in_place)\n"
+        "                        mk->rows_fn(kc, a + rb * lda + p0, lda, panel, cb, ldc, 1.0f, beta, NULL);\n"
+        "                    else\n"
+        "                        mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, NULL);\n"
+        "                    continue;\n"
+        "                }\n"
+        "                for (int i = 0; i < mr; i++)\n"
+        "                    for (int q = 0; q < nr; q++)\n"
+        "                        edge[i * nr + q] = p0 && i < h && q < w ? cb[i * ldc + q] : 0.0f;\n"
+        "                mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);\n"
+        "                for (int64_t i = 0; i < h; i++)\n"
+        "                    for (int64_t q = 0; q < w; q++)\n"
+        "                        cb[i * ldc + q] = edge[i * nr + q];\n"
+        "            }\n"
         "        }\n"
         "    }\n"
         "}\n\n");
@@ -662,9 +881,10 @@ static void oi__sy_render_softmax(oi__buf *b, const oi__sy_schedule *s, const oi
     long long len = (long long)in->shape[in->ndim - 1];
     long long rows = (long long)oi__shape_numel(in->ndim, in->shape) / (len ? len : 1);
     const char *it = lang->index_type;
-    oi__buf_printf(b, "    for (%s r = 0; r < ", it);
-    oi__sy_extent(b, oi__sy_kernel_driver(s, k) >= 0, rows, in->shape[0]);
-    oi__buf_puts(b, "; r++) {\n        const float *xr = ");
+    if (k->tasks > 1)
+        oi__sy_task_range(b, lang, k, rows);
+    oi__sy_loop_open(b, lang, k, "r", oi__sy_kernel_driver(s, k) >= 0, rows, in->shape[0]);
+    oi__buf_puts(b, "        const float *xr = ");
     oi__sy_param_name(b, in);
     oi__buf_printf(b, " + r * %lld;\n        float *yr = ", len);
     oi__sy_param_name(b, out);
@@ -692,9 +912,21 @@ static void oi__sy_render_all_finite(oi__buf *b, const oi__sy_schedule *s, const
 }
 
 /* reshape: the same elements in the same order. */
-static void oi__sy_render_copy_kernel(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+static void oi__sy_render_copy_kernel(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                      const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    if (k->tasks > 1) { /* a task's range of elements */
+        oi__sy_task_range(b, lang, k, oi__shape_numel(out->ndim, out->shape));
+        oi__buf_puts(b, "    memcpy(");
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, " + lo, ");
+        oi__sy_param_name(b, in);
+        oi__buf_puts(b, " + lo, (hi - lo) * sizeof *");
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, ");\n");
+        return;
+    }
     oi__buf_puts(b, "    memcpy(");
     oi__sy_param_name(b, out);
     oi__buf_puts(b, ", ");
@@ -722,7 +954,10 @@ static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const 
     const char *it = lang->index_type;
     long long inner = nd ? (long long)out->shape[nd - 1] : 1;
     long long outer = (long long)oi__shape_numel(out->ndim, out->shape) / (inner ? inner : 1);
-    oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++) {\n        const %s at = 0", it, outer, it);
+    if (k->tasks > 1)
+        oi__sy_task_range(b, lang, k, outer);
+    oi__sy_loop_open(b, lang, k, "o", false, outer, outer);
+    oi__buf_printf(b, "        const %s at = 0", it);
     int64_t after = 1;
     for (int d = nd - 2; d >= 0; d--) {
         oi__buf_printf(b, " + o / %lld %% %lld * %lld", (long long)after, (long long)out->shape[d],
@@ -737,7 +972,8 @@ static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const 
 }
 
 /* layer_norm over the last axis, as nn.c's row: the mean and the variance
- * about it summed in double, inv = 1 / sqrt(var + eps) rounded to f32,
+ * about it summed in double (in eight interleaved partial sums when the row
+ * is a multiple of 8 long, so that the loop vectorizes), inv = 1 / sqrt(var + eps) rounded to f32,
  * then (x - mean) * inv * scale + bias in f32 (nn.c's vector path sums in
  * f32 chunks and fuses the last multiply-add: bounded, not bit-exact). */
 static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
@@ -747,15 +983,30 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     long long n = (long long)in->shape[in->ndim - 1];
     long long rows = (long long)oi__shape_numel(in->ndim, in->shape) / (n ? n : 1);
     const char *it = lang->index_type;
-    oi__buf_printf(b, "    for (%s r = 0; r < %lld; r++) {\n        const float *xr = ", it, rows);
+    if (k->tasks > 1)
+        oi__sy_task_range(b, lang, k, rows);
+    oi__sy_loop_open(b, lang, k, "r", false, rows, rows);
+    oi__buf_puts(b, "        const float *xr = ");
     oi__sy_param_name(b, in);
     oi__buf_printf(b, " + r * %lld;\n        float *yr = ", n);
     oi__sy_param_name(b, out);
     oi__buf_printf(b, " + r * %lld;\n        double sum = 0.0, sq = 0.0;\n", n);
-    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            sum += (double)xr[j];\n", it, n);
-    oi__buf_printf(b, "        const float mean = (float)(sum / %lld.0);\n", n);
-    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, n);
-    oi__buf_puts(b, "            const float d = xr[j] - mean;\n            sq += (double)(d * d);\n        }\n");
+    if (n % 8 == 0) { /* eight partial sums, which the compiler keeps in one vector */
+        oi__buf_puts(b, "        double s8[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, q8[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n");
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j += 8)\n            for (int l = 0; l < 8; l++)\n"
+                          "                s8[l] += (double)xr[j + (size_t)l];\n", it, n);
+        oi__buf_puts(b, "        sum = ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));\n");
+        oi__buf_printf(b, "        const float mean = (float)(sum / %lld.0);\n", n);
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j += 8)\n            for (int l = 0; l < 8; l++) {\n"
+                          "                const float d = xr[j + (size_t)l] - mean;\n                q8[l] += (double)(d * d);\n"
+                          "            }\n", it, n);
+        oi__buf_puts(b, "        sq = ((q8[0] + q8[1]) + (q8[2] + q8[3])) + ((q8[4] + q8[5]) + (q8[6] + q8[7]));\n");
+    } else {
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            sum += (double)xr[j];\n", it, n);
+        oi__buf_printf(b, "        const float mean = (float)(sum / %lld.0);\n", n);
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", it, n);
+        oi__buf_puts(b, "            const float d = xr[j] - mean;\n            sq += (double)(d * d);\n        }\n");
+    }
     oi__buf_printf(b, "        const float inv = (float)(1.0 / sqrt(sq / %lld.0 + ", n);
     oi__sy_double(b, oi__sy_param_f(pn, "epsilon"));
     oi__buf_printf(b, "));\n        for (%s j = 0; j < %lld; j++)\n            yr[j] = (xr[j] - mean) * inv", it, n);
@@ -772,11 +1023,13 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, ";\n    }\n");
 }
 
-/* attention per (batch, head), as nn.c runs it: K^T of the head copied
- * once, then per block of mr query rows the scores q K^T through the
- * gemm's micro-kernels, scale, softmax as the softmax kernel above, and
- * p V through them again, straight into the output (nn.c scales inside
- * its gemm and sums e^ by vector lanes: bounded, not bit-exact). */
+/* attention per (batch, head), as nn.c runs it: the head's K^T and V
+ * packed once (gemm.c's packing, the K^T straight from K's rows), then
+ * per block of mr query rows the scores q K^T through the gemm's
+ * micro-kernels, scale, softmax as the softmax kernel above, and p V
+ * through them again, straight into the output (nn.c scales inside its
+ * gemm and sums e^ by vector lanes: bounded, not bit-exact). A split
+ * kernel runs one head per task. */
 static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                     const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
@@ -784,41 +1037,79 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
     const oi__slot *v = oi__sy_slot_of(s, pn->inputs[2]), *out = oi__sy_slot_of(s, pn->out);
     long long heads = (long long)(q->shape[0] * q->shape[1]), S = (long long)q->shape[2], D = (long long)q->shape[3];
     long long T = (long long)kk->shape[2], Dv = (long long)v->shape[3];
+    long long T32 = (T + 31) / 32 * 32, Dv32 = (Dv + 31) / 32 * 32;
     double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale")
                        ? oi__sy_param_f(pn, "scale") : 1.0 / sqrt((double)D);
     const char *it = lang->index_type;
-    oi__buf_printf(b, "    const oi_micro *mk = oi_micro_select();\n    const float scale = (float)");
+    if (k->tasks < 2)
+        oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
+    oi__buf_puts(b, "    const float scale = (float)");
     oi__sy_double(b, scale);
-    oi__buf_printf(b, ";\n    float kt[%lld], scores[12 * %lld];\n", D * T, T);
-    oi__buf_printf(b, "    for (%s h = 0; h < %lld; h++) {\n        const float *k_head = ", it, heads);
+    oi__buf_printf(b, ";\n    float kp_raw[%lld + 16], vp_raw[%lld + 16], scores[12 * %lld];\n", T32 * D, Dv32 * T, T);
+    oi__buf_puts(b, "    float *kp = oi_align64(kp_raw), *vp = oi_align64(vp_raw);\n");
+    if (k->tasks > 1)
+        oi__buf_printf(b, "    {\n        const %s h = (%s)task;\n", it, it);
+    else
+        oi__buf_printf(b, "    for (%s h = 0; h < %lld; h++) {\n", it, heads);
+    oi__buf_puts(b, "        const float *k_head = ");
     oi__sy_param_name(b, kk);
     oi__buf_printf(b, " + h * %lld;\n        const float *v_head = ", T * D);
     oi__sy_param_name(b, v);
     oi__buf_printf(b, " + h * %lld;\n", T * Dv);
-    oi__buf_printf(b, "        for (%s t = 0; t < %lld; t++)\n            for (%s d = 0; d < %lld; d++)\n", it, T, it, D);
-    oi__buf_printf(b, "                kt[d * %lld + t] = k_head[t * %lld + d];\n", T, D);
+    oi__buf_printf(b, "        oi_pack_b(mk, k_head, %lld, 1, %lld, %lld, kp); /* K^T: value t, step d at k_head[t * %lld + d] */\n",
+                   D, D, T, D);
+    oi__buf_printf(b, "        oi_pack_b(mk, v_head, 1, %lld, %lld, %lld, vp);\n", Dv, T, Dv);
     oi__buf_printf(b, "        for (%s i0 = 0; i0 < %lld; i0 += (size_t)mk->mr) {\n", it, S);
     oi__buf_printf(b, "            const %s rows = %lld - i0 < (size_t)mk->mr ? %lld - i0 : (size_t)mk->mr;\n", it, S, S);
-    oi__buf_puts(b, "            oi_gemm_rows(mk, ");
+    oi__buf_puts(b, "            oi_gemm_packed(mk, ");
     oi__sy_param_name(b, q);
-    oi__buf_printf(b, " + (h * %lld + i0) * %lld, (int64_t)rows, %lld, %lld, kt, scores);\n", S, D, D, T);
+    oi__buf_printf(b, " + (h * %lld + i0) * %lld, %lld, (int64_t)rows, %lld, %lld, kp, 0, %lld, scores, %lld);\n", S, D,
+                   D, D, T, T, T);
     oi__buf_printf(b, "            for (%s r = 0; r < rows; r++) {\n                float *p_row = scores + r * %lld;\n", it, T);
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = scale * p_row[t];\n", it, T);
-    oi__buf_puts(b, "                float m = p_row[0];\n");
-    oi__buf_printf(b, "                for (%s t = 1; t < %lld; t++)\n                    m = p_row[t] > m ? p_row[t] : m;\n", it, T);
-    oi__buf_printf(b, "                double sum = 0.0;\n                for (%s t = 0; t < %lld; t++) {\n", it, T);
-    oi__buf_printf(b, "                    p_row[t] = %s(p_row[t] - m);\n", lang->exp_fn);
-    oi__buf_puts(b, "                    sum = OI_S_sum_step(sum, (double)p_row[t]);\n                }\n");
+    oi__buf_puts(b, "                float m = p_row[0];\n                double sum = 0.0;\n");
+    oi__buf_printf(b, "                if (mk->vsum) { /* vexp.h's loops, as nn.c's softmax */\n"
+                      "                    m = mk->vmax(p_row, %lld);\n"
+                      "                    sum = mk->vsum(p_row, p_row, %lld, m, false);\n"
+                      "                } else {\n", T, T);
+    oi__buf_printf(b, "                    for (%s t = 1; t < %lld; t++)\n                        m = p_row[t] > m ? p_row[t] : m;\n", it, T);
+    oi__buf_printf(b, "                    for (%s t = 0; t < %lld; t++) {\n", it, T);
+    oi__buf_printf(b, "                        p_row[t] = %s(p_row[t] - m);\n", lang->exp_fn);
+    oi__buf_puts(b, "                        sum = OI_S_sum_step(sum, (double)p_row[t]);\n                    }\n                }\n");
     oi__buf_puts(b, "                const float inv = (float)(1.0 / sum);\n");
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = p_row[t] * inv;\n            }\n", it, T);
-    oi__buf_printf(b, "            oi_gemm_rows(mk, scores, (int64_t)rows, %lld, %lld, v_head, ", T, Dv);
+    oi__buf_printf(b, "            oi_gemm_packed(mk, scores, %lld, (int64_t)rows, %lld, %lld, vp, 0, %lld, ", T, T, Dv, Dv);
     oi__sy_param_name(b, out);
-    oi__buf_printf(b, " + (h * %lld + i0) * %lld);\n        }\n    }\n", S, Dv);
+    oi__buf_printf(b, " + (h * %lld + i0) * %lld, %lld);\n        }\n    }\n", S, Dv, Dv);
+}
+
+/* A split kernel's arguments in one struct, and the pool's entry point:
+ * part `task` of the kernel. */
+static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                     const char *prefix, const oi__sy_kernel *k, const oi__sy_param *params) {
+    oi__buf_printf(b, "typedef struct %s_k%d_args {\n", prefix, k->id);
+    if (k->packed)
+        oi__buf_puts(b, "    const oi_micro *mk;\n");
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
+        oi__buf_printf(b, "    %s%s *", params[i].written ? "" : "const ", lang->type_of(sl->dtype));
+        oi__sy_param_name(b, sl);
+        oi__buf_puts(b, ";\n");
+    }
+    oi__buf_printf(b, "} %s_k%d_args;\n\n", prefix, k->id);
+    oi__buf_printf(b, "static void %s_k%d_task(void *arg, int task) {\n", prefix, k->id);
+    oi__buf_printf(b, "    const %s_k%d_args *a = (const %s_k%d_args *)arg;\n", prefix, k->id, prefix, k->id);
+    oi__buf_printf(b, "    %s_k%d(task%s", prefix, k->id, k->packed ? ", a->mk" : "");
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        oi__buf_puts(b, ", a->");
+        oi__sy_param_name(b, oi__sy_slot_of(s, params[i].slot));
+    }
+    oi__buf_puts(b, ");\n}\n\n");
 }
 
 void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
     if (s->packed_gemm)
-        oi__sy_render_gemm_driver(b);
+        oi__sy_render_gemm_driver(b, s);
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         const oi__sy_kernel *kr = &s->kernels[k];
         oi__sy_param *params = oi__sy_kernel_params(s, kr);
@@ -829,12 +1120,14 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_REDUCE: oi__sy_render_reduce(b, s, lang, kr); break;
         case OI__SY_K_SOFTMAX: oi__sy_render_softmax(b, s, lang, kr); break;
         case OI__SY_K_ALL_FINITE: oi__sy_render_all_finite(b, s, lang, kr); break;
-        case OI__SY_K_COPY: oi__sy_render_copy_kernel(b, s, kr); break;
+        case OI__SY_K_COPY: oi__sy_render_copy_kernel(b, s, lang, kr); break;
         case OI__SY_K_TRANSPOSE: oi__sy_render_transpose(b, s, lang, kr); break;
         case OI__SY_K_NORM: oi__sy_render_norm(b, s, lang, kr); break;
         case OI__SY_K_ATTENTION: oi__sy_render_attention(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
+        if (kr->tasks > 1)
+            oi__sy_render_task_entry(b, s, lang, prefix, kr, params);
         arrfree(params);
     }
 }
@@ -890,7 +1183,11 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
         depth++;
     }
     oi__sy_indent(b, depth);
-    oi__buf_printf(b, "%s_k%d(%s", prefix, k->id, driver >= 0 ? (arrlen(params) ? "n0, " : "n0") : "");
+    if (k->tasks > 1) /* its parts on the pool: the arguments in one struct */
+        oi__buf_printf(b, "{\n%*s%s_k%d_args oi_args = {%s", 4 * (depth + 1), "", prefix, k->id,
+                       k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
+    else
+        oi__buf_printf(b, "%s_k%d(%s", prefix, k->id, driver >= 0 ? (arrlen(params) ? "n0, " : "n0") : "");
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__pnode *pn = k->nodes[params[i].node];
         const oi__pindex *index = NULL;
@@ -898,12 +1195,26 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
             index = &pn->input_indices[params[i].input][0];
         if (i)
             oi__buf_puts(b, ", ");
-        oi__sy_render_ptr(b, s, lang, params[i].slot, index, scope);
+        if (k->b_prepacked && params[i].slot == k->nodes[0]->inputs[1])
+            oi__sy_render_packed_ptr(b, s, lang, params[i].slot, index, scope);
+        else
+            oi__sy_render_ptr(b, s, lang, params[i].slot, index, scope);
     }
-    oi__buf_printf(b, "); /* %s:%d", oi__sy_basename(k->nodes[0]->ir->src.file), k->nodes[0]->ir->src.line);
+    if (k->tasks > 1) {
+        oi__buf_puts(b, "};\n");
+        oi__sy_indent(b, depth + 1);
+        oi__buf_printf(b, "oi_rt_run(&ctx->pool, %s_k%d_task, &oi_args, %d);", prefix, k->id, k->tasks);
+    } else {
+        oi__buf_puts(b, ");");
+    }
+    oi__buf_printf(b, " /* %s:%d", oi__sy_basename(k->nodes[0]->ir->src.file), k->nodes[0]->ir->src.line);
     if (arrlen(k->nodes) > 1)
         oi__buf_printf(b, "-%d", k->nodes[arrlen(k->nodes) - 1]->ir->src.line);
     oi__buf_puts(b, " */\n");
+    if (k->tasks > 1) {
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "}\n");
+    }
     /* the debug dump: every stored value this kernel wrote */
     oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n", prefix);
     for (int i = 0; i < (int)arrlen(params); i++) {

@@ -1236,6 +1236,138 @@ static void oi__sy_estimate(oi__sy_schedule *s) {
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Threads and pre-packed weights                                      */
+/* ------------------------------------------------------------------ */
+/* Task sizes: a task should be worth waking a thread for (tens of
+ * microseconds), and there should be several per thread so that a delayed
+ * thread does not hold the others up. Row blocks of matmuls are multiples
+ * of 12 (every ISA's mr divides it), column blocks of 32 (every nr does),
+ * so tasks never split a register tile. */
+#define OI__SY_TASK_ELEMENTS 16384 /* elements per task of a row or elementwise kernel */
+#define OI__SY_TASK_MACS (1 << 22)  /* multiply-adds per matmul task, about */
+/* Rows of a matmul task: at least 48, so that each B panel (kc x nr, in
+ * L1) serves 4+ register tiles; at most OI__SY_TASK_ROWS_MAX (A's packed
+ * block of a task, kc x rows floats, is on the stack). */
+#define OI__SY_TASK_ROWS_MIN 48
+#define OI__SY_TASK_ROWS_MAX 144
+
+static int64_t oi__sy_ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+/* B of a packed matmul kernel is packed at open when it is a model tensor
+ * (a weight, or an entry of a prefix table) that nothing else in the
+ * kernel reads. */
+static bool oi__sy_can_prepack(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    int b = k->nodes[0]->inputs[1];
+    oi__sy_home home = s->buffers[b].home;
+    if (k->kind != OI__SY_K_MATMUL || !k->packed || (home != OI__SY_MODEL && home != OI__SY_PREFIX))
+        return false;
+    for (int n = 0; n < (int)arrlen(k->nodes); n++)
+        for (int i = 0; i < (int)arrlen(k->nodes[n]->inputs); i++)
+            if (k->nodes[n]->inputs[i] == b && (n > 0 || i != 1))
+                return false;
+    return oi__sy_slot(s, b)->dtype == OI_DTYPE_F32;
+}
+
+static void oi__sy_split_matmul(oi__sy_schedule *s, oi__sy_kernel *k) {
+    const oi__slot *a = oi__sy_slot(s, k->nodes[0]->inputs[0]), *c = oi__sy_slot(s, k->nodes[0]->out);
+    int64_t m = c->shape[0], n = c->shape[1], kk = a->shape[1];
+    k->b_prepacked = oi__sy_can_prepack(s, k);
+    k->task_cols = n;
+    if (k->b_prepacked && n > s->task_cols) /* column blocks read their panels straight from the packed B */
+        k->task_cols = s->task_cols;
+    int64_t rows = OI__SY_TASK_MACS / (kk * k->task_cols > 0 ? kk * k->task_cols : 1);
+    rows = rows < OI__SY_TASK_ROWS_MIN ? OI__SY_TASK_ROWS_MIN : rows > OI__SY_TASK_ROWS_MAX ? OI__SY_TASK_ROWS_MAX
+                                                                                            : rows / 12 * 12;
+    k->task_rows = rows > m ? oi__sy_ceil_div(m, 12) * 12 : rows;
+    k->tasks = (int)(oi__sy_ceil_div(m, k->task_rows) * oi__sy_ceil_div(n, k->task_cols));
+}
+
+/* Rows of a row kernel (norm, softmax, transpose) or elements of an
+ * elementwise one per task, so that a task holds OI__SY_TASK_ELEMENTS. */
+static void oi__sy_split_rows(oi__sy_kernel *k, int64_t rows, int64_t row_len) {
+    int64_t per = OI__SY_TASK_ELEMENTS / (row_len > 0 ? row_len : 1);
+    k->task_rows = per < 1 ? 1 : per;
+    k->tasks = (int)oi__sy_ceil_div(rows, k->task_rows);
+}
+
+static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
+    k->tasks = 1;
+    int driver = k->kind == OI__SY_K_ELEMENTWISE ? pn->out : pn->inputs[0];
+    if (s->buffers[driver].dyn0 || in->dynamic_shape || out->dynamic_shape)
+        return; /* a length known at run time only: one task */
+    int64_t last = in->ndim ? in->shape[in->ndim - 1] : 1;
+    switch (k->kind) {
+    case OI__SY_K_MATMUL:
+        if (k->packed)
+            oi__sy_split_matmul(s, k);
+        break;
+    case OI__SY_K_ATTENTION:
+        k->task_rows = 1;
+        k->tasks = (int)(in->shape[0] * in->shape[1]);
+        break;
+    case OI__SY_K_SOFTMAX: case OI__SY_K_NORM:
+        oi__sy_split_rows(k, oi__sy_numel(in) / (last ? last : 1), last);
+        break;
+    case OI__SY_K_TRANSPOSE: {
+        int64_t inner = out->ndim ? out->shape[out->ndim - 1] : 1;
+        oi__sy_split_rows(k, oi__sy_numel(out) / (inner ? inner : 1), inner);
+        break;
+    }
+    case OI__SY_K_ELEMENTWISE: case OI__SY_K_COPY:
+        oi__sy_split_rows(k, oi__sy_numel(out), 1);
+        break;
+    default: break;
+    }
+    if (k->tasks < 2) {
+        k->tasks = 1;
+        k->b_prepacked = false;
+    }
+}
+
+/* Every packed B in ctx->packed, each entry 64-byte aligned and sized for
+ * the widest panel (nr = 32; narrower ISAs pad less). */
+/* The gemm's tiles: gemm.c's kc (256 on every ISA) and 128 columns per
+ * task, unless the device JSON gives the caches: then kc is what keeps one
+ * B panel (kc x 32 floats) in half of L1, and a task's columns what keeps
+ * its B block (kc x columns) in half of L2, at most 128. */
+static void oi__sy_plan_tiles(oi__sy_schedule *s) {
+    s->gemm_kc = 256;
+    s->task_cols = 128;
+    uint64_t l1 = s->options.l1d_bytes, l2 = s->options.l2_bytes;
+    if (l1) {
+        int64_t kc = (int64_t)(l1 / 2 / (32 * sizeof(float))) / 16 * 16;
+        s->gemm_kc = kc < 64 ? 64 : kc > 512 ? 512 : kc;
+    }
+    if (l2) {
+        int64_t cols = (int64_t)(l2 / 2 / ((uint64_t)s->gemm_kc * sizeof(float))) / 32 * 32;
+        s->task_cols = cols < 32 ? 32 : cols > 128 ? 128 : cols;
+    }
+    s->tiles_from_device = l1 || l2;
+}
+
+static void oi__sy_plan_packing(oi__sy_schedule *s) {
+    oi__sy_plan_tiles(s);
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
+        oi__sy_kernel *kr = &s->kernels[k];
+        oi__sy_plan_tasks(s, kr);
+        s->threaded |= kr->tasks > 1;
+        if (!kr->b_prepacked)
+            continue;
+        oi__sy_buffer *b = &s->buffers[kr->nodes[0]->inputs[1]];
+        if (b->prepacked)
+            continue;
+        const oi__slot *sl = oi__sy_slot(s, b->slot);
+        int64_t n_pad = oi__sy_ceil_div(sl->shape[1], 32) * 32;
+        b->prepacked = true;
+        b->packed_bytes = ((uint64_t)(n_pad * sl->shape[0]) * sizeof(float) + 63) / 64 * 64;
+        b->packed_offset = s->packed_bytes;
+        s->packed_bytes += b->packed_bytes * (uint64_t)(b->home == OI__SY_PREFIX ? arrlen(b->tensors) : 1);
+    }
+}
+
 bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot) { return s->buffers[slot].home != OI__SY_NONE; }
 
 static void oi__sy_steps_free(oi__sy_step *steps) {
@@ -1289,8 +1421,10 @@ oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *opti
         st = oi__sy_liveness(out);
     if (st == OI_OK)
         st = oi__sy_plan_arena(out);
-    if (st == OI_OK)
+    if (st == OI_OK) {
         oi__sy_estimate(out);
+        oi__sy_plan_packing(out);
+    }
     if (st != OI_OK) {
         if (st == OI_ERROR_OUT_OF_MEMORY && !*oi_last_error())
             oi__fail(st, "synthesizer: out of memory");

@@ -62,7 +62,8 @@ oi_synthesizer *oi_synthesizer_new(oi_device device) {
 /* The device JSON (openinfer_impl/device_arch.h checks every field and
  * names the JSON path of what is wrong). Read today: device.api ("c" or
  * "vulkan"), preferences.prefer_fusion and max_kernel_ops (fusion),
- * memory.global_bytes (the plan must fit); for Vulkan also device.name,
+ * memory.global_bytes (the plan must fit), memory.l1d_bytes and l2_bytes
+ * (the C target's gemm tiles); for Vulkan also device.name and type,
  * limits.max_workgroup_invocations / max_workgroup_size (workgroups) and
  * features.subgroup_ops (reductions). */
 oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
@@ -77,8 +78,11 @@ oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
         int max_ops = arch.preferences.prefer_fusion ? (int)arch.preferences.max_kernel_ops : 1;
         bool vulkan = arch.device.api == OI__ARCH_API_VULKAN;
         s = oi__sy_new(vulkan ? OI_DEVICE_VULKAN : OI_DEVICE_CPU, max_ops);
-        if (s)
+        if (s) {
             s->global_bytes = arch.memory.global_bytes;
+            s->options.l1d_bytes = arch.memory.l1d_bytes; /* the gemm's kc and task columns */
+            s->options.l2_bytes = arch.memory.l2_bytes;
+        }
         if (s && vulkan) {
             s->options.parallel_rows = true;
             oi__sy_gpu_from_arch(&arch, &s->gpu);

@@ -35,6 +35,13 @@ typedef struct oi__sy_kernel {
     bool packed;             /* MATMUL: gemm.c's micro-kernels over packed panels
                                 (oi_gemm.h), else the plain loop               */
     uint64_t bytes, flops;   /* estimated per call                            */
+    /* Threads: tasks > 1 splits the kernel into that many independent parts
+     * (oi_runtime.h's pool runs them): MATMUL blocks of task_rows rows x
+     * task_cols columns (row blocks first), ATTENTION one (batch, head) each,
+     * every other kind task_rows rows (elements for ELEMENTWISE) each. */
+    int tasks;
+    int64_t task_rows, task_cols;
+    bool b_prepacked;        /* MATMUL: B is a model tensor packed at open    */
 } oi__sy_kernel;
 
 /* ---- the step function, as a tree ---- */
@@ -92,6 +99,10 @@ typedef struct oi__sy_buffer {
     bool dyn0;
     bool shaped;          /* the shape inference has seen a write of it  */
     int64_t max0;         /* the leading dim's bound                      */
+    /* MODEL/PREFIX read as a packed matmul's B: packed once at open into
+     * ctx->packed at packed_offset, packed_bytes per entry */
+    bool prepacked;
+    uint64_t packed_offset, packed_bytes;
     int64_t inner;        /* elements per leading index                   */
 } oi__sy_buffer;
 
@@ -99,6 +110,9 @@ typedef struct oi__sy_options {
     int max_kernel_ops; /* ops fused into one kernel at most (>= 1) */
     bool parallel_rows; /* a GPU target: a matmul's rows run at once, so its
                            epilogue may not write what the matmul reads */
+    /* the device JSON's memory.l1d_bytes and l2_bytes (0: not given; the
+     * gemm keeps gemm.c's kc and the default task columns) */
+    uint64_t l1d_bytes, l2_bytes;
 } oi__sy_options;
 
 typedef struct oi__sy_schedule {
@@ -110,6 +124,12 @@ typedef struct oi__sy_schedule {
     oi__slot *shaped;       /* stb array: the plan's slots, a dynamic leading dim at its bound */
     int n_positions;
     bool packed_gemm;       /* some kernel is packed: the folder gets oi_gemm.h */
+    bool threaded;          /* some kernel has tasks: the folder gets oi_runtime.h */
+    bool vexp;              /* some kernel takes e^x on vectors (oi_gemm.h's vexp) */
+    int64_t gemm_kc;        /* k steps per packed block (gemm.c's kc)         */
+    int64_t task_cols;      /* columns of a matmul task over a packed B, at most */
+    bool tiles_from_device; /* gemm_kc and task_cols come from the device JSON's caches */
+    uint64_t packed_bytes;  /* the weights packed at open (NAME_PACKED_BYTES) */
     uint64_t arena_bytes, peak_bytes, state_bytes;
 } oi__sy_schedule;
 

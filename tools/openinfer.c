@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/stat.h> /* mkdir for run --out */
 #define CLI_HAVE_MKDIR 1
@@ -723,6 +724,8 @@ typedef struct cli_run_args {
     const char *model, *graph, *out, *trace;
     uint64_t steps;
     oi_device device;
+    int n_threads; /* --threads: the simulator's pool (0: its default) */
+    bool timed;    /* --time: each step's wall time, best and median on stderr */
     cli_input *inputs; /* room for argc of each */
     const char **fetches;
     size_t n_inputs, n_fetches;
@@ -779,10 +782,20 @@ static int cli_run_parse(int argc, char **argv, cli_run_args *a) {
             *(positional++ ? &a->graph : &a->model) = arg;
             continue;
         }
+        if (strcmp(arg, "--time") == 0) {
+            a->timed = true;
+            continue;
+        }
         if (!value)
             return cli_run_usage("%s needs a value", arg);
         i++;
-        if (strcmp(arg, "--steps") == 0) {
+        if (strcmp(arg, "--threads") == 0) {
+            char *end = NULL;
+            long n = strtol(value, &end, 10);
+            if (!end || *end || n < 1 || n > 1024)
+                return cli_run_usage("--threads: expected a whole number from 1 to 1024, got '%s'", value);
+            a->n_threads = (int)n;
+        } else if (strcmp(arg, "--steps") == 0) {
             char *end = NULL;
             errno = 0;
             unsigned long long n = value[0] >= '0' && value[0] <= '9' ? strtoull(value, &end, 10) : 0;
@@ -983,11 +996,30 @@ static bool cli_write_trace(oi_executor *e, const char *path) {
     return ok;
 }
 
+static double cli_now_ms(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cli_compare_ms(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* --time: the best and the median step, as the synthesized driver prints them. */
+static void cli_print_times(double *ms, size_t n) {
+    qsort(ms, n, sizeof *ms, cli_compare_ms);
+    fprintf(stderr, "step_ms best=%.4f median=%.4f steps=%zu\n", ms[0], n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]),
+            n);
+}
+
 /* Inserts every input, runs the steps, writes the fetched variables. */
 static bool cli_run_steps(const cli_run_args *a, const oi_model *m, const oi_graph *g, const oi__plan *p) {
     oi_simulator_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.device = a->device;
+    desc.n_threads = a->n_threads;
     oi_simulator *sim = oi_simulator_new_desc(m, &desc);
     oi_executor *e = sim ? oi_simulator_make_executor(sim, g) : NULL;
     bool ok = e != NULL;
@@ -995,17 +1027,29 @@ static bool cli_run_steps(const cli_run_args *a, const oi_model *m, const oi_gra
         fprintf(stderr, "openinfer run: %s\n", oi_last_error());
     if (ok && a->trace)
         oi_executor_set_trace(e, true);
+    size_t n_times = a->timed ? (size_t)(a->steps < 100000 ? a->steps : 100000) : 0;
+    double *times = n_times ? (double *)oi__malloc(n_times * sizeof *times) : NULL;
+    if (n_times && !times) {
+        fprintf(stderr, "openinfer run: --time: out of memory\n");
+        ok = false;
+    }
     for (uint64_t step = 0; ok && step < a->steps; step++) {
         for (size_t i = 0; ok && i < a->n_inputs; i++) {
             const cli_input *in = &a->inputs[i];
             ok = oi_executor_insert(e, in->name, (oi_dtype)in->array.dtype, in->array.data, (size_t)in->array.count) ==
                  OI_OK;
         }
+        double t0 = times ? cli_now_ms() : 0.0;
         ok = ok && oi_executor_run_step(e) == OI_OK;
+        if (times && step < n_times)
+            times[step] = cli_now_ms() - t0;
         if (!ok)
             fprintf(stderr, "openinfer run: step %" PRIu64 " of %" PRIu64 ": %s\n", step + 1, a->steps,
                     oi_last_error());
     }
+    if (ok && times)
+        cli_print_times(times, n_times);
+    oi__free(times);
     for (size_t i = 0; ok && i < oi_executor_warning_count(e); i++)
         fprintf(stderr, "openinfer run: note: %s\n", oi_executor_warning(e, i));
     ok = ok && (a->n_fetches == 0 || cli_make_dirs(a->out));
@@ -1147,9 +1191,10 @@ static const cli_command cli_commands[] = {
     {"graph", "FILE.json [--dot]", "load a graph saved as JSON and print it again (lossless) or as Graphviz DOT",
      cli_graph},
     {"run", "MODEL.oinf GRAPH.json [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out DIR] "
-            "[--trace FILE] [--device cpu|vulkan|blas|auto]",
+            "[--trace FILE] [--device cpu|vulkan|blas|auto] [--threads N] [--time]",
      "run a graph N steps (default 1) on the simulator (default device cpu), inserting the inputs before "
-     "every step; write each fetched variable after the last step to DIR/VAR.npy (default DIR: .)",
+     "every step; write each fetched variable after the last step to DIR/VAR.npy (default DIR: .); --threads: "
+     "the CPU pool's threads (default: every core); --time: each step's best and median wall time on stderr",
      cli_run},
     {"devices", "[--json [INDEX] | --check FILE.json [--strict]]",
      "list every backend and device with memory and features, or why it is unavailable; --json: the device "

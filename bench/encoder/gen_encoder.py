@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Write the benchmark's 2-layer transformer encoder as .oinf (ours) and .onnx (ONNX Runtime's).
 
-    python3 bench/encoder/gen_encoder.py OUTDIR
+    python3 bench/encoder/gen_encoder.py OUTDIR [--batch B] [--seq S] [--layers L]
 
 Writes OUTDIR/encoder.oinf, OUTDIR/encoder.onnx and OUTDIR/encoder_input.npy. Needs numpy,
 onnx and onnxruntime (PyPI). Both files hold the same f32 weights (numpy, seed 0).
 
-The block (BERT-style post-norm, exact erf GELU), per layer l of L = 2, on x [B=1, S=128, D=384]:
+The block (BERT-style post-norm, exact erf GELU), per layer l of L = 2, on x [B=1, S=128, D=384]
+(--batch, --seq and --layers change B, S and L: bench/synth_vs_sim.py's MiniLM-sized encoder is
+--batch 8 --seq 64 --layers 6):
     q, k, v = x Wq + bq, x Wk + bk, x Wv + bv           split into H = 12 heads of Dh = 32
     a = softmax(q k^T / sqrt(Dh)) v                      heads joined back to [B, S, D]
     x = LayerNorm(x + a Wo + bo)                         epsilon 1e-5, over D
@@ -161,7 +163,20 @@ class EncoderModel:
 def main() -> None:
     import onnx
 
-    outdir = sys.argv[1] if len(sys.argv) > 1 else "."
+    global B, S, LAYERS
+    args = sys.argv[1:]
+    for flag in ("--batch", "--seq", "--layers"):
+        if flag in args:
+            i = args.index(flag)
+            value = int(args[i + 1])
+            del args[i:i + 2]
+            if flag == "--batch":
+                B = value
+            elif flag == "--seq":
+                S = value
+            else:
+                LAYERS = value
+    outdir = args[0] if args else "."
     os.makedirs(outdir, exist_ok=True)
     layers = make_weights()
     x = np.random.default_rng(1).normal(0.0, 1.0, (B, S, D)).astype(np.float32)
@@ -173,7 +188,7 @@ def main() -> None:
     ref = reference(x, layers)
     print(f"encoder: ONNX Runtime vs float64 numpy: max |diff| {np.abs(ort_out - ref).max():.3g}")
 
-    oinf = EncoderModel()
+    oinf = EncoderModel(B=B, S=S, num_layers=LAYERS)  # type: ignore[arg-type]
     for i, p in enumerate(layers):
         for k, v in p.items():
             oinf.tensors[f"enc.{i}.{k}"] = v

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Parity of the synthesized C with the simulator, one example per run.
 
-    check_examples.py OPENINFER EXPORTER NAME [--steps N] [--cxx]
+    check_examples.py OPENINFER EXPORTER NAME [--steps N] [--exact] [--tsan]
 
 EXPORTER (export_example.c built for the example) writes the graph, a
 model, seeded inputs and the simulator's values after N steps. The test
@@ -16,6 +16,14 @@ roundings; elementwise chains are bit-exact, checked with --exact).
 It also checks plan.json's arena independently: no two buffers whose live
 ranges overlap share bytes, and arena_bytes <= 1.05 x the peak of the
 simultaneously live bytes recomputed here from the live ranges.
+
+When plan.json says the folder is threaded, the driver runs again with
+--threads 1 and --threads 3: every fetched value must be bit-identical to
+the default run's (each task writes its own part), and no thread of the
+process allocates while 3 steps run on 3 threads (malloc replaced
+program-wide, glibc). --tsan builds the folder
+with clang -fsanitize=thread and runs it on 3 threads; a ThreadSanitizer
+report fails the test (exit 77, skipped, without clang's TSan).
 """
 import json
 import os
@@ -48,6 +56,79 @@ def check_arena(plan):
             assert not (time and space), ("live buffers overlap", a, b)
     assert plan["arena_bytes"] <= 1.05 * peak, ("arena above 1.05 x peak", plan["arena_bytes"], peak)
     assert plan["peak_live_bytes"] == peak, ("peak differs", plan["peak_live_bytes"], peak)
+
+
+COUNTED_STEPS = r"""
+/* Every allocation of the process, on any thread (glibc lets a program
+ * replace malloc; it keeps its own as __libc_*), counted during 3 steps. */
+#include "%(name)s.h"
+#include <stdio.h>
+#include <stdlib.h>
+extern void *__libc_malloc(size_t), *__libc_calloc(size_t, size_t), *__libc_realloc(void *, size_t);
+static long count;
+static int counting;
+static void note(void) { if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_add_fetch(&count, 1, __ATOMIC_RELAXED); }
+void *malloc(size_t n) { note(); return __libc_malloc(n); }
+void *calloc(size_t a, size_t b) { note(); return __libc_calloc(a, b); }
+void *realloc(void *p, size_t n) { note(); return __libc_realloc(p, n); }
+int main(int argc, char **argv) {
+    %(name)s_options options = {3};
+    %(name)s_ctx *ctx = %(name)s_open_with(argc > 1 ? argv[1] : NULL, &options);
+    if (!ctx) { fprintf(stderr, "%%s\n", %(name)s_last_error()); return 1; }
+    __atomic_store_n(&counting, 1, __ATOMIC_SEQ_CST);
+    for (int s = 0; s < 3; s++)
+        if (%(name)s_step(ctx) != 0) { fprintf(stderr, "%%s\n", %(name)s_last_error()); return 1; }
+    __atomic_store_n(&counting, 0, __ATOMIC_SEQ_CST);
+    %(name)s_close(ctx);
+    printf("allocations in 3 steps on 3 threads: %%ld\n", count);
+    return count != 0;
+}
+"""
+
+
+def check_no_alloc(alone, prog, work):
+    """No allocation by any thread of the process while 3 steps run."""
+    if not sys.platform.startswith("linux"):
+        return
+    open(os.path.join(alone, "counted_steps.c"), "w").write(COUNTED_STEPS % {"name": prog})
+    exe = os.path.join(work, prog + "_counted")
+    run(["cc", "-O1", "-std=c11", "counted_steps.c", prog + ".c", "-lm", "-pthread", "-o", exe], cwd=alone)
+    out = run([exe, os.path.join(work, "model.oinf")])
+    if "allocations in 3 steps on 3 threads: 0" not in out:
+        raise SystemExit("FAILED: %s allocates inside its step:\n%s" % (prog, out))
+
+
+def check_threads(cmd, work, kept):
+    """The same values, bit for bit, on 1 and 3 threads."""
+    for threads in ("1", "3"):
+        out = os.path.join(work, "emitted_t" + threads)
+        run([c if c != os.path.join(work, "emitted") else out for c in cmd] + ["--threads", threads])
+        for v in kept:
+            a, b = np.load(os.path.join(work, "emitted", v + ".npy")), np.load(os.path.join(out, v + ".npy"))
+            if not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+                raise SystemExit("FAILED: %s differs between the default threads and --threads %s" % (v, threads))
+
+
+def check_tsan(alone, prog, cmd, work):
+    """The folder under ThreadSanitizer, on 3 threads, 2 steps."""
+    clang = shutil.which("clang")
+    probe = os.path.join(work, "tsan_probe.c")
+    open(probe, "w").write("int main(void) { return 0; }\n")
+    if not clang or subprocess.run([clang, "-fsanitize=thread", probe, "-o", probe[:-2]],
+                                   capture_output=True).returncode != 0:
+        print("SKIPPED: no clang with ThreadSanitizer")
+        sys.exit(77)
+    exe = os.path.join(work, prog + "_tsan")
+    run([clang, "-fsanitize=thread", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror",
+         os.path.join(alone, prog + ".c"), os.path.join(alone, "main.c"), "-lm", "-pthread", "-o", exe], cwd=alone)
+    steps = cmd.index("--steps")
+    tsan_cmd = [exe] + cmd[1:steps + 1] + ["2"] + cmd[steps + 2:] + ["--threads", "3"]
+    tsan_cmd = [c if c != os.path.join(work, "emitted") else os.path.join(work, "emitted_tsan") for c in tsan_cmd]
+    r = subprocess.run(tsan_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       env=dict(os.environ, TSAN_OPTIONS="halt_on_error=1 exitcode=66"))
+    if r.returncode != 0 or "ThreadSanitizer" in r.stdout:
+        raise SystemExit("FAILED: ThreadSanitizer on %s:\n%s" % (prog, r.stdout[-4000:]))
+    print("%s: ThreadSanitizer-clean on 3 threads" % prog)
 
 
 def main():
@@ -86,6 +167,11 @@ def main():
         for v in kept:
             cmd += ["--fetch", v]
         run(cmd)
+        if plan.get("threaded"):
+            check_threads(cmd, work, kept)
+            check_no_alloc(alone, prog, work)
+            if "--tsan" in args:
+                check_tsan(alone, prog, cmd, work)
         compared = 0
         for v in kept:
             ref = os.path.join(work, "sim", v + ".npy")

@@ -23,15 +23,26 @@ extern "C" {
 #define guarded_ARENA_BYTES 13u
 /* The declared variables that do not live in the model file. */
 #define guarded_STATE_BYTES 52u
+/* The weights that matrix products read, packed once by guarded_open into the
+ * micro-kernels' panel layout (at most; plan.json lists them). */
+#define guarded_PACKED_BYTES 0u
 
 /* Error codes (guarded_last_error() has the message). */
 enum { guarded_OK = 0, guarded_ERROR_ARGUMENT = 1, guarded_ERROR_IO = 2, guarded_ERROR_MODEL = 3, guarded_ERROR_MEMORY = 4, guarded_ERROR_RUNTIME = 5 };
 
 typedef struct guarded_ctx guarded_ctx;
 
-/* Maps the model (checked against the fingerprint of the one synthesized for). */
+/* Options of guarded_open_with; zero means the default. */
+typedef struct guarded_options {
+    int n_threads; /* threads of the step's kernels, the caller's included;
+                     0: $OPENINFER_THREADS, else every processor online */
+} guarded_options;
+
+/* Maps the model (checked against the fingerprint of the one synthesized for),
+ * packs the weights of matrix products and starts the threads. */
 guarded_ctx *guarded_open(const char *model_path);
-/* Runs one step; allocates nothing. */
+guarded_ctx *guarded_open_with(const char *model_path, const guarded_options *options); /* options: NULL = defaults */
+/* Runs one step; allocates nothing, starts no thread. One step at a time per context. */
 int guarded_step(guarded_ctx *ctx);
 void guarded_close(guarded_ctx *ctx);
 /* The message of this thread's last error ("" if none). */

@@ -226,7 +226,9 @@ static void digits_k2(const float *logits, float *probs) {
 
 /* ---- the API ---- */
 
-digits_ctx *digits_open(const char *model_path) {
+digits_ctx *digits_open(const char *model_path) { return digits_open_with(model_path, NULL); }
+
+digits_ctx *digits_open_with(const char *model_path, const digits_options *options) {
     digits_ctx *ctx = (digits_ctx *)calloc(1, sizeof *ctx);
     if (ctx) {
         ctx->arena = (unsigned char *)calloc(1, digits_ARENA_BYTES + 1);
@@ -242,6 +244,7 @@ digits_ctx *digits_open(const char *model_path) {
         return NULL;
     }
     digits_init_image(ctx);
+    (void)options; /* one thread: no kernel is worth splitting */
     return ctx;
 }
 

@@ -23,15 +23,26 @@ extern "C" {
 #define digits_ARENA_BYTES 168u
 /* The declared variables that do not live in the model file. */
 #define digits_STATE_BYTES 256u
+/* The weights that matrix products read, packed once by digits_open into the
+ * micro-kernels' panel layout (at most; plan.json lists them). */
+#define digits_PACKED_BYTES 0u
 
 /* Error codes (digits_last_error() has the message). */
 enum { digits_OK = 0, digits_ERROR_ARGUMENT = 1, digits_ERROR_IO = 2, digits_ERROR_MODEL = 3, digits_ERROR_MEMORY = 4, digits_ERROR_RUNTIME = 5 };
 
 typedef struct digits_ctx digits_ctx;
 
-/* Maps the model (checked against the fingerprint of the one synthesized for). */
+/* Options of digits_open_with; zero means the default. */
+typedef struct digits_options {
+    int n_threads; /* threads of the step's kernels, the caller's included;
+                     0: $OPENINFER_THREADS, else every processor online */
+} digits_options;
+
+/* Maps the model (checked against the fingerprint of the one synthesized for),
+ * packs the weights of matrix products and starts the threads. */
 digits_ctx *digits_open(const char *model_path);
-/* Runs one step; allocates nothing. */
+digits_ctx *digits_open_with(const char *model_path, const digits_options *options); /* options: NULL = defaults */
+/* Runs one step; allocates nothing, starts no thread. One step at a time per context. */
 int digits_step(digits_ctx *ctx);
 void digits_close(digits_ctx *ctx);
 /* The message of this thread's last error ("" if none). */

@@ -304,7 +304,9 @@ static void kv_decode_k6(float *h, const float *att) {
 
 /* ---- the API ---- */
 
-kv_decode_ctx *kv_decode_open(const char *model_path) {
+kv_decode_ctx *kv_decode_open(const char *model_path) { return kv_decode_open_with(model_path, NULL); }
+
+kv_decode_ctx *kv_decode_open_with(const char *model_path, const kv_decode_options *options) {
     kv_decode_ctx *ctx = (kv_decode_ctx *)calloc(1, sizeof *ctx);
     if (ctx) {
         ctx->arena = (unsigned char *)calloc(1, kv_decode_ARENA_BYTES + 1);
@@ -332,6 +334,7 @@ kv_decode_ctx *kv_decode_open(const char *model_path) {
     ctx->len_vals = 1;
     ctx->len_mix = 1;
     ctx->len_score = 1;
+    (void)options; /* one thread: no kernel is worth splitting */
     return ctx;
 }
 

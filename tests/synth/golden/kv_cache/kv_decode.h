@@ -23,15 +23,26 @@ extern "C" {
 #define kv_decode_ARENA_BYTES 3392u
 /* The declared variables that do not live in the model file. */
 #define kv_decode_STATE_BYTES 4128u
+/* The weights that matrix products read, packed once by kv_decode_open into the
+ * micro-kernels' panel layout (at most; plan.json lists them). */
+#define kv_decode_PACKED_BYTES 0u
 
 /* Error codes (kv_decode_last_error() has the message). */
 enum { kv_decode_OK = 0, kv_decode_ERROR_ARGUMENT = 1, kv_decode_ERROR_IO = 2, kv_decode_ERROR_MODEL = 3, kv_decode_ERROR_MEMORY = 4, kv_decode_ERROR_RUNTIME = 5 };
 
 typedef struct kv_decode_ctx kv_decode_ctx;
 
-/* Maps the model (checked against the fingerprint of the one synthesized for). */
+/* Options of kv_decode_open_with; zero means the default. */
+typedef struct kv_decode_options {
+    int n_threads; /* threads of the step's kernels, the caller's included;
+                     0: $OPENINFER_THREADS, else every processor online */
+} kv_decode_options;
+
+/* Maps the model (checked against the fingerprint of the one synthesized for),
+ * packs the weights of matrix products and starts the threads. */
 kv_decode_ctx *kv_decode_open(const char *model_path);
-/* Runs one step; allocates nothing. */
+kv_decode_ctx *kv_decode_open_with(const char *model_path, const kv_decode_options *options); /* options: NULL = defaults */
+/* Runs one step; allocates nothing, starts no thread. One step at a time per context. */
 int kv_decode_step(kv_decode_ctx *ctx);
 void kv_decode_close(kv_decode_ctx *ctx);
 /* The message of this thread's last error ("" if none). */

@@ -166,7 +166,9 @@ static void minimal_k0(const float *x, const float *a_, float *y) {
 
 /* ---- the API ---- */
 
-minimal_ctx *minimal_open(const char *model_path) {
+minimal_ctx *minimal_open(const char *model_path) { return minimal_open_with(model_path, NULL); }
+
+minimal_ctx *minimal_open_with(const char *model_path, const minimal_options *options) {
     minimal_ctx *ctx = (minimal_ctx *)calloc(1, sizeof *ctx);
     if (ctx) {
         ctx->arena = (unsigned char *)calloc(1, minimal_ARENA_BYTES + 1);
@@ -183,6 +185,7 @@ minimal_ctx *minimal_open(const char *model_path) {
     }
     minimal_init_x(ctx);
     minimal_init_y(ctx);
+    (void)options; /* one thread: no kernel is worth splitting */
     return ctx;
 }
 

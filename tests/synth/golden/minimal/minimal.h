@@ -23,15 +23,26 @@ extern "C" {
 #define minimal_ARENA_BYTES 0u
 /* The declared variables that do not live in the model file. */
 #define minimal_STATE_BYTES 128u
+/* The weights that matrix products read, packed once by minimal_open into the
+ * micro-kernels' panel layout (at most; plan.json lists them). */
+#define minimal_PACKED_BYTES 0u
 
 /* Error codes (minimal_last_error() has the message). */
 enum { minimal_OK = 0, minimal_ERROR_ARGUMENT = 1, minimal_ERROR_IO = 2, minimal_ERROR_MODEL = 3, minimal_ERROR_MEMORY = 4, minimal_ERROR_RUNTIME = 5 };
 
 typedef struct minimal_ctx minimal_ctx;
 
-/* Maps the model (checked against the fingerprint of the one synthesized for). */
+/* Options of minimal_open_with; zero means the default. */
+typedef struct minimal_options {
+    int n_threads; /* threads of the step's kernels, the caller's included;
+                     0: $OPENINFER_THREADS, else every processor online */
+} minimal_options;
+
+/* Maps the model (checked against the fingerprint of the one synthesized for),
+ * packs the weights of matrix products and starts the threads. */
 minimal_ctx *minimal_open(const char *model_path);
-/* Runs one step; allocates nothing. */
+minimal_ctx *minimal_open_with(const char *model_path, const minimal_options *options); /* options: NULL = defaults */
+/* Runs one step; allocates nothing, starts no thread. One step at a time per context. */
 int minimal_step(minimal_ctx *ctx);
 void minimal_close(minimal_ctx *ctx);
 /* The message of this thread's last error ("" if none). */

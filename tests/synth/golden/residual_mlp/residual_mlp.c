@@ -181,7 +181,9 @@ static void residual_mlp_k0(float *h, const float *W, const float *b) {
 
 /* ---- the API ---- */
 
-residual_mlp_ctx *residual_mlp_open(const char *model_path) {
+residual_mlp_ctx *residual_mlp_open(const char *model_path) { return residual_mlp_open_with(model_path, NULL); }
+
+residual_mlp_ctx *residual_mlp_open_with(const char *model_path, const residual_mlp_options *options) {
     residual_mlp_ctx *ctx = (residual_mlp_ctx *)calloc(1, sizeof *ctx);
     if (ctx) {
         ctx->arena = (unsigned char *)calloc(1, residual_mlp_ARENA_BYTES + 1);
@@ -203,6 +205,7 @@ residual_mlp_ctx *residual_mlp_open(const char *model_path) {
     ctx->b_entries[0] = ctx->model + 560; /* res.mlp.b.0 */
     ctx->b_entries[1] = ctx->model + 592; /* res.mlp.b.1 */
     ctx->b_entries[2] = ctx->model + 624; /* res.mlp.b.2 */
+    (void)options; /* one thread: no kernel is worth splitting */
     return ctx;
 }
 

@@ -23,15 +23,26 @@ extern "C" {
 #define residual_mlp_ARENA_BYTES 64u
 /* The declared variables that do not live in the model file. */
 #define residual_mlp_STATE_BYTES 64u
+/* The weights that matrix products read, packed once by residual_mlp_open into the
+ * micro-kernels' panel layout (at most; plan.json lists them). */
+#define residual_mlp_PACKED_BYTES 0u
 
 /* Error codes (residual_mlp_last_error() has the message). */
 enum { residual_mlp_OK = 0, residual_mlp_ERROR_ARGUMENT = 1, residual_mlp_ERROR_IO = 2, residual_mlp_ERROR_MODEL = 3, residual_mlp_ERROR_MEMORY = 4, residual_mlp_ERROR_RUNTIME = 5 };
 
 typedef struct residual_mlp_ctx residual_mlp_ctx;
 
-/* Maps the model (checked against the fingerprint of the one synthesized for). */
+/* Options of residual_mlp_open_with; zero means the default. */
+typedef struct residual_mlp_options {
+    int n_threads; /* threads of the step's kernels, the caller's included;
+                     0: $OPENINFER_THREADS, else every processor online */
+} residual_mlp_options;
+
+/* Maps the model (checked against the fingerprint of the one synthesized for),
+ * packs the weights of matrix products and starts the threads. */
 residual_mlp_ctx *residual_mlp_open(const char *model_path);
-/* Runs one step; allocates nothing. */
+residual_mlp_ctx *residual_mlp_open_with(const char *model_path, const residual_mlp_options *options); /* options: NULL = defaults */
+/* Runs one step; allocates nothing, starts no thread. One step at a time per context. */
 int residual_mlp_step(residual_mlp_ctx *ctx);
 void residual_mlp_close(residual_mlp_ctx *ctx);
 /* The message of this thread's last error ("" if none). */

@@ -1,0 +1,213 @@
+/* oi_runtime.h - the thread pool of a synthesized folder (OpenInfer's
+ * synth/cpu_runtime_template.h, copied verbatim).
+ *
+ * NAME_open starts it once; NAME_step hands it jobs and creates nothing,
+ * allocates nothing. A job is `n_tasks` calls fn(arg, task), each task
+ * writing its own part of a kernel's output, so the result does not depend
+ * on which thread ran which task or how many threads there are. The
+ * calling thread takes tasks too; the workers take the rest from a shared
+ * counter, and the caller waits for the tasks, not for the workers, so a
+ * thread that the OS delays costs no more than the task it holds.
+ *
+ * Between jobs a worker polls the job counter for a while (the kernels of
+ * a step follow each other closely), then sleeps on a condition variable.
+ * Threads need POSIX threads and the GCC/Clang __atomic builtins; elsewhere,
+ * or with -DOI_RT_SERIAL, every job runs on the calling thread. */
+#ifndef OI_RUNTIME_H
+#define OI_RUNTIME_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#if (defined(__unix__) || defined(__APPLE__)) && (defined(__GNUC__) || defined(__clang__)) && !defined(OI_RT_SERIAL)
+#define OI_RT_THREADS 1
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+#else
+#define OI_RT_THREADS 0
+#endif
+
+#define OI_RT_MAX_THREADS 64
+#define OI_RT_SPIN 4000 /* polls (~50-100 us) before a worker sleeps */
+
+typedef void (*oi_rt_task_fn)(void *arg, int task);
+
+/* One job. The pool keeps two, used in turn: a worker that falls behind
+ * may still read the previous job's while the caller fills the next. */
+typedef struct oi_rt_job {
+    oi_rt_task_fn fn; /* __atomic: written by the caller, read by workers */
+    void *arg;
+    int n_tasks;
+} oi_rt_job;
+
+typedef struct oi_rt_pool {
+    int n_threads; /* the caller included; 1: no workers */
+#if OI_RT_THREADS
+    int started;   /* workers running */
+    pthread_t threads[OI_RT_MAX_THREADS];
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    oi_rt_job jobs[2]; /* job g in jobs[g & 1] */
+    /* __atomic */
+    unsigned generation; /* the current job's number, bumped per job */
+    uint64_t next;       /* generation << 32 | the next task to take */
+    int done;            /* tasks of the current job finished */
+    int sleepers;        /* workers on `wake` (or about to be) */
+    int stop;
+#endif
+} oi_rt_pool;
+
+/* OPENINFER_THREADS if set (> 0), else the processors online. */
+static int oi_rt_default_threads(void) {
+    const char *env = getenv("OPENINFER_THREADS");
+    long n = env ? strtol(env, NULL, 10) : 0;
+#if OI_RT_THREADS
+    if (n <= 0)
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+    if (n <= 0)
+        n = 1;
+    return n > OI_RT_MAX_THREADS ? OI_RT_MAX_THREADS : (int)n;
+}
+
+#if OI_RT_THREADS
+static inline void oi_rt_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Takes tasks of job `gen` until none is left; a task is taken by moving
+ * `next` from (gen, i) to (gen, i + 1), so a worker that wakes after its
+ * job ended takes nothing from the next one. The caller returns once
+ * `done` reaches the job's tasks, not when the workers are back: a worker
+ * the OS delays holds nobody up. */
+static void oi_rt_take(oi_rt_pool *pool, unsigned gen) {
+    const oi_rt_job *job = &pool->jobs[gen & 1];
+    oi_rt_task_fn fn = __atomic_load_n(&job->fn, __ATOMIC_ACQUIRE);
+    void *arg = __atomic_load_n(&job->arg, __ATOMIC_ACQUIRE);
+    int n_tasks = __atomic_load_n(&job->n_tasks, __ATOMIC_ACQUIRE);
+    uint64_t v = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE);
+    for (;;) {
+        if ((unsigned)(v >> 32) != gen || (int)(uint32_t)v >= n_tasks)
+            return;
+        if (!__atomic_compare_exchange_n(&pool->next, &v, v + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            continue; /* v now holds what is there */
+        fn(arg, (int)(uint32_t)v);
+        __atomic_add_fetch(&pool->done, 1, __ATOMIC_RELEASE);
+        v = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE);
+    }
+}
+
+/* Waits until the generation moves past `seen` (or the pool stops). */
+static unsigned oi_rt_wait(oi_rt_pool *pool, unsigned seen) {
+    for (int i = 0; i < OI_RT_SPIN; i++) {
+        unsigned gen = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
+        if (gen != seen || __atomic_load_n(&pool->stop, __ATOMIC_ACQUIRE))
+            return gen;
+        oi_rt_relax();
+    }
+    pthread_mutex_lock(&pool->lock);
+    __atomic_add_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
+    unsigned gen;
+    while ((gen = __atomic_load_n(&pool->generation, __ATOMIC_SEQ_CST)) == seen &&
+           !__atomic_load_n(&pool->stop, __ATOMIC_SEQ_CST))
+        pthread_cond_wait(&pool->wake, &pool->lock);
+    __atomic_sub_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&pool->lock);
+    return gen;
+}
+
+static void *oi_rt_worker(void *arg) {
+    oi_rt_pool *pool = (oi_rt_pool *)arg;
+    unsigned seen = 0;
+    for (;;) {
+        seen = oi_rt_wait(pool, seen);
+        if (__atomic_load_n(&pool->stop, __ATOMIC_ACQUIRE))
+            return NULL;
+        oi_rt_take(pool, seen);
+    }
+}
+
+static void oi_rt_wake_all(oi_rt_pool *pool) {
+    pthread_mutex_lock(&pool->lock);
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+}
+#endif
+
+/* Starts n_threads - 1 workers (n_threads <= 0: oi_rt_default_threads()).
+ * 0, or -1 when the system refuses a thread (the pool then runs serially
+ * on what started; oi_rt_pool_stop still cleans up). */
+static int oi_rt_pool_start(oi_rt_pool *pool, int n_threads) {
+    if (n_threads <= 0)
+        n_threads = oi_rt_default_threads();
+    if (n_threads > OI_RT_MAX_THREADS)
+        n_threads = OI_RT_MAX_THREADS;
+    pool->n_threads = 1;
+#if OI_RT_THREADS
+    if (n_threads == 1)
+        return 0;
+    if (pthread_mutex_init(&pool->lock, NULL) != 0)
+        return -1;
+    if (pthread_cond_init(&pool->wake, NULL) != 0) {
+        pthread_mutex_destroy(&pool->lock);
+        return -1;
+    }
+    pool->started = 1;
+    for (int i = 1; i < n_threads; i++) {
+        if (pthread_create(&pool->threads[i], NULL, oi_rt_worker, pool) != 0)
+            return -1;
+        pool->n_threads = i + 1;
+    }
+#endif
+    return 0;
+}
+
+static void oi_rt_pool_stop(oi_rt_pool *pool) {
+#if OI_RT_THREADS
+    if (!pool->started)
+        return;
+    __atomic_store_n(&pool->stop, 1, __ATOMIC_SEQ_CST);
+    oi_rt_wake_all(pool);
+    for (int i = 1; i < pool->n_threads; i++)
+        pthread_join(pool->threads[i], NULL);
+    pthread_cond_destroy(&pool->wake);
+    pthread_mutex_destroy(&pool->lock);
+    pool->started = 0;
+#endif
+    pool->n_threads = 1;
+}
+
+/* fn(arg, task) for every task in [0, n_tasks), on every thread of the
+ * pool; returns when all are done. */
+static void oi_rt_run(oi_rt_pool *pool, oi_rt_task_fn fn, void *arg, int n_tasks) {
+#if OI_RT_THREADS
+    if (pool->n_threads > 1 && n_tasks > 1) {
+        unsigned gen = __atomic_load_n(&pool->generation, __ATOMIC_RELAXED) + 1;
+        oi_rt_job *job = &pool->jobs[gen & 1];
+        __atomic_store_n(&job->fn, fn, __ATOMIC_RELEASE);
+        __atomic_store_n(&job->arg, arg, __ATOMIC_RELEASE);
+        __atomic_store_n(&job->n_tasks, n_tasks, __ATOMIC_RELEASE);
+        __atomic_store_n(&pool->done, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&pool->next, (uint64_t)gen << 32, __ATOMIC_RELEASE);
+        __atomic_store_n(&pool->generation, gen, __ATOMIC_SEQ_CST); /* publishes the job */
+        if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0)
+            oi_rt_wake_all(pool);
+        oi_rt_take(pool, gen);
+        for (long spins = 0; __atomic_load_n(&pool->done, __ATOMIC_ACQUIRE) < n_tasks; spins++) {
+            if (spins < OI_RT_SPIN)
+                oi_rt_relax();
+            else
+                sched_yield(); /* a worker with a task waits for a core: give it ours */
+        }
+        return;
+    }
+#endif
+    (void)pool;
+    for (int task = 0; task < n_tasks; task++)
+        fn(arg, task);
+}
+
+#endif /* OI_RUNTIME_H */
