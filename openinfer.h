@@ -622,6 +622,9 @@ void oi_plan_free(oi_plan *plan);
 /* Writes the folder (created if missing): NAME.h, NAME.c, oi_scalar.h,
  * npy.h, main.c, Makefile, plan.json, plan.dot. */
 oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir);
+/* The names of the files oi_plan_emit writes for this plan and target,
+ * space-separated, in the order it writes them; free with oi_free. */
+char *oi_plan_files(const oi_plan *plan);
 
 typedef struct oi_plan_summary {
     const char *name;          /* the emitted files' and functions' prefix */

@@ -1112,7 +1112,7 @@ static char *oi__vk_makefile(const oi_plan *p) {
     return oi__buf_take(&b);
 }
 
-oi_status oi__sy_emit_vulkan(const oi_plan *p, const char *dir) {
+oi_status oi__sy_emit_vulkan(const oi_plan *p, const oi__sy_out *dir) {
     const char *N = p->name;
     oi_status st = oi__sy_emit_mkdirs(dir);
     if (st == OI_OK)

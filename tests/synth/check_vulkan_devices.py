@@ -16,7 +16,8 @@ exactly the extensions and workgroup sizes the JSON allows:
     (ada_mock.json says fp16 and default_precision fp16, the H100's
     cooperative_matrix).
 Every kernel is compiled by glslc for the first two (no device needed;
-without glslc that part is skipped).
+without glslc that part is skipped). `synth --report`'s "wrote DIR/: ..."
+line must name exactly the files in the folder (for the C target too).
 """
 import json
 import os
@@ -45,6 +46,14 @@ def variant(path, out, **changes):
 def kernels(folder):
     names = sorted(f for f in os.listdir(folder) if f.endswith(".comp"))
     return {f: open(os.path.join(folder, f)).read() for f in names}
+
+
+def check_wrote(name, folder, report):
+    """The report's "wrote DIR/: FILE ..." line names exactly what is in the folder."""
+    lines = [l for l in report.splitlines() if l.startswith("wrote ")]
+    assert len(lines) == 1, (name, report)
+    listed = lines[0].split(": ", 1)[1].split()
+    assert sorted(listed) == sorted(os.listdir(folder)), (name, listed, sorted(os.listdir(folder)))
 
 
 def check(name, folder, subgroups, workgroup, compile_them):
@@ -87,8 +96,10 @@ def main():
         ]
         for i, (name, target, subgroups, workgroup, compile_them) in enumerate(cases):
             out = os.path.join(work, "gen%d" % i)
-            run([cli, "synth", model, graph, "--target", target, "--out", out])
+            check_wrote(name, out, run([cli, "synth", model, graph, "--target", target, "--out", out, "--report"]))
             check(name, out, subgroups, workgroup, compile_them)
+        out = os.path.join(work, "gen_cpu")
+        check_wrote("cpu", out, run([cli, "synth", model, graph, "--target", "cpu", "--out", out, "--report"]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
