@@ -696,6 +696,28 @@ static void oi__vk_ranges(oi__buf *b, const oi__sy_schedule *s, const oi__sy_par
     oi__buf_free(&list);
 }
 
+/* The debug build: after the dispatch, each stored variable the kernel
+ * wrote is copied into a host-visible buffer of its own (same order as
+ * the `writes` ranges), written out after the step. */
+static void oi__vk_record_dump(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, const oi__sy_param *params,
+                               int depth) {
+    const oi__sy_schedule *s = &p->schedule;
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n", p->name);
+    int n = 0;
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        const oi__sy_buffer *buf = &s->buffers[params[i].slot];
+        if (!params[i].written || (buf->home != OI__SY_ARENA && buf->home != OI__SY_STATE))
+            continue;
+        const oi__slot *sl = oi__vk_slot(s, params[i].slot);
+        oi__vk_indent(b, depth);
+        oi__buf_printf(b, "if (%s_dump_record(ctx, cb, %d, \"%s\", %d, %lluu, &writes[%d]))\n", p->name, k->id, sl->name,
+                       (int)sl->dtype, (unsigned long long)oi__vk_numel(sl), n++);
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "return 1;\n");
+    }
+    oi__buf_puts(b, "#endif\n");
+}
+
 static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step *st, int depth) {
     const oi__sy_schedule *s = &p->schedule;
     const oi__sy_kernel *k = &s->kernels[st->kernel];
@@ -738,6 +760,7 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
                    n_reads, n_writes ? "writes" : "NULL", n_writes);
     oi__vk_indent(b, depth + 2);
     oi__buf_puts(b, "return 1;\n");
+    oi__vk_record_dump(b, p, k, params, depth + 1);
     oi__vk_indent(b, depth);
     oi__buf_puts(b, "}\n");
     arrfree(params);
@@ -861,9 +884,41 @@ static void oi__vk_record_staging(oi__buf *b, const oi_plan *p, bool up) {
     }
 }
 
+/* -DNAME_DEBUG_DUMP=dir: every kernel's stored outputs, read back after the step. */
+static void oi__vk_source_dump(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n#define OI_NPY_STATIC\n#define OI_NPY_IMPLEMENTATION\n#include \"npy.h\"\n", N);
+    oi__buf_printf(b, "#define %s_STR2(x) #x\n#define %s_STR(x) %s_STR2(x)\n", N, N, N);
+    oi__buf_puts(b, "/* The debug build records, after each dispatch, a copy of every stored variable\n"
+                    " * the kernel wrote into a host-visible buffer of its own (made while recording,\n"
+                    " * so a step allocates nothing); after the step's fence each becomes\n"
+                    " * dir/stepS_kK_VAR.npy. The copies add barriers and traffic: debug only. */\n");
+    oi__buf_printf(b, "static int %s_dump_record(%s_ctx *ctx, VkCommandBuffer cb, int kernel, const char *name, int dtype,\n"
+                      "                            uint64_t count, const oi_vk_range *r) {\n", N, N);
+    oi__buf_printf(b, "    if (ctx->n_dumps == ctx->cap_dumps) {\n        int cap = ctx->cap_dumps ? 2 * ctx->cap_dumps : 16;\n"
+                      "        %s_dump_copy *d = (%s_dump_copy *)realloc(ctx->dumps, (size_t)cap * sizeof *d);\n"
+                      "        if (!d)\n            return %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory (debug dump)\");\n"
+                      "        ctx->dumps = d;\n        ctx->cap_dumps = cap;\n    }\n", N, N, N, N, N);
+    oi__buf_printf(b, "    %s_dump_copy *d = &ctx->dumps[ctx->n_dumps];\n    memset(d, 0, sizeof *d);\n"
+                      "    if (oi_vk_buffer_create(&ctx->vk, &d->copy, r->bytes, OI_VK_HOST_USAGE, 1))\n        return 1;\n"
+                      "    ctx->n_dumps++;\n    d->kernel = kernel;\n    d->name = name;\n    d->dtype = dtype;\n"
+                      "    d->count = count;\n", N);
+    oi__buf_puts(b, "    if (oi_vk_access(&ctx->vk, cb, r, 1, NULL, 0))\n        return 1;\n"
+                    "    VkBufferCopy region = {r->offset, 0, r->bytes};\n"
+                    "    vkCmdCopyBuffer(cb, ctx->vk.device_buffers[r->buffer].buffer, d->copy.buffer, 1, &region);\n"
+                    "    return 0;\n}\n\n");
+    oi__buf_printf(b, "static void %s_dump_write(const %s_ctx *ctx) {\n    for (int i = 0; i < ctx->n_dumps; i++) {\n"
+                      "        const %s_dump_copy *d = &ctx->dumps[i];\n        char path[1024];\n"
+                      "        snprintf(path, sizeof path, \"%%s/step%%lld_k%%d_%%s.npy\", %s_STR(%s_DEBUG_DUMP), ctx->steps,\n"
+                      "                 d->kernel, d->name);\n"
+                      "        oi_npy_write(path, (oi_npy_dtype)d->dtype, 1, &d->count, d->copy.map, NULL);\n    }\n}\n#endif\n\n",
+                   N, N, N, N, N);
+}
+
 static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     const oi__sy_schedule *s = &p->schedule;
+    oi__vk_source_dump(b, p);
     oi__buf_printf(b, "/* The step, recorded once at open and replayed by every %s_step: the\n"
                       " * host's values up, the zeros a step starts with, the kernels in the\n"
                       " * schedule's order (a barrier only where one reads or overwrites what an\n"
@@ -968,6 +1023,8 @@ static void oi__vk_source_ctx(oi__buf *b, const oi_plan *p) {
     int n_dynamic = 0;
     for (int i = 0; i < (int)arrlen(p->plan->slots); i++)
         n_dynamic += p->plan->slots[i].decl && p->plan->slots[i].kind == OI__MEM_DYNAMIC;
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\ntypedef struct %s_dump_copy {\n    int kernel, dtype;\n    const char *name;\n"
+                      "    uint64_t count;\n    oi_vk_buffer copy;\n} %s_dump_copy;\n#endif\n", N, N, N);
     oi__buf_printf(b, "struct %s_ctx {\n    oi_vk vk;\n", N);
     oi__buf_printf(b, "    oi_vk_buffer staging;  /* host-visible: the declared variables as the host sees them */\n"
                       "    oi_vk_buffer readback; /* host-visible: the temporaries a getter returns */\n"
@@ -975,8 +1032,10 @@ static void oi__vk_source_ctx(oi__buf *b, const oi_plan *p) {
                       "    unsigned char *state;  /* staging's mapping, at the state's offsets */\n"
                       "    const unsigned char *model; /* the mapped model file */\n    size_t model_size;\n"
                       "    int model_mapped;\n    long long steps;\n    double gpu_ms;\n");
-    oi__buf_printf(b, "    unsigned char inserted[%d]; /* per dynamic variable: set since the last step */\n};\n\n",
+    oi__buf_printf(b, "    unsigned char inserted[%d]; /* per dynamic variable: set since the last step */\n",
                    n_dynamic ? n_dynamic : 1);
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n    %s_dump_copy *dumps; /* one per (recorded kernel, stored output) */\n"
+                      "    int n_dumps, cap_dumps;\n#endif\n};\n\n", N, N);
 }
 
 static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
@@ -1019,8 +1078,11 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
                       "        %s_close(ctx);\n        return NULL;\n    }\n    return ctx;\n}\n\n", N, N, N);
     oi__buf_printf(b, "void %s_close(%s_ctx *ctx) {\n    if (!ctx)\n        return;\n", N, N);
     oi__buf_puts(b, "    if (ctx->vk.device) {\n        vkDeviceWaitIdle(ctx->vk.device);\n"
-                    "        oi_vk_buffer_free(&ctx->vk, &ctx->staging);\n        oi_vk_buffer_free(&ctx->vk, &ctx->readback);\n    }\n"
-                    "    oi_vk_destroy(&ctx->vk);\n");
+                    "        oi_vk_buffer_free(&ctx->vk, &ctx->staging);\n        oi_vk_buffer_free(&ctx->vk, &ctx->readback);\n");
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n        for (int i = 0; i < ctx->n_dumps; i++)\n"
+                      "            oi_vk_buffer_free(&ctx->vk, &ctx->dumps[i].copy);\n#endif\n", N);
+    oi__buf_puts(b, "    }\n    oi_vk_destroy(&ctx->vk);\n");
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n    free(ctx->dumps);\n#endif\n", N);
     oi__buf_puts(b, "#ifdef OI_HAVE_MMAP\n    if (ctx->model_mapped)\n        munmap((void *)(uintptr_t)ctx->model, ctx->model_size);\n"
                     "    else\n#endif\n        free((void *)(uintptr_t)ctx->model);\n    free(ctx);\n}\n\n");
 }
@@ -1048,6 +1110,7 @@ static void oi__vk_source_step(oi__buf *b, const oi_plan *p) {
                     "        if (vkGetQueryPoolResults(ctx->vk.device, ctx->vk.queries, 0, 2, sizeof ticks, ticks, sizeof ticks[0],\n"
                     "                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)\n"
                     "            ctx->gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->vk.timestamp_ns * 1e-6;\n    }\n");
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n    %s_dump_write(ctx);\n#endif\n", N, N);
     oi__buf_puts(b, "    memset(ctx->inserted, 0, sizeof ctx->inserted);\n    ctx->steps++;\n    return 0;\n}\n\n");
     oi__buf_printf(b, "double %s_gpu_ms(const %s_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }\n", N, N);
     oi__buf_printf(b, "int %s_dispatches(const %s_ctx *ctx) { return ctx ? ctx->vk.dispatches : 0; }\n", N, N);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Parity of the synthesized Vulkan code with the simulator, one example per run.
 
-    check_vulkan.py OPENINFER EXPORTER NAME [--exact] [--target vulkan|live] [--steps N]
+    check_vulkan.py OPENINFER EXPORTER NAME [--exact] [--target vulkan|live] [--steps N] [--dump]
 
 EXPORTER (export_example.c built for the example) writes the graph, a model,
 seeded inputs and the simulator's values after N steps. The test synthesizes
@@ -17,6 +17,10 @@ the driver with the Khronos validation layer on and requires:
     the GPU sums in another order);
   - the declared ones equal to `openinfer run --device vulkan`'s files
     (the simulator's own Vulkan backend) within the same bounds.
+With --dump the folder is built again with -DNAME_DEBUG_DUMP=dir and run
+(validation on): dir must hold stepS_kK_VAR.npy for every step and every
+stored variable each kernel writes (plan.json), nothing else, and the last
+kernel writing a kept variable must have dumped the value the driver fetches.
 Exits 77 (meson's skip) where there is no Vulkan device, glslc or volk.
 """
 import glob
@@ -71,6 +75,38 @@ def compare(a, b, exact):
     if a.dtype.kind == "f" and not exact:
         return np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
     return np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+
+
+def check_dump(work, alone, plan, cmd, kept, steps, exact):
+    """-DNAME_DEBUG_DUMP=dir: every kernel's stored outputs after every step."""
+    prog, dump = plan["name"], os.path.join(work, "dump")
+    os.mkdir(dump)
+    run(["make", "-C", alone, "clean"])
+    run(["make", "-C", alone, "VOLK_DIR=" + volk_dir(),
+         "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror -D%s_DEBUG_DUMP=%s" % (prog, dump)])
+    out = run(cmd[:cmd.index("--out") + 1] + [os.path.join(work, "dbg")] + cmd[cmd.index("--out") + 2:],
+              env=validation_env())
+    if "VUID" in out or "Validation" in out:
+        raise SystemExit("FAILED: validation messages from the debug build:\n" + out[:4000])
+    writers = {}  # stored variable -> the kernels writing it
+    for k in plan["kernels"]:
+        for b in k["buffers"]:
+            if b["access"] == "write" and b["home"] in ("arena", "state"):
+                writers.setdefault(b["var"], set()).add(k["id"])
+    want = {"step%d_k%d_%s.npy" % (s, k, v) for s in range(steps) for v, ks in writers.items() for k in ks}
+    got = set(os.listdir(dump))
+    if got != want:
+        raise SystemExit("FAILED: the dump holds %s, expected %s" % (sorted(got ^ want), "the rest"))
+    checked = 0
+    for v in kept:
+        if v not in writers:
+            continue
+        a = np.load(os.path.join(dump, "step%d_k%d_%s.npy" % (steps - 1, max(writers[v]), v)))
+        b = np.load(os.path.join(work, "dbg", v + ".npy")).ravel()
+        if not compare(a, b, exact):
+            raise SystemExit("FAILED: the dump of %s differs from the value fetched" % v)
+        checked += 1
+    print("debug dump: %d files, %d equal to the fetched values" % (len(got), checked))
 
 
 def main():
@@ -140,6 +176,8 @@ def main():
                 raise SystemExit("FAILED: %s differs from `openinfer run --device vulkan`'s" % v)
         if compared == 0:
             raise SystemExit("FAILED: nothing to compare for %s" % name)
+        if "--dump" in args:
+            check_dump(work, alone, plan, cmd, kept, steps, exact)
         print("%s (vulkan, %s): %d variables equal the simulator's after %d steps (%d kernels), no validation "
               "message" % (name, os.path.basename(target), compared, steps, len(plan["kernels"])))
     finally:
