@@ -216,10 +216,43 @@ static const char *oi__vk_buffer_name(oi__sy_home home) {
     return home == OI__SY_ARENA ? "arena" : home == OI__SY_STATE ? "state" : "model";
 }
 
-static void oi__vk_macros(oi__buf *b, const oi__sy_schedule *s, const oi__sy_param *params) {
+static bool oi__vk_transfers(const oi__sy_step *steps, int slot) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_TRANSFER && (st->node->out == slot || st->node->var == slot))
+            return true;
+        if (oi__vk_transfers(st->body, slot) || oi__vk_transfers(st->then_steps, slot) ||
+            oi__vk_transfers(st->else_steps, slot))
+            return true;
+    }
+    return false;
+}
+
+/* f16 storage (preferences.default_precision "fp16" with features.fp16):
+ * the arena's f32 temporaries that only kernels touch are stored as f16
+ * in the first half of their bytes (the arena keeps the f32 layout) and
+ * computed on in f32. What the host reads (kept temporaries) and what DSL
+ * transfers copy byte for byte stay f32. */
+static bool oi__vk_half(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    return g->fp16_storage && buf->home == OI__SY_ARENA && !buf->kept && oi__vk_slot(s, slot)->dtype == OI_DTYPE_F32 &&
+           !oi__vk_transfers(s->steps, slot);
+}
+
+static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_param *params) {
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__sy_buffer *buf = &s->buffers[params[i].slot];
         const oi__slot *sl = oi__vk_slot(s, params[i].slot);
+        if (oi__vk_half(g, s, params[i].slot)) {
+            /* read as float; a store goes through oi_st_NAME (oi__vk_half_stores) */
+            oi__buf_puts(b, "#define ");
+            oi__sy_render_param_name(b, sl);
+            oi__buf_printf(b, "(i) float(arena16[%lluu + (i)]) /* f32, a temporary stored as f16 */\n#define oi_st_",
+                           (unsigned long long)(buf->offset / 2));
+            oi__sy_render_param_name(b, sl);
+            oi__buf_printf(b, "(i) arena16[%lluu + (i)]\n", (unsigned long long)(buf->offset / 2));
+            continue;
+        }
         oi__buf_puts(b, "#define ");
         oi__sy_render_param_name(b, sl);
         if (buf->home == OI__SY_PREFIX) {
@@ -274,7 +307,7 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
             }
         oi__buf_puts(b, " } pc;\n");
     }
-    oi__vk_macros(b, s, params);
+    oi__vk_macros(b, &p->gpu, s, params);
     oi__buf_puts(b, "\n");
 }
 
@@ -594,6 +627,43 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
     return wg;
 }
 
+/* Every statement `NAME(index) = value;` of a kernel becomes
+ * `oi_st_NAME(index) = float16_t(value);` for a variable stored as f16:
+ * the kernels' bodies only ever store a variable that way. Frees text. */
+static char *oi__vk_half_stores(char *text, const oi__slot *sl) {
+    oi__buf name, b;
+    memset(&name, 0, sizeof name);
+    memset(&b, 0, sizeof b);
+    oi__sy_render_param_name(&name, sl);
+    oi__buf_puts(&name, "(");
+    for (const char *line = text; name.data && *line;) {
+        const char *end = strchr(line, '\n');
+        end = end ? end + 1 : line + strlen(line);
+        const char *at = line;
+        while (*at == ' ')
+            at++;
+        int depth = 1;
+        const char *close = strncmp(at, name.data, name.len) == 0 ? at + name.len : NULL;
+        for (; close && close < end && depth > 0; close++)
+            depth += *close == '(' ? 1 : *close == ')' ? -1 : 0;
+        const char *semi = close ? end - 1 - (end[-1] == '\n') : NULL; /* the line holds NAME(: not empty */
+        if (close && depth == 0 && strncmp(close, " = ", 3) == 0 && semi > close + 3 && *semi == ';') {
+            oi__buf_append(&b, line, (size_t)(at - line));
+            oi__buf_puts(&b, "oi_st_");
+            oi__buf_append(&b, at, (size_t)(close - at));
+            oi__buf_puts(&b, " = float16_t(");
+            oi__buf_append(&b, close + 3, (size_t)(semi - close - 3));
+            oi__buf_puts(&b, ");\n");
+        } else {
+            oi__buf_append(&b, line, (size_t)(end - line));
+        }
+        line = end;
+    }
+    oi__buf_free(&name);
+    oi__free(text);
+    return oi__buf_take(&b);
+}
+
 static char *oi__vk_kernel_source(const oi_plan *p, const oi__sy_kernel *k) {
     const oi__sy_schedule *s = &p->schedule;
     oi__sy_param *params = oi__sy_kernel_params(s, k);
@@ -614,8 +684,12 @@ static char *oi__vk_kernel_source(const oi_plan *p, const oi__sy_kernel *k) {
     case OI__SY_K_ATTENTION: oi__vk_attention(&b, s, k, wg); break;
     case OI__SY_K_ALL_FINITE: break; /* refused at synthesis */
     }
+    char *text = oi__buf_take(&b);
+    for (int i = 0; text && i < (int)arrlen(params); i++)
+        if (params[i].written && oi__vk_half(&p->gpu, s, params[i].slot))
+            text = oi__vk_half_stores(text, oi__vk_slot(s, params[i].slot));
     arrfree(params);
-    return oi__buf_take(&b);
+    return text;
 }
 
 static char *oi__vk_kernel_glsl(const oi_plan *p) {
@@ -624,8 +698,12 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
     oi__buf_printf(&b, "// oi_kernel.glsl - what every kernel of %s includes: its three buffers (f32\n"
                        "// words), the NaN/inf tests of vulkan/shaders/common.glsl, each op's\n"
                        "// arithmetic (oi_scalar.h: kernels/scalar.h) and math.glsl's functions.\n", p->name);
-    oi__buf_puts(&b, "#ifndef OI_KERNEL_GLSL\n#define OI_KERNEL_GLSL\n\n"
-                     "layout(std430, binding = 0) buffer Arena { float arena[]; }; /* the temporaries (plan.json) */\n"
+    oi__buf_puts(&b, "#ifndef OI_KERNEL_GLSL\n#define OI_KERNEL_GLSL\n\n");
+    if (p->gpu.fp16_storage)
+        oi__buf_puts(&b, "#extension GL_EXT_shader_16bit_storage : require\n"
+                         "/* the same arena as f16: temporaries stored as f16 (default_precision fp16) */\n"
+                         "layout(std430, binding = 0) buffer Arena16 { float16_t arena16[]; };\n");
+    oi__buf_puts(&b, "layout(std430, binding = 0) buffer Arena { float arena[]; }; /* the temporaries (plan.json) */\n"
                      "layout(std430, binding = 1) buffer State { float state[]; }; /* the declared variables */\n"
                      "layout(std430, binding = 2) readonly buffer Model { float model[]; }; /* the .oinf file */\n\n");
     oi__sy_lines(&b, oi__sy_text_float_glsl);
@@ -709,9 +787,10 @@ static void oi__vk_record_dump(oi__buf *b, const oi_plan *p, const oi__sy_kernel
         if (!params[i].written || (buf->home != OI__SY_ARENA && buf->home != OI__SY_STATE))
             continue;
         const oi__slot *sl = oi__vk_slot(s, params[i].slot);
+        oi_dtype stored = oi__vk_half(&p->gpu, s, params[i].slot) ? OI_DTYPE_F16 : sl->dtype;
         oi__vk_indent(b, depth);
         oi__buf_printf(b, "if (%s_dump_record(ctx, cb, %d, \"%s\", %d, %lluu, &writes[%d]))\n", p->name, k->id, sl->name,
-                       (int)sl->dtype, (unsigned long long)oi__vk_numel(sl), n++);
+                       (int)stored, (unsigned long long)oi__vk_numel(sl), n++);
         oi__vk_indent(b, depth + 1);
         oi__buf_puts(b, "return 1;\n");
     }
@@ -962,8 +1041,9 @@ static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
                       " * embedded below) and the host code that records the step once and replays it.\n",
                    arrlenu(s->kernels), N, N);
     oi__buf_printf(b, " * Codegen read from the device: workgroups of %u invocations, subgroup\n"
-                      " * reductions %s, storage f32 (f16 storage and cooperative matrices are not\n"
-                      " * emitted yet).\n", p->gpu.workgroup, p->gpu.subgroup_ops ? "on" : "off");
+                      " * reductions %s, storage %s (cooperative matrices are not\n"
+                      " * emitted yet).\n", p->gpu.workgroup, p->gpu.subgroup_ops ? "on" : "off",
+                   p->gpu.fp16_storage ? "f16 for the temporaries only kernels touch, f32 arithmetic" : "f32");
     oi__buf_puts(b, " * Named sizes and the model's tensor offsets are specialized. */\n");
     oi__buf_puts(b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
     oi__buf_printf(b, "#include \"%s.h\"\n\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n", N);
@@ -1041,8 +1121,24 @@ static void oi__vk_source_ctx(oi__buf *b, const oi_plan *p) {
 static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     oi__buf_printf(b, "static int %s_open_device(%s_ctx *ctx) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
-    oi__buf_puts(b, "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))\n"
-                    "        return 1;\n");
+    if (p->gpu.fp16_storage) {
+        oi__buf_puts(b, "    /* the kernels store temporaries as f16 (synthesized for default_precision fp16) */\n"
+                        "    VkPhysicalDevice16BitStorageFeatures storage16, has16;\n"
+                        "    memset(&storage16, 0, sizeof storage16);\n"
+                        "    storage16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;\n"
+                        "    has16 = storage16;\n    storage16.storageBuffer16BitAccess = VK_TRUE;\n"
+                        "    VkPhysicalDeviceFeatures2 features;\n    memset(&features, 0, sizeof features);\n"
+                        "    features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;\n    features.pNext = &has16;\n"
+                        "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk))\n        return 1;\n"
+                        "    vkGetPhysicalDeviceFeatures2(vk->physical, &features);\n");
+        oi__buf_printf(b, "    if (!has16.storageBuffer16BitAccess)\n        return %s_fail(%s_ERROR_RUNTIME, \"%s_open: the "
+                          "kernels store temporaries as f16 and this device has no storageBuffer16BitAccess; \"\n"
+                          "                       \"synthesize with default_precision fp32\");\n", N, N, N);
+        oi__buf_puts(b, "    if (oi_vk_create_device(vk, NULL, 0, &storage16))\n        return 1;\n");
+    } else {
+        oi__buf_puts(b, "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))\n"
+                        "        return 1;\n");
+    }
     oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_BYTES, %s_MODEL_BYTES};\n", N,
                    N, N);
     oi__buf_puts(b, "    for (int i = 0; i < OI_VK_BUFFERS; i++)\n"

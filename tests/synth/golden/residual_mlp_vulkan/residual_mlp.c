@@ -2,7 +2,7 @@
  * 2 GLSL kernels (residual_mlp_kK.comp, compiled by the Makefile into residual_mlp_kK.spv.h and
  * embedded below) and the host code that records the step once and replays it.
  * Codegen read from the device: workgroups of 256 invocations, subgroup
- * reductions off, storage f32 (f16 storage and cooperative matrices are not
+ * reductions off, storage f32 (cooperative matrices are not
  * emitted yet).
  * Named sizes and the model's tensor offsets are specialized. */
 #if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
