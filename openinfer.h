@@ -614,8 +614,10 @@ typedef struct oi_plan oi_plan;
 /* OI_DEVICE_CPU (or AUTO): C for this machine. VULKAN: not written yet. */
 oi_synthesizer *oi_synthesizer_new(oi_device device);
 /* The seeds' device JSON (docs/device-json.md), every field checked; read
- * today: device.api ("c"), preferences.prefer_fusion/max_kernel_ops and
- * memory.global_bytes (oi_synthesize fails when the plan does not fit). */
+ * today: device.api ("c" or "vulkan"), preferences.prefer_fusion/max_kernel_ops
+ * and memory.global_bytes (oi_synthesize fails when the plan does not fit);
+ * for Vulkan also the limits, features and default_precision that
+ * docs/synthesizer.md lists (bf16: NULL, not supported). */
 oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json);
 void oi_synthesizer_free(oi_synthesizer *synth);
 /* At most this many DSL statements fused into one kernel (default 16). */
@@ -627,8 +629,12 @@ oi_status oi_synthesizer_set_max_kernel_ops(oi_synthesizer *synth, int max_ops);
 oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_graph *graph);
 void oi_plan_free(oi_plan *plan);
 /* Writes the folder (created if missing): NAME.h, NAME.c, oi_scalar.h,
- * npy.h, main.c, Makefile, plan.json, plan.dot. */
+ * npy.h, main.c, Makefile, plan.json, plan.dot (C target; oi_plan_files
+ * names what it writes for the plan's target). */
 oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir);
+/* The names of the files oi_plan_emit writes for this plan and target,
+ * space-separated, in the order it writes them; free with oi_free. */
+char *oi_plan_files(const oi_plan *plan);
 
 typedef struct oi_plan_summary {
     const char *name;          /* the emitted files' and functions' prefix */

@@ -723,9 +723,16 @@ static oi_status oi__sy_mkdirs(const char *dir) {
     return OI_OK;
 }
 
-static oi_status oi__sy_write(const char *dir, const char *name, const char *ext, char *text) {
+static oi_status oi__sy_write(const oi__sy_out *out, const char *name, const char *ext, char *text) {
     if (!text)
         return oi__last_status(OI_ERROR_OUT_OF_MEMORY);
+    if (out->names)
+        oi__buf_printf(out->names, "%s%s%s", out->names->len ? " " : "", name, ext);
+    if (!out->dir) {
+        oi__free(text);
+        return OI_OK;
+    }
+    const char *dir = out->dir;
     char *path = oi__sprintf("%s/%s%s", dir, name, ext);
     if (!path) {
         oi__free(text);
@@ -754,12 +761,9 @@ static char *oi__sy_text(const char *const *lines) {
     return oi__buf_take(&b);
 }
 
-oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir) {
-    if (!plan || !out_dir || !*out_dir)
-        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_plan_emit: need a plan and a folder");
-    if (plan->vulkan)
-        return oi__sy_emit_vulkan(plan, out_dir);
-    oi_status st = oi__sy_mkdirs(out_dir);
+/* The C target's files, written and/or listed (oi__sy_out). */
+static oi_status oi__sy_emit_cpu(const oi_plan *plan, const oi__sy_out *out_dir) {
+    oi_status st = out_dir->dir ? oi__sy_mkdirs(out_dir->dir) : OI_OK;
     const char *N = plan->name;
     if (st == OI_OK)
         st = oi__sy_write(out_dir, N, ".h", oi__sy_header(plan));
@@ -784,15 +788,41 @@ oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir) {
     return st;
 }
 
+static oi_status oi__sy_emit_to(const oi_plan *plan, const oi__sy_out *out) {
+    return plan->vulkan ? oi__sy_emit_vulkan(plan, out) : oi__sy_emit_cpu(plan, out);
+}
+
+oi_status oi_plan_emit(const oi_plan *plan, const char *out_dir) {
+    if (!plan || !out_dir || !*out_dir)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_plan_emit: need a plan and a folder");
+    oi__sy_out out = {out_dir, NULL};
+    return oi__sy_emit_to(plan, &out);
+}
+
+char *oi_plan_files(const oi_plan *plan) {
+    if (!plan) {
+        oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_plan_files: NULL plan");
+        return NULL;
+    }
+    oi__buf names;
+    memset(&names, 0, sizeof names);
+    oi__sy_out out = {NULL, &names};
+    if (oi__sy_emit_to(plan, &out) != OI_OK) {
+        oi__free(oi__buf_take(&names));
+        return NULL;
+    }
+    return oi__buf_take(&names);
+}
+
 /* The pieces the Vulkan emitter (emit_vulkan.c) shares with this one. */
 char *oi__sy_emit_header(const oi_plan *p) { return oi__sy_header(p); }
 void oi__sy_emit_model_map(oi__buf *b, const oi_plan *p) { oi__sy_source_model(b, p); }
 void oi__sy_emit_inits(oi__buf *b, const oi_plan *p) { oi__sy_source_inits(b, p); }
 void oi__sy_emit_accessors(oi__buf *b, const oi_plan *p) { oi__sy_source_accessors(b, p); }
 char *oi__sy_emit_driver(const oi_plan *p) { return oi__sy_driver(p); }
-oi_status oi__sy_emit_mkdirs(const char *dir) { return oi__sy_mkdirs(dir); }
-oi_status oi__sy_emit_write(const char *dir, const char *name, const char *ext, char *text) {
-    return oi__sy_write(dir, name, ext, text);
+oi_status oi__sy_emit_mkdirs(const oi__sy_out *out) { return out->dir ? oi__sy_mkdirs(out->dir) : OI_OK; }
+oi_status oi__sy_emit_write(const oi__sy_out *out, const char *name, const char *ext, char *text) {
+    return oi__sy_write(out, name, ext, text);
 }
 char *oi__sy_emit_text(const char *const *lines) { return oi__sy_text(lines); }
 char *oi__sy_emit_dot(const oi_plan *p) { return oi__sy_dot(p); }

@@ -216,10 +216,43 @@ static const char *oi__vk_buffer_name(oi__sy_home home) {
     return home == OI__SY_ARENA ? "arena" : home == OI__SY_STATE ? "state" : "model";
 }
 
-static void oi__vk_macros(oi__buf *b, const oi__sy_schedule *s, const oi__sy_param *params) {
+static bool oi__vk_transfers(const oi__sy_step *steps, int slot) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_TRANSFER && (st->node->out == slot || st->node->var == slot))
+            return true;
+        if (oi__vk_transfers(st->body, slot) || oi__vk_transfers(st->then_steps, slot) ||
+            oi__vk_transfers(st->else_steps, slot))
+            return true;
+    }
+    return false;
+}
+
+/* f16 storage (preferences.default_precision "fp16" with features.fp16):
+ * the arena's f32 temporaries that only kernels touch are stored as f16
+ * in the first half of their bytes (the arena keeps the f32 layout) and
+ * computed on in f32. What the host reads (kept temporaries) and what DSL
+ * transfers copy byte for byte stay f32. */
+static bool oi__vk_half(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    return g->fp16_storage && buf->home == OI__SY_ARENA && !buf->kept && oi__vk_slot(s, slot)->dtype == OI_DTYPE_F32 &&
+           !oi__vk_transfers(s->steps, slot);
+}
+
+static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_param *params) {
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__sy_buffer *buf = &s->buffers[params[i].slot];
         const oi__slot *sl = oi__vk_slot(s, params[i].slot);
+        if (oi__vk_half(g, s, params[i].slot)) {
+            /* read as float; a store goes through oi_st_NAME (oi__vk_half_stores) */
+            oi__buf_puts(b, "#define ");
+            oi__sy_render_param_name(b, sl);
+            oi__buf_printf(b, "(i) float(arena16[%lluu + (i)]) /* f32, a temporary stored as f16 */\n#define oi_st_",
+                           (unsigned long long)(buf->offset / 2));
+            oi__sy_render_param_name(b, sl);
+            oi__buf_printf(b, "(i) arena16[%lluu + (i)]\n", (unsigned long long)(buf->offset / 2));
+            continue;
+        }
         oi__buf_puts(b, "#define ");
         oi__sy_render_param_name(b, sl);
         if (buf->home == OI__SY_PREFIX) {
@@ -274,7 +307,7 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
             }
         oi__buf_puts(b, " } pc;\n");
     }
-    oi__vk_macros(b, s, params);
+    oi__vk_macros(b, &p->gpu, s, params);
     oi__buf_puts(b, "\n");
 }
 
@@ -594,6 +627,43 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
     return wg;
 }
 
+/* Every statement `NAME(index) = value;` of a kernel becomes
+ * `oi_st_NAME(index) = float16_t(value);` for a variable stored as f16:
+ * the kernels' bodies only ever store a variable that way. Frees text. */
+static char *oi__vk_half_stores(char *text, const oi__slot *sl) {
+    oi__buf name, b;
+    memset(&name, 0, sizeof name);
+    memset(&b, 0, sizeof b);
+    oi__sy_render_param_name(&name, sl);
+    oi__buf_puts(&name, "(");
+    for (const char *line = text; name.data && *line;) {
+        const char *end = strchr(line, '\n');
+        end = end ? end + 1 : line + strlen(line);
+        const char *at = line;
+        while (*at == ' ')
+            at++;
+        int depth = 1;
+        const char *close = strncmp(at, name.data, name.len) == 0 ? at + name.len : NULL;
+        for (; close && close < end && depth > 0; close++)
+            depth += *close == '(' ? 1 : *close == ')' ? -1 : 0;
+        const char *semi = close ? end - 1 - (end[-1] == '\n') : NULL; /* the line holds NAME(: not empty */
+        if (close && depth == 0 && strncmp(close, " = ", 3) == 0 && semi > close + 3 && *semi == ';') {
+            oi__buf_append(&b, line, (size_t)(at - line));
+            oi__buf_puts(&b, "oi_st_");
+            oi__buf_append(&b, at, (size_t)(close - at));
+            oi__buf_puts(&b, " = float16_t(");
+            oi__buf_append(&b, close + 3, (size_t)(semi - close - 3));
+            oi__buf_puts(&b, ");\n");
+        } else {
+            oi__buf_append(&b, line, (size_t)(end - line));
+        }
+        line = end;
+    }
+    oi__buf_free(&name);
+    oi__free(text);
+    return oi__buf_take(&b);
+}
+
 static char *oi__vk_kernel_source(const oi_plan *p, const oi__sy_kernel *k) {
     const oi__sy_schedule *s = &p->schedule;
     oi__sy_param *params = oi__sy_kernel_params(s, k);
@@ -614,8 +684,12 @@ static char *oi__vk_kernel_source(const oi_plan *p, const oi__sy_kernel *k) {
     case OI__SY_K_ATTENTION: oi__vk_attention(&b, s, k, wg); break;
     case OI__SY_K_ALL_FINITE: break; /* refused at synthesis */
     }
+    char *text = oi__buf_take(&b);
+    for (int i = 0; text && i < (int)arrlen(params); i++)
+        if (params[i].written && oi__vk_half(&p->gpu, s, params[i].slot))
+            text = oi__vk_half_stores(text, oi__vk_slot(s, params[i].slot));
     arrfree(params);
-    return oi__buf_take(&b);
+    return text;
 }
 
 static char *oi__vk_kernel_glsl(const oi_plan *p) {
@@ -624,8 +698,12 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
     oi__buf_printf(&b, "// oi_kernel.glsl - what every kernel of %s includes: its three buffers (f32\n"
                        "// words), the NaN/inf tests of vulkan/shaders/common.glsl, each op's\n"
                        "// arithmetic (oi_scalar.h: kernels/scalar.h) and math.glsl's functions.\n", p->name);
-    oi__buf_puts(&b, "#ifndef OI_KERNEL_GLSL\n#define OI_KERNEL_GLSL\n\n"
-                     "layout(std430, binding = 0) buffer Arena { float arena[]; }; /* the temporaries (plan.json) */\n"
+    oi__buf_puts(&b, "#ifndef OI_KERNEL_GLSL\n#define OI_KERNEL_GLSL\n\n");
+    if (p->gpu.fp16_storage)
+        oi__buf_puts(&b, "#extension GL_EXT_shader_16bit_storage : require\n"
+                         "/* the same arena as f16: temporaries stored as f16 (default_precision fp16) */\n"
+                         "layout(std430, binding = 0) buffer Arena16 { float16_t arena16[]; };\n");
+    oi__buf_puts(&b, "layout(std430, binding = 0) buffer Arena { float arena[]; }; /* the temporaries (plan.json) */\n"
                      "layout(std430, binding = 1) buffer State { float state[]; }; /* the declared variables */\n"
                      "layout(std430, binding = 2) readonly buffer Model { float model[]; }; /* the .oinf file */\n\n");
     oi__sy_lines(&b, oi__sy_text_float_glsl);
@@ -696,6 +774,29 @@ static void oi__vk_ranges(oi__buf *b, const oi__sy_schedule *s, const oi__sy_par
     oi__buf_free(&list);
 }
 
+/* The debug build: after the dispatch, each stored variable the kernel
+ * wrote is copied into a host-visible buffer of its own (same order as
+ * the `writes` ranges), written out after the step. */
+static void oi__vk_record_dump(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, const oi__sy_param *params,
+                               int depth) {
+    const oi__sy_schedule *s = &p->schedule;
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n", p->name);
+    int n = 0;
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        const oi__sy_buffer *buf = &s->buffers[params[i].slot];
+        if (!params[i].written || (buf->home != OI__SY_ARENA && buf->home != OI__SY_STATE))
+            continue;
+        const oi__slot *sl = oi__vk_slot(s, params[i].slot);
+        oi_dtype stored = oi__vk_half(&p->gpu, s, params[i].slot) ? OI_DTYPE_F16 : sl->dtype;
+        oi__vk_indent(b, depth);
+        oi__buf_printf(b, "if (%s_dump_record(ctx, cb, %d, \"%s\", %d, %lluu, &writes[%d]))\n", p->name, k->id, sl->name,
+                       (int)stored, (unsigned long long)oi__vk_numel(sl), n++);
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "return 1;\n");
+    }
+    oi__buf_puts(b, "#endif\n");
+}
+
 static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step *st, int depth) {
     const oi__sy_schedule *s = &p->schedule;
     const oi__sy_kernel *k = &s->kernels[st->kernel];
@@ -738,6 +839,7 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
                    n_reads, n_writes ? "writes" : "NULL", n_writes);
     oi__vk_indent(b, depth + 2);
     oi__buf_puts(b, "return 1;\n");
+    oi__vk_record_dump(b, p, k, params, depth + 1);
     oi__vk_indent(b, depth);
     oi__buf_puts(b, "}\n");
     arrfree(params);
@@ -861,9 +963,41 @@ static void oi__vk_record_staging(oi__buf *b, const oi_plan *p, bool up) {
     }
 }
 
+/* -DNAME_DEBUG_DUMP=dir: every kernel's stored outputs, read back after the step. */
+static void oi__vk_source_dump(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n#define OI_NPY_STATIC\n#define OI_NPY_IMPLEMENTATION\n#include \"npy.h\"\n", N);
+    oi__buf_printf(b, "#define %s_STR2(x) #x\n#define %s_STR(x) %s_STR2(x)\n", N, N, N);
+    oi__buf_puts(b, "/* The debug build records, after each dispatch, a copy of every stored variable\n"
+                    " * the kernel wrote into a host-visible buffer of its own (made while recording,\n"
+                    " * so a step allocates nothing); after the step's fence each becomes\n"
+                    " * dir/stepS_kK_VAR.npy. The copies add barriers and traffic: debug only. */\n");
+    oi__buf_printf(b, "static int %s_dump_record(%s_ctx *ctx, VkCommandBuffer cb, int kernel, const char *name, int dtype,\n"
+                      "                            uint64_t count, const oi_vk_range *r) {\n", N, N);
+    oi__buf_printf(b, "    if (ctx->n_dumps == ctx->cap_dumps) {\n        int cap = ctx->cap_dumps ? 2 * ctx->cap_dumps : 16;\n"
+                      "        %s_dump_copy *d = (%s_dump_copy *)realloc(ctx->dumps, (size_t)cap * sizeof *d);\n"
+                      "        if (!d)\n            return %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory (debug dump)\");\n"
+                      "        ctx->dumps = d;\n        ctx->cap_dumps = cap;\n    }\n", N, N, N, N, N);
+    oi__buf_printf(b, "    %s_dump_copy *d = &ctx->dumps[ctx->n_dumps];\n    memset(d, 0, sizeof *d);\n"
+                      "    if (oi_vk_buffer_create(&ctx->vk, &d->copy, r->bytes, OI_VK_HOST_USAGE, 1))\n        return 1;\n"
+                      "    ctx->n_dumps++;\n    d->kernel = kernel;\n    d->name = name;\n    d->dtype = dtype;\n"
+                      "    d->count = count;\n", N);
+    oi__buf_puts(b, "    if (oi_vk_access(&ctx->vk, cb, r, 1, NULL, 0))\n        return 1;\n"
+                    "    VkBufferCopy region = {r->offset, 0, r->bytes};\n"
+                    "    vkCmdCopyBuffer(cb, ctx->vk.device_buffers[r->buffer].buffer, d->copy.buffer, 1, &region);\n"
+                    "    return 0;\n}\n\n");
+    oi__buf_printf(b, "static void %s_dump_write(const %s_ctx *ctx) {\n    for (int i = 0; i < ctx->n_dumps; i++) {\n"
+                      "        const %s_dump_copy *d = &ctx->dumps[i];\n        char path[1024];\n"
+                      "        snprintf(path, sizeof path, \"%%s/step%%lld_k%%d_%%s.npy\", %s_STR(%s_DEBUG_DUMP), ctx->steps,\n"
+                      "                 d->kernel, d->name);\n"
+                      "        oi_npy_write(path, (oi_npy_dtype)d->dtype, 1, &d->count, d->copy.map, NULL);\n    }\n}\n#endif\n\n",
+                   N, N, N, N, N);
+}
+
 static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     const oi__sy_schedule *s = &p->schedule;
+    oi__vk_source_dump(b, p);
     oi__buf_printf(b, "/* The step, recorded once at open and replayed by every %s_step: the\n"
                       " * host's values up, the zeros a step starts with, the kernels in the\n"
                       " * schedule's order (a barrier only where one reads or overwrites what an\n"
@@ -907,8 +1041,9 @@ static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
                       " * embedded below) and the host code that records the step once and replays it.\n",
                    arrlenu(s->kernels), N, N);
     oi__buf_printf(b, " * Codegen read from the device: workgroups of %u invocations, subgroup\n"
-                      " * reductions %s, storage f32 (f16 storage and cooperative matrices are not\n"
-                      " * emitted yet).\n", p->gpu.workgroup, p->gpu.subgroup_ops ? "on" : "off");
+                      " * reductions %s, storage %s (cooperative matrices are not\n"
+                      " * emitted yet).\n", p->gpu.workgroup, p->gpu.subgroup_ops ? "on" : "off",
+                   p->gpu.fp16_storage ? "f16 for the temporaries only kernels touch, f32 arithmetic" : "f32");
     oi__buf_puts(b, " * Named sizes and the model's tensor offsets are specialized. */\n");
     oi__buf_puts(b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
     oi__buf_printf(b, "#include \"%s.h\"\n\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n", N);
@@ -968,6 +1103,8 @@ static void oi__vk_source_ctx(oi__buf *b, const oi_plan *p) {
     int n_dynamic = 0;
     for (int i = 0; i < (int)arrlen(p->plan->slots); i++)
         n_dynamic += p->plan->slots[i].decl && p->plan->slots[i].kind == OI__MEM_DYNAMIC;
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\ntypedef struct %s_dump_copy {\n    int kernel, dtype;\n    const char *name;\n"
+                      "    uint64_t count;\n    oi_vk_buffer copy;\n} %s_dump_copy;\n#endif\n", N, N, N);
     oi__buf_printf(b, "struct %s_ctx {\n    oi_vk vk;\n", N);
     oi__buf_printf(b, "    oi_vk_buffer staging;  /* host-visible: the declared variables as the host sees them */\n"
                       "    oi_vk_buffer readback; /* host-visible: the temporaries a getter returns */\n"
@@ -975,15 +1112,33 @@ static void oi__vk_source_ctx(oi__buf *b, const oi_plan *p) {
                       "    unsigned char *state;  /* staging's mapping, at the state's offsets */\n"
                       "    const unsigned char *model; /* the mapped model file */\n    size_t model_size;\n"
                       "    int model_mapped;\n    long long steps;\n    double gpu_ms;\n");
-    oi__buf_printf(b, "    unsigned char inserted[%d]; /* per dynamic variable: set since the last step */\n};\n\n",
+    oi__buf_printf(b, "    unsigned char inserted[%d]; /* per dynamic variable: set since the last step */\n",
                    n_dynamic ? n_dynamic : 1);
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n    %s_dump_copy *dumps; /* one per (recorded kernel, stored output) */\n"
+                      "    int n_dumps, cap_dumps;\n#endif\n};\n\n", N, N);
 }
 
 static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     oi__buf_printf(b, "static int %s_open_device(%s_ctx *ctx) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
-    oi__buf_puts(b, "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))\n"
-                    "        return 1;\n");
+    if (p->gpu.fp16_storage) {
+        oi__buf_puts(b, "    /* the kernels store temporaries as f16 (synthesized for default_precision fp16) */\n"
+                        "    VkPhysicalDevice16BitStorageFeatures storage16, has16;\n"
+                        "    memset(&storage16, 0, sizeof storage16);\n"
+                        "    storage16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;\n"
+                        "    has16 = storage16;\n    storage16.storageBuffer16BitAccess = VK_TRUE;\n"
+                        "    VkPhysicalDeviceFeatures2 features;\n    memset(&features, 0, sizeof features);\n"
+                        "    features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;\n    features.pNext = &has16;\n"
+                        "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk))\n        return 1;\n"
+                        "    vkGetPhysicalDeviceFeatures2(vk->physical, &features);\n");
+        oi__buf_printf(b, "    if (!has16.storageBuffer16BitAccess)\n        return %s_fail(%s_ERROR_RUNTIME, \"%s_open: the "
+                          "kernels store temporaries as f16 and this device has no storageBuffer16BitAccess; \"\n"
+                          "                       \"synthesize with default_precision fp32\");\n", N, N, N);
+        oi__buf_puts(b, "    if (oi_vk_create_device(vk, NULL, 0, &storage16))\n        return 1;\n");
+    } else {
+        oi__buf_puts(b, "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))\n"
+                        "        return 1;\n");
+    }
     oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_BYTES, %s_MODEL_BYTES};\n", N,
                    N, N);
     oi__buf_puts(b, "    for (int i = 0; i < OI_VK_BUFFERS; i++)\n"
@@ -1019,8 +1174,11 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
                       "        %s_close(ctx);\n        return NULL;\n    }\n    return ctx;\n}\n\n", N, N, N);
     oi__buf_printf(b, "void %s_close(%s_ctx *ctx) {\n    if (!ctx)\n        return;\n", N, N);
     oi__buf_puts(b, "    if (ctx->vk.device) {\n        vkDeviceWaitIdle(ctx->vk.device);\n"
-                    "        oi_vk_buffer_free(&ctx->vk, &ctx->staging);\n        oi_vk_buffer_free(&ctx->vk, &ctx->readback);\n    }\n"
-                    "    oi_vk_destroy(&ctx->vk);\n");
+                    "        oi_vk_buffer_free(&ctx->vk, &ctx->staging);\n        oi_vk_buffer_free(&ctx->vk, &ctx->readback);\n");
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n        for (int i = 0; i < ctx->n_dumps; i++)\n"
+                      "            oi_vk_buffer_free(&ctx->vk, &ctx->dumps[i].copy);\n#endif\n", N);
+    oi__buf_puts(b, "    }\n    oi_vk_destroy(&ctx->vk);\n");
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n    free(ctx->dumps);\n#endif\n", N);
     oi__buf_puts(b, "#ifdef OI_HAVE_MMAP\n    if (ctx->model_mapped)\n        munmap((void *)(uintptr_t)ctx->model, ctx->model_size);\n"
                     "    else\n#endif\n        free((void *)(uintptr_t)ctx->model);\n    free(ctx);\n}\n\n");
 }
@@ -1048,6 +1206,7 @@ static void oi__vk_source_step(oi__buf *b, const oi_plan *p) {
                     "        if (vkGetQueryPoolResults(ctx->vk.device, ctx->vk.queries, 0, 2, sizeof ticks, ticks, sizeof ticks[0],\n"
                     "                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)\n"
                     "            ctx->gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->vk.timestamp_ns * 1e-6;\n    }\n");
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n    %s_dump_write(ctx);\n#endif\n", N, N);
     oi__buf_puts(b, "    memset(ctx->inserted, 0, sizeof ctx->inserted);\n    ctx->steps++;\n    return 0;\n}\n\n");
     oi__buf_printf(b, "double %s_gpu_ms(const %s_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }\n", N, N);
     oi__buf_printf(b, "int %s_dispatches(const %s_ctx *ctx) { return ctx ? ctx->vk.dispatches : 0; }\n", N, N);
@@ -1112,7 +1271,7 @@ static char *oi__vk_makefile(const oi_plan *p) {
     return oi__buf_take(&b);
 }
 
-oi_status oi__sy_emit_vulkan(const oi_plan *p, const char *dir) {
+oi_status oi__sy_emit_vulkan(const oi_plan *p, const oi__sy_out *dir) {
     const char *N = p->name;
     oi_status st = oi__sy_emit_mkdirs(dir);
     if (st == OI_OK)

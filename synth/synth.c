@@ -32,6 +32,10 @@ static void oi__sy_gpu_from_arch(const oi__device_arch *arch, oi__sy_gpu *g) {
     g->subgroup_ops = arch && arch->features.subgroup_ops;
     g->fp16 = arch && arch->features.fp16;
     g->cooperative_matrix = arch && arch->features.cooperative_matrix;
+    /* the JSON has no separate 16-bit storage flag: features.fp16 stands for
+     * it (every fp16 device of examples/devices has both) and the emitted
+     * open checks storageBuffer16BitAccess on the real device */
+    g->fp16_storage = g->fp16 && arch->preferences.default_precision == OI__ARCH_FP16;
 }
 
 static oi_synthesizer *oi__sy_new(oi_device device, int max_kernel_ops) {
@@ -64,8 +68,9 @@ oi_synthesizer *oi_synthesizer_new(oi_device device) {
  * "vulkan"), preferences.prefer_fusion and max_kernel_ops (fusion),
  * memory.global_bytes (the plan must fit), memory.l1d_bytes and l2_bytes
  * (the C target's gemm tiles); for Vulkan also device.name and type,
- * limits.max_workgroup_invocations / max_workgroup_size (workgroups) and
- * features.subgroup_ops (reductions). */
+ * limits.max_workgroup_invocations / max_workgroup_size (workgroups),
+ * features.subgroup_ops (reductions), preferences.default_precision with
+ * features.fp16 (f16 storage of temporaries; bf16 is refused). */
 oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
     if (!device_json) {
         oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_synthesizer_from_arch_json: no JSON text");
@@ -77,6 +82,12 @@ oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
     if (st == OI_OK) {
         int max_ops = arch.preferences.prefer_fusion ? (int)arch.preferences.max_kernel_ops : 1;
         bool vulkan = arch.device.api == OI__ARCH_API_VULKAN;
+        if (vulkan && arch.preferences.default_precision == OI__ARCH_BF16) {
+            oi__fail(OI_ERROR_UNSUPPORTED, "oi_synthesizer_from_arch_json: $.preferences.default_precision \"bf16\": "
+                     "the Vulkan target stores f32, or f16 for \"fp16\" with features.fp16; not bf16");
+            oi__device_arch_free(&arch);
+            return NULL;
+        }
         s = oi__sy_new(vulkan ? OI_DEVICE_VULKAN : OI_DEVICE_CPU, max_ops);
         if (s) {
             s->global_bytes = arch.memory.global_bytes;

@@ -203,7 +203,14 @@ typedef struct oi__sy_gpu {
  * target cannot emit (run by oi_synthesize). */
 oi_status oi__sy_vulkan_check(const oi__sy_schedule *s);
 struct oi_plan;
-oi_status oi__sy_emit_vulkan(const struct oi_plan *p, const char *dir);
+/* Where an emitter's files go: written into `dir` (NULL: nowhere) and their
+ * names appended to `names` (space-separated; NULL: not listed), so that
+ * oi_plan_files lists exactly what oi_plan_emit writes. */
+typedef struct oi__sy_out {
+    const char *dir;
+    oi__buf *names;
+} oi__sy_out;
+oi_status oi__sy_emit_vulkan(const struct oi_plan *p, const oi__sy_out *out);
 
 /* The result of oi_synthesize: the executor's plan, its schedule, and
  * what the emitted code checks of the model file. */
@@ -224,8 +231,8 @@ void oi__sy_emit_model_map(oi__buf *b, const struct oi_plan *p);
 void oi__sy_emit_inits(oi__buf *b, const struct oi_plan *p);
 void oi__sy_emit_accessors(oi__buf *b, const struct oi_plan *p);
 char *oi__sy_emit_driver(const struct oi_plan *p);
-oi_status oi__sy_emit_mkdirs(const char *dir);
-oi_status oi__sy_emit_write(const char *dir, const char *name, const char *ext, char *text);
+oi_status oi__sy_emit_mkdirs(const oi__sy_out *out);
+oi_status oi__sy_emit_write(const oi__sy_out *out, const char *name, const char *ext, char *text);
 char *oi__sy_emit_text(const char *const *lines);
 char *oi__sy_emit_dot(const struct oi_plan *p);
 

@@ -1170,7 +1170,9 @@ static int cli_synth(int argc, char **argv) {
                (unsigned long long)sum.state_bytes);
         printf("per step (loops counted once): ~%llu bytes moved, ~%llu flops\n", (unsigned long long)sum.bytes_moved,
                (unsigned long long)sum.flops);
-        printf("wrote %s/: %s.h %s.c oi_scalar.h npy.h main.c Makefile plan.json plan.dot\n", out, sum.name, sum.name);
+        char *files = oi_plan_files(plan);
+        printf("wrote %s/: %s\n", out, files ? files : "(the list failed)");
+        oi_free(files);
     }
     oi_plan_free(plan);
     oi_synthesizer_free(synth);

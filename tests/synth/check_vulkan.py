@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Parity of the synthesized Vulkan code with the simulator, one example per run.
 
-    check_vulkan.py OPENINFER EXPORTER NAME [--exact] [--target vulkan|live] [--steps N]
+    check_vulkan.py OPENINFER EXPORTER NAME [--exact] [--target vulkan|live] [--steps N] [--dump] [--fp16]
 
 EXPORTER (export_example.c built for the example) writes the graph, a model,
 seeded inputs and the simulator's values after N steps. The test synthesizes
@@ -17,6 +17,15 @@ the driver with the Khronos validation layer on and requires:
     the GPU sums in another order);
   - the declared ones equal to `openinfer run --device vulkan`'s files
     (the simulator's own Vulkan backend) within the same bounds.
+With --fp16 the live JSON says preferences.default_precision "fp16": the
+kernels must store temporaries as f16 (float16_t; lavapipe has 16-bit
+storage), the values must be within 1e-2 relative / 1e-3 absolute of the
+simulator's f32 ones (f16 keeps 11 significant bits; the simulator has no
+f16 mode) and at least one must differ from them (f16 storage in effect).
+With --dump the folder is built again with -DNAME_DEBUG_DUMP=dir and run
+(validation on): dir must hold stepS_kK_VAR.npy for every step and every
+stored variable each kernel writes (plan.json), nothing else, and the last
+kernel writing a kept variable must have dumped the value the driver fetches.
 Exits 77 (meson's skip) where there is no Vulkan device, glslc or volk.
 """
 import glob
@@ -65,17 +74,52 @@ def validation_env():
     return env
 
 
-def compare(a, b, exact):
+def compare(a, b, exact, fp16=False):
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
+    if a.dtype.kind == "f" and fp16:
+        return np.allclose(a, b, rtol=1e-2, atol=1e-3, equal_nan=True)
     if a.dtype.kind == "f" and not exact:
         return np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
     return np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
 
 
+def check_dump(work, alone, plan, cmd, kept, steps, exact):
+    """-DNAME_DEBUG_DUMP=dir: every kernel's stored outputs after every step."""
+    prog, dump = plan["name"], os.path.join(work, "dump")
+    os.mkdir(dump)
+    run(["make", "-C", alone, "clean"])
+    run(["make", "-C", alone, "VOLK_DIR=" + volk_dir(),
+         "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror -D%s_DEBUG_DUMP=%s" % (prog, dump)])
+    out = run(cmd[:cmd.index("--out") + 1] + [os.path.join(work, "dbg")] + cmd[cmd.index("--out") + 2:],
+              env=validation_env())
+    if "VUID" in out or "Validation" in out:
+        raise SystemExit("FAILED: validation messages from the debug build:\n" + out[:4000])
+    writers = {}  # stored variable -> the kernels writing it
+    for k in plan["kernels"]:
+        for b in k["buffers"]:
+            if b["access"] == "write" and b["home"] in ("arena", "state"):
+                writers.setdefault(b["var"], set()).add(k["id"])
+    want = {"step%d_k%d_%s.npy" % (s, k, v) for s in range(steps) for v, ks in writers.items() for k in ks}
+    got = set(os.listdir(dump))
+    if got != want:
+        raise SystemExit("FAILED: the dump holds %s, expected %s" % (sorted(got ^ want), "the rest"))
+    checked = 0
+    for v in kept:
+        if v not in writers:
+            continue
+        a = np.load(os.path.join(dump, "step%d_k%d_%s.npy" % (steps - 1, max(writers[v]), v)))
+        b = np.load(os.path.join(work, "dbg", v + ".npy")).ravel()
+        if not compare(a, b, exact):
+            raise SystemExit("FAILED: the dump of %s differs from the value fetched" % v)
+        checked += 1
+    print("debug dump: %d files, %d equal to the fetched values" % (len(got), checked))
+
+
 def main():
     args = sys.argv[1:]
-    exact = "--exact" in args
+    fp16 = "--fp16" in args
+    exact = "--exact" in args and not fp16
     steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 3
     target = args[args.index("--target") + 1] if "--target" in args else "live"
     cli, exporter, name = args[0], args[1], args[2]
@@ -90,6 +134,13 @@ def main():
         if target == "live":
             arch = os.path.join(work, "device.json")
             open(arch, "w").write(run([cli, "devices", "--json", str(index)]))
+            if fp16:
+                dev = json.load(open(arch))
+                if not dev["features"].get("fp16"):
+                    print("skipped: the device has no fp16 (16-bit storage)")
+                    return SKIP
+                dev["preferences"]["default_precision"] = "fp16"
+                json.dump(dev, open(arch, "w"), indent=2)
             target = arch
         gen = os.path.join(work, "gen")
         run([cli, "synth", os.path.join(work, "model.oinf"), os.path.join(work, "graph.json"),
@@ -97,6 +148,9 @@ def main():
         plan = json.load(open(os.path.join(gen, "plan.json")))
         assert plan["target"] == "vulkan", plan["target"]
         prog = plan["name"]
+        if fp16:
+            comp = "".join(open(f).read() for f in glob.glob(os.path.join(gen, "*.comp")))
+            assert "float16_t(" in comp, "--fp16: no kernel stores f16"
         alone = os.path.join(work, "alone")
         shutil.copytree(gen, alone)
         run(["make", "-C", alone, "VOLK_DIR=" + volk, "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror"])
@@ -116,13 +170,17 @@ def main():
         out = run(cmd, env=validation_env())
         if "VUID" in out or "Validation" in out:
             raise SystemExit("FAILED: validation messages from the emitted code:\n" + out[:4000])
-        compared = 0
+        compared = differ = 0
+        worst = 0.0
         for v in kept:
             ref = os.path.join(work, "sim", v + ".npy")
             if not os.path.exists(ref):
                 continue
             a, b = np.load(os.path.join(work, "emitted", v + ".npy")), np.load(ref)
-            if not compare(a, b, exact):
+            differ += not np.array_equal(a, b)
+            if a.dtype.kind == "f" and a.shape == b.shape and a.size:
+                worst = max(worst, float(np.nanmax(np.abs(a.astype(np.float64) - b))))
+            if not compare(a, b, exact, fp16):
                 raise SystemExit("FAILED: %s differs from the simulator (largest difference %g):\n emitted %s\n "
                                  "simulator %s" % (v, float(np.nanmax(np.abs(a.astype(np.float64) - b))),
                                                     a.ravel()[:8], b.ravel()[:8]))
@@ -136,12 +194,17 @@ def main():
         for v in declared:
             a = np.load(os.path.join(work, "emitted", v + ".npy"))
             b = np.load(os.path.join(work, "run", v + ".npy"))
-            if not compare(a, b, False):
+            if not compare(a, b, False, fp16):
                 raise SystemExit("FAILED: %s differs from `openinfer run --device vulkan`'s" % v)
         if compared == 0:
             raise SystemExit("FAILED: nothing to compare for %s" % name)
-        print("%s (vulkan, %s): %d variables equal the simulator's after %d steps (%d kernels), no validation "
-              "message" % (name, os.path.basename(target), compared, steps, len(plan["kernels"])))
+        if fp16 and differ == 0:
+            raise SystemExit("FAILED: --fp16 gave the f32 values bit for bit: f16 storage not in effect")
+        if "--dump" in args:
+            check_dump(work, alone, plan, cmd, kept, steps, exact)
+        print("%s (vulkan, %s%s): %d variables equal the simulator's after %d steps (%d kernels; largest "
+              "difference %g), no validation message" % (name, os.path.basename(target), ", f16 storage" if fp16
+                                                          else "", compared, steps, len(plan["kernels"]), worst))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -11,12 +11,15 @@ exactly the extensions and workgroup sizes the JSON allows:
   - row kernels of min(256, limits.max_workgroup_invocations,
     max_workgroup_size[0]) invocations (a power of 2; attention no more than
     its 128 keys), the matmul's tiles 16 x 16 threads (8 x 8 below 256);
-  - nothing the first version does not emit for any device: no 16-bit
-    storage and no cooperative matrix, even where the JSON has them
-    (ada_mock.json says fp16 and default_precision fp16, the H100's
-    cooperative_matrix).
+  - f16 storage (GL_EXT_shader_16bit_storage, float16_t) only where
+    preferences.default_precision is "fp16" and features.fp16 is true
+    (ada_mock.json), f32 elsewhere (lavapipe's and the H100's say fp32; an
+    ada_mock without features.fp16); "bf16" is refused, naming the field;
+  - never a cooperative matrix nor f16 arithmetic (the H100's JSON has
+    cooperative_matrix: not used yet).
 Every kernel is compiled by glslc for the first two (no device needed;
-without glslc that part is skipped).
+without glslc that part is skipped). `synth --report`'s "wrote DIR/: ..."
+line must name exactly the files in the folder (for the C target too).
 """
 import json
 import os
@@ -47,14 +50,26 @@ def kernels(folder):
     return {f: open(os.path.join(folder, f)).read() for f in names}
 
 
-def check(name, folder, subgroups, workgroup, compile_them):
+def check_wrote(name, folder, report):
+    """The report's "wrote DIR/: FILE ..." line names exactly what is in the folder."""
+    lines = [l for l in report.splitlines() if l.startswith("wrote ")]
+    assert len(lines) == 1, (name, report)
+    listed = lines[0].split(": ", 1)[1].split()
+    assert sorted(listed) == sorted(os.listdir(folder)), (name, listed, sorted(os.listdir(folder)))
+
+
+def check(name, folder, subgroups, workgroup, compile_them, f16=False):
     src = kernels(folder)
     assert src, name
     text = "\n".join(src.values())
+    common = open(os.path.join(folder, "oi_kernel.glsl")).read()
     assert ("GL_KHR_shader_subgroup_arithmetic" in text) == subgroups, (name, "subgroup extension")
     assert ("subgroupAdd" in text) == subgroups, (name, "subgroupAdd")
-    for banned in ("16bit_storage", "float16", "cooperative_matrix", "coopmat", "shader_explicit_arithmetic_types"):
-        assert banned not in text, (name, banned)
+    assert ("GL_EXT_shader_16bit_storage" in common) == f16, (name, "16-bit storage extension")
+    assert ("float16_t(" in text) == f16, (name, "f16 stores")
+    assert ("float16_t" in common + text) == f16, (name, "f16 storage")
+    for banned in ("cooperative_matrix", "coopmat", "shader_explicit_arithmetic_types"):
+        assert banned not in common + text, (name, banned)
     side = 16 if workgroup >= 256 else 8
     sizes = {f: int(t.split("local_size_x = ")[1].split(")")[0]) for f, t in src.items()}
     for f, t in src.items():
@@ -64,8 +79,9 @@ def check(name, folder, subgroups, workgroup, compile_them):
     if compile_them and shutil.which("glslc"):
         for f in src:
             run(["glslc", "--target-env=vulkan1.1", "-c", os.path.join(folder, f), "-o", os.devnull])
-    print("%s: %d kernels, subgroups %s, workgroups of %d%s" % (name, len(src), "on" if subgroups else "off",
-                                                                  workgroup, ", compiled" if compile_them else ""))
+    print("%s: %d kernels, subgroups %s, workgroups of %d, storage %s%s" % (
+        name, len(src), "on" if subgroups else "off", workgroup, "f16" if f16 else "f32",
+        ", compiled" if compile_them else ""))
 
 
 def main():
@@ -75,20 +91,30 @@ def main():
         run([exporter, work, "1"])
         model, graph = os.path.join(work, "model.oinf"), os.path.join(work, "graph.json")
         ada = os.path.join(devices, "ada_mock.json")
-        cases = [  # name, JSON, subgroups, workgroup, compile with glslc
-            ("ada_mock", ada, True, 256, True),
+        assert json.load(open(ada))["preferences"]["default_precision"] == "fp16"
+        cases = [  # name, JSON, subgroups, workgroup, compile with glslc, f16 storage
+            ("ada_mock", ada, True, 256, True, True),
             ("ada_mock without subgroups, 128 invocations",
              variant(ada, os.path.join(work, "ada_small.json"), features__subgroup_ops=False,
                      limits__max_workgroup_invocations=128, limits__max_workgroup_size=[128, 128, 64]),
-             False, 128, True),
-            ("lavapipe", os.path.join(devices, "lavapipe.json"), True, 256, False),
-            ("h100", os.path.join(devices, "h100.json"), True, 256, False),
-            ("no JSON (--target vulkan)", "vulkan", False, 256, False),
+             False, 128, True, True),
+            ("ada_mock without features.fp16", variant(ada, os.path.join(work, "ada_no16.json"), features__fp16=False),
+             True, 256, False, False),
+            ("lavapipe", os.path.join(devices, "lavapipe.json"), True, 256, False, False),
+            ("h100", os.path.join(devices, "h100.json"), True, 256, False, False),
+            ("no JSON (--target vulkan)", "vulkan", False, 256, False, False),
         ]
-        for i, (name, target, subgroups, workgroup, compile_them) in enumerate(cases):
+        for i, (name, target, subgroups, workgroup, compile_them, f16) in enumerate(cases):
             out = os.path.join(work, "gen%d" % i)
-            run([cli, "synth", model, graph, "--target", target, "--out", out])
-            check(name, out, subgroups, workgroup, compile_them)
+            check_wrote(name, out, run([cli, "synth", model, graph, "--target", target, "--out", out, "--report"]))
+            check(name, out, subgroups, workgroup, compile_them, f16)
+        bf16 = variant(ada, os.path.join(work, "ada_bf16.json"), preferences__default_precision="bf16")
+        r = subprocess.run([cli, "synth", model, graph, "--target", bf16, "--out", os.path.join(work, "bf16")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert r.returncode != 0 and "default_precision" in r.stdout and "bf16" in r.stdout, r.stdout
+        print("bf16: refused (%s)" % r.stdout.strip())
+        out = os.path.join(work, "gen_cpu")
+        check_wrote("cpu", out, run([cli, "synth", model, graph, "--target", "cpu", "--out", out, "--report"]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

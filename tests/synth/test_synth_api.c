@@ -84,6 +84,11 @@ int main(int argc, char **argv) {
                            "plan.dot"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         CHECK(file_exists(dir, files[i]));
+    /* oi_plan_files: exactly those, in that order (no oi_gemm.h: no packed matmul) */
+    char *names = oi_plan_files(plan);
+    CHECK(names && strcmp(names, "api_chain.h api_chain.c oi_scalar.h npy.h main.c Makefile plan.json plan.dot") == 0);
+    oi_free(names);
+    CHECK(oi_plan_files(NULL) == NULL);
     /* fusion bounded: one statement per kernel */
     CHECK(oi_synthesizer_set_max_kernel_ops(s, 1) == OI_OK);
     oi_plan *one = oi_synthesize(s, NULL, api_chain());
@@ -101,6 +106,10 @@ int main(int argc, char **argv) {
     snprintf(vk_dir, sizeof vk_dir, "%s/vulkan", dir);
     CHECK(vk_plan && oi_plan_emit(vk_plan, vk_dir) == OI_OK);
     CHECK(file_exists(vk_dir, "api_chain_k0.comp") && file_exists(vk_dir, "oi_vk_runtime.h"));
+    char *vk_names = vk_plan ? oi_plan_files(vk_plan) : NULL;
+    CHECK(vk_names && strstr(vk_names, "api_chain_k0.comp oi_kernel.glsl") && strstr(vk_names, "oi_vk_runtime.h") &&
+          !strstr(vk_names, "oi_gemm.h"));
+    oi_free(vk_names);
     oi_plan_free(vk_plan);
     oi_synthesizer_free(vk);
     CHECK(oi_synthesizer_from_arch_json("{\"device\": {\"type\": \"gpu\"}}") == NULL &&

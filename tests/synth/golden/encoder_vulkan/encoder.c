@@ -2,7 +2,7 @@
  * 17 GLSL kernels (encoder_kK.comp, compiled by the Makefile into encoder_kK.spv.h and
  * embedded below) and the host code that records the step once and replays it.
  * Codegen read from the device: workgroups of 256 invocations, subgroup
- * reductions off, storage f32 (f16 storage and cooperative matrices are not
+ * reductions off, storage f32 (cooperative matrices are not
  * emitted yet).
  * Named sizes and the model's tensor offsets are specialized. */
 #if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
@@ -137,6 +137,14 @@ static const uint32_t encoder_be1_at[] = {4072u, 1778536u}; /* be1(l): the model
 static const uint32_t encoder_g2_at[] = {5224u, 1779688u}; /* g2(l): the model's enc.{l}.ln2_g, in floats */
 static const uint32_t encoder_be2_at[] = {4840u, 1779304u}; /* be2(l): the model's enc.{l}.ln2_b, in floats */
 
+#ifdef encoder_DEBUG_DUMP
+typedef struct encoder_dump_copy {
+    int kernel, dtype;
+    const char *name;
+    uint64_t count;
+    oi_vk_buffer copy;
+} encoder_dump_copy;
+#endif
 struct encoder_ctx {
     oi_vk vk;
     oi_vk_buffer staging;  /* host-visible: the declared variables as the host sees them */
@@ -149,6 +157,10 @@ struct encoder_ctx {
     long long steps;
     double gpu_ms;
     unsigned char inserted[1]; /* per dynamic variable: set since the last step */
+#ifdef encoder_DEBUG_DUMP
+    encoder_dump_copy *dumps; /* one per (recorded kernel, stored output) */
+    int n_dumps, cap_dumps;
+#endif
 };
 
 /* x: dynamic f32[128, 384] (../tests/synth/../../bench/bench_encoder.c:40) */
@@ -210,6 +222,53 @@ static int encoder_map_model(encoder_ctx *ctx, const char *path) {
     return 0;
 }
 
+#ifdef encoder_DEBUG_DUMP
+#define OI_NPY_STATIC
+#define OI_NPY_IMPLEMENTATION
+#include "npy.h"
+#define encoder_STR2(x) #x
+#define encoder_STR(x) encoder_STR2(x)
+/* The debug build records, after each dispatch, a copy of every stored variable
+ * the kernel wrote into a host-visible buffer of its own (made while recording,
+ * so a step allocates nothing); after the step's fence each becomes
+ * dir/stepS_kK_VAR.npy. The copies add barriers and traffic: debug only. */
+static int encoder_dump_record(encoder_ctx *ctx, VkCommandBuffer cb, int kernel, const char *name, int dtype,
+                            uint64_t count, const oi_vk_range *r) {
+    if (ctx->n_dumps == ctx->cap_dumps) {
+        int cap = ctx->cap_dumps ? 2 * ctx->cap_dumps : 16;
+        encoder_dump_copy *d = (encoder_dump_copy *)realloc(ctx->dumps, (size_t)cap * sizeof *d);
+        if (!d)
+            return encoder_fail(encoder_ERROR_MEMORY, "encoder_open: out of memory (debug dump)");
+        ctx->dumps = d;
+        ctx->cap_dumps = cap;
+    }
+    encoder_dump_copy *d = &ctx->dumps[ctx->n_dumps];
+    memset(d, 0, sizeof *d);
+    if (oi_vk_buffer_create(&ctx->vk, &d->copy, r->bytes, OI_VK_HOST_USAGE, 1))
+        return 1;
+    ctx->n_dumps++;
+    d->kernel = kernel;
+    d->name = name;
+    d->dtype = dtype;
+    d->count = count;
+    if (oi_vk_access(&ctx->vk, cb, r, 1, NULL, 0))
+        return 1;
+    VkBufferCopy region = {r->offset, 0, r->bytes};
+    vkCmdCopyBuffer(cb, ctx->vk.device_buffers[r->buffer].buffer, d->copy.buffer, 1, &region);
+    return 0;
+}
+
+static void encoder_dump_write(const encoder_ctx *ctx) {
+    for (int i = 0; i < ctx->n_dumps; i++) {
+        const encoder_dump_copy *d = &ctx->dumps[i];
+        char path[1024];
+        snprintf(path, sizeof path, "%s/step%lld_k%d_%s.npy", encoder_STR(encoder_DEBUG_DUMP), ctx->steps,
+                 d->kernel, d->name);
+        oi_npy_write(path, (oi_npy_dtype)d->dtype, 1, &d->count, d->copy.map, NULL);
+    }
+}
+#endif
+
 /* The step, recorded once at open and replayed by every encoder_step: the
  * host's values up, the zeros a step starts with, the kernels in the
  * schedule's order (a barrier only where one reads or overwrites what an
@@ -240,6 +299,10 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             const uint32_t push[] = {encoder_Wq_at[l], encoder_bq_at[l]};
             if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 0, "q", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k1, matmul: bench_encoder.c:62 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1179648, 196608}};
@@ -247,6 +310,10 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             const uint32_t push[] = {encoder_Wk_at[l], encoder_bk_at[l]};
             if (oi_vk_dispatch(vk, cb, 1, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 1, "k", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k2, matmul: bench_encoder.c:63 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1376256, 196608}};
@@ -254,60 +321,100 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             const uint32_t push[] = {encoder_Wv_at[l], encoder_bv_at[l]};
             if (oi_vk_dispatch(vk, cb, 2, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 2, "v", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k3, copy: bench_encoder.c:64 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 1572864, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 1572864, 196608}};
             if (oi_vk_dispatch(vk, cb, 3, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 3, "qs", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k4, copy: bench_encoder.c:65 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 1769472, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 1769472, 196608}};
             if (oi_vk_dispatch(vk, cb, 4, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 4, "ks", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k5, copy: bench_encoder.c:66 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 1966080, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 1966080, 196608}};
             if (oi_vk_dispatch(vk, cb, 5, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 5, "vs", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k6, transpose: bench_encoder.c:67 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 1572864, 196608}, {OI_VK_ARENA, 2162688, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 2162688, 196608}};
             if (oi_vk_dispatch(vk, cb, 6, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 6, "qh", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k7, transpose: bench_encoder.c:68 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 1769472, 196608}, {OI_VK_ARENA, 2359296, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 2359296, 196608}};
             if (oi_vk_dispatch(vk, cb, 7, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 7, "kh", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k8, transpose: bench_encoder.c:69 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 1966080, 196608}, {OI_VK_ARENA, 2555904, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 2555904, 196608}};
             if (oi_vk_dispatch(vk, cb, 8, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 8, "vh", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k9, attention: bench_encoder.c:70 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 2162688, 196608}, {OI_VK_ARENA, 2359296, 196608}, {OI_VK_ARENA, 2555904, 196608}, {OI_VK_ARENA, 2752512, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 2752512, 196608}};
             if (oi_vk_dispatch(vk, cb, 9, NULL, 0, 128u, 12u, 1u, reads, 4, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 9, "ctx", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k10, transpose: bench_encoder.c:71 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 2752512, 196608}, {OI_VK_ARENA, 2949120, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 2949120, 196608}};
             if (oi_vk_dispatch(vk, cb, 10, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 10, "ctx_s", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k11, copy: bench_encoder.c:72 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 2949120, 196608}, {OI_VK_ARENA, 3145728, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 3145728, 196608}};
             if (oi_vk_dispatch(vk, cb, 11, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 11, "joined", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k12, matmul: bench_encoder.c:73-74 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 3145728, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
@@ -315,6 +422,12 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             const uint32_t push[] = {encoder_Wo_at[l], encoder_bo_at[l]};
             if (oi_vk_dispatch(vk, cb, 12, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 4, writes, 2))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 12, "proj", 10, 49152u, &writes[0]))
+                return 1;
+            if (encoder_dump_record(ctx, cb, 12, "res", 10, 49152u, &writes[1]))
+                return 1;
+#endif
         }
         { /* k13, layer_norm: bench_encoder.c:75 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 786432, 196608}};
@@ -322,6 +435,10 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             const uint32_t push[] = {encoder_g1_at[l], encoder_be1_at[l]};
             if (oi_vk_dispatch(vk, cb, 13, push, (uint32_t)sizeof push, 128u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 13, "h", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k14, matmul: bench_encoder.c:76 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 0, 786432}};
@@ -329,6 +446,10 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             const uint32_t push[] = {encoder_W1_at[l], encoder_b1_at[l]};
             if (oi_vk_dispatch(vk, cb, 14, push, (uint32_t)sizeof push, 96u, 8u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 14, "ffn", 10, 196608u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k15, matmul: bench_encoder.c:77-78 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
@@ -336,6 +457,12 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             const uint32_t push[] = {encoder_W2_at[l], encoder_b2_at[l]};
             if (oi_vk_dispatch(vk, cb, 15, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 4, writes, 2))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 15, "proj", 10, 49152u, &writes[0]))
+                return 1;
+            if (encoder_dump_record(ctx, cb, 15, "res", 10, 49152u, &writes[1]))
+                return 1;
+#endif
         }
         { /* k16, layer_norm: bench_encoder.c:79 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 786432, 196608}};
@@ -343,6 +470,10 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             const uint32_t push[] = {encoder_g2_at[l], encoder_be2_at[l]};
             if (oi_vk_dispatch(vk, cb, 16, push, (uint32_t)sizeof push, 128u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef encoder_DEBUG_DUMP
+            if (encoder_dump_record(ctx, cb, 16, "h", 10, 49152u, &writes[0]))
+                return 1;
+#endif
         }
     }
 
@@ -423,8 +554,15 @@ void encoder_close(encoder_ctx *ctx) {
         vkDeviceWaitIdle(ctx->vk.device);
         oi_vk_buffer_free(&ctx->vk, &ctx->staging);
         oi_vk_buffer_free(&ctx->vk, &ctx->readback);
+#ifdef encoder_DEBUG_DUMP
+        for (int i = 0; i < ctx->n_dumps; i++)
+            oi_vk_buffer_free(&ctx->vk, &ctx->dumps[i].copy);
+#endif
     }
     oi_vk_destroy(&ctx->vk);
+#ifdef encoder_DEBUG_DUMP
+    free(ctx->dumps);
+#endif
 #ifdef OI_HAVE_MMAP
     if (ctx->model_mapped)
         munmap((void *)(uintptr_t)ctx->model, ctx->model_size);
@@ -448,6 +586,9 @@ int encoder_step(encoder_ctx *ctx) {
                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
             ctx->gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->vk.timestamp_ns * 1e-6;
     }
+#ifdef encoder_DEBUG_DUMP
+    encoder_dump_write(ctx);
+#endif
     memset(ctx->inserted, 0, sizeof ctx->inserted);
     ctx->steps++;
     return 0;

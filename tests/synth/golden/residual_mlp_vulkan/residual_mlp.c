@@ -2,7 +2,7 @@
  * 2 GLSL kernels (residual_mlp_kK.comp, compiled by the Makefile into residual_mlp_kK.spv.h and
  * embedded below) and the host code that records the step once and replays it.
  * Codegen read from the device: workgroups of 256 invocations, subgroup
- * reductions off, storage f32 (f16 storage and cooperative matrices are not
+ * reductions off, storage f32 (cooperative matrices are not
  * emitted yet).
  * Named sizes and the model's tensor offsets are specialized. */
 #if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
@@ -63,6 +63,14 @@ static const struct { const uint32_t *code; size_t bytes; } residual_mlp_kernels
 static const uint32_t residual_mlp_W_at[] = {164u, 228u, 292u}; /* W(l): the model's res.mlp.w.{l}, in floats */
 static const uint32_t residual_mlp_b_at[] = {140u, 148u, 156u}; /* b(l): the model's res.mlp.b.{l}, in floats */
 
+#ifdef residual_mlp_DEBUG_DUMP
+typedef struct residual_mlp_dump_copy {
+    int kernel, dtype;
+    const char *name;
+    uint64_t count;
+    oi_vk_buffer copy;
+} residual_mlp_dump_copy;
+#endif
 struct residual_mlp_ctx {
     oi_vk vk;
     oi_vk_buffer staging;  /* host-visible: the declared variables as the host sees them */
@@ -75,6 +83,10 @@ struct residual_mlp_ctx {
     long long steps;
     double gpu_ms;
     unsigned char inserted[1]; /* per dynamic variable: set since the last step */
+#ifdef residual_mlp_DEBUG_DUMP
+    residual_mlp_dump_copy *dumps; /* one per (recorded kernel, stored output) */
+    int n_dumps, cap_dumps;
+#endif
 };
 
 /* x: dynamic f32[2, 8] (../tests/synth/../../examples/residual_mlp.c:14) */
@@ -136,6 +148,53 @@ static int residual_mlp_map_model(residual_mlp_ctx *ctx, const char *path) {
     return 0;
 }
 
+#ifdef residual_mlp_DEBUG_DUMP
+#define OI_NPY_STATIC
+#define OI_NPY_IMPLEMENTATION
+#include "npy.h"
+#define residual_mlp_STR2(x) #x
+#define residual_mlp_STR(x) residual_mlp_STR2(x)
+/* The debug build records, after each dispatch, a copy of every stored variable
+ * the kernel wrote into a host-visible buffer of its own (made while recording,
+ * so a step allocates nothing); after the step's fence each becomes
+ * dir/stepS_kK_VAR.npy. The copies add barriers and traffic: debug only. */
+static int residual_mlp_dump_record(residual_mlp_ctx *ctx, VkCommandBuffer cb, int kernel, const char *name, int dtype,
+                            uint64_t count, const oi_vk_range *r) {
+    if (ctx->n_dumps == ctx->cap_dumps) {
+        int cap = ctx->cap_dumps ? 2 * ctx->cap_dumps : 16;
+        residual_mlp_dump_copy *d = (residual_mlp_dump_copy *)realloc(ctx->dumps, (size_t)cap * sizeof *d);
+        if (!d)
+            return residual_mlp_fail(residual_mlp_ERROR_MEMORY, "residual_mlp_open: out of memory (debug dump)");
+        ctx->dumps = d;
+        ctx->cap_dumps = cap;
+    }
+    residual_mlp_dump_copy *d = &ctx->dumps[ctx->n_dumps];
+    memset(d, 0, sizeof *d);
+    if (oi_vk_buffer_create(&ctx->vk, &d->copy, r->bytes, OI_VK_HOST_USAGE, 1))
+        return 1;
+    ctx->n_dumps++;
+    d->kernel = kernel;
+    d->name = name;
+    d->dtype = dtype;
+    d->count = count;
+    if (oi_vk_access(&ctx->vk, cb, r, 1, NULL, 0))
+        return 1;
+    VkBufferCopy region = {r->offset, 0, r->bytes};
+    vkCmdCopyBuffer(cb, ctx->vk.device_buffers[r->buffer].buffer, d->copy.buffer, 1, &region);
+    return 0;
+}
+
+static void residual_mlp_dump_write(const residual_mlp_ctx *ctx) {
+    for (int i = 0; i < ctx->n_dumps; i++) {
+        const residual_mlp_dump_copy *d = &ctx->dumps[i];
+        char path[1024];
+        snprintf(path, sizeof path, "%s/step%lld_k%d_%s.npy", residual_mlp_STR(residual_mlp_DEBUG_DUMP), ctx->steps,
+                 d->kernel, d->name);
+        oi_npy_write(path, (oi_npy_dtype)d->dtype, 1, &d->count, d->copy.map, NULL);
+    }
+}
+#endif
+
 /* The step, recorded once at open and replayed by every residual_mlp_step: the
  * host's values up, the zeros a step starts with, the kernels in the
  * schedule's order (a barrier only where one reads or overwrites what an
@@ -166,12 +225,20 @@ static int residual_mlp_record(residual_mlp_ctx *ctx, VkCommandBuffer cb) {
             const uint32_t push[] = {residual_mlp_W_at[l], residual_mlp_b_at[l]};
             if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 1u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef residual_mlp_DEBUG_DUMP
+            if (residual_mlp_dump_record(ctx, cb, 0, "u", 10, 16u, &writes[0]))
+                return 1;
+#endif
         }
         { /* k1, elementwise: residual_mlp.c:27 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 0, 64}, {OI_VK_ARENA, 64, 64}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 0, 64}};
             if (oi_vk_dispatch(vk, cb, 1, NULL, 0, 1u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
+#ifdef residual_mlp_DEBUG_DUMP
+            if (residual_mlp_dump_record(ctx, cb, 1, "h", 10, 16u, &writes[0]))
+                return 1;
+#endif
         }
     }
 
@@ -252,8 +319,15 @@ void residual_mlp_close(residual_mlp_ctx *ctx) {
         vkDeviceWaitIdle(ctx->vk.device);
         oi_vk_buffer_free(&ctx->vk, &ctx->staging);
         oi_vk_buffer_free(&ctx->vk, &ctx->readback);
+#ifdef residual_mlp_DEBUG_DUMP
+        for (int i = 0; i < ctx->n_dumps; i++)
+            oi_vk_buffer_free(&ctx->vk, &ctx->dumps[i].copy);
+#endif
     }
     oi_vk_destroy(&ctx->vk);
+#ifdef residual_mlp_DEBUG_DUMP
+    free(ctx->dumps);
+#endif
 #ifdef OI_HAVE_MMAP
     if (ctx->model_mapped)
         munmap((void *)(uintptr_t)ctx->model, ctx->model_size);
@@ -277,6 +351,9 @@ int residual_mlp_step(residual_mlp_ctx *ctx) {
                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)
             ctx->gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->vk.timestamp_ns * 1e-6;
     }
+#ifdef residual_mlp_DEBUG_DUMP
+    residual_mlp_dump_write(ctx);
+#endif
     memset(ctx->inserted, 0, sizeof ctx->inserted);
     ctx->steps++;
     return 0;
