@@ -34,7 +34,7 @@ OI_GRAPH(stream,
 )
 
 int main(void) {
-    oi_simulator_desc desc = {OI_DEVICE_AUTO, 0, true, false};
+    oi_simulator_desc desc = {.device = OI_DEVICE_AUTO, .trace = true};
     oi_simulator *sim = oi_simulator_new_desc(NULL, &desc);
     oi_executor *exec = sim ? oi_simulator_make_executor(sim, stream()) : NULL;
     int rc = exec ? 0 : 1;

@@ -431,7 +431,7 @@ int main(int argc, char **argv) {
     }
     snprintf(text, text_len, raw ? "%s" : chat_format, prompt);
     n_prompt = bpe_encode(&tok, text, ids, max_ids - n_new);
-    oi_simulator_desc desc = {OI_DEVICE_AUTO, 0, false, trace_path != NULL};
+    oi_simulator_desc desc = {.device = OI_DEVICE_AUTO, .timer = trace_path != NULL};
     sim = oi_simulator_new_desc(model, &desc);
     graph = f32_activations ? with_f32_activations(smollm2()) : NULL;
     if (f32_activations && !graph) {
