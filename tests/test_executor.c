@@ -65,6 +65,45 @@ static int64_t fetch_i64(oi_executor *e, const char *name) {
 
 static void expect_invalid(const oi_dsl_stmt *stmts, const oi_model *m, const char *where, const char *why);
 
+/* Where one_op_graph's op writes: into its input, a volatile variable or a
+ * temporary. */
+typedef enum { INTO_INPUT, INTO_VOLATILE, INTO_TEMP } one_op_into;
+
+/* The graph that most validation mistakes need: `input` declared in the
+ * dynamic section, `out` (a declaration; unused for INTO_INPUT) and one op
+ * `op(args)` writing the first name of `out` (or of `input`). Statements are
+ * numbered from 1, the op and its OI_TO on one line as OI_GRAPH numbers
+ * them, so the op stands at line 5 (into the input), 6 (a temporary) or 8
+ * (a volatile variable). The statements are static: valid until the next
+ * call. */
+static const oi_dsl_stmt *one_op_graph(const char *input, one_op_into into, const char *out, oi_op op, const char *args) {
+    static oi_dsl_stmt s[16];
+    static char to[32];
+    const char *target = into == INTO_INPUT ? input : out;
+    snprintf(to, sizeof to, "%.*s", (int)strcspn(target, ","), target);
+    int n = 0, line = 1;
+#define ONE_OP_STMT(kind, head, text, id) (s[n++] = (oi_dsl_stmt){kind, line++, head, text, id})
+    ONE_OP_STMT(OI_DSL_SECTION_DYNAMIC, "", "", 0);
+    ONE_OP_STMT(OI_DSL_VAR, "", input, 0);
+    ONE_OP_STMT(OI_DSL_SECTION_END, "", "", 0);
+    if (into == INTO_VOLATILE) {
+        ONE_OP_STMT(OI_DSL_SECTION_VOLATILE, "", "", 0);
+        ONE_OP_STMT(OI_DSL_VAR, "", out, 0);
+        ONE_OP_STMT(OI_DSL_SECTION_END, "", "", 0);
+    }
+    ONE_OP_STMT(OI_DSL_BLOCK, "entry", "", 0);
+    if (into == INTO_TEMP)
+        ONE_OP_STMT(OI_DSL_ASSIGN, "", out, 0);
+    ONE_OP_STMT(OI_DSL_OP, oi_op_name(op), args, (int)op);
+    line--; /* OI_TO stands on the op's line */
+    ONE_OP_STMT(OI_DSL_TO, "", to, 0);
+    ONE_OP_STMT(OI_DSL_RETURN, "", "", 0);
+    ONE_OP_STMT(OI_DSL_BLOCK_END, "entry", "", 0);
+    ONE_OP_STMT(OI_DSL_END, "", "", 0);
+#undef ONE_OP_STMT
+    return s;
+}
+
 /* ------------------------------------------------------------------ */
 /* sizes from the model in op settings: one graph, two sequence lengths */
 /* ------------------------------------------------------------------ */
@@ -150,35 +189,16 @@ static void test_sizes_in_settings(void) {
 /* Mistakes with sizes in settings, each named at its line. */
 static void test_sizes_in_settings_errors(void) {
     oi_model *m = sizes_model(3);
-    static const oi_dsl_stmt unknown_in_list[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[S, 4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[S, 4]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
-        {OI_DSL_BLOCK, 7, "entry", "", 0},
-        {OI_DSL_OP, 8, "slice", "x, starts=[0], ends=[Q]", OI_OP_slice}, {OI_DSL_TO, 8, "", "y", 0},
-        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
-    expect_invalid(unknown_in_list, m, "bad.c:8: error:", "setting ends: unknown size 'Q'");
+    /* x into a volatile y: the op at line 8 */
+    expect_invalid(one_op_graph("x, f32[S, 4]", INTO_VOLATILE, "y, f32[S, 4]", OI_OP_slice, "x, starts=[0], ends=[Q]"), m,
+                   "bad.c:8: error:", "setting ends: unknown size 'Q'");
     CHECK(strstr(oi_last_error(), "dtype") == NULL);
-    static const oi_dsl_stmt unknown_product[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[12]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[4]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
-        {OI_DSL_BLOCK, 7, "entry", "", 0},
-        {OI_DSL_OP, 8, "top_k", "x, k=K*Z", OI_OP_top_k}, {OI_DSL_TO, 8, "", "y", 0},
-        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
-    expect_invalid(unknown_product, m, "bad.c:8: error:", "setting k=K*Z: unknown size 'Z'");
-    static const oi_dsl_stmt unknown_name[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[12]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[4]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
-        {OI_DSL_BLOCK, 7, "entry", "", 0},
-        {OI_DSL_OP, 8, "top_k", "x, k=Kk", OI_OP_top_k}, {OI_DSL_TO, 8, "", "y", 0},
-        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
-    expect_invalid(unknown_name, m, "bad.c:8: error:", "'Kk' names no scalar model tensor, metadata entry, size");
-    static const oi_dsl_stmt negated[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[12]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[12]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
-        {OI_DSL_BLOCK, 7, "entry", "", 0},
-        {OI_DSL_OP, 8, "reshape", "x, shape=[-S]", OI_OP_reshape}, {OI_DSL_TO, 8, "", "y", 0},
-        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
-    expect_invalid(negated, m, "bad.c:8: error:", "a size cannot be negated");
+    expect_invalid(one_op_graph("x, f32[12]", INTO_VOLATILE, "y, f32[4]", OI_OP_top_k, "x, k=K*Z"), m, "bad.c:8: error:",
+                   "setting k=K*Z: unknown size 'Z'");
+    expect_invalid(one_op_graph("x, f32[12]", INTO_VOLATILE, "y, f32[4]", OI_OP_top_k, "x, k=Kk"), m, "bad.c:8: error:",
+                   "'Kk' names no scalar model tensor, metadata entry, size");
+    expect_invalid(one_op_graph("x, f32[12]", INTO_VOLATILE, "y, f32[12]", OI_OP_reshape, "x, shape=[-S]"), m,
+                   "bad.c:8: error:", "a size cannot be negated");
     oi_model_close(m);
 }
 
@@ -345,18 +365,10 @@ static void test_literal_inputs(void) {
     oi_free(json);
     CHECK_STR_CONTAINS(oi_last_error(), "literal \"two\" is not a number");
     /* mistakes, at their lines */
-    static const oi_dsl_stmt float_into_int[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32[4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_BLOCK, 4, "entry", "", 0},
-        {OI_DSL_OP, 5, "mul", "n, 2.5", OI_OP_mul}, {OI_DSL_TO, 5, "", "n", 0},
-        {OI_DSL_RETURN, 6, "", "", 0}, {OI_DSL_BLOCK_END, 7, "entry", "", 0}, {OI_DSL_END, 8, "", "", 0}};
-    expect_invalid(float_into_int, NULL, "bad.c:5: error:", "literal 2.5: a float value for i32 inputs");
-    static const oi_dsl_stmt too_big[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "q, i8[4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_BLOCK, 4, "entry", "", 0},
-        {OI_DSL_OP, 5, "add", "q, 300", OI_OP_add}, {OI_DSL_TO, 5, "", "q", 0},
-        {OI_DSL_RETURN, 6, "", "", 0}, {OI_DSL_BLOCK_END, 7, "entry", "", 0}, {OI_DSL_END, 8, "", "", 0}};
-    expect_invalid(too_big, NULL, "bad.c:5: error:", "literal 300 does not fit i8");
+    expect_invalid(one_op_graph("n, i32[4]", INTO_INPUT, NULL, OI_OP_mul, "n, 2.5"), NULL, "bad.c:5: error:",
+                   "literal 2.5: a float value for i32 inputs");
+    expect_invalid(one_op_graph("q, i8[4]", INTO_INPUT, NULL, OI_OP_add, "q, 300"), NULL, "bad.c:5: error:",
+                   "literal 300 does not fit i8");
 }
 
 /* ------------------------------------------------------------------ */
@@ -938,12 +950,8 @@ static void test_runtime_dims(void) {
 
     /* an op whose result does not fit the declaration: at validation when the
      * shapes are known, at the write when they are set at run time */
-    static const oi_dsl_stmt op_static[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[3, 2]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "t, f32[?, 3]", 0},
-        {OI_DSL_OP, 6, "relu", "x", OI_OP_relu}, {OI_DSL_TO, 6, "", "t", 0},
-        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
-    expect_invalid(op_static, NULL, "bad.c:6: error:", "op relu produces f32[3, 2] but t is declared f32[?, 3]");
+    expect_invalid(one_op_graph("x, f32[3, 2]", INTO_TEMP, "t, f32[?, 3]", OI_OP_relu, "x"), NULL, "bad.c:6: error:",
+                   "op relu produces f32[3, 2] but t is declared f32[?, 3]");
     static const oi_dsl_stmt op_probed[] = {
         {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32, @init(3)", 0},
         {OI_DSL_VAR, 3, "", "A(i), f32[2], @table", 0}, {OI_DSL_SECTION_END, 4, "", "", 0},
@@ -1068,12 +1076,8 @@ static void test_typed_by_op(void) {
     CHECK_STR_CONTAINS(dot, "assign flat: f32[6] (from its first writer)");
     oi_free(dot);
 
-    static const oi_dsl_stmt read_first[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "t", 0},
-        {OI_DSL_OP, 6, "add", "x, t", OI_OP_add}, {OI_DSL_TO, 6, "", "t", 0},
-        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
-    expect_invalid(read_first, m, "bad.c:6: error:", "t is read before anything writes it: OI_ASSIGN(t) takes its dtype");
+    expect_invalid(one_op_graph("x, f32[4]", INTO_TEMP, "t", OI_OP_add, "x, t"), m, "bad.c:6: error:",
+                   "t is read before anything writes it: OI_ASSIGN(t) takes its dtype");
     static const oi_dsl_stmt never[] = {
         {OI_DSL_BLOCK, 1, "entry", "", 0}, {OI_DSL_ASSIGN, 2, "", "t", 0},
         {OI_DSL_RETURN, 3, "", "", 0}, {OI_DSL_BLOCK_END, 4, "entry", "", 0}, {OI_DSL_END, 5, "", "", 0}};
@@ -1177,12 +1181,8 @@ static void test_entry_dims(void) {
         {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_RETURN, 5, "", "", 0}, {OI_DSL_BLOCK_END, 6, "entry", "", 0},
         {OI_DSL_END, 7, "", "", 0}};
     expect_invalid(not_table, m, "bad.c:2: error:", "a size per entry (E(n)) belongs to a prefix table");
-    static const oi_dsl_stmt unknown_setting[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[1, 3]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "s, f32[1, 3]", 0},
-        {OI_DSL_OP, 6, "top_k", "x, k=Q(0)", OI_OP_top_k}, {OI_DSL_TO, 6, "", "s", 0},
-        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
-    expect_invalid(unknown_setting, m, "bad.c:6: error:", "setting k=Q(0): no prefix table with one index declares");
+    expect_invalid(one_op_graph("x, f32[1, 3]", INTO_TEMP, "s, f32[1, 3]", OI_OP_top_k, "x, k=Q(0)"), m, "bad.c:6: error:",
+                   "setting k=Q(0): no prefix table with one index declares");
     oi_model_close(m);
 }
 
