@@ -738,6 +738,16 @@ OI_GRAPH(g_slices,
   )
 )
 
+/* `steps` steps, each inserting v = [i, -i] at step i: the rows check_rows
+ * expects. */
+static void run_rows(oi_executor *e, int steps) {
+    for (int i = 0; i < steps; i++) {
+        float v[2] = {(float)i, (float)-i};
+        CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
+        CHECK_OK(oi_executor_run_step(e));
+    }
+}
+
 static void check_rows(oi_executor *e, const char *name, int first, int count) {
     oi_tensor_view v;
     oi_status st = oi_executor_fetch(e, name, OI_DTYPE_F32, &v);
@@ -757,11 +767,7 @@ static void test_slices(void) {
     oi_executor *e = make_exec(&sim, NULL, g_slices(), false);
     if (!e)
         return;
-    for (int i = 0; i < 10; i++) {
-        float v[2] = {(float)i, (float)-i};
-        CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
-        CHECK_OK(oi_executor_run_step(e));
-    }
+    run_rows(e, 10);
     /* 10 entries: A[] -> [10, 2]; A[0..5] -> [5, 2]; A[2..5] -> rows 2,3,4;
      * A[0..-3] -> rows 0..6 (7 rows); A[3] -> [3, -3] */
     check_rows(e, "all", 0, 10);
@@ -806,11 +812,7 @@ static void test_slice_exprs(void) {
     oi_simulator *sim;
     oi_executor *e = make_exec(&sim, m, g_slice_exprs(), false);
     if (e) {
-        for (int i = 0; i < 5; i++) {
-            float v[2] = {(float)i, (float)-i};
-            CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
-            CHECK_OK(oi_executor_run_step(e));
-        }
+        run_rows(e, 5);
         /* the last step ran with n = 4: rows 0..4, row 4, rows 0..3, row 4 */
         check_rows(e, "upto", 0, 5);
         check_rows(e, "last", 4, 1);
@@ -894,11 +896,7 @@ static void test_runtime_dims(void) {
     oi_executor *e = make_exec(&sim, NULL, g_runtime_dims(), false);
     if (e) {
         CHECK_EQ_INT(oi_executor_warning_count(e), 0);
-        for (int i = 0; i < 3; i++) {
-            float v[2] = {(float)i, (float)-i};
-            CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
-            CHECK_OK(oi_executor_run_step(e));
-        }
+        run_rows(e, 3);
         check_rows(e, "rows", 0, 3);
         check_rows(e, "first", 0, 1);
         float cols[6] = {0, 1, 2, 0, -1, -2};
