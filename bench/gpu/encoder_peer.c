@@ -84,13 +84,11 @@ int main(int argc, char **argv) {
     }
     char path[1100];
     snprintf(path, sizeof path, "%s/encoder.oinf", dir);
-    oi_model *m = oi_model_open(path);
     uint64_t b = 0, s = 0, d = 0;
-    if (!m || oi_model_size_of(m, "B", &b) != OI_OK || oi_model_size_of(m, "S", &s) != OI_OK ||
-        oi_model_size_of(m, "D", &d) != OI_OK) {
+    oi_model *m = open_encoder(path, &b, &s, &d);
+    if (!m) {
         printf("encoder_peer: %s: %s (write it with python3 bench/encoder/gen_encoder.py %s)\n", path, oi_last_error(),
                dir);
-        oi_model_close(m);
         return 77;
     }
     size_t n = (size_t)(b * s * d);
