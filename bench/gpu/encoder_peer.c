@@ -22,6 +22,7 @@
 #define main bench_encoder_main /* its graph and helpers, not its main */
 #include "../bench_encoder.c"
 #undef main
+#include "encoder_model.h"
 
 /* One round of encoder_torch.py: its best and median ms. */
 static bool time_torch(const char *python, int runs, double *best, double *med) {
@@ -82,15 +83,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: encoder_peer [--dir DIR] [--runs N] [--python PY] [--no-torch]\n");
         return 2;
     }
-    char path[1100];
-    snprintf(path, sizeof path, "%s/encoder.oinf", dir);
     uint64_t b = 0, s = 0, d = 0;
-    oi_model *m = open_encoder(path, &b, &s, &d);
-    if (!m) {
-        printf("encoder_peer: %s: %s (write it with python3 bench/encoder/gen_encoder.py %s)\n", path, oi_last_error(),
-               dir);
+    oi_model *m = open_encoder_in("encoder_peer", dir, &b, &s, &d);
+    if (!m)
         return 77;
-    }
     size_t n = (size_t)(b * s * d);
     const float *x = model_f32(m, "input.x", n);
     oi_simulator_desc desc;
