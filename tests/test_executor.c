@@ -65,6 +65,17 @@ static int64_t fetch_i64(oi_executor *e, const char *name) {
 
 static void expect_invalid(const oi_dsl_stmt *stmts, const oi_model *m, const char *where, const char *why);
 
+/* json read back into a graph and written again: the same text. Returns
+ * the graph read (the caller frees it); NULL when json is NULL or does not
+ * read. */
+static oi_graph *check_json_round_trip(const char *json) {
+    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
+    char *again = back ? oi_graph_to_json(back) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    oi_free(again);
+    return back;
+}
+
 /* Where one_op_graph's op writes: into its input, a volatile variable or a
  * temporary. */
 typedef enum { INTO_INPUT, INTO_VOLATILE, INTO_TEMP } one_op_into;
@@ -174,11 +185,8 @@ static void test_sizes_in_settings(void) {
     CHECK_STR_CONTAINS(json, "{\"name\": \"ends\", \"type\": \"int_list\", \"value\": [\"S\", \"1*Dh\"]}");
     CHECK_STR_CONTAINS(json, "{\"name\": \"k\", \"type\": \"size\", \"value\": \"K*H\"}");
     CHECK_STR_CONTAINS(json, "{\"name\": \"k\", \"type\": \"ident\", \"value\": \"K\"}");
-    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
+    oi_graph *copy = check_json_round_trip(json);
     CHECK_MSG(copy != NULL, "from_json: %s", oi_last_error());
-    char *again = copy ? oi_graph_to_json(copy) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
-    oi_free(again);
     oi_graph_free(copy);
     oi_free(json);
     char *dot = g ? oi_graph_to_dot(g) : NULL;
@@ -350,11 +358,7 @@ static void test_literal_inputs(void) {
     char *json = oi_graph_to_json(g_literals());
     CHECK_STR_CONTAINS(json, "\"inputs\": [{\"name\": \"x\"}, {\"name\": \"2.0\", \"literal\": true}]");
     CHECK_STR_CONTAINS(json, "{\"name\": \"-3\", \"literal\": true}");
-    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
-    char *again = copy ? oi_graph_to_json(copy) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
-    oi_free(again);
-    oi_graph_free(copy);
+    oi_graph_free(check_json_round_trip(json));
     const char *at = json ? strstr(json, "\"2.0\", \"literal\"") : NULL;
     CHECK(at != NULL);
     if (at) { /* "2.0" -> "two" */
@@ -907,11 +911,8 @@ static void test_runtime_dims(void) {
     /* the graph keeps '?': JSON (round trip) and DOT */
     char *json = g_runtime_dims() ? oi_graph_to_json(g_runtime_dims()) : NULL;
     CHECK_STR_CONTAINS(json, "\"dims\": [\"?\", \"2\"]");
-    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
+    oi_graph *copy = check_json_round_trip(json);
     CHECK_MSG(copy != NULL, "from_json: %s", oi_last_error());
-    char *again = copy ? oi_graph_to_json(copy) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
-    oi_free(again);
     oi_graph_free(copy);
     oi_free(json);
     char *dot = g_runtime_dims() ? oi_graph_to_dot(g_runtime_dims()) : NULL;
@@ -1050,21 +1051,14 @@ static void test_typed_by_op(void) {
     const oi_graph *g = g_typed_by_op();
     char *json = g ? oi_graph_to_json(g) : NULL;
     CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"src\"");
-    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
-    char *again = back ? oi_graph_to_json(back) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
-    oi_free(again);
-    oi_graph_free(back);
+    oi_graph_free(check_json_round_trip(json));
     oi_free(json);
     json = g ? oi_graph_to_json_typed(g, m) : NULL;
     CHECK_MSG(json != NULL, "to_json_typed: %s", oi_last_error());
     CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"2\", \"3\"], \"src\"");
     CHECK_STR_CONTAINS(json, "\"name\": \"hist\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"?\", \"2\", \"3\"], \"src\"");
-    back = json ? oi_graph_from_json(json) : NULL;
-    again = back ? oi_graph_to_json(back) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
+    oi_graph *back = check_json_round_trip(json);
     CHECK(back && oi_graph_validate(back, m) == OI_OK); /* typed again by the validator */
-    oi_free(again);
     oi_graph_free(back);
     oi_free(json);
     char *dot = g ? oi_graph_to_dot(g) : NULL;
@@ -1160,11 +1154,7 @@ static void test_entry_dims(void) {
     CHECK_STR_CONTAINS(json, "\"dims\": [\"2\", \"E(n)\"]");
     CHECK_STR_CONTAINS(json, "{\"name\": \"k\", \"type\": \"size\", \"value\": \"E(l)\"}");
     CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"1\", \"?\"]");
-    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
-    char *again = back ? oi_graph_to_json(back) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
-    oi_free(again);
-    oi_graph_free(back);
+    oi_graph_free(check_json_round_trip(json));
     oi_free(json);
     oi_model_close(m);
 
