@@ -172,6 +172,17 @@ static const float *model_f32(const oi_model *m, const char *name, size_t count)
     return (const float *)data;
 }
 
+/* The encoder model at path and its sizes B, S and D; NULL, with
+ * oi_last_error saying why, when it cannot be opened or lacks a size. */
+static oi_model *open_encoder(const char *path, uint64_t *b, uint64_t *s, uint64_t *d) {
+    oi_model *m = oi_model_open(path);
+    if (m && oi_model_size_of(m, "B", b) == OI_OK && oi_model_size_of(m, "S", s) == OI_OK &&
+        oi_model_size_of(m, "D", d) == OI_OK)
+        return m;
+    oi_model_close(m); /* keeps the error */
+    return NULL;
+}
+
 static double max_abs_diff(const float *a, const float *b, size_t n) {
     double worst = 0.0;
     for (size_t i = 0; i < n; i++) {
@@ -279,12 +290,10 @@ int main(int argc, char **argv) {
                "python3 -m pip install onnx onnxruntime)\n", path, o.python);
         return 77;
     }
-    oi_model *m = oi_model_open(path);
     uint64_t b = 0, s = 0, d = 0;
-    if (!m || oi_model_size_of(m, "B", &b) != OI_OK || oi_model_size_of(m, "S", &s) != OI_OK ||
-        oi_model_size_of(m, "D", &d) != OI_OK) {
+    oi_model *m = open_encoder(path, &b, &s, &d);
+    if (!m) {
         fprintf(stderr, "bench_encoder: %s: %s\n", path, oi_last_error());
-        oi_model_close(m);
         return 1;
     }
     size_t n = (size_t)(b * s * d);

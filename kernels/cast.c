@@ -3,6 +3,7 @@
  * `rounding_mode`, then saturate to the target range (saturate=false
  * wraps modulo 2^width instead). NaN becomes 0. */
 #include "../openinfer_impl/internal.h"
+#include "half.h"
 
 typedef enum oi__cast_rounding { OI__ROUND_TRUNC, OI__ROUND_FLOOR, OI__ROUND_CEIL, OI__ROUND_NEAREST } oi__cast_rounding;
 
@@ -65,27 +66,8 @@ static void oi__cast_store_integer(oi_dtype t, void *data, int64_t at, double v,
  * f16/bf16/f32 into each other when both sides are contiguous and of one
  * shape: straight loops instead of the generic path's per-element f64
  * round trip (36 ns per element for f16 -> f32 before), with the same
- * results, bit for bit (NaN becomes the quiet NaN of its sign, as
- * oi_f16_to_f32 gives). */
-static float oi__cast_f16_bits_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7FFFu, bits;
-    if (em >= 0x7C00u) {
-        bits = em == 0x7C00u ? 0x7F800000u : 0x7FC00000u; /* inf; NaN, payload dropped */
-    } else {
-        /* the f16 exponent and mantissa placed as an f32's, then scaled by
-         * 2^(127 - 15): exact for normals and subnormals alike */
-        float f;
-        uint32_t placed = em << 13;
-        memcpy(&f, &placed, sizeof f);
-        f *= 0x1p112f;
-        memcpy(&bits, &f, sizeof bits);
-    }
-    bits |= sign;
-    float r;
-    memcpy(&r, &bits, sizeof r);
-    return r;
-}
-
+ * results, bit for bit: half.h's conversions, which oi_f16_to_f32 and
+ * the others are (NaN becomes the quiet NaN of its sign). */
 static bool oi__cast_fast(const oi__tensor *in, oi__tensor *out) {
     oi_dtype from = in->dtype, to = out->dtype;
     bool floats = (from == OI_DTYPE_F16 || from == OI_DTYPE_BF16 || from == OI_DTYPE_F32) &&
@@ -109,12 +91,12 @@ static bool oi__cast_fast(const oi__tensor *in, oi__tensor *out) {
             memcpy(&v, src + 4 * i, 4);
         } else {
             memcpy(&h, src + 2 * i, 2);
-            v = from == OI_DTYPE_F16 ? oi__cast_f16_bits_to_f32(h) : oi_bf16_to_f32(h);
+            v = from == OI_DTYPE_F16 ? oi__f16_to_f32(h, OI__HALF_NAN_QUIET) : oi__bf16_to_f32(h);
         }
         if (to == OI_DTYPE_F32) {
             memcpy(dst + 4 * i, &v, 4);
         } else {
-            h = to == OI_DTYPE_F16 ? oi_f32_to_f16(v) : oi_f32_to_bf16(v);
+            h = to == OI_DTYPE_F16 ? oi__f32_to_f16(v) : oi__f32_to_bf16(v);
             memcpy(dst + 2 * i, &h, 2);
         }
     }

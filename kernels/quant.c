@@ -33,6 +33,7 @@
  * dx / 2 per element: |y - y_f32| <= sum over blocks of
  * (max|x_b| / 254) * sum_j |w_bj| (docs/ops.md). */
 #include "../openinfer_impl/internal.h"
+#include "half.h"
 
 typedef enum oi__qformat { OI__Q_I8, OI__Q4_0, OI__Q4_1, OI__Q8_0 } oi__qformat;
 
@@ -43,13 +44,10 @@ typedef enum oi__qformat { OI__Q_I8, OI__Q4_0, OI__Q4_1, OI__Q8_0 } oi__qformat;
 static int64_t oi__q4_block_bytes(oi__qformat f) { return f == OI__Q8_0 ? 34 : f == OI__Q4_1 ? 20 : 18; }
 static const char *oi__q4_format_name(oi__qformat f) { return f == OI__Q8_0 ? "q8_0" : f == OI__Q4_1 ? "q4_1" : "q4_0"; }
 
-/* A little-endian f16 as f32, inline: the exponent and mantissa moved into
- * f32 position and scaled by 2^(127 - 15), which also gets subnormals
- * right; inf and NaN get the all-ones exponent. */
+/* A block's little-endian f16 scale as f32 (half.h; a NaN keeps its
+ * payload: the scale is passed through as stored). */
 OI__MATH_INLINE float oi__q_half(const uint8_t *p) {
-    uint32_t h = (uint32_t)p[0] | ((uint32_t)p[1] << 8), em = h & 0x7FFFu;
-    uint32_t finite = oi__math_bits(oi__math_from_bits(em << 13) * 5.192296858534828e33f /* 2^112 */);
-    return oi__math_from_bits(((h & 0x8000u) << 16) | oi__math_pick(em >= 0x7C00u, (em << 13) | 0x70000000u, finite));
+    return oi__f16_to_f32((uint16_t)(p[0] | (p[1] << 8)), OI__HALF_NAN_KEEP);
 }
 
 /* ---- one weight row ---- */

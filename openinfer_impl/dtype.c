@@ -6,6 +6,7 @@
  * values are two's complement; t1 stores -1 as bit 0 and +1 as bit 1; t2 is
  * a two's complement 2-bit value restricted to {-1, 0, 1}. */
 #include "internal.h"
+#include "../kernels/half.h"
 
 #include <math.h>
 
@@ -74,10 +75,12 @@ bool oi__dtype_is_tensor_type(oi_dtype t) {
 }
 
 /* ---- scalar float conversions ----
- * One encoder and one decoder for every small IEEE-style format with
- * `ebits` exponent and `mbits` mantissa bits (f16: 5/10, bf16: 8/7,
- * f8 E5M2: 5/2). Round to nearest, ties to even; overflow gives inf;
- * results below the smallest subnormal round to signed zero. */
+ * One encoder and one decoder for any small IEEE-style format with
+ * `ebits` exponent and `mbits` mantissa bits; f8 E5M2 (5/2) uses them.
+ * f16 and bf16 take kernels/half.h's inline forms, which the kernels share
+ * and which give the same bits (the same rules). Round to nearest, ties to
+ * even; overflow gives inf; results below the smallest subnormal round to
+ * signed zero. */
 static uint32_t oi__f32_bits(float value) {
     uint32_t bits;
     memcpy(&bits, &value, sizeof bits);
@@ -147,10 +150,12 @@ static float oi__decode_small_float(uint32_t bits, int ebits, int mbits) {
     return sign ? -magnitude : magnitude;
 }
 
-uint16_t oi_f32_to_f16(float value) { return (uint16_t)oi__encode_small_float(value, 5, 10); }
-float oi_f16_to_f32(uint16_t bits) { return oi__decode_small_float(bits, 5, 10); }
-uint16_t oi_f32_to_bf16(float value) { return (uint16_t)oi__encode_small_float(value, 8, 7); }
-float oi_bf16_to_f32(uint16_t bits) { return oi__f32_from_bits((uint32_t)bits << 16); }
+/* f16 and bf16 by kernels/half.h (the same results as the general code,
+ * checked over every f32), shared with the kernels and exec_precision.c. */
+uint16_t oi_f32_to_f16(float value) { return oi__f32_to_f16(value); }
+float oi_f16_to_f32(uint16_t bits) { return oi__f16_to_f32(bits, OI__HALF_NAN_QUIET); }
+uint16_t oi_f32_to_bf16(float value) { return oi__f32_to_bf16(value); }
+float oi_bf16_to_f32(uint16_t bits) { return oi__bf16_to_f32(bits); }
 uint8_t oi_f32_to_f8(float value) { return (uint8_t)oi__encode_small_float(value, 5, 2); }
 float oi_f8_to_f32(uint8_t bits) { return oi__decode_small_float(bits, 5, 2); }
 

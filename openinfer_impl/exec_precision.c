@@ -12,6 +12,7 @@
  * hold. Inputs (dynamic), constants, model-linked data, prefix tables and
  * persistent state keep their dtypes; a layout op that makes a view keeps
  * its input's storage (nothing is computed, nothing is rounded). */
+#include "../kernels/half.h"
 
 /* OPENINFER_PRECISION=f32|f16|bf16 (env.c): the precision of a simulator
  * whose desc leaves it 0, read when the simulator is made. */
@@ -75,47 +76,8 @@ static oi_dtype oi__logical_dtype(const oi_executor *e, int s, const oi__tensor 
     return e->storage[s] != sl->dtype && t->dtype == e->storage[s] ? sl->dtype : t->dtype;
 }
 
-/* ---- conversions: bit for bit oi_f32_to_f16/bf16 and back (dtype.c) ---- */
-static inline float oi__f16_bits_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu, bits;
-    if (e == 0x1F)
-        bits = sign | (m ? 0x7FC00000u : 0x7F800000u);
-    else if (e)
-        bits = sign | ((e + 112u) << 23) | (m << 13);
-    else if (m) {
-        float f = (float)m * 0x1p-24f; /* subnormal: exact */
-        return sign ? -f : f;
-    } else
-        bits = sign;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static inline uint16_t oi__f32_to_f16_bits(float f) {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    uint32_t sign = (x >> 16) & 0x8000u, a = x & 0x7FFFFFFFu;
-    if (a >= 0x38800000u && a < 0x477FF000u) /* a normal f16 after rounding: add half an ulp, ties to even */
-        return (uint16_t)(sign | (((a + 0xFFFu + ((a >> 13) & 1u)) >> 13) - 0x1C000u));
-    return oi_f32_to_f16(f); /* NaN, inf, overflow, subnormals, zero */
-}
-
-static inline uint16_t oi__f32_to_bf16_bits(float f) {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    if ((x & 0x7FFFFFFFu) > 0x7F800000u)
-        return (uint16_t)(((x >> 16) & 0x8000u) | 0x7FC0u); /* NaN: quiet, payload dropped */
-    return (uint16_t)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
-}
-
-static inline float oi__bf16_bits_to_f32(uint16_t h) {
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
+/* ---- conversions: kernels/half.h's scalar forms (the bits of
+ * oi_f32_to_f16/bf16 and back); the vector paths below agree with them ---- */
 /* F16C: 8 elements per instruction. A group holding a NaN is redone by the
  * scalar code, which drops NaN payloads as dtype.c does (F16C keeps them). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -211,20 +173,20 @@ static void oi__convert_row(oi_dtype to, void *dst, int64_t at, oi_dtype from, c
         const uint16_t *s = (const uint16_t *)src + first;
         if (from == OI_DTYPE_F16)
             for (int64_t i = 0; i < n; i++)
-                d[i] = oi__f16_bits_to_f32(s[i * stride]);
+                d[i] = oi__f16_to_f32(s[i * stride], OI__HALF_NAN_QUIET);
         else
             for (int64_t i = 0; i < n; i++)
-                d[i] = oi__bf16_bits_to_f32(s[i * stride]);
+                d[i] = oi__bf16_to_f32(s[i * stride]);
         return;
     }
     uint16_t *d = (uint16_t *)dst + at;
     const float *s = (const float *)src + first;
     if (to == OI_DTYPE_F16)
         for (int64_t i = 0; i < n; i++)
-            d[i] = oi__f32_to_f16_bits(s[i * stride]);
+            d[i] = oi__f32_to_f16(s[i * stride]);
     else
         for (int64_t i = 0; i < n; i++)
-            d[i] = oi__f32_to_bf16_bits(s[i * stride]);
+            d[i] = oi__f32_to_bf16(s[i * stride]);
 }
 
 /* n contiguous elements f32 <-> f16/bf16 (the same values as dtype.c's

@@ -424,7 +424,16 @@ static void expect_error(const oi_graph *(*accessor)(void), const char *name, in
     CHECK(strcmp(oi_last_error(), want) == 0);
 }
 
-#define EXPECT_ERROR(name, line, text, reason) expect_error(name, #name, line, text, reason)
+/* A graph with one mistake, at name_line: the statement's text and why. */
+#define EXPECT_ERROR(name, text, reason) expect_error(name, #name, name##_line, text, reason)
+
+typedef struct diagnostic_case {
+    const oi_graph *(*graph)(void);
+    const char *name;
+    int line;
+    const char *text, *reason;
+} diagnostic_case;
+#define DIAGNOSTIC(name, text, reason) {name, #name, name##_line, text, reason}
 
 static const int bad_dtype_line = __LINE__ + 2;
 OI_GRAPH(bad_dtype,
@@ -868,96 +877,93 @@ OI_GRAPH(transfer_dtype,
 )
 
 static void test_diagnostics(void) {
-    EXPECT_ERROR(bad_dtype, bad_dtype_line, "OI_VAR(x, f33[B])",
-                 "unknown dtype f33 (expected one of f8 bf16 f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool bitset i1 i2 i4 u1 u2 u4 t1 t2)");
-    EXPECT_ERROR(bad_dims, bad_dims_line, "OI_VAR(x, f32[B D])", "malformed dims: expected ',' or ']', found 'D'");
-    EXPECT_ERROR(bad_product, bad_product_line, "OI_VAR(x, f32[2*D*E])",
-                 "malformed dims: a dim is a size or a product of two sizes, found '*'");
-    EXPECT_ERROR(negative_dim, negative_dim_line, "OI_VAR(x, f32[-3])",
-                 "malformed dims: expected a size (a number or a name), found '-'");
-    EXPECT_ERROR(bad_slice, bad_slice_line, "OI_CACHE_READ(A[1..2..3], t)", "malformed slice: expected ',' or ']', found '..'");
-    EXPECT_ERROR(bad_expr, bad_expr_line, "OI_CACHE_READ(A[0..n+], t)",
-                 "malformed index: expected a number or a name, found ']'");
-    EXPECT_ERROR(paren_expr, paren_expr_line, "OI_CACHE_READ(A[0..2*(n+1)], t)",
-                 "malformed index: expected a number or a name, found '('");
-    EXPECT_ERROR(bad_entry_size, bad_entry_size_line, "OI_VAR(W(n), f32[E(), 4], @pattern(\"w{n}\"))",
-                 "a size per entry is NAME(index): expected the index, found ')'");
-    EXPECT_ERROR(minus_ident, minus_ident_line, "OI_CACHE_READ(A[-l], t)", "unexpected '-' before identifier, found 'l'");
-    EXPECT_ERROR(negative_index, negative_index_line, "OI_CACHE_READ(A[-1], t)",
-                 "negative index -1 (only a slice end may be negative)");
-    EXPECT_ERROR(unknown_attr, unknown_attr_line, "OI_VAR(x, f32[B], @foo)",
-                 "unknown attribute @foo (expected @init, @ref, @pattern, @table, @fixed or @auto_dim; strict mode)");
-    EXPECT_ERROR(duplicate_attr, duplicate_attr_line, "OI_VAR(x, f32[B], @init(1.0), @init(2.0))", "duplicate @init attribute");
+    const diagnostic_case cases[] = {
+        DIAGNOSTIC(bad_dtype, "OI_VAR(x, f33[B])",
+                   "unknown dtype f33 (expected one of f8 bf16 f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool bitset i1 i2 i4 u1 u2 u4 t1 t2)"),
+        DIAGNOSTIC(bad_dims, "OI_VAR(x, f32[B D])", "malformed dims: expected ',' or ']', found 'D'"),
+        DIAGNOSTIC(bad_product, "OI_VAR(x, f32[2*D*E])",
+                   "malformed dims: a dim is a size or a product of two sizes, found '*'"),
+        DIAGNOSTIC(negative_dim, "OI_VAR(x, f32[-3])",
+                   "malformed dims: expected a size (a number or a name), found '-'"),
+        DIAGNOSTIC(bad_slice, "OI_CACHE_READ(A[1..2..3], t)", "malformed slice: expected ',' or ']', found '..'"),
+        DIAGNOSTIC(bad_expr, "OI_CACHE_READ(A[0..n+], t)", "malformed index: expected a number or a name, found ']'"),
+        DIAGNOSTIC(paren_expr, "OI_CACHE_READ(A[0..2*(n+1)], t)",
+                   "malformed index: expected a number or a name, found '('"),
+        DIAGNOSTIC(bad_entry_size, "OI_VAR(W(n), f32[E(), 4], @pattern(\"w{n}\"))",
+                   "a size per entry is NAME(index): expected the index, found ')'"),
+        DIAGNOSTIC(minus_ident, "OI_CACHE_READ(A[-l], t)", "unexpected '-' before identifier, found 'l'"),
+        DIAGNOSTIC(negative_index, "OI_CACHE_READ(A[-1], t)", "negative index -1 (only a slice end may be negative)"),
+        DIAGNOSTIC(unknown_attr, "OI_VAR(x, f32[B], @foo)",
+                   "unknown attribute @foo (expected @init, @ref, @pattern, @table, @fixed or @auto_dim; strict mode)"),
+        DIAGNOSTIC(duplicate_attr, "OI_VAR(x, f32[B], @init(1.0), @init(2.0))", "duplicate @init attribute"),
+        DIAGNOSTIC(missing_to, "OI_OP(add, x, a)", "missing OI_TO(output) after OI_OP"),
+        DIAGNOSTIC(to_without_op, "OI_TO(x)", "OI_TO without OI_OP before it"),
+        DIAGNOSTIC(indexed_output, "OI_OP(relu, x) OI_TO(W[0])",
+                   "op output must be a plain variable name (no indices)"),
+        DIAGNOSTIC(positional_after_named, "OI_OP(relu, h, alpha=1.0, x)", "positional args must come before settings"),
+        DIAGNOSTIC(duplicate_setting, "OI_OP(relu, h, alpha=1.0, alpha=2.0)", "duplicate setting: alpha"),
+        DIAGNOSTIC(to_not_dtype, "OI_OP(cast, h, to=5)", "to must be a dtype identifier"),
+        DIAGNOSTIC(missing_block, "OI_BRANCH(nowhere)", "branch to missing block nowhere"),
+        DIAGNOSTIC(branch_two, "OI_BRANCH(c, ok)", "branch expects condition and two target blocks"),
+        DIAGNOSTIC(yield_empty, "OI_YIELD()", "yield needs at least one variable"),
+        DIAGNOSTIC(yield_twice, "OI_YIELD(x)", "await required before next yield"),
+        DIAGNOSTIC(await_first, "OI_AWAIT(x)", "await without a yield before it in block entry"),
+        DIAGNOSTIC(consumer_no_yield, "OI_AWAIT(x)", "block consumer awaits x but does not yield it"),
+        DIAGNOSTIC(yield_not_last, "OI_YIELD(x)", "yield must be the last statement of block consumer"),
+        DIAGNOSTIC(await_constant, "OI_AWAIT(c)", "cannot await constant c"),
+        DIAGNOSTIC(persistent_input, "OI_OP(add, h, K) OI_TO(h)", "persistent cache K must be read via cache.read"),
+        DIAGNOSTIC(write_constant, "OI_OP(relu, h) OI_TO(c)", "cannot write to constant memory (c is constant)"),
+        DIAGNOSTIC(read_into_constant, "OI_CACHE_READ(S, c)", "cannot write to constant memory (c is constant)"),
+        DIAGNOSTIC(transfer_into_constant, "OI_TRANSFER(x, c)", "cannot write to constant memory (c is constant)"),
+        DIAGNOSTIC(write_persistent, "OI_OP(relu, h) OI_TO(S)", "persistent cache S must be written via cache.write"),
+        DIAGNOSTIC(cache_not_persistent, "OI_CACHE_READ(a, b)",
+                   "cache operations need persistent memory; a is volatile"),
+        DIAGNOSTIC(table_no_brackets, "OI_CACHE_READ(K, k)", "table K needs brackets: K[...]"),
+        DIAGNOSTIC(auto_dim_slice, "OI_CACHE_READ(M[0..2, 1], m)", "slices are not allowed on @auto_dim variable M"),
+        DIAGNOSTIC(reset_slice, "OI_CACHE_RESET(A[0..2])", "cache.reset takes no slices"),
+        DIAGNOSTIC(read_dtype, "OI_CACHE_READ(K[0], k)", "k is f32 but cache K is f16"),
+        DIAGNOSTIC(section_in_block, "OI_DYNAMIC(...)", "memory sections cannot appear inside a block"),
+        DIAGNOSTIC(block_in_section, "OI_BLOCK(entry)", "OI_BLOCK inside a memory section"),
+        DIAGNOSTIC(node_in_section, "OI_ASSIGN(t, f32[B])",
+                   "statement outside a block (put it inside OI_BLOCK(name, ...))"),
+        DIAGNOSTIC(var_in_block, "OI_VAR(x, f32[B])",
+                   "OI_VAR outside a memory section (wrap it in OI_DYNAMIC, OI_VOLATILE, OI_CONSTANT or OI_PERSISTENT)"),
+        DIAGNOSTIC(nested_block, "OI_BLOCK(inner)",
+                   "blocks do not nest (block entry is still open; use OI_LOOP for a nested region)"),
+        DIAGNOSTIC(empty_fixed, "OI_VAR(T(i), f32[D], @table, @fixed())", "@fixed requires at least one index=size"),
+        DIAGNOSTIC(empty_auto_dim, "OI_VAR(M(i), f32[D], @auto_dim())", "@auto_dim requires at least one index"),
+        DIAGNOSTIC(table_no_indices, "OI_VAR(K, f16[H], @table)",
+                   "persistent table K missing table indices (write K(i))"),
+        DIAGNOSTIC(empty_indices, "OI_VAR(W(), f32[D], @pattern(\"W\"))",
+                   "prefix table must declare at least one index"),
+        DIAGNOSTIC(table_volatile, "OI_VAR(K(l), f32[D], @table)",
+                   "@table is only allowed in persistent memory, not volatile"),
+        DIAGNOSTIC(pattern_persistent, "OI_VAR(W(l), f32[D], @pattern(\"W.{l}\"))",
+                   "prefix tables (@pattern) are only allowed in volatile or constant memory, not persistent"),
+        DIAGNOSTIC(pattern_index, "OI_VAR(W(l), f32[D], @pattern(\"W.{k}\"))", "@pattern: {k} is not an index of W"),
+        DIAGNOSTIC(init_float_int, "OI_VAR(n, i32, @init(1.5))",
+                   "@init: a float value needs a float dtype (f8 bf16 f16 f32 f64), not i32"),
+        DIAGNOSTIC(init_int_float, "OI_VAR(n, f32, @init(1))",
+                   "@init: an integer value needs an integer dtype, not f32 (write 1.0)"),
+        DIAGNOSTIC(init_range, "OI_VAR(n, u8, @init(300))", "@init(300) is out of range for u8"),
+        DIAGNOSTIC(fixed_not_index, "OI_VAR(T(i), f32[D], @table, @fixed(j=4))", "@fixed: j is not an index of T"),
+        DIAGNOSTIC(unknown_var, "OI_OP(add, h, q) OI_TO(h)",
+                   "unknown variable q (declare it in a memory section or with OI_ASSIGN)"),
+        DIAGNOSTIC(not_a_table, "OI_OP(add, h, w[0]) OI_TO(h)",
+                   "w is not a table and takes no index (declare it as w(i))"),
+        DIAGNOSTIC(index_count, "OI_OP(add, h, W[0, 1]) OI_TO(h)", "W takes 1 index(es), got 2"),
+        DIAGNOSTIC(assign_shadow, "OI_ASSIGN(h, f32[B])", "assign h shadows a declared variable"),
+        DIAGNOSTIC(loop_index_reuse, "OI_LOOP(inner, i, 0..3)", "loop index i is already used by an enclosing loop"),
+        DIAGNOSTIC(transfer_dtype, "OI_TRANSFER(x, n)", "transfer from x to n: f32 does not match i32"),
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_error(cases[i].graph, cases[i].name, cases[i].line, cases[i].text, cases[i].reason);
+    /* the two that name the first declaration's line */
     char first_at[64];
     snprintf(first_at, sizeof first_at, "duplicate declaration of x (first at line %d)", duplicate_decl_line - 1);
-    EXPECT_ERROR(duplicate_decl, duplicate_decl_line, "OI_VAR(x, f32[B])", first_at);
-    EXPECT_ERROR(missing_to, missing_to_line, "OI_OP(add, x, a)", "missing OI_TO(output) after OI_OP");
-    EXPECT_ERROR(to_without_op, to_without_op_line, "OI_TO(x)", "OI_TO without OI_OP before it");
-    EXPECT_ERROR(indexed_output, indexed_output_line, "OI_OP(relu, x) OI_TO(W[0])",
-                 "op output must be a plain variable name (no indices)");
-    EXPECT_ERROR(positional_after_named, positional_after_named_line, "OI_OP(relu, h, alpha=1.0, x)",
-                 "positional args must come before settings");
-    EXPECT_ERROR(duplicate_setting, duplicate_setting_line, "OI_OP(relu, h, alpha=1.0, alpha=2.0)", "duplicate setting: alpha");
-    EXPECT_ERROR(to_not_dtype, to_not_dtype_line, "OI_OP(cast, h, to=5)", "to must be a dtype identifier");
-    EXPECT_ERROR(missing_block, missing_block_line, "OI_BRANCH(nowhere)", "branch to missing block nowhere");
-    EXPECT_ERROR(branch_two, branch_two_line, "OI_BRANCH(c, ok)", "branch expects condition and two target blocks");
-    EXPECT_ERROR(yield_empty, yield_empty_line, "OI_YIELD()", "yield needs at least one variable");
-    EXPECT_ERROR(yield_twice, yield_twice_line, "OI_YIELD(x)", "await required before next yield");
-    EXPECT_ERROR(await_first, await_first_line, "OI_AWAIT(x)", "await without a yield before it in block entry");
-    EXPECT_ERROR(consumer_no_yield, consumer_no_yield_line, "OI_AWAIT(x)", "block consumer awaits x but does not yield it");
-    EXPECT_ERROR(yield_not_last, yield_not_last_line, "OI_YIELD(x)", "yield must be the last statement of block consumer");
-    EXPECT_ERROR(await_constant, await_constant_line, "OI_AWAIT(c)", "cannot await constant c");
-    EXPECT_ERROR(persistent_input, persistent_input_line, "OI_OP(add, h, K) OI_TO(h)", "persistent cache K must be read via cache.read");
-    EXPECT_ERROR(write_constant, write_constant_line, "OI_OP(relu, h) OI_TO(c)", "cannot write to constant memory (c is constant)");
-    EXPECT_ERROR(read_into_constant, read_into_constant_line, "OI_CACHE_READ(S, c)",
-                 "cannot write to constant memory (c is constant)");
-    EXPECT_ERROR(transfer_into_constant, transfer_into_constant_line, "OI_TRANSFER(x, c)",
-                 "cannot write to constant memory (c is constant)");
-    EXPECT_ERROR(write_persistent, write_persistent_line, "OI_OP(relu, h) OI_TO(S)",
-                 "persistent cache S must be written via cache.write");
-    EXPECT_ERROR(cache_not_persistent, cache_not_persistent_line, "OI_CACHE_READ(a, b)",
-                 "cache operations need persistent memory; a is volatile");
-    EXPECT_ERROR(table_no_brackets, table_no_brackets_line, "OI_CACHE_READ(K, k)", "table K needs brackets: K[...]");
-    EXPECT_ERROR(auto_dim_slice, auto_dim_slice_line, "OI_CACHE_READ(M[0..2, 1], m)",
-                 "slices are not allowed on @auto_dim variable M");
-    EXPECT_ERROR(reset_slice, reset_slice_line, "OI_CACHE_RESET(A[0..2])", "cache.reset takes no slices");
-    EXPECT_ERROR(read_dtype, read_dtype_line, "OI_CACHE_READ(K[0], k)", "k is f32 but cache K is f16");
-    EXPECT_ERROR(section_in_block, section_in_block_line, "OI_DYNAMIC(...)", "memory sections cannot appear inside a block");
-    EXPECT_ERROR(block_in_section, block_in_section_line, "OI_BLOCK(entry)", "OI_BLOCK inside a memory section");
-    EXPECT_ERROR(node_in_section, node_in_section_line, "OI_ASSIGN(t, f32[B])",
-                 "statement outside a block (put it inside OI_BLOCK(name, ...))");
-    EXPECT_ERROR(var_in_block, var_in_block_line, "OI_VAR(x, f32[B])",
-                 "OI_VAR outside a memory section (wrap it in OI_DYNAMIC, OI_VOLATILE, OI_CONSTANT or OI_PERSISTENT)");
-    EXPECT_ERROR(nested_block, nested_block_line, "OI_BLOCK(inner)",
-                 "blocks do not nest (block entry is still open; use OI_LOOP for a nested region)");
+    EXPECT_ERROR(duplicate_decl, "OI_VAR(x, f32[B])", first_at);
     snprintf(first_at, sizeof first_at, "duplicate block entry (first at line %d)", duplicate_block_line - 1);
-    EXPECT_ERROR(duplicate_block, duplicate_block_line, "OI_BLOCK(entry)", first_at);
-    EXPECT_ERROR(empty_fixed, empty_fixed_line, "OI_VAR(T(i), f32[D], @table, @fixed())", "@fixed requires at least one index=size");
-    EXPECT_ERROR(empty_auto_dim, empty_auto_dim_line, "OI_VAR(M(i), f32[D], @auto_dim())", "@auto_dim requires at least one index");
-    EXPECT_ERROR(table_no_indices, table_no_indices_line, "OI_VAR(K, f16[H], @table)",
-                 "persistent table K missing table indices (write K(i))");
-    EXPECT_ERROR(empty_indices, empty_indices_line, "OI_VAR(W(), f32[D], @pattern(\"W\"))",
-                 "prefix table must declare at least one index");
-    EXPECT_ERROR(table_volatile, table_volatile_line, "OI_VAR(K(l), f32[D], @table)",
-                 "@table is only allowed in persistent memory, not volatile");
-    EXPECT_ERROR(pattern_persistent, pattern_persistent_line, "OI_VAR(W(l), f32[D], @pattern(\"W.{l}\"))",
-                 "prefix tables (@pattern) are only allowed in volatile or constant memory, not persistent");
-    EXPECT_ERROR(pattern_index, pattern_index_line, "OI_VAR(W(l), f32[D], @pattern(\"W.{k}\"))", "@pattern: {k} is not an index of W");
-    EXPECT_ERROR(init_float_int, init_float_int_line, "OI_VAR(n, i32, @init(1.5))",
-                 "@init: a float value needs a float dtype (f8 bf16 f16 f32 f64), not i32");
-    EXPECT_ERROR(init_int_float, init_int_float_line, "OI_VAR(n, f32, @init(1))",
-                 "@init: an integer value needs an integer dtype, not f32 (write 1.0)");
-    EXPECT_ERROR(init_range, init_range_line, "OI_VAR(n, u8, @init(300))", "@init(300) is out of range for u8");
-    EXPECT_ERROR(fixed_not_index, fixed_not_index_line, "OI_VAR(T(i), f32[D], @table, @fixed(j=4))", "@fixed: j is not an index of T");
-    EXPECT_ERROR(unknown_var, unknown_var_line, "OI_OP(add, h, q) OI_TO(h)",
-                 "unknown variable q (declare it in a memory section or with OI_ASSIGN)");
-    EXPECT_ERROR(not_a_table, not_a_table_line, "OI_OP(add, h, w[0]) OI_TO(h)",
-                 "w is not a table and takes no index (declare it as w(i))");
-    EXPECT_ERROR(index_count, index_count_line, "OI_OP(add, h, W[0, 1]) OI_TO(h)", "W takes 1 index(es), got 2");
-    EXPECT_ERROR(assign_shadow, assign_shadow_line, "OI_ASSIGN(h, f32[B])", "assign h shadows a declared variable");
-    EXPECT_ERROR(loop_index_reuse, loop_index_reuse_line, "OI_LOOP(inner, i, 0..3)",
-                 "loop index i is already used by an enclosing loop");
-    EXPECT_ERROR(transfer_dtype, transfer_dtype_line, "OI_TRANSFER(x, n)", "transfer from x to n: f32 does not match i32");
+    EXPECT_ERROR(duplicate_block, "OI_BLOCK(entry)", first_at);
 }
 
 /* Mistakes the macros cannot make (they always balance), through the

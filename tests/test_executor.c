@@ -65,6 +65,56 @@ static int64_t fetch_i64(oi_executor *e, const char *name) {
 
 static void expect_invalid(const oi_dsl_stmt *stmts, const oi_model *m, const char *where, const char *why);
 
+/* json read back into a graph and written again: the same text. Returns
+ * the graph read (the caller frees it); NULL when json is NULL or does not
+ * read. */
+static oi_graph *check_json_round_trip(const char *json) {
+    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
+    char *again = back ? oi_graph_to_json(back) : NULL;
+    CHECK(json && again && strcmp(json, again) == 0);
+    oi_free(again);
+    return back;
+}
+
+/* Where one_op_graph's op writes: into its input, a volatile variable or a
+ * temporary. */
+typedef enum { INTO_INPUT, INTO_VOLATILE, INTO_TEMP } one_op_into;
+
+/* The graph that most validation mistakes need: `input` declared in the
+ * dynamic section, `out` (a declaration; unused for INTO_INPUT) and one op
+ * `op(args)` writing the first name of `out` (or of `input`). Statements are
+ * numbered from 1, the op and its OI_TO on one line as OI_GRAPH numbers
+ * them, so the op stands at line 5 (into the input), 6 (a temporary) or 8
+ * (a volatile variable). The statements are static: valid until the next
+ * call. */
+static const oi_dsl_stmt *one_op_graph(const char *input, one_op_into into, const char *out, oi_op op, const char *args) {
+    static oi_dsl_stmt s[16];
+    static char to[32];
+    const char *target = into == INTO_INPUT ? input : out;
+    snprintf(to, sizeof to, "%.*s", (int)strcspn(target, ","), target);
+    int n = 0, line = 1;
+#define ONE_OP_STMT(kind, head, text, id) (s[n++] = (oi_dsl_stmt){kind, line++, head, text, id})
+    ONE_OP_STMT(OI_DSL_SECTION_DYNAMIC, "", "", 0);
+    ONE_OP_STMT(OI_DSL_VAR, "", input, 0);
+    ONE_OP_STMT(OI_DSL_SECTION_END, "", "", 0);
+    if (into == INTO_VOLATILE) {
+        ONE_OP_STMT(OI_DSL_SECTION_VOLATILE, "", "", 0);
+        ONE_OP_STMT(OI_DSL_VAR, "", out, 0);
+        ONE_OP_STMT(OI_DSL_SECTION_END, "", "", 0);
+    }
+    ONE_OP_STMT(OI_DSL_BLOCK, "entry", "", 0);
+    if (into == INTO_TEMP)
+        ONE_OP_STMT(OI_DSL_ASSIGN, "", out, 0);
+    ONE_OP_STMT(OI_DSL_OP, oi_op_name(op), args, (int)op);
+    line--; /* OI_TO stands on the op's line */
+    ONE_OP_STMT(OI_DSL_TO, "", to, 0);
+    ONE_OP_STMT(OI_DSL_RETURN, "", "", 0);
+    ONE_OP_STMT(OI_DSL_BLOCK_END, "entry", "", 0);
+    ONE_OP_STMT(OI_DSL_END, "", "", 0);
+#undef ONE_OP_STMT
+    return s;
+}
+
 /* ------------------------------------------------------------------ */
 /* sizes from the model in op settings: one graph, two sequence lengths */
 /* ------------------------------------------------------------------ */
@@ -135,11 +185,8 @@ static void test_sizes_in_settings(void) {
     CHECK_STR_CONTAINS(json, "{\"name\": \"ends\", \"type\": \"int_list\", \"value\": [\"S\", \"1*Dh\"]}");
     CHECK_STR_CONTAINS(json, "{\"name\": \"k\", \"type\": \"size\", \"value\": \"K*H\"}");
     CHECK_STR_CONTAINS(json, "{\"name\": \"k\", \"type\": \"ident\", \"value\": \"K\"}");
-    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
+    oi_graph *copy = check_json_round_trip(json);
     CHECK_MSG(copy != NULL, "from_json: %s", oi_last_error());
-    char *again = copy ? oi_graph_to_json(copy) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
-    oi_free(again);
     oi_graph_free(copy);
     oi_free(json);
     char *dot = g ? oi_graph_to_dot(g) : NULL;
@@ -150,35 +197,16 @@ static void test_sizes_in_settings(void) {
 /* Mistakes with sizes in settings, each named at its line. */
 static void test_sizes_in_settings_errors(void) {
     oi_model *m = sizes_model(3);
-    static const oi_dsl_stmt unknown_in_list[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[S, 4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[S, 4]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
-        {OI_DSL_BLOCK, 7, "entry", "", 0},
-        {OI_DSL_OP, 8, "slice", "x, starts=[0], ends=[Q]", OI_OP_slice}, {OI_DSL_TO, 8, "", "y", 0},
-        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
-    expect_invalid(unknown_in_list, m, "bad.c:8: error:", "setting ends: unknown size 'Q'");
+    /* x into a volatile y: the op at line 8 */
+    expect_invalid(one_op_graph("x, f32[S, 4]", INTO_VOLATILE, "y, f32[S, 4]", OI_OP_slice, "x, starts=[0], ends=[Q]"), m,
+                   "bad.c:8: error:", "setting ends: unknown size 'Q'");
     CHECK(strstr(oi_last_error(), "dtype") == NULL);
-    static const oi_dsl_stmt unknown_product[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[12]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[4]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
-        {OI_DSL_BLOCK, 7, "entry", "", 0},
-        {OI_DSL_OP, 8, "top_k", "x, k=K*Z", OI_OP_top_k}, {OI_DSL_TO, 8, "", "y", 0},
-        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
-    expect_invalid(unknown_product, m, "bad.c:8: error:", "setting k=K*Z: unknown size 'Z'");
-    static const oi_dsl_stmt unknown_name[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[12]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[4]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
-        {OI_DSL_BLOCK, 7, "entry", "", 0},
-        {OI_DSL_OP, 8, "top_k", "x, k=Kk", OI_OP_top_k}, {OI_DSL_TO, 8, "", "y", 0},
-        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
-    expect_invalid(unknown_name, m, "bad.c:8: error:", "'Kk' names no scalar model tensor, metadata entry, size");
-    static const oi_dsl_stmt negated[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[12]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_SECTION_VOLATILE, 4, "", "", 0}, {OI_DSL_VAR, 5, "", "y, f32[12]", 0}, {OI_DSL_SECTION_END, 6, "", "", 0},
-        {OI_DSL_BLOCK, 7, "entry", "", 0},
-        {OI_DSL_OP, 8, "reshape", "x, shape=[-S]", OI_OP_reshape}, {OI_DSL_TO, 8, "", "y", 0},
-        {OI_DSL_RETURN, 9, "", "", 0}, {OI_DSL_BLOCK_END, 10, "entry", "", 0}, {OI_DSL_END, 11, "", "", 0}};
-    expect_invalid(negated, m, "bad.c:8: error:", "a size cannot be negated");
+    expect_invalid(one_op_graph("x, f32[12]", INTO_VOLATILE, "y, f32[4]", OI_OP_top_k, "x, k=K*Z"), m, "bad.c:8: error:",
+                   "setting k=K*Z: unknown size 'Z'");
+    expect_invalid(one_op_graph("x, f32[12]", INTO_VOLATILE, "y, f32[4]", OI_OP_top_k, "x, k=Kk"), m, "bad.c:8: error:",
+                   "'Kk' names no scalar model tensor, metadata entry, size");
+    expect_invalid(one_op_graph("x, f32[12]", INTO_VOLATILE, "y, f32[12]", OI_OP_reshape, "x, shape=[-S]"), m,
+                   "bad.c:8: error:", "a size cannot be negated");
     oi_model_close(m);
 }
 
@@ -330,11 +358,7 @@ static void test_literal_inputs(void) {
     char *json = oi_graph_to_json(g_literals());
     CHECK_STR_CONTAINS(json, "\"inputs\": [{\"name\": \"x\"}, {\"name\": \"2.0\", \"literal\": true}]");
     CHECK_STR_CONTAINS(json, "{\"name\": \"-3\", \"literal\": true}");
-    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
-    char *again = copy ? oi_graph_to_json(copy) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
-    oi_free(again);
-    oi_graph_free(copy);
+    oi_graph_free(check_json_round_trip(json));
     const char *at = json ? strstr(json, "\"2.0\", \"literal\"") : NULL;
     CHECK(at != NULL);
     if (at) { /* "2.0" -> "two" */
@@ -345,18 +369,10 @@ static void test_literal_inputs(void) {
     oi_free(json);
     CHECK_STR_CONTAINS(oi_last_error(), "literal \"two\" is not a number");
     /* mistakes, at their lines */
-    static const oi_dsl_stmt float_into_int[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32[4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_BLOCK, 4, "entry", "", 0},
-        {OI_DSL_OP, 5, "mul", "n, 2.5", OI_OP_mul}, {OI_DSL_TO, 5, "", "n", 0},
-        {OI_DSL_RETURN, 6, "", "", 0}, {OI_DSL_BLOCK_END, 7, "entry", "", 0}, {OI_DSL_END, 8, "", "", 0}};
-    expect_invalid(float_into_int, NULL, "bad.c:5: error:", "literal 2.5: a float value for i32 inputs");
-    static const oi_dsl_stmt too_big[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "q, i8[4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_BLOCK, 4, "entry", "", 0},
-        {OI_DSL_OP, 5, "add", "q, 300", OI_OP_add}, {OI_DSL_TO, 5, "", "q", 0},
-        {OI_DSL_RETURN, 6, "", "", 0}, {OI_DSL_BLOCK_END, 7, "entry", "", 0}, {OI_DSL_END, 8, "", "", 0}};
-    expect_invalid(too_big, NULL, "bad.c:5: error:", "literal 300 does not fit i8");
+    expect_invalid(one_op_graph("n, i32[4]", INTO_INPUT, NULL, OI_OP_mul, "n, 2.5"), NULL, "bad.c:5: error:",
+                   "literal 2.5: a float value for i32 inputs");
+    expect_invalid(one_op_graph("q, i8[4]", INTO_INPUT, NULL, OI_OP_add, "q, 300"), NULL, "bad.c:5: error:",
+                   "literal 300 does not fit i8");
 }
 
 /* ------------------------------------------------------------------ */
@@ -726,6 +742,16 @@ OI_GRAPH(g_slices,
   )
 )
 
+/* `steps` steps, each inserting v = [i, -i] at step i: the rows check_rows
+ * expects. */
+static void run_rows(oi_executor *e, int steps) {
+    for (int i = 0; i < steps; i++) {
+        float v[2] = {(float)i, (float)-i};
+        CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
+        CHECK_OK(oi_executor_run_step(e));
+    }
+}
+
 static void check_rows(oi_executor *e, const char *name, int first, int count) {
     oi_tensor_view v;
     oi_status st = oi_executor_fetch(e, name, OI_DTYPE_F32, &v);
@@ -745,11 +771,7 @@ static void test_slices(void) {
     oi_executor *e = make_exec(&sim, NULL, g_slices(), false);
     if (!e)
         return;
-    for (int i = 0; i < 10; i++) {
-        float v[2] = {(float)i, (float)-i};
-        CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
-        CHECK_OK(oi_executor_run_step(e));
-    }
+    run_rows(e, 10);
     /* 10 entries: A[] -> [10, 2]; A[0..5] -> [5, 2]; A[2..5] -> rows 2,3,4;
      * A[0..-3] -> rows 0..6 (7 rows); A[3] -> [3, -3] */
     check_rows(e, "all", 0, 10);
@@ -794,11 +816,7 @@ static void test_slice_exprs(void) {
     oi_simulator *sim;
     oi_executor *e = make_exec(&sim, m, g_slice_exprs(), false);
     if (e) {
-        for (int i = 0; i < 5; i++) {
-            float v[2] = {(float)i, (float)-i};
-            CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
-            CHECK_OK(oi_executor_run_step(e));
-        }
+        run_rows(e, 5);
         /* the last step ran with n = 4: rows 0..4, row 4, rows 0..3, row 4 */
         check_rows(e, "upto", 0, 5);
         check_rows(e, "last", 4, 1);
@@ -882,11 +900,7 @@ static void test_runtime_dims(void) {
     oi_executor *e = make_exec(&sim, NULL, g_runtime_dims(), false);
     if (e) {
         CHECK_EQ_INT(oi_executor_warning_count(e), 0);
-        for (int i = 0; i < 3; i++) {
-            float v[2] = {(float)i, (float)-i};
-            CHECK_OK(OI_TRY_INSERT(e, v, v, 2));
-            CHECK_OK(oi_executor_run_step(e));
-        }
+        run_rows(e, 3);
         check_rows(e, "rows", 0, 3);
         check_rows(e, "first", 0, 1);
         float cols[6] = {0, 1, 2, 0, -1, -2};
@@ -897,11 +911,8 @@ static void test_runtime_dims(void) {
     /* the graph keeps '?': JSON (round trip) and DOT */
     char *json = g_runtime_dims() ? oi_graph_to_json(g_runtime_dims()) : NULL;
     CHECK_STR_CONTAINS(json, "\"dims\": [\"?\", \"2\"]");
-    oi_graph *copy = json ? oi_graph_from_json(json) : NULL;
+    oi_graph *copy = check_json_round_trip(json);
     CHECK_MSG(copy != NULL, "from_json: %s", oi_last_error());
-    char *again = copy ? oi_graph_to_json(copy) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
-    oi_free(again);
     oi_graph_free(copy);
     oi_free(json);
     char *dot = g_runtime_dims() ? oi_graph_to_dot(g_runtime_dims()) : NULL;
@@ -938,12 +949,8 @@ static void test_runtime_dims(void) {
 
     /* an op whose result does not fit the declaration: at validation when the
      * shapes are known, at the write when they are set at run time */
-    static const oi_dsl_stmt op_static[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[3, 2]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "t, f32[?, 3]", 0},
-        {OI_DSL_OP, 6, "relu", "x", OI_OP_relu}, {OI_DSL_TO, 6, "", "t", 0},
-        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
-    expect_invalid(op_static, NULL, "bad.c:6: error:", "op relu produces f32[3, 2] but t is declared f32[?, 3]");
+    expect_invalid(one_op_graph("x, f32[3, 2]", INTO_TEMP, "t, f32[?, 3]", OI_OP_relu, "x"), NULL, "bad.c:6: error:",
+                   "op relu produces f32[3, 2] but t is declared f32[?, 3]");
     static const oi_dsl_stmt op_probed[] = {
         {OI_DSL_SECTION_PERSISTENT, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "n, i32, @init(3)", 0},
         {OI_DSL_VAR, 3, "", "A(i), f32[2], @table", 0}, {OI_DSL_SECTION_END, 4, "", "", 0},
@@ -1044,21 +1051,14 @@ static void test_typed_by_op(void) {
     const oi_graph *g = g_typed_by_op();
     char *json = g ? oi_graph_to_json(g) : NULL;
     CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"src\"");
-    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
-    char *again = back ? oi_graph_to_json(back) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
-    oi_free(again);
-    oi_graph_free(back);
+    oi_graph_free(check_json_round_trip(json));
     oi_free(json);
     json = g ? oi_graph_to_json_typed(g, m) : NULL;
     CHECK_MSG(json != NULL, "to_json_typed: %s", oi_last_error());
     CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"2\", \"3\"], \"src\"");
     CHECK_STR_CONTAINS(json, "\"name\": \"hist\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"?\", \"2\", \"3\"], \"src\"");
-    back = json ? oi_graph_from_json(json) : NULL;
-    again = back ? oi_graph_to_json(back) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
+    oi_graph *back = check_json_round_trip(json);
     CHECK(back && oi_graph_validate(back, m) == OI_OK); /* typed again by the validator */
-    oi_free(again);
     oi_graph_free(back);
     oi_free(json);
     char *dot = g ? oi_graph_to_dot(g) : NULL;
@@ -1068,12 +1068,8 @@ static void test_typed_by_op(void) {
     CHECK_STR_CONTAINS(dot, "assign flat: f32[6] (from its first writer)");
     oi_free(dot);
 
-    static const oi_dsl_stmt read_first[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[4]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "t", 0},
-        {OI_DSL_OP, 6, "add", "x, t", OI_OP_add}, {OI_DSL_TO, 6, "", "t", 0},
-        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
-    expect_invalid(read_first, m, "bad.c:6: error:", "t is read before anything writes it: OI_ASSIGN(t) takes its dtype");
+    expect_invalid(one_op_graph("x, f32[4]", INTO_TEMP, "t", OI_OP_add, "x, t"), m, "bad.c:6: error:",
+                   "t is read before anything writes it: OI_ASSIGN(t) takes its dtype");
     static const oi_dsl_stmt never[] = {
         {OI_DSL_BLOCK, 1, "entry", "", 0}, {OI_DSL_ASSIGN, 2, "", "t", 0},
         {OI_DSL_RETURN, 3, "", "", 0}, {OI_DSL_BLOCK_END, 4, "entry", "", 0}, {OI_DSL_END, 5, "", "", 0}};
@@ -1158,11 +1154,7 @@ static void test_entry_dims(void) {
     CHECK_STR_CONTAINS(json, "\"dims\": [\"2\", \"E(n)\"]");
     CHECK_STR_CONTAINS(json, "{\"name\": \"k\", \"type\": \"size\", \"value\": \"E(l)\"}");
     CHECK_STR_CONTAINS(json, "\"name\": \"h\", \"typed_by_op\": true, \"dtype\": \"f32\", \"dims\": [\"1\", \"?\"]");
-    oi_graph *back = json ? oi_graph_from_json(json) : NULL;
-    char *again = back ? oi_graph_to_json(back) : NULL;
-    CHECK(json && again && strcmp(json, again) == 0);
-    oi_free(again);
-    oi_graph_free(back);
+    oi_graph_free(check_json_round_trip(json));
     oi_free(json);
     oi_model_close(m);
 
@@ -1177,12 +1169,8 @@ static void test_entry_dims(void) {
         {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_RETURN, 5, "", "", 0}, {OI_DSL_BLOCK_END, 6, "entry", "", 0},
         {OI_DSL_END, 7, "", "", 0}};
     expect_invalid(not_table, m, "bad.c:2: error:", "a size per entry (E(n)) belongs to a prefix table");
-    static const oi_dsl_stmt unknown_setting[] = {
-        {OI_DSL_SECTION_DYNAMIC, 1, "", "", 0}, {OI_DSL_VAR, 2, "", "x, f32[1, 3]", 0}, {OI_DSL_SECTION_END, 3, "", "", 0},
-        {OI_DSL_BLOCK, 4, "entry", "", 0}, {OI_DSL_ASSIGN, 5, "", "s, f32[1, 3]", 0},
-        {OI_DSL_OP, 6, "top_k", "x, k=Q(0)", OI_OP_top_k}, {OI_DSL_TO, 6, "", "s", 0},
-        {OI_DSL_RETURN, 7, "", "", 0}, {OI_DSL_BLOCK_END, 8, "entry", "", 0}, {OI_DSL_END, 9, "", "", 0}};
-    expect_invalid(unknown_setting, m, "bad.c:6: error:", "setting k=Q(0): no prefix table with one index declares");
+    expect_invalid(one_op_graph("x, f32[1, 3]", INTO_TEMP, "s, f32[1, 3]", OI_OP_top_k, "x, k=Q(0)"), m, "bad.c:6: error:",
+                   "setting k=Q(0): no prefix table with one index declares");
     oi_model_close(m);
 }
 

@@ -19,6 +19,7 @@
 #define main bench_encoder_main /* its graph and helpers, not its main */
 #include "../bench_encoder.c"
 #undef main
+#include "encoder_model.h"
 
 #define MAX_PRECISIONS 3
 
@@ -82,17 +83,10 @@ int main(int argc, char **argv) {
                         "[--precisions f32,f16,bf16]\n");
         return 2;
     }
-    char path[1100];
-    snprintf(path, sizeof path, "%s/encoder.oinf", dir);
-    oi_model *m = oi_model_open(path);
     uint64_t b = 0, s = 0, d = 0;
-    if (!m || oi_model_size_of(m, "B", &b) != OI_OK || oi_model_size_of(m, "S", &s) != OI_OK ||
-        oi_model_size_of(m, "D", &d) != OI_OK) {
-        printf("encoder_precision: %s: %s (write it with python3 bench/encoder/gen_encoder.py %s)\n", path,
-               oi_last_error(), dir);
-        oi_model_close(m);
+    oi_model *m = open_encoder_in("encoder_precision", dir, &b, &s, &d);
+    if (!m)
         return 77;
-    }
     size_t n = (size_t)(b * s * d);
     const float *x = model_f32(m, "input.x", n), *ref = model_f32(m, "ref.numpy", n);
     run_set sets[MAX_PRECISIONS];
