@@ -97,18 +97,27 @@ static char *oi__sy_header(const oi_plan *p) {
     oi__buf_printf(&b, "#define %s_ARENA_BYTES %lluu\n", N, (unsigned long long)p->schedule.arena_bytes);
     oi__buf_printf(&b, "/* The declared variables that do not live in the model file. */\n");
     oi__buf_printf(&b, "#define %s_STATE_BYTES %lluu\n", N, (unsigned long long)p->schedule.state_bytes);
-    oi__buf_printf(&b, "/* The weights that matrix products read, packed once by %s_open into the\n"
-                       " * micro-kernels' panel layout (at most; plan.json lists them). */\n", N);
-    oi__buf_printf(&b, "#define %s_PACKED_BYTES %lluu\n\n", N, (unsigned long long)p->schedule.packed_bytes);
+    if (!p->vulkan) { /* the GPU's kernels read the weights as the model file has them */
+        oi__buf_printf(&b, "/* The weights that matrix products read, packed once by %s_open into the\n"
+                           " * micro-kernels' panel layout (at most; plan.json lists them). */\n", N);
+        oi__buf_printf(&b, "#define %s_PACKED_BYTES %lluu\n\n", N, (unsigned long long)p->schedule.packed_bytes);
+    } else {
+        oi__buf_puts(&b, "\n");
+    }
     oi__buf_printf(&b, "/* Error codes (%s_last_error() has the message). */\n", N);
     oi__buf_printf(&b, "enum { %s_OK = 0, %s_ERROR_ARGUMENT = 1, %s_ERROR_IO = 2, %s_ERROR_MODEL = 3, "
                        "%s_ERROR_MEMORY = 4, %s_ERROR_RUNTIME = 5 };\n\n", N, N, N, N, N, N);
     oi__buf_printf(&b, "typedef struct %s_ctx %s_ctx;\n\n", N, N);
     oi__buf_printf(&b, "/* Options of %s_open_with; zero means the default. */\n", N);
     oi__buf_printf(&b, "typedef struct %s_options {\n    int n_threads; /* threads of the step's kernels, the caller's included;\n"
-                       "                     0: $OPENINFER_THREADS, else every processor online */\n} %s_options;\n\n", N, N);
-    oi__buf_printf(&b, "/* Maps the model (checked against the fingerprint of the one synthesized for),\n"
-                       " * packs the weights of matrix products and starts the threads. */\n");
+                       "                     0: $OPENINFER_THREADS, else every processor online%s */\n} %s_options;\n\n",
+                   N, p->vulkan ? "\n                     (unused: the kernels run on the GPU)" : "", N);
+    if (p->vulkan)
+        oi__buf_printf(&b, "/* Maps the model (checked against the fingerprint of the one synthesized for),\n"
+                           " * uploads it to the GPU and records the step's command buffer. */\n");
+    else
+        oi__buf_printf(&b, "/* Maps the model (checked against the fingerprint of the one synthesized for),\n"
+                           " * packs the weights of matrix products and starts the threads. */\n");
     oi__buf_printf(&b, "%s_ctx *%s_open(const char *model_path);\n", N, N);
     oi__buf_printf(&b, "%s_ctx *%s_open_with(const char *model_path, const %s_options *options); /* options: NULL = defaults */\n",
                    N, N, N);

@@ -1157,6 +1157,9 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
                    N, N, N);
     oi__buf_puts(b, "    return 0;\n}\n\n");
 
+    oi__buf_printf(b, "/* The kernels run on the GPU: no host threads, so the options have nothing to set. */\n"
+                      "%s_ctx *%s_open_with(const char *model_path, const %s_options *options) {\n"
+                      "    (void)options;\n    return %s_open(model_path);\n}\n\n", N, N, N, N);
     oi__buf_printf(b, "%s_ctx *%s_open(const char *model_path) {\n", N, N);
     oi__buf_printf(b, "    %s_ctx *ctx = (%s_ctx *)calloc(1, sizeof *ctx);\n", N, N);
     oi__buf_printf(b, "    if (!ctx) {\n        %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n        return NULL;\n    }\n",

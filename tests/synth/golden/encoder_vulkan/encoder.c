@@ -525,6 +525,12 @@ static int encoder_open_device(encoder_ctx *ctx) {
     return 0;
 }
 
+/* The kernels run on the GPU: no host threads, so the options have nothing to set. */
+encoder_ctx *encoder_open_with(const char *model_path, const encoder_options *options) {
+    (void)options;
+    return encoder_open(model_path);
+}
+
 encoder_ctx *encoder_open(const char *model_path) {
     encoder_ctx *ctx = (encoder_ctx *)calloc(1, sizeof *ctx);
     if (!ctx) {

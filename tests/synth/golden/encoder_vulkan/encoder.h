@@ -29,9 +29,18 @@ enum { encoder_OK = 0, encoder_ERROR_ARGUMENT = 1, encoder_ERROR_IO = 2, encoder
 
 typedef struct encoder_ctx encoder_ctx;
 
-/* Maps the model (checked against the fingerprint of the one synthesized for). */
+/* Options of encoder_open_with; zero means the default. */
+typedef struct encoder_options {
+    int n_threads; /* threads of the step's kernels, the caller's included;
+                     0: $OPENINFER_THREADS, else every processor online
+                     (unused: the kernels run on the GPU) */
+} encoder_options;
+
+/* Maps the model (checked against the fingerprint of the one synthesized for),
+ * uploads it to the GPU and records the step's command buffer. */
 encoder_ctx *encoder_open(const char *model_path);
-/* Runs one step; allocates nothing. */
+encoder_ctx *encoder_open_with(const char *model_path, const encoder_options *options); /* options: NULL = defaults */
+/* Runs one step; allocates nothing, starts no thread. One step at a time per context. */
 int encoder_step(encoder_ctx *ctx);
 void encoder_close(encoder_ctx *ctx);
 /* The message of this thread's last error ("" if none). */

@@ -16,12 +16,17 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 
 typedef encoder_ctx g_ctx;
-#define G_OPEN encoder_open
 #define G_STEP encoder_step
 #define G_CLOSE encoder_close
 #define G_ERROR encoder_last_error
+
+static g_ctx *G_OPEN(const char *path, int threads) {
+    encoder_options options = {threads};
+    return encoder_open_with(path, &options);
+}
 
 typedef int (*setter)(encoder_ctx *, const void *, size_t);
 typedef const void *(*getter)(const encoder_ctx *, size_t *);
@@ -96,8 +101,8 @@ typedef struct input {
 } input;
 
 static int usage(const char *argv0) {
-    fprintf(stderr, "usage: %s MODEL.oinf [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out OUTDIR]\n",
-            argv0);
+    fprintf(stderr, "usage: %s MODEL.oinf [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out OUTDIR] "
+            "[--threads N] [--time]\n", argv0);
     return 2;
 }
 
@@ -158,6 +163,27 @@ static int write_output(const char *out_dir, const char *name, const g_ctx *ctx)
     return 0;
 }
 
+static double now_ms(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int compare_ms(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* --time: every step's wall time (the first 100000), then the best and
+ * the median on stderr, as `openinfer run --time` prints them. */
+static void print_times(double *ms, long long n) {
+    if (n < 1)
+        return;
+    qsort(ms, (size_t)n, sizeof *ms, compare_ms);
+    fprintf(stderr, "step_ms best=%.4f median=%.4f steps=%lld\n", ms[0],
+            n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]), n);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || argv[1][0] == '-')
         return usage(argv[0]);
@@ -165,9 +191,14 @@ int main(int argc, char **argv) {
     const char *out_dir = ".";
     input inputs[64];
     const char *fetches[64];
-    int n_inputs = 0, n_fetches = 0, rc = 0;
+    int n_inputs = 0, n_fetches = 0, rc = 0, threads = 0; /* 0: OPENINFER_THREADS, else every core */
+    int timed = 0;
     for (int i = 2; i < argc && rc == 0; i++) {
         const char *arg = argv[i];
+        if (strcmp(arg, "--time") == 0) {
+            timed = 1;
+            continue;
+        }
         if (i + 1 >= argc)
             return usage(argv[0]);
         if (strcmp(arg, "--steps") == 0) {
@@ -182,24 +213,42 @@ int main(int argc, char **argv) {
             fetches[n_fetches++] = argv[++i];
         } else if (strcmp(arg, "--out") == 0) {
             out_dir = argv[++i];
+        } else if (strcmp(arg, "--threads") == 0) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end || n < 1 || n > 1024)
+                return usage(argv[0]);
+            threads = (int)n;
         } else {
             return usage(argv[0]);
         }
     }
-    g_ctx *ctx = rc == 0 ? G_OPEN(argv[1]) : NULL;
+    g_ctx *ctx = rc == 0 ? G_OPEN(argv[1], threads) : NULL;
     if (rc == 0 && !ctx) {
         fprintf(stderr, "%s\n", G_ERROR());
+        rc = 1;
+    }
+    long long n_times = timed ? (steps < 100000 ? steps : 100000) : 0;
+    double *times = n_times ? (double *)malloc((size_t)n_times * sizeof *times) : NULL;
+    if (n_times && !times) {
+        fprintf(stderr, "--time: out of memory\n");
         rc = 1;
     }
     for (long long s = 0; rc == 0 && s < steps; s++) {
         for (int i = 0; rc == 0 && i < n_inputs; i++)
             if (inputs[i].var->set(ctx, inputs[i].values, var_count(inputs[i].var)) != 0)
                 rc = 1;
+        double t0 = times ? now_ms() : 0.0;
         if (rc == 0 && G_STEP(ctx) != 0)
             rc = 1;
+        if (times && s < n_times)
+            times[s] = now_ms() - t0;
         if (rc)
             fprintf(stderr, "step %lld: %s\n", s, G_ERROR());
     }
+    if (rc == 0)
+        print_times(times, n_times);
+    free(times);
     if (rc == 0 && n_fetches > 0 && mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "%s: cannot create: %s\n", out_dir, strerror(errno));
         rc = 1;

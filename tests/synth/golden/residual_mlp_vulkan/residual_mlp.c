@@ -290,6 +290,12 @@ static int residual_mlp_open_device(residual_mlp_ctx *ctx) {
     return 0;
 }
 
+/* The kernels run on the GPU: no host threads, so the options have nothing to set. */
+residual_mlp_ctx *residual_mlp_open_with(const char *model_path, const residual_mlp_options *options) {
+    (void)options;
+    return residual_mlp_open(model_path);
+}
+
 residual_mlp_ctx *residual_mlp_open(const char *model_path) {
     residual_mlp_ctx *ctx = (residual_mlp_ctx *)calloc(1, sizeof *ctx);
     if (!ctx) {

@@ -29,9 +29,18 @@ enum { residual_mlp_OK = 0, residual_mlp_ERROR_ARGUMENT = 1, residual_mlp_ERROR_
 
 typedef struct residual_mlp_ctx residual_mlp_ctx;
 
-/* Maps the model (checked against the fingerprint of the one synthesized for). */
+/* Options of residual_mlp_open_with; zero means the default. */
+typedef struct residual_mlp_options {
+    int n_threads; /* threads of the step's kernels, the caller's included;
+                     0: $OPENINFER_THREADS, else every processor online
+                     (unused: the kernels run on the GPU) */
+} residual_mlp_options;
+
+/* Maps the model (checked against the fingerprint of the one synthesized for),
+ * uploads it to the GPU and records the step's command buffer. */
 residual_mlp_ctx *residual_mlp_open(const char *model_path);
-/* Runs one step; allocates nothing. */
+residual_mlp_ctx *residual_mlp_open_with(const char *model_path, const residual_mlp_options *options); /* options: NULL = defaults */
+/* Runs one step; allocates nothing, starts no thread. One step at a time per context. */
 int residual_mlp_step(residual_mlp_ctx *ctx);
 void residual_mlp_close(residual_mlp_ctx *ctx);
 /* The message of this thread's last error ("" if none). */
