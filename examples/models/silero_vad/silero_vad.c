@@ -4,7 +4,9 @@
  * only its new samples, as a stream would deliver them.
  *
  *   python3 examples/models/silero_vad/import_silero_vad.py res/silero_vad.oinf
- *   ./build/examples/models/silero_vad res/silero_vad.oinf CLIP.wav [--out probs.f32] */
+ *   ./build/examples/models/silero_vad res/silero_vad.oinf CLIP.wav [--out probs.f32] [--trace FILE]
+ *
+ * --trace FILE writes every chunk's step as a trace (every node timed, docs/simulator.md). */
 #include "../../../openinfer.h"
 
 #include <stdio.h>
@@ -178,17 +180,19 @@ static double now_ms(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *model_path = NULL, *wav_path = NULL, *out_path = NULL;
+    const char *model_path = NULL, *wav_path = NULL, *out_path = NULL, *trace_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc)
             out_path = argv[++i];
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
+            trace_path = argv[++i];
         else if (!model_path)
             model_path = argv[i];
         else
             wav_path = argv[i];
     }
     if (!model_path || !wav_path) {
-        fprintf(stderr, "usage: silero_vad MODEL.oinf CLIP.wav [--out probs.f32]\n");
+        fprintf(stderr, "usage: silero_vad MODEL.oinf CLIP.wav [--out probs.f32] [--trace FILE]\n");
         return 2;
     }
     size_t n = 0;
@@ -207,6 +211,8 @@ int main(int argc, char **argv) {
         size_t len = n - k * CHUNK < CHUNK ? n - k * CHUNK : CHUNK;
         memcpy(chunk, samples + k * CHUNK, len * sizeof *chunk);
         OI_INSERT(exec, chunk, chunk, CHUNK);
+        if (trace_path)
+            oi_executor_set_trace(exec, true);
         double start = now_ms();
         if (oi_executor_run_step(exec) != OI_OK)
             goto done;
@@ -225,6 +231,13 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < oi_executor_warning_count(exec); i++)
         printf("note: %s\n", oi_executor_warning(exec, i));
     FILE *f;
+    char *trace = trace_path ? oi_executor_trace_json(exec) : NULL;
+    bool trace_ok = !trace_path || (trace && (f = fopen(trace_path, "w")) && fputs(trace, f) >= 0 && !fclose(f));
+    oi_free(trace);
+    if (!trace_ok) {
+        fprintf(stderr, "silero_vad: cannot write %s\n", trace_path);
+        goto done;
+    }
     if (out_path && (!(f = fopen(out_path, "wb")) || fwrite(probs, sizeof *probs, chunks, f) != chunks || fclose(f))) {
         fprintf(stderr, "silero_vad: cannot write %s\n", out_path);
         goto done;
