@@ -559,6 +559,7 @@ typedef struct oi__dw_job {
     const float *x, *w, *bias;
     float *y;
     int64_t per_task; /* (image, output channel) pairs per task */
+    oi__gemm_isa isa; /* AVX-512 / AVX2: column-stride-1 planes in vector lanes */
 } oi__dw_job;
 
 /* The output columns [lo, hi) whose input column ox * stride + off is inside [0, width). */
@@ -597,6 +598,84 @@ static void oi__dw_plane(const oi__conv_geom *g, const float *x, const float *w,
     }
 }
 
+/* The same plane with output columns in vector lanes, for a column stride
+ * of 1: each block of lanes starts from the bias and adds w * x per kernel
+ * position in the scalar loop's order, a product then a sum (no FMA), and
+ * only in the lanes whose input column is inside the row, so the result is
+ * the scalar loop's bit for bit. Masked-off lanes are never loaded. */
+#if OI__GEMM_X86
+/* The input column block [ox0 + off, ...) of row src, possibly before its start: only
+ * lanes in [lo, hi) are read. */
+static const float *oi__dw_block_at(const float *src, int64_t at) {
+    return (const float *)(const void *)((const char *)src + at * (int64_t)sizeof(float));
+}
+
+OI__TARGET_AVX512 static void oi__dw_plane_avx512(const oi__conv_geom *g, const float *x, const float *w, float b,
+                                                  float *y) {
+    int two = g->s == 2, h = two ? 0 : -1, c = g->s - 1;
+    int64_t in_h = two ? g->in[h] : 1, in_w = g->in[c], out_h = two ? g->out[h] : 1, out_w = g->out[c];
+    int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c];
+    for (int64_t oy = 0; oy < out_h; oy++)
+        for (int64_t ox0 = 0; ox0 < out_w; ox0 += 16) {
+            int64_t width = out_w - ox0 < 16 ? out_w - ox0 : 16;
+            __m512 acc = _mm512_set1_ps(b);
+            for (int64_t ky = 0; ky < k_h; ky++) {
+                int64_t iy = two ? oy * g->stride[h] - g->pad_b[h] + ky * g->dil[h] : 0;
+                if (iy < 0 || iy >= in_h)
+                    continue;
+                const float *src = x + iy * in_w;
+                for (int64_t kx = 0; kx < k_w; kx++) {
+                    int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
+                    oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
+                    lo = lo > ox0 ? lo - ox0 : 0;
+                    hi = hi < ox0 + width ? hi - ox0 : width;
+                    if (lo >= hi)
+                        continue;
+                    __mmask16 m = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+                    __m512 v = _mm512_maskz_loadu_ps(m, oi__dw_block_at(src, ox0 + off));
+                    acc = _mm512_mask_add_ps(acc, m, acc, _mm512_mul_ps(_mm512_set1_ps(w[ky * k_w + kx]), v));
+                }
+            }
+            _mm512_mask_storeu_ps(y + oy * out_w + ox0, (__mmask16)((1u << width) - 1u), acc);
+        }
+}
+
+OI__TARGET_AVX2 static void oi__dw_plane_avx2(const oi__conv_geom *g, const float *x, const float *w, float b,
+                                              float *y) {
+    int two = g->s == 2, h = two ? 0 : -1, c = g->s - 1;
+    int64_t in_h = two ? g->in[h] : 1, in_w = g->in[c], out_h = two ? g->out[h] : 1, out_w = g->out[c];
+    int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c];
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t oy = 0; oy < out_h; oy++)
+        for (int64_t ox0 = 0; ox0 < out_w; ox0 += 8) {
+            int64_t width = out_w - ox0 < 8 ? out_w - ox0 : 8;
+            __m256 acc = _mm256_set1_ps(b);
+            for (int64_t ky = 0; ky < k_h; ky++) {
+                int64_t iy = two ? oy * g->stride[h] - g->pad_b[h] + ky * g->dil[h] : 0;
+                if (iy < 0 || iy >= in_h)
+                    continue;
+                const float *src = x + iy * in_w;
+                for (int64_t kx = 0; kx < k_w; kx++) {
+                    int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
+                    oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
+                    lo = lo > ox0 ? lo - ox0 : 0;
+                    hi = hi < ox0 + width ? hi - ox0 : width;
+                    if (lo >= hi)
+                        continue;
+                    /* lanes lo <= i < hi: (i > lo - 1) and (hi > i) */
+                    __m256i m = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)lo - 1)),
+                                                 _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), lane));
+                    __m256 v = _mm256_maskload_ps(oi__dw_block_at(src, ox0 + off), m);
+                    __m256 sum = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[ky * k_w + kx]), v));
+                    acc = _mm256_blendv_ps(acc, sum, _mm256_castsi256_ps(m));
+                }
+            }
+            __m256i out = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), lane);
+            _mm256_maskstore_ps(y + oy * out_w + ox0, out, acc);
+        }
+}
+#endif
+
 static void oi__dw_task(void *ctx, int task, int thread) {
     const oi__dw_job *j = (const oi__dw_job *)ctx;
     const oi__conv_geom *g = j->g;
@@ -605,8 +684,19 @@ static void oi__dw_task(void *ctx, int task, int thread) {
     int64_t end = first + j->per_task < pairs ? first + j->per_task : pairs, mult = g->out_c / g->in_c;
     for (int64_t p = first; p < end; p++) {
         int64_t n = p / g->out_c, oc = p % g->out_c;
-        oi__dw_plane(g, j->x + (n * g->in_c + oc / mult) * g->in_sp, j->w + oc * g->k_sp, j->bias ? j->bias[oc] : 0.0f,
-                     j->y + (n * g->out_c + oc) * g->out_sp);
+        const float *x = j->x + (n * g->in_c + oc / mult) * g->in_sp, *w = j->w + oc * g->k_sp;
+        float b = j->bias ? j->bias[oc] : 0.0f, *y = j->y + (n * g->out_c + oc) * g->out_sp;
+#if OI__GEMM_X86
+        if (j->isa == OI__GEMM_ISA_AVX512) {
+            oi__dw_plane_avx512(g, x, w, b, y);
+            continue;
+        }
+        if (j->isa == OI__GEMM_ISA_AVX2) {
+            oi__dw_plane_avx2(g, x, w, b, y);
+            continue;
+        }
+#endif
+        oi__dw_plane(g, x, w, b, y);
     }
 }
 
@@ -615,7 +705,9 @@ static bool oi__conv_is_depthwise(const oi__conv_geom *g, bool wide) {
 }
 
 static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const float *w, const float *bias, float *y) {
-    oi__dw_job j = {g, x, w, bias, y, 0};
+    oi__dw_job j = {g, x, w, bias, y, 0, OI__GEMM_ISA_PORTABLE};
+    if (g->stride[g->s - 1] == 1 && g->out[g->s - 1] <= INT32_MAX)
+        j.isa = oi__gemm_active_isa();
     int64_t pairs = g->batch * g->out_c;
     oi__threadpool *pool = pairs * g->out_sp * g->k_sp >= ((int64_t)1 << 15) ? oi__threadpool_default() : NULL;
     int64_t tasks = pool ? oi__threadpool_size(pool) * 8 : 1;
