@@ -534,10 +534,9 @@ static void oi__conv_add_bias(const oi__conv_buf *bias, bool wide, int64_t first
             double b = ((const double *)bias->data)[first + r], *row = (double *)y + r * cols;
             for (int64_t q = 0; q < cols; q++)
                 row[q] += b;
-        } else {
-            float b = ((const float *)bias->data)[first + r], *row = (float *)y + r * cols;
-            for (int64_t q = 0; q < cols; q++)
-                row[q] += b;
+        } else { /* the add op's vector loop (elementwise.c): row + b, one rounding each */
+            float *row = (float *)y + r * cols;
+            oi__ew_seg_f32(OI_OP_add, row, (const float *)bias->data + first + r, row, cols, true, false, 0.0f);
         }
     }
 }
@@ -808,6 +807,131 @@ static oi_status oi__conv_transpose(const oi__kernel_args *k, const oi__conv_geo
 
 /* avg_pool's divisor per output position: the window positions inside
  * the input (count_include_pad false) or inside input + pads (true). */
+/* ---- f32 pooling read in place ----
+ * A dense f32 input used to be copied to f64 first; max is exact either way,
+ * and the average still sums in f64 (in lanes: the order of the f64 sums
+ * changes, not the precision). */
+
+#if OI__GEMM_X86
+/* One output row of a max pool, 16 columns at a time: the window's columns
+ * gathered (any stride and dilation), lanes outside the row left out. */
+OI__TARGET_AVX512 static void oi__conv_max_row_avx512(const oi__conv_geom *g, const float *plane, int64_t oy, float *out) {
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int64_t ox0 = 0; ox0 < g->out[1]; ox0 += 16) {
+        int64_t width = g->out[1] - ox0 < 16 ? g->out[1] - ox0 : 16;
+        __mmask16 live = (__mmask16)((1u << width) - 1u);
+        __m512 m = _mm512_set1_ps(-INFINITY);
+        for (int64_t ky = 0; ky < g->kernel[0]; ky++) {
+            int64_t iy = oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0];
+            if (iy < 0 || iy >= g->in[0])
+                continue;
+            for (int64_t kx = 0; kx < g->kernel[1]; kx++) {
+                int64_t first = ox0 * g->stride[1] - g->pad_b[1] + kx * g->dil[1];
+                __m512i ix = _mm512_add_epi32(_mm512_set1_epi32((int)first),
+                                              _mm512_mullo_epi32(lane, _mm512_set1_epi32((int)g->stride[1])));
+                __mmask16 in = live & _mm512_cmpge_epi32_mask(ix, _mm512_setzero_si512()) &
+                               _mm512_cmplt_epi32_mask(ix, _mm512_set1_epi32((int)g->in[1]));
+                __m512 v = _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), in, ix, plane + iy * g->in[1], 4);
+                /* v wins where m is not NaN and (v > m or v is NaN): once NaN, stays NaN */
+                __mmask16 take = _mm512_cmp_ps_mask(m, m, _CMP_ORD_Q) &
+                                 (_mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q));
+                m = _mm512_mask_mov_ps(m, take, v);
+            }
+        }
+        _mm512_mask_storeu_ps(out + ox0, live, m);
+    }
+}
+#endif
+
+/* max_pool2d on dense f32: false when the tensors are not (the f64 path runs). */
+static bool oi__conv_max_pool_f32(const oi__kernel_args *k, const oi__conv_geom *g) {
+    if (k->op != OI_OP_max_pool2d || g->s != 2 || !oi__conv_is_dense_as(k->in[0], false) ||
+        !oi__conv_is_dense_as(k->out, false))
+        return false;
+    const float *x = (const float *)oi__op_cdata(k->in[0]) + k->in[0]->offset;
+    float *y = (float *)oi__tensor_data(k->out) + k->out->offset;
+#if OI__GEMM_X86
+    if (oi__gemm_active_isa() == OI__GEMM_ISA_AVX512 && g->in[1] * g->stride[1] < INT32_MAX / 2 &&
+        g->kernel[1] * g->dil[1] < INT32_MAX / 2) {
+        for (int64_t p = 0; p < g->batch * g->in_c; p++)
+            for (int64_t oy = 0; oy < g->out[0]; oy++)
+                oi__conv_max_row_avx512(g, x + p * g->in[0] * g->in[1], oy, y + (p * g->out[0] + oy) * g->out[1]);
+        return true;
+    }
+#endif
+    for (int64_t p = 0; p < g->batch * g->in_c; p++)
+        for (int64_t oy = 0; oy < g->out[0]; oy++)
+            for (int64_t ox = 0; ox < g->out[1]; ox++) {
+                float m = -INFINITY;
+                for (int64_t ky = 0; ky < g->kernel[0]; ky++) {
+                    int64_t iy = oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0];
+                    if (iy < 0 || iy >= g->in[0])
+                        continue;
+                    for (int64_t kx = 0; kx < g->kernel[1]; kx++) {
+                        int64_t ix = ox * g->stride[1] - g->pad_b[1] + kx * g->dil[1];
+                        float v = ix < 0 || ix >= g->in[1] ? -INFINITY : x[(p * g->in[0] + iy) * g->in[1] + ix];
+                        if (m == m && (v > m || v != v)) /* once NaN, stays NaN */
+                            m = v;
+                    }
+                }
+                y[(p * g->out[0] + oy) * g->out[1] + ox] = m;
+            }
+    return true;
+}
+
+/* sum of n floats in f64 */
+static double oi__conv_sum_f32_plain(const float *x, int64_t n) {
+    double part[4] = {0, 0, 0, 0}, sum = 0.0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int l = 0; l < 4; l++)
+            part[l] += x[i + l];
+    for (; i < n; i++)
+        sum += x[i];
+    return sum + ((part[0] + part[1]) + (part[2] + part[3]));
+}
+
+#if OI__GEMM_X86
+OI__TARGET_AVX512 static double oi__conv_sum_f32_avx512(const float *x, int64_t n) {
+    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm256_loadu_ps(x + i)));
+        a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8)));
+    }
+    double sum = _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+    for (; i < n; i++)
+        sum += x[i];
+    return sum;
+}
+
+OI__TARGET_AVX2 static double oi__conv_sum_f32_avx2(const float *x, int64_t n) {
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
+    }
+    __m256d a = _mm256_add_pd(a0, a1);
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+    double sum = _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+    for (; i < n; i++)
+        sum += x[i];
+    return sum;
+}
+#endif
+
+static double oi__conv_sum_f32(const float *x, int64_t n) {
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (isa == OI__GEMM_ISA_AVX512)
+        return oi__conv_sum_f32_avx512(x, n);
+    if (isa == OI__GEMM_ISA_AVX2)
+        return oi__conv_sum_f32_avx2(x, n);
+#endif
+    return oi__conv_sum_f32_plain(x, n);
+}
+
 static void oi__conv_pool_divisors(const oi__conv_geom *g, const int64_t *targets, bool include_pad, double *div) {
     if (!include_pad) {
         for (int64_t q = 0; q < g->out_sp; q++)
@@ -836,6 +960,8 @@ static void oi__conv_pool_divisors(const oi__conv_geom *g, const int64_t *target
 
 /* max: NaN wins (it propagates); padding is ignored. avg: sum / divisor. */
 static oi_status oi__conv_pool(const oi__kernel_args *k, const oi__conv_geom *g) {
+    if (oi__conv_max_pool_f32(k, g))
+        return OI_OK;
     bool is_max = k->op == OI_OP_max_pool2d;
     oi__conv_buf x = {NULL, false}, y = {NULL, false};
     oi_status s = oi__conv_dense(k->in[0], true, &x);
@@ -879,6 +1005,13 @@ static oi_status oi__conv_pool(const oi__kernel_args *k, const oi__conv_geom *g)
 static oi_status oi__conv_global_avg(const oi__kernel_args *k) {
     const oi__tensor *xt = k->in[0];
     int64_t planes = xt->shape[0] * xt->shape[1], area = oi__shape_numel(xt->ndim - 2, xt->shape + 2);
+    if (oi__conv_is_dense_as(xt, false) && oi__conv_is_dense_as(k->out, false)) {
+        const float *src = (const float *)oi__op_cdata(xt) + xt->offset;
+        float *dst = (float *)oi__tensor_data(k->out) + k->out->offset;
+        for (int64_t p = 0; p < planes; p++)
+            dst[p] = area ? (float)(oi__conv_sum_f32(src + p * area, area) / (double)area) : NAN;
+        return OI_OK;
+    }
     oi__conv_buf x = {NULL, false}, y = {NULL, false};
     oi_status s = oi__conv_dense(xt, true, &x);
     if (s == OI_OK)

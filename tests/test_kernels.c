@@ -788,9 +788,29 @@ static void test_clamp_vector_path(void) {
     expect_f("clamp vector", r = RUN1(clamp, cl, 2, a), want_clamp, 72, 0);
     CHECK_MSG(r && signbit(((const float *)oi__tensor_data(r))[0]), "clamp(-0) keeps the sign");
     oi__tensor_free(r);
-    expect_f("relu6 vector", r = RUN1(relu, &six, 1, a), want_relu, 72, 0);
-    CHECK_MSG(r && signbit(((const float *)oi__tensor_data(r))[0]), "relu(-0) keeps the sign");
-    oi__tensor_free(r);
+    /* relu's blocks run in the ISA's lanes: each ISA, relu6 and a leaky relu
+     * clamped on both sides (slope 0.5, clamps [-0.25, 6]) */
+    double want_leaky[72];
+    for (int i = 0; i < 72; i++) {
+        double y = isnan(v[i]) ? NAN : v[i] < 0 ? v[i] * 0.5 : v[i];
+        want_leaky[i] = isnan(y) ? NAN : y > 6 ? 6 : y < -0.25 ? -0.25 : y;
+    }
+    want_leaky[0] = -0.0;
+    oi__attr leaky[3] = {attr_f("alpha", 0.5), attr_f("clamp_max", 6), attr_f("clamp_min", -0.25)};
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "relu6 vector %s", oi__gemm_isa_name(isas[ii]));
+        expect_f(what, r = RUN1(relu, &six, 1, a), want_relu, 72, 0);
+        CHECK_MSG(r && signbit(((const float *)oi__tensor_data(r))[0]), "relu(-0) keeps the sign");
+        oi__tensor_free(r);
+        snprintf(what, sizeof what, "leaky relu clamped %s", oi__gemm_isa_name(isas[ii]));
+        expect_f(what, r = RUN1(relu, leaky, 3, a), want_leaky, 72, 0);
+        oi__tensor_free(r);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
     oi__tensor_free(a);
 }
 

@@ -729,6 +729,44 @@ static void test_pools(void) {
         expect_f("global_avg_pool", r, REF_SHAPE(gap_out), gap_out, dtype_tol(t));
         oi__tensor_free(r), oi__tensor_free(x);
     }
+
+    /* f32 read in place: the average's f64 sums in each ISA's lanes (35 per plane:
+     * whole vectors and a tail), a NaN that propagates through max */
+    double v[105], want[3];
+    for (int p = 0; p < 3; p++) {
+        double sum = 0;
+        for (int i = 0; i < 35; i++)
+            sum += v[p * 35 + i] = (double)(float)(sin(0.9 * (p * 35 + i)) * 1000);
+        want[p] = sum / 35;
+    }
+    x = tensor_f(OI_DTYPE_F32, SHAPE(1, 3, 5, 7), v);
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "global_avg_pool f32 %s", oi__gemm_isa_name(isas[ii]));
+        r = run1(OI_OP_global_avg_pool, NULL, 0, x);
+        expect_f(what, r, SHAPE(1, 3, 1, 1), want, 1e-7 * 1000);
+        oi__tensor_free(r);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    ((float *)oi__tensor_data(x))[8] = NAN; /* plane 0, row 1, column 1 */
+    a[0] = attr_ints("kernel_shape", INTS(2, 2));
+    a[1] = attr_ints("strides", INTS(2, 2));
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        r = run1(OI_OP_max_pool2d, a, 2, x);
+        CHECK_MSG(r && r->shape[2] == 2 && r->shape[3] == 3 && isnan(element_f(r, 0)) && !isnan(element_f(r, 1)) &&
+                      element_f(r, 7) == fmax(fmax(v[35 + 2], v[35 + 3]), fmax(v[35 + 9], v[35 + 10])),
+                  "max_pool2d f32 %s: a NaN wins its window only, the others are their maxima",
+                  oi__gemm_isa_name(isas[ii]));
+        oi__tensor_free(r);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    oi__tensor_free(x);
+    free_attrs(a, 2);
 }
 
 /* ------------------------------------------------------------------ */
