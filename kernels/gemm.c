@@ -640,6 +640,10 @@ static const oi__gemm_f32_packed *oi__gemm_f32_packed_b(const oi__gemm_f32_impl 
 #define OI__GEMM_SKINNY 4
 #define OI__GEMM_SKINNY_DOT_CHUNK 64   /* big-side indices per dot task */
 #define OI__GEMM_SKINNY_AXPY_BLOCK 65536 /* floats of partial sums kept hot */
+/* In SIMD lanes a skinny product of 2^20 multiply-adds takes some 30-60 us on
+ * one core; below that a second thread saves less than its hand-off risks
+ * (a worker descheduled mid-task holds the step up). */
+#define OI__GEMM_SKINNY_PARALLEL_MIN ((int64_t)1 << 20)
 
 typedef struct oi__gemm_f32_skinny_job {
     int64_t n_small, n_big, k;
@@ -944,7 +948,9 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_ar
     int64_t m = g->m, n = g->n, k = g->k;
     bool small_m = m <= n;
     bool dot = job.big_p == 1;
-    oi__threadpool *run_pool = m * n * k < OI__GEMM_PARALLEL_MIN ? NULL : pool;
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    int64_t parallel_min = isa == OI__GEMM_ISA_PORTABLE ? OI__GEMM_PARALLEL_MIN : OI__GEMM_SKINNY_PARALLEL_MIN;
+    oi__threadpool *run_pool = m * n * k < parallel_min ? NULL : pool;
     job.n_tasks = dot ? (int)oi__gemm_ceil_div(job.n_big, OI__GEMM_SKINNY_DOT_CHUNK)
                       : (int)oi__gemm_min(oi__threadpool_size(run_pool), k);
 
@@ -960,7 +966,7 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_ar
             small[s * k + p] = g->alpha * (small_m ? oi__gemm_a_at(g, s, p) : oi__gemm_b_at(g, p, s));
     job.small = small;
     job.partial = work + small_floats;
-    job.isa = oi__gemm_active_isa();
+    job.isa = isa;
 
     if (dot) {
         oi__threadpool_run(run_pool, job.n_tasks, oi__gemm_f32_skinny_dot_task, &job);
