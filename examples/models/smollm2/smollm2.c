@@ -6,7 +6,8 @@
  *   python3 examples/models/smollm2/import_smollm2.py res/smollm2.oinf
  *   ./build/examples/models/smollm2 res/smollm2.oinf "What is the capital of France?" [-n 64]
  *   ... --raw TEXT (no chat template)  --ids FILE (i32: prompt count, prompt ids, count, new ids)
- *   ... --trace FILE (the last prompt step's trace, every op timed; bench/gpu/trace_summary.py reads it) */
+ *   ... --trace FILE (the last prompt step's trace, every op timed; bench/gpu/trace_summary.py reads it)
+ *   ... --threads N (the CPU kernels' threads; 0, the default: one per core) */
 #include "../../../openinfer.h"
 
 #include <stdio.h>
@@ -360,11 +361,13 @@ static const char *chat_format =
 
 int main(int argc, char **argv) {
     const char *model_path = NULL, *prompt = NULL, *ids_path = NULL, *trace_path = NULL;
-    int n_new = 64;
+    int n_new = 64, n_threads = 0;
     bool raw = false, keep_going = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc)
             n_new = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            n_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--ids") && i + 1 < argc)
             ids_path = argv[++i];
         else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
@@ -379,7 +382,7 @@ int main(int argc, char **argv) {
             prompt = argv[i];
     }
     if (!model_path || !prompt || n_new < 0) {
-        fprintf(stderr, "usage: smollm2 MODEL.oinf PROMPT [-n TOKENS] [--raw] [--ignore-eos] [--ids FILE] [--trace FILE]\n");
+        fprintf(stderr, "usage: smollm2 MODEL.oinf PROMPT [-n TOKENS] [--raw] [--ignore-eos] [--ids FILE] [--trace FILE] [--threads N]\n");
         return 2;
     }
     bpe tok = {0};
@@ -399,7 +402,7 @@ int main(int argc, char **argv) {
     }
     snprintf(text, text_len, raw ? "%s" : chat_format, prompt);
     n_prompt = bpe_encode(&tok, text, ids, max_ids - n_new);
-    oi_simulator_desc desc = {OI_DEVICE_AUTO, 0, false, trace_path != NULL};
+    oi_simulator_desc desc = {OI_DEVICE_AUTO, n_threads, false, trace_path != NULL};
     sim = oi_simulator_new_desc(model, &desc);
     exec = sim ? oi_simulator_make_executor(sim, smollm2()) : NULL;
     if (!exec || n_prompt == 0)
