@@ -687,16 +687,22 @@ static void oi__gemm_f32_skinny_store(const oi__gemm_f32_skinny_job *job, int64_
  * whatever the flags, all n_small (1-4) rows at once so it is read once. */
 #if OI__GEMM_X86
 #define OI__SKINNY_ALWAYS_INLINE __attribute__((always_inline)) inline
+/* Unrolled loops over the rows and lanes keep the accumulator arrays in
+ * registers; GCC at -O2 would otherwise leave them on the stack (a third
+ * slower than at -O3). */
+#define OI__SKINNY_UNROLL _Pragma("GCC unroll 16")
 
 /* out[s] = sum_p small[s * k + p] * y[p] for s < NS; 2 x 16 lanes per row. */
 OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_dots_avx512_n(const float *small, int64_t k, int ns,
                                                                                  const float *y, float *out) {
     __m512 acc0[4], acc1[4];
+    OI__SKINNY_UNROLL
     for (int s = 0; s < 4; s++)
         acc0[s] = acc1[s] = _mm512_setzero_ps();
     int64_t p = 0;
     for (; p + 32 <= k; p += 32) {
         __m512 y0 = _mm512_loadu_ps(y + p), y1 = _mm512_loadu_ps(y + p + 16);
+        OI__SKINNY_UNROLL
         for (int s = 0; s < ns; s++) {
             acc0[s] = _mm512_fmadd_ps(_mm512_loadu_ps(small + s * k + p), y0, acc0[s]);
             acc1[s] = _mm512_fmadd_ps(_mm512_loadu_ps(small + s * k + p + 16), y1, acc1[s]);
@@ -705,9 +711,11 @@ OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_dots_avx512_n(
     for (; p < k; p += 16) {
         __mmask16 m = k - p >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (k - p)) - 1u);
         __m512 y0 = _mm512_maskz_loadu_ps(m, y + p);
+        OI__SKINNY_UNROLL
         for (int s = 0; s < ns; s++)
             acc0[s] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, small + s * k + p), y0, acc0[s]);
     }
+    OI__SKINNY_UNROLL
     for (int s = 0; s < ns; s++)
         out[s] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[s], acc1[s]));
 }
@@ -731,16 +739,19 @@ OI__TARGET_AVX2 static inline float oi__skinny_hsum_avx2(__m256 v) {
 OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_dots_avx2_n(const float *small, int64_t k, int ns,
                                                                              const float *y, float *out) {
     __m256 acc0[4], acc1[4];
+    OI__SKINNY_UNROLL
     for (int s = 0; s < 4; s++)
         acc0[s] = acc1[s] = _mm256_setzero_ps();
     int64_t p = 0;
     for (; p + 16 <= k; p += 16) {
         __m256 y0 = _mm256_loadu_ps(y + p), y1 = _mm256_loadu_ps(y + p + 8);
+        OI__SKINNY_UNROLL
         for (int s = 0; s < ns; s++) {
             acc0[s] = _mm256_fmadd_ps(_mm256_loadu_ps(small + s * k + p), y0, acc0[s]);
             acc1[s] = _mm256_fmadd_ps(_mm256_loadu_ps(small + s * k + p + 8), y1, acc1[s]);
         }
     }
+    OI__SKINNY_UNROLL
     for (int s = 0; s < ns; s++) {
         float sum = oi__skinny_hsum_avx2(_mm256_add_ps(acc0[s], acc1[s]));
         for (int64_t q = p; q < k; q++)
@@ -765,26 +776,34 @@ OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE void
 oi__skinny_axpy_avx512_n(const oi__gemm_f32_skinny_job *job, int ns, int64_t p0, int64_t p1, float *acc) {
     for (int64_t t0 = 0; t0 < job->n_big; t0 += 64) {
         __mmask16 m[4];
+        OI__SKINNY_UNROLL
         for (int i = 0; i < 4; i++) {
             int64_t left = job->n_big - t0 - 16 * i;
             m[i] = left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1u);
         }
         __m512 a[4][4];
+        OI__SKINNY_UNROLL
         for (int s = 0; s < 4; s++)
+            OI__SKINNY_UNROLL
             for (int i = 0; i < 4; i++)
                 a[s][i] = _mm512_setzero_ps();
         const float *row = job->big + p0 * job->big_p + t0;
         for (int64_t p = p0; p < p1; p++, row += job->big_p) {
             __m512 r[4];
+            OI__SKINNY_UNROLL
             for (int i = 0; i < 4; i++)
                 r[i] = _mm512_maskz_loadu_ps(m[i], row + 16 * i);
+            OI__SKINNY_UNROLL
             for (int s = 0; s < ns; s++) {
                 __m512 w = _mm512_set1_ps(job->small[s * job->k + p]);
+                OI__SKINNY_UNROLL
                 for (int i = 0; i < 4; i++)
                     a[s][i] = _mm512_fmadd_ps(w, r[i], a[s][i]);
             }
         }
+        OI__SKINNY_UNROLL
         for (int s = 0; s < ns; s++)
+            OI__SKINNY_UNROLL
             for (int i = 0; i < 4; i++)
                 _mm512_mask_storeu_ps(acc + s * job->n_big + t0 + 16 * i, m[i], a[s][i]);
     }
@@ -807,22 +826,26 @@ oi__skinny_axpy_avx2_n(const oi__gemm_f32_skinny_job *job, int ns, int64_t p0, i
     int64_t t0 = 0;
     for (; t0 + 16 <= job->n_big; t0 += 16) {
         __m256 a[4][2];
+        OI__SKINNY_UNROLL
         for (int s = 0; s < 4; s++)
             a[s][0] = a[s][1] = _mm256_setzero_ps();
         const float *row = job->big + p0 * job->big_p + t0;
         for (int64_t p = p0; p < p1; p++, row += job->big_p) {
             __m256 r0 = _mm256_loadu_ps(row), r1 = _mm256_loadu_ps(row + 8);
+            OI__SKINNY_UNROLL
             for (int s = 0; s < ns; s++) {
                 __m256 w = _mm256_set1_ps(job->small[s * job->k + p]);
                 a[s][0] = _mm256_fmadd_ps(w, r0, a[s][0]);
                 a[s][1] = _mm256_fmadd_ps(w, r1, a[s][1]);
             }
         }
+        OI__SKINNY_UNROLL
         for (int s = 0; s < ns; s++) {
             _mm256_storeu_ps(acc + s * job->n_big + t0, a[s][0]);
             _mm256_storeu_ps(acc + s * job->n_big + t0 + 8, a[s][1]);
         }
     }
+    OI__SKINNY_UNROLL
     for (int s = 0; s < ns; s++)
         for (int64_t t = t0; t < job->n_big; t++) {
             float sum = 0.0f;
