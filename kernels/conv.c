@@ -843,6 +843,34 @@ OI__TARGET_AVX512 static void oi__conv_max_row_avx512(const oi__conv_geom *g, co
         _mm512_mask_storeu_ps(out + ox0, live, m);
     }
 }
+
+/* The same in AVX2's 8 lanes: the gather's mask is a vector, the NaN test a blend. */
+OI__TARGET_AVX2 static void oi__conv_max_row_avx2(const oi__conv_geom *g, const float *plane, int64_t oy, float *out) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t ox0 = 0; ox0 < g->out[1]; ox0 += 8) {
+        int64_t width = g->out[1] - ox0 < 8 ? g->out[1] - ox0 : 8;
+        __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), lane);
+        __m256 m = _mm256_set1_ps(-INFINITY);
+        for (int64_t ky = 0; ky < g->kernel[0]; ky++) {
+            int64_t iy = oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0];
+            if (iy < 0 || iy >= g->in[0])
+                continue;
+            for (int64_t kx = 0; kx < g->kernel[1]; kx++) {
+                int64_t first = ox0 * g->stride[1] - g->pad_b[1] + kx * g->dil[1];
+                __m256i ix = _mm256_add_epi32(_mm256_set1_epi32((int)first),
+                                              _mm256_mullo_epi32(lane, _mm256_set1_epi32((int)g->stride[1])));
+                __m256i in = _mm256_and_si256(live, _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(-1)),
+                                                                     _mm256_cmpgt_epi32(_mm256_set1_epi32((int)g->in[1]), ix)));
+                __m256 v = _mm256_mask_i32gather_ps(_mm256_set1_ps(-INFINITY), plane + iy * g->in[1], ix,
+                                                    _mm256_castsi256_ps(in), 4);
+                __m256 take = _mm256_and_ps(_mm256_cmp_ps(m, m, _CMP_ORD_Q),
+                                            _mm256_or_ps(_mm256_cmp_ps(v, m, _CMP_GT_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+                m = _mm256_blendv_ps(m, v, take);
+            }
+        }
+        _mm256_maskstore_ps(out + ox0, live, m);
+    }
+}
 #endif
 
 /* max_pool2d on dense f32: false when the tensors are not (the f64 path runs). */
@@ -853,11 +881,18 @@ static bool oi__conv_max_pool_f32(const oi__kernel_args *k, const oi__conv_geom 
     const float *x = (const float *)oi__op_cdata(k->in[0]) + k->in[0]->offset;
     float *y = (float *)oi__tensor_data(k->out) + k->out->offset;
 #if OI__GEMM_X86
-    if (oi__gemm_active_isa() == OI__GEMM_ISA_AVX512 && g->in[1] * g->stride[1] < INT32_MAX / 2 &&
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if ((isa == OI__GEMM_ISA_AVX512 || isa == OI__GEMM_ISA_AVX2) && g->in[1] * g->stride[1] < INT32_MAX / 2 &&
         g->kernel[1] * g->dil[1] < INT32_MAX / 2) {
         for (int64_t p = 0; p < g->batch * g->in_c; p++)
-            for (int64_t oy = 0; oy < g->out[0]; oy++)
-                oi__conv_max_row_avx512(g, x + p * g->in[0] * g->in[1], oy, y + (p * g->out[0] + oy) * g->out[1]);
+            for (int64_t oy = 0; oy < g->out[0]; oy++) {
+                const float *plane = x + p * g->in[0] * g->in[1];
+                float *row = y + (p * g->out[0] + oy) * g->out[1];
+                if (isa == OI__GEMM_ISA_AVX512)
+                    oi__conv_max_row_avx512(g, plane, oy, row);
+                else
+                    oi__conv_max_row_avx2(g, plane, oy, row);
+            }
         return true;
     }
 #endif

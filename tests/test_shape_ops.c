@@ -686,9 +686,19 @@ static void test_pools(void) {
     oi__attr a[6] = {attr_ints("kernel_shape", INTS(3, 2)), attr_ints("strides", INTS(2, 2)),
                      attr_ints("pads", INTS(1, 0, 1, 1)), attr_ints("dilations", INTS(1, 2)), attr_b("ceil_mode", true),
                      attr_b("count_include_pad", true)};
-    oi__tensor *r = run1(OI_OP_max_pool2d, a, 5, x);
-    expect_f("max_pool2d", r, REF_SHAPE(maxpool_out), maxpool_out, 0);
-    oi__tensor_free(r), oi__tensor_free(x);
+    oi__tensor *r = NULL;
+    const oi__gemm_isa pool_isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof pool_isas / sizeof pool_isas[0]; ii++) { /* pads, dilation, ceil_mode */
+        if (!oi__gemm_force_isa(pool_isas[ii]))
+            continue;
+        char what[48];
+        snprintf(what, sizeof what, "max_pool2d %s", oi__gemm_isa_name(pool_isas[ii]));
+        r = run1(OI_OP_max_pool2d, a, 5, x);
+        expect_f(what, r, REF_SHAPE(maxpool_out), maxpool_out, 0);
+        oi__tensor_free(r);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    oi__tensor_free(x);
     free_attrs(a, 6);
 
     /* u8 by hand: 2x2 windows, stride 2 over [[1 9 3 4] [5 2 250 0]] */
@@ -730,7 +740,7 @@ static void test_pools(void) {
         oi__tensor_free(r), oi__tensor_free(x);
     }
 
-    /* f32 read in place: the average's f64 sums in each ISA's lanes (35 per plane:
+    /* f32 read in place, in each ISA's lanes: the average's f64 sums (35 per plane:
      * whole vectors and a tail), a NaN that propagates through max */
     double v[105], want[3];
     for (int p = 0; p < 3; p++) {
