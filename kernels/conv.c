@@ -933,10 +933,10 @@ OI__TARGET_AVX512 static double oi__conv_sum_f32_avx512(const float *x, int64_t 
     __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm256_loadu_ps(x + i)));
-        a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8)));
+        a0 = _mm512_add_pd(a0, _mm512_maskz_cvtps_pd((__mmask8)0xFF, _mm256_loadu_ps(x + i)));
+        a1 = _mm512_add_pd(a1, _mm512_maskz_cvtps_pd((__mmask8)0xFF, _mm256_loadu_ps(x + i + 8)));
     }
-    double sum = _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+    double sum = oi__v512_sum_pd(_mm512_add_pd(a0, a1));
     for (; i < n; i++)
         sum += x[i];
     return sum;

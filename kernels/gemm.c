@@ -686,6 +686,50 @@ static void oi__gemm_f32_skinny_store(const oi__gemm_f32_skinny_job *job, int64_
  * builds with -march; these take the big operand in AVX-512 / AVX2 vectors
  * whatever the flags, all n_small (1-4) rows at once so it is read once. */
 #if OI__GEMM_X86
+/* Horizontal sums and extremes of a 512-bit vector, for the kernels here and
+ * in conv.c, reduce.c and quant.c. Not GCC's _mm512_reduce_*, and the
+ * shuffles and halves in their all-lanes masked forms: the plain intrinsics
+ * pass _mm512_undefined_* along, which g++ 12 flags as (maybe-)uninitialized
+ * (OI__ALL_LANES below, vexp.h). */
+#define OI__V512_ALL ((__mmask16)0xFFFF)
+OI__TARGET_AVX512 static inline __m256 oi__v512_halves_ps(__m512 v, bool max) {
+    __m512 w = _mm512_maskz_shuffle_f32x4(OI__V512_ALL, v, v, 0x4E), f;
+    f = max ? _mm512_maskz_max_ps(OI__V512_ALL, v, w) : _mm512_add_ps(v, w);
+    return _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd((__mmask8)0xF, _mm512_castps_pd(f), 0));
+}
+
+OI__TARGET_AVX512 static inline float oi__v512_fold_ps(__m512 v, bool max) {
+    __m256 h = oi__v512_halves_ps(v, max);
+    __m128 lo = _mm256_castps256_ps128(h), hi = _mm256_extractf128_ps(h, 1);
+    __m128 x = max ? _mm_max_ps(lo, hi) : _mm_add_ps(lo, hi);
+    x = max ? _mm_max_ps(x, _mm_movehl_ps(x, x)) : _mm_add_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(max ? _mm_max_ss(x, _mm_shuffle_ps(x, x, 1)) : _mm_add_ss(x, _mm_shuffle_ps(x, x, 1)));
+}
+
+OI__TARGET_AVX512 static inline float oi__v512_sum_ps(__m512 v) { return oi__v512_fold_ps(v, false); }
+
+/* the largest lane; NaN lanes must not occur (the callers keep them out) */
+OI__TARGET_AVX512 static inline float oi__v512_max_ps(__m512 v) { return oi__v512_fold_ps(v, true); }
+
+OI__TARGET_AVX512 static inline float oi__v512_min_ps(__m512 v) {
+    return -oi__v512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), v));
+}
+
+OI__TARGET_AVX512 static inline double oi__v512_sum_pd(__m512d v) {
+    __m512d f = _mm512_add_pd(v, _mm512_maskz_shuffle_f64x2((__mmask8)0xFF, v, v, 0x4E));
+    __m256d h = _mm512_maskz_extractf64x4_pd((__mmask8)0xF, f, 0);
+    __m128d x = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(x, _mm_unpackhi_pd(x, x)));
+}
+
+OI__TARGET_AVX512 static inline int32_t oi__v512_sum_epi32(__m512i v) {
+    __m512i f = _mm512_add_epi32(v, _mm512_maskz_shuffle_i32x4(OI__V512_ALL, v, v, 0x4E));
+    __m256i h = _mm512_maskz_extracti64x4_epi64((__mmask8)0xF, f, 0);
+    __m128i x = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4E));
+    return _mm_cvtsi128_si32(_mm_add_epi32(x, _mm_shuffle_epi32(x, 0xB1)));
+}
+
 #define OI__SKINNY_ALWAYS_INLINE __attribute__((always_inline)) inline
 /* Unrolled loops over the rows and lanes keep the accumulator arrays in
  * registers; GCC at -O2 would otherwise leave them on the stack (a third
@@ -717,7 +761,7 @@ OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_dots_avx512_n(
     }
     OI__SKINNY_UNROLL
     for (int s = 0; s < ns; s++)
-        out[s] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[s], acc1[s]));
+        out[s] = oi__v512_sum_ps(_mm512_add_ps(acc0[s], acc1[s]));
 }
 
 OI__TARGET_AVX512 static void oi__skinny_dots_avx512(const float *small, int64_t k, int ns, const float *y, float *out) {

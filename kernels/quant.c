@@ -369,12 +369,13 @@ OI__ISA_CLONES(oi__q8_quantize_rows, (const float *x, int64_t m, int64_t k, int8
 /* The same steps in AVX-512 lanes, 16 values at a time: the same f32 product
  * x * inv, the same truncation, fraction test and clamp, so the same bytes. */
 OI__TARGET_AVX512 static void oi__q8_quantize_half_avx512(__m512 v, int8_t *out, __m512i *sum) {
-    __m512i q = _mm512_cvttps_epi32(v);
-    __m512 frac = _mm512_sub_ps(v, _mm512_cvtepi32_ps(q));
+    __m512i q = _mm512_maskz_cvttps_epi32(OI__V512_ALL, v);
+    __m512 frac = _mm512_sub_ps(v, _mm512_maskz_cvtepi32_ps(OI__V512_ALL, q));
     q = _mm512_mask_add_epi32(q, _mm512_cmp_ps_mask(frac, _mm512_set1_ps(0.5f), _CMP_GE_OQ), q, _mm512_set1_epi32(1));
     q = _mm512_mask_sub_epi32(q, _mm512_cmp_ps_mask(frac, _mm512_set1_ps(-0.5f), _CMP_LE_OQ), q, _mm512_set1_epi32(1));
-    q = _mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(-127)), _mm512_set1_epi32(127));
-    _mm_storeu_si128((__m128i *)(void *)out, _mm512_cvtepi32_epi8(q));
+    q = _mm512_maskz_min_epi32(OI__V512_ALL, _mm512_maskz_max_epi32(OI__V512_ALL, q, _mm512_set1_epi32(-127)),
+                               _mm512_set1_epi32(127));
+    _mm_storeu_si128((__m128i *)(void *)out, _mm512_maskz_cvtepi32_epi8(OI__V512_ALL, q));
     *sum = _mm512_add_epi32(*sum, q);
 }
 
@@ -390,14 +391,14 @@ OI__TARGET_AVX512 static void oi__q8_quantize_rows_lanes(const float *x, int64_t
             xs[b] = 0;
             continue;
         }
-        float amax = _mm512_reduce_max_ps(_mm512_max_ps(alo, ahi));
+        float amax = oi__v512_max_ps(_mm512_maskz_max_ps(OI__V512_ALL, alo, ahi));
         float d = amax / 127.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
         __m512 vinv = _mm512_set1_ps(inv);
         __m512i sum = _mm512_setzero_si512();
         oi__q8_quantize_half_avx512(_mm512_mul_ps(lo, vinv), xq, &sum);
         oi__q8_quantize_half_avx512(_mm512_mul_ps(hi, vinv), xq + 16, &sum);
         xd[b] = d;
-        xs[b] = _mm512_reduce_add_epi32(sum);
+        xs[b] = oi__v512_sum_epi32(sum);
     }
 }
 #endif

@@ -340,10 +340,11 @@ OI__TARGET_AVX512 static float oi__arg_extreme_f32_avx512(const float *x, int64_
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
         __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
-        m0 = max ? _mm512_max_ps(a, m0) : _mm512_min_ps(a, m0);
-        m1 = max ? _mm512_max_ps(b, m1) : _mm512_min_ps(b, m1);
+        m0 = max ? _mm512_maskz_max_ps(OI__V512_ALL, a, m0) : _mm512_maskz_min_ps(OI__V512_ALL, a, m0);
+        m1 = max ? _mm512_maskz_max_ps(OI__V512_ALL, b, m1) : _mm512_maskz_min_ps(OI__V512_ALL, b, m1);
     }
-    float m = max ? _mm512_reduce_max_ps(_mm512_max_ps(m0, m1)) : _mm512_reduce_min_ps(_mm512_min_ps(m0, m1));
+    float m = max ? oi__v512_max_ps(_mm512_maskz_max_ps(OI__V512_ALL, m0, m1))
+                  : oi__v512_min_ps(_mm512_maskz_min_ps(OI__V512_ALL, m0, m1));
     for (; i < n; i++)
         if (max ? x[i] > m : x[i] < m)
             m = x[i];
