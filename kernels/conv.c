@@ -718,6 +718,47 @@ static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const flo
     oi__threadpool_run(pool, (int)((pairs + j.per_task - 1) / j.per_task), oi__dw_task, &j);
 }
 
+/* im2col of a 2-D conv by rows, without the index table: for each channel
+ * and kernel position, each output row is a zero row (its input row is in
+ * the padding) or a strided copy of one input row between zero ends. The
+ * same cols as oi__conv_im2col; the table cost more than the gemm for
+ * PP-OCR's stem (27 x 2304 int64 written and read every step). */
+#define OI__IM2COL_ROW(T) \
+    do { \
+        T *dst = (T *)cols + row + oy * out_w; \
+        const T *src = (const T *)x + c * g->in_sp + iy * in_w; \
+        for (int64_t ox = 0; ox < lo; ox++) \
+            dst[ox] = 0; \
+        for (int64_t ox = lo; ox < hi; ox++) \
+            dst[ox] = src[ox * sw + off]; \
+        for (int64_t ox = hi; ox < out_w; ox++) \
+            dst[ox] = 0; \
+    } while (0)
+
+static void oi__conv_im2col_2d(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *cols) {
+    int64_t in_h = g->in[0], in_w = g->in[1], out_h = g->out[0], out_w = g->out[1], sw = g->stride[1];
+    for (int64_t c = 0; c < channels; c++)
+        for (int64_t ky = 0; ky < g->kernel[0]; ky++)
+            for (int64_t kx = 0; kx < g->kernel[1]; kx++) {
+                int64_t row = (c * g->k_sp + ky * g->kernel[1] + kx) * g->out_sp;
+                int64_t off = kx * g->dil[1] - g->pad_b[1], lo, hi;
+                oi__dw_columns(off, sw, in_w, out_w, &lo, &hi);
+                lo = lo > out_w ? out_w : lo;
+                hi = hi < lo ? lo : hi;
+                for (int64_t oy = 0; oy < out_h; oy++) {
+                    int64_t iy = oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0];
+                    if (iy < 0 || iy >= in_h) {
+                        memset(oi__conv_at(cols, wide, row + oy * out_w), 0, (size_t)out_w * oi__conv_esize(wide));
+                        continue;
+                    }
+                    if (wide)
+                        OI__IM2COL_ROW(double);
+                    else
+                        OI__IM2COL_ROW(float);
+                }
+            }
+}
+
 /* Per image and group: y[M/g, out] = w[M/g, C/g * k] x cols[C/g * k, out]
  * (a 1x1 stride-1 conv multiplies x itself). */
 static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom *g) {
@@ -739,16 +780,19 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
         oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
         return OI_OK;
     }
+    bool by_rows = g->s == 2; /* 2-D: oi__conv_im2col_2d, no index table */
     if (s == OI_OK && !pointwise) {
-        targets = oi__conv_targets(g, g->out, g->in);
-        cols = targets ? oi__conv_scratch(rows * g->out_sp, wide) : NULL;
+        targets = by_rows ? NULL : oi__conv_targets(g, g->out, g->in);
+        cols = targets || by_rows ? oi__conv_scratch(rows * g->out_sp, wide) : NULL;
         s = cols ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
     }
     for (int64_t n = 0; n < g->batch && s == OI_OK; n++)
         for (int64_t grp = 0; grp < g->group && s == OI_OK; grp++) {
             const void *xg = oi__conv_at(x.data, wide, (n * g->in_c + grp * cg) * g->in_sp);
             void *yg = oi__conv_at(y.data, wide, (n * g->out_c + grp * mg) * g->out_sp);
-            if (!pointwise)
+            if (!pointwise && by_rows)
+                oi__conv_im2col_2d(g, wide, xg, cg, cols);
+            else if (!pointwise)
                 oi__conv_im2col(g, wide, targets, xg, cg, cols);
             s = oi__conv_gemm(wide, false, false, mg, g->out_sp, rows, 1.0, oi__conv_at(w.data, wide, grp * mg * rows), rows,
                               pointwise ? xg : cols, g->out_sp, 0.0, yg, g->out_sp);
