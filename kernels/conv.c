@@ -534,10 +534,9 @@ static void oi__conv_add_bias(const oi__conv_buf *bias, bool wide, int64_t first
             double b = ((const double *)bias->data)[first + r], *row = (double *)y + r * cols;
             for (int64_t q = 0; q < cols; q++)
                 row[q] += b;
-        } else {
-            float b = ((const float *)bias->data)[first + r], *row = (float *)y + r * cols;
-            for (int64_t q = 0; q < cols; q++)
-                row[q] += b;
+        } else { /* the add op's vector loop (elementwise.c): row + b, one rounding each */
+            float *row = (float *)y + r * cols;
+            oi__ew_seg_f32(OI_OP_add, row, (const float *)bias->data + first + r, row, cols, true, false, 0.0f);
         }
     }
 }
@@ -559,6 +558,7 @@ typedef struct oi__dw_job {
     const float *x, *w, *bias;
     float *y;
     int64_t per_task; /* (image, output channel) pairs per task */
+    oi__gemm_isa isa; /* AVX-512 / AVX2: column-stride-1 planes in vector lanes */
 } oi__dw_job;
 
 /* The output columns [lo, hi) whose input column ox * stride + off is inside [0, width). */
@@ -597,6 +597,84 @@ static void oi__dw_plane(const oi__conv_geom *g, const float *x, const float *w,
     }
 }
 
+/* The same plane with output columns in vector lanes, for a column stride
+ * of 1: each block of lanes starts from the bias and adds w * x per kernel
+ * position in the scalar loop's order, a product then a sum (no FMA), and
+ * only in the lanes whose input column is inside the row, so the result is
+ * the scalar loop's bit for bit. Masked-off lanes are never loaded. */
+#if OI__GEMM_X86
+/* The input column block [ox0 + off, ...) of row src, possibly before its start: only
+ * lanes in [lo, hi) are read. */
+static const float *oi__dw_block_at(const float *src, int64_t at) {
+    return (const float *)(const void *)((const char *)src + at * (int64_t)sizeof(float));
+}
+
+OI__TARGET_AVX512 static void oi__dw_plane_avx512(const oi__conv_geom *g, const float *x, const float *w, float b,
+                                                  float *y) {
+    int two = g->s == 2, h = two ? 0 : -1, c = g->s - 1;
+    int64_t in_h = two ? g->in[h] : 1, in_w = g->in[c], out_h = two ? g->out[h] : 1, out_w = g->out[c];
+    int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c];
+    for (int64_t oy = 0; oy < out_h; oy++)
+        for (int64_t ox0 = 0; ox0 < out_w; ox0 += 16) {
+            int64_t width = out_w - ox0 < 16 ? out_w - ox0 : 16;
+            __m512 acc = _mm512_set1_ps(b);
+            for (int64_t ky = 0; ky < k_h; ky++) {
+                int64_t iy = two ? oy * g->stride[h] - g->pad_b[h] + ky * g->dil[h] : 0;
+                if (iy < 0 || iy >= in_h)
+                    continue;
+                const float *src = x + iy * in_w;
+                for (int64_t kx = 0; kx < k_w; kx++) {
+                    int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
+                    oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
+                    lo = lo > ox0 ? lo - ox0 : 0;
+                    hi = hi < ox0 + width ? hi - ox0 : width;
+                    if (lo >= hi)
+                        continue;
+                    __mmask16 m = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+                    __m512 v = _mm512_maskz_loadu_ps(m, oi__dw_block_at(src, ox0 + off));
+                    acc = _mm512_mask_add_ps(acc, m, acc, _mm512_mul_ps(_mm512_set1_ps(w[ky * k_w + kx]), v));
+                }
+            }
+            _mm512_mask_storeu_ps(y + oy * out_w + ox0, (__mmask16)((1u << width) - 1u), acc);
+        }
+}
+
+OI__TARGET_AVX2 static void oi__dw_plane_avx2(const oi__conv_geom *g, const float *x, const float *w, float b,
+                                              float *y) {
+    int two = g->s == 2, h = two ? 0 : -1, c = g->s - 1;
+    int64_t in_h = two ? g->in[h] : 1, in_w = g->in[c], out_h = two ? g->out[h] : 1, out_w = g->out[c];
+    int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c];
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t oy = 0; oy < out_h; oy++)
+        for (int64_t ox0 = 0; ox0 < out_w; ox0 += 8) {
+            int64_t width = out_w - ox0 < 8 ? out_w - ox0 : 8;
+            __m256 acc = _mm256_set1_ps(b);
+            for (int64_t ky = 0; ky < k_h; ky++) {
+                int64_t iy = two ? oy * g->stride[h] - g->pad_b[h] + ky * g->dil[h] : 0;
+                if (iy < 0 || iy >= in_h)
+                    continue;
+                const float *src = x + iy * in_w;
+                for (int64_t kx = 0; kx < k_w; kx++) {
+                    int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
+                    oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
+                    lo = lo > ox0 ? lo - ox0 : 0;
+                    hi = hi < ox0 + width ? hi - ox0 : width;
+                    if (lo >= hi)
+                        continue;
+                    /* lanes lo <= i < hi: (i > lo - 1) and (hi > i) */
+                    __m256i m = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)lo - 1)),
+                                                 _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), lane));
+                    __m256 v = _mm256_maskload_ps(oi__dw_block_at(src, ox0 + off), m);
+                    __m256 sum = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[ky * k_w + kx]), v));
+                    acc = _mm256_blendv_ps(acc, sum, _mm256_castsi256_ps(m));
+                }
+            }
+            __m256i out = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), lane);
+            _mm256_maskstore_ps(y + oy * out_w + ox0, out, acc);
+        }
+}
+#endif
+
 static void oi__dw_task(void *ctx, int task, int thread) {
     const oi__dw_job *j = (const oi__dw_job *)ctx;
     const oi__conv_geom *g = j->g;
@@ -605,8 +683,19 @@ static void oi__dw_task(void *ctx, int task, int thread) {
     int64_t end = first + j->per_task < pairs ? first + j->per_task : pairs, mult = g->out_c / g->in_c;
     for (int64_t p = first; p < end; p++) {
         int64_t n = p / g->out_c, oc = p % g->out_c;
-        oi__dw_plane(g, j->x + (n * g->in_c + oc / mult) * g->in_sp, j->w + oc * g->k_sp, j->bias ? j->bias[oc] : 0.0f,
-                     j->y + (n * g->out_c + oc) * g->out_sp);
+        const float *x = j->x + (n * g->in_c + oc / mult) * g->in_sp, *w = j->w + oc * g->k_sp;
+        float b = j->bias ? j->bias[oc] : 0.0f, *y = j->y + (n * g->out_c + oc) * g->out_sp;
+#if OI__GEMM_X86
+        if (j->isa == OI__GEMM_ISA_AVX512) {
+            oi__dw_plane_avx512(g, x, w, b, y);
+            continue;
+        }
+        if (j->isa == OI__GEMM_ISA_AVX2) {
+            oi__dw_plane_avx2(g, x, w, b, y);
+            continue;
+        }
+#endif
+        oi__dw_plane(g, x, w, b, y);
     }
 }
 
@@ -615,14 +704,59 @@ static bool oi__conv_is_depthwise(const oi__conv_geom *g, bool wide) {
 }
 
 static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const float *w, const float *bias, float *y) {
-    oi__dw_job j = {g, x, w, bias, y, 0};
+    oi__dw_job j = {g, x, w, bias, y, 0, OI__GEMM_ISA_PORTABLE};
+    if (g->stride[g->s - 1] == 1 && g->out[g->s - 1] <= INT32_MAX)
+        j.isa = oi__gemm_active_isa();
     int64_t pairs = g->batch * g->out_c;
-    oi__threadpool *pool = pairs * g->out_sp * g->k_sp >= ((int64_t)1 << 15) ? oi__threadpool_default() : NULL;
+    /* in vector lanes 2^18 multiply-adds take ~20 us: below that one thread */
+    int64_t parallel_min = j.isa == OI__GEMM_ISA_PORTABLE ? (int64_t)1 << 15 : (int64_t)1 << 18;
+    oi__threadpool *pool = pairs * g->out_sp * g->k_sp >= parallel_min ? oi__threadpool_default() : NULL;
     int64_t tasks = pool ? oi__threadpool_size(pool) * 8 : 1;
     if (tasks > pairs)
         tasks = pairs;
     j.per_task = (pairs + tasks - 1) / tasks;
     oi__threadpool_run(pool, (int)((pairs + j.per_task - 1) / j.per_task), oi__dw_task, &j);
+}
+
+/* im2col of a 2-D conv by rows, without the index table: for each channel
+ * and kernel position, each output row is a zero row (its input row is in
+ * the padding) or a strided copy of one input row between zero ends. The
+ * same cols as oi__conv_im2col; the table cost more than the gemm for
+ * PP-OCR's stem (27 x 2304 int64 written and read every step). */
+#define OI__IM2COL_ROW(T) \
+    do { \
+        T *dst = (T *)cols + row + oy * out_w; \
+        const T *src = (const T *)x + c * g->in_sp + iy * in_w; \
+        for (int64_t ox = 0; ox < lo; ox++) \
+            dst[ox] = 0; \
+        for (int64_t ox = lo; ox < hi; ox++) \
+            dst[ox] = src[ox * sw + off]; \
+        for (int64_t ox = hi; ox < out_w; ox++) \
+            dst[ox] = 0; \
+    } while (0)
+
+static void oi__conv_im2col_2d(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *cols) {
+    int64_t in_h = g->in[0], in_w = g->in[1], out_h = g->out[0], out_w = g->out[1], sw = g->stride[1];
+    for (int64_t c = 0; c < channels; c++)
+        for (int64_t ky = 0; ky < g->kernel[0]; ky++)
+            for (int64_t kx = 0; kx < g->kernel[1]; kx++) {
+                int64_t row = (c * g->k_sp + ky * g->kernel[1] + kx) * g->out_sp;
+                int64_t off = kx * g->dil[1] - g->pad_b[1], lo, hi;
+                oi__dw_columns(off, sw, in_w, out_w, &lo, &hi);
+                lo = lo > out_w ? out_w : lo;
+                hi = hi < lo ? lo : hi;
+                for (int64_t oy = 0; oy < out_h; oy++) {
+                    int64_t iy = oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0];
+                    if (iy < 0 || iy >= in_h) {
+                        memset(oi__conv_at(cols, wide, row + oy * out_w), 0, (size_t)out_w * oi__conv_esize(wide));
+                        continue;
+                    }
+                    if (wide)
+                        OI__IM2COL_ROW(double);
+                    else
+                        OI__IM2COL_ROW(float);
+                }
+            }
 }
 
 /* Per image and group: y[M/g, out] = w[M/g, C/g * k] x cols[C/g * k, out]
@@ -646,16 +780,19 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
         oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
         return OI_OK;
     }
+    bool by_rows = g->s == 2; /* 2-D: oi__conv_im2col_2d, no index table */
     if (s == OI_OK && !pointwise) {
-        targets = oi__conv_targets(g, g->out, g->in);
-        cols = targets ? oi__conv_scratch(rows * g->out_sp, wide) : NULL;
+        targets = by_rows ? NULL : oi__conv_targets(g, g->out, g->in);
+        cols = targets || by_rows ? oi__conv_scratch(rows * g->out_sp, wide) : NULL;
         s = cols ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
     }
     for (int64_t n = 0; n < g->batch && s == OI_OK; n++)
         for (int64_t grp = 0; grp < g->group && s == OI_OK; grp++) {
             const void *xg = oi__conv_at(x.data, wide, (n * g->in_c + grp * cg) * g->in_sp);
             void *yg = oi__conv_at(y.data, wide, (n * g->out_c + grp * mg) * g->out_sp);
-            if (!pointwise)
+            if (!pointwise && by_rows)
+                oi__conv_im2col_2d(g, wide, xg, cg, cols);
+            else if (!pointwise)
                 oi__conv_im2col(g, wide, targets, xg, cg, cols);
             s = oi__conv_gemm(wide, false, false, mg, g->out_sp, rows, 1.0, oi__conv_at(w.data, wide, grp * mg * rows), rows,
                               pointwise ? xg : cols, g->out_sp, 0.0, yg, g->out_sp);
@@ -716,6 +853,166 @@ static oi_status oi__conv_transpose(const oi__kernel_args *k, const oi__conv_geo
 
 /* avg_pool's divisor per output position: the window positions inside
  * the input (count_include_pad false) or inside input + pads (true). */
+/* ---- f32 pooling read in place ----
+ * A dense f32 input used to be copied to f64 first; max is exact either way,
+ * and the average still sums in f64 (in lanes: the order of the f64 sums
+ * changes, not the precision). */
+
+#if OI__GEMM_X86
+/* One output row of a max pool, 16 columns at a time: the window's columns
+ * gathered (any stride and dilation), lanes outside the row left out. */
+OI__TARGET_AVX512 static void oi__conv_max_row_avx512(const oi__conv_geom *g, const float *plane, int64_t oy, float *out) {
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int64_t ox0 = 0; ox0 < g->out[1]; ox0 += 16) {
+        int64_t width = g->out[1] - ox0 < 16 ? g->out[1] - ox0 : 16;
+        __mmask16 live = (__mmask16)((1u << width) - 1u);
+        __m512 m = _mm512_set1_ps(-INFINITY);
+        for (int64_t ky = 0; ky < g->kernel[0]; ky++) {
+            int64_t iy = oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0];
+            if (iy < 0 || iy >= g->in[0])
+                continue;
+            for (int64_t kx = 0; kx < g->kernel[1]; kx++) {
+                int64_t first = ox0 * g->stride[1] - g->pad_b[1] + kx * g->dil[1];
+                __m512i ix = _mm512_add_epi32(_mm512_set1_epi32((int)first),
+                                              _mm512_mullo_epi32(lane, _mm512_set1_epi32((int)g->stride[1])));
+                __mmask16 in = live & _mm512_cmpge_epi32_mask(ix, _mm512_setzero_si512()) &
+                               _mm512_cmplt_epi32_mask(ix, _mm512_set1_epi32((int)g->in[1]));
+                __m512 v = _mm512_mask_i32gather_ps(_mm512_set1_ps(-INFINITY), in, ix, plane + iy * g->in[1], 4);
+                /* v wins where m is not NaN and (v > m or v is NaN): once NaN, stays NaN */
+                __mmask16 take = _mm512_cmp_ps_mask(m, m, _CMP_ORD_Q) &
+                                 (_mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q));
+                m = _mm512_mask_mov_ps(m, take, v);
+            }
+        }
+        _mm512_mask_storeu_ps(out + ox0, live, m);
+    }
+}
+
+/* The same in AVX2's 8 lanes: the gather's mask is a vector, the NaN test a blend. */
+OI__TARGET_AVX2 static void oi__conv_max_row_avx2(const oi__conv_geom *g, const float *plane, int64_t oy, float *out) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t ox0 = 0; ox0 < g->out[1]; ox0 += 8) {
+        int64_t width = g->out[1] - ox0 < 8 ? g->out[1] - ox0 : 8;
+        __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), lane);
+        __m256 m = _mm256_set1_ps(-INFINITY);
+        for (int64_t ky = 0; ky < g->kernel[0]; ky++) {
+            int64_t iy = oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0];
+            if (iy < 0 || iy >= g->in[0])
+                continue;
+            for (int64_t kx = 0; kx < g->kernel[1]; kx++) {
+                int64_t first = ox0 * g->stride[1] - g->pad_b[1] + kx * g->dil[1];
+                __m256i ix = _mm256_add_epi32(_mm256_set1_epi32((int)first),
+                                              _mm256_mullo_epi32(lane, _mm256_set1_epi32((int)g->stride[1])));
+                __m256i in = _mm256_and_si256(live, _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(-1)),
+                                                                     _mm256_cmpgt_epi32(_mm256_set1_epi32((int)g->in[1]), ix)));
+                __m256 v = _mm256_mask_i32gather_ps(_mm256_set1_ps(-INFINITY), plane + iy * g->in[1], ix,
+                                                    _mm256_castsi256_ps(in), 4);
+                __m256 take = _mm256_and_ps(_mm256_cmp_ps(m, m, _CMP_ORD_Q),
+                                            _mm256_or_ps(_mm256_cmp_ps(v, m, _CMP_GT_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+                m = _mm256_blendv_ps(m, v, take);
+            }
+        }
+        _mm256_maskstore_ps(out + ox0, live, m);
+    }
+}
+#endif
+
+/* max_pool2d on dense f32: false when the tensors are not (the f64 path runs). */
+static bool oi__conv_max_pool_f32(const oi__kernel_args *k, const oi__conv_geom *g) {
+    if (k->op != OI_OP_max_pool2d || g->s != 2 || !oi__conv_is_dense_as(k->in[0], false) ||
+        !oi__conv_is_dense_as(k->out, false))
+        return false;
+    const float *x = (const float *)oi__op_cdata(k->in[0]) + k->in[0]->offset;
+    float *y = (float *)oi__tensor_data(k->out) + k->out->offset;
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if ((isa == OI__GEMM_ISA_AVX512 || isa == OI__GEMM_ISA_AVX2) && g->in[1] * g->stride[1] < INT32_MAX / 2 &&
+        g->kernel[1] * g->dil[1] < INT32_MAX / 2) {
+        for (int64_t p = 0; p < g->batch * g->in_c; p++)
+            for (int64_t oy = 0; oy < g->out[0]; oy++) {
+                const float *plane = x + p * g->in[0] * g->in[1];
+                float *row = y + (p * g->out[0] + oy) * g->out[1];
+                if (isa == OI__GEMM_ISA_AVX512)
+                    oi__conv_max_row_avx512(g, plane, oy, row);
+                else
+                    oi__conv_max_row_avx2(g, plane, oy, row);
+            }
+        return true;
+    }
+#endif
+    for (int64_t p = 0; p < g->batch * g->in_c; p++)
+        for (int64_t oy = 0; oy < g->out[0]; oy++)
+            for (int64_t ox = 0; ox < g->out[1]; ox++) {
+                float m = -INFINITY;
+                for (int64_t ky = 0; ky < g->kernel[0]; ky++) {
+                    int64_t iy = oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0];
+                    if (iy < 0 || iy >= g->in[0])
+                        continue;
+                    for (int64_t kx = 0; kx < g->kernel[1]; kx++) {
+                        int64_t ix = ox * g->stride[1] - g->pad_b[1] + kx * g->dil[1];
+                        float v = ix < 0 || ix >= g->in[1] ? -INFINITY : x[(p * g->in[0] + iy) * g->in[1] + ix];
+                        if (m == m && (v > m || v != v)) /* once NaN, stays NaN */
+                            m = v;
+                    }
+                }
+                y[(p * g->out[0] + oy) * g->out[1] + ox] = m;
+            }
+    return true;
+}
+
+/* sum of n floats in f64 */
+static double oi__conv_sum_f32_plain(const float *x, int64_t n) {
+    double part[4] = {0, 0, 0, 0}, sum = 0.0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int l = 0; l < 4; l++)
+            part[l] += x[i + l];
+    for (; i < n; i++)
+        sum += x[i];
+    return sum + ((part[0] + part[1]) + (part[2] + part[3]));
+}
+
+#if OI__GEMM_X86
+OI__TARGET_AVX512 static double oi__conv_sum_f32_avx512(const float *x, int64_t n) {
+    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm512_add_pd(a0, _mm512_maskz_cvtps_pd((__mmask8)0xFF, _mm256_loadu_ps(x + i)));
+        a1 = _mm512_add_pd(a1, _mm512_maskz_cvtps_pd((__mmask8)0xFF, _mm256_loadu_ps(x + i + 8)));
+    }
+    double sum = oi__v512_sum_pd(_mm512_add_pd(a0, a1));
+    for (; i < n; i++)
+        sum += x[i];
+    return sum;
+}
+
+OI__TARGET_AVX2 static double oi__conv_sum_f32_avx2(const float *x, int64_t n) {
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
+    }
+    __m256d a = _mm256_add_pd(a0, a1);
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+    double sum = _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+    for (; i < n; i++)
+        sum += x[i];
+    return sum;
+}
+#endif
+
+static double oi__conv_sum_f32(const float *x, int64_t n) {
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (isa == OI__GEMM_ISA_AVX512)
+        return oi__conv_sum_f32_avx512(x, n);
+    if (isa == OI__GEMM_ISA_AVX2)
+        return oi__conv_sum_f32_avx2(x, n);
+#endif
+    return oi__conv_sum_f32_plain(x, n);
+}
+
 static void oi__conv_pool_divisors(const oi__conv_geom *g, const int64_t *targets, bool include_pad, double *div) {
     if (!include_pad) {
         for (int64_t q = 0; q < g->out_sp; q++)
@@ -744,6 +1041,8 @@ static void oi__conv_pool_divisors(const oi__conv_geom *g, const int64_t *target
 
 /* max: NaN wins (it propagates); padding is ignored. avg: sum / divisor. */
 static oi_status oi__conv_pool(const oi__kernel_args *k, const oi__conv_geom *g) {
+    if (oi__conv_max_pool_f32(k, g))
+        return OI_OK;
     bool is_max = k->op == OI_OP_max_pool2d;
     oi__conv_buf x = {NULL, false}, y = {NULL, false};
     oi_status s = oi__conv_dense(k->in[0], true, &x);
@@ -787,6 +1086,13 @@ static oi_status oi__conv_pool(const oi__kernel_args *k, const oi__conv_geom *g)
 static oi_status oi__conv_global_avg(const oi__kernel_args *k) {
     const oi__tensor *xt = k->in[0];
     int64_t planes = xt->shape[0] * xt->shape[1], area = oi__shape_numel(xt->ndim - 2, xt->shape + 2);
+    if (oi__conv_is_dense_as(xt, false) && oi__conv_is_dense_as(k->out, false)) {
+        const float *src = (const float *)oi__op_cdata(xt) + xt->offset;
+        float *dst = (float *)oi__tensor_data(k->out) + k->out->offset;
+        for (int64_t p = 0; p < planes; p++)
+            dst[p] = area ? (float)(oi__conv_sum_f32(src + p * area, area) / (double)area) : NAN;
+        return OI_OK;
+    }
     oi__conv_buf x = {NULL, false}, y = {NULL, false};
     oi_status s = oi__conv_dense(xt, true, &x);
     if (s == OI_OK)

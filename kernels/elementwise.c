@@ -266,18 +266,50 @@ typedef struct oi__ew_job {
             OI__EW_BLOCKS(T, EXPR, j, 0); \
     } while (0)
 
+/* The f32 loops are compiled three times: for the build's ISA, and under
+ * AVX2 and AVX-512 target attributes (picked by the gemm's ISA choice, so
+ * OPENINFER_ISA caps them too), because a library built without -march
+ * would otherwise run them 4 lanes wide. The same C: the same results. */
+#define OI__EW_SEG_F32_BODY \
+    uint32_t mb; \
+    memcpy(&mb, &mask, sizeof mb); \
+    switch (op) { \
+    case OI_OP_add: OI__EW_LOOP(float, x + z); break; \
+    case OI_OP_sub: OI__EW_LOOP(float, x - z); break; \
+    case OI_OP_mul: OI__EW_LOOP(float, x * z); break; \
+    default: /* div: b == 0 gives the mask, selected on the bits */ \
+        OI__EW_LOOP(float, oi__ew_pick32(z, x / z, mb)); \
+        break; \
+    }
+
+static void oi__ew_seg_f32_base(oi_op op, const float *a, const float *b, float *y, int64_t len, bool sa, bool sb,
+                                float mask) {
+    OI__EW_SEG_F32_BODY
+}
+
+#if OI__GEMM_X86
+OI__TARGET_AVX2 static void oi__ew_seg_f32_avx2(oi_op op, const float *a, const float *b, float *y, int64_t len,
+                                                bool sa, bool sb, float mask) {
+    OI__EW_SEG_F32_BODY
+}
+
+OI__TARGET_AVX512 static void oi__ew_seg_f32_avx512(oi_op op, const float *a, const float *b, float *y, int64_t len,
+                                                    bool sa, bool sb, float mask) {
+    OI__EW_SEG_F32_BODY
+}
+#endif
+
 static void oi__ew_seg_f32(oi_op op, const float *a, const float *b, float *y, int64_t len, bool sa, bool sb,
                            float mask) {
-    uint32_t mb;
-    memcpy(&mb, &mask, sizeof mb);
-    switch (op) {
-    case OI_OP_add: OI__EW_LOOP(float, x + z); break;
-    case OI_OP_sub: OI__EW_LOOP(float, x - z); break;
-    case OI_OP_mul: OI__EW_LOOP(float, x * z); break;
-    default: /* div: b == 0 gives the mask, selected on the bits */
-        OI__EW_LOOP(float, oi__ew_pick32(z, x / z, mb));
-        break;
-    }
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (isa == OI__GEMM_ISA_AVX512)
+        oi__ew_seg_f32_avx512(op, a, b, y, len, sa, sb, mask);
+    else if (isa == OI__GEMM_ISA_AVX2)
+        oi__ew_seg_f32_avx2(op, a, b, y, len, sa, sb, mask);
+    else
+#endif
+        oi__ew_seg_f32_base(op, a, b, y, len, sa, sb, mask);
 }
 
 static void oi__ew_seg_f64(oi_op op, const double *a, const double *b, double *y, int64_t len, bool sa, bool sb,
@@ -298,29 +330,70 @@ static inline uint32_t oi__ew_relu_bits32(uint32_t xb, uint32_t rb) {
     return (rb & m) | (xb & ~m);
 }
 
-/* relu with slope, no clamps: x < 0 (not -0, not NaN) gives x * slope. */
-static void oi__ew_relu_f32(const float *a, float *y, int64_t len, double slope) {
-    float slope_f = (float)slope;
-    if ((double)slope_f == slope) {
-        /* a float slope (0 included): the f32 product is the double one
-         * rounded once (24 x 24 bits are exact in a double). Whole blocks
-         * through a local buffer, as OI__EW_BLOCKS does. */
-        int64_t j = 0;
-        for (; j + OI__EW_BLOCK <= len; j += OI__EW_BLOCK) {
-            uint32_t xb[OI__EW_BLOCK], rb[OI__EW_BLOCK];
-            float r[OI__EW_BLOCK];
-            memcpy(xb, a + j, sizeof xb);
-            for (int i = 0; i < OI__EW_BLOCK; i++)
-                r[i] = a[j + i] * slope_f;
-            memcpy(rb, r, sizeof rb);
-            for (int i = 0; i < OI__EW_BLOCK; i++)
-                xb[i] = oi__ew_relu_bits32(xb[i], rb[i]);
-            memcpy(y + j, xb, sizeof xb);
-        }
-        a += j;
-        y += j;
-        len -= j;
+/* relu with slope, then its clamps (hi first, then lo; NaN passes) when
+ * `clamps`: x < 0 (not -0, not NaN) gives x * slope. */
+#define OI__EW_RELU_F32_BLOCKS \
+    float slope_f = (float)slope, lo_f = (float)lo, hi_f = (float)hi; \
+    int64_t j = 0; \
+    if ((double)slope_f == slope) { \
+        /* a float slope (0 included): the f32 product is the double one \
+         * rounded once (24 x 24 bits are exact in a double). Whole blocks \
+         * through a local buffer, as OI__EW_BLOCKS does, clamped there. */ \
+        for (; j + OI__EW_BLOCK <= len; j += OI__EW_BLOCK) { \
+            uint32_t xb[OI__EW_BLOCK], rb[OI__EW_BLOCK]; \
+            float r[OI__EW_BLOCK]; \
+            memcpy(xb, a + j, sizeof xb); \
+            for (int i = 0; i < OI__EW_BLOCK; i++) \
+                r[i] = a[j + i] * slope_f; \
+            memcpy(rb, r, sizeof rb); \
+            for (int i = 0; i < OI__EW_BLOCK; i++) \
+                xb[i] = oi__ew_relu_bits32(xb[i], rb[i]); \
+            memcpy(r, xb, sizeof r); \
+            if (clamps) \
+                for (int i = 0; i < OI__EW_BLOCK; i++) { \
+                    float c = r[i] > hi_f ? hi_f : r[i]; \
+                    r[i] = c < lo_f ? lo_f : c; \
+                } \
+            memcpy(y + j, r, sizeof r); \
+        } \
     }
+
+static int64_t oi__ew_relu_f32_base(const float *a, float *y, int64_t len, double slope, bool clamps, double lo,
+                                    double hi) {
+    OI__EW_RELU_F32_BLOCKS
+    return j;
+}
+
+#if OI__GEMM_X86
+OI__TARGET_AVX2 static int64_t oi__ew_relu_f32_avx2(const float *a, float *y, int64_t len, double slope, bool clamps,
+                                                    double lo, double hi) {
+    OI__EW_RELU_F32_BLOCKS
+    return j;
+}
+
+OI__TARGET_AVX512 static int64_t oi__ew_relu_f32_avx512(const float *a, float *y, int64_t len, double slope,
+                                                        bool clamps, double lo, double hi) {
+    OI__EW_RELU_F32_BLOCKS
+    return j;
+}
+#endif
+
+/* The elements done in whole blocks (clamped too when `clamps`); the rest is
+ * left to the loops below. */
+static int64_t oi__ew_relu_f32_blocks(const float *a, float *y, int64_t len, double slope, bool clamps, double lo,
+                                      double hi) {
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (isa == OI__GEMM_ISA_AVX512)
+        return oi__ew_relu_f32_avx512(a, y, len, slope, clamps, lo, hi);
+    if (isa == OI__GEMM_ISA_AVX2)
+        return oi__ew_relu_f32_avx2(a, y, len, slope, clamps, lo, hi);
+#endif
+    return oi__ew_relu_f32_base(a, y, len, slope, clamps, lo, hi);
+}
+
+/* relu's tail (after the blocks), element by element. */
+static void oi__ew_relu_f32(const float *a, float *y, int64_t len, double slope) {
     for (int64_t j = 0; j < len; j++) {
         uint32_t xb, rb;
         float r = (float)((double)a[j] * slope); /* as the generic path rounds it */
@@ -382,8 +455,11 @@ static void oi__ew_unary_chunk(const oi__ew_job *jb, int64_t lo, int64_t hi) {
     } else {
         const float *a = (const float *)jb->a + lo;
         float *y = (float *)jb->y + lo;
-        if (relu)
+        if (relu) { /* whole blocks relu'd and clamped in one pass, then the tail */
+            int64_t done = oi__ew_relu_f32_blocks(a, y, hi - lo, jb->slope, clamps, jb->lo, jb->hi);
+            a += done, y += done, lo += done;
             oi__ew_relu_f32(a, y, hi - lo, jb->slope);
+        }
         if (!relu || clamps)
             oi__ew_clamp_f32(a, y, hi - lo, jb->lo, jb->hi, relu);
     }

@@ -644,6 +644,10 @@ static const oi__gemm_f32_packed *oi__gemm_f32_packed_b(const oi__gemm_f32_impl 
 #define OI__GEMM_SKINNY 4
 #define OI__GEMM_SKINNY_DOT_CHUNK 64   /* big-side indices per dot task */
 #define OI__GEMM_SKINNY_AXPY_BLOCK 65536 /* floats of partial sums kept hot */
+/* In SIMD lanes a skinny product of 2^20 multiply-adds takes some 30-60 us on
+ * one core; below that a second thread saves less than its hand-off risks
+ * (a worker descheduled mid-task holds the step up). */
+#define OI__GEMM_SKINNY_PARALLEL_MIN ((int64_t)1 << 20)
 
 typedef struct oi__gemm_f32_skinny_job {
     int64_t n_small, n_big, k;
@@ -657,6 +661,7 @@ typedef struct oi__gemm_f32_skinny_job {
     int64_t bias_s, bias_t;
     int n_tasks;
     float *partial;        /* axpy: n_tasks x n_small x n_big */
+    oi__gemm_isa isa;      /* AVX-512 / AVX2: the SIMD loops below; else the plain ones */
 } oi__gemm_f32_skinny_job;
 
 /* 16 independent partial sums: vectorizes without reassociation flags. */
@@ -680,11 +685,254 @@ static void oi__gemm_f32_skinny_store(const oi__gemm_f32_skinny_job *job, int64_
            (job->bias ? job->bias[s * job->bias_s + t * job->bias_t] : 0.0f);
 }
 
+/* ---- skinny products in SIMD lanes ----
+ * The plain loops above compile for the baseline ISA (SSE2) unless the user
+ * builds with -march; these take the big operand in AVX-512 / AVX2 vectors
+ * whatever the flags, all n_small (1-4) rows at once so it is read once. */
+#if OI__GEMM_X86
+/* Horizontal sums and extremes of a 512-bit vector, for the kernels here and
+ * in conv.c, reduce.c and quant.c. Not GCC's _mm512_reduce_*, and the
+ * shuffles and halves in their all-lanes masked forms: the plain intrinsics
+ * pass _mm512_undefined_* along, which g++ 12 flags as (maybe-)uninitialized
+ * (OI__ALL_LANES below, vexp.h). */
+#define OI__V512_ALL ((__mmask16)0xFFFF)
+OI__TARGET_AVX512 static inline __m256 oi__v512_halves_ps(__m512 v, bool max) {
+    __m512 w = _mm512_maskz_shuffle_f32x4(OI__V512_ALL, v, v, 0x4E), f;
+    f = max ? _mm512_maskz_max_ps(OI__V512_ALL, v, w) : _mm512_add_ps(v, w);
+    return _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd((__mmask8)0xF, _mm512_castps_pd(f), 0));
+}
+
+OI__TARGET_AVX512 static inline float oi__v512_fold_ps(__m512 v, bool max) {
+    __m256 h = oi__v512_halves_ps(v, max);
+    __m128 lo = _mm256_castps256_ps128(h), hi = _mm256_extractf128_ps(h, 1);
+    __m128 x = max ? _mm_max_ps(lo, hi) : _mm_add_ps(lo, hi);
+    x = max ? _mm_max_ps(x, _mm_movehl_ps(x, x)) : _mm_add_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(max ? _mm_max_ss(x, _mm_shuffle_ps(x, x, 1)) : _mm_add_ss(x, _mm_shuffle_ps(x, x, 1)));
+}
+
+OI__TARGET_AVX512 static inline float oi__v512_sum_ps(__m512 v) { return oi__v512_fold_ps(v, false); }
+
+/* the largest lane; NaN lanes must not occur (the callers keep them out) */
+OI__TARGET_AVX512 static inline float oi__v512_max_ps(__m512 v) { return oi__v512_fold_ps(v, true); }
+
+OI__TARGET_AVX512 static inline float oi__v512_min_ps(__m512 v) {
+    return -oi__v512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), v));
+}
+
+OI__TARGET_AVX512 static inline double oi__v512_sum_pd(__m512d v) {
+    __m512d f = _mm512_add_pd(v, _mm512_maskz_shuffle_f64x2((__mmask8)0xFF, v, v, 0x4E));
+    __m256d h = _mm512_maskz_extractf64x4_pd((__mmask8)0xF, f, 0);
+    __m128d x = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(x, _mm_unpackhi_pd(x, x)));
+}
+
+OI__TARGET_AVX512 static inline int32_t oi__v512_sum_epi32(__m512i v) {
+    __m512i f = _mm512_add_epi32(v, _mm512_maskz_shuffle_i32x4(OI__V512_ALL, v, v, 0x4E));
+    __m256i h = _mm512_maskz_extracti64x4_epi64((__mmask8)0xF, f, 0);
+    __m128i x = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4E));
+    return _mm_cvtsi128_si32(_mm_add_epi32(x, _mm_shuffle_epi32(x, 0xB1)));
+}
+
+#define OI__SKINNY_ALWAYS_INLINE __attribute__((always_inline)) inline
+/* Unrolled loops over the rows and lanes keep the accumulator arrays in
+ * registers; GCC at -O2 would otherwise leave them on the stack (a third
+ * slower than at -O3). */
+#define OI__SKINNY_UNROLL _Pragma("GCC unroll 16")
+
+/* out[s] = sum_p small[s * k + p] * y[p] for s < NS; 2 x 16 lanes per row. */
+OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_dots_avx512_n(const float *small, int64_t k, int ns,
+                                                                                 const float *y, float *out) {
+    __m512 acc0[4], acc1[4];
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < 4; s++)
+        acc0[s] = acc1[s] = _mm512_setzero_ps();
+    int64_t p = 0;
+    for (; p + 32 <= k; p += 32) {
+        __m512 y0 = _mm512_loadu_ps(y + p), y1 = _mm512_loadu_ps(y + p + 16);
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < ns; s++) {
+            acc0[s] = _mm512_fmadd_ps(_mm512_loadu_ps(small + s * k + p), y0, acc0[s]);
+            acc1[s] = _mm512_fmadd_ps(_mm512_loadu_ps(small + s * k + p + 16), y1, acc1[s]);
+        }
+    }
+    for (; p < k; p += 16) {
+        __mmask16 m = k - p >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (k - p)) - 1u);
+        __m512 y0 = _mm512_maskz_loadu_ps(m, y + p);
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < ns; s++)
+            acc0[s] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, small + s * k + p), y0, acc0[s]);
+    }
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < ns; s++)
+        out[s] = oi__v512_sum_ps(_mm512_add_ps(acc0[s], acc1[s]));
+}
+
+OI__TARGET_AVX512 static void oi__skinny_dots_avx512(const float *small, int64_t k, int ns, const float *y, float *out) {
+    switch (ns) { /* a constant row count: the accumulators stay in registers */
+    case 1: oi__skinny_dots_avx512_n(small, k, 1, y, out); break;
+    case 2: oi__skinny_dots_avx512_n(small, k, 2, y, out); break;
+    case 3: oi__skinny_dots_avx512_n(small, k, 3, y, out); break;
+    default: oi__skinny_dots_avx512_n(small, k, 4, y, out); break;
+    }
+}
+
+OI__TARGET_AVX2 static inline float oi__skinny_hsum_avx2(__m256 v) {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
+    return _mm_cvtss_f32(x);
+}
+
+OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_dots_avx2_n(const float *small, int64_t k, int ns,
+                                                                             const float *y, float *out) {
+    __m256 acc0[4], acc1[4];
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < 4; s++)
+        acc0[s] = acc1[s] = _mm256_setzero_ps();
+    int64_t p = 0;
+    for (; p + 16 <= k; p += 16) {
+        __m256 y0 = _mm256_loadu_ps(y + p), y1 = _mm256_loadu_ps(y + p + 8);
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < ns; s++) {
+            acc0[s] = _mm256_fmadd_ps(_mm256_loadu_ps(small + s * k + p), y0, acc0[s]);
+            acc1[s] = _mm256_fmadd_ps(_mm256_loadu_ps(small + s * k + p + 8), y1, acc1[s]);
+        }
+    }
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < ns; s++) {
+        float sum = oi__skinny_hsum_avx2(_mm256_add_ps(acc0[s], acc1[s]));
+        for (int64_t q = p; q < k; q++)
+            sum += small[s * k + q] * y[q];
+        out[s] = sum;
+    }
+}
+
+OI__TARGET_AVX2 static void oi__skinny_dots_avx2(const float *small, int64_t k, int ns, const float *y, float *out) {
+    switch (ns) {
+    case 1: oi__skinny_dots_avx2_n(small, k, 1, y, out); break;
+    case 2: oi__skinny_dots_avx2_n(small, k, 2, y, out); break;
+    case 3: oi__skinny_dots_avx2_n(small, k, 3, y, out); break;
+    default: oi__skinny_dots_avx2_n(small, k, 4, y, out); break;
+    }
+}
+
+/* acc[s * n_big + t] = sum_{p0 <= p < p1} small[s * k + p] * big[p * big_p + t]
+ * for every t, 64 columns (4 x 16 lanes) x NS rows held in registers while
+ * p runs, so each big element is loaded once and each sum stored once. */
+OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE void
+oi__skinny_axpy_avx512_n(const oi__gemm_f32_skinny_job *job, int ns, int64_t p0, int64_t p1, float *acc) {
+    for (int64_t t0 = 0; t0 < job->n_big; t0 += 64) {
+        __mmask16 m[4];
+        OI__SKINNY_UNROLL
+        for (int i = 0; i < 4; i++) {
+            int64_t left = job->n_big - t0 - 16 * i;
+            m[i] = left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1u);
+        }
+        __m512 a[4][4];
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < 4; s++)
+            OI__SKINNY_UNROLL
+            for (int i = 0; i < 4; i++)
+                a[s][i] = _mm512_setzero_ps();
+        const float *row = job->big + p0 * job->big_p + t0;
+        for (int64_t p = p0; p < p1; p++, row += job->big_p) {
+            __m512 r[4];
+            OI__SKINNY_UNROLL
+            for (int i = 0; i < 4; i++)
+                r[i] = _mm512_maskz_loadu_ps(m[i], row + 16 * i);
+            OI__SKINNY_UNROLL
+            for (int s = 0; s < ns; s++) {
+                __m512 w = _mm512_set1_ps(job->small[s * job->k + p]);
+                OI__SKINNY_UNROLL
+                for (int i = 0; i < 4; i++)
+                    a[s][i] = _mm512_fmadd_ps(w, r[i], a[s][i]);
+            }
+        }
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < ns; s++)
+            OI__SKINNY_UNROLL
+            for (int i = 0; i < 4; i++)
+                _mm512_mask_storeu_ps(acc + s * job->n_big + t0 + 16 * i, m[i], a[s][i]);
+    }
+}
+
+OI__TARGET_AVX512 static void oi__skinny_axpy_avx512(const oi__gemm_f32_skinny_job *job, int64_t p0, int64_t p1,
+                                                     float *acc) {
+    switch (job->n_small) {
+    case 1: oi__skinny_axpy_avx512_n(job, 1, p0, p1, acc); break;
+    case 2: oi__skinny_axpy_avx512_n(job, 2, p0, p1, acc); break;
+    case 3: oi__skinny_axpy_avx512_n(job, 3, p0, p1, acc); break;
+    default: oi__skinny_axpy_avx512_n(job, 4, p0, p1, acc); break;
+    }
+}
+
+/* The same with 16 columns (2 x 8 lanes) per pass; the last partial columns
+ * go through the scalar loop. */
+OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void
+oi__skinny_axpy_avx2_n(const oi__gemm_f32_skinny_job *job, int ns, int64_t p0, int64_t p1, float *acc) {
+    int64_t t0 = 0;
+    for (; t0 + 16 <= job->n_big; t0 += 16) {
+        __m256 a[4][2];
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < 4; s++)
+            a[s][0] = a[s][1] = _mm256_setzero_ps();
+        const float *row = job->big + p0 * job->big_p + t0;
+        for (int64_t p = p0; p < p1; p++, row += job->big_p) {
+            __m256 r0 = _mm256_loadu_ps(row), r1 = _mm256_loadu_ps(row + 8);
+            OI__SKINNY_UNROLL
+            for (int s = 0; s < ns; s++) {
+                __m256 w = _mm256_set1_ps(job->small[s * job->k + p]);
+                a[s][0] = _mm256_fmadd_ps(w, r0, a[s][0]);
+                a[s][1] = _mm256_fmadd_ps(w, r1, a[s][1]);
+            }
+        }
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < ns; s++) {
+            _mm256_storeu_ps(acc + s * job->n_big + t0, a[s][0]);
+            _mm256_storeu_ps(acc + s * job->n_big + t0 + 8, a[s][1]);
+        }
+    }
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < ns; s++)
+        for (int64_t t = t0; t < job->n_big; t++) {
+            float sum = 0.0f;
+            for (int64_t p = p0; p < p1; p++)
+                sum += job->small[s * job->k + p] * job->big[p * job->big_p + t];
+            acc[s * job->n_big + t] = sum;
+        }
+}
+
+OI__TARGET_AVX2 static void oi__skinny_axpy_avx2(const oi__gemm_f32_skinny_job *job, int64_t p0, int64_t p1,
+                                                 float *acc) {
+    switch (job->n_small) {
+    case 1: oi__skinny_axpy_avx2_n(job, 1, p0, p1, acc); break;
+    case 2: oi__skinny_axpy_avx2_n(job, 2, p0, p1, acc); break;
+    case 3: oi__skinny_axpy_avx2_n(job, 3, p0, p1, acc); break;
+    default: oi__skinny_axpy_avx2_n(job, 4, p0, p1, acc); break;
+    }
+}
+#endif
+
 static void oi__gemm_f32_skinny_dot_task(void *ctx, int task, int thread) {
     const oi__gemm_f32_skinny_job *job = (const oi__gemm_f32_skinny_job *)ctx;
     (void)thread;
     int64_t t0 = (int64_t)task * OI__GEMM_SKINNY_DOT_CHUNK;
     int64_t t1 = oi__gemm_min(t0 + OI__GEMM_SKINNY_DOT_CHUNK, job->n_big);
+#if OI__GEMM_X86
+    if (job->isa == OI__GEMM_ISA_AVX512 || job->isa == OI__GEMM_ISA_AVX2) {
+        float out[OI__GEMM_SKINNY];
+        for (int64_t t = t0; t < t1; t++) {
+            if (job->isa == OI__GEMM_ISA_AVX512)
+                oi__skinny_dots_avx512(job->small, job->k, (int)job->n_small, job->big + t * job->big_t, out);
+            else
+                oi__skinny_dots_avx2(job->small, job->k, (int)job->n_small, job->big + t * job->big_t, out);
+            for (int64_t s = 0; s < job->n_small; s++)
+                oi__gemm_f32_skinny_store(job, s, t, out[s]);
+        }
+        return;
+    }
+#endif
     for (int64_t t = t0; t < t1; t++)
         for (int64_t s = 0; s < job->n_small; s++)
             oi__gemm_f32_skinny_store(job, s, t, oi__gemm_f32_dot(job->small + s * job->k, job->big + t * job->big_t,
@@ -696,6 +944,16 @@ static void oi__gemm_f32_skinny_axpy_task(void *ctx, int task, int thread) {
     (void)thread;
     int64_t p0 = job->k * task / job->n_tasks, p1 = job->k * (task + 1) / job->n_tasks;
     float *acc = job->partial + (size_t)task * (size_t)(job->n_small * job->n_big);
+#if OI__GEMM_X86
+    if (job->isa == OI__GEMM_ISA_AVX512) {
+        oi__skinny_axpy_avx512(job, p0, p1, acc);
+        return;
+    }
+    if (job->isa == OI__GEMM_ISA_AVX2) {
+        oi__skinny_axpy_avx2(job, p0, p1, acc);
+        return;
+    }
+#endif
     memset(acc, 0, (size_t)(job->n_small * job->n_big) * sizeof(float));
     int64_t block = OI__GEMM_SKINNY_AXPY_BLOCK / job->n_small;
     for (int64_t t0 = 0; t0 < job->n_big; t0 += block) {
@@ -761,7 +1019,9 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_ar
     int64_t m = g->m, n = g->n, k = g->k;
     bool small_m = m <= n;
     bool dot = job.big_p == 1;
-    oi__threadpool *run_pool = m * n * k < OI__GEMM_PARALLEL_MIN ? NULL : pool;
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    int64_t parallel_min = isa == OI__GEMM_ISA_PORTABLE ? OI__GEMM_PARALLEL_MIN : OI__GEMM_SKINNY_PARALLEL_MIN;
+    oi__threadpool *run_pool = m * n * k < parallel_min ? NULL : pool;
     job.n_tasks = dot ? (int)oi__gemm_ceil_div(job.n_big, OI__GEMM_SKINNY_DOT_CHUNK)
                       : (int)oi__gemm_min(oi__threadpool_size(run_pool), k);
 
@@ -777,6 +1037,7 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_ar
             small[s * k + p] = g->alpha * (small_m ? oi__gemm_a_at(g, s, p) : oi__gemm_b_at(g, p, s));
     job.small = small;
     job.partial = work + small_floats;
+    job.isa = isa;
 
     if (dot) {
         oi__threadpool_run(run_pool, job.n_tasks, oi__gemm_f32_skinny_dot_task, &job);

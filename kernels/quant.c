@@ -194,6 +194,18 @@ OI__ISA_CLONES(oi__qmm_dequant_rows, (const oi__qmm *q, int64_t n0, int64_t n1, 
 typedef void (*oi__q8dot_fn)(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd, const int32_t *xs,
                              int64_t b0, int64_t nb, float acc[4]);
 
+/* One block's f32 term from its exact integer sum (the order above). */
+static inline float oi__q8dot_term(oi__qformat f, const uint8_t *blk, int32_t isum, float xd, int32_t xs) {
+    float dwx = oi__q_half(blk) * xd;
+    if (f == OI__Q4_0)
+        return dwx * (float)(isum - 8 * xs);
+    if (f == OI__Q4_1) {
+        float mx = oi__q_half(blk + 2) * xd;
+        return dwx * (float)isum + mx * (float)xs;
+    }
+    return dwx * (float)isum;
+}
+
 /* Blocks [b0, nb) one at a time. */
 static void oi__q8dot_portable(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd,
                                const int32_t *xs, int64_t b0, int64_t nb, float acc[4]) {
@@ -210,15 +222,7 @@ static void oi__q8dot_portable(oi__qformat f, const uint8_t *row, const int8_t *
                 uint8_t v = blk[bytes - 16 + j];
                 isum += (int32_t)(v & 15) * x[j] + (int32_t)(v >> 4) * x[j + 16];
             }
-        float dwx = oi__q_half(blk) * xd[b], t;
-        if (f == OI__Q4_0)
-            t = dwx * (float)(isum - 8 * xs[b]);
-        else if (f == OI__Q4_1) {
-            float mx = oi__q_half(blk + 2) * xd[b];
-            t = dwx * (float)isum + mx * (float)xs[b];
-        } else
-            t = dwx * (float)isum;
-        acc[b & 3] += t;
+        acc[b & 3] += oi__q8dot_term(f, blk, isum, xd[b], xs[b]);
     }
 }
 
@@ -283,7 +287,16 @@ static inline __attribute__((always_inline)) __m128 oi__q8dot_half4(__m128i h) {
         acc4 = _mm_add_ps(acc4, t); \
     } \
     _mm_storeu_ps(acc, acc4); \
-    oi__q8dot_portable(f, row, xq, xd, xs, b, nb, acc);
+    for (; b < nb; b++) { /* the last 1-3 blocks: the integer sum in lanes too */ \
+        const uint8_t *blk = row + b * bytes; \
+        __m256i wv, xv; \
+        OI__Q8DOT_LOAD_BLOCK(f, blk, xq + b * OI__Q4_BLOCK, wv, xv); \
+        __m256i r1 = MADD(wv, xv); \
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(r1), _mm256_extracti128_si256(r1, 1)); \
+        s4 = _mm_hadd_epi32(s4, s4); \
+        s4 = _mm_hadd_epi32(s4, s4); \
+        acc[b & 3] += oi__q8dot_term(f, blk, _mm_cvtsi128_si32(s4), xd[b], xs[b]); \
+    }
 
 #define OI__Q8DOT_MADD_AVX2(w, x) _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1))
 #define OI__Q8DOT_MADD_VNNI(w, x) _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, x)
@@ -323,7 +336,7 @@ static oi__q8dot_fn oi__q8dot_pick(void) {
  * d = max|x| / 127, q = x * (1 / d) rounded half away from zero, sum = the
  * block's sum of q. Scalar f32, the same on every path. A NaN or infinite
  * x makes its block's scale NaN (q = 0), so the outputs it reaches are NaN. */
-static void oi__q8_quantize_rows(const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs) {
+OI__MATH_INLINE void oi__q8_quantize_rows_body(const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs) {
     for (int64_t b = 0; b < m * (k / OI__Q4_BLOCK); b++, x += OI__Q4_BLOCK, xq += OI__Q4_BLOCK) {
         float amax = 0.0f;
         bool finite = true;
@@ -334,13 +347,68 @@ static void oi__q8_quantize_rows(const float *x, int64_t m, int64_t k, int8_t *x
         float d = finite ? amax / 127.0f : NAN, inv = finite && d > 0.0f ? 1.0f / d : 0.0f;
         int32_t sum = 0;
         for (int j = 0; j < OI__Q4_BLOCK; j++) {
-            float v = finite ? roundf(x[j] * inv) : 0.0f; /* NaN * 0 is NaN: no int for it */
-            xq[j] = (int8_t)(v > 127.0f ? 127 : v < -127.0f ? -127 : (int)v);
+            /* roundf's half away from zero without its call: |v| <= 127 (+ rounding), so the
+             * truncation is an exact int and v - t is exact */
+            float v = finite ? x[j] * inv : 0.0f; /* NaN * 0 is NaN: no int for it */
+            int q = (int)v;
+            float frac = v - (float)q;
+            q += frac >= 0.5f ? 1 : frac <= -0.5f ? -1 : 0;
+            xq[j] = (int8_t)(q > 127 ? 127 : q < -127 ? -127 : q);
             sum += xq[j];
         }
         xd[b] = d;
         xs[b] = sum;
     }
+}
+OI__ISA_CLONES(oi__q8_quantize_rows, (const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs),
+               (x, m, k, xq, xd, xs))
+
+#if OI__GEMM_X86
+/* The same steps in AVX-512 lanes, 16 values at a time: the same f32 product
+ * x * inv, the same truncation, fraction test and clamp, so the same bytes. */
+OI__TARGET_AVX512 static void oi__q8_quantize_half_avx512(__m512 v, int8_t *out, __m512i *sum) {
+    __m512i q = _mm512_maskz_cvttps_epi32(OI__V512_ALL, v);
+    __m512 frac = _mm512_sub_ps(v, _mm512_maskz_cvtepi32_ps(OI__V512_ALL, q));
+    q = _mm512_mask_add_epi32(q, _mm512_cmp_ps_mask(frac, _mm512_set1_ps(0.5f), _CMP_GE_OQ), q, _mm512_set1_epi32(1));
+    q = _mm512_mask_sub_epi32(q, _mm512_cmp_ps_mask(frac, _mm512_set1_ps(-0.5f), _CMP_LE_OQ), q, _mm512_set1_epi32(1));
+    q = _mm512_maskz_min_epi32(OI__V512_ALL, _mm512_maskz_max_epi32(OI__V512_ALL, q, _mm512_set1_epi32(-127)),
+                               _mm512_set1_epi32(127));
+    _mm_storeu_si128((__m128i *)(void *)out, _mm512_maskz_cvtepi32_epi8(OI__V512_ALL, q));
+    *sum = _mm512_add_epi32(*sum, q);
+}
+
+OI__TARGET_AVX512 static void oi__q8_quantize_rows_lanes(const float *x, int64_t m, int64_t k, int8_t *xq, float *xd,
+                                                         int32_t *xs) {
+    for (int64_t b = 0; b < m * (k / OI__Q4_BLOCK); b++, x += OI__Q4_BLOCK, xq += OI__Q4_BLOCK) {
+        __m512 lo = _mm512_loadu_ps(x), hi = _mm512_loadu_ps(x + 16);
+        __m512 alo = _mm512_abs_ps(lo), ahi = _mm512_abs_ps(hi), big = _mm512_set1_ps(FLT_MAX);
+        bool finite = (_mm512_cmp_ps_mask(alo, big, _CMP_LE_OQ) & _mm512_cmp_ps_mask(ahi, big, _CMP_LE_OQ)) == 0xFFFF;
+        if (!finite) { /* the scalar rule: scale NaN, q = 0 */
+            memset(xq, 0, OI__Q4_BLOCK);
+            xd[b] = NAN;
+            xs[b] = 0;
+            continue;
+        }
+        float amax = oi__v512_max_ps(_mm512_maskz_max_ps(OI__V512_ALL, alo, ahi));
+        float d = amax / 127.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
+        __m512 vinv = _mm512_set1_ps(inv);
+        __m512i sum = _mm512_setzero_si512();
+        oi__q8_quantize_half_avx512(_mm512_mul_ps(lo, vinv), xq, &sum);
+        oi__q8_quantize_half_avx512(_mm512_mul_ps(hi, vinv), xq + 16, &sum);
+        xd[b] = d;
+        xs[b] = oi__v512_sum_epi32(sum);
+    }
+}
+#endif
+
+static void oi__q8_quantize_x(const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs) {
+#if OI__GEMM_X86
+    if (oi__gemm_active_isa() == OI__GEMM_ISA_AVX512 && __builtin_cpu_supports("avx512bw")) {
+        oi__q8_quantize_rows_lanes(x, m, k, xq, xd, xs);
+        return;
+    }
+#endif
+    OI__ISA_CALL(oi__q8_quantize_rows, (x, m, k, xq, xd, xs));
 }
 
 /* y[:, n0..n1): each weight row against every quantized x row (the weight
@@ -490,7 +558,7 @@ static oi_status oi__k_quant(const oi__kernel_args *k) {
         q.y = y_direct ? (float *)oi__tensor_data(out) + out->offset : y_buf;
         q.scale = scale_buf;
         if (a8) {
-            oi__q8_quantize_rows(q.x, q.m, q.k, xq, xd, xs);
+            oi__q8_quantize_x(q.x, q.m, q.k, xq, xd, xs);
             q.xq = xq, q.xd = xd, q.xs = xs;
         }
         if (q.k == 0)

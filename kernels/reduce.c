@@ -306,6 +306,106 @@ static bool oi__reduce_fast(const oi__kernel_args *k) {
     return true;
 }
 
+/* ---- argmax / argmin of dense f32 rows along the last axis ----
+ * The generic loop keeps row[0] and takes each later v with v > best
+ * (select_last: v >= best; < and <= for argmin), so a NaN is never taken
+ * unless it is row[0], which then stays. The same answer in two vector
+ * passes: the extreme of the non-NaN values (MAXPS/MINPS return their second
+ * operand when the first is NaN), then the first (or last) index holding it
+ * (== treats -0 and +0 alike, as the comparisons do). */
+static int64_t oi__arg_find_f32(const float *x, int64_t n, float m, bool first) {
+    if (first) {
+        for (int64_t i = 0; i < n; i++)
+            if (x[i] == m)
+                return i;
+    } else {
+        for (int64_t i = n - 1; i >= 0; i--)
+            if (x[i] == m)
+                return i;
+    }
+    return 0;
+}
+
+static float oi__arg_extreme_f32_plain(const float *x, int64_t n, bool max) {
+    float m = x[0];
+    for (int64_t i = 1; i < n; i++)
+        if (max ? x[i] > m : x[i] < m)
+            m = x[i];
+    return m;
+}
+
+#if OI__GEMM_X86
+OI__TARGET_AVX512 static float oi__arg_extreme_f32_avx512(const float *x, int64_t n, bool max) {
+    __m512 m0 = _mm512_set1_ps(x[0]), m1 = m0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
+        m0 = max ? _mm512_maskz_max_ps(OI__V512_ALL, a, m0) : _mm512_maskz_min_ps(OI__V512_ALL, a, m0);
+        m1 = max ? _mm512_maskz_max_ps(OI__V512_ALL, b, m1) : _mm512_maskz_min_ps(OI__V512_ALL, b, m1);
+    }
+    float m = max ? oi__v512_max_ps(_mm512_maskz_max_ps(OI__V512_ALL, m0, m1))
+                  : oi__v512_min_ps(_mm512_maskz_min_ps(OI__V512_ALL, m0, m1));
+    for (; i < n; i++)
+        if (max ? x[i] > m : x[i] < m)
+            m = x[i];
+    return m;
+}
+
+OI__TARGET_AVX2 static float oi__arg_extreme_f32_avx2(const float *x, int64_t n, bool max) {
+    __m256 m0 = _mm256_set1_ps(x[0]), m1 = m0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+        m0 = max ? _mm256_max_ps(a, m0) : _mm256_min_ps(a, m0);
+        m1 = max ? _mm256_max_ps(b, m1) : _mm256_min_ps(b, m1);
+    }
+    float lanes[8], m = x[0];
+    _mm256_storeu_ps(lanes, max ? _mm256_max_ps(m0, m1) : _mm256_min_ps(m0, m1));
+    for (int l = 0; l < 8; l++)
+        if (max ? lanes[l] > m : lanes[l] < m)
+            m = lanes[l];
+    for (; i < n; i++)
+        if (max ? x[i] > m : x[i] < m)
+            m = x[i];
+    return m;
+}
+#endif
+
+static int64_t oi__arg_row_f32(const float *x, int64_t n, bool max, bool first) {
+    if (x[0] != x[0])
+        return 0; /* a NaN first element is never replaced */
+    float m;
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (isa == OI__GEMM_ISA_AVX512)
+        m = oi__arg_extreme_f32_avx512(x, n, max);
+    else if (isa == OI__GEMM_ISA_AVX2)
+        m = oi__arg_extreme_f32_avx2(x, n, max);
+    else
+#endif
+        m = oi__arg_extreme_f32_plain(x, n, max);
+    return oi__arg_find_f32(x, n, m, first);
+}
+
+static bool oi__reduce_arg_fast(const oi__kernel_args *k) {
+    const oi__tensor *in = k->in[0], *out = k->out;
+    bool reduced[OI_MAX_DIMS];
+    if (!oi__reduce_is_arg(k->op) || in->dtype != OI_DTYPE_F32 || in->ndim < 1 || !oi__tensor_is_contiguous(in) ||
+        !oi__tensor_is_contiguous(out) || oi__reduce_axes(k, in->ndim, reduced) != OI_OK)
+        return false;
+    for (int d = 0; d < in->ndim - 1; d++)
+        if (reduced[d])
+            return false;
+    int64_t cols = in->shape[in->ndim - 1], rows = cols ? oi__shape_numel(in->ndim, in->shape) / cols : 0;
+    if (!reduced[in->ndim - 1] || cols == 0)
+        return false;
+    const float *x = (const float *)oi__op_cdata(in) + in->offset;
+    bool max = oi__reduce_wants_max(k->op), first = oi__op_param_bool(k, "select_first");
+    for (int64_t r = 0; r < rows; r++)
+        oi__store_i64(out->dtype, oi__tensor_data(out), out->offset + r, oi__arg_row_f32(x + r * cols, cols, max, first));
+    return true;
+}
+
 static oi_status oi__k_reduce(const oi__kernel_args *k) {
     oi__reduce_plan plan;
     if (oi__reduce_plan_of(k, &plan) != OI_OK)
@@ -315,7 +415,7 @@ static oi_status oi__k_reduce(const oi__kernel_args *k) {
     bool needs_elements = op == OI_OP_max_axis || op == OI_OP_min_axis || oi__reduce_is_arg(op);
     if (needs_elements && plan.inner_count == 0)
         return oi__fail(OI_ERROR_RUNTIME, "%s: cannot reduce an empty axis", oi_op_name(op));
-    if (oi__reduce_fast(k))
+    if (oi__reduce_fast(k) || oi__reduce_arg_fast(k))
         return OI_OK;
     oi__op_domain dom = oi__op_domain_of(in->dtype);
     bool wide = in->dtype == OI_DTYPE_F64 || k->acc == OI_DTYPE_F64;

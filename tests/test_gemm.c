@@ -222,6 +222,10 @@ static void test_gemm_f32(void) {
         {64, 64, 0}, {0, 5, 5}, {5, 0, 5}, {203, 211, 190},
         /* skinny: m or n <= 4 (matrix-vector-like), incl. several task chunks */
         {1, 1, 5000}, {3, 600, 200}, {4, 4, 1000}, {2, 1000, 3}, {1000, 1, 17}, {700, 4, 300}, {5, 700, 40},
+        /* the SIMD skinny loops: every row count, lane tails along k and the big side */
+        {1, 77, 130}, {2, 129, 31}, {3, 130, 129}, {258, 4, 256}, {129, 3, 15}, {1, 512, 128},
+        /* ... and large enough (2^20 multiply-adds) to be split over the pool */
+        {2, 3000, 200}, {3000, 3, 150},
     };
     static const float alphas[] = {1.0f, 0.5f, -1.5f, 0.0f};
     static const float betas[] = {0.0f, 2.0f, 1.0f, 0.5f};

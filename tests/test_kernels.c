@@ -566,6 +566,54 @@ static void test_reduce(void) {
     oi__tensor_free(t);
     free_attr(&a[0]);
 
+    /* f32 rows of 101 (whole vectors and a tail) in each ISA's lanes: the extreme
+     * in the tail, a NaN first (kept), NaNs elsewhere (never taken), ties of 7 and
+     * of +0/-0 (first or last), all -inf; wanted: the sequential rule by hand */
+    enum { ROWS = 6, COLS = 101 };
+    static double v[ROWS * COLS];
+    for (int i = 0; i < ROWS * COLS; i++)
+        v[i] = sin(0.37 * i) * 3;
+    v[0 * COLS + 100] = 9, v[0 * COLS + 3] = -9;              /* row 0: max at the tail, min inside  */
+    v[1 * COLS] = NAN, v[1 * COLS + 50] = 9;                  /* row 1: NaN first: index 0 both ways */
+    v[2 * COLS + 10] = NAN, v[2 * COLS + 60] = 7, v[2 * COLS + 90] = 7, v[2 * COLS + 70] = NAN;
+    for (int i = 0; i < COLS; i++)                            /* row 3: only zeros, signs mixed      */
+        v[3 * COLS + i] = i % 3 ? 0.0 : -0.0;
+    for (int i = 0; i < COLS; i++)                            /* row 4: all -inf                     */
+        v[4 * COLS + i] = -INFINITY;
+    v[5 * COLS + 17] = -7, v[5 * COLS + 88] = -7, v[5 * COLS + 40] = NAN;
+    const int64_t want_max_first[ROWS] = {100, 0, 60, 0, 0, -1}, want_max_last[ROWS] = {100, 0, 90, 100, 100, -1};
+    const int64_t want_min_first[ROWS] = {3, 0, -1, 0, 0, 17}, want_min_last[ROWS] = {3, 0, -1, 100, 100, 88};
+    int64_t wmf[ROWS], wml[ROWS], wnf[ROWS], wnl[ROWS];
+    for (int row = 0; row < ROWS; row++) { /* -1: found by the rule, written out here */
+        const double *x = v + row * COLS;
+        int64_t bf = 0, bl = 0, nf = 0, nl = 0;
+        for (int i = 1; i < COLS; i++) {
+            bf = x[i] > x[bf] ? i : bf, bl = x[i] >= x[bl] ? i : bl;
+            nf = x[i] < x[nf] ? i : nf, nl = x[i] <= x[nl] ? i : nl;
+        }
+        wmf[row] = want_max_first[row] >= 0 ? want_max_first[row] : bf;
+        wml[row] = want_max_last[row] >= 0 ? want_max_last[row] : bl;
+        wnf[row] = want_min_first[row] >= 0 ? want_min_first[row] : nf;
+        wnl[row] = want_min_last[row] >= 0 ? want_min_last[row] : nl;
+    }
+    t = tensor_f(OI_DTYPE_F32, SHAPE(ROWS, COLS), v);
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "argmax f32 rows first %s", oi__gemm_isa_name(isas[ii]));
+        expect_i(what, r = RUN1(argmax_axis, am, 1, t), wmf, ROWS), oi__tensor_free(r);
+        snprintf(what, sizeof what, "argmax f32 rows last %s", oi__gemm_isa_name(isas[ii]));
+        expect_i(what, r = RUN1(argmax_axis, am, 2, t), wml, ROWS), oi__tensor_free(r);
+        snprintf(what, sizeof what, "argmin f32 rows first %s", oi__gemm_isa_name(isas[ii]));
+        expect_i(what, r = RUN1(argmin_axis, am, 1, t), wnf, ROWS), oi__tensor_free(r);
+        snprintf(what, sizeof what, "argmin f32 rows last %s", oi__gemm_isa_name(isas[ii]));
+        expect_i(what, r = RUN1(argmin_axis, am, 2, t), wnl, ROWS), oi__tensor_free(r);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    oi__tensor_free(t);
+
     /* numpy references: f64 sum over axes [0, 2]; i32 mean truncates */
     int64_t ax02[2] = {0, -1};
     a[0] = attr_ints("axes", 2, ax02);
@@ -788,9 +836,29 @@ static void test_clamp_vector_path(void) {
     expect_f("clamp vector", r = RUN1(clamp, cl, 2, a), want_clamp, 72, 0);
     CHECK_MSG(r && signbit(((const float *)oi__tensor_data(r))[0]), "clamp(-0) keeps the sign");
     oi__tensor_free(r);
-    expect_f("relu6 vector", r = RUN1(relu, &six, 1, a), want_relu, 72, 0);
-    CHECK_MSG(r && signbit(((const float *)oi__tensor_data(r))[0]), "relu(-0) keeps the sign");
-    oi__tensor_free(r);
+    /* relu's blocks run in the ISA's lanes: each ISA, relu6 and a leaky relu
+     * clamped on both sides (slope 0.5, clamps [-0.25, 6]) */
+    double want_leaky[72];
+    for (int i = 0; i < 72; i++) {
+        double y = isnan(v[i]) ? NAN : v[i] < 0 ? v[i] * 0.5 : v[i];
+        want_leaky[i] = isnan(y) ? NAN : y > 6 ? 6 : y < -0.25 ? -0.25 : y;
+    }
+    want_leaky[0] = -0.0;
+    oi__attr leaky[3] = {attr_f("alpha", 0.5), attr_f("clamp_max", 6), attr_f("clamp_min", -0.25)};
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "relu6 vector %s", oi__gemm_isa_name(isas[ii]));
+        expect_f(what, r = RUN1(relu, &six, 1, a), want_relu, 72, 0);
+        CHECK_MSG(r && signbit(((const float *)oi__tensor_data(r))[0]), "relu(-0) keeps the sign");
+        oi__tensor_free(r);
+        snprintf(what, sizeof what, "leaky relu clamped %s", oi__gemm_isa_name(isas[ii]));
+        expect_f(what, r = RUN1(relu, leaky, 3, a), want_leaky, 72, 0);
+        oi__tensor_free(r);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
     oi__tensor_free(a);
 }
 

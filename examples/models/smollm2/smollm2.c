@@ -6,7 +6,8 @@
  *   python3 examples/models/smollm2/import_smollm2.py res/smollm2.oinf
  *   ./build/examples/models/smollm2 res/smollm2.oinf "What is the capital of France?" [-n 64]
  *   ... --raw TEXT (no chat template)  --ids FILE (i32: prompt count, prompt ids, count, new ids)
- *   ... --trace FILE (the last prompt step's trace, every op timed; bench/gpu/trace_summary.py reads it) */
+ *   ... --trace FILE (the last prompt step's trace, every op timed; bench/gpu/trace_summary.py reads it)
+ *   ... --threads N (the CPU kernels' threads; 0, the default: one per core) */
 #include "../../../openinfer.h"
 
 #include <stdio.h>
@@ -388,11 +389,13 @@ static oi_graph *with_f32_activations(const oi_graph *graph) {
 
 int main(int argc, char **argv) {
     const char *model_path = NULL, *prompt = NULL, *ids_path = NULL, *trace_path = NULL;
-    int n_new = 64;
+    int n_new = 64, n_threads = 0;
     bool raw = false, keep_going = false, f32_activations = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc)
             n_new = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            n_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--ids") && i + 1 < argc)
             ids_path = argv[++i];
         else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
@@ -410,7 +413,7 @@ int main(int argc, char **argv) {
     }
     if (!model_path || !prompt || n_new < 0) {
         fprintf(stderr, "usage: smollm2 MODEL.oinf PROMPT [-n TOKENS] [--raw] [--ignore-eos] [--f32-activations] [--ids FILE]\n"
-                        "               [--trace FILE]\n");
+                        "               [--trace FILE] [--threads N]\n");
         return 2;
     }
     bpe tok = {0};
@@ -431,7 +434,7 @@ int main(int argc, char **argv) {
     }
     snprintf(text, text_len, raw ? "%s" : chat_format, prompt);
     n_prompt = bpe_encode(&tok, text, ids, max_ids - n_new);
-    oi_simulator_desc desc = {.device = OI_DEVICE_AUTO, .timer = trace_path != NULL};
+    oi_simulator_desc desc = {.device = OI_DEVICE_AUTO, .n_threads = n_threads, .timer = trace_path != NULL};
     sim = oi_simulator_new_desc(model, &desc);
     graph = f32_activations ? with_f32_activations(smollm2()) : NULL;
     if (f32_activations && !graph) {
