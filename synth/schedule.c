@@ -221,8 +221,25 @@ static bool oi__sy_touches_dynamic(const oi__sy_schedule *s, const oi__pnode *pn
     return oi__sy_slot(s, pn->out)->dynamic_shape;
 }
 
+/* The OI_WITH hints fusion reads: fuse=false keeps a statement in a kernel
+ * of its own; group="name" fuses only statements of one group (statements
+ * without a group form one more). no_reorder needs nothing here: the
+ * schedule keeps the program's order. */
+static bool oi__sy_hint_fuses(const oi__pnode *pn) {
+    const oi__attr *fuse = oi__node_hint(pn->ir, "fuse");
+    return !fuse || fuse->i != 0;
+}
+
+static bool oi__sy_same_group(const oi__pnode *a, const oi__pnode *b) {
+    const oi__attr *ga = oi__node_hint(a->ir, "group"), *gb = oi__node_hint(b->ir, "group");
+    return (!ga && !gb) || (ga && gb && strcmp(ga->s, gb->s) == 0);
+}
+
 static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__pnode *pn) {
     if ((int)arrlen(k->nodes) >= s->options.max_kernel_ops)
+        return false;
+    /* the kernel's first statement speaks for all: a fuse=false one is alone */
+    if (!oi__sy_hint_fuses(pn) || !oi__sy_hint_fuses(k->nodes[0]) || !oi__sy_same_group(pn, k->nodes[0]))
         return false;
     /* a shape known at run time only: one statement per kernel */
     if (oi__sy_touches_dynamic(s, pn) || oi__sy_touches_dynamic(s, k->nodes[0]))

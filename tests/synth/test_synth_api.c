@@ -22,6 +22,32 @@ OI_GRAPH(api_chain,
   )
 )
 
+/* The chain again, with hints: mul alone (fuse=false); add and mul in group
+ * "a", relu in "b". */
+OI_GRAPH(api_chain_unfused,
+  OI_DYNAMIC( OI_VAR(x, f32[4]) )
+  OI_VOLATILE( OI_VAR(y, f32[4]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(t, f32[4])
+    OI_OP(add, x, x) OI_TO(t)
+    OI_OP(mul, t, x) OI_WITH(fuse=false) OI_TO(t)
+    OI_OP(relu, t) OI_TO(y)
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(api_chain_groups,
+  OI_DYNAMIC( OI_VAR(x, f32[4]) )
+  OI_VOLATILE( OI_VAR(y, f32[4]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(t, f32[4])
+    OI_OP(add, x, x) OI_WITH(group="a") OI_TO(t)
+    OI_OP(mul, t, x) OI_WITH(group="a", no_reorder=true) OI_TO(t)
+    OI_OP(relu, t) OI_WITH(group="b") OI_TO(y)
+    OI_RETURN()
+  )
+)
+
 /* What the C target refuses, naming the statement: an index expression, a
  * prefix table whose entries differ in shape. */
 OI_GRAPH(api_index_expr,
@@ -94,6 +120,14 @@ int main(int argc, char **argv) {
     oi_plan *one = oi_synthesize(s, NULL, api_chain());
     CHECK(one && oi_plan_get_summary(one, &sum) == OI_OK && sum.kernels == 3);
     oi_plan_free(one);
+    /* hints: fuse=false is a kernel of its own, fusion stays inside a group */
+    CHECK(oi_synthesizer_set_max_kernel_ops(s, 16) == OI_OK);
+    oi_plan *unfused = oi_synthesize(s, NULL, api_chain_unfused());
+    CHECK(unfused && oi_plan_get_summary(unfused, &sum) == OI_OK && sum.kernels == 3);
+    oi_plan_free(unfused);
+    oi_plan *groups = oi_synthesize(s, NULL, api_chain_groups());
+    CHECK(groups && oi_plan_get_summary(groups, &sum) == OI_OK && sum.kernels == 2);
+    oi_plan_free(groups);
     /* misuse */
     CHECK(oi_synthesizer_set_max_kernel_ops(s, 0) == OI_ERROR_INVALID_ARGUMENT);
     CHECK(oi_synthesize(NULL, NULL, api_chain()) == NULL);
