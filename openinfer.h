@@ -615,9 +615,11 @@ typedef struct oi_plan oi_plan;
 oi_synthesizer *oi_synthesizer_new(oi_device device);
 /* The seeds' device JSON (docs/device-json.md), every field checked; read
  * today: device.api ("c" or "vulkan"), preferences.prefer_fusion/max_kernel_ops
- * and memory.global_bytes (oi_synthesize fails when the plan does not fit);
- * for Vulkan also the limits, features and default_precision that
- * docs/synthesizer.md lists (bf16: NULL, not supported). */
+ * and memory.global_bytes (oi_synthesize fails when the plan does not fit),
+ * preferences.default_precision (C: fp16/bf16 round every stored activation
+ * to that type, as the simulator's precision setting); for Vulkan also the
+ * limits and features that docs/synthesizer.md lists (default_precision
+ * bf16: NULL, not supported). */
 oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json);
 void oi_synthesizer_free(oi_synthesizer *synth);
 /* At most this many DSL statements fused into one kernel (default 16). */

@@ -12,6 +12,8 @@ passes ISO C's 4095-character minimum):
         oi_kernel.glsl: the NaN/inf tests math.glsl needs)
     synth/cpu_runtime_template.h -> oi__sy_text_runtime_h (emitted as
         oi_runtime.h: the thread pool of threaded folders)
+    kernels/half.h            -> oi__sy_text_half_h   (emitted as oi_half.h
+        where default_precision is fp16/bf16: the f32 <-> f16/bf16 rounding)
     kernels/gemm.c's regions  -> oi__sy_text_gemm_h    (emitted as oi_gemm.h
         between "synth-embed begin" and "synth-embed end": its ISA macros
         and micro-kernels, then vexp.h's and math.c's for exact gelu, after
@@ -31,6 +33,7 @@ SOURCES = [
     ("oi__sy_text_math_glsl", "vulkan/shaders/math.glsl"),
     ("oi__sy_text_vk_runtime", "synth/vulkan_runtime_template.c"),
     ("oi__sy_text_runtime_h", "synth/cpu_runtime_template.h"),
+    ("oi__sy_text_half_h", "kernels/half.h"),
 ]
 OUT = "synth/embedded.h"
 GEMM_PRELUDE = (

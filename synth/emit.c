@@ -149,6 +149,13 @@ static char *oi__sy_header(const oi_plan *p) {
 /* ------------------------------------------------------------------ */
 /* NAME.c                                                              */
 /* ------------------------------------------------------------------ */
+/* preferences.default_precision fp16/bf16 (the C target): oi_half.h and
+ * NAME_round_stored, called after each kernel (render.c) */
+static bool oi__sy_rounds_stores(const oi_plan *p) {
+    oi_dtype t = p->schedule.options.precision;
+    return !p->vulkan && (t == OI_DTYPE_F16 || t == OI_DTYPE_BF16);
+}
+
 static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     oi__buf_printf(b, "/* %s.c - graph \"%s\", synthesized by OpenInfer %s for the CPU (C11).\n", N,
@@ -162,15 +169,27 @@ static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, " * Build with -D%s_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */\n",
                    N);
     oi__buf_puts(b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
-    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s%s\n", N,
+    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s%s%s\n", N,
                    p->schedule.packed_gemm ? "#include \"oi_gemm.h\"\n" : "",
-                   p->schedule.threaded ? "#include \"oi_runtime.h\"\n" : "");
+                   p->schedule.threaded ? "#include \"oi_runtime.h\"\n" : "",
+                   oi__sy_rounds_stores(p) ? "#include \"oi_half.h\"\n" : "");
     oi__buf_puts(b, "#include <math.h>\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
     oi__buf_puts(b, "#if defined(__unix__) || defined(__APPLE__)\n#include <fcntl.h>\n#include <sys/mman.h>\n"
                     "#include <sys/stat.h>\n#include <unistd.h>\n#define OI_HAVE_MMAP 1\n#endif\n\n");
     oi__buf_puts(b, "/* kernels/scalar.h's ROUND for f32 results: the simulator computes in\n"
                     " * double and rounds to the storage type after every op, and so do we */\n");
     oi__buf_puts(b, "#define OI_ROUND_F32(x) ((double)(float)(x))\n\n");
+    if (oi__sy_rounds_stores(p)) {
+        bool f16 = p->schedule.options.precision == OI_DTYPE_F16;
+        const char *t = f16 ? "f16" : "bf16";
+        oi__buf_printf(b, "/* preferences.default_precision %s: every activation a kernel stores is rounded\n"
+                          " * once to %s, to nearest even, as the simulator's precision %s stores it\n"
+                          " * (the arithmetic stays f32; the arena keeps f32 words holding %s values) */\n",
+                       f16 ? "fp16" : "bf16", t, t, t);
+        oi__buf_printf(b, "static inline void %s_round_stored(float *v, int64_t n) { /* inline: maybe unused */\n    for (int64_t i = 0; i < n; i++)\n"
+                          "        v[i] = %s;\n}\n\n", N,
+                       f16 ? "oi__f16_to_f32(oi__f32_to_f16(v[i]), OI__HALF_NAN_QUIET)" : "oi__bf16_to_f32(oi__f32_to_bf16(v[i]))");
+    }
     oi__buf_printf(b, "#define %s_FINGERPRINT 0x%016llxull /* FNV-1a of the model's header and tables */\n", N,
                    (unsigned long long)p->fingerprint);
     oi__buf_printf(b, "#define %s_HEADER_BYTES %lluull   /* where the model's data section starts */\n", N,
@@ -564,8 +583,9 @@ static char *oi__sy_makefile(const oi_plan *p) {
                    p->schedule.threaded ? " -pthread" : "");
     oi__buf_printf(&b, "all: %s\n\n", N);
     oi__buf_printf(&b, "lib%s.a: %s.o\n\t$(AR) rcs $@ %s.o\n\n", N, N, N);
-    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
-                   p->schedule.packed_gemm ? " oi_gemm.h" : "", p->schedule.threaded ? " oi_runtime.h" : "", N);
+    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
+                   p->schedule.packed_gemm ? " oi_gemm.h" : "", p->schedule.threaded ? " oi_runtime.h" : "",
+                   oi__sy_rounds_stores(p) ? " oi_half.h" : "", N);
     oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
     oi__buf_printf(&b, "clean:\n\trm -f %s %s.o lib%s.a\n\n.PHONY: all clean\n", N, N, N);
     return oi__buf_take(&b);
@@ -784,6 +804,8 @@ static oi_status oi__sy_emit_cpu(const oi_plan *plan, const oi__sy_out *out_dir)
         st = oi__sy_write(out_dir, "oi_gemm", ".h", oi__sy_text(oi__sy_text_gemm_h));
     if (st == OI_OK && plan->schedule.threaded)
         st = oi__sy_write(out_dir, "oi_runtime", ".h", oi__sy_text(oi__sy_text_runtime_h));
+    if (st == OI_OK && oi__sy_rounds_stores(plan))
+        st = oi__sy_write(out_dir, "oi_half", ".h", oi__sy_text(oi__sy_text_half_h));
     if (st == OI_OK)
         st = oi__sy_write(out_dir, "npy", ".h", oi__sy_text(oi__sy_text_npy_h));
     if (st == OI_OK)

@@ -13,6 +13,7 @@
  * and the step function calls them in order inside the DSL's loops and
  * branches. */
 #include "synth_internal.h"
+#include "../openinfer_impl/simulator.h" /* oi__slot_is_activation */
 
 #include <math.h>
 
@@ -1173,6 +1174,36 @@ static void oi__sy_render_lengths(oi__buf *b, const oi__sy_schedule *s, const ch
     }
 }
 
+/* preferences.default_precision fp16/bf16: the activations the kernel
+ * stored, rounded once (the simulator's storage precision: f32 temporaries
+ * and volatile variables the model does not hold; a reshape or transpose
+ * computes nothing and keeps its input's rounding, as the simulator's views
+ * do). Values held inside a fused kernel are not stored and not rounded. */
+static bool oi__sy_rounds_slot(const oi__sy_schedule *s, int slot) {
+    oi_dtype t = s->options.precision;
+    if (t != OI_DTYPE_F16 && t != OI_DTYPE_BF16)
+        return false;
+    return oi__slot_is_activation(&s->plan->slots[slot < (int)arrlen(s->plan->slots) ? slot : s->buffers[slot].slot]);
+}
+
+static void oi__sy_render_round_slot(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                     const char *prefix, int slot, int depth, const oi__sy_scope *scope) {
+    oi__sy_indent(b, depth);
+    oi__buf_printf(b, "%s_round_stored(", prefix);
+    oi__sy_render_ptr(b, s, lang, slot, NULL, scope);
+    oi__buf_printf(b, ", %llu);\n", (unsigned long long)(s->buffers[slot].bytes / sizeof(float)));
+}
+
+static void oi__sy_render_round_stored(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                       const char *prefix, const oi__sy_kernel *k, const oi__sy_param *params,
+                                       int depth, const oi__sy_scope *scope) {
+    if (k->kind == OI__SY_K_COPY || k->kind == OI__SY_K_TRANSPOSE)
+        return;
+    for (int i = 0; i < (int)arrlen(params); i++)
+        if (params[i].written && oi__sy_rounds_slot(s, params[i].slot))
+            oi__sy_render_round_slot(b, s, lang, prefix, params[i].slot, depth, scope);
+}
+
 static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                const oi__sy_step *st, int depth, const oi__sy_scope *scope) {
     const oi__sy_kernel *k = &s->kernels[st->kernel];
@@ -1215,6 +1246,7 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__sy_indent(b, depth);
         oi__buf_puts(b, "}\n");
     }
+    oi__sy_render_round_stored(b, s, lang, prefix, k, params, depth, scope);
     /* the debug dump: every stored value this kernel wrote */
     oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n", prefix);
     for (int i = 0; i < (int)arrlen(params); i++) {
@@ -1377,6 +1409,8 @@ static void oi__sy_render_table(oi__buf *b, const oi__sy_schedule *s, const oi__
         oi__sy_table_entry(b, s, lang, pn->var, index);
         oi__buf_puts(b, ");\n");
     }
+    if (pn->ir->kind == OI__NODE_CACHE_READ && oi__sy_rounds_slot(s, pn->out)) /* the f32 entry stored in 16 bits */
+        oi__sy_render_round_slot(b, s, lang, prefix, pn->out, depth + 1, scope);
     oi__sy_indent(b, depth);
     oi__buf_puts(b, "}\n");
 }
@@ -1496,6 +1530,8 @@ static void oi__sy_render_step(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, " /* ");
     oi__sy_render_stmt(b, pn);
     oi__buf_puts(b, " */\n");
+    if (st->kind == OI__SY_S_CACHE && pn->ir->kind == OI__NODE_CACHE_READ && oi__sy_rounds_slot(s, pn->out))
+        oi__sy_render_round_slot(b, s, lang, prefix, pn->out, depth, scope);
 }
 
 /* A consumer block, run at the entry's yield on its own copies of what it

@@ -384,8 +384,6 @@ static int64_t oi__sy_static_max(const oi__sy_builder *b, const oi__expr *e) {
 static oi_status oi__sy_table_access(oi__sy_builder *b, const oi__pnode *pn, const oi__slot *sl) {
     oi__sy_buffer *buf = &b->s->buffers[pn->var];
     int n_access = (int)arrlen(pn->access), kept = 0;
-    if (sl->n_auto > 0)
-        return oi__sy_unsupported(pn, "tables with @auto_dim");
     for (int pos = 0; pos < n_access; pos++) {
         const oi__pindex *ix = &pn->access[pos];
         if (oi__expr_is_compound(&ix->single) || oi__expr_is_compound(&ix->start) || oi__expr_is_compound(&ix->end))
@@ -431,6 +429,13 @@ static oi_status oi__sy_check_cache(oi__sy_builder *b, const oi__pnode *pn) {
     if (target < 0)
         return oi__sy_unsupported(pn, "a cache operation without a target");
     const oi__slot *sl = oi__sy_slot(s, target);
+    if (sl->n_auto > 0) { /* its shape changes from step to step: nothing to preallocate */
+        char why[240];
+        snprintf(why, sizeof why, "%s is declared with @auto_dim, which grows its dims at run time; the emitted code "
+                 "preallocates every variable: use a @table with @fixed(%s=N) instead",
+                 sl->name, sl->decl->table_indices[sl->auto_pos[0]]);
+        return oi__sy_unsupported(pn, why);
+    }
     if (sl->is_table)
         return oi__sy_table_access(b, pn, sl);
     if (arrlen(pn->access))

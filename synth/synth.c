@@ -67,7 +67,9 @@ oi_synthesizer *oi_synthesizer_new(oi_device device) {
  * names the JSON path of what is wrong). Read today: device.api ("c" or
  * "vulkan"), preferences.prefer_fusion and max_kernel_ops (fusion),
  * memory.global_bytes (the plan must fit), memory.l1d_bytes and l2_bytes
- * (the C target's gemm tiles); for Vulkan also device.name and type,
+ * (the C target's gemm tiles), preferences.default_precision (the C target:
+ * fp16/bf16 rounds every stored activation to it, as the simulator's
+ * precision setting; render.c); for Vulkan also device.name and type,
  * limits.max_workgroup_invocations / max_workgroup_size (workgroups),
  * features.subgroup_ops (reductions), preferences.default_precision with
  * features.fp16 (f16 storage of temporaries; bf16 is refused). */
@@ -93,6 +95,8 @@ oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
             s->global_bytes = arch.memory.global_bytes;
             s->options.l1d_bytes = arch.memory.l1d_bytes; /* the gemm's kc and task columns */
             s->options.l2_bytes = arch.memory.l2_bytes;
+            if (!vulkan && arch.preferences.default_precision != OI__ARCH_FP32) /* render.c rounds stores */
+                s->options.precision = arch.preferences.default_precision == OI__ARCH_FP16 ? OI_DTYPE_F16 : OI_DTYPE_BF16;
         }
         if (s && vulkan) {
             s->options.parallel_rows = true;

@@ -113,6 +113,10 @@ typedef struct oi__sy_options {
     /* the device JSON's memory.l1d_bytes and l2_bytes (0: not given; the
      * gemm keeps gemm.c's kc and the default task columns) */
     uint64_t l1d_bytes, l2_bytes;
+    /* the C target's preferences.default_precision: OI_DTYPE_F16 or BF16
+     * rounds every stored activation to it (oi__slot_is_activation's
+     * slots, as the simulator's precision setting); 0 or F32: f32 */
+    oi_dtype precision;
 } oi__sy_options;
 
 typedef struct oi__sy_schedule {

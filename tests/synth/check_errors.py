@@ -6,7 +6,9 @@
 - an op the C target cannot run: `openinfer synth` exits 1 naming the DSL
   statement's file:line and the op;
 - a table indexed at run time without @fixed (cache_window's A(i)): refused,
-  naming the statement and asking for @fixed;
+  naming the statement's file:line and asking for @fixed;
+- an @auto_dim variable (its dims grow at run time): refused, naming the
+  statement that reads it and asking for a @table with @fixed;
 - an output folder that cannot be created: exit 1 naming the folder;
 - a different model file at open time: the driver exits 1 saying so;
 - the device JSON's preferences.max_kernel_ops bounds fusion; a bad value
@@ -70,6 +72,36 @@ int main(int argc, char **argv) {
 """
 
 
+AUTO_READ_LINE = 901  # a line number cache_window.c does not have
+
+
+def auto_dim_graph(w, work):
+    """cache_window's graph JSON with a persistent M(r): f32[2] @auto_dim(r)
+    and OI_CACHE_READ(M[n], m) after its first statement."""
+    g = json.load(open(os.path.join(w, "graph.json")))
+    where = g["vars"][0]["src"]["file"]
+    g["vars"].append({"name": "M", "kind": "persistent", "dtype": "f32", "dims": ["2"], "table_indices": ["r"],
+                      "auto_dim": ["r"], "src": {"file": where, "line": 900, "text": "OI_VAR(M(r), f32[2], @auto_dim(r))"}})
+    nodes = g["blocks"][0]["nodes"]
+    nodes.insert(0, {"kind": "assign", "name": "m", "dtype": "f32", "dims": ["?"],
+                     "uuid": "00000000-0000-4000-8000-000000000001",
+                     "src": {"file": where, "line": 899, "text": "OI_ASSIGN(m, f32[?])"}})
+    nodes.insert(len([n for n in nodes if n["kind"] == "assign"]),
+                 {"kind": "cache_read", "cache": {"base": "M", "bracketed": True,
+                                                  "indices": [{"kind": "index", "value": "n"}]},
+                  "var": {"name": "m"}, "uuid": "00000000-0000-4000-8000-000000000002",
+                  "src": {"file": where, "line": AUTO_READ_LINE, "text": "OI_CACHE_READ(M[n], m)"}})
+    index = 0
+    for block in g["blocks"]:
+        for n in block["nodes"]:
+            n["index"] = index
+            index += 1
+    g["next_index"] = index
+    path = os.path.join(work, "auto_dim.json")
+    json.dump(g, open(path, "w"))
+    return path
+
+
 def main():
     cli, exp_minimal, exp_mlp, exp_window = sys.argv[1:5]
     exp_kv = sys.argv[5] if len(sys.argv) > 5 else None
@@ -97,7 +129,15 @@ def main():
         run([exp_window, w, "1"])
         out = run([cli, "synth", os.path.join(w, "model.oinf"), os.path.join(w, "graph.json"), "--target", "cpu",
                    "--out", os.path.join(work, "wx")], expect=1)
-        must_contain(out, "cache_window.c:", "OI_CACHE_WRITE(x, A[n])", "@fixed(i=N)")
+        write = [n for n in json.load(open(os.path.join(w, "graph.json")))["blocks"][0]["nodes"]
+                 if n["kind"] == "cache_write"][0]
+        must_contain(out, "cache_window.c:%d: error: OI_CACHE_WRITE(x, A[n])" % write["src"]["line"], "@fixed(i=N)")
+
+        # an @auto_dim variable: cache_window's graph with M(r): f32[2] @auto_dim(r) read as M[n]
+        out = run([cli, "synth", os.path.join(w, "model.oinf"), auto_dim_graph(w, work), "--target", "cpu",
+                   "--out", os.path.join(work, "ax")], expect=1)
+        must_contain(out, "cache_window.c:%d: error: OI_CACHE_READ(M[n], m)" % AUTO_READ_LINE,
+                     "M is declared with @auto_dim", "@fixed(r=N)")
 
         # an output folder that cannot be created (below a plain file)
         blocker = os.path.join(work, "file")

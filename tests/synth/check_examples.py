@@ -2,6 +2,7 @@
 """Parity of the synthesized C with the simulator, one example per run.
 
     check_examples.py OPENINFER EXPORTER NAME [--steps N] [--exact] [--tsan]
+                      [--precision f16|bf16]
 
 EXPORTER (export_example.c built for the example) writes the graph, a
 model, seeded inputs and the simulator's values after N steps. The test
@@ -24,6 +25,14 @@ process allocates while 3 steps run on 3 threads (malloc replaced
 program-wide, glibc). --tsan builds the folder
 with clang -fsanitize=thread and runs it on 3 threads; a ThreadSanitizer
 report fails the test (exit 77, skipped, without clang's TSan).
+
+--precision f16|bf16: the simulator's values come from OPENINFER_PRECISION
+set to it, and the folder is synthesized for examples/devices/
+amd_epyc_cpu.json with preferences.default_precision fp16/bf16. Every
+fetched f32 temporary must hold values of that type exactly (each stored
+activation is rounded once), and every float within a bound of a few
+roundings of the type (the simulator rounds each op's result, a fused
+kernel only what it stores): rtol 8 x 2^-11 (f16) or 8 x 2^-8 (bf16).
 """
 import json
 import os
@@ -131,8 +140,41 @@ def check_tsan(alone, prog, cmd, work):
     print("%s: ThreadSanitizer-clean on 3 threads" % prog)
 
 
+PRECISION = {"f16": (np.float16, 8 * 2.0 ** -11, "fp16"), "bf16": (None, 8 * 2.0 ** -8, "bf16")}
+
+
+def representable(a, precision):
+    """Whether every value of the f32 array a is exactly an f16 / bf16."""
+    a = np.asarray(a, dtype=np.float32)
+    finite = a[np.isfinite(a)]
+    if precision == "f16":
+        return np.array_equal(finite.astype(np.float16).astype(np.float32), finite)
+    return not np.any(finite.view(np.uint32) & 0xFFFF)
+
+
+def close_at_precision(a, b, precision):
+    """Within PRECISION's rtol of b, or of b's largest magnitude where a
+    sum cancelled (a residual add of two nearly opposite values)."""
+    rtol = PRECISION[precision][1]
+    finite = np.abs(b[np.isfinite(b)])
+    scale = float(finite.max()) if finite.size else 0.0
+    return np.allclose(a, b, rtol=rtol, atol=rtol * scale * 0.25, equal_nan=True)
+
+
+def precision_target(precision, work):
+    """The repository's CPU device JSON with default_precision set."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    arch = json.load(open(os.path.join(root, "examples", "devices", "amd_epyc_cpu.json")))
+    arch["preferences"]["default_precision"] = PRECISION[precision][2]
+    path = os.path.join(work, "arch_%s.json" % precision)
+    json.dump(arch, open(path, "w"))
+    return path
+
+
 def main():
     args = sys.argv[1:]
+    precision = args[args.index("--precision") + 1] if "--precision" in args else None
+    env = dict(os.environ, OPENINFER_PRECISION=precision or "f32")
     steps = 3
     exact = "--exact" in args
     if "--steps" in args:
@@ -140,10 +182,10 @@ def main():
     cli, exporter, name = args[0], args[1], args[2]
     work = tempfile.mkdtemp(prefix="synth_%s_" % name)
     try:
-        run([exporter, work, str(steps)])
+        run([exporter, work, str(steps)], env=env)
         gen = os.path.join(work, "gen")
         run([cli, "synth", os.path.join(work, "model.oinf"), os.path.join(work, "graph.json"),
-             "--target", "cpu", "--out", gen])
+             "--target", precision_target(precision, work) if precision else "cpu", "--out", gen])
         plan = json.load(open(os.path.join(gen, "plan.json")))
         check_arena(plan)
         prog = plan["name"]
@@ -172,14 +214,24 @@ def main():
             check_no_alloc(alone, prog, work)
             if "--tsan" in args:
                 check_tsan(alone, prog, cmd, work)
-        compared = 0
+        compared, worst = 0, 0.0
         for v in kept:
             ref = os.path.join(work, "sim", v + ".npy")
             if not os.path.exists(ref):
                 continue
             a, b = np.load(os.path.join(work, "emitted", v + ".npy")), np.load(ref)
             assert a.dtype == b.dtype and a.shape == b.shape, (v, a.dtype, a.shape, b.dtype, b.shape)
-            if a.dtype.kind == "f" and not exact:
+            if a.dtype.kind == "f" and precision:
+                rtol = PRECISION[precision][1]
+                ok = close_at_precision(a, b, precision)
+                finite = np.isfinite(b) & np.isfinite(a)
+                if finite.any():
+                    scale = float(np.max(np.abs(b[finite]))) or 1.0
+                    worst = max(worst, float(np.max(np.abs(a[finite] - b[finite]))) / scale)
+                temp = [x for x in plan["variables"] if x["name"] == v][0]["kind"] == "temporary"
+                if temp and a.dtype == np.float32 and not representable(a, precision):
+                    raise SystemExit("FAILED: %s holds values that are not %s" % (v, precision))
+            elif a.dtype.kind == "f" and not exact:
                 ok = np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
             else:
                 ok = np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
@@ -195,18 +247,23 @@ def main():
         sim_cmd += inputs
         for v in declared:
             sim_cmd += ["--fetch", v]
-        run(sim_cmd)
+        run(sim_cmd, env=env)
         for v in declared:
             a = np.load(os.path.join(work, "emitted", v + ".npy"))
             b = np.load(os.path.join(work, "run", v + ".npy"))
-            same = np.array_equal(a, b, equal_nan=a.dtype.kind == "f") if exact or a.dtype.kind != "f" else \
-                np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
+            if precision and a.dtype.kind == "f":
+                same = close_at_precision(a, b, precision)
+            elif exact or a.dtype.kind != "f":
+                same = np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+            else:
+                same = np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
             if a.dtype != b.dtype or a.shape != b.shape or not same:
                 raise SystemExit("FAILED: %s differs from `openinfer run`'s" % v)
         if compared == 0:
             raise SystemExit("FAILED: nothing to compare for %s" % name)
-        print("%s: %d variables equal the simulator's after %d steps (%d kernels, arena %d bytes)"
-              % (name, compared, steps, len(plan["kernels"]), plan["arena_bytes"]))
+        print("%s: %d variables equal the simulator's after %d steps (%d kernels, arena %d bytes)%s"
+              % (name, compared, steps, len(plan["kernels"]), plan["arena_bytes"],
+                 ", at %s: largest difference %.2g of the largest value" % (precision, worst) if precision else ""))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
