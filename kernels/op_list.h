@@ -91,6 +91,10 @@
       "the larger of a and b; a NaN operand is ignored") \
     X(clamp, 1, "rounding", EW, SAME, OI__F_I, OI__DTS_NUM, 0, oi__k_arith, \
       "min(max(x, min), max); NaN gives min") \
+    X(hard_sigmoid, 1, "numerical", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
+      "ONNX HardSigmoid: max(0, min(1, alpha * x + beta)), alpha and beta rounded to the element type; NaN stays NaN") \
+    X(hard_swish, 1, "numerical", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
+      "ONNX HardSwish: x * hard_sigmoid(x) with alpha = 1/6 (rounded to the element type), beta = 0.5") \
     X(floor, 1, "rounding", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
       "round toward -inf") \
     X(ceil, 1, "rounding", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
@@ -264,6 +268,8 @@
     X(matmul, acc, ACC, OPT, 0, "input dtype", OI__ACC_DOC) \
     X(clamp, min, SCALAR, OPT, -DBL_MAX, "lowest value", "lower bound") \
     X(clamp, max, SCALAR, OPT, DBL_MAX, "highest value", "upper bound") \
+    X(hard_sigmoid, alpha, SCALAR, OPT, 0.2, "0.2", "slope") \
+    X(hard_sigmoid, beta, SCALAR, OPT, 0.5, "0.5", "offset") \
     X(shl, bits, INT, REQ, 0, "required", "shift amount (negative counts as 0)") \
     X(shr, bits, INT, REQ, 0, "required", "shift amount (negative counts as 0)") \
     X(sum_axis, axes, INT_LIST, REQ, 0, "required", "axes to reduce (negative counts from the end)") \
