@@ -326,10 +326,15 @@ static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in
         for (int d = 2; d < out->ndim; d++)
             out->shape[d] = 1;
         return OI_OK;
-    case OI_OP_conv1d: case OI_OP_conv2d:
+    case OI_OP_conv1d: case OI_OP_conv2d: {
+        oi__conv_act act;
+        if (!oi__conv_act_parse(k, &act))
+            return oi__fail(OI_ERROR_VALIDATION, "%s: activation must be \"none\", \"relu\", \"gelu\" or "
+                            "\"gelu_tanh\", got \"%s\"", oi_op_name(k->op), oi__op_attr_for(k, "activation")->s);
         if (oi__conv_geom_conv(k, in, n_in, &g) != OI_OK)
             return OI_ERROR_VALIDATION;
         break;
+    }
     case OI_OP_conv_transpose2d:
         if (oi__conv_geom_transpose(k, in, n_in, &g) != OI_OK)
             return OI_ERROR_VALIDATION;
@@ -761,8 +766,21 @@ static void oi__conv_im2col_2d(const oi__conv_geom *g, bool wide, const void *x,
 
 /* Per image and group: y[M/g, out] = w[M/g, C/g * k] x cols[C/g * k, out]
  * (a 1x1 stride-1 conv multiplies x itself). */
+/* conv's activation= on rows x cols of y (in the element type, before the
+ * store rounds to f16/bf16), as gemm applies it. */
+static void oi__conv_act_apply(oi__conv_act act, bool wide, void *y, int64_t rows, int64_t cols) {
+    if (act == OI__CONV_ACT_NONE)
+        return;
+    if (wide)
+        oi__conv_act_f64(act, (double *)y, rows * cols);
+    else
+        oi__conv_act_rows_f32(&act, (float *)y, cols, rows, cols);
+}
+
 static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom *g) {
     bool wide = k->out->dtype == OI_DTYPE_F64, pointwise = oi__conv_is_pointwise(g);
+    oi__conv_act act;
+    oi__conv_act_parse(k, &act);
     int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, rows = cg * g->k_sp;
     oi__conv_buf x = {NULL, false}, w = {NULL, false}, bias = {NULL, false}, y = {NULL, false};
     int64_t *targets = NULL;
@@ -776,6 +794,7 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
         s = oi__conv_result(k->out, wide, &y);
     if (s == OI_OK && oi__conv_is_depthwise(g, wide)) {
         oi__conv_depthwise(g, (const float *)x.data, (const float *)w.data, (const float *)bias.data, (float *)y.data);
+        oi__conv_act_apply(act, wide, y.data, g->batch * g->out_c, g->out_sp);
         oi__conv_finish(k->out, wide, &y);
         oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
         return OI_OK;
@@ -798,6 +817,8 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
                               pointwise ? xg : cols, g->out_sp, 0.0, yg, g->out_sp);
             if (bias.data)
                 oi__conv_add_bias(&bias, wide, grp * mg, mg, g->out_sp, yg);
+            if (s == OI_OK) /* while the group's rows are still in cache */
+                oi__conv_act_apply(act, wide, yg, mg, g->out_sp);
         }
     if (s == OI_OK)
         oi__conv_finish(k->out, wide, &y);

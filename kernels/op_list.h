@@ -357,12 +357,14 @@
     X(conv1d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
     X(conv1d, group, INT, OPT, 1, "1", "channel groups (C and M divisible by it)") \
     X(conv1d, kernel_shape, INT_LIST, OPT, 0, "the weights' shape", "must match the weights") \
+    X(conv1d, activation, STRING, OPT, 0, "\"none\"", "applied to the result (after the bias) as gemm's: \"none\", \"relu\", \"gelu\" (exact) or \"gelu_tanh\"") \
     X(conv2d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
     X(conv2d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
     X(conv2d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \
     X(conv2d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
     X(conv2d, group, INT, OPT, 1, "1", "channel groups (C and M divisible by it)") \
     X(conv2d, kernel_shape, INT_LIST, OPT, 0, "the weights' shape", "must match the weights") \
+    X(conv2d, activation, STRING, OPT, 0, "\"none\"", "applied to the result (after the bias) as gemm's: \"none\", \"relu\", \"gelu\" (exact) or \"gelu_tanh\"") \
     X(conv_transpose2d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
     X(conv_transpose2d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
     X(conv_transpose2d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \

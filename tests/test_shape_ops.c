@@ -659,6 +659,72 @@ static void test_conv(void) {
     oi__tensor_free(r), oi__tensor_free(x), oi__tensor_free(w);
 }
 
+/* activation= on conv2d / conv1d: the numpy references of test_conv with
+ * relu or gelu (exact and tanh forms, from libm here) applied, through each
+ * path: grouped im2col, depthwise direct (f32) and im2col (f64), conv1d,
+ * pointwise (no im2col). */
+static double act_ref(int act, double v) {
+    if (act == 0)
+        return v < 0 ? 0.0 : v;
+    if (act == 1)
+        return 0.5 * v * erfc(-v / sqrt(2.0));
+    return 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.141592653589793) * (v + 0.044715 * v * v * v)));
+}
+
+static void check_conv_act(const char *what, oi_op op, oi__attr *attrs, size_t n_attrs, oi_dtype t, int xn,
+                           const int64_t *xs, const double *xv, int wn, const int64_t *ws, const double *wv,
+                           const double *bv, int on, const int64_t *os, const double *ref) {
+    static const char *const acts[3] = {"relu", "gelu", "gelu_tanh"};
+    oi__tensor *x = tensor_f(t, xn, xs, xv), *w = tensor_f(t, wn, ws, wv);
+    oi__tensor *b = bv ? tensor_f(t, 1, (const int64_t[]){ws[0]}, bv) : NULL;
+    int64_t count = 1;
+    for (int d = 0; d < on; d++)
+        count *= os[d];
+    for (int a = 0; a < 3; a++) {
+        attrs[n_attrs] = attr_s("activation", acts[a]);
+        oi__tensor *r = b ? run3(op, attrs, n_attrs + 1, x, w, b) : run2(op, attrs, n_attrs + 1, x, w);
+        int64_t bad = 0;
+        for (int64_t e = 0; r && e < count; e++) {
+            double want = act_ref(a, ref[e]), got = element_f(r, e);
+            bad += !(fabs(got - want) <= 2e-6 * (1 + fabs(want)));
+        }
+        CHECK_MSG(r && bad == 0, "%s %s activation=%s: %lld of %lld outputs off", what, oi_dtype_name(t), acts[a],
+                  (long long)bad, (long long)count);
+        oi__tensor_free(r);
+    }
+    oi__tensor_free(x), oi__tensor_free(w), oi__tensor_free(b);
+}
+
+static void test_conv_activation(void) {
+    const oi_dtype types[2] = {OI_DTYPE_F32, OI_DTYPE_F64};
+    for (int ti = 0; ti < 2; ti++) {
+        oi_dtype t = types[ti];
+        oi__attr a[6] = {attr_ints("strides", INTS(2, 1)), attr_ints("pads", INTS(1, 0, 2, 1)),
+                         attr_ints("dilations", INTS(1, 2)), attr_i("group", 2), attr_ints("kernel_shape", INTS(3, 2))};
+        check_conv_act("conv2d", OI_OP_conv2d, a, 5, t, 4, (const int64_t[]){2, 4, 7, 6}, conv2d_x, 4,
+                       (const int64_t[]){6, 2, 3, 2}, conv2d_w, conv2d_b, REF_SHAPE(conv2d_out), conv2d_out);
+        free_attrs(a, 6);
+        oi__attr d[5] = {attr_ints("strides", INTS(2, 1)), attr_ints("pads", INTS(1, 0, 2, 1)),
+                         attr_ints("dilations", INTS(1, 2)), attr_i("group", 4)};
+        check_conv_act("depthwise conv2d", OI_OP_conv2d, d, 4, t, 4, (const int64_t[]){2, 4, 7, 6}, dw2d_x, 4,
+                       (const int64_t[]){8, 1, 3, 3}, dw2d_w, dw2d_b, REF_SHAPE(dw2d_out), dw2d_out);
+        free_attrs(d, 5);
+        oi__attr one[4] = {attr_ints("strides", INTS(2)), attr_ints("pads", INTS(1, 1)), attr_ints("dilations", INTS(2))};
+        check_conv_act("conv1d", OI_OP_conv1d, one, 3, t, 3, (const int64_t[]){1, 3, 10}, conv1d_x, 3,
+                       (const int64_t[]){4, 3, 3}, conv1d_w, NULL, REF_SHAPE(conv1d_out), conv1d_out);
+        free_attrs(one, 4);
+        oi__attr none[1];
+        check_conv_act("conv2d 1x1", OI_OP_conv2d, none, 0, t, 4, (const int64_t[]){2, 3, 4, 5}, point_x, 4,
+                       (const int64_t[]){2, 3, 1, 1}, point_w, NULL, REF_SHAPE(point_out), point_out);
+        free_attrs(none, 1);
+    }
+    oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(1, 3, 10), conv1d_x), *w = tensor_f(OI_DTYPE_F32, SHAPE(4, 3, 3), conv1d_w);
+    oi__attr bad_act = attr_s("activation", "tanh");
+    const oi__tensor *xw[2] = {x, w};
+    expect_error(OI_OP_conv1d, &bad_act, 1, 2, xw, "conv1d: activation must be");
+    oi__tensor_free(x), oi__tensor_free(w);
+}
+
 static void test_conv_transpose(void) {
     const oi_dtype types[2] = {OI_DTYPE_F32, OI_DTYPE_F64};
     for (int ti = 0; ti < 2; ti++) {
@@ -1133,6 +1199,7 @@ int main(void) {
     test_gemm_activation();
     test_conv();
     test_conv_transpose();
+    test_conv_activation();
     test_pools();
     test_errors();
     test_graph_views();
