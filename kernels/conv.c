@@ -265,16 +265,16 @@ static oi_status oi__conv_gemm_dims(const oi__kernel_args *k, const oi__op_sig *
 
 /* gemm's activation=: applied to each finished block of the result. The
  * blas and Vulkan backends (same translation unit) read it here too; the
- * values are gemm_epilogue.comp's codes. */
+ * values are gemm_epilogue.comp's and conv.comp's codes. */
 typedef enum oi__conv_act {
-    OI__CONV_ACT_NONE, OI__CONV_ACT_RELU, OI__CONV_ACT_GELU, OI__CONV_ACT_GELU_TANH
+    OI__CONV_ACT_NONE, OI__CONV_ACT_RELU, OI__CONV_ACT_GELU, OI__CONV_ACT_GELU_TANH, OI__CONV_ACT_HARD_SWISH
 } oi__conv_act;
 
 static bool oi__conv_act_parse(const oi__kernel_args *k, oi__conv_act *act) {
-    static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh"};
+    static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh", "hard_swish"};
     const oi__attr *a = oi__op_attr_for(k, "activation");
     *act = OI__CONV_ACT_NONE;
-    for (int i = 0; a && i < 4; i++)
+    for (int i = 0; a && i < 5; i++)
         if (strcmp(a->s, names[i]) == 0) {
             *act = (oi__conv_act)i;
             return true;
@@ -282,7 +282,7 @@ static bool oi__conv_act_parse(const oi__kernel_args *k, oi__conv_act *act) {
     return !a;
 }
 
-/* relu is max(0, x) (NaN stays NaN); gelu runs the gelu op's own code. */
+/* relu is max(0, x) (NaN stays NaN); gelu and hard_swish run their ops' own code. */
 static void oi__conv_act_rows_f32(const void *ctx, float *c, int64_t ldc, int64_t rows, int64_t cols) {
     oi__conv_act act = *(const oi__conv_act *)ctx;
     for (int64_t i = 0; i < rows; i++) {
@@ -290,6 +290,8 @@ static void oi__conv_act_rows_f32(const void *ctx, float *c, int64_t ldc, int64_
         if (act == OI__CONV_ACT_RELU)
             for (int64_t j = 0; j < cols; j++)
                 row[j] = row[j] < 0.0f ? 0.0f : row[j];
+        else if (act == OI__CONV_ACT_HARD_SWISH)
+            oi__ew_hard_f32(row, row, cols, (double)(float)(1.0 / 6.0), 0.5, true);
         else if (act != OI__CONV_ACT_NONE)
             oi__math_apply_f32(OI_OP_gelu, act == OI__CONV_ACT_GELU_TANH, row, cols);
     }
@@ -299,6 +301,8 @@ static void oi__conv_act_f64(oi__conv_act act, double *x, int64_t n) {
     if (act == OI__CONV_ACT_RELU)
         for (int64_t i = 0; i < n; i++)
             x[i] = x[i] < 0.0 ? 0.0 : x[i];
+    else if (act == OI__CONV_ACT_HARD_SWISH)
+        oi__ew_hard_f64(x, x, n, 1.0 / 6.0, 0.5, true);
     else if (act != OI__CONV_ACT_NONE)
         oi__math_apply_f64(OI_OP_gelu, act == OI__CONV_ACT_GELU_TANH, x, n);
 }
@@ -312,8 +316,8 @@ static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in
         int64_t m, n, kk;
         oi__conv_act act;
         if (!oi__conv_act_parse(k, &act))
-            return oi__fail(OI_ERROR_VALIDATION, "gemm: activation must be \"none\", \"relu\", \"gelu\" or "
-                            "\"gelu_tanh\", got \"%s\"", oi__op_attr_for(k, "activation")->s);
+            return oi__fail(OI_ERROR_VALIDATION, "gemm: activation must be \"none\", \"relu\", \"gelu\", "
+                            "\"gelu_tanh\" or \"hard_swish\", got \"%s\"", oi__op_attr_for(k, "activation")->s);
         if (oi__conv_gemm_dims(k, in, n_in, &m, &n, &kk) != OI_OK)
             return OI_ERROR_VALIDATION;
         out->shape[0] = m;
@@ -329,8 +333,8 @@ static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in
     case OI_OP_conv1d: case OI_OP_conv2d: {
         oi__conv_act act;
         if (!oi__conv_act_parse(k, &act))
-            return oi__fail(OI_ERROR_VALIDATION, "%s: activation must be \"none\", \"relu\", \"gelu\" or "
-                            "\"gelu_tanh\", got \"%s\"", oi_op_name(k->op), oi__op_attr_for(k, "activation")->s);
+            return oi__fail(OI_ERROR_VALIDATION, "%s: activation must be \"none\", \"relu\", \"gelu\", "
+                            "\"gelu_tanh\" or \"hard_swish\", got \"%s\"", oi_op_name(k->op), oi__op_attr_for(k, "activation")->s);
         if (oi__conv_geom_conv(k, in, n_in, &g) != OI_OK)
             return OI_ERROR_VALIDATION;
         break;

@@ -499,26 +499,29 @@ static void oi__ew_hard_f64(const double *a, double *y, int64_t len, double alph
     OI__EW_HARD_BODY(double);
 }
 
-static void oi__ew_hard_chunk(const oi__ew_job *jb, int64_t lo, int64_t hi) {
-    bool swish = jb->op == OI_OP_hard_swish;
-    if (jb->wide) {
-        oi__ew_hard_f64((const double *)jb->a + lo, (double *)jb->y + lo, hi - lo, jb->alpha, jb->beta, swish);
-        return;
-    }
-    const float *a = (const float *)jb->a + lo;
-    float *y = (float *)jb->y + lo;
+/* hard_sigmoid (alpha, beta) or hard_swish (alpha 1/6, beta 0.5: pass
+ * them) over len f32 in the ISA's lanes; conv.c's activation= uses it too. */
+static void oi__ew_hard_f32(const float *a, float *y, int64_t len, double alpha, double beta, bool swish) {
 #if OI__GEMM_X86
     oi__gemm_isa isa = oi__gemm_active_isa();
     if (isa == OI__GEMM_ISA_AVX512) {
-        oi__ew_hard_f32_avx512(a, y, hi - lo, jb->alpha, jb->beta, swish);
+        oi__ew_hard_f32_avx512(a, y, len, alpha, beta, swish);
         return;
     }
     if (isa == OI__GEMM_ISA_AVX2) {
-        oi__ew_hard_f32_avx2(a, y, hi - lo, jb->alpha, jb->beta, swish);
+        oi__ew_hard_f32_avx2(a, y, len, alpha, beta, swish);
         return;
     }
 #endif
-    oi__ew_hard_f32_base(a, y, hi - lo, jb->alpha, jb->beta, swish);
+    oi__ew_hard_f32_base(a, y, len, alpha, beta, swish);
+}
+
+static void oi__ew_hard_chunk(const oi__ew_job *jb, int64_t lo, int64_t hi) {
+    bool swish = jb->op == OI_OP_hard_swish;
+    if (jb->wide)
+        oi__ew_hard_f64((const double *)jb->a + lo, (double *)jb->y + lo, hi - lo, jb->alpha, jb->beta, swish);
+    else
+        oi__ew_hard_f32((const float *)jb->a + lo, (float *)jb->y + lo, hi - lo, jb->alpha, jb->beta, swish);
 }
 
 static void oi__ew_unary_chunk(const oi__ew_job *jb, int64_t lo, int64_t hi) {

@@ -350,21 +350,21 @@
     X(gemm, beta, SCALAR, OPT, 1, "1", "scale of C") \
     X(gemm, trans_a, BOOL, OPT, 0, "false", "A is stored [K, M]") \
     X(gemm, trans_b, BOOL, OPT, 0, "false", "B is stored [N, K]") \
-    X(gemm, activation, STRING, OPT, 0, "\"none\"", "applied to the result as it is made: \"none\", \"relu\", \"gelu\" (exact) or \"gelu_tanh\"") \
+    X(gemm, activation, STRING, OPT, 0, "\"none\"", "applied to the result as it is made: \"none\", \"relu\", \"gelu\" (exact), \"gelu_tanh\" or \"hard_swish\" (as the ops compute them)") \
     X(conv1d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
     X(conv1d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
     X(conv1d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \
     X(conv1d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
     X(conv1d, group, INT, OPT, 1, "1", "channel groups (C and M divisible by it)") \
     X(conv1d, kernel_shape, INT_LIST, OPT, 0, "the weights' shape", "must match the weights") \
-    X(conv1d, activation, STRING, OPT, 0, "\"none\"", "applied to the result (after the bias) as gemm's: \"none\", \"relu\", \"gelu\" (exact) or \"gelu_tanh\"") \
+    X(conv1d, activation, STRING, OPT, 0, "\"none\"", "applied to the result (after the bias) as gemm's: \"none\", \"relu\", \"gelu\" (exact), \"gelu_tanh\" or \"hard_swish\" (as the ops compute them)") \
     X(conv2d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
     X(conv2d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
     X(conv2d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \
     X(conv2d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
     X(conv2d, group, INT, OPT, 1, "1", "channel groups (C and M divisible by it)") \
     X(conv2d, kernel_shape, INT_LIST, OPT, 0, "the weights' shape", "must match the weights") \
-    X(conv2d, activation, STRING, OPT, 0, "\"none\"", "applied to the result (after the bias) as gemm's: \"none\", \"relu\", \"gelu\" (exact) or \"gelu_tanh\"") \
+    X(conv2d, activation, STRING, OPT, 0, "\"none\"", "applied to the result (after the bias) as gemm's: \"none\", \"relu\", \"gelu\" (exact), \"gelu_tanh\" or \"hard_swish\" (as the ops compute them)") \
     X(conv_transpose2d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
     X(conv_transpose2d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
     X(conv_transpose2d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \

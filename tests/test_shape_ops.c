@@ -470,15 +470,18 @@ static void test_gemm_activation(void) {
         bv[i] = cos(0.11 * i) / 4;
     for (int i = 0; i < N; i++)
         cv[i] = 0.5 - (double)i / N;
-    const char *acts[3] = {"relu", "gelu", "gelu_tanh"};
+    const char *acts[4] = {"relu", "gelu", "gelu_tanh", "hard_swish"};
     const oi_dtype types[3] = {OI_DTYPE_F32, OI_DTYPE_F64, OI_DTYPE_F16};
     for (int t = 0; t < 3; t++) {
         oi__tensor *A = tensor_f(types[t], SHAPE(M, K), av), *B = tensor_f(types[t], SHAPE(K, N), bv),
                    *C = tensor_f(types[t], SHAPE(N), cv);
         oi__tensor *plain = run3(OI_OP_gemm, NULL, 0, A, B, C);
-        for (int i = 0; i < 3 && plain; i++) {
+        for (int i = 0; i < 4 && plain; i++) {
             oi__attr act = attr_s("activation", acts[i]), approx = attr_s("approximate", i == 2 ? "tanh" : "none");
-            oi__tensor *fused = run3(OI_OP_gemm, &act, 1, A, B, C), *want = i ? run1(OI_OP_gelu, &approx, 1, plain) : NULL;
+            oi__tensor *fused = run3(OI_OP_gemm, &act, 1, A, B, C);
+            oi__tensor *want = i == 3 ? run1(OI_OP_hard_swish, NULL, 0, plain)
+                               : i   ? run1(OI_OP_gelu, &approx, 1, plain)
+                                     : NULL;
             int64_t bad = 0;
             for (int64_t e = 0; fused && e < M * N; e++) {
                 double p = element_f(plain, e), w = want ? element_f(want, e) : (p < 0 ? 0.0 : p), f = element_f(fused, e);
@@ -660,7 +663,7 @@ static void test_conv(void) {
 }
 
 /* activation= on conv2d / conv1d: the numpy references of test_conv with
- * relu or gelu (exact and tanh forms, from libm here) applied, through each
+ * relu, gelu (exact and tanh forms, from libm here) or hard_swish applied, through each
  * path: grouped im2col, depthwise direct (f32) and im2col (f64), conv1d,
  * pointwise (no im2col). */
 static double act_ref(int act, double v) {
@@ -668,19 +671,23 @@ static double act_ref(int act, double v) {
         return v < 0 ? 0.0 : v;
     if (act == 1)
         return 0.5 * v * erfc(-v / sqrt(2.0));
+    if (act == 3) {
+        double h = v / 6 + 0.5;
+        return v * (h < 0 ? 0.0 : h > 1 ? 1.0 : h);
+    }
     return 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.141592653589793) * (v + 0.044715 * v * v * v)));
 }
 
 static void check_conv_act(const char *what, oi_op op, oi__attr *attrs, size_t n_attrs, oi_dtype t, int xn,
                            const int64_t *xs, const double *xv, int wn, const int64_t *ws, const double *wv,
                            const double *bv, int on, const int64_t *os, const double *ref) {
-    static const char *const acts[3] = {"relu", "gelu", "gelu_tanh"};
+    static const char *const acts[4] = {"relu", "gelu", "gelu_tanh", "hard_swish"};
     oi__tensor *x = tensor_f(t, xn, xs, xv), *w = tensor_f(t, wn, ws, wv);
     oi__tensor *b = bv ? tensor_f(t, 1, (const int64_t[]){ws[0]}, bv) : NULL;
     int64_t count = 1;
     for (int d = 0; d < on; d++)
         count *= os[d];
-    for (int a = 0; a < 3; a++) {
+    for (int a = 0; a < 4; a++) {
         attrs[n_attrs] = attr_s("activation", acts[a]);
         oi__tensor *r = b ? run3(op, attrs, n_attrs + 1, x, w, b) : run2(op, attrs, n_attrs + 1, x, w);
         int64_t bad = 0;

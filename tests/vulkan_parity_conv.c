@@ -151,7 +151,7 @@ static void test_conv_forward(void) {
 
     /* activation= after the bias, in each build of conv.comp: per output
      * (depthwise), narrow blocks (groups of 24) and 64x64 blocks; conv1d */
-    static const char *const acts[] = {"relu", "gelu", "gelu_tanh"};
+    static const char *const acts[] = {"relu", "gelu", "gelu_tanh", "hard_swish"};
     for (int i = 0; i < COUNT(acts); i++) {
         attr_int(&at, "group", 6);
         attr_axes(&at, "pads", I4(1, 1, 1, 1));

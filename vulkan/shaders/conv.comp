@@ -24,6 +24,8 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "math.glsl"
+#define OI_S_ROUND(x) (x)
+#include "scalar.h"
 
 #ifndef BM
 #define BM 64u
@@ -57,9 +59,9 @@ layout(push_constant) uniform Push {
     uint b_offset;
     uint c_stride, c_offset; // bias [M]
     uint d_offset, out_c;    // y [N, M, OH, OW], contiguous f32
-    uint flags;              // bit 0: has a bias; bits 1..: activation= (gemm's codes: 0 none,
-                             // 1 relu, 2 gelu, 3 gelu_tanh). Push constants, not specializations:
-                             // fewer pipelines to build
+    uint flags;              // bit 0: has a bias; bits 1..: activation= (gemm's codes:
+                             // 0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 hard_swish). Push
+                             // constants, not specializations: fewer pipelines to build
 } pc;
 
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
@@ -70,7 +72,8 @@ OI_DEFINE_LOAD_BITS(load_c, c_buf)
 float activate(float v) {
     uint act = pc.flags >> 1u;
     if (act == 1u) return v < 0.0 ? 0.0 : v;
-    if (act >= 2u) return gelu_f32(v, act == 3u);
+    if (act == 2u || act == 3u) return gelu_f32(v, act == 3u);
+    if (act == 4u && !is_nan_f(v)) return OI_S_hard_swish(v, uintBitsToFloat(0x3E2AAAABu), OI_S_ROUND);
     return v;
 }
 
