@@ -725,6 +725,47 @@ static void test_conv_activation(void) {
                        (const int64_t[]){2, 3, 1, 1}, point_w, NULL, REF_SHAPE(point_out), point_out);
         free_attrs(none, 1);
     }
+    /* planes of 10 x 13 (two 64-wide blocks and a tail) on each ISA's loops:
+     * 1x1 (gemm, then the activation) and depthwise 3x3 (per plane) */
+    enum { C = 4, HW = 130 };
+    double xv[C * HW], wv[C * C], dwv[C * 9], bv[C];
+    for (int i = 0; i < C * HW; i++)
+        xv[i] = sin(0.37 * i + 0.1) * 4;
+    for (int i = 0; i < C * C; i++)
+        wv[i] = cos(0.9 * i) / 2;
+    for (int i = 0; i < C * 9; i++)
+        dwv[i] = (i % 5 - 2) * 0.125;
+    for (int i = 0; i < C; i++)
+        bv[i] = 0.5 * i - 1;
+    double ref_pw[C * HW], ref_dw[C * HW];
+    for (int m = 0; m < C; m++)
+        for (int p = 0; p < HW; p++) {
+            double s = bv[m], d = bv[m];
+            for (int c = 0; c < C; c++)
+                s += (double)(float)wv[m * C + c] * (float)xv[c * HW + p];
+            for (int ky = 0; ky < 3; ky++)
+                for (int kx = 0; kx < 3; kx++) {
+                    int iy = p / 13 + ky - 1, ix = p % 13 + kx - 1;
+                    if (iy >= 0 && iy < 10 && ix >= 0 && ix < 13)
+                        d += (double)(float)dwv[m * 9 + ky * 3 + kx] * (float)xv[m * HW + iy * 13 + ix];
+                }
+            ref_pw[m * HW + p] = s, ref_dw[m * HW + p] = d;
+        }
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        oi__attr none[1], dw[3] = {attr_ints("pads", INTS(1, 1, 1, 1)), attr_i("group", C)};
+        check_conv_act(oi__gemm_isa_name(isas[ii]), OI_OP_conv2d, none, 0, OI_DTYPE_F32, 4,
+                       (const int64_t[]){1, C, 10, 13}, xv, 4, (const int64_t[]){C, C, 1, 1}, wv, bv, 4,
+                       (const int64_t[]){1, C, 10, 13}, ref_pw);
+        check_conv_act(oi__gemm_isa_name(isas[ii]), OI_OP_conv2d, dw, 2, OI_DTYPE_F32, 4,
+                       (const int64_t[]){1, C, 10, 13}, xv, 4, (const int64_t[]){C, 1, 3, 3}, dwv, bv, 4,
+                       (const int64_t[]){1, C, 10, 13}, ref_dw);
+        free_attrs(dw, 3);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+
     oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(1, 3, 10), conv1d_x), *w = tensor_f(OI_DTYPE_F32, SHAPE(4, 3, 3), conv1d_w);
     oi__attr bad_act = attr_s("activation", "tanh");
     const oi__tensor *xw[2] = {x, w};
