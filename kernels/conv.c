@@ -265,16 +265,16 @@ static oi_status oi__conv_gemm_dims(const oi__kernel_args *k, const oi__op_sig *
 
 /* gemm's activation=: applied to each finished block of the result. The
  * blas and Vulkan backends (same translation unit) read it here too; the
- * values are gemm_epilogue.comp's codes. */
+ * values are gemm_epilogue.comp's and conv.comp's codes. */
 typedef enum oi__conv_act {
-    OI__CONV_ACT_NONE, OI__CONV_ACT_RELU, OI__CONV_ACT_GELU, OI__CONV_ACT_GELU_TANH
+    OI__CONV_ACT_NONE, OI__CONV_ACT_RELU, OI__CONV_ACT_GELU, OI__CONV_ACT_GELU_TANH, OI__CONV_ACT_HARD_SWISH
 } oi__conv_act;
 
 static bool oi__conv_act_parse(const oi__kernel_args *k, oi__conv_act *act) {
-    static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh"};
+    static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh", "hard_swish"};
     const oi__attr *a = oi__op_attr_for(k, "activation");
     *act = OI__CONV_ACT_NONE;
-    for (int i = 0; a && i < 4; i++)
+    for (int i = 0; a && i < 5; i++)
         if (strcmp(a->s, names[i]) == 0) {
             *act = (oi__conv_act)i;
             return true;
@@ -282,14 +282,47 @@ static bool oi__conv_act_parse(const oi__kernel_args *k, oi__conv_act *act) {
     return !a;
 }
 
-/* relu is max(0, x) (NaN stays NaN); gelu runs the gelu op's own code. */
+/* relu as max(0, x) (NaN stays NaN) in place: whole blocks of a fixed
+ * count (they vectorize at -O2), compiled for the build's ISA and under
+ * AVX2 and AVX-512 as elementwise.c's loops are, then the tail. */
+#define OI__CONV_RELU_BODY \
+    int64_t j = 0; \
+    for (; j + 64 <= n; j += 64) { \
+        float b[64]; \
+        for (int i = 0; i < 64; i++) \
+            b[i] = x[j + i] < 0.0f ? 0.0f : x[j + i]; \
+        memcpy(x + j, b, sizeof b); \
+    } \
+    for (; j < n; j++) \
+        x[j] = x[j] < 0.0f ? 0.0f : x[j];
+
+static void oi__conv_relu_f32_base(float *x, int64_t n) { OI__CONV_RELU_BODY }
+#if OI__GEMM_X86
+OI__TARGET_AVX2 static void oi__conv_relu_f32_avx2(float *x, int64_t n) { OI__CONV_RELU_BODY }
+OI__TARGET_AVX512 static void oi__conv_relu_f32_avx512(float *x, int64_t n) { OI__CONV_RELU_BODY }
+#endif
+
+static void oi__conv_relu_f32(float *x, int64_t n) {
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (isa == OI__GEMM_ISA_AVX512)
+        oi__conv_relu_f32_avx512(x, n);
+    else if (isa == OI__GEMM_ISA_AVX2)
+        oi__conv_relu_f32_avx2(x, n);
+    else
+#endif
+        oi__conv_relu_f32_base(x, n);
+}
+
+/* relu is max(0, x) (NaN stays NaN); gelu and hard_swish run their ops' own code. */
 static void oi__conv_act_rows_f32(const void *ctx, float *c, int64_t ldc, int64_t rows, int64_t cols) {
     oi__conv_act act = *(const oi__conv_act *)ctx;
     for (int64_t i = 0; i < rows; i++) {
         float *row = c + i * ldc;
         if (act == OI__CONV_ACT_RELU)
-            for (int64_t j = 0; j < cols; j++)
-                row[j] = row[j] < 0.0f ? 0.0f : row[j];
+            oi__conv_relu_f32(row, cols);
+        else if (act == OI__CONV_ACT_HARD_SWISH)
+            oi__ew_hard_f32(row, row, cols, (double)(float)(1.0 / 6.0), 0.5, true);
         else if (act != OI__CONV_ACT_NONE)
             oi__math_apply_f32(OI_OP_gelu, act == OI__CONV_ACT_GELU_TANH, row, cols);
     }
@@ -299,6 +332,8 @@ static void oi__conv_act_f64(oi__conv_act act, double *x, int64_t n) {
     if (act == OI__CONV_ACT_RELU)
         for (int64_t i = 0; i < n; i++)
             x[i] = x[i] < 0.0 ? 0.0 : x[i];
+    else if (act == OI__CONV_ACT_HARD_SWISH)
+        oi__ew_hard_f64(x, x, n, 1.0 / 6.0, 0.5, true);
     else if (act != OI__CONV_ACT_NONE)
         oi__math_apply_f64(OI_OP_gelu, act == OI__CONV_ACT_GELU_TANH, x, n);
 }
@@ -312,8 +347,8 @@ static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in
         int64_t m, n, kk;
         oi__conv_act act;
         if (!oi__conv_act_parse(k, &act))
-            return oi__fail(OI_ERROR_VALIDATION, "gemm: activation must be \"none\", \"relu\", \"gelu\" or "
-                            "\"gelu_tanh\", got \"%s\"", oi__op_attr_for(k, "activation")->s);
+            return oi__fail(OI_ERROR_VALIDATION, "gemm: activation must be \"none\", \"relu\", \"gelu\", "
+                            "\"gelu_tanh\" or \"hard_swish\", got \"%s\"", oi__op_attr_for(k, "activation")->s);
         if (oi__conv_gemm_dims(k, in, n_in, &m, &n, &kk) != OI_OK)
             return OI_ERROR_VALIDATION;
         out->shape[0] = m;
@@ -326,10 +361,15 @@ static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in
         for (int d = 2; d < out->ndim; d++)
             out->shape[d] = 1;
         return OI_OK;
-    case OI_OP_conv1d: case OI_OP_conv2d:
+    case OI_OP_conv1d: case OI_OP_conv2d: {
+        oi__conv_act act;
+        if (!oi__conv_act_parse(k, &act))
+            return oi__fail(OI_ERROR_VALIDATION, "%s: activation must be \"none\", \"relu\", \"gelu\", "
+                            "\"gelu_tanh\" or \"hard_swish\", got \"%s\"", oi_op_name(k->op), oi__op_attr_for(k, "activation")->s);
         if (oi__conv_geom_conv(k, in, n_in, &g) != OI_OK)
             return OI_ERROR_VALIDATION;
         break;
+    }
     case OI_OP_conv_transpose2d:
         if (oi__conv_geom_transpose(k, in, n_in, &g) != OI_OK)
             return OI_ERROR_VALIDATION;
@@ -559,6 +599,7 @@ typedef struct oi__dw_job {
     float *y;
     int64_t per_task; /* (image, output channel) pairs per task */
     oi__gemm_isa isa; /* AVX-512 / AVX2: column-stride-1 planes in vector lanes */
+    oi__conv_act act; /* activation=, on each plane as it is finished */
 } oi__dw_job;
 
 /* The output columns [lo, hi) whose input column ox * stride + off is inside [0, width). */
@@ -686,16 +727,15 @@ static void oi__dw_task(void *ctx, int task, int thread) {
         const float *x = j->x + (n * g->in_c + oc / mult) * g->in_sp, *w = j->w + oc * g->k_sp;
         float b = j->bias ? j->bias[oc] : 0.0f, *y = j->y + (n * g->out_c + oc) * g->out_sp;
 #if OI__GEMM_X86
-        if (j->isa == OI__GEMM_ISA_AVX512) {
+        if (j->isa == OI__GEMM_ISA_AVX512)
             oi__dw_plane_avx512(g, x, w, b, y);
-            continue;
-        }
-        if (j->isa == OI__GEMM_ISA_AVX2) {
+        else if (j->isa == OI__GEMM_ISA_AVX2)
             oi__dw_plane_avx2(g, x, w, b, y);
-            continue;
-        }
+        else
 #endif
-        oi__dw_plane(g, x, w, b, y);
+            oi__dw_plane(g, x, w, b, y);
+        if (j->act != OI__CONV_ACT_NONE)
+            oi__conv_act_rows_f32(&j->act, y, g->out_sp, 1, g->out_sp);
     }
 }
 
@@ -703,8 +743,9 @@ static bool oi__conv_is_depthwise(const oi__conv_geom *g, bool wide) {
     return !wide && g->group == g->in_c && g->group > 1 && (g->s == 1 || g->s == 2);
 }
 
-static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const float *w, const float *bias, float *y) {
-    oi__dw_job j = {g, x, w, bias, y, 0, OI__GEMM_ISA_PORTABLE};
+static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const float *w, const float *bias, float *y,
+                               oi__conv_act act) {
+    oi__dw_job j = {g, x, w, bias, y, 0, OI__GEMM_ISA_PORTABLE, act};
     if (g->stride[g->s - 1] == 1 && g->out[g->s - 1] <= INT32_MAX)
         j.isa = oi__gemm_active_isa();
     int64_t pairs = g->batch * g->out_c;
@@ -761,8 +802,43 @@ static void oi__conv_im2col_2d(const oi__conv_geom *g, bool wide, const void *x,
 
 /* Per image and group: y[M/g, out] = w[M/g, C/g * k] x cols[C/g * k, out]
  * (a 1x1 stride-1 conv multiplies x itself). */
+/* conv's activation= on rows x cols of y (in the element type, before the
+ * store rounds to f16/bf16), as gemm applies it; split by rows over the
+ * pool when large, as the elementwise ops are. */
+typedef struct oi__conv_act_job {
+    oi__conv_act act;
+    bool wide;
+    void *y;
+    int64_t cols, rows, per_task;
+} oi__conv_act_job;
+
+static void oi__conv_act_task(void *ctx, int task, int thread) {
+    const oi__conv_act_job *j = (const oi__conv_act_job *)ctx;
+    (void)thread;
+    int64_t first = (int64_t)task * j->per_task, end = first + j->per_task < j->rows ? first + j->per_task : j->rows;
+    void *at = oi__conv_at(j->y, j->wide, first * j->cols);
+    if (j->wide)
+        oi__conv_act_f64(j->act, (double *)at, (end - first) * j->cols);
+    else
+        oi__conv_act_rows_f32(&j->act, (float *)at, j->cols, end - first, j->cols);
+}
+
+static void oi__conv_act_apply(oi__conv_act act, bool wide, void *y, int64_t rows, int64_t cols) {
+    if (act == OI__CONV_ACT_NONE || rows * cols == 0)
+        return;
+    oi__conv_act_job j = {act, wide, y, cols, rows, rows};
+    oi__threadpool *pool = rows * cols >= ((int64_t)1 << 16) ? oi__threadpool_default() : NULL;
+    int64_t tasks = pool ? oi__threadpool_size(pool) * 4 : 1;
+    if (tasks > rows)
+        tasks = rows;
+    j.per_task = (rows + tasks - 1) / tasks;
+    oi__threadpool_run(pool, (int)((rows + j.per_task - 1) / j.per_task), oi__conv_act_task, &j);
+}
+
 static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom *g) {
     bool wide = k->out->dtype == OI_DTYPE_F64, pointwise = oi__conv_is_pointwise(g);
+    oi__conv_act act;
+    oi__conv_act_parse(k, &act);
     int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, rows = cg * g->k_sp;
     oi__conv_buf x = {NULL, false}, w = {NULL, false}, bias = {NULL, false}, y = {NULL, false};
     int64_t *targets = NULL;
@@ -775,7 +851,8 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
     if (s == OI_OK)
         s = oi__conv_result(k->out, wide, &y);
     if (s == OI_OK && oi__conv_is_depthwise(g, wide)) {
-        oi__conv_depthwise(g, (const float *)x.data, (const float *)w.data, (const float *)bias.data, (float *)y.data);
+        oi__conv_depthwise(g, (const float *)x.data, (const float *)w.data, (const float *)bias.data, (float *)y.data,
+                           act);
         oi__conv_finish(k->out, wide, &y);
         oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
         return OI_OK;
@@ -798,6 +875,8 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
                               pointwise ? xg : cols, g->out_sp, 0.0, yg, g->out_sp);
             if (bias.data)
                 oi__conv_add_bias(&bias, wide, grp * mg, mg, g->out_sp, yg);
+            if (s == OI_OK) /* while the group's rows are still in cache */
+                oi__conv_act_apply(act, wide, yg, mg, g->out_sp);
         }
     if (s == OI_OK)
         oi__conv_finish(k->out, wide, &y);

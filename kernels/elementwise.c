@@ -9,6 +9,7 @@
 /* The op's parameters, read once per call. */
 typedef struct oi__ew_params {
     double mask_f, slope_f, lo_f, hi_f, value_f;
+    double alpha_f, beta_f; /* hard_sigmoid's, in the element's precision */
     int64_t mask_i, slope_i, lo_i, hi_i, value_i, bits;
     unsigned width; /* compute width of the integer domain */
     bool single;    /* float domain rounds to f32 after every step */
@@ -41,6 +42,13 @@ static void oi__ew_read_params(const oi__kernel_args *k, oi__ew_params *p) {
         p->lo_i = oi__op_param_i64(k, "min");
         p->hi_i = oi__op_param_i64(k, "max");
         break;
+    case OI_OP_hard_sigmoid: case OI_OP_hard_swish: {
+        bool sig = k->op == OI_OP_hard_sigmoid;
+        double alpha = sig ? oi__op_param_f64(k, "alpha") : 1.0 / 6.0, beta = sig ? oi__op_param_f64(k, "beta") : 0.5;
+        p->alpha_f = p->single ? (double)(float)alpha : alpha;
+        p->beta_f = p->single ? (double)(float)beta : beta;
+        break;
+    }
     case OI_OP_shl: case OI_OP_shr: {
         int64_t bits = oi__op_param_i64(k, "bits");
         p->bits = bits < 0 ? 0 : bits;
@@ -80,6 +88,8 @@ static double oi__ew_float(oi_op op, const double *v, const oi__ew_params *p) {
     case OI_OP_min: r = fmin(a, b); break; /* a NaN operand is ignored */
     case OI_OP_max: r = fmax(a, b); break;
     case OI_OP_clamp: r = fmin(fmax(a, p->lo_f), p->hi_f); break;
+    case OI_OP_hard_sigmoid: r = OI_S_hard_sigmoid(a, p->alpha_f, p->beta_f, OI__EW_ROUND); break;
+    case OI_OP_hard_swish: r = OI_S_hard_swish(a, p->alpha_f, OI__EW_ROUND); break;
     case OI_OP_floor: r = floor(a); break;
     case OI_OP_ceil: r = ceil(a); break;
     case OI_OP_round: r = round(a); break; /* halves away from zero */
@@ -233,6 +243,7 @@ typedef struct oi__ew_job {
     void *y;
     int64_t pa, pb, n, chunk;
     double mask, slope, lo, hi; /* lo/hi: clamp's bounds, relu's clamps */
+    double alpha, beta;         /* hard_sigmoid's, in the element's precision */
 } oi__ew_job;
 
 /* y[j] = EXPR of x = a[IA], z = b[IB] (IA, IB: j or 0). Whole blocks go
@@ -443,6 +454,76 @@ static void oi__ew_clamp_f64(const double *a, double *y, int64_t len, double lo,
     OI__EW_CLAMP_BODY(double);
 }
 
+/* hard_sigmoid / hard_swish as the generic path computes them: every f32
+ * operation here is the f64 one rounded once, and the clamps are exact.
+ * Whole blocks through a local buffer (they vectorize at -O2), then the
+ * tail; compiled for the build's ISA and under AVX2 and AVX-512. */
+#define OI__EW_HARD_STEP(T, x, out) \
+    do { \
+        T h_ = (x) * al + be; \
+        h_ = h_ > (T)1 ? (T)1 : h_; \
+        h_ = h_ < (T)0 ? (T)0 : h_; \
+        (out) = swish ? (x) * h_ : h_; \
+    } while (0)
+#define OI__EW_HARD_BODY(T) \
+    do { \
+        T al = (T)alpha, be = (T)beta; \
+        int64_t j0 = 0; \
+        for (; j0 + OI__EW_BLOCK <= len; j0 += OI__EW_BLOCK) { \
+            T blk[OI__EW_BLOCK]; \
+            for (int i = 0; i < OI__EW_BLOCK; i++) \
+                OI__EW_HARD_STEP(T, a[j0 + i], blk[i]); \
+            memcpy(y + j0, blk, sizeof blk); \
+        } \
+        for (; j0 < len; j0++) \
+            OI__EW_HARD_STEP(T, a[j0], y[j0]); \
+    } while (0)
+
+static void oi__ew_hard_f32_base(const float *a, float *y, int64_t len, double alpha, double beta, bool swish) {
+    OI__EW_HARD_BODY(float);
+}
+
+#if OI__GEMM_X86
+OI__TARGET_AVX2 static void oi__ew_hard_f32_avx2(const float *a, float *y, int64_t len, double alpha, double beta,
+                                                 bool swish) {
+    OI__EW_HARD_BODY(float);
+}
+
+OI__TARGET_AVX512 static void oi__ew_hard_f32_avx512(const float *a, float *y, int64_t len, double alpha,
+                                                     double beta, bool swish) {
+    OI__EW_HARD_BODY(float);
+}
+#endif
+
+static void oi__ew_hard_f64(const double *a, double *y, int64_t len, double alpha, double beta, bool swish) {
+    OI__EW_HARD_BODY(double);
+}
+
+/* hard_sigmoid (alpha, beta) or hard_swish (alpha 1/6, beta 0.5: pass
+ * them) over len f32 in the ISA's lanes; conv.c's activation= uses it too. */
+static void oi__ew_hard_f32(const float *a, float *y, int64_t len, double alpha, double beta, bool swish) {
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (isa == OI__GEMM_ISA_AVX512) {
+        oi__ew_hard_f32_avx512(a, y, len, alpha, beta, swish);
+        return;
+    }
+    if (isa == OI__GEMM_ISA_AVX2) {
+        oi__ew_hard_f32_avx2(a, y, len, alpha, beta, swish);
+        return;
+    }
+#endif
+    oi__ew_hard_f32_base(a, y, len, alpha, beta, swish);
+}
+
+static void oi__ew_hard_chunk(const oi__ew_job *jb, int64_t lo, int64_t hi) {
+    bool swish = jb->op == OI_OP_hard_swish;
+    if (jb->wide)
+        oi__ew_hard_f64((const double *)jb->a + lo, (double *)jb->y + lo, hi - lo, jb->alpha, jb->beta, swish);
+    else
+        oi__ew_hard_f32((const float *)jb->a + lo, (float *)jb->y + lo, hi - lo, jb->alpha, jb->beta, swish);
+}
+
 static void oi__ew_unary_chunk(const oi__ew_job *jb, int64_t lo, int64_t hi) {
     bool relu = jb->op == OI_OP_relu, clamps = jb->lo != -INFINITY || jb->hi != INFINITY;
     if (jb->wide) {
@@ -472,6 +553,10 @@ static void oi__ew_chunk(void *ctx, int task, int thread) {
     size_t es = jb->wide ? sizeof(double) : sizeof(float);
     if (jb->op == OI_OP_relu || jb->op == OI_OP_clamp) {
         oi__ew_unary_chunk(jb, lo, hi);
+        return;
+    }
+    if (jb->op == OI_OP_hard_sigmoid || jb->op == OI_OP_hard_swish) {
+        oi__ew_hard_chunk(jb, lo, hi);
         return;
     }
     for (int64_t i = lo; i < hi;) {
@@ -631,6 +716,9 @@ static bool oi__ew_fast(const oi__kernel_args *k, const oi__ew_params *p) {
         if (k->n_in != 1 || oi__ew_period(k->in[0], k->out) != jb.n || !oi__ew_bound_exact(p->lo_f, jb.wide) ||
             !oi__ew_bound_exact(p->hi_f, jb.wide))
             return false;
+    } else if (k->op == OI_OP_hard_sigmoid || k->op == OI_OP_hard_swish) {
+        if (k->n_in != 1 || oi__ew_period(k->in[0], k->out) != jb.n)
+            return false;
     } else if (k->op == OI_OP_add || k->op == OI_OP_sub || k->op == OI_OP_mul || k->op == OI_OP_div) {
         if (k->n_in != 2)
             return false;
@@ -650,6 +738,8 @@ static bool oi__ew_fast(const oi__kernel_args *k, const oi__ew_params *p) {
     jb.slope = p->slope_f;
     jb.lo = p->lo_f;
     jb.hi = p->hi_f;
+    jb.alpha = p->alpha_f;
+    jb.beta = p->beta_f;
     oi__threadpool *pool = jb.n >= ((int64_t)1 << 16) ? oi__threadpool_default() : NULL;
     int tasks = pool ? oi__threadpool_size(pool) * 4 : 1;
     jb.chunk = (jb.n + tasks - 1) / tasks;

@@ -91,6 +91,10 @@
       "the larger of a and b; a NaN operand is ignored") \
     X(clamp, 1, "rounding", EW, SAME, OI__F_I, OI__DTS_NUM, 0, oi__k_arith, \
       "min(max(x, min), max); NaN gives min") \
+    X(hard_sigmoid, 1, "numerical", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
+      "ONNX HardSigmoid: max(0, min(1, alpha * x + beta)), alpha and beta rounded to the element type; NaN stays NaN") \
+    X(hard_swish, 1, "numerical", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
+      "ONNX HardSwish: x * hard_sigmoid(x) with alpha = 1/6 (rounded to the element type), beta = 0.5") \
     X(floor, 1, "rounding", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
       "round toward -inf") \
     X(ceil, 1, "rounding", EW, SAME, OI__F_I, OI__DTS_F, 0, oi__k_arith, \
@@ -264,6 +268,8 @@
     X(matmul, acc, ACC, OPT, 0, "input dtype", OI__ACC_DOC) \
     X(clamp, min, SCALAR, OPT, -DBL_MAX, "lowest value", "lower bound") \
     X(clamp, max, SCALAR, OPT, DBL_MAX, "highest value", "upper bound") \
+    X(hard_sigmoid, alpha, SCALAR, OPT, 0.2, "0.2", "slope") \
+    X(hard_sigmoid, beta, SCALAR, OPT, 0.5, "0.5", "offset") \
     X(shl, bits, INT, REQ, 0, "required", "shift amount (negative counts as 0)") \
     X(shr, bits, INT, REQ, 0, "required", "shift amount (negative counts as 0)") \
     X(sum_axis, axes, INT_LIST, REQ, 0, "required", "axes to reduce (negative counts from the end)") \
@@ -344,19 +350,21 @@
     X(gemm, beta, SCALAR, OPT, 1, "1", "scale of C") \
     X(gemm, trans_a, BOOL, OPT, 0, "false", "A is stored [K, M]") \
     X(gemm, trans_b, BOOL, OPT, 0, "false", "B is stored [N, K]") \
-    X(gemm, activation, STRING, OPT, 0, "\"none\"", "applied to the result as it is made: \"none\", \"relu\", \"gelu\" (exact) or \"gelu_tanh\"") \
+    X(gemm, activation, STRING, OPT, 0, "\"none\"", "applied to the result as it is made: \"none\", \"relu\", \"gelu\" (exact), \"gelu_tanh\" or \"hard_swish\" (as the ops compute them)") \
     X(conv1d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
     X(conv1d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
     X(conv1d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \
     X(conv1d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
     X(conv1d, group, INT, OPT, 1, "1", "channel groups (C and M divisible by it)") \
     X(conv1d, kernel_shape, INT_LIST, OPT, 0, "the weights' shape", "must match the weights") \
+    X(conv1d, activation, STRING, OPT, 0, "\"none\"", "applied to the result (after the bias) as gemm's: \"none\", \"relu\", \"gelu\" (exact), \"gelu_tanh\" or \"hard_swish\" (as the ops compute them)") \
     X(conv2d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
     X(conv2d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
     X(conv2d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \
     X(conv2d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
     X(conv2d, group, INT, OPT, 1, "1", "channel groups (C and M divisible by it)") \
     X(conv2d, kernel_shape, INT_LIST, OPT, 0, "the weights' shape", "must match the weights") \
+    X(conv2d, activation, STRING, OPT, 0, "\"none\"", "applied to the result (after the bias) as gemm's: \"none\", \"relu\", \"gelu\" (exact), \"gelu_tanh\" or \"hard_swish\" (as the ops compute them)") \
     X(conv_transpose2d, strides, INT_LIST, OPT, 1, "1 each", "step per spatial dim") \
     X(conv_transpose2d, pads, INT_LIST, OPT, 0, "0 each", "[begin per spatial dim..., end per spatial dim...]") \
     X(conv_transpose2d, dilations, INT_LIST, OPT, 1, "1 each", "spacing of the window elements per spatial dim") \

@@ -38,6 +38,13 @@
 #define OI_S_clamp_hi(r, hi) ((r) > (hi) ? (hi) : (r))
 #define OI_S_clamp_lo(r, lo) ((r) < (lo) ? (lo) : (r))
 
+/* hard_sigmoid: alpha * a (rounded) + beta (rounded), clamped to [0, 1];
+ * alpha and beta come in the element's precision; a NaN stays NaN.
+ * hard_swish is a * hard_sigmoid(a, 1/6, 0.5) (the caller rounds it). */
+#define OI_S_hard_sigmoid(a, alpha, beta, ROUND) \
+    OI_S_clamp_lo(OI_S_clamp_hi(ROUND(ROUND((alpha) * (a)) + (beta)), 1.0), 0.0)
+#define OI_S_hard_swish(a, sixth, ROUND) ((a) * OI_S_hard_sigmoid(a, sixth, 0.5, ROUND))
+
 /* x is finite: inf - inf and NaN - NaN are NaN, which is not 0 */
 #define OI_S_isfinite(a) ((a) - (a) == 0.0)
 #define OI_S_isnan(a) ((a) != (a))

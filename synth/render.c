@@ -413,6 +413,17 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
             oi__sy_double(o, oi__sy_param_f(pn, "value"));
         } else if (pn->ir->op == OI_OP_fma) {
             oi__buf_printf(o, ", %s", single ? lang->round_f32 : "");
+        } else if (pn->ir->op == OI_OP_hard_sigmoid || pn->ir->op == OI_OP_hard_swish) {
+            /* alpha (and beta) in the element's precision, as elementwise.c reads them */
+            bool sig = pn->ir->op == OI_OP_hard_sigmoid;
+            double alpha = sig ? oi__sy_param_f(pn, "alpha") : 1.0 / 6.0, beta = sig ? oi__sy_param_f(pn, "beta") : 0.5;
+            oi__buf_puts(o, ", ");
+            oi__sy_double(o, single ? (double)(float)alpha : alpha);
+            if (sig) {
+                oi__buf_puts(o, ", ");
+                oi__sy_double(o, single ? (double)(float)beta : beta);
+            }
+            oi__buf_printf(o, ", %s", single ? lang->round_f32 : "");
         }
         oi__buf_puts(o, "));\n");
         break;

@@ -25,6 +25,7 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in) {
     case OI_OP_add: case OI_OP_sub: case OI_OP_mul: case OI_OP_neg:
         return oi__sy_float(in) || oi__sy_int(in); /* integers wrap, as in the kernels */
     case OI_OP_div: case OI_OP_recip: case OI_OP_fma: case OI_OP_relu: case OI_OP_fill_nan_like:
+    case OI_OP_hard_sigmoid: case OI_OP_hard_swish:
         return oi__sy_float(in);
     case OI_OP_eq: case OI_OP_ne: case OI_OP_lt: case OI_OP_le: case OI_OP_gt: case OI_OP_ge:
         return oi__sy_float(in) || oi__sy_int(in);

@@ -862,6 +862,62 @@ static void test_clamp_vector_path(void) {
     oi__tensor_free(a);
 }
 
+/* hard_sigmoid and hard_swish against the ONNX formulas worked out here in
+ * f64 from f32-rounded steps (alpha, alpha * x, + beta, then x * h), on every
+ * ISA's lanes (72: a whole block and a tail), in f64 and in f16 (the
+ * generic path). */
+static float hs_ref(float x, float alpha, float beta) {
+    volatile float t = (float)((double)alpha * x); /* no fused multiply-add */
+    float h = (float)((double)t + beta);
+    return isnan(h) ? h : h > 1 ? 1.0f : h < 0 ? 0.0f : h;
+}
+
+static void test_hard_sigmoid_swish(void) {
+    double v[72], want_sig[72], want_sig2[72], want_swish[72], want_sig64[72], want_swish64[72];
+    const double special[6] = {NAN, -INFINITY, INFINITY, -3.0, 3.0, 2.5};
+    for (int i = 0; i < 72; i++) {
+        v[i] = i < 6 ? special[i] : (float)((i - 36) * 0.173);
+        float x = (float)v[i];
+        want_sig[i] = hs_ref(x, 0.2f, 0.5f);
+        want_sig2[i] = hs_ref(x, 0.5f, 0.25f);
+        want_swish[i] = (float)((double)x * hs_ref(x, 1.0f / 6.0f, 0.5f));
+        double h = 0.2 * v[i] + 0.5, h6 = v[i] * (1.0 / 6.0) + 0.5;
+        want_sig64[i] = isnan(h) ? h : h > 1 ? 1 : h < 0 ? 0 : h;
+        want_swish64[i] = v[i] * (isnan(h6) ? h6 : h6 > 1 ? 1 : h6 < 0 ? 0 : h6);
+    }
+    want_swish[1] = want_swish64[1] = NAN; /* -inf * 0 */
+    CHECK(want_sig[3] == 0 && want_sig[4] == 1 && fabs(want_sig[5] - 1) < 1e-7);
+    CHECK(want_swish[3] == 0 && want_swish[4] == 3);
+    oi__tensor *a = tensor_f(OI_DTYPE_F32, SHAPE(72), v), *r;
+    oi__attr ab[2] = {attr_f("alpha", 0.5), attr_f("beta", 0.25)};
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "hard_sigmoid %s", oi__gemm_isa_name(isas[ii]));
+        expect_f(what, r = RUN1(hard_sigmoid, NULL, 0, a), want_sig, 72, 0), oi__tensor_free(r);
+        snprintf(what, sizeof what, "hard_sigmoid alpha beta %s", oi__gemm_isa_name(isas[ii]));
+        expect_f(what, r = RUN1(hard_sigmoid, ab, 2, a), want_sig2, 72, 0), oi__tensor_free(r);
+        snprintf(what, sizeof what, "hard_swish %s", oi__gemm_isa_name(isas[ii]));
+        expect_f(what, r = RUN1(hard_swish, NULL, 0, a), want_swish, 72, 0), oi__tensor_free(r);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    oi__tensor_free(a);
+    a = tensor_f(OI_DTYPE_F64, SHAPE(72), v);
+    expect_f("hard_sigmoid f64", r = RUN1(hard_sigmoid, NULL, 0, a), want_sig64, 72, 1e-15), oi__tensor_free(r);
+    expect_f("hard_swish f64", r = RUN1(hard_swish, NULL, 0, a), want_swish64, 72, 1e-14), oi__tensor_free(r);
+    oi__tensor_free(a);
+    a = tensor_f(OI_DTYPE_F16, SHAPE(72), v);
+    double want16[72];
+    for (int i = 0; i < 72; i++) { /* f16 inputs exact in f32; results within an f16 half-ulp */
+        float x = (float)oi__load_f64(OI_DTYPE_F16, oi__tensor_data(a), i);
+        want16[i] = i == 1 ? NAN : (float)((double)x * hs_ref(x, 1.0f / 6.0f, 0.5f));
+    }
+    expect_f("hard_swish f16", r = RUN1(hard_swish, NULL, 0, a), want16, 72, 4e-3), oi__tensor_free(r);
+    oi__tensor_free(a);
+}
+
 static void test_errors(void) {
     oi__op_sig f23[3] = {sig(OI_DTYPE_F32, SHAPE(2, 3)), sig(OI_DTYPE_F32, SHAPE(2, 3)), sig(OI_DTYPE_F32, SHAPE(2, 3))};
     oi__op_sig b2[2] = {sig(OI_DTYPE_BOOL, SHAPE(2)), sig(OI_DTYPE_BOOL, SHAPE(2))};
@@ -1062,6 +1118,7 @@ int main(void) {
     test_broadcast_and_views();
     test_broadcast_rows();
     test_clamp_vector_path();
+    test_hard_sigmoid_swish();
     test_errors();
     return check_result("test_kernels");
 }

@@ -470,15 +470,18 @@ static void test_gemm_activation(void) {
         bv[i] = cos(0.11 * i) / 4;
     for (int i = 0; i < N; i++)
         cv[i] = 0.5 - (double)i / N;
-    const char *acts[3] = {"relu", "gelu", "gelu_tanh"};
+    const char *acts[4] = {"relu", "gelu", "gelu_tanh", "hard_swish"};
     const oi_dtype types[3] = {OI_DTYPE_F32, OI_DTYPE_F64, OI_DTYPE_F16};
     for (int t = 0; t < 3; t++) {
         oi__tensor *A = tensor_f(types[t], SHAPE(M, K), av), *B = tensor_f(types[t], SHAPE(K, N), bv),
                    *C = tensor_f(types[t], SHAPE(N), cv);
         oi__tensor *plain = run3(OI_OP_gemm, NULL, 0, A, B, C);
-        for (int i = 0; i < 3 && plain; i++) {
+        for (int i = 0; i < 4 && plain; i++) {
             oi__attr act = attr_s("activation", acts[i]), approx = attr_s("approximate", i == 2 ? "tanh" : "none");
-            oi__tensor *fused = run3(OI_OP_gemm, &act, 1, A, B, C), *want = i ? run1(OI_OP_gelu, &approx, 1, plain) : NULL;
+            oi__tensor *fused = run3(OI_OP_gemm, &act, 1, A, B, C);
+            oi__tensor *want = i == 3 ? run1(OI_OP_hard_swish, NULL, 0, plain)
+                               : i   ? run1(OI_OP_gelu, &approx, 1, plain)
+                                     : NULL;
             int64_t bad = 0;
             for (int64_t e = 0; fused && e < M * N; e++) {
                 double p = element_f(plain, e), w = want ? element_f(want, e) : (p < 0 ? 0.0 : p), f = element_f(fused, e);
@@ -657,6 +660,117 @@ static void test_conv(void) {
     r = run2(OI_OP_conv2d, NULL, 0, x, w);
     expect_f("conv2d 1x1", r, REF_SHAPE(point_out), point_out, 1e-6);
     oi__tensor_free(r), oi__tensor_free(x), oi__tensor_free(w);
+}
+
+/* activation= on conv2d / conv1d: the numpy references of test_conv with
+ * relu, gelu (exact and tanh forms, from libm here) or hard_swish applied, through each
+ * path: grouped im2col, depthwise direct (f32) and im2col (f64), conv1d,
+ * pointwise (no im2col). */
+static double act_ref(int act, double v) {
+    if (act == 0)
+        return v < 0 ? 0.0 : v;
+    if (act == 1)
+        return 0.5 * v * erfc(-v / sqrt(2.0));
+    if (act == 3) {
+        double h = v / 6 + 0.5;
+        return v * (h < 0 ? 0.0 : h > 1 ? 1.0 : h);
+    }
+    return 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.141592653589793) * (v + 0.044715 * v * v * v)));
+}
+
+static void check_conv_act(const char *what, oi_op op, oi__attr *attrs, size_t n_attrs, oi_dtype t, int xn,
+                           const int64_t *xs, const double *xv, int wn, const int64_t *ws, const double *wv,
+                           const double *bv, int on, const int64_t *os, const double *ref) {
+    static const char *const acts[4] = {"relu", "gelu", "gelu_tanh", "hard_swish"};
+    oi__tensor *x = tensor_f(t, xn, xs, xv), *w = tensor_f(t, wn, ws, wv);
+    oi__tensor *b = bv ? tensor_f(t, 1, (const int64_t[]){ws[0]}, bv) : NULL;
+    int64_t count = 1;
+    for (int d = 0; d < on; d++)
+        count *= os[d];
+    for (int a = 0; a < 4; a++) {
+        attrs[n_attrs] = attr_s("activation", acts[a]);
+        oi__tensor *r = b ? run3(op, attrs, n_attrs + 1, x, w, b) : run2(op, attrs, n_attrs + 1, x, w);
+        int64_t bad = 0;
+        for (int64_t e = 0; r && e < count; e++) {
+            double want = act_ref(a, ref[e]), got = element_f(r, e);
+            bad += !(fabs(got - want) <= 2e-6 * (1 + fabs(want)));
+        }
+        CHECK_MSG(r && bad == 0, "%s %s activation=%s: %lld of %lld outputs off", what, oi_dtype_name(t), acts[a],
+                  (long long)bad, (long long)count);
+        oi__tensor_free(r);
+    }
+    oi__tensor_free(x), oi__tensor_free(w), oi__tensor_free(b);
+}
+
+static void test_conv_activation(void) {
+    const oi_dtype types[2] = {OI_DTYPE_F32, OI_DTYPE_F64};
+    for (int ti = 0; ti < 2; ti++) {
+        oi_dtype t = types[ti];
+        oi__attr a[6] = {attr_ints("strides", INTS(2, 1)), attr_ints("pads", INTS(1, 0, 2, 1)),
+                         attr_ints("dilations", INTS(1, 2)), attr_i("group", 2), attr_ints("kernel_shape", INTS(3, 2))};
+        check_conv_act("conv2d", OI_OP_conv2d, a, 5, t, 4, (const int64_t[]){2, 4, 7, 6}, conv2d_x, 4,
+                       (const int64_t[]){6, 2, 3, 2}, conv2d_w, conv2d_b, REF_SHAPE(conv2d_out), conv2d_out);
+        free_attrs(a, 6);
+        oi__attr d[5] = {attr_ints("strides", INTS(2, 1)), attr_ints("pads", INTS(1, 0, 2, 1)),
+                         attr_ints("dilations", INTS(1, 2)), attr_i("group", 4)};
+        check_conv_act("depthwise conv2d", OI_OP_conv2d, d, 4, t, 4, (const int64_t[]){2, 4, 7, 6}, dw2d_x, 4,
+                       (const int64_t[]){8, 1, 3, 3}, dw2d_w, dw2d_b, REF_SHAPE(dw2d_out), dw2d_out);
+        free_attrs(d, 5);
+        oi__attr one[4] = {attr_ints("strides", INTS(2)), attr_ints("pads", INTS(1, 1)), attr_ints("dilations", INTS(2))};
+        check_conv_act("conv1d", OI_OP_conv1d, one, 3, t, 3, (const int64_t[]){1, 3, 10}, conv1d_x, 3,
+                       (const int64_t[]){4, 3, 3}, conv1d_w, NULL, REF_SHAPE(conv1d_out), conv1d_out);
+        free_attrs(one, 4);
+        oi__attr none[1];
+        check_conv_act("conv2d 1x1", OI_OP_conv2d, none, 0, t, 4, (const int64_t[]){2, 3, 4, 5}, point_x, 4,
+                       (const int64_t[]){2, 3, 1, 1}, point_w, NULL, REF_SHAPE(point_out), point_out);
+        free_attrs(none, 1);
+    }
+    /* planes of 10 x 13 (two 64-wide blocks and a tail) on each ISA's loops:
+     * 1x1 (gemm, then the activation) and depthwise 3x3 (per plane) */
+    enum { C = 4, HW = 130 };
+    double xv[C * HW], wv[C * C], dwv[C * 9], bv[C];
+    for (int i = 0; i < C * HW; i++)
+        xv[i] = sin(0.37 * i + 0.1) * 4;
+    for (int i = 0; i < C * C; i++)
+        wv[i] = cos(0.9 * i) / 2;
+    for (int i = 0; i < C * 9; i++)
+        dwv[i] = (i % 5 - 2) * 0.125;
+    for (int i = 0; i < C; i++)
+        bv[i] = 0.5 * i - 1;
+    double ref_pw[C * HW], ref_dw[C * HW];
+    for (int m = 0; m < C; m++)
+        for (int p = 0; p < HW; p++) {
+            double s = bv[m], d = bv[m];
+            for (int c = 0; c < C; c++)
+                s += (double)(float)wv[m * C + c] * (float)xv[c * HW + p];
+            for (int ky = 0; ky < 3; ky++)
+                for (int kx = 0; kx < 3; kx++) {
+                    int iy = p / 13 + ky - 1, ix = p % 13 + kx - 1;
+                    if (iy >= 0 && iy < 10 && ix >= 0 && ix < 13)
+                        d += (double)(float)dwv[m * 9 + ky * 3 + kx] * (float)xv[m * HW + iy * 13 + ix];
+                }
+            ref_pw[m * HW + p] = s, ref_dw[m * HW + p] = d;
+        }
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        oi__attr none[1], dw[3] = {attr_ints("pads", INTS(1, 1, 1, 1)), attr_i("group", C)};
+        check_conv_act(oi__gemm_isa_name(isas[ii]), OI_OP_conv2d, none, 0, OI_DTYPE_F32, 4,
+                       (const int64_t[]){1, C, 10, 13}, xv, 4, (const int64_t[]){C, C, 1, 1}, wv, bv, 4,
+                       (const int64_t[]){1, C, 10, 13}, ref_pw);
+        check_conv_act(oi__gemm_isa_name(isas[ii]), OI_OP_conv2d, dw, 2, OI_DTYPE_F32, 4,
+                       (const int64_t[]){1, C, 10, 13}, xv, 4, (const int64_t[]){C, 1, 3, 3}, dwv, bv, 4,
+                       (const int64_t[]){1, C, 10, 13}, ref_dw);
+        free_attrs(dw, 3);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+
+    oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(1, 3, 10), conv1d_x), *w = tensor_f(OI_DTYPE_F32, SHAPE(4, 3, 3), conv1d_w);
+    oi__attr bad_act = attr_s("activation", "tanh");
+    const oi__tensor *xw[2] = {x, w};
+    expect_error(OI_OP_conv1d, &bad_act, 1, 2, xw, "conv1d: activation must be");
+    oi__tensor_free(x), oi__tensor_free(w);
 }
 
 static void test_conv_transpose(void) {
@@ -1133,6 +1247,7 @@ int main(void) {
     test_gemm_activation();
     test_conv();
     test_conv_transpose();
+    test_conv_activation();
     test_pools();
     test_errors();
     test_graph_views();

@@ -430,6 +430,12 @@ static void test_elementwise(void) {
     attr_int(&clamp_i, "min", 3);
     attr_int(&clamp_i, "max", 90);
     each_dtype(OI_OP_clamp, &clamp_i, INTS, COUNT(INTS), 1, same, 2, true, true);
+    attrs hsig = no_attrs();
+    attr_float(&hsig, "alpha", 0.3);
+    attr_float(&hsig, "beta", 0.4);
+    each_dtype(OI_OP_hard_sigmoid, &hsig, FLOATS, COUNT(FLOATS), 1, same, 2, true, true);
+    each_dtype(OI_OP_hard_sigmoid, &none, FLOATS, COUNT(FLOATS), 1, same, 2, true, true);
+    each_dtype(OI_OP_hard_swish, &none, FLOATS, COUNT(FLOATS), 1, same, 2, true, true);
     attrs mask = no_attrs();
     attr_float(&mask, "div_by_zero_mask", -7.0);
     each_dtype(OI_OP_div, &mask, FLOATS, COUNT(FLOATS), 2, bin, 1, true, true);

@@ -148,6 +148,26 @@ static void test_conv_forward(void) {
     attr_string(&at, "auto_pad", "SAME_UPPER");
     conv_must_run(OI_OP_conv1d, &at, 2, d2, false, 0, false);
     reset_attrs(&at);
+
+    /* activation= after the bias, in each build of conv.comp: per output
+     * (depthwise), narrow blocks (groups of 24) and 64x64 blocks; conv1d */
+    static const char *const acts[] = {"relu", "gelu", "gelu_tanh", "hard_swish"};
+    for (int i = 0; i < COUNT(acts); i++) {
+        attr_int(&at, "group", 6);
+        attr_axes(&at, "pads", I4(1, 1, 1, 1));
+        attr_string(&at, "activation", acts[i]);
+        conv_must_run(OI_OP_conv2d, &at, 3, c3, false, 0, false);
+        reset_attrs(&at);
+        attr_int(&at, "group", 2);
+        attr_string(&at, "activation", acts[i]);
+        conv_must_run(OI_OP_conv2d, &at, 3, c6, false, 0, false);
+        CHECK(conv_case(OI_OP_conv2d, &at, 3, OI_DTYPE_F32, c6, true, 0)); /* NaN and inf */
+        reset_attrs(&at);
+        attr_string(&at, "activation", acts[i]);
+        CHECK(conv_case(OI_OP_conv2d, &at, 3, OI_DTYPE_F32, big, false, 0));
+        conv_must_run(OI_OP_conv1d, &at, 3, d1, false, 0, false);
+        reset_attrs(&at);
+    }
 }
 
 static void test_conv_transpose(void) {

@@ -239,7 +239,7 @@ static void test_shape_gemm_pool(void) {
         CHECK(shape_case(OI_OP_gemm, &plain, 3, dts, big, NULL, 0));
         CHECK(shape_case(OI_OP_gemm, &plain, 3, dts, split, NULL, 0));
         CHECK(shape_case(OI_OP_gemm, &ab, 3, dts, split_t, NULL, 0));
-        const char *acts[] = {"relu", "gelu", "gelu_tanh"}; /* in the epilogue, as the ops compute them */
+        const char *acts[] = {"relu", "gelu", "gelu_tanh", "hard_swish"}; /* in the epilogue, as the ops compute them */
         for (int a = 0; a < COUNT(acts); a++) {
             attrs act = no_attrs();
             attr_string(&act, "activation", acts[a]);

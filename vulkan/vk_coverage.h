@@ -12,7 +12,7 @@
 #define OI_VULKAN_OPS_CORE(X) \
     X(add, eltwise) X(sub, eltwise) X(mul, eltwise) X(div, eltwise) X(floor_div, eltwise) X(rem, eltwise) \
     X(fma, eltwise) X(min, eltwise) X(max, eltwise) X(neg, eltwise) X(abs, eltwise) X(recip, eltwise) \
-    X(relu, eltwise) X(clamp, eltwise) X(sign, eltwise) X(floor, eltwise) X(ceil, eltwise) X(round, eltwise) \
+    X(relu, eltwise) X(clamp, eltwise) X(hard_sigmoid, eltwise) X(hard_swish, eltwise) X(sign, eltwise) X(floor, eltwise) X(ceil, eltwise) X(round, eltwise) \
     X(trunc, eltwise) X(and, eltwise) X(or, eltwise) X(xor, eltwise) X(not, eltwise) X(shl, eltwise) \
     X(shr, eltwise) X(popcount, eltwise) X(eq, eltwise) X(ne, eltwise) X(lt, eltwise) X(le, eltwise) \
     X(gt, eltwise) X(ge, eltwise) X(is_nan, eltwise) X(is_inf, eltwise) X(is_neg, eltwise) X(filter, eltwise) \
@@ -54,10 +54,12 @@
  * core ops of eltwise.comp and reduce.comp (shader `eltwise` or `reduce`
  * in OI_VULKAN_OPS_CORE, and where) compute on it in eltwise_wide.comp and
  * reduce_wide where the device has shaderInt64 and shaderFloat64, except
- * for f64 these (GLSL has no double exp, log, ...). Every other op on
+ * for f64 these (GLSL has no double exp, log, ...; hard_sigmoid and
+ * hard_swish have no f64 shader code yet). Every other op on
  * 64-bit data runs on the CPU. */
 #define OI_VULKAN_OPS_WIDE_MOVES(X) \
     X(reshape) X(transpose) X(squeeze) X(unsqueeze) X(slice) X(split) X(expand) X(tile) X(concat) X(pad) X(gather)
-#define OI_VULKAN_F64_ON_CPU(X) X(exp) X(log) X(erf) X(tanh) X(sigmoid) X(silu) X(softplus) X(gelu) X(pow)
+#define OI_VULKAN_F64_ON_CPU(X) X(exp) X(log) X(erf) X(tanh) X(sigmoid) X(silu) X(softplus) X(gelu) X(pow) \
+    X(hard_sigmoid) X(hard_swish)
 
 #endif

@@ -342,6 +342,13 @@ static oi_status oi__vk_eltwise_params(const oi__kernel_args *k, oi_dtype t, uin
             }
             return oi__vk_int_bounds(t, lo, hi, &p[0], &p[1]);
         }
+    case OI_OP_hard_sigmoid:
+        p[0] = oi__vk_f32_bits(oi__op_param_f64(k, "alpha"));
+        p[1] = oi__vk_f32_bits(oi__op_param_f64(k, "beta"));
+        return OI_OK;
+    case OI_OP_hard_swish: /* alpha 1/6, rounded to f32 as the CPU rounds it */
+        p[0] = oi__vk_f32_bits(1.0 / 6.0);
+        return OI_OK;
     case OI_OP_shl: case OI_OP_shr: {
         int64_t bits = oi__op_param_i64(k, "bits");
         p[0] = (uint32_t)(bits < 0 ? 0 : bits > 64 ? 64 : bits);

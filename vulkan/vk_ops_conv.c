@@ -26,7 +26,7 @@ typedef struct oi__vk_conv_push {
     uint32_t b_offset;
     uint32_t c_stride, c_offset;
     uint32_t d_offset, out_c;
-    uint32_t has_bias;
+    uint32_t flags; /* bit 0: a bias; bits 1..: activation= (oi__conv_act) */
 } oi__vk_conv_push;
 
 typedef struct oi__vk_pool_push {
@@ -268,10 +268,14 @@ static void oi__vk_conv_fill_push(const oi__kernel_args *k, const oi__vk_view *i
     if (n_in == 3) {
         push->c_stride = (uint32_t)in[2].strides[0];
         push->c_offset = (uint32_t)in[2].offset;
-        push->has_bias = 1;
+        push->flags = 1u;
     }
     push->d_offset = d_offset;
     push->out_c = (uint32_t)out->shape[1];
+    oi__conv_act act = OI__CONV_ACT_NONE;
+    if (!transposed) /* the op's infer checked the name */
+        oi__conv_act_parse(k, &act);
+    push->flags |= (uint32_t)act << 1;
 }
 
 /* The build of conv.comp for mg output channels per group, and its

@@ -46,7 +46,7 @@ typedef struct oi__vk_gemm_push {
     uint32_t n, cols, d_offset;
     uint32_t has_c, c_offset, c_stride_m, c_stride_n;
     float alpha, beta;
-    uint32_t act;    /* activation=: 0 none, 1 relu, 2 gelu, 3 gelu_tanh */
+    uint32_t act;    /* activation=: 0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 hard_swish */
     uint32_t slices; /* partial products of a split K, n apart, summed first */
 } oi__vk_gemm_push;
 

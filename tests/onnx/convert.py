@@ -791,21 +791,14 @@ def convert_softsign(ctx: NodeCtx) -> None:
     ctx.emit("div", [x, denom], out=ctx.out())
 
 
-def hard_sigmoid(ctx: NodeCtx, x: Value, alpha: float, beta: float, out: Optional[Value] = None) -> Value:
-    """max(0, min(1, alpha * x + beta))."""
-    t = ctx.emit("mul", [x, literal(ctx, alpha, x.dtype, "alpha")])
-    t = ctx.emit("add", [t, literal(ctx, beta, x.dtype, "beta")])
-    return ctx.emit("clamp", [t], [attr("min", 0.0, "float"), attr("max", 1.0, "float")], out=out)
-
-
 def convert_hard_sigmoid(ctx: NodeCtx) -> None:
-    hard_sigmoid(ctx, ctx.input(0), f32_attr(ctx, "alpha", 0.2), f32_attr(ctx, "beta", 0.5), ctx.out())
+    alpha, beta = f32_attr(ctx, "alpha", 0.2), f32_attr(ctx, "beta", 0.5)
+    ctx.emit("hard_sigmoid", [ctx.input(0)], [attr("alpha", alpha, "float"), attr("beta", beta, "float")],
+             out=ctx.out())
 
 
 def convert_hard_swish(ctx: NodeCtx) -> None:
-    """x * hard_sigmoid(x, 1/6, 1/2)."""
-    x = ctx.input(0)
-    ctx.emit("mul", [x, hard_sigmoid(ctx, x, float(np.float32(1 / 6)), 0.5)], out=ctx.out())
+    ctx.emit("hard_swish", [ctx.input(0)], out=ctx.out())
 
 
 def convert_thresholded_relu(ctx: NodeCtx) -> None:
@@ -1076,8 +1069,8 @@ MAPPINGS: Dict[str, Mapping] = {
     "Tile": m("tile", convert_with_list("tile", "repeats")),
     # written as chains of our ops
     "Softsign": m("abs add div", convert_softsign),
-    "HardSigmoid": m("mul add clamp", convert_hard_sigmoid, "alpha beta"),
-    "HardSwish": m("mul add clamp", convert_hard_swish),
+    "HardSigmoid": m("hard_sigmoid", convert_hard_sigmoid, "alpha beta"),
+    "HardSwish": m("hard_swish", convert_hard_swish),
     "ThresholdedRelu": m("gt filter", convert_thresholded_relu, "alpha"),
     "Shrink": m("lt gt add sub filter", convert_shrink, "lambd bias"),
     "PRelu": m("lt mul filter", convert_prelu),

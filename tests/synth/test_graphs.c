@@ -5,6 +5,7 @@
  *   maybe_written  a temporary written in one arm of a branch only and read
  *                  after it: when the other arm runs it must read zeros, not
  *                  the bytes of a temporary that shared its arena space
+ *   hard_act       hard_sigmoid and hard_swish, f32 and f64
  *   nn_ops         gemm with a bias row and relu (the plain loop), gemm with
  *                  gelu over edge tiles (gemm.c's micro-kernels), layer_norm,
  *                  transpose, reshape into heads, attention */
@@ -50,6 +51,22 @@ OI_GRAPH(maybe_written,
     OI_RETURN()
   )
   OI_BLOCK(keep,
+    OI_RETURN()
+  )
+)
+
+/* hard_act: hard_sigmoid (default and own alpha/beta) and hard_swish in
+ * f32 and f64, chained with an add, as the emitted code fuses them */
+OI_GRAPH(hard_act,
+  OI_DYNAMIC( OI_VAR(x, f32[37]) OI_VAR(xd, f64[5]) )
+  OI_VOLATILE( OI_VAR(s, f32[37]) OI_VAR(s2, f32[37]) OI_VAR(w, f32[37]) OI_VAR(wd, f64[5]) OI_VAR(sd, f64[5]) )
+  OI_BLOCK(entry,
+    OI_OP(hard_sigmoid, x) OI_TO(s)
+    OI_OP(hard_sigmoid, x, alpha=0.3, beta=0.45) OI_TO(s2)
+    OI_OP(hard_swish, x) OI_TO(w)
+    OI_OP(add, w, s) OI_TO(w)
+    OI_OP(hard_swish, xd) OI_TO(wd)
+    OI_OP(hard_sigmoid, xd) OI_TO(sd)
     OI_RETURN()
   )
 )

@@ -23,6 +23,9 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "math.glsl"
+#define OI_S_ROUND(x) (x)
+#include "scalar.h"
 
 #ifndef BM
 #define BM 64u
@@ -36,7 +39,7 @@ layout(local_size_x = 16, local_size_y = 16) in;
 layout(constant_id = 0) const uint OP = 0u;
 layout(constant_id = 1) const uint A_DT = DT_F32; // x
 layout(constant_id = 2) const uint B_DT = DT_F32; // w
-layout(constant_id = 3) const uint C_DT = DT_F32; // bias (when has_bias)
+layout(constant_id = 3) const uint C_DT = DT_F32; // bias (when flags has bit 0)
 layout(constant_id = 4) const uint D_DT = DT_F32;
 
 layout(binding = 0) readonly buffer BufA { uint a_buf[]; };
@@ -56,12 +59,23 @@ layout(push_constant) uniform Push {
     uint b_offset;
     uint c_stride, c_offset; // bias [M]
     uint d_offset, out_c;    // y [N, M, OH, OW], contiguous f32
-    uint has_bias;           // a push constant, not a specialization: fewer pipelines to build
+    uint flags;              // bit 0: has a bias; bits 1..: activation= (gemm's codes:
+                             // 0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 hard_swish). Push
+                             // constants, not specializations: fewer pipelines to build
 } pc;
 
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
 OI_DEFINE_LOAD_BITS(load_b, b_buf)
 OI_DEFINE_LOAD_BITS(load_c, c_buf)
+
+// activation= after the bias, as the CPU's conv and gemm_epilogue.comp apply it
+float activate(float v) {
+    uint act = pc.flags >> 1u;
+    if (act == 1u) return v < 0.0 ? 0.0 : v;
+    if (act == 2u || act == 3u) return gelu_f32(v, act == 3u);
+    if (act == 4u && !is_nan_f(v)) return OI_S_hard_swish(v, uintBitsToFloat(0x3E2AAAABu), OI_S_ROUND);
+    return v;
+}
 
 const bool TRANSPOSED = OP == OP_conv_transpose2d;
 
@@ -163,7 +177,7 @@ float patch_at(KPos kp, uint x_base, uint oy, uint ox) {
 }
 
 float bias_of(uint channel) {
-    return pc.has_bias != 0u ? bits_to_float(C_DT, load_c(C_DT, pc.c_offset + channel * pc.c_stride)) : 0.0;
+    return (pc.flags & 1u) != 0u ? bits_to_float(C_DT, load_c(C_DT, pc.c_offset + channel * pc.c_stride)) : 0.0;
 }
 
 // Weight (m, kp) of a group whose weights start at w_base.
@@ -193,7 +207,7 @@ void main() {
         acc += weight_at(w_base, m, kp) * patch_at(kp, x_base, oy, ox);
     }
     uint channel = g * pc.mg + m;
-    d_buf[pc.d_offset + ((img * pc.out_c + channel) * pc.OH + oy) * pc.OW + ox] = floatBitsToUint(acc + bias_of(channel));
+    d_buf[pc.d_offset + ((img * pc.out_c + channel) * pc.OH + oy) * pc.OW + ox] = floatBitsToUint(activate(acc + bias_of(channel)));
 }
 #else
 void main() {
@@ -251,7 +265,7 @@ void main() {
             uint q_img, q_oy, q_ox;
             pixel_of(ph, q, q_img, q_oy, q_ox);
             d_buf[pc.d_offset + ((q_img * pc.out_c + channel) * pc.OH + q_oy) * pc.OW + q_ox] =
-                floatBitsToUint(acc[i][j] + bias);
+                floatBitsToUint(activate(acc[i][j] + bias));
         }
     }
 }

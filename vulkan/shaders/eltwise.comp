@@ -107,6 +107,9 @@ uint float_op(float a, float b, float c, uint a_bits) {
         if (!is_nan_f(r)) r = OI_S_clamp_lo(OI_S_clamp_hi(r, p2), p1);
     }
     else if (is_op(OP_clamp)) r = nan_min(nan_max(a, p0), p1);
+    // p0 alpha (1/6 for hard_swish), p1 beta; NaN tested on the bits, as relu's
+    else if (is_op(OP_hard_sigmoid)) r = is_nan_f(a) ? a : OI_S_hard_sigmoid(a, p0, p1, OI_S_ROUND);
+    else if (is_op(OP_hard_swish)) r = is_nan_f(a) ? a : OI_S_hard_swish(a, p0, OI_S_ROUND);
     else if (is_op(OP_floor)) r = floor(a);
     else if (is_op(OP_ceil)) r = ceil(a);
     else if (is_op(OP_round)) r = round_half_away(a);

@@ -5,10 +5,13 @@
 // (binding b, broadcast to [M, N] through strides 0), stored in the output
 // dtype. The CPU kernel computes in f32 the same way (beta * C first, then
 // alpha * product added), and ignores C when beta is 0. act: gemm's
-// activation= (0 none, 1 relu, 2 gelu, 3 gelu_tanh), as the ops compute it.
+// activation= (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 hard_swish), as the ops
+// compute it.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "math.glsl"
+#define OI_S_ROUND(x) (x)
+#include "scalar.h"
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint OP = 0u;
@@ -42,8 +45,10 @@ uint element(uint e) {
     precise float v = pc.alpha * product + y;
     if (pc.act == 1u)
         v = v < 0.0 ? 0.0 : v;
-    else if (pc.act >= 2u)
+    else if (pc.act == 2u || pc.act == 3u)
         v = gelu_f32(v, pc.act == 3u);
+    else if (pc.act == 4u && !is_nan_f(v)) // alpha: 1/6 rounded to f32, as the CPU's
+        v = OI_S_hard_swish(v, uintBitsToFloat(0x3E2AAAABu), OI_S_ROUND);
     return float_to_bits(D_DT, v);
 }
 

@@ -20,14 +20,9 @@
  * shape from the op that first writes it, so the heights and widths (48 x 192 in, 96 wide after
  * the stem, whose strides are [2, 1]) are written nowhere. */
 
-/* hard-swish as ONNX spells it: x * clip(x + 3, 0, 6) / 6 (t: a scratch of x's shape) */
-#define ACT_hs(x, t) \
-    OI_ASSIGN(t) \
-    OI_OP(add, x, three) OI_TO(t) \
-    OI_OP(relu, t, clamp_max=6.0) OI_TO(t) \
-    OI_OP(mul, x, t) OI_TO(x) \
-    OI_OP(div, x, six) OI_TO(x)
-#define ACT_relu(x, t) OI_OP(relu, x) OI_TO(x)
+/* the block's activation, in place (ONNX's HardSwish: x * clip(x / 6 + 1/2, 0, 1)) */
+#define ACT_hs(x) OI_OP(hard_swish, x) OI_TO(x)
+#define ACT_relu(x) OI_OP(relu, x) OI_TO(x)
 
 /* weights of an inverted-residual block: 1x1 expand, k x k depthwise, [squeeze-excite],
  * 1x1 linear projection (batch norms folded into the convolutions by the importer) */
@@ -49,9 +44,7 @@
     OI_OP(conv2d, b##n##_p, b##n##_se1_w, b##n##_se1_b) OI_TO(b##n##_s) \
     OI_OP(relu, b##n##_s) OI_TO(b##n##_s) \
     OI_OP(conv2d, b##n##_s, b##n##_se2_w, b##n##_se2_b) OI_TO(b##n##_p) \
-    OI_OP(mul, b##n##_p, slope) OI_TO(b##n##_p) \
-    OI_OP(add, b##n##_p, half) OI_TO(b##n##_p) \
-    OI_OP(relu, b##n##_p, clamp_max=1.0) OI_TO(b##n##_p) \
+    OI_OP(hard_sigmoid, b##n##_p) OI_TO(b##n##_p) \
     OI_OP(mul, b##n##_d, b##n##_p) OI_TO(b##n##_d)
 #define SE_no(n)
 #define RES_yes(in, out) OI_OP(add, in, out) OI_TO(out)
@@ -64,9 +57,9 @@
     OI_ASSIGN(b##n##_d) \
     OI_ASSIGN(out) \
     OI_OP(conv2d, in, b##n##_exp_w, b##n##_exp_b) OI_TO(b##n##_e) \
-    ACT_##act(b##n##_e, b##n##_et) \
+    ACT_##act(b##n##_e) \
     OI_OP(conv2d, b##n##_e, b##n##_dw_w, b##n##_dw_b, pads=[pad, pad, pad, pad], strides=[sh, 1], group=E) OI_TO(b##n##_d) \
-    ACT_##act(b##n##_d, b##n##_dt) \
+    ACT_##act(b##n##_d) \
     SE_##se(n) \
     OI_OP(conv2d, b##n##_d, b##n##_lin_w, b##n##_lin_b) OI_TO(out) \
     RES_##res(in, out)
@@ -74,8 +67,6 @@
 OI_GRAPH(ppocr_cls,
   OI_DYNAMIC( OI_VAR(image, f32[1, 3, 48, 192]) )   /* (pixel / 255 - 0.5) / 0.5 */
   OI_CONSTANT(
-    OI_VAR(three, f32, @init(3.0))  OI_VAR(six, f32, @init(6.0))
-    OI_VAR(slope, f32, @init(0.2))  OI_VAR(half, f32, @init(0.5))
     OI_VAR(stem_w, f32[8, 3, 3, 3])  OI_VAR(stem_b, f32[8])
     /*      n   C    E   S   O   k  SE  */
     WEIGHTS(2,  8,   8,  2,  8,  3, yes)
@@ -98,7 +89,7 @@ OI_GRAPH(ppocr_cls,
   OI_BLOCK(entry,
     OI_ASSIGN(x1)
     OI_OP(conv2d, image, stem_w, stem_b, pads=[1, 1, 1, 1], strides=[2, 2]) OI_TO(x1)
-    ACT_hs(x1, t1)
+    ACT_hs(x1)
     /*    n   in   out  E    pad sh act   SE   residual */
     BLOCK(2,  x1,  x2,  8,   1, 2, relu, yes, no)
     BLOCK(3,  x2,  x3,  24,  1, 2, relu, no,  no)
@@ -107,16 +98,14 @@ OI_GRAPH(ppocr_cls,
     OI_LOOP(mid, n, 6..10,                         /* blocks 6-9, one width E(n) each; x5 carries */
       OI_ASSIGN(e)  OI_ASSIGN(d)  OI_ASSIGN(p)  OI_ASSIGN(s)  OI_ASSIGN(o)
       OI_OP(conv2d, x5, exp_w[n], exp_b[n]) OI_TO(e)                 /* [1, E(n), 3, 96] */
-      ACT_hs(e, et)
+      ACT_hs(e)
       OI_OP(conv2d, e, dw_w[n], dw_b[n], pads=[2, 2, 2, 2], strides=[1, 1], group=E(n)) OI_TO(d)
-      ACT_hs(d, dt)
+      ACT_hs(d)
       OI_OP(global_avg_pool, d) OI_TO(p)                             /* squeeze-excite */
       OI_OP(conv2d, p, se1_w[n], se1_b[n]) OI_TO(s)
       OI_OP(relu, s) OI_TO(s)
       OI_OP(conv2d, s, se2_w[n], se2_b[n]) OI_TO(p)
-      OI_OP(mul, p, slope) OI_TO(p)
-      OI_OP(add, p, half) OI_TO(p)
-      OI_OP(relu, p, clamp_max=1.0) OI_TO(p)
+      OI_OP(hard_sigmoid, p) OI_TO(p)                                 /* 0.2 p + 0.5, clipped */
       OI_OP(mul, d, p) OI_TO(d)
       OI_OP(conv2d, d, lin_w[n], lin_b[n]) OI_TO(o)                 /* back to 16 channels */
       OI_OP(add, x5, o) OI_TO(x5)                                    /* residual */
@@ -132,7 +121,7 @@ OI_GRAPH(ppocr_cls,
     OI_ASSIGN(logits)
     OI_ASSIGN(probs)
     OI_OP(conv2d, x12, last_w, last_b) OI_TO(last)
-    ACT_hs(last, last_t)
+    ACT_hs(last)
     OI_OP(max_pool2d, last, kernel_shape=[2, 2], strides=[2, 2]) OI_TO(pooled)
     OI_OP(global_avg_pool, pooled) OI_TO(feat)
     OI_OP(reshape, feat, shape=[1, -1]) OI_TO(flat)
