@@ -59,12 +59,16 @@ def volk_dir():
 
 
 def vulkan_device_index(cli):
-    """The index `openinfer devices` gives the first Vulkan device, or None."""
+    """The index `openinfer devices` gives the first usable Vulkan device, or None (a listed device
+    whose next line says "unavailable", as with the driver hidden, does not count)."""
     out = subprocess.run([cli, "devices"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-    for line in out.splitlines():
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
         head = line.split(":", 1)
         if len(head) == 2 and head[0].strip().isdigit() and head[1].strip().startswith("vulkan"):
-            return int(head[0])
+            unavailable = i + 1 < len(lines) and lines[i + 1].strip().startswith("unavailable")
+            if not unavailable:
+                return int(head[0])
     return None
 
 
