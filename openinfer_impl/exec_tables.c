@@ -113,7 +113,9 @@ static bool oi__pentry_index(oi__pstate *ps, const oi__tkey *key, int index) {
  * one contiguous buffer per value of the other keys. A slice read along the
  * last key is then a view of that buffer (K[l, 0..n]: no copy per step).
  * The buffer takes @fixed's bound at once when that is at most
- * OI__ROW_PREALLOC_BYTES, else it grows geometrically. Views are lent only
+ * OI__ROW_PREALLOC_BYTES, else it grows geometrically. An entry far past a
+ * big row (a sparse write such as A[1 << 40]) is kept as its own tensor
+ * (pentry.value) until the row grows over it. Views are lent only
  * where no consumer thread runs (storage refcounts are not atomic) and the
  * backend computes on the host (a device would upload the whole buffer). */
 #define OI__ROW_PREALLOC_BYTES ((int64_t)64 << 20)
@@ -153,6 +155,29 @@ static oi__prow *oi__row_find(oi__pstate *ps, const oi__slot *sl, const oi__tkey
 
 static char *oi__row_slot(const oi__prow *row, const oi__slot *sl, int64_t pos) {
     return (char *)oi__tensor_data(row->buf) + (size_t)pos * oi__entry_nbytes(sl);
+}
+
+/* Whether key's row may grow to hold it: up to OI__ROW_PREALLOC_BYTES, or
+ * by at most doubling (dense writes), else the entry stays on its own. */
+static bool oi__row_can_hold(oi__pstate *ps, const oi__slot *sl, const oi__tkey *key) {
+    const oi__prow *row = oi__row_find(ps, sl, key);
+    int64_t need = key->k[sl->n_keys - 1] + 1, cap = row ? row->buf->shape[0] : 0;
+    return need <= cap || need <= 2 * cap || need <= OI__ROW_PREALLOC_BYTES / (int64_t)oi__entry_nbytes(sl);
+}
+
+/* Moves the entries kept on their own that the row now covers into it. */
+static void oi__row_take_entries(oi__pstate *ps, const oi__slot *sl, oi__prow *row) {
+    int last = sl->n_keys - 1;
+    for (int i = 0; i < (int)arrlen(ps->entries); i++) {
+        oi__pentry *en = &ps->entries[i];
+        int64_t pos = en->key.k[last];
+        if (!en->value || pos >= row->buf->shape[0] ||
+            memcmp(en->key.k, row->prefix.k, (size_t)last * sizeof en->key.k[0]) != 0)
+            continue;
+        memcpy(oi__row_slot(row, sl, pos), oi__tensor_data(en->value), oi__entry_nbytes(sl));
+        oi__tensor_free(en->value);
+        en->value = NULL;
+    }
 }
 
 /* The row holding key, made or grown to hold it; new slots get @init/zeros. */
@@ -208,6 +233,7 @@ static oi__prow *oi__row_reserve(oi__ctx *c, const oi__slot *sl, oi__pstate *ps,
     }
     row->buf = buf;
     row->lent_lo = row->lent_hi = 0;
+    oi__row_take_entries(ps, sl, row);
     return row;
 }
 
@@ -265,7 +291,7 @@ static oi__pentry *oi__pentry_get(oi__ctx *c, const oi__slot *sl, oi__pstate *ps
     oi__pentry fresh;
     memset(&fresh, 0, sizeof fresh);
     fresh.key = *key;
-    if (oi__table_rowed(sl)) {
+    if (oi__table_rowed(sl) && oi__row_can_hold(ps, sl, key)) {
         if (!oi__row_reserve(c, sl, ps, key))
             return NULL;
     } else if (!(fresh.value = oi__pentry_fresh(c, sl, fresh.counts))) {
@@ -475,13 +501,13 @@ static oi__tensor *oi__gather(oi__ctx *c, const oi__slot *sl, oi__pstate *ps, co
     bool rowed = oi__table_rowed(sl);
     for (int64_t i = 0; i < count; i++) {
         const void *src = oi__tensor_data(fresh);
-        if (rowed) {
+        const oi__pentry *en = oi__pentry_find(ps, &key);
+        if (en && en->value) {
+            src = oi__tensor_data(en->value);
+        } else if (rowed) {
             oi__prow *row = oi__row_find(ps, sl, &key);
             if (row && key.k[sl->n_keys - 1] < row->buf->shape[0] && oi__storage_sync_host(row->buf->storage) == OI_OK)
                 src = oi__row_slot(row, sl, key.k[sl->n_keys - 1]);
-        } else {
-            const oi__pentry *en = oi__pentry_find(ps, &key);
-            src = en ? oi__tensor_data(en->value) : src;
         }
         memcpy((char *)oi__tensor_data(out) + (size_t)i * entry_bytes, src, entry_bytes);
         for (int k = sl->n_keys - 1; k >= 0 && ++key.k[k] == spans[k].hi; k--)
@@ -529,9 +555,17 @@ static oi__tensor *oi__cache_get(oi__ctx *c, const oi__pnode *pn) {
                 key.k[k] = a.spans[k].lo;
             oi__tkey end = key;
             end.k[last] = a.spans[last].hi - 1;
-            if (a.single && !oi__pentry_get(c, sl, a.ps, &key))
-                return NULL;
-            oi__prow *row = oi__row_reserve(c, sl, a.ps, &end);
+            oi__prow *row;
+            if (a.single) { /* the entry is made, in its row or on its own */
+                oi__pentry *en = oi__pentry_get(c, sl, a.ps, &key);
+                if (!en || en->value)
+                    return en ? oi__tensor_clone(en->value) : NULL;
+                row = oi__row_find(a.ps, sl, &key);
+            } else if (oi__row_can_hold(a.ps, sl, &end)) {
+                row = oi__row_reserve(c, sl, a.ps, &end);
+            } else {
+                return oi__gather(c, sl, a.ps, a.spans);
+            }
             return row ? oi__row_read(c, sl, row, a.spans[last].lo, a.spans[last].hi, a.spans[last].keep) : NULL;
         }
     }
@@ -669,7 +703,7 @@ static oi_status oi__cache_reset(oi__ctx *c, const oi__pnode *pn) {
         bool match = true;
         for (int k = 0; k < sl->n_keys; k++)
             match &= !given[k] || en->key.k[k] == prefix[k];
-        if (match && fresh) {
+        if (match && fresh && !en->value) {
             oi__prow *row = oi__row_find(ps, sl, &en->key);
             int64_t pos = en->key.k[sl->n_keys - 1];
             oi_status w = oi__row_writable(row, pos);

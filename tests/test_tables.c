@@ -1,7 +1,8 @@
 /* test_tables.c - persistent tables stored as contiguous rows: a slice read
  * along the last key is a view of the table's bytes (no copy), a write
  * after the read never changes what was read (copy on write), rows grow
- * past their first capacity, and reads across rows still gather. Expected
+ * past their first capacity (a write far past one is kept on its own), and
+ * reads across rows still gather. Expected
  * values are computed by hand in the comments next to them. */
 #include "../openinfer.h"
 #include "../openinfer_impl/internal.h"
@@ -147,8 +148,44 @@ static void test_growth(void) {
     oi_simulator_free(sim);
 }
 
+/* A write far past a row (2^40) keeps that entry on its own: no row of
+ * 2^40 slots is allocated, and reads of both still work. */
+OI_GRAPH(g_sparse,
+  OI_DYNAMIC( OI_VAR(x, f32[2]) )
+  OI_PERSISTENT( OI_VAR(C(t), f32[2], @table) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(far, f32[2])
+    OI_ASSIGN(near, f32[2, 2])
+    OI_CACHE_WRITE(x, C[1099511627776])
+    OI_CACHE_WRITE(x, C[1])
+    OI_CACHE_READ(C[1099511627776], far)
+    OI_CACHE_READ(C[0..2], near)
+    OI_RETURN()
+  )
+)
+
+static void test_sparse(void) {
+    oi_simulator *sim = NULL;
+    oi_executor *e = make_exec(&sim, g_sparse());
+    if (!e) {
+        oi_simulator_free(sim);
+        return;
+    }
+    for (int step = 0; step < 3; step++) {
+        float x[2] = {(float)step + 1, (float)-step};
+        CHECK_OK(OI_TRY_INSERT(e, x, x, 2));
+        CHECK_OK(oi_executor_run_step(e));
+        float wn[4] = {0, 0, x[0], x[1]}; /* C[0] never written: zeros */
+        check_f32(e, "far", x, 2);
+        check_f32(e, "near", wn, 4);
+    }
+    oi_executor_free(e);
+    oi_simulator_free(sim);
+}
+
 int main(void) {
     test_views();
     test_growth();
+    test_sparse();
     return check_result("test_tables");
 }
