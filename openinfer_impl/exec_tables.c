@@ -255,8 +255,10 @@ static oi_status oi__row_writable(oi__prow *row, int64_t pos) {
     return oi__storage_host_write(row->buf->storage);
 }
 
-/* Slots [lo, hi) of a row: a view ([hi - lo] ++ entry shape when keep,
- * else the entry's shape) when views may be lent, else a copy. */
+/* Slots [lo, hi) of a row ([hi - lo] ++ entry shape when keep, else the
+ * entry's shape): a view of a slice when views may be lent, else a copy.
+ * One entry (K[l, t]) is copied: as cheap as a view, and a state read and
+ * written back each step then never copies its row on write. */
 static oi__tensor *oi__row_read(const oi__ctx *c, const oi__slot *sl, oi__prow *row, int64_t lo, int64_t hi, bool keep) {
     oi__tensor *t = oi__tensor_share(row->buf);
     if (!t)
@@ -269,7 +271,7 @@ static oi__tensor *oi__row_read(const oi__ctx *c, const oi__slot *sl, oi__prow *
     t->ndim = nd;
     oi__contiguous_strides(nd, t->shape, t->strides);
     t->offset = lo * oi__entry_numel(sl);
-    if (!oi__lend_views(c)) {
+    if (!keep || !oi__lend_views(c)) {
         oi__tensor *copy = oi__storage_sync_host(t->storage) == OI_OK ? oi__tensor_clone(t) : NULL;
         oi__tensor_free(t);
         return copy;
