@@ -88,6 +88,11 @@ static int oi__lookup(oi_executor *e, const char *name, const char *verb) {
     return s;
 }
 
+const oi__tensor *oi__executor_peek(oi_executor *e, const char *name) {
+    int s = oi__lookup(e, name, "peek");
+    return s >= 0 ? e->main.values[s] : NULL;
+}
+
 oi_status oi_executor_insert(oi_executor *e, const char *name, oi_dtype dtype, const void *data, size_t count) {
     int s = oi__lookup(e, name, "insert");
     if (s < 0)

@@ -7,10 +7,18 @@
 
 static void oi__pentry_clear(oi__pentry *en) { oi__tensor_free(en->value); }
 
+static void oi__rows_clear(oi__pstate *ps) {
+    for (int i = 0; i < (int)arrlen(ps->rows); i++)
+        oi__tensor_free(ps->rows[i].buf);
+    arrfree(ps->rows);
+    ps->last_row = 0;
+}
+
 static void oi__pstate_clear(oi__pstate *ps) {
     for (int i = 0; i < (int)arrlen(ps->entries); i++)
         oi__pentry_clear(&ps->entries[i]);
     arrfree(ps->entries);
+    oi__rows_clear(ps);
     oi__free(ps->slots);
     ps->slots = NULL;
     ps->cap = 0;
@@ -100,6 +108,184 @@ static bool oi__pentry_index(oi__pstate *ps, const oi__tkey *key, int index) {
     return true;
 }
 
+/* ---- rows: a table whose entries all have one shape (no @auto_dim) and
+ * a whole-byte dtype keeps the entries that differ only in the last key in
+ * one contiguous buffer per value of the other keys. A slice read along the
+ * last key is then a view of that buffer (K[l, 0..n]: no copy per step).
+ * The buffer takes @fixed's bound at once when that is at most
+ * OI__ROW_PREALLOC_BYTES, else it grows geometrically. An entry far past a
+ * big row (a sparse write such as A[1 << 40]) is kept as its own tensor
+ * (pentry.value) until the row grows over it. Views are lent only
+ * where no consumer thread runs (storage refcounts are not atomic) and the
+ * backend computes on the host (a device would upload the whole buffer). */
+#define OI__ROW_PREALLOC_BYTES ((int64_t)64 << 20)
+
+static bool oi__table_rowed(const oi__slot *sl) {
+    return sl->is_table && sl->n_auto == 0 && sl->n_keys >= 1 && !oi__dtype_is_packed(sl->dtype) &&
+           oi_dtype_bits(sl->dtype) % 8 == 0 && oi__shape_numel(sl->ndim, sl->shape) > 0;
+}
+
+static int64_t oi__entry_numel(const oi__slot *sl) { return oi__shape_numel(sl->ndim, sl->shape); }
+
+static size_t oi__entry_nbytes(const oi__slot *sl) {
+    return (size_t)oi__entry_numel(sl) * (oi_dtype_bits(sl->dtype) / 8);
+}
+
+static bool oi__lend_views(const oi__ctx *c) {
+    const oi__plan *p = c->exec->plan;
+    if (c != &c->exec->main || (c->use_backend && c->exec->sim->backend->to_host))
+        return false;
+    for (int b = 0; b < (int)arrlen(p->blocks); b++)
+        if (p->blocks[b].is_async)
+            return false;
+    return true;
+}
+
+static oi__prow *oi__row_find(oi__pstate *ps, const oi__slot *sl, const oi__tkey *key) {
+    int last = sl->n_keys - 1, n = (int)arrlen(ps->rows);
+    for (int j = 0; j < n; j++) {
+        int r = (ps->last_row + j) % n;
+        if (memcmp(ps->rows[r].prefix.k, key->k, (size_t)last * sizeof key->k[0]) == 0) {
+            ps->last_row = r;
+            return &ps->rows[r];
+        }
+    }
+    return NULL;
+}
+
+static char *oi__row_slot(const oi__prow *row, const oi__slot *sl, int64_t pos) {
+    return (char *)oi__tensor_data(row->buf) + (size_t)pos * oi__entry_nbytes(sl);
+}
+
+/* Whether key's row may grow to hold it: up to OI__ROW_PREALLOC_BYTES, or
+ * by at most doubling (dense writes), else the entry stays on its own. */
+static bool oi__row_can_hold(oi__pstate *ps, const oi__slot *sl, const oi__tkey *key) {
+    const oi__prow *row = oi__row_find(ps, sl, key);
+    int64_t need = key->k[sl->n_keys - 1] + 1, cap = row ? row->buf->shape[0] : 0;
+    return need <= cap || need <= 2 * cap || need <= OI__ROW_PREALLOC_BYTES / (int64_t)oi__entry_nbytes(sl);
+}
+
+/* Moves the entries kept on their own that the row now covers into it. */
+static void oi__row_take_entries(oi__pstate *ps, const oi__slot *sl, oi__prow *row) {
+    int last = sl->n_keys - 1;
+    for (int i = 0; i < (int)arrlen(ps->entries); i++) {
+        oi__pentry *en = &ps->entries[i];
+        int64_t pos = en->key.k[last];
+        if (!en->value || pos >= row->buf->shape[0] ||
+            memcmp(en->key.k, row->prefix.k, (size_t)last * sizeof en->key.k[0]) != 0)
+            continue;
+        memcpy(oi__row_slot(row, sl, pos), oi__tensor_data(en->value), oi__entry_nbytes(sl));
+        oi__tensor_free(en->value);
+        en->value = NULL;
+    }
+}
+
+/* The row holding key, made or grown to hold it; new slots get @init/zeros. */
+static oi__prow *oi__row_reserve(oi__ctx *c, const oi__slot *sl, oi__pstate *ps, const oi__tkey *key) {
+    int last = sl->n_keys - 1;
+    int64_t pos = key->k[last], bound = sl->fixed[sl->key_pos[last]];
+    oi__prow *row = oi__row_find(ps, sl, key);
+    int64_t cap = row ? row->buf->shape[0] : 0;
+    if (pos < cap)
+        return row;
+    int64_t want = cap * 2 > pos + 1 ? cap * 2 : pos + 1;
+    want = want < 16 ? 16 : want;
+    if (bound >= 0 && (bound * (int64_t)oi__entry_nbytes(sl) <= OI__ROW_PREALLOC_BYTES || want > bound))
+        want = bound;
+    int64_t shape[OI_MAX_DIMS + 1];
+    shape[0] = want;
+    memcpy(shape + 1, sl->shape, (size_t)sl->ndim * sizeof shape[0]);
+    if (sl->ndim + 1 > OI_MAX_DIMS) {
+        oi__fail(OI_ERROR_UNSUPPORTED, "%s: a row of entries has rank %d, more than %d", sl->name, sl->ndim + 1, OI_MAX_DIMS);
+        return NULL;
+    }
+    oi__tensor *buf = oi__tensor_new(sl->dtype, sl->ndim + 1, shape);
+    oi__tensor *fresh = buf ? oi__pentry_fresh(c, sl, NULL) : NULL;
+    if (!fresh) {
+        oi__tensor_free(buf);
+        return NULL;
+    }
+    size_t nbytes = oi__entry_nbytes(sl);
+    bool zero = true;
+    for (size_t i = 0; i < nbytes && zero; i++)
+        zero = ((const char *)oi__tensor_data(fresh))[i] == 0;
+    for (int64_t i = cap; i < want && !zero; i++)
+        memcpy((char *)oi__tensor_data(buf) + (size_t)i * nbytes, oi__tensor_data(fresh), nbytes);
+    oi__tensor_free(fresh);
+    if (row && oi__storage_sync_host(row->buf->storage) != OI_OK) {
+        oi__tensor_free(buf);
+        return NULL;
+    }
+    if (row) {
+        memcpy(oi__tensor_data(buf), oi__tensor_data(row->buf), (size_t)cap * nbytes);
+        oi__tensor_free(row->buf); /* views lent keep the old bytes */
+    } else {
+        oi__prow fresh_row;
+        memset(&fresh_row, 0, sizeof fresh_row);
+        fresh_row.prefix = *key;
+        fresh_row.prefix.k[last] = 0;
+        if (!arrput(ps->rows, fresh_row)) {
+            oi__tensor_free(buf);
+            return NULL;
+        }
+        row = &arrlast(ps->rows);
+        ps->last_row = (int)arrlen(ps->rows) - 1;
+    }
+    row->buf = buf;
+    row->lent_lo = row->lent_hi = 0;
+    oi__row_take_entries(ps, sl, row);
+    return row;
+}
+
+/* Makes slot pos of the row safe to write: a view lent that sees it gets
+ * to keep the old bytes (copy on write); a device mirror is dropped. */
+static oi_status oi__row_writable(oi__prow *row, int64_t pos) {
+    oi__tensor *buf = row->buf;
+    if (buf->storage->refcount == 1) {
+        row->lent_lo = row->lent_hi = 0;
+    } else if (pos >= row->lent_lo && pos < row->lent_hi) {
+        oi_status st = oi__storage_sync_host(buf->storage);
+        oi__tensor *copy = st == OI_OK ? oi__tensor_clone(buf) : NULL;
+        if (!copy)
+            return st == OI_OK ? OI_ERROR_OUT_OF_MEMORY : st;
+        oi__tensor_free(buf);
+        row->buf = copy;
+        row->lent_lo = row->lent_hi = 0;
+    }
+    return oi__storage_host_write(row->buf->storage);
+}
+
+/* Slots [lo, hi) of a row ([hi - lo] ++ entry shape when keep, else the
+ * entry's shape): a view of a slice when views may be lent, else a copy.
+ * One entry (K[l, t]) is copied: as cheap as a view, and a state read and
+ * written back each step then never copies its row on write. */
+static oi__tensor *oi__row_read(const oi__ctx *c, const oi__slot *sl, oi__prow *row, int64_t lo, int64_t hi, bool keep) {
+    oi__tensor *t = oi__tensor_share(row->buf);
+    if (!t)
+        return NULL;
+    int nd = 0;
+    if (keep)
+        t->shape[nd++] = hi - lo;
+    for (int d = 0; d < sl->ndim; d++)
+        t->shape[nd++] = sl->shape[d];
+    t->ndim = nd;
+    oi__contiguous_strides(nd, t->shape, t->strides);
+    t->offset = lo * oi__entry_numel(sl);
+    if (!keep || !oi__lend_views(c)) {
+        oi__tensor *copy = oi__storage_sync_host(t->storage) == OI_OK ? oi__tensor_clone(t) : NULL;
+        oi__tensor_free(t);
+        return copy;
+    }
+    if (row->lent_hi <= row->lent_lo) {
+        row->lent_lo = lo;
+        row->lent_hi = hi;
+    } else {
+        row->lent_lo = lo < row->lent_lo ? lo : row->lent_lo;
+        row->lent_hi = hi > row->lent_hi ? hi : row->lent_hi;
+    }
+    return t;
+}
+
 static oi__pentry *oi__pentry_get(oi__ctx *c, const oi__slot *sl, oi__pstate *ps, const oi__tkey *key) {
     oi__pentry *en = oi__pentry_find(ps, key);
     if (en)
@@ -107,9 +293,12 @@ static oi__pentry *oi__pentry_get(oi__ctx *c, const oi__slot *sl, oi__pstate *ps
     oi__pentry fresh;
     memset(&fresh, 0, sizeof fresh);
     fresh.key = *key;
-    fresh.value = oi__pentry_fresh(c, sl, fresh.counts);
-    if (!fresh.value)
+    if (oi__table_rowed(sl) && oi__row_can_hold(ps, sl, key)) {
+        if (!oi__row_reserve(c, sl, ps, key))
+            return NULL;
+    } else if (!(fresh.value = oi__pentry_fresh(c, sl, fresh.counts))) {
         return NULL;
+    }
     if (!arrput(ps->entries, fresh)) {
         oi__tensor_free(fresh.value);
         return NULL;
@@ -311,10 +500,18 @@ static oi__tensor *oi__gather(oi__ctx *c, const oi__slot *sl, oi__pstate *ps, co
     memset(&key, 0, sizeof key);
     for (int k = 0; k < sl->n_keys; k++)
         key.k[k] = spans[k].lo;
+    bool rowed = oi__table_rowed(sl);
     for (int64_t i = 0; i < count; i++) {
+        const void *src = oi__tensor_data(fresh);
         const oi__pentry *en = oi__pentry_find(ps, &key);
-        const oi__tensor *src = en ? en->value : fresh;
-        memcpy((char *)oi__tensor_data(out) + (size_t)i * entry_bytes, oi__tensor_data(src), entry_bytes);
+        if (en && en->value) {
+            src = oi__tensor_data(en->value);
+        } else if (rowed) {
+            oi__prow *row = oi__row_find(ps, sl, &key);
+            if (row && key.k[sl->n_keys - 1] < row->buf->shape[0] && oi__storage_sync_host(row->buf->storage) == OI_OK)
+                src = oi__row_slot(row, sl, key.k[sl->n_keys - 1]);
+        }
+        memcpy((char *)oi__tensor_data(out) + (size_t)i * entry_bytes, src, entry_bytes);
         for (int k = sl->n_keys - 1; k >= 0 && ++key.k[k] == spans[k].hi; k--)
             key.k[k] = spans[k].lo;
     }
@@ -347,12 +544,59 @@ static oi__tensor *oi__cache_get(oi__ctx *c, const oi__pnode *pn) {
     oi__access a;
     if (oi__access_resolve(c, pn, &a) != OI_OK)
         return NULL;
+    const oi__slot *sl = a.sl;
+    int last = sl->n_keys - 1;
+    if (oi__table_rowed(sl) && a.spans[last].hi > a.spans[last].lo) {
+        bool one_row = true; /* every key but the last is a single index */
+        for (int k = 0; k < last; k++)
+            one_row &= !a.spans[k].keep;
+        if (one_row) {
+            oi__tkey key; /* the first slot's */
+            memset(&key, 0, sizeof key);
+            for (int k = 0; k <= last; k++)
+                key.k[k] = a.spans[k].lo;
+            oi__tkey end = key;
+            end.k[last] = a.spans[last].hi - 1;
+            oi__prow *row;
+            if (a.single) { /* the entry is made, in its row or on its own */
+                oi__pentry *en = oi__pentry_get(c, sl, a.ps, &key);
+                if (!en || en->value)
+                    return en ? oi__tensor_clone(en->value) : NULL;
+                row = oi__row_find(a.ps, sl, &key);
+            } else if (oi__row_can_hold(a.ps, sl, &end)) {
+                row = oi__row_reserve(c, sl, a.ps, &end);
+            } else {
+                return oi__gather(c, sl, a.ps, a.spans);
+            }
+            return row ? oi__row_read(c, sl, row, a.spans[last].lo, a.spans[last].hi, a.spans[last].keep) : NULL;
+        }
+    }
     if (!a.single)
         return oi__gather(c, a.sl, a.ps, a.spans);
     oi__pentry *en = oi__pentry_get(c, a.sl, a.ps, &a.key);
     if (!en || oi__pentry_grow(c, a.sl, en, a.want, &pn->ir->src) != OI_OK)
         return NULL;
     return oi__tensor_clone(en->value);
+}
+
+/* Writes value (the entry's dtype and shape) into its row's slot. */
+static oi_status oi__row_write(const oi__slot *sl, oi__pstate *ps, const oi__tkey *key, const oi__tensor *value) {
+    oi__prow *row = oi__row_find(ps, sl, key);
+    int64_t pos = key->k[sl->n_keys - 1];
+    oi__tensor *holder = oi__tensor_share(value); /* value may view this row: keep its bytes */
+    oi__tensor *packed = holder && !oi__tensor_is_contiguous(value) ? oi__tensor_clone(value) : NULL;
+    oi_status st = !holder || (!packed && !oi__tensor_is_contiguous(value)) ? OI_ERROR_OUT_OF_MEMORY : OI_OK;
+    if (st == OI_OK)
+        st = oi__row_writable(row, pos);
+    if (st == OI_OK) {
+        const oi__tensor *src = packed ? packed : value;
+        memmove(oi__row_slot(row, sl, pos),
+                (const char *)oi__tensor_data(src) + (size_t)src->offset * (oi_dtype_bits(sl->dtype) / 8),
+                oi__entry_nbytes(sl));
+    }
+    oi__tensor_free(packed);
+    oi__tensor_free(holder);
+    return st;
 }
 
 static oi_status oi__cache_put(oi__ctx *c, const oi__pnode *pn, const oi__tensor *value) {
@@ -368,17 +612,22 @@ static oi_status oi__cache_put(oi__ctx *c, const oi__pnode *pn, const oi__tensor
         return oi__fail_at(OI_ERROR_OUT_OF_MEMORY, &pn->ir->src, "%s", oi_last_error());
     if ((st = oi__pentry_grow(c, sl, en, a.want, &pn->ir->src)) != OI_OK)
         return st;
-    if (value->dtype != en->value->dtype || !oi__tensor_matches(value, en->value->dtype, en->value->ndim, en->value->shape)) {
+    oi_dtype want_dtype = en->value ? en->value->dtype : sl->dtype;
+    int want_ndim = en->value ? en->value->ndim : sl->ndim;
+    const int64_t *want_shape = en->value ? en->value->shape : sl->shape;
+    if (value->dtype != want_dtype || !oi__tensor_matches(value, want_dtype, want_ndim, want_shape)) {
         char want_text[64] = "", have_text[64] = "";
-        for (int d = 0; d < en->value->ndim; d++)
+        for (int d = 0; d < want_ndim; d++)
             snprintf(want_text + strlen(want_text), sizeof want_text - strlen(want_text), d ? ", %lld" : "%lld",
-                     (long long)en->value->shape[d]);
+                     (long long)want_shape[d]);
         for (int d = 0; d < value->ndim; d++)
             snprintf(have_text + strlen(have_text), sizeof have_text - strlen(have_text), d ? ", %lld" : "%lld",
                      (long long)value->shape[d]);
         return oi__fail_at(OI_ERROR_RUNTIME, &pn->ir->src, "cache.write: %s holds %s[%s] here, the value is %s[%s]", sl->name,
-                           oi_dtype_name(en->value->dtype), want_text, oi_dtype_name(value->dtype), have_text);
+                           oi_dtype_name(want_dtype), want_text, oi_dtype_name(value->dtype), have_text);
     }
+    if (!en->value)
+        return oi__row_write(sl, a.ps, &a.key, value);
     oi__tensor *copy = oi__tensor_clone(value);
     if (!copy)
         return OI_ERROR_OUT_OF_MEMORY;
@@ -397,14 +646,26 @@ static oi_status oi__cache_step(oi__ctx *c, const oi__pnode *pn, int64_t amount)
     oi__pentry *en = oi__pentry_get(c, a.sl, a.ps, &a.key);
     if (!en)
         return OI_ERROR_OUT_OF_MEMORY;
-    oi__tensor *t = en->value;
-    int64_t n = oi__shape_numel(t->ndim, t->shape);
+    oi_dtype dtype = a.sl->dtype;
+    void *data;
+    int64_t n;
+    if (en->value) {
+        dtype = en->value->dtype;
+        data = oi__tensor_data(en->value);
+        n = oi__shape_numel(en->value->ndim, en->value->shape);
+    } else {
+        oi__prow *row = oi__row_find(a.ps, a.sl, &a.key);
+        int64_t pos = a.key.k[a.sl->n_keys - 1];
+        if ((st = oi__row_writable(row, pos)) != OI_OK)
+            return st;
+        data = oi__row_slot(row, a.sl, pos);
+        n = oi__entry_numel(a.sl);
+    }
     for (int64_t i = 0; i < n; i++) {
-        if (oi__dtype_is_float(t->dtype))
-            oi__store_f64(t->dtype, oi__tensor_data(t), i, oi__load_f64(t->dtype, oi__tensor_data(t), i) + (double)amount);
+        if (oi__dtype_is_float(dtype))
+            oi__store_f64(dtype, data, i, oi__load_f64(dtype, data, i) + (double)amount);
         else
-            oi__store_i64(t->dtype, oi__tensor_data(t), i,
-                          (int64_t)((uint64_t)oi__load_i64(t->dtype, oi__tensor_data(t), i) + (uint64_t)amount));
+            oi__store_i64(dtype, data, i, (int64_t)((uint64_t)oi__load_i64(dtype, data, i) + (uint64_t)amount));
     }
     return OI_OK;
 }
@@ -426,13 +687,32 @@ static oi_status oi__cache_reset(oi__ctx *c, const oi__pnode *pn) {
             given[k] = true;
         }
     }
+    bool any_given = false;
+    for (int k = 0; k < sl->n_keys; k++)
+        any_given |= given[k];
+    oi__tensor *fresh = NULL; /* what a reset slot of a row holds again */
+    if (oi__table_rowed(sl) && !any_given)
+        oi__rows_clear(ps);
+    else if (oi__table_rowed(sl) && !(fresh = oi__pentry_fresh(c, sl, NULL)))
+        return OI_ERROR_OUT_OF_MEMORY;
     oi__pstate kept;
     memset(&kept, 0, sizeof kept);
+    kept.rows = ps->rows;
+    kept.last_row = ps->last_row;
+    oi_status st = OI_OK;
     for (int i = 0; i < (int)arrlen(ps->entries); i++) {
         oi__pentry *en = &ps->entries[i];
         bool match = true;
         for (int k = 0; k < sl->n_keys; k++)
             match &= !given[k] || en->key.k[k] == prefix[k];
+        if (match && fresh && !en->value) {
+            oi__prow *row = oi__row_find(ps, sl, &en->key);
+            int64_t pos = en->key.k[sl->n_keys - 1];
+            oi_status w = oi__row_writable(row, pos);
+            if (w == OI_OK)
+                memcpy(oi__row_slot(row, sl, pos), oi__tensor_data(fresh), oi__entry_nbytes(sl));
+            st = st == OI_OK ? w : st;
+        }
         if (match) {
             oi__pentry_clear(en);
             continue;
@@ -445,12 +725,13 @@ static oi_status oi__cache_reset(oi__ctx *c, const oi__pnode *pn) {
             if (en->key.k[k] + 1 > kept.sizes[k])
                 kept.sizes[k] = en->key.k[k] + 1;
     }
+    oi__tensor_free(fresh);
     arrfree(ps->entries);
     oi__free(ps->slots);
     *ps = kept;
     if (arrlen(ps->entries) && !oi__pstate_rehash(ps, (size_t)arrlen(ps->entries)))
         return OI_ERROR_OUT_OF_MEMORY;
-    return OI_OK;
+    return st;
 }
 
 /* A persistent variable as one tensor, for fetch: the value, or the whole

@@ -42,14 +42,24 @@ typedef struct oi__tkey { int64_t k[OI_MAX_DIMS]; } oi__tkey;
 
 typedef struct oi__pentry {
     oi__tkey key;
-    oi__tensor *value;
+    oi__tensor *value;            /* NULL in a rowed table: the value lives in its row */
     int64_t counts[OI_MAX_DIMS]; /* @auto_dim growth of this entry */
 } oi__pentry;
+
+/* A rowed table's entries that share every key but the last, stored
+ * contiguously along the last key so that a slice over it is a view. */
+typedef struct oi__prow {
+    oi__tkey prefix;      /* the key with its last position 0 */
+    oi__tensor *buf;      /* [capacity] ++ entry shape; unwritten slots hold @init/zeros */
+    int64_t lent_lo, lent_hi; /* the slots views handed out may see (while buf is shared) */
+} oi__prow;
 
 /* The persistent state of one variable. Plain scalars/tensors and auto_dim
  * matrices are a table with an empty key (one entry). */
 typedef struct oi__pstate {
     oi__pentry *entries;  /* stb array                  */
+    oi__prow *rows;       /* stb array: a rowed table's buffers */
+    int last_row;         /* the row found last (most accesses repeat it) */
     int *slots;           /* open addressing: entry index or -1 */
     size_t cap;           /* power of two (0: no index) */
     int64_t sizes[OI_MAX_DIMS]; /* per key position: max index + 1 */

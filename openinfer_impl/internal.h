@@ -484,6 +484,9 @@ void oi__model_raw_bytes(const oi_model *m, const uint8_t **bytes, uint64_t *siz
  * with no message, when the op needs a copy (another op, a reshape of a
  * strided input, a negative slice step): run oi__op_run_cpu instead. */
 oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in, oi__tensor **out_view);
+/* For tests: a non-persistent variable's value as the executor holds it
+ * (storage, offset and strides: whether it is a view), or NULL. */
+const oi__tensor *oi__executor_peek(oi_executor *e, const char *name);
 
 /* The GPU time of one finished run_op call; `seq` counts a context's
  * run_op calls (a backend's next_seq tells the number the next call gets). */
