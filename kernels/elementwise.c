@@ -460,7 +460,8 @@ static void oi__ew_clamp_f64(const double *a, double *y, int64_t len, double lo,
  * tail; compiled for the build's ISA and under AVX2 and AVX-512. */
 #define OI__EW_HARD_STEP(T, x, out) \
     do { \
-        T h_ = (x) * al + be; \
+        T p_ = (x) * al; /* its own statement: never contracted into an FMA */ \
+        T h_ = p_ + be; \
         h_ = h_ > (T)1 ? (T)1 : h_; \
         h_ = h_ < (T)0 ? (T)0 : h_; \
         (out) = swish ? (x) * h_ : h_; \
