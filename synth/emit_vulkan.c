@@ -507,16 +507,8 @@ static void oi__vk_transpose(oi__buf *b, const oi__sy_schedule *s, const oi__sy_
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
     int nd = in->ndim;
-    int64_t perm[OI_MAX_DIMS], in_stride[OI_MAX_DIMS], st = 1;
-    for (int d = nd - 1; d >= 0; d--) {
-        in_stride[d] = st;
-        st *= in->shape[d];
-        perm[d] = nd - 1 - d;
-    }
-    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
-        if (strcmp(pn->attrs[i].name, "perm") == 0)
-            for (int d = 0; d < nd && d < (int)arrlen(pn->attrs[i].ints); d++)
-                perm[d] = pn->attrs[i].ints[d] < 0 ? pn->attrs[i].ints[d] + nd : pn->attrs[i].ints[d];
+    int64_t perm[OI_MAX_DIMS], in_stride[OI_MAX_DIMS];
+    oi__sy_transpose_map(pn, in, perm, in_stride);
     oi__vk_grid_loop(b, oi__vk_numel(out), wg);
     oi__buf_puts(b, "        const uint at = 0u");
     int64_t after = 1;

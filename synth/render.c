@@ -946,14 +946,13 @@ static void oi__sy_render_copy_kernel(oi__buf *b, const oi__sy_schedule *s, cons
     oi__buf_printf(b, ", %llu);\n", (unsigned long long)oi__sy_value_bytes_of(out));
 }
 
-/* transpose: output dim d is input dim perm[d]; the innermost output dim
- * is a loop of its own, the outer ones one flat index. */
-static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
-                                    const oi__sy_kernel *k) {
-    const oi__pnode *pn = k->nodes[0];
-    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+/* A transpose's index map: perm[d] is the input dim of output dim d (the
+ * reversed dims unless `perm` says otherwise; negative entries count from
+ * the end), in_stride[d] the input's row-major stride of dim d. */
+void oi__sy_transpose_map(const oi__pnode *pn, const oi__slot *in, int64_t perm[OI_MAX_DIMS],
+                          int64_t in_stride[OI_MAX_DIMS]) {
     int nd = in->ndim;
-    int64_t perm[OI_MAX_DIMS], in_stride[OI_MAX_DIMS], st = 1;
+    int64_t st = 1;
     for (int d = nd - 1; d >= 0; d--) {
         in_stride[d] = st;
         st *= in->shape[d];
@@ -963,6 +962,17 @@ static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const 
         if (strcmp(pn->attrs[i].name, "perm") == 0)
             for (int d = 0; d < nd && d < (int)arrlen(pn->attrs[i].ints); d++)
                 perm[d] = pn->attrs[i].ints[d] < 0 ? pn->attrs[i].ints[d] + nd : pn->attrs[i].ints[d];
+}
+
+/* transpose: output dim d is input dim perm[d]; the innermost output dim
+ * is a loop of its own, the outer ones one flat index. */
+static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                    const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    int nd = in->ndim;
+    int64_t perm[OI_MAX_DIMS], in_stride[OI_MAX_DIMS];
+    oi__sy_transpose_map(pn, in, perm, in_stride);
     const char *it = lang->index_type;
     long long inner = nd ? (long long)out->shape[nd - 1] : 1;
     long long outer = (long long)oi__shape_numel(out->ndim, out->shape) / (inner ? inner : 1);

@@ -173,6 +173,9 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
 void oi__sy_render_steps(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix);
 /* "x" -> a C expression for the first element of slot `slot` */
 void oi__sy_render_slot_ptr(oi__buf *b, const oi__sy_schedule *s, int slot, const char *ctx);
+/* a transpose's output dim -> input dim, and the input's strides */
+void oi__sy_transpose_map(const oi__pnode *pn, const oi__slot *in, int64_t perm[OI_MAX_DIMS],
+                          int64_t in_stride[OI_MAX_DIMS]);
 /* "app.c:14: op add(x, a) >> t0" for comments */
 void oi__sy_render_stmt(oi__buf *b, const oi__pnode *pn);
 /* Statement n of an elementwise chain or a matmul's epilogue at element
