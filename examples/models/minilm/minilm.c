@@ -4,6 +4,7 @@
  *
  *   python3 examples/models/minilm/import_minilm.py res/minilm.oinf
  *   ./build/examples/models/minilm res/minilm.oinf "A sentence." "Another one."
+ *   (import with --batch B for B sentences a step; the last step pads unused rows)
  *   ... --out emb.f32 --ids ids.i32   (raw little-endian f32 [N, D] and i32 [N, S]) */
 #include "../../../openinfer.h"
 
@@ -14,12 +15,12 @@
 #include <string.h>
 #include <time.h>
 
-/* One sentence per step, padded to the model's S tokens. The head count (12) is written
- * into the reshape because op settings cannot name a size of the model yet. */
+/* B sentences per step (the model's size B: import_minilm.py --batch), each padded to the
+ * model's S tokens; the heads split D by the model's size n_heads. */
 OI_GRAPH(minilm,
   OI_DYNAMIC(
-    OI_VAR(ids, i32[1, S])              /* [CLS] tokens [SEP] then [PAD] = 0        */
-    OI_VAR(mask, f32[1, S, 1])          /* 1 for a real token, 0 for padding        */
+    OI_VAR(ids, i32[B, S])              /* [CLS] tokens [SEP] then [PAD] = 0        */
+    OI_VAR(mask, f32[B, S, 1])          /* 1 for a real token, 0 for padding        */
   )
   OI_CONSTANT(
     OI_VAR(word, f32[V, D], @ref("emb.word"))
@@ -39,42 +40,42 @@ OI_GRAPH(minilm,
     OI_VAR(min_norm, f32, @init(1e-12))
   )
   OI_BLOCK(entry,
-    OI_ASSIGN(h, f32[1, S, D])
-    OI_ASSIGN(keep, bool[1, S, 1])
-    OI_ASSIGN(keep_keys, bool[1, 1, 1, S])
+    OI_ASSIGN(h, f32[B, S, D])
+    OI_ASSIGN(keep, bool[B, S, 1])
+    OI_ASSIGN(keep_keys, bool[B, 1, 1, S])
     OI_OP(gt, mask, zero) OI_TO(keep)
-    OI_OP(reshape, keep, shape=[1, 1, 1, -1]) OI_TO(keep_keys)
+    OI_OP(reshape, keep, shape=[0, 1, 1, -1]) OI_TO(keep_keys)
     /* embeddings: word + position + type 0, then LayerNorm */
     OI_OP(gather, word, ids) OI_TO(h)
     OI_OP(add, h, pos) OI_TO(h)
     OI_OP(add, h, type0) OI_TO(h)
     OI_OP(layer_norm, h, emb_g, emb_b, epsilon=1e-12) OI_TO(h)
     OI_LOOP(layers, l, 0..n_layers,
-      OI_ASSIGN(q, f32[1, S, D])
-      OI_ASSIGN(k, f32[1, S, D])
-      OI_ASSIGN(v, f32[1, S, D])
-      OI_ASSIGN(qs, f32[1, S, n_heads, 32])
-      OI_ASSIGN(ks, f32[1, S, n_heads, 32])
-      OI_ASSIGN(vs, f32[1, S, n_heads, 32])
-      OI_ASSIGN(os, f32[1, S, n_heads, 32])
-      OI_ASSIGN(qh, f32[1, n_heads, S, 32])
-      OI_ASSIGN(kh, f32[1, n_heads, S, 32])
-      OI_ASSIGN(vh, f32[1, n_heads, S, 32])
-      OI_ASSIGN(att, f32[1, n_heads, S, 32])
-      OI_ASSIGN(o, f32[1, S, D])
-      OI_ASSIGN(up, f32[1, S, F])
+      OI_ASSIGN(q, f32[B, S, D])
+      OI_ASSIGN(k, f32[B, S, D])
+      OI_ASSIGN(v, f32[B, S, D])
+      OI_ASSIGN(qs, f32[B, S, n_heads, Dh])
+      OI_ASSIGN(ks, f32[B, S, n_heads, Dh])
+      OI_ASSIGN(vs, f32[B, S, n_heads, Dh])
+      OI_ASSIGN(os, f32[B, S, n_heads, Dh])
+      OI_ASSIGN(qh, f32[B, n_heads, S, Dh])
+      OI_ASSIGN(kh, f32[B, n_heads, S, Dh])
+      OI_ASSIGN(vh, f32[B, n_heads, S, Dh])
+      OI_ASSIGN(att, f32[B, n_heads, S, Dh])
+      OI_ASSIGN(o, f32[B, S, D])
+      OI_ASSIGN(up, f32[B, S, F])
       OI_OP(matmul, h, Wq[l]) OI_TO(q)
       OI_OP(add, q, bq[l]) OI_TO(q)
       OI_OP(matmul, h, Wk[l]) OI_TO(k)
       OI_OP(add, k, bk[l]) OI_TO(k)
       OI_OP(matmul, h, Wv[l]) OI_TO(v)
       OI_OP(add, v, bv[l]) OI_TO(v)
-      /* [1, S, D] -> [1, S, 12, 32] -> [1, 12, S, 32] */
-      OI_OP(reshape, q, shape=[0, 0, 12, -1]) OI_TO(qs)
+      /* [B, S, D] -> [1, S, 12, 32] -> [1, 12, S, 32] */
+      OI_OP(reshape, q, shape=[0, 0, n_heads, -1]) OI_TO(qs)
       OI_OP(transpose, qs, perm=[0, 2, 1, 3]) OI_TO(qh)
-      OI_OP(reshape, k, shape=[0, 0, 12, -1]) OI_TO(ks)
+      OI_OP(reshape, k, shape=[0, 0, n_heads, -1]) OI_TO(ks)
       OI_OP(transpose, ks, perm=[0, 2, 1, 3]) OI_TO(kh)
-      OI_OP(reshape, v, shape=[0, 0, 12, -1]) OI_TO(vs)
+      OI_OP(reshape, v, shape=[0, 0, n_heads, -1]) OI_TO(vs)
       OI_OP(transpose, vs, perm=[0, 2, 1, 3]) OI_TO(vh)
       OI_OP(attention, qh, kh, vh, keep_keys) OI_TO(att)       /* padding keys masked out */
       OI_OP(transpose, att, perm=[0, 2, 1, 3]) OI_TO(os)
@@ -92,10 +93,10 @@ OI_GRAPH(minilm,
       OI_OP(layer_norm, h, g2[l], b2[l], epsilon=1e-12) OI_TO(h)
     )
     /* mean over the real tokens, then L2 normalization (sentence-transformers' rules) */
-    OI_ASSIGN(summed, f32[1, D])
-    OI_ASSIGN(count, f32[1, 1])
-    OI_ASSIGN(norm, f32[1, 1])
-    OI_ASSIGN(embedding, f32[1, D])
+    OI_ASSIGN(summed, f32[B, D])
+    OI_ASSIGN(count, f32[B, 1])
+    OI_ASSIGN(norm, f32[B, 1])
+    OI_ASSIGN(embedding, f32[B, D])
     OI_OP(mul, h, mask) OI_TO(h)
     OI_OP(sum_axis, h, axes=[1]) OI_TO(summed)
     OI_OP(sum_axis, mask, axes=[1]) OI_TO(count)
@@ -276,11 +277,12 @@ int main(int argc, char **argv) {
     oi_model *model = oi_model_open(path);
     oi_simulator *sim = NULL;
     oi_executor *exec = NULL;
-    uint64_t S = 0, D = 0;
+    uint64_t B = 0, S = 0, D = 0;
     float *emb = NULL, *mask = NULL;
     int32_t *ids = NULL;
     int rc = 1;
-    if (!model || oi_model_size_of(model, "S", &S) != OI_OK || oi_model_size_of(model, "D", &D) != OI_OK)
+    if (!model || oi_model_size_of(model, "B", &B) != OI_OK || oi_model_size_of(model, "S", &S) != OI_OK ||
+        oi_model_size_of(model, "D", &D) != OI_OK)
         goto done;
     if (vocab_load(&voc, model) != 0) {
         fprintf(stderr, "minilm: %s has no tokenizer.vocab\n", path);
@@ -289,26 +291,36 @@ int main(int argc, char **argv) {
     sim = oi_simulator_new(model, OI_DEVICE_AUTO);
     exec = sim ? oi_simulator_make_executor(sim, minilm()) : NULL;
     emb = malloc((size_t)n * D * sizeof *emb);
-    ids = calloc((size_t)n * S, sizeof *ids);
-    mask = malloc(S * sizeof *mask);
+    ids = calloc((size_t)(n + B) * S, sizeof *ids); /* the last step's unused rows stay padding */
+    mask = malloc(B * S * sizeof *mask);
     if (!exec || !emb || !ids || !mask)
         goto done;
-    for (int s = 0; s < n; s++) {
-        int32_t *row = ids + (size_t)s * S;
-        int len = tokenize(&voc, sentences[s], row, (int)S);
-        for (uint64_t t = 0; t < S; t++)
-            mask[t] = t < (uint64_t)len ? 1.0f : 0.0f;
-        OI_INSERT_T(exec, ids, i32, row, S);
-        OI_INSERT(exec, mask, mask, S);
+    for (int first = 0, step = 0; first < n; first += (int)B, step++) {
+        int in_step = n - first < (int)B ? n - first : (int)B;
+        int32_t *rows = ids + (size_t)first * S;
+        for (uint64_t b = 0; b < B; b++) {
+            const char *text = (int)b < in_step ? sentences[first + b] : ""; /* unused rows: [CLS] [SEP] */
+            int len = tokenize(&voc, text, rows + b * S, (int)S);
+            for (uint64_t t = 0; t < S; t++)
+                mask[b * S + t] = t < (uint64_t)len ? 1.0f : 0.0f;
+        }
+        OI_INSERT_T(exec, ids, i32, rows, B * S);
+        OI_INSERT(exec, mask, mask, B * S);
         double start = now_ms();
         if (oi_executor_run_step(exec) != OI_OK)
             goto done;
         double ms = now_ms() - start;
         OI_FETCH(exec, embedding, f32);
-        memcpy(emb + (size_t)s * D, embedding.data, D * sizeof *emb);
-        printf("[%d] %2d tokens, %7.1f ms, embedding [%+.4f %+.4f %+.4f %+.4f ...]  \"%s\"\n", s, len, ms,
-               (double)embedding.data[0], (double)embedding.data[1], (double)embedding.data[2],
-               (double)embedding.data[3], sentences[s]);
+        memcpy(emb + (size_t)first * D, embedding.data, (size_t)in_step * D * sizeof *emb);
+        printf("step %d: %d sentences, %.3f ms\n", step, in_step, ms);
+        for (int b = 0; b < in_step; b++) {
+            const float *e = embedding.data + (size_t)b * D;
+            int len = 0;
+            while (len < (int)S && rows[(size_t)b * S + (size_t)len] != 0)
+                len++;
+            printf("[%d] %2d tokens, embedding [%+.4f %+.4f %+.4f %+.4f ...]  \"%s\"\n", first + b, len,
+                   (double)e[0], (double)e[1], (double)e[2], (double)e[3], sentences[first + b]);
+        }
     }
     for (size_t i = 0; i < oi_executor_warning_count(exec); i++)
         printf("note: %s\n", oi_executor_warning(exec, i));

