@@ -1080,6 +1080,24 @@ static const void *oi__nn_matrix(const oi__tensor *t, int64_t base, int64_t rows
     return buf;
 }
 
+/* Adds row `at` of the mask (stride `step` between keys) to n f32 scores:
+ * bool and f32 masks, the common ones, read through typed pointers. */
+static bool oi__attn_mask_row_f32(const oi__tensor *mask, int64_t at, int64_t step, float *row, int64_t n) {
+    if (mask->dtype == OI_DTYPE_BOOL) {
+        const uint8_t *m = (const uint8_t *)oi__op_cdata(mask) + at; /* one byte a value */
+        for (int64_t j = 0; j < n; j++)
+            row[j] += m[j * step] ? 0.0f : -INFINITY;
+        return true;
+    }
+    if (mask->dtype == OI_DTYPE_F32) {
+        const float *m = (const float *)oi__op_cdata(mask) + at;
+        for (int64_t j = 0; j < n; j++)
+            row[j] += m[j * step];
+        return true;
+    }
+    return false;
+}
+
 /* Adds the mask and the causal limit to the scores of query row qi, then
  * takes the softmax. A row that sees no key becomes NaN, like numpy. */
 static void oi__attn_row(const oi__attn *a, int64_t b, int64_t h, int64_t qi, void *row) {
@@ -1090,15 +1108,16 @@ static void oi__attn_row(const oi__attn *a, int64_t b, int64_t h, int64_t qi, vo
     if (a->mask) {
         int64_t at = a->mask->offset + b * a->mask_strides[0] + h * a->mask_strides[1] + qi * a->mask_strides[2];
         bool is_bool = a->mask->dtype == OI_DTYPE_BOOL;
-        for (int64_t j = 0; j < t_len; j++) {
-            double m = oi__load_f64(a->mask->dtype, oi__op_cdata(a->mask), at + j * a->mask_strides[3]);
-            if (is_bool)
-                m = m != 0.0 ? 0.0 : -INFINITY;
-            if (a->wide)
-                rd[j] += m;
-            else
-                rf[j] += (float)m;
-        }
+        if (a->wide || !oi__attn_mask_row_f32(a->mask, at, a->mask_strides[3], rf, t_len))
+            for (int64_t j = 0; j < t_len; j++) {
+                double m = oi__load_f64(a->mask->dtype, oi__op_cdata(a->mask), at + j * a->mask_strides[3]);
+                if (is_bool)
+                    m = m != 0.0 ? 0.0 : -INFINITY;
+                if (a->wide)
+                    rd[j] += m;
+                else
+                    rf[j] += (float)m;
+            }
     }
     for (int64_t j = last + 1 < 0 ? 0 : last + 1; j < t_len; j++) {
         if (a->wide)

@@ -5,7 +5,8 @@
  *   python3 examples/models/minilm/import_minilm.py res/minilm.oinf
  *   ./build/examples/models/minilm res/minilm.oinf "A sentence." "Another one."
  *   (import with --batch B for B sentences a step; the last step pads unused rows)
- *   ... --out emb.f32 --ids ids.i32   (raw little-endian f32 [N, D] and i32 [N, S]) */
+ *   ... --out emb.f32 --ids ids.i32   (raw little-endian f32 [N, D] and i32 [N, S])
+ *   ... --trace FILE   (the steps after the first as a trace: every node timed, docs/simulator.md) */
 #include "../../../openinfer.h"
 
 #include <ctype.h>
@@ -254,7 +255,7 @@ static const char *default_sentences[] = {
 };
 
 int main(int argc, char **argv) {
-    const char *path = NULL, *out_path = NULL, *ids_path = NULL;
+    const char *path = NULL, *out_path = NULL, *ids_path = NULL, *trace_path = NULL;
     const char **sentences = malloc((size_t)argc * sizeof *sentences);
     int n = 0;
     for (int i = 1; i < argc; i++) {
@@ -262,6 +263,8 @@ int main(int argc, char **argv) {
             out_path = argv[++i];
         else if (!strcmp(argv[i], "--ids") && i + 1 < argc)
             ids_path = argv[++i];
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
+            trace_path = argv[++i];
         else if (!path)
             path = argv[i];
         else
@@ -304,6 +307,8 @@ int main(int argc, char **argv) {
             for (uint64_t t = 0; t < S; t++)
                 mask[b * S + t] = t < (uint64_t)len ? 1.0f : 0.0f;
         }
+        if (trace_path)
+            oi_executor_set_trace(exec, step > 0);
         OI_INSERT_T(exec, ids, i32, rows, B * S);
         OI_INSERT(exec, mask, mask, B * S);
         double start = now_ms();
@@ -344,6 +349,13 @@ int main(int argc, char **argv) {
     if (ids_path && (!(f = fopen(ids_path, "wb")) || fwrite(ids, sizeof *ids, (size_t)n * S, f) != (size_t)n * S ||
                      fclose(f) != 0)) {
         fprintf(stderr, "minilm: cannot write %s\n", ids_path);
+        goto done;
+    }
+    char *trace = trace_path ? oi_executor_trace_json(exec) : NULL;
+    bool trace_ok = !trace_path || (trace && (f = fopen(trace_path, "w")) && fputs(trace, f) >= 0 && !fclose(f));
+    oi_free(trace);
+    if (!trace_ok) {
+        fprintf(stderr, "minilm: cannot write %s\n", trace_path);
         goto done;
     }
     rc = 0;
