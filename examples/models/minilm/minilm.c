@@ -314,7 +314,7 @@ int main(int argc, char **argv) {
         double ms = now_ms() - start;
         OI_FETCH(exec, embedding, f32);
         memcpy(emb + (size_t)first * D, embedding.data, (size_t)in_step * D * sizeof *emb);
-        printf("step %d: %d sentences, %.3f ms\n", step, in_step, ms);
+        printf("step %d: %d sentence%s, %.3f ms\n", step, in_step, in_step == 1 ? "" : "s", ms);
         for (int b = 0; b < in_step; b++) {
             const float *e = embedding.data + (size_t)b * D;
             int len = 0;
