@@ -306,6 +306,83 @@ static bool oi__reduce_fast(const oi__kernel_args *k) {
     return true;
 }
 
+/* ---- contiguous f32 sum/mean over middle axes ----
+ * [outer, R, inner] -> [outer, inner] (the reduced axes one block, some
+ * axes kept after it): rows of `inner` values added into the output in
+ * order r = 0, 1, ..., which is the generic path's order for each output
+ * value (one f32 accumulator from 0), so the results are the same; the
+ * adds run along the kept axes and vectorize. A task takes `outers`
+ * outer indices, or one outer index and a chunk of its columns. */
+typedef struct oi__reduce_cols_job {
+    const float *x;
+    float *y;
+    int64_t outer, reduced, inner;
+    int64_t outers, chunk, chunks; /* per task: outers x chunk; chunks per outer */
+    bool mean;
+} oi__reduce_cols_job;
+
+static void oi__reduce_cols_block(const oi__reduce_cols_job *jb, int64_t o, int64_t j0, int64_t j1) {
+    float *y = jb->y + o * jb->inner;
+    const float *x = jb->x + o * jb->reduced * jb->inner;
+    for (int64_t j = j0; j < j1; j++)
+        y[j] = 0.0f;
+    for (int64_t r = 0; r < jb->reduced; r++)
+        for (int64_t j = j0; j < j1; j++)
+            y[j] += x[r * jb->inner + j];
+    for (int64_t j = j0; jb->mean && j < j1; j++)
+        y[j] = (float)((double)y[j] / (double)jb->reduced);
+}
+
+static void oi__reduce_cols(void *ctx, int task, int thread) {
+    const oi__reduce_cols_job *jb = (const oi__reduce_cols_job *)ctx;
+    (void)thread;
+    int64_t o0 = task / jb->chunks * jb->outers, j0 = task % jb->chunks * jb->chunk;
+    int64_t o1 = o0 + jb->outers < jb->outer ? o0 + jb->outers : jb->outer;
+    int64_t j1 = j0 + jb->chunk < jb->inner ? j0 + jb->chunk : jb->inner;
+    for (int64_t o = o0; o < o1; o++)
+        oi__reduce_cols_block(jb, o, j0, j1);
+}
+
+static bool oi__reduce_middle_fast(const oi__kernel_args *k) {
+    const oi__tensor *in = k->in[0], *out = k->out;
+    if ((k->op != OI_OP_sum_axis && k->op != OI_OP_mean_axis) || in->dtype != OI_DTYPE_F32 ||
+        out->dtype != OI_DTYPE_F32 || k->acc == OI_DTYPE_F64 || !oi__tensor_is_contiguous(in) ||
+        !oi__tensor_is_contiguous(out))
+        return false;
+    bool reduced[OI_MAX_DIMS];
+    if (oi__reduce_axes(k, in->ndim, reduced) != OI_OK)
+        return false;
+    int d0 = 0, d1;
+    while (d0 < in->ndim && !reduced[d0])
+        d0++;
+    for (d1 = d0; d1 < in->ndim && reduced[d1]; d1++)
+        ;
+    for (int d = d1; d < in->ndim; d++)
+        if (reduced[d])
+            return false;
+    if (d0 == d1 || d1 == in->ndim) /* nothing reduced, or the trailing axes: oi__reduce_fast's */
+        return false;
+    oi__reduce_cols_job jb;
+    jb.outer = oi__shape_numel(d0, in->shape);
+    jb.reduced = oi__shape_numel(d1 - d0, in->shape + d0);
+    jb.inner = oi__shape_numel(in->ndim - d1, in->shape + d1);
+    jb.mean = k->op == OI_OP_mean_axis;
+    if (jb.outer == 0 || jb.inner == 0 || jb.reduced == 0)
+        return false;
+    jb.x = (const float *)oi__op_cdata(in) + in->offset;
+    jb.y = (float *)oi__tensor_data(out) + out->offset;
+    oi__threadpool *pool = jb.outer * jb.reduced * jb.inner >= ((int64_t)1 << 16) ? oi__threadpool_default() : NULL;
+    int64_t want = pool ? oi__threadpool_size(pool) * 4 : 1;
+    jb.outers = jb.outer >= want ? (jb.outer + want - 1) / want : 1;
+    jb.chunk = jb.inner;
+    if (jb.outer < want) /* few outer indices: split their columns, whole vectors each */
+        jb.chunk = ((jb.inner * jb.outer + want - 1) / want + 15) / 16 * 16;
+    jb.chunks = (jb.inner + jb.chunk - 1) / jb.chunk;
+    int64_t tasks = (jb.outer + jb.outers - 1) / jb.outers * jb.chunks;
+    oi__threadpool_run(pool, (int)tasks, oi__reduce_cols, &jb);
+    return true;
+}
+
 /* ---- argmax / argmin of dense f32 rows along the last axis ----
  * The generic loop keeps row[0] and takes each later v with v > best
  * (select_last: v >= best; < and <= for argmin), so a NaN is never taken
@@ -415,7 +492,7 @@ static oi_status oi__k_reduce(const oi__kernel_args *k) {
     bool needs_elements = op == OI_OP_max_axis || op == OI_OP_min_axis || oi__reduce_is_arg(op);
     if (needs_elements && plan.inner_count == 0)
         return oi__fail(OI_ERROR_RUNTIME, "%s: cannot reduce an empty axis", oi_op_name(op));
-    if (oi__reduce_fast(k) || oi__reduce_arg_fast(k))
+    if (oi__reduce_fast(k) || oi__reduce_middle_fast(k) || oi__reduce_arg_fast(k))
         return OI_OK;
     oi__op_domain dom = oi__op_domain_of(in->dtype);
     bool wide = in->dtype == OI_DTYPE_F64 || k->acc == OI_DTYPE_F64;

@@ -635,6 +635,39 @@ static void test_reduce(void) {
     free_attr(&a[0]);
 }
 
+/* sum and mean of f32 over a middle axis ([outer, R, inner] -> [outer, inner]):
+ * the fast path adds whole rows; each value must equal one f32 accumulator
+ * summed in order of the reduced index, as the generic path sums. Large
+ * enough to run on the pool. */
+static void test_reduce_middle_axis(void) {
+    enum { OUTER = 3, R = 100, INNER = 301 };
+    double *x = malloc(sizeof(double) * OUTER * R * INNER);
+    double sum[OUTER * INNER], mean[OUTER * INNER];
+    uint32_t seed = 12345u;
+    for (int i = 0; i < OUTER * R * INNER; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)((double)(seed >> 8) / (double)(1u << 24) * 2.0 - 1.0) * 100.0f;
+    }
+    for (int o = 0; o < OUTER; o++)
+        for (int j = 0; j < INNER; j++) {
+            float acc = 0.0f;
+            for (int r = 0; r < R; r++)
+                acc += (float)x[(o * R + r) * INNER + j];
+            sum[o * INNER + j] = acc;
+            mean[o * INNER + j] = (float)((double)acc / R);
+        }
+    int64_t ax1 = 1;
+    oi__attr a[2] = {attr_ints("axes", 1, &ax1), attr_b("keepdims", false)};
+    oi__tensor *t = tensor_f(OI_DTYPE_F32, SHAPE(OUTER, R, INNER), x), *r;
+    r = RUN1(sum_axis, a, 2, t);
+    expect_shape(r, SHAPE(OUTER, INNER));
+    expect_f("sum_axis f32 middle axis", r, sum, OUTER * INNER, 0), oi__tensor_free(r);
+    expect_f("mean_axis f32 middle axis", r = RUN1(mean_axis, a, 2, t), mean, OUTER * INNER, 0), oi__tensor_free(r);
+    oi__tensor_free(t);
+    free_attr(&a[0]);
+    free(x);
+}
+
 /* ---- broadcasting, views, in-place, numpy references ---- */
 static void test_broadcast_and_views(void) {
     oi__tensor *a = tensor_f(OI_DTYPE_F32, SHAPE(2, 3, 4, 5), bc_a), *b = tensor_f(OI_DTYPE_F32, SHAPE(5), bc_b);
@@ -1115,6 +1148,7 @@ int main(void) {
     test_cast();
     test_cast_every_f16();
     test_reduce();
+    test_reduce_middle_axis();
     test_broadcast_and_views();
     test_broadcast_rows();
     test_clamp_vector_path();
