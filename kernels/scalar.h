@@ -47,7 +47,7 @@
 
 /* x is finite: inf - inf and NaN - NaN are NaN, which is not 0 */
 #define OI_S_isfinite(a) ((a) - (a) == 0.0)
-#define OI_S_isnan(a) ((a) != (a))
+#define OI_S_is_nan(a) ((a) != (a))
 #define OI_S_fill_nan_like(a, value) (OI_S_isfinite(a) ? (a) : (value))
 
 /* ---- comparisons (any numeric domain) ---- */

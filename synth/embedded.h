@@ -54,7 +54,7 @@ static const char *const oi__sy_text_scalar_h[] = {
     "\n",
     "/* x is finite: inf - inf and NaN - NaN are NaN, which is not 0 */\n",
     "#define OI_S_isfinite(a) ((a) - (a) == 0.0)\n",
-    "#define OI_S_isnan(a) ((a) != (a))\n",
+    "#define OI_S_is_nan(a) ((a) != (a))\n",
     "#define OI_S_fill_nan_like(a, value) (OI_S_isfinite(a) \? (a) : (value))\n",
     "\n",
     "/* ---- comparisons (any numeric domain) ---- */\n",
