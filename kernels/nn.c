@@ -1041,6 +1041,7 @@ typedef struct oi__attn {
     int64_t mask_strides[4];
     double scale;
     bool causal, wide;
+    bool grouped; /* one query row a head, several heads a kv head: a task per kv head */
     oi__threadpool *gemm_pool; /* for the gemms when the tasks run serially */
     char *scratch;
     size_t scratch_bytes; /* per pool thread */
@@ -1131,13 +1132,24 @@ static void oi__attn_row(const oi__attn *a, int64_t b, int64_t h, int64_t qi, vo
         OI__ISA_CALL(oi__softmax, (rf, rf, t_len, false));
 }
 
-/* One task: query rows [i0, i1) of head (b, h). */
+/* One task: query rows [i0, i0 + rows) of head (b, h); or, grouped, the one
+ * query row of every head that shares kv head hk, as the rows of one matrix
+ * (decoding with grouped-query heads: each K and V is read once for the
+ * group, not once per head). */
 static void oi__attn_task(void *ctx, int task, int thread) {
     const oi__attn *a = (const oi__attn *)ctx;
-    int64_t head = task / a->blocks_per_head, b = head / a->heads, h = head % a->heads;
-    int64_t hk = h / (a->heads / a->kv_heads);
-    int64_t i0 = (task % a->blocks_per_head) * OI__ATTN_BLOCK;
-    int64_t rows = a->seq - i0 < OI__ATTN_BLOCK ? a->seq - i0 : OI__ATTN_BLOCK;
+    int64_t group = a->heads / a->kv_heads;
+    int64_t b, h, hk, i0, rows, q_rs, out_rs;
+    if (a->grouped) {
+        b = task / a->kv_heads, hk = task % a->kv_heads, h = hk * group, i0 = 0, rows = group;
+        q_rs = a->q->strides[1], out_rs = a->out->strides[1];
+    } else {
+        int64_t head = task / a->blocks_per_head;
+        b = head / a->heads, h = head % a->heads, hk = h / group;
+        i0 = (task % a->blocks_per_head) * OI__ATTN_BLOCK;
+        rows = a->seq - i0 < OI__ATTN_BLOCK ? a->seq - i0 : OI__ATTN_BLOCK;
+        q_rs = a->q->strides[2], out_rs = a->out->strides[2];
+    }
     size_t es = a->wide ? sizeof(double) : sizeof(float);
     char *q_buf = a->scratch + (size_t)thread * a->scratch_bytes;
     char *k_buf = q_buf + es * (size_t)(rows * a->dim);
@@ -1148,7 +1160,7 @@ static void oi__attn_task(void *ctx, int task, int thread) {
     oi__tensor *out = a->out;
     int64_t ldq, ldk, ldv, ldo;
     const void *qm = oi__nn_matrix(q, q->offset + b * q->strides[0] + h * q->strides[1] + i0 * q->strides[2], rows,
-                                   a->dim, q->strides[2], q->strides[3], a->wide, q_buf, &ldq);
+                                   a->dim, q_rs, q->strides[3], a->wide, q_buf, &ldq);
     const void *km = oi__nn_matrix(k, k->offset + b * k->strides[0] + hk * k->strides[1], a->kv_seq, a->dim,
                                    k->strides[2], k->strides[3], a->wide, k_buf, &ldk);
     const void *vm = oi__nn_matrix(v, v->offset + b * v->strides[0] + hk * v->strides[1], a->kv_seq, a->v_dim,
@@ -1156,20 +1168,19 @@ static void oi__attn_task(void *ctx, int task, int thread) {
     oi_status s = oi__nn_gemm(a->wide, a->gemm_pool, true, rows, a->kv_seq, a->dim, a->scale, qm, ldq, km, ldk, s_buf,
                               a->kv_seq);
     for (int64_t r = 0; r < rows && s == OI_OK; r++)
-        oi__attn_row(a, b, h, i0 + r, s_buf + es * (size_t)(r * a->kv_seq));
+        oi__attn_row(a, b, a->grouped ? h + r : h, a->grouped ? 0 : i0 + r, s_buf + es * (size_t)(r * a->kv_seq));
     /* the output rows go straight into `out` when it can take them */
     int64_t out_base = out->offset + b * out->strides[0] + h * out->strides[1] + i0 * out->strides[2];
     oi_dtype compute = a->wide ? OI_DTYPE_F64 : OI_DTYPE_F32;
-    bool direct = out->dtype == compute && (out->strides[3] == 1 || a->v_dim == 1) &&
-                  (out->strides[2] >= a->v_dim || rows == 1);
+    bool direct = out->dtype == compute && (out->strides[3] == 1 || a->v_dim == 1) && (out_rs >= a->v_dim || rows == 1);
     void *o = direct ? (void *)((char *)oi__tensor_data(out) + es * (size_t)out_base) : (void *)o_buf;
-    ldo = direct && rows > 1 ? out->strides[2] : a->v_dim;
+    ldo = direct && rows > 1 ? out_rs : a->v_dim;
     if (s == OI_OK)
         s = oi__nn_gemm(a->wide, a->gemm_pool, false, rows, a->v_dim, a->kv_seq, 1.0, s_buf, a->kv_seq, vm, ldv, o, ldo);
     for (int64_t r = 0; r < rows && !direct && s == OI_OK; r++)
         for (int64_t c = 0; c < a->v_dim; c++) {
             double val = a->wide ? ((double *)o_buf)[r * a->v_dim + c] : (double)((float *)o_buf)[r * a->v_dim + c];
-            oi__store_f64(out->dtype, oi__tensor_data(out), out_base + r * out->strides[2] + c * out->strides[3], val);
+            oi__store_f64(out->dtype, oi__tensor_data(out), out_base + r * out_rs + c * out->strides[3], val);
         }
     if (s != OI_OK)
         a->status[thread] = s;
@@ -1197,13 +1208,16 @@ static oi_status oi__nn_attention(const oi__kernel_args *k) {
         return OI_OK;
     a.blocks_per_head = (a.seq + OI__ATTN_BLOCK - 1) / OI__ATTN_BLOCK;
     int64_t tasks = heads * a.blocks_per_head;
+    a.grouped = a.seq == 1 && a.heads > a.kv_heads && a.heads / a.kv_heads <= OI__ATTN_BLOCK;
+    if (a.grouped)
+        tasks = a.batch * a.kv_heads;
     double work = (double)(heads * a.seq) * (double)a.kv_seq * (double)(a.dim + a.v_dim);
     oi__threadpool *pool = work >= 65536.0 ? oi__threadpool_default() : NULL;
     /* one task: the gemms use the pool; several: the tasks do */
     a.gemm_pool = tasks == 1 ? pool : NULL;
     oi__threadpool *task_pool = tasks == 1 ? NULL : pool;
     int threads = oi__threadpool_size(task_pool);
-    int64_t rows = a.seq < OI__ATTN_BLOCK ? a.seq : OI__ATTN_BLOCK;
+    int64_t rows = a.grouped ? a.heads / a.kv_heads : a.seq < OI__ATTN_BLOCK ? a.seq : OI__ATTN_BLOCK;
     size_t es = a.wide ? sizeof(double) : sizeof(float);
     a.scratch_bytes = es * (size_t)(rows * a.dim + a.kv_seq * a.dim + a.kv_seq * a.v_dim + rows * a.kv_seq +
                                     rows * a.v_dim);
