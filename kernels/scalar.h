@@ -15,6 +15,9 @@
  * this file (elementwise.c: OI__EW_ROUND; the shaders: OI_S_ROUND, nothing,
  * since their result variable is `precise`).
  *
+ * The f32 transcendental functions (exp, tanh, sigmoid, silu, gelu) are
+ * functions, not macros, so they live beside this file in scalar_math.h.
+ *
  * Adding an op here means: the kernels and shaders call it, the synthesizer's op table
  * (synth/schedule.c) names it, and the emitted code and the simulator agree
  * bit for bit on it. */

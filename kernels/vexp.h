@@ -1,11 +1,12 @@
 /* vexp.h - e^x on f32 vectors (AVX2+FMA and AVX-512 intrinsics) and the
  * loops built on it: exp, sigmoid, silu and gelu (both forms) over dense
  * arrays (math.c), and softmax's row max and "e^(x - max) written out
- * while summed" (nn.c). Included by math.c after its ISA clone macros, in
- * kernels.c's single translation unit: it uses gemm.c's OI__GEMM_X86,
- * target attributes and oi__gemm_active_isa. The portable path is
- * math.c's oi__exp_f32 and its compiler-vectorized clones, taken when the
- * dispatchers at the end return false.
+ * while summed" (nn.c). Included by math.c after its ISA clone macros and
+ * scalar_math.h (exact gelu's erfc constants), in kernels.c's single
+ * translation unit: it uses gemm.c's OI__GEMM_X86, target attributes and
+ * oi__gemm_active_isa. The portable path is scalar_math.h's OI_S_exp_f32
+ * (and the functions on it) in math.c's compiler-vectorized clones, taken
+ * when the dispatchers at the end return false.
  *
  * Method, the same in every form:
  *   x is clamped to [-104, 89] (max/min are ordered so that a NaN x passes
@@ -29,30 +30,8 @@ typedef enum oi__vexp_op {
     OI__VEXP_SIGMOID,   /* 1 / (1 + e^-x)                        */
     OI__VEXP_SILU,      /* x / (1 + e^-x)                        */
     OI__VEXP_GELU_TANH, /* x / (1 + e^-2u), u = sqrt(2/pi) (x + 0.044715 x^3) */
-    OI__VEXP_GELU_ERF   /* 0.5 x erfc(-x / sqrt 2), erfc as below               */
+    OI__VEXP_GELU_ERF   /* 0.5 x erfc(-x / sqrt 2), scalar_math.h's erfc fit    */
 } oi__vexp_op;
-/* synth-embed end */
-
-/* synth-embed begin (oi_gemm.h: exact gelu's constants) */
-/* erfc(a) for a = |z| <= 9 is e^(-a^2) R(a), where R(a) = erfc(a) e^(a^2)
- * falls smoothly from 1 to ~1 / (a sqrt pi) and is fitted by P(a) / Q(a)
- * of degrees 4 and 5 (a minimax fit of the relative error over [0, 9]
- * made for this file: 4.6e-9 in exact arithmetic, 4.6e-7 evaluated in
- * f32). One exp and one division per element (math.c's scalar form, which
- * has no FMA to split a^2 with, two exps); erfc(-a) = 2 - erfc(a); beyond
- * a = 9 erfc is taken as 0 (erfc(9) = 4e-37, near FLT_MIN: no subnormal
- * arithmetic, which costs ~100x on x86). Only exact gelu uses it. */
-#define OI__ERFC_P1 1.2283954620361328f
-#define OI__ERFC_P2 0.7211584448814392f
-#define OI__ERFC_P3 0.2242555022239685f
-#define OI__ERFC_P4 0.031760070472955704f
-#define OI__ERFC_Q1 2.3567750453948975f
-#define OI__ERFC_Q2 2.3804867267608643f
-#define OI__ERFC_Q3 1.3058741092681885f
-#define OI__ERFC_Q4 0.3975141942501068f
-#define OI__ERFC_Q5 0.056292369961738586f
-/* Exact gelu's erfc is 0 beyond |x| = 9 sqrt 2 (a = 9), here and in math.c. */
-#define OI__VEXP_GELU_LIMIT 12.7279220f
 /* synth-embed end */
 
 /* synth-embed begin (oi_gemm.h: the AVX-512 and AVX2 loops, picked with the micro-kernel) */
@@ -104,29 +83,30 @@ OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vexp16
     return _mm512_mask_scalef_ps(p, OI__VEXP_ALL, p, n);
 }
 
-/* Exact gelu on 16 lanes: 0.5 x erfc(z), z = -x / sqrt 2, erfc as at
- * OI__ERFC_P1 with a = |z|. The exponent a^2 = x^2 / 2 is taken from x
+/* Exact gelu on 16 lanes: 0.5 x erfc(z), z = -x / sqrt 2, erfc by
+ * scalar_math.h's fit (OI_S_ERFC_P1...) with a = |z|: one exp and one
+ * division per element. The exponent a^2 = x^2 / 2 is taken from x
  * (s + lo = x^2 exactly, by an FMA), not from the rounded z: erfc(a)
  * moves by 2a^2 times a relative change of a, ~8e-6 at a = 8.4. R(a) is
  * smooth and takes a = |x| / sqrt 2 as it comes. |x| > 9 sqrt 2 gives
  * 0 x; NaN stays NaN (through the final product). */
 OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vgelu_erf16(__m512 x) {
-    const __m512 limit = _mm512_set1_ps(OI__VEXP_GELU_LIMIT);
+    const __m512 limit = _mm512_set1_ps(OI_S_GELU_LIMIT);
     __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7FFFFFFF)));
     __mmask16 tail = _mm512_cmp_ps_mask(ax, limit, _CMP_GT_OQ);
     __m512 xc = _mm512_mask_mov_ps(ax, tail, limit), a = _mm512_mul_ps(xc, _mm512_set1_ps(OI__VEXP_SQRT1_2));
     __m512 s = _mm512_mul_ps(xc, xc), lo = _mm512_fmsub_ps(xc, xc, s), half = _mm512_set1_ps(0.5f);
     __m512 e = oi__vexp16(_mm512_mul_ps(_mm512_set1_ps(-0.5f), s));
     e = _mm512_fnmadd_ps(e, _mm512_mul_ps(half, lo), e); /* e^(-lo/2) to first order: |lo/2| < 4e-6 */
-    __m512 p = _mm512_set1_ps(OI__ERFC_P4), q = _mm512_set1_ps(OI__ERFC_Q5);
-    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI__ERFC_P3));
-    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI__ERFC_P2));
-    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI__ERFC_P1));
+    __m512 p = _mm512_set1_ps(OI_S_ERFC_P4), q = _mm512_set1_ps(OI_S_ERFC_Q5);
+    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI_S_ERFC_P3));
+    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI_S_ERFC_P2));
+    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI_S_ERFC_P1));
     p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(1.0f));
-    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI__ERFC_Q4));
-    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI__ERFC_Q3));
-    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI__ERFC_Q2));
-    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI__ERFC_Q1));
+    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI_S_ERFC_Q4));
+    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI_S_ERFC_Q3));
+    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI_S_ERFC_Q2));
+    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI_S_ERFC_Q1));
     q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(1.0f));
     __m512 y = _mm512_mul_ps(e, _mm512_div_ps(p, q)); /* erfc(|z|) */
     y = _mm512_mask_mov_ps(y, tail, _mm512_setzero_ps());
@@ -269,22 +249,22 @@ OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vexp8(__
 
 /* oi__vgelu_erf16 on 8 lanes (see there). */
 OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vgelu_erf8(__m256 x) {
-    const __m256 limit = _mm256_set1_ps(OI__VEXP_GELU_LIMIT);
+    const __m256 limit = _mm256_set1_ps(OI_S_GELU_LIMIT);
     __m256 ax = _mm256_castsi256_ps(_mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7FFFFFFF)));
     __m256 tail = _mm256_cmp_ps(ax, limit, _CMP_GT_OQ);
     __m256 xc = _mm256_blendv_ps(ax, limit, tail), a = _mm256_mul_ps(xc, _mm256_set1_ps(OI__VEXP_SQRT1_2));
     __m256 s = _mm256_mul_ps(xc, xc), lo = _mm256_fmsub_ps(xc, xc, s), half = _mm256_set1_ps(0.5f);
     __m256 e = oi__vexp8(_mm256_mul_ps(_mm256_set1_ps(-0.5f), s));
     e = _mm256_fnmadd_ps(e, _mm256_mul_ps(half, lo), e);
-    __m256 p = _mm256_set1_ps(OI__ERFC_P4), q = _mm256_set1_ps(OI__ERFC_Q5);
-    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI__ERFC_P3));
-    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI__ERFC_P2));
-    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI__ERFC_P1));
+    __m256 p = _mm256_set1_ps(OI_S_ERFC_P4), q = _mm256_set1_ps(OI_S_ERFC_Q5);
+    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI_S_ERFC_P3));
+    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI_S_ERFC_P2));
+    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI_S_ERFC_P1));
     p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(1.0f));
-    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI__ERFC_Q4));
-    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI__ERFC_Q3));
-    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI__ERFC_Q2));
-    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI__ERFC_Q1));
+    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI_S_ERFC_Q4));
+    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI_S_ERFC_Q3));
+    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI_S_ERFC_Q2));
+    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI_S_ERFC_Q1));
     q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(1.0f));
     __m256 y = _mm256_andnot_ps(tail, _mm256_mul_ps(e, _mm256_div_ps(p, q)));
     __m256 positive = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ);

@@ -131,8 +131,8 @@ uint float_op(float a, float b, float c, uint a_bits) {
     else if (is_op(OP_rsqrt)) r = a < 0.0 ? NAN_F : (a == 0.0 ? 1.0 / a : (is_inf_f(a) ? 0.0 : 1.0 / sqrt(a)));
     else if (is_op(OP_erf)) r = erf_f32(a);
     else if (is_op(OP_tanh)) r = tanh_f32(a);
-    else if (is_op(OP_sigmoid)) r = 1.0 / (1.0 + exp_f32(-a));
-    else if (is_op(OP_silu)) r = a / (1.0 + exp_f32(-a));
+    else if (is_op(OP_sigmoid)) r = OI_S_sigmoid_f32(a);
+    else if (is_op(OP_silu)) r = OI_S_silu_f32(a);
     else if (is_op(OP_softplus)) r = max(a, 0.0) + log1p_f32(exp_f32(-abs(a)));
     else if (is_op(OP_gelu)) r = gelu_f32(a, pc.p0 != 0u); // p0 = 1: approximate="tanh"
     else if (is_op(OP_pow)) r = pow_f32(a, b);
