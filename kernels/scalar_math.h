@@ -70,7 +70,24 @@ OI_S_FN float OI_S_bits_float(uint32_t b) {
 #define OI_S_bits_float(b) uintBitsToFloat(b)
 #endif
 
-/* ---- the constants of exact gelu's erfc (here and in vexp.h) ----
+/* ---- constants (here and in vexp.h's vector forms) ----
+ * exp: x = n ln2 + r, ln2 = LN2_HI + LN2_LO with LN2_HI rounded to 9
+ * significant bits, so n * LN2_HI is exact for |n| <= 150; e^r by its
+ * Taylor series, the coefficients 1/k! rounded to f32. */
+#define OI_S_LOG2E 1.44269504088896341f
+#define OI_S_LN2_HI 0.693359375f
+#define OI_S_LN2_LO (-2.12194440054690583e-4f)
+#define OI_S_EXP_C3 0.1666666716337204f       /* 1/3! */
+#define OI_S_EXP_C4 0.0416666679084301f       /* 1/4! */
+#define OI_S_EXP_C5 0.008333333767950535f     /* 1/5! */
+#define OI_S_EXP_C6 0.0013888889225199819f    /* 1/6! */
+#define OI_S_EXP_C7 0.00019841270113829523f   /* 1/7! */
+/* gelu: sqrt(2 / pi) and the cubic term's 0.044715 (tanh form); 1 / sqrt 2 */
+#define OI_S_GELU_K 0.7978845608028654f
+#define OI_S_GELU_CUBIC 0.044715f
+#define OI_S_SQRT1_2 0.70710678118654752f
+
+/* Exact gelu's erfc:
  * erfc(a) for a = |z| <= 9 is e^(-a^2) R(a), where R(a) = erfc(a) e^(a^2)
  * falls smoothly from 1 to ~1 / (a sqrt pi) and is fitted by P(a) / Q(a)
  * of degrees 4 and 5 (a minimax fit of the relative error over [0, 9]
@@ -122,15 +139,13 @@ OI_S_FN float OI_S_exp_f32(float x) {
     bool over = key > key_max, under = key < key_min;
     float c = OI_S_from_order(OI_S_to_int(OI_S_pick(over, OI_S_to_uint(key_max),
                                                     OI_S_pick(under, OI_S_to_uint(key_min), OI_S_to_uint(key)))));
-    OI_S_PRECISE float t = c * 1.44269504088896341f + round_magic; /* log2(e) */
+    OI_S_PRECISE float t = c * OI_S_LOG2E + round_magic;
     OI_S_PRECISE float n = t - round_magic;
     OI_S_int ni = OI_S_to_int(OI_S_float_bits(t)) - OI_S_to_int(OI_S_float_bits(round_magic));
-    /* ln2 = 0.693359375 - 2.12194440e-4: n * the first part is exact */
-    OI_S_PRECISE float r = c - n * 0.693359375f;
-    r = r + n * 2.12194440054690583e-4f;
-    /* 1/k! for k = 7 down to 2, rounded to f32 */
-    OI_S_PRECISE float p = 1.0f + r * (1.0f + r * (0.5f + r * (0.1666666716337204f + r * (0.0416666679084301f +
-                           r * (0.008333333767950535f + r * (0.0013888889225199819f + r * 0.00019841270113829523f))))));
+    OI_S_PRECISE float r = c - n * OI_S_LN2_HI;
+    r = r - n * OI_S_LN2_LO;
+    OI_S_PRECISE float p = 1.0f + r * (1.0f + r * (0.5f + r * (OI_S_EXP_C3 + r * (OI_S_EXP_C4 + r * (OI_S_EXP_C5 +
+                           r * (OI_S_EXP_C6 + r * OI_S_EXP_C7))))));
     OI_S_int half_n = ni / 2;
     float scale_a = OI_S_bits_float(OI_S_to_uint(half_n + 127) << 23);
     float scale_b = OI_S_bits_float(OI_S_to_uint(ni - half_n + 127) << 23);
@@ -163,7 +178,7 @@ OI_S_FN float OI_S_silu_f32(float x) { return x / (1.0f + OI_S_exp_f32(-x)); }
 /* 0.5 x (1 + tanh(u)) == x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3):
  * no cancellation for x < 0. */
 OI_S_FN float OI_S_gelu_tanh_f32(float x) {
-    OI_S_PRECISE float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    OI_S_PRECISE float u = OI_S_GELU_K * (x + OI_S_GELU_CUBIC * x * x * x);
     return x / (1.0f + OI_S_exp_f32(-2.0f * u));
 }
 
@@ -180,7 +195,7 @@ OI_S_FN float OI_S_gelu_erf_f32(float x) {
     bool tail = ab > limit && ab <= 0x7F800000u;
     ab = OI_S_pick(tail, limit, ab);
     float ax = OI_S_bits_float(ab);
-    OI_S_PRECISE float a = ax * 0.70710678118654752f; /* 1 / sqrt 2 */
+    OI_S_PRECISE float a = ax * OI_S_SQRT1_2;
     float xh = OI_S_bits_float(ab & 0xFFFFF000u);
     OI_S_PRECISE float xl = ax - xh;
     OI_S_PRECISE float p = 1.0f + a * (OI_S_ERFC_P1 + a * (OI_S_ERFC_P2 + a * (OI_S_ERFC_P3 + a * OI_S_ERFC_P4)));
