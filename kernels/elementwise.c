@@ -5,6 +5,7 @@
  * integers compute in 64 bits and wrap to the output width on store. */
 #include "../openinfer_impl/internal.h"
 #include "scalar.h" /* the one definition of each op's arithmetic */
+#include "scalar_math.h" /* OI_S_pick and the f32 bit casts, for the branch-free selects */
 
 /* The op's parameters, read once per call. */
 typedef struct oi__ew_params {
@@ -215,15 +216,10 @@ static int64_t oi__ew_period(const oi__tensor *t, const oi__tensor *out) {
     return p > 0 ? p : 0;
 }
 
-/* z == 0 (either sign) ? the mask's bits : q, without a branch. */
+/* OI_S_div's choice on the bits, so the loops vectorize: z == 0 (either
+ * sign) ? the mask's bits : q. */
 static inline float oi__ew_pick32(float z, float q, uint32_t mask_bits) {
-    uint32_t zb, qb;
-    memcpy(&zb, &z, sizeof zb);
-    memcpy(&qb, &q, sizeof qb);
-    uint32_t m = 0u - (uint32_t)((zb & 0x7FFFFFFFu) == 0);
-    qb = (mask_bits & m) | (qb & ~m);
-    memcpy(&q, &qb, sizeof q);
-    return q;
+    return OI_S_bits_float(OI_S_pick((OI_S_float_bits(z) & 0x7FFFFFFFu) == 0, mask_bits, OI_S_float_bits(q)));
 }
 
 static inline double oi__ew_pick64(double z, double q, uint64_t mask_bits) {
@@ -285,9 +281,9 @@ typedef struct oi__ew_job {
     uint32_t mb; \
     memcpy(&mb, &mask, sizeof mb); \
     switch (op) { \
-    case OI_OP_add: OI__EW_LOOP(float, x + z); break; \
-    case OI_OP_sub: OI__EW_LOOP(float, x - z); break; \
-    case OI_OP_mul: OI__EW_LOOP(float, x * z); break; \
+    case OI_OP_add: OI__EW_LOOP(float, OI_S_add(x, z)); break; \
+    case OI_OP_sub: OI__EW_LOOP(float, OI_S_sub(x, z)); break; \
+    case OI_OP_mul: OI__EW_LOOP(float, OI_S_mul(x, z)); break; \
     default: /* div: b == 0 gives the mask, selected on the bits */ \
         OI__EW_LOOP(float, oi__ew_pick32(z, x / z, mb)); \
         break; \
@@ -328,17 +324,16 @@ static void oi__ew_seg_f64(oi_op op, const double *a, const double *b, double *y
     uint64_t mb;
     memcpy(&mb, &mask, sizeof mb);
     switch (op) {
-    case OI_OP_add: OI__EW_LOOP(double, x + z); break;
-    case OI_OP_sub: OI__EW_LOOP(double, x - z); break;
-    case OI_OP_mul: OI__EW_LOOP(double, x * z); break;
+    case OI_OP_add: OI__EW_LOOP(double, OI_S_add(x, z)); break;
+    case OI_OP_sub: OI__EW_LOOP(double, OI_S_sub(x, z)); break;
+    case OI_OP_mul: OI__EW_LOOP(double, OI_S_mul(x, z)); break;
     default: OI__EW_LOOP(double, oi__ew_pick64(z, x / z, mb)); break;
     }
 }
 
 /* relu's choice on the bits: x < 0 (not -0, not NaN) takes r = x * slope. */
 static inline uint32_t oi__ew_relu_bits32(uint32_t xb, uint32_t rb) {
-    uint32_t m = 0u - (uint32_t)(xb > 0x80000000u && xb <= 0xFF800000u);
-    return (rb & m) | (xb & ~m);
+    return OI_S_pick(xb > 0x80000000u && xb <= 0xFF800000u, rb, xb);
 }
 
 /* relu with slope, then its clamps (hi first, then lo; NaN passes) when
