@@ -110,37 +110,20 @@ static int64_t oi__ew_signed(oi_op op, const int64_t *v, const oi__ew_params *p)
     case OI_OP_add: return (int64_t)(ua + ub);
     case OI_OP_sub: return (int64_t)(ua - ub);
     case OI_OP_mul: return (int64_t)(ua * ub);
-    case OI_OP_div:
-        if (b == 0)
-            return p->mask_i;
-        return (b == -1) ? (int64_t)(0u - ua) : a / b;
-    case OI_OP_floor_div: {
-        if (b == 0)
-            return p->mask_i;
-        if (b == -1)
-            return (int64_t)(0u - ua);
-        int64_t q = a / b;
-        return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-    }
-    case OI_OP_rem: return (b == 0 || b == -1) ? 0 : a % b;
+    case OI_OP_div: return OI_S_div_int(a, b, p->mask_i, (int64_t)(0u - ua));
+    case OI_OP_floor_div: return OI_S_floor_div_int(a, b, p->mask_i, (int64_t)(0u - ua));
+    case OI_OP_rem: return OI_S_rem_int(a, b);
     case OI_OP_neg: return (int64_t)(0u - ua);
     case OI_OP_abs: return a < 0 ? (int64_t)(0u - ua) : a;
     case OI_OP_relu: {
         /* x * slope wraps at the dtype's width before the clamps compare */
         int64_t r = a >= 0 ? a : oi__op_wrap_signed(ua * (uint64_t)p->slope_i, p->width);
-        if (r > p->hi_i)
-            r = p->hi_i;
-        if (r < p->lo_i)
-            r = p->lo_i;
-        return r;
+        return OI_S_clamp_lo(OI_S_clamp_hi(r, p->hi_i), p->lo_i);
     }
     case OI_OP_sign: return a > 0 ? 1 : a < 0 ? -1 : 0;
     case OI_OP_min: return a < b ? a : b;
     case OI_OP_max: return a > b ? a : b;
-    case OI_OP_clamp: {
-        int64_t r = a < p->lo_i ? p->lo_i : a;
-        return r > p->hi_i ? p->hi_i : r;
-    }
+    case OI_OP_clamp: return OI_S_clamp_int(a, p->lo_i, p->hi_i);
     case OI_OP_and: return a & b;
     case OI_OP_or: return a | b;
     case OI_OP_xor: return a ^ b;
@@ -166,16 +149,12 @@ static uint64_t oi__ew_unsigned(oi_op op, const uint64_t *v, const oi__ew_params
     case OI_OP_add: return a + b;
     case OI_OP_sub: return a - b;
     case OI_OP_mul: return a * b;
-    case OI_OP_div: return b == 0 ? oi__op_param_to_u64(p->mask_i) : a / b;
-    case OI_OP_floor_div: return b == 0 ? oi__op_param_to_u64(p->mask_i) : a / b;
-    case OI_OP_rem: return b == 0 ? 0 : a % b;
+    case OI_OP_div:
+    case OI_OP_floor_div: return OI_S_div_uint(a, b, oi__op_param_to_u64(p->mask_i));
+    case OI_OP_rem: return OI_S_rem_uint(a, b);
     case OI_OP_min: return a < b ? a : b;
     case OI_OP_max: return a > b ? a : b;
-    case OI_OP_clamp: {
-        uint64_t lo = oi__op_param_to_u64(p->lo_i), hi = oi__op_param_to_u64(p->hi_i);
-        uint64_t r = a < lo ? lo : a;
-        return r > hi ? hi : r;
-    }
+    case OI_OP_clamp: return OI_S_clamp_int(a, oi__op_param_to_u64(p->lo_i), oi__op_param_to_u64(p->hi_i));
     case OI_OP_and: return a & b;
     case OI_OP_or: return a | b;
     case OI_OP_xor: return a ^ b;
