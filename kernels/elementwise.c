@@ -5,6 +5,7 @@
  * integers compute in 64 bits and wrap to the output width on store. */
 #include "../openinfer_impl/internal.h"
 #include "scalar.h" /* the one definition of each op's arithmetic */
+#include "scalar_math.h" /* OI_S_pick and the f32 bit casts, for the branch-free selects */
 
 /* The op's parameters, read once per call. */
 typedef struct oi__ew_params {
@@ -109,37 +110,20 @@ static int64_t oi__ew_signed(oi_op op, const int64_t *v, const oi__ew_params *p)
     case OI_OP_add: return (int64_t)(ua + ub);
     case OI_OP_sub: return (int64_t)(ua - ub);
     case OI_OP_mul: return (int64_t)(ua * ub);
-    case OI_OP_div:
-        if (b == 0)
-            return p->mask_i;
-        return (b == -1) ? (int64_t)(0u - ua) : a / b;
-    case OI_OP_floor_div: {
-        if (b == 0)
-            return p->mask_i;
-        if (b == -1)
-            return (int64_t)(0u - ua);
-        int64_t q = a / b;
-        return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-    }
-    case OI_OP_rem: return (b == 0 || b == -1) ? 0 : a % b;
+    case OI_OP_div: return OI_S_div_int(a, b, p->mask_i, (int64_t)(0u - ua));
+    case OI_OP_floor_div: return OI_S_floor_div_int(a, b, p->mask_i, (int64_t)(0u - ua));
+    case OI_OP_rem: return OI_S_rem_int(a, b);
     case OI_OP_neg: return (int64_t)(0u - ua);
     case OI_OP_abs: return a < 0 ? (int64_t)(0u - ua) : a;
     case OI_OP_relu: {
         /* x * slope wraps at the dtype's width before the clamps compare */
         int64_t r = a >= 0 ? a : oi__op_wrap_signed(ua * (uint64_t)p->slope_i, p->width);
-        if (r > p->hi_i)
-            r = p->hi_i;
-        if (r < p->lo_i)
-            r = p->lo_i;
-        return r;
+        return OI_S_clamp_lo(OI_S_clamp_hi(r, p->hi_i), p->lo_i);
     }
     case OI_OP_sign: return a > 0 ? 1 : a < 0 ? -1 : 0;
     case OI_OP_min: return a < b ? a : b;
     case OI_OP_max: return a > b ? a : b;
-    case OI_OP_clamp: {
-        int64_t r = a < p->lo_i ? p->lo_i : a;
-        return r > p->hi_i ? p->hi_i : r;
-    }
+    case OI_OP_clamp: return OI_S_clamp_int(a, p->lo_i, p->hi_i);
     case OI_OP_and: return a & b;
     case OI_OP_or: return a | b;
     case OI_OP_xor: return a ^ b;
@@ -165,16 +149,12 @@ static uint64_t oi__ew_unsigned(oi_op op, const uint64_t *v, const oi__ew_params
     case OI_OP_add: return a + b;
     case OI_OP_sub: return a - b;
     case OI_OP_mul: return a * b;
-    case OI_OP_div: return b == 0 ? oi__op_param_to_u64(p->mask_i) : a / b;
-    case OI_OP_floor_div: return b == 0 ? oi__op_param_to_u64(p->mask_i) : a / b;
-    case OI_OP_rem: return b == 0 ? 0 : a % b;
+    case OI_OP_div:
+    case OI_OP_floor_div: return OI_S_div_uint(a, b, oi__op_param_to_u64(p->mask_i));
+    case OI_OP_rem: return OI_S_rem_uint(a, b);
     case OI_OP_min: return a < b ? a : b;
     case OI_OP_max: return a > b ? a : b;
-    case OI_OP_clamp: {
-        uint64_t lo = oi__op_param_to_u64(p->lo_i), hi = oi__op_param_to_u64(p->hi_i);
-        uint64_t r = a < lo ? lo : a;
-        return r > hi ? hi : r;
-    }
+    case OI_OP_clamp: return OI_S_clamp_int(a, oi__op_param_to_u64(p->lo_i), oi__op_param_to_u64(p->hi_i));
     case OI_OP_and: return a & b;
     case OI_OP_or: return a | b;
     case OI_OP_xor: return a ^ b;
@@ -215,15 +195,10 @@ static int64_t oi__ew_period(const oi__tensor *t, const oi__tensor *out) {
     return p > 0 ? p : 0;
 }
 
-/* z == 0 (either sign) ? the mask's bits : q, without a branch. */
+/* OI_S_div's choice on the bits, so the loops vectorize: z == 0 (either
+ * sign) ? the mask's bits : q. */
 static inline float oi__ew_pick32(float z, float q, uint32_t mask_bits) {
-    uint32_t zb, qb;
-    memcpy(&zb, &z, sizeof zb);
-    memcpy(&qb, &q, sizeof qb);
-    uint32_t m = 0u - (uint32_t)((zb & 0x7FFFFFFFu) == 0);
-    qb = (mask_bits & m) | (qb & ~m);
-    memcpy(&q, &qb, sizeof q);
-    return q;
+    return OI_S_bits_float(OI_S_pick((OI_S_float_bits(z) & 0x7FFFFFFFu) == 0, mask_bits, OI_S_float_bits(q)));
 }
 
 static inline double oi__ew_pick64(double z, double q, uint64_t mask_bits) {
@@ -285,9 +260,9 @@ typedef struct oi__ew_job {
     uint32_t mb; \
     memcpy(&mb, &mask, sizeof mb); \
     switch (op) { \
-    case OI_OP_add: OI__EW_LOOP(float, x + z); break; \
-    case OI_OP_sub: OI__EW_LOOP(float, x - z); break; \
-    case OI_OP_mul: OI__EW_LOOP(float, x * z); break; \
+    case OI_OP_add: OI__EW_LOOP(float, OI_S_add(x, z)); break; \
+    case OI_OP_sub: OI__EW_LOOP(float, OI_S_sub(x, z)); break; \
+    case OI_OP_mul: OI__EW_LOOP(float, OI_S_mul(x, z)); break; \
     default: /* div: b == 0 gives the mask, selected on the bits */ \
         OI__EW_LOOP(float, oi__ew_pick32(z, x / z, mb)); \
         break; \
@@ -328,17 +303,16 @@ static void oi__ew_seg_f64(oi_op op, const double *a, const double *b, double *y
     uint64_t mb;
     memcpy(&mb, &mask, sizeof mb);
     switch (op) {
-    case OI_OP_add: OI__EW_LOOP(double, x + z); break;
-    case OI_OP_sub: OI__EW_LOOP(double, x - z); break;
-    case OI_OP_mul: OI__EW_LOOP(double, x * z); break;
+    case OI_OP_add: OI__EW_LOOP(double, OI_S_add(x, z)); break;
+    case OI_OP_sub: OI__EW_LOOP(double, OI_S_sub(x, z)); break;
+    case OI_OP_mul: OI__EW_LOOP(double, OI_S_mul(x, z)); break;
     default: OI__EW_LOOP(double, oi__ew_pick64(z, x / z, mb)); break;
     }
 }
 
 /* relu's choice on the bits: x < 0 (not -0, not NaN) takes r = x * slope. */
 static inline uint32_t oi__ew_relu_bits32(uint32_t xb, uint32_t rb) {
-    uint32_t m = 0u - (uint32_t)(xb > 0x80000000u && xb <= 0xFF800000u);
-    return (rb & m) | (xb & ~m);
+    return OI_S_pick(xb > 0x80000000u && xb <= 0xFF800000u, rb, xb);
 }
 
 /* relu with slope, then its clamps (hi first, then lo; NaN passes) when

@@ -3,13 +3,12 @@
  *
  * Floats below f64 compute in f32 and round once into the output dtype;
  * f64 computes in double with libm (the reference path). exp, tanh,
- * sigmoid, silu and gelu(approximate="tanh") are built on a branch-free
- * f32 exp (oi__exp_f32, 1-2 ulp), as is exact gelu (through a branch-free
- * erfc: one exp and a rational fit, vexp.h), so the contiguous f32 loops, written in
- * blocks of 16 through a local array, vectorize at -O2; log, erf,
- * softplus and pow call libm per element. Other layouts and dtypes walk
- * the output with the shared iterator and use the same per-element f32
- * functions, so a strided f32 view gives the same bits as a dense one.
+ * sigmoid, silu and gelu (both forms) are scalar_math.h's branch-free f32
+ * functions (the shaders run the same ones), so the contiguous f32 loops,
+ * written in blocks of 16 through a local array, vectorize at -O2; log,
+ * erf, softplus and pow call libm per element. Other layouts and dtypes
+ * walk the output with the shared iterator and use the same per-element
+ * f32 functions, so a strided f32 view gives the same bits as a dense one.
  * On x86 with AVX2+FMA or AVX-512, dense f32 exp, sigmoid, silu and
  * gelu (both forms) run vexp.h's intrinsics instead (exp of 16M floats on
  * 2 threads: 10.6 -> 3.4 ms; both within 2 ulp, so strided and dense
@@ -24,7 +23,6 @@
  * the 16-lane blocks to the ISA's vectors. The clones compute the same
  * IEEE operations in the same order, so they agree (up to contraction
  * into FMA, which ISO C modes leave off). */
-/* synth-embed begin (oi_gemm.h: the scalar f32 math, exact gelu's) */
 #if OI__GEMM_X86
 #define OI__MATH_INLINE static inline __attribute__((always_inline))
 #define OI__ISA_CLONES(name, params, args) \
@@ -41,138 +39,29 @@
 #define OI__ISA_PICK(name) name##_portable
 #endif
 #define OI__ISA_CALL(name, args) OI__ISA_PICK(name) args
-/* synth-embed end */
 
+#include "scalar_math.h" /* the f32 functions: exp, tanh, sigmoid, silu, gelu */
 #include "vexp.h"
-
-/* ---- f32 building blocks ---- */
-/* synth-embed begin */
-OI__MATH_INLINE uint32_t oi__math_bits(float v) {
-    uint32_t b;
-    memcpy(&b, &v, sizeof b);
-    return b;
-}
-
-OI__MATH_INLINE float oi__math_from_bits(uint32_t b) {
-    float v;
-    memcpy(&v, &b, sizeof v);
-    return v;
-}
-
-/* cond ? a : b as bit masks. Selects here are written this way, on
- * integers: GCC keeps float compares (which may trap) and chains of
- * selects as branches, and a branch stops the vectorizer. */
-OI__MATH_INLINE uint32_t oi__math_pick(bool cond, uint32_t a, uint32_t b) {
-    uint32_t mask = 0u - (uint32_t)cond;
-    return (a & mask) | (b & ~mask);
-}
-
-/* A signed integer with the order of the float (NaNs beyond +-inf). */
-OI__MATH_INLINE int32_t oi__math_order(uint32_t bits) {
-    return (int32_t)oi__math_pick((int32_t)bits < 0, bits ^ 0x7FFFFFFFu, bits);
-}
-
-OI__MATH_INLINE float oi__math_from_order(int32_t key) {
-    return oi__math_from_bits(oi__math_pick(key < 0, (uint32_t)key ^ 0x7FFFFFFFu, (uint32_t)key));
-}
-
-/* e^x without branches: x = n ln2 + r with |r| <= ln2 / 2; e^r by its
- * Taylor series to degree 7 (truncation error below 6e-9 relative); 2^n
- * is built in the exponent field in two halves so that results down to
- * the smallest subnormal come out right. Overflow gives +inf, -inf gives 0,
- * NaN stays NaN. */
-OI__MATH_INLINE float oi__exp_f32(float x) {
-    const float max_x = 88.72283935546875f;  /* just above ln(FLT_MAX): beyond, +inf */
-    const float min_x = -103.972084045410f;   /* below ln(smallest subnormal / 2): 0 */
-    const float round_magic = 12582912.0f;    /* 1.5 * 2^23: adding it rounds to an integer */
-    uint32_t xb = oi__math_bits(x);
-    int32_t key = oi__math_order(xb), key_max = oi__math_order(oi__math_bits(max_x));
-    int32_t key_min = oi__math_order(oi__math_bits(min_x));
-    bool over = key > key_max, under = key < key_min;
-    float c = oi__math_from_order((int32_t)oi__math_pick(over, (uint32_t)key_max,
-                                                         oi__math_pick(under, (uint32_t)key_min, (uint32_t)key)));
-    float t = c * 1.44269504088896341f + round_magic;
-    float n = t - round_magic;
-    int32_t ni = (int32_t)oi__math_bits(t) - (int32_t)oi__math_bits(round_magic);
-    /* ln2 = 0.693359375 - 2.12194440e-4: n * the first part is exact */
-    float r = c - n * 0.693359375f;
-    r = r + n * 2.12194440054690583e-4f;
-    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 +
-              r * (1.0f / 720 + r * (1.0f / 5040)))))));
-    int32_t half = ni / 2;
-    float scale_a = oi__math_from_bits((uint32_t)(half + 127) << 23);
-    float scale_b = oi__math_from_bits((uint32_t)(ni - half + 127) << 23);
-    uint32_t yb = oi__math_bits(p * scale_a * scale_b);
-    yb = oi__math_pick(over, 0x7F800000u /* +inf */, oi__math_pick(under, 0u, yb));
-    return oi__math_from_bits(oi__math_pick((xb & 0x7FFFFFFFu) > 0x7F800000u, xb | 0x00400000u /* quiet NaN */, yb));
-}
-
-/* tanh of |x|, then x's sign: the odd Taylor series through x^19 below
- * |x| = 0.625 (under 1e-8 relative there), 1 - 2 / (e^2|x| + 1) above (no
- * cancellation left). */
-OI__MATH_INLINE float oi__tanh_f32(float x) {
-    uint32_t xb = oi__math_bits(x), ab = xb & 0x7FFFFFFFu;
-    float a = oi__math_from_bits(ab), z = x * x;
-    float series = a + a * z * ((float)(-1.0 / 3) + z * ((float)(2.0 / 15) + z * ((float)(-17.0 / 315) +
-                   z * ((float)(62.0 / 2835) + z * ((float)(-1382.0 / 155925) + z * ((float)(21844.0 / 6081075) +
-                   z * ((float)(-929569.0 / 638512875) + z * ((float)(6404582.0 / 10854718875.0) +
-                   z * (float)(-443861162.0 / 1856156927625.0)))))))));
-    float big = 1.0f - 2.0f / (oi__exp_f32(2.0f * a) + 1.0f);
-    uint32_t r = oi__math_pick(ab < 0x3F200000u /* 0.625f */, oi__math_bits(series), oi__math_bits(big));
-    return oi__math_from_bits(r | (xb & 0x80000000u));
-}
-
-OI__MATH_INLINE float oi__sigmoid_f32(float x) { return 1.0f / (1.0f + oi__exp_f32(-x)); }
-
-OI__MATH_INLINE float oi__silu_f32(float x) { return x / (1.0f + oi__exp_f32(-x)); }
-
-/* 0.5 x (1 + tanh(u)) == x * sigmoid(2u): no cancellation for x < 0. */
-OI__MATH_INLINE float oi__gelu_tanh_f32(float x) {
-    float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-    return x / (1.0f + oi__exp_f32(-2.0f * u));
-}
-
-/* Exact gelu, 0.5 x erfc(z) with z = -x / sqrt 2, without branches:
- * vexp.h's erfc fit (see OI__ERFC_P1) with a = |z|. The exponent
- * a^2 = x^2 / 2 comes from x, not from the rounded z (erfc(a) moves by
- * 2a^2 times a relative change of a): x = xh + xl with xh keeping 12 bits,
- * so xh^2 / 2 is exact and the small rest xl (x + xh) / 2 goes through a
- * second exp. |x| > 9 sqrt 2 (erfc < 4e-37) gives 0 x; NaN stays NaN. */
-OI__MATH_INLINE float oi__gelu_erf_f32(float x) {
-    uint32_t xb = oi__math_bits(x), ab = xb & 0x7FFFFFFFu;
-    uint32_t limit = oi__math_bits(OI__VEXP_GELU_LIMIT);
-    bool tail = ab > limit && ab <= 0x7F800000u;
-    ab = oi__math_pick(tail, limit, ab);
-    float ax = oi__math_from_bits(ab), a = ax * 0.70710678118654752f;
-    float xh = oi__math_from_bits(ab & 0xFFFFF000u), xl = ax - xh;
-    float p = 1.0f + a * (OI__ERFC_P1 + a * (OI__ERFC_P2 + a * (OI__ERFC_P3 + a * OI__ERFC_P4)));
-    float q = 1.0f + a * (OI__ERFC_Q1 + a * (OI__ERFC_Q2 + a * (OI__ERFC_Q3 + a * (OI__ERFC_Q4 + a * OI__ERFC_Q5))));
-    float body = oi__exp_f32(-0.5f * (xh * xh)) * oi__exp_f32(-0.5f * (xl * (ax + xh))) * (p / q);
-    float y = oi__math_from_bits(oi__math_pick(tail, 0u, oi__math_bits(body))); /* erfc(|z|) */
-    y = oi__math_from_bits(oi__math_pick((int32_t)xb > 0, oi__math_bits(2.0f - y), oi__math_bits(y)));
-    return 0.5f * x * y;
-}
-/* synth-embed end */
 
 /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows. */
 OI__MATH_INLINE float oi__softplus_f32(float x) {
-    uint32_t xb = oi__math_bits(x);
-    float positive = oi__math_from_bits(oi__math_pick((int32_t)xb > 0, xb, 0u));
-    return positive + log1pf(oi__exp_f32(-oi__math_from_bits(xb & 0x7FFFFFFFu)));
+    uint32_t xb = OI_S_float_bits(x);
+    float positive = OI_S_bits_float(OI_S_pick((int32_t)xb > 0, xb, 0u));
+    return positive + log1pf(OI_S_exp_f32(-OI_S_bits_float(xb & 0x7FFFFFFFu)));
 }
 
 /* ---- one element, any op ---- */
 static float oi__math_f32(oi_op op, float x, float y, bool gelu_tanh) {
     switch (op) {
-    case OI_OP_exp: return oi__exp_f32(x);
+    case OI_OP_exp: return OI_S_exp_f32(x);
     case OI_OP_log: return logf(x);
     case OI_OP_sqrt: return sqrtf(x);
     case OI_OP_rsqrt: return 1.0f / sqrtf(x);
     case OI_OP_erf: return erff(x);
-    case OI_OP_tanh: return oi__tanh_f32(x);
-    case OI_OP_sigmoid: return oi__sigmoid_f32(x);
-    case OI_OP_silu: return oi__silu_f32(x);
-    case OI_OP_gelu: return gelu_tanh ? oi__gelu_tanh_f32(x) : oi__gelu_erf_f32(x);
+    case OI_OP_tanh: return OI_S_tanh_f32(x);
+    case OI_OP_sigmoid: return OI_S_sigmoid_f32(x);
+    case OI_OP_silu: return OI_S_silu_f32(x);
+    case OI_OP_gelu: return gelu_tanh ? OI_S_gelu_tanh_f32(x) : OI_S_gelu_erf_f32(x);
     case OI_OP_softplus: return oi__softplus_f32(x);
     case OI_OP_pow: return powf(x, y);
     default: return NAN;
@@ -230,17 +119,17 @@ static double oi__math_f64(oi_op op, double x, double y, bool gelu_tanh) {
 
 OI__MATH_INLINE void oi__math_map_body(oi_op op, bool gelu_tanh, const float *x, float *y, int64_t n) {
     switch (op) {
-    case OI_OP_exp: OI__MATH_MAP(oi__exp_f32(v)); break;
-    case OI_OP_tanh: OI__MATH_MAP(oi__tanh_f32(v)); break;
-    case OI_OP_sigmoid: OI__MATH_MAP(oi__sigmoid_f32(v)); break;
-    case OI_OP_silu: OI__MATH_MAP(oi__silu_f32(v)); break;
+    case OI_OP_exp: OI__MATH_MAP(OI_S_exp_f32(v)); break;
+    case OI_OP_tanh: OI__MATH_MAP(OI_S_tanh_f32(v)); break;
+    case OI_OP_sigmoid: OI__MATH_MAP(OI_S_sigmoid_f32(v)); break;
+    case OI_OP_silu: OI__MATH_MAP(OI_S_silu_f32(v)); break;
     case OI_OP_rsqrt: OI__MATH_MAP(1.0f / sqrtf(v)); break;
     case OI_OP_sqrt: OI__MATH_MAP(sqrtf(v)); break;
     case OI_OP_gelu:
         if (gelu_tanh)
-            OI__MATH_MAP(oi__gelu_tanh_f32(v));
+            OI__MATH_MAP(OI_S_gelu_tanh_f32(v));
         else
-            OI__MATH_MAP(oi__gelu_erf_f32(v));
+            OI__MATH_MAP(OI_S_gelu_erf_f32(v));
         break;
     default: OI__MATH_MAP(oi__math_f32(op, v, 0.0f, gelu_tanh)); break;
     }

@@ -152,11 +152,11 @@ OI__MATH_INLINE float oi__f32_max(const float *x, int64_t n) {
     int64_t i = 0;
     for (; i + OI__MATH_BLOCK <= n; i += OI__MATH_BLOCK)
         for (int j = 0; j < OI__MATH_BLOCK; j++) {
-            int32_t key = oi__f32_max_key(oi__math_bits(x[i + j]));
+            int32_t key = oi__f32_max_key(OI_S_float_bits(x[i + j]));
             acc[j] = key > acc[j] ? key : acc[j];
         }
     for (int j = 0; i < n; i++, j++) {
-        int32_t key = oi__f32_max_key(oi__math_bits(x[i]));
+        int32_t key = oi__f32_max_key(OI_S_float_bits(x[i]));
         acc[j] = key > acc[j] ? key : acc[j];
     }
     int32_t top = acc[0];
@@ -165,7 +165,7 @@ OI__MATH_INLINE float oi__f32_max(const float *x, int64_t n) {
     if (top == INT32_MIN)
         return -INFINITY;
     uint32_t key = (uint32_t)top;
-    return oi__math_from_bits(key ^ ((0u - (key >> 31)) & 0x7FFFFFFFu));
+    return OI_S_bits_float(key ^ ((0u - (key >> 31)) & 0x7FFFFFFFu));
 }
 
 /* sum of (x[i] - shift)^p for p = 1 or 2 */
@@ -204,7 +204,7 @@ OI__MATH_INLINE double oi__f32_exp_sum(const float *x, float *y, int64_t n, floa
             float b[OI__MATH_BLOCK];
             memcpy(b, x + c + i, sizeof b);
             for (int j = 0; j < OI__MATH_BLOCK; j++) {
-                b[j] = oi__exp_f32(b[j] - shift);
+                b[j] = OI_S_exp_f32(b[j] - shift);
                 acc[j] += b[j];
             }
             if (y)
@@ -214,7 +214,7 @@ OI__MATH_INLINE double oi__f32_exp_sum(const float *x, float *y, int64_t n, floa
         for (int j = 0; j < OI__MATH_BLOCK; j++)
             s += acc[j];
         for (; i < m; i++) {
-            float e = oi__exp_f32(x[c + i] - shift);
+            float e = OI_S_exp_f32(x[c + i] - shift);
             s += e;
             if (y)
                 y[c + i] = e;

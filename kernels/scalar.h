@@ -15,6 +15,9 @@
  * this file (elementwise.c: OI__EW_ROUND; the shaders: OI_S_ROUND, nothing,
  * since their result variable is `precise`).
  *
+ * The f32 transcendental functions (exp, tanh, sigmoid, silu, gelu) are
+ * functions, not macros, so they live beside this file in scalar_math.h.
+ *
  * Adding an op here means: the kernels and shaders call it, the synthesizer's op table
  * (synth/schedule.c) names it, and the emitted code and the simulator agree
  * bit for bit on it. */
@@ -49,6 +52,22 @@
 #define OI_S_isfinite(a) ((a) - (a) == 0.0)
 #define OI_S_is_nan(a) ((a) != (a))
 #define OI_S_fill_nan_like(a, value) (OI_S_isfinite(a) ? (a) : (value))
+
+/* ---- integers (the caller's width; literals convert to it) ----
+ * Signed division never traps: the mask where b is 0, and for b == -1
+ * NEG_A, the caller's wrapping -a (C: through unsigned; GLSL: -a), since
+ * INT_MIN / -1 overflows. floor_div rounds toward -inf; rem has the sign of
+ * a, spelled out since GLSL leaves % undefined for negative operands. */
+#define OI_S_div_int(a, b, mask, NEG_A) ((b) == 0 ? (mask) : (b) == -1 ? (NEG_A) : (a) / (b))
+/* q = a / b (toward zero) moved down by one where it was rounded up */
+#define OI_S_floor_fix(q, a, b) ((q) * (b) != (a) && (((a) < 0) != ((b) < 0)) ? (q) - 1 : (q))
+#define OI_S_floor_div_int(a, b, mask, NEG_A) \
+    ((b) == 0 ? (mask) : (b) == -1 ? (NEG_A) : OI_S_floor_fix((a) / (b), a, b))
+#define OI_S_rem_int(a, b) ((b) == 0 || (b) == -1 ? 0 : (a) - ((a) / (b)) * (b))
+#define OI_S_div_uint(a, b, mask) ((b) == 0 ? (mask) : (a) / (b))
+#define OI_S_rem_uint(a, b) ((b) == 0 ? 0 : (a) % (b))
+/* clamp of an integer: lo first, then hi (hi wins when lo > hi) */
+#define OI_S_clamp_int(a, lo, hi) OI_S_clamp_hi(OI_S_clamp_lo(a, lo), hi)
 
 /* ---- comparisons (any numeric domain) ---- */
 #define OI_S_eq(a, b) ((a) == (b))

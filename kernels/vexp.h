@@ -1,19 +1,20 @@
 /* vexp.h - e^x on f32 vectors (AVX2+FMA and AVX-512 intrinsics) and the
  * loops built on it: exp, sigmoid, silu and gelu (both forms) over dense
  * arrays (math.c), and softmax's row max and "e^(x - max) written out
- * while summed" (nn.c). Included by math.c after its ISA clone macros, in
- * kernels.c's single translation unit: it uses gemm.c's OI__GEMM_X86,
- * target attributes and oi__gemm_active_isa. The portable path is
- * math.c's oi__exp_f32 and its compiler-vectorized clones, taken when the
- * dispatchers at the end return false.
+ * while summed" (nn.c). Included by math.c after its ISA clone macros and
+ * scalar_math.h (exact gelu's erfc constants), in kernels.c's single
+ * translation unit: it uses gemm.c's OI__GEMM_X86, target attributes and
+ * oi__gemm_active_isa. The portable path is scalar_math.h's OI_S_exp_f32
+ * (and the functions on it) in math.c's compiler-vectorized clones, taken
+ * when the dispatchers at the end return false.
  *
  * Method, the same in every form:
  *   x is clamped to [-104, 89] (max/min are ordered so that a NaN x passes
  *   through unchanged and stays NaN); e^89 overflows to +inf and e^-104 is
  *   below half the smallest subnormal, so it rounds to 0: +inf and -inf
  *   land there too.
- *   n = round(x log2 e), r = x - n ln2 in two FMAs (ln2 = C1 + C2, C1 with
- *   9 significant bits, so n * C1 is exact for |n| <= 150), |r| <= ~0.35.
+ *   n = round(x log2 e), r = x - n ln2 in two FMAs (ln2 = LN2_HI + LN2_LO,
+ *   scalar_math.h's constants, as the scalar form's), |r| <= ~0.35.
  *   e^r by its Taylor polynomial of degree 7 (truncation below 7.5e-9
  *   relative, ~0.06 ulp), Horner's rule in FMAs.
  *   2^n applied with one rounding: AVX-512's vscalefps, which rounds into
@@ -29,30 +30,8 @@ typedef enum oi__vexp_op {
     OI__VEXP_SIGMOID,   /* 1 / (1 + e^-x)                        */
     OI__VEXP_SILU,      /* x / (1 + e^-x)                        */
     OI__VEXP_GELU_TANH, /* x / (1 + e^-2u), u = sqrt(2/pi) (x + 0.044715 x^3) */
-    OI__VEXP_GELU_ERF   /* 0.5 x erfc(-x / sqrt 2), erfc as below               */
+    OI__VEXP_GELU_ERF   /* 0.5 x erfc(-x / sqrt 2), scalar_math.h's erfc fit    */
 } oi__vexp_op;
-/* synth-embed end */
-
-/* synth-embed begin (oi_gemm.h: exact gelu's constants) */
-/* erfc(a) for a = |z| <= 9 is e^(-a^2) R(a), where R(a) = erfc(a) e^(a^2)
- * falls smoothly from 1 to ~1 / (a sqrt pi) and is fitted by P(a) / Q(a)
- * of degrees 4 and 5 (a minimax fit of the relative error over [0, 9]
- * made for this file: 4.6e-9 in exact arithmetic, 4.6e-7 evaluated in
- * f32). One exp and one division per element (math.c's scalar form, which
- * has no FMA to split a^2 with, two exps); erfc(-a) = 2 - erfc(a); beyond
- * a = 9 erfc is taken as 0 (erfc(9) = 4e-37, near FLT_MIN: no subnormal
- * arithmetic, which costs ~100x on x86). Only exact gelu uses it. */
-#define OI__ERFC_P1 1.2283954620361328f
-#define OI__ERFC_P2 0.7211584448814392f
-#define OI__ERFC_P3 0.2242555022239685f
-#define OI__ERFC_P4 0.031760070472955704f
-#define OI__ERFC_Q1 2.3567750453948975f
-#define OI__ERFC_Q2 2.3804867267608643f
-#define OI__ERFC_Q3 1.3058741092681885f
-#define OI__ERFC_Q4 0.3975141942501068f
-#define OI__ERFC_Q5 0.056292369961738586f
-/* Exact gelu's erfc is 0 beyond |x| = 9 sqrt 2 (a = 9), here and in math.c. */
-#define OI__VEXP_GELU_LIMIT 12.7279220f
 /* synth-embed end */
 
 /* synth-embed begin (oi_gemm.h: the AVX-512 and AVX2 loops, picked with the micro-kernel) */
@@ -61,13 +40,8 @@ typedef enum oi__vexp_op {
 #define OI__VEXP_CHUNK 256
 
 #if OI__GEMM_X86
-#define OI__VEXP_LOG2E 1.44269504088896341f
-#define OI__VEXP_C1 0.693359375f           /* ln2 rounded to 9 bits: n * C1 is exact */
-#define OI__VEXP_C2 (-2.12194440054690583e-4f) /* ln2 - C1 */
 #define OI__VEXP_HI 89.0f
 #define OI__VEXP_LO (-104.0f)
-#define OI__VEXP_GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
-#define OI__VEXP_SQRT1_2 0.70710678118654752f
 
 /* The sum of a vector's lanes, stored to `lanes` first: once per chunk,
  * so simple beats shuffles (and the 512-bit extract intrinsics carry the
@@ -89,44 +63,45 @@ OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vexp16
     const __m512 lo = _mm512_set1_ps(OI__VEXP_LO), hi = _mm512_set1_ps(OI__VEXP_HI);
     x = _mm512_mask_max_ps(x, OI__VEXP_ALL, lo, x); /* max(lo, NaN) and min(hi, NaN) give the NaN */
     x = _mm512_mask_min_ps(x, OI__VEXP_ALL, hi, x);
-    __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(OI__VEXP_LOG2E));
+    __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(OI_S_LOG2E));
     __m512 n = _mm512_mask_roundscale_ps(t, OI__VEXP_ALL, t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(OI__VEXP_C1), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(OI__VEXP_C2), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(OI_S_LN2_HI), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(OI_S_LN2_LO), r);
+    __m512 p = _mm512_set1_ps(OI_S_EXP_C7);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(OI_S_EXP_C6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(OI_S_EXP_C5));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(OI_S_EXP_C4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(OI_S_EXP_C3));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     return _mm512_mask_scalef_ps(p, OI__VEXP_ALL, p, n);
 }
 
-/* Exact gelu on 16 lanes: 0.5 x erfc(z), z = -x / sqrt 2, erfc as at
- * OI__ERFC_P1 with a = |z|. The exponent a^2 = x^2 / 2 is taken from x
+/* Exact gelu on 16 lanes: 0.5 x erfc(z), z = -x / sqrt 2, erfc by
+ * scalar_math.h's fit (OI_S_ERFC_P1...) with a = |z|: one exp and one
+ * division per element. The exponent a^2 = x^2 / 2 is taken from x
  * (s + lo = x^2 exactly, by an FMA), not from the rounded z: erfc(a)
  * moves by 2a^2 times a relative change of a, ~8e-6 at a = 8.4. R(a) is
  * smooth and takes a = |x| / sqrt 2 as it comes. |x| > 9 sqrt 2 gives
  * 0 x; NaN stays NaN (through the final product). */
 OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vgelu_erf16(__m512 x) {
-    const __m512 limit = _mm512_set1_ps(OI__VEXP_GELU_LIMIT);
+    const __m512 limit = _mm512_set1_ps(OI_S_GELU_LIMIT);
     __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7FFFFFFF)));
     __mmask16 tail = _mm512_cmp_ps_mask(ax, limit, _CMP_GT_OQ);
-    __m512 xc = _mm512_mask_mov_ps(ax, tail, limit), a = _mm512_mul_ps(xc, _mm512_set1_ps(OI__VEXP_SQRT1_2));
+    __m512 xc = _mm512_mask_mov_ps(ax, tail, limit), a = _mm512_mul_ps(xc, _mm512_set1_ps(OI_S_SQRT1_2));
     __m512 s = _mm512_mul_ps(xc, xc), lo = _mm512_fmsub_ps(xc, xc, s), half = _mm512_set1_ps(0.5f);
     __m512 e = oi__vexp16(_mm512_mul_ps(_mm512_set1_ps(-0.5f), s));
     e = _mm512_fnmadd_ps(e, _mm512_mul_ps(half, lo), e); /* e^(-lo/2) to first order: |lo/2| < 4e-6 */
-    __m512 p = _mm512_set1_ps(OI__ERFC_P4), q = _mm512_set1_ps(OI__ERFC_Q5);
-    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI__ERFC_P3));
-    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI__ERFC_P2));
-    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI__ERFC_P1));
+    __m512 p = _mm512_set1_ps(OI_S_ERFC_P4), q = _mm512_set1_ps(OI_S_ERFC_Q5);
+    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI_S_ERFC_P3));
+    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI_S_ERFC_P2));
+    p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(OI_S_ERFC_P1));
     p = _mm512_fmadd_ps(p, a, _mm512_set1_ps(1.0f));
-    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI__ERFC_Q4));
-    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI__ERFC_Q3));
-    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI__ERFC_Q2));
-    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI__ERFC_Q1));
+    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI_S_ERFC_Q4));
+    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI_S_ERFC_Q3));
+    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI_S_ERFC_Q2));
+    q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(OI_S_ERFC_Q1));
     q = _mm512_fmadd_ps(q, a, _mm512_set1_ps(1.0f));
     __m512 y = _mm512_mul_ps(e, _mm512_div_ps(p, q)); /* erfc(|z|) */
     y = _mm512_mask_mov_ps(y, tail, _mm512_setzero_ps());
@@ -143,8 +118,8 @@ OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__vexp_a
     case OI__VEXP_SILU: return _mm512_div_ps(x, _mm512_add_ps(one, oi__vexp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
     case OI__VEXP_GELU_TANH: {
         /* the scalar's order: u = k * (x + 0.044715 * x * x * x) */
-        __m512 cube = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), x), x), x);
-        __m512 u = _mm512_mul_ps(_mm512_set1_ps(OI__VEXP_GELU_K), _mm512_add_ps(x, cube));
+        __m512 cube = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(OI_S_GELU_CUBIC), x), x), x);
+        __m512 u = _mm512_mul_ps(_mm512_set1_ps(OI_S_GELU_K), _mm512_add_ps(x, cube));
         return _mm512_div_ps(x, _mm512_add_ps(one, oi__vexp16(_mm512_mul_ps(_mm512_set1_ps(-2.0f), u))));
     }
     case OI__VEXP_GELU_ERF: return oi__vgelu_erf16(x);
@@ -246,15 +221,15 @@ OI__TARGET_AVX512 static float oi__vexp_max_avx512(const float *x, int64_t n) {
 /* ---- AVX2 + FMA: 8 lanes ---- */
 OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vexp8(__m256 x) {
     x = _mm256_min_ps(_mm256_set1_ps(OI__VEXP_HI), _mm256_max_ps(_mm256_set1_ps(OI__VEXP_LO), x));
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(OI__VEXP_LOG2E)),
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(OI_S_LOG2E)),
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(OI__VEXP_C1), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(OI__VEXP_C2), r);
-    __m256 p = _mm256_set1_ps(1.0f / 5040);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(OI_S_LN2_HI), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(OI_S_LN2_LO), r);
+    __m256 p = _mm256_set1_ps(OI_S_EXP_C7);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OI_S_EXP_C6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OI_S_EXP_C5));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OI_S_EXP_C4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(OI_S_EXP_C3));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
@@ -269,22 +244,22 @@ OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vexp8(__
 
 /* oi__vgelu_erf16 on 8 lanes (see there). */
 OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vgelu_erf8(__m256 x) {
-    const __m256 limit = _mm256_set1_ps(OI__VEXP_GELU_LIMIT);
+    const __m256 limit = _mm256_set1_ps(OI_S_GELU_LIMIT);
     __m256 ax = _mm256_castsi256_ps(_mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7FFFFFFF)));
     __m256 tail = _mm256_cmp_ps(ax, limit, _CMP_GT_OQ);
-    __m256 xc = _mm256_blendv_ps(ax, limit, tail), a = _mm256_mul_ps(xc, _mm256_set1_ps(OI__VEXP_SQRT1_2));
+    __m256 xc = _mm256_blendv_ps(ax, limit, tail), a = _mm256_mul_ps(xc, _mm256_set1_ps(OI_S_SQRT1_2));
     __m256 s = _mm256_mul_ps(xc, xc), lo = _mm256_fmsub_ps(xc, xc, s), half = _mm256_set1_ps(0.5f);
     __m256 e = oi__vexp8(_mm256_mul_ps(_mm256_set1_ps(-0.5f), s));
     e = _mm256_fnmadd_ps(e, _mm256_mul_ps(half, lo), e);
-    __m256 p = _mm256_set1_ps(OI__ERFC_P4), q = _mm256_set1_ps(OI__ERFC_Q5);
-    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI__ERFC_P3));
-    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI__ERFC_P2));
-    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI__ERFC_P1));
+    __m256 p = _mm256_set1_ps(OI_S_ERFC_P4), q = _mm256_set1_ps(OI_S_ERFC_Q5);
+    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI_S_ERFC_P3));
+    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI_S_ERFC_P2));
+    p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(OI_S_ERFC_P1));
     p = _mm256_fmadd_ps(p, a, _mm256_set1_ps(1.0f));
-    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI__ERFC_Q4));
-    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI__ERFC_Q3));
-    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI__ERFC_Q2));
-    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI__ERFC_Q1));
+    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI_S_ERFC_Q4));
+    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI_S_ERFC_Q3));
+    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI_S_ERFC_Q2));
+    q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(OI_S_ERFC_Q1));
     q = _mm256_fmadd_ps(q, a, _mm256_set1_ps(1.0f));
     __m256 y = _mm256_andnot_ps(tail, _mm256_mul_ps(e, _mm256_div_ps(p, q)));
     __m256 positive = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ);
@@ -299,8 +274,8 @@ OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__vexp_app
     case OI__VEXP_SIGMOID: return _mm256_div_ps(one, _mm256_add_ps(one, oi__vexp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
     case OI__VEXP_SILU: return _mm256_div_ps(x, _mm256_add_ps(one, oi__vexp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
     case OI__VEXP_GELU_TANH: {
-        __m256 cube = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.044715f), x), x), x);
-        __m256 u = _mm256_mul_ps(_mm256_set1_ps(OI__VEXP_GELU_K), _mm256_add_ps(x, cube));
+        __m256 cube = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(OI_S_GELU_CUBIC), x), x), x);
+        __m256 u = _mm256_mul_ps(_mm256_set1_ps(OI_S_GELU_K), _mm256_add_ps(x, cube));
         return _mm256_div_ps(x, _mm256_add_ps(one, oi__vexp8(_mm256_mul_ps(_mm256_set1_ps(-2.0f), u))));
     }
     case OI__VEXP_GELU_ERF: return oi__vgelu_erf8(x);

@@ -1254,20 +1254,31 @@ static oi_status oi__d_dsl_op(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) 
     return status;
 }
 
-/* OI_TO(out) completes the waiting OI_OP; the node's text becomes
- * "OI_OP(...) OI_TO(out)". */
-static oi_status oi__d_dsl_to(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
+/* OI_WITH and OI_TO continue the waiting OI_OP (`missing`: the error
+ * without one): the clause's text joins the op's, so that errors quote
+ * "OI_OP(...) OI_WITH(...) OI_TO(out)", and lx is set to read the clause. */
+static oi_status oi__d_dsl_clause(oi__d_dsl *d, const oi_dsl_stmt *s, const oi__src *src, const char *missing,
+                                  oi__d_lexer *lx) {
     if (!d->has_op)
-        return oi__fail_at(OI_ERROR_FORMAT, src, "OI_TO without OI_OP before it");
+        return oi__fail_at(OI_ERROR_FORMAT, src, "%s", missing);
     oi__node *n = &d->op;
     char *text = oi__sprintf("%s %s", n->src.text, src->text);
     if (!text)
         return OI_ERROR_OUT_OF_MEMORY;
     oi__free(n->src.text);
     n->src.text = text;
+    oi__d_lex_init(lx, s->text, &n->src);
+    return OI_OK;
+}
+
+/* OI_TO(out) completes the waiting OI_OP. */
+static oi_status oi__d_dsl_to(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
     oi__d_lexer lx;
-    oi__d_lex_init(&lx, s->text, &n->src);
-    oi_status status = oi__d_take_ident(&lx, "OI_TO expects the output variable", &n->output);
+    oi_status status = oi__d_dsl_clause(d, s, src, "OI_TO without OI_OP before it", &lx);
+    if (status != OI_OK)
+        return status;
+    oi__node *n = &d->op;
+    status = oi__d_take_ident(&lx, "OI_TO expects the output variable", &n->output);
     if (status == OI_OK && oi__d_tok_is(&lx, "["))
         status = oi__fail_at(OI_ERROR_FORMAT, &n->src, "op output must be a plain variable name (no indices)");
     if (status == OI_OK)
@@ -1278,22 +1289,14 @@ static oi_status oi__d_dsl_to(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) 
     return oi__d_dsl_append(d, n);
 }
 
-/* OI_WITH(...) after OI_OP: the hints join the waiting op, and its text
- * becomes "OI_OP(...) OI_WITH(...)" (OI_TO follows). */
+/* OI_WITH(...) after OI_OP: the hints join the waiting op (OI_TO follows). */
 static oi_status oi__d_dsl_with(oi__d_dsl *d, const oi_dsl_stmt *s, oi__src *src) {
-    if (!d->has_op)
-        return oi__fail_at(OI_ERROR_FORMAT, src, "OI_WITH without OI_OP before it (write OI_OP(...) OI_WITH(...) OI_TO(...))");
-    oi__node *n = &d->op;
-    if (arrlen(n->hints))
+    if (d->has_op && arrlen(d->op.hints))
         return oi__fail_at(OI_ERROR_FORMAT, src, "one OI_WITH per op (put all its hints in one)");
-    char *text = oi__sprintf("%s %s", n->src.text, src->text);
-    if (!text)
-        return OI_ERROR_OUT_OF_MEMORY;
-    oi__free(n->src.text);
-    n->src.text = text;
     oi__d_lexer lx;
-    oi__d_lex_init(&lx, s->text, &n->src);
-    return oi__d_parse_hints(&lx, n);
+    oi_status status = oi__d_dsl_clause(
+        d, s, src, "OI_WITH without OI_OP before it (write OI_OP(...) OI_WITH(...) OI_TO(...))", &lx);
+    return status == OI_OK ? oi__d_parse_hints(&lx, &d->op) : status;
 }
 
 static oi_status oi__d_dsl_scope(oi__d_dsl *d, const oi_dsl_stmt *s, const oi__src *src) {

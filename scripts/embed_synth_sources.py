@@ -6,7 +6,9 @@ passes ISO C's 4095-character minimum):
     kernels/scalar.h          -> oi__sy_text_scalar_h  (emitted as oi_scalar.h)
     openinfer_impl/npy.h      -> oi__sy_text_npy_h     (emitted as npy.h)
     synth/driver_template.c   -> oi__sy_text_driver_c  (the end of main.c)
-    vulkan/shaders/math.glsl  -> oi__sy_text_math_glsl (Vulkan target: oi_math.glsl)
+    vulkan/shaders/math.glsl  -> oi__sy_text_math_glsl (Vulkan target: oi_math.glsl,
+        with kernels/scalar_math.h pasted in at its #include: the f32
+        exp, tanh and gelu the simulator runs)
     synth/vulkan_runtime_template.c -> oi__sy_text_vk_runtime (Vulkan: oi_vk_runtime.h)
     vulkan/shaders/common.glsl's region -> oi__sy_text_float_glsl (Vulkan: in
         oi_kernel.glsl: the NaN/inf tests math.glsl needs)
@@ -16,8 +18,9 @@ passes ISO C's 4095-character minimum):
         where default_precision is fp16/bf16: the f32 <-> f16/bf16 rounding)
     kernels/gemm.c's regions  -> oi__sy_text_gemm_h    (emitted as oi_gemm.h
         between "synth-embed begin" and "synth-embed end": its ISA macros
-        and micro-kernels, then vexp.h's and math.c's for exact gelu, after
-        a prelude of the headers they need)
+        and micro-kernels, then kernels/scalar_math.h whole (the f32 exp
+        and gelu, exact gelu's constants), then vexp.h's regions, after a
+        prelude of the headers they need)
 
     scripts/embed_synth_sources.py           rewrite synth/embedded.h
     scripts/embed_synth_sources.py --check   exit 1 if it is stale (a test)
@@ -67,14 +70,31 @@ def regions(path):
     return [line for region in region_list(path) for line in region]
 
 
+def read(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return f.read()
+
+
+def with_scalar_math(text):
+    """text with its `#include "scalar_math.h"` line replaced by that file,
+    so an emitted file that needs it stays one file."""
+    line = '#include "scalar_math.h"\n'
+    if line not in text:
+        sys.exit("embed_synth_sources.py: no %s" % line.strip())
+    return text.replace(line, read("kernels/scalar_math.h"))
+
+
 def gemm_regions():
     """gemm.c's marked regions (its ISA macros, the micro-kernels: the
-    second closes the #if it leaves open; then the B packing), then vexp.h's and math.c's
-    (exact gelu, for the gemm's activation), after the prelude."""
+    second closes the #if it leaves open; then the B packing), then
+    scalar_math.h (exact gelu, for the gemm's activation, and its
+    constants, which vexp.h's loops take) and vexp.h's regions, after the
+    prelude."""
     gemm = region_list("kernels/gemm.c")
     out = [GEMM_PRELUDE] + gemm[0] + gemm[1] + ["#endif /* OI__GEMM_X86 */\n\n"]
     out += [line for region in gemm[2:] for line in region]
-    out += regions("kernels/vexp.h") + regions("kernels/math.c")
+    out += [read("kernels/scalar_math.h"), "\n"]
+    out += regions("kernels/vexp.h")
     out.append("#endif /* OI_GEMM_H */\n")
     return "".join(out)
 
@@ -111,9 +131,10 @@ def render():
             text = gemm_regions()
         elif name == "oi__sy_text_float_glsl":
             text = "".join(regions(path))
+        elif name == "oi__sy_text_math_glsl":
+            text = with_scalar_math(read(path))
         else:
-            with open(os.path.join(ROOT, path), encoding="utf-8") as f:
-                text = f.read()
+            text = read(path)
         lines = text.splitlines(keepends=True)
         parts.append("\n/* %s */\nstatic const char *const %s[] = {\n" % (path, name))
         for line in lines:

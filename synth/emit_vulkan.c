@@ -13,7 +13,8 @@
  *                    as macros over the three buffers, its loop
  *   oi_kernel.glsl   the buffers and what every kernel includes
  *   oi_scalar.h      kernels/scalar.h (each op's arithmetic), verbatim
- *   oi_math.glsl     vulkan/shaders/math.glsl (exp_f32, gelu_f32), verbatim
+ *   oi_math.glsl     vulkan/shaders/math.glsl (exp_f32, gelu_f32), with
+ *                    kernels/scalar_math.h pasted in (scripts/embed_synth_sources.py)
  *   oi_vk_runtime.h  synth/vulkan_runtime_template.c: device, buffers,
  *                    pipelines, the barrier-placing recorder
  *   npy.h, main.c    the driver, as the C target's

@@ -469,8 +469,8 @@ static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, cons
 }
 
 /* gemm: the bias row added in f32 (as gemm.c's store adds it), then the
- * activation as conv.c applies it: relu is max(0, x), gelu math.c's own
- * oi__gelu_erf_f32 (copied in oi_gemm.h; the simulator runs vexp.h's
+ * activation as conv.c applies it: relu is max(0, x), gelu scalar_math.h's
+ * OI_S_gelu_erf_f32 (inlined in oi_gemm.h; the simulator runs vexp.h's
  * vector form of the same fit: within 2 ulp, not bit-exact). */
 static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm, const char *at) {
     if (mm->ir->op != OI_OP_gemm)
@@ -487,13 +487,13 @@ static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
     if (act && strcmp(act, "relu") == 0)
         oi__buf_printf(b, "            %s = %s < 0.0f ? 0.0f : %s;\n", at, at, at);
     else if (act && strcmp(act, "gelu") == 0)
-        oi__buf_printf(b, "            %s = oi__gelu_erf_f32(%s);\n", at, at);
+        oi__buf_printf(b, "            %s = OI_S_gelu_erf_f32(%s);\n", at, at);
 }
 
 /* gemm on the micro-kernels: the bias row added in f32 and the activation
  * applied to a row of the tile at once, before the per-element epilogue;
  * gelu through vexp.h's vector form where the ISA has it (the simulator's
- * own), else math.c's oi__gelu_erf_f32. `cols` columns from column c0. */
+ * own), else scalar_math.h's OI_S_gelu_erf_f32. `cols` columns from column c0. */
 static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm, const char *c0,
                                  const char *cols) {
     if (mm->ir->op != OI_OP_gemm)
@@ -512,7 +512,7 @@ static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi_
     else if (act && strcmp(act, "gelu") == 0)
         oi__buf_printf(b, "        if (mk->vmap)\n            mk->vmap(OI__VEXP_GELU_ERF, acc, acc, (int64_t)(%s));\n"
                           "        else\n            for (size_t j = 0; j < %s; j++)\n"
-                          "                acc[j] = oi__gelu_erf_f32(acc[j]);\n", cols, cols);
+                          "                acc[j] = OI_S_gelu_erf_f32(acc[j]);\n", cols, cols);
 }
 
 /* One row of C at a time in `acc`, then the epilogue over that row while

@@ -131,8 +131,8 @@ uint float_op(float a, float b, float c, uint a_bits) {
     else if (is_op(OP_rsqrt)) r = a < 0.0 ? NAN_F : (a == 0.0 ? 1.0 / a : (is_inf_f(a) ? 0.0 : 1.0 / sqrt(a)));
     else if (is_op(OP_erf)) r = erf_f32(a);
     else if (is_op(OP_tanh)) r = tanh_f32(a);
-    else if (is_op(OP_sigmoid)) r = 1.0 / (1.0 + exp_f32(-a));
-    else if (is_op(OP_silu)) r = a / (1.0 + exp_f32(-a));
+    else if (is_op(OP_sigmoid)) r = OI_S_sigmoid_f32(a);
+    else if (is_op(OP_silu)) r = OI_S_silu_f32(a);
     else if (is_op(OP_softplus)) r = max(a, 0.0) + log1p_f32(exp_f32(-abs(a)));
     else if (is_op(OP_gelu)) r = gelu_f32(a, pc.p0 != 0u); // p0 = 1: approximate="tanh"
     else if (is_op(OP_pow)) r = pow_f32(a, b);
@@ -151,25 +151,20 @@ uint int_op(int a, int b, uint a_bits, uint b_bits) {
     if (is_op(OP_add)) r = OI_S_add(a, b);
     else if (is_op(OP_sub)) r = OI_S_sub(a, b);
     else if (is_op(OP_mul)) r = OI_S_mul(a, b);
-    else if (is_op(OP_div)) r = b == 0 ? p0 : (b == -1 ? -a : a / b);
-    else if (is_op(OP_floor_div)) {
-        if (b == 0) r = p0;
-        else if (b == -1) r = -a;
-        else { r = a / b; if (r * b != a && ((a < 0) != (b < 0))) r -= 1; }
-    }
-    // C's remainder (the sign of a), spelled out: GLSL leaves `%` undefined
-    // for negative operands (glslang emits OpSMod), and NVIDIA's differs.
-    else if (is_op(OP_rem)) r = (b == 0 || b == -1) ? 0 : a - (a / b) * b;
+    else if (is_op(OP_div)) r = OI_S_div_int(a, b, p0, -a);
+    else if (is_op(OP_floor_div)) r = OI_S_floor_div_int(a, b, p0, -a);
+    // C's remainder (the sign of a), spelled out in scalar.h: GLSL leaves `%`
+    // undefined for negative operands (glslang emits OpSMod), and NVIDIA's differs.
+    else if (is_op(OP_rem)) r = OI_S_rem_int(a, b);
     else if (is_op(OP_min)) r = min(a, b);
     else if (is_op(OP_max)) r = max(a, b);
     else if (is_op(OP_neg)) r = OI_S_neg(a);
     else if (is_op(OP_abs)) r = a < 0 ? -a : a;
     else if (is_op(OP_relu)) { // x * slope wraps at the dtype's width before the clamps
         r = a >= 0 ? a : bits_to_int(A_DT, uint(a * p0));
-        if (r > p2) r = p2;
-        if (r < p1) r = p1;
+        r = OI_S_clamp_lo(OI_S_clamp_hi(r, p2), p1);
     }
-    else if (is_op(OP_clamp)) r = min(max(a, p0), p1);
+    else if (is_op(OP_clamp)) r = OI_S_clamp_int(a, p0, p1);
     else if (is_op(OP_sign)) r = a > 0 ? 1 : (a < 0 ? -1 : 0);
     else if (is_op(OP_and)) return a_bits & b_bits;
     else if (is_op(OP_or)) return a_bits | b_bits;
@@ -198,11 +193,11 @@ uint uint_op(uint a, uint b) {
     if (is_op(OP_add)) r = is_bool ? (a | b) : OI_S_add(a, b);
     else if (is_op(OP_sub)) r = OI_S_sub(a, b);
     else if (is_op(OP_mul)) r = is_bool ? (a & b) : OI_S_mul(a, b);
-    else if (is_op(OP_div) || is_op(OP_floor_div)) r = b == 0u ? pc.p0 : a / b;
-    else if (is_op(OP_rem)) r = b == 0u ? 0u : a % b;
+    else if (is_op(OP_div) || is_op(OP_floor_div)) r = OI_S_div_uint(a, b, pc.p0);
+    else if (is_op(OP_rem)) r = OI_S_rem_uint(a, b);
     else if (is_op(OP_min)) r = min(a, b);
     else if (is_op(OP_max)) r = max(a, b);
-    else if (is_op(OP_clamp)) r = min(max(a, pc.p0), pc.p1);
+    else if (is_op(OP_clamp)) r = OI_S_clamp_int(a, pc.p0, pc.p1);
     else if (is_op(OP_and)) r = a & b;
     else if (is_op(OP_or)) r = a | b;
     else if (is_op(OP_xor)) r = a ^ b;

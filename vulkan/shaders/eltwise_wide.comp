@@ -178,24 +178,18 @@ uint64_t int_op(int64_t a, int64_t b, uint64_t a_bits, uint64_t b_bits) {
     if (is_op(OP_add)) r = OI_S_add(a, b);
     else if (is_op(OP_sub)) r = OI_S_sub(a, b);
     else if (is_op(OP_mul)) r = OI_S_mul(a, b);
-    else if (is_op(OP_div)) r = b == 0l ? param_i(0) : (b == -1l ? -a : a / b);
-    else if (is_op(OP_floor_div)) {
-        if (b == 0l) r = param_i(0);
-        else if (b == -1l) r = -a;
-        else { r = a / b; if (r * b != a && ((a < 0l) != (b < 0l))) r -= 1l; }
-    }
-    // C's remainder (the sign of a), spelled out: GLSL's % is undefined for negatives
-    else if (is_op(OP_rem)) r = (b == 0l || b == -1l) ? 0l : a - (a / b) * b;
+    else if (is_op(OP_div)) r = OI_S_div_int(a, b, param_i(0), -a);
+    else if (is_op(OP_floor_div)) r = OI_S_floor_div_int(a, b, param_i(0), -a);
+    else if (is_op(OP_rem)) r = OI_S_rem_int(a, b); // C's remainder (GLSL's % is undefined for negatives)
     else if (is_op(OP_min)) r = min(a, b);
     else if (is_op(OP_max)) r = max(a, b);
     else if (is_op(OP_neg)) r = OI_S_neg(a);
     else if (is_op(OP_abs)) r = a < 0l ? -a : a;
     else if (is_op(OP_relu)) { // p0 slope, p1 clamp_min, p2 clamp_max (int64)
         r = a >= 0l ? a : a * param_i(0);
-        if (r > param_i(2)) r = param_i(2);
-        if (r < param_i(1)) r = param_i(1);
+        r = OI_S_clamp_lo(OI_S_clamp_hi(r, param_i(2)), param_i(1));
     }
-    else if (is_op(OP_clamp)) { r = a < param_i(0) ? param_i(0) : a; if (r > param_i(1)) r = param_i(1); }
+    else if (is_op(OP_clamp)) r = OI_S_clamp_int(a, param_i(0), param_i(1));
     else if (is_op(OP_sign)) r = a > 0l ? 1l : (a < 0l ? -1l : 0l);
     else if (is_op(OP_and)) r = a & b;
     else if (is_op(OP_or)) r = a | b;
@@ -222,11 +216,11 @@ uint64_t uint_op(uint64_t a, uint64_t b) {
     if (is_op(OP_add)) r = OI_S_add(a, b);
     else if (is_op(OP_sub)) r = OI_S_sub(a, b);
     else if (is_op(OP_mul)) r = OI_S_mul(a, b);
-    else if (is_op(OP_div) || is_op(OP_floor_div)) r = b == 0ul ? param_u(0) : a / b;
-    else if (is_op(OP_rem)) r = b == 0ul ? 0ul : a % b;
+    else if (is_op(OP_div) || is_op(OP_floor_div)) r = OI_S_div_uint(a, b, param_u(0));
+    else if (is_op(OP_rem)) r = OI_S_rem_uint(a, b);
     else if (is_op(OP_min)) r = min(a, b);
     else if (is_op(OP_max)) r = max(a, b);
-    else if (is_op(OP_clamp)) { r = a < param_u(0) ? param_u(0) : a; if (r > param_u(1)) r = param_u(1); }
+    else if (is_op(OP_clamp)) r = OI_S_clamp_int(a, param_u(0), param_u(1));
     else if (is_op(OP_and)) r = a & b;
     else if (is_op(OP_or)) r = a | b;
     else if (is_op(OP_xor)) r = a ^ b;

@@ -747,7 +747,7 @@ static void encoder_k14(int task, const oi_micro *mk, const float *h, const floa
             mk->vmap(OI__VEXP_GELU_ERF, acc, acc, (int64_t)(c1 - c0));
         else
             for (size_t j = 0; j < c1 - c0; j++)
-                acc[j] = oi__gelu_erf_f32(acc[j]);
+                acc[j] = OI_S_gelu_erf_f32(acc[j]);
         for (size_t j = c0; j < c1; j++) {
             const size_t i = r * 1536 + j;
             /* bench_encoder.c:76: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn */
