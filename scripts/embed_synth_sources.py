@@ -7,6 +7,8 @@ passes ISO C's 4095-character minimum):
     openinfer_impl/npy.h      -> oi__sy_text_npy_h     (emitted as npy.h)
     synth/driver_template.c   -> oi__sy_text_driver_c  (the end of main.c)
     vulkan/shaders/math.glsl  -> oi__sy_text_math_glsl (Vulkan target: oi_math.glsl)
+    vulkan/shaders/matmul_tiles.glsl -> oi__sy_text_matmul_tiles_glsl (Vulkan:
+        oi_matmul_tiles.glsl, the tile loops of the backend's matmul.comp)
     synth/vulkan_runtime_template.c -> oi__sy_text_vk_runtime (Vulkan: oi_vk_runtime.h)
     vulkan/shaders/common.glsl's region -> oi__sy_text_float_glsl (Vulkan: in
         oi_kernel.glsl: the NaN/inf tests math.glsl needs)
@@ -31,6 +33,7 @@ SOURCES = [
     ("oi__sy_text_npy_h", "openinfer_impl/npy.h"),
     ("oi__sy_text_driver_c", "synth/driver_template.c"),
     ("oi__sy_text_math_glsl", "vulkan/shaders/math.glsl"),
+    ("oi__sy_text_matmul_tiles_glsl", "vulkan/shaders/matmul_tiles.glsl"),
     ("oi__sy_text_vk_runtime", "synth/vulkan_runtime_template.c"),
     ("oi__sy_text_runtime_h", "synth/cpu_runtime_template.h"),
     ("oi__sy_text_half_h", "kernels/half.h"),

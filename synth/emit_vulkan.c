@@ -14,6 +14,8 @@
  *   oi_kernel.glsl   the buffers and what every kernel includes
  *   oi_scalar.h      kernels/scalar.h (each op's arithmetic), verbatim
  *   oi_math.glsl     vulkan/shaders/math.glsl (exp_f32, gelu_f32), verbatim
+ *   oi_matmul_tiles.glsl  vulkan/shaders/matmul_tiles.glsl (the backend's
+ *                    matmul tile loops), verbatim, where a kernel is a matmul
  *   oi_vk_runtime.h  synth/vulkan_runtime_template.c: device, buffers,
  *                    pipelines, the barrier-placing recorder
  *   npy.h, main.c    the driver, as the C target's
@@ -49,7 +51,8 @@ static bool oi__vk_name_clashes(const char *name) {
         "max", "min", "abs", "sqrt", "exp", "exp2", "log", "trunc", "sign", "barrier", "main", "arena", "state",
         "model", "pc", "is_nan_f", "is_inf_f", "exp_f32", "gelu_f32", "tanh_f32", "erf_f32", "erfc_f32",
         "erfc_tail", "erf_series", "log_f32", "log1p_f32", "oi_wg_sum", "oi_wg_max", "oi_partial", "oi_p",
-        "a_tile", "b_tile", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
+        "a_tile", "b_tile", "tile_a", "tile_b", "mm_tiles", "mm_load_a", "mm_load_b", "mm_store", "mm_rows",
+        "mm_cols", "float_math", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
@@ -295,6 +298,8 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     if (oi__vk_uses_reductions(k) && p->gpu.subgroup_ops)
         oi__buf_puts(b, "#extension GL_KHR_shader_subgroup_basic : require\n"
                         "#extension GL_KHR_shader_subgroup_arithmetic : require\n");
+    if (k->kind == OI__SY_K_MATMUL) /* oi_matmul_tiles.glsl's [[unroll]] */
+        oi__buf_puts(b, "#extension GL_EXT_control_flow_attributes : require\n");
     oi__buf_puts(b, "#include \"oi_kernel.glsl\"\n\n");
     oi__buf_printf(b, "layout(local_size_x = %u) in;\n", local_size);
     if (oi__vk_has_prefix(s, params)) {
@@ -359,7 +364,7 @@ static void oi__vk_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
     if (mm->ir->op != OI_OP_gemm)
         return;
     if (arrlen(mm->inputs) > 2) {
-        oi__buf_puts(b, "            acc_j = acc_j + ");
+        oi__buf_puts(b, "    acc_j = acc_j + ");
         oi__vk_name(b, s, mm->inputs[2]);
         oi__buf_puts(b, "(j);\n");
     }
@@ -368,57 +373,56 @@ static void oi__vk_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         if (strcmp(mm->attrs[i].name, "activation") == 0)
             act = mm->attrs[i].s;
     if (act && strcmp(act, "relu") == 0)
-        oi__buf_puts(b, "            acc_j = acc_j < 0.0 ? 0.0 : acc_j;\n");
+        oi__buf_puts(b, "    acc_j = acc_j < 0.0 ? 0.0 : acc_j;\n");
     else if (act && strcmp(act, "gelu") == 0)
-        oi__buf_puts(b, "            acc_j = gelu_f32(acc_j, false);\n");
+        oi__buf_puts(b, "    acc_j = gelu_f32(acc_j, false);\n");
 }
 
-/* C = A B in tiles of RT x RT (T x T threads, R x R results each) through
- * shared memory, then the epilogue per result while it is in a register. */
+/* The result of C = A B at (r, j) in acc_j: the gemm's tail, the store
+ * (unless a fused statement overwrites C), the fused statements at i. */
+static void oi__vk_matmul_epilogue(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *c = oi__vk_slot(s, mm->out);
+    oi__buf_printf(b, "    const uint i = r * %lldu + j;\n    /* ", (long long)c->shape[1]);
+    oi__sy_render_stmt(b, mm);
+    oi__buf_puts(b, " */\n");
+    oi__vk_gemm_tail(b, s, mm);
+    oi__buf_puts(b, "    float v0 = acc_j;\n");
+    bool last = true;
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        last &= k->nodes[m]->out != mm->out;
+    if (oi__sy_slot_stored(s, mm->out) && last) {
+        oi__buf_puts(b, "    ");
+        oi__vk_name(b, s, mm->out);
+        oi__buf_puts(b, "(i) = v0;\n");
+    }
+    for (int n = 1; n < (int)arrlen(k->nodes); n++)
+        oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 1);
+}
+
+/* C = A B by the backend's tile loops (vulkan/shaders/matmul_tiles.glsl,
+ * copied as oi_matmul_tiles.glsl): T x T threads of R x R results, K in
+ * steps of 16; this kernel says where A and B are and what becomes of
+ * each result (the epilogue, while it is in a register). */
 static void oi__vk_matmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__sy_gpu *g) {
     const oi__pnode *mm = k->nodes[0];
     const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     int side = oi__vk_matmul_side(g), reg = oi__vk_matmul_reg(g, c);
     oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\n"
-                      "const uint T = %du, R = %du, TILE = %du, KT = 16u; /* T x T threads of R x R results */\n",
-                   M, N, K, side, reg, side * reg);
-    oi__buf_puts(b, "shared float a_tile[KT][TILE]; /* A[row0 + r, p0 + p] at [p][r] */\n"
-                    "shared float b_tile[KT][TILE]; /* B[p0 + p, col0 + c] at [p][c] */\n\n");
-    oi__buf_puts(b, "void main() {\n    const uint tid = gl_LocalInvocationID.x, tr = tid / T, tc = tid % T;\n"
-                    "    const uint row0 = gl_WorkGroupID.y * TILE, col0 = gl_WorkGroupID.x * TILE;\n"
-                    "    float acc[R][R];\n    for (uint m = 0u; m < R; m++)\n        for (uint n = 0u; n < R; n++)\n"
-                    "            acc[m][n] = 0.0;\n");
-    oi__buf_puts(b, "    for (uint p0 = 0u; p0 < K; p0 += KT) {\n        for (uint e = tid; e < KT * TILE; e += T * T) {\n"
-                    "            const uint r = e / KT, p = e % KT;\n            a_tile[p][r] = row0 + r < M && p0 + p < K ? ");
+                      "#define MM_T %du /* MM_T x MM_T threads of %d x %d results */\n#define BM %du\n#define BN %du\n"
+                      "#define BK 16u\n"
+                      "/* the store loops unrolled by the driver, not by glslang: lavapipe computed a\n"
+                      " * gelu epilogue wrongly in 16 unrolled copies */\n#define MM_STORE_UNROLL\n\n",
+                   M, N, K, side, reg, reg, side * reg, side * reg);
+    oi__buf_puts(b, "bool float_math() { return true; }\nuint mm_rows() { return M; }\nuint mm_cols() { return N; }\n"
+                    "uint mm_load_a(uint base, uint m, uint k) { return floatBitsToUint(");
     oi__vk_name(b, s, mm->inputs[0]);
-    oi__buf_puts(b, "((row0 + r) * K + p0 + p) : 0.0;\n        }\n        for (uint e = tid; e < KT * TILE; e += T * T) {\n"
-                    "            const uint p = e / TILE, c = e % TILE;\n            b_tile[p][c] = p0 + p < K && col0 + c < N ? ");
+    oi__buf_puts(b, "(m * K + k)); }\nuint mm_load_b(uint base, uint k, uint n) { return floatBitsToUint(");
     oi__vk_name(b, s, mm->inputs[1]);
-    oi__buf_puts(b, "((p0 + p) * N + col0 + c) : 0.0;\n        }\n        barrier();\n"
-                    "        for (uint p = 0u; p < KT; p++)\n            for (uint m = 0u; m < R; m++)\n"
-                    "                for (uint n = 0u; n < R; n++)\n"
-                    "                    acc[m][n] = OI_S_mac(acc[m][n], a_tile[p][tr + m * T], b_tile[p][tc + n * T]);\n"
-                    "        barrier();\n    }\n");
-    oi__buf_puts(b, "    for (uint m = 0u; m < R; m++)\n        for (uint n = 0u; n < R; n++) {\n"
-                    "            const uint r = row0 + tr + m * T, j = col0 + tc + n * T;\n"
-                    "            if (r >= M || j >= N)\n                continue;\n            const uint i = r * N + j;\n"
-                    "            float acc_j = acc[m][n];\n            /* ");
-    oi__sy_render_stmt(b, mm);
-    oi__buf_puts(b, " */\n");
-    oi__vk_gemm_tail(b, s, mm);
-    oi__buf_puts(b, "            float v0 = acc_j;\n");
-    bool last = true;
-    for (int m = 1; m < (int)arrlen(k->nodes); m++)
-        last &= k->nodes[m]->out != mm->out;
-    if (oi__sy_slot_stored(s, mm->out) && last) {
-        oi__buf_puts(b, "            ");
-        oi__vk_name(b, s, mm->out);
-        oi__buf_puts(b, "(i) = v0;\n");
-    }
-    for (int n = 1; n < (int)arrlen(k->nodes); n++)
-        oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 3);
-    oi__buf_puts(b, "        }\n}\n");
+    oi__buf_puts(b, "(k * N + n)); }\n\nvoid mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n");
+    oi__vk_matmul_epilogue(b, s, k);
+    oi__buf_puts(b, "}\n\n#include \"oi_matmul_tiles.glsl\"\n\nvoid main() { mm_tiles(0u, 0u, 0u, 0u, K); }\n");
 }
 
 /* One workgroup per row of `len` elements: r is the row, tid strides it. */
@@ -1243,6 +1247,13 @@ static char *oi__vk_header(const oi_plan *p) {
     return oi__buf_take(&b);
 }
 
+static bool oi__vk_has_matmul(const oi_plan *p) {
+    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
+        if (p->schedule.kernels[k].kind == OI__SY_K_MATMUL)
+            return true;
+    return false;
+}
+
 static char *oi__vk_makefile(const oi_plan *p) {
     const char *N = p->name;
     oi__buf b;
@@ -1256,8 +1267,9 @@ static char *oi__vk_makefile(const oi_plan *p) {
     for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
         oi__buf_printf(&b, " %s_k%d.spv.h", N, k);
     oi__buf_printf(&b, "\n\nall: %s\n\n", N);
-    oi__buf_puts(&b, "%.spv.h: %.comp oi_kernel.glsl oi_scalar.h oi_math.glsl\n"
-                     "\t$(GLSLC) --target-env=vulkan1.1 -O -mfmt=c $< -o $@\n\n");
+    oi__buf_printf(&b, "%%.spv.h: %%.comp oi_kernel.glsl oi_scalar.h oi_math.glsl%s\n",
+                   oi__vk_has_matmul(p) ? " oi_matmul_tiles.glsl" : "");
+    oi__buf_puts(&b, "\t$(GLSLC) --target-env=vulkan1.1 -O -mfmt=c $< -o $@\n\n");
     oi__buf_printf(&b, "%s.o: %s.c %s.h oi_vk_runtime.h $(SPV)\n\t$(CC) $(CFLAGS) -I$(VOLK_DIR) -c %s.c -o $@\n\n", N, N, N, N);
     oi__buf_puts(&b, "volk.o: $(VOLK_DIR)/volk.c\n\t$(CC) $(VOLK_CFLAGS) -I$(VOLK_DIR) -c $(VOLK_DIR)/volk.c -o $@\n\n");
     oi__buf_printf(&b, "lib%s.a: %s.o volk.o\n\t$(AR) rcs $@ %s.o volk.o\n\n", N, N, N);
@@ -1284,6 +1296,8 @@ oi_status oi__sy_emit_vulkan(const oi_plan *p, const oi__sy_out *dir) {
         st = oi__sy_emit_write(dir, "oi_scalar", ".h", oi__sy_emit_text(oi__sy_text_scalar_h));
     if (st == OI_OK)
         st = oi__sy_emit_write(dir, "oi_math", ".glsl", oi__sy_emit_text(oi__sy_text_math_glsl));
+    if (st == OI_OK && oi__vk_has_matmul(p))
+        st = oi__sy_emit_write(dir, "oi_matmul_tiles", ".glsl", oi__sy_emit_text(oi__sy_text_matmul_tiles_glsl));
     if (st == OI_OK)
         st = oi__sy_emit_write(dir, "oi_vk_runtime", ".h", oi__sy_emit_text(oi__sy_text_vk_runtime));
     if (st == OI_OK)
