@@ -16,6 +16,8 @@
  *   oi_math.glsl     vulkan/shaders/math.glsl (exp_f32, gelu_f32), verbatim
  *   oi_matmul_tiles.glsl  vulkan/shaders/matmul_tiles.glsl (the backend's
  *                    matmul tile loops), verbatim, where a kernel is a matmul
+ *   oi_matmul_coopmat_tiles.glsl  vulkan/shaders/matmul_coopmat_tiles.glsl,
+ *                    verbatim, where a matmul runs on cooperative matrices
  *   oi_vk_runtime.h  synth/vulkan_runtime_template.c: device, buffers,
  *                    pipelines, the barrier-placing recorder
  *   npy.h, main.c    the driver, as the C target's
@@ -52,7 +54,9 @@ static bool oi__vk_name_clashes(const char *name) {
         "model", "pc", "is_nan_f", "is_inf_f", "exp_f32", "gelu_f32", "tanh_f32", "erf_f32", "erfc_f32",
         "erfc_tail", "erf_series", "log_f32", "log1p_f32", "oi_wg_sum", "oi_wg_max", "oi_partial", "oi_p",
         "a_tile", "b_tile", "tile_a", "tile_b", "mm_tiles", "mm_load_a", "mm_load_b", "mm_store", "mm_rows",
-        "mm_cols", "float_math", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
+        "mm_cols", "float_math", "cm_tiles", "cm_load_a", "cm_load_b", "cm_load_bt", "cm_store8", "oi_cm_pack", "put_a", "put_b",
+        "load_a", "load_b", "store_tiles", "load_tiles",
+        "multiply", "multiply_tile", "partial_round", "load_a_fragment", "load_b_fragment", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
@@ -284,6 +288,9 @@ static bool oi__vk_uses_reductions(const oi__sy_kernel *k) {
            k->kind == OI__SY_K_ATTENTION;
 }
 
+static bool oi__vk_cm_takes(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k);
+static bool oi__vk_has_coopmat(const oi_plan *p);
+
 static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, const oi__sy_param *params,
                                uint32_t local_size) {
     const oi__sy_schedule *s = &p->schedule;
@@ -300,6 +307,11 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
                         "#extension GL_KHR_shader_subgroup_arithmetic : require\n");
     if (k->kind == OI__SY_K_MATMUL) /* oi_matmul_tiles.glsl's [[unroll]] */
         oi__buf_puts(b, "#extension GL_EXT_control_flow_attributes : require\n");
+    if (oi__vk_cm_takes(&p->gpu, s, k)) /* what oi_matmul_coopmat_tiles.glsl needs */
+        oi__buf_puts(b, "#extension GL_NV_cooperative_matrix : require\n"
+                        "#extension GL_KHR_memory_scope_semantics : require\n"
+                        "#extension GL_KHR_shader_subgroup_basic : require\n"
+                        "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n");
     oi__buf_puts(b, "#include \"oi_kernel.glsl\"\n\n");
     oi__buf_printf(b, "layout(local_size_x = %u) in;\n", local_size);
     if (oi__vk_has_prefix(s, params)) {
@@ -423,6 +435,143 @@ static void oi__vk_matmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
     oi__buf_puts(b, "(k * N + n)); }\n\nvoid mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n");
     oi__vk_matmul_epilogue(b, s, k);
     oi__buf_puts(b, "}\n\n#include \"oi_matmul_tiles.glsl\"\n\nvoid main() { mm_tiles(0u, 0u, 0u, 0u, K); }\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* The cooperative-matrix matmul (default_precision fp16 on a device   */
+/* with cooperative matrices): the backend's matmul_coopmat_tiles.glsl */
+/* ------------------------------------------------------------------ */
+#define OI__VK_CM_BM 128 /* = matmul_coopmat_tiles.glsl's BM, BN (its defaults) */
+#define OI__VK_CM_BN 256
+#define OI__VK_CM_THREADS 512 /* 32 x WG_M x WG_N */
+#define OI__VK_CM_BLOCKS 32   /* fewer blocks than this leave most of a large GPU idle: the tiled matmul */
+
+/* Where an operand's first element is, in `unit` elements of its buffer
+ * (f16 temporaries: halves; else floats), as text; false if its data is
+ * not aligned to 16 bytes (one uvec4 of halves, one vec4 of floats). */
+static bool oi__vk_cm_at(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot, oi__buf *at) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    if (buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX) {
+        for (int t = 0; t < (int)arrlen(buf->tensors); t++)
+            if (buf->tensors[t]->data_offset % 16)
+                return false;
+        if (buf->home == OI__SY_PREFIX) {
+            oi__buf_puts(at, "pc.");
+            oi__sy_render_param_name(at, oi__vk_slot(s, slot));
+            oi__buf_puts(at, "_at");
+        } else {
+            oi__buf_printf(at, "%lluu", (unsigned long long)(buf->tensors[0]->data_offset / 4));
+        }
+        return true;
+    }
+    if (buf->offset % 16)
+        return false;
+    oi__buf_printf(at, "%lluu", (unsigned long long)(buf->offset / (oi__vk_half(g, s, slot) ? 2 : 4)));
+    return true;
+}
+
+/* Whether the gemm has a bias or an activation (an epilogue per result). */
+static bool oi__vk_gemm_has_tail(const oi__pnode *mm) {
+    if (mm->ir->op != OI_OP_gemm)
+        return false;
+    if (arrlen(mm->inputs) > 2)
+        return true;
+    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
+        if (strcmp(mm->attrs[i].name, "activation") == 0 && mm->attrs[i].s && strcmp(mm->attrs[i].s, "none") != 0)
+            return true;
+    return false;
+}
+
+/* Whether kernel k's matmul runs on cooperative matrices: the device
+ * offers them for f16 (oi__sy_gpu.coopmat_f16), N and K are whole uvec4s
+ * of halves, the operands are aligned, and the product has blocks enough. */
+static bool oi__vk_cm_takes(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    if (!g->coopmat_f16 || k->kind != OI__SY_K_MATMUL)
+        return false;
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
+    int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
+    if (N % 8 || K % 8 || ((M + OI__VK_CM_BM - 1) / OI__VK_CM_BM) * ((N + OI__VK_CM_BN - 1) / OI__VK_CM_BN) < OI__VK_CM_BLOCKS)
+        return false;
+    oi__buf at;
+    memset(&at, 0, sizeof at);
+    bool ok = oi__vk_cm_at(g, s, mm->inputs[0], &at) && oi__vk_cm_at(g, s, mm->inputs[1], &at);
+    oi__buf_free(&at);
+    return ok;
+}
+
+/* Whether the results go straight from the accumulators into C: no
+ * epilogue, C stored and aligned (else each goes through mm_store). */
+static bool oi__vk_cm_direct(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *mm = k->nodes[0];
+    const oi__sy_buffer *buf = &s->buffers[mm->out];
+    return arrlen(k->nodes) == 1 && !oi__vk_gemm_has_tail(mm) && oi__sy_slot_stored(s, mm->out) &&
+           (buf->home == OI__SY_ARENA || buf->home == OI__SY_STATE) && buf->offset % 16 == 0 && (void *)g;
+}
+
+/* cm_load_a / cm_load_b: 8 halves of a row from `at`; an f32 operand
+ * (weights, declared variables, what the host reads) rounded to f16 as it
+ * is loaded. */
+static void oi__vk_cm_loader(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule *s, int slot, const char *fn,
+                             const char *args, const char *index, int binding) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    bool half = oi__vk_half(g, s, slot);
+    oi__buf at;
+    memset(&at, 0, sizeof at);
+    oi__vk_cm_at(g, s, slot, &at);
+    oi__buf_printf(b, "layout(std430, binding = %d) readonly buffer Oi_%s { %s %s_view[]; }; /* ", binding, fn,
+                   half ? "uvec4" : "vec4", fn);
+    oi__vk_name(b, s, slot);
+    oi__buf_printf(b, ": %s */\n", half ? "f16, 8 per uvec4" : "f32, 4 per vec4");
+    oi__buf_printf(b, "uvec4 %s(%s) {\n", fn, args);
+    if (half)
+        oi__buf_printf(b, "    return %s_view[(%s + %s) >> 3u];\n}\n", fn, at.data, index);
+    else
+        oi__buf_printf(b, "    const uint q = (%s + %s) >> 2u;\n    return oi_cm_pack(%s_view[q], %s_view[q + 1u]);\n}\n", at.data,
+                       index, fn, fn);
+    oi__buf_free(&at);
+    (void)buf;
+}
+
+static int oi__vk_binding(oi__sy_home home) {
+    return home == OI__SY_ARENA ? 0 : home == OI__SY_STATE ? 1 : 2;
+}
+
+/* C = A B on cooperative matrices (matmul_coopmat_tiles.glsl, copied as
+ * oi_matmul_coopmat_tiles.glsl): 128 x 256 blocks of 16 subgroups, f16
+ * fragments, f32 accumulators; the epilogue, where there is one, per result
+ * as the tiled matmul's (mm_store). */
+static void oi__vk_matmul_coopmat(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__sy_gpu *g) {
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
+    const oi__sy_buffer *cb = &s->buffers[mm->out];
+    long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
+    bool direct = oi__vk_cm_direct(g, s, k), half_out = direct && oi__vk_half(g, s, mm->out);
+    oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\n#define CM_M M\n#define CM_N N\n#define CM_K K\n"
+                      "const uint B_T = 0u; /* B is [K, N] */\n\n", M, N, K);
+    oi__buf_puts(b, "/* 8 f32 values as 8 halves (an operand stored as f32) */\n"
+                    "uvec4 oi_cm_pack(vec4 lo, vec4 hi) {\n"
+                    "    return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));\n}\n");
+    oi__vk_cm_loader(b, g, s, mm->inputs[0], "cm_load_a", "uint base, uint m, uint k", "m * K + k",
+                     oi__vk_binding(s->buffers[mm->inputs[0]].home == OI__SY_PREFIX ? OI__SY_MODEL
+                                                                                     : s->buffers[mm->inputs[0]].home));
+    oi__vk_cm_loader(b, g, s, mm->inputs[1], "cm_load_b", "uint base, uint k, uint n", "k * N + n",
+                     oi__vk_binding(s->buffers[mm->inputs[1]].home == OI__SY_PREFIX ? OI__SY_MODEL
+                                                                                     : s->buffers[mm->inputs[1]].home));
+    oi__buf_puts(b, "uvec4 cm_load_bt(uint base, uint n, uint k) { return uvec4(0u); } /* B_T is 0 */\n\n");
+    oi__buf_printf(b, "/* C: %s */\nlayout(std430, binding = %d) buffer Oi_d4 { uvec4 d4[]; };\n#define CM_DIRECT %s\n"
+                      "#define CM_D_HALF %s\n",
+                   direct ? "fragments inside it stored straight from the accumulators" : "every result through mm_store",
+                   direct ? oi__vk_binding(cb->home) : 0, direct ? "true" : "false", half_out ? "true" : "false");
+    oi__buf_puts(b, "\nvoid mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n");
+    oi__vk_matmul_epilogue(b, s, k);
+    oi__buf_puts(b, "}\n\n/* the results of row m, columns n .. n + 7 */\n"
+                    "void cm_store8(uint base, uint m, uint n, vec4 lo, vec4 hi) {\n"
+                    "    for (uint c = 0u; c < 4u; c++) {\n        mm_store(base, m, n + c, lo[c], 0u);\n"
+                    "        mm_store(base, m, n + 4u + c, hi[c], 0u);\n    }\n}\n\n"
+                    "#include \"oi_matmul_coopmat_tiles.glsl\"\n\n");
+    oi__buf_printf(b, "void main() { cm_tiles(0u, 0u, %lluu); }\n",
+                   direct ? (unsigned long long)(cb->offset / (half_out ? 2 : 4)) : 0ull);
 }
 
 /* One workgroup per row of `len` elements: r is the row, tid strides it. */
@@ -583,6 +732,11 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
     *gy = 1;
     switch (k->kind) {
     case OI__SY_K_MATMUL: {
+        if (oi__vk_cm_takes(&p->gpu, s, k)) {
+            *gx = (uint32_t)((out->shape[1] + OI__VK_CM_BN - 1) / OI__VK_CM_BN);
+            *gy = (uint32_t)((out->shape[0] + OI__VK_CM_BM - 1) / OI__VK_CM_BM);
+            return;
+        }
         int64_t tile = oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_reg(&p->gpu, out);
         *gx = (uint32_t)((out->shape[1] + tile - 1) / tile);
         *gy = (uint32_t)((out->shape[0] + tile - 1) / tile);
@@ -609,6 +763,8 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
  * a warp's 32), so few invocations idle. */
 static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
     uint32_t wg = p->gpu.workgroup;
+    if (k->kind == OI__SY_K_MATMUL && oi__vk_cm_takes(&p->gpu, &p->schedule, k))
+        return OI__VK_CM_THREADS;
     if (k->kind == OI__SY_K_MATMUL)
         return (uint32_t)(oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_side(&p->gpu));
     if (k->kind == OI__SY_K_ATTENTION) {
@@ -671,7 +827,12 @@ static char *oi__vk_kernel_source(const oi_plan *p, const oi__sy_kernel *k) {
         oi__vk_reduce_helpers(&b, &p->gpu, wg);
     switch (k->kind) {
     case OI__SY_K_ELEMENTWISE: oi__vk_elementwise(&b, s, k, wg); break;
-    case OI__SY_K_MATMUL: oi__vk_matmul(&b, s, k, &p->gpu); break;
+    case OI__SY_K_MATMUL:
+        if (oi__vk_cm_takes(&p->gpu, s, k))
+            oi__vk_matmul_coopmat(&b, s, k, &p->gpu);
+        else
+            oi__vk_matmul(&b, s, k, &p->gpu);
+        break;
     case OI__SY_K_REDUCE: oi__vk_reduce(&b, s, k, wg); break;
     case OI__SY_K_SOFTMAX: oi__vk_softmax(&b, s, k, wg); break;
     case OI__SY_K_COPY: oi__vk_copy(&b, s, k, wg); break;
@@ -1114,6 +1275,51 @@ static void oi__vk_source_ctx(oi__buf *b, const oi_plan *p) {
                       "    int n_dumps, cap_dumps;\n#endif\n};\n\n", N, N);
 }
 
+/* The device of a folder with cooperative-matrix matmuls: besides 16-bit
+ * storage, GL_NV_cooperative_matrix's extension and feature, f16
+ * arithmetic, the Vulkan memory model (glslang's coopmat SPIR-V declares
+ * it) and 32-wide subgroups (the kernels' 16 subgroups of 32), as the
+ * backend's vk_device.c asks for its matmul_coopmat. */
+static void oi__vk_source_coopmat_device(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_puts(b, "    /* the cooperative-matrix matmuls (GL_NV_cooperative_matrix, f16 x f16 -> f32) */\n"
+                    "    static const char *const coop_extensions[] = {VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,\n"
+                    "        VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME};\n"
+                    "    uint32_t n_props = 0, found = 0;\n"
+                    "    vkEnumerateDeviceExtensionProperties(vk->physical, NULL, &n_props, NULL);\n"
+                    "    VkExtensionProperties *props = (VkExtensionProperties *)calloc(n_props + 1, sizeof *props);\n");
+    oi__buf_printf(b, "    if (!props)\n        return %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n", N, N, N);
+    oi__buf_puts(b, "    vkEnumerateDeviceExtensionProperties(vk->physical, NULL, &n_props, props);\n"
+                    "    for (uint32_t i = 0; i < n_props; i++)\n        for (int e = 0; e < 3; e++)\n"
+                    "            found += strcmp(props[i].extensionName, coop_extensions[e]) == 0;\n    free(props);\n"
+                    "    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop;\n    memset(&coop, 0, sizeof coop);\n"
+                    "    coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;\n"
+                    "    VkPhysicalDeviceVulkanMemoryModelFeatures model;\n    memset(&model, 0, sizeof model);\n"
+                    "    model.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;\n"
+                    "    VkPhysicalDeviceShaderFloat16Int8Features f16;\n    memset(&f16, 0, sizeof f16);\n"
+                    "    f16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;\n"
+                    "    has16.pNext = &f16;\n    f16.pNext = &model;\n    model.pNext = found == 3 ? &coop : NULL;\n"
+                    "    vkGetPhysicalDeviceFeatures2(vk->physical, &features);\n"
+                    "    VkPhysicalDeviceSubgroupProperties subgroup;\n    memset(&subgroup, 0, sizeof subgroup);\n"
+                    "    subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;\n"
+                    "    VkPhysicalDeviceProperties2 properties;\n    memset(&properties, 0, sizeof properties);\n"
+                    "    properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;\n    properties.pNext = &subgroup;\n"
+                    "    vkGetPhysicalDeviceProperties2(vk->physical, &properties);\n"
+                    "    if (found != 3 || !coop.cooperativeMatrix || !model.vulkanMemoryModel || !f16.shaderFloat16 ||\n"
+                    "        subgroup.subgroupSize != 32)\n");
+    oi__buf_printf(b, "        return %s_fail(%s_ERROR_RUNTIME, \"%s_open: the matmul kernels use cooperative matrices \"\n"
+                      "                       \"(VK_NV_cooperative_matrix, shaderFloat16, vulkanMemoryModel, 32-wide \"\n"
+                      "                       \"subgroups) and this device lacks one; synthesize for its own JSON\");\n",
+                   N, N, N);
+    oi__buf_puts(b, "    coop.cooperativeMatrix = VK_TRUE;\n    model.vulkanMemoryModel = VK_TRUE;\n    f16.shaderFloat16 = VK_TRUE;\n"
+                    "    model.pNext = &coop;\n    f16.pNext = &model;\n    storage16.pNext = &f16;\n"
+                    "    /* nothing else on: the queried structs carried every feature the device has */\n"
+                    "    coop.cooperativeMatrixRobustBufferAccess = VK_FALSE;\n"
+                    "    model.vulkanMemoryModelDeviceScope = VK_FALSE;\n"
+                    "    model.vulkanMemoryModelAvailabilityVisibilityChains = VK_FALSE;\n    f16.shaderInt8 = VK_FALSE;\n"
+                    "    if (oi_vk_create_device(vk, coop_extensions, 3, &storage16))\n        return 1;\n");
+}
+
 static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     oi__buf_printf(b, "static int %s_open_device(%s_ctx *ctx) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
@@ -1130,7 +1336,10 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
         oi__buf_printf(b, "    if (!has16.storageBuffer16BitAccess)\n        return %s_fail(%s_ERROR_RUNTIME, \"%s_open: the "
                           "kernels store temporaries as f16 and this device has no storageBuffer16BitAccess; \"\n"
                           "                       \"synthesize with default_precision fp32\");\n", N, N, N);
-        oi__buf_puts(b, "    if (oi_vk_create_device(vk, NULL, 0, &storage16))\n        return 1;\n");
+        if (oi__vk_has_coopmat(p))
+            oi__vk_source_coopmat_device(b, p);
+        else
+            oi__buf_puts(b, "    if (oi_vk_create_device(vk, NULL, 0, &storage16))\n        return 1;\n");
     } else {
         oi__buf_puts(b, "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))\n"
                         "        return 1;\n");
@@ -1247,9 +1456,18 @@ static char *oi__vk_header(const oi_plan *p) {
     return oi__buf_take(&b);
 }
 
+/* Whether a kernel is a matmul by oi_matmul_tiles.glsl (not on cooperative matrices). */
 static bool oi__vk_has_matmul(const oi_plan *p) {
     for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
-        if (p->schedule.kernels[k].kind == OI__SY_K_MATMUL)
+        if (p->schedule.kernels[k].kind == OI__SY_K_MATMUL &&
+            !oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
+            return true;
+    return false;
+}
+
+static bool oi__vk_has_coopmat(const oi_plan *p) {
+    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
+        if (oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
             return true;
     return false;
 }
@@ -1267,8 +1485,9 @@ static char *oi__vk_makefile(const oi_plan *p) {
     for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
         oi__buf_printf(&b, " %s_k%d.spv.h", N, k);
     oi__buf_printf(&b, "\n\nall: %s\n\n", N);
-    oi__buf_printf(&b, "%%.spv.h: %%.comp oi_kernel.glsl oi_scalar.h oi_math.glsl%s\n",
-                   oi__vk_has_matmul(p) ? " oi_matmul_tiles.glsl" : "");
+    oi__buf_printf(&b, "%%.spv.h: %%.comp oi_kernel.glsl oi_scalar.h oi_math.glsl%s%s\n",
+                   oi__vk_has_matmul(p) ? " oi_matmul_tiles.glsl" : "",
+                   oi__vk_has_coopmat(p) ? " oi_matmul_coopmat_tiles.glsl" : "");
     oi__buf_puts(&b, "\t$(GLSLC) --target-env=vulkan1.1 -O -mfmt=c $< -o $@\n\n");
     oi__buf_printf(&b, "%s.o: %s.c %s.h oi_vk_runtime.h $(SPV)\n\t$(CC) $(CFLAGS) -I$(VOLK_DIR) -c %s.c -o $@\n\n", N, N, N, N);
     oi__buf_puts(&b, "volk.o: $(VOLK_DIR)/volk.c\n\t$(CC) $(VOLK_CFLAGS) -I$(VOLK_DIR) -c $(VOLK_DIR)/volk.c -o $@\n\n");
@@ -1298,6 +1517,9 @@ oi_status oi__sy_emit_vulkan(const oi_plan *p, const oi__sy_out *dir) {
         st = oi__sy_emit_write(dir, "oi_math", ".glsl", oi__sy_emit_text(oi__sy_text_math_glsl));
     if (st == OI_OK && oi__vk_has_matmul(p))
         st = oi__sy_emit_write(dir, "oi_matmul_tiles", ".glsl", oi__sy_emit_text(oi__sy_text_matmul_tiles_glsl));
+    if (st == OI_OK && oi__vk_has_coopmat(p))
+        st = oi__sy_emit_write(dir, "oi_matmul_coopmat_tiles", ".glsl",
+                               oi__sy_emit_text(oi__sy_text_matmul_coopmat_tiles_glsl));
     if (st == OI_OK)
         st = oi__sy_emit_write(dir, "oi_vk_runtime", ".h", oi__sy_emit_text(oi__sy_text_vk_runtime));
     if (st == OI_OK)
