@@ -5,10 +5,13 @@
  *
  *   a = relu(Wa), b = relu(Wb)   f16 temporaries under fp16 (the weights are
  *                                positive: relu keeps them)
- *   y = a b                      [N, N] x [N, N]
+ *   y = a b                      [N, N] x [N, N], R times over (the same
+ *                                product: bench/gpu times R = 1 and R = 9 and
+ *                                takes the difference for the matmul alone)
  *   s = sum of each row of y     [N], the only value the step gives back
  *
- * N is 256 unless OI_MATMUL_N says otherwise (bench/gpu: 4096). */
+ * N is 256 and R 1 unless OI_MATMUL_N and OI_MATMUL_REPS say otherwise
+ * (bench/gpu: N = 4096). */
 #include "../../openinfer.h"
 
 #include <math.h>
@@ -27,7 +30,9 @@ OI_GRAPH(matmul_f16,
     OI_ASSIGN(s, f32[N])
     OI_OP(relu, Wa) OI_TO(a)
     OI_OP(relu, Wb) OI_TO(b)
-    OI_OP(matmul, a, b) OI_TO(y)
+    OI_LOOP(reps, r, 0..R,
+      OI_OP(matmul, a, b) OI_TO(y)
+    )
     OI_OP(sum_axis, y, axes=[1]) OI_TO(s)
     OI_RETURN()
   )
@@ -37,9 +42,11 @@ OI_GRAPH(matmul_f16,
 static oi_model *matmul_model(uint8_t **bytes) {
     const char *env = getenv("OI_MATMUL_N");
     uint64_t n = env && atoi(env) > 0 ? (uint64_t)atoi(env) : 256;
+    const char *reps = getenv("OI_MATMUL_REPS");
+    uint64_t r = reps && atoi(reps) > 0 ? (uint64_t)atoi(reps) : 1;
     float *v = (float *)malloc((size_t)(n * n) * sizeof *v);
     oi_writer *w = oi_writer_new();
-    int bad = !v || !w || oi_writer_add_sizevar(w, "N", n) != OI_OK;
+    int bad = !v || !w || oi_writer_add_sizevar(w, "N", n) != OI_OK || oi_writer_add_sizevar(w, "R", r) != OI_OK;
     uint32_t state = 4096;
     const char *names[2] = {"Wa", "Wb"};
     uint64_t dims[2] = {n, n};
