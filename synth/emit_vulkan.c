@@ -1161,7 +1161,7 @@ static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
                       " * earlier one touched), the getters' values down. */\n", N);
     oi__buf_printf(b, "static int %s_record(%s_ctx *ctx, VkCommandBuffer cb) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
     oi__buf_puts(b, "    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);\n");
-    oi__buf_puts(b, "    if (vk->queries) {\n        vkCmdResetQueryPool(cb, vk->queries, 0, 2);\n"
+    oi__buf_puts(b, "    if (vk->queries) {\n        vkCmdResetQueryPool(cb, vk->queries, 0, 2 + OI_VK_PROFILE);\n"
                     "        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);\n    }\n");
     oi__vk_record_staging(b, p, true);
     for (int i = 0; i < (int)arrlen(s->buffers); i++) {
@@ -1418,7 +1418,9 @@ static void oi__vk_source_step(oi__buf *b, const oi_plan *p) {
     oi__buf_puts(b, "    memset(ctx->inserted, 0, sizeof ctx->inserted);\n    ctx->steps++;\n    return 0;\n}\n\n");
     oi__buf_printf(b, "double %s_gpu_ms(const %s_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }\n", N, N);
     oi__buf_printf(b, "int %s_dispatches(const %s_ctx *ctx) { return ctx ? ctx->vk.dispatches : 0; }\n", N, N);
-    oi__buf_printf(b, "int %s_barriers(const %s_ctx *ctx) { return ctx ? ctx->vk.barriers : 0; }\n\n", N, N);
+    oi__buf_printf(b, "int %s_barriers(const %s_ctx *ctx) { return ctx ? ctx->vk.barriers : 0; }\n", N, N);
+    oi__buf_printf(b, "int %s_dispatch_ms(const %s_ctx *ctx, double *ms, int *kernel, int max) {\n"
+                      "    return ctx ? oi_vk_dispatch_ms(&ctx->vk, ms, kernel, max) : 0;\n}\n\n", N, N);
 }
 
 static char *oi__vk_source(const oi_plan *p) {
@@ -1451,6 +1453,11 @@ static char *oi__vk_header(const oi_plan *p) {
                        " * and the dispatches and barriers of the recorded step. */\n"
                        "double %s_gpu_ms(const %s_ctx *ctx);\nint %s_dispatches(const %s_ctx *ctx);\n"
                        "int %s_barriers(const %s_ctx *ctx);\n", N, N, N, N, N, N);
+    oi__buf_printf(&b, "/* Built with -DOI_VK_PROFILE=N (a timestamp after each of the step's first N\n"
+                       " * dispatches): the last step's GPU time of each, in ms from the previous\n"
+                       " * timestamp, and the kernel (NAME_kK.comp) it ran; returns how many (0\n"
+                       " * otherwise). For finding the slow kernels, not for timing a step. */\n"
+                       "int %s_dispatch_ms(const %s_ctx *ctx, double *ms, int *kernel, int max);\n", N, N);
     oi__buf_puts(&b, at);
     oi__free(text);
     return oi__buf_take(&b);

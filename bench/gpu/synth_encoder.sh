@@ -17,8 +17,9 @@
 #   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 #   bash bench/gpu/synth_encoder.sh $OUT
 #
-# Writes to OUT only small text files: synth.txt (everything below), emitted.txt, peer.txt,
-# trace_summary.txt, parity.txt, matmul.txt, summary.txt (the figures and ratios).
+# Writes to OUT only small text files: synth.txt (everything below), emitted.txt, kernels.txt (the
+# emitted encoder's GPU time per kernel), peer.txt, trace_summary.txt (the simulator's per node),
+# parity.txt, matmul.txt, summary.txt (the figures and ratios).
 # PARTS="encoder parity matmul" (the default) picks the parts to run.
 set -u
 OUT=${1:-${OUT:-/tmp/oi-synth-gpu}}
@@ -52,6 +53,21 @@ print('parity: max |emitted - onnxruntime| = %.3g (%s)' % (d, 'ok' if d <= 1e-3 
 
 section "emitted encoder (bench/gpu/synth_bench.c, $RUNS steps)"
 $G/synth_bench $G/encoder_data/encoder.oinf $G/encoder_data/x_2d.npy --runs $RUNS | tee "$OUT/emitted.txt"
+
+section "emitted encoder: GPU time per kernel (synth_bench_prof: a timestamp after every dispatch)"
+$G/synth_bench_prof $G/encoder_data/encoder.oinf $G/encoder_data/x_2d.npy --runs 20 > "$WORK/prof.txt"
+python3 - "$WORK/prof.txt" $G/synth_encoder <<'PY' | tee "$OUT/kernels.txt"
+import glob, os, re, sys
+text, folder = open(sys.argv[1]).read(), sys.argv[2]
+rows = [(int(k), float(us), int(n)) for k, us, n in re.findall(r"emitted_kernel k(\d+) us=([\d.]+) dispatches=(\d+)", text)]
+total = sum(us for _, us, _ in rows)
+for k, us, n in sorted(rows, key=lambda r: -r[1]):
+    lines = open(os.path.join(folder, "encoder_k%d.comp" % k)).read().splitlines()
+    what = lines[1].split(": ", 1)[1].split(",")[0] if len(lines) > 1 else "?"
+    stmt = lines[2].lstrip("/ ") if len(lines) > 2 else ""
+    print("k%-3d %-10s %8.1f us %2d dispatches  %s" % (k, what, us, n, stmt[:70]))
+print("total %.1f us of GPU time (timestamps after every dispatch)" % total)
+PY
 
 section "the simulator's Vulkan backend and PyTorch eager (bench/gpu/encoder_peer.c)"
 OPENINFER_BACKEND=vulkan timeout 300 $G/encoder_peer --dir $G/encoder_data --runs 50 \
@@ -133,6 +149,7 @@ python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"
 import re, sys
 t = open(sys.argv[1] + "/matmul.txt").read()
 gpu = [float(x) for x in re.findall(r"matmul_gpu_ms best=([\d.]+)", t)]
+k1 = re.search(r"R = 1:.*?emitted_kernel k1 us=([\d.]+)", t, re.S) # the matmul's own timestamps at R = 1
 cublas = re.search(r"cublas_f16_ms best=([\d.]+) median=([\d.]+)", t)
 backend = re.search(r"matmul_f16 [\d.]+ \S+ \(([\d.]+) us on the GPU", t)
 flop = 2 * 4096 ** 3
@@ -140,6 +157,9 @@ if len(gpu) == 2:
     ms = (gpu[1] - gpu[0]) / 8
     print("f16 matmul 4096, emitted: %.4f ms (%.0f TFLOP/s; best GPU ms per step %.4f at R = 1, %.4f at R = 9)"
           % (ms, flop / ms / 1e9, gpu[0], gpu[1]))
+    if k1:
+        print("f16 matmul 4096, emitted, its own timestamps (R = 1): %.4f ms (%.0f TFLOP/s)" % (
+            float(k1.group(1)) / 1e3, flop / float(k1.group(1)) / 1e6))
     if cublas:
         print("f16 matmul 4096, cuBLAS: %.4f ms (%.0f TFLOP/s); emitted reaches %.2f of cuBLAS (goal >= 0.5)"
               % (float(cublas.group(1)), flop / float(cublas.group(1)) / 1e9, float(cublas.group(1)) / ms))

@@ -8,6 +8,8 @@
  *   matmul_gpu_ms best=<ms> median=<ms>              timestamps around the step
  *   matmul_dispatches=<n> barriers=<n>
  *   matmul_s[0..3] = ...
+ *   emitted_kernel kK us=<us> dispatches=<n>         built with -DOI_VK_PROFILE=N: the
+ *                                                    last step's GPU time per kernel
  * bench/gpu/synth_encoder.sh runs it for R = 1 and R = 9: a matmul alone
  * takes (gpu(9) - gpu(1)) / 8.
  *
@@ -31,6 +33,22 @@ static double now_ms(void) {
 static int by_value(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Built with -DOI_VK_PROFILE=N: the last step's GPU time per kernel (its
+ * dispatches' times added up), one line each. */
+static void per_kernel(const matmul_f16_ctx *ctx) {
+    double ms[256], total[256] = {0};
+    int kernel[256], count[256] = {0};
+    int n = matmul_f16_dispatch_ms(ctx, ms, kernel, 256);
+    for (int i = 0; i < n; i++)
+        if (kernel[i] >= 0 && kernel[i] < 256) {
+            total[kernel[i]] += ms[i];
+            count[kernel[i]]++;
+        }
+    for (int k = 0; k < 256; k++)
+        if (count[k])
+            printf("emitted_kernel k%d us=%.1f dispatches=%d\n", k, total[k] * 1e3, count[k]);
 }
 
 int main(int argc, char **argv) {
@@ -66,6 +84,7 @@ int main(int argc, char **argv) {
     printf("matmul_gpu_ms best=%.4f median=%.4f\n", gpu[0], gpu[runs / 2]);
     printf("matmul_dispatches=%d barriers=%d\n", matmul_f16_dispatches(ctx), matmul_f16_barriers(ctx));
     printf("matmul_s[0..3] = %.6f %.6f %.6f %.6f\n", s[0], s[1], s[2], s[3]);
+    per_kernel(ctx);
     matmul_f16_close(ctx);
     free(wall);
     free(gpu);

@@ -10,6 +10,7 @@
 #   .gpu/encoder_graph.json                            (the block's graph, oi_graph_to_json)
 #   .gpu/synth_encoder/                                (the emitted folder, built: encoder, libencoder.a)
 #   .gpu/synth_bench                                   (the timing harness, linked to libencoder.a)
+#   .gpu/synth_bench_prof                              (the same, -DOI_VK_PROFILE: each kernel's GPU time)
 #   .gpu/openinfer, .gpu/encoder_peer                  (the simulator's CLI and its Vulkan peer)
 #   .gpu/synth_parity/encoder_f32, encoder_fp16        (tests/synth's seeded encoder, emitted for
 #                                                       h100.json as it is and with fp16, built)
@@ -61,6 +62,11 @@ volk=${VOLK_DIR:-/usr/include}
 make -C $G/synth_encoder VOLK_DIR="$volk" CFLAGS="-O2 -std=c11 -Wall -Wextra -pedantic"
 cc -O2 -std=c11 -Wall -Wextra -I$G/synth_encoder bench/gpu/synth_bench.c $G/synth_encoder/libencoder.a \
     -ldl -lm -o $G/synth_bench
+# the same with a timestamp after every dispatch: the GPU time of each kernel
+cc -O2 -std=c11 -DOI_VK_PROFILE=64 -I"$volk" -c $G/synth_encoder/encoder.c -o $G/synth_encoder/encoder_prof.o
+cc -O2 -std=c11 -Wall -Wextra -DOI_VK_PROFILE=64 -I$G/synth_encoder bench/gpu/synth_bench.c \
+    $G/synth_encoder/encoder_prof.o $G/synth_encoder/libencoder.a -ldl -lm -o $G/synth_bench_prof
+rm -f $G/synth_encoder/encoder_prof.o
 cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/encoder_peer.c "$build/libopeninfer.a" \
     -o $G/encoder_peer -lm -lpthread -ldl
 cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/vk_peer.c "$build/libopeninfer.a" \
@@ -78,10 +84,10 @@ d = json.load(open(sys.argv[1]))
 d["preferences"]["default_precision"] = "fp16"
 json.dump(d, open(sys.argv[2], "w"), indent=2)
 PY
-emit() { # MODEL_DIR TARGET OUT
+emit() { # MODEL_DIR TARGET OUT [CFLAGS...]
     rm -rf "$3"
     "$build/tools/openinfer" synth "$1/model.oinf" "$1/graph.json" --target "$2" --out "$3" --report
-    make -s -C "$3" VOLK_DIR="$volk" CFLAGS="-O2 -std=c11 -Wall -Wextra -pedantic"
+    make -s -C "$3" VOLK_DIR="$volk" CFLAGS="-O2 -std=c11 -Wall -Wextra -pedantic ${4:-}"
     rm -f "$3"/*.o
 }
 tmp=$(mktemp -d)
@@ -96,7 +102,7 @@ emit "$tmp/mm" $h16 $P/matmul_coopmat
 grep -q GL_NV_cooperative_matrix $P/matmul_coopmat/matmul_f16_k*.comp # the product on cooperative matrices
 for r in 1 9; do
     OI_MATMUL_N=4096 OI_MATMUL_REPS=$r "$build/tests/synth/export_matmul" "$tmp/mm4k_$r" 0 >/dev/null
-    emit "$tmp/mm4k_$r" $h16 $G/synth_matmul_r$r
+    emit "$tmp/mm4k_$r" $h16 $G/synth_matmul_r$r -DOI_VK_PROFILE=16 # and each kernel's GPU time
     cc -O2 -std=c11 -Wall -Wextra -I$G/synth_matmul_r$r bench/gpu/synth_matmul_bench.c \
         $G/synth_matmul_r$r/libmatmul_f16.a -ldl -lm -o $G/synth_matmul_r$r/bench
 done
