@@ -39,6 +39,7 @@ want() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 section "machine"
 date -u
 nvidia-smi -L 2>/dev/null || true
+timeout 60 $G/openinfer devices 2>&1 | grep -iE "vulkan|coopmat" | head -4
 
 if want encoder; then
 section "emitted encoder: parity with ONNX Runtime's output (h after 1 step)"
@@ -53,6 +54,10 @@ print('parity: max |emitted - onnxruntime| = %.3g (%s)' % (d, 'ok' if d <= 1e-3 
 
 section "emitted encoder (bench/gpu/synth_bench.c, $RUNS steps)"
 $G/synth_bench $G/encoder_data/encoder.oinf $G/encoder_data/x_2d.npy --runs $RUNS | tee "$OUT/emitted.txt"
+
+section "emitted encoder at fp16 (h100.json with default_precision fp16: f16 temporaries)"
+$G/synth_bench_fp16 $G/encoder_data/encoder.oinf $G/encoder_data/x_2d.npy --runs $RUNS | tee "$WORK/emitted_fp16.txt"
+grep -E "emitted_ms|emitted_gpu_ms" "$WORK/emitted_fp16.txt" | sed 's/^/fp16 /' >> "$OUT/emitted.txt"
 
 section "emitted encoder: GPU time per kernel (synth_bench_prof: a timestamp after every dispatch)"
 $G/synth_bench_prof $G/encoder_data/encoder.oinf $G/encoder_data/x_2d.npy --runs 20 > "$WORK/prof.txt"
@@ -85,8 +90,10 @@ trace = open(out + "/trace_summary.txt").read().splitlines()
 def grab(pattern, text):
     m = re.search(pattern, text)
     return float(m.group(1)) if m else None
-emitted = grab(r"emitted_ms best=\S+ median=([\d.]+)", em)
-gpu = grab(r"emitted_gpu_ms median=([\d.]+)", em)
+emitted = grab(r"(?m)^emitted_ms best=\S+ median=([\d.]+)", em)
+fp16 = grab(r"fp16 emitted_ms best=\S+ median=([\d.]+)", em)
+fp16_gpu = grab(r"fp16 emitted_gpu_ms median=([\d.]+)", em)
+gpu = grab(r"(?m)^emitted_gpu_ms median=([\d.]+)", em)
 cpu = grab(r"emitted_host_cpu_ms per_step=([\d.]+)", em)
 dispatches = grab(r"emitted_dispatches=(\d+)", em)
 barriers = grab(r"barriers=(\d+)", em)
@@ -98,6 +105,8 @@ print("encoder, emitted: %.4f ms/step (GPU %.4f ms, the rest host and waiting %.
       % (emitted, gpu, emitted - gpu, cpu or 0))
 print("encoder, emitted: %d dispatches, %d barriers per step; the simulator: %d GPU nodes (dispatches)%s"
       % (dispatches or 0, barriers or 0, sim_gpu, ", %.4f ms GPU" % (sim_gpu_us / 1e3) if sim_gpu_us else ""))
+if fp16:
+    print("encoder, emitted at fp16: %.4f ms/step (GPU %.4f ms)" % (fp16, fp16_gpu or 0))
 if ours:
     print("encoder, simulator: %.4f ms/step; simulator / emitted = %.3f (goal >= 2)" % (ours, ours / emitted))
 if torch:

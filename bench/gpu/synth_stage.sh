@@ -11,6 +11,7 @@
 #   .gpu/synth_encoder/                                (the emitted folder, built: encoder, libencoder.a)
 #   .gpu/synth_bench                                   (the timing harness, linked to libencoder.a)
 #   .gpu/synth_bench_prof                              (the same, -DOI_VK_PROFILE: each kernel's GPU time)
+#   .gpu/synth_encoder_fp16/, synth_bench_fp16         (the block for h100.json at fp16: f16 temporaries)
 #   .gpu/openinfer, .gpu/encoder_peer                  (the simulator's CLI and its Vulkan peer)
 #   .gpu/synth_parity/encoder_f32, encoder_fp16        (tests/synth's seeded encoder, emitted for
 #                                                       h100.json as it is and with fp16, built)
@@ -67,6 +68,19 @@ cc -O2 -std=c11 -DOI_VK_PROFILE=64 -I"$volk" -c $G/synth_encoder/encoder.c -o $G
 cc -O2 -std=c11 -Wall -Wextra -DOI_VK_PROFILE=64 -I$G/synth_encoder bench/gpu/synth_bench.c \
     $G/synth_encoder/encoder_prof.o $G/synth_encoder/libencoder.a -ldl -lm -o $G/synth_bench_prof
 rm -f $G/synth_encoder/encoder_prof.o
+# the block again for h100.json with default_precision fp16 (f16 temporaries), its own harness
+python3 - examples/devices/h100.json $G/h100_fp16.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["preferences"]["default_precision"] = "fp16"
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+PY
+rm -rf $G/synth_encoder_fp16
+"$build/tools/openinfer" synth $G/encoder_data/encoder.oinf $G/encoder_graph.json \
+    --target $G/h100_fp16.json --out $G/synth_encoder_fp16 --report
+make -s -C $G/synth_encoder_fp16 VOLK_DIR="$volk" CFLAGS="-O2 -std=c11 -Wall -Wextra -pedantic"
+cc -O2 -std=c11 -Wall -Wextra -I$G/synth_encoder_fp16 bench/gpu/synth_bench.c \
+    $G/synth_encoder_fp16/libencoder.a -ldl -lm -o $G/synth_bench_fp16
 cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/encoder_peer.c "$build/libopeninfer.a" \
     -o $G/encoder_peer -lm -lpthread -ldl
 cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/vk_peer.c "$build/libopeninfer.a" \
@@ -78,12 +92,6 @@ cp "$build/tools/openinfer" $G/openinfer
 # 128 MiB): the exporters write them again there, the same bytes, so the fingerprints match.
 cp "$build/tests/synth/export_encoder" "$build/tests/synth/export_matmul" $G/
 h16=$G/h100_fp16.json
-python3 - examples/devices/h100.json $h16 <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["preferences"]["default_precision"] = "fp16"
-json.dump(d, open(sys.argv[2], "w"), indent=2)
-PY
 emit() { # MODEL_DIR TARGET OUT [CFLAGS...]
     rm -rf "$3"
     "$build/tools/openinfer" synth "$1/model.oinf" "$1/graph.json" --target "$2" --out "$3" --report
