@@ -18,6 +18,8 @@
  *                    matmul tile loops), verbatim, where a kernel is a matmul
  *   oi_matmul_coopmat_tiles.glsl  vulkan/shaders/matmul_coopmat_tiles.glsl,
  *                    verbatim, where a matmul runs on cooperative matrices
+ *   oi_gen_spirv.py  vulkan/gen_spirv.py, verbatim, there too: the Makefile
+ *                    rewrites those kernels' modules as KHR with it
  *   oi_vk_runtime.h  synth/vulkan_runtime_template.c: device, buffers,
  *                    pipelines, the barrier-placing recorder
  *   npy.h, main.c    the driver, as the C target's
@@ -1220,11 +1222,32 @@ static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
                    N, N, N);
     oi__buf_printf(b, "#define OI_VK_FAIL(...) %s_fail(%s_ERROR_RUNTIME, __VA_ARGS__)\n#include \"oi_vk_runtime.h\"\n\n", N, N);
     oi__buf_puts(b, "/* The kernels' SPIR-V (glslc -mfmt=c, by the Makefile) */\n");
-    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+    bool coop = oi__vk_has_coopmat(p);
+    if (coop)
+        oi__buf_puts(b, "/* VK_KHR_cooperative_matrix came with Vulkan-Headers 1.3.255 (Debian bookworm's are\n"
+                        " * older): what the open uses of it, as vulkan/vk_context.h repeats it */\n"
+                        "#ifndef VK_KHR_cooperative_matrix\n#define VK_KHR_cooperative_matrix 1\n"
+                        "#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME \"VK_KHR_cooperative_matrix\"\n"
+                        "#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)\n"
+                        "typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {\n    VkStructureType sType;\n"
+                        "    void *pNext;\n    VkBool32 cooperativeMatrix, cooperativeMatrixRobustBufferAccess;\n"
+                        "} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;\n#endif\n\n");
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         oi__buf_printf(b, "static const uint32_t %s_k%d_spv[] =\n#include \"%s_k%d.spv.h\"\n    ;\n", N, k, N, k);
-    oi__buf_printf(b, "static const struct { const uint32_t *code; size_t bytes; } %s_kernels[] = {\n", N);
-    for (int k = 0; k < (int)arrlen(s->kernels); k++)
-        oi__buf_printf(b, "    {%s_k%d_spv, sizeof %s_k%d_spv},\n", N, k, N, k);
+        if (oi__vk_cm_takes(&p->gpu, s, &s->kernels[k])) /* oi_gen_spirv.py's KHR rewrite: oi__spirv_NAME_kK_khr */
+            oi__buf_printf(b, "#include \"%s_k%d_khr.spv.h\"\n", N, k);
+    }
+    oi__buf_printf(b, "static const struct {\n    const uint32_t *code;\n    size_t bytes;\n%s} %s_kernels[] = {\n",
+                   coop ? "    const uint32_t *khr_code; /* the cooperative-matrix kernels as KHR modules */\n    size_t khr_bytes;\n"
+                        : "", N);
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
+        oi__buf_printf(b, "    {%s_k%d_spv, sizeof %s_k%d_spv", N, k, N, k);
+        if (coop && oi__vk_cm_takes(&p->gpu, s, &s->kernels[k]))
+            oi__buf_printf(b, ", oi__spirv_%s_k%d_khr, sizeof oi__spirv_%s_k%d_khr", N, k, N, k);
+        else if (coop)
+            oi__buf_puts(b, ", NULL, 0");
+        oi__buf_puts(b, "},\n");
+    }
     if (arrlen(s->kernels) == 0)
         oi__buf_puts(b, "    {NULL, 0},\n");
     oi__buf_printf(b, "};\n#define %s_N_KERNELS %d\n\n", N, (int)arrlen(s->kernels));
@@ -1276,53 +1299,70 @@ static void oi__vk_source_ctx(oi__buf *b, const oi_plan *p) {
 }
 
 /* The device of a folder with cooperative-matrix matmuls: besides 16-bit
- * storage, GL_NV_cooperative_matrix's extension and feature, f16
- * arithmetic, the Vulkan memory model (glslang's coopmat SPIR-V declares
- * it) and 32-wide subgroups (the kernels' 16 subgroups of 32), as the
- * backend's vk_device.c asks for its matmul_coopmat. */
+ * storage, a cooperative-matrix extension and its feature, f16 arithmetic,
+ * the Vulkan memory model (glslang's coopmat SPIR-V declares it) and 32-wide
+ * subgroups (the kernels' 16 subgroups of 32), as the backend's vk_device.c
+ * asks for its matmul_coopmat. VK_KHR_cooperative_matrix where the device has
+ * it (the kernels' KHR modules: NVIDIA's driver loads an NV B fragment in the
+ * A layout and transposes it, matmul_coopmat.comp's header says), else
+ * VK_NV_cooperative_matrix; OI_VK_COOPMAT=nv picks NV. Sets `khr`. */
 static void oi__vk_source_coopmat_device(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
-    oi__buf_puts(b, "    /* the cooperative-matrix matmuls (GL_NV_cooperative_matrix, f16 x f16 -> f32) */\n"
-                    "    static const char *const coop_extensions[] = {VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,\n"
+    oi__buf_puts(b, "    /* the cooperative-matrix matmuls (f16 x f16 -> f32): KHR where the device has it, else NV */\n"
+                    "    const char *coop_extensions[3] = {VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,\n"
                     "        VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME};\n"
-                    "    uint32_t n_props = 0, found = 0;\n"
+                    "    uint32_t n_props = 0, found = 0;\n    int has_nv = 0, has_khr = 0;\n"
                     "    vkEnumerateDeviceExtensionProperties(vk->physical, NULL, &n_props, NULL);\n"
                     "    VkExtensionProperties *props = (VkExtensionProperties *)calloc(n_props + 1, sizeof *props);\n");
     oi__buf_printf(b, "    if (!props)\n        return %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n", N, N, N);
     oi__buf_puts(b, "    vkEnumerateDeviceExtensionProperties(vk->physical, NULL, &n_props, props);\n"
-                    "    for (uint32_t i = 0; i < n_props; i++)\n        for (int e = 0; e < 3; e++)\n"
-                    "            found += strcmp(props[i].extensionName, coop_extensions[e]) == 0;\n    free(props);\n"
-                    "    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop;\n    memset(&coop, 0, sizeof coop);\n"
-                    "    coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;\n"
+                    "    for (uint32_t i = 0; i < n_props; i++) {\n"
+                    "        for (int e = 1; e < 3; e++)\n"
+                    "            found += strcmp(props[i].extensionName, coop_extensions[e]) == 0;\n"
+                    "        has_nv |= strcmp(props[i].extensionName, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;\n"
+                    "        has_khr |= strcmp(props[i].extensionName, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;\n"
+                    "    }\n    free(props);\n"
+                    "    const char *pick = getenv(\"OI_VK_COOPMAT\");\n"
+                    "    khr = has_khr && !(pick && strcmp(pick, \"nv\") == 0);\n"
+                    "    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv;\n    memset(&coop_nv, 0, sizeof coop_nv);\n"
+                    "    coop_nv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;\n"
+                    "    VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr;\n    memset(&coop_khr, 0, sizeof coop_khr);\n"
+                    "    coop_khr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;\n"
                     "    VkPhysicalDeviceVulkanMemoryModelFeatures model;\n    memset(&model, 0, sizeof model);\n"
                     "    model.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;\n"
                     "    VkPhysicalDeviceShaderFloat16Int8Features f16;\n    memset(&f16, 0, sizeof f16);\n"
                     "    f16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;\n"
-                    "    has16.pNext = &f16;\n    f16.pNext = &model;\n    model.pNext = found == 3 ? &coop : NULL;\n"
+                    "    void *coop = khr ? (void *)&coop_khr : has_nv ? (void *)&coop_nv : NULL;\n"
+                    "    VkBool32 *coop_on = khr ? &coop_khr.cooperativeMatrix : &coop_nv.cooperativeMatrix;\n"
+                    "    if (khr)\n        coop_extensions[0] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;\n"
+                    "    has16.pNext = &f16;\n    f16.pNext = &model;\n    model.pNext = coop;\n"
                     "    vkGetPhysicalDeviceFeatures2(vk->physical, &features);\n"
                     "    VkPhysicalDeviceSubgroupProperties subgroup;\n    memset(&subgroup, 0, sizeof subgroup);\n"
                     "    subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;\n"
                     "    VkPhysicalDeviceProperties2 properties;\n    memset(&properties, 0, sizeof properties);\n"
                     "    properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;\n    properties.pNext = &subgroup;\n"
                     "    vkGetPhysicalDeviceProperties2(vk->physical, &properties);\n"
-                    "    if (found != 3 || !coop.cooperativeMatrix || !model.vulkanMemoryModel || !f16.shaderFloat16 ||\n"
+                    "    if (!coop || found != 2 || !*coop_on || !model.vulkanMemoryModel || !f16.shaderFloat16 ||\n"
                     "        subgroup.subgroupSize != 32)\n");
     oi__buf_printf(b, "        return %s_fail(%s_ERROR_RUNTIME, \"%s_open: the matmul kernels use cooperative matrices \"\n"
-                      "                       \"(VK_NV_cooperative_matrix, shaderFloat16, vulkanMemoryModel, 32-wide \"\n"
-                      "                       \"subgroups) and this device lacks one; synthesize for its own JSON\");\n",
+                      "                       \"(VK_KHR_ or VK_NV_cooperative_matrix, shaderFloat16, vulkanMemoryModel, \"\n"
+                      "                       \"32-wide subgroups) and this device lacks one; synthesize for its own JSON\");\n",
                    N, N, N);
-    oi__buf_puts(b, "    coop.cooperativeMatrix = VK_TRUE;\n    model.vulkanMemoryModel = VK_TRUE;\n    f16.shaderFloat16 = VK_TRUE;\n"
-                    "    model.pNext = &coop;\n    f16.pNext = &model;\n    storage16.pNext = &f16;\n"
-                    "    /* nothing else on: the queried structs carried every feature the device has */\n"
-                    "    coop.cooperativeMatrixRobustBufferAccess = VK_FALSE;\n"
+    oi__buf_puts(b, "    /* only what the kernels need on: the queried structs hold every feature the device has */\n"
+                    "    coop_nv.cooperativeMatrixRobustBufferAccess = VK_FALSE;\n"
+                    "    coop_khr.cooperativeMatrixRobustBufferAccess = VK_FALSE;\n"
                     "    model.vulkanMemoryModelDeviceScope = VK_FALSE;\n"
                     "    model.vulkanMemoryModelAvailabilityVisibilityChains = VK_FALSE;\n    f16.shaderInt8 = VK_FALSE;\n"
+                    "    *coop_on = VK_TRUE;\n    model.vulkanMemoryModel = VK_TRUE;\n    f16.shaderFloat16 = VK_TRUE;\n"
+                    "    model.pNext = coop;\n    f16.pNext = &model;\n    storage16.pNext = &f16;\n"
                     "    if (oi_vk_create_device(vk, coop_extensions, 3, &storage16))\n        return 1;\n");
 }
 
 static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     oi__buf_printf(b, "static int %s_open_device(%s_ctx *ctx) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
+    if (oi__vk_has_coopmat(p))
+        oi__buf_puts(b, "    int khr = 0; /* the cooperative-matrix kernels through VK_KHR_cooperative_matrix */\n");
     if (p->gpu.fp16_storage) {
         oi__buf_puts(b, "    /* the kernels store temporaries as f16 (synthesized for default_precision fp16) */\n"
                         "    VkPhysicalDevice16BitStorageFeatures storage16, has16;\n"
@@ -1357,9 +1397,17 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
                       "    if (!vk->pipelines)\n        return %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n"
                       "    vk->n_pipelines = %s_N_KERNELS;\n", N, N, N, N, N);
     oi__buf_printf(b, "    if (oi_vk_create_layout(vk, %uu))\n        return 1;\n", oi__vk_push_bytes(p));
-    oi__buf_printf(b, "    for (int k = 0; k < %s_N_KERNELS; k++)\n"
-                      "        if (oi_vk_create_pipeline(vk, k, %s_kernels[k].code, %s_kernels[k].bytes))\n            return 1;\n",
-                   N, N, N);
+    if (oi__vk_has_coopmat(p))
+        oi__buf_printf(b, "    for (int k = 0; k < %s_N_KERNELS; k++) {\n"
+                          "        const int k_khr = khr && %s_kernels[k].khr_code; /* the module rewritten as KHR */\n"
+                          "        if (oi_vk_create_pipeline(vk, k, k_khr ? %s_kernels[k].khr_code : %s_kernels[k].code,\n"
+                          "                                  k_khr ? %s_kernels[k].khr_bytes : %s_kernels[k].bytes))\n"
+                          "            return 1;\n    }\n",
+                       N, N, N, N, N, N);
+    else
+        oi__buf_printf(b, "    for (int k = 0; k < %s_N_KERNELS; k++)\n"
+                          "        if (oi_vk_create_pipeline(vk, k, %s_kernels[k].code, %s_kernels[k].bytes))\n            return 1;\n",
+                       N, N, N);
     oi__buf_puts(b, "    return 0;\n}\n\n");
 
     oi__buf_printf(b, "/* The kernels run on the GPU: no host threads, so the options have nothing to set. */\n"
@@ -1488,14 +1536,29 @@ static char *oi__vk_makefile(const oi_plan *p) {
     oi__buf_puts(&b, "# VOLK_DIR: the folder holding volk.h and volk.c (Debian: libvulkan-volk-dev).\n"
                      "CC ?= cc\nAR ?= ar\nGLSLC ?= glslc\nVOLK_DIR ?= /usr/include\n"
                      "CFLAGS ?= -O2 -std=c11 -Wall -Wextra -pedantic\nVOLK_CFLAGS ?= -O2\nLDLIBS ?= -ldl -lm\n\n");
+    if (oi__vk_has_coopmat(p))
+        oi__buf_puts(&b, "PYTHON ?= python3\n");
     oi__buf_puts(&b, "SPV =");
-    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
+    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++) {
         oi__buf_printf(&b, " %s_k%d.spv.h", N, k);
+        if (oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
+            oi__buf_printf(&b, " %s_k%d_khr.spv.h", N, k);
+    }
     oi__buf_printf(&b, "\n\nall: %s\n\n", N);
     oi__buf_printf(&b, "%%.spv.h: %%.comp oi_kernel.glsl oi_scalar.h oi_math.glsl%s%s\n",
                    oi__vk_has_matmul(p) ? " oi_matmul_tiles.glsl" : "",
                    oi__vk_has_coopmat(p) ? " oi_matmul_coopmat_tiles.glsl" : "");
     oi__buf_puts(&b, "\t$(GLSLC) --target-env=vulkan1.1 -O -mfmt=c $< -o $@\n\n");
+    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
+        if (oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
+            oi__buf_printf(&b, "# k%d on cooperative matrices: also as a SPV_KHR_cooperative_matrix module (oi_gen_spirv.py,\n"
+                               "# vulkan/gen_spirv.py verbatim; Debian's glslang compiles only the NV extension)\n"
+                               "%s_k%d_khr.spv.h: %s_k%d.comp oi_kernel.glsl oi_scalar.h oi_math.glsl oi_matmul_coopmat_tiles.glsl "
+                               "oi_gen_spirv.py\n"
+                               "\t$(GLSLC) --target-env=vulkan1.1 -O $< -o %s_k%d.spv\n"
+                               "\t$(PYTHON) oi_gen_spirv.py coopmat-khr %s_k%d.spv %s_k%d_khr.spv\n"
+                               "\t$(PYTHON) oi_gen_spirv.py embed $@ %s_k%d_khr.spv\n\n",
+                           k, N, k, N, k, N, k, N, k, N, k, N, k);
     oi__buf_printf(&b, "%s.o: %s.c %s.h oi_vk_runtime.h $(SPV)\n\t$(CC) $(CFLAGS) -I$(VOLK_DIR) -c %s.c -o $@\n\n", N, N, N, N);
     oi__buf_puts(&b, "volk.o: $(VOLK_DIR)/volk.c\n\t$(CC) $(VOLK_CFLAGS) -I$(VOLK_DIR) -c $(VOLK_DIR)/volk.c -o $@\n\n");
     oi__buf_printf(&b, "lib%s.a: %s.o volk.o\n\t$(AR) rcs $@ %s.o volk.o\n\n", N, N, N);
@@ -1527,6 +1590,8 @@ oi_status oi__sy_emit_vulkan(const oi_plan *p, const oi__sy_out *dir) {
     if (st == OI_OK && oi__vk_has_coopmat(p))
         st = oi__sy_emit_write(dir, "oi_matmul_coopmat_tiles", ".glsl",
                                oi__sy_emit_text(oi__sy_text_matmul_coopmat_tiles_glsl));
+    if (st == OI_OK && oi__vk_has_coopmat(p))
+        st = oi__sy_emit_write(dir, "oi_gen_spirv", ".py", oi__sy_emit_text(oi__sy_text_gen_spirv_py));
     if (st == OI_OK)
         st = oi__sy_emit_write(dir, "oi_vk_runtime", ".h", oi__sy_emit_text(oi__sy_text_vk_runtime));
     if (st == OI_OK)

@@ -7,8 +7,9 @@
 #   2. parity of emitted code with the simulator on this GPU (bench/gpu/synth_parity.py):
 #      tests/synth's seeded encoder for h100.json as it is (f32) and at fp16 (f16 temporaries),
 #      and tests/synth/matmul_graph.c's 1024^3 matmul on cooperative matrices (fp16);
-#   3. the emitted f16 matmul at n = 4096 (cooperative matrices, h100.json at fp16) vs cuBLAS
-#      through torch, and the backend's own (vk_peer matmul) in the same run.
+#   3. the emitted f16 matmul at n = 4096 (cooperative matrices, h100.json at fp16; through
+#      VK_KHR_cooperative_matrix, and again through the NV extension) vs cuBLAS through torch, and
+#      the backend's own (vk_peer matmul) in the same run.
 #
 # Stage on the dev machine first (bash bench/gpu/synth_stage.sh: glslc and volk are there, not
 # here), copy the checkout with .gpu/ and .gl/ (run_on_device.sh's header says how .gl/ is made),
@@ -134,6 +135,10 @@ section "f16 matmul, n = 4096: emitted (cooperative matrices) vs cuBLAS (torch) 
         OI_MATMUL_N=4096 OI_MATMUL_REPS=$r $G/export_matmul "$WORK/mm4k_$r" 0 >/dev/null
         echo "R = $r:"
         $G/synth_matmul_r$r/bench "$WORK/mm4k_$r/model.oinf" --runs 30
+        if [ $r = 1 ]; then
+            echo "R = 1 through VK_NV_cooperative_matrix (OI_VK_COOPMAT=nv):"
+            OI_VK_COOPMAT=nv $G/synth_matmul_r$r/bench "$WORK/mm4k_$r/model.oinf" --runs 30 | sed 's/^/nv /'
+        fi
         rm -f "$WORK/mm4k_$r/model.oinf"
     done
     python3 - <<'PY'
@@ -159,6 +164,7 @@ import re, sys
 t = open(sys.argv[1] + "/matmul.txt").read()
 gpu = [float(x) for x in re.findall(r"matmul_gpu_ms best=([\d.]+)", t)]
 k1 = re.search(r"R = 1:.*?emitted_kernel k1 us=([\d.]+)", t, re.S) # the matmul's own timestamps at R = 1
+nv = re.search(r"nv emitted_kernel k1 us=([\d.]+)", t) # the same through the NV extension
 cublas = re.search(r"cublas_f16_ms best=([\d.]+) median=([\d.]+)", t)
 backend = re.search(r"matmul_f16 [\d.]+ \S+ \(([\d.]+) us on the GPU", t)
 flop = 2 * 4096 ** 3
@@ -169,6 +175,9 @@ if len(gpu) == 2:
     if k1:
         print("f16 matmul 4096, emitted, its own timestamps (R = 1): %.4f ms (%.0f TFLOP/s)" % (
             float(k1.group(1)) / 1e3, flop / float(k1.group(1)) / 1e6))
+    if nv:
+        print("f16 matmul 4096, emitted through VK_NV_cooperative_matrix (OI_VK_COOPMAT=nv): %.4f ms" % (
+            float(nv.group(1)) / 1e3))
     if cublas:
         print("f16 matmul 4096, cuBLAS: %.4f ms (%.0f TFLOP/s); emitted reaches %.2f of cuBLAS (goal >= 0.5)"
               % (float(cublas.group(1)), flop / float(cublas.group(1)) / 1e9, float(cublas.group(1)) / ms))

@@ -20,8 +20,9 @@ exactly the extensions and workgroup sizes the JSON allows:
 MATMUL_EXPORTER's graph (matmul_graph.c at N = 1024: one 1024^3 matmul) is
 synthesized for the H100's JSON with default_precision fp16: its matmul,
 and only it, runs on cooperative matrices (GL_NV_cooperative_matrix,
-oi_matmul_coopmat_tiles.glsl, 512 invocations, 16-bit arithmetic types), and
-every kernel compiles with glslc; for the H100's JSON as it is (fp32), for
+oi_matmul_coopmat_tiles.glsl, 512 invocations, 16-bit arithmetic types), the
+host asks for VK_KHR_ or VK_NV_cooperative_matrix, every kernel compiles with
+glslc and the folder builds (the KHR module by oi_gen_spirv.py, -Werror); for the H100's JSON as it is (fp32), for
 ada_mock.json (fp16, no cooperative_matrix), for lavapipe's and for an
 H100 whose subgroups are 64 wide, no kernel mentions a cooperative matrix.
 Every kernel is compiled by glslc for the first two (no device needed;
@@ -129,7 +130,14 @@ def check_coopmat(cli, exporter, devices, ada, work):
             assert '#include "oi_matmul_coopmat_tiles.glsl"' in matmul[0], name
             assert not any(w in t for t in others for w in COOPMAT_WORDS), (name, "only the matmul")
             host = open(os.path.join(out, "matmul_f16.c")).read()
-            assert "VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME" in host, (name, "the host enables the extension")
+            for ext in ("VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME", "VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME"):
+                assert ext in host, (name, "the host enables", ext)
+            assert os.path.exists(os.path.join(out, "oi_gen_spirv.py")), (name, "the KHR rewrite")
+            volk = os.environ.get("VOLK_DIR", "/usr/include")
+            if shutil.which("glslc") and os.path.exists(os.path.join(volk, "volk.c")):
+                # the whole folder: NV and KHR modules (oi_gen_spirv.py), the host code with -Werror
+                run(["make", "-C", out, "VOLK_DIR=" + volk, "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror"])
+                assert any(f.endswith("_khr.spv.h") for f in os.listdir(out)), (name, "a KHR module")
         else:
             assert not any(w in text for w in COOPMAT_WORDS), (name, "no cooperative matrix")
             host = open(os.path.join(out, "matmul_f16.c")).read()

@@ -99,7 +99,10 @@ static const uint32_t encoder_k15_spv[] =
 static const uint32_t encoder_k16_spv[] =
 #include "encoder_k16.spv.h"
     ;
-static const struct { const uint32_t *code; size_t bytes; } encoder_kernels[] = {
+static const struct {
+    const uint32_t *code;
+    size_t bytes;
+} encoder_kernels[] = {
     {encoder_k0_spv, sizeof encoder_k0_spv},
     {encoder_k1_spv, sizeof encoder_k1_spv},
     {encoder_k2_spv, sizeof encoder_k2_spv},

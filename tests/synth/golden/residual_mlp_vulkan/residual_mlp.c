@@ -54,7 +54,10 @@ static const uint32_t residual_mlp_k0_spv[] =
 static const uint32_t residual_mlp_k1_spv[] =
 #include "residual_mlp_k1.spv.h"
     ;
-static const struct { const uint32_t *code; size_t bytes; } residual_mlp_kernels[] = {
+static const struct {
+    const uint32_t *code;
+    size_t bytes;
+} residual_mlp_kernels[] = {
     {residual_mlp_k0_spv, sizeof residual_mlp_k0_spv},
     {residual_mlp_k1_spv, sizeof residual_mlp_k1_spv},
 };
