@@ -9,6 +9,12 @@ passes ISO C's 4095-character minimum):
     vulkan/shaders/math.glsl  -> oi__sy_text_math_glsl (Vulkan target: oi_math.glsl,
         with kernels/scalar_math.h pasted in at its #include: the f32
         exp, tanh and gelu the simulator runs)
+    vulkan/shaders/matmul_tiles.glsl -> oi__sy_text_matmul_tiles_glsl (Vulkan:
+        oi_matmul_tiles.glsl, the tile loops of the backend's matmul.comp)
+    vulkan/shaders/matmul_coopmat_tiles.glsl -> oi__sy_text_matmul_coopmat_tiles_glsl
+        (Vulkan: oi_matmul_coopmat_tiles.glsl, matmul_coopmat.comp's body)
+    vulkan/gen_spirv.py       -> oi__sy_text_gen_spirv_py (Vulkan, with cooperative
+        matrices: oi_gen_spirv.py, whose coopmat-khr rewrite the Makefile runs)
     synth/vulkan_runtime_template.c -> oi__sy_text_vk_runtime (Vulkan: oi_vk_runtime.h)
     vulkan/shaders/common.glsl's region -> oi__sy_text_float_glsl (Vulkan: in
         oi_kernel.glsl: the NaN/inf tests math.glsl needs)
@@ -34,6 +40,9 @@ SOURCES = [
     ("oi__sy_text_npy_h", "openinfer_impl/npy.h"),
     ("oi__sy_text_driver_c", "synth/driver_template.c"),
     ("oi__sy_text_math_glsl", "vulkan/shaders/math.glsl"),
+    ("oi__sy_text_matmul_tiles_glsl", "vulkan/shaders/matmul_tiles.glsl"),
+    ("oi__sy_text_matmul_coopmat_tiles_glsl", "vulkan/shaders/matmul_coopmat_tiles.glsl"),
+    ("oi__sy_text_gen_spirv_py", "vulkan/gen_spirv.py"),
     ("oi__sy_text_vk_runtime", "synth/vulkan_runtime_template.c"),
     ("oi__sy_text_runtime_h", "synth/cpu_runtime_template.h"),
     ("oi__sy_text_half_h", "kernels/half.h"),

@@ -15,6 +15,12 @@
  *   oi_scalar.h      kernels/scalar.h (each op's arithmetic), verbatim
  *   oi_math.glsl     vulkan/shaders/math.glsl (exp_f32, gelu_f32), with
  *                    kernels/scalar_math.h pasted in (scripts/embed_synth_sources.py)
+ *   oi_matmul_tiles.glsl  vulkan/shaders/matmul_tiles.glsl (the backend's
+ *                    matmul tile loops), verbatim, where a kernel is a matmul
+ *   oi_matmul_coopmat_tiles.glsl  vulkan/shaders/matmul_coopmat_tiles.glsl,
+ *                    verbatim, where a matmul runs on cooperative matrices
+ *   oi_gen_spirv.py  vulkan/gen_spirv.py, verbatim, there too: the Makefile
+ *                    rewrites those kernels' modules as KHR with it
  *   oi_vk_runtime.h  synth/vulkan_runtime_template.c: device, buffers,
  *                    pipelines, the barrier-placing recorder
  *   npy.h, main.c    the driver, as the C target's
@@ -50,7 +56,10 @@ static bool oi__vk_name_clashes(const char *name) {
         "max", "min", "abs", "sqrt", "exp", "exp2", "log", "trunc", "sign", "barrier", "main", "arena", "state",
         "model", "pc", "is_nan_f", "is_inf_f", "exp_f32", "gelu_f32", "tanh_f32", "erf_f32", "erfc_f32",
         "erfc_tail", "erf_series", "log_f32", "log1p_f32", "oi_wg_sum", "oi_wg_max", "oi_partial", "oi_p",
-        "a_tile", "b_tile", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
+        "a_tile", "b_tile", "tile_a", "tile_b", "mm_tiles", "mm_load_a", "mm_load_b", "mm_store", "mm_rows",
+        "mm_cols", "float_math", "cm_tiles", "cm_load_a", "cm_load_b", "cm_load_bt", "cm_store8", "oi_cm_pack", "put_a", "put_b",
+        "load_a", "load_b", "store_tiles", "load_tiles",
+        "multiply", "multiply_tile", "partial_round", "load_a_fragment", "load_b_fragment", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
@@ -282,6 +291,9 @@ static bool oi__vk_uses_reductions(const oi__sy_kernel *k) {
            k->kind == OI__SY_K_ATTENTION;
 }
 
+static bool oi__vk_cm_takes(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k);
+static bool oi__vk_has_coopmat(const oi_plan *p);
+
 static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, const oi__sy_param *params,
                                uint32_t local_size) {
     const oi__sy_schedule *s = &p->schedule;
@@ -296,6 +308,13 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     if (oi__vk_uses_reductions(k) && p->gpu.subgroup_ops)
         oi__buf_puts(b, "#extension GL_KHR_shader_subgroup_basic : require\n"
                         "#extension GL_KHR_shader_subgroup_arithmetic : require\n");
+    if (k->kind == OI__SY_K_MATMUL) /* oi_matmul_tiles.glsl's [[unroll]] */
+        oi__buf_puts(b, "#extension GL_EXT_control_flow_attributes : require\n");
+    if (oi__vk_cm_takes(&p->gpu, s, k)) /* what oi_matmul_coopmat_tiles.glsl needs */
+        oi__buf_puts(b, "#extension GL_NV_cooperative_matrix : require\n"
+                        "#extension GL_KHR_memory_scope_semantics : require\n"
+                        "#extension GL_KHR_shader_subgroup_basic : require\n"
+                        "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n");
     oi__buf_puts(b, "#include \"oi_kernel.glsl\"\n\n");
     oi__buf_printf(b, "layout(local_size_x = %u) in;\n", local_size);
     if (oi__vk_has_prefix(s, params)) {
@@ -360,7 +379,7 @@ static void oi__vk_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
     if (mm->ir->op != OI_OP_gemm)
         return;
     if (arrlen(mm->inputs) > 2) {
-        oi__buf_puts(b, "            acc_j = acc_j + ");
+        oi__buf_puts(b, "    acc_j = acc_j + ");
         oi__vk_name(b, s, mm->inputs[2]);
         oi__buf_puts(b, "(j);\n");
     }
@@ -369,57 +388,193 @@ static void oi__vk_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         if (strcmp(mm->attrs[i].name, "activation") == 0)
             act = mm->attrs[i].s;
     if (act && strcmp(act, "relu") == 0)
-        oi__buf_puts(b, "            acc_j = acc_j < 0.0 ? 0.0 : acc_j;\n");
+        oi__buf_puts(b, "    acc_j = acc_j < 0.0 ? 0.0 : acc_j;\n");
     else if (act && strcmp(act, "gelu") == 0)
-        oi__buf_puts(b, "            acc_j = gelu_f32(acc_j, false);\n");
+        oi__buf_puts(b, "    acc_j = gelu_f32(acc_j, false);\n");
 }
 
-/* C = A B in tiles of RT x RT (T x T threads, R x R results each) through
- * shared memory, then the epilogue per result while it is in a register. */
+/* The result of C = A B at (r, j) in acc_j: the gemm's tail, the store
+ * (unless a fused statement overwrites C), the fused statements at i. */
+static void oi__vk_matmul_epilogue(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *c = oi__vk_slot(s, mm->out);
+    oi__buf_printf(b, "    const uint i = r * %lldu + j;\n    /* ", (long long)c->shape[1]);
+    oi__sy_render_stmt(b, mm);
+    oi__buf_puts(b, " */\n");
+    oi__vk_gemm_tail(b, s, mm);
+    oi__buf_puts(b, "    float v0 = acc_j;\n");
+    bool last = true;
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        last &= k->nodes[m]->out != mm->out;
+    if (oi__sy_slot_stored(s, mm->out) && last) {
+        oi__buf_puts(b, "    ");
+        oi__vk_name(b, s, mm->out);
+        oi__buf_puts(b, "(i) = v0;\n");
+    }
+    for (int n = 1; n < (int)arrlen(k->nodes); n++)
+        oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 1);
+}
+
+/* C = A B by the backend's tile loops (vulkan/shaders/matmul_tiles.glsl,
+ * copied as oi_matmul_tiles.glsl): T x T threads of R x R results, K in
+ * steps of 16; this kernel says where A and B are and what becomes of
+ * each result (the epilogue, while it is in a register). */
 static void oi__vk_matmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__sy_gpu *g) {
     const oi__pnode *mm = k->nodes[0];
     const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     int side = oi__vk_matmul_side(g), reg = oi__vk_matmul_reg(g, c);
     oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\n"
-                      "const uint T = %du, R = %du, TILE = %du, KT = 16u; /* T x T threads of R x R results */\n",
-                   M, N, K, side, reg, side * reg);
-    oi__buf_puts(b, "shared float a_tile[KT][TILE]; /* A[row0 + r, p0 + p] at [p][r] */\n"
-                    "shared float b_tile[KT][TILE]; /* B[p0 + p, col0 + c] at [p][c] */\n\n");
-    oi__buf_puts(b, "void main() {\n    const uint tid = gl_LocalInvocationID.x, tr = tid / T, tc = tid % T;\n"
-                    "    const uint row0 = gl_WorkGroupID.y * TILE, col0 = gl_WorkGroupID.x * TILE;\n"
-                    "    float acc[R][R];\n    for (uint m = 0u; m < R; m++)\n        for (uint n = 0u; n < R; n++)\n"
-                    "            acc[m][n] = 0.0;\n");
-    oi__buf_puts(b, "    for (uint p0 = 0u; p0 < K; p0 += KT) {\n        for (uint e = tid; e < KT * TILE; e += T * T) {\n"
-                    "            const uint r = e / KT, p = e % KT;\n            a_tile[p][r] = row0 + r < M && p0 + p < K ? ");
+                      "#define MM_T %du /* MM_T x MM_T threads of %d x %d results */\n#define BM %du\n#define BN %du\n"
+                      "#define BK 16u\n"
+                      "/* the store loops unrolled by the driver, not by glslang: lavapipe computed a\n"
+                      " * gelu epilogue wrongly in 16 unrolled copies */\n#define MM_STORE_UNROLL\n\n",
+                   M, N, K, side, reg, reg, side * reg, side * reg);
+    oi__buf_puts(b, "bool float_math() { return true; }\nuint mm_rows() { return M; }\nuint mm_cols() { return N; }\n"
+                    "uint mm_load_a(uint base, uint m, uint k) { return floatBitsToUint(");
     oi__vk_name(b, s, mm->inputs[0]);
-    oi__buf_puts(b, "((row0 + r) * K + p0 + p) : 0.0;\n        }\n        for (uint e = tid; e < KT * TILE; e += T * T) {\n"
-                    "            const uint p = e / TILE, c = e % TILE;\n            b_tile[p][c] = p0 + p < K && col0 + c < N ? ");
+    oi__buf_puts(b, "(m * K + k)); }\nuint mm_load_b(uint base, uint k, uint n) { return floatBitsToUint(");
     oi__vk_name(b, s, mm->inputs[1]);
-    oi__buf_puts(b, "((p0 + p) * N + col0 + c) : 0.0;\n        }\n        barrier();\n"
-                    "        for (uint p = 0u; p < KT; p++)\n            for (uint m = 0u; m < R; m++)\n"
-                    "                for (uint n = 0u; n < R; n++)\n"
-                    "                    acc[m][n] = OI_S_mac(acc[m][n], a_tile[p][tr + m * T], b_tile[p][tc + n * T]);\n"
-                    "        barrier();\n    }\n");
-    oi__buf_puts(b, "    for (uint m = 0u; m < R; m++)\n        for (uint n = 0u; n < R; n++) {\n"
-                    "            const uint r = row0 + tr + m * T, j = col0 + tc + n * T;\n"
-                    "            if (r >= M || j >= N)\n                continue;\n            const uint i = r * N + j;\n"
-                    "            float acc_j = acc[m][n];\n            /* ");
-    oi__sy_render_stmt(b, mm);
-    oi__buf_puts(b, " */\n");
-    oi__vk_gemm_tail(b, s, mm);
-    oi__buf_puts(b, "            float v0 = acc_j;\n");
-    bool last = true;
-    for (int m = 1; m < (int)arrlen(k->nodes); m++)
-        last &= k->nodes[m]->out != mm->out;
-    if (oi__sy_slot_stored(s, mm->out) && last) {
-        oi__buf_puts(b, "            ");
-        oi__vk_name(b, s, mm->out);
-        oi__buf_puts(b, "(i) = v0;\n");
+    oi__buf_puts(b, "(k * N + n)); }\n\nvoid mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n");
+    oi__vk_matmul_epilogue(b, s, k);
+    oi__buf_puts(b, "}\n\n#include \"oi_matmul_tiles.glsl\"\n\nvoid main() { mm_tiles(0u, 0u, 0u, 0u, K); }\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* The cooperative-matrix matmul (default_precision fp16 on a device   */
+/* with cooperative matrices): the backend's matmul_coopmat_tiles.glsl */
+/* ------------------------------------------------------------------ */
+#define OI__VK_CM_BM 128 /* = matmul_coopmat_tiles.glsl's BM, BN (its defaults) */
+#define OI__VK_CM_BN 256
+#define OI__VK_CM_THREADS 512 /* 32 x WG_M x WG_N */
+#define OI__VK_CM_BLOCKS 32   /* fewer blocks than this leave most of a large GPU idle: the tiled matmul */
+
+/* Where an operand's first element is, in `unit` elements of its buffer
+ * (f16 temporaries: halves; else floats), as text; false if its data is
+ * not aligned to 16 bytes (one uvec4 of halves, one vec4 of floats). */
+static bool oi__vk_cm_at(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot, oi__buf *at) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    if (buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX) {
+        for (int t = 0; t < (int)arrlen(buf->tensors); t++)
+            if (buf->tensors[t]->data_offset % 16)
+                return false;
+        if (buf->home == OI__SY_PREFIX) {
+            oi__buf_puts(at, "pc.");
+            oi__sy_render_param_name(at, oi__vk_slot(s, slot));
+            oi__buf_puts(at, "_at");
+        } else {
+            oi__buf_printf(at, "%lluu", (unsigned long long)(buf->tensors[0]->data_offset / 4));
+        }
+        return true;
     }
-    for (int n = 1; n < (int)arrlen(k->nodes); n++)
-        oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 3);
-    oi__buf_puts(b, "        }\n}\n");
+    if (buf->offset % 16)
+        return false;
+    oi__buf_printf(at, "%lluu", (unsigned long long)(buf->offset / (oi__vk_half(g, s, slot) ? 2 : 4)));
+    return true;
+}
+
+/* Whether the gemm has a bias or an activation (an epilogue per result). */
+static bool oi__vk_gemm_has_tail(const oi__pnode *mm) {
+    if (mm->ir->op != OI_OP_gemm)
+        return false;
+    if (arrlen(mm->inputs) > 2)
+        return true;
+    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
+        if (strcmp(mm->attrs[i].name, "activation") == 0 && mm->attrs[i].s && strcmp(mm->attrs[i].s, "none") != 0)
+            return true;
+    return false;
+}
+
+/* Whether kernel k's matmul runs on cooperative matrices: the device
+ * offers them for f16 (oi__sy_gpu.coopmat_f16), N and K are whole uvec4s
+ * of halves, the operands are aligned, and the product has blocks enough. */
+static bool oi__vk_cm_takes(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    if (!g->coopmat_f16 || k->kind != OI__SY_K_MATMUL)
+        return false;
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
+    int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
+    if (N % 8 || K % 8 || ((M + OI__VK_CM_BM - 1) / OI__VK_CM_BM) * ((N + OI__VK_CM_BN - 1) / OI__VK_CM_BN) < OI__VK_CM_BLOCKS)
+        return false;
+    oi__buf at;
+    memset(&at, 0, sizeof at);
+    bool ok = oi__vk_cm_at(g, s, mm->inputs[0], &at) && oi__vk_cm_at(g, s, mm->inputs[1], &at);
+    oi__buf_free(&at);
+    return ok;
+}
+
+/* Whether the results go straight from the accumulators into C: no
+ * epilogue, C stored and aligned (else each goes through mm_store). */
+static bool oi__vk_cm_direct(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *mm = k->nodes[0];
+    const oi__sy_buffer *buf = &s->buffers[mm->out];
+    return arrlen(k->nodes) == 1 && !oi__vk_gemm_has_tail(mm) && oi__sy_slot_stored(s, mm->out) &&
+           (buf->home == OI__SY_ARENA || buf->home == OI__SY_STATE) && buf->offset % 16 == 0 && (void *)g;
+}
+
+/* cm_load_a / cm_load_b: 8 halves of a row from `at`; an f32 operand
+ * (weights, declared variables, what the host reads) rounded to f16 as it
+ * is loaded. */
+static void oi__vk_cm_loader(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule *s, int slot, const char *fn,
+                             const char *args, const char *index, int binding) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    bool half = oi__vk_half(g, s, slot);
+    oi__buf at;
+    memset(&at, 0, sizeof at);
+    oi__vk_cm_at(g, s, slot, &at);
+    oi__buf_printf(b, "layout(std430, binding = %d) readonly buffer Oi_%s { %s %s_view[]; }; /* ", binding, fn,
+                   half ? "uvec4" : "vec4", fn);
+    oi__vk_name(b, s, slot);
+    oi__buf_printf(b, ": %s */\n", half ? "f16, 8 per uvec4" : "f32, 4 per vec4");
+    oi__buf_printf(b, "uvec4 %s(%s) {\n", fn, args);
+    if (half)
+        oi__buf_printf(b, "    return %s_view[(%s + %s) >> 3u];\n}\n", fn, at.data, index);
+    else
+        oi__buf_printf(b, "    const uint q = (%s + %s) >> 2u;\n    return oi_cm_pack(%s_view[q], %s_view[q + 1u]);\n}\n", at.data,
+                       index, fn, fn);
+    oi__buf_free(&at);
+    (void)buf;
+}
+
+static int oi__vk_binding(oi__sy_home home) {
+    return home == OI__SY_ARENA ? 0 : home == OI__SY_STATE ? 1 : 2;
+}
+
+/* C = A B on cooperative matrices (matmul_coopmat_tiles.glsl, copied as
+ * oi_matmul_coopmat_tiles.glsl): 128 x 256 blocks of 16 subgroups, f16
+ * fragments, f32 accumulators; the epilogue, where there is one, per result
+ * as the tiled matmul's (mm_store). */
+static void oi__vk_matmul_coopmat(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__sy_gpu *g) {
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
+    const oi__sy_buffer *cb = &s->buffers[mm->out];
+    long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
+    bool direct = oi__vk_cm_direct(g, s, k), half_out = direct && oi__vk_half(g, s, mm->out);
+    oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\n#define CM_M M\n#define CM_N N\n#define CM_K K\n"
+                      "const uint B_T = 0u; /* B is [K, N] */\n\n", M, N, K);
+    oi__buf_puts(b, "/* 8 f32 values as 8 halves (an operand stored as f32) */\n"
+                    "uvec4 oi_cm_pack(vec4 lo, vec4 hi) {\n"
+                    "    return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));\n}\n");
+    oi__vk_cm_loader(b, g, s, mm->inputs[0], "cm_load_a", "uint base, uint m, uint k", "m * K + k",
+                     oi__vk_binding(s->buffers[mm->inputs[0]].home == OI__SY_PREFIX ? OI__SY_MODEL
+                                                                                     : s->buffers[mm->inputs[0]].home));
+    oi__vk_cm_loader(b, g, s, mm->inputs[1], "cm_load_b", "uint base, uint k, uint n", "k * N + n",
+                     oi__vk_binding(s->buffers[mm->inputs[1]].home == OI__SY_PREFIX ? OI__SY_MODEL
+                                                                                     : s->buffers[mm->inputs[1]].home));
+    oi__buf_puts(b, "uvec4 cm_load_bt(uint base, uint n, uint k) { return uvec4(0u); } /* B_T is 0 */\n\n");
+    oi__buf_printf(b, "/* C: %s */\nlayout(std430, binding = %d) buffer Oi_d4 { uvec4 d4[]; };\n#define CM_DIRECT %s\n"
+                      "#define CM_D_HALF %s\n",
+                   direct ? "fragments inside it stored straight from the accumulators" : "every result through mm_store",
+                   direct ? oi__vk_binding(cb->home) : 0, direct ? "true" : "false", half_out ? "true" : "false");
+    oi__buf_puts(b, "\nvoid mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n");
+    oi__vk_matmul_epilogue(b, s, k);
+    oi__buf_puts(b, "}\n\n/* the results of row m, columns n .. n + 7 */\n"
+                    "void cm_store8(uint base, uint m, uint n, vec4 lo, vec4 hi) {\n"
+                    "    for (uint c = 0u; c < 4u; c++) {\n        mm_store(base, m, n + c, lo[c], 0u);\n"
+                    "        mm_store(base, m, n + 4u + c, hi[c], 0u);\n    }\n}\n\n"
+                    "#include \"oi_matmul_coopmat_tiles.glsl\"\n\n");
+    oi__buf_printf(b, "void main() { cm_tiles(0u, 0u, %lluu); }\n",
+                   direct ? (unsigned long long)(cb->offset / (half_out ? 2 : 4)) : 0ull);
 }
 
 /* One workgroup per row of `len` elements: r is the row, tid strides it. */
@@ -580,6 +735,11 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
     *gy = 1;
     switch (k->kind) {
     case OI__SY_K_MATMUL: {
+        if (oi__vk_cm_takes(&p->gpu, s, k)) {
+            *gx = (uint32_t)((out->shape[1] + OI__VK_CM_BN - 1) / OI__VK_CM_BN);
+            *gy = (uint32_t)((out->shape[0] + OI__VK_CM_BM - 1) / OI__VK_CM_BM);
+            return;
+        }
         int64_t tile = oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_reg(&p->gpu, out);
         *gx = (uint32_t)((out->shape[1] + tile - 1) / tile);
         *gy = (uint32_t)((out->shape[0] + tile - 1) / tile);
@@ -606,6 +766,8 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
  * a warp's 32), so few invocations idle. */
 static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
     uint32_t wg = p->gpu.workgroup;
+    if (k->kind == OI__SY_K_MATMUL && oi__vk_cm_takes(&p->gpu, &p->schedule, k))
+        return OI__VK_CM_THREADS;
     if (k->kind == OI__SY_K_MATMUL)
         return (uint32_t)(oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_side(&p->gpu));
     if (k->kind == OI__SY_K_ATTENTION) {
@@ -668,7 +830,12 @@ static char *oi__vk_kernel_source(const oi_plan *p, const oi__sy_kernel *k) {
         oi__vk_reduce_helpers(&b, &p->gpu, wg);
     switch (k->kind) {
     case OI__SY_K_ELEMENTWISE: oi__vk_elementwise(&b, s, k, wg); break;
-    case OI__SY_K_MATMUL: oi__vk_matmul(&b, s, k, &p->gpu); break;
+    case OI__SY_K_MATMUL:
+        if (oi__vk_cm_takes(&p->gpu, s, k))
+            oi__vk_matmul_coopmat(&b, s, k, &p->gpu);
+        else
+            oi__vk_matmul(&b, s, k, &p->gpu);
+        break;
     case OI__SY_K_REDUCE: oi__vk_reduce(&b, s, k, wg); break;
     case OI__SY_K_SOFTMAX: oi__vk_softmax(&b, s, k, wg); break;
     case OI__SY_K_COPY: oi__vk_copy(&b, s, k, wg); break;
@@ -997,7 +1164,7 @@ static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
                       " * earlier one touched), the getters' values down. */\n", N);
     oi__buf_printf(b, "static int %s_record(%s_ctx *ctx, VkCommandBuffer cb) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
     oi__buf_puts(b, "    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);\n");
-    oi__buf_puts(b, "    if (vk->queries) {\n        vkCmdResetQueryPool(cb, vk->queries, 0, 2);\n"
+    oi__buf_puts(b, "    if (vk->queries) {\n        vkCmdResetQueryPool(cb, vk->queries, 0, 2 + OI_VK_PROFILE);\n"
                     "        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);\n    }\n");
     oi__vk_record_staging(b, p, true);
     for (int i = 0; i < (int)arrlen(s->buffers); i++) {
@@ -1056,11 +1223,32 @@ static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
                    N, N, N);
     oi__buf_printf(b, "#define OI_VK_FAIL(...) %s_fail(%s_ERROR_RUNTIME, __VA_ARGS__)\n#include \"oi_vk_runtime.h\"\n\n", N, N);
     oi__buf_puts(b, "/* The kernels' SPIR-V (glslc -mfmt=c, by the Makefile) */\n");
-    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+    bool coop = oi__vk_has_coopmat(p);
+    if (coop)
+        oi__buf_puts(b, "/* VK_KHR_cooperative_matrix came with Vulkan-Headers 1.3.255 (Debian bookworm's are\n"
+                        " * older): what the open uses of it, as vulkan/vk_context.h repeats it */\n"
+                        "#ifndef VK_KHR_cooperative_matrix\n#define VK_KHR_cooperative_matrix 1\n"
+                        "#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME \"VK_KHR_cooperative_matrix\"\n"
+                        "#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)\n"
+                        "typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {\n    VkStructureType sType;\n"
+                        "    void *pNext;\n    VkBool32 cooperativeMatrix, cooperativeMatrixRobustBufferAccess;\n"
+                        "} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;\n#endif\n\n");
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         oi__buf_printf(b, "static const uint32_t %s_k%d_spv[] =\n#include \"%s_k%d.spv.h\"\n    ;\n", N, k, N, k);
-    oi__buf_printf(b, "static const struct { const uint32_t *code; size_t bytes; } %s_kernels[] = {\n", N);
-    for (int k = 0; k < (int)arrlen(s->kernels); k++)
-        oi__buf_printf(b, "    {%s_k%d_spv, sizeof %s_k%d_spv},\n", N, k, N, k);
+        if (oi__vk_cm_takes(&p->gpu, s, &s->kernels[k])) /* oi_gen_spirv.py's KHR rewrite: oi__spirv_NAME_kK_khr */
+            oi__buf_printf(b, "#include \"%s_k%d_khr.spv.h\"\n", N, k);
+    }
+    oi__buf_printf(b, "static const struct {\n    const uint32_t *code;\n    size_t bytes;\n%s} %s_kernels[] = {\n",
+                   coop ? "    const uint32_t *khr_code; /* the cooperative-matrix kernels as KHR modules */\n    size_t khr_bytes;\n"
+                        : "", N);
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
+        oi__buf_printf(b, "    {%s_k%d_spv, sizeof %s_k%d_spv", N, k, N, k);
+        if (coop && oi__vk_cm_takes(&p->gpu, s, &s->kernels[k]))
+            oi__buf_printf(b, ", oi__spirv_%s_k%d_khr, sizeof oi__spirv_%s_k%d_khr", N, k, N, k);
+        else if (coop)
+            oi__buf_puts(b, ", NULL, 0");
+        oi__buf_puts(b, "},\n");
+    }
     if (arrlen(s->kernels) == 0)
         oi__buf_puts(b, "    {NULL, 0},\n");
     oi__buf_printf(b, "};\n#define %s_N_KERNELS %d\n\n", N, (int)arrlen(s->kernels));
@@ -1111,9 +1299,71 @@ static void oi__vk_source_ctx(oi__buf *b, const oi_plan *p) {
                       "    int n_dumps, cap_dumps;\n#endif\n};\n\n", N, N);
 }
 
+/* The device of a folder with cooperative-matrix matmuls: besides 16-bit
+ * storage, a cooperative-matrix extension and its feature, f16 arithmetic,
+ * the Vulkan memory model (glslang's coopmat SPIR-V declares it) and 32-wide
+ * subgroups (the kernels' 16 subgroups of 32), as the backend's vk_device.c
+ * asks for its matmul_coopmat. VK_KHR_cooperative_matrix where the device has
+ * it (the kernels' KHR modules: NVIDIA's driver loads an NV B fragment in the
+ * A layout and transposes it, matmul_coopmat.comp's header says), else
+ * VK_NV_cooperative_matrix; OI_VK_COOPMAT=nv picks NV. Sets `khr`. */
+static void oi__vk_source_coopmat_device(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_puts(b, "    /* the cooperative-matrix matmuls (f16 x f16 -> f32): KHR where the device has it, else NV */\n"
+                    "    const char *coop_extensions[3] = {VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,\n"
+                    "        VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME};\n"
+                    "    uint32_t n_props = 0, found = 0;\n    int has_nv = 0, has_khr = 0;\n"
+                    "    vkEnumerateDeviceExtensionProperties(vk->physical, NULL, &n_props, NULL);\n"
+                    "    VkExtensionProperties *props = (VkExtensionProperties *)calloc(n_props + 1, sizeof *props);\n");
+    oi__buf_printf(b, "    if (!props)\n        return %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n", N, N, N);
+    oi__buf_puts(b, "    vkEnumerateDeviceExtensionProperties(vk->physical, NULL, &n_props, props);\n"
+                    "    for (uint32_t i = 0; i < n_props; i++) {\n"
+                    "        for (int e = 1; e < 3; e++)\n"
+                    "            found += strcmp(props[i].extensionName, coop_extensions[e]) == 0;\n"
+                    "        has_nv |= strcmp(props[i].extensionName, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;\n"
+                    "        has_khr |= strcmp(props[i].extensionName, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;\n"
+                    "    }\n    free(props);\n"
+                    "    const char *pick = getenv(\"OI_VK_COOPMAT\");\n"
+                    "    khr = has_khr && !(pick && strcmp(pick, \"nv\") == 0);\n"
+                    "    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv;\n    memset(&coop_nv, 0, sizeof coop_nv);\n"
+                    "    coop_nv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;\n"
+                    "    VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr;\n    memset(&coop_khr, 0, sizeof coop_khr);\n"
+                    "    coop_khr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;\n"
+                    "    VkPhysicalDeviceVulkanMemoryModelFeatures model;\n    memset(&model, 0, sizeof model);\n"
+                    "    model.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;\n"
+                    "    VkPhysicalDeviceShaderFloat16Int8Features f16;\n    memset(&f16, 0, sizeof f16);\n"
+                    "    f16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;\n"
+                    "    void *coop = khr ? (void *)&coop_khr : has_nv ? (void *)&coop_nv : NULL;\n"
+                    "    VkBool32 *coop_on = khr ? &coop_khr.cooperativeMatrix : &coop_nv.cooperativeMatrix;\n"
+                    "    if (khr)\n        coop_extensions[0] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;\n"
+                    "    has16.pNext = &f16;\n    f16.pNext = &model;\n    model.pNext = coop;\n"
+                    "    vkGetPhysicalDeviceFeatures2(vk->physical, &features);\n"
+                    "    VkPhysicalDeviceSubgroupProperties subgroup;\n    memset(&subgroup, 0, sizeof subgroup);\n"
+                    "    subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;\n"
+                    "    VkPhysicalDeviceProperties2 properties;\n    memset(&properties, 0, sizeof properties);\n"
+                    "    properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;\n    properties.pNext = &subgroup;\n"
+                    "    vkGetPhysicalDeviceProperties2(vk->physical, &properties);\n"
+                    "    if (!coop || found != 2 || !*coop_on || !model.vulkanMemoryModel || !f16.shaderFloat16 ||\n"
+                    "        subgroup.subgroupSize != 32)\n");
+    oi__buf_printf(b, "        return %s_fail(%s_ERROR_RUNTIME, \"%s_open: the matmul kernels use cooperative matrices \"\n"
+                      "                       \"(VK_KHR_ or VK_NV_cooperative_matrix, shaderFloat16, vulkanMemoryModel, \"\n"
+                      "                       \"32-wide subgroups) and this device lacks one; synthesize for its own JSON\");\n",
+                   N, N, N);
+    oi__buf_puts(b, "    /* only what the kernels need on: the queried structs hold every feature the device has */\n"
+                    "    coop_nv.cooperativeMatrixRobustBufferAccess = VK_FALSE;\n"
+                    "    coop_khr.cooperativeMatrixRobustBufferAccess = VK_FALSE;\n"
+                    "    model.vulkanMemoryModelDeviceScope = VK_FALSE;\n"
+                    "    model.vulkanMemoryModelAvailabilityVisibilityChains = VK_FALSE;\n    f16.shaderInt8 = VK_FALSE;\n"
+                    "    *coop_on = VK_TRUE;\n    model.vulkanMemoryModel = VK_TRUE;\n    f16.shaderFloat16 = VK_TRUE;\n"
+                    "    model.pNext = coop;\n    f16.pNext = &model;\n    storage16.pNext = &f16;\n"
+                    "    if (oi_vk_create_device(vk, coop_extensions, 3, &storage16))\n        return 1;\n");
+}
+
 static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     oi__buf_printf(b, "static int %s_open_device(%s_ctx *ctx) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
+    if (oi__vk_has_coopmat(p))
+        oi__buf_puts(b, "    int khr = 0; /* the cooperative-matrix kernels through VK_KHR_cooperative_matrix */\n");
     if (p->gpu.fp16_storage) {
         oi__buf_puts(b, "    /* the kernels store temporaries as f16 (synthesized for default_precision fp16) */\n"
                         "    VkPhysicalDevice16BitStorageFeatures storage16, has16;\n"
@@ -1127,7 +1377,10 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
         oi__buf_printf(b, "    if (!has16.storageBuffer16BitAccess)\n        return %s_fail(%s_ERROR_RUNTIME, \"%s_open: the "
                           "kernels store temporaries as f16 and this device has no storageBuffer16BitAccess; \"\n"
                           "                       \"synthesize with default_precision fp32\");\n", N, N, N);
-        oi__buf_puts(b, "    if (oi_vk_create_device(vk, NULL, 0, &storage16))\n        return 1;\n");
+        if (oi__vk_has_coopmat(p))
+            oi__vk_source_coopmat_device(b, p);
+        else
+            oi__buf_puts(b, "    if (oi_vk_create_device(vk, NULL, 0, &storage16))\n        return 1;\n");
     } else {
         oi__buf_puts(b, "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))\n"
                         "        return 1;\n");
@@ -1145,9 +1398,17 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
                       "    if (!vk->pipelines)\n        return %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n"
                       "    vk->n_pipelines = %s_N_KERNELS;\n", N, N, N, N, N);
     oi__buf_printf(b, "    if (oi_vk_create_layout(vk, %uu))\n        return 1;\n", oi__vk_push_bytes(p));
-    oi__buf_printf(b, "    for (int k = 0; k < %s_N_KERNELS; k++)\n"
-                      "        if (oi_vk_create_pipeline(vk, k, %s_kernels[k].code, %s_kernels[k].bytes))\n            return 1;\n",
-                   N, N, N);
+    if (oi__vk_has_coopmat(p))
+        oi__buf_printf(b, "    for (int k = 0; k < %s_N_KERNELS; k++) {\n"
+                          "        const int k_khr = khr && %s_kernels[k].khr_code; /* the module rewritten as KHR */\n"
+                          "        if (oi_vk_create_pipeline(vk, k, k_khr ? %s_kernels[k].khr_code : %s_kernels[k].code,\n"
+                          "                                  k_khr ? %s_kernels[k].khr_bytes : %s_kernels[k].bytes))\n"
+                          "            return 1;\n    }\n",
+                       N, N, N, N, N, N);
+    else
+        oi__buf_printf(b, "    for (int k = 0; k < %s_N_KERNELS; k++)\n"
+                          "        if (oi_vk_create_pipeline(vk, k, %s_kernels[k].code, %s_kernels[k].bytes))\n            return 1;\n",
+                       N, N, N);
     oi__buf_puts(b, "    return 0;\n}\n\n");
 
     oi__buf_printf(b, "/* The kernels run on the GPU: no host threads, so the options have nothing to set. */\n"
@@ -1206,7 +1467,9 @@ static void oi__vk_source_step(oi__buf *b, const oi_plan *p) {
     oi__buf_puts(b, "    memset(ctx->inserted, 0, sizeof ctx->inserted);\n    ctx->steps++;\n    return 0;\n}\n\n");
     oi__buf_printf(b, "double %s_gpu_ms(const %s_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }\n", N, N);
     oi__buf_printf(b, "int %s_dispatches(const %s_ctx *ctx) { return ctx ? ctx->vk.dispatches : 0; }\n", N, N);
-    oi__buf_printf(b, "int %s_barriers(const %s_ctx *ctx) { return ctx ? ctx->vk.barriers : 0; }\n\n", N, N);
+    oi__buf_printf(b, "int %s_barriers(const %s_ctx *ctx) { return ctx ? ctx->vk.barriers : 0; }\n", N, N);
+    oi__buf_printf(b, "int %s_dispatch_ms(const %s_ctx *ctx, double *ms, int *kernel, int max) {\n"
+                      "    return ctx ? oi_vk_dispatch_ms(&ctx->vk, ms, kernel, max) : 0;\n}\n\n", N, N);
 }
 
 static char *oi__vk_source(const oi_plan *p) {
@@ -1239,9 +1502,30 @@ static char *oi__vk_header(const oi_plan *p) {
                        " * and the dispatches and barriers of the recorded step. */\n"
                        "double %s_gpu_ms(const %s_ctx *ctx);\nint %s_dispatches(const %s_ctx *ctx);\n"
                        "int %s_barriers(const %s_ctx *ctx);\n", N, N, N, N, N, N);
+    oi__buf_printf(&b, "/* Built with -DOI_VK_PROFILE=N (a timestamp after each of the step's first N\n"
+                       " * dispatches): the last step's GPU time of each, in ms from the previous\n"
+                       " * timestamp, and the kernel (NAME_kK.comp) it ran; returns how many (0\n"
+                       " * otherwise). For finding the slow kernels, not for timing a step. */\n"
+                       "int %s_dispatch_ms(const %s_ctx *ctx, double *ms, int *kernel, int max);\n", N, N);
     oi__buf_puts(&b, at);
     oi__free(text);
     return oi__buf_take(&b);
+}
+
+/* Whether a kernel is a matmul by oi_matmul_tiles.glsl (not on cooperative matrices). */
+static bool oi__vk_has_matmul(const oi_plan *p) {
+    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
+        if (p->schedule.kernels[k].kind == OI__SY_K_MATMUL &&
+            !oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
+            return true;
+    return false;
+}
+
+static bool oi__vk_has_coopmat(const oi_plan *p) {
+    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
+        if (oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
+            return true;
+    return false;
 }
 
 static char *oi__vk_makefile(const oi_plan *p) {
@@ -1253,12 +1537,29 @@ static char *oi__vk_makefile(const oi_plan *p) {
     oi__buf_puts(&b, "# VOLK_DIR: the folder holding volk.h and volk.c (Debian: libvulkan-volk-dev).\n"
                      "CC ?= cc\nAR ?= ar\nGLSLC ?= glslc\nVOLK_DIR ?= /usr/include\n"
                      "CFLAGS ?= -O2 -std=c11 -Wall -Wextra -pedantic\nVOLK_CFLAGS ?= -O2\nLDLIBS ?= -ldl -lm\n\n");
+    if (oi__vk_has_coopmat(p))
+        oi__buf_puts(&b, "PYTHON ?= python3\n");
     oi__buf_puts(&b, "SPV =");
-    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
+    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++) {
         oi__buf_printf(&b, " %s_k%d.spv.h", N, k);
+        if (oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
+            oi__buf_printf(&b, " %s_k%d_khr.spv.h", N, k);
+    }
     oi__buf_printf(&b, "\n\nall: %s\n\n", N);
-    oi__buf_puts(&b, "%.spv.h: %.comp oi_kernel.glsl oi_scalar.h oi_math.glsl\n"
-                     "\t$(GLSLC) --target-env=vulkan1.1 -O -mfmt=c $< -o $@\n\n");
+    oi__buf_printf(&b, "%%.spv.h: %%.comp oi_kernel.glsl oi_scalar.h oi_math.glsl%s%s\n",
+                   oi__vk_has_matmul(p) ? " oi_matmul_tiles.glsl" : "",
+                   oi__vk_has_coopmat(p) ? " oi_matmul_coopmat_tiles.glsl" : "");
+    oi__buf_puts(&b, "\t$(GLSLC) --target-env=vulkan1.1 -O -mfmt=c $< -o $@\n\n");
+    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
+        if (oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
+            oi__buf_printf(&b, "# k%d on cooperative matrices: also as a SPV_KHR_cooperative_matrix module (oi_gen_spirv.py,\n"
+                               "# vulkan/gen_spirv.py verbatim; Debian's glslang compiles only the NV extension)\n"
+                               "%s_k%d_khr.spv.h: %s_k%d.comp oi_kernel.glsl oi_scalar.h oi_math.glsl oi_matmul_coopmat_tiles.glsl "
+                               "oi_gen_spirv.py\n"
+                               "\t$(GLSLC) --target-env=vulkan1.1 -O $< -o %s_k%d.spv\n"
+                               "\t$(PYTHON) oi_gen_spirv.py coopmat-khr %s_k%d.spv %s_k%d_khr.spv\n"
+                               "\t$(PYTHON) oi_gen_spirv.py embed $@ %s_k%d_khr.spv\n\n",
+                           k, N, k, N, k, N, k, N, k, N, k, N, k);
     oi__buf_printf(&b, "%s.o: %s.c %s.h oi_vk_runtime.h $(SPV)\n\t$(CC) $(CFLAGS) -I$(VOLK_DIR) -c %s.c -o $@\n\n", N, N, N, N);
     oi__buf_puts(&b, "volk.o: $(VOLK_DIR)/volk.c\n\t$(CC) $(VOLK_CFLAGS) -I$(VOLK_DIR) -c $(VOLK_DIR)/volk.c -o $@\n\n");
     oi__buf_printf(&b, "lib%s.a: %s.o volk.o\n\t$(AR) rcs $@ %s.o volk.o\n\n", N, N, N);
@@ -1285,6 +1586,13 @@ oi_status oi__sy_emit_vulkan(const oi_plan *p, const oi__sy_out *dir) {
         st = oi__sy_emit_write(dir, "oi_scalar", ".h", oi__sy_emit_text(oi__sy_text_scalar_h));
     if (st == OI_OK)
         st = oi__sy_emit_write(dir, "oi_math", ".glsl", oi__sy_emit_text(oi__sy_text_math_glsl));
+    if (st == OI_OK && oi__vk_has_matmul(p))
+        st = oi__sy_emit_write(dir, "oi_matmul_tiles", ".glsl", oi__sy_emit_text(oi__sy_text_matmul_tiles_glsl));
+    if (st == OI_OK && oi__vk_has_coopmat(p))
+        st = oi__sy_emit_write(dir, "oi_matmul_coopmat_tiles", ".glsl",
+                               oi__sy_emit_text(oi__sy_text_matmul_coopmat_tiles_glsl));
+    if (st == OI_OK && oi__vk_has_coopmat(p))
+        st = oi__sy_emit_write(dir, "oi_gen_spirv", ".py", oi__sy_emit_text(oi__sy_text_gen_spirv_py));
     if (st == OI_OK)
         st = oi__sy_emit_write(dir, "oi_vk_runtime", ".h", oi__sy_emit_text(oi__sy_text_vk_runtime));
     if (st == OI_OK)

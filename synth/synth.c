@@ -36,6 +36,10 @@ static void oi__sy_gpu_from_arch(const oi__device_arch *arch, oi__sy_gpu *g) {
      * it (every fp16 device of examples/devices has both) and the emitted
      * open checks storageBuffer16BitAccess on the real device */
     g->fp16_storage = g->fp16 && arch->preferences.default_precision == OI__ARCH_FP16;
+    /* matmul_coopmat_tiles.glsl's shape: 16 subgroups of 32, 43.5 KiB of tiles */
+    g->coopmat_f16 = g->cooperative_matrix && g->fp16_storage && arch->limits.subgroup_size == 32 &&
+                     arch->limits.max_workgroup_invocations >= 512 && arch->limits.max_workgroup_size[0] >= 512 &&
+                     g->max_shared_bytes >= 49152;
 }
 
 static oi_synthesizer *oi__sy_new(oi_device device, int max_kernel_ops) {

@@ -205,6 +205,9 @@ typedef struct oi__sy_gpu {
     uint32_t busy_workgroups;  /* workgroups that keep the device busy: 256 for a
                                   GPU, 8 for a CPU Vulkan device (lavapipe) */
     bool subgroup_ops, fp16, cooperative_matrix, fp16_storage;
+    bool coopmat_f16;          /* large matmuls on cooperative matrices (f16 x f16 -> f32):
+                                  cooperative_matrix, f16 storage, 512-invocation workgroups
+                                  of 32-wide subgroups, 48 KiB of shared memory */
 } oi__sy_gpu;
 /* Refuses, naming the DSL statement, what the first version of the Vulkan
  * target cannot emit (run by oi_synthesize). */

@@ -31,6 +31,12 @@ typedef struct oi_vk_range {
     uint64_t offset, bytes;
 } oi_vk_range;
 
+/* -DOI_VK_PROFILE=N: a timestamp after each of the step's first N dispatches
+ * (NAME_dispatch_ms reads them); 0, the default, records none. */
+#ifndef OI_VK_PROFILE
+#define OI_VK_PROFILE 0
+#endif
+
 typedef struct oi_vk {
     VkInstance instance;
     VkPhysicalDevice physical;
@@ -55,6 +61,9 @@ typedef struct oi_vk {
     unsigned char *touched_write;
     int n_touched, cap_touched;
     int dispatches, barriers, copies;
+#if OI_VK_PROFILE > 0
+    int profiled, profiled_kernel[OI_VK_PROFILE]; /* dispatches followed by a timestamp, their pipelines */
+#endif
 } oi_vk;
 
 static inline int oi_vk_check(VkResult r, const char *what) {
@@ -167,7 +176,7 @@ static inline int oi_vk_create_device(oi_vk *vk, const char *const *extensions, 
         memset(&q, 0, sizeof q);
         q.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
         q.queryType = VK_QUERY_TYPE_TIMESTAMP;
-        q.queryCount = 2;
+        q.queryCount = 2 + OI_VK_PROFILE; /* the step's start and end, then one per profiled dispatch */
         if (oi_vk_check(vkCreateQueryPool(vk->device, &q, NULL, &vk->queries), "vkCreateQueryPool"))
             return 1;
     }
@@ -449,7 +458,35 @@ static inline int oi_vk_dispatch(oi_vk *vk, VkCommandBuffer cb, int pipeline, co
         vkCmdPushConstants(cb, vk->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
     vkCmdDispatch(cb, gx, gy, gz);
     vk->dispatches++;
+#if OI_VK_PROFILE > 0
+    if (vk->queries && vk->profiled < OI_VK_PROFILE) {
+        vk->profiled_kernel[vk->profiled] = pipeline;
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, vk->queries, (uint32_t)(2 + vk->profiled++));
+    }
+#endif
     return 0;
+}
+
+/* The last step's profiled dispatches: ms[i] the GPU time from the previous
+ * timestamp (the step's start for the first) to the end of dispatch i, which
+ * ran kernel[i]; how many (0 without -DOI_VK_PROFILE or timestamps). */
+static inline int oi_vk_dispatch_ms(const oi_vk *vk, double *ms, int *kernel, int max) {
+#if OI_VK_PROFILE > 0
+    uint64_t ticks[2 + OI_VK_PROFILE];
+    int n = vk->profiled < max ? vk->profiled : max;
+    if (!vk->queries || n <= 0 ||
+        vkGetQueryPoolResults(vk->device, vk->queries, 0, (uint32_t)(2 + n), sizeof ticks, ticks, sizeof ticks[0],
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        ms[i] = (double)(ticks[2 + i] - ticks[i ? 1 + i : 0]) * vk->timestamp_ns * 1e-6;
+        kernel[i] = vk->profiled_kernel[i];
+    }
+    return n;
+#else
+    (void)vk, (void)ms, (void)kernel, (void)max;
+    return 0;
+#endif
 }
 
 /* A copy between two device buffers (a DSL transfer). */

@@ -10,6 +10,9 @@
  *   emitted_gpu_ms median=<ms>                    timestamps around the step
  *   emitted_host_cpu_ms per_step=<ms>             CPU time of this process
  *   emitted_dispatches=<n> barriers=<n>           of the recorded step
+ *   emitted_kernel kK us=<us> dispatches=<n>      built with -DOI_VK_PROFILE=N (the
+ *                                                 emitted code's per-dispatch timestamps):
+ *                                                 the last step's GPU time per kernel
  *
  * Built against the emitted folder (bench/gpu/synth_stage.sh does it):
  *   cc -O2 -std=c11 -IDIR bench/gpu/synth_bench.c DIR/libencoder.a -ldl -lm -o synth_bench
@@ -44,6 +47,22 @@ static int step(encoder_ctx *ctx, const float *x, size_t n, float *out) {
     const float *h = encoder_get_h(ctx, &count);
     memcpy(out, h, count * sizeof *h);
     return 0;
+}
+
+/* Built with -DOI_VK_PROFILE=N: the last step's GPU time per kernel (its
+ * dispatches' times added up), one line each. */
+static void per_kernel(const encoder_ctx *ctx) {
+    double ms[256], total[256] = {0};
+    int kernel[256], count[256] = {0};
+    int n = encoder_dispatch_ms(ctx, ms, kernel, 256);
+    for (int i = 0; i < n; i++)
+        if (kernel[i] >= 0 && kernel[i] < 256) {
+            total[kernel[i]] += ms[i];
+            count[kernel[i]]++;
+        }
+    for (int k = 0; k < 256; k++)
+        if (count[k])
+            printf("emitted_kernel k%d us=%.1f dispatches=%d\n", k, total[k] * 1e3, count[k]);
 }
 
 int main(int argc, char **argv) {
@@ -90,6 +109,7 @@ int main(int argc, char **argv) {
     printf("emitted_host_cpu_ms per_step=%.4f\n", cpu);
     printf("emitted_dispatches=%d barriers=%d\n", encoder_dispatches(ctx), encoder_barriers(ctx));
     printf("emitted_h[0..3] = %.6f %.6f %.6f %.6f\n", out[0], out[1], out[2], out[3]);
+    per_kernel(ctx);
     encoder_close(ctx);
     oi_npy_array_free(&x);
     free(out);

@@ -4,12 +4,24 @@
 # the emitted folder and bench/gpu/synth_bench.c against it, and puts everything the GPU run
 # needs into .gpu/ (git-ignored, copied with the checkout):
 #
-#   .gpu/encoder_data/encoder.oinf, encoder_input.npy   (bench/encoder/gen_encoder.py; needs onnx)
+#   .gpu/encoder_data/encoder.oinf, encoder_input.npy   (bench/encoder/gen_encoder.py, into
+#                                                       BUILD_DIR/encoder_data; needs onnx)
 #   .gpu/encoder_data/x_2d.npy, ref_ort.npy            (the input as [B*S, D], ONNX Runtime's output)
 #   .gpu/encoder_graph.json                            (the block's graph, oi_graph_to_json)
 #   .gpu/synth_encoder/                                (the emitted folder, built: encoder, libencoder.a)
 #   .gpu/synth_bench                                   (the timing harness, linked to libencoder.a)
+#   .gpu/synth_bench_prof                              (the same, -DOI_VK_PROFILE: each kernel's GPU time)
+#   .gpu/synth_encoder_fp16/, synth_bench_fp16         (the block for h100.json at fp16: f16 temporaries)
 #   .gpu/openinfer, .gpu/encoder_peer                  (the simulator's CLI and its Vulkan peer)
+#   .gpu/synth_parity/encoder_f32, encoder_fp16        (tests/synth's seeded encoder, emitted for
+#                                                       h100.json as it is and with fp16, built)
+#   .gpu/synth_parity/matmul_coopmat                   (matmul_graph.c at N = 1024 for the H100 at
+#                                                       fp16: cooperative matrices, built)
+#   .gpu/synth_matmul_r1/, synth_matmul_r9/            (matmul_graph.c at N = 4096, R = 1 and 9,
+#                                                       H100 at fp16, built with synth_matmul_bench)
+#   .gpu/export_encoder, export_matmul                 (the exporters: they write the same models
+#                                                       there, byte for byte, and the simulator's values)
+#   .gpu/vk_peer                                       (the backend's f16 matmul at n = 4096)
 #
 # The emitted code checks the model's fingerprint at open: it runs only with this encoder.oinf.
 # Then on the GPU machine: bash bench/gpu/synth_encoder.sh $OUT (see its header).
@@ -22,10 +34,12 @@ mkdir -p $G
 if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" -Dvulkan=enabled -Dblas=disabled --buildtype=release
 fi
-ninja -C "$build" tools/openinfer tests/synth/export_encoder libopeninfer.a
-[ -f $G/encoder_data/encoder.oinf ] || python3 bench/encoder/gen_encoder.py $G/encoder_data
+ninja -C "$build" tools/openinfer tests/synth/export_encoder tests/synth/export_matmul libopeninfer.a
+# written in the build folder (encoder.onnx, 14 MiB, stays here: the GPU machine needs the rest)
+src="$build/encoder_data"
+[ -f "$src/encoder.oinf" ] || python3 bench/encoder/gen_encoder.py "$src"
 # the input as the graph declares it ([B*S, D]) and ONNX Runtime's output, for the parity check there
-python3 - $G/encoder_data <<'PY'
+python3 - "$src" <<'PY'
 import os, sys
 import numpy as np
 import onnxruntime as ort
@@ -36,6 +50,9 @@ ref = sess.run(None, {sess.get_inputs()[0].name: x})[0]
 np.save(os.path.join(d, "x_2d.npy"), x.reshape(-1, x.shape[-1]))
 np.save(os.path.join(d, "ref_ort.npy"), ref.reshape(-1, ref.shape[-1]).astype(np.float32))
 PY
+mkdir -p $G/encoder_data
+rm -f $G/encoder_data/encoder.onnx
+cp "$src/encoder.oinf" "$src/encoder_input.npy" "$src/x_2d.npy" "$src/ref_ort.npy" $G/encoder_data/
 tmp=$(mktemp -d)
 "$build/tests/synth/export_encoder" "$tmp" 1 >/dev/null # writes graph.json (and a seeded model, unused)
 cp "$tmp/graph.json" $G/encoder_graph.json
@@ -46,7 +63,57 @@ volk=${VOLK_DIR:-/usr/include}
 make -C $G/synth_encoder VOLK_DIR="$volk" CFLAGS="-O2 -std=c11 -Wall -Wextra -pedantic"
 cc -O2 -std=c11 -Wall -Wextra -I$G/synth_encoder bench/gpu/synth_bench.c $G/synth_encoder/libencoder.a \
     -ldl -lm -o $G/synth_bench
+# the same with a timestamp after every dispatch: the GPU time of each kernel
+cc -O2 -std=c11 -DOI_VK_PROFILE=64 -I"$volk" -c $G/synth_encoder/encoder.c -o $G/synth_encoder/encoder_prof.o
+cc -O2 -std=c11 -Wall -Wextra -DOI_VK_PROFILE=64 -I$G/synth_encoder bench/gpu/synth_bench.c \
+    $G/synth_encoder/encoder_prof.o $G/synth_encoder/libencoder.a -ldl -lm -o $G/synth_bench_prof
+rm -f $G/synth_encoder/encoder_prof.o
+# the block again for h100.json with default_precision fp16 (f16 temporaries), its own harness
+python3 - examples/devices/h100.json $G/h100_fp16.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["preferences"]["default_precision"] = "fp16"
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+PY
+rm -rf $G/synth_encoder_fp16
+"$build/tools/openinfer" synth $G/encoder_data/encoder.oinf $G/encoder_graph.json \
+    --target $G/h100_fp16.json --out $G/synth_encoder_fp16 --report
+make -s -C $G/synth_encoder_fp16 VOLK_DIR="$volk" CFLAGS="-O2 -std=c11 -Wall -Wextra -pedantic"
+cc -O2 -std=c11 -Wall -Wextra -I$G/synth_encoder_fp16 bench/gpu/synth_bench.c \
+    $G/synth_encoder_fp16/libencoder.a -ldl -lm -o $G/synth_bench_fp16
 cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/encoder_peer.c "$build/libopeninfer.a" \
     -o $G/encoder_peer -lm -lpthread -ldl
+cc -O2 -std=c11 -D_GNU_SOURCE -DOPENINFER_VULKAN bench/gpu/vk_peer.c "$build/libopeninfer.a" \
+    -o $G/vk_peer -lm -lpthread -ldl
 cp "$build/tools/openinfer" $G/openinfer
-echo "staged in $G: synth_encoder/ synth_bench encoder_peer openinfer encoder_data/ encoder_graph.json"
+
+# Parity on the GPU machine and the f16 matmul: folders synthesized here for the H100's JSON (as
+# it is, and with default_precision fp16), built; the models are not carried (the 4096 one is
+# 128 MiB): the exporters write them again there, the same bytes, so the fingerprints match.
+cp "$build/tests/synth/export_encoder" "$build/tests/synth/export_matmul" $G/
+h16=$G/h100_fp16.json
+emit() { # MODEL_DIR TARGET OUT [CFLAGS...]
+    rm -rf "$3"
+    "$build/tools/openinfer" synth "$1/model.oinf" "$1/graph.json" --target "$2" --out "$3" --report
+    make -s -C "$3" VOLK_DIR="$volk" CFLAGS="-O2 -std=c11 -Wall -Wextra -pedantic ${4:-}"
+    rm -f "$3"/*.o
+}
+tmp=$(mktemp -d)
+P=$G/synth_parity
+mkdir -p $P
+mkdir -p "$tmp/enc" "$tmp/mm" "$tmp/mm4k_1" "$tmp/mm4k_9" # the exporters write into a folder that exists
+"$build/tests/synth/export_encoder" "$tmp/enc" 2 >/dev/null
+emit "$tmp/enc" examples/devices/h100.json $P/encoder_f32
+emit "$tmp/enc" $h16 $P/encoder_fp16
+OI_MATMUL_N=1024 "$build/tests/synth/export_matmul" "$tmp/mm" 0 >/dev/null
+emit "$tmp/mm" $h16 $P/matmul_coopmat
+grep -q GL_NV_cooperative_matrix $P/matmul_coopmat/matmul_f16_k*.comp # the product on cooperative matrices
+for r in 1 9; do
+    OI_MATMUL_N=4096 OI_MATMUL_REPS=$r "$build/tests/synth/export_matmul" "$tmp/mm4k_$r" 0 >/dev/null
+    emit "$tmp/mm4k_$r" $h16 $G/synth_matmul_r$r -DOI_VK_PROFILE=16 # and each kernel's GPU time
+    cc -O2 -std=c11 -Wall -Wextra -I$G/synth_matmul_r$r bench/gpu/synth_matmul_bench.c \
+        $G/synth_matmul_r$r/libmatmul_f16.a -ldl -lm -o $G/synth_matmul_r$r/bench
+done
+rm -rf "$tmp"
+echo "staged in $G: synth_encoder/ synth_bench encoder_peer vk_peer openinfer encoder_data/ encoder_graph.json"
+echo "  synth_parity/ synth_matmul_r1/ synth_matmul_r9/ export_encoder export_matmul ($(du -sh $G | cut -f1) in all)"

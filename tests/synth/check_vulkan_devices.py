@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Device JSONs drive the Vulkan target's codegen (docs/synthesizer.md).
 
-    check_vulkan_devices.py OPENINFER ENCODER_EXPORTER DEVICES_DIR
+    check_vulkan_devices.py OPENINFER ENCODER_EXPORTER DEVICES_DIR [MATMUL_EXPORTER]
 
 bench_encoder's block (layer_norm and attention reduce over rows) is
 synthesized for each device JSON below; the emitted kernels must carry
@@ -15,8 +15,16 @@ exactly the extensions and workgroup sizes the JSON allows:
     preferences.default_precision is "fp16" and features.fp16 is true
     (ada_mock.json), f32 elsewhere (lavapipe's and the H100's say fp32; an
     ada_mock without features.fp16); "bf16" is refused, naming the field;
-  - never a cooperative matrix nor f16 arithmetic (the H100's JSON has
-    cooperative_matrix: not used yet).
+  - never a cooperative matrix nor f16 arithmetic in the encoder (its
+    matmuls are 128 rows: too few blocks for the cooperative-matrix kernel).
+MATMUL_EXPORTER's graph (matmul_graph.c at N = 1024: one 1024^3 matmul) is
+synthesized for the H100's JSON with default_precision fp16: its matmul,
+and only it, runs on cooperative matrices (GL_NV_cooperative_matrix,
+oi_matmul_coopmat_tiles.glsl, 512 invocations, 16-bit arithmetic types), the
+host asks for VK_KHR_ or VK_NV_cooperative_matrix, every kernel compiles with
+glslc and the folder builds (the KHR module by oi_gen_spirv.py, -Werror); for the H100's JSON as it is (fp32), for
+ada_mock.json (fp16, no cooperative_matrix), for lavapipe's and for an
+H100 whose subgroups are 64 wide, no kernel mentions a cooperative matrix.
 Every kernel is compiled by glslc for the first two (no device needed;
 without glslc that part is skipped). `synth --report`'s "wrote DIR/: ..."
 line must name exactly the files in the folder (for the C target too).
@@ -68,7 +76,7 @@ def check(name, folder, subgroups, workgroup, compile_them, f16=False):
     assert ("GL_EXT_shader_16bit_storage" in common) == f16, (name, "16-bit storage extension")
     assert ("float16_t(" in text) == f16, (name, "f16 stores")
     assert ("float16_t" in common + text) == f16, (name, "f16 storage")
-    for banned in ("cooperative_matrix", "coopmat", "shader_explicit_arithmetic_types"):
+    for banned in COOPMAT_WORDS:
         assert banned not in common + text, (name, banned)
     side = 16 if workgroup >= 256 else 8
     sizes = {f: int(t.split("local_size_x = ")[1].split(")")[0]) for f, t in src.items()}
@@ -82,6 +90,65 @@ def check(name, folder, subgroups, workgroup, compile_them, f16=False):
     print("%s: %d kernels, subgroups %s, workgroups of %d, storage %s%s" % (
         name, len(src), "on" if subgroups else "off", workgroup, "f16" if f16 else "f32",
         ", compiled" if compile_them else ""))
+
+
+COOPMAT_WORDS = ("cooperative_matrix", "coopmat", "shader_explicit_arithmetic_types")
+
+
+def check_coopmat(cli, exporter, devices, ada, work):
+    """The matmul graph: cooperative matrices exactly where the JSON allows them."""
+    mm = os.path.join(work, "mm")
+    os.mkdir(mm)
+    r = subprocess.run([exporter, mm, "0"], env=dict(os.environ, OI_MATMUL_N="1024"),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert r.returncode == 0, r.stdout
+    model, graph = os.path.join(mm, "model.oinf"), os.path.join(mm, "graph.json")
+    h100 = os.path.join(devices, "h100.json")
+    h100_16 = variant(h100, os.path.join(work, "h100_fp16.json"), preferences__default_precision="fp16")
+    cases = [  # name, JSON, cooperative matrices
+        ("h100 fp16", h100_16, True),
+        ("h100", h100, False),
+        ("ada_mock", ada, False),
+        ("lavapipe", os.path.join(devices, "lavapipe.json"), False),
+        ("h100 fp16, 64-wide subgroups", variant(h100_16, os.path.join(work, "h100_sg64.json"),
+                                                 limits__subgroup_size=64), False),
+    ]
+    for i, (name, target, coop) in enumerate(cases):
+        out = os.path.join(work, "mm%d" % i)
+        check_wrote(name, out, run([cli, "synth", model, graph, "--target", target, "--out", out, "--report"]))
+        src = kernels(out)
+        text = "\n".join(src.values())
+        matmul = [t for t in src.values() if ": matmul," in t.splitlines()[1]]
+        assert len(matmul) == 1, (name, "one matmul kernel")
+        assert os.path.exists(os.path.join(out, "oi_matmul_coopmat_tiles.glsl")) == coop, (name, "coopmat tiles")
+        assert os.path.exists(os.path.join(out, "oi_matmul_tiles.glsl")) == (not coop), (name, "tiles")
+        if coop:
+            others = [t for t in src.values() if t not in matmul]
+            assert "#extension GL_NV_cooperative_matrix : require" in matmul[0], name
+            assert "GL_EXT_shader_explicit_arithmetic_types_float16" in matmul[0], name
+            assert "local_size_x = 512" in matmul[0], name
+            assert '#include "oi_matmul_coopmat_tiles.glsl"' in matmul[0], name
+            assert not any(w in t for t in others for w in COOPMAT_WORDS), (name, "only the matmul")
+            host = open(os.path.join(out, "matmul_f16.c")).read()
+            for ext in ("VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME", "VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME"):
+                assert ext in host, (name, "the host enables", ext)
+            assert os.path.exists(os.path.join(out, "oi_gen_spirv.py")), (name, "the KHR rewrite")
+            volk = os.environ.get("VOLK_DIR", "/usr/include")
+            if shutil.which("glslc") and os.path.exists(os.path.join(volk, "volk.c")):
+                # the whole folder: NV and KHR modules (oi_gen_spirv.py), the host code with -Werror
+                run(["make", "-C", out, "VOLK_DIR=" + volk, "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror"])
+                assert any(f.endswith("_khr.spv.h") for f in os.listdir(out)), (name, "a KHR module")
+        else:
+            assert not any(w in text for w in COOPMAT_WORDS), (name, "no cooperative matrix")
+            host = open(os.path.join(out, "matmul_f16.c")).read()
+            assert "COOPERATIVE_MATRIX" not in host, (name, "no cooperative-matrix extension")
+        compiled = False
+        if shutil.which("glslc"):
+            for f in src:
+                run(["glslc", "--target-env=vulkan1.1", "-c", os.path.join(out, f), "-o", os.devnull])
+            compiled = True
+        print("matmul graph, %s: %s%s" % (name, "cooperative matrices" if coop else "tiled",
+                                          ", compiled" if compiled else ""))
 
 
 def main():
@@ -108,6 +175,8 @@ def main():
             out = os.path.join(work, "gen%d" % i)
             check_wrote(name, out, run([cli, "synth", model, graph, "--target", target, "--out", out, "--report"]))
             check(name, out, subgroups, workgroup, compile_them, f16)
+        if len(sys.argv) > 4:
+            check_coopmat(cli, sys.argv[4], devices, ada, work)
         bf16 = variant(ada, os.path.join(work, "ada_bf16.json"), preferences__default_precision="bf16")
         r = subprocess.run([cli, "synth", model, graph, "--target", bf16, "--out", os.path.join(work, "bf16")],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

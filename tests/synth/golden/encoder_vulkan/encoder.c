@@ -99,7 +99,10 @@ static const uint32_t encoder_k15_spv[] =
 static const uint32_t encoder_k16_spv[] =
 #include "encoder_k16.spv.h"
     ;
-static const struct { const uint32_t *code; size_t bytes; } encoder_kernels[] = {
+static const struct {
+    const uint32_t *code;
+    size_t bytes;
+} encoder_kernels[] = {
     {encoder_k0_spv, sizeof encoder_k0_spv},
     {encoder_k1_spv, sizeof encoder_k1_spv},
     {encoder_k2_spv, sizeof encoder_k2_spv},
@@ -277,7 +280,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
     oi_vk *vk = &ctx->vk;
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);
     if (vk->queries) {
-        vkCmdResetQueryPool(cb, vk->queries, 0, 2);
+        vkCmdResetQueryPool(cb, vk->queries, 0, 2 + OI_VK_PROFILE);
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);
     }
     { /* dynamic and volatile variables: from the host's staging copy */
@@ -603,6 +606,9 @@ int encoder_step(encoder_ctx *ctx) {
 double encoder_gpu_ms(const encoder_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }
 int encoder_dispatches(const encoder_ctx *ctx) { return ctx ? ctx->vk.dispatches : 0; }
 int encoder_barriers(const encoder_ctx *ctx) { return ctx ? ctx->vk.barriers : 0; }
+int encoder_dispatch_ms(const encoder_ctx *ctx, double *ms, int *kernel, int max) {
+    return ctx ? oi_vk_dispatch_ms(&ctx->vk, ms, kernel, max) : 0;
+}
 
 int encoder_set_x(encoder_ctx *ctx, const float *values, size_t count) {
     if (!ctx || !values || count != 49152u)

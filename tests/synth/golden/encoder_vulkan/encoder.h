@@ -57,6 +57,11 @@ const float *encoder_get_h(const encoder_ctx *ctx, size_t *count);
 double encoder_gpu_ms(const encoder_ctx *ctx);
 int encoder_dispatches(const encoder_ctx *ctx);
 int encoder_barriers(const encoder_ctx *ctx);
+/* Built with -DOI_VK_PROFILE=N (a timestamp after each of the step's first N
+ * dispatches): the last step's GPU time of each, in ms from the previous
+ * timestamp, and the kernel (NAME_kK.comp) it ran; returns how many (0
+ * otherwise). For finding the slow kernels, not for timing a step. */
+int encoder_dispatch_ms(const encoder_ctx *ctx, double *ms, int *kernel, int max);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 #version 450
 // encoder_k1.comp - k1: matmul, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
 //   bench_encoder.c:62: op gemm(h,Wk[l],bk[l]) >> k
+#extension GL_EXT_control_flow_attributes : require
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
@@ -11,43 +12,28 @@ layout(push_constant) uniform Push { uint Wk_at; uint bk_at; } pc;
 #define k(i) arena[294912u + (i)] /* f32, a temporary */
 
 const uint M = 128u, N = 384u, K = 384u;
-const uint T = 16u, R = 1u, TILE = 16u, KT = 16u; /* T x T threads of R x R results */
-shared float a_tile[KT][TILE]; /* A[row0 + r, p0 + p] at [p][r] */
-shared float b_tile[KT][TILE]; /* B[p0 + p, col0 + c] at [p][c] */
+#define MM_T 16u /* MM_T x MM_T threads of 1 x 1 results */
+#define BM 16u
+#define BN 16u
+#define BK 16u
+/* the store loops unrolled by the driver, not by glslang: lavapipe computed a
+ * gelu epilogue wrongly in 16 unrolled copies */
+#define MM_STORE_UNROLL
 
-void main() {
-    const uint tid = gl_LocalInvocationID.x, tr = tid / T, tc = tid % T;
-    const uint row0 = gl_WorkGroupID.y * TILE, col0 = gl_WorkGroupID.x * TILE;
-    float acc[R][R];
-    for (uint m = 0u; m < R; m++)
-        for (uint n = 0u; n < R; n++)
-            acc[m][n] = 0.0;
-    for (uint p0 = 0u; p0 < K; p0 += KT) {
-        for (uint e = tid; e < KT * TILE; e += T * T) {
-            const uint r = e / KT, p = e % KT;
-            a_tile[p][r] = row0 + r < M && p0 + p < K ? h((row0 + r) * K + p0 + p) : 0.0;
-        }
-        for (uint e = tid; e < KT * TILE; e += T * T) {
-            const uint p = e / TILE, c = e % TILE;
-            b_tile[p][c] = p0 + p < K && col0 + c < N ? Wk((p0 + p) * N + col0 + c) : 0.0;
-        }
-        barrier();
-        for (uint p = 0u; p < KT; p++)
-            for (uint m = 0u; m < R; m++)
-                for (uint n = 0u; n < R; n++)
-                    acc[m][n] = OI_S_mac(acc[m][n], a_tile[p][tr + m * T], b_tile[p][tc + n * T]);
-        barrier();
-    }
-    for (uint m = 0u; m < R; m++)
-        for (uint n = 0u; n < R; n++) {
-            const uint r = row0 + tr + m * T, j = col0 + tc + n * T;
-            if (r >= M || j >= N)
-                continue;
-            const uint i = r * N + j;
-            float acc_j = acc[m][n];
-            /* bench_encoder.c:62: op gemm(h,Wk[l],bk[l]) >> k */
-            acc_j = acc_j + bk(j);
-            float v0 = acc_j;
-            k(i) = v0;
-        }
+bool float_math() { return true; }
+uint mm_rows() { return M; }
+uint mm_cols() { return N; }
+uint mm_load_a(uint base, uint m, uint k) { return floatBitsToUint(h(m * K + k)); }
+uint mm_load_b(uint base, uint k, uint n) { return floatBitsToUint(Wk(k * N + n)); }
+
+void mm_store(uint base, uint r, uint j, float acc_j, uint bits) {
+    const uint i = r * 384u + j;
+    /* bench_encoder.c:62: op gemm(h,Wk[l],bk[l]) >> k */
+    acc_j = acc_j + bk(j);
+    float v0 = acc_j;
+    k(i) = v0;
 }
+
+#include "oi_matmul_tiles.glsl"
+
+void main() { mm_tiles(0u, 0u, 0u, 0u, K); }

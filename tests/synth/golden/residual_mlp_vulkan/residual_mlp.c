@@ -54,7 +54,10 @@ static const uint32_t residual_mlp_k0_spv[] =
 static const uint32_t residual_mlp_k1_spv[] =
 #include "residual_mlp_k1.spv.h"
     ;
-static const struct { const uint32_t *code; size_t bytes; } residual_mlp_kernels[] = {
+static const struct {
+    const uint32_t *code;
+    size_t bytes;
+} residual_mlp_kernels[] = {
     {residual_mlp_k0_spv, sizeof residual_mlp_k0_spv},
     {residual_mlp_k1_spv, sizeof residual_mlp_k1_spv},
 };
@@ -203,7 +206,7 @@ static int residual_mlp_record(residual_mlp_ctx *ctx, VkCommandBuffer cb) {
     oi_vk *vk = &ctx->vk;
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);
     if (vk->queries) {
-        vkCmdResetQueryPool(cb, vk->queries, 0, 2);
+        vkCmdResetQueryPool(cb, vk->queries, 0, 2 + OI_VK_PROFILE);
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);
     }
     { /* dynamic and volatile variables: from the host's staging copy */
@@ -368,6 +371,9 @@ int residual_mlp_step(residual_mlp_ctx *ctx) {
 double residual_mlp_gpu_ms(const residual_mlp_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }
 int residual_mlp_dispatches(const residual_mlp_ctx *ctx) { return ctx ? ctx->vk.dispatches : 0; }
 int residual_mlp_barriers(const residual_mlp_ctx *ctx) { return ctx ? ctx->vk.barriers : 0; }
+int residual_mlp_dispatch_ms(const residual_mlp_ctx *ctx, double *ms, int *kernel, int max) {
+    return ctx ? oi_vk_dispatch_ms(&ctx->vk, ms, kernel, max) : 0;
+}
 
 int residual_mlp_set_x(residual_mlp_ctx *ctx, const float *values, size_t count) {
     if (!ctx || !values || count != 16u)

@@ -57,6 +57,11 @@ const float *residual_mlp_get_h(const residual_mlp_ctx *ctx, size_t *count);
 double residual_mlp_gpu_ms(const residual_mlp_ctx *ctx);
 int residual_mlp_dispatches(const residual_mlp_ctx *ctx);
 int residual_mlp_barriers(const residual_mlp_ctx *ctx);
+/* Built with -DOI_VK_PROFILE=N (a timestamp after each of the step's first N
+ * dispatches): the last step's GPU time of each, in ms from the previous
+ * timestamp, and the kernel (NAME_kK.comp) it ran; returns how many (0
+ * otherwise). For finding the slow kernels, not for timing a step. */
+int residual_mlp_dispatch_ms(const residual_mlp_ctx *ctx, double *ms, int *kernel, int max);
 
 #ifdef __cplusplus
 }
