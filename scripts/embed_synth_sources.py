@@ -13,6 +13,8 @@ passes ISO C's 4095-character minimum):
         oi_matmul_tiles.glsl, the tile loops of the backend's matmul.comp)
     vulkan/shaders/matmul_coopmat_tiles.glsl -> oi__sy_text_matmul_coopmat_tiles_glsl
         (Vulkan: oi_matmul_coopmat_tiles.glsl, matmul_coopmat.comp's body)
+    vulkan/shaders/gemm_slices.glsl -> oi__sy_text_gemm_slices_glsl (Vulkan:
+        oi_gemm_slices.glsl, gemm_epilogue.comp's sum of a split product)
     vulkan/gen_spirv.py       -> oi__sy_text_gen_spirv_py (Vulkan, with cooperative
         matrices: oi_gen_spirv.py, whose coopmat-khr rewrite the Makefile runs)
     synth/vulkan_runtime_template.c -> oi__sy_text_vk_runtime (Vulkan: oi_vk_runtime.h)
@@ -42,6 +44,7 @@ SOURCES = [
     ("oi__sy_text_math_glsl", "vulkan/shaders/math.glsl"),
     ("oi__sy_text_matmul_tiles_glsl", "vulkan/shaders/matmul_tiles.glsl"),
     ("oi__sy_text_matmul_coopmat_tiles_glsl", "vulkan/shaders/matmul_coopmat_tiles.glsl"),
+    ("oi__sy_text_gemm_slices_glsl", "vulkan/shaders/gemm_slices.glsl"),
     ("oi__sy_text_gen_spirv_py", "vulkan/gen_spirv.py"),
     ("oi__sy_text_vk_runtime", "synth/vulkan_runtime_template.c"),
     ("oi__sy_text_runtime_h", "synth/cpu_runtime_template.h"),

@@ -1693,6 +1693,30 @@ static const char *const oi__sy_text_matmul_coopmat_tiles_glsl[] = {
     NULL,
 };
 
+/* vulkan/shaders/gemm_slices.glsl */
+static const char *const oi__sy_text_gemm_slices_glsl[] = {
+    "// gemm_slices.glsl - a product split along K summed back: its `slices`\n",
+    "// partial products, n apart, added in slice order. Shared by\n",
+    "// gemm_epilogue.comp (the backend) and the synthesizer's emitted split\n",
+    "// matmuls (copied into the folder as oi_gemm_slices.glsl), so both add the\n",
+    "// same values in the same order.\n",
+    "//\n",
+    "// The includer defines float gemm_partial(uint at): the partial product\n",
+    "// stored at `at` (slice 0 at e).\n",
+    "#ifndef OI_GEMM_SLICES_GLSL\n",
+    "#define OI_GEMM_SLICES_GLSL\n",
+    "\n",
+    "float gemm_slices_sum(uint e, uint n, uint slices) {\n",
+    "    precise float product = gemm_partial(e);\n",
+    "    for (uint s = 1u; s < slices; s++)\n",
+    "        product += gemm_partial(e + s * n);\n",
+    "    return product;\n",
+    "}\n",
+    "\n",
+    "#endif\n",
+    NULL,
+};
+
 /* vulkan/gen_spirv.py */
 static const char *const oi__sy_text_gen_spirv_py[] = {
     "#!/usr/bin/env python3\n",

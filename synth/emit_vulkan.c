@@ -35,6 +35,7 @@
  * C target. */
 #include "synth_internal.h"
 #include "embedded.h"
+#include "../vulkan/vk_matmul_tiling.h"
 
 #include <math.h>
 
@@ -59,7 +60,7 @@ static bool oi__vk_name_clashes(const char *name) {
         "a_tile", "b_tile", "tile_a", "tile_b", "mm_tiles", "mm_load_a", "mm_load_b", "mm_store", "mm_rows",
         "mm_cols", "float_math", "cm_tiles", "cm_load_a", "cm_load_b", "cm_load_bt", "cm_store8", "oi_cm_pack", "put_a", "put_b",
         "load_a", "load_b", "store_tiles", "load_tiles",
-        "multiply", "multiply_tile", "partial_round", "load_a_fragment", "load_b_fragment", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
+        "multiply", "multiply_tile", "gemm_partial", "gemm_slices_sum", "SLICES", "SPLIT_AT", "partial_round", "load_a_fragment", "load_b_fragment", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
@@ -202,12 +203,11 @@ oi_status oi__sy_vulkan_check(const oi__sy_schedule *s) { return oi__vk_check_st
 static const oi__slot *oi__vk_slot(const oi__sy_schedule *s, int slot) { return &s->shaped[slot]; }
 static int64_t oi__vk_numel(const oi__slot *sl) { return oi__shape_numel(sl->ndim, sl->shape); }
 
-/* Matmul tiles: T x T threads (16 x 16, 8 x 8 where the device allows
- * fewer than 256 invocations), each R x R results, K in steps of 16. R is
- * 4 unless that leaves fewer workgroups than keep the device busy (256 on
- * a GPU, 8 on a CPU device: a small M, as a decode or a short sequence
- * has): 2, then 1, so every SM of a large GPU gets work while a CPU
- * device keeps its large tiles (fewer barriers). */
+/* Matmul tiles on a device of 256-invocation workgroups: the backend's
+ * (vk_matmul_tiling.h, see oi__vk_mm_tiles_of). Where the device allows
+ * fewer: 8 x 8 threads, each R x R results, K in steps of 16. R is 4
+ * unless that leaves fewer workgroups than keep the device busy (256 on a
+ * GPU, 8 on a CPU device): 2, then 1. */
 static int oi__vk_matmul_side(const oi__sy_gpu *g) { return g->workgroup >= 256 ? 16 : 8; }
 
 static int oi__vk_matmul_reg(const oi__sy_gpu *g, const oi__slot *c) {
@@ -219,6 +219,35 @@ static int oi__vk_matmul_reg(const oi__sy_gpu *g, const oi__slot *c) {
         reg /= 2;
     }
     return reg;
+}
+
+/* How kernel k's matmul (not on cooperative matrices) is tiled. With 16 x 16
+ * threads, the backend's rule (vk_matmul_tiling.h, which matmul.comp's
+ * dispatches follow): 64 x 64 blocks, 128 x 128 with steps of 8 of K for
+ * large products, and a gemm of few blocks split along K (workgroup z is
+ * the slice, its partial products in the arena past the plan's temporaries,
+ * summed by a second kernel through gemm_slices.glsl as gemm_epilogue.comp
+ * sums them): the simulator's sums in its order, the GPU's cores busy. */
+typedef struct oi__vk_mm_tiles {
+    int side, reg, bk;        /* side x side threads of reg x reg results, K in steps of bk */
+    uint32_t slices, k_slice; /* slices of K (1: not split) and K per slice */
+} oi__vk_mm_tiles;
+
+static oi__vk_mm_tiles oi__vk_mm_tiles_of(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
+    oi__vk_mm_tiles t = {oi__vk_matmul_side(g), 1, 16, 1u, 0u};
+    if (t.side < 16) {
+        t.reg = oi__vk_matmul_reg(g, c);
+        return t;
+    }
+    oi__vk_matmul_tiling bt =
+        oi__vk_matmul_tiles(true, c->shape[0], c->shape[1], (uint32_t)a->shape[1], mm->ir->op == OI_OP_gemm);
+    t.reg = (int)bt.block / t.side;
+    t.bk = (int)bt.bk;
+    t.slices = bt.slices;
+    t.k_slice = bt.k_slice;
+    return t;
 }
 
 /* The buffer a variable lives in and its first element there. */
@@ -295,11 +324,11 @@ static bool oi__vk_cm_takes(const oi__sy_gpu *g, const oi__sy_schedule *s, const
 static bool oi__vk_has_coopmat(const oi_plan *p);
 
 static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, const oi__sy_param *params,
-                               uint32_t local_size) {
+                               uint32_t local_size, int module) {
     const oi__sy_schedule *s = &p->schedule;
-    oi__buf_printf(b, "#version 450\n// %s_k%d.comp - k%d: %s, %d statement%s (synthesized by OpenInfer for %s)\n", p->name,
-                   k->id, k->id, oi__sy_kernel_kind_name(k->kind), (int)arrlen(k->nodes), arrlen(k->nodes) == 1 ? "" : "s",
-                   p->gpu.device_name);
+    oi__buf_printf(b, "#version 450\n// %s_k%d.comp - k%d%s: %s, %d statement%s (synthesized by OpenInfer for %s)\n", p->name,
+                   module, k->id, module == k->id ? "" : "'s slices summed", oi__sy_kernel_kind_name(k->kind),
+                   (int)arrlen(k->nodes), arrlen(k->nodes) == 1 ? "" : "s", p->gpu.device_name);
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
         oi__buf_puts(b, "//   ");
         oi__sy_render_stmt(b, k->nodes[n]);
@@ -415,29 +444,121 @@ static void oi__vk_matmul_epilogue(oi__buf *b, const oi__sy_schedule *s, const o
         oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 1);
 }
 
+/* Whether kernel k is a matmul split along K: two dispatches, the tiles'
+ * partial products, then their sum and the epilogue (module
+ * oi__vk_epilogue_module, after the schedule's kernels). */
+static bool oi__vk_split(const oi_plan *p, const oi__sy_kernel *k) {
+    return k->kind == OI__SY_K_MATMUL && !oi__vk_cm_takes(&p->gpu, &p->schedule, k) &&
+           oi__vk_mm_tiles_of(&p->gpu, &p->schedule, k).slices > 1;
+}
+
+static uint64_t oi__vk_split_bytes(const oi_plan *p, const oi__sy_kernel *k) {
+    const oi__slot *c = oi__vk_slot(&p->schedule, k->nodes[0]->out);
+    return (uint64_t)oi__vk_mm_tiles_of(&p->gpu, &p->schedule, k).slices * (uint64_t)oi__vk_numel(c) * 4u;
+}
+
+/* Where kernel k's partial products are in the arena (bytes): past the
+ * plan's temporaries, one region per split kernel (independent products
+ * need no barrier between them); with k = NULL, the arena's whole size. */
+static uint64_t oi__vk_split_offset(const oi_plan *p, const oi__sy_kernel *k) {
+    uint64_t at = (p->schedule.arena_bytes + 255u) / 256u * 256u;
+    for (int i = 0; i < (int)arrlen(p->schedule.kernels); i++) {
+        const oi__sy_kernel *ki = &p->schedule.kernels[i];
+        if (ki == k)
+            return at;
+        if (oi__vk_split(p, ki))
+            at += (oi__vk_split_bytes(p, ki) + 255u) / 256u * 256u;
+    }
+    return at == (p->schedule.arena_bytes + 255u) / 256u * 256u ? p->schedule.arena_bytes : at;
+}
+
+/* The shader modules: the schedule's kernels, then one per split matmul. */
+static int oi__vk_n_modules(const oi_plan *p) {
+    int n = (int)arrlen(p->schedule.kernels);
+    for (int i = 0; i < (int)arrlen(p->schedule.kernels); i++)
+        n += oi__vk_split(p, &p->schedule.kernels[i]);
+    return n;
+}
+
+static int oi__vk_epilogue_module(const oi_plan *p, const oi__sy_kernel *k) {
+    int m = (int)arrlen(p->schedule.kernels);
+    for (int i = 0; i < k->id; i++)
+        m += oi__vk_split(p, &p->schedule.kernels[i]);
+    return m;
+}
+
+/* Module m's kernel; *sum: whether m is that kernel's second (sum) module. */
+static const oi__sy_kernel *oi__vk_module_kernel(const oi_plan *p, int m, bool *sum) {
+    int n = (int)arrlen(p->schedule.kernels);
+    *sum = m >= n;
+    if (m < n)
+        return &p->schedule.kernels[m];
+    for (int i = 0; i < n; i++)
+        if (oi__vk_split(p, &p->schedule.kernels[i]) && m-- == n)
+            return &p->schedule.kernels[i];
+    return NULL;
+}
+
+static bool oi__vk_has_split(const oi_plan *p) { return oi__vk_n_modules(p) > (int)arrlen(p->schedule.kernels); }
+
 /* C = A B by the backend's tile loops (vulkan/shaders/matmul_tiles.glsl,
  * copied as oi_matmul_tiles.glsl): T x T threads of R x R results, K in
  * steps of 16; this kernel says where A and B are and what becomes of
  * each result (the epilogue, while it is in a register). */
-static void oi__vk_matmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__sy_gpu *g) {
+static void oi__vk_matmul(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) {
+    const oi__sy_schedule *s = &p->schedule;
     const oi__pnode *mm = k->nodes[0];
     const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
-    int side = oi__vk_matmul_side(g), reg = oi__vk_matmul_reg(g, c);
+    oi__vk_mm_tiles t = oi__vk_mm_tiles_of(&p->gpu, s, k);
+    int side = t.side, reg = t.reg;
     oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\n"
                       "#define MM_T %du /* MM_T x MM_T threads of %d x %d results */\n#define BM %du\n#define BN %du\n"
-                      "#define BK 16u\n"
+                      "#define BK %du\n"
                       "/* the store loops unrolled by the driver, not by glslang: lavapipe computed a\n"
                       " * gelu epilogue wrongly in 16 unrolled copies */\n#define MM_STORE_UNROLL\n\n",
-                   M, N, K, side, reg, reg, side * reg, side * reg);
+                   M, N, K, side, reg, reg, side * reg, side * reg, t.bk);
+    if (t.slices > 1) { /* partial products only: k%d's epilogue kernel sums them */
+        oi__buf_printf(b, "/* K in %u slices of %u (workgroup z): slice z's partial products at SPLIT_AT + z * M * N,\n"
+                          " * summed by %s_k%d.comp with the epilogue */\n"
+                          "const uint K_SLICE = %uu, SPLIT_AT = %lluu;\n\n",
+                       t.slices, t.k_slice, p->name, oi__vk_epilogue_module(p, k), t.k_slice,
+                       (unsigned long long)(oi__vk_split_offset(p, k) / 4));
+    }
     oi__buf_puts(b, "bool float_math() { return true; }\nuint mm_rows() { return M; }\nuint mm_cols() { return N; }\n"
                     "uint mm_load_a(uint base, uint m, uint k) { return floatBitsToUint(");
     oi__vk_name(b, s, mm->inputs[0]);
     oi__buf_puts(b, "(m * K + k)); }\nuint mm_load_b(uint base, uint k, uint n) { return floatBitsToUint(");
     oi__vk_name(b, s, mm->inputs[1]);
     oi__buf_puts(b, "(k * N + n)); }\n\nvoid mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n");
+    if (t.slices > 1) {
+        oi__buf_puts(b, "    arena[SPLIT_AT + gl_WorkGroupID.z * M * N + r * N + j] = acc_j;\n}\n\n"
+                        "#include \"oi_matmul_tiles.glsl\"\n\nvoid main() {\n"
+                        "    uint k_begin = gl_WorkGroupID.z * K_SLICE;\n"
+                        "    mm_tiles(0u, 0u, 0u, k_begin, min(K, k_begin + K_SLICE));\n}\n");
+        return;
+    }
     oi__vk_matmul_epilogue(b, s, k);
     oi__buf_puts(b, "}\n\n#include \"oi_matmul_tiles.glsl\"\n\nvoid main() { mm_tiles(0u, 0u, 0u, 0u, K); }\n");
+}
+
+/* The second kernel of a matmul split along K (oi__vk_split_module): each
+ * result's slices summed in order (oi_gemm_slices.glsl, gemm_epilogue.comp's
+ * sum), then the matmul's epilogue as the unsplit kernel's mm_store has it. */
+static void oi__vk_matmul_sum(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) {
+    const oi__sy_schedule *s = &p->schedule;
+    const oi__slot *c = oi__vk_slot(s, k->nodes[0]->out);
+    oi__vk_mm_tiles t = oi__vk_mm_tiles_of(&p->gpu, s, k);
+    oi__buf_printf(b, "const uint M = %lldu, N = %lldu, SLICES = %uu, SPLIT_AT = %lluu; /* k%d's partial products */\n\n"
+                      "float gemm_partial(uint at) { return arena[SPLIT_AT + at]; }\n#include \"oi_gemm_slices.glsl\"\n\n"
+                      "void mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n",
+                   (long long)c->shape[0], (long long)c->shape[1], t.slices,
+                   (unsigned long long)(oi__vk_split_offset(p, k) / 4), k->id);
+    oi__vk_matmul_epilogue(b, s, k);
+    oi__buf_puts(b, "}\n\nvoid main() {\n"
+                    "    uint e = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x +\n"
+                    "             gl_LocalInvocationID.x;\n"
+                    "    if (e < M * N)\n        mm_store(0u, e / N, e % N, gemm_slices_sum(e, M * N, SLICES), 0u);\n}\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -740,7 +861,8 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
             *gy = (uint32_t)((out->shape[0] + OI__VK_CM_BM - 1) / OI__VK_CM_BM);
             return;
         }
-        int64_t tile = oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_reg(&p->gpu, out);
+        oi__vk_mm_tiles t = oi__vk_mm_tiles_of(&p->gpu, s, k);
+        int64_t tile = t.side * t.reg;
         *gx = (uint32_t)((out->shape[1] + tile - 1) / tile);
         *gy = (uint32_t)((out->shape[0] + tile - 1) / tile);
         return;
@@ -819,31 +941,43 @@ static char *oi__vk_half_stores(char *text, const oi__slot *sl) {
     return oi__buf_take(&b);
 }
 
-static char *oi__vk_kernel_source(const oi_plan *p, const oi__sy_kernel *k) {
+/* A kernel's main and what it needs besides the head. */
+static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, uint32_t wg) {
     const oi__sy_schedule *s = &p->schedule;
-    oi__sy_param *params = oi__sy_kernel_params(s, k);
-    uint32_t wg = oi__vk_kernel_wg(p, k);
-    oi__buf b;
-    memset(&b, 0, sizeof b);
-    oi__vk_kernel_head(&b, p, k, params, wg);
     if (oi__vk_uses_reductions(k))
-        oi__vk_reduce_helpers(&b, &p->gpu, wg);
+        oi__vk_reduce_helpers(b, &p->gpu, wg);
     switch (k->kind) {
-    case OI__SY_K_ELEMENTWISE: oi__vk_elementwise(&b, s, k, wg); break;
+    case OI__SY_K_ELEMENTWISE: oi__vk_elementwise(b, s, k, wg); break;
     case OI__SY_K_MATMUL:
         if (oi__vk_cm_takes(&p->gpu, s, k))
-            oi__vk_matmul_coopmat(&b, s, k, &p->gpu);
+            oi__vk_matmul_coopmat(b, s, k, &p->gpu);
         else
-            oi__vk_matmul(&b, s, k, &p->gpu);
+            oi__vk_matmul(b, p, k);
         break;
-    case OI__SY_K_REDUCE: oi__vk_reduce(&b, s, k, wg); break;
-    case OI__SY_K_SOFTMAX: oi__vk_softmax(&b, s, k, wg); break;
-    case OI__SY_K_COPY: oi__vk_copy(&b, s, k, wg); break;
-    case OI__SY_K_TRANSPOSE: oi__vk_transpose(&b, s, k, wg); break;
-    case OI__SY_K_NORM: oi__vk_norm(&b, s, k, wg); break;
-    case OI__SY_K_ATTENTION: oi__vk_attention(&b, s, k, wg); break;
+    case OI__SY_K_REDUCE: oi__vk_reduce(b, s, k, wg); break;
+    case OI__SY_K_SOFTMAX: oi__vk_softmax(b, s, k, wg); break;
+    case OI__SY_K_COPY: oi__vk_copy(b, s, k, wg); break;
+    case OI__SY_K_TRANSPOSE: oi__vk_transpose(b, s, k, wg); break;
+    case OI__SY_K_NORM: oi__vk_norm(b, s, k, wg); break;
+    case OI__SY_K_ATTENTION: oi__vk_attention(b, s, k, wg); break;
     case OI__SY_K_ALL_FINITE: break; /* refused at synthesis */
     }
+}
+
+/* Module m's GLSL: a kernel of the schedule, or a split matmul's sum. */
+static char *oi__vk_kernel_source(const oi_plan *p, int m) {
+    const oi__sy_schedule *s = &p->schedule;
+    bool sum;
+    const oi__sy_kernel *k = oi__vk_module_kernel(p, m, &sum);
+    oi__sy_param *params = oi__sy_kernel_params(s, k);
+    uint32_t wg = sum ? p->gpu.workgroup : oi__vk_kernel_wg(p, k);
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__vk_kernel_head(&b, p, k, params, wg, m);
+    if (sum)
+        oi__vk_matmul_sum(&b, p, k);
+    else
+        oi__vk_kernel_body(&b, p, k, wg);
     char *text = oi__buf_take(&b);
     for (int i = 0; text && i < (int)arrlen(params); i++)
         if (params[i].written && oi__vk_half(&p->gpu, s, params[i].slot))
@@ -911,11 +1045,17 @@ static void oi__vk_indent(oi__buf *b, int depth) {
         oi__buf_puts(b, "    ");
 }
 
+/* `static const oi_vk_range NAME[] = {...};`: what the params read (or
+ * write), then `extra` if not NULL. */
 static void oi__vk_ranges(oi__buf *b, const oi__sy_schedule *s, const oi__sy_param *params, bool writes,
-                          const char *name, int depth, int *count) {
+                          const char *name, int depth, int *count, const char *extra) {
     oi__buf list;
     memset(&list, 0, sizeof list);
     *count = 0;
+    if (extra) {
+        oi__buf_puts(&list, extra);
+        (*count)++;
+    }
     for (int i = 0; i < (int)arrlen(params); i++) {
         if (writes && !params[i].written)
             continue;
@@ -969,9 +1109,18 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
     if (arrlen(k->nodes) > 1)
         oi__buf_printf(b, "-%d", k->nodes[arrlen(k->nodes) - 1]->ir->src.line);
     oi__buf_puts(b, " */\n");
-    int n_reads = 0, n_writes = 0;
-    oi__vk_ranges(b, s, params, false, "reads", depth + 1, &n_reads);
-    oi__vk_ranges(b, s, params, true, "writes", depth + 1, &n_writes);
+    int n_reads = 0, n_writes = 0, n_sum_reads = 0;
+    oi__vk_ranges(b, s, params, false, "reads", depth + 1, &n_reads, NULL);
+    oi__vk_ranges(b, s, params, true, "writes", depth + 1, &n_writes, NULL);
+    bool split = oi__vk_split(p, k);
+    char partials[96];
+    snprintf(partials, sizeof partials, "{OI_VK_ARENA, %llu, %llu}", (unsigned long long)oi__vk_split_offset(p, k),
+             (unsigned long long)(split ? oi__vk_split_bytes(p, k) : 0u));
+    if (split) { /* the partial products: written by the tiles, read by the sum */
+        oi__vk_indent(b, depth + 1);
+        oi__buf_printf(b, "static const oi_vk_range partials[] = {%s};\n", partials);
+        oi__vk_ranges(b, s, params, false, "sum_reads", depth + 1, &n_sum_reads, partials);
+    }
     bool push = oi__vk_has_prefix(s, params);
     if (push) {
         oi__vk_indent(b, depth + 1);
@@ -993,10 +1142,21 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
     }
     uint32_t gx, gy;
     oi__vk_groups(p, k, &gx, &gy);
+    const char *push_args = push ? "push, (uint32_t)sizeof push" : "NULL, 0";
     oi__vk_indent(b, depth + 1);
-    oi__buf_printf(b, "if (oi_vk_dispatch(vk, cb, %d, %s, %s, %uu, %uu, 1u, %s, %d, %s, %d))\n", k->id,
-                   push ? "push" : "NULL", push ? "(uint32_t)sizeof push" : "0", gx, gy, n_reads ? "reads" : "NULL",
-                   n_reads, n_writes ? "writes" : "NULL", n_writes);
+    if (split) {
+        oi__buf_printf(b, "if (oi_vk_dispatch(vk, cb, %d, %s, %uu, %uu, %uu, %s, %d, partials, 1) ||\n", k->id, push_args,
+                       gx, gy, oi__vk_mm_tiles_of(&p->gpu, s, k).slices, n_reads ? "reads" : "NULL", n_reads);
+        uint64_t groups = (uint64_t)(oi__vk_numel(oi__vk_slot(s, k->nodes[0]->out)) + p->gpu.workgroup - 1) / p->gpu.workgroup;
+        uint32_t sx = (uint32_t)(groups > 65535u ? 65535u : groups), sy = (uint32_t)((groups + sx - 1u) / sx);
+        oi__vk_indent(b, depth + 1);
+        oi__buf_printf(b, "    oi_vk_dispatch(vk, cb, %d, %s, %uu, %uu, 1u, sum_reads, %d, %s, %d))\n",
+                       oi__vk_epilogue_module(p, k), push_args, sx, sy, n_sum_reads, n_writes ? "writes" : "NULL",
+                       n_writes);
+    } else {
+        oi__buf_printf(b, "if (oi_vk_dispatch(vk, cb, %d, %s, %uu, %uu, 1u, %s, %d, %s, %d))\n", k->id, push_args, gx, gy,
+                       n_reads ? "reads" : "NULL", n_reads, n_writes ? "writes" : "NULL", n_writes);
+    }
     oi__vk_indent(b, depth + 2);
     oi__buf_puts(b, "return 1;\n");
     oi__vk_record_dump(b, p, k, params, depth + 1);
@@ -1233,17 +1393,17 @@ static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
                         "typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {\n    VkStructureType sType;\n"
                         "    void *pNext;\n    VkBool32 cooperativeMatrix, cooperativeMatrixRobustBufferAccess;\n"
                         "} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;\n#endif\n\n");
-    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
+    for (int k = 0; k < oi__vk_n_modules(p); k++) {
         oi__buf_printf(b, "static const uint32_t %s_k%d_spv[] =\n#include \"%s_k%d.spv.h\"\n    ;\n", N, k, N, k);
-        if (oi__vk_cm_takes(&p->gpu, s, &s->kernels[k])) /* oi_gen_spirv.py's KHR rewrite: oi__spirv_NAME_kK_khr */
+        if (k < (int)arrlen(s->kernels) && oi__vk_cm_takes(&p->gpu, s, &s->kernels[k])) /* oi_gen_spirv.py's KHR rewrite: oi__spirv_NAME_kK_khr */
             oi__buf_printf(b, "#include \"%s_k%d_khr.spv.h\"\n", N, k);
     }
     oi__buf_printf(b, "static const struct {\n    const uint32_t *code;\n    size_t bytes;\n%s} %s_kernels[] = {\n",
                    coop ? "    const uint32_t *khr_code; /* the cooperative-matrix kernels as KHR modules */\n    size_t khr_bytes;\n"
                         : "", N);
-    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
+    for (int k = 0; k < oi__vk_n_modules(p); k++) {
         oi__buf_printf(b, "    {%s_k%d_spv, sizeof %s_k%d_spv", N, k, N, k);
-        if (coop && oi__vk_cm_takes(&p->gpu, s, &s->kernels[k]))
+        if (coop && k < (int)arrlen(s->kernels) && oi__vk_cm_takes(&p->gpu, s, &s->kernels[k]))
             oi__buf_printf(b, ", oi__spirv_%s_k%d_khr, sizeof oi__spirv_%s_k%d_khr", N, k, N, k);
         else if (coop)
             oi__buf_puts(b, ", NULL, 0");
@@ -1251,7 +1411,7 @@ static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
     }
     if (arrlen(s->kernels) == 0)
         oi__buf_puts(b, "    {NULL, 0},\n");
-    oi__buf_printf(b, "};\n#define %s_N_KERNELS %d\n\n", N, (int)arrlen(s->kernels));
+    oi__buf_printf(b, "};\n#define %s_N_KERNELS %d\n\n", N, oi__vk_n_modules(p));
     /* prefix tables: each entry's first element in the model buffer */
     for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
         const oi__sy_buffer *buf = &s->buffers[i];
@@ -1385,8 +1545,13 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
         oi__buf_puts(b, "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))\n"
                         "        return 1;\n");
     }
-    oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_BYTES, %s_MODEL_BYTES};\n", N,
-                   N, N);
+    if (oi__vk_has_split(p))
+        oi__buf_printf(b, "    /* the arena, then the partial products of the matmuls split along K */\n"
+                          "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%lluu, %s_STATE_BYTES, %s_MODEL_BYTES};\n",
+                       (unsigned long long)oi__vk_split_offset(p, NULL), N, N);
+    else
+        oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_BYTES, %s_MODEL_BYTES};\n",
+                       N, N, N);
     oi__buf_puts(b, "    for (int i = 0; i < OI_VK_BUFFERS; i++)\n"
                     "        if (oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))\n"
                     "            return 1;\n");
@@ -1540,15 +1705,16 @@ static char *oi__vk_makefile(const oi_plan *p) {
     if (oi__vk_has_coopmat(p))
         oi__buf_puts(&b, "PYTHON ?= python3\n");
     oi__buf_puts(&b, "SPV =");
-    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++) {
+    for (int k = 0; k < oi__vk_n_modules(p); k++) {
         oi__buf_printf(&b, " %s_k%d.spv.h", N, k);
-        if (oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
+        if (k < (int)arrlen(p->schedule.kernels) && oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
             oi__buf_printf(&b, " %s_k%d_khr.spv.h", N, k);
     }
     oi__buf_printf(&b, "\n\nall: %s\n\n", N);
-    oi__buf_printf(&b, "%%.spv.h: %%.comp oi_kernel.glsl oi_scalar.h oi_math.glsl%s%s\n",
+    oi__buf_printf(&b, "%%.spv.h: %%.comp oi_kernel.glsl oi_scalar.h oi_math.glsl%s%s%s\n",
                    oi__vk_has_matmul(p) ? " oi_matmul_tiles.glsl" : "",
-                   oi__vk_has_coopmat(p) ? " oi_matmul_coopmat_tiles.glsl" : "");
+                   oi__vk_has_coopmat(p) ? " oi_matmul_coopmat_tiles.glsl" : "",
+                   oi__vk_has_split(p) ? " oi_gemm_slices.glsl" : "");
     oi__buf_puts(&b, "\t$(GLSLC) --target-env=vulkan1.1 -O -mfmt=c $< -o $@\n\n");
     for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
         if (oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
@@ -1575,10 +1741,10 @@ oi_status oi__sy_emit_vulkan(const oi_plan *p, const oi__sy_out *dir) {
         st = oi__sy_emit_write(dir, N, ".h", oi__vk_header(p));
     if (st == OI_OK)
         st = oi__sy_emit_write(dir, N, ".c", oi__vk_source(p));
-    for (int k = 0; st == OI_OK && k < (int)arrlen(p->schedule.kernels); k++) {
+    for (int k = 0; st == OI_OK && k < oi__vk_n_modules(p); k++) {
         char name[160];
         snprintf(name, sizeof name, "%s_k%d", N, k);
-        st = oi__sy_emit_write(dir, name, ".comp", oi__vk_kernel_source(p, &p->schedule.kernels[k]));
+        st = oi__sy_emit_write(dir, name, ".comp", oi__vk_kernel_source(p, k));
     }
     if (st == OI_OK)
         st = oi__sy_emit_write(dir, "oi_kernel", ".glsl", oi__vk_kernel_glsl(p));
@@ -1588,6 +1754,8 @@ oi_status oi__sy_emit_vulkan(const oi_plan *p, const oi__sy_out *dir) {
         st = oi__sy_emit_write(dir, "oi_math", ".glsl", oi__sy_emit_text(oi__sy_text_math_glsl));
     if (st == OI_OK && oi__vk_has_matmul(p))
         st = oi__sy_emit_write(dir, "oi_matmul_tiles", ".glsl", oi__sy_emit_text(oi__sy_text_matmul_tiles_glsl));
+    if (st == OI_OK && oi__vk_has_split(p))
+        st = oi__sy_emit_write(dir, "oi_gemm_slices", ".glsl", oi__sy_emit_text(oi__sy_text_gemm_slices_glsl));
     if (st == OI_OK && oi__vk_has_coopmat(p))
         st = oi__sy_emit_write(dir, "oi_matmul_coopmat_tiles", ".glsl",
                                oi__sy_emit_text(oi__sy_text_matmul_coopmat_tiles_glsl));

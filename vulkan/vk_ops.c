@@ -37,7 +37,6 @@ typedef struct oi__vk_rownorm_push {
 } oi__vk_rownorm_push;
 
 #define OI__VK_MATMUL_BATCH_DIMS 3
-#define OI__VK_BIG_MATMUL 256 /* M and N from which matmul uses 128x128 blocks */
 typedef struct oi__vk_matmul_push {
     uint32_t M, N, K;
     uint32_t batch_ndim;
@@ -876,28 +875,6 @@ static oi_status oi__vk_plan_matmul_coopmat(const oi__vk_context *ctx, const oi_
     return OI_OK;
 }
 
-/* A product split along K aims for OI__VK_SPLIT_GROUPS workgroups in slices
- * of at least OI__VK_MIN_K_SLICE: on the H100, 256 and 32 made the encoder's
- * gemms 13% faster than 128 and 64. */
-#define OI__VK_SPLIT_GROUPS 256u
-#define OI__VK_MIN_K_SLICE 32u
-
-/* How many slices of K a product of `groups` workgroups is split into
- * (one workgroup z per slice, partial products summed by the caller): a
- * product of few output blocks, such as an encoder's [128, 384] x [384, N],
- * would otherwise walk all of K on a handful of a GPU's cores. Slices are a
- * multiple of matmul.comp's steps of K (16). */
-static uint32_t oi__vk_k_slices(uint64_t groups, uint32_t K, uint32_t *k_slice) {
-    *k_slice = 0;
-    if (groups >= OI__VK_SPLIT_GROUPS / 2u || K < 2u * OI__VK_MIN_K_SLICE)
-        return 1;
-    uint64_t want = (OI__VK_SPLIT_GROUPS + groups - 1u) / groups, most = K / OI__VK_MIN_K_SLICE;
-    uint64_t slices = want < most ? want : most;
-    uint32_t per = (uint32_t)((K + slices - 1u) / slices + 15u) / 16u * 16u;
-    *k_slice = per;
-    return (K + per - 1u) / per;
-}
-
 /* *slices: NULL, or where a product split along K (gemm, whose epilogue
  * sums the slices) says into how many: slice s is written at s * M * N of
  * the output. */
@@ -957,16 +934,19 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     oi_dtype acc = oi__vk_matmul_acc_dtype(a->dtype);
     bool direct = oi_dtype_bits(out->dtype) == 32;
     push.d_offset = direct ? (uint32_t)out->offset : 0;
-    /* large float products: 128x128 blocks (more work per loaded element) */
-    bool big = oi__dtype_is_float(a->dtype) && M >= OI__VK_BIG_MATMUL && N >= OI__VK_BIG_MATMUL;
-    int64_t block = big ? 128 : 64;
+    /* the blocks and slices of K: vk_matmul_tiling.h's rule, the synthesizer's too */
+    oi__vk_matmul_tiling tiles =
+        oi__vk_matmul_tiles(oi__dtype_is_float(a->dtype), M, N, push.K, slices && batches == 1 && direct);
+    bool big = tiles.block == 128u;
     const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
-    uint64_t gx = (uint64_t)(N + block - 1) / (uint64_t)block, gy = (uint64_t)(M + block - 1) / (uint64_t)block;
+    uint64_t gx = tiles.gx, gy = tiles.gy;
     if (gx > max[0] || gy > max[1] || (uint64_t)batches > max[2])
         return oi__vk_unsupported("matmul: %lld x %lld x %lld batches exceed the dispatch limits", (long long)M,
                                   (long long)N, (long long)batches);
-    if (slices && batches == 1 && direct)
-        *slices = oi__vk_k_slices(gx * gy, push.K, &push.k_slice);
+    if (slices) {
+        *slices = tiles.slices;
+        push.k_slice = tiles.k_slice;
+    }
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
     oi__vk_set_pipeline(st, OI__VK_MATMUL, k->op, a->dtype, b->dtype, b->dtype, direct ? out->dtype : acc);

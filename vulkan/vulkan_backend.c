@@ -26,6 +26,7 @@
 #include "oi_vulkan_spirv.h" /* generated at build time by vulkan/gen_spirv.py */
 #include "vk_context.h"
 #include "vk_coverage.h"
+#include "vk_matmul_tiling.h"
 
 /* stb_ds takes a hash key's address with typeof(), which strict C11 lacks;
  * every key passed to hmgeti/hmput here is an lvalue, so plain & does. */

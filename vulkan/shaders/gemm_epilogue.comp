@@ -1,7 +1,8 @@
 #version 450
 // gemm_epilogue.comp - gemm's last step: y = act(alpha * (A' x B') + beta * C),
 // from the f32 product in scratch (binding a; a product split along K is
-// there as `slices` partial products, n apart, summed in order) and the optional C
+// there as `slices` partial products, n apart, summed in order by
+// gemm_slices.glsl) and the optional C
 // (binding b, broadcast to [M, N] through strides 0), stored in the output
 // dtype. The CPU kernel computes in f32 the same way (beta * C first, then
 // alpha * product added), and ignores C when beta is 0. act: gemm's
@@ -33,15 +34,16 @@ layout(push_constant) uniform Push {
 OI_DEFINE_LOAD_BITS(load_b, b_buf)
 OI_DEFINE_STORE_WORD(store_d, d_buf)
 
+float gemm_partial(uint at) { return uintBitsToFloat(a_buf[at]); }
+#include "gemm_slices.glsl"
+
 uint element(uint e) {
     precise float y = 0.0;
     if (pc.has_c != 0u) {
         uint at = pc.c_offset + (e / pc.cols) * pc.c_stride_m + (e % pc.cols) * pc.c_stride_n;
         y = pc.beta * bits_to_float(B_DT, load_b(B_DT, at));
     }
-    precise float product = uintBitsToFloat(a_buf[e]);
-    for (uint s = 1u; s < pc.slices; s++)
-        product += uintBitsToFloat(a_buf[e + s * pc.n]);
+    precise float product = gemm_slices_sum(e, pc.n, pc.slices);
     precise float v = pc.alpha * product + y;
     if (pc.act == 1u)
         v = v < 0.0 ? 0.0 : v;

@@ -99,6 +99,24 @@ static const uint32_t encoder_k15_spv[] =
 static const uint32_t encoder_k16_spv[] =
 #include "encoder_k16.spv.h"
     ;
+static const uint32_t encoder_k17_spv[] =
+#include "encoder_k17.spv.h"
+    ;
+static const uint32_t encoder_k18_spv[] =
+#include "encoder_k18.spv.h"
+    ;
+static const uint32_t encoder_k19_spv[] =
+#include "encoder_k19.spv.h"
+    ;
+static const uint32_t encoder_k20_spv[] =
+#include "encoder_k20.spv.h"
+    ;
+static const uint32_t encoder_k21_spv[] =
+#include "encoder_k21.spv.h"
+    ;
+static const uint32_t encoder_k22_spv[] =
+#include "encoder_k22.spv.h"
+    ;
 static const struct {
     const uint32_t *code;
     size_t bytes;
@@ -120,8 +138,14 @@ static const struct {
     {encoder_k14_spv, sizeof encoder_k14_spv},
     {encoder_k15_spv, sizeof encoder_k15_spv},
     {encoder_k16_spv, sizeof encoder_k16_spv},
+    {encoder_k17_spv, sizeof encoder_k17_spv},
+    {encoder_k18_spv, sizeof encoder_k18_spv},
+    {encoder_k19_spv, sizeof encoder_k19_spv},
+    {encoder_k20_spv, sizeof encoder_k20_spv},
+    {encoder_k21_spv, sizeof encoder_k21_spv},
+    {encoder_k22_spv, sizeof encoder_k22_spv},
 };
-#define encoder_N_KERNELS 17
+#define encoder_N_KERNELS 23
 
 static const uint32_t encoder_Wq_at[] = {1480168u, 3254632u}; /* Wq(l): the model's enc.{l}.wq, in floats */
 static const uint32_t encoder_bq_at[] = {3304u, 1777768u}; /* bq(l): the model's enc.{l}.bq, in floats */
@@ -299,8 +323,11 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         { /* k0, matmul: bench_encoder.c:61 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 983040, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 983040, 196608}};
+            static const oi_vk_range partials[] = {{OI_VK_ARENA, 3735552, 2359296}};
+            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 3735552, 2359296}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 983040, 196608}};
             const uint32_t push[] = {encoder_Wq_at[l], encoder_bq_at[l]};
-            if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 2, partials, 1) ||
+                oi_vk_dispatch(vk, cb, 17, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 3, writes, 1))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 0, "q", 10, 49152u, &writes[0]))
@@ -310,8 +337,11 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         { /* k1, matmul: bench_encoder.c:62 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1179648, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 1179648, 196608}};
+            static const oi_vk_range partials[] = {{OI_VK_ARENA, 6094848, 2359296}};
+            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 6094848, 2359296}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1179648, 196608}};
             const uint32_t push[] = {encoder_Wk_at[l], encoder_bk_at[l]};
-            if (oi_vk_dispatch(vk, cb, 1, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 1, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 2, partials, 1) ||
+                oi_vk_dispatch(vk, cb, 18, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 3, writes, 1))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 1, "k", 10, 49152u, &writes[0]))
@@ -321,8 +351,11 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         { /* k2, matmul: bench_encoder.c:63 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1376256, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 1376256, 196608}};
+            static const oi_vk_range partials[] = {{OI_VK_ARENA, 8454144, 2359296}};
+            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 8454144, 2359296}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1376256, 196608}};
             const uint32_t push[] = {encoder_Wv_at[l], encoder_bv_at[l]};
-            if (oi_vk_dispatch(vk, cb, 2, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 2, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 2, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 2, partials, 1) ||
+                oi_vk_dispatch(vk, cb, 19, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 3, writes, 1))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 2, "v", 10, 49152u, &writes[0]))
@@ -422,8 +455,11 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         { /* k12, matmul: bench_encoder.c:73-74 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 3145728, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            static const oi_vk_range partials[] = {{OI_VK_ARENA, 10813440, 2359296}};
+            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 10813440, 2359296}, {OI_VK_ARENA, 3145728, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             const uint32_t push[] = {encoder_Wo_at[l], encoder_bo_at[l]};
-            if (oi_vk_dispatch(vk, cb, 12, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 4, writes, 2))
+            if (oi_vk_dispatch(vk, cb, 12, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 4, partials, 1) ||
+                oi_vk_dispatch(vk, cb, 20, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 5, writes, 2))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 12, "proj", 10, 49152u, &writes[0]))
@@ -446,8 +482,11 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         { /* k14, matmul: bench_encoder.c:76 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 0, 786432}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 0, 786432}};
+            static const oi_vk_range partials[] = {{OI_VK_ARENA, 13172736, 4718592}};
+            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 13172736, 4718592}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 0, 786432}};
             const uint32_t push[] = {encoder_W1_at[l], encoder_b1_at[l]};
-            if (oi_vk_dispatch(vk, cb, 14, push, (uint32_t)sizeof push, 96u, 8u, 1u, reads, 2, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 14, push, (uint32_t)sizeof push, 24u, 2u, 6u, reads, 2, partials, 1) ||
+                oi_vk_dispatch(vk, cb, 21, push, (uint32_t)sizeof push, 768u, 1u, 1u, sum_reads, 3, writes, 1))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 14, "ffn", 10, 196608u, &writes[0]))
@@ -457,8 +496,11 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         { /* k15, matmul: bench_encoder.c:77-78 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            static const oi_vk_range partials[] = {{OI_VK_ARENA, 17891328, 3932160}};
+            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 17891328, 3932160}, {OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             const uint32_t push[] = {encoder_W2_at[l], encoder_b2_at[l]};
-            if (oi_vk_dispatch(vk, cb, 15, push, (uint32_t)sizeof push, 24u, 8u, 1u, reads, 4, writes, 2))
+            if (oi_vk_dispatch(vk, cb, 15, push, (uint32_t)sizeof push, 6u, 2u, 20u, reads, 4, partials, 1) ||
+                oi_vk_dispatch(vk, cb, 22, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 5, writes, 2))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 15, "proj", 10, 49152u, &writes[0]))
@@ -507,7 +549,8 @@ static int encoder_open_device(encoder_ctx *ctx) {
     oi_vk *vk = &ctx->vk;
     if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))
         return 1;
-    const VkDeviceSize sizes[OI_VK_BUFFERS] = {encoder_ARENA_BYTES, encoder_STATE_BYTES, encoder_MODEL_BYTES};
+    /* the arena, then the partial products of the matmuls split along K */
+    const VkDeviceSize sizes[OI_VK_BUFFERS] = {21823488u, encoder_STATE_BYTES, encoder_MODEL_BYTES};
     for (int i = 0; i < OI_VK_BUFFERS; i++)
         if (oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))
             return 1;

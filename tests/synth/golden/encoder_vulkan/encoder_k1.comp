@@ -12,13 +12,17 @@ layout(push_constant) uniform Push { uint Wk_at; uint bk_at; } pc;
 #define k(i) arena[294912u + (i)] /* f32, a temporary */
 
 const uint M = 128u, N = 384u, K = 384u;
-#define MM_T 16u /* MM_T x MM_T threads of 1 x 1 results */
-#define BM 16u
-#define BN 16u
+#define MM_T 16u /* MM_T x MM_T threads of 4 x 4 results */
+#define BM 64u
+#define BN 64u
 #define BK 16u
 /* the store loops unrolled by the driver, not by glslang: lavapipe computed a
  * gelu epilogue wrongly in 16 unrolled copies */
 #define MM_STORE_UNROLL
+
+/* K in 12 slices of 32 (workgroup z): slice z's partial products at SPLIT_AT + z * M * N,
+ * summed by encoder_k18.comp with the epilogue */
+const uint K_SLICE = 32u, SPLIT_AT = 1523712u;
 
 bool float_math() { return true; }
 uint mm_rows() { return M; }
@@ -27,13 +31,12 @@ uint mm_load_a(uint base, uint m, uint k) { return floatBitsToUint(h(m * K + k))
 uint mm_load_b(uint base, uint k, uint n) { return floatBitsToUint(Wk(k * N + n)); }
 
 void mm_store(uint base, uint r, uint j, float acc_j, uint bits) {
-    const uint i = r * 384u + j;
-    /* bench_encoder.c:62: op gemm(h,Wk[l],bk[l]) >> k */
-    acc_j = acc_j + bk(j);
-    float v0 = acc_j;
-    k(i) = v0;
+    arena[SPLIT_AT + gl_WorkGroupID.z * M * N + r * N + j] = acc_j;
 }
 
 #include "oi_matmul_tiles.glsl"
 
-void main() { mm_tiles(0u, 0u, 0u, 0u, K); }
+void main() {
+    uint k_begin = gl_WorkGroupID.z * K_SLICE;
+    mm_tiles(0u, 0u, 0u, k_begin, min(K, k_begin + K_SLICE));
+}

@@ -14,9 +14,9 @@ layout(push_constant) uniform Push { uint W_at; uint b_at; } pc;
 #define b(i) model[pc.b_at + (i)] /* b(l): the entry the step pushes */
 
 const uint M = 2u, N = 8u, K = 8u;
-#define MM_T 16u /* MM_T x MM_T threads of 1 x 1 results */
-#define BM 16u
-#define BN 16u
+#define MM_T 16u /* MM_T x MM_T threads of 4 x 4 results */
+#define BM 64u
+#define BN 64u
 #define BK 16u
 /* the store loops unrolled by the driver, not by glslang: lavapipe computed a
  * gelu epilogue wrongly in 16 unrolled copies */
