@@ -70,6 +70,8 @@ total = sum(us for _, us, _ in rows)
 for k, us, n in sorted(rows, key=lambda r: -r[1]):
     lines = open(os.path.join(folder, "encoder_k%d.comp" % k)).read().splitlines()
     what = lines[1].split(": ", 1)[1].split(",")[0] if len(lines) > 1 else "?"
+    split = re.search(r" - (k\d+)'s slices summed", lines[1]) if len(lines) > 1 else None
+    what = "sum of " + split.group(1) if split else what  # a matmul split along K: its second kernel
     stmt = lines[2].lstrip("/ ") if len(lines) > 2 else ""
     print("k%-3d %-10s %8.1f us %2d dispatches  %s" % (k, what, us, n, stmt[:70]))
 print("total %.1f us of GPU time (timestamps after every dispatch)" % total)
