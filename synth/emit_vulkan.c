@@ -267,6 +267,212 @@ static bool oi__vk_transfers(const oi__sy_step *steps, int slot) {
     return false;
 }
 
+/* ------------------------------------------------------------------ */
+/* Attention's operands as views                                       */
+/* ------------------------------------------------------------------ */
+/* An attention's [B, H, S, D] operand made as transpose(reshape(Y, [B, S,
+ * H, D]), perm=[0, 2, 1, 3]) (heads split off a [B S, H D] matmul result)
+ * is read from Y where those two kernels would have copied it from, and a
+ * result that only becomes reshape(transpose(ctx, perm=[0, 2, 1, 3])) is
+ * written where that copy would land: the copies are not dispatched (the
+ * simulator reads such views in place too). Only where nothing else reads
+ * the copies and no kernel between them and the attention touches the
+ * bytes that are now read earlier or written later. */
+typedef struct oi__vk_att_views {
+    int src[3];       /* per operand: the slot read (Y), or -1: the operand itself */
+    int dst;          /* the slot written (the reshape's output), or -1: the attention's */
+    int folded[8], n_folded; /* the kernels not dispatched */
+} oi__vk_att_views;
+
+/* The single-statement kernel that writes slot, if it is the only one, and
+ * whether exactly one statement of the schedule reads slot. */
+static const oi__sy_kernel *oi__vk_sole_writer(const oi__sy_schedule *s, int slot, int *readers) {
+    const oi__sy_kernel *w = NULL;
+    int writers = 0;
+    *readers = 0;
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        for (int n = 0; n < (int)arrlen(s->kernels[k].nodes); n++) {
+            const oi__pnode *pn = s->kernels[k].nodes[n];
+            for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+                *readers += pn->inputs[i] == slot;
+            if (pn->out == slot) {
+                writers++;
+                w = arrlen(s->kernels[k].nodes) == 1 ? &s->kernels[k] : NULL;
+            }
+        }
+    return writers == 1 ? w : NULL;
+}
+
+/* The only statement that reads slot, as a single-statement kernel. */
+static const oi__sy_kernel *oi__vk_sole_reader(const oi__sy_schedule *s, int slot) {
+    const oi__sy_kernel *r = NULL;
+    int readers = 0;
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        for (int n = 0; n < (int)arrlen(s->kernels[k].nodes); n++)
+            for (int i = 0; i < (int)arrlen(s->kernels[k].nodes[n]->inputs); i++)
+                if (s->kernels[k].nodes[n]->inputs[i] == slot) {
+                    readers++;
+                    r = arrlen(s->kernels[k].nodes) == 1 ? &s->kernels[k] : NULL;
+                }
+    return readers == 1 ? r : NULL;
+}
+
+/* A temporary nothing but the schedule's statements sees. */
+static bool oi__vk_private_temp(const oi_plan *p, int slot) {
+    const oi__sy_buffer *b = &p->schedule.buffers[slot];
+    return b->home == OI__SY_ARENA && !b->kept && !b->dyn0 && !p->plan->slots[slot].decl &&
+           !oi__vk_transfers(p->schedule.steps, slot);
+}
+
+static bool oi__vk_is_head_transpose(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    if (!k || k->kind != OI__SY_K_TRANSPOSE || oi__vk_slot(s, k->nodes[0]->inputs[0])->ndim != 4)
+        return false;
+    int64_t perm[OI_MAX_DIMS], stride[OI_MAX_DIMS];
+    oi__sy_transpose_map(k->nodes[0], oi__vk_slot(s, k->nodes[0]->inputs[0]), perm, stride);
+    return perm[0] == 0 && perm[1] == 2 && perm[2] == 1 && perm[3] == 3;
+}
+
+static bool oi__vk_is_reshape(const oi__sy_kernel *k) {
+    return k && k->kind == OI__SY_K_COPY && k->nodes[0]->ir->op == OI_OP_reshape;
+}
+
+/* The step list holding kernel id and its index there. */
+static bool oi__vk_find_kernel(const oi__sy_step *steps, int id, const oi__sy_step **list, int *at) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_KERNEL && st->kernel == id) {
+            *list = steps;
+            *at = i;
+            return true;
+        }
+        if (oi__vk_find_kernel(st->body, id, list, at) || oi__vk_find_kernel(st->then_steps, id, list, at) ||
+            oi__vk_find_kernel(st->else_steps, id, list, at))
+            return true;
+    }
+    return false;
+}
+
+static bool oi__vk_overlap(const oi__sy_schedule *s, int a, int b) {
+    const oi__sy_buffer *x = &s->buffers[a], *y = &s->buffers[b];
+    if (x->home != y->home || (x->home != OI__SY_ARENA && x->home != OI__SY_STATE))
+        return false;
+    return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
+}
+
+/* Whether the kernels strictly between kernels `from` and `to` (one step
+ * list, kernels only), other than those in skip, leave slot alone: none
+ * writes its bytes, nor (reads too) reads them. */
+static bool oi__vk_untouched_between(const oi_plan *p, int from, int to, int slot, bool reads,
+                                     const oi__vk_att_views *skip) {
+    const oi__sy_schedule *s = &p->schedule;
+    const oi__sy_step *list = NULL, *list2 = NULL;
+    int i0, i1;
+    if (!oi__vk_find_kernel(s->steps, from, &list, &i0) || !oi__vk_find_kernel(s->steps, to, &list2, &i1) ||
+        list != list2 || i0 > i1)
+        return false;
+    for (int i = i0 + 1; i < i1; i++) {
+        if (list[i].kind != OI__SY_S_KERNEL || s->kernels[list[i].kernel].kind == OI__SY_K_ATTENTION)
+            return false;
+        bool skipped = false;
+        for (int f = 0; f < skip->n_folded; f++)
+            skipped |= skip->folded[f] == list[i].kernel;
+        if (skipped)
+            continue;
+        oi__sy_param *params = oi__sy_kernel_params(s, &s->kernels[list[i].kernel]);
+        bool clash = false;
+        for (int j = 0; j < (int)arrlen(params); j++)
+            clash |= (params[j].written || reads) && oi__vk_overlap(s, params[j].slot, slot);
+        arrfree(params);
+        if (clash)
+            return false;
+    }
+    return true;
+}
+
+static void oi__vk_attention_views(const oi_plan *p, const oi__sy_kernel *k, oi__vk_att_views *v) {
+    const oi__sy_schedule *s = &p->schedule;
+    memset(v, 0, sizeof *v);
+    v->src[0] = v->src[1] = v->src[2] = v->dst = -1;
+    if (k->kind != OI__SY_K_ATTENTION || arrlen(k->nodes) != 1)
+        return;
+    const oi__pnode *att = k->nodes[0];
+    int readers;
+    for (int o = 0; o < 3; o++) { /* X = transpose(Xs), Xs = reshape(Y) */
+        int x = att->inputs[o];
+        const oi__sy_kernel *kt = oi__vk_sole_writer(s, x, &readers);
+        if (readers != 1 || !oi__vk_private_temp(p, x) || !oi__vk_is_head_transpose(s, kt))
+            continue;
+        int xs = kt->nodes[0]->inputs[0];
+        const oi__sy_kernel *kr = oi__vk_sole_writer(s, xs, &readers);
+        if (readers != 1 || !oi__vk_private_temp(p, xs) || !oi__vk_is_reshape(kr))
+            continue;
+        int y = kr->nodes[0]->inputs[0];
+        oi__vk_att_views cand = *v;
+        cand.folded[cand.n_folded++] = kt->id;
+        cand.folded[cand.n_folded++] = kr->id;
+        if (oi__vk_slot(s, y)->dtype != OI_DTYPE_F32 || s->buffers[y].dyn0 ||
+            (s->buffers[y].home != OI__SY_ARENA && s->buffers[y].home != OI__SY_STATE) ||
+            !oi__vk_untouched_between(p, kr->id, k->id, y, false, &cand))
+            continue;
+        *v = cand;
+        v->src[o] = y;
+    }
+    /* ctx_s = transpose(ctx), out = reshape(ctx_s) */
+    const oi__sy_kernel *kt = oi__vk_sole_reader(s, att->out);
+    if (!oi__vk_private_temp(p, att->out) || !oi__vk_is_head_transpose(s, kt) ||
+        !oi__vk_private_temp(p, kt->nodes[0]->out))
+        return;
+    const oi__sy_kernel *kr = oi__vk_sole_reader(s, kt->nodes[0]->out);
+    if (!oi__vk_is_reshape(kr))
+        return;
+    int out = kr->nodes[0]->out;
+    oi__vk_att_views cand = *v;
+    cand.folded[cand.n_folded++] = kt->id;
+    cand.folded[cand.n_folded++] = kr->id;
+    if (s->buffers[out].dyn0 || (s->buffers[out].home != OI__SY_ARENA && s->buffers[out].home != OI__SY_STATE) ||
+        !oi__vk_untouched_between(p, k->id, kr->id, out, true, &cand))
+        return;
+    for (int o = 0; o < 3; o++)
+        if (oi__vk_overlap(s, v->src[o] >= 0 ? v->src[o] : att->inputs[o], out))
+            return;
+    *v = cand;
+    v->dst = out;
+}
+
+/* Whether kernel k is a copy folded into an attention's indexing. */
+static bool oi__vk_folded(const oi_plan *p, const oi__sy_kernel *k) {
+    if (k->kind != OI__SY_K_COPY && k->kind != OI__SY_K_TRANSPOSE)
+        return false;
+    for (int i = 0; i < (int)arrlen(p->schedule.kernels); i++) {
+        if (p->schedule.kernels[i].kind != OI__SY_K_ATTENTION)
+            continue;
+        oi__vk_att_views v;
+        oi__vk_attention_views(p, &p->schedule.kernels[i], &v);
+        for (int f = 0; f < v.n_folded; f++)
+            if (v.folded[f] == k->id)
+                return true;
+    }
+    return false;
+}
+
+/* A kernel's variables (oi__sy_kernel_params), an attention's operands
+ * read and written where oi__vk_attention_views says. */
+static oi__sy_param *oi__vk_params(const oi_plan *p, const oi__sy_kernel *k) {
+    oi__sy_param *params = oi__sy_kernel_params(&p->schedule, k);
+    if (k->kind != OI__SY_K_ATTENTION)
+        return params;
+    oi__vk_att_views v;
+    oi__vk_attention_views(p, k, &v);
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        for (int o = 0; o < 3; o++)
+            if (params[i].slot == k->nodes[0]->inputs[o] && v.src[o] >= 0)
+                params[i].slot = v.src[o];
+        if (params[i].slot == k->nodes[0]->out && v.dst >= 0)
+            params[i].slot = v.dst;
+    }
+    return params;
+}
+
 /* f16 storage (preferences.default_precision "fp16" with features.fp16):
  * the arena's f32 temporaries that only kernels touch are stored as f16
  * in the first half of their bytes (the arena keeps the f32 layout) and
@@ -803,35 +1009,54 @@ static void oi__vk_transpose(oi__buf *b, const oi__sy_schedule *s, const oi__sy_
 
 /* attention: one workgroup per (query row, head): the scores of the row in
  * shared memory, softmax over them, then p V. */
-static void oi__vk_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+static void oi__vk_attention(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__sy_schedule *s = &p->schedule;
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *q = oi__vk_slot(s, pn->inputs[0]), *kk = oi__vk_slot(s, pn->inputs[1]);
     const oi__slot *v = oi__vk_slot(s, pn->inputs[2]);
     long long S = (long long)q->shape[2], D = (long long)q->shape[3], T = (long long)kk->shape[2];
-    long long Dv = (long long)v->shape[3];
+    long long Dv = (long long)v->shape[3], H = (long long)q->shape[1];
+    oi__vk_att_views views;
+    oi__vk_attention_views(p, k, &views);
+    int in[3], out = views.dst >= 0 ? views.dst : pn->out;
+    for (int o = 0; o < 3; o++)
+        in[o] = views.src[o] >= 0 ? views.src[o] : pn->inputs[o];
     double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale") ? oi__vk_param_f(pn, "scale")
                                                                                          : 1.0 / sqrt((double)D);
     oi__buf_printf(b, "const uint S = %lldu, D = %lldu, T = %lldu, DV = %lldu;\nconst float SCALE = ", S, D, T, Dv);
     oi__sy_render_double(b, (double)(float)scale);
-    oi__buf_printf(b, ";\nshared float oi_p[T]; /* the row's scores, then its probabilities */\n\n");
-    oi__buf_printf(b, "void main() {\n    const uint row = gl_WorkGroupID.x, head = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;\n"
-                      "    const uint q_at = (head * S + row) * D, k_at = head * T * D, v_at = head * T * DV;\n"
+    oi__buf_printf(b, ";\nshared float oi_p[T]; /* the row's scores, then its probabilities */\n");
+    /* each operand's head h of batch b at b * H S D + h * HS, its rows RS
+     * apart: [B, H, S, D] itself (HS = S D, RS = D), or read in place from
+     * the [B S, H D] its copies came from (HS = D, RS = H D) */
+    oi__buf_printf(b, "const uint H = %lldu; /* heads */\n", H);
+    const char *what[4] = {"Q", "K", "V", "O"};
+    long long rows[4] = {S, T, T, S}, dims[4] = {D, D, Dv, Dv};
+    for (int o = 0; o < 4; o++) {
+        bool view = o < 3 ? views.src[o] >= 0 : views.dst >= 0;
+        oi__buf_printf(b, "const uint %s_HS = %lldu, %s_RS = %lldu;%s\n", what[o], view ? dims[o] : rows[o] * dims[o], what[o],
+                       view ? H * dims[o] : dims[o], view ? " /* in place of the head copies */" : "");
+    }
+    oi__buf_printf(b, "\nvoid main() {\n    const uint row = gl_WorkGroupID.x, head = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;\n"
+                      "    const uint batch = head / H, h = head %% H;\n"
+                      "    const uint q_at = batch * H * S * D + h * Q_HS + row * Q_RS, k_at = batch * H * T * D + h * K_HS;\n"
+                      "    const uint v_at = batch * H * T * DV + h * V_HS, o_at = batch * H * S * DV + h * O_HS + row * O_RS;\n"
                       "    float m = -INFINITY;\n    for (uint t = tid; t < T; t += %uu) {\n        float acc = 0.0;\n"
                       "        for (uint d = 0u; d < D; d++)\n            acc = OI_S_mac(acc, ", wg);
-    oi__vk_name(b, s, pn->inputs[0]);
+    oi__vk_name(b, s, in[0]);
     oi__buf_puts(b, "(q_at + d), ");
-    oi__vk_name(b, s, pn->inputs[1]);
-    oi__buf_printf(b, "(k_at + t * D + d));\n        oi_p[t] = SCALE * acc;\n        m = max(m, oi_p[t]);\n    }\n"
+    oi__vk_name(b, s, in[1]);
+    oi__buf_printf(b, "(k_at + t * K_RS + d));\n        oi_p[t] = SCALE * acc;\n        m = max(m, oi_p[t]);\n    }\n"
                       "    m = oi_wg_max(m);\n    float sum = 0.0;\n    for (uint t = tid; t < T; t += %uu) {\n"
                       "        oi_p[t] = exp_f32(oi_p[t] - m);\n        sum = OI_S_sum_step(sum, oi_p[t]);\n    }\n"
                       "    const float inv = 1.0 / oi_wg_sum(sum); /* its barrier publishes oi_p */\n", wg);
     if (Dv > (long long)wg || wg % Dv) { /* one value dim per invocation */
         oi__buf_printf(b, "    for (uint d = tid; d < DV; d += %uu) {\n        float acc = 0.0;\n"
                           "        for (uint t = 0u; t < T; t++)\n            acc = OI_S_mac(acc, oi_p[t], ", wg);
-        oi__vk_name(b, s, pn->inputs[2]);
-        oi__buf_puts(b, "(v_at + t * DV + d));\n        ");
-        oi__vk_name(b, s, pn->out);
-        oi__buf_puts(b, "((head * S + row) * DV + d) = acc * inv;\n    }\n}\n");
+        oi__vk_name(b, s, in[2]);
+        oi__buf_puts(b, "(v_at + t * V_RS + d));\n        ");
+        oi__vk_name(b, s, out);
+        oi__buf_puts(b, "(o_at + d) = acc * inv;\n    }\n}\n");
         return;
     }
     /* p V with every invocation: G groups of DV, group g summing the keys
@@ -839,12 +1064,12 @@ static void oi__vk_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_
     oi__buf_printf(b, "    const uint G = %lluu, d = tid %% DV, g = tid / DV;\n    float acc = 0.0;\n"
                       "    for (uint t = g; t < T; t += G)\n        acc = OI_S_mac(acc, oi_p[t], ",
                    (unsigned long long)(wg / Dv));
-    oi__vk_name(b, s, pn->inputs[2]);
-    oi__buf_puts(b, "(v_at + t * DV + d));\n    oi_partial[tid] = acc;\n    barrier();\n    if (tid < DV) {\n"
+    oi__vk_name(b, s, in[2]);
+    oi__buf_puts(b, "(v_at + t * V_RS + d));\n    oi_partial[tid] = acc;\n    barrier();\n    if (tid < DV) {\n"
                     "        float total = 0.0;\n        for (uint k = 0u; k < G; k++)\n"
                     "            total = OI_S_sum_step(total, oi_partial[k * DV + tid]);\n        ");
-    oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, "((head * S + row) * DV + tid) = total * inv;\n    }\n}\n");
+    oi__vk_name(b, s, out);
+    oi__buf_puts(b, "(o_at + tid) = total * inv;\n    }\n}\n");
 }
 
 /* Workgroups of a kernel's dispatch (x, y). */
@@ -959,7 +1184,7 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_COPY: oi__vk_copy(b, s, k, wg); break;
     case OI__SY_K_TRANSPOSE: oi__vk_transpose(b, s, k, wg); break;
     case OI__SY_K_NORM: oi__vk_norm(b, s, k, wg); break;
-    case OI__SY_K_ATTENTION: oi__vk_attention(b, s, k, wg); break;
+    case OI__SY_K_ATTENTION: oi__vk_attention(b, p, k, wg); break;
     case OI__SY_K_ALL_FINITE: break; /* refused at synthesis */
     }
 }
@@ -969,7 +1194,7 @@ static char *oi__vk_kernel_source(const oi_plan *p, int m) {
     const oi__sy_schedule *s = &p->schedule;
     bool sum;
     const oi__sy_kernel *k = oi__vk_module_kernel(p, m, &sum);
-    oi__sy_param *params = oi__sy_kernel_params(s, k);
+    oi__sy_param *params = oi__vk_params(p, k);
     uint32_t wg = sum ? p->gpu.workgroup : oi__vk_kernel_wg(p, k);
     oi__buf b;
     memset(&b, 0, sizeof b);
@@ -1097,14 +1322,23 @@ static void oi__vk_record_dump(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     oi__buf_puts(b, "#endif\n");
 }
 
+static const char *oi__vk_file(const oi__pnode *pn) {
+    const char *slash = strrchr(pn->ir->src.file, '/');
+    return slash ? slash + 1 : pn->ir->src.file;
+}
+
 static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step *st, int depth) {
     const oi__sy_schedule *s = &p->schedule;
     const oi__sy_kernel *k = &s->kernels[st->kernel];
-    oi__sy_param *params = oi__sy_kernel_params(s, k);
+    if (oi__vk_folded(p, k)) {
+        oi__vk_indent(b, depth);
+        oi__buf_printf(b, "/* k%d, %s: %s:%d: not dispatched, the attention reads or writes in place */\n", k->id,
+                       oi__sy_kernel_kind_name(k->kind), oi__vk_file(k->nodes[0]), k->nodes[0]->ir->src.line);
+        return;
+    }
+    oi__sy_param *params = oi__vk_params(p, k);
     oi__vk_indent(b, depth);
-    oi__buf_printf(b, "{ /* k%d, %s: %s:%d", k->id, oi__sy_kernel_kind_name(k->kind),
-                   strrchr(k->nodes[0]->ir->src.file, '/') ? strrchr(k->nodes[0]->ir->src.file, '/') + 1
-                                                           : k->nodes[0]->ir->src.file,
+    oi__buf_printf(b, "{ /* k%d, %s: %s:%d", k->id, oi__sy_kernel_kind_name(k->kind), oi__vk_file(k->nodes[0]),
                    k->nodes[0]->ir->src.line);
     if (arrlen(k->nodes) > 1)
         oi__buf_printf(b, "-%d", k->nodes[arrlen(k->nodes) - 1]->ir->src.line);

@@ -362,96 +362,24 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
                 return 1;
 #endif
         }
-        { /* k3, copy: bench_encoder.c:64 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 1572864, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1572864, 196608}};
-            if (oi_vk_dispatch(vk, cb, 3, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
-                return 1;
-#ifdef encoder_DEBUG_DUMP
-            if (encoder_dump_record(ctx, cb, 3, "qs", 10, 49152u, &writes[0]))
-                return 1;
-#endif
-        }
-        { /* k4, copy: bench_encoder.c:65 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 1769472, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1769472, 196608}};
-            if (oi_vk_dispatch(vk, cb, 4, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
-                return 1;
-#ifdef encoder_DEBUG_DUMP
-            if (encoder_dump_record(ctx, cb, 4, "ks", 10, 49152u, &writes[0]))
-                return 1;
-#endif
-        }
-        { /* k5, copy: bench_encoder.c:66 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 1966080, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1966080, 196608}};
-            if (oi_vk_dispatch(vk, cb, 5, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
-                return 1;
-#ifdef encoder_DEBUG_DUMP
-            if (encoder_dump_record(ctx, cb, 5, "vs", 10, 49152u, &writes[0]))
-                return 1;
-#endif
-        }
-        { /* k6, transpose: bench_encoder.c:67 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 1572864, 196608}, {OI_VK_ARENA, 2162688, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2162688, 196608}};
-            if (oi_vk_dispatch(vk, cb, 6, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
-                return 1;
-#ifdef encoder_DEBUG_DUMP
-            if (encoder_dump_record(ctx, cb, 6, "qh", 10, 49152u, &writes[0]))
-                return 1;
-#endif
-        }
-        { /* k7, transpose: bench_encoder.c:68 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 1769472, 196608}, {OI_VK_ARENA, 2359296, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2359296, 196608}};
-            if (oi_vk_dispatch(vk, cb, 7, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
-                return 1;
-#ifdef encoder_DEBUG_DUMP
-            if (encoder_dump_record(ctx, cb, 7, "kh", 10, 49152u, &writes[0]))
-                return 1;
-#endif
-        }
-        { /* k8, transpose: bench_encoder.c:69 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 1966080, 196608}, {OI_VK_ARENA, 2555904, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2555904, 196608}};
-            if (oi_vk_dispatch(vk, cb, 8, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
-                return 1;
-#ifdef encoder_DEBUG_DUMP
-            if (encoder_dump_record(ctx, cb, 8, "vh", 10, 49152u, &writes[0]))
-                return 1;
-#endif
-        }
+        /* k3, copy: bench_encoder.c:64: not dispatched, the attention reads or writes in place */
+        /* k4, copy: bench_encoder.c:65: not dispatched, the attention reads or writes in place */
+        /* k5, copy: bench_encoder.c:66: not dispatched, the attention reads or writes in place */
+        /* k6, transpose: bench_encoder.c:67: not dispatched, the attention reads or writes in place */
+        /* k7, transpose: bench_encoder.c:68: not dispatched, the attention reads or writes in place */
+        /* k8, transpose: bench_encoder.c:69: not dispatched, the attention reads or writes in place */
         { /* k9, attention: bench_encoder.c:70 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 2162688, 196608}, {OI_VK_ARENA, 2359296, 196608}, {OI_VK_ARENA, 2555904, 196608}, {OI_VK_ARENA, 2752512, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2752512, 196608}};
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 3145728, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3145728, 196608}};
             if (oi_vk_dispatch(vk, cb, 9, NULL, 0, 128u, 12u, 1u, reads, 4, writes, 1))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
-            if (encoder_dump_record(ctx, cb, 9, "ctx", 10, 49152u, &writes[0]))
+            if (encoder_dump_record(ctx, cb, 9, "joined", 10, 49152u, &writes[0]))
                 return 1;
 #endif
         }
-        { /* k10, transpose: bench_encoder.c:71 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 2752512, 196608}, {OI_VK_ARENA, 2949120, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2949120, 196608}};
-            if (oi_vk_dispatch(vk, cb, 10, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
-                return 1;
-#ifdef encoder_DEBUG_DUMP
-            if (encoder_dump_record(ctx, cb, 10, "ctx_s", 10, 49152u, &writes[0]))
-                return 1;
-#endif
-        }
-        { /* k11, copy: bench_encoder.c:72 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 2949120, 196608}, {OI_VK_ARENA, 3145728, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3145728, 196608}};
-            if (oi_vk_dispatch(vk, cb, 11, NULL, 0, 192u, 1u, 1u, reads, 2, writes, 1))
-                return 1;
-#ifdef encoder_DEBUG_DUMP
-            if (encoder_dump_record(ctx, cb, 11, "joined", 10, 49152u, &writes[0]))
-                return 1;
-#endif
-        }
+        /* k10, transpose: bench_encoder.c:71: not dispatched, the attention reads or writes in place */
+        /* k11, copy: bench_encoder.c:72: not dispatched, the attention reads or writes in place */
         { /* k12, matmul: bench_encoder.c:73-74 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 3145728, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};

@@ -4,10 +4,10 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 128) in;
-#define qh(i) arena[540672u + (i)] /* f32, a temporary */
-#define kh(i) arena[589824u + (i)] /* f32, a temporary */
-#define vh(i) arena[638976u + (i)] /* f32, a temporary */
-#define ctx_(i) arena[688128u + (i)] /* f32, a temporary */
+#define q_(i) arena[245760u + (i)] /* f32, a temporary */
+#define k(i) arena[294912u + (i)] /* f32, a temporary */
+#define v(i) arena[344064u + (i)] /* f32, a temporary */
+#define joined(i) arena[786432u + (i)] /* f32, a temporary */
 
 shared float oi_partial[128];
 float oi_wg_sum(float v) {
@@ -40,15 +40,22 @@ float oi_wg_max(float v) {
 const uint S = 128u, D = 32u, T = 128u, DV = 32u;
 const float SCALE = 0.1767766922712326;
 shared float oi_p[T]; /* the row's scores, then its probabilities */
+const uint H = 12u; /* heads */
+const uint Q_HS = 32u, Q_RS = 384u; /* in place of the head copies */
+const uint K_HS = 32u, K_RS = 384u; /* in place of the head copies */
+const uint V_HS = 32u, V_RS = 384u; /* in place of the head copies */
+const uint O_HS = 32u, O_RS = 384u; /* in place of the head copies */
 
 void main() {
     const uint row = gl_WorkGroupID.x, head = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
-    const uint q_at = (head * S + row) * D, k_at = head * T * D, v_at = head * T * DV;
+    const uint batch = head / H, h = head % H;
+    const uint q_at = batch * H * S * D + h * Q_HS + row * Q_RS, k_at = batch * H * T * D + h * K_HS;
+    const uint v_at = batch * H * T * DV + h * V_HS, o_at = batch * H * S * DV + h * O_HS + row * O_RS;
     float m = -INFINITY;
     for (uint t = tid; t < T; t += 128u) {
         float acc = 0.0;
         for (uint d = 0u; d < D; d++)
-            acc = OI_S_mac(acc, qh(q_at + d), kh(k_at + t * D + d));
+            acc = OI_S_mac(acc, q_(q_at + d), k(k_at + t * K_RS + d));
         oi_p[t] = SCALE * acc;
         m = max(m, oi_p[t]);
     }
@@ -62,13 +69,13 @@ void main() {
     const uint G = 4u, d = tid % DV, g = tid / DV;
     float acc = 0.0;
     for (uint t = g; t < T; t += G)
-        acc = OI_S_mac(acc, oi_p[t], vh(v_at + t * DV + d));
+        acc = OI_S_mac(acc, oi_p[t], v(v_at + t * V_RS + d));
     oi_partial[tid] = acc;
     barrier();
     if (tid < DV) {
         float total = 0.0;
         for (uint k = 0u; k < G; k++)
             total = OI_S_sum_step(total, oi_partial[k * DV + tid]);
-        ctx_((head * S + row) * DV + tid) = total * inv;
+        joined(o_at + tid) = total * inv;
     }
 }
