@@ -1045,21 +1045,37 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, ";\n    }\n");
 }
 
+/* "const float *q_head = q + h / 12 * 24576 + h % 12 * 32;": where head h
+ * (batch h / heads, head h % heads) of attention operand `op` starts in
+ * the value it is read from (a view folded into the kernel: its strides). */
+static void oi__sy_render_head(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int op, const char *name,
+                               long long heads_per_batch) {
+    const int64_t *st = k->view_stride[op];
+    oi__buf_printf(b, "        %sfloat *%s = ", op == 3 ? "" : "const ", name);
+    oi__sy_param_name(b, oi__sy_slot_of(s, k->view_slot[op]));
+    oi__buf_printf(b, " + h / %lld * %lld + h %% %lld * %lld;\n", heads_per_batch, (long long)st[0], heads_per_batch,
+                   (long long)st[1]);
+}
+
 /* attention per (batch, head), as nn.c runs it: the head's K^T and V
  * packed once (gemm.c's packing, the K^T straight from K's rows), then
  * per block of mr query rows the scores q K^T through the gemm's
  * micro-kernels, scale, softmax as the softmax kernel above, and p V
  * through them again, straight into the output (nn.c scales inside its
  * gemm and sums e^ by vector lanes: bounded, not bit-exact). A split
- * kernel runs one head per task. */
+ * kernel runs one head per task. Each operand is read (the result
+ * written) through its view's strides (oi__sy_render_head), so the heads
+ * of a [tokens, heads * dim] value need no copy. */
 static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                     const oi__sy_kernel *k) {
-    const oi__pnode *pn = k->nodes[0];
+    const oi__pnode *pn = oi__sy_kernel_lead(k);
     const oi__slot *q = oi__sy_slot_of(s, pn->inputs[0]), *kk = oi__sy_slot_of(s, pn->inputs[1]);
-    const oi__slot *v = oi__sy_slot_of(s, pn->inputs[2]), *out = oi__sy_slot_of(s, pn->out);
+    const oi__slot *v = oi__sy_slot_of(s, pn->inputs[2]);
     long long heads = (long long)(q->shape[0] * q->shape[1]), S = (long long)q->shape[2], D = (long long)q->shape[3];
     long long T = (long long)kk->shape[2], Dv = (long long)v->shape[3];
     long long T32 = (T + 31) / 32 * 32, Dv32 = (Dv + 31) / 32 * 32;
+    long long q_row = (long long)k->view_stride[0][2], k_row = (long long)k->view_stride[1][2];
+    long long v_row = (long long)k->view_stride[2][2], o_row = (long long)k->view_stride[3][2];
     double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale")
                        ? oi__sy_param_f(pn, "scale") : 1.0 / sqrt((double)D);
     const char *it = lang->index_type;
@@ -1073,20 +1089,17 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
         oi__buf_printf(b, "    {\n        const %s h = (%s)task;\n", it, it);
     else
         oi__buf_printf(b, "    for (%s h = 0; h < %lld; h++) {\n", it, heads);
-    oi__buf_puts(b, "        const float *k_head = ");
-    oi__sy_param_name(b, kk);
-    oi__buf_printf(b, " + h * %lld;\n        const float *v_head = ", T * D);
-    oi__sy_param_name(b, v);
-    oi__buf_printf(b, " + h * %lld;\n", T * Dv);
+    oi__sy_render_head(b, s, k, 0, "q_head", (long long)q->shape[1]);
+    oi__sy_render_head(b, s, k, 1, "k_head", (long long)q->shape[1]);
+    oi__sy_render_head(b, s, k, 2, "v_head", (long long)q->shape[1]);
+    oi__sy_render_head(b, s, k, 3, "o_head", (long long)q->shape[1]);
     oi__buf_printf(b, "        oi_pack_b(mk, k_head, %lld, 1, %lld, %lld, kp); /* K^T: value t, step d at k_head[t * %lld + d] */\n",
-                   D, D, T, D);
-    oi__buf_printf(b, "        oi_pack_b(mk, v_head, 1, %lld, %lld, %lld, vp);\n", Dv, T, Dv);
+                   k_row, D, T, k_row);
+    oi__buf_printf(b, "        oi_pack_b(mk, v_head, 1, %lld, %lld, %lld, vp);\n", v_row, T, Dv);
     oi__buf_printf(b, "        for (%s i0 = 0; i0 < %lld; i0 += (size_t)mk->mr) {\n", it, S);
     oi__buf_printf(b, "            const %s rows = %lld - i0 < (size_t)mk->mr ? %lld - i0 : (size_t)mk->mr;\n", it, S, S);
-    oi__buf_puts(b, "            oi_gemm_packed(mk, ");
-    oi__sy_param_name(b, q);
-    oi__buf_printf(b, " + (h * %lld + i0) * %lld, %lld, (int64_t)rows, %lld, %lld, kp, 0, %lld, scores, %lld);\n", S, D,
-                   D, D, T, T, T);
+    oi__buf_printf(b, "            oi_gemm_packed(mk, q_head + i0 * %lld, %lld, (int64_t)rows, %lld, %lld, kp, 0, %lld, "
+                      "scores, %lld);\n", q_row, q_row, D, T, T, T);
     oi__buf_printf(b, "            for (%s r = 0; r < rows; r++) {\n                float *p_row = scores + r * %lld;\n", it, T);
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = scale * p_row[t];\n", it, T);
     oi__buf_puts(b, "                float m = p_row[0];\n                double sum = 0.0;\n");
@@ -1100,9 +1113,8 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_puts(b, "                        sum = OI_S_sum_step(sum, (double)p_row[t]);\n                    }\n                }\n");
     oi__buf_puts(b, "                const float inv = (float)(1.0 / sum);\n");
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = p_row[t] * inv;\n            }\n", it, T);
-    oi__buf_printf(b, "            oi_gemm_packed(mk, scores, %lld, (int64_t)rows, %lld, %lld, vp, 0, %lld, ", T, T, Dv, Dv);
-    oi__sy_param_name(b, out);
-    oi__buf_printf(b, " + (h * %lld + i0) * %lld, %lld);\n        }\n    }\n", S, Dv, Dv);
+    oi__buf_printf(b, "            oi_gemm_packed(mk, scores, %lld, (int64_t)rows, %lld, %lld, vp, 0, %lld, o_head + i0 * %lld, "
+                      "%lld);\n        }\n    }\n", T, T, Dv, Dv, o_row, o_row);
 }
 
 /* A split kernel's arguments in one struct, and the pool's entry point:

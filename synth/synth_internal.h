@@ -42,7 +42,19 @@ typedef struct oi__sy_kernel {
     int tasks;
     int64_t task_rows, task_cols;
     bool b_prepacked;        /* MATMUL: B is a model tensor packed at open    */
+    /* The statement that says what the kernel computes: nodes[lead]. 0 but
+     * for an ATTENTION whose reshape/transpose views were folded into its
+     * indexing: those statements are in `nodes` too, in program order. */
+    int lead;
+    /* ATTENTION: q, k, v and the result as the stored value each is read
+     * from or written to (a view's base), and the element stride of each
+     * of the operand's four dims in it (the last one is 1). */
+    int view_slot[4];
+    int64_t view_stride[4][4];
 } oi__sy_kernel;
+
+/* The statement that says what kernel k computes. */
+static inline const oi__pnode *oi__sy_kernel_lead(const oi__sy_kernel *k) { return k->nodes[k->lead]; }
 
 /* ---- the step function, as a tree ---- */
 typedef enum oi__sy_step_kind {

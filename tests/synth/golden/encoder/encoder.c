@@ -1,5 +1,5 @@
 /* encoder.c - graph "encoder", synthesized by OpenInfer 0.1.0 for the CPU (C11).
- * 17 kernels run 19 DSL op statements; plan.json lists them with their arena offsets.
+ * 9 kernels run 19 DSL op statements; plan.json lists them with their arena offsets.
  * Named sizes are specialized: the model's values at synthesis time:
  *   B = 1, D = 384, Dh = 32, F = 1536, H = 12, S = 128, num_layers = 2.
  * Build with -Dencoder_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */
@@ -433,142 +433,32 @@ static void encoder_k2_task(void *arg, int task) {
     encoder_k2(task, a->mk, a->h, a->Wv, a->bv, a->v);
 }
 
-/* k3: copy, 1 statement
+/* k3: attention, 9 statements
  *   bench_encoder.c:64: op reshape(q,shape=[1,-1,12,32]) >> qs
- */
-static void encoder_k3(int task, const float *q_, float *qs) {
-    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
-    memcpy(qs + lo, q_ + lo, (hi - lo) * sizeof *qs);
-}
-
-typedef struct encoder_k3_args {
-    const float *q_;
-    float *qs;
-} encoder_k3_args;
-
-static void encoder_k3_task(void *arg, int task) {
-    const encoder_k3_args *a = (const encoder_k3_args *)arg;
-    encoder_k3(task, a->q_, a->qs);
-}
-
-/* k4: copy, 1 statement
  *   bench_encoder.c:65: op reshape(k,shape=[1,-1,12,32]) >> ks
- */
-static void encoder_k4(int task, const float *k, float *ks) {
-    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
-    memcpy(ks + lo, k + lo, (hi - lo) * sizeof *ks);
-}
-
-typedef struct encoder_k4_args {
-    const float *k;
-    float *ks;
-} encoder_k4_args;
-
-static void encoder_k4_task(void *arg, int task) {
-    const encoder_k4_args *a = (const encoder_k4_args *)arg;
-    encoder_k4(task, a->k, a->ks);
-}
-
-/* k5: copy, 1 statement
  *   bench_encoder.c:66: op reshape(v,shape=[1,-1,12,32]) >> vs
- */
-static void encoder_k5(int task, const float *v, float *vs) {
-    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
-    memcpy(vs + lo, v + lo, (hi - lo) * sizeof *vs);
-}
-
-typedef struct encoder_k5_args {
-    const float *v;
-    float *vs;
-} encoder_k5_args;
-
-static void encoder_k5_task(void *arg, int task) {
-    const encoder_k5_args *a = (const encoder_k5_args *)arg;
-    encoder_k5(task, a->v, a->vs);
-}
-
-/* k6: transpose, 1 statement
  *   bench_encoder.c:67: op transpose(qs,perm=[0,2,1,3]) >> qh
- */
-static void encoder_k6(int task, const float *qs, float *qh) {
-    const size_t lo = (size_t)task * 512, hi = lo + 512 < 1536 ? lo + 512 : 1536;
-    for (size_t o = lo; o < hi; o++) {
-        const size_t at = 0 + o / 1 % 128 * 384 + o / 128 % 12 * 32 + o / 1536 % 1 * 49152;
-        for (size_t j = 0; j < 32; j++)
-            qh[o * 32 + j] = qs[at + j * 1];
-    }
-}
-
-typedef struct encoder_k6_args {
-    const float *qs;
-    float *qh;
-} encoder_k6_args;
-
-static void encoder_k6_task(void *arg, int task) {
-    const encoder_k6_args *a = (const encoder_k6_args *)arg;
-    encoder_k6(task, a->qs, a->qh);
-}
-
-/* k7: transpose, 1 statement
  *   bench_encoder.c:68: op transpose(ks,perm=[0,2,1,3]) >> kh
- */
-static void encoder_k7(int task, const float *ks, float *kh) {
-    const size_t lo = (size_t)task * 512, hi = lo + 512 < 1536 ? lo + 512 : 1536;
-    for (size_t o = lo; o < hi; o++) {
-        const size_t at = 0 + o / 1 % 128 * 384 + o / 128 % 12 * 32 + o / 1536 % 1 * 49152;
-        for (size_t j = 0; j < 32; j++)
-            kh[o * 32 + j] = ks[at + j * 1];
-    }
-}
-
-typedef struct encoder_k7_args {
-    const float *ks;
-    float *kh;
-} encoder_k7_args;
-
-static void encoder_k7_task(void *arg, int task) {
-    const encoder_k7_args *a = (const encoder_k7_args *)arg;
-    encoder_k7(task, a->ks, a->kh);
-}
-
-/* k8: transpose, 1 statement
  *   bench_encoder.c:69: op transpose(vs,perm=[0,2,1,3]) >> vh
- */
-static void encoder_k8(int task, const float *vs, float *vh) {
-    const size_t lo = (size_t)task * 512, hi = lo + 512 < 1536 ? lo + 512 : 1536;
-    for (size_t o = lo; o < hi; o++) {
-        const size_t at = 0 + o / 1 % 128 * 384 + o / 128 % 12 * 32 + o / 1536 % 1 * 49152;
-        for (size_t j = 0; j < 32; j++)
-            vh[o * 32 + j] = vs[at + j * 1];
-    }
-}
-
-typedef struct encoder_k8_args {
-    const float *vs;
-    float *vh;
-} encoder_k8_args;
-
-static void encoder_k8_task(void *arg, int task) {
-    const encoder_k8_args *a = (const encoder_k8_args *)arg;
-    encoder_k8(task, a->vs, a->vh);
-}
-
-/* k9: attention, 1 statement
  *   bench_encoder.c:70: op attention(qh,kh,vh) >> ctx
+ *   bench_encoder.c:71: op transpose(ctx,perm=[0,2,1,3]) >> ctx_s
+ *   bench_encoder.c:72: op reshape(ctx_s,shape=[-1,384]) >> joined
  */
-static void encoder_k9(int task, const oi_micro *mk, const float *qh, const float *kh, const float *vh, float *ctx_) {
+static void encoder_k3(int task, const oi_micro *mk, const float *q_, const float *k, const float *v, float *joined) {
     const float scale = (float)0.17677669529663687;
     float kp_raw[4096 + 16], vp_raw[4096 + 16], scores[12 * 128];
     float *kp = oi_align64(kp_raw), *vp = oi_align64(vp_raw);
     {
         const size_t h = (size_t)task;
-        const float *k_head = kh + h * 4096;
-        const float *v_head = vh + h * 4096;
-        oi_pack_b(mk, k_head, 32, 1, 32, 128, kp); /* K^T: value t, step d at k_head[t * 32 + d] */
-        oi_pack_b(mk, v_head, 1, 32, 128, 32, vp);
+        const float *q_head = q_ + h / 12 * 49152 + h % 12 * 32;
+        const float *k_head = k + h / 12 * 49152 + h % 12 * 32;
+        const float *v_head = v + h / 12 * 49152 + h % 12 * 32;
+        float *o_head = joined + h / 12 * 49152 + h % 12 * 32;
+        oi_pack_b(mk, k_head, 384, 1, 32, 128, kp); /* K^T: value t, step d at k_head[t * 384 + d] */
+        oi_pack_b(mk, v_head, 1, 384, 128, 32, vp);
         for (size_t i0 = 0; i0 < 128; i0 += (size_t)mk->mr) {
             const size_t rows = 128 - i0 < (size_t)mk->mr ? 128 - i0 : (size_t)mk->mr;
-            oi_gemm_packed(mk, qh + (h * 128 + i0) * 32, 32, (int64_t)rows, 32, 128, kp, 0, 128, scores, 128);
+            oi_gemm_packed(mk, q_head + i0 * 384, 384, (int64_t)rows, 32, 128, kp, 0, 128, scores, 128);
             for (size_t r = 0; r < rows; r++) {
                 float *p_row = scores + r * 128;
                 for (size_t t = 0; t < 128; t++)
@@ -590,69 +480,29 @@ static void encoder_k9(int task, const oi_micro *mk, const float *qh, const floa
                 for (size_t t = 0; t < 128; t++)
                     p_row[t] = p_row[t] * inv;
             }
-            oi_gemm_packed(mk, scores, 128, (int64_t)rows, 128, 32, vp, 0, 32, ctx_ + (h * 128 + i0) * 32, 32);
+            oi_gemm_packed(mk, scores, 128, (int64_t)rows, 128, 32, vp, 0, 32, o_head + i0 * 384, 384);
         }
     }
 }
 
-typedef struct encoder_k9_args {
+typedef struct encoder_k3_args {
     const oi_micro *mk;
-    const float *qh;
-    const float *kh;
-    const float *vh;
-    float *ctx_;
-} encoder_k9_args;
-
-static void encoder_k9_task(void *arg, int task) {
-    const encoder_k9_args *a = (const encoder_k9_args *)arg;
-    encoder_k9(task, a->mk, a->qh, a->kh, a->vh, a->ctx_);
-}
-
-/* k10: transpose, 1 statement
- *   bench_encoder.c:71: op transpose(ctx,perm=[0,2,1,3]) >> ctx_s
- */
-static void encoder_k10(int task, const float *ctx_, float *ctx_s) {
-    const size_t lo = (size_t)task * 512, hi = lo + 512 < 1536 ? lo + 512 : 1536;
-    for (size_t o = lo; o < hi; o++) {
-        const size_t at = 0 + o / 1 % 12 * 4096 + o / 12 % 128 * 32 + o / 1536 % 1 * 49152;
-        for (size_t j = 0; j < 32; j++)
-            ctx_s[o * 32 + j] = ctx_[at + j * 1];
-    }
-}
-
-typedef struct encoder_k10_args {
-    const float *ctx_;
-    float *ctx_s;
-} encoder_k10_args;
-
-static void encoder_k10_task(void *arg, int task) {
-    const encoder_k10_args *a = (const encoder_k10_args *)arg;
-    encoder_k10(task, a->ctx_, a->ctx_s);
-}
-
-/* k11: copy, 1 statement
- *   bench_encoder.c:72: op reshape(ctx_s,shape=[-1,384]) >> joined
- */
-static void encoder_k11(int task, const float *ctx_s, float *joined) {
-    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
-    memcpy(joined + lo, ctx_s + lo, (hi - lo) * sizeof *joined);
-}
-
-typedef struct encoder_k11_args {
-    const float *ctx_s;
+    const float *q_;
+    const float *k;
+    const float *v;
     float *joined;
-} encoder_k11_args;
+} encoder_k3_args;
 
-static void encoder_k11_task(void *arg, int task) {
-    const encoder_k11_args *a = (const encoder_k11_args *)arg;
-    encoder_k11(task, a->ctx_s, a->joined);
+static void encoder_k3_task(void *arg, int task) {
+    const encoder_k3_args *a = (const encoder_k3_args *)arg;
+    encoder_k3(task, a->mk, a->q_, a->k, a->v, a->joined);
 }
 
-/* k12: matmul, 2 statements
+/* k4: matmul, 2 statements
  *   bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj
  *   bench_encoder.c:74: op add(h,proj) >> res
  */
-static void encoder_k12(int task, const oi_micro *mk, const float *joined, const float *Wo, const float *bo, float *proj, const float *h, float *res) {
+static void encoder_k4(int task, const oi_micro *mk, const float *joined, const float *Wo, const float *bo, float *proj, const float *h, float *res) {
     const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
     const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
     float tile[84 * 128];
@@ -676,7 +526,7 @@ static void encoder_k12(int task, const oi_micro *mk, const float *joined, const
     }
 }
 
-typedef struct encoder_k12_args {
+typedef struct encoder_k4_args {
     const oi_micro *mk;
     const float *joined;
     const float *Wo;
@@ -684,17 +534,17 @@ typedef struct encoder_k12_args {
     float *proj;
     const float *h;
     float *res;
-} encoder_k12_args;
+} encoder_k4_args;
 
-static void encoder_k12_task(void *arg, int task) {
-    const encoder_k12_args *a = (const encoder_k12_args *)arg;
-    encoder_k12(task, a->mk, a->joined, a->Wo, a->bo, a->proj, a->h, a->res);
+static void encoder_k4_task(void *arg, int task) {
+    const encoder_k4_args *a = (const encoder_k4_args *)arg;
+    encoder_k4(task, a->mk, a->joined, a->Wo, a->bo, a->proj, a->h, a->res);
 }
 
-/* k13: layer_norm, 1 statement
+/* k5: layer_norm, 1 statement
  *   bench_encoder.c:75: op layer_norm(res,g1[l],be1[l],epsilon=1e-05) >> h
  */
-static void encoder_k13(int task, const float *res, const float *g1, const float *be1, float *h) {
+static void encoder_k5(int task, const float *res, const float *g1, const float *be1, float *h) {
     const size_t lo = (size_t)task * 42, hi = lo + 42 < 128 ? lo + 42 : 128;
     for (size_t r = lo; r < hi; r++) {
         const float *xr = res + r * 384;
@@ -718,22 +568,22 @@ static void encoder_k13(int task, const float *res, const float *g1, const float
     }
 }
 
-typedef struct encoder_k13_args {
+typedef struct encoder_k5_args {
     const float *res;
     const float *g1;
     const float *be1;
     float *h;
-} encoder_k13_args;
+} encoder_k5_args;
 
-static void encoder_k13_task(void *arg, int task) {
-    const encoder_k13_args *a = (const encoder_k13_args *)arg;
-    encoder_k13(task, a->res, a->g1, a->be1, a->h);
+static void encoder_k5_task(void *arg, int task) {
+    const encoder_k5_args *a = (const encoder_k5_args *)arg;
+    encoder_k5(task, a->res, a->g1, a->be1, a->h);
 }
 
-/* k14: matmul, 1 statement
+/* k6: matmul, 1 statement
  *   bench_encoder.c:76: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn
  */
-static void encoder_k14(int task, const oi_micro *mk, const float *h, const float *W1, const float *b1, float *ffn) {
+static void encoder_k6(int task, const oi_micro *mk, const float *h, const float *W1, const float *b1, float *ffn) {
     const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
     const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 1536 ? c0 + 128 : 1536;
     float tile[84 * 128];
@@ -759,24 +609,24 @@ static void encoder_k14(int task, const oi_micro *mk, const float *h, const floa
     }
 }
 
-typedef struct encoder_k14_args {
+typedef struct encoder_k6_args {
     const oi_micro *mk;
     const float *h;
     const float *W1;
     const float *b1;
     float *ffn;
-} encoder_k14_args;
+} encoder_k6_args;
 
-static void encoder_k14_task(void *arg, int task) {
-    const encoder_k14_args *a = (const encoder_k14_args *)arg;
-    encoder_k14(task, a->mk, a->h, a->W1, a->b1, a->ffn);
+static void encoder_k6_task(void *arg, int task) {
+    const encoder_k6_args *a = (const encoder_k6_args *)arg;
+    encoder_k6(task, a->mk, a->h, a->W1, a->b1, a->ffn);
 }
 
-/* k15: matmul, 2 statements
+/* k7: matmul, 2 statements
  *   bench_encoder.c:77: op gemm(ffn,W2[l],b2[l]) >> proj
  *   bench_encoder.c:78: op add(h,proj) >> res
  */
-static void encoder_k15(int task, const oi_micro *mk, const float *ffn, const float *W2, const float *b2, float *proj, const float *h, float *res) {
+static void encoder_k7(int task, const oi_micro *mk, const float *ffn, const float *W2, const float *b2, float *proj, const float *h, float *res) {
     const size_t r0 = (size_t)task % 3 * 48, c0 = (size_t)task / 3 * 128;
     const size_t r1 = r0 + 48 < 128 ? r0 + 48 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
     float tile[48 * 128];
@@ -800,7 +650,7 @@ static void encoder_k15(int task, const oi_micro *mk, const float *ffn, const fl
     }
 }
 
-typedef struct encoder_k15_args {
+typedef struct encoder_k7_args {
     const oi_micro *mk;
     const float *ffn;
     const float *W2;
@@ -808,17 +658,17 @@ typedef struct encoder_k15_args {
     float *proj;
     const float *h;
     float *res;
-} encoder_k15_args;
+} encoder_k7_args;
 
-static void encoder_k15_task(void *arg, int task) {
-    const encoder_k15_args *a = (const encoder_k15_args *)arg;
-    encoder_k15(task, a->mk, a->ffn, a->W2, a->b2, a->proj, a->h, a->res);
+static void encoder_k7_task(void *arg, int task) {
+    const encoder_k7_args *a = (const encoder_k7_args *)arg;
+    encoder_k7(task, a->mk, a->ffn, a->W2, a->b2, a->proj, a->h, a->res);
 }
 
-/* k16: layer_norm, 1 statement
+/* k8: layer_norm, 1 statement
  *   bench_encoder.c:79: op layer_norm(res,g2[l],be2[l],epsilon=1e-05) >> h
  */
-static void encoder_k16(int task, const float *res, const float *g2, const float *be2, float *h) {
+static void encoder_k8(int task, const float *res, const float *g2, const float *be2, float *h) {
     const size_t lo = (size_t)task * 42, hi = lo + 42 < 128 ? lo + 42 : 128;
     for (size_t r = lo; r < hi; r++) {
         const float *xr = res + r * 384;
@@ -842,16 +692,16 @@ static void encoder_k16(int task, const float *res, const float *g2, const float
     }
 }
 
-typedef struct encoder_k16_args {
+typedef struct encoder_k8_args {
     const float *res;
     const float *g2;
     const float *be2;
     float *h;
-} encoder_k16_args;
+} encoder_k8_args;
 
-static void encoder_k16_task(void *arg, int task) {
-    const encoder_k16_args *a = (const encoder_k16_args *)arg;
-    encoder_k16(task, a->res, a->g2, a->be2, a->h);
+static void encoder_k8_task(void *arg, int task) {
+    const encoder_k8_args *a = (const encoder_k8_args *)arg;
+    encoder_k8(task, a->res, a->g2, a->be2, a->h);
 }
 
 /* ---- the API ---- */
@@ -983,104 +833,48 @@ int encoder_step(encoder_ctx *ctx) {
         encoder_dump(ctx, 2, "v", (float *)(ctx->arena + 1376256), 10);
 #endif
         {
-            encoder_k3_args oi_args = {(float *)(ctx->arena + 983040), (float *)(ctx->arena + 1572864)};
-            oi_rt_run(&ctx->pool, encoder_k3_task, &oi_args, 3); /* bench_encoder.c:64 */
+            encoder_k3_args oi_args = {ctx->mk, (float *)(ctx->arena + 983040), (float *)(ctx->arena + 1179648), (float *)(ctx->arena + 1376256), (float *)(ctx->arena + 1572864)};
+            oi_rt_run(&ctx->pool, encoder_k3_task, &oi_args, 12); /* bench_encoder.c:64-72 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 3, "qs", (float *)(ctx->arena + 1572864), 10);
+        encoder_dump(ctx, 3, "joined", (float *)(ctx->arena + 1572864), 10);
 #endif
         {
-            encoder_k4_args oi_args = {(float *)(ctx->arena + 1179648), (float *)(ctx->arena + 1769472)};
-            oi_rt_run(&ctx->pool, encoder_k4_task, &oi_args, 3); /* bench_encoder.c:65 */
+            encoder_k4_args oi_args = {ctx->mk, (float *)(ctx->arena + 1572864), (const float *)(ctx->packed + 3538944 + (size_t)(l) * 589824), (const float *)ctx->bo_entries[l], (float *)(ctx->arena + 1769472), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 1966080)};
+            oi_rt_run(&ctx->pool, encoder_k4_task, &oi_args, 6); /* bench_encoder.c:73-74 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 4, "ks", (float *)(ctx->arena + 1769472), 10);
+        encoder_dump(ctx, 4, "proj", (float *)(ctx->arena + 1769472), 10);
+        encoder_dump(ctx, 4, "res", (float *)(ctx->arena + 1966080), 10);
 #endif
         {
-            encoder_k5_args oi_args = {(float *)(ctx->arena + 1376256), (float *)(ctx->arena + 1966080)};
-            oi_rt_run(&ctx->pool, encoder_k5_task, &oi_args, 3); /* bench_encoder.c:66 */
+            encoder_k5_args oi_args = {(float *)(ctx->arena + 1966080), (const float *)ctx->g1_entries[l], (const float *)ctx->be1_entries[l], (float *)(ctx->arena + 786432)};
+            oi_rt_run(&ctx->pool, encoder_k5_task, &oi_args, 4); /* bench_encoder.c:75 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 5, "vs", (float *)(ctx->arena + 1966080), 10);
+        encoder_dump(ctx, 5, "h", (float *)(ctx->arena + 786432), 10);
 #endif
         {
-            encoder_k6_args oi_args = {(float *)(ctx->arena + 1572864), (float *)(ctx->arena + 2162688)};
-            oi_rt_run(&ctx->pool, encoder_k6_task, &oi_args, 3); /* bench_encoder.c:67 */
+            encoder_k6_args oi_args = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 4718592 + (size_t)(l) * 2359296), (const float *)ctx->b1_entries[l], (float *)(ctx->arena + 0)};
+            oi_rt_run(&ctx->pool, encoder_k6_task, &oi_args, 24); /* bench_encoder.c:76 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 6, "qh", (float *)(ctx->arena + 2162688), 10);
+        encoder_dump(ctx, 6, "ffn", (float *)(ctx->arena + 0), 10);
 #endif
         {
-            encoder_k7_args oi_args = {(float *)(ctx->arena + 1769472), (float *)(ctx->arena + 2359296)};
-            oi_rt_run(&ctx->pool, encoder_k7_task, &oi_args, 3); /* bench_encoder.c:68 */
+            encoder_k7_args oi_args = {ctx->mk, (float *)(ctx->arena + 0), (const float *)(ctx->packed + 9437184 + (size_t)(l) * 2359296), (const float *)ctx->b2_entries[l], (float *)(ctx->arena + 1769472), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 1966080)};
+            oi_rt_run(&ctx->pool, encoder_k7_task, &oi_args, 9); /* bench_encoder.c:77-78 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 7, "kh", (float *)(ctx->arena + 2359296), 10);
+        encoder_dump(ctx, 7, "proj", (float *)(ctx->arena + 1769472), 10);
+        encoder_dump(ctx, 7, "res", (float *)(ctx->arena + 1966080), 10);
 #endif
         {
-            encoder_k8_args oi_args = {(float *)(ctx->arena + 1966080), (float *)(ctx->arena + 2555904)};
-            oi_rt_run(&ctx->pool, encoder_k8_task, &oi_args, 3); /* bench_encoder.c:69 */
+            encoder_k8_args oi_args = {(float *)(ctx->arena + 1966080), (const float *)ctx->g2_entries[l], (const float *)ctx->be2_entries[l], (float *)(ctx->arena + 786432)};
+            oi_rt_run(&ctx->pool, encoder_k8_task, &oi_args, 4); /* bench_encoder.c:79 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 8, "vh", (float *)(ctx->arena + 2555904), 10);
-#endif
-        {
-            encoder_k9_args oi_args = {ctx->mk, (float *)(ctx->arena + 2162688), (float *)(ctx->arena + 2359296), (float *)(ctx->arena + 2555904), (float *)(ctx->arena + 2752512)};
-            oi_rt_run(&ctx->pool, encoder_k9_task, &oi_args, 12); /* bench_encoder.c:70 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 9, "ctx", (float *)(ctx->arena + 2752512), 10);
-#endif
-        {
-            encoder_k10_args oi_args = {(float *)(ctx->arena + 2752512), (float *)(ctx->arena + 2949120)};
-            oi_rt_run(&ctx->pool, encoder_k10_task, &oi_args, 3); /* bench_encoder.c:71 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 10, "ctx_s", (float *)(ctx->arena + 2949120), 10);
-#endif
-        {
-            encoder_k11_args oi_args = {(float *)(ctx->arena + 2949120), (float *)(ctx->arena + 3145728)};
-            oi_rt_run(&ctx->pool, encoder_k11_task, &oi_args, 3); /* bench_encoder.c:72 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 11, "joined", (float *)(ctx->arena + 3145728), 10);
-#endif
-        {
-            encoder_k12_args oi_args = {ctx->mk, (float *)(ctx->arena + 3145728), (const float *)(ctx->packed + 3538944 + (size_t)(l) * 589824), (const float *)ctx->bo_entries[l], (float *)(ctx->arena + 3342336), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 3538944)};
-            oi_rt_run(&ctx->pool, encoder_k12_task, &oi_args, 6); /* bench_encoder.c:73-74 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 12, "proj", (float *)(ctx->arena + 3342336), 10);
-        encoder_dump(ctx, 12, "res", (float *)(ctx->arena + 3538944), 10);
-#endif
-        {
-            encoder_k13_args oi_args = {(float *)(ctx->arena + 3538944), (const float *)ctx->g1_entries[l], (const float *)ctx->be1_entries[l], (float *)(ctx->arena + 786432)};
-            oi_rt_run(&ctx->pool, encoder_k13_task, &oi_args, 4); /* bench_encoder.c:75 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 13, "h", (float *)(ctx->arena + 786432), 10);
-#endif
-        {
-            encoder_k14_args oi_args = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 4718592 + (size_t)(l) * 2359296), (const float *)ctx->b1_entries[l], (float *)(ctx->arena + 0)};
-            oi_rt_run(&ctx->pool, encoder_k14_task, &oi_args, 24); /* bench_encoder.c:76 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 14, "ffn", (float *)(ctx->arena + 0), 10);
-#endif
-        {
-            encoder_k15_args oi_args = {ctx->mk, (float *)(ctx->arena + 0), (const float *)(ctx->packed + 9437184 + (size_t)(l) * 2359296), (const float *)ctx->b2_entries[l], (float *)(ctx->arena + 3342336), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 3538944)};
-            oi_rt_run(&ctx->pool, encoder_k15_task, &oi_args, 9); /* bench_encoder.c:77-78 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 15, "proj", (float *)(ctx->arena + 3342336), 10);
-        encoder_dump(ctx, 15, "res", (float *)(ctx->arena + 3538944), 10);
-#endif
-        {
-            encoder_k16_args oi_args = {(float *)(ctx->arena + 3538944), (const float *)ctx->g2_entries[l], (const float *)ctx->be2_entries[l], (float *)(ctx->arena + 786432)};
-            oi_rt_run(&ctx->pool, encoder_k16_task, &oi_args, 4); /* bench_encoder.c:79 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 16, "h", (float *)(ctx->arena + 786432), 10);
+        encoder_dump(ctx, 8, "h", (float *)(ctx->arena + 786432), 10);
 #endif
     }
 
