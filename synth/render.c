@@ -494,6 +494,17 @@ static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
  * applied to a row of the tile at once, before the per-element epilogue;
  * gelu through vexp.h's vector form where the ISA has it (the simulator's
  * own), else math.c's oi__gelu_erf_f32. `cols` columns from column c0. */
+/* Does gemm's row tail (bias, activation) print anything? */
+static bool oi__sy_gemm_has_tail(const oi__pnode *mm) {
+    if (mm->ir->op != OI_OP_gemm)
+        return false;
+    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
+        if (strcmp(mm->attrs[i].name, "activation") == 0 && mm->attrs[i].s &&
+            (strcmp(mm->attrs[i].s, "relu") == 0 || strcmp(mm->attrs[i].s, "gelu") == 0))
+            return true;
+    return arrlen(mm->inputs) > 2;
+}
+
 static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm, const char *c0,
                                  const char *cols) {
     if (mm->ir->op != OI_OP_gemm)
@@ -528,6 +539,44 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     const oi__slot *c = oi__sy_slot_of(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     const char *it = lang->index_type, *at = "acc[j]";
+    bool last = true; /* no later statement of the kernel writes C again */
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        last &= k->nodes[m]->out != mm->out;
+    /* a stored C that is final: the micro-kernels write the task's block
+     * there and the epilogue runs on it in place, no tile in between */
+    bool direct = k->b_prepacked && oi__sy_slot_stored(s, mm->out) && last;
+    if (direct) {
+        long long TR = (long long)k->task_rows, TC = (long long)k->task_cols, RT = (M + TR - 1) / TR;
+        oi__buf_printf(b, "    const %s r0 = (%s)task %% %lld * %lld, c0 = (%s)task / %lld * %lld;\n", it, it, RT, TR,
+                       it, RT, TC);
+        oi__buf_printf(b, "    const %s r1 = r0 + %lld < %lld ? r0 + %lld : %lld, c1 = c0 + %lld < %lld ? c0 + %lld : %lld;\n",
+                       it, TR, M, TR, M, TC, N, TC, N);
+        oi__buf_puts(b, "    oi_gemm_packed(mk, ");
+        oi__sy_param_name(b, a);
+        oi__buf_printf(b, " + r0 * %lld, %lld, (int64_t)(r1 - r0), %lld, %lld, ", K, K, K, N);
+        oi__sy_param_name(b, bm);
+        oi__buf_puts(b, ", (int64_t)c0, (int64_t)(c1 - c0), ");
+        oi__sy_param_name(b, c);
+        oi__buf_printf(b, " + r0 * %lld + c0, %lld);\n", N, N);
+        if (!oi__sy_gemm_has_tail(mm) && arrlen(k->nodes) == 1)
+            return;
+        oi__buf_printf(b, "    for (%s r = r0; r < r1; r++) {\n        float *acc = ", it);
+        oi__sy_param_name(b, c);
+        oi__buf_printf(b, " + r * %lld + c0;\n", N);
+        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0");
+        if (arrlen(k->nodes) > 1) {
+            oi__buf_printf(b, "        for (%s j = c0; j < c1; j++) {\n", it);
+            oi__buf_printf(b, "            const %s i = r * %lld + j;\n", it, N);
+            oi__buf_printf(b, "            %s v0 = (%s)acc[j - c0]; /* ", lang->compute_float, lang->compute_float);
+            oi__sy_render_stmt(b, mm);
+            oi__buf_puts(b, " */\n");
+            for (int n = 1; n < (int)arrlen(k->nodes); n++)
+                oi__sy_ew_statement(b, s, lang, k, n, "i", 3);
+            oi__buf_puts(b, "            (void)v0;\n        }\n");
+        }
+        oi__buf_puts(b, "    }\n");
+        return;
+    }
     if (k->b_prepacked) { /* B packed at open: a block of rows x columns per task */
         long long TR = (long long)k->task_rows, TC = (long long)k->task_cols, RT = (M + TR - 1) / TR;
         oi__buf_printf(b, "    const %s r0 = (%s)task %% %lld * %lld, c0 = (%s)task / %lld * %lld;\n", it, it, RT, TR,
@@ -593,9 +642,6 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     if (!k->packed)
         oi__sy_gemm_tail(b, s, mm, at);
     oi__buf_printf(b, "            %s v0 = (%s)%s;\n", lang->compute_float, lang->compute_float, at);
-    bool last = true;
-    for (int m = 1; m < (int)arrlen(k->nodes); m++)
-        last &= k->nodes[m]->out != mm->out;
     if (oi__sy_slot_stored(s, mm->out) && last) {
         oi__buf_puts(b, "            ");
         oi__sy_param_name(b, c);
@@ -743,17 +789,19 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "    for (int64_t p = 0; p < kc; p++)\n"
         "        for (int i = 0; i < mr; i++)\n"
         "            dst[p * mr + i] = i < h ? a[i * lda + p] : 0.0f;\n"
-        "}\n\n"
+        "}\n\n");
+    oi__buf_puts(b,
         "/* c[rows x cols] (row stride ldc) = a[rows x k] (row stride lda) times\n"
         " * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b;\n"
         " * rows <= OI_GEMM_ROWS, j0 a multiple of nr. Per block of kc steps, per\n"
-        " * panel of nr columns (it stays in L1), every block of mr rows: A's\n"
-        " * full row blocks read in place where the ISA can, else packed once per\n"
-        " * kc block. */\n"
+        " * block of mr rows (it stays in L1), every panel of nr columns (read in\n"
+        " * order from L2), as gemm.c's macro-kernel: A's full row blocks read in\n"
+        " * place where the ISA can (a last block of fewer rows copied, zeros\n"
+        " * below, for the same kernel), else packed once per kc block. */\n"
         "static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int64_t rows, int64_t k, int64_t n,\n"
         "                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc) {\n"
-        "    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16];\n"
-        "    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw);\n"
+        "    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16], t_raw[12 * OI_GEMM_KC + 16];\n"
+        "    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw), *tail = oi_align64(t_raw);\n"
         "    const int mr = mk->mr, nr = mk->nr;\n"
         "    const int64_t n_pad = (n + nr - 1) / nr * nr;\n"
         "    const int in_place = mk->rows_fn && cols % nr == 0; /* no edge column: A is read where it is */\n"
@@ -765,6 +813,14 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "            if (in_place && h == mr)\n"
         "                continue;\n"
         "            const float *rows_a = a + rb * lda + p0;\n"
+        "            if (in_place) { /* h < mr rows: row by row (memcpy), not value by value */\n"
+        "                for (int i = 0; i < mr; i++)\n"
+        "                    if (i < h)\n"
+        "                        memcpy(tail + i * kc, rows_a + i * lda, (size_t)kc * sizeof *tail);\n"
+        "                    else\n"
+        "                        memset(tail + i * kc, 0, (size_t)kc * sizeof *tail);\n"
+        "                continue;\n"
+        "            }\n"
         "            float *dst = ap + rb * kc;\n"
         "            if (h < mr)\n"
         "                oi_pack_a(rows_a, lda, h, kc, mr, dst);\n"
@@ -776,11 +832,11 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "                oi_pack_a(rows_a, lda, mr, kc, mr, dst);\n"
         "        }\n"
         "        const float *block = bp + p0 * n_pad;\n"
-        "        for (int64_t j = 0; j < cols; j += nr) {\n"
-        "            const int64_t w = cols - j < nr ? cols - j : nr;\n"
-        "            const float *panel = block + (j0 + j) * kc;\n"
-        "            for (int64_t rb = 0; rb < rows; rb += mr) {\n"
-        "                const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
+        "        for (int64_t rb = 0; rb < rows; rb += mr) {\n"
+        "            const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
+        "            for (int64_t j = 0; j < cols; j += nr) {\n"
+        "                const int64_t w = cols - j < nr ? cols - j : nr;\n"
+        "                const float *panel = block + (j0 + j) * kc;\n"
         "                float *cb = c + rb * ldc + j;\n"
         "                if (h == mr && w == nr) {\n"
         "                    if (in_place)\n"
@@ -792,7 +848,10 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "                for (int i = 0; i < mr; i++)\n"
         "                    for (int q = 0; q < nr; q++)\n"
         "                        edge[i * nr + q] = p0 && i < h && q < w ? cb[i * ldc + q] : 0.0f;\n"
-        "                mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);\n"
+        "                if (in_place)\n"
+        "                    mk->rows_fn(kc, tail, kc, panel, edge, nr, 1.0f, beta, NULL);\n"
+        "                else\n"
+        "                    mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);\n"
         "                for (int64_t i = 0; i < h; i++)\n"
         "                    for (int64_t q = 0; q < w; q++)\n"
         "                        cb[i * ldc + q] = edge[i * nr + q];\n"

@@ -1569,17 +1569,29 @@ static bool oi__sy_can_prepack(const oi__sy_schedule *s, const oi__sy_kernel *k)
     return oi__sy_slot(s, b)->dtype == OI_DTYPE_F32;
 }
 
+/* Tasks of a matmul. B packed at open: as few row blocks as
+ * OI__SY_TASK_ROWS_MAX allows, of equal length, so that every B panel
+ * serves as many register tiles as it can and no task is a sliver of
+ * rows; then the columns split until a task holds about OI__SY_TASK_MACS:
+ * tasks of equal size, enough of them to keep every thread busy to the end
+ * of the job. Else blocks of rows over all the columns. */
 static void oi__sy_split_matmul(oi__sy_schedule *s, oi__sy_kernel *k) {
     const oi__slot *a = oi__sy_slot(s, k->nodes[0]->inputs[0]), *c = oi__sy_slot(s, k->nodes[0]->out);
     int64_t m = c->shape[0], n = c->shape[1], kk = a->shape[1];
     k->b_prepacked = oi__sy_can_prepack(s, k);
     k->task_cols = n;
-    if (k->b_prepacked && n > s->task_cols) /* column blocks read their panels straight from the packed B */
-        k->task_cols = s->task_cols;
-    int64_t rows = OI__SY_TASK_MACS / (kk * k->task_cols > 0 ? kk * k->task_cols : 1);
-    rows = rows < OI__SY_TASK_ROWS_MIN ? OI__SY_TASK_ROWS_MIN : rows > OI__SY_TASK_ROWS_MAX ? OI__SY_TASK_ROWS_MAX
-                                                                                            : rows / 12 * 12;
-    k->task_rows = rows > m ? oi__sy_ceil_div(m, 12) * 12 : rows;
+    if (k->b_prepacked) {
+        int64_t row_blocks = oi__sy_ceil_div(m, OI__SY_TASK_ROWS_MAX);
+        k->task_rows = oi__sy_ceil_div(oi__sy_ceil_div(m, row_blocks), 12) * 12;
+        int64_t cols = OI__SY_TASK_MACS / (kk * k->task_rows > 0 ? kk * k->task_rows : 1) / 32 * 32;
+        cols = cols < 32 ? 32 : cols > s->task_cols ? s->task_cols : cols;
+        k->task_cols = cols < n ? cols : n;
+    } else {
+        int64_t rows = OI__SY_TASK_MACS / (kk * n > 0 ? kk * n : 1);
+        rows = rows < OI__SY_TASK_ROWS_MIN ? OI__SY_TASK_ROWS_MIN : rows > OI__SY_TASK_ROWS_MAX ? OI__SY_TASK_ROWS_MAX
+                                                                                                : rows / 12 * 12;
+        k->task_rows = rows > m ? oi__sy_ceil_div(m, 12) * 12 : rows;
+    }
     k->tasks = (int)(oi__sy_ceil_div(m, k->task_rows) * oi__sy_ceil_div(n, k->task_cols));
 }
 

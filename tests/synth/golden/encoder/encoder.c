@@ -197,7 +197,7 @@ static void encoder_dump(const encoder_ctx *ctx, int kernel, const char *name, c
 /* ---- kernels ---- */
 
 #define OI_GEMM_KC 256 /* k steps per packed block: gemm.c's kc */
-#define OI_GEMM_ROWS 84 /* rows of A per oi_gemm_packed call, at most */
+#define OI_GEMM_ROWS 132 /* rows of A per oi_gemm_packed call, at most */
 
 typedef void (*oi_micro_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
                             float beta, const float *bias);
@@ -268,13 +268,14 @@ static inline void oi_pack_a(const float *a, int64_t lda, int64_t h, int64_t kc,
 /* c[rows x cols] (row stride ldc) = a[rows x k] (row stride lda) times
  * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b;
  * rows <= OI_GEMM_ROWS, j0 a multiple of nr. Per block of kc steps, per
- * panel of nr columns (it stays in L1), every block of mr rows: A's
- * full row blocks read in place where the ISA can, else packed once per
- * kc block. */
+ * block of mr rows (it stays in L1), every panel of nr columns (read in
+ * order from L2), as gemm.c's macro-kernel: A's full row blocks read in
+ * place where the ISA can (a last block of fewer rows copied, zeros
+ * below, for the same kernel), else packed once per kc block. */
 static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int64_t rows, int64_t k, int64_t n,
                            const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc) {
-    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16];
-    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw);
+    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16], t_raw[12 * OI_GEMM_KC + 16];
+    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw), *tail = oi_align64(t_raw);
     const int mr = mk->mr, nr = mk->nr;
     const int64_t n_pad = (n + nr - 1) / nr * nr;
     const int in_place = mk->rows_fn && cols % nr == 0; /* no edge column: A is read where it is */
@@ -286,6 +287,14 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
             if (in_place && h == mr)
                 continue;
             const float *rows_a = a + rb * lda + p0;
+            if (in_place) { /* h < mr rows: row by row (memcpy), not value by value */
+                for (int i = 0; i < mr; i++)
+                    if (i < h)
+                        memcpy(tail + i * kc, rows_a + i * lda, (size_t)kc * sizeof *tail);
+                    else
+                        memset(tail + i * kc, 0, (size_t)kc * sizeof *tail);
+                continue;
+            }
             float *dst = ap + rb * kc;
             if (h < mr)
                 oi_pack_a(rows_a, lda, h, kc, mr, dst);
@@ -297,11 +306,11 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
                 oi_pack_a(rows_a, lda, mr, kc, mr, dst);
         }
         const float *block = bp + p0 * n_pad;
-        for (int64_t j = 0; j < cols; j += nr) {
-            const int64_t w = cols - j < nr ? cols - j : nr;
-            const float *panel = block + (j0 + j) * kc;
-            for (int64_t rb = 0; rb < rows; rb += mr) {
-                const int64_t h = rows - rb < mr ? rows - rb : mr;
+        for (int64_t rb = 0; rb < rows; rb += mr) {
+            const int64_t h = rows - rb < mr ? rows - rb : mr;
+            for (int64_t j = 0; j < cols; j += nr) {
+                const int64_t w = cols - j < nr ? cols - j : nr;
+                const float *panel = block + (j0 + j) * kc;
                 float *cb = c + rb * ldc + j;
                 if (h == mr && w == nr) {
                     if (in_place)
@@ -313,7 +322,10 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
                 for (int i = 0; i < mr; i++)
                     for (int q = 0; q < nr; q++)
                         edge[i * nr + q] = p0 && i < h && q < w ? cb[i * ldc + q] : 0.0f;
-                mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);
+                if (in_place)
+                    mk->rows_fn(kc, tail, kc, panel, edge, nr, 1.0f, beta, NULL);
+                else
+                    mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);
                 for (int64_t i = 0; i < h; i++)
                     for (int64_t q = 0; q < w; q++)
                         cb[i * ldc + q] = edge[i * nr + q];
@@ -326,23 +338,13 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
  *   bench_encoder.c:61: op gemm(h,Wq[l],bq[l]) >> q
  */
 static void encoder_k0(int task, const oi_micro *mk, const float *h, const float *Wq, const float *bq, float *q_) {
-    const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
-    const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
-    float tile[84 * 128];
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wq, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wq, (int64_t)c0, (int64_t)(c1 - c0), q_ + r0 * 384 + c0, 384);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = q_ + r * 384 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + bq[c0 + j];
-        for (size_t j = c0; j < c1; j++) {
-            const size_t i = r * 384 + j;
-            /* bench_encoder.c:61: op gemm(h,Wq[l],bq[l]) >> q */
-            double v0 = (double)acc[j - c0];
-            q_[i] = acc[j - c0];
-            (void)v0;
-        }
-        }
     }
 }
 
@@ -363,23 +365,13 @@ static void encoder_k0_task(void *arg, int task) {
  *   bench_encoder.c:62: op gemm(h,Wk[l],bk[l]) >> k
  */
 static void encoder_k1(int task, const oi_micro *mk, const float *h, const float *Wk, const float *bk, float *k) {
-    const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
-    const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
-    float tile[84 * 128];
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wk, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wk, (int64_t)c0, (int64_t)(c1 - c0), k + r0 * 384 + c0, 384);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = k + r * 384 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + bk[c0 + j];
-        for (size_t j = c0; j < c1; j++) {
-            const size_t i = r * 384 + j;
-            /* bench_encoder.c:62: op gemm(h,Wk[l],bk[l]) >> k */
-            double v0 = (double)acc[j - c0];
-            k[i] = acc[j - c0];
-            (void)v0;
-        }
-        }
     }
 }
 
@@ -400,23 +392,13 @@ static void encoder_k1_task(void *arg, int task) {
  *   bench_encoder.c:63: op gemm(h,Wv[l],bv[l]) >> v
  */
 static void encoder_k2(int task, const oi_micro *mk, const float *h, const float *Wv, const float *bv, float *v) {
-    const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
-    const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
-    float tile[84 * 128];
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wv, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wv, (int64_t)c0, (int64_t)(c1 - c0), v + r0 * 384 + c0, 384);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = v + r * 384 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + bv[c0 + j];
-        for (size_t j = c0; j < c1; j++) {
-            const size_t i = r * 384 + j;
-            /* bench_encoder.c:63: op gemm(h,Wv[l],bv[l]) >> v */
-            double v0 = (double)acc[j - c0];
-            v[i] = acc[j - c0];
-            (void)v0;
-        }
-        }
     }
 }
 
@@ -503,25 +485,20 @@ static void encoder_k3_task(void *arg, int task) {
  *   bench_encoder.c:74: op add(h,proj) >> res
  */
 static void encoder_k4(int task, const oi_micro *mk, const float *joined, const float *Wo, const float *bo, float *proj, const float *h, float *res) {
-    const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
-    const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
-    float tile[84 * 128];
-    oi_gemm_packed(mk, joined + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wo, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
+    oi_gemm_packed(mk, joined + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wo, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = proj + r * 384 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + bo[c0 + j];
         for (size_t j = c0; j < c1; j++) {
             const size_t i = r * 384 + j;
-            /* bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj */
-            double v0 = (double)acc[j - c0];
-            proj[i] = acc[j - c0];
+            double v0 = (double)acc[j - c0]; /* bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj */
             /* bench_encoder.c:74: op add(h,proj) >> res */
             double v1 = OI_ROUND_F32(OI_S_add((double)h[i], v0));
             res[i] = (float)v1;
             (void)v0;
-        }
         }
     }
 }
@@ -584,13 +561,11 @@ static void encoder_k5_task(void *arg, int task) {
  *   bench_encoder.c:76: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn
  */
 static void encoder_k6(int task, const oi_micro *mk, const float *h, const float *W1, const float *b1, float *ffn) {
-    const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
-    const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 1536 ? c0 + 128 : 1536;
-    float tile[84 * 128];
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 1536, W1, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 1536 ? c0 + 64 : 1536;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 1536, W1, (int64_t)c0, (int64_t)(c1 - c0), ffn + r0 * 1536 + c0, 1536);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = ffn + r * 1536 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + b1[c0 + j];
         if (mk->vmap)
@@ -598,14 +573,6 @@ static void encoder_k6(int task, const oi_micro *mk, const float *h, const float
         else
             for (size_t j = 0; j < c1 - c0; j++)
                 acc[j] = oi__gelu_erf_f32(acc[j]);
-        for (size_t j = c0; j < c1; j++) {
-            const size_t i = r * 1536 + j;
-            /* bench_encoder.c:76: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn */
-            double v0 = (double)acc[j - c0];
-            ffn[i] = acc[j - c0];
-            (void)v0;
-        }
-        }
     }
 }
 
@@ -627,25 +594,20 @@ static void encoder_k6_task(void *arg, int task) {
  *   bench_encoder.c:78: op add(h,proj) >> res
  */
 static void encoder_k7(int task, const oi_micro *mk, const float *ffn, const float *W2, const float *b2, float *proj, const float *h, float *res) {
-    const size_t r0 = (size_t)task % 3 * 48, c0 = (size_t)task / 3 * 128;
-    const size_t r1 = r0 + 48 < 128 ? r0 + 48 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
-    float tile[48 * 128];
-    oi_gemm_packed(mk, ffn + r0 * 1536, 1536, (int64_t)(r1 - r0), 1536, 384, W2, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 32;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 32 < 384 ? c0 + 32 : 384;
+    oi_gemm_packed(mk, ffn + r0 * 1536, 1536, (int64_t)(r1 - r0), 1536, 384, W2, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = proj + r * 384 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + b2[c0 + j];
         for (size_t j = c0; j < c1; j++) {
             const size_t i = r * 384 + j;
-            /* bench_encoder.c:77: op gemm(ffn,W2[l],b2[l]) >> proj */
-            double v0 = (double)acc[j - c0];
-            proj[i] = acc[j - c0];
+            double v0 = (double)acc[j - c0]; /* bench_encoder.c:77: op gemm(ffn,W2[l],b2[l]) >> proj */
             /* bench_encoder.c:78: op add(h,proj) >> res */
             double v1 = OI_ROUND_F32(OI_S_add((double)h[i], v0));
             res[i] = (float)v1;
             (void)v0;
-        }
         }
     }
 }
@@ -863,7 +825,7 @@ int encoder_step(encoder_ctx *ctx) {
 #endif
         {
             encoder_k7_args oi_args = {ctx->mk, (float *)(ctx->arena + 0), (const float *)(ctx->packed + 9437184 + (size_t)(l) * 2359296), (const float *)ctx->b2_entries[l], (float *)(ctx->arena + 1769472), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 1966080)};
-            oi_rt_run(&ctx->pool, encoder_k7_task, &oi_args, 9); /* bench_encoder.c:77-78 */
+            oi_rt_run(&ctx->pool, encoder_k7_task, &oi_args, 12); /* bench_encoder.c:77-78 */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 7, "proj", (float *)(ctx->arena + 1769472), 10);
