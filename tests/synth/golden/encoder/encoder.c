@@ -218,7 +218,8 @@ typedef struct oi_micro {
 static const oi_micro oi_micros[] = {
     {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL},
 #if OI__GEMM_X86
-    {6, 16, oi__gemm_f32_kernel_avx2, NULL, oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2},
+    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, oi__vexp_map_avx2, oi__vexp_max_avx2,
+     oi__vexp_sum_avx2},
     {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, oi__vexp_map_avx512, oi__vexp_max_avx512,
      oi__vexp_sum_avx512},
 #endif
