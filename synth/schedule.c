@@ -1599,8 +1599,10 @@ static void oi__sy_split_matmul(oi__sy_schedule *s, oi__sy_kernel *k) {
  * elementwise one per task, so that a task holds OI__SY_TASK_ELEMENTS. */
 static void oi__sy_split_rows(oi__sy_kernel *k, int64_t rows, int64_t row_len) {
     int64_t per = OI__SY_TASK_ELEMENTS / (row_len > 0 ? row_len : 1);
-    k->task_rows = per < 1 ? 1 : per;
-    k->tasks = (int)oi__sy_ceil_div(rows, k->task_rows);
+    k->tasks = (int)oi__sy_ceil_div(rows, per < 1 ? 1 : per);
+    /* the rows dealt out evenly: no last task of a few rows */
+    k->task_rows = oi__sy_ceil_div(rows, k->tasks > 0 ? k->tasks : 1);
+    k->tasks = (int)oi__sy_ceil_div(rows, k->task_rows > 0 ? k->task_rows : 1);
 }
 
 static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {

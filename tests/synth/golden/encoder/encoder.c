@@ -523,7 +523,7 @@ static void encoder_k4_task(void *arg, int task) {
  *   bench_encoder.c:75: op layer_norm(res,g1[l],be1[l],epsilon=1e-05) >> h
  */
 static void encoder_k5(int task, const float *res, const float *g1, const float *be1, float *h) {
-    const size_t lo = (size_t)task * 42, hi = lo + 42 < 128 ? lo + 42 : 128;
+    const size_t lo = (size_t)task * 32, hi = lo + 32 < 128 ? lo + 32 : 128;
     for (size_t r = lo; r < hi; r++) {
         const float *xr = res + r * 384;
         float *yr = h + r * 384;
@@ -632,7 +632,7 @@ static void encoder_k7_task(void *arg, int task) {
  *   bench_encoder.c:79: op layer_norm(res,g2[l],be2[l],epsilon=1e-05) >> h
  */
 static void encoder_k8(int task, const float *res, const float *g2, const float *be2, float *h) {
-    const size_t lo = (size_t)task * 42, hi = lo + 42 < 128 ? lo + 42 : 128;
+    const size_t lo = (size_t)task * 32, hi = lo + 32 < 128 ? lo + 32 : 128;
     for (size_t r = lo; r < hi; r++) {
         const float *xr = res + r * 384;
         float *yr = h + r * 384;
