@@ -210,4 +210,33 @@ static void oi_rt_run(oi_rt_pool *pool, oi_rt_task_fn fn, void *arg, int n_tasks
         fn(arg, task);
 }
 
+/* Several independent kernels as one job: part i's tasks follow part
+ * i - 1's, so the threads wait once, at the end of the last. */
+typedef struct oi_rt_part {
+    oi_rt_task_fn fn;
+    void *arg;
+    int n_tasks;
+} oi_rt_part;
+typedef struct oi_rt_parts {
+    const oi_rt_part *parts;
+    int n_parts;
+} oi_rt_parts;
+
+static inline void oi_rt_parts_task(void *arg, int task) {
+    const oi_rt_parts *all = (const oi_rt_parts *)arg;
+    for (int i = 0; i < all->n_parts; task -= all->parts[i].n_tasks, i++)
+        if (task < all->parts[i].n_tasks) {
+            all->parts[i].fn(all->parts[i].arg, task);
+            return;
+        }
+}
+
+static inline void oi_rt_run_parts(oi_rt_pool *pool, const oi_rt_part *parts, int n_parts) {
+    oi_rt_parts all = {parts, n_parts};
+    int n_tasks = 0;
+    for (int i = 0; i < n_parts; i++)
+        n_tasks += parts[i].n_tasks;
+    oi_rt_run(pool, oi_rt_parts_task, &all, n_tasks);
+}
+
 #endif /* OI_RUNTIME_H */

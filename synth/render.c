@@ -1297,6 +1297,78 @@ static void oi__sy_render_round_stored(oi__buf *b, const oi__sy_schedule *s, con
             oi__sy_render_round_slot(b, s, lang, prefix, params[i].slot, depth, scope);
 }
 
+/* A kernel's arguments: the pointers to what it reads and writes. */
+static void oi__sy_render_args(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
+                               const oi__sy_param *params, const oi__sy_scope *scope) {
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        const oi__pnode *pn = k->nodes[params[i].node];
+        const oi__pindex *index = NULL;
+        if (params[i].input >= 0 && pn->input_indices && pn->input_indices[params[i].input])
+            index = &pn->input_indices[params[i].input][0];
+        if (i)
+            oi__buf_puts(b, ", ");
+        if (k->b_prepacked && params[i].slot == k->nodes[0]->inputs[1])
+            oi__sy_render_packed_ptr(b, s, lang, params[i].slot, index, scope);
+        else
+            oi__sy_render_ptr(b, s, lang, params[i].slot, index, scope);
+    }
+}
+
+/* After a kernel: its stored results rounded (default_precision), and
+ * the debug dump of every stored value it wrote. */
+static void oi__sy_render_after(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                                const oi__sy_kernel *k, const oi__sy_param *params, int depth,
+                                const oi__sy_scope *scope) {
+    oi__sy_render_round_stored(b, s, lang, prefix, k, params, depth, scope);
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n", prefix);
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        if (!params[i].written)
+            continue;
+        oi__sy_indent(b, depth);
+        oi__buf_printf(b, "%s_dump(ctx, %d, \"%s\", ", prefix, k->id, oi__sy_slot_of(s, params[i].slot)->name);
+        oi__sy_render_ptr(b, s, lang, params[i].slot, NULL, scope);
+        oi__buf_printf(b, ", %d);\n", (int)oi__sy_slot_of(s, params[i].slot)->dtype);
+    }
+    oi__buf_puts(b, "#endif\n");
+}
+
+/* Kernels that share one pool job (the schedule's joins_next): each
+ * one's arguments, then their tasks as the parts of one job. */
+static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                              const oi__sy_step *steps, int count, int depth, const oi__sy_scope *scope) {
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "{\n");
+    for (int j = 0; j < count; j++) {
+        const oi__sy_kernel *k = &s->kernels[steps[j].kernel];
+        oi__sy_param *params = oi__sy_kernel_params(s, k);
+        oi__sy_indent(b, depth + 1);
+        oi__buf_printf(b, "%s_k%d_args args%d = {%s", prefix, k->id, j, k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
+        oi__sy_render_args(b, s, lang, k, params, scope);
+        oi__buf_puts(b, "};\n");
+        arrfree(params);
+    }
+    oi__sy_indent(b, depth + 1);
+    oi__buf_puts(b, "const oi_rt_part parts[] = {");
+    for (int j = 0; j < count; j++) {
+        const oi__sy_kernel *k = &s->kernels[steps[j].kernel];
+        oi__buf_printf(b, "%s{%s_k%d_task, &args%d, %d}", j ? ", " : "", prefix, k->id, j, k->tasks);
+    }
+    oi__buf_puts(b, "};\n");
+    const oi__sy_kernel *first = &s->kernels[steps[0].kernel], *last = &s->kernels[steps[count - 1].kernel];
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "oi_rt_run_parts(&ctx->pool, parts, %d); /* %s:%d-%d: independent kernels, one job */\n", count,
+                   oi__sy_basename(first->nodes[0]->ir->src.file), first->nodes[0]->ir->src.line,
+                   last->nodes[arrlen(last->nodes) - 1]->ir->src.line);
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+    for (int j = 0; j < count; j++) {
+        const oi__sy_kernel *k = &s->kernels[steps[j].kernel];
+        oi__sy_param *params = oi__sy_kernel_params(s, k);
+        oi__sy_render_after(b, s, lang, prefix, k, params, depth, scope);
+        arrfree(params);
+    }
+}
+
 static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                const oi__sy_step *st, int depth, const oi__sy_scope *scope) {
     const oi__sy_kernel *k = &s->kernels[st->kernel];
@@ -1312,18 +1384,7 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
                        k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
     else
         oi__buf_printf(b, "%s_k%d(%s", prefix, k->id, driver >= 0 ? (arrlen(params) ? "n0, " : "n0") : "");
-    for (int i = 0; i < (int)arrlen(params); i++) {
-        const oi__pnode *pn = k->nodes[params[i].node];
-        const oi__pindex *index = NULL;
-        if (params[i].input >= 0 && pn->input_indices && pn->input_indices[params[i].input])
-            index = &pn->input_indices[params[i].input][0];
-        if (i)
-            oi__buf_puts(b, ", ");
-        if (k->b_prepacked && params[i].slot == k->nodes[0]->inputs[1])
-            oi__sy_render_packed_ptr(b, s, lang, params[i].slot, index, scope);
-        else
-            oi__sy_render_ptr(b, s, lang, params[i].slot, index, scope);
-    }
+    oi__sy_render_args(b, s, lang, k, params, scope);
     if (k->tasks > 1) {
         oi__buf_puts(b, "};\n");
         oi__sy_indent(b, depth + 1);
@@ -1339,18 +1400,7 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__sy_indent(b, depth);
         oi__buf_puts(b, "}\n");
     }
-    oi__sy_render_round_stored(b, s, lang, prefix, k, params, depth, scope);
-    /* the debug dump: every stored value this kernel wrote */
-    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n", prefix);
-    for (int i = 0; i < (int)arrlen(params); i++) {
-        if (!params[i].written)
-            continue;
-        oi__sy_indent(b, depth);
-        oi__buf_printf(b, "%s_dump(ctx, %d, \"%s\", ", prefix, k->id, oi__sy_slot_of(s, params[i].slot)->name);
-        oi__sy_render_ptr(b, s, lang, params[i].slot, NULL, scope);
-        oi__buf_printf(b, ", %d);\n", (int)oi__sy_slot_of(s, params[i].slot)->dtype);
-    }
-    oi__buf_puts(b, "#endif\n");
+    oi__sy_render_after(b, s, lang, prefix, k, params, depth, scope);
     if (driver >= 0) {
         const oi__pnode *pn = k->nodes[0];
         if (s->buffers[pn->out].dyn0) {
@@ -1653,8 +1703,16 @@ static void oi__sy_render_consumer(oi__buf *b, const oi__sy_schedule *s, const o
 
 static void oi__sy_render_list(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                const oi__sy_step *steps, int depth, oi__sy_scope *scope) {
-    for (int i = 0; i < (int)arrlen(steps); i++)
-        oi__sy_render_step(b, s, lang, prefix, &steps[i], depth, scope);
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        int count = 1;
+        while (steps[i + count - 1].joins_next)
+            count++;
+        if (count > 1)
+            oi__sy_render_job(b, s, lang, prefix, &steps[i], count, depth, scope);
+        else
+            oi__sy_render_step(b, s, lang, prefix, &steps[i], depth, scope);
+        i += count - 1;
+    }
 }
 
 void oi__sy_render_steps(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {

@@ -1684,6 +1684,83 @@ static void oi__sy_plan_packing(oi__sy_schedule *s) {
 
 bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot) { return s->buffers[slot].home != OI__SY_NONE; }
 
+/* ------------------------------------------------------------------ */
+/* Jobs: independent kernels in one pool job                           */
+/* ------------------------------------------------------------------ */
+/* Consecutive split kernels where neither touches bytes the other writes
+ * (q, k and v from one h) run as one job of the pool: one wait for the
+ * threads instead of one per kernel, and the tasks of all of them even
+ * out the threads' loads. */
+static bool oi__sy_bytes_overlap(const oi__sy_schedule *s, int x, int y) {
+    const oi__sy_buffer *a = &s->buffers[x], *b = &s->buffers[y];
+    if (x == y)
+        return true;
+    bool a_state = a->home == OI__SY_STATE || a->home == OI__SY_TABLE;
+    bool b_state = b->home == OI__SY_STATE || b->home == OI__SY_TABLE;
+    if (!(a->home == OI__SY_ARENA && b->home == OI__SY_ARENA) && !(a_state && b_state))
+        return false; /* different blocks; model data is never written */
+    uint64_t a_len = a->bytes * (uint64_t)(a->home == OI__SY_TABLE ? a->table_entries : 1);
+    uint64_t b_len = b->bytes * (uint64_t)(b->home == OI__SY_TABLE ? b->table_entries : 1);
+    return a->offset < b->offset + b_len && b->offset < a->offset + a_len;
+}
+
+/* Does kernel `w` write bytes that kernel `r` touches? */
+static bool oi__sy_writes_into(const oi__sy_schedule *s, const oi__sy_kernel *w, const oi__sy_kernel *r) {
+    for (int n = 0; n < (int)arrlen(w->nodes); n++) {
+        int out = w->nodes[n]->out;
+        if (!oi__sy_slot_stored(s, out))
+            continue;
+        for (int m = 0; m < (int)arrlen(r->nodes); m++) {
+            const oi__pnode *pn = r->nodes[m];
+            if (oi__sy_slot_stored(s, pn->out) && oi__sy_bytes_overlap(s, out, pn->out))
+                return true;
+            for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+                if (oi__sy_slot_stored(s, pn->inputs[i]) && oi__sy_bytes_overlap(s, out, pn->inputs[i]))
+                    return true;
+        }
+    }
+    return false;
+}
+
+/* A kernel that may share a job: split, with every length known. */
+static bool oi__sy_joinable(const oi__sy_schedule *s, const oi__sy_step *st) {
+    if (st->kind != OI__SY_S_KERNEL)
+        return false;
+    const oi__sy_kernel *k = &s->kernels[st->kernel];
+    if (k->tasks < 2)
+        return false;
+    for (int n = 0; n < (int)arrlen(k->nodes); n++) {
+        const oi__pnode *pn = k->nodes[n];
+        if (s->buffers[pn->out].dyn0)
+            return false;
+        for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+            if (s->buffers[pn->inputs[i]].dyn0)
+                return false;
+    }
+    return true;
+}
+
+static void oi__sy_plan_jobs(oi__sy_schedule *s, oi__sy_step *steps) {
+    int first = 0; /* the first step of the current job */
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        oi__sy_step *st = &steps[i];
+        oi__sy_plan_jobs(s, st->body);
+        oi__sy_plan_jobs(s, st->then_steps);
+        oi__sy_plan_jobs(s, st->else_steps);
+        for (int c = 0; c < (int)arrlen(st->consumers); c++)
+            oi__sy_plan_jobs(s, st->consumers[c].body);
+        bool join = i > 0 && oi__sy_joinable(s, st) && oi__sy_joinable(s, &steps[i - 1]);
+        for (int j = first; join && j < i; j++) {
+            const oi__sy_kernel *a = &s->kernels[steps[j].kernel], *b = &s->kernels[st->kernel];
+            join = !oi__sy_writes_into(s, a, b) && !oi__sy_writes_into(s, b, a);
+        }
+        if (join)
+            steps[i - 1].joins_next = true;
+        else
+            first = i;
+    }
+}
+
 static void oi__sy_steps_free(oi__sy_step *steps) {
     for (int i = 0; i < (int)arrlen(steps); i++) {
         oi__sy_steps_free(steps[i].body);
@@ -1742,6 +1819,8 @@ oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *opti
     if (st == OI_OK) {
         oi__sy_estimate(out);
         oi__sy_plan_packing(out);
+        if (!out->options.parallel_rows) /* the C target's pool */
+            oi__sy_plan_jobs(out, out->steps);
     }
     if (st != OI_OK) {
         if (st == OI_ERROR_OUT_OF_MEMORY && !*oi_last_error())

@@ -78,6 +78,9 @@ struct oi__sy_step {
     int *remap;             /* CONSUMER: pairs slot, private buffer (stb array);
                                AWAIT: pairs private buffer, slot to copy back */
     int pos_begin, pos_end; /* positions in the linear schedule       */
+    bool joins_next;        /* KERNEL (C target): runs in one pool job with the
+                               next step, a kernel that neither reads nor writes
+                               bytes this one writes, nor writes bytes it reads */
 };
 
 /* Where a slot's bytes live in the emitted code. */

@@ -775,23 +775,18 @@ int encoder_step(encoder_ctx *ctx) {
     /* bench_encoder.c:60: loop layers (l in 0..num_layers) */
     for (int64_t l = 0; l < 2; l++) {
         {
-            encoder_k0_args oi_args = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 0 + (size_t)(l) * 589824), (const float *)ctx->bq_entries[l], (float *)(ctx->arena + 983040)};
-            oi_rt_run(&ctx->pool, encoder_k0_task, &oi_args, 6); /* bench_encoder.c:61 */
+            encoder_k0_args args0 = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 0 + (size_t)(l) * 589824), (const float *)ctx->bq_entries[l], (float *)(ctx->arena + 983040)};
+            encoder_k1_args args1 = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 1179648 + (size_t)(l) * 589824), (const float *)ctx->bk_entries[l], (float *)(ctx->arena + 1179648)};
+            encoder_k2_args args2 = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 2359296 + (size_t)(l) * 589824), (const float *)ctx->bv_entries[l], (float *)(ctx->arena + 1376256)};
+            const oi_rt_part parts[] = {{encoder_k0_task, &args0, 6}, {encoder_k1_task, &args1, 6}, {encoder_k2_task, &args2, 6}};
+            oi_rt_run_parts(&ctx->pool, parts, 3); /* bench_encoder.c:61-63: independent kernels, one job */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 0, "q", (float *)(ctx->arena + 983040), 10);
 #endif
-        {
-            encoder_k1_args oi_args = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 1179648 + (size_t)(l) * 589824), (const float *)ctx->bk_entries[l], (float *)(ctx->arena + 1179648)};
-            oi_rt_run(&ctx->pool, encoder_k1_task, &oi_args, 6); /* bench_encoder.c:62 */
-        }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 1, "k", (float *)(ctx->arena + 1179648), 10);
 #endif
-        {
-            encoder_k2_args oi_args = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 2359296 + (size_t)(l) * 589824), (const float *)ctx->bv_entries[l], (float *)(ctx->arena + 1376256)};
-            oi_rt_run(&ctx->pool, encoder_k2_task, &oi_args, 6); /* bench_encoder.c:63 */
-        }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 2, "v", (float *)(ctx->arena + 1376256), 10);
 #endif
