@@ -35,8 +35,8 @@ On a loaded machine the wall times wait for a core; the CPU time of a
 step counts only the time a program ran. So each encoder also prints the
 CPU time per step (all threads) of the simulator and the emitted driver,
 at T threads and at 1 thread, as (CPU of a run of 2N steps - CPU of a
-run of N steps) / N, best of R rounds (opening the model, packing the
-weights and writing the results cancel out), and ONNX Runtime's least
+run of N steps) / N, each run the best of R rounds (N = steps / 4;
+opening the model, packing the weights and writing the results cancel), and ONNX Runtime's least
 CPU time of a run at 1 thread; at T > 1 threads the CPU time includes
 what the threads spend waiting for each other (spinning).
 
@@ -85,12 +85,17 @@ def step_times(cmd, env):
 
 
 def cpu_per_step(cmd, steps, env, rounds):
-    """CPU seconds of one step: runs of 2N and N steps differenced, best of rounds."""
+    """CPU seconds of one step: the least CPU time of runs of 2N steps less
+    that of runs of N steps (each the best of `rounds`: the least disturbed)."""
     def run(n):
         c = children_cpu()
         subprocess.run(cmd(n), check=True, stdout=subprocess.DEVNULL, env=env)
         return children_cpu() - c
-    return min((run(2 * steps) - run(steps)) / steps for _ in range(rounds))
+    long_runs, short_runs = [], []
+    for _ in range(rounds):
+        long_runs.append(run(2 * steps))
+        short_runs.append(run(steps))
+    return (min(long_runs) - min(short_runs)) / steps
 
 
 def load():
