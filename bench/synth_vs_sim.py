@@ -31,6 +31,15 @@ R rounds): emitted / ORT latency is printed for the best step and for the
 median. For minilm the synthesis time (`openinfer synth`, the whole
 process) is printed too (goal: under 2 s).
 
+On a loaded machine the wall times wait for a core; the CPU time of a
+step counts only the time a program ran. So each encoder also prints the
+CPU time per step (all threads) of the simulator and the emitted driver,
+at T threads and at 1 thread, as (CPU of a run of 2N steps - CPU of a
+run of N steps) / N, each run the best of R rounds (N = steps / 4;
+opening the model, packing the weights and writing the results cancel), and ONNX Runtime's least
+CPU time of a run at 1 thread; at T > 1 threads the CPU time includes
+what the threads spend waiting for each other (spinning).
+
 --isa avx2 forces the AVX2 path: OPENINFER_ISA=avx2 for the simulator and
 the emitted driver (its gemm reads it too), and the emitted code built with
 -mavx2 -mfma -DOI_GEMM_AVX2_ONLY instead of -march=native.
@@ -73,6 +82,20 @@ def step_times(cmd, env):
                          text=True, env=env).stderr
     m = re.search(r"step_ms best=([0-9.]+) median=([0-9.]+)", out)
     return float(m.group(1)), float(m.group(2))
+
+
+def cpu_per_step(cmd, steps, env, rounds):
+    """CPU seconds of one step: the least CPU time of runs of 2N steps less
+    that of runs of N steps (each the best of `rounds`: the least disturbed)."""
+    def run(n):
+        c = children_cpu()
+        subprocess.run(cmd(n), check=True, stdout=subprocess.DEVNULL, env=env)
+        return children_cpu() - c
+    long_runs, short_runs = [], []
+    for _ in range(rounds):
+        long_runs.append(run(2 * steps))
+        short_runs.append(run(steps))
+    return (min(long_runs) - min(short_runs)) / steps
 
 
 def load():
@@ -138,7 +161,12 @@ def ort_check_and_time(ort_dir, out_dir, steps, threads, rounds):
         m = re.search(r"ort_ms best=([0-9.]+) median=([0-9.]+)", out.stdout)
         bests.append(float(m.group(1)))
         medians.append(float(m.group(2)))
-    return diff, min(bests), statistics.median(medians), ort.__version__
+    cpu1 = []
+    for _ in range(rounds):
+        out = subprocess.run([sys.executable, os.path.join(ROOT, "bench/encoder/time_ort.py"), ort_dir,
+                              "--threads", "1", "--runs", str(steps)], check=True, capture_output=True, text=True)
+        cpu1.append(float(re.search(r"cpu_best=([0-9.]+)", out.stdout).group(1)))
+    return diff, min(bests), statistics.median(medians), ort.__version__, min(cpu1)
 
 
 def main():
@@ -191,11 +219,25 @@ def main():
             print("%-14s %8s %12.2f us %12.2f us %7.2fx   (best step)" % (name, "", sb * 1e3, eb * 1e3, sb / eb))
             print("%-14s %8s %12.2f us %12.2f us %7.2fx   (median step)" % (name, "", sm * 1e3, em * 1e3, sm / em))
             if ort_dir:
-                diff, ort_best, ort_median, version = ort_check_and_time(ort_dir, os.path.join(work, "out"), steps,
+                per = {}
+                for t_count in (threads, "1"):
+                    def with_steps(base, n, t_count=t_count):
+                        cmd = list(base)
+                        cmd[cmd.index("--steps") + 1] = str(n)
+                        cmd[cmd.index("--threads") + 1] = t_count
+                        return cmd
+                    per[t_count] = [cpu_per_step(lambda n, b=b: with_steps(b, n), max(steps // 4, 2), env, rounds)
+                                    for b in (sim, emitted)]
+                    s_c, e_c = per[t_count]
+                    print("%-14s %8s %12.2f us %12.2f us %7.2fx   (CPU per step, %s thread%s, all threads)" %
+                          (name, "", s_c * 1e6, e_c * 1e6, s_c / e_c, t_count, "" if t_count == "1" else "s"))
+                diff, ort_best, ort_median, version, ort_cpu1 = ort_check_and_time(ort_dir, os.path.join(work, "out"), steps,
                                                                          int(threads), rounds)
                 print("%-14s emitted vs ONNX Runtime %s: max |diff| %.3g (bound 1e-3); ORT best %.2f ms, median "
                       "%.2f ms (%s threads); emitted / ORT latency: best %.2f, median %.2f" %
                       (name, version, diff, ort_best, ort_median, threads, eb / ort_best, em / ort_median))
+                print("%-14s CPU per step at 1 thread: ORT %.2f ms, emitted %.2f ms: emitted / ORT %.2f" %
+                      (name, ort_cpu1, per["1"][1] * 1e3, per["1"][1] * 1e3 / ort_cpu1))
                 if name == "minilm":
                     print("%-14s synthesis (openinfer synth, whole process): %.3f s (goal < 2 s)" % (name, synth_s))
                 if diff > 1e-3:

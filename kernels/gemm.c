@@ -182,6 +182,28 @@ OI__TARGET_AVX2 static void oi__gemm_f32_kernel_avx2(int64_t kc, const float *a,
     OI__ROWS6(OI__AVX2_STORE)
 }
 
+/* The same tile with A read in place, as the AVX-512 rows kernel below:
+ * six row pointers, one broadcast per row and step. */
+#define OI__AVX2_UPDATE_ROWS(i) { __m256 ai = _mm256_broadcast_ss(a##i + p); \
+    c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0); c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1); }
+#define OI__AVX2_ROW_POINTER(i) const float *a##i = a + i * lda;
+OI__TARGET_AVX2 static void oi__gemm_f32_kernel_rows_avx2(int64_t kc, const float *a, int64_t lda, const float *b,
+                                                          float *c, int64_t ldc, float alpha, float beta,
+                                                          const float *bias) {
+    OI__ROWS6(OI__AVX2_DECLARE)
+    OI__ROWS6(OI__AVX2_ROW_POINTER)
+    for (int64_t p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+        OI__ROWS6(OI__AVX2_UPDATE_ROWS)
+        b += 16;
+    }
+    bool zero_beta = beta == 0.0f;
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    __m256 bias0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+    __m256 bias1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
+    OI__ROWS6(OI__AVX2_STORE)
+}
+
 /* AVX-512: 12 rows x 32 columns = 24 zmm accumulators, 2 B vectors and one
  * broadcast. 24 independent FMA chains hide the FMA latency on both FMA
  * ports; each k step loads 2 vectors + 12 scalars for 24 FMAs. */
@@ -307,7 +329,7 @@ static const oi__gemm_f32_impl oi__gemm_f32_portable = {
     NULL, NULL};
 #if OI__GEMM_X86
 static const oi__gemm_f32_impl oi__gemm_f32_avx2 = {
-    OI__GEMM_ISA_AVX2, 6, 16, 256, 512, 2048, oi__gemm_f32_kernel_avx2, NULL, NULL};
+    OI__GEMM_ISA_AVX2, 6, 16, 256, 512, 2048, oi__gemm_f32_kernel_avx2, NULL, oi__gemm_f32_kernel_rows_avx2};
 static const oi__gemm_f32_impl oi__gemm_f32_avx512 = {
     OI__GEMM_ISA_AVX512, 12, 32, 256, 512, 2048, oi__gemm_f32_kernel_avx512,
     oi__gemm_f32_interleave16_avx512, oi__gemm_f32_kernel_rows_avx512};

@@ -29,6 +29,7 @@
 #endif
 
 #define OI_RT_MAX_THREADS 64
+#define OI_RT_STACK_BYTES (4u << 20) /* per worker thread */
 #define OI_RT_SPIN 4000 /* polls (~50-100 us) before a worker sleeps */
 
 typedef void (*oi_rt_task_fn)(void *arg, int task);
@@ -156,11 +157,21 @@ static int oi_rt_pool_start(oi_rt_pool *pool, int n_threads) {
         return -1;
     }
     pool->started = 1;
+    /* the kernels keep their tiles and packed blocks on the stack (a few
+     * hundred KiB): more than some C libraries give a thread (musl: 128 KiB) */
+    pthread_attr_t attr;
+    int have_attr = pthread_attr_init(&attr) == 0;
+    if (have_attr)
+        pthread_attr_setstacksize(&attr, (size_t)OI_RT_STACK_BYTES);
     for (int i = 1; i < n_threads; i++) {
-        if (pthread_create(&pool->threads[i], NULL, oi_rt_worker, pool) != 0)
-            return -1;
+        if (pthread_create(&pool->threads[i], have_attr ? &attr : NULL, oi_rt_worker, pool) != 0)
+            break;
         pool->n_threads = i + 1;
     }
+    if (have_attr)
+        pthread_attr_destroy(&attr);
+    if (pool->n_threads < n_threads)
+        return -1;
 #endif
     return 0;
 }
@@ -208,6 +219,35 @@ static void oi_rt_run(oi_rt_pool *pool, oi_rt_task_fn fn, void *arg, int n_tasks
     (void)pool;
     for (int task = 0; task < n_tasks; task++)
         fn(arg, task);
+}
+
+/* Several independent kernels as one job: part i's tasks follow part
+ * i - 1's, so the threads wait once, at the end of the last. */
+typedef struct oi_rt_part {
+    oi_rt_task_fn fn;
+    void *arg;
+    int n_tasks;
+} oi_rt_part;
+typedef struct oi_rt_parts {
+    const oi_rt_part *parts;
+    int n_parts;
+} oi_rt_parts;
+
+static inline void oi_rt_parts_task(void *arg, int task) {
+    const oi_rt_parts *all = (const oi_rt_parts *)arg;
+    for (int i = 0; i < all->n_parts; task -= all->parts[i].n_tasks, i++)
+        if (task < all->parts[i].n_tasks) {
+            all->parts[i].fn(all->parts[i].arg, task);
+            return;
+        }
+}
+
+static inline void oi_rt_run_parts(oi_rt_pool *pool, const oi_rt_part *parts, int n_parts) {
+    oi_rt_parts all = {parts, n_parts};
+    int n_tasks = 0;
+    for (int i = 0; i < n_parts; i++)
+        n_tasks += parts[i].n_tasks;
+    oi_rt_run(pool, oi_rt_parts_task, &all, n_tasks);
 }
 
 #endif /* OI_RUNTIME_H */

@@ -490,6 +490,17 @@ static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         oi__buf_printf(b, "            %s = OI_S_gelu_erf_f32(%s);\n", at, at);
 }
 
+/* Does gemm's row tail (bias, activation) print anything? */
+static bool oi__sy_gemm_has_tail(const oi__pnode *mm) {
+    if (mm->ir->op != OI_OP_gemm)
+        return false;
+    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
+        if (strcmp(mm->attrs[i].name, "activation") == 0 && mm->attrs[i].s &&
+            (strcmp(mm->attrs[i].s, "relu") == 0 || strcmp(mm->attrs[i].s, "gelu") == 0))
+            return true;
+    return arrlen(mm->inputs) > 2;
+}
+
 /* gemm on the micro-kernels: the bias row added in f32 and the activation
  * applied to a row of the tile at once, before the per-element epilogue;
  * gelu through vexp.h's vector form where the ISA has it (the simulator's
@@ -528,6 +539,44 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     const oi__slot *c = oi__sy_slot_of(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     const char *it = lang->index_type, *at = "acc[j]";
+    bool last = true; /* no later statement of the kernel writes C again */
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        last &= k->nodes[m]->out != mm->out;
+    /* a stored C that is final: the micro-kernels write the task's block
+     * there and the epilogue runs on it in place, no tile in between */
+    bool direct = k->b_prepacked && oi__sy_slot_stored(s, mm->out) && last;
+    if (direct) {
+        long long TR = (long long)k->task_rows, TC = (long long)k->task_cols, RT = (M + TR - 1) / TR;
+        oi__buf_printf(b, "    const %s r0 = (%s)task %% %lld * %lld, c0 = (%s)task / %lld * %lld;\n", it, it, RT, TR,
+                       it, RT, TC);
+        oi__buf_printf(b, "    const %s r1 = r0 + %lld < %lld ? r0 + %lld : %lld, c1 = c0 + %lld < %lld ? c0 + %lld : %lld;\n",
+                       it, TR, M, TR, M, TC, N, TC, N);
+        oi__buf_puts(b, "    oi_gemm_packed(mk, ");
+        oi__sy_param_name(b, a);
+        oi__buf_printf(b, " + r0 * %lld, %lld, (int64_t)(r1 - r0), %lld, %lld, ", K, K, K, N);
+        oi__sy_param_name(b, bm);
+        oi__buf_puts(b, ", (int64_t)c0, (int64_t)(c1 - c0), ");
+        oi__sy_param_name(b, c);
+        oi__buf_printf(b, " + r0 * %lld + c0, %lld);\n", N, N);
+        if (!oi__sy_gemm_has_tail(mm) && arrlen(k->nodes) == 1)
+            return;
+        oi__buf_printf(b, "    for (%s r = r0; r < r1; r++) {\n        float *acc = ", it);
+        oi__sy_param_name(b, c);
+        oi__buf_printf(b, " + r * %lld + c0;\n", N);
+        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0");
+        if (arrlen(k->nodes) > 1) {
+            oi__buf_printf(b, "        for (%s j = c0; j < c1; j++) {\n", it);
+            oi__buf_printf(b, "            const %s i = r * %lld + j;\n", it, N);
+            oi__buf_printf(b, "            %s v0 = (%s)acc[j - c0]; /* ", lang->compute_float, lang->compute_float);
+            oi__sy_render_stmt(b, mm);
+            oi__buf_puts(b, " */\n");
+            for (int n = 1; n < (int)arrlen(k->nodes); n++)
+                oi__sy_ew_statement(b, s, lang, k, n, "i", 3);
+            oi__buf_puts(b, "            (void)v0;\n        }\n");
+        }
+        oi__buf_puts(b, "    }\n");
+        return;
+    }
     if (k->b_prepacked) { /* B packed at open: a block of rows x columns per task */
         long long TR = (long long)k->task_rows, TC = (long long)k->task_cols, RT = (M + TR - 1) / TR;
         oi__buf_printf(b, "    const %s r0 = (%s)task %% %lld * %lld, c0 = (%s)task / %lld * %lld;\n", it, it, RT, TR,
@@ -593,9 +642,6 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     if (!k->packed)
         oi__sy_gemm_tail(b, s, mm, at);
     oi__buf_printf(b, "            %s v0 = (%s)%s;\n", lang->compute_float, lang->compute_float, at);
-    bool last = true;
-    for (int m = 1; m < (int)arrlen(k->nodes); m++)
-        last &= k->nodes[m]->out != mm->out;
     if (oi__sy_slot_stored(s, mm->out) && last) {
         oi__buf_puts(b, "            ");
         oi__sy_param_name(b, c);
@@ -659,7 +705,8 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "static const oi_micro oi_micros[] = {\n"
         "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL},\n"
         "#if OI__GEMM_X86\n"
-        "    {6, 16, oi__gemm_f32_kernel_avx2, NULL, oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2},\n"
+        "    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, oi__vexp_map_avx2, oi__vexp_max_avx2,\n"
+        "     oi__vexp_sum_avx2},\n"
         "    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, oi__vexp_map_avx512, oi__vexp_max_avx512,\n"
         "     oi__vexp_sum_avx512},\n"
         "#endif\n"
@@ -743,17 +790,19 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "    for (int64_t p = 0; p < kc; p++)\n"
         "        for (int i = 0; i < mr; i++)\n"
         "            dst[p * mr + i] = i < h ? a[i * lda + p] : 0.0f;\n"
-        "}\n\n"
+        "}\n\n");
+    oi__buf_puts(b,
         "/* c[rows x cols] (row stride ldc) = a[rows x k] (row stride lda) times\n"
         " * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b;\n"
         " * rows <= OI_GEMM_ROWS, j0 a multiple of nr. Per block of kc steps, per\n"
-        " * panel of nr columns (it stays in L1), every block of mr rows: A's\n"
-        " * full row blocks read in place where the ISA can, else packed once per\n"
-        " * kc block. */\n"
+        " * block of mr rows (it stays in L1), every panel of nr columns (read in\n"
+        " * order from L2), as gemm.c's macro-kernel: A's full row blocks read in\n"
+        " * place where the ISA can (a last block of fewer rows copied, zeros\n"
+        " * below, for the same kernel), else packed once per kc block. */\n"
         "static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int64_t rows, int64_t k, int64_t n,\n"
         "                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc) {\n"
-        "    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16];\n"
-        "    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw);\n"
+        "    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16], t_raw[12 * OI_GEMM_KC + 16];\n"
+        "    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw), *tail = oi_align64(t_raw);\n"
         "    const int mr = mk->mr, nr = mk->nr;\n"
         "    const int64_t n_pad = (n + nr - 1) / nr * nr;\n"
         "    const int in_place = mk->rows_fn && cols % nr == 0; /* no edge column: A is read where it is */\n"
@@ -765,6 +814,14 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "            if (in_place && h == mr)\n"
         "                continue;\n"
         "            const float *rows_a = a + rb * lda + p0;\n"
+        "            if (in_place) { /* h < mr rows: row by row (memcpy), not value by value */\n"
+        "                for (int i = 0; i < mr; i++)\n"
+        "                    if (i < h)\n"
+        "                        memcpy(tail + i * kc, rows_a + i * lda, (size_t)kc * sizeof *tail);\n"
+        "                    else\n"
+        "                        memset(tail + i * kc, 0, (size_t)kc * sizeof *tail);\n"
+        "                continue;\n"
+        "            }\n"
         "            float *dst = ap + rb * kc;\n"
         "            if (h < mr)\n"
         "                oi_pack_a(rows_a, lda, h, kc, mr, dst);\n"
@@ -776,11 +833,11 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "                oi_pack_a(rows_a, lda, mr, kc, mr, dst);\n"
         "        }\n"
         "        const float *block = bp + p0 * n_pad;\n"
-        "        for (int64_t j = 0; j < cols; j += nr) {\n"
-        "            const int64_t w = cols - j < nr ? cols - j : nr;\n"
-        "            const float *panel = block + (j0 + j) * kc;\n"
-        "            for (int64_t rb = 0; rb < rows; rb += mr) {\n"
-        "                const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
+        "        for (int64_t rb = 0; rb < rows; rb += mr) {\n"
+        "            const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
+        "            for (int64_t j = 0; j < cols; j += nr) {\n"
+        "                const int64_t w = cols - j < nr ? cols - j : nr;\n"
+        "                const float *panel = block + (j0 + j) * kc;\n"
         "                float *cb = c + rb * ldc + j;\n"
         "                if (h == mr && w == nr) {\n"
         "                    if (in_place)\n"
@@ -792,7 +849,10 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "                for (int i = 0; i < mr; i++)\n"
         "                    for (int q = 0; q < nr; q++)\n"
         "                        edge[i * nr + q] = p0 && i < h && q < w ? cb[i * ldc + q] : 0.0f;\n"
-        "                mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);\n"
+        "                if (in_place)\n"
+        "                    mk->rows_fn(kc, tail, kc, panel, edge, nr, 1.0f, beta, NULL);\n"
+        "                else\n"
+        "                    mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);\n"
         "                for (int64_t i = 0; i < h; i++)\n"
         "                    for (int64_t q = 0; q < w; q++)\n"
         "                        cb[i * ldc + q] = edge[i * nr + q];\n"
@@ -1045,21 +1105,37 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, ";\n    }\n");
 }
 
+/* "const float *q_head = q + h / 12 * 24576 + h % 12 * 32;": where head h
+ * (batch h / heads, head h % heads) of attention operand `op` starts in
+ * the value it is read from (a view folded into the kernel: its strides). */
+static void oi__sy_render_head(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int op, const char *name,
+                               long long heads_per_batch) {
+    const int64_t *st = k->view_stride[op];
+    oi__buf_printf(b, "        %sfloat *%s = ", op == 3 ? "" : "const ", name);
+    oi__sy_param_name(b, oi__sy_slot_of(s, k->view_slot[op]));
+    oi__buf_printf(b, " + h / %lld * %lld + h %% %lld * %lld;\n", heads_per_batch, (long long)st[0], heads_per_batch,
+                   (long long)st[1]);
+}
+
 /* attention per (batch, head), as nn.c runs it: the head's K^T and V
  * packed once (gemm.c's packing, the K^T straight from K's rows), then
  * per block of mr query rows the scores q K^T through the gemm's
  * micro-kernels, scale, softmax as the softmax kernel above, and p V
  * through them again, straight into the output (nn.c scales inside its
  * gemm and sums e^ by vector lanes: bounded, not bit-exact). A split
- * kernel runs one head per task. */
+ * kernel runs one head per task. Each operand is read (the result
+ * written) through its view's strides (oi__sy_render_head), so the heads
+ * of a [tokens, heads * dim] value need no copy. */
 static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                     const oi__sy_kernel *k) {
-    const oi__pnode *pn = k->nodes[0];
+    const oi__pnode *pn = oi__sy_kernel_lead(k);
     const oi__slot *q = oi__sy_slot_of(s, pn->inputs[0]), *kk = oi__sy_slot_of(s, pn->inputs[1]);
-    const oi__slot *v = oi__sy_slot_of(s, pn->inputs[2]), *out = oi__sy_slot_of(s, pn->out);
+    const oi__slot *v = oi__sy_slot_of(s, pn->inputs[2]);
     long long heads = (long long)(q->shape[0] * q->shape[1]), S = (long long)q->shape[2], D = (long long)q->shape[3];
     long long T = (long long)kk->shape[2], Dv = (long long)v->shape[3];
     long long T32 = (T + 31) / 32 * 32, Dv32 = (Dv + 31) / 32 * 32;
+    long long q_row = (long long)k->view_stride[0][2], k_row = (long long)k->view_stride[1][2];
+    long long v_row = (long long)k->view_stride[2][2], o_row = (long long)k->view_stride[3][2];
     double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale")
                        ? oi__sy_param_f(pn, "scale") : 1.0 / sqrt((double)D);
     const char *it = lang->index_type;
@@ -1073,20 +1149,17 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
         oi__buf_printf(b, "    {\n        const %s h = (%s)task;\n", it, it);
     else
         oi__buf_printf(b, "    for (%s h = 0; h < %lld; h++) {\n", it, heads);
-    oi__buf_puts(b, "        const float *k_head = ");
-    oi__sy_param_name(b, kk);
-    oi__buf_printf(b, " + h * %lld;\n        const float *v_head = ", T * D);
-    oi__sy_param_name(b, v);
-    oi__buf_printf(b, " + h * %lld;\n", T * Dv);
+    oi__sy_render_head(b, s, k, 0, "q_head", (long long)q->shape[1]);
+    oi__sy_render_head(b, s, k, 1, "k_head", (long long)q->shape[1]);
+    oi__sy_render_head(b, s, k, 2, "v_head", (long long)q->shape[1]);
+    oi__sy_render_head(b, s, k, 3, "o_head", (long long)q->shape[1]);
     oi__buf_printf(b, "        oi_pack_b(mk, k_head, %lld, 1, %lld, %lld, kp); /* K^T: value t, step d at k_head[t * %lld + d] */\n",
-                   D, D, T, D);
-    oi__buf_printf(b, "        oi_pack_b(mk, v_head, 1, %lld, %lld, %lld, vp);\n", Dv, T, Dv);
+                   k_row, D, T, k_row);
+    oi__buf_printf(b, "        oi_pack_b(mk, v_head, 1, %lld, %lld, %lld, vp);\n", v_row, T, Dv);
     oi__buf_printf(b, "        for (%s i0 = 0; i0 < %lld; i0 += (size_t)mk->mr) {\n", it, S);
     oi__buf_printf(b, "            const %s rows = %lld - i0 < (size_t)mk->mr ? %lld - i0 : (size_t)mk->mr;\n", it, S, S);
-    oi__buf_puts(b, "            oi_gemm_packed(mk, ");
-    oi__sy_param_name(b, q);
-    oi__buf_printf(b, " + (h * %lld + i0) * %lld, %lld, (int64_t)rows, %lld, %lld, kp, 0, %lld, scores, %lld);\n", S, D,
-                   D, D, T, T, T);
+    oi__buf_printf(b, "            oi_gemm_packed(mk, q_head + i0 * %lld, %lld, (int64_t)rows, %lld, %lld, kp, 0, %lld, "
+                      "scores, %lld);\n", q_row, q_row, D, T, T, T);
     oi__buf_printf(b, "            for (%s r = 0; r < rows; r++) {\n                float *p_row = scores + r * %lld;\n", it, T);
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = scale * p_row[t];\n", it, T);
     oi__buf_puts(b, "                float m = p_row[0];\n                double sum = 0.0;\n");
@@ -1100,9 +1173,8 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_puts(b, "                        sum = OI_S_sum_step(sum, (double)p_row[t]);\n                    }\n                }\n");
     oi__buf_puts(b, "                const float inv = (float)(1.0 / sum);\n");
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = p_row[t] * inv;\n            }\n", it, T);
-    oi__buf_printf(b, "            oi_gemm_packed(mk, scores, %lld, (int64_t)rows, %lld, %lld, vp, 0, %lld, ", T, T, Dv, Dv);
-    oi__sy_param_name(b, out);
-    oi__buf_printf(b, " + (h * %lld + i0) * %lld, %lld);\n        }\n    }\n", S, Dv, Dv);
+    oi__buf_printf(b, "            oi_gemm_packed(mk, scores, %lld, (int64_t)rows, %lld, %lld, vp, 0, %lld, o_head + i0 * %lld, "
+                      "%lld);\n        }\n    }\n", T, T, Dv, Dv, o_row, o_row);
 }
 
 /* A split kernel's arguments in one struct, and the pool's entry point:
@@ -1225,6 +1297,78 @@ static void oi__sy_render_round_stored(oi__buf *b, const oi__sy_schedule *s, con
             oi__sy_render_round_slot(b, s, lang, prefix, params[i].slot, depth, scope);
 }
 
+/* A kernel's arguments: the pointers to what it reads and writes. */
+static void oi__sy_render_args(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
+                               const oi__sy_param *params, const oi__sy_scope *scope) {
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        const oi__pnode *pn = k->nodes[params[i].node];
+        const oi__pindex *index = NULL;
+        if (params[i].input >= 0 && pn->input_indices && pn->input_indices[params[i].input])
+            index = &pn->input_indices[params[i].input][0];
+        if (i)
+            oi__buf_puts(b, ", ");
+        if (k->b_prepacked && params[i].slot == k->nodes[0]->inputs[1])
+            oi__sy_render_packed_ptr(b, s, lang, params[i].slot, index, scope);
+        else
+            oi__sy_render_ptr(b, s, lang, params[i].slot, index, scope);
+    }
+}
+
+/* After a kernel: its stored results rounded (default_precision), and
+ * the debug dump of every stored value it wrote. */
+static void oi__sy_render_after(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                                const oi__sy_kernel *k, const oi__sy_param *params, int depth,
+                                const oi__sy_scope *scope) {
+    oi__sy_render_round_stored(b, s, lang, prefix, k, params, depth, scope);
+    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n", prefix);
+    for (int i = 0; i < (int)arrlen(params); i++) {
+        if (!params[i].written)
+            continue;
+        oi__sy_indent(b, depth);
+        oi__buf_printf(b, "%s_dump(ctx, %d, \"%s\", ", prefix, k->id, oi__sy_slot_of(s, params[i].slot)->name);
+        oi__sy_render_ptr(b, s, lang, params[i].slot, NULL, scope);
+        oi__buf_printf(b, ", %d);\n", (int)oi__sy_slot_of(s, params[i].slot)->dtype);
+    }
+    oi__buf_puts(b, "#endif\n");
+}
+
+/* Kernels that share one pool job (the schedule's joins_next): each
+ * one's arguments, then their tasks as the parts of one job. */
+static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                              const oi__sy_step *steps, int count, int depth, const oi__sy_scope *scope) {
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "{\n");
+    for (int j = 0; j < count; j++) {
+        const oi__sy_kernel *k = &s->kernels[steps[j].kernel];
+        oi__sy_param *params = oi__sy_kernel_params(s, k);
+        oi__sy_indent(b, depth + 1);
+        oi__buf_printf(b, "%s_k%d_args args%d = {%s", prefix, k->id, j, k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
+        oi__sy_render_args(b, s, lang, k, params, scope);
+        oi__buf_puts(b, "};\n");
+        arrfree(params);
+    }
+    oi__sy_indent(b, depth + 1);
+    oi__buf_puts(b, "const oi_rt_part parts[] = {");
+    for (int j = 0; j < count; j++) {
+        const oi__sy_kernel *k = &s->kernels[steps[j].kernel];
+        oi__buf_printf(b, "%s{%s_k%d_task, &args%d, %d}", j ? ", " : "", prefix, k->id, j, k->tasks);
+    }
+    oi__buf_puts(b, "};\n");
+    const oi__sy_kernel *first = &s->kernels[steps[0].kernel], *last = &s->kernels[steps[count - 1].kernel];
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "oi_rt_run_parts(&ctx->pool, parts, %d); /* %s:%d-%d: independent kernels, one job */\n", count,
+                   oi__sy_basename(first->nodes[0]->ir->src.file), first->nodes[0]->ir->src.line,
+                   last->nodes[arrlen(last->nodes) - 1]->ir->src.line);
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+    for (int j = 0; j < count; j++) {
+        const oi__sy_kernel *k = &s->kernels[steps[j].kernel];
+        oi__sy_param *params = oi__sy_kernel_params(s, k);
+        oi__sy_render_after(b, s, lang, prefix, k, params, depth, scope);
+        arrfree(params);
+    }
+}
+
 static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                const oi__sy_step *st, int depth, const oi__sy_scope *scope) {
     const oi__sy_kernel *k = &s->kernels[st->kernel];
@@ -1240,18 +1384,7 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
                        k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
     else
         oi__buf_printf(b, "%s_k%d(%s", prefix, k->id, driver >= 0 ? (arrlen(params) ? "n0, " : "n0") : "");
-    for (int i = 0; i < (int)arrlen(params); i++) {
-        const oi__pnode *pn = k->nodes[params[i].node];
-        const oi__pindex *index = NULL;
-        if (params[i].input >= 0 && pn->input_indices && pn->input_indices[params[i].input])
-            index = &pn->input_indices[params[i].input][0];
-        if (i)
-            oi__buf_puts(b, ", ");
-        if (k->b_prepacked && params[i].slot == k->nodes[0]->inputs[1])
-            oi__sy_render_packed_ptr(b, s, lang, params[i].slot, index, scope);
-        else
-            oi__sy_render_ptr(b, s, lang, params[i].slot, index, scope);
-    }
+    oi__sy_render_args(b, s, lang, k, params, scope);
     if (k->tasks > 1) {
         oi__buf_puts(b, "};\n");
         oi__sy_indent(b, depth + 1);
@@ -1267,18 +1400,7 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__sy_indent(b, depth);
         oi__buf_puts(b, "}\n");
     }
-    oi__sy_render_round_stored(b, s, lang, prefix, k, params, depth, scope);
-    /* the debug dump: every stored value this kernel wrote */
-    oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n", prefix);
-    for (int i = 0; i < (int)arrlen(params); i++) {
-        if (!params[i].written)
-            continue;
-        oi__sy_indent(b, depth);
-        oi__buf_printf(b, "%s_dump(ctx, %d, \"%s\", ", prefix, k->id, oi__sy_slot_of(s, params[i].slot)->name);
-        oi__sy_render_ptr(b, s, lang, params[i].slot, NULL, scope);
-        oi__buf_printf(b, ", %d);\n", (int)oi__sy_slot_of(s, params[i].slot)->dtype);
-    }
-    oi__buf_puts(b, "#endif\n");
+    oi__sy_render_after(b, s, lang, prefix, k, params, depth, scope);
     if (driver >= 0) {
         const oi__pnode *pn = k->nodes[0];
         if (s->buffers[pn->out].dyn0) {
@@ -1581,8 +1703,16 @@ static void oi__sy_render_consumer(oi__buf *b, const oi__sy_schedule *s, const o
 
 static void oi__sy_render_list(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                const oi__sy_step *steps, int depth, oi__sy_scope *scope) {
-    for (int i = 0; i < (int)arrlen(steps); i++)
-        oi__sy_render_step(b, s, lang, prefix, &steps[i], depth, scope);
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        int count = 1;
+        while (steps[i + count - 1].joins_next)
+            count++;
+        if (count > 1)
+            oi__sy_render_job(b, s, lang, prefix, &steps[i], count, depth, scope);
+        else
+            oi__sy_render_step(b, s, lang, prefix, &steps[i], depth, scope);
+        i += count - 1;
+    }
 }
 
 void oi__sy_render_steps(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {

@@ -201,7 +201,7 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
 /* ------------------------------------------------------------------ */
 /* The slot a node of kernel k writes is also the shape of its loop. */
 static const oi__slot *oi__sy_kernel_shape(const oi__sy_schedule *s, const oi__sy_kernel *k) {
-    return oi__sy_slot(s, k->nodes[0]->out);
+    return oi__sy_slot(s, oi__sy_kernel_lead(k)->out);
 }
 
 static bool oi__sy_written_in(const oi__sy_kernel *k, int slot) {
@@ -293,6 +293,22 @@ typedef struct oi__sy_builder {
 
 static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, int count, oi__sy_step **steps);
 
+static void oi__sy_contiguous(const oi__slot *sl, int64_t stride[4]) {
+    int64_t st = 1;
+    for (int d = 3; d >= 0; d--) {
+        stride[d] = st;
+        st *= sl->shape[d];
+    }
+}
+
+/* An attention kernel reading and writing its operands where they are. */
+static void oi__sy_attention_plain(const oi__sy_schedule *s, oi__sy_kernel *k, const oi__pnode *pn) {
+    for (int op = 0; op < 4; op++) {
+        k->view_slot[op] = op < 3 ? pn->inputs[op] : pn->out;
+        oi__sy_contiguous(oi__sy_slot(s, k->view_slot[op]), k->view_stride[op]);
+    }
+}
+
 /* gemm.c's choice: below OI__GEMM_TINY (4096) multiply-adds the plain
  * loop (the simulator's small path, bit-exact), above it the micro-kernels
  * over packed panels; a block of rows of the result (at most 12 x N floats)
@@ -326,6 +342,8 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
     k.kind = kind;
     k.packed = (kind == OI__SY_K_MATMUL && oi__sy_use_packed(s, pn)) || kind == OI__SY_K_ATTENTION;
     s->packed_gemm |= k.packed;
+    if (kind == OI__SY_K_ATTENTION)
+        oi__sy_attention_plain(s, &k, pn);
     if (!arrput(k.nodes, pn))
         return OI_ERROR_OUT_OF_MEMORY;
     if (!arrput(s->kernels, k)) {
@@ -592,6 +610,263 @@ static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, i
         if (!arrput(*steps, step))
             return OI_ERROR_OUT_OF_MEMORY;
     }
+    return OI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Views folded into attention                                         */
+/* ------------------------------------------------------------------ */
+/* Attention reads q, k, v per (batch, head) and writes its result the
+ * same way; a model feeds it heads split off a [tokens, width] matmul
+ * result by reshape + transpose and joins them back the same way. Those
+ * views compute nothing: the C target folds them into the attention's
+ * indexing (each operand read or written through four strides in the
+ * matmul's value), so no copy is made and no kernel runs for them.
+ * The GPU target keeps them as kernels (its attention shader reads heads
+ * contiguously). */
+/* Reads and writes of `slot` anywhere in the schedule: by kernels, and by
+ * the steps that are not kernels (counted as both). */
+static void oi__sy_count_uses(const oi__sy_schedule *s, const oi__sy_step *steps, int slot, int *reads, int *writes) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_KERNEL) {
+            const oi__sy_kernel *k = &s->kernels[st->kernel];
+            for (int n = 0; n < (int)arrlen(k->nodes); n++) {
+                for (int j = 0; j < (int)arrlen(k->nodes[n]->inputs); j++)
+                    *reads += k->nodes[n]->inputs[j] == slot;
+                *writes += k->nodes[n]->out == slot;
+            }
+            continue;
+        }
+        bool touches = st->node && (st->node->var == slot || st->node->out == slot);
+        for (int j = 0; j < (int)arrlen(st->remap); j++)
+            touches |= st->remap[j] == slot;
+        *reads += touches;
+        *writes += touches;
+        oi__sy_count_uses(s, st->body, slot, reads, writes);
+        oi__sy_count_uses(s, st->then_steps, slot, reads, writes);
+        oi__sy_count_uses(s, st->else_steps, slot, reads, writes);
+        for (int c = 0; c < (int)arrlen(st->consumers); c++) {
+            for (int j = 0; j < (int)arrlen(st->consumers[c].remap); j++)
+                *reads += st->consumers[c].remap[j] == slot;
+            oi__sy_count_uses(s, st->consumers[c].body, slot, reads, writes);
+        }
+    }
+}
+
+/* A temporary that one statement writes and one reads: a view of it may
+ * take its place. */
+static bool oi__sy_private_temp(const oi__sy_schedule *s, int slot) {
+    int reads = 0, writes = 0;
+    if (oi__sy_slot(s, slot)->decl || oi__sy_slot(s, slot)->dtype != OI_DTYPE_F32)
+        return false;
+    oi__sy_count_uses(s, s->steps, slot, &reads, &writes);
+    return reads == 1 && writes == 1;
+}
+
+/* The statement of a one-statement kernel of `kind` (COPY or TRANSPOSE)
+ * at steps[at], or NULL. */
+static const oi__pnode *oi__sy_view_step(const oi__sy_schedule *s, const oi__sy_step *steps, int at,
+                                         oi__sy_kernel_kind kind) {
+    if (at < 0 || at >= (int)arrlen(steps) || steps[at].kind != OI__SY_S_KERNEL)
+        return NULL;
+    const oi__sy_kernel *k = &s->kernels[steps[at].kernel];
+    if (k->kind != kind || arrlen(k->nodes) != 1 || !oi__sy_hint_fuses(k->nodes[0]))
+        return NULL;
+    return k->nodes[0];
+}
+
+/* The step before `before` that writes `slot` (a kernel), or -1; every
+ * step in between is a kernel that does not touch `slot`. */
+static int oi__sy_writer_before(const oi__sy_schedule *s, const oi__sy_step *steps, int before, int slot) {
+    for (int i = before - 1; i >= 0; i--) {
+        if (steps[i].kind != OI__SY_S_KERNEL)
+            return -1;
+        const oi__sy_kernel *k = &s->kernels[steps[i].kernel];
+        if (oi__sy_written_in(k, slot))
+            return i;
+    }
+    return -1;
+}
+
+static bool oi__sy_written_between(const oi__sy_schedule *s, const oi__sy_step *steps, int from, int to, int slot) {
+    for (int i = from + 1; i < to; i++)
+        if (steps[i].kind != OI__SY_S_KERNEL || oi__sy_written_in(&s->kernels[steps[i].kernel], slot))
+            return true;
+    return false;
+}
+
+typedef struct oi__sy_fold {
+    int steps[8]; /* the view steps folded, at most two per operand */
+    int n;
+} oi__sy_fold;
+
+/* Operand `op` (q, k or v) of the attention at steps[at]: transpose, then
+ * reshape, folded as far as they go. */
+static void oi__sy_fold_input(const oi__sy_schedule *s, const oi__sy_step *steps, int at, oi__sy_kernel *k, int op,
+                              oi__sy_fold *fold) {
+    int slot = k->view_slot[op];
+    int t = oi__sy_writer_before(s, steps, at, slot);
+    const oi__pnode *tr = oi__sy_private_temp(s, slot) ? oi__sy_view_step(s, steps, t, OI__SY_K_TRANSPOSE) : NULL;
+    if (tr) {
+        const oi__slot *in = oi__sy_slot(s, tr->inputs[0]);
+        int64_t perm[OI_MAX_DIMS], in_stride[OI_MAX_DIMS];
+        if (in->ndim != 4 || oi__sy_written_between(s, steps, t, at, tr->inputs[0]))
+            return;
+        oi__sy_transpose_map(tr, in, perm, in_stride);
+        for (int d = 0; d < 4; d++)
+            k->view_stride[op][d] = in_stride[perm[d]];
+        k->view_slot[op] = slot = tr->inputs[0];
+        fold->steps[fold->n++] = t;
+    }
+    /* a reshape keeps every element's offset: the strides stay */
+    int r = oi__sy_writer_before(s, steps, tr ? t : at, slot);
+    const oi__pnode *re = oi__sy_private_temp(s, slot) ? oi__sy_view_step(s, steps, r, OI__SY_K_COPY) : NULL;
+    if (re && !oi__sy_written_between(s, steps, r, at, re->inputs[0])) {
+        k->view_slot[op] = re->inputs[0];
+        fold->steps[fold->n++] = r;
+    }
+}
+
+/* The result: a transpose right after the attention, then a reshape. */
+static void oi__sy_fold_output(const oi__sy_schedule *s, const oi__sy_step *steps, int at, oi__sy_kernel *k,
+                               oi__sy_fold *fold) {
+    const oi__pnode *tr = oi__sy_view_step(s, steps, at + 1, OI__SY_K_TRANSPOSE);
+    if (!tr || tr->inputs[0] != k->view_slot[3] || !oi__sy_private_temp(s, k->view_slot[3]))
+        return;
+    const oi__slot *res = oi__sy_slot(s, tr->inputs[0]), *out = oi__sy_slot(s, tr->out);
+    int64_t perm[OI_MAX_DIMS], in_stride[OI_MAX_DIMS], out_stride[4];
+    if (res->ndim != 4)
+        return;
+    oi__sy_transpose_map(tr, res, perm, in_stride);
+    oi__sy_contiguous(out, out_stride);
+    for (int d = 0; d < 4; d++) /* output dim d is the result's dim perm[d] */
+        k->view_stride[3][perm[d]] = out_stride[d];
+    k->view_slot[3] = tr->out;
+    fold->steps[fold->n++] = at + 1;
+    const oi__pnode *re = oi__sy_view_step(s, steps, at + 2, OI__SY_K_COPY);
+    if (re && re->inputs[0] == tr->out && oi__sy_private_temp(s, tr->out)) {
+        k->view_slot[3] = re->out;
+        fold->steps[fold->n++] = at + 2;
+    }
+}
+
+static int oi__sy_by_int(const void *x, const void *y) { return *(const int *)x - *(const int *)y; }
+
+/* Folds what it can into the attention kernel at steps[at]; the folded
+ * steps are marked (kernel -2) for oi__sy_drop_folded. */
+static oi_status oi__sy_fold_attention(oi__sy_schedule *s, oi__sy_step *steps, int at) {
+    oi__sy_kernel *k = &s->kernels[steps[at].kernel];
+    oi__sy_kernel folded = *k;
+    oi__sy_fold fold = {{0}, 0};
+    for (int op = 0; op < 3; op++)
+        oi__sy_fold_input(s, steps, at, &folded, op, &fold);
+    oi__sy_fold_output(s, steps, at, &folded, &fold);
+    bool inner_contiguous = true;
+    for (int op = 0; op < 4; op++)
+        inner_contiguous &= folded.view_stride[op][3] == 1;
+    if (fold.n == 0 || !inner_contiguous || 1 + fold.n > s->options.max_kernel_ops)
+        return OI_OK;
+    /* the kernel's statements in program order: the steps' order */
+    qsort(fold.steps, (size_t)fold.n, sizeof fold.steps[0], oi__sy_by_int);
+    const oi__pnode **nodes = NULL;
+    bool ok = true;
+    for (int i = 0; ok && i < fold.n && fold.steps[i] < at; i++)
+        ok = arrput(nodes, s->kernels[steps[fold.steps[i]].kernel].nodes[0]);
+    folded.lead = (int)arrlen(nodes);
+    ok = ok && arrput(nodes, k->nodes[0]);
+    for (int i = 0; ok && i < fold.n; i++)
+        if (fold.steps[i] > at)
+            ok = arrput(nodes, s->kernels[steps[fold.steps[i]].kernel].nodes[0]);
+    if (!ok) {
+        arrfree(nodes);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    arrfree(k->nodes);
+    folded.nodes = nodes;
+    *k = folded;
+    for (int i = 0; i < fold.n; i++)
+        steps[fold.steps[i]].kernel = -2;
+    return OI_OK;
+}
+
+static oi_status oi__sy_fold_views(oi__sy_schedule *s, oi__sy_step *steps) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        oi__sy_step *st = &steps[i];
+        oi_status r = OI_OK;
+        if (st->kind == OI__SY_S_KERNEL && st->kernel >= 0 && s->kernels[st->kernel].kind == OI__SY_K_ATTENTION)
+            r = oi__sy_fold_attention(s, steps, i);
+        if (r == OI_OK)
+            r = oi__sy_fold_views(s, st->body);
+        if (r == OI_OK)
+            r = oi__sy_fold_views(s, st->then_steps);
+        if (r == OI_OK)
+            r = oi__sy_fold_views(s, st->else_steps);
+        for (int c = 0; r == OI_OK && c < (int)arrlen(st->consumers); c++)
+            r = oi__sy_fold_views(s, st->consumers[c].body);
+        if (r != OI_OK)
+            return r;
+    }
+    return OI_OK;
+}
+
+/* Removes the folded steps and their kernels; the kernels left keep their
+ * order and are numbered again. */
+static void oi__sy_renumber(oi__sy_step *steps, const int *new_id) {
+    int kept = 0;
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        oi__sy_step st = steps[i];
+        if (st.kind == OI__SY_S_KERNEL && st.kernel == -2)
+            continue;
+        if (st.kind == OI__SY_S_KERNEL)
+            st.kernel = new_id[st.kernel];
+        oi__sy_renumber(st.body, new_id);
+        oi__sy_renumber(st.then_steps, new_id);
+        oi__sy_renumber(st.else_steps, new_id);
+        for (int c = 0; c < (int)arrlen(st.consumers); c++)
+            oi__sy_renumber(st.consumers[c].body, new_id);
+        steps[kept++] = st;
+    }
+    if (steps)
+        arrsetlen(steps, kept);
+}
+
+static void oi__sy_mark_used(const oi__sy_step *steps, bool *used) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        if (steps[i].kind == OI__SY_S_KERNEL && steps[i].kernel >= 0)
+            used[steps[i].kernel] = true;
+        oi__sy_mark_used(steps[i].body, used);
+        oi__sy_mark_used(steps[i].then_steps, used);
+        oi__sy_mark_used(steps[i].else_steps, used);
+        for (int c = 0; c < (int)arrlen(steps[i].consumers); c++)
+            oi__sy_mark_used(steps[i].consumers[c].body, used);
+    }
+}
+
+static oi_status oi__sy_drop_folded(oi__sy_schedule *s) {
+    int n = (int)arrlen(s->kernels), kept = 0;
+    bool *used = (bool *)oi__calloc((size_t)n + 1, sizeof(bool));
+    int *new_id = (int *)oi__calloc((size_t)n + 1, sizeof(int));
+    if (!used || !new_id) {
+        oi__free(used);
+        oi__free(new_id);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    oi__sy_mark_used(s->steps, used);
+    for (int k = 0; k < n; k++) {
+        if (!used[k]) {
+            arrfree(s->kernels[k].nodes);
+            continue;
+        }
+        new_id[k] = kept;
+        s->kernels[kept] = s->kernels[k];
+        s->kernels[kept].id = kept;
+        kept++;
+    }
+    arrsetlen(s->kernels, kept);
+    oi__sy_renumber(s->steps, new_id);
+    oi__free(used);
+    oi__free(new_id);
     return OI_OK;
 }
 
@@ -1248,9 +1523,11 @@ static void oi__sy_estimate(oi__sy_schedule *s) {
                 kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->out));
             if (n == 0 && kr->kind == OI__SY_K_MATMUL)
                 kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)oi__sy_slot(s, pn->inputs[0])->shape[1];
-            else if (kr->kind == OI__SY_K_ATTENTION) {
+            else if (kr->kind == OI__SY_K_ATTENTION && n == kr->lead) {
                 const oi__slot *q = oi__sy_slot(s, pn->inputs[0]), *kk = oi__sy_slot(s, pn->inputs[1]);
                 kr->flops += 4u * (uint64_t)oi__sy_numel(q) * (uint64_t)kk->shape[2];
+            } else if (kr->kind == OI__SY_K_ATTENTION) {
+                /* a view folded into its indexing computes nothing */
             } else if (kr->kind == OI__SY_K_REDUCE || kr->kind == OI__SY_K_SOFTMAX || kr->kind == OI__SY_K_ALL_FINITE)
                 kr->flops += (uint64_t)oi__sy_numel(oi__sy_slot(s, pn->inputs[0])) * (kr->kind == OI__SY_K_SOFTMAX ? 4u : 1u);
             else
@@ -1292,17 +1569,29 @@ static bool oi__sy_can_prepack(const oi__sy_schedule *s, const oi__sy_kernel *k)
     return oi__sy_slot(s, b)->dtype == OI_DTYPE_F32;
 }
 
+/* Tasks of a matmul. B packed at open: as few row blocks as
+ * OI__SY_TASK_ROWS_MAX allows, of equal length, so that every B panel
+ * serves as many register tiles as it can and no task is a sliver of
+ * rows; then the columns split until a task holds about OI__SY_TASK_MACS:
+ * tasks of equal size, enough of them to keep every thread busy to the end
+ * of the job. Else blocks of rows over all the columns. */
 static void oi__sy_split_matmul(oi__sy_schedule *s, oi__sy_kernel *k) {
     const oi__slot *a = oi__sy_slot(s, k->nodes[0]->inputs[0]), *c = oi__sy_slot(s, k->nodes[0]->out);
     int64_t m = c->shape[0], n = c->shape[1], kk = a->shape[1];
     k->b_prepacked = oi__sy_can_prepack(s, k);
     k->task_cols = n;
-    if (k->b_prepacked && n > s->task_cols) /* column blocks read their panels straight from the packed B */
-        k->task_cols = s->task_cols;
-    int64_t rows = OI__SY_TASK_MACS / (kk * k->task_cols > 0 ? kk * k->task_cols : 1);
-    rows = rows < OI__SY_TASK_ROWS_MIN ? OI__SY_TASK_ROWS_MIN : rows > OI__SY_TASK_ROWS_MAX ? OI__SY_TASK_ROWS_MAX
-                                                                                            : rows / 12 * 12;
-    k->task_rows = rows > m ? oi__sy_ceil_div(m, 12) * 12 : rows;
+    if (k->b_prepacked) {
+        int64_t row_blocks = oi__sy_ceil_div(m, OI__SY_TASK_ROWS_MAX);
+        k->task_rows = oi__sy_ceil_div(oi__sy_ceil_div(m, row_blocks), 12) * 12;
+        int64_t cols = OI__SY_TASK_MACS / (kk * k->task_rows > 0 ? kk * k->task_rows : 1) / 32 * 32;
+        cols = cols < 32 ? 32 : cols > s->task_cols ? s->task_cols : cols;
+        k->task_cols = cols < n ? cols : n;
+    } else {
+        int64_t rows = OI__SY_TASK_MACS / (kk * n > 0 ? kk * n : 1);
+        rows = rows < OI__SY_TASK_ROWS_MIN ? OI__SY_TASK_ROWS_MIN : rows > OI__SY_TASK_ROWS_MAX ? OI__SY_TASK_ROWS_MAX
+                                                                                                : rows / 12 * 12;
+        k->task_rows = rows > m ? oi__sy_ceil_div(m, 12) * 12 : rows;
+    }
     k->tasks = (int)(oi__sy_ceil_div(m, k->task_rows) * oi__sy_ceil_div(n, k->task_cols));
 }
 
@@ -1310,12 +1599,14 @@ static void oi__sy_split_matmul(oi__sy_schedule *s, oi__sy_kernel *k) {
  * elementwise one per task, so that a task holds OI__SY_TASK_ELEMENTS. */
 static void oi__sy_split_rows(oi__sy_kernel *k, int64_t rows, int64_t row_len) {
     int64_t per = OI__SY_TASK_ELEMENTS / (row_len > 0 ? row_len : 1);
-    k->task_rows = per < 1 ? 1 : per;
-    k->tasks = (int)oi__sy_ceil_div(rows, k->task_rows);
+    k->tasks = (int)oi__sy_ceil_div(rows, per < 1 ? 1 : per);
+    /* the rows dealt out evenly: no last task of a few rows */
+    k->task_rows = oi__sy_ceil_div(rows, k->tasks > 0 ? k->tasks : 1);
+    k->tasks = (int)oi__sy_ceil_div(rows, k->task_rows > 0 ? k->task_rows : 1);
 }
 
 static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
-    const oi__pnode *pn = k->nodes[0];
+    const oi__pnode *pn = oi__sy_kernel_lead(k);
     const oi__slot *in = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
     k->tasks = 1;
     int driver = k->kind == OI__SY_K_ELEMENTWISE ? pn->out : pn->inputs[0];
@@ -1393,6 +1684,83 @@ static void oi__sy_plan_packing(oi__sy_schedule *s) {
 
 bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot) { return s->buffers[slot].home != OI__SY_NONE; }
 
+/* ------------------------------------------------------------------ */
+/* Jobs: independent kernels in one pool job                           */
+/* ------------------------------------------------------------------ */
+/* Consecutive split kernels where neither touches bytes the other writes
+ * (q, k and v from one h) run as one job of the pool: one wait for the
+ * threads instead of one per kernel, and the tasks of all of them even
+ * out the threads' loads. */
+static bool oi__sy_bytes_overlap(const oi__sy_schedule *s, int x, int y) {
+    const oi__sy_buffer *a = &s->buffers[x], *b = &s->buffers[y];
+    if (x == y)
+        return true;
+    bool a_state = a->home == OI__SY_STATE || a->home == OI__SY_TABLE;
+    bool b_state = b->home == OI__SY_STATE || b->home == OI__SY_TABLE;
+    if (!(a->home == OI__SY_ARENA && b->home == OI__SY_ARENA) && !(a_state && b_state))
+        return false; /* different blocks; model data is never written */
+    uint64_t a_len = a->bytes * (uint64_t)(a->home == OI__SY_TABLE ? a->table_entries : 1);
+    uint64_t b_len = b->bytes * (uint64_t)(b->home == OI__SY_TABLE ? b->table_entries : 1);
+    return a->offset < b->offset + b_len && b->offset < a->offset + a_len;
+}
+
+/* Does kernel `w` write bytes that kernel `r` touches? */
+static bool oi__sy_writes_into(const oi__sy_schedule *s, const oi__sy_kernel *w, const oi__sy_kernel *r) {
+    for (int n = 0; n < (int)arrlen(w->nodes); n++) {
+        int out = w->nodes[n]->out;
+        if (!oi__sy_slot_stored(s, out))
+            continue;
+        for (int m = 0; m < (int)arrlen(r->nodes); m++) {
+            const oi__pnode *pn = r->nodes[m];
+            if (oi__sy_slot_stored(s, pn->out) && oi__sy_bytes_overlap(s, out, pn->out))
+                return true;
+            for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+                if (oi__sy_slot_stored(s, pn->inputs[i]) && oi__sy_bytes_overlap(s, out, pn->inputs[i]))
+                    return true;
+        }
+    }
+    return false;
+}
+
+/* A kernel that may share a job: split, with every length known. */
+static bool oi__sy_joinable(const oi__sy_schedule *s, const oi__sy_step *st) {
+    if (st->kind != OI__SY_S_KERNEL)
+        return false;
+    const oi__sy_kernel *k = &s->kernels[st->kernel];
+    if (k->tasks < 2)
+        return false;
+    for (int n = 0; n < (int)arrlen(k->nodes); n++) {
+        const oi__pnode *pn = k->nodes[n];
+        if (s->buffers[pn->out].dyn0)
+            return false;
+        for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+            if (s->buffers[pn->inputs[i]].dyn0)
+                return false;
+    }
+    return true;
+}
+
+static void oi__sy_plan_jobs(oi__sy_schedule *s, oi__sy_step *steps) {
+    int first = 0; /* the first step of the current job */
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        oi__sy_step *st = &steps[i];
+        oi__sy_plan_jobs(s, st->body);
+        oi__sy_plan_jobs(s, st->then_steps);
+        oi__sy_plan_jobs(s, st->else_steps);
+        for (int c = 0; c < (int)arrlen(st->consumers); c++)
+            oi__sy_plan_jobs(s, st->consumers[c].body);
+        bool join = i > 0 && oi__sy_joinable(s, st) && oi__sy_joinable(s, &steps[i - 1]);
+        for (int j = first; join && j < i; j++) {
+            const oi__sy_kernel *a = &s->kernels[steps[j].kernel], *b = &s->kernels[st->kernel];
+            join = !oi__sy_writes_into(s, a, b) && !oi__sy_writes_into(s, b, a);
+        }
+        if (join)
+            steps[i - 1].joins_next = true;
+        else
+            first = i;
+    }
+}
+
 static void oi__sy_steps_free(oi__sy_step *steps) {
     for (int i = 0; i < (int)arrlen(steps); i++) {
         oi__sy_steps_free(steps[i].body);
@@ -1434,6 +1802,10 @@ oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *opti
     oi_status st = oi__sy_build_block(&b, entry->nodes, (int)arrlen(entry->nodes), &out->steps);
     arrfree(b.copy_back); /* a yield without its await: refused by validation */
     arrfree(b.loops);
+    if (st == OI_OK && !out->options.parallel_rows) /* the C target */
+        st = oi__sy_fold_views(out, out->steps);
+    if (st == OI_OK)
+        st = oi__sy_drop_folded(out);
     if (st == OI_OK) {
         oi__sy_mark_written(out, out->steps);
         st = oi__sy_assign_homes(out);
@@ -1447,6 +1819,8 @@ oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *opti
     if (st == OI_OK) {
         oi__sy_estimate(out);
         oi__sy_plan_packing(out);
+        if (!out->options.parallel_rows) /* the C target's pool */
+            oi__sy_plan_jobs(out, out->steps);
     }
     if (st != OI_OK) {
         if (st == OI_ERROR_OUT_OF_MEMORY && !*oi_last_error())

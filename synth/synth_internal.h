@@ -42,7 +42,19 @@ typedef struct oi__sy_kernel {
     int tasks;
     int64_t task_rows, task_cols;
     bool b_prepacked;        /* MATMUL: B is a model tensor packed at open    */
+    /* The statement that says what the kernel computes: nodes[lead]. 0 but
+     * for an ATTENTION whose reshape/transpose views were folded into its
+     * indexing: those statements are in `nodes` too, in program order. */
+    int lead;
+    /* ATTENTION: q, k, v and the result as the stored value each is read
+     * from or written to (a view's base), and the element stride of each
+     * of the operand's four dims in it (the last one is 1). */
+    int view_slot[4];
+    int64_t view_stride[4][4];
 } oi__sy_kernel;
+
+/* The statement that says what kernel k computes. */
+static inline const oi__pnode *oi__sy_kernel_lead(const oi__sy_kernel *k) { return k->nodes[k->lead]; }
 
 /* ---- the step function, as a tree ---- */
 typedef enum oi__sy_step_kind {
@@ -66,6 +78,9 @@ struct oi__sy_step {
     int *remap;             /* CONSUMER: pairs slot, private buffer (stb array);
                                AWAIT: pairs private buffer, slot to copy back */
     int pos_begin, pos_end; /* positions in the linear schedule       */
+    bool joins_next;        /* KERNEL (C target): runs in one pool job with the
+                               next step, a kernel that neither reads nor writes
+                               bytes this one writes, nor writes bytes it reads */
 };
 
 /* Where a slot's bytes live in the emitted code. */

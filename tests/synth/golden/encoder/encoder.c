@@ -1,5 +1,5 @@
 /* encoder.c - graph "encoder", synthesized by OpenInfer 0.1.0 for the CPU (C11).
- * 17 kernels run 19 DSL op statements; plan.json lists them with their arena offsets.
+ * 9 kernels run 19 DSL op statements; plan.json lists them with their arena offsets.
  * Named sizes are specialized: the model's values at synthesis time:
  *   B = 1, D = 384, Dh = 32, F = 1536, H = 12, S = 128, num_layers = 2.
  * Build with -Dencoder_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */
@@ -197,7 +197,7 @@ static void encoder_dump(const encoder_ctx *ctx, int kernel, const char *name, c
 /* ---- kernels ---- */
 
 #define OI_GEMM_KC 256 /* k steps per packed block: gemm.c's kc */
-#define OI_GEMM_ROWS 84 /* rows of A per oi_gemm_packed call, at most */
+#define OI_GEMM_ROWS 132 /* rows of A per oi_gemm_packed call, at most */
 
 typedef void (*oi_micro_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
                             float beta, const float *bias);
@@ -218,7 +218,8 @@ typedef struct oi_micro {
 static const oi_micro oi_micros[] = {
     {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL},
 #if OI__GEMM_X86
-    {6, 16, oi__gemm_f32_kernel_avx2, NULL, oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2},
+    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, oi__vexp_map_avx2, oi__vexp_max_avx2,
+     oi__vexp_sum_avx2},
     {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, oi__vexp_map_avx512, oi__vexp_max_avx512,
      oi__vexp_sum_avx512},
 #endif
@@ -268,13 +269,14 @@ static inline void oi_pack_a(const float *a, int64_t lda, int64_t h, int64_t kc,
 /* c[rows x cols] (row stride ldc) = a[rows x k] (row stride lda) times
  * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b;
  * rows <= OI_GEMM_ROWS, j0 a multiple of nr. Per block of kc steps, per
- * panel of nr columns (it stays in L1), every block of mr rows: A's
- * full row blocks read in place where the ISA can, else packed once per
- * kc block. */
+ * block of mr rows (it stays in L1), every panel of nr columns (read in
+ * order from L2), as gemm.c's macro-kernel: A's full row blocks read in
+ * place where the ISA can (a last block of fewer rows copied, zeros
+ * below, for the same kernel), else packed once per kc block. */
 static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int64_t rows, int64_t k, int64_t n,
                            const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc) {
-    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16];
-    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw);
+    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16], t_raw[12 * OI_GEMM_KC + 16];
+    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw), *tail = oi_align64(t_raw);
     const int mr = mk->mr, nr = mk->nr;
     const int64_t n_pad = (n + nr - 1) / nr * nr;
     const int in_place = mk->rows_fn && cols % nr == 0; /* no edge column: A is read where it is */
@@ -286,6 +288,14 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
             if (in_place && h == mr)
                 continue;
             const float *rows_a = a + rb * lda + p0;
+            if (in_place) { /* h < mr rows: row by row (memcpy), not value by value */
+                for (int i = 0; i < mr; i++)
+                    if (i < h)
+                        memcpy(tail + i * kc, rows_a + i * lda, (size_t)kc * sizeof *tail);
+                    else
+                        memset(tail + i * kc, 0, (size_t)kc * sizeof *tail);
+                continue;
+            }
             float *dst = ap + rb * kc;
             if (h < mr)
                 oi_pack_a(rows_a, lda, h, kc, mr, dst);
@@ -297,11 +307,11 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
                 oi_pack_a(rows_a, lda, mr, kc, mr, dst);
         }
         const float *block = bp + p0 * n_pad;
-        for (int64_t j = 0; j < cols; j += nr) {
-            const int64_t w = cols - j < nr ? cols - j : nr;
-            const float *panel = block + (j0 + j) * kc;
-            for (int64_t rb = 0; rb < rows; rb += mr) {
-                const int64_t h = rows - rb < mr ? rows - rb : mr;
+        for (int64_t rb = 0; rb < rows; rb += mr) {
+            const int64_t h = rows - rb < mr ? rows - rb : mr;
+            for (int64_t j = 0; j < cols; j += nr) {
+                const int64_t w = cols - j < nr ? cols - j : nr;
+                const float *panel = block + (j0 + j) * kc;
                 float *cb = c + rb * ldc + j;
                 if (h == mr && w == nr) {
                     if (in_place)
@@ -313,7 +323,10 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
                 for (int i = 0; i < mr; i++)
                     for (int q = 0; q < nr; q++)
                         edge[i * nr + q] = p0 && i < h && q < w ? cb[i * ldc + q] : 0.0f;
-                mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);
+                if (in_place)
+                    mk->rows_fn(kc, tail, kc, panel, edge, nr, 1.0f, beta, NULL);
+                else
+                    mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);
                 for (int64_t i = 0; i < h; i++)
                     for (int64_t q = 0; q < w; q++)
                         cb[i * ldc + q] = edge[i * nr + q];
@@ -326,23 +339,13 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
  *   bench_encoder.c:61: op gemm(h,Wq[l],bq[l]) >> q
  */
 static void encoder_k0(int task, const oi_micro *mk, const float *h, const float *Wq, const float *bq, float *q_) {
-    const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
-    const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
-    float tile[84 * 128];
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wq, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wq, (int64_t)c0, (int64_t)(c1 - c0), q_ + r0 * 384 + c0, 384);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = q_ + r * 384 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + bq[c0 + j];
-        for (size_t j = c0; j < c1; j++) {
-            const size_t i = r * 384 + j;
-            /* bench_encoder.c:61: op gemm(h,Wq[l],bq[l]) >> q */
-            double v0 = (double)acc[j - c0];
-            q_[i] = acc[j - c0];
-            (void)v0;
-        }
-        }
     }
 }
 
@@ -363,23 +366,13 @@ static void encoder_k0_task(void *arg, int task) {
  *   bench_encoder.c:62: op gemm(h,Wk[l],bk[l]) >> k
  */
 static void encoder_k1(int task, const oi_micro *mk, const float *h, const float *Wk, const float *bk, float *k) {
-    const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
-    const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
-    float tile[84 * 128];
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wk, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wk, (int64_t)c0, (int64_t)(c1 - c0), k + r0 * 384 + c0, 384);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = k + r * 384 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + bk[c0 + j];
-        for (size_t j = c0; j < c1; j++) {
-            const size_t i = r * 384 + j;
-            /* bench_encoder.c:62: op gemm(h,Wk[l],bk[l]) >> k */
-            double v0 = (double)acc[j - c0];
-            k[i] = acc[j - c0];
-            (void)v0;
-        }
-        }
     }
 }
 
@@ -400,23 +393,13 @@ static void encoder_k1_task(void *arg, int task) {
  *   bench_encoder.c:63: op gemm(h,Wv[l],bv[l]) >> v
  */
 static void encoder_k2(int task, const oi_micro *mk, const float *h, const float *Wv, const float *bv, float *v) {
-    const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
-    const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
-    float tile[84 * 128];
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wv, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wv, (int64_t)c0, (int64_t)(c1 - c0), v + r0 * 384 + c0, 384);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = v + r * 384 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + bv[c0 + j];
-        for (size_t j = c0; j < c1; j++) {
-            const size_t i = r * 384 + j;
-            /* bench_encoder.c:63: op gemm(h,Wv[l],bv[l]) >> v */
-            double v0 = (double)acc[j - c0];
-            v[i] = acc[j - c0];
-            (void)v0;
-        }
-        }
     }
 }
 
@@ -433,142 +416,32 @@ static void encoder_k2_task(void *arg, int task) {
     encoder_k2(task, a->mk, a->h, a->Wv, a->bv, a->v);
 }
 
-/* k3: copy, 1 statement
+/* k3: attention, 9 statements
  *   bench_encoder.c:64: op reshape(q,shape=[1,-1,12,32]) >> qs
- */
-static void encoder_k3(int task, const float *q_, float *qs) {
-    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
-    memcpy(qs + lo, q_ + lo, (hi - lo) * sizeof *qs);
-}
-
-typedef struct encoder_k3_args {
-    const float *q_;
-    float *qs;
-} encoder_k3_args;
-
-static void encoder_k3_task(void *arg, int task) {
-    const encoder_k3_args *a = (const encoder_k3_args *)arg;
-    encoder_k3(task, a->q_, a->qs);
-}
-
-/* k4: copy, 1 statement
  *   bench_encoder.c:65: op reshape(k,shape=[1,-1,12,32]) >> ks
- */
-static void encoder_k4(int task, const float *k, float *ks) {
-    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
-    memcpy(ks + lo, k + lo, (hi - lo) * sizeof *ks);
-}
-
-typedef struct encoder_k4_args {
-    const float *k;
-    float *ks;
-} encoder_k4_args;
-
-static void encoder_k4_task(void *arg, int task) {
-    const encoder_k4_args *a = (const encoder_k4_args *)arg;
-    encoder_k4(task, a->k, a->ks);
-}
-
-/* k5: copy, 1 statement
  *   bench_encoder.c:66: op reshape(v,shape=[1,-1,12,32]) >> vs
- */
-static void encoder_k5(int task, const float *v, float *vs) {
-    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
-    memcpy(vs + lo, v + lo, (hi - lo) * sizeof *vs);
-}
-
-typedef struct encoder_k5_args {
-    const float *v;
-    float *vs;
-} encoder_k5_args;
-
-static void encoder_k5_task(void *arg, int task) {
-    const encoder_k5_args *a = (const encoder_k5_args *)arg;
-    encoder_k5(task, a->v, a->vs);
-}
-
-/* k6: transpose, 1 statement
  *   bench_encoder.c:67: op transpose(qs,perm=[0,2,1,3]) >> qh
- */
-static void encoder_k6(int task, const float *qs, float *qh) {
-    const size_t lo = (size_t)task * 512, hi = lo + 512 < 1536 ? lo + 512 : 1536;
-    for (size_t o = lo; o < hi; o++) {
-        const size_t at = 0 + o / 1 % 128 * 384 + o / 128 % 12 * 32 + o / 1536 % 1 * 49152;
-        for (size_t j = 0; j < 32; j++)
-            qh[o * 32 + j] = qs[at + j * 1];
-    }
-}
-
-typedef struct encoder_k6_args {
-    const float *qs;
-    float *qh;
-} encoder_k6_args;
-
-static void encoder_k6_task(void *arg, int task) {
-    const encoder_k6_args *a = (const encoder_k6_args *)arg;
-    encoder_k6(task, a->qs, a->qh);
-}
-
-/* k7: transpose, 1 statement
  *   bench_encoder.c:68: op transpose(ks,perm=[0,2,1,3]) >> kh
- */
-static void encoder_k7(int task, const float *ks, float *kh) {
-    const size_t lo = (size_t)task * 512, hi = lo + 512 < 1536 ? lo + 512 : 1536;
-    for (size_t o = lo; o < hi; o++) {
-        const size_t at = 0 + o / 1 % 128 * 384 + o / 128 % 12 * 32 + o / 1536 % 1 * 49152;
-        for (size_t j = 0; j < 32; j++)
-            kh[o * 32 + j] = ks[at + j * 1];
-    }
-}
-
-typedef struct encoder_k7_args {
-    const float *ks;
-    float *kh;
-} encoder_k7_args;
-
-static void encoder_k7_task(void *arg, int task) {
-    const encoder_k7_args *a = (const encoder_k7_args *)arg;
-    encoder_k7(task, a->ks, a->kh);
-}
-
-/* k8: transpose, 1 statement
  *   bench_encoder.c:69: op transpose(vs,perm=[0,2,1,3]) >> vh
- */
-static void encoder_k8(int task, const float *vs, float *vh) {
-    const size_t lo = (size_t)task * 512, hi = lo + 512 < 1536 ? lo + 512 : 1536;
-    for (size_t o = lo; o < hi; o++) {
-        const size_t at = 0 + o / 1 % 128 * 384 + o / 128 % 12 * 32 + o / 1536 % 1 * 49152;
-        for (size_t j = 0; j < 32; j++)
-            vh[o * 32 + j] = vs[at + j * 1];
-    }
-}
-
-typedef struct encoder_k8_args {
-    const float *vs;
-    float *vh;
-} encoder_k8_args;
-
-static void encoder_k8_task(void *arg, int task) {
-    const encoder_k8_args *a = (const encoder_k8_args *)arg;
-    encoder_k8(task, a->vs, a->vh);
-}
-
-/* k9: attention, 1 statement
  *   bench_encoder.c:70: op attention(qh,kh,vh) >> ctx
+ *   bench_encoder.c:71: op transpose(ctx,perm=[0,2,1,3]) >> ctx_s
+ *   bench_encoder.c:72: op reshape(ctx_s,shape=[-1,384]) >> joined
  */
-static void encoder_k9(int task, const oi_micro *mk, const float *qh, const float *kh, const float *vh, float *ctx_) {
+static void encoder_k3(int task, const oi_micro *mk, const float *q_, const float *k, const float *v, float *joined) {
     const float scale = (float)0.17677669529663687;
     float kp_raw[4096 + 16], vp_raw[4096 + 16], scores[12 * 128];
     float *kp = oi_align64(kp_raw), *vp = oi_align64(vp_raw);
     {
         const size_t h = (size_t)task;
-        const float *k_head = kh + h * 4096;
-        const float *v_head = vh + h * 4096;
-        oi_pack_b(mk, k_head, 32, 1, 32, 128, kp); /* K^T: value t, step d at k_head[t * 32 + d] */
-        oi_pack_b(mk, v_head, 1, 32, 128, 32, vp);
+        const float *q_head = q_ + h / 12 * 49152 + h % 12 * 32;
+        const float *k_head = k + h / 12 * 49152 + h % 12 * 32;
+        const float *v_head = v + h / 12 * 49152 + h % 12 * 32;
+        float *o_head = joined + h / 12 * 49152 + h % 12 * 32;
+        oi_pack_b(mk, k_head, 384, 1, 32, 128, kp); /* K^T: value t, step d at k_head[t * 384 + d] */
+        oi_pack_b(mk, v_head, 1, 384, 128, 32, vp);
         for (size_t i0 = 0; i0 < 128; i0 += (size_t)mk->mr) {
             const size_t rows = 128 - i0 < (size_t)mk->mr ? 128 - i0 : (size_t)mk->mr;
-            oi_gemm_packed(mk, qh + (h * 128 + i0) * 32, 32, (int64_t)rows, 32, 128, kp, 0, 128, scores, 128);
+            oi_gemm_packed(mk, q_head + i0 * 384, 384, (int64_t)rows, 32, 128, kp, 0, 128, scores, 128);
             for (size_t r = 0; r < rows; r++) {
                 float *p_row = scores + r * 128;
                 for (size_t t = 0; t < 128; t++)
@@ -590,93 +463,48 @@ static void encoder_k9(int task, const oi_micro *mk, const float *qh, const floa
                 for (size_t t = 0; t < 128; t++)
                     p_row[t] = p_row[t] * inv;
             }
-            oi_gemm_packed(mk, scores, 128, (int64_t)rows, 128, 32, vp, 0, 32, ctx_ + (h * 128 + i0) * 32, 32);
+            oi_gemm_packed(mk, scores, 128, (int64_t)rows, 128, 32, vp, 0, 32, o_head + i0 * 384, 384);
         }
     }
 }
 
-typedef struct encoder_k9_args {
+typedef struct encoder_k3_args {
     const oi_micro *mk;
-    const float *qh;
-    const float *kh;
-    const float *vh;
-    float *ctx_;
-} encoder_k9_args;
-
-static void encoder_k9_task(void *arg, int task) {
-    const encoder_k9_args *a = (const encoder_k9_args *)arg;
-    encoder_k9(task, a->mk, a->qh, a->kh, a->vh, a->ctx_);
-}
-
-/* k10: transpose, 1 statement
- *   bench_encoder.c:71: op transpose(ctx,perm=[0,2,1,3]) >> ctx_s
- */
-static void encoder_k10(int task, const float *ctx_, float *ctx_s) {
-    const size_t lo = (size_t)task * 512, hi = lo + 512 < 1536 ? lo + 512 : 1536;
-    for (size_t o = lo; o < hi; o++) {
-        const size_t at = 0 + o / 1 % 12 * 4096 + o / 12 % 128 * 32 + o / 1536 % 1 * 49152;
-        for (size_t j = 0; j < 32; j++)
-            ctx_s[o * 32 + j] = ctx_[at + j * 1];
-    }
-}
-
-typedef struct encoder_k10_args {
-    const float *ctx_;
-    float *ctx_s;
-} encoder_k10_args;
-
-static void encoder_k10_task(void *arg, int task) {
-    const encoder_k10_args *a = (const encoder_k10_args *)arg;
-    encoder_k10(task, a->ctx_, a->ctx_s);
-}
-
-/* k11: copy, 1 statement
- *   bench_encoder.c:72: op reshape(ctx_s,shape=[-1,384]) >> joined
- */
-static void encoder_k11(int task, const float *ctx_s, float *joined) {
-    const size_t lo = (size_t)task * 16384, hi = lo + 16384 < 49152 ? lo + 16384 : 49152;
-    memcpy(joined + lo, ctx_s + lo, (hi - lo) * sizeof *joined);
-}
-
-typedef struct encoder_k11_args {
-    const float *ctx_s;
+    const float *q_;
+    const float *k;
+    const float *v;
     float *joined;
-} encoder_k11_args;
+} encoder_k3_args;
 
-static void encoder_k11_task(void *arg, int task) {
-    const encoder_k11_args *a = (const encoder_k11_args *)arg;
-    encoder_k11(task, a->ctx_s, a->joined);
+static void encoder_k3_task(void *arg, int task) {
+    const encoder_k3_args *a = (const encoder_k3_args *)arg;
+    encoder_k3(task, a->mk, a->q_, a->k, a->v, a->joined);
 }
 
-/* k12: matmul, 2 statements
+/* k4: matmul, 2 statements
  *   bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj
  *   bench_encoder.c:74: op add(h,proj) >> res
  */
-static void encoder_k12(int task, const oi_micro *mk, const float *joined, const float *Wo, const float *bo, float *proj, const float *h, float *res) {
-    const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
-    const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
-    float tile[84 * 128];
-    oi_gemm_packed(mk, joined + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wo, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+static void encoder_k4(int task, const oi_micro *mk, const float *joined, const float *Wo, const float *bo, float *proj, const float *h, float *res) {
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
+    oi_gemm_packed(mk, joined + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wo, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = proj + r * 384 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + bo[c0 + j];
         for (size_t j = c0; j < c1; j++) {
             const size_t i = r * 384 + j;
-            /* bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj */
-            double v0 = (double)acc[j - c0];
-            proj[i] = acc[j - c0];
+            double v0 = (double)acc[j - c0]; /* bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj */
             /* bench_encoder.c:74: op add(h,proj) >> res */
             double v1 = OI_ROUND_F32(OI_S_add((double)h[i], v0));
             res[i] = (float)v1;
             (void)v0;
         }
-        }
     }
 }
 
-typedef struct encoder_k12_args {
+typedef struct encoder_k4_args {
     const oi_micro *mk;
     const float *joined;
     const float *Wo;
@@ -684,18 +512,18 @@ typedef struct encoder_k12_args {
     float *proj;
     const float *h;
     float *res;
-} encoder_k12_args;
+} encoder_k4_args;
 
-static void encoder_k12_task(void *arg, int task) {
-    const encoder_k12_args *a = (const encoder_k12_args *)arg;
-    encoder_k12(task, a->mk, a->joined, a->Wo, a->bo, a->proj, a->h, a->res);
+static void encoder_k4_task(void *arg, int task) {
+    const encoder_k4_args *a = (const encoder_k4_args *)arg;
+    encoder_k4(task, a->mk, a->joined, a->Wo, a->bo, a->proj, a->h, a->res);
 }
 
-/* k13: layer_norm, 1 statement
+/* k5: layer_norm, 1 statement
  *   bench_encoder.c:75: op layer_norm(res,g1[l],be1[l],epsilon=1e-05) >> h
  */
-static void encoder_k13(int task, const float *res, const float *g1, const float *be1, float *h) {
-    const size_t lo = (size_t)task * 42, hi = lo + 42 < 128 ? lo + 42 : 128;
+static void encoder_k5(int task, const float *res, const float *g1, const float *be1, float *h) {
+    const size_t lo = (size_t)task * 32, hi = lo + 32 < 128 ? lo + 32 : 128;
     for (size_t r = lo; r < hi; r++) {
         const float *xr = res + r * 384;
         float *yr = h + r * 384;
@@ -718,29 +546,27 @@ static void encoder_k13(int task, const float *res, const float *g1, const float
     }
 }
 
-typedef struct encoder_k13_args {
+typedef struct encoder_k5_args {
     const float *res;
     const float *g1;
     const float *be1;
     float *h;
-} encoder_k13_args;
+} encoder_k5_args;
 
-static void encoder_k13_task(void *arg, int task) {
-    const encoder_k13_args *a = (const encoder_k13_args *)arg;
-    encoder_k13(task, a->res, a->g1, a->be1, a->h);
+static void encoder_k5_task(void *arg, int task) {
+    const encoder_k5_args *a = (const encoder_k5_args *)arg;
+    encoder_k5(task, a->res, a->g1, a->be1, a->h);
 }
 
-/* k14: matmul, 1 statement
+/* k6: matmul, 1 statement
  *   bench_encoder.c:76: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn
  */
-static void encoder_k14(int task, const oi_micro *mk, const float *h, const float *W1, const float *b1, float *ffn) {
-    const size_t r0 = (size_t)task % 2 * 84, c0 = (size_t)task / 2 * 128;
-    const size_t r1 = r0 + 84 < 128 ? r0 + 84 : 128, c1 = c0 + 128 < 1536 ? c0 + 128 : 1536;
-    float tile[84 * 128];
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 1536, W1, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+static void encoder_k6(int task, const oi_micro *mk, const float *h, const float *W1, const float *b1, float *ffn) {
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 1536 ? c0 + 64 : 1536;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 1536, W1, (int64_t)c0, (int64_t)(c1 - c0), ffn + r0 * 1536 + c0, 1536);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = ffn + r * 1536 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + b1[c0 + j];
         if (mk->vmap)
@@ -748,59 +574,46 @@ static void encoder_k14(int task, const oi_micro *mk, const float *h, const floa
         else
             for (size_t j = 0; j < c1 - c0; j++)
                 acc[j] = OI_S_gelu_erf_f32(acc[j]);
-        for (size_t j = c0; j < c1; j++) {
-            const size_t i = r * 1536 + j;
-            /* bench_encoder.c:76: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn */
-            double v0 = (double)acc[j - c0];
-            ffn[i] = acc[j - c0];
-            (void)v0;
-        }
-        }
     }
 }
 
-typedef struct encoder_k14_args {
+typedef struct encoder_k6_args {
     const oi_micro *mk;
     const float *h;
     const float *W1;
     const float *b1;
     float *ffn;
-} encoder_k14_args;
+} encoder_k6_args;
 
-static void encoder_k14_task(void *arg, int task) {
-    const encoder_k14_args *a = (const encoder_k14_args *)arg;
-    encoder_k14(task, a->mk, a->h, a->W1, a->b1, a->ffn);
+static void encoder_k6_task(void *arg, int task) {
+    const encoder_k6_args *a = (const encoder_k6_args *)arg;
+    encoder_k6(task, a->mk, a->h, a->W1, a->b1, a->ffn);
 }
 
-/* k15: matmul, 2 statements
+/* k7: matmul, 2 statements
  *   bench_encoder.c:77: op gemm(ffn,W2[l],b2[l]) >> proj
  *   bench_encoder.c:78: op add(h,proj) >> res
  */
-static void encoder_k15(int task, const oi_micro *mk, const float *ffn, const float *W2, const float *b2, float *proj, const float *h, float *res) {
-    const size_t r0 = (size_t)task % 3 * 48, c0 = (size_t)task / 3 * 128;
-    const size_t r1 = r0 + 48 < 128 ? r0 + 48 : 128, c1 = c0 + 128 < 384 ? c0 + 128 : 384;
-    float tile[48 * 128];
-    oi_gemm_packed(mk, ffn + r0 * 1536, 1536, (int64_t)(r1 - r0), 1536, 384, W2, (int64_t)c0, (int64_t)(c1 - c0), tile, 128);
-    {
-        for (size_t r = r0; r < r1; r++) {
-        float *acc = tile + (r - r0) * 128;
+static void encoder_k7(int task, const oi_micro *mk, const float *ffn, const float *W2, const float *b2, float *proj, const float *h, float *res) {
+    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 32;
+    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 32 < 384 ? c0 + 32 : 384;
+    oi_gemm_packed(mk, ffn + r0 * 1536, 1536, (int64_t)(r1 - r0), 1536, 384, W2, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384);
+    for (size_t r = r0; r < r1; r++) {
+        float *acc = proj + r * 384 + c0;
         for (size_t j = 0; j < c1 - c0; j++)
             acc[j] = acc[j] + b2[c0 + j];
         for (size_t j = c0; j < c1; j++) {
             const size_t i = r * 384 + j;
-            /* bench_encoder.c:77: op gemm(ffn,W2[l],b2[l]) >> proj */
-            double v0 = (double)acc[j - c0];
-            proj[i] = acc[j - c0];
+            double v0 = (double)acc[j - c0]; /* bench_encoder.c:77: op gemm(ffn,W2[l],b2[l]) >> proj */
             /* bench_encoder.c:78: op add(h,proj) >> res */
             double v1 = OI_ROUND_F32(OI_S_add((double)h[i], v0));
             res[i] = (float)v1;
             (void)v0;
         }
-        }
     }
 }
 
-typedef struct encoder_k15_args {
+typedef struct encoder_k7_args {
     const oi_micro *mk;
     const float *ffn;
     const float *W2;
@@ -808,18 +621,18 @@ typedef struct encoder_k15_args {
     float *proj;
     const float *h;
     float *res;
-} encoder_k15_args;
+} encoder_k7_args;
 
-static void encoder_k15_task(void *arg, int task) {
-    const encoder_k15_args *a = (const encoder_k15_args *)arg;
-    encoder_k15(task, a->mk, a->ffn, a->W2, a->b2, a->proj, a->h, a->res);
+static void encoder_k7_task(void *arg, int task) {
+    const encoder_k7_args *a = (const encoder_k7_args *)arg;
+    encoder_k7(task, a->mk, a->ffn, a->W2, a->b2, a->proj, a->h, a->res);
 }
 
-/* k16: layer_norm, 1 statement
+/* k8: layer_norm, 1 statement
  *   bench_encoder.c:79: op layer_norm(res,g2[l],be2[l],epsilon=1e-05) >> h
  */
-static void encoder_k16(int task, const float *res, const float *g2, const float *be2, float *h) {
-    const size_t lo = (size_t)task * 42, hi = lo + 42 < 128 ? lo + 42 : 128;
+static void encoder_k8(int task, const float *res, const float *g2, const float *be2, float *h) {
+    const size_t lo = (size_t)task * 32, hi = lo + 32 < 128 ? lo + 32 : 128;
     for (size_t r = lo; r < hi; r++) {
         const float *xr = res + r * 384;
         float *yr = h + r * 384;
@@ -842,16 +655,16 @@ static void encoder_k16(int task, const float *res, const float *g2, const float
     }
 }
 
-typedef struct encoder_k16_args {
+typedef struct encoder_k8_args {
     const float *res;
     const float *g2;
     const float *be2;
     float *h;
-} encoder_k16_args;
+} encoder_k8_args;
 
-static void encoder_k16_task(void *arg, int task) {
-    const encoder_k16_args *a = (const encoder_k16_args *)arg;
-    encoder_k16(task, a->res, a->g2, a->be2, a->h);
+static void encoder_k8_task(void *arg, int task) {
+    const encoder_k8_args *a = (const encoder_k8_args *)arg;
+    encoder_k8(task, a->res, a->g2, a->be2, a->h);
 }
 
 /* ---- the API ---- */
@@ -962,125 +775,64 @@ int encoder_step(encoder_ctx *ctx) {
     /* bench_encoder.c:60: loop layers (l in 0..num_layers) */
     for (int64_t l = 0; l < 2; l++) {
         {
-            encoder_k0_args oi_args = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 0 + (size_t)(l) * 589824), (const float *)ctx->bq_entries[l], (float *)(ctx->arena + 983040)};
-            oi_rt_run(&ctx->pool, encoder_k0_task, &oi_args, 6); /* bench_encoder.c:61 */
+            encoder_k0_args args0 = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 0 + (size_t)(l) * 589824), (const float *)ctx->bq_entries[l], (float *)(ctx->arena + 983040)};
+            encoder_k1_args args1 = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 1179648 + (size_t)(l) * 589824), (const float *)ctx->bk_entries[l], (float *)(ctx->arena + 1179648)};
+            encoder_k2_args args2 = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 2359296 + (size_t)(l) * 589824), (const float *)ctx->bv_entries[l], (float *)(ctx->arena + 1376256)};
+            const oi_rt_part parts[] = {{encoder_k0_task, &args0, 6}, {encoder_k1_task, &args1, 6}, {encoder_k2_task, &args2, 6}};
+            oi_rt_run_parts(&ctx->pool, parts, 3); /* bench_encoder.c:61-63: independent kernels, one job */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 0, "q", (float *)(ctx->arena + 983040), 10);
 #endif
-        {
-            encoder_k1_args oi_args = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 1179648 + (size_t)(l) * 589824), (const float *)ctx->bk_entries[l], (float *)(ctx->arena + 1179648)};
-            oi_rt_run(&ctx->pool, encoder_k1_task, &oi_args, 6); /* bench_encoder.c:62 */
-        }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 1, "k", (float *)(ctx->arena + 1179648), 10);
 #endif
-        {
-            encoder_k2_args oi_args = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 2359296 + (size_t)(l) * 589824), (const float *)ctx->bv_entries[l], (float *)(ctx->arena + 1376256)};
-            oi_rt_run(&ctx->pool, encoder_k2_task, &oi_args, 6); /* bench_encoder.c:63 */
-        }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 2, "v", (float *)(ctx->arena + 1376256), 10);
 #endif
         {
-            encoder_k3_args oi_args = {(float *)(ctx->arena + 983040), (float *)(ctx->arena + 1572864)};
-            oi_rt_run(&ctx->pool, encoder_k3_task, &oi_args, 3); /* bench_encoder.c:64 */
+            encoder_k3_args oi_args = {ctx->mk, (float *)(ctx->arena + 983040), (float *)(ctx->arena + 1179648), (float *)(ctx->arena + 1376256), (float *)(ctx->arena + 1572864)};
+            oi_rt_run(&ctx->pool, encoder_k3_task, &oi_args, 12); /* bench_encoder.c:64-72 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 3, "qs", (float *)(ctx->arena + 1572864), 10);
+        encoder_dump(ctx, 3, "joined", (float *)(ctx->arena + 1572864), 10);
 #endif
         {
-            encoder_k4_args oi_args = {(float *)(ctx->arena + 1179648), (float *)(ctx->arena + 1769472)};
-            oi_rt_run(&ctx->pool, encoder_k4_task, &oi_args, 3); /* bench_encoder.c:65 */
+            encoder_k4_args oi_args = {ctx->mk, (float *)(ctx->arena + 1572864), (const float *)(ctx->packed + 3538944 + (size_t)(l) * 589824), (const float *)ctx->bo_entries[l], (float *)(ctx->arena + 1769472), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 1966080)};
+            oi_rt_run(&ctx->pool, encoder_k4_task, &oi_args, 6); /* bench_encoder.c:73-74 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 4, "ks", (float *)(ctx->arena + 1769472), 10);
+        encoder_dump(ctx, 4, "proj", (float *)(ctx->arena + 1769472), 10);
+        encoder_dump(ctx, 4, "res", (float *)(ctx->arena + 1966080), 10);
 #endif
         {
-            encoder_k5_args oi_args = {(float *)(ctx->arena + 1376256), (float *)(ctx->arena + 1966080)};
-            oi_rt_run(&ctx->pool, encoder_k5_task, &oi_args, 3); /* bench_encoder.c:66 */
+            encoder_k5_args oi_args = {(float *)(ctx->arena + 1966080), (const float *)ctx->g1_entries[l], (const float *)ctx->be1_entries[l], (float *)(ctx->arena + 786432)};
+            oi_rt_run(&ctx->pool, encoder_k5_task, &oi_args, 4); /* bench_encoder.c:75 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 5, "vs", (float *)(ctx->arena + 1966080), 10);
+        encoder_dump(ctx, 5, "h", (float *)(ctx->arena + 786432), 10);
 #endif
         {
-            encoder_k6_args oi_args = {(float *)(ctx->arena + 1572864), (float *)(ctx->arena + 2162688)};
-            oi_rt_run(&ctx->pool, encoder_k6_task, &oi_args, 3); /* bench_encoder.c:67 */
+            encoder_k6_args oi_args = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 4718592 + (size_t)(l) * 2359296), (const float *)ctx->b1_entries[l], (float *)(ctx->arena + 0)};
+            oi_rt_run(&ctx->pool, encoder_k6_task, &oi_args, 24); /* bench_encoder.c:76 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 6, "qh", (float *)(ctx->arena + 2162688), 10);
+        encoder_dump(ctx, 6, "ffn", (float *)(ctx->arena + 0), 10);
 #endif
         {
-            encoder_k7_args oi_args = {(float *)(ctx->arena + 1769472), (float *)(ctx->arena + 2359296)};
-            oi_rt_run(&ctx->pool, encoder_k7_task, &oi_args, 3); /* bench_encoder.c:68 */
+            encoder_k7_args oi_args = {ctx->mk, (float *)(ctx->arena + 0), (const float *)(ctx->packed + 9437184 + (size_t)(l) * 2359296), (const float *)ctx->b2_entries[l], (float *)(ctx->arena + 1769472), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 1966080)};
+            oi_rt_run(&ctx->pool, encoder_k7_task, &oi_args, 12); /* bench_encoder.c:77-78 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 7, "kh", (float *)(ctx->arena + 2359296), 10);
+        encoder_dump(ctx, 7, "proj", (float *)(ctx->arena + 1769472), 10);
+        encoder_dump(ctx, 7, "res", (float *)(ctx->arena + 1966080), 10);
 #endif
         {
-            encoder_k8_args oi_args = {(float *)(ctx->arena + 1966080), (float *)(ctx->arena + 2555904)};
-            oi_rt_run(&ctx->pool, encoder_k8_task, &oi_args, 3); /* bench_encoder.c:69 */
+            encoder_k8_args oi_args = {(float *)(ctx->arena + 1966080), (const float *)ctx->g2_entries[l], (const float *)ctx->be2_entries[l], (float *)(ctx->arena + 786432)};
+            oi_rt_run(&ctx->pool, encoder_k8_task, &oi_args, 4); /* bench_encoder.c:79 */
         }
 #ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 8, "vh", (float *)(ctx->arena + 2555904), 10);
-#endif
-        {
-            encoder_k9_args oi_args = {ctx->mk, (float *)(ctx->arena + 2162688), (float *)(ctx->arena + 2359296), (float *)(ctx->arena + 2555904), (float *)(ctx->arena + 2752512)};
-            oi_rt_run(&ctx->pool, encoder_k9_task, &oi_args, 12); /* bench_encoder.c:70 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 9, "ctx", (float *)(ctx->arena + 2752512), 10);
-#endif
-        {
-            encoder_k10_args oi_args = {(float *)(ctx->arena + 2752512), (float *)(ctx->arena + 2949120)};
-            oi_rt_run(&ctx->pool, encoder_k10_task, &oi_args, 3); /* bench_encoder.c:71 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 10, "ctx_s", (float *)(ctx->arena + 2949120), 10);
-#endif
-        {
-            encoder_k11_args oi_args = {(float *)(ctx->arena + 2949120), (float *)(ctx->arena + 3145728)};
-            oi_rt_run(&ctx->pool, encoder_k11_task, &oi_args, 3); /* bench_encoder.c:72 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 11, "joined", (float *)(ctx->arena + 3145728), 10);
-#endif
-        {
-            encoder_k12_args oi_args = {ctx->mk, (float *)(ctx->arena + 3145728), (const float *)(ctx->packed + 3538944 + (size_t)(l) * 589824), (const float *)ctx->bo_entries[l], (float *)(ctx->arena + 3342336), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 3538944)};
-            oi_rt_run(&ctx->pool, encoder_k12_task, &oi_args, 6); /* bench_encoder.c:73-74 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 12, "proj", (float *)(ctx->arena + 3342336), 10);
-        encoder_dump(ctx, 12, "res", (float *)(ctx->arena + 3538944), 10);
-#endif
-        {
-            encoder_k13_args oi_args = {(float *)(ctx->arena + 3538944), (const float *)ctx->g1_entries[l], (const float *)ctx->be1_entries[l], (float *)(ctx->arena + 786432)};
-            oi_rt_run(&ctx->pool, encoder_k13_task, &oi_args, 4); /* bench_encoder.c:75 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 13, "h", (float *)(ctx->arena + 786432), 10);
-#endif
-        {
-            encoder_k14_args oi_args = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 4718592 + (size_t)(l) * 2359296), (const float *)ctx->b1_entries[l], (float *)(ctx->arena + 0)};
-            oi_rt_run(&ctx->pool, encoder_k14_task, &oi_args, 24); /* bench_encoder.c:76 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 14, "ffn", (float *)(ctx->arena + 0), 10);
-#endif
-        {
-            encoder_k15_args oi_args = {ctx->mk, (float *)(ctx->arena + 0), (const float *)(ctx->packed + 9437184 + (size_t)(l) * 2359296), (const float *)ctx->b2_entries[l], (float *)(ctx->arena + 3342336), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 3538944)};
-            oi_rt_run(&ctx->pool, encoder_k15_task, &oi_args, 9); /* bench_encoder.c:77-78 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 15, "proj", (float *)(ctx->arena + 3342336), 10);
-        encoder_dump(ctx, 15, "res", (float *)(ctx->arena + 3538944), 10);
-#endif
-        {
-            encoder_k16_args oi_args = {(float *)(ctx->arena + 3538944), (const float *)ctx->g2_entries[l], (const float *)ctx->be2_entries[l], (float *)(ctx->arena + 786432)};
-            oi_rt_run(&ctx->pool, encoder_k16_task, &oi_args, 4); /* bench_encoder.c:79 */
-        }
-#ifdef encoder_DEBUG_DUMP
-        encoder_dump(ctx, 16, "h", (float *)(ctx->arena + 786432), 10);
+        encoder_dump(ctx, 8, "h", (float *)(ctx->arena + 786432), 10);
 #endif
     }
 

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* The temporaries' arena, planned at synthesis time (plan.json). */
-#define encoder_ARENA_BYTES 3735552u
+#define encoder_ARENA_BYTES 2162688u
 /* The declared variables that do not live in the model file. */
 #define encoder_STATE_BYTES 196608u
 /* The weights that matrix products read, packed once by encoder_open into the
