@@ -4,6 +4,8 @@ every emitted folder, as arrays of C string lines (so no string literal
 passes ISO C's 4095-character minimum):
 
     kernels/scalar.h          -> oi__sy_text_scalar_h  (emitted as oi_scalar.h)
+    kernels/scalar_math.h     -> oi__sy_text_scalar_math_h (C target: oi_scalar_math.h,
+        where an elementwise kernel calls exp, tanh, sigmoid, silu or gelu)
     openinfer_impl/npy.h      -> oi__sy_text_npy_h     (emitted as npy.h)
     synth/driver_template.c   -> oi__sy_text_driver_c  (the end of main.c)
     vulkan/shaders/math.glsl  -> oi__sy_text_math_glsl (Vulkan target: oi_math.glsl,
@@ -49,6 +51,7 @@ SOURCES = [
     ("oi__sy_text_vk_runtime", "synth/vulkan_runtime_template.c"),
     ("oi__sy_text_runtime_h", "synth/cpu_runtime_template.h"),
     ("oi__sy_text_half_h", "kernels/half.h"),
+    ("oi__sy_text_scalar_math_h", "kernels/scalar_math.h"),
 ]
 OUT = "synth/embedded.h"
 GEMM_PRELUDE = (

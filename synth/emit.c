@@ -6,6 +6,8 @@
  *   NAME.c       model mapping + fingerprint check, variable inits, the
  *                kernels (render.c), the step function, the accessors
  *   oi_scalar.h  kernels/scalar.h, verbatim: each op's arithmetic
+ *   oi_scalar_math.h  kernels/scalar_math.h, verbatim, where a kernel calls
+ *                its f32 exp, tanh, sigmoid, silu or gelu
  *   npy.h        openinfer_impl/npy.h, verbatim: the driver's .npy I/O
  *   main.c       the driver, with `openinfer run`'s flags
  *   Makefile     `make` builds libNAME.a and the driver NAME
@@ -151,6 +153,18 @@ static char *oi__sy_header(const oi_plan *p) {
 /* ------------------------------------------------------------------ */
 /* preferences.default_precision fp16/bf16 (the C target): oi_half.h and
  * NAME_round_stored, called after each kernel (render.c) */
+/* An elementwise kernel calls one of scalar_math.h's functions (render.c's
+ * math_f32): the folder gets oi_scalar_math.h. */
+static bool oi__sy_uses_scalar_math(const oi_plan *p) {
+    for (size_t k = 0; k < arrlenu(p->schedule.kernels); k++)
+        for (size_t n = 0; n < arrlenu(p->schedule.kernels[k].nodes); n++)
+            switch (p->schedule.kernels[k].nodes[n]->ir->op) {
+            case OI_OP_exp: case OI_OP_tanh: case OI_OP_sigmoid: case OI_OP_silu: case OI_OP_gelu: return true;
+            default: break;
+            }
+    return false;
+}
+
 static bool oi__sy_rounds_stores(const oi_plan *p) {
     oi_dtype t = p->schedule.options.precision;
     return !p->vulkan && (t == OI_DTYPE_F16 || t == OI_DTYPE_BF16);
@@ -169,7 +183,8 @@ static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, " * Build with -D%s_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */\n",
                    N);
     oi__buf_puts(b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
-    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s%s%s\n", N,
+    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s%s%s%s\n", N,
+                   oi__sy_uses_scalar_math(p) ? "#include \"oi_scalar_math.h\"\n" : "",
                    p->schedule.packed_gemm ? "#include \"oi_gemm.h\"\n" : "",
                    p->schedule.threaded ? "#include \"oi_runtime.h\"\n" : "",
                    oi__sy_rounds_stores(p) ? "#include \"oi_half.h\"\n" : "");
@@ -583,9 +598,9 @@ static char *oi__sy_makefile(const oi_plan *p) {
                    p->schedule.threaded ? " -pthread" : "");
     oi__buf_printf(&b, "all: %s\n\n", N);
     oi__buf_printf(&b, "lib%s.a: %s.o\n\t$(AR) rcs $@ %s.o\n\n", N, N, N);
-    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
-                   p->schedule.packed_gemm ? " oi_gemm.h" : "", p->schedule.threaded ? " oi_runtime.h" : "",
-                   oi__sy_rounds_stores(p) ? " oi_half.h" : "", N);
+    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
+                   oi__sy_uses_scalar_math(p) ? " oi_scalar_math.h" : "", p->schedule.packed_gemm ? " oi_gemm.h" : "",
+                   p->schedule.threaded ? " oi_runtime.h" : "", oi__sy_rounds_stores(p) ? " oi_half.h" : "", N);
     oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
     oi__buf_printf(&b, "clean:\n\trm -f %s %s.o lib%s.a\n\n.PHONY: all clean\n", N, N, N);
     return oi__buf_take(&b);
@@ -800,6 +815,8 @@ static oi_status oi__sy_emit_cpu(const oi_plan *plan, const oi__sy_out *out_dir)
         st = oi__sy_write(out_dir, N, ".c", oi__sy_source(plan));
     if (st == OI_OK)
         st = oi__sy_write(out_dir, "oi_scalar", ".h", oi__sy_text(oi__sy_text_scalar_h));
+    if (st == OI_OK && oi__sy_uses_scalar_math(plan))
+        st = oi__sy_write(out_dir, "oi_scalar_math", ".h", oi__sy_text(oi__sy_text_scalar_math_h));
     if (st == OI_OK && plan->schedule.packed_gemm)
         st = oi__sy_write(out_dir, "oi_gemm", ".h", oi__sy_text(oi__sy_text_gemm_h));
     if (st == OI_OK && plan->schedule.threaded)

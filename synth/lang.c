@@ -20,6 +20,37 @@ static const char *oi__sy_c_type(oi_dtype t) {
     }
 }
 
+/* The f32 forms math.c's oi__math_f32 calls: scalar_math.h's where it has
+ * one (the same bits in C and GLSL), else libm's (C) or math.glsl's. */
+static const char *oi__sy_shared_math(oi_op op, bool gelu_tanh) {
+    switch (op) {
+    case OI_OP_exp: return "OI_S_exp_f32";
+    case OI_OP_tanh: return "OI_S_tanh_f32";
+    case OI_OP_sigmoid: return "OI_S_sigmoid_f32";
+    case OI_OP_silu: return "OI_S_silu_f32";
+    case OI_OP_gelu: return gelu_tanh ? "OI_S_gelu_tanh_f32" : "OI_S_gelu_erf_f32";
+    default: return NULL;
+    }
+}
+
+static const char *oi__sy_c_math(oi_op op, bool gelu_tanh) {
+    switch (op) {
+    case OI_OP_sqrt: return "sqrtf";
+    case OI_OP_log: return "logf";
+    case OI_OP_erf: return "erff";
+    default: return oi__sy_shared_math(op, gelu_tanh);
+    }
+}
+
+static const char *oi__sy_glsl_math(oi_op op, bool gelu_tanh) {
+    switch (op) {
+    case OI_OP_sqrt: return "sqrt";
+    case OI_OP_log: return "log_f32";
+    case OI_OP_erf: return "erf_f32";
+    default: return oi__sy_shared_math(op, gelu_tanh);
+    }
+}
+
 const oi__sy_lang oi__sy_lang_c = {
     "c",
     "size_t",
@@ -31,6 +62,7 @@ const oi__sy_lang oi__sy_lang_c = {
     "(double)",
     "[", "]",
     false,
+    oi__sy_c_math,
 };
 
 static const char *oi__sy_glsl_type(oi_dtype t) { return t == OI_DTYPE_F32 ? "float" : NULL; }
@@ -49,4 +81,5 @@ const oi__sy_lang oi__sy_lang_glsl = {
     "",
     "(", ")",
     true,
+    oi__sy_glsl_math,
 };

@@ -398,6 +398,20 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         }
         break;
     }
+    case OI_OP_exp: case OI_OP_tanh: case OI_OP_sigmoid: case OI_OP_silu: case OI_OP_gelu:
+    case OI_OP_sqrt: case OI_OP_log: case OI_OP_erf: {
+        /* f32 in, f32 out, by the simulator's own f32 function (math.c) */
+        const char *approx = NULL;
+        for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+            if (strcmp(pn->attrs[i].name, "approximate") == 0)
+                approx = pn->attrs[i].s;
+        bool gelu_tanh = approx && strcmp(approx, "tanh") == 0;
+        oi__buf_printf(o, "%s(%s(%s(", round, lang->math_f32(pn->ir->op, gelu_tanh),
+                       lang->functional_cast ? "float" : "(float)");
+        oi__sy_operand(o, s, lang, k, n, 0, index);
+        oi__buf_puts(o, ")));\n");
+        break;
+    }
     default: {
         oi__buf_printf(o, "%s(OI_S_%s(", is_bool || is_int ? "" : round, name);
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {

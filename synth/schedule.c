@@ -19,7 +19,8 @@ static bool oi__sy_int(oi_dtype t) {
 }
 
 /* Elementwise ops whose scalar form is in kernels/scalar.h, in floats;
- * comparisons also in integers (their output is bool). */
+ * comparisons also in integers (their output is bool); the unary math ops
+ * in f32 (kernels/scalar_math.h, libm). */
 static bool oi__sy_ew_supported(oi_op op, oi_dtype in) {
     switch (op) {
     case OI_OP_add: case OI_OP_sub: case OI_OP_mul: case OI_OP_neg:
@@ -31,6 +32,9 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in) {
         return oi__sy_float(in) || oi__sy_int(in);
     case OI_OP_is_nan:
         return oi__sy_float(in);
+    case OI_OP_exp: case OI_OP_tanh: case OI_OP_sigmoid: case OI_OP_silu: case OI_OP_gelu:
+    case OI_OP_sqrt: case OI_OP_log: case OI_OP_erf:
+        return in == OI_DTYPE_F32; /* in f32 as math.c computes them (render.c's math_f32) */
     default:
         return false;
     }

@@ -179,6 +179,9 @@ typedef struct oi__sy_lang {
     const char *load_float;    /* before a float load: "(double)"; GLSL "" */
     const char *index_open, *index_close; /* x[i]; GLSL x(i): a macro over its buffer */
     bool functional_cast;      /* float(v) (GLSL) rather than (float)v */
+    /* the f32 function of a unary math op (exp, tanh, ..., the simulator's
+     * own: scalar_math.h's or libm's), NULL where the language has none */
+    const char *(*math_f32)(oi_op op, bool gelu_tanh);
 } oi__sy_lang;
 extern const oi__sy_lang oi__sy_lang_c;
 extern const oi__sy_lang oi__sy_lang_glsl;
