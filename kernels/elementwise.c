@@ -85,7 +85,7 @@ static double oi__ew_float(oi_op op, const double *v, const oi__ew_params *p) {
         r = OI_S_clamp_hi(r, p->hi_f);
         r = OI_S_clamp_lo(r, p->lo_f);
         break;
-    case OI_OP_sign: r = a > 0.0 ? 1.0 : a < 0.0 ? -1.0 : 0.0; break;
+    case OI_OP_sign: r = OI_S_sign(a); break;
     case OI_OP_min: r = fmin(a, b); break; /* a NaN operand is ignored */
     case OI_OP_max: r = fmax(a, b); break;
     case OI_OP_clamp: r = fmin(fmax(a, p->lo_f), p->hi_f); break;

@@ -32,6 +32,8 @@
 #define OI_S_div(a, b, mask) ((b) == 0.0 ? (mask) : (a) / (b))
 #define OI_S_recip(a, mask) ((a) == 0.0 ? (mask) : 1.0 / (a))
 #define OI_S_neg(a) (-(a))
+/* 1, -1 or 0 (a NaN gives 0: both comparisons are false) */
+#define OI_S_sign(a) ((a) > 0.0 ? 1.0 : (a) < 0.0 ? -1.0 : 0.0)
 /* a * b rounded, then + c: two roundings (fma is not fused) */
 #define OI_S_fma(a, b, c, ROUND) (ROUND((a) * (b)) + (c))
 

@@ -39,6 +39,8 @@ static const char *const oi__sy_text_scalar_h[] = {
     "#define OI_S_div(a, b, mask) ((b) == 0.0 \? (mask) : (a) / (b))\n",
     "#define OI_S_recip(a, mask) ((a) == 0.0 \? (mask) : 1.0 / (a))\n",
     "#define OI_S_neg(a) (-(a))\n",
+    "/* 1, -1 or 0 (a NaN gives 0: both comparisons are false) */\n",
+    "#define OI_S_sign(a) ((a) > 0.0 \? 1.0 : (a) < 0.0 \? -1.0 : 0.0)\n",
     "/* a * b rounded, then + c: two roundings (fma is not fused) */\n",
     "#define OI_S_fma(a, b, c, ROUND) (ROUND((a) * (b)) + (c))\n",
     "\n",

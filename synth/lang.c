@@ -51,6 +51,29 @@ static const char *oi__sy_glsl_math(oi_op op, bool gelu_tanh) {
     }
 }
 
+static const char *oi__sy_c_compute_fn(oi_op op) {
+    switch (op) {
+    case OI_OP_abs: return "fabs";
+    case OI_OP_min: return "fmin"; /* a NaN operand is ignored */
+    case OI_OP_max: return "fmax";
+    case OI_OP_floor: return "floor";
+    case OI_OP_ceil: return "ceil";
+    case OI_OP_round: return "round"; /* halves away from zero */
+    case OI_OP_trunc: return "trunc";
+    default: return NULL;
+    }
+}
+
+static const char *oi__sy_glsl_compute_fn(oi_op op) {
+    switch (op) {
+    case OI_OP_abs: return "abs";
+    case OI_OP_floor: return "floor";
+    case OI_OP_ceil: return "ceil";
+    case OI_OP_trunc: return "trunc";
+    default: return NULL; /* min, max: NaN undefined; round: halves either way */
+    }
+}
+
 const oi__sy_lang oi__sy_lang_c = {
     "c",
     "size_t",
@@ -63,6 +86,7 @@ const oi__sy_lang oi__sy_lang_c = {
     "[", "]",
     false,
     oi__sy_c_math,
+    oi__sy_c_compute_fn,
 };
 
 static const char *oi__sy_glsl_type(oi_dtype t) { return t == OI_DTYPE_F32 ? "float" : NULL; }
@@ -82,4 +106,5 @@ const oi__sy_lang oi__sy_lang_glsl = {
     "(", ")",
     true,
     oi__sy_glsl_math,
+    oi__sy_glsl_compute_fn,
 };

@@ -412,6 +412,18 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         oi__buf_puts(o, ")));\n");
         break;
     }
+    case OI_OP_abs: case OI_OP_min: case OI_OP_max: case OI_OP_floor: case OI_OP_ceil: case OI_OP_round:
+    case OI_OP_trunc: {
+        /* in the compute domain, then rounded, as elementwise.c */
+        oi__buf_printf(o, "%s(%s(", round, lang->compute_fn(pn->ir->op));
+        for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+            if (i)
+                oi__buf_puts(o, ", ");
+            oi__sy_operand(o, s, lang, k, n, i, index);
+        }
+        oi__buf_puts(o, "));\n");
+        break;
+    }
     default: {
         oi__buf_printf(o, "%s(OI_S_%s(", is_bool || is_int ? "" : round, name);
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {

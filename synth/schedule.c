@@ -35,6 +35,9 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in) {
     case OI_OP_exp: case OI_OP_tanh: case OI_OP_sigmoid: case OI_OP_silu: case OI_OP_gelu:
     case OI_OP_sqrt: case OI_OP_log: case OI_OP_erf:
         return in == OI_DTYPE_F32; /* in f32 as math.c computes them (render.c's math_f32) */
+    case OI_OP_abs: case OI_OP_min: case OI_OP_max: case OI_OP_floor: case OI_OP_ceil: case OI_OP_round:
+    case OI_OP_trunc: case OI_OP_sign:
+        return oi__sy_float(in); /* lang.c's compute_fn; sign from scalar.h */
     default:
         return false;
     }

@@ -182,6 +182,10 @@ typedef struct oi__sy_lang {
     /* the f32 function of a unary math op (exp, tanh, ..., the simulator's
      * own: scalar_math.h's or libm's), NULL where the language has none */
     const char *(*math_f32)(oi_op op, bool gelu_tanh);
+    /* the function of abs, min, max, floor, ceil, round, trunc in the
+     * compute domain (elementwise.c's libm calls), NULL where the
+     * language's differs from C's (GLSL's min/max on NaN, round on halves) */
+    const char *(*compute_fn)(oi_op op);
 } oi__sy_lang;
 extern const oi__sy_lang oi__sy_lang_c;
 extern const oi__sy_lang oi__sy_lang_glsl;
