@@ -893,20 +893,9 @@ static oi_status oi__k_shape(const oi__kernel_args *k) {
 /* ------------------------------------------------------------------ */
 /* Views for the executor                                              */
 /* ------------------------------------------------------------------ */
-oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in, oi__tensor **out_view) {
-    if (!out_view)
-        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi__op_view: no output");
-    *out_view = NULL;
-    if (!oi__op_valid(op) || !oi__shape_is_layout_op(op))
-        return OI_ERROR_UNSUPPORTED; /* not an error: the caller runs the kernel */
-    const char *name = oi__op_defs[op].name;
-    if (oi__op_check_tensor(name, "input 0", in) != OI_OK)
-        return OI_ERROR_INVALID_ARGUMENT;
-    oi__op_sig sig, want;
-    oi__op_mode mode;
-    oi__op_tensor_sig(in, &sig);
-    if (oi__op_check(op, attrs, n_attrs, &sig, 1, OI_DTYPE_INVALID, &want, &mode) != OI_OK)
-        return OI_ERROR_VALIDATION;
+/* The view of a layout op whose signature was checked. */
+static oi_status oi__op_view_of(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in,
+                                oi__tensor **out_view) {
     oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     oi__shape_view v;
     bool needs_copy;
@@ -923,4 +912,32 @@ oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi_
     oi__shape_view_apply(view, &v);
     *out_view = view;
     return OI_OK;
+}
+
+/* The checks common to both entries: the op is a layout op, in is sound. */
+static oi_status oi__op_view_start(oi_op op, const oi__tensor *in, oi__tensor **out_view) {
+    if (!out_view)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi__op_view: no output");
+    *out_view = NULL;
+    if (!oi__op_valid(op) || !oi__shape_is_layout_op(op))
+        return OI_ERROR_UNSUPPORTED; /* not an error: the caller runs the kernel */
+    return oi__op_check_tensor(oi__op_defs[op].name, 0, in);
+}
+
+oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in, oi__tensor **out_view) {
+    oi_status st = oi__op_view_start(op, in, out_view);
+    if (st != OI_OK)
+        return st;
+    oi__op_sig sig, want;
+    oi__op_mode mode;
+    oi__op_tensor_sig(in, &sig);
+    if (oi__op_check(op, attrs, n_attrs, &sig, 1, OI_DTYPE_INVALID, &want, &mode) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    return oi__op_view_of(op, attrs, n_attrs, in, out_view);
+}
+
+oi_status oi__op_view_checked(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in,
+                              oi__tensor **out_view) {
+    oi_status st = oi__op_view_start(op, in, out_view);
+    return st != OI_OK ? st : oi__op_view_of(op, attrs, n_attrs, in, out_view);
 }
