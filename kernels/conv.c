@@ -542,27 +542,6 @@ static int64_t *oi__conv_targets(const oi__conv_geom *g, const int64_t *from, co
     return targets;
 }
 
-/* cols[c * k_sp + kp, q] = x[c, targets[kp, q]] (0 in the padding). */
-static void oi__conv_im2col(const oi__conv_geom *g, bool wide, const int64_t *targets, const void *x, int64_t channels,
-                            void *cols) {
-    for (int64_t c = 0; c < channels; c++)
-        for (int64_t kp = 0; kp < g->k_sp; kp++) {
-            const int64_t *t = targets + kp * g->out_sp;
-            int64_t row = (c * g->k_sp + kp) * g->out_sp, base = c * g->in_sp;
-            if (wide) {
-                const double *src = (const double *)x + base;
-                double *dst = (double *)cols + row;
-                for (int64_t q = 0; q < g->out_sp; q++)
-                    dst[q] = t[q] >= 0 ? src[t[q]] : 0.0;
-            } else {
-                const float *src = (const float *)x + base;
-                float *dst = (float *)cols + row;
-                for (int64_t q = 0; q < g->out_sp; q++)
-                    dst[q] = t[q] >= 0 ? src[t[q]] : 0.0f;
-            }
-        }
-}
-
 /* ------------------------------------------------------------------ */
 /* Kernels                                                             */
 /* ------------------------------------------------------------------ */
@@ -574,6 +553,10 @@ static void oi__conv_add_bias(const oi__conv_buf *bias, bool wide, int64_t first
             double b = ((const double *)bias->data)[first + r], *row = (double *)y + r * cols;
             for (int64_t q = 0; q < cols; q++)
                 row[q] += b;
+        } else if (cols < 16) { /* short rows (a streaming 1-D conv): a call per row would cost more than its adds */
+            float b = ((const float *)bias->data)[first + r], *row = (float *)y + r * cols;
+            for (int64_t q = 0; q < cols; q++)
+                row[q] += b; /* one f32 rounding, as the add op's */
         } else { /* the add op's vector loop (elementwise.c): row + b, one rounding each */
             float *row = (float *)y + r * cols;
             oi__ew_seg_f32(OI_OP_add, row, (const float *)bias->data + first + r, row, cols, true, false, 0.0f);
@@ -768,36 +751,38 @@ static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const flo
     do { \
         T *dst = (T *)cols + row + oy * out_w; \
         const T *src = (const T *)x + c * g->in_sp + iy * in_w; \
-        for (int64_t ox = 0; ox < lo; ox++) \
-            dst[ox] = 0; \
         for (int64_t ox = lo; ox < hi; ox++) \
             dst[ox] = src[ox * sw + off]; \
-        for (int64_t ox = hi; ox < out_w; ox++) \
-            dst[ox] = 0; \
     } while (0)
 
-static void oi__conv_im2col_2d(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *cols) {
-    int64_t in_h = g->in[0], in_w = g->in[1], out_h = g->out[0], out_w = g->out[1], sw = g->stride[1];
-    for (int64_t c = 0; c < channels; c++)
-        for (int64_t ky = 0; ky < g->kernel[0]; ky++)
-            for (int64_t kx = 0; kx < g->kernel[1]; kx++) {
-                int64_t row = (c * g->k_sp + ky * g->kernel[1] + kx) * g->out_sp;
-                int64_t off = kx * g->dil[1] - g->pad_b[1], lo, hi;
-                oi__dw_columns(off, sw, in_w, out_w, &lo, &hi);
-                lo = lo > out_w ? out_w : lo;
-                hi = hi < lo ? lo : hi;
+/* im2col by rows for 1-D and 2-D convs (a 1-D conv is one row high): each
+ * kernel tap's output row is a strided run of x between edges in the
+ * padding. The edges are the same for every image and group, so cols is
+ * zeroed once (oi__conv_forward) and they are never written. */
+static void oi__conv_im2col_rows(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *cols) {
+    int two = g->s == 2, c_dim = g->s - 1; /* a 1-D conv: rows of one, only the column dim */
+    int64_t in_h = two ? g->in[0] : 1, in_w = g->in[c_dim], out_h = two ? g->out[0] : 1, out_w = g->out[c_dim];
+    int64_t k_h = two ? g->kernel[0] : 1, k_w = g->kernel[c_dim], sw = g->stride[c_dim];
+    int64_t s_h = two ? g->stride[0] : 1, p_h = two ? g->pad_b[0] : 0, d_h = two ? g->dil[0] : 1;
+    for (int64_t kx = 0; kx < k_w; kx++) { /* the tap's valid columns once, for every channel */
+        int64_t off = kx * g->dil[c_dim] - g->pad_b[c_dim], lo, hi;
+        oi__dw_columns(off, sw, in_w, out_w, &lo, &hi);
+        lo = lo > out_w ? out_w : lo;
+        hi = hi < lo ? lo : hi;
+        for (int64_t c = 0; c < channels; c++)
+            for (int64_t ky = 0; ky < k_h; ky++) {
+                int64_t row = (c * g->k_sp + ky * k_w + kx) * g->out_sp;
                 for (int64_t oy = 0; oy < out_h; oy++) {
-                    int64_t iy = oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0];
-                    if (iy < 0 || iy >= in_h) {
-                        memset(oi__conv_at(cols, wide, row + oy * out_w), 0, (size_t)out_w * oi__conv_esize(wide));
+                    int64_t iy = oy * s_h - p_h + ky * d_h;
+                    if (iy < 0 || iy >= in_h)
                         continue;
-                    }
                     if (wide)
                         OI__IM2COL_ROW(double);
                     else
                         OI__IM2COL_ROW(float);
                 }
             }
+    }
 }
 
 /* Per image and group: y[M/g, out] = w[M/g, C/g * k] x cols[C/g * k, out]
@@ -841,7 +826,6 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
     oi__conv_act_parse(k, &act);
     int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, rows = cg * g->k_sp;
     oi__conv_buf x = {NULL, false}, w = {NULL, false}, bias = {NULL, false}, y = {NULL, false};
-    int64_t *targets = NULL;
     void *cols = NULL;
     oi_status s = oi__conv_dense(k->in[0], wide, &x);
     if (s == OI_OK)
@@ -857,20 +841,18 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
         oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
         return OI_OK;
     }
-    bool by_rows = g->s == 2; /* 2-D: oi__conv_im2col_2d, no index table */
-    if (s == OI_OK && !pointwise) {
-        targets = by_rows ? NULL : oi__conv_targets(g, g->out, g->in);
-        cols = targets || by_rows ? oi__conv_scratch(rows * g->out_sp, wide) : NULL;
+    if (s == OI_OK && !pointwise) { /* conv1d / conv2d: oi__conv_im2col_rows */
+        cols = oi__conv_scratch(rows * g->out_sp, wide);
         s = cols ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+        if (cols) /* the padding's entries, never written by oi__conv_im2col_rows */
+            memset(cols, 0, (size_t)(rows * g->out_sp) * oi__conv_esize(wide));
     }
     for (int64_t n = 0; n < g->batch && s == OI_OK; n++)
         for (int64_t grp = 0; grp < g->group && s == OI_OK; grp++) {
             const void *xg = oi__conv_at(x.data, wide, (n * g->in_c + grp * cg) * g->in_sp);
             void *yg = oi__conv_at(y.data, wide, (n * g->out_c + grp * mg) * g->out_sp);
-            if (!pointwise && by_rows)
-                oi__conv_im2col_2d(g, wide, xg, cg, cols);
-            else if (!pointwise)
-                oi__conv_im2col(g, wide, targets, xg, cg, cols);
+            if (!pointwise)
+                oi__conv_im2col_rows(g, wide, xg, cg, cols);
             s = oi__conv_gemm(wide, false, false, mg, g->out_sp, rows, 1.0, oi__conv_at(w.data, wide, grp * mg * rows), rows,
                               pointwise ? xg : cols, g->out_sp, 0.0, yg, g->out_sp);
             if (bias.data)
@@ -880,7 +862,6 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
         }
     if (s == OI_OK)
         oi__conv_finish(k->out, wide, &y);
-    oi__free(targets);
     oi__free(cols);
     oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
     return s;
