@@ -633,13 +633,74 @@ static const float *oi__dw_block_at(const float *src, int64_t at) {
     return (const float *)(const void *)((const char *)src + at * (int64_t)sizeof(float));
 }
 
+/* Output columns [lo, hi) whose every tap reads inside the input row. */
+static void oi__dw_safe_columns(const oi__conv_geom *g, int64_t *lo, int64_t *hi) {
+    int c = g->s - 1;
+    int64_t off_min = -g->pad_b[c], off_max = (g->kernel[c] - 1) * g->dil[c] - g->pad_b[c];
+    *lo = off_min < 0 ? -off_min : 0;
+    *hi = g->in[c] - off_max < g->out[c] ? g->in[c] - off_max : g->out[c];
+}
+
+/* Inside [safe_lo, safe_hi) of an output row: NB blocks of lanes at once with
+ * no masks (every lane's column is inside), the same product-then-sum per
+ * lane in the same tap order as the masked blocks. Gives the columns done:
+ * 0 when column ox0 is not where NB or 1 whole blocks fit. */
+#define OI__DW_INNER(V, LANES, NB, SET1, LOADU, STOREU, ADD, MUL) \
+    do { \
+        int two = g->s == 2, h = two ? 0 : -1, c = g->s - 1; \
+        int64_t in_h = two ? g->in[h] : 1, in_w = g->in[c], out_w = g->out[c]; \
+        int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c]; \
+        int nb = ox0 >= safe_lo && ox0 + NB * LANES <= safe_hi ? NB : ox0 >= safe_lo && ox0 + LANES <= safe_hi ? 1 : 0; \
+        if (!nb) \
+            return 0; \
+        V acc[NB]; \
+        for (int i = 0; i < NB; i++) \
+            acc[i] = SET1(b); \
+        for (int64_t ky = 0; ky < k_h; ky++) { \
+            int64_t iy = two ? oy * g->stride[h] - g->pad_b[h] + ky * g->dil[h] : 0; \
+            if (iy < 0 || iy >= in_h) \
+                continue; \
+            const float *src = x + iy * in_w + ox0; \
+            for (int64_t kx = 0; kx < k_w; kx++) { \
+                V wv = SET1(w[ky * k_w + kx]); \
+                const float *at = src + kx * g->dil[c] - g->pad_b[c]; \
+                if (nb == NB) \
+                    for (int i = 0; i < NB; i++) \
+                        acc[i] = ADD(acc[i], MUL(wv, LOADU(at + i * LANES))); \
+                else \
+                    acc[0] = ADD(acc[0], MUL(wv, LOADU(at))); \
+            } \
+        } \
+        for (int i = 0; i < nb; i++) \
+            STOREU(y + oy * out_w + ox0 + i * LANES, acc[i]); \
+        return nb * LANES; \
+    } while (0)
+
+OI__TARGET_AVX512 static int64_t oi__dw_plane_inner_avx512(const oi__conv_geom *g, const float *x, const float *w,
+                                                           float b, float *y, int64_t oy, int64_t ox0, int64_t safe_lo,
+                                                           int64_t safe_hi) {
+    OI__DW_INNER(__m512, 16, 4, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_add_ps, _mm512_mul_ps);
+}
+
+OI__TARGET_AVX2 static int64_t oi__dw_plane_inner_avx2(const oi__conv_geom *g, const float *x, const float *w,
+                                                       float b, float *y, int64_t oy, int64_t ox0, int64_t safe_lo,
+                                                       int64_t safe_hi) {
+    OI__DW_INNER(__m256, 8, 4, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_add_ps, _mm256_mul_ps);
+}
+
 OI__TARGET_AVX512 static void oi__dw_plane_avx512(const oi__conv_geom *g, const float *x, const float *w, float b,
                                                   float *y) {
     int two = g->s == 2, h = two ? 0 : -1, c = g->s - 1;
     int64_t in_h = two ? g->in[h] : 1, in_w = g->in[c], out_h = two ? g->out[h] : 1, out_w = g->out[c];
     int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c];
+    int64_t safe_lo, safe_hi;
+    oi__dw_safe_columns(g, &safe_lo, &safe_hi);
     for (int64_t oy = 0; oy < out_h; oy++)
-        for (int64_t ox0 = 0; ox0 < out_w; ox0 += 16) {
+        for (int64_t ox0 = 0, step = 16; ox0 < out_w; ox0 += step) {
+            step = oi__dw_plane_inner_avx512(g, x, w, b, y, oy, ox0, safe_lo, safe_hi);
+            if (step)
+                continue;
+            step = 16;
             int64_t width = out_w - ox0 < 16 ? out_w - ox0 : 16;
             __m512 acc = _mm512_set1_ps(b);
             for (int64_t ky = 0; ky < k_h; ky++) {
@@ -669,8 +730,14 @@ OI__TARGET_AVX2 static void oi__dw_plane_avx2(const oi__conv_geom *g, const floa
     int64_t in_h = two ? g->in[h] : 1, in_w = g->in[c], out_h = two ? g->out[h] : 1, out_w = g->out[c];
     int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c];
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    int64_t safe_lo, safe_hi;
+    oi__dw_safe_columns(g, &safe_lo, &safe_hi);
     for (int64_t oy = 0; oy < out_h; oy++)
-        for (int64_t ox0 = 0; ox0 < out_w; ox0 += 8) {
+        for (int64_t ox0 = 0, step = 8; ox0 < out_w; ox0 += step) {
+            step = oi__dw_plane_inner_avx2(g, x, w, b, y, oy, ox0, safe_lo, safe_hi);
+            if (step)
+                continue;
+            step = 8;
             int64_t width = out_w - ox0 < 8 ? out_w - ox0 : 8;
             __m256 acc = _mm256_set1_ps(b);
             for (int64_t ky = 0; ky < k_h; ky++) {

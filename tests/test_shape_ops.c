@@ -564,6 +564,8 @@ static void test_conv_depthwise_isas(void) {
     enum { N = 2, C = 5 };
     static const struct { int64_t ih, iw, kh, kw, sh, ph, pw, dw; } cases[] = {
         {6, 21, 5, 5, 1, 2, 2, 1}, {7, 40, 3, 3, 2, 1, 1, 1}, {4, 33, 3, 5, 1, 0, 4, 2}, {1, 19, 1, 3, 1, 0, 1, 1},
+        /* rows wide enough for the unmasked runs of 4 vectors (PP-OCR's 3 x 96 planes, a dilated 150, 1-D) */
+        {3, 96, 5, 5, 1, 2, 2, 1}, {5, 150, 3, 3, 2, 1, 3, 2}, {1, 133, 1, 5, 1, 0, 2, 1},
     };
     oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
