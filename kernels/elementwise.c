@@ -376,9 +376,25 @@ static int64_t oi__ew_relu_f32_base(const float *a, float *y, int64_t len, doubl
 }
 
 #if OI__GEMM_X86
+/* In intrinsics: the blocks' unsigned compares on the bits have no AVX2
+ * instruction (GCC emulates them at twice the AVX-512 time). x < 0 as an
+ * ordered compare is the same choice (false for -0 and NaN); min(hi, r) and
+ * max(lo, c) keep a NaN r, as the blocks' r > hi ? hi : r and c < lo ? lo : c. */
 OI__TARGET_AVX2 static int64_t oi__ew_relu_f32_avx2(const float *a, float *y, int64_t len, double slope, bool clamps,
                                                     double lo, double hi) {
-    OI__EW_RELU_F32_BLOCKS
+    float slope_f = (float)slope;
+    int64_t j = 0;
+    if ((double)slope_f != slope)
+        return 0;
+    __m256 v_slope = _mm256_set1_ps(slope_f), zero = _mm256_setzero_ps();
+    __m256 v_lo = _mm256_set1_ps((float)lo), v_hi = _mm256_set1_ps((float)hi);
+    for (; j + 8 <= len; j += 8) {
+        __m256 x = _mm256_loadu_ps(a + j);
+        __m256 r = _mm256_blendv_ps(x, _mm256_mul_ps(x, v_slope), _mm256_cmp_ps(x, zero, _CMP_LT_OQ));
+        if (clamps)
+            r = _mm256_max_ps(v_lo, _mm256_min_ps(v_hi, r));
+        _mm256_storeu_ps(y + j, r);
+    }
     return j;
 }
 
