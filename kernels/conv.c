@@ -644,7 +644,8 @@ static void oi__dw_safe_columns(const oi__conv_geom *g, int64_t *lo, int64_t *hi
 /* Inside [safe_lo, safe_hi) of an output row: NB blocks of lanes at once with
  * no masks (every lane's column is inside), the same product-then-sum per
  * lane in the same tap order as the masked blocks. Gives the columns done:
- * 0 when column ox0 is not where NB or 1 whole blocks fit. */
+ * 0 when column ox0 is not where NB or 1 whole blocks fit. The loops over
+ * the blocks are unrolled so that acc stays in registers at -O2. */
 #define OI__DW_INNER(V, LANES, NB, SET1, LOADU, STOREU, ADD, MUL) \
     do { \
         int two = g->s == 2, h = two ? 0 : -1, c = g->s - 1; \
@@ -654,6 +655,7 @@ static void oi__dw_safe_columns(const oi__conv_geom *g, int64_t *lo, int64_t *hi
         if (!nb) \
             return 0; \
         V acc[NB]; \
+        OI__SKINNY_UNROLL \
         for (int i = 0; i < NB; i++) \
             acc[i] = SET1(b); \
         for (int64_t ky = 0; ky < k_h; ky++) { \
@@ -665,14 +667,17 @@ static void oi__dw_safe_columns(const oi__conv_geom *g, int64_t *lo, int64_t *hi
                 V wv = SET1(w[ky * k_w + kx]); \
                 const float *at = src + kx * g->dil[c] - g->pad_b[c]; \
                 if (nb == NB) \
+                    OI__SKINNY_UNROLL \
                     for (int i = 0; i < NB; i++) \
                         acc[i] = ADD(acc[i], MUL(wv, LOADU(at + i * LANES))); \
                 else \
                     acc[0] = ADD(acc[0], MUL(wv, LOADU(at))); \
             } \
         } \
-        for (int i = 0; i < nb; i++) \
-            STOREU(y + oy * out_w + ox0 + i * LANES, acc[i]); \
+        OI__SKINNY_UNROLL \
+        for (int i = 0; i < NB; i++) \
+            if (i < nb) \
+                STOREU(y + oy * out_w + ox0 + i * LANES, acc[i]); \
         return nb * LANES; \
     } while (0)
 
