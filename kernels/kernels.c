@@ -143,10 +143,31 @@ bool oi__op_allows_inplace(oi_op op) { return oi__op_valid(op) && (oi__op_defs[o
 /* ------------------------------------------------------------------ */
 /* Parameters                                                          */
 /* ------------------------------------------------------------------ */
+/* The table's rows by op, in table order (built once): a lookup scans the
+ * op's few rows instead of all of them, as kernels read their parameters
+ * on every call. */
+static uint16_t oi__op_param_rows[OI__PARAM_COUNT];
+static uint16_t oi__op_param_start[OI_OP_COUNT + 1];
+static pthread_once_t oi__op_param_once = PTHREAD_ONCE_INIT;
+
+static void oi__op_param_index(void) {
+    size_t n = 0;
+    for (int op = 0; op < (int)OI_OP_COUNT; op++) {
+        oi__op_param_start[op] = (uint16_t)n;
+        for (size_t i = 0; i < OI__PARAM_COUNT; i++)
+            if ((int)oi__op_param_defs[i].op == op)
+                oi__op_param_rows[n++] = (uint16_t)i;
+    }
+    oi__op_param_start[OI_OP_COUNT] = (uint16_t)n;
+}
+
 static const oi__op_param_def *oi__op_param_lookup(oi_op op, const char *name) {
-    for (size_t i = 0; i < OI__PARAM_COUNT; i++)
-        if (oi__op_param_defs[i].op == op && strcmp(oi__op_param_defs[i].name, name) == 0)
-            return &oi__op_param_defs[i];
+    if (!oi__op_valid(op))
+        return NULL;
+    pthread_once(&oi__op_param_once, oi__op_param_index);
+    for (int r = oi__op_param_start[op]; r < oi__op_param_start[op + 1]; r++)
+        if (strcmp(oi__op_param_defs[oi__op_param_rows[r]].name, name) == 0)
+            return &oi__op_param_defs[oi__op_param_rows[r]];
     return NULL;
 }
 
