@@ -914,11 +914,146 @@ OI__TARGET_AVX2 static void oi__skinny_axpy_avx2(const oi__gemm_f32_skinny_job *
 }
 #endif
 
+/* ---- skinny dot products, several big rows at once ----
+ * The kernels above finish each dot product alone (a horizontal sum and a
+ * store call each), which costs as much as the products when k is a few
+ * hundred (a streaming model's convolutions). These take RB big rows (4 in
+ * AVX-512, 2 in AVX2) against all small rows with one accumulator each,
+ * the small rows loaded once per step for every big row, and reduce four
+ * accumulators to four sums in one shuffle tree. out[s * RB + r]. */
+#if OI__GEMM_X86
+OI__TARGET_AVX2 static inline __m128 oi__skinny_sum4_avx2(__m256 a, __m256 b, __m256 c, __m256 d) {
+    __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* [a b c d] per 128-bit half */
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+OI__TARGET_AVX512 static inline __m256 oi__skinny_half_sum_avx512(__m512 v) {
+    __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd((__mmask8)0xF, _mm512_castps_pd(v), 1));
+    return _mm256_add_ps(_mm512_castps512_ps256(v), hi);
+}
+
+OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rows_avx512_n(const float *small, int64_t k, int ns,
+                                                                                 const float *y, int64_t y_t,
+                                                                                 float *out) {
+    __m512 acc[4][4];
+    OI__SKINNY_UNROLL
+    for (int r = 0; r < 4; r++)
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < 4; s++)
+            acc[r][s] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < k; p += 16) {
+        __mmask16 m = k - p >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (k - p)) - 1u);
+        __m512 sm[4];
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < ns; s++)
+            sm[s] = _mm512_maskz_loadu_ps(m, small + s * k + p);
+        OI__SKINNY_UNROLL
+        for (int r = 0; r < 4; r++) {
+            __m512 yv = _mm512_maskz_loadu_ps(m, y + r * y_t + p);
+            OI__SKINNY_UNROLL
+            for (int s = 0; s < ns; s++)
+                acc[r][s] = _mm512_fmadd_ps(sm[s], yv, acc[r][s]);
+        }
+    }
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < ns; s++)
+        _mm_storeu_ps(out + s * 4,
+                      oi__skinny_sum4_avx2(oi__skinny_half_sum_avx512(acc[0][s]), oi__skinny_half_sum_avx512(acc[1][s]),
+                                           oi__skinny_half_sum_avx512(acc[2][s]), oi__skinny_half_sum_avx512(acc[3][s])));
+}
+
+OI__TARGET_AVX512 static void oi__skinny_rows_avx512(const float *small, int64_t k, int ns, const float *y, int64_t y_t,
+                                                     float *out) {
+    switch (ns) {
+    case 1: oi__skinny_rows_avx512_n(small, k, 1, y, y_t, out); break;
+    case 2: oi__skinny_rows_avx512_n(small, k, 2, y, y_t, out); break;
+    case 3: oi__skinny_rows_avx512_n(small, k, 3, y, y_t, out); break;
+    default: oi__skinny_rows_avx512_n(small, k, 4, y, y_t, out); break;
+    }
+}
+
+/* AVX2: two big rows (8 accumulators of 16 ymm registers), the k % 8 tail
+ * in scalars; sums of (row 0, row 1) for small rows s and s + 1 at once. */
+OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rows_avx2_n(const float *small, int64_t k, int ns,
+                                                                             const float *y, int64_t y_t, float *out) {
+    __m256 acc[2][4];
+    OI__SKINNY_UNROLL
+    for (int r = 0; r < 2; r++)
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < 4; s++)
+            acc[r][s] = _mm256_setzero_ps();
+    int64_t p = 0;
+    for (; p + 8 <= k; p += 8) {
+        __m256 sm[4];
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < ns; s++)
+            sm[s] = _mm256_loadu_ps(small + s * k + p);
+        OI__SKINNY_UNROLL
+        for (int r = 0; r < 2; r++) {
+            __m256 yv = _mm256_loadu_ps(y + r * y_t + p);
+            OI__SKINNY_UNROLL
+            for (int s = 0; s < ns; s++)
+                acc[r][s] = _mm256_fmadd_ps(sm[s], yv, acc[r][s]);
+        }
+    }
+    float sums[4][2];
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < 4; s += 2) {
+        if (s >= ns)
+            break;
+        _mm_storeu_ps(&sums[s][0], oi__skinny_sum4_avx2(acc[0][s], acc[1][s], acc[0][s + 1], acc[1][s + 1]));
+    }
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < ns; s++)
+        for (int r = 0; r < 2; r++) {
+            float sum = sums[s][r];
+            for (int64_t q = p; q < k; q++)
+                sum += small[s * k + q] * y[r * y_t + q];
+            out[s * 2 + r] = sum;
+        }
+}
+
+OI__TARGET_AVX2 static void oi__skinny_rows_avx2(const float *small, int64_t k, int ns, const float *y, int64_t y_t,
+                                                 float *out) {
+    switch (ns) {
+    case 1: oi__skinny_rows_avx2_n(small, k, 1, y, y_t, out); break;
+    case 2: oi__skinny_rows_avx2_n(small, k, 2, y, y_t, out); break;
+    case 3: oi__skinny_rows_avx2_n(small, k, 3, y, y_t, out); break;
+    default: oi__skinny_rows_avx2_n(small, k, 4, y, y_t, out); break;
+    }
+}
+#endif
+
+/* Big rows [t, t + rows) of a dot task through oi__skinny_rows_*: the
+ * number of rows done (a multiple of the kernel's RB). */
+static int64_t oi__gemm_f32_skinny_dot_rows(const oi__gemm_f32_skinny_job *job, int64_t t, int64_t rows) {
+#if OI__GEMM_X86
+    int rb = job->isa == OI__GEMM_ISA_AVX512 ? 4 : job->isa == OI__GEMM_ISA_AVX2 ? 2 : 0;
+    int64_t done = 0;
+    float out[4 * OI__GEMM_SKINNY];
+    for (; rb && done + rb <= rows; done += rb) {
+        const float *y = job->big + (t + done) * job->big_t;
+        if (rb == 4)
+            oi__skinny_rows_avx512(job->small, job->k, (int)job->n_small, y, job->big_t, out);
+        else
+            oi__skinny_rows_avx2(job->small, job->k, (int)job->n_small, y, job->big_t, out);
+        for (int64_t s = 0; s < job->n_small; s++)
+            for (int r = 0; r < rb; r++)
+                oi__gemm_f32_skinny_store(job, s, t + done + r, out[s * rb + r]);
+    }
+    return done;
+#else
+    (void)job, (void)t, (void)rows;
+    return 0;
+#endif
+}
+
 static void oi__gemm_f32_skinny_dot_task(void *ctx, int task, int thread) {
     const oi__gemm_f32_skinny_job *job = (const oi__gemm_f32_skinny_job *)ctx;
     (void)thread;
     int64_t t0 = (int64_t)task * OI__GEMM_SKINNY_DOT_CHUNK;
     int64_t t1 = oi__gemm_min(t0 + OI__GEMM_SKINNY_DOT_CHUNK, job->n_big);
+    t0 += oi__gemm_f32_skinny_dot_rows(job, t0, t1 - t0);
 #if OI__GEMM_X86
     if (job->isa == OI__GEMM_ISA_AVX512 || job->isa == OI__GEMM_ISA_AVX2) {
         float out[OI__GEMM_SKINNY];
