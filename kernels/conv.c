@@ -545,23 +545,21 @@ static int64_t *oi__conv_targets(const oi__conv_geom *g, const int64_t *from, co
 /* ------------------------------------------------------------------ */
 /* Kernels                                                             */
 /* ------------------------------------------------------------------ */
-/* y[r, q] += bias[first + r], in the element type (f32 rounds once per
- * add, as the generic path's f64 add rounded to f32 does). */
-static void oi__conv_add_bias(const oi__conv_buf *bias, bool wide, int64_t first, int64_t rows, int64_t cols, void *y) {
+/* f64: y[r, q] += bias[first + r] (f32 starts from the bias instead:
+ * oi__conv_fill_bias). */
+static void oi__conv_add_bias_f64(const double *bias, int64_t first, int64_t rows, int64_t cols, double *y) {
     for (int64_t r = 0; r < rows; r++) {
-        if (wide) {
-            double b = ((const double *)bias->data)[first + r], *row = (double *)y + r * cols;
-            for (int64_t q = 0; q < cols; q++)
-                row[q] += b;
-        } else if (cols < 16) { /* short rows (a streaming 1-D conv): a call per row would cost more than its adds */
-            float b = ((const float *)bias->data)[first + r], *row = (float *)y + r * cols;
-            for (int64_t q = 0; q < cols; q++)
-                row[q] += b; /* one f32 rounding, as the add op's */
-        } else { /* the add op's vector loop (elementwise.c): row + b, one rounding each */
-            float *row = (float *)y + r * cols;
-            oi__ew_seg_f32(OI_OP_add, row, (const float *)bias->data + first + r, row, cols, true, false, 0.0f);
-        }
+        double b = bias[first + r], *row = y + r * cols;
+        for (int64_t q = 0; q < cols; q++)
+            row[q] += b;
     }
+}
+
+/* y[r, q] = bias[r] for rows x cols. */
+static void oi__conv_fill_bias(const float *bias, int64_t rows, int64_t cols, float *y) {
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t q = 0; q < cols; q++)
+            y[r * cols + q] = bias[r];
 }
 
 static bool oi__conv_is_pointwise(const oi__conv_geom *g) {
@@ -925,10 +923,16 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
             void *yg = oi__conv_at(y.data, wide, (n * g->out_c + grp * mg) * g->out_sp);
             if (!pointwise)
                 oi__conv_im2col_rows(g, wide, xg, cg, cols);
+            /* f32: the bias is C's start and the gemm adds its sums to it (beta 1, a
+             * product by 1 is exact), the add op's one rounding of sum + bias without
+             * reading y back; f64 adds it after */
+            bool bias_first = bias.data && !wide;
+            if (bias_first)
+                oi__conv_fill_bias((const float *)bias.data + grp * mg, mg, g->out_sp, (float *)yg);
             s = oi__conv_gemm(wide, false, false, mg, g->out_sp, rows, 1.0, oi__conv_at(w.data, wide, grp * mg * rows), rows,
-                              pointwise ? xg : cols, g->out_sp, 0.0, yg, g->out_sp);
-            if (bias.data)
-                oi__conv_add_bias(&bias, wide, grp * mg, mg, g->out_sp, yg);
+                              pointwise ? xg : cols, g->out_sp, bias_first ? 1.0 : 0.0, yg, g->out_sp);
+            if (bias.data && !bias_first)
+                oi__conv_add_bias_f64((const double *)bias.data, grp * mg, mg, g->out_sp, (double *)yg);
             if (s == OI_OK) /* while the group's rows are still in cache */
                 oi__conv_act_apply(act, wide, yg, mg, g->out_sp);
         }
