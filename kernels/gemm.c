@@ -1024,6 +1024,88 @@ OI__TARGET_AVX2 static void oi__skinny_rows_avx2(const float *small, int64_t k, 
 }
 #endif
 
+#if OI__GEMM_X86
+/* ---- skinny row updates (axpy) for one or two small rows ----
+ * oi__skinny_axpy_* hold 64 (AVX-512) or 16 (AVX2) columns for up to 4
+ * small rows; with 1 or 2 (a matrix-vector product: an LSTM's gates) most
+ * of those registers idle and k is walked once per narrow block. These
+ * hold NV vectors of columns per small row (16 registers in all), so each
+ * big row is read in longer runs and k is walked 2-4x less often. The
+ * same sums in the same order (p ascending, one FMA each). Columns past
+ * the last whole block are left: the caller's kernel does them. */
+#define OI__SKINNY_WIDE_BODY(V, LANES, SET0, SET1, LOADU, STOREU, FMADD) \
+    do { \
+        int64_t cols = (int64_t)LANES * nv, t0 = 0; \
+        for (; t0 + cols <= job->n_big; t0 += cols) { \
+            V a[2][16]; \
+            OI__SKINNY_UNROLL \
+            for (int s = 0; s < 2; s++) \
+                OI__SKINNY_UNROLL \
+                for (int i = 0; i < 16; i++) \
+                    a[s][i] = SET0(); \
+            const float *row = job->big + p0 * job->big_p + t0; \
+            for (int64_t p = p0; p < p1; p++, row += job->big_p) { \
+                V w0 = SET1(job->small[p]), w1 = SET1(ns == 2 ? job->small[job->k + p] : 0.0f); \
+                OI__SKINNY_UNROLL \
+                for (int i = 0; i < nv; i++) { \
+                    V r = LOADU(row + LANES * i); \
+                    a[0][i] = FMADD(w0, r, a[0][i]); \
+                    if (ns == 2) \
+                        a[1][i] = FMADD(w1, r, a[1][i]); \
+                } \
+            } \
+            OI__SKINNY_UNROLL \
+            for (int s = 0; s < ns; s++) \
+                OI__SKINNY_UNROLL \
+                for (int i = 0; i < nv; i++) \
+                    STOREU(acc + s * job->n_big + t0 + LANES * i, a[s][i]); \
+        } \
+        return t0; \
+    } while (0)
+
+OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE int64_t oi__skinny_axpy_wide_avx512_n(
+    const oi__gemm_f32_skinny_job *job, int ns, int nv, int64_t p0, int64_t p1, float *acc) {
+    OI__SKINNY_WIDE_BODY(__m512, 16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps,
+                         _mm512_fmadd_ps);
+}
+
+OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE int64_t oi__skinny_axpy_wide_avx2_n(
+    const oi__gemm_f32_skinny_job *job, int ns, int nv, int64_t p0, int64_t p1, float *acc) {
+    OI__SKINNY_WIDE_BODY(__m256, 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps,
+                         _mm256_fmadd_ps);
+}
+
+/* The columns from `done` on (fewer than a wide block) by the narrow
+ * kernels, into a buffer whose rows they fill, then into acc's rows. */
+static void oi__skinny_axpy_rest(const oi__gemm_f32_skinny_job *job, int64_t done, int64_t p0, int64_t p1, float *acc) {
+    float part[2 * 256];
+    oi__gemm_f32_skinny_job rest = *job;
+    rest.n_big = job->n_big - done;
+    rest.big = job->big + done;
+    if (job->isa == OI__GEMM_ISA_AVX512)
+        oi__skinny_axpy_avx512(&rest, p0, p1, part);
+    else
+        oi__skinny_axpy_avx2(&rest, p0, p1, part);
+    for (int64_t s = 0; s < job->n_small; s++)
+        memcpy(acc + s * job->n_big + done, part + s * rest.n_big, (size_t)rest.n_big * sizeof(float));
+}
+
+/* The columns done in whole wide blocks; 0 for 3 or 4 small rows. */
+OI__TARGET_AVX512 static int64_t oi__skinny_axpy_wide_avx512(const oi__gemm_f32_skinny_job *job, int64_t p0, int64_t p1,
+                                                             float *acc) {
+    if (job->n_small == 1)
+        return oi__skinny_axpy_wide_avx512_n(job, 1, 16, p0, p1, acc);
+    return job->n_small == 2 ? oi__skinny_axpy_wide_avx512_n(job, 2, 8, p0, p1, acc) : 0;
+}
+
+OI__TARGET_AVX2 static int64_t oi__skinny_axpy_wide_avx2(const oi__gemm_f32_skinny_job *job, int64_t p0, int64_t p1,
+                                                         float *acc) {
+    if (job->n_small == 1)
+        return oi__skinny_axpy_wide_avx2_n(job, 1, 12, p0, p1, acc);
+    return job->n_small == 2 ? oi__skinny_axpy_wide_avx2_n(job, 2, 5, p0, p1, acc) : 0;
+}
+#endif
+
 /* Big rows [t, t + rows) of a dot task through oi__skinny_rows_*: the
  * number of rows done (a multiple of the kernel's RB). */
 static int64_t oi__gemm_f32_skinny_dot_rows(const oi__gemm_f32_skinny_job *job, int64_t t, int64_t rows) {
@@ -1080,12 +1162,16 @@ static void oi__gemm_f32_skinny_axpy_task(void *ctx, int task, int thread) {
     int64_t p0 = job->k * task / job->n_tasks, p1 = job->k * (task + 1) / job->n_tasks;
     float *acc = job->partial + (size_t)task * (size_t)(job->n_small * job->n_big);
 #if OI__GEMM_X86
-    if (job->isa == OI__GEMM_ISA_AVX512) {
-        oi__skinny_axpy_avx512(job, p0, p1, acc);
-        return;
-    }
-    if (job->isa == OI__GEMM_ISA_AVX2) {
-        oi__skinny_axpy_avx2(job, p0, p1, acc);
+    if (job->isa == OI__GEMM_ISA_AVX512 || job->isa == OI__GEMM_ISA_AVX2) {
+        /* whole wide blocks first; the rest of the columns as a narrower product */
+        int64_t done = job->isa == OI__GEMM_ISA_AVX512 ? oi__skinny_axpy_wide_avx512(job, p0, p1, acc)
+                                                       : oi__skinny_axpy_wide_avx2(job, p0, p1, acc);
+        if (done == 0 && job->isa == OI__GEMM_ISA_AVX512)
+            oi__skinny_axpy_avx512(job, p0, p1, acc);
+        else if (done == 0)
+            oi__skinny_axpy_avx2(job, p0, p1, acc);
+        else if (done < job->n_big)
+            oi__skinny_axpy_rest(job, done, p0, p1, acc);
         return;
     }
 #endif
