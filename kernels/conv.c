@@ -855,6 +855,37 @@ static void oi__conv_im2col_rows(const oi__conv_geom *g, bool wide, const void *
     }
 }
 
+/* The transpose of oi__conv_im2col_rows's cols, for convs with a few
+ * output positions (a streaming model's: 1-4): each position's patch
+ * contiguous, patches[q, c * k_sp + ky * k_w + kx], which is the gemm's
+ * small operand as it reads it (no gather, no transposing copy), and a
+ * run of x per kernel row. Padding entries stay as zeroed by the caller. */
+static void oi__conv_patches(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *patches) {
+    int two = g->s == 2, c_dim = g->s - 1;
+    int64_t in_h = two ? g->in[0] : 1, in_w = g->in[c_dim], out_w = g->out[c_dim];
+    int64_t k_h = two ? g->kernel[0] : 1, k_w = g->kernel[c_dim], dil = g->dil[c_dim], rows = channels * g->k_sp;
+    size_t es = oi__conv_esize(wide);
+    for (int64_t q = 0; q < g->out_sp; q++) {
+        int64_t oy = q / out_w, ox = q % out_w, ix0 = ox * g->stride[c_dim] - g->pad_b[c_dim];
+        /* the taps kx whose column ix0 + kx * dil is inside the row: [lo, hi) */
+        int64_t lo = ix0 >= 0 ? 0 : (-ix0 + dil - 1) / dil, hi = in_w - 1 - ix0 < 0 ? 0 : (in_w - 1 - ix0) / dil + 1;
+        hi = hi < k_w ? hi : k_w;
+        for (int64_t c = 0; c < channels; c++)
+            for (int64_t ky = 0; ky < k_h; ky++) {
+                int64_t iy = two ? oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0] : 0;
+                if (iy < 0 || iy >= in_h || lo >= hi)
+                    continue;
+                char *dst = (char *)patches + (size_t)(q * rows + c * g->k_sp + ky * k_w) * es;
+                const char *src = (const char *)x + (size_t)(c * g->in_sp + iy * in_w + ix0) * es;
+                if (dil == 1)
+                    memcpy(dst + (size_t)lo * es, src + (size_t)lo * es, (size_t)(hi - lo) * es);
+                else
+                    for (int64_t kx = lo; kx < hi; kx++)
+                        memcpy(dst + (size_t)kx * es, src + (size_t)(kx * dil) * es, es);
+            }
+    }
+}
+
 /* Per image and group: y[M/g, out] = w[M/g, C/g * k] x cols[C/g * k, out]
  * (a 1x1 stride-1 conv multiplies x itself). */
 /* conv's activation= on rows x cols of y (in the element type, before the
@@ -911,17 +942,21 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
         oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
         return OI_OK;
     }
-    if (s == OI_OK && !pointwise) { /* conv1d / conv2d: oi__conv_im2col_rows */
+    /* a few output positions: their patches (the gemm's small side); else im2col by rows */
+    bool by_patch = !pointwise && g->out_sp <= 4;
+    if (s == OI_OK && !pointwise) {
         cols = oi__conv_scratch(rows * g->out_sp, wide);
         s = cols ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
-        if (cols) /* the padding's entries, never written by oi__conv_im2col_rows */
+        if (cols) /* the padding's entries, never written by oi__conv_im2col_rows or oi__conv_patches */
             memset(cols, 0, (size_t)(rows * g->out_sp) * oi__conv_esize(wide));
     }
     for (int64_t n = 0; n < g->batch && s == OI_OK; n++)
         for (int64_t grp = 0; grp < g->group && s == OI_OK; grp++) {
             const void *xg = oi__conv_at(x.data, wide, (n * g->in_c + grp * cg) * g->in_sp);
             void *yg = oi__conv_at(y.data, wide, (n * g->out_c + grp * mg) * g->out_sp);
-            if (!pointwise)
+            if (by_patch)
+                oi__conv_patches(g, wide, xg, cg, cols);
+            else if (!pointwise)
                 oi__conv_im2col_rows(g, wide, xg, cg, cols);
             /* f32: the bias is C's start and the gemm adds its sums to it (beta 1, a
              * product by 1 is exact), the add op's one rounding of sum + bias without
@@ -929,8 +964,9 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
             bool bias_first = bias.data && !wide;
             if (bias_first)
                 oi__conv_fill_bias((const float *)bias.data + grp * mg, mg, g->out_sp, (float *)yg);
-            s = oi__conv_gemm(wide, false, false, mg, g->out_sp, rows, 1.0, oi__conv_at(w.data, wide, grp * mg * rows), rows,
-                              pointwise ? xg : cols, g->out_sp, bias_first ? 1.0 : 0.0, yg, g->out_sp);
+            s = oi__conv_gemm(wide, false, by_patch, mg, g->out_sp, rows, 1.0, oi__conv_at(w.data, wide, grp * mg * rows),
+                              rows, pointwise ? xg : cols, by_patch ? rows : g->out_sp, bias_first ? 1.0 : 0.0, yg,
+                              g->out_sp);
             if (bias.data && !bias_first)
                 oi__conv_add_bias_f64((const double *)bias.data, grp * mg, mg, g->out_sp, (double *)yg);
             if (s == OI_OK) /* while the group's rows are still in cache */
