@@ -574,6 +574,8 @@ static bool oi__conv_is_pointwise(const oi__conv_geom *g) {
  * a direct loop per output channel, threaded over images x channels,
  * instead of a tiny im2col + gemm per channel. f32 sums start from the
  * bias and follow the kernel's order. */
+#define OI__DW_MAX_KW 64 /* column taps of the vector planes' per-tap masks */
+
 typedef struct oi__dw_job {
     const oi__conv_geom *g;
     const float *x, *w, *bias;
@@ -691,6 +693,11 @@ OI__TARGET_AVX2 static int64_t oi__dw_plane_inner_avx2(const oi__conv_geom *g, c
     OI__DW_INNER(__m256, 8, 4, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_add_ps, _mm256_mul_ps);
 }
 
+/* The vector planes: the columns in runs of unmasked blocks (oi__dw_plane_inner_*)
+ * where every tap is inside the row, the rest in masked blocks whose mask per
+ * tap column is worked out once for all output rows. Column taps at most
+ * OI__DW_MAX_KW (oi__conv_depthwise takes the portable loop beyond). */
+
 OI__TARGET_AVX512 static void oi__dw_plane_avx512(const oi__conv_geom *g, const float *x, const float *w, float b,
                                                   float *y) {
     int two = g->s == 2, h = two ? 0 : -1, c = g->s - 1;
@@ -698,13 +705,23 @@ OI__TARGET_AVX512 static void oi__dw_plane_avx512(const oi__conv_geom *g, const 
     int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c];
     int64_t safe_lo, safe_hi;
     oi__dw_safe_columns(g, &safe_lo, &safe_hi);
-    for (int64_t oy = 0; oy < out_h; oy++)
-        for (int64_t ox0 = 0, step = 16; ox0 < out_w; ox0 += step) {
-            step = oi__dw_plane_inner_avx512(g, x, w, b, y, oy, ox0, safe_lo, safe_hi);
-            if (step)
-                continue;
-            step = 16;
-            int64_t width = out_w - ox0 < 16 ? out_w - ox0 : 16;
+    for (int64_t ox0 = 0, step; ox0 < out_w; ox0 += step) {
+        step = oi__dw_plane_inner_avx512(g, x, w, b, y, 0, ox0, safe_lo, safe_hi);
+        for (int64_t oy = 1; step && oy < out_h; oy++)
+            oi__dw_plane_inner_avx512(g, x, w, b, y, oy, ox0, safe_lo, safe_hi);
+        if (step)
+            continue;
+        step = 16;
+        int64_t width = out_w - ox0 < 16 ? out_w - ox0 : 16;
+        __mmask16 mk[OI__DW_MAX_KW]; /* lanes whose input column is inside the row, per tap column */
+        for (int64_t kx = 0; kx < k_w; kx++) {
+            int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
+            oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
+            lo = lo > ox0 ? lo - ox0 : 0;
+            hi = hi < ox0 + width ? hi - ox0 : width;
+            mk[kx] = lo >= hi ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+        }
+        for (int64_t oy = 0; oy < out_h; oy++) {
             __m512 acc = _mm512_set1_ps(b);
             for (int64_t ky = 0; ky < k_h; ky++) {
                 int64_t iy = two ? oy * g->stride[h] - g->pad_b[h] + ky * g->dil[h] : 0;
@@ -712,19 +729,16 @@ OI__TARGET_AVX512 static void oi__dw_plane_avx512(const oi__conv_geom *g, const 
                     continue;
                 const float *src = x + iy * in_w;
                 for (int64_t kx = 0; kx < k_w; kx++) {
-                    int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
-                    oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
-                    lo = lo > ox0 ? lo - ox0 : 0;
-                    hi = hi < ox0 + width ? hi - ox0 : width;
-                    if (lo >= hi)
+                    __mmask16 m = mk[kx];
+                    if (!m)
                         continue;
-                    __mmask16 m = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-                    __m512 v = _mm512_maskz_loadu_ps(m, oi__dw_block_at(src, ox0 + off));
+                    __m512 v = _mm512_maskz_loadu_ps(m, oi__dw_block_at(src, ox0 + kx * g->dil[c] - g->pad_b[c]));
                     acc = _mm512_mask_add_ps(acc, m, acc, _mm512_mul_ps(_mm512_set1_ps(w[ky * k_w + kx]), v));
                 }
             }
             _mm512_mask_storeu_ps(y + oy * out_w + ox0, (__mmask16)((1u << width) - 1u), acc);
         }
+    }
 }
 
 OI__TARGET_AVX2 static void oi__dw_plane_avx2(const oi__conv_geom *g, const float *x, const float *w, float b,
@@ -735,13 +749,27 @@ OI__TARGET_AVX2 static void oi__dw_plane_avx2(const oi__conv_geom *g, const floa
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     int64_t safe_lo, safe_hi;
     oi__dw_safe_columns(g, &safe_lo, &safe_hi);
-    for (int64_t oy = 0; oy < out_h; oy++)
-        for (int64_t ox0 = 0, step = 8; ox0 < out_w; ox0 += step) {
-            step = oi__dw_plane_inner_avx2(g, x, w, b, y, oy, ox0, safe_lo, safe_hi);
-            if (step)
-                continue;
-            step = 8;
-            int64_t width = out_w - ox0 < 8 ? out_w - ox0 : 8;
+    for (int64_t ox0 = 0, step; ox0 < out_w; ox0 += step) {
+        step = oi__dw_plane_inner_avx2(g, x, w, b, y, 0, ox0, safe_lo, safe_hi);
+        for (int64_t oy = 1; step && oy < out_h; oy++)
+            oi__dw_plane_inner_avx2(g, x, w, b, y, oy, ox0, safe_lo, safe_hi);
+        if (step)
+            continue;
+        step = 8;
+        int64_t width = out_w - ox0 < 8 ? out_w - ox0 : 8;
+        __m256i mk[OI__DW_MAX_KW]; /* lanes lo <= i < hi: (i > lo - 1) and (hi > i), per tap column */
+        bool any[OI__DW_MAX_KW];
+        for (int64_t kx = 0; kx < k_w; kx++) {
+            int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
+            oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
+            lo = lo > ox0 ? lo - ox0 : 0;
+            hi = hi < ox0 + width ? hi - ox0 : width;
+            any[kx] = lo < hi;
+            mk[kx] = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)lo - 1)),
+                                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), lane));
+        }
+        __m256i out = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), lane);
+        for (int64_t oy = 0; oy < out_h; oy++) {
             __m256 acc = _mm256_set1_ps(b);
             for (int64_t ky = 0; ky < k_h; ky++) {
                 int64_t iy = two ? oy * g->stride[h] - g->pad_b[h] + ky * g->dil[h] : 0;
@@ -749,23 +777,16 @@ OI__TARGET_AVX2 static void oi__dw_plane_avx2(const oi__conv_geom *g, const floa
                     continue;
                 const float *src = x + iy * in_w;
                 for (int64_t kx = 0; kx < k_w; kx++) {
-                    int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
-                    oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
-                    lo = lo > ox0 ? lo - ox0 : 0;
-                    hi = hi < ox0 + width ? hi - ox0 : width;
-                    if (lo >= hi)
+                    if (!any[kx])
                         continue;
-                    /* lanes lo <= i < hi: (i > lo - 1) and (hi > i) */
-                    __m256i m = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)lo - 1)),
-                                                 _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), lane));
-                    __m256 v = _mm256_maskload_ps(oi__dw_block_at(src, ox0 + off), m);
+                    __m256 v = _mm256_maskload_ps(oi__dw_block_at(src, ox0 + kx * g->dil[c] - g->pad_b[c]), mk[kx]);
                     __m256 sum = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[ky * k_w + kx]), v));
-                    acc = _mm256_blendv_ps(acc, sum, _mm256_castsi256_ps(m));
+                    acc = _mm256_blendv_ps(acc, sum, _mm256_castsi256_ps(mk[kx]));
                 }
             }
-            __m256i out = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), lane);
             _mm256_maskstore_ps(y + oy * out_w + ox0, out, acc);
         }
+    }
 }
 #endif
 
@@ -799,7 +820,7 @@ static bool oi__conv_is_depthwise(const oi__conv_geom *g, bool wide) {
 static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const float *w, const float *bias, float *y,
                                oi__conv_act act) {
     oi__dw_job j = {g, x, w, bias, y, 0, OI__GEMM_ISA_PORTABLE, act};
-    if (g->stride[g->s - 1] == 1 && g->out[g->s - 1] <= INT32_MAX)
+    if (g->stride[g->s - 1] == 1 && g->out[g->s - 1] <= INT32_MAX && g->kernel[g->s - 1] <= OI__DW_MAX_KW)
         j.isa = oi__gemm_active_isa();
     int64_t pairs = g->batch * g->out_c;
     /* in vector lanes 2^18 multiply-adds take ~20 us: below that one thread */
