@@ -660,6 +660,7 @@ typedef struct oi__gemm_f32_skinny_job {
     const float *bias;     /* NULL or bias[s * bias_s + t * bias_t] */
     int64_t bias_s, bias_t;
     int n_tasks;
+    int64_t dot_chunk;     /* dot: big-side indices per task */
     float *partial;        /* axpy: n_tasks x n_small x n_big */
     oi__gemm_isa isa;      /* AVX-512 / AVX2: the SIMD loops below; else the plain ones */
 } oi__gemm_f32_skinny_job;
@@ -1106,6 +1107,18 @@ OI__TARGET_AVX2 static int64_t oi__skinny_axpy_wide_avx2(const oi__gemm_f32_skin
 }
 #endif
 
+/* C(s, t) for s < n_small and RB consecutive big indices from t: the
+ * skinny store's arithmetic written out (no call per element). */
+static void oi__gemm_f32_skinny_store_rows(const oi__gemm_f32_skinny_job *job, int64_t t, int rb, const float *out) {
+    for (int64_t s = 0; s < job->n_small; s++)
+        for (int r = 0; r < rb; r++) {
+            float *c = job->c + s * job->c_s + (t + r) * job->c_t, v = out[s * rb + r];
+            if (job->beta != 0.0f)
+                v = v + job->beta * *c;
+            *c = v + (job->bias ? job->bias[s * job->bias_s + (t + r) * job->bias_t] : 0.0f);
+        }
+}
+
 /* Big rows [t, t + rows) of a dot task through oi__skinny_rows_*: the
  * number of rows done (a multiple of the kernel's RB). */
 static int64_t oi__gemm_f32_skinny_dot_rows(const oi__gemm_f32_skinny_job *job, int64_t t, int64_t rows) {
@@ -1119,9 +1132,7 @@ static int64_t oi__gemm_f32_skinny_dot_rows(const oi__gemm_f32_skinny_job *job, 
             oi__skinny_rows_avx512(job->small, job->k, (int)job->n_small, y, job->big_t, out);
         else
             oi__skinny_rows_avx2(job->small, job->k, (int)job->n_small, y, job->big_t, out);
-        for (int64_t s = 0; s < job->n_small; s++)
-            for (int r = 0; r < rb; r++)
-                oi__gemm_f32_skinny_store(job, s, t + done + r, out[s * rb + r]);
+        oi__gemm_f32_skinny_store_rows(job, t + done, rb, out);
     }
     return done;
 #else
@@ -1133,8 +1144,8 @@ static int64_t oi__gemm_f32_skinny_dot_rows(const oi__gemm_f32_skinny_job *job, 
 static void oi__gemm_f32_skinny_dot_task(void *ctx, int task, int thread) {
     const oi__gemm_f32_skinny_job *job = (const oi__gemm_f32_skinny_job *)ctx;
     (void)thread;
-    int64_t t0 = (int64_t)task * OI__GEMM_SKINNY_DOT_CHUNK;
-    int64_t t1 = oi__gemm_min(t0 + OI__GEMM_SKINNY_DOT_CHUNK, job->n_big);
+    int64_t t0 = oi__gemm_min((int64_t)task * job->dot_chunk, job->n_big);
+    int64_t t1 = oi__gemm_min(t0 + job->dot_chunk, job->n_big);
     t0 += oi__gemm_f32_skinny_dot_rows(job, t0, t1 - t0);
 #if OI__GEMM_X86
     if (job->isa == OI__GEMM_ISA_AVX512 || job->isa == OI__GEMM_ISA_AVX2) {
@@ -1235,6 +1246,45 @@ static bool oi__gemm_f32_skinny_layout(const oi__gemm_f32_args *g, oi__gemm_f32_
     return job->big_p == 1 || job->big_t == 1;
 }
 
+/* The small operand contiguous along k with alpha applied: rows copied
+ * whole when they already are and alpha is 1 (a product by 1 is exact),
+ * else element by element. */
+static void oi__gemm_f32_skinny_small(const oi__gemm_f32_args *g, bool small_m, int64_t n_small, float *small) {
+    int64_t k = g->k, step = small_m ? g->a_cs : g->b_rs;
+    for (int64_t s = 0; s < n_small; s++) {
+        if (g->alpha == 1.0f && (step == 1 || k == 1)) {
+            memcpy(small + s * k, small_m ? g->a + s * g->a_rs : g->b + s * g->b_cs, (size_t)k * sizeof(float));
+            continue;
+        }
+        for (int64_t p = 0; p < k; p++)
+            small[s * k + p] = g->alpha * (small_m ? oi__gemm_a_at(g, s, p) : oi__gemm_b_at(g, p, s));
+    }
+}
+
+/* ---- a streaming model's skinny products over the pool ----
+ * Below OI__GEMM_SKINNY_PARALLEL_MIN a product in SIMD lanes stays on one
+ * thread, yet one of OI__GEMM_SKINNY_SPLIT_MIN or more (Silero VAD's
+ * convolutions and gate matmuls: 64K-260K multiply-adds on 1.2 MB of
+ * weights, more than one core's 1 MB L2 on this EPYC) is bound by reading
+ * its weights from L3. Split into one task per thread, the same share of
+ * the weights goes to the same thread at every call (the caller claims
+ * task 0 first), so each core's L2 keeps its half. The pool to run on, or
+ * NULL (the job's tasks unchanged). */
+#define OI__GEMM_SKINNY_SPLIT_MIN ((int64_t)1 << 16)
+
+static oi__threadpool *oi__gemm_f32_skinny_split(oi__threadpool *pool, int64_t macs, oi__gemm_f32_skinny_job *job) {
+    int threads = oi__threadpool_size(pool);
+    if (!pool || threads < 2 || macs < OI__GEMM_SKINNY_SPLIT_MIN)
+        return NULL;
+    if (job->big_p == 1) { /* dot products: the big side in whole 4-row groups */
+        job->dot_chunk = (oi__gemm_ceil_div(job->n_big, threads) + 3) / 4 * 4;
+        job->n_tasks = (int)oi__gemm_ceil_div(job->n_big, job->dot_chunk);
+    } else { /* row updates: k in one run per thread */
+        job->n_tasks = (int)oi__gemm_min(threads, job->k);
+    }
+    return job->n_tasks > 1 ? pool : NULL;
+}
+
 static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_args *g, oi__gemm_f32_skinny_job *job_in) {
     oi__gemm_f32_skinny_job job = *job_in;
     int64_t m = g->m, n = g->n, k = g->k;
@@ -1243,8 +1293,11 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_ar
     oi__gemm_isa isa = oi__gemm_active_isa();
     int64_t parallel_min = isa == OI__GEMM_ISA_PORTABLE ? OI__GEMM_PARALLEL_MIN : OI__GEMM_SKINNY_PARALLEL_MIN;
     oi__threadpool *run_pool = m * n * k < parallel_min ? NULL : pool;
+    job.dot_chunk = OI__GEMM_SKINNY_DOT_CHUNK;
     job.n_tasks = dot ? (int)oi__gemm_ceil_div(job.n_big, OI__GEMM_SKINNY_DOT_CHUNK)
                       : (int)oi__gemm_min(oi__threadpool_size(run_pool), k);
+    if (!run_pool && isa != OI__GEMM_ISA_PORTABLE)
+        run_pool = oi__gemm_f32_skinny_split(pool, m * n * k, &job);
 
     size_t small_floats = (size_t)(job.n_small * k);
     size_t partial_floats = dot ? 0 : (size_t)job.n_tasks * (size_t)(job.n_small * job.n_big);
@@ -1253,9 +1306,7 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_ar
     if (!work)
         return oi__fail(OI_ERROR_OUT_OF_MEMORY, "gemm_f32: cannot allocate %zu bytes of work space", bytes);
     float *small = work;
-    for (int64_t s = 0; s < job.n_small; s++)
-        for (int64_t p = 0; p < k; p++)
-            small[s * k + p] = g->alpha * (small_m ? oi__gemm_a_at(g, s, p) : oi__gemm_b_at(g, p, s));
+    oi__gemm_f32_skinny_small(g, small_m, job.n_small, small);
     job.small = small;
     job.partial = work + small_floats;
     job.isa = isa;
