@@ -555,11 +555,51 @@ static void oi__conv_add_bias_f64(const double *bias, int64_t first, int64_t row
     }
 }
 
-/* y[r, q] = bias[r] for rows x cols. */
+/* y[r, q] = bias[r] for rows x cols, in the ISA's lanes (GCC -O2 leaves
+ * the plain loop scalar: it cannot tell y from bias). */
+#if OI__GEMM_X86
+OI__TARGET_AVX512 static void oi__conv_fill_bias_avx512(const float *bias, int64_t rows, int64_t cols, float *y) {
+    for (int64_t r = 0; r < rows; r++) {
+        __m512 b = _mm512_set1_ps(bias[r]);
+        float *row = y + r * cols;
+        int64_t q = 0;
+        for (; q + 16 <= cols; q += 16)
+            _mm512_storeu_ps(row + q, b);
+        if (q < cols)
+            _mm512_mask_storeu_ps(row + q, (__mmask16)((1u << (cols - q)) - 1u), b);
+    }
+}
+
+OI__TARGET_AVX2 static void oi__conv_fill_bias_avx2(const float *bias, int64_t rows, int64_t cols, float *y) {
+    for (int64_t r = 0; r < rows; r++) {
+        __m256 b = _mm256_set1_ps(bias[r]);
+        float *row = y + r * cols;
+        int64_t q = 0;
+        for (; q + 8 <= cols; q += 8)
+            _mm256_storeu_ps(row + q, b);
+        for (; q < cols; q++)
+            row[q] = bias[r];
+    }
+}
+#endif
+
 static void oi__conv_fill_bias(const float *bias, int64_t rows, int64_t cols, float *y) {
-    for (int64_t r = 0; r < rows; r++)
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (isa == OI__GEMM_ISA_AVX512) {
+        oi__conv_fill_bias_avx512(bias, rows, cols, y);
+        return;
+    }
+    if (isa == OI__GEMM_ISA_AVX2) {
+        oi__conv_fill_bias_avx2(bias, rows, cols, y);
+        return;
+    }
+#endif
+    for (int64_t r = 0; r < rows; r++) {
+        float b = bias[r], *row = y + r * cols;
         for (int64_t q = 0; q < cols; q++)
-            y[r * cols + q] = bias[r];
+            row[q] = b;
+    }
 }
 
 static bool oi__conv_is_pointwise(const oi__conv_geom *g) {
