@@ -882,14 +882,17 @@ static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const flo
     do { \
         T *dst = (T *)cols + row + oy * out_w; \
         const T *src = (const T *)x + c * g->in_sp + iy * in_w; \
+        for (int64_t ox = 0; ox < lo; ox++) \
+            dst[ox] = 0; \
         for (int64_t ox = lo; ox < hi; ox++) \
             dst[ox] = src[ox * sw + off]; \
+        for (int64_t ox = hi; ox < out_w; ox++) \
+            dst[ox] = 0; \
     } while (0)
 
 /* im2col by rows for 1-D and 2-D convs (a 1-D conv is one row high): each
- * kernel tap's output row is a strided run of x between edges in the
- * padding. The edges are the same for every image and group, so cols is
- * zeroed once (oi__conv_forward) and they are never written. */
+ * kernel tap's output row is a strided run of x between zeroed edges (the
+ * padding), or a zero row. */
 static void oi__conv_im2col_rows(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *cols) {
     int two = g->s == 2, c_dim = g->s - 1; /* a 1-D conv: rows of one, only the column dim */
     int64_t in_h = two ? g->in[0] : 1, in_w = g->in[c_dim], out_h = two ? g->out[0] : 1, out_w = g->out[c_dim];
@@ -905,8 +908,10 @@ static void oi__conv_im2col_rows(const oi__conv_geom *g, bool wide, const void *
                 int64_t row = (c * g->k_sp + ky * k_w + kx) * g->out_sp;
                 for (int64_t oy = 0; oy < out_h; oy++) {
                     int64_t iy = oy * s_h - p_h + ky * d_h;
-                    if (iy < 0 || iy >= in_h)
+                    if (iy < 0 || iy >= in_h) {
+                        memset(oi__conv_at(cols, wide, row + oy * out_w), 0, (size_t)out_w * oi__conv_esize(wide));
                         continue;
+                    }
                     if (wide)
                         OI__IM2COL_ROW(double);
                     else
@@ -1008,7 +1013,7 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
     if (s == OI_OK && !pointwise) {
         cols = oi__conv_scratch(rows * g->out_sp, wide);
         s = cols ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
-        if (cols) /* the padding's entries, never written by oi__conv_im2col_rows or oi__conv_patches */
+        if (cols && by_patch) /* the padding's entries, never written by oi__conv_patches */
             memset(cols, 0, (size_t)(rows * g->out_sp) * oi__conv_esize(wide));
     }
     for (int64_t n = 0; n < g->batch && s == OI_OK; n++)
