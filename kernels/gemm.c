@@ -928,9 +928,11 @@ OI__TARGET_AVX2 static inline __m128 oi__skinny_sum4_avx2(__m256 a, __m256 b, __
     return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
 
+/* the masked extracts of both halves: g++ flags the plain ones (OI__V512_ALL above) */
 OI__TARGET_AVX512 static inline __m256 oi__skinny_half_sum_avx512(__m512 v) {
+    __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd((__mmask8)0xF, _mm512_castps_pd(v), 0));
     __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd((__mmask8)0xF, _mm512_castps_pd(v), 1));
-    return _mm256_add_ps(_mm512_castps512_ps256(v), hi);
+    return _mm256_add_ps(lo, hi);
 }
 
 OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rows_avx512_n(const float *small, int64_t k, int ns,
