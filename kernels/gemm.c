@@ -660,7 +660,6 @@ typedef struct oi__gemm_f32_skinny_job {
     const float *bias;     /* NULL or bias[s * bias_s + t * bias_t] */
     int64_t bias_s, bias_t;
     int n_tasks;
-    int64_t dot_chunk;     /* dot: big-side indices per task */
     float *partial;        /* axpy: n_tasks x n_small x n_big */
     oi__gemm_isa isa;      /* AVX-512 / AVX2: the SIMD loops below; else the plain ones */
 } oi__gemm_f32_skinny_job;
@@ -1146,8 +1145,8 @@ static int64_t oi__gemm_f32_skinny_dot_rows(const oi__gemm_f32_skinny_job *job, 
 static void oi__gemm_f32_skinny_dot_task(void *ctx, int task, int thread) {
     const oi__gemm_f32_skinny_job *job = (const oi__gemm_f32_skinny_job *)ctx;
     (void)thread;
-    int64_t t0 = oi__gemm_min((int64_t)task * job->dot_chunk, job->n_big);
-    int64_t t1 = oi__gemm_min(t0 + job->dot_chunk, job->n_big);
+    int64_t t0 = (int64_t)task * OI__GEMM_SKINNY_DOT_CHUNK;
+    int64_t t1 = oi__gemm_min(t0 + OI__GEMM_SKINNY_DOT_CHUNK, job->n_big);
     t0 += oi__gemm_f32_skinny_dot_rows(job, t0, t1 - t0);
 #if OI__GEMM_X86
     if (job->isa == OI__GEMM_ISA_AVX512 || job->isa == OI__GEMM_ISA_AVX2) {
@@ -1263,30 +1262,6 @@ static void oi__gemm_f32_skinny_small(const oi__gemm_f32_args *g, bool small_m, 
     }
 }
 
-/* ---- a streaming model's skinny products over the pool ----
- * Below OI__GEMM_SKINNY_PARALLEL_MIN a product in SIMD lanes stays on one
- * thread, yet one of OI__GEMM_SKINNY_SPLIT_MIN or more (Silero VAD's
- * convolutions and gate matmuls: 64K-260K multiply-adds on 1.2 MB of
- * weights, more than one core's 1 MB L2 on this EPYC) is bound by reading
- * its weights from L3. Split into one task per thread, the same share of
- * the weights goes to the same thread at every call (the caller claims
- * task 0 first), so each core's L2 keeps its half. The pool to run on, or
- * NULL (the job's tasks unchanged). */
-#define OI__GEMM_SKINNY_SPLIT_MIN ((int64_t)1 << 16)
-
-static oi__threadpool *oi__gemm_f32_skinny_split(oi__threadpool *pool, int64_t macs, oi__gemm_f32_skinny_job *job) {
-    int threads = oi__threadpool_size(pool);
-    if (!pool || threads < 2 || macs < OI__GEMM_SKINNY_SPLIT_MIN)
-        return NULL;
-    if (job->big_p == 1) { /* dot products: the big side in whole 4-row groups */
-        job->dot_chunk = (oi__gemm_ceil_div(job->n_big, threads) + 3) / 4 * 4;
-        job->n_tasks = (int)oi__gemm_ceil_div(job->n_big, job->dot_chunk);
-    } else { /* row updates: k in one run per thread */
-        job->n_tasks = (int)oi__gemm_min(threads, job->k);
-    }
-    return job->n_tasks > 1 ? pool : NULL;
-}
-
 static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_args *g, oi__gemm_f32_skinny_job *job_in) {
     oi__gemm_f32_skinny_job job = *job_in;
     int64_t m = g->m, n = g->n, k = g->k;
@@ -1295,11 +1270,8 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_ar
     oi__gemm_isa isa = oi__gemm_active_isa();
     int64_t parallel_min = isa == OI__GEMM_ISA_PORTABLE ? OI__GEMM_PARALLEL_MIN : OI__GEMM_SKINNY_PARALLEL_MIN;
     oi__threadpool *run_pool = m * n * k < parallel_min ? NULL : pool;
-    job.dot_chunk = OI__GEMM_SKINNY_DOT_CHUNK;
     job.n_tasks = dot ? (int)oi__gemm_ceil_div(job.n_big, OI__GEMM_SKINNY_DOT_CHUNK)
                       : (int)oi__gemm_min(oi__threadpool_size(run_pool), k);
-    if (!run_pool && isa != OI__GEMM_ISA_PORTABLE)
-        run_pool = oi__gemm_f32_skinny_split(pool, m * n * k, &job);
 
     size_t small_floats = (size_t)(job.n_small * k);
     size_t partial_floats = dot ? 0 : (size_t)job.n_tasks * (size_t)(job.n_small * job.n_big);
