@@ -730,7 +730,7 @@ OI__TARGET_AVX512 static int64_t oi__dw_plane_inner_avx512(const oi__conv_geom *
 OI__TARGET_AVX2 static int64_t oi__dw_plane_inner_avx2(const oi__conv_geom *g, const float *x, const float *w,
                                                        float b, float *y, int64_t oy, int64_t ox0, int64_t safe_lo,
                                                        int64_t safe_hi) {
-    OI__DW_INNER(__m256, 8, 4, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_add_ps, _mm256_mul_ps);
+    OI__DW_INNER(__m256, 8, 8, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_add_ps, _mm256_mul_ps);
 }
 
 /* The vector planes: the columns in runs of unmasked blocks (oi__dw_plane_inner_*)
