@@ -542,42 +542,63 @@ static int64_t *oi__conv_targets(const oi__conv_geom *g, const int64_t *from, co
     return targets;
 }
 
-/* cols[c * k_sp + kp, q] = x[c, targets[kp, q]] (0 in the padding). */
-static void oi__conv_im2col(const oi__conv_geom *g, bool wide, const int64_t *targets, const void *x, int64_t channels,
-                            void *cols) {
-    for (int64_t c = 0; c < channels; c++)
-        for (int64_t kp = 0; kp < g->k_sp; kp++) {
-            const int64_t *t = targets + kp * g->out_sp;
-            int64_t row = (c * g->k_sp + kp) * g->out_sp, base = c * g->in_sp;
-            if (wide) {
-                const double *src = (const double *)x + base;
-                double *dst = (double *)cols + row;
-                for (int64_t q = 0; q < g->out_sp; q++)
-                    dst[q] = t[q] >= 0 ? src[t[q]] : 0.0;
-            } else {
-                const float *src = (const float *)x + base;
-                float *dst = (float *)cols + row;
-                for (int64_t q = 0; q < g->out_sp; q++)
-                    dst[q] = t[q] >= 0 ? src[t[q]] : 0.0f;
-            }
-        }
-}
-
 /* ------------------------------------------------------------------ */
 /* Kernels                                                             */
 /* ------------------------------------------------------------------ */
-/* y[r, q] += bias[first + r], in the element type (f32 rounds once per
- * add, as the generic path's f64 add rounded to f32 does). */
-static void oi__conv_add_bias(const oi__conv_buf *bias, bool wide, int64_t first, int64_t rows, int64_t cols, void *y) {
+/* f64: y[r, q] += bias[first + r] (f32 starts from the bias instead:
+ * oi__conv_fill_bias). */
+static void oi__conv_add_bias_f64(const double *bias, int64_t first, int64_t rows, int64_t cols, double *y) {
     for (int64_t r = 0; r < rows; r++) {
-        if (wide) {
-            double b = ((const double *)bias->data)[first + r], *row = (double *)y + r * cols;
-            for (int64_t q = 0; q < cols; q++)
-                row[q] += b;
-        } else { /* the add op's vector loop (elementwise.c): row + b, one rounding each */
-            float *row = (float *)y + r * cols;
-            oi__ew_seg_f32(OI_OP_add, row, (const float *)bias->data + first + r, row, cols, true, false, 0.0f);
-        }
+        double b = bias[first + r], *row = y + r * cols;
+        for (int64_t q = 0; q < cols; q++)
+            row[q] += b;
+    }
+}
+
+/* y[r, q] = bias[r] for rows x cols, in the ISA's lanes (GCC -O2 leaves
+ * the plain loop scalar: it cannot tell y from bias). */
+#if OI__GEMM_X86
+OI__TARGET_AVX512 static void oi__conv_fill_bias_avx512(const float *bias, int64_t rows, int64_t cols, float *y) {
+    for (int64_t r = 0; r < rows; r++) {
+        __m512 b = _mm512_set1_ps(bias[r]);
+        float *row = y + r * cols;
+        int64_t q = 0;
+        for (; q + 16 <= cols; q += 16)
+            _mm512_storeu_ps(row + q, b);
+        if (q < cols)
+            _mm512_mask_storeu_ps(row + q, (__mmask16)((1u << (cols - q)) - 1u), b);
+    }
+}
+
+OI__TARGET_AVX2 static void oi__conv_fill_bias_avx2(const float *bias, int64_t rows, int64_t cols, float *y) {
+    for (int64_t r = 0; r < rows; r++) {
+        __m256 b = _mm256_set1_ps(bias[r]);
+        float *row = y + r * cols;
+        int64_t q = 0;
+        for (; q + 8 <= cols; q += 8)
+            _mm256_storeu_ps(row + q, b);
+        for (; q < cols; q++)
+            row[q] = bias[r];
+    }
+}
+#endif
+
+static void oi__conv_fill_bias(const float *bias, int64_t rows, int64_t cols, float *y) {
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (isa == OI__GEMM_ISA_AVX512) {
+        oi__conv_fill_bias_avx512(bias, rows, cols, y);
+        return;
+    }
+    if (isa == OI__GEMM_ISA_AVX2) {
+        oi__conv_fill_bias_avx2(bias, rows, cols, y);
+        return;
+    }
+#endif
+    for (int64_t r = 0; r < rows; r++) {
+        float b = bias[r], *row = y + r * cols;
+        for (int64_t q = 0; q < cols; q++)
+            row[q] = b;
     }
 }
 
@@ -593,6 +614,8 @@ static bool oi__conv_is_pointwise(const oi__conv_geom *g) {
  * a direct loop per output channel, threaded over images x channels,
  * instead of a tiny im2col + gemm per channel. f32 sums start from the
  * bias and follow the kernel's order. */
+#define OI__DW_MAX_KW 64 /* column taps of the vector planes' per-tap masks */
+
 typedef struct oi__dw_job {
     const oi__conv_geom *g;
     const float *x, *w, *bias;
@@ -650,14 +673,95 @@ static const float *oi__dw_block_at(const float *src, int64_t at) {
     return (const float *)(const void *)((const char *)src + at * (int64_t)sizeof(float));
 }
 
+/* Output columns [lo, hi) whose every tap reads inside the input row. */
+static void oi__dw_safe_columns(const oi__conv_geom *g, int64_t *lo, int64_t *hi) {
+    int c = g->s - 1;
+    int64_t off_min = -g->pad_b[c], off_max = (g->kernel[c] - 1) * g->dil[c] - g->pad_b[c];
+    *lo = off_min < 0 ? -off_min : 0;
+    *hi = g->in[c] - off_max < g->out[c] ? g->in[c] - off_max : g->out[c];
+}
+
+/* Inside [safe_lo, safe_hi) of an output row: NB blocks of lanes at once with
+ * no masks (every lane's column is inside), the same product-then-sum per
+ * lane in the same tap order as the masked blocks. Gives the columns done:
+ * 0 when column ox0 is not where NB or 1 whole blocks fit. The loops over
+ * the blocks are unrolled so that acc stays in registers at -O2. */
+#define OI__DW_INNER(V, LANES, NB, SET1, LOADU, STOREU, ADD, MUL) \
+    do { \
+        int two = g->s == 2, h = two ? 0 : -1, c = g->s - 1; \
+        int64_t in_h = two ? g->in[h] : 1, in_w = g->in[c], out_w = g->out[c]; \
+        int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c]; \
+        int nb = ox0 >= safe_lo && ox0 + NB * LANES <= safe_hi ? NB : ox0 >= safe_lo && ox0 + LANES <= safe_hi ? 1 : 0; \
+        if (!nb) \
+            return 0; \
+        V acc[NB]; \
+        OI__SKINNY_UNROLL \
+        for (int i = 0; i < NB; i++) \
+            acc[i] = SET1(b); \
+        for (int64_t ky = 0; ky < k_h; ky++) { \
+            int64_t iy = two ? oy * g->stride[h] - g->pad_b[h] + ky * g->dil[h] : 0; \
+            if (iy < 0 || iy >= in_h) \
+                continue; \
+            const float *src = x + iy * in_w + ox0; \
+            for (int64_t kx = 0; kx < k_w; kx++) { \
+                V wv = SET1(w[ky * k_w + kx]); \
+                const float *at = src + kx * g->dil[c] - g->pad_b[c]; \
+                if (nb == NB) \
+                    OI__SKINNY_UNROLL \
+                    for (int i = 0; i < NB; i++) \
+                        acc[i] = ADD(acc[i], MUL(wv, LOADU(at + i * LANES))); \
+                else \
+                    acc[0] = ADD(acc[0], MUL(wv, LOADU(at))); \
+            } \
+        } \
+        OI__SKINNY_UNROLL \
+        for (int i = 0; i < NB; i++) \
+            if (i < nb) \
+                STOREU(y + oy * out_w + ox0 + i * LANES, acc[i]); \
+        return nb * LANES; \
+    } while (0)
+
+OI__TARGET_AVX512 static int64_t oi__dw_plane_inner_avx512(const oi__conv_geom *g, const float *x, const float *w,
+                                                           float b, float *y, int64_t oy, int64_t ox0, int64_t safe_lo,
+                                                           int64_t safe_hi) {
+    OI__DW_INNER(__m512, 16, 4, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_add_ps, _mm512_mul_ps);
+}
+
+OI__TARGET_AVX2 static int64_t oi__dw_plane_inner_avx2(const oi__conv_geom *g, const float *x, const float *w,
+                                                       float b, float *y, int64_t oy, int64_t ox0, int64_t safe_lo,
+                                                       int64_t safe_hi) {
+    OI__DW_INNER(__m256, 8, 8, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_add_ps, _mm256_mul_ps);
+}
+
+/* The vector planes: the columns in runs of unmasked blocks (oi__dw_plane_inner_*)
+ * where every tap is inside the row, the rest in masked blocks whose mask per
+ * tap column is worked out once for all output rows. Column taps at most
+ * OI__DW_MAX_KW (oi__conv_depthwise takes the portable loop beyond). */
+
 OI__TARGET_AVX512 static void oi__dw_plane_avx512(const oi__conv_geom *g, const float *x, const float *w, float b,
                                                   float *y) {
     int two = g->s == 2, h = two ? 0 : -1, c = g->s - 1;
     int64_t in_h = two ? g->in[h] : 1, in_w = g->in[c], out_h = two ? g->out[h] : 1, out_w = g->out[c];
     int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c];
-    for (int64_t oy = 0; oy < out_h; oy++)
-        for (int64_t ox0 = 0; ox0 < out_w; ox0 += 16) {
-            int64_t width = out_w - ox0 < 16 ? out_w - ox0 : 16;
+    int64_t safe_lo, safe_hi;
+    oi__dw_safe_columns(g, &safe_lo, &safe_hi);
+    for (int64_t ox0 = 0, step; ox0 < out_w; ox0 += step) {
+        step = oi__dw_plane_inner_avx512(g, x, w, b, y, 0, ox0, safe_lo, safe_hi);
+        for (int64_t oy = 1; step && oy < out_h; oy++)
+            oi__dw_plane_inner_avx512(g, x, w, b, y, oy, ox0, safe_lo, safe_hi);
+        if (step)
+            continue;
+        step = 16;
+        int64_t width = out_w - ox0 < 16 ? out_w - ox0 : 16;
+        __mmask16 mk[OI__DW_MAX_KW]; /* lanes whose input column is inside the row, per tap column */
+        for (int64_t kx = 0; kx < k_w; kx++) {
+            int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
+            oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
+            lo = lo > ox0 ? lo - ox0 : 0;
+            hi = hi < ox0 + width ? hi - ox0 : width;
+            mk[kx] = lo >= hi ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+        }
+        for (int64_t oy = 0; oy < out_h; oy++) {
             __m512 acc = _mm512_set1_ps(b);
             for (int64_t ky = 0; ky < k_h; ky++) {
                 int64_t iy = two ? oy * g->stride[h] - g->pad_b[h] + ky * g->dil[h] : 0;
@@ -665,19 +769,16 @@ OI__TARGET_AVX512 static void oi__dw_plane_avx512(const oi__conv_geom *g, const 
                     continue;
                 const float *src = x + iy * in_w;
                 for (int64_t kx = 0; kx < k_w; kx++) {
-                    int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
-                    oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
-                    lo = lo > ox0 ? lo - ox0 : 0;
-                    hi = hi < ox0 + width ? hi - ox0 : width;
-                    if (lo >= hi)
+                    __mmask16 m = mk[kx];
+                    if (!m)
                         continue;
-                    __mmask16 m = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-                    __m512 v = _mm512_maskz_loadu_ps(m, oi__dw_block_at(src, ox0 + off));
+                    __m512 v = _mm512_maskz_loadu_ps(m, oi__dw_block_at(src, ox0 + kx * g->dil[c] - g->pad_b[c]));
                     acc = _mm512_mask_add_ps(acc, m, acc, _mm512_mul_ps(_mm512_set1_ps(w[ky * k_w + kx]), v));
                 }
             }
             _mm512_mask_storeu_ps(y + oy * out_w + ox0, (__mmask16)((1u << width) - 1u), acc);
         }
+    }
 }
 
 OI__TARGET_AVX2 static void oi__dw_plane_avx2(const oi__conv_geom *g, const float *x, const float *w, float b,
@@ -686,9 +787,29 @@ OI__TARGET_AVX2 static void oi__dw_plane_avx2(const oi__conv_geom *g, const floa
     int64_t in_h = two ? g->in[h] : 1, in_w = g->in[c], out_h = two ? g->out[h] : 1, out_w = g->out[c];
     int64_t k_h = two ? g->kernel[h] : 1, k_w = g->kernel[c];
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (int64_t oy = 0; oy < out_h; oy++)
-        for (int64_t ox0 = 0; ox0 < out_w; ox0 += 8) {
-            int64_t width = out_w - ox0 < 8 ? out_w - ox0 : 8;
+    int64_t safe_lo, safe_hi;
+    oi__dw_safe_columns(g, &safe_lo, &safe_hi);
+    for (int64_t ox0 = 0, step; ox0 < out_w; ox0 += step) {
+        step = oi__dw_plane_inner_avx2(g, x, w, b, y, 0, ox0, safe_lo, safe_hi);
+        for (int64_t oy = 1; step && oy < out_h; oy++)
+            oi__dw_plane_inner_avx2(g, x, w, b, y, oy, ox0, safe_lo, safe_hi);
+        if (step)
+            continue;
+        step = 8;
+        int64_t width = out_w - ox0 < 8 ? out_w - ox0 : 8;
+        __m256i mk[OI__DW_MAX_KW]; /* lanes lo <= i < hi: (i > lo - 1) and (hi > i), per tap column */
+        bool any[OI__DW_MAX_KW];
+        for (int64_t kx = 0; kx < k_w; kx++) {
+            int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
+            oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
+            lo = lo > ox0 ? lo - ox0 : 0;
+            hi = hi < ox0 + width ? hi - ox0 : width;
+            any[kx] = lo < hi;
+            mk[kx] = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)lo - 1)),
+                                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), lane));
+        }
+        __m256i out = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), lane);
+        for (int64_t oy = 0; oy < out_h; oy++) {
             __m256 acc = _mm256_set1_ps(b);
             for (int64_t ky = 0; ky < k_h; ky++) {
                 int64_t iy = two ? oy * g->stride[h] - g->pad_b[h] + ky * g->dil[h] : 0;
@@ -696,23 +817,16 @@ OI__TARGET_AVX2 static void oi__dw_plane_avx2(const oi__conv_geom *g, const floa
                     continue;
                 const float *src = x + iy * in_w;
                 for (int64_t kx = 0; kx < k_w; kx++) {
-                    int64_t off = kx * g->dil[c] - g->pad_b[c], lo, hi;
-                    oi__dw_columns(off, 1, in_w, out_w, &lo, &hi);
-                    lo = lo > ox0 ? lo - ox0 : 0;
-                    hi = hi < ox0 + width ? hi - ox0 : width;
-                    if (lo >= hi)
+                    if (!any[kx])
                         continue;
-                    /* lanes lo <= i < hi: (i > lo - 1) and (hi > i) */
-                    __m256i m = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)lo - 1)),
-                                                 _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), lane));
-                    __m256 v = _mm256_maskload_ps(oi__dw_block_at(src, ox0 + off), m);
+                    __m256 v = _mm256_maskload_ps(oi__dw_block_at(src, ox0 + kx * g->dil[c] - g->pad_b[c]), mk[kx]);
                     __m256 sum = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[ky * k_w + kx]), v));
-                    acc = _mm256_blendv_ps(acc, sum, _mm256_castsi256_ps(m));
+                    acc = _mm256_blendv_ps(acc, sum, _mm256_castsi256_ps(mk[kx]));
                 }
             }
-            __m256i out = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), lane);
             _mm256_maskstore_ps(y + oy * out_w + ox0, out, acc);
         }
+    }
 }
 #endif
 
@@ -746,7 +860,7 @@ static bool oi__conv_is_depthwise(const oi__conv_geom *g, bool wide) {
 static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const float *w, const float *bias, float *y,
                                oi__conv_act act) {
     oi__dw_job j = {g, x, w, bias, y, 0, OI__GEMM_ISA_PORTABLE, act};
-    if (g->stride[g->s - 1] == 1 && g->out[g->s - 1] <= INT32_MAX)
+    if (g->stride[g->s - 1] == 1 && g->out[g->s - 1] <= INT32_MAX && g->kernel[g->s - 1] <= OI__DW_MAX_KW)
         j.isa = oi__gemm_active_isa();
     int64_t pairs = g->batch * g->out_c;
     /* in vector lanes 2^18 multiply-adds take ~20 us: below that one thread */
@@ -776,18 +890,24 @@ static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const flo
             dst[ox] = 0; \
     } while (0)
 
-static void oi__conv_im2col_2d(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *cols) {
-    int64_t in_h = g->in[0], in_w = g->in[1], out_h = g->out[0], out_w = g->out[1], sw = g->stride[1];
-    for (int64_t c = 0; c < channels; c++)
-        for (int64_t ky = 0; ky < g->kernel[0]; ky++)
-            for (int64_t kx = 0; kx < g->kernel[1]; kx++) {
-                int64_t row = (c * g->k_sp + ky * g->kernel[1] + kx) * g->out_sp;
-                int64_t off = kx * g->dil[1] - g->pad_b[1], lo, hi;
-                oi__dw_columns(off, sw, in_w, out_w, &lo, &hi);
-                lo = lo > out_w ? out_w : lo;
-                hi = hi < lo ? lo : hi;
+/* im2col by rows for 1-D and 2-D convs (a 1-D conv is one row high): each
+ * kernel tap's output row is a strided run of x between zeroed edges (the
+ * padding), or a zero row. */
+static void oi__conv_im2col_rows(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *cols) {
+    int two = g->s == 2, c_dim = g->s - 1; /* a 1-D conv: rows of one, only the column dim */
+    int64_t in_h = two ? g->in[0] : 1, in_w = g->in[c_dim], out_h = two ? g->out[0] : 1, out_w = g->out[c_dim];
+    int64_t k_h = two ? g->kernel[0] : 1, k_w = g->kernel[c_dim], sw = g->stride[c_dim];
+    int64_t s_h = two ? g->stride[0] : 1, p_h = two ? g->pad_b[0] : 0, d_h = two ? g->dil[0] : 1;
+    for (int64_t kx = 0; kx < k_w; kx++) { /* the tap's valid columns once, for every channel */
+        int64_t off = kx * g->dil[c_dim] - g->pad_b[c_dim], lo, hi;
+        oi__dw_columns(off, sw, in_w, out_w, &lo, &hi);
+        lo = lo > out_w ? out_w : lo;
+        hi = hi < lo ? lo : hi;
+        for (int64_t c = 0; c < channels; c++)
+            for (int64_t ky = 0; ky < k_h; ky++) {
+                int64_t row = (c * g->k_sp + ky * k_w + kx) * g->out_sp;
                 for (int64_t oy = 0; oy < out_h; oy++) {
-                    int64_t iy = oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0];
+                    int64_t iy = oy * s_h - p_h + ky * d_h;
                     if (iy < 0 || iy >= in_h) {
                         memset(oi__conv_at(cols, wide, row + oy * out_w), 0, (size_t)out_w * oi__conv_esize(wide));
                         continue;
@@ -798,6 +918,38 @@ static void oi__conv_im2col_2d(const oi__conv_geom *g, bool wide, const void *x,
                         OI__IM2COL_ROW(float);
                 }
             }
+    }
+}
+
+/* The transpose of oi__conv_im2col_rows's cols, for convs with a few
+ * output positions (a streaming model's: 1-4): each position's patch
+ * contiguous, patches[q, c * k_sp + ky * k_w + kx], which is the gemm's
+ * small operand as it reads it (no gather, no transposing copy), and a
+ * run of x per kernel row. Padding entries stay as zeroed by the caller. */
+static void oi__conv_patches(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *patches) {
+    int two = g->s == 2, c_dim = g->s - 1;
+    int64_t in_h = two ? g->in[0] : 1, in_w = g->in[c_dim], out_w = g->out[c_dim];
+    int64_t k_h = two ? g->kernel[0] : 1, k_w = g->kernel[c_dim], dil = g->dil[c_dim], rows = channels * g->k_sp;
+    size_t es = oi__conv_esize(wide);
+    for (int64_t q = 0; q < g->out_sp; q++) {
+        int64_t oy = q / out_w, ox = q % out_w, ix0 = ox * g->stride[c_dim] - g->pad_b[c_dim];
+        /* the taps kx whose column ix0 + kx * dil is inside the row: [lo, hi) */
+        int64_t lo = ix0 >= 0 ? 0 : (-ix0 + dil - 1) / dil, hi = in_w - 1 - ix0 < 0 ? 0 : (in_w - 1 - ix0) / dil + 1;
+        hi = hi < k_w ? hi : k_w;
+        for (int64_t c = 0; c < channels; c++)
+            for (int64_t ky = 0; ky < k_h; ky++) {
+                int64_t iy = two ? oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0] : 0;
+                if (iy < 0 || iy >= in_h || lo >= hi)
+                    continue;
+                char *dst = (char *)patches + (size_t)(q * rows + c * g->k_sp + ky * k_w) * es;
+                const char *src = (const char *)x + (size_t)(c * g->in_sp + iy * in_w + ix0) * es;
+                if (dil == 1)
+                    memcpy(dst + (size_t)lo * es, src + (size_t)lo * es, (size_t)(hi - lo) * es);
+                else
+                    for (int64_t kx = lo; kx < hi; kx++)
+                        memcpy(dst + (size_t)kx * es, src + (size_t)(kx * dil) * es, es);
+            }
+    }
 }
 
 /* Per image and group: y[M/g, out] = w[M/g, C/g * k] x cols[C/g * k, out]
@@ -841,7 +993,6 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
     oi__conv_act_parse(k, &act);
     int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, rows = cg * g->k_sp;
     oi__conv_buf x = {NULL, false}, w = {NULL, false}, bias = {NULL, false}, y = {NULL, false};
-    int64_t *targets = NULL;
     void *cols = NULL;
     oi_status s = oi__conv_dense(k->in[0], wide, &x);
     if (s == OI_OK)
@@ -857,30 +1008,38 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
         oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
         return OI_OK;
     }
-    bool by_rows = g->s == 2; /* 2-D: oi__conv_im2col_2d, no index table */
+    /* a few output positions: their patches (the gemm's small side); else im2col by rows */
+    bool by_patch = !pointwise && g->out_sp <= 4;
     if (s == OI_OK && !pointwise) {
-        targets = by_rows ? NULL : oi__conv_targets(g, g->out, g->in);
-        cols = targets || by_rows ? oi__conv_scratch(rows * g->out_sp, wide) : NULL;
+        cols = oi__conv_scratch(rows * g->out_sp, wide);
         s = cols ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+        if (cols && by_patch) /* the padding's entries, never written by oi__conv_patches */
+            memset(cols, 0, (size_t)(rows * g->out_sp) * oi__conv_esize(wide));
     }
     for (int64_t n = 0; n < g->batch && s == OI_OK; n++)
         for (int64_t grp = 0; grp < g->group && s == OI_OK; grp++) {
             const void *xg = oi__conv_at(x.data, wide, (n * g->in_c + grp * cg) * g->in_sp);
             void *yg = oi__conv_at(y.data, wide, (n * g->out_c + grp * mg) * g->out_sp);
-            if (!pointwise && by_rows)
-                oi__conv_im2col_2d(g, wide, xg, cg, cols);
+            if (by_patch)
+                oi__conv_patches(g, wide, xg, cg, cols);
             else if (!pointwise)
-                oi__conv_im2col(g, wide, targets, xg, cg, cols);
-            s = oi__conv_gemm(wide, false, false, mg, g->out_sp, rows, 1.0, oi__conv_at(w.data, wide, grp * mg * rows), rows,
-                              pointwise ? xg : cols, g->out_sp, 0.0, yg, g->out_sp);
-            if (bias.data)
-                oi__conv_add_bias(&bias, wide, grp * mg, mg, g->out_sp, yg);
+                oi__conv_im2col_rows(g, wide, xg, cg, cols);
+            /* f32: the bias is C's start and the gemm adds its sums to it (beta 1, a
+             * product by 1 is exact), the add op's one rounding of sum + bias without
+             * reading y back; f64 adds it after */
+            bool bias_first = bias.data && !wide;
+            if (bias_first)
+                oi__conv_fill_bias((const float *)bias.data + grp * mg, mg, g->out_sp, (float *)yg);
+            s = oi__conv_gemm(wide, false, by_patch, mg, g->out_sp, rows, 1.0, oi__conv_at(w.data, wide, grp * mg * rows),
+                              rows, pointwise ? xg : cols, by_patch ? rows : g->out_sp, bias_first ? 1.0 : 0.0, yg,
+                              g->out_sp);
+            if (bias.data && !bias_first)
+                oi__conv_add_bias_f64((const double *)bias.data, grp * mg, mg, g->out_sp, (double *)yg);
             if (s == OI_OK) /* while the group's rows are still in cache */
                 oi__conv_act_apply(act, wide, yg, mg, g->out_sp);
         }
     if (s == OI_OK)
         oi__conv_finish(k->out, wide, &y);
-    oi__free(targets);
     oi__free(cols);
     oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
     return s;

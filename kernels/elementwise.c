@@ -350,9 +350,25 @@ static int64_t oi__ew_relu_f32_base(const float *a, float *y, int64_t len, doubl
 }
 
 #if OI__GEMM_X86
+/* In intrinsics: the blocks' unsigned compares on the bits have no AVX2
+ * instruction (GCC emulates them at twice the AVX-512 time). x < 0 as an
+ * ordered compare is the same choice (false for -0 and NaN); min(hi, r) and
+ * max(lo, c) keep a NaN r, as the blocks' r > hi ? hi : r and c < lo ? lo : c. */
 OI__TARGET_AVX2 static int64_t oi__ew_relu_f32_avx2(const float *a, float *y, int64_t len, double slope, bool clamps,
                                                     double lo, double hi) {
-    OI__EW_RELU_F32_BLOCKS
+    float slope_f = (float)slope;
+    int64_t j = 0;
+    if ((double)slope_f != slope)
+        return 0;
+    __m256 v_slope = _mm256_set1_ps(slope_f), zero = _mm256_setzero_ps();
+    __m256 v_lo = _mm256_set1_ps((float)lo), v_hi = _mm256_set1_ps((float)hi);
+    for (; j + 8 <= len; j += 8) {
+        __m256 x = _mm256_loadu_ps(a + j);
+        __m256 r = _mm256_blendv_ps(x, _mm256_mul_ps(x, v_slope), _mm256_cmp_ps(x, zero, _CMP_LT_OQ));
+        if (clamps)
+            r = _mm256_max_ps(v_lo, _mm256_min_ps(v_hi, r));
+        _mm256_storeu_ps(y + j, r);
+    }
     return j;
 }
 
@@ -459,9 +475,24 @@ static void oi__ew_hard_f32_base(const float *a, float *y, int64_t len, double a
 }
 
 #if OI__GEMM_X86
+/* In intrinsics: GCC -O2 leaves the AVX2 build of the body scalar (it
+ * vectorizes the AVX-512 one). The same operations in the same order:
+ * min(1, h) and max(0, h) keep h where it is NaN (the lanes' min/max return
+ * their second operand then), as h > 1 ? 1 : h and h < 0 ? 0 : h do. */
 OI__TARGET_AVX2 static void oi__ew_hard_f32_avx2(const float *a, float *y, int64_t len, double alpha, double beta,
                                                  bool swish) {
-    OI__EW_HARD_BODY(float);
+    float al = (float)alpha, be = (float)beta;
+    __m256 v_al = _mm256_set1_ps(al), v_be = _mm256_set1_ps(be), one = _mm256_set1_ps(1.0f);
+    __m256 zero = _mm256_setzero_ps();
+    int64_t j = 0;
+    for (; j + 8 <= len; j += 8) {
+        __m256 x = _mm256_loadu_ps(a + j);
+        __m256 h = _mm256_add_ps(_mm256_mul_ps(x, v_al), v_be);
+        h = _mm256_max_ps(zero, _mm256_min_ps(one, h));
+        _mm256_storeu_ps(y + j, swish ? _mm256_mul_ps(x, h) : h);
+    }
+    for (; j < len; j++)
+        OI__EW_HARD_STEP(float, a[j], y[j]);
 }
 
 OI__TARGET_AVX512 static void oi__ew_hard_f32_avx512(const float *a, float *y, int64_t len, double alpha,

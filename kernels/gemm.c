@@ -936,11 +936,240 @@ OI__TARGET_AVX2 static void oi__skinny_axpy_avx2(const oi__gemm_f32_skinny_job *
 }
 #endif
 
+/* ---- skinny dot products, several big rows at once ----
+ * The kernels above finish each dot product alone (a horizontal sum and a
+ * store call each), which costs as much as the products when k is a few
+ * hundred (a streaming model's convolutions). These take RB big rows (4 in
+ * AVX-512, 2 in AVX2) against all small rows with one accumulator each,
+ * the small rows loaded once per step for every big row, and reduce four
+ * accumulators to four sums in one shuffle tree. out[s * RB + r]. */
+#if OI__GEMM_X86
+OI__TARGET_AVX2 static inline __m128 oi__skinny_sum4_avx2(__m256 a, __m256 b, __m256 c, __m256 d) {
+    __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* [a b c d] per 128-bit half */
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+/* the masked extracts of both halves: g++ flags the plain ones (OI__V512_ALL above) */
+OI__TARGET_AVX512 static inline __m256 oi__skinny_half_sum_avx512(__m512 v) {
+    __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd((__mmask8)0xF, _mm512_castps_pd(v), 0));
+    __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd((__mmask8)0xF, _mm512_castps_pd(v), 1));
+    return _mm256_add_ps(lo, hi);
+}
+
+OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rows_avx512_n(const float *small, int64_t k, int ns,
+                                                                                 const float *y, int64_t y_t,
+                                                                                 float *out) {
+    __m512 acc[4][4];
+    OI__SKINNY_UNROLL
+    for (int r = 0; r < 4; r++)
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < 4; s++)
+            acc[r][s] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < k; p += 16) {
+        __mmask16 m = k - p >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (k - p)) - 1u);
+        __m512 sm[4];
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < ns; s++)
+            sm[s] = _mm512_maskz_loadu_ps(m, small + s * k + p);
+        OI__SKINNY_UNROLL
+        for (int r = 0; r < 4; r++) {
+            __m512 yv = _mm512_maskz_loadu_ps(m, y + r * y_t + p);
+            OI__SKINNY_UNROLL
+            for (int s = 0; s < ns; s++)
+                acc[r][s] = _mm512_fmadd_ps(sm[s], yv, acc[r][s]);
+        }
+    }
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < ns; s++)
+        _mm_storeu_ps(out + s * 4,
+                      oi__skinny_sum4_avx2(oi__skinny_half_sum_avx512(acc[0][s]), oi__skinny_half_sum_avx512(acc[1][s]),
+                                           oi__skinny_half_sum_avx512(acc[2][s]), oi__skinny_half_sum_avx512(acc[3][s])));
+}
+
+OI__TARGET_AVX512 static void oi__skinny_rows_avx512(const float *small, int64_t k, int ns, const float *y, int64_t y_t,
+                                                     float *out) {
+    switch (ns) {
+    case 1: oi__skinny_rows_avx512_n(small, k, 1, y, y_t, out); break;
+    case 2: oi__skinny_rows_avx512_n(small, k, 2, y, y_t, out); break;
+    case 3: oi__skinny_rows_avx512_n(small, k, 3, y, y_t, out); break;
+    default: oi__skinny_rows_avx512_n(small, k, 4, y, y_t, out); break;
+    }
+}
+
+/* AVX2: two big rows (8 accumulators of 16 ymm registers), the k % 8 tail
+ * in scalars; sums of (row 0, row 1) for small rows s and s + 1 at once. */
+OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rows_avx2_n(const float *small, int64_t k, int ns,
+                                                                             const float *y, int64_t y_t, float *out) {
+    __m256 acc[2][4];
+    OI__SKINNY_UNROLL
+    for (int r = 0; r < 2; r++)
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < 4; s++)
+            acc[r][s] = _mm256_setzero_ps();
+    int64_t p = 0;
+    for (; p + 8 <= k; p += 8) {
+        __m256 sm[4];
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < ns; s++)
+            sm[s] = _mm256_loadu_ps(small + s * k + p);
+        OI__SKINNY_UNROLL
+        for (int r = 0; r < 2; r++) {
+            __m256 yv = _mm256_loadu_ps(y + r * y_t + p);
+            OI__SKINNY_UNROLL
+            for (int s = 0; s < ns; s++)
+                acc[r][s] = _mm256_fmadd_ps(sm[s], yv, acc[r][s]);
+        }
+    }
+    float sums[4][2];
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < 4; s += 2) {
+        if (s >= ns)
+            break;
+        _mm_storeu_ps(&sums[s][0], oi__skinny_sum4_avx2(acc[0][s], acc[1][s], acc[0][s + 1], acc[1][s + 1]));
+    }
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < ns; s++)
+        for (int r = 0; r < 2; r++) {
+            float sum = sums[s][r];
+            for (int64_t q = p; q < k; q++)
+                sum += small[s * k + q] * y[r * y_t + q];
+            out[s * 2 + r] = sum;
+        }
+}
+
+OI__TARGET_AVX2 static void oi__skinny_rows_avx2(const float *small, int64_t k, int ns, const float *y, int64_t y_t,
+                                                 float *out) {
+    switch (ns) {
+    case 1: oi__skinny_rows_avx2_n(small, k, 1, y, y_t, out); break;
+    case 2: oi__skinny_rows_avx2_n(small, k, 2, y, y_t, out); break;
+    case 3: oi__skinny_rows_avx2_n(small, k, 3, y, y_t, out); break;
+    default: oi__skinny_rows_avx2_n(small, k, 4, y, y_t, out); break;
+    }
+}
+#endif
+
+#if OI__GEMM_X86
+/* ---- skinny row updates (axpy) for one or two small rows ----
+ * oi__skinny_axpy_* hold 64 (AVX-512) or 16 (AVX2) columns for up to 4
+ * small rows; with 1 or 2 (a matrix-vector product: an LSTM's gates) most
+ * of those registers idle and k is walked once per narrow block. These
+ * hold NV vectors of columns per small row (16 registers in all), so each
+ * big row is read in longer runs and k is walked 2-4x less often. The
+ * same sums in the same order (p ascending, one FMA each). Columns past
+ * the last whole block are left: the caller's kernel does them. */
+#define OI__SKINNY_WIDE_BODY(V, LANES, SET0, SET1, LOADU, STOREU, FMADD) \
+    do { \
+        int64_t cols = (int64_t)LANES * nv, t0 = 0; \
+        for (; t0 + cols <= job->n_big; t0 += cols) { \
+            V a[2][16]; \
+            OI__SKINNY_UNROLL \
+            for (int s = 0; s < 2; s++) \
+                OI__SKINNY_UNROLL \
+                for (int i = 0; i < 16; i++) \
+                    a[s][i] = SET0(); \
+            const float *row = job->big + p0 * job->big_p + t0; \
+            for (int64_t p = p0; p < p1; p++, row += job->big_p) { \
+                V w0 = SET1(job->small[p]), w1 = SET1(ns == 2 ? job->small[job->k + p] : 0.0f); \
+                OI__SKINNY_UNROLL \
+                for (int i = 0; i < nv; i++) { \
+                    V r = LOADU(row + LANES * i); \
+                    a[0][i] = FMADD(w0, r, a[0][i]); \
+                    if (ns == 2) \
+                        a[1][i] = FMADD(w1, r, a[1][i]); \
+                } \
+            } \
+            OI__SKINNY_UNROLL \
+            for (int s = 0; s < ns; s++) \
+                OI__SKINNY_UNROLL \
+                for (int i = 0; i < nv; i++) \
+                    STOREU(acc + s * job->n_big + t0 + LANES * i, a[s][i]); \
+        } \
+        return t0; \
+    } while (0)
+
+OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE int64_t oi__skinny_axpy_wide_avx512_n(
+    const oi__gemm_f32_skinny_job *job, int ns, int nv, int64_t p0, int64_t p1, float *acc) {
+    OI__SKINNY_WIDE_BODY(__m512, 16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_loadu_ps, _mm512_storeu_ps,
+                         _mm512_fmadd_ps);
+}
+
+OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE int64_t oi__skinny_axpy_wide_avx2_n(
+    const oi__gemm_f32_skinny_job *job, int ns, int nv, int64_t p0, int64_t p1, float *acc) {
+    OI__SKINNY_WIDE_BODY(__m256, 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps,
+                         _mm256_fmadd_ps);
+}
+
+/* The columns from `done` on (fewer than a wide block) by the narrow
+ * kernels, into a buffer whose rows they fill, then into acc's rows. */
+static void oi__skinny_axpy_rest(const oi__gemm_f32_skinny_job *job, int64_t done, int64_t p0, int64_t p1, float *acc) {
+    float part[2 * 256];
+    oi__gemm_f32_skinny_job rest = *job;
+    rest.n_big = job->n_big - done;
+    rest.big = job->big + done;
+    if (job->isa == OI__GEMM_ISA_AVX512)
+        oi__skinny_axpy_avx512(&rest, p0, p1, part);
+    else
+        oi__skinny_axpy_avx2(&rest, p0, p1, part);
+    for (int64_t s = 0; s < job->n_small; s++)
+        memcpy(acc + s * job->n_big + done, part + s * rest.n_big, (size_t)rest.n_big * sizeof(float));
+}
+
+/* The columns done in whole wide blocks; 0 for 3 or 4 small rows. */
+OI__TARGET_AVX512 static int64_t oi__skinny_axpy_wide_avx512(const oi__gemm_f32_skinny_job *job, int64_t p0, int64_t p1,
+                                                             float *acc) {
+    if (job->n_small == 1)
+        return oi__skinny_axpy_wide_avx512_n(job, 1, 16, p0, p1, acc);
+    return job->n_small == 2 ? oi__skinny_axpy_wide_avx512_n(job, 2, 8, p0, p1, acc) : 0;
+}
+
+OI__TARGET_AVX2 static int64_t oi__skinny_axpy_wide_avx2(const oi__gemm_f32_skinny_job *job, int64_t p0, int64_t p1,
+                                                         float *acc) {
+    if (job->n_small == 1)
+        return oi__skinny_axpy_wide_avx2_n(job, 1, 12, p0, p1, acc);
+    return job->n_small == 2 ? oi__skinny_axpy_wide_avx2_n(job, 2, 5, p0, p1, acc) : 0;
+}
+#endif
+
+/* C(s, t) for s < n_small and RB consecutive big indices from t: the
+ * skinny store's arithmetic written out (no call per element). */
+static void oi__gemm_f32_skinny_store_rows(const oi__gemm_f32_skinny_job *job, int64_t t, int rb, const float *out) {
+    for (int64_t s = 0; s < job->n_small; s++)
+        for (int r = 0; r < rb; r++) {
+            float *c = job->c + s * job->c_s + (t + r) * job->c_t, v = out[s * rb + r];
+            if (job->beta != 0.0f)
+                v = v + job->beta * *c;
+            *c = v + (job->bias ? job->bias[s * job->bias_s + (t + r) * job->bias_t] : 0.0f);
+        }
+}
+
+/* Big rows [t, t + rows) of a dot task through oi__skinny_rows_*: the
+ * number of rows done (a multiple of the kernel's RB). */
+static int64_t oi__gemm_f32_skinny_dot_rows(const oi__gemm_f32_skinny_job *job, int64_t t, int64_t rows) {
+#if OI__GEMM_X86
+    int rb = job->isa == OI__GEMM_ISA_AVX512 ? 4 : job->isa == OI__GEMM_ISA_AVX2 ? 2 : 0;
+    int64_t done = 0;
+    float out[4 * OI__GEMM_SKINNY];
+    for (; rb && done + rb <= rows; done += rb) {
+        const float *y = job->big + (t + done) * job->big_t;
+        if (rb == 4)
+            oi__skinny_rows_avx512(job->small, job->k, (int)job->n_small, y, job->big_t, out);
+        else
+            oi__skinny_rows_avx2(job->small, job->k, (int)job->n_small, y, job->big_t, out);
+        oi__gemm_f32_skinny_store_rows(job, t + done, rb, out);
+    }
+    return done;
+#else
+    (void)job, (void)t, (void)rows;
+    return 0;
+#endif
+}
+
 static void oi__gemm_f32_skinny_dot_task(void *ctx, int task, int thread) {
     const oi__gemm_f32_skinny_job *job = (const oi__gemm_f32_skinny_job *)ctx;
     (void)thread;
     int64_t t0 = (int64_t)task * OI__GEMM_SKINNY_DOT_CHUNK;
     int64_t t1 = oi__gemm_min(t0 + OI__GEMM_SKINNY_DOT_CHUNK, job->n_big);
+    t0 += oi__gemm_f32_skinny_dot_rows(job, t0, t1 - t0);
 #if OI__GEMM_X86
     if (job->isa == OI__GEMM_ISA_AVX512 || job->isa == OI__GEMM_ISA_AVX2) {
         float out[OI__GEMM_SKINNY];
@@ -967,12 +1196,16 @@ static void oi__gemm_f32_skinny_axpy_task(void *ctx, int task, int thread) {
     int64_t p0 = job->k * task / job->n_tasks, p1 = job->k * (task + 1) / job->n_tasks;
     float *acc = job->partial + (size_t)task * (size_t)(job->n_small * job->n_big);
 #if OI__GEMM_X86
-    if (job->isa == OI__GEMM_ISA_AVX512) {
-        oi__skinny_axpy_avx512(job, p0, p1, acc);
-        return;
-    }
-    if (job->isa == OI__GEMM_ISA_AVX2) {
-        oi__skinny_axpy_avx2(job, p0, p1, acc);
+    if (job->isa == OI__GEMM_ISA_AVX512 || job->isa == OI__GEMM_ISA_AVX2) {
+        /* whole wide blocks first; the rest of the columns as a narrower product */
+        int64_t done = job->isa == OI__GEMM_ISA_AVX512 ? oi__skinny_axpy_wide_avx512(job, p0, p1, acc)
+                                                       : oi__skinny_axpy_wide_avx2(job, p0, p1, acc);
+        if (done == 0 && job->isa == OI__GEMM_ISA_AVX512)
+            oi__skinny_axpy_avx512(job, p0, p1, acc);
+        else if (done == 0)
+            oi__skinny_axpy_avx2(job, p0, p1, acc);
+        else if (done < job->n_big)
+            oi__skinny_axpy_rest(job, done, p0, p1, acc);
         return;
     }
 #endif
@@ -1036,6 +1269,21 @@ static bool oi__gemm_f32_skinny_layout(const oi__gemm_f32_args *g, oi__gemm_f32_
     return job->big_p == 1 || job->big_t == 1;
 }
 
+/* The small operand contiguous along k with alpha applied: rows copied
+ * whole when they already are and alpha is 1 (a product by 1 is exact),
+ * else element by element. */
+static void oi__gemm_f32_skinny_small(const oi__gemm_f32_args *g, bool small_m, int64_t n_small, float *small) {
+    int64_t k = g->k, step = small_m ? g->a_cs : g->b_rs;
+    for (int64_t s = 0; s < n_small; s++) {
+        if (g->alpha == 1.0f && (step == 1 || k == 1)) {
+            memcpy(small + s * k, small_m ? g->a + s * g->a_rs : g->b + s * g->b_cs, (size_t)k * sizeof(float));
+            continue;
+        }
+        for (int64_t p = 0; p < k; p++)
+            small[s * k + p] = g->alpha * (small_m ? oi__gemm_a_at(g, s, p) : oi__gemm_b_at(g, p, s));
+    }
+}
+
 static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_args *g, oi__gemm_f32_skinny_job *job_in) {
     oi__gemm_f32_skinny_job job = *job_in;
     int64_t m = g->m, n = g->n, k = g->k;
@@ -1054,9 +1302,7 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_ar
     if (!work)
         return oi__fail(OI_ERROR_OUT_OF_MEMORY, "gemm_f32: cannot allocate %zu bytes of work space", bytes);
     float *small = work;
-    for (int64_t s = 0; s < job.n_small; s++)
-        for (int64_t p = 0; p < k; p++)
-            small[s * k + p] = g->alpha * (small_m ? oi__gemm_a_at(g, s, p) : oi__gemm_b_at(g, p, s));
+    oi__gemm_f32_skinny_small(g, small_m, job.n_small, small);
     job.small = small;
     job.partial = work + small_floats;
     job.isa = isa;

@@ -143,10 +143,31 @@ bool oi__op_allows_inplace(oi_op op) { return oi__op_valid(op) && (oi__op_defs[o
 /* ------------------------------------------------------------------ */
 /* Parameters                                                          */
 /* ------------------------------------------------------------------ */
+/* The table's rows by op, in table order (built once): a lookup scans the
+ * op's few rows instead of all of them, as kernels read their parameters
+ * on every call. */
+static uint16_t oi__op_param_rows[OI__PARAM_COUNT];
+static uint16_t oi__op_param_start[OI_OP_COUNT + 1];
+static pthread_once_t oi__op_param_once = PTHREAD_ONCE_INIT;
+
+static void oi__op_param_index(void) {
+    size_t n = 0;
+    for (int op = 0; op < (int)OI_OP_COUNT; op++) {
+        oi__op_param_start[op] = (uint16_t)n;
+        for (size_t i = 0; i < OI__PARAM_COUNT; i++)
+            if ((int)oi__op_param_defs[i].op == op)
+                oi__op_param_rows[n++] = (uint16_t)i;
+    }
+    oi__op_param_start[OI_OP_COUNT] = (uint16_t)n;
+}
+
 static const oi__op_param_def *oi__op_param_lookup(oi_op op, const char *name) {
-    for (size_t i = 0; i < OI__PARAM_COUNT; i++)
-        if (oi__op_param_defs[i].op == op && strcmp(oi__op_param_defs[i].name, name) == 0)
-            return &oi__op_param_defs[i];
+    if (!oi__op_valid(op))
+        return NULL;
+    pthread_once(&oi__op_param_once, oi__op_param_index);
+    for (int r = oi__op_param_start[op]; r < oi__op_param_start[op + 1]; r++)
+        if (strcmp(oi__op_param_defs[oi__op_param_rows[r]].name, name) == 0)
+            return &oi__op_param_defs[oi__op_param_rows[r]];
     return NULL;
 }
 
@@ -692,10 +713,18 @@ static oi_status oi__op_check(oi_op op, const oi__attr *attrs, size_t n_attrs, c
 
 oi_status oi__op_infer(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__op_sig *inputs, size_t n_inputs,
                        oi_dtype declared_out_dtype, oi__op_sig *out) {
+    oi_dtype acc;
+    return oi__op_infer_acc(op, attrs, n_attrs, inputs, n_inputs, declared_out_dtype, out, &acc);
+}
+
+oi_status oi__op_infer_acc(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__op_sig *inputs,
+                           size_t n_inputs, oi_dtype declared_out_dtype, oi__op_sig *out, oi_dtype *acc) {
     oi__op_mode mode;
-    if (!out || (n_inputs && !inputs))
+    if (!out || !acc || (n_inputs && !inputs))
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi__op_infer: missing inputs or output");
-    return oi__op_check(op, attrs, n_attrs, inputs, n_inputs, declared_out_dtype, out, &mode);
+    oi_status s = oi__op_check(op, attrs, n_attrs, inputs, n_inputs, declared_out_dtype, out, &mode);
+    *acc = mode.acc;
+    return s;
 }
 
 /* ------------------------------------------------------------------ */
@@ -811,16 +840,27 @@ static void oi__op_copy_elements(const oi__tensor *src, oi__tensor *dst) {
         oi__store_bits(dst->dtype, oi__tensor_data(dst), it.at[1], oi__load_bits(src->dtype, oi__op_cdata(src), it.at[0]));
 }
 
-static oi_status oi__op_check_tensor(const char *name, const char *what, const oi__tensor *t) {
+/* The operand's name in messages: "input 2", or "the output" for index -1. */
+static const char *oi__op_operand_text(int index, char *text, size_t size) {
+    if (index < 0)
+        return "the output";
+    snprintf(text, size, "input %d", index);
+    return text;
+}
+
+static oi_status oi__op_check_tensor(const char *name, int index, const oi__tensor *t) {
+    char what[32];
     if (!t || !t->storage || (!t->storage->data && t->storage->nbytes))
-        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %s has no data", name, what);
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %s has no data", name, oi__op_operand_text(index, what, sizeof what));
     if (t->ndim < 0 || t->ndim > OI_MAX_DIMS || !oi__dtype_is_tensor_type(t->dtype))
-        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %s has a bad rank or dtype", name, what);
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %s has a bad rank or dtype", name,
+                        oi__op_operand_text(index, what, sizeof what));
     /* every reachable element must lie inside the storage */
     int64_t lo = t->offset, hi = t->offset;
     for (int d = 0; d < t->ndim; d++) {
         if (t->shape[d] < 0 || t->shape[d] > OI__MAX_DIM || t->strides[d] > OI__MAX_DIM || t->strides[d] < -OI__MAX_DIM)
-            return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %s has a dimension or stride out of range", name, what);
+            return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %s has a dimension or stride out of range", name,
+                            oi__op_operand_text(index, what, sizeof what));
         if (t->shape[d] == 0)
             return OI_OK;
         int64_t span = t->strides[d] * (t->shape[d] - 1);
@@ -831,44 +871,31 @@ static oi_status oi__op_check_tensor(const char *name, const char *what, const o
     }
     uint64_t capacity_bits = (uint64_t)t->storage->nbytes * 8u;
     if (lo < 0 || (uint64_t)(hi + 1) * oi_dtype_bits(t->dtype) > capacity_bits)
-        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %s reaches outside its storage", name, what);
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: %s reaches outside its storage", name,
+                        oi__op_operand_text(index, what, sizeof what));
     return OI_OK;
 }
 
-oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *const *inputs,
-                         size_t n_inputs, oi__tensor *out) {
-    if (!oi__op_valid(op))
-        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "unknown op %d", (int)op);
-    const char *name = oi__op_defs[op].name;
+/* Storage bounds of the inputs and the output (cheap: no signature check). */
+static oi_status oi__op_check_operands(const char *name, const oi__tensor *const *inputs, size_t n_inputs,
+                                       const oi__tensor *out) {
     if (n_inputs > OI__MAX_OPERANDS - 1 || (n_inputs && !inputs))
         return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: bad input list (%zu inputs)", name, n_inputs);
-    oi__op_sig sigs[OI__MAX_OPERANDS], want;
-    for (size_t i = 0; i < n_inputs; i++) {
-        char what[32];
-        snprintf(what, sizeof what, "input %zu", i);
-        if (oi__op_check_tensor(name, what, inputs[i]) != OI_OK)
+    for (size_t i = 0; i < n_inputs; i++)
+        if (oi__op_check_tensor(name, (int)i, inputs[i]) != OI_OK)
             return OI_ERROR_INVALID_ARGUMENT;
-        oi__op_tensor_sig(inputs[i], &sigs[i]);
-    }
-    if (oi__op_check_tensor(name, "the output", out) != OI_OK)
-        return OI_ERROR_INVALID_ARGUMENT;
-    oi__op_mode mode;
-    if (oi__op_check(op, attrs, n_attrs, sigs, n_inputs, out->dtype, &want, &mode) != OI_OK)
-        return OI_ERROR_VALIDATION;
-    oi__op_sig have;
-    oi__op_tensor_sig(out, &have);
-    if (!oi__op_same_shape(&have, &want)) {
-        char sa[128], sb[128];
-        oi__op_shape_text(have.ndim, have.shape, sa, sizeof sa);
-        oi__op_shape_text(want.ndim, want.shape, sb, sizeof sb);
-        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: the output has shape %s but the op gives %s", name, sa, sb);
-    }
+    return oi__op_check_tensor(name, -1, out);
+}
 
+/* The kernel into out, or into a temporary when out shares storage with an
+ * input the kernel would overwrite before reading. */
+static oi_status oi__op_run_kernel(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *const *inputs,
+                                   size_t n_inputs, oi__tensor *out, oi_dtype acc) {
     oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     k.in = inputs;
     k.n_in = n_inputs;
     k.out = out;
-    k.acc = mode.acc;
+    k.acc = acc;
     if (!oi__op_needs_temp(op, inputs, n_inputs, out))
         return oi__cpu_kernels[op](&k);
 
@@ -881,6 +908,39 @@ oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs, const 
         oi__op_copy_elements(temp, out);
     oi__tensor_free(temp);
     return s;
+}
+
+oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *const *inputs,
+                         size_t n_inputs, oi__tensor *out) {
+    if (!oi__op_valid(op))
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    const char *name = oi__op_defs[op].name;
+    if (oi__op_check_operands(name, inputs, n_inputs, out) != OI_OK)
+        return OI_ERROR_INVALID_ARGUMENT;
+    oi__op_sig sigs[OI__MAX_OPERANDS], want;
+    for (size_t i = 0; i < n_inputs; i++)
+        oi__op_tensor_sig(inputs[i], &sigs[i]);
+    oi__op_mode mode;
+    if (oi__op_check(op, attrs, n_attrs, sigs, n_inputs, out->dtype, &want, &mode) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    oi__op_sig have;
+    oi__op_tensor_sig(out, &have);
+    if (!oi__op_same_shape(&have, &want)) {
+        char sa[128], sb[128];
+        oi__op_shape_text(have.ndim, have.shape, sa, sizeof sa);
+        oi__op_shape_text(want.ndim, want.shape, sb, sizeof sb);
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "%s: the output has shape %s but the op gives %s", name, sa, sb);
+    }
+    return oi__op_run_kernel(op, attrs, n_attrs, inputs, n_inputs, out, mode.acc);
+}
+
+oi_status oi__op_run_cpu_checked(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *const *inputs,
+                                 size_t n_inputs, oi__tensor *out, oi_dtype acc) {
+    if (!oi__op_valid(op))
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    if (oi__op_check_operands(oi__op_defs[op].name, inputs, n_inputs, out) != OI_OK)
+        return OI_ERROR_INVALID_ARGUMENT;
+    return oi__op_run_kernel(op, attrs, n_attrs, inputs, n_inputs, out, acc);
 }
 
 /* ------------------------------------------------------------------ */

@@ -617,6 +617,31 @@ static void oi__shape_copy(const oi__tensor *src, oi__tensor *dst) {
     }
 }
 
+/* One row of oi__shape_copy_mapped with no fill when the dtypes match in
+ * whole bytes: runs of consecutive source indices (a pad's or tile's middle)
+ * as one copy each, the rest (reflected or repeated ends) element by
+ * element. false: not that case, the caller copies. */
+static bool oi__shape_copy_mapped_row(const oi__tensor *src, int64_t s_at, const int64_t *map, oi__tensor *dst,
+                                      int64_t d_at, int64_t run) {
+    int nd = dst->ndim;
+    unsigned bits = oi_dtype_bits(dst->dtype);
+    if (src->dtype != dst->dtype || bits % 8 != 0)
+        return false;
+    for (int64_t o = 0; o < run; o++)
+        if (map[o] < 0)
+            return false;
+    int64_t ss = src->strides[nd - 1], ds = dst->strides[nd - 1];
+    for (int64_t o = 0; o < run;) {
+        int64_t len = 1;
+        while (o + len < run && map[o + len] == map[o] + len)
+            len++;
+        oi__shape_copy_run(dst->dtype, oi__op_cdata(src), s_at + map[o] * ss, ss, oi__tensor_data(dst), d_at + o * ds, ds,
+                           len);
+        o += len;
+    }
+    return true;
+}
+
 /* Copies through per-dim index maps: dst[o] = src[maps[0][o0], ...]; an
  * entry of -1 writes `fill` (raw bits) instead. */
 static void oi__shape_copy_mapped(const oi__tensor *src, const int64_t *const *maps, oi__tensor *dst, uint64_t fill) {
@@ -641,11 +666,12 @@ static void oi__shape_copy_mapped(const oi__tensor *src, const int64_t *const *m
             s_at += from * src->strides[dd];
             d_at += index[dd] * dst->strides[dd];
         }
-        for (int64_t o = 0; o < run; o++) {
-            int64_t from = maps[last][o];
-            uint64_t bits = fill_row || from < 0 ? fill : oi__load_bits(src->dtype, s, s_at + from * src->strides[last]);
-            oi__store_bits(dst->dtype, d, d_at + o * dst->strides[last], bits);
-        }
+        if (fill_row || !oi__shape_copy_mapped_row(src, s_at, maps[last], dst, d_at, run))
+            for (int64_t o = 0; o < run; o++) {
+                int64_t from = maps[last][o];
+                uint64_t bits = fill_row || from < 0 ? fill : oi__load_bits(src->dtype, s, s_at + from * src->strides[last]);
+                oi__store_bits(dst->dtype, d, d_at + o * dst->strides[last], bits);
+            }
         for (int dd = last - 1; dd >= 0 && ++index[dd] == dst->shape[dd]; dd--)
             index[dd] = 0;
     }
@@ -893,20 +919,9 @@ static oi_status oi__k_shape(const oi__kernel_args *k) {
 /* ------------------------------------------------------------------ */
 /* Views for the executor                                              */
 /* ------------------------------------------------------------------ */
-oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in, oi__tensor **out_view) {
-    if (!out_view)
-        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi__op_view: no output");
-    *out_view = NULL;
-    if (!oi__op_valid(op) || !oi__shape_is_layout_op(op))
-        return OI_ERROR_UNSUPPORTED; /* not an error: the caller runs the kernel */
-    const char *name = oi__op_defs[op].name;
-    if (oi__op_check_tensor(name, "input 0", in) != OI_OK)
-        return OI_ERROR_INVALID_ARGUMENT;
-    oi__op_sig sig, want;
-    oi__op_mode mode;
-    oi__op_tensor_sig(in, &sig);
-    if (oi__op_check(op, attrs, n_attrs, &sig, 1, OI_DTYPE_INVALID, &want, &mode) != OI_OK)
-        return OI_ERROR_VALIDATION;
+/* The view of a layout op whose signature was checked. */
+static oi_status oi__op_view_of(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in,
+                                oi__tensor **out_view) {
     oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     oi__shape_view v;
     bool needs_copy;
@@ -923,4 +938,32 @@ oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi_
     oi__shape_view_apply(view, &v);
     *out_view = view;
     return OI_OK;
+}
+
+/* The checks common to both entries: the op is a layout op, in is sound. */
+static oi_status oi__op_view_start(oi_op op, const oi__tensor *in, oi__tensor **out_view) {
+    if (!out_view)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi__op_view: no output");
+    *out_view = NULL;
+    if (!oi__op_valid(op) || !oi__shape_is_layout_op(op))
+        return OI_ERROR_UNSUPPORTED; /* not an error: the caller runs the kernel */
+    return oi__op_check_tensor(oi__op_defs[op].name, 0, in);
+}
+
+oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in, oi__tensor **out_view) {
+    oi_status st = oi__op_view_start(op, in, out_view);
+    if (st != OI_OK)
+        return st;
+    oi__op_sig sig, want;
+    oi__op_mode mode;
+    oi__op_tensor_sig(in, &sig);
+    if (oi__op_check(op, attrs, n_attrs, &sig, 1, OI_DTYPE_INVALID, &want, &mode) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    return oi__op_view_of(op, attrs, n_attrs, in, out_view);
+}
+
+oi_status oi__op_view_checked(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in,
+                              oi__tensor **out_view) {
+    oi_status st = oi__op_view_start(op, in, out_view);
+    return st != OI_OK ? st : oi__op_view_of(op, attrs, n_attrs, in, out_view);
 }

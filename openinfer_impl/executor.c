@@ -432,17 +432,21 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     oi__op_sig sig;
     memset(&sig, 0, sizeof sig);
     oi__op_sig **memo = &e->sig_memo[pn->id];
+    oi_dtype acc = OI_DTYPE_INVALID; /* the kernel's accumulator, from the same check */
     oi_status st = OI_OK;
     if (*memo && !pn->entry_attrs && memcmp(*memo, sigs, (size_t)n_in * sizeof *sigs) == 0) {
         sig = (*memo)[n_in];
+        acc = e->acc_memo[pn->id];
     } else {
-        st = oi__op_infer(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out_slot->dtype, &sig);
+        st = oi__op_infer_acc(n->op, pn->attrs, (size_t)arrlen(pn->attrs), sigs, (size_t)n_in, out_slot->dtype, &sig,
+                              &acc);
         if (st != OI_OK)
             return oi__node_error(pn, st);
         if (!arrsetlen(*memo, n_in + 1))
             return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
         memcpy(*memo, sigs, (size_t)n_in * sizeof *sigs);
         (*memo)[n_in] = sig;
+        e->acc_memo[pn->id] = acc;
     }
     if (sig.dtype != out_slot->dtype)
         return oi__fail_at(OI_ERROR_RUNTIME, &n->src, "output dtype mismatch: op %s produces %s but %s is %s", oi_op_name(n->op),
@@ -456,7 +460,10 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
      * input's storage: no copy (kernels/shape.c). Writers copy on write. */
     if (!pn->inplace && n_in == 1 && out_slot->kind == OI__MEM_TEMP) {
         oi__tensor *view = NULL;
-        st = oi__op_view(n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs[0], &view);
+        /* checked above on the input's own dtype unless it is stored reduced */
+        st = sigs[0].dtype == inputs[0]->dtype
+                 ? oi__op_view_checked(n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs[0], &view)
+                 : oi__op_view(n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs[0], &view);
         if (st == OI_OK) {
             oi__set_value(c, pn->out, view);
             return OI_OK;
@@ -518,7 +525,8 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
             st = oi__storage_host_write(out->storage);
         if (st == OI_OK)
             st = reduced ? oi__op_run_widened(c, pn, inputs, sigs, n_in, out, &sig)
-                         : oi__op_run_cpu(n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs, (size_t)n_in, out);
+                         : oi__op_run_cpu_checked(n->op, pn->attrs, (size_t)arrlen(pn->attrs), inputs, (size_t)n_in,
+                                                  out, acc);
     }
     oi__threadpool_lend(previous);
     if (st != OI_OK) {
@@ -821,7 +829,8 @@ oi_executor *oi_simulator_make_executor(oi_simulator *sim, const oi_graph *graph
     e->inserted = (bool *)oi__calloc(n ? n : 1, sizeof *e->inserted);
     e->fetched = (oi__fetch_buffer *)oi__calloc(n ? n : 1, sizeof *e->fetched);
     e->sig_memo = (oi__op_sig **)oi__calloc(plan->n_nodes ? (size_t)plan->n_nodes : 1, sizeof *e->sig_memo);
-    if (!e->pstates || !e->inserted || !e->fetched || !e->sig_memo || oi__ctx_init(&e->main, e) != OI_OK ||
+    e->acc_memo = (oi_dtype *)oi__calloc(plan->n_nodes ? (size_t)plan->n_nodes : 1, sizeof *e->acc_memo);
+    if (!e->pstates || !e->inserted || !e->fetched || !e->sig_memo || !e->acc_memo || oi__ctx_init(&e->main, e) != OI_OK ||
         oi__storage_plan(e) != OI_OK) {
         oi_executor_free(e);
         return NULL;
@@ -869,6 +878,7 @@ void oi_executor_free(oi_executor *e) {
     oi__free(e->inserted);
     oi__free(e->fetched);
     oi__free(e->sig_memo);
+    oi__free(e->acc_memo);
     oi__free(e->storage);
     oi__plan_free(e->plan);
     pthread_mutex_destroy(&e->lock);

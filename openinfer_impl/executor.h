@@ -134,6 +134,7 @@ struct oi_executor {
      * change skips oi__op_infer. Only the one context that runs the node's
      * block touches its entry. */
     oi__op_sig **sig_memo;
+    oi_dtype *acc_memo;    /* per plan node id: the accumulator that check gave */
     /* Per slot: the dtype its op outputs are stored in. The slot's own
      * dtype, except activations under a reduced precision (desc.precision:
      * f16/bf16 for f32 temporaries and volatile variables; exec_precision.c). */

@@ -462,10 +462,21 @@ bool oi__op_param_known(oi_op op, const char *name, char *expected, size_t cap);
 oi_status oi__op_infer(oi_op op, const oi__attr *attrs, size_t n_attrs,
                        const oi__op_sig *inputs, size_t n_inputs,
                        oi_dtype declared_out_dtype, oi__op_sig *out);
+/* oi__op_infer that also gives the accumulator dtype the kernel runs with
+ * (OI_DTYPE_INVALID when not accumulating), for oi__op_run_cpu_checked. */
+oi_status oi__op_infer_acc(oi_op op, const oi__attr *attrs, size_t n_attrs,
+                           const oi__op_sig *inputs, size_t n_inputs,
+                           oi_dtype declared_out_dtype, oi__op_sig *out, oi_dtype *acc);
 /* Runs the CPU kernel. `out` is allocated by the caller with the inferred
  * signature; it may alias inputs[0] (in-place mode). */
 oi_status oi__op_run_cpu(oi_op op, const oi__attr *attrs, size_t n_attrs,
                          const oi__tensor *const *inputs, size_t n_inputs, oi__tensor *out);
+/* oi__op_run_cpu without its signature check (the op's settings, dtypes and
+ * shapes; storage bounds are still checked), for a caller that made it with
+ * oi__op_infer_acc on exactly these inputs' dtypes and shapes and whose out
+ * has the inferred dtype and shape: the executor, once per node and shape. */
+oi_status oi__op_run_cpu_checked(oi_op op, const oi__attr *attrs, size_t n_attrs,
+                                 const oi__tensor *const *inputs, size_t n_inputs, oi__tensor *out, oi_dtype acc);
 int oi__op_arity(oi_op op);     /* number of inputs */
 int oi__op_min_inputs(oi_op op); /* fewer with an optional or variadic input */
 bool oi__op_allows_inplace(oi_op op);
@@ -484,6 +495,10 @@ void oi__model_raw_bytes(const oi_model *m, const uint8_t **bytes, uint64_t *siz
  * with no message, when the op needs a copy (another op, a reshape of a
  * strided input, a negative slice step): run oi__op_run_cpu instead. */
 oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in, oi__tensor **out_view);
+/* oi__op_view for a caller that checked the op's signature on in's dtype
+ * and shape (oi__op_infer): the executor. */
+oi_status oi__op_view_checked(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in,
+                              oi__tensor **out_view);
 /* For tests: a non-persistent variable's value as the executor holds it
  * (storage, offset and strides: whether it is a view), or NULL. */
 const oi__tensor *oi__executor_peek(oi_executor *e, const char *name);

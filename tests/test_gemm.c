@@ -224,6 +224,8 @@ static void test_gemm_f32(void) {
         {1, 1, 5000}, {3, 600, 200}, {4, 4, 1000}, {2, 1000, 3}, {1000, 1, 17}, {700, 4, 300}, {5, 700, 40},
         /* the SIMD skinny loops: every row count, lane tails along k and the big side */
         {1, 77, 130}, {2, 129, 31}, {3, 130, 129}, {258, 4, 256}, {129, 3, 15}, {1, 512, 128},
+        /* several big rows at once (4 in AVX-512, 2 in AVX2): a streaming conv's shapes, odd row counts */
+        {67, 2, 387}, {65, 1, 192}, {131, 3, 23},
         /* ... and large enough (2^20 multiply-adds) to be split over the pool */
         {2, 3000, 200}, {3000, 3, 150},
     };

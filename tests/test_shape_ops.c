@@ -564,6 +564,8 @@ static void test_conv_depthwise_isas(void) {
     enum { N = 2, C = 5 };
     static const struct { int64_t ih, iw, kh, kw, sh, ph, pw, dw; } cases[] = {
         {6, 21, 5, 5, 1, 2, 2, 1}, {7, 40, 3, 3, 2, 1, 1, 1}, {4, 33, 3, 5, 1, 0, 4, 2}, {1, 19, 1, 3, 1, 0, 1, 1},
+        /* rows wide enough for the unmasked runs of 4 vectors (PP-OCR's 3 x 96 planes, a dilated 150, 1-D) */
+        {3, 96, 5, 5, 1, 2, 2, 1}, {5, 150, 3, 3, 2, 1, 3, 2}, {1, 133, 1, 5, 1, 0, 2, 1},
     };
     oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
@@ -620,6 +622,66 @@ static void test_conv_depthwise_isas(void) {
     }
 }
 
+/* Convs with 1-4 output positions (a streaming model's: each position's
+ * patch is gathered whole) against a plain double reference written here:
+ * 1-D and 2-D, strides, pads cutting into the patches, dilations, groups. */
+static void test_conv_few_positions(void) {
+    static const struct { int s; int64_t c, m, ih, iw, kh, kw, sh, sw, ph, pw, dh, dw, group; } cases[] = {
+        {1, 1, 6, 1, 40, 1, 16, 1, 8, 0, 0, 1, 1, 1},  /* the STFT's shape: 4 positions, stride 8 */
+        {1, 5, 7, 1, 4, 1, 3, 1, 1, 0, 1, 1, 1, 1},   /* 4 positions, a pad each side */
+        {1, 6, 4, 1, 2, 1, 3, 1, 2, 0, 1, 1, 1, 2},   /* 1 position, grouped */
+        {1, 3, 5, 1, 9, 1, 3, 1, 4, 0, 2, 1, 3, 1},   /* dilated, padded */
+        {2, 2, 3, 3, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1},   /* 2-D: 2 x 2 positions */
+        {2, 4, 4, 5, 3, 2, 3, 3, 1, 0, 1, 2, 1, 2},   /* 2-D: dilated rows, grouped */
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        int64_t c = cases[ci].c, m = cases[ci].m, ih = cases[ci].ih, iw = cases[ci].iw, kh = cases[ci].kh;
+        int64_t kw = cases[ci].kw, sh = cases[ci].sh, sw = cases[ci].sw, ph = cases[ci].ph, pw = cases[ci].pw;
+        int64_t dh = cases[ci].dh, dw = cases[ci].dw, grp = cases[ci].group, cg = c / grp, mg = m / grp;
+        bool one_d = cases[ci].s == 1;
+        int64_t oh = (ih + 2 * ph - (kh - 1) * dh - 1) / sh + 1, ow = (iw + 2 * pw - (kw - 1) * dw - 1) / sw + 1;
+        double xv[400], wv[400], bv[8], want[64];
+        for (int64_t i = 0; i < c * ih * iw; i++)
+            xv[i] = sin(0.9 * (double)i + 0.2);
+        for (int64_t i = 0; i < m * cg * kh * kw; i++)
+            wv[i] = cos(0.7 * (double)i) / 4;
+        for (int64_t i = 0; i < m; i++)
+            bv[i] = 0.125 * (double)i - 0.25;
+        for (int64_t o = 0; o < m; o++)
+            for (int64_t oy = 0; oy < oh; oy++)
+                for (int64_t ox = 0; ox < ow; ox++) {
+                    double sum = bv[o];
+                    for (int64_t ci2 = 0; ci2 < cg; ci2++)
+                        for (int64_t ky = 0; ky < kh; ky++)
+                            for (int64_t kx = 0; kx < kw; kx++) {
+                                int64_t iy = oy * sh - ph + ky * dh, ix = ox * sw - pw + kx * dw;
+                                int64_t in_c = o / mg * cg + ci2;
+                                if (iy >= 0 && iy < ih && ix >= 0 && ix < iw)
+                                    sum += (double)(float)wv[((o * cg + ci2) * kh + ky) * kw + kx] *
+                                           (double)(float)xv[(in_c * ih + iy) * iw + ix];
+                            }
+                    want[(o * oh + oy) * ow + ox] = sum;
+                }
+        CHECK(oh * ow <= 4 && m * oh * ow <= 64);
+        oi__tensor *x = one_d ? tensor_f(OI_DTYPE_F32, SHAPE(1, c, iw), xv) : tensor_f(OI_DTYPE_F32, SHAPE(1, c, ih, iw), xv);
+        oi__tensor *w = one_d ? tensor_f(OI_DTYPE_F32, SHAPE(m, cg, kw), wv)
+                              : tensor_f(OI_DTYPE_F32, SHAPE(m, cg, kh, kw), wv);
+        oi__tensor *b = tensor_f(OI_DTYPE_F32, SHAPE(m), bv);
+        oi__attr a2[4] = {attr_ints("strides", INTS(sh, sw)), attr_ints("pads", INTS(ph, pw, ph, pw)),
+                          attr_ints("dilations", INTS(dh, dw)), attr_i("group", grp)};
+        oi__attr a1[4] = {attr_ints("strides", INTS(sw)), attr_ints("pads", INTS(pw, pw)), attr_ints("dilations", INTS(dw)),
+                          attr_i("group", grp)};
+        oi__tensor *r = run3(one_d ? OI_OP_conv1d : OI_OP_conv2d, one_d ? a1 : a2, 4, x, w, b);
+        int64_t bad = 0;
+        for (int64_t i = 0; r && i < m * oh * ow; i++)
+            bad += !(fabs(element_f(r, i) - want[i]) <= 1e-5 * (1 + fabs(want[i])));
+        CHECK_MSG(r && r->shape[r->ndim - 1] == ow && bad == 0, "conv with few positions, case %zu: %lld outputs off", ci,
+                  (long long)bad);
+        oi__tensor_free(r), oi__tensor_free(x), oi__tensor_free(w), oi__tensor_free(b);
+        free_attrs(a1, 4), free_attrs(a2, 4);
+    }
+}
+
 static void test_conv(void) {
     const oi_dtype types[4] = {OI_DTYPE_F32, OI_DTYPE_F64, OI_DTYPE_F16, OI_DTYPE_BF16};
     for (int ti = 0; ti < 4; ti++) {
@@ -637,6 +699,7 @@ static void test_conv(void) {
     }
     test_conv_depthwise();
     test_conv_depthwise_isas();
+    test_conv_few_positions();
     oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(1, 3, 10), conv1d_x), *w = tensor_f(OI_DTYPE_F32, SHAPE(4, 3, 3), conv1d_w);
     oi__attr a[3] = {attr_ints("strides", INTS(2)), attr_ints("pads", INTS(1, 1)), attr_ints("dilations", INTS(2))};
     oi__tensor *r = run2(OI_OP_conv1d, a, 3, x, w);
