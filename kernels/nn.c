@@ -1133,9 +1133,9 @@ static void oi__attn_row(const oi__attn *a, int64_t b, int64_t h, int64_t qi, vo
 }
 
 /* One task: query rows [i0, i0 + rows) of head (b, h); or, grouped, the one
- * query row of every head that shares kv head hk, as the rows of one matrix
- * (decoding with grouped-query heads: each K and V is read once for the
- * group, not once per head). */
+ * query row of every head that shares kv head hk (decoding with
+ * grouped-query heads: the group's heads run back to back on one thread,
+ * so K and V come from memory once for the group, not once per head). */
 static void oi__attn_task(void *ctx, int task, int thread) {
     const oi__attn *a = (const oi__attn *)ctx;
     int64_t group = a->heads / a->kv_heads;
@@ -1165,8 +1165,15 @@ static void oi__attn_task(void *ctx, int task, int thread) {
                                    k->strides[2], k->strides[3], a->wide, k_buf, &ldk);
     const void *vm = oi__nn_matrix(v, v->offset + b * v->strides[0] + hk * v->strides[1], a->kv_seq, a->v_dim,
                                    v->strides[2], v->strides[3], a->wide, v_buf, &ldv);
-    oi_status s = oi__nn_gemm(a->wide, a->gemm_pool, true, rows, a->kv_seq, a->dim, a->scale, qm, ldq, km, ldk, s_buf,
-                              a->kv_seq);
+    /* grouped: each head's row alone, as when it is its own task (the
+     * small-matrix kernels' summation order may depend on the row count),
+     * one after another on this thread, so K and V come from the cache */
+    int64_t step = a->grouped ? 1 : rows;
+    oi_status s = OI_OK;
+    for (int64_t r = 0; r < rows && s == OI_OK; r += step)
+        s = oi__nn_gemm(a->wide, a->gemm_pool, true, step, a->kv_seq, a->dim, a->scale,
+                        (const char *)qm + es * (size_t)(r * ldq), ldq, km, ldk, s_buf + es * (size_t)(r * a->kv_seq),
+                        a->kv_seq);
     for (int64_t r = 0; r < rows && s == OI_OK; r++)
         oi__attn_row(a, b, a->grouped ? h + r : h, a->grouped ? 0 : i0 + r, s_buf + es * (size_t)(r * a->kv_seq));
     /* the output rows go straight into `out` when it can take them */
@@ -1175,8 +1182,10 @@ static void oi__attn_task(void *ctx, int task, int thread) {
     bool direct = out->dtype == compute && (out->strides[3] == 1 || a->v_dim == 1) && (out_rs >= a->v_dim || rows == 1);
     void *o = direct ? (void *)((char *)oi__tensor_data(out) + es * (size_t)out_base) : (void *)o_buf;
     ldo = direct && rows > 1 ? out_rs : a->v_dim;
-    if (s == OI_OK)
-        s = oi__nn_gemm(a->wide, a->gemm_pool, false, rows, a->v_dim, a->kv_seq, 1.0, s_buf, a->kv_seq, vm, ldv, o, ldo);
+    for (int64_t r = 0; r < rows && s == OI_OK; r += step)
+        s = oi__nn_gemm(a->wide, a->gemm_pool, false, step, a->v_dim, a->kv_seq, 1.0,
+                        s_buf + es * (size_t)(r * a->kv_seq), a->kv_seq, vm, ldv,
+                        (char *)o + es * (size_t)(r * ldo), ldo);
     for (int64_t r = 0; r < rows && !direct && s == OI_OK; r++)
         for (int64_t c = 0; c < a->v_dim; c++) {
             double val = a->wide ? ((double *)o_buf)[r * a->v_dim + c] : (double)((float *)o_buf)[r * a->v_dim + c];
