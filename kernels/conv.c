@@ -942,12 +942,14 @@ static void oi__conv_patches(const oi__conv_geom *g, bool wide, const void *x, i
                 if (iy < 0 || iy >= in_h || lo >= hi)
                     continue;
                 char *dst = (char *)patches + (size_t)(q * rows + c * g->k_sp + ky * k_w) * es;
-                const char *src = (const char *)x + (size_t)(c * g->in_sp + iy * in_w + ix0) * es;
+                /* where tap 0 would read: before the row's start when padded (ix0 < 0),
+                 * so only base + kx * dil for the taps in [lo, hi) makes a pointer */
+                int64_t base = c * g->in_sp + iy * in_w + ix0;
                 if (dil == 1)
-                    memcpy(dst + (size_t)lo * es, src + (size_t)lo * es, (size_t)(hi - lo) * es);
+                    memcpy(dst + (size_t)lo * es, (const char *)x + (size_t)(base + lo) * es, (size_t)(hi - lo) * es);
                 else
                     for (int64_t kx = lo; kx < hi; kx++)
-                        memcpy(dst + (size_t)kx * es, src + (size_t)(kx * dil) * es, es);
+                        memcpy(dst + (size_t)kx * es, (const char *)x + (size_t)(base + kx * dil) * es, es);
             }
     }
 }
