@@ -521,10 +521,11 @@ static void oi__gemm_f32_pack_rows(const oi__gemm_f32_impl *impl, const float *s
 }
 
 /* synth-embed begin (oi_gemm.h: the emitted code packs B with these two) */
+/* (inline: a folder with no B to pack at open does not call them) */
 /* Unit stride along the panel: step p is a row of `src`. Walks src row by
  * row (unit stride, one page after another) and deals each row out to the
  * panels. */
-static void oi__gemm_f32_pack_cols(const float *src, int64_t ld, int64_t n_cols, int64_t kc, int width,
+static inline void oi__gemm_f32_pack_cols(const float *src, int64_t ld, int64_t n_cols, int64_t kc, int width,
                                    float *dst) {
     int64_t full = n_cols / width * width;
     for (int64_t p = 0; p < kc; p++) {
@@ -545,8 +546,8 @@ static void oi__gemm_f32_pack_cols(const float *src, int64_t ld, int64_t n_cols,
 
 /* No unit stride (a permuted or stepped view): gathered one value at a
  * time, walking each panel line in order. */
-static void oi__gemm_f32_pack_strided(const float *src, int64_t r_stride, int64_t p_stride, int64_t n, int64_t kc,
-                                      int width, float *dst) {
+static inline void oi__gemm_f32_pack_strided(const float *src, int64_t r_stride, int64_t p_stride, int64_t n,
+                                             int64_t kc, int width, float *dst) {
     for (int64_t q = 0; q < n; q += width) {
         int valid = (int)oi__gemm_min(width, n - q);
         float *panel = dst + q * kc;

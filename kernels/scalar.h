@@ -96,7 +96,7 @@ static inline float OI_S_row_sum_f32(const float *x, int64_t n) {
     for (; i + 16 <= n; i += 16)
         for (int j = 0; j < 16; j++)
             acc[j] += x[i + j];
-    for (int j = 0; i < n; i++, j++)
+    for (int j = 0; j < 16 && i < n; i++, j++) /* fewer than 16 left; j < 16 tells the compiler */
         acc[j] += x[i];
     for (int w = 8; w >= 1; w /= 2)
         for (int j = 0; j < w; j++)
