@@ -153,15 +153,13 @@ static char *oi__sy_header(const oi_plan *p) {
 /* ------------------------------------------------------------------ */
 /* preferences.default_precision fp16/bf16 (the C target): oi_half.h and
  * NAME_round_stored, called after each kernel (render.c) */
-/* An elementwise kernel calls one of scalar_math.h's functions (render.c's
- * math_f32): the folder gets oi_scalar_math.h. */
+/* An elementwise kernel calls one of scalar_math.h's functions (lang.c's
+ * oi__sy_shared_math): the folder gets oi_scalar_math.h. */
 static bool oi__sy_uses_scalar_math(const oi_plan *p) {
     for (size_t k = 0; k < arrlenu(p->schedule.kernels); k++)
         for (size_t n = 0; n < arrlenu(p->schedule.kernels[k].nodes); n++)
-            switch (p->schedule.kernels[k].nodes[n]->ir->op) {
-            case OI_OP_exp: case OI_OP_tanh: case OI_OP_sigmoid: case OI_OP_silu: case OI_OP_gelu: return true;
-            default: break;
-            }
+            if (oi__sy_shared_math(p->schedule.kernels[k].nodes[n]->ir->op, false))
+                return true;
     return false;
 }
 

@@ -22,7 +22,7 @@ static const char *oi__sy_c_type(oi_dtype t) {
 
 /* The f32 forms math.c's oi__math_f32 calls: scalar_math.h's where it has
  * one (the same bits in C and GLSL), else libm's (C) or math.glsl's. */
-static const char *oi__sy_shared_math(oi_op op, bool gelu_tanh) {
+const char *oi__sy_shared_math(oi_op op, bool gelu_tanh) {
     switch (op) {
     case OI_OP_exp: return "OI_S_exp_f32";
     case OI_OP_tanh: return "OI_S_tanh_f32";

@@ -188,6 +188,8 @@ typedef struct oi__sy_lang {
     const char *(*compute_fn)(oi_op op);
 } oi__sy_lang;
 extern const oi__sy_lang oi__sy_lang_c;
+/* scalar_math.h's function for a unary math op, NULL if it has none */
+const char *oi__sy_shared_math(oi_op op, bool gelu_tanh);
 extern const oi__sy_lang oi__sy_lang_glsl;
 
 /* render.c: source text into b */
