@@ -1468,8 +1468,8 @@ static void oi__vk_record_list(oi__buf *b, const oi_plan *p, const oi__sy_step *
 }
 
 /* The staging copies around the graph: dynamic and volatile variables
- * (set by the host before every step) go up; what a step leaves for the
- * getters comes down. `up`: the start of the step, else its end. */
+ * (set by the host before every step) go up before it (uploads); what a step
+ * leaves for the getters comes down at its end. `up`: the uploads. */
 static bool oi__vk_moves(const oi_plan *p, int slot, bool up) {
     const oi__slot *sl = &p->plan->slots[slot];
     const oi__sy_buffer *buf = &p->schedule.buffers[slot];
@@ -1480,44 +1480,91 @@ static bool oi__vk_moves(const oi_plan *p, int slot, bool up) {
     return buf->home == OI__SY_ARENA || (buf->home == OI__SY_STATE && buf->written);
 }
 
-static void oi__vk_record_staging(oi__buf *b, const oi_plan *p, bool up) {
+/* The end of the recorded step: the getters' values down to the host. */
+static void oi__vk_record_downloads(oi__buf *b, const oi_plan *p) {
     const oi__sy_schedule *s = &p->schedule;
     for (int home = 0; home < 2; home++) {
         oi__sy_home want = home == 0 ? OI__SY_STATE : OI__SY_ARENA;
-        if (up && want == OI__SY_ARENA)
-            continue;
         int n = 0;
         for (int i = 0; i < (int)arrlen(s->buffers); i++)
-            n += oi__vk_moves(p, i, up) && s->buffers[i].home == want;
+            n += oi__vk_moves(p, i, false) && s->buffers[i].home == want;
         if (n == 0)
             continue;
-        oi__buf_printf(b, "    { /* %s */\n        static const VkBufferCopy regions[] = {", up
-                       ? "dynamic and volatile variables: from the host's staging copy"
-                       : want == OI__SY_STATE ? "declared variables the step wrote: back to the host"
-                                              : "the temporaries a getter returns: back to the host");
+        oi__buf_printf(b, "    { /* %s */\n        static const VkBufferCopy regions[] = {",
+                       want == OI__SY_STATE ? "declared variables the step wrote: back to the host"
+                                            : "the temporaries a getter returns: back to the host");
         int k = 0;
         for (int i = 0; i < (int)arrlen(s->buffers); i++)
-            if (oi__vk_moves(p, i, up) && s->buffers[i].home == want)
+            if (oi__vk_moves(p, i, false) && s->buffers[i].home == want)
                 oi__buf_printf(b, "%s{%llu, %llu, %llu}", k++ ? ", " : "", (unsigned long long)s->buffers[i].offset,
                                (unsigned long long)s->buffers[i].offset, (unsigned long long)s->buffers[i].bytes);
         oi__buf_puts(b, "};\n        static const oi_vk_range ranges[] = {");
         k = 0;
         for (int i = 0; i < (int)arrlen(s->buffers); i++)
-            if (oi__vk_moves(p, i, up) && s->buffers[i].home == want) {
+            if (oi__vk_moves(p, i, false) && s->buffers[i].home == want) {
                 oi__buf_puts(b, k++ ? ", " : "");
                 oi__vk_range(b, s, i);
             }
-        oi__buf_printf(b, "};\n        if (oi_vk_access(vk, cb, %s, %s, %d))\n            return 1;\n",
-                       up ? "NULL, 0" : "ranges, (int)(sizeof ranges / sizeof ranges[0])", up ? "ranges" : "NULL",
-                       up ? n : 0);
-        if (up)
-            oi__buf_puts(b, "        vkCmdCopyBuffer(cb, ctx->staging.buffer, vk->device_buffers[OI_VK_STATE].buffer, ");
-        else if (want == OI__SY_STATE)
-            oi__buf_puts(b, "        vkCmdCopyBuffer(cb, vk->device_buffers[OI_VK_STATE].buffer, ctx->staging.buffer, ");
-        else
-            oi__buf_puts(b, "        vkCmdCopyBuffer(cb, vk->device_buffers[OI_VK_ARENA].buffer, ctx->readback.buffer, ");
-        oi__buf_printf(b, "%du, regions);\n    }\n", n);
+        oi__buf_puts(b, "};\n        if (oi_vk_access(vk, cb, ranges, (int)(sizeof ranges / sizeof ranges[0]), NULL, 0))\n"
+                        "            return 1;\n");
+        oi__buf_printf(b, "        vkCmdCopyBuffer(cb, vk->device_buffers[%s].buffer, ctx->%s.buffer, %du, regions);\n    }\n",
+                       want == OI__SY_STATE ? "OI_VK_STATE" : "OI_VK_ARENA", want == OI__SY_STATE ? "staging" : "readback", n);
     }
+}
+
+/* The index among the declared dynamic variables (NAME_set_VAR's
+ * ctx->inserted) of slot, or -1 if it is not one. */
+static int oi__vk_dynamic_index(const oi_plan *p, int slot) {
+    int d = 0;
+    for (int i = 0; i < slot; i++)
+        d += p->plan->slots[i].decl && p->plan->slots[i].kind == OI__MEM_DYNAMIC;
+    const oi__slot *sl = &p->plan->slots[slot];
+    return sl->decl && sl->kind == OI__MEM_DYNAMIC ? d : -1;
+}
+
+static int oi__vk_n_uploads(const oi_plan *p) {
+    int n = 0;
+    for (int i = 0; i < (int)arrlen(p->schedule.buffers); i++)
+        n += oi__vk_moves(p, i, true);
+    return n;
+}
+
+/* The dynamic and volatile variables go up from the host's staging copy
+ * before a step, in command buffers of their own recorded at open: one with
+ * all of them, and one per variable for a step in which the application
+ * wrote some inputs on the device itself (NAME_input_buffer_VAR). */
+static void oi__vk_source_uploads(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    const oi__sy_schedule *s = &p->schedule;
+    if (oi__vk_n_uploads(p) == 0)
+        return;
+    oi__buf_puts(b, "/* Before a step, from the host's staging copy up to the device:");
+    for (int i = 0, k = 0; i < (int)arrlen(s->buffers); i++)
+        if (oi__vk_moves(p, i, true))
+            oi__buf_printf(b, "%s%s", k++ ? ", " : " ", p->plan->slots[i].name);
+    oi__buf_printf(b, ". */\nstatic const VkBufferCopy %s_uploads[%s_N_UPLOADS] = {", N, N);
+    for (int i = 0, k = 0; i < (int)arrlen(s->buffers); i++)
+        if (oi__vk_moves(p, i, true))
+            oi__buf_printf(b, "%s{%llu, %llu, %llu}", k++ ? ", " : "", (unsigned long long)s->buffers[i].offset,
+                           (unsigned long long)s->buffers[i].offset, (unsigned long long)s->buffers[i].bytes);
+    oi__buf_printf(b, "};\n/* ... the dynamic variable each one carries (ctx->inserted's index), -1: volatile */\n"
+                      "static const int %s_upload_dynamic[%s_N_UPLOADS] = {", N, N);
+    for (int i = 0, k = 0; i < (int)arrlen(s->buffers); i++)
+        if (oi__vk_moves(p, i, true))
+            oi__buf_printf(b, "%s%d", k++ ? ", " : "", oi__vk_dynamic_index(p, i));
+    oi__buf_puts(b, "};\n\n");
+    oi__buf_printf(b, "/* Records uploads[which], or all of them (which < 0), into a command buffer of its own. */\n"
+                      "static int %s_record_upload(%s_ctx *ctx, VkCommandBuffer *cb, int which) {\n"
+                      "    if (oi_vk_begin(&ctx->vk, cb, 0))\n        return 1;\n"
+                      "    vkCmdCopyBuffer(*cb, ctx->staging.buffer, ctx->vk.device_buffers[OI_VK_STATE].buffer,\n"
+                      "                    which < 0 ? %s_N_UPLOADS : 1u, which < 0 ? %s_uploads : &%s_uploads[which]);\n"
+                      "    return oi_vk_check(vkEndCommandBuffer(*cb), \"vkEndCommandBuffer\");\n}\n\n",
+                   N, N, N, N, N);
+    oi__buf_printf(b, "static int %s_record_uploads(%s_ctx *ctx) {\n"
+                      "    if (%s_record_upload(ctx, &ctx->upload_all, -1))\n        return 1;\n"
+                      "    for (int u = 0; u < %s_N_UPLOADS; u++)\n"
+                      "        if (%s_record_upload(ctx, &ctx->upload[u], u))\n            return 1;\n"
+                      "    return 0;\n}\n\n", N, N, N, N, N);
 }
 
 /* -DNAME_DEBUG_DUMP=dir: every kernel's stored outputs, read back after the step. */
@@ -1556,14 +1603,15 @@ static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
     const oi__sy_schedule *s = &p->schedule;
     oi__vk_source_dump(b, p);
     oi__buf_printf(b, "/* The step, recorded once at open and replayed by every %s_step: the\n"
-                      " * host's values up, the zeros a step starts with, the kernels in the\n"
-                      " * schedule's order (a barrier only where one reads or overwrites what an\n"
-                      " * earlier one touched), the getters' values down. */\n", N);
+                      " * inputs made visible (uploaded just before, or written by the application),\n"
+                      " * the zeros a step starts with, the kernels in the schedule's order (a\n"
+                      " * barrier only where one reads or overwrites what an earlier one touched),\n"
+                      " * the getters' values down. */\n", N);
     oi__buf_printf(b, "static int %s_record(%s_ctx *ctx, VkCommandBuffer cb) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
     oi__buf_puts(b, "    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);\n");
     oi__buf_puts(b, "    if (vk->queries) {\n        vkCmdResetQueryPool(cb, vk->queries, 0, 2 + OI_VK_PROFILE);\n"
                     "        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);\n    }\n");
-    oi__vk_record_staging(b, p, true);
+    oi__buf_puts(b, "    oi_vk_barrier_from_before(vk, cb); /* the uploads, or the application's writes */\n");
     for (int i = 0; i < (int)arrlen(s->buffers); i++) {
         const oi__sy_buffer *buf = &s->buffers[i];
         if (buf->home != OI__SY_ARENA || !buf->zero_at_start)
@@ -1578,7 +1626,7 @@ static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
     oi__buf_puts(b, "\n    /* the graph */\n");
     oi__vk_record_list(b, p, s->steps, 1);
     oi__buf_puts(b, "\n");
-    oi__vk_record_staging(b, p, false);
+    oi__vk_record_downloads(b, p);
     oi__buf_puts(b, "    { /* everything above, visible to the host after the fence */\n        VkMemoryBarrier host;\n"
                     "        memset(&host, 0, sizeof host);\n        host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;\n"
                     "        host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;\n"
@@ -1648,7 +1696,10 @@ static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
     }
     if (arrlen(s->kernels) == 0)
         oi__buf_puts(b, "    {NULL, 0},\n");
-    oi__buf_printf(b, "};\n#define %s_N_KERNELS %d\n\n", N, oi__vk_n_modules(p));
+    oi__buf_printf(b, "};\n#define %s_N_KERNELS %d\n", N, oi__vk_n_modules(p));
+    if (oi__vk_n_uploads(p) > 0)
+        oi__buf_printf(b, "#define %s_N_UPLOADS %d /* variables the host sets before a step */\n", N, oi__vk_n_uploads(p));
+    oi__buf_puts(b, "\n");
     /* prefix tables: each entry's first element in the model buffer */
     for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
         const oi__sy_buffer *buf = &s->buffers[i];
@@ -1692,6 +1743,10 @@ static void oi__vk_source_ctx(oi__buf *b, const oi_plan *p) {
                       "    int model_mapped;\n    long long steps;\n    double gpu_ms;\n");
     oi__buf_printf(b, "    unsigned char inserted[%d]; /* per dynamic variable: set since the last step */\n",
                    n_dynamic ? n_dynamic : 1);
+    oi__buf_printf(b, "    unsigned char on_device[%d]; /* ... written by the application on the device for the next step */\n",
+                   n_dynamic ? n_dynamic : 1);
+    if (oi__vk_n_uploads(p) > 0)
+        oi__buf_printf(b, "    VkCommandBuffer upload_all, upload[%s_N_UPLOADS]; /* the uploads: all, or one by one */\n", N);
     oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n    %s_dump_copy *dumps; /* one per (recorded kernel, stored output) */\n"
                       "    int n_dumps, cap_dumps;\n#endif\n};\n\n", N, N);
 }
@@ -1756,11 +1811,46 @@ static void oi__vk_source_coopmat_device(oi__buf *b, const oi_plan *p) {
                     "    if (oi_vk_create_device(vk, coop_extensions, 3, &storage16))\n        return 1;\n");
 }
 
-static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
+/* NAME_open_on_device: the application's handles, and its buffer of the
+ * model if it gives one. It has turned on the features the kernels need
+ * (NAME.h lists them); only their offer can be checked here. */
+static void oi__vk_source_app_device(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
-    oi__buf_printf(b, "static int %s_open_device(%s_ctx *ctx) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
+    oi__buf_printf(b, "static int %s_use_app_device(%s_ctx *ctx, const %s_vulkan_device *app) {\n    oi_vk *vk = &ctx->vk;\n",
+                   N, N, N);
+    oi__buf_puts(b, "    PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)(void (*)(void))app->get_instance_proc_addr;\n"
+                    "    if (oi_vk_use_app_device(vk, (VkInstance)app->instance, (VkPhysicalDevice)app->physical_device,\n"
+                    "                             (VkDevice)app->device, (VkQueue)app->queue, app->queue_family_index, gipa))\n"
+                    "        return 1;\n");
+    if (p->gpu.fp16_storage)
+        oi__buf_printf(b, "    VkPhysicalDevice16BitStorageFeatures has16;\n    memset(&has16, 0, sizeof has16);\n"
+                          "    has16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;\n"
+                          "    VkPhysicalDeviceFeatures2 features;\n    memset(&features, 0, sizeof features);\n"
+                          "    features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;\n    features.pNext = &has16;\n"
+                          "    vkGetPhysicalDeviceFeatures2(vk->physical, &features);\n"
+                          "    if (!has16.storageBuffer16BitAccess)\n"
+                          "        return %s_fail(%s_ERROR_RUNTIME, \"%s_open_on_device: the kernels store temporaries as f16 \"\n"
+                          "                       \"and this device has no storageBuffer16BitAccess\");\n", N, N, N);
+    oi__buf_puts(b, "    if (!app->model_buffer)\n        return 0;\n"
+                    "    VkPhysicalDeviceProperties props;\n    vkGetPhysicalDeviceProperties(vk->physical, &props);\n"
+                    "    if (app->model_offset % props.limits.minStorageBufferOffsetAlignment)\n");
+    oi__buf_printf(b, "        return %s_fail(%s_ERROR_ARGUMENT, \"%s_open_on_device: model_offset %%llu is not a multiple of \"\n"
+                      "                       \"minStorageBufferOffsetAlignment (%%llu)\", (unsigned long long)app->model_offset,\n"
+                      "                       (unsigned long long)props.limits.minStorageBufferOffsetAlignment);\n", N, N, N);
+    oi__buf_printf(b, "    vk->device_buffers[OI_VK_MODEL].buffer = OI_VK_U64_BUFFER(app->model_buffer);\n"
+                      "    vk->device_buffers[OI_VK_MODEL].size = %s_MODEL_BYTES;\n"
+                      "    vk->model_offset = app->model_offset;\n    vk->app_model = 1;\n    return 0;\n}\n\n", N);
+}
+
+/* The device the folder makes for itself (NAME_open): the first discrete
+ * GPU (or OI_VK_DEVICE), with the features the kernels need on. */
+static void oi__vk_source_make_device(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
     if (oi__vk_has_coopmat(p))
-        oi__buf_puts(b, "    int khr = 0; /* the cooperative-matrix kernels through VK_KHR_cooperative_matrix */\n");
+        oi__buf_printf(b, "static int %s_make_device(%s_ctx *ctx, int *use_khr) {\n    oi_vk *vk = &ctx->vk;\n"
+                          "    int khr = 0;\n", N, N);
+    else
+        oi__buf_printf(b, "static int %s_make_device(%s_ctx *ctx) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
     if (p->gpu.fp16_storage) {
         oi__buf_puts(b, "    /* the kernels store temporaries as f16 (synthesized for default_precision fp16) */\n"
                         "    VkPhysicalDevice16BitStorageFeatures storage16, has16;\n"
@@ -1782,6 +1872,26 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
         oi__buf_puts(b, "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))\n"
                         "        return 1;\n");
     }
+    if (oi__vk_has_coopmat(p))
+        oi__buf_puts(b, "    *use_khr = khr;\n");
+    oi__buf_puts(b, "    return 0;\n}\n\n");
+}
+
+/* The device, the buffers and the pipelines of NAME_open. */
+static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__vk_source_app_device(b, p);
+    oi__vk_source_make_device(b, p);
+    oi__buf_printf(b, "static int %s_open_device(%s_ctx *ctx, const %s_vulkan_device *app) {\n    oi_vk *vk = &ctx->vk;\n",
+                   N, N, N);
+    if (oi__vk_has_coopmat(p))
+        oi__buf_puts(b, "    int khr = 0; /* the cooperative-matrix kernels through VK_KHR_cooperative_matrix */\n");
+    oi__buf_printf(b, "    if (app) {\n        if (%s_use_app_device(ctx, app))\n            return 1;\n", N);
+    if (oi__vk_has_coopmat(p))
+        oi__buf_puts(b, "        const char *pick = getenv(\"OI_VK_COOPMAT\");\n"
+                        "        khr = oi_vk_has_extension(vk, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) &&\n"
+                        "              !(pick && strcmp(pick, \"nv\") == 0);\n");
+    oi__buf_printf(b, "    } else if (%s_make_device(ctx%s)) {\n        return 1;\n    }\n", N, oi__vk_has_coopmat(p) ? ", &khr" : "");
     if (oi__vk_has_split(p))
         oi__buf_printf(b, "    /* the arena, then the partial products of the matmuls split along K */\n"
                           "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%lluu, %s_STATE_BYTES, %s_MODEL_BYTES};\n",
@@ -1790,7 +1900,8 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
         oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_BYTES, %s_MODEL_BYTES};\n",
                        N, N, N);
     oi__buf_puts(b, "    for (int i = 0; i < OI_VK_BUFFERS; i++)\n"
-                    "        if (oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))\n"
+                    "        if (!(i == OI_VK_MODEL && vk->app_model) &&\n"
+                    "            oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))\n"
                     "            return 1;\n");
     oi__buf_printf(b, "    if (oi_vk_buffer_create(vk, &ctx->staging, %s_STATE_BYTES, OI_VK_HOST_USAGE, 1) ||\n"
                       "        oi_vk_buffer_create(vk, &ctx->readback, %s_ARENA_BYTES, OI_VK_HOST_USAGE, 1))\n"
@@ -1812,27 +1923,48 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
                           "        if (oi_vk_create_pipeline(vk, k, %s_kernels[k].code, %s_kernels[k].bytes))\n            return 1;\n",
                        N, N, N);
     oi__buf_puts(b, "    return 0;\n}\n\n");
+}
 
+/* NAME_open, NAME_open_with and NAME_open_on_device. */
+static void oi__vk_source_public_open(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
     oi__buf_printf(b, "/* The kernels run on the GPU: no host threads, so the options have nothing to set. */\n"
                       "%s_ctx *%s_open_with(const char *model_path, const %s_options *options) {\n"
                       "    (void)options;\n    return %s_open(model_path);\n}\n\n", N, N, N, N);
-    oi__buf_printf(b, "%s_ctx *%s_open(const char *model_path) {\n", N, N);
+    oi__buf_printf(b, "%s_ctx *%s_open(const char *model_path) { return %s_open_on(model_path, NULL); }\n\n", N, N, N);
+    oi__buf_printf(b, "%s_ctx *%s_open_on_device(const char *model_path, const %s_vulkan_device *device) {\n"
+                      "    if (!device) {\n        %s_fail(%s_ERROR_ARGUMENT, \"%s_open_on_device: no device\");\n"
+                      "        return NULL;\n    }\n    return %s_open_on(model_path, device);\n}\n\n", N, N, N, N, N, N, N);
+}
+
+/* NAME_open_on: NAME_open on a device of its own (app NULL) or the application's. */
+static void oi__vk_source_open_on(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "static %s_ctx *%s_open_on(const char *model_path, const %s_vulkan_device *app) {\n", N, N, N);
     oi__buf_printf(b, "    %s_ctx *ctx = (%s_ctx *)calloc(1, sizeof *ctx);\n", N, N);
     oi__buf_printf(b, "    if (!ctx) {\n        %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n        return NULL;\n    }\n",
                    N, N, N);
-    oi__buf_printf(b, "    if (%s_map_model(ctx, model_path) != 0 || %s_open_device(ctx) != 0) {\n        %s_close(ctx);\n"
+    oi__buf_printf(b, "    if (%s_map_model(ctx, model_path) != 0 || %s_open_device(ctx, app) != 0) {\n        %s_close(ctx);\n"
                       "        return NULL;\n    }\n", N, N, N);
     oi__buf_puts(b, "    /* the declared variables as they start, then everything up once */\n");
     for (int i = 0; i < (int)arrlen(p->plan->slots); i++)
         if (p->schedule.buffers[i].home == OI__SY_STATE)
             oi__buf_printf(b, "    %s_init_%s(ctx);\n", N, p->plan->slots[i].name);
     oi__buf_printf(b, "    oi_vk *vk = &ctx->vk;\n"
-                      "    if ((ctx->model && oi_vk_upload(vk, &vk->device_buffers[OI_VK_MODEL], 0, ctx->model, ctx->model_size)) ||\n"
+                      "    if ((ctx->model && !vk->app_model &&\n"
+                      "         oi_vk_upload(vk, &vk->device_buffers[OI_VK_MODEL], 0, ctx->model, ctx->model_size)) ||\n"
                       "        oi_vk_upload(vk, &vk->device_buffers[OI_VK_STATE], 0, ctx->state, %s_STATE_BYTES) ||\n"
-                      "        oi_vk_begin(vk, &vk->step, 0) || %s_record(ctx, vk->step)) {\n"
-                      "        %s_close(ctx);\n        return NULL;\n    }\n    return ctx;\n}\n\n", N, N, N);
+                      "        oi_vk_begin(vk, &vk->step, 0) || %s_record(ctx, vk->step)", N, N);
+    if (oi__vk_n_uploads(p) > 0)
+        oi__buf_printf(b, " || %s_record_uploads(ctx)", N);
+    oi__buf_printf(b, ") {\n        %s_close(ctx);\n        return NULL;\n    }\n    return ctx;\n}\n\n", N);
+}
+
+static void oi__vk_source_close(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
     oi__buf_printf(b, "void %s_close(%s_ctx *ctx) {\n    if (!ctx)\n        return;\n", N, N);
-    oi__buf_puts(b, "    if (ctx->vk.device) {\n        vkDeviceWaitIdle(ctx->vk.device);\n"
+    oi__buf_puts(b, "    if (ctx->vk.device) {\n        if (!ctx->vk.app_device) /* every submission was waited for; the rest is the application's */\n"
+                    "            vkDeviceWaitIdle(ctx->vk.device);\n"
                     "        oi_vk_buffer_free(&ctx->vk, &ctx->staging);\n        oi_vk_buffer_free(&ctx->vk, &ctx->readback);\n");
     oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n        for (int i = 0; i < ctx->n_dumps; i++)\n"
                       "            oi_vk_buffer_free(&ctx->vk, &ctx->dumps[i].copy);\n#endif\n", N);
@@ -1853,25 +1985,73 @@ static void oi__vk_source_step(oi__buf *b, const oi_plan *p) {
         const oi__sy_buffer *buf = &p->schedule.buffers[i];
         if (sl->decl && sl->kind == OI__MEM_DYNAMIC) {
             if (buf->home == OI__SY_STATE)
-                oi__buf_printf(b, "    if (!ctx->inserted[%d])\n        %s_init_%s(ctx); /* dynamic, not set: as declared */\n",
-                               dyn, N, sl->name);
+                oi__buf_printf(b, "    if (!ctx->inserted[%d] && !ctx->on_device[%d])\n        %s_init_%s(ctx); /* dynamic, not set: as declared */\n",
+                               dyn, dyn, N, sl->name);
             dyn++;
         } else if (sl->decl && sl->kind == OI__MEM_VOLATILE && buf->home == OI__SY_STATE) {
             oi__buf_printf(b, "    %s_init_%s(ctx); /* volatile */\n", N, sl->name);
         }
     }
-    oi__buf_puts(b, "    if (oi_vk_submit(&ctx->vk, ctx->vk.step))\n        return 1;\n");
+    if (oi__vk_n_uploads(p) == 0) {
+        oi__buf_puts(b, "    if (oi_vk_submit(&ctx->vk, ctx->vk.step))\n        return 1;\n");
+    } else {
+        oi__buf_printf(b, "    /* the uploads, but not of an input the application wrote on the device, then the step */\n"
+                          "    VkCommandBuffer cbs[%s_N_UPLOADS + 1];\n    uint32_t n = 0;\n    int from_device = 0;\n"
+                          "    for (size_t d = 0; d < sizeof ctx->on_device; d++)\n"
+                          "        from_device |= ctx->on_device[d] && !ctx->inserted[d];\n"
+                          "    if (!from_device)\n        cbs[n++] = ctx->upload_all;\n"
+                          "    for (int u = 0; u < %s_N_UPLOADS && from_device; u++) {\n"
+                          "        int d = %s_upload_dynamic[u];\n"
+                          "        if (d < 0 || !ctx->on_device[d] || ctx->inserted[d])\n            cbs[n++] = ctx->upload[u];\n"
+                          "    }\n    cbs[n++] = ctx->vk.step;\n"
+                          "    if (oi_vk_submit_n(&ctx->vk, cbs, n))\n        return 1;\n", N, N, N);
+    }
     oi__buf_puts(b, "    if (ctx->vk.queries) {\n        uint64_t ticks[2] = {0, 0};\n"
                     "        if (vkGetQueryPoolResults(ctx->vk.device, ctx->vk.queries, 0, 2, sizeof ticks, ticks, sizeof ticks[0],\n"
                     "                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)\n"
                     "            ctx->gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->vk.timestamp_ns * 1e-6;\n    }\n");
     oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n    %s_dump_write(ctx);\n#endif\n", N, N);
-    oi__buf_puts(b, "    memset(ctx->inserted, 0, sizeof ctx->inserted);\n    ctx->steps++;\n    return 0;\n}\n\n");
+    oi__buf_puts(b, "    memset(ctx->inserted, 0, sizeof ctx->inserted);\n    memset(ctx->on_device, 0, sizeof ctx->on_device);\n"
+                    "    ctx->steps++;\n    return 0;\n}\n\n");
     oi__buf_printf(b, "double %s_gpu_ms(const %s_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }\n", N, N);
     oi__buf_printf(b, "int %s_dispatches(const %s_ctx *ctx) { return ctx ? ctx->vk.dispatches : 0; }\n", N, N);
     oi__buf_printf(b, "int %s_barriers(const %s_ctx *ctx) { return ctx ? ctx->vk.barriers : 0; }\n", N, N);
     oi__buf_printf(b, "int %s_dispatch_ms(const %s_ctx *ctx, double *ms, int *kernel, int max) {\n"
                       "    return ctx ? oi_vk_dispatch_ms(&ctx->vk, ms, kernel, max) : 0;\n}\n\n", N, N);
+}
+
+/* NAME_input_buffer_VAR and NAME_output_buffer_VAR: where a variable is on the
+ * device (docs/synthesizer.md, "Vulkan interop"). */
+static void oi__vk_source_buffers(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
+        const oi__slot *sl = &p->plan->slots[i];
+        const oi__sy_buffer *buf = &p->schedule.buffers[i];
+        int d = oi__vk_dynamic_index(p, i);
+        const char *which = buf->home == OI__SY_ARENA ? "OI_VK_ARENA" : buf->home == OI__SY_STATE ? "OI_VK_STATE" : "OI_VK_MODEL";
+        if (d >= 0 && buf->home == OI__SY_STATE) {
+            oi__buf_printf(b, "int %s_input_buffer_%s(%s_ctx *ctx, uint64_t *buffer, uint64_t *offset, uint64_t *size) {\n"
+                              "    if (!ctx || !buffer || !offset || !size)\n"
+                              "        return %s_fail(%s_ERROR_ARGUMENT, \"%s_input_buffer_%s: a NULL argument\");\n",
+                           N, sl->name, N, N, N, N, sl->name);
+            oi__buf_printf(b, "    ctx->on_device[%d] = 1; /* the next step reads what the application writes there */\n"
+                              "    ctx->inserted[%d] = 0;\n", d, d);
+            oi__buf_printf(b, "    *buffer = OI_VK_BUFFER_U64(ctx->vk.device_buffers[OI_VK_STATE].buffer);\n"
+                              "    *offset = %lluu;\n    *size = %lluu;\n    return 0;\n}\n\n",
+                           (unsigned long long)buf->offset, (unsigned long long)buf->bytes);
+        }
+        if (!oi__vk_getter(p, i))
+            continue;
+        oi__buf_printf(b, "int %s_output_buffer_%s(const %s_ctx *ctx, uint64_t *buffer, uint64_t *offset, uint64_t *size) {\n"
+                          "    if (!ctx || !buffer || !offset || !size)\n"
+                          "        return %s_fail(%s_ERROR_ARGUMENT, \"%s_output_buffer_%s: a NULL argument\");\n",
+                       N, sl->name, N, N, N, N, sl->name);
+        oi__buf_printf(b, "    *buffer = OI_VK_BUFFER_U64(ctx->vk.device_buffers[%s].buffer);\n"
+                          "    *offset = %lluu%s;\n    *size = %lluu;\n    return 0;\n}\n\n",
+                       which, (unsigned long long)(buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset),
+                       buf->home == OI__SY_MODEL ? " + ctx->vk.model_offset" : "",
+                       (unsigned long long)buf->bytes);
+    }
 }
 
 static char *oi__vk_source(const oi_plan *p) {
@@ -1882,11 +2062,64 @@ static char *oi__vk_source(const oi_plan *p) {
     oi__sy_emit_inits(&b, p);
     oi__sy_emit_model_map(&b, p);
     oi__vk_source_record(&b, p);
+    oi__vk_source_uploads(&b, p);
     oi__buf_puts(&b, "/* ---- the API ---- */\n\n");
     oi__vk_source_open(&b, p);
+    oi__vk_source_open_on(&b, p);
+    oi__vk_source_close(&b, p);
+    oi__vk_source_public_open(&b, p);
     oi__vk_source_step(&b, p);
     oi__sy_emit_accessors(&b, p);
+    oi__vk_source_buffers(&b, p);
     return oi__buf_take(&b);
+}
+
+/* What the kernels need on a device the application makes (NAME_open_on_device). */
+static const char *oi__vk_needs(const oi_plan *p) {
+    if (oi__vk_has_coopmat(p))
+        return " *   the features storageBuffer16BitAccess, shaderFloat16, vulkanMemoryModel and\n"
+               " *   cooperativeMatrix, with VK_KHR_cooperative_matrix where the device offers it (else\n"
+               " *   VK_NV_cooperative_matrix), VK_KHR_vulkan_memory_model, VK_KHR_shader_float16_int8,\n"
+               " *   and 32-wide subgroups.\n";
+    if (p->gpu.fp16_storage)
+        return " *   the feature storageBuffer16BitAccess (the kernels store temporaries as f16).\n";
+    return " *   nothing beyond Vulkan 1.1 and a queue with compute.\n";
+}
+
+/* The header's interop part: the application's device, and where a
+ * variable is on the device. */
+static void oi__vk_header_interop(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_printf(b, "\n/* Vulkan interop (docs/synthesizer.md, \"Vulkan interop\"). Handles travel as void *\n"
+                      " * (VkInstance, VkPhysicalDevice, VkDevice, VkQueue) and buffers as uint64_t\n"
+                      " * (VkBuffer), so this header needs no vulkan.h. %s_open_on_device runs the\n"
+                      " * folder on the application's device, which must have on:\n%s"
+                      " * Steps are submitted to `queue` and waited for (its fence) before %s_step\n"
+                      " * returns; nothing here destroys the application's handles. */\n", N, oi__vk_needs(p), N);
+    oi__buf_printf(b, "typedef void (*%s_vulkan_void_function)(void);\ntypedef struct %s_vulkan_device {\n"
+                      "    void *instance, *physical_device, *device, *queue;\n    uint32_t queue_family_index;\n"
+                      "    /* vkGetInstanceProcAddr of the loader that made `instance`; NULL: libvulkan's */\n"
+                      "    %s_vulkan_void_function (*get_instance_proc_addr)(void *instance, const char *name);\n"
+                      "    /* a VkBuffer (storage) holding the model file's bytes from model_offset on (a multiple\n"
+                      "     * of minStorageBufferOffsetAlignment), read in place; 0: uploaded at open */\n"
+                      "    uint64_t model_buffer, model_offset;\n} %s_vulkan_device;\n", N, N, N, N);
+    oi__buf_printf(b, "%s_ctx *%s_open_on_device(const char *model_path, const %s_vulkan_device *device);\n", N, N, N);
+    oi__buf_printf(b, "/* NAME_input_buffer_VAR: the range (VkBuffer, offset, bytes) of a dynamic variable on\n"
+                      " * the device; for the next step it holds what the application writes there, on\n"
+                      " * `queue` before %s_step, instead of %s_set_VAR's values (a later set_VAR wins).\n"
+                      " * NAME_output_buffer_VAR: where VAR is after a step, valid until the next one; the\n"
+                      " * application's first read of it needs a barrier from the compute and transfer\n"
+                      " * stages' writes. */\n", N, N);
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
+        const oi__sy_buffer *buf = &p->schedule.buffers[i];
+        const char *v = p->plan->slots[i].name;
+        if (oi__vk_dynamic_index(p, i) >= 0 && buf->home == OI__SY_STATE)
+            oi__buf_printf(b, "int %s_input_buffer_%s(%s_ctx *ctx, uint64_t *buffer, uint64_t *offset, uint64_t *size);\n",
+                           N, v, N);
+        if (oi__vk_getter(p, i))
+            oi__buf_printf(b, "int %s_output_buffer_%s(const %s_ctx *ctx, uint64_t *buffer, uint64_t *offset, uint64_t *size);\n",
+                           N, v, N);
+    }
 }
 
 /* The C target's header, with the Vulkan target's counters added. */
@@ -1909,6 +2142,7 @@ static char *oi__vk_header(const oi_plan *p) {
                        " * timestamp, and the kernel (NAME_kK.comp) it ran; returns how many (0\n"
                        " * otherwise). For finding the slow kernels, not for timing a step. */\n"
                        "int %s_dispatch_ms(const %s_ctx *ctx, double *ms, int *kernel, int max);\n", N, N);
+    oi__vk_header_interop(&b, p);
     oi__buf_puts(&b, at);
     oi__free(text);
     return oi__buf_take(&b);

@@ -25,6 +25,15 @@ typedef struct oi_vk_buffer {
     void *map; /* host-visible buffers: their mapping */
 } oi_vk_buffer;
 
+/* VkBuffer <-> uint64_t, as the header passes buffers (it needs no vulkan.h). */
+#if defined(VK_USE_64_BIT_PTR_DEFINES) && VK_USE_64_BIT_PTR_DEFINES == 1
+#define OI_VK_BUFFER_U64(b) ((uint64_t)(uintptr_t)(b))
+#define OI_VK_U64_BUFFER(u) ((VkBuffer)(uintptr_t)(u))
+#else
+#define OI_VK_BUFFER_U64(b) ((uint64_t)(b))
+#define OI_VK_U64_BUFFER(u) ((VkBuffer)(u))
+#endif
+
 /* Bytes [offset, offset + bytes) of one of the three device buffers. */
 typedef struct oi_vk_range {
     int buffer;
@@ -56,6 +65,9 @@ typedef struct oi_vk {
     VkPipeline *pipelines;
     int n_pipelines;
     oi_vk_buffer device_buffers[OI_VK_BUFFERS]; /* arena, state, model */
+    VkDeviceSize model_offset; /* where the model starts in its buffer (the application's: see app_model) */
+    int app_device; /* the instance, device and queue are the application's: never destroyed here */
+    int app_model;  /* the model buffer is the application's: never freed here */
     /* the recorder: what was touched since the last barrier */
     oi_vk_range *touched;
     unsigned char *touched_write;
@@ -89,6 +101,20 @@ static inline int oi_vk_create_instance(oi_vk *vk) {
         return 1;
     volkLoadInstanceOnly(vk->instance);
     return 0;
+}
+
+/* What the host code needs to know of the physical device and queue family:
+ * its memory types, and the timestamp period if the family has timestamps. */
+static inline void oi_vk_read_device(oi_vk *vk) {
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(vk->physical, &nq, NULL);
+    VkQueueFamilyProperties families[16];
+    nq = nq > 16 ? 16 : nq;
+    vkGetPhysicalDeviceQueueFamilyProperties(vk->physical, &nq, families);
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(vk->physical, &props);
+    vk->timestamp_ns = vk->family < nq && families[vk->family].timestampValidBits ? props.limits.timestampPeriod : 0.0f;
+    vkGetPhysicalDeviceMemoryProperties(vk->physical, &vk->memory);
 }
 
 /* The device: OI_VK_DEVICE=index if set, else the first discrete GPU,
@@ -128,15 +154,13 @@ static inline int oi_vk_pick_device(oi_vk *vk) {
     for (uint32_t q = 0; q < nq; q++)
         if (families[q].queueFlags & VK_QUEUE_COMPUTE_BIT) {
             vk->family = q;
-            VkPhysicalDeviceProperties props;
-            vkGetPhysicalDeviceProperties(vk->physical, &props);
-            if (families[q].timestampValidBits)
-                vk->timestamp_ns = props.limits.timestampPeriod;
-            vkGetPhysicalDeviceMemoryProperties(vk->physical, &vk->memory);
+            oi_vk_read_device(vk);
             return 0;
         }
     return OI_VK_FAIL("Vulkan: the device has no compute queue");
 }
+
+static inline int oi_vk_device_objects(oi_vk *vk);
 
 static inline int oi_vk_create_device(oi_vk *vk, const char *const *extensions, uint32_t n_extensions,
                                const void *features) {
@@ -159,6 +183,35 @@ static inline int oi_vk_create_device(oi_vk *vk, const char *const *extensions, 
         return 1;
     volkLoadDevice(vk->device);
     vkGetDeviceQueue(vk->device, vk->family, 0, &vk->queue);
+    return oi_vk_device_objects(vk);
+}
+
+/* The application's instance, device and queue (NAME_open_on_device): their
+ * functions loaded through gipa (NULL: the loader's vkGetInstanceProcAddr);
+ * they stay the application's. */
+static inline int oi_vk_use_app_device(oi_vk *vk, VkInstance instance, VkPhysicalDevice physical, VkDevice device,
+                                       VkQueue queue, uint32_t family, PFN_vkGetInstanceProcAddr gipa) {
+    if (!instance || !physical || !device || !queue)
+        return OI_VK_FAIL("Vulkan: the application's device needs its instance, physical device, device and queue");
+    if (gipa)
+        volkInitializeCustom(gipa);
+    else if (volkInitialize() != VK_SUCCESS)
+        return OI_VK_FAIL("Vulkan: no loader (libvulkan) on this machine");
+    volkLoadInstanceOnly(instance);
+    volkLoadDevice(device);
+    vk->app_device = 1;
+    vk->instance = instance;
+    vk->physical = physical;
+    vk->device = device;
+    vk->queue = queue;
+    vk->family = family;
+    oi_vk_read_device(vk);
+    return oi_vk_device_objects(vk);
+}
+
+/* What the host code makes on the device: its command pool, fence and
+ * timestamp queries. */
+static inline int oi_vk_device_objects(oi_vk *vk) {
     VkCommandPoolCreateInfo pool;
     memset(&pool, 0, sizeof pool);
     pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
@@ -181,6 +234,21 @@ static inline int oi_vk_create_device(oi_vk *vk, const char *const *extensions, 
             return 1;
     }
     return 0;
+}
+
+/* Whether the physical device offers the extension `name`. */
+static inline int oi_vk_has_extension(const oi_vk *vk, const char *name) {
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(vk->physical, NULL, &n, NULL);
+    VkExtensionProperties *props = (VkExtensionProperties *)calloc(n + 1, sizeof *props);
+    int found = 0;
+    if (props) {
+        vkEnumerateDeviceExtensionProperties(vk->physical, NULL, &n, props);
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strcmp(props[i].extensionName, name) == 0;
+        free(props);
+    }
+    return found;
 }
 
 /* ---- buffers ---- */
@@ -258,18 +326,20 @@ static inline int oi_vk_begin(oi_vk *vk, VkCommandBuffer *cb, int once) {
     return oi_vk_check(vkBeginCommandBuffer(*cb, &begin), "vkBeginCommandBuffer");
 }
 
-/* Submits cb and waits for it. */
-static inline int oi_vk_submit(oi_vk *vk, VkCommandBuffer cb) {
+/* Submits n command buffers, in order, and waits for them. */
+static inline int oi_vk_submit_n(oi_vk *vk, const VkCommandBuffer *cbs, uint32_t n) {
     VkSubmitInfo submit;
     memset(&submit, 0, sizeof submit);
     submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &cb;
+    submit.commandBufferCount = n;
+    submit.pCommandBuffers = cbs;
     if (oi_vk_check(vkQueueSubmit(vk->queue, 1, &submit, vk->fence), "vkQueueSubmit") ||
         oi_vk_check(vkWaitForFences(vk->device, 1, &vk->fence, VK_TRUE, UINT64_MAX), "vkWaitForFences"))
         return 1;
     return oi_vk_check(vkResetFences(vk->device, 1, &vk->fence), "vkResetFences");
 }
+
+static inline int oi_vk_submit(oi_vk *vk, VkCommandBuffer cb) { return oi_vk_submit_n(vk, &cb, 1); }
 
 /* bytes from the host into dst at offset, through a staging buffer. */
 static inline int oi_vk_upload(oi_vk *vk, oi_vk_buffer *dst, VkDeviceSize offset, const void *bytes, VkDeviceSize size) {
@@ -345,7 +415,7 @@ static inline int oi_vk_create_layout(oi_vk *vk, uint32_t push_bytes) {
     memset(writes, 0, sizeof writes);
     for (uint32_t i = 0; i < OI_VK_BUFFERS; i++) {
         infos[i].buffer = vk->device_buffers[i].buffer;
-        infos[i].offset = 0;
+        infos[i].offset = i == OI_VK_MODEL ? vk->model_offset : 0;
         infos[i].range = VK_WHOLE_SIZE;
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         writes[i].dstSet = vk->set;
@@ -427,6 +497,23 @@ static inline void oi_vk_barrier(oi_vk *vk, VkCommandBuffer cb) {
     vk->barriers++;
 }
 
+/* The first command of a step: whatever was written before it (the input
+ * uploads, submitted as command buffers of their own, or the application's
+ * own writes on a shared queue) is visible to the step's kernels and copies. */
+static inline void oi_vk_barrier_from_before(oi_vk *vk, VkCommandBuffer cb) {
+    VkMemoryBarrier barrier;
+    memset(&barrier, 0, sizeof barrier);
+    barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                            VK_ACCESS_TRANSFER_WRITE_BIT;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &barrier, 0, NULL,
+                         0, NULL);
+    vk->n_touched = 0;
+    vk->barriers++;
+}
+
 /* Declares what the next command reads and writes; a barrier first if it
  * depends on something since the last one. The model is never written:
  * its ranges are not listed. */
@@ -495,7 +582,7 @@ static inline int oi_vk_copy(oi_vk *vk, VkCommandBuffer cb, int dst, uint64_t ds
     oi_vk_range r = {src, src_offset, bytes}, w = {dst, dst_offset, bytes};
     if (oi_vk_access(vk, cb, &r, src == OI_VK_MODEL ? 0 : 1, &w, 1))
         return 1;
-    VkBufferCopy region = {src_offset, dst_offset, bytes};
+    VkBufferCopy region = {src_offset + (src == OI_VK_MODEL ? vk->model_offset : 0), dst_offset, bytes};
     vkCmdCopyBuffer(cb, vk->device_buffers[src].buffer, vk->device_buffers[dst].buffer, 1, &region);
     vk->copies++;
     return 0;
@@ -503,12 +590,14 @@ static inline int oi_vk_copy(oi_vk *vk, VkCommandBuffer cb, int dst, uint64_t ds
 
 static inline void oi_vk_destroy(oi_vk *vk) {
     if (vk->device) {
-        vkDeviceWaitIdle(vk->device);
+        if (!vk->app_device) /* the application's queues may be busy with its own work */
+            vkDeviceWaitIdle(vk->device);
         for (int i = 0; i < vk->n_pipelines; i++)
             if (vk->pipelines && vk->pipelines[i])
                 vkDestroyPipeline(vk->device, vk->pipelines[i], NULL);
         for (int i = 0; i < OI_VK_BUFFERS; i++)
-            oi_vk_buffer_free(vk, &vk->device_buffers[i]);
+            if (!(i == OI_VK_MODEL && vk->app_model))
+                oi_vk_buffer_free(vk, &vk->device_buffers[i]);
         if (vk->layout)
             vkDestroyPipelineLayout(vk->device, vk->layout, NULL);
         if (vk->descriptors)
@@ -521,9 +610,10 @@ static inline void oi_vk_destroy(oi_vk *vk) {
             vkDestroyFence(vk->device, vk->fence, NULL);
         if (vk->pool)
             vkDestroyCommandPool(vk->device, vk->pool, NULL);
-        vkDestroyDevice(vk->device, NULL);
+        if (!vk->app_device)
+            vkDestroyDevice(vk->device, NULL);
     }
-    if (vk->instance)
+    if (vk->instance && !vk->app_device)
         vkDestroyInstance(vk->instance, NULL);
     free(vk->pipelines);
     free(vk->touched);

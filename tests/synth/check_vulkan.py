@@ -2,6 +2,7 @@
 """Parity of the synthesized Vulkan code with the simulator, one example per run.
 
     check_vulkan.py OPENINFER EXPORTER NAME [--exact] [--target vulkan|live] [--steps N] [--dump] [--fp16]
+                    [--interop PROGRAM.c]
 
 EXPORTER (export_example.c built for the example) writes the graph, a model,
 seeded inputs and the simulator's values after N steps. The test synthesizes
@@ -26,6 +27,11 @@ With --dump the folder is built again with -DNAME_DEBUG_DUMP=dir and run
 (validation on): dir must hold stepS_kK_VAR.npy for every step and every
 stored variable each kernel writes (plan.json), nothing else, and the last
 kernel writing a kept variable must have dumped the value the driver fetches.
+With --interop PROGRAM.c (tests/synth/vulkan_interop.c) the program is built
+against the folder and run with the validation layer on: it opens the folder
+on a Vulkan device of its own making, with the model in its own buffer, and
+passes inputs and outputs through device buffers (docs/synthesizer.md,
+"Vulkan interop").
 Exits 77 (meson's skip) where there is no Vulkan device, glslc or volk.
 """
 import glob
@@ -120,6 +126,20 @@ def check_dump(work, alone, plan, cmd, kept, steps, exact):
     print("debug dump: %d files, %d equal to the fetched values" % (len(got), checked))
 
 
+def check_interop(work, alone, source):
+    """--interop PROGRAM.c: the program, built against the folder's header and
+    lib, opens it on a device of its own making (vulkan_interop.c says what
+    it checks); it must print "interop: ok" with no validation message."""
+    prog = os.path.join(work, "interop")
+    run(["cc", "-O1", "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I" + alone, "-I" + volk_dir(),
+         source, os.path.join(alone, "lib%s.a" % json.load(open(os.path.join(alone, "plan.json")))["name"]),
+         "-ldl", "-lm", "-o", prog])
+    out = run([prog, os.path.join(work, "model.oinf")], env=validation_env())
+    if "VUID" in out or "Validation" in out or "interop: ok" not in out:
+        raise SystemExit("FAILED: the interop program:\n" + out[:4000])
+    print(out.strip())
+
+
 def main():
     args = sys.argv[1:]
     fp16 = "--fp16" in args
@@ -206,6 +226,8 @@ def main():
             raise SystemExit("FAILED: --fp16 gave the f32 values bit for bit: f16 storage not in effect")
         if "--dump" in args:
             check_dump(work, alone, plan, cmd, kept, steps, exact)
+        if "--interop" in args:
+            check_interop(work, alone, args[args.index("--interop") + 1])
         print("%s (vulkan, %s%s): %d variables equal the simulator's after %d steps (%d kernels; largest "
               "difference %g), no validation message" % (name, os.path.basename(target), ", f16 storage" if fp16
                                                           else "", compared, steps, len(plan["kernels"]), worst))

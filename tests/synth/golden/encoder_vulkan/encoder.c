@@ -146,6 +146,7 @@ static const struct {
     {encoder_k22_spv, sizeof encoder_k22_spv},
 };
 #define encoder_N_KERNELS 23
+#define encoder_N_UPLOADS 1 /* variables the host sets before a step */
 
 static const uint32_t encoder_Wq_at[] = {1480168u, 3254632u}; /* Wq(l): the model's enc.{l}.wq, in floats */
 static const uint32_t encoder_bq_at[] = {3304u, 1777768u}; /* bq(l): the model's enc.{l}.bq, in floats */
@@ -184,6 +185,8 @@ struct encoder_ctx {
     long long steps;
     double gpu_ms;
     unsigned char inserted[1]; /* per dynamic variable: set since the last step */
+    unsigned char on_device[1]; /* ... written by the application on the device for the next step */
+    VkCommandBuffer upload_all, upload[encoder_N_UPLOADS]; /* the uploads: all, or one by one */
 #ifdef encoder_DEBUG_DUMP
     encoder_dump_copy *dumps; /* one per (recorded kernel, stored output) */
     int n_dumps, cap_dumps;
@@ -297,9 +300,10 @@ static void encoder_dump_write(const encoder_ctx *ctx) {
 #endif
 
 /* The step, recorded once at open and replayed by every encoder_step: the
- * host's values up, the zeros a step starts with, the kernels in the
- * schedule's order (a barrier only where one reads or overwrites what an
- * earlier one touched), the getters' values down. */
+ * inputs made visible (uploaded just before, or written by the application),
+ * the zeros a step starts with, the kernels in the schedule's order (a
+ * barrier only where one reads or overwrites what an earlier one touched),
+ * the getters' values down. */
 static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
     oi_vk *vk = &ctx->vk;
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);
@@ -307,13 +311,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         vkCmdResetQueryPool(cb, vk->queries, 0, 2 + OI_VK_PROFILE);
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);
     }
-    { /* dynamic and volatile variables: from the host's staging copy */
-        static const VkBufferCopy regions[] = {{0, 0, 196608}};
-        static const oi_vk_range ranges[] = {{OI_VK_STATE, 0, 196608}};
-        if (oi_vk_access(vk, cb, NULL, 0, ranges, 1))
-            return 1;
-        vkCmdCopyBuffer(cb, ctx->staging.buffer, vk->device_buffers[OI_VK_STATE].buffer, 1u, regions);
-    }
+    oi_vk_barrier_from_before(vk, cb); /* the uploads, or the application's writes */
 
     /* the graph */
     if (oi_vk_copy(vk, cb, OI_VK_ARENA, 786432, OI_VK_STATE, 0, 196608)) /* bench_encoder.c:59: transfer x >> h */
@@ -471,16 +469,72 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
     return oi_vk_check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
 }
 
+/* Before a step, from the host's staging copy up to the device: x. */
+static const VkBufferCopy encoder_uploads[encoder_N_UPLOADS] = {{0, 0, 196608}};
+/* ... the dynamic variable each one carries (ctx->inserted's index), -1: volatile */
+static const int encoder_upload_dynamic[encoder_N_UPLOADS] = {0};
+
+/* Records uploads[which], or all of them (which < 0), into a command buffer of its own. */
+static int encoder_record_upload(encoder_ctx *ctx, VkCommandBuffer *cb, int which) {
+    if (oi_vk_begin(&ctx->vk, cb, 0))
+        return 1;
+    vkCmdCopyBuffer(*cb, ctx->staging.buffer, ctx->vk.device_buffers[OI_VK_STATE].buffer,
+                    which < 0 ? encoder_N_UPLOADS : 1u, which < 0 ? encoder_uploads : &encoder_uploads[which]);
+    return oi_vk_check(vkEndCommandBuffer(*cb), "vkEndCommandBuffer");
+}
+
+static int encoder_record_uploads(encoder_ctx *ctx) {
+    if (encoder_record_upload(ctx, &ctx->upload_all, -1))
+        return 1;
+    for (int u = 0; u < encoder_N_UPLOADS; u++)
+        if (encoder_record_upload(ctx, &ctx->upload[u], u))
+            return 1;
+    return 0;
+}
+
 /* ---- the API ---- */
 
-static int encoder_open_device(encoder_ctx *ctx) {
+static int encoder_use_app_device(encoder_ctx *ctx, const encoder_vulkan_device *app) {
+    oi_vk *vk = &ctx->vk;
+    PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)(void (*)(void))app->get_instance_proc_addr;
+    if (oi_vk_use_app_device(vk, (VkInstance)app->instance, (VkPhysicalDevice)app->physical_device,
+                             (VkDevice)app->device, (VkQueue)app->queue, app->queue_family_index, gipa))
+        return 1;
+    if (!app->model_buffer)
+        return 0;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(vk->physical, &props);
+    if (app->model_offset % props.limits.minStorageBufferOffsetAlignment)
+        return encoder_fail(encoder_ERROR_ARGUMENT, "encoder_open_on_device: model_offset %llu is not a multiple of "
+                       "minStorageBufferOffsetAlignment (%llu)", (unsigned long long)app->model_offset,
+                       (unsigned long long)props.limits.minStorageBufferOffsetAlignment);
+    vk->device_buffers[OI_VK_MODEL].buffer = OI_VK_U64_BUFFER(app->model_buffer);
+    vk->device_buffers[OI_VK_MODEL].size = encoder_MODEL_BYTES;
+    vk->model_offset = app->model_offset;
+    vk->app_model = 1;
+    return 0;
+}
+
+static int encoder_make_device(encoder_ctx *ctx) {
     oi_vk *vk = &ctx->vk;
     if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))
         return 1;
+    return 0;
+}
+
+static int encoder_open_device(encoder_ctx *ctx, const encoder_vulkan_device *app) {
+    oi_vk *vk = &ctx->vk;
+    if (app) {
+        if (encoder_use_app_device(ctx, app))
+            return 1;
+    } else if (encoder_make_device(ctx)) {
+        return 1;
+    }
     /* the arena, then the partial products of the matmuls split along K */
     const VkDeviceSize sizes[OI_VK_BUFFERS] = {21823488u, encoder_STATE_BYTES, encoder_MODEL_BYTES};
     for (int i = 0; i < OI_VK_BUFFERS; i++)
-        if (oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))
+        if (!(i == OI_VK_MODEL && vk->app_model) &&
+            oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))
             return 1;
     if (oi_vk_buffer_create(vk, &ctx->staging, encoder_STATE_BYTES, OI_VK_HOST_USAGE, 1) ||
         oi_vk_buffer_create(vk, &ctx->readback, encoder_ARENA_BYTES, OI_VK_HOST_USAGE, 1))
@@ -499,28 +553,23 @@ static int encoder_open_device(encoder_ctx *ctx) {
     return 0;
 }
 
-/* The kernels run on the GPU: no host threads, so the options have nothing to set. */
-encoder_ctx *encoder_open_with(const char *model_path, const encoder_options *options) {
-    (void)options;
-    return encoder_open(model_path);
-}
-
-encoder_ctx *encoder_open(const char *model_path) {
+static encoder_ctx *encoder_open_on(const char *model_path, const encoder_vulkan_device *app) {
     encoder_ctx *ctx = (encoder_ctx *)calloc(1, sizeof *ctx);
     if (!ctx) {
         encoder_fail(encoder_ERROR_MEMORY, "encoder_open: out of memory");
         return NULL;
     }
-    if (encoder_map_model(ctx, model_path) != 0 || encoder_open_device(ctx) != 0) {
+    if (encoder_map_model(ctx, model_path) != 0 || encoder_open_device(ctx, app) != 0) {
         encoder_close(ctx);
         return NULL;
     }
     /* the declared variables as they start, then everything up once */
     encoder_init_x(ctx);
     oi_vk *vk = &ctx->vk;
-    if ((ctx->model && oi_vk_upload(vk, &vk->device_buffers[OI_VK_MODEL], 0, ctx->model, ctx->model_size)) ||
+    if ((ctx->model && !vk->app_model &&
+         oi_vk_upload(vk, &vk->device_buffers[OI_VK_MODEL], 0, ctx->model, ctx->model_size)) ||
         oi_vk_upload(vk, &vk->device_buffers[OI_VK_STATE], 0, ctx->state, encoder_STATE_BYTES) ||
-        oi_vk_begin(vk, &vk->step, 0) || encoder_record(ctx, vk->step)) {
+        oi_vk_begin(vk, &vk->step, 0) || encoder_record(ctx, vk->step) || encoder_record_uploads(ctx)) {
         encoder_close(ctx);
         return NULL;
     }
@@ -531,7 +580,8 @@ void encoder_close(encoder_ctx *ctx) {
     if (!ctx)
         return;
     if (ctx->vk.device) {
-        vkDeviceWaitIdle(ctx->vk.device);
+        if (!ctx->vk.app_device) /* every submission was waited for; the rest is the application's */
+            vkDeviceWaitIdle(ctx->vk.device);
         oi_vk_buffer_free(&ctx->vk, &ctx->staging);
         oi_vk_buffer_free(&ctx->vk, &ctx->readback);
 #ifdef encoder_DEBUG_DUMP
@@ -552,13 +602,43 @@ void encoder_close(encoder_ctx *ctx) {
     free(ctx);
 }
 
+/* The kernels run on the GPU: no host threads, so the options have nothing to set. */
+encoder_ctx *encoder_open_with(const char *model_path, const encoder_options *options) {
+    (void)options;
+    return encoder_open(model_path);
+}
+
+encoder_ctx *encoder_open(const char *model_path) { return encoder_open_on(model_path, NULL); }
+
+encoder_ctx *encoder_open_on_device(const char *model_path, const encoder_vulkan_device *device) {
+    if (!device) {
+        encoder_fail(encoder_ERROR_ARGUMENT, "encoder_open_on_device: no device");
+        return NULL;
+    }
+    return encoder_open_on(model_path, device);
+}
+
 int encoder_step(encoder_ctx *ctx) {
     if (!ctx)
         return encoder_fail(encoder_ERROR_ARGUMENT, "encoder_step: no context");
     /* the start of a step, in the staging copy the recorded step uploads */
-    if (!ctx->inserted[0])
+    if (!ctx->inserted[0] && !ctx->on_device[0])
         encoder_init_x(ctx); /* dynamic, not set: as declared */
-    if (oi_vk_submit(&ctx->vk, ctx->vk.step))
+    /* the uploads, but not of an input the application wrote on the device, then the step */
+    VkCommandBuffer cbs[encoder_N_UPLOADS + 1];
+    uint32_t n = 0;
+    int from_device = 0;
+    for (size_t d = 0; d < sizeof ctx->on_device; d++)
+        from_device |= ctx->on_device[d] && !ctx->inserted[d];
+    if (!from_device)
+        cbs[n++] = ctx->upload_all;
+    for (int u = 0; u < encoder_N_UPLOADS && from_device; u++) {
+        int d = encoder_upload_dynamic[u];
+        if (d < 0 || !ctx->on_device[d] || ctx->inserted[d])
+            cbs[n++] = ctx->upload[u];
+    }
+    cbs[n++] = ctx->vk.step;
+    if (oi_vk_submit_n(&ctx->vk, cbs, n))
         return 1;
     if (ctx->vk.queries) {
         uint64_t ticks[2] = {0, 0};
@@ -570,6 +650,7 @@ int encoder_step(encoder_ctx *ctx) {
     encoder_dump_write(ctx);
 #endif
     memset(ctx->inserted, 0, sizeof ctx->inserted);
+    memset(ctx->on_device, 0, sizeof ctx->on_device);
     ctx->steps++;
     return 0;
 }
@@ -599,5 +680,34 @@ const float *encoder_get_h(const encoder_ctx *ctx, size_t *count) {
     if (count)
         *count = 49152u;
     return ctx ? (float *)(ctx->arena + 786432) : NULL;
+}
+
+int encoder_input_buffer_x(encoder_ctx *ctx, uint64_t *buffer, uint64_t *offset, uint64_t *size) {
+    if (!ctx || !buffer || !offset || !size)
+        return encoder_fail(encoder_ERROR_ARGUMENT, "encoder_input_buffer_x: a NULL argument");
+    ctx->on_device[0] = 1; /* the next step reads what the application writes there */
+    ctx->inserted[0] = 0;
+    *buffer = OI_VK_BUFFER_U64(ctx->vk.device_buffers[OI_VK_STATE].buffer);
+    *offset = 0u;
+    *size = 196608u;
+    return 0;
+}
+
+int encoder_output_buffer_x(const encoder_ctx *ctx, uint64_t *buffer, uint64_t *offset, uint64_t *size) {
+    if (!ctx || !buffer || !offset || !size)
+        return encoder_fail(encoder_ERROR_ARGUMENT, "encoder_output_buffer_x: a NULL argument");
+    *buffer = OI_VK_BUFFER_U64(ctx->vk.device_buffers[OI_VK_STATE].buffer);
+    *offset = 0u;
+    *size = 196608u;
+    return 0;
+}
+
+int encoder_output_buffer_h(const encoder_ctx *ctx, uint64_t *buffer, uint64_t *offset, uint64_t *size) {
+    if (!ctx || !buffer || !offset || !size)
+        return encoder_fail(encoder_ERROR_ARGUMENT, "encoder_output_buffer_h: a NULL argument");
+    *buffer = OI_VK_BUFFER_U64(ctx->vk.device_buffers[OI_VK_ARENA].buffer);
+    *offset = 786432u;
+    *size = 196608u;
+    return 0;
 }
 

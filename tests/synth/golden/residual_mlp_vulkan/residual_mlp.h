@@ -63,6 +63,34 @@ int residual_mlp_barriers(const residual_mlp_ctx *ctx);
  * otherwise). For finding the slow kernels, not for timing a step. */
 int residual_mlp_dispatch_ms(const residual_mlp_ctx *ctx, double *ms, int *kernel, int max);
 
+/* Vulkan interop (docs/synthesizer.md, "Vulkan interop"). Handles travel as void *
+ * (VkInstance, VkPhysicalDevice, VkDevice, VkQueue) and buffers as uint64_t
+ * (VkBuffer), so this header needs no vulkan.h. residual_mlp_open_on_device runs the
+ * folder on the application's device, which must have on:
+ *   nothing beyond Vulkan 1.1 and a queue with compute.
+ * Steps are submitted to `queue` and waited for (its fence) before residual_mlp_step
+ * returns; nothing here destroys the application's handles. */
+typedef void (*residual_mlp_vulkan_void_function)(void);
+typedef struct residual_mlp_vulkan_device {
+    void *instance, *physical_device, *device, *queue;
+    uint32_t queue_family_index;
+    /* vkGetInstanceProcAddr of the loader that made `instance`; NULL: libvulkan's */
+    residual_mlp_vulkan_void_function (*get_instance_proc_addr)(void *instance, const char *name);
+    /* a VkBuffer (storage) holding the model file's bytes from model_offset on (a multiple
+     * of minStorageBufferOffsetAlignment), read in place; 0: uploaded at open */
+    uint64_t model_buffer, model_offset;
+} residual_mlp_vulkan_device;
+residual_mlp_ctx *residual_mlp_open_on_device(const char *model_path, const residual_mlp_vulkan_device *device);
+/* NAME_input_buffer_VAR: the range (VkBuffer, offset, bytes) of a dynamic variable on
+ * the device; for the next step it holds what the application writes there, on
+ * `queue` before residual_mlp_step, instead of residual_mlp_set_VAR's values (a later set_VAR wins).
+ * NAME_output_buffer_VAR: where VAR is after a step, valid until the next one; the
+ * application's first read of it needs a barrier from the compute and transfer
+ * stages' writes. */
+int residual_mlp_input_buffer_x(residual_mlp_ctx *ctx, uint64_t *buffer, uint64_t *offset, uint64_t *size);
+int residual_mlp_output_buffer_x(const residual_mlp_ctx *ctx, uint64_t *buffer, uint64_t *offset, uint64_t *size);
+int residual_mlp_output_buffer_h(const residual_mlp_ctx *ctx, uint64_t *buffer, uint64_t *offset, uint64_t *size);
+
 #ifdef __cplusplus
 }
 #endif
