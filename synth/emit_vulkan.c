@@ -1637,6 +1637,44 @@ static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
                     "    return oi_vk_check(vkEndCommandBuffer(cb), \"vkEndCommandBuffer\");\n}\n\n");
 }
 
+/* The emitted check that a device offers the shape the cooperative-matrix
+ * kernels use, as the backend's vk_device.c checks it. */
+static void oi__vk_source_coopmat_shape(oi__buf *b) {
+    oi__buf_puts(b, "static int oi_vk_coopmat_shape_ok(uint32_t m, uint32_t n, uint32_t k, int a, int b, int c, int d, int scope) {\n"
+                    "    return m == 16 && n == 16 && k == 16 && a == (int)VK_COMPONENT_TYPE_FLOAT16_NV &&\n"
+                    "           b == (int)VK_COMPONENT_TYPE_FLOAT16_NV && c == (int)VK_COMPONENT_TYPE_FLOAT32_NV &&\n"
+                    "           d == (int)VK_COMPONENT_TYPE_FLOAT32_NV && scope == (int)VK_SCOPE_SUBGROUP_NV;\n}\n\n");
+    oi__buf_puts(b, "/* Whether the device offers the kernels' 16x16x16 f16 x f16 -> f32 subgroup\n"
+                    " * fragments through VK_KHR_cooperative_matrix (khr) or VK_NV_cooperative_matrix\n"
+                    " * (the KHR query is looked up: volk's list may predate it). */\n"
+                    "static int oi_vk_coopmat_16x16x16(const oi_vk *vk, int khr) {\n    uint32_t n = 0;\n    int found = 0;\n"
+                    "    if (khr) {\n"
+                    "        typedef VkResult (VKAPI_PTR *props_fn)(VkPhysicalDevice, uint32_t *, VkCooperativeMatrixPropertiesKHR *);\n"
+                    "        props_fn get = (props_fn)vkGetInstanceProcAddr(vk->instance, \"vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR\");\n"
+                    "        if (!get || get(vk->physical, &n, NULL) != VK_SUCCESS || n == 0)\n            return 0;\n"
+                    "        VkCooperativeMatrixPropertiesKHR *props = (VkCooperativeMatrixPropertiesKHR *)calloc(n, sizeof *props);\n"
+                    "        for (uint32_t i = 0; props && i < n; i++)\n"
+                    "            props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;\n"
+                    "        if (props && get(vk->physical, &n, props) == VK_SUCCESS)\n"
+                    "            for (uint32_t i = 0; i < n && !found; i++)\n"
+                    "                found = oi_vk_coopmat_shape_ok(props[i].MSize, props[i].NSize, props[i].KSize, (int)props[i].AType,\n"
+                    "                                               (int)props[i].BType, (int)props[i].CType, (int)props[i].ResultType,\n"
+                    "                                               (int)props[i].scope);\n"
+                    "        free(props);\n        return found;\n    }\n"
+                    "    if (!vkGetPhysicalDeviceCooperativeMatrixPropertiesNV ||\n"
+                    "        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(vk->physical, &n, NULL) != VK_SUCCESS || n == 0)\n"
+                    "        return 0;\n"
+                    "    VkCooperativeMatrixPropertiesNV *props = (VkCooperativeMatrixPropertiesNV *)calloc(n, sizeof *props);\n"
+                    "    for (uint32_t i = 0; props && i < n; i++)\n"
+                    "        props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;\n"
+                    "    if (props && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(vk->physical, &n, props) == VK_SUCCESS)\n"
+                    "        for (uint32_t i = 0; i < n && !found; i++)\n"
+                    "            found = oi_vk_coopmat_shape_ok(props[i].MSize, props[i].NSize, props[i].KSize, (int)props[i].AType,\n"
+                    "                                           (int)props[i].BType, (int)props[i].CType, (int)props[i].DType,\n"
+                    "                                           (int)props[i].scope);\n"
+                    "    free(props);\n    return found;\n}\n\n");
+}
+
 static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     const oi__sy_schedule *s = &p->schedule;
@@ -1675,9 +1713,16 @@ static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
                         "#ifndef VK_KHR_cooperative_matrix\n#define VK_KHR_cooperative_matrix 1\n"
                         "#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME \"VK_KHR_cooperative_matrix\"\n"
                         "#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)\n"
+                        "#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)\n"
                         "typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {\n    VkStructureType sType;\n"
                         "    void *pNext;\n    VkBool32 cooperativeMatrix, cooperativeMatrixRobustBufferAccess;\n"
-                        "} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;\n#endif\n\n");
+                        "} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;\n"
+                        "typedef struct VkCooperativeMatrixPropertiesKHR {\n    VkStructureType sType;\n    void *pNext;\n"
+                        "    uint32_t MSize, NSize, KSize;\n    VkComponentTypeNV AType, BType, CType, ResultType;\n"
+                        "    VkBool32 saturatingAccumulation;\n    VkScopeNV scope;\n} VkCooperativeMatrixPropertiesKHR;\n"
+                        "#endif\n\n");
+    if (coop)
+        oi__vk_source_coopmat_shape(b);
     for (int k = 0; k < oi__vk_n_modules(p); k++) {
         oi__buf_printf(b, "static const uint32_t %s_k%d_spv[] =\n#include \"%s_k%d.spv.h\"\n    ;\n", N, k, N, k);
         if (k < (int)arrlen(s->kernels) && oi__vk_cm_takes(&p->gpu, s, &s->kernels[k])) /* oi_gen_spirv.py's KHR rewrite: oi__spirv_NAME_kK_khr */
@@ -1796,10 +1841,11 @@ static void oi__vk_source_coopmat_device(oi__buf *b, const oi_plan *p) {
                     "    properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;\n    properties.pNext = &subgroup;\n"
                     "    vkGetPhysicalDeviceProperties2(vk->physical, &properties);\n"
                     "    if (!coop || found != 2 || !*coop_on || !model.vulkanMemoryModel || !f16.shaderFloat16 ||\n"
-                    "        subgroup.subgroupSize != 32)\n");
+                    "        subgroup.subgroupSize != 32 || !oi_vk_coopmat_16x16x16(vk, khr))\n");
     oi__buf_printf(b, "        return %s_fail(%s_ERROR_RUNTIME, \"%s_open: the matmul kernels use cooperative matrices \"\n"
-                      "                       \"(VK_KHR_ or VK_NV_cooperative_matrix, shaderFloat16, vulkanMemoryModel, \"\n"
-                      "                       \"32-wide subgroups) and this device lacks one; synthesize for its own JSON\");\n",
+                      "                       \"(VK_KHR_ or VK_NV_cooperative_matrix with 16x16x16 f16 fragments, shaderFloat16, \"\n"
+                      "                       \"vulkanMemoryModel, 32-wide subgroups) and this device lacks one; synthesize for its \"\n"
+                      "                       \"own JSON\");\n",
                    N, N, N);
     oi__buf_puts(b, "    /* only what the kernels need on: the queried structs hold every feature the device has */\n"
                     "    coop_nv.cooperativeMatrixRobustBufferAccess = VK_FALSE;\n"
@@ -1888,9 +1934,15 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
         oi__buf_puts(b, "    int khr = 0; /* the cooperative-matrix kernels through VK_KHR_cooperative_matrix */\n");
     oi__buf_printf(b, "    if (app) {\n        if (%s_use_app_device(ctx, app))\n            return 1;\n", N);
     if (oi__vk_has_coopmat(p))
+    {
         oi__buf_puts(b, "        const char *pick = getenv(\"OI_VK_COOPMAT\");\n"
                         "        khr = oi_vk_has_extension(vk, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) &&\n"
-                        "              !(pick && strcmp(pick, \"nv\") == 0);\n");
+                        "              !(pick && strcmp(pick, \"nv\") == 0);\n"
+                        "        if (!oi_vk_coopmat_16x16x16(vk, khr))\n");
+        oi__buf_printf(b, "            return %s_fail(%s_ERROR_RUNTIME, \"%s_open_on_device: the matmul kernels use \"\n"
+                          "                           \"16x16x16 f16 cooperative-matrix fragments, which this device lacks\");\n",
+                       N, N, N);
+    }
     oi__buf_printf(b, "    } else if (%s_make_device(ctx%s)) {\n        return 1;\n    }\n", N, oi__vk_has_coopmat(p) ? ", &khr" : "");
     if (oi__vk_has_split(p))
         oi__buf_printf(b, "    /* the arena, then the partial products of the matmuls split along K */\n"
