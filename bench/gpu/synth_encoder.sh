@@ -20,14 +20,16 @@
 #
 # Writes to OUT only small text files: synth.txt (everything below), emitted.txt, kernels.txt (the
 # emitted encoder's GPU time per kernel), peer.txt, trace_summary.txt (the simulator's per node),
-# parity.txt, matmul.txt, summary.txt (the figures and ratios).
-# PARTS="encoder parity matmul" (the default) picks the parts to run.
+# parity.txt, matmul.txt, interop.txt, summary.txt (the figures and ratios).
+#   4. interop: the emitted residual_mlp opened on a device the program makes itself, with the
+#      model in its own buffer and x and h passed as device ranges (tests/synth/vulkan_interop.c).
+# PARTS="encoder parity matmul interop" (the default) picks the parts to run.
 set -u
 OUT=${1:-${OUT:-/tmp/oi-synth-gpu}}
 G=${G:-.gpu}
 HERE=$(dirname "$0")
 RUNS=${RUNS:-200}
-PARTS=${PARTS:-encoder parity matmul}
+PARTS=${PARTS:-encoder parity matmul interop}
 mkdir -p "$OUT"
 WORK=$(mktemp -d) # models, traces and fetched values: not in OUT
 mkdir -p "$WORK/enc" "$WORK/mm" "$WORK/mm4k_1" "$WORK/mm4k_9" # the exporters write into folders that exist
@@ -190,6 +192,14 @@ if len(gpu) == 2:
 else:
     print("f16 matmul 4096: the emitted runs failed (matmul.txt)")
 PY
+fi
+
+if want interop; then
+section "interop: the emitted residual_mlp on the application's own device (tests/synth/vulkan_interop.c)"
+mkdir -p "$WORK/interop"
+$G/export_residual_mlp "$WORK/interop" 1 >/dev/null
+$G/interop/vulkan_interop "$WORK/interop/model.oinf" 2>&1 | tee "$OUT/interop.txt"
+grep -E "interop" "$OUT/interop.txt" | head -1 | sed 's/^/interop on this GPU: /' >> "$OUT/summary.txt"
 fi
 
 section "summary"

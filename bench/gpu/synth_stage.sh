@@ -22,6 +22,8 @@
 #   .gpu/export_encoder, export_matmul                 (the exporters: they write the same models
 #                                                       there, byte for byte, and the simulator's values)
 #   .gpu/vk_peer                                       (the backend's f16 matmul at n = 4096)
+#   .gpu/interop/vulkan_interop, export_residual_mlp   (tests/synth/vulkan_interop.c against
+#                                                       residual_mlp's folder for h100.json)
 #
 # The emitted code checks the model's fingerprint at open: it runs only with this encoder.oinf.
 # Then on the GPU machine: bash bench/gpu/synth_encoder.sh $OUT (see its header).
@@ -114,6 +116,14 @@ for r in 1 9; do
     cc -O2 -std=c11 -Wall -Wextra -I$G/synth_matmul_r$r bench/gpu/synth_matmul_bench.c \
         $G/synth_matmul_r$r/libmatmul_f16.a -ldl -lm -o $G/synth_matmul_r$r/bench
 done
+# the interop program against residual_mlp's folder for the H100 (its model: written there again)
+ninja -C "$build" tests/synth/export_residual_mlp
+cp "$build/tests/synth/export_residual_mlp" $G/
+mkdir -p "$tmp/rm"
+"$build/tests/synth/export_residual_mlp" "$tmp/rm" 1 >/dev/null
+emit "$tmp/rm" examples/devices/h100.json $G/interop
+cc -O2 -std=c11 -Wall -Wextra -I$G/interop -I"$volk" tests/synth/vulkan_interop.c $G/interop/libresidual_mlp.a \
+    -ldl -lm -o $G/interop/vulkan_interop
 rm -rf "$tmp"
 echo "staged in $G: synth_encoder/ synth_bench encoder_peer vk_peer openinfer encoder_data/ encoder_graph.json"
 echo "  synth_parity/ synth_matmul_r1/ synth_matmul_r9/ export_encoder export_matmul ($(du -sh $G | cut -f1) in all)"
