@@ -56,7 +56,7 @@ static bool oi__vk_name_clashes(const char *name) {
         "float", "uint", "int", "bool", "vec2", "vec3", "vec4", "uvec4", "mat2", "mat3", "mat4", "true", "false",
         "max", "min", "abs", "sqrt", "exp", "exp2", "log", "trunc", "sign", "barrier", "main", "arena", "state",
         "model", "pc", "is_nan_f", "is_inf_f", "exp_f32", "gelu_f32", "tanh_f32", "erf_f32", "erfc_f32",
-        "erfc_tail", "erf_series", "log_f32", "log1p_f32", "oi_wg_sum", "oi_wg_max", "oi_partial", "oi_p",
+        "erfc_tail", "erf_series", "log_f32", "log1p_f32", "oi_wg_sum", "oi_wg_max", "oi_partial", "oi_p", "oi_kv", "oi_q", "oi_inv",
         "a_tile", "b_tile", "tile_a", "tile_b", "mm_tiles", "mm_load_a", "mm_load_b", "mm_store", "mm_rows",
         "mm_cols", "float_math", "cm_tiles", "cm_load_a", "cm_load_b", "cm_load_bt", "cm_store8", "oi_cm_pack", "put_a", "put_b",
         "load_a", "load_b", "store_tiles", "load_tiles",
@@ -1010,6 +1010,109 @@ static void oi__vk_transpose(oi__buf *b, const oi__sy_schedule *s, const oi__sy_
     oi__buf_puts(b, "(at);\n    }\n}\n");
 }
 
+/* Query rows per workgroup of the tiled attention (oi__vk_attention_tiled). */
+#define OI__VK_ATT_ROWS 8u
+
+/* The floats of shared memory the tiled attention needs: a head's K (rows
+ * padded by one float), then its V, in one tile; each row's scores, its
+ * query and the reciprocal of its sum. */
+static uint64_t oi__vk_att_tiled_floats(int64_t T, int64_t D, int64_t Dv) {
+    uint64_t kv = (uint64_t)T * (uint64_t)((D + 1) > Dv ? (D + 1) : Dv);
+    return kv + OI__VK_ATT_ROWS * ((uint64_t)T + (uint64_t)D + 1u);
+}
+
+/* Whether attention kernel k runs tiled: on a device with subgroup
+ * operations whose shared memory holds a head's K or V. */
+static bool oi__vk_att_tiled(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    if (k->kind != OI__SY_K_ATTENTION || !g->subgroup_ops || g->max_shared_bytes == 0)
+        return false;
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *q = oi__vk_slot(s, pn->inputs[0]), *v = oi__vk_slot(s, pn->inputs[2]);
+    const oi__slot *kk = oi__vk_slot(s, pn->inputs[1]);
+    /* and the kernel head's oi_partial (a float per invocation) */
+    return 4u * (oi__vk_att_tiled_floats(kk->shape[2], q->shape[3], v->shape[3]) + g->workgroup) <= g->max_shared_bytes;
+}
+
+/* The invocations of a tiled attention's workgroup: a subgroup per row. */
+static uint32_t oi__vk_att_tiled_wg(const oi__sy_gpu *g) {
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32u, wg = OI__VK_ATT_ROWS * sg;
+    return wg < g->workgroup ? wg : g->workgroup;
+}
+
+/* The head's operands' offsets and the {Q,K,V,O}_HS / _RS constants (see below). */
+static void oi__vk_attention_layout(oi__buf *b, const oi__vk_att_views *views, long long H, const long long rows[4],
+                                    const long long dims[4]) {
+    /* each operand's head h of batch b at b * H S D + h * HS, its rows RS
+     * apart: [B, H, S, D] itself (HS = S D, RS = D), or read in place from
+     * the [B S, H D] its copies came from (HS = D, RS = H D) */
+    oi__buf_printf(b, "const uint H = %lldu; /* heads */\n", H);
+    const char *what[4] = {"Q", "K", "V", "O"};
+    for (int o = 0; o < 4; o++) {
+        bool view = o < 3 ? views->src[o] >= 0 : views->dst >= 0;
+        oi__buf_printf(b, "const uint %s_HS = %lldu, %s_RS = %lldu;%s\n", what[o], view ? dims[o] : rows[o] * dims[o], what[o],
+                       view ? H * dims[o] : dims[o], view ? " /* in place of the head copies */" : "");
+    }
+}
+
+/* attention, tiled: one workgroup per (head, OI__VK_ATT_ROWS query rows),
+ * a subgroup per row (more rows each where the device's subgroups are
+ * wider). The head's K comes into shared memory once for all the rows, the
+ * scores and their softmax stay within a subgroup (subgroupMax, subgroupAdd:
+ * no workgroup barrier), then V takes K's place for p V. */
+static void oi__vk_attention_tiled(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, const int in[3], int out,
+                                   const oi__vk_att_views *views) {
+    const oi__sy_schedule *s = &p->schedule;
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *q = oi__vk_slot(s, pn->inputs[0]), *kk = oi__vk_slot(s, pn->inputs[1]);
+    const oi__slot *v = oi__vk_slot(s, pn->inputs[2]);
+    long long S = (long long)q->shape[2], D = (long long)q->shape[3], T = (long long)kk->shape[2];
+    long long Dv = (long long)v->shape[3], H = (long long)q->shape[1];
+    long long rows[4] = {S, T, T, S}, dims[4] = {D, D, Dv, Dv};
+    double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale") ? oi__vk_param_f(pn, "scale")
+                                                                                         : 1.0 / sqrt((double)D);
+    oi__buf_printf(b, "const uint S = %lldu, D = %lldu, T = %lldu, DV = %lldu;\nconst float SCALE = ", S, D, T, Dv);
+    oi__sy_render_double(b, (double)(float)scale);
+    oi__buf_printf(b, ";\nconst uint R = %uu; /* query rows per workgroup */\n"
+                      "const uint KS = D + 1u; /* K's rows in shared memory, padded: lanes reading one d of\n"
+                      "                           consecutive keys hit distinct banks */\n"
+                      "shared float oi_kv[%lluu]; /* the head's K, then its V */\n"
+                      "shared float oi_p[R * T];   /* each row's scores, then exp(score - max) */\n"
+                      "shared float oi_q[R * D];   /* the rows' queries */\nshared float oi_inv[R];     /* 1 / each row's sum */\n",
+                   OI__VK_ATT_ROWS, (unsigned long long)(T * ((D + 1) > Dv ? (D + 1) : Dv)));
+    oi__vk_attention_layout(b, views, H, rows, dims);
+    oi__buf_puts(b, "\nvoid main() {\n    const uint head = gl_WorkGroupID.y, batch = head / H, h = head % H;\n"
+                    "    const uint tid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID, row0 = gl_WorkGroupID.x * R;\n"
+                    "    const uint k_at = batch * H * T * D + h * K_HS, v_at = batch * H * T * DV + h * V_HS;\n"
+                    "    for (uint i = tid; i < T * D; i += gl_WorkGroupSize.x)\n        oi_kv[i / D * KS + i % D] = ");
+    oi__vk_name(b, s, in[1]);
+    oi__buf_puts(b, "(k_at + i / D * K_RS + i % D);\n    for (uint i = tid; i < R * D; i += gl_WorkGroupSize.x) {\n"
+                    "        const uint row = min(row0 + i / D, S - 1u); /* past the last row: a copy of it, unused */\n"
+                    "        oi_q[i] = ");
+    oi__vk_name(b, s, in[0]);
+    oi__buf_puts(b, "(batch * H * S * D + h * Q_HS + row * Q_RS + i % D);\n    }\n    barrier();\n"
+                    "    for (uint r = gl_SubgroupID; r < R && row0 + r < S; r += gl_NumSubgroups) {\n"
+                    "        float m = -INFINITY;\n        for (uint t = lane; t < T; t += gl_SubgroupSize) {\n"
+                    "            float acc = 0.0;\n            for (uint d = 0u; d < D; d++)\n"
+                    "                acc = OI_S_mac(acc, oi_q[r * D + d], oi_kv[t * KS + d]);\n"
+                    "            oi_p[r * T + t] = SCALE * acc;\n            m = max(m, oi_p[r * T + t]);\n        }\n"
+                    "        m = subgroupMax(m);\n        float sum = 0.0;\n"
+                    "        for (uint t = lane; t < T; t += gl_SubgroupSize) {\n"
+                    "            oi_p[r * T + t] = exp_f32(oi_p[r * T + t] - m);\n"
+                    "            sum = OI_S_sum_step(sum, oi_p[r * T + t]);\n        }\n"
+                    "        sum = subgroupAdd(sum);\n        if (subgroupElect())\n            oi_inv[r] = 1.0 / sum;\n    }\n"
+                    "    barrier(); /* K is read: V takes its place */\n"
+                    "    for (uint i = tid; i < T * DV; i += gl_WorkGroupSize.x)\n        oi_kv[i] = ");
+    oi__vk_name(b, s, in[2]);
+    oi__buf_puts(b, "(v_at + i / DV * V_RS + i % DV);\n    barrier();\n"
+                    "    for (uint r = gl_SubgroupID; r < R && row0 + r < S; r += gl_NumSubgroups) {\n"
+                    "        const uint o_at = batch * H * S * DV + h * O_HS + (row0 + r) * O_RS;\n"
+                    "        for (uint d = lane; d < DV; d += gl_SubgroupSize) {\n            float acc = 0.0;\n"
+                    "            for (uint t = 0u; t < T; t++)\n"
+                    "                acc = OI_S_mac(acc, oi_p[r * T + t], oi_kv[t * DV + d]);\n            ");
+    oi__vk_name(b, s, out);
+    oi__buf_puts(b, "(o_at + d) = acc * oi_inv[r];\n        }\n    }\n}\n");
+}
+
 /* attention: one workgroup per (query row, head): the scores of the row in
  * shared memory, softmax over them, then p V. */
 static void oi__vk_attention(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, uint32_t wg) {
@@ -1024,22 +1127,17 @@ static void oi__vk_attention(oi__buf *b, const oi_plan *p, const oi__sy_kernel *
     int in[3], out = views.dst >= 0 ? views.dst : pn->out;
     for (int o = 0; o < 3; o++)
         in[o] = views.src[o] >= 0 ? views.src[o] : pn->inputs[o];
+    if (oi__vk_att_tiled(&p->gpu, s, k)) {
+        oi__vk_attention_tiled(b, p, k, in, out, &views);
+        return;
+    }
     double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale") ? oi__vk_param_f(pn, "scale")
                                                                                          : 1.0 / sqrt((double)D);
     oi__buf_printf(b, "const uint S = %lldu, D = %lldu, T = %lldu, DV = %lldu;\nconst float SCALE = ", S, D, T, Dv);
     oi__sy_render_double(b, (double)(float)scale);
     oi__buf_printf(b, ";\nshared float oi_p[T]; /* the row's scores, then its probabilities */\n");
-    /* each operand's head h of batch b at b * H S D + h * HS, its rows RS
-     * apart: [B, H, S, D] itself (HS = S D, RS = D), or read in place from
-     * the [B S, H D] its copies came from (HS = D, RS = H D) */
-    oi__buf_printf(b, "const uint H = %lldu; /* heads */\n", H);
-    const char *what[4] = {"Q", "K", "V", "O"};
     long long rows[4] = {S, T, T, S}, dims[4] = {D, D, Dv, Dv};
-    for (int o = 0; o < 4; o++) {
-        bool view = o < 3 ? views.src[o] >= 0 : views.dst >= 0;
-        oi__buf_printf(b, "const uint %s_HS = %lldu, %s_RS = %lldu;%s\n", what[o], view ? dims[o] : rows[o] * dims[o], what[o],
-                       view ? H * dims[o] : dims[o], view ? " /* in place of the head copies */" : "");
-    }
+    oi__vk_attention_layout(b, &views, H, rows, dims);
     oi__buf_printf(b, "\nvoid main() {\n    const uint row = gl_WorkGroupID.x, head = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;\n"
                       "    const uint batch = head / H, h = head %% H;\n"
                       "    const uint q_at = batch * H * S * D + h * Q_HS + row * Q_RS, k_at = batch * H * T * D + h * K_HS;\n"
@@ -1101,6 +1199,8 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
     case OI__SY_K_REDUCE: *gx = (uint32_t)oi__vk_numel(out); return;
     case OI__SY_K_ATTENTION:
         *gx = (uint32_t)in->shape[2];
+        if (oi__vk_att_tiled(&p->gpu, s, k))
+            *gx = (uint32_t)((in->shape[2] + OI__VK_ATT_ROWS - 1) / OI__VK_ATT_ROWS);
         *gy = (uint32_t)(in->shape[0] * in->shape[1]);
         return;
     default: {
@@ -1120,6 +1220,8 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
         return OI__VK_CM_THREADS;
     if (k->kind == OI__SY_K_MATMUL)
         return (uint32_t)(oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_side(&p->gpu));
+    if (oi__vk_att_tiled(&p->gpu, &p->schedule, k))
+        return oi__vk_att_tiled_wg(&p->gpu);
     if (k->kind == OI__SY_K_ATTENTION) {
         const oi__slot *kk = oi__vk_slot(&p->schedule, k->nodes[0]->inputs[1]);
         const oi__slot *v = oi__vk_slot(&p->schedule, k->nodes[0]->inputs[2]);

@@ -30,6 +30,7 @@ static void oi__sy_gpu_from_arch(const oi__device_arch *arch, oi__sy_gpu *g) {
     g->max_shared_bytes = arch ? arch->limits.max_shared_memory_bytes : 0;
     g->max_push_bytes = arch ? (uint32_t)arch->limits.max_push_constants_bytes : 0;
     g->subgroup_ops = arch && arch->features.subgroup_ops;
+    g->subgroup_size = arch ? (uint32_t)arch->limits.subgroup_size : 0;
     g->fp16 = arch && arch->features.fp16;
     g->cooperative_matrix = arch && arch->features.cooperative_matrix;
     /* the JSON has no separate 16-bit storage flag: features.fp16 stands for

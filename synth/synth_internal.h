@@ -228,6 +228,7 @@ typedef struct oi__sy_gpu {
     uint32_t max_push_bytes;   /* limits.max_push_constants_bytes */
     uint32_t busy_workgroups;  /* workgroups that keep the device busy: 256 for a
                                   GPU, 8 for a CPU Vulkan device (lavapipe) */
+    uint32_t subgroup_size;    /* limits.subgroup_size: 0 unknown (32 assumed where it matters) */
     bool subgroup_ops, fp16, cooperative_matrix, fp16_storage;
     bool coopmat_f16;          /* large matmuls on cooperative matrices (f16 x f16 -> f32):
                                   cooperative_matrix, f16 storage, 512-invocation workgroups

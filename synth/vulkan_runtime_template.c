@@ -15,6 +15,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { OI_VK_ARENA = 0, OI_VK_STATE = 1, OI_VK_MODEL = 2, OI_VK_BUFFERS = 3 };
 
@@ -326,6 +327,33 @@ static inline int oi_vk_begin(oi_vk *vk, VkCommandBuffer *cb, int once) {
     return oi_vk_check(vkBeginCommandBuffer(*cb, &begin), "vkBeginCommandBuffer");
 }
 
+/* -DOI_VK_SPIN_US=N: the host polls a submission's fence for up to N
+ * microseconds before it sleeps in vkWaitForFences, whose wake-up can cost
+ * tens of microseconds, a large part of a short step; 0: no polling. */
+#ifndef OI_VK_SPIN_US
+#define OI_VK_SPIN_US 1000
+#endif
+
+static inline long long oi_vk_now_us(void) {
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+/* Waits for the fence: polled first (OI_VK_SPIN_US), then asleep. */
+static inline int oi_vk_wait(oi_vk *vk) {
+#if OI_VK_SPIN_US > 0
+    for (long long start = oi_vk_now_us(); oi_vk_now_us() - start < OI_VK_SPIN_US;) {
+        VkResult r = vkGetFenceStatus(vk->device, vk->fence);
+        if (r == VK_SUCCESS)
+            return 0;
+        if (r != VK_NOT_READY)
+            return oi_vk_check(r, "vkGetFenceStatus");
+    }
+#endif
+    return oi_vk_check(vkWaitForFences(vk->device, 1, &vk->fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+}
+
 /* Submits n command buffers, in order, and waits for them. */
 static inline int oi_vk_submit_n(oi_vk *vk, const VkCommandBuffer *cbs, uint32_t n) {
     VkSubmitInfo submit;
@@ -333,8 +361,7 @@ static inline int oi_vk_submit_n(oi_vk *vk, const VkCommandBuffer *cbs, uint32_t
     submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     submit.commandBufferCount = n;
     submit.pCommandBuffers = cbs;
-    if (oi_vk_check(vkQueueSubmit(vk->queue, 1, &submit, vk->fence), "vkQueueSubmit") ||
-        oi_vk_check(vkWaitForFences(vk->device, 1, &vk->fence, VK_TRUE, UINT64_MAX), "vkWaitForFences"))
+    if (oi_vk_check(vkQueueSubmit(vk->queue, 1, &submit, vk->fence), "vkQueueSubmit") || oi_vk_wait(vk))
         return 1;
     return oi_vk_check(vkResetFences(vk->device, 1, &vk->fence), "vkResetFences");
 }

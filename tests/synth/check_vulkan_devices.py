@@ -66,7 +66,7 @@ def check_wrote(name, folder, report):
     assert sorted(listed) == sorted(os.listdir(folder)), (name, listed, sorted(os.listdir(folder)))
 
 
-def check(name, folder, subgroups, workgroup, compile_them, f16=False):
+def check(name, folder, subgroups, workgroup, compile_them, f16=False, subgroup_size=32):
     src = kernels(folder)
     assert src, name
     text = "\n".join(src.values())
@@ -82,8 +82,13 @@ def check(name, folder, subgroups, workgroup, compile_them, f16=False):
     sizes = {f: int(t.split("local_size_x = ")[1].split(")")[0]) for f, t in src.items()}
     for f, t in src.items():
         kind = t.splitlines()[1]
-        want = side * side if ": matmul," in kind else min(workgroup, 128) if ": attention," in kind else workgroup
-        assert sizes[f] == want, (name, f, sizes[f], want)  # attention: its 128 keys
+        want = side * side if ": matmul," in kind else workgroup
+        if ": attention," in kind and subgroups:  # tiled: a subgroup for each of 8 query rows
+            assert "shared float oi_kv[" in t and "subgroupMax(" in t, (name, f, "tiled attention")
+            want = min(workgroup, 8 * subgroup_size)
+        elif ": attention," in kind:  # a row per workgroup: as wide as its 128 keys
+            want = min(workgroup, 128)
+        assert sizes[f] == want, (name, f, sizes[f], want)
     if compile_them and shutil.which("glslc"):
         for f in src:
             run(["glslc", "--target-env=vulkan1.1", "-c", os.path.join(folder, f), "-o", os.devnull])
@@ -174,7 +179,8 @@ def main():
         for i, (name, target, subgroups, workgroup, compile_them, f16) in enumerate(cases):
             out = os.path.join(work, "gen%d" % i)
             check_wrote(name, out, run([cli, "synth", model, graph, "--target", target, "--out", out, "--report"]))
-            check(name, out, subgroups, workgroup, compile_them, f16)
+            sg = json.load(open(target))["limits"].get("subgroup_size", 0) if target != "vulkan" else 0
+            check(name, out, subgroups, workgroup, compile_them, f16, sg or 32)
         if len(sys.argv) > 4:
             check_coopmat(cli, sys.argv[4], devices, ada, work)
         bf16 = variant(ada, os.path.join(work, "ada_bf16.json"), preferences__default_precision="bf16")
