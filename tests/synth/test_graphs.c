@@ -8,7 +8,13 @@
  *   hard_act       hard_sigmoid and hard_swish, f32 and f64
  *   nn_ops         gemm with a bias row and relu (the plain loop), gemm with
  *                  gelu over edge tiles (gemm.c's micro-kernels), layer_norm,
- *                  transpose, reshape into heads, attention */
+ *                  transpose, reshape into heads, attention
+ *   gather_attn    gather along axes 0, 1 and -1 with i32, i64 and u8 indices
+ *                  (negative ones counting from the end), of f32, f64, i32
+ *                  and bool data; attention with a bool key mask broadcast
+ *                  over heads and rows, an additive f32 mask [S, T], causal
+ *                  (S = T), and causal with more queries than keys plus a
+ *                  per-head f32 mask (the first rows see no key: NaN) */
 #include "../../openinfer.h"
 
 OI_GRAPH(int_ops,
@@ -90,6 +96,35 @@ OI_GRAPH(nn_ops,
     OI_OP(reshape, ln, shape=[1, 8, 2, 8]) OI_TO(split)
     OI_OP(transpose, split, perm=[0, 2, 1, 3]) OI_TO(heads)
     OI_OP(attention, heads, heads, heads) OI_TO(att)
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(gather_attn,
+  OI_DYNAMIC(
+    OI_VAR(table, f32[10, 3]) OI_VAR(idx, i32[2, 3]) OI_VAR(deep, f32[2, 6, 3]) OI_VAR(ints, i32[7])
+    OI_VAR(idx64, i64[4]) OI_VAR(flags, bool[5, 2]) OI_VAR(idx8, u8[3]) OI_VAR(wide, f64[2, 5])
+    OI_VAR(q, f32[2, 2, 4, 8]) OI_VAR(kv, f32[2, 2, 4, 8]) OI_VAR(q6, f32[2, 2, 6, 8])
+    OI_VAR(keys, bool[2, 1, 1, 4]) OI_VAR(add_mask, f32[4, 4]) OI_VAR(head_mask, f32[1, 2, 1, 4])
+  )
+  OI_CONSTANT( OI_VAR(five, i32, @init(5)) )
+  OI_VOLATILE(
+    OI_VAR(rows, f32[2, 3, 3]) OI_VAR(back, i32[2, 3]) OI_VAR(mid, f32[2, 2, 3, 3]) OI_VAR(picked, i32[4])
+    OI_VAR(fl, bool[3, 2]) OI_VAR(cols, f64[2, 3])
+    OI_VAR(a_keys, f32[2, 2, 4, 8]) OI_VAR(a_add, f32[2, 2, 4, 8]) OI_VAR(a_causal, f32[2, 2, 4, 8])
+    OI_VAR(a_short, f32[2, 2, 6, 8])
+  )
+  OI_BLOCK(entry,
+    OI_OP(gather, table, idx) OI_TO(rows)
+    OI_OP(sub, idx, five) OI_TO(back)
+    OI_OP(gather, deep, back, axis=1) OI_TO(mid)
+    OI_OP(gather, ints, idx64, axis=-1) OI_TO(picked)
+    OI_OP(gather, flags, idx8) OI_TO(fl)
+    OI_OP(gather, wide, idx8, axis=1) OI_TO(cols)
+    OI_OP(attention, q, kv, kv, keys) OI_TO(a_keys)
+    OI_OP(attention, q, kv, kv, add_mask, scale=0.5) OI_TO(a_add)
+    OI_OP(attention, q, kv, kv, causal=true) OI_TO(a_causal)
+    OI_OP(attention, q6, kv, kv, head_mask, causal=true) OI_TO(a_short)
     OI_RETURN()
   )
 )
