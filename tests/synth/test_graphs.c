@@ -14,8 +14,13 @@
  *                  and bool data; attention with a bool key mask broadcast
  *                  over heads and rows, an additive f32 mask [S, T], causal
  *                  (S = T), and causal with more queries than keys plus a
- *                  per-head f32 mask (the first rows see no key: NaN) */
+ *                  per-head f32 mask (the first rows see no key: NaN); a gemm
+ *                  writing its own A over a weight packed at open
+ *                  (gemm(xs, Wsq, bsq) >> xs: split tasks must not read rows
+ *                  another task has overwritten), its model gather_attn_model */
 #include "../../openinfer.h"
+
+#include <stdlib.h>
 
 OI_GRAPH(int_ops,
   OI_DYNAMIC( OI_VAR(s8, i8[6]) OI_VAR(b, i32[2, 3]) OI_VAR(c, u16[3]) )
@@ -106,8 +111,9 @@ OI_GRAPH(gather_attn,
     OI_VAR(idx64, i64[4]) OI_VAR(flags, bool[5, 2]) OI_VAR(idx8, u8[3]) OI_VAR(wide, f64[2, 5])
     OI_VAR(q, f32[2, 2, 4, 8]) OI_VAR(kv, f32[2, 2, 4, 8]) OI_VAR(q6, f32[2, 2, 6, 8])
     OI_VAR(keys, bool[2, 1, 1, 4]) OI_VAR(add_mask, f32[4, 4]) OI_VAR(head_mask, f32[1, 2, 1, 4])
+    OI_VAR(xs, f32[512, 384])
   )
-  OI_CONSTANT( OI_VAR(five, i32, @init(5)) )
+  OI_CONSTANT( OI_VAR(five, i32, @init(5)) OI_VAR(Wsq, f32[384, 384], @ref("Wsq")) OI_VAR(bsq, f32[384], @ref("bsq")) )
   OI_VOLATILE(
     OI_VAR(rows, f32[2, 3, 3]) OI_VAR(back, i32[2, 3]) OI_VAR(mid, f32[2, 2, 3, 3]) OI_VAR(picked, i32[4])
     OI_VAR(fl, bool[3, 2]) OI_VAR(cols, f64[2, 3])
@@ -125,6 +131,28 @@ OI_GRAPH(gather_attn,
     OI_OP(attention, q, kv, kv, add_mask, scale=0.5) OI_TO(a_add)
     OI_OP(attention, q, kv, kv, causal=true) OI_TO(a_causal)
     OI_OP(attention, q6, kv, kv, head_mask, causal=true) OI_TO(a_short)
+    OI_OP(gemm, xs, Wsq, bsq) OI_TO(xs)
     OI_RETURN()
   )
 )
+
+/* gather_attn's model: Wsq [384, 384] and bsq [384], seeded. */
+oi_model *gather_attn_model(uint8_t **bytes);
+oi_model *gather_attn_model(uint8_t **bytes) {
+    enum { N = 384 };
+    float *v = (float *)malloc(N * N * sizeof *v);
+    oi_writer *w = oi_writer_new();
+    uint32_t state = 99;
+    for (int i = 0; v && i < N * N; i++) {
+        state = state * 1664525u + 1013904223u;
+        v[i] = ((float)(state >> 8) / 16777216.0f - 0.5f) / 8.0f;
+    }
+    uint64_t dims[2] = {N, N};
+    int bad = !v || !w || oi_writer_add_tensor(w, "Wsq", OI_DTYPE_F32, 2, dims, v, NULL) != OI_OK ||
+              oi_writer_add_tensor(w, "bsq", OI_DTYPE_F32, 1, dims + 1, v, NULL) != OI_OK;
+    size_t size = 0;
+    bad = bad || oi_writer_to_memory(w, 2, bytes, &size) != OI_OK;
+    oi_writer_free(w);
+    free(v);
+    return bad ? NULL : oi_model_open_memory(*bytes, size);
+}
