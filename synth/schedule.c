@@ -988,8 +988,11 @@ static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
         if (sl->model_meta)
             return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
                                "the C target cannot synthesize this yet: %s links a metadata entry", sl->name);
-        if (sl->dtype == OI_DTYPE_F16 || sl->dtype == OI_DTYPE_BF16 || oi__dtype_is_packed(sl->dtype) ||
-            sl->dtype == OI_DTYPE_F8 || sl->dtype == OI_DTYPE_BITSET)
+        /* f16 is stored as its bits (lang.c): only copies move it (gather,
+         * reshape, transpose, transfers, cache reads and writes); every op
+         * that computes refuses it (oi__sy_classify) */
+        if (sl->dtype == OI_DTYPE_BF16 || oi__dtype_is_packed(sl->dtype) || sl->dtype == OI_DTYPE_F8 ||
+            sl->dtype == OI_DTYPE_BITSET)
             return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
                                "the C target cannot synthesize this yet: %s is %s", sl->name, oi_dtype_name(sl->dtype));
         if (!sl->decl) {
