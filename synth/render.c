@@ -1161,15 +1161,15 @@ static void oi__sy_mask_strides(const oi__slot *mask, int64_t stride[4]) {
  * oi__attn_row adds them to the scaled scores: an f32 mask added, a bool
  * one 0 where true and -inf where false; causal: the keys after
  * i0 + r + T - S at -inf. A row that sees no key becomes NaN, as there. */
-static void oi__sy_render_attention_mask(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *pn, long long heads,
-                                         long long S, long long T) {
-    const char *it = "size_t";
+static void oi__sy_render_attention_mask(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                         const oi__pnode *pn, long long heads, long long S, long long T) {
+    const char *it = lang->index_type;
     if (arrlen(pn->inputs) > 3) {
         const oi__slot *mask = oi__sy_slot_of(s, pn->inputs[3]);
         bool is_bool = mask->dtype == OI_DTYPE_BOOL;
         int64_t st[4];
         oi__sy_mask_strides(mask, st);
-        oi__buf_printf(b, "                const %s *m_row = ", is_bool ? "unsigned char" : "float");
+        oi__buf_printf(b, "                const %s *m_row = ", lang->type_of(mask->dtype));
         oi__sy_param_name(b, mask);
         oi__buf_printf(b, " + h / %lld * %lld + h %% %lld * %lld + (i0 + r) * %lld;\n", heads, (long long)st[0], heads,
                        (long long)st[1], (long long)st[2]);
@@ -1236,7 +1236,7 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
                       "scores, %lld);\n", q_row, q_row, D, T, T, T);
     oi__buf_printf(b, "            for (%s r = 0; r < rows; r++) {\n                float *p_row = scores + r * %lld;\n", it, T);
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = scale * p_row[t];\n", it, T);
-    oi__sy_render_attention_mask(b, s, pn, (long long)q->shape[1], S, T);
+    oi__sy_render_attention_mask(b, s, lang, pn, (long long)q->shape[1], S, T);
     oi__buf_puts(b, "                float m = p_row[0];\n                double sum = 0.0;\n");
     oi__buf_printf(b, "                if (mk->vsum) { /* vexp.h's loops, as nn.c's softmax */\n"
                       "                    m = mk->vmax(p_row, %lld);\n"
