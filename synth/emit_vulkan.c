@@ -112,6 +112,11 @@ static bool oi__vk_trailing_reduce(const oi__sy_schedule *s, const oi__pnode *pn
     return rows > 0 && n % rows == 0;
 }
 
+/* The GLSL attention has no mask and no causal limit yet. */
+static bool oi__vk_attention_masked(const oi__pnode *pn) {
+    return arrlen(pn->inputs) > 3 || oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "causal");
+}
+
 static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
@@ -130,12 +135,15 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(k->nodes[n], "min, max and round (GLSL's leave a NaN operand or a half undefined)");
     switch (k->kind) {
     case OI__SY_K_ALL_FINITE: return oi__vk_refuse(pn, "is_finite (a bool result) has no GLSL kernel yet");
+    case OI__SY_K_GATHER: return oi__vk_refuse(pn, "gather has no GLSL kernel yet");
     case OI__SY_K_REDUCE:
         if (!oi__vk_trailing_reduce(s, pn))
             return oi__vk_refuse(pn, "a reduction over axes that are not the last ones");
         break;
     case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: break;
     case OI__SY_K_MATMUL: case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
+        if (k->kind == OI__SY_K_ATTENTION && oi__vk_attention_masked(oi__sy_kernel_lead(k)))
+            return oi__vk_refuse(pn, "attention with a mask or causal");
         /* other workgroups still read what an in-place write would change */
         for (int i = 0; i < (int)arrlen(pn->inputs); i++)
             if (pn->inputs[i] == pn->out)
@@ -1290,7 +1298,7 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_TRANSPOSE: oi__vk_transpose(b, s, k, wg); break;
     case OI__SY_K_NORM: oi__vk_norm(b, s, k, wg); break;
     case OI__SY_K_ATTENTION: oi__vk_attention(b, p, k, wg); break;
-    case OI__SY_K_ALL_FINITE: break; /* refused at synthesis */
+    case OI__SY_K_ALL_FINITE: case OI__SY_K_GATHER: break; /* refused at synthesis */
     }
 }
 

@@ -72,7 +72,7 @@ static bool oi__sy_reserved(const char *name) {
         /* the kernels' locals */
         "i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr", "yr", "a", "ctx", "n", "n0",
         "cols", "size_t", "int64_t", "uint64_t", "task", "mk", "lo", "hi", "tile", "rb", "c0", "c1", "rows", "kp",
-        "vp", "scores", "n_pad", "oi_args",
+        "vp", "scores", "n_pad", "oi_args", "m_row", "p_row", "q_head", "k_head", "v_head", "o_head", "kp_raw", "vp_raw",
         /* C and C++ keywords */
         "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
         "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
@@ -568,9 +568,10 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     bool last = true; /* no later statement of the kernel writes C again */
     for (int m = 1; m < (int)arrlen(k->nodes); m++)
         last &= k->nodes[m]->out != mm->out;
-    /* a stored C that is final: the micro-kernels write the task's block
-     * there and the epilogue runs on it in place, no tile in between */
-    bool direct = k->b_prepacked && oi__sy_slot_stored(s, mm->out) && last;
+    /* a stored C that is final and not A: the micro-kernels write the
+     * task's block there and the epilogue runs on it in place, no tile in
+     * between (C = A: the task's rows of A are read to the end first) */
+    bool direct = k->b_prepacked && oi__sy_slot_stored(s, mm->out) && last && mm->out != mm->inputs[0];
     if (direct) {
         long long TR = (long long)k->task_rows, TC = (long long)k->task_cols, RT = (M + TR - 1) / TR;
         oi__buf_printf(b, "    const %s r0 = (%s)task %% %lld * %lld, c0 = (%s)task / %lld * %lld;\n", it, it, RT, TR,
@@ -1143,6 +1144,53 @@ static void oi__sy_render_head(oi__buf *b, const oi__sy_schedule *s, const oi__s
                    (long long)st[1]);
 }
 
+/* The strides of an attention mask broadcast to the scores [B, H, S, T]:
+ * 0 along a dim it lacks or has once (nn.c's mask_strides). */
+static void oi__sy_mask_strides(const oi__slot *mask, int64_t stride[4]) {
+    int lead = 4 - mask->ndim;
+    int64_t st = 1;
+    for (int d = 3; d >= 0; d--) {
+        int md = d - lead;
+        stride[d] = md < 0 || mask->shape[md] == 1 ? 0 : st;
+        if (md >= 0)
+            st *= mask->shape[md];
+    }
+}
+
+/* The mask and the causal limit on query row i0 + r of head h, as nn.c's
+ * oi__attn_row adds them to the scaled scores: an f32 mask added, a bool
+ * one 0 where true and -inf where false; causal: the keys after
+ * i0 + r + T - S at -inf. A row that sees no key becomes NaN, as there. */
+static void oi__sy_render_attention_mask(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                         const oi__pnode *pn, long long heads, long long S, long long T) {
+    const char *it = lang->index_type;
+    if (arrlen(pn->inputs) > 3) {
+        const oi__slot *mask = oi__sy_slot_of(s, pn->inputs[3]);
+        bool is_bool = mask->dtype == OI_DTYPE_BOOL;
+        int64_t st[4];
+        oi__sy_mask_strides(mask, st);
+        oi__buf_printf(b, "                const %s *m_row = ", lang->type_of(mask->dtype));
+        oi__sy_param_name(b, mask);
+        oi__buf_printf(b, " + h / %lld * %lld + h %% %lld * %lld + (i0 + r) * %lld;\n", heads, (long long)st[0], heads,
+                       (long long)st[1], (long long)st[2]);
+        char at[48];
+        if (st[3] == 1)
+            snprintf(at, sizeof at, "m_row[t]");
+        else
+            snprintf(at, sizeof at, "m_row[t * %lld]", (long long)st[3]);
+        oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n", it, T);
+        if (is_bool)
+            oi__buf_printf(b, "                    p_row[t] += %s ? 0.0f : -INFINITY;\n", at);
+        else
+            oi__buf_printf(b, "                    p_row[t] += %s;\n", at);
+    }
+    if (oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "causal")) {
+        long long after = T - S + 1; /* the first key hidden from query row 0 */
+        oi__buf_printf(b, "                for (int64_t t = (int64_t)(i0 + r) + %lld < 0 ? 0 : (int64_t)(i0 + r) + %lld; t < %lld; t++)\n"
+                          "                    p_row[t] = -INFINITY;\n", after, after, T);
+    }
+}
+
 /* attention per (batch, head), as nn.c runs it: the head's K^T and V
  * packed once (gemm.c's packing, the K^T straight from K's rows), then
  * per block of mr query rows the scores q K^T through the gemm's
@@ -1188,6 +1236,7 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
                       "scores, %lld);\n", q_row, q_row, D, T, T, T);
     oi__buf_printf(b, "            for (%s r = 0; r < rows; r++) {\n                float *p_row = scores + r * %lld;\n", it, T);
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = scale * p_row[t];\n", it, T);
+    oi__sy_render_attention_mask(b, s, lang, pn, (long long)q->shape[1], S, T);
     oi__buf_puts(b, "                float m = p_row[0];\n                double sum = 0.0;\n");
     oi__buf_printf(b, "                if (mk->vsum) { /* vexp.h's loops, as nn.c's softmax */\n"
                       "                    m = mk->vmax(p_row, %lld);\n"
@@ -1201,6 +1250,97 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = p_row[t] * inv;\n            }\n", it, T);
     oi__buf_printf(b, "            oi_gemm_packed(mk, scores, %lld, (int64_t)rows, %lld, %lld, vp, 0, %lld, o_head + i0 * %lld, "
                       "%lld);\n        }\n    }\n", T, T, Dv, Dv, o_row, o_row);
+}
+
+/* gather along `axis`: data [outer, dim, inner] and the result [outer,
+ * count, inner] (count: the indices' elements), one slab of `inner`
+ * values per index, a negative index counting from the end (kernels/
+ * shape.c). Its indices are checked before it runs (oi__sy_render_gather_check). */
+typedef struct oi__sy_gather_dims { int64_t outer, dim, inner, count; int axis; } oi__sy_gather_dims;
+
+static oi__sy_gather_dims oi__sy_gather_shape(const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *data = oi__sy_slot_of(s, pn->inputs[0]), *idx = oi__sy_slot_of(s, pn->inputs[1]);
+    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
+    int a = (int)(axis < 0 ? axis + data->ndim : axis);
+    oi__sy_gather_dims g = {oi__shape_numel(a, data->shape), data->shape[a],
+                            oi__shape_numel(data->ndim - a - 1, data->shape + a + 1),
+                            oi__shape_numel(idx->ndim, idx->shape), a};
+    return g;
+}
+
+/* "const int64_t q = ids[i];": index i of the indices, in 64 bits of its sign */
+static void oi__sy_gather_load(oi__buf *b, const oi__slot *idx, int depth) {
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, oi__dtype_is_signed(idx->dtype) ? "const int64_t q = " : "const uint64_t q = ");
+    oi__sy_param_name(b, idx);
+    oi__buf_puts(b, "[i];\n");
+}
+
+static void oi__sy_render_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                 const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *data = oi__sy_slot_of(s, pn->inputs[0]), *idx = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    oi__sy_gather_dims g = oi__sy_gather_shape(s, pn);
+    const char *it = lang->index_type;
+    int depth = 1;
+    if (g.outer > 1) {
+        oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++)\n", it, (long long)g.outer);
+        depth = 2;
+    }
+    oi__sy_indent(b, depth);
+    oi__buf_printf(b, "for (%s i = 0; i < %lld; i++) {\n", it, (long long)g.count);
+    oi__sy_gather_load(b, idx, depth + 1);
+    oi__sy_indent(b, depth + 1);
+    if (oi__dtype_is_signed(idx->dtype))
+        oi__buf_printf(b, "const int64_t at = q < 0 ? q + %lld : q;\n", (long long)g.dim);
+    else
+        oi__buf_puts(b, "const uint64_t at = q;\n");
+    /* the result's slab (o, i) and data's (o, at), in elements */
+    char dst[96], src[96];
+    if (g.outer > 1) {
+        snprintf(dst, sizeof dst, "(o * %lld + i)", (long long)g.count);
+        snprintf(src, sizeof src, "(o * %lld + at)", (long long)g.dim);
+    } else {
+        snprintf(dst, sizeof dst, "i");
+        snprintf(src, sizeof src, "at");
+    }
+    oi__sy_indent(b, depth + 1);
+    if (g.inner > 1) {
+        oi__buf_puts(b, "memcpy(");
+        oi__sy_param_name(b, out);
+        oi__buf_printf(b, " + %s * %lld, ", dst, (long long)g.inner);
+        oi__sy_param_name(b, data);
+        oi__buf_printf(b, " + %s * %lld, %lld * sizeof *", src, (long long)g.inner, (long long)g.inner);
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, ");\n");
+    } else {
+        oi__sy_param_name(b, out);
+        oi__buf_printf(b, "[%s] = ", dst);
+        oi__sy_param_name(b, data);
+        oi__buf_printf(b, "[%s];\n", src);
+    }
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+}
+
+/* Run before a gather: the first element of its indices out of range, or
+ * -1 (the step then fails naming it, and nothing is written). */
+static void oi__sy_render_gather_check(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                       const char *prefix, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *idx = oi__sy_slot_of(s, pn->inputs[1]);
+    oi__sy_gather_dims g = oi__sy_gather_shape(s, pn);
+    oi__buf_printf(b, "/* k%d's indices: the first one out of range, or -1 */\n", k->id);
+    oi__buf_printf(b, "static int64_t %s_k%d_check(const %s *", prefix, k->id, lang->type_of(idx->dtype));
+    oi__sy_param_name(b, idx);
+    oi__buf_printf(b, ") {\n    for (%s i = 0; i < %lld; i++) {\n", lang->index_type, (long long)g.count);
+    oi__sy_gather_load(b, idx, 2);
+    if (oi__dtype_is_signed(idx->dtype))
+        oi__buf_printf(b, "        if (q < -%lld || q >= %lld)\n", (long long)g.dim, (long long)g.dim);
+    else
+        oi__buf_printf(b, "        if (q >= %lld)\n", (long long)g.dim);
+    oi__buf_puts(b, "            return (int64_t)i;\n    }\n    return -1;\n}\n\n");
 }
 
 /* A split kernel's arguments in one struct, and the pool's entry point:
@@ -1244,8 +1384,11 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_TRANSPOSE: oi__sy_render_transpose(b, s, lang, kr); break;
         case OI__SY_K_NORM: oi__sy_render_norm(b, s, lang, kr); break;
         case OI__SY_K_ATTENTION: oi__sy_render_attention(b, s, lang, kr); break;
+        case OI__SY_K_GATHER: oi__sy_render_gather(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
+        if (kr->kind == OI__SY_K_GATHER)
+            oi__sy_render_gather_check(b, s, lang, prefix, kr);
         if (kr->tasks > 1)
             oi__sy_render_task_entry(b, s, lang, prefix, kr, params);
         arrfree(params);
@@ -1395,6 +1538,30 @@ static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy
     }
 }
 
+static void oi__sy_line(oi__buf *b, int depth, const char *fmt, ...) OI__PRINTF(3, 4);
+
+/* A gather's indices checked before it runs: one out of range fails the
+ * step with the CPU kernel's message (kernels/shape.c). */
+static void oi__sy_render_gather_guard(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                       const char *prefix, const oi__sy_kernel *k, int depth,
+                                       const oi__sy_scope *scope) {
+    const oi__pnode *pn = k->nodes[0];
+    oi__sy_gather_dims g = oi__sy_gather_shape(s, pn);
+    const oi__pindex *index = pn->input_indices && pn->input_indices[1] ? &pn->input_indices[1][0] : NULL;
+    oi__buf ptr;
+    memset(&ptr, 0, sizeof ptr);
+    oi__sy_render_ptr(&ptr, s, lang, pn->inputs[1], index, scope);
+    const char *indices = ptr.data ? ptr.data : "NULL";
+    oi__sy_line(b, depth, "{");
+    oi__sy_line(b, depth + 1, "const int64_t oi_bad = %s_k%d_check(%s);", prefix, k->id, indices);
+    oi__sy_line(b, depth + 1, "if (oi_bad >= 0)");
+    oi__sy_line(b, depth + 2, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: gather: index %%lld (element %%lld of the "
+                "indices) is out of range for axis %d of size %lld\", (long long)(%s)[oi_bad], (long long)oi_bad);",
+                prefix, prefix, oi__sy_basename(pn->ir->src.file), pn->ir->src.line, g.axis, (long long)g.dim, indices);
+    oi__sy_line(b, depth, "}");
+    oi__buf_free(&ptr);
+}
+
 static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                const oi__sy_step *st, int depth, const oi__sy_scope *scope) {
     const oi__sy_kernel *k = &s->kernels[st->kernel];
@@ -1404,6 +1571,8 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__sy_render_lengths(b, s, prefix, k, depth);
         depth++;
     }
+    if (k->kind == OI__SY_K_GATHER)
+        oi__sy_render_gather_guard(b, s, lang, prefix, k, depth, scope);
     oi__sy_indent(b, depth);
     if (k->tasks > 1) /* its parts on the pool: the arguments in one struct */
         oi__buf_printf(b, "{\n%*s%s_k%d_args oi_args = {%s", 4 * (depth + 1), "", prefix, k->id,

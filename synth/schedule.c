@@ -54,6 +54,7 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_NORM: return "layer_norm";
     case OI__SY_K_ATTENTION: return "attention";
     case OI__SY_K_ALL_FINITE: return "all_finite";
+    case OI__SY_K_GATHER: return "gather";
     }
     return "?";
 }
@@ -111,8 +112,9 @@ static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode 
     return OI_OK;
 }
 
-/* reshape, transpose, layer_norm (last axis), attention (no mask, as many
- * k/v heads as q heads): f32 with shapes known at synthesis time. */
+/* reshape, transpose, layer_norm (last axis), attention (as many k/v
+ * heads as q heads; an f32 or bool mask broadcast to the scores, causal):
+ * f32 with shapes known at synthesis time. */
 static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
     const oi__slot *in0 = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
@@ -142,13 +144,27 @@ static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *p
         return OI_OK;
     }
     const oi__slot *k = oi__sy_slot(s, pn->inputs[1]), *v = oi__sy_slot(s, pn->inputs[2]);
-    if (arrlen(pn->inputs) > 3 || oi__op_param_value_i64(op, pn->attrs, na, "causal"))
-        return oi__sy_unsupported(pn, "attention with a mask or causal");
+    if (arrlen(pn->inputs) > 3 && oi__sy_slot(s, pn->inputs[3])->dtype != OI_DTYPE_F32 &&
+        oi__sy_slot(s, pn->inputs[3])->dtype != OI_DTYPE_BOOL)
+        return oi__sy_unsupported(pn, "an attention mask that is not f32 (added) or bool (true keeps)");
     if (k->shape[1] != in0->shape[1] || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32)
         return oi__sy_unsupported(pn, "attention with grouped-query heads or mixed dtypes");
     if (k->shape[2] > 2048 || k->shape[2] * k->shape[3] > 65536 || v->shape[3] > 2048)
         return oi__sy_unsupported(pn, "attention over more than 2048 keys or 65536 key elements per head");
     *kind = OI__SY_K_ATTENTION;
+    return OI_OK;
+}
+
+/* gather(data, indices) along any axis: slabs of data copied by index, of
+ * any dtype the C target stores, with shapes known at synthesis time. An
+ * index out of range fails the step before anything is written, as the
+ * CPU kernel does (kernels/shape.c). */
+static oi_status oi__sy_classify_gather(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a gather over a shape known at run time only");
+    if (pn->out == pn->inputs[0] || pn->out == pn->inputs[1])
+        return oi__sy_unsupported(pn, "a gather writing one of its inputs");
+    *kind = OI__SY_K_GATHER;
     return OI_OK;
 }
 
@@ -172,6 +188,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         *kind = OI__SY_K_ELEMENTWISE;
         return OI_OK;
     }
+    if ((op == OI_OP_matmul || op == OI_OP_gemm) && pn->out == pn->inputs[1])
+        return oi__sy_unsupported(pn, "a matmul writing its B (every row of the result reads all of it)");
     if (op == OI_OP_matmul && in0->dtype == OI_DTYPE_F32 && in0->ndim == 2 && oi__sy_slot(s, pn->inputs[1])->ndim == 2 &&
         out->ndim == 2) {
         if (out->shape[1] > 16384) /* the kernel keeps one row of the result on the stack */
@@ -198,6 +216,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         *kind = OI__SY_K_ALL_FINITE;
         return OI_OK;
     }
+    if (op == OI_OP_gather)
+        return oi__sy_classify_gather(s, pn, kind);
     char why[160];
     snprintf(why, sizeof why, "op %s on %s", oi__sy_op_name(op), oi_dtype_name(in0->dtype));
     return oi__sy_unsupported(pn, why);
@@ -968,8 +988,11 @@ static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
         if (sl->model_meta)
             return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
                                "the C target cannot synthesize this yet: %s links a metadata entry", sl->name);
-        if (sl->dtype == OI_DTYPE_F16 || sl->dtype == OI_DTYPE_BF16 || oi__dtype_is_packed(sl->dtype) ||
-            sl->dtype == OI_DTYPE_F8 || sl->dtype == OI_DTYPE_BITSET)
+        /* f16 is stored as its bits (lang.c): only copies move it (gather,
+         * reshape, transpose, transfers, cache reads and writes); every op
+         * that computes refuses it (oi__sy_classify) */
+        if (sl->dtype == OI_DTYPE_BF16 || oi__dtype_is_packed(sl->dtype) || sl->dtype == OI_DTYPE_F8 ||
+            sl->dtype == OI_DTYPE_BITSET)
             return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
                                "the C target cannot synthesize this yet: %s is %s", sl->name, oi_dtype_name(sl->dtype));
         if (!sl->decl) {
@@ -1053,6 +1076,12 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         return OI_OK;
     if (op == OI_OP_softmax) {
         *out = in[0];
+        return OI_OK;
+    }
+    if (op == OI_OP_gather) { /* static shapes only (classify): the declared one */
+        const oi__slot *o = oi__sy_slot(s, pn->out);
+        out->ndim = o->ndim;
+        memcpy(out->dims, o->shape, sizeof out->dims);
         return OI_OK;
     }
     if (op == OI_OP_gemm || op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm ||
@@ -1524,7 +1553,9 @@ static void oi__sy_estimate(oi__sy_schedule *s) {
         for (int n = 0; n < (int)arrlen(kr->nodes); n++) {
             const oi__pnode *pn = kr->nodes[n];
             for (int i = 0; i < (int)arrlen(pn->inputs); i++)
-                if (!oi__sy_written_in(kr, pn->inputs[i]) || (kr->kind == OI__SY_K_MATMUL && n == 0))
+                if (kr->kind == OI__SY_K_GATHER && i == 0) /* the slabs it picks, not the whole table */
+                    kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->out));
+                else if (!oi__sy_written_in(kr, pn->inputs[i]) || (kr->kind == OI__SY_K_MATMUL && n == 0))
                     kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->inputs[i]));
             if (s->buffers[pn->out].home != OI__SY_NONE)
                 kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->out));
@@ -1593,6 +1624,14 @@ static void oi__sy_split_matmul(oi__sy_schedule *s, oi__sy_kernel *k) {
         int64_t cols = OI__SY_TASK_MACS / (kk * k->task_rows > 0 ? kk * k->task_rows : 1) / 32 * 32;
         cols = cols < 32 ? 32 : cols > s->task_cols ? s->task_cols : cols;
         k->task_cols = cols < n ? cols : n;
+        if (k->nodes[0]->out == k->nodes[0]->inputs[0]) {
+            /* C is A (gemm(o, W) >> o): a task reads its rows of A whole
+             * before it stores them, so it takes every column, on a tile
+             * of at most 64 Ki floats (render.c stores none directly) */
+            k->task_cols = n;
+            while (k->task_rows > 12 && k->task_rows * n > 65536)
+                k->task_rows -= 12;
+        }
     } else {
         int64_t rows = OI__SY_TASK_MACS / (kk * n > 0 ? kk * n : 1);
         rows = rows < OI__SY_TASK_ROWS_MIN ? OI__SY_TASK_ROWS_MIN : rows > OI__SY_TASK_ROWS_MAX ? OI__SY_TASK_ROWS_MAX

@@ -24,7 +24,8 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_COPY,        /* reshape: the same elements, another shape          */
     OI__SY_K_TRANSPOSE,   /* transpose: an index map                            */
     OI__SY_K_NORM,        /* layer_norm over the last axis                      */
-    OI__SY_K_ATTENTION    /* softmax(scale q k^T) v per (batch, head)           */
+    OI__SY_K_ATTENTION,   /* softmax(scale q k^T + mask) v per (batch, head)    */
+    OI__SY_K_GATHER       /* gather: slabs of data picked by integer indices    */
 } oi__sy_kernel_kind;
 
 typedef struct oi__sy_kernel {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The synthesizer's bad inputs and promises, each able to fail:
 
-    check_errors.py OPENINFER EXPORT_MINIMAL EXPORT_RESIDUAL_MLP EXPORT_CACHE_WINDOW
+    check_errors.py OPENINFER EXPORT_MINIMAL EXPORT_RESIDUAL_MLP EXPORT_CACHE_WINDOW [EXPORT_KV_CACHE
+                    [EXPORT_GATHER_ATTN]]
 
 - an op the C target cannot run: `openinfer synth` exits 1 naming the DSL
   statement's file:line and the op;
@@ -11,6 +12,9 @@
   statement that reads it and asking for a @table with @fixed;
 - an output folder that cannot be created: exit 1 naming the folder;
 - a different model file at open time: the driver exits 1 saying so;
+- a gather index out of range (10 and -11 for an axis of 10): the emitted
+  step fails with the simulator's message, naming the statement, as
+  `openinfer run` does; the Vulkan target refuses gather naming it;
 - the device JSON's preferences.max_kernel_ops bounds fusion; a bad value
   is an error naming its JSON path; a plan bigger than memory.global_bytes
   and a Vulkan device are refused;
@@ -102,9 +106,36 @@ def auto_dim_graph(w, work):
     return path
 
 
+def check_gather_range(cli, exporter, work):
+    """An index out of range fails the step, in the emitted code as in the simulator."""
+    g = os.path.join(work, "gather")
+    os.mkdir(g)
+    run([exporter, g, "1"])
+    model, graph = os.path.join(g, "model.oinf"), os.path.join(g, "graph.json")
+    node = [n for n in json.load(open(graph))["blocks"][0]["nodes"] if n.get("op") == "gather"][0]
+    out = run([cli, "synth", model, graph, "--target", "cpu", "--out", os.path.join(g, "gen")])
+    run(["make", "-C", os.path.join(g, "gen"), "CFLAGS=-O1 -std=c11 -Wall -Wextra -pedantic -Werror"])
+    inputs = []
+    for f in sorted(os.listdir(os.path.join(g, "in"))):
+        if f != "idx.npy":
+            inputs += ["--input", "%s=%s" % (f[:-4], os.path.join(g, "in", f))]
+    for bad in (10, -11):
+        idx = np.array([[1, 0, 2], [1, bad, 4]], np.int32)
+        np.save(os.path.join(g, "bad_idx.npy"), idx)
+        want = "gather: index %d (element 4 of the indices) is out of range for axis 0 of size 10" % bad
+        feed = inputs + ["--input", "idx=" + os.path.join(g, "bad_idx.npy")]
+        out = run([os.path.join(g, "gen", "gather_attn"), model] + feed, expect=1)
+        must_contain(out, "test_graphs.c:%d: " % node["src"]["line"], want)
+        must_contain(run([cli, "run", model, graph] + feed, expect=1), want)
+    vk = os.path.join(ROOT, "examples", "devices", "ada_mock.json")
+    out = run([cli, "synth", model, graph, "--target", vk, "--out", os.path.join(g, "vk")], expect=1)
+    must_contain(out, "test_graphs.c:%d: " % node["src"]["line"], "the Vulkan target cannot synthesize this yet")
+
+
 def main():
     cli, exp_minimal, exp_mlp, exp_window = sys.argv[1:5]
     exp_kv = sys.argv[5] if len(sys.argv) > 5 else None
+    exp_gather = sys.argv[6] if len(sys.argv) > 6 else None
     work = tempfile.mkdtemp(prefix="synth_errors_")
     try:
         a, b = os.path.join(work, "a"), os.path.join(work, "b")
@@ -187,6 +218,9 @@ def main():
             out = run([cli, "synth", os.path.join(k, "model.oinf"), os.path.join(k, "graph.json"), "--target", vk,
                        "--out", os.path.join(k, "gen")], expect=1)
             must_contain(out, "kv_cache.c:", "the Vulkan target cannot synthesize this yet: cache operations")
+
+        if exp_gather:
+            check_gather_range(cli, exp_gather, work)
 
         # no allocation inside NAME_step
         open(os.path.join(gen, "alloc_count.c"), "w").write(ALLOC_COUNT)

@@ -2,7 +2,7 @@
 """Parity of the synthesized C with the simulator, one example per run.
 
     check_examples.py OPENINFER EXPORTER NAME [--steps N] [--exact] [--tsan]
-                      [--precision f16|bf16]
+                      [--precision f16|bf16] [--model FILE [--inputs DIR]]
 
 EXPORTER (export_example.c built for the example) writes the graph, a
 model, seeded inputs and the simulator's values after N steps. The test
@@ -25,6 +25,10 @@ process allocates while 3 steps run on 3 threads (malloc replaced
 program-wide, glibc). --tsan builds the folder
 with clang -fsanitize=thread and runs it on 3 threads; a ThreadSanitizer
 report fails the test (exit 77, skipped, without clang's TSan).
+
+--model FILE: a model made elsewhere (a real model's importer) instead of
+the exporter's; --inputs DIR: the dynamic variables' values from DIR/VAR.npy
+(valid token ids, a padding mask) instead of seeded ones (check_minilm.py).
 
 --precision f16|bf16: the simulator's values come from OPENINFER_PRECISION
 set to it, and the folder is synthesized for examples/devices/
@@ -180,9 +184,10 @@ def main():
     if "--steps" in args:
         steps = int(args[args.index("--steps") + 1])
     cli, exporter, name = args[0], args[1], args[2]
+    given = [os.path.abspath(args[args.index(flag) + 1]) for flag in ("--model", "--inputs") if flag in args]
     work = tempfile.mkdtemp(prefix="synth_%s_" % name)
     try:
-        run([exporter, work, str(steps)], env=env)
+        run([exporter, work, str(steps)] + given, env=env)
         gen = os.path.join(work, "gen")
         run([cli, "synth", os.path.join(work, "model.oinf"), os.path.join(work, "graph.json"),
              "--target", precision_target(precision, work) if precision else "cpu", "--out", gen])

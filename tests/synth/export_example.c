@@ -4,13 +4,16 @@
  *     -DOI_EXAMPLE_FILE="examples/NAME.c" -DOI_EXAMPLE_GRAPH=graph_fn
  *     [-DOI_EXAMPLE_MODEL=model_fn]   (the example's own model builder)
  *
- *   export_example DIR STEPS
+ *   export_example DIR STEPS [MODEL [INPUTS]]
  * writes DIR/graph.json, DIR/model.oinf, DIR/in/VAR.npy (seeded values for
  * every dynamic variable) and, after STEPS simulator steps with those
  * inputs inserted before each, DIR/sim/VAR.npy for every variable with a
  * shape known before the step (temporaries too: the test fetches what
  * the emitted code keeps). Without a model builder of its own, the model
- * holds B = 16 and a seeded f32[B] tensor `a` (minimal's model). */
+ * holds B = 16 and a seeded f32[B] tensor `a` (minimal's model).
+ * MODEL: a model file made elsewhere (a real model's importer), linked as
+ * DIR/model.oinf; INPUTS: a folder of VAR.npy that replace the seeded
+ * values (token ids and masks a model needs valid). */
 #define main oi_example_main
 #include OI_EXAMPLE_FILE
 #undef main
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h> /* symlink */
 
 static int write_text(const char *path, const char *text) {
     FILE *f = fopen(path, "wb");
@@ -108,8 +112,31 @@ static char *npy_path(const char *dir, const char *sub, const char *name) {
     return p;
 }
 
-/* Seeded inputs in [-2, 2) (integers: 0..4), one file per dynamic variable. */
-static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec) {
+/* INPUTS/VAR.npy for a dynamic variable, when it has the variable's dtype
+ * and element count: copied to *typed (malloc'd). */
+static int read_input(const char *inputs, const oi__slot *sl, int64_t n, void **typed) {
+    char *file = npy_path(inputs, "", sl->name);
+    oi_npy_array a;
+    oi_npy_error err;
+    memset(&a, 0, sizeof a);
+    int bad = !file || oi_npy_read(file, &a, &err) != OI_NPY_OK;
+    if (bad)
+        fprintf(stderr, "export_example: %s\n", file ? err.message : "out of memory");
+    else if ((oi_dtype)a.dtype != sl->dtype || a.count != (uint64_t)n) {
+        fprintf(stderr, "export_example: %s is not %s with %lld elements\n", file, oi_dtype_name(sl->dtype),
+                (long long)n);
+        bad = 1;
+    } else {
+        memcpy(*typed, a.data, oi_dtype_nbytes(sl->dtype, (uint64_t)n));
+    }
+    oi_npy_array_free(&a);
+    free(file);
+    return bad;
+}
+
+/* Seeded inputs in [-2, 2) (integers: 0..4), one file per dynamic variable;
+ * or INPUTS/VAR.npy where `inputs` names a folder. */
+static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec, const char *inputs) {
     uint32_t state = 12345;
     for (int i = 0; i < (int)arrlen(plan->slots); i++) {
         const oi__slot *sl = &plan->slots[i];
@@ -125,6 +152,11 @@ static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec
             double u = (double)(state >> 8) / 16777216.0;
             v[e] = oi__dtype_is_float(sl->dtype) ? u * 4.0 - 2.0 : (double)(int)(u * 5.0);
             oi__store_f64(sl->dtype, typed, e, v[e]);
+        }
+        if (inputs && read_input(inputs, sl, n, &typed) != 0) {
+            free(v);
+            free(typed);
+            return 1;
         }
         uint64_t shape[OI_MAX_DIMS];
         for (int d = 0; d < sl->ndim; d++)
@@ -162,11 +194,11 @@ static int write_values(const char *dir, const oi__plan *plan, oi_executor *exec
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s DIR STEPS\n", argv[0]);
+    if (argc < 3 || argc > 5) {
+        fprintf(stderr, "usage: %s DIR STEPS [MODEL [INPUTS]]\n", argv[0]);
         return 2;
     }
-    const char *dir = argv[1];
+    const char *dir = argv[1], *model_file = argc > 3 ? argv[3] : NULL, *inputs = argc > 4 ? argv[4] : NULL;
     int steps = atoi(argv[2]);
     char *graph_path = path_in(dir, "graph.json", ""), *model_path = path_in(dir, "model.oinf", "");
     char *in_dir = path_in(dir, "in", ""), *sim_dir = path_in(dir, "sim", "");
@@ -181,7 +213,8 @@ int main(int argc, char **argv) {
         goto done;
     mkdir(in_dir, 0777);
     mkdir(sim_dir, 0777);
-    if (write_text(graph_path, json) != 0 || write_model(model_path) != 0)
+    if (write_text(graph_path, json) != 0 ||
+        (model_file ? symlink(model_file, model_path) != 0 : write_model(model_path) != 0))
         goto done;
     m = oi_model_open(model_path);
     plan = m ? oi__plan_build(g, m) : NULL;
@@ -192,7 +225,7 @@ int main(int argc, char **argv) {
     for (int s = 0; s < steps; s++) {
         uint32_t keep = 0;
         (void)keep;
-        if (write_inputs(dir, plan, exec) != 0 || oi_executor_run_step(exec) != OI_OK)
+        if (write_inputs(dir, plan, exec, inputs) != 0 || oi_executor_run_step(exec) != OI_OK)
             goto done;
     }
     rc = write_values(dir, plan, exec);

@@ -8,8 +8,22 @@
  *   hard_act       hard_sigmoid and hard_swish, f32 and f64
  *   nn_ops         gemm with a bias row and relu (the plain loop), gemm with
  *                  gelu over edge tiles (gemm.c's micro-kernels), layer_norm,
- *                  transpose, reshape into heads, attention */
+ *                  transpose, reshape into heads, attention
+ *   gather_attn    gather along axes 0, 1 and -1 with i32, i64 and u8 indices
+ *                  (negative ones counting from the end), of f32, f64, i32
+ *                  and bool data; attention with a bool key mask broadcast
+ *                  over heads and rows, an additive f32 mask [S, T], causal
+ *                  (S = T), and causal with more queries than keys plus a
+ *                  per-head f32 mask (the first rows see no key: NaN); a gemm
+ *                  writing its own A over a weight packed at open
+ *                  (gemm(xs, Wsq, bsq) >> xs: split tasks must not read rows
+ *                  another task has overwritten); gathers of f16 data (a model
+ *                  tensor, an input, a constant with @init) and a transpose of
+ *                  the result (f16 is stored, never computed); its model
+ *                  gather_attn_model */
 #include "../../openinfer.h"
+
+#include <stdlib.h>
 
 OI_GRAPH(int_ops,
   OI_DYNAMIC( OI_VAR(s8, i8[6]) OI_VAR(b, i32[2, 3]) OI_VAR(c, u16[3]) )
@@ -93,3 +107,69 @@ OI_GRAPH(nn_ops,
     OI_RETURN()
   )
 )
+
+OI_GRAPH(gather_attn,
+  OI_DYNAMIC(
+    OI_VAR(table, f32[10, 3]) OI_VAR(idx, i32[2, 3]) OI_VAR(deep, f32[2, 6, 3]) OI_VAR(ints, i32[7])
+    OI_VAR(idx64, i64[4]) OI_VAR(flags, bool[5, 2]) OI_VAR(idx8, u8[3]) OI_VAR(wide, f64[2, 5])
+    OI_VAR(q, f32[2, 2, 4, 8]) OI_VAR(kv, f32[2, 2, 4, 8]) OI_VAR(q6, f32[2, 2, 6, 8])
+    OI_VAR(keys, bool[2, 1, 1, 4]) OI_VAR(add_mask, f32[4, 4]) OI_VAR(head_mask, f32[1, 2, 1, 4])
+    OI_VAR(xs, f32[512, 384]) OI_VAR(h16, f16[5, 2])
+  )
+  OI_CONSTANT(
+    OI_VAR(five, i32, @init(5)) OI_VAR(Wsq, f32[384, 384], @ref("Wsq")) OI_VAR(bsq, f32[384], @ref("bsq"))
+    OI_VAR(emb16, f16[6, 4], @ref("emb16")) OI_VAR(third, f16[5], @init(0.333))
+  )
+  OI_VOLATILE(
+    OI_VAR(rows, f32[2, 3, 3]) OI_VAR(back, i32[2, 3]) OI_VAR(mid, f32[2, 2, 3, 3]) OI_VAR(picked, i32[4])
+    OI_VAR(fl, bool[3, 2]) OI_VAR(cols, f64[2, 3])
+    OI_VAR(a_keys, f32[2, 2, 4, 8]) OI_VAR(a_add, f32[2, 2, 4, 8]) OI_VAR(a_causal, f32[2, 2, 4, 8])
+    OI_VAR(a_short, f32[2, 2, 6, 8]) OI_VAR(rows16, f16[2, 3, 4]) OI_VAR(cols16, f16[2, 3]) OI_VAR(t16, f16[3, 2])
+    OI_VAR(pick16, f16[4])
+  )
+  OI_BLOCK(entry,
+    OI_OP(gather, table, idx) OI_TO(rows)
+    OI_OP(sub, idx, five) OI_TO(back)
+    OI_OP(gather, deep, back, axis=1) OI_TO(mid)
+    OI_OP(gather, ints, idx64, axis=-1) OI_TO(picked)
+    OI_OP(gather, flags, idx8) OI_TO(fl)
+    OI_OP(gather, wide, idx8, axis=1) OI_TO(cols)
+    OI_OP(attention, q, kv, kv, keys) OI_TO(a_keys)
+    OI_OP(attention, q, kv, kv, add_mask, scale=0.5) OI_TO(a_add)
+    OI_OP(attention, q, kv, kv, causal=true) OI_TO(a_causal)
+    OI_OP(attention, q6, kv, kv, head_mask, causal=true) OI_TO(a_short)
+    OI_OP(gemm, xs, Wsq, bsq) OI_TO(xs)
+    OI_OP(gather, emb16, idx) OI_TO(rows16)
+    OI_OP(gather, h16, idx8, axis=0) OI_TO(t16)
+    OI_OP(transpose, t16) OI_TO(cols16)
+    OI_OP(gather, third, idx64, axis=0) OI_TO(pick16)
+    OI_RETURN()
+  )
+)
+
+/* gather_attn's model: Wsq [384, 384] and bsq [384], seeded; emb16, an
+ * f16 [6, 4] table of halves 1 + i/1024 (their bits). */
+oi_model *gather_attn_model(uint8_t **bytes);
+oi_model *gather_attn_model(uint8_t **bytes) {
+    enum { N = 384 };
+    float *v = (float *)malloc(N * N * sizeof *v);
+    oi_writer *w = oi_writer_new();
+    uint32_t state = 99;
+    for (int i = 0; v && i < N * N; i++) {
+        state = state * 1664525u + 1013904223u;
+        v[i] = ((float)(state >> 8) / 16777216.0f - 0.5f) / 8.0f;
+    }
+    uint64_t dims[2] = {N, N};
+    int bad = !v || !w || oi_writer_add_tensor(w, "Wsq", OI_DTYPE_F32, 2, dims, v, NULL) != OI_OK ||
+              oi_writer_add_tensor(w, "bsq", OI_DTYPE_F32, 1, dims + 1, v, NULL) != OI_OK;
+    uint16_t halves[24];
+    for (int i = 0; i < 24; i++)
+        halves[i] = (uint16_t)(0x3C00 + i);
+    uint64_t table[2] = {6, 4};
+    bad = bad || oi_writer_add_tensor(w, "emb16", OI_DTYPE_F16, 2, table, halves, NULL) != OI_OK;
+    size_t size = 0;
+    bad = bad || oi_writer_to_memory(w, 2, bytes, &size) != OI_OK;
+    oi_writer_free(w);
+    free(v);
+    return bad ? NULL : oi_model_open_memory(*bytes, size);
+}
