@@ -690,7 +690,8 @@ static bool oi__sy_uses_rows(const oi__sy_schedule *s) {
 
 static bool oi__sy_uses_prepacked(const oi__sy_schedule *s) {
     for (int k = 0; k < (int)arrlen(s->kernels); k++)
-        if (s->kernels[k].b_prepacked || s->kernels[k].kind == OI__SY_K_ATTENTION)
+        if (s->kernels[k].b_prepacked || s->kernels[k].kind == OI__SY_K_ATTENTION ||
+            (s->kernels[k].kind == OI__SY_K_CONV && s->kernels[k].conv.path == OI__SY_CONV_GEMM))
             return true;
     return false;
 }
@@ -1203,6 +1204,360 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
                       "%lld);\n        }\n    }\n", T, T, Dv, Dv, o_row, o_row);
 }
 
+/* An op's activation= setting, or NULL. */
+static const char *oi__sy_activation(const oi__pnode *pn) {
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "activation") == 0)
+            return pn->attrs[i].s;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Layout copies and convolutions                                      */
+/* ------------------------------------------------------------------ */
+static void oi__sy_i64_list(oi__buf *b, const int64_t *v, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        oi__buf_printf(b, "%s%lld", i ? (i % 16 ? ", " : ",\n        ") : "", (long long)v[i]);
+}
+
+/* concat: each input's rows, one after another along the axis. */
+static void oi__sy_render_concat(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                 const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
+    axis = axis < 0 ? axis + out->ndim : axis;
+    int64_t outer = oi__shape_numel((int)axis, out->shape), after = oi__shape_numel(out->ndim - (int)axis - 1,
+                                                                                      out->shape + axis + 1);
+    int64_t at = 0;
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+        const oi__slot *in = oi__sy_slot_of(s, pn->inputs[i]);
+        long long run = (long long)(in->shape[axis] * after), row = (long long)(out->shape[axis] * after);
+        if (outer > 1)
+            oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++)\n    ", lang->index_type, (long long)outer);
+        oi__buf_puts(b, "    memcpy(");
+        oi__sy_param_name(b, out);
+        oi__buf_printf(b, outer > 1 ? " + o * %lld + %lld, " : " + %lld * 0 + %lld, ", row, (long long)(at * after));
+        oi__sy_param_name(b, in);
+        oi__buf_printf(b, outer > 1 ? " + o * %lld, %lld * sizeof *" : " + %lld * 0, %lld * sizeof *", run, run);
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, ");\n");
+        at += in->shape[axis];
+    }
+}
+
+/* slice, split: the input's elements at an offset and strides (the
+ * schedule's index map, from kernels/shape.c), the last dim a loop. */
+static void oi__sy_render_strided(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                  const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    const int64_t *st = k->index_map + 1;
+    int nd = out->ndim;
+    long long inner = nd ? (long long)out->shape[nd - 1] : 1, last = nd ? (long long)st[nd - 1] : 1;
+    long long outer = (long long)oi__shape_numel(nd, out->shape) / (inner ? inner : 1);
+    if (outer * inner == 0)
+        return;
+    oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++) {\n        const int64_t at = %lld", lang->index_type, outer,
+                   (long long)k->index_map[0]);
+    int64_t after = 1;
+    for (int d = nd - 2; d >= 0; d--) {
+        if (out->shape[d] > 1)
+            oi__buf_printf(b, " + (int64_t)(o / %lld %% %lld) * %lld", (long long)after, (long long)out->shape[d],
+                           (long long)st[d]);
+        after *= out->shape[d];
+    }
+    oi__buf_puts(b, ";\n");
+    if (last == 1) {
+        oi__buf_puts(b, "        memcpy(");
+        oi__sy_param_name(b, out);
+        oi__buf_printf(b, " + o * %lld, ", inner);
+        oi__sy_param_name(b, in);
+        oi__buf_printf(b, " + at, %lld * sizeof *", inner);
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, ");\n    }\n");
+        return;
+    }
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            ", lang->index_type, inner);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, "[o * %lld + j] = ", inner);
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, "[at + (int64_t)j * %lld];\n    }\n", last);
+}
+
+/* pad: per output dim the source index of each position (the schedule's
+ * tables, from kernels/shape.c's pad kernel), -1 taking the fill value. */
+static void oi__sy_render_pad(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    int nd = out->ndim;
+    long long inner = nd ? (long long)out->shape[nd - 1] : 1;
+    long long outer = (long long)oi__shape_numel(nd, out->shape) / (inner ? inner : 1);
+    if (outer * inner == 0 || nd == 0)
+        return;
+    int64_t in_stride[OI_MAX_DIMS], st = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        in_stride[d] = st;
+        st *= in->shape[d];
+    }
+    const int64_t *map = k->index_map;
+    for (int d = 0; d < nd; d++) {
+        oi__buf_printf(b, "    static const int64_t oi_map%d[%lld] = {", d, (long long)out->shape[d]);
+        oi__sy_i64_list(b, map, out->shape[d]);
+        oi__buf_puts(b, "};\n");
+        map += out->shape[d];
+    }
+    oi__buf_printf(b, "    const %s fill = (%s)", lang->type_of(out->dtype), lang->type_of(out->dtype));
+    oi__sy_double(b, oi__sy_param_f(pn, "value"));
+    oi__buf_printf(b, ";\n    for (%s o = 0; o < %lld; o++) {\n        int64_t at = 0;\n        int inside = 1;\n",
+                   lang->index_type, outer);
+    int64_t after = 1;
+    for (int d = nd - 2; d >= 0; d--) {
+        oi__buf_printf(b, "        {\n            const int64_t src = oi_map%d[o / %lld %% %lld];\n"
+                          "            inside &= src >= 0;\n            at += src * %lld;\n        }\n",
+                       d, (long long)after, (long long)out->shape[d], (long long)in_stride[d]);
+        after *= out->shape[d];
+    }
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", lang->index_type, inner);
+    oi__buf_printf(b, "            const int64_t src = oi_map%d[j];\n            ", nd - 1);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, "[o * %lld + j] = inside && src >= 0 ? ", inner);
+    oi__sy_param_name(b, in);
+    oi__buf_puts(b, "[at + src] : fill;\n        }\n    }\n");
+}
+
+static void oi__sy_render_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                 const oi__sy_kernel *k) {
+    oi_op op = k->nodes[0]->ir->op;
+    if (op == OI_OP_concat)
+        oi__sy_render_concat(b, s, lang, k);
+    else if (op == OI_OP_pad)
+        oi__sy_render_pad(b, s, lang, k);
+    else
+        oi__sy_render_strided(b, s, lang, k);
+}
+
+/* Patches of one image and group (conv.c's oi__conv_patches): position
+ * q0 + q's window contiguous, oi_pt[q * rows + c * k_h * k_w + ky * k_w +
+ * kx], zeros in the padding, for `count` positions from q0. */
+static void oi__sy_render_patches(oi__buf *b, const oi__sy_lang *lang, const oi__sy_kernel *k, const char *q0,
+                                  const char *count, int depth) {
+    const oi__sy_conv_geom *g = &k->conv;
+    const char *it = lang->index_type;
+    long long in_sp = (long long)(g->in_h * g->in_w), ksp = (long long)(g->k_h * g->k_w);
+    oi__sy_indent(b, depth);
+    oi__buf_printf(b, "for (%s oi_q = 0; oi_q < %s; oi_q++) {\n", it, count);
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "const int64_t oi_oy = (int64_t)((%s + oi_q) / %lld), oi_ox = (int64_t)((%s + oi_q) %% %lld);\n", q0,
+                   (long long)g->out_w, q0, (long long)g->out_w);
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "for (%s oi_c = 0; oi_c < %lld; oi_c++)\n", it, (long long)g->cg);
+    oi__sy_indent(b, depth + 2);
+    oi__buf_printf(b, "for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
+    oi__sy_indent(b, depth + 3);
+    oi__buf_printf(b, "const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h, (long long)g->p_h,
+                   (long long)g->d_h);
+    oi__sy_indent(b, depth + 3);
+    oi__buf_printf(b, "for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
+    oi__sy_indent(b, depth + 4);
+    oi__buf_printf(b, "const int64_t oi_ix = oi_ox * %lld - %lld + oi_kx * %lld;\n", (long long)g->s_w,
+                   (long long)g->p_w, (long long)g->d_w);
+    oi__sy_indent(b, depth + 4);
+    oi__buf_printf(b, "oi_pt[oi_q * %lld + oi_c * %lld + (size_t)(oi_ky * %lld + oi_kx)] =\n", (long long)g->rows, ksp,
+                   (long long)g->k_w);
+    oi__sy_indent(b, depth + 5);
+    oi__buf_printf(b, "oi_iy < 0 || oi_iy >= %lld || oi_ix < 0 || oi_ix >= %lld ? 0.0f : oi_xg[oi_c * %lld + "
+                      "(size_t)(oi_iy * %lld + oi_ix)];\n", (long long)g->in_h, (long long)g->in_w, in_sp,
+                   (long long)g->in_w);
+    oi__sy_indent(b, depth + 3);
+    oi__buf_puts(b, "}\n");
+    oi__sy_indent(b, depth + 2);
+    oi__buf_puts(b, "}\n");
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+}
+
+/* Output channel `ch`'s value `v` stored at `dst` as conv.c's gemm stores
+ * it over the bias it starts from: (sum + bias) + 0 (the store's empty
+ * bias term), then relu as max(0, x). */
+static void oi__sy_conv_store(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *pn, const char *dst,
+                              const char *v, const char *ch, int depth) {
+    const char *act = oi__sy_activation(pn);
+    oi__sy_indent(b, depth);
+    oi__buf_printf(b, "{\n");
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "const float oi_v = %s", v);
+    if (arrlen(pn->inputs) > 2) {
+        oi__buf_puts(b, " + ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_printf(b, "[%s]", ch);
+    }
+    oi__buf_puts(b, " + 0.0f;\n");
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "%s = %s;\n", dst, act && strcmp(act, "relu") == 0 ? "oi_v < 0.0f ? 0.0f : oi_v" : "oi_v");
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+}
+
+/* gemm.c's plain loop (at most 4096 multiply-adds): each output row from
+ * the bias (or zero) by OI_S_mac in k's order, then relu. */
+static void oi__sy_render_conv_small(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                     const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const char *it = lang->index_type, *act = oi__sy_activation(pn);
+    long long out_sp = (long long)(g->out_h * g->out_w), rows = (long long)g->rows, mg = (long long)g->mg;
+    char count[32];
+    snprintf(count, sizeof count, "%lld", out_sp);
+    oi__sy_render_patches(b, lang, k, "0", count, 2);
+    oi__buf_printf(b, "        for (%s oi_t = 0; oi_t < %lld; oi_t++) {\n", it, mg);
+    oi__buf_printf(b, "            float *oi_ci = oi_yg + oi_t * %lld;\n", out_sp);
+    oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n                oi_ci[oi_j] = ", it, out_sp);
+    if (arrlen(pn->inputs) > 2) {
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_printf(b, "[grp * %lld + oi_t];\n", mg);
+    } else {
+        oi__buf_puts(b, "0.0f;\n");
+    }
+    oi__buf_printf(b, "            for (%s oi_p = 0; oi_p < %lld; oi_p++) {\n", it, rows);
+    oi__buf_printf(b, "                const float oi_a = oi_wg[oi_t * %lld + oi_p];\n", rows);
+    oi__buf_printf(b, "                for (%s oi_j = 0; oi_j < %lld; oi_j++)\n", it, out_sp);
+    oi__buf_printf(b, "                    oi_ci[oi_j] = OI_S_mac(oi_ci[oi_j], oi_a, oi_pt[oi_j * %lld + oi_p]);\n", rows);
+    oi__buf_puts(b, "            }\n");
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n"
+                          "                oi_ci[oi_j] = oi_ci[oi_j] < 0.0f ? 0.0f : oi_ci[oi_j];\n", it, out_sp);
+    oi__buf_puts(b, "        }\n");
+}
+
+/* gemm.c's skinny products (at most 4 positions, more channels): the dot
+ * kernels over the patches and each channel's weights, 4 (AVX-512) or 2
+ * (AVX2) channels at once in blocks of 64 channels, then one by one, as
+ * its dot tasks run them; portable: its 16-lane dot. */
+static void oi__sy_render_conv_skinny(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                      const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const char *it = lang->index_type;
+    long long out_sp = (long long)(g->out_h * g->out_w), rows = (long long)g->rows, mg = (long long)g->mg;
+    char count[32], dst[96], v[128], ch[64];
+    snprintf(count, sizeof count, "%lld", out_sp);
+    oi__sy_render_patches(b, lang, k, "0", count, 2);
+    oi__buf_printf(b, "        for (%s oi_t0 = 0; oi_t0 < %lld; oi_t0 += 64) {\n", it, mg);
+    oi__buf_printf(b, "            const %s oi_t1 = oi_t0 + 64 < %lld ? oi_t0 + 64 : %lld;\n", it, mg, mg);
+    oi__buf_printf(b, "            %s oi_t = oi_t0;\n            float oi_out[16];\n", it);
+    oi__buf_puts(b, "#if OI__GEMM_X86\n");
+    static const char *const isa_name[2] = {"avx2", "avx512"};
+    for (int isa = 2; isa >= 1; isa--) {
+        int rb = isa == 2 ? 4 : 2;
+        oi__buf_printf(b, "            if (oi_isa == %d)\n                for (; oi_t + %d <= oi_t1; oi_t += %d) {\n", isa, rb, rb);
+        oi__buf_printf(b, "                    oi__skinny_rows_%s(oi_pt, %lld, %lld, oi_wg + oi_t * %lld, %lld, oi_out);\n",
+                       isa_name[isa - 1], rows, out_sp, rows, rows);
+        oi__buf_printf(b, "                    for (int oi_s = 0; oi_s < %lld; oi_s++)\n"
+                          "                        for (int oi_r = 0; oi_r < %d; oi_r++)\n", out_sp, rb);
+        snprintf(dst, sizeof dst, "oi_yg[(oi_t + (size_t)oi_r) * %lld + (size_t)oi_s]", out_sp);
+        snprintf(v, sizeof v, "oi_out[oi_s * %d + oi_r]", rb);
+        snprintf(ch, sizeof ch, "grp * %lld + oi_t + (size_t)oi_r", mg);
+        oi__sy_conv_store(b, s, pn, dst, v, ch, 6);
+        oi__buf_puts(b, "                }\n");
+    }
+    oi__buf_puts(b, "            for (; oi_isa && oi_t < oi_t1; oi_t++) {\n                if (oi_isa == 2)\n");
+    oi__buf_printf(b, "                    oi__skinny_dots_avx512(oi_pt, %lld, %lld, oi_wg + oi_t * %lld, oi_out);\n"
+                      "                else\n"
+                      "                    oi__skinny_dots_avx2(oi_pt, %lld, %lld, oi_wg + oi_t * %lld, oi_out);\n",
+                   rows, out_sp, rows, rows, out_sp, rows);
+    oi__buf_printf(b, "                for (int oi_s = 0; oi_s < %lld; oi_s++)\n", out_sp);
+    snprintf(dst, sizeof dst, "oi_yg[oi_t * %lld + (size_t)oi_s]", out_sp);
+    snprintf(ch, sizeof ch, "grp * %lld + oi_t", mg);
+    oi__sy_conv_store(b, s, pn, dst, "oi_out[oi_s]", ch, 5);
+    oi__buf_puts(b, "            }\n#endif\n");
+    oi__buf_puts(b, "            for (; oi_t < oi_t1; oi_t++)\n");
+    oi__buf_printf(b, "                for (int oi_s = 0; oi_s < %lld; oi_s++)\n", out_sp);
+    snprintf(v, sizeof v, "oi__gemm_f32_dot(oi_pt + (size_t)oi_s * %lld, oi_wg + oi_t * %lld, %lld)", rows, rows, rows);
+    oi__sy_conv_store(b, s, pn, dst, v, ch, 5);
+    oi__buf_puts(b, "        }\n");
+}
+
+/* Blocks of positions: their patches packed (oi_pack_b) and multiplied by
+ * the weights read in place, 12 channels per oi_gemm_packed call; then the
+ * bias and relu. */
+static void oi__sy_render_conv_gemm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                    const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const char *it = lang->index_type;
+    long long out_sp = (long long)(g->out_h * g->out_w), rows = (long long)g->rows, mg = (long long)g->mg;
+    long long block = (long long)g->block;
+    oi__buf_printf(b, "        for (%s oi_q0 = 0; oi_q0 < %lld; oi_q0 += %lld) {\n", it, out_sp, block);
+    oi__buf_printf(b, "            const %s oi_nq = %lld - oi_q0 < %lld ? %lld - oi_q0 : %lld;\n", it, out_sp, block,
+                   out_sp, block);
+    oi__sy_render_patches(b, lang, k, "oi_q0", "oi_nq", 3);
+    oi__buf_printf(b, "            oi_pack_b(mk, oi_pt, %lld, 1, %lld, (int64_t)oi_nq, oi_bp);\n", rows, rows);
+    oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %lld; oi_t += 12)\n", it, mg);
+    oi__buf_printf(b, "                oi_gemm_packed(mk, oi_wg + oi_t * %lld, %lld, (int64_t)(%lld - oi_t < 12 ? %lld - oi_t : 12), "
+                      "%lld, (int64_t)oi_nq, oi_bp, 0, (int64_t)oi_nq, oi_yg + oi_t * %lld + oi_q0, %lld);\n",
+                   rows, rows, mg, mg, rows, out_sp, out_sp);
+    oi__buf_puts(b, "        }\n");
+    oi__buf_printf(b, "        for (%s oi_t = 0; oi_t < %lld; oi_t++)\n", it, mg);
+    oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n", it, out_sp);
+    char dst[96], ch[64];
+    snprintf(dst, sizeof dst, "oi_yg[oi_t * %lld + oi_j]", out_sp);
+    snprintf(ch, sizeof ch, "grp * %lld + oi_t", mg);
+    oi__sy_conv_store(b, s, pn, dst, dst, ch, 4);
+}
+
+static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *w = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *y = oi__sy_slot_of(s, pn->out);
+    const char *it = lang->index_type;
+    long long out_sp = (long long)(g->out_h * g->out_w), rows = (long long)g->rows, mg = (long long)g->mg;
+    long long numel = (long long)oi__shape_numel(y->ndim, y->shape);
+    if (oi__sy_slot_stored(s, pn->out)) {
+        oi__buf_puts(b, "    float *oi_y = ");
+        oi__sy_param_name(b, y);
+        oi__buf_puts(b, ";\n");
+    } else {
+        oi__buf_printf(b, "    float oi_y[%lld];\n", numel);
+    }
+    oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
+    oi__buf_printf(b, "    float oi_pt[%lld];\n", (g->path == OI__SY_CONV_GEMM ? (long long)g->block : out_sp) * rows);
+    if (g->path == OI__SY_CONV_GEMM)
+        oi__buf_printf(b, "    float oi_bp_raw[%lld + 16];\n    float *oi_bp = oi_align64(oi_bp_raw);\n",
+                       (long long)((g->block + 31) / 32 * 32) * rows);
+    if (g->path == OI__SY_CONV_SKINNY) /* the dot kernels of the micro-kernel's ISA (12 x 32: AVX-512, 6 x 16: AVX2) */
+        oi__buf_puts(b, "    const int oi_isa = mk->mr == 12 ? 2 : mk->mr == 6 ? 1 : 0;\n    (void)oi_isa;\n");
+    if (g->path == OI__SY_CONV_SMALL)
+        oi__buf_puts(b, "    (void)mk;\n");
+    oi__buf_printf(b, "    for (%s n = 0; n < %lld; n++)\n", it, (long long)g->batch);
+    oi__buf_printf(b, "    for (%s grp = 0; grp < %lld; grp++) {\n", it, (long long)g->group);
+    oi__buf_puts(b, "        const float *oi_xg = ");
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, " + (n * %lld + grp * %lld) * %lld;\n", (long long)g->in_c, (long long)g->cg,
+                   (long long)(g->in_h * g->in_w));
+    oi__buf_puts(b, "        const float *oi_wg = ");
+    oi__sy_param_name(b, w);
+    oi__buf_printf(b, " + grp * %lld;\n", mg * rows);
+    oi__buf_printf(b, "        float *oi_yg = oi_y + (n * %lld + grp * %lld) * %lld;\n", (long long)g->out_c, mg, out_sp);
+    if (g->path == OI__SY_CONV_SMALL)
+        oi__sy_render_conv_small(b, s, lang, k);
+    else if (g->path == OI__SY_CONV_SKINNY)
+        oi__sy_render_conv_skinny(b, s, lang, k);
+    else
+        oi__sy_render_conv_gemm(b, s, lang, k);
+    oi__buf_puts(b, "    }\n");
+    if (arrlen(k->nodes) < 2)
+        return;
+    oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++) {\n", it, numel);
+    oi__buf_printf(b, "        %s v0 = (%s)oi_y[i]; /* ", lang->compute_float, lang->compute_float);
+    oi__sy_render_stmt(b, pn);
+    oi__buf_puts(b, " */\n");
+    for (int n = 1; n < (int)arrlen(k->nodes); n++)
+        oi__sy_ew_statement(b, s, lang, k, n, "i", 2);
+    oi__buf_puts(b, "        (void)v0;\n    }\n");
+}
+
 /* A split kernel's arguments in one struct, and the pool's entry point:
  * part `task` of the kernel. */
 static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
@@ -1244,6 +1599,8 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_TRANSPOSE: oi__sy_render_transpose(b, s, lang, kr); break;
         case OI__SY_K_NORM: oi__sy_render_norm(b, s, lang, kr); break;
         case OI__SY_K_ATTENTION: oi__sy_render_attention(b, s, lang, kr); break;
+        case OI__SY_K_LAYOUT: oi__sy_render_layout(b, s, lang, kr); break;
+        case OI__SY_K_CONV: oi__sy_render_conv(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->tasks > 1)
@@ -1316,7 +1673,7 @@ static void oi__sy_render_round_slot(oi__buf *b, const oi__sy_schedule *s, const
 static void oi__sy_render_round_stored(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                        const char *prefix, const oi__sy_kernel *k, const oi__sy_param *params,
                                        int depth, const oi__sy_scope *scope) {
-    if (k->kind == OI__SY_K_COPY || k->kind == OI__SY_K_TRANSPOSE)
+    if (k->kind == OI__SY_K_COPY || k->kind == OI__SY_K_TRANSPOSE || k->kind == OI__SY_K_LAYOUT)
         return;
     for (int i = 0; i < (int)arrlen(params); i++)
         if (params[i].written && oi__sy_rounds_slot(s, params[i].slot))

@@ -24,8 +24,25 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_COPY,        /* reshape: the same elements, another shape          */
     OI__SY_K_TRANSPOSE,   /* transpose: an index map                            */
     OI__SY_K_NORM,        /* layer_norm over the last axis                      */
-    OI__SY_K_ATTENTION    /* softmax(scale q k^T) v per (batch, head)           */
+    OI__SY_K_ATTENTION,   /* softmax(scale q k^T) v per (batch, head)           */
+    OI__SY_K_LAYOUT,      /* slice, split, squeeze, unsqueeze, pad, concat: copies by an index map */
+    OI__SY_K_CONV         /* conv1d/conv2d: patches x weights, elementwise epilogue fused */
 } oi__sy_kernel_kind;
+
+/* A conv's window, as kernels/conv.c reads it (1 or 2 spatial dims; a 1-D
+ * conv is one row high): per image and group, y[mg, out_h * out_w] =
+ * w[mg, rows] x patches[rows, out_h * out_w], rows = cg * k_h * k_w. */
+typedef struct oi__sy_conv_geom {
+    int64_t batch, in_c, out_c, group, cg, mg, rows;
+    int64_t in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, p_h, p_w, d_h, d_w;
+    /* How, as gemm.c would multiply it: OI__SY_CONV_SMALL (at most 4096
+     * multiply-adds: its plain loop), _SKINNY (at most 4 positions, more
+     * channels: its dot kernels, which the simulator runs there), _GEMM
+     * (blocks of `block` positions packed, the micro-kernels). */
+    int path;
+    int64_t block;
+} oi__sy_conv_geom;
+enum { OI__SY_CONV_SMALL, OI__SY_CONV_SKINNY, OI__SY_CONV_GEMM };
 
 typedef struct oi__sy_kernel {
     int id;
@@ -51,7 +68,16 @@ typedef struct oi__sy_kernel {
      * of the operand's four dims in it (the last one is 1). */
     int view_slot[4];
     int64_t view_stride[4][4];
+    /* LAYOUT: where each output element comes from (oi__op_layout_map,
+     * oi__op_pad_map): slice/split/squeeze/unsqueeze the input offset then
+     * one stride per output dim; pad per output dim its source index along
+     * that dim for each position (-1: the fill), dims one after another;
+     * concat nothing (the inputs follow one another along the axis).
+     * stb array. */
+    int64_t *index_map;
+    oi__sy_conv_geom conv; /* CONV: its window */
 } oi__sy_kernel;
+
 
 /* The statement that says what kernel k computes. */
 static inline const oi__pnode *oi__sy_kernel_lead(const oi__sy_kernel *k) { return k->nodes[k->lead]; }
