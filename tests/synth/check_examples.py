@@ -2,7 +2,7 @@
 """Parity of the synthesized C with the simulator, one example per run.
 
     check_examples.py OPENINFER EXPORTER NAME [--steps N] [--exact] [--tsan]
-                      [--precision f16|bf16]
+                      [--precision f16|bf16] [--inputs DIR]
 
 EXPORTER (export_example.c built for the example) writes the graph, a
 model, seeded inputs and the simulator's values after N steps. The test
@@ -25,6 +25,9 @@ process allocates while 3 steps run on 3 threads (malloc replaced
 program-wide, glibc). --tsan builds the folder
 with clang -fsanitize=thread and runs it on 3 threads; a ThreadSanitizer
 report fails the test (exit 77, skipped, without clang's TSan).
+
+--inputs DIR: the dynamic variables' values, DIR/VAR.npy, instead of the
+exporter's seeded ones (check_silero_vad.py: a chunk of real speech).
 
 --precision f16|bf16: the simulator's values come from OPENINFER_PRECISION
 set to it, and the folder is synthesized for examples/devices/
@@ -182,6 +185,11 @@ def main():
     cli, exporter, name = args[0], args[1], args[2]
     work = tempfile.mkdtemp(prefix="synth_%s_" % name)
     try:
+        if "--inputs" in args:
+            given = args[args.index("--inputs") + 1]
+            os.makedirs(os.path.join(work, "in"))
+            for f in os.listdir(given):
+                shutil.copy(os.path.join(given, f), os.path.join(work, "in", f))
         run([exporter, work, str(steps)], env=env)
         gen = os.path.join(work, "gen")
         run([cli, "synth", os.path.join(work, "model.oinf"), os.path.join(work, "graph.json"),

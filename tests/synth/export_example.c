@@ -108,12 +108,39 @@ static char *npy_path(const char *dir, const char *sub, const char *name) {
     return p;
 }
 
-/* Seeded inputs in [-2, 2) (integers: 0..4), one file per dynamic variable. */
+/* An input the caller put in DIR/in/VAR.npy (check_examples.py --inputs:
+ * real audio for silero_vad), inserted as it is; 0 if there is none. */
+static int given_input(const char *dir, const oi__slot *sl, oi_executor *exec, int *given) {
+    char *file = npy_path(dir, "in", sl->name);
+    oi_npy_array a;
+    oi_npy_error err;
+    FILE *f = file ? fopen(file, "rb") : NULL;
+    *given = f != NULL;
+    if (f)
+        fclose(f);
+    if (!*given || oi_npy_read(file, &a, &err) != OI_NPY_OK) {
+        free(file);
+        return *given; /* unreadable: an error */
+    }
+    free(file);
+    int bad = (int)a.dtype != (int)sl->dtype || (int64_t)a.count != oi__shape_numel(sl->ndim, sl->shape) ||
+              oi_executor_insert(exec, sl->name, sl->dtype, a.data, (size_t)a.count) != OI_OK;
+    oi_npy_array_free(&a);
+    return bad;
+}
+
+/* Seeded inputs in [-2, 2) (integers: 0..4), one file per dynamic variable
+ * (unless the caller gave one). */
 static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec) {
     uint32_t state = 12345;
     for (int i = 0; i < (int)arrlen(plan->slots); i++) {
         const oi__slot *sl = &plan->slots[i];
         if (!sl->decl || sl->kind != OI__MEM_DYNAMIC || sl->dynamic_shape)
+            continue;
+        int given = 0;
+        if (given_input(dir, sl, exec, &given) != 0)
+            return 1;
+        if (given)
             continue;
         int64_t n = oi__shape_numel(sl->ndim, sl->shape);
         double *v = (double *)malloc((size_t)n * sizeof *v + 1);
