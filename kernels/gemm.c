@@ -828,8 +828,8 @@ OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_dots_avx2_n(cons
     OI__SKINNY_UNROLL
     for (int s = 0; s < ns; s++) {
         float sum = oi__skinny_hsum_avx2(_mm256_add_ps(acc0[s], acc1[s]));
-        for (int64_t q = p; q < k; q++)
-            sum += small[s * k + q] * y[q];
+        for (int l = 0; l < 16 && p + l < k; l++) /* the tail, < 16: bounded for GCC once k is a constant */
+            sum += small[s * k + p + l] * y[p + l];
         out[s] = sum;
     }
 }
@@ -1039,8 +1039,8 @@ OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rows_avx2_n(cons
     for (int s = 0; s < ns; s++)
         for (int r = 0; r < 2; r++) {
             float sum = sums[s][r];
-            for (int64_t q = p; q < k; q++)
-                sum += small[s * k + q] * y[r * y_t + q];
+            for (int l = 0; l < 8 && p + l < k; l++) /* the tail, < 8 */
+                sum += small[s * k + p + l] * y[r * y_t + p + l];
             out[s * 2 + r] = sum;
         }
 }
