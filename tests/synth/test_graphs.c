@@ -8,7 +8,14 @@
  *   hard_act       hard_sigmoid and hard_swish, f32 and f64
  *   nn_ops         gemm with a bias row and relu (the plain loop), gemm with
  *                  gelu over edge tiles (gemm.c's micro-kernels), layer_norm,
- *                  transpose, reshape into heads, attention */
+ *                  transpose, reshape into heads, attention
+ *   conv_ops       conv2d with padding, strides and relu (gemm.c's plain loop),
+ *                  conv2d in 2 groups with dilation over 2 images (the
+ *                  micro-kernels) with a fused epilogue, conv1d over 3
+ *                  positions (the dot kernels, 23 channels: a tail), pad
+ *                  (reflect, constant with a crop, edge on one axis), slice
+ *                  with negative steps, concat of three, split, unsqueeze and
+ *                  squeeze */
 #include "../../openinfer.h"
 
 OI_GRAPH(int_ops,
@@ -90,6 +97,36 @@ OI_GRAPH(nn_ops,
     OI_OP(reshape, ln, shape=[1, 8, 2, 8]) OI_TO(split)
     OI_OP(transpose, split, perm=[0, 2, 1, 3]) OI_TO(heads)
     OI_OP(attention, heads, heads, heads) OI_TO(att)
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(conv_ops,
+  OI_DYNAMIC(
+    OI_VAR(x1, f32[1, 2, 5, 5]) OI_VAR(w1, f32[3, 2, 3, 3]) OI_VAR(b1, f32[3])
+    OI_VAR(x2, f32[2, 4, 9, 10]) OI_VAR(w2, f32[6, 2, 3, 3]) OI_VAR(b2, f32[6])
+    OI_VAR(x3, f32[1, 32, 6]) OI_VAR(w3, f32[23, 32, 3])
+    OI_VAR(v, f32[3, 7])
+  )
+  OI_VOLATILE(
+    OI_VAR(y1, f32[1, 3, 3, 3]) OI_VAR(y2, f32[2, 6, 9, 10]) OI_VAR(y3, f32[1, 23, 3])
+    OI_VAR(pr, f32[5, 11]) OI_VAR(pc, f32[4, 6]) OI_VAR(pe, f32[3, 9]) OI_VAR(rev, f32[3, 3])
+    OI_VAR(cat, f32[3, 19]) OI_VAR(mid, f32[3, 3]) OI_VAR(sq, f32[1, 3, 7]) OI_VAR(us, f32[3, 7])
+  )
+  OI_BLOCK(entry,
+    OI_OP(conv2d, x1, w1, b1, pads=[1, 1, 1, 1], strides=[2, 2], activation="relu") OI_TO(y1)
+    OI_OP(conv2d, x2, w2, b2, pads=[2, 1, 2, 1], dilations=[2, 1], group=2) OI_TO(y2)
+    OI_OP(mul, y2, y2) OI_TO(y2)
+    OI_OP(relu, y2) OI_TO(y2)
+    OI_OP(conv1d, x3, w3, pads=[1, 1], strides=[2]) OI_TO(y3)
+    OI_OP(pad, v, pads=[1, 2, 1, 2], mode="reflect") OI_TO(pr)
+    OI_OP(pad, v, pads=[1, -1, 0, 0], value=1.5) OI_TO(pc)
+    OI_OP(pad, v, pads=[0, 2], axes=[1], mode="edge") OI_TO(pe)
+    OI_OP(slice, v, starts=[-1, 6], ends=[-100, 0], axes=[0, 1], steps=[-1, -2]) OI_TO(rev)
+    OI_OP(concat, pe, v, rev, axis=1) OI_TO(cat)
+    OI_OP(split, v, axis=1, sizes=[2, 3, 2], index=1) OI_TO(mid)
+    OI_OP(unsqueeze, v, axes=[0]) OI_TO(sq)
+    OI_OP(squeeze, sq, axes=[0]) OI_TO(us)
     OI_RETURN()
   )
 )
