@@ -753,7 +753,7 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "#endif\n"
         "    return &oi_micros[0];\n"
         "}\n\n"
-        "static float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }\n\n");
+        "static inline float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }\n\n");
     if (oi__sy_uses_rows(s))
         oi__buf_puts(b,
         "/* c[rows x n] = a[rows x k] b[k x n], rows <= mr, all row-major. */\n"
@@ -1328,7 +1328,20 @@ static void oi__sy_render_pad(oi__buf *b, const oi__sy_schedule *s, const oi__sy
 
 static void oi__sy_render_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                  const oi__sy_kernel *k) {
-    oi_op op = k->nodes[0]->ir->op;
+    const oi__pnode *pn = k->nodes[0];
+    oi_op op = pn->ir->op;
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    if (oi__shape_numel(out->ndim, out->shape) == 0) { /* an empty slice or piece: nothing to copy */
+        for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+            oi__buf_puts(b, "    (void)");
+            oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[i]));
+            oi__buf_puts(b, ";\n");
+        }
+        oi__buf_puts(b, "    (void)");
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, ";\n");
+        return;
+    }
     if (op == OI_OP_concat)
         oi__sy_render_concat(b, s, lang, k);
     else if (op == OI_OP_pad)
