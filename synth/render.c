@@ -157,6 +157,19 @@ static void oi__sy_render_packed_ptr(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_puts(b, ")");
 }
 
+/* A weight transposed at open (a skinny matmul's B): its entry in ctx->packed. */
+static void oi__sy_render_transposed_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
+                                         const oi__pindex *index, const oi__sy_scope *scope) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    oi__buf_printf(b, "(const float *)(ctx->packed + %llu", (unsigned long long)buf->transposed_offset);
+    if (buf->home == OI__SY_PREFIX && index) {
+        oi__buf_puts(b, " + (size_t)(");
+        oi__sy_render_expr(b, s, lang, &index->single, scope);
+        oi__buf_printf(b, ") * %llu", (unsigned long long)buf->transposed_bytes);
+    }
+    oi__buf_puts(b, ")");
+}
+
 void oi__sy_render_slot_ptr(oi__buf *b, const oi__sy_schedule *s, int slot, const char *ctx) {
     (void)ctx;
     oi__sy_render_ptr(b, s, &oi__sy_lang_c, slot, NULL, NULL);
@@ -552,6 +565,9 @@ static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi_
                           "                acc[j] = OI_S_gelu_erf_f32(acc[j]);\n", cols, cols);
 }
 
+static void oi__sy_render_matmul_dots(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                      const oi__sy_kernel *k);
+
 /* One row of C at a time in `acc`, then the epilogue over that row while
  * it is in cache: C[r, :] never round-trips through memory unless read
  * later. Row r of A is consumed before the epilogue may write it. A split
@@ -565,6 +581,10 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     const oi__slot *c = oi__sy_slot_of(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     const char *it = lang->index_type, *at = "acc[j]";
+    if (k->b_transposed) {
+        oi__sy_render_matmul_dots(b, s, lang, k);
+        return;
+    }
     bool last = true; /* no later statement of the kernel writes C again */
     for (int m = 1; m < (int)arrlen(k->nodes); m++)
         last &= k->nodes[m]->out != mm->out;
@@ -683,7 +703,8 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
  * open, or per attention head). */
 static bool oi__sy_uses_rows(const oi__sy_schedule *s) {
     for (int k = 0; k < (int)arrlen(s->kernels); k++)
-        if (s->kernels[k].kind == OI__SY_K_MATMUL && s->kernels[k].packed && !s->kernels[k].b_prepacked)
+        if (s->kernels[k].kind == OI__SY_K_MATMUL && s->kernels[k].packed && !s->kernels[k].b_prepacked &&
+            !s->kernels[k].b_transposed)
             return true;
     return false;
 }
@@ -1443,52 +1464,122 @@ static void oi__sy_render_conv_small(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_puts(b, "        }\n");
 }
 
-/* gemm.c's skinny products (at most 4 positions, more channels): the dot
- * kernels over the patches and each channel's weights, 4 (AVX-512) or 2
- * (AVX2) channels at once in blocks of 64 channels, then one by one, as
- * its dot tasks run them; portable: its 16-lane dot. */
-static void oi__sy_render_conv_skinny(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
-                                      const oi__sy_kernel *k) {
-    const oi__pnode *pn = k->nodes[0];
-    const oi__sy_conv_geom *g = &k->conv;
+/* Where a dot product of gemm.c's skinny path goes: small row oi_s (in
+ * scope) with big row `t` (an expression) has value `v`. */
+typedef void (*oi__sy_dot_store)(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const char *t,
+                                 const char *v, int depth);
+
+/* gemm.c's skinny dot products, as its dot tasks run them: `ns` (<= 4)
+ * small rows of `kk` values (`small`, contiguous) with each of `nbig` big
+ * rows (`big` + t * kk), in blocks of 64 big rows, 4 (AVX-512) or 2 (AVX2)
+ * at once by its dot kernels, then one by one; portable: its 16-lane dot.
+ * oi_isa (in scope) picks the ISA. */
+static void oi__sy_render_dots(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
+                               const char *small, const char *big, long long kk, long long ns, long long nbig,
+                               oi__sy_dot_store store) {
     const char *it = lang->index_type;
-    long long out_sp = (long long)(g->out_h * g->out_w), rows = (long long)g->rows, mg = (long long)g->mg;
-    char count[32], dst[96], v[128], ch[64];
-    snprintf(count, sizeof count, "%lld", out_sp);
-    oi__sy_render_patches(b, lang, k, "0", count, 2);
-    oi__buf_printf(b, "        for (%s oi_t0 = 0; oi_t0 < %lld; oi_t0 += 64) {\n", it, mg);
-    oi__buf_printf(b, "            const %s oi_t1 = oi_t0 + 64 < %lld ? oi_t0 + 64 : %lld;\n", it, mg, mg);
+    char v[160];
+    oi__buf_printf(b, "        for (%s oi_t0 = 0; oi_t0 < %lld; oi_t0 += 64) {\n", it, nbig);
+    oi__buf_printf(b, "            const %s oi_t1 = oi_t0 + 64 < %lld ? oi_t0 + 64 : %lld;\n", it, nbig, nbig);
     oi__buf_printf(b, "            %s oi_t = oi_t0;\n            float oi_out[16];\n", it);
     oi__buf_puts(b, "#if OI__GEMM_X86\n");
     static const char *const isa_name[2] = {"avx2", "avx512"};
     for (int isa = 2; isa >= 1; isa--) {
         int rb = isa == 2 ? 4 : 2;
         oi__buf_printf(b, "            if (oi_isa == %d)\n                for (; oi_t + %d <= oi_t1; oi_t += %d) {\n", isa, rb, rb);
-        oi__buf_printf(b, "                    oi__skinny_rows_%s(oi_pt, %lld, %lld, oi_wg + oi_t * %lld, %lld, oi_out);\n",
-                       isa_name[isa - 1], rows, out_sp, rows, rows);
+        oi__buf_printf(b, "                    oi__skinny_rows_%s(%s, %lld, %lld, %s + oi_t * %lld, %lld, oi_out);\n",
+                       isa_name[isa - 1], small, kk, ns, big, kk, kk);
         oi__buf_printf(b, "                    for (int oi_s = 0; oi_s < %lld; oi_s++)\n"
-                          "                        for (int oi_r = 0; oi_r < %d; oi_r++)\n", out_sp, rb);
-        snprintf(dst, sizeof dst, "oi_yg[(oi_t + (size_t)oi_r) * %lld + (size_t)oi_s]", out_sp);
+                          "                        for (int oi_r = 0; oi_r < %d; oi_r++)\n", ns, rb);
         snprintf(v, sizeof v, "oi_out[oi_s * %d + oi_r]", rb);
-        snprintf(ch, sizeof ch, "grp * %lld + oi_t + (size_t)oi_r", mg);
-        oi__sy_conv_store(b, s, pn, dst, v, ch, 6);
+        store(b, s, k, "oi_t + (size_t)oi_r", v, 6);
         oi__buf_puts(b, "                }\n");
     }
     oi__buf_puts(b, "            for (; oi_isa && oi_t < oi_t1; oi_t++) {\n                if (oi_isa == 2)\n");
-    oi__buf_printf(b, "                    oi__skinny_dots_avx512(oi_pt, %lld, %lld, oi_wg + oi_t * %lld, oi_out);\n"
+    oi__buf_printf(b, "                    oi__skinny_dots_avx512(%s, %lld, %lld, %s + oi_t * %lld, oi_out);\n"
                       "                else\n"
-                      "                    oi__skinny_dots_avx2(oi_pt, %lld, %lld, oi_wg + oi_t * %lld, oi_out);\n",
-                   rows, out_sp, rows, rows, out_sp, rows);
-    oi__buf_printf(b, "                for (int oi_s = 0; oi_s < %lld; oi_s++)\n", out_sp);
-    snprintf(dst, sizeof dst, "oi_yg[oi_t * %lld + (size_t)oi_s]", out_sp);
-    snprintf(ch, sizeof ch, "grp * %lld + oi_t", mg);
-    oi__sy_conv_store(b, s, pn, dst, "oi_out[oi_s]", ch, 5);
+                      "                    oi__skinny_dots_avx2(%s, %lld, %lld, %s + oi_t * %lld, oi_out);\n",
+                   small, kk, ns, big, kk, small, kk, ns, big, kk);
+    oi__buf_printf(b, "                for (int oi_s = 0; oi_s < %lld; oi_s++)\n", ns);
+    store(b, s, k, "oi_t", "oi_out[oi_s]", 5);
     oi__buf_puts(b, "            }\n#endif\n");
     oi__buf_puts(b, "            for (; oi_t < oi_t1; oi_t++)\n");
-    oi__buf_printf(b, "                for (int oi_s = 0; oi_s < %lld; oi_s++)\n", out_sp);
-    snprintf(v, sizeof v, "oi__gemm_f32_dot(oi_pt + (size_t)oi_s * %lld, oi_wg + oi_t * %lld, %lld)", rows, rows, rows);
-    oi__sy_conv_store(b, s, pn, dst, v, ch, 5);
+    oi__buf_printf(b, "                for (int oi_s = 0; oi_s < %lld; oi_s++)\n", ns);
+    snprintf(v, sizeof v, "oi__gemm_f32_dot(%s + (size_t)oi_s * %lld, %s + oi_t * %lld, %lld)", small, kk, big, kk, kk);
+    store(b, s, k, "oi_t", v, 5);
     oi__buf_puts(b, "        }\n");
+}
+
+/* A conv's dot product: output channel grp * mg + t at position oi_s. */
+static void oi__sy_conv_dot_store(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const char *t,
+                                  const char *v, int depth) {
+    char dst[128], ch[96];
+    long long out_sp = (long long)(k->conv.out_h * k->conv.out_w);
+    snprintf(dst, sizeof dst, "oi_yg[(%s) * %lld + (size_t)oi_s]", t, out_sp);
+    snprintf(ch, sizeof ch, "grp * %lld + %s", (long long)k->conv.mg, t);
+    oi__sy_conv_store(b, s, k->nodes[0], dst, v, ch, depth);
+}
+
+/* gemm.c's skinny products (at most 4 positions, more channels): the
+ * patches are the small rows, each channel's weights a big one. */
+static void oi__sy_render_conv_skinny(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                      const oi__sy_kernel *k) {
+    const oi__sy_conv_geom *g = &k->conv;
+    long long out_sp = (long long)(g->out_h * g->out_w);
+    char count[32];
+    snprintf(count, sizeof count, "%lld", out_sp);
+    oi__sy_render_patches(b, lang, k, "0", count, 2);
+    oi__sy_render_dots(b, s, lang, k, "oi_pt", "oi_wg", (long long)g->rows, out_sp, (long long)g->mg,
+                       oi__sy_conv_dot_store);
+}
+
+/* A skinny matmul's dot product: row oi_s, column t, as gemm.c's skinny
+ * store writes it with no C to add (value + 0). */
+static void oi__sy_matmul_dot_store(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const char *t,
+                                    const char *v, int depth) {
+    long long n = (long long)oi__sy_slot_of(s, k->nodes[0]->out)->shape[1];
+    oi__sy_indent(b, depth);
+    oi__buf_printf(b, "oi_c[(size_t)oi_s * %lld + %s] = %s + 0.0f;\n", n, t, v);
+}
+
+/* A matmul of at most 4 rows with B a weight transposed at open (the
+ * schedule's b_transposed): gemm.c's dot products of A's rows with B^T's,
+ * then the epilogue per element. */
+static void oi__sy_render_matmul_dots(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                      const oi__sy_kernel *k) {
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *a = oi__sy_slot_of(s, mm->inputs[0]), *bm = oi__sy_slot_of(s, mm->inputs[1]);
+    const oi__slot *c = oi__sy_slot_of(s, mm->out);
+    long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
+    bool last = true;
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        last &= k->nodes[m]->out != mm->out;
+    oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n"
+                    "    const int oi_isa = mk->mr == 12 ? 2 : mk->mr == 6 ? 1 : 0; /* the micro-kernel's ISA */\n"
+                    "    (void)oi_isa;\n");
+    oi__buf_printf(b, "    float oi_c[%lld];\n    {\n", M * N);
+    oi__buf *name = NULL;
+    oi__buf small, big;
+    memset(&small, 0, sizeof small);
+    memset(&big, 0, sizeof big);
+    (void)name;
+    oi__sy_param_name(&small, a);
+    oi__sy_param_name(&big, bm);
+    oi__sy_render_dots(b, s, lang, k, small.data, big.data, K, M, N, oi__sy_matmul_dot_store);
+    oi__buf_free(&small);
+    oi__buf_free(&big);
+    oi__buf_printf(b, "    }\n    for (%s i = 0; i < %lld; i++) {\n", lang->index_type, M * N);
+    oi__buf_printf(b, "        %s v0 = (%s)oi_c[i]; /* ", lang->compute_float, lang->compute_float);
+    oi__sy_render_stmt(b, mm);
+    oi__buf_puts(b, " */\n");
+    if (oi__sy_slot_stored(s, mm->out) && last) {
+        oi__buf_puts(b, "        ");
+        oi__sy_param_name(b, c);
+        oi__buf_puts(b, "[i] = oi_c[i];\n");
+    }
+    for (int n = 1; n < (int)arrlen(k->nodes); n++)
+        oi__sy_ew_statement(b, s, lang, k, n, "i", 2);
+    oi__buf_puts(b, "        (void)v0;\n    }\n");
 }
 
 /* Blocks of positions: their patches packed (oi_pack_b) and multiplied by
@@ -1705,6 +1796,8 @@ static void oi__sy_render_args(oi__buf *b, const oi__sy_schedule *s, const oi__s
             oi__buf_puts(b, ", ");
         if (k->b_prepacked && params[i].slot == k->nodes[0]->inputs[1])
             oi__sy_render_packed_ptr(b, s, lang, params[i].slot, index, scope);
+        else if (k->b_transposed && params[i].slot == k->nodes[0]->inputs[1])
+            oi__sy_render_transposed_ptr(b, s, lang, params[i].slot, index, scope);
         else
             oi__sy_render_ptr(b, s, lang, params[i].slot, index, scope);
     }

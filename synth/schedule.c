@@ -1797,10 +1797,36 @@ static void oi__sy_plan_tiles(oi__sy_schedule *s) {
     s->tiles_from_device = l1 || l2;
 }
 
+/* A matmul of at most 4 rows (a streaming model's one token or frame)
+ * whose B is a model tensor: a 12 x 32 register tile would be mostly
+ * padding, so, as gemm.c's skinny path, dot products of each row of A with
+ * each column of B, which is transposed once at open (rows of B^T
+ * contiguous along k) for gemm.c's dot kernels. */
+static bool oi__sy_plan_skinny(oi__sy_schedule *s, oi__sy_kernel *k) {
+    if (k->kind != OI__SY_K_MATMUL || !k->packed || k->nodes[0]->ir->op != OI_OP_matmul)
+        return false;
+    const oi__slot *a = oi__sy_slot(s, k->nodes[0]->inputs[0]), *c = oi__sy_slot(s, k->nodes[0]->out);
+    if (a->dynamic_shape || c->dynamic_shape || c->shape[0] > 4 || !oi__sy_can_prepack(s, k))
+        return false;
+    oi__sy_buffer *b = &s->buffers[k->nodes[0]->inputs[1]];
+    k->b_transposed = true;
+    k->tasks = 1;
+    if (b->transposed)
+        return true;
+    const oi__slot *sl = oi__sy_slot(s, b->slot);
+    b->transposed = true;
+    b->transposed_bytes = ((uint64_t)(sl->shape[0] * sl->shape[1]) * sizeof(float) + 63) / 64 * 64;
+    b->transposed_offset = s->packed_bytes;
+    s->packed_bytes += b->transposed_bytes * (uint64_t)(b->home == OI__SY_PREFIX ? arrlen(b->tensors) : 1);
+    return true;
+}
+
 static void oi__sy_plan_packing(oi__sy_schedule *s) {
     oi__sy_plan_tiles(s);
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         oi__sy_kernel *kr = &s->kernels[k];
+        if (oi__sy_plan_skinny(s, kr))
+            continue;
         oi__sy_plan_tasks(s, kr);
         s->threaded |= kr->tasks > 1;
         if (!kr->b_prepacked)

@@ -59,6 +59,8 @@ typedef struct oi__sy_kernel {
     int tasks;
     int64_t task_rows, task_cols;
     bool b_prepacked;        /* MATMUL: B is a model tensor packed at open    */
+    bool b_transposed;       /* MATMUL: at most 4 rows of A and B a model tensor
+                                transposed at open: gemm.c's dot kernels      */
     /* The statement that says what the kernel computes: nodes[lead]. 0 but
      * for an ATTENTION whose reshape/transpose views were folded into its
      * indexing: those statements are in `nodes` too, in program order. */
@@ -144,6 +146,11 @@ typedef struct oi__sy_buffer {
      * ctx->packed at packed_offset, packed_bytes per entry */
     bool prepacked;
     uint64_t packed_offset, packed_bytes;
+    /* MODEL/PREFIX read as a skinny matmul's B: transposed once at open
+     * (each entry [N, K] row-major) into ctx->packed at transposed_offset,
+     * transposed_bytes per entry */
+    bool transposed;
+    uint64_t transposed_offset, transposed_bytes;
     int64_t inner;        /* elements per leading index                   */
 } oi__sy_buffer;
 
