@@ -1610,6 +1610,50 @@ static void oi__sy_render_conv_gemm(oi__buf *b, const oi__sy_schedule *s, const 
     oi__sy_conv_store(b, s, pn, dst, dst, ch, 4);
 }
 
+/* One input channel per group: conv.c's direct loop (oi__dw_plane), each
+ * output plane from the bias, then per kernel tap a product and a sum (no
+ * FMA: its vector forms give the same bits) over the columns whose input
+ * is inside the row, then relu. */
+static void oi__sy_render_conv_depthwise(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                         const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const char *it = lang->index_type, *act = oi__sy_activation(pn);
+    long long out_sp = (long long)(g->out_h * g->out_w), ksp = (long long)(g->k_h * g->k_w), mg = (long long)g->mg;
+    long long ow = (long long)g->out_w;
+    oi__buf_printf(b, "        for (%s oi_t = 0; oi_t < %lld; oi_t++) {\n", it, mg);
+    oi__buf_printf(b, "            const float *oi_wk = oi_wg + oi_t * %lld;\n            const float oi_b = ", ksp);
+    if (arrlen(pn->inputs) > 2) {
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_printf(b, "[grp * %lld + oi_t];\n", mg);
+    } else {
+        oi__buf_puts(b, "0.0f;\n");
+    }
+    oi__buf_printf(b, "            float *oi_pl = oi_yg + oi_t * %lld;\n", out_sp);
+    oi__buf_printf(b, "            for (int64_t oi_oy = 0; oi_oy < %lld; oi_oy++) {\n", (long long)g->out_h);
+    oi__buf_printf(b, "                float *oi_row = oi_pl + oi_oy * %lld;\n", ow);
+    oi__buf_printf(b, "                for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++)\n                    oi_row[oi_ox] = oi_b;\n", ow);
+    oi__buf_printf(b, "                for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
+    oi__buf_printf(b, "                    const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h,
+                   (long long)g->p_h, (long long)g->d_h);
+    oi__buf_printf(b, "                    if (oi_iy < 0 || oi_iy >= %lld)\n                        continue;\n", (long long)g->in_h);
+    oi__buf_printf(b, "                    const float *oi_src = oi_xg + oi_iy * %lld;\n", (long long)g->in_w);
+    oi__buf_printf(b, "                    for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
+    oi__buf_printf(b, "                        const float oi_wv = oi_wk[oi_ky * %lld + oi_kx];\n", (long long)g->k_w);
+    oi__buf_printf(b, "                        const int64_t oi_off = oi_kx * %lld - %lld;\n", (long long)g->d_w, (long long)g->p_w);
+    oi__buf_printf(b, "                        for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n", ow);
+    oi__buf_printf(b, "                            const int64_t oi_ix = oi_ox * %lld + oi_off;\n", (long long)g->s_w);
+    oi__buf_printf(b, "                            if (oi_ix >= 0 && oi_ix < %lld) {\n", (long long)g->in_w);
+    oi__buf_puts(b, "                                const float oi_p = oi_wv * oi_src[oi_ix];\n"
+                    "                                oi_row[oi_ox] = oi_row[oi_ox] + oi_p;\n"
+                    "                            }\n                        }\n                    }\n                }\n"
+                    "            }\n");
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n"
+                          "                oi_pl[oi_j] = oi_pl[oi_j] < 0.0f ? 0.0f : oi_pl[oi_j];\n", it, out_sp);
+    oi__buf_puts(b, "        }\n");
+}
+
 static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__sy_conv_geom *g = &k->conv;
@@ -1626,13 +1670,14 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__buf_printf(b, "    float oi_y[%lld];\n", numel);
     }
     oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
-    oi__buf_printf(b, "    float oi_pt[%lld];\n", (g->path == OI__SY_CONV_GEMM ? (long long)g->block : out_sp) * rows);
+    if (g->path != OI__SY_CONV_DEPTHWISE)
+        oi__buf_printf(b, "    float oi_pt[%lld];\n", (g->path == OI__SY_CONV_GEMM ? (long long)g->block : out_sp) * rows);
     if (g->path == OI__SY_CONV_GEMM)
         oi__buf_printf(b, "    float oi_bp_raw[%lld + 16];\n    float *oi_bp = oi_align64(oi_bp_raw);\n",
                        (long long)((g->block + 31) / 32 * 32) * rows);
     if (g->path == OI__SY_CONV_SKINNY) /* the dot kernels of the micro-kernel's ISA (12 x 32: AVX-512, 6 x 16: AVX2) */
         oi__buf_puts(b, "    const int oi_isa = mk->mr == 12 ? 2 : mk->mr == 6 ? 1 : 0;\n    (void)oi_isa;\n");
-    if (g->path == OI__SY_CONV_SMALL)
+    if (g->path == OI__SY_CONV_SMALL || g->path == OI__SY_CONV_DEPTHWISE)
         oi__buf_puts(b, "    (void)mk;\n");
     oi__buf_printf(b, "    for (%s n = 0; n < %lld; n++)\n", it, (long long)g->batch);
     oi__buf_printf(b, "    for (%s grp = 0; grp < %lld; grp++) {\n", it, (long long)g->group);
@@ -1648,6 +1693,8 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__sy_render_conv_small(b, s, lang, k);
     else if (g->path == OI__SY_CONV_SKINNY)
         oi__sy_render_conv_skinny(b, s, lang, k);
+    else if (g->path == OI__SY_CONV_DEPTHWISE)
+        oi__sy_render_conv_depthwise(b, s, lang, k);
     else
         oi__sy_render_conv_gemm(b, s, lang, k);
     oi__buf_puts(b, "    }\n");

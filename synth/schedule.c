@@ -169,7 +169,7 @@ static oi_status oi__sy_classify_layout(const oi__sy_schedule *s, const oi__pnod
 }
 
 /* conv1d/conv2d in f32 with shapes known at synthesis time, activation
- * none or relu, not depthwise (conv.c's own loop runs those). */
+ * none or relu. */
 static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     const char *act = oi__sy_param_s(pn, "activation");
     for (int i = 0; i < (int)arrlen(pn->inputs); i++)
@@ -190,8 +190,6 @@ static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode 
     }
     if (oi__op_conv_window(pn->ir->op, pn->attrs, arrlenu(pn->attrs), in, (size_t)n_in, &w) != OI_OK)
         return oi__sy_unsupported(pn, "a convolution whose window kernels/conv.c refuses");
-    if (w.group == w.in_c && w.group > 1)
-        return oi__sy_unsupported(pn, "a depthwise convolution (one input channel per group)");
     *kind = OI__SY_K_CONV;
     return OI_OK;
 }
@@ -434,7 +432,8 @@ static void oi__sy_plan_conv(const oi__sy_schedule *s, const oi__pnode *pn, oi__
     g->s_w = w.stride[w.s - 1], g->p_w = w.pad_b[w.s - 1], g->d_w = w.dil[w.s - 1];
     g->rows = g->cg * g->k_h * g->k_w;
     int64_t out_sp = g->out_h * g->out_w;
-    g->path = g->mg * out_sp * g->rows <= 4096 ? OI__SY_CONV_SMALL
+    g->path = g->group == g->in_c && g->group > 1 ? OI__SY_CONV_DEPTHWISE /* conv.c's oi__conv_is_depthwise */
+              : g->mg * out_sp * g->rows <= 4096 ? OI__SY_CONV_SMALL
               : out_sp <= 4 && g->mg > out_sp ? OI__SY_CONV_SKINNY : OI__SY_CONV_GEMM;
     /* a block's patches and their packed copy stay on the stack (~256 KB) */
     g->block = out_sp * g->rows <= 32768 ? out_sp : 32768 / g->rows / 32 * 32;

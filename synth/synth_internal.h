@@ -38,11 +38,12 @@ typedef struct oi__sy_conv_geom {
     /* How, as gemm.c would multiply it: OI__SY_CONV_SMALL (at most 4096
      * multiply-adds: its plain loop), _SKINNY (at most 4 positions, more
      * channels: its dot kernels, which the simulator runs there), _GEMM
-     * (blocks of `block` positions packed, the micro-kernels). */
+     * (blocks of `block` positions packed, the micro-kernels), _DEPTHWISE
+     * (one input channel per group: conv.c's direct loop). */
     int path;
     int64_t block;
 } oi__sy_conv_geom;
-enum { OI__SY_CONV_SMALL, OI__SY_CONV_SKINNY, OI__SY_CONV_GEMM };
+enum { OI__SY_CONV_SMALL, OI__SY_CONV_SKINNY, OI__SY_CONV_GEMM, OI__SY_CONV_DEPTHWISE };
 
 typedef struct oi__sy_kernel {
     int id;
