@@ -507,9 +507,10 @@ oi_status oi__op_view_checked(oi_op op, const oi__attr *attrs, size_t n_attrs, c
 oi_status oi__op_layout_map(oi_op op, const oi__attr *attrs, size_t n_attrs, int ndim, const int64_t *shape,
                             int64_t *offset, int64_t strides[OI_MAX_DIMS]);
 oi_status oi__op_pad_map(const oi__attr *attrs, size_t n_attrs, int ndim, const int64_t *shape, int64_t *const *maps);
-/* conv1d/conv2d's window as kernels/conv.c computes it from x, w (and the
- * bias) and the settings (auto_pad, pads, strides, dilations, group): s
- * spatial dims, each of the arrays' first s entries used. */
+/* conv1d/conv2d's (and max_pool2d's) window as kernels/conv.c computes it
+ * from x, w (and the bias) and the settings (auto_pad, pads, strides,
+ * dilations, group; kernel_shape, ceil_mode): s spatial dims, each of the
+ * arrays' first s entries used. */
 typedef struct oi__conv_window {
     int s;
     int64_t batch, in_c, out_c, group;

@@ -130,8 +130,8 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(k->nodes[n], "min, max and round (GLSL's leave a NaN operand or a half undefined)");
     switch (k->kind) {
     case OI__SY_K_ALL_FINITE: return oi__vk_refuse(pn, "is_finite (a bool result) has no GLSL kernel yet");
-    case OI__SY_K_LAYOUT: case OI__SY_K_CONV:
-        return oi__vk_refuse(pn, "slice, split, pad, concat and convolutions have no GLSL kernel yet");
+    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
+        return oi__vk_refuse(pn, "slice, split, pad, concat, convolutions and pools have no GLSL kernel yet");
     case OI__SY_K_REDUCE:
         if (!oi__vk_trailing_reduce(s, pn))
             return oi__vk_refuse(pn, "a reduction over axes that are not the last ones");
@@ -1190,7 +1190,8 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_TRANSPOSE: oi__vk_transpose(b, s, k, wg); break;
     case OI__SY_K_NORM: oi__vk_norm(b, s, k, wg); break;
     case OI__SY_K_ATTENTION: oi__vk_attention(b, p, k, wg); break;
-    case OI__SY_K_ALL_FINITE: case OI__SY_K_LAYOUT: case OI__SY_K_CONV: break; /* refused at synthesis */
+    case OI__SY_K_ALL_FINITE: case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
+        break; /* refused at synthesis */
     }
 }
 

@@ -1654,6 +1654,51 @@ static void oi__sy_render_conv_depthwise(oi__buf *b, const oi__sy_schedule *s, c
     oi__buf_puts(b, "        }\n");
 }
 
+/* max_pool2d as conv.c's scalar loop (its vector rows give the same
+ * maxima): -inf, then every tap inside the plane, a NaN winning for good;
+ * global_avg_pool each plane's sum in double over its area, rounded once
+ * (conv.c sums in double too, in lanes: bounded, almost always equal). */
+static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *y = oi__sy_slot_of(s, pn->out);
+    const char *it = lang->index_type;
+    long long planes = (long long)(x->shape[0] * x->shape[1]);
+    if (pn->ir->op == OI_OP_global_avg_pool) {
+        long long area = (long long)oi__shape_numel(x->ndim - 2, x->shape + 2);
+        oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++) {\n        double sum = 0.0;\n", it, planes);
+        oi__buf_printf(b, "        for (%s i = 0; i < %lld; i++)\n            sum += (double)", it, area);
+        oi__sy_param_name(b, x);
+        oi__buf_printf(b, "[p * %lld + i];\n        ", area);
+        oi__sy_param_name(b, y);
+        if (area)
+            oi__buf_printf(b, "[p] = (float)(sum / %lld.0);\n    }\n", area);
+        else
+            oi__buf_puts(b, "[p] = NAN;\n        (void)sum;\n    }\n");
+        return;
+    }
+    const oi__sy_conv_geom *g = &k->conv;
+    oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++)\n", it, planes);
+    oi__buf_printf(b, "        for (int64_t oi_oy = 0; oi_oy < %lld; oi_oy++)\n", (long long)g->out_h);
+    oi__buf_printf(b, "            for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n                float m = -INFINITY;\n",
+                   (long long)g->out_w);
+    oi__buf_printf(b, "                for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
+    oi__buf_printf(b, "                    const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h,
+                   (long long)g->p_h, (long long)g->d_h);
+    oi__buf_printf(b, "                    if (oi_iy < 0 || oi_iy >= %lld)\n                        continue;\n", (long long)g->in_h);
+    oi__buf_printf(b, "                    for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
+    oi__buf_printf(b, "                        const int64_t oi_ix = oi_ox * %lld - %lld + oi_kx * %lld;\n",
+                   (long long)g->s_w, (long long)g->p_w, (long long)g->d_w);
+    oi__buf_printf(b, "                        const float v = oi_ix < 0 || oi_ix >= %lld ? -INFINITY : ", (long long)g->in_w);
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_iy) * %lld + (size_t)oi_ix];\n", (long long)g->in_h,
+                   (long long)g->in_w);
+    oi__buf_puts(b, "                        if (m == m && (v > m || v != v)) /* once NaN, stays NaN */\n"
+                    "                            m = v;\n                    }\n                }\n                ");
+    oi__sy_param_name(b, y);
+    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_oy) * %lld + (size_t)oi_ox] = m;\n            }\n",
+                   (long long)g->out_h, (long long)g->out_w);
+}
+
 static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__sy_conv_geom *g = &k->conv;
@@ -1752,6 +1797,7 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_ATTENTION: oi__sy_render_attention(b, s, lang, kr); break;
         case OI__SY_K_LAYOUT: oi__sy_render_layout(b, s, lang, kr); break;
         case OI__SY_K_CONV: oi__sy_render_conv(b, s, lang, kr); break;
+        case OI__SY_K_POOL: oi__sy_render_pool(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->tasks > 1)

@@ -56,6 +56,7 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_ALL_FINITE: return "all_finite";
     case OI__SY_K_LAYOUT: return "layout";
     case OI__SY_K_CONV: return "conv";
+    case OI__SY_K_POOL: return "pool";
     }
     return "?";
 }
@@ -194,6 +195,14 @@ static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode 
     return OI_OK;
 }
 
+/* max_pool2d and global_avg_pool in f32, shapes known at synthesis time. */
+static oi_status oi__sy_classify_pool(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    if (oi__sy_any_dynamic(s, pn) || pn->inputs[0] == pn->out)
+        return oi__sy_unsupported(pn, "a pool over a shape known at run time only, or writing its input");
+    *kind = OI__SY_K_POOL;
+    return OI_OK;
+}
+
 /* Checks one op node and says which kernel kind runs it. */
 static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
@@ -230,6 +239,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_layout(s, pn, kind);
     if ((op == OI_OP_conv1d || op == OI_OP_conv2d) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_conv(s, pn, kind);
+    if ((op == OI_OP_max_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
+        return oi__sy_classify_pool(s, pn, kind);
     if ((op == OI_OP_sum_axis || op == OI_OP_mean_axis) && in0->dtype == OI_DTYPE_F32) {
         *kind = OI__SY_K_REDUCE;
         return OI_OK;
@@ -465,6 +476,8 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
         arrfree(k.index_map);
         return st;
     }
+    if (kind == OI__SY_K_POOL && pn->ir->op == OI_OP_max_pool2d)
+        oi__sy_plan_conv(s, pn, &k); /* the window */
     if (kind == OI__SY_K_CONV) {
         oi__sy_plan_conv(s, pn, &k);
         k.packed = true; /* oi_gemm.h's dot kernels and micro-kernels */
@@ -1163,7 +1176,8 @@ static oi_status oi__sy_settle(oi__sy_schedule *s, const oi__pnode *pn, int slot
 /* Ops classify takes with shapes known at synthesis time only. */
 static bool oi__sy_static_shape_op(oi_op op) {
     return op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
-           op == OI_OP_concat || op == OI_OP_conv1d || op == OI_OP_conv2d;
+           op == OI_OP_concat || op == OI_OP_conv1d || op == OI_OP_conv2d || op == OI_OP_max_pool2d ||
+           op == OI_OP_global_avg_pool;
 }
 
 /* The shape an op makes of its inputs' current shapes. */

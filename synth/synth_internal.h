@@ -26,7 +26,8 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_NORM,        /* layer_norm over the last axis                      */
     OI__SY_K_ATTENTION,   /* softmax(scale q k^T) v per (batch, head)           */
     OI__SY_K_LAYOUT,      /* slice, split, squeeze, unsqueeze, pad, concat: copies by an index map */
-    OI__SY_K_CONV         /* conv1d/conv2d: patches x weights, elementwise epilogue fused */
+    OI__SY_K_CONV,        /* conv1d/conv2d: patches x weights, elementwise epilogue fused */
+    OI__SY_K_POOL         /* max_pool2d (its window in conv), global_avg_pool  */
 } oi__sy_kernel_kind;
 
 /* A conv's window, as kernels/conv.c reads it (1 or 2 spatial dims; a 1-D

@@ -15,7 +15,9 @@
  *                  positions (the dot kernels, 23 channels: a tail), pad
  *                  (reflect, constant with a crop, edge on one axis), slice
  *                  with negative steps, concat of three, split, unsqueeze and
- *                  squeeze */
+ *                  squeeze, a depthwise conv2d (2 outputs per channel, stride
+ *                  2 by 1, relu), max_pool2d (ceil_mode, padding),
+ *                  global_avg_pool */
 #include "../../openinfer.h"
 
 OI_GRAPH(int_ops,
@@ -106,12 +108,13 @@ OI_GRAPH(conv_ops,
     OI_VAR(x1, f32[1, 2, 5, 5]) OI_VAR(w1, f32[3, 2, 3, 3]) OI_VAR(b1, f32[3])
     OI_VAR(x2, f32[2, 4, 9, 10]) OI_VAR(w2, f32[6, 2, 3, 3]) OI_VAR(b2, f32[6])
     OI_VAR(x3, f32[1, 32, 6]) OI_VAR(w3, f32[23, 32, 3])
-    OI_VAR(v, f32[3, 7])
+    OI_VAR(v, f32[3, 7]) OI_VAR(wd, f32[8, 1, 3, 3]) OI_VAR(bd, f32[8])
   )
   OI_VOLATILE(
     OI_VAR(y1, f32[1, 3, 3, 3]) OI_VAR(y2, f32[2, 6, 9, 10]) OI_VAR(y3, f32[1, 23, 3])
     OI_VAR(pr, f32[5, 11]) OI_VAR(pc, f32[4, 6]) OI_VAR(pe, f32[3, 9]) OI_VAR(rev, f32[3, 3])
     OI_VAR(cat, f32[3, 19]) OI_VAR(mid, f32[3, 3]) OI_VAR(sq, f32[1, 3, 7]) OI_VAR(us, f32[3, 7])
+    OI_VAR(dw, f32[2, 8, 5, 10]) OI_VAR(mp, f32[2, 4, 5, 6]) OI_VAR(gap, f32[2, 8, 1, 1])
   )
   OI_BLOCK(entry,
     OI_OP(conv2d, x1, w1, b1, pads=[1, 1, 1, 1], strides=[2, 2], activation="relu") OI_TO(y1)
@@ -127,6 +130,9 @@ OI_GRAPH(conv_ops,
     OI_OP(split, v, axis=1, sizes=[2, 3, 2], index=1) OI_TO(mid)
     OI_OP(unsqueeze, v, axes=[0]) OI_TO(sq)
     OI_OP(squeeze, sq, axes=[0]) OI_TO(us)
+    OI_OP(conv2d, x2, wd, bd, pads=[1, 1, 1, 1], strides=[2, 1], group=4, activation="relu") OI_TO(dw)
+    OI_OP(max_pool2d, x2, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1) OI_TO(mp)
+    OI_OP(global_avg_pool, dw) OI_TO(gap)
     OI_RETURN()
   )
 )
