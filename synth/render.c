@@ -357,6 +357,35 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
     oi__buf_puts(b, lang->index_close);
 }
 
+/* A slice or split in an elementwise kernel (schedule.c's view loads): its
+ * input at the element the op's index map gives output element `index`
+ * (kernels/shape.c's oi__op_layout_map: an offset and strides). */
+static void oi__sy_view_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__pnode *pn,
+                                const char *index) {
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    int64_t offset = 0, strides[OI_MAX_DIMS] = {0}, after = 1;
+    oi__op_layout_map(pn->ir->op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides);
+    oi__buf_puts(b, lang->load_float);
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, "%s(size_t)(%lld", lang->index_open, (long long)offset);
+    int outer = 0; /* the outermost dim of more than one element: no modulo */
+    while (outer < out->ndim - 1 && out->shape[outer] == 1)
+        outer++;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        if (out->shape[d] > 1 && after == 1 && d == outer)
+            oi__buf_printf(b, " + (int64_t)%s * %lld", index, (long long)strides[d]);
+        else if (out->shape[d] > 1 && after == 1)
+            oi__buf_printf(b, " + (int64_t)(%s %% %lld) * %lld", index, (long long)out->shape[d], (long long)strides[d]);
+        else if (out->shape[d] > 1 && d == outer)
+            oi__buf_printf(b, " + (int64_t)(%s / %lld) * %lld", index, (long long)after, (long long)strides[d]);
+        else if (out->shape[d] > 1)
+            oi__buf_printf(b, " + (int64_t)(%s / %lld %% %lld) * %lld", index, (long long)after,
+                           (long long)out->shape[d], (long long)strides[d]);
+        after *= out->shape[d];
+    }
+    oi__buf_printf(b, ")%s", lang->index_close);
+}
+
 static double oi__sy_param_f(const oi__pnode *pn, const char *name) {
     return oi__op_param_value_f64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), name);
 }
@@ -385,6 +414,10 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         oi__buf_printf(o, "%s v%d = ", is_bool ? "int" : lang->compute_float, n);
     const char *name = oi__sy_op_name(pn->ir->op);
     switch (pn->ir->op) {
+    case OI_OP_slice: case OI_OP_split: /* a view load: the value itself, no rounding */
+        oi__sy_view_operand(o, s, lang, pn, index);
+        oi__buf_puts(o, ";\n");
+        break;
     case OI_OP_relu: {
         double slope = oi__sy_param_f(pn, "negative_slope"), lo = oi__sy_param_f(pn, "clamp_min"),
                hi = oi__sy_param_f(pn, "clamp_max");

@@ -155,6 +155,19 @@ static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *p
     return OI_OK;
 }
 
+/* A slice or split of floats on the C target: a statement of an
+ * elementwise kernel that loads its input through the op's index map (an
+ * offset and strides, kernels/shape.c's oi__op_layout_map), so that the
+ * statements reading it fuse with it and the copy is never stored (Silero
+ * VAD's real and imaginary halves, its four LSTM gates). */
+static bool oi__sy_view_load(const oi__sy_schedule *s, const oi__pnode *pn) {
+    oi_op op = pn->ir->op;
+    const oi__slot *in = oi__sy_slot(s, pn->inputs[0]);
+    int64_t offset, strides[OI_MAX_DIMS];
+    return (op == OI_OP_slice || op == OI_OP_split) && !s->options.parallel_rows && oi__sy_float(in->dtype) &&
+           oi__op_layout_map(op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides) == OI_OK;
+}
+
 /* slice, split, squeeze, unsqueeze, pad, concat: copies, shapes known at
  * synthesis time, any dtype the C target stores. squeeze and unsqueeze
  * keep every element's order: a copy (COPY) as reshape. */
@@ -166,6 +179,8 @@ static oi_status oi__sy_classify_layout(const oi__sy_schedule *s, const oi__pnod
         if (pn->inputs[i] == pn->out)
             return oi__sy_unsupported(pn, "a slice, split, pad or concat writing one of its inputs");
     *kind = op == OI_OP_squeeze || op == OI_OP_unsqueeze ? OI__SY_K_COPY : OI__SY_K_LAYOUT;
+    if (oi__sy_view_load(s, pn)) /* the C target reads it through its index map (render.c) */
+        *kind = OI__SY_K_ELEMENTWISE;
     return OI_OK;
 }
 
@@ -315,6 +330,9 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
     const oi__slot *shape = oi__sy_kernel_shape(s, k), *out = oi__sy_slot(s, pn->out);
     if (!oi__sy_same_shape(shape, out) || !oi__sy_float(out->dtype))
         return false;
+    /* a view load reads its input at other elements: not one the kernel writes */
+    if (oi__sy_view_load(s, pn) && oi__sy_written_in(k, pn->inputs[0]))
+        return false;
     if (k->kind == OI__SY_K_MATMUL && oi__sy_numel(out) / out->shape[out->ndim - 1] != shape->shape[0])
         return false;
     for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
@@ -335,8 +353,8 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
         for (int i = 0; i < (int)arrlen(m->inputs); i++) {
             if (m->inputs[i] != pn->out)
                 continue;
-            if (k->kind == OI__SY_K_CONV && n == 0)
-                return false; /* the conv reads its inputs at other elements */
+            if ((k->kind == OI__SY_K_CONV && n == 0) || oi__sy_view_load(s, m))
+                return false; /* the conv, a view load read their inputs at other elements */
             bool matmul_operand = k->kind == OI__SY_K_MATMUL && n == 0;
             if (matmul_operand && (i >= 1 || !oi__sy_same_shape(oi__sy_slot(s, m->inputs[i]), shape)))
                 return false;
