@@ -165,6 +165,7 @@ static bool oi__sy_view_load(const oi__sy_schedule *s, const oi__pnode *pn) {
     const oi__slot *in = oi__sy_slot(s, pn->inputs[0]);
     int64_t offset, strides[OI_MAX_DIMS];
     return (op == OI_OP_slice || op == OI_OP_split) && !s->options.parallel_rows && oi__sy_float(in->dtype) &&
+           oi__sy_numel(oi__sy_slot(s, pn->out)) > 0 && /* an empty one copies nothing (render_layout) */
            oi__op_layout_map(op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides) == OI_OK;
 }
 
