@@ -17,8 +17,13 @@
  *                  with negative steps, concat of three, split, unsqueeze and
  *                  squeeze, a depthwise conv2d (2 outputs per channel, stride
  *                  2 by 1, relu), max_pool2d (ceil_mode, padding),
- *                  global_avg_pool */
+ *                  global_avg_pool
+ *   skinny_prefix  matmuls of 2 rows by the entries of a prefix table W(l)
+ *                  (70 x 70: gemm.c's dot kernels over each entry transposed
+ *                  at open, tails of channels and of k), a fused epilogue */
 #include "../../openinfer.h"
+
+#include <stdio.h>
 
 OI_GRAPH(int_ops,
   OI_DYNAMIC( OI_VAR(s8, i8[6]) OI_VAR(b, i32[2, 3]) OI_VAR(c, u16[3]) )
@@ -136,3 +141,46 @@ OI_GRAPH(conv_ops,
     OI_RETURN()
   )
 )
+
+OI_GRAPH(skinny_prefix,
+  OI_DYNAMIC( OI_VAR(x, f32[B, D]) )
+  OI_VOLATILE( OI_VAR(W(l), f32[D, D], @pattern("sk.w.{l}")) OI_VAR(h, f32[B, D]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(u, f32[B, D])
+    OI_TRANSFER(x, h)
+    OI_LOOP(layers, l, 0..L,
+      OI_OP(matmul, h, W[l]) OI_TO(u)
+      OI_OP(tanh, u) OI_TO(u)
+      OI_OP(add, h, u) OI_TO(h)
+    )
+    OI_RETURN()
+  )
+)
+
+/* skinny_prefix's model: B = 2, D = 70, L = 3 seeded entries sk.w.0..2. */
+oi_model *skinny_model(uint8_t **bytes);
+oi_model *skinny_model(uint8_t **bytes) {
+    enum { B = 2, D = 70, L = 3 };
+    static float m[D * D];
+    uint64_t dims[2] = {D, D};
+    uint32_t state = 99;
+    oi_writer *w = oi_writer_new();
+    if (!w)
+        return NULL;
+    oi_writer_add_sizevar(w, "B", B);
+    oi_writer_add_sizevar(w, "D", D);
+    oi_writer_add_sizevar(w, "L", L);
+    for (int l = 0; l < L; l++) {
+        char name[32];
+        for (int i = 0; i < D * D; i++) {
+            state = state * 1664525u + 1013904223u;
+            m[i] = ((float)(state >> 8) / 16777216.0f - 0.5f) * 0.3f;
+        }
+        snprintf(name, sizeof name, "sk.w.%d", l);
+        oi_writer_add_tensor(w, name, OI_DTYPE_F32, 2, dims, m, NULL);
+    }
+    size_t size = 0;
+    oi_status st = oi_writer_to_memory(w, 2, bytes, &size);
+    oi_writer_free(w);
+    return st == OI_OK ? oi_model_open_memory(*bytes, size) : NULL;
+}
