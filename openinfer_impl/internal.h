@@ -507,14 +507,14 @@ oi_status oi__op_view_checked(oi_op op, const oi__attr *attrs, size_t n_attrs, c
 oi_status oi__op_layout_map(oi_op op, const oi__attr *attrs, size_t n_attrs, int ndim, const int64_t *shape,
                             int64_t *offset, int64_t strides[OI_MAX_DIMS]);
 oi_status oi__op_pad_map(const oi__attr *attrs, size_t n_attrs, int ndim, const int64_t *shape, int64_t *const *maps);
-/* conv1d/conv2d's (and max_pool2d's) window as kernels/conv.c computes it
+/* conv1d/conv2d's (and max_pool2d's, avg_pool2d's) window as kernels/conv.c computes it
  * from x, w (and the bias) and the settings (auto_pad, pads, strides,
  * dilations, group; kernel_shape, ceil_mode): s spatial dims, each of the
  * arrays' first s entries used. */
 typedef struct oi__conv_window {
     int s;
     int64_t batch, in_c, out_c, group;
-    int64_t in[2], out[2], kernel[2], stride[2], dil[2], pad_b[2];
+    int64_t in[2], out[2], kernel[2], stride[2], dil[2], pad_b[2], pad_e[2];
 } oi__conv_window;
 oi_status oi__op_conv_window(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__op_sig *in, size_t n_in,
                              oi__conv_window *w);

@@ -1687,6 +1687,44 @@ static void oi__sy_render_conv_depthwise(oi__buf *b, const oi__sy_schedule *s, c
     oi__buf_puts(b, "        }\n");
 }
 
+/* avg_pool2d as conv.c's pool: each window's inputs summed in double in
+ * the taps' order, divided by the taps inside the input (or, with
+ * count_include_pad, inside the padded extent, per dim), rounded once. */
+static void oi__sy_render_avg_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                   const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *y = oi__sy_slot_of(s, pn->out);
+    const oi__sy_conv_geom *g = &k->conv;
+    bool include = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "count_include_pad") != 0;
+    long long planes = (long long)(x->shape[0] * x->shape[1]);
+    oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++)\n", lang->index_type, planes);
+    oi__buf_printf(b, "        for (int64_t oi_oy = 0; oi_oy < %lld; oi_oy++)\n", (long long)g->out_h);
+    oi__buf_printf(b, "            for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n"
+                      "                double sum = 0.0, oi_ny = 0.0, oi_nx = 0.0, oi_n = 0.0;\n", (long long)g->out_w);
+    oi__buf_printf(b, "                for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
+    oi__buf_printf(b, "                    const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h,
+                   (long long)g->p_h, (long long)g->d_h);
+    oi__buf_printf(b, "                    oi_ny += oi_iy >= -%lld && oi_iy < %lld;\n", (long long)g->p_h,
+                   (long long)(g->in_h + g->pe_h));
+    oi__buf_printf(b, "                    for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
+    oi__buf_printf(b, "                        const int64_t oi_ix = oi_ox * %lld - %lld + oi_kx * %lld;\n",
+                   (long long)g->s_w, (long long)g->p_w, (long long)g->d_w);
+    oi__buf_printf(b, "                        if (oi_ky == 0)\n                            oi_nx += oi_ix >= -%lld && oi_ix < %lld;\n",
+                   (long long)g->p_w, (long long)(g->in_w + g->pe_w));
+    oi__buf_printf(b, "                        if (oi_iy < 0 || oi_iy >= %lld || oi_ix < 0 || oi_ix >= %lld)\n"
+                      "                            continue;\n                        sum += (double)", (long long)g->in_h,
+                   (long long)g->in_w);
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_iy) * %lld + (size_t)oi_ix];\n"
+                      "                        oi_n += 1.0;\n                    }\n                }\n", (long long)g->in_h,
+                   (long long)g->in_w);
+    oi__buf_puts(b, "                ");
+    oi__sy_param_name(b, y);
+    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_oy) * %lld + (size_t)oi_ox] = (float)(sum / %s);\n",
+                   (long long)g->out_h, (long long)g->out_w, include ? "(oi_ny * oi_nx)" : "oi_n");
+    oi__buf_printf(b, "                (void)oi_ny, (void)oi_nx, (void)oi_n;\n            }\n");
+}
+
 /* max_pool2d as conv.c's scalar loop (its vector rows give the same
  * maxima): -inf, then every tap inside the plane, a NaN winning for good;
  * global_avg_pool each plane's sum in double over its area, rounded once
@@ -1710,6 +1748,10 @@ static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__s
         return;
     }
     const oi__sy_conv_geom *g = &k->conv;
+    if (pn->ir->op == OI_OP_avg_pool2d) {
+        oi__sy_render_avg_pool(b, s, lang, k);
+        return;
+    }
     oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++)\n", it, planes);
     oi__buf_printf(b, "        for (int64_t oi_oy = 0; oi_oy < %lld; oi_oy++)\n", (long long)g->out_h);
     oi__buf_printf(b, "            for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n                float m = -INFINITY;\n",

@@ -211,7 +211,8 @@ static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode 
     return OI_OK;
 }
 
-/* max_pool2d and global_avg_pool in f32, shapes known at synthesis time. */
+/* max_pool2d, avg_pool2d and global_avg_pool in f32, shapes known at
+ * synthesis time. */
 static oi_status oi__sy_classify_pool(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     if (oi__sy_any_dynamic(s, pn) || pn->inputs[0] == pn->out)
         return oi__sy_unsupported(pn, "a pool over a shape known at run time only, or writing its input");
@@ -255,7 +256,7 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_layout(s, pn, kind);
     if ((op == OI_OP_conv1d || op == OI_OP_conv2d) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_conv(s, pn, kind);
-    if ((op == OI_OP_max_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
+    if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_pool(s, pn, kind);
     if ((op == OI_OP_sum_axis || op == OI_OP_mean_axis) && in0->dtype == OI_DTYPE_F32) {
         *kind = OI__SY_K_REDUCE;
@@ -460,6 +461,7 @@ static void oi__sy_plan_conv(const oi__sy_schedule *s, const oi__pnode *pn, oi__
     g->s_h = two ? w.stride[0] : 1, g->p_h = two ? w.pad_b[0] : 0, g->d_h = two ? w.dil[0] : 1;
     g->in_w = w.in[w.s - 1], g->out_w = w.out[w.s - 1], g->k_w = w.kernel[w.s - 1];
     g->s_w = w.stride[w.s - 1], g->p_w = w.pad_b[w.s - 1], g->d_w = w.dil[w.s - 1];
+    g->pe_h = two ? w.pad_e[0] : 0, g->pe_w = w.pad_e[w.s - 1];
     g->rows = g->cg * g->k_h * g->k_w;
     int64_t out_sp = g->out_h * g->out_w;
     g->path = g->group == g->in_c && g->group > 1 ? OI__SY_CONV_DEPTHWISE /* conv.c's oi__conv_is_depthwise */
@@ -495,7 +497,7 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
         arrfree(k.index_map);
         return st;
     }
-    if (kind == OI__SY_K_POOL && pn->ir->op == OI_OP_max_pool2d)
+    if (kind == OI__SY_K_POOL && pn->ir->op != OI_OP_global_avg_pool)
         oi__sy_plan_conv(s, pn, &k); /* the window */
     if (kind == OI__SY_K_CONV) {
         oi__sy_plan_conv(s, pn, &k);
@@ -1196,7 +1198,7 @@ static oi_status oi__sy_settle(oi__sy_schedule *s, const oi__pnode *pn, int slot
 static bool oi__sy_static_shape_op(oi_op op) {
     return op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
            op == OI_OP_concat || op == OI_OP_conv1d || op == OI_OP_conv2d || op == OI_OP_max_pool2d ||
-           op == OI_OP_global_avg_pool;
+           op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool;
 }
 
 /* The shape an op makes of its inputs' current shapes. */

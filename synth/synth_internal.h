@@ -27,7 +27,7 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_ATTENTION,   /* softmax(scale q k^T) v per (batch, head)           */
     OI__SY_K_LAYOUT,      /* slice, split, squeeze, unsqueeze, pad, concat: copies by an index map */
     OI__SY_K_CONV,        /* conv1d/conv2d: patches x weights, elementwise epilogue fused */
-    OI__SY_K_POOL         /* max_pool2d (its window in conv), global_avg_pool  */
+    OI__SY_K_POOL         /* max_pool2d, avg_pool2d (their window in conv), global_avg_pool */
 } oi__sy_kernel_kind;
 
 /* A conv's window, as kernels/conv.c reads it (1 or 2 spatial dims; a 1-D
@@ -36,6 +36,7 @@ typedef enum oi__sy_kernel_kind {
 typedef struct oi__sy_conv_geom {
     int64_t batch, in_c, out_c, group, cg, mg, rows;
     int64_t in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, p_h, p_w, d_h, d_w;
+    int64_t pe_h, pe_w; /* the end padding (avg_pool2d's count_include_pad) */
     /* How, as gemm.c would multiply it: OI__SY_CONV_SMALL (at most 4096
      * multiply-adds: its plain loop), _SKINNY (at most 4 positions, more
      * channels: its dot kernels, which the simulator runs there), _GEMM

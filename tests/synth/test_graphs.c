@@ -17,6 +17,7 @@
  *                  with negative steps, concat of three, split, unsqueeze and
  *                  squeeze, a depthwise conv2d (2 outputs per channel, stride
  *                  2 by 1, relu), max_pool2d (ceil_mode, padding),
+ *                  avg_pool2d (with and without the padding counted),
  *                  global_avg_pool
  *   skinny_prefix  matmuls of 2 rows by the entries of a prefix table W(l)
  *                  (70 x 70: gemm.c's dot kernels over each entry transposed
@@ -120,6 +121,7 @@ OI_GRAPH(conv_ops,
     OI_VAR(pr, f32[5, 11]) OI_VAR(pc, f32[4, 6]) OI_VAR(pe, f32[3, 9]) OI_VAR(rev, f32[3, 3])
     OI_VAR(cat, f32[3, 19]) OI_VAR(mid, f32[3, 3]) OI_VAR(sq, f32[1, 3, 7]) OI_VAR(us, f32[3, 7])
     OI_VAR(dw, f32[2, 8, 5, 10]) OI_VAR(mp, f32[2, 4, 5, 6]) OI_VAR(gap, f32[2, 8, 1, 1])
+    OI_VAR(ap, f32[2, 4, 5, 5]) OI_VAR(ap2, f32[1, 2, 3, 3])
   )
   OI_BLOCK(entry,
     OI_OP(conv2d, x1, w1, b1, pads=[1, 1, 1, 1], strides=[2, 2], activation="relu") OI_TO(y1)
@@ -138,6 +140,8 @@ OI_GRAPH(conv_ops,
     OI_OP(conv2d, x2, wd, bd, pads=[1, 1, 1, 1], strides=[2, 1], group=4, activation="relu") OI_TO(dw)
     OI_OP(max_pool2d, x2, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1) OI_TO(mp)
     OI_OP(global_avg_pool, dw) OI_TO(gap)
+    OI_OP(avg_pool2d, x2, kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1], count_include_pad=1) OI_TO(ap)
+    OI_OP(avg_pool2d, x1, kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1) OI_TO(ap2)
     OI_RETURN()
   )
 )
