@@ -806,8 +806,9 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "        return &oi_micros[1];\n"
         "#endif\n"
         "    return &oi_micros[0];\n"
-        "}\n\n"
-        "static inline float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }\n\n");
+        "}\n\n");
+    if (oi__sy_uses_rows(s) || oi__sy_uses_prepacked(s)) /* the drivers below, attention, a conv's packed patches */
+        oi__buf_puts(b, "static inline float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }\n\n");
     if (oi__sy_uses_rows(s))
         oi__buf_puts(b,
         "/* c[rows x n] = a[rows x k] b[k x n], rows <= mr, all row-major. */\n"
