@@ -9,7 +9,7 @@ model, seeded inputs and the simulator's values after N steps. The test
 then runs `openinfer synth`, copies the emitted folder alone into an empty
 directory (no include path into the repository), builds it with
 `make CFLAGS='-std=c11 -Wall -Wextra -pedantic -Werror'`, compiles it again
-as C++17 (-Werror), runs the driver over N steps with the same inputs and
+with clang where there is one and as C++17 (-Werror), runs the driver over N steps with the same inputs and
 fetches every variable the emitted code keeps (plan.json's variables in
 the state, the model or kept in the arena). Integers and bools must be
 equal; floats within 1e-5 relative (fusion and the matmul's order change
@@ -201,6 +201,10 @@ def main():
         alone = os.path.join(work, "alone")
         shutil.copytree(gen, alone)
         run(["make", "-C", alone, "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror"])
+        clang = shutil.which("clang")
+        if clang:  # clang warns where GCC does not (an unused static inline in the .c)
+            run([clang, "-O2", "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-c",
+                 os.path.join(alone, prog + ".c"), "-o", os.path.join(work, prog + "_clang.o")], cwd=alone)
         cxx = shutil.which("c++") or shutil.which("g++")
         if cxx:
             run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-x", "c++",
