@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The synthesized C against the simulator on the same graph, model and inputs.
 
-    bench/synth_vs_sim.py BUILD_DIR [EXAMPLE...] [--steps N] [--isa avx2] [--cflags FLAGS]
+    bench/synth_vs_sim.py BUILD_DIR [EXAMPLE...] [--steps N] [--isa avx2] [--cflags FLAGS] [--peer-python PY]
                                                  [--threads T] [--rounds R]
                                                  (default: digits residual_mlp streaming)
     bench/synth_vs_sim.py BUILD_DIR minilm_real [--peer-python PY] [--isa avx2] [--steps N] ...
@@ -52,9 +52,18 @@ and normalization in numpy), N steps each (default 20); it prints the best
 and median step of each, the CPU time per step at 1 thread, their ratios,
 the emitted embedding's max |diff| from ORT's and the synthesis time.
 
+`silero_vad` is the real Silero VAD (examples/models/silero_vad, weights
+from the silero-vad package, imported into BUILD_DIR/tests/synth/ where its
+exporter reads them), one step per 512-sample chunk of real speech with its
+LSTM state carried; ONNX Runtime runs the package's silero_vad.onnx chunk
+after chunk in --peer-python (default: this interpreter; T intra-op
+threads; best and median of N chunks, R rounds) and emitted / ORT latency
+is printed as for the encoders.
+
 --isa avx2 forces the AVX2 path: OPENINFER_ISA=avx2 for the simulator and
 the emitted driver (its gemm reads it too), and the emitted code built with
--mavx2 -mfma -DOI_GEMM_AVX2_ONLY instead of -march=native.
+-mavx2 -mfma -DOI_GEMM_AVX2_ONLY instead of -march=native. ONNX Runtime
+keeps its own ISA (it has no such switch).
 """
 import json
 import os
@@ -285,12 +294,54 @@ def minilm_real(build, steps, threads, rounds, cflags, env, peer_python):
         return 0 if diff <= 1e-4 else 1
 
 
+ORT_VAD = r'''
+import importlib.util, os, statistics, sys, time, numpy as np, onnxruntime as ort
+p = os.path.join(list(importlib.util.find_spec("silero_vad").submodule_search_locations)[0], "data", "silero_vad.onnx")
+o = ort.SessionOptions()
+o.intra_op_num_threads = int(sys.argv[1])
+s = ort.InferenceSession(p, o, providers=["CPUExecutionProvider"])
+chunk = np.load(sys.argv[2]).reshape(1, 512)
+state, ctx, times = np.zeros((2, 1, 128), np.float32), np.zeros((1, 64), np.float32), []
+for _ in range(int(sys.argv[3])):
+    inp = np.concatenate([ctx, chunk], axis=1)
+    t = time.perf_counter()
+    out, state = s.run(None, {"input": inp, "state": state, "sr": np.array(16000, np.int64)})
+    times.append((time.perf_counter() - t) * 1e3)
+    ctx = inp[:, -64:]
+print("ort_ms best=%.5f median=%.5f version=%s" % (min(times), statistics.median(times), ort.__version__))
+'''
+
+
+def silero_vad_prepare(build, work):
+    """The model where export_silero_vad reads it, and a chunk of real speech as its input."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "synth"))
+    sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
+    from check_silero_vad import speech_chunk
+    from model_test import import_model
+    import_model(os.path.join(build, "tests", "synth", "silero_vad.oinf"),
+                 os.path.join(ROOT, "examples", "models", "silero_vad", "import_silero_vad.py"))
+    os.makedirs(os.path.join(work, "in"), exist_ok=True)
+    np.save(os.path.join(work, "in", "chunk.npy"), speech_chunk())
+
+
+def ort_vad(peer, threads, chunk, steps, rounds):
+    """ONNX Runtime's (best, median) ms per chunk and its version: the best and the median of the rounds'."""
+    runs = []
+    for _ in range(rounds):
+        out = subprocess.run([peer, "-c", ORT_VAD, threads, chunk, str(steps)], check=True, capture_output=True,
+                             text=True).stdout
+        m = re.search(r"ort_ms best=([0-9.]+) median=([0-9.]+) version=(\S+)", out)
+        runs.append((float(m.group(1)), float(m.group(2)), m.group(3)))
+    return min(r[0] for r in runs), statistics.median(r[1] for r in runs), runs[0][2]
+
+
 def main():
     args = sys.argv[1:]
     steps = int(take(args, "--steps", "20000"))
     isa = take(args, "--isa", "")
     threads = take(args, "--threads", "2")
     rounds = int(take(args, "--rounds", "5"))
+    peer = take(args, "--peer-python", sys.executable)
     cflags = take(args, "--cflags", "-O3 -std=c11 " + ("-mavx2 -mfma -DOI_GEMM_AVX2_ONLY" if isa == "avx2"
                                                      else "-march=native"))
     env = dict(os.environ)
@@ -308,6 +359,8 @@ def main():
         with tempfile.TemporaryDirectory() as work:
             load_before = load()
             exporter = "encoder" if name == "minilm" else name
+            if name == "silero_vad":
+                silero_vad_prepare(build, work)
             subprocess.run([os.path.join(build, "tests", "synth", "export_" + exporter), work, "1"], check=True)
             model, ort_dir = os.path.join(work, "model.oinf"), None
             if name in ("encoder", "minilm"):
@@ -337,6 +390,12 @@ def main():
             sm, em = statistics.median(t[1] for t in sim_steps), statistics.median(t[1] for t in emitted_steps)
             print("%-14s %8s %12.2f us %12.2f us %7.2fx   (best step)" % (name, "", sb * 1e3, eb * 1e3, sb / eb))
             print("%-14s %8s %12.2f us %12.2f us %7.2fx   (median step)" % (name, "", sm * 1e3, em * 1e3, sm / em))
+            if name == "silero_vad":
+                ob, om, version = ort_vad(peer, threads, os.path.join(work, "in", "chunk.npy"), min(steps, 20000),
+                                          rounds)
+                print("%-14s ONNX Runtime %s per chunk: best %.2f us, median %.2f us (%s threads); emitted / ORT "
+                      "latency: best %.2f, median %.2f; simulator / ORT: best %.2f, median %.2f" %
+                      (name, version, ob * 1e3, om * 1e3, threads, eb / ob, em / om, sb / ob, sm / om))
             if ort_dir:
                 per = {}
                 for t_count in (threads, "1"):

@@ -384,6 +384,25 @@ static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in
     return OI_OK;
 }
 
+oi_status oi__op_conv_window(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__op_sig *in, size_t n_in,
+                             oi__conv_window *w) {
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
+    oi__conv_geom g;
+    bool conv = op == OI_OP_conv1d || op == OI_OP_conv2d;
+    if (!conv && op != OI_OP_max_pool2d && op != OI_OP_avg_pool2d)
+        return OI_ERROR_UNSUPPORTED;
+    if ((conv ? oi__conv_geom_conv(&k, in, n_in, &g) : oi__conv_geom_pool(&k, &in[0], &g)) != OI_OK)
+        return OI_ERROR_UNSUPPORTED;
+    memset(w, 0, sizeof *w);
+    w->s = g.s;
+    w->batch = g.batch, w->in_c = g.in_c, w->out_c = g.out_c, w->group = g.group;
+    for (int d = 0; d < g.s; d++) {
+        w->in[d] = g.in[d], w->out[d] = g.out[d], w->kernel[d] = g.kernel[d];
+        w->stride[d] = g.stride[d], w->dil[d] = g.dil[d], w->pad_b[d] = g.pad_b[d], w->pad_e[d] = g.pad_e[d];
+    }
+    return OI_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* Dense buffers                                                       */
 /* ------------------------------------------------------------------ */

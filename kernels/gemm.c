@@ -687,8 +687,9 @@ typedef struct oi__gemm_f32_skinny_job {
     oi__gemm_isa isa;      /* AVX-512 / AVX2: the SIMD loops below; else the plain ones */
 } oi__gemm_f32_skinny_job;
 
+/* synth-embed begin (oi_gemm.h: a conv's skinny dot products, portable and in SIMD lanes) */
 /* 16 independent partial sums: vectorizes without reassociation flags. */
-static float oi__gemm_f32_dot(const float *x, const float *y, int64_t k) {
+static inline float oi__gemm_f32_dot(const float *x, const float *y, int64_t k) {
     float part[16] = {0};
     int64_t p = 0;
     for (; p + 16 <= k; p += 16)
@@ -697,10 +698,11 @@ static float oi__gemm_f32_dot(const float *x, const float *y, int64_t k) {
     float sum = 0.0f;
     for (int l = 0; l < 16; l++)
         sum += part[l];
-    for (; p < k; p++)
+    for (int l = 0; l < 16 && p < k; l++, p++) /* the tail: fewer than 16 (bounded, so GCC sees no overflow once k is a constant) */
         sum += x[p] * y[p];
     return sum;
 }
+/* synth-embed end */
 
 static void oi__gemm_f32_skinny_store(const oi__gemm_f32_skinny_job *job, int64_t s, int64_t t, float value) {
     float *out = job->c + s * job->c_s + t * job->c_t;
@@ -712,6 +714,7 @@ static void oi__gemm_f32_skinny_store(const oi__gemm_f32_skinny_job *job, int64_
  * The plain loops above compile for the baseline ISA (SSE2) unless the user
  * builds with -march; these take the big operand in AVX-512 / AVX2 vectors
  * whatever the flags, all n_small (1-4) rows at once so it is read once. */
+/* synth-embed begin (oi_gemm.h: the dot kernels below; inline, as a folder may call none) */
 #if OI__GEMM_X86
 /* Horizontal sums and extremes of a 512-bit vector, for the kernels here and
  * in conv.c, reduce.c and quant.c. Not GCC's _mm512_reduce_*, and the
@@ -791,7 +794,7 @@ OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_dots_avx512_n(
         out[s] = oi__v512_sum_ps(_mm512_add_ps(acc0[s], acc1[s]));
 }
 
-OI__TARGET_AVX512 static void oi__skinny_dots_avx512(const float *small, int64_t k, int ns, const float *y, float *out) {
+OI__TARGET_AVX512 static inline void oi__skinny_dots_avx512(const float *small, int64_t k, int ns, const float *y, float *out) {
     switch (ns) { /* a constant row count: the accumulators stay in registers */
     case 1: oi__skinny_dots_avx512_n(small, k, 1, y, out); break;
     case 2: oi__skinny_dots_avx512_n(small, k, 2, y, out); break;
@@ -825,13 +828,13 @@ OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_dots_avx2_n(cons
     OI__SKINNY_UNROLL
     for (int s = 0; s < ns; s++) {
         float sum = oi__skinny_hsum_avx2(_mm256_add_ps(acc0[s], acc1[s]));
-        for (int64_t q = p; q < k; q++)
-            sum += small[s * k + q] * y[q];
+        for (int l = 0; l < 16 && p + l < k; l++) /* the tail, < 16: bounded for GCC once k is a constant */
+            sum += small[s * k + p + l] * y[p + l];
         out[s] = sum;
     }
 }
 
-OI__TARGET_AVX2 static void oi__skinny_dots_avx2(const float *small, int64_t k, int ns, const float *y, float *out) {
+OI__TARGET_AVX2 static inline void oi__skinny_dots_avx2(const float *small, int64_t k, int ns, const float *y, float *out) {
     switch (ns) {
     case 1: oi__skinny_dots_avx2_n(small, k, 1, y, out); break;
     case 2: oi__skinny_dots_avx2_n(small, k, 2, y, out); break;
@@ -839,7 +842,10 @@ OI__TARGET_AVX2 static void oi__skinny_dots_avx2(const float *small, int64_t k, 
     default: oi__skinny_dots_avx2_n(small, k, 4, y, out); break;
     }
 }
+#endif
+/* synth-embed end */
 
+#if OI__GEMM_X86
 /* acc[s * n_big + t] = sum_{p0 <= p < p1} small[s * k + p] * big[p * big_p + t]
  * for every t, 64 columns (4 x 16 lanes) x NS rows held in registers while
  * p runs, so each big element is loaded once and each sum stored once. */
@@ -944,6 +950,7 @@ OI__TARGET_AVX2 static void oi__skinny_axpy_avx2(const oi__gemm_f32_skinny_job *
  * AVX-512, 2 in AVX2) against all small rows with one accumulator each,
  * the small rows loaded once per step for every big row, and reduce four
  * accumulators to four sums in one shuffle tree. out[s * RB + r]. */
+/* synth-embed begin (oi_gemm.h: a conv's dot products, 4 or 2 output channels at once) */
 #if OI__GEMM_X86
 OI__TARGET_AVX2 static inline __m128 oi__skinny_sum4_avx2(__m256 a, __m256 b, __m256 c, __m256 d) {
     __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* [a b c d] per 128-bit half */
@@ -987,7 +994,7 @@ OI__TARGET_AVX512 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rows_avx512_n(
                                            oi__skinny_half_sum_avx512(acc[2][s]), oi__skinny_half_sum_avx512(acc[3][s])));
 }
 
-OI__TARGET_AVX512 static void oi__skinny_rows_avx512(const float *small, int64_t k, int ns, const float *y, int64_t y_t,
+OI__TARGET_AVX512 static inline void oi__skinny_rows_avx512(const float *small, int64_t k, int ns, const float *y, int64_t y_t,
                                                      float *out) {
     switch (ns) {
     case 1: oi__skinny_rows_avx512_n(small, k, 1, y, y_t, out); break;
@@ -1032,13 +1039,13 @@ OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rows_avx2_n(cons
     for (int s = 0; s < ns; s++)
         for (int r = 0; r < 2; r++) {
             float sum = sums[s][r];
-            for (int64_t q = p; q < k; q++)
-                sum += small[s * k + q] * y[r * y_t + q];
+            for (int l = 0; l < 8 && p + l < k; l++) /* the tail, < 8 */
+                sum += small[s * k + p + l] * y[r * y_t + p + l];
             out[s * 2 + r] = sum;
         }
 }
 
-OI__TARGET_AVX2 static void oi__skinny_rows_avx2(const float *small, int64_t k, int ns, const float *y, int64_t y_t,
+OI__TARGET_AVX2 static inline void oi__skinny_rows_avx2(const float *small, int64_t k, int ns, const float *y, int64_t y_t,
                                                  float *out) {
     switch (ns) {
     case 1: oi__skinny_rows_avx2_n(small, k, 1, y, y_t, out); break;
@@ -1048,6 +1055,7 @@ OI__TARGET_AVX2 static void oi__skinny_rows_avx2(const float *small, int64_t k, 
     }
 }
 #endif
+/* synth-embed end */
 
 #if OI__GEMM_X86
 /* ---- skinny row updates (axpy) for one or two small rows ----

@@ -962,6 +962,39 @@ oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi_
     return oi__op_view_of(op, attrs, n_attrs, in, out_view);
 }
 
+oi_status oi__op_layout_map(oi_op op, const oi__attr *attrs, size_t n_attrs, int ndim, const int64_t *shape,
+                            int64_t *offset, int64_t strides[OI_MAX_DIMS]) {
+    oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
+    oi__op_sig sig;
+    memset(&sig, 0, sizeof sig);
+    sig.ndim = ndim;
+    memcpy(sig.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    oi__shape_view v;
+    bool needs_copy = false;
+    oi__shape_view_of_sig(&sig, &v);
+    if (!oi__shape_is_layout_op(op) || op == OI_OP_reshape || oi__shape_layout(&k, &v, &needs_copy) != OI_OK || needs_copy)
+        return OI_ERROR_UNSUPPORTED;
+    *offset = v.offset;
+    memcpy(strides, v.strides, sizeof(int64_t) * (size_t)v.ndim);
+    return OI_OK;
+}
+
+oi_status oi__op_pad_map(const oi__attr *attrs, size_t n_attrs, int ndim, const int64_t *shape, int64_t *const *maps) {
+    oi__kernel_args k = oi__kernel_args_of(OI_OP_pad, attrs, n_attrs);
+    oi__op_sig sig;
+    memset(&sig, 0, sizeof sig);
+    sig.ndim = ndim;
+    memcpy(sig.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    int64_t begin[OI_MAX_DIMS], end[OI_MAX_DIMS];
+    oi__pad_mode mode;
+    if (oi__shape_pad_plan(&k, &sig, begin, end, &mode) != OI_OK)
+        return OI_ERROR_VALIDATION;
+    for (int d = 0; d < ndim; d++)
+        for (int64_t o = 0; o < shape[d] + begin[d] + end[d]; o++)
+            maps[d][o] = oi__shape_pad_source(mode, o - begin[d], shape[d]);
+    return OI_OK;
+}
+
 oi_status oi__op_view_checked(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in,
                               oi__tensor **out_view) {
     oi_status st = oi__op_view_start(op, in, out_view);

@@ -499,6 +499,25 @@ oi_status oi__op_view(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi_
  * and shape (oi__op_infer): the executor. */
 oi_status oi__op_view_checked(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in,
                               oi__tensor **out_view);
+/* The synthesizer's index maps (synth/schedule.c), by the code the views
+ * and the pad kernel run: where slice, split, squeeze or unsqueeze of a
+ * dense input of `shape` takes its elements (an offset and the output's
+ * strides in the input); and pad's source index along each dim for each
+ * output position (-1: the fill value), maps[d] holding out_shape[d]. */
+oi_status oi__op_layout_map(oi_op op, const oi__attr *attrs, size_t n_attrs, int ndim, const int64_t *shape,
+                            int64_t *offset, int64_t strides[OI_MAX_DIMS]);
+oi_status oi__op_pad_map(const oi__attr *attrs, size_t n_attrs, int ndim, const int64_t *shape, int64_t *const *maps);
+/* conv1d/conv2d's (and max_pool2d's, avg_pool2d's) window as kernels/conv.c computes it
+ * from x, w (and the bias) and the settings (auto_pad, pads, strides,
+ * dilations, group; kernel_shape, ceil_mode): s spatial dims, each of the
+ * arrays' first s entries used. */
+typedef struct oi__conv_window {
+    int s;
+    int64_t batch, in_c, out_c, group;
+    int64_t in[2], out[2], kernel[2], stride[2], dil[2], pad_b[2], pad_e[2];
+} oi__conv_window;
+oi_status oi__op_conv_window(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__op_sig *in, size_t n_in,
+                             oi__conv_window *w);
 /* For tests: a non-persistent variable's value as the executor holds it
  * (storage, offset and strides: whether it is a view), or NULL. */
 const oi__tensor *oi__executor_peek(oi_executor *e, const char *name);

@@ -415,6 +415,27 @@ static void oi__sy_source_resets(oi__buf *b, const oi_plan *p) {
     }
 }
 
+/* The weights of skinny matmuls (schedule.c's oi__sy_plan_skinny),
+ * transposed into ctx->packed: entry [N, K] row-major. */
+static void oi__sy_source_transpose_weights(oi__buf *b, const oi_plan *p) {
+    const oi__sy_schedule *s = &p->schedule;
+    for (int i = 0; i < (int)arrlen(s->buffers); i++) {
+        const oi__sy_buffer *buf = &s->buffers[i];
+        if (!buf->transposed)
+            continue;
+        const oi__slot *sl = &p->plan->slots[buf->slot];
+        long long K = (long long)sl->shape[0], Nc = (long long)sl->shape[1];
+        for (int e = 0; e < (int)arrlen(buf->tensors); e++)
+            oi__buf_printf(b, "    { /* %s, transposed */\n        const float *w = (const float *)(ctx->model + %llu);\n"
+                              "        float *wt = (float *)(ctx->packed + %llu);\n"
+                              "        for (size_t j = 0; j < %lld; j++)\n            for (size_t q = 0; q < %lld; q++)\n"
+                              "                wt[j * %lld + q] = w[q * %lld + j];\n    }\n",
+                           buf->tensors[e]->name, (unsigned long long)buf->tensors[e]->data_offset,
+                           (unsigned long long)(buf->transposed_offset + (uint64_t)e * buf->transposed_bytes), Nc, K, K,
+                           Nc);
+    }
+}
+
 /* At open, after the model is mapped: the micro-kernel, the weights packed
  * for it (every entry of a prefix table), the threads. */
 static void oi__sy_source_open_runtime(oi__buf *b, const oi_plan *p) {
@@ -440,6 +461,7 @@ static void oi__sy_source_open_runtime(oi__buf *b, const oi_plan *p) {
                                (unsigned long long)(buf->packed_offset + (uint64_t)e * buf->packed_bytes),
                                buf->tensors[e]->name);
         }
+        oi__sy_source_transpose_weights(b, p);
     }
     if (s->threaded)
         oi__buf_printf(b, "    if (oi_rt_pool_start(&ctx->pool, options ? options->n_threads : 0) != 0) {\n"
@@ -666,6 +688,8 @@ char *oi_plan_to_json(const oi_plan *p) {
             oi__buf_printf(&b, ", \"task_cols\": %lld", (long long)kr->task_cols);
         if (kr->kind == OI__SY_K_MATMUL && kr->packed)
             oi__buf_printf(&b, ", \"b_packed_at_open\": %s", kr->b_prepacked ? "true" : "false");
+        if (kr->b_transposed)
+            oi__buf_puts(&b, ", \"b_transposed_at_open\": true");
         oi__buf_puts(&b, ",\n     \"statements\": [");
         for (int n = 0; n < (int)arrlen(kr->nodes); n++) {
             oi__buf_puts(&b, n ? ",\n       " : "\n       ");
@@ -712,6 +736,9 @@ char *oi_plan_to_json(const oi_plan *p) {
         if (buf->prepacked)
             oi__buf_printf(&b, ", \"packed_offset\": %llu, \"packed_bytes_per_entry\": %llu",
                            (unsigned long long)buf->packed_offset, (unsigned long long)buf->packed_bytes);
+        if (buf->transposed)
+            oi__buf_printf(&b, ", \"transposed_offset\": %llu, \"transposed_bytes_per_entry\": %llu",
+                           (unsigned long long)buf->transposed_offset, (unsigned long long)buf->transposed_bytes);
         oi__buf_puts(&b, "}");
     }
     oi__buf_puts(&b, "\n  ]\n}\n");

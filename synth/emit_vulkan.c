@@ -136,6 +136,8 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     switch (k->kind) {
     case OI__SY_K_ALL_FINITE: return oi__vk_refuse(pn, "is_finite (a bool result) has no GLSL kernel yet");
     case OI__SY_K_GATHER: return oi__vk_refuse(pn, "gather has no GLSL kernel yet");
+    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
+        return oi__vk_refuse(pn, "slice, split, pad, concat, convolutions and pools have no GLSL kernel yet");
     case OI__SY_K_REDUCE:
         if (!oi__vk_trailing_reduce(s, pn))
             return oi__vk_refuse(pn, "a reduction over axes that are not the last ones");
@@ -1298,7 +1300,8 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_TRANSPOSE: oi__vk_transpose(b, s, k, wg); break;
     case OI__SY_K_NORM: oi__vk_norm(b, s, k, wg); break;
     case OI__SY_K_ATTENTION: oi__vk_attention(b, p, k, wg); break;
-    case OI__SY_K_ALL_FINITE: case OI__SY_K_GATHER: break; /* refused at synthesis */
+    case OI__SY_K_ALL_FINITE: case OI__SY_K_GATHER: case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
+        break; /* refused at synthesis */
     }
 }
 

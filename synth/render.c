@@ -157,6 +157,19 @@ static void oi__sy_render_packed_ptr(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_puts(b, ")");
 }
 
+/* A weight transposed at open (a skinny matmul's B): its entry in ctx->packed. */
+static void oi__sy_render_transposed_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
+                                         const oi__pindex *index, const oi__sy_scope *scope) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    oi__buf_printf(b, "(const float *)(ctx->packed + %llu", (unsigned long long)buf->transposed_offset);
+    if (buf->home == OI__SY_PREFIX && index) {
+        oi__buf_puts(b, " + (size_t)(");
+        oi__sy_render_expr(b, s, lang, &index->single, scope);
+        oi__buf_printf(b, ") * %llu", (unsigned long long)buf->transposed_bytes);
+    }
+    oi__buf_puts(b, ")");
+}
+
 void oi__sy_render_slot_ptr(oi__buf *b, const oi__sy_schedule *s, int slot, const char *ctx) {
     (void)ctx;
     oi__sy_render_ptr(b, s, &oi__sy_lang_c, slot, NULL, NULL);
@@ -344,6 +357,35 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
     oi__buf_puts(b, lang->index_close);
 }
 
+/* A slice or split in an elementwise kernel (schedule.c's view loads): its
+ * input at the element the op's index map gives output element `index`
+ * (kernels/shape.c's oi__op_layout_map: an offset and strides). */
+static void oi__sy_view_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__pnode *pn,
+                                const char *index) {
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    int64_t offset = 0, strides[OI_MAX_DIMS] = {0}, after = 1;
+    oi__op_layout_map(pn->ir->op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides);
+    oi__buf_puts(b, lang->load_float);
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, "%s(size_t)(%lld", lang->index_open, (long long)offset);
+    int outer = 0; /* the outermost dim of more than one element: no modulo */
+    while (outer < out->ndim - 1 && out->shape[outer] == 1)
+        outer++;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        if (out->shape[d] > 1 && after == 1 && d == outer)
+            oi__buf_printf(b, " + (int64_t)%s * %lld", index, (long long)strides[d]);
+        else if (out->shape[d] > 1 && after == 1)
+            oi__buf_printf(b, " + (int64_t)(%s %% %lld) * %lld", index, (long long)out->shape[d], (long long)strides[d]);
+        else if (out->shape[d] > 1 && d == outer)
+            oi__buf_printf(b, " + (int64_t)(%s / %lld) * %lld", index, (long long)after, (long long)strides[d]);
+        else if (out->shape[d] > 1)
+            oi__buf_printf(b, " + (int64_t)(%s / %lld %% %lld) * %lld", index, (long long)after,
+                           (long long)out->shape[d], (long long)strides[d]);
+        after *= out->shape[d];
+    }
+    oi__buf_printf(b, ")%s", lang->index_close);
+}
+
 static double oi__sy_param_f(const oi__pnode *pn, const char *name) {
     return oi__op_param_value_f64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), name);
 }
@@ -372,6 +414,10 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         oi__buf_printf(o, "%s v%d = ", is_bool ? "int" : lang->compute_float, n);
     const char *name = oi__sy_op_name(pn->ir->op);
     switch (pn->ir->op) {
+    case OI_OP_slice: case OI_OP_split: /* a view load: the value itself, no rounding */
+        oi__sy_view_operand(o, s, lang, pn, index);
+        oi__buf_puts(o, ";\n");
+        break;
     case OI_OP_relu: {
         double slope = oi__sy_param_f(pn, "negative_slope"), lo = oi__sy_param_f(pn, "clamp_min"),
                hi = oi__sy_param_f(pn, "clamp_max");
@@ -552,6 +598,9 @@ static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi_
                           "                acc[j] = OI_S_gelu_erf_f32(acc[j]);\n", cols, cols);
 }
 
+static void oi__sy_render_matmul_dots(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                      const oi__sy_kernel *k);
+
 /* One row of C at a time in `acc`, then the epilogue over that row while
  * it is in cache: C[r, :] never round-trips through memory unless read
  * later. Row r of A is consumed before the epilogue may write it. A split
@@ -565,6 +614,10 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     const oi__slot *c = oi__sy_slot_of(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     const char *it = lang->index_type, *at = "acc[j]";
+    if (k->b_transposed) {
+        oi__sy_render_matmul_dots(b, s, lang, k);
+        return;
+    }
     bool last = true; /* no later statement of the kernel writes C again */
     for (int m = 1; m < (int)arrlen(k->nodes); m++)
         last &= k->nodes[m]->out != mm->out;
@@ -684,14 +737,16 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
  * open, or per attention head). */
 static bool oi__sy_uses_rows(const oi__sy_schedule *s) {
     for (int k = 0; k < (int)arrlen(s->kernels); k++)
-        if (s->kernels[k].kind == OI__SY_K_MATMUL && s->kernels[k].packed && !s->kernels[k].b_prepacked)
+        if (s->kernels[k].kind == OI__SY_K_MATMUL && s->kernels[k].packed && !s->kernels[k].b_prepacked &&
+            !s->kernels[k].b_transposed)
             return true;
     return false;
 }
 
 static bool oi__sy_uses_prepacked(const oi__sy_schedule *s) {
     for (int k = 0; k < (int)arrlen(s->kernels); k++)
-        if (s->kernels[k].b_prepacked || s->kernels[k].kind == OI__SY_K_ATTENTION)
+        if (s->kernels[k].b_prepacked || s->kernels[k].kind == OI__SY_K_ATTENTION ||
+            (s->kernels[k].kind == OI__SY_K_CONV && s->kernels[k].conv.path == OI__SY_CONV_GEMM))
             return true;
     return false;
 }
@@ -752,8 +807,9 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "        return &oi_micros[1];\n"
         "#endif\n"
         "    return &oi_micros[0];\n"
-        "}\n\n"
-        "static float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }\n\n");
+        "}\n\n");
+    if (oi__sy_uses_rows(s) || oi__sy_uses_prepacked(s)) /* the drivers below, attention, a conv's packed patches */
+        oi__buf_puts(b, "static inline float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }\n\n");
     if (oi__sy_uses_rows(s))
         oi__buf_puts(b,
         "/* c[rows x n] = a[rows x k] b[k x n], rows <= mr, all row-major. */\n"
@@ -1324,6 +1380,192 @@ static void oi__sy_render_gather(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_puts(b, "}\n");
 }
 
+/* An op's activation= setting, or NULL. */
+static const char *oi__sy_activation(const oi__pnode *pn) {
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "activation") == 0)
+            return pn->attrs[i].s;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Layout copies and convolutions                                      */
+/* ------------------------------------------------------------------ */
+static void oi__sy_i64_list(oi__buf *b, const int64_t *v, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        oi__buf_printf(b, "%s%lld", i ? (i % 16 ? ", " : ",\n        ") : "", (long long)v[i]);
+}
+
+/* concat: each input's rows, one after another along the axis. */
+static void oi__sy_render_concat(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                 const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
+    axis = axis < 0 ? axis + out->ndim : axis;
+    int64_t outer = oi__shape_numel((int)axis, out->shape), after = oi__shape_numel(out->ndim - (int)axis - 1,
+                                                                                      out->shape + axis + 1);
+    int64_t at = 0;
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+        const oi__slot *in = oi__sy_slot_of(s, pn->inputs[i]);
+        long long run = (long long)(in->shape[axis] * after), row = (long long)(out->shape[axis] * after);
+        if (outer > 1)
+            oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++)\n    ", lang->index_type, (long long)outer);
+        oi__buf_puts(b, "    memcpy(");
+        oi__sy_param_name(b, out);
+        oi__buf_printf(b, outer > 1 ? " + o * %lld + %lld, " : " + %lld * 0 + %lld, ", row, (long long)(at * after));
+        oi__sy_param_name(b, in);
+        oi__buf_printf(b, outer > 1 ? " + o * %lld, %lld * sizeof *" : " + %lld * 0, %lld * sizeof *", run, run);
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, ");\n");
+        at += in->shape[axis];
+    }
+}
+
+/* slice, split: the input's elements at an offset and strides (the
+ * schedule's index map, from kernels/shape.c), the last dim a loop. */
+static void oi__sy_render_strided(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                  const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    const int64_t *st = k->index_map + 1;
+    int nd = out->ndim;
+    long long inner = nd ? (long long)out->shape[nd - 1] : 1, last = nd ? (long long)st[nd - 1] : 1;
+    long long outer = (long long)oi__shape_numel(nd, out->shape) / (inner ? inner : 1);
+    if (outer * inner == 0)
+        return;
+    oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++) {\n        const int64_t at = %lld", lang->index_type, outer,
+                   (long long)k->index_map[0]);
+    int64_t after = 1;
+    for (int d = nd - 2; d >= 0; d--) {
+        if (out->shape[d] > 1)
+            oi__buf_printf(b, " + (int64_t)(o / %lld %% %lld) * %lld", (long long)after, (long long)out->shape[d],
+                           (long long)st[d]);
+        after *= out->shape[d];
+    }
+    oi__buf_puts(b, ";\n");
+    if (last == 1) {
+        oi__buf_puts(b, "        memcpy(");
+        oi__sy_param_name(b, out);
+        oi__buf_printf(b, " + o * %lld, ", inner);
+        oi__sy_param_name(b, in);
+        oi__buf_printf(b, " + at, %lld * sizeof *", inner);
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, ");\n    }\n");
+        return;
+    }
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            ", lang->index_type, inner);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, "[o * %lld + j] = ", inner);
+    oi__sy_param_name(b, in);
+    oi__buf_printf(b, "[at + (int64_t)j * %lld];\n    }\n", last);
+}
+
+/* pad: per output dim the source index of each position (the schedule's
+ * tables, from kernels/shape.c's pad kernel), -1 taking the fill value. */
+static void oi__sy_render_pad(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    int nd = out->ndim;
+    long long inner = nd ? (long long)out->shape[nd - 1] : 1;
+    long long outer = (long long)oi__shape_numel(nd, out->shape) / (inner ? inner : 1);
+    if (outer * inner == 0 || nd == 0)
+        return;
+    int64_t in_stride[OI_MAX_DIMS], st = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        in_stride[d] = st;
+        st *= in->shape[d];
+    }
+    const int64_t *map = k->index_map;
+    for (int d = 0; d < nd; d++) {
+        oi__buf_printf(b, "    static const int64_t oi_map%d[%lld] = {", d, (long long)out->shape[d]);
+        oi__sy_i64_list(b, map, out->shape[d]);
+        oi__buf_puts(b, "};\n");
+        map += out->shape[d];
+    }
+    oi__buf_printf(b, "    const %s fill = (%s)", lang->type_of(out->dtype), lang->type_of(out->dtype));
+    oi__sy_double(b, oi__sy_param_f(pn, "value"));
+    oi__buf_printf(b, ";\n    for (%s o = 0; o < %lld; o++) {\n        int64_t at = 0;\n        int inside = 1;\n",
+                   lang->index_type, outer);
+    int64_t after = 1;
+    for (int d = nd - 2; d >= 0; d--) {
+        oi__buf_printf(b, "        {\n            const int64_t src = oi_map%d[o / %lld %% %lld];\n"
+                          "            inside &= src >= 0;\n            at += src * %lld;\n        }\n",
+                       d, (long long)after, (long long)out->shape[d], (long long)in_stride[d]);
+        after *= out->shape[d];
+    }
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", lang->index_type, inner);
+    oi__buf_printf(b, "            const int64_t src = oi_map%d[j];\n            ", nd - 1);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, "[o * %lld + j] = inside && src >= 0 ? ", inner);
+    oi__sy_param_name(b, in);
+    oi__buf_puts(b, "[at + src] : fill;\n        }\n    }\n");
+}
+
+static void oi__sy_render_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                 const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    oi_op op = pn->ir->op;
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    if (oi__shape_numel(out->ndim, out->shape) == 0) { /* an empty slice or piece: nothing to copy */
+        for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+            oi__buf_puts(b, "    (void)");
+            oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[i]));
+            oi__buf_puts(b, ";\n");
+        }
+        oi__buf_puts(b, "    (void)");
+        oi__sy_param_name(b, out);
+        oi__buf_puts(b, ";\n");
+        return;
+    }
+    if (op == OI_OP_concat)
+        oi__sy_render_concat(b, s, lang, k);
+    else if (op == OI_OP_pad)
+        oi__sy_render_pad(b, s, lang, k);
+    else
+        oi__sy_render_strided(b, s, lang, k);
+}
+
+/* Patches of one image and group (conv.c's oi__conv_patches): position
+ * q0 + q's window contiguous, oi_pt[q * rows + c * k_h * k_w + ky * k_w +
+ * kx], zeros in the padding, for `count` positions from q0. */
+static void oi__sy_render_patches(oi__buf *b, const oi__sy_lang *lang, const oi__sy_kernel *k, const char *q0,
+                                  const char *count, int depth) {
+    const oi__sy_conv_geom *g = &k->conv;
+    const char *it = lang->index_type;
+    long long in_sp = (long long)(g->in_h * g->in_w), ksp = (long long)(g->k_h * g->k_w);
+    oi__sy_indent(b, depth);
+    oi__buf_printf(b, "for (%s oi_q = 0; oi_q < %s; oi_q++) {\n", it, count);
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "const int64_t oi_oy = (int64_t)((%s + oi_q) / %lld), oi_ox = (int64_t)((%s + oi_q) %% %lld);\n", q0,
+                   (long long)g->out_w, q0, (long long)g->out_w);
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "for (%s oi_c = 0; oi_c < %lld; oi_c++)\n", it, (long long)g->cg);
+    oi__sy_indent(b, depth + 2);
+    oi__buf_printf(b, "for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
+    oi__sy_indent(b, depth + 3);
+    oi__buf_printf(b, "const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h, (long long)g->p_h,
+                   (long long)g->d_h);
+    oi__sy_indent(b, depth + 3);
+    oi__buf_printf(b, "for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
+    oi__sy_indent(b, depth + 4);
+    oi__buf_printf(b, "const int64_t oi_ix = oi_ox * %lld - %lld + oi_kx * %lld;\n", (long long)g->s_w,
+                   (long long)g->p_w, (long long)g->d_w);
+    oi__sy_indent(b, depth + 4);
+    oi__buf_printf(b, "oi_pt[oi_q * %lld + oi_c * %lld + (size_t)(oi_ky * %lld + oi_kx)] =\n", (long long)g->rows, ksp,
+                   (long long)g->k_w);
+    oi__sy_indent(b, depth + 5);
+    oi__buf_printf(b, "oi_iy < 0 || oi_iy >= %lld || oi_ix < 0 || oi_ix >= %lld ? 0.0f : oi_xg[oi_c * %lld + "
+                      "(size_t)(oi_iy * %lld + oi_ix)];\n", (long long)g->in_h, (long long)g->in_w, in_sp,
+                   (long long)g->in_w);
+    oi__sy_indent(b, depth + 3);
+    oi__buf_puts(b, "}\n");
+    oi__sy_indent(b, depth + 2);
+    oi__buf_puts(b, "}\n");
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+}
+
 /* Run before a gather: the first element of its indices out of range, or
  * -1 (the step then fails naming it, and nothing is written). */
 static void oi__sy_render_gather_check(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
@@ -1341,6 +1583,391 @@ static void oi__sy_render_gather_check(oi__buf *b, const oi__sy_schedule *s, con
     else
         oi__buf_printf(b, "        if (q >= %lld)\n", (long long)g.dim);
     oi__buf_puts(b, "            return (int64_t)i;\n    }\n    return -1;\n}\n\n");
+}
+
+/* Output channel `ch`'s value `v` stored at `dst` as conv.c's gemm stores
+ * it over the bias it starts from: (sum + bias) + 0 (the store's empty
+ * bias term), then relu as max(0, x). */
+static void oi__sy_conv_store(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *pn, const char *dst,
+                              const char *v, const char *ch, int depth) {
+    const char *act = oi__sy_activation(pn);
+    oi__sy_indent(b, depth);
+    oi__buf_printf(b, "{\n");
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "const float oi_v = %s", v);
+    if (arrlen(pn->inputs) > 2) {
+        oi__buf_puts(b, " + ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_printf(b, "[%s]", ch);
+    }
+    oi__buf_puts(b, " + 0.0f;\n");
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "%s = %s;\n", dst, act && strcmp(act, "relu") == 0 ? "oi_v < 0.0f ? 0.0f : oi_v" : "oi_v");
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+}
+
+/* gemm.c's plain loop (at most 4096 multiply-adds): each output row from
+ * the bias (or zero) by OI_S_mac in k's order, then relu. */
+static void oi__sy_render_conv_small(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                     const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const char *it = lang->index_type, *act = oi__sy_activation(pn);
+    long long out_sp = (long long)(g->out_h * g->out_w), rows = (long long)g->rows, mg = (long long)g->mg;
+    char count[32];
+    snprintf(count, sizeof count, "%lld", out_sp);
+    oi__sy_render_patches(b, lang, k, "0", count, 2);
+    oi__buf_printf(b, "        for (%s oi_t = 0; oi_t < %lld; oi_t++) {\n", it, mg);
+    oi__buf_printf(b, "            float *oi_ci = oi_yg + oi_t * %lld;\n", out_sp);
+    oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n                oi_ci[oi_j] = ", it, out_sp);
+    if (arrlen(pn->inputs) > 2) {
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_printf(b, "[grp * %lld + oi_t];\n", mg);
+    } else {
+        oi__buf_puts(b, "0.0f;\n");
+    }
+    oi__buf_printf(b, "            for (%s oi_p = 0; oi_p < %lld; oi_p++) {\n", it, rows);
+    oi__buf_printf(b, "                const float oi_a = oi_wg[oi_t * %lld + oi_p];\n", rows);
+    oi__buf_printf(b, "                for (%s oi_j = 0; oi_j < %lld; oi_j++)\n", it, out_sp);
+    oi__buf_printf(b, "                    oi_ci[oi_j] = OI_S_mac(oi_ci[oi_j], oi_a, oi_pt[oi_j * %lld + oi_p]);\n", rows);
+    oi__buf_puts(b, "            }\n");
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n"
+                          "                oi_ci[oi_j] = oi_ci[oi_j] < 0.0f ? 0.0f : oi_ci[oi_j];\n", it, out_sp);
+    oi__buf_puts(b, "        }\n");
+}
+
+/* Where a dot product of gemm.c's skinny path goes: small row oi_s (in
+ * scope) with big row `t` (an expression) has value `v`. */
+typedef void (*oi__sy_dot_store)(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const char *t,
+                                 const char *v, int depth);
+
+/* gemm.c's skinny dot products, as its dot tasks run them: `ns` (<= 4)
+ * small rows of `kk` values (`small`, contiguous) with each of `nbig` big
+ * rows (`big` + t * kk), in blocks of 64 big rows, 4 (AVX-512) or 2 (AVX2)
+ * at once by its dot kernels, then one by one; portable: its 16-lane dot.
+ * oi_isa (in scope) picks the ISA. */
+static void oi__sy_render_dots(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
+                               const char *small, const char *big, long long kk, long long ns, long long nbig,
+                               oi__sy_dot_store store) {
+    const char *it = lang->index_type;
+    char v[160];
+    oi__buf_printf(b, "        for (%s oi_t0 = 0; oi_t0 < %lld; oi_t0 += 64) {\n", it, nbig);
+    oi__buf_printf(b, "            const %s oi_t1 = oi_t0 + 64 < %lld ? oi_t0 + 64 : %lld;\n", it, nbig, nbig);
+    oi__buf_printf(b, "            %s oi_t = oi_t0;\n            float oi_out[16];\n", it);
+    oi__buf_puts(b, "#if OI__GEMM_X86\n");
+    static const char *const isa_name[2] = {"avx2", "avx512"};
+    for (int isa = 2; isa >= 1; isa--) {
+        int rb = isa == 2 ? 4 : 2;
+        oi__buf_printf(b, "            if (oi_isa == %d)\n                for (; oi_t + %d <= oi_t1; oi_t += %d) {\n", isa, rb, rb);
+        oi__buf_printf(b, "                    oi__skinny_rows_%s(%s, %lld, %lld, %s + oi_t * %lld, %lld, oi_out);\n",
+                       isa_name[isa - 1], small, kk, ns, big, kk, kk);
+        oi__buf_printf(b, "                    for (int oi_s = 0; oi_s < %lld; oi_s++)\n"
+                          "                        for (int oi_r = 0; oi_r < %d; oi_r++)\n", ns, rb);
+        snprintf(v, sizeof v, "oi_out[oi_s * %d + oi_r]", rb);
+        store(b, s, k, "oi_t + (size_t)oi_r", v, 6);
+        oi__buf_puts(b, "                }\n");
+    }
+    oi__buf_puts(b, "            for (; oi_isa && oi_t < oi_t1; oi_t++) {\n                if (oi_isa == 2)\n");
+    oi__buf_printf(b, "                    oi__skinny_dots_avx512(%s, %lld, %lld, %s + oi_t * %lld, oi_out);\n"
+                      "                else\n"
+                      "                    oi__skinny_dots_avx2(%s, %lld, %lld, %s + oi_t * %lld, oi_out);\n",
+                   small, kk, ns, big, kk, small, kk, ns, big, kk);
+    oi__buf_printf(b, "                for (int oi_s = 0; oi_s < %lld; oi_s++)\n", ns);
+    store(b, s, k, "oi_t", "oi_out[oi_s]", 5);
+    oi__buf_puts(b, "            }\n#endif\n");
+    oi__buf_puts(b, "            for (; oi_t < oi_t1; oi_t++)\n");
+    oi__buf_printf(b, "                for (int oi_s = 0; oi_s < %lld; oi_s++)\n", ns);
+    snprintf(v, sizeof v, "oi__gemm_f32_dot(%s + (size_t)oi_s * %lld, %s + oi_t * %lld, %lld)", small, kk, big, kk, kk);
+    store(b, s, k, "oi_t", v, 5);
+    oi__buf_puts(b, "        }\n");
+}
+
+/* A conv's dot product: output channel grp * mg + t at position oi_s. */
+static void oi__sy_conv_dot_store(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const char *t,
+                                  const char *v, int depth) {
+    char dst[128], ch[96];
+    long long out_sp = (long long)(k->conv.out_h * k->conv.out_w);
+    snprintf(dst, sizeof dst, "oi_yg[(%s) * %lld + (size_t)oi_s]", t, out_sp);
+    snprintf(ch, sizeof ch, "grp * %lld + %s", (long long)k->conv.mg, t);
+    oi__sy_conv_store(b, s, k->nodes[0], dst, v, ch, depth);
+}
+
+/* gemm.c's skinny products (at most 4 positions, more channels): the
+ * patches are the small rows, each channel's weights a big one. */
+static void oi__sy_render_conv_skinny(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                      const oi__sy_kernel *k) {
+    const oi__sy_conv_geom *g = &k->conv;
+    long long out_sp = (long long)(g->out_h * g->out_w);
+    char count[32];
+    snprintf(count, sizeof count, "%lld", out_sp);
+    oi__sy_render_patches(b, lang, k, "0", count, 2);
+    oi__sy_render_dots(b, s, lang, k, "oi_pt", "oi_wg", (long long)g->rows, out_sp, (long long)g->mg,
+                       oi__sy_conv_dot_store);
+}
+
+/* A skinny matmul's dot product: row oi_s, column t, as gemm.c's skinny
+ * store writes it with no C to add (value + 0). */
+static void oi__sy_matmul_dot_store(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const char *t,
+                                    const char *v, int depth) {
+    long long n = (long long)oi__sy_slot_of(s, k->nodes[0]->out)->shape[1];
+    oi__sy_indent(b, depth);
+    oi__buf_printf(b, "oi_c[(size_t)oi_s * %lld + %s] = %s + 0.0f;\n", n, t, v);
+}
+
+/* A matmul of at most 4 rows with B a weight transposed at open (the
+ * schedule's b_transposed): gemm.c's dot products of A's rows with B^T's,
+ * then the epilogue per element. */
+static void oi__sy_render_matmul_dots(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                      const oi__sy_kernel *k) {
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *a = oi__sy_slot_of(s, mm->inputs[0]), *bm = oi__sy_slot_of(s, mm->inputs[1]);
+    const oi__slot *c = oi__sy_slot_of(s, mm->out);
+    long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
+    bool last = true;
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        last &= k->nodes[m]->out != mm->out;
+    oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n"
+                    "    const int oi_isa = mk->mr == 12 ? 2 : mk->mr == 6 ? 1 : 0; /* the micro-kernel's ISA */\n"
+                    "    (void)oi_isa;\n");
+    oi__buf_printf(b, "    float oi_c[%lld];\n    {\n", M * N);
+    oi__buf *name = NULL;
+    oi__buf small, big;
+    memset(&small, 0, sizeof small);
+    memset(&big, 0, sizeof big);
+    (void)name;
+    oi__sy_param_name(&small, a);
+    oi__sy_param_name(&big, bm);
+    oi__sy_render_dots(b, s, lang, k, small.data, big.data, K, M, N, oi__sy_matmul_dot_store);
+    oi__buf_free(&small);
+    oi__buf_free(&big);
+    oi__buf_printf(b, "    }\n    for (%s i = 0; i < %lld; i++) {\n", lang->index_type, M * N);
+    oi__buf_printf(b, "        %s v0 = (%s)oi_c[i]; /* ", lang->compute_float, lang->compute_float);
+    oi__sy_render_stmt(b, mm);
+    oi__buf_puts(b, " */\n");
+    if (oi__sy_slot_stored(s, mm->out) && last) {
+        oi__buf_puts(b, "        ");
+        oi__sy_param_name(b, c);
+        oi__buf_puts(b, "[i] = oi_c[i];\n");
+    }
+    for (int n = 1; n < (int)arrlen(k->nodes); n++)
+        oi__sy_ew_statement(b, s, lang, k, n, "i", 2);
+    oi__buf_puts(b, "        (void)v0;\n    }\n");
+}
+
+/* Blocks of positions: their patches packed (oi_pack_b) and multiplied by
+ * the weights read in place, 12 channels per oi_gemm_packed call; then the
+ * bias and relu. */
+static void oi__sy_render_conv_gemm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                    const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const char *it = lang->index_type;
+    long long out_sp = (long long)(g->out_h * g->out_w), rows = (long long)g->rows, mg = (long long)g->mg;
+    long long block = (long long)g->block;
+    oi__buf_printf(b, "        for (%s oi_q0 = 0; oi_q0 < %lld; oi_q0 += %lld) {\n", it, out_sp, block);
+    oi__buf_printf(b, "            const %s oi_nq = %lld - oi_q0 < %lld ? %lld - oi_q0 : %lld;\n", it, out_sp, block,
+                   out_sp, block);
+    oi__sy_render_patches(b, lang, k, "oi_q0", "oi_nq", 3);
+    oi__buf_printf(b, "            oi_pack_b(mk, oi_pt, %lld, 1, %lld, (int64_t)oi_nq, oi_bp);\n", rows, rows);
+    oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %lld; oi_t += 12)\n", it, mg);
+    oi__buf_printf(b, "                oi_gemm_packed(mk, oi_wg + oi_t * %lld, %lld, (int64_t)(%lld - oi_t < 12 ? %lld - oi_t : 12), "
+                      "%lld, (int64_t)oi_nq, oi_bp, 0, (int64_t)oi_nq, oi_yg + oi_t * %lld + oi_q0, %lld);\n",
+                   rows, rows, mg, mg, rows, out_sp, out_sp);
+    oi__buf_puts(b, "        }\n");
+    oi__buf_printf(b, "        for (%s oi_t = 0; oi_t < %lld; oi_t++)\n", it, mg);
+    oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n", it, out_sp);
+    char dst[96], ch[64];
+    snprintf(dst, sizeof dst, "oi_yg[oi_t * %lld + oi_j]", out_sp);
+    snprintf(ch, sizeof ch, "grp * %lld + oi_t", mg);
+    oi__sy_conv_store(b, s, pn, dst, dst, ch, 4);
+}
+
+/* One input channel per group: conv.c's direct loop (oi__dw_plane), each
+ * output plane from the bias, then per kernel tap a product and a sum (no
+ * FMA: its vector forms give the same bits) over the columns whose input
+ * is inside the row, then relu. */
+static void oi__sy_render_conv_depthwise(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                         const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const char *it = lang->index_type, *act = oi__sy_activation(pn);
+    long long out_sp = (long long)(g->out_h * g->out_w), ksp = (long long)(g->k_h * g->k_w), mg = (long long)g->mg;
+    long long ow = (long long)g->out_w;
+    oi__buf_printf(b, "        for (%s oi_t = 0; oi_t < %lld; oi_t++) {\n", it, mg);
+    oi__buf_printf(b, "            const float *oi_wk = oi_wg + oi_t * %lld;\n            const float oi_b = ", ksp);
+    if (arrlen(pn->inputs) > 2) {
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_printf(b, "[grp * %lld + oi_t];\n", mg);
+    } else {
+        oi__buf_puts(b, "0.0f;\n");
+    }
+    oi__buf_printf(b, "            float *oi_pl = oi_yg + oi_t * %lld;\n", out_sp);
+    oi__buf_printf(b, "            for (int64_t oi_oy = 0; oi_oy < %lld; oi_oy++) {\n", (long long)g->out_h);
+    oi__buf_printf(b, "                float *oi_row = oi_pl + oi_oy * %lld;\n", ow);
+    oi__buf_printf(b, "                for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++)\n                    oi_row[oi_ox] = oi_b;\n", ow);
+    oi__buf_printf(b, "                for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
+    oi__buf_printf(b, "                    const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h,
+                   (long long)g->p_h, (long long)g->d_h);
+    oi__buf_printf(b, "                    if (oi_iy < 0 || oi_iy >= %lld)\n                        continue;\n", (long long)g->in_h);
+    oi__buf_printf(b, "                    const float *oi_src = oi_xg + oi_iy * %lld;\n", (long long)g->in_w);
+    oi__buf_printf(b, "                    for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
+    oi__buf_printf(b, "                        const float oi_wv = oi_wk[oi_ky * %lld + oi_kx];\n", (long long)g->k_w);
+    oi__buf_printf(b, "                        const int64_t oi_off = oi_kx * %lld - %lld;\n", (long long)g->d_w, (long long)g->p_w);
+    oi__buf_printf(b, "                        for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n", ow);
+    oi__buf_printf(b, "                            const int64_t oi_ix = oi_ox * %lld + oi_off;\n", (long long)g->s_w);
+    oi__buf_printf(b, "                            if (oi_ix >= 0 && oi_ix < %lld) {\n", (long long)g->in_w);
+    oi__buf_puts(b, "                                const float oi_p = oi_wv * oi_src[oi_ix];\n"
+                    "                                oi_row[oi_ox] = oi_row[oi_ox] + oi_p;\n"
+                    "                            }\n                        }\n                    }\n                }\n"
+                    "            }\n");
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n"
+                          "                oi_pl[oi_j] = oi_pl[oi_j] < 0.0f ? 0.0f : oi_pl[oi_j];\n", it, out_sp);
+    oi__buf_puts(b, "        }\n");
+}
+
+/* avg_pool2d as conv.c's pool: each window's inputs summed in double in
+ * the taps' order, divided by the taps inside the input (or, with
+ * count_include_pad, inside the padded extent, per dim), rounded once. */
+static void oi__sy_render_avg_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                   const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *y = oi__sy_slot_of(s, pn->out);
+    const oi__sy_conv_geom *g = &k->conv;
+    bool include = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "count_include_pad") != 0;
+    long long planes = (long long)(x->shape[0] * x->shape[1]);
+    oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++)\n", lang->index_type, planes);
+    oi__buf_printf(b, "        for (int64_t oi_oy = 0; oi_oy < %lld; oi_oy++)\n", (long long)g->out_h);
+    oi__buf_printf(b, "            for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n"
+                      "                double sum = 0.0, oi_ny = 0.0, oi_nx = 0.0, oi_n = 0.0;\n", (long long)g->out_w);
+    oi__buf_printf(b, "                for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
+    oi__buf_printf(b, "                    const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h,
+                   (long long)g->p_h, (long long)g->d_h);
+    oi__buf_printf(b, "                    oi_ny += oi_iy >= -%lld && oi_iy < %lld;\n", (long long)g->p_h,
+                   (long long)(g->in_h + g->pe_h));
+    oi__buf_printf(b, "                    for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
+    oi__buf_printf(b, "                        const int64_t oi_ix = oi_ox * %lld - %lld + oi_kx * %lld;\n",
+                   (long long)g->s_w, (long long)g->p_w, (long long)g->d_w);
+    oi__buf_printf(b, "                        if (oi_ky == 0)\n                            oi_nx += oi_ix >= -%lld && oi_ix < %lld;\n",
+                   (long long)g->p_w, (long long)(g->in_w + g->pe_w));
+    oi__buf_printf(b, "                        if (oi_iy < 0 || oi_iy >= %lld || oi_ix < 0 || oi_ix >= %lld)\n"
+                      "                            continue;\n                        sum += (double)", (long long)g->in_h,
+                   (long long)g->in_w);
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_iy) * %lld + (size_t)oi_ix];\n"
+                      "                        oi_n += 1.0;\n                    }\n                }\n", (long long)g->in_h,
+                   (long long)g->in_w);
+    oi__buf_puts(b, "                ");
+    oi__sy_param_name(b, y);
+    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_oy) * %lld + (size_t)oi_ox] = (float)(sum / %s);\n",
+                   (long long)g->out_h, (long long)g->out_w, include ? "(oi_ny * oi_nx)" : "oi_n");
+    oi__buf_printf(b, "                (void)oi_ny, (void)oi_nx, (void)oi_n;\n            }\n");
+}
+
+/* max_pool2d as conv.c's scalar loop (its vector rows give the same
+ * maxima): -inf, then every tap inside the plane, a NaN winning for good;
+ * global_avg_pool each plane's sum in double over its area, rounded once
+ * (conv.c sums in double too, in lanes: bounded, almost always equal). */
+static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *y = oi__sy_slot_of(s, pn->out);
+    const char *it = lang->index_type;
+    long long planes = (long long)(x->shape[0] * x->shape[1]);
+    if (pn->ir->op == OI_OP_global_avg_pool) {
+        long long area = (long long)oi__shape_numel(x->ndim - 2, x->shape + 2);
+        oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++) {\n        double sum = 0.0;\n", it, planes);
+        oi__buf_printf(b, "        for (%s i = 0; i < %lld; i++)\n            sum += (double)", it, area);
+        oi__sy_param_name(b, x);
+        oi__buf_printf(b, "[p * %lld + i];\n        ", area);
+        oi__sy_param_name(b, y);
+        if (area)
+            oi__buf_printf(b, "[p] = (float)(sum / %lld.0);\n    }\n", area);
+        else
+            oi__buf_puts(b, "[p] = NAN;\n        (void)sum;\n    }\n");
+        return;
+    }
+    const oi__sy_conv_geom *g = &k->conv;
+    if (pn->ir->op == OI_OP_avg_pool2d) {
+        oi__sy_render_avg_pool(b, s, lang, k);
+        return;
+    }
+    oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++)\n", it, planes);
+    oi__buf_printf(b, "        for (int64_t oi_oy = 0; oi_oy < %lld; oi_oy++)\n", (long long)g->out_h);
+    oi__buf_printf(b, "            for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n                float m = -INFINITY;\n",
+                   (long long)g->out_w);
+    oi__buf_printf(b, "                for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
+    oi__buf_printf(b, "                    const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h,
+                   (long long)g->p_h, (long long)g->d_h);
+    oi__buf_printf(b, "                    if (oi_iy < 0 || oi_iy >= %lld)\n                        continue;\n", (long long)g->in_h);
+    oi__buf_printf(b, "                    for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
+    oi__buf_printf(b, "                        const int64_t oi_ix = oi_ox * %lld - %lld + oi_kx * %lld;\n",
+                   (long long)g->s_w, (long long)g->p_w, (long long)g->d_w);
+    oi__buf_printf(b, "                        const float v = oi_ix < 0 || oi_ix >= %lld ? -INFINITY : ", (long long)g->in_w);
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_iy) * %lld + (size_t)oi_ix];\n", (long long)g->in_h,
+                   (long long)g->in_w);
+    oi__buf_puts(b, "                        if (m == m && (v > m || v != v)) /* once NaN, stays NaN */\n"
+                    "                            m = v;\n                    }\n                }\n                ");
+    oi__sy_param_name(b, y);
+    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_oy) * %lld + (size_t)oi_ox] = m;\n            }\n",
+                   (long long)g->out_h, (long long)g->out_w);
+}
+
+static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *w = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *y = oi__sy_slot_of(s, pn->out);
+    const char *it = lang->index_type;
+    long long out_sp = (long long)(g->out_h * g->out_w), rows = (long long)g->rows, mg = (long long)g->mg;
+    long long numel = (long long)oi__shape_numel(y->ndim, y->shape);
+    if (oi__sy_slot_stored(s, pn->out)) {
+        oi__buf_puts(b, "    float *oi_y = ");
+        oi__sy_param_name(b, y);
+        oi__buf_puts(b, ";\n");
+    } else {
+        oi__buf_printf(b, "    float oi_y[%lld];\n", numel);
+    }
+    oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
+    if (g->path != OI__SY_CONV_DEPTHWISE)
+        oi__buf_printf(b, "    float oi_pt[%lld];\n", (g->path == OI__SY_CONV_GEMM ? (long long)g->block : out_sp) * rows);
+    if (g->path == OI__SY_CONV_GEMM)
+        oi__buf_printf(b, "    float oi_bp_raw[%lld + 16];\n    float *oi_bp = oi_align64(oi_bp_raw);\n",
+                       (long long)((g->block + 31) / 32 * 32) * rows);
+    if (g->path == OI__SY_CONV_SKINNY) /* the dot kernels of the micro-kernel's ISA (12 x 32: AVX-512, 6 x 16: AVX2) */
+        oi__buf_puts(b, "    const int oi_isa = mk->mr == 12 ? 2 : mk->mr == 6 ? 1 : 0;\n    (void)oi_isa;\n");
+    if (g->path == OI__SY_CONV_SMALL || g->path == OI__SY_CONV_DEPTHWISE)
+        oi__buf_puts(b, "    (void)mk;\n");
+    oi__buf_printf(b, "    for (%s n = 0; n < %lld; n++)\n", it, (long long)g->batch);
+    oi__buf_printf(b, "    for (%s grp = 0; grp < %lld; grp++) {\n", it, (long long)g->group);
+    oi__buf_puts(b, "        const float *oi_xg = ");
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, " + (n * %lld + grp * %lld) * %lld;\n", (long long)g->in_c, (long long)g->cg,
+                   (long long)(g->in_h * g->in_w));
+    oi__buf_puts(b, "        const float *oi_wg = ");
+    oi__sy_param_name(b, w);
+    oi__buf_printf(b, " + grp * %lld;\n", mg * rows);
+    oi__buf_printf(b, "        float *oi_yg = oi_y + (n * %lld + grp * %lld) * %lld;\n", (long long)g->out_c, mg, out_sp);
+    if (g->path == OI__SY_CONV_SMALL)
+        oi__sy_render_conv_small(b, s, lang, k);
+    else if (g->path == OI__SY_CONV_SKINNY)
+        oi__sy_render_conv_skinny(b, s, lang, k);
+    else if (g->path == OI__SY_CONV_DEPTHWISE)
+        oi__sy_render_conv_depthwise(b, s, lang, k);
+    else
+        oi__sy_render_conv_gemm(b, s, lang, k);
+    oi__buf_puts(b, "    }\n");
+    if (arrlen(k->nodes) < 2)
+        return;
+    oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++) {\n", it, numel);
+    oi__buf_printf(b, "        %s v0 = (%s)oi_y[i]; /* ", lang->compute_float, lang->compute_float);
+    oi__sy_render_stmt(b, pn);
+    oi__buf_puts(b, " */\n");
+    for (int n = 1; n < (int)arrlen(k->nodes); n++)
+        oi__sy_ew_statement(b, s, lang, k, n, "i", 2);
+    oi__buf_puts(b, "        (void)v0;\n    }\n");
 }
 
 /* A split kernel's arguments in one struct, and the pool's entry point:
@@ -1385,6 +2012,9 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_NORM: oi__sy_render_norm(b, s, lang, kr); break;
         case OI__SY_K_ATTENTION: oi__sy_render_attention(b, s, lang, kr); break;
         case OI__SY_K_GATHER: oi__sy_render_gather(b, s, lang, kr); break;
+        case OI__SY_K_LAYOUT: oi__sy_render_layout(b, s, lang, kr); break;
+        case OI__SY_K_CONV: oi__sy_render_conv(b, s, lang, kr); break;
+        case OI__SY_K_POOL: oi__sy_render_pool(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->kind == OI__SY_K_GATHER)
@@ -1459,7 +2089,7 @@ static void oi__sy_render_round_slot(oi__buf *b, const oi__sy_schedule *s, const
 static void oi__sy_render_round_stored(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                        const char *prefix, const oi__sy_kernel *k, const oi__sy_param *params,
                                        int depth, const oi__sy_scope *scope) {
-    if (k->kind == OI__SY_K_COPY || k->kind == OI__SY_K_TRANSPOSE)
+    if (k->kind == OI__SY_K_COPY || k->kind == OI__SY_K_TRANSPOSE || k->kind == OI__SY_K_LAYOUT)
         return;
     for (int i = 0; i < (int)arrlen(params); i++)
         if (params[i].written && oi__sy_rounds_slot(s, params[i].slot))
@@ -1478,6 +2108,8 @@ static void oi__sy_render_args(oi__buf *b, const oi__sy_schedule *s, const oi__s
             oi__buf_puts(b, ", ");
         if (k->b_prepacked && params[i].slot == k->nodes[0]->inputs[1])
             oi__sy_render_packed_ptr(b, s, lang, params[i].slot, index, scope);
+        else if (k->b_transposed && params[i].slot == k->nodes[0]->inputs[1])
+            oi__sy_render_transposed_ptr(b, s, lang, params[i].slot, index, scope);
         else
             oi__sy_render_ptr(b, s, lang, params[i].slot, index, scope);
     }

@@ -55,6 +55,9 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_ATTENTION: return "attention";
     case OI__SY_K_ALL_FINITE: return "all_finite";
     case OI__SY_K_GATHER: return "gather";
+    case OI__SY_K_LAYOUT: return "layout";
+    case OI__SY_K_CONV: return "conv";
+    case OI__SY_K_POOL: return "pool";
     }
     return "?";
 }
@@ -168,6 +171,71 @@ static oi_status oi__sy_classify_gather(const oi__sy_schedule *s, const oi__pnod
     return OI_OK;
 }
 
+/* A slice or split of floats on the C target: a statement of an
+ * elementwise kernel that loads its input through the op's index map (an
+ * offset and strides, kernels/shape.c's oi__op_layout_map), so that the
+ * statements reading it fuse with it and the copy is never stored (Silero
+ * VAD's real and imaginary halves, its four LSTM gates). */
+static bool oi__sy_view_load(const oi__sy_schedule *s, const oi__pnode *pn) {
+    oi_op op = pn->ir->op;
+    const oi__slot *in = oi__sy_slot(s, pn->inputs[0]);
+    int64_t offset, strides[OI_MAX_DIMS];
+    return (op == OI_OP_slice || op == OI_OP_split) && !s->options.parallel_rows && oi__sy_float(in->dtype) &&
+           oi__sy_numel(oi__sy_slot(s, pn->out)) > 0 && /* an empty one copies nothing (render_layout) */
+           oi__op_layout_map(op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides) == OI_OK;
+}
+
+/* slice, split, squeeze, unsqueeze, pad, concat: copies, shapes known at
+ * synthesis time, any dtype the C target stores. squeeze and unsqueeze
+ * keep every element's order: a copy (COPY) as reshape. */
+static oi_status oi__sy_classify_layout(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    oi_op op = pn->ir->op;
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a slice, split, pad or concat over a shape known at run time only");
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+        if (pn->inputs[i] == pn->out)
+            return oi__sy_unsupported(pn, "a slice, split, pad or concat writing one of its inputs");
+    *kind = op == OI_OP_squeeze || op == OI_OP_unsqueeze ? OI__SY_K_COPY : OI__SY_K_LAYOUT;
+    if (oi__sy_view_load(s, pn)) /* the C target reads it through its index map (render.c) */
+        *kind = OI__SY_K_ELEMENTWISE;
+    return OI_OK;
+}
+
+/* conv1d/conv2d in f32 with shapes known at synthesis time, activation
+ * none or relu. */
+static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    const char *act = oi__sy_param_s(pn, "activation");
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+        if (oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32 || pn->inputs[i] == pn->out)
+            return oi__sy_unsupported(pn, "a convolution on a dtype other than f32, or writing one of its inputs");
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a convolution over a shape known at run time only");
+    if (act && strcmp(act, "none") != 0 && strcmp(act, "relu") != 0)
+        return oi__sy_unsupported(pn, "a convolution activation other than none or relu");
+    oi__conv_window w;
+    oi__op_sig in[3];
+    int n_in = (int)arrlen(pn->inputs) < 3 ? (int)arrlen(pn->inputs) : 3;
+    for (int i = 0; i < n_in; i++) {
+        const oi__slot *sl = oi__sy_slot(s, pn->inputs[i]);
+        in[i].dtype = sl->dtype;
+        in[i].ndim = sl->ndim;
+        memcpy(in[i].shape, sl->shape, sizeof in[i].shape);
+    }
+    if (oi__op_conv_window(pn->ir->op, pn->attrs, arrlenu(pn->attrs), in, (size_t)n_in, &w) != OI_OK)
+        return oi__sy_unsupported(pn, "a convolution whose window kernels/conv.c refuses");
+    *kind = OI__SY_K_CONV;
+    return OI_OK;
+}
+
+/* max_pool2d, avg_pool2d and global_avg_pool in f32, shapes known at
+ * synthesis time. */
+static oi_status oi__sy_classify_pool(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    if (oi__sy_any_dynamic(s, pn) || pn->inputs[0] == pn->out)
+        return oi__sy_unsupported(pn, "a pool over a shape known at run time only, or writing its input");
+    *kind = OI__SY_K_POOL;
+    return OI_OK;
+}
+
 /* Checks one op node and says which kernel kind runs it. */
 static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
@@ -201,6 +269,13 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_gemm(s, pn, kind);
     if (op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_attention)
         return oi__sy_classify_nn(s, pn, kind);
+    if (op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
+        op == OI_OP_concat)
+        return oi__sy_classify_layout(s, pn, kind);
+    if ((op == OI_OP_conv1d || op == OI_OP_conv2d) && in0->dtype == OI_DTYPE_F32)
+        return oi__sy_classify_conv(s, pn, kind);
+    if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
+        return oi__sy_classify_pool(s, pn, kind);
     if ((op == OI_OP_sum_axis || op == OI_OP_mean_axis) && in0->dtype == OI_DTYPE_F32) {
         *kind = OI__SY_K_REDUCE;
         return OI_OK;
@@ -272,10 +347,13 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
     /* a shape known at run time only: one statement per kernel */
     if (oi__sy_touches_dynamic(s, pn) || oi__sy_touches_dynamic(s, k->nodes[0]))
         return false;
-    if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL)
+    if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL && k->kind != OI__SY_K_CONV)
         return false;
     const oi__slot *shape = oi__sy_kernel_shape(s, k), *out = oi__sy_slot(s, pn->out);
     if (!oi__sy_same_shape(shape, out) || !oi__sy_float(out->dtype))
+        return false;
+    /* a view load reads its input at other elements: not one the kernel writes */
+    if (oi__sy_view_load(s, pn) && oi__sy_written_in(k, pn->inputs[0]))
         return false;
     if (k->kind == OI__SY_K_MATMUL && oi__sy_numel(out) / out->shape[out->ndim - 1] != shape->shape[0])
         return false;
@@ -297,6 +375,8 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
         for (int i = 0; i < (int)arrlen(m->inputs); i++) {
             if (m->inputs[i] != pn->out)
                 continue;
+            if ((k->kind == OI__SY_K_CONV && n == 0) || oi__sy_view_load(s, m))
+                return false; /* the conv, a view load read their inputs at other elements */
             bool matmul_operand = k->kind == OI__SY_K_MATMUL && n == 0;
             if (matmul_operand && (i >= 1 || !oi__sy_same_shape(oi__sy_slot(s, m->inputs[i]), shape)))
                 return false;
@@ -350,6 +430,68 @@ static bool oi__sy_use_packed(const oi__sy_schedule *s, const oi__pnode *pn) {
     return (m * n * k >= 4096 || gelu) && n <= 2048;
 }
 
+/* A layout kernel's index map (synth_internal.h), from the kernels' own
+ * code (oi__op_layout_map, oi__op_pad_map). */
+static oi_status oi__sy_plan_layout(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel *k) {
+    const oi__slot *in = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
+    oi_op op = pn->ir->op;
+    if (op == OI_OP_concat)
+        return OI_OK;
+    if (op == OI_OP_pad) {
+        int64_t total = 0, *maps[OI_MAX_DIMS];
+        for (int d = 0; d < out->ndim; d++)
+            total += out->shape[d];
+        if (!arrsetlen(k->index_map, total))
+            return OI_ERROR_OUT_OF_MEMORY;
+        for (int d = 0, at = 0; d < out->ndim; at += (int)out->shape[d], d++)
+            maps[d] = k->index_map + at;
+        if (oi__op_pad_map(pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, maps) != OI_OK)
+            return oi__sy_unsupported(pn, "a pad whose settings kernels/shape.c refuses");
+        return OI_OK;
+    }
+    int64_t offset = 0, strides[OI_MAX_DIMS];
+    if (oi__op_layout_map(op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides) != OI_OK)
+        return oi__sy_unsupported(pn, "a slice or split whose settings kernels/shape.c refuses");
+    if (!arrput(k->index_map, offset))
+        return OI_ERROR_OUT_OF_MEMORY;
+    for (int d = 0; d < out->ndim; d++)
+        if (!arrput(k->index_map, strides[d]))
+            return OI_ERROR_OUT_OF_MEMORY;
+    return OI_OK;
+}
+
+/* A conv kernel's window, as kernels/conv.c computes it (classify checked it). */
+static void oi__sy_plan_conv(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel *k) {
+    oi__op_sig in[3];
+    int n_in = (int)arrlen(pn->inputs) < 3 ? (int)arrlen(pn->inputs) : 3;
+    for (int i = 0; i < n_in; i++) {
+        const oi__slot *sl = oi__sy_slot(s, pn->inputs[i]);
+        in[i].dtype = sl->dtype;
+        in[i].ndim = sl->ndim;
+        memcpy(in[i].shape, sl->shape, sizeof in[i].shape);
+    }
+    oi__conv_window w;
+    oi__sy_conv_geom *g = &k->conv;
+    if (oi__op_conv_window(pn->ir->op, pn->attrs, arrlenu(pn->attrs), in, (size_t)n_in, &w) != OI_OK)
+        return;
+    bool two = w.s == 2;
+    g->batch = w.batch, g->in_c = w.in_c, g->out_c = w.out_c, g->group = w.group;
+    g->cg = w.in_c / w.group, g->mg = w.out_c / w.group;
+    g->in_h = two ? w.in[0] : 1, g->out_h = two ? w.out[0] : 1, g->k_h = two ? w.kernel[0] : 1;
+    g->s_h = two ? w.stride[0] : 1, g->p_h = two ? w.pad_b[0] : 0, g->d_h = two ? w.dil[0] : 1;
+    g->in_w = w.in[w.s - 1], g->out_w = w.out[w.s - 1], g->k_w = w.kernel[w.s - 1];
+    g->s_w = w.stride[w.s - 1], g->p_w = w.pad_b[w.s - 1], g->d_w = w.dil[w.s - 1];
+    g->pe_h = two ? w.pad_e[0] : 0, g->pe_w = w.pad_e[w.s - 1];
+    g->rows = g->cg * g->k_h * g->k_w;
+    int64_t out_sp = g->out_h * g->out_w;
+    g->path = g->group == g->in_c && g->group > 1 ? OI__SY_CONV_DEPTHWISE /* conv.c's oi__conv_is_depthwise */
+              : g->mg * out_sp * g->rows <= 4096 ? OI__SY_CONV_SMALL
+              : out_sp <= 4 && g->mg > out_sp ? OI__SY_CONV_SKINNY : OI__SY_CONV_GEMM;
+    /* a block's patches and their packed copy stay on the stack (~256 KB) */
+    g->block = out_sp * g->rows <= 32768 ? out_sp : 32768 / g->rows / 32 * 32;
+    g->block = g->block >= 32 ? g->block : out_sp < 32 ? out_sp : 32;
+}
+
 static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_step **steps) {
     oi__sy_schedule *s = b->s;
     oi__sy_kernel_kind kind = OI__SY_K_ELEMENTWISE;
@@ -371,10 +513,20 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
     s->packed_gemm |= k.packed;
     if (kind == OI__SY_K_ATTENTION)
         oi__sy_attention_plain(s, &k, pn);
-    if (!arrput(k.nodes, pn))
-        return OI_ERROR_OUT_OF_MEMORY;
-    if (!arrput(s->kernels, k)) {
+    if (kind == OI__SY_K_LAYOUT && (st = oi__sy_plan_layout(s, pn, &k)) != OI_OK) {
+        arrfree(k.index_map);
+        return st;
+    }
+    if (kind == OI__SY_K_POOL && pn->ir->op != OI_OP_global_avg_pool)
+        oi__sy_plan_conv(s, pn, &k); /* the window */
+    if (kind == OI__SY_K_CONV) {
+        oi__sy_plan_conv(s, pn, &k);
+        k.packed = true; /* oi_gemm.h's dot kernels and micro-kernels */
+        s->packed_gemm = true;
+    }
+    if (!arrput(k.nodes, pn) || !arrput(s->kernels, k)) {
         arrfree(k.nodes);
+        arrfree(k.index_map);
         return OI_ERROR_OUT_OF_MEMORY;
     }
     oi__sy_step step;
@@ -883,6 +1035,7 @@ static oi_status oi__sy_drop_folded(oi__sy_schedule *s) {
     for (int k = 0; k < n; k++) {
         if (!used[k]) {
             arrfree(s->kernels[k].nodes);
+            arrfree(s->kernels[k].index_map);
             continue;
         }
         new_id[k] = kept;
@@ -1064,6 +1217,13 @@ static oi_status oi__sy_settle(oi__sy_schedule *s, const oi__pnode *pn, int slot
     return OI_OK;
 }
 
+/* Ops classify takes with shapes known at synthesis time only. */
+static bool oi__sy_static_shape_op(oi_op op) {
+    return op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
+           op == OI_OP_concat || op == OI_OP_conv1d || op == OI_OP_conv2d || op == OI_OP_max_pool2d ||
+           op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool;
+}
+
 /* The shape an op makes of its inputs' current shapes. */
 static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_shape *out) {
     oi__sy_shape in[8];
@@ -1085,7 +1245,7 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         return OI_OK;
     }
     if (op == OI_OP_gemm || op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm ||
-        op == OI_OP_attention) { /* static shapes only (classify): the declared one */
+        op == OI_OP_attention || oi__sy_static_shape_op(op)) { /* static shapes only (classify): the declared one */
         const oi__slot *o = oi__sy_slot(s, pn->out);
         out->ndim = o->ndim;
         memcpy(out->dims, o->shape, sizeof out->dims);
@@ -1559,7 +1719,9 @@ static void oi__sy_estimate(oi__sy_schedule *s) {
                     kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->inputs[i]));
             if (s->buffers[pn->out].home != OI__SY_NONE)
                 kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->out));
-            if (n == 0 && kr->kind == OI__SY_K_MATMUL)
+            if (n == 0 && kr->kind == OI__SY_K_CONV)
+                kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)kr->conv.rows;
+            else if (n == 0 && kr->kind == OI__SY_K_MATMUL)
                 kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)oi__sy_slot(s, pn->inputs[0])->shape[1];
             else if (kr->kind == OI__SY_K_ATTENTION && n == kr->lead) {
                 const oi__slot *q = oi__sy_slot(s, pn->inputs[0]), *kk = oi__sy_slot(s, pn->inputs[1]);
@@ -1708,10 +1870,36 @@ static void oi__sy_plan_tiles(oi__sy_schedule *s) {
     s->tiles_from_device = l1 || l2;
 }
 
+/* A matmul of at most 4 rows (a streaming model's one token or frame)
+ * whose B is a model tensor: a 12 x 32 register tile would be mostly
+ * padding, so, as gemm.c's skinny path, dot products of each row of A with
+ * each column of B, which is transposed once at open (rows of B^T
+ * contiguous along k) for gemm.c's dot kernels. */
+static bool oi__sy_plan_skinny(oi__sy_schedule *s, oi__sy_kernel *k) {
+    if (k->kind != OI__SY_K_MATMUL || !k->packed || k->nodes[0]->ir->op != OI_OP_matmul)
+        return false;
+    const oi__slot *a = oi__sy_slot(s, k->nodes[0]->inputs[0]), *c = oi__sy_slot(s, k->nodes[0]->out);
+    if (a->dynamic_shape || c->dynamic_shape || c->shape[0] > 4 || !oi__sy_can_prepack(s, k))
+        return false;
+    oi__sy_buffer *b = &s->buffers[k->nodes[0]->inputs[1]];
+    k->b_transposed = true;
+    k->tasks = 1;
+    if (b->transposed)
+        return true;
+    const oi__slot *sl = oi__sy_slot(s, b->slot);
+    b->transposed = true;
+    b->transposed_bytes = ((uint64_t)(sl->shape[0] * sl->shape[1]) * sizeof(float) + 63) / 64 * 64;
+    b->transposed_offset = s->packed_bytes;
+    s->packed_bytes += b->transposed_bytes * (uint64_t)(b->home == OI__SY_PREFIX ? arrlen(b->tensors) : 1);
+    return true;
+}
+
 static void oi__sy_plan_packing(oi__sy_schedule *s) {
     oi__sy_plan_tiles(s);
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         oi__sy_kernel *kr = &s->kernels[k];
+        if (oi__sy_plan_skinny(s, kr))
+            continue;
         oi__sy_plan_tasks(s, kr);
         s->threaded |= kr->tasks > 1;
         if (!kr->b_prepacked)
@@ -1819,8 +2007,10 @@ static void oi__sy_steps_free(oi__sy_step *steps) {
 }
 
 void oi__sy_schedule_free(oi__sy_schedule *s) {
-    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         arrfree(s->kernels[k].nodes);
+        arrfree(s->kernels[k].index_map);
+    }
     arrfree(s->kernels);
     oi__sy_steps_free(s->steps);
     for (int i = 0; i < (int)arrlen(s->buffers); i++)

@@ -25,8 +25,28 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_TRANSPOSE,   /* transpose: an index map                            */
     OI__SY_K_NORM,        /* layer_norm over the last axis                      */
     OI__SY_K_ATTENTION,   /* softmax(scale q k^T + mask) v per (batch, head)    */
-    OI__SY_K_GATHER       /* gather: slabs of data picked by integer indices    */
+    OI__SY_K_GATHER,      /* gather: slabs of data picked by integer indices    */
+    OI__SY_K_LAYOUT,      /* slice, split, squeeze, unsqueeze, pad, concat: copies by an index map */
+    OI__SY_K_CONV,        /* conv1d/conv2d: patches x weights, elementwise epilogue fused */
+    OI__SY_K_POOL         /* max_pool2d, avg_pool2d (their window in conv), global_avg_pool */
 } oi__sy_kernel_kind;
+
+/* A conv's window, as kernels/conv.c reads it (1 or 2 spatial dims; a 1-D
+ * conv is one row high): per image and group, y[mg, out_h * out_w] =
+ * w[mg, rows] x patches[rows, out_h * out_w], rows = cg * k_h * k_w. */
+typedef struct oi__sy_conv_geom {
+    int64_t batch, in_c, out_c, group, cg, mg, rows;
+    int64_t in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, p_h, p_w, d_h, d_w;
+    int64_t pe_h, pe_w; /* the end padding (avg_pool2d's count_include_pad) */
+    /* How, as gemm.c would multiply it: OI__SY_CONV_SMALL (at most 4096
+     * multiply-adds: its plain loop), _SKINNY (at most 4 positions, more
+     * channels: its dot kernels, which the simulator runs there), _GEMM
+     * (blocks of `block` positions packed, the micro-kernels), _DEPTHWISE
+     * (one input channel per group: conv.c's direct loop). */
+    int path;
+    int64_t block;
+} oi__sy_conv_geom;
+enum { OI__SY_CONV_SMALL, OI__SY_CONV_SKINNY, OI__SY_CONV_GEMM, OI__SY_CONV_DEPTHWISE };
 
 typedef struct oi__sy_kernel {
     int id;
@@ -43,6 +63,8 @@ typedef struct oi__sy_kernel {
     int tasks;
     int64_t task_rows, task_cols;
     bool b_prepacked;        /* MATMUL: B is a model tensor packed at open    */
+    bool b_transposed;       /* MATMUL: at most 4 rows of A and B a model tensor
+                                transposed at open: gemm.c's dot kernels      */
     /* The statement that says what the kernel computes: nodes[lead]. 0 but
      * for an ATTENTION whose reshape/transpose views were folded into its
      * indexing: those statements are in `nodes` too, in program order. */
@@ -52,7 +74,16 @@ typedef struct oi__sy_kernel {
      * of the operand's four dims in it (the last one is 1). */
     int view_slot[4];
     int64_t view_stride[4][4];
+    /* LAYOUT: where each output element comes from (oi__op_layout_map,
+     * oi__op_pad_map): slice/split/squeeze/unsqueeze the input offset then
+     * one stride per output dim; pad per output dim its source index along
+     * that dim for each position (-1: the fill), dims one after another;
+     * concat nothing (the inputs follow one another along the axis).
+     * stb array. */
+    int64_t *index_map;
+    oi__sy_conv_geom conv; /* CONV: its window */
 } oi__sy_kernel;
+
 
 /* The statement that says what kernel k computes. */
 static inline const oi__pnode *oi__sy_kernel_lead(const oi__sy_kernel *k) { return k->nodes[k->lead]; }
@@ -119,6 +150,11 @@ typedef struct oi__sy_buffer {
      * ctx->packed at packed_offset, packed_bytes per entry */
     bool prepacked;
     uint64_t packed_offset, packed_bytes;
+    /* MODEL/PREFIX read as a skinny matmul's B: transposed once at open
+     * (each entry [N, K] row-major) into ctx->packed at transposed_offset,
+     * transposed_bytes per entry */
+    bool transposed;
+    uint64_t transposed_offset, transposed_bytes;
     int64_t inner;        /* elements per leading index                   */
 } oi__sy_buffer;
 

@@ -2,14 +2,14 @@
 """Parity of the synthesized C with the simulator, one example per run.
 
     check_examples.py OPENINFER EXPORTER NAME [--steps N] [--exact] [--tsan]
-                      [--precision f16|bf16] [--model FILE [--inputs DIR]]
+                      [--precision f16|bf16] [--model FILE] [--inputs DIR]
 
 EXPORTER (export_example.c built for the example) writes the graph, a
 model, seeded inputs and the simulator's values after N steps. The test
 then runs `openinfer synth`, copies the emitted folder alone into an empty
 directory (no include path into the repository), builds it with
 `make CFLAGS='-std=c11 -Wall -Wextra -pedantic -Werror'`, compiles it again
-as C++17 (-Werror), runs the driver over N steps with the same inputs and
+with clang where there is one and as C++17 (-Werror), runs the driver over N steps with the same inputs and
 fetches every variable the emitted code keeps (plan.json's variables in
 the state, the model or kept in the arena). Integers and bools must be
 equal; floats within 1e-5 relative (fusion and the matmul's order change
@@ -28,7 +28,8 @@ report fails the test (exit 77, skipped, without clang's TSan).
 
 --model FILE: a model made elsewhere (a real model's importer) instead of
 the exporter's; --inputs DIR: the dynamic variables' values from DIR/VAR.npy
-(valid token ids, a padding mask) instead of seeded ones (check_minilm.py).
+instead of seeded ones (check_minilm.py: valid token ids and a padding
+mask; check_silero_vad.py: a chunk of real speech).
 
 --precision f16|bf16: the simulator's values come from OPENINFER_PRECISION
 set to it, and the folder is synthesized for examples/devices/
@@ -184,7 +185,9 @@ def main():
     if "--steps" in args:
         steps = int(args[args.index("--steps") + 1])
     cli, exporter, name = args[0], args[1], args[2]
-    given = [os.path.abspath(args[args.index(flag) + 1]) for flag in ("--model", "--inputs") if flag in args]
+    given = [os.path.abspath(args[args.index(flag) + 1]) if flag in args else "-" for flag in ("--model", "--inputs")]
+    given = given[:1] if given[1] == "-" else given  # the exporter's MODEL ("-": its own) [INPUTS]
+    given = [] if given == ["-"] else given
     work = tempfile.mkdtemp(prefix="synth_%s_" % name)
     try:
         run([exporter, work, str(steps)] + given, env=env)
@@ -198,6 +201,10 @@ def main():
         alone = os.path.join(work, "alone")
         shutil.copytree(gen, alone)
         run(["make", "-C", alone, "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror"])
+        clang = shutil.which("clang")
+        if clang:  # clang warns where GCC does not (an unused static inline in the .c)
+            run([clang, "-O2", "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-c",
+                 os.path.join(alone, prog + ".c"), "-o", os.path.join(work, prog + "_clang.o")], cwd=alone)
         cxx = shutil.which("c++") or shutil.which("g++")
         if cxx:
             run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-x", "c++",

@@ -12,8 +12,9 @@
  * the emitted code keeps). Without a model builder of its own, the model
  * holds B = 16 and a seeded f32[B] tensor `a` (minimal's model).
  * MODEL: a model file made elsewhere (a real model's importer), linked as
- * DIR/model.oinf; INPUTS: a folder of VAR.npy that replace the seeded
- * values (token ids and masks a model needs valid). */
+ * DIR/model.oinf ("-": the exporter's own); INPUTS: a folder of VAR.npy
+ * that replace the seeded values (token ids and masks a model needs valid,
+ * a chunk of real speech). */
 #define main oi_example_main
 #include OI_EXAMPLE_FILE
 #undef main
@@ -198,7 +199,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s DIR STEPS [MODEL [INPUTS]]\n", argv[0]);
         return 2;
     }
-    const char *dir = argv[1], *model_file = argc > 3 ? argv[3] : NULL, *inputs = argc > 4 ? argv[4] : NULL;
+    const char *dir = argv[1], *model_file = argc > 3 && strcmp(argv[3], "-") != 0 ? argv[3] : NULL;
+    const char *inputs = argc > 4 ? argv[4] : NULL;
     int steps = atoi(argv[2]);
     char *graph_path = path_in(dir, "graph.json", ""), *model_path = path_in(dir, "model.oinf", "");
     char *in_dir = path_in(dir, "in", ""), *sim_dir = path_in(dir, "sim", "");

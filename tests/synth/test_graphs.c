@@ -20,9 +20,23 @@
  *                  another task has overwritten); gathers of f16 data (a model
  *                  tensor, an input, a constant with @init) and a transpose of
  *                  the result (f16 is stored, never computed); its model
- *                  gather_attn_model */
+ *                  gather_attn_model
+ *   conv_ops       conv2d with padding, strides and relu (gemm.c's plain loop),
+ *                  conv2d in 2 groups with dilation over 2 images (the
+ *                  micro-kernels) with a fused epilogue, conv1d over 3
+ *                  positions (the dot kernels, 23 channels: a tail), pad
+ *                  (reflect, constant with a crop, edge on one axis), slice
+ *                  with negative steps, concat of three, split, unsqueeze and
+ *                  squeeze, a depthwise conv2d (2 outputs per channel, stride
+ *                  2 by 1, relu), max_pool2d (ceil_mode, padding),
+ *                  avg_pool2d (with and without the padding counted),
+ *                  global_avg_pool
+ *   skinny_prefix  matmuls of 2 rows by the entries of a prefix table W(l)
+ *                  (70 x 70: gemm.c's dot kernels over each entry transposed
+ *                  at open, tails of channels and of k), a fused epilogue */
 #include "../../openinfer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 OI_GRAPH(int_ops,
@@ -147,6 +161,43 @@ OI_GRAPH(gather_attn,
   )
 )
 
+OI_GRAPH(conv_ops,
+  OI_DYNAMIC(
+    OI_VAR(x1, f32[1, 2, 5, 5]) OI_VAR(w1, f32[3, 2, 3, 3]) OI_VAR(b1, f32[3])
+    OI_VAR(x2, f32[2, 4, 9, 10]) OI_VAR(w2, f32[6, 2, 3, 3]) OI_VAR(b2, f32[6])
+    OI_VAR(x3, f32[1, 32, 6]) OI_VAR(w3, f32[23, 32, 3])
+    OI_VAR(v, f32[3, 7]) OI_VAR(wd, f32[8, 1, 3, 3]) OI_VAR(bd, f32[8])
+  )
+  OI_VOLATILE(
+    OI_VAR(y1, f32[1, 3, 3, 3]) OI_VAR(y2, f32[2, 6, 9, 10]) OI_VAR(y3, f32[1, 23, 3])
+    OI_VAR(pr, f32[5, 11]) OI_VAR(pc, f32[4, 6]) OI_VAR(pe, f32[3, 9]) OI_VAR(rev, f32[3, 3])
+    OI_VAR(cat, f32[3, 19]) OI_VAR(mid, f32[3, 3]) OI_VAR(sq, f32[1, 3, 7]) OI_VAR(us, f32[3, 7])
+    OI_VAR(dw, f32[2, 8, 5, 10]) OI_VAR(mp, f32[2, 4, 5, 6]) OI_VAR(gap, f32[2, 8, 1, 1])
+    OI_VAR(ap, f32[2, 4, 5, 5]) OI_VAR(ap2, f32[1, 2, 3, 3])
+  )
+  OI_BLOCK(entry,
+    OI_OP(conv2d, x1, w1, b1, pads=[1, 1, 1, 1], strides=[2, 2], activation="relu") OI_TO(y1)
+    OI_OP(conv2d, x2, w2, b2, pads=[2, 1, 2, 1], dilations=[2, 1], group=2) OI_TO(y2)
+    OI_OP(mul, y2, y2) OI_TO(y2)
+    OI_OP(relu, y2) OI_TO(y2)
+    OI_OP(conv1d, x3, w3, pads=[1, 1], strides=[2]) OI_TO(y3)
+    OI_OP(pad, v, pads=[1, 2, 1, 2], mode="reflect") OI_TO(pr)
+    OI_OP(pad, v, pads=[1, -1, 0, 0], value=1.5) OI_TO(pc)
+    OI_OP(pad, v, pads=[0, 2], axes=[1], mode="edge") OI_TO(pe)
+    OI_OP(slice, v, starts=[-1, 6], ends=[-100, 0], axes=[0, 1], steps=[-1, -2]) OI_TO(rev)
+    OI_OP(concat, pe, v, rev, axis=1) OI_TO(cat)
+    OI_OP(split, v, axis=1, sizes=[2, 3, 2], index=1) OI_TO(mid)
+    OI_OP(unsqueeze, v, axes=[0]) OI_TO(sq)
+    OI_OP(squeeze, sq, axes=[0]) OI_TO(us)
+    OI_OP(conv2d, x2, wd, bd, pads=[1, 1, 1, 1], strides=[2, 1], group=4, activation="relu") OI_TO(dw)
+    OI_OP(max_pool2d, x2, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1) OI_TO(mp)
+    OI_OP(global_avg_pool, dw) OI_TO(gap)
+    OI_OP(avg_pool2d, x2, kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1], count_include_pad=1) OI_TO(ap)
+    OI_OP(avg_pool2d, x1, kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1) OI_TO(ap2)
+    OI_RETURN()
+  )
+)
+
 /* gather_attn's model: Wsq [384, 384] and bsq [384], seeded; emb16, an
  * f16 [6, 4] table of halves 1 + i/1024 (their bits). */
 oi_model *gather_attn_model(uint8_t **bytes);
@@ -172,4 +223,47 @@ oi_model *gather_attn_model(uint8_t **bytes) {
     oi_writer_free(w);
     free(v);
     return bad ? NULL : oi_model_open_memory(*bytes, size);
+}
+
+OI_GRAPH(skinny_prefix,
+  OI_DYNAMIC( OI_VAR(x, f32[B, D]) )
+  OI_VOLATILE( OI_VAR(W(l), f32[D, D], @pattern("sk.w.{l}")) OI_VAR(h, f32[B, D]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(u, f32[B, D])
+    OI_TRANSFER(x, h)
+    OI_LOOP(layers, l, 0..L,
+      OI_OP(matmul, h, W[l]) OI_TO(u)
+      OI_OP(tanh, u) OI_TO(u)
+      OI_OP(add, h, u) OI_TO(h)
+    )
+    OI_RETURN()
+  )
+)
+
+/* skinny_prefix's model: B = 2, D = 70, L = 3 seeded entries sk.w.0..2. */
+oi_model *skinny_model(uint8_t **bytes);
+oi_model *skinny_model(uint8_t **bytes) {
+    enum { B = 2, D = 70, L = 3 };
+    static float m[D * D];
+    uint64_t dims[2] = {D, D};
+    uint32_t state = 99;
+    oi_writer *w = oi_writer_new();
+    if (!w)
+        return NULL;
+    oi_writer_add_sizevar(w, "B", B);
+    oi_writer_add_sizevar(w, "D", D);
+    oi_writer_add_sizevar(w, "L", L);
+    for (int l = 0; l < L; l++) {
+        char name[32];
+        for (int i = 0; i < D * D; i++) {
+            state = state * 1664525u + 1013904223u;
+            m[i] = ((float)(state >> 8) / 16777216.0f - 0.5f) * 0.3f;
+        }
+        snprintf(name, sizeof name, "sk.w.%d", l);
+        oi_writer_add_tensor(w, name, OI_DTYPE_F32, 2, dims, m, NULL);
+    }
+    size_t size = 0;
+    oi_status st = oi_writer_to_memory(w, 2, bytes, &size);
+    oi_writer_free(w);
+    return st == OI_OK ? oi_model_open_memory(*bytes, size) : NULL;
 }

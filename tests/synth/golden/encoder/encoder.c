@@ -241,7 +241,7 @@ static const oi_micro *oi_micro_select(void) {
     return &oi_micros[0];
 }
 
-static float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+static inline float *oi_align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
 
 /* B (value v of step p at b[v * v_stride + p * p_stride]: k steps, n
  * values) in gemm.c's packed layout, by gemm.c's packing; dst 64-byte

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""synth_silero_vad: the real Silero VAD (examples/models/silero_vad) synthesized for the C target.
+
+    check_silero_vad.py OPENINFER EXPORTER MODEL [--steps N]
+
+Imports the weights from the installed package (silero-vad) into MODEL, the path EXPORTER
+(export_example.c built for silero_vad.c) reads, takes the chunk of reference/clip.wav where the
+reference says speech is likeliest (512 samples in [-1, 1]), and runs check_examples.py with it:
+the folder built alone (-Werror, C11 and C++17), N steps (default 5: the LSTM state, the
+remembered context and the conv features carried from chunk to chunk), every kept value within
+1e-5 relative (1e-6 absolute) of the simulator's. Exit 77 (skipped) without the package or `onnx`.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import wave
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+VAD = os.path.join(ROOT, "examples", "models", "silero_vad")
+sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
+from model_test import SKIPPED, import_model, missing  # noqa: E402
+
+
+def speech_chunk() -> np.ndarray:
+    """The clip's 512-sample chunk with the highest reference probability, as [1, 512] f32."""
+    with wave.open(os.path.join(VAD, "reference", "clip.wav")) as w:
+        x = np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.float32) / 32768
+    k = int(np.argmax(np.load(os.path.join(VAD, "reference", "probs.npy"))))
+    return np.ascontiguousarray(x[k * 512:(k + 1) * 512].reshape(1, 512))
+
+
+def main() -> int:
+    cli, exporter, model = sys.argv[1:4]
+    steps = sys.argv[sys.argv.index("--steps") + 1] if "--steps" in sys.argv else "5"
+    if missing("silero_vad", "onnx"):
+        print("skipped: needs pip install --no-deps silero-vad==6.2.3, and onnx (to read its weights)")
+        return SKIPPED
+    import_model(model, os.path.join(VAD, "import_silero_vad.py"))
+    with tempfile.TemporaryDirectory() as given:
+        np.save(os.path.join(given, "chunk.npy"), speech_chunk())
+        return subprocess.run([sys.executable, os.path.join(HERE, "check_examples.py"), cli, exporter, "silero_vad",
+                               "--steps", steps, "--inputs", given]).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
