@@ -978,7 +978,63 @@ static void oi__row_rope(const oi__rows *r, int64_t lane, const double *x, doubl
         y[i] = x[i];
 }
 
+/* A decode step ropes q and k of every layer at the same position: the
+ * last position's table, kept per thread, serves them all. */
+#define OI__ROPE_CACHE_HALF 256
+typedef struct oi__rope_cache {
+    double theta, position;
+    int64_t rot;
+    bool valid;
+    double cos_table[OI__ROPE_CACHE_HALF], sin_table[OI__ROPE_CACHE_HALF];
+} oi__rope_cache;
+static OI__THREAD_LOCAL oi__rope_cache oi__rope_last;
+
+/* One position, dense f32 x and y: the table from the cache (or made into
+ * it) and the pairs rotated in place of the row machinery, with the same
+ * double arithmetic as oi__row_rope. False: not that case. */
+static bool oi__rope_one_position(const oi__kernel_args *k, int64_t rot, bool interleaved, double theta) {
+    const oi__tensor *x = k->in[0], *pos = k->in[1];
+    oi__tensor *out = k->out;
+    int64_t half = rot / 2, dim = x->shape[x->ndim - 1];
+    if (oi__shape_numel(pos->ndim, pos->shape) != 1 || half > OI__ROPE_CACHE_HALF || x->dtype != OI_DTYPE_F32 ||
+        out->dtype != OI_DTYPE_F32 || !oi__tensor_is_contiguous(x) || !oi__tensor_is_contiguous(out))
+        return false;
+    double p = (double)oi__load_i64(pos->dtype, oi__op_cdata(pos), pos->offset);
+    oi__rope_cache *c = &oi__rope_last;
+    if (!c->valid || c->theta != theta || c->rot != rot || c->position != p) {
+        for (int64_t i = 0; i < half; i++) {
+            double angle = p * pow(theta, -2.0 * (double)i / (double)rot);
+            c->cos_table[i] = cos(angle);
+            c->sin_table[i] = sin(angle);
+        }
+        c->theta = theta, c->rot = rot, c->position = p, c->valid = true;
+    }
+    const float *xs = (const float *)oi__op_cdata(x) + x->offset;
+    float *ys = (float *)oi__tensor_data(out) + out->offset;
+    int64_t lanes = dim ? oi__shape_numel(x->ndim, x->shape) / dim : 0;
+    for (int64_t l = 0; l < lanes; l++) {
+        const float *xr = xs + l * dim;
+        float *yr = ys + l * dim;
+        for (int64_t i = 0; i < half; i++) {
+            int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+            double x1 = xr[a], x2 = xr[b];
+            yr[a] = (float)(x1 * c->cos_table[i] - x2 * c->sin_table[i]);
+            yr[b] = (float)(x2 * c->cos_table[i] + x1 * c->sin_table[i]);
+        }
+        if (yr != xr)
+            for (int64_t i = rot; i < dim; i++)
+                yr[i] = xr[i];
+    }
+    return true;
+}
+
 static oi_status oi__nn_rope(const oi__kernel_args *k) {
+    {
+        int64_t dim = k->in[0]->shape[k->in[0]->ndim - 1];
+        int64_t rot = oi__op_param_i64(k, "rotary_dim") ? oi__op_param_i64(k, "rotary_dim") : dim;
+        if (oi__rope_one_position(k, rot, oi__op_param_bool(k, "interleaved"), oi__op_param_f64(k, "theta")))
+            return OI_OK;
+    }
     oi__rows r;
     oi__rows_start(&r, k, NULL, oi__row_rope);
     const oi__tensor *x = k->in[0], *pos = k->in[1];
