@@ -273,6 +273,51 @@ void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx,
     pthread_mutex_unlock(&pool->run_lock);
 }
 
+/* ---- parts pinned to threads ---- */
+typedef struct oi__threadpool_parts {
+    void (*fn)(void *ctx, int part, int thread);
+    void *ctx;
+    int n_parts;
+    int claimed[OI__THREADPOOL_MAX_PARTS];
+} oi__threadpool_parts;
+
+/* Claims part p; false if another call has it. */
+static bool oi__threadpool_claim_part(oi__threadpool_parts *parts, int p) {
+#if OI__THREADPOOL_CAN_SPIN
+    return __atomic_exchange_n(&parts->claimed[p], 1, __ATOMIC_ACQ_REL) == 0;
+#else
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    bool mine = parts->claimed[p] == 0;
+    parts->claimed[p] = 1;
+    pthread_mutex_unlock(&lock);
+    return mine;
+#endif
+}
+
+/* One task per part: its own part when the thread's is free, else the
+ * first free one (there is always one: as many tasks as parts). */
+static void oi__threadpool_part_task(void *ctx, int task, int thread) {
+    oi__threadpool_parts *parts = (oi__threadpool_parts *)ctx;
+    (void)task;
+    int p = thread < parts->n_parts && oi__threadpool_claim_part(parts, thread) ? thread : -1;
+    for (int q = 0; p < 0 && q < parts->n_parts; q++)
+        if (oi__threadpool_claim_part(parts, q))
+            p = q;
+    if (p >= 0)
+        parts->fn(parts->ctx, p, thread);
+}
+
+void oi__threadpool_run_parts(oi__threadpool *pool, int n_parts, void (*fn)(void *ctx, int part, int thread),
+                              void *ctx) {
+    if (n_parts > OI__THREADPOOL_MAX_PARTS || n_parts > oi__threadpool_size(pool)) {
+        oi__threadpool_run(pool, n_parts, fn, ctx); /* not pinned, still every part */
+        return;
+    }
+    oi__threadpool_parts parts = {.fn = fn, .ctx = ctx, .n_parts = n_parts};
+    oi__threadpool_run(pool, n_parts, oi__threadpool_part_task, &parts);
+}
+
 /* ---- the process-wide pool, for callers without an executor ---- */
 static pthread_once_t oi__default_pool_once = PTHREAD_ONCE_INIT;
 static oi__threadpool *oi__default_pool;
