@@ -55,6 +55,7 @@ struct oi__threadpool {
     unsigned finished_tasks;
     unsigned generation;  /* bumped per job: wakes the workers */
     bool shutdown;
+    int parts_inline;     /* oi__threadpool_run_parts: calls left to run on the caller alone */
 };
 
 /* The pool whose job this thread is running, so a task that calls
@@ -273,12 +274,26 @@ void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx,
     pthread_mutex_unlock(&pool->run_lock);
 }
 
-/* ---- parts pinned to threads ---- */
+/* ---- parts pinned to threads ----
+ * A part waits for its thread only while that thread keeps up. When the
+ * caller waited long for the others after its own part (a worker
+ * descheduled mid-part: its core is busy with another process), the next
+ * OI__THREADPOOL_PARTS_BACKOFF calls run every part on the caller, which
+ * then never waits for a core it does not get; after them, parts are
+ * pinned again. A part that another thread had to take (its own took its
+ * task late, which costs the caller nothing but the locality) turns the
+ * pinning off for a few calls only. */
+#define OI__THREADPOOL_PARTS_BACKOFF 1024
+#define OI__THREADPOOL_PARTS_SHORT_BACKOFF 16
+#define OI__THREADPOOL_PARTS_WAIT_NS 50000 /* 50 us: more than a whole part of the ops this serves */
+
 typedef struct oi__threadpool_parts {
     void (*fn)(void *ctx, int part, int thread);
     void *ctx;
     int n_parts;
     int claimed[OI__THREADPOOL_MAX_PARTS];
+    bool moved;             /* a part ran on a thread other than its own */
+    int64_t caller_done_ns; /* when the caller finished its last part */
 } oi__threadpool_parts;
 
 /* Claims part p; false if another call has it. */
@@ -304,8 +319,13 @@ static void oi__threadpool_part_task(void *ctx, int task, int thread) {
     for (int q = 0; p < 0 && q < parts->n_parts; q++)
         if (oi__threadpool_claim_part(parts, q))
             p = q;
-    if (p >= 0)
-        parts->fn(parts->ctx, p, thread);
+    if (p < 0)
+        return;
+    parts->fn(parts->ctx, p, thread);
+    if (p != thread)
+        OI__STORE(parts->moved, true);
+    if (thread == 0)
+        parts->caller_done_ns = oi__threadpool_now_ns();
 }
 
 void oi__threadpool_run_parts(oi__threadpool *pool, int n_parts, void (*fn)(void *ctx, int part, int thread),
@@ -314,8 +334,19 @@ void oi__threadpool_run_parts(oi__threadpool *pool, int n_parts, void (*fn)(void
         oi__threadpool_run(pool, n_parts, fn, ctx); /* not pinned, still every part */
         return;
     }
+    if (!pool || pool->n_threads <= 1 || oi__threadpool_current == pool || OI__LOAD(pool->parts_inline) > 0) {
+        if (pool && pool->n_threads > 1 && oi__threadpool_current != pool)
+            OI__STORE(pool->parts_inline, OI__LOAD(pool->parts_inline) - 1);
+        oi__threadpool_run_inline(n_parts, fn, ctx);
+        return;
+    }
     oi__threadpool_parts parts = {.fn = fn, .ctx = ctx, .n_parts = n_parts};
     oi__threadpool_run(pool, n_parts, oi__threadpool_part_task, &parts);
+    int64_t waited = parts.caller_done_ns ? oi__threadpool_now_ns() - parts.caller_done_ns : 0;
+    if (waited > OI__THREADPOOL_PARTS_WAIT_NS)
+        OI__STORE(pool->parts_inline, OI__THREADPOOL_PARTS_BACKOFF);
+    else if (OI__LOAD(parts.moved))
+        OI__STORE(pool->parts_inline, OI__THREADPOOL_PARTS_SHORT_BACKOFF);
 }
 
 /* ---- the process-wide pool, for callers without an executor ---- */
