@@ -1293,6 +1293,99 @@ static void oi__gemm_f32_skinny_small(const oi__gemm_f32_args *g, bool small_m, 
     }
 }
 
+/* ---- skinny products split once per core ----
+ * A streaming model (Silero VAD: 1.2 MB of f32 weights, 1 MB of L2 per
+ * core) runs skinny products too small for the split above, so one core
+ * reads every weight from L3 on every step. Split in n_threads parts, the
+ * same on every call and pinned to the threads (oi__threadpool_run_parts),
+ * each core keeps its part of each weight in its own L2. The dot products
+ * split the big rows at multiples of 4 (the row kernels' groups: the same
+ * sums as one thread), the row updates split the columns at the kernels'
+ * block starts (each column then runs through the same kernel, its sum one
+ * FMA chain, p ascending), so the results do not change. */
+#define OI__GEMM_SKINNY_SPLIT_MIN_BYTES ((int64_t)32 << 10) /* big operands from 32 KB */
+#define OI__GEMM_SKINNY_SPLIT_MIN ((int64_t)1 << 14)        /* multiply-adds */
+
+typedef struct oi__gemm_f32_skinny_parts {
+    const oi__gemm_f32_skinny_job *job;
+    int n_parts;
+    int64_t align;
+    float *acc; /* row updates: n_small x n_big sums, each part its columns */
+} oi__gemm_f32_skinny_parts;
+
+static void oi__gemm_f32_skinny_part_range(const oi__gemm_f32_skinny_parts *sp, int part, int64_t *t0, int64_t *t1) {
+    int64_t units = oi__gemm_ceil_div(sp->job->n_big, sp->align);
+    *t0 = oi__gemm_min(units * part / sp->n_parts * sp->align, sp->job->n_big);
+    *t1 = oi__gemm_min(units * (part + 1) / sp->n_parts * sp->align, sp->job->n_big);
+}
+
+/* Dot products: the part's big rows, in the dot task's chunks. */
+static void oi__gemm_f32_skinny_dot_part(void *ctx, int part, int thread) {
+    const oi__gemm_f32_skinny_parts *sp = (const oi__gemm_f32_skinny_parts *)ctx;
+    int64_t t0, t1;
+    oi__gemm_f32_skinny_part_range(sp, part, &t0, &t1);
+    oi__gemm_f32_skinny_job sub = *sp->job;
+    for (int64_t t = t0; t < t1; t += OI__GEMM_SKINNY_DOT_CHUNK) {
+        /* a task of a job whose big rows start at t: the same kernels on the same rows */
+        int64_t rows = oi__gemm_min(OI__GEMM_SKINNY_DOT_CHUNK, t1 - t);
+        sub.big = sp->job->big + t * sp->job->big_t;
+        sub.n_big = rows;
+        sub.c = sp->job->c + t * sp->job->c_t;
+        sub.bias = sp->job->bias ? sp->job->bias + t * sp->job->bias_t : NULL;
+        oi__gemm_f32_skinny_dot_task(&sub, 0, thread);
+    }
+}
+
+/* Row updates: every k step over the part's columns, then their stores. */
+static void oi__gemm_f32_skinny_axpy_part(void *ctx, int part, int thread) {
+    const oi__gemm_f32_skinny_parts *sp = (const oi__gemm_f32_skinny_parts *)ctx;
+    const oi__gemm_f32_skinny_job *job = sp->job;
+    int64_t t0, t1;
+    oi__gemm_f32_skinny_part_range(sp, part, &t0, &t1);
+    if (t1 <= t0)
+        return;
+    oi__gemm_f32_skinny_job sub = *job;
+    sub.big = job->big + t0;
+    sub.n_big = t1 - t0;
+    sub.n_tasks = 1;
+    float *acc = sp->acc + job->n_small * t0; /* the part's n_small x (t1 - t0) block */
+    sub.partial = acc;
+    oi__gemm_f32_skinny_axpy_task(&sub, 0, thread);
+    for (int64_t s = 0; s < job->n_small; s++)
+        for (int64_t t = t0; t < t1; t++)
+            oi__gemm_f32_skinny_store(job, s, t, acc[s * (t1 - t0) + (t - t0)]);
+}
+
+/* true: done (in *status) by the per-core split; false: not its case. */
+static bool oi__gemm_f32_skinny_split(oi__threadpool *pool, oi__gemm_f32_skinny_job *job, bool dot, oi_status *status) {
+    int threads = oi__threadpool_size(pool);
+    int64_t work = job->n_small * job->n_big * job->k;
+    if (threads < 2 || threads > OI__THREADPOOL_MAX_PARTS || (job->isa != OI__GEMM_ISA_AVX512 && job->isa != OI__GEMM_ISA_AVX2) ||
+        work < OI__GEMM_SKINNY_SPLIT_MIN || job->n_big * job->k * (int64_t)sizeof(float) < OI__GEMM_SKINNY_SPLIT_MIN_BYTES ||
+        (!dot && job->big_t != 1))
+        return false;
+    /* row updates: parts start where the one-thread kernels start a block
+     * (the wide blocks for 1-2 small rows, else the narrow ones), so each
+     * column goes through the same kernel as on one thread */
+    bool avx512 = job->isa == OI__GEMM_ISA_AVX512;
+    int64_t align = dot ? 4 : job->n_small == 1 ? (avx512 ? 256 : 96) : job->n_small == 2 ? (avx512 ? 128 : 40)
+                                                                       : (avx512 ? 64 : 16);
+    oi__gemm_f32_skinny_parts sp = {.job = job, .n_parts = threads, .align = align};
+    if (oi__gemm_ceil_div(job->n_big, sp.align) < threads)
+        return false;
+    if (!dot) {
+        sp.acc = (float *)oi__malloc(sizeof(float) * (size_t)(job->n_small * job->n_big));
+        if (!sp.acc) {
+            *status = oi__fail(OI_ERROR_OUT_OF_MEMORY, "gemm_f32: cannot allocate the skinny sums");
+            return true;
+        }
+    }
+    oi__threadpool_run_parts(pool, threads, dot ? oi__gemm_f32_skinny_dot_part : oi__gemm_f32_skinny_axpy_part, &sp);
+    oi__free(sp.acc);
+    *status = OI_OK;
+    return true;
+}
+
 static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_args *g, oi__gemm_f32_skinny_job *job_in) {
     oi__gemm_f32_skinny_job job = *job_in;
     int64_t m = g->m, n = g->n, k = g->k;
@@ -1316,6 +1409,11 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_ar
     job.partial = work + small_floats;
     job.isa = isa;
 
+    oi_status split_status;
+    if (!run_pool && oi__gemm_f32_skinny_split(pool, &job, dot, &split_status)) {
+        oi__free(work);
+        return split_status;
+    }
     if (dot) {
         oi__threadpool_run(run_pool, job.n_tasks, oi__gemm_f32_skinny_dot_task, &job);
     } else {

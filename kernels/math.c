@@ -157,6 +157,19 @@ static bool oi__math_vexp_op(oi_op op, bool gelu_tanh, oi__vexp_op *v) {
     }
 }
 
+#if OI__GEMM_X86
+/* sqrt in lanes: sqrtf's errno path keeps the block loop scalar unless the
+ * build says -fno-math-errno (a call per element). vsqrtps rounds as sqrtf
+ * and gives the same default NaN below zero. */
+OI__TARGET_AVX2 static void oi__math_sqrt_avx2(const float *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_sqrt_ps(_mm256_loadu_ps(x + i)));
+    for (; i < n; i++)
+        _mm_store_ss(y + i, _mm_sqrt_ss(_mm_load_ss(x + i)));
+}
+#endif
+
 static void oi__math_chunk(void *ctx, int task, int thread) {
     const oi__math_job *j = (const oi__math_job *)ctx;
     (void)thread;
@@ -164,6 +177,12 @@ static void oi__math_chunk(void *ctx, int task, int thread) {
     oi__vexp_op v;
     if (oi__math_vexp_op(j->op, j->gelu_tanh, &v) && oi__vexp_map(v, j->x + lo, j->y + lo, hi - lo))
         return;
+#if OI__GEMM_X86
+    if (j->op == OI_OP_sqrt && oi__gemm_active_isa() != OI__GEMM_ISA_PORTABLE) {
+        oi__math_sqrt_avx2(j->x + lo, j->y + lo, hi - lo);
+        return;
+    }
+#endif
     if (j->op != OI_OP_pow) {
         OI__ISA_CALL(oi__math_map, (j->op, j->gelu_tanh, j->x + lo, j->y + lo, hi - lo));
         return;

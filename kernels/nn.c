@@ -978,7 +978,63 @@ static void oi__row_rope(const oi__rows *r, int64_t lane, const double *x, doubl
         y[i] = x[i];
 }
 
+/* A decode step ropes q and k of every layer at the same position: the
+ * last position's table, kept per thread, serves them all. */
+#define OI__ROPE_CACHE_HALF 256
+typedef struct oi__rope_cache {
+    double theta, position;
+    int64_t rot;
+    bool valid;
+    double cos_table[OI__ROPE_CACHE_HALF], sin_table[OI__ROPE_CACHE_HALF];
+} oi__rope_cache;
+static OI__THREAD_LOCAL oi__rope_cache oi__rope_last;
+
+/* One position, dense f32 x and y: the table from the cache (or made into
+ * it) and the pairs rotated in place of the row machinery, with the same
+ * double arithmetic as oi__row_rope. False: not that case. */
+static bool oi__rope_one_position(const oi__kernel_args *k, int64_t rot, bool interleaved, double theta) {
+    const oi__tensor *x = k->in[0], *pos = k->in[1];
+    oi__tensor *out = k->out;
+    int64_t half = rot / 2, dim = x->shape[x->ndim - 1];
+    if (oi__shape_numel(pos->ndim, pos->shape) != 1 || half > OI__ROPE_CACHE_HALF || x->dtype != OI_DTYPE_F32 ||
+        out->dtype != OI_DTYPE_F32 || !oi__tensor_is_contiguous(x) || !oi__tensor_is_contiguous(out))
+        return false;
+    double p = (double)oi__load_i64(pos->dtype, oi__op_cdata(pos), pos->offset);
+    oi__rope_cache *c = &oi__rope_last;
+    if (!c->valid || c->theta != theta || c->rot != rot || c->position != p) {
+        for (int64_t i = 0; i < half; i++) {
+            double angle = p * pow(theta, -2.0 * (double)i / (double)rot);
+            c->cos_table[i] = cos(angle);
+            c->sin_table[i] = sin(angle);
+        }
+        c->theta = theta, c->rot = rot, c->position = p, c->valid = true;
+    }
+    const float *xs = (const float *)oi__op_cdata(x) + x->offset;
+    float *ys = (float *)oi__tensor_data(out) + out->offset;
+    int64_t lanes = dim ? oi__shape_numel(x->ndim, x->shape) / dim : 0;
+    for (int64_t l = 0; l < lanes; l++) {
+        const float *xr = xs + l * dim;
+        float *yr = ys + l * dim;
+        for (int64_t i = 0; i < half; i++) {
+            int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+            double x1 = xr[a], x2 = xr[b];
+            yr[a] = (float)(x1 * c->cos_table[i] - x2 * c->sin_table[i]);
+            yr[b] = (float)(x2 * c->cos_table[i] + x1 * c->sin_table[i]);
+        }
+        if (yr != xr)
+            for (int64_t i = rot; i < dim; i++)
+                yr[i] = xr[i];
+    }
+    return true;
+}
+
 static oi_status oi__nn_rope(const oi__kernel_args *k) {
+    {
+        int64_t dim = k->in[0]->shape[k->in[0]->ndim - 1];
+        int64_t rot = oi__op_param_i64(k, "rotary_dim") ? oi__op_param_i64(k, "rotary_dim") : dim;
+        if (oi__rope_one_position(k, rot, oi__op_param_bool(k, "interleaved"), oi__op_param_f64(k, "theta")))
+            return OI_OK;
+    }
     oi__rows r;
     oi__rows_start(&r, k, NULL, oi__row_rope);
     const oi__tensor *x = k->in[0], *pos = k->in[1];
@@ -1195,6 +1251,186 @@ static void oi__attn_task(void *ctx, int task, int thread) {
         a->status[thread] = s;
 }
 
+/* ---- decoding: one f32 query row a head (a KV-cache step) ----
+ * The keys are cut into chunks of OI__ATTN_CHUNK positions. A task takes
+ * one kv head's chunk for every query head that shares it: the scores (the
+ * chunk's K rows stay in L1 across the group), their max, e^(s - max) and
+ * its sum, and the chunk's e^-weighted sum of V rows. The caller merges the
+ * chunks in order, rescaling each by e^(max_c - max), so the result does
+ * not depend on the thread count, and both cores stream the cache even
+ * with fewer kv heads than threads (SmolLM2: 3). */
+#define OI__ATTN_CHUNK 64
+
+typedef struct oi__attn_dec {
+    const float *q, *k, *v;
+    float *out;
+    int64_t q_sb, q_sh, k_sb, k_sh, k_st, v_sb, v_sh, v_st, o_sb, o_sh; /* strides in floats */
+    int64_t kv_heads, group, kv_seq, dim, v_dim, chunk, chunks;
+    float scale;
+    float *part;    /* per task: group x (v_dim + 2): the chunk's sum of V rows, its max, its e^ sum */
+    float *scratch; /* per thread: a chunk's scores */
+} oi__attn_dec;
+
+#if OI__GEMM_X86
+/* y[0..8) = the sums of the 8 vectors a[0..8). */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__attn_sum8(const __m256 a[8]) {
+    __m256 h0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+    __m256 h1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+    return _mm256_add_ps(_mm256_permute2f128_ps(h0, h1, 0x20), _mm256_permute2f128_ps(h0, h1, 0x31));
+}
+
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) float oi__attn_hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+/* s[0..n) = scale * (q . K row j) for the n rows at k (row stride ks). */
+OI__TARGET_AVX2 static void oi__attn_dec_scores(const float *q, const float *k, int64_t ks, int64_t n, int64_t dim,
+                                                float scale, float *s) {
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256 acc[8];
+        for (int p = 0; p < 8; p++)
+            acc[p] = _mm256_setzero_ps();
+        for (int64_t i = 0; i < dim; i += 8) {
+            __m256 qv = _mm256_loadu_ps(q + i);
+            for (int p = 0; p < 8; p++)
+                acc[p] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + (j + p) * ks + i), acc[p]);
+        }
+        _mm256_storeu_ps(s + j, _mm256_mul_ps(oi__attn_sum8(acc), _mm256_set1_ps(scale)));
+    }
+    for (; j < n; j++) {
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t i = 0; i < dim; i += 8)
+            acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + j * ks + i), acc);
+        s[j] = oi__attn_hsum(acc) * scale;
+    }
+}
+
+/* o[0..v_dim) = sum over j < n of p[j] * V row j (row stride vs). */
+OI__TARGET_AVX2 static void oi__attn_dec_values(const float *p, const float *v, int64_t vs, int64_t n, int64_t v_dim,
+                                                float *o) {
+    int64_t c = 0;
+    for (; c + 64 <= v_dim; c += 64) {
+        __m256 acc[8];
+        for (int u = 0; u < 8; u++)
+            acc[u] = _mm256_setzero_ps();
+        for (int64_t j = 0; j < n; j++) {
+            __m256 w = _mm256_broadcast_ss(p + j);
+#pragma GCC unroll 8
+            for (int u = 0; u < 8; u++)
+                acc[u] = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + j * vs + c + 8 * u), acc[u]);
+        }
+        for (int u = 0; u < 8; u++)
+            _mm256_storeu_ps(o + c + 8 * u, acc[u]);
+    }
+    for (; c < v_dim; c += 8) {
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t j = 0; j < n; j++)
+            acc = _mm256_fmadd_ps(_mm256_broadcast_ss(p + j), _mm256_loadu_ps(v + j * vs + c), acc);
+        _mm256_storeu_ps(o + c, acc);
+    }
+}
+
+OI__TARGET_AVX2 static void oi__attn_dec_task(void *ctx, int task, int thread) {
+    const oi__attn_dec *a = (const oi__attn_dec *)ctx;
+    int64_t c = task % a->chunks, bh = task / a->chunks, b = bh / a->kv_heads, hk = bh % a->kv_heads;
+    int64_t t0 = c * a->chunk, n = a->kv_seq - t0 < a->chunk ? a->kv_seq - t0 : a->chunk;
+    const float *k = a->k + b * a->k_sb + hk * a->k_sh + t0 * a->k_st;
+    const float *v = a->v + b * a->v_sb + hk * a->v_sh + t0 * a->v_st;
+    float *s = a->scratch + (size_t)thread * (size_t)a->chunk;
+    for (int64_t g = 0; g < a->group; g++) {
+        float *part = a->part + ((size_t)task * (size_t)a->group + (size_t)g) * (size_t)(a->v_dim + 2);
+        oi__attn_dec_scores(a->q + b * a->q_sb + (hk * a->group + g) * a->q_sh, k, a->k_st, n, a->dim, a->scale, s);
+        float m = oi__vexp_max_avx2(s, n);
+        double sum = m == -INFINITY ? 0.0 : oi__vexp_sum_avx2(s, s, n, m, false);
+        float inv = (float)(1.0 / sum); /* the weights as the softmax gives them: e^ times 1 / sum */
+        for (int64_t j = 0; j < n; j++)
+            s[j] *= inv;
+        oi__attn_dec_values(s, v, a->v_st, m == -INFINITY ? 0 : n, a->v_dim, part);
+        part[a->v_dim] = m, part[a->v_dim + 1] = (float)sum;
+    }
+}
+
+/* out = the chunks' sums, each rescaled by e^(max_c - max), over the total
+ * weight. */
+OI__TARGET_AVX2 static void oi__attn_dec_merge(const oi__attn_dec *a, int64_t batch) {
+    int64_t stride = a->v_dim + 2, step = a->group * stride; /* from one chunk's part to the next */
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t hk = 0; hk < a->kv_heads; hk++)
+            for (int64_t g = 0; g < a->group; g++) {
+                const float *first = a->part + ((b * a->kv_heads + hk) * a->chunks * a->group + g) * stride;
+                float *o = a->out + b * a->o_sb + (hk * a->group + g) * a->o_sh;
+                if (a->chunks == 1) { /* the chunk's softmax is the whole one */
+                    memcpy(o, first, sizeof(float) * (size_t)a->v_dim);
+                    continue;
+                }
+                float m = -INFINITY, w[64];
+                for (int64_t c = 0; c < a->chunks; c++)
+                    m = first[c * step + a->v_dim] > m ? first[c * step + a->v_dim] : m;
+                double total = 0.0;
+                for (int64_t c = 0; c < a->chunks; c++) {
+                    const float *p = first + c * step;
+                    w[c] = p[a->v_dim] == -INFINITY ? 0.0f : expf(p[a->v_dim] - m) * p[a->v_dim + 1];
+                    total += w[c];
+                }
+                for (int64_t c = 0; c < a->chunks; c++)
+                    w[c] = (float)(w[c] / total);
+                for (int64_t col = 0; col < a->v_dim; col += 8) {
+                    __m256 acc = _mm256_setzero_ps();
+                    for (int64_t c = 0; c < a->chunks; c++)
+                        acc = _mm256_fmadd_ps(_mm256_set1_ps(w[c]), _mm256_loadu_ps(first + c * step + col), acc);
+                    _mm256_storeu_ps(o + col, acc);
+                }
+            }
+}
+
+/* Runs attention through the chunks above when it is that case (f32, one
+ * query row, no mask, unit last strides, head sizes in whole vectors, an
+ * x86 CPU with AVX2); false: not that case, *status untouched. */
+static bool oi__attn_decode(const oi__attn *at, oi_status *status) {
+    const oi__tensor *q = at->q, *k = at->k, *v = at->v;
+    oi__tensor *out = at->out;
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if ((isa != OI__GEMM_ISA_AVX2 && isa != OI__GEMM_ISA_AVX512) || at->seq != 1 || at->mask || at->kv_seq < 1 ||
+        q->dtype != OI_DTYPE_F32 || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32 ||
+        out->dtype != OI_DTYPE_F32 || q->strides[3] != 1 || k->strides[3] != 1 || v->strides[3] != 1 ||
+        out->strides[3] != 1 || at->dim % 8 || at->v_dim % 8)
+        return false;
+    oi__attn_dec a = {
+        .q = (const float *)oi__op_cdata(q) + q->offset, .k = (const float *)oi__op_cdata(k) + k->offset,
+        .v = (const float *)oi__op_cdata(v) + v->offset, .out = (float *)oi__tensor_data(out) + out->offset,
+        .q_sb = q->strides[0], .q_sh = q->strides[1], .k_sb = k->strides[0], .k_sh = k->strides[1],
+        .k_st = k->strides[2], .v_sb = v->strides[0], .v_sh = v->strides[1], .v_st = v->strides[2],
+        .o_sb = out->strides[0], .o_sh = out->strides[1], .kv_heads = at->kv_heads, .group = at->heads / at->kv_heads,
+        .kv_seq = at->kv_seq, .dim = at->dim, .v_dim = at->v_dim,
+        .scale = (float)at->scale};
+    a.chunk = OI__ATTN_CHUNK;
+    while ((at->kv_seq + a.chunk - 1) / a.chunk > 64) /* the merge's weights: 64 at most */
+        a.chunk *= 2;
+    a.chunks = (at->kv_seq + a.chunk - 1) / a.chunk;
+    int64_t tasks = at->batch * a.kv_heads * a.chunks;
+    double work = (double)at->heads * (double)at->batch * (double)at->kv_seq * (double)(at->dim + at->v_dim);
+    oi__threadpool *pool = work >= 65536.0 && tasks > 1 ? oi__threadpool_default() : NULL;
+    int threads = oi__threadpool_size(pool);
+    a.part = (float *)oi__malloc(sizeof(float) * (size_t)(tasks * a.group * (a.v_dim + 2)));
+    a.scratch = (float *)oi__malloc(sizeof(float) * (size_t)threads * (size_t)a.chunk);
+    if (!a.part || !a.scratch) {
+        oi__free(a.part);
+        oi__free(a.scratch);
+        *status = OI_ERROR_OUT_OF_MEMORY;
+        return true;
+    }
+    oi__threadpool_run(pool, (int)tasks, oi__attn_dec_task, &a);
+    oi__attn_dec_merge(&a, at->batch);
+    oi__free(a.part);
+    oi__free(a.scratch);
+    *status = OI_OK;
+    return true;
+}
+#endif
+
 static oi_status oi__nn_attention(const oi__kernel_args *k) {
     oi__attn a;
     memset(&a, 0, sizeof a);
@@ -1215,6 +1451,11 @@ static oi_status oi__nn_attention(const oi__kernel_args *k) {
     int64_t heads = a.batch * a.heads;
     if (heads == 0 || a.seq == 0 || a.v_dim == 0)
         return OI_OK;
+#if OI__GEMM_X86
+    oi_status decoded;
+    if (oi__attn_decode(&a, &decoded))
+        return decoded;
+#endif
     a.blocks_per_head = (a.seq + OI__ATTN_BLOCK - 1) / OI__ATTN_BLOCK;
     int64_t tasks = heads * a.blocks_per_head;
     a.grouped = a.seq == 1 && a.heads > a.kv_heads && a.heads / a.kv_heads <= OI__ATTN_BLOCK;

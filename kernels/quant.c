@@ -40,6 +40,7 @@ typedef enum oi__qformat { OI__Q_I8, OI__Q4_0, OI__Q4_1, OI__Q8_0 } oi__qformat;
 #define OI__Q4_BLOCK 32
 #define OI__QMM_DOT_MAX_M 4  /* fewer rows of x: dot products, no dequantized copy */
 #define OI__QMM_CHUNK 16     /* weight rows dequantized per gemm call */
+#define OI__QMM_PREFETCH 6144 /* bytes of weight rows asked for ahead of the q8 dot products */
 
 static int64_t oi__q4_block_bytes(oi__qformat f) { return f == OI__Q8_0 ? 34 : f == OI__Q4_1 ? 20 : 18; }
 static const char *oi__q4_format_name(oi__qformat f) { return f == OI__Q8_0 ? "q8_0" : f == OI__Q4_1 ? "q4_1" : "q4_0"; }
@@ -239,29 +240,50 @@ static void oi__q8dot_portable(oi__qformat f, const uint8_t *row, const int8_t *
             xv = _mm256_sign_epi8(xv, raw_); \
         } else { \
             __m128i qs_ = _mm_loadu_si128((const __m128i *)((blk) + ((f) == OI__Q4_1 ? 4 : 2))); \
-            __m128i lo_ = _mm_and_si128(qs_, _mm_set1_epi8(15)); \
-            __m128i hi_ = _mm_and_si128(_mm_srli_epi16(qs_, 4), _mm_set1_epi8(15)); \
-            wv = _mm256_inserti128_si256(_mm256_castsi128_si256(lo_), hi_, 1); \
+            wv = _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(qs_), _mm_srli_epi16(qs_, 4), 1), \
+                                  _mm256_set1_epi8(15)); \
         } \
     } while (0)
 
-/* Four f16 (at p, p + step, ...) as f32, by oi__q_half's integer steps. */
-#define OI__Q8DOT_HALF4(p, step) \
-    oi__q8dot_half4(_mm_set_epi32((p)[3 * (step)] | (p)[3 * (step) + 1] << 8, (p)[2 * (step)] | (p)[2 * (step) + 1] << 8, \
-                                  (p)[step] | (p)[(step) + 1] << 8, (p)[0] | (p)[1] << 8))
-static inline __attribute__((always_inline)) __m128 oi__q8dot_half4(__m128i h) {
-    __m128i em = _mm_and_si128(h, _mm_set1_epi32(0x7FFF));
-    __m128 finite = _mm_mul_ps(_mm_castsi128_ps(_mm_slli_epi32(em, 13)), _mm_set1_ps(5.192296858534828e33f));
-    __m128i special = _mm_or_si128(_mm_slli_epi32(em, 13), _mm_set1_epi32(0x70000000));
-    __m128i is_special = _mm_cmpgt_epi32(em, _mm_set1_epi32(0x7BFF));
-    __m128i bits = _mm_or_si128(_mm_and_si128(is_special, special), _mm_andnot_si128(is_special, _mm_castps_si128(finite)));
-    return _mm_castsi128_ps(_mm_or_si128(bits, _mm_slli_epi32(_mm_and_si128(h, _mm_set1_epi32(0x8000)), 16)));
+/* The f16 scales of four blocks (at p, p + step, ...) as f32 by F16C: d in
+ * the low four lanes, q4_1's m in the high four (the next two bytes of the
+ * other formats, not used). vcvtph2ps is exact, as oi__q_half; a signaling
+ * NaN comes out quiet, which the first product does to oi__q_half's too. */
+static inline uint32_t oi__q8dot_u32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
+#define OI__Q8DOT_SCALES4(p, step) \
+    _mm256_cvtph_ps(_mm_shuffle_epi8( \
+        _mm_set_epi32((int)oi__q8dot_u32((p) + 3 * (step)), (int)oi__q8dot_u32((p) + 2 * (step)), \
+                      (int)oi__q8dot_u32((p) + (step)), (int)oi__q8dot_u32(p)), \
+        _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15)))
+
+/* Four blocks' terms (the order of oi__q8dot_term, in lanes) added into acc4:
+ * r[i] the 8 int32 partial sums of block i, s its scales, dx and xs4 x's. Two
+ * rounds of vphaddd leave each block's sum split over the two halves, one
+ * add joins them. */
+#define OI__Q8DOT_TERMS4(f, r, s, dx, xs4, acc4) \
+    do { \
+        __m256i h_ = _mm256_hadd_epi32(_mm256_hadd_epi32(r[0], r[1]), _mm256_hadd_epi32(r[2], r[3])); \
+        __m128i isum_ = _mm_add_epi32(_mm256_castsi256_si128(h_), _mm256_extracti128_si256(h_, 1)); \
+        __m128 dwx_ = _mm_mul_ps(_mm256_castps256_ps128(s), dx), t_; \
+        if ((f) == OI__Q4_0) \
+            t_ = _mm_mul_ps(dwx_, _mm_cvtepi32_ps(_mm_sub_epi32(isum_, _mm_slli_epi32(xs4, 3)))); \
+        else if ((f) == OI__Q4_1) \
+            t_ = _mm_add_ps(_mm_mul_ps(dwx_, _mm_cvtepi32_ps(isum_)), \
+                            _mm_mul_ps(_mm_mul_ps(_mm256_extractf128_ps(s, 1), dx), _mm_cvtepi32_ps(xs4))); \
+        else \
+            t_ = _mm_mul_ps(dwx_, _mm_cvtepi32_ps(isum_)); \
+        acc4 = _mm_add_ps(acc4, t_); \
+    } while (0)
 
 /* The body of the x86 paths; MADD(w, x) gives 8 int32 partial sums of one
- * block. Four blocks at a time: two rounds of vphaddd leave each block's
- * sum split over the two halves, one add joins them; the four terms then
- * go into the four lanes of acc. The remaining blocks: the portable loop. */
+ * block. Four blocks at a time (b0 a multiple of 4, so lane i is block
+ * b + i's acc[b & 3]); the last 1-3 the same way with the missing blocks'
+ * sums, scales and x zero: their lanes add +0.0, which leaves an
+ * accumulator that starts at +0.0 as it is. */
 #define OI__Q8DOT_BODY(MADD) \
     int64_t bytes = oi__q4_block_bytes(f), b = b0; \
     __m128 acc4 = _mm_loadu_ps(acc); \
@@ -273,45 +295,92 @@ static inline __attribute__((always_inline)) __m128 oi__q8dot_half4(__m128i h) {
             OI__Q8DOT_LOAD_BLOCK(f, blk + i * bytes, xq + (b + i) * OI__Q4_BLOCK, wv, xv); \
             r[i] = MADD(wv, xv); \
         } \
-        __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(r[0], r[1]), _mm256_hadd_epi32(r[2], r[3])); \
-        __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)); \
-        __m128i xs4 = _mm_loadu_si128((const __m128i *)(xs + b)); \
-        __m128 dx = _mm_loadu_ps(xd + b), dwx = _mm_mul_ps(OI__Q8DOT_HALF4(blk, bytes), dx), t; \
-        if (f == OI__Q4_0) \
-            t = _mm_mul_ps(dwx, _mm_cvtepi32_ps(_mm_sub_epi32(isum, _mm_slli_epi32(xs4, 3)))); \
-        else if (f == OI__Q4_1) \
-            t = _mm_add_ps(_mm_mul_ps(dwx, _mm_cvtepi32_ps(isum)), \
-                           _mm_mul_ps(_mm_mul_ps(OI__Q8DOT_HALF4(blk + 2, bytes), dx), _mm_cvtepi32_ps(xs4))); \
-        else \
-            t = _mm_mul_ps(dwx, _mm_cvtepi32_ps(isum)); \
-        acc4 = _mm_add_ps(acc4, t); \
+        __m256 s = OI__Q8DOT_SCALES4(blk, bytes); \
+        OI__Q8DOT_TERMS4(f, r, s, _mm_loadu_ps(xd + b), _mm_loadu_si128((const __m128i *)(xs + b)), acc4); \
     } \
-    _mm_storeu_ps(acc, acc4); \
-    for (; b < nb; b++) { /* the last 1-3 blocks: the integer sum in lanes too */ \
-        const uint8_t *blk = row + b * bytes; \
-        __m256i wv, xv; \
-        OI__Q8DOT_LOAD_BLOCK(f, blk, xq + b * OI__Q4_BLOCK, wv, xv); \
-        __m256i r1 = MADD(wv, xv); \
-        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(r1), _mm256_extracti128_si256(r1, 1)); \
-        s4 = _mm_hadd_epi32(s4, s4); \
-        s4 = _mm_hadd_epi32(s4, s4); \
-        acc[b & 3] += oi__q8dot_term(f, blk, _mm_cvtsi128_si32(s4), xd[b], xs[b]); \
-    }
+    if (b < nb) { \
+        __m256i r[4]; \
+        uint32_t sc[4] = {0, 0, 0, 0}; \
+        float dxt[4] = {0.0f, 0.0f, 0.0f, 0.0f}; \
+        int32_t xst[4] = {0, 0, 0, 0}; \
+        for (int i = 0; i < 4; i++) { \
+            r[i] = _mm256_setzero_si256(); \
+            if (b + i < nb) { \
+                const uint8_t *blk = row + (b + i) * bytes; \
+                __m256i wv, xv; \
+                OI__Q8DOT_LOAD_BLOCK(f, blk, xq + (b + i) * OI__Q4_BLOCK, wv, xv); \
+                r[i] = MADD(wv, xv); \
+                sc[i] = oi__q8dot_u32(blk); \
+                dxt[i] = xd[b + i]; \
+                xst[i] = xs[b + i]; \
+            } \
+        } \
+        __m256 s = _mm256_cvtph_ps(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)sc), \
+                                                    _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15))); \
+        OI__Q8DOT_TERMS4(f, r, s, _mm_loadu_ps(dxt), _mm_loadu_si128((const __m128i *)xst), acc4); \
+    } \
+    _mm_storeu_ps(acc, acc4);
+
+/* Four weight rows (at w, w + row_bytes, ...) against one x row: lane r of
+ * each vector is row r, so x's block is loaded once for the four, and the
+ * hadd tree gives the four rows' sums of one block. acc[c] holds, per row,
+ * the blocks b with b % 4 == c, added in order as the one-row body does, and
+ * y[r] = (acc[0] + acc[1]) + (acc[2] + acc[3]): the same result bit for bit. */
+#define OI__Q8DOT4_BLOCK(MADD, b, accv) \
+    do { \
+        const uint8_t *blk_ = w + (b) * bytes; \
+        __m256i r_[4]; \
+        for (int i_ = 0; i_ < 4; i_++) { \
+            __m256i wv_, xv_; \
+            OI__Q8DOT_LOAD_BLOCK(f, blk_ + i_ * row_bytes, xq + (b) * OI__Q4_BLOCK, wv_, xv_); \
+            r_[i_] = MADD(wv_, xv_); \
+        } \
+        __m256 s_ = OI__Q8DOT_SCALES4(blk_, row_bytes); \
+        OI__Q8DOT_TERMS4(f, r_, s_, _mm_set1_ps(xd[b]), _mm_set1_epi32(xs[b]), accv); \
+    } while (0)
+#define OI__Q8DOT4_BODY(MADD) \
+    int64_t bytes = oi__q4_block_bytes(f), b = 0; \
+    __m128 a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps(), a2 = _mm_setzero_ps(), a3 = _mm_setzero_ps(); \
+    for (; b + 4 <= nb; b += 4) { \
+        OI__Q8DOT4_BLOCK(MADD, b, a0); \
+        OI__Q8DOT4_BLOCK(MADD, b + 1, a1); \
+        OI__Q8DOT4_BLOCK(MADD, b + 2, a2); \
+        OI__Q8DOT4_BLOCK(MADD, b + 3, a3); \
+    } \
+    if (b < nb) \
+        OI__Q8DOT4_BLOCK(MADD, b, a0); \
+    if (b + 1 < nb) \
+        OI__Q8DOT4_BLOCK(MADD, b + 1, a1); \
+    if (b + 2 < nb) \
+        OI__Q8DOT4_BLOCK(MADD, b + 2, a2); \
+    _mm_storeu_ps(y, _mm_add_ps(_mm_add_ps(a0, a1), _mm_add_ps(a2, a3)));
 
 #define OI__Q8DOT_MADD_AVX2(w, x) _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1))
 #define OI__Q8DOT_MADD_VNNI(w, x) _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, x)
 
-OI__TARGET_AVX2 static void oi__q8dot_avx2(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd,
+__attribute__((target("avx2,fma,f16c"))) static void oi__q8dot_avx2(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd,
                                            const int32_t *xs, int64_t b0, int64_t nb, float acc[4]) {
     OI__Q8DOT_BODY(OI__Q8DOT_MADD_AVX2)
 }
 
+__attribute__((target("avx2,fma,f16c"))) static void oi__q8dot4_avx2(oi__qformat f, const uint8_t *w, int64_t row_bytes,
+                                                                     const int8_t *xq, const float *xd,
+                                                                     const int32_t *xs, int64_t nb, float y[4]) {
+    OI__Q8DOT4_BODY(OI__Q8DOT_MADD_AVX2)
+}
+
 /* AVX-512 VNNI on 256-bit vectors (AVX512VL): one vpdpbusd per block where
  * AVX2 needs vpmaddubsw and vpmaddwd. */
-__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni"))) static void
+__attribute__((target("avx2,f16c,avx512f,avx512vl,avx512bw,avx512vnni"))) static void
 oi__q8dot_vnni(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd, const int32_t *xs, int64_t b0,
                int64_t nb, float acc[4]) {
     OI__Q8DOT_BODY(OI__Q8DOT_MADD_VNNI)
+}
+
+__attribute__((target("avx2,f16c,avx512f,avx512vl,avx512bw,avx512vnni"))) static void
+oi__q8dot4_vnni(oi__qformat f, const uint8_t *w, int64_t row_bytes, const int8_t *xq, const float *xd, const int32_t *xs,
+                int64_t nb, float y[4]) {
+    OI__Q8DOT4_BODY(OI__Q8DOT_MADD_VNNI)
 }
 #endif
 
@@ -320,9 +389,29 @@ static bool oi__q8dot_vnni_allowed = true;
 
 void oi__quant_allow_vnni(bool allow) { oi__q8dot_vnni_allowed = allow; }
 
+typedef void (*oi__q8dot4_fn)(oi__qformat f, const uint8_t *w, int64_t row_bytes, const int8_t *xq, const float *xd,
+                              const int32_t *xs, int64_t nb, float y[4]);
+
+/* The four-row form of the path oi__q8dot_pick takes; NULL: none. */
+static oi__q8dot4_fn oi__q8dot4_pick(void) {
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (!__builtin_cpu_supports("f16c"))
+        return NULL;
+    if (isa == OI__GEMM_ISA_AVX512 && oi__q8dot_vnni_allowed && __builtin_cpu_supports("avx512vnni") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+        return oi__q8dot4_vnni;
+    if (isa == OI__GEMM_ISA_AVX512 || isa == OI__GEMM_ISA_AVX2)
+        return oi__q8dot4_avx2;
+#endif
+    return NULL;
+}
+
 static oi__q8dot_fn oi__q8dot_pick(void) {
 #if OI__GEMM_X86
     oi__gemm_isa isa = oi__gemm_active_isa();
+    if (!__builtin_cpu_supports("f16c"))
+        return oi__q8dot_portable;
     if (isa == OI__GEMM_ISA_AVX512 && oi__q8dot_vnni_allowed && __builtin_cpu_supports("avx512vnni") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
         return oi__q8dot_vnni;
@@ -415,8 +504,26 @@ static void oi__q8_quantize_x(const float *x, int64_t m, int64_t k, int8_t *xq, 
  * row stays in cache across the rows of x). */
 static void oi__qmm_q8_rows(const oi__qmm *q, int64_t n0, int64_t n1) {
     oi__q8dot_fn dot = oi__q8dot_pick();
-    int64_t nb = q->k / OI__Q4_BLOCK;
-    for (int64_t n = n0; n < n1; n++)
+    oi__q8dot4_fn dot4 = oi__q8dot4_pick();
+    int64_t nb = q->k / OI__Q4_BLOCK, n = n0, group = 4 * q->row_bytes;
+    /* A decode streams each weight once, in short runs of rows (a task's
+     * share of one matrix) that the hardware prefetcher alone starts too
+     * late: the rows OI__QMM_PREFETCH bytes ahead are asked for by hand. */
+    const uint8_t *end = q->w + n1 * q->row_bytes;
+    for (const uint8_t *p = q->w + n * q->row_bytes; p < end && p < q->w + n * q->row_bytes + OI__QMM_PREFETCH; p += 64)
+        __builtin_prefetch(p);
+    for (; dot4 && n + 4 <= n1; n += 4) {
+        const uint8_t *ahead = q->w + n * q->row_bytes + OI__QMM_PREFETCH;
+        for (int64_t off = 0; off < group && ahead + off < end; off += 64)
+            __builtin_prefetch(ahead + off);
+        for (int64_t i = 0; i < q->m; i++) {
+            float y[4];
+            dot4(q->format, q->w + n * q->row_bytes, q->row_bytes, q->xq + i * q->k, q->xd + i * nb, q->xs + i * nb, nb, y);
+            for (int r = 0; r < 4; r++)
+                q->y[i * q->n + n + r] = y[r];
+        }
+    }
+    for (; n < n1; n++)
         for (int64_t i = 0; i < q->m; i++) {
             float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             dot(q->format, q->w + n * q->row_bytes, q->xq + i * q->k, q->xd + i * nb, q->xs + i * nb, 0, nb, acc);

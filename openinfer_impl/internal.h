@@ -607,6 +607,14 @@ int oi__threadpool_size(const oi__threadpool *pool); /* 1 for NULL */
  * returns when all are done. NULL pool, one thread, or a call from inside
  * a task of the same pool: runs inline. Concurrent callers take turns. */
 void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx, int task, int thread), void *ctx);
+/* Runs fn(ctx, part, thread) for part 0..n_parts-1 (n_parts at most the
+ * pool's size), part p on thread p whenever that thread takes a task in
+ * time, so a kernel that splits the same weights the same way on every
+ * call finds each part in the cache of the core that read it last time
+ * (a late thread's part is run by another, never skipped). */
+#define OI__THREADPOOL_MAX_PARTS 64
+void oi__threadpool_run_parts(oi__threadpool *pool, int n_parts, void (*fn)(void *ctx, int part, int thread),
+                              void *ctx);
 /* A process-wide pool (all cores), created on first use; NULL if it could not be. */
 oi__threadpool *oi__threadpool_default(void);
 /* Makes `pool` the one oi__threadpool_default returns on this thread (the

@@ -55,6 +55,7 @@ struct oi__threadpool {
     unsigned finished_tasks;
     unsigned generation;  /* bumped per job: wakes the workers */
     bool shutdown;
+    int parts_inline;     /* oi__threadpool_run_parts: calls left to run on the caller alone */
 };
 
 /* The pool whose job this thread is running, so a task that calls
@@ -271,6 +272,81 @@ void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx,
     pool->ctx = NULL;
     pthread_mutex_unlock(&pool->lock);
     pthread_mutex_unlock(&pool->run_lock);
+}
+
+/* ---- parts pinned to threads ----
+ * A part waits for its thread only while that thread keeps up. When the
+ * caller waited long for the others after its own part (a worker
+ * descheduled mid-part: its core is busy with another process), the next
+ * OI__THREADPOOL_PARTS_BACKOFF calls run every part on the caller, which
+ * then never waits for a core it does not get; after them, parts are
+ * pinned again. A part that another thread had to take (its own took its
+ * task late, which costs the caller nothing but the locality) turns the
+ * pinning off for a few calls only. */
+#define OI__THREADPOOL_PARTS_BACKOFF 1024
+#define OI__THREADPOOL_PARTS_SHORT_BACKOFF 16
+#define OI__THREADPOOL_PARTS_WAIT_NS 50000 /* 50 us: more than a whole part of the ops this serves */
+
+typedef struct oi__threadpool_parts {
+    void (*fn)(void *ctx, int part, int thread);
+    void *ctx;
+    int n_parts;
+    int claimed[OI__THREADPOOL_MAX_PARTS];
+    bool moved;             /* a part ran on a thread other than its own */
+    int64_t caller_done_ns; /* when the caller finished its last part */
+} oi__threadpool_parts;
+
+/* Claims part p; false if another call has it. */
+static bool oi__threadpool_claim_part(oi__threadpool_parts *parts, int p) {
+#if OI__THREADPOOL_CAN_SPIN
+    return __atomic_exchange_n(&parts->claimed[p], 1, __ATOMIC_ACQ_REL) == 0;
+#else
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    bool mine = parts->claimed[p] == 0;
+    parts->claimed[p] = 1;
+    pthread_mutex_unlock(&lock);
+    return mine;
+#endif
+}
+
+/* One task per part: its own part when the thread's is free, else the
+ * first free one (there is always one: as many tasks as parts). */
+static void oi__threadpool_part_task(void *ctx, int task, int thread) {
+    oi__threadpool_parts *parts = (oi__threadpool_parts *)ctx;
+    (void)task;
+    int p = thread < parts->n_parts && oi__threadpool_claim_part(parts, thread) ? thread : -1;
+    for (int q = 0; p < 0 && q < parts->n_parts; q++)
+        if (oi__threadpool_claim_part(parts, q))
+            p = q;
+    if (p < 0)
+        return;
+    parts->fn(parts->ctx, p, thread);
+    if (p != thread)
+        OI__STORE(parts->moved, true);
+    if (thread == 0)
+        parts->caller_done_ns = oi__threadpool_now_ns();
+}
+
+void oi__threadpool_run_parts(oi__threadpool *pool, int n_parts, void (*fn)(void *ctx, int part, int thread),
+                              void *ctx) {
+    if (n_parts > OI__THREADPOOL_MAX_PARTS || n_parts > oi__threadpool_size(pool)) {
+        oi__threadpool_run(pool, n_parts, fn, ctx); /* not pinned, still every part */
+        return;
+    }
+    if (!pool || pool->n_threads <= 1 || oi__threadpool_current == pool || OI__LOAD(pool->parts_inline) > 0) {
+        if (pool && pool->n_threads > 1 && oi__threadpool_current != pool)
+            OI__STORE(pool->parts_inline, OI__LOAD(pool->parts_inline) - 1);
+        oi__threadpool_run_inline(n_parts, fn, ctx);
+        return;
+    }
+    oi__threadpool_parts parts = {.fn = fn, .ctx = ctx, .n_parts = n_parts};
+    oi__threadpool_run(pool, n_parts, oi__threadpool_part_task, &parts);
+    int64_t waited = parts.caller_done_ns ? oi__threadpool_now_ns() - parts.caller_done_ns : 0;
+    if (waited > OI__THREADPOOL_PARTS_WAIT_NS)
+        OI__STORE(pool->parts_inline, OI__THREADPOOL_PARTS_BACKOFF);
+    else if (OI__LOAD(parts.moved))
+        OI__STORE(pool->parts_inline, OI__THREADPOOL_PARTS_SHORT_BACKOFF);
 }
 
 /* ---- the process-wide pool, for callers without an executor ---- */

@@ -610,6 +610,94 @@ static void test_env_isa(void) {
     printf("test_gemm: OPENINFER_ISA=%s, active ISA %d\n", env, (int)active);
 }
 
+/* ---- oi__threadpool_run_parts: every part once, each thread its own part when it is in time ---- */
+typedef struct parts_ctx {
+    int runs[8];
+    int thread_of[8];
+} parts_ctx;
+
+static void parts_task(void *ctx, int part, int thread) {
+    parts_ctx *c = (parts_ctx *)ctx;
+    __atomic_add_fetch(&c->runs[part], 1, __ATOMIC_RELAXED);
+    c->thread_of[part] = thread;
+}
+
+static void test_threadpool_parts(void) {
+    for (int n_threads = 1; n_threads <= 4; n_threads++) {
+        oi__threadpool *pool = oi__threadpool_new(n_threads);
+        int own = 0;
+        for (int round = 0; round < 200; round++) {
+            parts_ctx c;
+            memset(&c, 0, sizeof c);
+            oi__threadpool_run_parts(pool, n_threads, parts_task, &c);
+            for (int p = 0; p < n_threads; p++) {
+                CHECK_EQ_INT(c.runs[p], 1);
+                own += c.thread_of[p] == p;
+            }
+        }
+        CHECK(own > 0); /* part 0 at least, which the caller (thread 0) takes first unless a worker is quicker */
+        parts_ctx more; /* more parts than threads: still each once */
+        memset(&more, 0, sizeof more);
+        oi__threadpool_run_parts(pool, 8, parts_task, &more);
+        for (int p = 0; p < 8; p++)
+            CHECK_EQ_INT(more.runs[p], 1);
+        oi__threadpool_free(pool);
+    }
+    parts_ctx none;
+    memset(&none, 0, sizeof none);
+    oi__threadpool_run_parts(NULL, 3, parts_task, &none);
+    for (int p = 0; p < 3; p++)
+        CHECK_EQ_INT(none.runs[p], 1);
+}
+
+/* Skinny products split once per core (dot products over big rows, row
+ * updates over columns): bit for bit the single-threaded result, with
+ * sizes that leave partial row groups and column blocks, beta and a bias. */
+static void test_gemm_skinny_split(void) {
+    oi__threadpool *pool2 = oi__threadpool_new(2), *pool3 = oi__threadpool_new(3);
+    const oi__gemm_isa isas[2] = {OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    /* m x n x k, trans_b: a conv's [out, k] weight times 1-4 patches (dots), a [k, n] LSTM weight (updates) */
+    const int64_t shapes[6][4] = {{4, 258, 256, 1}, {4, 130, 387, 1}, {1, 67, 384, 1},
+                                  {1, 512, 128, 0}, {2, 200, 130, 0}, {3, 1000, 40, 0}};
+    for (int ii = 0; ii < 2; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        for (int sh = 0; sh < 6; sh++) {
+            int64_t m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2];
+            bool tb = shapes[sh][3] != 0;
+            float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+            float *bias = malloc(sizeof(float) * (size_t)n), *c[3];
+            for (int64_t i = 0; i < m * k; i++)
+                a[i] = (float)sin(0.3 * (double)i);
+            for (int64_t i = 0; i < k * n; i++)
+                b[i] = (float)cos(0.17 * (double)i) * 0.5f;
+            for (int64_t j = 0; j < n; j++)
+                bias[j] = (float)j * 0.01f;
+            oi__threadpool *pools[3] = {NULL, pool2, pool3};
+            for (int p = 0; p < 3; p++) {
+                c[p] = malloc(sizeof(float) * (size_t)(m * n));
+                for (int64_t i = 0; i < m * n; i++)
+                    c[p][i] = (float)i * 0.001f;
+                oi__gemm_f32_args g;
+                memset(&g, 0, sizeof g);
+                g.m = m, g.n = n, g.k = k, g.alpha = 1.0f, g.beta = 0.5f;
+                g.a = a, g.a_rs = k, g.a_cs = 1;
+                g.b = b, g.b_rs = tb ? 1 : n, g.b_cs = tb ? k : 1;
+                g.c = c[p], g.ldc = n, g.bias = bias;
+                CHECK_OK(oi__gemm_f32_ex(pools[p], &g));
+            }
+            for (int p = 1; p < 3; p++)
+                CHECK_MSG(memcmp(c[0], c[p], sizeof(float) * (size_t)(m * n)) == 0,
+                          "skinny %lld x %lld x %lld (%s) on %d threads differs from one thread (%s)", (long long)m,
+                          (long long)n, (long long)k, tb ? "dots" : "row updates", p + 1, oi__gemm_isa_name(isas[ii]));
+            free(a), free(b), free(bias), free(c[0]), free(c[1]), free(c[2]);
+        }
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    oi__threadpool_free(pool2);
+    oi__threadpool_free(pool3);
+}
+
 int main(void) {
     hooks_install(); /* counts live blocks for test_gemm_packed_b */
     test_env_isa();
@@ -621,5 +709,7 @@ int main(void) {
     test_gemm_strided();
     test_gemm_packed_b();
     test_gemm_shared_a();
+    test_threadpool_parts();
+    test_gemm_skinny_split();
     return check_result("test_gemm");
 }

@@ -430,6 +430,25 @@ static void test_pad(void) {
         CHECK(element_f(r, 0) == 0 && element_f(r, 1) == 1 && element_f(r, 4) == 4 && element_f(r, 5) == 0);
     oi__tensor_free(r), oi__tensor_free(x);
     free_attrs(a, 2);
+    /* the last axis only (its own copy path): each mode, and a reflection longer than the row */
+    const double rows[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const char *modes[5] = {"reflect", "edge", "wrap", "constant", "reflect"};
+    const double want[5][18] = {{3, 2, 1, 2, 3, 4, 3, 2, 1, 7, 6, 5, 6, 7, 8, 7, 6, 5},
+                                {1, 1, 1, 2, 3, 4, 4, 4, 4, 5, 5, 5, 6, 7, 8, 8, 8, 8},
+                                {3, 4, 1, 2, 3, 4, 1, 2, 3, 7, 8, 5, 6, 7, 8, 5, 6, 7},
+                                {9, 9, 1, 2, 3, 4, 9, 9, 9, 9, 9, 5, 6, 7, 8, 9, 9, 9},
+                                {2, 3, 4, 3, 2, 1, 2, 3, 4, 6, 7, 8, 7, 6, 5, 6, 7, 8}};
+    for (int m = 0; m < 5; m++) {
+        x = tensor_f(OI_DTYPE_F32, SHAPE(2, 4), rows);
+        oi__attr p[3];
+        p[0] = m == 4 ? attr_ints("pads", INTS(0, 5, 0, 0)) : attr_ints("pads", INTS(0, 2, 0, 3));
+        p[1] = attr_s("mode", modes[m]);
+        p[2] = attr_f("value", 9);
+        r = run1(OI_OP_pad, p, 3, x);
+        expect_f(modes[m], r, SHAPE(2, 9), want[m], 0);
+        oi__tensor_free(r), oi__tensor_free(x);
+        free_attrs(p, 3);
+    }
 }
 
 /* ------------------------------------------------------------------ */
