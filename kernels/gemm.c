@@ -1370,7 +1370,11 @@ static bool oi__gemm_f32_skinny_split(oi__threadpool *pool, oi__gemm_f32_skinny_
     bool avx512 = job->isa == OI__GEMM_ISA_AVX512;
     int64_t align = dot ? 4 : job->n_small == 1 ? (avx512 ? 256 : 96) : job->n_small == 2 ? (avx512 ? 128 : 40)
                                                                        : (avx512 ? 64 : 16);
-    oi__gemm_f32_skinny_parts sp = {.job = job, .n_parts = threads, .align = align};
+    oi__gemm_f32_skinny_parts sp;
+    memset(&sp, 0, sizeof sp); /* (no designated initializers: the drop-in header compiles as C++17) */
+    sp.job = job;
+    sp.n_parts = threads;
+    sp.align = align;
     if (oi__gemm_ceil_div(job->n_big, sp.align) < threads)
         return false;
     if (!dot) {

@@ -1398,14 +1398,19 @@ static bool oi__attn_decode(const oi__attn *at, oi_status *status) {
         out->dtype != OI_DTYPE_F32 || q->strides[3] != 1 || k->strides[3] != 1 || v->strides[3] != 1 ||
         out->strides[3] != 1 || at->dim % 8 || at->v_dim % 8)
         return false;
-    oi__attn_dec a = {
-        .q = (const float *)oi__op_cdata(q) + q->offset, .k = (const float *)oi__op_cdata(k) + k->offset,
-        .v = (const float *)oi__op_cdata(v) + v->offset, .out = (float *)oi__tensor_data(out) + out->offset,
-        .q_sb = q->strides[0], .q_sh = q->strides[1], .k_sb = k->strides[0], .k_sh = k->strides[1],
-        .k_st = k->strides[2], .v_sb = v->strides[0], .v_sh = v->strides[1], .v_st = v->strides[2],
-        .o_sb = out->strides[0], .o_sh = out->strides[1], .kv_heads = at->kv_heads, .group = at->heads / at->kv_heads,
-        .kv_seq = at->kv_seq, .dim = at->dim, .v_dim = at->v_dim,
-        .scale = (float)at->scale};
+    oi__attn_dec a; /* (no designated initializers: the drop-in header compiles as C++17) */
+    memset(&a, 0, sizeof a);
+    a.q = (const float *)oi__op_cdata(q) + q->offset;
+    a.k = (const float *)oi__op_cdata(k) + k->offset;
+    a.v = (const float *)oi__op_cdata(v) + v->offset;
+    a.out = (float *)oi__tensor_data(out) + out->offset;
+    a.q_sb = q->strides[0], a.q_sh = q->strides[1];
+    a.k_sb = k->strides[0], a.k_sh = k->strides[1], a.k_st = k->strides[2];
+    a.v_sb = v->strides[0], a.v_sh = v->strides[1], a.v_st = v->strides[2];
+    a.o_sb = out->strides[0], a.o_sh = out->strides[1];
+    a.kv_heads = at->kv_heads, a.group = at->heads / at->kv_heads;
+    a.kv_seq = at->kv_seq, a.dim = at->dim, a.v_dim = at->v_dim;
+    a.scale = (float)at->scale;
     a.chunk = OI__ATTN_CHUNK;
     while ((at->kv_seq + a.chunk - 1) / a.chunk > 64) /* the merge's weights: 64 at most */
         a.chunk *= 2;

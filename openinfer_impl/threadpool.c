@@ -340,7 +340,11 @@ void oi__threadpool_run_parts(oi__threadpool *pool, int n_parts, void (*fn)(void
         oi__threadpool_run_inline(n_parts, fn, ctx);
         return;
     }
-    oi__threadpool_parts parts = {.fn = fn, .ctx = ctx, .n_parts = n_parts};
+    oi__threadpool_parts parts;
+    memset(&parts, 0, sizeof parts); /* (no designated initializers: the drop-in header compiles as C++17) */
+    parts.fn = fn;
+    parts.ctx = ctx;
+    parts.n_parts = n_parts;
     oi__threadpool_run(pool, n_parts, oi__threadpool_part_task, &parts);
     int64_t waited = parts.caller_done_ns ? oi__threadpool_now_ns() - parts.caller_done_ns : 0;
     if (waited > OI__THREADPOOL_PARTS_WAIT_NS)
