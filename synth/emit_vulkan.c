@@ -136,11 +136,17 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     switch (k->kind) {
     case OI__SY_K_ALL_FINITE: return oi__vk_refuse(pn, "is_finite (a bool result) has no GLSL kernel yet");
     case OI__SY_K_GATHER: return oi__vk_refuse(pn, "gather has no GLSL kernel yet");
+    case OI__SY_K_ROPE: return oi__vk_refuse(pn, "rope has no GLSL kernel yet");
+    case OI__SY_K_ARGMAX: return oi__vk_refuse(pn, "argmax_axis has no GLSL kernel yet");
     case OI__SY_K_REDUCE:
         if (!oi__vk_trailing_reduce(s, pn))
             return oi__vk_refuse(pn, "a reduction over axes that are not the last ones");
         break;
-    case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: break;
+    case OI__SY_K_NORM:
+        if (pn->ir->op == OI_OP_rms_norm)
+            return oi__vk_refuse(pn, "rms_norm has no GLSL kernel yet");
+        break;
+    case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
     case OI__SY_K_MATMUL: case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
         if (k->kind == OI__SY_K_ATTENTION && oi__vk_attention_masked(oi__sy_kernel_lead(k)))
             return oi__vk_refuse(pn, "attention with a mask or causal");
@@ -1298,7 +1304,8 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_TRANSPOSE: oi__vk_transpose(b, s, k, wg); break;
     case OI__SY_K_NORM: oi__vk_norm(b, s, k, wg); break;
     case OI__SY_K_ATTENTION: oi__vk_attention(b, p, k, wg); break;
-    case OI__SY_K_ALL_FINITE: case OI__SY_K_GATHER: break; /* refused at synthesis */
+    case OI__SY_K_ALL_FINITE: case OI__SY_K_GATHER: case OI__SY_K_ROPE: case OI__SY_K_ARGMAX:
+        break; /* refused at synthesis */
     }
 }
 

@@ -1080,6 +1080,22 @@ static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_printf(b, "[at + j * %lld];\n    }\n", nd ? (long long)in_stride[perm[nd - 1]] : 1LL);
 }
 
+/* rms_norm's statistics: mean 0 and the sum of squares in double, as
+ * layer_norm's below (eight interleaved partial sums when the row is a
+ * multiple of 8 long). */
+static void oi__sy_render_mean_square(oi__buf *b, const oi__sy_lang *lang, long long n) {
+    const char *it = lang->index_type;
+    oi__buf_puts(b, "        const float mean = 0.0f;\n        (void)sum;\n");
+    if (n % 8 == 0) {
+        oi__buf_puts(b, "        double q8[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n");
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j += 8)\n            for (int l = 0; l < 8; l++)\n"
+                          "                q8[l] += (double)(xr[j + (size_t)l] * xr[j + (size_t)l]);\n", it, n);
+        oi__buf_puts(b, "        sq = ((q8[0] + q8[1]) + (q8[2] + q8[3])) + ((q8[4] + q8[5]) + (q8[6] + q8[7]));\n");
+    } else {
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            sq += (double)(xr[j] * xr[j]);\n", it, n);
+    }
+}
+
 /* layer_norm over the last axis, as nn.c's row: the mean and the variance
  * about it summed in double (in eight interleaved partial sums when the row
  * is a multiple of 8 long, so that the loop vectorizes), inv = 1 / sqrt(var + eps) rounded to f32,
@@ -1100,7 +1116,9 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_printf(b, " + r * %lld;\n        float *yr = ", n);
     oi__sy_param_name(b, out);
     oi__buf_printf(b, " + r * %lld;\n        double sum = 0.0, sq = 0.0;\n", n);
-    if (n % 8 == 0) { /* eight partial sums, which the compiler keeps in one vector */
+    if (pn->ir->op == OI_OP_rms_norm) /* nn.c's: the mean square about 0, no bias */
+        oi__sy_render_mean_square(b, lang, n);
+    else if (n % 8 == 0) { /* eight partial sums, which the compiler keeps in one vector */
         oi__buf_puts(b, "        double s8[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, q8[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n");
         oi__buf_printf(b, "        for (%s j = 0; j < %lld; j += 8)\n            for (int l = 0; l < 8; l++)\n"
                           "                s8[l] += (double)xr[j + (size_t)l];\n", it, n);
@@ -1367,6 +1385,85 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_puts(b, ");\n}\n\n");
 }
 
+/* rope, as nn.c's row: per lane (the last dim at one position) the
+ * position from the positions input, per pair its angle, cosine and sine
+ * in double (scalar.h's OI_S_rope_angle, libm's cos and sin), the pair
+ * turned in double (OI_S_rope_first/second) and rounded once to f32; dims
+ * past rotary_dim copied. In place is fine: a pair is read before it is
+ * written. */
+static void oi__sy_render_rope(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *pos = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    size_t na = arrlenu(pn->attrs);
+    oi_op op = pn->ir->op;
+    int64_t n = x->shape[x->ndim - 1], seq_axis = oi__op_param_value_i64(op, pn->attrs, na, "seq_axis");
+    int64_t rot = oi__op_param_value_i64(op, pn->attrs, na, "rotary_dim");
+    bool inter = oi__op_param_value_i64(op, pn->attrs, na, "interleaved") != 0;
+    if (seq_axis < 0)
+        seq_axis += x->ndim;
+    rot = rot ? rot : n;
+    /* lanes run over dims 0..ndim-2 row-major (nn.c's oi__row_rope) */
+    int64_t seq_len = x->shape[seq_axis], seq_div = 1, batch_div = 1;
+    for (int d = (int)seq_axis + 1; d < x->ndim - 1; d++)
+        seq_div *= x->shape[d];
+    for (int d = 1; d < x->ndim - 1; d++)
+        batch_div *= x->shape[d];
+    long long lanes = (long long)(oi__shape_numel(x->ndim, x->shape) / (n ? n : 1)), half = (long long)(rot / 2);
+    const char *it = lang->index_type;
+    if (k->tasks > 1)
+        oi__sy_task_range(b, lang, k, lanes);
+    oi__sy_loop_open(b, lang, k, "r", false, lanes, lanes);
+    oi__buf_printf(b, "        const %s rope_at = r / %lld %% %lld", it, (long long)seq_div, (long long)seq_len);
+    if (pos->ndim == 2) /* positions per batch: [x.shape[0], seq] */
+        oi__buf_printf(b, " + r / %lld * %lld", (long long)batch_div, (long long)seq_len);
+    oi__buf_puts(b, ";\n        const double rope_p = (double)");
+    oi__sy_param_name(b, pos);
+    oi__buf_puts(b, "[rope_at];\n        const float *xr = ");
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, " + r * %lld;\n        float *yr = ", (long long)n);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, " + r * %lld;\n", (long long)n);
+    oi__buf_printf(b, "        for (%s i = 0; i < %lld; i++) {\n", it, half);
+    oi__buf_puts(b, "            const double rope_t = OI_S_rope_angle(rope_p, ");
+    oi__sy_double(b, oi__sy_param_f(pn, "theta"));
+    oi__buf_printf(b, ", (int64_t)i, %lld);\n", (long long)rot);
+    oi__buf_puts(b, "            const double rope_c = cos(rope_t), rope_s = sin(rope_t);\n");
+    if (inter)
+        oi__buf_printf(b, "            const %s ia = 2 * i, ib = 2 * i + 1;\n", it);
+    else
+        oi__buf_printf(b, "            const %s ia = i, ib = i + %lld;\n", it, half);
+    oi__buf_puts(b, "            const double x1 = (double)xr[ia], x2 = (double)xr[ib];\n"
+                    "            yr[ia] = (float)OI_S_rope_first(x1, x2, rope_c, rope_s);\n"
+                    "            yr[ib] = (float)OI_S_rope_second(x1, x2, rope_c, rope_s);\n        }\n");
+    if (rot < n)
+        oi__buf_printf(b, "        for (%s i = %lld; i < %lld; i++)\n            yr[i] = xr[i];\n", it, (long long)rot,
+                       (long long)n);
+    oi__buf_puts(b, "    }\n");
+}
+
+/* argmax_axis along the last axis, as reduce.c's generic loop: the first
+ * element, then each later one that is better (OI_S_gt, or OI_S_ge with
+ * select_first=false: the last of equal ones), so a NaN is taken only
+ * when it is first, and then stays. */
+static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    long long n = (long long)x->shape[x->ndim - 1];
+    long long rows = (long long)oi__shape_numel(x->ndim, x->shape) / (n ? n : 1);
+    bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "select_first") != 0;
+    const char *it = lang->index_type, *t = lang->type_of(x->dtype);
+    oi__sy_loop_open(b, lang, k, "r", false, rows, rows);
+    oi__buf_printf(b, "        const %s *xr = ", t);
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, " + r * %lld;\n        %s best = xr[0];\n        int64_t at = 0;\n", n, t);
+    oi__buf_printf(b, "        for (%s j = 1; j < %lld; j++)\n            if (%s(xr[j], best)) {\n", it, n,
+                   first ? "OI_S_gt" : "OI_S_ge");
+    oi__buf_puts(b, "                best = xr[j];\n                at = (int64_t)j;\n            }\n        ");
+    oi__sy_param_name(b, out);
+    oi__buf_puts(b, "[r] = at;\n    }\n");
+}
+
 void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
     if (s->packed_gemm)
         oi__sy_render_gemm_driver(b, s);
@@ -1385,6 +1482,8 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_NORM: oi__sy_render_norm(b, s, lang, kr); break;
         case OI__SY_K_ATTENTION: oi__sy_render_attention(b, s, lang, kr); break;
         case OI__SY_K_GATHER: oi__sy_render_gather(b, s, lang, kr); break;
+        case OI__SY_K_ROPE: oi__sy_render_rope(b, s, lang, kr); break;
+        case OI__SY_K_ARGMAX: oi__sy_render_argmax(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->kind == OI__SY_K_GATHER)

@@ -55,6 +55,8 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_ATTENTION: return "attention";
     case OI__SY_K_ALL_FINITE: return "all_finite";
     case OI__SY_K_GATHER: return "gather";
+    case OI__SY_K_ROPE: return "rope";
+    case OI__SY_K_ARGMAX: return "argmax";
     }
     return "?";
 }
@@ -168,6 +170,46 @@ static oi_status oi__sy_classify_gather(const oi__sy_schedule *s, const oi__pnod
     return OI_OK;
 }
 
+/* A decoder's row ops, f32 over shapes known at synthesis time:
+ * rms_norm (last axis, a scale of one lane: the norm kernel with mean 0),
+ * rope (any seq_axis, rotary_dim, interleaved or half-split pairs,
+ * positions i32/i64 [seq] or [batch, seq]) and argmax_axis (last axis,
+ * ties as select_first says, as reduce.c's generic loop breaks them). */
+static bool oi__sy_llm_op(oi_op op) {
+    return op == OI_OP_rms_norm || op == OI_OP_rope || op == OI_OP_argmax_axis;
+}
+
+static oi_status oi__sy_classify_llm(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    oi_op op = pn->ir->op;
+    const oi__slot *in0 = oi__sy_slot(s, pn->inputs[0]);
+    size_t na = arrlenu(pn->attrs);
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "rms_norm, rope or argmax_axis over a shape known at run time only");
+    if (op == OI_OP_argmax_axis) {
+        int64_t axis = oi__op_param_value_i64(op, pn->attrs, na, "axis");
+        if (axis != -1 && axis != in0->ndim - 1)
+            return oi__sy_unsupported(pn, "argmax_axis along an axis other than the last");
+        if (!oi__sy_float(in0->dtype) && !oi__sy_int(in0->dtype))
+            return oi__sy_unsupported(pn, "argmax_axis on a dtype other than a float or an integer");
+        *kind = OI__SY_K_ARGMAX;
+        return OI_OK;
+    }
+    if (in0->dtype != OI_DTYPE_F32)
+        return oi__sy_unsupported(pn, op == OI_OP_rope ? "rope on a dtype other than f32" : "rms_norm on a dtype other than f32");
+    if (op == OI_OP_rope) {
+        *kind = OI__SY_K_ROPE;
+        return OI_OK;
+    }
+    int64_t axis = oi__op_param_value_i64(op, pn->attrs, na, "axis");
+    const oi__slot *scale = oi__sy_slot(s, pn->inputs[1]);
+    if (axis != -1 && axis != in0->ndim - 1)
+        return oi__sy_unsupported(pn, "rms_norm over more than the last axis");
+    if (oi__sy_numel(scale) != in0->shape[in0->ndim - 1] || scale->dtype != OI_DTYPE_F32)
+        return oi__sy_unsupported(pn, "an rms_norm scale that is not one f32 lane");
+    *kind = OI__SY_K_NORM;
+    return OI_OK;
+}
+
 /* Checks one op node and says which kernel kind runs it. */
 static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
@@ -218,6 +260,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     }
     if (op == OI_OP_gather)
         return oi__sy_classify_gather(s, pn, kind);
+    if (oi__sy_llm_op(op))
+        return oi__sy_classify_llm(s, pn, kind);
     char why[160];
     snprintf(why, sizeof why, "op %s on %s", oi__sy_op_name(op), oi_dtype_name(in0->dtype));
     return oi__sy_unsupported(pn, why);
@@ -1078,7 +1122,7 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         *out = in[0];
         return OI_OK;
     }
-    if (op == OI_OP_gather) { /* static shapes only (classify): the declared one */
+    if (op == OI_OP_gather || oi__sy_llm_op(op)) { /* static shapes only (classify): the declared one */
         const oi__slot *o = oi__sy_slot(s, pn->out);
         out->ndim = o->ndim;
         memcpy(out->dims, o->shape, sizeof out->dims);
@@ -1668,7 +1712,7 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
         k->task_rows = 1;
         k->tasks = (int)(in->shape[0] * in->shape[1]);
         break;
-    case OI__SY_K_SOFTMAX: case OI__SY_K_NORM:
+    case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: case OI__SY_K_ROPE:
         oi__sy_split_rows(k, oi__sy_numel(in) / (last ? last : 1), last);
         break;
     case OI__SY_K_TRANSPOSE: {

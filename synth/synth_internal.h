@@ -23,9 +23,11 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_ALL_FINITE,  /* is_finite: every element, into one bool           */
     OI__SY_K_COPY,        /* reshape: the same elements, another shape          */
     OI__SY_K_TRANSPOSE,   /* transpose: an index map                            */
-    OI__SY_K_NORM,        /* layer_norm over the last axis                      */
+    OI__SY_K_NORM,        /* layer_norm or rms_norm over the last axis          */
     OI__SY_K_ATTENTION,   /* softmax(scale q k^T + mask) v per (batch, head)    */
-    OI__SY_K_GATHER       /* gather: slabs of data picked by integer indices    */
+    OI__SY_K_GATHER,      /* gather: slabs of data picked by integer indices    */
+    OI__SY_K_ROPE,        /* rope: pairs of the last dim turned by position     */
+    OI__SY_K_ARGMAX       /* argmax_axis along the last axis, i64 indices       */
 } oi__sy_kernel_kind;
 
 typedef struct oi__sy_kernel {

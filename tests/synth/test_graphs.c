@@ -20,7 +20,13 @@
  *                  another task has overwritten); gathers of f16 data (a model
  *                  tensor, an input, a constant with @init) and a transpose of
  *                  the result (f16 is stored, never computed); its model
- *                  gather_attn_model */
+ *                  gather_attn_model
+ *   llm_ops        a decoder's row ops: rms_norm (rows of 64 and of 12),
+ *                  rope at the step's position (a persistent counter, as
+ *                  smollm2.c: interleaved, seq_axis 0, in place), half-split
+ *                  with rotary_dim, positions i64 [seq] and i32 [batch,
+ *                  seq]; argmax_axis with ties (floored values) taken first
+ *                  and last, with keepdims, on i32 */
 #include "../../openinfer.h"
 
 #include <stdlib.h>
@@ -173,3 +179,36 @@ oi_model *gather_attn_model(uint8_t **bytes) {
     free(v);
     return bad ? NULL : oi_model_open_memory(*bytes, size);
 }
+
+OI_GRAPH(llm_ops,
+  OI_DYNAMIC(
+    OI_VAR(h, f32[2, 64]) OI_VAR(g, f32[64]) OI_VAR(h12, f32[3, 12]) OI_VAR(g12, f32[12])
+    OI_VAR(x3, f32[1, 3, 8]) OI_VAR(xb, f32[2, 3, 4, 6]) OI_VAR(p4, i64[4]) OI_VAR(pb, i32[2, 4])
+    OI_VAR(scores, f32[3, 10]) OI_VAR(ints, i32[2, 5])
+  )
+  OI_PERSISTENT( OI_VAR(step, i32, @init(0)) )
+  OI_VOLATILE(
+    OI_VAR(hn, f32[2, 64]) OI_VAR(hn12, f32[3, 12]) OI_VAR(r3, f32[1, 3, 8]) OI_VAR(rh, f32[2, 3, 4, 6])
+    OI_VAR(ri, f32[2, 3, 4, 6]) OI_VAR(fl, f32[3, 10]) OI_VAR(am, i64[3]) OI_VAR(am_last, i64[3])
+    OI_VAR(am_keep, i64[3, 1]) OI_VAR(am_int, i64[2])
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(pos0, i32)
+    OI_ASSIGN(pos, i32[1])
+    OI_CACHE_READ(step, pos0)
+    OI_OP(reshape, pos0, shape=[1]) OI_TO(pos)
+    OI_OP(rms_norm, h, g, epsilon=1e-5) OI_TO(hn)
+    OI_OP(rms_norm, h12, g12, epsilon=0.01) OI_TO(hn12)
+    OI_OP(reshape, x3, shape=[1, 3, 8]) OI_TO(r3)
+    OI_OP(rope, r3, pos, theta=100000.0, interleaved=true, seq_axis=0) OI_TO(r3)
+    OI_OP(rope, xb, p4, rotary_dim=4) OI_TO(rh)
+    OI_OP(rope, xb, pb, interleaved=true) OI_TO(ri)
+    OI_OP(floor, scores) OI_TO(fl)
+    OI_OP(argmax_axis, fl, axis=1) OI_TO(am)
+    OI_OP(argmax_axis, fl, axis=-1, select_first=false) OI_TO(am_last)
+    OI_OP(argmax_axis, scores, axis=1, keepdims=true) OI_TO(am_keep)
+    OI_OP(argmax_axis, ints, axis=1) OI_TO(am_int)
+    OI_CACHE_INCREMENT(step)
+    OI_RETURN()
+  )
+)
