@@ -31,6 +31,11 @@ passes ISO C's 4095-character minimum):
         and micro-kernels, then kernels/scalar_math.h whole (the f32 exp
         and gelu, exact gelu's constants), then vexp.h's regions, after a
         prelude of the headers they need)
+    kernels/quant.c's regions -> oi__sy_text_quant_h   (emitted as oi_quant.h
+        where a kernel runs matmul_q4 with activations="q8": the block
+        formats, x's rounding into int8 blocks and the integer dot products
+        of every ISA, after gemm.c's first region (its ISA macros) and a
+        prelude; it includes oi_half.h, emitted beside it)
 
     scripts/embed_synth_sources.py           rewrite synth/embedded.h
     scripts/embed_synth_sources.py --check   exit 1 if it is stale (a test)
@@ -114,6 +119,26 @@ def gemm_regions():
     return "".join(out)
 
 
+QUANT_PRELUDE = (
+    "/* oi_quant.h - kernels/quant.c's block formats and integer dot products,\n"
+    " * copied by the synthesizer (the regions marked synth-embed in that file,\n"
+    " * after gemm.c's first region: its ISA macros). */\n"
+    "#ifndef OI_QUANT_H\n#define OI_QUANT_H\n"
+    "#include <float.h>\n#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n"
+    "#include \"oi_half.h\"\n\n"
+    "#define OI__MATH_INLINE static inline\n\n"
+)
+
+
+def quant_regions():
+    """gemm.c's first region (OI__GEMM_X86, the target attributes), then
+    quant.c's regions, after the prelude."""
+    out = [QUANT_PRELUDE] + region_list("kernels/gemm.c")[0]
+    out += regions("kernels/quant.c")
+    out.append("#endif /* OI_QUANT_H */\n")
+    return "".join(out)
+
+
 def c_string(line):
     out = []
     for ch in line:
@@ -140,10 +165,12 @@ def render():
         " * The files the synthesizer copies into every emitted folder, line by line. */\n"
         "#ifndef OPENINFER_SYNTH_EMBEDDED_H\n#define OPENINFER_SYNTH_EMBEDDED_H\n"
     ]
-    for name, path in SOURCES + [("oi__sy_text_gemm_h", "kernels/gemm.c"),
+    for name, path in SOURCES + [("oi__sy_text_gemm_h", "kernels/gemm.c"), ("oi__sy_text_quant_h", "kernels/quant.c"),
                                  ("oi__sy_text_float_glsl", "vulkan/shaders/common.glsl")]:
         if name == "oi__sy_text_gemm_h":
             text = gemm_regions()
+        elif name == "oi__sy_text_quant_h":
+            text = quant_regions()
         elif name == "oi__sy_text_float_glsl":
             text = "".join(regions(path))
         elif name == "oi__sy_text_math_glsl":

@@ -181,11 +181,12 @@ static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, " * Build with -D%s_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */\n",
                    N);
     oi__buf_puts(b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
-    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s%s%s%s\n", N,
+    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s%s%s%s%s\n", N,
                    oi__sy_uses_scalar_math(p) ? "#include \"oi_scalar_math.h\"\n" : "",
                    p->schedule.packed_gemm ? "#include \"oi_gemm.h\"\n" : "",
                    p->schedule.threaded ? "#include \"oi_runtime.h\"\n" : "",
-                   oi__sy_rounds_stores(p) ? "#include \"oi_half.h\"\n" : "");
+                   oi__sy_rounds_stores(p) ? "#include \"oi_half.h\"\n" : "",
+                   p->schedule.quant ? "#include \"oi_quant.h\"\n" : "");
     oi__buf_puts(b, "#include <math.h>\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
     oi__buf_puts(b, "#if defined(__unix__) || defined(__APPLE__)\n#include <fcntl.h>\n#include <sys/mman.h>\n"
                     "#include <sys/stat.h>\n#include <unistd.h>\n#define OI_HAVE_MMAP 1\n#endif\n\n");
@@ -605,9 +606,11 @@ static char *oi__sy_makefile(const oi_plan *p) {
                    p->schedule.threaded ? " -pthread" : "");
     oi__buf_printf(&b, "all: %s\n\n", N);
     oi__buf_printf(&b, "lib%s.a: %s.o\n\t$(AR) rcs $@ %s.o\n\n", N, N, N);
-    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
+    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s%s%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
                    oi__sy_uses_scalar_math(p) ? " oi_scalar_math.h" : "", p->schedule.packed_gemm ? " oi_gemm.h" : "",
-                   p->schedule.threaded ? " oi_runtime.h" : "", oi__sy_rounds_stores(p) ? " oi_half.h" : "", N);
+                   p->schedule.threaded ? " oi_runtime.h" : "",
+                   oi__sy_rounds_stores(p) || p->schedule.quant ? " oi_half.h" : "",
+                   p->schedule.quant ? " oi_quant.h" : "", N);
     oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
     oi__buf_printf(&b, "clean:\n\trm -f %s %s.o lib%s.a\n\n.PHONY: all clean\n", N, N, N);
     return oi__buf_take(&b);
@@ -828,8 +831,10 @@ static oi_status oi__sy_emit_cpu(const oi_plan *plan, const oi__sy_out *out_dir)
         st = oi__sy_write(out_dir, "oi_gemm", ".h", oi__sy_text(oi__sy_text_gemm_h));
     if (st == OI_OK && plan->schedule.threaded)
         st = oi__sy_write(out_dir, "oi_runtime", ".h", oi__sy_text(oi__sy_text_runtime_h));
-    if (st == OI_OK && oi__sy_rounds_stores(plan))
+    if (st == OI_OK && (oi__sy_rounds_stores(plan) || plan->schedule.quant))
         st = oi__sy_write(out_dir, "oi_half", ".h", oi__sy_text(oi__sy_text_half_h));
+    if (st == OI_OK && plan->schedule.quant)
+        st = oi__sy_write(out_dir, "oi_quant", ".h", oi__sy_text(oi__sy_text_quant_h));
     if (st == OI_OK)
         st = oi__sy_write(out_dir, "npy", ".h", oi__sy_text(oi__sy_text_npy_h));
     if (st == OI_OK)

@@ -138,6 +138,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     case OI__SY_K_GATHER: return oi__vk_refuse(pn, "gather has no GLSL kernel yet");
     case OI__SY_K_ROPE: return oi__vk_refuse(pn, "rope has no GLSL kernel yet");
     case OI__SY_K_ARGMAX: return oi__vk_refuse(pn, "argmax_axis has no GLSL kernel yet");
+    case OI__SY_K_QMATMUL: return oi__vk_refuse(pn, "matmul_q4 has no GLSL kernel yet");
     case OI__SY_K_REDUCE:
         if (!oi__vk_trailing_reduce(s, pn))
             return oi__vk_refuse(pn, "a reduction over axes that are not the last ones");
@@ -1304,7 +1305,7 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_TRANSPOSE: oi__vk_transpose(b, s, k, wg); break;
     case OI__SY_K_NORM: oi__vk_norm(b, s, k, wg); break;
     case OI__SY_K_ATTENTION: oi__vk_attention(b, p, k, wg); break;
-    case OI__SY_K_ALL_FINITE: case OI__SY_K_GATHER: case OI__SY_K_ROPE: case OI__SY_K_ARGMAX:
+    case OI__SY_K_ALL_FINITE: case OI__SY_K_GATHER: case OI__SY_K_ROPE: case OI__SY_K_ARGMAX: case OI__SY_K_QMATMUL:
         break; /* refused at synthesis */
     }
 }

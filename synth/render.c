@@ -1464,7 +1464,64 @@ static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_puts(b, "[r] = at;\n    }\n");
 }
 
+/* matmul_q4's integer dot product for this CPU, as quant.c picks it: AVX-512
+ * VNNI, AVX2, or the portable loop (OPENINFER_ISA=portable|avx2 capping
+ * it); every one gives the same bits, so the choice is speed only. */
+static void oi__sy_render_q8dot_select(oi__buf *b) {
+    oi__buf_puts(b,
+        "static oi__q8dot_fn oi_q8dot_select(void) {\n"
+        "    const char *cap = getenv(\"OPENINFER_ISA\");\n"
+        "    if (cap && strcmp(cap, \"portable\") == 0)\n"
+        "        return oi__q8dot_portable;\n"
+        "#if OI__GEMM_X86\n"
+        "    __builtin_cpu_init();\n"
+        "    if (!(cap && strcmp(cap, \"avx2\") == 0) && __builtin_cpu_supports(\"avx512f\") &&\n"
+        "        __builtin_cpu_supports(\"avx512vnni\") && __builtin_cpu_supports(\"avx512vl\") &&\n"
+        "        __builtin_cpu_supports(\"avx512bw\"))\n"
+        "        return oi__q8dot_vnni;\n"
+        "    if (__builtin_cpu_supports(\"avx2\") && __builtin_cpu_supports(\"fma\"))\n"
+        "        return oi__q8dot_avx2;\n"
+        "#endif\n"
+        "    return oi__q8dot_portable;\n"
+        "}\n\n");
+}
+
+/* matmul_q4 with activations "q8", as quant.c's: x's rows rounded into
+ * int8 blocks (oi__q8_quantize_rows_body: the bytes of every ISA's path),
+ * then each weight row of the task against each x row
+ * (oi__q8dot_row). */
+static void oi__sy_render_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                  const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *w = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    const char *format = NULL;
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "format") == 0)
+            format = pn->attrs[i].s;
+    const char *f = !format || strcmp(format, "q4_0") == 0 ? "OI__Q4_0" : strcmp(format, "q4_1") == 0 ? "OI__Q4_1"
+                                                                                                      : "OI__Q8_0";
+    long long kk = (long long)x->shape[x->ndim - 1], n = (long long)w->shape[0];
+    long long m = (long long)oi__shape_numel(x->ndim, x->shape) / (kk ? kk : 1), rb = (long long)w->shape[1];
+    if (k->tasks > 1)
+        oi__sy_task_range(b, lang, k, n);
+    oi__buf_printf(b, "    int8_t q8_x[%lld];\n    float q8_d[%lld];\n    int32_t q8_s[%lld];\n", m * kk, m * kk / 32,
+                   m * kk / 32);
+    oi__buf_puts(b, "    const oi__q8dot_fn q8_dot = oi_q8dot_select();\n    oi__q8_quantize_rows_body(");
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, ", %lld, %lld, q8_x, q8_d, q8_s);\n", m, kk);
+    oi__sy_loop_open(b, lang, k, "j", false, n, n);
+    oi__buf_printf(b, "        for (%s i = 0; i < %lld; i++)\n            ", lang->index_type, m);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, "[i * %lld + j] = oi__q8dot_row(q8_dot, %s, ", n, f);
+    oi__sy_param_name(b, w);
+    oi__buf_printf(b, " + j * %lld, q8_x + i * %lld, q8_d + i * %lld, q8_s + i * %lld, %lld);\n    }\n", rb, kk, kk / 32,
+                   kk / 32, kk / 32);
+}
+
 void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
+    if (s->quant)
+        oi__sy_render_q8dot_select(b);
     if (s->packed_gemm)
         oi__sy_render_gemm_driver(b, s);
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
@@ -1484,6 +1541,7 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_GATHER: oi__sy_render_gather(b, s, lang, kr); break;
         case OI__SY_K_ROPE: oi__sy_render_rope(b, s, lang, kr); break;
         case OI__SY_K_ARGMAX: oi__sy_render_argmax(b, s, lang, kr); break;
+        case OI__SY_K_QMATMUL: oi__sy_render_qmatmul(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->kind == OI__SY_K_GATHER)

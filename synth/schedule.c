@@ -57,6 +57,7 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_GATHER: return "gather";
     case OI__SY_K_ROPE: return "rope";
     case OI__SY_K_ARGMAX: return "argmax";
+    case OI__SY_K_QMATMUL: return "matmul_q4";
     }
     return "?";
 }
@@ -210,6 +211,29 @@ static oi_status oi__sy_classify_llm(const oi__sy_schedule *s, const oi__pnode *
     return OI_OK;
 }
 
+/* matmul_q4(x [..., K], w u8 [N, K / 32 * block bytes]) with
+ * activations="q8" and a q4_0, q4_1 or q8_0 format: quant.c's own code
+ * (oi_quant.h), bit-identical to the simulator on every ISA. x's int8
+ * copy is on the kernel's stack: at most 64 Ki elements of x. */
+static oi_status oi__sy_classify_qmatmul(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    const oi__slot *x = oi__sy_slot(s, pn->inputs[0]), *w = oi__sy_slot(s, pn->inputs[1]);
+    const char *format = oi__sy_param_s(pn, "format"), *act = oi__sy_param_s(pn, "activations");
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a matmul_q4 over a shape known at run time only");
+    if (!act || strcmp(act, "q8") != 0)
+        return oi__sy_unsupported(pn, "matmul_q4 with f32 activations (activations=\"q8\" is supported)");
+    if (format && strcmp(format, "q4_0") != 0 && strcmp(format, "q4_1") != 0 && strcmp(format, "q8_0") != 0)
+        return oi__sy_unsupported(pn, "a matmul_q4 format other than q4_0, q4_1 or q8_0");
+    if (x->dtype != OI_DTYPE_F32 || w->dtype != OI_DTYPE_U8 || w->ndim != 2)
+        return oi__sy_unsupported(pn, "a matmul_q4 whose x is not f32 or whose weights are not u8 [N, row bytes]");
+    if (pn->out == pn->inputs[0])
+        return oi__sy_unsupported(pn, "a matmul_q4 writing its x");
+    if (oi__sy_numel(x) > 65536)
+        return oi__sy_unsupported(pn, "a matmul_q4 with more than 65536 elements of x (its int8 copy is on the stack)");
+    *kind = OI__SY_K_QMATMUL;
+    return OI_OK;
+}
+
 /* Checks one op node and says which kernel kind runs it. */
 static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
@@ -262,6 +286,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_gather(s, pn, kind);
     if (oi__sy_llm_op(op))
         return oi__sy_classify_llm(s, pn, kind);
+    if (op == OI_OP_matmul_q4)
+        return oi__sy_classify_qmatmul(s, pn, kind);
     char why[160];
     snprintf(why, sizeof why, "op %s on %s", oi__sy_op_name(op), oi_dtype_name(in0->dtype));
     return oi__sy_unsupported(pn, why);
@@ -1122,7 +1148,7 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         *out = in[0];
         return OI_OK;
     }
-    if (op == OI_OP_gather || oi__sy_llm_op(op)) { /* static shapes only (classify): the declared one */
+    if (op == OI_OP_gather || oi__sy_llm_op(op) || op == OI_OP_matmul_q4) { /* static shapes only (classify): the declared one */
         const oi__slot *o = oi__sy_slot(s, pn->out);
         out->ndim = o->ndim;
         memcpy(out->dims, o->shape, sizeof out->dims);
@@ -1695,6 +1721,20 @@ static void oi__sy_split_rows(oi__sy_kernel *k, int64_t rows, int64_t row_len) {
     k->tasks = (int)oi__sy_ceil_div(rows, k->task_rows > 0 ? k->task_rows : 1);
 }
 
+/* matmul_q4: tasks over the weight rows (the result's columns), as
+ * quant.c's: when the product is worth the threads (256 Ki multiply-adds),
+ * about 16 tasks of a multiple of 16 rows each; each task rounds x into
+ * int8 blocks itself (M x K, against M x K x rows of dots). */
+static void oi__sy_split_qmatmul(const oi__sy_schedule *s, oi__sy_kernel *k) {
+    const oi__pnode *pn = oi__sy_kernel_lead(k);
+    const oi__slot *x = oi__sy_slot(s, pn->inputs[0]), *w = oi__sy_slot(s, pn->inputs[1]);
+    int64_t kk = x->shape[x->ndim - 1], n = w->shape[0], m = oi__sy_numel(x) / (kk ? kk : 1);
+    if ((double)m * (double)n * (double)kk < 262144.0 || n <= 16)
+        return;
+    k->task_rows = oi__sy_ceil_div(oi__sy_ceil_div(n, 16), 16) * 16;
+    k->tasks = (int)oi__sy_ceil_div(n, k->task_rows);
+}
+
 static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
     const oi__pnode *pn = oi__sy_kernel_lead(k);
     const oi__slot *in = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
@@ -1711,6 +1751,9 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
     case OI__SY_K_ATTENTION:
         k->task_rows = 1;
         k->tasks = (int)(in->shape[0] * in->shape[1]);
+        break;
+    case OI__SY_K_QMATMUL:
+        oi__sy_split_qmatmul(s, k);
         break;
     case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: case OI__SY_K_ROPE:
         oi__sy_split_rows(k, oi__sy_numel(in) / (last ? last : 1), last);
@@ -1758,6 +1801,7 @@ static void oi__sy_plan_packing(oi__sy_schedule *s) {
         oi__sy_kernel *kr = &s->kernels[k];
         oi__sy_plan_tasks(s, kr);
         s->threaded |= kr->tasks > 1;
+        s->quant |= kr->kind == OI__SY_K_QMATMUL;
         if (!kr->b_prepacked)
             continue;
         oi__sy_buffer *b = &s->buffers[kr->nodes[0]->inputs[1]];

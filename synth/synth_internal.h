@@ -27,7 +27,8 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_ATTENTION,   /* softmax(scale q k^T + mask) v per (batch, head)    */
     OI__SY_K_GATHER,      /* gather: slabs of data picked by integer indices    */
     OI__SY_K_ROPE,        /* rope: pairs of the last dim turned by position     */
-    OI__SY_K_ARGMAX       /* argmax_axis along the last axis, i64 indices       */
+    OI__SY_K_ARGMAX,      /* argmax_axis along the last axis, i64 indices       */
+    OI__SY_K_QMATMUL      /* matmul_q4, activations "q8": quant.c's int8 block dots */
 } oi__sy_kernel_kind;
 
 typedef struct oi__sy_kernel {
@@ -148,6 +149,7 @@ typedef struct oi__sy_schedule {
     bool packed_gemm;       /* some kernel is packed: the folder gets oi_gemm.h */
     bool threaded;          /* some kernel has tasks: the folder gets oi_runtime.h */
     bool vexp;              /* some kernel takes e^x on vectors (oi_gemm.h's vexp) */
+    bool quant;             /* some kernel runs matmul_q4: the folder gets oi_quant.h */
     int64_t gemm_kc;        /* k steps per packed block (gemm.c's kc)         */
     int64_t task_cols;      /* columns of a matmul task over a packed B, at most */
     bool tiles_from_device; /* gemm_kc and task_cols come from the device JSON's caches */

@@ -26,9 +26,14 @@
  *                  smollm2.c: interleaved, seq_axis 0, in place), half-split
  *                  with rotary_dim, positions i64 [seq] and i32 [batch,
  *                  seq]; argmax_axis with ties (floored values) taken first
- *                  and last, with keepdims, on i32 */
+ *                  and last, with keepdims, on i32
+ *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
+ *                  blocks (one row of x, five rows split into tasks), and
+ *                  over a prefix table W(l) in a loop (a decoder's layers);
+ *                  its model quant_model */
 #include "../../openinfer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 OI_GRAPH(int_ops,
@@ -212,3 +217,63 @@ OI_GRAPH(llm_ops,
     OI_RETURN()
   )
 )
+
+OI_GRAPH(quant_ops,
+  OI_DYNAMIC( OI_VAR(x, f32[1, 64]) OI_VAR(xm, f32[5, 96]) )
+  OI_CONSTANT(
+    OI_VAR(W41, u8[48, 40], @ref("w41")) OI_VAR(W40, u8[40, 36], @ref("w40")) OI_VAR(W80, u8[600, 102], @ref("w80"))
+    OI_VAR(Wl(l), u8[64, 40], @pattern("l{l}.w"))
+  )
+  OI_VOLATILE( OI_VAR(y41, f32[1, 48]) OI_VAR(y40, f32[1, 40]) OI_VAR(y80, f32[5, 600]) OI_VAR(h, f32[1, 64]) )
+  OI_BLOCK(entry,
+    OI_OP(matmul_q4, x, W41, format="q4_1", activations="q8") OI_TO(y41)
+    OI_OP(matmul_q4, x, W40, format="q4_0", activations="q8") OI_TO(y40)
+    OI_OP(matmul_q4, xm, W80, format="q8_0", activations="q8") OI_TO(y80)
+    OI_OP(add, x, x) OI_TO(h)
+    OI_LOOP(layers, l, 0..3,
+      OI_ASSIGN(t, f32[1, 64])
+      OI_OP(matmul_q4, h, Wl[l], format="q4_1", activations="q8") OI_TO(t)
+      OI_OP(add, h, t) OI_TO(h)
+    )
+    OI_RETURN()
+  )
+)
+
+/* Weight rows of ggml blocks with seeded bytes: each block's f16 scale
+ * (and q4_1's minimum) a small finite half, the quants any byte. */
+static void quant_rows(uint8_t *w, int rows, int blocks, int block_bytes, int halves, uint32_t *state) {
+    for (int b = 0; b < rows * blocks; b++) {
+        uint8_t *blk = w + b * block_bytes;
+        for (int j = 0; j < block_bytes; j++) {
+            *state = *state * 1664525u + 1013904223u;
+            blk[j] = (uint8_t)(*state >> 24);
+        }
+        for (int h = 0; h < halves; h++) { /* 2^-9 .. 2^-6 with either sign: exponent 6..9 */
+            blk[2 * h + 1] = (uint8_t)((blk[2 * h + 1] & 0x83) | 0x18);
+        }
+    }
+}
+
+oi_model *quant_model(uint8_t **bytes);
+oi_model *quant_model(uint8_t **bytes) {
+    static uint8_t w41[48 * 40], w40[40 * 36], w80[600 * 102], wl[3][64 * 40];
+    uint32_t state = 2024;
+    quant_rows(w41, 48, 2, 20, 2, &state);
+    quant_rows(w40, 40, 2, 18, 1, &state);
+    quant_rows(w80, 600, 3, 34, 1, &state);
+    oi_writer *w = oi_writer_new();
+    uint64_t d41[2] = {48, 40}, d40[2] = {40, 36}, d80[2] = {600, 102}, dl[2] = {64, 40};
+    int bad = !w || oi_writer_add_tensor(w, "w41", OI_DTYPE_U8, 2, d41, w41, NULL) != OI_OK ||
+              oi_writer_add_tensor(w, "w40", OI_DTYPE_U8, 2, d40, w40, NULL) != OI_OK ||
+              oi_writer_add_tensor(w, "w80", OI_DTYPE_U8, 2, d80, w80, NULL) != OI_OK;
+    for (int l = 0; l < 3 && !bad; l++) {
+        char name[16];
+        snprintf(name, sizeof name, "l%d.w", l);
+        quant_rows(wl[l], 64, 2, 20, 2, &state);
+        bad = oi_writer_add_tensor(w, name, OI_DTYPE_U8, 2, dl, wl[l], NULL) != OI_OK;
+    }
+    size_t size = 0;
+    bad = bad || oi_writer_to_memory(w, 2, bytes, &size) != OI_OK;
+    oi_writer_free(w);
+    return bad ? NULL : oi_model_open_memory(*bytes, size);
+}
