@@ -139,6 +139,8 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     case OI__SY_K_ROPE: return oi__vk_refuse(pn, "rope has no GLSL kernel yet");
     case OI__SY_K_ARGMAX: return oi__vk_refuse(pn, "argmax_axis has no GLSL kernel yet");
     case OI__SY_K_QMATMUL: return oi__vk_refuse(pn, "matmul_q4 has no GLSL kernel yet");
+    case OI__SY_K_ATTN_KV:
+        return oi__vk_refuse(pn, "attention over keys known at run time or grouped-query heads has no GLSL kernel yet");
     case OI__SY_K_REDUCE:
         if (!oi__vk_trailing_reduce(s, pn))
             return oi__vk_refuse(pn, "a reduction over axes that are not the last ones");
@@ -1306,6 +1308,7 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_NORM: oi__vk_norm(b, s, k, wg); break;
     case OI__SY_K_ATTENTION: oi__vk_attention(b, p, k, wg); break;
     case OI__SY_K_ALL_FINITE: case OI__SY_K_GATHER: case OI__SY_K_ROPE: case OI__SY_K_ARGMAX: case OI__SY_K_QMATMUL:
+    case OI__SY_K_ATTN_KV:
         break; /* refused at synthesis */
     }
 }

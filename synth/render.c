@@ -73,6 +73,8 @@ static bool oi__sy_reserved(const char *name) {
         "i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr", "yr", "a", "ctx", "n", "n0",
         "cols", "size_t", "int64_t", "uint64_t", "task", "mk", "lo", "hi", "tile", "rb", "c0", "c1", "rows", "kp",
         "vp", "scores", "n_pad", "oi_args", "m_row", "p_row", "q_head", "k_head", "v_head", "o_head", "kp_raw", "vp_raw",
+        "q_row", "k_row", "v_row", "rope_at", "rope_p", "rope_t", "rope_c", "rope_s", "q8_x", "q8_d", "q8_s",
+        "q8_dot",
         /* C and C++ keywords */
         "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
         "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
@@ -83,6 +85,8 @@ static bool oi__sy_reserved(const char *name) {
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
+    if (strncmp(name, "oi_", 3) == 0) /* the folder's own helpers and the newer kernels' locals */
+        return true;
     return name[0] == 'v' && name[1] >= '0' && name[1] <= '9';
 }
 
@@ -162,10 +166,39 @@ void oi__sy_render_slot_ptr(oi__buf *b, const oi__sy_schedule *s, int slot, cons
     oi__sy_render_ptr(b, s, &oi__sy_lang_c, slot, NULL, NULL);
 }
 
+static void oi__sy_render_expr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__expr *e,
+                               const oi__sy_scope *scope);
+
+/* An index expression ("step+1", expr.c's syntax): its numbers and
+ * operators as they are, each name as oi__sy_render_expr prints it, in
+ * int64_t arithmetic (expr.c's). */
+static void oi__sy_render_compound(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__expr *e,
+                                   const oi__sy_scope *scope) {
+    size_t pos = 0;
+    oi__expr_tok tok;
+    oi__buf_puts(b, "(");
+    while (oi__expr_token(e->ident, &pos, &tok)) {
+        if (tok.kind != OI__EXPR_NAME) {
+            oi__buf_printf(b, "%.*s", (int)tok.len, tok.start);
+            continue;
+        }
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)tok.len, tok.start);
+        oi__expr one = {name, 0};
+        oi__sy_render_expr(b, s, lang, &one, scope);
+    }
+    oi__buf_puts(b, ")");
+}
+
 /* A loop bound or an index: a literal, a loop index in scope, a named size
- * (specialized), or a scalar variable read at run time. */
+ * (specialized), a scalar variable read at run time, or an expression of
+ * those. */
 static void oi__sy_render_expr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__expr *e,
                                const oi__sy_scope *scope) {
+    if (e->ident && oi__expr_is_compound(e)) {
+        oi__sy_render_compound(b, s, lang, e, scope);
+        return;
+    }
     if (!e->ident) {
         oi__buf_printf(b, "%lld", (long long)e->lit);
         return;
@@ -220,7 +253,7 @@ oi__sy_param *oi__sy_kernel_params(const oi__sy_schedule *s, const oi__sy_kernel
  * kernel's extent (its length arrives as n0), or -1. */
 static int oi__sy_kernel_driver(const oi__sy_schedule *s, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
-    int slot = k->kind == OI__SY_K_ELEMENTWISE ? pn->out : pn->inputs[0];
+    int slot = k->kind == OI__SY_K_ELEMENTWISE ? pn->out : k->kind == OI__SY_K_ATTN_KV ? k->view_slot[1] : pn->inputs[0];
     return s->buffers[slot].dyn0 ? slot : -1;
 }
 
@@ -1270,6 +1303,75 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
                       "%lld);\n        }\n    }\n", T, T, Dv, Dv, o_row, o_row);
 }
 
+/* "const float *k_head = keys + hk / 3 * 192 + hk % 3 * 64;": head `head`
+ * of operand `op` through its view's strides (the heads of a [B, H, T, D]
+ * value, `per_batch` a batch). */
+static void oi__sy_render_kv_head(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int op, const char *name,
+                                  const char *head, long long per_batch) {
+    const int64_t *st = k->view_stride[op];
+    oi__buf_printf(b, "        %sfloat *%s = ", op == 3 ? "" : "const ", name);
+    oi__sy_param_name(b, oi__sy_slot_of(s, k->view_slot[op]));
+    oi__buf_printf(b, " + %s / %lld * %lld + %s %% %lld * %lld;\n", head, per_batch, (long long)st[0], head, per_batch,
+                   (long long)st[1]);
+}
+
+/* attention over keys counted at run time (n0: a table slice folded in as
+ * a view, its rows the table's) and/or grouped-query heads (query head h
+ * of a batch reads kv head h / (Hq / Hkv), as nn.c's): per query row, the
+ * scaled dot products with every key in f32, the softmax as the softmax
+ * kernel's (max, e^(x - max) summed in double, times 1 / sum), then the
+ * weighted sum of the values in f32 (nn.c multiplies through its gemm:
+ * bounded, not bit-exact). Plain loops: a decoder's one query row per
+ * head is a matrix-vector product. */
+static void oi__sy_render_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = oi__sy_kernel_lead(k);
+    const oi__slot *q = oi__sy_slot_of(s, pn->inputs[0]), *kk = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *v = oi__sy_slot_of(s, pn->inputs[2]);
+    bool dyn = oi__sy_kernel_driver(s, k) >= 0;
+    long long hq = (long long)q->shape[1], hkv = (long long)kk->shape[1], heads = (long long)(q->shape[0] * q->shape[1]);
+    long long S = (long long)q->shape[2], D = (long long)q->shape[3], Dv = (long long)v->shape[3];
+    long long T = dyn ? (long long)s->buffers[k->view_slot[1]].max0 : (long long)kk->shape[2];
+    long long q_row = (long long)k->view_stride[0][2], k_row = (long long)k->view_stride[1][2];
+    long long v_row = (long long)k->view_stride[2][2], o_row = (long long)k->view_stride[3][2];
+    double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale")
+                       ? oi__sy_param_f(pn, "scale") : 1.0 / sqrt((double)D);
+    const char *it = lang->index_type;
+    char count[32];
+    if (dyn)
+        snprintf(count, sizeof count, "(%s)n0", it);
+    else
+        snprintf(count, sizeof count, "%lld", T);
+    oi__buf_puts(b, "    const float oi_scale = (float)");
+    oi__sy_double(b, scale);
+    oi__buf_printf(b, ";\n    float oi_scores[%lld], oi_acc[%lld];\n", T, Dv);
+    oi__buf_printf(b, "    for (%s oi_h = 0; oi_h < %lld; oi_h++) {\n", it, heads);
+    oi__buf_printf(b, "        const %s oi_hk = oi_h / %lld * %lld + oi_h %% %lld / %lld; /* its kv head */\n", it, hq, hkv, hq,
+                   hq / hkv);
+    oi__sy_render_kv_head(b, s, k, 0, "q_head", "oi_h", hq);
+    oi__sy_render_kv_head(b, s, k, 1, "k_head", "oi_hk", hkv);
+    oi__sy_render_kv_head(b, s, k, 2, "v_head", "oi_hk", hkv);
+    oi__sy_render_kv_head(b, s, k, 3, "o_head", "oi_h", hq);
+    oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++) {\n", it, S);
+    oi__buf_printf(b, "            const float *q_row = q_head + oi_i * %lld;\n", q_row);
+    oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %s; oi_t++) {\n                const float *k_row = k_head + oi_t * %lld;\n"
+                      "                float oi_dot = 0.0f;\n", it, count, k_row);
+    oi__buf_printf(b, "                for (%s oi_d = 0; oi_d < %lld; oi_d++)\n                    oi_dot += q_row[oi_d] * k_row[oi_d];\n"
+                      "                oi_scores[oi_t] = oi_scale * oi_dot;\n            }\n", it, D);
+    oi__buf_printf(b, "            float oi_m = oi_scores[0];\n            for (%s oi_t = 1; oi_t < %s; oi_t++)\n"
+                      "                oi_m = oi_scores[oi_t] > oi_m ? oi_scores[oi_t] : oi_m;\n            double oi_sum = 0.0;\n", it, count);
+    oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %s; oi_t++) {\n                oi_scores[oi_t] = %s(oi_scores[oi_t] - oi_m);\n"
+                      "                oi_sum = OI_S_sum_step(oi_sum, (double)oi_scores[oi_t]);\n            }\n", it, count,
+                   lang->exp_fn);
+    oi__buf_printf(b, "            const float oi_inv = (float)(1.0 / oi_sum);\n            for (%s oi_d = 0; oi_d < %lld; oi_d++)\n"
+                      "                oi_acc[oi_d] = 0.0f;\n", it, Dv);
+    oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %s; oi_t++) {\n                const float oi_p = oi_scores[oi_t] * oi_inv;\n"
+                      "                const float *v_row = v_head + oi_t * %lld;\n", it, count, v_row);
+    oi__buf_printf(b, "                for (%s oi_d = 0; oi_d < %lld; oi_d++)\n                    oi_acc[oi_d] += oi_p * v_row[oi_d];\n"
+                      "            }\n", it, Dv);
+    oi__buf_printf(b, "            for (%s oi_d = 0; oi_d < %lld; oi_d++)\n                o_head[oi_i * %lld + oi_d] = oi_acc[oi_d];\n"
+                      "        }\n    }\n", it, Dv, o_row);
+}
+
 /* gather along `axis`: data [outer, dim, inner] and the result [outer,
  * count, inner] (count: the indices' elements), one slab of `inner`
  * values per index, a negative index counting from the end (kernels/
@@ -1413,31 +1515,31 @@ static void oi__sy_render_rope(oi__buf *b, const oi__sy_schedule *s, const oi__s
     const char *it = lang->index_type;
     if (k->tasks > 1)
         oi__sy_task_range(b, lang, k, lanes);
-    oi__sy_loop_open(b, lang, k, "r", false, lanes, lanes);
-    oi__buf_printf(b, "        const %s rope_at = r / %lld %% %lld", it, (long long)seq_div, (long long)seq_len);
+    oi__sy_loop_open(b, lang, k, "oi_r", false, lanes, lanes);
+    oi__buf_printf(b, "        const %s rope_at = oi_r / %lld %% %lld", it, (long long)seq_div, (long long)seq_len);
     if (pos->ndim == 2) /* positions per batch: [x.shape[0], seq] */
-        oi__buf_printf(b, " + r / %lld * %lld", (long long)batch_div, (long long)seq_len);
+        oi__buf_printf(b, " + oi_r / %lld * %lld", (long long)batch_div, (long long)seq_len);
     oi__buf_puts(b, ";\n        const double rope_p = (double)");
     oi__sy_param_name(b, pos);
-    oi__buf_puts(b, "[rope_at];\n        const float *xr = ");
+    oi__buf_puts(b, "[rope_at];\n        const float *oi_xr = ");
     oi__sy_param_name(b, x);
-    oi__buf_printf(b, " + r * %lld;\n        float *yr = ", (long long)n);
+    oi__buf_printf(b, " + oi_r * %lld;\n        float *oi_yr = ", (long long)n);
     oi__sy_param_name(b, out);
-    oi__buf_printf(b, " + r * %lld;\n", (long long)n);
-    oi__buf_printf(b, "        for (%s i = 0; i < %lld; i++) {\n", it, half);
+    oi__buf_printf(b, " + oi_r * %lld;\n", (long long)n);
+    oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++) {\n", it, half);
     oi__buf_puts(b, "            const double rope_t = OI_S_rope_angle(rope_p, ");
     oi__sy_double(b, oi__sy_param_f(pn, "theta"));
-    oi__buf_printf(b, ", (int64_t)i, %lld);\n", (long long)rot);
+    oi__buf_printf(b, ", (int64_t)oi_i, %lld);\n", (long long)rot);
     oi__buf_puts(b, "            const double rope_c = cos(rope_t), rope_s = sin(rope_t);\n");
     if (inter)
-        oi__buf_printf(b, "            const %s ia = 2 * i, ib = 2 * i + 1;\n", it);
+        oi__buf_printf(b, "            const %s oi_ia = 2 * oi_i, oi_ib = 2 * oi_i + 1;\n", it);
     else
-        oi__buf_printf(b, "            const %s ia = i, ib = i + %lld;\n", it, half);
-    oi__buf_puts(b, "            const double x1 = (double)xr[ia], x2 = (double)xr[ib];\n"
-                    "            yr[ia] = (float)OI_S_rope_first(x1, x2, rope_c, rope_s);\n"
-                    "            yr[ib] = (float)OI_S_rope_second(x1, x2, rope_c, rope_s);\n        }\n");
+        oi__buf_printf(b, "            const %s oi_ia = oi_i, oi_ib = oi_i + %lld;\n", it, half);
+    oi__buf_puts(b, "            const double oi_x1 = (double)oi_xr[oi_ia], oi_x2 = (double)oi_xr[oi_ib];\n"
+                    "            oi_yr[oi_ia] = (float)OI_S_rope_first(oi_x1, oi_x2, rope_c, rope_s);\n"
+                    "            oi_yr[oi_ib] = (float)OI_S_rope_second(oi_x1, oi_x2, rope_c, rope_s);\n        }\n");
     if (rot < n)
-        oi__buf_printf(b, "        for (%s i = %lld; i < %lld; i++)\n            yr[i] = xr[i];\n", it, (long long)rot,
+        oi__buf_printf(b, "        for (%s oi_i = %lld; oi_i < %lld; oi_i++)\n            oi_yr[oi_i] = oi_xr[oi_i];\n", it, (long long)rot,
                        (long long)n);
     oi__buf_puts(b, "    }\n");
 }
@@ -1453,15 +1555,15 @@ static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi_
     long long rows = (long long)oi__shape_numel(x->ndim, x->shape) / (n ? n : 1);
     bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "select_first") != 0;
     const char *it = lang->index_type, *t = lang->type_of(x->dtype);
-    oi__sy_loop_open(b, lang, k, "r", false, rows, rows);
-    oi__buf_printf(b, "        const %s *xr = ", t);
+    oi__sy_loop_open(b, lang, k, "oi_r", false, rows, rows);
+    oi__buf_printf(b, "        const %s *oi_xr = ", t);
     oi__sy_param_name(b, x);
-    oi__buf_printf(b, " + r * %lld;\n        %s best = xr[0];\n        int64_t at = 0;\n", n, t);
-    oi__buf_printf(b, "        for (%s j = 1; j < %lld; j++)\n            if (%s(xr[j], best)) {\n", it, n,
+    oi__buf_printf(b, " + oi_r * %lld;\n        %s oi_best = oi_xr[0];\n        int64_t oi_at = 0;\n", n, t);
+    oi__buf_printf(b, "        for (%s oi_j = 1; oi_j < %lld; oi_j++)\n            if (%s(oi_xr[oi_j], oi_best)) {\n", it, n,
                    first ? "OI_S_gt" : "OI_S_ge");
-    oi__buf_puts(b, "                best = xr[j];\n                at = (int64_t)j;\n            }\n        ");
+    oi__buf_puts(b, "                oi_best = oi_xr[oi_j];\n                oi_at = (int64_t)oi_j;\n            }\n        ");
     oi__sy_param_name(b, out);
-    oi__buf_puts(b, "[r] = at;\n    }\n");
+    oi__buf_puts(b, "[oi_r] = oi_at;\n    }\n");
 }
 
 /* matmul_q4's integer dot product for this CPU, as quant.c picks it: AVX-512
@@ -1510,12 +1612,12 @@ static void oi__sy_render_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi
     oi__buf_puts(b, "    const oi__q8dot_fn q8_dot = oi_q8dot_select();\n    oi__q8_quantize_rows_body(");
     oi__sy_param_name(b, x);
     oi__buf_printf(b, ", %lld, %lld, q8_x, q8_d, q8_s);\n", m, kk);
-    oi__sy_loop_open(b, lang, k, "j", false, n, n);
-    oi__buf_printf(b, "        for (%s i = 0; i < %lld; i++)\n            ", lang->index_type, m);
+    oi__sy_loop_open(b, lang, k, "oi_j", false, n, n);
+    oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++)\n            ", lang->index_type, m);
     oi__sy_param_name(b, out);
-    oi__buf_printf(b, "[i * %lld + j] = oi__q8dot_row(q8_dot, %s, ", n, f);
+    oi__buf_printf(b, "[oi_i * %lld + oi_j] = oi__q8dot_row(q8_dot, %s, ", n, f);
     oi__sy_param_name(b, w);
-    oi__buf_printf(b, " + j * %lld, q8_x + i * %lld, q8_d + i * %lld, q8_s + i * %lld, %lld);\n    }\n", rb, kk, kk / 32,
+    oi__buf_printf(b, " + oi_j * %lld, q8_x + oi_i * %lld, q8_d + oi_i * %lld, q8_s + oi_i * %lld, %lld);\n    }\n", rb, kk, kk / 32,
                    kk / 32, kk / 32);
 }
 
@@ -1542,6 +1644,7 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_ROPE: oi__sy_render_rope(b, s, lang, kr); break;
         case OI__SY_K_ARGMAX: oi__sy_render_argmax(b, s, lang, kr); break;
         case OI__SY_K_QMATMUL: oi__sy_render_qmatmul(b, s, lang, kr); break;
+        case OI__SY_K_ATTN_KV: oi__sy_render_attn_kv(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->kind == OI__SY_K_GATHER)
@@ -1563,6 +1666,22 @@ static void oi__sy_render_consumer(oi__buf *b, const oi__sy_schedule *s, const o
 /* Opens a block holding n0, the length of the kernel's dynamic leading
  * dim, from the lengths its inputs have now; inputs that must agree are
  * checked (a runtime error names the statement). */
+static void oi__sy_render_kv_lengths(oi__buf *b, const oi__sy_schedule *s, const char *prefix, const oi__sy_kernel *k,
+                                     int depth) {
+    const oi__slot *keys = oi__sy_slot_of(s, k->view_slot[1]), *vals = oi__sy_slot_of(s, k->view_slot[2]);
+    const oi__pnode *pn = oi__sy_kernel_lead(k);
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "const int64_t n0 = ctx->len_%s;\n", keys->name);
+    oi__sy_indent(b, depth + 1);
+    if (s->buffers[k->view_slot[2]].dyn0)
+        oi__buf_printf(b, "if (ctx->len_%s != n0)\n", vals->name);
+    else
+        oi__buf_printf(b, "if (n0 != %lld)\n", (long long)oi__sy_slot_of(s, pn->inputs[2])->shape[2]);
+    oi__sy_indent(b, depth + 2);
+    oi__buf_printf(b, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: attention: %%lld keys and a different count of values\", "
+                      "(long long)n0);\n", prefix, prefix, oi__sy_basename(pn->ir->src.file), pn->ir->src.line);
+}
+
 static void oi__sy_render_lengths(oi__buf *b, const oi__sy_schedule *s, const char *prefix, const oi__sy_kernel *k,
                                   int depth) {
     const oi__pnode *pn = k->nodes[0];
@@ -1570,6 +1689,10 @@ static void oi__sy_render_lengths(oi__buf *b, const oi__sy_schedule *s, const ch
     int first = -1;
     oi__sy_indent(b, depth);
     oi__buf_puts(b, "{\n");
+    if (k->kind == OI__SY_K_ATTN_KV) { /* the keys' count; the values' must agree */
+        oi__sy_render_kv_lengths(b, s, prefix, k, depth);
+        return;
+    }
     for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
         const oi__slot *in = oi__sy_slot_of(s, pn->inputs[i]);
         if (!s->buffers[pn->inputs[i]].dyn0 || (k->kind == OI__SY_K_ELEMENTWISE && in->ndim != out->ndim))

@@ -58,6 +58,7 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_ROPE: return "rope";
     case OI__SY_K_ARGMAX: return "argmax";
     case OI__SY_K_QMATMUL: return "matmul_q4";
+    case OI__SY_K_ATTN_KV: return "attention_kv";
     }
     return "?";
 }
@@ -234,6 +235,45 @@ static oi_status oi__sy_classify_qmatmul(const oi__sy_schedule *s, const oi__pno
     return OI_OK;
 }
 
+/* Attention as a decoder runs it: keys and values read from a table slice
+ * (a leading dim known at run time only, transposed into [B, Hkv, T, D]),
+ * query heads sharing kv heads (h / (Hq / Hkv), as nn.c's). Such an
+ * attention, and the transposes of its run-time-length operands (which
+ * must fold into it: oi__sy_check_dynamic_views), take these. */
+static bool oi__sy_attn_kv_op(const oi__sy_schedule *s, const oi__pnode *pn) {
+    oi_op op = pn->ir->op;
+    if (op == OI_OP_transpose)
+        return oi__sy_any_dynamic(s, pn);
+    return op == OI_OP_attention &&
+           (oi__sy_any_dynamic(s, pn) || oi__sy_slot(s, pn->inputs[1])->shape[1] != oi__sy_slot(s, pn->inputs[0])->shape[1]);
+}
+
+static oi_status oi__sy_classify_attn_kv(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    if (pn->ir->op == OI_OP_transpose) {
+        const oi__slot *in = oi__sy_slot(s, pn->inputs[0]);
+        if (in->ndim != 4 || in->dtype != OI_DTYPE_F32 || (in->runtime_dims & ~1u))
+            return oi__sy_unsupported(pn, "a transpose over a shape known at run time only that is not a 4-D f32 slice "
+                                          "(keys or values read into attention)");
+        *kind = OI__SY_K_TRANSPOSE;
+        return OI_OK;
+    }
+    const oi__slot *q = oi__sy_slot(s, pn->inputs[0]), *k = oi__sy_slot(s, pn->inputs[1]), *v = oi__sy_slot(s, pn->inputs[2]);
+    const oi__slot *out = oi__sy_slot(s, pn->out);
+    size_t na = arrlenu(pn->attrs);
+    if (q->dtype != OI_DTYPE_F32 || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32)
+        return oi__sy_unsupported(pn, "attention on a dtype other than f32");
+    if (q->dynamic_shape || out->dynamic_shape || (k->runtime_dims & ~4u) || (v->runtime_dims & ~4u))
+        return oi__sy_unsupported(pn, "attention whose queries, result or inner dims are known at run time only");
+    if (arrlen(pn->inputs) > 3 || oi__op_param_value_i64(OI_OP_attention, pn->attrs, na, "causal"))
+        return oi__sy_unsupported(pn, "a mask or causal on attention over keys known at run time or grouped-query heads");
+    if (k->shape[1] < 1 || q->shape[1] % k->shape[1] != 0 || v->shape[1] != k->shape[1])
+        return oi__sy_unsupported(pn, "grouped-query attention whose query heads are not a multiple of its kv heads");
+    if (k->shape[3] > 4096 || v->shape[3] > 4096)
+        return oi__sy_unsupported(pn, "attention with more than 4096 dims per head");
+    *kind = OI__SY_K_ATTN_KV;
+    return OI_OK;
+}
+
 /* Checks one op node and says which kernel kind runs it. */
 static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
@@ -265,6 +305,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     }
     if (op == OI_OP_gemm && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_gemm(s, pn, kind);
+    if (oi__sy_attn_kv_op(s, pn))
+        return oi__sy_classify_attn_kv(s, pn, kind);
     if (op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_attention)
         return oi__sy_classify_nn(s, pn, kind);
     if ((op == OI_OP_sum_axis || op == OI_OP_mean_axis) && in0->dtype == OI_DTYPE_F32) {
@@ -439,7 +481,7 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
     k.kind = kind;
     k.packed = (kind == OI__SY_K_MATMUL && oi__sy_use_packed(s, pn)) || kind == OI__SY_K_ATTENTION;
     s->packed_gemm |= k.packed;
-    if (kind == OI__SY_K_ATTENTION)
+    if (kind == OI__SY_K_ATTENTION || kind == OI__SY_K_ATTN_KV)
         oi__sy_attention_plain(s, &k, pn);
     if (!arrput(k.nodes, pn))
         return OI_ERROR_OUT_OF_MEMORY;
@@ -500,11 +542,6 @@ static int64_t oi__sy_static_max(const oi__sy_builder *b, const oi__expr *e) {
 static oi_status oi__sy_table_access(oi__sy_builder *b, const oi__pnode *pn, const oi__slot *sl) {
     oi__sy_buffer *buf = &b->s->buffers[pn->var];
     int n_access = (int)arrlen(pn->access), kept = 0;
-    for (int pos = 0; pos < n_access; pos++) {
-        const oi__pindex *ix = &pn->access[pos];
-        if (oi__expr_is_compound(&ix->single) || oi__expr_is_compound(&ix->start) || oi__expr_is_compound(&ix->end))
-            return oi__sy_unsupported(pn, "an index or slice bound that is an expression (step+1): use a scalar variable");
-    }
     if (pn->ir->kind == OI__NODE_CACHE_RESET && n_access != 0 && n_access != sl->n_indices)
         return oi__sy_unsupported(pn, "a reset of part of a table");
     for (int pos = 0; pos < sl->n_indices; pos++) {
@@ -891,7 +928,8 @@ static oi_status oi__sy_fold_views(oi__sy_schedule *s, oi__sy_step *steps) {
     for (int i = 0; i < (int)arrlen(steps); i++) {
         oi__sy_step *st = &steps[i];
         oi_status r = OI_OK;
-        if (st->kind == OI__SY_S_KERNEL && st->kernel >= 0 && s->kernels[st->kernel].kind == OI__SY_K_ATTENTION)
+        if (st->kind == OI__SY_S_KERNEL && st->kernel >= 0 &&
+            (s->kernels[st->kernel].kind == OI__SY_K_ATTENTION || s->kernels[st->kernel].kind == OI__SY_K_ATTN_KV))
             r = oi__sy_fold_attention(s, steps, i);
         if (r == OI_OK)
             r = oi__sy_fold_views(s, st->body);
@@ -964,6 +1002,20 @@ static oi_status oi__sy_drop_folded(oi__sy_schedule *s) {
     oi__sy_renumber(s->steps, new_id);
     oi__free(used);
     oi__free(new_id);
+    return OI_OK;
+}
+
+/* A transpose of a run-time length is run only as a view folded into the
+ * attention that reads it (the keys' strides in the table slice); one
+ * left as a kernel of its own is refused. */
+static oi_status oi__sy_check_dynamic_views(const oi__sy_schedule *s) {
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
+        const oi__sy_kernel *kr = &s->kernels[k];
+        if (kr->kind == OI__SY_K_TRANSPOSE && oi__sy_any_dynamic(s, kr->nodes[0]))
+            return oi__sy_unsupported(kr->nodes[0], "a transpose over a shape known at run time only that does not fold "
+                                                    "into the attention reading it (one statement writing a temporary "
+                                                    "that only the attention reads)");
+    }
     return OI_OK;
 }
 
@@ -1940,6 +1992,8 @@ oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *opti
         st = oi__sy_fold_views(out, out->steps);
     if (st == OI_OK)
         st = oi__sy_drop_folded(out);
+    if (st == OI_OK)
+        st = oi__sy_check_dynamic_views(out);
     if (st == OI_OK) {
         oi__sy_mark_written(out, out->steps);
         st = oi__sy_assign_homes(out);

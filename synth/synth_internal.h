@@ -28,7 +28,9 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_GATHER,      /* gather: slabs of data picked by integer indices    */
     OI__SY_K_ROPE,        /* rope: pairs of the last dim turned by position     */
     OI__SY_K_ARGMAX,      /* argmax_axis along the last axis, i64 indices       */
-    OI__SY_K_QMATMUL      /* matmul_q4, activations "q8": quant.c's int8 block dots */
+    OI__SY_K_QMATMUL,     /* matmul_q4, activations "q8": quant.c's int8 block dots */
+    OI__SY_K_ATTN_KV      /* attention over keys whose count is known at run time
+                             and/or grouped-query heads: plain loops per head */
 } oi__sy_kernel_kind;
 
 typedef struct oi__sy_kernel {

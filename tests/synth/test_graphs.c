@@ -30,7 +30,14 @@
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
  *                  blocks (one row of x, five rows split into tasks), and
  *                  over a prefix table W(l) in a loop (a decoder's layers);
- *                  its model quant_model */
+ *                  its model quant_model
+ *   kv_gqa         a decoder's attention: per layer of a loop this step's k
+ *                  and v written into persistent tables K(l, t), V(l, t)
+ *                  (@fixed(t=16)), every position so far read back
+ *                  (0..step+1: a length known at run time), transposed into
+ *                  heads (views folded into the attention) and attended by
+ *                  4 query heads over 2 kv heads; and a grouped-query
+ *                  attention of static shapes with a scale */
 #include "../../openinfer.h"
 
 #include <stdio.h>
@@ -277,3 +284,49 @@ oi_model *quant_model(uint8_t **bytes) {
     oi_writer_free(w);
     return bad ? NULL : oi_model_open_memory(*bytes, size);
 }
+
+OI_GRAPH(kv_gqa,
+  OI_DYNAMIC( OI_VAR(q, f32[1, 32]) OI_VAR(kv, f32[1, 2, 8]) OI_VAR(vv, f32[1, 2, 8]) OI_VAR(qs, f32[2, 6, 3, 8])
+              OI_VAR(ks, f32[2, 2, 5, 8]) )
+  OI_PERSISTENT(
+    OI_VAR(step, i32, @init(0))
+    OI_VAR(tick, f32, @init(0.5))
+    OI_VAR(K(l, t), f32[1, 2, 8], @table, @fixed(t=16))
+    OI_VAR(V(l, t), f32[1, 2, 8], @table, @fixed(t=16))
+  )
+  OI_VOLATILE( OI_VAR(out, f32[1, 32]) OI_VAR(static_att, f32[2, 6, 3, 8]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h, f32[1, 32])
+    OI_ASSIGN(now, f32)
+    OI_CACHE_READ(tick, now)
+    OI_OP(add, q, q) OI_TO(h)
+    OI_LOOP(layers, l, 0..2,
+      OI_ASSIGN(k3, f32[1, 2, 8])
+      OI_ASSIGN(v3, f32[1, 2, 8])
+      OI_ASSIGN(qh, f32[1, 4, 1, 8])
+      OI_ASSIGN(keys, f32[?, 1, 2, 8])
+      OI_ASSIGN(vals, f32[?, 1, 2, 8])
+      OI_ASSIGN(kh, f32[1, 2, ?, 8])
+      OI_ASSIGN(vh, f32[1, 2, ?, 8])
+      OI_ASSIGN(att, f32[1, 4, 1, 8])
+      OI_ASSIGN(o, f32[1, 32])
+      OI_OP(mul, kv, now) OI_TO(k3)     /* this position's key: kv x (0.5 + step) */
+      OI_OP(sub, vv, now) OI_TO(v3)
+      OI_CACHE_WRITE(k3, K[l, step])
+      OI_CACHE_WRITE(v3, V[l, step])
+      OI_CACHE_READ(K[l, 0..step+1], keys)
+      OI_CACHE_READ(V[l, 0..step+1], vals)
+      OI_OP(transpose, keys, perm=[1, 2, 0, 3]) OI_TO(kh)
+      OI_OP(transpose, vals, perm=[1, 2, 0, 3]) OI_TO(vh)
+      OI_OP(reshape, h, shape=[1, 4, 1, 8]) OI_TO(qh)
+      OI_OP(attention, qh, kh, vh) OI_TO(att)
+      OI_OP(reshape, att, shape=[1, -1]) OI_TO(o)
+      OI_OP(add, h, o) OI_TO(h)
+    )
+    OI_CACHE_INCREMENT(step)
+    OI_CACHE_INCREMENT(tick)
+    OI_OP(add, h, q) OI_TO(out)
+    OI_OP(attention, qs, ks, ks, scale=0.3) OI_TO(static_att)
+    OI_RETURN()
+  )
+)
