@@ -282,6 +282,11 @@ static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_puts(b, "int64_t n0");
     if (k->tasks > 1) /* one part of the kernel; oi_runtime.h's pool runs them all */
         oi__buf_puts(b, k->packed ? "int task, const oi_micro *mk" : "int task");
+    if (k->kind == OI__SY_K_QMATMUL) { /* x in int8 blocks (rounded by the step before the call) */
+        oi__buf_printf(b, "%sconst int8_t *q8_x, const float *q8_d, const int32_t *q8_s, oi__q8dot_fn q8_dot",
+                       lead ? ", " : "");
+        lead = true;
+    }
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
         oi__buf_printf(b, "%s%s%s *", i || lead ? ", " : "", params[i].written ? "" : "const ",
@@ -1470,6 +1475,8 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "typedef struct %s_k%d_args {\n", prefix, k->id);
     if (k->packed)
         oi__buf_puts(b, "    const oi_micro *mk;\n");
+    if (k->kind == OI__SY_K_QMATMUL)
+        oi__buf_puts(b, "    const int8_t *q8_x;\n    const float *q8_d;\n    const int32_t *q8_s;\n    oi__q8dot_fn q8_dot;\n");
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
         oi__buf_printf(b, "    %s%s *", params[i].written ? "" : "const ", lang->type_of(sl->dtype));
@@ -1479,7 +1486,8 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "} %s_k%d_args;\n\n", prefix, k->id);
     oi__buf_printf(b, "static void %s_k%d_task(void *arg, int task) {\n", prefix, k->id);
     oi__buf_printf(b, "    const %s_k%d_args *a = (const %s_k%d_args *)arg;\n", prefix, k->id, prefix, k->id);
-    oi__buf_printf(b, "    %s_k%d(task%s", prefix, k->id, k->packed ? ", a->mk" : "");
+    oi__buf_printf(b, "    %s_k%d(task%s%s", prefix, k->id, k->packed ? ", a->mk" : "",
+                   k->kind == OI__SY_K_QMATMUL ? ", a->q8_x, a->q8_d, a->q8_s, a->q8_dot" : "");
     for (int i = 0; i < (int)arrlen(params); i++) {
         oi__buf_puts(b, ", a->");
         oi__sy_param_name(b, oi__sy_slot_of(s, params[i].slot));
@@ -1589,9 +1597,9 @@ static void oi__sy_render_q8dot_select(oi__buf *b) {
 }
 
 /* matmul_q4 with activations "q8", as quant.c's: x's rows rounded into
- * int8 blocks (oi__q8_quantize_rows_body: the bytes of every ISA's path),
- * then each weight row of the task against each x row
- * (oi__q8dot_row). */
+ * int8 blocks once by the step (oi__sy_render_q8_round:
+ * oi__q8_quantize_rows_body, the bytes of every ISA's path), then each
+ * weight row of the task against each x row (oi__q8dot_row). */
 static void oi__sy_render_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                   const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
@@ -1605,13 +1613,11 @@ static void oi__sy_render_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi
                                                                                                       : "OI__Q8_0";
     long long kk = (long long)x->shape[x->ndim - 1], n = (long long)w->shape[0];
     long long m = (long long)oi__shape_numel(x->ndim, x->shape) / (kk ? kk : 1), rb = (long long)w->shape[1];
+    oi__buf_puts(b, "    (void)");
+    oi__sy_param_name(b, x);
+    oi__buf_puts(b, "; /* read as q8_x: rounded by the step */\n");
     if (k->tasks > 1)
         oi__sy_task_range(b, lang, k, n);
-    oi__buf_printf(b, "    int8_t q8_x[%lld];\n    float q8_d[%lld];\n    int32_t q8_s[%lld];\n", m * kk, m * kk / 32,
-                   m * kk / 32);
-    oi__buf_puts(b, "    const oi__q8dot_fn q8_dot = oi_q8dot_select();\n    oi__q8_quantize_rows_body(");
-    oi__sy_param_name(b, x);
-    oi__buf_printf(b, ", %lld, %lld, q8_x, q8_d, q8_s);\n", m, kk);
     oi__sy_loop_open(b, lang, k, "oi_j", false, n, n);
     oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++)\n            ", lang->index_type, m);
     oi__sy_param_name(b, out);
@@ -1781,6 +1787,32 @@ static void oi__sy_render_after(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__buf_puts(b, "#endif\n");
 }
 
+/* matmul_q4: x rounded into int8 blocks once, before the kernel's tasks
+ * run (quant.c's oi__q8_quantize_rows_body), into the kernel's own rows of
+ * ctx->q8_x (kernels of one job never share them). */
+static void oi__sy_render_q8_round(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
+                                   int depth, const oi__sy_scope *scope) {
+    if (k->kind != OI__SY_K_QMATMUL)
+        return;
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]);
+    long long kk = (long long)x->shape[x->ndim - 1], m = (long long)oi__shape_numel(x->ndim, x->shape) / (kk ? kk : 1);
+    long long at = (long long)k->q8_offset;
+    const oi__pindex *index = pn->input_indices && pn->input_indices[0] ? &pn->input_indices[0][0] : NULL;
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "oi__q8_quantize_rows_body(");
+    oi__sy_render_ptr(b, s, lang, pn->inputs[0], index, scope);
+    oi__buf_printf(b, ", %lld, %lld, ctx->q8_x + %lld, ctx->q8_d + %lld, ctx->q8_s + %lld);\n", m, kk, at, at / 32, at / 32);
+}
+
+static void oi__sy_render_q8_args(oi__buf *b, const oi__sy_kernel *k, bool more) {
+    if (k->kind != OI__SY_K_QMATMUL)
+        return;
+    long long at = (long long)k->q8_offset;
+    oi__buf_printf(b, "ctx->q8_x + %lld, ctx->q8_d + %lld, ctx->q8_s + %lld, ctx->q8_dot%s", at, at / 32, at / 32,
+                   more ? ", " : "");
+}
+
 /* Kernels that share one pool job (the schedule's joins_next): each
  * one's arguments, then their tasks as the parts of one job. */
 static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
@@ -1791,7 +1823,10 @@ static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy
         const oi__sy_kernel *k = &s->kernels[steps[j].kernel];
         oi__sy_param *params = oi__sy_kernel_params(s, k);
         oi__sy_indent(b, depth + 1);
+        oi__sy_render_q8_round(b, s, lang, k, depth + 1, scope);
+        oi__sy_indent(b, depth + 1);
         oi__buf_printf(b, "%s_k%d_args args%d = {%s", prefix, k->id, j, k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
+        oi__sy_render_q8_args(b, k, arrlen(params) > 0);
         oi__sy_render_args(b, s, lang, k, params, scope);
         oi__buf_puts(b, "};\n");
         arrfree(params);
@@ -1853,12 +1888,14 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
     }
     if (k->kind == OI__SY_K_GATHER)
         oi__sy_render_gather_guard(b, s, lang, prefix, k, depth, scope);
+    oi__sy_render_q8_round(b, s, lang, k, depth, scope);
     oi__sy_indent(b, depth);
     if (k->tasks > 1) /* its parts on the pool: the arguments in one struct */
         oi__buf_printf(b, "{\n%*s%s_k%d_args oi_args = {%s", 4 * (depth + 1), "", prefix, k->id,
                        k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
     else
         oi__buf_printf(b, "%s_k%d(%s", prefix, k->id, driver >= 0 ? (arrlen(params) ? "n0, " : "n0") : "");
+    oi__sy_render_q8_args(b, k, arrlen(params) > 0);
     oi__sy_render_args(b, s, lang, k, params, scope);
     if (k->tasks > 1) {
         oi__buf_puts(b, "};\n");

@@ -1853,7 +1853,11 @@ static void oi__sy_plan_packing(oi__sy_schedule *s) {
         oi__sy_kernel *kr = &s->kernels[k];
         oi__sy_plan_tasks(s, kr);
         s->threaded |= kr->tasks > 1;
-        s->quant |= kr->kind == OI__SY_K_QMATMUL;
+        if (kr->kind == OI__SY_K_QMATMUL) { /* its own rows of ctx->q8_x: kernels in one job never share them */
+            s->quant = true;
+            kr->q8_offset = s->q8_elements;
+            s->q8_elements += oi__sy_numel(oi__sy_slot(s, kr->nodes[0]->inputs[0]));
+        }
         if (!kr->b_prepacked)
             continue;
         oi__sy_buffer *b = &s->buffers[kr->nodes[0]->inputs[1]];

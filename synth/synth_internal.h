@@ -57,6 +57,9 @@ typedef struct oi__sy_kernel {
      * of the operand's four dims in it (the last one is 1). */
     int view_slot[4];
     int64_t view_stride[4][4];
+    /* QMATMUL: where its x, rounded into int8 blocks before its tasks run,
+     * lives in ctx->q8_x (elements; its block scales and sums at / 32) */
+    int64_t q8_offset;
 } oi__sy_kernel;
 
 /* The statement that says what kernel k computes. */
@@ -152,6 +155,7 @@ typedef struct oi__sy_schedule {
     bool threaded;          /* some kernel has tasks: the folder gets oi_runtime.h */
     bool vexp;              /* some kernel takes e^x on vectors (oi_gemm.h's vexp) */
     bool quant;             /* some kernel runs matmul_q4: the folder gets oi_quant.h */
+    int64_t q8_elements;    /* ctx->q8_x: every matmul_q4 kernel's x as int8, side by side */
     int64_t gemm_kc;        /* k steps per packed block (gemm.c's kc)         */
     int64_t task_cols;      /* columns of a matmul task over a packed B, at most */
     bool tiles_from_device; /* gemm_kc and task_cols come from the device JSON's caches */
