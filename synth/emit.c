@@ -244,6 +244,9 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
         if (buf->dyn0)
             oi__buf_printf(b, "    int64_t len_%s; /* %s's leading dim, known at run time (at most %lld) */\n", sl->name,
                            sl->name, (long long)buf->max0);
+        if (buf->table_view)
+            oi__buf_printf(b, "    %s *view_%s; /* %s: its entries in the table it was read from, not a copy */\n",
+                           oi__sy_emit_lang()->type_of(sl->dtype), sl->name, sl->name);
         if (sl->decl && sl->kind == OI__MEM_DYNAMIC)
             n_dynamic++;
     }
@@ -718,6 +721,8 @@ char *oi_plan_to_json(const oi_plan *p) {
         if (buf->home == OI__SY_ARENA)
             oi__buf_printf(&b, ", \"live\": [%d, %d], \"zero_at_start\": %s, \"kept\": %s", buf->first, buf->last,
                            buf->zero_at_start ? "true" : "false", buf->kept ? "true" : "false");
+        if (buf->table_view) /* no bytes of its own: ctx->view_VAR points into the table */
+            oi__buf_puts(&b, ", \"table_view\": true");
         if (buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX)
             oi__buf_printf(&b, ", \"model_tensors\": %d", (int)arrlen(buf->tensors));
         if (buf->prepacked)

@@ -126,7 +126,10 @@ static void oi__sy_render_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy
     const char *type = lang->type_of(sl->dtype);
     switch (buf->home) {
     case OI__SY_ARENA:
-        oi__buf_printf(b, "(%s *)(ctx->arena + %llu)", type, (unsigned long long)buf->offset);
+        if (buf->table_view) /* a slice of a table, read in place */
+            oi__buf_printf(b, "ctx->view_%s", sl->name);
+        else
+            oi__buf_printf(b, "(%s *)(ctx->arena + %llu)", type, (unsigned long long)buf->offset);
         return;
     case OI__SY_STATE:
         oi__buf_printf(b, "(%s *)(ctx->state + %llu)", type, (unsigned long long)buf->offset);
@@ -1822,7 +1825,6 @@ static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy
     for (int j = 0; j < count; j++) {
         const oi__sy_kernel *k = &s->kernels[steps[j].kernel];
         oi__sy_param *params = oi__sy_kernel_params(s, k);
-        oi__sy_indent(b, depth + 1);
         oi__sy_render_q8_round(b, s, lang, k, depth + 1, scope);
         oi__sy_indent(b, depth + 1);
         oi__buf_printf(b, "%s_k%d_args args%d = {%s", prefix, k->id, j, k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
@@ -2050,6 +2052,12 @@ static void oi__sy_render_table(oi__buf *b, const oi__sy_schedule *s, const oi__
         oi__buf_puts(b, ", ");
         oi__sy_table_entry(b, s, lang, pn->var, index);
         oi__buf_printf(b, ", %llu);\n", (unsigned long long)entry_bytes);
+    } else if (pn->ir->kind == OI__NODE_CACHE_READ && s->buffers[pn->out].table_view) {
+        index[kept] = "lo"; /* the slice's first entry; the others follow it */
+        oi__buf_printf(b, "ctx->view_%s = ", oi__sy_slot_of(s, pn->out)->name);
+        oi__sy_table_entry(b, s, lang, pn->var, index);
+        oi__buf_puts(b, ";\n");
+        oi__sy_line(b, depth + 1, "ctx->len_%s = hi - lo;", oi__sy_slot_of(s, pn->out)->name);
     } else if (pn->ir->kind == OI__NODE_CACHE_READ) {
         oi__buf_puts(b, "for (int64_t t = lo; t < hi; t++)\n");
         oi__sy_indent(b, depth + 2);

@@ -1321,6 +1321,86 @@ static oi_status oi__sy_infer_steps(oi__sy_schedule *s, const oi__sy_step *steps
     return OI_OK;
 }
 
+/* How many steps (recursively) name `slot`: as a kernel's input or output,
+ * a cache operation's value or target, a transfer's ends. */
+static int oi__sy_refs(const oi__sy_schedule *s, const oi__sy_step *steps, int slot);
+
+static int oi__sy_step_refs(const oi__sy_schedule *s, const oi__sy_step *st, int slot) {
+    bool named = false;
+    if (st->kind == OI__SY_S_KERNEL && st->kernel >= 0) {
+        const oi__sy_kernel *k = &s->kernels[st->kernel];
+        for (int m = 0; m < (int)arrlen(k->nodes); m++) {
+            named |= k->nodes[m]->out == slot;
+            for (int j = 0; j < (int)arrlen(k->nodes[m]->inputs); j++)
+                named |= k->nodes[m]->inputs[j] == slot;
+        }
+    } else if (st->node && st->kind != OI__SY_S_LOOP && st->kind != OI__SY_S_BRANCH) {
+        named = st->node->out == slot || st->node->var == slot;
+    }
+    int n = named;
+    for (int j = 0; j < (int)arrlen(st->remap); j++)
+        n += st->remap[j] == slot;
+    n += oi__sy_refs(s, st->body, slot) + oi__sy_refs(s, st->then_steps, slot) + oi__sy_refs(s, st->else_steps, slot);
+    for (int c = 0; c < (int)arrlen(st->consumers); c++)
+        n += oi__sy_refs(s, st->consumers[c].body, slot);
+    return n;
+}
+
+static int oi__sy_refs(const oi__sy_schedule *s, const oi__sy_step *steps, int slot) {
+    int n = 0;
+    for (int i = 0; i < (int)arrlen(steps); i++)
+        n += oi__sy_step_refs(s, &steps[i], slot);
+    return n;
+}
+
+/* May the slice read at steps[at] be a view into its table? Its value is
+ * read, never written, by the kernels that follow it in this block, with
+ * nothing but kernels and other tables' reads in between (the table does
+ * not change while the view is in use), and named nowhere else; the slice
+ * runs along the table's last index, so its entries are contiguous; no
+ * 16-bit rounding of what a cache read stores. */
+static bool oi__sy_view_ok(const oi__sy_schedule *s, const oi__sy_step *steps, int at) {
+    const oi__pnode *pn = steps[at].node;
+    const oi__slot *table = oi__sy_slot(s, pn->var);
+    const oi__sy_buffer *buf = &s->buffers[pn->out];
+    int n_access = (int)arrlen(pn->access), last_index = table->n_indices - 1;
+    if (!table->is_table || !buf->dyn0 || buf->home != OI__SY_ARENA || n_access != table->n_indices ||
+        !pn->access[last_index].is_slice || oi__sy_slot(s, pn->out)->dtype != table->dtype)
+        return false;
+    if (s->options.precision == OI_DTYPE_F16 || s->options.precision == OI_DTYPE_BF16)
+        return false;
+    for (int p = 0; p < last_index; p++)
+        if (pn->access[p].is_slice)
+            return false;
+    int total = oi__sy_refs(s, s->steps, pn->out), seen = 1; /* the read itself */
+    for (int i = at + 1; i < (int)arrlen(steps) && seen < total; i++) {
+        const oi__sy_step *st = &steps[i];
+        bool other_read = st->kind == OI__SY_S_CACHE && st->node->ir->kind == OI__NODE_CACHE_READ &&
+                          st->node->var != pn->var && st->node->out != pn->out;
+        if (st->kind != OI__SY_S_KERNEL && !other_read)
+            return false;
+        if (st->kind == OI__SY_S_KERNEL && oi__sy_written_in(&s->kernels[st->kernel], pn->out))
+            return false;
+        seen += oi__sy_step_refs(s, st, pn->out);
+    }
+    return total > 1 && seen == total;
+}
+
+static void oi__sy_plan_views(oi__sy_schedule *s, oi__sy_step *steps) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_CACHE && st->node->ir->kind == OI__NODE_CACHE_READ && oi__sy_view_ok(s, steps, i)) {
+            s->buffers[st->node->out].table_view = true;
+            s->buffers[st->node->out].bytes = 0;
+        }
+        oi__sy_plan_views(s, st->body);
+        oi__sy_plan_views(s, st->then_steps);
+        oi__sy_plan_views(s, st->else_steps);
+        for (int c = 0; c < (int)arrlen(st->consumers); c++)
+            oi__sy_plan_views(s, st->consumers[c].body);
+    }
+}
+
 /* Dynamic values take the bytes of their bound. */
 static oi_status oi__sy_infer_dynamic(oi__sy_schedule *s) {
     oi_status r = oi__sy_infer_steps(s, s->steps);
@@ -1335,6 +1415,8 @@ static oi_status oi__sy_infer_dynamic(oi__sy_schedule *s) {
         if (s->buffers[i].dyn0)
             s->shaped[i].shape[0] = s->buffers[i].max0;
     }
+    if (r == OI_OK)
+        oi__sy_plan_views(s, s->steps);
     return r;
 }
 

@@ -121,6 +121,10 @@ typedef struct oi__sy_buffer {
      * table, and what ops make of it): stored at its bound, its length in
      * ctx->len_VAR. Every other dim is static. */
     bool dyn0;
+    /* dyn0 read from a table slice along its last index and only read
+     * after, before the table changes: a view into the table (ctx->view_VAR,
+     * no arena bytes), not a copy */
+    bool table_view;
     bool shaped;          /* the shape inference has seen a write of it  */
     int64_t max0;         /* the leading dim's bound                      */
     /* MODEL/PREFIX read as a packed matmul's B: packed once at open into
