@@ -713,6 +713,7 @@ static void oi__gemm_f32_skinny_store(const oi__gemm_f32_skinny_job *job, int64_
  * builds with -march; these take the big operand in AVX-512 / AVX2 vectors
  * whatever the flags, all n_small (1-4) rows at once so it is read once. */
 #if OI__GEMM_X86
+/* synth-embed begin (oi_quant.h: x's rounding into int8 blocks in AVX-512 lanes needs these) */
 /* Horizontal sums and extremes of a 512-bit vector, for the kernels here and
  * in conv.c, reduce.c and quant.c. Not GCC's _mm512_reduce_*, and the
  * shuffles and halves in their all-lanes masked forms: the plain intrinsics
@@ -756,6 +757,7 @@ OI__TARGET_AVX512 static inline int32_t oi__v512_sum_epi32(__m512i v) {
     x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4E));
     return _mm_cvtsi128_si32(_mm_add_epi32(x, _mm_shuffle_epi32(x, 0xB1)));
 }
+/* synth-embed end */
 
 #define OI__SKINNY_ALWAYS_INLINE __attribute__((always_inline)) inline
 /* Unrolled loops over the rows and lanes keep the accumulator arrays in

@@ -384,6 +384,7 @@ OI__MATH_INLINE void oi__q8_quantize_rows_body(const float *x, int64_t m, int64_
 OI__ISA_CLONES(oi__q8_quantize_rows, (const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs),
                (x, m, k, xq, xd, xs))
 
+/* synth-embed begin */
 #if OI__GEMM_X86
 /* The same steps in AVX-512 lanes, 16 values at a time: the same f32 product
  * x * inv, the same truncation, fraction test and clamp, so the same bytes. */
@@ -421,6 +422,7 @@ OI__TARGET_AVX512 static void oi__q8_quantize_rows_lanes(const float *x, int64_t
     }
 }
 #endif
+/* synth-embed end */
 
 static void oi__q8_quantize_x(const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs) {
 #if OI__GEMM_X86

@@ -34,8 +34,9 @@ passes ISO C's 4095-character minimum):
     kernels/quant.c's regions -> oi__sy_text_quant_h   (emitted as oi_quant.h
         where a kernel runs matmul_q4 with activations="q8": the block
         formats, x's rounding into int8 blocks and the integer dot products
-        of every ISA, after gemm.c's first region (its ISA macros) and a
-        prelude; it includes oi_half.h, emitted beside it)
+        of every ISA, after gemm.c's first region (its ISA macros), its
+        512-bit folds (its fifth region) and a prelude; it includes
+        oi_half.h, emitted beside it)
 
     scripts/embed_synth_sources.py           rewrite synth/embedded.h
     scripts/embed_synth_sources.py --check   exit 1 if it is stale (a test)
@@ -112,7 +113,7 @@ def gemm_regions():
     prelude."""
     gemm = region_list("kernels/gemm.c")
     out = [GEMM_PRELUDE] + gemm[0] + gemm[1] + ["#endif /* OI__GEMM_X86 */\n\n"]
-    out += [line for region in gemm[2:] for line in region]
+    out += [line for region in gemm[2:4] for line in region]  # gemm[4]: the 512-bit folds, oi_quant.h's
     out += [read("kernels/scalar_math.h"), "\n"]
     out += regions("kernels/vexp.h")
     out.append("#endif /* OI_GEMM_H */\n")
@@ -133,7 +134,8 @@ QUANT_PRELUDE = (
 def quant_regions():
     """gemm.c's first region (OI__GEMM_X86, the target attributes), then
     quant.c's regions, after the prelude."""
-    out = [QUANT_PRELUDE] + region_list("kernels/gemm.c")[0]
+    gemm = region_list("kernels/gemm.c")
+    out = [QUANT_PRELUDE] + gemm[0] + ["#if OI__GEMM_X86\n"] + gemm[4] + ["#endif\n\n"]
     out += regions("kernels/quant.c")
     out.append("#endif /* OI_QUANT_H */\n")
     return "".join(out)

@@ -228,7 +228,8 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
     if (p->schedule.quant)
         oi__buf_printf(b, "    int8_t q8_x[%lld]; /* each matmul_q4's x in int8 blocks, rounded before its tasks run */\n"
                           "    float q8_d[%lld];\n    int32_t q8_s[%lld];\n"
-                          "    oi__q8dot_fn q8_dot; /* quant.c's block dot product for this CPU, chosen at open */\n",
+                          "    oi__q8dot_fn q8_dot; /* quant.c's block dot product for this CPU, chosen at open */\n"
+                          "    void (*q8_round)(const float *, int64_t, int64_t, int8_t *, float *, int32_t *); /* x's rounding */\n",
                        (long long)p->schedule.q8_elements, (long long)p->schedule.q8_elements / 32,
                        (long long)p->schedule.q8_elements / 32);
     int n_dynamic = 0;
@@ -433,7 +434,7 @@ static void oi__sy_source_open_runtime(oi__buf *b, const oi_plan *p) {
     if (s->packed_gemm)
         oi__buf_puts(b, "    ctx->mk = oi_micro_select();\n");
     if (s->quant)
-        oi__buf_puts(b, "    ctx->q8_dot = oi_q8dot_select();\n");
+        oi__buf_puts(b, "    ctx->q8_dot = oi_q8dot_select();\n    ctx->q8_round = oi_q8_round_select();\n");
     if (s->packed_bytes) {
         oi__buf_printf(b, "    ctx->packed_block = malloc(%s_PACKED_BYTES + 64);\n    if (!ctx->packed_block) {\n"
                           "        %s_close(ctx);\n        %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n"

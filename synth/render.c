@@ -1596,6 +1596,19 @@ static void oi__sy_render_q8dot_select(oi__buf *b) {
         "        return oi__q8dot_avx2;\n"
         "#endif\n"
         "    return oi__q8dot_portable;\n"
+        "}\n\n"
+        "/* x's rounding into int8 blocks, as quant.c picks it: AVX-512 lanes or the\n"
+        " * scalar loop (the same bytes). */\n"
+        "typedef void (*oi_q8_round_fn)(const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs);\n"
+        "static oi_q8_round_fn oi_q8_round_select(void) {\n"
+        "#if OI__GEMM_X86\n"
+        "    const char *cap = getenv(\"OPENINFER_ISA\");\n"
+        "    __builtin_cpu_init();\n"
+        "    bool capped = cap && (strcmp(cap, \"avx2\") == 0 || strcmp(cap, \"portable\") == 0);\n"
+        "    if (!capped && __builtin_cpu_supports(\"avx512f\") && __builtin_cpu_supports(\"avx512bw\"))\n"
+        "        return oi__q8_quantize_rows_lanes;\n"
+        "#endif\n"
+        "    return oi__q8_quantize_rows_body;\n"
         "}\n\n");
 }
 
@@ -1803,7 +1816,7 @@ static void oi__sy_render_q8_round(oi__buf *b, const oi__sy_schedule *s, const o
     long long at = (long long)k->q8_offset;
     const oi__pindex *index = pn->input_indices && pn->input_indices[0] ? &pn->input_indices[0][0] : NULL;
     oi__sy_indent(b, depth);
-    oi__buf_puts(b, "oi__q8_quantize_rows_body(");
+    oi__buf_puts(b, "ctx->q8_round(");
     oi__sy_render_ptr(b, s, lang, pn->inputs[0], index, scope);
     oi__buf_printf(b, ", %lld, %lld, ctx->q8_x + %lld, ctx->q8_d + %lld, ctx->q8_s + %lld);\n", m, kk, at, at / 32, at / 32);
 }
