@@ -73,6 +73,7 @@ OI__MATH_INLINE float oi__dot_i8(const float *x, const int8_t *w, int64_t k) {
     return s;
 }
 
+/* synth-embed begin */
 /* sum over blocks of d * sum x q' + m * sum x, with q' = q - 8 (q4_0) or
  * q (q4_1, m the block minimum) */
 OI__MATH_INLINE float oi__dot_q4(const float *x, const uint8_t *row, int64_t k, bool with_min) {
@@ -112,6 +113,7 @@ OI__MATH_INLINE float oi__dot_q8_0(const float *x, const uint8_t *row, int64_t k
         s += acc[j];
     return s;
 }
+/* synth-embed end */
 
 OI__MATH_INLINE void oi__dequant_q8_0(const uint8_t *row, int64_t k, float *dst) {
     for (int64_t b = 0; b < k / OI__Q4_BLOCK; b++, dst += OI__Q4_BLOCK, row += 34) {

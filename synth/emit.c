@@ -225,13 +225,14 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
                           "    void *packed_block;\n", N);
     if (p->schedule.threaded)
         oi__buf_puts(b, "    oi_rt_pool pool; /* the step's threads (oi_runtime.h) */\n");
-    if (p->schedule.quant)
+    if (p->schedule.q8_elements)
         oi__buf_printf(b, "    int8_t q8_x[%lld]; /* each matmul_q4's x in int8 blocks, rounded before its tasks run */\n"
-                          "    float q8_d[%lld];\n    int32_t q8_s[%lld];\n"
-                          "    oi__q8dot_fn q8_dot; /* quant.c's block dot product for this CPU, chosen at open */\n"
-                          "    void (*q8_round)(const float *, int64_t, int64_t, int8_t *, float *, int32_t *); /* x's rounding */\n",
+                          "    float q8_d[%lld];\n    int32_t q8_s[%lld];\n",
                        (long long)p->schedule.q8_elements, (long long)p->schedule.q8_elements / 32,
                        (long long)p->schedule.q8_elements / 32);
+    if (p->schedule.quant)
+        oi__buf_puts(b, "    oi__q8dot_fn q8_dot; /* quant.c's block dot product for this CPU, chosen at open */\n"
+                          "    void (*q8_round)(const float *, int64_t, int64_t, int8_t *, float *, int32_t *); /* x's rounding */\n");
     int n_dynamic = 0;
     for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
         const oi__slot *sl = &p->plan->slots[i];

@@ -285,7 +285,7 @@ static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_puts(b, "int64_t n0");
     if (k->tasks > 1) /* one part of the kernel; oi_runtime.h's pool runs them all */
         oi__buf_puts(b, k->packed ? "int task, const oi_micro *mk" : "int task");
-    if (k->kind == OI__SY_K_QMATMUL) { /* x in int8 blocks (rounded by the step before the call) */
+    if (oi__sy_kernel_a8(k)) { /* x in int8 blocks (rounded by the step before the call) */
         oi__buf_printf(b, "%sconst int8_t *q8_x, const float *q8_d, const int32_t *q8_s, oi__q8dot_fn q8_dot",
                        lead ? ", " : "");
         lead = true;
@@ -1478,7 +1478,7 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "typedef struct %s_k%d_args {\n", prefix, k->id);
     if (k->packed)
         oi__buf_puts(b, "    const oi_micro *mk;\n");
-    if (k->kind == OI__SY_K_QMATMUL)
+    if (oi__sy_kernel_a8(k))
         oi__buf_puts(b, "    const int8_t *q8_x;\n    const float *q8_d;\n    const int32_t *q8_s;\n    oi__q8dot_fn q8_dot;\n");
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
@@ -1490,7 +1490,7 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "static void %s_k%d_task(void *arg, int task) {\n", prefix, k->id);
     oi__buf_printf(b, "    const %s_k%d_args *a = (const %s_k%d_args *)arg;\n", prefix, k->id, prefix, k->id);
     oi__buf_printf(b, "    %s_k%d(task%s%s", prefix, k->id, k->packed ? ", a->mk" : "",
-                   k->kind == OI__SY_K_QMATMUL ? ", a->q8_x, a->q8_d, a->q8_s, a->q8_dot" : "");
+                   oi__sy_kernel_a8(k) ? ", a->q8_x, a->q8_d, a->q8_s, a->q8_dot" : "");
     for (int i = 0; i < (int)arrlen(params); i++) {
         oi__buf_puts(b, ", a->");
         oi__sy_param_name(b, oi__sy_slot_of(s, params[i].slot));
@@ -1629,6 +1629,20 @@ static void oi__sy_render_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi
                                                                                                       : "OI__Q8_0";
     long long kk = (long long)x->shape[x->ndim - 1], n = (long long)w->shape[0];
     long long m = (long long)oi__shape_numel(x->ndim, x->shape) / (kk ? kk : 1), rb = (long long)w->shape[1];
+    if (!oi__sy_kernel_a8(k)) { /* f32 activations, a few rows: quant.c's dot products straight from the blocks */
+        bool q8_0 = strcmp(f, "OI__Q8_0") == 0;
+        if (k->tasks > 1)
+            oi__sy_task_range(b, lang, k, n);
+        oi__sy_loop_open(b, lang, k, "oi_j", false, n, n);
+        oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++)\n            ", lang->index_type, m);
+        oi__sy_param_name(b, out);
+        oi__buf_printf(b, "[oi_i * %lld + oi_j] = %s(", n, q8_0 ? "oi__dot_q8_0" : "oi__dot_q4");
+        oi__sy_param_name(b, x);
+        oi__buf_printf(b, " + oi_i * %lld, ", kk);
+        oi__sy_param_name(b, w);
+        oi__buf_printf(b, " + oi_j * %lld, %lld%s);\n    }\n", rb, kk, q8_0 ? "" : strcmp(f, "OI__Q4_1") == 0 ? ", true" : ", false");
+        return;
+    }
     oi__buf_puts(b, "    (void)");
     oi__sy_param_name(b, x);
     oi__buf_puts(b, "; /* read as q8_x: rounded by the step */\n");
@@ -1808,7 +1822,7 @@ static void oi__sy_render_after(oi__buf *b, const oi__sy_schedule *s, const oi__
  * ctx->q8_x (kernels of one job never share them). */
 static void oi__sy_render_q8_round(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
                                    int depth, const oi__sy_scope *scope) {
-    if (k->kind != OI__SY_K_QMATMUL)
+    if (!oi__sy_kernel_a8(k))
         return;
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]);
@@ -1822,7 +1836,7 @@ static void oi__sy_render_q8_round(oi__buf *b, const oi__sy_schedule *s, const o
 }
 
 static void oi__sy_render_q8_args(oi__buf *b, const oi__sy_kernel *k, bool more) {
-    if (k->kind != OI__SY_K_QMATMUL)
+    if (!oi__sy_kernel_a8(k))
         return;
     long long at = (long long)k->q8_offset;
     oi__buf_printf(b, "ctx->q8_x + %lld, ctx->q8_d + %lld, ctx->q8_s + %lld, ctx->q8_dot%s", at, at / 32, at / 32,

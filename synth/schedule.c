@@ -221,8 +221,10 @@ static oi_status oi__sy_classify_qmatmul(const oi__sy_schedule *s, const oi__pno
     const char *format = oi__sy_param_s(pn, "format"), *act = oi__sy_param_s(pn, "activations");
     if (oi__sy_any_dynamic(s, pn))
         return oi__sy_unsupported(pn, "a matmul_q4 over a shape known at run time only");
-    if (!act || strcmp(act, "q8") != 0)
-        return oi__sy_unsupported(pn, "matmul_q4 with f32 activations (activations=\"q8\" is supported)");
+    int64_t rows = x->ndim ? oi__sy_numel(x) / (x->shape[x->ndim - 1] ? x->shape[x->ndim - 1] : 1) : 1;
+    if ((!act || strcmp(act, "q8") != 0) && rows >= 4)
+        return oi__sy_unsupported(pn, "matmul_q4 with f32 activations over 4 or more rows of x (the simulator's "
+                                      "dequantized gemm; activations=\"q8\" or fewer rows are supported)");
     if (format && strcmp(format, "q4_0") != 0 && strcmp(format, "q4_1") != 0 && strcmp(format, "q8_0") != 0)
         return oi__sy_unsupported(pn, "a matmul_q4 format other than q4_0, q4_1 or q8_0");
     if (x->dtype != OI_DTYPE_F32 || w->dtype != OI_DTYPE_U8 || w->ndim != 2)
@@ -1935,8 +1937,8 @@ static void oi__sy_plan_packing(oi__sy_schedule *s) {
         oi__sy_kernel *kr = &s->kernels[k];
         oi__sy_plan_tasks(s, kr);
         s->threaded |= kr->tasks > 1;
-        if (kr->kind == OI__SY_K_QMATMUL) { /* its own rows of ctx->q8_x: kernels in one job never share them */
-            s->quant = true;
+        s->quant |= kr->kind == OI__SY_K_QMATMUL;
+        if (oi__sy_kernel_a8(kr)) { /* its own rows of ctx->q8_x: kernels in one job never share them */
             kr->q8_offset = s->q8_elements;
             s->q8_elements += oi__sy_numel(oi__sy_slot(s, kr->nodes[0]->inputs[0]));
         }

@@ -65,6 +65,18 @@ typedef struct oi__sy_kernel {
 /* The statement that says what kernel k computes. */
 static inline const oi__pnode *oi__sy_kernel_lead(const oi__sy_kernel *k) { return k->nodes[k->lead]; }
 
+/* A matmul_q4 kernel with activations="q8": x rounded into int8 blocks
+ * (ctx->q8_x) before it runs; else x is read as f32. */
+static inline bool oi__sy_kernel_a8(const oi__sy_kernel *k) {
+    if (k->kind != OI__SY_K_QMATMUL)
+        return false;
+    const oi__pnode *pn = k->nodes[0];
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "activations") == 0)
+            return pn->attrs[i].s && strcmp(pn->attrs[i].s, "q8") == 0;
+    return false;
+}
+
 /* ---- the step function, as a tree ---- */
 typedef enum oi__sy_step_kind {
     OI__SY_S_KERNEL, OI__SY_S_LOOP, OI__SY_S_BRANCH, OI__SY_S_TRANSFER, OI__SY_S_CACHE,

@@ -30,6 +30,7 @@
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
  *                  blocks (one row of x, five rows split into tasks), and
  *                  over a prefix table W(l) in a loop (a decoder's layers);
+ *                  with f32 activations over one and three rows of x;
  *                  its model quant_model
  *   kv_gqa         a decoder's attention: per layer of a loop this step's k
  *                  and v written into persistent tables K(l, t), V(l, t)
@@ -226,16 +227,22 @@ OI_GRAPH(llm_ops,
 )
 
 OI_GRAPH(quant_ops,
-  OI_DYNAMIC( OI_VAR(x, f32[1, 64]) OI_VAR(xm, f32[5, 96]) )
+  OI_DYNAMIC( OI_VAR(x, f32[1, 64]) OI_VAR(xm, f32[5, 96]) OI_VAR(x3, f32[3, 96]) )
   OI_CONSTANT(
     OI_VAR(W41, u8[48, 40], @ref("w41")) OI_VAR(W40, u8[40, 36], @ref("w40")) OI_VAR(W80, u8[600, 102], @ref("w80"))
     OI_VAR(Wl(l), u8[64, 40], @pattern("l{l}.w"))
   )
-  OI_VOLATILE( OI_VAR(y41, f32[1, 48]) OI_VAR(y40, f32[1, 40]) OI_VAR(y80, f32[5, 600]) OI_VAR(h, f32[1, 64]) )
+  OI_VOLATILE(
+    OI_VAR(y41, f32[1, 48]) OI_VAR(y40, f32[1, 40]) OI_VAR(y80, f32[5, 600]) OI_VAR(h, f32[1, 64])
+    OI_VAR(f41, f32[1, 48]) OI_VAR(f40, f32[1, 40]) OI_VAR(f80, f32[3, 600])
+  )
   OI_BLOCK(entry,
     OI_OP(matmul_q4, x, W41, format="q4_1", activations="q8") OI_TO(y41)
     OI_OP(matmul_q4, x, W40, format="q4_0", activations="q8") OI_TO(y40)
     OI_OP(matmul_q4, xm, W80, format="q8_0", activations="q8") OI_TO(y80)
+    OI_OP(matmul_q4, x, W41, format="q4_1") OI_TO(f41)
+    OI_OP(matmul_q4, x, W40, format="q4_0", activations="f32") OI_TO(f40)
+    OI_OP(matmul_q4, x3, W80, format="q8_0") OI_TO(f80)
     OI_OP(add, x, x) OI_TO(h)
     OI_LOOP(layers, l, 0..3,
       OI_ASSIGN(t, f32[1, 64])
