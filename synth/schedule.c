@@ -1013,6 +1013,10 @@ static oi_status oi__sy_drop_folded(oi__sy_schedule *s) {
 static oi_status oi__sy_check_dynamic_views(const oi__sy_schedule *s) {
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
         const oi__sy_kernel *kr = &s->kernels[k];
+        if (kr->kind == OI__SY_K_TRANSPOSE && oi__sy_any_dynamic(s, kr->nodes[0]) && s->options.parallel_rows)
+            return oi__fail_at(OI_ERROR_UNSUPPORTED, &kr->nodes[0]->ir->src, "the Vulkan target cannot synthesize this "
+                               "yet: a transpose over a shape known at run time only (keys or values read from a table "
+                               "slice: the C target folds them into its attention)");
         if (kr->kind == OI__SY_K_TRANSPOSE && oi__sy_any_dynamic(s, kr->nodes[0]))
             return oi__sy_unsupported(kr->nodes[0], "a transpose over a shape known at run time only that does not fold "
                                                     "into the attention reading it (one statement writing a temporary "
