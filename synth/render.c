@@ -284,7 +284,8 @@ static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi_
     if (dynamic)
         oi__buf_puts(b, "int64_t n0");
     if (k->tasks > 1) /* one part of the kernel; oi_runtime.h's pool runs them all */
-        oi__buf_puts(b, k->packed ? "int task, const oi_micro *mk" : "int task");
+        oi__buf_puts(b, k->packed ? (dynamic ? ", int task, const oi_micro *mk" : "int task, const oi_micro *mk")
+                                  : (dynamic ? ", int task" : "int task"));
     if (oi__sy_kernel_a8(k)) { /* x in int8 blocks (rounded by the step before the call) */
         oi__buf_printf(b, "%sconst int8_t *q8_x, const float *q8_d, const int32_t *q8_s, oi__q8dot_fn q8_dot",
                        lead ? ", " : "");
@@ -1352,7 +1353,10 @@ static void oi__sy_render_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi
     oi__buf_puts(b, "    const float oi_scale = (float)");
     oi__sy_double(b, scale);
     oi__buf_printf(b, ";\n    float oi_scores[%lld], oi_acc[%lld];\n", T, Dv);
-    oi__buf_printf(b, "    for (%s oi_h = 0; oi_h < %lld; oi_h++) {\n", it, heads);
+    if (k->tasks > 1) /* one query head per task */
+        oi__buf_printf(b, "    {\n        const %s oi_h = (%s)task;\n", it, it);
+    else
+        oi__buf_printf(b, "    for (%s oi_h = 0; oi_h < %lld; oi_h++) {\n", it, heads);
     oi__buf_printf(b, "        const %s oi_hk = oi_h / %lld * %lld + oi_h %% %lld / %lld; /* its kv head */\n", it, hq, hkv, hq,
                    hq / hkv);
     oi__sy_render_kv_head(b, s, k, 0, "q_head", "oi_h", hq);
@@ -1486,10 +1490,13 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
         oi__sy_param_name(b, sl);
         oi__buf_puts(b, ";\n");
     }
+    bool dynamic = oi__sy_kernel_driver(s, k) >= 0;
+    if (dynamic) /* the length known at run time, last: the call sites append it */
+        oi__buf_puts(b, "    int64_t n0;\n");
     oi__buf_printf(b, "} %s_k%d_args;\n\n", prefix, k->id);
     oi__buf_printf(b, "static void %s_k%d_task(void *arg, int task) {\n", prefix, k->id);
     oi__buf_printf(b, "    const %s_k%d_args *a = (const %s_k%d_args *)arg;\n", prefix, k->id, prefix, k->id);
-    oi__buf_printf(b, "    %s_k%d(task%s%s", prefix, k->id, k->packed ? ", a->mk" : "",
+    oi__buf_printf(b, "    %s_k%d(%stask%s%s", prefix, k->id, dynamic ? "a->n0, " : "", k->packed ? ", a->mk" : "",
                    oi__sy_kernel_a8(k) ? ", a->q8_x, a->q8_d, a->q8_s, a->q8_dot" : "");
     for (int i = 0; i < (int)arrlen(params); i++) {
         oi__buf_puts(b, ", a->");
@@ -1927,7 +1934,7 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__sy_render_q8_args(b, k, arrlen(params) > 0);
     oi__sy_render_args(b, s, lang, k, params, scope);
     if (k->tasks > 1) {
-        oi__buf_puts(b, "};\n");
+        oi__buf_puts(b, driver >= 0 ? ", n0};\n" : "};\n");
         oi__sy_indent(b, depth + 1);
         oi__buf_printf(b, "oi_rt_run(&ctx->pool, %s_k%d_task, &oi_args, %d);", prefix, k->id, k->tasks);
     } else {

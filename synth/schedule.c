@@ -1895,6 +1895,10 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
     case OI__SY_K_QMATMUL:
         oi__sy_split_qmatmul(s, k);
         break;
+    case OI__SY_K_ATTN_KV: /* one query head a task; its key count arrives at run time (n0) */
+        k->task_rows = 1;
+        k->tasks = (int)(in->shape[0] * in->shape[1]);
+        break;
     case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: case OI__SY_K_ROPE:
         oi__sy_split_rows(k, oi__sy_numel(in) / (last ? last : 1), last);
         break;

