@@ -1365,10 +1365,20 @@ static void oi__sy_render_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi
     oi__sy_render_kv_head(b, s, k, 3, "o_head", "oi_h", hq);
     oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++) {\n", it, S);
     oi__buf_printf(b, "            const float *q_row = q_head + oi_i * %lld;\n", q_row);
-    oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %s; oi_t++) {\n                const float *k_row = k_head + oi_t * %lld;\n"
-                      "                float oi_dot = 0.0f;\n", it, count, k_row);
-    oi__buf_printf(b, "                for (%s oi_d = 0; oi_d < %lld; oi_d++)\n                    oi_dot += q_row[oi_d] * k_row[oi_d];\n"
-                      "                oi_scores[oi_t] = oi_scale * oi_dot;\n            }\n", it, D);
+    oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %s; oi_t++) {\n                const float *k_row = k_head + oi_t * %lld;\n",
+                   it, count, k_row);
+    if (D % 8 == 0) { /* eight partial sums, which the compiler keeps in one vector */
+        oi__buf_printf(b, "                float oi_part[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};\n"
+                          "                for (%s oi_d = 0; oi_d < %lld; oi_d += 8)\n"
+                          "                    for (int oi_l = 0; oi_l < 8; oi_l++)\n"
+                          "                        oi_part[oi_l] += q_row[oi_d + (size_t)oi_l] * k_row[oi_d + (size_t)oi_l];\n"
+                          "                const float oi_dot = ((oi_part[0] + oi_part[1]) + (oi_part[2] + oi_part[3])) +\n"
+                          "                                     ((oi_part[4] + oi_part[5]) + (oi_part[6] + oi_part[7]));\n", it, D);
+    } else {
+        oi__buf_printf(b, "                float oi_dot = 0.0f;\n                for (%s oi_d = 0; oi_d < %lld; oi_d++)\n"
+                          "                    oi_dot += q_row[oi_d] * k_row[oi_d];\n", it, D);
+    }
+    oi__buf_puts(b, "                oi_scores[oi_t] = oi_scale * oi_dot;\n            }\n");
     oi__buf_printf(b, "            float oi_m = oi_scores[0];\n            for (%s oi_t = 1; oi_t < %s; oi_t++)\n"
                       "                oi_m = oi_scores[oi_t] > oi_m ? oi_scores[oi_t] : oi_m;\n            double oi_sum = 0.0;\n", it, count);
     oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %s; oi_t++) {\n                oi_scores[oi_t] = %s(oi_scores[oi_t] - oi_m);\n"
