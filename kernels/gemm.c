@@ -714,8 +714,9 @@ static void oi__gemm_f32_skinny_store(const oi__gemm_f32_skinny_job *job, int64_
  * The plain loops above compile for the baseline ISA (SSE2) unless the user
  * builds with -march; these take the big operand in AVX-512 / AVX2 vectors
  * whatever the flags, all n_small (1-4) rows at once so it is read once. */
-/* synth-embed begin (oi_gemm.h: the dot kernels below; inline, as a folder may call none) */
-#if OI__GEMM_X86
+/* synth-embed begin (oi_gemm.h and oi_quant.h: the 512-bit folds; the dot kernels and x's rounding into int8 blocks need them) */
+#if OI__GEMM_X86 && !defined(OI__V512_FOLDS)
+#define OI__V512_FOLDS /* once, where a folder includes both headers */
 /* Horizontal sums and extremes of a 512-bit vector, for the kernels here and
  * in conv.c, reduce.c and quant.c. Not GCC's _mm512_reduce_*, and the
  * shuffles and halves in their all-lanes masked forms: the plain intrinsics
@@ -759,6 +760,11 @@ OI__TARGET_AVX512 static inline int32_t oi__v512_sum_epi32(__m512i v) {
     x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4E));
     return _mm_cvtsi128_si32(_mm_add_epi32(x, _mm_shuffle_epi32(x, 0xB1)));
 }
+#endif
+/* synth-embed end */
+
+/* synth-embed begin (oi_gemm.h: the dot kernels below; inline, as a folder may call none) */
+#if OI__GEMM_X86
 
 #define OI__SKINNY_ALWAYS_INLINE __attribute__((always_inline)) inline
 /* Unrolled loops over the rows and lanes keep the accumulator arrays in

@@ -15,6 +15,7 @@
  * rows have AVX2/AVX-512 intrinsics paths, picked like gemm.c's kernels.
  * attention multiplies with oi__gemm_f32 / oi__gemm_f64 (kernels/gemm.c). */
 #include "../openinfer_impl/internal.h"
+#include "scalar.h" /* rope's angle and turn (OI_S_rope_*) */
 
 /* ------------------------------------------------------------------ */
 /* Lanes                                                               */
@@ -971,8 +972,8 @@ static void oi__row_rope(const oi__rows *r, int64_t lane, const double *x, doubl
     for (int64_t i = 0; i < half; i++) {
         int64_t a = r->interleaved ? 2 * i : i, b = r->interleaved ? 2 * i + 1 : i + half;
         double x1 = x[a], x2 = x[b];
-        y[a] = x1 * c[i] - x2 * s[i];
-        y[b] = x2 * c[i] + x1 * s[i];
+        y[a] = OI_S_rope_first(x1, x2, c[i], s[i]);
+        y[b] = OI_S_rope_second(x1, x2, c[i], s[i]);
     }
     for (int64_t i = r->rot; i < n; i++)
         y[i] = x[i];
@@ -1066,7 +1067,7 @@ static oi_status oi__nn_rope(const oi__kernel_args *k) {
     for (int64_t e = 0; e < entries; e++) {
         double p = (double)oi__load_i64(pos->dtype, oi__op_cdata(pos), at);
         for (int64_t i = 0; i < half; i++) {
-            double angle = p * pow(theta, -2.0 * (double)i / (double)r.rot);
+            double angle = OI_S_rope_angle(p, theta, i, r.rot);
             r.cos_table[e * half + i] = cos(angle);
             r.sin_table[e * half + i] = sin(angle);
         }

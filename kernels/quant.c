@@ -35,21 +35,29 @@
 #include "../openinfer_impl/internal.h"
 #include "half.h"
 
+/* The synthesizer copies the synth-embed regions into every emitted folder
+ * that runs matmul_q4 with activations="q8" (oi_quant.h,
+ * scripts/embed_synth_sources.py): the block formats, x's rounding into
+ * int8 blocks and the integer dot products. */
+/* synth-embed begin */
 typedef enum oi__qformat { OI__Q_I8, OI__Q4_0, OI__Q4_1, OI__Q8_0 } oi__qformat;
 
 #define OI__Q4_BLOCK 32
-#define OI__QMM_DOT_MAX_M 4  /* fewer rows of x: dot products, no dequantized copy */
-#define OI__QMM_CHUNK 16     /* weight rows dequantized per gemm call */
-#define OI__QMM_PREFETCH 6144 /* bytes of weight rows asked for ahead of the q8 dot products */
 
-static int64_t oi__q4_block_bytes(oi__qformat f) { return f == OI__Q8_0 ? 34 : f == OI__Q4_1 ? 20 : 18; }
-static const char *oi__q4_format_name(oi__qformat f) { return f == OI__Q8_0 ? "q8_0" : f == OI__Q4_1 ? "q4_1" : "q4_0"; }
+static inline int64_t oi__q4_block_bytes(oi__qformat f) { return f == OI__Q8_0 ? 34 : f == OI__Q4_1 ? 20 : 18; }
 
 /* A block's little-endian f16 scale as f32 (half.h; a NaN keeps its
  * payload: the scale is passed through as stored). */
 OI__MATH_INLINE float oi__q_half(const uint8_t *p) {
     return oi__f16_to_f32((uint16_t)(p[0] | (p[1] << 8)), OI__HALF_NAN_KEEP);
 }
+/* synth-embed end */
+
+#define OI__QMM_DOT_MAX_M 4  /* fewer rows of x: dot products, no dequantized copy */
+#define OI__QMM_CHUNK 16     /* weight rows dequantized per gemm call */
+#define OI__QMM_PREFETCH 6144 /* bytes of weight rows asked for ahead of the q8 dot products */
+
+static const char *oi__q4_format_name(oi__qformat f) { return f == OI__Q8_0 ? "q8_0" : f == OI__Q4_1 ? "q4_1" : "q4_0"; }
 
 /* ---- one weight row ---- */
 OI__MATH_INLINE float oi__dot_i8(const float *x, const int8_t *w, int64_t k) {
@@ -66,6 +74,7 @@ OI__MATH_INLINE float oi__dot_i8(const float *x, const int8_t *w, int64_t k) {
     return s;
 }
 
+/* synth-embed begin */
 /* sum over blocks of d * sum x q' + m * sum x, with q' = q - 8 (q4_0) or
  * q (q4_1, m the block minimum) */
 OI__MATH_INLINE float oi__dot_q4(const float *x, const uint8_t *row, int64_t k, bool with_min) {
@@ -105,6 +114,7 @@ OI__MATH_INLINE float oi__dot_q8_0(const float *x, const uint8_t *row, int64_t k
         s += acc[j];
     return s;
 }
+/* synth-embed end */
 
 OI__MATH_INLINE void oi__dequant_q8_0(const uint8_t *row, int64_t k, float *dst) {
     for (int64_t b = 0; b < k / OI__Q4_BLOCK; b++, dst += OI__Q4_BLOCK, row += 34) {
@@ -184,6 +194,7 @@ OI__MATH_INLINE void oi__qmm_dequant_rows_body(const oi__qmm *q, int64_t n0, int
 }
 OI__ISA_CLONES(oi__qmm_dequant_rows, (const oi__qmm *q, int64_t n0, int64_t n1, float *buf), (q, n0, n1, buf))
 
+/* synth-embed begin */
 /* ---- activations "q8": integer block dot products ----
  * One weight row against one quantized x row (xq int8 [K], xd and xs the
  * scale and the sum of q of each x block): per block b an exact int32
@@ -363,7 +374,7 @@ __attribute__((target("avx2,fma,f16c"))) static void oi__q8dot_avx2(oi__qformat 
     OI__Q8DOT_BODY(OI__Q8DOT_MADD_AVX2)
 }
 
-__attribute__((target("avx2,fma,f16c"))) static void oi__q8dot4_avx2(oi__qformat f, const uint8_t *w, int64_t row_bytes,
+__attribute__((target("avx2,fma,f16c"))) static inline void oi__q8dot4_avx2(oi__qformat f, const uint8_t *w, int64_t row_bytes,
                                                                      const int8_t *xq, const float *xd,
                                                                      const int32_t *xs, int64_t nb, float y[4]) {
     OI__Q8DOT4_BODY(OI__Q8DOT_MADD_AVX2)
@@ -377,12 +388,22 @@ oi__q8dot_vnni(oi__qformat f, const uint8_t *row, const int8_t *xq, const float 
     OI__Q8DOT_BODY(OI__Q8DOT_MADD_VNNI)
 }
 
-__attribute__((target("avx2,f16c,avx512f,avx512vl,avx512bw,avx512vnni"))) static void
+__attribute__((target("avx2,f16c,avx512f,avx512vl,avx512bw,avx512vnni"))) static inline void
 oi__q8dot4_vnni(oi__qformat f, const uint8_t *w, int64_t row_bytes, const int8_t *xq, const float *xd, const int32_t *xs,
                 int64_t nb, float y[4]) {
     OI__Q8DOT4_BODY(OI__Q8DOT_MADD_VNNI)
 }
 #endif
+
+/* One weight row against one quantized x row: the blocks into four f32
+ * partial sums (acc[b % 4]), joined pairwise. */
+static inline float oi__q8dot_row(oi__q8dot_fn dot, oi__qformat f, const uint8_t *row, const int8_t *xq,
+                                  const float *xd, const int32_t *xs, int64_t nb) {
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    dot(f, row, xq, xd, xs, 0, nb, acc);
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+/* synth-embed end */
 
 /* Off only in tests, to run the AVX2 code on a CPU with VNNI. */
 static bool oi__q8dot_vnni_allowed = true;
@@ -421,6 +442,7 @@ static oi__q8dot_fn oi__q8dot_pick(void) {
     return oi__q8dot_portable;
 }
 
+/* synth-embed begin */
 /* Rounds each row of x ([M, K], K a multiple of 32) into int8 blocks:
  * d = max|x| / 127, q = x * (1 / d) rounded half away from zero, sum = the
  * block's sum of q. Scalar f32, the same on every path. A NaN or infinite
@@ -449,9 +471,11 @@ OI__MATH_INLINE void oi__q8_quantize_rows_body(const float *x, int64_t m, int64_
         xs[b] = sum;
     }
 }
+/* synth-embed end */
 OI__ISA_CLONES(oi__q8_quantize_rows, (const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs),
                (x, m, k, xq, xd, xs))
 
+/* synth-embed begin */
 #if OI__GEMM_X86
 /* The same steps in AVX-512 lanes, 16 values at a time: the same f32 product
  * x * inv, the same truncation, fraction test and clamp, so the same bytes. */
@@ -489,6 +513,7 @@ OI__TARGET_AVX512 static void oi__q8_quantize_rows_lanes(const float *x, int64_t
     }
 }
 #endif
+/* synth-embed end */
 
 static void oi__q8_quantize_x(const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs) {
 #if OI__GEMM_X86
@@ -524,11 +549,9 @@ static void oi__qmm_q8_rows(const oi__qmm *q, int64_t n0, int64_t n1) {
         }
     }
     for (; n < n1; n++)
-        for (int64_t i = 0; i < q->m; i++) {
-            float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            dot(q->format, q->w + n * q->row_bytes, q->xq + i * q->k, q->xd + i * nb, q->xs + i * nb, 0, nb, acc);
-            q->y[i * q->n + n] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-        }
+        for (int64_t i = 0; i < q->m; i++)
+            q->y[i * q->n + n] =
+                oi__q8dot_row(dot, q->format, q->w + n * q->row_bytes, q->xq + i * q->k, q->xd + i * nb, q->xs + i * nb, nb);
 }
 
 /* Output columns [n0, n1). */

@@ -84,9 +84,21 @@
 /* matmul: one multiply-add of a dot product */
 #define OI_S_mac(acc, a, b) ((acc) + (a) * (b))
 
+/* rope: a pair (x1, x2) turned by the angle whose cosine is c, sine s
+ * (nn.c's rows and the synthesizer's rope kernels, in double) */
+#define OI_S_rope_first(x1, x2, c, s) ((x1) * (c) - (x2) * (s))
+#define OI_S_rope_second(x1, x2, c, s) ((x2) * (c) + (x1) * (s))
+
 /* ---- C only: row kernels over memory (GLSL has no pointers) ---- */
 #if defined(__STDC__) || defined(__cplusplus)
+#include <math.h>
 #include <stdint.h>
+
+/* rope's angle of pair i (of `rot` rotated channels) at position p, in
+ * double: nn.c's cos/sin tables and the synthesizer's rope kernels. */
+static inline double OI_S_rope_angle(double p, double theta, int64_t i, int64_t rot) {
+    return p * pow(theta, -2.0 * (double)i / (double)rot);
+}
 
 /* The sum of n contiguous floats as reduce.c's contiguous path sums them:
  * 16 running lanes (they vectorize), then pairwise. */

@@ -31,6 +31,12 @@ passes ISO C's 4095-character minimum):
         and micro-kernels, then kernels/scalar_math.h whole (the f32 exp
         and gelu, exact gelu's constants), then vexp.h's regions, after a
         prelude of the headers they need)
+    kernels/quant.c's regions -> oi__sy_text_quant_h   (emitted as oi_quant.h
+        where a kernel runs matmul_q4 with activations="q8": the block
+        formats, x's rounding into int8 blocks and the integer dot products
+        of every ISA, after gemm.c's first region (its ISA macros), its
+        512-bit folds (the region whose begin line names oi_quant.h) and a prelude; it includes
+        oi_half.h, emitted beside it)
 
     scripts/embed_synth_sources.py           rewrite synth/embedded.h
     scripts/embed_synth_sources.py --check   exit 1 if it is stale (a test)
@@ -80,6 +86,12 @@ def region_list(path):
     return out
 
 
+def region_begins(path):
+    """The "synth-embed begin" line of each region of path, in order."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return [line for line in f if "synth-embed begin" in line]
+
+
 def regions(path):
     """The lines of every marked region of path, in order."""
     return [line for region in region_list(path) for line in region]
@@ -107,10 +119,32 @@ def gemm_regions():
     prelude."""
     gemm = region_list("kernels/gemm.c")
     out = [GEMM_PRELUDE] + gemm[0] + gemm[1] + ["#endif /* OI__GEMM_X86 */\n\n"]
-    out += [line for region in gemm[2:] for line in region]
+    out += [line for region in gemm[2:] for line in region]  # the 512-bit folds too (oi_quant.h repeats them, guarded)
     out += [read("kernels/scalar_math.h"), "\n"]
     out += regions("kernels/vexp.h")
     out.append("#endif /* OI_GEMM_H */\n")
+    return "".join(out)
+
+
+QUANT_PRELUDE = (
+    "/* oi_quant.h - kernels/quant.c's block formats and integer dot products,\n"
+    " * copied by the synthesizer (the regions marked synth-embed in that file,\n"
+    " * after gemm.c's first region: its ISA macros). */\n"
+    "#ifndef OI_QUANT_H\n#define OI_QUANT_H\n"
+    "#include <float.h>\n#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n"
+    "#include \"oi_half.h\"\n\n"
+    "#define OI__MATH_INLINE static inline\n\n"
+)
+
+
+def quant_regions():
+    """gemm.c's first region (OI__GEMM_X86, the target attributes), then
+    quant.c's regions, after the prelude."""
+    gemm = region_list("kernels/gemm.c")
+    folds = [i for i, begin in enumerate(region_begins("kernels/gemm.c")) if "oi_quant.h" in begin]
+    out = [QUANT_PRELUDE] + gemm[0] + gemm[folds[0]]
+    out += regions("kernels/quant.c")
+    out.append("#endif /* OI_QUANT_H */\n")
     return "".join(out)
 
 
@@ -140,10 +174,12 @@ def render():
         " * The files the synthesizer copies into every emitted folder, line by line. */\n"
         "#ifndef OPENINFER_SYNTH_EMBEDDED_H\n#define OPENINFER_SYNTH_EMBEDDED_H\n"
     ]
-    for name, path in SOURCES + [("oi__sy_text_gemm_h", "kernels/gemm.c"),
+    for name, path in SOURCES + [("oi__sy_text_gemm_h", "kernels/gemm.c"), ("oi__sy_text_quant_h", "kernels/quant.c"),
                                  ("oi__sy_text_float_glsl", "vulkan/shaders/common.glsl")]:
         if name == "oi__sy_text_gemm_h":
             text = gemm_regions()
+        elif name == "oi__sy_text_quant_h":
+            text = quant_regions()
         elif name == "oi__sy_text_float_glsl":
             text = "".join(regions(path))
         elif name == "oi__sy_text_math_glsl":

@@ -16,6 +16,7 @@
 #ifndef OI_RUNTIME_H
 #define OI_RUNTIME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 

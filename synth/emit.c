@@ -181,11 +181,12 @@ static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, " * Build with -D%s_DEBUG_DUMP=dir to write every kernel's outputs as dir/stepS_kK_VAR.npy. */\n",
                    N);
     oi__buf_puts(b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
-    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s%s%s%s\n", N,
+    oi__buf_printf(b, "#include \"%s.h\"\n#include \"oi_scalar.h\"\n%s%s%s%s%s\n", N,
                    oi__sy_uses_scalar_math(p) ? "#include \"oi_scalar_math.h\"\n" : "",
                    p->schedule.packed_gemm ? "#include \"oi_gemm.h\"\n" : "",
                    p->schedule.threaded ? "#include \"oi_runtime.h\"\n" : "",
-                   oi__sy_rounds_stores(p) ? "#include \"oi_half.h\"\n" : "");
+                   oi__sy_rounds_stores(p) ? "#include \"oi_half.h\"\n" : "",
+                   p->schedule.quant ? "#include \"oi_quant.h\"\n" : "");
     oi__buf_puts(b, "#include <math.h>\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
     oi__buf_puts(b, "#if defined(__unix__) || defined(__APPLE__)\n#include <fcntl.h>\n#include <sys/mman.h>\n"
                     "#include <sys/stat.h>\n#include <unistd.h>\n#define OI_HAVE_MMAP 1\n#endif\n\n");
@@ -224,6 +225,14 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
                           "    void *packed_block;\n", N);
     if (p->schedule.threaded)
         oi__buf_puts(b, "    oi_rt_pool pool; /* the step's threads (oi_runtime.h) */\n");
+    if (p->schedule.q8_elements)
+        oi__buf_printf(b, "    int8_t q8_x[%lld]; /* each matmul_q4's x in int8 blocks, rounded before its tasks run */\n"
+                          "    float q8_d[%lld];\n    int32_t q8_s[%lld];\n",
+                       (long long)p->schedule.q8_elements, (long long)p->schedule.q8_elements / 32,
+                       (long long)p->schedule.q8_elements / 32);
+    if (p->schedule.quant)
+        oi__buf_puts(b, "    oi__q8dot_fn q8_dot; /* quant.c's block dot product for this CPU, chosen at open */\n"
+                          "    void (*q8_round)(const float *, int64_t, int64_t, int8_t *, float *, int32_t *); /* x's rounding */\n");
     int n_dynamic = 0;
     for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
         const oi__slot *sl = &p->plan->slots[i];
@@ -237,6 +246,9 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
         if (buf->dyn0)
             oi__buf_printf(b, "    int64_t len_%s; /* %s's leading dim, known at run time (at most %lld) */\n", sl->name,
                            sl->name, (long long)buf->max0);
+        if (buf->table_view)
+            oi__buf_printf(b, "    %s *view_%s; /* %s: its entries in the table it was read from, not a copy */\n",
+                           oi__sy_emit_lang()->type_of(sl->dtype), sl->name, sl->name);
         if (sl->decl && sl->kind == OI__MEM_DYNAMIC)
             n_dynamic++;
     }
@@ -443,6 +455,8 @@ static void oi__sy_source_open_runtime(oi__buf *b, const oi_plan *p) {
     const oi__sy_schedule *s = &p->schedule;
     if (s->packed_gemm)
         oi__buf_puts(b, "    ctx->mk = oi_micro_select();\n");
+    if (s->quant)
+        oi__buf_puts(b, "    ctx->q8_dot = oi_q8dot_select();\n    ctx->q8_round = oi_q8_round_select();\n");
     if (s->packed_bytes) {
         oi__buf_printf(b, "    ctx->packed_block = malloc(%s_PACKED_BYTES + 64);\n    if (!ctx->packed_block) {\n"
                           "        %s_close(ctx);\n        %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n"
@@ -627,9 +641,11 @@ static char *oi__sy_makefile(const oi_plan *p) {
                    p->schedule.threaded ? " -pthread" : "");
     oi__buf_printf(&b, "all: %s\n\n", N);
     oi__buf_printf(&b, "lib%s.a: %s.o\n\t$(AR) rcs $@ %s.o\n\n", N, N, N);
-    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
+    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s%s%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
                    oi__sy_uses_scalar_math(p) ? " oi_scalar_math.h" : "", p->schedule.packed_gemm ? " oi_gemm.h" : "",
-                   p->schedule.threaded ? " oi_runtime.h" : "", oi__sy_rounds_stores(p) ? " oi_half.h" : "", N);
+                   p->schedule.threaded ? " oi_runtime.h" : "",
+                   oi__sy_rounds_stores(p) || p->schedule.quant ? " oi_half.h" : "",
+                   p->schedule.quant ? " oi_quant.h" : "", N);
     oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
     oi__buf_printf(&b, "clean:\n\trm -f %s %s.o lib%s.a\n\n.PHONY: all clean\n", N, N, N);
     return oi__buf_take(&b);
@@ -731,6 +747,8 @@ char *oi_plan_to_json(const oi_plan *p) {
         if (buf->home == OI__SY_ARENA)
             oi__buf_printf(&b, ", \"live\": [%d, %d], \"zero_at_start\": %s, \"kept\": %s", buf->first, buf->last,
                            buf->zero_at_start ? "true" : "false", buf->kept ? "true" : "false");
+        if (buf->table_view) /* no bytes of its own: ctx->view_VAR points into the table */
+            oi__buf_puts(&b, ", \"table_view\": true");
         if (buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX)
             oi__buf_printf(&b, ", \"model_tensors\": %d", (int)arrlen(buf->tensors));
         if (buf->prepacked)
@@ -855,8 +873,10 @@ static oi_status oi__sy_emit_cpu(const oi_plan *plan, const oi__sy_out *out_dir)
         st = oi__sy_write(out_dir, "oi_gemm", ".h", oi__sy_text(oi__sy_text_gemm_h));
     if (st == OI_OK && plan->schedule.threaded)
         st = oi__sy_write(out_dir, "oi_runtime", ".h", oi__sy_text(oi__sy_text_runtime_h));
-    if (st == OI_OK && oi__sy_rounds_stores(plan))
+    if (st == OI_OK && (oi__sy_rounds_stores(plan) || plan->schedule.quant))
         st = oi__sy_write(out_dir, "oi_half", ".h", oi__sy_text(oi__sy_text_half_h));
+    if (st == OI_OK && plan->schedule.quant)
+        st = oi__sy_write(out_dir, "oi_quant", ".h", oi__sy_text(oi__sy_text_quant_h));
     if (st == OI_OK)
         st = oi__sy_write(out_dir, "npy", ".h", oi__sy_text(oi__sy_text_npy_h));
     if (st == OI_OK)

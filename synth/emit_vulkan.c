@@ -138,11 +138,20 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     case OI__SY_K_GATHER: return oi__vk_refuse(pn, "gather has no GLSL kernel yet");
     case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
         return oi__vk_refuse(pn, "slice, split, pad, concat, convolutions and pools have no GLSL kernel yet");
+    case OI__SY_K_ROPE: return oi__vk_refuse(pn, "rope has no GLSL kernel yet");
+    case OI__SY_K_ARGMAX: return oi__vk_refuse(pn, "argmax_axis has no GLSL kernel yet");
+    case OI__SY_K_QMATMUL: return oi__vk_refuse(pn, "matmul_q4 has no GLSL kernel yet");
+    case OI__SY_K_ATTN_KV:
+        return oi__vk_refuse(pn, "attention over keys known at run time or grouped-query heads has no GLSL kernel yet");
     case OI__SY_K_REDUCE:
         if (!oi__vk_trailing_reduce(s, pn))
             return oi__vk_refuse(pn, "a reduction over axes that are not the last ones");
         break;
-    case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: break;
+    case OI__SY_K_NORM:
+        if (pn->ir->op == OI_OP_rms_norm)
+            return oi__vk_refuse(pn, "rms_norm has no GLSL kernel yet");
+        break;
+    case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
     case OI__SY_K_MATMUL: case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
         if (k->kind == OI__SY_K_ATTENTION && oi__vk_attention_masked(oi__sy_kernel_lead(k)))
             return oi__vk_refuse(pn, "attention with a mask or causal");
@@ -1301,6 +1310,7 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_NORM: oi__vk_norm(b, s, k, wg); break;
     case OI__SY_K_ATTENTION: oi__vk_attention(b, p, k, wg); break;
     case OI__SY_K_ALL_FINITE: case OI__SY_K_GATHER: case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
+    case OI__SY_K_ROPE: case OI__SY_K_ARGMAX: case OI__SY_K_QMATMUL: case OI__SY_K_ATTN_KV:
         break; /* refused at synthesis */
     }
 }

@@ -73,6 +73,8 @@ static bool oi__sy_reserved(const char *name) {
         "i", "j", "p", "r", "o", "q", "at", "acc", "m", "sum", "inv", "ok", "xr", "yr", "a", "ctx", "n", "n0",
         "cols", "size_t", "int64_t", "uint64_t", "task", "mk", "lo", "hi", "tile", "rb", "c0", "c1", "rows", "kp",
         "vp", "scores", "n_pad", "oi_args", "m_row", "p_row", "q_head", "k_head", "v_head", "o_head", "kp_raw", "vp_raw",
+        "q_row", "k_row", "v_row", "rope_at", "rope_p", "rope_t", "rope_c", "rope_s", "q8_x", "q8_d", "q8_s",
+        "q8_dot",
         /* C and C++ keywords */
         "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
         "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
@@ -83,6 +85,8 @@ static bool oi__sy_reserved(const char *name) {
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
+    if (strncmp(name, "oi_", 3) == 0) /* the folder's own helpers and the newer kernels' locals */
+        return true;
     return name[0] == 'v' && name[1] >= '0' && name[1] <= '9';
 }
 
@@ -122,7 +126,10 @@ static void oi__sy_render_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy
     const char *type = lang->type_of(sl->dtype);
     switch (buf->home) {
     case OI__SY_ARENA:
-        oi__buf_printf(b, "(%s *)(ctx->arena + %llu)", type, (unsigned long long)buf->offset);
+        if (buf->table_view) /* a slice of a table, read in place */
+            oi__buf_printf(b, "ctx->view_%s", sl->name);
+        else
+            oi__buf_printf(b, "(%s *)(ctx->arena + %llu)", type, (unsigned long long)buf->offset);
         return;
     case OI__SY_STATE:
         oi__buf_printf(b, "(%s *)(ctx->state + %llu)", type, (unsigned long long)buf->offset);
@@ -175,10 +182,39 @@ void oi__sy_render_slot_ptr(oi__buf *b, const oi__sy_schedule *s, int slot, cons
     oi__sy_render_ptr(b, s, &oi__sy_lang_c, slot, NULL, NULL);
 }
 
+static void oi__sy_render_expr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__expr *e,
+                               const oi__sy_scope *scope);
+
+/* An index expression ("step+1", expr.c's syntax): its numbers and
+ * operators as they are, each name as oi__sy_render_expr prints it, in
+ * int64_t arithmetic (expr.c's). */
+static void oi__sy_render_compound(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__expr *e,
+                                   const oi__sy_scope *scope) {
+    size_t pos = 0;
+    oi__expr_tok tok;
+    oi__buf_puts(b, "(");
+    while (oi__expr_token(e->ident, &pos, &tok)) {
+        if (tok.kind != OI__EXPR_NAME) {
+            oi__buf_printf(b, "%.*s", (int)tok.len, tok.start);
+            continue;
+        }
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)tok.len, tok.start);
+        oi__expr one = {name, 0};
+        oi__sy_render_expr(b, s, lang, &one, scope);
+    }
+    oi__buf_puts(b, ")");
+}
+
 /* A loop bound or an index: a literal, a loop index in scope, a named size
- * (specialized), or a scalar variable read at run time. */
+ * (specialized), a scalar variable read at run time, or an expression of
+ * those. */
 static void oi__sy_render_expr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__expr *e,
                                const oi__sy_scope *scope) {
+    if (e->ident && oi__expr_is_compound(e)) {
+        oi__sy_render_compound(b, s, lang, e, scope);
+        return;
+    }
     if (!e->ident) {
         oi__buf_printf(b, "%lld", (long long)e->lit);
         return;
@@ -233,7 +269,7 @@ oi__sy_param *oi__sy_kernel_params(const oi__sy_schedule *s, const oi__sy_kernel
  * kernel's extent (its length arrives as n0), or -1. */
 static int oi__sy_kernel_driver(const oi__sy_schedule *s, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
-    int slot = k->kind == OI__SY_K_ELEMENTWISE ? pn->out : pn->inputs[0];
+    int slot = k->kind == OI__SY_K_ELEMENTWISE ? pn->out : k->kind == OI__SY_K_ATTN_KV ? k->view_slot[1] : pn->inputs[0];
     return s->buffers[slot].dyn0 ? slot : -1;
 }
 
@@ -261,7 +297,13 @@ static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi_
     if (dynamic)
         oi__buf_puts(b, "int64_t n0");
     if (k->tasks > 1) /* one part of the kernel; oi_runtime.h's pool runs them all */
-        oi__buf_puts(b, k->packed ? "int task, const oi_micro *mk" : "int task");
+        oi__buf_puts(b, k->packed ? (dynamic ? ", int task, const oi_micro *mk" : "int task, const oi_micro *mk")
+                                  : (dynamic ? ", int task" : "int task"));
+    if (oi__sy_kernel_a8(k)) { /* x in int8 blocks (rounded by the step before the call) */
+        oi__buf_printf(b, "%sconst int8_t *q8_x, const float *q8_d, const int32_t *q8_s, oi__q8dot_fn q8_dot",
+                       lead ? ", " : "");
+        lead = true;
+    }
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
         oi__buf_printf(b, "%s%s%s *", i || lead ? ", " : "", params[i].written ? "" : "const ",
@@ -1136,6 +1178,22 @@ static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_printf(b, "[at + j * %lld];\n    }\n", nd ? (long long)in_stride[perm[nd - 1]] : 1LL);
 }
 
+/* rms_norm's statistics: mean 0 and the sum of squares in double, as
+ * layer_norm's below (eight interleaved partial sums when the row is a
+ * multiple of 8 long). */
+static void oi__sy_render_mean_square(oi__buf *b, const oi__sy_lang *lang, long long n) {
+    const char *it = lang->index_type;
+    oi__buf_puts(b, "        const float mean = 0.0f;\n        (void)sum;\n");
+    if (n % 8 == 0) {
+        oi__buf_puts(b, "        double q8[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n");
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j += 8)\n            for (int l = 0; l < 8; l++)\n"
+                          "                q8[l] += (double)(xr[j + (size_t)l] * xr[j + (size_t)l]);\n", it, n);
+        oi__buf_puts(b, "        sq = ((q8[0] + q8[1]) + (q8[2] + q8[3])) + ((q8[4] + q8[5]) + (q8[6] + q8[7]));\n");
+    } else {
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            sq += (double)(xr[j] * xr[j]);\n", it, n);
+    }
+}
+
 /* layer_norm over the last axis, as nn.c's row: the mean and the variance
  * about it summed in double (in eight interleaved partial sums when the row
  * is a multiple of 8 long, so that the loop vectorizes), inv = 1 / sqrt(var + eps) rounded to f32,
@@ -1156,7 +1214,9 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_printf(b, " + r * %lld;\n        float *yr = ", n);
     oi__sy_param_name(b, out);
     oi__buf_printf(b, " + r * %lld;\n        double sum = 0.0, sq = 0.0;\n", n);
-    if (n % 8 == 0) { /* eight partial sums, which the compiler keeps in one vector */
+    if (pn->ir->op == OI_OP_rms_norm) /* nn.c's: the mean square about 0, no bias */
+        oi__sy_render_mean_square(b, lang, n);
+    else if (n % 8 == 0) { /* eight partial sums, which the compiler keeps in one vector */
         oi__buf_puts(b, "        double s8[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, q8[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n");
         oi__buf_printf(b, "        for (%s j = 0; j < %lld; j += 8)\n            for (int l = 0; l < 8; l++)\n"
                           "                s8[l] += (double)xr[j + (size_t)l];\n", it, n);
@@ -1306,6 +1366,88 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = p_row[t] * inv;\n            }\n", it, T);
     oi__buf_printf(b, "            oi_gemm_packed(mk, scores, %lld, (int64_t)rows, %lld, %lld, vp, 0, %lld, o_head + i0 * %lld, "
                       "%lld);\n        }\n    }\n", T, T, Dv, Dv, o_row, o_row);
+}
+
+/* "const float *k_head = keys + hk / 3 * 192 + hk % 3 * 64;": head `head`
+ * of operand `op` through its view's strides (the heads of a [B, H, T, D]
+ * value, `per_batch` a batch). */
+static void oi__sy_render_kv_head(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int op, const char *name,
+                                  const char *head, long long per_batch) {
+    const int64_t *st = k->view_stride[op];
+    oi__buf_printf(b, "        %sfloat *%s = ", op == 3 ? "" : "const ", name);
+    oi__sy_param_name(b, oi__sy_slot_of(s, k->view_slot[op]));
+    oi__buf_printf(b, " + %s / %lld * %lld + %s %% %lld * %lld;\n", head, per_batch, (long long)st[0], head, per_batch,
+                   (long long)st[1]);
+}
+
+/* attention over keys counted at run time (n0: a table slice folded in as
+ * a view, its rows the table's) and/or grouped-query heads (query head h
+ * of a batch reads kv head h / (Hq / Hkv), as nn.c's): per query row, the
+ * scaled dot products with every key in f32, the softmax as the softmax
+ * kernel's (max, e^(x - max) summed in double, times 1 / sum), then the
+ * weighted sum of the values in f32 (nn.c multiplies through its gemm:
+ * bounded, not bit-exact). Plain loops: a decoder's one query row per
+ * head is a matrix-vector product. */
+static void oi__sy_render_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = oi__sy_kernel_lead(k);
+    const oi__slot *q = oi__sy_slot_of(s, pn->inputs[0]), *kk = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *v = oi__sy_slot_of(s, pn->inputs[2]);
+    bool dyn = oi__sy_kernel_driver(s, k) >= 0;
+    long long hq = (long long)q->shape[1], hkv = (long long)kk->shape[1], heads = (long long)(q->shape[0] * q->shape[1]);
+    long long S = (long long)q->shape[2], D = (long long)q->shape[3], Dv = (long long)v->shape[3];
+    long long T = dyn ? (long long)s->buffers[k->view_slot[1]].max0 : (long long)kk->shape[2];
+    long long q_row = (long long)k->view_stride[0][2], k_row = (long long)k->view_stride[1][2];
+    long long v_row = (long long)k->view_stride[2][2], o_row = (long long)k->view_stride[3][2];
+    double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale")
+                       ? oi__sy_param_f(pn, "scale") : 1.0 / sqrt((double)D);
+    const char *it = lang->index_type;
+    char count[32];
+    if (dyn)
+        snprintf(count, sizeof count, "(%s)n0", it);
+    else
+        snprintf(count, sizeof count, "%lld", T);
+    oi__buf_puts(b, "    const float oi_scale = (float)");
+    oi__sy_double(b, scale);
+    oi__buf_printf(b, ";\n    float oi_scores[%lld], oi_acc[%lld];\n", T, Dv);
+    if (k->tasks > 1) /* one query head per task */
+        oi__buf_printf(b, "    {\n        const %s oi_h = (%s)task;\n", it, it);
+    else
+        oi__buf_printf(b, "    for (%s oi_h = 0; oi_h < %lld; oi_h++) {\n", it, heads);
+    oi__buf_printf(b, "        const %s oi_hk = oi_h / %lld * %lld + oi_h %% %lld / %lld; /* its kv head */\n", it, hq, hkv, hq,
+                   hq / hkv);
+    oi__sy_render_kv_head(b, s, k, 0, "q_head", "oi_h", hq);
+    oi__sy_render_kv_head(b, s, k, 1, "k_head", "oi_hk", hkv);
+    oi__sy_render_kv_head(b, s, k, 2, "v_head", "oi_hk", hkv);
+    oi__sy_render_kv_head(b, s, k, 3, "o_head", "oi_h", hq);
+    oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++) {\n", it, S);
+    oi__buf_printf(b, "            const float *q_row = q_head + oi_i * %lld;\n", q_row);
+    oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %s; oi_t++) {\n                const float *k_row = k_head + oi_t * %lld;\n",
+                   it, count, k_row);
+    if (D % 8 == 0) { /* eight partial sums, which the compiler keeps in one vector */
+        oi__buf_printf(b, "                float oi_part[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};\n"
+                          "                for (%s oi_d = 0; oi_d < %lld; oi_d += 8)\n"
+                          "                    for (int oi_l = 0; oi_l < 8; oi_l++)\n"
+                          "                        oi_part[oi_l] += q_row[oi_d + (size_t)oi_l] * k_row[oi_d + (size_t)oi_l];\n"
+                          "                const float oi_dot = ((oi_part[0] + oi_part[1]) + (oi_part[2] + oi_part[3])) +\n"
+                          "                                     ((oi_part[4] + oi_part[5]) + (oi_part[6] + oi_part[7]));\n", it, D);
+    } else {
+        oi__buf_printf(b, "                float oi_dot = 0.0f;\n                for (%s oi_d = 0; oi_d < %lld; oi_d++)\n"
+                          "                    oi_dot += q_row[oi_d] * k_row[oi_d];\n", it, D);
+    }
+    oi__buf_puts(b, "                oi_scores[oi_t] = oi_scale * oi_dot;\n            }\n");
+    oi__buf_printf(b, "            float oi_m = oi_scores[0];\n            for (%s oi_t = 1; oi_t < %s; oi_t++)\n"
+                      "                oi_m = oi_scores[oi_t] > oi_m ? oi_scores[oi_t] : oi_m;\n            double oi_sum = 0.0;\n", it, count);
+    oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %s; oi_t++) {\n                oi_scores[oi_t] = %s(oi_scores[oi_t] - oi_m);\n"
+                      "                oi_sum = OI_S_sum_step(oi_sum, (double)oi_scores[oi_t]);\n            }\n", it, count,
+                   lang->exp_fn);
+    oi__buf_printf(b, "            const float oi_inv = (float)(1.0 / oi_sum);\n            for (%s oi_d = 0; oi_d < %lld; oi_d++)\n"
+                      "                oi_acc[oi_d] = 0.0f;\n", it, Dv);
+    oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %s; oi_t++) {\n                const float oi_p = oi_scores[oi_t] * oi_inv;\n"
+                      "                const float *v_row = v_head + oi_t * %lld;\n", it, count, v_row);
+    oi__buf_printf(b, "                for (%s oi_d = 0; oi_d < %lld; oi_d++)\n                    oi_acc[oi_d] += oi_p * v_row[oi_d];\n"
+                      "            }\n", it, Dv);
+    oi__buf_printf(b, "            for (%s oi_d = 0; oi_d < %lld; oi_d++)\n                o_head[oi_i * %lld + oi_d] = oi_acc[oi_d];\n"
+                      "        }\n    }\n", it, Dv, o_row);
 }
 
 /* gather along `axis`: data [outer, dim, inner] and the result [outer,
@@ -1977,16 +2119,22 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "typedef struct %s_k%d_args {\n", prefix, k->id);
     if (k->packed)
         oi__buf_puts(b, "    const oi_micro *mk;\n");
+    if (oi__sy_kernel_a8(k))
+        oi__buf_puts(b, "    const int8_t *q8_x;\n    const float *q8_d;\n    const int32_t *q8_s;\n    oi__q8dot_fn q8_dot;\n");
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
         oi__buf_printf(b, "    %s%s *", params[i].written ? "" : "const ", lang->type_of(sl->dtype));
         oi__sy_param_name(b, sl);
         oi__buf_puts(b, ";\n");
     }
+    bool dynamic = oi__sy_kernel_driver(s, k) >= 0;
+    if (dynamic) /* the length known at run time, last: the call sites append it */
+        oi__buf_puts(b, "    int64_t n0;\n");
     oi__buf_printf(b, "} %s_k%d_args;\n\n", prefix, k->id);
     oi__buf_printf(b, "static void %s_k%d_task(void *arg, int task) {\n", prefix, k->id);
     oi__buf_printf(b, "    const %s_k%d_args *a = (const %s_k%d_args *)arg;\n", prefix, k->id, prefix, k->id);
-    oi__buf_printf(b, "    %s_k%d(task%s", prefix, k->id, k->packed ? ", a->mk" : "");
+    oi__buf_printf(b, "    %s_k%d(%stask%s%s", prefix, k->id, dynamic ? "a->n0, " : "", k->packed ? ", a->mk" : "",
+                   oi__sy_kernel_a8(k) ? ", a->q8_x, a->q8_d, a->q8_s, a->q8_dot" : "");
     for (int i = 0; i < (int)arrlen(params); i++) {
         oi__buf_puts(b, ", a->");
         oi__sy_param_name(b, oi__sy_slot_of(s, params[i].slot));
@@ -1994,7 +2142,168 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_puts(b, ");\n}\n\n");
 }
 
+/* rope, as nn.c's row: per lane (the last dim at one position) the
+ * position from the positions input, per pair its angle, cosine and sine
+ * in double (scalar.h's OI_S_rope_angle, libm's cos and sin), the pair
+ * turned in double (OI_S_rope_first/second) and rounded once to f32; dims
+ * past rotary_dim copied. In place is fine: a pair is read before it is
+ * written. */
+static void oi__sy_render_rope(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *pos = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    size_t na = arrlenu(pn->attrs);
+    oi_op op = pn->ir->op;
+    int64_t n = x->shape[x->ndim - 1], seq_axis = oi__op_param_value_i64(op, pn->attrs, na, "seq_axis");
+    int64_t rot = oi__op_param_value_i64(op, pn->attrs, na, "rotary_dim");
+    bool inter = oi__op_param_value_i64(op, pn->attrs, na, "interleaved") != 0;
+    if (seq_axis < 0)
+        seq_axis += x->ndim;
+    rot = rot ? rot : n;
+    /* lanes run over dims 0..ndim-2 row-major (nn.c's oi__row_rope) */
+    int64_t seq_len = x->shape[seq_axis], seq_div = 1, batch_div = 1;
+    for (int d = (int)seq_axis + 1; d < x->ndim - 1; d++)
+        seq_div *= x->shape[d];
+    for (int d = 1; d < x->ndim - 1; d++)
+        batch_div *= x->shape[d];
+    long long lanes = (long long)(oi__shape_numel(x->ndim, x->shape) / (n ? n : 1)), half = (long long)(rot / 2);
+    const char *it = lang->index_type;
+    if (k->tasks > 1)
+        oi__sy_task_range(b, lang, k, lanes);
+    oi__sy_loop_open(b, lang, k, "oi_r", false, lanes, lanes);
+    oi__buf_printf(b, "        const %s rope_at = oi_r / %lld %% %lld", it, (long long)seq_div, (long long)seq_len);
+    if (pos->ndim == 2) /* positions per batch: [x.shape[0], seq] */
+        oi__buf_printf(b, " + oi_r / %lld * %lld", (long long)batch_div, (long long)seq_len);
+    oi__buf_puts(b, ";\n        const double rope_p = (double)");
+    oi__sy_param_name(b, pos);
+    oi__buf_puts(b, "[rope_at];\n        const float *oi_xr = ");
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, " + oi_r * %lld;\n        float *oi_yr = ", (long long)n);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, " + oi_r * %lld;\n", (long long)n);
+    oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++) {\n", it, half);
+    oi__buf_puts(b, "            const double rope_t = OI_S_rope_angle(rope_p, ");
+    oi__sy_double(b, oi__sy_param_f(pn, "theta"));
+    oi__buf_printf(b, ", (int64_t)oi_i, %lld);\n", (long long)rot);
+    oi__buf_puts(b, "            const double rope_c = cos(rope_t), rope_s = sin(rope_t);\n");
+    if (inter)
+        oi__buf_printf(b, "            const %s oi_ia = 2 * oi_i, oi_ib = 2 * oi_i + 1;\n", it);
+    else
+        oi__buf_printf(b, "            const %s oi_ia = oi_i, oi_ib = oi_i + %lld;\n", it, half);
+    oi__buf_puts(b, "            const double oi_x1 = (double)oi_xr[oi_ia], oi_x2 = (double)oi_xr[oi_ib];\n"
+                    "            oi_yr[oi_ia] = (float)OI_S_rope_first(oi_x1, oi_x2, rope_c, rope_s);\n"
+                    "            oi_yr[oi_ib] = (float)OI_S_rope_second(oi_x1, oi_x2, rope_c, rope_s);\n        }\n");
+    if (rot < n)
+        oi__buf_printf(b, "        for (%s oi_i = %lld; oi_i < %lld; oi_i++)\n            oi_yr[oi_i] = oi_xr[oi_i];\n", it, (long long)rot,
+                       (long long)n);
+    oi__buf_puts(b, "    }\n");
+}
+
+/* argmax_axis along the last axis, as reduce.c's generic loop: the first
+ * element, then each later one that is better (OI_S_gt, or OI_S_ge with
+ * select_first=false: the last of equal ones), so a NaN is taken only
+ * when it is first, and then stays. */
+static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    long long n = (long long)x->shape[x->ndim - 1];
+    long long rows = (long long)oi__shape_numel(x->ndim, x->shape) / (n ? n : 1);
+    bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "select_first") != 0;
+    const char *it = lang->index_type, *t = lang->type_of(x->dtype);
+    oi__sy_loop_open(b, lang, k, "oi_r", false, rows, rows);
+    oi__buf_printf(b, "        const %s *oi_xr = ", t);
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, " + oi_r * %lld;\n        %s oi_best = oi_xr[0];\n        int64_t oi_at = 0;\n", n, t);
+    oi__buf_printf(b, "        for (%s oi_j = 1; oi_j < %lld; oi_j++)\n            if (%s(oi_xr[oi_j], oi_best)) {\n", it, n,
+                   first ? "OI_S_gt" : "OI_S_ge");
+    oi__buf_puts(b, "                oi_best = oi_xr[oi_j];\n                oi_at = (int64_t)oi_j;\n            }\n        ");
+    oi__sy_param_name(b, out);
+    oi__buf_puts(b, "[oi_r] = oi_at;\n    }\n");
+}
+
+/* matmul_q4's integer dot product for this CPU, as quant.c picks it: AVX-512
+ * VNNI, AVX2, or the portable loop (OPENINFER_ISA=portable|avx2 capping
+ * it); every one gives the same bits, so the choice is speed only. */
+static void oi__sy_render_q8dot_select(oi__buf *b) {
+    oi__buf_puts(b,
+        "static oi__q8dot_fn oi_q8dot_select(void) {\n"
+        "    const char *cap = getenv(\"OPENINFER_ISA\");\n"
+        "    if (cap && strcmp(cap, \"portable\") == 0)\n"
+        "        return oi__q8dot_portable;\n"
+        "#if OI__GEMM_X86\n"
+        "    __builtin_cpu_init();\n"
+        "    if (!(cap && strcmp(cap, \"avx2\") == 0) && __builtin_cpu_supports(\"avx512f\") &&\n"
+        "        __builtin_cpu_supports(\"avx512vnni\") && __builtin_cpu_supports(\"avx512vl\") &&\n"
+        "        __builtin_cpu_supports(\"avx512bw\"))\n"
+        "        return oi__q8dot_vnni;\n"
+        "    if (__builtin_cpu_supports(\"avx2\") && __builtin_cpu_supports(\"fma\"))\n"
+        "        return oi__q8dot_avx2;\n"
+        "#endif\n"
+        "    return oi__q8dot_portable;\n"
+        "}\n\n"
+        "/* x's rounding into int8 blocks, as quant.c picks it: AVX-512 lanes or the\n"
+        " * scalar loop (the same bytes). */\n"
+        "typedef void (*oi_q8_round_fn)(const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs);\n"
+        "static oi_q8_round_fn oi_q8_round_select(void) {\n"
+        "#if OI__GEMM_X86\n"
+        "    const char *cap = getenv(\"OPENINFER_ISA\");\n"
+        "    __builtin_cpu_init();\n"
+        "    bool capped = cap && (strcmp(cap, \"avx2\") == 0 || strcmp(cap, \"portable\") == 0);\n"
+        "    if (!capped && __builtin_cpu_supports(\"avx512f\") && __builtin_cpu_supports(\"avx512bw\"))\n"
+        "        return oi__q8_quantize_rows_lanes;\n"
+        "#endif\n"
+        "    return oi__q8_quantize_rows_body;\n"
+        "}\n\n");
+}
+
+/* matmul_q4 with activations "q8", as quant.c's: x's rows rounded into
+ * int8 blocks once by the step (oi__sy_render_q8_round:
+ * oi__q8_quantize_rows_body, the bytes of every ISA's path), then each
+ * weight row of the task against each x row (oi__q8dot_row). */
+static void oi__sy_render_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                  const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *w = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *out = oi__sy_slot_of(s, pn->out);
+    const char *format = NULL;
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "format") == 0)
+            format = pn->attrs[i].s;
+    const char *f = !format || strcmp(format, "q4_0") == 0 ? "OI__Q4_0" : strcmp(format, "q4_1") == 0 ? "OI__Q4_1"
+                                                                                                      : "OI__Q8_0";
+    long long kk = (long long)x->shape[x->ndim - 1], n = (long long)w->shape[0];
+    long long m = (long long)oi__shape_numel(x->ndim, x->shape) / (kk ? kk : 1), rb = (long long)w->shape[1];
+    if (!oi__sy_kernel_a8(k)) { /* f32 activations, a few rows: quant.c's dot products straight from the blocks */
+        bool q8_0 = strcmp(f, "OI__Q8_0") == 0;
+        if (k->tasks > 1)
+            oi__sy_task_range(b, lang, k, n);
+        oi__sy_loop_open(b, lang, k, "oi_j", false, n, n);
+        oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++)\n            ", lang->index_type, m);
+        oi__sy_param_name(b, out);
+        oi__buf_printf(b, "[oi_i * %lld + oi_j] = %s(", n, q8_0 ? "oi__dot_q8_0" : "oi__dot_q4");
+        oi__sy_param_name(b, x);
+        oi__buf_printf(b, " + oi_i * %lld, ", kk);
+        oi__sy_param_name(b, w);
+        oi__buf_printf(b, " + oi_j * %lld, %lld%s);\n    }\n", rb, kk, q8_0 ? "" : strcmp(f, "OI__Q4_1") == 0 ? ", true" : ", false");
+        return;
+    }
+    oi__buf_puts(b, "    (void)");
+    oi__sy_param_name(b, x);
+    oi__buf_puts(b, "; /* read as q8_x: rounded by the step */\n");
+    if (k->tasks > 1)
+        oi__sy_task_range(b, lang, k, n);
+    oi__sy_loop_open(b, lang, k, "oi_j", false, n, n);
+    oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++)\n            ", lang->index_type, m);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, "[oi_i * %lld + oi_j] = oi__q8dot_row(q8_dot, %s, ", n, f);
+    oi__sy_param_name(b, w);
+    oi__buf_printf(b, " + oi_j * %lld, q8_x + oi_i * %lld, q8_d + oi_i * %lld, q8_s + oi_i * %lld, %lld);\n    }\n", rb, kk, kk / 32,
+                   kk / 32, kk / 32);
+}
+
 void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
+    if (s->quant)
+        oi__sy_render_q8dot_select(b);
     if (s->packed_gemm)
         oi__sy_render_gemm_driver(b, s);
     for (int k = 0; k < (int)arrlen(s->kernels); k++) {
@@ -2015,6 +2324,10 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_LAYOUT: oi__sy_render_layout(b, s, lang, kr); break;
         case OI__SY_K_CONV: oi__sy_render_conv(b, s, lang, kr); break;
         case OI__SY_K_POOL: oi__sy_render_pool(b, s, lang, kr); break;
+        case OI__SY_K_ROPE: oi__sy_render_rope(b, s, lang, kr); break;
+        case OI__SY_K_ARGMAX: oi__sy_render_argmax(b, s, lang, kr); break;
+        case OI__SY_K_QMATMUL: oi__sy_render_qmatmul(b, s, lang, kr); break;
+        case OI__SY_K_ATTN_KV: oi__sy_render_attn_kv(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->kind == OI__SY_K_GATHER)
@@ -2036,6 +2349,22 @@ static void oi__sy_render_consumer(oi__buf *b, const oi__sy_schedule *s, const o
 /* Opens a block holding n0, the length of the kernel's dynamic leading
  * dim, from the lengths its inputs have now; inputs that must agree are
  * checked (a runtime error names the statement). */
+static void oi__sy_render_kv_lengths(oi__buf *b, const oi__sy_schedule *s, const char *prefix, const oi__sy_kernel *k,
+                                     int depth) {
+    const oi__slot *keys = oi__sy_slot_of(s, k->view_slot[1]), *vals = oi__sy_slot_of(s, k->view_slot[2]);
+    const oi__pnode *pn = oi__sy_kernel_lead(k);
+    oi__sy_indent(b, depth + 1);
+    oi__buf_printf(b, "const int64_t n0 = ctx->len_%s;\n", keys->name);
+    oi__sy_indent(b, depth + 1);
+    if (s->buffers[k->view_slot[2]].dyn0)
+        oi__buf_printf(b, "if (ctx->len_%s != n0)\n", vals->name);
+    else
+        oi__buf_printf(b, "if (n0 != %lld)\n", (long long)oi__sy_slot_of(s, pn->inputs[2])->shape[2]);
+    oi__sy_indent(b, depth + 2);
+    oi__buf_printf(b, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: attention: %%lld keys and a different count of values\", "
+                      "(long long)n0);\n", prefix, prefix, oi__sy_basename(pn->ir->src.file), pn->ir->src.line);
+}
+
 static void oi__sy_render_lengths(oi__buf *b, const oi__sy_schedule *s, const char *prefix, const oi__sy_kernel *k,
                                   int depth) {
     const oi__pnode *pn = k->nodes[0];
@@ -2043,6 +2372,10 @@ static void oi__sy_render_lengths(oi__buf *b, const oi__sy_schedule *s, const ch
     int first = -1;
     oi__sy_indent(b, depth);
     oi__buf_puts(b, "{\n");
+    if (k->kind == OI__SY_K_ATTN_KV) { /* the keys' count; the values' must agree */
+        oi__sy_render_kv_lengths(b, s, prefix, k, depth);
+        return;
+    }
     for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
         const oi__slot *in = oi__sy_slot_of(s, pn->inputs[i]);
         if (!s->buffers[pn->inputs[i]].dyn0 || (k->kind == OI__SY_K_ELEMENTWISE && in->ndim != out->ndim))
@@ -2133,6 +2466,32 @@ static void oi__sy_render_after(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__buf_puts(b, "#endif\n");
 }
 
+/* matmul_q4: x rounded into int8 blocks once, before the kernel's tasks
+ * run (quant.c's oi__q8_quantize_rows_body), into the kernel's own rows of
+ * ctx->q8_x (kernels of one job never share them). */
+static void oi__sy_render_q8_round(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
+                                   int depth, const oi__sy_scope *scope) {
+    if (!oi__sy_kernel_a8(k))
+        return;
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]);
+    long long kk = (long long)x->shape[x->ndim - 1], m = (long long)oi__shape_numel(x->ndim, x->shape) / (kk ? kk : 1);
+    long long at = (long long)k->q8_offset;
+    const oi__pindex *index = pn->input_indices && pn->input_indices[0] ? &pn->input_indices[0][0] : NULL;
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "ctx->q8_round(");
+    oi__sy_render_ptr(b, s, lang, pn->inputs[0], index, scope);
+    oi__buf_printf(b, ", %lld, %lld, ctx->q8_x + %lld, ctx->q8_d + %lld, ctx->q8_s + %lld);\n", m, kk, at, at / 32, at / 32);
+}
+
+static void oi__sy_render_q8_args(oi__buf *b, const oi__sy_kernel *k, bool more) {
+    if (!oi__sy_kernel_a8(k))
+        return;
+    long long at = (long long)k->q8_offset;
+    oi__buf_printf(b, "ctx->q8_x + %lld, ctx->q8_d + %lld, ctx->q8_s + %lld, ctx->q8_dot%s", at, at / 32, at / 32,
+                   more ? ", " : "");
+}
+
 /* Kernels that share one pool job (the schedule's joins_next): each
  * one's arguments, then their tasks as the parts of one job. */
 static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
@@ -2142,8 +2501,10 @@ static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy
     for (int j = 0; j < count; j++) {
         const oi__sy_kernel *k = &s->kernels[steps[j].kernel];
         oi__sy_param *params = oi__sy_kernel_params(s, k);
+        oi__sy_render_q8_round(b, s, lang, k, depth + 1, scope);
         oi__sy_indent(b, depth + 1);
         oi__buf_printf(b, "%s_k%d_args args%d = {%s", prefix, k->id, j, k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
+        oi__sy_render_q8_args(b, k, arrlen(params) > 0);
         oi__sy_render_args(b, s, lang, k, params, scope);
         oi__buf_puts(b, "};\n");
         arrfree(params);
@@ -2205,15 +2566,17 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
     }
     if (k->kind == OI__SY_K_GATHER)
         oi__sy_render_gather_guard(b, s, lang, prefix, k, depth, scope);
+    oi__sy_render_q8_round(b, s, lang, k, depth, scope);
     oi__sy_indent(b, depth);
     if (k->tasks > 1) /* its parts on the pool: the arguments in one struct */
         oi__buf_printf(b, "{\n%*s%s_k%d_args oi_args = {%s", 4 * (depth + 1), "", prefix, k->id,
                        k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
     else
         oi__buf_printf(b, "%s_k%d(%s", prefix, k->id, driver >= 0 ? (arrlen(params) ? "n0, " : "n0") : "");
+    oi__sy_render_q8_args(b, k, arrlen(params) > 0);
     oi__sy_render_args(b, s, lang, k, params, scope);
     if (k->tasks > 1) {
-        oi__buf_puts(b, "};\n");
+        oi__buf_puts(b, driver >= 0 ? ", n0};\n" : "};\n");
         oi__sy_indent(b, depth + 1);
         oi__buf_printf(b, "oi_rt_run(&ctx->pool, %s_k%d_task, &oi_args, %d);", prefix, k->id, k->tasks);
     } else {
@@ -2365,6 +2728,12 @@ static void oi__sy_render_table(oi__buf *b, const oi__sy_schedule *s, const oi__
         oi__buf_puts(b, ", ");
         oi__sy_table_entry(b, s, lang, pn->var, index);
         oi__buf_printf(b, ", %llu);\n", (unsigned long long)entry_bytes);
+    } else if (pn->ir->kind == OI__NODE_CACHE_READ && s->buffers[pn->out].table_view) {
+        index[kept] = "lo"; /* the slice's first entry; the others follow it */
+        oi__buf_printf(b, "ctx->view_%s = ", oi__sy_slot_of(s, pn->out)->name);
+        oi__sy_table_entry(b, s, lang, pn->var, index);
+        oi__buf_puts(b, ";\n");
+        oi__sy_line(b, depth + 1, "ctx->len_%s = hi - lo;", oi__sy_slot_of(s, pn->out)->name);
     } else if (pn->ir->kind == OI__NODE_CACHE_READ) {
         oi__buf_puts(b, "for (int64_t t = lo; t < hi; t++)\n");
         oi__sy_indent(b, depth + 2);

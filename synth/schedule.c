@@ -58,6 +58,10 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_LAYOUT: return "layout";
     case OI__SY_K_CONV: return "conv";
     case OI__SY_K_POOL: return "pool";
+    case OI__SY_K_ROPE: return "rope";
+    case OI__SY_K_ARGMAX: return "argmax";
+    case OI__SY_K_QMATMUL: return "matmul_q4";
+    case OI__SY_K_ATTN_KV: return "attention_kv";
     }
     return "?";
 }
@@ -236,6 +240,110 @@ static oi_status oi__sy_classify_pool(const oi__sy_schedule *s, const oi__pnode 
     return OI_OK;
 }
 
+/* A decoder's row ops, f32 over shapes known at synthesis time:
+ * rms_norm (last axis, a scale of one lane: the norm kernel with mean 0),
+ * rope (any seq_axis, rotary_dim, interleaved or half-split pairs,
+ * positions i32/i64 [seq] or [batch, seq]) and argmax_axis (last axis,
+ * ties as select_first says, as reduce.c's generic loop breaks them). */
+static bool oi__sy_llm_op(oi_op op) {
+    return op == OI_OP_rms_norm || op == OI_OP_rope || op == OI_OP_argmax_axis;
+}
+
+static oi_status oi__sy_classify_llm(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    oi_op op = pn->ir->op;
+    const oi__slot *in0 = oi__sy_slot(s, pn->inputs[0]);
+    size_t na = arrlenu(pn->attrs);
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "rms_norm, rope or argmax_axis over a shape known at run time only");
+    if (op == OI_OP_argmax_axis) {
+        int64_t axis = oi__op_param_value_i64(op, pn->attrs, na, "axis");
+        if (axis != -1 && axis != in0->ndim - 1)
+            return oi__sy_unsupported(pn, "argmax_axis along an axis other than the last");
+        if (!oi__sy_float(in0->dtype) && !oi__sy_int(in0->dtype))
+            return oi__sy_unsupported(pn, "argmax_axis on a dtype other than a float or an integer");
+        *kind = OI__SY_K_ARGMAX;
+        return OI_OK;
+    }
+    if (in0->dtype != OI_DTYPE_F32)
+        return oi__sy_unsupported(pn, op == OI_OP_rope ? "rope on a dtype other than f32" : "rms_norm on a dtype other than f32");
+    if (op == OI_OP_rope) {
+        *kind = OI__SY_K_ROPE;
+        return OI_OK;
+    }
+    int64_t axis = oi__op_param_value_i64(op, pn->attrs, na, "axis");
+    const oi__slot *scale = oi__sy_slot(s, pn->inputs[1]);
+    if (axis != -1 && axis != in0->ndim - 1)
+        return oi__sy_unsupported(pn, "rms_norm over more than the last axis");
+    if (oi__sy_numel(scale) != in0->shape[in0->ndim - 1] || scale->dtype != OI_DTYPE_F32)
+        return oi__sy_unsupported(pn, "an rms_norm scale that is not one f32 lane");
+    *kind = OI__SY_K_NORM;
+    return OI_OK;
+}
+
+/* matmul_q4(x [..., K], w u8 [N, K / 32 * block bytes]) with
+ * activations="q8" and a q4_0, q4_1 or q8_0 format: quant.c's own code
+ * (oi_quant.h), bit-identical to the simulator on every ISA. x's int8
+ * copy is on the kernel's stack: at most 64 Ki elements of x. */
+static oi_status oi__sy_classify_qmatmul(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    const oi__slot *x = oi__sy_slot(s, pn->inputs[0]), *w = oi__sy_slot(s, pn->inputs[1]);
+    const char *format = oi__sy_param_s(pn, "format"), *act = oi__sy_param_s(pn, "activations");
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a matmul_q4 over a shape known at run time only");
+    int64_t rows = x->ndim ? oi__sy_numel(x) / (x->shape[x->ndim - 1] ? x->shape[x->ndim - 1] : 1) : 1;
+    if ((!act || strcmp(act, "q8") != 0) && rows >= 4)
+        return oi__sy_unsupported(pn, "matmul_q4 with f32 activations over 4 or more rows of x (the simulator's "
+                                      "dequantized gemm; activations=\"q8\" or fewer rows are supported)");
+    if (format && strcmp(format, "q4_0") != 0 && strcmp(format, "q4_1") != 0 && strcmp(format, "q8_0") != 0)
+        return oi__sy_unsupported(pn, "a matmul_q4 format other than q4_0, q4_1 or q8_0");
+    if (x->dtype != OI_DTYPE_F32 || w->dtype != OI_DTYPE_U8 || w->ndim != 2)
+        return oi__sy_unsupported(pn, "a matmul_q4 whose x is not f32 or whose weights are not u8 [N, row bytes]");
+    if (pn->out == pn->inputs[0])
+        return oi__sy_unsupported(pn, "a matmul_q4 writing its x");
+    if (oi__sy_numel(x) > 65536)
+        return oi__sy_unsupported(pn, "a matmul_q4 with more than 65536 elements of x (its int8 copy is on the stack)");
+    *kind = OI__SY_K_QMATMUL;
+    return OI_OK;
+}
+
+/* Attention as a decoder runs it: keys and values read from a table slice
+ * (a leading dim known at run time only, transposed into [B, Hkv, T, D]),
+ * query heads sharing kv heads (h / (Hq / Hkv), as nn.c's). Such an
+ * attention, and the transposes of its run-time-length operands (which
+ * must fold into it: oi__sy_check_dynamic_views), take these. */
+static bool oi__sy_attn_kv_op(const oi__sy_schedule *s, const oi__pnode *pn) {
+    oi_op op = pn->ir->op;
+    if (op == OI_OP_transpose)
+        return oi__sy_any_dynamic(s, pn);
+    return op == OI_OP_attention &&
+           (oi__sy_any_dynamic(s, pn) || oi__sy_slot(s, pn->inputs[1])->shape[1] != oi__sy_slot(s, pn->inputs[0])->shape[1]);
+}
+
+static oi_status oi__sy_classify_attn_kv(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    if (pn->ir->op == OI_OP_transpose) {
+        const oi__slot *in = oi__sy_slot(s, pn->inputs[0]);
+        if (in->ndim != 4 || in->dtype != OI_DTYPE_F32 || (in->runtime_dims & ~1u))
+            return oi__sy_unsupported(pn, "a transpose over a shape known at run time only that is not a 4-D f32 slice "
+                                          "(keys or values read into attention)");
+        *kind = OI__SY_K_TRANSPOSE;
+        return OI_OK;
+    }
+    const oi__slot *q = oi__sy_slot(s, pn->inputs[0]), *k = oi__sy_slot(s, pn->inputs[1]), *v = oi__sy_slot(s, pn->inputs[2]);
+    const oi__slot *out = oi__sy_slot(s, pn->out);
+    size_t na = arrlenu(pn->attrs);
+    if (q->dtype != OI_DTYPE_F32 || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32)
+        return oi__sy_unsupported(pn, "attention on a dtype other than f32");
+    if (q->dynamic_shape || out->dynamic_shape || (k->runtime_dims & ~4u) || (v->runtime_dims & ~4u))
+        return oi__sy_unsupported(pn, "attention whose queries, result or inner dims are known at run time only");
+    if (arrlen(pn->inputs) > 3 || oi__op_param_value_i64(OI_OP_attention, pn->attrs, na, "causal"))
+        return oi__sy_unsupported(pn, "a mask or causal on attention over keys known at run time or grouped-query heads");
+    if (k->shape[1] < 1 || q->shape[1] % k->shape[1] != 0 || v->shape[1] != k->shape[1])
+        return oi__sy_unsupported(pn, "grouped-query attention whose query heads are not a multiple of its kv heads");
+    if (k->shape[3] > 4096 || v->shape[3] > 4096)
+        return oi__sy_unsupported(pn, "attention with more than 4096 dims per head");
+    *kind = OI__SY_K_ATTN_KV;
+    return OI_OK;
+}
+
 /* Checks one op node and says which kernel kind runs it. */
 static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
@@ -267,6 +375,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     }
     if (op == OI_OP_gemm && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_gemm(s, pn, kind);
+    if (oi__sy_attn_kv_op(s, pn))
+        return oi__sy_classify_attn_kv(s, pn, kind);
     if (op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_attention)
         return oi__sy_classify_nn(s, pn, kind);
     if (op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
@@ -293,6 +403,10 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     }
     if (op == OI_OP_gather)
         return oi__sy_classify_gather(s, pn, kind);
+    if (oi__sy_llm_op(op))
+        return oi__sy_classify_llm(s, pn, kind);
+    if (op == OI_OP_matmul_q4)
+        return oi__sy_classify_qmatmul(s, pn, kind);
     char why[160];
     snprintf(why, sizeof why, "op %s on %s", oi__sy_op_name(op), oi_dtype_name(in0->dtype));
     return oi__sy_unsupported(pn, why);
@@ -511,7 +625,7 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
     k.kind = kind;
     k.packed = (kind == OI__SY_K_MATMUL && oi__sy_use_packed(s, pn)) || kind == OI__SY_K_ATTENTION;
     s->packed_gemm |= k.packed;
-    if (kind == OI__SY_K_ATTENTION)
+    if (kind == OI__SY_K_ATTENTION || kind == OI__SY_K_ATTN_KV)
         oi__sy_attention_plain(s, &k, pn);
     if (kind == OI__SY_K_LAYOUT && (st = oi__sy_plan_layout(s, pn, &k)) != OI_OK) {
         arrfree(k.index_map);
@@ -582,11 +696,6 @@ static int64_t oi__sy_static_max(const oi__sy_builder *b, const oi__expr *e) {
 static oi_status oi__sy_table_access(oi__sy_builder *b, const oi__pnode *pn, const oi__slot *sl) {
     oi__sy_buffer *buf = &b->s->buffers[pn->var];
     int n_access = (int)arrlen(pn->access), kept = 0;
-    for (int pos = 0; pos < n_access; pos++) {
-        const oi__pindex *ix = &pn->access[pos];
-        if (oi__expr_is_compound(&ix->single) || oi__expr_is_compound(&ix->start) || oi__expr_is_compound(&ix->end))
-            return oi__sy_unsupported(pn, "an index or slice bound that is an expression (step+1): use a scalar variable");
-    }
     if (pn->ir->kind == OI__NODE_CACHE_RESET && n_access != 0 && n_access != sl->n_indices)
         return oi__sy_unsupported(pn, "a reset of part of a table");
     for (int pos = 0; pos < sl->n_indices; pos++) {
@@ -973,7 +1082,8 @@ static oi_status oi__sy_fold_views(oi__sy_schedule *s, oi__sy_step *steps) {
     for (int i = 0; i < (int)arrlen(steps); i++) {
         oi__sy_step *st = &steps[i];
         oi_status r = OI_OK;
-        if (st->kind == OI__SY_S_KERNEL && st->kernel >= 0 && s->kernels[st->kernel].kind == OI__SY_K_ATTENTION)
+        if (st->kind == OI__SY_S_KERNEL && st->kernel >= 0 &&
+            (s->kernels[st->kernel].kind == OI__SY_K_ATTENTION || s->kernels[st->kernel].kind == OI__SY_K_ATTN_KV))
             r = oi__sy_fold_attention(s, steps, i);
         if (r == OI_OK)
             r = oi__sy_fold_views(s, st->body);
@@ -1047,6 +1157,24 @@ static oi_status oi__sy_drop_folded(oi__sy_schedule *s) {
     oi__sy_renumber(s->steps, new_id);
     oi__free(used);
     oi__free(new_id);
+    return OI_OK;
+}
+
+/* A transpose of a run-time length is run only as a view folded into the
+ * attention that reads it (the keys' strides in the table slice); one
+ * left as a kernel of its own is refused. */
+static oi_status oi__sy_check_dynamic_views(const oi__sy_schedule *s) {
+    for (int k = 0; k < (int)arrlen(s->kernels); k++) {
+        const oi__sy_kernel *kr = &s->kernels[k];
+        if (kr->kind == OI__SY_K_TRANSPOSE && oi__sy_any_dynamic(s, kr->nodes[0]) && s->options.parallel_rows)
+            return oi__fail_at(OI_ERROR_UNSUPPORTED, &kr->nodes[0]->ir->src, "the Vulkan target cannot synthesize this "
+                               "yet: a transpose over a shape known at run time only (keys or values read from a table "
+                               "slice: the C target folds them into its attention)");
+        if (kr->kind == OI__SY_K_TRANSPOSE && oi__sy_any_dynamic(s, kr->nodes[0]))
+            return oi__sy_unsupported(kr->nodes[0], "a transpose over a shape known at run time only that does not fold "
+                                                    "into the attention reading it (one statement writing a temporary "
+                                                    "that only the attention reads)");
+    }
     return OI_OK;
 }
 
@@ -1238,7 +1366,7 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         *out = in[0];
         return OI_OK;
     }
-    if (op == OI_OP_gather) { /* static shapes only (classify): the declared one */
+    if (op == OI_OP_gather || oi__sy_llm_op(op) || op == OI_OP_matmul_q4) { /* static shapes only (classify): the declared one */
         const oi__slot *o = oi__sy_slot(s, pn->out);
         out->ndim = o->ndim;
         memcpy(out->dims, o->shape, sizeof out->dims);
@@ -1359,6 +1487,86 @@ static oi_status oi__sy_infer_steps(oi__sy_schedule *s, const oi__sy_step *steps
     return OI_OK;
 }
 
+/* How many steps (recursively) name `slot`: as a kernel's input or output,
+ * a cache operation's value or target, a transfer's ends. */
+static int oi__sy_refs(const oi__sy_schedule *s, const oi__sy_step *steps, int slot);
+
+static int oi__sy_step_refs(const oi__sy_schedule *s, const oi__sy_step *st, int slot) {
+    bool named = false;
+    if (st->kind == OI__SY_S_KERNEL && st->kernel >= 0) {
+        const oi__sy_kernel *k = &s->kernels[st->kernel];
+        for (int m = 0; m < (int)arrlen(k->nodes); m++) {
+            named |= k->nodes[m]->out == slot;
+            for (int j = 0; j < (int)arrlen(k->nodes[m]->inputs); j++)
+                named |= k->nodes[m]->inputs[j] == slot;
+        }
+    } else if (st->node && st->kind != OI__SY_S_LOOP && st->kind != OI__SY_S_BRANCH) {
+        named = st->node->out == slot || st->node->var == slot;
+    }
+    int n = named;
+    for (int j = 0; j < (int)arrlen(st->remap); j++)
+        n += st->remap[j] == slot;
+    n += oi__sy_refs(s, st->body, slot) + oi__sy_refs(s, st->then_steps, slot) + oi__sy_refs(s, st->else_steps, slot);
+    for (int c = 0; c < (int)arrlen(st->consumers); c++)
+        n += oi__sy_refs(s, st->consumers[c].body, slot);
+    return n;
+}
+
+static int oi__sy_refs(const oi__sy_schedule *s, const oi__sy_step *steps, int slot) {
+    int n = 0;
+    for (int i = 0; i < (int)arrlen(steps); i++)
+        n += oi__sy_step_refs(s, &steps[i], slot);
+    return n;
+}
+
+/* May the slice read at steps[at] be a view into its table? Its value is
+ * read, never written, by the kernels that follow it in this block, with
+ * nothing but kernels and other tables' reads in between (the table does
+ * not change while the view is in use), and named nowhere else; the slice
+ * runs along the table's last index, so its entries are contiguous; no
+ * 16-bit rounding of what a cache read stores. */
+static bool oi__sy_view_ok(const oi__sy_schedule *s, const oi__sy_step *steps, int at) {
+    const oi__pnode *pn = steps[at].node;
+    const oi__slot *table = oi__sy_slot(s, pn->var);
+    const oi__sy_buffer *buf = &s->buffers[pn->out];
+    int n_access = (int)arrlen(pn->access), last_index = table->n_indices - 1;
+    if (!table->is_table || !buf->dyn0 || buf->home != OI__SY_ARENA || n_access != table->n_indices ||
+        !pn->access[last_index].is_slice || oi__sy_slot(s, pn->out)->dtype != table->dtype)
+        return false;
+    if (s->options.precision == OI_DTYPE_F16 || s->options.precision == OI_DTYPE_BF16)
+        return false;
+    for (int p = 0; p < last_index; p++)
+        if (pn->access[p].is_slice)
+            return false;
+    int total = oi__sy_refs(s, s->steps, pn->out), seen = 1; /* the read itself */
+    for (int i = at + 1; i < (int)arrlen(steps) && seen < total; i++) {
+        const oi__sy_step *st = &steps[i];
+        bool other_read = st->kind == OI__SY_S_CACHE && st->node->ir->kind == OI__NODE_CACHE_READ &&
+                          st->node->var != pn->var && st->node->out != pn->out;
+        if (st->kind != OI__SY_S_KERNEL && !other_read)
+            return false;
+        if (st->kind == OI__SY_S_KERNEL && oi__sy_written_in(&s->kernels[st->kernel], pn->out))
+            return false;
+        seen += oi__sy_step_refs(s, st, pn->out);
+    }
+    return total > 1 && seen == total;
+}
+
+static void oi__sy_plan_views(oi__sy_schedule *s, oi__sy_step *steps) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_CACHE && st->node->ir->kind == OI__NODE_CACHE_READ && oi__sy_view_ok(s, steps, i)) {
+            s->buffers[st->node->out].table_view = true;
+            s->buffers[st->node->out].bytes = 0;
+        }
+        oi__sy_plan_views(s, st->body);
+        oi__sy_plan_views(s, st->then_steps);
+        oi__sy_plan_views(s, st->else_steps);
+        for (int c = 0; c < (int)arrlen(st->consumers); c++)
+            oi__sy_plan_views(s, st->consumers[c].body);
+    }
+}
+
 /* Dynamic values take the bytes of their bound. */
 static oi_status oi__sy_infer_dynamic(oi__sy_schedule *s) {
     oi_status r = oi__sy_infer_steps(s, s->steps);
@@ -1373,6 +1581,8 @@ static oi_status oi__sy_infer_dynamic(oi__sy_schedule *s) {
         if (s->buffers[i].dyn0)
             s->shaped[i].shape[0] = s->buffers[i].max0;
     }
+    if (r == OI_OK)
+        oi__sy_plan_views(s, s->steps);
     return r;
 }
 
@@ -1813,6 +2023,20 @@ static void oi__sy_split_rows(oi__sy_kernel *k, int64_t rows, int64_t row_len) {
     k->tasks = (int)oi__sy_ceil_div(rows, k->task_rows > 0 ? k->task_rows : 1);
 }
 
+/* matmul_q4: tasks over the weight rows (the result's columns), as
+ * quant.c's: when the product is worth the threads (256 Ki multiply-adds),
+ * about 16 tasks of a multiple of 16 rows each; each task rounds x into
+ * int8 blocks itself (M x K, against M x K x rows of dots). */
+static void oi__sy_split_qmatmul(const oi__sy_schedule *s, oi__sy_kernel *k) {
+    const oi__pnode *pn = oi__sy_kernel_lead(k);
+    const oi__slot *x = oi__sy_slot(s, pn->inputs[0]), *w = oi__sy_slot(s, pn->inputs[1]);
+    int64_t kk = x->shape[x->ndim - 1], n = w->shape[0], m = oi__sy_numel(x) / (kk ? kk : 1);
+    if ((double)m * (double)n * (double)kk < 262144.0 || n <= 16)
+        return;
+    k->task_rows = oi__sy_ceil_div(oi__sy_ceil_div(n, 16), 16) * 16;
+    k->tasks = (int)oi__sy_ceil_div(n, k->task_rows);
+}
+
 static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
     const oi__pnode *pn = oi__sy_kernel_lead(k);
     const oi__slot *in = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
@@ -1830,7 +2054,14 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
         k->task_rows = 1;
         k->tasks = (int)(in->shape[0] * in->shape[1]);
         break;
-    case OI__SY_K_SOFTMAX: case OI__SY_K_NORM:
+    case OI__SY_K_QMATMUL:
+        oi__sy_split_qmatmul(s, k);
+        break;
+    case OI__SY_K_ATTN_KV: /* one query head a task; its key count arrives at run time (n0) */
+        k->task_rows = 1;
+        k->tasks = (int)(in->shape[0] * in->shape[1]);
+        break;
+    case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: case OI__SY_K_ROPE:
         oi__sy_split_rows(k, oi__sy_numel(in) / (last ? last : 1), last);
         break;
     case OI__SY_K_TRANSPOSE: {
@@ -1902,6 +2133,11 @@ static void oi__sy_plan_packing(oi__sy_schedule *s) {
             continue;
         oi__sy_plan_tasks(s, kr);
         s->threaded |= kr->tasks > 1;
+        s->quant |= kr->kind == OI__SY_K_QMATMUL;
+        if (oi__sy_kernel_a8(kr)) { /* its own rows of ctx->q8_x: kernels in one job never share them */
+            kr->q8_offset = s->q8_elements;
+            s->q8_elements += oi__sy_numel(oi__sy_slot(s, kr->nodes[0]->inputs[0]));
+        }
         if (!kr->b_prepacked)
             continue;
         oi__sy_buffer *b = &s->buffers[kr->nodes[0]->inputs[1]];
@@ -2042,6 +2278,8 @@ oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *opti
         st = oi__sy_fold_views(out, out->steps);
     if (st == OI_OK)
         st = oi__sy_drop_folded(out);
+    if (st == OI_OK)
+        st = oi__sy_check_dynamic_views(out);
     if (st == OI_OK) {
         oi__sy_mark_written(out, out->steps);
         st = oi__sy_assign_homes(out);

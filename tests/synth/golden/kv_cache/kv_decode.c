@@ -47,7 +47,9 @@ struct kv_decode_ctx {
     int64_t K_size[2]; /* table K: the size of each index (largest used + 1) */
     int64_t V_size[2]; /* table V: the size of each index (largest used + 1) */
     int64_t len_keys; /* keys's leading dim, known at run time (at most 64) */
+    float *view_keys; /* keys: its entries in the table it was read from, not a copy */
     int64_t len_vals; /* vals's leading dim, known at run time (at most 64) */
+    float *view_vals; /* vals: its entries in the table it was read from, not a copy */
     int64_t len_mix; /* mix's leading dim, known at run time (at most 64) */
     int64_t len_score; /* score's leading dim, known at run time (at most 64) */
     unsigned char inserted[1]; /* per dynamic variable: set since the last step */
@@ -360,20 +362,20 @@ int kv_decode_step(kv_decode_ctx *ctx) {
         kv_decode_init_x(ctx); /* dynamic, not set: as declared */
 
     /* the graph */
-    memcpy((float *)(ctx->arena + 3328), (float *)(ctx->state + 0), 16); /* kv_cache.c:38: transfer x >> h */
+    memcpy((float *)(ctx->arena + 1280), (float *)(ctx->state + 0), 16); /* kv_cache.c:38: transfer x >> h */
     for (size_t i = 0; i < 1; i++) {
         int32_t *v = (int32_t *)(ctx->state + 24);
         v[i] = (int32_t)(uint64_t)((uint64_t)v[i] + (uint64_t)1LL);
     } /* kv_cache.c:39: cache.increment len */
     /* kv_cache.c:40: loop layers (l in 0..n_layers) */
     for (int64_t l = 0; l < 2; l++) {
-        kv_decode_k0((float *)(ctx->arena + 3328), (const float *)ctx->Wk_entries[l], (float *)(ctx->arena + 3344)); /* kv_cache.c:41 */
+        kv_decode_k0((float *)(ctx->arena + 1280), (const float *)ctx->Wk_entries[l], (float *)(ctx->arena + 1296)); /* kv_cache.c:41 */
 #ifdef kv_decode_DEBUG_DUMP
-        kv_decode_dump(ctx, 0, "k", (float *)(ctx->arena + 3344), 10);
+        kv_decode_dump(ctx, 0, "k", (float *)(ctx->arena + 1296), 10);
 #endif
-        kv_decode_k1((float *)(ctx->arena + 3328), (const float *)ctx->Wv_entries[l], (float *)(ctx->arena + 3360)); /* kv_cache.c:42 */
+        kv_decode_k1((float *)(ctx->arena + 1280), (const float *)ctx->Wv_entries[l], (float *)(ctx->arena + 1312)); /* kv_cache.c:42 */
 #ifdef kv_decode_DEBUG_DUMP
-        kv_decode_dump(ctx, 1, "v", (float *)(ctx->arena + 3360), 10);
+        kv_decode_dump(ctx, 1, "v", (float *)(ctx->arena + 1312), 10);
 #endif
         { /* kv_cache.c:43: cache.write k >> K[l,step] */
             const int64_t i0 = l;
@@ -390,7 +392,7 @@ int kv_decode_step(kv_decode_ctx *ctx) {
                 return kv_decode_fail(kv_decode_ERROR_RUNTIME, "kv_cache.c:43: cache table K index t = %lld exceeds fixed size 64", (long long)i1);
             if (i1 + 1 > ctx->K_size[1])
                 ctx->K_size[1] = i1 + 1;
-            memcpy((float *)(ctx->state + 32) + (i0 * 64 + i1 * 1) * 4, (float *)(ctx->arena + 3344), 16);
+            memcpy((float *)(ctx->state + 32) + (i0 * 64 + i1 * 1) * 4, (float *)(ctx->arena + 1296), 16);
         }
         { /* kv_cache.c:44: cache.write v >> V[l,step] */
             const int64_t i0 = l;
@@ -407,7 +409,7 @@ int kv_decode_step(kv_decode_ctx *ctx) {
                 return kv_decode_fail(kv_decode_ERROR_RUNTIME, "kv_cache.c:44: cache table V index t = %lld exceeds fixed size 64", (long long)i1);
             if (i1 + 1 > ctx->V_size[1])
                 ctx->V_size[1] = i1 + 1;
-            memcpy((float *)(ctx->state + 2080) + (i0 * 64 + i1 * 1) * 4, (float *)(ctx->arena + 3360), 16);
+            memcpy((float *)(ctx->state + 2080) + (i0 * 64 + i1 * 1) * 4, (float *)(ctx->arena + 1312), 16);
         }
         { /* kv_cache.c:45: cache.read K[l,0..len] >> keys */
             const int64_t i0 = l;
@@ -431,8 +433,7 @@ int kv_decode_step(kv_decode_ctx *ctx) {
                 return kv_decode_fail(kv_decode_ERROR_RUNTIME, "kv_cache.c:45: cache table K index t = %lld exceeds fixed size 64", (long long)last);
             if (hi > ctx->K_size[1])
                 ctx->K_size[1] = hi;
-            for (int64_t t = lo; t < hi; t++)
-                memcpy((float *)(ctx->arena + 0) + (t - lo) * 4, (float *)(ctx->state + 32) + (i0 * 64 + t * 1) * 4, 16);
+            ctx->view_keys = (float *)(ctx->state + 32) + (i0 * 64 + lo * 1) * 4;
             ctx->len_keys = hi - lo;
         }
         { /* kv_cache.c:46: cache.read V[l,0..len] >> vals */
@@ -457,23 +458,22 @@ int kv_decode_step(kv_decode_ctx *ctx) {
                 return kv_decode_fail(kv_decode_ERROR_RUNTIME, "kv_cache.c:46: cache table V index t = %lld exceeds fixed size 64", (long long)last);
             if (hi > ctx->V_size[1])
                 ctx->V_size[1] = hi;
-            for (int64_t t = lo; t < hi; t++)
-                memcpy((float *)(ctx->arena + 1024) + (t - lo) * 4, (float *)(ctx->state + 2080) + (i0 * 64 + t * 1) * 4, 16);
+            ctx->view_vals = (float *)(ctx->state + 2080) + (i0 * 64 + lo * 1) * 4;
             ctx->len_vals = hi - lo;
         }
         {
             const int64_t n0 = ctx->len_keys;
-            kv_decode_k2(n0, (float *)(ctx->arena + 0), (float *)(ctx->arena + 3328), (float *)(ctx->arena + 2048)); /* kv_cache.c:47 */
+            kv_decode_k2(n0, ctx->view_keys, (float *)(ctx->arena + 1280), (float *)(ctx->arena + 0)); /* kv_cache.c:47 */
 #ifdef kv_decode_DEBUG_DUMP
-            kv_decode_dump(ctx, 2, "mix", (float *)(ctx->arena + 2048), 10);
+            kv_decode_dump(ctx, 2, "mix", (float *)(ctx->arena + 0), 10);
 #endif
             ctx->len_mix = n0;
         }
         {
             const int64_t n0 = ctx->len_mix;
-            kv_decode_k3(n0, (float *)(ctx->arena + 2048), (float *)(ctx->arena + 3072)); /* kv_cache.c:48 */
+            kv_decode_k3(n0, (float *)(ctx->arena + 0), (float *)(ctx->arena + 1024)); /* kv_cache.c:48 */
 #ifdef kv_decode_DEBUG_DUMP
-            kv_decode_dump(ctx, 3, "score", (float *)(ctx->arena + 3072), 10);
+            kv_decode_dump(ctx, 3, "score", (float *)(ctx->arena + 1024), 10);
 #endif
             ctx->len_score = n0;
         }
@@ -481,22 +481,22 @@ int kv_decode_step(kv_decode_ctx *ctx) {
             const int64_t n0 = ctx->len_score;
             if (ctx->len_vals != n0)
                 return kv_decode_fail(kv_decode_ERROR_RUNTIME, "kv_cache.c:49: score has %lld rows, vals %lld", (long long)n0, (long long)ctx->len_vals);
-            kv_decode_k4(n0, (float *)(ctx->arena + 3072), (float *)(ctx->arena + 1024), (float *)(ctx->arena + 2048)); /* kv_cache.c:49 */
+            kv_decode_k4(n0, (float *)(ctx->arena + 1024), ctx->view_vals, (float *)(ctx->arena + 0)); /* kv_cache.c:49 */
 #ifdef kv_decode_DEBUG_DUMP
-            kv_decode_dump(ctx, 4, "mix", (float *)(ctx->arena + 2048), 10);
+            kv_decode_dump(ctx, 4, "mix", (float *)(ctx->arena + 0), 10);
 #endif
             ctx->len_mix = n0;
         }
         {
             const int64_t n0 = ctx->len_mix;
-            kv_decode_k5(n0, (float *)(ctx->arena + 2048), (float *)(ctx->arena + 3376)); /* kv_cache.c:50 */
+            kv_decode_k5(n0, (float *)(ctx->arena + 0), (float *)(ctx->arena + 1328)); /* kv_cache.c:50 */
 #ifdef kv_decode_DEBUG_DUMP
-            kv_decode_dump(ctx, 5, "att", (float *)(ctx->arena + 3376), 10);
+            kv_decode_dump(ctx, 5, "att", (float *)(ctx->arena + 1328), 10);
 #endif
         }
-        kv_decode_k6((float *)(ctx->arena + 3328), (float *)(ctx->arena + 3376)); /* kv_cache.c:51 */
+        kv_decode_k6((float *)(ctx->arena + 1280), (float *)(ctx->arena + 1328)); /* kv_cache.c:51 */
 #ifdef kv_decode_DEBUG_DUMP
-        kv_decode_dump(ctx, 6, "h", (float *)(ctx->arena + 3328), 10);
+        kv_decode_dump(ctx, 6, "h", (float *)(ctx->arena + 1280), 10);
 #endif
     }
     for (size_t i = 0; i < 1; i++) {
@@ -538,6 +538,6 @@ const int32_t *kv_decode_get_len(const kv_decode_ctx *ctx, size_t *count) {
 const float *kv_decode_get_h(const kv_decode_ctx *ctx, size_t *count) {
     if (count)
         *count = 4u;
-    return ctx ? (float *)(ctx->arena + 3328) : NULL;
+    return ctx ? (float *)(ctx->arena + 1280) : NULL;
 }
 

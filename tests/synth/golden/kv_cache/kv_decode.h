@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* The temporaries' arena, planned at synthesis time (plan.json). */
-#define kv_decode_ARENA_BYTES 3392u
+#define kv_decode_ARENA_BYTES 1344u
 /* The declared variables that do not live in the model file. */
 #define kv_decode_STATE_BYTES 4128u
 /* The weights that matrix products read, packed once by kv_decode_open into the
