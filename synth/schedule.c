@@ -1676,6 +1676,33 @@ static uint64_t oi__sy_peak(const oi__sy_schedule *s) {
     return peak;
 }
 
+/* The greedy order can leave a gap a small long-lived buffer would have
+ * filled (PP-OCR's residual blocks: x11 lives across block 12's expand and
+ * depthwise results, placed before it). While the arena is above the peak,
+ * each buffer in turn (the first 256) is tried at the front of the order;
+ * the smallest arena wins and its offsets stay. */
+static uint64_t oi__sy_pack_one_first(oi__sy_schedule *s, int *order, int n, uint64_t best) {
+    int best_at = -1;
+    for (int j = 1; j < n && j <= 256 && best > s->peak_bytes; j++) {
+        int moved = order[j];
+        memmove(order + 1, order, (size_t)j * sizeof *order);
+        order[0] = moved;
+        uint64_t total = oi__sy_pack(s, order, n);
+        memmove(order, order + 1, (size_t)j * sizeof *order); /* back as it was */
+        order[j] = moved;
+        if (total < best) {
+            best = total;
+            best_at = j;
+        }
+    }
+    if (best_at > 0) {
+        int moved = order[best_at];
+        memmove(order + 1, order, (size_t)best_at * sizeof *order);
+        order[0] = moved;
+    }
+    return oi__sy_pack(s, order, n);
+}
+
 static oi_status oi__sy_plan_arena(oi__sy_schedule *s) {
     int n = 0, *order = (int *)oi__calloc(arrlenu(s->buffers) + 1, sizeof(int));
     if (!order)
@@ -1695,7 +1722,7 @@ static oi_status oi__sy_plan_arena(oi__sy_schedule *s) {
         by_size = oi__sy_pack(s, order, n);
     }
     oi__sy_sort_ctx = NULL;
-    s->arena_bytes = by_size;
+    s->arena_bytes = oi__sy_pack_one_first(s, order, n, by_size);
     oi__free(order);
     return OI_OK;
 }
