@@ -1815,12 +1815,16 @@ static void oi__sy_render_conv_depthwise(oi__buf *b, const oi__sy_schedule *s, c
     oi__buf_printf(b, "                    for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
     oi__buf_printf(b, "                        const float oi_wv = oi_wk[oi_ky * %lld + oi_kx];\n", (long long)g->k_w);
     oi__buf_printf(b, "                        const int64_t oi_off = oi_kx * %lld - %lld;\n", (long long)g->d_w, (long long)g->p_w);
-    oi__buf_printf(b, "                        for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n", ow);
-    oi__buf_printf(b, "                            const int64_t oi_ix = oi_ox * %lld + oi_off;\n", (long long)g->s_w);
-    oi__buf_printf(b, "                            if (oi_ix >= 0 && oi_ix < %lld) {\n", (long long)g->in_w);
-    oi__buf_puts(b, "                                const float oi_p = oi_wv * oi_src[oi_ix];\n"
-                    "                                oi_row[oi_ox] = oi_row[oi_ox] + oi_p;\n"
-                    "                            }\n                        }\n                    }\n                }\n"
+    /* the columns whose input is inside the row, as a range: no test per element, so the compiler
+     * vectorizes the loop (the same products and sums, in the same order) */
+    long long sw = (long long)g->s_w;
+    oi__buf_printf(b, "                        const int64_t oi_lo = oi_off < 0 ? (%lld - oi_off) / %lld : 0;\n", sw - 1, sw);
+    oi__buf_printf(b, "                        int64_t oi_hi = (%lld - oi_off) / %lld;\n", (long long)g->in_w + sw - 1, sw);
+    oi__buf_printf(b, "                        if (oi_hi > %lld)\n                            oi_hi = %lld;\n", ow, ow);
+    oi__buf_puts(b, "                        for (int64_t oi_ox = oi_lo; oi_ox < oi_hi; oi_ox++) {\n");
+    oi__buf_printf(b, "                            const float oi_p = oi_wv * oi_src[oi_ox * %lld + oi_off];\n", sw);
+    oi__buf_puts(b, "                            oi_row[oi_ox] = oi_row[oi_ox] + oi_p;\n"
+                    "                        }\n                    }\n                }\n"
                     "            }\n");
     if (act && strcmp(act, "relu") == 0)
         oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n"
