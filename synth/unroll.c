@@ -154,7 +154,7 @@ static oi_status oi__sy_ur_attr(oi__sy_ur *c, const oi__pnode *pn, oi__attr *a) 
 static oi_status oi__sy_ur_output(oi__sy_ur *c, const oi__pnode *src, oi__pnode *pn) {
     int out = oi__sy_ur_lookup(c, src->out);
     const oi__slot *declared = &c->p->slots[src->out];
-    if (out < 0 && !(declared->typed_by_op && declared->runtime_dims)) {
+    if (out < 0 && !declared->runtime_dims) {
         pn->out = src->out;
         return OI_OK;
     }
@@ -205,6 +205,7 @@ static oi_status oi__sy_ur_op(oi__sy_ur *c, const oi__pnode *src, oi__pnode **no
     pn.id = c->p->n_nodes++;
     pn.block = src->block;
     pn.var = src->var;
+    pn.then_block = pn.else_block = -1;
     oi_status st = OI_OK;
     for (int i = 0; st == OI_OK && i < (int)arrlen(src->inputs); i++) {
         int in = oi__sy_ur_lookup(c, src->inputs[i]);
@@ -232,6 +233,40 @@ static oi_status oi__sy_ur_op(oi__sy_ur *c, const oi__pnode *src, oi__pnode **no
     return st;
 }
 
+/* Does a node outside `loop` touch slot `slot` (reads, writes, yields)? */
+static bool oi__sy_ur_used(const oi__pnode *nodes, int count, const oi__pnode *loop, int slot) {
+    for (int i = 0; i < count; i++) {
+        const oi__pnode *pn = &nodes[i];
+        if (pn == loop)
+            continue;
+        bool used = pn->out == slot || pn->var == slot || oi__sy_ur_used(pn->body, (int)arrlen(pn->body), loop, slot);
+        for (int k = 0; !used && k < (int)arrlen(pn->inputs); k++)
+            used = pn->inputs[k] == slot;
+        for (int k = 0; !used && k < (int)arrlen(pn->vars); k++)
+            used = pn->vars[k] == slot;
+        if (used)
+            return true;
+    }
+    return false;
+}
+
+/* A temporary that changes shape per iteration lives in the loop only:
+ * after it, no one slot could hold "the last iteration's" value. */
+static oi_status oi__sy_ur_check_local(const oi__plan *p, const oi__pnode *loop) {
+    for (int i = 0; i < (int)arrlen(loop->body); i++) {
+        const oi__pnode *pn = &loop->body[i];
+        const oi__slot *sl = pn->ir->kind == OI__NODE_OP ? &p->slots[pn->out] : NULL;
+        if (!sl || !sl->runtime_dims)
+            continue;
+        for (int b = 0; b < (int)arrlen(p->blocks); b++)
+            if (oi__sy_ur_used(p->blocks[b].nodes, (int)arrlen(p->blocks[b].nodes), loop, pn->out))
+                return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the C target cannot synthesize this yet: %s "
+                                   "changes shape with the entries of loop %s (unrolled) and is used outside it",
+                                   sl->name, loop->ir->loop_name);
+    }
+    return OI_OK;
+}
+
 /* The loop's iterations, one after another, into *nodes. */
 static oi_status oi__sy_ur_loop(oi__plan *p, oi__sy_unrolled *u, const oi__pnode *loop, oi__pnode **nodes) {
     int64_t lo, hi;
@@ -243,7 +278,7 @@ static oi_status oi__sy_ur_loop(oi__plan *p, oi__sy_unrolled *u, const oi__pnode
         return oi__fail_at(OI_ERROR_UNSUPPORTED, &loop->ir->src, "the C target cannot synthesize this yet: loop %s reads "
                            "entries whose shapes differ (E(n)) over more than 64 iterations", loop->ir->loop_name);
     oi__sy_ur c = {p, u, loop, 0, NULL};
-    oi_status st = OI_OK;
+    oi_status st = oi__sy_ur_check_local(p, loop);
     for (c.iter = lo; st == OI_OK && c.iter < hi; c.iter++) {
         arrsetlen(c.renamed, 0);
         for (int i = 0; st == OI_OK && i < (int)arrlen(loop->body); i++)
