@@ -1934,7 +1934,8 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
     } else {
         oi__buf_printf(b, "    float oi_y[%lld];\n", numel);
     }
-    oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
+    if (k->tasks < 2 || !k->packed) /* a split packed kernel gets it from its task entry */
+        oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
     if (g->path != OI__SY_CONV_DEPTHWISE)
         oi__buf_printf(b, "    float oi_pt[%lld];\n", (g->path == OI__SY_CONV_GEMM ? (long long)g->block : out_sp) * rows);
     if (g->path == OI__SY_CONV_GEMM)
@@ -1944,8 +1945,13 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__buf_puts(b, "    const int oi_isa = mk->mr == 12 ? 2 : mk->mr == 6 ? 1 : 0;\n    (void)oi_isa;\n");
     if (g->path == OI__SY_CONV_SMALL || g->path == OI__SY_CONV_DEPTHWISE)
         oi__buf_puts(b, "    (void)mk;\n");
+    if (k->tasks > 1) /* a depthwise conv of one image split by groups (schedule.c) */
+        oi__sy_task_range(b, lang, k, g->group);
     oi__buf_printf(b, "    for (%s n = 0; n < %lld; n++)\n", it, (long long)g->batch);
-    oi__buf_printf(b, "    for (%s grp = 0; grp < %lld; grp++) {\n", it, (long long)g->group);
+    if (k->tasks > 1)
+        oi__buf_printf(b, "    for (%s grp = lo; grp < hi; grp++) {\n", it);
+    else
+        oi__buf_printf(b, "    for (%s grp = 0; grp < %lld; grp++) {\n", it, (long long)g->group);
     oi__buf_puts(b, "        const float *oi_xg = ");
     oi__sy_param_name(b, x);
     oi__buf_printf(b, " + (n * %lld + grp * %lld) * %lld;\n", (long long)g->in_c, (long long)g->cg,
@@ -1965,7 +1971,10 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, "    }\n");
     if (arrlen(k->nodes) < 2)
         return;
-    oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++) {\n", it, numel);
+    if (k->tasks > 1) /* the task's groups' elements */
+        oi__buf_printf(b, "    for (%s i = lo * %lld; i < hi * %lld; i++) {\n", it, mg * out_sp, mg * out_sp);
+    else
+        oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++) {\n", it, numel);
     oi__buf_printf(b, "        %s v0 = (%s)oi_y[i]; /* ", lang->compute_float, lang->compute_float);
     oi__sy_render_stmt(b, pn);
     oi__buf_puts(b, " */\n");

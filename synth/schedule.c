@@ -1840,6 +1840,15 @@ static void oi__sy_split_rows(oi__sy_kernel *k, int64_t rows, int64_t row_len) {
     k->tasks = (int)oi__sy_ceil_div(rows, k->task_rows > 0 ? k->task_rows : 1);
 }
 
+/* A depthwise conv of one image: groups per task (each group's planes and
+ * its epilogue are contiguous), a task's work counted as two elements per
+ * output element (its taps are few; the fused epilogue runs over it too). */
+static void oi__sy_split_depthwise(oi__sy_kernel *k) {
+    const oi__sy_conv_geom *g = &k->conv;
+    if (g->path == OI__SY_CONV_DEPTHWISE && g->batch == 1)
+        oi__sy_split_rows(k, g->group, 2 * g->mg * g->out_h * g->out_w);
+}
+
 static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
     const oi__pnode *pn = oi__sy_kernel_lead(k);
     const oi__slot *in = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
@@ -1867,6 +1876,9 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
     }
     case OI__SY_K_ELEMENTWISE: case OI__SY_K_COPY:
         oi__sy_split_rows(k, oi__sy_numel(out), 1);
+        break;
+    case OI__SY_K_CONV:
+        oi__sy_split_depthwise(k);
         break;
     default: break;
     }
