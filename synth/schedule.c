@@ -1847,6 +1847,12 @@ static void oi__sy_split_depthwise(oi__sy_kernel *k) {
     const oi__sy_conv_geom *g = &k->conv;
     if (g->path == OI__SY_CONV_DEPTHWISE && g->batch == 1)
         oi__sy_split_rows(k, g->group, 2 * g->mg * g->out_h * g->out_w);
+    /* one image, one group on the micro-kernels: blocks of 12 output
+     * channels (one register tile high) per task; each task gathers and
+     * packs the patches itself (rows x positions, against the product's
+     * 12 x rows x positions per block) */
+    if (g->path == OI__SY_CONV_GEMM && g->batch == 1 && g->group == 1)
+        oi__sy_split_rows(k, (g->mg + 11) / 12, 12 * g->out_h * g->out_w);
 }
 
 static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
