@@ -60,6 +60,11 @@ after chunk in --peer-python (default: this interpreter; T intra-op
 threads; best and median of N chunks, R rounds) and emitted / ORT latency
 is printed as for the encoders.
 
+`ppocr_cls` is PP-OCR's real text-direction classifier (examples/models/ppocr_cls, weights from
+the rapidocr-onnxruntime package, imported into BUILD_DIR/tests/synth/), one 48 x 192 image a
+step (reference/fox_180.pgm); ONNX Runtime runs the package's ONNX file on the same image in
+--peer-python (T intra-op threads; best and median of N runs, at most 2000, R rounds).
+
 --isa avx2 forces the AVX2 path: OPENINFER_ISA=avx2 for the simulator and
 the emitted driver (its gemm reads it too), and the emitted code built with
 -mavx2 -mfma -DOI_GEMM_AVX2_ONLY instead of -march=native. ONNX Runtime
@@ -324,11 +329,40 @@ def silero_vad_prepare(build, work):
     np.save(os.path.join(work, "in", "chunk.npy"), speech_chunk())
 
 
-def ort_vad(peer, threads, chunk, steps, rounds):
-    """ONNX Runtime's (best, median) ms per chunk and its version: the best and the median of the rounds'."""
+ORT_CLS = r'''
+import importlib.util, os, statistics, sys, time, numpy as np, onnxruntime as ort
+p = os.path.join(list(importlib.util.find_spec("rapidocr_onnxruntime").submodule_search_locations)[0], "models",
+                 "ch_ppocr_mobile_v2.0_cls_infer.onnx")
+o = ort.SessionOptions()
+o.intra_op_num_threads = int(sys.argv[1])
+s = ort.InferenceSession(p, o, providers=["CPUExecutionProvider"])
+x, times = np.load(sys.argv[2]), []
+for _ in range(int(sys.argv[3])):
+    t = time.perf_counter()
+    s.run(None, {"x": x})
+    times.append((time.perf_counter() - t) * 1e3)
+print("ort_ms best=%.5f median=%.5f version=%s" % (min(times), statistics.median(times), ort.__version__))
+'''
+
+
+def ppocr_cls_prepare(build, work):
+    """The model where export_ppocr_cls reads it, and one of the model test's images as its input."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "synth"))
+    sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
+    from check_ppocr_cls import image
+    from model_test import import_model
+    import_model(os.path.join(build, "tests", "synth", "ppocr_cls.oinf"),
+                 os.path.join(ROOT, "examples", "models", "ppocr_cls", "import_ppocr_cls.py"))
+    os.makedirs(os.path.join(work, "in"), exist_ok=True)
+    np.save(os.path.join(work, "in", "image.npy"), image("fox_180.pgm"))
+
+
+def ort_vad(peer, threads, chunk, steps, rounds, script=ORT_VAD):
+    """ONNX Runtime's (best, median) ms per chunk (or image) and its version: the best and the median of the
+    rounds'."""
     runs = []
     for _ in range(rounds):
-        out = subprocess.run([peer, "-c", ORT_VAD, threads, chunk, str(steps)], check=True, capture_output=True,
+        out = subprocess.run([peer, "-c", script, threads, chunk, str(steps)], check=True, capture_output=True,
                              text=True).stdout
         m = re.search(r"ort_ms best=([0-9.]+) median=([0-9.]+) version=(\S+)", out)
         runs.append((float(m.group(1)), float(m.group(2)), m.group(3)))
@@ -361,6 +395,8 @@ def main():
             exporter = "encoder" if name == "minilm" else name
             if name == "silero_vad":
                 silero_vad_prepare(build, work)
+            if name == "ppocr_cls":
+                ppocr_cls_prepare(build, work)
             subprocess.run([os.path.join(build, "tests", "synth", "export_" + exporter), work, "1"], check=True)
             model, ort_dir = os.path.join(work, "model.oinf"), None
             if name in ("encoder", "minilm"):
@@ -394,6 +430,12 @@ def main():
                 ob, om, version = ort_vad(peer, threads, os.path.join(work, "in", "chunk.npy"), min(steps, 20000),
                                           rounds)
                 print("%-14s ONNX Runtime %s per chunk: best %.2f us, median %.2f us (%s threads); emitted / ORT "
+                      "latency: best %.2f, median %.2f; simulator / ORT: best %.2f, median %.2f" %
+                      (name, version, ob * 1e3, om * 1e3, threads, eb / ob, em / om, sb / ob, sm / om))
+            if name == "ppocr_cls":
+                ob, om, version = ort_vad(peer, threads, os.path.join(work, "in", "image.npy"), min(steps, 2000),
+                                          rounds, ORT_CLS)
+                print("%-14s ONNX Runtime %s per image: best %.2f us, median %.2f us (%s threads); emitted / ORT "
                       "latency: best %.2f, median %.2f; simulator / ORT: best %.2f, median %.2f" %
                       (name, version, ob * 1e3, om * 1e3, threads, eb / ob, em / om, sb / ob, sm / om))
             if ort_dir:

@@ -115,6 +115,8 @@ typedef struct oi__plan {
  * builds the plan. On failure returns NULL and oi_last_error() says where. */
 oi__plan *oi__plan_build(const oi_graph *g, const oi_model *m);
 void oi__plan_free(oi__plan *p);
+/* Frees what `count` plan nodes own (not the array): the synthesizer's copies of nodes. */
+void oi__plan_nodes_free(oi__pnode *nodes, int count);
 int oi__plan_slot(const oi__plan *p, const char *name); /* -1 if unknown */
 bool oi__plan_size(const oi__plan *p, const char *name, int64_t *out);
 /* "W.{l}" with l=3 -> "W.3"; the indices follow the slot's declared order. */

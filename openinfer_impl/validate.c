@@ -1783,8 +1783,10 @@ static oi_status oi__check_unset_vars(oi__plan *p) {
     return OI_OK;
 }
 
-static void oi__pnodes_free(oi__pnode *nodes) {
-    for (int i = 0; i < (int)arrlen(nodes); i++) {
+static void oi__pnodes_free(oi__pnode *nodes) { oi__plan_nodes_free(nodes, (int)arrlen(nodes)); }
+
+void oi__plan_nodes_free(oi__pnode *nodes, int count) {
+    for (int i = 0; i < count; i++) {
         oi__pnode *pn = &nodes[i];
         for (int k = 0; k < (int)arrlen(pn->input_indices); k++)
             arrfree(pn->input_indices[k]);

@@ -1913,12 +1913,16 @@ static void oi__sy_render_conv_gemm(oi__buf *b, const oi__sy_schedule *s, const 
                    out_sp, block);
     oi__sy_render_patches(b, lang, k, "oi_q0", "oi_nq", 3);
     oi__buf_printf(b, "            oi_pack_b(mk, oi_pt, %lld, 1, %lld, (int64_t)oi_nq, oi_bp);\n", rows, rows);
-    oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %lld; oi_t += 12)\n", it, mg);
+    /* a split kernel's task: output channels [oi_c0, oi_c1) (render_conv) */
+    char c0[32], c1[32];
+    snprintf(c0, sizeof c0, "%s", k->tasks > 1 ? "oi_c0" : "0");
+    snprintf(c1, sizeof c1, k->tasks > 1 ? "oi_c1" : "%lld", mg);
+    oi__buf_printf(b, "            for (%s oi_t = %s; oi_t < %s; oi_t += 12)\n", it, c0, c1);
     oi__buf_printf(b, "                oi_gemm_packed(mk, oi_wg + oi_t * %lld, %lld, (int64_t)(%lld - oi_t < 12 ? %lld - oi_t : 12), "
                       "%lld, (int64_t)oi_nq, oi_bp, 0, (int64_t)oi_nq, oi_yg + oi_t * %lld + oi_q0, %lld);\n",
                    rows, rows, mg, mg, rows, out_sp, out_sp);
     oi__buf_puts(b, "        }\n");
-    oi__buf_printf(b, "        for (%s oi_t = 0; oi_t < %lld; oi_t++)\n", it, mg);
+    oi__buf_printf(b, "        for (%s oi_t = %s; oi_t < %s; oi_t++)\n", it, c0, c1);
     oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n", it, out_sp);
     char dst[96], ch[64];
     snprintf(dst, sizeof dst, "oi_yg[oi_t * %lld + oi_j]", out_sp);
@@ -1957,12 +1961,16 @@ static void oi__sy_render_conv_depthwise(oi__buf *b, const oi__sy_schedule *s, c
     oi__buf_printf(b, "                    for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
     oi__buf_printf(b, "                        const float oi_wv = oi_wk[oi_ky * %lld + oi_kx];\n", (long long)g->k_w);
     oi__buf_printf(b, "                        const int64_t oi_off = oi_kx * %lld - %lld;\n", (long long)g->d_w, (long long)g->p_w);
-    oi__buf_printf(b, "                        for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n", ow);
-    oi__buf_printf(b, "                            const int64_t oi_ix = oi_ox * %lld + oi_off;\n", (long long)g->s_w);
-    oi__buf_printf(b, "                            if (oi_ix >= 0 && oi_ix < %lld) {\n", (long long)g->in_w);
-    oi__buf_puts(b, "                                const float oi_p = oi_wv * oi_src[oi_ix];\n"
-                    "                                oi_row[oi_ox] = oi_row[oi_ox] + oi_p;\n"
-                    "                            }\n                        }\n                    }\n                }\n"
+    /* the columns whose input is inside the row, as a range: no test per element, so the compiler
+     * vectorizes the loop (the same products and sums, in the same order) */
+    long long sw = (long long)g->s_w;
+    oi__buf_printf(b, "                        const int64_t oi_lo = oi_off < 0 ? (%lld - oi_off) / %lld : 0;\n", sw - 1, sw);
+    oi__buf_printf(b, "                        int64_t oi_hi = (%lld - oi_off) / %lld;\n", (long long)g->in_w + sw - 1, sw);
+    oi__buf_printf(b, "                        if (oi_hi > %lld)\n                            oi_hi = %lld;\n", ow, ow);
+    oi__buf_puts(b, "                        for (int64_t oi_ox = oi_lo; oi_ox < oi_hi; oi_ox++) {\n");
+    oi__buf_printf(b, "                            const float oi_p = oi_wv * oi_src[oi_ox * %lld + oi_off];\n", sw);
+    oi__buf_puts(b, "                            oi_row[oi_ox] = oi_row[oi_ox] + oi_p;\n"
+                    "                        }\n                    }\n                }\n"
                     "            }\n");
     if (act && strcmp(act, "relu") == 0)
         oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n"
@@ -2072,7 +2080,8 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
     } else {
         oi__buf_printf(b, "    float oi_y[%lld];\n", numel);
     }
-    oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
+    if (k->tasks < 2 || !k->packed) /* a split packed kernel gets it from its task entry */
+        oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
     if (g->path != OI__SY_CONV_DEPTHWISE)
         oi__buf_printf(b, "    float oi_pt[%lld];\n", (g->path == OI__SY_CONV_GEMM ? (long long)g->block : out_sp) * rows);
     if (g->path == OI__SY_CONV_GEMM)
@@ -2082,8 +2091,18 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__buf_puts(b, "    const int oi_isa = mk->mr == 12 ? 2 : mk->mr == 6 ? 1 : 0;\n    (void)oi_isa;\n");
     if (g->path == OI__SY_CONV_SMALL || g->path == OI__SY_CONV_DEPTHWISE)
         oi__buf_puts(b, "    (void)mk;\n");
+    /* a split conv of one image (schedule.c): depthwise by groups, on the micro-kernels by blocks
+     * of 12 output channels */
+    bool by_channels = k->tasks > 1 && g->path == OI__SY_CONV_GEMM;
+    if (k->tasks > 1)
+        oi__sy_task_range(b, lang, k, by_channels ? (g->mg + 11) / 12 : g->group);
+    if (by_channels)
+        oi__buf_printf(b, "    const %s oi_c0 = lo * 12, oi_c1 = hi * 12 < %lld ? hi * 12 : %lld;\n", it, mg, mg);
     oi__buf_printf(b, "    for (%s n = 0; n < %lld; n++)\n", it, (long long)g->batch);
-    oi__buf_printf(b, "    for (%s grp = 0; grp < %lld; grp++) {\n", it, (long long)g->group);
+    if (k->tasks > 1 && !by_channels)
+        oi__buf_printf(b, "    for (%s grp = lo; grp < hi; grp++) {\n", it);
+    else
+        oi__buf_printf(b, "    for (%s grp = 0; grp < %lld; grp++) {\n", it, (long long)g->group);
     oi__buf_puts(b, "        const float *oi_xg = ");
     oi__sy_param_name(b, x);
     oi__buf_printf(b, " + (n * %lld + grp * %lld) * %lld;\n", (long long)g->in_c, (long long)g->cg,
@@ -2103,7 +2122,12 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, "    }\n");
     if (arrlen(k->nodes) < 2)
         return;
-    oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++) {\n", it, numel);
+    if (by_channels) /* the task's channels' elements */
+        oi__buf_printf(b, "    for (%s i = oi_c0 * %lld; i < oi_c1 * %lld; i++) {\n", it, out_sp, out_sp);
+    else if (k->tasks > 1) /* the task's groups' elements */
+        oi__buf_printf(b, "    for (%s i = lo * %lld; i < hi * %lld; i++) {\n", it, mg * out_sp, mg * out_sp);
+    else
+        oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++) {\n", it, numel);
     oi__buf_printf(b, "        %s v0 = (%s)oi_y[i]; /* ", lang->compute_float, lang->compute_float);
     oi__sy_render_stmt(b, pn);
     oi__buf_puts(b, " */\n");

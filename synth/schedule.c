@@ -1886,6 +1886,33 @@ static uint64_t oi__sy_peak(const oi__sy_schedule *s) {
     return peak;
 }
 
+/* The greedy order can leave a gap a small long-lived buffer would have
+ * filled (PP-OCR's residual blocks: x11 lives across block 12's expand and
+ * depthwise results, placed before it). While the arena is above the peak,
+ * each buffer in turn (the first 256) is tried at the front of the order;
+ * the smallest arena wins and its offsets stay. */
+static uint64_t oi__sy_pack_one_first(oi__sy_schedule *s, int *order, int n, uint64_t best) {
+    int best_at = -1;
+    for (int j = 1; j < n && j <= 256 && best > s->peak_bytes; j++) {
+        int moved = order[j];
+        memmove(order + 1, order, (size_t)j * sizeof *order);
+        order[0] = moved;
+        uint64_t total = oi__sy_pack(s, order, n);
+        memmove(order, order + 1, (size_t)j * sizeof *order); /* back as it was */
+        order[j] = moved;
+        if (total < best) {
+            best = total;
+            best_at = j;
+        }
+    }
+    if (best_at > 0) {
+        int moved = order[best_at];
+        memmove(order + 1, order, (size_t)best_at * sizeof *order);
+        order[0] = moved;
+    }
+    return oi__sy_pack(s, order, n);
+}
+
 static oi_status oi__sy_plan_arena(oi__sy_schedule *s) {
     int n = 0, *order = (int *)oi__calloc(arrlenu(s->buffers) + 1, sizeof(int));
     if (!order)
@@ -1905,7 +1932,7 @@ static oi_status oi__sy_plan_arena(oi__sy_schedule *s) {
         by_size = oi__sy_pack(s, order, n);
     }
     oi__sy_sort_ctx = NULL;
-    s->arena_bytes = by_size;
+    s->arena_bytes = oi__sy_pack_one_first(s, order, n, by_size);
     oi__free(order);
     return OI_OK;
 }
@@ -2037,6 +2064,21 @@ static void oi__sy_split_qmatmul(const oi__sy_schedule *s, oi__sy_kernel *k) {
     k->tasks = (int)oi__sy_ceil_div(n, k->task_rows);
 }
 
+/* A depthwise conv of one image: groups per task (each group's planes and
+ * its epilogue are contiguous), a task's work counted as two elements per
+ * output element (its taps are few; the fused epilogue runs over it too). */
+static void oi__sy_split_depthwise(oi__sy_kernel *k) {
+    const oi__sy_conv_geom *g = &k->conv;
+    if (g->path == OI__SY_CONV_DEPTHWISE && g->batch == 1)
+        oi__sy_split_rows(k, g->group, 2 * g->mg * g->out_h * g->out_w);
+    /* one image, one group on the micro-kernels: blocks of 12 output
+     * channels (one register tile high) per task; each task gathers and
+     * packs the patches itself (rows x positions, against the product's
+     * 12 x rows x positions per block) */
+    if (g->path == OI__SY_CONV_GEMM && g->batch == 1 && g->group == 1)
+        oi__sy_split_rows(k, (g->mg + 11) / 12, 12 * g->out_h * g->out_w);
+}
+
 static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
     const oi__pnode *pn = oi__sy_kernel_lead(k);
     const oi__slot *in = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
@@ -2071,6 +2113,9 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
     }
     case OI__SY_K_ELEMENTWISE: case OI__SY_K_COPY:
         oi__sy_split_rows(k, oi__sy_numel(out), 1);
+        break;
+    case OI__SY_K_CONV:
+        oi__sy_split_depthwise(k);
         break;
     default: break;
     }

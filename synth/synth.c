@@ -161,7 +161,8 @@ oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_gr
     p->model = model;
     p->name = oi__sy_c_name(oi_graph_name(graph));
     p->plan = p->name ? oi__plan_build(graph, model) : NULL;
-    if (!p->plan || oi__sy_schedule_build(p->plan, &synth->options, &p->schedule) != OI_OK) {
+    if (!p->plan || oi__sy_unroll(p->plan, &p->unrolled) != OI_OK ||
+        oi__sy_schedule_build(p->plan, &synth->options, &p->schedule) != OI_OK) {
         oi_plan_free(p);
         return NULL;
     }
@@ -195,6 +196,7 @@ void oi_plan_free(oi_plan *plan) {
     if (plan->scheduled)
         oi__sy_schedule_free(&plan->schedule);
     oi__plan_free(plan->plan);
+    oi__sy_unrolled_free(&plan->unrolled); /* after the plan: its copied nodes borrow the loops' settings */
     oi__free(plan->name);
     oi__free(plan);
 }

@@ -2,6 +2,7 @@
  * library meson builds) and by openinfer_impl.c when OPENINFER_SYNTH is
  * defined (the drop-in header). */
 #include "synth.c"
+#include "unroll.c"
 #include "schedule.c"
 #include "lang.c"
 #include "render.c"

@@ -222,6 +222,16 @@ static inline const char *oi__sy_op_name(oi_op op) {
     return name ? name : "?";
 }
 
+/* unroll.c: loops over prefix-table entries whose shapes differ (W(n):
+ * f32[E(n), ...]) become one copy of their body per iteration, in the plan
+ * that oi_synthesize built, before the schedule reads it. */
+typedef struct oi__sy_unrolled {
+    oi__pnode *loops; /* stb array: the loop nodes taken out (their copies borrow their settings) */
+    char **names;     /* stb array: the names of the slots the copies added */
+} oi__sy_unrolled;
+oi_status oi__sy_unroll(oi__plan *plan, oi__sy_unrolled *u);
+void oi__sy_unrolled_free(oi__sy_unrolled *u);
+
 /* schedule.c */
 oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *options, oi__sy_schedule *out);
 void oi__sy_schedule_free(oi__sy_schedule *s);
@@ -315,6 +325,7 @@ oi_status oi__sy_emit_vulkan(const struct oi_plan *p, const oi__sy_out *out);
 struct oi_plan {
     char *name;               /* the graph's name as a C identifier */
     oi__plan *plan;
+    oi__sy_unrolled unrolled; /* what unroll.c added to the plan */
     oi__sy_schedule schedule;
     bool scheduled;
     const oi_model *model;    /* borrowed: alive until the plan is emitted */

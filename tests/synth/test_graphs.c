@@ -191,7 +191,7 @@ OI_GRAPH(conv_ops,
     OI_VAR(pr, f32[5, 11]) OI_VAR(pc, f32[4, 6]) OI_VAR(pe, f32[3, 9]) OI_VAR(rev, f32[3, 3])
     OI_VAR(cat, f32[3, 19]) OI_VAR(mid, f32[3, 3]) OI_VAR(sq, f32[1, 3, 7]) OI_VAR(us, f32[3, 7])
     OI_VAR(dw, f32[2, 8, 5, 10]) OI_VAR(mp, f32[2, 4, 5, 6]) OI_VAR(gap, f32[2, 8, 1, 1])
-    OI_VAR(ap, f32[2, 4, 5, 5]) OI_VAR(ap2, f32[1, 2, 3, 3])
+    OI_VAR(ap, f32[2, 4, 5, 5]) OI_VAR(ap2, f32[1, 2, 3, 3]) OI_VAR(dw2, f32[2, 8, 8, 6])
   )
   OI_BLOCK(entry,
     OI_OP(conv2d, x1, w1, b1, pads=[1, 1, 1, 1], strides=[2, 2], activation="relu") OI_TO(y1)
@@ -208,6 +208,8 @@ OI_GRAPH(conv_ops,
     OI_OP(unsqueeze, v, axes=[0]) OI_TO(sq)
     OI_OP(squeeze, sq, axes=[0]) OI_TO(us)
     OI_OP(conv2d, x2, wd, bd, pads=[1, 1, 1, 1], strides=[2, 1], group=4, activation="relu") OI_TO(dw)
+    /* depthwise with a stride, dilation and uneven pads along the row: each tap's range of columns */
+    OI_OP(conv2d, x2, wd, bd, pads=[0, 3, 1, 2], strides=[1, 2], dilations=[1, 2], group=4) OI_TO(dw2)
     OI_OP(max_pool2d, x2, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1) OI_TO(mp)
     OI_OP(global_avg_pool, dw) OI_TO(gap)
     OI_OP(avg_pool2d, x2, kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1], count_include_pad=1) OI_TO(ap)

