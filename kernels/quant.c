@@ -413,11 +413,28 @@ void oi__quant_allow_vnni(bool allow) { oi__q8dot_vnni_allowed = allow; }
 typedef void (*oi__q8dot4_fn)(oi__qformat f, const uint8_t *w, int64_t row_bytes, const int8_t *xq, const float *xd,
                               const int32_t *xs, int64_t nb, float y[4]);
 
+#if OI__GEMM_X86
+#include <cpuid.h>
+
+/* Whether the CPU has F16C (the block scales' conversion), asked once:
+ * clang's __builtin_cpu_supports has no "f16c", so CPUID.1:ECX. */
+static bool oi__q8dot_f16c(void) {
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_ACQUIRE);
+    if (h < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        h = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+        __atomic_store_n(&has, h, __ATOMIC_RELEASE);
+    }
+    return h != 0;
+}
+#endif
+
 /* The four-row form of the path oi__q8dot_pick takes; NULL: none. */
 static oi__q8dot4_fn oi__q8dot4_pick(void) {
 #if OI__GEMM_X86
     oi__gemm_isa isa = oi__gemm_active_isa();
-    if (!__builtin_cpu_supports("f16c"))
+    if (!oi__q8dot_f16c())
         return NULL;
     if (isa == OI__GEMM_ISA_AVX512 && oi__q8dot_vnni_allowed && __builtin_cpu_supports("avx512vnni") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
@@ -431,7 +448,7 @@ static oi__q8dot4_fn oi__q8dot4_pick(void) {
 static oi__q8dot_fn oi__q8dot_pick(void) {
 #if OI__GEMM_X86
     oi__gemm_isa isa = oi__gemm_active_isa();
-    if (!__builtin_cpu_supports("f16c"))
+    if (!oi__q8dot_f16c())
         return oi__q8dot_portable;
     if (isa == OI__GEMM_ISA_AVX512 && oi__q8dot_vnni_allowed && __builtin_cpu_supports("avx512vnni") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
