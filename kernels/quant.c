@@ -85,12 +85,15 @@ OI__MATH_INLINE float oi__dot_q4(const float *x, const uint8_t *row, int64_t k, 
         const uint8_t *qs = row + bytes - 16;
         float d = oi__q_half(row), m = with_min ? oi__q_half(row + 2) : 0.0f;
         float xq[16], xs[16];
-        for (int j = 0; j < 16; j++) {
-            xq[j] = x[j] * ((float)(qs[j] & 15) + off) + x[j + 16] * ((float)(qs[j] >> 4) + off);
+        for (int j = 0; j < 16; j++) { /* separate statements: no FMA (see oi__dot_q8_0) */
+            float lo = x[j] * ((float)(qs[j] & 15) + off), hi = x[j + 16] * ((float)(qs[j] >> 4) + off);
+            xq[j] = lo + hi;
             xs[j] = x[j] + x[j + 16];
         }
-        for (int j = 0; j < 16; j++)
-            acc[j] += d * xq[j] + m * xs[j];
+        for (int j = 0; j < 16; j++) {
+            float dq = d * xq[j], ms = m * xs[j];
+            acc[j] += dq + ms;
+        }
     }
     float s = 0.0f;
     for (int j = 0; j < 16; j++)
@@ -104,10 +107,16 @@ OI__MATH_INLINE float oi__dot_q8_0(const float *x, const uint8_t *row, int64_t k
     for (int64_t b = 0; b < k / OI__Q4_BLOCK; b++, x += OI__Q4_BLOCK, row += 34) {
         const int8_t *qs = (const int8_t *)(row + 2);
         float d = oi__q_half(row), xq[16];
-        for (int j = 0; j < 16; j++)
-            xq[j] = x[j] * (float)qs[j] + x[j + 16] * (float)qs[j + 16];
-        for (int j = 0; j < 16; j++)
-            acc[j] += d * xq[j];
+        /* products and sums as statements of their own: no compiler fuses them into FMAs
+         * (clang does within a statement), so every build and the emitted code agree */
+        for (int j = 0; j < 16; j++) {
+            float lo = x[j] * (float)qs[j], hi = x[j + 16] * (float)qs[j + 16];
+            xq[j] = lo + hi;
+        }
+        for (int j = 0; j < 16; j++) {
+            float t = d * xq[j];
+            acc[j] += t;
+        }
     }
     float s = 0.0f;
     for (int j = 0; j < 16; j++)
