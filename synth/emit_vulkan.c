@@ -1058,6 +1058,15 @@ static uint32_t oi__vk_att_tiled_wg(const oi__sy_gpu *g) {
     return wg < g->workgroup ? wg : g->workgroup;
 }
 
+/* Both attention kernels' sizes and scale (the op's, else 1 / sqrt(D)). */
+static void oi__vk_attention_sizes(oi__buf *b, const oi__pnode *pn, long long S, long long D, long long T, long long Dv) {
+    double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale") ? oi__vk_param_f(pn, "scale")
+                                                                                         : 1.0 / sqrt((double)D);
+    oi__buf_printf(b, "const uint S = %lldu, D = %lldu, T = %lldu, DV = %lldu;\nconst float SCALE = ", S, D, T, Dv);
+    oi__sy_render_double(b, (double)(float)scale);
+    oi__buf_puts(b, ";\n");
+}
+
 /* The head's operands' offsets and the {Q,K,V,O}_HS / _RS constants (see below). */
 static void oi__vk_attention_layout(oi__buf *b, const oi__vk_att_views *views, long long H, const long long rows[4],
                                     const long long dims[4]) {
@@ -1087,11 +1096,8 @@ static void oi__vk_attention_tiled(oi__buf *b, const oi_plan *p, const oi__sy_ke
     long long S = (long long)q->shape[2], D = (long long)q->shape[3], T = (long long)kk->shape[2];
     long long Dv = (long long)v->shape[3], H = (long long)q->shape[1];
     long long rows[4] = {S, T, T, S}, dims[4] = {D, D, Dv, Dv};
-    double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale") ? oi__vk_param_f(pn, "scale")
-                                                                                         : 1.0 / sqrt((double)D);
-    oi__buf_printf(b, "const uint S = %lldu, D = %lldu, T = %lldu, DV = %lldu;\nconst float SCALE = ", S, D, T, Dv);
-    oi__sy_render_double(b, (double)(float)scale);
-    oi__buf_printf(b, ";\nconst uint R = %uu; /* query rows per workgroup */\n"
+    oi__vk_attention_sizes(b, pn, S, D, T, Dv);
+    oi__buf_printf(b, "const uint R = %uu; /* query rows per workgroup */\n"
                       "const uint KS = D + 1u; /* K's rows in shared memory, padded: lanes reading one d of\n"
                       "                           consecutive keys hit distinct banks */\n"
                       "shared float oi_kv[%lluu]; /* the head's K, then its V */\n"
@@ -1150,11 +1156,8 @@ static void oi__vk_attention(oi__buf *b, const oi_plan *p, const oi__sy_kernel *
         oi__vk_attention_tiled(b, p, k, in, out, &views);
         return;
     }
-    double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale") ? oi__vk_param_f(pn, "scale")
-                                                                                         : 1.0 / sqrt((double)D);
-    oi__buf_printf(b, "const uint S = %lldu, D = %lldu, T = %lldu, DV = %lldu;\nconst float SCALE = ", S, D, T, Dv);
-    oi__sy_render_double(b, (double)(float)scale);
-    oi__buf_printf(b, ";\nshared float oi_p[T]; /* the row's scores, then its probabilities */\n");
+    oi__vk_attention_sizes(b, pn, S, D, T, Dv);
+    oi__buf_printf(b, "shared float oi_p[T]; /* the row's scores, then its probabilities */\n");
     long long rows[4] = {S, T, T, S}, dims[4] = {D, D, Dv, Dv};
     oi__vk_attention_layout(b, &views, H, rows, dims);
     oi__buf_printf(b, "\nvoid main() {\n    const uint row = gl_WorkGroupID.x, head = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;\n"
