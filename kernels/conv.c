@@ -1219,8 +1219,12 @@ static bool oi__conv_max_pool_f32(const oi__kernel_args *k, const oi__conv_geom 
     return true;
 }
 
+/* The synthesizer copies this region into oi_gemm.h: the emitted
+ * global_avg_pool sums its planes with this code (isa: 2 AVX-512, 1 AVX2,
+ * 0 the build's), so it gives the simulator's bits. */
+/* synth-embed begin (oi_gemm.h: global_avg_pool's f64 sums of f32 planes) */
 /* sum of n floats in f64 */
-static double oi__conv_sum_f32_plain(const float *x, int64_t n) {
+static inline double oi__conv_sum_f32_plain(const float *x, int64_t n) {
     double part[4] = {0, 0, 0, 0}, sum = 0.0;
     int64_t i = 0;
     for (; i + 4 <= n; i += 4)
@@ -1232,7 +1236,7 @@ static double oi__conv_sum_f32_plain(const float *x, int64_t n) {
 }
 
 #if OI__GEMM_X86
-OI__TARGET_AVX512 static double oi__conv_sum_f32_avx512(const float *x, int64_t n) {
+OI__TARGET_AVX512 static inline double oi__conv_sum_f32_avx512(const float *x, int64_t n) {
     __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -1245,7 +1249,7 @@ OI__TARGET_AVX512 static double oi__conv_sum_f32_avx512(const float *x, int64_t 
     return sum;
 }
 
-OI__TARGET_AVX2 static double oi__conv_sum_f32_avx2(const float *x, int64_t n) {
+OI__TARGET_AVX2 static inline double oi__conv_sum_f32_avx2(const float *x, int64_t n) {
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -1261,15 +1265,25 @@ OI__TARGET_AVX2 static double oi__conv_sum_f32_avx2(const float *x, int64_t n) {
 }
 #endif
 
+OI__EW_ENTRY double oi__conv_sum_f32_at(int isa, const float *x, int64_t n) {
+#if OI__GEMM_X86
+    if (isa == 2)
+        return oi__conv_sum_f32_avx512(x, n);
+    if (isa == 1)
+        return oi__conv_sum_f32_avx2(x, n);
+#endif
+    (void)isa;
+    return oi__conv_sum_f32_plain(x, n);
+}
+/* synth-embed end */
+
 static double oi__conv_sum_f32(const float *x, int64_t n) {
 #if OI__GEMM_X86
     oi__gemm_isa isa = oi__gemm_active_isa();
-    if (isa == OI__GEMM_ISA_AVX512)
-        return oi__conv_sum_f32_avx512(x, n);
-    if (isa == OI__GEMM_ISA_AVX2)
-        return oi__conv_sum_f32_avx2(x, n);
-#endif
+    return oi__conv_sum_f32_at(isa == OI__GEMM_ISA_AVX512 ? 2 : isa == OI__GEMM_ISA_AVX2 ? 1 : 0, x, n);
+#else
     return oi__conv_sum_f32_plain(x, n);
+#endif
 }
 
 static void oi__conv_pool_divisors(const oi__conv_geom *g, const int64_t *targets, bool include_pad, double *div) {

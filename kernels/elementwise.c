@@ -225,7 +225,20 @@ typedef struct oi__ew_job {
  * through a local buffer first: a fixed trip count and no store that could
  * alias an input, which GCC vectorizes at -O2 too (its very-cheap cost
  * model leaves the plain loop scalar); the rest goes element by element. */
+/* synth-embed begin (oi_gemm.h: the block length of the relu/clamp/hard loops below) */
 #define OI__EW_BLOCK 64
+/* The entry points of those loops (and of conv.c's plane sums), called
+ * with constant lengths by the emitted code: kept out of line there (GCC's
+ * loop analysis misfires on their inlined tails,
+ * -Waggressive-loop-optimizations), and unused in a folder that runs none. */
+#if defined(__clang__)
+#define OI__EW_ENTRY __attribute__((noinline, unused)) static
+#elif defined(__GNUC__) /* noipa: no constant-propagated clone either */
+#define OI__EW_ENTRY __attribute__((noipa, unused)) static
+#else
+#define OI__EW_ENTRY static
+#endif
+/* synth-embed end */
 #define OI__EW_BLOCKS(T, EXPR, IA, IB) \
     do { \
         int64_t j0 = 0; \
@@ -310,6 +323,11 @@ static void oi__ew_seg_f64(oi_op op, const double *a, const double *b, double *y
     }
 }
 
+/* The synthesizer copies the regions below into oi_gemm.h: the emitted
+ * conv epilogues (relu, clamp, hard_sigmoid, hard_swish) run this code, in
+ * the lanes of the ISA its micro-kernel picked (isa: 2 AVX-512, 1 AVX2, 0
+ * the build's), so they give the simulator's bits. */
+/* synth-embed begin (oi_gemm.h: relu in the ISA's lanes) */
 /* relu's choice on the bits: x < 0 (not -0, not NaN) takes r = x * slope. */
 static inline uint32_t oi__ew_relu_bits32(uint32_t xb, uint32_t rb) {
     return OI_S_pick(xb > 0x80000000u && xb <= 0xFF800000u, rb, xb);
@@ -343,7 +361,7 @@ static inline uint32_t oi__ew_relu_bits32(uint32_t xb, uint32_t rb) {
         } \
     }
 
-static int64_t oi__ew_relu_f32_base(const float *a, float *y, int64_t len, double slope, bool clamps, double lo,
+static inline int64_t oi__ew_relu_f32_base(const float *a, float *y, int64_t len, double slope, bool clamps, double lo,
                                     double hi) {
     OI__EW_RELU_F32_BLOCKS
     return j;
@@ -354,7 +372,7 @@ static int64_t oi__ew_relu_f32_base(const float *a, float *y, int64_t len, doubl
  * instruction (GCC emulates them at twice the AVX-512 time). x < 0 as an
  * ordered compare is the same choice (false for -0 and NaN); min(hi, r) and
  * max(lo, c) keep a NaN r, as the blocks' r > hi ? hi : r and c < lo ? lo : c. */
-OI__TARGET_AVX2 static int64_t oi__ew_relu_f32_avx2(const float *a, float *y, int64_t len, double slope, bool clamps,
+OI__TARGET_AVX2 static inline int64_t oi__ew_relu_f32_avx2(const float *a, float *y, int64_t len, double slope, bool clamps,
                                                     double lo, double hi) {
     float slope_f = (float)slope;
     int64_t j = 0;
@@ -372,7 +390,7 @@ OI__TARGET_AVX2 static int64_t oi__ew_relu_f32_avx2(const float *a, float *y, in
     return j;
 }
 
-OI__TARGET_AVX512 static int64_t oi__ew_relu_f32_avx512(const float *a, float *y, int64_t len, double slope,
+OI__TARGET_AVX512 static inline int64_t oi__ew_relu_f32_avx512(const float *a, float *y, int64_t len, double slope,
                                                         bool clamps, double lo, double hi) {
     OI__EW_RELU_F32_BLOCKS
     return j;
@@ -381,20 +399,20 @@ OI__TARGET_AVX512 static int64_t oi__ew_relu_f32_avx512(const float *a, float *y
 
 /* The elements done in whole blocks (clamped too when `clamps`); the rest is
  * left to the loops below. */
-static int64_t oi__ew_relu_f32_blocks(const float *a, float *y, int64_t len, double slope, bool clamps, double lo,
-                                      double hi) {
+static inline int64_t oi__ew_relu_f32_blocks(int isa, const float *a, float *y, int64_t len, double slope, bool clamps,
+                                             double lo, double hi) {
 #if OI__GEMM_X86
-    oi__gemm_isa isa = oi__gemm_active_isa();
-    if (isa == OI__GEMM_ISA_AVX512)
+    if (isa == 2)
         return oi__ew_relu_f32_avx512(a, y, len, slope, clamps, lo, hi);
-    if (isa == OI__GEMM_ISA_AVX2)
+    if (isa == 1)
         return oi__ew_relu_f32_avx2(a, y, len, slope, clamps, lo, hi);
 #endif
+    (void)isa;
     return oi__ew_relu_f32_base(a, y, len, slope, clamps, lo, hi);
 }
 
 /* relu's tail (after the blocks), element by element. */
-static void oi__ew_relu_f32(const float *a, float *y, int64_t len, double slope) {
+static inline void oi__ew_relu_f32(const float *a, float *y, int64_t len, double slope) {
     for (int64_t j = 0; j < len; j++) {
         uint32_t xb, rb;
         float r = (float)((double)a[j] * slope); /* as the generic path rounds it */
@@ -404,6 +422,7 @@ static void oi__ew_relu_f32(const float *a, float *y, int64_t len, double slope)
         memcpy(&y[j], &xb, sizeof xb);
     }
 }
+/* synth-embed end */
 
 static void oi__ew_relu_f64(const double *a, double *y, int64_t len, double slope) {
     for (int64_t j = 0; j < len; j++) {
@@ -417,6 +436,7 @@ static void oi__ew_relu_f64(const double *a, double *y, int64_t len, double slop
     }
 }
 
+/* synth-embed begin (oi_gemm.h: clamp) */
 /* clamp as fmin(fmax(x, lo), hi) computes it (a NaN x gives lo; fmax and
  * fmin return their first operand on a tie, so -0 stays -0 against +0), on
  * bounds that are exact in the element type and not NaN; relu's clamps
@@ -436,14 +456,29 @@ static void oi__ew_relu_f64(const double *a, double *y, int64_t len, double slop
             } \
     } while (0)
 
-static void oi__ew_clamp_f32(const float *a, float *y, int64_t len, double lo, double hi, bool relu) {
+static inline void oi__ew_clamp_f32(const float *a, float *y, int64_t len, double lo, double hi, bool relu) {
     OI__EW_CLAMP_BODY(float);
 }
+
+/* relu (then its clamps when `clamps`) or, relu false, clamp over len f32
+ * of a into y: whole blocks in lanes, then the tail. */
+OI__EW_ENTRY void oi__ew_relu_clamp_f32(int isa, bool relu, const float *a, float *y, int64_t len, double slope,
+                                         bool clamps, double lo, double hi) {
+    if (relu) {
+        int64_t done = oi__ew_relu_f32_blocks(isa, a, y, len, slope, clamps, lo, hi);
+        a += done, y += done, len -= done;
+        oi__ew_relu_f32(a, y, len, slope);
+    }
+    if (!relu || clamps)
+        oi__ew_clamp_f32(a, y, len, lo, hi, relu);
+}
+/* synth-embed end */
 
 static void oi__ew_clamp_f64(const double *a, double *y, int64_t len, double lo, double hi, bool relu) {
     OI__EW_CLAMP_BODY(double);
 }
 
+/* synth-embed begin (oi_gemm.h: hard_sigmoid and hard_swish) */
 /* hard_sigmoid / hard_swish as the generic path computes them: every f32
  * operation here is the f64 one rounded once, and the clamps are exact.
  * Whole blocks through a local buffer (they vectorize at -O2), then the
@@ -470,7 +505,7 @@ static void oi__ew_clamp_f64(const double *a, double *y, int64_t len, double lo,
             OI__EW_HARD_STEP(T, a[j0], y[j0]); \
     } while (0)
 
-static void oi__ew_hard_f32_base(const float *a, float *y, int64_t len, double alpha, double beta, bool swish) {
+static inline void oi__ew_hard_f32_base(const float *a, float *y, int64_t len, double alpha, double beta, bool swish) {
     OI__EW_HARD_BODY(float);
 }
 
@@ -479,7 +514,7 @@ static void oi__ew_hard_f32_base(const float *a, float *y, int64_t len, double a
  * vectorizes the AVX-512 one). The same operations in the same order:
  * min(1, h) and max(0, h) keep h where it is NaN (the lanes' min/max return
  * their second operand then), as h > 1 ? 1 : h and h < 0 ? 0 : h do. */
-OI__TARGET_AVX2 static void oi__ew_hard_f32_avx2(const float *a, float *y, int64_t len, double alpha, double beta,
+OI__TARGET_AVX2 static inline void oi__ew_hard_f32_avx2(const float *a, float *y, int64_t len, double alpha, double beta,
                                                  bool swish) {
     float al = (float)alpha, be = (float)beta;
     __m256 v_al = _mm256_set1_ps(al), v_be = _mm256_set1_ps(be), one = _mm256_set1_ps(1.0f);
@@ -495,31 +530,50 @@ OI__TARGET_AVX2 static void oi__ew_hard_f32_avx2(const float *a, float *y, int64
         OI__EW_HARD_STEP(float, a[j], y[j]);
 }
 
-OI__TARGET_AVX512 static void oi__ew_hard_f32_avx512(const float *a, float *y, int64_t len, double alpha,
+OI__TARGET_AVX512 static inline void oi__ew_hard_f32_avx512(const float *a, float *y, int64_t len, double alpha,
                                                      double beta, bool swish) {
     OI__EW_HARD_BODY(float);
 }
 #endif
 
+/* hard_sigmoid (alpha, beta) or hard_swish (alpha 1/6, beta 0.5: pass
+ * them) over len f32 in the lanes of isa. */
+OI__EW_ENTRY void oi__ew_hard_f32_at(int isa, const float *a, float *y, int64_t len, double alpha, double beta,
+                                      bool swish) {
+#if OI__GEMM_X86
+    if (isa == 2) {
+        oi__ew_hard_f32_avx512(a, y, len, alpha, beta, swish);
+        return;
+    }
+    if (isa == 1) {
+        oi__ew_hard_f32_avx2(a, y, len, alpha, beta, swish);
+        return;
+    }
+#endif
+    (void)isa;
+    oi__ew_hard_f32_base(a, y, len, alpha, beta, swish);
+}
+/* synth-embed end */
+
 static void oi__ew_hard_f64(const double *a, double *y, int64_t len, double alpha, double beta, bool swish) {
     OI__EW_HARD_BODY(double);
+}
+
+/* The lanes the gemm's ISA choice allows (OPENINFER_ISA caps it), as the
+ * loops above number them. */
+static int oi__ew_isa(void) {
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    return isa == OI__GEMM_ISA_AVX512 ? 2 : isa == OI__GEMM_ISA_AVX2 ? 1 : 0;
+#else
+    return 0;
+#endif
 }
 
 /* hard_sigmoid (alpha, beta) or hard_swish (alpha 1/6, beta 0.5: pass
  * them) over len f32 in the ISA's lanes; conv.c's activation= uses it too. */
 static void oi__ew_hard_f32(const float *a, float *y, int64_t len, double alpha, double beta, bool swish) {
-#if OI__GEMM_X86
-    oi__gemm_isa isa = oi__gemm_active_isa();
-    if (isa == OI__GEMM_ISA_AVX512) {
-        oi__ew_hard_f32_avx512(a, y, len, alpha, beta, swish);
-        return;
-    }
-    if (isa == OI__GEMM_ISA_AVX2) {
-        oi__ew_hard_f32_avx2(a, y, len, alpha, beta, swish);
-        return;
-    }
-#endif
-    oi__ew_hard_f32_base(a, y, len, alpha, beta, swish);
+    oi__ew_hard_f32_at(oi__ew_isa(), a, y, len, alpha, beta, swish);
 }
 
 static void oi__ew_hard_chunk(const oi__ew_job *jb, int64_t lo, int64_t hi) {
@@ -540,15 +594,9 @@ static void oi__ew_unary_chunk(const oi__ew_job *jb, int64_t lo, int64_t hi) {
         if (!relu || clamps)
             oi__ew_clamp_f64(a, y, hi - lo, jb->lo, jb->hi, relu);
     } else {
-        const float *a = (const float *)jb->a + lo;
-        float *y = (float *)jb->y + lo;
-        if (relu) { /* whole blocks relu'd and clamped in one pass, then the tail */
-            int64_t done = oi__ew_relu_f32_blocks(a, y, hi - lo, jb->slope, clamps, jb->lo, jb->hi);
-            a += done, y += done, lo += done;
-            oi__ew_relu_f32(a, y, hi - lo, jb->slope);
-        }
-        if (!relu || clamps)
-            oi__ew_clamp_f32(a, y, hi - lo, jb->lo, jb->hi, relu);
+        /* relu: whole blocks relu'd and clamped in one pass, then the tail */
+        oi__ew_relu_clamp_f32(oi__ew_isa(), relu, (const float *)jb->a + lo, (float *)jb->y + lo, hi - lo, jb->slope,
+                              clamps, jb->lo, jb->hi);
     }
 }
 

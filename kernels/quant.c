@@ -55,7 +55,6 @@ OI__MATH_INLINE float oi__q_half(const uint8_t *p) {
 
 #define OI__QMM_DOT_MAX_M 4  /* fewer rows of x: dot products, no dequantized copy */
 #define OI__QMM_CHUNK 16     /* weight rows dequantized per gemm call */
-#define OI__QMM_PREFETCH 6144 /* bytes of weight rows asked for ahead of the q8 dot products */
 
 static const char *oi__q4_format_name(oi__qformat f) { return f == OI__Q8_0 ? "q8_0" : f == OI__Q4_1 ? "q4_1" : "q4_0"; }
 
@@ -412,15 +411,60 @@ static inline float oi__q8dot_row(oi__q8dot_fn dot, oi__qformat f, const uint8_t
     dot(f, row, xq, xd, xs, 0, nb, acc);
     return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
+
+typedef void (*oi__q8dot4_fn)(oi__qformat f, const uint8_t *w, int64_t row_bytes, const int8_t *xq, const float *xd,
+                              const int32_t *xs, int64_t nb, float y[4]);
+
+/* The four-row form of a one-row path; NULL for the portable loop. */
+static inline oi__q8dot4_fn oi__q8dot4_of(oi__q8dot_fn dot) {
+#if OI__GEMM_X86
+    if (dot == oi__q8dot_vnni)
+        return oi__q8dot4_vnni;
+    if (dot == oi__q8dot_avx2)
+        return oi__q8dot4_avx2;
+#endif
+    (void)dot;
+    return NULL;
+}
+
+#define OI__Q8_PREFETCH 6144 /* bytes of weight rows asked for ahead of the dot products */
+
+/* y[i * ldy + n] for weight rows n in [n0, n1) (at w + n * row_bytes) and
+ * the m quantized rows of x (K = nb blocks each): each weight row against
+ * every x row, so it stays in cache across them; four weight rows at once
+ * where the ISA has a four-row form, the rest one by one (the same bits).
+ * A decode streams each weight once, in short runs of rows (a task's share
+ * of one matrix) that the hardware prefetcher alone starts too late: the
+ * rows OI__Q8_PREFETCH bytes ahead are asked for by hand. */
+static inline void oi__q8dot_rows(oi__q8dot_fn dot, oi__qformat f, const uint8_t *w, int64_t row_bytes, int64_t n0,
+                                  int64_t n1, const int8_t *xq, const float *xd, const int32_t *xs, int64_t m,
+                                  int64_t nb, float *y, int64_t ldy) {
+    oi__q8dot4_fn dot4 = oi__q8dot4_of(dot);
+    int64_t n = n0, group = 4 * row_bytes, k = nb * OI__Q4_BLOCK;
+    const uint8_t *end = w + n1 * row_bytes;
+    for (const uint8_t *p = w + n * row_bytes; p < end && p < w + n * row_bytes + OI__Q8_PREFETCH; p += 64)
+        __builtin_prefetch(p);
+    for (; dot4 && n + 4 <= n1; n += 4) {
+        const uint8_t *ahead = w + n * row_bytes + OI__Q8_PREFETCH;
+        for (int64_t off = 0; off < group && ahead + off < end; off += 64)
+            __builtin_prefetch(ahead + off);
+        for (int64_t i = 0; i < m; i++) {
+            float out[4];
+            dot4(f, w + n * row_bytes, row_bytes, xq + i * k, xd + i * nb, xs + i * nb, nb, out);
+            for (int r = 0; r < 4; r++)
+                y[i * ldy + n + r] = out[r];
+        }
+    }
+    for (; n < n1; n++)
+        for (int64_t i = 0; i < m; i++)
+            y[i * ldy + n] = oi__q8dot_row(dot, f, w + n * row_bytes, xq + i * k, xd + i * nb, xs + i * nb, nb);
+}
 /* synth-embed end */
 
 /* Off only in tests, to run the AVX2 code on a CPU with VNNI. */
 static bool oi__q8dot_vnni_allowed = true;
 
 void oi__quant_allow_vnni(bool allow) { oi__q8dot_vnni_allowed = allow; }
-
-typedef void (*oi__q8dot4_fn)(oi__qformat f, const uint8_t *w, int64_t row_bytes, const int8_t *xq, const float *xd,
-                              const int32_t *xs, int64_t nb, float y[4]);
 
 #if OI__GEMM_X86
 #include <cpuid.h>
@@ -438,21 +482,6 @@ static bool oi__q8dot_f16c(void) {
     return h != 0;
 }
 #endif
-
-/* The four-row form of the path oi__q8dot_pick takes; NULL: none. */
-static oi__q8dot4_fn oi__q8dot4_pick(void) {
-#if OI__GEMM_X86
-    oi__gemm_isa isa = oi__gemm_active_isa();
-    if (!oi__q8dot_f16c())
-        return NULL;
-    if (isa == OI__GEMM_ISA_AVX512 && oi__q8dot_vnni_allowed && __builtin_cpu_supports("avx512vnni") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-        return oi__q8dot4_vnni;
-    if (isa == OI__GEMM_ISA_AVX512 || isa == OI__GEMM_ISA_AVX2)
-        return oi__q8dot4_avx2;
-#endif
-    return NULL;
-}
 
 static oi__q8dot_fn oi__q8dot_pick(void) {
 #if OI__GEMM_X86
@@ -554,30 +583,8 @@ static void oi__q8_quantize_x(const float *x, int64_t m, int64_t k, int8_t *xq, 
 /* y[:, n0..n1): each weight row against every quantized x row (the weight
  * row stays in cache across the rows of x). */
 static void oi__qmm_q8_rows(const oi__qmm *q, int64_t n0, int64_t n1) {
-    oi__q8dot_fn dot = oi__q8dot_pick();
-    oi__q8dot4_fn dot4 = oi__q8dot4_pick();
-    int64_t nb = q->k / OI__Q4_BLOCK, n = n0, group = 4 * q->row_bytes;
-    /* A decode streams each weight once, in short runs of rows (a task's
-     * share of one matrix) that the hardware prefetcher alone starts too
-     * late: the rows OI__QMM_PREFETCH bytes ahead are asked for by hand. */
-    const uint8_t *end = q->w + n1 * q->row_bytes;
-    for (const uint8_t *p = q->w + n * q->row_bytes; p < end && p < q->w + n * q->row_bytes + OI__QMM_PREFETCH; p += 64)
-        __builtin_prefetch(p);
-    for (; dot4 && n + 4 <= n1; n += 4) {
-        const uint8_t *ahead = q->w + n * q->row_bytes + OI__QMM_PREFETCH;
-        for (int64_t off = 0; off < group && ahead + off < end; off += 64)
-            __builtin_prefetch(ahead + off);
-        for (int64_t i = 0; i < q->m; i++) {
-            float y[4];
-            dot4(q->format, q->w + n * q->row_bytes, q->row_bytes, q->xq + i * q->k, q->xd + i * nb, q->xs + i * nb, nb, y);
-            for (int r = 0; r < 4; r++)
-                q->y[i * q->n + n + r] = y[r];
-        }
-    }
-    for (; n < n1; n++)
-        for (int64_t i = 0; i < q->m; i++)
-            q->y[i * q->n + n] =
-                oi__q8dot_row(dot, q->format, q->w + n * q->row_bytes, q->xq + i * q->k, q->xd + i * nb, q->xs + i * nb, nb);
+    oi__q8dot_rows(oi__q8dot_pick(), q->format, q->w, q->row_bytes, n0, n1, q->xq, q->xd, q->xs, q->m, q->k / OI__Q4_BLOCK,
+                   q->y, q->n);
 }
 
 /* Output columns [n0, n1). */

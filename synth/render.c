@@ -1901,6 +1901,13 @@ static void oi__sy_render_matmul_dots(oi__buf *b, const oi__sy_schedule *s, cons
 /* Blocks of positions: their patches packed (oi_pack_b) and multiplied by
  * the weights read in place, 12 channels per oi_gemm_packed call; then the
  * bias and relu. */
+/* A 1 x 1 conv of stride 1 and no padding: its patches are the input's
+ * planes themselves (conv.c's pointwise case), packed straight from them. */
+static bool oi__sy_conv_pointwise(const oi__sy_conv_geom *g) {
+    return g->path == OI__SY_CONV_GEMM && g->k_h == 1 && g->k_w == 1 && g->s_h == 1 && g->s_w == 1 && g->p_h == 0 &&
+           g->p_w == 0 && g->in_h == g->out_h && g->in_w == g->out_w;
+}
+
 static void oi__sy_render_conv_gemm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                     const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
@@ -1911,8 +1918,12 @@ static void oi__sy_render_conv_gemm(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_printf(b, "        for (%s oi_q0 = 0; oi_q0 < %lld; oi_q0 += %lld) {\n", it, out_sp, block);
     oi__buf_printf(b, "            const %s oi_nq = %lld - oi_q0 < %lld ? %lld - oi_q0 : %lld;\n", it, out_sp, block,
                    out_sp, block);
-    oi__sy_render_patches(b, lang, k, "oi_q0", "oi_nq", 3);
-    oi__buf_printf(b, "            oi_pack_b(mk, oi_pt, %lld, 1, %lld, (int64_t)oi_nq, oi_bp);\n", rows, rows);
+    if (oi__sy_conv_pointwise(g)) { /* step c (an input channel) of column q at oi_xg[c * out_sp + q] */
+        oi__buf_printf(b, "            oi_pack_b(mk, oi_xg + oi_q0, 1, %lld, %lld, (int64_t)oi_nq, oi_bp);\n", out_sp, rows);
+    } else {
+        oi__sy_render_patches(b, lang, k, "oi_q0", "oi_nq", 3);
+        oi__buf_printf(b, "            oi_pack_b(mk, oi_pt, %lld, 1, %lld, (int64_t)oi_nq, oi_bp);\n", rows, rows);
+    }
     /* a split kernel's task: output channels [oi_c0, oi_c1) (render_conv) */
     char c0[32], c1[32];
     snprintf(c0, sizeof c0, "%s", k->tasks > 1 ? "oi_c0" : "0");
@@ -2018,8 +2029,10 @@ static void oi__sy_render_avg_pool(oi__buf *b, const oi__sy_schedule *s, const o
 
 /* max_pool2d as conv.c's scalar loop (its vector rows give the same
  * maxima): -inf, then every tap inside the plane, a NaN winning for good;
- * global_avg_pool each plane's sum in double over its area, rounded once
- * (conv.c sums in double too, in lanes: bounded, almost always equal). */
+ * global_avg_pool each plane's sum in double over its area, rounded once:
+ * in f32 folders with the micro-kernels, conv.c's own sums in f64 lanes
+ * (the same bits), else a plain loop (conv.c's lanes: bounded, almost
+ * always equal). */
 static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *y = oi__sy_slot_of(s, pn->out);
@@ -2027,6 +2040,17 @@ static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__s
     long long planes = (long long)(x->shape[0] * x->shape[1]);
     if (pn->ir->op == OI_OP_global_avg_pool) {
         long long area = (long long)oi__shape_numel(x->ndim - 2, x->shape + 2);
+        if (s->packed_gemm && area && x->dtype == OI_DTYPE_F32 && y->dtype == OI_DTYPE_F32) {
+            /* conv.c's sums in f64 lanes (oi_gemm.h), on the micro-kernel's ISA: the simulator's bits */
+            oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n"
+                            "    const int oi_isa = mk->mr == 12 ? 2 : mk->mr == 6 ? 1 : 0;\n");
+            oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++)\n        ", it, planes);
+            oi__sy_param_name(b, y);
+            oi__buf_puts(b, "[p] = (float)(oi__conv_sum_f32_at(oi_isa, ");
+            oi__sy_param_name(b, x);
+            oi__buf_printf(b, " + p * %lld, %lld) / %lld.0);\n", area, area, area);
+            return;
+        }
         oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++) {\n        double sum = 0.0;\n", it, planes);
         oi__buf_printf(b, "        for (%s i = 0; i < %lld; i++)\n            sum += (double)", it, area);
         oi__sy_param_name(b, x);
@@ -2065,6 +2089,84 @@ static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__s
                    (long long)g->out_h, (long long)g->out_w);
 }
 
+/* Whether a conv kernel's fused statements are a chain of relu, clamp,
+ * hard_sigmoid and hard_swish over f32, each on the one before it, whose
+ * only stored value is the last: elementwise.c's loops in the ISA's lanes
+ * then run them over the kernel's elements (oi__sy_render_conv_epilogue),
+ * as the simulator's fast path does (its conditions: clamp bounds exact in
+ * f32). */
+static bool oi__sy_conv_vector_epilogue(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    int last = (int)arrlen(k->nodes) - 1;
+    if (last < 1 || !oi__sy_slot_stored(s, k->nodes[last]->out))
+        return false;
+    for (int n = 1; n <= last; n++) {
+        const oi__pnode *pn = k->nodes[n];
+        oi_op op = pn->ir->op;
+        if (op != OI_OP_relu && op != OI_OP_clamp && op != OI_OP_hard_sigmoid && op != OI_OP_hard_swish)
+            return false;
+        if (arrlen(pn->inputs) != 1 || pn->inputs[0] != k->nodes[n - 1]->out ||
+            oi__sy_slot_of(s, pn->out)->dtype != OI_DTYPE_F32 || oi__sy_slot_of(s, pn->inputs[0])->dtype != OI_DTYPE_F32)
+            return false;
+        if (n < last && oi__sy_slot_stored(s, pn->out) && pn->out != k->nodes[last]->out)
+            return false;
+        if (op == OI_OP_relu || op == OI_OP_clamp) {
+            double lo = oi__sy_param_f(pn, op == OI_OP_relu ? "clamp_min" : "min");
+            double hi = oi__sy_param_f(pn, op == OI_OP_relu ? "clamp_max" : "max");
+            if (isnan(lo) || isnan(hi) || (!isinf(lo) && (double)(float)lo != lo) ||
+                (!isinf(hi) && (double)(float)hi != hi))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* The fused chain of oi__sy_conv_vector_epilogue over elements [e0, e1) of
+ * the conv's result oi_y: the first statement from oi_y into the last's
+ * variable, the others in place there. */
+static void oi__sy_render_conv_epilogue(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                        const oi__sy_kernel *k, const char *e0, const char *e1) {
+    int last = (int)arrlen(k->nodes) - 1;
+    oi__buf_printf(b, "    {\n        const int oi_isa = mk->mr == 12 ? 2 : mk->mr == 6 ? 1 : 0; /* the micro-kernel's ISA */\n");
+    oi__buf_printf(b, "        const %s oi_e0 = %s, oi_e1 = %s;\n", lang->index_type, e0, e1);
+    for (int n = 1; n <= last; n++) {
+        const oi__pnode *pn = k->nodes[n];
+        oi__buf_puts(b, "        /* ");
+        oi__sy_render_stmt(b, pn);
+        oi__buf_puts(b, " */\n        ");
+        bool hard = pn->ir->op == OI_OP_hard_sigmoid || pn->ir->op == OI_OP_hard_swish;
+        if (hard)
+            oi__buf_puts(b, "oi__ew_hard_f32_at(oi_isa, ");
+        else
+            oi__buf_printf(b, "oi__ew_relu_clamp_f32(oi_isa, %s, ", pn->ir->op == OI_OP_relu ? "true" : "false");
+        if (n == 1) {
+            oi__buf_puts(b, "oi_y + oi_e0, ");
+        } else {
+            oi__sy_param_name(b, oi__sy_slot_of(s, k->nodes[last]->out));
+            oi__buf_puts(b, " + oi_e0, ");
+        }
+        oi__sy_param_name(b, oi__sy_slot_of(s, k->nodes[last]->out));
+        oi__buf_puts(b, " + oi_e0, (int64_t)(oi_e1 - oi_e0), ");
+        if (hard) { /* alpha and beta rounded to f32, as elementwise.c reads them */
+            bool sig = pn->ir->op == OI_OP_hard_sigmoid;
+            double alpha = sig ? oi__sy_param_f(pn, "alpha") : 1.0 / 6.0, beta = sig ? oi__sy_param_f(pn, "beta") : 0.5;
+            oi__sy_double(b, (double)(float)alpha);
+            oi__buf_puts(b, ", ");
+            oi__sy_double(b, (double)(float)beta);
+            oi__buf_printf(b, ", %s);\n", sig ? "false" : "true");
+        } else {
+            bool relu = pn->ir->op == OI_OP_relu;
+            double lo = oi__sy_param_f(pn, relu ? "clamp_min" : "min"), hi = oi__sy_param_f(pn, relu ? "clamp_max" : "max");
+            oi__sy_double(b, relu ? oi__sy_param_f(pn, "negative_slope") : 0.0);
+            oi__buf_printf(b, ", %s, ", relu && isinf(lo) && lo < 0 && isinf(hi) && hi > 0 ? "false" : "true");
+            oi__sy_double(b, lo);
+            oi__buf_puts(b, ", ");
+            oi__sy_double(b, hi);
+            oi__buf_puts(b, ");\n");
+        }
+    }
+    oi__buf_puts(b, "    }\n");
+}
+
 static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__sy_conv_geom *g = &k->conv;
@@ -2082,7 +2184,7 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
     }
     if (k->tasks < 2 || !k->packed) /* a split packed kernel gets it from its task entry */
         oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
-    if (g->path != OI__SY_CONV_DEPTHWISE)
+    if (g->path != OI__SY_CONV_DEPTHWISE && !oi__sy_conv_pointwise(g))
         oi__buf_printf(b, "    float oi_pt[%lld];\n", (g->path == OI__SY_CONV_GEMM ? (long long)g->block : out_sp) * rows);
     if (g->path == OI__SY_CONV_GEMM)
         oi__buf_printf(b, "    float oi_bp_raw[%lld + 16];\n    float *oi_bp = oi_align64(oi_bp_raw);\n",
@@ -2122,6 +2224,21 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, "    }\n");
     if (arrlen(k->nodes) < 2)
         return;
+    if (oi__sy_conv_vector_epilogue(s, k)) {
+        char e0[64], e1[64];
+        if (by_channels) {
+            snprintf(e0, sizeof e0, "oi_c0 * %lld", out_sp);
+            snprintf(e1, sizeof e1, "oi_c1 * %lld", out_sp);
+        } else if (k->tasks > 1) {
+            snprintf(e0, sizeof e0, "lo * %lld", mg * out_sp);
+            snprintf(e1, sizeof e1, "hi * %lld", mg * out_sp);
+        } else {
+            snprintf(e0, sizeof e0, "0");
+            snprintf(e1, sizeof e1, "%lld", numel);
+        }
+        oi__sy_render_conv_epilogue(b, s, lang, k, e0, e1);
+        return;
+    }
     if (by_channels) /* the task's channels' elements */
         oi__buf_printf(b, "    for (%s i = oi_c0 * %lld; i < oi_c1 * %lld; i++) {\n", it, out_sp, out_sp);
     else if (k->tasks > 1) /* the task's groups' elements */
@@ -2282,8 +2399,9 @@ static void oi__sy_render_q8dot_select(oi__buf *b) {
 
 /* matmul_q4 with activations "q8", as quant.c's: x's rows rounded into
  * int8 blocks once by the step (oi__sy_render_q8_round:
- * oi__q8_quantize_rows_body, the bytes of every ISA's path), then each
- * weight row of the task against each x row (oi__q8dot_row). */
+ * oi__q8_quantize_rows_body, the bytes of every ISA's path), then the
+ * task's weight rows against the x rows, four at once (oi__q8dot_rows,
+ * the simulator's own loop). */
 static void oi__sy_render_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                   const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
@@ -2316,13 +2434,15 @@ static void oi__sy_render_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi
     oi__buf_puts(b, "; /* read as q8_x: rounded by the step */\n");
     if (k->tasks > 1)
         oi__sy_task_range(b, lang, k, n);
-    oi__sy_loop_open(b, lang, k, "oi_j", false, n, n);
-    oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++)\n            ", lang->index_type, m);
-    oi__sy_param_name(b, out);
-    oi__buf_printf(b, "[oi_i * %lld + oi_j] = oi__q8dot_row(q8_dot, %s, ", n, f);
+    oi__buf_printf(b, "    oi__q8dot_rows(q8_dot, %s, ", f);
     oi__sy_param_name(b, w);
-    oi__buf_printf(b, " + oi_j * %lld, q8_x + oi_i * %lld, q8_d + oi_i * %lld, q8_s + oi_i * %lld, %lld);\n    }\n", rb, kk, kk / 32,
-                   kk / 32, kk / 32);
+    if (k->tasks > 1)
+        oi__buf_printf(b, ", %lld, lo, hi", rb);
+    else
+        oi__buf_printf(b, ", %lld, 0, %lld", rb, n);
+    oi__buf_printf(b, ", q8_x, q8_d, q8_s, %lld, %lld, ", m, kk / 32);
+    oi__sy_param_name(b, out);
+    oi__buf_printf(b, ", %lld);\n", n);
 }
 
 void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix) {
