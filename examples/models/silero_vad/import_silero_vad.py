@@ -43,13 +43,13 @@ def convert(path: str) -> tuple[dict, dict]:
         t[f"conv{i + 1}.w"] = f32(w[f"model.encoder.{i}.reparam_conv.weight"])
         t[f"conv{i + 1}.b"] = f32(w[f"model.encoder.{i}.reparam_conv.bias"])
     rnn = "model.decoder.rnn."
-    # the input's and the recurrent weights stacked: one product of [x, h] per step
-    t["lstm.w"] = f32(np.concatenate([w[rnn + "weight_ih"].T, w[rnn + "weight_hh"].T], axis=0))
+    t["lstm.w_ih"] = f32(w[rnn + "weight_ih"].T)
+    t["lstm.w_hh"] = f32(w[rnn + "weight_hh"].T)
     t["lstm.b"] = f32(w[rnn + "bias_ih"] + w[rnn + "bias_hh"])
     t["final.w"] = f32(w["model.decoder.decoder.2.weight"].reshape(1, -1).T)
     t["final.b"] = f32(w["model.decoder.decoder.2.bias"].reshape(1))
     hidden = w[rnn + "weight_hh"].shape[1]
-    sizes = {"N": 512, "CTX": 64, "H": hidden, "XH": w[rnn + "weight_ih"].shape[1] + hidden, "G": 4 * hidden}
+    sizes = {"N": 512, "CTX": 64, "H": hidden, "G": 4 * hidden}
     return sizes, t
 
 
