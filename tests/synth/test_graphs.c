@@ -30,7 +30,9 @@
  *                  squeeze, a depthwise conv2d (2 outputs per channel, stride
  *                  2 by 1, relu), max_pool2d (ceil_mode, padding),
  *                  avg_pool2d (with and without the padding counted),
- *                  global_avg_pool
+ *                  global_avg_pool, a conv with a sloped, clamped relu and
+ *                  hard_swish fused and a 1 x 1 conv with hard_sigmoid and
+ *                  a bounded relu fused (elementwise.c's lanes)
  *   skinny_prefix  matmuls of 2 rows by the entries of a prefix table W(l)
  *                  (70 x 70: gemm.c's dot kernels over each entry transposed
  *                  at open, tails of channels and of k), a fused epilogue
@@ -185,6 +187,7 @@ OI_GRAPH(conv_ops,
     OI_VAR(x2, f32[2, 4, 9, 10]) OI_VAR(w2, f32[6, 2, 3, 3]) OI_VAR(b2, f32[6])
     OI_VAR(x3, f32[1, 32, 6]) OI_VAR(w3, f32[23, 32, 3])
     OI_VAR(v, f32[3, 7]) OI_VAR(wd, f32[8, 1, 3, 3]) OI_VAR(bd, f32[8])
+    OI_VAR(wp, f32[48, 4, 1, 1]) OI_VAR(bp, f32[48])
   )
   OI_VOLATILE(
     OI_VAR(y1, f32[1, 3, 3, 3]) OI_VAR(y2, f32[2, 6, 9, 10]) OI_VAR(y3, f32[1, 23, 3])
@@ -192,12 +195,21 @@ OI_GRAPH(conv_ops,
     OI_VAR(cat, f32[3, 19]) OI_VAR(mid, f32[3, 3]) OI_VAR(sq, f32[1, 3, 7]) OI_VAR(us, f32[3, 7])
     OI_VAR(dw, f32[2, 8, 5, 10]) OI_VAR(mp, f32[2, 4, 5, 6]) OI_VAR(gap, f32[2, 8, 1, 1])
     OI_VAR(ap, f32[2, 4, 5, 5]) OI_VAR(ap2, f32[1, 2, 3, 3]) OI_VAR(dw2, f32[2, 8, 8, 6])
+    OI_VAR(yh, f32[2, 6, 9, 10]) OI_VAR(yp, f32[2, 48, 9, 10])
   )
   OI_BLOCK(entry,
     OI_OP(conv2d, x1, w1, b1, pads=[1, 1, 1, 1], strides=[2, 2], activation="relu") OI_TO(y1)
     OI_OP(conv2d, x2, w2, b2, pads=[2, 1, 2, 1], dilations=[2, 1], group=2) OI_TO(y2)
     OI_OP(mul, y2, y2) OI_TO(y2)
     OI_OP(relu, y2) OI_TO(y2)
+    /* epilogues in elementwise.c's lanes: relu with a slope and both bounds, then hard_swish; a
+     * 1 x 1 conv (its planes packed as they are), hard_sigmoid, then relu with an upper bound */
+    OI_OP(conv2d, x2, w2, b2, pads=[1, 1, 1, 1], group=2) OI_TO(yh)
+    OI_OP(relu, yh, negative_slope=0.25, clamp_min=-0.5, clamp_max=0.75) OI_TO(yh)
+    OI_OP(hard_swish, yh) OI_TO(yh)
+    OI_OP(conv2d, x2, wp, bp) OI_TO(yp)
+    OI_OP(hard_sigmoid, yp, alpha=0.25, beta=0.375) OI_TO(yp)
+    OI_OP(relu, yp, clamp_max=0.625) OI_TO(yp)
     OI_OP(conv1d, x3, w3, pads=[1, 1], strides=[2]) OI_TO(y3)
     OI_OP(pad, v, pads=[1, 2, 1, 2], mode="reflect") OI_TO(pr)
     OI_OP(pad, v, pads=[1, -1, 0, 0], value=1.5) OI_TO(pc)
