@@ -1898,9 +1898,6 @@ static void oi__sy_render_matmul_dots(oi__buf *b, const oi__sy_schedule *s, cons
     oi__buf_puts(b, "        (void)v0;\n    }\n");
 }
 
-/* Blocks of positions: their patches packed (oi_pack_b) and multiplied by
- * the weights read in place, 12 channels per oi_gemm_packed call; then the
- * bias and relu. */
 /* A 1 x 1 conv of stride 1 and no padding: its patches are the input's
  * planes themselves (conv.c's pointwise case), packed straight from them. */
 static bool oi__sy_conv_pointwise(const oi__sy_conv_geom *g) {
@@ -1908,6 +1905,9 @@ static bool oi__sy_conv_pointwise(const oi__sy_conv_geom *g) {
            g->p_w == 0 && g->in_h == g->out_h && g->in_w == g->out_w;
 }
 
+/* Blocks of positions: their patches packed (oi_pack_b) and multiplied by
+ * the weights read in place, 12 channels per oi_gemm_packed call; then the
+ * bias and relu. */
 static void oi__sy_render_conv_gemm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                     const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
