@@ -362,7 +362,7 @@ static inline uint32_t oi__ew_relu_bits32(uint32_t xb, uint32_t rb) {
     }
 
 static inline int64_t oi__ew_relu_f32_base(const float *a, float *y, int64_t len, double slope, bool clamps, double lo,
-                                    double hi) {
+                                           double hi) {
     OI__EW_RELU_F32_BLOCKS
     return j;
 }
@@ -372,8 +372,8 @@ static inline int64_t oi__ew_relu_f32_base(const float *a, float *y, int64_t len
  * instruction (GCC emulates them at twice the AVX-512 time). x < 0 as an
  * ordered compare is the same choice (false for -0 and NaN); min(hi, r) and
  * max(lo, c) keep a NaN r, as the blocks' r > hi ? hi : r and c < lo ? lo : c. */
-OI__TARGET_AVX2 static inline int64_t oi__ew_relu_f32_avx2(const float *a, float *y, int64_t len, double slope, bool clamps,
-                                                    double lo, double hi) {
+OI__TARGET_AVX2 static inline int64_t oi__ew_relu_f32_avx2(const float *a, float *y, int64_t len, double slope,
+                                                           bool clamps, double lo, double hi) {
     float slope_f = (float)slope;
     int64_t j = 0;
     if ((double)slope_f != slope)
@@ -391,7 +391,7 @@ OI__TARGET_AVX2 static inline int64_t oi__ew_relu_f32_avx2(const float *a, float
 }
 
 OI__TARGET_AVX512 static inline int64_t oi__ew_relu_f32_avx512(const float *a, float *y, int64_t len, double slope,
-                                                        bool clamps, double lo, double hi) {
+                                                               bool clamps, double lo, double hi) {
     OI__EW_RELU_F32_BLOCKS
     return j;
 }
@@ -463,7 +463,7 @@ static inline void oi__ew_clamp_f32(const float *a, float *y, int64_t len, doubl
 /* relu (then its clamps when `clamps`) or, relu false, clamp over len f32
  * of a into y: whole blocks in lanes, then the tail. */
 OI__EW_ENTRY void oi__ew_relu_clamp_f32(int isa, bool relu, const float *a, float *y, int64_t len, double slope,
-                                         bool clamps, double lo, double hi) {
+                                        bool clamps, double lo, double hi) {
     if (relu) {
         int64_t done = oi__ew_relu_f32_blocks(isa, a, y, len, slope, clamps, lo, hi);
         a += done, y += done, len -= done;
@@ -514,8 +514,8 @@ static inline void oi__ew_hard_f32_base(const float *a, float *y, int64_t len, d
  * vectorizes the AVX-512 one). The same operations in the same order:
  * min(1, h) and max(0, h) keep h where it is NaN (the lanes' min/max return
  * their second operand then), as h > 1 ? 1 : h and h < 0 ? 0 : h do. */
-OI__TARGET_AVX2 static inline void oi__ew_hard_f32_avx2(const float *a, float *y, int64_t len, double alpha, double beta,
-                                                 bool swish) {
+OI__TARGET_AVX2 static inline void oi__ew_hard_f32_avx2(const float *a, float *y, int64_t len, double alpha,
+                                                        double beta, bool swish) {
     float al = (float)alpha, be = (float)beta;
     __m256 v_al = _mm256_set1_ps(al), v_be = _mm256_set1_ps(be), one = _mm256_set1_ps(1.0f);
     __m256 zero = _mm256_setzero_ps();
@@ -531,7 +531,7 @@ OI__TARGET_AVX2 static inline void oi__ew_hard_f32_avx2(const float *a, float *y
 }
 
 OI__TARGET_AVX512 static inline void oi__ew_hard_f32_avx512(const float *a, float *y, int64_t len, double alpha,
-                                                     double beta, bool swish) {
+                                                            double beta, bool swish) {
     OI__EW_HARD_BODY(float);
 }
 #endif
@@ -539,7 +539,7 @@ OI__TARGET_AVX512 static inline void oi__ew_hard_f32_avx512(const float *a, floa
 /* hard_sigmoid (alpha, beta) or hard_swish (alpha 1/6, beta 0.5: pass
  * them) over len f32 in the lanes of isa. */
 OI__EW_ENTRY void oi__ew_hard_f32_at(int isa, const float *a, float *y, int64_t len, double alpha, double beta,
-                                      bool swish) {
+                                     bool swish) {
 #if OI__GEMM_X86
     if (isa == 2) {
         oi__ew_hard_f32_avx512(a, y, len, alpha, beta, swish);
