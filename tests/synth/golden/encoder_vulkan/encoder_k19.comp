@@ -5,7 +5,7 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Push { uint Wv_at; uint bv_at; } pc;
+layout(push_constant) uniform Push { uint Wv_at; uint bv_at; } pc; /* set when the step is recorded */
 #define h(i) arena[196608u + (i)] /* f32, a temporary */
 #define Wv(i) model[pc.Wv_at + (i)] /* Wv(l): the entry the step pushes */
 #define bv(i) model[pc.bv_at + (i)] /* bv(l): the entry the step pushes */

@@ -7,7 +7,7 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Push { uint W_at; uint b_at; } pc;
+layout(push_constant) uniform Push { uint W_at; uint b_at; } pc; /* set when the step is recorded */
 #define h(i) arena[0u + (i)] /* f32, a temporary */
 #define W(i) model[pc.W_at + (i)] /* W(l): the entry the step pushes */
 #define u(i) arena[16u + (i)] /* f32, a temporary */
