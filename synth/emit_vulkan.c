@@ -1755,7 +1755,7 @@ static void oi__vk_attn_kv_operand(oi__buf *b, const oi__sy_schedule *s, const o
     }
     const oi__slot *tab = &s->plan->slots[rd->var];
     const oi__sy_buffer *tb = &s->buffers[rd->var];
-    oi__buf_printf(b, "#define OI_KV%d(i) state[%s_at + (i)] /* %s, in place */\n", o, o == 1 ? "k" : "v", tab->name);
+    oi__buf_printf(b, "#define OI_KV%d(i) state[i] /* %s, in place (from %s_at on) */\n", o, tab->name, o == 1 ? "k" : "v");
     int kept = -1;
     for (int i = 0; i < (int)arrlen(rd->access); i++)
         if (rd->access[i].is_slice)
