@@ -59,9 +59,7 @@ static bool oi__vk_name_clashes(const char *name) {
         "erfc_tail", "erf_series", "log_f32", "log1p_f32", "oi_wg_sum", "oi_wg_max", "oi_partial", "oi_p", "oi_kv", "oi_q", "oi_inv",
         "a_tile", "b_tile", "tile_a", "tile_b", "mm_tiles", "mm_load_a", "mm_load_b", "mm_store", "mm_rows",
         "mm_cols", "float_math", "cm_tiles", "cm_load_a", "cm_load_b", "cm_load_bt", "cm_store8", "oi_cm_pack", "put_a", "put_b",
-        "load_a", "load_b", "store_tiles", "load_tiles", "arena_i", "state_i", "model_u", "w_buf", "w_byte", "w_half",
-        "w_word", "block_bytes", "unpack_block", "block_f32", "block_q8", "x_at", "split", "two_prod", "ff_mul", "ff_pow",
-        "cos_sin", "oi_best", "oi_at", "oi_qv",
+        "load_a", "load_b", "store_tiles", "load_tiles", "arena_i", "state_i", "model_u", "oi_best", "oi_at",
         "multiply", "multiply_tile", "gemm_partial", "gemm_slices_sum", "SLICES", "SPLIT_AT", "partial_round", "load_a_fragment", "load_b_fragment", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
@@ -97,7 +95,16 @@ static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn
         snprintf(why, sizeof why, "%s has a shape known at run time only, or is a table", sl->name);
         return oi__vk_refuse(pn, why);
     }
-    if (oi__vk_name_clashes(sl->name)) {
+    /* the functions of oi_rope.glsl and oi_quant_blocks.glsl, in the kernels that include them */
+    static const char *const rope_fns[] = {"split", "two_prod", "ff_mul", "ff_pow", "cos_sin", "R", "N", "HALF", "PER"};
+    static const char *const quant_fns[] = {"w_buf", "w_byte", "w_half", "w_word", "block_bytes", "unpack_block",
+                                            "block_f32", "block_q8", "x_at", "M", "N", "K", "ROW_BYTES", "COLS", "SPLIT"};
+    bool clash = oi__vk_name_clashes(sl->name);
+    for (int i = 0; kind == OI__SY_K_ROPE && i < (int)(sizeof rope_fns / sizeof rope_fns[0]); i++)
+        clash |= strcmp(sl->name, rope_fns[i]) == 0;
+    for (int i = 0; kind == OI__SY_K_QMATMUL && i < (int)(sizeof quant_fns / sizeof quant_fns[0]); i++)
+        clash |= strcmp(sl->name, quant_fns[i]) == 0;
+    if (clash) {
         snprintf(why, sizeof why, "the variable name %s is a GLSL word or a function the kernels call", sl->name);
         return oi__vk_refuse(pn, why);
     }
@@ -810,7 +817,7 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
             continue;
         oi__buf_puts(b, "#define ");
         oi__sy_render_param_name(b, sl);
-        oi__buf_printf(b, "%s(i) %s%s + %s%s%s\n", names[m], open, at.data, index[m], close,
+        oi__buf_printf(b, "%s(i) %s%s%s + %s%s%s\n", names[m], open, at.data, model ? " - pc.oi_mb" : "", index[m], close,
                        m == 0 ? (wide ? " /* i64: the low word */" : " /* i32 */") : "");
     }
     oi__buf_free(&at);
@@ -846,20 +853,22 @@ static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule
         if (buf->home == OI__SY_PREFIX) {
             oi__buf_puts(b, "(i) model[pc.");
             oi__sy_render_param_name(b, sl);
-            oi__buf_printf(b, "_at + (i)] /* %s(l): the entry the step pushes */\n", sl->name);
+            oi__buf_printf(b, "_at - pc.oi_mb + (i)] /* %s(l): the entry the step pushes */\n", sl->name);
             continue;
         }
         uint64_t at = buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
         oi__buf_puts(b, "(i) ");
-        oi__buf_printf(b, "%s[%lluu + (i)] /* %s, %s */\n", oi__vk_buffer_name(buf->home), (unsigned long long)(at / 4),
-                       oi_dtype_name(sl->dtype), buf->home == OI__SY_ARENA ? "a temporary" : buf->home == OI__SY_STATE
-                       ? "a declared variable" : "model data");
+        oi__buf_printf(b, "%s[%lluu%s + (i)] /* %s, %s */\n", oi__vk_buffer_name(buf->home), (unsigned long long)(at / 4),
+                       buf->home == OI__SY_MODEL ? " - pc.oi_mb" : "", oi_dtype_name(sl->dtype),
+                       buf->home == OI__SY_ARENA ? "a temporary" : buf->home == OI__SY_STATE ? "a declared variable"
+                                                                                             : "model data");
     }
 }
 
-static bool oi__vk_has_prefix(const oi__sy_schedule *s, const oi__sy_param *params) {
+/* Whether a kernel reads the model (its window's start pushed as pc.oi_mb). */
+static bool oi__vk_reads_model(const oi__sy_schedule *s, const oi__sy_param *params) {
     for (int i = 0; i < (int)arrlen(params); i++)
-        if (s->buffers[params[i].slot].home == OI__SY_PREFIX)
+        if (s->buffers[params[i].slot].home == OI__SY_PREFIX || s->buffers[params[i].slot].home == OI__SY_MODEL)
             return true;
     return false;
 }
@@ -898,8 +907,11 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     oi__vk_loops loops = {{NULL}, 0};
     if (oi__vk_pushes_loops(k))
         oi__vk_loops_of(s->steps, k->id, NULL, &loops);
-    if (oi__vk_has_prefix(s, params) || loops.n > 0) {
+    bool model = oi__vk_reads_model(s, params);
+    if (model || loops.n > 0) {
         oi__buf_puts(b, "layout(push_constant) uniform Push {");
+        if (model)
+            oi__buf_puts(b, " uint oi_mb;");
         for (int l = 0; l < loops.n; l++)
             oi__buf_printf(b, " int lv_%s;", loops.var[l]);
         for (int i = 0; i < (int)arrlen(params); i++)
@@ -1156,12 +1168,12 @@ static bool oi__vk_cm_at(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot
         for (int t = 0; t < (int)arrlen(buf->tensors); t++)
             if (buf->tensors[t]->data_offset % 16)
                 return false;
-        if (buf->home == OI__SY_PREFIX) {
-            oi__buf_puts(at, "pc.");
+        if (buf->home == OI__SY_PREFIX) { /* in the model's window (pc.oi_mb: its start) */
+            oi__buf_puts(at, "(pc.");
             oi__sy_render_param_name(at, oi__vk_slot(s, slot));
-            oi__buf_puts(at, "_at");
+            oi__buf_puts(at, "_at - pc.oi_mb)");
         } else {
-            oi__buf_printf(at, "%lluu", (unsigned long long)(buf->tensors[0]->data_offset / 4));
+            oi__buf_printf(at, "(%lluu - pc.oi_mb)", (unsigned long long)(buf->tensors[0]->data_offset / 4));
         }
         return true;
     }
@@ -1720,9 +1732,10 @@ static void oi__vk_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
     if (wb->home == OI__SY_PREFIX) {
         oi__buf_puts(b, "pc.");
         oi__sy_render_param_name(b, w);
-        oi__buf_puts(b, "_at * 4u; /* bytes: the entry the step pushes */\n");
+        oi__buf_puts(b, "_at * 4u - pc.oi_mb * 4u; /* bytes: the entry the step pushes, in the model's window */\n");
     } else {
-        oi__buf_printf(b, "%lluu; /* bytes into the model */\n", (unsigned long long)wb->tensors[0]->data_offset);
+        oi__buf_printf(b, "%lluu - pc.oi_mb * 4u; /* bytes into the model's window */\n",
+                       (unsigned long long)wb->tensors[0]->data_offset);
     }
     oi__buf_printf(b, "    for (uint m = 0u; m < M; m++) {\n        float sum = 0.0;\n        if (n < N)\n"
                       "            for (uint blk = lane; blk < K / 32u; blk += SPLIT)\n"
@@ -2268,11 +2281,44 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
     oi__vk_loops loops = {{NULL}, 0};
     if (oi__vk_pushes_loops(k))
         oi__vk_loops_of(s->steps, k->id, NULL, &loops);
-    bool push = oi__vk_has_prefix(s, params) || loops.n > 0;
+    bool model = oi__vk_reads_model(s, params);
+    if (model) { /* the model's window over what the kernel reads of it */
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "uint64_t lo = UINT64_MAX, hi = 0;\n");
+        for (int i = 0; i < (int)arrlen(params); i++) {
+            const oi__sy_buffer *pb = &s->buffers[params[i].slot];
+            if (pb->home != OI__SY_MODEL && pb->home != OI__SY_PREFIX)
+                continue;
+            oi__vk_indent(b, depth + 1);
+            if (pb->home == OI__SY_MODEL) {
+                oi__buf_printf(b, "oi_vk_span(&lo, &hi, %lluu, %lluu);\n", (unsigned long long)pb->tensors[0]->data_offset,
+                               (unsigned long long)pb->bytes);
+                continue;
+            }
+            const oi__pnode *pn = k->nodes[params[i].node];
+            oi__buf_printf(b, "oi_vk_span(&lo, &hi, 4u * (uint64_t)%s_%s_at[", p->name, oi__vk_slot(s, params[i].slot)->name);
+            if (params[i].input >= 0 && pn->input_indices && pn->input_indices[params[i].input])
+                oi__vk_expr(b, s, &pn->input_indices[params[i].input][0].single);
+            else
+                oi__buf_puts(b, "0");
+            oi__buf_printf(b, "], %lluu);\n", (unsigned long long)pb->bytes);
+        }
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "uint32_t mb = 0;\n");
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "if (oi_vk_model_window(vk, cb, lo, hi, &mb))\n");
+        oi__vk_indent(b, depth + 2);
+        oi__buf_puts(b, "return 1;\n");
+    }
+    bool push = model || loops.n > 0;
     if (push) {
         oi__vk_indent(b, depth + 1);
         oi__buf_puts(b, "const uint32_t push[] = {");
         bool first = true;
+        if (model) {
+            oi__buf_puts(b, "mb");
+            first = false;
+        }
         for (int l = 0; l < loops.n; l++, first = false)
             oi__buf_printf(b, "%s(uint32_t)%s", first ? "" : ", ", loops.var[l]);
         for (int i = 0; i < (int)arrlen(params); i++) {
@@ -2594,7 +2640,7 @@ static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
                       " * barrier only where one reads or overwrites what an earlier one touched),\n"
                       " * the getters' values down. */\n", N);
     oi__buf_printf(b, "static int %s_record(%s_ctx *ctx, VkCommandBuffer cb) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
-    oi__buf_puts(b, "    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);\n");
+    oi__buf_puts(b, "    oi_vk_bind(vk, cb, 0); /* the model's window at its start */\n");
     oi__buf_puts(b, "    if (vk->queries) {\n        vkCmdResetQueryPool(cb, vk->queries, 0, 2 + OI_VK_PROFILE);\n"
                     "        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);\n    }\n");
     oi__buf_puts(b, "    oi_vk_barrier_from_before(vk, cb); /* the uploads, or the application's writes */\n");
@@ -2749,7 +2795,7 @@ static uint32_t oi__vk_push_bytes(const oi_plan *p) {
     uint32_t most = 0;
     for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++) {
         oi__sy_param *params = oi__sy_kernel_params(&p->schedule, &p->schedule.kernels[k]);
-        uint32_t n = 0;
+        uint32_t n = oi__vk_reads_model(&p->schedule, params) ? 4u : 0u; /* oi_mb */
         for (int i = 0; i < (int)arrlen(params); i++)
             n += p->schedule.buffers[params[i].slot].home == OI__SY_PREFIX ? 4u : 0u;
         most = n > most ? n : most;
@@ -2945,10 +2991,10 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, "    } else if (%s_make_device(ctx%s)) {\n        return 1;\n    }\n", N, oi__vk_has_coopmat(p) ? ", &khr" : "");
     if (oi__vk_has_split(p))
         oi__buf_printf(b, "    /* the arena, then the partial products of the matmuls split along K */\n"
-                          "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%lluu, %s_STATE_BYTES, %s_MODEL_BYTES};\n",
+                          "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%lluu, %s_STATE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
                        (unsigned long long)oi__vk_split_offset(p, NULL), N, N);
     else
-        oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_BYTES, %s_MODEL_BYTES};\n",
+        oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
                        N, N, N);
     oi__buf_puts(b, "    for (int i = 0; i < OI_VK_BUFFERS; i++)\n"
                     "        if (!(i == OI_VK_MODEL && vk->app_model) &&\n"
