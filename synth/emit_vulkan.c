@@ -1572,6 +1572,108 @@ static void oi__vk_attention(oi__buf *b, const oi_plan *p, const oi__sy_kernel *
 }
 
 /* ------------------------------------------------------------------ */
+/* Failures the kernels find: reported by the host after the step      */
+/* ------------------------------------------------------------------ */
+/* A table index past its bound (or negative), or a gather index out of
+ * range, is found by a kernel while the step runs. The kernel moves nothing
+ * there (or clamps the index) and writes the site's code, the value and
+ * the element into status words past the state (the first failure wins);
+ * they come down with the step, and NAME_step returns NAME_ERROR_RUNTIME
+ * with the simulator's message. A site: a table access's index position
+ * (pos >= 0) or a gather (pos -1). */
+/* Where the status words are in the state buffer (bytes): past the state. */
+static uint64_t oi__vk_status_at(const oi_plan *p) { return (p->schedule.state_bytes + 15u) / 16u * 16u; }
+
+typedef struct oi__vk_site {
+    const oi__pnode *pn;
+    int pos;
+} oi__vk_site;
+
+static void oi__vk_sites_of(const oi__sy_schedule *s, const oi__sy_step *steps, oi__vk_site **out) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_CACHE && s->plan->slots[st->node->var].is_table)
+            for (int pos = 0; pos < s->plan->slots[st->node->var].n_indices; pos++) {
+                oi__vk_site site = {st->node, pos};
+                (void)arrput(*out, site);
+            }
+        if (st->kind == OI__SY_S_KERNEL && s->kernels[st->kernel].kind == OI__SY_K_GATHER) {
+            oi__vk_site site = {s->kernels[st->kernel].nodes[0], -1};
+            (void)arrput(*out, site);
+        }
+        oi__vk_sites_of(s, st->body, out);
+        oi__vk_sites_of(s, st->then_steps, out);
+        oi__vk_sites_of(s, st->else_steps, out);
+    }
+}
+
+static int oi__vk_n_sites(const oi__sy_schedule *s) {
+    oi__vk_site *sites = NULL;
+    oi__vk_sites_of(s, s->steps, &sites);
+    int n = (int)arrlen(sites);
+    arrfree(sites);
+    return n;
+}
+
+/* The code a kernel writes for site (pn, pos): 1 + its index. */
+static int oi__vk_site_code(const oi__sy_schedule *s, const oi__pnode *pn, int pos) {
+    oi__vk_site *sites = NULL;
+    oi__vk_sites_of(s, s->steps, &sites);
+    int code = 0;
+    for (int i = 0; i < (int)arrlen(sites) && !code; i++)
+        if (sites[i].pn == pn && sites[i].pos == pos)
+            code = i + 1;
+    arrfree(sites);
+    return code;
+}
+
+/* `if (COND) { OI_FAIL(code, value, element); ACTION }` */
+static void oi__vk_fail_if(oi__buf *b, const char *indent, const char *cond, int code, const char *value,
+                           const char *element, const char *action) {
+    oi__buf_printf(b, "%sif (%s) {\n%s    OI_FAIL(%du, %s, %s);%s%s\n%s}\n", indent, cond, indent, code, value, element,
+                   action ? " " : "", action ? action : "", indent);
+}
+
+/* NAME_failure(code, value, element): the simulator's message for a site. */
+static void oi__vk_source_failures(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    const oi__sy_schedule *s = &p->schedule;
+    oi__vk_site *sites = NULL;
+    oi__vk_sites_of(s, s->steps, &sites);
+    oi__buf_printf(b, "/* What a kernel found while the step ran (the status words past the state): the\n"
+                      " * simulator's message for each site. */\n"
+                      "static int %s_failure(int code, long long value, long long element) {\n    (void)element;\n"
+                      "    switch (code) {\n", N);
+    for (int i = 0; i < (int)arrlen(sites); i++) {
+        const oi__pnode *pn = sites[i].pn;
+        const char *slash = strrchr(pn->ir->src.file, '/');
+        const char *file = slash ? slash + 1 : pn->ir->src.file;
+        oi__buf_printf(b, "    case %d:\n", i + 1);
+        if (sites[i].pos < 0) {
+            const oi__slot *data = oi__vk_slot(s, pn->inputs[0]);
+            int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
+            if (axis < 0)
+                axis += data->ndim;
+            oi__buf_printf(b, "        return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: gather: index %%lld (element %%lld of the \"\n"
+                              "                       \"indices) is out of range for axis %d of size %lld\", value, element);\n",
+                           N, N, file, pn->ir->src.line, (int)axis, (long long)data->shape[axis]);
+            continue;
+        }
+        const oi__slot *tab = &s->plan->slots[pn->var];
+        const char *index = tab->decl->table_indices[sites[i].pos];
+        oi__buf_printf(b, "        if (value < 0)\n            return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: %s: index %s = %%lld "
+                          "is negative\", value);\n", N, N, file, pn->ir->src.line, tab->name, index);
+        oi__buf_printf(b, "        return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: cache table %s index %s = %%lld exceeds %s size "
+                          "%lld\", value);\n", N, N, file, pn->ir->src.line, tab->name, index,
+                       tab->fixed[sites[i].pos] >= 0 ? "fixed" : "synthesized",
+                       (long long)s->buffers[pn->var].bound[sites[i].pos]);
+    }
+    oi__buf_printf(b, "    default:\n        return %s_fail(%s_ERROR_RUNTIME, \"%s_step: a kernel failed (code %%d)\", code);\n"
+                      "    }\n}\n\n", N, N, N);
+    arrfree(sites);
+}
+
+/* ------------------------------------------------------------------ */
 /* A decoder's kernels: rope, argmax, gather, matmul_q4, attention     */
 /* over the cache                                                      */
 /* ------------------------------------------------------------------ */
@@ -1682,7 +1784,10 @@ static void oi__vk_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
     oi__vk_grid_loop(b, oi__vk_numel(out), wg);
     oi__buf_puts(b, "        int ix = ");
     oi__vk_name(b, s, pn->inputs[1]);
-    oi__buf_puts(b, "(o / INNER % NI);\n        ix = clamp(ix < 0 ? ix + int(AXIS) : ix, 0, int(AXIS) - 1);\n"
+    oi__buf_puts(b, "(o / INNER % NI);\n");
+    oi__vk_fail_if(b, "        ", "ix < -int(AXIS) || ix >= int(AXIS)", oi__vk_site_code(s, pn, -1), "ix", "int(o / INNER % NI)",
+                   NULL);
+    oi__buf_puts(b, "        ix = clamp(ix < 0 ? ix + int(AXIS) : ix, 0, int(AXIS) - 1);\n"
                     "        const uint from = (o / (NI * INNER) * AXIS + uint(ix)) * INNER + o % INNER;\n");
     if (data->dtype == OI_DTYPE_F32) {
         oi__buf_puts(b, "        ");
@@ -1779,14 +1884,32 @@ static void oi__vk_attn_kv_operand(oi__buf *b, const oi__sy_schedule *s, const o
         oi__vk_glsl_expr(b, s, &rd->access[kept].start);
     else
         oi__buf_puts(b, "0");
+    int code = oi__vk_site_code(s, rd, kept);
+    char cond[96], lo[16];
+    snprintf(lo, sizeof lo, "%s_lo", w);
     if (o == 1) {
         oi__buf_puts(b, ", k_hi = ");
         oi__vk_glsl_expr(b, s, &rd->access[kept].end);
         oi__buf_printf(b, ";\n    /* the slice's entries, none past the table's bound (%lld) */\n"
                           "    const uint T = uint(clamp(min(k_hi, %lld) - max(k_lo, 0), 0, int(TMAX)));\n",
                        (long long)tb->bound[kept], (long long)tb->bound[kept]);
+        snprintf(cond, sizeof cond, "k_hi > %lld", (long long)tb->bound[kept]);
+        oi__vk_fail_if(b, "    ", cond, code, "k_hi - 1", "0", NULL);
     } else {
         oi__buf_puts(b, ";\n");
+    }
+    snprintf(cond, sizeof cond, "%s < 0", lo);
+    oi__vk_fail_if(b, "    ", cond, code, lo, "0", NULL);
+    for (int i = 0; i < tab->n_indices; i++) {
+        if (i == kept)
+            continue;
+        oi__buf mark;
+        memset(&mark, 0, sizeof mark);
+        oi__vk_glsl_expr(&mark, s, &rd->access[i].single);
+        char c2[256];
+        snprintf(c2, sizeof c2, "%s < 0 || %s >= %lld", mark.data, mark.data, (long long)tb->bound[i]);
+        oi__vk_fail_if(b, "    ", c2, oi__vk_site_code(s, rd, i), mark.data, "0", NULL);
+        oi__buf_free(&mark);
     }
     oi__buf_printf(b, "    const uint %s_at = %lluu + uint(", w, (unsigned long long)(tb->offset / 4));
     for (int i = 0; i < tab->n_indices; i++) {
@@ -2047,10 +2170,11 @@ static char *oi__vk_cache_source(const oi_plan *p, int m, const oi__pnode *pn) {
         oi__vk_glsl_expr(&b, s, &pn->access[i].single);
         oi__buf_puts(&b, ";\n");
     }
-    oi__buf_puts(&b, "    if (");
-    for (int i = 0; i < sl->n_indices; i++)
-        oi__buf_printf(&b, "%s%s < 0 || %s >= %lld", i ? " || " : "", names[i], names[i], (long long)tb->bound[i]);
-    oi__buf_puts(&b, ")\n        return; /* past the table's bound */\n");
+    for (int i = 0; i < sl->n_indices; i++) { /* past the table's bound: nothing moves, the host reports it */
+        char cond[96];
+        snprintf(cond, sizeof cond, "%s < 0 || %s >= %lld", names[i], names[i], (long long)tb->bound[i]);
+        oi__vk_fail_if(&b, "    ", cond, oi__vk_site_code(s, pn, i), names[i], "0", "return;");
+    }
     uint64_t words = tb->bytes / 4;
     oi__buf_printf(&b, "    const uint at = %lluu + uint(", (unsigned long long)(tb->offset / 4));
     for (int i = 0; i < sl->n_indices; i++) {
@@ -2129,6 +2253,14 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
                      "layout(std430, binding = 0) buffer ArenaI { int arena_i[]; };\n"
                      "layout(std430, binding = 1) buffer StateI { int state_i[]; };\n"
                      "layout(std430, binding = 2) readonly buffer ModelU { uint model_u[]; };\n\n");
+    if (oi__vk_n_sites(&p->schedule) > 0)
+        oi__buf_printf(&b, "/* A failure a kernel finds (a table or gather index out of range): its site's code, the\n"
+                           " * value and the element, in the status words past the state; the first one stays */\n"
+                           "#define OI_FAIL(code, value, element) \\\n"
+                           "    if (atomicCompSwap(state_i[%lluu], 0, int(code)) == 0) { \\\n"
+                           "        state_i[%lluu] = int(value); \\\n        state_i[%lluu] = int(element); \\\n    }\n\n",
+                       (unsigned long long)(oi__vk_status_at(p) / 4), (unsigned long long)(oi__vk_status_at(p) / 4 + 1),
+                       (unsigned long long)(oi__vk_status_at(p) / 4 + 2));
     oi__sy_lines(&b, oi__sy_text_float_glsl);
     oi__buf_puts(&b, "#include \"oi_scalar.h\"\n#include \"oi_math.glsl\"\n\n"
                      "/* floats compute in float (as the simulator's shaders): no rounding between ops */\n"
@@ -2643,6 +2775,9 @@ static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
     oi__buf_puts(b, "    oi_vk_bind(vk, cb, 0); /* the model's window at its start */\n");
     oi__buf_puts(b, "    if (vk->queries) {\n        vkCmdResetQueryPool(cb, vk->queries, 0, 2 + OI_VK_PROFILE);\n"
                     "        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);\n    }\n");
+    if (oi__vk_n_sites(s) > 0)
+        oi__buf_printf(b, "    /* no failure yet (the barrier below orders the fill before the kernels) */\n"
+                          "    vkCmdFillBuffer(cb, vk->device_buffers[OI_VK_STATE].buffer, %s_STATUS_AT, 16, 0);\n", N);
     oi__buf_puts(b, "    oi_vk_barrier_from_before(vk, cb); /* the uploads, or the application's writes */\n");
     for (int i = 0; i < (int)arrlen(s->buffers); i++) {
         const oi__sy_buffer *buf = &s->buffers[i];
@@ -2659,6 +2794,11 @@ static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
     oi__vk_record_list(b, p, s->steps, 1);
     oi__buf_puts(b, "\n");
     oi__vk_record_downloads(b, p);
+    if (oi__vk_n_sites(s) > 0)
+        oi__buf_printf(b, "    { /* the status words down (the kernels do not list them: no barrier between them) */\n"
+                          "        VkBufferCopy status = {%s_STATUS_AT, %s_STATUS_AT, 16};\n        oi_vk_barrier(vk, cb);\n"
+                          "        vkCmdCopyBuffer(cb, vk->device_buffers[OI_VK_STATE].buffer, ctx->staging.buffer, 1, &status);\n"
+                          "    }\n", N, N);
     oi__buf_puts(b, "    { /* everything above, visible to the host after the fence */\n        VkMemoryBarrier host;\n"
                     "        memset(&host, 0, sizeof host);\n        host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;\n"
                     "        host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;\n"
@@ -2728,8 +2868,14 @@ static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
                    (unsigned long long)p->fingerprint);
     oi__buf_printf(b, "#define %s_HEADER_BYTES %lluull   /* where the model's data section starts */\n", N,
                    (unsigned long long)p->model_header_bytes);
-    oi__buf_printf(b, "#define %s_MODEL_BYTES %lluull    /* the model file, uploaded once at open */\n\n", N,
+    oi__buf_printf(b, "#define %s_MODEL_BYTES %lluull    /* the model file, uploaded once at open */\n", N,
                    (unsigned long long)p->model_size);
+    if (oi__vk_n_sites(s) > 0)
+        oi__buf_printf(b, "#define %s_STATUS_AT %lluu /* the status words (a kernel's failure: code, value, element) */\n"
+                          "#define %s_STATE_DEVICE_BYTES (%s_STATUS_AT + 16u)\n\n", N,
+                       (unsigned long long)oi__vk_status_at(p), N, N);
+    else
+        oi__buf_printf(b, "#define %s_STATE_DEVICE_BYTES %s_STATE_BYTES\n\n", N, N);
     oi__buf_puts(b, "#ifdef __cplusplus\n#define OI_THREAD_LOCAL thread_local\n#else\n#define OI_THREAD_LOCAL _Thread_local\n#endif\n\n");
     oi__buf_printf(b, "static OI_THREAD_LOCAL char %s_error_text[512];\n\n", N);
     oi__buf_printf(b, "const char *%s_last_error(void) { return %s_error_text; }\n\n", N, N);
@@ -2991,16 +3137,16 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, "    } else if (%s_make_device(ctx%s)) {\n        return 1;\n    }\n", N, oi__vk_has_coopmat(p) ? ", &khr" : "");
     if (oi__vk_has_split(p))
         oi__buf_printf(b, "    /* the arena, then the partial products of the matmuls split along K */\n"
-                          "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%lluu, %s_STATE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
+                          "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%lluu, %s_STATE_DEVICE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
                        (unsigned long long)oi__vk_split_offset(p, NULL), N, N);
     else
-        oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
+        oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_DEVICE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
                        N, N, N);
     oi__buf_puts(b, "    for (int i = 0; i < OI_VK_BUFFERS; i++)\n"
                     "        if (!(i == OI_VK_MODEL && vk->app_model) &&\n"
                     "            oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))\n"
                     "            return 1;\n");
-    oi__buf_printf(b, "    if (oi_vk_buffer_create(vk, &ctx->staging, %s_STATE_BYTES, OI_VK_HOST_USAGE, 1) ||\n"
+    oi__buf_printf(b, "    if (oi_vk_buffer_create(vk, &ctx->staging, %s_STATE_DEVICE_BYTES, OI_VK_HOST_USAGE, 1) ||\n"
                       "        oi_vk_buffer_create(vk, &ctx->readback, %s_ARENA_BYTES, OI_VK_HOST_USAGE, 1))\n"
                       "        return 1;\n", N, N);
     oi__buf_puts(b, "    ctx->state = (unsigned char *)ctx->staging.map;\n    ctx->arena = (unsigned char *)ctx->readback.map;\n");
@@ -3108,6 +3254,10 @@ static void oi__vk_source_step(oi__buf *b, const oi_plan *p) {
                     "                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)\n"
                     "            ctx->gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->vk.timestamp_ns * 1e-6;\n    }\n");
     oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n    %s_dump_write(ctx);\n#endif\n", N, N);
+    if (oi__vk_n_sites(&p->schedule) > 0)
+        oi__buf_printf(b, "    const int32_t *status = (const int32_t *)(ctx->state + %s_STATUS_AT);\n"
+                          "    if (status[0] != 0) /* a kernel found an index out of range: the step is not counted */\n"
+                          "        return %s_failure(status[0], status[1], status[2]);\n", N, N);
     oi__buf_puts(b, "    memset(ctx->inserted, 0, sizeof ctx->inserted);\n    memset(ctx->on_device, 0, sizeof ctx->on_device);\n"
                     "    ctx->steps++;\n    return 0;\n}\n\n");
     oi__buf_printf(b, "double %s_gpu_ms(const %s_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }\n", N, N);
@@ -3159,6 +3309,8 @@ static char *oi__vk_source(const oi_plan *p) {
     oi__sy_emit_inits(&b, p);
     oi__sy_emit_model_map(&b, p);
     oi__vk_source_record(&b, p);
+    if (oi__vk_n_sites(&p->schedule) > 0)
+        oi__vk_source_failures(&b, p);
     oi__vk_source_uploads(&b, p);
     oi__buf_puts(&b, "/* ---- the API ---- */\n\n");
     oi__vk_source_open(&b, p);

@@ -17,7 +17,9 @@
   `openinfer run` does; the Vulkan target refuses the graph (its f64, bool
   and u8 gathers), naming a statement;
 - kv_gqa's keys read from a table slice and transposed into attention: the
-  Vulkan target synthesizes it (the transposes fold into the attention);
+  Vulkan target synthesizes it (the transposes fold into the attention); on a
+  Vulkan device, its folder's 17th step (the tables hold 16) fails with the
+  simulator's message;
 - the device JSON's preferences.max_kernel_ops bounds fusion; a bad value
   is an error naming its JSON path; a plan bigger than memory.global_bytes
   and a Vulkan device are refused;
@@ -135,6 +137,28 @@ def check_gather_range(cli, exporter, work):
     must_contain(out, "test_graphs.c:", "the Vulkan target cannot synthesize this yet")
 
 
+def check_vulkan_table_bound(cli, k):
+    """kv_gqa's tables hold 16 positions: on a Vulkan device (skipped without one, glslc or
+    volk), the emitted folder's 17th step fails as the simulator's does, with its message (a
+    kernel finds the index; the host reports it after the step)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import check_vulkan as cv
+    if cv.volk_dir() is None or shutil.which("glslc") is None or cv.vulkan_device_index(cli) is None:
+        print("kv_gqa past its table's bound on Vulkan: skipped (no device, glslc or volk)")
+        return
+    gen = os.path.join(k, "vk17")
+    run([cli, "synth", os.path.join(k, "model.oinf"), os.path.join(k, "graph.json"), "--target", "vulkan", "--out", gen])
+    run(["make", "-C", gen, "VOLK_DIR=" + cv.volk_dir(), "CFLAGS=-O1 -std=c11 -Wall -Wextra -pedantic -Werror"])
+    feed = []
+    for f in sorted(os.listdir(os.path.join(k, "in"))):
+        feed += ["--input", "%s=%s" % (f[:-4], os.path.join(k, "in", f))]
+    want = "cache table K index t = 16 exceeds fixed size 16"
+    out = run([os.path.join(gen, "kv_gqa"), os.path.join(k, "model.oinf"), "--steps", "17"] + feed, expect=1)
+    must_contain(out, "test_graphs.c:", want)
+    must_contain(run([cli, "run", os.path.join(k, "model.oinf"), os.path.join(k, "graph.json"), "--steps", "17"] + feed,
+                     expect=1), want)
+
+
 def main():
     cli, exp_minimal, exp_mlp, exp_window = sys.argv[1:5]
     exp_kv = sys.argv[5] if len(sys.argv) > 5 else None
@@ -232,9 +256,10 @@ def main():
         if exp_kv_gqa:
             k = os.path.join(work, "kv_gqa")
             os.mkdir(k)
-            run([exp_kv_gqa, k, "0"])
+            run([exp_kv_gqa, k, "1"])
             run([cli, "synth", os.path.join(k, "model.oinf"), os.path.join(k, "graph.json"), "--target", vk,
                  "--out", os.path.join(k, "gen")])
+            check_vulkan_table_bound(cli, k)
 
         # no allocation inside NAME_step
         open(os.path.join(gen, "alloc_count.c"), "w").write(ALLOC_COUNT)

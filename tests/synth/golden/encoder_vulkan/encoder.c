@@ -25,6 +25,7 @@
 #define encoder_FINGERPRINT 0x4c58df09c3429a01ull /* FNV-1a of the model's header and tables */
 #define encoder_HEADER_BYTES 2464ull   /* where the model's data section starts */
 #define encoder_MODEL_BYTES 14198176ull    /* the model file, uploaded once at open */
+#define encoder_STATE_DEVICE_BYTES encoder_STATE_BYTES
 
 #ifdef __cplusplus
 #define OI_THREAD_LOCAL thread_local
@@ -579,12 +580,12 @@ static int encoder_open_device(encoder_ctx *ctx, const encoder_vulkan_device *ap
         return 1;
     }
     /* the arena, then the partial products of the matmuls split along K */
-    const VkDeviceSize sizes[OI_VK_BUFFERS] = {21823488u, encoder_STATE_BYTES, (encoder_MODEL_BYTES + 255u) / 256u * 256u};
+    const VkDeviceSize sizes[OI_VK_BUFFERS] = {21823488u, encoder_STATE_DEVICE_BYTES, (encoder_MODEL_BYTES + 255u) / 256u * 256u};
     for (int i = 0; i < OI_VK_BUFFERS; i++)
         if (!(i == OI_VK_MODEL && vk->app_model) &&
             oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))
             return 1;
-    if (oi_vk_buffer_create(vk, &ctx->staging, encoder_STATE_BYTES, OI_VK_HOST_USAGE, 1) ||
+    if (oi_vk_buffer_create(vk, &ctx->staging, encoder_STATE_DEVICE_BYTES, OI_VK_HOST_USAGE, 1) ||
         oi_vk_buffer_create(vk, &ctx->readback, encoder_ARENA_BYTES, OI_VK_HOST_USAGE, 1))
         return 1;
     ctx->state = (unsigned char *)ctx->staging.map;

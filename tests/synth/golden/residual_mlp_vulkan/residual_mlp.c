@@ -25,6 +25,7 @@
 #define residual_mlp_FINGERPRINT 0x4f2ae77c7c5a68c1ull /* FNV-1a of the model's header and tables */
 #define residual_mlp_HEADER_BYTES 560ull   /* where the model's data section starts */
 #define residual_mlp_MODEL_BYTES 1424ull    /* the model file, uploaded once at open */
+#define residual_mlp_STATE_DEVICE_BYTES residual_mlp_STATE_BYTES
 
 #ifdef __cplusplus
 #define OI_THREAD_LOCAL thread_local
@@ -331,12 +332,12 @@ static int residual_mlp_open_device(residual_mlp_ctx *ctx, const residual_mlp_vu
     } else if (residual_mlp_make_device(ctx)) {
         return 1;
     }
-    const VkDeviceSize sizes[OI_VK_BUFFERS] = {residual_mlp_ARENA_BYTES, residual_mlp_STATE_BYTES, (residual_mlp_MODEL_BYTES + 255u) / 256u * 256u};
+    const VkDeviceSize sizes[OI_VK_BUFFERS] = {residual_mlp_ARENA_BYTES, residual_mlp_STATE_DEVICE_BYTES, (residual_mlp_MODEL_BYTES + 255u) / 256u * 256u};
     for (int i = 0; i < OI_VK_BUFFERS; i++)
         if (!(i == OI_VK_MODEL && vk->app_model) &&
             oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))
             return 1;
-    if (oi_vk_buffer_create(vk, &ctx->staging, residual_mlp_STATE_BYTES, OI_VK_HOST_USAGE, 1) ||
+    if (oi_vk_buffer_create(vk, &ctx->staging, residual_mlp_STATE_DEVICE_BYTES, OI_VK_HOST_USAGE, 1) ||
         oi_vk_buffer_create(vk, &ctx->readback, residual_mlp_ARENA_BYTES, OI_VK_HOST_USAGE, 1))
         return 1;
     ctx->state = (unsigned char *)ctx->staging.map;
