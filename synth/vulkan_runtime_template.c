@@ -119,9 +119,7 @@ static inline void oi_vk_read_device(oi_vk *vk) {
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(vk->physical, &props);
     vk->timestamp_ns = vk->family < nq && families[vk->family].timestampValidBits ? props.limits.timestampPeriod : 0.0f;
-    /* a multiple of 256 bytes (the largest offset alignment Vulkan allows), as the model's
-     * buffer is: a window may then end where the buffer does */
-    vk->model_range = props.limits.maxStorageBufferRange & ~(VkDeviceSize)255;
+    vk->model_range = props.limits.maxStorageBufferRange; /* the window's bytes (oi_vk_create_layout) */
     /* the window's start: a multiple of the device's alignment and of 16 bytes (the kernels'
      * vec4 views of the model stay aligned; both are powers of two) */
     vk->model_align = props.limits.minStorageBufferOffsetAlignment > 16 ? props.limits.minStorageBufferOffsetAlignment : 16;
@@ -458,7 +456,10 @@ static inline int oi_vk_create_layout(oi_vk *vk, uint32_t push_bytes) {
         infos[i].range = VK_WHOLE_SIZE;
         if (i == OI_VK_MODEL) { /* the window: the whole model where the device allows */
             VkDeviceSize size = vk->device_buffers[i].size;
-            vk->model_range = vk->model_range && vk->model_range < size ? vk->model_range : size;
+            if (vk->model_range && vk->model_range < size) /* the last window ends where the model does */
+                vk->model_range = size - ((size - vk->model_range + 255) & ~(VkDeviceSize)255);
+            else
+                vk->model_range = size;
             infos[i].range = vk->model_range;
         }
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
