@@ -567,6 +567,152 @@ static void oi__vk_cache_nodes(const oi__sy_schedule *s, const oi__sy_step *step
 static bool oi__vk_pushes_loops(const oi__sy_kernel *k) { return k->kind == OI__SY_K_ATTN_KV; }
 
 /* ------------------------------------------------------------------ */
+/* Reshapes not dispatched: the result kept in its input's bytes       */
+/* ------------------------------------------------------------------ */
+/* A reshape moves no element, so where its input dies at it, its result can
+ * live in the input's bytes and the copy is not dispatched (a decoder's
+ * q -> q3, att -> o: 4 of 25 dispatches a layer). The planner gave the two
+ * separate bytes; the result may take the input's only if, from the reshape
+ * to the result's last use (one step list: kernels and cache statements),
+ * nothing else touches the input's bytes. Pairs (result, input), in kernel
+ * order, each checked against those before it (stb array). */
+typedef struct oi__vk_alias {
+    int result, input, kernel;
+} oi__vk_alias;
+
+static bool oi__vk_raw_overlap(const oi__sy_schedule *s, int a, int b) {
+    const oi__sy_buffer *x = &s->buffers[a], *y = &s->buffers[b];
+    return x->home == OI__SY_ARENA && y->home == OI__SY_ARENA && x->offset < y->offset + y->bytes &&
+           y->offset < x->offset + x->bytes;
+}
+
+static bool oi__vk_plain_temp(const oi__sy_schedule *s, int slot) {
+    const oi__sy_buffer *b = &s->buffers[slot];
+    return slot < (int)arrlen(s->plan->slots) && b->home == OI__SY_ARENA && !b->kept && !b->dyn0 && !b->table_view &&
+           !b->zero_at_start && !s->plan->slots[slot].decl;
+}
+
+/* The slots step st names (a kernel's params, a cache statement's values),
+ * appended to *out; false for any other kind of step (loops, branches,
+ * transfers: the scan stops). */
+static bool oi__vk_step_slots(const oi__sy_schedule *s, const oi__sy_step *st, int **out) {
+    if (st->kind == OI__SY_S_KERNEL) {
+        oi__sy_param *params = oi__sy_kernel_params(s, &s->kernels[st->kernel]);
+        for (int i = 0; i < (int)arrlen(params); i++)
+            (void)arrput(*out, params[i].slot);
+        arrfree(params);
+        return true;
+    }
+    if (st->kind == OI__SY_S_CACHE) {
+        (void)arrput(*out, st->node->out);
+        (void)arrput(*out, st->node->var);
+        return true;
+    }
+    return st->kind == OI__SY_S_FENCE;
+}
+
+static int oi__vk_count_refs(const oi__sy_schedule *s, const oi__sy_step *steps, int slot) {
+    int n = 0;
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        int *slots = NULL;
+        oi__vk_step_slots(s, &steps[i], &slots);
+        if (steps[i].kind == OI__SY_S_TRANSFER)
+            n += steps[i].node->out == slot || steps[i].node->var == slot;
+        for (int j = 0; j < (int)arrlen(slots); j++)
+            n += slots[j] == slot;
+        arrfree(slots);
+        n += oi__vk_count_refs(s, steps[i].body, slot) + oi__vk_count_refs(s, steps[i].then_steps, slot) +
+             oi__vk_count_refs(s, steps[i].else_steps, slot);
+    }
+    return n;
+}
+
+/* Whether the reshape at steps[at] may keep its result in its input's bytes,
+ * given the pairs accepted before it. */
+static bool oi__vk_alias_ok(const oi__sy_schedule *s, const oi__sy_step *steps, int at, const oi__vk_alias *done) {
+    const oi__sy_kernel *k = &s->kernels[steps[at].kernel];
+    const oi__pnode *pn = k->nodes[0];
+    int x = pn->inputs[0], y = pn->out;
+    if (x == y || !oi__vk_plain_temp(s, x) || !oi__vk_plain_temp(s, y) || s->plan->slots[x].dtype != s->plan->slots[y].dtype ||
+        s->buffers[x].bytes != s->buffers[y].bytes || oi__vk_count_refs(s, s->steps, x) != 2) /* its writer, the reshape */
+        return false;
+    for (int d = 0; d < (int)arrlen(done); d++)
+        if (done[d].result == x || done[d].input == x)
+            return false; /* no chains */
+    int refs = oi__vk_count_refs(s, s->steps, y), seen = 1; /* the reshape's */
+    for (int i = at + 1; i < (int)arrlen(steps) && seen < refs; i++) {
+        int *slots = NULL;
+        bool plain = oi__vk_step_slots(s, &steps[i], &slots);
+        bool ok = plain;
+        for (int j = 0; ok && j < (int)arrlen(slots); j++) {
+            int o = slots[j];
+            if (o == y) {
+                seen++;
+                continue;
+            }
+            ok = !oi__vk_raw_overlap(s, o, x);
+            for (int d = 0; ok && d < (int)arrlen(done); d++) /* where an earlier result really is */
+                ok = !(done[d].result == o && oi__vk_raw_overlap(s, done[d].input, x));
+        }
+        arrfree(slots);
+        if (!ok)
+            return false;
+    }
+    return seen == refs;
+}
+
+static void oi__vk_aliases_in(const oi__sy_schedule *s, const oi__sy_step *steps, oi__vk_alias **out) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_KERNEL) {
+            const oi__sy_kernel *k = &s->kernels[st->kernel];
+            if (k->kind == OI__SY_K_COPY && arrlen(k->nodes) == 1 && k->nodes[0]->ir->op == OI_OP_reshape &&
+                oi__vk_alias_ok(s, steps, i, *out)) {
+                oi__vk_alias a = {k->nodes[0]->out, k->nodes[0]->inputs[0], k->id};
+                (void)arrput(*out, a);
+            }
+        }
+        oi__vk_aliases_in(s, st->body, out);
+        oi__vk_aliases_in(s, st->then_steps, out);
+        oi__vk_aliases_in(s, st->else_steps, out);
+    }
+}
+
+/* The slot whose bytes hold slot's value: its reshape's input, or itself. */
+static int oi__vk_storage(const oi__sy_schedule *s, int slot) {
+    oi__vk_alias *aliases = NULL;
+    oi__vk_aliases_in(s, s->steps, &aliases);
+    int at = slot;
+    for (int i = 0; i < (int)arrlen(aliases); i++)
+        if (aliases[i].result == slot)
+            at = aliases[i].input;
+    arrfree(aliases);
+    return at;
+}
+
+/* The other slot of slot's (result, input) pair, or -1. */
+static int oi__vk_partner(const oi__sy_schedule *s, int slot) {
+    oi__vk_alias *aliases = NULL;
+    oi__vk_aliases_in(s, s->steps, &aliases);
+    int other = -1;
+    for (int i = 0; i < (int)arrlen(aliases); i++)
+        other = aliases[i].result == slot ? aliases[i].input : aliases[i].input == slot ? aliases[i].result : other;
+    arrfree(aliases);
+    return other;
+}
+
+/* Whether kernel k is a reshape whose result lives in its input's bytes. */
+static bool oi__vk_aliased_reshape(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    oi__vk_alias *aliases = NULL;
+    oi__vk_aliases_in(s, s->steps, &aliases);
+    bool found = false;
+    for (int i = 0; i < (int)arrlen(aliases); i++)
+        found |= aliases[i].kernel == k->id;
+    arrfree(aliases);
+    return found;
+}
+
+/* ------------------------------------------------------------------ */
 /* Attention's operands as views                                       */
 /* ------------------------------------------------------------------ */
 /* An attention's [B, H, S, D] operand made as transpose(reshape(Y, [B, S,
@@ -652,7 +798,7 @@ static bool oi__vk_find_kernel(const oi__sy_step *steps, int id, const oi__sy_st
 }
 
 static bool oi__vk_overlap(const oi__sy_schedule *s, int a, int b) {
-    const oi__sy_buffer *x = &s->buffers[a], *y = &s->buffers[b];
+    const oi__sy_buffer *x = &s->buffers[oi__vk_storage(s, a)], *y = &s->buffers[oi__vk_storage(s, b)];
     if (x->home != y->home || (x->home != OI__SY_ARENA && x->home != OI__SY_STATE))
         return false;
     return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
@@ -777,17 +923,25 @@ static oi__sy_param *oi__vk_params(const oi_plan *p, const oi__sy_kernel *k) {
  * in the first half of their bytes (the arena keeps the f32 layout) and
  * computed on in f32. What the host reads (kept temporaries) and what DSL
  * transfers copy byte for byte stay f32. */
-static bool oi__vk_half(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot) {
+static bool oi__vk_half_alone(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot) {
     const oi__sy_buffer *buf = &s->buffers[slot];
     return g->fp16_storage && buf->home == OI__SY_ARENA && !buf->kept && oi__vk_slot(s, slot)->dtype == OI_DTYPE_F32 &&
            !oi__vk_transfers(s->steps, slot);
+}
+
+/* ... and a reshape's result kept in its input's bytes is stored as its input is. */
+static bool oi__vk_half(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot) {
+    if (!oi__vk_half_alone(g, s, slot))
+        return false;
+    int other = oi__vk_partner(s, slot);
+    return other < 0 || oi__vk_half_alone(g, s, other);
 }
 
 /* An integer variable: NAME(i) its element as an int (an i64's low word;
  * NAME_hi(i) the high one), NAME_w(i) its i-th 32-bit word (copies). u8
  * (matmul_q4's blocks) is read by byte offset in the kernel itself. */
 static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
-    const oi__sy_buffer *buf = &s->buffers[slot];
+    const oi__sy_buffer *buf = &s->buffers[oi__vk_storage(s, slot)];
     const oi__slot *sl = oi__vk_slot(s, slot);
     if (sl->dtype == OI_DTYPE_U8) {
         oi__buf_puts(b, "/* ");
@@ -826,7 +980,7 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
 
 static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_param *params) {
     for (int i = 0; i < (int)arrlen(params); i++) {
-        const oi__sy_buffer *buf = &s->buffers[params[i].slot];
+        const oi__sy_buffer *buf = &s->buffers[oi__vk_storage(s, params[i].slot)]; /* a reshape's: its input's bytes */
         const oi__slot *sl = oi__vk_slot(s, params[i].slot);
         if (sl->dtype != OI_DTYPE_F32) {
             oi__vk_int_macros(b, s, params[i].slot);
@@ -1177,6 +1331,7 @@ static bool oi__vk_cm_at(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot
         }
         return true;
     }
+    buf = &s->buffers[oi__vk_storage(s, slot)];
     if (buf->offset % 16)
         return false;
     oi__buf_printf(at, "%lluu", (unsigned long long)(buf->offset / (oi__vk_half(g, s, slot) ? 2 : 4)));
@@ -2185,7 +2340,7 @@ static char *oi__vk_cache_source(const oi_plan *p, int m, const oi__pnode *pn) {
     }
     oi__buf_printf(&b, ") * %lluu; /* the entry's first word */\n", (unsigned long long)words);
     int other = pn->out;
-    const oi__sy_buffer *ob = &s->buffers[other];
+    const oi__sy_buffer *ob = &s->buffers[oi__vk_storage(s, other)];
     bool half = oi__vk_half(&p->gpu, s, other);
     const char *buf = ob->home == OI__SY_ARENA ? "arena" : "state";
     unsigned long long oat = (unsigned long long)(ob->offset / (half ? 2 : 4));
@@ -2292,6 +2447,7 @@ static bool oi__vk_range(oi__buf *b, const oi__sy_schedule *s, int slot) {
     }
     if (buf->home != OI__SY_ARENA && buf->home != OI__SY_STATE)
         return false;
+    buf = &s->buffers[oi__vk_storage(s, slot)]; /* a reshape's result: its input's bytes */
     oi__buf_printf(b, "{%s, %llu, %llu}", buf->home == OI__SY_ARENA ? "OI_VK_ARENA" : "OI_VK_STATE",
                    (unsigned long long)buf->offset, (unsigned long long)buf->bytes);
     return true;
@@ -2378,6 +2534,13 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
         oi__vk_indent(b, depth);
         oi__buf_printf(b, "/* k%d, %s: %s:%d: not dispatched, the attention reads or writes in place */\n", k->id,
                        oi__sy_kernel_kind_name(k->kind), oi__vk_file(k->nodes[0]), k->nodes[0]->ir->src.line);
+        return;
+    }
+    if (oi__vk_aliased_reshape(s, k)) {
+        oi__vk_indent(b, depth);
+        oi__buf_printf(b, "/* k%d, %s: %s:%d: not dispatched, %s is kept in %s's bytes */\n", k->id,
+                       oi__sy_kernel_kind_name(k->kind), oi__vk_file(k->nodes[0]), k->nodes[0]->ir->src.line,
+                       s->plan->slots[k->nodes[0]->out].name, s->plan->slots[k->nodes[0]->inputs[0]].name);
         return;
     }
     oi__sy_param *params = oi__vk_params(p, k);

@@ -386,8 +386,8 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         /* k7, transpose: bench_encoder.c:68: not dispatched, the attention reads or writes in place */
         /* k8, transpose: bench_encoder.c:69: not dispatched, the attention reads or writes in place */
         { /* k9, attention: bench_encoder.c:70 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 3145728, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3145728, 196608}};
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 2949120, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2949120, 196608}};
             if (oi_vk_dispatch(vk, cb, 9, NULL, 0, 128u, 12u, 1u, reads, 4, writes, 1))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
@@ -398,10 +398,10 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         /* k10, transpose: bench_encoder.c:71: not dispatched, the attention reads or writes in place */
         /* k11, copy: bench_encoder.c:72: not dispatched, the attention reads or writes in place */
         { /* k12, matmul: bench_encoder.c:73-74 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 3145728, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 2949120, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range partials[] = {{OI_VK_ARENA, 10813440, 2359296}};
-            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 10813440, 2359296}, {OI_VK_ARENA, 3145728, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 10813440, 2359296}, {OI_VK_ARENA, 2949120, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wo_at[l], 589824u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bo_at[l], 1536u);
