@@ -135,7 +135,7 @@ if python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('ll
     m="$build/smollm2.oinf"
     [ -f "$m" ] || python3 examples/models/smollm2/import_smollm2.py "$m"
     mkdir -p "$tmp/sm"
-    "$build/tests/synth/export_smollm2" "$tmp/sm" 0 "$m" >/dev/null
+    "$build/tests/synth/export_smollm2" "$tmp/sm" 0 "$(realpath "$m")" >/dev/null # links the model: a full path
     rm -rf $G/synth_smollm2
     "$build/tools/openinfer" synth "$m" "$tmp/sm/graph.json" --target examples/devices/h100.json \
         --out $G/synth_smollm2 --report
