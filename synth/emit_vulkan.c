@@ -949,9 +949,8 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
         oi__buf_puts(b, ": u8 (ggml blocks), read by byte in model_u */\n");
         return;
     }
-    oi__buf at, word;
+    oi__buf at;
     memset(&at, 0, sizeof at);
-    memset(&word, 0, sizeof word);
     if (buf->home == OI__SY_PREFIX) {
         oi__buf_puts(&at, "pc.");
         oi__sy_render_param_name(&at, sl);
@@ -975,7 +974,6 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
                        m == 0 ? (wide ? " /* i64: the low word */" : " /* i32 */") : "");
     }
     oi__buf_free(&at);
-    oi__buf_free(&word);
 }
 
 static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_param *params) {
@@ -1955,13 +1953,12 @@ static void oi__vk_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
         for (int w = 0; w < words; w++) {
             oi__buf_puts(b, "        ");
             oi__vk_name(b, s, pn->out);
-            oi__buf_printf(b, "_w(%uu * o + %du) = ", words, w);
+            oi__buf_printf(b, "_w(%du * o + %du) = ", words, w);
             oi__vk_name(b, s, pn->inputs[0]);
-            oi__buf_printf(b, "_w(%uu * from + %du);\n", words, w);
+            oi__buf_printf(b, "_w(%du * from + %du);\n", words, w);
         }
     }
     oi__buf_puts(b, "    }\n}\n");
-    (void)out;
 }
 
 /* matmul_q4: x [M, K] by weight rows [N, K / 32 blocks] of ggml blocks
@@ -2345,7 +2342,7 @@ static char *oi__vk_cache_source(const oi_plan *p, int m, const oi__pnode *pn) {
     const char *buf = ob->home == OI__SY_ARENA ? "arena" : "state";
     unsigned long long oat = (unsigned long long)(ob->offset / (half ? 2 : 4));
     oi__buf_printf(&b, "    for (uint o = gl_GlobalInvocationID.x; o < %lluu; o += gl_NumWorkGroups.x * 64u)\n        ",
-                   (unsigned long long)(half ? words : words));
+                   (unsigned long long)words);
     if (pn->ir->kind == OI__NODE_CACHE_WRITE && half)
         oi__buf_printf(&b, "state[at + o] = float(arena16[%lluu + o]); /* %s: a temporary stored as f16 */\n", oat,
                        s->plan->slots[other].name);
