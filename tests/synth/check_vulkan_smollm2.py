@@ -54,7 +54,7 @@ def validation_messages(text):
 
 def main():
     args = sys.argv[1:]
-    n_new = int(args[args.index("--new") + 1]) if "--new" in args else 6
+    n_new = int(args[args.index("--new") + 1]) if "--new" in args else 8
     cli, exporter, example, build = args[0:4]
     if cv.volk_dir() is None or shutil.which("glslc") is None:
         print("skipped: no volk or glslc")
