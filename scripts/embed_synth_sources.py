@@ -22,6 +22,10 @@ passes ISO C's 4095-character minimum):
     synth/vulkan_runtime_template.c -> oi__sy_text_vk_runtime (Vulkan: oi_vk_runtime.h)
     vulkan/shaders/common.glsl's region -> oi__sy_text_float_glsl (Vulkan: in
         oi_kernel.glsl: the NaN/inf tests math.glsl needs)
+    vulkan/shaders/rope.comp's region -> oi__sy_text_rope_glsl (Vulkan: oi_rope.glsl,
+        the float-float angle and its cos and sin)
+    vulkan/shaders/matvec_quant.comp's region -> oi__sy_text_quant_glsl (Vulkan:
+        oi_quant_blocks.glsl, the ggml blocks and activations="q8"'s block dot)
     synth/cpu_runtime_template.h -> oi__sy_text_runtime_h (emitted as
         oi_runtime.h: the thread pool of threaded folders)
     kernels/half.h            -> oi__sy_text_half_h   (emitted as oi_half.h
@@ -179,12 +183,14 @@ def render():
         "#ifndef OPENINFER_SYNTH_EMBEDDED_H\n#define OPENINFER_SYNTH_EMBEDDED_H\n"
     ]
     for name, path in SOURCES + [("oi__sy_text_gemm_h", "kernels/gemm.c"), ("oi__sy_text_quant_h", "kernels/quant.c"),
-                                 ("oi__sy_text_float_glsl", "vulkan/shaders/common.glsl")]:
+                                 ("oi__sy_text_float_glsl", "vulkan/shaders/common.glsl"),
+                                 ("oi__sy_text_rope_glsl", "vulkan/shaders/rope.comp"),
+                                 ("oi__sy_text_quant_glsl", "vulkan/shaders/matvec_quant.comp")]:
         if name == "oi__sy_text_gemm_h":
             text = gemm_regions()
         elif name == "oi__sy_text_quant_h":
             text = quant_regions()
-        elif name == "oi__sy_text_float_glsl":
+        elif name in ("oi__sy_text_float_glsl", "oi__sy_text_rope_glsl", "oi__sy_text_quant_glsl"):
             text = "".join(regions(path))
         elif name == "oi__sy_text_math_glsl":
             text = with_scalar_math(read(path))

@@ -59,7 +59,7 @@ static bool oi__vk_name_clashes(const char *name) {
         "erfc_tail", "erf_series", "log_f32", "log1p_f32", "oi_wg_sum", "oi_wg_max", "oi_partial", "oi_p", "oi_kv", "oi_q", "oi_inv",
         "a_tile", "b_tile", "tile_a", "tile_b", "mm_tiles", "mm_load_a", "mm_load_b", "mm_store", "mm_rows",
         "mm_cols", "float_math", "cm_tiles", "cm_load_a", "cm_load_b", "cm_load_bt", "cm_store8", "oi_cm_pack", "put_a", "put_b",
-        "load_a", "load_b", "store_tiles", "load_tiles",
+        "load_a", "load_b", "store_tiles", "load_tiles", "arena_i", "state_i", "model_u", "oi_best", "oi_at",
         "multiply", "multiply_tile", "gemm_partial", "gemm_slices_sum", "SLICES", "SPLIT_AT", "partial_round", "load_a_fragment", "load_b_fragment", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
@@ -67,19 +67,44 @@ static bool oi__vk_name_clashes(const char *name) {
     return strncmp(name, "gl_", 3) == 0 || strncmp(name, "OI_", 3) == 0;
 }
 
-static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn, int slot) {
+/* Which dtypes a kernel of `kind` moves or computes: f32 everywhere; i32 and
+ * i64 (stored as two words, the low one first) where a kernel copies,
+ * picks or indexes (reshape, gather, rope's positions, argmax, cache
+ * copies: kind < 0); u8 as matmul_q4's ggml blocks. */
+static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
+    if (t == OI_DTYPE_F32)
+        return true;
+    if (t == OI_DTYPE_I32 || t == OI_DTYPE_I64)
+        return kind < 0 || kind == OI__SY_K_COPY || kind == OI__SY_K_GATHER || kind == OI__SY_K_ROPE ||
+               kind == OI__SY_K_ARGMAX;
+    return t == OI_DTYPE_U8 && kind == OI__SY_K_QMATMUL;
+}
+
+static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn, int slot, int kind) {
     const oi__slot *sl = &s->plan->slots[slot];
     const oi__sy_buffer *buf = &s->buffers[slot];
     char why[200];
-    if (sl->dtype != OI_DTYPE_F32) {
-        snprintf(why, sizeof why, "%s is %s (the GLSL kernels are f32 only)", sl->name, oi_dtype_name(sl->dtype));
+    if (!oi__vk_dtype_ok(sl->dtype, kind)) {
+        snprintf(why, sizeof why, "%s is %s (the GLSL kernels compute on f32; i32/i64 are copied, gathered, "
+                 "positions and indices; u8 are matmul_q4's blocks)", sl->name, oi_dtype_name(sl->dtype));
         return oi__vk_refuse(pn, why);
     }
-    if (buf->dyn0 || buf->home == OI__SY_TABLE) {
+    /* the decoder's attention reads its keys and values in the table (views) */
+    bool in_place = kind == OI__SY_K_ATTN_KV && (buf->table_view || !oi__sy_slot_stored(s, slot));
+    if ((buf->dyn0 && !in_place) || buf->home == OI__SY_TABLE) {
         snprintf(why, sizeof why, "%s has a shape known at run time only, or is a table", sl->name);
         return oi__vk_refuse(pn, why);
     }
-    if (oi__vk_name_clashes(sl->name)) {
+    /* the functions of oi_rope.glsl and oi_quant_blocks.glsl, in the kernels that include them */
+    static const char *const rope_fns[] = {"split", "two_prod", "ff_mul", "ff_pow", "cos_sin", "R", "N", "HALF", "PER"};
+    static const char *const quant_fns[] = {"w_buf", "w_byte", "w_half", "w_word", "block_bytes", "unpack_block",
+                                            "block_f32", "block_q8", "x_at", "M", "N", "K", "ROW_BYTES", "COLS", "SPLIT"};
+    bool clash = oi__vk_name_clashes(sl->name);
+    for (int i = 0; kind == OI__SY_K_ROPE && i < (int)(sizeof rope_fns / sizeof rope_fns[0]); i++)
+        clash |= strcmp(sl->name, rope_fns[i]) == 0;
+    for (int i = 0; kind == OI__SY_K_QMATMUL && i < (int)(sizeof quant_fns / sizeof quant_fns[0]); i++)
+        clash |= strcmp(sl->name, quant_fns[i]) == 0;
+    if (clash) {
         snprintf(why, sizeof why, "the variable name %s is a GLSL word or a function the kernels call", sl->name);
         return oi__vk_refuse(pn, why);
     }
@@ -122,11 +147,11 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
         const oi__pnode *m = k->nodes[n];
         for (int i = 0; i < (int)arrlen(m->inputs); i++) {
-            oi_status st = oi__vk_check_slot(s, m, m->inputs[i]);
+            oi_status st = oi__vk_check_slot(s, m, m->inputs[i], (int)k->kind);
             if (st != OI_OK)
                 return st;
         }
-        oi_status st = oi__vk_check_slot(s, m, m->out);
+        oi_status st = oi__vk_check_slot(s, m, m->out, (int)k->kind);
         if (st != OI_OK)
             return st;
     }
@@ -135,23 +160,36 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(k->nodes[n], "min, max and round (GLSL's leave a NaN operand or a half undefined)");
     switch (k->kind) {
     case OI__SY_K_ALL_FINITE: return oi__vk_refuse(pn, "is_finite (a bool result) has no GLSL kernel yet");
-    case OI__SY_K_GATHER: return oi__vk_refuse(pn, "gather has no GLSL kernel yet");
+    case OI__SY_K_GATHER: {
+        oi_dtype it = s->plan->slots[pn->inputs[1]].dtype;
+        if (it != OI_DTYPE_I32 && it != OI_DTYPE_I64)
+            return oi__vk_refuse(pn, "gather with indices other than i32 or i64");
+        break;
+    }
     case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
         return oi__vk_refuse(pn, "slice, split, pad, concat, convolutions and pools have no GLSL kernel yet");
-    case OI__SY_K_ROPE: return oi__vk_refuse(pn, "rope has no GLSL kernel yet");
-    case OI__SY_K_ARGMAX: return oi__vk_refuse(pn, "argmax_axis has no GLSL kernel yet");
-    case OI__SY_K_QMATMUL: return oi__vk_refuse(pn, "matmul_q4 has no GLSL kernel yet");
-    case OI__SY_K_ATTN_KV:
-        return oi__vk_refuse(pn, "attention over keys known at run time or grouped-query heads has no GLSL kernel yet");
+    case OI__SY_K_ROPE: case OI__SY_K_ARGMAX: break;
+    case OI__SY_K_QMATMUL: {
+        const oi__slot *x = &s->shaped[pn->inputs[0]];
+        if (x->shape[x->ndim - 1] % 32)
+            return oi__vk_refuse(pn, "matmul_q4 whose K is not a multiple of 32");
+        break;
+    }
+    case OI__SY_K_ATTN_KV: {
+        const oi__sy_kernel *kk = k;
+        for (int o = 1; o < 3; o++)
+            if (s->buffers[kk->view_slot[o]].dyn0 && !s->buffers[kk->view_slot[o]].table_view)
+                return oi__vk_refuse(pn, "attention over keys or values known at run time that are not a table slice "
+                                         "read in place");
+        if (s->shaped[kk->view_slot[1]].dtype != OI_DTYPE_F32)
+            return oi__vk_refuse(pn, "attention over keys that are not f32");
+        break;
+    }
     case OI__SY_K_REDUCE:
         if (!oi__vk_trailing_reduce(s, pn))
             return oi__vk_refuse(pn, "a reduction over axes that are not the last ones");
         break;
-    case OI__SY_K_NORM:
-        if (pn->ir->op == OI_OP_rms_norm)
-            return oi__vk_refuse(pn, "rms_norm has no GLSL kernel yet");
-        break;
-    case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
+    case OI__SY_K_NORM: case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
     case OI__SY_K_MATMUL: case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
         if (k->kind == OI__SY_K_ATTENTION && oi__vk_attention_masked(oi__sy_kernel_lead(k)))
             return oi__vk_refuse(pn, "attention with a mask or causal");
@@ -162,6 +200,152 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
         break;
     }
     return OI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Values the step computes on the device: table indices, counters     */
+/* ------------------------------------------------------------------ */
+/* A table index or slice bound is an int expression the kernels evaluate
+ * themselves on every replay: literals, named sizes, the enclosing loops'
+ * indices (push constants, fixed when the step is recorded) and integer
+ * scalars the device holds (a persistent counter such as `step`). So the
+ * one recorded command buffer serves every step and nothing is read back. */
+
+/* The scalar variable an index expression's name reads, or -1 (a literal,
+ * a named size or a loop index). */
+static int oi__vk_expr_scalar(const oi__sy_schedule *s, const char *name) {
+    int64_t v;
+    if (oi__plan_size(s->plan, name, &v))
+        return -1;
+    return oi__plan_slot(s->plan, name);
+}
+
+/* Calls fn for every name of e (a compound expression's names one by one). */
+static bool oi__vk_expr_names(const oi__expr *e, bool (*fn)(const char *name, void *arg), void *arg) {
+    if (!e->ident)
+        return true;
+    if (!oi__expr_is_compound(e))
+        return fn(e->ident, arg);
+    size_t pos = 0;
+    oi__expr_tok tok;
+    while (oi__expr_token(e->ident, &pos, &tok)) {
+        char name[128];
+        if (tok.kind != OI__EXPR_NAME)
+            continue;
+        snprintf(name, sizeof name, "%.*s", (int)tok.len, tok.start);
+        if (!fn(name, arg))
+            return false;
+    }
+    return true;
+}
+
+typedef struct oi__vk_scalars {
+    const oi__sy_schedule *s;
+    int slots[8], n;
+    bool ok;
+} oi__vk_scalars;
+
+/* Collects the scalars a name reads; false (and ok false) for one the
+ * kernels cannot read: not an i32/i64 scalar in the arena or the state. */
+static bool oi__vk_scalar_name(const char *name, void *arg) {
+    oi__vk_scalars *sc = (oi__vk_scalars *)arg;
+    int slot = oi__vk_expr_scalar(sc->s, name);
+    if (slot < 0)
+        return true;
+    const oi__slot *sl = &sc->s->plan->slots[slot];
+    const oi__sy_buffer *buf = &sc->s->buffers[slot];
+    if ((sl->dtype != OI_DTYPE_I32 && sl->dtype != OI_DTYPE_I64) || oi__shape_numel(sl->ndim, sl->shape) != 1 ||
+        (buf->home != OI__SY_STATE && buf->home != OI__SY_ARENA)) {
+        sc->ok = false;
+        return false;
+    }
+    for (int i = 0; i < sc->n; i++)
+        if (sc->slots[i] == slot)
+            return true;
+    if (sc->n < 8)
+        sc->slots[sc->n++] = slot;
+    return true;
+}
+
+/* The scalars the indices of a cache statement read (ok false: one the
+ * kernels cannot read). */
+static oi__vk_scalars oi__vk_access_scalars(const oi__sy_schedule *s, const oi__pnode *pn) {
+    oi__vk_scalars sc = {s, {0}, 0, true};
+    for (int i = 0; sc.ok && i < (int)arrlen(pn->access); i++) {
+        const oi__pindex *ix = &pn->access[i];
+        if (!ix->is_slice)
+            oi__vk_expr_names(&ix->single, oi__vk_scalar_name, &sc);
+        if (ix->is_slice && ix->has_start)
+            oi__vk_expr_names(&ix->start, oi__vk_scalar_name, &sc);
+        if (ix->is_slice && ix->has_end)
+            oi__vk_expr_names(&ix->end, oi__vk_scalar_name, &sc);
+    }
+    return sc;
+}
+
+/* The statement that reads the table slice `slot` views (a CACHE_READ). */
+static const oi__pnode *oi__vk_view_read(const oi__sy_step *steps, int slot) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_CACHE && st->node->ir->kind == OI__NODE_CACHE_READ && st->node->out == slot)
+            return st->node;
+        const oi__pnode *in = oi__vk_view_read(st->body, slot);
+        if (!in)
+            in = oi__vk_view_read(st->then_steps, slot);
+        if (!in)
+            in = oi__vk_view_read(st->else_steps, slot);
+        if (in)
+            return in;
+    }
+    return NULL;
+}
+
+/* Whether a cache statement runs as a kernel of its own (a module after the
+ * schedule's kernels): a table entry written or read, a counter stepped.
+ * A counter's read or write is a copy; a table slice read in place nothing. */
+static bool oi__vk_cache_kernel(const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *sl = &s->plan->slots[pn->var];
+    oi__node_kind kind = pn->ir->kind;
+    if (sl->is_table)
+        return kind == OI__NODE_CACHE_WRITE || (kind == OI__NODE_CACHE_READ && !s->buffers[pn->out].table_view);
+    return kind == OI__NODE_CACHE_INCREMENT || kind == OI__NODE_CACHE_DECREMENT;
+}
+
+static oi_status oi__vk_check_cache(const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *sl = &s->plan->slots[pn->var];
+    const oi__sy_buffer *buf = &s->buffers[pn->var];
+    oi__node_kind kind = pn->ir->kind;
+    if (kind == OI__NODE_CACHE_RESET)
+        return oi__vk_refuse(pn, "cache_reset (the tables and counters are reset by closing and opening again)");
+    if (!sl->is_table) {
+        if (buf->home != OI__SY_STATE)
+            return oi__vk_refuse(pn, "a cache operation on a variable that is not in the state");
+        if (kind == OI__NODE_CACHE_INCREMENT || kind == OI__NODE_CACHE_DECREMENT)
+            return sl->dtype == OI_DTYPE_I32 || sl->dtype == OI_DTYPE_F32
+                       ? OI_OK : oi__vk_refuse(pn, "cache_increment/decrement of a type other than i32 or f32");
+        oi__sy_home other = s->buffers[pn->out].home;
+        if (other != OI__SY_ARENA && other != OI__SY_STATE)
+            return oi__vk_refuse(pn, "a cache read or write of a value that is not stored");
+        return oi__vk_check_slot(s, pn, pn->out, -1);
+    }
+    if (buf->bytes % 4)
+        return oi__vk_refuse(pn, "a table whose entries are not whole 32-bit words");
+    int slices = 0;
+    for (int i = 0; i < (int)arrlen(pn->access); i++) {
+        const oi__pindex *ix = &pn->access[i];
+        if (ix->is_slice && (!ix->has_end || kind != OI__NODE_CACHE_READ || !s->buffers[pn->out].table_view))
+            return oi__vk_refuse(pn, "a table slice other than one with an end read in place along the last index "
+                                     "(as a decoder's K[l, 0..step+1])");
+        slices += ix->is_slice;
+    }
+    if ((int)arrlen(pn->access) != sl->n_indices || slices > 1)
+        return oi__vk_refuse(pn, "a table access that does not give every index");
+    if (!oi__vk_access_scalars(s, pn).ok)
+        return oi__vk_refuse(pn, "a table index read from a variable other than an i32/i64 scalar");
+    oi__sy_home other = s->buffers[pn->out].home;
+    if (!s->buffers[pn->out].table_view && other != OI__SY_ARENA && other != OI__SY_STATE)
+        return oi__vk_refuse(pn, "a table entry read into or written from a value that is not stored");
+    return s->buffers[pn->out].table_view ? OI_OK : oi__vk_check_slot(s, pn, pn->out, -1);
 }
 
 static oi_status oi__vk_check_expr(const oi__sy_schedule *s, const oi__pnode *pn, const oi__expr *e) {
@@ -203,10 +387,10 @@ static oi_status oi__vk_check_steps(const oi__sy_schedule *s, const oi__sy_step 
             oi__sy_home a = s->buffers[pn->out].home, b = s->buffers[pn->var].home;
             if ((a != OI__SY_ARENA && a != OI__SY_STATE) || (b != OI__SY_ARENA && b != OI__SY_STATE && b != OI__SY_MODEL))
                 return oi__vk_refuse(pn, "a transfer from or into a prefix table or a table");
-            r = oi__vk_check_slot(s, pn, pn->out);
+            r = oi__vk_check_slot(s, pn, pn->out, -1);
             break;
         }
-        case OI__SY_S_CACHE: return oi__vk_refuse(pn, "cache operations (tables, persistent counters)");
+        case OI__SY_S_CACHE: r = oi__vk_check_cache(s, pn); break;
         case OI__SY_S_YIELD: case OI__SY_S_AWAIT: case OI__SY_S_CONSUMER:
             return oi__vk_refuse(pn, "yield/await consumers");
         case OI__SY_S_FENCE: break;
@@ -280,13 +464,252 @@ static const char *oi__vk_buffer_name(oi__sy_home home) {
 static bool oi__vk_transfers(const oi__sy_step *steps, int slot) {
     for (int i = 0; i < (int)arrlen(steps); i++) {
         const oi__sy_step *st = &steps[i];
-        if (st->kind == OI__SY_S_TRANSFER && (st->node->out == slot || st->node->var == slot))
+        bool copies = st->kind == OI__SY_S_TRANSFER ||
+                      (st->kind == OI__SY_S_CACHE && st->node->ir->kind != OI__NODE_CACHE_RESET); /* byte copies */
+        if (copies && (st->node->out == slot || st->node->var == slot))
             return true;
         if (oi__vk_transfers(st->body, slot) || oi__vk_transfers(st->then_steps, slot) ||
             oi__vk_transfers(st->else_steps, slot))
             return true;
     }
     return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Index expressions in GLSL, the loops around a statement              */
+/* ------------------------------------------------------------------ */
+/* An integer scalar's value on the device, as an int (an i64's low word). */
+static void oi__vk_scalar_read(oi__buf *b, const oi__sy_schedule *s, int slot) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    oi__buf_printf(b, "%s_i[%lluu]", buf->home == OI__SY_ARENA ? "arena" : "state",
+                   (unsigned long long)(buf->offset / 4));
+}
+
+/* An index expression as GLSL int arithmetic: a loop index is the push
+ * constant pc.lv_NAME, a scalar variable its word on the device. */
+static void oi__vk_glsl_name(oi__buf *b, const oi__sy_schedule *s, const char *name) {
+    int64_t v;
+    if (oi__plan_size(s->plan, name, &v)) {
+        oi__buf_printf(b, "%lld", (long long)v);
+        return;
+    }
+    int slot = oi__plan_slot(s->plan, name);
+    if (slot >= 0)
+        oi__vk_scalar_read(b, s, slot);
+    else
+        oi__buf_printf(b, "pc.lv_%s", name);
+}
+
+static void oi__vk_glsl_expr(oi__buf *b, const oi__sy_schedule *s, const oi__expr *e) {
+    if (!e->ident) {
+        oi__buf_printf(b, "%lld", (long long)e->lit);
+        return;
+    }
+    if (!oi__expr_is_compound(e)) {
+        oi__vk_glsl_name(b, s, e->ident);
+        return;
+    }
+    size_t pos = 0;
+    oi__expr_tok tok;
+    oi__buf_puts(b, "(");
+    while (oi__expr_token(e->ident, &pos, &tok)) {
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)tok.len, tok.start);
+        if (tok.kind == OI__EXPR_NAME)
+            oi__vk_glsl_name(b, s, name);
+        else
+            oi__buf_puts(b, name);
+    }
+    oi__buf_puts(b, ")");
+}
+
+/* The loops around a kernel (kernel >= 0) or a cache statement (node),
+ * outermost first: their indices are pushed when the step is recorded. */
+typedef struct oi__vk_loops {
+    const char *var[8];
+    int n;
+} oi__vk_loops;
+
+static bool oi__vk_loops_of(const oi__sy_step *steps, int kernel, const oi__pnode *node, oi__vk_loops *l) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if ((kernel >= 0 && st->kind == OI__SY_S_KERNEL && st->kernel == kernel) ||
+            (node && st->kind == OI__SY_S_CACHE && st->node == node))
+            return true;
+        bool loop = st->kind == OI__SY_S_LOOP && l->n < 8;
+        if (loop)
+            l->var[l->n++] = st->node->ir->loop_index;
+        if (oi__vk_loops_of(st->body, kernel, node, l))
+            return true;
+        if (loop)
+            l->n--;
+        if (oi__vk_loops_of(st->then_steps, kernel, node, l) || oi__vk_loops_of(st->else_steps, kernel, node, l))
+            return true;
+    }
+    return false;
+}
+
+/* The cache statements that are kernels of their own (oi__vk_cache_kernel),
+ * in the step tree's order (stb array). */
+static void oi__vk_cache_nodes(const oi__sy_schedule *s, const oi__sy_step *steps, const oi__pnode ***out) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_CACHE && oi__vk_cache_kernel(s, st->node))
+            (void)arrput(*out, st->node);
+        oi__vk_cache_nodes(s, st->body, out);
+        oi__vk_cache_nodes(s, st->then_steps, out);
+        oi__vk_cache_nodes(s, st->else_steps, out);
+    }
+}
+
+/* A kernel's loop indices as push constants: the decoder's attention (its
+ * table slices' bounds may name them). */
+static bool oi__vk_pushes_loops(const oi__sy_kernel *k) { return k->kind == OI__SY_K_ATTN_KV; }
+
+/* ------------------------------------------------------------------ */
+/* Reshapes not dispatched: the result kept in its input's bytes       */
+/* ------------------------------------------------------------------ */
+/* A reshape moves no element, so where its input dies at it, its result can
+ * live in the input's bytes and the copy is not dispatched (a decoder's
+ * q -> q3, att -> o: 4 of 25 dispatches a layer). The planner gave the two
+ * separate bytes; the result may take the input's only if, from the reshape
+ * to the result's last use (one step list: kernels and cache statements),
+ * nothing else touches the input's bytes. Pairs (result, input), in kernel
+ * order, each checked against those before it (stb array). */
+typedef struct oi__vk_alias {
+    int result, input, kernel;
+} oi__vk_alias;
+
+static bool oi__vk_raw_overlap(const oi__sy_schedule *s, int a, int b) {
+    const oi__sy_buffer *x = &s->buffers[a], *y = &s->buffers[b];
+    return x->home == OI__SY_ARENA && y->home == OI__SY_ARENA && x->offset < y->offset + y->bytes &&
+           y->offset < x->offset + x->bytes;
+}
+
+static bool oi__vk_plain_temp(const oi__sy_schedule *s, int slot) {
+    const oi__sy_buffer *b = &s->buffers[slot];
+    return slot < (int)arrlen(s->plan->slots) && b->home == OI__SY_ARENA && !b->kept && !b->dyn0 && !b->table_view &&
+           !b->zero_at_start && !s->plan->slots[slot].decl;
+}
+
+/* The slots step st names (a kernel's params, a cache statement's values),
+ * appended to *out; false for any other kind of step (loops, branches,
+ * transfers: the scan stops). */
+static bool oi__vk_step_slots(const oi__sy_schedule *s, const oi__sy_step *st, int **out) {
+    if (st->kind == OI__SY_S_KERNEL) {
+        oi__sy_param *params = oi__sy_kernel_params(s, &s->kernels[st->kernel]);
+        for (int i = 0; i < (int)arrlen(params); i++)
+            (void)arrput(*out, params[i].slot);
+        arrfree(params);
+        return true;
+    }
+    if (st->kind == OI__SY_S_CACHE) {
+        (void)arrput(*out, st->node->out);
+        (void)arrput(*out, st->node->var);
+        return true;
+    }
+    return st->kind == OI__SY_S_FENCE;
+}
+
+static int oi__vk_count_refs(const oi__sy_schedule *s, const oi__sy_step *steps, int slot) {
+    int n = 0;
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        int *slots = NULL;
+        oi__vk_step_slots(s, &steps[i], &slots);
+        if (steps[i].kind == OI__SY_S_TRANSFER)
+            n += steps[i].node->out == slot || steps[i].node->var == slot;
+        for (int j = 0; j < (int)arrlen(slots); j++)
+            n += slots[j] == slot;
+        arrfree(slots);
+        n += oi__vk_count_refs(s, steps[i].body, slot) + oi__vk_count_refs(s, steps[i].then_steps, slot) +
+             oi__vk_count_refs(s, steps[i].else_steps, slot);
+    }
+    return n;
+}
+
+/* Whether the reshape at steps[at] may keep its result in its input's bytes,
+ * given the pairs accepted before it. */
+static bool oi__vk_alias_ok(const oi__sy_schedule *s, const oi__sy_step *steps, int at, const oi__vk_alias *done) {
+    const oi__sy_kernel *k = &s->kernels[steps[at].kernel];
+    const oi__pnode *pn = k->nodes[0];
+    int x = pn->inputs[0], y = pn->out;
+    if (x == y || !oi__vk_plain_temp(s, x) || !oi__vk_plain_temp(s, y) || s->plan->slots[x].dtype != s->plan->slots[y].dtype ||
+        s->buffers[x].bytes != s->buffers[y].bytes || oi__vk_count_refs(s, s->steps, x) != 2) /* its writer, the reshape */
+        return false;
+    for (int d = 0; d < (int)arrlen(done); d++)
+        if (done[d].result == x || done[d].input == x)
+            return false; /* no chains */
+    int refs = oi__vk_count_refs(s, s->steps, y), seen = 1; /* the reshape's */
+    for (int i = at + 1; i < (int)arrlen(steps) && seen < refs; i++) {
+        int *slots = NULL;
+        bool plain = oi__vk_step_slots(s, &steps[i], &slots);
+        bool ok = plain;
+        for (int j = 0; ok && j < (int)arrlen(slots); j++) {
+            int o = slots[j];
+            if (o == y) {
+                seen++;
+                continue;
+            }
+            ok = !oi__vk_raw_overlap(s, o, x);
+            for (int d = 0; ok && d < (int)arrlen(done); d++) /* where an earlier result really is */
+                ok = !(done[d].result == o && oi__vk_raw_overlap(s, done[d].input, x));
+        }
+        arrfree(slots);
+        if (!ok)
+            return false;
+    }
+    return seen == refs;
+}
+
+static void oi__vk_aliases_in(const oi__sy_schedule *s, const oi__sy_step *steps, oi__vk_alias **out) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_KERNEL) {
+            const oi__sy_kernel *k = &s->kernels[st->kernel];
+            if (k->kind == OI__SY_K_COPY && arrlen(k->nodes) == 1 && k->nodes[0]->ir->op == OI_OP_reshape &&
+                oi__vk_alias_ok(s, steps, i, *out)) {
+                oi__vk_alias a = {k->nodes[0]->out, k->nodes[0]->inputs[0], k->id};
+                (void)arrput(*out, a);
+            }
+        }
+        oi__vk_aliases_in(s, st->body, out);
+        oi__vk_aliases_in(s, st->then_steps, out);
+        oi__vk_aliases_in(s, st->else_steps, out);
+    }
+}
+
+/* The slot whose bytes hold slot's value: its reshape's input, or itself. */
+static int oi__vk_storage(const oi__sy_schedule *s, int slot) {
+    oi__vk_alias *aliases = NULL;
+    oi__vk_aliases_in(s, s->steps, &aliases);
+    int at = slot;
+    for (int i = 0; i < (int)arrlen(aliases); i++)
+        if (aliases[i].result == slot)
+            at = aliases[i].input;
+    arrfree(aliases);
+    return at;
+}
+
+/* The other slot of slot's (result, input) pair, or -1. */
+static int oi__vk_partner(const oi__sy_schedule *s, int slot) {
+    oi__vk_alias *aliases = NULL;
+    oi__vk_aliases_in(s, s->steps, &aliases);
+    int other = -1;
+    for (int i = 0; i < (int)arrlen(aliases); i++)
+        other = aliases[i].result == slot ? aliases[i].input : aliases[i].input == slot ? aliases[i].result : other;
+    arrfree(aliases);
+    return other;
+}
+
+/* Whether kernel k is a reshape whose result lives in its input's bytes. */
+static bool oi__vk_aliased_reshape(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    oi__vk_alias *aliases = NULL;
+    oi__vk_aliases_in(s, s->steps, &aliases);
+    bool found = false;
+    for (int i = 0; i < (int)arrlen(aliases); i++)
+        found |= aliases[i].kernel == k->id;
+    arrfree(aliases);
+    return found;
 }
 
 /* ------------------------------------------------------------------ */
@@ -375,7 +798,7 @@ static bool oi__vk_find_kernel(const oi__sy_step *steps, int id, const oi__sy_st
 }
 
 static bool oi__vk_overlap(const oi__sy_schedule *s, int a, int b) {
-    const oi__sy_buffer *x = &s->buffers[a], *y = &s->buffers[b];
+    const oi__sy_buffer *x = &s->buffers[oi__vk_storage(s, a)], *y = &s->buffers[oi__vk_storage(s, b)];
     if (x->home != y->home || (x->home != OI__SY_ARENA && x->home != OI__SY_STATE))
         return false;
     return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
@@ -500,16 +923,73 @@ static oi__sy_param *oi__vk_params(const oi_plan *p, const oi__sy_kernel *k) {
  * in the first half of their bytes (the arena keeps the f32 layout) and
  * computed on in f32. What the host reads (kept temporaries) and what DSL
  * transfers copy byte for byte stay f32. */
-static bool oi__vk_half(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot) {
+static bool oi__vk_half_alone(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot) {
     const oi__sy_buffer *buf = &s->buffers[slot];
     return g->fp16_storage && buf->home == OI__SY_ARENA && !buf->kept && oi__vk_slot(s, slot)->dtype == OI_DTYPE_F32 &&
            !oi__vk_transfers(s->steps, slot);
 }
 
+/* ... and a reshape's result kept in its input's bytes is stored as its input is. */
+static bool oi__vk_half(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot) {
+    if (!oi__vk_half_alone(g, s, slot))
+        return false;
+    int other = oi__vk_partner(s, slot);
+    return other < 0 || oi__vk_half_alone(g, s, other);
+}
+
+/* An integer variable: NAME(i) its element as an int (an i64's low word;
+ * NAME_hi(i) the high one), NAME_w(i) its i-th 32-bit word (copies). u8
+ * (matmul_q4's blocks) is read by byte offset in the kernel itself. */
+static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
+    const oi__sy_buffer *buf = &s->buffers[oi__vk_storage(s, slot)];
+    const oi__slot *sl = oi__vk_slot(s, slot);
+    if (sl->dtype == OI_DTYPE_U8) {
+        oi__buf_puts(b, "/* ");
+        oi__sy_render_param_name(b, sl);
+        oi__buf_puts(b, ": u8 (ggml blocks), read by byte in model_u */\n");
+        return;
+    }
+    oi__buf at;
+    memset(&at, 0, sizeof at);
+    if (buf->home == OI__SY_PREFIX) {
+        oi__buf_puts(&at, "pc.");
+        oi__sy_render_param_name(&at, sl);
+        oi__buf_puts(&at, "_at");
+    } else {
+        uint64_t off = buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
+        oi__buf_printf(&at, "%lluu", (unsigned long long)(off / 4));
+    }
+    bool model = buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX;
+    const char *open = model ? "int(model_u[" : buf->home == OI__SY_ARENA ? "arena_i[" : "state_i[";
+    const char *close = model ? "])" : "]";
+    bool wide = sl->dtype == OI_DTYPE_I64;
+    const char *names[3] = {"", "_hi", "_w"};
+    const char *index[3] = {wide ? "2u * (i)" : "(i)", "2u * (i) + 1u", "(i)"};
+    for (int m = 0; m < 3; m++) {
+        if (m == 1 && !wide)
+            continue;
+        oi__buf_puts(b, "#define ");
+        oi__sy_render_param_name(b, sl);
+        oi__buf_printf(b, "%s(i) %s%s%s + %s%s%s\n", names[m], open, at.data, model ? " - pc.oi_mb" : "", index[m], close,
+                       m == 0 ? (wide ? " /* i64: the low word */" : " /* i32 */") : "");
+    }
+    oi__buf_free(&at);
+}
+
 static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_param *params) {
     for (int i = 0; i < (int)arrlen(params); i++) {
-        const oi__sy_buffer *buf = &s->buffers[params[i].slot];
+        const oi__sy_buffer *buf = &s->buffers[oi__vk_storage(s, params[i].slot)]; /* a reshape's: its input's bytes */
         const oi__slot *sl = oi__vk_slot(s, params[i].slot);
+        if (sl->dtype != OI_DTYPE_F32) {
+            oi__vk_int_macros(b, s, params[i].slot);
+            continue;
+        }
+        if (buf->table_view) { /* the decoder's attention addresses the table itself */
+            oi__buf_puts(b, "/* ");
+            oi__sy_render_param_name(b, sl);
+            oi__buf_puts(b, ": a slice of a table, read in place in the state */\n");
+            continue;
+        }
         if (oi__vk_half(g, s, params[i].slot)) {
             /* read as float; a store goes through oi_st_NAME (oi__vk_half_stores) */
             oi__buf_puts(b, "#define ");
@@ -525,27 +1005,29 @@ static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule
         if (buf->home == OI__SY_PREFIX) {
             oi__buf_puts(b, "(i) model[pc.");
             oi__sy_render_param_name(b, sl);
-            oi__buf_printf(b, "_at + (i)] /* %s(l): the entry the step pushes */\n", sl->name);
+            oi__buf_printf(b, "_at - pc.oi_mb + (i)] /* %s(l): the entry the step pushes */\n", sl->name);
             continue;
         }
         uint64_t at = buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
         oi__buf_puts(b, "(i) ");
-        oi__buf_printf(b, "%s[%lluu + (i)] /* %s, %s */\n", oi__vk_buffer_name(buf->home), (unsigned long long)(at / 4),
-                       oi_dtype_name(sl->dtype), buf->home == OI__SY_ARENA ? "a temporary" : buf->home == OI__SY_STATE
-                       ? "a declared variable" : "model data");
+        oi__buf_printf(b, "%s[%lluu%s + (i)] /* %s, %s */\n", oi__vk_buffer_name(buf->home), (unsigned long long)(at / 4),
+                       buf->home == OI__SY_MODEL ? " - pc.oi_mb" : "", oi_dtype_name(sl->dtype),
+                       buf->home == OI__SY_ARENA ? "a temporary" : buf->home == OI__SY_STATE ? "a declared variable"
+                                                                                             : "model data");
     }
 }
 
-static bool oi__vk_has_prefix(const oi__sy_schedule *s, const oi__sy_param *params) {
+/* Whether a kernel reads the model (its window's start pushed as pc.oi_mb). */
+static bool oi__vk_reads_model(const oi__sy_schedule *s, const oi__sy_param *params) {
     for (int i = 0; i < (int)arrlen(params); i++)
-        if (s->buffers[params[i].slot].home == OI__SY_PREFIX)
+        if (s->buffers[params[i].slot].home == OI__SY_PREFIX || s->buffers[params[i].slot].home == OI__SY_MODEL)
             return true;
     return false;
 }
 
 static bool oi__vk_uses_reductions(const oi__sy_kernel *k) {
     return k->kind == OI__SY_K_SOFTMAX || k->kind == OI__SY_K_NORM || k->kind == OI__SY_K_REDUCE ||
-           k->kind == OI__SY_K_ATTENTION;
+           k->kind == OI__SY_K_ATTENTION || k->kind == OI__SY_K_ATTN_KV;
 }
 
 static bool oi__vk_cm_takes(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k);
@@ -565,7 +1047,7 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     if (oi__vk_uses_reductions(k) && p->gpu.subgroup_ops)
         oi__buf_puts(b, "#extension GL_KHR_shader_subgroup_basic : require\n"
                         "#extension GL_KHR_shader_subgroup_arithmetic : require\n");
-    if (k->kind == OI__SY_K_MATMUL) /* oi_matmul_tiles.glsl's [[unroll]] */
+    if (k->kind == OI__SY_K_MATMUL || k->kind == OI__SY_K_QMATMUL) /* the tiles' and blocks' [[unroll]] */
         oi__buf_puts(b, "#extension GL_EXT_control_flow_attributes : require\n");
     if (oi__vk_cm_takes(&p->gpu, s, k)) /* what oi_matmul_coopmat_tiles.glsl needs */
         oi__buf_puts(b, "#extension GL_NV_cooperative_matrix : require\n"
@@ -574,15 +1056,23 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
                         "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n");
     oi__buf_puts(b, "#include \"oi_kernel.glsl\"\n\n");
     oi__buf_printf(b, "layout(local_size_x = %u) in;\n", local_size);
-    if (oi__vk_has_prefix(s, params)) {
+    oi__vk_loops loops = {{NULL}, 0};
+    if (oi__vk_pushes_loops(k))
+        oi__vk_loops_of(s->steps, k->id, NULL, &loops);
+    bool model = oi__vk_reads_model(s, params);
+    if (model || loops.n > 0) {
         oi__buf_puts(b, "layout(push_constant) uniform Push {");
+        if (model)
+            oi__buf_puts(b, " uint oi_mb;");
+        for (int l = 0; l < loops.n; l++)
+            oi__buf_printf(b, " int lv_%s;", loops.var[l]);
         for (int i = 0; i < (int)arrlen(params); i++)
             if (s->buffers[params[i].slot].home == OI__SY_PREFIX) {
                 oi__buf_puts(b, " uint ");
                 oi__sy_render_param_name(b, oi__vk_slot(s, params[i].slot));
                 oi__buf_puts(b, "_at;");
             }
-        oi__buf_puts(b, " } pc;\n");
+        oi__buf_puts(b, " } pc; /* set when the step is recorded */\n");
     }
     oi__vk_macros(b, &p->gpu, s, params);
     oi__buf_puts(b, "\n");
@@ -700,12 +1190,33 @@ static uint64_t oi__vk_split_offset(const oi_plan *p, const oi__sy_kernel *k) {
     return at == (p->schedule.arena_bytes + 255u) / 256u * 256u ? p->schedule.arena_bytes : at;
 }
 
-/* The shader modules: the schedule's kernels, then one per split matmul. */
-static int oi__vk_n_modules(const oi_plan *p) {
-    int n = (int)arrlen(p->schedule.kernels);
+/* The shader modules: the schedule's kernels, one per split matmul, then
+ * one per cache statement that is a kernel (oi__vk_cache_kernel). */
+static int oi__vk_n_splits(const oi_plan *p) {
+    int n = 0;
     for (int i = 0; i < (int)arrlen(p->schedule.kernels); i++)
         n += oi__vk_split(p, &p->schedule.kernels[i]);
     return n;
+}
+
+static int oi__vk_n_modules(const oi_plan *p) {
+    const oi__pnode **nodes = NULL;
+    oi__vk_cache_nodes(&p->schedule, p->schedule.steps, &nodes);
+    int n = (int)arrlen(p->schedule.kernels) + oi__vk_n_splits(p) + (int)arrlen(nodes);
+    arrfree(nodes);
+    return n;
+}
+
+/* The module of cache statement pn, or -1; with pn NULL, the first one's. */
+static int oi__vk_cache_module(const oi_plan *p, const oi__pnode *pn) {
+    const oi__pnode **nodes = NULL;
+    oi__vk_cache_nodes(&p->schedule, p->schedule.steps, &nodes);
+    int first = (int)arrlen(p->schedule.kernels) + oi__vk_n_splits(p), at = pn ? -1 : first;
+    for (int i = 0; pn && i < (int)arrlen(nodes); i++)
+        if (nodes[i] == pn)
+            at = first + i;
+    arrfree(nodes);
+    return at;
 }
 
 static int oi__vk_epilogue_module(const oi_plan *p, const oi__sy_kernel *k) {
@@ -721,13 +1232,15 @@ static const oi__sy_kernel *oi__vk_module_kernel(const oi_plan *p, int m, bool *
     *sum = m >= n;
     if (m < n)
         return &p->schedule.kernels[m];
+    if (m >= n + oi__vk_n_splits(p))
+        return NULL; /* a cache statement's */
     for (int i = 0; i < n; i++)
         if (oi__vk_split(p, &p->schedule.kernels[i]) && m-- == n)
             return &p->schedule.kernels[i];
     return NULL;
 }
 
-static bool oi__vk_has_split(const oi_plan *p) { return oi__vk_n_modules(p) > (int)arrlen(p->schedule.kernels); }
+static bool oi__vk_has_split(const oi_plan *p) { return oi__vk_n_splits(p) > 0; }
 
 /* C = A B by the backend's tile loops (vulkan/shaders/matmul_tiles.glsl,
  * copied as oi_matmul_tiles.glsl): T x T threads of R x R results, K in
@@ -807,15 +1320,16 @@ static bool oi__vk_cm_at(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot
         for (int t = 0; t < (int)arrlen(buf->tensors); t++)
             if (buf->tensors[t]->data_offset % 16)
                 return false;
-        if (buf->home == OI__SY_PREFIX) {
-            oi__buf_puts(at, "pc.");
+        if (buf->home == OI__SY_PREFIX) { /* in the model's window (pc.oi_mb: its start) */
+            oi__buf_puts(at, "(pc.");
             oi__sy_render_param_name(at, oi__vk_slot(s, slot));
-            oi__buf_puts(at, "_at");
+            oi__buf_puts(at, "_at - pc.oi_mb)");
         } else {
-            oi__buf_printf(at, "%lluu", (unsigned long long)(buf->tensors[0]->data_offset / 4));
+            oi__buf_printf(at, "(%lluu - pc.oi_mb)", (unsigned long long)(buf->tensors[0]->data_offset / 4));
         }
         return true;
     }
+    buf = &s->buffers[oi__vk_storage(s, slot)];
     if (buf->offset % 16)
         return false;
     oi__buf_printf(at, "%lluu", (unsigned long long)(buf->offset / (oi__vk_half(g, s, slot) ? 2 : 4)));
@@ -959,9 +1473,14 @@ static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]);
     oi__vk_row_main(b, in->shape[in->ndim - 1]);
-    oi__buf_printf(b, "    float sum = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n        sum = OI_S_sum_step(sum, ", wg);
-    oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(r * L + j));\n    const float mean = oi_wg_sum(sum) / float(L);\n    float sq = 0.0;\n"
+    if (pn->ir->op == OI_OP_rms_norm) { /* the root mean square: about 0 */
+        oi__buf_puts(b, "    const float mean = 0.0;\n");
+    } else {
+        oi__buf_printf(b, "    float sum = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n        sum = OI_S_sum_step(sum, ", wg);
+        oi__vk_name(b, s, pn->inputs[0]);
+        oi__buf_puts(b, "(r * L + j));\n    const float mean = oi_wg_sum(sum) / float(L);\n");
+    }
+    oi__buf_printf(b, "    float sq = 0.0;\n"
                       "    for (uint j = tid; j < L; j += %uu) {\n        const float d = ", wg);
     oi__vk_name(b, s, pn->inputs[0]);
     oi__buf_puts(b, "(r * L + j) - mean;\n        sq = OI_S_sum_step(sq, d * d);\n    }\n"
@@ -977,7 +1496,7 @@ static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
         oi__vk_name(b, s, pn->inputs[1]);
         oi__buf_puts(b, "(j)");
     }
-    if (arrlen(pn->inputs) > 2) {
+    if (arrlen(pn->inputs) > 2 && pn->ir->op == OI_OP_layer_norm) {
         oi__buf_puts(b, " + ");
         oi__vk_name(b, s, pn->inputs[2]);
         oi__buf_puts(b, "(j)");
@@ -998,6 +1517,16 @@ static void oi__vk_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
 
 static void oi__vk_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
+    const oi__slot *out = oi__vk_slot(s, pn->out);
+    if (out->dtype != OI_DTYPE_F32) { /* integers: word by word */
+        oi__vk_grid_loop(b, (int64_t)s->buffers[pn->out].bytes / 4, wg);
+        oi__buf_puts(b, "        ");
+        oi__vk_name(b, s, pn->out);
+        oi__buf_puts(b, "_w(o) = ");
+        oi__vk_name(b, s, pn->inputs[0]);
+        oi__buf_puts(b, "_w(o);\n    }\n}\n");
+        return;
+    }
     oi__vk_grid_loop(b, oi__vk_numel(oi__vk_slot(s, pn->out)), wg);
     oi__buf_puts(b, "        ");
     oi__vk_name(b, s, pn->out);
@@ -1195,6 +1724,418 @@ static void oi__vk_attention(oi__buf *b, const oi_plan *p, const oi__sy_kernel *
     oi__buf_puts(b, "(o_at + tid) = total * inv;\n    }\n}\n");
 }
 
+/* ------------------------------------------------------------------ */
+/* Failures the kernels find: reported by the host after the step      */
+/* ------------------------------------------------------------------ */
+/* A table index past its bound (or negative), or a gather index out of
+ * range, is found by a kernel while the step runs. The kernel moves nothing
+ * there (or clamps the index) and writes the site's code, the value and
+ * the element into status words past the state (the first failure wins);
+ * they come down with the step, and NAME_step returns NAME_ERROR_RUNTIME
+ * with the simulator's message. A site: a table access's index position
+ * (pos >= 0) or a gather (pos -1). */
+/* Where the status words are in the state buffer (bytes): past the state. */
+static uint64_t oi__vk_status_at(const oi_plan *p) { return (p->schedule.state_bytes + 15u) / 16u * 16u; }
+
+typedef struct oi__vk_site {
+    const oi__pnode *pn;
+    int pos;
+} oi__vk_site;
+
+static void oi__vk_sites_of(const oi__sy_schedule *s, const oi__sy_step *steps, oi__vk_site **out) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_CACHE && s->plan->slots[st->node->var].is_table)
+            for (int pos = 0; pos < s->plan->slots[st->node->var].n_indices; pos++) {
+                oi__vk_site site = {st->node, pos};
+                (void)arrput(*out, site);
+            }
+        if (st->kind == OI__SY_S_KERNEL && s->kernels[st->kernel].kind == OI__SY_K_GATHER) {
+            oi__vk_site site = {s->kernels[st->kernel].nodes[0], -1};
+            (void)arrput(*out, site);
+        }
+        oi__vk_sites_of(s, st->body, out);
+        oi__vk_sites_of(s, st->then_steps, out);
+        oi__vk_sites_of(s, st->else_steps, out);
+    }
+}
+
+static int oi__vk_n_sites(const oi__sy_schedule *s) {
+    oi__vk_site *sites = NULL;
+    oi__vk_sites_of(s, s->steps, &sites);
+    int n = (int)arrlen(sites);
+    arrfree(sites);
+    return n;
+}
+
+/* The code a kernel writes for site (pn, pos): 1 + its index. */
+static int oi__vk_site_code(const oi__sy_schedule *s, const oi__pnode *pn, int pos) {
+    oi__vk_site *sites = NULL;
+    oi__vk_sites_of(s, s->steps, &sites);
+    int code = 0;
+    for (int i = 0; i < (int)arrlen(sites) && !code; i++)
+        if (sites[i].pn == pn && sites[i].pos == pos)
+            code = i + 1;
+    arrfree(sites);
+    return code;
+}
+
+/* `if (COND) { OI_FAIL(code, value, element); ACTION }` */
+static void oi__vk_fail_if(oi__buf *b, const char *indent, const char *cond, int code, const char *value,
+                           const char *element, const char *action) {
+    oi__buf_printf(b, "%sif (%s) {\n%s    OI_FAIL(%du, %s, %s);%s%s\n%s}\n", indent, cond, indent, code, value, element,
+                   action ? " " : "", action ? action : "", indent);
+}
+
+/* NAME_failure(code, value, element): the simulator's message for a site. */
+static void oi__vk_source_failures(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    const oi__sy_schedule *s = &p->schedule;
+    oi__vk_site *sites = NULL;
+    oi__vk_sites_of(s, s->steps, &sites);
+    oi__buf_printf(b, "/* What a kernel found while the step ran (the status words past the state): the\n"
+                      " * simulator's message for each site. */\n"
+                      "static int %s_failure(int code, long long value, long long element) {\n    (void)element;\n"
+                      "    switch (code) {\n", N);
+    for (int i = 0; i < (int)arrlen(sites); i++) {
+        const oi__pnode *pn = sites[i].pn;
+        const char *slash = strrchr(pn->ir->src.file, '/');
+        const char *file = slash ? slash + 1 : pn->ir->src.file;
+        oi__buf_printf(b, "    case %d:\n", i + 1);
+        if (sites[i].pos < 0) {
+            const oi__slot *data = oi__vk_slot(s, pn->inputs[0]);
+            int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
+            if (axis < 0)
+                axis += data->ndim;
+            oi__buf_printf(b, "        return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: gather: index %%lld (element %%lld of the \"\n"
+                              "                       \"indices) is out of range for axis %d of size %lld\", value, element);\n",
+                           N, N, file, pn->ir->src.line, (int)axis, (long long)data->shape[axis]);
+            continue;
+        }
+        const oi__slot *tab = &s->plan->slots[pn->var];
+        const char *index = tab->decl->table_indices[sites[i].pos];
+        oi__buf_printf(b, "        if (value < 0)\n            return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: %s: index %s = %%lld "
+                          "is negative\", value);\n", N, N, file, pn->ir->src.line, tab->name, index);
+        oi__buf_printf(b, "        return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: cache table %s index %s = %%lld exceeds %s size "
+                          "%lld\", value);\n", N, N, file, pn->ir->src.line, tab->name, index,
+                       tab->fixed[sites[i].pos] >= 0 ? "fixed" : "synthesized",
+                       (long long)s->buffers[pn->var].bound[sites[i].pos]);
+    }
+    oi__buf_printf(b, "    default:\n        return %s_fail(%s_ERROR_RUNTIME, \"%s_step: a kernel failed (code %%d)\", code);\n"
+                      "    }\n}\n\n", N, N, N);
+    arrfree(sites);
+}
+
+/* ------------------------------------------------------------------ */
+/* A decoder's kernels: rope, argmax, gather, matmul_q4, attention     */
+/* over the cache                                                      */
+/* ------------------------------------------------------------------ */
+/* rope: one invocation per pair of the last dim (interleaved (2i, 2i + 1)
+ * or half-split (i, i + rot/2)), both read before either is written, so
+ * the op may rotate in place; channels past rot copied. The angle is
+ * rope.comp's float-float pos * theta^(-2i / rot) (oi_rope.glsl), close to
+ * the simulator's double one at any position. */
+static void oi__vk_rope(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *pos = oi__vk_slot(s, pn->inputs[1]);
+    size_t na = arrlenu(pn->attrs);
+    oi_op op = pn->ir->op;
+    int64_t n = x->shape[x->ndim - 1], seq_axis = oi__op_param_value_i64(op, pn->attrs, na, "seq_axis");
+    int64_t rot = oi__op_param_value_i64(op, pn->attrs, na, "rotary_dim");
+    bool inter = oi__op_param_value_i64(op, pn->attrs, na, "interleaved") != 0;
+    if (seq_axis < 0)
+        seq_axis += x->ndim;
+    rot = rot ? rot : n;
+    int64_t seq_len = x->shape[seq_axis], seq_div = 1, batch_div = 1;
+    for (int d = (int)seq_axis + 1; d < x->ndim - 1; d++)
+        seq_div *= x->shape[d];
+    for (int d = 1; d < x->ndim - 1; d++)
+        batch_div *= x->shape[d];
+    int64_t lanes = oi__vk_numel(x) / (n ? n : 1), half = rot / 2, per = half + (n - rot);
+    double r = pow(oi__vk_param_f(pn, "theta"), -2.0 / (double)rot);
+    float r_hi = (float)r, r_lo = (float)(r - (double)r_hi);
+    oi__buf_puts(b, "#include \"oi_rope.glsl\"\n\n");
+    oi__buf_printf(b, "const uint N = %lldu, HALF = %lldu, PER = %lldu; /* a row, its pairs, pairs + copied channels */\n"
+                      "const vec2 R = vec2(", (long long)n, (long long)half, (long long)per);
+    oi__sy_render_double(b, (double)r_hi);
+    oi__buf_puts(b, ", ");
+    oi__sy_render_double(b, (double)r_lo);
+    oi__buf_puts(b, "); /* theta^(-2 / rot) as hi + lo */\n\n");
+    oi__vk_grid_loop(b, lanes * per, wg);
+    oi__buf_puts(b, "        const uint lane = o / PER, j = o % PER, at = lane * N;\n        if (j >= HALF) {\n"
+                    "            const uint c = 2u * HALF + (j - HALF);\n            ");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(at + c) = ");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(at + c);\n            continue;\n        }\n        const int p = ");
+    oi__vk_name(b, s, pn->inputs[1]);
+    oi__buf_printf(b, "(lane / %lldu %% %lldu", (long long)seq_div, (long long)seq_len);
+    if (pos->ndim == 2) /* positions per batch: [x.shape[0], seq] */
+        oi__buf_printf(b, " + lane / %lldu * %lldu", (long long)batch_div, (long long)seq_len);
+    oi__buf_printf(b, ");\n        const uint ia = at + %s, ib = at + %s;\n", inter ? "2u * j" : "j",
+                   inter ? "2u * j + 1u" : "j + HALF");
+    oi__buf_puts(b, "        const vec2 cs = cos_sin(ff_mul(vec2(float(p), 0.0), ff_pow(R, j)));\n        const float x1 = ");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(ia), x2 = ");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(ib);\n        ");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(ia) = x1 * cs.x - x2 * cs.y;\n        ");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(ib) = x2 * cs.x + x1 * cs.y;\n    }\n}\n");
+}
+
+/* argmax_axis along the last axis, one workgroup per row: each invocation
+ * runs reduce.c's loop over its share (the first element, then each later
+ * one that is greater, or not less with select_first=false), then pairs
+ * combine to the greater value, equal ones to the earlier (later) index:
+ * the simulator's answer, NaN taken only when it comes first. */
+static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "select_first") != 0;
+    const char *t = x->dtype == OI_DTYPE_F32 ? "float" : "int";
+    oi__buf_printf(b, "shared %s oi_bv[%uu];\nshared uint oi_bi[%uu];\n\n", t, wg, wg);
+    oi__vk_row_main(b, x->shape[x->ndim - 1]);
+    oi__buf_printf(b, "    %s oi_best = ", t);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(r * L);\n    uint oi_at = 0u;\n    for (uint j = 1u + tid; j < L; j += %uu) {\n        const %s v = ", wg, t);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(r * L + j);\n        if (v %s oi_best) {\n            oi_best = v;\n            oi_at = j;\n        }\n    }\n",
+                   first ? ">" : ">=");
+    oi__buf_printf(b, "    oi_bv[tid] = oi_best;\n    oi_bi[tid] = oi_at;\n    barrier();\n"
+                      "    for (uint h = %uu; h > 0u; h >>= 1u) {\n        if (tid < h) {\n"
+                      "            const %s v = oi_bv[tid + h];\n            const uint i = oi_bi[tid + h];\n"
+                      "            if (v > oi_bv[tid] || (v == oi_bv[tid] && i %s oi_bi[tid])) {\n"
+                      "                oi_bv[tid] = v;\n                oi_bi[tid] = i;\n            }\n        }\n"
+                      "        barrier();\n    }\n    if (tid == 0u) {\n        ", wg / 2, t, first ? "<" : ">");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(r) = int(oi_bi[0]);\n");
+    if (out->dtype == OI_DTYPE_I64) {
+        oi__buf_puts(b, "        ");
+        oi__vk_name(b, s, pn->out);
+        oi__buf_puts(b, "_hi(r) = 0;\n");
+    }
+    oi__buf_puts(b, "    }\n}\n");
+}
+
+/* gather along `axis`: output element o is data[outer, idx[j], inner] (a
+ * negative index counts from the end; one out of range is clamped, where
+ * the simulator stops with an error). */
+static void oi__vk_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *data = oi__vk_slot(s, pn->inputs[0]), *idx = oi__vk_slot(s, pn->inputs[1]);
+    const oi__slot *out = oi__vk_slot(s, pn->out);
+    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
+    if (axis < 0)
+        axis += data->ndim;
+    int64_t inner = 1;
+    for (int d = (int)axis + 1; d < data->ndim; d++)
+        inner *= data->shape[d];
+    long long ni = (long long)oi__vk_numel(idx), len = (long long)data->shape[axis];
+    oi__buf_printf(b, "const uint NI = %lldu, AXIS = %lldu, INNER = %lldu;\n\n", ni, len, (long long)inner);
+    oi__vk_grid_loop(b, oi__vk_numel(out), wg);
+    oi__buf_puts(b, "        int ix = ");
+    oi__vk_name(b, s, pn->inputs[1]);
+    oi__buf_puts(b, "(o / INNER % NI);\n");
+    oi__vk_fail_if(b, "        ", "ix < -int(AXIS) || ix >= int(AXIS)", oi__vk_site_code(s, pn, -1), "ix", "int(o / INNER % NI)",
+                   NULL);
+    oi__buf_puts(b, "        ix = clamp(ix < 0 ? ix + int(AXIS) : ix, 0, int(AXIS) - 1);\n"
+                    "        const uint from = (o / (NI * INNER) * AXIS + uint(ix)) * INNER + o % INNER;\n");
+    if (data->dtype == OI_DTYPE_F32) {
+        oi__buf_puts(b, "        ");
+        oi__vk_name(b, s, pn->out);
+        oi__buf_puts(b, "(o) = ");
+        oi__vk_name(b, s, pn->inputs[0]);
+        oi__buf_puts(b, "(from);\n");
+    } else {
+        int words = data->dtype == OI_DTYPE_I64 ? 2 : 1;
+        for (int w = 0; w < words; w++) {
+            oi__buf_puts(b, "        ");
+            oi__vk_name(b, s, pn->out);
+            oi__buf_printf(b, "_w(%du * o + %du) = ", words, w);
+            oi__vk_name(b, s, pn->inputs[0]);
+            oi__buf_printf(b, "_w(%du * from + %du);\n", words, w);
+        }
+    }
+    oi__buf_puts(b, "    }\n}\n");
+}
+
+/* matmul_q4: x [M, K] by weight rows [N, K / 32 blocks] of ggml blocks
+ * (oi_quant_blocks.glsl: matvec_quant.comp's block arithmetic, x rounded to
+ * int8 per block with activations="q8"). A workgroup of 64 takes 4 output
+ * columns; each column's 16 invocations take every 16th block. */
+static void oi__vk_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *w = oi__vk_slot(s, pn->inputs[1]);
+    const oi__slot *out = oi__vk_slot(s, pn->out);
+    const oi__sy_buffer *wb = &s->buffers[pn->inputs[1]];
+    const char *format = NULL;
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "format") == 0)
+            format = pn->attrs[i].s;
+    int f = format && strcmp(format, "q4_0") == 0 ? 1 : format && strcmp(format, "q8_0") == 0 ? 3 : 2;
+    long long K = (long long)x->shape[x->ndim - 1], M = (long long)(oi__vk_numel(x) / K);
+    long long N = (long long)out->shape[out->ndim - 1];
+    oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu, ROW_BYTES = %lldu;\n"
+                      "#define Q_FORMAT %du /* %s: 1 q4_0, 2 q4_1, 3 q8_0 */\n#define w_buf model_u\n"
+                      "#define COLS 4u\n#define SPLIT 16u\n\nfloat x_at(uint m, uint k) { return ",
+                   M, N, K, (long long)w->shape[1], f, format ? format : "q4_1");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(m * K + k); }\n\n#include \"oi_quant_blocks.glsl\"\n\nshared float oi_qpart[64];\n\n"
+                    "void main() {\n    const uint lane = gl_LocalInvocationID.x % SPLIT, col = gl_LocalInvocationID.x / SPLIT;\n"
+                    "    const uint n = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * COLS + col;\n"
+                    "    const uint w_at = ");
+    if (wb->home == OI__SY_PREFIX) {
+        oi__buf_puts(b, "pc.");
+        oi__sy_render_param_name(b, w);
+        oi__buf_puts(b, "_at * 4u - pc.oi_mb * 4u; /* bytes: the entry the step pushes, in the model's window */\n");
+    } else {
+        oi__buf_printf(b, "%lluu - pc.oi_mb * 4u; /* bytes into the model's window */\n",
+                       (unsigned long long)wb->tensors[0]->data_offset);
+    }
+    oi__buf_printf(b, "    for (uint m = 0u; m < M; m++) {\n        float sum = 0.0;\n        if (n < N)\n"
+                      "            for (uint blk = lane; blk < K / 32u; blk += SPLIT)\n"
+                      "                sum += %s(m, blk, w_at + n * ROW_BYTES + blk * block_bytes());\n"
+                      "        oi_qpart[gl_LocalInvocationID.x] = sum;\n        barrier();\n"
+                      "        for (uint h = SPLIT / 2u; h > 0u; h >>= 1u) {\n"
+                      "            if (lane < h)\n"
+                      "                oi_qpart[gl_LocalInvocationID.x] += oi_qpart[gl_LocalInvocationID.x + h];\n"
+                      "            barrier();\n        }\n        if (lane == 0u && n < N)\n            ",
+                   oi__sy_kernel_a8(k) ? "block_q8" : "block_f32");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(m * N + n) = oi_qpart[gl_LocalInvocationID.x];\n        barrier();\n    }\n}\n");
+}
+
+/* Where operand o (1 keys, 2 values) of the decoder's attention is: a table
+ * slice read in place (its entries in the state, from the read's first
+ * index on: `T` entries for the keys) or a variable of its own. Prints
+ * OI_KV<o>(i) and, for the keys, the count T. */
+static void oi__vk_attn_kv_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int o) {
+    int slot = k->view_slot[o];
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    const oi__pnode *rd = buf->table_view ? oi__vk_view_read(s->steps, slot) : NULL;
+    if (!rd) {
+        oi__buf_printf(b, "#define OI_KV%d(i) ", o);
+        oi__vk_name(b, s, slot);
+        oi__buf_puts(b, "(i)\n");
+        if (o == 1)
+            oi__buf_printf(b, "    const uint T = %lldu;\n", (long long)oi__vk_slot(s, k->nodes[k->lead]->inputs[1])->shape[2]);
+        return;
+    }
+    const oi__slot *tab = &s->plan->slots[rd->var];
+    const oi__sy_buffer *tb = &s->buffers[rd->var];
+    oi__buf_printf(b, "#define OI_KV%d(i) state[i] /* %s, in place (from %s_at on) */\n", o, tab->name, o == 1 ? "k" : "v");
+    int kept = -1;
+    for (int i = 0; i < (int)arrlen(rd->access); i++)
+        if (rd->access[i].is_slice)
+            kept = i;
+    const char *w = o == 1 ? "k" : "v";
+    oi__buf_printf(b, "    const int %s_lo = ", w);
+    if (rd->access[kept].has_start)
+        oi__vk_glsl_expr(b, s, &rd->access[kept].start);
+    else
+        oi__buf_puts(b, "0");
+    int code = oi__vk_site_code(s, rd, kept);
+    char cond[96], lo[16];
+    snprintf(lo, sizeof lo, "%s_lo", w);
+    if (o == 1) {
+        oi__buf_puts(b, ", k_hi = ");
+        oi__vk_glsl_expr(b, s, &rd->access[kept].end);
+        oi__buf_printf(b, ";\n    /* the slice's entries, none past the table's bound (%lld) */\n"
+                          "    const uint T = uint(clamp(min(k_hi, %lld) - max(k_lo, 0), 0, int(TMAX)));\n",
+                       (long long)tb->bound[kept], (long long)tb->bound[kept]);
+        snprintf(cond, sizeof cond, "k_hi > %lld", (long long)tb->bound[kept]);
+        oi__vk_fail_if(b, "    ", cond, code, "k_hi - 1", "0", NULL);
+    } else {
+        oi__buf_puts(b, ";\n");
+    }
+    snprintf(cond, sizeof cond, "%s < 0", lo);
+    oi__vk_fail_if(b, "    ", cond, code, lo, "0", NULL);
+    for (int i = 0; i < tab->n_indices; i++) {
+        if (i == kept)
+            continue;
+        oi__buf mark;
+        memset(&mark, 0, sizeof mark);
+        oi__vk_glsl_expr(&mark, s, &rd->access[i].single);
+        char c2[256];
+        snprintf(c2, sizeof c2, "%s < 0 || %s >= %lld", mark.data, mark.data, (long long)tb->bound[i]);
+        oi__vk_fail_if(b, "    ", c2, oi__vk_site_code(s, rd, i), mark.data, "0", NULL);
+        oi__buf_free(&mark);
+    }
+    oi__buf_printf(b, "    const uint %s_at = %lluu + uint(", w, (unsigned long long)(tb->offset / 4));
+    for (int i = 0; i < tab->n_indices; i++) {
+        int64_t stride = 1;
+        for (int j = i + 1; j < tab->n_indices; j++)
+            stride *= tb->bound[j];
+        oi__buf_puts(b, i ? " + " : "");
+        if (i == kept) {
+            oi__buf_printf(b, "max(%s_lo, 0)", w);
+        } else {
+            oi__buf_puts(b, "clamp(");
+            oi__vk_glsl_expr(b, s, &rd->access[i].single);
+            oi__buf_printf(b, ", 0, %lld)", (long long)tb->bound[i] - 1);
+        }
+        oi__buf_printf(b, " * %lld", (long long)stride);
+    }
+    oi__buf_printf(b, ") * %lldu;\n", (long long)oi__shape_numel(tab->ndim, tab->shape));
+}
+
+/* Grouped-query attention as a decoder runs it: one workgroup per query row
+ * (batch, head, position) over its kv head's keys, which may be a table
+ * slice whose length the step computes on the device (K[l, 0..step+1]):
+ * the scores in shared memory, their softmax, then p V per value dim. */
+static void oi__vk_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[k->lead];
+    const oi__slot *q = oi__vk_slot(s, pn->inputs[0]), *kk = oi__vk_slot(s, pn->inputs[1]);
+    const oi__slot *v = oi__vk_slot(s, pn->inputs[2]);
+    long long B = (long long)q->shape[0], HQ = (long long)q->shape[1], S = (long long)q->shape[2];
+    long long D = (long long)q->shape[3], HKV = (long long)kk->shape[1], DV = (long long)v->shape[3];
+    long long TMAX = (long long)kk->shape[2];
+    const oi__pnode *rd = s->buffers[k->view_slot[1]].table_view ? oi__vk_view_read(s->steps, k->view_slot[1]) : NULL;
+    for (int i = 0; rd && i < (int)arrlen(rd->access); i++)
+        if (rd->access[i].is_slice)
+            TMAX = (long long)s->buffers[rd->var].bound[i];
+    double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale") ? oi__vk_param_f(pn, "scale")
+                                                                                         : 1.0 / sqrt((double)D);
+    oi__buf_printf(b, "const uint B = %lldu, HQ = %lldu, HKV = %lldu, S = %lldu, D = %lldu, DV = %lldu;\n"
+                      "const uint TMAX = %lldu; /* keys at most (the table's bound) */\nconst float SCALE = ",
+                   B, HQ, HKV, S, D, DV, TMAX);
+    oi__sy_render_double(b, (double)(float)scale);
+    oi__buf_puts(b, ";\n/* element strides of q, k, v and the result's [B, H, S|T, D] dims where each lives */\n");
+    const char *what[4] = {"Q", "K", "V", "O"};
+    for (int o = 0; o < 4; o++)
+        oi__buf_printf(b, "const uint %s_S0 = %lldu, %s_S1 = %lldu, %s_S2 = %lldu, %s_S3 = %lldu;\n", what[o],
+                       (long long)k->view_stride[o][0], what[o], (long long)k->view_stride[o][1], what[o],
+                       (long long)k->view_stride[o][2], what[o], (long long)k->view_stride[o][3]);
+    oi__buf_puts(b, "shared float oi_p[TMAX]; /* the row's scores, then exp(score - max) */\n"
+                    "shared float oi_q[D];    /* the row's query */\n\nvoid main() {\n"
+                    "    const uint row = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n"
+                    "    const uint si = row % S, hq = row / S % HQ, bi = row / (S * HQ), hk = hq / (HQ / HKV);\n");
+    oi__vk_attn_kv_operand(b, s, k, 1);
+    oi__vk_attn_kv_operand(b, s, k, 2);
+    if (!s->buffers[k->view_slot[1]].table_view)
+        oi__buf_puts(b, "    const uint k_at = 0u;\n");
+    if (!s->buffers[k->view_slot[2]].table_view)
+        oi__buf_puts(b, "    const uint v_at = 0u;\n");
+    oi__buf_printf(b, "    for (uint d = tid; d < D; d += %uu)\n        oi_q[d] = ", wg);
+    oi__vk_name(b, s, k->view_slot[0]);
+    oi__buf_printf(b, "(bi * Q_S0 + hq * Q_S1 + si * Q_S2 + d * Q_S3);\n    barrier();\n    float m = -INFINITY;\n"
+                      "    for (uint t = tid; t < T; t += %uu) {\n"
+                      "        const uint at = k_at + bi * K_S0 + hk * K_S1 + t * K_S2;\n        float acc = 0.0;\n"
+                      "        for (uint d = 0u; d < D; d++)\n            acc = OI_S_mac(acc, oi_q[d], OI_KV1(at + d * K_S3));\n"
+                      "        oi_p[t] = SCALE * acc;\n        m = max(m, oi_p[t]);\n    }\n    m = oi_wg_max(m);\n"
+                      "    float sum = 0.0;\n    for (uint t = tid; t < T; t += %uu) {\n"
+                      "        oi_p[t] = exp_f32(oi_p[t] - m);\n        sum = OI_S_sum_step(sum, oi_p[t]);\n    }\n"
+                      "    const float inv = 1.0 / oi_wg_sum(sum); /* its barrier: every score is in oi_p */\n"
+                      "    for (uint d = tid; d < DV; d += %uu) {\n        float acc = 0.0;\n"
+                      "        for (uint t = 0u; t < T; t++)\n"
+                      "            acc = OI_S_mac(acc, oi_p[t], OI_KV2(v_at + bi * V_S0 + hk * V_S1 + t * V_S2 + d * V_S3));\n"
+                      "        ", wg, wg, wg);
+    oi__vk_name(b, s, k->view_slot[3]);
+    oi__buf_puts(b, "(bi * O_S0 + hq * O_S1 + si * O_S2 + d * O_S3) = acc * inv;\n    }\n}\n");
+}
+
 /* Workgroups of a kernel's dispatch (x, y). */
 static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx, uint32_t *gy) {
     const oi__sy_schedule *s = &p->schedule;
@@ -1215,9 +2156,20 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
         *gy = (uint32_t)((out->shape[0] + tile - 1) / tile);
         return;
     }
-    case OI__SY_K_SOFTMAX: case OI__SY_K_NORM:
+    case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: case OI__SY_K_ARGMAX:
         *gx = (uint32_t)(oi__vk_numel(in) / in->shape[in->ndim - 1]);
         return;
+    case OI__SY_K_QMATMUL: { /* 4 columns a workgroup, past 65535 in rows of them */
+        int64_t groups = (out->shape[out->ndim - 1] + 3) / 4;
+        *gx = (uint32_t)(groups > 65535 ? 65535 : groups);
+        *gy = (uint32_t)((groups + *gx - 1) / *gx);
+        return;
+    }
+    case OI__SY_K_ATTN_KV: {
+        const oi__slot *q = oi__vk_slot(s, k->nodes[k->lead]->inputs[0]);
+        *gx = (uint32_t)(q->shape[0] * q->shape[1] * q->shape[2]);
+        return;
+    }
     case OI__SY_K_REDUCE: *gx = (uint32_t)oi__vk_numel(out); return;
     case OI__SY_K_ATTENTION:
         *gx = (uint32_t)in->shape[2];
@@ -1244,6 +2196,14 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
         return (uint32_t)(oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_side(&p->gpu));
     if (oi__vk_att_tiled(&p->gpu, &p->schedule, k))
         return oi__vk_att_tiled_wg(&p->gpu);
+    if (k->kind == OI__SY_K_QMATMUL)
+        return 64; /* 4 columns of 16 */
+    if (k->kind == OI__SY_K_ATTN_KV || k->kind == OI__SY_K_ARGMAX) { /* a power of two: the trees halve it */
+        uint32_t want = 1;
+        while (want * 2 <= wg && want * 2 <= (k->kind == OI__SY_K_ATTN_KV ? 64u : 256u))
+            want *= 2;
+        return want;
+    }
     if (k->kind == OI__SY_K_ATTENTION) {
         const oi__slot *kk = oi__vk_slot(&p->schedule, k->nodes[0]->inputs[1]);
         const oi__slot *v = oi__vk_slot(&p->schedule, k->nodes[0]->inputs[2]);
@@ -1312,16 +2272,103 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_TRANSPOSE: oi__vk_transpose(b, s, k, wg); break;
     case OI__SY_K_NORM: oi__vk_norm(b, s, k, wg); break;
     case OI__SY_K_ATTENTION: oi__vk_attention(b, p, k, wg); break;
-    case OI__SY_K_ALL_FINITE: case OI__SY_K_GATHER: case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
-    case OI__SY_K_ROPE: case OI__SY_K_ARGMAX: case OI__SY_K_QMATMUL: case OI__SY_K_ATTN_KV:
+    case OI__SY_K_ROPE: oi__vk_rope(b, s, k, wg); break;
+    case OI__SY_K_ARGMAX: oi__vk_argmax(b, s, k, wg); break;
+    case OI__SY_K_GATHER: oi__vk_gather(b, s, k, wg); break;
+    case OI__SY_K_QMATMUL: oi__vk_qmatmul(b, s, k); break;
+    case OI__SY_K_ATTN_KV: oi__vk_attn_kv(b, s, k, wg); break;
+    case OI__SY_K_ALL_FINITE: case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
         break; /* refused at synthesis */
     }
+}
+
+/* A cache statement's kernel (module m): a counter stepped, or a table entry
+ * written from (or read into) a value, at indices the kernel evaluates. An
+ * entry past the table's bound is not moved (the simulator stops there). */
+static char *oi__vk_cache_source(const oi_plan *p, int m, const oi__pnode *pn) {
+    const oi__sy_schedule *s = &p->schedule;
+    const oi__slot *sl = &s->plan->slots[pn->var];
+    const oi__sy_buffer *tb = &s->buffers[pn->var];
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_printf(&b, "#version 450\n// %s_k%d.comp - a cache statement (synthesized by OpenInfer for %s)\n//   ", p->name, m,
+                   p->gpu.device_name);
+    oi__sy_render_stmt(&b, pn);
+    oi__buf_puts(&b, "\n#include \"oi_kernel.glsl\"\n\nlayout(local_size_x = 64) in;\n");
+    oi__vk_loops loops = {{NULL}, 0};
+    oi__vk_loops_of(s->steps, -1, pn, &loops);
+    if (loops.n > 0) {
+        oi__buf_puts(&b, "layout(push_constant) uniform Push {");
+        for (int l = 0; l < loops.n; l++)
+            oi__buf_printf(&b, " int lv_%s;", loops.var[l]);
+        oi__buf_puts(&b, " } pc; /* set when the step is recorded */\n");
+    }
+    oi__buf_puts(&b, "\nvoid main() {\n");
+    if (!sl->is_table) { /* a counter: every element plus the amount */
+        int64_t amount = pn->ir->kind == OI__NODE_CACHE_DECREMENT ? -pn->ir->amount : pn->ir->amount;
+        unsigned long long at = (unsigned long long)(tb->offset / 4);
+        oi__buf_printf(&b, "    const uint i = gl_GlobalInvocationID.x;\n    if (i < %lldu)\n",
+                       (long long)oi__shape_numel(sl->ndim, sl->shape));
+        if (sl->dtype == OI_DTYPE_I32) /* wraps, as the simulator's */
+            oi__buf_printf(&b, "        state_i[%lluu + i] = int(uint(state_i[%lluu + i]) + uint(%lld));\n}\n", at, at,
+                           (long long)amount);
+        else
+            oi__buf_printf(&b, "        state[%lluu + i] = state[%lluu + i] + %lld.0;\n}\n", at, at, (long long)amount);
+        return oi__buf_take(&b);
+    }
+    static const char *const names[OI_MAX_DIMS] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
+    for (int i = 0; i < sl->n_indices; i++) {
+        oi__buf_printf(&b, "    const int %s = ", names[i]);
+        oi__vk_glsl_expr(&b, s, &pn->access[i].single);
+        oi__buf_puts(&b, ";\n");
+    }
+    for (int i = 0; i < sl->n_indices; i++) { /* past the table's bound: nothing moves, the host reports it */
+        char cond[96];
+        snprintf(cond, sizeof cond, "%s < 0 || %s >= %lld", names[i], names[i], (long long)tb->bound[i]);
+        oi__vk_fail_if(&b, "    ", cond, oi__vk_site_code(s, pn, i), names[i], "0", "return;");
+    }
+    uint64_t words = tb->bytes / 4;
+    oi__buf_printf(&b, "    const uint at = %lluu + uint(", (unsigned long long)(tb->offset / 4));
+    for (int i = 0; i < sl->n_indices; i++) {
+        int64_t stride = 1;
+        for (int j = i + 1; j < sl->n_indices; j++)
+            stride *= tb->bound[j];
+        oi__buf_printf(&b, "%s%s * %lld", i ? " + " : "", names[i], (long long)stride);
+    }
+    oi__buf_printf(&b, ") * %lluu; /* the entry's first word */\n", (unsigned long long)words);
+    int other = pn->out;
+    const oi__sy_buffer *ob = &s->buffers[oi__vk_storage(s, other)];
+    bool half = oi__vk_half(&p->gpu, s, other);
+    const char *buf = ob->home == OI__SY_ARENA ? "arena" : "state";
+    unsigned long long oat = (unsigned long long)(ob->offset / (half ? 2 : 4));
+    oi__buf_printf(&b, "    for (uint o = gl_GlobalInvocationID.x; o < %lluu; o += gl_NumWorkGroups.x * 64u)\n        ",
+                   (unsigned long long)words);
+    if (pn->ir->kind == OI__NODE_CACHE_WRITE && half)
+        oi__buf_printf(&b, "state[at + o] = float(arena16[%lluu + o]); /* %s: a temporary stored as f16 */\n", oat,
+                       s->plan->slots[other].name);
+    else if (pn->ir->kind == OI__NODE_CACHE_WRITE)
+        oi__buf_printf(&b, "state_i[at + o] = %s_i[%lluu + o]; /* from %s */\n", buf, oat, s->plan->slots[other].name);
+    else if (half)
+        oi__buf_printf(&b, "arena16[%lluu + o] = float16_t(state[at + o]); /* %s: a temporary stored as f16 */\n", oat,
+                       s->plan->slots[other].name);
+    else
+        oi__buf_printf(&b, "%s_i[%lluu + o] = state_i[at + o]; /* into %s */\n", buf, oat, s->plan->slots[other].name);
+    oi__buf_puts(&b, "}\n");
+    return oi__buf_take(&b);
 }
 
 /* Module m's GLSL: a kernel of the schedule, or a split matmul's sum. */
 static char *oi__vk_kernel_source(const oi_plan *p, int m) {
     const oi__sy_schedule *s = &p->schedule;
     bool sum;
+    int first_cache = oi__vk_cache_module(p, NULL);
+    if (m >= first_cache) {
+        const oi__pnode **nodes = NULL;
+        oi__vk_cache_nodes(s, s->steps, &nodes);
+        char *text = oi__vk_cache_source(p, m, nodes[m - first_cache]);
+        arrfree(nodes);
+        return text;
+    }
     const oi__sy_kernel *k = oi__vk_module_kernel(p, m, &sum);
     oi__sy_param *params = oi__vk_params(p, k);
     uint32_t wg = sum ? p->gpu.workgroup : oi__vk_kernel_wg(p, k);
@@ -1352,8 +2399,20 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
                          "/* the same arena as f16: temporaries stored as f16 (default_precision fp16) */\n"
                          "layout(std430, binding = 0) buffer Arena16 { float16_t arena16[]; };\n");
     oi__buf_puts(&b, "layout(std430, binding = 0) buffer Arena { float arena[]; }; /* the temporaries (plan.json) */\n"
-                     "layout(std430, binding = 1) buffer State { float state[]; }; /* the declared variables */\n"
-                     "layout(std430, binding = 2) readonly buffer Model { float model[]; }; /* the .oinf file */\n\n");
+                     "layout(std430, binding = 1) buffer State { float state[]; }; /* the declared variables, the tables */\n"
+                     "layout(std430, binding = 2) readonly buffer Model { float model[]; }; /* the .oinf file */\n"
+                     "/* the same words as integers: i32 and i64 (two words, the low one first) values, u8 blocks */\n"
+                     "layout(std430, binding = 0) buffer ArenaI { int arena_i[]; };\n"
+                     "layout(std430, binding = 1) buffer StateI { int state_i[]; };\n"
+                     "layout(std430, binding = 2) readonly buffer ModelU { uint model_u[]; };\n\n");
+    if (oi__vk_n_sites(&p->schedule) > 0)
+        oi__buf_printf(&b, "/* A failure a kernel finds (a table or gather index out of range): its site's code, the\n"
+                           " * value and the element, in the status words past the state; the first one stays */\n"
+                           "#define OI_FAIL(code, value, element) \\\n"
+                           "    if (atomicCompSwap(state_i[%lluu], 0, int(code)) == 0) { \\\n"
+                           "        state_i[%lluu] = int(value); \\\n        state_i[%lluu] = int(element); \\\n    }\n\n",
+                       (unsigned long long)(oi__vk_status_at(p) / 4), (unsigned long long)(oi__vk_status_at(p) / 4 + 1),
+                       (unsigned long long)(oi__vk_status_at(p) / 4 + 2));
     oi__sy_lines(&b, oi__sy_text_float_glsl);
     oi__buf_puts(&b, "#include \"oi_scalar.h\"\n#include \"oi_math.glsl\"\n\n"
                      "/* floats compute in float (as the simulator's shaders): no rounding between ops */\n"
@@ -1376,8 +2435,16 @@ static bool oi__vk_getter(const oi_plan *p, int slot) {
 /* {OI_VK_ARENA, offset, bytes} of a stored variable; false for the model. */
 static bool oi__vk_range(oi__buf *b, const oi__sy_schedule *s, int slot) {
     const oi__sy_buffer *buf = &s->buffers[slot];
+    const oi__pnode *rd = buf->table_view ? oi__vk_view_read(s->steps, slot) : NULL;
+    if (rd || buf->home == OI__SY_TABLE) { /* a table slice read in place: the whole table */
+        const oi__sy_buffer *tb = &s->buffers[rd ? rd->var : slot];
+        oi__buf_printf(b, "{OI_VK_STATE, %llu, %llu}", (unsigned long long)tb->offset,
+                       (unsigned long long)(tb->bytes * (uint64_t)tb->table_entries));
+        return true;
+    }
     if (buf->home != OI__SY_ARENA && buf->home != OI__SY_STATE)
         return false;
+    buf = &s->buffers[oi__vk_storage(s, slot)]; /* a reshape's result: its input's bytes */
     oi__buf_printf(b, "{%s, %llu, %llu}", buf->home == OI__SY_ARENA ? "OI_VK_ARENA" : "OI_VK_STATE",
                    (unsigned long long)buf->offset, (unsigned long long)buf->bytes);
     return true;
@@ -1406,9 +2473,10 @@ static void oi__vk_ranges(oi__buf *b, const oi__sy_schedule *s, const oi__sy_par
     oi__buf list;
     memset(&list, 0, sizeof list);
     *count = 0;
-    if (extra) {
+    if (extra) { /* one range or several, each in braces */
         oi__buf_puts(&list, extra);
-        (*count)++;
+        for (const char *c = extra; *c; c++)
+            *count += *c == '{';
     }
     for (int i = 0; i < (int)arrlen(params); i++) {
         if (writes && !params[i].written)
@@ -1465,6 +2533,13 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
                        oi__sy_kernel_kind_name(k->kind), oi__vk_file(k->nodes[0]), k->nodes[0]->ir->src.line);
         return;
     }
+    if (oi__vk_aliased_reshape(s, k)) {
+        oi__vk_indent(b, depth);
+        oi__buf_printf(b, "/* k%d, %s: %s:%d: not dispatched, %s is kept in %s's bytes */\n", k->id,
+                       oi__sy_kernel_kind_name(k->kind), oi__vk_file(k->nodes[0]), k->nodes[0]->ir->src.line,
+                       s->plan->slots[k->nodes[0]->out].name, s->plan->slots[k->nodes[0]->inputs[0]].name);
+        return;
+    }
     oi__sy_param *params = oi__vk_params(p, k);
     oi__vk_indent(b, depth);
     oi__buf_printf(b, "{ /* k%d, %s: %s:%d", k->id, oi__sy_kernel_kind_name(k->kind), oi__vk_file(k->nodes[0]),
@@ -1473,7 +2548,18 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
         oi__buf_printf(b, "-%d", k->nodes[arrlen(k->nodes) - 1]->ir->src.line);
     oi__buf_puts(b, " */\n");
     int n_reads = 0, n_writes = 0, n_sum_reads = 0;
-    oi__vk_ranges(b, s, params, false, "reads", depth + 1, &n_reads, NULL);
+    oi__buf scalars; /* the decoder's attention: the counters its slices' bounds read */
+    memset(&scalars, 0, sizeof scalars);
+    for (int o = 1; k->kind == OI__SY_K_ATTN_KV && o < 3; o++) {
+        const oi__pnode *rd = s->buffers[k->view_slot[o]].table_view ? oi__vk_view_read(s->steps, k->view_slot[o]) : NULL;
+        oi__vk_scalars sc = rd ? oi__vk_access_scalars(s, rd) : (oi__vk_scalars){s, {0}, 0, true};
+        for (int i = 0; i < sc.n; i++) {
+            oi__buf_puts(&scalars, scalars.len ? ", " : "");
+            oi__vk_range(&scalars, s, sc.slots[i]);
+        }
+    }
+    oi__vk_ranges(b, s, params, false, "reads", depth + 1, &n_reads, scalars.data);
+    oi__buf_free(&scalars);
     oi__vk_ranges(b, s, params, true, "writes", depth + 1, &n_writes, NULL);
     bool split = oi__vk_split(p, k);
     char partials[96];
@@ -1484,11 +2570,49 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
         oi__buf_printf(b, "static const oi_vk_range partials[] = {%s};\n", partials);
         oi__vk_ranges(b, s, params, false, "sum_reads", depth + 1, &n_sum_reads, partials);
     }
-    bool push = oi__vk_has_prefix(s, params);
+    oi__vk_loops loops = {{NULL}, 0};
+    if (oi__vk_pushes_loops(k))
+        oi__vk_loops_of(s->steps, k->id, NULL, &loops);
+    bool model = oi__vk_reads_model(s, params);
+    if (model) { /* the model's window over what the kernel reads of it */
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "uint64_t lo = UINT64_MAX, hi = 0;\n");
+        for (int i = 0; i < (int)arrlen(params); i++) {
+            const oi__sy_buffer *pb = &s->buffers[params[i].slot];
+            if (pb->home != OI__SY_MODEL && pb->home != OI__SY_PREFIX)
+                continue;
+            oi__vk_indent(b, depth + 1);
+            if (pb->home == OI__SY_MODEL) {
+                oi__buf_printf(b, "oi_vk_span(&lo, &hi, %lluu, %lluu);\n", (unsigned long long)pb->tensors[0]->data_offset,
+                               (unsigned long long)pb->bytes);
+                continue;
+            }
+            const oi__pnode *pn = k->nodes[params[i].node];
+            oi__buf_printf(b, "oi_vk_span(&lo, &hi, 4u * (uint64_t)%s_%s_at[", p->name, oi__vk_slot(s, params[i].slot)->name);
+            if (params[i].input >= 0 && pn->input_indices && pn->input_indices[params[i].input])
+                oi__vk_expr(b, s, &pn->input_indices[params[i].input][0].single);
+            else
+                oi__buf_puts(b, "0");
+            oi__buf_printf(b, "], %lluu);\n", (unsigned long long)pb->bytes);
+        }
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "uint32_t mb = 0;\n");
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "if (oi_vk_model_window(vk, cb, lo, hi, &mb))\n");
+        oi__vk_indent(b, depth + 2);
+        oi__buf_puts(b, "return 1;\n");
+    }
+    bool push = model || loops.n > 0;
     if (push) {
         oi__vk_indent(b, depth + 1);
         oi__buf_puts(b, "const uint32_t push[] = {");
         bool first = true;
+        if (model) {
+            oi__buf_puts(b, "mb");
+            first = false;
+        }
+        for (int l = 0; l < loops.n; l++, first = false)
+            oi__buf_printf(b, "%s(uint32_t)%s", first ? "" : ", ", loops.var[l]);
         for (int i = 0; i < (int)arrlen(params); i++) {
             if (s->buffers[params[i].slot].home != OI__SY_PREFIX)
                 continue;
@@ -1539,6 +2663,79 @@ static uint64_t oi__vk_offset(const oi__sy_schedule *s, int slot) {
 
 static void oi__vk_record_list(oi__buf *b, const oi_plan *p, const oi__sy_step *steps, int depth);
 
+/* A cache statement: a counter's read or write is a copy; a table slice
+ * read in place records nothing (the attention reading it addresses the
+ * table); the rest is its kernel (oi__vk_cache_source), with the loops'
+ * indices pushed and the counters its indices read among its reads. */
+static void oi__vk_record_cache(oi__buf *b, const oi_plan *p, const oi__pnode *pn, int depth) {
+    const oi__sy_schedule *s = &p->schedule;
+    const oi__slot *sl = &s->plan->slots[pn->var];
+    if (!oi__vk_cache_kernel(s, pn) && sl->is_table) {
+        oi__vk_indent(b, depth);
+        oi__buf_puts(b, "/* ");
+        oi__sy_render_stmt(b, pn);
+        oi__buf_puts(b, ": read in place by the kernels that use it */\n");
+        return;
+    }
+    if (!oi__vk_cache_kernel(s, pn)) {
+        bool read = pn->ir->kind == OI__NODE_CACHE_READ;
+        int dst = read ? pn->out : pn->var, src = read ? pn->var : pn->out;
+        oi__vk_indent(b, depth);
+        oi__buf_printf(b, "if (oi_vk_copy(vk, cb, %s, %llu, %s, %llu, %llu)) /* ", oi__vk_buffer_id(s->buffers[dst].home),
+                       (unsigned long long)oi__vk_offset(s, dst), oi__vk_buffer_id(s->buffers[src].home),
+                       (unsigned long long)oi__vk_offset(s, src), (unsigned long long)s->buffers[pn->var].bytes);
+        oi__sy_render_stmt(b, pn);
+        oi__buf_puts(b, " */\n");
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "return 1;\n");
+        return;
+    }
+    oi__vk_indent(b, depth);
+    oi__buf_puts(b, "{ /* ");
+    oi__sy_render_stmt(b, pn);
+    oi__buf_puts(b, " */\n");
+    oi__buf reads, writes;
+    memset(&reads, 0, sizeof reads);
+    memset(&writes, 0, sizeof writes);
+    oi__vk_range(&writes, s, pn->ir->kind == OI__NODE_CACHE_READ ? pn->out : pn->var);
+    if (sl->is_table) {
+        oi__vk_range(&reads, s, pn->ir->kind == OI__NODE_CACHE_READ ? pn->var : pn->out);
+        oi__vk_scalars sc = oi__vk_access_scalars(s, pn);
+        for (int i = 0; i < sc.n; i++) {
+            oi__buf_puts(&reads, ", ");
+            oi__vk_range(&reads, s, sc.slots[i]);
+        }
+    } else {
+        oi__vk_range(&reads, s, pn->var);
+    }
+    int n_reads = 0;
+    for (const char *c = reads.data; c && *c; c++)
+        n_reads += *c == '{';
+    oi__vk_indent(b, depth + 1);
+    oi__buf_printf(b, "static const oi_vk_range reads[] = {%s}, writes[] = {%s};\n", reads.data, writes.data);
+    oi__buf_free(&reads);
+    oi__buf_free(&writes);
+    oi__vk_loops loops = {{NULL}, 0};
+    oi__vk_loops_of(s->steps, -1, pn, &loops);
+    if (loops.n > 0) {
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "const uint32_t push[] = {");
+        for (int l = 0; l < loops.n; l++)
+            oi__buf_printf(b, "%s(uint32_t)%s", l ? ", " : "", loops.var[l]);
+        oi__buf_puts(b, "};\n");
+    }
+    uint64_t words = sl->is_table ? s->buffers[pn->var].bytes / 4 : (uint64_t)oi__shape_numel(sl->ndim, sl->shape);
+    uint64_t groups = (words + 63) / 64;
+    oi__vk_indent(b, depth + 1);
+    oi__buf_printf(b, "if (oi_vk_dispatch(vk, cb, %d, %s, %lluu, 1u, 1u, reads, %d, writes, 1))\n",
+                   oi__vk_cache_module(p, pn), loops.n > 0 ? "push, (uint32_t)sizeof push" : "NULL, 0",
+                   (unsigned long long)(groups > 65535 ? 65535 : groups ? groups : 1), n_reads);
+    oi__vk_indent(b, depth + 2);
+    oi__buf_puts(b, "return 1;\n");
+    oi__vk_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+}
+
 static void oi__vk_record_step(oi__buf *b, const oi_plan *p, const oi__sy_step *st, int depth) {
     const oi__sy_schedule *s = &p->schedule;
     const oi__pnode *pn = st->node;
@@ -1584,6 +2781,7 @@ static void oi__vk_record_step(oi__buf *b, const oi_plan *p, const oi__sy_step *
         oi__sy_render_stmt(b, pn);
         oi__buf_puts(b, ": the commands stay in this order */\n");
         return;
+    case OI__SY_S_CACHE: oi__vk_record_cache(b, p, pn, depth); return;
     default: return; /* refused at synthesis */
     }
 }
@@ -1734,9 +2932,12 @@ static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
                       " * barrier only where one reads or overwrites what an earlier one touched),\n"
                       " * the getters' values down. */\n", N);
     oi__buf_printf(b, "static int %s_record(%s_ctx *ctx, VkCommandBuffer cb) {\n    oi_vk *vk = &ctx->vk;\n", N, N);
-    oi__buf_puts(b, "    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);\n");
+    oi__buf_puts(b, "    oi_vk_bind(vk, cb, 0); /* the model's window at its start */\n");
     oi__buf_puts(b, "    if (vk->queries) {\n        vkCmdResetQueryPool(cb, vk->queries, 0, 2 + OI_VK_PROFILE);\n"
                     "        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);\n    }\n");
+    if (oi__vk_n_sites(s) > 0)
+        oi__buf_printf(b, "    /* no failure yet (the barrier below orders the fill before the kernels) */\n"
+                          "    vkCmdFillBuffer(cb, vk->device_buffers[OI_VK_STATE].buffer, %s_STATUS_AT, 16, 0);\n", N);
     oi__buf_puts(b, "    oi_vk_barrier_from_before(vk, cb); /* the uploads, or the application's writes */\n");
     for (int i = 0; i < (int)arrlen(s->buffers); i++) {
         const oi__sy_buffer *buf = &s->buffers[i];
@@ -1753,6 +2954,11 @@ static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
     oi__vk_record_list(b, p, s->steps, 1);
     oi__buf_puts(b, "\n");
     oi__vk_record_downloads(b, p);
+    if (oi__vk_n_sites(s) > 0)
+        oi__buf_printf(b, "    { /* the status words down (the kernels do not list them: no barrier between them) */\n"
+                          "        VkBufferCopy status = {%s_STATUS_AT, %s_STATUS_AT, 16};\n        oi_vk_barrier(vk, cb);\n"
+                          "        vkCmdCopyBuffer(cb, vk->device_buffers[OI_VK_STATE].buffer, ctx->staging.buffer, 1, &status);\n"
+                          "    }\n", N, N);
     oi__buf_puts(b, "    { /* everything above, visible to the host after the fence */\n        VkMemoryBarrier host;\n"
                     "        memset(&host, 0, sizeof host);\n        host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;\n"
                     "        host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;\n"
@@ -1822,8 +3028,14 @@ static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
                    (unsigned long long)p->fingerprint);
     oi__buf_printf(b, "#define %s_HEADER_BYTES %lluull   /* where the model's data section starts */\n", N,
                    (unsigned long long)p->model_header_bytes);
-    oi__buf_printf(b, "#define %s_MODEL_BYTES %lluull    /* the model file, uploaded once at open */\n\n", N,
+    oi__buf_printf(b, "#define %s_MODEL_BYTES %lluull    /* the model file, uploaded once at open */\n", N,
                    (unsigned long long)p->model_size);
+    if (oi__vk_n_sites(s) > 0)
+        oi__buf_printf(b, "#define %s_STATUS_AT %lluu /* the status words (a kernel's failure: code, value, element) */\n"
+                          "#define %s_STATE_DEVICE_BYTES (%s_STATUS_AT + 16u)\n\n", N,
+                       (unsigned long long)oi__vk_status_at(p), N, N);
+    else
+        oi__buf_printf(b, "#define %s_STATE_DEVICE_BYTES %s_STATE_BYTES\n\n", N, N);
     oi__buf_puts(b, "#ifdef __cplusplus\n#define OI_THREAD_LOCAL thread_local\n#else\n#define OI_THREAD_LOCAL _Thread_local\n#endif\n\n");
     oi__buf_printf(b, "static OI_THREAD_LOCAL char %s_error_text[512];\n\n", N);
     oi__buf_printf(b, "const char *%s_last_error(void) { return %s_error_text; }\n\n", N, N);
@@ -1889,12 +3101,25 @@ static uint32_t oi__vk_push_bytes(const oi_plan *p) {
     uint32_t most = 0;
     for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++) {
         oi__sy_param *params = oi__sy_kernel_params(&p->schedule, &p->schedule.kernels[k]);
-        uint32_t n = 0;
+        uint32_t n = oi__vk_reads_model(&p->schedule, params) ? 4u : 0u; /* oi_mb */
         for (int i = 0; i < (int)arrlen(params); i++)
             n += p->schedule.buffers[params[i].slot].home == OI__SY_PREFIX ? 4u : 0u;
         most = n > most ? n : most;
         arrfree(params);
+        oi__vk_loops loops = {{NULL}, 0};
+        if (oi__vk_pushes_loops(&p->schedule.kernels[k]))
+            oi__vk_loops_of(p->schedule.steps, k, NULL, &loops);
+        n += 4u * (uint32_t)loops.n;
+        most = n > most ? n : most;
     }
+    const oi__pnode **nodes = NULL; /* the cache statements' kernels push their loops' indices */
+    oi__vk_cache_nodes(&p->schedule, p->schedule.steps, &nodes);
+    for (int i = 0; i < (int)arrlen(nodes); i++) {
+        oi__vk_loops loops = {{NULL}, 0};
+        oi__vk_loops_of(p->schedule.steps, -1, nodes[i], &loops);
+        most = 4u * (uint32_t)loops.n > most ? 4u * (uint32_t)loops.n : most;
+    }
+    arrfree(nodes);
     return most;
 }
 
@@ -2072,16 +3297,16 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, "    } else if (%s_make_device(ctx%s)) {\n        return 1;\n    }\n", N, oi__vk_has_coopmat(p) ? ", &khr" : "");
     if (oi__vk_has_split(p))
         oi__buf_printf(b, "    /* the arena, then the partial products of the matmuls split along K */\n"
-                          "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%lluu, %s_STATE_BYTES, %s_MODEL_BYTES};\n",
+                          "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%lluu, %s_STATE_DEVICE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
                        (unsigned long long)oi__vk_split_offset(p, NULL), N, N);
     else
-        oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_BYTES, %s_MODEL_BYTES};\n",
+        oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_DEVICE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
                        N, N, N);
     oi__buf_puts(b, "    for (int i = 0; i < OI_VK_BUFFERS; i++)\n"
                     "        if (!(i == OI_VK_MODEL && vk->app_model) &&\n"
                     "            oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))\n"
                     "            return 1;\n");
-    oi__buf_printf(b, "    if (oi_vk_buffer_create(vk, &ctx->staging, %s_STATE_BYTES, OI_VK_HOST_USAGE, 1) ||\n"
+    oi__buf_printf(b, "    if (oi_vk_buffer_create(vk, &ctx->staging, %s_STATE_DEVICE_BYTES, OI_VK_HOST_USAGE, 1) ||\n"
                       "        oi_vk_buffer_create(vk, &ctx->readback, %s_ARENA_BYTES, OI_VK_HOST_USAGE, 1))\n"
                       "        return 1;\n", N, N);
     oi__buf_puts(b, "    ctx->state = (unsigned char *)ctx->staging.map;\n    ctx->arena = (unsigned char *)ctx->readback.map;\n");
@@ -2189,6 +3414,10 @@ static void oi__vk_source_step(oi__buf *b, const oi_plan *p) {
                     "                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS)\n"
                     "            ctx->gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->vk.timestamp_ns * 1e-6;\n    }\n");
     oi__buf_printf(b, "#ifdef %s_DEBUG_DUMP\n    %s_dump_write(ctx);\n#endif\n", N, N);
+    if (oi__vk_n_sites(&p->schedule) > 0)
+        oi__buf_printf(b, "    const int32_t *status = (const int32_t *)(ctx->state + %s_STATUS_AT);\n"
+                          "    if (status[0] != 0) /* a kernel found an index out of range: the step is not counted */\n"
+                          "        return %s_failure(status[0], status[1], status[2]);\n", N, N);
     oi__buf_puts(b, "    memset(ctx->inserted, 0, sizeof ctx->inserted);\n    memset(ctx->on_device, 0, sizeof ctx->on_device);\n"
                     "    ctx->steps++;\n    return 0;\n}\n\n");
     oi__buf_printf(b, "double %s_gpu_ms(const %s_ctx *ctx) { return ctx ? ctx->gpu_ms : 0.0; }\n", N, N);
@@ -2240,6 +3469,8 @@ static char *oi__vk_source(const oi_plan *p) {
     oi__sy_emit_inits(&b, p);
     oi__sy_emit_model_map(&b, p);
     oi__vk_source_record(&b, p);
+    if (oi__vk_n_sites(&p->schedule) > 0)
+        oi__vk_source_failures(&b, p);
     oi__vk_source_uploads(&b, p);
     oi__buf_puts(&b, "/* ---- the API ---- */\n\n");
     oi__vk_source_open(&b, p);
@@ -2342,6 +3573,13 @@ static bool oi__vk_has_coopmat(const oi_plan *p) {
     return false;
 }
 
+static bool oi__vk_has_kind(const oi_plan *p, oi__sy_kernel_kind kind) {
+    for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
+        if (p->schedule.kernels[k].kind == kind)
+            return true;
+    return false;
+}
+
 static char *oi__vk_makefile(const oi_plan *p) {
     const char *N = p->name;
     oi__buf b;
@@ -2360,7 +3598,9 @@ static char *oi__vk_makefile(const oi_plan *p) {
             oi__buf_printf(&b, " %s_k%d_khr.spv.h", N, k);
     }
     oi__buf_printf(&b, "\n\nall: %s\n\n", N);
-    oi__buf_printf(&b, "%%.spv.h: %%.comp oi_kernel.glsl oi_scalar.h oi_math.glsl%s%s%s\n",
+    oi__buf_printf(&b, "%%.spv.h: %%.comp oi_kernel.glsl oi_scalar.h oi_math.glsl%s%s%s%s%s\n",
+                   oi__vk_has_kind(p, OI__SY_K_ROPE) ? " oi_rope.glsl" : "",
+                   oi__vk_has_kind(p, OI__SY_K_QMATMUL) ? " oi_quant_blocks.glsl" : "",
                    oi__vk_has_matmul(p) ? " oi_matmul_tiles.glsl" : "",
                    oi__vk_has_coopmat(p) ? " oi_matmul_coopmat_tiles.glsl" : "",
                    oi__vk_has_split(p) ? " oi_gemm_slices.glsl" : "");
@@ -2405,6 +3645,10 @@ oi_status oi__sy_emit_vulkan(const oi_plan *p, const oi__sy_out *dir) {
         st = oi__sy_emit_write(dir, "oi_matmul_tiles", ".glsl", oi__sy_emit_text(oi__sy_text_matmul_tiles_glsl));
     if (st == OI_OK && oi__vk_has_split(p))
         st = oi__sy_emit_write(dir, "oi_gemm_slices", ".glsl", oi__sy_emit_text(oi__sy_text_gemm_slices_glsl));
+    if (st == OI_OK && oi__vk_has_kind(p, OI__SY_K_ROPE))
+        st = oi__sy_emit_write(dir, "oi_rope", ".glsl", oi__sy_emit_text(oi__sy_text_rope_glsl));
+    if (st == OI_OK && oi__vk_has_kind(p, OI__SY_K_QMATMUL))
+        st = oi__sy_emit_write(dir, "oi_quant_blocks", ".glsl", oi__sy_emit_text(oi__sy_text_quant_glsl));
     if (st == OI_OK && oi__vk_has_coopmat(p))
         st = oi__sy_emit_write(dir, "oi_matmul_coopmat_tiles", ".glsl",
                                oi__sy_emit_text(oi__sy_text_matmul_coopmat_tiles_glsl));

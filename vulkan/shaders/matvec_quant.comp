@@ -40,6 +40,15 @@ layout(push_constant) uniform Push {
 
 OI_DEFINE_LOAD_BITS(load_a, a_buf)
 
+float x_at(uint m, uint k) {
+    return bits_to_float(A_DT, load_a(A_DT, pc.a_offset + m * pc.a_stride_m + k * pc.a_stride_k));
+}
+
+// The block formats' arithmetic, which the synthesizer's Vulkan kernels copy
+// (scripts/embed_synth_sources.py: oi_quant_blocks.glsl); they define w_buf,
+// Q_FORMAT and x_at(m, k) as this shader does.
+#define Q_FORMAT pc.format
+// synth-embed begin (oi_quant_blocks.glsl)
 uint w_byte(uint i) { return (w_buf[i >> 2u] >> ((i & 3u) * 8u)) & 0xFFu; }
 float w_half(uint i) { return unpackHalf2x16(w_byte(i) | (w_byte(i + 1u) << 8u)).x; }
 // Bytes i..i+3 as one word, whatever i's alignment (q4_0 and q8_0 blocks are 18 and 34 bytes).
@@ -48,12 +57,12 @@ uint w_word(uint i) {
     return shift == 0u ? lo : (lo >> shift) | (w_buf[(i >> 2u) + 1u] << (32u - shift));
 }
 
-uint block_bytes() { return pc.format == 3u ? 34u : pc.format == 2u ? 20u : 18u; }
+uint block_bytes() { return Q_FORMAT == 3u ? 34u : Q_FORMAT == 2u ? 20u : 18u; }
 
 // The block's 32 stored values: the nibbles 0..15 of q4_0 / q4_1 (low
 // nibbles are elements 0..15, high 16..31), the signed bytes of q8_0.
 void unpack_block(uint blk, out int q[32]) {
-    if (pc.format == 3u) {
+    if (Q_FORMAT == 3u) {
         [[unroll]] for (uint w = 0u; w < 8u; w++) {
             uint word = w_word(blk + 2u + 4u * w);
             [[unroll]] for (uint t = 0u; t < 4u; t++) q[4u * w + t] = int(word << (24u - 8u * t)) >> 24;
@@ -69,18 +78,14 @@ void unpack_block(uint blk, out int q[32]) {
     }
 }
 
-float x_at(uint m, uint k) {
-    return bits_to_float(A_DT, load_a(A_DT, pc.a_offset + m * pc.a_stride_m + k * pc.a_stride_k));
-}
-
 // Row m's block b against the weight block at byte blk, x in f32.
 float block_f32(uint m, uint b, uint blk) {
     int q[32];
     unpack_block(blk, q);
-    float d = w_half(blk), mn = pc.format == 2u ? w_half(blk + 2u) : 0.0, offset = pc.format == 1u ? 8.0 : 0.0;
+    float d = w_half(blk), mn = Q_FORMAT == 2u ? w_half(blk + 2u) : 0.0, offset = Q_FORMAT == 1u ? 8.0 : 0.0;
     float sum = 0.0;
     [[unroll]] for (uint j = 0u; j < 32u; j++) {
-        float w = pc.format == 2u ? float(q[j]) * d + mn : (float(q[j]) - offset) * d;
+        float w = Q_FORMAT == 2u ? float(q[j]) * d + mn : (float(q[j]) - offset) * d;
         sum += x_at(m, b * 32u + j) * w;
     }
     return sum;
@@ -111,14 +116,15 @@ float block_q8(uint m, uint b, uint blk) {
         xs += xq;
     }
     precise float dwx = w_half(blk) * dx;
-    if (pc.format == 1u) return dwx * float(isum - 8 * xs);
-    if (pc.format == 2u) {
+    if (Q_FORMAT == 1u) return dwx * float(isum - 8 * xs);
+    if (Q_FORMAT == 2u) {
         precise float mx = w_half(blk + 2u) * dx;
         precise float t = dwx * float(isum) + mx * float(xs);
         return t;
     }
     return dwx * float(isum);
 }
+// synth-embed end
 
 shared float partial[64];
 

@@ -44,6 +44,7 @@ OI_DEFINE_LOAD_BITS(load_a, a_buf)
 
 float x_at(uint i) { return bits_to_float(A_DT, load_a(A_DT, i)); }
 
+// synth-embed begin (oi_rope.glsl: the synthesizer's rope kernels include it)
 // ---- float-float arithmetic (Dekker): value = x + y ----
 vec2 split(float a) {
     precise float t = 4097.0 * a;
@@ -96,6 +97,7 @@ vec2 cos_sin(vec2 a) {
     if (q == 2u) return vec2(-c, -s);
     return vec2(s, -c);
 }
+// synth-embed end
 
 void main() {
     uint e = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;

@@ -25,6 +25,7 @@
 #define encoder_FINGERPRINT 0x4c58df09c3429a01ull /* FNV-1a of the model's header and tables */
 #define encoder_HEADER_BYTES 2464ull   /* where the model's data section starts */
 #define encoder_MODEL_BYTES 14198176ull    /* the model file, uploaded once at open */
+#define encoder_STATE_DEVICE_BYTES encoder_STATE_BYTES
 
 #ifdef __cplusplus
 #define OI_THREAD_LOCAL thread_local
@@ -306,7 +307,7 @@ static void encoder_dump_write(const encoder_ctx *ctx) {
  * the getters' values down. */
 static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
     oi_vk *vk = &ctx->vk;
-    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);
+    oi_vk_bind(vk, cb, 0); /* the model's window at its start */
     if (vk->queries) {
         vkCmdResetQueryPool(cb, vk->queries, 0, 2 + OI_VK_PROFILE);
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);
@@ -323,7 +324,13 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 983040, 196608}};
             static const oi_vk_range partials[] = {{OI_VK_ARENA, 3735552, 2359296}};
             static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 3735552, 2359296}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 983040, 196608}};
-            const uint32_t push[] = {encoder_Wq_at[l], encoder_bq_at[l]};
+            uint64_t lo = UINT64_MAX, hi = 0;
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wq_at[l], 589824u);
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bq_at[l], 1536u);
+            uint32_t mb = 0;
+            if (oi_vk_model_window(vk, cb, lo, hi, &mb))
+                return 1;
+            const uint32_t push[] = {mb, encoder_Wq_at[l], encoder_bq_at[l]};
             if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 2, partials, 1) ||
                 oi_vk_dispatch(vk, cb, 17, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 3, writes, 1))
                 return 1;
@@ -337,7 +344,13 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 1179648, 196608}};
             static const oi_vk_range partials[] = {{OI_VK_ARENA, 6094848, 2359296}};
             static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 6094848, 2359296}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1179648, 196608}};
-            const uint32_t push[] = {encoder_Wk_at[l], encoder_bk_at[l]};
+            uint64_t lo = UINT64_MAX, hi = 0;
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wk_at[l], 589824u);
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bk_at[l], 1536u);
+            uint32_t mb = 0;
+            if (oi_vk_model_window(vk, cb, lo, hi, &mb))
+                return 1;
+            const uint32_t push[] = {mb, encoder_Wk_at[l], encoder_bk_at[l]};
             if (oi_vk_dispatch(vk, cb, 1, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 2, partials, 1) ||
                 oi_vk_dispatch(vk, cb, 18, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 3, writes, 1))
                 return 1;
@@ -351,7 +364,13 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 1376256, 196608}};
             static const oi_vk_range partials[] = {{OI_VK_ARENA, 8454144, 2359296}};
             static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 8454144, 2359296}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1376256, 196608}};
-            const uint32_t push[] = {encoder_Wv_at[l], encoder_bv_at[l]};
+            uint64_t lo = UINT64_MAX, hi = 0;
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wv_at[l], 589824u);
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bv_at[l], 1536u);
+            uint32_t mb = 0;
+            if (oi_vk_model_window(vk, cb, lo, hi, &mb))
+                return 1;
+            const uint32_t push[] = {mb, encoder_Wv_at[l], encoder_bv_at[l]};
             if (oi_vk_dispatch(vk, cb, 2, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 2, partials, 1) ||
                 oi_vk_dispatch(vk, cb, 19, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 3, writes, 1))
                 return 1;
@@ -367,8 +386,8 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         /* k7, transpose: bench_encoder.c:68: not dispatched, the attention reads or writes in place */
         /* k8, transpose: bench_encoder.c:69: not dispatched, the attention reads or writes in place */
         { /* k9, attention: bench_encoder.c:70 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 3145728, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3145728, 196608}};
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 2949120, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 2949120, 196608}};
             if (oi_vk_dispatch(vk, cb, 9, NULL, 0, 128u, 12u, 1u, reads, 4, writes, 1))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
@@ -379,11 +398,17 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         /* k10, transpose: bench_encoder.c:71: not dispatched, the attention reads or writes in place */
         /* k11, copy: bench_encoder.c:72: not dispatched, the attention reads or writes in place */
         { /* k12, matmul: bench_encoder.c:73-74 */
-            static const oi_vk_range reads[] = {{OI_VK_ARENA, 3145728, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            static const oi_vk_range reads[] = {{OI_VK_ARENA, 2949120, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range partials[] = {{OI_VK_ARENA, 10813440, 2359296}};
-            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 10813440, 2359296}, {OI_VK_ARENA, 3145728, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
-            const uint32_t push[] = {encoder_Wo_at[l], encoder_bo_at[l]};
+            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 10813440, 2359296}, {OI_VK_ARENA, 2949120, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            uint64_t lo = UINT64_MAX, hi = 0;
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wo_at[l], 589824u);
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bo_at[l], 1536u);
+            uint32_t mb = 0;
+            if (oi_vk_model_window(vk, cb, lo, hi, &mb))
+                return 1;
+            const uint32_t push[] = {mb, encoder_Wo_at[l], encoder_bo_at[l]};
             if (oi_vk_dispatch(vk, cb, 12, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 4, partials, 1) ||
                 oi_vk_dispatch(vk, cb, 20, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 5, writes, 2))
                 return 1;
@@ -397,7 +422,13 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         { /* k13, layer_norm: bench_encoder.c:75 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 786432, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 786432, 196608}};
-            const uint32_t push[] = {encoder_g1_at[l], encoder_be1_at[l]};
+            uint64_t lo = UINT64_MAX, hi = 0;
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_g1_at[l], 1536u);
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_be1_at[l], 1536u);
+            uint32_t mb = 0;
+            if (oi_vk_model_window(vk, cb, lo, hi, &mb))
+                return 1;
+            const uint32_t push[] = {mb, encoder_g1_at[l], encoder_be1_at[l]};
             if (oi_vk_dispatch(vk, cb, 13, push, (uint32_t)sizeof push, 128u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
@@ -410,7 +441,13 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 0, 786432}};
             static const oi_vk_range partials[] = {{OI_VK_ARENA, 13172736, 4718592}};
             static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 13172736, 4718592}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 0, 786432}};
-            const uint32_t push[] = {encoder_W1_at[l], encoder_b1_at[l]};
+            uint64_t lo = UINT64_MAX, hi = 0;
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_W1_at[l], 2359296u);
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_b1_at[l], 6144u);
+            uint32_t mb = 0;
+            if (oi_vk_model_window(vk, cb, lo, hi, &mb))
+                return 1;
+            const uint32_t push[] = {mb, encoder_W1_at[l], encoder_b1_at[l]};
             if (oi_vk_dispatch(vk, cb, 14, push, (uint32_t)sizeof push, 24u, 2u, 6u, reads, 2, partials, 1) ||
                 oi_vk_dispatch(vk, cb, 21, push, (uint32_t)sizeof push, 768u, 1u, 1u, sum_reads, 3, writes, 1))
                 return 1;
@@ -424,7 +461,13 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range partials[] = {{OI_VK_ARENA, 17891328, 3932160}};
             static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 17891328, 3932160}, {OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
-            const uint32_t push[] = {encoder_W2_at[l], encoder_b2_at[l]};
+            uint64_t lo = UINT64_MAX, hi = 0;
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_W2_at[l], 2359296u);
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_b2_at[l], 1536u);
+            uint32_t mb = 0;
+            if (oi_vk_model_window(vk, cb, lo, hi, &mb))
+                return 1;
+            const uint32_t push[] = {mb, encoder_W2_at[l], encoder_b2_at[l]};
             if (oi_vk_dispatch(vk, cb, 15, push, (uint32_t)sizeof push, 6u, 2u, 20u, reads, 4, partials, 1) ||
                 oi_vk_dispatch(vk, cb, 22, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 5, writes, 2))
                 return 1;
@@ -438,7 +481,13 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         { /* k16, layer_norm: bench_encoder.c:79 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 786432, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 786432, 196608}};
-            const uint32_t push[] = {encoder_g2_at[l], encoder_be2_at[l]};
+            uint64_t lo = UINT64_MAX, hi = 0;
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_g2_at[l], 1536u);
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_be2_at[l], 1536u);
+            uint32_t mb = 0;
+            if (oi_vk_model_window(vk, cb, lo, hi, &mb))
+                return 1;
+            const uint32_t push[] = {mb, encoder_g2_at[l], encoder_be2_at[l]};
             if (oi_vk_dispatch(vk, cb, 16, push, (uint32_t)sizeof push, 128u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
@@ -531,12 +580,12 @@ static int encoder_open_device(encoder_ctx *ctx, const encoder_vulkan_device *ap
         return 1;
     }
     /* the arena, then the partial products of the matmuls split along K */
-    const VkDeviceSize sizes[OI_VK_BUFFERS] = {21823488u, encoder_STATE_BYTES, encoder_MODEL_BYTES};
+    const VkDeviceSize sizes[OI_VK_BUFFERS] = {21823488u, encoder_STATE_DEVICE_BYTES, (encoder_MODEL_BYTES + 255u) / 256u * 256u};
     for (int i = 0; i < OI_VK_BUFFERS; i++)
         if (!(i == OI_VK_MODEL && vk->app_model) &&
             oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))
             return 1;
-    if (oi_vk_buffer_create(vk, &ctx->staging, encoder_STATE_BYTES, OI_VK_HOST_USAGE, 1) ||
+    if (oi_vk_buffer_create(vk, &ctx->staging, encoder_STATE_DEVICE_BYTES, OI_VK_HOST_USAGE, 1) ||
         oi_vk_buffer_create(vk, &ctx->readback, encoder_ARENA_BYTES, OI_VK_HOST_USAGE, 1))
         return 1;
     ctx->state = (unsigned char *)ctx->staging.map;
@@ -545,7 +594,7 @@ static int encoder_open_device(encoder_ctx *ctx, const encoder_vulkan_device *ap
     if (!vk->pipelines)
         return encoder_fail(encoder_ERROR_MEMORY, "encoder_open: out of memory");
     vk->n_pipelines = encoder_N_KERNELS;
-    if (oi_vk_create_layout(vk, 8u))
+    if (oi_vk_create_layout(vk, 12u))
         return 1;
     for (int k = 0; k < encoder_N_KERNELS; k++)
         if (oi_vk_create_pipeline(vk, k, encoder_kernels[k].code, encoder_kernels[k].bytes))

@@ -5,10 +5,10 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Push { uint Wk_at; uint bk_at; } pc;
+layout(push_constant) uniform Push { uint oi_mb; uint Wk_at; uint bk_at; } pc; /* set when the step is recorded */
 #define h(i) arena[196608u + (i)] /* f32, a temporary */
-#define Wk(i) model[pc.Wk_at + (i)] /* Wk(l): the entry the step pushes */
-#define bk(i) model[pc.bk_at + (i)] /* bk(l): the entry the step pushes */
+#define Wk(i) model[pc.Wk_at - pc.oi_mb + (i)] /* Wk(l): the entry the step pushes */
+#define bk(i) model[pc.bk_at - pc.oi_mb + (i)] /* bk(l): the entry the step pushes */
 #define k(i) arena[294912u + (i)] /* f32, a temporary */
 
 const uint M = 128u, N = 384u, K = 384u;

@@ -5,7 +5,7 @@
 
 layout(local_size_x = 256) in;
 #define ctx_s(i) arena[737280u + (i)] /* f32, a temporary */
-#define joined(i) arena[786432u + (i)] /* f32, a temporary */
+#define joined(i) arena[737280u + (i)] /* f32, a temporary */
 
 void main() {
     for (uint o = gl_GlobalInvocationID.x; o < 49152u; o += gl_NumWorkGroups.x * 256u) {

@@ -4,10 +4,10 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Push { uint g1_at; uint be1_at; } pc;
+layout(push_constant) uniform Push { uint oi_mb; uint g1_at; uint be1_at; } pc; /* set when the step is recorded */
 #define res(i) arena[884736u + (i)] /* f32, a temporary */
-#define g1(i) model[pc.g1_at + (i)] /* g1(l): the entry the step pushes */
-#define be1(i) model[pc.be1_at + (i)] /* be1(l): the entry the step pushes */
+#define g1(i) model[pc.g1_at - pc.oi_mb + (i)] /* g1(l): the entry the step pushes */
+#define be1(i) model[pc.be1_at - pc.oi_mb + (i)] /* be1(l): the entry the step pushes */
 #define h(i) arena[196608u + (i)] /* f32, a temporary */
 
 shared float oi_partial[256];

@@ -5,10 +5,10 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Push { uint W1_at; uint b1_at; } pc;
+layout(push_constant) uniform Push { uint oi_mb; uint W1_at; uint b1_at; } pc; /* set when the step is recorded */
 #define h(i) arena[196608u + (i)] /* f32, a temporary */
-#define W1(i) model[pc.W1_at + (i)] /* W1(l): the entry the step pushes */
-#define b1(i) model[pc.b1_at + (i)] /* b1(l): the entry the step pushes */
+#define W1(i) model[pc.W1_at - pc.oi_mb + (i)] /* W1(l): the entry the step pushes */
+#define b1(i) model[pc.b1_at - pc.oi_mb + (i)] /* b1(l): the entry the step pushes */
 #define ffn(i) arena[0u + (i)] /* f32, a temporary */
 
 const uint M = 128u, N = 1536u, K = 384u;

@@ -4,10 +4,10 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Push { uint g2_at; uint be2_at; } pc;
+layout(push_constant) uniform Push { uint oi_mb; uint g2_at; uint be2_at; } pc; /* set when the step is recorded */
 #define res(i) arena[884736u + (i)] /* f32, a temporary */
-#define g2(i) model[pc.g2_at + (i)] /* g2(l): the entry the step pushes */
-#define be2(i) model[pc.be2_at + (i)] /* be2(l): the entry the step pushes */
+#define g2(i) model[pc.g2_at - pc.oi_mb + (i)] /* g2(l): the entry the step pushes */
+#define be2(i) model[pc.be2_at - pc.oi_mb + (i)] /* be2(l): the entry the step pushes */
 #define h(i) arena[196608u + (i)] /* f32, a temporary */
 
 shared float oi_partial[256];

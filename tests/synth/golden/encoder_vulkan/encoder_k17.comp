@@ -5,10 +5,10 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Push { uint Wq_at; uint bq_at; } pc;
+layout(push_constant) uniform Push { uint oi_mb; uint Wq_at; uint bq_at; } pc; /* set when the step is recorded */
 #define h(i) arena[196608u + (i)] /* f32, a temporary */
-#define Wq(i) model[pc.Wq_at + (i)] /* Wq(l): the entry the step pushes */
-#define bq(i) model[pc.bq_at + (i)] /* bq(l): the entry the step pushes */
+#define Wq(i) model[pc.Wq_at - pc.oi_mb + (i)] /* Wq(l): the entry the step pushes */
+#define bq(i) model[pc.bq_at - pc.oi_mb + (i)] /* bq(l): the entry the step pushes */
 #define q_(i) arena[245760u + (i)] /* f32, a temporary */
 
 const uint M = 128u, N = 384u, SLICES = 12u, SPLIT_AT = 933888u; /* k0's partial products */

@@ -5,10 +5,10 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Push { uint Wv_at; uint bv_at; } pc;
+layout(push_constant) uniform Push { uint oi_mb; uint Wv_at; uint bv_at; } pc; /* set when the step is recorded */
 #define h(i) arena[196608u + (i)] /* f32, a temporary */
-#define Wv(i) model[pc.Wv_at + (i)] /* Wv(l): the entry the step pushes */
-#define bv(i) model[pc.bv_at + (i)] /* bv(l): the entry the step pushes */
+#define Wv(i) model[pc.Wv_at - pc.oi_mb + (i)] /* Wv(l): the entry the step pushes */
+#define bv(i) model[pc.bv_at - pc.oi_mb + (i)] /* bv(l): the entry the step pushes */
 #define v(i) arena[344064u + (i)] /* f32, a temporary */
 
 const uint M = 128u, N = 384u, K = 384u;

@@ -6,10 +6,10 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Push { uint Wo_at; uint bo_at; } pc;
-#define joined(i) arena[786432u + (i)] /* f32, a temporary */
-#define Wo(i) model[pc.Wo_at + (i)] /* Wo(l): the entry the step pushes */
-#define bo(i) model[pc.bo_at + (i)] /* bo(l): the entry the step pushes */
+layout(push_constant) uniform Push { uint oi_mb; uint Wo_at; uint bo_at; } pc; /* set when the step is recorded */
+#define joined(i) arena[737280u + (i)] /* f32, a temporary */
+#define Wo(i) model[pc.Wo_at - pc.oi_mb + (i)] /* Wo(l): the entry the step pushes */
+#define bo(i) model[pc.bo_at - pc.oi_mb + (i)] /* bo(l): the entry the step pushes */
 #define proj(i) arena[835584u + (i)] /* f32, a temporary */
 #define h(i) arena[196608u + (i)] /* f32, a temporary */
 #define res(i) arena[884736u + (i)] /* f32, a temporary */

@@ -6,10 +6,10 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Push { uint W2_at; uint b2_at; } pc;
+layout(push_constant) uniform Push { uint oi_mb; uint W2_at; uint b2_at; } pc; /* set when the step is recorded */
 #define ffn(i) arena[0u + (i)] /* f32, a temporary */
-#define W2(i) model[pc.W2_at + (i)] /* W2(l): the entry the step pushes */
-#define b2(i) model[pc.b2_at + (i)] /* b2(l): the entry the step pushes */
+#define W2(i) model[pc.W2_at - pc.oi_mb + (i)] /* W2(l): the entry the step pushes */
+#define b2(i) model[pc.b2_at - pc.oi_mb + (i)] /* b2(l): the entry the step pushes */
 #define proj(i) arena[835584u + (i)] /* f32, a temporary */
 #define h(i) arena[196608u + (i)] /* f32, a temporary */
 #define res(i) arena[884736u + (i)] /* f32, a temporary */

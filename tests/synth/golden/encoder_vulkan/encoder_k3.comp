@@ -5,7 +5,7 @@
 
 layout(local_size_x = 256) in;
 #define q_(i) arena[245760u + (i)] /* f32, a temporary */
-#define qs(i) arena[393216u + (i)] /* f32, a temporary */
+#define qs(i) arena[245760u + (i)] /* f32, a temporary */
 
 void main() {
     for (uint o = gl_GlobalInvocationID.x; o < 49152u; o += gl_NumWorkGroups.x * 256u) {

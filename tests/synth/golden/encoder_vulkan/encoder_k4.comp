@@ -5,7 +5,7 @@
 
 layout(local_size_x = 256) in;
 #define k(i) arena[294912u + (i)] /* f32, a temporary */
-#define ks(i) arena[442368u + (i)] /* f32, a temporary */
+#define ks(i) arena[294912u + (i)] /* f32, a temporary */
 
 void main() {
     for (uint o = gl_GlobalInvocationID.x; o < 49152u; o += gl_NumWorkGroups.x * 256u) {

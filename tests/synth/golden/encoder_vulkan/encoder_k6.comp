@@ -4,7 +4,7 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-#define qs(i) arena[393216u + (i)] /* f32, a temporary */
+#define qs(i) arena[245760u + (i)] /* f32, a temporary */
 #define qh(i) arena[540672u + (i)] /* f32, a temporary */
 
 void main() {

@@ -4,7 +4,7 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-#define ks(i) arena[442368u + (i)] /* f32, a temporary */
+#define ks(i) arena[294912u + (i)] /* f32, a temporary */
 #define kh(i) arena[589824u + (i)] /* f32, a temporary */
 
 void main() {

@@ -4,7 +4,7 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-#define vs(i) arena[491520u + (i)] /* f32, a temporary */
+#define vs(i) arena[344064u + (i)] /* f32, a temporary */
 #define vh(i) arena[638976u + (i)] /* f32, a temporary */
 
 void main() {

@@ -7,7 +7,7 @@ layout(local_size_x = 128) in;
 #define q_(i) arena[245760u + (i)] /* f32, a temporary */
 #define k(i) arena[294912u + (i)] /* f32, a temporary */
 #define v(i) arena[344064u + (i)] /* f32, a temporary */
-#define joined(i) arena[786432u + (i)] /* f32, a temporary */
+#define joined(i) arena[737280u + (i)] /* f32, a temporary */
 
 shared float oi_partial[128];
 float oi_wg_sum(float v) {

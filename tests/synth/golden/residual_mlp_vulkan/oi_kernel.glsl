@@ -5,8 +5,12 @@
 #define OI_KERNEL_GLSL
 
 layout(std430, binding = 0) buffer Arena { float arena[]; }; /* the temporaries (plan.json) */
-layout(std430, binding = 1) buffer State { float state[]; }; /* the declared variables */
+layout(std430, binding = 1) buffer State { float state[]; }; /* the declared variables, the tables */
 layout(std430, binding = 2) readonly buffer Model { float model[]; }; /* the .oinf file */
+/* the same words as integers: i32 and i64 (two words, the low one first) values, u8 blocks */
+layout(std430, binding = 0) buffer ArenaI { int arena_i[]; };
+layout(std430, binding = 1) buffer StateI { int state_i[]; };
+layout(std430, binding = 2) readonly buffer ModelU { uint model_u[]; };
 
 // NaN and inf tests on the bits: a driver compiling for speed may assume
 // floats are finite and fold isnan()/isinf() away; integer tests it keeps.

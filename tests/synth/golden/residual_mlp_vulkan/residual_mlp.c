@@ -25,6 +25,7 @@
 #define residual_mlp_FINGERPRINT 0x4f2ae77c7c5a68c1ull /* FNV-1a of the model's header and tables */
 #define residual_mlp_HEADER_BYTES 560ull   /* where the model's data section starts */
 #define residual_mlp_MODEL_BYTES 1424ull    /* the model file, uploaded once at open */
+#define residual_mlp_STATE_DEVICE_BYTES residual_mlp_STATE_BYTES
 
 #ifdef __cplusplus
 #define OI_THREAD_LOCAL thread_local
@@ -208,7 +209,7 @@ static void residual_mlp_dump_write(const residual_mlp_ctx *ctx) {
  * the getters' values down. */
 static int residual_mlp_record(residual_mlp_ctx *ctx, VkCommandBuffer cb) {
     oi_vk *vk = &ctx->vk;
-    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->set, 0, NULL);
+    oi_vk_bind(vk, cb, 0); /* the model's window at its start */
     if (vk->queries) {
         vkCmdResetQueryPool(cb, vk->queries, 0, 2 + OI_VK_PROFILE);
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk->queries, 0);
@@ -223,7 +224,13 @@ static int residual_mlp_record(residual_mlp_ctx *ctx, VkCommandBuffer cb) {
         { /* k0, matmul: residual_mlp.c:24-26 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 0, 64}, {OI_VK_ARENA, 64, 64}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 64, 64}};
-            const uint32_t push[] = {residual_mlp_W_at[l], residual_mlp_b_at[l]};
+            uint64_t lo = UINT64_MAX, hi = 0;
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)residual_mlp_W_at[l], 256u);
+            oi_vk_span(&lo, &hi, 4u * (uint64_t)residual_mlp_b_at[l], 32u);
+            uint32_t mb = 0;
+            if (oi_vk_model_window(vk, cb, lo, hi, &mb))
+                return 1;
+            const uint32_t push[] = {mb, residual_mlp_W_at[l], residual_mlp_b_at[l]};
             if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 1u, 1u, 1u, reads, 2, writes, 1))
                 return 1;
 #ifdef residual_mlp_DEBUG_DUMP
@@ -325,12 +332,12 @@ static int residual_mlp_open_device(residual_mlp_ctx *ctx, const residual_mlp_vu
     } else if (residual_mlp_make_device(ctx)) {
         return 1;
     }
-    const VkDeviceSize sizes[OI_VK_BUFFERS] = {residual_mlp_ARENA_BYTES, residual_mlp_STATE_BYTES, residual_mlp_MODEL_BYTES};
+    const VkDeviceSize sizes[OI_VK_BUFFERS] = {residual_mlp_ARENA_BYTES, residual_mlp_STATE_DEVICE_BYTES, (residual_mlp_MODEL_BYTES + 255u) / 256u * 256u};
     for (int i = 0; i < OI_VK_BUFFERS; i++)
         if (!(i == OI_VK_MODEL && vk->app_model) &&
             oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))
             return 1;
-    if (oi_vk_buffer_create(vk, &ctx->staging, residual_mlp_STATE_BYTES, OI_VK_HOST_USAGE, 1) ||
+    if (oi_vk_buffer_create(vk, &ctx->staging, residual_mlp_STATE_DEVICE_BYTES, OI_VK_HOST_USAGE, 1) ||
         oi_vk_buffer_create(vk, &ctx->readback, residual_mlp_ARENA_BYTES, OI_VK_HOST_USAGE, 1))
         return 1;
     ctx->state = (unsigned char *)ctx->staging.map;
@@ -339,7 +346,7 @@ static int residual_mlp_open_device(residual_mlp_ctx *ctx, const residual_mlp_vu
     if (!vk->pipelines)
         return residual_mlp_fail(residual_mlp_ERROR_MEMORY, "residual_mlp_open: out of memory");
     vk->n_pipelines = residual_mlp_N_KERNELS;
-    if (oi_vk_create_layout(vk, 8u))
+    if (oi_vk_create_layout(vk, 12u))
         return 1;
     for (int k = 0; k < residual_mlp_N_KERNELS; k++)
         if (oi_vk_create_pipeline(vk, k, residual_mlp_kernels[k].code, residual_mlp_kernels[k].bytes))

@@ -7,11 +7,11 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Push { uint W_at; uint b_at; } pc;
+layout(push_constant) uniform Push { uint oi_mb; uint W_at; uint b_at; } pc; /* set when the step is recorded */
 #define h(i) arena[0u + (i)] /* f32, a temporary */
-#define W(i) model[pc.W_at + (i)] /* W(l): the entry the step pushes */
+#define W(i) model[pc.W_at - pc.oi_mb + (i)] /* W(l): the entry the step pushes */
 #define u(i) arena[16u + (i)] /* f32, a temporary */
-#define b(i) model[pc.b_at + (i)] /* b(l): the entry the step pushes */
+#define b(i) model[pc.b_at - pc.oi_mb + (i)] /* b(l): the entry the step pushes */
 
 const uint M = 2u, N = 8u, K = 8u;
 #define MM_T 16u /* MM_T x MM_T threads of 4 x 4 results */
