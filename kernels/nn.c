@@ -1107,8 +1107,8 @@ typedef struct oi__attn_f32 {
     int64_t q_rs, k_rs, v_rs, out_rs; /* row strides, in floats */
     int64_t rows, kv_seq, dim, v_dim; /* dim and v_dim: multiples of 8; kv_seq >= 1 */
     float scale;
-    const void *mask; /* NULL, or the mask at the block's first row: bool (one byte a value, nonzero keeps) or f32 (added) */
-    bool mask_f32;
+    const void *mask; /* NULL, or the mask at the block's first row: */
+    bool mask_f32;    /* f32 (added), or bool (one byte a value, nonzero keeps) */
     int64_t mask_rs, mask_ks; /* the mask's strides per query row and per key (0: broadcast) */
     bool causal;
     int64_t causal_last; /* causal: query row r of the block sees keys 0 .. causal_last + r */
@@ -1257,7 +1257,7 @@ OI__TARGET_AVX512 static inline __attribute__((always_inline)) float oi__attn_hm
     v = _mm512_mask_max_ps(v, OI__VEXP_ALL, v, _mm512_mask_shuffle_f32x4(v, OI__VEXP_ALL, v, v, 0xB1));
     v = _mm512_mask_max_ps(v, OI__VEXP_ALL, v, _mm512_mask_permute_ps(v, OI__VEXP_ALL, v, 0x4E));
     v = _mm512_mask_max_ps(v, OI__VEXP_ALL, v, _mm512_mask_permute_ps(v, OI__VEXP_ALL, v, 0xB1));
-    return _mm_cvtss_f32(_mm512_castps512_ps128(v));
+    return _mm512_cvtss_f32(v);
 }
 
 OI__TARGET_AVX512 static inline __attribute__((always_inline)) float oi__attn_hsum16(__m512 v) {
@@ -1265,7 +1265,7 @@ OI__TARGET_AVX512 static inline __attribute__((always_inline)) float oi__attn_hs
     v = _mm512_add_ps(v, _mm512_mask_shuffle_f32x4(v, OI__VEXP_ALL, v, v, 0xB1));
     v = _mm512_add_ps(v, _mm512_mask_permute_ps(v, OI__VEXP_ALL, v, 0x4E));
     v = _mm512_add_ps(v, _mm512_mask_permute_ps(v, OI__VEXP_ALL, v, 0xB1));
-    return _mm_cvtss_f32(_mm512_castps512_ps128(v));
+    return _mm512_cvtss_f32(v);
 }
 
 /* Adds the mask values of the 16 keys at j to x, for the keys below n
@@ -1279,7 +1279,8 @@ oi__attn_mask16(__m512 x, const float *mf, const unsigned char *mb, int64_t j, i
         return x;
     __mmask16 keep;
     if (j + 16 <= kv) {
-        __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(mb + j)));
+        __m128i b16 = _mm_loadu_si128((const __m128i *)(const void *)(mb + j));
+        __m512i bytes = _mm512_maskz_cvtepu8_epi32(OI__VEXP_ALL, b16); /* (maskz: no undefined source) */
         keep = _mm512_test_epi32_mask(bytes, bytes);
     } else { /* the row's end: bytes past it are not read */
         unsigned bits = 0;
@@ -1291,7 +1292,8 @@ oi__attn_mask16(__m512 x, const float *mf, const unsigned char *mb, int64_t j, i
 }
 
 /* The lanes of the 16 keys at j past key `last`: at -inf. */
-OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__attn_after16(__m512 x, int64_t j, int64_t last) {
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512
+oi__attn_after16(__m512 x, int64_t j, int64_t last) {
     if (last - j >= 15)
         return x;
     __mmask16 past = last < j ? OI__VEXP_ALL : (__mmask16) ~((1u << (last - j + 1)) - 1u);
@@ -1413,7 +1415,8 @@ oi__attn_mask8(__m256 x, const float *mf, const unsigned char *mb, int64_t j, in
 }
 
 /* The lanes of the 8 keys at j past key `last`: at -inf. */
-OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__attn_after8(__m256 x, int64_t j, int64_t last) {
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256
+oi__attn_after8(__m256 x, int64_t j, int64_t last) {
     if (last - j >= 7)
         return x;
     int64_t keep = last < j ? 0 : last - j + 1; /* lanes 0 .. keep - 1 stay */
