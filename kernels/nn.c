@@ -1130,8 +1130,9 @@ static inline int64_t oi__attn_scratch_floats(int64_t kv_seq, int64_t dim) {
 /* Keys per partial sum of e^ (flushed to double), as OI__VEXP_CHUNK. */
 #define OI__ATTN_ESUM 256
 
-/* kt[d * pad + t] = key t's value d; keys kv_seq .. pad - 1 are 0 (their
- * scores are computed and never read). 8 x 8 blocks through registers. */
+/* kt[d * pad + t] = key t's value d for the first n keys, then 0 up to n
+ * rounded up to 16 (those scores are computed and never read). 8 x 8
+ * blocks through registers. */
 OI__TARGET_AVX2 static void oi__attn_kt(const float *k, int64_t k_rs, int64_t n, int64_t dim, int64_t pad, float *kt) {
     int64_t t = 0;
     for (; t + 8 <= n; t += 8)
@@ -1163,7 +1164,7 @@ OI__TARGET_AVX2 static void oi__attn_kt(const float *k, int64_t k_rs, int64_t n,
         for (int64_t d = 0; d < dim; d++)
             kt[d * pad + t] = k[t * k_rs + d];
     for (int64_t d = 0; d < dim; d++)
-        for (int64_t j = n; j < pad; j++)
+        for (int64_t j = n; j < oi__attn_kv_pad(n); j++)
             kt[d * pad + j] = 0.0f;
 }
 
@@ -1337,7 +1338,7 @@ OI__TARGET_AVX512 static void oi__attn_f32_avx512(const oi__attn_f32 *a) {
     const int64_t n = a->kv_seq, pad = oi__attn_kv_pad(n);
     const float scale[8] = {a->scale, a->scale, a->scale, a->scale, a->scale, a->scale, a->scale, a->scale};
     float inv[8];
-    oi__attn_kt(a->k, a->k_rs, n, a->dim, pad, a->kt);
+    oi__attn_kt(a->k, a->k_rs, oi__attn_seen(a, 0, a->rows), a->dim, pad, a->kt); /* the keys any row sees */
     for (int64_t r0 = 0; r0 < a->rows; r0 += 8) {
         const int64_t h = a->rows - r0 < 8 ? a->rows - r0 : 8, seen = oi__attn_seen(a, r0, h);
         const int64_t seen_pad = oi__attn_kv_pad(seen);
@@ -1458,7 +1459,7 @@ OI__TARGET_AVX2 static void oi__attn_f32_avx2(const oi__attn_f32 *a) {
     const int64_t n = a->kv_seq, pad = oi__attn_kv_pad(n);
     const float scale[6] = {a->scale, a->scale, a->scale, a->scale, a->scale, a->scale};
     float inv[6];
-    oi__attn_kt(a->k, a->k_rs, n, a->dim, pad, a->kt);
+    oi__attn_kt(a->k, a->k_rs, oi__attn_seen(a, 0, a->rows), a->dim, pad, a->kt); /* the keys any row sees */
     for (int64_t r0 = 0; r0 < a->rows; r0 += 6) {
         const int64_t h = a->rows - r0 < 6 ? a->rows - r0 : 6, seen = oi__attn_seen(a, r0, h);
         const float *q = a->q + r0 * a->q_rs;
