@@ -1188,12 +1188,13 @@ static inline bool oi__attn_kept(const oi__attn_f32 *a, int64_t r, int64_t j) {
     return a->mask_f32 ? ((const float *)a->mask)[at] != -INFINITY : ((const unsigned char *)a->mask)[at] != 0;
 }
 
-/* The keys that query rows r0 .. r0 + h - 1 of the block may see: kv_seq,
+/* The keys that query rows r0 .. r0 + h - 1 of the block may see: the
+ * first `limit` keys (kv_seq, or the block's own count for a tile of it),
  * less the keys past the causal limit and past the last key the mask keeps
  * (padding), in every row of them (0 when none sees a key). Those keys'
  * weights are e^-inf = 0: they are neither scored nor summed. */
-static inline int64_t oi__attn_seen(const oi__attn_f32 *a, int64_t r0, int64_t h) {
-    int64_t seen = a->kv_seq;
+static inline int64_t oi__attn_seen(const oi__attn_f32 *a, int64_t r0, int64_t h, int64_t limit) {
+    int64_t seen = limit;
     if (a->causal) {
         int64_t last = a->causal_last + r0 + h - 1; /* the tile's last row's last key */
         seen = last < 0 ? 0 : last + 1 < seen ? last + 1 : seen;
@@ -1338,9 +1339,10 @@ OI__TARGET_AVX512 static void oi__attn_f32_avx512(const oi__attn_f32 *a) {
     const int64_t n = a->kv_seq, pad = oi__attn_kv_pad(n);
     const float scale[8] = {a->scale, a->scale, a->scale, a->scale, a->scale, a->scale, a->scale, a->scale};
     float inv[8];
-    oi__attn_kt(a->k, a->k_rs, oi__attn_seen(a, 0, a->rows), a->dim, pad, a->kt); /* the keys any row sees */
+    const int64_t block_seen = oi__attn_seen(a, 0, a->rows, n); /* the keys any row sees */
+    oi__attn_kt(a->k, a->k_rs, block_seen, a->dim, pad, a->kt);
     for (int64_t r0 = 0; r0 < a->rows; r0 += 8) {
-        const int64_t h = a->rows - r0 < 8 ? a->rows - r0 : 8, seen = oi__attn_seen(a, r0, h);
+        const int64_t h = a->rows - r0 < 8 ? a->rows - r0 : 8, seen = oi__attn_seen(a, r0, h, block_seen);
         const int64_t seen_pad = oi__attn_kv_pad(seen);
         const float *q = a->q + r0 * a->q_rs;
         for (int64_t j = 0; j < seen_pad; j += 32) /* seen_pad - j: 16 or at least 32 */
@@ -1348,8 +1350,11 @@ OI__TARGET_AVX512 static void oi__attn_f32_avx512(const oi__attn_f32 *a) {
                 oi__attn_tile_avx512(2, a->dim, q, a->q_rs, h, a->kt + j, pad, 32, a->scores + j, pad, scale);
             else
                 oi__attn_tile_avx512(1, a->dim, q, a->q_rs, h, a->kt + j, pad, 16, a->scores + j, pad, scale);
+        double sum[8];
         for (int64_t r = 0; r < h; r++)
-            inv[r] = (float)(1.0 / oi__attn_softmax_avx512(a, r0 + r, a->scores + r * pad, seen));
+            sum[r] = oi__attn_softmax_avx512(a, r0 + r, a->scores + r * pad, seen);
+        for (int64_t r = 0; r < h; r++) /* the divisions after the sweeps: they overlap */
+            inv[r] = (float)(1.0 / sum[r]);
         float *o = a->out + r0 * a->out_rs;
         for (int64_t c = 0; c < a->v_dim; c += 32) { /* the keys past `seen` have weight 0 in every row */
             int64_t cols = a->v_dim - c < 32 ? a->v_dim - c : 32;
@@ -1459,14 +1464,18 @@ OI__TARGET_AVX2 static void oi__attn_f32_avx2(const oi__attn_f32 *a) {
     const int64_t n = a->kv_seq, pad = oi__attn_kv_pad(n);
     const float scale[6] = {a->scale, a->scale, a->scale, a->scale, a->scale, a->scale};
     float inv[6];
-    oi__attn_kt(a->k, a->k_rs, oi__attn_seen(a, 0, a->rows), a->dim, pad, a->kt); /* the keys any row sees */
+    const int64_t block_seen = oi__attn_seen(a, 0, a->rows, n); /* the keys any row sees */
+    oi__attn_kt(a->k, a->k_rs, block_seen, a->dim, pad, a->kt);
     for (int64_t r0 = 0; r0 < a->rows; r0 += 6) {
-        const int64_t h = a->rows - r0 < 6 ? a->rows - r0 : 6, seen = oi__attn_seen(a, r0, h);
+        const int64_t h = a->rows - r0 < 6 ? a->rows - r0 : 6, seen = oi__attn_seen(a, r0, h, block_seen);
         const float *q = a->q + r0 * a->q_rs;
         for (int64_t j = 0; j < seen; j += 16)
             oi__attn_tile_avx2(2, a->dim, q, a->q_rs, h, a->kt + j, pad, a->scores + j, pad, scale);
+        double sum[6];
         for (int64_t r = 0; r < h; r++)
-            inv[r] = (float)(1.0 / oi__attn_softmax_avx2(a, r0 + r, a->scores + r * pad, seen));
+            sum[r] = oi__attn_softmax_avx2(a, r0 + r, a->scores + r * pad, seen);
+        for (int64_t r = 0; r < h; r++) /* the divisions after the sweeps: they overlap */
+            inv[r] = (float)(1.0 / sum[r]);
         float *o = a->out + r0 * a->out_rs;
         for (int64_t c = 0; c < a->v_dim; c += 16) /* the keys past `seen` have weight 0 in every row */
             if (a->v_dim - c >= 16)
