@@ -13,7 +13,10 @@
  * f32 blocks of 256 and added in double); f64 computes in double.
  * softmax/log_softmax (max and e^ sweeps, vexp.h) and layer_norm/rms_norm
  * rows have AVX2/AVX-512 intrinsics paths, picked like gemm.c's kernels.
- * attention multiplies with oi__gemm_f32 / oi__gemm_f64 (kernels/gemm.c). */
+ * attention has three paths: decoding (one query row, chunks of keys
+ * merged in order), a direct f32 path with AVX2/AVX-512 register tiles for
+ * more query rows (also the synthesizer's, through its embed region), and
+ * oi__gemm_f32 / oi__gemm_f64 (kernels/gemm.c) for everything else. */
 #include "../openinfer_impl/internal.h"
 #include "scalar.h" /* rope's angle and turn (OI_S_rope_*) */
 
@@ -1086,16 +1089,18 @@ static oi_status oi__nn_rope(const oi__kernel_args *k) {
 /* attention                                                           */
 /* ------------------------------------------------------------------ */
 /* ---- prefill: a block of f32 query rows of one head, direct ----
- * No packing and no allocation: K^T is copied once per call into scratch
- * (8 x 8 transposes), then per tile of query rows (8 with AVX-512, 6 with
- * AVX2) the scores q K^T come from a register tile that reads q in place
- * and K^T's rows from L1 (each score one FMA chain over the head dim in
- * order, times the scale, as gemm.c's micro-kernels compute it); one sweep
- * adds the mask and takes the row's max, one writes e^(s - max) (vexp.h's
- * e^) and sums it (f32 lanes, flushed to double every 256 keys, as the
- * softmax kernel does); then p V comes from the same register tile
- * reading V's rows in place, each output row times 1 / sum as it is
- * stored, straight into the output. The synthesizer copies this region
+ * No packing and no allocation: K^T (the keys some row sees, below) is
+ * copied once per call into scratch (8 x 8 transposes), then per tile of
+ * query rows (8 with AVX-512, 6 with AVX2) the scores q K^T come from a
+ * register tile that reads q in place and K^T's rows from L1 (each score
+ * one FMA chain over the head dim in order, times the scale, as gemm.c's
+ * micro-kernels compute it); one sweep adds the mask and takes the row's
+ * max, one writes e^(s - max) (vexp.h's e^) and sums it (f32 lanes,
+ * flushed to double every 256 keys, as the softmax kernel does); then p V
+ * comes from the same register tile reading V's rows in place, each
+ * output row times 1 / sum as it is stored, straight into the output.
+ * Keys that no row of a tile sees (past the causal limit, past the last
+ * key the mask keeps) are skipped. The synthesizer copies this region
  * into oi_gemm.h: the emitted attention calls these same functions
  * (oi_micro's attn). */
 /* synth-embed begin (oi_gemm.h: attention's direct f32 path, after vexp.h's loops) */
