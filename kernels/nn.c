@@ -1308,13 +1308,14 @@ oi__attn_after16(__m512 x, int64_t j, int64_t last) {
 }
 
 /* Row r of the block, its first n scores s (n: oi__attn_seen's): plus its
- * mask, the keys past its causal limit at -inf, then e^(s - max) in place;
- * returns their sum (NaN when the row sees no key, as numpy). Whole
+ * mask, the keys past its causal limit at -inf; returns their max. Whole
  * vectors up to n rounded up to 16 (the scores' rows have room), the lanes
  * past n at -inf, so e^ makes them 0: no masked store, which would stall
- * the loads of the same lines that follow. */
-OI__TARGET_AVX512 static inline __attribute__((always_inline)) double
-oi__attn_softmax_avx512(const oi__attn_f32 *a, int64_t r, float *s, int64_t n) {
+ * the loads of the same lines that follow. The softmax is taken in two
+ * sweeps over a tile's rows (max, then e^ and sum: oi__attn_esum16) so
+ * that the rows' latency chains (shuffles, e^) overlap. */
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) float
+oi__attn_max16(const oi__attn_f32 *a, int64_t r, float *s, int64_t n) {
     const float *mf = oi__attn_mask_f32(a, r);
     const unsigned char *mb = oi__attn_mask_bool(a, r);
     const int64_t last = oi__attn_last(a, r) < n - 1 ? oi__attn_last(a, r) : n - 1;
@@ -1325,7 +1326,13 @@ oi__attn_softmax_avx512(const oi__attn_f32 *a, int64_t r, float *s, int64_t n) {
         _mm512_storeu_ps(s + j, x);
         top = _mm512_mask_max_ps(top, OI__VEXP_ALL, x, top); /* a NaN x leaves top: ignored, as vexp.h's max */
     }
-    const __m512 shift = _mm512_set1_ps(oi__attn_hmax16(top));
+    return oi__attn_hmax16(top);
+}
+
+/* e^(s - max) in place over n scores (rounded up to 16); returns their sum
+ * (NaN when the row sees no key, max -inf: as numpy). */
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) double oi__attn_esum16(float *s, int64_t n, float max) {
+    const __m512 shift = _mm512_set1_ps(max);
     double total = 0.0;
     for (int64_t c = 0; c < n; c += OI__ATTN_ESUM) {
         const int64_t end = n - c < OI__ATTN_ESUM ? n : c + OI__ATTN_ESUM;
@@ -1355,9 +1362,12 @@ OI__TARGET_AVX512 static void oi__attn_f32_avx512(const oi__attn_f32 *a) {
                 oi__attn_tile_avx512(2, a->dim, q, a->q_rs, h, a->kt + j, pad, 32, a->scores + j, pad, scale);
             else
                 oi__attn_tile_avx512(1, a->dim, q, a->q_rs, h, a->kt + j, pad, 16, a->scores + j, pad, scale);
+        float top[8];
         double sum[8];
         for (int64_t r = 0; r < h; r++)
-            sum[r] = oi__attn_softmax_avx512(a, r0 + r, a->scores + r * pad, seen);
+            top[r] = oi__attn_max16(a, r0 + r, a->scores + r * pad, seen);
+        for (int64_t r = 0; r < h; r++)
+            sum[r] = oi__attn_esum16(a->scores + r * pad, seen, top[r]);
         for (int64_t r = 0; r < h; r++) /* the divisions after the sweeps: they overlap */
             inv[r] = (float)(1.0 / sum[r]);
         float *o = a->out + r0 * a->out_rs;
@@ -1436,10 +1446,9 @@ oi__attn_after8(__m256 x, int64_t j, int64_t last) {
     return _mm256_blendv_ps(x, _mm256_set1_ps(-INFINITY), past);
 }
 
-/* oi__attn_softmax_avx512 on 8 lanes (whole vectors up to n rounded up
- * to 8). */
-OI__TARGET_AVX2 static inline __attribute__((always_inline)) double
-oi__attn_softmax_avx2(const oi__attn_f32 *a, int64_t r, float *s, int64_t n) {
+/* oi__attn_max16 on 8 lanes (whole vectors up to n rounded up to 8). */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) float
+oi__attn_max8(const oi__attn_f32 *a, int64_t r, float *s, int64_t n) {
     const float *mf = oi__attn_mask_f32(a, r);
     const unsigned char *mb = oi__attn_mask_bool(a, r);
     const int64_t last = oi__attn_last(a, r) < n - 1 ? oi__attn_last(a, r) : n - 1;
@@ -1450,7 +1459,12 @@ oi__attn_softmax_avx2(const oi__attn_f32 *a, int64_t r, float *s, int64_t n) {
         _mm256_storeu_ps(s + j, x);
         top = _mm256_max_ps(x, top); /* a NaN x leaves top */
     }
-    const __m256 shift = _mm256_set1_ps(oi__attn_hmax8(top));
+    return oi__attn_hmax8(top);
+}
+
+/* oi__attn_esum16 on 8 lanes. */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) double oi__attn_esum8(float *s, int64_t n, float max) {
+    const __m256 shift = _mm256_set1_ps(max);
     double total = 0.0;
     for (int64_t c = 0; c < n; c += OI__ATTN_ESUM) {
         const int64_t end = n - c < OI__ATTN_ESUM ? n : c + OI__ATTN_ESUM;
@@ -1476,9 +1490,12 @@ OI__TARGET_AVX2 static void oi__attn_f32_avx2(const oi__attn_f32 *a) {
         const float *q = a->q + r0 * a->q_rs;
         for (int64_t j = 0; j < seen; j += 16)
             oi__attn_tile_avx2(2, a->dim, q, a->q_rs, h, a->kt + j, pad, a->scores + j, pad, scale);
+        float top[6];
         double sum[6];
         for (int64_t r = 0; r < h; r++)
-            sum[r] = oi__attn_softmax_avx2(a, r0 + r, a->scores + r * pad, seen);
+            top[r] = oi__attn_max8(a, r0 + r, a->scores + r * pad, seen);
+        for (int64_t r = 0; r < h; r++)
+            sum[r] = oi__attn_esum8(a->scores + r * pad, seen, top[r]);
         for (int64_t r = 0; r < h; r++) /* the divisions after the sweeps: they overlap */
             inv[r] = (float)(1.0 / sum[r]);
         float *o = a->out + r0 * a->out_rs;
