@@ -13,7 +13,10 @@
  * f32 blocks of 256 and added in double); f64 computes in double.
  * softmax/log_softmax (max and e^ sweeps, vexp.h) and layer_norm/rms_norm
  * rows have AVX2/AVX-512 intrinsics paths, picked like gemm.c's kernels.
- * attention multiplies with oi__gemm_f32 / oi__gemm_f64 (kernels/gemm.c). */
+ * attention has three paths: decoding (one query row, chunks of keys
+ * merged in order), a direct f32 path with AVX2/AVX-512 register tiles for
+ * more query rows (also the synthesizer's, through its embed region), and
+ * oi__gemm_f32 / oi__gemm_f64 (kernels/gemm.c) for everything else. */
 #include "../openinfer_impl/internal.h"
 #include "scalar.h" /* rope's angle and turn (OI_S_rope_*) */
 
@@ -1085,6 +1088,427 @@ static oi_status oi__nn_rope(const oi__kernel_args *k) {
 /* ------------------------------------------------------------------ */
 /* attention                                                           */
 /* ------------------------------------------------------------------ */
+/* ---- prefill: a block of f32 query rows of one head, direct ----
+ * No packing and no allocation: K^T (the keys some row sees, below) is
+ * copied once per call into scratch (8 x 8 transposes), then per tile of
+ * query rows (8 with AVX-512, 6 with AVX2) the scores q K^T come from a
+ * register tile that reads q in place and K^T's rows from L1 (each score
+ * one FMA chain over the head dim in order, times the scale, as gemm.c's
+ * micro-kernels compute it); one sweep adds the mask and takes the row's
+ * max, one writes e^(s - max) (vexp.h's e^) and sums it (f32 lanes,
+ * flushed to double every 256 keys, as the softmax kernel does); then p V
+ * comes from the same register tile reading V's rows in place, each
+ * output row times 1 / sum as it is stored, straight into the output.
+ * Keys that no row of a tile sees (past the causal limit, past the last
+ * key the mask keeps) are skipped. The synthesizer copies this region
+ * into oi_gemm.h: the emitted attention calls these same functions
+ * (oi_micro's attn). */
+/* synth-embed begin (oi_gemm.h: attention's direct f32 path, after vexp.h's loops) */
+/* One head's attention over a block of query rows: every operand f32 with
+ * unit stride along its last dim. */
+typedef struct oi__attn_f32 {
+    const float *q, *k, *v;           /* the block's first query row; the head's first key and value rows */
+    float *out;                       /* the block's first output row */
+    int64_t q_rs, k_rs, v_rs, out_rs; /* row strides, in floats */
+    int64_t rows, kv_seq, dim, v_dim; /* dim and v_dim: multiples of 8; kv_seq >= 1 */
+    float scale;
+    const void *mask; /* NULL, or the mask at the block's first row: */
+    bool mask_f32;    /* f32 (added), or bool (one byte a value, nonzero keeps) */
+    int64_t mask_rs, mask_ks; /* the mask's strides per query row and per key (0: broadcast) */
+    bool causal;
+    int64_t causal_last; /* causal: query row r of the block sees keys 0 .. causal_last + r */
+    float *kt;     /* scratch, 64-byte aligned: dim x oi__attn_kv_pad(kv_seq) floats */
+    float *scores; /* scratch, 64-byte aligned: 8 x oi__attn_kv_pad(kv_seq) floats */
+} oi__attn_f32;
+
+/* K^T's row length: the keys rounded up to whole 16-lane vectors. */
+static inline int64_t oi__attn_kv_pad(int64_t kv_seq) { return (kv_seq + 15) / 16 * 16; }
+
+/* The scratch floats oi__attn_f32 needs (kt, then scores). */
+static inline int64_t oi__attn_scratch_floats(int64_t kv_seq, int64_t dim) {
+    return (dim + 8) * oi__attn_kv_pad(kv_seq);
+}
+
+#if OI__GEMM_X86
+#define OI__ATTN_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define OI__ATTN_ROWS8(X) OI__ATTN_ROWS6(X) X(6) X(7)
+/* Keys per partial sum of e^ (flushed to double), as OI__VEXP_CHUNK. */
+#define OI__ATTN_ESUM 256
+
+/* kt[d * pad + t] = key t's value d for the first n keys, then 0 up to n
+ * rounded up to 16 (those scores are computed and never read). 8 x 8
+ * blocks through registers. */
+OI__TARGET_AVX2 static void oi__attn_kt(const float *k, int64_t k_rs, int64_t n, int64_t dim, int64_t pad, float *kt) {
+    int64_t t = 0;
+    for (; t + 8 <= n; t += 8)
+        for (int64_t d = 0; d < dim; d += 8) {
+            const float *src = k + t * k_rs + d;
+            __m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + k_rs);
+            __m256 r2 = _mm256_loadu_ps(src + 2 * k_rs), r3 = _mm256_loadu_ps(src + 3 * k_rs);
+            __m256 r4 = _mm256_loadu_ps(src + 4 * k_rs), r5 = _mm256_loadu_ps(src + 5 * k_rs);
+            __m256 r6 = _mm256_loadu_ps(src + 6 * k_rs), r7 = _mm256_loadu_ps(src + 7 * k_rs);
+            __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+            __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+            __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+            __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+            __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+            __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            float *dst = kt + d * pad + t; /* values d .. d + 7 of the 8 keys: 8 rows of kt */
+            _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+            _mm256_storeu_ps(dst + pad, _mm256_permute2f128_ps(u1, u5, 0x20));
+            _mm256_storeu_ps(dst + 2 * pad, _mm256_permute2f128_ps(u2, u6, 0x20));
+            _mm256_storeu_ps(dst + 3 * pad, _mm256_permute2f128_ps(u3, u7, 0x20));
+            _mm256_storeu_ps(dst + 4 * pad, _mm256_permute2f128_ps(u0, u4, 0x31));
+            _mm256_storeu_ps(dst + 5 * pad, _mm256_permute2f128_ps(u1, u5, 0x31));
+            _mm256_storeu_ps(dst + 6 * pad, _mm256_permute2f128_ps(u2, u6, 0x31));
+            _mm256_storeu_ps(dst + 7 * pad, _mm256_permute2f128_ps(u3, u7, 0x31));
+        }
+    for (; t < n; t++)
+        for (int64_t d = 0; d < dim; d++)
+            kt[d * pad + t] = k[t * k_rs + d];
+    for (int64_t d = 0; d < dim; d++)
+        for (int64_t j = n; j < oi__attn_kv_pad(n); j++)
+            kt[d * pad + j] = 0.0f;
+}
+
+/* Row r's mask on its first n scores where the vector sweeps do not add it
+ * (a mask strided along the keys), as nn.c's oi__attn_row adds it: an f32
+ * mask added, a bool one 0 where it keeps and -inf where not. */
+static inline void oi__attn_mask_strided(const oi__attn_f32 *a, int64_t r, float *s, int64_t n) {
+    const int64_t ks = a->mask_ks;
+    if (!a->mask || ks == 1)
+        return;
+    for (int64_t j = 0; j < n; j++)
+        if (a->mask_f32)
+            s[j] += ((const float *)a->mask)[r * a->mask_rs + j * ks];
+        else
+            s[j] += ((const unsigned char *)a->mask)[r * a->mask_rs + j * ks] ? 0.0f : -INFINITY;
+}
+
+/* Whether the mask keeps key j of row r (bool: nonzero; f32: not -inf). */
+static inline bool oi__attn_kept(const oi__attn_f32 *a, int64_t r, int64_t j) {
+    int64_t at = r * a->mask_rs + j * a->mask_ks;
+    return a->mask_f32 ? ((const float *)a->mask)[at] != -INFINITY : ((const unsigned char *)a->mask)[at] != 0;
+}
+
+/* The keys that query rows r0 .. r0 + h - 1 of the block may see: the
+ * first `limit` keys (kv_seq, or the block's own count for a tile of it),
+ * less the keys past the causal limit and past the last key the mask keeps
+ * (padding), in every row of them (0 when none sees a key). Those keys'
+ * weights are e^-inf = 0: they are neither scored nor summed. */
+static inline int64_t oi__attn_seen(const oi__attn_f32 *a, int64_t r0, int64_t h, int64_t limit) {
+    int64_t seen = limit;
+    if (a->causal) {
+        int64_t last = a->causal_last + r0 + h - 1; /* the tile's last row's last key */
+        seen = last < 0 ? 0 : last + 1 < seen ? last + 1 : seen;
+    }
+    if (!a->mask)
+        return seen;
+    int64_t kept = 0;
+    for (int64_t r = r0; r < r0 + (a->mask_rs ? h : 1) && kept < seen; r++) {
+        int64_t j = seen;
+        while (j > kept && !oi__attn_kept(a, r, j - 1))
+            j--;
+        kept = j;
+    }
+    return kept;
+}
+
+/* Row r's last visible key (the causal limit; past the row without it). */
+static inline int64_t oi__attn_last(const oi__attn_f32 *a, int64_t r) {
+    return a->causal ? a->causal_last + r : a->kv_seq;
+}
+
+/* Row r's mask with unit key stride, or NULL (none, or strided). */
+static inline const float *oi__attn_mask_f32(const oi__attn_f32 *a, int64_t r) {
+    return a->mask && a->mask_ks == 1 && a->mask_f32 ? (const float *)a->mask + r * a->mask_rs : NULL;
+}
+
+static inline const unsigned char *oi__attn_mask_bool(const oi__attn_f32 *a, int64_t r) {
+    return a->mask && a->mask_ks == 1 && !a->mask_f32 ? (const unsigned char *)a->mask + r * a->mask_rs : NULL;
+}
+
+/* ---- AVX-512: tiles of 8 rows x 32 columns (16 accumulators) ----
+ * c[h x cols] (row stride ldc) = alpha[i] * a[h x k] b[k x cols] on row i:
+ * row i of a at a + i * lda, step p of b at b + p * ldb; h <= 8,
+ * cols <= 16 nv. Rows past h repeat row h - 1 and are not stored; columns
+ * past cols are masked off. */
+#define OI__ATTN16_DECLARE(i) const float *a##i = a + (i < h ? i : h - 1) * lda; \
+    __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0;
+#define OI__ATTN16_FMA(i) { __m512 ai = _mm512_set1_ps(a##i[p]); c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0); \
+    if (nv > 1) c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1); }
+#define OI__ATTN16_STORE(i) if (i < h) { float *ci = c + i * ldc; const __m512 va = _mm512_set1_ps(alpha[i]); \
+    __m512 r0 = _mm512_mul_ps(va, c##i##0), r1 = _mm512_mul_ps(va, c##i##1); \
+    if (full) { _mm512_storeu_ps(ci, r0); if (nv > 1) _mm512_storeu_ps(ci + 16, r1); } \
+    else { _mm512_mask_storeu_ps(ci, m0, r0); if (nv > 1) _mm512_mask_storeu_ps(ci + 16, m1, r1); } }
+
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) void
+oi__attn_tile_avx512(int nv, int64_t k, const float *a, int64_t lda, int64_t h, const float *b, int64_t ldb,
+                     int64_t cols, float *c, int64_t ldc, const float *alpha) {
+    const __mmask16 m0 = oi__vexp_mask16(0, cols), m1 = nv > 1 ? oi__vexp_mask16(16, cols) : (__mmask16)0;
+    const bool full = cols == 16 * nv;
+    OI__ATTN_ROWS8(OI__ATTN16_DECLARE)
+    for (int64_t p = 0; p < k; p++) {
+        const float *bp = b + p * ldb;
+        __m512 b0 = _mm512_maskz_loadu_ps(m0, bp), b1 = nv > 1 ? _mm512_maskz_loadu_ps(m1, bp + 16) : b0;
+        OI__ATTN_ROWS8(OI__ATTN16_FMA)
+    }
+    OI__ATTN_ROWS8(OI__ATTN16_STORE)
+}
+
+/* The largest and the sum of a vector's lanes (a tree of shuffles). */
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) float oi__attn_hmax16(__m512 v) {
+    v = _mm512_mask_max_ps(v, OI__VEXP_ALL, v, _mm512_mask_shuffle_f32x4(v, OI__VEXP_ALL, v, v, 0x4E));
+    v = _mm512_mask_max_ps(v, OI__VEXP_ALL, v, _mm512_mask_shuffle_f32x4(v, OI__VEXP_ALL, v, v, 0xB1));
+    v = _mm512_mask_max_ps(v, OI__VEXP_ALL, v, _mm512_mask_permute_ps(v, OI__VEXP_ALL, v, 0x4E));
+    v = _mm512_mask_max_ps(v, OI__VEXP_ALL, v, _mm512_mask_permute_ps(v, OI__VEXP_ALL, v, 0xB1));
+    return _mm512_cvtss_f32(v);
+}
+
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) float oi__attn_hsum16(__m512 v) {
+    v = _mm512_add_ps(v, _mm512_mask_shuffle_f32x4(v, OI__VEXP_ALL, v, v, 0x4E));
+    v = _mm512_add_ps(v, _mm512_mask_shuffle_f32x4(v, OI__VEXP_ALL, v, v, 0xB1));
+    v = _mm512_add_ps(v, _mm512_mask_permute_ps(v, OI__VEXP_ALL, v, 0x4E));
+    v = _mm512_add_ps(v, _mm512_mask_permute_ps(v, OI__VEXP_ALL, v, 0xB1));
+    return _mm512_cvtss_f32(v);
+}
+
+/* Adds the mask values of the 16 keys at j to x, for the keys below n
+ * (the others are read as 0 or dropped): f32 added, bool 0 where nonzero
+ * and -inf where 0; the mask row has kv keys. */
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512
+oi__attn_mask16(__m512 x, const float *mf, const unsigned char *mb, int64_t j, int64_t n, int64_t kv) {
+    if (mf)
+        return _mm512_add_ps(x, _mm512_maskz_loadu_ps(oi__vexp_mask16(j, n), mf + j));
+    if (!mb)
+        return x;
+    __mmask16 keep;
+    if (j + 16 <= kv) {
+        __m128i b16 = _mm_loadu_si128((const __m128i *)(const void *)(mb + j));
+        __m512i bytes = _mm512_maskz_cvtepu8_epi32(OI__VEXP_ALL, b16); /* (maskz: no undefined source) */
+        keep = _mm512_test_epi32_mask(bytes, bytes);
+    } else { /* the row's end: bytes past it are not read */
+        unsigned bits = 0;
+        for (int64_t l = 0; l < 16 && j + l < n; l++)
+            bits |= (unsigned)(mb[j + l] != 0) << l;
+        keep = (__mmask16)bits;
+    }
+    return _mm512_add_ps(x, _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), keep, _mm512_setzero_ps()));
+}
+
+/* The lanes of the 16 keys at j past key `last`: at -inf. */
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512
+oi__attn_after16(__m512 x, int64_t j, int64_t last) {
+    if (last - j >= 15)
+        return x;
+    __mmask16 past = last < j ? OI__VEXP_ALL : (__mmask16) ~((1u << (last - j + 1)) - 1u);
+    return _mm512_mask_mov_ps(x, past, _mm512_set1_ps(-INFINITY));
+}
+
+/* Row r of the block, its first n scores s (n: oi__attn_seen's): plus its
+ * mask, the keys past its causal limit at -inf; returns their max. Whole
+ * vectors up to n rounded up to 16 (the scores' rows have room), the lanes
+ * past n at -inf, so e^ makes them 0: no masked store, which would stall
+ * the loads of the same lines that follow. The softmax is taken in two
+ * sweeps over a tile's rows (max, then e^ and sum: oi__attn_esum16) so
+ * that the rows' latency chains (shuffles, e^) overlap. */
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) float
+oi__attn_max16(const oi__attn_f32 *a, int64_t r, float *s, int64_t n) {
+    const float *mf = oi__attn_mask_f32(a, r);
+    const unsigned char *mb = oi__attn_mask_bool(a, r);
+    const int64_t last = oi__attn_last(a, r) < n - 1 ? oi__attn_last(a, r) : n - 1;
+    oi__attn_mask_strided(a, r, s, n);
+    __m512 top = _mm512_set1_ps(-INFINITY);
+    for (int64_t j = 0; j < n; j += 16) {
+        __m512 x = oi__attn_after16(oi__attn_mask16(_mm512_loadu_ps(s + j), mf, mb, j, n, a->kv_seq), j, last);
+        _mm512_storeu_ps(s + j, x);
+        top = _mm512_mask_max_ps(top, OI__VEXP_ALL, x, top); /* a NaN x leaves top: ignored, as vexp.h's max */
+    }
+    return oi__attn_hmax16(top);
+}
+
+/* e^(s - max) in place over n scores (rounded up to 16); returns their sum
+ * (NaN when the row sees no key, max -inf: as numpy). */
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) double oi__attn_esum16(float *s, int64_t n, float max) {
+    const __m512 shift = _mm512_set1_ps(max);
+    double total = 0.0;
+    for (int64_t c = 0; c < n; c += OI__ATTN_ESUM) {
+        const int64_t end = n - c < OI__ATTN_ESUM ? n : c + OI__ATTN_ESUM;
+        __m512 acc = _mm512_setzero_ps();
+        for (int64_t j = c; j < end; j += 16) {
+            __m512 e = oi__vexp16(_mm512_sub_ps(_mm512_loadu_ps(s + j), shift));
+            acc = _mm512_add_ps(acc, e);
+            _mm512_storeu_ps(s + j, e);
+        }
+        total += (double)oi__attn_hsum16(acc);
+    }
+    return total;
+}
+
+OI__TARGET_AVX512 static void oi__attn_f32_avx512(const oi__attn_f32 *a) {
+    const int64_t n = a->kv_seq, pad = oi__attn_kv_pad(n);
+    const float scale[8] = {a->scale, a->scale, a->scale, a->scale, a->scale, a->scale, a->scale, a->scale};
+    float inv[8];
+    const int64_t block_seen = oi__attn_seen(a, 0, a->rows, n); /* the keys any row sees */
+    oi__attn_kt(a->k, a->k_rs, block_seen, a->dim, pad, a->kt);
+    for (int64_t r0 = 0; r0 < a->rows; r0 += 8) {
+        const int64_t h = a->rows - r0 < 8 ? a->rows - r0 : 8, seen = oi__attn_seen(a, r0, h, block_seen);
+        const int64_t seen_pad = oi__attn_kv_pad(seen);
+        const float *q = a->q + r0 * a->q_rs;
+        for (int64_t j = 0; j < seen_pad; j += 32) /* seen_pad - j: 16 or at least 32 */
+            if (seen_pad - j >= 32)
+                oi__attn_tile_avx512(2, a->dim, q, a->q_rs, h, a->kt + j, pad, 32, a->scores + j, pad, scale);
+            else
+                oi__attn_tile_avx512(1, a->dim, q, a->q_rs, h, a->kt + j, pad, 16, a->scores + j, pad, scale);
+        float top[8];
+        double sum[8];
+        for (int64_t r = 0; r < h; r++)
+            top[r] = oi__attn_max16(a, r0 + r, a->scores + r * pad, seen);
+        for (int64_t r = 0; r < h; r++)
+            sum[r] = oi__attn_esum16(a->scores + r * pad, seen, top[r]);
+        for (int64_t r = 0; r < h; r++) /* the divisions after the sweeps: they overlap */
+            inv[r] = (float)(1.0 / sum[r]);
+        float *o = a->out + r0 * a->out_rs;
+        for (int64_t c = 0; c < a->v_dim; c += 32) { /* the keys past `seen` have weight 0 in every row */
+            int64_t cols = a->v_dim - c < 32 ? a->v_dim - c : 32;
+            if (cols > 16)
+                oi__attn_tile_avx512(2, seen, a->scores, pad, h, a->v + c, a->v_rs, cols, o + c, a->out_rs, inv);
+            else
+                oi__attn_tile_avx512(1, seen, a->scores, pad, h, a->v + c, a->v_rs, cols, o + c, a->out_rs, inv);
+        }
+    }
+}
+
+/* ---- AVX2 + FMA: tiles of 6 rows x 16 columns (12 accumulators) ----
+ * As the AVX-512 tile, cols 8 (nv 1) or 16 (nv 2): whole vectors. */
+#define OI__ATTN8_DECLARE(i) const float *a##i = a + (i < h ? i : h - 1) * lda; \
+    __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = c##i##0;
+#define OI__ATTN8_FMA(i) { __m256 ai = _mm256_broadcast_ss(a##i + p); c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0); \
+    if (nv > 1) c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1); }
+#define OI__ATTN8_STORE(i) if (i < h) { float *ci = c + i * ldc; const __m256 va = _mm256_set1_ps(alpha[i]); \
+    _mm256_storeu_ps(ci, _mm256_mul_ps(va, c##i##0)); \
+    if (nv > 1) _mm256_storeu_ps(ci + 8, _mm256_mul_ps(va, c##i##1)); }
+
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) void
+oi__attn_tile_avx2(int nv, int64_t k, const float *a, int64_t lda, int64_t h, const float *b, int64_t ldb, float *c,
+                   int64_t ldc, const float *alpha) {
+    OI__ATTN_ROWS6(OI__ATTN8_DECLARE)
+    for (int64_t p = 0; p < k; p++) {
+        const float *bp = b + p * ldb;
+        __m256 b0 = _mm256_loadu_ps(bp), b1 = nv > 1 ? _mm256_loadu_ps(bp + 8) : b0;
+        OI__ATTN_ROWS6(OI__ATTN8_FMA)
+    }
+    OI__ATTN_ROWS6(OI__ATTN8_STORE)
+}
+
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) float oi__attn_hmax8(__m256 v) {
+    __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_max_ss(x, _mm_movehdup_ps(x)));
+}
+
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) float oi__attn_hsum8(__m256 v) {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+}
+
+/* oi__attn_mask16 on 8 lanes. */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256
+oi__attn_mask8(__m256 x, const float *mf, const unsigned char *mb, int64_t j, int64_t n, int64_t kv) {
+    if (mf)
+        return _mm256_add_ps(x, j + 8 <= n ? _mm256_loadu_ps(mf + j) : _mm256_maskload_ps(mf + j, oi__vexp_mask8(j, n)));
+    if (!mb)
+        return x;
+    unsigned char eight[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (j + 8 <= kv)
+        memcpy(eight, mb + j, 8);
+    else /* the row's end: bytes past it are not read */
+        for (int64_t l = 0; l < 8 && j + l < n; l++)
+            eight[l] = mb[j + l];
+    long long bits;
+    memcpy(&bits, eight, 8);
+    __m256i bytes = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bits));
+    __m256 dropped = _mm256_castsi256_ps(_mm256_cmpeq_epi32(bytes, _mm256_setzero_si256()));
+    return _mm256_add_ps(x, _mm256_and_ps(dropped, _mm256_set1_ps(-INFINITY)));
+}
+
+/* The lanes of the 8 keys at j past key `last`: at -inf. */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256
+oi__attn_after8(__m256 x, int64_t j, int64_t last) {
+    if (last - j >= 7)
+        return x;
+    int64_t keep = last < j ? 0 : last - j + 1; /* lanes 0 .. keep - 1 stay */
+    __m256 past = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(_mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8), _mm256_set1_epi32((int)keep)));
+    return _mm256_blendv_ps(x, _mm256_set1_ps(-INFINITY), past);
+}
+
+/* oi__attn_max16 on 8 lanes (whole vectors up to n rounded up to 8). */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) float
+oi__attn_max8(const oi__attn_f32 *a, int64_t r, float *s, int64_t n) {
+    const float *mf = oi__attn_mask_f32(a, r);
+    const unsigned char *mb = oi__attn_mask_bool(a, r);
+    const int64_t last = oi__attn_last(a, r) < n - 1 ? oi__attn_last(a, r) : n - 1;
+    oi__attn_mask_strided(a, r, s, n);
+    __m256 top = _mm256_set1_ps(-INFINITY);
+    for (int64_t j = 0; j < n; j += 8) {
+        __m256 x = oi__attn_after8(oi__attn_mask8(_mm256_loadu_ps(s + j), mf, mb, j, n, a->kv_seq), j, last);
+        _mm256_storeu_ps(s + j, x);
+        top = _mm256_max_ps(x, top); /* a NaN x leaves top */
+    }
+    return oi__attn_hmax8(top);
+}
+
+/* oi__attn_esum16 on 8 lanes. */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) double oi__attn_esum8(float *s, int64_t n, float max) {
+    const __m256 shift = _mm256_set1_ps(max);
+    double total = 0.0;
+    for (int64_t c = 0; c < n; c += OI__ATTN_ESUM) {
+        const int64_t end = n - c < OI__ATTN_ESUM ? n : c + OI__ATTN_ESUM;
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t j = c; j < end; j += 8) {
+            __m256 e = oi__vexp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), shift));
+            acc = _mm256_add_ps(acc, e);
+            _mm256_storeu_ps(s + j, e);
+        }
+        total += (double)oi__attn_hsum8(acc);
+    }
+    return total;
+}
+
+OI__TARGET_AVX2 static void oi__attn_f32_avx2(const oi__attn_f32 *a) {
+    const int64_t n = a->kv_seq, pad = oi__attn_kv_pad(n);
+    const float scale[6] = {a->scale, a->scale, a->scale, a->scale, a->scale, a->scale};
+    float inv[6];
+    const int64_t block_seen = oi__attn_seen(a, 0, a->rows, n); /* the keys any row sees */
+    oi__attn_kt(a->k, a->k_rs, block_seen, a->dim, pad, a->kt);
+    for (int64_t r0 = 0; r0 < a->rows; r0 += 6) {
+        const int64_t h = a->rows - r0 < 6 ? a->rows - r0 : 6, seen = oi__attn_seen(a, r0, h, block_seen);
+        const float *q = a->q + r0 * a->q_rs;
+        for (int64_t j = 0; j < seen; j += 16)
+            oi__attn_tile_avx2(2, a->dim, q, a->q_rs, h, a->kt + j, pad, a->scores + j, pad, scale);
+        float top[6];
+        double sum[6];
+        for (int64_t r = 0; r < h; r++)
+            top[r] = oi__attn_max8(a, r0 + r, a->scores + r * pad, seen);
+        for (int64_t r = 0; r < h; r++)
+            sum[r] = oi__attn_esum8(a->scores + r * pad, seen, top[r]);
+        for (int64_t r = 0; r < h; r++) /* the divisions after the sweeps: they overlap */
+            inv[r] = (float)(1.0 / sum[r]);
+        float *o = a->out + r0 * a->out_rs;
+        for (int64_t c = 0; c < a->v_dim; c += 16) /* the keys past `seen` have weight 0 in every row */
+            if (a->v_dim - c >= 16)
+                oi__attn_tile_avx2(2, seen, a->scores, pad, h, a->v + c, a->v_rs, o + c, a->out_rs, inv);
+            else
+                oi__attn_tile_avx2(1, seen, a->scores, pad, h, a->v + c, a->v_rs, o + c, a->out_rs, inv);
+    }
+}
+#endif /* OI__GEMM_X86 */
+/* synth-embed end */
+
 /* Query rows per task: scores are block x T. Every task packs its head's
  * K and V for the gemms, so a block as long as a typical sequence (BERT's
  * 128) packs them once per head; heads still give the pool enough tasks. */
@@ -1435,6 +1859,92 @@ static bool oi__attn_decode(const oi__attn *at, oi_status *status) {
     *status = OI_OK;
     return true;
 }
+
+/* ---- prefill (seq > 1), f32: oi__attn_f32 per (batch, head, block of
+ * OI__ATTN_BLOCK query rows), one scratch a pool thread ---- */
+typedef struct oi__attn_pre {
+    const oi__attn *at;
+    oi__attn_f32 base; /* the strides and sizes every task shares */
+    void (*fn)(const oi__attn_f32 *a);
+    const float *q, *k, *v;
+    float *out;
+    const char *mask; /* the mask's data at its offset */
+    size_t mask_es;   /* its element size */
+    float *scratch;
+    int64_t scratch_floats; /* per thread, a multiple of 16 */
+} oi__attn_pre;
+
+static void oi__attn_pre_task(void *ctx, int task, int thread) {
+    const oi__attn_pre *p = (const oi__attn_pre *)ctx;
+    const oi__attn *at = p->at;
+    int64_t head = task / at->blocks_per_head, b = head / at->heads, h = head % at->heads;
+    int64_t hk = h / (at->heads / at->kv_heads), i0 = (task % at->blocks_per_head) * OI__ATTN_BLOCK;
+    const int64_t *qs = at->q->strides, *ks = at->k->strides, *vs = at->v->strides, *os = at->out->strides;
+    oi__attn_f32 a = p->base;
+    a.q = p->q + b * qs[0] + h * qs[1] + i0 * qs[2];
+    a.k = p->k + b * ks[0] + hk * ks[1];
+    a.v = p->v + b * vs[0] + hk * vs[1];
+    a.out = p->out + b * os[0] + h * os[1] + i0 * os[2];
+    a.rows = at->seq - i0 < OI__ATTN_BLOCK ? at->seq - i0 : OI__ATTN_BLOCK;
+    if (p->mask)
+        a.mask = p->mask + p->mask_es * (size_t)(b * at->mask_strides[0] + h * at->mask_strides[1] +
+                                                 i0 * at->mask_strides[2]);
+    a.causal_last = i0 + at->kv_seq - at->seq;
+    a.kt = p->scratch + (size_t)thread * (size_t)p->scratch_floats;
+    a.scores = a.kt + a.dim * oi__attn_kv_pad(a.kv_seq);
+    p->fn(&a);
+}
+
+/* Runs attention through oi__attn_f32 when it is that case (f32, more than
+ * one query row, a bool or f32 mask or none, unit last strides, head sizes
+ * in whole 8-lane vectors, an x86 CPU with AVX2); false: not that case,
+ * *status untouched. */
+static bool oi__attn_prefill(oi__attn *at, oi_status *status) {
+    const oi__tensor *q = at->q, *k = at->k, *v = at->v, *mask = at->mask;
+    oi__tensor *out = at->out;
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if ((isa != OI__GEMM_ISA_AVX2 && isa != OI__GEMM_ISA_AVX512) || at->seq < 2 || at->kv_seq < 1 ||
+        q->dtype != OI_DTYPE_F32 || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32 ||
+        out->dtype != OI_DTYPE_F32 || q->strides[3] != 1 || k->strides[3] != 1 || v->strides[3] != 1 ||
+        out->strides[3] != 1 || at->dim % 8 || at->v_dim % 8 ||
+        (mask && mask->dtype != OI_DTYPE_BOOL && mask->dtype != OI_DTYPE_F32))
+        return false;
+    oi__attn_pre p;
+    memset(&p, 0, sizeof p);
+    p.at = at;
+    p.fn = isa == OI__GEMM_ISA_AVX512 ? oi__attn_f32_avx512 : oi__attn_f32_avx2;
+    p.q = (const float *)oi__op_cdata(q) + q->offset;
+    p.k = (const float *)oi__op_cdata(k) + k->offset;
+    p.v = (const float *)oi__op_cdata(v) + v->offset;
+    p.out = (float *)oi__tensor_data(out) + out->offset;
+    if (mask) {
+        p.mask_es = mask->dtype == OI_DTYPE_F32 ? sizeof(float) : 1;
+        p.mask = (const char *)oi__op_cdata(mask) + p.mask_es * (size_t)mask->offset;
+    }
+    oi__attn_f32 *a = &p.base;
+    a->q_rs = q->strides[2], a->k_rs = k->strides[2], a->v_rs = v->strides[2], a->out_rs = out->strides[2];
+    a->kv_seq = at->kv_seq, a->dim = at->dim, a->v_dim = at->v_dim;
+    a->scale = (float)at->scale;
+    a->mask_f32 = mask && mask->dtype == OI_DTYPE_F32;
+    a->mask_rs = at->mask_strides[2], a->mask_ks = at->mask_strides[3];
+    a->causal = at->causal;
+    at->blocks_per_head = (at->seq + OI__ATTN_BLOCK - 1) / OI__ATTN_BLOCK;
+    int64_t tasks = at->batch * at->heads * at->blocks_per_head;
+    double work = (double)(at->batch * at->heads * at->seq) * (double)at->kv_seq * (double)(at->dim + at->v_dim);
+    oi__threadpool *pool = work >= 65536.0 && tasks > 1 ? oi__threadpool_default() : NULL;
+    int threads = oi__threadpool_size(pool);
+    p.scratch_floats = (oi__attn_scratch_floats(at->kv_seq, at->dim) + 15) / 16 * 16;
+    float *raw = (float *)oi__malloc(sizeof(float) * (size_t)(p.scratch_floats * threads + 16));
+    if (!raw) {
+        *status = OI_ERROR_OUT_OF_MEMORY;
+        return true;
+    }
+    p.scratch = (float *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    oi__threadpool_run(pool, (int)tasks, oi__attn_pre_task, &p);
+    oi__free(raw);
+    *status = OI_OK;
+    return true;
+}
 #endif
 
 static oi_status oi__nn_attention(const oi__kernel_args *k) {
@@ -1459,7 +1969,7 @@ static oi_status oi__nn_attention(const oi__kernel_args *k) {
         return OI_OK;
 #if OI__GEMM_X86
     oi_status decoded;
-    if (oi__attn_decode(&a, &decoded))
+    if (oi__attn_decode(&a, &decoded) || oi__attn_prefill(&a, &decoded))
         return decoded;
 #endif
     a.blocks_per_head = (a.seq + OI__ATTN_BLOCK - 1) / OI__ATTN_BLOCK;

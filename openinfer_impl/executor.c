@@ -35,6 +35,12 @@ static void oi__ctx_recycle(oi__ctx *c, oi__tensor *t) {
         oi__free(sp.data);
 }
 
+/* Ops whose kernels (the CPU's, a host backend's) write every element of
+ * the output on every path, so a fresh output needs no zeroing: a
+ * transformer layer's q, k, v and attention result are fresh each layer
+ * (views of the old ones still hold their buffers). */
+static bool oi__op_writes_whole(oi_op op) { return op == OI_OP_gemm || op == OI_OP_attention; }
+
 /* A tensor on spare bytes of exactly its size when there are, zeroed when
  * `zero` (see oi__tensor_adopt). */
 static oi__tensor *oi__ctx_new_tensor(oi__ctx *c, oi_dtype dtype, int ndim, const int64_t *shape, bool zero) {
@@ -501,7 +507,8 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
                 out = NULL;
     }
     if (!out) {
-        out = oi__ctx_new_tensor(c, stored.dtype, sig.ndim, sig.shape, !(on_backend && be->to_host));
+        out = oi__ctx_new_tensor(c, stored.dtype, sig.ndim, sig.shape,
+                                 !(on_backend && be->to_host) && !oi__op_writes_whole(n->op));
         fresh = true;
         if (!out)
             return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);

@@ -33,10 +33,11 @@ passes ISO C's 4095-character minimum):
     kernels/gemm.c's regions  -> oi__sy_text_gemm_h    (emitted as oi_gemm.h
         between "synth-embed begin" and "synth-embed end": its ISA macros
         and micro-kernels, then kernels/scalar_math.h whole (the f32 exp
-        and gelu, exact gelu's constants), then vexp.h's regions and
+        and gelu, exact gelu's constants), then vexp.h's regions,
         elementwise.c's (relu, clamp, hard_sigmoid and hard_swish in the
-        ISA's lanes, for the conv epilogues) and conv.c's (global_avg_pool's
-        f64 sums), after a prelude of the headers they need)
+        ISA's lanes, for the conv epilogues), conv.c's (global_avg_pool's
+        f64 sums) and kernels/nn.c's (attention's direct f32 path), after a
+        prelude of the headers they need)
     kernels/quant.c's regions -> oi__sy_text_quant_h   (emitted as oi_quant.h
         where a kernel runs matmul_q4 with activations="q8": the block
         formats, x's rounding into int8 blocks and the integer dot products
@@ -121,8 +122,9 @@ def gemm_regions():
     """gemm.c's marked regions (its ISA macros, the micro-kernels: the
     second closes the #if it leaves open; then the B packing), then
     scalar_math.h (exact gelu, for the gemm's activation, and its
-    constants, which vexp.h's loops take), vexp.h's regions and
-    elementwise.c's, after the prelude."""
+    constants, which vexp.h's loops take), vexp.h's regions,
+    elementwise.c's and nn.c's (attention, on vexp.h's e^), after the
+    prelude."""
     gemm = region_list("kernels/gemm.c")
     out = [GEMM_PRELUDE] + gemm[0] + gemm[1] + ["#endif /* OI__GEMM_X86 */\n\n"]
     out += [line for region in gemm[2:] for line in region]  # the 512-bit folds too (oi_quant.h repeats them, guarded)
@@ -130,6 +132,7 @@ def gemm_regions():
     out += regions("kernels/vexp.h")
     out += regions("kernels/elementwise.c")  # relu, clamp, hard_swish: the conv epilogues
     out += regions("kernels/conv.c")  # global_avg_pool's sums
+    out += regions("kernels/nn.c")  # attention's direct f32 path (it calls vexp.h's e^)
     out.append("#endif /* OI_GEMM_H */\n")
     return "".join(out)
 

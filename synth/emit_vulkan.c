@@ -2552,7 +2552,11 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
     memset(&scalars, 0, sizeof scalars);
     for (int o = 1; k->kind == OI__SY_K_ATTN_KV && o < 3; o++) {
         const oi__pnode *rd = s->buffers[k->view_slot[o]].table_view ? oi__vk_view_read(s->steps, k->view_slot[o]) : NULL;
-        oi__vk_scalars sc = rd ? oi__vk_access_scalars(s, rd) : (oi__vk_scalars){s, {0}, 0, true};
+        oi__vk_scalars sc;
+        memset(&sc, 0, sizeof sc); /* no slice read: no scalars (no compound literal: the C++17 build) */
+        sc.s = s, sc.ok = true;
+        if (rd)
+            sc = oi__vk_access_scalars(s, rd);
         for (int i = 0; i < sc.n; i++) {
             oi__buf_puts(&scalars, scalars.len ? ", " : "");
             oi__vk_range(&scalars, s, sc.slots[i]);

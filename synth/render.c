@@ -817,7 +817,8 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "typedef void (*oi_micro_rows_fn)(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,\n"
         "                                 float alpha, float beta, const float *bias);\n"
         "/* vmap, vmax, vsum: vexp.h's loops on the same ISA (NULL: the scalar loops):\n"
-        " * y = op(x); the largest of x; the sum of e^(x - shift) with y = e^(x - shift). */\n"
+        " * y = op(x); the largest of x; the sum of e^(x - shift) with y = e^(x - shift).\n"
+        " * attn: nn.c's direct attention on a block of query rows (NULL: the packed gemms). */\n"
         "typedef struct oi_micro {\n"
         "    int mr, nr;\n"
         "    oi_micro_fn fn;\n"
@@ -825,14 +826,15 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "    void (*vmap)(oi__vexp_op op, const float *x, float *y, int64_t n);\n"
         "    float (*vmax)(const float *x, int64_t n);\n"
         "    double (*vsum)(const float *x, float *y, int64_t n, float shift, bool diff);\n"
+        "    void (*attn)(const oi__attn_f32 *a);\n"
         "} oi_micro;\n"
         "static const oi_micro oi_micros[] = {\n"
-        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL},\n"
+        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL, NULL},\n"
         "#if OI__GEMM_X86\n"
         "    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, oi__vexp_map_avx2, oi__vexp_max_avx2,\n"
-        "     oi__vexp_sum_avx2},\n"
+        "     oi__vexp_sum_avx2, oi__attn_f32_avx2},\n"
         "    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, oi__vexp_map_avx512, oi__vexp_max_avx512,\n"
-        "     oi__vexp_sum_avx512},\n"
+        "     oi__vexp_sum_avx512, oi__attn_f32_avx512},\n"
         "#endif\n"
         "};\n\n"
         "static const oi_micro *oi_micro_select(void) {\n"
@@ -1307,15 +1309,49 @@ static void oi__sy_render_attention_mask(oi__buf *b, const oi__sy_schedule *s, c
     }
 }
 
-/* attention per (batch, head), as nn.c runs it: the head's K^T and V
- * packed once (gemm.c's packing, the K^T straight from K's rows), then
- * per block of mr query rows the scores q K^T through the gemm's
- * micro-kernels, scale, softmax as the softmax kernel above, and p V
- * through them again, straight into the output (nn.c scales inside its
- * gemm and sums e^ by vector lanes: bounded, not bit-exact). A split
- * kernel runs one head per task. Each operand is read (the result
- * written) through its view's strides (oi__sy_render_head), so the heads
- * of a [tokens, heads * dim] value need no copy. */
+/* The head's attention through nn.c's direct path (oi__attn_f32, the
+ * function oi_micro's attn points at: the simulator's on AVX2 and
+ * AVX-512, so both give the same bits): the struct filled from the head's
+ * pointers and the kernel's sizes, strides, mask and causal offset. */
+static void oi__sy_render_attention_direct(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k,
+                                           const oi__pnode *pn, long long heads, long long S, long long T, long long D,
+                                           long long Dv) {
+    oi__buf_puts(b, "        if (mk->attn) { /* kernels/nn.c's direct path, as the simulator runs it */\n");
+    oi__buf_puts(b, "            oi__attn_f32 at;\n            memset(&at, 0, sizeof at);\n"
+                    "            at.q = q_head, at.k = k_head, at.v = v_head, at.out = o_head;\n");
+    oi__buf_printf(b, "            at.q_rs = %lld, at.k_rs = %lld, at.v_rs = %lld, at.out_rs = %lld;\n",
+                   (long long)k->view_stride[0][2], (long long)k->view_stride[1][2], (long long)k->view_stride[2][2],
+                   (long long)k->view_stride[3][2]);
+    oi__buf_printf(b, "            at.rows = %lld, at.kv_seq = %lld, at.dim = %lld, at.v_dim = %lld;\n", S, T, D, Dv);
+    oi__buf_puts(b, "            at.scale = scale;\n");
+    if (arrlen(pn->inputs) > 3) {
+        const oi__slot *mask = oi__sy_slot_of(s, pn->inputs[3]);
+        int64_t st[4];
+        oi__sy_mask_strides(mask, st);
+        oi__buf_puts(b, "            at.mask = ");
+        oi__sy_param_name(b, mask);
+        oi__buf_printf(b, " + h / %lld * %lld + h %% %lld * %lld;\n", heads, (long long)st[0], heads, (long long)st[1]);
+        oi__buf_printf(b, "            at.mask_f32 = %s, at.mask_rs = %lld, at.mask_ks = %lld;\n",
+                       mask->dtype == OI_DTYPE_F32 ? "true" : "false", (long long)st[2], (long long)st[3]);
+    }
+    if (oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "causal"))
+        oi__buf_printf(b, "            at.causal = true, at.causal_last = %lld;\n", T - S);
+    oi__buf_printf(b, "            at.kt = kp, at.scores = scores;\n            mk->attn(&at);\n            %s;\n        }\n",
+                   k->tasks > 1 ? "return" : "continue");
+}
+
+/* attention per (batch, head): on AVX2 and AVX-512 the simulator's direct
+ * path (oi__sy_render_attention_direct) where nn.c takes it (more than one
+ * query row, head sizes in whole 8-lane vectors), else as nn.c's gemm
+ * path runs it:
+ * the head's K^T and V packed once (gemm.c's packing, the K^T straight
+ * from K's rows), then per block of mr query rows the scores q K^T
+ * through the gemm's micro-kernels, scale, softmax as the softmax kernel
+ * above, and p V through them again, straight into the output (nn.c
+ * scales inside its gemm and sums e^ by vector lanes: bounded, not
+ * bit-exact). A split kernel runs one head per task. Each operand is read
+ * (the result written) through its view's strides (oi__sy_render_head),
+ * so the heads of a [tokens, heads * dim] value need no copy. */
 static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                     const oi__sy_kernel *k) {
     const oi__pnode *pn = oi__sy_kernel_lead(k);
@@ -1333,8 +1369,9 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
         oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
     oi__buf_puts(b, "    const float scale = (float)");
     oi__sy_double(b, scale);
-    oi__buf_printf(b, ";\n    float kp_raw[%lld + 16], vp_raw[%lld + 16], scores[12 * %lld];\n", T32 * D, Dv32 * T, T);
-    oi__buf_puts(b, "    float *kp = oi_align64(kp_raw), *vp = oi_align64(vp_raw);\n");
+    long long T16 = (T + 15) / 16 * 16, scores_n = 12 * T > 8 * T16 ? 12 * T : 8 * T16; /* nn.c's path: 8 x T16 */
+    oi__buf_printf(b, ";\n    float kp_raw[%lld + 16], vp_raw[%lld + 16], scores_raw[%lld + 16];\n", T32 * D, Dv32 * T, scores_n);
+    oi__buf_puts(b, "    float *kp = oi_align64(kp_raw), *vp = oi_align64(vp_raw), *scores = oi_align64(scores_raw);\n");
     if (k->tasks > 1)
         oi__buf_printf(b, "    {\n        const %s h = (%s)task;\n", it, it);
     else
@@ -1343,6 +1380,8 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
     oi__sy_render_head(b, s, k, 1, "k_head", (long long)q->shape[1]);
     oi__sy_render_head(b, s, k, 2, "v_head", (long long)q->shape[1]);
     oi__sy_render_head(b, s, k, 3, "o_head", (long long)q->shape[1]);
+    if (S > 1 && D % 8 == 0 && Dv % 8 == 0 && T > 0) /* the cases nn.c runs on its direct path */
+        oi__sy_render_attention_direct(b, s, k, pn, (long long)q->shape[1], S, T, D, Dv);
     oi__buf_printf(b, "        oi_pack_b(mk, k_head, %lld, 1, %lld, %lld, kp); /* K^T: value t, step d at k_head[t * %lld + d] */\n",
                    k_row, D, T, k_row);
     oi__buf_printf(b, "        oi_pack_b(mk, v_head, 1, %lld, %lld, %lld, vp);\n", v_row, T, Dv);

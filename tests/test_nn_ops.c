@@ -585,6 +585,159 @@ static void test_attention_prefill_matches_decode(void) {
     oi__tensor_free(full), oi__tensor_free(q), oi__tensor_free(k), oi__tensor_free(v);
 }
 
+/* Encoder-shaped attention (more than one query row, f32) on every ISA
+ * path the CPU has: the direct path of nn.c (oi__attn_f32) on AVX2 and
+ * AVX-512, the gemm path on the portable one, against plain double loops
+ * here. The shapes cover tails of every tile (query rows, keys, head
+ * sizes), grouped heads, more than 256 keys, f32 and bool masks (padding
+ * keys, a row or batch with no key: NaN, a mask strided along the keys),
+ * causal with T != S, and q, k, v read as views of [B, S, H, D] rows. */
+typedef struct attn_case {
+    const char *name;
+    int64_t b, hq, hkv, s, t, d, dv;
+    int mask; /* 0 none; 1 f32 [1, 1, S, T], -inf in places; 2 bool [B, 1, 1, T], padding; 3 bool [B, 1, S, T]
+                 with keys strided; 4 f32 [1, 1, 1, T], finite */
+    bool causal, views;
+    double scale; /* 0: the default 1 / sqrt(d) */
+} attn_case;
+
+static double attn_value(int64_t i, double seed) { return sin(0.37 * (double)i + seed) * cos(0.011 * (double)i); }
+
+/* The mask's keep / add at (b, i, j), as attn_case.mask says. */
+static double attn_mask_at(const attn_case *c, int64_t b, int64_t i, int64_t j) {
+    switch (c->mask) {
+    case 1: return i == 5 || (i + j) % 7 == 3 ? -INFINITY : 0.25 * (double)((i * 3 + j) % 5) - 0.5;
+    case 2: return j < (b == 0 ? c->t : b == 1 ? c->t / 2 - 3 : 0) ? 0.0 : -INFINITY;
+    case 3: return (j * 5 + i) % 4 == 1 ? -INFINITY : 0.0;
+    case 4: return 0.1 * (double)(j % 9) - 0.4;
+    default: return 0.0;
+    }
+}
+
+/* A [B, H, N, D] input: dense, or (views) a [B, N, H, D] tensor seen
+ * through a permutation; its values attn_value(index in [B, H, N, D]). */
+static oi__tensor *attn_input(const attn_case *c, int64_t heads, int64_t n, int64_t d, double seed, double *ref) {
+    int64_t count = c->b * heads * n * d;
+    for (int64_t i = 0; i < count; i++)
+        ref[i] = (double)(float)attn_value(i, seed);
+    if (!c->views)
+        return tensor_f(OI_DTYPE_F32, SHAPE(c->b, heads, n, d), ref);
+    double *rows = (double *)malloc(sizeof(double) * (size_t)count);
+    for (int64_t b = 0; b < c->b; b++)
+        for (int64_t h = 0; h < heads; h++)
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t k = 0; k < d; k++)
+                    rows[((b * n + i) * heads + h) * d + k] = ref[((b * heads + h) * n + i) * d + k];
+    oi__tensor *dense = tensor_f(OI_DTYPE_F32, SHAPE(c->b, n, heads, d), rows);
+    free(rows);
+    int perm[4] = {0, 2, 1, 3};
+    oi__tensor *view = permuted_view(dense, perm);
+    oi__tensor_free(dense);
+    return view;
+}
+
+static oi__tensor *attn_mask_tensor(const attn_case *c) {
+    int64_t rows = c->mask == 2 ? 1 : c->s, batches = c->mask == 1 || c->mask == 4 ? 1 : c->b;
+    if (c->mask == 4)
+        rows = 1;
+    double *m = (double *)malloc(sizeof(double) * (size_t)(batches * rows * c->t));
+    for (int64_t b = 0; b < batches; b++)
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < c->t; j++) {
+                double v = attn_mask_at(c, b, i, j);
+                if (c->mask == 3) /* stored [B, 1, T, S] */
+                    m[(b * c->t + j) * c->s + i] = v == 0.0;
+                else
+                    m[(b * rows + i) * c->t + j] = c->mask == 2 ? v == 0.0 : v;
+            }
+    oi__tensor *t;
+    if (c->mask == 3) {
+        int64_t *bits = (int64_t *)malloc(sizeof(int64_t) * (size_t)(c->b * c->t * c->s));
+        for (int64_t i = 0; i < c->b * c->t * c->s; i++)
+            bits[i] = m[i] != 0.0;
+        oi__tensor *stored = tensor_i(OI_DTYPE_BOOL, SHAPE(c->b, 1, c->t, c->s), bits);
+        free(bits);
+        int perm[4] = {0, 1, 3, 2};
+        t = permuted_view(stored, perm);
+        oi__tensor_free(stored);
+    } else if (c->mask == 2) {
+        int64_t *bits = (int64_t *)malloc(sizeof(int64_t) * (size_t)(c->b * c->t));
+        for (int64_t i = 0; i < c->b * c->t; i++)
+            bits[i] = m[i] != 0.0;
+        t = tensor_i(OI_DTYPE_BOOL, SHAPE(c->b, 1, 1, c->t), bits);
+        free(bits);
+    } else {
+        t = tensor_f(OI_DTYPE_F32, SHAPE(1, 1, rows, c->t), m);
+    }
+    free(m);
+    return t;
+}
+
+/* out[b, h, i, :] in double: softmax of scale q.k + mask (causal: the keys
+ * after i + T - S dropped) over the keys, times V; NaN where no key is seen. */
+static void attn_reference(const attn_case *c, const double *q, const double *k, const double *v, double *out) {
+    double scale = c->scale != 0.0 ? c->scale : 1.0 / sqrt((double)c->d);
+    double *w = (double *)malloc(sizeof(double) * (size_t)c->t);
+    for (int64_t b = 0; b < c->b; b++)
+        for (int64_t h = 0; h < c->hq; h++)
+            for (int64_t i = 0; i < c->s; i++) {
+                int64_t hk = h / (c->hq / c->hkv);
+                double top = -INFINITY, sum = 0.0;
+                for (int64_t j = 0; j < c->t; j++) {
+                    double dot = 0.0;
+                    for (int64_t e = 0; e < c->d; e++)
+                        dot += q[((b * c->hq + h) * c->s + i) * c->d + e] * k[((b * c->hkv + hk) * c->t + j) * c->d + e];
+                    w[j] = scale * (double)(float)dot + attn_mask_at(c, b, i, j);
+                    if (c->causal && j > i + c->t - c->s)
+                        w[j] = -INFINITY;
+                    top = w[j] > top ? w[j] : top;
+                }
+                for (int64_t j = 0; j < c->t; j++)
+                    sum += w[j] = exp(w[j] - top);
+                for (int64_t e = 0; e < c->dv; e++) {
+                    double acc = 0.0;
+                    for (int64_t j = 0; j < c->t; j++)
+                        acc += w[j] / sum * v[((b * c->hkv + hk) * c->t + j) * c->dv + e];
+                    out[((b * c->hq + h) * c->s + i) * c->dv + e] = top == -INFINITY ? NAN : acc;
+                }
+            }
+    free(w);
+}
+
+static void test_attention_encoder_paths(void) {
+    static const attn_case cases[] = {
+        {"f32 mask, grouped, tails", 2, 4, 2, 13, 37, 16, 24, 1, false, false, 0.3},
+        {"bool padding", 3, 2, 2, 40, 40, 32, 32, 2, false, false, 0.0},
+        {"causal T > S", 1, 2, 2, 50, 70, 8, 8, 0, true, false, 0.0},
+        {"causal T < S, strided bool mask", 1, 1, 1, 20, 10, 8, 40, 3, true, false, 0.0},
+        {"300 keys, views", 1, 3, 3, 9, 300, 24, 16, 4, false, true, 0.0},
+        {"minilm-like", 2, 12, 12, 64, 64, 32, 32, 2, false, true, 0.0},
+    };
+    const oi__gemm_isa isas[3] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ci = 0; ci < COUNT(cases); ci++) {
+        const attn_case *c = &cases[ci];
+        int64_t nq = c->b * c->hq * c->s * c->d, nk = c->b * c->hkv * c->t * c->d, nv = c->b * c->hkv * c->t * c->dv;
+        int64_t no = c->b * c->hq * c->s * c->dv;
+        double *q = (double *)malloc(sizeof(double) * (size_t)nq), *k = (double *)malloc(sizeof(double) * (size_t)nk);
+        double *v = (double *)malloc(sizeof(double) * (size_t)nv), *want = (double *)malloc(sizeof(double) * (size_t)no);
+        oi__tensor *ins[4] = {attn_input(c, c->hq, c->s, c->d, 0.1, q), attn_input(c, c->hkv, c->t, c->d, 0.7, k),
+                              attn_input(c, c->hkv, c->t, c->dv, 1.3, v), c->mask ? attn_mask_tensor(c) : NULL};
+        attn_reference(c, q, k, v, want);
+        oi__attr attrs[2] = {attr_b("causal", c->causal), attr_f("scale", c->scale)};
+        for (int p = 0; p < 3; p++) {
+            if (!oi__gemm_force_isa(isas[p]))
+                continue;
+            char what[96];
+            snprintf(what, sizeof what, "attention %s (%s)", c->name, oi__gemm_isa_name(isas[p]));
+            expect_close(what, run(OI_OP_attention, attrs, c->scale != 0.0 ? 2 : 1, c->mask ? 4 : 3, ins), want,
+                         (size_t)no, 1e-5, 1e-5);
+        }
+        oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+        free_all(ins, 4);
+        free(q), free(k), free(v), free(want);
+    }
+}
+
 /* ---- top_k ---- */
 static void test_top_k(void) {
     oi__attr four[1] = {attr_i("k", 4)};
@@ -942,6 +1095,7 @@ int main(void) {
     test_rope();
     test_attention();
     test_attention_prefill_matches_decode();
+    test_attention_encoder_paths();
     test_top_k();
     test_matmul_q8();
     test_matmul_q4();

@@ -206,7 +206,8 @@ typedef void (*oi_micro_fn)(int64_t kc, const float *a, const float *b, float *c
 typedef void (*oi_micro_rows_fn)(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,
                                  float alpha, float beta, const float *bias);
 /* vmap, vmax, vsum: vexp.h's loops on the same ISA (NULL: the scalar loops):
- * y = op(x); the largest of x; the sum of e^(x - shift) with y = e^(x - shift). */
+ * y = op(x); the largest of x; the sum of e^(x - shift) with y = e^(x - shift).
+ * attn: nn.c's direct attention on a block of query rows (NULL: the packed gemms). */
 typedef struct oi_micro {
     int mr, nr;
     oi_micro_fn fn;
@@ -214,14 +215,15 @@ typedef struct oi_micro {
     void (*vmap)(oi__vexp_op op, const float *x, float *y, int64_t n);
     float (*vmax)(const float *x, int64_t n);
     double (*vsum)(const float *x, float *y, int64_t n, float shift, bool diff);
+    void (*attn)(const oi__attn_f32 *a);
 } oi_micro;
 static const oi_micro oi_micros[] = {
-    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL},
+    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL, NULL},
 #if OI__GEMM_X86
     {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, oi__vexp_map_avx2, oi__vexp_max_avx2,
-     oi__vexp_sum_avx2},
+     oi__vexp_sum_avx2, oi__attn_f32_avx2},
     {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, oi__vexp_map_avx512, oi__vexp_max_avx512,
-     oi__vexp_sum_avx512},
+     oi__vexp_sum_avx512, oi__attn_f32_avx512},
 #endif
 };
 
@@ -429,14 +431,25 @@ static void encoder_k2_task(void *arg, int task) {
  */
 static void encoder_k3(int task, const oi_micro *mk, const float *q_, const float *k, const float *v, float *joined) {
     const float scale = (float)0.17677669529663687;
-    float kp_raw[4096 + 16], vp_raw[4096 + 16], scores[12 * 128];
-    float *kp = oi_align64(kp_raw), *vp = oi_align64(vp_raw);
+    float kp_raw[4096 + 16], vp_raw[4096 + 16], scores_raw[1536 + 16];
+    float *kp = oi_align64(kp_raw), *vp = oi_align64(vp_raw), *scores = oi_align64(scores_raw);
     {
         const size_t h = (size_t)task;
         const float *q_head = q_ + h / 12 * 49152 + h % 12 * 32;
         const float *k_head = k + h / 12 * 49152 + h % 12 * 32;
         const float *v_head = v + h / 12 * 49152 + h % 12 * 32;
         float *o_head = joined + h / 12 * 49152 + h % 12 * 32;
+        if (mk->attn) { /* kernels/nn.c's direct path, as the simulator runs it */
+            oi__attn_f32 at;
+            memset(&at, 0, sizeof at);
+            at.q = q_head, at.k = k_head, at.v = v_head, at.out = o_head;
+            at.q_rs = 384, at.k_rs = 384, at.v_rs = 384, at.out_rs = 384;
+            at.rows = 128, at.kv_seq = 128, at.dim = 32, at.v_dim = 32;
+            at.scale = scale;
+            at.kt = kp, at.scores = scores;
+            mk->attn(&at);
+            return;
+        }
         oi_pack_b(mk, k_head, 384, 1, 32, 128, kp); /* K^T: value t, step d at k_head[t * 384 + d] */
         oi_pack_b(mk, v_head, 1, 384, 128, 32, vp);
         for (size_t i0 = 0; i0 < 128; i0 += (size_t)mk->mr) {
