@@ -18,29 +18,30 @@ static bool oi__sy_int(oi_dtype t) {
            t == OI_DTYPE_U16 || t == OI_DTYPE_U32 || t == OI_DTYPE_U64;
 }
 
-/* Elementwise ops whose scalar form is in kernels/scalar.h, in floats;
- * comparisons also in integers (their output is bool); the unary math ops
- * in f32 (kernels/scalar_math.h, libm). */
+/* A search over a few dozen rows: an enum-indexed array would need
+ * designated initializers, which the C++17 build of the library lacks. */
+const oi__sy_ew_op *oi__sy_ew_op_of(oi_op op) {
+#define OI__SY_EW_ROW(name, domain, form, c_fn, glsl_fn) \
+    {OI_OP_##name, OI__SY_EW_##domain, OI__SY_EW_##form, c_fn, glsl_fn},
+    static const oi__sy_ew_op rows[] = {OI__SY_EW_LIST(OI__SY_EW_ROW)};
+#undef OI__SY_EW_ROW
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rows[i].op == op)
+            return &rows[i];
+    return NULL;
+}
+
+/* The elementwise ops of OI__SY_EW_LIST, on their domain. */
 static bool oi__sy_ew_supported(oi_op op, oi_dtype in) {
-    switch (op) {
-    case OI_OP_add: case OI_OP_sub: case OI_OP_mul: case OI_OP_neg:
-        return oi__sy_float(in) || oi__sy_int(in); /* integers wrap, as in the kernels */
-    case OI_OP_div: case OI_OP_recip: case OI_OP_fma: case OI_OP_relu: case OI_OP_fill_nan_like:
-    case OI_OP_hard_sigmoid: case OI_OP_hard_swish:
-        return oi__sy_float(in);
-    case OI_OP_eq: case OI_OP_ne: case OI_OP_lt: case OI_OP_le: case OI_OP_gt: case OI_OP_ge:
-        return oi__sy_float(in) || oi__sy_int(in);
-    case OI_OP_is_nan:
-        return oi__sy_float(in);
-    case OI_OP_exp: case OI_OP_tanh: case OI_OP_sigmoid: case OI_OP_silu: case OI_OP_gelu:
-    case OI_OP_sqrt: case OI_OP_log: case OI_OP_erf:
-        return in == OI_DTYPE_F32; /* in f32 as math.c computes them (render.c's math_f32) */
-    case OI_OP_abs: case OI_OP_min: case OI_OP_max: case OI_OP_floor: case OI_OP_ceil: case OI_OP_round:
-    case OI_OP_trunc: case OI_OP_sign:
-        return oi__sy_float(in); /* lang.c's compute_fn; sign from scalar.h */
-    default:
+    const oi__sy_ew_op *e = oi__sy_ew_op_of(op);
+    if (!e)
         return false;
+    switch (e->domain) {
+    case OI__SY_EW_NUM: return oi__sy_float(in) || oi__sy_int(in);
+    case OI__SY_EW_FLOAT: return oi__sy_float(in);
+    case OI__SY_EW_F32: return in == OI_DTYPE_F32;
     }
+    return false;
 }
 
 const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
