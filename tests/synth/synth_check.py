@@ -1,6 +1,7 @@
-"""synth_check.py: what the check_*.py scripts of the real models share (each imports it).
+"""synth_check.py: what the check_*.py scripts share (each imports it).
 
-- `run(cmd)`: runs a command, its output captured; a failure ends the test with that output;
+- `run(cmd, expect=0)`: runs a command, its output captured and returned; another exit code ends
+  the test with that output;
 - `option(name, default)`: the value after `--name` on the command line;
 - `model_test`: examples/models/model_test.py (`missing`, `import_model`, `SKIPPED`);
 - `check_with_inputs(cli, exporter, name, inputs, steps)`: check_examples.py's parity test of
@@ -20,10 +21,11 @@ sys.path.insert(0, MODELS)
 import model_test  # noqa: E402,F401
 
 
-def run(cmd, **kw):
+def run(cmd, expect=0, **kw):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
-    if r.returncode != 0:
-        raise SystemExit("FAILED: %s\n%s" % (" ".join(cmd), r.stdout[-4000:]))
+    if r.returncode != expect:
+        wanted = "" if expect == 0 else " (exit %d, wanted %d)" % (r.returncode, expect)
+        raise SystemExit("FAILED%s: %s\n%s" % (wanted, " ".join(cmd), r.stdout))
     return r.stdout
 
 
