@@ -172,6 +172,18 @@ def encoder_model(work, name):
     return ort_dir, os.path.join(ort_dir, "encoder.oinf")
 
 
+def synth_and_build(cli, model, work, cflags):
+    """work/graph.json synthesized for the C target into work/gen and built there with cflags;
+    the folder and the seconds the synthesis took."""
+    gen = os.path.join(work, "gen")
+    t = time.perf_counter()
+    subprocess.run([cli, "synth", model, os.path.join(work, "graph.json"), "--target", "cpu", "--out", gen],
+                   check=True, stdout=subprocess.DEVNULL)
+    synth_s = time.perf_counter() - t
+    subprocess.run(["make", "-s", "-C", gen, "CFLAGS=" + cflags], check=True)
+    return gen, synth_s
+
+
 def ort_check_and_time(ort_dir, out_dir, steps, threads, rounds):
     import onnxruntime as ort
     sess = ort.InferenceSession(os.path.join(ort_dir, "encoder.onnx"), providers=["CPUExecutionProvider"])
@@ -248,12 +260,7 @@ def minilm_real(build, steps, threads, rounds, cflags, env, peer_python):
         save_inputs(inputs_dir, inputs())
         subprocess.run([os.path.join(build, "tests", "synth", "export_minilm"), work, "1", model, inputs_dir],
                        check=True)
-        gen = os.path.join(work, "gen")
-        t = time.perf_counter()
-        subprocess.run([cli, "synth", model, os.path.join(work, "graph.json"), "--target", "cpu", "--out", gen],
-                       check=True, stdout=subprocess.DEVNULL)
-        synth_s = time.perf_counter() - t
-        subprocess.run(["make", "-s", "-C", gen, "CFLAGS=" + cflags], check=True)
+        gen, synth_s = synth_and_build(cli, model, work, cflags)
         inputs = ["--input", "ids=" + os.path.join(work, "in", "ids.npy"),
                   "--input", "mask=" + os.path.join(work, "in", "mask.npy")]
         common = ["--steps", str(steps), "--threads", threads] + inputs
@@ -414,12 +421,7 @@ def main():
             model, ort_dir = os.path.join(work, "model.oinf"), None
             if name in ("encoder", "minilm"):
                 ort_dir, model = encoder_model(work, name)
-            gen = os.path.join(work, "gen")
-            t = time.perf_counter()
-            subprocess.run([cli, "synth", model, os.path.join(work, "graph.json"), "--target", "cpu", "--out", gen],
-                           check=True, stdout=subprocess.DEVNULL)
-            synth_s = time.perf_counter() - t
-            subprocess.run(["make", "-s", "-C", gen, "CFLAGS=" + cflags], check=True)
+            gen, synth_s = synth_and_build(cli, model, work, cflags)
             prog = [f for f in os.listdir(gen) if os.access(os.path.join(gen, f), os.X_OK) and "." not in f][0]
             inputs = []
             for f in sorted(os.listdir(os.path.join(work, "in"))):

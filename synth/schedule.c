@@ -428,17 +428,6 @@ static bool oi__sy_written_in(const oi__sy_kernel *k, int slot) {
     return false;
 }
 
-/* May elementwise node pn join kernel k (a chain, or a matmul's epilogue)?
- * Its output has the kernel's shape; what it reads from the kernel is read
- * at the same element; nothing the kernel reads at another element (a
- * broadcast operand, a matmul's B, A's other rows) is written by it. */
-static bool oi__sy_touches_dynamic(const oi__sy_schedule *s, const oi__pnode *pn) {
-    for (int i = 0; i < (int)arrlen(pn->inputs); i++)
-        if (oi__sy_slot(s, pn->inputs[i])->dynamic_shape)
-            return true;
-    return oi__sy_slot(s, pn->out)->dynamic_shape;
-}
-
 /* The OI_WITH hints fusion reads: fuse=false keeps a statement in a kernel
  * of its own; group="name" fuses only statements of one group (statements
  * without a group form one more). no_reorder needs nothing here: the
@@ -453,6 +442,10 @@ static bool oi__sy_same_group(const oi__pnode *a, const oi__pnode *b) {
     return (!ga && !gb) || (ga && gb && strcmp(ga->s, gb->s) == 0);
 }
 
+/* May elementwise node pn join kernel k (a chain, or a matmul's epilogue)?
+ * Its output has the kernel's shape; what it reads from the kernel is read
+ * at the same element; nothing the kernel reads at another element (a
+ * broadcast operand, a matmul's B, A's other rows) is written by it. */
 static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__pnode *pn) {
     if ((int)arrlen(k->nodes) >= s->options.max_kernel_ops)
         return false;
@@ -460,7 +453,7 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
     if (!oi__sy_hint_fuses(pn) || !oi__sy_hint_fuses(k->nodes[0]) || !oi__sy_same_group(pn, k->nodes[0]))
         return false;
     /* a shape known at run time only: one statement per kernel */
-    if (oi__sy_touches_dynamic(s, pn) || oi__sy_touches_dynamic(s, k->nodes[0]))
+    if (oi__sy_any_dynamic(s, pn) || oi__sy_any_dynamic(s, k->nodes[0]))
         return false;
     if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL && k->kind != OI__SY_K_CONV)
         return false;
