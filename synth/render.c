@@ -457,7 +457,8 @@ static bool oi__sy_ew_call(oi__buf *o, const oi__sy_schedule *s, const oi__sy_la
         if (strcmp(pn->attrs[i].name, "approximate") == 0)
             approx = pn->attrs[i].s;
     bool gelu_tanh = approx && strcmp(approx, "tanh") == 0;
-    oi__buf_printf(o, "%s(%s(%s(", round, lang->ew_fn(pn->ir->op, gelu_tanh), lang->functional_cast ? "float" : "(float)");
+    oi__buf_printf(o, "%s(%s(%s(", round, lang->ew_fn(pn->ir->op, gelu_tanh),
+                   lang->functional_cast ? "float" : "(float)");
     oi__sy_operand(o, s, lang, k, n, 0, index);
     oi__buf_puts(o, ")));\n");
     return true;
