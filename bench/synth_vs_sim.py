@@ -172,6 +172,18 @@ def encoder_model(work, name):
     return ort_dir, os.path.join(ort_dir, "encoder.oinf")
 
 
+def synth_and_build(cli, model, work, cflags):
+    """work/graph.json synthesized for the C target into work/gen and built there with cflags;
+    the folder and the seconds the synthesis took."""
+    gen = os.path.join(work, "gen")
+    t = time.perf_counter()
+    subprocess.run([cli, "synth", model, os.path.join(work, "graph.json"), "--target", "cpu", "--out", gen],
+                   check=True, stdout=subprocess.DEVNULL)
+    synth_s = time.perf_counter() - t
+    subprocess.run(["make", "-s", "-C", gen, "CFLAGS=" + cflags], check=True)
+    return gen, synth_s
+
+
 def ort_check_and_time(ort_dir, out_dir, steps, threads, rounds):
     import onnxruntime as ort
     sess = ort.InferenceSession(os.path.join(ort_dir, "encoder.onnx"), providers=["CPUExecutionProvider"])
@@ -235,26 +247,20 @@ print(f"ort_ms best={min(times):.4f} median={statistics.median(times):.4f} versi
 def minilm_real(build, steps, threads, rounds, cflags, env, peer_python):
     """The real model, batch 8 x 64 tokens: the simulator, the emitted code
     and ONNX Runtime (in peer_python) on the same token ids and mask."""
-    sys.path.insert(0, os.path.join(ROOT, "tests", "synth"))
-    from check_minilm import B, S, import_model, write_inputs
+    test_modules()
+    from check_minilm import B, S, import_minilm, inputs
     cli = os.path.join(build, "tools", "openinfer")
     models = os.path.join(build, "examples", "models")
     os.makedirs(models, exist_ok=True)
-    model = os.path.abspath(import_model(os.path.join(models, "minilm_s%d_b%d.oinf" % (S, B))))
+    model = os.path.abspath(import_minilm(os.path.join(models, "minilm_s%d_b%d.oinf" % (S, B))))
     onnx_path = os.path.join(models, "minilm_s%d_b%d.onnx" % (S, B))
     with tempfile.TemporaryDirectory() as work:
         load_before = load()
         inputs_dir = os.path.join(work, "inputs")
-        os.mkdir(inputs_dir)
-        write_inputs(inputs_dir)
+        save_inputs(inputs_dir, inputs())
         subprocess.run([os.path.join(build, "tests", "synth", "export_minilm"), work, "1", model, inputs_dir],
                        check=True)
-        gen = os.path.join(work, "gen")
-        t = time.perf_counter()
-        subprocess.run([cli, "synth", model, os.path.join(work, "graph.json"), "--target", "cpu", "--out", gen],
-                       check=True, stdout=subprocess.DEVNULL)
-        synth_s = time.perf_counter() - t
-        subprocess.run(["make", "-s", "-C", gen, "CFLAGS=" + cflags], check=True)
+        gen, synth_s = synth_and_build(cli, model, work, cflags)
         inputs = ["--input", "ids=" + os.path.join(work, "in", "ids.npy"),
                   "--input", "mask=" + os.path.join(work, "in", "mask.npy")]
         common = ["--steps", str(steps), "--threads", threads] + inputs
@@ -317,16 +323,35 @@ print("ort_ms best=%.5f median=%.5f version=%s" % (min(times), statistics.median
 '''
 
 
-def silero_vad_prepare(build, work):
-    """The model where export_silero_vad reads it, and a chunk of real speech as its input."""
-    sys.path.insert(0, os.path.join(ROOT, "tests", "synth"))
-    sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
-    from check_silero_vad import speech_chunk
+def test_modules():
+    """The synthesizer's and the model tests' Python modules become importable."""
+    for folder in (os.path.join(ROOT, "tests", "synth"), os.path.join(ROOT, "examples", "models")):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+
+
+def save_inputs(folder, inputs):
+    """inputs (VAR -> array) as folder/VAR.npy, as export_example reads them."""
+    os.makedirs(folder, exist_ok=True)
+    for var, value in inputs.items():
+        np.save(os.path.join(folder, var + ".npy"), value)
+
+
+def real_model_prepare(build, work, name, inputs):
+    """The model where export_NAME reads it (imported by examples/models/NAME/import_NAME.py), and
+    its inputs (VAR -> array) in work/in."""
+    test_modules()
     from model_test import import_model
-    import_model(os.path.join(build, "tests", "synth", "silero_vad.oinf"),
-                 os.path.join(ROOT, "examples", "models", "silero_vad", "import_silero_vad.py"))
-    os.makedirs(os.path.join(work, "in"), exist_ok=True)
-    np.save(os.path.join(work, "in", "chunk.npy"), speech_chunk())
+    import_model(os.path.join(build, "tests", "synth", name + ".oinf"),
+                 os.path.join(ROOT, "examples", "models", name, "import_%s.py" % name))
+    save_inputs(os.path.join(work, "in"), inputs)
+
+
+def silero_vad_prepare(build, work):
+    """A chunk of real speech as the input."""
+    test_modules()
+    from check_silero_vad import speech_chunk
+    real_model_prepare(build, work, "silero_vad", {"chunk": speech_chunk()})
 
 
 ORT_CLS = r'''
@@ -346,15 +371,10 @@ print("ort_ms best=%.5f median=%.5f version=%s" % (min(times), statistics.median
 
 
 def ppocr_cls_prepare(build, work):
-    """The model where export_ppocr_cls reads it, and one of the model test's images as its input."""
-    sys.path.insert(0, os.path.join(ROOT, "tests", "synth"))
-    sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
+    """One of the model test's images as the input."""
+    test_modules()
     from check_ppocr_cls import image
-    from model_test import import_model
-    import_model(os.path.join(build, "tests", "synth", "ppocr_cls.oinf"),
-                 os.path.join(ROOT, "examples", "models", "ppocr_cls", "import_ppocr_cls.py"))
-    os.makedirs(os.path.join(work, "in"), exist_ok=True)
-    np.save(os.path.join(work, "in", "image.npy"), image("fox_180.pgm"))
+    real_model_prepare(build, work, "ppocr_cls", {"image": image("fox_180.pgm")})
 
 
 def ort_vad(peer, threads, chunk, steps, rounds, script=ORT_VAD):
@@ -401,12 +421,7 @@ def main():
             model, ort_dir = os.path.join(work, "model.oinf"), None
             if name in ("encoder", "minilm"):
                 ort_dir, model = encoder_model(work, name)
-            gen = os.path.join(work, "gen")
-            t = time.perf_counter()
-            subprocess.run([cli, "synth", model, os.path.join(work, "graph.json"), "--target", "cpu", "--out", gen],
-                           check=True, stdout=subprocess.DEVNULL)
-            synth_s = time.perf_counter() - t
-            subprocess.run(["make", "-s", "-C", gen, "CFLAGS=" + cflags], check=True)
+            gen, synth_s = synth_and_build(cli, model, work, cflags)
             prog = [f for f in os.listdir(gen) if os.access(os.path.join(gen, f), os.X_OK) and "." not in f][0]
             inputs = []
             for f in sorted(os.listdir(os.path.join(work, "in"))):

@@ -1465,31 +1465,30 @@ static oi_status oi__jg_each_input(oi__jg_reader *r, const oi__json *item, void 
     return status;
 }
 
-static oi_status oi__jg_each_hint(oi__jg_reader *r, const oi__json *item, void *ctx) {
-    oi__node *n = (oi__node *)ctx;
+/* An attribute read into *list, kept even when partial, so it is freed. */
+static oi_status oi__jg_push_attr(oi__jg_reader *r, const oi__json *item, oi__attr **list) {
     oi__attr a;
     memset(&a, 0, sizeof a);
     oi_status status = oi__jg_attr(r, item, &a);
-    if (!arrput(n->hints, a)) {
+    if (!arrput(*list, a)) {
         oi__attr_free(&a);
         return OI_ERROR_OUT_OF_MEMORY;
     }
+    return status;
+}
+
+static oi_status oi__jg_each_hint(oi__jg_reader *r, const oi__json *item, void *ctx) {
+    oi__node *n = (oi__node *)ctx;
+    oi_status status = oi__jg_push_attr(r, item, &n->hints);
+    const char *name = status == OI_OK ? n->hints[arrlen(n->hints) - 1].name : NULL;
     for (ptrdiff_t i = 0; status == OI_OK && i + 1 < arrlen(n->hints); i++)
-        if (strcmp(n->hints[i].name, a.name) == 0)
-            status = oi__jg_fail(r, "duplicate hint \"%s\"", a.name);
+        if (strcmp(n->hints[i].name, name) == 0)
+            status = oi__jg_fail(r, "duplicate hint \"%s\"", name);
     return status;
 }
 
 static oi_status oi__jg_each_attr(oi__jg_reader *r, const oi__json *item, void *ctx) {
-    oi__node *n = (oi__node *)ctx;
-    oi__attr a;
-    memset(&a, 0, sizeof a);
-    oi_status status = oi__jg_attr(r, item, &a);
-    if (!arrput(n->attrs, a)) {
-        oi__attr_free(&a);
-        return OI_ERROR_OUT_OF_MEMORY;
-    }
-    return status;
+    return oi__jg_push_attr(r, item, &((oi__node *)ctx)->attrs);
 }
 
 /* The keys each node kind may carry (node_list.h's keys column). */

@@ -153,13 +153,15 @@ static char *oi__sy_header(const oi_plan *p) {
 /* ------------------------------------------------------------------ */
 /* preferences.default_precision fp16/bf16 (the C target): oi_half.h and
  * NAME_round_stored, called after each kernel (render.c) */
-/* An elementwise kernel calls one of scalar_math.h's functions (lang.c's
- * oi__sy_shared_math): the folder gets oi_scalar_math.h. */
+/* An elementwise kernel calls one of scalar_math.h's functions (an SMATH
+ * row of OI__SY_EW_LIST): the folder gets oi_scalar_math.h. */
 static bool oi__sy_uses_scalar_math(const oi_plan *p) {
     for (size_t k = 0; k < arrlenu(p->schedule.kernels); k++)
-        for (size_t n = 0; n < arrlenu(p->schedule.kernels[k].nodes); n++)
-            if (oi__sy_shared_math(p->schedule.kernels[k].nodes[n]->ir->op, false))
+        for (size_t n = 0; n < arrlenu(p->schedule.kernels[k].nodes); n++) {
+            const oi__sy_ew_op *e = oi__sy_ew_op_of(p->schedule.kernels[k].nodes[n]->ir->op);
+            if (e && e->form == OI__SY_EW_SMATH)
                 return true;
+        }
     return false;
 }
 

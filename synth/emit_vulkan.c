@@ -156,7 +156,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return st;
     }
     for (int n = 0; n < (int)arrlen(k->nodes); n++)
-        if (oi__sy_lang_c.compute_fn(k->nodes[n]->ir->op) && !oi__sy_lang_glsl.compute_fn(k->nodes[n]->ir->op))
+        if (oi__sy_lang_c.ew_fn(k->nodes[n]->ir->op, false) && !oi__sy_lang_glsl.ew_fn(k->nodes[n]->ir->op, false))
             return oi__vk_refuse(k->nodes[n], "min, max and round (GLSL's leave a NaN operand or a half undefined)");
     switch (k->kind) {
     case OI__SY_K_ALL_FINITE: return oi__vk_refuse(pn, "is_finite (a bool result) has no GLSL kernel yet");

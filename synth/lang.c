@@ -21,59 +21,20 @@ static const char *oi__sy_c_type(oi_dtype t) {
     }
 }
 
-/* The f32 forms math.c's oi__math_f32 calls: scalar_math.h's where it has
- * one (the same bits in C and GLSL), else libm's (C) or math.glsl's. */
-const char *oi__sy_shared_math(oi_op op, bool gelu_tanh) {
-    switch (op) {
-    case OI_OP_exp: return "OI_S_exp_f32";
-    case OI_OP_tanh: return "OI_S_tanh_f32";
-    case OI_OP_sigmoid: return "OI_S_sigmoid_f32";
-    case OI_OP_silu: return "OI_S_silu_f32";
-    case OI_OP_gelu: return gelu_tanh ? "OI_S_gelu_tanh_f32" : "OI_S_gelu_erf_f32";
-    default: return NULL;
-    }
+/* An elementwise op's function in one language: OI__SY_EW_LIST's column
+ * (gelu's approximate="tanh" form is a function of its own). */
+static const char *oi__sy_ew_fn(oi_op op, bool gelu_tanh, bool glsl) {
+    const oi__sy_ew_op *e = oi__sy_ew_op_of(op);
+    if (!e || e->form == OI__SY_EW_SCALAR)
+        return NULL;
+    if (op == OI_OP_gelu && gelu_tanh)
+        return "OI_S_gelu_tanh_f32";
+    return glsl ? e->glsl_fn : e->c_fn;
 }
 
-static const char *oi__sy_c_math(oi_op op, bool gelu_tanh) {
-    switch (op) {
-    case OI_OP_sqrt: return "sqrtf";
-    case OI_OP_log: return "logf";
-    case OI_OP_erf: return "erff";
-    default: return oi__sy_shared_math(op, gelu_tanh);
-    }
-}
+static const char *oi__sy_c_ew_fn(oi_op op, bool gelu_tanh) { return oi__sy_ew_fn(op, gelu_tanh, false); }
 
-static const char *oi__sy_glsl_math(oi_op op, bool gelu_tanh) {
-    switch (op) {
-    case OI_OP_sqrt: return "sqrt";
-    case OI_OP_log: return "log_f32";
-    case OI_OP_erf: return "erf_f32";
-    default: return oi__sy_shared_math(op, gelu_tanh);
-    }
-}
-
-static const char *oi__sy_c_compute_fn(oi_op op) {
-    switch (op) {
-    case OI_OP_abs: return "fabs";
-    case OI_OP_min: return "fmin"; /* a NaN operand is ignored */
-    case OI_OP_max: return "fmax";
-    case OI_OP_floor: return "floor";
-    case OI_OP_ceil: return "ceil";
-    case OI_OP_round: return "round"; /* halves away from zero */
-    case OI_OP_trunc: return "trunc";
-    default: return NULL;
-    }
-}
-
-static const char *oi__sy_glsl_compute_fn(oi_op op) {
-    switch (op) {
-    case OI_OP_abs: return "abs";
-    case OI_OP_floor: return "floor";
-    case OI_OP_ceil: return "ceil";
-    case OI_OP_trunc: return "trunc";
-    default: return NULL; /* min, max: NaN undefined; round: halves either way */
-    }
-}
+static const char *oi__sy_glsl_ew_fn(oi_op op, bool gelu_tanh) { return oi__sy_ew_fn(op, gelu_tanh, true); }
 
 const oi__sy_lang oi__sy_lang_c = {
     "c",
@@ -86,8 +47,7 @@ const oi__sy_lang oi__sy_lang_c = {
     "(double)",
     "[", "]",
     false,
-    oi__sy_c_math,
-    oi__sy_c_compute_fn,
+    oi__sy_c_ew_fn,
 };
 
 static const char *oi__sy_glsl_type(oi_dtype t) { return t == OI_DTYPE_F32 ? "float" : NULL; }
@@ -106,6 +66,5 @@ const oi__sy_lang oi__sy_lang_glsl = {
     "",
     "(", ")",
     true,
-    oi__sy_glsl_math,
-    oi__sy_glsl_compute_fn,
+    oi__sy_glsl_ew_fn,
 };

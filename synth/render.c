@@ -432,6 +432,38 @@ static double oi__sy_param_f(const oi__pnode *pn, const char *name) {
     return oi__op_param_value_f64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), name);
 }
 
+/* An SMATH, MATH or LIBM op of OI__SY_EW_LIST: its function's call, then
+ * rounded; false for the other ops. The math ops take f32 and give f32,
+ * by the simulator's own f32 function (math.c); the LIBM ones compute in
+ * the compute domain, as elementwise.c. */
+static bool oi__sy_ew_call(oi__buf *o, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
+                           int n, const char *index, const char *round) {
+    const oi__pnode *pn = k->nodes[n];
+    const oi__sy_ew_op *e = oi__sy_ew_op_of(pn->ir->op);
+    if (!e || e->form == OI__SY_EW_SCALAR)
+        return false;
+    if (e->form == OI__SY_EW_LIBM) {
+        oi__buf_printf(o, "%s(%s(", round, lang->ew_fn(pn->ir->op, false));
+        for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+            if (i)
+                oi__buf_puts(o, ", ");
+            oi__sy_operand(o, s, lang, k, n, i, index);
+        }
+        oi__buf_puts(o, "));\n");
+        return true;
+    }
+    const char *approx = NULL;
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "approximate") == 0)
+            approx = pn->attrs[i].s;
+    bool gelu_tanh = approx && strcmp(approx, "tanh") == 0;
+    oi__buf_printf(o, "%s(%s(%s(", round, lang->ew_fn(pn->ir->op, gelu_tanh),
+                   lang->functional_cast ? "float" : "(float)");
+    oi__sy_operand(o, s, lang, k, n, 0, index);
+    oi__buf_puts(o, ")));\n");
+    return true;
+}
+
 /* Statement n of an elementwise chain or epilogue, at element `index`:
  * `const double vN = ROUND(OI_S_op(...));` then its store when it is the
  * last write of a stored variable in this kernel. */
@@ -486,33 +518,9 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         }
         break;
     }
-    case OI_OP_exp: case OI_OP_tanh: case OI_OP_sigmoid: case OI_OP_silu: case OI_OP_gelu:
-    case OI_OP_sqrt: case OI_OP_log: case OI_OP_erf: {
-        /* f32 in, f32 out, by the simulator's own f32 function (math.c) */
-        const char *approx = NULL;
-        for (int i = 0; i < (int)arrlen(pn->attrs); i++)
-            if (strcmp(pn->attrs[i].name, "approximate") == 0)
-                approx = pn->attrs[i].s;
-        bool gelu_tanh = approx && strcmp(approx, "tanh") == 0;
-        oi__buf_printf(o, "%s(%s(%s(", round, lang->math_f32(pn->ir->op, gelu_tanh),
-                       lang->functional_cast ? "float" : "(float)");
-        oi__sy_operand(o, s, lang, k, n, 0, index);
-        oi__buf_puts(o, ")));\n");
-        break;
-    }
-    case OI_OP_abs: case OI_OP_min: case OI_OP_max: case OI_OP_floor: case OI_OP_ceil: case OI_OP_round:
-    case OI_OP_trunc: {
-        /* in the compute domain, then rounded, as elementwise.c */
-        oi__buf_printf(o, "%s(%s(", round, lang->compute_fn(pn->ir->op));
-        for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
-            if (i)
-                oi__buf_puts(o, ", ");
-            oi__sy_operand(o, s, lang, k, n, i, index);
-        }
-        oi__buf_puts(o, "));\n");
-        break;
-    }
     default: {
+        if (oi__sy_ew_call(o, s, lang, k, n, index, round))
+            break;
         oi__buf_printf(o, "%s(OI_S_%s(", is_bool || is_int ? "" : round, name);
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
             if (i)

@@ -18,29 +18,30 @@ static bool oi__sy_int(oi_dtype t) {
            t == OI_DTYPE_U16 || t == OI_DTYPE_U32 || t == OI_DTYPE_U64;
 }
 
-/* Elementwise ops whose scalar form is in kernels/scalar.h, in floats;
- * comparisons also in integers (their output is bool); the unary math ops
- * in f32 (kernels/scalar_math.h, libm). */
+/* A search over a few dozen rows: an enum-indexed array would need
+ * designated initializers, which the C++17 build of the library lacks. */
+const oi__sy_ew_op *oi__sy_ew_op_of(oi_op op) {
+#define OI__SY_EW_ROW(name, domain, form, c_fn, glsl_fn) \
+    {OI_OP_##name, OI__SY_EW_##domain, OI__SY_EW_##form, c_fn, glsl_fn},
+    static const oi__sy_ew_op rows[] = {OI__SY_EW_LIST(OI__SY_EW_ROW)};
+#undef OI__SY_EW_ROW
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rows[i].op == op)
+            return &rows[i];
+    return NULL;
+}
+
+/* The elementwise ops of OI__SY_EW_LIST, on their domain. */
 static bool oi__sy_ew_supported(oi_op op, oi_dtype in) {
-    switch (op) {
-    case OI_OP_add: case OI_OP_sub: case OI_OP_mul: case OI_OP_neg:
-        return oi__sy_float(in) || oi__sy_int(in); /* integers wrap, as in the kernels */
-    case OI_OP_div: case OI_OP_recip: case OI_OP_fma: case OI_OP_relu: case OI_OP_fill_nan_like:
-    case OI_OP_hard_sigmoid: case OI_OP_hard_swish:
-        return oi__sy_float(in);
-    case OI_OP_eq: case OI_OP_ne: case OI_OP_lt: case OI_OP_le: case OI_OP_gt: case OI_OP_ge:
-        return oi__sy_float(in) || oi__sy_int(in);
-    case OI_OP_is_nan:
-        return oi__sy_float(in);
-    case OI_OP_exp: case OI_OP_tanh: case OI_OP_sigmoid: case OI_OP_silu: case OI_OP_gelu:
-    case OI_OP_sqrt: case OI_OP_log: case OI_OP_erf:
-        return in == OI_DTYPE_F32; /* in f32 as math.c computes them (render.c's math_f32) */
-    case OI_OP_abs: case OI_OP_min: case OI_OP_max: case OI_OP_floor: case OI_OP_ceil: case OI_OP_round:
-    case OI_OP_trunc: case OI_OP_sign:
-        return oi__sy_float(in); /* lang.c's compute_fn; sign from scalar.h */
-    default:
+    const oi__sy_ew_op *e = oi__sy_ew_op_of(op);
+    if (!e)
         return false;
+    switch (e->domain) {
+    case OI__SY_EW_NUM: return oi__sy_float(in) || oi__sy_int(in);
+    case OI__SY_EW_FLOAT: return oi__sy_float(in);
+    case OI__SY_EW_F32: return in == OI_DTYPE_F32;
     }
+    return false;
 }
 
 const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
@@ -427,17 +428,6 @@ static bool oi__sy_written_in(const oi__sy_kernel *k, int slot) {
     return false;
 }
 
-/* May elementwise node pn join kernel k (a chain, or a matmul's epilogue)?
- * Its output has the kernel's shape; what it reads from the kernel is read
- * at the same element; nothing the kernel reads at another element (a
- * broadcast operand, a matmul's B, A's other rows) is written by it. */
-static bool oi__sy_touches_dynamic(const oi__sy_schedule *s, const oi__pnode *pn) {
-    for (int i = 0; i < (int)arrlen(pn->inputs); i++)
-        if (oi__sy_slot(s, pn->inputs[i])->dynamic_shape)
-            return true;
-    return oi__sy_slot(s, pn->out)->dynamic_shape;
-}
-
 /* The OI_WITH hints fusion reads: fuse=false keeps a statement in a kernel
  * of its own; group="name" fuses only statements of one group (statements
  * without a group form one more). no_reorder needs nothing here: the
@@ -452,6 +442,10 @@ static bool oi__sy_same_group(const oi__pnode *a, const oi__pnode *b) {
     return (!ga && !gb) || (ga && gb && strcmp(ga->s, gb->s) == 0);
 }
 
+/* May elementwise node pn join kernel k (a chain, or a matmul's epilogue)?
+ * Its output has the kernel's shape; what it reads from the kernel is read
+ * at the same element; nothing the kernel reads at another element (a
+ * broadcast operand, a matmul's B, A's other rows) is written by it. */
 static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__pnode *pn) {
     if ((int)arrlen(k->nodes) >= s->options.max_kernel_ops)
         return false;
@@ -459,7 +453,7 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
     if (!oi__sy_hint_fuses(pn) || !oi__sy_hint_fuses(k->nodes[0]) || !oi__sy_same_group(pn, k->nodes[0]))
         return false;
     /* a shape known at run time only: one statement per kernel */
-    if (oi__sy_touches_dynamic(s, pn) || oi__sy_touches_dynamic(s, k->nodes[0]))
+    if (oi__sy_any_dynamic(s, pn) || oi__sy_any_dynamic(s, k->nodes[0]))
         return false;
     if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL && k->kind != OI__SY_K_CONV)
         return false;

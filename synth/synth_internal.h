@@ -240,6 +240,69 @@ void oi__sy_schedule_free(oi__sy_schedule *s);
 bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot);
 const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind);
 
+/* ---- the elementwise ops the targets emit ---- */
+/* One row per op, so that adding one is a row here (and its scalar form in
+ * kernels/scalar.h, or its functions): schedule.c fuses the row's ops on
+ * its domain, render.c prints them by their form, lang.c names their
+ * functions, emit.c copies scalar_math.h in for SMATH.
+ * X(op, domain, form, c_fn, glsl_fn):
+ *   domain  the input dtypes it runs on: NUM floats and integers (integers
+ *           wrap, as in the kernels; a comparison gives bool), FLOAT f32 and
+ *           f64, F32 f32 only (in f32, as math.c computes it)
+ *   form    SCALAR: scalar.h's OI_S_<op> in the compute domain, then rounded;
+ *           SMATH: scalar_math.h's f32 function (the same bits in C and GLSL);
+ *           MATH: an f32 function, libm's (C) or math.glsl's (GLSL), as
+ *           math.c's oi__math_f32 calls them; LIBM: a function of the compute
+ *           domain, as elementwise.c calls libm
+ *   c_fn, glsl_fn  SMATH, MATH, LIBM: the function in C and in GLSL; NULL
+ *           where GLSL's differs from C's (the Vulkan target refuses it) */
+#define OI__SY_EW_LIST(X) \
+    X(add, NUM, SCALAR, NULL, NULL) \
+    X(sub, NUM, SCALAR, NULL, NULL) \
+    X(mul, NUM, SCALAR, NULL, NULL) \
+    X(neg, NUM, SCALAR, NULL, NULL) \
+    X(eq, NUM, SCALAR, NULL, NULL) \
+    X(ne, NUM, SCALAR, NULL, NULL) \
+    X(lt, NUM, SCALAR, NULL, NULL) \
+    X(le, NUM, SCALAR, NULL, NULL) \
+    X(gt, NUM, SCALAR, NULL, NULL) \
+    X(ge, NUM, SCALAR, NULL, NULL) \
+    X(div, FLOAT, SCALAR, NULL, NULL) \
+    X(recip, FLOAT, SCALAR, NULL, NULL) \
+    X(fma, FLOAT, SCALAR, NULL, NULL) \
+    X(relu, FLOAT, SCALAR, NULL, NULL) \
+    X(fill_nan_like, FLOAT, SCALAR, NULL, NULL) \
+    X(hard_sigmoid, FLOAT, SCALAR, NULL, NULL) \
+    X(hard_swish, FLOAT, SCALAR, NULL, NULL) \
+    X(is_nan, FLOAT, SCALAR, NULL, NULL) \
+    X(sign, FLOAT, SCALAR, NULL, NULL) \
+    X(exp, F32, SMATH, "OI_S_exp_f32", "OI_S_exp_f32") \
+    X(tanh, F32, SMATH, "OI_S_tanh_f32", "OI_S_tanh_f32") \
+    X(sigmoid, F32, SMATH, "OI_S_sigmoid_f32", "OI_S_sigmoid_f32") \
+    X(silu, F32, SMATH, "OI_S_silu_f32", "OI_S_silu_f32") \
+    X(gelu, F32, SMATH, "OI_S_gelu_erf_f32", "OI_S_gelu_erf_f32") /* approximate="tanh": lang.c */ \
+    X(sqrt, F32, MATH, "sqrtf", "sqrt") \
+    X(log, F32, MATH, "logf", "log_f32") \
+    X(erf, F32, MATH, "erff", "erf_f32") \
+    X(abs, FLOAT, LIBM, "fabs", "abs") \
+    X(min, FLOAT, LIBM, "fmin", NULL) /* a NaN operand is ignored; GLSL's: undefined */ \
+    X(max, FLOAT, LIBM, "fmax", NULL) \
+    X(floor, FLOAT, LIBM, "floor", "floor") \
+    X(ceil, FLOAT, LIBM, "ceil", "ceil") \
+    X(round, FLOAT, LIBM, "round", NULL) /* halves away from zero; GLSL's: either way */ \
+    X(trunc, FLOAT, LIBM, "trunc", "trunc")
+
+typedef enum oi__sy_ew_domain { OI__SY_EW_NUM, OI__SY_EW_FLOAT, OI__SY_EW_F32 } oi__sy_ew_domain;
+typedef enum oi__sy_ew_form { OI__SY_EW_SCALAR, OI__SY_EW_SMATH, OI__SY_EW_MATH, OI__SY_EW_LIBM } oi__sy_ew_form;
+typedef struct oi__sy_ew_op {
+    oi_op op;
+    oi__sy_ew_domain domain;
+    oi__sy_ew_form form;
+    const char *c_fn, *glsl_fn;
+} oi__sy_ew_op;
+/* schedule.c: op's row of OI__SY_EW_LIST, NULL if it has none */
+const oi__sy_ew_op *oi__sy_ew_op_of(oi_op op);
+
 /* lang.c: what differs between C-family languages */
 typedef struct oi__sy_lang {
     const char *name;
@@ -252,17 +315,11 @@ typedef struct oi__sy_lang {
     const char *load_float;    /* before a float load: "(double)"; GLSL "" */
     const char *index_open, *index_close; /* x[i]; GLSL x(i): a macro over its buffer */
     bool functional_cast;      /* float(v) (GLSL) rather than (float)v */
-    /* the f32 function of a unary math op (exp, tanh, ..., the simulator's
-     * own: scalar_math.h's or libm's), NULL where the language has none */
-    const char *(*math_f32)(oi_op op, bool gelu_tanh);
-    /* the function of abs, min, max, floor, ceil, round, trunc in the
-     * compute domain (elementwise.c's libm calls), NULL where the
-     * language's differs from C's (GLSL's min/max on NaN, round on halves) */
-    const char *(*compute_fn)(oi_op op);
+    /* the function of an SMATH, MATH or LIBM op (OI__SY_EW_LIST's column
+     * for the language), NULL for the other ops and where it has none */
+    const char *(*ew_fn)(oi_op op, bool gelu_tanh);
 } oi__sy_lang;
 extern const oi__sy_lang oi__sy_lang_c;
-/* scalar_math.h's function for a unary math op, NULL if it has none */
-const char *oi__sy_shared_math(oi_op op, bool gelu_tanh);
 extern const oi__sy_lang oi__sy_lang_glsl;
 
 /* render.c: source text into b */

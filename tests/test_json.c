@@ -279,6 +279,11 @@ static void test_graph_json_errors(void) {
     expect_graph_error("{\"kind\": \"index\", \"value\": \"i\"}", "{\"kind\": \"range\", \"value\": \"i\"}",
                        "graph JSON: $.blocks[0].nodes[1].body[0].cache.indices[0].kind: expected \"index\" or \"slice\"");
     expect_graph_error("\"line\": 9,", "\"line\": -9,", "graph JSON: $.blocks[0].nodes[1].body[0].src.line: -9 is out of range");
+    expect_graph_error("\"output\": \"y\"",
+                       "\"hints\": [{\"name\": \"fuse\", \"type\": \"bool\", \"value\": false}, "
+                       "{\"name\": \"group\", \"type\": \"string\", \"value\": \"a\"}, "
+                       "{\"name\": \"fuse\", \"type\": \"bool\", \"value\": true}], \"output\": \"y\"",
+                       "graph JSON: $.blocks[0].nodes[0].hints[2]: duplicate hint \"fuse\"");
     expect_graph_error("\"index\": 3,", "\"index\": 2,", "graph JSON: node index 2 is used twice");
     expect_graph_error("\"index\": 3,", "\"index\": 4,", "tiny.c:11: error: OI_RETURN(): node index 4 is not below next_index 4");
     /* the model-independent checks run on loaded graphs too */

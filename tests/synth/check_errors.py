@@ -31,20 +31,14 @@
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
+from synth_check import run
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def run(cmd, expect=0, **kw):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
-    if r.returncode != expect:
-        raise SystemExit("FAILED (exit %d, wanted %d): %s\n%s" % (r.returncode, expect, " ".join(cmd), r.stdout))
-    return r.stdout
 
 
 def must_contain(text, *parts):
@@ -141,7 +135,6 @@ def check_vulkan_table_bound(cli, k):
     """kv_gqa's tables hold 16 positions: on a Vulkan device (skipped without one, glslc or
     volk), the emitted folder's 17th step fails as the simulator's does, with its message (a
     kernel finds the index; the host reports it after the step)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import check_vulkan as cv
     if cv.volk_dir() is None or shutil.which("glslc") is None or cv.vulkan_device_index(cli) is None:
         print("kv_gqa past its table's bound on Vulkan: skipped (no device, glslc or volk)")

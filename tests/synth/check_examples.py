@@ -48,12 +48,7 @@ import tempfile
 
 import numpy as np
 
-
-def run(cmd, **kw):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
-    if r.returncode != 0:
-        raise SystemExit("FAILED: %s\n%s" % (" ".join(cmd), r.stdout))
-    return r.stdout
+from synth_check import run
 
 
 def check_arena(plan):

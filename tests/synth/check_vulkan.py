@@ -44,14 +44,9 @@ import tempfile
 
 import numpy as np
 
+from synth_check import run
+
 SKIP = 77
-
-
-def run(cmd, env=None, **kw):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, **kw)
-    if r.returncode != 0:
-        raise SystemExit("FAILED: %s\n%s" % (" ".join(cmd), r.stdout))
-    return r.stdout
 
 
 def volk_dir():

