@@ -1476,8 +1476,10 @@ static void oi__gemm_f32_store_edge(const float *edge, int64_t ld_edge, int64_t 
 /* Runs the micro-kernel over rows x cols of C, writing edge tiles through
  * a scratch tile. A's row panels are packed at a_pack + ir * kc, or, with
  * a_rows, read in place (row r at a_rows + r * lda) but for a last partial
- * panel, packed at a_pack. beta and bias (NULL, or cols values) apply to
- * this k block only. */
+ * panel, packed at a_pack; or, a_pack NULL, read in place too: the mr rows
+ * of A that end with it (A has them above the tile), of which the scratch
+ * tile keeps the last. beta and bias (NULL, or cols values) apply to this
+ * k block only. */
 static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const float *a_pack, const float *a_rows,
                                int64_t lda, const float *b_pack, int64_t rows, int64_t cols, float alpha, float beta,
                                const float *bias, float *c, int64_t ldc) {
@@ -1485,8 +1487,10 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
     float edge[OI__GEMM_MAX_MR * OI__GEMM_MAX_NR];
     for (int64_t ir = 0; ir < rows; ir += mr) {
         int64_t tile_rows = oi__gemm_min(mr, rows - ir);
-        bool in_place = a_rows && tile_rows == mr;
-        const float *a_panel = in_place ? a_rows + ir * lda : a_pack + (a_rows ? 0 : ir * kc);
+        bool in_place = a_rows && (tile_rows == mr || !a_pack);
+        int64_t first = ir + tile_rows - mr; /* in place: the panel's first row (ir but for a partial one) */
+        const float *a_panel = in_place ? a_rows + first * lda : a_pack + (a_rows ? 0 : ir * kc);
+        const float *edge_rows = edge + (in_place ? (mr - tile_rows) * nr : 0);
         for (int64_t jr = 0; jr < cols; jr += nr) {
             int64_t tile_cols = oi__gemm_min(nr, cols - jr);
             const float *b_panel = b_pack + jr * kc;
@@ -1501,7 +1505,7 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
             else
                 impl->kernel(kc, a_panel, b_panel, out, ld_out, alpha, whole ? beta : 0.0f, whole ? tile_bias : NULL);
             if (!whole)
-                oi__gemm_f32_store_edge(edge, nr, tile_rows, tile_cols, beta, tile_bias, c_tile, ldc);
+                oi__gemm_f32_store_edge(edge_rows, nr, tile_rows, tile_cols, beta, tile_bias, c_tile, ldc);
         }
     }
 }
@@ -1521,11 +1525,13 @@ static void oi__gemm_f32_task(void *ctx, int task, int thread) {
         const float *a_block = a_pack, *a_rows = NULL;
         if (job->a_packed) { /* every tile has all rows: i0 is 0 */
             a_block = job->a_packed + p0 * job->m_pad;
-        } else if (job->a_in_place) { /* only a last partial panel is packed */
+        } else if (job->a_in_place) { /* a last partial panel is packed only where A has too few rows */
             a_rows = g->a + i0 * g->a_rs + p0;
             int64_t whole = rows / impl->mr * impl->mr;
-            if (whole < rows)
+            if (whole < rows && i0 + rows < impl->mr)
                 oi__gemm_f32_pack_a(impl, g, i0 + whole, rows - whole, p0, kc, a_pack);
+            else
+                a_block = NULL; /* oi__gemm_f32_macro reads the mr rows ending with it */
         } else {
             oi__gemm_f32_pack_a(impl, g, i0, rows, p0, kc, a_pack);
         }
