@@ -18,7 +18,8 @@
  * any strides, packed straight from the view (a transposed or stepped
  * tensor is never copied first), a bias row added in the micro-kernel's
  * store, and a B from the model (weights) packed once into the layout the
- * tasks read and kept on its storage, so a step only packs A.
+ * tasks read and kept on its storage, so a step only packs A. Any other B
+ * is packed once per call in that layout when C has several row tiles.
  *
  * oi__gemm_f64 is the reference path: cache-blocked loops, no packing. */
 #include "../openinfer_impl/internal.h"
