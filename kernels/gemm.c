@@ -18,7 +18,8 @@
  * any strides, packed straight from the view (a transposed or stepped
  * tensor is never copied first), a bias row added in the micro-kernel's
  * store, and a B from the model (weights) packed once into the layout the
- * tasks read and kept on its storage, so a step only packs A.
+ * tasks read and kept on its storage, so a step only packs A. Any other B
+ * is packed once per call in that layout when C has several row tiles.
  *
  * oi__gemm_f64 is the reference path: cache-blocked loops, no packing. */
 #include "../openinfer_impl/internal.h"
@@ -1476,8 +1477,10 @@ static void oi__gemm_f32_store_edge(const float *edge, int64_t ld_edge, int64_t 
 /* Runs the micro-kernel over rows x cols of C, writing edge tiles through
  * a scratch tile. A's row panels are packed at a_pack + ir * kc, or, with
  * a_rows, read in place (row r at a_rows + r * lda) but for a last partial
- * panel, packed at a_pack. beta and bias (NULL, or cols values) apply to
- * this k block only. */
+ * panel, packed at a_pack; or, a_pack NULL, read in place too: the mr rows
+ * of A that end with it (A has them above the tile), of which the scratch
+ * tile keeps the last. beta and bias (NULL, or cols values) apply to this
+ * k block only. */
 static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const float *a_pack, const float *a_rows,
                                int64_t lda, const float *b_pack, int64_t rows, int64_t cols, float alpha, float beta,
                                const float *bias, float *c, int64_t ldc) {
@@ -1485,8 +1488,10 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
     float edge[OI__GEMM_MAX_MR * OI__GEMM_MAX_NR];
     for (int64_t ir = 0; ir < rows; ir += mr) {
         int64_t tile_rows = oi__gemm_min(mr, rows - ir);
-        bool in_place = a_rows && tile_rows == mr;
-        const float *a_panel = in_place ? a_rows + ir * lda : a_pack + (a_rows ? 0 : ir * kc);
+        bool in_place = a_rows && (tile_rows == mr || !a_pack);
+        int64_t first = ir + tile_rows - mr; /* in place: the panel's first row (ir but for a partial one) */
+        const float *a_panel = in_place ? a_rows + first * lda : a_pack + (a_rows ? 0 : ir * kc);
+        const float *edge_rows = edge + (in_place ? (mr - tile_rows) * nr : 0);
         for (int64_t jr = 0; jr < cols; jr += nr) {
             int64_t tile_cols = oi__gemm_min(nr, cols - jr);
             const float *b_panel = b_pack + jr * kc;
@@ -1501,7 +1506,7 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
             else
                 impl->kernel(kc, a_panel, b_panel, out, ld_out, alpha, whole ? beta : 0.0f, whole ? tile_bias : NULL);
             if (!whole)
-                oi__gemm_f32_store_edge(edge, nr, tile_rows, tile_cols, beta, tile_bias, c_tile, ldc);
+                oi__gemm_f32_store_edge(edge_rows, nr, tile_rows, tile_cols, beta, tile_bias, c_tile, ldc);
         }
     }
 }
@@ -1521,11 +1526,13 @@ static void oi__gemm_f32_task(void *ctx, int task, int thread) {
         const float *a_block = a_pack, *a_rows = NULL;
         if (job->a_packed) { /* every tile has all rows: i0 is 0 */
             a_block = job->a_packed + p0 * job->m_pad;
-        } else if (job->a_in_place) { /* only a last partial panel is packed */
+        } else if (job->a_in_place) { /* a last partial panel is packed only where A has too few rows */
             a_rows = g->a + i0 * g->a_rs + p0;
             int64_t whole = rows / impl->mr * impl->mr;
-            if (whole < rows)
+            if (whole < rows && i0 + rows < impl->mr)
                 oi__gemm_f32_pack_a(impl, g, i0 + whole, rows - whole, p0, kc, a_pack);
+            else
+                a_block = NULL; /* oi__gemm_f32_macro reads the mr rows ending with it */
         } else {
             oi__gemm_f32_pack_a(impl, g, i0, rows, p0, kc, a_pack);
         }
@@ -1611,12 +1618,64 @@ static void oi__gemm_f32_share_a(oi__threadpool *pool, int threads, oi__gemm_f32
     job->a_packed = dst;
 }
 
+/* ---- op(B) packed once per call ----
+ * A B that is no model weight is packed by each task for its columns, so
+ * with C split into several row tiles each column of B would be packed
+ * once per row tile (twice for a square C on two threads). Then it is
+ * packed once instead, k block by k block and nc columns at a time over the
+ * pool, in the layout of a weight's packed copy, and the tasks read it as
+ * they read one. */
+#define OI__GEMM_SHARED_B_MAX_FLOATS ((int64_t)1 << 22) /* 16 MiB of B */
+
+typedef struct oi__gemm_f32_share_b_job {
+    const oi__gemm_f32_impl *impl;
+    const oi__gemm_f32_args *g;
+    const oi__gemm_f32_packed *dst;
+    int64_t col_blocks; /* tasks per k block */
+} oi__gemm_f32_share_b_job;
+
+static void oi__gemm_f32_share_b_task(void *ctx, int task, int thread) {
+    (void)thread;
+    const oi__gemm_f32_share_b_job *job = (const oi__gemm_f32_share_b_job *)ctx;
+    const oi__gemm_f32_impl *impl = job->impl;
+    int64_t p0 = task / job->col_blocks * impl->kc, kc = oi__gemm_min(impl->kc, job->g->k - p0);
+    int64_t j1 = task % job->col_blocks * impl->nc, cols = oi__gemm_min(impl->nc, job->g->n - j1);
+    oi__gemm_f32_pack_b(impl, job->g, p0, kc, j1, cols, job->dst->data + p0 * job->dst->n_pad + j1 * kc);
+}
+
+static void oi__gemm_f32_share_b(oi__threadpool *pool, const oi__gemm_f32_impl *impl, const oi__gemm_f32_args *g,
+                                 oi__gemm_f32_packed *dst, float *data) {
+    memset(dst, 0, sizeof *dst);
+    dst->impl = impl;
+    dst->n_pad = oi__gemm_round_up(g->n, impl->nr);
+    dst->data = data;
+    oi__gemm_f32_share_b_job pack = {impl, g, dst, oi__gemm_ceil_div(g->n, impl->nc)};
+    int64_t k_blocks = oi__gemm_ceil_div(g->k, impl->kc);
+    oi__threadpool_run(pool, (int)(k_blocks * pack.col_blocks), oi__gemm_f32_share_b_task, &pack);
+}
+
 /* Rows a multiple of 4 KiB apart fall in one L1 set: twelve of them read
  * side by side evict each other, so such an A is packed. */
 static bool oi__gemm_rows_alias(int64_t row_stride) { return row_stride % (4096 / (int64_t)sizeof(float)) == 0; }
 
+/* Tiles for tasks that pack no B (it is packed once, for the weight or
+ * for the call) but pack their rows of A, when C has several row tiles:
+ * tiles then span all columns, so each row of A is packed once, and
+ * OI__GEMM_FINE_ROW_TILES of them per thread even out the threads. (With A
+ * read in place the first plan stands: finer 2-D tiles read B from L3
+ * more often, a few percent more kernel time, for no gain measured.) */
+#define OI__GEMM_FINE_ROW_TILES 8
+static void oi__gemm_plan_row_tiles(const oi__gemm_f32_impl *impl, const oi__gemm_f32_args *g, int threads,
+                                    int64_t *tile_m, int64_t *tile_n) {
+    int64_t rows = oi__gemm_ceil_div(g->m, OI__GEMM_FINE_ROW_TILES * (int64_t)threads);
+    rows = oi__gemm_max(rows, 4 * (int64_t)impl->mr); /* a few row panels: B is read from L3 once per tile */
+    *tile_m = oi__gemm_min(oi__gemm_round_up(rows, impl->mr), impl->max_tile_m);
+    *tile_n = g->n;
+}
+
 /* The packed path: tiles of C over the pool, op(B) packed once when its
- * owner allows (and then op(A) too, when all tiles would pack the same). */
+ * owner allows or several row tiles would pack it (and then op(A) too,
+ * when all tiles would pack the same). */
 static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f32_args *g) {
     const oi__gemm_f32_impl *impl = oi__gemm_f32_select();
     int threads = g->m * g->n * g->k < OI__GEMM_PARALLEL_MIN ? 1 : oi__threadpool_size(pool);
@@ -1628,6 +1687,9 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
     job.b_packed = oi__gemm_f32_packed_b(impl, g);
     oi__gemm_plan_tiles(impl, g->m, g->n, threads, &job.tile_m, &job.tile_n);
     job.m_pad = oi__gemm_round_up(g->m, impl->mr);
+    int64_t n_pad = oi__gemm_round_up(g->n, impl->nr);
+    bool row_tiles = threads > 1 && job.tile_m < g->m;
+    bool share_b = row_tiles && !job.b_packed && g->k * n_pad <= OI__GEMM_SHARED_B_MAX_FLOATS;
     /* A with unit steps is read in place. Otherwise, when every tile would
      * pack the same A (all rows in one tile, B packed), it is packed once. */
     bool all_rows = threads > 1 && job.b_packed && job.tile_m >= g->m;
@@ -1635,24 +1697,33 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
     bool share_a = all_rows && !job.a_in_place && job.m_pad * g->k <= OI__GEMM_SHARED_A_MAX_FLOATS;
     if (all_rows && (share_a || job.a_in_place)) /* tiles cost no packing: finer ones even out the threads */
         job.tile_n = oi__gemm_round_up(oi__gemm_ceil_div(g->n, OI__GEMM_FINE_TILES * (int64_t)threads), impl->nr);
+    else if (row_tiles && (job.b_packed || share_b) && !job.a_in_place)
+        oi__gemm_plan_row_tiles(impl, g, threads, &job.tile_m, &job.tile_n);
 
-    /* Each thread packs into its own cache-line-aligned region (A shared:
-     * one region for all, before them). */
+    /* Each thread packs into its own cache-line-aligned region (A or B
+     * shared: one region each for all, before them). */
     int64_t kc = oi__gemm_min(impl->kc, g->k);
     int64_t align = OI__GEMM_ALIGN / (int64_t)sizeof(float);
-    int64_t shared_floats = share_a ? oi__gemm_round_up(job.m_pad * g->k, align) : 0;
+    int64_t shared_a_floats = share_a ? oi__gemm_round_up(job.m_pad * g->k, align) : 0;
+    int64_t shared_b_floats = share_b ? oi__gemm_round_up(n_pad * g->k, align) : 0;
     int64_t a_floats = share_a ? 0 : oi__gemm_round_up(oi__gemm_round_up(job.tile_m, impl->mr) * impl->kc, align);
-    int64_t b_floats = job.b_packed ? 0 :
+    int64_t b_floats = job.b_packed || share_b ? 0 :
                        oi__gemm_round_up(oi__gemm_round_up(oi__gemm_min(job.tile_n, impl->nc), impl->nr) * kc, align);
     job.thread_floats = (size_t)(a_floats + b_floats);
-    size_t bytes = (job.thread_floats * (size_t)threads + (size_t)shared_floats) * sizeof(float) + OI__GEMM_ALIGN;
+    size_t bytes = (job.thread_floats * (size_t)threads + (size_t)(shared_a_floats + shared_b_floats)) * sizeof(float) +
+                   OI__GEMM_ALIGN;
     void *raw = oi__malloc(bytes);
     if (!raw)
         return oi__fail(OI_ERROR_OUT_OF_MEMORY, "gemm_f32: cannot allocate %zu bytes of packing space", bytes);
     uintptr_t aligned = ((uintptr_t)raw + OI__GEMM_ALIGN - 1) & ~(uintptr_t)(OI__GEMM_ALIGN - 1);
-    job.workspace = (float *)aligned + shared_floats;
+    job.workspace = (float *)aligned + shared_a_floats + shared_b_floats;
     if (share_a)
         oi__gemm_f32_share_a(pool, threads, &job, (float *)aligned);
+    oi__gemm_f32_packed b_call; /* share_b: B packed for this call */
+    if (share_b) {
+        oi__gemm_f32_share_b(pool, impl, g, &b_call, (float *)aligned + shared_a_floats);
+        job.b_packed = &b_call;
+    }
     job.n_tiles_n = oi__gemm_ceil_div(g->n, job.tile_n);
     int64_t n_tasks = oi__gemm_ceil_div(g->m, job.tile_m) * job.n_tiles_n;
 

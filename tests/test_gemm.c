@@ -228,6 +228,9 @@ static void test_gemm_f32(void) {
         {67, 2, 387}, {65, 1, 192}, {131, 3, 23},
         /* ... and large enough (2^20 multiply-adds) to be split over the pool */
         {2, 3000, 200}, {3000, 3, 150},
+        /* several row tiles on 2-3 threads: op(B) packed once for the call and shared by the tiles, three k
+         * blocks; with A transposed (packed per tile) the tiles span all columns */
+        {400, 200, 600},
     };
     static const float alphas[] = {1.0f, 0.5f, -1.5f, 0.0f};
     static const float betas[] = {0.0f, 2.0f, 1.0f, 0.5f};
