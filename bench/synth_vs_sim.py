@@ -391,6 +391,9 @@ def ort_vad(peer, threads, chunk, steps, rounds, script=ORT_VAD):
 
 def main():
     args = sys.argv[1:]
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if args else 2
     steps = int(take(args, "--steps", "20000"))
     isa = take(args, "--isa", "")
     threads = take(args, "--threads", "2")
@@ -401,13 +404,12 @@ def main():
     env = dict(os.environ)
     if isa:
         env["OPENINFER_ISA"] = isa
-    peer_python = take(args, "--peer-python", sys.executable)
     build, names = args[0], args[1:] or ["digits", "residual_mlp", "streaming"]
     cli = os.path.join(build, "tools", "openinfer")
     print("# %s, isa %s, %s threads, emitted CFLAGS %s" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                                                           isa or "auto", threads, cflags))
     if names == ["minilm_real"]:
-        return minilm_real(build, steps if "--steps" in sys.argv else 20, threads, rounds, cflags, env, peer_python)
+        return minilm_real(build, steps if "--steps" in sys.argv else 20, threads, rounds, cflags, env, peer)
     print("%-14s %8s %14s %14s %8s" % ("graph", "steps", "simulator/step", "emitted/step", "ratio"))
     for name in names:
         with tempfile.TemporaryDirectory() as work:
