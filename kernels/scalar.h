@@ -19,7 +19,7 @@
  * functions, not macros, so they live beside this file in scalar_math.h.
  *
  * Adding an op here means: the kernels and shaders call it, the synthesizer's op table
- * (synth/schedule.c) names it, and the emitted code and the simulator agree
+ * (OI__SY_EW_LIST, synth/synth_internal.h) names it, and the emitted code and the simulator agree
  * bit for bit on it. */
 #ifndef OI_SCALAR_H
 #define OI_SCALAR_H

@@ -26,7 +26,7 @@ static const char *const oi__sy_text_scalar_h[] = {
     " * functions, not macros, so they live beside this file in scalar_math.h.\n",
     " *\n",
     " * Adding an op here means: the kernels and shaders call it, the synthesizer's op table\n",
-    " * (synth/schedule.c) names it, and the emitted code and the simulator agree\n",
+    " * (OI__SY_EW_LIST, synth/synth_internal.h) names it, and the emitted code and the simulator agree\n",
     " * bit for bit on it. */\n",
     "#ifndef OI_SCALAR_H\n",
     "#define OI_SCALAR_H\n",
