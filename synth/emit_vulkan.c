@@ -1838,20 +1838,10 @@ static void oi__vk_source_failures(oi__buf *b, const oi_plan *p) {
 static void oi__vk_rope(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *pos = oi__vk_slot(s, pn->inputs[1]);
-    size_t na = arrlenu(pn->attrs);
-    oi_op op = pn->ir->op;
-    int64_t n = x->shape[x->ndim - 1], seq_axis = oi__op_param_value_i64(op, pn->attrs, na, "seq_axis");
-    int64_t rot = oi__op_param_value_i64(op, pn->attrs, na, "rotary_dim");
-    bool inter = oi__op_param_value_i64(op, pn->attrs, na, "interleaved") != 0;
-    if (seq_axis < 0)
-        seq_axis += x->ndim;
-    rot = rot ? rot : n;
-    int64_t seq_len = x->shape[seq_axis], seq_div = 1, batch_div = 1;
-    for (int d = (int)seq_axis + 1; d < x->ndim - 1; d++)
-        seq_div *= x->shape[d];
-    for (int d = 1; d < x->ndim - 1; d++)
-        batch_div *= x->shape[d];
-    int64_t lanes = oi__vk_numel(x) / (n ? n : 1), half = rot / 2, per = half + (n - rot);
+    const oi__sy_rope_geom g = oi__sy_rope_geom_of(x, pn);
+    int64_t n = g.n, rot = g.rot, seq_len = g.seq_len, seq_div = g.seq_div, batch_div = g.batch_div;
+    int64_t lanes = g.lanes, half = g.half, per = half + (n - rot);
+    bool inter = g.inter;
     double r = pow(oi__vk_param_f(pn, "theta"), -2.0 / (double)rot);
     float r_hi = (float)r, r_lo = (float)(r - (double)r_hi);
     oi__buf_puts(b, "#include \"oi_rope.glsl\"\n\n");

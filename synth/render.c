@@ -2340,21 +2340,10 @@ static void oi__sy_render_rope(oi__buf *b, const oi__sy_schedule *s, const oi__s
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *pos = oi__sy_slot_of(s, pn->inputs[1]);
     const oi__slot *out = oi__sy_slot_of(s, pn->out);
-    size_t na = arrlenu(pn->attrs);
-    oi_op op = pn->ir->op;
-    int64_t n = x->shape[x->ndim - 1], seq_axis = oi__op_param_value_i64(op, pn->attrs, na, "seq_axis");
-    int64_t rot = oi__op_param_value_i64(op, pn->attrs, na, "rotary_dim");
-    bool inter = oi__op_param_value_i64(op, pn->attrs, na, "interleaved") != 0;
-    if (seq_axis < 0)
-        seq_axis += x->ndim;
-    rot = rot ? rot : n;
-    /* lanes run over dims 0..ndim-2 row-major (nn.c's oi__row_rope) */
-    int64_t seq_len = x->shape[seq_axis], seq_div = 1, batch_div = 1;
-    for (int d = (int)seq_axis + 1; d < x->ndim - 1; d++)
-        seq_div *= x->shape[d];
-    for (int d = 1; d < x->ndim - 1; d++)
-        batch_div *= x->shape[d];
-    long long lanes = (long long)(oi__shape_numel(x->ndim, x->shape) / (n ? n : 1)), half = (long long)(rot / 2);
+    const oi__sy_rope_geom g = oi__sy_rope_geom_of(x, pn);
+    int64_t n = g.n, rot = g.rot, seq_len = g.seq_len, seq_div = g.seq_div, batch_div = g.batch_div;
+    long long lanes = (long long)g.lanes, half = (long long)g.half;
+    bool inter = g.inter;
     const char *it = lang->index_type;
     if (k->tasks > 1)
         oi__sy_task_range(b, lang, k, lanes);

@@ -44,6 +44,27 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in) {
     return false;
 }
 
+oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn) {
+    oi__sy_rope_geom g;
+    size_t na = arrlenu(pn->attrs);
+    oi_op op = pn->ir->op;
+    int64_t seq_axis = oi__op_param_value_i64(op, pn->attrs, na, "seq_axis");
+    g.n = x->shape[x->ndim - 1];
+    g.rot = oi__op_param_value_i64(op, pn->attrs, na, "rotary_dim");
+    g.rot = g.rot ? g.rot : g.n;
+    g.half = g.rot / 2;
+    g.inter = oi__op_param_value_i64(op, pn->attrs, na, "interleaved") != 0;
+    if (seq_axis < 0)
+        seq_axis += x->ndim;
+    g.seq_len = x->shape[seq_axis], g.seq_div = 1, g.batch_div = 1;
+    for (int d = (int)seq_axis + 1; d < x->ndim - 1; d++)
+        g.seq_div *= x->shape[d];
+    for (int d = 1; d < x->ndim - 1; d++)
+        g.batch_div *= x->shape[d];
+    g.lanes = oi__shape_numel(x->ndim, x->shape) / (g.n ? g.n : 1);
+    return g;
+}
+
 const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     switch (kind) {
     case OI__SY_K_ELEMENTWISE: return "elementwise";
@@ -206,6 +227,20 @@ static oi_status oi__sy_classify_layout(const oi__sy_schedule *s, const oi__pnod
     return OI_OK;
 }
 
+/* A conv statement's window from its slots' shapes, as kernels/conv.c
+ * computes it (OI_OK, or its refusal). */
+static oi_status oi__sy_conv_window(const oi__sy_schedule *s, const oi__pnode *pn, oi__conv_window *w) {
+    oi__op_sig in[3];
+    int n_in = (int)arrlen(pn->inputs) < 3 ? (int)arrlen(pn->inputs) : 3;
+    for (int i = 0; i < n_in; i++) {
+        const oi__slot *sl = oi__sy_slot(s, pn->inputs[i]);
+        in[i].dtype = sl->dtype;
+        in[i].ndim = sl->ndim;
+        memcpy(in[i].shape, sl->shape, sizeof in[i].shape);
+    }
+    return oi__op_conv_window(pn->ir->op, pn->attrs, arrlenu(pn->attrs), in, (size_t)n_in, w);
+}
+
 /* conv1d/conv2d in f32 with shapes known at synthesis time, activation
  * none or relu. */
 static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
@@ -218,15 +253,7 @@ static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode 
     if (act && strcmp(act, "none") != 0 && strcmp(act, "relu") != 0)
         return oi__sy_unsupported(pn, "a convolution activation other than none or relu");
     oi__conv_window w;
-    oi__op_sig in[3];
-    int n_in = (int)arrlen(pn->inputs) < 3 ? (int)arrlen(pn->inputs) : 3;
-    for (int i = 0; i < n_in; i++) {
-        const oi__slot *sl = oi__sy_slot(s, pn->inputs[i]);
-        in[i].dtype = sl->dtype;
-        in[i].ndim = sl->ndim;
-        memcpy(in[i].shape, sl->shape, sizeof in[i].shape);
-    }
-    if (oi__op_conv_window(pn->ir->op, pn->attrs, arrlenu(pn->attrs), in, (size_t)n_in, &w) != OI_OK)
+    if (oi__sy_conv_window(s, pn, &w) != OI_OK)
         return oi__sy_unsupported(pn, "a convolution whose window kernels/conv.c refuses");
     *kind = OI__SY_K_CONV;
     return OI_OK;
@@ -570,17 +597,9 @@ static oi_status oi__sy_plan_layout(const oi__sy_schedule *s, const oi__pnode *p
 
 /* A conv kernel's window, as kernels/conv.c computes it (classify checked it). */
 static void oi__sy_plan_conv(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel *k) {
-    oi__op_sig in[3];
-    int n_in = (int)arrlen(pn->inputs) < 3 ? (int)arrlen(pn->inputs) : 3;
-    for (int i = 0; i < n_in; i++) {
-        const oi__slot *sl = oi__sy_slot(s, pn->inputs[i]);
-        in[i].dtype = sl->dtype;
-        in[i].ndim = sl->ndim;
-        memcpy(in[i].shape, sl->shape, sizeof in[i].shape);
-    }
     oi__conv_window w;
     oi__sy_conv_geom *g = &k->conv;
-    if (oi__op_conv_window(pn->ir->op, pn->attrs, arrlenu(pn->attrs), in, (size_t)n_in, &w) != OI_OK)
+    if (oi__sy_conv_window(s, pn, &w) != OI_OK)
         return;
     bool two = w.s == 2;
     g->batch = w.batch, g->in_c = w.in_c, g->out_c = w.out_c, g->group = w.group;

@@ -51,6 +51,15 @@ typedef struct oi__sy_conv_geom {
     int path;
     int64_t block;
 } oi__sy_conv_geom;
+
+/* How rope covers x (nn.c's oi__row_rope): lanes of n channels over dims
+ * 0..ndim-2 row-major, the first rot of them rotated in half pairs
+ * (interleaved or split), a lane's position at lane / seq_div % seq_len
+ * (+ lane / batch_div * seq_len with positions per batch). */
+typedef struct oi__sy_rope_geom {
+    int64_t n, rot, half, seq_len, seq_div, batch_div, lanes;
+    bool inter;
+} oi__sy_rope_geom;
 enum { OI__SY_CONV_SMALL, OI__SY_CONV_SKINNY, OI__SY_CONV_GEMM, OI__SY_CONV_DEPTHWISE };
 
 typedef struct oi__sy_kernel {
@@ -239,6 +248,7 @@ void oi__sy_schedule_free(oi__sy_schedule *s);
  * stored (else it lives in a local of the kernel's loop only). */
 bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot);
 const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind);
+oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn);
 
 /* ---- the elementwise ops the targets emit ---- */
 /* One row per op, so that adding one is a row here (and its scalar form in
