@@ -151,30 +151,31 @@ static void oi__sy_render_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy
     }
 }
 
-/* A weight packed at open (oi_pack_b): its entry in ctx->packed. */
-static void oi__sy_render_packed_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
-                                     const oi__pindex *index, const oi__sy_scope *scope) {
-    const oi__sy_buffer *buf = &s->buffers[slot];
-    oi__buf_printf(b, "(const float *)(ctx->packed + %llu", (unsigned long long)buf->packed_offset);
-    if (buf->home == OI__SY_PREFIX && index) {
+/* A weight's entry in ctx->packed made at open, at `offset`, `bytes` per
+ * prefix-table entry: packed for the gemm (oi_pack_b) or transposed (a
+ * skinny matmul's B). */
+static void oi__sy_render_open_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
+                                    const oi__pindex *index, const oi__sy_scope *scope, uint64_t offset,
+                                    uint64_t bytes) {
+    oi__buf_printf(b, "(const float *)(ctx->packed + %llu", (unsigned long long)offset);
+    if (s->buffers[slot].home == OI__SY_PREFIX && index) {
         oi__buf_puts(b, " + (size_t)(");
         oi__sy_render_expr(b, s, lang, &index->single, scope);
-        oi__buf_printf(b, ") * %llu", (unsigned long long)buf->packed_bytes);
+        oi__buf_printf(b, ") * %llu", (unsigned long long)bytes);
     }
     oi__buf_puts(b, ")");
 }
 
-/* A weight transposed at open (a skinny matmul's B): its entry in ctx->packed. */
+static void oi__sy_render_packed_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
+                                     const oi__pindex *index, const oi__sy_scope *scope) {
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    oi__sy_render_open_copy(b, s, lang, slot, index, scope, buf->packed_offset, buf->packed_bytes);
+}
+
 static void oi__sy_render_transposed_ptr(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
                                          const oi__pindex *index, const oi__sy_scope *scope) {
     const oi__sy_buffer *buf = &s->buffers[slot];
-    oi__buf_printf(b, "(const float *)(ctx->packed + %llu", (unsigned long long)buf->transposed_offset);
-    if (buf->home == OI__SY_PREFIX && index) {
-        oi__buf_puts(b, " + (size_t)(");
-        oi__sy_render_expr(b, s, lang, &index->single, scope);
-        oi__buf_printf(b, ") * %llu", (unsigned long long)buf->transposed_bytes);
-    }
-    oi__buf_puts(b, ")");
+    oi__sy_render_open_copy(b, s, lang, slot, index, scope, buf->transposed_offset, buf->transposed_bytes);
 }
 
 void oi__sy_render_slot_ptr(oi__buf *b, const oi__sy_schedule *s, int slot, const char *ctx) {
