@@ -73,8 +73,9 @@ static bool oi__vk_name_clashes(const char *name) {
 /* Which dtypes a kernel of `kind` moves or computes: f32 everywhere; i32 and
  * i64 (stored as two words, the low one first) where a kernel copies,
  * picks or indexes (reshape, gather, rope's positions, argmax, cache
- * copies: kind -1); bool (a byte) as is_finite's result and a branch's
- * condition; u8 as matmul_q4's ggml blocks. */
+ * copies: kind -1); bool (a byte) as is_finite's and the comparisons'
+ * result (oi__vk_check_bools) and a branch's condition; u8 as matmul_q4's
+ * ggml blocks. */
 static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
     if (t == OI_DTYPE_F32)
         return true;
@@ -82,7 +83,7 @@ static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
         return kind == -1 || kind == OI__SY_K_COPY || kind == OI__SY_K_GATHER || kind == OI__SY_K_ROPE ||
                kind == OI__SY_K_ARGMAX;
     if (t == OI_DTYPE_BOOL) /* a byte: is_finite's result, a branch's condition */
-        return kind == OI__SY_K_ALL_FINITE || kind == OI__VK_CONDITION;
+        return kind == OI__SY_K_ALL_FINITE || kind == OI__VK_CONDITION || kind == OI__SY_K_ELEMENTWISE;
     return t == OI_DTYPE_U8 && kind == OI__SY_K_QMATMUL;
 }
 
@@ -149,6 +150,19 @@ static bool oi__vk_attention_masked(const oi__pnode *pn) {
     return arrlen(pn->inputs) > 3 || oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "causal");
 }
 
+/* An elementwise kernel's bools: written by comparisons of floats (stored a
+ * byte each by NAME_write), never read (a bool operand, as where's or the
+ * logical ops', has no GLSL load yet). */
+static oi_status oi__vk_check_bools(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    for (int n = 0; k->kind == OI__SY_K_ELEMENTWISE && n < (int)arrlen(k->nodes); n++) {
+        const oi__pnode *m = k->nodes[n];
+        for (int i = 0; i < (int)arrlen(m->inputs); i++)
+            if (s->plan->slots[m->inputs[i]].dtype == OI_DTYPE_BOOL)
+                return oi__vk_refuse(m, "a bool operand (where and the logical ops have no GLSL kernel yet)");
+    }
+    return OI_OK;
+}
+
 static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
@@ -165,6 +179,9 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     for (int n = 0; n < (int)arrlen(k->nodes); n++)
         if (oi__sy_lang_c.ew_fn(k->nodes[n]->ir->op, false) && !oi__sy_lang_glsl.ew_fn(k->nodes[n]->ir->op, false))
             return oi__vk_refuse(k->nodes[n], "min, max and round (GLSL's leave a NaN operand or a half undefined)");
+    oi_status bools = oi__vk_check_bools(s, k);
+    if (bools != OI_OK)
+        return bools;
     switch (k->kind) {
     case OI__SY_K_ALL_FINITE: break;
     case OI__SY_K_GATHER: {
@@ -1129,7 +1146,7 @@ static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule
             continue;
         }
         if (oi__vk_half(g, s, params[i].slot)) {
-            /* read as float; a store goes through oi_st_NAME (oi__vk_half_stores) */
+            /* read as float; a store goes through oi_st_NAME (oi__vk_rewrite_stores) */
             oi__buf_puts(b, "#define ");
             oi__sy_render_param_name(b, sl);
             oi__buf_printf(b, "(i) float(arena16[%lluu + (i)]) /* f32, a temporary stored as f16 */\n#define oi_st_",
@@ -2358,9 +2375,11 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
 }
 
 /* Every statement `NAME(index) = value;` of a kernel becomes
- * `oi_st_NAME(index) = float16_t(value);` for a variable stored as f16:
- * the kernels' bodies only ever store a variable that way. Frees text. */
-static char *oi__vk_half_stores(char *text, const oi__slot *sl) {
+ * `oi_st_NAME(index) = float16_t(value);` for a variable stored as f16, and
+ * `NAME_write(index, value);` for a bool (a byte among the words): the
+ * kernels' bodies only ever store a variable that way. Frees text. */
+static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl) {
+    bool byte = sl->dtype == OI_DTYPE_BOOL;
     oi__buf name, b;
     memset(&name, 0, sizeof name);
     memset(&b, 0, sizeof b);
@@ -2379,9 +2398,16 @@ static char *oi__vk_half_stores(char *text, const oi__slot *sl) {
         const char *semi = close ? end - 1 - (end[-1] == '\n') : NULL; /* the line holds NAME(: not empty */
         if (close && depth == 0 && strncmp(close, " = ", 3) == 0 && semi > close + 3 && *semi == ';') {
             oi__buf_append(&b, line, (size_t)(at - line));
-            oi__buf_puts(&b, "oi_st_");
-            oi__buf_append(&b, at, (size_t)(close - at));
-            oi__buf_puts(&b, " = float16_t(");
+            if (byte) { /* NAME_write(index, value); */
+                oi__buf_append(&b, at, name.len - 1);
+                oi__buf_puts(&b, "_write(");
+                oi__buf_append(&b, at + name.len, (size_t)(close - 1 - at - name.len));
+                oi__buf_puts(&b, ", ");
+            } else {
+                oi__buf_puts(&b, "oi_st_");
+                oi__buf_append(&b, at, (size_t)(close - at));
+                oi__buf_puts(&b, " = float16_t(");
+            }
             oi__buf_append(&b, close + 3, (size_t)(semi - close - 3));
             oi__buf_puts(&b, ");\n");
         } else {
@@ -2551,8 +2577,9 @@ static char *oi__vk_kernel_source(const oi_plan *p, int m) {
         oi__vk_kernel_body(&b, p, k, wg);
     char *text = oi__buf_take(&b);
     for (int i = 0; text && i < (int)arrlen(params); i++)
-        if (params[i].written && oi__vk_half(&p->gpu, s, params[i].slot))
-            text = oi__vk_half_stores(text, oi__vk_slot(s, params[i].slot));
+        if (params[i].written && (oi__vk_half(&p->gpu, s, params[i].slot) ||
+                                  oi__vk_slot(s, params[i].slot)->dtype == OI_DTYPE_BOOL))
+            text = oi__vk_rewrite_stores(text, oi__vk_slot(s, params[i].slot));
     arrfree(params);
     oi__vk_guards g = oi__vk_guards_around(s, k->id, NULL);
     return oi__vk_guard(s, text, &g);
