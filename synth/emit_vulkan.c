@@ -335,12 +335,53 @@ static bool oi__vk_cache_kernel(const oi__sy_schedule *s, const oi__pnode *pn) {
     return kind == OI__NODE_CACHE_INCREMENT || kind == OI__NODE_CACHE_DECREMENT;
 }
 
+/* A reset of a whole table or of a variable in the state: a copy of its
+ * model tensor, or a fill of its words with one 32-bit pattern (@init's
+ * bits in every word, or zeros); false where no pattern fits. */
+static bool oi__vk_reset_word(const oi__slot *sl, uint32_t *word) {
+    *word = 0;
+    if (!sl->decl || sl->decl->init_kind == OI__INIT_NONE)
+        return true;
+    bool f = sl->decl->init_kind == OI__INIT_FLOAT;
+    if (sl->dtype == OI_DTYPE_F32) {
+        float v = f ? (float)sl->decl->init_float : (float)sl->decl->init_int;
+        memcpy(word, &v, sizeof v);
+        return true;
+    }
+    if ((sl->dtype == OI_DTYPE_I32 || sl->dtype == OI_DTYPE_U32) && !f) {
+        *word = (uint32_t)sl->decl->init_int;
+        return true;
+    }
+    return false;
+}
+
+/* The bytes a reset covers: every entry of a table, else the variable. */
+static uint64_t oi__vk_reset_bytes(const oi__slot *sl, const oi__sy_buffer *buf) {
+    return sl->is_table ? buf->bytes * (uint64_t)buf->table_entries : buf->bytes;
+}
+
+static oi_status oi__vk_check_reset(const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *sl = &s->plan->slots[pn->var];
+    const oi__sy_buffer *buf = &s->buffers[pn->var];
+    uint32_t word;
+    if (sl->is_table && arrlen(pn->access) > 0)
+        return oi__vk_refuse(pn, "a reset of one entry of a table, or of the entries under a prefix");
+    if (buf->home != OI__SY_STATE && buf->home != OI__SY_TABLE)
+        return oi__vk_refuse(pn, "a reset of a variable that is not in the state");
+    if (!sl->is_table && arrlen(buf->tensors) > 0)
+        return OI_OK; /* a copy of its model tensor */
+    if (buf->offset % 4 || oi__vk_reset_bytes(sl, buf) % 4 || !oi__vk_reset_word(sl, &word))
+        return oi__vk_refuse(pn, "a reset that is no fill of whole 32-bit words with one value (an @init of "
+                                 "f32, i32 or u32, or zeros)");
+    return OI_OK;
+}
+
 static oi_status oi__vk_check_cache(const oi__sy_schedule *s, const oi__pnode *pn) {
     const oi__slot *sl = &s->plan->slots[pn->var];
     const oi__sy_buffer *buf = &s->buffers[pn->var];
     oi__node_kind kind = pn->ir->kind;
     if (kind == OI__NODE_CACHE_RESET)
-        return oi__vk_refuse(pn, "cache_reset (the tables and counters are reset by closing and opening again)");
+        return oi__vk_check_reset(s, pn);
     if (!sl->is_table) {
         if (buf->home != OI__SY_STATE)
             return oi__vk_refuse(pn, "a cache operation on a variable that is not in the state");
@@ -383,10 +424,11 @@ static oi_status oi__vk_check_guardable(const oi__sy_schedule *s, const oi__sy_s
         const oi__sy_step *st = &steps[i];
         const oi__pnode *pn = st->node;
         bool copy = st->kind == OI__SY_S_TRANSFER ||
-                    (st->kind == OI__SY_S_CACHE && !oi__vk_cache_kernel(s, pn) && !s->plan->slots[pn->var].is_table);
+                    (st->kind == OI__SY_S_CACHE && !oi__vk_cache_kernel(s, pn) &&
+                     (!s->plan->slots[pn->var].is_table || pn->ir->kind == OI__NODE_CACHE_RESET));
         if (copy)
-            return oi__vk_refuse(pn, "a transfer, or a counter's cache read or write, in a block a branch on a "
-                                     "variable takes (a copy cannot be skipped on the device)");
+            return oi__vk_refuse(pn, "a transfer, a cache_reset, or a counter's cache read or write, in a block a "
+                                     "branch on a variable takes (a copy or fill cannot be skipped on the device)");
         int inner = depth + (st->kind == OI__SY_S_BRANCH && pn->var >= 0);
         if (inner > OI__VK_MAX_GUARDS)
             return oi__vk_refuse(pn, "more than 8 branches on variables inside one another");
@@ -2890,9 +2932,47 @@ static void oi__vk_record_list(oi__buf *b, const oi_plan *p, const oi__sy_step *
  * read in place records nothing (the attention reading it addresses the
  * table); the rest is its kernel (oi__vk_cache_source), with the loops'
  * indices pushed and the counters its indices read among its reads. */
+/* A cache_reset (oi__vk_check_reset): its model tensor copied, or a fill. */
+static void oi__vk_record_reset(oi__buf *b, const oi_plan *p, const oi__pnode *pn, int depth) {
+    const oi__sy_schedule *s = &p->schedule;
+    const oi__slot *sl = &s->plan->slots[pn->var];
+    const oi__sy_buffer *buf = &s->buffers[pn->var];
+    unsigned long long at = (unsigned long long)buf->offset, bytes = (unsigned long long)oi__vk_reset_bytes(sl, buf);
+    oi__vk_indent(b, depth);
+    if (!sl->is_table && arrlen(buf->tensors) > 0) {
+        oi__buf_printf(b, "if (oi_vk_copy(vk, cb, OI_VK_STATE, %llu, OI_VK_MODEL, %llu, %llu)) /* ", at,
+                       (unsigned long long)buf->tensors[0]->data_offset, bytes);
+        oi__sy_render_stmt(b, pn);
+        oi__buf_printf(b, ": model tensor %s */\n", buf->tensors[0]->name);
+        oi__vk_indent(b, depth + 1);
+        oi__buf_puts(b, "return 1;\n");
+        return;
+    }
+    uint32_t word;
+    oi__vk_reset_word(sl, &word);
+    oi__buf_puts(b, "{ /* ");
+    oi__sy_render_stmt(b, pn);
+    oi__buf_printf(b, ": %s */\n", word ? "@init's bits in every word" : "zeros");
+    oi__vk_indent(b, depth + 1);
+    oi__buf_printf(b, "const oi_vk_range reset = {OI_VK_STATE, %llu, %llu};\n", at, bytes);
+    oi__vk_indent(b, depth + 1);
+    oi__buf_puts(b, "if (oi_vk_access(vk, cb, NULL, 0, &reset, 1))\n");
+    oi__vk_indent(b, depth + 2);
+    oi__buf_puts(b, "return 1;\n");
+    oi__vk_indent(b, depth + 1);
+    oi__buf_printf(b, "vkCmdFillBuffer(cb, vk->device_buffers[OI_VK_STATE].buffer, %llu, %llu, 0x%08xu);\n", at, bytes,
+                   (unsigned)word);
+    oi__vk_indent(b, depth);
+    oi__buf_puts(b, "}\n");
+}
+
 static void oi__vk_record_cache(oi__buf *b, const oi_plan *p, const oi__pnode *pn, int depth) {
     const oi__sy_schedule *s = &p->schedule;
     const oi__slot *sl = &s->plan->slots[pn->var];
+    if (pn->ir->kind == OI__NODE_CACHE_RESET) {
+        oi__vk_record_reset(b, p, pn, depth);
+        return;
+    }
     if (!oi__vk_cache_kernel(s, pn) && sl->is_table) {
         oi__vk_indent(b, depth);
         oi__buf_puts(b, "/* ");

@@ -2,7 +2,7 @@
 """The synthesizer's bad inputs and promises, each able to fail:
 
     check_errors.py OPENINFER EXPORT_MINIMAL EXPORT_RESIDUAL_MLP EXPORT_CACHE_WINDOW [EXPORT_KV_CACHE
-                    [EXPORT_GATHER_ATTN [EXPORT_KV_GQA [EXPORT_GPU_BRANCH]]]]
+                    [EXPORT_GATHER_ATTN [EXPORT_KV_GQA [EXPORT_GPU_BRANCH [EXPORT_RESETS]]]]]
 
 - an op the C target cannot run: `openinfer synth` exits 1 naming the DSL
   statement's file:line and the op;
@@ -22,7 +22,8 @@
   simulator's message;
 - gpu_branch with a block that writes its branch's condition: the Vulkan
   target (both blocks recorded, each kernel reading the condition) refuses
-  it, naming the statement; the C target takes it;
+  it, naming the statement; the C target takes it; so with a cache_reset of
+  one table entry (resets);
 - the device JSON's preferences.max_kernel_ops bounds fusion; a bad value
   is an error naming its JSON path; a plan bigger than memory.global_bytes
   and a Vulkan device are refused;
@@ -177,12 +178,31 @@ def check_vulkan_branch_refusal(cli, exporter, work, vk):
     run([cli, "synth", os.path.join(k, "model.oinf"), path, "--target", "cpu", "--out", os.path.join(k, "cpu")])
 
 
+def check_vulkan_reset_refusal(cli, exporter, work, vk):
+    """resets' graph with `OI_CACHE_RESET(T[1])` (one entry) for its whole-table reset: the
+    Vulkan target (a reset is a fill of the whole region) refuses it, naming the statement;
+    the C target takes it."""
+    k = os.path.join(work, "resets")
+    os.mkdir(k)
+    run([exporter, k, "1"])
+    path = os.path.join(k, "graph.json")
+    g = json.load(open(path))
+    node = [n for n in g["blocks"][0]["nodes"] if n["kind"] == "cache_reset" and n["cache"]["base"] == "T"][0]
+    node["cache"] = {"base": "T", "bracketed": True, "indices": [{"kind": "index", "value": 1}]}
+    json.dump(g, open(path, "w"))
+    out = run([cli, "synth", os.path.join(k, "model.oinf"), path, "--target", vk, "--out", os.path.join(k, "gen")],
+              expect=1)
+    must_contain(out, "test_graphs.c:%d: error:" % node["src"]["line"], "a reset of one entry of a table")
+    run([cli, "synth", os.path.join(k, "model.oinf"), path, "--target", "cpu", "--out", os.path.join(k, "cpu")])
+
+
 def main():
     cli, exp_minimal, exp_mlp, exp_window = sys.argv[1:5]
     exp_kv = sys.argv[5] if len(sys.argv) > 5 else None
     exp_gather = sys.argv[6] if len(sys.argv) > 6 else None
     exp_kv_gqa = sys.argv[7] if len(sys.argv) > 7 else None
     exp_gpu_branch = sys.argv[8] if len(sys.argv) > 8 else None
+    exp_resets = sys.argv[9] if len(sys.argv) > 9 else None
     work = tempfile.mkdtemp(prefix="synth_errors_")
     try:
         a, b = os.path.join(work, "a"), os.path.join(work, "b")
@@ -281,6 +301,8 @@ def main():
             check_vulkan_table_bound(cli, k)
         if exp_gpu_branch:
             check_vulkan_branch_refusal(cli, exp_gpu_branch, work, vk)
+        if exp_resets:
+            check_vulkan_reset_refusal(cli, exp_resets, work, vk)
 
         # no allocation inside NAME_step
         open(os.path.join(gen, "alloc_count.c"), "w").write(ALLOC_COUNT)

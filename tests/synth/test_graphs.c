@@ -480,3 +480,32 @@ OI_GRAPH(gpu_branch,
     OI_RETURN()
   )
 )
+
+/* resets: cache_reset of a counter (@init 3, stepped after: 4 after every
+ * step, not 3 + steps), of an f32 variable read and accumulated before it
+ * (y = 1 + x each step, not a running sum) and of a whole table whose entry
+ * 1 is read before and written after the reset of the step before (0.5,
+ * @init, not last step's y). */
+OI_GRAPH(resets,
+  OI_DYNAMIC( OI_VAR(x, f32[4]) )
+  OI_PERSISTENT(
+    OI_VAR(n, i32, @init(3))
+    OI_VAR(acc, f32[4], @init(1.0))
+    OI_VAR(T(i), f32[4], @table, @fixed(i=4), @init(0.5))
+  )
+  OI_VOLATILE( OI_VAR(y, f32[4]) OI_VAR(seen, f32[4]) OI_VAR(count, i32) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(a, f32[4])
+    OI_CACHE_READ(acc, a)
+    OI_OP(add, a, x) OI_TO(y)
+    OI_CACHE_WRITE(y, acc)
+    OI_CACHE_RESET(acc)
+    OI_CACHE_READ(T[1], seen)
+    OI_CACHE_RESET(T)
+    OI_CACHE_WRITE(y, T[1])
+    OI_CACHE_RESET(n)
+    OI_CACHE_INCREMENT(n)
+    OI_CACHE_READ(n, count)
+    OI_RETURN()
+  )
+)
