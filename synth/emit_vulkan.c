@@ -431,14 +431,37 @@ static int oi__vk_matmul_reg(const oi__sy_gpu *g, const oi__slot *c) {
 /* How kernel k's matmul (not on cooperative matrices) is tiled. With 16 x 16
  * threads, the backend's rule (vk_matmul_tiling.h, which matmul.comp's
  * dispatches follow): 64 x 64 blocks, 128 x 128 with steps of 8 of K for
- * large products, and a gemm of few blocks split along K (workgroup z is
- * the slice, its partial products in the arena past the plan's temporaries,
- * summed by a second kernel through gemm_slices.glsl as gemm_epilogue.comp
- * sums them): the simulator's sums in its order, the GPU's cores busy. */
+ * large products. A gemm of so few blocks that the backend splits it
+ * along K (an encoder's 128-row products) is split here too, but in 32 x 32
+ * blocks (oi__vk_mm_split_tiles): its slices are summed inside the same
+ * dispatch by the last workgroup of each block (oi__vk_matmul_split), so
+ * the fewer products a block has to add, the shorter that tail. */
 typedef struct oi__vk_mm_tiles {
     int side, reg, bk;        /* side x side threads of reg x reg results, K in steps of bk */
     uint32_t slices, k_slice; /* slices of K (1: not split) and K per slice */
 } oi__vk_mm_tiles;
+
+/* A split gemm's tiles: 16 x 16 threads of 2 x 2 results (32 x 32 blocks),
+ * K in slices (multiples of 16) for about OI__VK_SPLIT_TARGET workgroups
+ * and at most OI__VK_SPLIT_MOST_K each: every workgroup walks a short K and
+ * the last one of a block adds few partial products. On the H100 the
+ * encoder's 128-row gemms in 64 x 64 blocks of 12 to 20 slices summed this
+ * way took 17-30 us a dispatch (more than with a second kernel summing). */
+#define OI__VK_SPLIT_TARGET 384u
+#define OI__VK_SPLIT_MOST_K 128u
+static oi__vk_mm_tiles oi__vk_mm_split_tiles(const oi__slot *c, uint32_t K) {
+    oi__vk_mm_tiles t = {16, 2, 16, 1u, 0u};
+    uint64_t blocks = (uint64_t)((c->shape[0] + 31) / 32) * (uint64_t)((c->shape[1] + 31) / 32);
+    uint64_t want = (OI__VK_SPLIT_TARGET + blocks - 1u) / blocks, least = (K + OI__VK_SPLIT_MOST_K - 1u) / OI__VK_SPLIT_MOST_K;
+    uint64_t slices = want > least ? want : least, most = K / 16u;
+    if (slices > most)
+        slices = most;
+    if (slices < 2)
+        return t;
+    t.k_slice = (uint32_t)((K + slices - 1u) / slices + 15u) / 16u * 16u;
+    t.slices = (K + t.k_slice - 1u) / t.k_slice;
+    return t;
+}
 
 static oi__vk_mm_tiles oi__vk_mm_tiles_of(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k) {
     const oi__pnode *mm = k->nodes[0];
@@ -450,10 +473,10 @@ static oi__vk_mm_tiles oi__vk_mm_tiles_of(const oi__sy_gpu *g, const oi__sy_sche
     }
     oi__vk_matmul_tiling bt =
         oi__vk_matmul_tiles(true, c->shape[0], c->shape[1], (uint32_t)a->shape[1], mm->ir->op == OI_OP_gemm);
+    if (bt.slices > 1)
+        return oi__vk_mm_split_tiles(c, (uint32_t)a->shape[1]);
     t.reg = (int)bt.block / t.side;
     t.bk = (int)bt.bk;
-    t.slices = bt.slices;
-    t.k_slice = bt.k_slice;
     return t;
 }
 
@@ -1506,29 +1529,54 @@ static double oi__vk_param_f(const oi__pnode *pn, const char *name) {
 }
 
 /* layer_norm over the last axis: mean, the variance about it, then
- * (x - mean) inv scale + bias (nn.c's order; sums in f32 by the tree). */
+ * (x - mean) inv scale + bias (nn.c's order; sums in f32 by the tree). A
+ * row of at most OI__VK_NORM_HELD values a thread is read once into
+ * registers (x[c] is element tid + c * wg: the same sums in the same
+ * order, one pass over memory instead of three). */
+#define OI__VK_NORM_HELD 8
 static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]);
-    oi__vk_row_main(b, in->shape[in->ndim - 1]);
+    int64_t len = in->shape[in->ndim - 1];
+    bool held = (len + wg - 1) / wg <= OI__VK_NORM_HELD;
+    oi__vk_row_main(b, len);
+    if (held) {
+        oi__buf_printf(b, "    const uint PER = (L + %uu) / %uu; /* the row's values a thread holds */\n"
+                          "    float x[PER];\n    for (uint c = 0u; c < PER; c++)\n"
+                          "        x[c] = tid + c * %uu < L ? ", wg - 1, wg, wg);
+        oi__vk_name(b, s, pn->inputs[0]);
+        oi__buf_printf(b, "(r * L + tid + c * %uu) : 0.0;\n", wg);
+    }
+    /* the loops over the thread's share of the row, and its value there */
+    char loop[96];
+    if (held)
+        snprintf(loop, sizeof loop, "for (uint c = 0u; c < PER && tid + c * %uu < L; c++)", wg);
+    else
+        snprintf(loop, sizeof loop, "for (uint j = tid; j < L; j += %uu)", wg);
+    oi__buf x_at;
+    memset(&x_at, 0, sizeof x_at);
+    if (held) {
+        oi__buf_puts(&x_at, "x[c]");
+    } else {
+        oi__vk_name(&x_at, s, pn->inputs[0]);
+        oi__buf_puts(&x_at, "(r * L + j)");
+    }
     if (pn->ir->op == OI_OP_rms_norm) { /* the root mean square: about 0 */
         oi__buf_puts(b, "    const float mean = 0.0;\n");
     } else {
-        oi__buf_printf(b, "    float sum = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n        sum = OI_S_sum_step(sum, ", wg);
-        oi__vk_name(b, s, pn->inputs[0]);
-        oi__buf_puts(b, "(r * L + j));\n    const float mean = oi_wg_sum(sum) / float(L);\n");
+        oi__buf_printf(b, "    float sum = 0.0;\n    %s\n        sum = OI_S_sum_step(sum, %s);\n"
+                          "    const float mean = oi_wg_sum(sum) / float(L);\n", loop, x_at.data);
     }
-    oi__buf_printf(b, "    float sq = 0.0;\n"
-                      "    for (uint j = tid; j < L; j += %uu) {\n        const float d = ", wg);
-    oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_puts(b, "(r * L + j) - mean;\n        sq = OI_S_sum_step(sq, d * d);\n    }\n"
-                    "    const float inv = 1.0 / sqrt(oi_wg_sum(sq) / float(L) + ");
+    oi__buf_printf(b, "    float sq = 0.0;\n    %s {\n        const float d = %s - mean;\n"
+                      "        sq = OI_S_sum_step(sq, d * d);\n    }\n"
+                      "    const float inv = 1.0 / sqrt(oi_wg_sum(sq) / float(L) + ", loop, x_at.data);
     oi__sy_render_double(b, oi__vk_param_f(pn, "epsilon"));
-    oi__buf_printf(b, ");\n    for (uint j = tid; j < L; j += %uu)\n        ", wg);
+    oi__buf_printf(b, ");\n    %s {\n", loop);
+    if (held)
+        oi__buf_printf(b, "        const uint j = tid + c * %uu;\n", wg);
+    oi__buf_puts(b, "        ");
     oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, "(r * L + j) = (");
-    oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_puts(b, "(r * L + j) - mean) * inv");
+    oi__buf_printf(b, "(r * L + j) = (%s - mean) * inv", x_at.data);
     if (arrlen(pn->inputs) > 1) {
         oi__buf_puts(b, " * ");
         oi__vk_name(b, s, pn->inputs[1]);
@@ -1539,7 +1587,8 @@ static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
         oi__vk_name(b, s, pn->inputs[2]);
         oi__buf_puts(b, "(j)");
     }
-    oi__buf_puts(b, ";\n}\n");
+    oi__buf_puts(b, ";\n    }\n}\n");
+    oi__buf_free(&x_at);
 }
 
 static void oi__vk_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {

@@ -34,9 +34,10 @@ static uint64_t oi__sy_workgroup_most(const oi__device_arch *arch) {
 /* The cooperative-matrix matmul's tile shape: the JSON's
  * preferences.coopmat_block and coopmat_subgroups where given (checked by
  * oi_synthesizer_from_arch_json), else the first of these that the limits
- * allow: 128 x 256 blocks of 2 x 8 subgroups, K 32 at a time in one buffer
- * (512 invocations, 43.5 KiB: the fastest on an H100, bench/gpu/
- * coopmat_sweep.sh), then 128 x 128 of 2 x 4 (256 invocations, 26 KiB). */
+ * allow: 128 x 256 blocks of 2 x 4 subgroups (64 x 64 each), K 32 at a time
+ * in one buffer (256 invocations, 34.5 KiB: the fastest of nine shapes on an
+ * H100, bench/gpu/synth_matmul_sweep.sh, 6% ahead of 2 x 8 subgroups), then
+ * 128 x 128 of 2 x 4 (26 KiB). */
 static bool oi__sy_coopmat_pick(const oi__device_arch *arch, oi__sy_coopmat_tiles *t) {
     const uint64_t *b = arch->preferences.coopmat_block, *g = arch->preferences.coopmat_subgroups;
     const char *why;
@@ -46,7 +47,7 @@ static bool oi__sy_coopmat_pick(const oi__device_arch *arch, oi__sy_coopmat_tile
         *t = given;
         return oi__sy_coopmat_fits(t, oi__sy_workgroup_most(arch), arch->limits.max_shared_memory_bytes, &why);
     }
-    static const oi__sy_coopmat_tiles shapes[] = {{128, 256, 32, 2, 8, 1}, {128, 128, 32, 2, 4, 1}};
+    static const oi__sy_coopmat_tiles shapes[] = {{128, 256, 32, 2, 4, 1}, {128, 128, 32, 2, 4, 1}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         *t = shapes[i];
         if (oi__sy_coopmat_fits(t, oi__sy_workgroup_most(arch), arch->limits.max_shared_memory_bytes, &why))

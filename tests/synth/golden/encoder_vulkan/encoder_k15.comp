@@ -15,18 +15,18 @@ layout(push_constant) uniform Push { uint oi_mb; uint W2_at; uint b2_at; } pc; /
 #define res(i) arena[884736u + (i)] /* f32, a temporary */
 
 const uint M = 128u, N = 384u, K = 1536u;
-#define MM_T 16u /* MM_T x MM_T threads of 4 x 4 results */
-#define BM 64u
-#define BN 64u
+#define MM_T 16u /* MM_T x MM_T threads of 2 x 2 results */
+#define BM 32u
+#define BN 32u
 #define BK 16u
 /* the store loops unrolled by the driver, not by glslang: lavapipe computed a
  * gelu epilogue wrongly in 16 unrolled copies */
 #define MM_STORE_UNROLL
 
-/* K in 20 slices of 80: workgroup z multiplies slice z and writes its partial products at
+/* K in 12 slices of 128: workgroup z multiplies slice z and writes its partial products at
  * SPLIT_AT + z * M * N; the last workgroup of a block to finish (its counter at
  * COUNT_AT + block) adds the block's slices in order and runs the epilogue */
-const uint K_SLICE = 80u, SLICES = 20u, SPLIT_AT = 4472832u, COUNT_AT = 5455968u;
+const uint K_SLICE = 128u, SLICES = 12u, SPLIT_AT = 3096576u, COUNT_AT = 3686784u;
 /* the arena again, coherent: one workgroup's stores seen by another's loads */
 layout(std430, binding = 0) coherent buffer OiPartial { float partial[]; };
 layout(std430, binding = 0) coherent buffer OiCounts { uint counts[]; };

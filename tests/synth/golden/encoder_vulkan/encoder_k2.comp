@@ -12,18 +12,18 @@ layout(push_constant) uniform Push { uint oi_mb; uint Wv_at; uint bv_at; } pc; /
 #define v(i) arena[344064u + (i)] /* f32, a temporary */
 
 const uint M = 128u, N = 384u, K = 384u;
-#define MM_T 16u /* MM_T x MM_T threads of 4 x 4 results */
-#define BM 64u
-#define BN 64u
+#define MM_T 16u /* MM_T x MM_T threads of 2 x 2 results */
+#define BM 32u
+#define BN 32u
 #define BK 16u
 /* the store loops unrolled by the driver, not by glslang: lavapipe computed a
  * gelu epilogue wrongly in 16 unrolled copies */
 #define MM_STORE_UNROLL
 
-/* K in 12 slices of 32: workgroup z multiplies slice z and writes its partial products at
+/* K in 8 slices of 48: workgroup z multiplies slice z and writes its partial products at
  * SPLIT_AT + z * M * N; the last workgroup of a block to finish (its counter at
  * COUNT_AT + block) adds the block's slices in order and runs the epilogue */
-const uint K_SLICE = 32u, SLICES = 12u, SPLIT_AT = 2113536u, COUNT_AT = 5455896u;
+const uint K_SLICE = 48u, SLICES = 8u, SPLIT_AT = 1720320u, COUNT_AT = 3686496u;
 /* the arena again, coherent: one workgroup's stores seen by another's loads */
 layout(std430, binding = 0) coherent buffer OiPartial { float partial[]; };
 layout(std430, binding = 0) coherent buffer OiCounts { uint counts[]; };
