@@ -444,11 +444,17 @@ typedef struct oi__vk_mm_tiles {
 /* A split gemm's tiles: 16 x 16 threads of 2 x 2 results (32 x 32 blocks),
  * K in slices (multiples of 16) for about OI__VK_SPLIT_TARGET workgroups
  * and at most OI__VK_SPLIT_MOST_K each: every workgroup walks a short K and
- * the last one of a block adds few partial products. On the H100 the
- * encoder's 128-row gemms in 64 x 64 blocks of 12 to 20 slices summed this
- * way took 17-30 us a dispatch (more than with a second kernel summing). */
+ * the last one of a block adds few partial products. On the H100
+ * (docs/synthesizer.md) the encoder block's step took 0.201 ms of GPU time
+ * so, against 0.228 with the backend's 64 x 64 blocks and a second kernel
+ * summing, 0.249 with those blocks summed this way (12 to 20 slices: a
+ * long tail), 0.204 at 768 and 64, 0.214 at 256 and 256, 0.461 unsplit. */
+#ifndef OI__VK_SPLIT_TARGET /* (-D at build time: bench/gpu's comparisons) */
 #define OI__VK_SPLIT_TARGET 384u
+#endif
+#ifndef OI__VK_SPLIT_MOST_K
 #define OI__VK_SPLIT_MOST_K 128u
+#endif
 static oi__vk_mm_tiles oi__vk_mm_split_tiles(const oi__slot *c, uint32_t K) {
     oi__vk_mm_tiles t = {16, 2, 16, 1u, 0u};
     uint64_t blocks = (uint64_t)((c->shape[0] + 31) / 32) * (uint64_t)((c->shape[1] + 31) / 32);
