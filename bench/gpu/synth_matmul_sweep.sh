@@ -15,15 +15,13 @@
 # A variant: name BM BN BK WG_M WG_N STAGES (VARIANTS overrides the list).
 set -eu
 VARIANTS=${VARIANTS:-"
-default  128 256 32 2 8 1
-k16s2    128 256 16 2 8 2
-p64x64   128 256 32 2 4 1
-p32x64   128 256 32 4 4 1
-n192     128 192 32 2 6 1
-m256     256 128 32 4 4 1
+default  128 256 32 2 4 1
+k48      128 256 48 2 4 1
+sg2x8    128 256 32 2 8 1
 m256p64  256 128 32 4 2 1
-t128k64  128 128 64 2 4 1
-t128s2   128 128 32 2 2 2
+t128p64  128 128 32 2 2 1
+p32x64   128 256 32 4 4 1
+k16s2    128 256 16 2 4 2
 "}
 mode=${1:?stage or run}
 shift
