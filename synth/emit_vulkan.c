@@ -68,16 +68,23 @@ static bool oi__vk_name_clashes(const char *name) {
     return strncmp(name, "gl_", 3) == 0 || strncmp(name, "OI_", 3) == 0;
 }
 
+/* The `kind` of a branch's condition in oi__vk_check_slot (no kernel's). */
+#define OI__VK_CONDITION (-2)
+
 /* Which dtypes a kernel of `kind` moves or computes: f32 everywhere; i32 and
  * i64 (stored as two words, the low one first) where a kernel copies,
  * picks or indexes (reshape, gather, rope's positions, argmax, cache
- * copies: kind < 0); u8 as matmul_q4's ggml blocks. */
+ * copies: kind -1); bool (a byte) as is_finite's and the comparisons'
+ * result (oi__vk_check_bools) and a branch's condition; u8 as matmul_q4's
+ * ggml blocks. */
 static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
     if (t == OI_DTYPE_F32)
         return true;
     if (t == OI_DTYPE_I32 || t == OI_DTYPE_I64)
-        return kind < 0 || kind == OI__SY_K_COPY || kind == OI__SY_K_GATHER || kind == OI__SY_K_ROPE ||
+        return kind == -1 || kind == OI__SY_K_COPY || kind == OI__SY_K_GATHER || kind == OI__SY_K_ROPE ||
                kind == OI__SY_K_ARGMAX;
+    if (t == OI_DTYPE_BOOL) /* a byte: is_finite's result, a branch's condition */
+        return kind == OI__SY_K_ALL_FINITE || kind == OI__VK_CONDITION || kind == OI__SY_K_ELEMENTWISE;
     return t == OI_DTYPE_U8 && kind == OI__SY_K_QMATMUL;
 }
 
@@ -87,7 +94,8 @@ static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn
     char why[200];
     if (!oi__vk_dtype_ok(sl->dtype, kind)) {
         snprintf(why, sizeof why, "%s is %s (the GLSL kernels compute on f32; i32/i64 are copied, gathered, "
-                 "positions and indices; u8 are matmul_q4's blocks)", sl->name, oi_dtype_name(sl->dtype));
+                 "positions and indices; u8 are matmul_q4's blocks; bool is is_finite's result and a branch's "
+                 "condition)", sl->name, oi_dtype_name(sl->dtype));
         return oi__vk_refuse(pn, why);
     }
     /* the decoder's attention reads its keys and values in the table (views) */
@@ -143,6 +151,19 @@ static bool oi__vk_attention_masked(const oi__pnode *pn) {
     return arrlen(pn->inputs) > 3 || oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "causal");
 }
 
+/* An elementwise kernel's bools: written by comparisons of floats (stored a
+ * byte each by NAME_write), never read (a bool operand, as where's or the
+ * logical ops', has no GLSL load yet). */
+static oi_status oi__vk_check_bools(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    for (int n = 0; k->kind == OI__SY_K_ELEMENTWISE && n < (int)arrlen(k->nodes); n++) {
+        const oi__pnode *m = k->nodes[n];
+        for (int i = 0; i < (int)arrlen(m->inputs); i++)
+            if (s->plan->slots[m->inputs[i]].dtype == OI_DTYPE_BOOL)
+                return oi__vk_refuse(m, "a bool operand (where and the logical ops have no GLSL kernel yet)");
+    }
+    return OI_OK;
+}
+
 static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
@@ -159,8 +180,11 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     for (int n = 0; n < (int)arrlen(k->nodes); n++)
         if (oi__sy_lang_c.ew_fn(k->nodes[n]->ir->op, false) && !oi__sy_lang_glsl.ew_fn(k->nodes[n]->ir->op, false))
             return oi__vk_refuse(k->nodes[n], "min, max and round (GLSL's leave a NaN operand or a half undefined)");
+    oi_status bools = oi__vk_check_bools(s, k);
+    if (bools != OI_OK)
+        return bools;
     switch (k->kind) {
-    case OI__SY_K_ALL_FINITE: return oi__vk_refuse(pn, "is_finite (a bool result) has no GLSL kernel yet");
+    case OI__SY_K_ALL_FINITE: break;
     case OI__SY_K_GATHER: {
         oi_dtype it = s->plan->slots[pn->inputs[1]].dtype;
         if (it != OI_DTYPE_I32 && it != OI_DTYPE_I64)
@@ -349,6 +373,72 @@ static oi_status oi__vk_check_cache(const oi__sy_schedule *s, const oi__pnode *p
     return s->buffers[pn->out].table_view ? OI_OK : oi__vk_check_slot(s, pn, pn->out, -1);
 }
 
+/* A branch on a variable records both blocks; each of their kernels reads the
+ * condition first and returns at once where its block is not the one taken
+ * (oi__vk_guard). A copy cannot ask, so the blocks may hold none: no
+ * transfer and no counter read or written by a copy. */
+#define OI__VK_MAX_GUARDS 8 /* branches on variables inside one another */
+
+static oi_status oi__vk_check_guardable(const oi__sy_schedule *s, const oi__sy_step *steps, int depth) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        const oi__pnode *pn = st->node;
+        bool copy = st->kind == OI__SY_S_TRANSFER ||
+                    (st->kind == OI__SY_S_CACHE && !oi__vk_cache_kernel(s, pn) && !s->plan->slots[pn->var].is_table);
+        if (copy)
+            return oi__vk_refuse(pn, "a transfer, or a counter's cache read or write, in a block a branch on a "
+                                     "variable takes (a copy cannot be skipped on the device)");
+        int inner = depth + (st->kind == OI__SY_S_BRANCH && pn->var >= 0);
+        if (inner > OI__VK_MAX_GUARDS)
+            return oi__vk_refuse(pn, "more than 8 branches on variables inside one another");
+        oi_status r = oi__vk_check_guardable(s, st->body, depth);
+        if (r == OI_OK)
+            r = oi__vk_check_guardable(s, st->then_steps, inner);
+        if (r == OI_OK)
+            r = oi__vk_check_guardable(s, st->else_steps, inner);
+        if (r != OI_OK)
+            return r;
+    }
+    return OI_OK;
+}
+
+/* The statement among steps (and the steps inside them) that writes slot, or NULL. */
+static const oi__pnode *oi__vk_writer_in(const oi__sy_schedule *s, const oi__sy_step *steps, int slot) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_KERNEL)
+            for (int n = 0; n < (int)arrlen(s->kernels[st->kernel].nodes); n++)
+                if (s->kernels[st->kernel].nodes[n]->out == slot)
+                    return s->kernels[st->kernel].nodes[n];
+        if ((st->kind == OI__SY_S_CACHE || st->kind == OI__SY_S_TRANSFER) && st->node->out == slot)
+            return st->node;
+        const oi__sy_step *inner[3] = {st->body, st->then_steps, st->else_steps};
+        for (int j = 0; j < 3; j++) {
+            const oi__pnode *w = oi__vk_writer_in(s, inner[j], slot);
+            if (w)
+                return w;
+        }
+    }
+    return NULL;
+}
+
+static oi_status oi__vk_check_branch(const oi__sy_schedule *s, const oi__sy_step *st) {
+    const oi__pnode *pn = st->node;
+    /* the kernels of the second block read the condition after the first's ran */
+    const oi__pnode *w = oi__vk_writer_in(s, st->then_steps, pn->var);
+    if (!w)
+        w = oi__vk_writer_in(s, st->else_steps, pn->var);
+    if (w)
+        return oi__vk_refuse(w, "a statement in a block of a branch on a variable that writes the condition");
+    oi__sy_home home = s->buffers[pn->var].home;
+    if (home != OI__SY_ARENA && home != OI__SY_STATE)
+        return oi__vk_refuse(pn, "a branch on a variable that is neither a temporary nor a declared variable");
+    oi_status r = oi__vk_check_slot(s, pn, pn->var, OI__VK_CONDITION);
+    if (r == OI_OK)
+        r = oi__vk_check_guardable(s, st->then_steps, 1);
+    return r == OI_OK ? oi__vk_check_guardable(s, st->else_steps, 1) : r;
+}
+
 static oi_status oi__vk_check_expr(const oi__sy_schedule *s, const oi__pnode *pn, const oi__expr *e) {
     int64_t v;
     if (!e->ident || oi__plan_size(s->plan, e->ident, &v) || oi__plan_slot(s->plan, e->ident) < 0)
@@ -380,9 +470,11 @@ static oi_status oi__vk_check_steps(const oi__sy_schedule *s, const oi__sy_step 
             break;
         case OI__SY_S_BRANCH:
             if (pn->var >= 0)
-                return oi__vk_refuse(pn, "a branch on a value the GPU computes (it would need a read-back "
-                                         "or both paths recorded)");
-            r = oi__vk_check_steps(s, st->then_steps);
+                r = oi__vk_check_branch(s, st);
+            if (r == OI_OK)
+                r = oi__vk_check_steps(s, st->then_steps);
+            if (r == OI_OK && pn->var >= 0)
+                r = oi__vk_check_steps(s, st->else_steps);
             break;
         case OI__SY_S_TRANSFER: {
             oi__sy_home a = s->buffers[pn->out].home, b = s->buffers[pn->var].home;
@@ -590,6 +682,58 @@ static void oi__vk_cache_nodes(const oi__sy_schedule *s, const oi__sy_step *step
         oi__vk_cache_nodes(s, st->then_steps, out);
         oi__vk_cache_nodes(s, st->else_steps, out);
     }
+}
+
+/* The branches on variables around a kernel (kernel >= 0) or a cache
+ * statement (node), outermost first: each condition's slot, and whether the
+ * kernel is in the block taken when it is true. Both blocks are recorded;
+ * the kernel returns at once where one of them says no (oi__vk_guard). */
+typedef struct oi__vk_guards {
+    const oi__pnode *branch[OI__VK_MAX_GUARDS];
+    bool when_true[OI__VK_MAX_GUARDS];
+    int n;
+} oi__vk_guards;
+
+static bool oi__vk_guards_of(const oi__sy_step *steps, int kernel, const oi__pnode *node, oi__vk_guards *g) {
+    for (int i = 0; i < (int)arrlen(steps); i++) {
+        const oi__sy_step *st = &steps[i];
+        if ((kernel >= 0 && st->kind == OI__SY_S_KERNEL && st->kernel == kernel) ||
+            (node && st->kind == OI__SY_S_CACHE && st->node == node))
+            return true;
+        if (oi__vk_guards_of(st->body, kernel, node, g))
+            return true;
+        bool guard = st->kind == OI__SY_S_BRANCH && st->node->var >= 0 && g->n < OI__VK_MAX_GUARDS;
+        for (int block = 0; block < 2; block++) {
+            if (guard) {
+                g->branch[g->n] = st->node;
+                g->when_true[g->n++] = block == 0;
+            }
+            if (oi__vk_guards_of(block == 0 ? st->then_steps : st->else_steps, kernel, node, g))
+                return true;
+            g->n -= guard;
+        }
+    }
+    return false;
+}
+
+static oi__vk_guards oi__vk_guards_around(const oi__sy_schedule *s, int kernel, const oi__pnode *node) {
+    oi__vk_guards g;
+    memset(&g, 0, sizeof g);
+    if (!oi__vk_guards_of(s->steps, kernel, node, &g))
+        g.n = 0;
+    return g;
+}
+
+/* Whether the plan has bool values on the device (bytes in the words). */
+static bool oi__vk_has_bytes(const oi__sy_schedule *s) {
+    for (int i = 0; i < (int)arrlen(s->kernels); i++)
+        if (s->kernels[i].kind == OI__SY_K_ALL_FINITE)
+            return true;
+    for (int i = 0; i < (int)arrlen(s->plan->slots); i++)
+        if (s->plan->slots[i].dtype == OI_DTYPE_BOOL && s->buffers[i].home != OI__SY_MODEL &&
+            s->buffers[i].home != OI__SY_NONE)
+            return true;
+    return false;
 }
 
 /* A kernel's loop indices as push constants: the decoder's attention (its
@@ -979,6 +1123,17 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
         oi__buf_puts(b, ": u8 (ggml blocks), read by byte in model_u */\n");
         return;
     }
+    if (sl->dtype == OI_DTYPE_BOOL) { /* a byte among the words: read and written by OI_BYTE_* */
+        const char *words = buf->home == OI__SY_ARENA ? "arena_i" : "state_i";
+        for (int m = 0; m < 2; m++) {
+            oi__buf_puts(b, "#define ");
+            oi__sy_render_param_name(b, sl);
+            oi__buf_printf(b, m ? "_write(i, v) OI_BYTE_WRITE(%s, %lluu + (i), v)\n"
+                                : "_read(i) OI_BYTE_READ(%s, %lluu + (i)) /* bool: a byte */\n",
+                           words, (unsigned long long)buf->offset);
+        }
+        return;
+    }
     oi__buf at;
     memset(&at, 0, sizeof at);
     if (buf->home == OI__SY_PREFIX) {
@@ -1021,7 +1176,7 @@ static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule
             continue;
         }
         if (oi__vk_half(g, s, params[i].slot)) {
-            /* read as float; a store goes through oi_st_NAME (oi__vk_half_stores) */
+            /* read as float; a store goes through oi_st_NAME (oi__vk_rewrite_stores) */
             oi__buf_puts(b, "#define ");
             oi__sy_render_param_name(b, sl);
             oi__buf_printf(b, "(i) float(arena16[%lluu + (i)]) /* f32, a temporary stored as f16 */\n#define oi_st_",
@@ -1057,7 +1212,7 @@ static bool oi__vk_reads_model(const oi__sy_schedule *s, const oi__sy_param *par
 
 static bool oi__vk_uses_reductions(const oi__sy_kernel *k) {
     return k->kind == OI__SY_K_SOFTMAX || k->kind == OI__SY_K_NORM || k->kind == OI__SY_K_REDUCE ||
-           k->kind == OI__SY_K_ATTENTION || k->kind == OI__SY_K_ATTN_KV;
+           k->kind == OI__SY_K_ATTENTION || k->kind == OI__SY_K_ATTN_KV || k->kind == OI__SY_K_ALL_FINITE;
 }
 
 static bool oi__vk_cm_takes(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k);
@@ -1606,6 +1761,19 @@ static void oi__vk_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
     oi__buf_puts(b, "(r * L + j));\n    acc = oi_wg_sum(acc);\n    if (tid == 0u)\n        ");
     oi__vk_name(b, s, pn->out);
     oi__buf_puts(b, pn->ir->op == OI_OP_mean_axis ? "(r) = acc / float(L);\n}\n" : "(r) = acc;\n}\n");
+}
+
+/* is_finite: one workgroup over every element; the byte is 1 where none is
+ * NaN or infinite (scalar.h's OI_S_isfinite). */
+static void oi__vk_all_finite(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    oi__buf_printf(b, "void main() {\n    const uint tid = gl_LocalInvocationID.x;\n    float bad = 0.0;\n"
+                      "    for (uint j = tid; j < %lldu; j += %uu)\n        if (!OI_S_isfinite(",
+                   (long long)oi__vk_numel(oi__vk_slot(s, pn->inputs[0])), wg);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(j)))\n            bad = 1.0;\n    bad = oi_wg_max(bad);\n    if (tid == 0u)\n        ");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "_write(0u, bad == 0.0 ? 1u : 0u);\n}\n");
 }
 
 static void oi__vk_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
@@ -2300,9 +2468,11 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
 }
 
 /* Every statement `NAME(index) = value;` of a kernel becomes
- * `oi_st_NAME(index) = float16_t(value);` for a variable stored as f16:
- * the kernels' bodies only ever store a variable that way. Frees text. */
-static char *oi__vk_half_stores(char *text, const oi__slot *sl) {
+ * `oi_st_NAME(index) = float16_t(value);` for a variable stored as f16, and
+ * `NAME_write(index, value);` for a bool (a byte among the words): the
+ * kernels' bodies only ever store a variable that way. Frees text. */
+static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl) {
+    bool byte = sl->dtype == OI_DTYPE_BOOL;
     oi__buf name, b;
     memset(&name, 0, sizeof name);
     memset(&b, 0, sizeof b);
@@ -2321,9 +2491,16 @@ static char *oi__vk_half_stores(char *text, const oi__slot *sl) {
         const char *semi = close ? end - 1 - (end[-1] == '\n') : NULL; /* the line holds NAME(: not empty */
         if (close && depth == 0 && strncmp(close, " = ", 3) == 0 && semi > close + 3 && *semi == ';') {
             oi__buf_append(&b, line, (size_t)(at - line));
-            oi__buf_puts(&b, "oi_st_");
-            oi__buf_append(&b, at, (size_t)(close - at));
-            oi__buf_puts(&b, " = float16_t(");
+            if (byte) { /* NAME_write(index, value); */
+                oi__buf_append(&b, at, name.len - 1);
+                oi__buf_puts(&b, "_write(");
+                oi__buf_append(&b, at + name.len, (size_t)(close - 1 - at - name.len));
+                oi__buf_puts(&b, ", ");
+            } else {
+                oi__buf_puts(&b, "oi_st_");
+                oi__buf_append(&b, at, (size_t)(close - at));
+                oi__buf_puts(&b, " = float16_t(");
+            }
             oi__buf_append(&b, close + 3, (size_t)(semi - close - 3));
             oi__buf_puts(&b, ");\n");
         } else {
@@ -2360,7 +2537,8 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_GATHER: oi__vk_gather(b, s, k, wg); break;
     case OI__SY_K_QMATMUL: oi__vk_qmatmul(b, s, k); break;
     case OI__SY_K_ATTN_KV: oi__vk_attn_kv(b, s, k, wg); break;
-    case OI__SY_K_ALL_FINITE: case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
+    case OI__SY_K_ALL_FINITE: oi__vk_all_finite(b, s, k, wg); break;
+    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
         break; /* refused at synthesis */
     }
 }
@@ -2440,6 +2618,33 @@ static char *oi__vk_cache_source(const oi_plan *p, int m, const oi__pnode *pn) {
     return oi__buf_take(&b);
 }
 
+/* A kernel in a block of a branch on a variable returns at once where the
+ * condition says the block is not taken: whole dispatches return, so no
+ * barrier() is left waiting. `text` (a kernel's GLSL) gets the tests at the
+ * start of its main. */
+static char *oi__vk_guard(const oi__sy_schedule *s, char *text, const oi__vk_guards *g) {
+    const char *main_at = text && g->n > 0 ? strstr(text, "void main() {\n") : NULL;
+    if (!main_at)
+        return text;
+    size_t head = (size_t)(main_at - text) + strlen("void main() {\n");
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_printf(&b, "%.*s", (int)head, text);
+    for (int i = 0; i < g->n; i++) {
+        const oi__pnode *br = g->branch[i];
+        const oi__sy_buffer *cond = &s->buffers[br->var];
+        oi__buf_puts(&b, "    /* in the block ");
+        oi__sy_render_stmt(&b, br);
+        oi__buf_printf(&b, " takes when %s is %s */\n    if (OI_BYTE_READ(%s, %lluu) %s 0u)\n        return;\n",
+                       s->plan->slots[br->var].name, g->when_true[i] ? "true" : "false",
+                       cond->home == OI__SY_ARENA ? "arena_i" : "state_i", (unsigned long long)cond->offset,
+                       g->when_true[i] ? "==" : "!=");
+    }
+    oi__buf_puts(&b, text + head);
+    oi__free(text);
+    return oi__buf_take(&b);
+}
+
 /* Module m's GLSL: a kernel of the schedule, or a cache statement's. */
 static char *oi__vk_kernel_source(const oi_plan *p, int m) {
     const oi__sy_schedule *s = &p->schedule;
@@ -2447,7 +2652,8 @@ static char *oi__vk_kernel_source(const oi_plan *p, int m) {
     if (m >= first_cache) {
         const oi__pnode **nodes = NULL;
         oi__vk_cache_nodes(s, s->steps, &nodes);
-        char *text = oi__vk_cache_source(p, m, nodes[m - first_cache]);
+        oi__vk_guards g = oi__vk_guards_around(s, -1, nodes[m - first_cache]);
+        char *text = oi__vk_guard(s, oi__vk_cache_source(p, m, nodes[m - first_cache]), &g);
         arrfree(nodes);
         return text;
     }
@@ -2460,10 +2666,12 @@ static char *oi__vk_kernel_source(const oi_plan *p, int m) {
     oi__vk_kernel_body(&b, p, k, wg);
     char *text = oi__buf_take(&b);
     for (int i = 0; text && i < (int)arrlen(params); i++)
-        if (params[i].written && oi__vk_half(&p->gpu, s, params[i].slot))
-            text = oi__vk_half_stores(text, oi__vk_slot(s, params[i].slot));
+        if (params[i].written && (oi__vk_half(&p->gpu, s, params[i].slot) ||
+                                  oi__vk_slot(s, params[i].slot)->dtype == OI_DTYPE_BOOL))
+            text = oi__vk_rewrite_stores(text, oi__vk_slot(s, params[i].slot));
     arrfree(params);
-    return text;
+    oi__vk_guards g = oi__vk_guards_around(s, k->id, NULL);
+    return oi__vk_guard(s, text, &g);
 }
 
 static char *oi__vk_kernel_glsl(const oi_plan *p) {
@@ -2492,10 +2700,20 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
                            "        state_i[%lluu] = int(value); \\\n        state_i[%lluu] = int(element); \\\n    }\n\n",
                        (unsigned long long)(oi__vk_status_at(p) / 4), (unsigned long long)(oi__vk_status_at(p) / 4 + 1),
                        (unsigned long long)(oi__vk_status_at(p) / 4 + 2));
+    if (oi__vk_has_bytes(&p->schedule))
+        oi__buf_puts(&b, "/* A bool: the byte at byte offset `at` of a buffer's words, read; and written without\n"
+                         " * touching the bytes beside it in its word (another value's) */\n"
+                         "#define OI_BYTE_READ(words, at) ((uint(words[(at) >> 2]) >> (8u * ((at) & 3u))) & 0xffu)\n"
+                         "#define OI_BYTE_WRITE(words, at, v) { \\\n"
+                         "    atomicAnd(words[(at) >> 2], ~int(0xffu << (8u * ((at) & 3u)))); \\\n"
+                         "    atomicOr(words[(at) >> 2], int((uint(v) & 0xffu) << (8u * ((at) & 3u)))); \\\n}\n\n");
     oi__sy_lines(&b, oi__sy_text_float_glsl);
     oi__buf_puts(&b, "#include \"oi_scalar.h\"\n#include \"oi_math.glsl\"\n\n"
                      "/* floats compute in float (as the simulator's shaders): no rounding between ops */\n"
-                     "#define OI_ROUND_F32(x) (x)\n#define NAN NAN_F\n#define INFINITY INF_F\n\n#endif\n");
+                     "#define OI_ROUND_F32(x) (x)\n"
+                     "/* the bits, not x - x == 0 and x != x: shader compilers fold those to true and false */\n"
+                     "#undef OI_S_isfinite\n#define OI_S_isfinite(a) (!is_nan_f(a) && !is_inf_f(a))\n"
+                     "#undef OI_S_is_nan\n#define OI_S_is_nan(a) is_nan_f(a)\n#define NAN NAN_F\n#define INFINITY INF_F\n\n#endif\n");
     return oi__buf_take(&b);
 }
 
@@ -2608,6 +2826,16 @@ static const char *oi__vk_file(const oi__pnode *pn) {
     return slash ? slash + 1 : pn->ir->src.file;
 }
 
+/* The conditions of the branches around a kernel or cache statement, among
+ * what it reads (a barrier after the kernel that computes one). */
+static void oi__vk_guard_reads(oi__buf *reads, const oi__sy_schedule *s, int kernel, const oi__pnode *node) {
+    oi__vk_guards g = oi__vk_guards_around(s, kernel, node);
+    for (int i = 0; i < g.n; i++) {
+        oi__buf_puts(reads, reads->len ? ", " : "");
+        oi__vk_range(reads, s, g.branch[i]->var);
+    }
+}
+
 static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step *st, int depth) {
     const oi__sy_schedule *s = &p->schedule;
     const oi__sy_kernel *k = &s->kernels[st->kernel];
@@ -2646,6 +2874,7 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
             oi__vk_range(&scalars, s, sc.slots[i]);
         }
     }
+    oi__vk_guard_reads(&scalars, s, k->id, NULL);
     oi__vk_ranges(b, s, params, false, "reads", depth + 1, &n_reads, scalars.data);
     oi__buf_free(&scalars);
     char split[160] = ""; /* a split matmul also writes its partial products and block counters */
@@ -2782,6 +3011,7 @@ static void oi__vk_record_cache(oi__buf *b, const oi_plan *p, const oi__pnode *p
     } else {
         oi__vk_range(&reads, s, pn->var);
     }
+    oi__vk_guard_reads(&reads, s, -1, pn);
     int n_reads = 0;
     for (const char *c = reads.data; c && *c; c++)
         n_reads += *c == '{';
@@ -2834,8 +3064,18 @@ static void oi__vk_record_step(oi__buf *b, const oi_plan *p, const oi__sy_step *
         oi__vk_indent(b, depth);
         oi__buf_puts(b, "{ /* ");
         oi__sy_render_stmt(b, pn);
-        oi__buf_puts(b, " */\n");
-        oi__vk_record_list(b, p, st->then_steps, depth + 1);
+        if (pn->var < 0) {
+            oi__buf_puts(b, " */\n");
+            oi__vk_record_list(b, p, st->then_steps, depth + 1);
+        } else { /* both blocks; each kernel returns at once unless its block is taken */
+            oi__buf_printf(b, ": block %s, whose kernels run when %s is true */\n",
+                           s->plan->blocks[st->block_then].ir->name, p->plan->slots[pn->var].name);
+            oi__vk_record_list(b, p, st->then_steps, depth + 1);
+            oi__vk_indent(b, depth + 1);
+            oi__buf_printf(b, "/* block %s, whose kernels run when %s is false */\n",
+                           s->plan->blocks[st->block_else].ir->name, p->plan->slots[pn->var].name);
+            oi__vk_record_list(b, p, st->else_steps, depth + 1);
+        }
         oi__vk_indent(b, depth);
         oi__buf_puts(b, "}\n");
         return;

@@ -522,7 +522,9 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     default: {
         if (oi__sy_ew_call(o, s, lang, k, n, index, round))
             break;
-        oi__buf_printf(o, "%s(OI_S_%s(", is_bool || is_int ? "" : round, name);
+        /* a comparison's truth as an int: C converts it, GLSL needs the cast */
+        const char *wrap = is_bool && lang->functional_cast ? "int" : is_bool || is_int ? "" : round;
+        oi__buf_printf(o, "%s(OI_S_%s(", wrap, name);
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
             if (i)
                 oi__buf_puts(o, ", ");

@@ -1665,6 +1665,18 @@ static void oi__sy_touch(oi__sy_live *lv, int slot, bool write, int step_id) {
     oi__sy_touch_raw(lv, slot, write, step_id);
 }
 
+/* Slot's bytes stay its own up to here, with no use counted (the condition
+ * of a branch: the Vulkan target's kernels of both blocks read it). */
+static void oi__sy_keep_alive(oi__sy_live *lv, int slot) {
+    for (int i = 0; lv->remap && i + 1 < (int)arrlen(lv->remap); i += 2)
+        if (lv->remap[i] == slot) {
+            slot = lv->remap[i + 1];
+            break;
+        }
+    if (lv->pos > lv->s->buffers[slot].last)
+        lv->s->buffers[slot].last = lv->pos;
+}
+
 static int oi__sy_count_positions(const oi__sy_step *steps) {
     int n = 0;
     for (int i = 0; i < (int)arrlen(steps); i++) {
@@ -1731,6 +1743,8 @@ static bool oi__sy_walk_step(oi__sy_live *lv, oi__sy_step *st) {
         if (!oi__sy_walk(lv, st->then_steps) || !oi__sy_walk(lv, st->else_steps))
             return false;
         lv->maybe--;
+        if (st->node->var >= 0)
+            oi__sy_keep_alive(lv, st->node->var);
         break;
     case OI__SY_S_TRANSFER:
         oi__sy_touch(lv, st->node->var, false, id);

@@ -2,7 +2,7 @@
 """The synthesizer's bad inputs and promises, each able to fail:
 
     check_errors.py OPENINFER EXPORT_MINIMAL EXPORT_RESIDUAL_MLP EXPORT_CACHE_WINDOW [EXPORT_KV_CACHE
-                    [EXPORT_GATHER_ATTN]]
+                    [EXPORT_GATHER_ATTN [EXPORT_KV_GQA [EXPORT_GPU_BRANCH]]]]
 
 - an op the C target cannot run: `openinfer synth` exits 1 naming the DSL
   statement's file:line and the op;
@@ -20,6 +20,9 @@
   Vulkan target synthesizes it (the transposes fold into the attention); on a
   Vulkan device, its folder's 17th step (the tables hold 16) fails with the
   simulator's message;
+- gpu_branch with a block that writes its branch's condition: the Vulkan
+  target (both blocks recorded, each kernel reading the condition) refuses
+  it, naming the statement; the C target takes it;
 - the device JSON's preferences.max_kernel_ops bounds fusion; a bad value
   is an error naming its JSON path; a plan bigger than memory.global_bytes
   and a Vulkan device are refused;
@@ -152,11 +155,34 @@ def check_vulkan_table_bound(cli, k):
                      expect=1), want)
 
 
+def check_vulkan_branch_refusal(cli, exporter, work, vk):
+    """gpu_branch's graph with is_finite's statement again inside a block of the branch on its
+    result: the kernels of the other block would read the condition after it changed, so the
+    Vulkan target refuses the copy, naming it and the reason."""
+    k = os.path.join(work, "gpu_branch")
+    os.mkdir(k)
+    run([exporter, k, "1"])
+    path = os.path.join(k, "graph.json")
+    g = json.load(open(path))
+    blocks = {b["name"]: b for b in g["blocks"]}
+    test = [n for n in blocks["entry"]["nodes"] if n.get("op") == "is_finite"][0]
+    blocks["up"]["nodes"].insert(0, dict(test, index=g["next_index"], uuid="00000000-0000-4000-8000-000000000002"))
+    g["next_index"] += 1
+    json.dump(g, open(path, "w"))
+    out = run([cli, "synth", os.path.join(k, "model.oinf"), path, "--target", vk, "--out", os.path.join(k, "gen")],
+              expect=1)
+    must_contain(out, "test_graphs.c:%d: error: OI_OP(is_finite, h) OI_TO(ok)" % test["src"]["line"],
+                 "a statement in a block of a branch on a variable that writes the condition")
+    # the C target reads the condition once: the same graph synthesizes there
+    run([cli, "synth", os.path.join(k, "model.oinf"), path, "--target", "cpu", "--out", os.path.join(k, "cpu")])
+
+
 def main():
     cli, exp_minimal, exp_mlp, exp_window = sys.argv[1:5]
     exp_kv = sys.argv[5] if len(sys.argv) > 5 else None
     exp_gather = sys.argv[6] if len(sys.argv) > 6 else None
     exp_kv_gqa = sys.argv[7] if len(sys.argv) > 7 else None
+    exp_gpu_branch = sys.argv[8] if len(sys.argv) > 8 else None
     work = tempfile.mkdtemp(prefix="synth_errors_")
     try:
         a, b = os.path.join(work, "a"), os.path.join(work, "b")
@@ -253,6 +279,8 @@ def main():
             run([cli, "synth", os.path.join(k, "model.oinf"), os.path.join(k, "graph.json"), "--target", vk,
                  "--out", os.path.join(k, "gen")])
             check_vulkan_table_bound(cli, k)
+        if exp_gpu_branch:
+            check_vulkan_branch_refusal(cli, exp_gpu_branch, work, vk)
 
         # no allocation inside NAME_step
         open(os.path.join(gen, "alloc_count.c"), "w").write(ALLOC_COUNT)

@@ -2,7 +2,7 @@
 """Parity of the synthesized Vulkan code with the simulator, one example per run.
 
     check_vulkan.py OPENINFER EXPORTER NAME [--exact] [--target vulkan|live] [--steps N] [--dump] [--fp16]
-                    [--interop PROGRAM.c]
+                    [--interop PROGRAM.c] [--set VAR=VALUE]
 
 EXPORTER (export_example.c built for the example) writes the graph, a model,
 seeded inputs and the simulator's values after N steps. The test synthesizes
@@ -27,6 +27,9 @@ With --dump the folder is built again with -DNAME_DEBUG_DUMP=dir and run
 (validation on): dir must hold stepS_kK_VAR.npy for every step and every
 stored variable each kernel writes (plan.json), nothing else, and the last
 kernel writing a kept variable must have dumped the value the driver fetches.
+With --set VAR=VALUE (repeatable) the seeded input VAR's first element is VALUE (`nan`, a
+number, 0 or 1 for a bool): test_graphs.c's gpu_branch takes one path per run that way (both
+blocks of a branch are in the recorded step; the condition on the device picks one).
 With --interop PROGRAM.c (tests/synth/vulkan_interop.c) the program is built
 against the folder and run with the validation layer on: it opens the folder
 on a Vulkan device of its own making, with the model in its own buffer, and
@@ -150,6 +153,18 @@ def main():
     work = tempfile.mkdtemp(prefix="synth_vk_%s_" % name)
     try:
         run([exporter, work, str(steps)])
+        edits = [args[i + 1].split("=", 1) for i, a in enumerate(args) if a == "--set"]
+        if edits:  # the seeded inputs again, edited, and the simulator's values for them
+            given = os.path.join(work, "given")
+            shutil.copytree(os.path.join(work, "in"), given)
+            for var, value in edits:
+                path = os.path.join(given, var + ".npy")
+                x = np.load(path)
+                x.flat[0] = float(value)
+                np.save(path, x)
+            for old in ("in", "sim"):
+                shutil.rmtree(os.path.join(work, old))
+            run([exporter, work, str(steps), "-", given])
         if target == "live":
             arch = os.path.join(work, "device.json")
             open(arch, "w").write(run([cli, "devices", "--json", str(index)]))

@@ -444,3 +444,39 @@ OI_GRAPH(kv_gqa,
     OI_RETURN()
   )
 )
+
+/* gpu_branch: branches on variables, nested: on `ok` (is_finite, computed
+ * in the step) and, inside its first block, on the host's bool `flag`. Each
+ * path leaves y at a value no other gives (3 h, h, or h squared with 1 for
+ * NaN), and only the finite paths write z: a kernel of a block not taken
+ * that ran anyway would show. */
+OI_GRAPH(gpu_branch,
+  OI_DYNAMIC( OI_VAR(x, f32[2, 8]) OI_VAR(flag, bool) )
+  OI_VOLATILE( OI_VAR(y, f32[2, 8]) OI_VAR(z, f32[2, 8]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h, f32[2, 8])
+    OI_ASSIGN(ok, bool)
+    OI_OP(mul, x, x) OI_TO(h)
+    OI_OP(is_finite, h) OI_TO(ok)
+    OI_BRANCH(ok, finite, broken)
+    OI_RETURN()
+  )
+  OI_BLOCK(finite,
+    OI_OP(add, h, h) OI_TO(z)
+    OI_BRANCH(flag, up, down)
+    OI_RETURN()
+  )
+  OI_BLOCK(up,
+    OI_OP(add, z, h) OI_TO(y)
+    OI_RETURN()
+  )
+  OI_BLOCK(down,
+    OI_OP(sub, z, h) OI_TO(y)
+    OI_RETURN()
+  )
+  OI_BLOCK(broken,
+    OI_OP(fill_nan_like, h, value=-1.0) OI_TO(y)
+    OI_OP(mul, y, y) OI_TO(y)
+    OI_RETURN()
+  )
+)

@@ -22,6 +22,11 @@ bool is_inf_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) == 0x7F800000
 
 /* floats compute in float (as the simulator's shaders): no rounding between ops */
 #define OI_ROUND_F32(x) (x)
+/* the bits, not x - x == 0 and x != x: shader compilers fold those to true and false */
+#undef OI_S_isfinite
+#define OI_S_isfinite(a) (!is_nan_f(a) && !is_inf_f(a))
+#undef OI_S_is_nan
+#define OI_S_is_nan(a) is_nan_f(a)
 #define NAN NAN_F
 #define INFINITY INF_F
 
