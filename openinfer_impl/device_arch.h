@@ -59,6 +59,8 @@ typedef struct oi__device_arch {
         bool prefer_fusion;                 /* default true */
         bool prefer_persistent_kv;          /* default true */
         uint64_t max_kernel_ops;            /* default OI__ARCH_DEFAULT_MAX_KERNEL_OPS */
+        uint64_t coopmat_block[3];          /* Vulkan: the cooperative-matrix matmul's BM, BN, BK; 0: from the limits */
+        uint64_t coopmat_subgroups[3];      /* ... its subgroups along M and N, shared-memory buffers (1 or 2) */
     } preferences;
     uint64_t present;          /* bit i: field i of the table was given */
     oi__arch_extra *unknown;   /* stb array: unknown keys, in document order */

@@ -82,6 +82,10 @@ static const oi__arch_field oi__arch_fields[] = {
      OI__NEED_NONE, 0},
     {"preferences", "max_kernel_ops", OI__AK_U64, OI__AT(preferences.max_kernel_ops), 1, 1024, NULL, OI__NEED_NONE,
      0},
+    {"preferences", "coopmat_block", OI__AK_U64X3, OI__AT(preferences.coopmat_block), 16, 1024, NULL, OI__NEED_NONE,
+     0},
+    {"preferences", "coopmat_subgroups", OI__AK_U64X3, OI__AT(preferences.coopmat_subgroups), 1, 64, NULL,
+     OI__NEED_NONE, 0},
 };
 #define OI__ARCH_FIELD_COUNT (sizeof oi__arch_fields / sizeof oi__arch_fields[0])
 

@@ -60,7 +60,8 @@ static bool oi__vk_name_clashes(const char *name) {
         "a_tile", "b_tile", "tile_a", "tile_b", "mm_tiles", "mm_load_a", "mm_load_b", "mm_store", "mm_rows",
         "mm_cols", "float_math", "cm_tiles", "cm_load_a", "cm_load_b", "cm_load_bt", "cm_store8", "oi_cm_pack", "put_a", "put_b",
         "load_a", "load_b", "store_tiles", "load_tiles", "arena_i", "state_i", "model_u", "oi_best", "oi_at",
-        "multiply", "multiply_tile", "gemm_partial", "gemm_slices_sum", "SLICES", "SPLIT_AT", "partial_round", "load_a_fragment", "load_b_fragment", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
+        "multiply", "multiply_tile", "gemm_partial", "gemm_slices_sum", "SLICES", "SPLIT_AT", "COUNT_AT", "K_SLICE",
+        "partial", "counts", "oi_last", "mm_result", "partial_round", "load_a_fragment", "load_b_fragment", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
@@ -564,14 +565,43 @@ static int oi__vk_matmul_reg(const oi__sy_gpu *g, const oi__slot *c) {
 /* How kernel k's matmul (not on cooperative matrices) is tiled. With 16 x 16
  * threads, the backend's rule (vk_matmul_tiling.h, which matmul.comp's
  * dispatches follow): 64 x 64 blocks, 128 x 128 with steps of 8 of K for
- * large products, and a gemm of few blocks split along K (workgroup z is
- * the slice, its partial products in the arena past the plan's temporaries,
- * summed by a second kernel through gemm_slices.glsl as gemm_epilogue.comp
- * sums them): the simulator's sums in its order, the GPU's cores busy. */
+ * large products. A gemm of so few blocks that the backend splits it
+ * along K (an encoder's 128-row products) is split here too, but in 32 x 32
+ * blocks (oi__vk_mm_split_tiles): its slices are summed inside the same
+ * dispatch by the last workgroup of each block (oi__vk_matmul_split), so
+ * the fewer products a block has to add, the shorter that tail. */
 typedef struct oi__vk_mm_tiles {
     int side, reg, bk;        /* side x side threads of reg x reg results, K in steps of bk */
     uint32_t slices, k_slice; /* slices of K (1: not split) and K per slice */
 } oi__vk_mm_tiles;
+
+/* A split gemm's tiles: 16 x 16 threads of 2 x 2 results (32 x 32 blocks),
+ * K in slices (multiples of 16) for about OI__VK_SPLIT_TARGET workgroups
+ * and at most OI__VK_SPLIT_MOST_K each: every workgroup walks a short K and
+ * the last one of a block adds few partial products. On the H100
+ * (docs/synthesizer.md) the encoder block's step took 0.201 ms of GPU time
+ * so, against 0.228 with the backend's 64 x 64 blocks and a second kernel
+ * summing, 0.249 with those blocks summed this way (12 to 20 slices: a
+ * long tail), 0.204 at 768 and 64, 0.214 at 256 and 256, 0.461 unsplit. */
+#ifndef OI__VK_SPLIT_TARGET /* (-D at build time: bench/gpu's comparisons) */
+#define OI__VK_SPLIT_TARGET 384u
+#endif
+#ifndef OI__VK_SPLIT_MOST_K
+#define OI__VK_SPLIT_MOST_K 128u
+#endif
+static oi__vk_mm_tiles oi__vk_mm_split_tiles(const oi__slot *c, uint32_t K) {
+    oi__vk_mm_tiles t = {16, 2, 16, 1u, 0u};
+    uint64_t blocks = (uint64_t)((c->shape[0] + 31) / 32) * (uint64_t)((c->shape[1] + 31) / 32);
+    uint64_t want = (OI__VK_SPLIT_TARGET + blocks - 1u) / blocks, least = (K + OI__VK_SPLIT_MOST_K - 1u) / OI__VK_SPLIT_MOST_K;
+    uint64_t slices = want > least ? want : least, most = K / 16u;
+    if (slices > most)
+        slices = most;
+    if (slices < 2)
+        return t;
+    t.k_slice = (uint32_t)((K + slices - 1u) / slices + 15u) / 16u * 16u;
+    t.slices = (K + t.k_slice - 1u) / t.k_slice;
+    return t;
+}
 
 static oi__vk_mm_tiles oi__vk_mm_tiles_of(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k) {
     const oi__pnode *mm = k->nodes[0];
@@ -583,10 +613,10 @@ static oi__vk_mm_tiles oi__vk_mm_tiles_of(const oi__sy_gpu *g, const oi__sy_sche
     }
     oi__vk_matmul_tiling bt =
         oi__vk_matmul_tiles(true, c->shape[0], c->shape[1], (uint32_t)a->shape[1], mm->ir->op == OI_OP_gemm);
+    if (bt.slices > 1)
+        return oi__vk_mm_split_tiles(c, (uint32_t)a->shape[1]);
     t.reg = (int)bt.block / t.side;
     t.bk = (int)bt.bk;
-    t.slices = bt.slices;
-    t.k_slice = bt.k_slice;
     return t;
 }
 
@@ -1233,8 +1263,8 @@ static bool oi__vk_has_coopmat(const oi_plan *p);
 static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, const oi__sy_param *params,
                                uint32_t local_size, int module) {
     const oi__sy_schedule *s = &p->schedule;
-    oi__buf_printf(b, "#version 450\n// %s_k%d.comp - k%d%s: %s, %d statement%s (synthesized by OpenInfer for %s)\n", p->name,
-                   module, k->id, module == k->id ? "" : "'s slices summed", oi__sy_kernel_kind_name(k->kind),
+    oi__buf_printf(b, "#version 450\n// %s_k%d.comp - k%d: %s, %d statement%s (synthesized by OpenInfer for %s)\n", p->name,
+                   module, k->id, oi__sy_kernel_kind_name(k->kind),
                    (int)arrlen(k->nodes), arrlen(k->nodes) == 1 ? "" : "s", p->gpu.device_name);
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
         oi__buf_puts(b, "//   ");
@@ -1359,9 +1389,9 @@ static void oi__vk_matmul_epilogue(oi__buf *b, const oi__sy_schedule *s, const o
         oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 1);
 }
 
-/* Whether kernel k is a matmul split along K: two dispatches, the tiles'
- * partial products, then their sum and the epilogue (module
- * oi__vk_epilogue_module, after the schedule's kernels). */
+/* Whether kernel k is a matmul split along K: one dispatch whose workgroup
+ * z is a slice of K; each writes its partial products and the last
+ * workgroup of a block to finish sums them (oi__vk_matmul_split). */
 static bool oi__vk_split(const oi_plan *p, const oi__sy_kernel *k) {
     return k->kind == OI__SY_K_MATMUL && !oi__vk_cm_takes(&p->gpu, &p->schedule, k) &&
            oi__vk_mm_tiles_of(&p->gpu, &p->schedule, k).slices > 1;
@@ -1372,9 +1402,18 @@ static uint64_t oi__vk_split_bytes(const oi_plan *p, const oi__sy_kernel *k) {
     return (uint64_t)oi__vk_mm_tiles_of(&p->gpu, &p->schedule, k).slices * (uint64_t)oi__vk_numel(c) * 4u;
 }
 
+/* The output blocks of split kernel k (its workgroups along x and y): a
+ * counter each. */
+static uint64_t oi__vk_split_blocks(const oi_plan *p, const oi__sy_kernel *k) {
+    const oi__slot *c = oi__vk_slot(&p->schedule, k->nodes[0]->out);
+    oi__vk_mm_tiles t = oi__vk_mm_tiles_of(&p->gpu, &p->schedule, k);
+    int64_t tile = t.side * t.reg;
+    return (uint64_t)((c->shape[0] + tile - 1) / tile) * (uint64_t)((c->shape[1] + tile - 1) / tile);
+}
+
 /* Where kernel k's partial products are in the arena (bytes): past the
  * plan's temporaries, one region per split kernel (independent products
- * need no barrier between them); with k = NULL, the arena's whole size. */
+ * need no barrier between them); with k = NULL, where they end. */
 static uint64_t oi__vk_split_offset(const oi_plan *p, const oi__sy_kernel *k) {
     uint64_t at = (p->schedule.arena_bytes + 255u) / 256u * 256u;
     for (int i = 0; i < (int)arrlen(p->schedule.kernels); i++) {
@@ -1384,22 +1423,30 @@ static uint64_t oi__vk_split_offset(const oi_plan *p, const oi__sy_kernel *k) {
         if (oi__vk_split(p, ki))
             at += (oi__vk_split_bytes(p, ki) + 255u) / 256u * 256u;
     }
-    return at == (p->schedule.arena_bytes + 255u) / 256u * 256u ? p->schedule.arena_bytes : at;
+    return at;
 }
 
-/* The shader modules: the schedule's kernels, one per split matmul, then
- * one per cache statement that is a kernel (oi__vk_cache_kernel). */
-static int oi__vk_n_splits(const oi_plan *p) {
-    int n = 0;
-    for (int i = 0; i < (int)arrlen(p->schedule.kernels); i++)
-        n += oi__vk_split(p, &p->schedule.kernels[i]);
-    return n;
+/* Where kernel k's block counters are (bytes): past all the partial
+ * products, a word per block of each split kernel; with k = NULL, where
+ * they end (the arena's whole size where some matmul is split). */
+static uint64_t oi__vk_count_offset(const oi_plan *p, const oi__sy_kernel *k) {
+    uint64_t at = oi__vk_split_offset(p, NULL);
+    for (int i = 0; i < (int)arrlen(p->schedule.kernels); i++) {
+        const oi__sy_kernel *ki = &p->schedule.kernels[i];
+        if (ki == k)
+            return at;
+        if (oi__vk_split(p, ki))
+            at += 4u * oi__vk_split_blocks(p, ki);
+    }
+    return at;
 }
 
+/* The shader modules: the schedule's kernels, then one per cache
+ * statement that is a kernel (oi__vk_cache_kernel). */
 static int oi__vk_n_modules(const oi_plan *p) {
     const oi__pnode **nodes = NULL;
     oi__vk_cache_nodes(&p->schedule, p->schedule.steps, &nodes);
-    int n = (int)arrlen(p->schedule.kernels) + oi__vk_n_splits(p) + (int)arrlen(nodes);
+    int n = (int)arrlen(p->schedule.kernels) + (int)arrlen(nodes);
     arrfree(nodes);
     return n;
 }
@@ -1408,7 +1455,7 @@ static int oi__vk_n_modules(const oi_plan *p) {
 static int oi__vk_cache_module(const oi_plan *p, const oi__pnode *pn) {
     const oi__pnode **nodes = NULL;
     oi__vk_cache_nodes(&p->schedule, p->schedule.steps, &nodes);
-    int first = (int)arrlen(p->schedule.kernels) + oi__vk_n_splits(p), at = pn ? -1 : first;
+    int first = (int)arrlen(p->schedule.kernels), at = pn ? -1 : first;
     for (int i = 0; pn && i < (int)arrlen(nodes); i++)
         if (nodes[i] == pn)
             at = first + i;
@@ -1416,28 +1463,74 @@ static int oi__vk_cache_module(const oi_plan *p, const oi__pnode *pn) {
     return at;
 }
 
-static int oi__vk_epilogue_module(const oi_plan *p, const oi__sy_kernel *k) {
-    int m = (int)arrlen(p->schedule.kernels);
-    for (int i = 0; i < k->id; i++)
-        m += oi__vk_split(p, &p->schedule.kernels[i]);
-    return m;
+static bool oi__vk_has_split(const oi_plan *p) {
+    for (int i = 0; i < (int)arrlen(p->schedule.kernels); i++)
+        if (oi__vk_split(p, &p->schedule.kernels[i]))
+            return true;
+    return false;
 }
 
-/* Module m's kernel; *sum: whether m is that kernel's second (sum) module. */
-static const oi__sy_kernel *oi__vk_module_kernel(const oi_plan *p, int m, bool *sum) {
-    int n = (int)arrlen(p->schedule.kernels);
-    *sum = m >= n;
-    if (m < n)
-        return &p->schedule.kernels[m];
-    if (m >= n + oi__vk_n_splits(p))
-        return NULL; /* a cache statement's */
-    for (int i = 0; i < n; i++)
-        if (oi__vk_split(p, &p->schedule.kernels[i]) && m-- == n)
-            return &p->schedule.kernels[i];
-    return NULL;
+/* The tile loops' operands: A and B through the kernel's variable macros. */
+static void oi__vk_matmul_loads(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm) {
+    oi__buf_puts(b, "bool float_math() { return true; }\nuint mm_rows() { return M; }\nuint mm_cols() { return N; }\n"
+                    "uint mm_load_a(uint base, uint m, uint k) { return floatBitsToUint(");
+    oi__vk_name(b, s, mm->inputs[0]);
+    oi__buf_puts(b, "(m * K + k)); }\nuint mm_load_b(uint base, uint k, uint n) { return floatBitsToUint(");
+    oi__vk_name(b, s, mm->inputs[1]);
+    oi__buf_puts(b, "(k * N + n)); }\n\n");
 }
 
-static bool oi__vk_has_split(const oi_plan *p) { return oi__vk_n_splits(p) > 0; }
+/* A matmul split along K, in one dispatch: workgroup z multiplies slice z
+ * of K and writes its partial products past the plan's temporaries; the
+ * last workgroup of an output block to finish (a counter per block, after
+ * the partial products) adds the block's slices in slice order
+ * (oi_gemm_slices.glsl: the backend's gemm_epilogue.comp sum, so the
+ * simulator's values) and runs the epilogue. The partial products and the
+ * counters go through coherent views of the arena, and each workgroup's
+ * products are made visible (memoryBarrierBuffer) before it counts itself;
+ * the last one puts its counter back to 0 for the next dispatch (the
+ * counters are zeroed at open). */
+static void oi__vk_matmul_split(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, oi__vk_mm_tiles t) {
+    const oi__sy_schedule *s = &p->schedule;
+    oi__buf_printf(b, "/* K in %u slices of %u: workgroup z multiplies slice z and writes its partial products at\n"
+                      " * SPLIT_AT + z * M * N; the last workgroup of a block to finish (its counter at\n"
+                      " * COUNT_AT + block) adds the block's slices in order and runs the epilogue */\n"
+                      "const uint K_SLICE = %uu, SLICES = %uu, SPLIT_AT = %lluu, COUNT_AT = %lluu;\n"
+                      "/* the arena again, coherent: one workgroup's stores seen by another's loads */\n"
+                      "layout(std430, binding = 0) coherent buffer OiPartial { float partial[]; };\n"
+                      "layout(std430, binding = 0) coherent buffer OiCounts { uint counts[]; };\n\n",
+                   t.slices, t.k_slice, t.k_slice, t.slices, (unsigned long long)(oi__vk_split_offset(p, k) / 4),
+                   (unsigned long long)(oi__vk_count_offset(p, k) / 4));
+    oi__vk_matmul_loads(b, s, k->nodes[0]);
+    oi__buf_puts(b, "void mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n"
+                    "    partial[SPLIT_AT + gl_WorkGroupID.z * M * N + r * N + j] = acc_j;\n}\n\n"
+                    "float gemm_partial(uint at) { return partial[SPLIT_AT + at]; }\n"
+                    "#include \"oi_gemm_slices.glsl\"\n\n"
+                    "/* result (r, j), its slices summed */\nvoid mm_result(uint r, uint j, float acc_j) {\n");
+    oi__vk_matmul_epilogue(b, s, k);
+    oi__buf_puts(b, "}\n\n#include \"oi_matmul_tiles.glsl\"\n\n"
+                    "shared bool oi_last; /* whether this workgroup is its block's last slice to finish */\n\n"
+                    "void main() {\n"
+                    "    uint k_begin = gl_WorkGroupID.z * K_SLICE;\n"
+                    "    mm_tiles(0u, 0u, 0u, k_begin, min(K, k_begin + K_SLICE));\n"
+                    "    memoryBarrierBuffer(); /* this slice's products out to the device, by every invocation, */\n"
+                    "    barrier();             /* before the block's count says so */\n"
+                    "    uint block = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;\n"
+                    "    if (gl_LocalInvocationIndex == 0u) {\n"
+                    "        oi_last = atomicAdd(counts[COUNT_AT + block], 1u) == SLICES - 1u;\n"
+                    "        if (oi_last)\n"
+                    "            counts[COUNT_AT + block] = 0u; /* every slice counted: 0 for the next dispatch */\n"
+                    "    }\n"
+                    "    barrier();\n"
+                    "    if (!oi_last)\n        return;\n"
+                    "    memoryBarrierBuffer(); /* the other slices' products, as they made them visible */\n"
+                    "    uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;\n"
+                    "    for (uint l = gl_LocalInvocationIndex; l < BM * BN; l += MM_T * MM_T) {\n"
+                    "        uint r = row0 + l / BN, j = col0 + l % BN;\n"
+                    "        if (r < M && j < N)\n"
+                    "            mm_result(r, j, gemm_slices_sum(r * N + j, M * N, SLICES));\n"
+                    "    }\n}\n");
+}
 
 /* C = A B by the backend's tile loops (vulkan/shaders/matmul_tiles.glsl,
  * copied as oi_matmul_tiles.glsl): T x T threads of R x R results, K in
@@ -1456,57 +1549,23 @@ static void oi__vk_matmul(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) 
                       "/* the store loops unrolled by the driver, not by glslang: lavapipe computed a\n"
                       " * gelu epilogue wrongly in 16 unrolled copies */\n#define MM_STORE_UNROLL\n\n",
                    M, N, K, side, reg, reg, side * reg, side * reg, t.bk);
-    if (t.slices > 1) { /* partial products only: k%d's epilogue kernel sums them */
-        oi__buf_printf(b, "/* K in %u slices of %u (workgroup z): slice z's partial products at SPLIT_AT + z * M * N,\n"
-                          " * summed by %s_k%d.comp with the epilogue */\n"
-                          "const uint K_SLICE = %uu, SPLIT_AT = %lluu;\n\n",
-                       t.slices, t.k_slice, p->name, oi__vk_epilogue_module(p, k), t.k_slice,
-                       (unsigned long long)(oi__vk_split_offset(p, k) / 4));
-    }
-    oi__buf_puts(b, "bool float_math() { return true; }\nuint mm_rows() { return M; }\nuint mm_cols() { return N; }\n"
-                    "uint mm_load_a(uint base, uint m, uint k) { return floatBitsToUint(");
-    oi__vk_name(b, s, mm->inputs[0]);
-    oi__buf_puts(b, "(m * K + k)); }\nuint mm_load_b(uint base, uint k, uint n) { return floatBitsToUint(");
-    oi__vk_name(b, s, mm->inputs[1]);
-    oi__buf_puts(b, "(k * N + n)); }\n\nvoid mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n");
     if (t.slices > 1) {
-        oi__buf_puts(b, "    arena[SPLIT_AT + gl_WorkGroupID.z * M * N + r * N + j] = acc_j;\n}\n\n"
-                        "#include \"oi_matmul_tiles.glsl\"\n\nvoid main() {\n"
-                        "    uint k_begin = gl_WorkGroupID.z * K_SLICE;\n"
-                        "    mm_tiles(0u, 0u, 0u, k_begin, min(K, k_begin + K_SLICE));\n}\n");
+        oi__vk_matmul_split(b, p, k, t);
         return;
     }
+    oi__vk_matmul_loads(b, s, mm);
+    oi__buf_puts(b, "void mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n");
     oi__vk_matmul_epilogue(b, s, k);
     oi__buf_puts(b, "}\n\n#include \"oi_matmul_tiles.glsl\"\n\nvoid main() { mm_tiles(0u, 0u, 0u, 0u, K); }\n");
-}
-
-/* The second kernel of a matmul split along K (oi__vk_split_module): each
- * result's slices summed in order (oi_gemm_slices.glsl, gemm_epilogue.comp's
- * sum), then the matmul's epilogue as the unsplit kernel's mm_store has it. */
-static void oi__vk_matmul_sum(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) {
-    const oi__sy_schedule *s = &p->schedule;
-    const oi__slot *c = oi__vk_slot(s, k->nodes[0]->out);
-    oi__vk_mm_tiles t = oi__vk_mm_tiles_of(&p->gpu, s, k);
-    oi__buf_printf(b, "const uint M = %lldu, N = %lldu, SLICES = %uu, SPLIT_AT = %lluu; /* k%d's partial products */\n\n"
-                      "float gemm_partial(uint at) { return arena[SPLIT_AT + at]; }\n#include \"oi_gemm_slices.glsl\"\n\n"
-                      "void mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n",
-                   (long long)c->shape[0], (long long)c->shape[1], t.slices,
-                   (unsigned long long)(oi__vk_split_offset(p, k) / 4), k->id);
-    oi__vk_matmul_epilogue(b, s, k);
-    oi__buf_puts(b, "}\n\nvoid main() {\n"
-                    "    uint e = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x +\n"
-                    "             gl_LocalInvocationID.x;\n"
-                    "    if (e < M * N)\n        mm_store(0u, e / N, e % N, gemm_slices_sum(e, M * N, SLICES), 0u);\n}\n");
 }
 
 /* ------------------------------------------------------------------ */
 /* The cooperative-matrix matmul (default_precision fp16 on a device   */
 /* with cooperative matrices): the backend's matmul_coopmat_tiles.glsl */
 /* ------------------------------------------------------------------ */
-#define OI__VK_CM_BM 128 /* = matmul_coopmat_tiles.glsl's BM, BN (its defaults) */
-#define OI__VK_CM_BN 256
-#define OI__VK_CM_THREADS 512 /* 32 x WG_M x WG_N */
-#define OI__VK_CM_BLOCKS 32   /* fewer blocks than this leave most of a large GPU idle: the tiled matmul */
+/* Fewer results than 32 blocks of 128 x 256 leave most of a large GPU idle:
+ * the tiled matmul takes such products. */
+#define OI__VK_CM_MIN_RESULTS (32 * 128 * 256)
 
 /* Where an operand's first element is, in `unit` elements of its buffer
  * (f16 temporaries: halves; else floats), as text; false if its data is
@@ -1554,7 +1613,8 @@ static bool oi__vk_cm_takes(const oi__sy_gpu *g, const oi__sy_schedule *s, const
     const oi__pnode *mm = k->nodes[0];
     const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
     int64_t M = c->shape[0], N = c->shape[1], K = a->shape[1];
-    if (N % 8 || K % 8 || ((M + OI__VK_CM_BM - 1) / OI__VK_CM_BM) * ((N + OI__VK_CM_BN - 1) / OI__VK_CM_BN) < OI__VK_CM_BLOCKS)
+    int64_t bm = g->cm.bm, bn = g->cm.bn;
+    if (N % 8 || K % 8 || ((M + bm - 1) / bm) * ((N + bn - 1) / bn) * bm * bn < OI__VK_CM_MIN_RESULTS)
         return false;
     oi__buf at;
     memset(&at, 0, sizeof at);
@@ -1601,8 +1661,9 @@ static int oi__vk_binding(oi__sy_home home) {
 }
 
 /* C = A B on cooperative matrices (matmul_coopmat_tiles.glsl, copied as
- * oi_matmul_coopmat_tiles.glsl): 128 x 256 blocks of 16 subgroups, f16
- * fragments, f32 accumulators; the epilogue, where there is one, per result
+ * oi_matmul_coopmat_tiles.glsl): blocks of the device's tile shape
+ * (oi__sy_gpu.cm; 128 x 256 of 16 subgroups on an H100), f16 fragments,
+ * f32 accumulators; the epilogue, where there is one, per result
  * as the tiled matmul's (mm_store). */
 static void oi__vk_matmul_coopmat(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const oi__sy_gpu *g) {
     const oi__pnode *mm = k->nodes[0];
@@ -1610,8 +1671,14 @@ static void oi__vk_matmul_coopmat(oi__buf *b, const oi__sy_schedule *s, const oi
     const oi__sy_buffer *cb = &s->buffers[mm->out];
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     bool direct = oi__vk_cm_direct(g, s, k), half_out = direct && oi__vk_half(g, s, mm->out);
+    const oi__sy_coopmat_tiles *t = &g->cm;
     oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\n#define CM_M M\n#define CM_N N\n#define CM_K K\n"
-                      "const uint B_T = 0u; /* B is [K, N] */\n\n", M, N, K);
+                      "const uint B_T = 0u; /* B is [K, N] */\n", M, N, K);
+    oi__buf_printf(b, "/* %u x %u blocks of %u x %u subgroups (%u x %u each), K %u at a time through %u shared buffer%s\n"
+                      " * (the device JSON's preferences.coopmat_block and coopmat_subgroups, or its limits') */\n"
+                      "#define BM %uu\n#define BN %uu\n#define BK %uu\n#define WG_M %uu\n#define WG_N %uu\n#define STAGES %uu\n\n",
+                   t->bm, t->bn, t->wg_m, t->wg_n, t->bm / t->wg_m, t->bn / t->wg_n, t->bk, t->stages,
+                   t->stages == 1 ? "" : "s", t->bm, t->bn, t->bk, t->wg_m, t->wg_n, t->stages);
     oi__buf_puts(b, "/* 8 f32 values as 8 halves (an operand stored as f32) */\n"
                     "uvec4 oi_cm_pack(vec4 lo, vec4 hi) {\n"
                     "    return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));\n}\n");
@@ -1665,29 +1732,54 @@ static double oi__vk_param_f(const oi__pnode *pn, const char *name) {
 }
 
 /* layer_norm over the last axis: mean, the variance about it, then
- * (x - mean) inv scale + bias (nn.c's order; sums in f32 by the tree). */
+ * (x - mean) inv scale + bias (nn.c's order; sums in f32 by the tree). A
+ * row of at most OI__VK_NORM_HELD values a thread is read once into
+ * registers (x[c] is element tid + c * wg: the same sums in the same
+ * order, one pass over memory instead of three). */
+#define OI__VK_NORM_HELD 8
 static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]);
-    oi__vk_row_main(b, in->shape[in->ndim - 1]);
+    int64_t len = in->shape[in->ndim - 1];
+    bool held = (len + wg - 1) / wg <= OI__VK_NORM_HELD;
+    oi__vk_row_main(b, len);
+    if (held) {
+        oi__buf_printf(b, "    const uint PER = (L + %uu) / %uu; /* the row's values a thread holds */\n"
+                          "    float x[PER];\n    for (uint c = 0u; c < PER; c++)\n"
+                          "        x[c] = tid + c * %uu < L ? ", wg - 1, wg, wg);
+        oi__vk_name(b, s, pn->inputs[0]);
+        oi__buf_printf(b, "(r * L + tid + c * %uu) : 0.0;\n", wg);
+    }
+    /* the loops over the thread's share of the row, and its value there */
+    char loop[96];
+    if (held)
+        snprintf(loop, sizeof loop, "for (uint c = 0u; c < PER && tid + c * %uu < L; c++)", wg);
+    else
+        snprintf(loop, sizeof loop, "for (uint j = tid; j < L; j += %uu)", wg);
+    oi__buf x_at;
+    memset(&x_at, 0, sizeof x_at);
+    if (held) {
+        oi__buf_puts(&x_at, "x[c]");
+    } else {
+        oi__vk_name(&x_at, s, pn->inputs[0]);
+        oi__buf_puts(&x_at, "(r * L + j)");
+    }
     if (pn->ir->op == OI_OP_rms_norm) { /* the root mean square: about 0 */
         oi__buf_puts(b, "    const float mean = 0.0;\n");
     } else {
-        oi__buf_printf(b, "    float sum = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n        sum = OI_S_sum_step(sum, ", wg);
-        oi__vk_name(b, s, pn->inputs[0]);
-        oi__buf_puts(b, "(r * L + j));\n    const float mean = oi_wg_sum(sum) / float(L);\n");
+        oi__buf_printf(b, "    float sum = 0.0;\n    %s\n        sum = OI_S_sum_step(sum, %s);\n"
+                          "    const float mean = oi_wg_sum(sum) / float(L);\n", loop, x_at.data);
     }
-    oi__buf_printf(b, "    float sq = 0.0;\n"
-                      "    for (uint j = tid; j < L; j += %uu) {\n        const float d = ", wg);
-    oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_puts(b, "(r * L + j) - mean;\n        sq = OI_S_sum_step(sq, d * d);\n    }\n"
-                    "    const float inv = 1.0 / sqrt(oi_wg_sum(sq) / float(L) + ");
+    oi__buf_printf(b, "    float sq = 0.0;\n    %s {\n        const float d = %s - mean;\n"
+                      "        sq = OI_S_sum_step(sq, d * d);\n    }\n"
+                      "    const float inv = 1.0 / sqrt(oi_wg_sum(sq) / float(L) + ", loop, x_at.data);
     oi__sy_render_double(b, oi__vk_param_f(pn, "epsilon"));
-    oi__buf_printf(b, ");\n    for (uint j = tid; j < L; j += %uu)\n        ", wg);
+    oi__buf_printf(b, ");\n    %s {\n", loop);
+    if (held)
+        oi__buf_printf(b, "        const uint j = tid + c * %uu;\n", wg);
+    oi__buf_puts(b, "        ");
     oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, "(r * L + j) = (");
-    oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_puts(b, "(r * L + j) - mean) * inv");
+    oi__buf_printf(b, "(r * L + j) = (%s - mean) * inv", x_at.data);
     if (arrlen(pn->inputs) > 1) {
         oi__buf_puts(b, " * ");
         oi__vk_name(b, s, pn->inputs[1]);
@@ -1698,7 +1790,8 @@ static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
         oi__vk_name(b, s, pn->inputs[2]);
         oi__buf_puts(b, "(j)");
     }
-    oi__buf_puts(b, ";\n}\n");
+    oi__buf_puts(b, ";\n    }\n}\n");
+    oi__buf_free(&x_at);
 }
 
 static void oi__vk_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
@@ -2346,8 +2439,8 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
     switch (k->kind) {
     case OI__SY_K_MATMUL: {
         if (oi__vk_cm_takes(&p->gpu, s, k)) {
-            *gx = (uint32_t)((out->shape[1] + OI__VK_CM_BN - 1) / OI__VK_CM_BN);
-            *gy = (uint32_t)((out->shape[0] + OI__VK_CM_BM - 1) / OI__VK_CM_BM);
+            *gx = (uint32_t)((out->shape[1] + p->gpu.cm.bn - 1) / p->gpu.cm.bn);
+            *gy = (uint32_t)((out->shape[0] + p->gpu.cm.bm - 1) / p->gpu.cm.bm);
             return;
         }
         oi__vk_mm_tiles t = oi__vk_mm_tiles_of(&p->gpu, s, k);
@@ -2391,7 +2484,7 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
 static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
     uint32_t wg = p->gpu.workgroup;
     if (k->kind == OI__SY_K_MATMUL && oi__vk_cm_takes(&p->gpu, &p->schedule, k))
-        return OI__VK_CM_THREADS;
+        return 32u * p->gpu.cm.wg_m * p->gpu.cm.wg_n;
     if (k->kind == OI__SY_K_MATMUL)
         return (uint32_t)(oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_side(&p->gpu));
     if (oi__vk_att_tiled(&p->gpu, &p->schedule, k))
@@ -2594,10 +2687,9 @@ static char *oi__vk_guard(const oi__sy_schedule *s, char *text, const oi__vk_gua
     return oi__buf_take(&b);
 }
 
-/* Module m's GLSL: a kernel of the schedule, or a split matmul's sum. */
+/* Module m's GLSL: a kernel of the schedule, or a cache statement's. */
 static char *oi__vk_kernel_source(const oi_plan *p, int m) {
     const oi__sy_schedule *s = &p->schedule;
-    bool sum;
     int first_cache = oi__vk_cache_module(p, NULL);
     if (m >= first_cache) {
         const oi__pnode **nodes = NULL;
@@ -2607,16 +2699,13 @@ static char *oi__vk_kernel_source(const oi_plan *p, int m) {
         arrfree(nodes);
         return text;
     }
-    const oi__sy_kernel *k = oi__vk_module_kernel(p, m, &sum);
+    const oi__sy_kernel *k = &s->kernels[m];
     oi__sy_param *params = oi__vk_params(p, k);
-    uint32_t wg = sum ? p->gpu.workgroup : oi__vk_kernel_wg(p, k);
+    uint32_t wg = oi__vk_kernel_wg(p, k);
     oi__buf b;
     memset(&b, 0, sizeof b);
     oi__vk_kernel_head(&b, p, k, params, wg, m);
-    if (sum)
-        oi__vk_matmul_sum(&b, p, k);
-    else
-        oi__vk_kernel_body(&b, p, k, wg);
+    oi__vk_kernel_body(&b, p, k, wg);
     char *text = oi__buf_take(&b);
     for (int i = 0; text && i < (int)arrlen(params); i++)
         if (params[i].written && (oi__vk_half(&p->gpu, s, params[i].slot) ||
@@ -2717,13 +2806,13 @@ static void oi__vk_indent(oi__buf *b, int depth) {
 }
 
 /* `static const oi_vk_range NAME[] = {...};`: what the params read (or
- * write), then `extra` if not NULL. */
+ * write), and `extra` if not NULL (before the reads, after the writes). */
 static void oi__vk_ranges(oi__buf *b, const oi__sy_schedule *s, const oi__sy_param *params, bool writes,
                           const char *name, int depth, int *count, const char *extra) {
     oi__buf list;
     memset(&list, 0, sizeof list);
     *count = 0;
-    if (extra) { /* one range or several, each in braces */
+    if (extra && !writes) { /* one range or several, each in braces: first among reads, last among writes */
         oi__buf_puts(&list, extra);
         for (const char *c = extra; *c; c++)
             *count += *c == '{';
@@ -2738,6 +2827,11 @@ static void oi__vk_ranges(oi__buf *b, const oi__sy_schedule *s, const oi__sy_par
             (*count)++;
         }
         oi__buf_free(&mark);
+    }
+    if (extra && writes) { /* after the variables: the debug dump's copies index the first ones */
+        oi__buf_printf(&list, "%s%s", *count ? ", " : "", extra);
+        for (const char *c = extra; *c; c++)
+            *count += *c == '{';
     }
     if (*count) {
         oi__vk_indent(b, depth);
@@ -2807,7 +2901,7 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
     if (arrlen(k->nodes) > 1)
         oi__buf_printf(b, "-%d", k->nodes[arrlen(k->nodes) - 1]->ir->src.line);
     oi__buf_puts(b, " */\n");
-    int n_reads = 0, n_writes = 0, n_sum_reads = 0;
+    int n_reads = 0, n_writes = 0;
     oi__buf scalars; /* the decoder's attention: the counters its slices' bounds read */
     memset(&scalars, 0, sizeof scalars);
     for (int o = 1; k->kind == OI__SY_K_ATTN_KV && o < 3; o++) {
@@ -2825,16 +2919,12 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
     oi__vk_guard_reads(&scalars, s, k->id, NULL);
     oi__vk_ranges(b, s, params, false, "reads", depth + 1, &n_reads, scalars.data);
     oi__buf_free(&scalars);
-    oi__vk_ranges(b, s, params, true, "writes", depth + 1, &n_writes, NULL);
-    bool split = oi__vk_split(p, k);
-    char partials[96];
-    snprintf(partials, sizeof partials, "{OI_VK_ARENA, %llu, %llu}", (unsigned long long)oi__vk_split_offset(p, k),
-             (unsigned long long)(split ? oi__vk_split_bytes(p, k) : 0u));
-    if (split) { /* the partial products: written by the tiles, read by the sum */
-        oi__vk_indent(b, depth + 1);
-        oi__buf_printf(b, "static const oi_vk_range partials[] = {%s};\n", partials);
-        oi__vk_ranges(b, s, params, false, "sum_reads", depth + 1, &n_sum_reads, partials);
-    }
+    char split[160] = ""; /* a split matmul also writes its partial products and block counters */
+    if (oi__vk_split(p, k))
+        snprintf(split, sizeof split, "{OI_VK_ARENA, %llu, %llu}, {OI_VK_ARENA, %llu, %llu}",
+                 (unsigned long long)oi__vk_split_offset(p, k), (unsigned long long)oi__vk_split_bytes(p, k),
+                 (unsigned long long)oi__vk_count_offset(p, k), (unsigned long long)(4u * oi__vk_split_blocks(p, k)));
+    oi__vk_ranges(b, s, params, true, "writes", depth + 1, &n_writes, split[0] ? split : NULL);
     oi__vk_loops loops = {{NULL}, 0};
     if (oi__vk_pushes_loops(k))
         oi__vk_loops_of(s->steps, k->id, NULL, &loops);
@@ -2896,19 +2986,9 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
     oi__vk_groups(p, k, &gx, &gy);
     const char *push_args = push ? "push, (uint32_t)sizeof push" : "NULL, 0";
     oi__vk_indent(b, depth + 1);
-    if (split) {
-        oi__buf_printf(b, "if (oi_vk_dispatch(vk, cb, %d, %s, %uu, %uu, %uu, %s, %d, partials, 1) ||\n", k->id, push_args,
-                       gx, gy, oi__vk_mm_tiles_of(&p->gpu, s, k).slices, n_reads ? "reads" : "NULL", n_reads);
-        uint64_t groups = (uint64_t)(oi__vk_numel(oi__vk_slot(s, k->nodes[0]->out)) + p->gpu.workgroup - 1) / p->gpu.workgroup;
-        uint32_t sx = (uint32_t)(groups > 65535u ? 65535u : groups), sy = (uint32_t)((groups + sx - 1u) / sx);
-        oi__vk_indent(b, depth + 1);
-        oi__buf_printf(b, "    oi_vk_dispatch(vk, cb, %d, %s, %uu, %uu, 1u, sum_reads, %d, %s, %d))\n",
-                       oi__vk_epilogue_module(p, k), push_args, sx, sy, n_sum_reads, n_writes ? "writes" : "NULL",
-                       n_writes);
-    } else {
-        oi__buf_printf(b, "if (oi_vk_dispatch(vk, cb, %d, %s, %uu, %uu, 1u, %s, %d, %s, %d))\n", k->id, push_args, gx, gy,
-                       n_reads ? "reads" : "NULL", n_reads, n_writes ? "writes" : "NULL", n_writes);
-    }
+    oi__buf_printf(b, "if (oi_vk_dispatch(vk, cb, %d, %s, %uu, %uu, %uu, %s, %d, %s, %d))\n", k->id, push_args, gx, gy,
+                   oi__vk_split(p, k) ? oi__vk_mm_tiles_of(&p->gpu, s, k).slices : 1u, n_reads ? "reads" : "NULL", n_reads,
+                   n_writes ? "writes" : "NULL", n_writes);
     oi__vk_indent(b, depth + 2);
     oi__buf_puts(b, "return 1;\n");
     oi__vk_record_dump(b, p, k, params, depth + 1);
@@ -3610,9 +3690,9 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
     }
     oi__buf_printf(b, "    } else if (%s_make_device(ctx%s)) {\n        return 1;\n    }\n", N, oi__vk_has_coopmat(p) ? ", &khr" : "");
     if (oi__vk_has_split(p))
-        oi__buf_printf(b, "    /* the arena, then the partial products of the matmuls split along K */\n"
+        oi__buf_printf(b, "    /* the arena, then the partial products of the matmuls split along K and their block counters */\n"
                           "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%lluu, %s_STATE_DEVICE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
-                       (unsigned long long)oi__vk_split_offset(p, NULL), N, N);
+                       (unsigned long long)oi__vk_count_offset(p, NULL), N, N);
     else
         oi__buf_printf(b, "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%s_ARENA_BYTES, %s_STATE_DEVICE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
                        N, N, N);
@@ -3657,6 +3737,10 @@ static void oi__vk_source_public_open(oi__buf *b, const oi_plan *p) {
 /* NAME_open_on: NAME_open on a device of its own (app NULL) or the application's. */
 static void oi__vk_source_open_on(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
+    if (oi__vk_has_split(p))
+        oi__buf_printf(b, "/* the split matmuls' block counters as they start (their kernels' headers say how they count) */\n"
+                          "static const uint32_t %s_counts_zero[%llu] = {0};\n\n",
+                       N, (unsigned long long)((oi__vk_count_offset(p, NULL) - oi__vk_split_offset(p, NULL)) / 4u));
     oi__buf_printf(b, "static %s_ctx *%s_open_on(const char *model_path, const %s_vulkan_device *app) {\n", N, N, N);
     oi__buf_printf(b, "    %s_ctx *ctx = (%s_ctx *)calloc(1, sizeof *ctx);\n", N, N);
     oi__buf_printf(b, "    if (!ctx) {\n        %s_fail(%s_ERROR_MEMORY, \"%s_open: out of memory\");\n        return NULL;\n    }\n",
@@ -3670,8 +3754,13 @@ static void oi__vk_source_open_on(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, "    oi_vk *vk = &ctx->vk;\n"
                       "    if ((ctx->model && !vk->app_model &&\n"
                       "         oi_vk_upload(vk, &vk->device_buffers[OI_VK_MODEL], 0, ctx->model, ctx->model_size)) ||\n"
-                      "        oi_vk_upload(vk, &vk->device_buffers[OI_VK_STATE], 0, ctx->state, %s_STATE_BYTES) ||\n"
-                      "        oi_vk_begin(vk, &vk->step, 0) || %s_record(ctx, vk->step)", N, N);
+                      "        oi_vk_upload(vk, &vk->device_buffers[OI_VK_STATE], 0, ctx->state, %s_STATE_BYTES) ||\n", N);
+    if (oi__vk_has_split(p)) { /* each dispatch's last workgroup leaves them at 0 again */
+        uint64_t at = oi__vk_split_offset(p, NULL), words = (oi__vk_count_offset(p, NULL) - at) / 4u;
+        oi__buf_printf(b, "        oi_vk_upload(vk, &vk->device_buffers[OI_VK_ARENA], %lluu, %s_counts_zero, %lluu) || /* the block counters */\n",
+                       (unsigned long long)at, N, (unsigned long long)(4u * words));
+    }
+    oi__buf_printf(b, "        oi_vk_begin(vk, &vk->step, 0) || %s_record(ctx, vk->step)", N);
     if (oi__vk_n_uploads(p) > 0)
         oi__buf_printf(b, " || %s_record_uploads(ctx)", N);
     oi__buf_printf(b, ") {\n        %s_close(ctx);\n        return NULL;\n    }\n    return ctx;\n}\n\n", N);

@@ -14,6 +14,48 @@ struct oi_synthesizer {
 /* A Vulkan device's codegen choices from its JSON (or, for
  * oi_synthesizer_new(OI_DEVICE_VULKAN), from none: no optional feature).
  * Workgroups: 256 invocations, fewer if the limits say so (a power of 2). */
+bool oi__sy_coopmat_fits(const oi__sy_coopmat_tiles *t, uint64_t invocations, uint64_t shared_bytes, const char **why) {
+    uint64_t uvec4s = (uint64_t)t->stages * (t->bm * (t->bk / 8u + 1u) + t->bk * (t->bn / 8u + 1u)) + /* A, B tiles */
+                      64u * t->wg_m * t->wg_n; /* a 16 x 16 f32 fragment per subgroup for the edges */
+    *why = t->bk % 16u ? "BK is not a multiple of 16"
+           : t->bm % (16u * t->wg_m) || t->bn % (16u * t->wg_n) ? "BM or BN is not a multiple of 16 x the subgroups along it"
+           : t->stages < 1 || t->stages > 2 ? "the shared-memory buffers are not 1 or 2"
+           : 32u * t->wg_m * t->wg_n > invocations ? "its workgroup is larger than limits.max_workgroup_invocations and max_workgroup_size[0]"
+           : 16u * uvec4s > shared_bytes ? "its tiles need more than limits.max_shared_memory_bytes"
+           : NULL;
+    return *why == NULL;
+}
+
+static uint64_t oi__sy_workgroup_most(const oi__device_arch *arch) {
+    uint64_t a = arch->limits.max_workgroup_invocations, b = arch->limits.max_workgroup_size[0];
+    return a && b ? (a < b ? a : b) : a ? a : b;
+}
+
+/* The cooperative-matrix matmul's tile shape: the JSON's
+ * preferences.coopmat_block and coopmat_subgroups where given (checked by
+ * oi_synthesizer_from_arch_json), else the first of these that the limits
+ * allow: 128 x 256 blocks of 2 x 4 subgroups (64 x 64 each), K 32 at a time
+ * in one buffer (256 invocations, 34.5 KiB: the fastest of nine shapes on an
+ * H100, bench/gpu/synth_matmul_sweep.sh, 6% ahead of 2 x 8 subgroups), then
+ * 128 x 128 of 2 x 4 (26 KiB). */
+static bool oi__sy_coopmat_pick(const oi__device_arch *arch, oi__sy_coopmat_tiles *t) {
+    const uint64_t *b = arch->preferences.coopmat_block, *g = arch->preferences.coopmat_subgroups;
+    const char *why;
+    if (b[0] && g[0]) {
+        oi__sy_coopmat_tiles given = {(uint32_t)b[0], (uint32_t)b[1], (uint32_t)b[2], (uint32_t)g[0], (uint32_t)g[1],
+                                      (uint32_t)g[2]};
+        *t = given;
+        return oi__sy_coopmat_fits(t, oi__sy_workgroup_most(arch), arch->limits.max_shared_memory_bytes, &why);
+    }
+    static const oi__sy_coopmat_tiles shapes[] = {{128, 256, 32, 2, 4, 1}, {128, 128, 32, 2, 4, 1}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        *t = shapes[i];
+        if (oi__sy_coopmat_fits(t, oi__sy_workgroup_most(arch), arch->limits.max_shared_memory_bytes, &why))
+            return true;
+    }
+    return false;
+}
+
 static void oi__sy_gpu_from_arch(const oi__device_arch *arch, oi__sy_gpu *g) {
     memset(g, 0, sizeof *g);
     snprintf(g->device_name, sizeof g->device_name, "%s", arch && arch->device.name && *arch->device.name
@@ -37,10 +79,8 @@ static void oi__sy_gpu_from_arch(const oi__device_arch *arch, oi__sy_gpu *g) {
      * it (every fp16 device of examples/devices has both) and the emitted
      * open checks storageBuffer16BitAccess on the real device */
     g->fp16_storage = g->fp16 && arch->preferences.default_precision == OI__ARCH_FP16;
-    /* matmul_coopmat_tiles.glsl's shape: 16 subgroups of 32, 43.5 KiB of tiles */
     g->coopmat_f16 = g->cooperative_matrix && g->fp16_storage && arch->limits.subgroup_size == 32 &&
-                     arch->limits.max_workgroup_invocations >= 512 && arch->limits.max_workgroup_size[0] >= 512 &&
-                     g->max_shared_bytes >= 49152;
+                     oi__sy_coopmat_pick(arch, &g->cm);
 }
 
 static oi_synthesizer *oi__sy_new(oi_device device, int max_kernel_ops) {
@@ -77,7 +117,10 @@ oi_synthesizer *oi_synthesizer_new(oi_device device) {
  * precision setting; render.c); for Vulkan also device.name and type,
  * limits.max_workgroup_invocations / max_workgroup_size (workgroups),
  * features.subgroup_ops (reductions), preferences.default_precision with
- * features.fp16 (f16 storage of temporaries; bf16 is refused). */
+ * features.fp16 (f16 storage of temporaries; bf16 is refused),
+ * features.cooperative_matrix with preferences.coopmat_block and
+ * coopmat_subgroups (the cooperative-matrix matmul's tiles; refused where
+ * the limits do not hold them). */
 oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
     if (!device_json) {
         oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_synthesizer_from_arch_json: no JSON text");
@@ -94,6 +137,25 @@ oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json) {
                      "the Vulkan target stores f32, or f16 for \"fp16\" with features.fp16; not bf16");
             oi__device_arch_free(&arch);
             return NULL;
+        }
+        const uint64_t *cb = arch.preferences.coopmat_block, *cg = arch.preferences.coopmat_subgroups;
+        if (vulkan && (cb[0] != 0) != (cg[0] != 0)) {
+            oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_synthesizer_from_arch_json: $.preferences.coopmat_block and "
+                     "coopmat_subgroups: give both or neither");
+            oi__device_arch_free(&arch);
+            return NULL;
+        }
+        if (vulkan && cb[0]) {
+            oi__sy_coopmat_tiles t = {(uint32_t)cb[0], (uint32_t)cb[1], (uint32_t)cb[2], (uint32_t)cg[0], (uint32_t)cg[1],
+                                      (uint32_t)cg[2]};
+            const char *why;
+            if (!oi__sy_coopmat_fits(&t, oi__sy_workgroup_most(&arch), arch.limits.max_shared_memory_bytes, &why)) {
+                oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_synthesizer_from_arch_json: $.preferences.coopmat_block "
+                         "[%u, %u, %u] with coopmat_subgroups [%u, %u, %u]: %s", t.bm, t.bn, t.bk, t.wg_m, t.wg_n,
+                         t.stages, why);
+                oi__device_arch_free(&arch);
+                return NULL;
+            }
         }
         s = oi__sy_new(vulkan ? OI_DEVICE_VULKAN : OI_DEVICE_CPU, max_ops);
         if (s) {

@@ -360,6 +360,15 @@ typedef struct oi__sy_param {
 } oi__sy_param;
 oi__sy_param *oi__sy_kernel_params(const oi__sy_schedule *s, const oi__sy_kernel *k); /* stb array */
 
+/* The cooperative-matrix matmul's tile shape (vulkan/shaders/
+ * matmul_coopmat_tiles.glsl's BM, BN, BK, WG_M, WG_N, STAGES): a workgroup of
+ * wg_m x wg_n subgroups of 32 makes a bm x bn block, each subgroup a
+ * (bm / wg_m) x (bn / wg_n) part of 16 x 16 fragments; K goes bk at a time
+ * through `stages` shared-memory buffers. */
+typedef struct oi__sy_coopmat_tiles {
+    uint32_t bm, bn, bk, wg_m, wg_n, stages;
+} oi__sy_coopmat_tiles;
+
 /* The Vulkan target (emit_vulkan.c): what it reads of the device JSON. */
 typedef struct oi__sy_gpu {
     char device_name[128];
@@ -371,9 +380,13 @@ typedef struct oi__sy_gpu {
     uint32_t subgroup_size;    /* limits.subgroup_size: 0 unknown (32 assumed where it matters) */
     bool subgroup_ops, fp16, cooperative_matrix, fp16_storage;
     bool coopmat_f16;          /* large matmuls on cooperative matrices (f16 x f16 -> f32):
-                                  cooperative_matrix, f16 storage, 512-invocation workgroups
-                                  of 32-wide subgroups, 48 KiB of shared memory */
+                                  cooperative_matrix, f16 storage, 32-wide subgroups, and
+                                  a tile shape (below) that the limits allow */
+    oi__sy_coopmat_tiles cm;   /* that shape: preferences.coopmat_block/_subgroups, else from the limits */
 } oi__sy_gpu;
+/* Whether tile shape t fits a device: its workgroup in `invocations` and
+ * its shared memory in `shared_bytes`; else *why says what does not. */
+bool oi__sy_coopmat_fits(const oi__sy_coopmat_tiles *t, uint64_t invocations, uint64_t shared_bytes, const char **why);
 /* Refuses, naming the DSL statement, what the first version of the Vulkan
  * target cannot emit (run by oi_synthesize). */
 oi_status oi__sy_vulkan_check(const oi__sy_schedule *s);

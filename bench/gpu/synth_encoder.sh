@@ -30,13 +30,16 @@
 #      smollm2.oinf here from the staged package (.gpu/stage/pkgs, as models_on_device.sh
 #      stages it, with the gguf wheel in .gpu/stage/wheels): the importer writes the bytes the
 #      folder was synthesized for.
-# PARTS="encoder parity matmul interop decode" (the default) picks the parts to run.
+#   6. sweep: the emitted f16 matmul at n = 4096 for several tile shapes (device JSON
+#      preferences.coopmat_block / coopmat_subgroups) against cuBLAS, bench/gpu/synth_matmul_sweep.sh
+#      (staged by synth_stage.sh into .gpu/sweep/).
+# PARTS="encoder parity matmul sweep interop decode" (the default) picks the parts to run.
 set -u
 OUT=${1:-${OUT:-/tmp/oi-synth-gpu}}
 G=${G:-.gpu}
 HERE=$(dirname "$0")
 RUNS=${RUNS:-200}
-PARTS=${PARTS:-encoder parity matmul interop decode}
+PARTS=${PARTS:-encoder parity matmul sweep interop decode}
 mkdir -p "$OUT"
 WORK=$(mktemp -d) # models, traces and fetched values: not in OUT
 mkdir -p "$WORK/enc" "$WORK/mm" "$WORK/mm4k_1" "$WORK/mm4k_9" # the exporters write into folders that exist
@@ -199,6 +202,17 @@ if len(gpu) == 2:
 else:
     print("f16 matmul 4096: the emitted runs failed (matmul.txt)")
 PY
+fi
+
+if want sweep; then
+section "the emitted f16 matmul at n = 4096: tile shapes (bench/gpu/synth_matmul_sweep.sh)"
+if [ -f $G/sweep/variants.txt ]; then
+    bash "$HERE/synth_matmul_sweep.sh" run "$OUT" 2>&1
+    grep -E "^(cuBLAS|default|variant)" "$OUT/sweep.txt" | sed 's/^/sweep: /' >> "$OUT/summary.txt"
+    awk '$3 ~ /^[0-9.]+$/' "$OUT/sweep.txt" | sort -k3 -n | head -1 | sed 's/^/sweep: fastest /' >> "$OUT/summary.txt"
+else
+    echo "sweep: not staged (bash bench/gpu/synth_matmul_sweep.sh stage)"
+fi
 fi
 
 if want interop; then

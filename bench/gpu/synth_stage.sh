@@ -19,6 +19,8 @@
 #                                                       fp16: cooperative matrices, built)
 #   .gpu/synth_matmul_r1/, synth_matmul_r9/            (matmul_graph.c at N = 4096, R = 1 and 9,
 #                                                       H100 at fp16, built with synth_matmul_bench)
+#   .gpu/sweep/NAME/r1, r9                             (the same for each tile shape of
+#                                                       bench/gpu/synth_matmul_sweep.sh)
 #   .gpu/export_encoder, export_matmul                 (the exporters: they write the same models
 #                                                       there, byte for byte, and the simulator's values)
 #   .gpu/vk_peer                                       (the backend's f16 matmul at n = 4096)
@@ -119,6 +121,8 @@ for r in 1 9; do
     cc -O2 -std=c11 -Wall -Wextra -I$G/synth_matmul_r$r bench/gpu/synth_matmul_bench.c \
         $G/synth_matmul_r$r/libmatmul_f16.a -ldl -lm -o $G/synth_matmul_r$r/bench
 done
+# the f16 matmul's tile shapes (synth_encoder.sh's part "sweep")
+G=$G bash bench/gpu/synth_matmul_sweep.sh stage "$build"
 # the interop program against residual_mlp's folder for the H100 (its model: written there again)
 ninja -C "$build" tests/synth/export_residual_mlp
 cp "$build/tests/synth/export_residual_mlp" $G/

@@ -20,11 +20,13 @@ exactly the extensions and workgroup sizes the JSON allows:
 MATMUL_EXPORTER's graph (matmul_graph.c at N = 1024: one 1024^3 matmul) is
 synthesized for the H100's JSON with default_precision fp16: its matmul,
 and only it, runs on cooperative matrices (GL_NV_cooperative_matrix,
-oi_matmul_coopmat_tiles.glsl, 512 invocations, 16-bit arithmetic types), the
+oi_matmul_coopmat_tiles.glsl, 256 invocations, 16-bit arithmetic types), the
 host asks for VK_KHR_ or VK_NV_cooperative_matrix, every kernel compiles with
 glslc and the folder builds (the KHR module by oi_gen_spirv.py, -Werror); for the H100's JSON as it is (fp32), for
 ada_mock.json (fp16, no cooperative_matrix), for lavapipe's and for an
 H100 whose subgroups are 64 wide, no kernel mentions a cooperative matrix.
+The JSON's preferences.coopmat_block/_subgroups set the tiles (2 x 8
+subgroups: 512 invocations), and a shape past the shared memory is refused.
 Every kernel is compiled by glslc for the first two (no device needed;
 without glslc that part is skipped). `synth --report`'s "wrote DIR/: ..."
 line must name exactly the files in the folder (for the C target too).
@@ -126,7 +128,7 @@ def check_coopmat(cli, exporter, devices, ada, work):
             others = [t for t in src.values() if t not in matmul]
             assert "#extension GL_NV_cooperative_matrix : require" in matmul[0], name
             assert "GL_EXT_shader_explicit_arithmetic_types_float16" in matmul[0], name
-            assert "local_size_x = 512" in matmul[0], name
+            assert "local_size_x = 256" in matmul[0], name  # 2 x 4 subgroups of 32 (the limits' first shape)
             assert '#include "oi_matmul_coopmat_tiles.glsl"' in matmul[0], name
             assert not any(w in t for t in others for w in COOPMAT_WORDS), (name, "only the matmul")
             host = open(os.path.join(out, "matmul_f16.c")).read()
@@ -149,6 +151,20 @@ def check_coopmat(cli, exporter, devices, ada, work):
             compiled = True
         print("matmul graph, %s: %s%s" % (name, "cooperative matrices" if coop else "tiled",
                                           ", compiled" if compiled else ""))
+    # the tile shape from the JSON: honored where the limits hold it, refused (naming it) where not
+    given = variant(h100_16, os.path.join(work, "h100_tiles.json"), preferences__coopmat_block=[128, 256, 32],
+                    preferences__coopmat_subgroups=[2, 8, 1])
+    out = os.path.join(work, "mm_tiles")
+    run([cli, "synth", model, graph, "--target", given, "--out", out])
+    matmul = [t for t in kernels(out).values() if ": matmul," in t.splitlines()[1]][0]
+    for line in ("#define BN 256u", "#define WG_N 8u", "local_size_x = 512"):
+        assert line in matmul, ("the JSON's tiles", line)
+    too_big = variant(h100_16, os.path.join(work, "h100_big.json"), preferences__coopmat_block=[256, 256, 64],
+                      preferences__coopmat_subgroups=[4, 4, 2])
+    r = subprocess.run([cli, "synth", model, graph, "--target", too_big, "--out", os.path.join(work, "mm_big")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert r.returncode != 0 and "coopmat_block" in r.stdout and "max_shared_memory_bytes" in r.stdout, r.stdout
+    print("matmul graph: the JSON's tile shape honored; one past the shared memory refused (%s)" % r.stdout.strip())
 
 
 def main():

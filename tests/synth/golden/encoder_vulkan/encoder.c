@@ -100,24 +100,6 @@ static const uint32_t encoder_k15_spv[] =
 static const uint32_t encoder_k16_spv[] =
 #include "encoder_k16.spv.h"
     ;
-static const uint32_t encoder_k17_spv[] =
-#include "encoder_k17.spv.h"
-    ;
-static const uint32_t encoder_k18_spv[] =
-#include "encoder_k18.spv.h"
-    ;
-static const uint32_t encoder_k19_spv[] =
-#include "encoder_k19.spv.h"
-    ;
-static const uint32_t encoder_k20_spv[] =
-#include "encoder_k20.spv.h"
-    ;
-static const uint32_t encoder_k21_spv[] =
-#include "encoder_k21.spv.h"
-    ;
-static const uint32_t encoder_k22_spv[] =
-#include "encoder_k22.spv.h"
-    ;
 static const struct {
     const uint32_t *code;
     size_t bytes;
@@ -139,14 +121,8 @@ static const struct {
     {encoder_k14_spv, sizeof encoder_k14_spv},
     {encoder_k15_spv, sizeof encoder_k15_spv},
     {encoder_k16_spv, sizeof encoder_k16_spv},
-    {encoder_k17_spv, sizeof encoder_k17_spv},
-    {encoder_k18_spv, sizeof encoder_k18_spv},
-    {encoder_k19_spv, sizeof encoder_k19_spv},
-    {encoder_k20_spv, sizeof encoder_k20_spv},
-    {encoder_k21_spv, sizeof encoder_k21_spv},
-    {encoder_k22_spv, sizeof encoder_k22_spv},
 };
-#define encoder_N_KERNELS 23
+#define encoder_N_KERNELS 17
 #define encoder_N_UPLOADS 1 /* variables the host sets before a step */
 
 static const uint32_t encoder_Wq_at[] = {1480168u, 3254632u}; /* Wq(l): the model's enc.{l}.wq, in floats */
@@ -321,9 +297,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
     for (int64_t l = 0; l < 2; l++) {
         { /* k0, matmul: bench_encoder.c:61 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 983040, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 983040, 196608}};
-            static const oi_vk_range partials[] = {{OI_VK_ARENA, 3735552, 2359296}};
-            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 3735552, 2359296}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 983040, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 3735552, 1572864}, {OI_VK_ARENA, 14745600, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wq_at[l], 589824u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bq_at[l], 1536u);
@@ -331,8 +305,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             if (oi_vk_model_window(vk, cb, lo, hi, &mb))
                 return 1;
             const uint32_t push[] = {mb, encoder_Wq_at[l], encoder_bq_at[l]};
-            if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 2, partials, 1) ||
-                oi_vk_dispatch(vk, cb, 17, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 3, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 0, push, (uint32_t)sizeof push, 12u, 4u, 8u, reads, 2, writes, 3))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 0, "q", 10, 49152u, &writes[0]))
@@ -341,9 +314,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         }
         { /* k1, matmul: bench_encoder.c:62 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1179648, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1179648, 196608}};
-            static const oi_vk_range partials[] = {{OI_VK_ARENA, 6094848, 2359296}};
-            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 6094848, 2359296}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1179648, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 5308416, 1572864}, {OI_VK_ARENA, 14745792, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wk_at[l], 589824u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bk_at[l], 1536u);
@@ -351,8 +322,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             if (oi_vk_model_window(vk, cb, lo, hi, &mb))
                 return 1;
             const uint32_t push[] = {mb, encoder_Wk_at[l], encoder_bk_at[l]};
-            if (oi_vk_dispatch(vk, cb, 1, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 2, partials, 1) ||
-                oi_vk_dispatch(vk, cb, 18, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 3, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 1, push, (uint32_t)sizeof push, 12u, 4u, 8u, reads, 2, writes, 3))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 1, "k", 10, 49152u, &writes[0]))
@@ -361,9 +331,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         }
         { /* k2, matmul: bench_encoder.c:63 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1376256, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1376256, 196608}};
-            static const oi_vk_range partials[] = {{OI_VK_ARENA, 8454144, 2359296}};
-            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 8454144, 2359296}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1376256, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 6881280, 1572864}, {OI_VK_ARENA, 14745984, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wv_at[l], 589824u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bv_at[l], 1536u);
@@ -371,8 +339,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             if (oi_vk_model_window(vk, cb, lo, hi, &mb))
                 return 1;
             const uint32_t push[] = {mb, encoder_Wv_at[l], encoder_bv_at[l]};
-            if (oi_vk_dispatch(vk, cb, 2, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 2, partials, 1) ||
-                oi_vk_dispatch(vk, cb, 19, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 3, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 2, push, (uint32_t)sizeof push, 12u, 4u, 8u, reads, 2, writes, 3))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 2, "v", 10, 49152u, &writes[0]))
@@ -399,9 +366,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         /* k11, copy: bench_encoder.c:72: not dispatched, the attention reads or writes in place */
         { /* k12, matmul: bench_encoder.c:73-74 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 2949120, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};
-            static const oi_vk_range partials[] = {{OI_VK_ARENA, 10813440, 2359296}};
-            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 10813440, 2359296}, {OI_VK_ARENA, 2949120, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 8454144, 1572864}, {OI_VK_ARENA, 14746176, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wo_at[l], 589824u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bo_at[l], 1536u);
@@ -409,8 +374,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             if (oi_vk_model_window(vk, cb, lo, hi, &mb))
                 return 1;
             const uint32_t push[] = {mb, encoder_Wo_at[l], encoder_bo_at[l]};
-            if (oi_vk_dispatch(vk, cb, 12, push, (uint32_t)sizeof push, 6u, 2u, 12u, reads, 4, partials, 1) ||
-                oi_vk_dispatch(vk, cb, 20, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 5, writes, 2))
+            if (oi_vk_dispatch(vk, cb, 12, push, (uint32_t)sizeof push, 12u, 4u, 8u, reads, 4, writes, 4))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 12, "proj", 10, 49152u, &writes[0]))
@@ -438,9 +402,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         }
         { /* k14, matmul: bench_encoder.c:76 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 0, 786432}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 0, 786432}};
-            static const oi_vk_range partials[] = {{OI_VK_ARENA, 13172736, 4718592}};
-            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 13172736, 4718592}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 0, 786432}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 10027008, 2359296}, {OI_VK_ARENA, 14746368, 768}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_W1_at[l], 2359296u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_b1_at[l], 6144u);
@@ -448,8 +410,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             if (oi_vk_model_window(vk, cb, lo, hi, &mb))
                 return 1;
             const uint32_t push[] = {mb, encoder_W1_at[l], encoder_b1_at[l]};
-            if (oi_vk_dispatch(vk, cb, 14, push, (uint32_t)sizeof push, 24u, 2u, 6u, reads, 2, partials, 1) ||
-                oi_vk_dispatch(vk, cb, 21, push, (uint32_t)sizeof push, 768u, 1u, 1u, sum_reads, 3, writes, 1))
+            if (oi_vk_dispatch(vk, cb, 14, push, (uint32_t)sizeof push, 48u, 4u, 3u, reads, 2, writes, 3))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 14, "ffn", 10, 196608u, &writes[0]))
@@ -458,9 +419,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         }
         { /* k15, matmul: bench_encoder.c:77-78 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}};
-            static const oi_vk_range partials[] = {{OI_VK_ARENA, 17891328, 3932160}};
-            static const oi_vk_range sum_reads[] = {{OI_VK_ARENA, 17891328, 3932160}, {OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 12386304, 2359296}, {OI_VK_ARENA, 14747136, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_W2_at[l], 2359296u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_b2_at[l], 1536u);
@@ -468,8 +427,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             if (oi_vk_model_window(vk, cb, lo, hi, &mb))
                 return 1;
             const uint32_t push[] = {mb, encoder_W2_at[l], encoder_b2_at[l]};
-            if (oi_vk_dispatch(vk, cb, 15, push, (uint32_t)sizeof push, 6u, 2u, 20u, reads, 4, partials, 1) ||
-                oi_vk_dispatch(vk, cb, 22, push, (uint32_t)sizeof push, 192u, 1u, 1u, sum_reads, 5, writes, 2))
+            if (oi_vk_dispatch(vk, cb, 15, push, (uint32_t)sizeof push, 12u, 4u, 12u, reads, 4, writes, 4))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 15, "proj", 10, 49152u, &writes[0]))
@@ -579,8 +537,8 @@ static int encoder_open_device(encoder_ctx *ctx, const encoder_vulkan_device *ap
     } else if (encoder_make_device(ctx)) {
         return 1;
     }
-    /* the arena, then the partial products of the matmuls split along K */
-    const VkDeviceSize sizes[OI_VK_BUFFERS] = {21823488u, encoder_STATE_DEVICE_BYTES, (encoder_MODEL_BYTES + 255u) / 256u * 256u};
+    /* the arena, then the partial products of the matmuls split along K and their block counters */
+    const VkDeviceSize sizes[OI_VK_BUFFERS] = {14747328u, encoder_STATE_DEVICE_BYTES, (encoder_MODEL_BYTES + 255u) / 256u * 256u};
     for (int i = 0; i < OI_VK_BUFFERS; i++)
         if (!(i == OI_VK_MODEL && vk->app_model) &&
             oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))
@@ -602,6 +560,9 @@ static int encoder_open_device(encoder_ctx *ctx, const encoder_vulkan_device *ap
     return 0;
 }
 
+/* the split matmuls' block counters as they start (their kernels' headers say how they count) */
+static const uint32_t encoder_counts_zero[432] = {0};
+
 static encoder_ctx *encoder_open_on(const char *model_path, const encoder_vulkan_device *app) {
     encoder_ctx *ctx = (encoder_ctx *)calloc(1, sizeof *ctx);
     if (!ctx) {
@@ -618,6 +579,7 @@ static encoder_ctx *encoder_open_on(const char *model_path, const encoder_vulkan
     if ((ctx->model && !vk->app_model &&
          oi_vk_upload(vk, &vk->device_buffers[OI_VK_MODEL], 0, ctx->model, ctx->model_size)) ||
         oi_vk_upload(vk, &vk->device_buffers[OI_VK_STATE], 0, ctx->state, encoder_STATE_BYTES) ||
+        oi_vk_upload(vk, &vk->device_buffers[OI_VK_ARENA], 14745600u, encoder_counts_zero, 1728u) || /* the block counters */
         oi_vk_begin(vk, &vk->step, 0) || encoder_record(ctx, vk->step) || encoder_record_uploads(ctx)) {
         encoder_close(ctx);
         return NULL;

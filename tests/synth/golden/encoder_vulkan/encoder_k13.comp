@@ -42,16 +42,22 @@ const uint L = 384u; /* the row */
 
 void main() {
     const uint r = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;
+    const uint PER = (L + 255u) / 256u; /* the row's values a thread holds */
+    float x[PER];
+    for (uint c = 0u; c < PER; c++)
+        x[c] = tid + c * 256u < L ? res(r * L + tid + c * 256u) : 0.0;
     float sum = 0.0;
-    for (uint j = tid; j < L; j += 256u)
-        sum = OI_S_sum_step(sum, res(r * L + j));
+    for (uint c = 0u; c < PER && tid + c * 256u < L; c++)
+        sum = OI_S_sum_step(sum, x[c]);
     const float mean = oi_wg_sum(sum) / float(L);
     float sq = 0.0;
-    for (uint j = tid; j < L; j += 256u) {
-        const float d = res(r * L + j) - mean;
+    for (uint c = 0u; c < PER && tid + c * 256u < L; c++) {
+        const float d = x[c] - mean;
         sq = OI_S_sum_step(sq, d * d);
     }
     const float inv = 1.0 / sqrt(oi_wg_sum(sq) / float(L) + 1.0000000000000001e-05);
-    for (uint j = tid; j < L; j += 256u)
-        h(r * L + j) = (res(r * L + j) - mean) * inv * g1(j) + be1(j);
+    for (uint c = 0u; c < PER && tid + c * 256u < L; c++) {
+        const uint j = tid + c * 256u;
+        h(r * L + j) = (x[c] - mean) * inv * g1(j) + be1(j);
+    }
 }
