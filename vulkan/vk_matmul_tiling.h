@@ -1,9 +1,10 @@
 /* vk_matmul_tiling.h - how the tiled matmul (matmul.comp's tile loops,
  * matmul_tiles.glsl) covers a product: its block, its step of K and how
- * many slices of K it is split into. One rule for the backend, which picks
- * per call (vk_ops.c), and for the synthesizer's Vulkan target, which picks
- * at synthesis time (synth/emit_vulkan.c), so an emitted matmul runs the
- * simulator's tiles and sums the simulator's slices in its order. */
+ * many slices of K it is split into. The backend picks per call (vk_ops.c);
+ * the synthesizer's Vulkan target (synth/emit_vulkan.c) starts from the
+ * same rule at synthesis time but splits K its own way (smaller blocks,
+ * the slices summed in the same dispatch), so its split products sum in
+ * another order than the simulator's. */
 #ifndef OI_VK_MATMUL_TILING_H
 #define OI_VK_MATMUL_TILING_H
 
