@@ -46,28 +46,6 @@ static oi_status oi__vk_refuse(const oi__pnode *pn, const char *why) {
     return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the Vulkan target cannot synthesize this yet: %s", why);
 }
 
-/* Names a kernel macro may not take: GLSL words and the functions the
- * kernels call (a macro `max(i)` would capture every max call). */
-static bool oi__vk_name_clashes(const char *name) {
-    static const char *const words[] = {
-        "in", "out", "inout", "uniform", "buffer", "shared", "layout", "precise", "coherent", "readonly",
-        "writeonly", "restrict", "volatile", "discard", "lowp", "mediump", "highp", "precision", "sample",
-        "patch", "flat", "smooth", "invariant", "subroutine", "attribute", "varying", "centroid", "noperspective",
-        "float", "uint", "int", "bool", "vec2", "vec3", "vec4", "uvec4", "mat2", "mat3", "mat4", "true", "false",
-        "max", "min", "abs", "sqrt", "exp", "exp2", "log", "trunc", "sign", "barrier", "main", "arena", "state",
-        "model", "pc", "is_nan_f", "is_inf_f", "exp_f32", "gelu_f32", "tanh_f32", "erf_f32", "erfc_f32",
-        "erfc_tail", "erf_series", "log_f32", "log1p_f32", "oi_wg_sum", "oi_wg_max", "oi_partial", "oi_p", "oi_kv", "oi_q", "oi_inv",
-        "a_tile", "b_tile", "tile_a", "tile_b", "mm_tiles", "mm_load_a", "mm_load_b", "mm_store", "mm_rows",
-        "mm_cols", "float_math", "cm_tiles", "cm_load_a", "cm_load_b", "cm_load_bt", "cm_store8", "oi_cm_pack", "put_a", "put_b",
-        "load_a", "load_b", "store_tiles", "load_tiles", "arena_i", "state_i", "model_u", "oi_best", "oi_at",
-        "multiply", "multiply_tile", "gemm_partial", "gemm_slices_sum", "SLICES", "SPLIT_AT", "COUNT_AT", "K_SLICE",
-        "partial", "counts", "oi_last", "mm_result", "partial_round", "load_a_fragment", "load_b_fragment", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax", "subgroupElect"};
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (strcmp(words[i], name) == 0)
-            return true;
-    return strncmp(name, "gl_", 3) == 0 || strncmp(name, "OI_", 3) == 0;
-}
-
 /* The `kind` of a branch's condition in oi__vk_check_slot (no kernel's). */
 #define OI__VK_CONDITION (-2)
 
@@ -108,7 +86,8 @@ static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn
     static const char *const rope_fns[] = {"split", "two_prod", "ff_mul", "ff_pow", "cos_sin", "R", "N", "HALF", "PER"};
     static const char *const quant_fns[] = {"w_buf", "w_byte", "w_half", "w_word", "block_bytes", "unpack_block",
                                             "block_f32", "block_q8", "x_at", "M", "N", "K", "ROW_BYTES", "COLS", "SPLIT"};
-    bool clash = oi__vk_name_clashes(sl->name);
+    /* (GLSL words and the other functions: renamed, as render.c's oi__sy_reserved says) */
+    bool clash = false;
     for (int i = 0; kind == OI__SY_K_ROPE && i < (int)(sizeof rope_fns / sizeof rope_fns[0]); i++)
         clash |= strcmp(sl->name, rope_fns[i]) == 0;
     for (int i = 0; kind == OI__SY_K_QMATMUL && i < (int)(sizeof quant_fns / sizeof quant_fns[0]); i++)
@@ -191,8 +170,9 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(pn, "gather with indices other than i32 or i64");
         break;
     }
-    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
-        return oi__vk_refuse(pn, "slice, split, pad, concat, convolutions and pools have no GLSL kernel yet");
+    case OI__SY_K_LAYOUT:
+        return oi__vk_refuse(pn, "slice, split, pad and concat have no GLSL kernel yet");
+    case OI__SY_K_CONV: case OI__SY_K_POOL: break;
     case OI__SY_K_ROPE: case OI__SY_K_ARGMAX: break;
     case OI__SY_K_QMATMUL: {
         const oi__slot *x = &s->shaped[pn->inputs[0]];
@@ -1805,6 +1785,115 @@ static void oi__vk_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
     oi__buf_puts(b, pn->ir->op == OI_OP_mean_axis ? "(r) = acc / float(L);\n}\n" : "(r) = acc;\n}\n");
 }
 
+/* conv1d/conv2d (the schedule's window, k->conv): an invocation per output
+ * element (n, m, oy, ox) sums its group's channels and window from zero in
+ * (c, ky, kx) order, skipping the padding, adds the bias, applies relu
+ * (activation=) and runs the fused statements at i, as a matmul's epilogue.
+ * conv.c's gemm sums in blocks: the bits may differ, the tests' bound holds. */
+static void oi__vk_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const oi__slot *y = oi__vk_slot(s, pn->out);
+    const char *act = NULL;
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "activation") == 0)
+            act = pn->attrs[i].s;
+    oi__buf_printf(b, "const uint OH = %lldu, OW = %lldu, OC = %lldu, MG = %lldu, CG = %lldu, IC = %lldu;\n"
+                      "const int IH = %lld, IW = %lld, KH = %lld, KW = %lld; /* the window: stride, pad, dilation */\n"
+                      "const int SH = %lld, SW = %lld, PH = %lld, PW = %lld, DH = %lld, DW = %lld;\n\n",
+                   (long long)g->out_h, (long long)g->out_w, (long long)g->out_c, (long long)g->mg, (long long)g->cg,
+                   (long long)g->in_c, (long long)g->in_h, (long long)g->in_w, (long long)g->k_h, (long long)g->k_w,
+                   (long long)g->s_h, (long long)g->s_w, (long long)g->p_h, (long long)g->p_w, (long long)g->d_h,
+                   (long long)g->d_w);
+    oi__vk_grid_loop(b, oi__vk_numel(y), wg);
+    oi__buf_puts(b, "        const uint i = o;\n"
+                    "        const uint ox = o % OW, oy = o / OW % OH, m = o / (OW * OH) % OC, n = o / (OW * OH * OC);\n"
+                    "        const uint x0 = (n * IC + m / MG * CG) * uint(IH * IW), w0 = m * CG * uint(KH * KW);\n"
+                    "        float acc = 0.0;\n"
+                    "        for (uint c = 0u; c < CG; c++)\n"
+                    "            for (int ky = 0; ky < KH; ky++) {\n"
+                    "                const int iy = int(oy) * SH - PH + ky * DH;\n"
+                    "                if (iy < 0 || iy >= IH)\n                    continue;\n"
+                    "                for (int kx = 0; kx < KW; kx++) {\n"
+                    "                    const int ix = int(ox) * SW - PW + kx * DW;\n"
+                    "                    if (ix >= 0 && ix < IW)\n                        acc += ");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(x0 + c * uint(IH * IW) + uint(iy * IW + ix)) * ");
+    oi__vk_name(b, s, pn->inputs[1]);
+    oi__buf_puts(b, "(w0 + c * uint(KH * KW) + uint(ky * KW + kx));\n                }\n            }\n");
+    oi__buf_puts(b, "        /* ");
+    oi__sy_render_stmt(b, pn);
+    oi__buf_puts(b, " */\n        float v0 = acc");
+    if (arrlen(pn->inputs) > 2) {
+        oi__buf_puts(b, " + ");
+        oi__vk_name(b, s, pn->inputs[2]);
+        oi__buf_puts(b, "(m)");
+    }
+    oi__buf_puts(b, act && strcmp(act, "relu") == 0 ? ";\n        v0 = v0 < 0.0 ? 0.0 : v0;\n" : ";\n");
+    bool last = true;
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        last &= k->nodes[m]->out != pn->out;
+    if (oi__sy_slot_stored(s, pn->out) && last) {
+        oi__buf_puts(b, "        ");
+        oi__vk_name(b, s, pn->out);
+        oi__buf_puts(b, "(i) = v0;\n");
+    }
+    for (int n = 1; n < (int)arrlen(k->nodes); n++)
+        oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 2);
+    oi__buf_puts(b, "    }\n}\n");
+}
+
+/* max_pool2d (conv.c's loop: -inf, then every tap inside the plane, a NaN
+ * winning for good), avg_pool2d (the taps inside over their count, or over
+ * the window's extent inside the padded plane with count_include_pad) and
+ * global_avg_pool (a plane's mean): an invocation per output element, sums
+ * in f32 where conv.c's run in f64 (within the tests' bound). */
+static void oi__vk_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *y = oi__vk_slot(s, pn->out);
+    if (pn->ir->op == OI_OP_global_avg_pool) {
+        long long area = (long long)oi__shape_numel(x->ndim - 2, x->shape + 2);
+        oi__vk_grid_loop(b, oi__vk_numel(y), wg);
+        oi__buf_printf(b, "        float sum = 0.0;\n        for (uint j = 0u; j < %lldu; j++)\n            sum += ", area);
+        oi__vk_name(b, s, pn->inputs[0]);
+        oi__buf_printf(b, "(o * %lldu + j);\n        ", area);
+        oi__vk_name(b, s, pn->out);
+        oi__buf_printf(b, "(o) = sum / float(%lld); /* NaN for an empty plane, as the simulator */\n    }\n}\n", area);
+        return;
+    }
+    const oi__sy_conv_geom *g = &k->conv;
+    bool max = pn->ir->op == OI_OP_max_pool2d;
+    bool include = !max && oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "count_include_pad") != 0;
+    oi__buf_printf(b, "const uint OH = %lldu, OW = %lldu;\n"
+                      "const int IH = %lld, IW = %lld, KH = %lld, KW = %lld; /* the window: stride, pad, dilation */\n"
+                      "const int SH = %lld, SW = %lld, PH = %lld, PW = %lld, DH = %lld, DW = %lld;\n"
+                      "const int EH = %lld, EW = %lld; /* the end pads */\n\n",
+                   (long long)g->out_h, (long long)g->out_w, (long long)g->in_h, (long long)g->in_w, (long long)g->k_h,
+                   (long long)g->k_w, (long long)g->s_h, (long long)g->s_w, (long long)g->p_h, (long long)g->p_w,
+                   (long long)g->d_h, (long long)g->d_w, (long long)g->pe_h, (long long)g->pe_w);
+    oi__vk_grid_loop(b, oi__vk_numel(y), wg);
+    oi__buf_printf(b, "        const uint ox = o %% OW, oy = o / OW %% OH, p = o / (OW * OH);\n"
+                      "        float acc = %s, ny = 0.0, nx = 0.0, n = 0.0;\n"
+                      "        for (int ky = 0; ky < KH; ky++) {\n"
+                      "            const int iy = int(oy) * SH - PH + ky * DH;\n"
+                      "            ny += iy >= -PH && iy < IH + EH ? 1.0 : 0.0;\n"
+                      "            for (int kx = 0; kx < KW; kx++) {\n"
+                      "                const int ix = int(ox) * SW - PW + kx * DW;\n"
+                      "                if (ky == 0)\n                    nx += ix >= -PW && ix < IW + EW ? 1.0 : 0.0;\n"
+                      "                if (iy < 0 || iy >= IH || ix < 0 || ix >= IW)\n                    continue;\n"
+                      "                const float v = ", max ? "-INFINITY" : "0.0");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(p * uint(IH * IW) + uint(iy * IW + ix));\n");
+    if (max)
+        oi__buf_puts(b, "                if (!is_nan_f(acc) && (v > acc || is_nan_f(v))) /* once NaN, stays NaN */\n"
+                        "                    acc = v;\n");
+    else
+        oi__buf_puts(b, "                acc += v;\n                n += 1.0;\n");
+    oi__buf_puts(b, "            }\n        }\n        ");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_printf(b, "(o) = %s;\n    }\n}\n", max ? "acc" : include ? "acc / (ny * nx)" : "acc / n");
+}
+
 /* is_finite: one workgroup over every element; the byte is 1 where none is
  * NaN or infinite (scalar.h's OI_S_isfinite). */
 static void oi__vk_all_finite(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
@@ -2580,8 +2669,9 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_QMATMUL: oi__vk_qmatmul(b, s, k); break;
     case OI__SY_K_ATTN_KV: oi__vk_attn_kv(b, s, k, wg); break;
     case OI__SY_K_ALL_FINITE: oi__vk_all_finite(b, s, k, wg); break;
-    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL:
-        break; /* refused at synthesis */
+    case OI__SY_K_CONV: oi__vk_conv(b, s, k, wg); break;
+    case OI__SY_K_POOL: oi__vk_pool(b, s, k, wg); break;
+    case OI__SY_K_LAYOUT: break; /* refused at synthesis */
     }
 }
 
@@ -3477,10 +3567,11 @@ static void oi__vk_source_prologue(oi__buf *b, const oi_plan *p) {
     if (oi__vk_n_uploads(p) > 0)
         oi__buf_printf(b, "#define %s_N_UPLOADS %d /* variables the host sets before a step */\n", N, oi__vk_n_uploads(p));
     oi__buf_puts(b, "\n");
-    /* prefix tables: each entry's first element in the model buffer */
+    /* prefix tables: each entry's first element in the model buffer (none where an unrolled
+     * loop reads the entries as model tensors of their own) */
     for (int i = 0; i < (int)arrlen(p->plan->slots); i++) {
         const oi__sy_buffer *buf = &s->buffers[i];
-        if (buf->home != OI__SY_PREFIX)
+        if (buf->home != OI__SY_PREFIX || arrlen(buf->tensors) == 0)
             continue;
         oi__buf_printf(b, "static const uint32_t %s_%s_at[] = {", N, p->plan->slots[i].name);
         for (int e = 0; e < (int)arrlen(buf->tensors); e++)

@@ -81,12 +81,27 @@ static bool oi__sy_reserved(const char *name) {
         "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
         "true", "false", "new", "delete", "class", "this", "template", "typename", "namespace", "operator",
         "private", "public", "protected", "friend", "virtual", "explicit", "mutable", "using", "try", "catch",
-        "throw", "and", "or", "not", "xor", "asm", "export", "nullptr"};
+        "throw", "and", "or", "not", "xor", "asm", "export", "nullptr",
+        /* GLSL words and the functions the Vulkan target's kernels call (a macro `max(i)` would
+         * capture every max call) */
+        "in", "out", "inout", "uniform", "buffer", "shared", "layout", "precise", "coherent", "readonly", "writeonly",
+        "discard", "lowp", "mediump", "highp", "precision", "sample", "patch", "flat", "smooth", "invariant",
+        "subroutine", "attribute", "varying", "centroid", "noperspective", "uint", "vec2", "vec3", "vec4", "uvec4",
+        "mat2", "mat3", "mat4", "max", "min", "abs", "sqrt", "exp", "exp2", "log", "trunc", "sign", "barrier", "main",
+        "arena", "state", "model", "pc", "is_nan_f", "is_inf_f", "exp_f32", "gelu_f32", "tanh_f32", "erf_f32",
+        "erfc_f32", "erfc_tail", "erf_series", "log_f32", "log1p_f32", "oi_wg_sum", "oi_wg_max", "oi_partial", "oi_p",
+        "oi_kv", "oi_q", "oi_inv", "a_tile", "b_tile", "tile_a", "tile_b", "mm_tiles", "mm_load_a", "mm_load_b",
+        "mm_store", "mm_rows", "mm_cols", "float_math", "cm_tiles", "cm_load_a", "cm_load_b", "cm_load_bt",
+        "cm_store8", "oi_cm_pack", "put_a", "put_b", "load_a", "load_b", "store_tiles", "load_tiles", "arena_i",
+        "state_i", "model_u", "oi_best", "oi_at", "multiply", "multiply_tile", "gemm_partial", "gemm_slices_sum",
+        "SLICES", "SPLIT_AT", "COUNT_AT", "K_SLICE", "partial", "counts", "oi_last", "mm_result", "partial_round",
+        "load_a_fragment", "load_b_fragment", "floatBitsToUint", "uintBitsToFloat", "subgroupAdd", "subgroupMax",
+        "subgroupElect"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
-    if (strncmp(name, "oi_", 3) == 0) /* the folder's own helpers and the newer kernels' locals */
-        return true;
+    if (strncmp(name, "oi_", 3) == 0 || strncmp(name, "gl_", 3) == 0 || strncmp(name, "OI_", 3) == 0)
+        return true; /* the folder's own helpers, the newer kernels' locals, GLSL's built-ins, the macros */
     return name[0] == 'v' && name[1] >= '0' && name[1] <= '9';
 }
 

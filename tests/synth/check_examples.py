@@ -48,7 +48,7 @@ import tempfile
 
 import numpy as np
 
-from synth_check import run
+from synth_check import run, run_fetching
 
 
 def check_arena(plan):
@@ -105,13 +105,6 @@ def check_no_alloc(alone, prog, work):
     out = run([exe, os.path.join(work, "model.oinf")])
     if "allocations in 3 steps on 3 threads: 0" not in out:
         raise SystemExit("FAILED: %s allocates inside its step:\n%s" % (prog, out))
-
-
-def run_fetching(cmd, kept):
-    """The emitted driver takes at most 64 --fetch flags: one run per 64 variables (the steps
-    are deterministic, each run starts from the same state)."""
-    for i in range(0, max(len(kept), 1), 64):
-        run(cmd + [a for v in kept[i:i + 64] for a in ("--fetch", v)])
 
 
 def check_threads(cmd, work, kept):

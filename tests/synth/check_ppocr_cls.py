@@ -2,7 +2,7 @@
 """synth_ppocr_cls: the real PP-OCR text-direction classifier (examples/models/ppocr_cls) synthesized
 for the C target.
 
-    check_ppocr_cls.py OPENINFER EXPORTER MODEL [--steps N]
+    check_ppocr_cls.py OPENINFER EXPORTER MODEL [--steps N] [--target vulkan]
 
 Imports the weights from the installed package (rapidocr-onnxruntime) into MODEL, the path
 EXPORTER (export_example.c built for ppocr_cls.c) reads, takes one of the model test's images
@@ -13,6 +13,9 @@ every kept value within 1e-5 relative (1e-6 absolute) of the simulator's. Its lo
 Then the same graph with a statement after the loop that reads `d` (a temporary whose shape
 changes with the entries): refused, naming the statement. Exit 77 (skipped) without the package
 or `onnx`.
+With --target vulkan the same image runs through the Vulkan target instead (check_vulkan.py on
+this machine's device, validation layer on; skipped, 77, without a device, glslc or volk): its
+direct conv and pool kernels, within 1e-4 relative of the simulator.
 """
 import json
 import os
@@ -22,7 +25,7 @@ import tempfile
 
 import numpy as np
 
-from synth_check import MODELS, check_with_inputs, model_test, option
+from synth_check import HERE, MODELS, check_with_inputs, model_test, option
 
 OCR = os.path.join(MODELS, "ppocr_cls")
 
@@ -65,6 +68,11 @@ def main() -> int:
         print("skipped: needs pip install --no-deps rapidocr-onnxruntime==1.4.4, and onnx (to read its weights)")
         return model_test.SKIPPED
     model_test.import_model(model, os.path.join(OCR, "import_ppocr_cls.py"))
+    if option("--target", "cpu") == "vulkan":
+        with tempfile.TemporaryDirectory() as given:
+            np.save(os.path.join(given, "image.npy"), image("fox_180.pgm"))
+            return subprocess.run([sys.executable, os.path.join(HERE, "check_vulkan.py"), cli, exporter, "ppocr_cls",
+                                   "--target", "live", "--steps", "1", "--inputs", given]).returncode
     rc = check_with_inputs(cli, exporter, "ppocr_cls", {"image": image("fox_180.pgm")}, option("--steps", "2"))
     if rc == 0:
         with tempfile.TemporaryDirectory() as work:

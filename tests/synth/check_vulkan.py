@@ -2,7 +2,7 @@
 """Parity of the synthesized Vulkan code with the simulator, one example per run.
 
     check_vulkan.py OPENINFER EXPORTER NAME [--exact] [--target vulkan|live] [--steps N] [--dump] [--fp16]
-                    [--interop PROGRAM.c] [--set VAR=VALUE]
+                    [--interop PROGRAM.c] [--set VAR=VALUE] [--inputs DIR]
 
 EXPORTER (export_example.c built for the example) writes the graph, a model,
 seeded inputs and the simulator's values after N steps. The test synthesizes
@@ -30,6 +30,8 @@ kernel writing a kept variable must have dumped the value the driver fetches.
 With --set VAR=VALUE (repeatable) the seeded input VAR's first element is VALUE (`nan`, a
 number, 0 or 1 for a bool): test_graphs.c's gpu_branch takes one path per run that way (both
 blocks of a branch are in the recorded step; the condition on the device picks one).
+With --inputs DIR the dynamic variables are DIR/VAR.npy instead of seeded (a real model's
+input: check_ppocr_cls.py --target vulkan).
 With --interop PROGRAM.c (tests/synth/vulkan_interop.c) the program is built
 against the folder and run with the validation layer on: it opens the folder
 on a Vulkan device of its own making, with the model in its own buffer, and
@@ -47,7 +49,7 @@ import tempfile
 
 import numpy as np
 
-from synth_check import run
+from synth_check import run, run_fetching
 
 SKIP = 77
 
@@ -99,8 +101,8 @@ def check_dump(work, alone, plan, cmd, kept, steps, exact):
     run(["make", "-C", alone, "clean"])
     run(["make", "-C", alone, "VOLK_DIR=" + volk_dir(),
          "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror -D%s_DEBUG_DUMP=%s" % (prog, dump)])
-    out = run(cmd[:cmd.index("--out") + 1] + [os.path.join(work, "dbg")] + cmd[cmd.index("--out") + 2:],
-              env=validation_env())
+    out = run_fetching(cmd[:cmd.index("--out") + 1] + [os.path.join(work, "dbg")] + cmd[cmd.index("--out") + 2:],
+                       kept, env=validation_env())
     if "VUID" in out or "Validation" in out:
         raise SystemExit("FAILED: validation messages from the debug build:\n" + out[:4000])
     writers = {}  # stored variable -> the kernels writing it
@@ -154,9 +156,9 @@ def main():
     try:
         run([exporter, work, str(steps)])
         edits = [args[i + 1].split("=", 1) for i, a in enumerate(args) if a == "--set"]
-        if edits:  # the seeded inputs again, edited, and the simulator's values for them
+        if edits or "--inputs" in args:  # the inputs given or edited, and the simulator's values for them
             given = os.path.join(work, "given")
-            shutil.copytree(os.path.join(work, "in"), given)
+            shutil.copytree(args[args.index("--inputs") + 1] if "--inputs" in args else os.path.join(work, "in"), given)
             for var, value in edits:
                 path = os.path.join(given, var + ".npy")
                 x = np.load(path)
@@ -199,9 +201,7 @@ def main():
                 if v["home"] in ("state", "model") or (v["home"] == "arena" and v["kept"])]
         cmd = [os.path.join(alone, prog), os.path.join(work, "model.oinf"), "--steps", str(steps),
                "--out", os.path.join(work, "emitted")] + inputs
-        for v in kept:
-            cmd += ["--fetch", v]
-        out = run(cmd, env=validation_env())
+        out = run_fetching(cmd, kept, env=validation_env())
         if "VUID" in out or "Validation" in out:
             raise SystemExit("FAILED: validation messages from the emitted code:\n" + out[:4000])
         compared = differ = 0
@@ -219,7 +219,8 @@ def main():
                                  "simulator %s" % (v, float(np.nanmax(np.abs(a.astype(np.float64) - b))),
                                                     a.ravel()[:8], b.ravel()[:8]))
             compared += 1
-        declared = [v["name"] for v in plan["variables"] if v["kind"] != "temporary" and v["name"] in kept]
+        declared = [v["name"] for v in plan["variables"] if v["kind"] != "temporary" and v["name"] in kept and
+                    os.path.exists(os.path.join(work, "sim", v["name"] + ".npy"))]  # not an unrolled loop's entry
         sim_cmd = [cli, "run", os.path.join(work, "model.oinf"), os.path.join(work, "graph.json"), "--steps",
                    str(steps), "--device", "vulkan", "--out", os.path.join(work, "run")] + inputs
         for v in declared:

@@ -2,6 +2,8 @@
 
 - `run(cmd, expect=0)`: runs a command, its output captured and returned; another exit code ends
   the test with that output;
+- `run_fetching(cmd, kept)`: the emitted driver run with `--fetch` for each of `kept`, 64 at a
+  time (the driver's limit);
 - `option(name, default)`: the value after `--name` on the command line;
 - `model_test`: examples/models/model_test.py (`missing`, `import_model`, `SKIPPED`);
 - `check_with_inputs(cli, exporter, name, inputs, steps)`: check_examples.py's parity test of
@@ -27,6 +29,13 @@ def run(cmd, expect=0, **kw):
         wanted = "" if expect == 0 else " (exit %d, wanted %d)" % (r.returncode, expect)
         raise SystemExit("FAILED%s: %s\n%s" % (wanted, " ".join(cmd), r.stdout))
     return r.stdout
+
+
+def run_fetching(cmd, kept, **kw):
+    """The emitted driver takes at most 64 --fetch flags: one run per 64 variables (the steps
+    are deterministic, each run starts from the same state); their output together."""
+    return "".join(run(cmd + [a for v in kept[i:i + 64] for a in ("--fetch", v)], **kw)
+                   for i in range(0, max(len(kept), 1), 64))
 
 
 def option(name, default):

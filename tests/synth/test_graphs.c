@@ -509,3 +509,41 @@ OI_GRAPH(resets,
     OI_RETURN()
   )
 )
+
+/* conv_pool: conv_ops' convolutions and pools without its layout ops (the
+ * Vulkan target's direct conv and pool kernels: groups, strides, dilations,
+ * uneven pads, fused epilogues, ceil_mode, count_include_pad) */
+OI_GRAPH(conv_pool,
+  OI_DYNAMIC(
+    OI_VAR(x1, f32[1, 2, 5, 5]) OI_VAR(w1, f32[3, 2, 3, 3]) OI_VAR(b1, f32[3])
+    OI_VAR(x2, f32[2, 4, 9, 10]) OI_VAR(w2, f32[6, 2, 3, 3]) OI_VAR(b2, f32[6])
+    OI_VAR(x3, f32[1, 32, 6]) OI_VAR(w3, f32[23, 32, 3])
+    OI_VAR(wd, f32[8, 1, 3, 3]) OI_VAR(bd, f32[8]) OI_VAR(wp, f32[48, 4, 1, 1]) OI_VAR(bp, f32[48])
+  )
+  OI_VOLATILE(
+    OI_VAR(y1, f32[1, 3, 3, 3]) OI_VAR(y2, f32[2, 6, 9, 10]) OI_VAR(y3, f32[1, 23, 3])
+    OI_VAR(dw, f32[2, 8, 5, 10]) OI_VAR(mp, f32[2, 4, 5, 6]) OI_VAR(gap, f32[2, 8, 1, 1])
+    OI_VAR(ap, f32[2, 4, 5, 5]) OI_VAR(ap2, f32[1, 2, 3, 3]) OI_VAR(dw2, f32[2, 8, 8, 6])
+    OI_VAR(yh, f32[2, 6, 9, 10]) OI_VAR(yp, f32[2, 48, 9, 10])
+  )
+  OI_BLOCK(entry,
+    OI_OP(conv2d, x1, w1, b1, pads=[1, 1, 1, 1], strides=[2, 2], activation="relu") OI_TO(y1)
+    OI_OP(conv2d, x2, w2, b2, pads=[2, 1, 2, 1], dilations=[2, 1], group=2) OI_TO(y2)
+    OI_OP(mul, y2, y2) OI_TO(y2)
+    OI_OP(relu, y2) OI_TO(y2)
+    OI_OP(conv2d, x2, w2, b2, pads=[1, 1, 1, 1], group=2) OI_TO(yh)
+    OI_OP(relu, yh, negative_slope=0.25, clamp_min=-0.5, clamp_max=0.75) OI_TO(yh)
+    OI_OP(hard_swish, yh) OI_TO(yh)
+    OI_OP(conv2d, x2, wp, bp) OI_TO(yp)
+    OI_OP(hard_sigmoid, yp, alpha=0.25, beta=0.375) OI_TO(yp)
+    OI_OP(relu, yp, clamp_max=0.625) OI_TO(yp)
+    OI_OP(conv1d, x3, w3, pads=[1, 1], strides=[2]) OI_TO(y3)
+    OI_OP(conv2d, x2, wd, bd, pads=[1, 1, 1, 1], strides=[2, 1], group=4, activation="relu") OI_TO(dw)
+    OI_OP(conv2d, x2, wd, bd, pads=[0, 3, 1, 2], strides=[1, 2], dilations=[1, 2], group=4) OI_TO(dw2)
+    OI_OP(max_pool2d, x2, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1) OI_TO(mp)
+    OI_OP(global_avg_pool, dw) OI_TO(gap)
+    OI_OP(avg_pool2d, x2, kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1], count_include_pad=1) OI_TO(ap)
+    OI_OP(avg_pool2d, x1, kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1) OI_TO(ap2)
+    OI_RETURN()
+  )
+)
