@@ -170,9 +170,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(pn, "gather with indices other than i32 or i64");
         break;
     }
-    case OI__SY_K_LAYOUT:
-        return oi__vk_refuse(pn, "slice, split, pad and concat have no GLSL kernel yet");
-    case OI__SY_K_CONV: case OI__SY_K_POOL: break;
+    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL: break;
     case OI__SY_K_ROPE: case OI__SY_K_ARGMAX: break;
     case OI__SY_K_QMATMUL: {
         const oi__slot *x = &s->shaped[pn->inputs[0]];
@@ -1894,6 +1892,89 @@ static void oi__vk_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     oi__buf_printf(b, "(o) = %s;\n    }\n}\n", max ? "acc" : include ? "acc / (ny * nx)" : "acc / n");
 }
 
+/* The coordinates of output element o along dims 0..nd-1 of `shape`, as
+ * GLSL ints c0, c1, ... (the last dim fastest). */
+static void oi__vk_coords(oi__buf *b, const oi__slot *out) {
+    int64_t after = 1;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        oi__buf_printf(b, "        const int c%d = int(o / %lldu %% %lldu);\n", d, (long long)after,
+                       (long long)out->shape[d]);
+        after *= out->shape[d];
+    }
+}
+
+/* concat (the input whose range along the axis holds the element), slice and
+ * split (the schedule's offset and strides, from kernels/shape.c), pad (its
+ * per-dim source maps, -1 taking the fill value): an invocation per output
+ * element, a copy. */
+static void oi__vk_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *out = oi__vk_slot(s, pn->out), *in = oi__vk_slot(s, pn->inputs[0]);
+    oi_op op = pn->ir->op;
+    const int64_t *map = k->index_map;
+    if (op == OI_OP_pad) /* the source index along each dim, -1 outside */
+        for (int d = 0; d < out->ndim; map += out->shape[d], d++) {
+            oi__buf_printf(b, "const int MAP%d[%lld] = int[](", d, (long long)out->shape[d]);
+            for (int64_t i = 0; i < out->shape[d]; i++)
+                oi__buf_printf(b, "%s%lld", i ? (i % 16 ? ", " : ",\n    ") : "", (long long)map[i]);
+            oi__buf_puts(b, ");\n");
+        }
+    oi__vk_grid_loop(b, oi__vk_numel(out), wg);
+    oi__vk_coords(b, out);
+    oi__buf_puts(b, "        ");
+    oi__vk_name(b, s, pn->out);
+    if (op == OI_OP_concat) {
+        int64_t axis = oi__op_param_value_i64(op, pn->attrs, arrlenu(pn->attrs), "axis");
+        axis = axis < 0 ? axis + out->ndim : axis;
+        oi__buf_puts(b, "(o) = ");
+        int64_t at = 0;
+        for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+            const oi__slot *src = oi__vk_slot(s, pn->inputs[i]);
+            bool last = i + 1 == (int)arrlen(pn->inputs);
+            if (!last)
+                oi__buf_printf(b, "c%d < %lld ? ", (int)axis, (long long)(at + src->shape[axis]));
+            oi__vk_name(b, s, pn->inputs[i]);
+            oi__buf_puts(b, "(uint(");
+            int64_t stride = 1;
+            for (int d = src->ndim - 1; d >= 0; d--) {
+                oi__buf_printf(b, d == src->ndim - 1 ? "" : " + ");
+                if (d == axis)
+                    oi__buf_printf(b, "(c%d - %lld) * %lld", d, (long long)at, (long long)stride);
+                else
+                    oi__buf_printf(b, "c%d * %lld", d, (long long)stride);
+                stride *= src->shape[d];
+            }
+            oi__buf_puts(b, last ? "))" : ")) :\n            ");
+            at += src->shape[axis];
+        }
+        oi__buf_puts(b, ";\n    }\n}\n");
+        return;
+    }
+    if (op == OI_OP_pad) {
+        oi__buf_puts(b, "(o) = ");
+        for (int d = 0; d < out->ndim; d++)
+            oi__buf_printf(b, "%sMAP%d[c%d] < 0", d ? " || " : "", d, d);
+        oi__buf_puts(b, " ? ");
+        oi__sy_render_double(b, oi__op_param_value_f64(op, pn->attrs, arrlenu(pn->attrs), "value"));
+        oi__buf_puts(b, " :\n            ");
+        oi__vk_name(b, s, pn->inputs[0]);
+        oi__buf_puts(b, "(uint(");
+        int64_t stride = 1;
+        for (int d = in->ndim - 1; d >= 0; d--) {
+            oi__buf_printf(b, "%sMAP%d[c%d] * %lld", d == in->ndim - 1 ? "" : " + ", d, d, (long long)stride);
+            stride *= in->shape[d];
+        }
+        oi__buf_puts(b, "));\n    }\n}\n");
+        return;
+    }
+    oi__buf_puts(b, "(o) = "); /* slice, split: the offset and strides */
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(uint(%lld", (long long)map[0]);
+    for (int d = 0; d < out->ndim; d++)
+        oi__buf_printf(b, " + c%d * %lld", d, (long long)map[1 + d]);
+    oi__buf_puts(b, "));\n    }\n}\n");
+}
+
 /* is_finite: one workgroup over every element; the byte is 1 where none is
  * NaN or infinite (scalar.h's OI_S_isfinite). */
 static void oi__vk_all_finite(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
@@ -2671,7 +2752,7 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_ALL_FINITE: oi__vk_all_finite(b, s, k, wg); break;
     case OI__SY_K_CONV: oi__vk_conv(b, s, k, wg); break;
     case OI__SY_K_POOL: oi__vk_pool(b, s, k, wg); break;
-    case OI__SY_K_LAYOUT: break; /* refused at synthesis */
+    case OI__SY_K_LAYOUT: oi__vk_layout(b, s, k, wg); break;
     }
 }
 

@@ -417,27 +417,30 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
 
 /* A slice or split in an elementwise kernel (schedule.c's view loads): its
  * input at the element the op's index map gives output element `index`
- * (kernels/shape.c's oi__op_layout_map: an offset and strides). */
+ * (kernels/shape.c's oi__op_layout_map: an offset and strides), the index
+ * arithmetic signed (a negative step's stride). */
 static void oi__sy_view_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__pnode *pn,
                                 const char *index) {
     const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
     int64_t offset = 0, strides[OI_MAX_DIMS] = {0}, after = 1;
     oi__op_layout_map(pn->ir->op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides);
+    bool glsl = lang->functional_cast;
+    const char *to_signed = glsl ? "int(" : "(int64_t)(";
     oi__buf_puts(b, lang->load_float);
     oi__sy_param_name(b, in);
-    oi__buf_printf(b, "%s(size_t)(%lld", lang->index_open, (long long)offset);
+    oi__buf_printf(b, "%s%s(%lld", lang->index_open, glsl ? "uint" : "(size_t)", (long long)offset);
     int outer = 0; /* the outermost dim of more than one element: no modulo */
     while (outer < out->ndim - 1 && out->shape[outer] == 1)
         outer++;
     for (int d = out->ndim - 1; d >= 0; d--) {
         if (out->shape[d] > 1 && after == 1 && d == outer)
-            oi__buf_printf(b, " + (int64_t)%s * %lld", index, (long long)strides[d]);
+            oi__buf_printf(b, " + %s%s) * %lld", to_signed, index, (long long)strides[d]);
         else if (out->shape[d] > 1 && after == 1)
-            oi__buf_printf(b, " + (int64_t)(%s %% %lld) * %lld", index, (long long)out->shape[d], (long long)strides[d]);
+            oi__buf_printf(b, " + %s%s %% %lld) * %lld", to_signed, index, (long long)out->shape[d], (long long)strides[d]);
         else if (out->shape[d] > 1 && d == outer)
-            oi__buf_printf(b, " + (int64_t)(%s / %lld) * %lld", index, (long long)after, (long long)strides[d]);
+            oi__buf_printf(b, " + %s%s / %lld) * %lld", to_signed, index, (long long)after, (long long)strides[d]);
         else if (out->shape[d] > 1)
-            oi__buf_printf(b, " + (int64_t)(%s / %lld %% %lld) * %lld", index, (long long)after,
+            oi__buf_printf(b, " + %s%s / %lld %% %lld) * %lld", to_signed, index, (long long)after,
                            (long long)out->shape[d], (long long)strides[d]);
         after *= out->shape[d];
     }

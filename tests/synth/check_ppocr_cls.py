@@ -25,7 +25,7 @@ import tempfile
 
 import numpy as np
 
-from synth_check import HERE, MODELS, check_with_inputs, model_test, option
+from synth_check import MODELS, check_vulkan_with_inputs, check_with_inputs, model_test, option
 
 OCR = os.path.join(MODELS, "ppocr_cls")
 
@@ -69,10 +69,7 @@ def main() -> int:
         return model_test.SKIPPED
     model_test.import_model(model, os.path.join(OCR, "import_ppocr_cls.py"))
     if option("--target", "cpu") == "vulkan":
-        with tempfile.TemporaryDirectory() as given:
-            np.save(os.path.join(given, "image.npy"), image("fox_180.pgm"))
-            return subprocess.run([sys.executable, os.path.join(HERE, "check_vulkan.py"), cli, exporter, "ppocr_cls",
-                                   "--target", "live", "--steps", "1", "--inputs", given]).returncode
+        return check_vulkan_with_inputs(cli, exporter, "ppocr_cls", {"image": image("fox_180.pgm")}, 1)
     rc = check_with_inputs(cli, exporter, "ppocr_cls", {"image": image("fox_180.pgm")}, option("--steps", "2"))
     if rc == 0:
         with tempfile.TemporaryDirectory() as work:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """synth_silero_vad: the real Silero VAD (examples/models/silero_vad) synthesized for the C target.
 
-    check_silero_vad.py OPENINFER EXPORTER MODEL [--steps N]
+    check_silero_vad.py OPENINFER EXPORTER MODEL [--steps N] [--target vulkan]
 
 Imports the weights from the installed package (silero-vad) into MODEL, the path EXPORTER
 (export_example.c built for silero_vad.c) reads, takes the chunk of reference/clip.wav where the
@@ -9,6 +9,8 @@ reference says speech is likeliest (512 samples in [-1, 1]), and runs check_exam
 the folder built alone (-Werror, C11 and C++17), N steps (default 5: the LSTM state, the
 remembered context and the conv features carried from chunk to chunk), every kept value within
 1e-5 relative (1e-6 absolute) of the simulator's. Exit 77 (skipped) without the package or `onnx`.
+With --target vulkan the same chunk runs through the Vulkan target instead (check_vulkan.py on
+this machine's device, validation layer on, 3 steps; skipped without a device, glslc or volk).
 """
 import os
 import sys
@@ -16,7 +18,7 @@ import wave
 
 import numpy as np
 
-from synth_check import MODELS, check_with_inputs, model_test, option
+from synth_check import MODELS, check_vulkan_with_inputs, check_with_inputs, model_test, option
 
 VAD = os.path.join(MODELS, "silero_vad")
 
@@ -35,6 +37,8 @@ def main() -> int:
         print("skipped: needs pip install --no-deps silero-vad==6.2.3, and onnx (to read its weights)")
         return model_test.SKIPPED
     model_test.import_model(model, os.path.join(VAD, "import_silero_vad.py"))
+    if option("--target", "cpu") == "vulkan":
+        return check_vulkan_with_inputs(cli, exporter, "silero_vad", {"chunk": speech_chunk()}, 3)
     return check_with_inputs(cli, exporter, "silero_vad", {"chunk": speech_chunk()}, option("--steps", "5"))
 
 

@@ -7,7 +7,8 @@
 - `option(name, default)`: the value after `--name` on the command line;
 - `model_test`: examples/models/model_test.py (`missing`, `import_model`, `SKIPPED`);
 - `check_with_inputs(cli, exporter, name, inputs, steps)`: check_examples.py's parity test of
-  the emitted folder, the dynamic variables given as arrays (name -> value) instead of seeded.
+  the emitted folder, the dynamic variables given as arrays (name -> value) instead of seeded;
+  `check_vulkan_with_inputs`: the same through check_vulkan.py (the Vulkan target).
 """
 import os
 import subprocess
@@ -41,6 +42,16 @@ def run_fetching(cmd, kept, **kw):
 def option(name, default):
     args = sys.argv
     return args[args.index(name) + 1] if name in args else default
+
+
+def check_vulkan_with_inputs(cli, exporter, name, inputs, steps):
+    """check_vulkan.py (this machine's device JSON) over `steps` steps with inputs[VAR] as VAR; its
+    exit code (77 without a Vulkan device, glslc or volk)."""
+    with tempfile.TemporaryDirectory(prefix="synth_vk_%s_in_" % name) as given:
+        for var, value in inputs.items():
+            np.save(os.path.join(given, var + ".npy"), value)
+        return subprocess.run([sys.executable, os.path.join(HERE, "check_vulkan.py"), cli, exporter, name, "--target",
+                               "live", "--steps", str(steps), "--inputs", given]).returncode
 
 
 def check_with_inputs(cli, exporter, name, inputs, steps, model=None):
