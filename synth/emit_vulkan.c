@@ -62,7 +62,8 @@ static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
         return kind == -1 || kind == OI__SY_K_COPY || kind == OI__SY_K_GATHER || kind == OI__SY_K_ROPE ||
                kind == OI__SY_K_ARGMAX;
     if (t == OI_DTYPE_BOOL) /* a byte: is_finite's result, a branch's condition */
-        return kind == OI__SY_K_ALL_FINITE || kind == OI__VK_CONDITION || kind == OI__SY_K_ELEMENTWISE;
+        return kind == OI__SY_K_ALL_FINITE || kind == OI__VK_CONDITION || kind == OI__SY_K_ELEMENTWISE ||
+               kind == OI__SY_K_COPY || kind == OI__SY_K_ATTENTION;
     return t == OI_DTYPE_U8 && kind == OI__SY_K_QMATMUL;
 }
 
@@ -123,11 +124,6 @@ static bool oi__vk_trailing_reduce(const oi__sy_schedule *s, const oi__pnode *pn
         if (reduced[d])
             return false;
     return rows > 0 && n % rows == 0;
-}
-
-/* The GLSL attention has no mask and no causal limit yet. */
-static bool oi__vk_attention_masked(const oi__pnode *pn) {
-    return arrlen(pn->inputs) > 3 || oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "causal");
 }
 
 /* An elementwise kernel's bools: written by comparisons of floats (stored a
@@ -194,8 +190,6 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
         break;
     case OI__SY_K_NORM: case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
     case OI__SY_K_MATMUL: case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
-        if (k->kind == OI__SY_K_ATTENTION && oi__vk_attention_masked(oi__sy_kernel_lead(k)))
-            return oi__vk_refuse(pn, "attention with a mask or causal");
         /* other workgroups still read what an in-place write would change */
         for (int i = 0; i < (int)arrlen(pn->inputs); i++)
             if (pn->inputs[i] == pn->out)
@@ -1991,6 +1985,15 @@ static void oi__vk_all_finite(oi__buf *b, const oi__sy_schedule *s, const oi__sy
 static void oi__vk_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *out = oi__vk_slot(s, pn->out);
+    if (out->dtype == OI_DTYPE_BOOL) { /* bools: byte by byte */
+        oi__vk_grid_loop(b, oi__vk_numel(out), wg);
+        oi__buf_puts(b, "        ");
+        oi__vk_name(b, s, pn->out);
+        oi__buf_puts(b, "_write(o, ");
+        oi__vk_name(b, s, pn->inputs[0]);
+        oi__buf_puts(b, "_read(o));\n    }\n}\n");
+        return;
+    }
     if (out->dtype != OI_DTYPE_F32) { /* integers: word by word */
         oi__vk_grid_loop(b, (int64_t)s->buffers[pn->out].bytes / 4, wg);
         oi__buf_puts(b, "        ");
@@ -2060,6 +2063,39 @@ static uint32_t oi__vk_att_tiled_wg(const oi__sy_gpu *g) {
     return wg < g->workgroup ? wg : g->workgroup;
 }
 
+/* attention's mask and causal limit, as `float masked(float score, uint
+ * batch, uint h, uint row, uint t)`: the score plus an f32 mask, or -inf
+ * where a bool mask is false or key t is past query row's causal limit
+ * (bottom-right aligned); the mask broadcast to [B, H, S, T] by strides. */
+static bool oi__vk_attention_masked(const oi__pnode *pn) {
+    return arrlen(pn->inputs) > 3 || oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "causal");
+}
+
+static void oi__vk_attention_mask(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *pn, long long S, long long T) {
+    bool causal = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "causal") != 0;
+    if (!oi__vk_attention_masked(pn))
+        return;
+    oi__buf_puts(b, "float masked(float score, uint batch, uint h, uint row, uint t) {\n");
+    if (causal)
+        oi__buf_printf(b, "    if (int(t) > int(row) + %lld) /* causal: keys up to row + T - S */\n        return -INFINITY;\n",
+                       T - S);
+    if (arrlen(pn->inputs) <= 3) {
+        oi__buf_puts(b, "    return score;\n}\n");
+        return;
+    }
+    const oi__slot *m = oi__vk_slot(s, pn->inputs[3]);
+    int64_t stride[4] = {0, 0, 0, 0}, st = 1;
+    for (int d = 3, md = m->ndim - 1; d >= 0 && md >= 0; d--, md--) { /* right-aligned */
+        stride[d] = m->shape[md] == 1 ? 0 : st;
+        st *= m->shape[md];
+    }
+    oi__buf_printf(b, "    const uint at = batch * %lldu + h * %lldu + row * %lldu + t * %lldu;\n    return ",
+                   (long long)stride[0], (long long)stride[1], (long long)stride[2], (long long)stride[3]);
+    oi__vk_name(b, s, pn->inputs[3]);
+    oi__buf_puts(b, m->dtype == OI_DTYPE_BOOL ? "_read(at) != 0u ? score : -INFINITY; /* true keeps */\n}\n"
+                                              : "(at) + score;\n}\n");
+}
+
 /* Both attention kernels' sizes and scale (the op's, else 1 / sqrt(D)). */
 static void oi__vk_attention_sizes(oi__buf *b, const oi__pnode *pn, long long S, long long D, long long T, long long Dv) {
     double scale = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "scale") ? oi__vk_param_f(pn, "scale")
@@ -2107,6 +2143,7 @@ static void oi__vk_attention_tiled(oi__buf *b, const oi_plan *p, const oi__sy_ke
                       "shared float oi_q[R * D];   /* the rows' queries */\nshared float oi_inv[R];     /* 1 / each row's sum */\n",
                    OI__VK_ATT_ROWS, (unsigned long long)(T * ((D + 1) > Dv ? (D + 1) : Dv)));
     oi__vk_attention_layout(b, views, H, rows, dims);
+    oi__vk_attention_mask(b, s, pn, S, T);
     oi__buf_puts(b, "\nvoid main() {\n    const uint head = gl_WorkGroupID.y, batch = head / H, h = head % H;\n"
                     "    const uint tid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID, row0 = gl_WorkGroupID.x * R;\n"
                     "    const uint k_at = batch * H * T * D + h * K_HS, v_at = batch * H * T * DV + h * V_HS;\n"
@@ -2116,19 +2153,21 @@ static void oi__vk_attention_tiled(oi__buf *b, const oi_plan *p, const oi__sy_ke
                     "        const uint row = min(row0 + i / D, S - 1u); /* past the last row: a copy of it, unused */\n"
                     "        oi_q[i] = ");
     oi__vk_name(b, s, in[0]);
-    oi__buf_puts(b, "(batch * H * S * D + h * Q_HS + row * Q_RS + i % D);\n    }\n    barrier();\n"
+    oi__buf_printf(b, "(batch * H * S * D + h * Q_HS + row * Q_RS + i %% D);\n    }\n    barrier();\n"
                     "    for (uint r = gl_SubgroupID; r < R && row0 + r < S; r += gl_NumSubgroups) {\n"
                     "        float m = -INFINITY;\n        for (uint t = lane; t < T; t += gl_SubgroupSize) {\n"
                     "            float acc = 0.0;\n            for (uint d = 0u; d < D; d++)\n"
                     "                acc = OI_S_mac(acc, oi_q[r * D + d], oi_kv[t * KS + d]);\n"
-                    "            oi_p[r * T + t] = SCALE * acc;\n            m = max(m, oi_p[r * T + t]);\n        }\n"
+                    "            oi_p[r * T + t] = %s;\n"
+                    "            m = max(m, oi_p[r * T + t]);\n        }\n"
                     "        m = subgroupMax(m);\n        float sum = 0.0;\n"
                     "        for (uint t = lane; t < T; t += gl_SubgroupSize) {\n"
                     "            oi_p[r * T + t] = exp_f32(oi_p[r * T + t] - m);\n"
                     "            sum = OI_S_sum_step(sum, oi_p[r * T + t]);\n        }\n"
                     "        sum = subgroupAdd(sum);\n        if (subgroupElect())\n            oi_inv[r] = 1.0 / sum;\n    }\n"
                     "    barrier(); /* K is read: V takes its place */\n"
-                    "    for (uint i = tid; i < T * DV; i += gl_WorkGroupSize.x)\n        oi_kv[i] = ");
+                    "    for (uint i = tid; i < T * DV; i += gl_WorkGroupSize.x)\n        oi_kv[i] = ",
+                   oi__vk_attention_masked(pn) ? "masked(SCALE * acc, batch, h, row0 + r, t)" : "SCALE * acc");
     oi__vk_name(b, s, in[2]);
     oi__buf_puts(b, "(v_at + i / DV * V_RS + i % DV);\n    barrier();\n"
                     "    for (uint r = gl_SubgroupID; r < R && row0 + r < S; r += gl_NumSubgroups) {\n"
@@ -2162,6 +2201,7 @@ static void oi__vk_attention(oi__buf *b, const oi_plan *p, const oi__sy_kernel *
     oi__buf_printf(b, "shared float oi_p[T]; /* the row's scores, then its probabilities */\n");
     long long rows[4] = {S, T, T, S}, dims[4] = {D, D, Dv, Dv};
     oi__vk_attention_layout(b, &views, H, rows, dims);
+    oi__vk_attention_mask(b, s, pn, S, T);
     oi__buf_printf(b, "\nvoid main() {\n    const uint row = gl_WorkGroupID.x, head = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;\n"
                       "    const uint batch = head / H, h = head %% H;\n"
                       "    const uint q_at = batch * H * S * D + h * Q_HS + row * Q_RS, k_at = batch * H * T * D + h * K_HS;\n"
@@ -2171,10 +2211,11 @@ static void oi__vk_attention(oi__buf *b, const oi_plan *p, const oi__sy_kernel *
     oi__vk_name(b, s, in[0]);
     oi__buf_puts(b, "(q_at + d), ");
     oi__vk_name(b, s, in[1]);
-    oi__buf_printf(b, "(k_at + t * K_RS + d));\n        oi_p[t] = SCALE * acc;\n        m = max(m, oi_p[t]);\n    }\n"
+    oi__buf_printf(b, "(k_at + t * K_RS + d));\n        oi_p[t] = %s;\n        m = max(m, oi_p[t]);\n    }\n"
                       "    m = oi_wg_max(m);\n    float sum = 0.0;\n    for (uint t = tid; t < T; t += %uu) {\n"
                       "        oi_p[t] = exp_f32(oi_p[t] - m);\n        sum = OI_S_sum_step(sum, oi_p[t]);\n    }\n"
-                      "    const float inv = 1.0 / oi_wg_sum(sum); /* its barrier publishes oi_p */\n", wg);
+                      "    const float inv = 1.0 / oi_wg_sum(sum); /* its barrier publishes oi_p */\n",
+                   oi__vk_attention_masked(pn) ? "masked(SCALE * acc, batch, h, row, t)" : "SCALE * acc", wg);
     if (Dv > (long long)wg || wg % Dv) { /* one value dim per invocation */
         oi__buf_printf(b, "    for (uint d = tid; d < DV; d += %uu) {\n        float acc = 0.0;\n"
                           "        for (uint t = 0u; t < T; t++)\n            acc = OI_S_mac(acc, oi_p[t], ", wg);

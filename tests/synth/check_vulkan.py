@@ -154,11 +154,14 @@ def main():
         return SKIP
     work = tempfile.mkdtemp(prefix="synth_vk_%s_" % name)
     try:
-        run([exporter, work, str(steps)])
         edits = [args[i + 1].split("=", 1) for i, a in enumerate(args) if a == "--set"]
-        if edits or "--inputs" in args:  # the inputs given or edited, and the simulator's values for them
+        if "--inputs" in args:  # the inputs given, and the simulator's values for them
+            run([exporter, work, str(steps), "-", args[args.index("--inputs") + 1]])
+        else:
+            run([exporter, work, str(steps)])
+        if edits:  # the seeded inputs again, edited, and the simulator's values for them
             given = os.path.join(work, "given")
-            shutil.copytree(args[args.index("--inputs") + 1] if "--inputs" in args else os.path.join(work, "in"), given)
+            shutil.copytree(os.path.join(work, "in"), given)
             for var, value in edits:
                 path = os.path.join(given, var + ".npy")
                 x = np.load(path)

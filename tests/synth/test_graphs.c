@@ -509,3 +509,30 @@ OI_GRAPH(resets,
     OI_RETURN()
   )
 )
+
+/* attn_masks: attention with a bool key mask made on the device (gt, then a
+ * reshape: MiniLM's padding mask), an f32 mask per (query, key), one per
+ * head and key, and causal limits with fewer queries than keys (bottom-right
+ * aligned), on the Vulkan target's plain and tiled kernels alike */
+OI_GRAPH(attn_masks,
+  OI_DYNAMIC(
+    OI_VAR(q, f32[2, 3, 5, 16]) OI_VAR(kv, f32[2, 3, 7, 16]) OI_VAR(lens, f32[2, 7, 1])
+    OI_VAR(pair_mask, f32[5, 7]) OI_VAR(head_mask, f32[1, 3, 1, 7])
+  )
+  OI_CONSTANT( OI_VAR(half, f32, @init(0.5)) )
+  OI_VOLATILE(
+    OI_VAR(a_keys, f32[2, 3, 5, 16]) OI_VAR(a_pair, f32[2, 3, 5, 16]) OI_VAR(a_causal, f32[2, 3, 5, 16])
+    OI_VAR(a_both, f32[2, 3, 5, 16])
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(keep, bool[2, 7, 1])
+    OI_ASSIGN(keep_keys, bool[2, 1, 1, 7])
+    OI_OP(gt, lens, half) OI_TO(keep)
+    OI_OP(reshape, keep, shape=[0, 1, 1, -1]) OI_TO(keep_keys)
+    OI_OP(attention, q, kv, kv, keep_keys) OI_TO(a_keys)
+    OI_OP(attention, q, kv, kv, pair_mask, scale=0.25) OI_TO(a_pair)
+    OI_OP(attention, q, kv, kv, causal=true) OI_TO(a_causal)
+    OI_OP(attention, q, kv, kv, head_mask, causal=true) OI_TO(a_both)
+    OI_RETURN()
+  )
+)
