@@ -1065,6 +1065,72 @@ OI__TARGET_AVX2 static inline void oi__skinny_rows_avx2(const float *small, int6
 /* synth-embed end */
 
 #if OI__GEMM_X86
+/* AVX2, RB (1-3) big rows at once, for the simulator's dot tasks. GCC
+ * compiles oi__skinny_rows_avx2 with each small row's vector read again
+ * for each of its two big rows (a load folded into every FMA): 10 loads
+ * per 8 FMAs, which bounds it on loads. Here three rows' vectors stay in
+ * registers and each small row's vector is loaded once per step into one
+ * (7 loads per 12 FMAs, 12 accumulators). Every sum is computed exactly as
+ * oi__skinny_rows_avx2 computes it (the same lanes in the same order, the
+ * same shuffle tree, the same scalar tail), so the rows come out bit for
+ * bit the same: the synthesizer's code, which calls that kernel, agrees.
+ * out[s * RB + r]. */
+OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rowsn_avx2_n(const float *small, int64_t k, int ns,
+                                                                              int rb, const float *y, int64_t y_t,
+                                                                              float *out) {
+    __m256 acc[3][4];
+    OI__SKINNY_UNROLL
+    for (int r = 0; r < 3; r++)
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < 4; s++)
+            acc[r][s] = _mm256_setzero_ps();
+    int64_t p = 0;
+    for (; p + 8 <= k; p += 8) {
+        __m256 yv[3];
+        OI__SKINNY_UNROLL
+        for (int r = 0; r < rb; r++)
+            yv[r] = _mm256_loadu_ps(y + r * y_t + p);
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < ns; s++) {
+            __m256 sm = _mm256_loadu_ps(small + s * k + p);
+            OI__SKINNY_UNROLL
+            for (int r = 0; r < rb; r++)
+                acc[r][s] = _mm256_fmadd_ps(sm, yv[r], acc[r][s]);
+        }
+    }
+    float sums[3][4];
+    OI__SKINNY_UNROLL
+    for (int r = 0; r < rb; r++)
+        _mm_storeu_ps(sums[r], oi__skinny_sum4_avx2(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < ns; s++)
+        for (int r = 0; r < rb; r++) {
+            float sum = sums[r][s];
+            for (int l = 0; l < 8 && p + l < k; l++) /* the tail, < 8 */
+                sum += small[s * k + p + l] * y[r * y_t + p + l];
+            out[s * rb + r] = sum;
+        }
+}
+
+/* A constant row count and big-row count: the accumulators stay in registers. */
+#define OI__SKINNY_ROWSN_CASES(RB) \
+    case 1: oi__skinny_rowsn_avx2_n(small, k, 1, RB, y, y_t, out); break; \
+    case 2: oi__skinny_rowsn_avx2_n(small, k, 2, RB, y, y_t, out); break; \
+    case 3: oi__skinny_rowsn_avx2_n(small, k, 3, RB, y, y_t, out); break; \
+    default: oi__skinny_rowsn_avx2_n(small, k, 4, RB, y, y_t, out); break;
+
+OI__TARGET_AVX2 static void oi__skinny_rowsn_avx2(const float *small, int64_t k, int ns, int rb, const float *y,
+                                                  int64_t y_t, float *out) {
+    if (rb == 3) {
+        switch (ns) { OI__SKINNY_ROWSN_CASES(3) }
+    } else if (rb == 2) {
+        switch (ns) { OI__SKINNY_ROWSN_CASES(2) }
+    } else {
+        switch (ns) { OI__SKINNY_ROWSN_CASES(1) }
+    }
+}
+#undef OI__SKINNY_ROWSN_CASES
+
 /* ---- skinny row updates (axpy) for one or two small rows ----
  * oi__skinny_axpy_* hold 64 (AVX-512) or 16 (AVX2) columns for up to 4
  * small rows; with 1 or 2 (a matrix-vector product: an LSTM's gates) most
@@ -1158,20 +1224,27 @@ static void oi__gemm_f32_skinny_store_rows(const oi__gemm_f32_skinny_job *job, i
         }
 }
 
-/* Big rows [t, t + rows) of a dot task through oi__skinny_rows_*: the
- * number of rows done (a multiple of the kernel's RB). */
+/* Big rows [t, t + rows) of a dot task through the row kernels: the
+ * number of rows done. AVX-512 takes multiples of 4; AVX2 the even rows
+ * (as oi__skinny_rows_avx2 in pairs would), 3 at a time then the 1-2 left,
+ * so the same rows as ever go to the row kernels and the same odd last row
+ * to the caller's one-row kernel. */
 static int64_t oi__gemm_f32_skinny_dot_rows(const oi__gemm_f32_skinny_job *job, int64_t t, int64_t rows) {
 #if OI__GEMM_X86
-    int rb = job->isa == OI__GEMM_ISA_AVX512 ? 4 : job->isa == OI__GEMM_ISA_AVX2 ? 2 : 0;
-    int64_t done = 0;
+    bool avx512 = job->isa == OI__GEMM_ISA_AVX512;
+    if (!avx512 && job->isa != OI__GEMM_ISA_AVX2)
+        return 0;
+    int64_t done = 0, end = avx512 ? rows - rows % 4 : rows - rows % 2;
     float out[4 * OI__GEMM_SKINNY];
-    for (; rb && done + rb <= rows; done += rb) {
+    while (done < end) {
         const float *y = job->big + (t + done) * job->big_t;
-        if (rb == 4)
+        int rb = avx512 ? 4 : end - done >= 3 ? 3 : (int)(end - done);
+        if (avx512)
             oi__skinny_rows_avx512(job->small, job->k, (int)job->n_small, y, job->big_t, out);
         else
-            oi__skinny_rows_avx2(job->small, job->k, (int)job->n_small, y, job->big_t, out);
+            oi__skinny_rowsn_avx2(job->small, job->k, (int)job->n_small, rb, y, job->big_t, out);
         oi__gemm_f32_skinny_store_rows(job, t + done, rb, out);
+        done += rb;
     }
     return done;
 #else
@@ -1301,17 +1374,24 @@ static void oi__gemm_f32_skinny_small(const oi__gemm_f32_args *g, bool small_m, 
 }
 
 /* ---- skinny products split once per core ----
- * A streaming model (Silero VAD: 1.2 MB of f32 weights, 1 MB of L2 per
- * core) runs skinny products too small for the split above, so one core
- * reads every weight from L3 on every step. Split in n_threads parts, the
- * same on every call and pinned to the threads (oi__threadpool_run_parts),
- * each core keeps its part of each weight in its own L2. The dot products
+ * Skinny products too small for the split above read their big operand
+ * from L3 on every call when a model's weights outgrow one core's L2. Split
+ * in n_threads parts, the same on every call and pinned to the threads
+ * (oi__threadpool_run_parts), each core keeps its part of each weight in
+ * its own L2. Only from OI__GEMM_SKINNY_SPLIT_MIN multiply-adds (some 10 us
+ * on one core): below, the hand-off risks more than the half it saves. On
+ * a 2-core machine shared with other work, a worker the OS deschedules
+ * mid-part holds the caller for 0.2-10 ms; Silero VAD (products of 8k-264k
+ * multiply-adds, 25 us a step when split, 33 us on one core with the
+ * machine idle) then averaged 50-150 us a step over its 331-chunk clip,
+ * against a steady 34 us on one core (2026-11-26, 2-core AMD EPYC Zen 5).
+ * The dot products
  * split the big rows at multiples of 4 (the row kernels' groups: the same
  * sums as one thread), the row updates split the columns at the kernels'
  * block starts (each column then runs through the same kernel, its sum one
  * FMA chain, p ascending), so the results do not change. */
 #define OI__GEMM_SKINNY_SPLIT_MIN_BYTES ((int64_t)32 << 10) /* big operands from 32 KB */
-#define OI__GEMM_SKINNY_SPLIT_MIN ((int64_t)1 << 14)        /* multiply-adds */
+#define OI__GEMM_SKINNY_SPLIT_MIN ((int64_t)1 << 19)        /* multiply-adds */
 
 typedef struct oi__gemm_f32_skinny_parts {
     const oi__gemm_f32_skinny_job *job;
