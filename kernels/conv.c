@@ -412,6 +412,8 @@ typedef struct oi__conv_buf {
     bool owned;
 } oi__conv_buf;
 
+#define OI__CONV_STACK_DOUBLES 1024 /* oi__conv_forward's patches up to 8 KB on the stack */
+
 static size_t oi__conv_esize(bool wide) { return wide ? sizeof(double) : sizeof(float); }
 
 /* Element i of a buffer (the const of operands is dropped: they are only read). */
@@ -940,6 +942,23 @@ static void oi__conv_im2col_rows(const oi__conv_geom *g, bool wide, const void *
     }
 }
 
+/* A 1-D conv's patch q without dilation: taps [lo, hi) of every channel,
+ * short runs by a loop (a memcpy call each cost more than its 3-12 bytes),
+ * x's index computed whole (ix0 + kx may be before the row's start only
+ * for taps outside [lo, hi), which make no pointer). */
+#define OI__CONV_PATCH_TAPS(T) \
+    do { \
+        T *dst = (T *)patches + q * rows; \
+        const T *src = (const T *)x; \
+        for (int64_t c = 0; c < channels; c++) { \
+            if (hi - lo >= 16) \
+                memcpy(dst + c * k_w + lo, src + c * in_w + ix0 + lo, (size_t)(hi - lo) * sizeof(T)); \
+            else \
+                for (int64_t kx = lo; kx < hi; kx++) \
+                    dst[c * k_w + kx] = src[c * in_w + ix0 + kx]; \
+        } \
+    } while (0)
+
 /* The transpose of oi__conv_im2col_rows's cols, for convs with a few
  * output positions (a streaming model's: 1-4): each position's patch
  * contiguous, patches[q, c * k_sp + ky * k_w + kx], which is the gemm's
@@ -955,6 +974,13 @@ static void oi__conv_patches(const oi__conv_geom *g, bool wide, const void *x, i
         /* the taps kx whose column ix0 + kx * dil is inside the row: [lo, hi) */
         int64_t lo = ix0 >= 0 ? 0 : (-ix0 + dil - 1) / dil, hi = in_w - 1 - ix0 < 0 ? 0 : (in_w - 1 - ix0) / dil + 1;
         hi = hi < k_w ? hi : k_w;
+        if (!two && dil == 1) { /* 1-D: a loop over each channel's taps (a memcpy call each cost more than its 3-12 bytes) */
+            if (wide)
+                OI__CONV_PATCH_TAPS(double);
+            else
+                OI__CONV_PATCH_TAPS(float);
+            continue;
+        }
         for (int64_t c = 0; c < channels; c++)
             for (int64_t ky = 0; ky < k_h; ky++) {
                 int64_t iy = two ? oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0] : 0;
@@ -1031,8 +1057,10 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
     }
     /* a few output positions: their patches (the gemm's small side); else im2col by rows */
     bool by_patch = !pointwise && g->out_sp <= 4;
+    double on_stack[OI__CONV_STACK_DOUBLES]; /* a streaming model's patches: a few KB, not worth the heap */
+    size_t cols_bytes = (size_t)(rows * g->out_sp) * oi__conv_esize(wide);
     if (s == OI_OK && !pointwise) {
-        cols = oi__conv_scratch(rows * g->out_sp, wide);
+        cols = cols_bytes <= sizeof on_stack ? (void *)on_stack : oi__conv_scratch(rows * g->out_sp, wide);
         s = cols ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
         if (cols && by_patch) /* the padding's entries, never written by oi__conv_patches */
             memset(cols, 0, (size_t)(rows * g->out_sp) * oi__conv_esize(wide));
@@ -1061,7 +1089,8 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
         }
     if (s == OI_OK)
         oi__conv_finish(k->out, wide, &y);
-    oi__free(cols);
+    if (cols != (void *)on_stack)
+        oi__free(cols);
     oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
     return s;
 }
