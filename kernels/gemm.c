@@ -1396,24 +1396,21 @@ static void oi__gemm_f32_skinny_small(const oi__gemm_f32_args *g, bool small_m, 
 }
 
 /* ---- skinny products split once per core ----
- * Skinny products too small for the split above read their big operand
- * from L3 on every call when a model's weights outgrow one core's L2. Split
- * in n_threads parts, the same on every call and pinned to the threads
- * (oi__threadpool_run_parts), each core keeps its part of each weight in
- * its own L2. Only from OI__GEMM_SKINNY_SPLIT_MIN multiply-adds (some 10 us
- * on one core): below, the hand-off risks more than the half it saves. On
- * a 2-core machine shared with other work, a worker the OS deschedules
- * mid-part holds the caller for 0.2-10 ms; Silero VAD (products of 8k-264k
- * multiply-adds, 25 us a step when split, 33 us on one core with the
- * machine idle) then averaged 50-150 us a step over its 331-chunk clip,
- * against a steady 34 us on one core (2026-11-26, 2-core AMD EPYC Zen 5).
- * The dot products
+ * A streaming model (Silero VAD: 1.2 MB of f32 weights, 1 MB of L2 per
+ * core) runs skinny products too small for the split above, so one core
+ * reads every weight from L3 on every step. Split in n_threads parts, the
+ * same on every call and pinned to the threads (oi__threadpool_run_parts),
+ * each core keeps its part of each weight in its own L2 (VAD: 29 -> 22 us
+ * a chunk with the second core free). A worker that another process holds
+ * off costs the caller its part only (the caller takes it); one that is
+ * descheduled mid-part holds the caller, and oi__threadpool_run_parts then
+ * runs the next calls on the caller alone. The dot products
  * split the big rows at multiples of 4 (the row kernels' groups: the same
  * sums as one thread), the row updates split the columns at the kernels'
  * block starts (each column then runs through the same kernel, its sum one
  * FMA chain, p ascending), so the results do not change. */
 #define OI__GEMM_SKINNY_SPLIT_MIN_BYTES ((int64_t)32 << 10) /* big operands from 32 KB */
-#define OI__GEMM_SKINNY_SPLIT_MIN ((int64_t)1 << 19)        /* multiply-adds */
+#define OI__GEMM_SKINNY_SPLIT_MIN ((int64_t)1 << 14)        /* multiply-adds */
 
 typedef struct oi__gemm_f32_skinny_parts {
     const oi__gemm_f32_skinny_job *job;
