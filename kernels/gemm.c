@@ -1087,28 +1087,31 @@ OI__TARGET_AVX2 static inline void oi__skinny_rows_avx2(const float *small, int6
 /* synth-embed end */
 
 #if OI__GEMM_X86
-/* AVX2, RB (1-3) big rows at once, for the simulator's dot tasks. GCC
- * compiles oi__skinny_rows_avx2 with each small row's vector read again
- * for each of its two big rows (a load folded into every FMA): 10 loads
- * per 8 FMAs, which bounds it on loads. Here three rows' vectors stay in
- * registers and each small row's vector is loaded once per step into one
- * (7 loads per 12 FMAs, 12 accumulators). Every sum is computed exactly as
+/* AVX2, RB big rows at once, for the simulator's dot tasks: 3 against 3-4
+ * small rows, 4 against 2, 6 against 1 (at least 6 accumulators, FMA
+ * chains enough to keep both FMA units busy). GCC compiles
+ * oi__skinny_rows_avx2 with each small row's vector read again for each of
+ * its two big rows (a load folded into every FMA): 10 loads per 8 FMAs,
+ * which bounds it on loads. Here the big rows' vectors stay in registers
+ * and each small row's vector is loaded once per step into one (7 loads
+ * per 12 FMAs against 4 small rows). Every sum is computed exactly as
  * oi__skinny_rows_avx2 computes it (the same lanes in the same order, the
  * same shuffle tree, the same scalar tail), so the rows come out bit for
  * bit the same: the synthesizer's code, which calls that kernel, agrees.
  * out[s * RB + r]. */
+#define OI__SKINNY_ROWSN_MAX 6
 OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rowsn_avx2_n(const float *small, int64_t k, int ns,
                                                                               int rb, const float *y, int64_t y_t,
                                                                               float *out) {
-    __m256 acc[3][4];
+    __m256 acc[OI__SKINNY_ROWSN_MAX][4];
     OI__SKINNY_UNROLL
-    for (int r = 0; r < 3; r++)
+    for (int r = 0; r < rb; r++)
         OI__SKINNY_UNROLL
         for (int s = 0; s < 4; s++)
             acc[r][s] = _mm256_setzero_ps();
     int64_t p = 0;
     for (; p + 8 <= k; p += 8) {
-        __m256 yv[3];
+        __m256 yv[OI__SKINNY_ROWSN_MAX];
         OI__SKINNY_UNROLL
         for (int r = 0; r < rb; r++)
             yv[r] = _mm256_loadu_ps(y + r * y_t + p);
@@ -1120,7 +1123,7 @@ OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rowsn_avx2_n(con
                 acc[r][s] = _mm256_fmadd_ps(sm, yv[r], acc[r][s]);
         }
     }
-    float sums[3][4];
+    float sums[OI__SKINNY_ROWSN_MAX][4];
     OI__SKINNY_UNROLL
     for (int r = 0; r < rb; r++)
         _mm_storeu_ps(sums[r], oi__skinny_sum4_avx2(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
@@ -1134,24 +1137,25 @@ OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rowsn_avx2_n(con
         }
 }
 
-/* A constant row count and big-row count: the accumulators stay in registers. */
-#define OI__SKINNY_ROWSN_CASES(RB) \
-    case 1: oi__skinny_rowsn_avx2_n(small, k, 1, RB, y, y_t, out); break; \
-    case 2: oi__skinny_rowsn_avx2_n(small, k, 2, RB, y, y_t, out); break; \
-    case 3: oi__skinny_rowsn_avx2_n(small, k, 3, RB, y, y_t, out); break; \
-    default: oi__skinny_rowsn_avx2_n(small, k, 4, RB, y, y_t, out); break;
+/* The big rows a group takes against ns small rows. */
+static int oi__skinny_rowsn_group(int64_t ns) { return ns == 1 ? 6 : ns == 2 ? 4 : 3; }
+
+/* Constant counts: the accumulators stay in registers. rb <= oi__skinny_rowsn_group(ns). */
+#define OI__SKINNY_ROWSN_CASE(RB, NS) \
+    case (RB) * 4 + (NS) - 1: oi__skinny_rowsn_avx2_n(small, k, NS, RB, y, y_t, out); break;
 
 OI__TARGET_AVX2 static void oi__skinny_rowsn_avx2(const float *small, int64_t k, int ns, int rb, const float *y,
                                                   int64_t y_t, float *out) {
-    if (rb == 3) {
-        switch (ns) { OI__SKINNY_ROWSN_CASES(3) }
-    } else if (rb == 2) {
-        switch (ns) { OI__SKINNY_ROWSN_CASES(2) }
-    } else {
-        switch (ns) { OI__SKINNY_ROWSN_CASES(1) }
+    switch (rb * 4 + ns - 1) {
+    OI__SKINNY_ROWSN_CASE(1, 1) OI__SKINNY_ROWSN_CASE(1, 2) OI__SKINNY_ROWSN_CASE(1, 3) OI__SKINNY_ROWSN_CASE(1, 4)
+    OI__SKINNY_ROWSN_CASE(2, 1) OI__SKINNY_ROWSN_CASE(2, 2) OI__SKINNY_ROWSN_CASE(2, 3) OI__SKINNY_ROWSN_CASE(2, 4)
+    OI__SKINNY_ROWSN_CASE(3, 1) OI__SKINNY_ROWSN_CASE(3, 2) OI__SKINNY_ROWSN_CASE(3, 3) OI__SKINNY_ROWSN_CASE(3, 4)
+    OI__SKINNY_ROWSN_CASE(4, 1) OI__SKINNY_ROWSN_CASE(4, 2)
+    OI__SKINNY_ROWSN_CASE(5, 1) OI__SKINNY_ROWSN_CASE(6, 1)
+    default: break; /* not asked for */
     }
 }
-#undef OI__SKINNY_ROWSN_CASES
+#undef OI__SKINNY_ROWSN_CASE
 
 /* ---- skinny row updates (axpy) for one or two small rows ----
  * oi__skinny_axpy_* hold 64 (AVX-512) or 16 (AVX2) columns for up to 4
@@ -1248,7 +1252,7 @@ static void oi__gemm_f32_skinny_store_rows(const oi__gemm_f32_skinny_job *job, i
 
 /* Big rows [t, t + rows) of a dot task through the row kernels: the
  * number of rows done. AVX-512 takes multiples of 4; AVX2 the even rows
- * (as oi__skinny_rows_avx2 in pairs would), 3 at a time then the 1-2 left,
+ * (as oi__skinny_rows_avx2 in pairs would), in groups then the few left,
  * so the same rows as ever go to the row kernels and the same odd last row
  * to the caller's one-row kernel. */
 static int64_t oi__gemm_f32_skinny_dot_rows(const oi__gemm_f32_skinny_job *job, int64_t t, int64_t rows) {
@@ -1260,7 +1264,8 @@ static int64_t oi__gemm_f32_skinny_dot_rows(const oi__gemm_f32_skinny_job *job, 
     float out[4 * OI__GEMM_SKINNY];
     while (done < end) {
         const float *y = job->big + (t + done) * job->big_t;
-        int rb = avx512 ? 4 : end - done >= 3 ? 3 : (int)(end - done);
+        int group = avx512 ? 4 : oi__skinny_rowsn_group(job->n_small);
+        int rb = end - done >= group ? group : (int)(end - done);
         if (avx512)
             oi__skinny_rows_avx512(job->small, job->k, (int)job->n_small, y, job->big_t, out);
         else
