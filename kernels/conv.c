@@ -28,10 +28,43 @@ typedef enum oi__auto_pad { OI__AUTO_NOTSET, OI__AUTO_VALID, OI__AUTO_SAME_UPPER
 /* ------------------------------------------------------------------ */
 /* Parameters and geometry                                             */
 /* ------------------------------------------------------------------ */
+/* The attribute given for setting `name` of a conv or pool: found by its
+ * own name (a compare per attribute given), through oi__op_attr_for only
+ * when the op has parameters by other names (aliases). oi__op_attr_for
+ * resolves every given name through the op's parameter table for each
+ * setting read, and a conv reads 8 per call: 1.5 us of a Silero VAD step
+ * went to those compares. A setting is given once (validation refuses it
+ * twice), so both find the same attribute. */
+static bool oi__conv_op_has_alias(oi_op op) {
+    pthread_once(&oi__op_param_once, oi__op_param_index);
+    for (int r = oi__op_param_start[op]; r < oi__op_param_start[op + 1]; r++)
+        if (oi__op_param_defs[oi__op_param_rows[r]].type == OI__PARAM_ALIAS)
+            return true;
+    return false;
+}
+
+static const oi__attr *oi__conv_attr(const oi__kernel_args *k, const char *name) {
+    if (!oi__op_valid(k->op) || oi__conv_op_has_alias(k->op))
+        return oi__op_attr_for(k, name);
+    for (size_t i = 0; i < k->n_attrs; i++)
+        if (strcmp(k->attrs[i].name, name) == 0)
+            return &k->attrs[i];
+    return NULL;
+}
+
+/* An int setting: the attribute, else the table's default (oi__op_param_i64). */
+static int64_t oi__conv_i64(const oi__kernel_args *k, const char *name) {
+    const oi__attr *a = oi__conv_attr(k, name);
+    if (a)
+        return oi__op_attr_as_i64(a);
+    const oi__op_param_def *p = oi__op_param_lookup(k->op, name);
+    return p ? oi__op_f64_to_i64_saturating(p->def) : 0;
+}
+
 /* `count` ints of an int-list parameter, each >= min; `def` when absent. */
 static oi_status oi__conv_ints(const oi__kernel_args *k, const char *param, int count, int64_t def, int64_t min,
                                int64_t *out) {
-    const oi__attr *a = oi__op_attr_for(k, param);
+    const oi__attr *a = oi__conv_attr(k, param);
     for (int i = 0; i < count; i++)
         out[i] = def;
     if (!a)
@@ -50,7 +83,7 @@ static oi_status oi__conv_ints(const oi__kernel_args *k, const char *param, int 
 }
 
 static oi_status oi__conv_auto_pad(const oi__kernel_args *k, oi__auto_pad *mode) {
-    const oi__attr *a = oi__op_attr_for(k, "auto_pad");
+    const oi__attr *a = oi__conv_attr(k, "auto_pad");
     const char *text = a ? a->s : "NOTSET";
     if (strcmp(text, "NOTSET") == 0)
         *mode = OI__AUTO_NOTSET;
@@ -128,7 +161,7 @@ static oi_status oi__conv_kernel_check(const oi__kernel_args *k, const oi__conv_
     int64_t given[OI__CONV_MAX_SPATIAL];
     if (oi__conv_ints(k, "kernel_shape", g->s, 0, 1, given) != OI_OK)
         return OI_ERROR_VALIDATION;
-    if (!oi__op_attr_for(k, "kernel_shape"))
+    if (!oi__conv_attr(k, "kernel_shape"))
         return OI_OK;
     for (int d = 0; d < g->s; d++)
         if (given[d] != g->kernel[d])
@@ -149,7 +182,7 @@ static oi_status oi__conv_geom_conv(const oi__kernel_args *k, const oi__op_sig *
     g->batch = x->shape[0];
     g->in_c = x->shape[1];
     g->out_c = w->shape[0];
-    g->group = oi__op_param_i64(k, "group");
+    g->group = oi__conv_i64(k, "group");
     if (g->group < 1 || g->in_c % g->group != 0 || g->out_c % g->group != 0 || w->shape[1] * g->group != g->in_c)
         return oi__fail(OI_ERROR_VALIDATION,
                         "%s: x has %lld channels and w is [%lld, %lld, ...]: with group %lld, w needs [M, C / group, ...] "
@@ -179,7 +212,7 @@ static oi_status oi__conv_geom_transpose(const oi__kernel_args *k, const oi__op_
         return oi__fail(OI_ERROR_VALIDATION, "%s: x and w need rank 4, got %d and %d", name, x->ndim, w->ndim);
     g->batch = x->shape[0];
     g->in_c = x->shape[1];
-    g->group = oi__op_param_i64(k, "group");
+    g->group = oi__conv_i64(k, "group");
     if (g->group < 1 || g->in_c % g->group != 0 || w->shape[0] != g->in_c)
         return oi__fail(OI_ERROR_VALIDATION,
                         "%s: x has %lld channels and w is [%lld, %lld, ...]: w needs [C, M / group, ...] with C "
@@ -197,7 +230,7 @@ static oi_status oi__conv_geom_transpose(const oi__kernel_args *k, const oi__op_
     if (oi__conv_kernel_check(k, g) || oi__conv_read_window(k, g, &mode) ||
         oi__conv_ints(k, "output_padding", g->s, 0, 0, out_pad) || oi__conv_ints(k, "output_shape", g->s, 0, 1, shape))
         return OI_ERROR_VALIDATION;
-    bool has_shape = oi__op_attr_for(k, "output_shape") != NULL;
+    bool has_shape = oi__conv_attr(k, "output_shape") != NULL;
     for (int d = 0; d < g->s; d++) {
         int64_t full = g->stride[d] * (g->in[d] - 1) + out_pad[d] + oi__conv_effective_kernel(g, d);
         if (has_shape || mode == OI__AUTO_SAME_UPPER || mode == OI__AUTO_SAME_LOWER) {
@@ -233,7 +266,7 @@ static oi_status oi__conv_geom_pool(const oi__kernel_args *k, const oi__op_sig *
         if (g->pad_b[d] >= oi__conv_effective_kernel(g, d) || g->pad_e[d] >= oi__conv_effective_kernel(g, d))
             return oi__fail(OI_ERROR_VALIDATION, "%s: pads on spatial dim %d must be smaller than the window (%lld)", name,
                             d, (long long)oi__conv_effective_kernel(g, d));
-    return oi__conv_window_out(k, mode, oi__op_param_bool(k, "ceil_mode"), g);
+    return oi__conv_window_out(k, mode, oi__conv_i64(k, "ceil_mode") != 0, g);
 }
 
 /* gemm: A [M, K] (or [K, M] with trans_a), B [K, N] (or [N, K]), C
@@ -272,7 +305,7 @@ typedef enum oi__conv_act {
 
 static bool oi__conv_act_parse(const oi__kernel_args *k, oi__conv_act *act) {
     static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh", "hard_swish"};
-    const oi__attr *a = oi__op_attr_for(k, "activation");
+    const oi__attr *a = oi__conv_attr(k, "activation");
     *act = OI__CONV_ACT_NONE;
     for (int i = 0; a && i < 5; i++)
         if (strcmp(a->s, names[i]) == 0) {
@@ -411,6 +444,8 @@ typedef struct oi__conv_buf {
     void *data;
     bool owned;
 } oi__conv_buf;
+
+#define OI__CONV_STACK_DOUBLES 1024 /* oi__conv_forward's patches up to 8 KB on the stack */
 
 static size_t oi__conv_esize(bool wide) { return wide ? sizeof(double) : sizeof(float); }
 
@@ -940,6 +975,23 @@ static void oi__conv_im2col_rows(const oi__conv_geom *g, bool wide, const void *
     }
 }
 
+/* A 1-D conv's patch q without dilation: taps [lo, hi) of every channel,
+ * short runs by a loop (a memcpy call each cost more than its 3-12 bytes),
+ * x's index computed whole (ix0 + kx may be before the row's start only
+ * for taps outside [lo, hi), which make no pointer). */
+#define OI__CONV_PATCH_TAPS(T) \
+    do { \
+        T *dst = (T *)patches + q * rows; \
+        const T *src = (const T *)x; \
+        for (int64_t c = 0; c < channels; c++) { \
+            if (hi - lo >= 16) \
+                memcpy(dst + c * k_w + lo, src + c * in_w + ix0 + lo, (size_t)(hi - lo) * sizeof(T)); \
+            else \
+                for (int64_t kx = lo; kx < hi; kx++) \
+                    dst[c * k_w + kx] = src[c * in_w + ix0 + kx]; \
+        } \
+    } while (0)
+
 /* The transpose of oi__conv_im2col_rows's cols, for convs with a few
  * output positions (a streaming model's: 1-4): each position's patch
  * contiguous, patches[q, c * k_sp + ky * k_w + kx], which is the gemm's
@@ -955,6 +1007,13 @@ static void oi__conv_patches(const oi__conv_geom *g, bool wide, const void *x, i
         /* the taps kx whose column ix0 + kx * dil is inside the row: [lo, hi) */
         int64_t lo = ix0 >= 0 ? 0 : (-ix0 + dil - 1) / dil, hi = in_w - 1 - ix0 < 0 ? 0 : (in_w - 1 - ix0) / dil + 1;
         hi = hi < k_w ? hi : k_w;
+        if (!two && dil == 1) { /* 1-D: a loop over each channel's taps (a memcpy call each cost more than its 3-12 bytes) */
+            if (wide)
+                OI__CONV_PATCH_TAPS(double);
+            else
+                OI__CONV_PATCH_TAPS(float);
+            continue;
+        }
         for (int64_t c = 0; c < channels; c++)
             for (int64_t ky = 0; ky < k_h; ky++) {
                 int64_t iy = two ? oy * g->stride[0] - g->pad_b[0] + ky * g->dil[0] : 0;
@@ -1031,8 +1090,10 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
     }
     /* a few output positions: their patches (the gemm's small side); else im2col by rows */
     bool by_patch = !pointwise && g->out_sp <= 4;
+    double on_stack[OI__CONV_STACK_DOUBLES]; /* a streaming model's patches: a few KB, not worth the heap */
+    size_t cols_bytes = (size_t)(rows * g->out_sp) * oi__conv_esize(wide);
     if (s == OI_OK && !pointwise) {
-        cols = oi__conv_scratch(rows * g->out_sp, wide);
+        cols = cols_bytes <= sizeof on_stack ? (void *)on_stack : oi__conv_scratch(rows * g->out_sp, wide);
         s = cols ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
         if (cols && by_patch) /* the padding's entries, never written by oi__conv_patches */
             memset(cols, 0, (size_t)(rows * g->out_sp) * oi__conv_esize(wide));
@@ -1061,7 +1122,8 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
         }
     if (s == OI_OK)
         oi__conv_finish(k->out, wide, &y);
-    oi__free(cols);
+    if (cols != (void *)on_stack)
+        oi__free(cols);
     oi__conv_release(&x), oi__conv_release(&w), oi__conv_release(&bias), oi__conv_release(&y);
     return s;
 }
@@ -1326,7 +1388,7 @@ static oi_status oi__conv_pool(const oi__kernel_args *k, const oi__conv_geom *g)
     if (s == OI_OK && (!targets || (!is_max && !div)))
         s = OI_ERROR_OUT_OF_MEMORY;
     if (s == OI_OK && div)
-        oi__conv_pool_divisors(g, targets, oi__op_param_bool(k, "count_include_pad"), div);
+        oi__conv_pool_divisors(g, targets, oi__conv_i64(k, "count_include_pad") != 0, div);
     int64_t planes = g->batch * g->in_c;
     for (int64_t p = 0; p < planes && s == OI_OK; p++) {
         const double *src = (const double *)x.data + p * g->in_sp;

@@ -672,6 +672,7 @@ static const oi__gemm_f32_packed *oi__gemm_f32_packed_b(const oi__gemm_f32_impl 
  * one core; below that a second thread saves less than its hand-off risks
  * (a worker descheduled mid-task holds the step up). */
 #define OI__GEMM_SKINNY_PARALLEL_MIN ((int64_t)1 << 20)
+#define OI__GEMM_SKINNY_STACK_FLOATS 2048 /* work space (the small copy, the partial sums) kept on the stack */
 
 typedef struct oi__gemm_f32_skinny_job {
     int64_t n_small, n_big, k;
@@ -709,6 +710,27 @@ static void oi__gemm_f32_skinny_store(const oi__gemm_f32_skinny_job *job, int64_
     float *out = job->c + s * job->c_s + t * job->c_t;
     *out = (job->beta == 0.0f ? value : value + job->beta * *out) +
            (job->bias ? job->bias[s * job->bias_s + t * job->bias_t] : 0.0f);
+}
+
+/* oi__gemm_f32_skinny_store for C(s, t0 .. t0 + count - 1) from v[0 ..]:
+ * the same arithmetic, with the tests on beta and the bias made once per
+ * run rather than once per element (a call each was 3 % of a Silero VAD
+ * step: its LSTM stores 1024 sums). */
+static void oi__gemm_f32_skinny_store_run(const oi__gemm_f32_skinny_job *job, int64_t s, int64_t t0, int64_t count,
+                                          const float *v) {
+    float *out = job->c + s * job->c_s + t0 * job->c_t;
+    const float *bias = job->bias ? job->bias + s * job->bias_s + t0 * job->bias_t : NULL;
+    int64_t c_t = job->c_t, bias_t = job->bias_t;
+    float beta = job->beta;
+    if (beta == 0.0f && !bias)
+        for (int64_t t = 0; t < count; t++)
+            out[t * c_t] = v[t] + 0.0f; /* + 0.0f as the store adds it: -0 becomes +0 */
+    else if (beta == 0.0f)
+        for (int64_t t = 0; t < count; t++)
+            out[t * c_t] = v[t] + bias[t * bias_t];
+    else
+        for (int64_t t = 0; t < count; t++)
+            out[t * c_t] = (v[t] + beta * out[t * c_t]) + (bias ? bias[t * bias_t] : 0.0f);
 }
 
 /* ---- skinny products in SIMD lanes ----
@@ -1065,6 +1087,76 @@ OI__TARGET_AVX2 static inline void oi__skinny_rows_avx2(const float *small, int6
 /* synth-embed end */
 
 #if OI__GEMM_X86
+/* AVX2, RB big rows at once, for the simulator's dot tasks: 3 against 3-4
+ * small rows, 4 against 2, 6 against 1 (at least 6 accumulators, FMA
+ * chains enough to keep both FMA units busy). GCC compiles
+ * oi__skinny_rows_avx2 with each small row's vector read again for each of
+ * its two big rows (a load folded into every FMA): 10 loads per 8 FMAs,
+ * which bounds it on loads. Here the big rows' vectors stay in registers
+ * and each small row's vector is loaded once per step into one (7 loads
+ * per 12 FMAs against 4 small rows). Every sum is computed exactly as
+ * oi__skinny_rows_avx2 computes it (the same lanes in the same order, the
+ * same shuffle tree, the same scalar tail), so the rows come out bit for
+ * bit the same: the synthesizer's code, which calls that kernel, agrees.
+ * out[s * RB + r]. */
+#define OI__SKINNY_ROWSN_MAX 6
+OI__TARGET_AVX2 static OI__SKINNY_ALWAYS_INLINE void oi__skinny_rowsn_avx2_n(const float *small, int64_t k, int ns,
+                                                                              int rb, const float *y, int64_t y_t,
+                                                                              float *out) {
+    __m256 acc[OI__SKINNY_ROWSN_MAX][4];
+    OI__SKINNY_UNROLL
+    for (int r = 0; r < rb; r++)
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < 4; s++)
+            acc[r][s] = _mm256_setzero_ps();
+    int64_t p = 0;
+    for (; p + 8 <= k; p += 8) {
+        __m256 yv[OI__SKINNY_ROWSN_MAX];
+        OI__SKINNY_UNROLL
+        for (int r = 0; r < rb; r++)
+            yv[r] = _mm256_loadu_ps(y + r * y_t + p);
+        OI__SKINNY_UNROLL
+        for (int s = 0; s < ns; s++) {
+            __m256 sm = _mm256_loadu_ps(small + s * k + p);
+            OI__SKINNY_UNROLL
+            for (int r = 0; r < rb; r++)
+                acc[r][s] = _mm256_fmadd_ps(sm, yv[r], acc[r][s]);
+        }
+    }
+    float sums[OI__SKINNY_ROWSN_MAX][4];
+    OI__SKINNY_UNROLL
+    for (int r = 0; r < rb; r++)
+        _mm_storeu_ps(sums[r], oi__skinny_sum4_avx2(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
+    OI__SKINNY_UNROLL
+    for (int s = 0; s < ns; s++)
+        for (int r = 0; r < rb; r++) {
+            float sum = sums[r][s];
+            for (int l = 0; l < 8 && p + l < k; l++) /* the tail, < 8 */
+                sum += small[s * k + p + l] * y[r * y_t + p + l];
+            out[s * rb + r] = sum;
+        }
+}
+
+/* The big rows a group takes against ns small rows. */
+static int oi__skinny_rowsn_group(int64_t ns) { return ns == 1 ? 6 : ns == 2 ? 4 : 3; }
+
+/* Constant counts: the accumulators stay in registers. rb <= oi__skinny_rowsn_group(ns). */
+#define OI__SKINNY_ROWSN_CASE(RB, NS) \
+    case (RB) * 4 + (NS) - 1: oi__skinny_rowsn_avx2_n(small, k, NS, RB, y, y_t, out); break;
+
+OI__TARGET_AVX2 static void oi__skinny_rowsn_avx2(const float *small, int64_t k, int ns, int rb, const float *y,
+                                                  int64_t y_t, float *out) {
+    switch (rb * 4 + ns - 1) {
+    OI__SKINNY_ROWSN_CASE(1, 1) OI__SKINNY_ROWSN_CASE(1, 2) OI__SKINNY_ROWSN_CASE(1, 3) OI__SKINNY_ROWSN_CASE(1, 4)
+    OI__SKINNY_ROWSN_CASE(2, 1) OI__SKINNY_ROWSN_CASE(2, 2) OI__SKINNY_ROWSN_CASE(2, 3) OI__SKINNY_ROWSN_CASE(2, 4)
+    OI__SKINNY_ROWSN_CASE(3, 1) OI__SKINNY_ROWSN_CASE(3, 2) OI__SKINNY_ROWSN_CASE(3, 3) OI__SKINNY_ROWSN_CASE(3, 4)
+    OI__SKINNY_ROWSN_CASE(4, 1) OI__SKINNY_ROWSN_CASE(4, 2)
+    OI__SKINNY_ROWSN_CASE(5, 1) OI__SKINNY_ROWSN_CASE(6, 1)
+    default: break; /* not asked for */
+    }
+}
+#undef OI__SKINNY_ROWSN_CASE
+
 /* ---- skinny row updates (axpy) for one or two small rows ----
  * oi__skinny_axpy_* hold 64 (AVX-512) or 16 (AVX2) columns for up to 4
  * small rows; with 1 or 2 (a matrix-vector product: an LSTM's gates) most
@@ -1158,20 +1250,28 @@ static void oi__gemm_f32_skinny_store_rows(const oi__gemm_f32_skinny_job *job, i
         }
 }
 
-/* Big rows [t, t + rows) of a dot task through oi__skinny_rows_*: the
- * number of rows done (a multiple of the kernel's RB). */
+/* Big rows [t, t + rows) of a dot task through the row kernels: the
+ * number of rows done. AVX-512 takes multiples of 4; AVX2 the even rows
+ * (as oi__skinny_rows_avx2 in pairs would), in groups then the few left,
+ * so the same rows as ever go to the row kernels and the same odd last row
+ * to the caller's one-row kernel. */
 static int64_t oi__gemm_f32_skinny_dot_rows(const oi__gemm_f32_skinny_job *job, int64_t t, int64_t rows) {
 #if OI__GEMM_X86
-    int rb = job->isa == OI__GEMM_ISA_AVX512 ? 4 : job->isa == OI__GEMM_ISA_AVX2 ? 2 : 0;
-    int64_t done = 0;
+    bool avx512 = job->isa == OI__GEMM_ISA_AVX512;
+    if (!avx512 && job->isa != OI__GEMM_ISA_AVX2)
+        return 0;
+    int64_t done = 0, end = avx512 ? rows - rows % 4 : rows - rows % 2;
     float out[4 * OI__GEMM_SKINNY];
-    for (; rb && done + rb <= rows; done += rb) {
+    while (done < end) {
         const float *y = job->big + (t + done) * job->big_t;
-        if (rb == 4)
+        int group = avx512 ? 4 : oi__skinny_rowsn_group(job->n_small);
+        int rb = end - done >= group ? group : (int)(end - done);
+        if (avx512)
             oi__skinny_rows_avx512(job->small, job->k, (int)job->n_small, y, job->big_t, out);
         else
-            oi__skinny_rows_avx2(job->small, job->k, (int)job->n_small, y, job->big_t, out);
+            oi__skinny_rowsn_avx2(job->small, job->k, (int)job->n_small, rb, y, job->big_t, out);
         oi__gemm_f32_skinny_store_rows(job, t + done, rb, out);
+        done += rb;
     }
     return done;
 #else
@@ -1305,7 +1405,11 @@ static void oi__gemm_f32_skinny_small(const oi__gemm_f32_args *g, bool small_m, 
  * core) runs skinny products too small for the split above, so one core
  * reads every weight from L3 on every step. Split in n_threads parts, the
  * same on every call and pinned to the threads (oi__threadpool_run_parts),
- * each core keeps its part of each weight in its own L2. The dot products
+ * each core keeps its part of each weight in its own L2 (VAD: 29 -> 22 us
+ * a chunk with the second core free). A worker that another process holds
+ * off costs the caller its part only (the caller takes it); one that is
+ * descheduled mid-part holds the caller, and oi__threadpool_run_parts then
+ * runs the next calls on the caller alone. The dot products
  * split the big rows at multiples of 4 (the row kernels' groups: the same
  * sums as one thread), the row updates split the columns at the kernels'
  * block starts (each column then runs through the same kernel, its sum one
@@ -1359,8 +1463,7 @@ static void oi__gemm_f32_skinny_axpy_part(void *ctx, int part, int thread) {
     sub.partial = acc;
     oi__gemm_f32_skinny_axpy_task(&sub, 0, thread);
     for (int64_t s = 0; s < job->n_small; s++)
-        for (int64_t t = t0; t < t1; t++)
-            oi__gemm_f32_skinny_store(job, s, t, acc[s * (t1 - t0) + (t - t0)]);
+        oi__gemm_f32_skinny_store_run(job, s, t0, t1 - t0, acc + s * (t1 - t0));
 }
 
 /* true: done (in *status) by the per-core split; false: not its case. */
@@ -1411,7 +1514,9 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_ar
     size_t small_floats = (size_t)(job.n_small * k);
     size_t partial_floats = dot ? 0 : (size_t)job.n_tasks * (size_t)(job.n_small * job.n_big);
     size_t bytes = (small_floats + partial_floats) * sizeof(float);
-    float *work = (float *)oi__malloc(bytes);
+    /* a streaming model's products need a few KB: on the stack, not the heap */
+    float on_stack[OI__GEMM_SKINNY_STACK_FLOATS];
+    float *work = small_floats + partial_floats <= OI__GEMM_SKINNY_STACK_FLOATS ? on_stack : (float *)oi__malloc(bytes);
     if (!work)
         return oi__fail(OI_ERROR_OUT_OF_MEMORY, "gemm_f32: cannot allocate %zu bytes of work space", bytes);
     float *small = work;
@@ -1420,27 +1525,28 @@ static oi_status oi__gemm_f32_skinny(oi__threadpool *pool, const oi__gemm_f32_ar
     job.partial = work + small_floats;
     job.isa = isa;
 
-    oi_status split_status;
-    if (!run_pool && oi__gemm_f32_skinny_split(pool, &job, dot, &split_status)) {
-        oi__free(work);
-        return split_status;
+    oi_status status = OI_OK;
+    if (!run_pool && oi__gemm_f32_skinny_split(pool, &job, dot, &status)) {
+        if (work != on_stack)
+            oi__free(work);
+        return status;
     }
     if (dot) {
         oi__threadpool_run(run_pool, job.n_tasks, oi__gemm_f32_skinny_dot_task, &job);
     } else {
         oi__threadpool_run(run_pool, job.n_tasks, oi__gemm_f32_skinny_axpy_task, &job);
         size_t stride = (size_t)(job.n_small * job.n_big);
-        for (int64_t s = 0; s < job.n_small; s++)
-            for (int64_t t = 0; t < job.n_big; t++) {
-                size_t at = (size_t)(s * job.n_big + t);
-                float sum = job.partial[at];
-                for (int task = 1; task < job.n_tasks; task++)
-                    sum += job.partial[(size_t)task * stride + at];
-                oi__gemm_f32_skinny_store(&job, s, t, sum);
-            }
+        for (int64_t s = 0; s < job.n_small; s++) {
+            float *sums = job.partial + s * job.n_big; /* task 0's, summed with the others' in place */
+            for (int task = 1; task < job.n_tasks; task++)
+                for (int64_t t = 0; t < job.n_big; t++)
+                    sums[t] += job.partial[(size_t)task * stride + (size_t)(s * job.n_big + t)];
+            oi__gemm_f32_skinny_store_run(&job, s, 0, job.n_big, sums);
+        }
     }
-    oi__free(work);
-    return OI_OK;
+    if (work != on_stack)
+        oi__free(work);
+    return status;
 }
 
 /* ---- the parallel driver ---- */

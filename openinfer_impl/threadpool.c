@@ -14,7 +14,15 @@
  * back to back, and waking a sleeping thread costs tens of microseconds
  * (milliseconds when its core is busy with another process), as much as a
  * whole small matmul. The caller spins the same way for the last task.
- * (Spinning needs the GCC/clang atomic builtins; elsewhere threads sleep.)
+ * Past a first stretch of plain polling (OI__THREADPOOL_IDLE_PAUSE_NS for
+ * an idle worker, OI__THREADPOOL_WAIT_PAUSE_NS for the caller), each poll
+ * yields the core (sched_yield). When other processes keep the machine's
+ * cores busy, the caller and a worker can end up on one core, and a thread
+ * that only polls holds it from the one it waits for: on the 2-core dev
+ * machine a job of two 4 us tasks then took 10 us (5 us on the caller
+ * alone), and Silero VAD's split products (oi__threadpool_run_parts) lost
+ * 0.2-1.3 ms a stall, several a clip. (Spinning needs the GCC/clang atomic
+ * builtins; elsewhere threads sleep.)
  *
  * The caller waits for the job's tasks, not for the workers: on a machine
  * whose other cores are busy, a worker may wake long after the caller has
@@ -22,10 +30,13 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
-#define OI__THREADPOOL_SPIN_NS 200000 /* 0.2 ms */
+#define OI__THREADPOOL_SPIN_NS 200000      /* 0.2 ms */
+#define OI__THREADPOOL_IDLE_PAUSE_NS 4000  /* an idle worker: then polls with sched_yield */
+#define OI__THREADPOOL_WAIT_PAUSE_NS 20000 /* the caller, for the workers' tasks: then the same */
 
 /* Fields read while spinning, outside the lock, go through these; writes
  * to them also happen under the lock, so the sleeping path stays exact. */
@@ -103,24 +114,32 @@ static inline void oi__threadpool_cpu_relax(void) {
 }
 
 /* Spins (without the lock) until `*value != unchanged`, shutdown, or the
- * spin time is up. The caller re-checks under the lock either way. */
-static void oi__threadpool_spin_while(const oi__threadpool *pool, const unsigned *value, unsigned unchanged) {
+ * spin time is up; past pause_ns each poll yields the core. The caller
+ * re-checks under the lock either way. */
+static void oi__threadpool_spin_while(const oi__threadpool *pool, const unsigned *value, unsigned unchanged,
+                                      int64_t pause_ns) {
 #if OI__THREADPOOL_CAN_SPIN
     int64_t start = oi__threadpool_now_ns();
+    bool yielding = false;
     for (unsigned i = 1;; i++) {
         if (OI__LOAD(*value) != unchanged || OI__LOAD(pool->shutdown))
             return;
-        oi__threadpool_cpu_relax();
-        if (i % 64 == 0) {
+        if (yielding)
+            sched_yield();
+        else
+            oi__threadpool_cpu_relax();
+        if (yielding || i % 64 == 0) {
             int64_t spun = oi__threadpool_now_ns() - start;
             if (spun > OI__THREADPOOL_SPIN_NS || spun < 0) /* < 0: the clock was set back */
                 return;
+            yielding = spun > pause_ns;
         }
     }
 #else
     (void)pool;
     (void)value;
     (void)unchanged;
+    (void)pause_ns;
 #endif
 }
 
@@ -141,7 +160,7 @@ static void *oi__threadpool_worker(void *arg_ptr) {
     for (;;) {
         if (!pool->shutdown && pool->generation == seen) {
             pthread_mutex_unlock(&pool->lock);
-            oi__threadpool_spin_while(pool, &pool->generation, seen);
+            oi__threadpool_spin_while(pool, &pool->generation, seen, OI__THREADPOOL_IDLE_PAUSE_NS);
             pthread_mutex_lock(&pool->lock);
         }
         while (!pool->shutdown && pool->generation == seen)
@@ -258,7 +277,7 @@ void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx,
         pthread_mutex_unlock(&pool->lock);
         /* Spin while tasks keep finishing (the workers are running). */
         while (finished < all) {
-            oi__threadpool_spin_while(pool, &pool->finished_tasks, finished);
+            oi__threadpool_spin_while(pool, &pool->finished_tasks, finished, OI__THREADPOOL_WAIT_PAUSE_NS);
             unsigned now = OI__LOAD(pool->finished_tasks);
             if (now == finished)
                 break; /* nothing finished for a while: sleep */
