@@ -8,9 +8,9 @@
  *    bit-identical to a short reference run that replays only the last 16
  *    inputs; every 1,000th output is also checked against plain C.
  * 2. Graphs of 10,000 and 100,000 nodes, appended with the builder API,
- *    build, validate (executor creation) and run one step; the times are
- *    printed and each phase of the big graph must take less than 30x the
- *    small one's (10x the nodes). Once in one block, once spread over
+ *    build, validate (executor creation) and run one step; the times (each
+ *    the best of 3 runs) are printed and each phase of the big graph must
+ *    take less than 30x the small one's (10x the nodes). Once in one block, once spread over
  *    3,334 / 33,334 blocks that entry branches to. */
 #include "../openinfer.h"
 #include "alloc_hooks.h"
@@ -274,12 +274,25 @@ static big_times run_big(int groups, bool blocks, float *h_out) {
     return times;
 }
 
+/* Each phase's least time over 3 runs: a busy machine (the CI's) delays
+ * some runs, and the scaling checks below compare the undisturbed ones. */
+static big_times best_of_3(int groups, bool blocks, float *h) {
+    big_times best = run_big(groups, blocks, h);
+    for (int r = 1; r < 3; r++) {
+        big_times t = run_big(groups, blocks, h);
+        best.build = fmin(best.build, t.build);
+        best.validate = fmin(best.validate, t.validate);
+        best.step = fmin(best.step, t.step);
+    }
+    return best;
+}
+
 static void test_big_graphs(bool blocks) {
     float h_small[4] = {0}, h_big[4] = {0};
     int small_groups = 3334, big_groups = 33334; /* 10,003 and 100,003 nodes */
     run_big(300, blocks, h_small);               /* warm-up */
-    big_times small = run_big(small_groups, blocks, h_small);
-    big_times big = run_big(big_groups, blocks, h_big);
+    big_times small = best_of_3(small_groups, blocks, h_small);
+    big_times big = best_of_3(big_groups, blocks, h_big);
     const char *how = blocks ? "blocks" : "one block";
     printf("graph of %d nodes (%s): build %.3f s, validate %.3f s, step %.3f s\n", small_groups * 3 + 1, how,
            small.build, small.validate, small.step);
