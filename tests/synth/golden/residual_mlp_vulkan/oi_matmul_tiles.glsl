@@ -4,9 +4,9 @@
 // invocations makes a BM x BN block of the output, each invocation a
 // (BM / MM_T) x (BN / MM_T) micro-tile, stepping through K by BK through
 // shared memory. The next step's elements are fetched into registers while
-// the current step multiplies (their loads in flight during the products),
-// then stored into the tiles: a small product's few steps each wait on
-// memory once, not twice.
+// the current step multiplies, then stored into the tiles: the loads are in
+// flight during the products instead of before them (a small product, of
+// few steps, is mostly such waits).
 //
 // The includer says where the operands are and what becomes of a result:
 //   BM, BN, BK, MM_T (default 16u)   the block, its k step, the threads
