@@ -543,27 +543,45 @@ static int oi__vk_matmul_reg(const oi__sy_gpu *g, const oi__slot *c) {
  * dispatch by the last workgroup of each block (oi__vk_matmul_split), so
  * the fewer products a block has to add, the shorter that tail. */
 typedef struct oi__vk_mm_tiles {
-    int side, reg, bk;        /* side x side threads of reg x reg results, K in steps of bk */
+    int side, reg, bk;        /* side x side threads of reg x reg_n results, K in steps of bk */
     uint32_t slices, k_slice; /* slices of K (1: not split) and K per slice */
+    int reg_n;                /* a thread's columns (reg: its rows) */
 } oi__vk_mm_tiles;
 
 /* A split gemm's tiles: 16 x 16 threads of 2 x 2 results (32 x 32 blocks),
  * K in slices (multiples of 16) for about OI__VK_SPLIT_TARGET workgroups
- * and at most OI__VK_SPLIT_MOST_K each: every workgroup walks a short K and
- * the last one of a block adds few partial products. On the H100
- * (docs/synthesizer.md) the encoder block's step took 0.201 ms of GPU time
- * so, against 0.228 with the backend's 64 x 64 blocks and a second kernel
- * summing, 0.249 with those blocks summed this way (12 to 20 slices: a
- * long tail), 0.204 at 768 and 64, 0.214 at 256 and 256, 0.461 unsplit. */
-#ifndef OI__VK_SPLIT_TARGET /* (-D at build time: bench/gpu's comparisons) */
+ * and at most OI__VK_SPLIT_MOST_K each, walked in steps of 16: every
+ * workgroup walks a short K and the last one of a block adds few partial
+ * products. On the H100 (docs/synthesizer.md, bench/gpu/synth_tiles_ab.sh)
+ * the encoder block's step took 0.179 ms of GPU time so (0.199 before the
+ * tile loops fetched a step ahead), against 0.181 with slices of at most
+ * 128 of K, 0.184-0.186 with ~256 or ~768 workgroups or at most 64 of K,
+ * 0.188 in steps of 32, 0.233 with a whole slice a step, 0.240-0.317 in
+ * 64 x 64 blocks, 0.187-0.197 in 32 x 64 or 64 x 32 blocks, 0.246-0.53
+ * with 8 x 8 threads of 4 x 4 results (too few warps to hide the waits).
+ * The constants can be set with -D at build time for such comparisons. */
+#ifndef OI__VK_SPLIT_TARGET
 #define OI__VK_SPLIT_TARGET 384u
 #endif
 #ifndef OI__VK_SPLIT_MOST_K
-#define OI__VK_SPLIT_MOST_K 128u
+#define OI__VK_SPLIT_MOST_K 192u
+#endif
+#ifndef OI__VK_SPLIT_SIDE /* threads a side */
+#define OI__VK_SPLIT_SIDE 16
+#endif
+#ifndef OI__VK_SPLIT_BLOCK /* the block's rows */
+#define OI__VK_SPLIT_BLOCK 32
+#endif
+#ifndef OI__VK_SPLIT_BLOCK_N /* and columns */
+#define OI__VK_SPLIT_BLOCK_N OI__VK_SPLIT_BLOCK
+#endif
+#ifndef OI__VK_SPLIT_BK /* the step of K */
+#define OI__VK_SPLIT_BK 16
 #endif
 static oi__vk_mm_tiles oi__vk_mm_split_tiles(const oi__slot *c, uint32_t K) {
-    oi__vk_mm_tiles t = {16, 2, 16, 1u, 0u};
-    uint64_t blocks = (uint64_t)((c->shape[0] + 31) / 32) * (uint64_t)((c->shape[1] + 31) / 32);
+    const int64_t bm = OI__VK_SPLIT_BLOCK, bn = OI__VK_SPLIT_BLOCK_N;
+    oi__vk_mm_tiles t = {OI__VK_SPLIT_SIDE, (int)bm / OI__VK_SPLIT_SIDE, OI__VK_SPLIT_BK, 1u, 0u, (int)bn / OI__VK_SPLIT_SIDE};
+    uint64_t blocks = (uint64_t)((c->shape[0] + bm - 1) / bm) * (uint64_t)((c->shape[1] + bn - 1) / bn);
     uint64_t want = (OI__VK_SPLIT_TARGET + blocks - 1u) / blocks, least = (K + OI__VK_SPLIT_MOST_K - 1u) / OI__VK_SPLIT_MOST_K;
     uint64_t slices = want > least ? want : least, most = K / 16u;
     if (slices > most)
@@ -578,16 +596,16 @@ static oi__vk_mm_tiles oi__vk_mm_split_tiles(const oi__slot *c, uint32_t K) {
 static oi__vk_mm_tiles oi__vk_mm_tiles_of(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k) {
     const oi__pnode *mm = k->nodes[0];
     const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
-    oi__vk_mm_tiles t = {oi__vk_matmul_side(g), 1, 16, 1u, 0u};
+    oi__vk_mm_tiles t = {oi__vk_matmul_side(g), 1, 16, 1u, 0u, 1};
     if (t.side < 16) {
-        t.reg = oi__vk_matmul_reg(g, c);
+        t.reg = t.reg_n = oi__vk_matmul_reg(g, c);
         return t;
     }
     oi__vk_matmul_tiling bt =
         oi__vk_matmul_tiles(true, c->shape[0], c->shape[1], (uint32_t)a->shape[1], mm->ir->op == OI_OP_gemm);
     if (bt.slices > 1)
         return oi__vk_mm_split_tiles(c, (uint32_t)a->shape[1]);
-    t.reg = (int)bt.block / t.side;
+    t.reg = t.reg_n = (int)bt.block / t.side;
     t.bk = (int)bt.bk;
     return t;
 }
@@ -1379,8 +1397,8 @@ static uint64_t oi__vk_split_bytes(const oi_plan *p, const oi__sy_kernel *k) {
 static uint64_t oi__vk_split_blocks(const oi_plan *p, const oi__sy_kernel *k) {
     const oi__slot *c = oi__vk_slot(&p->schedule, k->nodes[0]->out);
     oi__vk_mm_tiles t = oi__vk_mm_tiles_of(&p->gpu, &p->schedule, k);
-    int64_t tile = t.side * t.reg;
-    return (uint64_t)((c->shape[0] + tile - 1) / tile) * (uint64_t)((c->shape[1] + tile - 1) / tile);
+    int64_t bm = t.side * t.reg, bn = t.side * t.reg_n;
+    return (uint64_t)((c->shape[0] + bm - 1) / bm) * (uint64_t)((c->shape[1] + bn - 1) / bn);
 }
 
 /* Where kernel k's partial products are in the arena (bytes): past the
@@ -1514,13 +1532,13 @@ static void oi__vk_matmul(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) 
     const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
     long long M = (long long)c->shape[0], N = (long long)c->shape[1], K = (long long)a->shape[1];
     oi__vk_mm_tiles t = oi__vk_mm_tiles_of(&p->gpu, s, k);
-    int side = t.side, reg = t.reg;
+    int side = t.side, reg = t.reg, reg_n = t.reg_n;
     oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\n"
                       "#define MM_T %du /* MM_T x MM_T threads of %d x %d results */\n#define BM %du\n#define BN %du\n"
                       "#define BK %du\n"
                       "/* the store loops unrolled by the driver, not by glslang: lavapipe computed a\n"
                       " * gelu epilogue wrongly in 16 unrolled copies */\n#define MM_STORE_UNROLL\n\n",
-                   M, N, K, side, reg, reg, side * reg, side * reg, t.bk);
+                   M, N, K, side, reg, reg_n, side * reg, side * reg_n, t.bk);
     if (t.slices > 1) {
         oi__vk_matmul_split(b, p, k, t);
         return;
@@ -2655,9 +2673,8 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
             return;
         }
         oi__vk_mm_tiles t = oi__vk_mm_tiles_of(&p->gpu, s, k);
-        int64_t tile = t.side * t.reg;
-        *gx = (uint32_t)((out->shape[1] + tile - 1) / tile);
-        *gy = (uint32_t)((out->shape[0] + tile - 1) / tile);
+        *gx = (uint32_t)((out->shape[1] + t.side * t.reg_n - 1) / (t.side * t.reg_n));
+        *gy = (uint32_t)((out->shape[0] + t.side * t.reg - 1) / (t.side * t.reg));
         return;
     }
     case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: case OI__SY_K_ARGMAX:
@@ -2696,8 +2713,10 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
     uint32_t wg = p->gpu.workgroup;
     if (k->kind == OI__SY_K_MATMUL && oi__vk_cm_takes(&p->gpu, &p->schedule, k))
         return 32u * p->gpu.cm.wg_m * p->gpu.cm.wg_n;
-    if (k->kind == OI__SY_K_MATMUL)
-        return (uint32_t)(oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_side(&p->gpu));
+    if (k->kind == OI__SY_K_MATMUL) {
+        int side = oi__vk_mm_tiles_of(&p->gpu, &p->schedule, k).side;
+        return (uint32_t)(side * side);
+    }
     if (oi__vk_att_tiled(&p->gpu, &p->schedule, k))
         return oi__vk_att_tiled_wg(&p->gpu);
     if (k->kind == OI__SY_K_QMATMUL)

@@ -297,7 +297,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
     for (int64_t l = 0; l < 2; l++) {
         { /* k0, matmul: bench_encoder.c:61 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 983040, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 3735552, 1572864}, {OI_VK_ARENA, 14745600, 192}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 3735552, 1572864}, {OI_VK_ARENA, 13172736, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wq_at[l], 589824u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bq_at[l], 1536u);
@@ -314,7 +314,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         }
         { /* k1, matmul: bench_encoder.c:62 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1179648, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 5308416, 1572864}, {OI_VK_ARENA, 14745792, 192}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 5308416, 1572864}, {OI_VK_ARENA, 13172928, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wk_at[l], 589824u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bk_at[l], 1536u);
@@ -331,7 +331,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         }
         { /* k2, matmul: bench_encoder.c:63 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1376256, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 6881280, 1572864}, {OI_VK_ARENA, 14745984, 192}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 6881280, 1572864}, {OI_VK_ARENA, 13173120, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wv_at[l], 589824u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bv_at[l], 1536u);
@@ -366,7 +366,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         /* k11, copy: bench_encoder.c:72: not dispatched, the attention reads or writes in place */
         { /* k12, matmul: bench_encoder.c:73-74 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 2949120, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 8454144, 1572864}, {OI_VK_ARENA, 14746176, 192}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 8454144, 1572864}, {OI_VK_ARENA, 13173312, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_Wo_at[l], 589824u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_bo_at[l], 1536u);
@@ -402,7 +402,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         }
         { /* k14, matmul: bench_encoder.c:76 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 0, 786432}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 10027008, 2359296}, {OI_VK_ARENA, 14746368, 768}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 10027008, 1572864}, {OI_VK_ARENA, 13173504, 768}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_W1_at[l], 2359296u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_b1_at[l], 6144u);
@@ -410,7 +410,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             if (oi_vk_model_window(vk, cb, lo, hi, &mb))
                 return 1;
             const uint32_t push[] = {mb, encoder_W1_at[l], encoder_b1_at[l]};
-            if (oi_vk_dispatch(vk, cb, 14, push, (uint32_t)sizeof push, 48u, 4u, 3u, reads, 2, writes, 3))
+            if (oi_vk_dispatch(vk, cb, 14, push, (uint32_t)sizeof push, 48u, 4u, 2u, reads, 2, writes, 3))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 14, "ffn", 10, 196608u, &writes[0]))
@@ -419,7 +419,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
         }
         { /* k15, matmul: bench_encoder.c:77-78 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
-            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 12386304, 2359296}, {OI_VK_ARENA, 14747136, 192}};
+            static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 11599872, 1572864}, {OI_VK_ARENA, 13174272, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_W2_at[l], 2359296u);
             oi_vk_span(&lo, &hi, 4u * (uint64_t)encoder_b2_at[l], 1536u);
@@ -427,7 +427,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
             if (oi_vk_model_window(vk, cb, lo, hi, &mb))
                 return 1;
             const uint32_t push[] = {mb, encoder_W2_at[l], encoder_b2_at[l]};
-            if (oi_vk_dispatch(vk, cb, 15, push, (uint32_t)sizeof push, 12u, 4u, 12u, reads, 4, writes, 4))
+            if (oi_vk_dispatch(vk, cb, 15, push, (uint32_t)sizeof push, 12u, 4u, 8u, reads, 4, writes, 4))
                 return 1;
 #ifdef encoder_DEBUG_DUMP
             if (encoder_dump_record(ctx, cb, 15, "proj", 10, 49152u, &writes[0]))
@@ -538,7 +538,7 @@ static int encoder_open_device(encoder_ctx *ctx, const encoder_vulkan_device *ap
         return 1;
     }
     /* the arena, then the partial products of the matmuls split along K and their block counters */
-    const VkDeviceSize sizes[OI_VK_BUFFERS] = {14747328u, encoder_STATE_DEVICE_BYTES, (encoder_MODEL_BYTES + 255u) / 256u * 256u};
+    const VkDeviceSize sizes[OI_VK_BUFFERS] = {13174464u, encoder_STATE_DEVICE_BYTES, (encoder_MODEL_BYTES + 255u) / 256u * 256u};
     for (int i = 0; i < OI_VK_BUFFERS; i++)
         if (!(i == OI_VK_MODEL && vk->app_model) &&
             oi_vk_buffer_create(vk, &vk->device_buffers[i], sizes[i], OI_VK_DEVICE_USAGE, 0))
@@ -579,7 +579,7 @@ static encoder_ctx *encoder_open_on(const char *model_path, const encoder_vulkan
     if ((ctx->model && !vk->app_model &&
          oi_vk_upload(vk, &vk->device_buffers[OI_VK_MODEL], 0, ctx->model, ctx->model_size)) ||
         oi_vk_upload(vk, &vk->device_buffers[OI_VK_STATE], 0, ctx->state, encoder_STATE_BYTES) ||
-        oi_vk_upload(vk, &vk->device_buffers[OI_VK_ARENA], 14745600u, encoder_counts_zero, 1728u) || /* the block counters */
+        oi_vk_upload(vk, &vk->device_buffers[OI_VK_ARENA], 13172736u, encoder_counts_zero, 1728u) || /* the block counters */
         oi_vk_begin(vk, &vk->step, 0) || encoder_record(ctx, vk->step) || encoder_record_uploads(ctx)) {
         encoder_close(ctx);
         return NULL;

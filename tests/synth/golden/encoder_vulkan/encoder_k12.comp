@@ -26,7 +26,7 @@ const uint M = 128u, N = 384u, K = 384u;
 /* K in 8 slices of 48: workgroup z multiplies slice z and writes its partial products at
  * SPLIT_AT + z * M * N; the last workgroup of a block to finish (its counter at
  * COUNT_AT + block) adds the block's slices in order and runs the epilogue */
-const uint K_SLICE = 48u, SLICES = 8u, SPLIT_AT = 2113536u, COUNT_AT = 3686544u;
+const uint K_SLICE = 48u, SLICES = 8u, SPLIT_AT = 2113536u, COUNT_AT = 3293328u;
 /* the arena again, coherent: one workgroup's stores seen by another's loads */
 layout(std430, binding = 0) coherent buffer OiPartial { float partial[]; };
 layout(std430, binding = 0) coherent buffer OiCounts { uint counts[]; };

@@ -23,10 +23,10 @@ const uint M = 128u, N = 384u, K = 1536u;
  * gelu epilogue wrongly in 16 unrolled copies */
 #define MM_STORE_UNROLL
 
-/* K in 12 slices of 128: workgroup z multiplies slice z and writes its partial products at
+/* K in 8 slices of 192: workgroup z multiplies slice z and writes its partial products at
  * SPLIT_AT + z * M * N; the last workgroup of a block to finish (its counter at
  * COUNT_AT + block) adds the block's slices in order and runs the epilogue */
-const uint K_SLICE = 128u, SLICES = 12u, SPLIT_AT = 3096576u, COUNT_AT = 3686784u;
+const uint K_SLICE = 192u, SLICES = 8u, SPLIT_AT = 2899968u, COUNT_AT = 3293568u;
 /* the arena again, coherent: one workgroup's stores seen by another's loads */
 layout(std430, binding = 0) coherent buffer OiPartial { float partial[]; };
 layout(std430, binding = 0) coherent buffer OiCounts { uint counts[]; };

@@ -3,7 +3,10 @@
 // emitted folder as oi_matmul_tiles.glsl): a workgroup of MM_T x MM_T
 // invocations makes a BM x BN block of the output, each invocation a
 // (BM / MM_T) x (BN / MM_T) micro-tile, stepping through K by BK through
-// shared memory.
+// shared memory. The next step's elements are fetched into registers while
+// the current step multiplies, then stored into the tiles: the loads are in
+// flight during the products instead of before them (a small product, of
+// few steps, is mostly such waits).
 //
 // The includer says where the operands are and what becomes of a result:
 //   BM, BN, BK, MM_T (default 16u)   the block, its k step, the threads
@@ -33,6 +36,37 @@
 shared uint tile_a[BK][BM + 1u];
 shared uint tile_b[BK][BN + 1u];
 
+#define MM_THREADS (MM_T * MM_T)
+#define MM_LOADS_A ((BM * BK + MM_THREADS - 1u) / MM_THREADS) // elements of a step each invocation fetches
+#define MM_LOADS_B ((BN * BK + MM_THREADS - 1u) / MM_THREADS)
+
+// One step's BM x BK and BK x BN elements (0 past the edges), strided by the
+// invocations: consecutive invocations read consecutive k of A and
+// consecutive n of B. Unrolled, so that every load is in flight at once.
+void mm_fetch(uint tid, uint row0, uint col0, uint k0, uint k_end, uint a_base, uint b_base,
+              out uint next_a[MM_LOADS_A], out uint next_b[MM_LOADS_B]) {
+    uint rows = mm_rows(), cols = mm_cols();
+    [[unroll]] for (uint r = 0u; r < MM_LOADS_A; r++) {
+        uint l = tid + r * MM_THREADS, gm = row0 + l / BK, gk = k0 + l % BK;
+        next_a[r] = (l < BM * BK && gm < rows && gk < k_end) ? mm_load_a(a_base, gm, gk) : 0u;
+    }
+    [[unroll]] for (uint r = 0u; r < MM_LOADS_B; r++) {
+        uint l = tid + r * MM_THREADS, gn = col0 + l % BN, gk = k0 + l / BN;
+        next_b[r] = (l < BN * BK && gn < cols && gk < k_end) ? mm_load_b(b_base, gk, gn) : 0u;
+    }
+}
+
+void mm_stash(uint tid, uint next_a[MM_LOADS_A], uint next_b[MM_LOADS_B]) {
+    [[unroll]] for (uint r = 0u; r < MM_LOADS_A; r++) {
+        uint l = tid + r * MM_THREADS;
+        if (l < BM * BK) tile_a[l % BK][l / BK] = next_a[r];
+    }
+    [[unroll]] for (uint r = 0u; r < MM_LOADS_B; r++) {
+        uint l = tid + r * MM_THREADS;
+        if (l < BN * BK) tile_b[l / BN][l % BN] = next_b[r];
+    }
+}
+
 void mm_tiles(uint a_base, uint b_base, uint d_base, uint k_begin, uint k_end) {
     // the workgroup may be MM_T x MM_T or a row of MM_T * MM_T invocations
     uint tid = gl_LocalInvocationIndex, tx = tid % MM_T, ty = tid / MM_T;
@@ -47,20 +81,13 @@ void mm_tiles(uint a_base, uint b_base, uint d_base, uint k_begin, uint k_end) {
     [[unroll]] for (uint i = 0u; i < TM; i++)
         [[unroll]] for (uint j = 0u; j < TN; j++) { acc_f[i][j] = 0.0; acc_u[i][j] = 0u; }
 
+    uint next_a[MM_LOADS_A], next_b[MM_LOADS_B];
+    mm_fetch(tid, row0, col0, k_begin, k_end, a_base, b_base, next_a, next_b);
     for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
-        // BM x BK and BK x BN elements, strided by the invocations;
-        // consecutive invocations read consecutive k of A and consecutive n of B.
-        for (uint l = tid; l < BM * BK; l += MM_T * MM_T) {
-            uint k = l % BK, m = l / BK;
-            uint gm = row0 + m, gk = k0 + k;
-            tile_a[k][m] = (gm < rows && gk < k_end) ? mm_load_a(a_base, gm, gk) : 0u;
-        }
-        for (uint l = tid; l < BN * BK; l += MM_T * MM_T) {
-            uint n = l % BN, k = l / BN;
-            uint gn = col0 + n, gk = k0 + k;
-            tile_b[k][n] = (gn < cols && gk < k_end) ? mm_load_b(b_base, gk, gn) : 0u;
-        }
+        mm_stash(tid, next_a, next_b);
         barrier();
+        if (k0 + BK < k_end) // the next step's loads, in flight during this step's products
+            mm_fetch(tid, row0, col0, k0 + BK, k_end, a_base, b_base, next_a, next_b);
         [[unroll]] for (uint k = 0u; k < BK; k++) {
             if (float_math()) {
                 float a[TM], b[TN];
