@@ -138,6 +138,14 @@ section "parity on this GPU: emitted code vs the simulator (bench/gpu/synth_pari
     }
     OI_MATMUL_N=1024 $G/export_matmul "$WORK/mm" 1 >/dev/null &&
         python3 "$HERE/synth_parity.py" $G/synth_parity/matmul_coopmat "$WORK/mm" 1 --fp16 --out "$WORK/p3"
+    # the graphs synth_stage.sh staged with their data (branches, resets, masks, convolutions, real models)
+    for d in $G/parity_data/*/; do
+        [ -d "$d/gen" ] || continue
+        n=$(basename "$d")
+        case $n in ppocr_cls) steps=1 ;; attn_masks|conv_ops) steps=2 ;; *) steps=3 ;; esac
+        echo "== $n"
+        python3 "$HERE/synth_parity.py" "$d/gen" "$d" $steps --out "$WORK/pd_$n"
+    done
 } 2>&1 | tee "$OUT/parity.txt"
 grep -E "variables compared|driver failed" "$OUT/parity.txt" | sed 's/^/parity: /' >> "$OUT/summary.txt"
 fi

@@ -121,6 +121,48 @@ for r in 1 9; do
     cc -O2 -std=c11 -Wall -Wextra -I$G/synth_matmul_r$r bench/gpu/synth_matmul_bench.c \
         $G/synth_matmul_r$r/libmatmul_f16.a -ldl -lm -o $G/synth_matmul_r$r/bench
 done
+# more parity graphs, each with the exporter's data carried (their models are small): NAME STEPS
+# EXPORTER [VAR=VALUE...] (the seeded input's first element set, as check_vulkan.py --set): the
+# branches on device values (each path), comparisons, cache_reset, masked attention, the
+# convolutions, pools and layout ops, and two real models (their packages' weights, imported
+# into BUILD_DIR/tests/synth by the synth tests; skipped where missing)
+D=$G/parity_data
+rm -rf $D && mkdir -p $D
+stage_parity() { # NAME STEPS EXPORTER [VAR=VALUE...]
+    local name=$1 steps=$2 exporter=$3
+    shift 3
+    ninja -C "$build" "tests/synth/$exporter" >/dev/null
+    mkdir -p "$D/$name"
+    "$build/tests/synth/$exporter" "$D/$name" "$steps" >/dev/null || { rm -rf "$D/$name"; return 0; }
+    if [ $# -gt 0 ]; then
+        python3 - "$D/$name" "$@" <<'PY'
+import os, shutil, sys
+import numpy as np
+d = sys.argv[1]
+for edit in sys.argv[2:]:
+    var, value = edit.split("=", 1)
+    x = np.load(os.path.join(d, "in", var + ".npy"))
+    x.flat[0] = float(value)
+    np.save(os.path.join(d, "given_" + var + ".npy"), x)
+PY
+        mkdir -p "$D/$name/given"
+        cp "$D/$name"/in/*.npy "$D/$name/given/"
+        for f in "$D/$name"/given_*.npy; do mv "$f" "$D/$name/given/${f##*/given_}"; done
+        rm -rf "$D/$name/in" "$D/$name/sim"
+        "$build/tests/synth/$exporter" "$D/$name" "$steps" - "$D/$name/given" >/dev/null
+    fi
+    [ -L "$D/$name/model.oinf" ] && cp --remove-destination "$(readlink -f "$D/$name/model.oinf")" "$D/$name/model.oinf"
+    emit "$D/$name" examples/devices/h100.json "$D/$name/gen"
+}
+stage_parity gpu_branch_up 3 export_gpu_branch flag=1
+stage_parity gpu_branch_down 3 export_gpu_branch flag=0
+stage_parity gpu_branch_nan 3 export_gpu_branch x=nan
+stage_parity maybe_written_big 3 export_maybe_written x=20
+stage_parity resets 3 export_resets
+stage_parity attn_masks 2 export_attn_masks
+stage_parity conv_ops 2 export_conv_ops
+stage_parity ppocr_cls 1 export_ppocr_cls
+stage_parity silero_vad 3 export_silero_vad
 # the f16 matmul's tile shapes (synth_encoder.sh's part "sweep")
 G=$G bash bench/gpu/synth_matmul_sweep.sh stage "$build"
 # the interop program against residual_mlp's folder for the H100 (its model: written there again)
