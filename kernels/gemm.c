@@ -72,6 +72,12 @@ typedef struct oi__gemm_f32_impl {
      * NULL: A is always packed. */
     void (*kernel_rows)(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, float alpha,
                         float beta, const float *bias);
+    /* kernel_rows for panels of mr_tail < mr rows (the last, partial row
+     * panel of A read in place); NULL: that panel runs the mr-row kernel,
+     * on rows above it as well. */
+    int mr_tail;
+    void (*kernel_rows_tail)(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,
+                             float alpha, float beta, const float *bias);
 } oi__gemm_f32_impl;
 
 /* ---- micro-kernels ---- */
@@ -267,6 +273,49 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows_avx512(int64_t kc, const 
 }
 /* synth-embed end */
 
+/* The in-place kernels for a last partial row panel: 128 rows (a sequence
+ * of 128 tokens) are 10 panels of 12 and one of 8, and the 8-row kernel
+ * computes that one alone instead of the 12 rows that end with it (4 of
+ * them again: 3% of the product). Each row's arithmetic is the same as in
+ * the full kernel, so C is bit for bit the same. AVX2's tail is 4 rows
+ * (128 = 21 x 6 + 2): 8 accumulators still hide the FMA latency. */
+#define OI__ROWS4(X) X(0) X(1) X(2) X(3)
+#define OI__ROWS8(X) OI__ROWS4(X) X(4) X(5) X(6) X(7)
+OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows8_avx512(int64_t kc, const float *a, int64_t lda, const float *b,
+                                                               float *c, int64_t ldc, float alpha, float beta,
+                                                               const float *bias) {
+    OI__ROWS8(OI__AVX512_PREFETCH_C)
+    OI__ROWS8(OI__AVX512_DECLARE)
+    OI__ROWS8(OI__AVX512_ROW_POINTER)
+    for (int64_t p = 0; p < kc; p++) {
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+        OI__ROWS8(OI__AVX512_UPDATE_ROWS)
+        b += 32;
+    }
+    bool zero_beta = beta == 0.0f;
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __m512 bias0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+    __m512 bias1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
+    OI__ROWS8(OI__AVX512_STORE)
+}
+
+OI__TARGET_AVX2 static void oi__gemm_f32_kernel_rows4_avx2(int64_t kc, const float *a, int64_t lda, const float *b,
+                                                           float *c, int64_t ldc, float alpha, float beta,
+                                                           const float *bias) {
+    OI__ROWS4(OI__AVX2_DECLARE)
+    OI__ROWS4(OI__AVX2_ROW_POINTER)
+    for (int64_t p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+        OI__ROWS4(OI__AVX2_UPDATE_ROWS)
+        b += 16;
+    }
+    bool zero_beta = beta == 0.0f;
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    __m256 bias0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+    __m256 bias1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
+    OI__ROWS4(OI__AVX2_STORE)
+}
+
 /* The all-lanes masked forms of the shuffles: the plain ones are built on
  * _mm512_undefined_ps, which g++ 12 reports as maybe-uninitialized. */
 #define OI__ALL_LANES ((__mmask16)0xFFFF)
@@ -327,13 +376,14 @@ OI__TARGET_AVX512 static void oi__gemm_f32_interleave16_avx512(const float *cons
 /* ---- choosing the code path ---- */
 static const oi__gemm_f32_impl oi__gemm_f32_portable = {
     OI__GEMM_ISA_PORTABLE, OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, 256, 512, 2048, oi__gemm_f32_kernel_portable,
-    NULL, NULL};
+    NULL, NULL, 0, NULL};
 #if OI__GEMM_X86
 static const oi__gemm_f32_impl oi__gemm_f32_avx2 = {
-    OI__GEMM_ISA_AVX2, 6, 16, 256, 512, 2048, oi__gemm_f32_kernel_avx2, NULL, oi__gemm_f32_kernel_rows_avx2};
+    OI__GEMM_ISA_AVX2, 6, 16, 256, 512, 2048, oi__gemm_f32_kernel_avx2, NULL, oi__gemm_f32_kernel_rows_avx2,
+    4, oi__gemm_f32_kernel_rows4_avx2};
 static const oi__gemm_f32_impl oi__gemm_f32_avx512 = {
     OI__GEMM_ISA_AVX512, 12, 32, 256, 512, 2048, oi__gemm_f32_kernel_avx512,
-    oi__gemm_f32_interleave16_avx512, oi__gemm_f32_kernel_rows_avx512};
+    oi__gemm_f32_interleave16_avx512, oi__gemm_f32_kernel_rows_avx512, 8, oi__gemm_f32_kernel_rows8_avx512};
 #endif
 
 /* Set only by tests and benchmarks (see oi__gemm_force_isa). */
@@ -1489,18 +1539,24 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
     for (int64_t ir = 0; ir < rows; ir += mr) {
         int64_t tile_rows = oi__gemm_min(mr, rows - ir);
         bool in_place = a_rows && (tile_rows == mr || !a_pack);
-        int64_t first = ir + tile_rows - mr; /* in place: the panel's first row (ir but for a partial one) */
+        /* in place, a short panel may run the shorter kernel */
+        bool tail = in_place && tile_rows <= impl->mr_tail;
+        int64_t kernel_mr = tail ? impl->mr_tail : mr;
+        int64_t first = ir + tile_rows - kernel_mr; /* in place: the panel's first row (ir but for a partial one) */
         const float *a_panel = in_place ? a_rows + first * lda : a_pack + (a_rows ? 0 : ir * kc);
-        const float *edge_rows = edge + (in_place ? (mr - tile_rows) * nr : 0);
+        const float *edge_rows = edge + (in_place ? (kernel_mr - tile_rows) * nr : 0);
         for (int64_t jr = 0; jr < cols; jr += nr) {
             int64_t tile_cols = oi__gemm_min(nr, cols - jr);
             const float *b_panel = b_pack + jr * kc;
             const float *tile_bias = bias ? bias + jr : NULL;
             float *c_tile = c + ir * ldc + jr;
-            bool whole = tile_rows == mr && tile_cols == nr;
+            bool whole = tile_rows == kernel_mr && tile_cols == nr;
             float *out = whole ? c_tile : edge;
             int64_t ld_out = whole ? ldc : nr;
-            if (in_place)
+            if (tail)
+                impl->kernel_rows_tail(kc, a_panel, lda, b_panel, out, ld_out, alpha, whole ? beta : 0.0f,
+                                       whole ? tile_bias : NULL);
+            else if (in_place)
                 impl->kernel_rows(kc, a_panel, lda, b_panel, out, ld_out, alpha, whole ? beta : 0.0f,
                                   whole ? tile_bias : NULL);
             else
