@@ -1502,6 +1502,7 @@ typedef struct oi__gemm_f32_job {
     bool a_in_place;        /* whole row panels of op(A) are read in place (impl->kernel_rows) */
     int64_t m_pad;          /* m rounded up to impl->mr: a_packed's k block at p0 starts at p0 * m_pad */
     int64_t tile_m, tile_n, n_tiles_n;
+    int64_t n_tiles_m;      /* row tiles: whole row panels dealt out evenly (oi__gemm_f32_tile_rows) */
     float *workspace;       /* one region per pool thread */
     size_t thread_floats;   /* floats per region (a multiple of the alignment) */
 } oi__gemm_f32_job;
@@ -1567,13 +1568,24 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
     }
 }
 
+/* Row tile t: its first row and row count. The row panels are dealt out
+ * evenly and the last tile takes the partial one, so 512 rows (42 panels
+ * of 12 and one of 8) split in two as 21 + 21 2/3 panels, not 22 + 20 2/3
+ * (equal tile_m): the threads finish together. No tile exceeds tile_m. */
+static void oi__gemm_f32_tile_rows(const oi__gemm_f32_job *job, int64_t t, int64_t *i0, int64_t *rows) {
+    int64_t mr = job->impl->mr, panels = oi__gemm_ceil_div(job->g->m, mr);
+    int64_t first = panels * t / job->n_tiles_m, end = panels * (t + 1) / job->n_tiles_m;
+    *i0 = first * mr;
+    *rows = oi__gemm_min(end * mr, job->g->m) - *i0;
+}
+
 static void oi__gemm_f32_task(void *ctx, int task, int thread) {
     const oi__gemm_f32_job *job = (const oi__gemm_f32_job *)ctx;
     const oi__gemm_f32_impl *impl = job->impl;
     const oi__gemm_f32_args *g = job->g;
-    int64_t i0 = (task / job->n_tiles_n) * job->tile_m;
+    int64_t i0, rows;
+    oi__gemm_f32_tile_rows(job, task / job->n_tiles_n, &i0, &rows);
     int64_t j0 = (task % job->n_tiles_n) * job->tile_n;
-    int64_t rows = oi__gemm_min(job->tile_m, g->m - i0);
     int64_t cols = oi__gemm_min(job->tile_n, g->n - j0);
     float *a_pack = job->workspace + (size_t)thread * job->thread_floats;
     float *b_pack = a_pack + oi__gemm_round_up(oi__gemm_round_up(job->tile_m, impl->mr) * impl->kc, OI__GEMM_ALIGN / 4);
@@ -1781,7 +1793,8 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
         job.b_packed = &b_call;
     }
     job.n_tiles_n = oi__gemm_ceil_div(g->n, job.tile_n);
-    int64_t n_tasks = oi__gemm_ceil_div(g->m, job.tile_m) * job.n_tiles_n;
+    job.n_tiles_m = oi__gemm_ceil_div(g->m, job.tile_m);
+    int64_t n_tasks = job.n_tiles_m * job.n_tiles_n;
 
     oi__threadpool_run(threads > 1 ? pool : NULL, (int)n_tasks, oi__gemm_f32_task, &job);
     oi__free(raw);
