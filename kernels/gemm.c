@@ -1741,6 +1741,14 @@ static void oi__gemm_plan_row_tiles(const oi__gemm_f32_impl *impl, const oi__gem
     *tile_n = g->n;
 }
 
+/* Row tiles over all columns with A read in place and B packed (512
+ * tokens times a 384 x 384 weight): the plan's one tile per thread leaves
+ * the op waiting for a thread that loses its core, so they are cut into
+ * OI__GEMM_FINE_TILES per thread, which costs no packing and reads B's k
+ * block from L2 as often as before (once per row panel), as long as that
+ * block stays in L2: at most this many floats. */
+#define OI__GEMM_FINE_ROWS_B_FLOATS ((int64_t)1 << 17) /* 512 KiB */
+
 /* The packed path: tiles of C over the pool, op(B) packed once when its
  * owner allows or several row tiles would pack it (and then op(A) too,
  * when all tiles would pack the same). */
@@ -1767,6 +1775,9 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
         job.tile_n = oi__gemm_round_up(oi__gemm_ceil_div(g->n, OI__GEMM_FINE_TILES * (int64_t)threads), impl->nr);
     else if (row_tiles && (job.b_packed || share_b) && !job.a_in_place)
         oi__gemm_plan_row_tiles(impl, g, threads, &job.tile_m, &job.tile_n);
+    else if (row_tiles && job.b_packed && job.a_in_place && job.tile_n >= g->n &&
+             n_pad * impl->kc <= OI__GEMM_FINE_ROWS_B_FLOATS)
+        job.tile_m = oi__gemm_round_up(oi__gemm_ceil_div(g->m, OI__GEMM_FINE_TILES * (int64_t)threads), impl->mr);
 
     /* Each thread packs into its own cache-line-aligned region (A or B
      * shared: one region each for all, before them). */
