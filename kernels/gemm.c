@@ -72,6 +72,12 @@ typedef struct oi__gemm_f32_impl {
      * NULL: A is always packed. */
     void (*kernel_rows)(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, float alpha,
                         float beta, const float *bias);
+    /* kernel_rows for panels of mr_tail < mr rows (the last, partial row
+     * panel of A read in place); NULL: that panel runs the mr-row kernel,
+     * on rows above it as well. */
+    int mr_tail;
+    void (*kernel_rows_tail)(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,
+                             float alpha, float beta, const float *bias);
 } oi__gemm_f32_impl;
 
 /* ---- micro-kernels ---- */
@@ -267,6 +273,49 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows_avx512(int64_t kc, const 
 }
 /* synth-embed end */
 
+/* The in-place kernels for a last partial row panel: 128 rows (a sequence
+ * of 128 tokens) are 10 panels of 12 and one of 8, and the 8-row kernel
+ * computes that one alone instead of the 12 rows that end with it (4 of
+ * them again: 3% of the product). Each row's arithmetic is the same as in
+ * the full kernel, so C is bit for bit the same. AVX2's tail is 4 rows
+ * (128 = 21 x 6 + 2): 8 accumulators still hide the FMA latency. */
+#define OI__ROWS4(X) X(0) X(1) X(2) X(3)
+#define OI__ROWS8(X) OI__ROWS4(X) X(4) X(5) X(6) X(7)
+OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows8_avx512(int64_t kc, const float *a, int64_t lda, const float *b,
+                                                               float *c, int64_t ldc, float alpha, float beta,
+                                                               const float *bias) {
+    OI__ROWS8(OI__AVX512_PREFETCH_C)
+    OI__ROWS8(OI__AVX512_DECLARE)
+    OI__ROWS8(OI__AVX512_ROW_POINTER)
+    for (int64_t p = 0; p < kc; p++) {
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+        OI__ROWS8(OI__AVX512_UPDATE_ROWS)
+        b += 32;
+    }
+    bool zero_beta = beta == 0.0f;
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __m512 bias0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+    __m512 bias1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
+    OI__ROWS8(OI__AVX512_STORE)
+}
+
+OI__TARGET_AVX2 static void oi__gemm_f32_kernel_rows4_avx2(int64_t kc, const float *a, int64_t lda, const float *b,
+                                                           float *c, int64_t ldc, float alpha, float beta,
+                                                           const float *bias) {
+    OI__ROWS4(OI__AVX2_DECLARE)
+    OI__ROWS4(OI__AVX2_ROW_POINTER)
+    for (int64_t p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+        OI__ROWS4(OI__AVX2_UPDATE_ROWS)
+        b += 16;
+    }
+    bool zero_beta = beta == 0.0f;
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    __m256 bias0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+    __m256 bias1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
+    OI__ROWS4(OI__AVX2_STORE)
+}
+
 /* The all-lanes masked forms of the shuffles: the plain ones are built on
  * _mm512_undefined_ps, which g++ 12 reports as maybe-uninitialized. */
 #define OI__ALL_LANES ((__mmask16)0xFFFF)
@@ -327,13 +376,14 @@ OI__TARGET_AVX512 static void oi__gemm_f32_interleave16_avx512(const float *cons
 /* ---- choosing the code path ---- */
 static const oi__gemm_f32_impl oi__gemm_f32_portable = {
     OI__GEMM_ISA_PORTABLE, OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, 256, 512, 2048, oi__gemm_f32_kernel_portable,
-    NULL, NULL};
+    NULL, NULL, 0, NULL};
 #if OI__GEMM_X86
 static const oi__gemm_f32_impl oi__gemm_f32_avx2 = {
-    OI__GEMM_ISA_AVX2, 6, 16, 256, 512, 2048, oi__gemm_f32_kernel_avx2, NULL, oi__gemm_f32_kernel_rows_avx2};
+    OI__GEMM_ISA_AVX2, 6, 16, 256, 512, 2048, oi__gemm_f32_kernel_avx2, NULL, oi__gemm_f32_kernel_rows_avx2,
+    4, oi__gemm_f32_kernel_rows4_avx2};
 static const oi__gemm_f32_impl oi__gemm_f32_avx512 = {
     OI__GEMM_ISA_AVX512, 12, 32, 256, 512, 2048, oi__gemm_f32_kernel_avx512,
-    oi__gemm_f32_interleave16_avx512, oi__gemm_f32_kernel_rows_avx512};
+    oi__gemm_f32_interleave16_avx512, oi__gemm_f32_kernel_rows_avx512, 8, oi__gemm_f32_kernel_rows8_avx512};
 #endif
 
 /* Set only by tests and benchmarks (see oi__gemm_force_isa). */
@@ -1558,6 +1608,7 @@ typedef struct oi__gemm_f32_job {
     bool a_in_place;        /* whole row panels of op(A) are read in place (impl->kernel_rows) */
     int64_t m_pad;          /* m rounded up to impl->mr: a_packed's k block at p0 starts at p0 * m_pad */
     int64_t tile_m, tile_n, n_tiles_n;
+    int64_t n_tiles_m;      /* row tiles: whole row panels dealt out evenly (oi__gemm_f32_tile_rows) */
     float *workspace;       /* one region per pool thread */
     size_t thread_floats;   /* floats per region (a multiple of the alignment) */
 } oi__gemm_f32_job;
@@ -1595,18 +1646,24 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
     for (int64_t ir = 0; ir < rows; ir += mr) {
         int64_t tile_rows = oi__gemm_min(mr, rows - ir);
         bool in_place = a_rows && (tile_rows == mr || !a_pack);
-        int64_t first = ir + tile_rows - mr; /* in place: the panel's first row (ir but for a partial one) */
+        /* in place, a short panel may run the shorter kernel */
+        bool tail = in_place && tile_rows <= impl->mr_tail;
+        int64_t kernel_mr = tail ? impl->mr_tail : mr;
+        int64_t first = ir + tile_rows - kernel_mr; /* in place: the panel's first row (ir but for a partial one) */
         const float *a_panel = in_place ? a_rows + first * lda : a_pack + (a_rows ? 0 : ir * kc);
-        const float *edge_rows = edge + (in_place ? (mr - tile_rows) * nr : 0);
+        const float *edge_rows = edge + (in_place ? (kernel_mr - tile_rows) * nr : 0);
         for (int64_t jr = 0; jr < cols; jr += nr) {
             int64_t tile_cols = oi__gemm_min(nr, cols - jr);
             const float *b_panel = b_pack + jr * kc;
             const float *tile_bias = bias ? bias + jr : NULL;
             float *c_tile = c + ir * ldc + jr;
-            bool whole = tile_rows == mr && tile_cols == nr;
+            bool whole = tile_rows == kernel_mr && tile_cols == nr;
             float *out = whole ? c_tile : edge;
             int64_t ld_out = whole ? ldc : nr;
-            if (in_place)
+            if (tail)
+                impl->kernel_rows_tail(kc, a_panel, lda, b_panel, out, ld_out, alpha, whole ? beta : 0.0f,
+                                       whole ? tile_bias : NULL);
+            else if (in_place)
                 impl->kernel_rows(kc, a_panel, lda, b_panel, out, ld_out, alpha, whole ? beta : 0.0f,
                                   whole ? tile_bias : NULL);
             else
@@ -1617,13 +1674,24 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
     }
 }
 
+/* Row tile t: its first row and row count. The row panels are dealt out
+ * evenly and the last tile takes the partial one, so 512 rows (42 panels
+ * of 12 and one of 8) split in two as 21 + 21 2/3 panels, not 22 + 20 2/3
+ * (equal tile_m): the threads finish together. No tile exceeds tile_m. */
+static void oi__gemm_f32_tile_rows(const oi__gemm_f32_job *job, int64_t t, int64_t *i0, int64_t *rows) {
+    int64_t mr = job->impl->mr, panels = oi__gemm_ceil_div(job->g->m, mr);
+    int64_t first = panels * t / job->n_tiles_m, end = panels * (t + 1) / job->n_tiles_m;
+    *i0 = first * mr;
+    *rows = oi__gemm_min(end * mr, job->g->m) - *i0;
+}
+
 static void oi__gemm_f32_task(void *ctx, int task, int thread) {
     const oi__gemm_f32_job *job = (const oi__gemm_f32_job *)ctx;
     const oi__gemm_f32_impl *impl = job->impl;
     const oi__gemm_f32_args *g = job->g;
-    int64_t i0 = (task / job->n_tiles_n) * job->tile_m;
+    int64_t i0, rows;
+    oi__gemm_f32_tile_rows(job, task / job->n_tiles_n, &i0, &rows);
     int64_t j0 = (task % job->n_tiles_n) * job->tile_n;
-    int64_t rows = oi__gemm_min(job->tile_m, g->m - i0);
     int64_t cols = oi__gemm_min(job->tile_n, g->n - j0);
     float *a_pack = job->workspace + (size_t)thread * job->thread_floats;
     float *b_pack = a_pack + oi__gemm_round_up(oi__gemm_round_up(job->tile_m, impl->mr) * impl->kc, OI__GEMM_ALIGN / 4);
@@ -1779,6 +1847,14 @@ static void oi__gemm_plan_row_tiles(const oi__gemm_f32_impl *impl, const oi__gem
     *tile_n = g->n;
 }
 
+/* Row tiles over all columns with A read in place and B packed (512
+ * tokens times a 384 x 384 weight): the plan's one tile per thread leaves
+ * the op waiting for a thread that loses its core, so they are cut into
+ * OI__GEMM_FINE_TILES per thread, which costs no packing and reads B's k
+ * block from L2 as often as before (once per row panel), as long as that
+ * block stays in L2: at most this many floats. */
+#define OI__GEMM_FINE_ROWS_B_FLOATS ((int64_t)1 << 17) /* 512 KiB */
+
 /* The packed path: tiles of C over the pool, op(B) packed once when its
  * owner allows or several row tiles would pack it (and then op(A) too,
  * when all tiles would pack the same). */
@@ -1805,6 +1881,9 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
         job.tile_n = oi__gemm_round_up(oi__gemm_ceil_div(g->n, OI__GEMM_FINE_TILES * (int64_t)threads), impl->nr);
     else if (row_tiles && (job.b_packed || share_b) && !job.a_in_place)
         oi__gemm_plan_row_tiles(impl, g, threads, &job.tile_m, &job.tile_n);
+    else if (row_tiles && job.b_packed && job.a_in_place && job.tile_n >= g->n &&
+             n_pad * impl->kc <= OI__GEMM_FINE_ROWS_B_FLOATS)
+        job.tile_m = oi__gemm_round_up(oi__gemm_ceil_div(g->m, OI__GEMM_FINE_TILES * (int64_t)threads), impl->mr);
 
     /* Each thread packs into its own cache-line-aligned region (A or B
      * shared: one region each for all, before them). */
@@ -1831,7 +1910,8 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
         job.b_packed = &b_call;
     }
     job.n_tiles_n = oi__gemm_ceil_div(g->n, job.tile_n);
-    int64_t n_tasks = oi__gemm_ceil_div(g->m, job.tile_m) * job.n_tiles_n;
+    job.n_tiles_m = oi__gemm_ceil_div(g->m, job.tile_m);
+    int64_t n_tasks = job.n_tiles_m * job.n_tiles_n;
 
     oi__threadpool_run(threads > 1 ? pool : NULL, (int)n_tasks, oi__gemm_f32_task, &job);
     oi__free(raw);
