@@ -189,11 +189,12 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(pn, "a reduction over axes that are not the last ones");
         break;
     case OI__SY_K_NORM: case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
-    case OI__SY_K_MATMUL: case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
+    case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
+    case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
         /* other workgroups still read what an in-place write would change */
         for (int i = 0; i < (int)arrlen(pn->inputs); i++)
             if (pn->inputs[i] == pn->out)
-                return oi__vk_refuse(pn, "a matmul, reshape, transpose or attention writing one of its inputs");
+                return oi__vk_refuse(pn, "a reshape, transpose or attention writing one of its inputs");
         break;
     }
     return OI_OK;
@@ -1431,6 +1432,33 @@ static uint64_t oi__vk_count_offset(const oi_plan *p, const oi__sy_kernel *k) {
     return at;
 }
 
+/* Whether kernel k is a matmul writing one of its inputs (MiniLM's
+ * `gemm(o, Wo, bo) -> o`): other workgroups still read A while a block
+ * stores C, so it stores into the scratch region past the arena's other
+ * parts, and a copy moves the result into place after the dispatch. */
+static bool oi__vk_in_place(const oi__sy_kernel *k) {
+    if (k->kind != OI__SY_K_MATMUL)
+        return false;
+    for (int i = 0; i < (int)arrlen(k->nodes[0]->inputs); i++)
+        if (k->nodes[0]->inputs[i] == k->nodes[0]->out)
+            return true;
+    return false;
+}
+
+/* The scratch region (bytes): past the block counters, as large as the
+ * largest in-place matmul's result; 0 bytes where there is none. */
+static uint64_t oi__vk_scratch_offset(const oi_plan *p) { return (oi__vk_count_offset(p, NULL) + 255u) / 256u * 256u; }
+
+static uint64_t oi__vk_scratch_bytes(const oi_plan *p) {
+    uint64_t most = 0;
+    for (int i = 0; i < (int)arrlen(p->schedule.kernels); i++)
+        if (oi__vk_in_place(&p->schedule.kernels[i])) {
+            uint64_t bytes = p->schedule.buffers[p->schedule.kernels[i].nodes[0]->out].bytes;
+            most = bytes > most ? bytes : most;
+        }
+    return most;
+}
+
 /* The shader modules: the schedule's kernels, then one per cache
  * statement that is a kernel (oi__vk_cache_kernel). */
 static int oi__vk_n_modules(const oi_plan *p) {
@@ -1598,7 +1626,7 @@ static bool oi__vk_gemm_has_tail(const oi__pnode *mm) {
  * offers them for f16 (oi__sy_gpu.coopmat_f16), N and K are whole uvec4s
  * of halves, the operands are aligned, and the product has blocks enough. */
 static bool oi__vk_cm_takes(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k) {
-    if (!g->coopmat_f16 || k->kind != OI__SY_K_MATMUL)
+    if (!g->coopmat_f16 || k->kind != OI__SY_K_MATMUL || oi__vk_in_place(k))
         return false;
     const oi__pnode *mm = k->nodes[0];
     const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
@@ -2740,10 +2768,13 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
 }
 
 /* Every statement `NAME(index) = value;` of a kernel becomes
- * `oi_st_NAME(index) = float16_t(value);` for a variable stored as f16, and
- * `NAME_write(index, value);` for a bool (a byte among the words): the
- * kernels' bodies only ever store a variable that way. Frees text. */
-static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl) {
+ * `oi_st_NAME(index) = float16_t(value);` for a variable stored as f16,
+ * `NAME_write(index, value);` for a bool (a byte among the words), and
+ * `arena[SCRATCH + (index)] = value;` (arena16 and float16_t for f16) for an
+ * in-place matmul's result (scratch: its first element there, else
+ * UINT64_MAX): the kernels' bodies only ever store a variable that way.
+ * Frees text. */
+static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl, bool half, uint64_t scratch) {
     bool byte = sl->dtype == OI_DTYPE_BOOL;
     oi__buf name, b;
     memset(&name, 0, sizeof name);
@@ -2763,7 +2794,11 @@ static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl) {
         const char *semi = close ? end - 1 - (end[-1] == '\n') : NULL; /* the line holds NAME(: not empty */
         if (close && depth == 0 && strncmp(close, " = ", 3) == 0 && semi > close + 3 && *semi == ';') {
             oi__buf_append(&b, line, (size_t)(at - line));
-            if (byte) { /* NAME_write(index, value); */
+            if (scratch != UINT64_MAX) { /* arena[SCRATCH + (index)] = value; */
+                oi__buf_printf(&b, "%s[%lluu + (", half ? "arena16" : "arena", (unsigned long long)scratch);
+                oi__buf_append(&b, at + name.len, (size_t)(close - 1 - at - name.len));
+                oi__buf_puts(&b, half ? ")] = float16_t(" : ")] = (");
+            } else if (byte) { /* NAME_write(index, value); */
                 oi__buf_append(&b, at, name.len - 1);
                 oi__buf_puts(&b, "_write(");
                 oi__buf_append(&b, at + name.len, (size_t)(close - 1 - at - name.len));
@@ -2938,10 +2973,13 @@ static char *oi__vk_kernel_source(const oi_plan *p, int m) {
     oi__vk_kernel_head(&b, p, k, params, wg, m);
     oi__vk_kernel_body(&b, p, k, wg);
     char *text = oi__buf_take(&b);
-    for (int i = 0; text && i < (int)arrlen(params); i++)
-        if (params[i].written && (oi__vk_half(&p->gpu, s, params[i].slot) ||
-                                  oi__vk_slot(s, params[i].slot)->dtype == OI_DTYPE_BOOL))
-            text = oi__vk_rewrite_stores(text, oi__vk_slot(s, params[i].slot));
+    for (int i = 0; text && i < (int)arrlen(params); i++) {
+        int slot = params[i].slot;
+        bool half = oi__vk_half(&p->gpu, s, slot), in_place = oi__vk_in_place(k) && slot == k->nodes[0]->out;
+        uint64_t scratch = in_place ? oi__vk_scratch_offset(p) / (half ? 2u : 4u) : UINT64_MAX;
+        if (params[i].written && (half || in_place || oi__vk_slot(s, slot)->dtype == OI_DTYPE_BOOL))
+            text = oi__vk_rewrite_stores(text, oi__vk_slot(s, slot), half, scratch);
+    }
     arrfree(params);
     oi__vk_guards g = oi__vk_guards_around(s, k->id, NULL);
     return oi__vk_guard(s, text, &g);
@@ -3150,11 +3188,15 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
     oi__vk_guard_reads(&scalars, s, k->id, NULL);
     oi__vk_ranges(b, s, params, false, "reads", depth + 1, &n_reads, scalars.data);
     oi__buf_free(&scalars);
-    char split[160] = ""; /* a split matmul also writes its partial products and block counters */
+    char split[240] = ""; /* a split matmul also writes its partial products and block counters */
     if (oi__vk_split(p, k))
         snprintf(split, sizeof split, "{OI_VK_ARENA, %llu, %llu}, {OI_VK_ARENA, %llu, %llu}",
                  (unsigned long long)oi__vk_split_offset(p, k), (unsigned long long)oi__vk_split_bytes(p, k),
                  (unsigned long long)oi__vk_count_offset(p, k), (unsigned long long)(4u * oi__vk_split_blocks(p, k)));
+    uint64_t result_bytes = s->buffers[k->nodes[0]->out].bytes;
+    if (oi__vk_in_place(k)) /* and an in-place one its result, in the scratch region */
+        snprintf(split + strlen(split), sizeof split - strlen(split), "%s{OI_VK_ARENA, %llu, %llu}", split[0] ? ", " : "",
+                 (unsigned long long)oi__vk_scratch_offset(p), (unsigned long long)result_bytes);
     oi__vk_ranges(b, s, params, true, "writes", depth + 1, &n_writes, split[0] ? split : NULL);
     oi__vk_loops loops = {{NULL}, 0};
     if (oi__vk_pushes_loops(k))
@@ -3222,6 +3264,15 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
                    n_writes ? "writes" : "NULL", n_writes);
     oi__vk_indent(b, depth + 2);
     oi__buf_puts(b, "return 1;\n");
+    if (oi__vk_in_place(k)) { /* the result from the scratch region into its place */
+        const oi__sy_buffer *out = &s->buffers[oi__vk_storage(s, k->nodes[0]->out)];
+        oi__vk_indent(b, depth + 1);
+        oi__buf_printf(b, "if (oi_vk_copy(vk, cb, %s, %llu, OI_VK_ARENA, %llu, %llu)) /* in place: A was read meanwhile */\n",
+                       out->home == OI__SY_ARENA ? "OI_VK_ARENA" : "OI_VK_STATE", (unsigned long long)out->offset,
+                       (unsigned long long)oi__vk_scratch_offset(p), (unsigned long long)result_bytes);
+        oi__vk_indent(b, depth + 2);
+        oi__buf_puts(b, "return 1;\n");
+    }
     oi__vk_record_dump(b, p, k, params, depth + 1);
     oi__vk_indent(b, depth);
     oi__buf_puts(b, "}\n");
@@ -3921,7 +3972,12 @@ static void oi__vk_source_open(oi__buf *b, const oi_plan *p) {
                        N, N, N);
     }
     oi__buf_printf(b, "    } else if (%s_make_device(ctx%s)) {\n        return 1;\n    }\n", N, oi__vk_has_coopmat(p) ? ", &khr" : "");
-    if (oi__vk_has_split(p))
+    if (oi__vk_scratch_bytes(p) > 0)
+        oi__buf_printf(b, "    /* the arena, the partial products of the matmuls split along K and their block counters,\n"
+                          "     * then the in-place matmuls' scratch */\n"
+                          "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%lluu, %s_STATE_DEVICE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
+                       (unsigned long long)(oi__vk_scratch_offset(p) + oi__vk_scratch_bytes(p)), N, N);
+    else if (oi__vk_has_split(p))
         oi__buf_printf(b, "    /* the arena, then the partial products of the matmuls split along K and their block counters */\n"
                           "    const VkDeviceSize sizes[OI_VK_BUFFERS] = {%lluu, %s_STATE_DEVICE_BYTES, (%s_MODEL_BYTES + 255u) / 256u * 256u};\n",
                        (unsigned long long)oi__vk_count_offset(p, NULL), N, N);

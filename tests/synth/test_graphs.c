@@ -536,3 +536,20 @@ OI_GRAPH(attn_masks,
     OI_RETURN()
   )
 )
+
+/* in_place_mm: matmuls writing their own A (MiniLM's `gemm(o, Wo, bo) -> o`),
+ * one split along K (128 x 384 x 384) and one small: the Vulkan target
+ * stores the result into a scratch region and copies it into place. */
+OI_GRAPH(in_place_mm,
+  OI_DYNAMIC( OI_VAR(x, f32[128, 384]) OI_VAR(W, f32[384, 384]) OI_VAR(b, f32[384]) OI_VAR(s, f32[8, 16])
+              OI_VAR(V, f32[16, 16]) )
+  OI_CONSTANT( OI_VAR(scale, f32, @init(0.01)) )
+  OI_VOLATILE( OI_VAR(y, f32[128, 384]) OI_VAR(t, f32[8, 16]) )
+  OI_BLOCK(entry,
+    OI_OP(mul, x, scale) OI_TO(y)     /* results near 1: the sums' order moves them by ~1e-7 */
+    OI_OP(gemm, y, W, b) OI_TO(y)
+    OI_OP(add, s, s) OI_TO(t)
+    OI_OP(matmul, t, V) OI_TO(t)
+    OI_RETURN()
+  )
+)
