@@ -172,6 +172,13 @@ static void oi__gemm_f32_kernel_portable(int64_t kc, const float *a, const float
     } \
     _mm256_storeu_ps(ci, r0); \
     _mm256_storeu_ps(ci + 8, r1); }
+/* C = alpha * acc + beta * C + bias for the rows ROWS lists: the end of every AVX2 kernel. */
+#define OI__AVX2_FINISH(ROWS) \
+    bool zero_beta = beta == 0.0f; \
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta); \
+    __m256 bias0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps(); \
+    __m256 bias1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps(); \
+    ROWS(OI__AVX2_STORE)
 
 OI__TARGET_AVX2 static void oi__gemm_f32_kernel_avx2(int64_t kc, const float *a, const float *b, float *c,
                                                      int64_t ldc, float alpha, float beta, const float *bias) {
@@ -182,11 +189,7 @@ OI__TARGET_AVX2 static void oi__gemm_f32_kernel_avx2(int64_t kc, const float *a,
         a += 6;
         b += 16;
     }
-    bool zero_beta = beta == 0.0f;
-    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    __m256 bias0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
-    __m256 bias1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
-    OI__ROWS6(OI__AVX2_STORE)
+    OI__AVX2_FINISH(OI__ROWS6)
 }
 
 /* The same tile with A read in place, as the AVX-512 rows kernel below:
@@ -204,11 +207,7 @@ OI__TARGET_AVX2 static void oi__gemm_f32_kernel_rows_avx2(int64_t kc, const floa
         OI__ROWS6(OI__AVX2_UPDATE_ROWS)
         b += 16;
     }
-    bool zero_beta = beta == 0.0f;
-    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    __m256 bias0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
-    __m256 bias1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
-    OI__ROWS6(OI__AVX2_STORE)
+    OI__AVX2_FINISH(OI__ROWS6)
 }
 
 /* AVX-512: 12 rows x 32 columns = 24 zmm accumulators, 2 B vectors and one
@@ -231,13 +230,13 @@ OI__TARGET_AVX2 static void oi__gemm_f32_kernel_rows_avx2(int64_t kc, const floa
     _mm512_storeu_ps(ci + 16, r1); }
 #define OI__AVX512_PREFETCH_C(i) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0); \
     _mm_prefetch((const char *)(c + i * ldc + 31), _MM_HINT_T0);
-/* C = alpha * acc + beta * C + bias, row by row: the end of both kernels. */
-#define OI__AVX512_FINISH \
+/* C = alpha * acc + beta * C + bias for the rows ROWS lists: the end of every AVX-512 kernel. */
+#define OI__AVX512_FINISH(ROWS) \
     bool zero_beta = beta == 0.0f; \
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta); \
     __m512 bias0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps(); \
     __m512 bias1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps(); \
-    OI__ROWS12(OI__AVX512_STORE)
+    ROWS(OI__AVX512_STORE)
 
 OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float *a, const float *b, float *c,
                                                          int64_t ldc, float alpha, float beta, const float *bias) {
@@ -249,7 +248,7 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float
         a += 12;
         b += 32;
     }
-    OI__AVX512_FINISH
+    OI__AVX512_FINISH(OI__ROWS12)
 }
 
 /* The same tile with A read in place: full row panels of a row-major A
@@ -269,7 +268,7 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows_avx512(int64_t kc, const 
         OI__ROWS12(OI__AVX512_UPDATE_ROWS)
         b += 32;
     }
-    OI__AVX512_FINISH
+    OI__AVX512_FINISH(OI__ROWS12)
 }
 /* synth-embed end */
 
@@ -292,11 +291,7 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows8_avx512(int64_t kc, const
         OI__ROWS8(OI__AVX512_UPDATE_ROWS)
         b += 32;
     }
-    bool zero_beta = beta == 0.0f;
-    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    __m512 bias0 = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
-    __m512 bias1 = bias ? _mm512_loadu_ps(bias + 16) : _mm512_setzero_ps();
-    OI__ROWS8(OI__AVX512_STORE)
+    OI__AVX512_FINISH(OI__ROWS8)
 }
 
 OI__TARGET_AVX2 static void oi__gemm_f32_kernel_rows4_avx2(int64_t kc, const float *a, int64_t lda, const float *b,
@@ -309,11 +304,7 @@ OI__TARGET_AVX2 static void oi__gemm_f32_kernel_rows4_avx2(int64_t kc, const flo
         OI__ROWS4(OI__AVX2_UPDATE_ROWS)
         b += 16;
     }
-    bool zero_beta = beta == 0.0f;
-    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    __m256 bias0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
-    __m256 bias1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
-    OI__ROWS4(OI__AVX2_STORE)
+    OI__AVX2_FINISH(OI__ROWS4)
 }
 
 /* The all-lanes masked forms of the shuffles: the plain ones are built on
