@@ -212,6 +212,36 @@ static uint64_t oi__sy_fnv1a(const uint8_t *bytes, uint64_t n) {
     return h;
 }
 
+/* The plan names a number written as an op input after its text
+ * ("0.5:f32"); the emitted code needs an identifier: lit_0p5_f32,
+ * lit_m2_i32 ('.' -> p, '-' -> m; more '_' while the name is taken). */
+static oi_status oi__sy_name_literals(oi__plan *plan, oi__sy_unrolled *u) {
+    for (int i = 0; i < (int)arrlen(plan->slots); i++) {
+        oi__slot *sl = &plan->slots[i];
+        bool literal = false;
+        for (int k = 0; k < (int)arrlen(plan->literals); k++)
+            literal |= sl->decl == plan->literals[k];
+        if (!literal)
+            continue;
+        oi__buf b;
+        memset(&b, 0, sizeof b);
+        oi__buf_puts(&b, "lit_");
+        for (const char *c = sl->name; *c; c++) {
+            char put[2] = {*c == '.' ? 'p' : *c == '-' ? 'm' : *c == '+' ? 'p' : *c == ':' ? '_' : *c, '\0'};
+            oi__buf_puts(&b, put);
+        }
+        while (b.data && oi__plan_slot(plan, b.data) >= 0)
+            oi__buf_puts(&b, "_");
+        char *name = oi__buf_take(&b);
+        if (!name || !arrput(u->names, name)) {
+            oi__free(name);
+            return OI_ERROR_OUT_OF_MEMORY;
+        }
+        sl->name = name; /* the plan's by-name lookup keeps the text */
+    }
+    return OI_OK;
+}
+
 oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_graph *graph) {
     if (!synth || !graph) {
         oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_synthesize: need a synthesizer and a graph");
@@ -224,6 +254,7 @@ oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_gr
     p->name = oi__sy_c_name(oi_graph_name(graph));
     p->plan = p->name ? oi__plan_build(graph, model) : NULL;
     if (!p->plan || oi__sy_unroll(p->plan, &p->unrolled) != OI_OK ||
+        oi__sy_name_literals(p->plan, &p->unrolled) != OI_OK ||
         oi__sy_schedule_build(p->plan, &synth->options, &p->schedule) != OI_OK) {
         oi_plan_free(p);
         return NULL;

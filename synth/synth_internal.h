@@ -236,7 +236,7 @@ static inline const char *oi__sy_op_name(oi_op op) {
  * that oi_synthesize built, before the schedule reads it. */
 typedef struct oi__sy_unrolled {
     oi__pnode *loops; /* stb array: the loop nodes taken out (their copies borrow their settings) */
-    char **names;     /* stb array: the names of the slots the copies added */
+    char **names;     /* stb array: the names of the slots the copies added, and the literals' (synth.c) */
 } oi__sy_unrolled;
 oi_status oi__sy_unroll(oi__plan *plan, oi__sy_unrolled *u);
 void oi__sy_unrolled_free(oi__sy_unrolled *u);

@@ -75,6 +75,22 @@ OI_GRAPH(int_ops,
     OI_OP(gt, q, b) OI_TO(big)
     OI_OP(add, c, c) OI_TO(c)
     OI_OP(sub, r, c) OI_TO(r)
+    OI_OP(add, n, 3) OI_TO(n)       /* integer literals: "3:i32", "-2:i32" */
+    OI_OP(mul, n, -2) OI_TO(n)
+    OI_RETURN()
+  )
+)
+
+/* literals: numbers written as op inputs (the plan's constants "0.5:f32",
+ * "2.0:f32"), on both sides of an op and repeated; int_ops has integer ones. */
+OI_GRAPH(literals,
+  OI_DYNAMIC( OI_VAR(x, f32[8]) )
+  OI_VOLATILE( OI_VAR(y, f32[8]) OI_VAR(z, f32[8]) )
+  OI_BLOCK(entry,
+    OI_OP(mul, x, 0.5) OI_TO(y)
+    OI_OP(add, y, 1.25e-1) OI_TO(y)
+    OI_OP(sub, 2.0, y) OI_TO(z)
+    OI_OP(mul, z, 0.5) OI_TO(z)
     OI_RETURN()
   )
 )
