@@ -932,47 +932,115 @@ static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const flo
  * the padding) or a strided copy of one input row between zero ends. The
  * same cols as oi__conv_im2col; the table cost more than the gemm for
  * PP-OCR's stem (27 x 2304 int64 written and read every step). */
-#define OI__IM2COL_ROW(T) \
+#define OI__IM2COL_RUN \
     do { \
-        T *dst = (T *)cols + row + oy * out_w; \
-        const T *src = (const T *)x + c * g->in_sp + iy * in_w; \
-        for (int64_t ox = 0; ox < lo; ox++) \
-            dst[ox] = 0; \
         for (int64_t ox = lo; ox < hi; ox++) \
             dst[ox] = src[ox * sw + off]; \
-        for (int64_t ox = hi; ox < out_w; ox++) \
-            dst[ox] = 0; \
     } while (0)
 
-/* im2col by rows for 1-D and 2-D convs (a 1-D conv is one row high): each
+static void oi__im2col_run_f32_base(const float *src, float *dst, int64_t sw, int64_t off, int64_t lo, int64_t hi) {
+    OI__IM2COL_RUN;
+}
+
+#if OI__GEMM_X86
+/* Stride 2 (PP-OCR's stem): 16 input columns make 8 outputs, the even lanes
+ * of two loads picked by a shuffle and put in order by a permute. A load
+ * never passes the row's end (`row_end`: columns left from src). */
+OI__TARGET_AVX2 static void oi__im2col_run2_f32_avx2(const float *src, float *dst, int64_t off, int64_t lo, int64_t hi,
+                                                      int64_t row_end) {
+    int64_t ox = lo;
+    for (; ox + 8 <= hi && 2 * ox + off + 16 <= row_end; ox += 8) {
+        __m256 a = _mm256_loadu_ps(src + 2 * ox + off), b = _mm256_loadu_ps(src + 2 * ox + off + 8);
+        __m256 even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
+        __m256d order = _mm256_permute4x64_pd(_mm256_castps_pd(even), _MM_SHUFFLE(3, 1, 2, 0));
+        _mm256_storeu_ps(dst + ox, _mm256_castpd_ps(order));
+    }
+    oi__im2col_run_f32_base(src, dst, 2, off, ox, hi);
+}
+#endif
+
+/* dst[ox] = src[ox * sw + off] for ox in [lo, hi), src a row of in_w. */
+static void oi__im2col_run_f32(const float *src, float *dst, int64_t sw, int64_t off, int64_t lo, int64_t hi,
+                               int64_t in_w) {
+    if (sw == 1 && hi > lo) {
+        memcpy(dst + lo, src + lo + off, (size_t)(hi - lo) * sizeof(float));
+        return;
+    }
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if (sw == 2 && (isa == OI__GEMM_ISA_AVX2 || isa == OI__GEMM_ISA_AVX512)) {
+        oi__im2col_run2_f32_avx2(src, dst, off, lo, hi, in_w);
+        return;
+    }
+#endif
+    oi__im2col_run_f32_base(src, dst, sw, off, lo, hi);
+}
+
+static void oi__im2col_run_f64(const double *src, double *dst, int64_t sw, int64_t off, int64_t lo, int64_t hi) {
+    OI__IM2COL_RUN;
+}
+
+/* The rows of channels * kernel rows [first, end) (pairs c * k_h + ky): each
  * kernel tap's output row is a strided run of x between zeroed edges (the
- * padding), or a zero row. */
-static void oi__conv_im2col_rows(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *cols) {
+ * padding), or a zero row. A 1-D conv is one row high. */
+static void oi__conv_im2col_pairs(const oi__conv_geom *g, bool wide, const void *x, int64_t first, int64_t end,
+                                  void *cols) {
     int two = g->s == 2, c_dim = g->s - 1; /* a 1-D conv: rows of one, only the column dim */
     int64_t in_h = two ? g->in[0] : 1, in_w = g->in[c_dim], out_h = two ? g->out[0] : 1, out_w = g->out[c_dim];
     int64_t k_h = two ? g->kernel[0] : 1, k_w = g->kernel[c_dim], sw = g->stride[c_dim];
     int64_t s_h = two ? g->stride[0] : 1, p_h = two ? g->pad_b[0] : 0, d_h = two ? g->dil[0] : 1;
+    size_t es = oi__conv_esize(wide);
     for (int64_t kx = 0; kx < k_w; kx++) { /* the tap's valid columns once, for every channel */
         int64_t off = kx * g->dil[c_dim] - g->pad_b[c_dim], lo, hi;
         oi__dw_columns(off, sw, in_w, out_w, &lo, &hi);
         lo = lo > out_w ? out_w : lo;
         hi = hi < lo ? lo : hi;
-        for (int64_t c = 0; c < channels; c++)
-            for (int64_t ky = 0; ky < k_h; ky++) {
-                int64_t row = (c * g->k_sp + ky * k_w + kx) * g->out_sp;
-                for (int64_t oy = 0; oy < out_h; oy++) {
-                    int64_t iy = oy * s_h - p_h + ky * d_h;
-                    if (iy < 0 || iy >= in_h) {
-                        memset(oi__conv_at(cols, wide, row + oy * out_w), 0, (size_t)out_w * oi__conv_esize(wide));
-                        continue;
-                    }
-                    if (wide)
-                        OI__IM2COL_ROW(double);
-                    else
-                        OI__IM2COL_ROW(float);
+        for (int64_t pair = first; pair < end; pair++) {
+            int64_t c = pair / k_h, ky = pair % k_h, row = (c * g->k_sp + ky * k_w + kx) * g->out_sp;
+            for (int64_t oy = 0; oy < out_h; oy++) {
+                char *dst = (char *)oi__conv_at(cols, wide, row + oy * out_w);
+                int64_t iy = oy * s_h - p_h + ky * d_h;
+                if (iy < 0 || iy >= in_h) {
+                    memset(dst, 0, (size_t)out_w * es);
+                    continue;
                 }
+                const void *src = oi__conv_at(x, wide, c * g->in_sp + iy * in_w);
+                memset(dst, 0, (size_t)lo * es);
+                if (wide)
+                    oi__im2col_run_f64((const double *)src, (double *)dst, sw, off, lo, hi);
+                else
+                    oi__im2col_run_f32((const float *)src, (float *)dst, sw, off, lo, hi, in_w);
+                memset(dst + (size_t)hi * es, 0, (size_t)(out_w - hi) * es);
             }
+        }
     }
+}
+
+typedef struct oi__im2col_job {
+    const oi__conv_geom *g;
+    bool wide;
+    const void *x;
+    void *cols;
+    int64_t pairs, per_task;
+} oi__im2col_job;
+
+static void oi__im2col_task(void *ctx, int task, int thread) {
+    const oi__im2col_job *j = (const oi__im2col_job *)ctx;
+    (void)thread;
+    int64_t first = (int64_t)task * j->per_task, end = first + j->per_task < j->pairs ? first + j->per_task : j->pairs;
+    oi__conv_im2col_pairs(j->g, j->wide, j->x, first, end, j->cols);
+}
+
+/* im2col by rows for 1-D and 2-D convs, split over the pool by channel and
+ * kernel row when large (PP-OCR's stem: 62,000 entries). */
+static void oi__conv_im2col_rows(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *cols) {
+    int64_t k_h = g->s == 2 ? g->kernel[0] : 1, pairs = channels * k_h;
+    oi__im2col_job j = {g, wide, x, cols, pairs, pairs};
+    oi__threadpool *pool = channels * g->k_sp * g->out_sp >= ((int64_t)1 << 15) ? oi__threadpool_default() : NULL;
+    int64_t tasks = pool ? oi__threadpool_size(pool) : 1;
+    tasks = tasks > pairs ? pairs : tasks;
+    j.per_task = (pairs + tasks - 1) / tasks;
+    oi__threadpool_run(pool, (int)((pairs + j.per_task - 1) / j.per_task), oi__im2col_task, &j);
 }
 
 /* A 1-D conv's patch q without dilation: taps [lo, hi) of every channel,
@@ -1239,17 +1307,13 @@ OI__TARGET_AVX2 static void oi__conv_max_row_avx2(const oi__conv_geom *g, const 
 #endif
 
 /* max_pool2d on dense f32: false when the tensors are not (the f64 path runs). */
-static bool oi__conv_max_pool_f32(const oi__kernel_args *k, const oi__conv_geom *g) {
-    if (k->op != OI_OP_max_pool2d || g->s != 2 || !oi__conv_is_dense_as(k->in[0], false) ||
-        !oi__conv_is_dense_as(k->out, false))
-        return false;
-    const float *x = (const float *)oi__op_cdata(k->in[0]) + k->in[0]->offset;
-    float *y = (float *)oi__tensor_data(k->out) + k->out->offset;
+/* Max over each window of planes [first, end), NaN-propagating. */
+static void oi__conv_max_planes_f32(const oi__conv_geom *g, const float *x, float *y, int64_t first, int64_t end) {
 #if OI__GEMM_X86
     oi__gemm_isa isa = oi__gemm_active_isa();
     if ((isa == OI__GEMM_ISA_AVX512 || isa == OI__GEMM_ISA_AVX2) && g->in[1] * g->stride[1] < INT32_MAX / 2 &&
         g->kernel[1] * g->dil[1] < INT32_MAX / 2) {
-        for (int64_t p = 0; p < g->batch * g->in_c; p++)
+        for (int64_t p = first; p < end; p++)
             for (int64_t oy = 0; oy < g->out[0]; oy++) {
                 const float *plane = x + p * g->in[0] * g->in[1];
                 float *row = y + (p * g->out[0] + oy) * g->out[1];
@@ -1258,10 +1322,10 @@ static bool oi__conv_max_pool_f32(const oi__kernel_args *k, const oi__conv_geom 
                 else
                     oi__conv_max_row_avx2(g, plane, oy, row);
             }
-        return true;
+        return;
     }
 #endif
-    for (int64_t p = 0; p < g->batch * g->in_c; p++)
+    for (int64_t p = first; p < end; p++)
         for (int64_t oy = 0; oy < g->out[0]; oy++)
             for (int64_t ox = 0; ox < g->out[1]; ox++) {
                 float m = -INFINITY;
@@ -1278,6 +1342,36 @@ static bool oi__conv_max_pool_f32(const oi__kernel_args *k, const oi__conv_geom 
                 }
                 y[(p * g->out[0] + oy) * g->out[1] + ox] = m;
             }
+}
+
+typedef struct oi__max_pool_job {
+    const oi__conv_geom *g;
+    const float *x;
+    float *y;
+    int64_t planes, per_task;
+} oi__max_pool_job;
+
+static void oi__max_pool_task(void *ctx, int task, int thread) {
+    const oi__max_pool_job *j = (const oi__max_pool_job *)ctx;
+    (void)thread;
+    int64_t first = (int64_t)task * j->per_task, end = first + j->per_task < j->planes ? first + j->per_task : j->planes;
+    oi__conv_max_planes_f32(j->g, j->x, j->y, first, end);
+}
+
+/* f32 max pools, split by planes over the pool when large (PP-OCR's last
+ * pool: 200 planes). */
+static bool oi__conv_max_pool_f32(const oi__kernel_args *k, const oi__conv_geom *g) {
+    if (k->op != OI_OP_max_pool2d || g->s != 2 || !oi__conv_is_dense_as(k->in[0], false) ||
+        !oi__conv_is_dense_as(k->out, false))
+        return false;
+    int64_t planes = g->batch * g->in_c;
+    oi__max_pool_job j = {g, (const float *)oi__op_cdata(k->in[0]) + k->in[0]->offset,
+                          (float *)oi__tensor_data(k->out) + k->out->offset, planes, planes};
+    oi__threadpool *pool = planes * g->out_sp * g->k_sp >= ((int64_t)1 << 14) ? oi__threadpool_default() : NULL;
+    int64_t tasks = pool ? oi__threadpool_size(pool) : 1;
+    tasks = tasks > planes ? planes : tasks;
+    j.per_task = planes ? (planes + tasks - 1) / tasks : 1;
+    oi__threadpool_run(pool, (int)((planes + j.per_task - 1) / j.per_task), oi__max_pool_task, &j);
     return true;
 }
 

@@ -641,11 +641,74 @@ static void test_conv_depthwise_isas(void) {
     }
 }
 
+/* A conv's geometry for the tests below, 1-D (s = 1: ih = kh = sh = 1) or 2-D. */
+typedef struct conv_case {
+    int s;
+    int64_t c, m, ih, iw, kh, kw, sh, sw, ph, pw, dh, dw, group;
+} conv_case;
+
+static int64_t conv_out_h(const conv_case *k) { return (k->ih + 2 * k->ph - (k->kh - 1) * k->dh - 1) / k->sh + 1; }
+static int64_t conv_out_w(const conv_case *k) { return (k->iw + 2 * k->pw - (k->kw - 1) * k->dw - 1) / k->sw + 1; }
+
+/* The plain double sum over each window, the inputs rounded to f32 as the tensors hold them. */
+static void conv_reference(const conv_case *k, const double *xv, const double *wv, const double *bv, double *want) {
+    int64_t cg = k->c / k->group, mg = k->m / k->group, oh = conv_out_h(k), ow = conv_out_w(k);
+    for (int64_t o = 0; o < k->m; o++)
+        for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++) {
+                double sum = (double)(float)bv[o];
+                for (int64_t ci2 = 0; ci2 < cg; ci2++)
+                    for (int64_t ky = 0; ky < k->kh; ky++)
+                        for (int64_t kx = 0; kx < k->kw; kx++) {
+                            int64_t iy = oy * k->sh - k->ph + ky * k->dh, ix = ox * k->sw - k->pw + kx * k->dw;
+                            int64_t in_c = o / mg * cg + ci2;
+                            if (iy >= 0 && iy < k->ih && ix >= 0 && ix < k->iw)
+                                sum += (double)(float)wv[((o * cg + ci2) * k->kh + ky) * k->kw + kx] *
+                                       (double)(float)xv[(in_c * k->ih + iy) * k->iw + ix];
+                        }
+                want[(o * oh + oy) * ow + ox] = sum;
+            }
+}
+
+/* Runs case k on inputs made here and compares with conv_reference: the
+ * number of outputs off by more than 1e-5 relative, or -1 if it did not run. */
+static int64_t conv_case_errors(const conv_case *k) {
+    int64_t cg = k->c / k->group, oh = conv_out_h(k), ow = conv_out_w(k), nx = k->c * k->ih * k->iw;
+    int64_t nw = k->m * cg * k->kh * k->kw, ny = k->m * oh * ow;
+    double *xv = (double *)malloc(sizeof(double) * (size_t)nx), *wv = (double *)malloc(sizeof(double) * (size_t)nw);
+    double *bv = (double *)malloc(sizeof(double) * (size_t)k->m), *want = (double *)malloc(sizeof(double) * (size_t)ny);
+    for (int64_t i = 0; i < nx; i++)
+        xv[i] = sin(0.9 * (double)i + 0.2);
+    for (int64_t i = 0; i < nw; i++)
+        wv[i] = cos(0.7 * (double)i) / 4;
+    for (int64_t i = 0; i < k->m; i++)
+        bv[i] = 0.125 * (double)i - 0.25;
+    conv_reference(k, xv, wv, bv, want);
+    bool one_d = k->s == 1;
+    oi__tensor *x = one_d ? tensor_f(OI_DTYPE_F32, SHAPE(1, k->c, k->iw), xv)
+                          : tensor_f(OI_DTYPE_F32, SHAPE(1, k->c, k->ih, k->iw), xv);
+    oi__tensor *w = one_d ? tensor_f(OI_DTYPE_F32, SHAPE(k->m, cg, k->kw), wv)
+                          : tensor_f(OI_DTYPE_F32, SHAPE(k->m, cg, k->kh, k->kw), wv);
+    oi__tensor *b = tensor_f(OI_DTYPE_F32, SHAPE(k->m), bv);
+    oi__attr a2[4] = {attr_ints("strides", INTS(k->sh, k->sw)), attr_ints("pads", INTS(k->ph, k->pw, k->ph, k->pw)),
+                      attr_ints("dilations", INTS(k->dh, k->dw)), attr_i("group", k->group)};
+    oi__attr a1[4] = {attr_ints("strides", INTS(k->sw)), attr_ints("pads", INTS(k->pw, k->pw)),
+                      attr_ints("dilations", INTS(k->dw)), attr_i("group", k->group)};
+    oi__tensor *r = run3(one_d ? OI_OP_conv1d : OI_OP_conv2d, one_d ? a1 : a2, 4, x, w, b);
+    int64_t bad = r && r->shape[r->ndim - 1] == ow ? 0 : -1;
+    for (int64_t i = 0; bad >= 0 && i < ny; i++)
+        bad += !(fabs(element_f(r, i) - want[i]) <= 1e-5 * (1 + fabs(want[i])));
+    oi__tensor_free(r), oi__tensor_free(x), oi__tensor_free(w), oi__tensor_free(b);
+    free_attrs(a1, 4), free_attrs(a2, 4);
+    free(xv), free(wv), free(bv), free(want);
+    return bad;
+}
+
 /* Convs with 1-4 output positions (a streaming model's: each position's
- * patch is gathered whole) against a plain double reference written here:
- * 1-D and 2-D, strides, pads cutting into the patches, dilations, groups. */
+ * patch is gathered whole): 1-D and 2-D, strides, pads cutting into the
+ * patches, dilations, groups. */
 static void test_conv_few_positions(void) {
-    static const struct { int s; int64_t c, m, ih, iw, kh, kw, sh, sw, ph, pw, dh, dw, group; } cases[] = {
+    static const conv_case cases[] = {
         {1, 1, 6, 1, 40, 1, 16, 1, 8, 0, 0, 1, 1, 1},  /* the STFT's shape: 4 positions, stride 8 */
         {1, 5, 7, 1, 4, 1, 3, 1, 1, 0, 1, 1, 1, 1},   /* 4 positions, a pad each side */
         {1, 6, 4, 1, 2, 1, 3, 1, 2, 0, 1, 1, 1, 2},   /* 1 position, grouped */
@@ -654,51 +717,33 @@ static void test_conv_few_positions(void) {
         {2, 4, 4, 5, 3, 2, 3, 3, 1, 0, 1, 2, 1, 2},   /* 2-D: dilated rows, grouped */
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-        int64_t c = cases[ci].c, m = cases[ci].m, ih = cases[ci].ih, iw = cases[ci].iw, kh = cases[ci].kh;
-        int64_t kw = cases[ci].kw, sh = cases[ci].sh, sw = cases[ci].sw, ph = cases[ci].ph, pw = cases[ci].pw;
-        int64_t dh = cases[ci].dh, dw = cases[ci].dw, grp = cases[ci].group, cg = c / grp, mg = m / grp;
-        bool one_d = cases[ci].s == 1;
-        int64_t oh = (ih + 2 * ph - (kh - 1) * dh - 1) / sh + 1, ow = (iw + 2 * pw - (kw - 1) * dw - 1) / sw + 1;
-        double xv[400], wv[400], bv[8], want[64];
-        for (int64_t i = 0; i < c * ih * iw; i++)
-            xv[i] = sin(0.9 * (double)i + 0.2);
-        for (int64_t i = 0; i < m * cg * kh * kw; i++)
-            wv[i] = cos(0.7 * (double)i) / 4;
-        for (int64_t i = 0; i < m; i++)
-            bv[i] = 0.125 * (double)i - 0.25;
-        for (int64_t o = 0; o < m; o++)
-            for (int64_t oy = 0; oy < oh; oy++)
-                for (int64_t ox = 0; ox < ow; ox++) {
-                    double sum = bv[o];
-                    for (int64_t ci2 = 0; ci2 < cg; ci2++)
-                        for (int64_t ky = 0; ky < kh; ky++)
-                            for (int64_t kx = 0; kx < kw; kx++) {
-                                int64_t iy = oy * sh - ph + ky * dh, ix = ox * sw - pw + kx * dw;
-                                int64_t in_c = o / mg * cg + ci2;
-                                if (iy >= 0 && iy < ih && ix >= 0 && ix < iw)
-                                    sum += (double)(float)wv[((o * cg + ci2) * kh + ky) * kw + kx] *
-                                           (double)(float)xv[(in_c * ih + iy) * iw + ix];
-                            }
-                    want[(o * oh + oy) * ow + ox] = sum;
-                }
-        CHECK(oh * ow <= 4 && m * oh * ow <= 64);
-        oi__tensor *x = one_d ? tensor_f(OI_DTYPE_F32, SHAPE(1, c, iw), xv) : tensor_f(OI_DTYPE_F32, SHAPE(1, c, ih, iw), xv);
-        oi__tensor *w = one_d ? tensor_f(OI_DTYPE_F32, SHAPE(m, cg, kw), wv)
-                              : tensor_f(OI_DTYPE_F32, SHAPE(m, cg, kh, kw), wv);
-        oi__tensor *b = tensor_f(OI_DTYPE_F32, SHAPE(m), bv);
-        oi__attr a2[4] = {attr_ints("strides", INTS(sh, sw)), attr_ints("pads", INTS(ph, pw, ph, pw)),
-                          attr_ints("dilations", INTS(dh, dw)), attr_i("group", grp)};
-        oi__attr a1[4] = {attr_ints("strides", INTS(sw)), attr_ints("pads", INTS(pw, pw)), attr_ints("dilations", INTS(dw)),
-                          attr_i("group", grp)};
-        oi__tensor *r = run3(one_d ? OI_OP_conv1d : OI_OP_conv2d, one_d ? a1 : a2, 4, x, w, b);
-        int64_t bad = 0;
-        for (int64_t i = 0; r && i < m * oh * ow; i++)
-            bad += !(fabs(element_f(r, i) - want[i]) <= 1e-5 * (1 + fabs(want[i])));
-        CHECK_MSG(r && r->shape[r->ndim - 1] == ow && bad == 0, "conv with few positions, case %zu: %lld outputs off", ci,
-                  (long long)bad);
-        oi__tensor_free(r), oi__tensor_free(x), oi__tensor_free(w), oi__tensor_free(b);
-        free_attrs(a1, 4), free_attrs(a2, 4);
+        CHECK(conv_out_h(&cases[ci]) * conv_out_w(&cases[ci]) <= 4);
+        int64_t bad = conv_case_errors(&cases[ci]);
+        CHECK_MSG(bad == 0, "conv with few positions, case %zu: %lld outputs off", ci, (long long)bad);
     }
+}
+
+/* Strided 2-D convs through im2col by rows, in each ISA: the vector copy of
+ * every second column (its last load must stop at the row's end: even and
+ * odd widths) and the copy split over the pool (PP-OCR's stem, 3 x 48 x 192). */
+static void test_conv_strided_rows(void) {
+    static const conv_case cases[] = {
+        {2, 3, 8, 48, 192, 3, 3, 2, 2, 1, 1, 1, 1, 1}, /* PP-OCR's stem */
+        {2, 3, 8, 47, 191, 3, 3, 2, 2, 1, 1, 1, 1, 1}, /* odd sizes */
+        {2, 2, 4, 6, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1},   /* a short row: the tail alone */
+        {2, 2, 4, 9, 50, 3, 2, 1, 3, 0, 1, 1, 2, 1},   /* stride 3, dilated */
+    };
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+            int64_t bad = conv_case_errors(&cases[ci]);
+            CHECK_MSG(bad == 0, "strided conv %s, case %zu: %lld outputs off", oi__gemm_isa_name(isas[ii]), ci,
+                      (long long)bad);
+        }
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
 }
 
 static void test_conv(void) {
@@ -719,6 +764,7 @@ static void test_conv(void) {
     test_conv_depthwise();
     test_conv_depthwise_isas();
     test_conv_few_positions();
+    test_conv_strided_rows();
     oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(1, 3, 10), conv1d_x), *w = tensor_f(OI_DTYPE_F32, SHAPE(4, 3, 3), conv1d_w);
     oi__attr a[3] = {attr_ints("strides", INTS(2)), attr_ints("pads", INTS(1, 1)), attr_ints("dilations", INTS(2))};
     oi__tensor *r = run2(OI_OP_conv1d, a, 3, x, w);
@@ -877,6 +923,42 @@ static void test_conv_transpose(void) {
     free_attrs(a, 2);
 }
 
+/* max_pool2d 2 x 2 / 2 over 200 planes of 3 x 96 (PP-OCR's last pool, split
+ * over the pool by planes), a NaN in plane 150, in each ISA; `a` holds
+ * kernel_shape and strides. */
+static void test_max_pool_planes(const oi__attr *a) {
+    enum { planes = 200, h = 3, w = 96, ow = 48 };
+    double *v = (double *)malloc(sizeof(double) * planes * h * w), *want = (double *)malloc(sizeof(double) * planes * ow);
+    for (int i = 0; i < planes * h * w; i++)
+        v[i] = (double)(float)sin(0.7 * i);
+    v[(150 * h + 1) * w + 31] = NAN; /* window 15 of plane 150 */
+    for (int p = 0; p < planes; p++)
+        for (int ox = 0; ox < ow; ox++) {
+            double m = -INFINITY;
+            for (int ky = 0; ky < 2; ky++)
+                for (int kx = 0; kx < 2; kx++) {
+                    double e = v[(p * h + ky) * w + ox * 2 + kx];
+                    m = e != e || m != m ? NAN : e > m ? e : m;
+                }
+            want[p * ow + ox] = m;
+        }
+    oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(1, planes, h, w), v);
+    oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!oi__gemm_force_isa(isas[ii]))
+            continue;
+        oi__tensor *r = run1(OI_OP_max_pool2d, a, 2, x);
+        int bad = r && r->shape[2] == 1 && r->shape[3] == ow ? 0 : -1;
+        for (int i = 0; bad >= 0 && i < planes * ow; i++)
+            bad += want[i] != want[i] ? !isnan(element_f(r, i)) : element_f(r, i) != want[i];
+        CHECK_MSG(bad == 0, "max_pool2d over 200 planes %s: %d outputs off", oi__gemm_isa_name(isas[ii]), bad);
+        oi__tensor_free(r);
+    }
+    oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+    oi__tensor_free(x);
+    free(v), free(want);
+}
+
 static void test_pools(void) {
     oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(1, 2, 5, 6), maxpool_x);
     oi__attr a[6] = {attr_ints("kernel_shape", INTS(3, 2)), attr_ints("strides", INTS(2, 2)),
@@ -972,6 +1054,7 @@ static void test_pools(void) {
     }
     oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
     oi__tensor_free(x);
+    test_max_pool_planes(a);
     free_attrs(a, 2);
 }
 
