@@ -1021,26 +1021,19 @@ typedef struct oi__im2col_job {
     bool wide;
     const void *x;
     void *cols;
-    int64_t pairs, per_task;
 } oi__im2col_job;
 
-static void oi__im2col_task(void *ctx, int task, int thread) {
+static void oi__im2col_range(void *ctx, int64_t first, int64_t end) {
     const oi__im2col_job *j = (const oi__im2col_job *)ctx;
-    (void)thread;
-    int64_t first = (int64_t)task * j->per_task, end = first + j->per_task < j->pairs ? first + j->per_task : j->pairs;
     oi__conv_im2col_pairs(j->g, j->wide, j->x, first, end, j->cols);
 }
 
 /* im2col by rows for 1-D and 2-D convs, split over the pool by channel and
  * kernel row when large (PP-OCR's stem: 62,000 entries). */
 static void oi__conv_im2col_rows(const oi__conv_geom *g, bool wide, const void *x, int64_t channels, void *cols) {
-    int64_t k_h = g->s == 2 ? g->kernel[0] : 1, pairs = channels * k_h;
-    oi__im2col_job j = {g, wide, x, cols, pairs, pairs};
+    oi__im2col_job j = {g, wide, x, cols};
     oi__threadpool *pool = channels * g->k_sp * g->out_sp >= ((int64_t)1 << 15) ? oi__threadpool_default() : NULL;
-    int64_t tasks = pool ? oi__threadpool_size(pool) : 1;
-    tasks = tasks > pairs ? pairs : tasks;
-    j.per_task = (pairs + tasks - 1) / tasks;
-    oi__threadpool_run(pool, (int)((pairs + j.per_task - 1) / j.per_task), oi__im2col_task, &j);
+    oi__threadpool_run_ranges(pool, channels * (g->s == 2 ? g->kernel[0] : 1), 1, oi__im2col_range, &j);
 }
 
 /* A 1-D conv's patch q without dilation: taps [lo, hi) of every channel,
@@ -1109,13 +1102,11 @@ typedef struct oi__conv_act_job {
     oi__conv_act act;
     bool wide;
     void *y;
-    int64_t cols, rows, per_task;
+    int64_t cols;
 } oi__conv_act_job;
 
-static void oi__conv_act_task(void *ctx, int task, int thread) {
+static void oi__conv_act_range(void *ctx, int64_t first, int64_t end) {
     const oi__conv_act_job *j = (const oi__conv_act_job *)ctx;
-    (void)thread;
-    int64_t first = (int64_t)task * j->per_task, end = first + j->per_task < j->rows ? first + j->per_task : j->rows;
     void *at = oi__conv_at(j->y, j->wide, first * j->cols);
     if (j->wide)
         oi__conv_act_f64(j->act, (double *)at, (end - first) * j->cols);
@@ -1126,13 +1117,9 @@ static void oi__conv_act_task(void *ctx, int task, int thread) {
 static void oi__conv_act_apply(oi__conv_act act, bool wide, void *y, int64_t rows, int64_t cols) {
     if (act == OI__CONV_ACT_NONE || rows * cols == 0)
         return;
-    oi__conv_act_job j = {act, wide, y, cols, rows, rows};
+    oi__conv_act_job j = {act, wide, y, cols};
     oi__threadpool *pool = rows * cols >= ((int64_t)1 << 16) ? oi__threadpool_default() : NULL;
-    int64_t tasks = pool ? oi__threadpool_size(pool) * 4 : 1;
-    if (tasks > rows)
-        tasks = rows;
-    j.per_task = (rows + tasks - 1) / tasks;
-    oi__threadpool_run(pool, (int)((rows + j.per_task - 1) / j.per_task), oi__conv_act_task, &j);
+    oi__threadpool_run_ranges(pool, rows, 4, oi__conv_act_range, &j);
 }
 
 static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom *g) {
@@ -1348,13 +1335,10 @@ typedef struct oi__max_pool_job {
     const oi__conv_geom *g;
     const float *x;
     float *y;
-    int64_t planes, per_task;
 } oi__max_pool_job;
 
-static void oi__max_pool_task(void *ctx, int task, int thread) {
+static void oi__max_pool_range(void *ctx, int64_t first, int64_t end) {
     const oi__max_pool_job *j = (const oi__max_pool_job *)ctx;
-    (void)thread;
-    int64_t first = (int64_t)task * j->per_task, end = first + j->per_task < j->planes ? first + j->per_task : j->planes;
     oi__conv_max_planes_f32(j->g, j->x, j->y, first, end);
 }
 
@@ -1366,12 +1350,9 @@ static bool oi__conv_max_pool_f32(const oi__kernel_args *k, const oi__conv_geom 
         return false;
     int64_t planes = g->batch * g->in_c;
     oi__max_pool_job j = {g, (const float *)oi__op_cdata(k->in[0]) + k->in[0]->offset,
-                          (float *)oi__tensor_data(k->out) + k->out->offset, planes, planes};
+                          (float *)oi__tensor_data(k->out) + k->out->offset};
     oi__threadpool *pool = planes * g->out_sp * g->k_sp >= ((int64_t)1 << 14) ? oi__threadpool_default() : NULL;
-    int64_t tasks = pool ? oi__threadpool_size(pool) : 1;
-    tasks = tasks > planes ? planes : tasks;
-    j.per_task = planes ? (planes + tasks - 1) / tasks : 1;
-    oi__threadpool_run(pool, (int)((planes + j.per_task - 1) / j.per_task), oi__max_pool_task, &j);
+    oi__threadpool_run_ranges(pool, planes, 1, oi__max_pool_range, &j);
     return true;
 }
 

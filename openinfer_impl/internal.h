@@ -607,6 +607,11 @@ int oi__threadpool_size(const oi__threadpool *pool); /* 1 for NULL */
  * returns when all are done. NULL pool, one thread, or a call from inside
  * a task of the same pool: runs inline. Concurrent callers take turns. */
 void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx, int task, int thread), void *ctx);
+/* Splits [0, count) into equal ranges, `per_thread` for each thread of the
+ * pool (one range, inline, for a NULL pool), and runs fn(ctx, first, end)
+ * on each through oi__threadpool_run. */
+void oi__threadpool_run_ranges(oi__threadpool *pool, int64_t count, int per_thread,
+                               void (*fn)(void *ctx, int64_t first, int64_t end), void *ctx);
 /* Runs fn(ctx, part, thread) for part 0..n_parts-1 (n_parts at most the
  * pool's size), part p on thread p whenever that thread takes a task in
  * time, so a kernel that splits the same weights the same way on every

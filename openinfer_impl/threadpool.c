@@ -347,6 +347,29 @@ static void oi__threadpool_part_task(void *ctx, int task, int thread) {
         parts->caller_done_ns = oi__threadpool_now_ns();
 }
 
+typedef struct oi__threadpool_ranges {
+    void (*fn)(void *ctx, int64_t first, int64_t end);
+    void *ctx;
+    int64_t count, per_task;
+} oi__threadpool_ranges;
+
+static void oi__threadpool_range_task(void *ctx, int task, int thread) {
+    const oi__threadpool_ranges *r = (const oi__threadpool_ranges *)ctx;
+    (void)thread;
+    int64_t first = (int64_t)task * r->per_task, end = first + r->per_task;
+    r->fn(r->ctx, first, end < r->count ? end : r->count);
+}
+
+void oi__threadpool_run_ranges(oi__threadpool *pool, int64_t count, int per_thread,
+                               void (*fn)(void *ctx, int64_t first, int64_t end), void *ctx) {
+    if (count <= 0)
+        return;
+    int64_t tasks = pool ? (int64_t)oi__threadpool_size(pool) * (per_thread > 0 ? per_thread : 1) : 1;
+    tasks = tasks > count ? count : tasks;
+    oi__threadpool_ranges r = {fn, ctx, count, (count + tasks - 1) / tasks};
+    oi__threadpool_run(pool, (int)((count + r.per_task - 1) / r.per_task), oi__threadpool_range_task, &r);
+}
+
 void oi__threadpool_run_parts(oi__threadpool *pool, int n_parts, void (*fn)(void *ctx, int part, int thread),
                               void *ctx) {
     if (n_parts > OI__THREADPOOL_MAX_PARTS || n_parts > oi__threadpool_size(pool)) {
