@@ -611,7 +611,9 @@ oi_status oi_executor_vulkan_buffer(oi_executor *exec, const char *name, uint64_
 /* ------------------------------------------------------------------ */
 typedef struct oi_synthesizer oi_synthesizer;
 typedef struct oi_plan oi_plan;
-/* OI_DEVICE_CPU (or AUTO): C for this machine. VULKAN: not written yet. */
+/* OI_DEVICE_CPU (or AUTO): C for this machine. VULKAN: C host code and GLSL
+ * kernels for a device with no optional feature (oi_synthesizer_from_arch_json
+ * takes a device's features and limits). */
 oi_synthesizer *oi_synthesizer_new(oi_device device);
 /* The seeds' device JSON (docs/device-json.md), every field checked; read
  * today: device.api ("c" or "vulkan"), preferences.prefer_fusion/max_kernel_ops
@@ -624,6 +626,10 @@ oi_synthesizer *oi_synthesizer_from_arch_json(const char *device_json);
 void oi_synthesizer_free(oi_synthesizer *synth);
 /* At most this many DSL statements fused into one kernel (default 16). */
 oi_status oi_synthesizer_set_max_kernel_ops(oi_synthesizer *synth, int max_ops);
+/* C target: the model file goes into the emitted folder as a const array
+ * (NAME_model.h, 16 MiB at most), and NAME_open(NULL) opens it with no file
+ * (a path still maps that file, checked as always). Default: off. */
+oi_status oi_synthesizer_set_embed_model(oi_synthesizer *synth, bool embed);
 /* Validates `graph` against `model` (the executor's rules) and schedules
  * it: kernels, fusion, the arena. Named sizes take the model's values.
  * The model and graph must outlive the plan. NULL + oi_last_error() when

@@ -189,6 +189,8 @@ static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
                    p->schedule.threaded ? "#include \"oi_runtime.h\"\n" : "",
                    oi__sy_rounds_stores(p) ? "#include \"oi_half.h\"\n" : "",
                    p->schedule.quant ? "#include \"oi_quant.h\"\n" : "");
+    if (p->embed_model)
+        oi__buf_printf(b, "#include \"%s_model.h\" /* the model file, built in: %s_open(NULL) */\n\n", N, N);
     oi__buf_puts(b, "#include <math.h>\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
     oi__buf_puts(b, "#if defined(__unix__) || defined(__APPLE__)\n#include <fcntl.h>\n#include <sys/mman.h>\n"
                     "#include <sys/stat.h>\n#include <unistd.h>\n#define OI_HAVE_MMAP 1\n#endif\n\n");
@@ -357,7 +359,12 @@ static void oi__sy_source_model(oi__buf *b, const oi_plan *p) {
         oi__buf_puts(b, "    (void)ctx;\n    (void)path;\n    return 0; /* the graph reads no model */\n}\n\n");
         return;
     }
-    oi__buf_printf(b, "    if (!path)\n        return %s_fail(%s_ERROR_ARGUMENT, \"%s_open: no model path\");\n", N, N, N);
+    if (p->embed_model)
+        oi__buf_printf(b, "    if (!path) { /* the built-in model: the file this code was synthesized for */\n"
+                          "        ctx->model = %s_model_bytes;\n        ctx->model_size = sizeof %s_model_bytes;\n"
+                          "        return 0;\n    }\n", N, N);
+    else
+        oi__buf_printf(b, "    if (!path)\n        return %s_fail(%s_ERROR_ARGUMENT, \"%s_open: no model path\");\n", N, N, N);
     oi__buf_puts(b, "    FILE *f = fopen(path, \"rb\");\n");
     oi__buf_printf(b, "    if (!f)\n        return %s_fail(%s_ERROR_IO, \"%%s: cannot open the model\", path);\n", N, N);
     oi__buf_puts(b, "    if (fseek(f, 0, SEEK_END) != 0) {\n        fclose(f);\n");
@@ -512,12 +519,15 @@ static void oi__sy_source_open(oi__buf *b, const oi_plan *p) {
     }
     oi__sy_source_open_runtime(b, p);
     oi__buf_puts(b, "    return ctx;\n}\n\n");
+    char built_in[96] = "";
+    if (p->embed_model)
+        snprintf(built_in, sizeof built_in, "    if (ctx->model != %s_model_bytes) /* not the built-in model */\n", N);
     oi__buf_printf(b, "void %s_close(%s_ctx *ctx) {\n    if (!ctx)\n        return;\n%s%s#ifdef OI_HAVE_MMAP\n"
                       "    if (ctx->model_mapped)\n        munmap((void *)(uintptr_t)ctx->model, ctx->model_size);\n"
-                      "    else\n#endif\n        free((void *)(uintptr_t)ctx->model);\n"
+                      "    else\n#endif\n%s        free((void *)(uintptr_t)ctx->model);\n"
                       "    free(ctx->arena);\n    free(ctx->state);\n    free(ctx);\n}\n\n", N, N,
                    p->schedule.threaded ? "    oi_rt_pool_stop(&ctx->pool);\n" : "",
-                   p->schedule.packed_bytes ? "    free(ctx->packed_block);\n" : "");
+                   p->schedule.packed_bytes ? "    free(ctx->packed_block);\n" : "", built_in);
 }
 
 static void oi__sy_source_step(oi__buf *b, const oi_plan *p) {
@@ -586,7 +596,8 @@ static char *oi__sy_driver(const oi_plan *p) {
     oi__buf b;
     memset(&b, 0, sizeof b);
     oi__buf_printf(&b, "/* main.c - the driver of %s, with the flags of `openinfer run`:\n", N);
-    oi__buf_printf(&b, " *   %s MODEL.oinf [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out OUTDIR]\n", N);
+    oi__buf_printf(&b, " *   %s MODEL.oinf%s [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out OUTDIR]\n", N,
+                   p->embed_model ? "|-" : "");
     oi__buf_puts(&b, " * inserts the inputs before every step, runs N steps (default 1) and writes\n"
                      " * each fetched variable after the last step to OUTDIR/VAR.npy (default \".\"). */\n");
     oi__buf_puts(&b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
@@ -643,11 +654,12 @@ static char *oi__sy_makefile(const oi_plan *p) {
                    p->schedule.threaded ? " -pthread" : "");
     oi__buf_printf(&b, "all: %s\n\n", N);
     oi__buf_printf(&b, "lib%s.a: %s.o\n\t$(AR) rcs $@ %s.o\n\n", N, N, N);
-    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s%s%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
+    oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s%s%s%s%s%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
                    oi__sy_uses_scalar_math(p) ? " oi_scalar_math.h" : "", p->schedule.packed_gemm ? " oi_gemm.h" : "",
                    p->schedule.threaded ? " oi_runtime.h" : "",
                    oi__sy_rounds_stores(p) || p->schedule.quant ? " oi_half.h" : "",
-                   p->schedule.quant ? " oi_quant.h" : "", N);
+                   p->schedule.quant ? " oi_quant.h" : "", p->embed_model ? " " : "", p->embed_model ? N : "",
+                   p->embed_model ? "_model.h" : "", N);
     oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
     oi__buf_printf(&b, "clean:\n\trm -f %s %s.o lib%s.a\n\n.PHONY: all clean\n", N, N, N);
     return oi__buf_take(&b);
@@ -859,6 +871,42 @@ static char *oi__sy_text(const char *const *lines) {
     return oi__buf_take(&b);
 }
 
+/* NAME_model.h: the model file's bytes as a const array, 64-byte aligned
+ * as the file's tensors are (the kernels' loads of weights assume it). */
+static char *oi__sy_model_header(const oi_plan *p) {
+    const char *N = p->name;
+    const uint8_t *bytes = NULL;
+    uint64_t size = 0, header = 0;
+    oi__model_raw_bytes(p->model, &bytes, &size, &header);
+    oi__buf b;
+    memset(&b, 0, sizeof b);
+    oi__buf_printf(&b, "/* %s_model.h - the model file this code was synthesized for (%llu bytes), built in:\n"
+                       " * %s_open(NULL) reads its tensors from here. Included by %s.c only. */\n",
+                   N, (unsigned long long)size, N, N);
+    oi__buf_printf(&b, "#if defined(__cplusplus)\n#define %s_MODEL_ALIGN alignas(64)\n#else\n"
+                       "#define %s_MODEL_ALIGN _Alignas(64)\n#endif\n", N, N);
+    oi__buf_printf(&b, "%s_MODEL_ALIGN static const unsigned char %s_model_bytes[%llu] = {\n", N, N,
+                   (unsigned long long)(size ? size : 1));
+    char line[4 * 32 + 8];
+    for (uint64_t i = 0; i < size; i += 32) {
+        size_t at = 0;
+        for (uint64_t k = i; k < size && k < i + 32; k++) {
+            unsigned v = bytes[k];
+            if (v >= 100)
+                line[at++] = (char)('0' + v / 100);
+            if (v >= 10)
+                line[at++] = (char)('0' + v / 10 % 10);
+            line[at++] = (char)('0' + v % 10);
+            line[at++] = ',';
+        }
+        line[at++] = '\n';
+        line[at] = '\0';
+        oi__buf_puts(&b, line);
+    }
+    oi__buf_puts(&b, size ? "};\n" : "0};\n");
+    return oi__buf_take(&b);
+}
+
 /* The C target's files, written and/or listed (oi__sy_out). */
 static oi_status oi__sy_emit_cpu(const oi_plan *plan, const oi__sy_out *out_dir) {
     oi_status st = out_dir->dir ? oi__sy_mkdirs(out_dir->dir) : OI_OK;
@@ -867,6 +915,8 @@ static oi_status oi__sy_emit_cpu(const oi_plan *plan, const oi__sy_out *out_dir)
         st = oi__sy_write(out_dir, N, ".h", oi__sy_header(plan));
     if (st == OI_OK)
         st = oi__sy_write(out_dir, N, ".c", oi__sy_source(plan));
+    if (st == OI_OK && plan->embed_model)
+        st = oi__sy_write(out_dir, N, "_model.h", out_dir->dir ? oi__sy_model_header(plan) : oi__strdup(""));
     if (st == OI_OK)
         st = oi__sy_write(out_dir, "oi_scalar", ".h", oi__sy_text(oi__sy_text_scalar_h));
     if (st == OI_OK && oi__sy_uses_scalar_math(plan))

@@ -9,6 +9,7 @@ struct oi_synthesizer {
     oi__sy_options options;
     uint64_t global_bytes; /* the device's memory (device JSON); 0: not checked */
     oi__sy_gpu gpu;        /* OI_DEVICE_VULKAN: what codegen reads of the device */
+    bool embed_model;      /* the model file as a const array in NAME_model.h (C target) */
 };
 
 /* A Vulkan device's codegen choices from its JSON (or, for
@@ -183,6 +184,30 @@ oi_status oi_synthesizer_set_max_kernel_ops(oi_synthesizer *synth, int max_ops) 
     return OI_OK;
 }
 
+oi_status oi_synthesizer_set_embed_model(oi_synthesizer *synth, bool embed) {
+    if (!synth)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_synthesizer_set_embed_model: need a synthesizer");
+    synth->embed_model = embed;
+    return OI_OK;
+}
+
+/* The model file as a const array: for small models (a C compiler holds
+ * the array's text in memory: 5-6 bytes of source per byte). */
+#define OI__SY_EMBED_MAX_BYTES ((uint64_t)16 << 20)
+
+static oi_status oi__sy_check_embed(const oi_plan *p) {
+    if (!p->embed_model)
+        return OI_OK;
+    if (p->vulkan)
+        return oi__fail(OI_ERROR_UNSUPPORTED, "%s: embedding the model is for the C target (the Vulkan target uploads "
+                        "it from the file at open)", p->name);
+    if (p->model_size > OI__SY_EMBED_MAX_BYTES)
+        return oi__fail(OI_ERROR_UNSUPPORTED, "%s: the model file has %llu bytes, more than the %llu that can be "
+                        "embedded; let NAME_open map it from the file", p->name, (unsigned long long)p->model_size,
+                        (unsigned long long)OI__SY_EMBED_MAX_BYTES);
+    return OI_OK;
+}
+
 /* "minimal" stays; anything else becomes a C identifier. */
 static char *oi__sy_c_name(const char *name) {
     size_t n = strlen(name);
@@ -270,6 +295,11 @@ oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_gr
         const uint8_t *bytes;
         oi__model_raw_bytes(model, &bytes, &p->model_size, &p->model_header_bytes);
         p->fingerprint = oi__sy_fnv1a(bytes, p->model_header_bytes);
+    }
+    p->embed_model = synth->embed_model && model;
+    if (oi__sy_check_embed(p) != OI_OK) {
+        oi_plan_free(p);
+        return NULL;
     }
     uint64_t need = p->schedule.arena_bytes + p->schedule.state_bytes + p->model_size;
     if (synth->global_bytes && need > synth->global_bytes) {

@@ -410,6 +410,7 @@ struct oi_plan {
     bool scheduled;
     const oi_model *model;    /* borrowed: alive until the plan is emitted */
     uint64_t model_size, model_header_bytes, fingerprint;
+    bool embed_model;         /* the model's bytes in NAME_model.h (C target) */
     bool vulkan;              /* the Vulkan target: GLSL kernels + C host */
     oi__sy_gpu gpu;           /* its device (vulkan only)               */
 };

@@ -1121,7 +1121,7 @@ static int cli_run(int argc, char **argv) {
     return rc;
 }
 
-/* synth MODEL.oinf GRAPH.json --target cpu|vulkan|ARCH.json --out DIR [--report]:
+/* synth MODEL.oinf GRAPH.json --target cpu|vulkan|ARCH.json --out DIR [--report] [--embed-model]:
  * the graph as a standalone C folder (docs/synthesizer.md). */
 static oi_synthesizer *cli_synth_target(const char *command, const char *target) {
     if (strcmp(target, "cpu") == 0)
@@ -1136,11 +1136,13 @@ static oi_synthesizer *cli_synth_target(const char *command, const char *target)
 
 static int cli_synth(int argc, char **argv) {
     const char *paths[2] = {NULL, NULL}, *target = NULL, *out = NULL;
-    bool report = false;
+    bool report = false, embed = false;
     int n_paths = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--report") == 0)
             report = true;
+        else if (strcmp(argv[i], "--embed-model") == 0)
+            embed = true;
         else if (strcmp(argv[i], "--target") == 0 && i + 1 < argc)
             target = argv[++i];
         else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
@@ -1157,6 +1159,8 @@ static int cli_synth(int argc, char **argv) {
     char *json = model ? cli_read_text(argv[0], paths[1]) : NULL;
     oi_graph *graph = json ? oi_graph_from_json(json) : NULL;
     oi_synthesizer *synth = graph ? cli_synth_target(argv[0], target) : NULL;
+    if (synth && embed)
+        oi_synthesizer_set_embed_model(synth, true);
     oi_plan *plan = synth ? oi_synthesize(synth, model, graph) : NULL;
     if (plan && oi_plan_emit(plan, out) == OI_OK)
         rc = CLI_EXIT_OK;
@@ -1202,8 +1206,9 @@ static const cli_command cli_commands[] = {
      "list every backend and device with memory and features, or why it is unavailable; --json: the device "
      "architecture JSON of device INDEX (or an array of every available one); --check: validate a device JSON",
      cli_devices},
-    {"synth", "MODEL.oinf GRAPH.json --target cpu|vulkan|ARCH.json --out DIR [--report]",
-     "synthesize the graph into a standalone C folder (make -C DIR builds it)", cli_synth},
+    {"synth", "MODEL.oinf GRAPH.json --target cpu|vulkan|ARCH.json --out DIR [--report] [--embed-model]",
+     "synthesize the graph into a standalone C folder (make -C DIR builds it); --embed-model: the C target "
+     "builds the model file in (NAME_model.h, 16 MiB at most; the driver's MODEL argument may then be -)", cli_synth},
     {"help", "", "list the commands", cli_help},
 };
 #define CLI_COMMAND_COUNT (sizeof cli_commands / sizeof cli_commands[0])

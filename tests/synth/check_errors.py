@@ -12,6 +12,8 @@
   statement that reads it and asking for a @table with @fixed;
 - an output folder that cannot be created: exit 1 naming the folder;
 - a different model file at open time: the driver exits 1 saying so;
+- --embed-model for a Vulkan target: refused; `-` for the model of a
+  folder without one built in: the driver exits 1 saying there is no path;
 - a gather index out of range (10 and -11 for an axis of 10): the emitted
   step fails with the simulator's message, naming the statement, as
   `openinfer run` does; the Vulkan target refuses the graph (its f64, bool
@@ -275,6 +277,12 @@ def main():
         # a Vulkan device: GLSL kernels and C host code
         vk = os.path.join(ROOT, "examples", "devices", "ada_mock.json")
         run([cli, "synth", model, graph, "--target", vk, "--out", os.path.join(work, "vk")])
+        # the model built in is for the C target; without it, the driver's `-` has no model
+        out = run([cli, "synth", model, graph, "--target", vk, "--out", os.path.join(work, "vk_embed"),
+                   "--embed-model"], expect=1)
+        must_contain(out, "embedding the model is for the C target")
+        out = run([os.path.join(gen, "minimal"), "-"], expect=1)
+        must_contain(out, "no model path")
         for f in ("minimal_k0.comp", "oi_kernel.glsl", "oi_vk_runtime.h", "minimal.c", "Makefile"):
             assert os.path.exists(os.path.join(work, "vk", f)), f
         # what the Vulkan target refuses names the statement (kv_cache's keys read from an unbounded table)

@@ -2,7 +2,7 @@
 """Parity of the synthesized C with the simulator, one example per run.
 
     check_examples.py OPENINFER EXPORTER NAME [--steps N] [--exact] [--tsan]
-                      [--precision f16|bf16] [--model FILE] [--inputs DIR]
+                      [--precision f16|bf16] [--model FILE] [--inputs DIR] [--embed-model]
 
 EXPORTER (export_example.c built for the example) writes the graph, a
 model, seeded inputs and the simulator's values after N steps. The test
@@ -30,6 +30,10 @@ report fails the test (exit 77, skipped, without clang's TSan).
 the exporter's; --inputs DIR: the dynamic variables' values from DIR/VAR.npy
 instead of seeded ones (check_minilm.py: valid token ids and a padding
 mask; check_silero_vad.py: a chunk of real speech).
+
+--embed-model: the folder is synthesized with the model built in
+(NAME_model.h) and its driver runs with `-` for the model while the model
+file is renamed away, so every weight comes from the emitted source.
 
 --precision f16|bf16: the simulator's values come from OPENINFER_PRECISION
 set to it, and the folder is synthesized for examples/devices/
@@ -187,8 +191,10 @@ def main():
     try:
         run([exporter, work, str(steps)] + given, env=env)
         gen = os.path.join(work, "gen")
+        embed = "--embed-model" in args
         run([cli, "synth", os.path.join(work, "model.oinf"), os.path.join(work, "graph.json"),
-             "--target", precision_target(precision, work) if precision else "cpu", "--out", gen])
+             "--target", precision_target(precision, work) if precision else "cpu", "--out", gen]
+            + (["--embed-model"] if embed else []))
         plan = json.load(open(os.path.join(gen, "plan.json")))
         check_arena(plan)
         prog = plan["name"]
@@ -205,15 +211,19 @@ def main():
             run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-x", "c++",
                  os.path.join(alone, prog + ".c"), os.path.join(alone, "main.c"), "-lm",
                  "-o", os.path.join(work, prog + "_cxx")], cwd=alone)
-        cmd = [os.path.join(alone, prog), os.path.join(work, "model.oinf"), "--steps", str(steps),
-               "--out", os.path.join(work, "emitted")]
+        model_arg = "-" if embed else os.path.join(work, "model.oinf")
+        cmd = [os.path.join(alone, prog), model_arg, "--steps", str(steps), "--out", os.path.join(work, "emitted")]
         inputs = []
         for f in sorted(os.listdir(os.path.join(work, "in"))):
             inputs += ["--input", "%s=%s" % (f[:-4], os.path.join(work, "in", f))]
         cmd += inputs
         kept = [v["name"] for v in plan["variables"]
                 if v["home"] in ("state", "model") or (v["home"] == "arena" and v["kept"])]
+        if embed:  # no file to read: the weights must come from NAME_model.h
+            os.rename(os.path.join(work, "model.oinf"), os.path.join(work, "model.away"))
         run_fetching(cmd, kept)
+        if embed:
+            os.rename(os.path.join(work, "model.away"), os.path.join(work, "model.oinf"))
         if plan.get("threaded"):
             check_threads(cmd, work, kept)
             check_no_alloc(alone, prog, work)

@@ -101,7 +101,7 @@ typedef struct input {
 } input;
 
 static int usage(const char *argv0) {
-    fprintf(stderr, "usage: %s MODEL.oinf [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out OUTDIR] "
+    fprintf(stderr, "usage: %s MODEL.oinf|- [--steps N] [--input VAR=FILE.npy]... [--fetch VAR]... [--out OUTDIR] "
             "[--threads N] [--time]\n", argv0);
     return 2;
 }
@@ -185,7 +185,7 @@ static void print_times(double *ms, long long n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2 || argv[1][0] == '-')
+    if (argc < 2 || (argv[1][0] == '-' && argv[1][1])) /* "-": the built-in model */
         return usage(argv[0]);
     long long steps = 1;
     const char *out_dir = ".";
@@ -223,7 +223,7 @@ int main(int argc, char **argv) {
             return usage(argv[0]);
         }
     }
-    g_ctx *ctx = rc == 0 ? G_OPEN(argv[1], threads) : NULL;
+    g_ctx *ctx = rc == 0 ? G_OPEN(strcmp(argv[1], "-") == 0 ? NULL : argv[1], threads) : NULL;
     if (rc == 0 && !ctx) {
         fprintf(stderr, "%s\n", G_ERROR());
         rc = 1;
