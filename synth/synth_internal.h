@@ -6,6 +6,9 @@
  *   lang.c      one small struct per language (C today)
  *   render.c    kernels and steps as C-family source. Prints; never decides.
  *   emit.c      writes the folder, one short function per file
+ *   vulkan_check.c, vulkan_plan.c, vulkan_kernels.c, emit_vulkan.c
+ *               the Vulkan target: what it refuses, the schedule on the
+ *               device, the GLSL kernels, the host code and the folder
  *
  * The schedule reads the validated plan (openinfer_impl/plan.h), the same
  * one the executor runs, and never changes it. */
