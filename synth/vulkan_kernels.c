@@ -223,6 +223,23 @@ static void oi__vk_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         oi__buf_puts(b, "    acc_j = gelu_f32(acc_j, false);\n");
 }
 
+/* After a matmul's or a conv's v0 at element i (`depth` levels in): its
+ * store, unless a fused statement overwrites the result, then the fused
+ * statements at i. */
+static void oi__vk_store_fused(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int depth) {
+    int out = k->nodes[0]->out;
+    bool last = true;
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        last &= k->nodes[m]->out != out;
+    if (oi__sy_slot_stored(s, out) && last) {
+        oi__buf_printf(b, "%*s", 4 * depth, "");
+        oi__vk_name(b, s, out);
+        oi__buf_puts(b, "(i) = v0;\n");
+    }
+    for (int n = 1; n < (int)arrlen(k->nodes); n++)
+        oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", depth);
+}
+
 /* The result of C = A B at (r, j) in acc_j: the gemm's tail, the store
  * (unless a fused statement overwrites C), the fused statements at i. */
 static void oi__vk_matmul_epilogue(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
@@ -233,16 +250,7 @@ static void oi__vk_matmul_epilogue(oi__buf *b, const oi__sy_schedule *s, const o
     oi__buf_puts(b, " */\n");
     oi__vk_gemm_tail(b, s, mm);
     oi__buf_puts(b, "    float v0 = acc_j;\n");
-    bool last = true;
-    for (int m = 1; m < (int)arrlen(k->nodes); m++)
-        last &= k->nodes[m]->out != mm->out;
-    if (oi__sy_slot_stored(s, mm->out) && last) {
-        oi__buf_puts(b, "    ");
-        oi__vk_name(b, s, mm->out);
-        oi__buf_puts(b, "(i) = v0;\n");
-    }
-    for (int n = 1; n < (int)arrlen(k->nodes); n++)
-        oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 1);
+    oi__vk_store_fused(b, s, k, 1);
 }
 
 /* The tile loops' operands: A and B through the kernel's variable macros. */
@@ -580,6 +588,15 @@ static void oi__vk_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
     oi__buf_puts(b, pn->ir->op == OI_OP_mean_axis ? "(r) = acc / float(L);\n}\n" : "(r) = acc;\n}\n");
 }
 
+/* The window conv and pool kernels share: the input plane, the kernel's
+ * extent, its stride, start pads and dilation (the schedule's k->conv). */
+static void oi__vk_window_consts(oi__buf *b, const oi__sy_conv_geom *g) {
+    oi__buf_printf(b, "const int IH = %lld, IW = %lld, KH = %lld, KW = %lld; /* the window: stride, pad, dilation */\n"
+                      "const int SH = %lld, SW = %lld, PH = %lld, PW = %lld, DH = %lld, DW = %lld;\n",
+                   (long long)g->in_h, (long long)g->in_w, (long long)g->k_h, (long long)g->k_w, (long long)g->s_h,
+                   (long long)g->s_w, (long long)g->p_h, (long long)g->p_w, (long long)g->d_h, (long long)g->d_w);
+}
+
 /* conv1d/conv2d (the schedule's window, k->conv): an invocation per output
  * element (n, m, oy, ox) sums its group's channels and window from zero in
  * (c, ky, kx) order, skipping the padding, adds the bias, applies relu
@@ -593,13 +610,11 @@ static void oi__vk_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     for (int i = 0; i < (int)arrlen(pn->attrs); i++)
         if (strcmp(pn->attrs[i].name, "activation") == 0)
             act = pn->attrs[i].s;
-    oi__buf_printf(b, "const uint OH = %lldu, OW = %lldu, OC = %lldu, MG = %lldu, CG = %lldu, IC = %lldu;\n"
-                      "const int IH = %lld, IW = %lld, KH = %lld, KW = %lld; /* the window: stride, pad, dilation */\n"
-                      "const int SH = %lld, SW = %lld, PH = %lld, PW = %lld, DH = %lld, DW = %lld;\n\n",
+    oi__buf_printf(b, "const uint OH = %lldu, OW = %lldu, OC = %lldu, MG = %lldu, CG = %lldu, IC = %lldu;\n",
                    (long long)g->out_h, (long long)g->out_w, (long long)g->out_c, (long long)g->mg, (long long)g->cg,
-                   (long long)g->in_c, (long long)g->in_h, (long long)g->in_w, (long long)g->k_h, (long long)g->k_w,
-                   (long long)g->s_h, (long long)g->s_w, (long long)g->p_h, (long long)g->p_w, (long long)g->d_h,
-                   (long long)g->d_w);
+                   (long long)g->in_c);
+    oi__vk_window_consts(b, g);
+    oi__buf_puts(b, "\n");
     oi__vk_grid_loop(b, oi__vk_numel(y), wg);
     oi__buf_puts(b, "        const uint i = o;\n"
                     "        const uint ox = o % OW, oy = o / OW % OH, m = o / (OW * OH) % OC, n = o / (OW * OH * OC);\n"
@@ -625,16 +640,7 @@ static void oi__vk_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
         oi__buf_puts(b, "(m)");
     }
     oi__buf_puts(b, act && strcmp(act, "relu") == 0 ? ";\n        v0 = v0 < 0.0 ? 0.0 : v0;\n" : ";\n");
-    bool last = true;
-    for (int m = 1; m < (int)arrlen(k->nodes); m++)
-        last &= k->nodes[m]->out != pn->out;
-    if (oi__sy_slot_stored(s, pn->out) && last) {
-        oi__buf_puts(b, "        ");
-        oi__vk_name(b, s, pn->out);
-        oi__buf_puts(b, "(i) = v0;\n");
-    }
-    for (int n = 1; n < (int)arrlen(k->nodes); n++)
-        oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 2);
+    oi__vk_store_fused(b, s, k, 2);
     oi__buf_puts(b, "    }\n}\n");
 }
 
@@ -659,13 +665,9 @@ static void oi__vk_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     const oi__sy_conv_geom *g = &k->conv;
     bool max = pn->ir->op == OI_OP_max_pool2d;
     bool include = !max && oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "count_include_pad") != 0;
-    oi__buf_printf(b, "const uint OH = %lldu, OW = %lldu;\n"
-                      "const int IH = %lld, IW = %lld, KH = %lld, KW = %lld; /* the window: stride, pad, dilation */\n"
-                      "const int SH = %lld, SW = %lld, PH = %lld, PW = %lld, DH = %lld, DW = %lld;\n"
-                      "const int EH = %lld, EW = %lld; /* the end pads */\n\n",
-                   (long long)g->out_h, (long long)g->out_w, (long long)g->in_h, (long long)g->in_w, (long long)g->k_h,
-                   (long long)g->k_w, (long long)g->s_h, (long long)g->s_w, (long long)g->p_h, (long long)g->p_w,
-                   (long long)g->d_h, (long long)g->d_w, (long long)g->pe_h, (long long)g->pe_w);
+    oi__buf_printf(b, "const uint OH = %lldu, OW = %lldu;\n", (long long)g->out_h, (long long)g->out_w);
+    oi__vk_window_consts(b, g);
+    oi__buf_printf(b, "const int EH = %lld, EW = %lld; /* the end pads */\n\n", (long long)g->pe_h, (long long)g->pe_w);
     oi__vk_grid_loop(b, oi__vk_numel(y), wg);
     oi__buf_printf(b, "        const uint ox = o %% OW, oy = o / OW %% OH, p = o / (OW * OH);\n"
                       "        float acc = %s, ny = 0.0, nx = 0.0, n = 0.0;\n"
