@@ -702,6 +702,17 @@ static void oi__vk_coords(oi__buf *b, const oi__slot *out) {
     }
 }
 
+/* `(uint(offset + c0 * stride[0] + c1 * stride[1] ...))`: the element of an
+ * input read through strides at output coordinates c0, c1, ... (slice and
+ * split: kernels/shape.c's offset and strides, negative for a reversed
+ * slice; transpose: the input's strides in the output's order). */
+static void oi__vk_strided_at(oi__buf *b, int nd, int64_t offset, const int64_t *stride) {
+    oi__buf_printf(b, "(uint(%lld", (long long)offset);
+    for (int d = 0; d < nd; d++)
+        oi__buf_printf(b, " + c%d * %lld", d, (long long)stride[d]);
+    oi__buf_puts(b, "))");
+}
+
 /* concat (the input whose range along the axis holds the element), slice and
  * split (the schedule's offset and strides, from kernels/shape.c), pad (its
  * per-dim source maps, -1 taking the fill value): an invocation per output
@@ -768,10 +779,8 @@ static void oi__vk_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
     }
     oi__buf_puts(b, "(o) = "); /* slice, split: the offset and strides */
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(uint(%lld", (long long)map[0]);
-    for (int d = 0; d < out->ndim; d++)
-        oi__buf_printf(b, " + c%d * %lld", d, (long long)map[1 + d]);
-    oi__buf_puts(b, "));\n    }\n}\n");
+    oi__vk_strided_at(b, out->ndim, map[0], map + 1);
+    oi__buf_puts(b, ";\n    }\n}\n");
 }
 
 /* is_finite: one workgroup over every element; the byte is 1 where none is
@@ -824,19 +833,17 @@ static void oi__vk_transpose(oi__buf *b, const oi__sy_schedule *s, const oi__sy_
     int nd = in->ndim;
     int64_t perm[OI_MAX_DIMS], in_stride[OI_MAX_DIMS];
     oi__sy_transpose_map(pn, in, perm, in_stride);
+    int64_t stride[OI_MAX_DIMS]; /* along output dim d */
+    for (int d = 0; d < nd; d++)
+        stride[d] = in_stride[perm[d]];
     oi__vk_grid_loop(b, oi__vk_numel(out), wg);
-    oi__buf_puts(b, "        const uint at = 0u");
-    int64_t after = 1;
-    for (int d = nd - 1; d >= 0; d--) {
-        oi__buf_printf(b, " + o / %lldu %% %lldu * %lldu", (long long)after, (long long)out->shape[d],
-                       (long long)in_stride[perm[d]]);
-        after *= out->shape[d];
-    }
-    oi__buf_puts(b, ";\n        ");
+    oi__vk_coords(b, out);
+    oi__buf_puts(b, "        ");
     oi__vk_name(b, s, pn->out);
     oi__buf_puts(b, "(o) = ");
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_puts(b, "(at);\n    }\n}\n");
+    oi__vk_strided_at(b, nd, 0, stride);
+    oi__buf_puts(b, ";\n    }\n}\n");
 }
 
 /* Query rows per workgroup of the tiled attention (oi__vk_attention_tiled). */
