@@ -249,21 +249,43 @@ static oi__vk_scalars oi__vk_access_scalars(const oi__sy_schedule *s, const oi__
     return sc;
 }
 
-/* The statement that reads the table slice `slot` views (a CACHE_READ). */
-static const oi__pnode *oi__vk_view_read(const oi__sy_step *steps, int slot) {
+/* The step tree: walk(steps, visit, arg) calls visit(st, arg) for each step
+ * and then for the steps inside it (a loop's body, a branch's then and else
+ * blocks), in the order they are recorded; it stops at the first visit that
+ * returns true, and returns whether one did. */
+typedef bool (*oi__vk_visit)(const oi__sy_step *st, void *arg);
+
+static bool oi__vk_walk(const oi__sy_step *steps, oi__vk_visit visit, void *arg) {
     for (int i = 0; i < (int)arrlen(steps); i++) {
         const oi__sy_step *st = &steps[i];
-        if (st->kind == OI__SY_S_CACHE && st->node->ir->kind == OI__NODE_CACHE_READ && st->node->out == slot)
-            return st->node;
-        const oi__pnode *in = oi__vk_view_read(st->body, slot);
-        if (!in)
-            in = oi__vk_view_read(st->then_steps, slot);
-        if (!in)
-            in = oi__vk_view_read(st->else_steps, slot);
-        if (in)
-            return in;
+        if (visit(st, arg) || oi__vk_walk(st->body, visit, arg) || oi__vk_walk(st->then_steps, visit, arg) ||
+            oi__vk_walk(st->else_steps, visit, arg))
+            return true;
     }
-    return NULL;
+    return false;
+}
+
+/* A slot looked for in the step tree: the statement found, or how often
+ * the steps name it. */
+typedef struct oi__vk_find {
+    const oi__sy_schedule *s;
+    int slot;
+    const oi__pnode *found;
+    int count;
+} oi__vk_find;
+
+static bool oi__vk_is_view_read(const oi__sy_step *st, void *arg) {
+    oi__vk_find *f = (oi__vk_find *)arg;
+    if (st->kind == OI__SY_S_CACHE && st->node->ir->kind == OI__NODE_CACHE_READ && st->node->out == f->slot)
+        f->found = st->node;
+    return f->found != NULL;
+}
+
+/* The statement that reads the table slice `slot` views (a CACHE_READ). */
+static const oi__pnode *oi__vk_view_read(const oi__sy_step *steps, int slot) {
+    oi__vk_find f = {NULL, slot, NULL, 0};
+    oi__vk_walk(steps, oi__vk_is_view_read, &f);
+    return f.found;
 }
 
 /* Whether a cache statement runs as a kernel of its own (a module after the
@@ -385,24 +407,24 @@ static oi_status oi__vk_check_guardable(const oi__sy_schedule *s, const oi__sy_s
     return OI_OK;
 }
 
+static bool oi__vk_is_writer(const oi__sy_step *st, void *arg) {
+    oi__vk_find *f = (oi__vk_find *)arg;
+    if (st->kind == OI__SY_S_KERNEL) {
+        const oi__sy_kernel *k = &f->s->kernels[st->kernel];
+        for (int n = 0; !f->found && n < (int)arrlen(k->nodes); n++)
+            if (k->nodes[n]->out == f->slot)
+                f->found = k->nodes[n];
+    }
+    if ((st->kind == OI__SY_S_CACHE || st->kind == OI__SY_S_TRANSFER) && !f->found && st->node->out == f->slot)
+        f->found = st->node;
+    return f->found != NULL;
+}
+
 /* The statement among steps (and the steps inside them) that writes slot, or NULL. */
 static const oi__pnode *oi__vk_writer_in(const oi__sy_schedule *s, const oi__sy_step *steps, int slot) {
-    for (int i = 0; i < (int)arrlen(steps); i++) {
-        const oi__sy_step *st = &steps[i];
-        if (st->kind == OI__SY_S_KERNEL)
-            for (int n = 0; n < (int)arrlen(s->kernels[st->kernel].nodes); n++)
-                if (s->kernels[st->kernel].nodes[n]->out == slot)
-                    return s->kernels[st->kernel].nodes[n];
-        if ((st->kind == OI__SY_S_CACHE || st->kind == OI__SY_S_TRANSFER) && st->node->out == slot)
-            return st->node;
-        const oi__sy_step *inner[3] = {st->body, st->then_steps, st->else_steps};
-        for (int j = 0; j < 3; j++) {
-            const oi__pnode *w = oi__vk_writer_in(s, inner[j], slot);
-            if (w)
-                return w;
-        }
-    }
-    return NULL;
+    oi__vk_find f = {s, slot, NULL, 0};
+    oi__vk_walk(steps, oi__vk_is_writer, &f);
+    return f.found;
 }
 
 static oi_status oi__vk_check_branch(const oi__sy_schedule *s, const oi__sy_step *st) {

@@ -1068,22 +1068,31 @@ typedef struct oi__vk_site {
     int pos;
 } oi__vk_site;
 
-static void oi__vk_sites_of(const oi__sy_schedule *s, const oi__sy_step *steps, oi__vk_site **out) {
-    for (int i = 0; i < (int)arrlen(steps); i++) {
-        const oi__sy_step *st = &steps[i];
-        if (st->kind == OI__SY_S_CACHE && s->plan->slots[st->node->var].is_table)
-            for (int pos = 0; pos < s->plan->slots[st->node->var].n_indices; pos++) {
-                oi__vk_site site = {st->node, pos};
-                (void)arrput(*out, site);
-            }
-        if (st->kind == OI__SY_S_KERNEL && s->kernels[st->kernel].kind == OI__SY_K_GATHER) {
-            oi__vk_site site = {s->kernels[st->kernel].nodes[0], -1};
-            (void)arrput(*out, site);
+/* The sites in the step tree's order (stb array): each table access's
+ * index positions, each gather. */
+typedef struct oi__vk_site_list {
+    const oi__sy_schedule *s;
+    oi__vk_site **out;
+} oi__vk_site_list;
+
+static bool oi__vk_add_sites(const oi__sy_step *st, void *arg) {
+    oi__vk_site_list *l = (oi__vk_site_list *)arg;
+    const oi__sy_schedule *s = l->s;
+    if (st->kind == OI__SY_S_CACHE && s->plan->slots[st->node->var].is_table)
+        for (int pos = 0; pos < s->plan->slots[st->node->var].n_indices; pos++) {
+            oi__vk_site site = {st->node, pos};
+            (void)arrput(*l->out, site);
         }
-        oi__vk_sites_of(s, st->body, out);
-        oi__vk_sites_of(s, st->then_steps, out);
-        oi__vk_sites_of(s, st->else_steps, out);
+    if (st->kind == OI__SY_S_KERNEL && s->kernels[st->kernel].kind == OI__SY_K_GATHER) {
+        oi__vk_site site = {s->kernels[st->kernel].nodes[0], -1};
+        (void)arrput(*l->out, site);
     }
+    return false;
+}
+
+static void oi__vk_sites_of(const oi__sy_schedule *s, const oi__sy_step *steps, oi__vk_site **out) {
+    oi__vk_site_list l = {s, out};
+    oi__vk_walk(steps, oi__vk_add_sites, &l);
 }
 
 static int oi__vk_n_sites(const oi__sy_schedule *s) {

@@ -114,19 +114,16 @@ static const char *oi__vk_buffer_name(oi__sy_home home) {
     return home == OI__SY_ARENA ? "arena" : home == OI__SY_STATE ? "state" : "model";
 }
 
-static bool oi__vk_transfers(const oi__sy_step *steps, int slot) {
-    for (int i = 0; i < (int)arrlen(steps); i++) {
-        const oi__sy_step *st = &steps[i];
-        bool copies = st->kind == OI__SY_S_TRANSFER ||
-                      (st->kind == OI__SY_S_CACHE && st->node->ir->kind != OI__NODE_CACHE_RESET); /* byte copies */
-        if (copies && (st->node->out == slot || st->node->var == slot))
-            return true;
-        if (oi__vk_transfers(st->body, slot) || oi__vk_transfers(st->then_steps, slot) ||
-            oi__vk_transfers(st->else_steps, slot))
-            return true;
-    }
-    return false;
+/* Whether some transfer or cache statement copies slot's bytes as they are
+ * (oi__vk_half_alone keeps such values f32). */
+static bool oi__vk_copies_slot(const oi__sy_step *st, void *arg) {
+    int slot = *(const int *)arg;
+    bool copies = st->kind == OI__SY_S_TRANSFER ||
+                  (st->kind == OI__SY_S_CACHE && st->node->ir->kind != OI__NODE_CACHE_RESET); /* byte copies */
+    return copies && (st->node->out == slot || st->node->var == slot);
 }
+
+static bool oi__vk_transfers(const oi__sy_step *steps, int slot) { return oi__vk_walk(steps, oi__vk_copies_slot, &slot); }
 
 /* ------------------------------------------------------------------ */
 /* Index expressions in GLSL, the loops around a statement              */
@@ -204,15 +201,21 @@ static bool oi__vk_loops_of(const oi__sy_step *steps, int kernel, const oi__pnod
 
 /* The cache statements that are kernels of their own (oi__vk_cache_kernel),
  * in the step tree's order (stb array). */
+typedef struct oi__vk_node_list {
+    const oi__sy_schedule *s;
+    const oi__pnode ***out;
+} oi__vk_node_list;
+
+static bool oi__vk_add_cache_node(const oi__sy_step *st, void *arg) {
+    oi__vk_node_list *l = (oi__vk_node_list *)arg;
+    if (st->kind == OI__SY_S_CACHE && oi__vk_cache_kernel(l->s, st->node))
+        (void)arrput(*l->out, st->node);
+    return false;
+}
+
 static void oi__vk_cache_nodes(const oi__sy_schedule *s, const oi__sy_step *steps, const oi__pnode ***out) {
-    for (int i = 0; i < (int)arrlen(steps); i++) {
-        const oi__sy_step *st = &steps[i];
-        if (st->kind == OI__SY_S_CACHE && oi__vk_cache_kernel(s, st->node))
-            (void)arrput(*out, st->node);
-        oi__vk_cache_nodes(s, st->body, out);
-        oi__vk_cache_nodes(s, st->then_steps, out);
-        oi__vk_cache_nodes(s, st->else_steps, out);
-    }
+    oi__vk_node_list l = {s, out};
+    oi__vk_walk(steps, oi__vk_add_cache_node, &l);
 }
 
 /* The branches on variables around a kernel (kernel >= 0) or a cache
@@ -316,20 +319,23 @@ static bool oi__vk_step_slots(const oi__sy_schedule *s, const oi__sy_step *st, i
     return st->kind == OI__SY_S_FENCE;
 }
 
+static bool oi__vk_count_ref(const oi__sy_step *st, void *arg) {
+    oi__vk_find *f = (oi__vk_find *)arg;
+    int *slots = NULL;
+    oi__vk_step_slots(f->s, st, &slots);
+    if (st->kind == OI__SY_S_TRANSFER)
+        f->count += st->node->out == f->slot || st->node->var == f->slot;
+    for (int j = 0; j < (int)arrlen(slots); j++)
+        f->count += slots[j] == f->slot;
+    arrfree(slots);
+    return false;
+}
+
+/* How often the steps (and those inside them) name slot. */
 static int oi__vk_count_refs(const oi__sy_schedule *s, const oi__sy_step *steps, int slot) {
-    int n = 0;
-    for (int i = 0; i < (int)arrlen(steps); i++) {
-        int *slots = NULL;
-        oi__vk_step_slots(s, &steps[i], &slots);
-        if (steps[i].kind == OI__SY_S_TRANSFER)
-            n += steps[i].node->out == slot || steps[i].node->var == slot;
-        for (int j = 0; j < (int)arrlen(slots); j++)
-            n += slots[j] == slot;
-        arrfree(slots);
-        n += oi__vk_count_refs(s, steps[i].body, slot) + oi__vk_count_refs(s, steps[i].then_steps, slot) +
-             oi__vk_count_refs(s, steps[i].else_steps, slot);
-    }
-    return n;
+    oi__vk_find f = {s, slot, NULL, 0};
+    oi__vk_walk(steps, oi__vk_count_ref, &f);
+    return f.count;
 }
 
 /* Whether the reshape at steps[at] may keep its result in its input's bytes,
