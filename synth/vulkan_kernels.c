@@ -188,14 +188,49 @@ static void oi__vk_reduce_helpers(oi__buf *b, const oi__sy_gpu *g, uint32_t wg) 
     oi__buf_puts(b, "\n");
 }
 
+/* The start of a kernel's main (kernel >= 0) or a cache statement's (node):
+ * in a block of a branch on a variable it returns at once where the
+ * condition says the block is not taken. Whole dispatches return, so no
+ * barrier() is left waiting. */
+static void oi__vk_main_at(oi__buf *b, const oi__sy_schedule *s, int kernel, const oi__pnode *node) {
+    oi__vk_guards g = oi__vk_guards_around(s, kernel, node);
+    oi__buf_puts(b, "void main() {\n");
+    for (int i = 0; i < g.n; i++) {
+        const oi__pnode *br = g.branch[i];
+        const oi__sy_buffer *cond = &s->buffers[br->var];
+        oi__buf_puts(b, "    /* in the block ");
+        oi__sy_render_stmt(b, br);
+        oi__buf_printf(b, " takes when %s is %s */\n    if (OI_BYTE_READ(%s, %lluu) %s 0u)\n        return;\n",
+                       s->plan->slots[br->var].name, g.when_true[i] ? "true" : "false",
+                       cond->home == OI__SY_ARENA ? "arena_i" : "state_i", (unsigned long long)cond->offset,
+                       g.when_true[i] ? "==" : "!=");
+    }
+}
+
+static void oi__vk_main(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    oi__vk_main_at(b, s, k->id, NULL);
+}
+
+/* A main that only calls `call` (the matmul tile loops): on one line where
+ * no branch guards it. */
+static void oi__vk_main_call(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, const char *call) {
+    if (oi__vk_guards_around(s, k->id, NULL).n == 0) {
+        oi__buf_printf(b, "void main() { %s }\n", call);
+        return;
+    }
+    oi__vk_main(b, s, k);
+    oi__buf_printf(b, "    %s\n}\n", call);
+}
+
 /* A grid-stride loop over `count` elements: `o` is the element. */
-static void oi__vk_grid_loop(oi__buf *b, int64_t count, uint32_t wg) {
-    oi__buf_printf(b, "void main() {\n    for (uint o = gl_GlobalInvocationID.x; o < %lldu; o += gl_NumWorkGroups.x * %uu) {\n",
+static void oi__vk_grid_loop(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int64_t count, uint32_t wg) {
+    oi__vk_main(b, s, k);
+    oi__buf_printf(b, "    for (uint o = gl_GlobalInvocationID.x; o < %lldu; o += gl_NumWorkGroups.x * %uu) {\n",
                    (long long)count, wg);
 }
 
 static void oi__vk_elementwise(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
-    oi__vk_grid_loop(b, oi__vk_numel(oi__vk_slot(s, k->nodes[0]->out)), wg);
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(oi__vk_slot(s, k->nodes[0]->out)), wg);
     oi__buf_puts(b, "        const uint i = o;\n");
     for (int n = 0; n < (int)arrlen(k->nodes); n++)
         oi__sy_render_ew(b, s, &oi__sy_lang_glsl, k, n, "i", 2);
@@ -292,9 +327,9 @@ static void oi__vk_matmul_split(oi__buf *b, const oi_plan *p, const oi__sy_kerne
                     "/* result (r, j), its slices summed */\nvoid mm_result(uint r, uint j, float acc_j) {\n");
     oi__vk_matmul_epilogue(b, s, k);
     oi__buf_puts(b, "}\n\n#include \"oi_matmul_tiles.glsl\"\n\n"
-                    "shared bool oi_last; /* whether this workgroup is its block's last slice to finish */\n\n"
-                    "void main() {\n"
-                    "    uint k_begin = gl_WorkGroupID.z * K_SLICE;\n"
+                    "shared bool oi_last; /* whether this workgroup is its block's last slice to finish */\n\n");
+    oi__vk_main(b, s, k);
+    oi__buf_puts(b, "    uint k_begin = gl_WorkGroupID.z * K_SLICE;\n"
                     "    mm_tiles(0u, 0u, 0u, k_begin, min(K, k_begin + K_SLICE));\n"
                     "    memoryBarrierBuffer(); /* this slice's products out to the device, by every invocation, */\n"
                     "    barrier();             /* before the block's count says so */\n"
@@ -339,7 +374,8 @@ static void oi__vk_matmul(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) 
     oi__vk_matmul_loads(b, s, mm);
     oi__buf_puts(b, "void mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n");
     oi__vk_matmul_epilogue(b, s, k);
-    oi__buf_puts(b, "}\n\n#include \"oi_matmul_tiles.glsl\"\n\nvoid main() { mm_tiles(0u, 0u, 0u, 0u, K); }\n");
+    oi__buf_puts(b, "}\n\n#include \"oi_matmul_tiles.glsl\"\n\n");
+    oi__vk_main_call(b, s, k, "mm_tiles(0u, 0u, 0u, 0u, K);");
 }
 
 /* ------------------------------------------------------------------ */
@@ -483,20 +519,23 @@ static void oi__vk_matmul_coopmat(oi__buf *b, const oi__sy_schedule *s, const oi
                     "    for (uint c = 0u; c < 4u; c++) {\n        mm_store(base, m, n + c, lo[c], 0u);\n"
                     "        mm_store(base, m, n + 4u + c, hi[c], 0u);\n    }\n}\n\n"
                     "#include \"oi_matmul_coopmat_tiles.glsl\"\n\n");
-    oi__buf_printf(b, "void main() { cm_tiles(0u, 0u, %lluu); }\n",
-                   direct ? (unsigned long long)(cb->offset / (half_out ? 2 : 4)) : 0ull);
+    char call[64];
+    snprintf(call, sizeof call, "cm_tiles(0u, 0u, %lluu);",
+             direct ? (unsigned long long)(cb->offset / (half_out ? 2 : 4)) : 0ull);
+    oi__vk_main_call(b, s, k, call);
 }
 
 /* One workgroup per row of `len` elements: r is the row, tid strides it. */
-static void oi__vk_row_main(oi__buf *b, int64_t len) {
-    oi__buf_printf(b, "const uint L = %lldu; /* the row */\n\nvoid main() {\n"
-                      "    const uint r = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n", (long long)len);
+static void oi__vk_row_main(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int64_t len) {
+    oi__buf_printf(b, "const uint L = %lldu; /* the row */\n\n", (long long)len);
+    oi__vk_main(b, s, k);
+    oi__buf_puts(b, "    const uint r = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n");
 }
 
 static void oi__vk_softmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]);
-    oi__vk_row_main(b, in->shape[in->ndim - 1]);
+    oi__vk_row_main(b, s, k, in->shape[in->ndim - 1]);
     oi__buf_printf(b, "    float m = -INFINITY;\n    for (uint j = tid; j < L; j += %uu)\n        m = max(m, ", wg);
     oi__vk_name(b, s, pn->inputs[0]);
     oi__buf_printf(b, "(r * L + j));\n    m = oi_wg_max(m);\n    float sum = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n"
@@ -525,7 +564,7 @@ static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]);
     int64_t len = in->shape[in->ndim - 1];
     bool held = (len + wg - 1) / wg <= OI__VK_NORM_HELD;
-    oi__vk_row_main(b, len);
+    oi__vk_row_main(b, s, k, len);
     if (held) {
         oi__buf_printf(b, "    const uint PER = (L + %uu) / %uu; /* the row's values a thread holds */\n"
                           "    float x[PER];\n    for (uint c = 0u; c < PER; c++)\n"
@@ -580,7 +619,7 @@ static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
 static void oi__vk_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
-    oi__vk_row_main(b, oi__vk_numel(in) / oi__vk_numel(out));
+    oi__vk_row_main(b, s, k, oi__vk_numel(in) / oi__vk_numel(out));
     oi__buf_printf(b, "    float acc = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n        acc = OI_S_sum_step(acc, ", wg);
     oi__vk_name(b, s, pn->inputs[0]);
     oi__buf_puts(b, "(r * L + j));\n    acc = oi_wg_sum(acc);\n    if (tid == 0u)\n        ");
@@ -615,7 +654,7 @@ static void oi__vk_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
                    (long long)g->in_c);
     oi__vk_window_consts(b, g);
     oi__buf_puts(b, "\n");
-    oi__vk_grid_loop(b, oi__vk_numel(y), wg);
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(y), wg);
     oi__buf_puts(b, "        const uint i = o;\n"
                     "        const uint ox = o % OW, oy = o / OW % OH, m = o / (OW * OH) % OC, n = o / (OW * OH * OC);\n"
                     "        const uint x0 = (n * IC + m / MG * CG) * uint(IH * IW), w0 = m * CG * uint(KH * KW);\n"
@@ -654,7 +693,7 @@ static void oi__vk_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *y = oi__vk_slot(s, pn->out);
     if (pn->ir->op == OI_OP_global_avg_pool) {
         long long area = (long long)oi__shape_numel(x->ndim - 2, x->shape + 2);
-        oi__vk_grid_loop(b, oi__vk_numel(y), wg);
+        oi__vk_grid_loop(b, s, k, oi__vk_numel(y), wg);
         oi__buf_printf(b, "        float sum = 0.0;\n        for (uint j = 0u; j < %lldu; j++)\n            sum += ", area);
         oi__vk_name(b, s, pn->inputs[0]);
         oi__buf_printf(b, "(o * %lldu + j);\n        ", area);
@@ -668,7 +707,7 @@ static void oi__vk_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     oi__buf_printf(b, "const uint OH = %lldu, OW = %lldu;\n", (long long)g->out_h, (long long)g->out_w);
     oi__vk_window_consts(b, g);
     oi__buf_printf(b, "const int EH = %lld, EW = %lld; /* the end pads */\n\n", (long long)g->pe_h, (long long)g->pe_w);
-    oi__vk_grid_loop(b, oi__vk_numel(y), wg);
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(y), wg);
     oi__buf_printf(b, "        const uint ox = o %% OW, oy = o / OW %% OH, p = o / (OW * OH);\n"
                       "        float acc = %s, ny = 0.0, nx = 0.0, n = 0.0;\n"
                       "        for (int ky = 0; ky < KH; ky++) {\n"
@@ -729,7 +768,7 @@ static void oi__vk_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
                 oi__buf_printf(b, "%s%lld", i ? (i % 16 ? ", " : ",\n    ") : "", (long long)map[i]);
             oi__buf_puts(b, ");\n");
         }
-    oi__vk_grid_loop(b, oi__vk_numel(out), wg);
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
     oi__vk_coords(b, out);
     oi__buf_puts(b, "        ");
     oi__vk_name(b, s, pn->out);
@@ -787,7 +826,8 @@ static void oi__vk_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
  * NaN or infinite (scalar.h's OI_S_isfinite). */
 static void oi__vk_all_finite(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
-    oi__buf_printf(b, "void main() {\n    const uint tid = gl_LocalInvocationID.x;\n    float bad = 0.0;\n"
+    oi__vk_main(b, s, k);
+    oi__buf_printf(b, "    const uint tid = gl_LocalInvocationID.x;\n    float bad = 0.0;\n"
                       "    for (uint j = tid; j < %lldu; j += %uu)\n        if (!OI_S_isfinite(",
                    (long long)oi__vk_numel(oi__vk_slot(s, pn->inputs[0])), wg);
     oi__vk_name(b, s, pn->inputs[0]);
@@ -800,7 +840,7 @@ static void oi__vk_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *out = oi__vk_slot(s, pn->out);
     if (out->dtype == OI_DTYPE_BOOL) { /* bools: byte by byte */
-        oi__vk_grid_loop(b, oi__vk_numel(out), wg);
+        oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
         oi__buf_puts(b, "        ");
         oi__vk_name(b, s, pn->out);
         oi__buf_puts(b, "_write(o, ");
@@ -809,7 +849,7 @@ static void oi__vk_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
         return;
     }
     if (out->dtype != OI_DTYPE_F32) { /* integers: word by word */
-        oi__vk_grid_loop(b, (int64_t)s->buffers[pn->out].bytes / 4, wg);
+        oi__vk_grid_loop(b, s, k, (int64_t)s->buffers[pn->out].bytes / 4, wg);
         oi__buf_puts(b, "        ");
         oi__vk_name(b, s, pn->out);
         oi__buf_puts(b, "_w(o) = ");
@@ -817,7 +857,7 @@ static void oi__vk_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
         oi__buf_puts(b, "_w(o);\n    }\n}\n");
         return;
     }
-    oi__vk_grid_loop(b, oi__vk_numel(oi__vk_slot(s, pn->out)), wg);
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(oi__vk_slot(s, pn->out)), wg);
     oi__buf_puts(b, "        ");
     oi__vk_name(b, s, pn->out);
     oi__buf_puts(b, "(o) = ");
@@ -836,7 +876,7 @@ static void oi__vk_transpose(oi__buf *b, const oi__sy_schedule *s, const oi__sy_
     int64_t stride[OI_MAX_DIMS]; /* along output dim d */
     for (int d = 0; d < nd; d++)
         stride[d] = in_stride[perm[d]];
-    oi__vk_grid_loop(b, oi__vk_numel(out), wg);
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
     oi__vk_coords(b, out);
     oi__buf_puts(b, "        ");
     oi__vk_name(b, s, pn->out);
@@ -956,7 +996,9 @@ static void oi__vk_attention_tiled(oi__buf *b, const oi_plan *p, const oi__sy_ke
                    OI__VK_ATT_ROWS, (unsigned long long)(T * ((D + 1) > Dv ? (D + 1) : Dv)));
     oi__vk_attention_layout(b, views, H, rows, dims);
     oi__vk_attention_mask(b, s, pn, S, T);
-    oi__buf_puts(b, "\nvoid main() {\n    const uint head = gl_WorkGroupID.y, batch = head / H, h = head % H;\n"
+    oi__buf_puts(b, "\n");
+    oi__vk_main(b, s, k);
+    oi__buf_puts(b, "    const uint head = gl_WorkGroupID.y, batch = head / H, h = head % H;\n"
                     "    const uint tid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID, row0 = gl_WorkGroupID.x * R;\n"
                     "    const uint k_at = batch * H * T * D + h * K_HS, v_at = batch * H * T * DV + h * V_HS;\n"
                     "    for (uint i = tid; i < T * D; i += gl_WorkGroupSize.x)\n        oi_kv[i / D * KS + i % D] = ");
@@ -1014,7 +1056,9 @@ static void oi__vk_attention(oi__buf *b, const oi_plan *p, const oi__sy_kernel *
     long long rows[4] = {S, T, T, S}, dims[4] = {D, D, Dv, Dv};
     oi__vk_attention_layout(b, &views, H, rows, dims);
     oi__vk_attention_mask(b, s, pn, S, T);
-    oi__buf_printf(b, "\nvoid main() {\n    const uint row = gl_WorkGroupID.x, head = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;\n"
+    oi__buf_puts(b, "\n");
+    oi__vk_main(b, s, k);
+    oi__buf_printf(b, "    const uint row = gl_WorkGroupID.x, head = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;\n"
                       "    const uint batch = head / H, h = head %% H;\n"
                       "    const uint q_at = batch * H * S * D + h * Q_HS + row * Q_RS, k_at = batch * H * T * D + h * K_HS;\n"
                       "    const uint v_at = batch * H * T * DV + h * V_HS, o_at = batch * H * S * DV + h * O_HS + row * O_RS;\n"
@@ -1148,7 +1192,7 @@ static void oi__vk_rope(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     oi__buf_puts(b, ", ");
     oi__sy_render_double(b, (double)r_lo);
     oi__buf_puts(b, "); /* theta^(-2 / rot) as hi + lo */\n\n");
-    oi__vk_grid_loop(b, lanes * per, wg);
+    oi__vk_grid_loop(b, s, k, lanes * per, wg);
     oi__buf_puts(b, "        const uint lane = o / PER, j = o % PER, at = lane * N;\n        if (j >= HALF) {\n"
                     "            const uint c = 2u * HALF + (j - HALF);\n            ");
     oi__vk_name(b, s, pn->out);
@@ -1183,7 +1227,7 @@ static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
     bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "select_first") != 0;
     const char *t = x->dtype == OI_DTYPE_F32 ? "float" : "int";
     oi__buf_printf(b, "shared %s oi_bv[%uu];\nshared uint oi_bi[%uu];\n\n", t, wg, wg);
-    oi__vk_row_main(b, x->shape[x->ndim - 1]);
+    oi__vk_row_main(b, s, k, x->shape[x->ndim - 1]);
     oi__buf_printf(b, "    %s oi_best = ", t);
     oi__vk_name(b, s, pn->inputs[0]);
     oi__buf_printf(b, "(r * L);\n    uint oi_at = 0u;\n    for (uint j = 1u + tid; j < L; j += %uu) {\n        const %s v = ", wg, t);
@@ -1221,7 +1265,7 @@ static void oi__vk_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
         inner *= data->shape[d];
     long long ni = (long long)oi__vk_numel(idx), len = (long long)data->shape[axis];
     oi__buf_printf(b, "const uint NI = %lldu, AXIS = %lldu, INNER = %lldu;\n\n", ni, len, (long long)inner);
-    oi__vk_grid_loop(b, oi__vk_numel(out), wg);
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
     oi__buf_puts(b, "        int ix = ");
     oi__vk_name(b, s, pn->inputs[1]);
     oi__buf_puts(b, "(o / INNER % NI);\n");
@@ -1269,8 +1313,9 @@ static void oi__vk_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
                       "#define COLS 4u\n#define SPLIT 16u\n\nfloat x_at(uint m, uint k) { return ",
                    M, N, K, (long long)w->shape[1], f, format ? format : "q4_1");
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_puts(b, "(m * K + k); }\n\n#include \"oi_quant_blocks.glsl\"\n\nshared float oi_qpart[64];\n\n"
-                    "void main() {\n    const uint lane = gl_LocalInvocationID.x % SPLIT, col = gl_LocalInvocationID.x / SPLIT;\n"
+    oi__buf_puts(b, "(m * K + k); }\n\n#include \"oi_quant_blocks.glsl\"\n\nshared float oi_qpart[64];\n\n");
+    oi__vk_main(b, s, k);
+    oi__buf_puts(b, "    const uint lane = gl_LocalInvocationID.x % SPLIT, col = gl_LocalInvocationID.x / SPLIT;\n"
                     "    const uint n = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * COLS + col;\n"
                     "    const uint w_at = ");
     if (wb->home == OI__SY_PREFIX) {
@@ -1396,8 +1441,9 @@ static void oi__vk_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
                        (long long)k->view_stride[o][0], what[o], (long long)k->view_stride[o][1], what[o],
                        (long long)k->view_stride[o][2], what[o], (long long)k->view_stride[o][3]);
     oi__buf_puts(b, "shared float oi_p[TMAX]; /* the row's scores, then exp(score - max) */\n"
-                    "shared float oi_q[D];    /* the row's query */\n\nvoid main() {\n"
-                    "    const uint row = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n"
+                    "shared float oi_q[D];    /* the row's query */\n\n");
+    oi__vk_main(b, s, k);
+    oi__buf_puts(b, "    const uint row = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n"
                     "    const uint si = row % S, hq = row / S % HQ, bi = row / (S * HQ), hk = hq / (HQ / HKV);\n");
     oi__vk_attn_kv_operand(b, s, k, 1);
     oi__vk_attn_kv_operand(b, s, k, 2);
@@ -1609,7 +1655,8 @@ static char *oi__vk_cache_source(const oi_plan *p, int m, const oi__pnode *pn) {
             oi__buf_printf(&b, " int lv_%s;", loops.var[l]);
         oi__buf_puts(&b, " } pc; /* set when the step is recorded */\n");
     }
-    oi__buf_puts(&b, "\nvoid main() {\n");
+    oi__buf_puts(&b, "\n");
+    oi__vk_main_at(&b, s, -1, pn);
     if (!sl->is_table) { /* a counter: every element plus the amount */
         int64_t amount = pn->ir->kind == OI__NODE_CACHE_DECREMENT ? -pn->ir->amount : pn->ir->amount;
         unsigned long long at = (unsigned long long)(tb->offset / 4);
@@ -1663,33 +1710,6 @@ static char *oi__vk_cache_source(const oi_plan *p, int m, const oi__pnode *pn) {
     return oi__buf_take(&b);
 }
 
-/* A kernel in a block of a branch on a variable returns at once where the
- * condition says the block is not taken: whole dispatches return, so no
- * barrier() is left waiting. `text` (a kernel's GLSL) gets the tests at the
- * start of its main. */
-static char *oi__vk_guard(const oi__sy_schedule *s, char *text, const oi__vk_guards *g) {
-    const char *main_at = text && g->n > 0 ? strstr(text, "void main() {\n") : NULL;
-    if (!main_at)
-        return text;
-    size_t head = (size_t)(main_at - text) + strlen("void main() {\n");
-    oi__buf b;
-    memset(&b, 0, sizeof b);
-    oi__buf_printf(&b, "%.*s", (int)head, text);
-    for (int i = 0; i < g->n; i++) {
-        const oi__pnode *br = g->branch[i];
-        const oi__sy_buffer *cond = &s->buffers[br->var];
-        oi__buf_puts(&b, "    /* in the block ");
-        oi__sy_render_stmt(&b, br);
-        oi__buf_printf(&b, " takes when %s is %s */\n    if (OI_BYTE_READ(%s, %lluu) %s 0u)\n        return;\n",
-                       s->plan->slots[br->var].name, g->when_true[i] ? "true" : "false",
-                       cond->home == OI__SY_ARENA ? "arena_i" : "state_i", (unsigned long long)cond->offset,
-                       g->when_true[i] ? "==" : "!=");
-    }
-    oi__buf_puts(&b, text + head);
-    oi__free(text);
-    return oi__buf_take(&b);
-}
-
 /* Module m's GLSL: a kernel of the schedule, or a cache statement's. */
 static char *oi__vk_kernel_source(const oi_plan *p, int m) {
     const oi__sy_schedule *s = &p->schedule;
@@ -1697,8 +1717,7 @@ static char *oi__vk_kernel_source(const oi_plan *p, int m) {
     if (m >= first_cache) {
         const oi__pnode **nodes = NULL;
         oi__vk_cache_nodes(s, s->steps, &nodes);
-        oi__vk_guards g = oi__vk_guards_around(s, -1, nodes[m - first_cache]);
-        char *text = oi__vk_guard(s, oi__vk_cache_source(p, m, nodes[m - first_cache]), &g);
+        char *text = oi__vk_cache_source(p, m, nodes[m - first_cache]);
         arrfree(nodes);
         return text;
     }
@@ -1718,8 +1737,7 @@ static char *oi__vk_kernel_source(const oi_plan *p, int m) {
             text = oi__vk_rewrite_stores(text, oi__vk_slot(s, slot), half, scratch);
     }
     arrfree(params);
-    oi__vk_guards g = oi__vk_guards_around(s, k->id, NULL);
-    return oi__vk_guard(s, text, &g);
+    return text;
 }
 
 static char *oi__vk_kernel_glsl(const oi_plan *p) {

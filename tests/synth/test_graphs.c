@@ -463,11 +463,12 @@ OI_GRAPH(kv_gqa,
 
 /* gpu_branch: branches on variables, nested: on `ok` (is_finite, computed
  * in the step) and, inside its first block, on the host's bool `flag`. Each
- * path leaves y at a value no other gives (3 h, h, or h squared with 1 for
- * NaN), and only the finite paths write z: a kernel of a block not taken
- * that ran anyway would show. */
+ * path leaves y at a value no other gives (3 h, (2 h) w, or h squared with 1
+ * for NaN), and only the finite paths write z: a kernel of a block not taken
+ * that ran anyway would show (the matmul too: the Vulkan target prints its
+ * main apart from the other kernels'). */
 OI_GRAPH(gpu_branch,
-  OI_DYNAMIC( OI_VAR(x, f32[2, 8]) OI_VAR(flag, bool) )
+  OI_DYNAMIC( OI_VAR(x, f32[2, 8]) OI_VAR(flag, bool) OI_VAR(w, f32[8, 8]) )
   OI_VOLATILE( OI_VAR(y, f32[2, 8]) OI_VAR(z, f32[2, 8]) )
   OI_BLOCK(entry,
     OI_ASSIGN(h, f32[2, 8])
@@ -487,7 +488,7 @@ OI_GRAPH(gpu_branch,
     OI_RETURN()
   )
   OI_BLOCK(down,
-    OI_OP(sub, z, h) OI_TO(y)
+    OI_OP(matmul, z, w) OI_TO(y)
     OI_RETURN()
   )
   OI_BLOCK(broken,
