@@ -73,27 +73,6 @@ static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn
     return OI_OK;
 }
 
-static bool oi__vk_trailing_reduce(const oi__sy_schedule *s, const oi__pnode *pn) {
-    const oi__slot *in = &s->shaped[pn->inputs[0]], *out = &s->shaped[pn->out];
-    int64_t rows = oi__shape_numel(out->ndim, out->shape), n = oi__shape_numel(in->ndim, in->shape);
-    /* reduce.c's contiguous path: the reduced axes are the last ones */
-    bool reduced[OI_MAX_DIMS] = {false};
-    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
-        if (strcmp(pn->attrs[i].name, "axes") == 0)
-            for (int a = 0; a < (int)arrlen(pn->attrs[i].ints); a++) {
-                int64_t ax = pn->attrs[i].ints[a] < 0 ? pn->attrs[i].ints[a] + in->ndim : pn->attrs[i].ints[a];
-                if (ax >= 0 && ax < in->ndim)
-                    reduced[ax] = true;
-            }
-    int d0 = in->ndim;
-    while (d0 > 0 && reduced[d0 - 1])
-        d0--;
-    for (int d = 0; d < d0; d++)
-        if (reduced[d])
-            return false;
-    return rows > 0 && n % rows == 0;
-}
-
 /* An elementwise kernel's bools: written by comparisons of floats (stored a
  * byte each by NAME_write), never read (a bool operand, as where's or the
  * logical ops', has no GLSL load yet). */
@@ -122,7 +101,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     }
     for (int n = 0; n < (int)arrlen(k->nodes); n++)
         if (oi__sy_lang_c.ew_fn(k->nodes[n]->ir->op, false) && !oi__sy_lang_glsl.ew_fn(k->nodes[n]->ir->op, false))
-            return oi__vk_refuse(k->nodes[n], "min, max and round (GLSL's leave a NaN operand or a half undefined)");
+            return oi__vk_refuse(k->nodes[n], "round (GLSL's rounds a half either way)");
     oi_status bools = oi__vk_check_bools(s, k);
     if (bools != OI_OK)
         return bools;
@@ -152,10 +131,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(pn, "attention over keys that are not f32");
         break;
     }
-    case OI__SY_K_REDUCE:
-        if (!oi__vk_trailing_reduce(s, pn))
-            return oi__vk_refuse(pn, "a reduction over axes that are not the last ones");
-        break;
+    case OI__SY_K_REDUCE: /* over any axes (oi__vk_reduce, oi__vk_reduce_strided) */
     case OI__SY_K_NORM: case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
     case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
     case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:

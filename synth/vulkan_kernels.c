@@ -110,8 +110,9 @@ static bool oi__vk_reads_model(const oi__sy_schedule *s, const oi__sy_param *par
     return false;
 }
 
-static bool oi__vk_uses_reductions(const oi__sy_kernel *k) {
-    return k->kind == OI__SY_K_SOFTMAX || k->kind == OI__SY_K_NORM || k->kind == OI__SY_K_REDUCE ||
+static bool oi__vk_uses_reductions(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    return k->kind == OI__SY_K_SOFTMAX || k->kind == OI__SY_K_NORM ||
+           (k->kind == OI__SY_K_REDUCE && oi__vk_row_reduce(s, k->nodes[0])) ||
            k->kind == OI__SY_K_ATTENTION || k->kind == OI__SY_K_ATTN_KV || k->kind == OI__SY_K_ALL_FINITE;
 }
 
@@ -127,7 +128,7 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
         oi__sy_render_stmt(b, k->nodes[n]);
         oi__buf_puts(b, "\n");
     }
-    if (oi__vk_uses_reductions(k) && p->gpu.subgroup_ops)
+    if (oi__vk_uses_reductions(s, k) && p->gpu.subgroup_ops)
         oi__buf_puts(b, "#extension GL_KHR_shader_subgroup_basic : require\n"
                         "#extension GL_KHR_shader_subgroup_arithmetic : require\n");
     if (k->kind == OI__SY_K_MATMUL || k->kind == OI__SY_K_QMATMUL) /* the tiles' and blocks' [[unroll]] */
@@ -616,9 +617,64 @@ static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     oi__buf_free(&x_at);
 }
 
+/* `var` (an element's flat index within the axes where pick[d] == want) as
+ * an offset into `in`: each such axis's coordinate times its stride, the
+ * last axis fastest; "0u" where no axis is picked. */
+static void oi__vk_axes_offset(oi__buf *b, const char *var, const oi__slot *in, const bool *pick, bool want) {
+    int64_t after = 1, stride = 1, outermost = -1;
+    for (int d = 0; d < in->ndim && outermost < 0; d++)
+        outermost = pick[d] == want ? d : -1;
+    const char *sep = "";
+    for (int d = in->ndim - 1; d >= 0; stride *= in->shape[d], d--) {
+        if (pick[d] != want)
+            continue;
+        oi__buf_printf(b, "%s%s", sep, var);
+        if (after > 1)
+            oi__buf_printf(b, " / %lldu", (long long)after);
+        if (d != outermost)
+            oi__buf_printf(b, " %% %lldu", (long long)in->shape[d]);
+        if (stride > 1)
+            oi__buf_printf(b, " * %lldu", (long long)stride);
+        after *= in->shape[d];
+        sep = " + ";
+    }
+    oi__buf_puts(b, *sep ? "" : "0u");
+}
+
+/* sum_axis/mean_axis over axes that are not the last ones (MiniLM's mean
+ * pooling: [B, S, D] summed over S): an invocation per result adds its
+ * elements in the input's order into one f32 from 0, as reduce.c's generic
+ * and middle-axes paths do (their sums bit for bit); neighbouring
+ * invocations read neighbouring elements where the kept axes are inner. */
+static void oi__vk_reduce_strided(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    bool reduced[OI_MAX_DIMS];
+    long long count = (long long)oi__vk_reduced_axes(s, pn, reduced);
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
+    oi__buf_puts(b, "        const uint at = ");
+    oi__vk_axes_offset(b, "o", in, reduced, false);
+    oi__buf_printf(b, "; /* the result's first element */\n        float acc = 0.0;\n"
+                      "        for (uint q = 0u; q < %lldu; q++)\n            acc = OI_S_sum_step(acc, ", count);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(at + ");
+    oi__vk_axes_offset(b, "q", in, reduced, true);
+    oi__buf_puts(b, "));\n        ");
+    oi__vk_name(b, s, pn->out);
+    if (pn->ir->op == OI_OP_mean_axis)
+        oi__buf_printf(b, "(o) = acc / float(%lld);\n    }\n}\n", count);
+    else
+        oi__buf_puts(b, "(o) = acc;\n    }\n}\n");
+}
+
+/* sum_axis/mean_axis over the last axes: a workgroup per row. */
 static void oi__vk_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    if (!oi__vk_row_reduce(s, pn)) {
+        oi__vk_reduce_strided(b, s, k, wg);
+        return;
+    }
     oi__vk_row_main(b, s, k, oi__vk_numel(in) / oi__vk_numel(out));
     oi__buf_printf(b, "    float acc = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n        acc = OI_S_sum_step(acc, ", wg);
     oi__vk_name(b, s, pn->inputs[0]);
@@ -1502,19 +1558,22 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
         *gx = (uint32_t)(q->shape[0] * q->shape[1] * q->shape[2]);
         return;
     }
-    case OI__SY_K_REDUCE: *gx = (uint32_t)oi__vk_numel(out); return;
+    case OI__SY_K_REDUCE:
+        if (oi__vk_row_reduce(s, pn)) { /* else a grid-stride loop, as the default */
+            *gx = (uint32_t)oi__vk_numel(out);
+            return;
+        }
+        break;
     case OI__SY_K_ATTENTION:
         *gx = (uint32_t)in->shape[2];
         if (oi__vk_att_tiled(&p->gpu, s, k))
             *gx = (uint32_t)((in->shape[2] + OI__VK_ATT_ROWS - 1) / OI__VK_ATT_ROWS);
         *gy = (uint32_t)(in->shape[0] * in->shape[1]);
         return;
-    default: {
-        int64_t groups = (oi__vk_numel(out) + wg - 1) / wg;
-        *gx = (uint32_t)(groups > 65535 ? 65535 : groups < 1 ? 1 : groups);
-        return;
+    default: break;
     }
-    }
+    int64_t groups = (oi__vk_numel(out) + wg - 1) / wg; /* a grid-stride loop */
+    *gx = (uint32_t)(groups > 65535 ? 65535 : groups < 1 ? 1 : groups);
 }
 
 /* A kernel's workgroup: the device's (oi__sy_gpu.workgroup); a matmul's
@@ -1606,7 +1665,7 @@ static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl, bool half, ui
 /* A kernel's main and what it needs besides the head. */
 static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, uint32_t wg) {
     const oi__sy_schedule *s = &p->schedule;
-    if (oi__vk_uses_reductions(k))
+    if (oi__vk_uses_reductions(s, k))
         oi__vk_reduce_helpers(b, &p->gpu, wg);
     switch (k->kind) {
     case OI__SY_K_ELEMENTWISE: oi__vk_elementwise(b, s, k, wg); break;
@@ -1779,6 +1838,9 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
                      "#define OI_ROUND_F32(x) (x)\n"
                      "/* the bits, not x - x == 0 and x != x: shader compilers fold those to true and false */\n"
                      "#undef OI_S_isfinite\n#define OI_S_isfinite(a) (!is_nan_f(a) && !is_inf_f(a))\n"
-                     "#undef OI_S_is_nan\n#define OI_S_is_nan(a) is_nan_f(a)\n#define NAN NAN_F\n#define INFINITY INF_F\n\n#endif\n");
+                     "#undef OI_S_is_nan\n#define OI_S_is_nan(a) is_nan_f(a)\n#define NAN NAN_F\n#define INFINITY INF_F\n\n"
+                     "/* min and max as libm's fmin and fmax: a NaN operand is ignored (GLSL's leave it undefined) */\n"
+                     "float oi_fmin(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : min(a, b); }\n"
+                     "float oi_fmax(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : max(a, b); }\n\n#endif\n");
     return oi__buf_take(&b);
 }

@@ -109,6 +109,44 @@ static oi__vk_mm_tiles oi__vk_mm_tiles_of(const oi__sy_gpu *g, const oi__sy_sche
     return t;
 }
 
+/* The axes a sum_axis or mean_axis reduces (its `axes`: a list, or one int)
+ * as flags; returns how many elements each result adds. */
+static int64_t oi__vk_reduced_axes(const oi__sy_schedule *s, const oi__pnode *pn, bool reduced[OI_MAX_DIMS]) {
+    const oi__slot *in = &s->shaped[pn->inputs[0]];
+    for (int d = 0; d < OI_MAX_DIMS; d++)
+        reduced[d] = false;
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++) {
+        const oi__attr *a = &pn->attrs[i];
+        if (strcmp(a->name, "axes") != 0)
+            continue;
+        bool list = a->kind == OI__ATTR_INT_LIST;
+        for (int j = 0; j < (list ? (int)arrlen(a->ints) : 1); j++) {
+            int64_t ax = list ? a->ints[j] : a->i;
+            ax = ax < 0 ? ax + in->ndim : ax;
+            if (ax >= 0 && ax < in->ndim)
+                reduced[ax] = true;
+        }
+    }
+    int64_t count = 1;
+    for (int d = 0; d < in->ndim; d++)
+        count *= reduced[d] ? in->shape[d] : 1;
+    return count;
+}
+
+/* Whether reduction pn runs as a workgroup per output row (oi__vk_reduce):
+ * reduce.c's contiguous path, the reduced axes the last ones; else an
+ * invocation per output element (oi__vk_reduce_strided). */
+static bool oi__vk_row_reduce(const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *in = &s->shaped[pn->inputs[0]], *out = &s->shaped[pn->out];
+    int64_t rows = oi__shape_numel(out->ndim, out->shape), n = oi__shape_numel(in->ndim, in->shape);
+    bool reduced[OI_MAX_DIMS];
+    oi__vk_reduced_axes(s, pn, reduced);
+    for (int d = 1; d < in->ndim; d++) /* no axis kept after a reduced one */
+        if (reduced[d - 1] && !reduced[d])
+            return false;
+    return rows > 0 && n % rows == 0;
+}
+
 /* The buffer a variable lives in and its first element there. */
 static const char *oi__vk_buffer_name(oi__sy_home home) {
     return home == OI__SY_ARENA ? "arena" : home == OI__SY_STATE ? "state" : "model";
