@@ -892,33 +892,18 @@ static void oi__vk_all_finite(oi__buf *b, const oi__sy_schedule *s, const oi__sy
     oi__buf_puts(b, "_write(0u, bad == 0.0 ? 1u : 0u);\n}\n");
 }
 
+/* reshape: the same elements; bools byte by byte (NAME_write, NAME_read),
+ * integers word by word (NAME_w), f32 element by element. */
 static void oi__vk_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *out = oi__vk_slot(s, pn->out);
-    if (out->dtype == OI_DTYPE_BOOL) { /* bools: byte by byte */
-        oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
-        oi__buf_puts(b, "        ");
-        oi__vk_name(b, s, pn->out);
-        oi__buf_puts(b, "_write(o, ");
-        oi__vk_name(b, s, pn->inputs[0]);
-        oi__buf_puts(b, "_read(o));\n    }\n}\n");
-        return;
-    }
-    if (out->dtype != OI_DTYPE_F32) { /* integers: word by word */
-        oi__vk_grid_loop(b, s, k, (int64_t)s->buffers[pn->out].bytes / 4, wg);
-        oi__buf_puts(b, "        ");
-        oi__vk_name(b, s, pn->out);
-        oi__buf_puts(b, "_w(o) = ");
-        oi__vk_name(b, s, pn->inputs[0]);
-        oi__buf_puts(b, "_w(o);\n    }\n}\n");
-        return;
-    }
-    oi__vk_grid_loop(b, s, k, oi__vk_numel(oi__vk_slot(s, pn->out)), wg);
+    bool byte = out->dtype == OI_DTYPE_BOOL, word = !byte && out->dtype != OI_DTYPE_F32;
+    oi__vk_grid_loop(b, s, k, word ? (int64_t)s->buffers[pn->out].bytes / 4 : oi__vk_numel(out), wg);
     oi__buf_puts(b, "        ");
     oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, "(o) = ");
+    oi__buf_puts(b, byte ? "_write(o, " : word ? "_w(o) = " : "(o) = ");
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_puts(b, "(o);\n    }\n}\n");
+    oi__buf_puts(b, byte ? "_read(o));\n    }\n}\n" : word ? "_w(o);\n    }\n}\n" : "(o);\n    }\n}\n");
 }
 
 /* transpose: output dim d is input dim perm[d]; the input element of
