@@ -7,4 +7,7 @@
 #include "lang.c"
 #include "render.c"
 #include "emit.c"
+#include "vulkan_check.c"
+#include "vulkan_plan.c"
+#include "vulkan_kernels.c"
 #include "emit_vulkan.c"

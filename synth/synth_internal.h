@@ -6,6 +6,9 @@
  *   lang.c      one small struct per language (C today)
  *   render.c    kernels and steps as C-family source. Prints; never decides.
  *   emit.c      writes the folder, one short function per file
+ *   vulkan_check.c, vulkan_plan.c, vulkan_kernels.c, emit_vulkan.c
+ *               the Vulkan target: what it refuses, the schedule on the
+ *               device, the GLSL kernels, the host code and the folder
  *
  * The schedule reads the validated plan (openinfer_impl/plan.h), the same
  * one the executor runs, and never changes it. */
@@ -295,8 +298,8 @@ oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn);
     X(log, F32, MATH, "logf", "log_f32") \
     X(erf, F32, MATH, "erff", "erf_f32") \
     X(abs, FLOAT, LIBM, "fabs", "abs") \
-    X(min, FLOAT, LIBM, "fmin", NULL) /* a NaN operand is ignored; GLSL's: undefined */ \
-    X(max, FLOAT, LIBM, "fmax", NULL) \
+    X(min, FLOAT, LIBM, "fmin", "oi_fmin") /* a NaN operand is ignored (GLSL's min: undefined) */ \
+    X(max, FLOAT, LIBM, "fmax", "oi_fmax") \
     X(floor, FLOAT, LIBM, "floor", "floor") \
     X(ceil, FLOAT, LIBM, "ceil", "ceil") \
     X(round, FLOAT, LIBM, "round", NULL) /* halves away from zero; GLSL's: either way */ \

@@ -163,22 +163,7 @@ section "f16 matmul, n = 4096: emitted (cooperative matrices) vs cuBLAS (torch) 
         fi
         rm -f "$WORK/mm4k_$r/model.oinf"
     done
-    python3 - <<'PY'
-import torch
-n, reps = 4096, 50
-a = torch.rand(n, n, dtype=torch.float16, device="cuda")
-b = torch.rand(n, n, dtype=torch.float16, device="cuda")
-for _ in range(20):
-    torch.matmul(a, b)
-torch.cuda.synchronize()
-times = []
-for _ in range(reps):
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record(); torch.matmul(a, b); e.record(); torch.cuda.synchronize()
-    times.append(s.elapsed_time(e))
-times.sort()
-print("cublas_f16_ms best=%.4f median=%.4f device=%s" % (times[0], times[len(times) // 2], torch.cuda.get_device_name()))
-PY
+    python3 "$HERE/cublas_f16.py"
     timeout 120 $G/vk_peer 4096 10 2000 matmul
 } 2>&1 | tee "$OUT/matmul.txt"
 python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"

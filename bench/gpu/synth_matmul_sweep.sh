@@ -27,6 +27,7 @@ mode=${1:?stage or run}
 shift
 G=${G:-.gpu}
 S=$G/sweep
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 stage() {
     local build=${1:-build-gpu} volk=${VOLK_DIR:-/usr/include} tmp
@@ -74,22 +75,7 @@ run() {
         mkdir -p "$work/mm_$r"
         OI_MATMUL_N=4096 OI_MATMUL_REPS=$r $G/export_matmul "$work/mm_$r" 0 >/dev/null
     done
-    python3 - > "$work/cublas.txt" <<'PY'
-import torch
-n, reps = 4096, 50
-a = torch.rand(n, n, dtype=torch.float16, device="cuda")
-b = torch.rand(n, n, dtype=torch.float16, device="cuda")
-for _ in range(20):
-    torch.matmul(a, b)
-torch.cuda.synchronize()
-times = []
-for _ in range(reps):
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record(); torch.matmul(a, b); e.record(); torch.cuda.synchronize()
-    times.append(s.elapsed_time(e))
-times.sort()
-print("cublas_f16_ms best=%.4f median=%.4f" % (times[0], times[len(times) // 2]))
-PY
+    python3 "$HERE/cublas_f16.py" > "$work/cublas.txt"
     while read -r name rest; do
         [ -n "$name" ] || continue
         for r in 1 9; do

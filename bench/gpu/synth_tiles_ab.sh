@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # synth_tiles_ab.sh - the emitted encoder block's split matmuls (vulkan/shaders/matmul_tiles.glsl
-# and synth/emit_vulkan.c's split rule) in several variants, timed alternately in one run on the
+# and synth/vulkan_plan.c's split rule) in several variants, timed alternately in one run on the
 # GPU machine, with PyTorch eager between the rounds. A variant is the synthesizer built with its
-# own -D constants (OI__VK_SPLIT_SIDE, _BLOCK, _BK, _TARGET, _MOST_K: emit_vulkan.c), and "old"
+# own -D constants (OI__VK_SPLIT_SIDE, _BLOCK, _BK, _TARGET, _MOST_K: vulkan_plan.c), and "old"
 # marks one whose folder gets the tile loops of git revision BASE (default HEAD~1) instead.
 #   bash bench/gpu/synth_tiles_ab.sh stage [BUILD_DIR]  # dev machine: .gpu/tiles/NAME/{bench,prof,encoder}
 #   bash bench/gpu/synth_tiles_ab.sh run OUT            # GPU machine: OUT/tiles.txt

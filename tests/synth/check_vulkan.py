@@ -2,7 +2,7 @@
 """Parity of the synthesized Vulkan code with the simulator, one example per run.
 
     check_vulkan.py OPENINFER EXPORTER NAME [--exact] [--target vulkan|live] [--steps N] [--dump] [--fp16]
-                    [--interop PROGRAM.c] [--set VAR=VALUE] [--inputs DIR]
+                    [--interop PROGRAM.c] [--set VAR=VALUE] [--inputs DIR] [--model FILE]
 
 EXPORTER (export_example.c built for the example) writes the graph, a model,
 seeded inputs and the simulator's values after N steps. The test synthesizes
@@ -32,6 +32,8 @@ number, 0 or 1 for a bool): test_graphs.c's gpu_branch takes one path per run th
 blocks of a branch are in the recorded step; the condition on the device picks one).
 With --inputs DIR the dynamic variables are DIR/VAR.npy instead of seeded (a real model's
 input: check_ppocr_cls.py --target vulkan).
+With --model FILE the exporter takes that model (a real model's importer made it: check_minilm.py
+--target vulkan) instead of writing one.
 With --interop PROGRAM.c (tests/synth/vulkan_interop.c) the program is built
 against the folder and run with the validation layer on: it opens the folder
 on a Vulkan device of its own making, with the model in its own buffer, and
@@ -147,6 +149,7 @@ def main():
     steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 3
     target = args[args.index("--target") + 1] if "--target" in args else "live"
     cli, exporter, name = args[0], args[1], args[2]
+    model = os.path.abspath(args[args.index("--model") + 1]) if "--model" in args else "-"
     index = vulkan_device_index(cli)
     volk = volk_dir()
     if index is None or volk is None or not shutil.which("glslc"):
@@ -156,9 +159,9 @@ def main():
     try:
         edits = [args[i + 1].split("=", 1) for i, a in enumerate(args) if a == "--set"]
         if "--inputs" in args:  # the inputs given, and the simulator's values for them
-            run([exporter, work, str(steps), "-", args[args.index("--inputs") + 1]])
+            run([exporter, work, str(steps), model, args[args.index("--inputs") + 1]])
         else:
-            run([exporter, work, str(steps)])
+            run([exporter, work, str(steps), model])
         if edits:  # the seeded inputs again, edited, and the simulator's values for them
             given = os.path.join(work, "given")
             shutil.copytree(os.path.join(work, "in"), given)
@@ -169,7 +172,7 @@ def main():
                 np.save(path, x)
             for old in ("in", "sim"):
                 shutil.rmtree(os.path.join(work, old))
-            run([exporter, work, str(steps), "-", given])
+            run([exporter, work, str(steps), model, given])
         if target == "live":
             arch = os.path.join(work, "device.json")
             open(arch, "w").write(run([cli, "devices", "--json", str(index)]))

@@ -44,14 +44,15 @@ def option(name, default):
     return args[args.index(name) + 1] if name in args else default
 
 
-def check_vulkan_with_inputs(cli, exporter, name, inputs, steps):
-    """check_vulkan.py (this machine's device JSON) over `steps` steps with inputs[VAR] as VAR; its
-    exit code (77 without a Vulkan device, glslc or volk)."""
+def check_vulkan_with_inputs(cli, exporter, name, inputs, steps, model=None):
+    """check_vulkan.py (this machine's device JSON) over `steps` steps with inputs[VAR] as VAR (and
+    the model file `model`, where given); its exit code (77 without a Vulkan device, glslc or volk)."""
     with tempfile.TemporaryDirectory(prefix="synth_vk_%s_in_" % name) as given:
         for var, value in inputs.items():
             np.save(os.path.join(given, var + ".npy"), value)
         return subprocess.run([sys.executable, os.path.join(HERE, "check_vulkan.py"), cli, exporter, name, "--target",
-                               "live", "--steps", str(steps), "--inputs", given]).returncode
+                               "live", "--steps", str(steps), "--inputs", given] +
+                              (["--model", model] if model else [])).returncode
 
 
 def check_with_inputs(cli, exporter, name, inputs, steps, model=None):

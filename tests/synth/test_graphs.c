@@ -95,6 +95,28 @@ OI_GRAPH(literals,
   )
 )
 
+/* reduce_axes: sum_axis and mean_axis over axes that are not the last ones
+ * (the middle one; the first, with keepdims; the first and the last
+ * together) and over the last ones; then max and min of results with a
+ * constant, libm's fmax and fmin: with --set x=nan the NaN shows in the sums
+ * that read x[0, 0, 0] and not past the max or min of them. */
+OI_GRAPH(reduce_axes,
+  OI_DYNAMIC( OI_VAR(x, f32[3, 4, 5]) )
+  OI_VOLATILE(
+    OI_VAR(mid, f32[3, 5]) OI_VAR(first, f32[1, 4, 5]) OI_VAR(ends, f32[4]) OI_VAR(rows, f32[3])
+    OI_VAR(top, f32[3, 5]) OI_VAR(low, f32[4])
+  )
+  OI_BLOCK(entry,
+    OI_OP(sum_axis, x, axes=[1]) OI_TO(mid)
+    OI_OP(mean_axis, x, axes=[0], keepdims=true) OI_TO(first)
+    OI_OP(sum_axis, x, axes=[0, -1]) OI_TO(ends)
+    OI_OP(mean_axis, x, axes=[1, 2]) OI_TO(rows)
+    OI_OP(max, mid, 0.25) OI_TO(top)
+    OI_OP(min, ends, -0.5) OI_TO(low)
+    OI_RETURN()
+  )
+)
+
 OI_GRAPH(maybe_written,
   OI_DYNAMIC( OI_VAR(x, f32[4]) )
   OI_CONSTANT( OI_VAR(limit, f32, @init(100.0)) )
@@ -463,11 +485,12 @@ OI_GRAPH(kv_gqa,
 
 /* gpu_branch: branches on variables, nested: on `ok` (is_finite, computed
  * in the step) and, inside its first block, on the host's bool `flag`. Each
- * path leaves y at a value no other gives (3 h, h, or h squared with 1 for
- * NaN), and only the finite paths write z: a kernel of a block not taken
- * that ran anyway would show. */
+ * path leaves y at a value no other gives (3 h, (2 h) w, or h squared with 1
+ * for NaN), and only the finite paths write z: a kernel of a block not taken
+ * that ran anyway would show (the matmul too: the Vulkan target prints its
+ * main apart from the other kernels'). */
 OI_GRAPH(gpu_branch,
-  OI_DYNAMIC( OI_VAR(x, f32[2, 8]) OI_VAR(flag, bool) )
+  OI_DYNAMIC( OI_VAR(x, f32[2, 8]) OI_VAR(flag, bool) OI_VAR(w, f32[8, 8]) )
   OI_VOLATILE( OI_VAR(y, f32[2, 8]) OI_VAR(z, f32[2, 8]) )
   OI_BLOCK(entry,
     OI_ASSIGN(h, f32[2, 8])
@@ -487,7 +510,7 @@ OI_GRAPH(gpu_branch,
     OI_RETURN()
   )
   OI_BLOCK(down,
-    OI_OP(sub, z, h) OI_TO(y)
+    OI_OP(matmul, z, w) OI_TO(y)
     OI_RETURN()
   )
   OI_BLOCK(broken,

@@ -9,7 +9,10 @@ layout(local_size_x = 256) in;
 
 void main() {
     for (uint o = gl_GlobalInvocationID.x; o < 49152u; o += gl_NumWorkGroups.x * 256u) {
-        const uint at = 0u + o / 1u % 32u * 1u + o / 32u % 12u * 4096u + o / 384u % 128u * 32u + o / 49152u % 1u * 49152u;
-        ctx_s(o) = ctx_(at);
+        const int c3 = int(o / 1u % 32u);
+        const int c2 = int(o / 32u % 12u);
+        const int c1 = int(o / 384u % 128u);
+        const int c0 = int(o / 49152u % 1u);
+        ctx_s(o) = ctx_(uint(0 + c0 * 49152 + c1 * 32 + c2 * 4096 + c3 * 1));
     }
 }

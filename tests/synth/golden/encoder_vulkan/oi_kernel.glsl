@@ -30,4 +30,8 @@ bool is_inf_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) == 0x7F800000
 #define NAN NAN_F
 #define INFINITY INF_F
 
+/* min and max as libm's fmin and fmax: a NaN operand is ignored (GLSL's leave it undefined) */
+float oi_fmin(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : min(a, b); }
+float oi_fmax(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : max(a, b); }
+
 #endif
