@@ -124,7 +124,8 @@ done
 # more parity graphs, each with the exporter's data carried (their models are small): NAME STEPS
 # EXPORTER [VAR=VALUE...] (the seeded input's first element set, as check_vulkan.py --set): the
 # branches on device values (each path), comparisons, cache_reset, masked attention, the
-# convolutions, pools and layout ops, and two real models (their packages' weights, imported
+# convolutions, pools and layout ops, reductions over any axes, numbers as op inputs, matmuls
+# writing their own A, and two real models (their packages' weights, imported
 # into BUILD_DIR/tests/synth by the synth tests; skipped where missing)
 D=$G/parity_data
 rm -rf $D && mkdir -p $D
@@ -163,6 +164,10 @@ stage_parity attn_masks 2 export_attn_masks
 stage_parity conv_ops 2 export_conv_ops
 stage_parity ppocr_cls 1 export_ppocr_cls
 stage_parity silero_vad 3 export_silero_vad
+stage_parity reduce_axes 2 export_reduce_axes
+stage_parity reduce_axes_nan 2 export_reduce_axes x=nan
+stage_parity literals 3 export_literals
+stage_parity in_place_mm 2 export_in_place_mm
 # the f16 matmul's tile shapes (synth_encoder.sh's part "sweep")
 G=$G bash bench/gpu/synth_matmul_sweep.sh stage "$build"
 # the interop program against residual_mlp's folder for the H100 (its model: written there again)
