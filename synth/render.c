@@ -298,6 +298,34 @@ static void oi__sy_extent(oi__buf *b, bool dynamic, int64_t count, int64_t max0)
         oi__buf_printf(b, "%lld", (long long)count);
 }
 
+/* A split matmul whose B is packed at open and whose C is stored, final
+ * and not A: the micro-kernels write C where it is, in the tiles gemm.c's
+ * packed path would cut for the ISA and the threads found at run time
+ * (oi_gemm_plan), so the kernel takes the pool's thread count and its
+ * task count is computed by the step. */
+static bool oi__sy_matmul_direct(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    if (k->kind != OI__SY_K_MATMUL || !k->b_prepacked || k->b_transposed || k->tasks < 2)
+        return false;
+    const oi__pnode *mm = k->nodes[0];
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        if (k->nodes[m]->out == mm->out)
+            return false; /* a later statement writes C again */
+    return oi__sy_slot_stored(s, mm->out) && mm->out != mm->inputs[0];
+}
+
+/* The task count of a split kernel at its call: a constant, or for a
+ * direct matmul its plan's (M x N x K over the pool's threads). */
+static void oi__sy_task_count(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    if (!oi__sy_matmul_direct(s, k)) {
+        oi__buf_printf(b, "%d", k->tasks);
+        return;
+    }
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *a = oi__sy_slot_of(s, mm->inputs[0]), *c = oi__sy_slot_of(s, mm->out);
+    oi__buf_printf(b, "oi_gemm_tasks(ctx->mk, %lld, %lld, %lld, ctx->pool.n_threads)", (long long)c->shape[0],
+                   (long long)c->shape[1], (long long)a->shape[1]);
+}
+
 static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                  const oi__sy_kernel *k, const oi__sy_param *params) {
     oi__buf_printf(b, "/* k%d: %s, %d statement%s\n", k->id, oi__sy_kernel_kind_name(k->kind), (int)arrlen(k->nodes),
@@ -315,6 +343,8 @@ static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi_
     if (k->tasks > 1) /* one part of the kernel; oi_runtime.h's pool runs them all */
         oi__buf_puts(b, k->packed ? (dynamic ? ", int task, const oi_micro *mk" : "int task, const oi_micro *mk")
                                   : (dynamic ? ", int task" : "int task"));
+    if (oi__sy_matmul_direct(s, k))
+        oi__buf_puts(b, ", int threads");
     if (oi__sy_kernel_a8(k)) { /* x in int8 blocks (rounded by the step before the call) */
         oi__buf_printf(b, "%sconst int8_t *q8_x, const float *q8_d, const int32_t *q8_s, oi__q8dot_fn q8_dot",
                        lead ? ", " : "");
@@ -695,13 +725,10 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     /* a stored C that is final and not A: the micro-kernels write the
      * task's block there and the epilogue runs on it in place, no tile in
      * between (C = A: the task's rows of A are read to the end first) */
-    bool direct = k->b_prepacked && oi__sy_slot_stored(s, mm->out) && last && mm->out != mm->inputs[0];
-    if (direct) {
-        long long TR = (long long)k->task_rows, TC = (long long)k->task_cols, RT = (M + TR - 1) / TR;
-        oi__buf_printf(b, "    const %s r0 = (%s)task %% %lld * %lld, c0 = (%s)task / %lld * %lld;\n", it, it, RT, TR,
-                       it, RT, TC);
-        oi__buf_printf(b, "    const %s r1 = r0 + %lld < %lld ? r0 + %lld : %lld, c1 = c0 + %lld < %lld ? c0 + %lld : %lld;\n",
-                       it, TR, M, TR, M, TC, N, TC, N);
+    if (oi__sy_matmul_direct(s, k)) {
+        oi__buf_printf(b, "    const oi_gemm_split sp = oi_gemm_plan(mk, %lld, %lld, %lld, threads);\n", M, N, K);
+        oi__buf_puts(b, "    int64_t t0, t1, t2, t3;\n    oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);\n");
+        oi__buf_printf(b, "    const %s r0 = (%s)t0, r1 = (%s)t1, c0 = (%s)t2, c1 = (%s)t3;\n", it, it, it, it, it);
         oi__buf_puts(b, "    oi_gemm_packed(mk, ");
         oi__sy_param_name(b, a);
         oi__buf_printf(b, " + r0 * %lld, %lld, (int64_t)(r1 - r0), %lld, %lld, ", K, K, K, N);
@@ -852,18 +879,20 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "    int mr, nr;\n"
         "    oi_micro_fn fn;\n"
         "    oi_micro_rows_fn rows_fn;\n"
+        "    int mr_tail; /* rows_tail: rows_fn for a last partial panel of at most mr_tail rows (NULL: none) */\n"
+        "    oi_micro_rows_fn rows_tail;\n"
         "    void (*vmap)(oi__vexp_op op, const float *x, float *y, int64_t n);\n"
         "    float (*vmax)(const float *x, int64_t n);\n"
         "    double (*vsum)(const float *x, float *y, int64_t n, float shift, bool diff);\n"
         "    void (*attn)(const oi__attn_f32 *a);\n"
         "} oi_micro;\n"
         "static const oi_micro oi_micros[] = {\n"
-        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL, NULL},\n"
+        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, 0, NULL, NULL, NULL, NULL, NULL},\n"
         "#if OI__GEMM_X86\n"
-        "    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, oi__vexp_map_avx2, oi__vexp_max_avx2,\n"
-        "     oi__vexp_sum_avx2, oi__attn_f32_avx2},\n"
-        "    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, oi__vexp_map_avx512, oi__vexp_max_avx512,\n"
-        "     oi__vexp_sum_avx512, oi__attn_f32_avx512},\n"
+        "    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, 4, oi__gemm_f32_kernel_rows4_avx2,\n"
+        "     oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2, oi__attn_f32_avx2},\n"
+        "    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, 8, oi__gemm_f32_kernel_rows8_avx512,\n"
+        "     oi__vexp_map_avx512, oi__vexp_max_avx512, oi__vexp_sum_avx512, oi__attn_f32_avx512},\n"
         "#endif\n"
         "};\n\n"
         "static const oi_micro *oi_micro_select(void) {\n"
@@ -947,30 +976,72 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "        for (int i = 0; i < mr; i++)\n"
         "            dst[p * mr + i] = i < h ? a[i * lda + p] : 0.0f;\n"
         "}\n\n");
+    bool direct = false;
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        direct |= oi__sy_matmul_direct(s, &s->kernels[k]);
+    if (direct)
+        oi__buf_puts(b,
+        "/* The tiles of a matmul whose B is packed at open, as gemm.c's packed\n"
+        " * path cuts C for this ISA and these threads (its own planning,\n"
+        " * oi_gemm.h): tiles_m x tiles_n tasks; a row tile holds whole row\n"
+        " * panels dealt out evenly (oi__gemm_tile_rows), a column tile tile_n. */\n"
+        "typedef struct oi_gemm_split {\n"
+        "    int64_t mr, m, n, tile_n, tiles_m, tiles_n;\n"
+        "} oi_gemm_split;\n\n"
+        "static oi_gemm_split oi_gemm_plan(const oi_micro *mk, int64_t m, int64_t n, int64_t k, int threads) {\n"
+        "    int64_t tile_m, tile_n;\n"
+        "    if (m * n * k < OI__GEMM_PARALLEL_MIN)\n"
+        "        threads = 1;\n"
+        "    oi__gemm_plan_tiles(mk->mr, mk->nr, OI__GEMM_MAX_TILE_M, m, n, threads, &tile_m, &tile_n);\n"
+        "    if (mk->rows_fn && !oi__gemm_rows_alias(k)) /* A (m x k) read in place */\n"
+        "        oi__gemm_plan_fine_in_place(mk->mr, mk->nr, OI_GEMM_KC, m, n, threads, &tile_m, &tile_n);\n"
+        "    oi_gemm_split sp = {mk->mr, m, n, tile_n, (m + tile_m - 1) / tile_m, (n + tile_n - 1) / tile_n};\n"
+        "    return sp;\n"
+        "}\n\n"
+        "static int oi_gemm_tasks(const oi_micro *mk, int64_t m, int64_t n, int64_t k, int threads) {\n"
+        "    const oi_gemm_split sp = oi_gemm_plan(mk, m, n, k, threads);\n"
+        "    return (int)(sp.tiles_m * sp.tiles_n);\n"
+        "}\n\n"
+        "/* Task t's rows [r0, r1) and columns [c0, c1), as gemm.c's task. */\n"
+        "static void oi_gemm_tile(const oi_gemm_split *sp, int t, int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1) {\n"
+        "    int64_t rows;\n"
+        "    oi__gemm_tile_rows(sp->mr, sp->m, sp->tiles_m, t / sp->tiles_n, r0, &rows);\n"
+        "    *r1 = *r0 + rows;\n"
+        "    *c0 = t % sp->tiles_n * sp->tile_n;\n"
+        "    *c1 = *c0 + sp->tile_n < sp->n ? *c0 + sp->tile_n : sp->n;\n"
+        "}\n\n");
     oi__buf_puts(b,
         "/* c[rows x cols] (row stride ldc) = a[rows x k] (row stride lda) times\n"
-        " * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b;\n"
-        " * rows <= OI_GEMM_ROWS, j0 a multiple of nr. Per block of kc steps, per\n"
-        " * block of mr rows (it stays in L1), every panel of nr columns (read in\n"
-        " * order from L2), as gemm.c's macro-kernel: A's full row blocks read in\n"
-        " * place where the ISA can (a last block of fewer rows copied, zeros\n"
-        " * below, for the same kernel), else packed once per kc block. */\n"
+        " * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b; j0 a\n"
+        " * multiple of nr. gemm.c's macro-kernel: per block of kc steps and of\n"
+        " * OI__GEMM_NC columns, per mr rows of A (in L1) every nr-column panel\n"
+        " * (from L2). A is read in place where the ISA can and its rows do not\n"
+        " * alias in L1: a last partial row panel by the ISA's shorter kernel on\n"
+        " * the rows that end with it, or by the full one, or (fewer rows in all)\n"
+        " * copied with zeros below; else packed per kc block, OI_GEMM_ROWS rows\n"
+        " * at a time. Edge tiles run whole on a scratch tile. */\n"
         "static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int64_t rows, int64_t k, int64_t n,\n"
         "                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc) {\n"
+        "    const int mr = mk->mr, nr = mk->nr;\n"
+        "    const int in_place = mk->rows_fn && !oi__gemm_rows_alias(lda);\n"
+        "    if (!in_place && rows > OI_GEMM_ROWS) {\n"
+        "        for (int64_t r = 0; r < rows; r += OI_GEMM_ROWS)\n"
+        "            oi_gemm_packed(mk, a + r * lda, lda, rows - r < OI_GEMM_ROWS ? rows - r : OI_GEMM_ROWS, k, n, bp, j0,\n"
+        "                           cols, c + r * ldc, ldc);\n"
+        "        return;\n"
+        "    }\n"
         "    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16], t_raw[12 * OI_GEMM_KC + 16];\n"
         "    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw), *tail = oi_align64(t_raw);\n"
-        "    const int mr = mk->mr, nr = mk->nr;\n"
         "    const int64_t n_pad = (n + nr - 1) / nr * nr;\n"
-        "    const int in_place = mk->rows_fn && cols % nr == 0; /* no edge column: A is read where it is */\n"
         "    for (int64_t p0 = 0; p0 < k; p0 += OI_GEMM_KC) {\n"
         "        const int64_t kc = k - p0 < OI_GEMM_KC ? k - p0 : OI_GEMM_KC;\n"
         "        const float beta = p0 ? 1.0f : 0.0f;\n"
         "        for (int64_t rb = 0; rb < rows; rb += mr) {\n"
         "            const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
-        "            if (in_place && h == mr)\n"
-        "                continue;\n"
         "            const float *rows_a = a + rb * lda + p0;\n"
-        "            if (in_place) { /* h < mr rows: row by row (memcpy), not value by value */\n"
+        "            if (in_place) { /* only a panel with fewer rows than the kernel above it is copied */\n"
+        "                if (rb + h >= mr || (mk->rows_tail && h <= mk->mr_tail && rb + h >= mk->mr_tail))\n"
+        "                    continue;\n"
         "                for (int i = 0; i < mr; i++)\n"
         "                    if (i < h)\n"
         "                        memcpy(tail + i * kc, rows_a + i * lda, (size_t)kc * sizeof *tail);\n"
@@ -988,30 +1059,51 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "            else\n"
         "                oi_pack_a(rows_a, lda, mr, kc, mr, dst);\n"
         "        }\n"
-        "        const float *block = bp + p0 * n_pad;\n"
-        "        for (int64_t rb = 0; rb < rows; rb += mr) {\n"
-        "            const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
-        "            for (int64_t j = 0; j < cols; j += nr) {\n"
-        "                const int64_t w = cols - j < nr ? cols - j : nr;\n"
-        "                const float *panel = block + (j0 + j) * kc;\n"
-        "                float *cb = c + rb * ldc + j;\n"
-        "                if (h == mr && w == nr) {\n"
-        "                    if (in_place)\n"
-        "                        mk->rows_fn(kc, a + rb * lda + p0, lda, panel, cb, ldc, 1.0f, beta, NULL);\n"
-        "                    else\n"
-        "                        mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, NULL);\n"
-        "                    continue;\n"
+        "        const float *block = bp + p0 * n_pad;\n");
+    oi__buf_puts(b,
+        "        for (int64_t jb = 0; jb < cols; jb += OI__GEMM_NC) {\n"
+        "            const int64_t jend = cols - jb < OI__GEMM_NC ? cols : jb + OI__GEMM_NC;\n"
+        "            for (int64_t rb = 0; rb < rows; rb += mr) {\n"
+        "                const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
+        "                /* the kernel: kh rows from a_k (row stride ld_k), of which C takes the last h */\n"
+        "                oi_micro_rows_fn rows_fn = in_place ? mk->rows_fn : NULL;\n"
+        "                int64_t kh = mr, ld_k = lda;\n"
+        "                const float *a_k = a + rb * lda + p0;\n"
+        "                if (in_place && h < mr) {\n"
+        "                    if (mk->rows_tail && h <= mk->mr_tail && rb + h >= mk->mr_tail) {\n"
+        "                        rows_fn = mk->rows_tail;\n"
+        "                        kh = mk->mr_tail;\n"
+        "                    }\n"
+        "                    if (rb + h >= kh) {\n"
+        "                        a_k = a + (rb + h - kh) * lda + p0;\n"
+        "                    } else { /* the copy, zeros below: C takes its first h rows */\n"
+        "                        a_k = tail;\n"
+        "                        ld_k = kc;\n"
+        "                    }\n"
         "                }\n"
-        "                for (int i = 0; i < mr; i++)\n"
-        "                    for (int q = 0; q < nr; q++)\n"
-        "                        edge[i * nr + q] = p0 && i < h && q < w ? cb[i * ldc + q] : 0.0f;\n"
-        "                if (in_place)\n"
-        "                    mk->rows_fn(kc, tail, kc, panel, edge, nr, 1.0f, beta, NULL);\n"
-        "                else\n"
-        "                    mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);\n"
-        "                for (int64_t i = 0; i < h; i++)\n"
-        "                    for (int64_t q = 0; q < w; q++)\n"
-        "                        cb[i * ldc + q] = edge[i * nr + q];\n"
+        "                const int64_t skip = rows_fn && a_k != tail ? kh - h : 0; /* rows of the kernel above C's */\n"
+        "                for (int64_t j = jb; j < jend; j += nr) {\n"
+        "                    const int64_t w = cols - j < nr ? cols - j : nr;\n"
+        "                    const float *panel = block + (j0 + j) * kc;\n"
+        "                    float *cb = c + rb * ldc + j;\n"
+        "                    if (h == kh && w == nr && a_k != tail) {\n"
+        "                        if (rows_fn)\n"
+        "                            rows_fn(kc, a_k, ld_k, panel, cb, ldc, 1.0f, beta, NULL);\n"
+        "                        else\n"
+        "                            mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, NULL);\n"
+        "                        continue;\n"
+        "                    }\n"
+        "                    for (int i = 0; i < mr; i++)\n"
+        "                        for (int q = 0; q < nr; q++)\n"
+        "                            edge[i * nr + q] = p0 && i >= skip && i - skip < h && q < w ? cb[(i - skip) * ldc + q] : 0.0f;\n"
+        "                    if (rows_fn)\n"
+        "                        rows_fn(kc, a_k, ld_k, panel, edge, nr, 1.0f, beta, NULL);\n"
+        "                    else\n"
+        "                        mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);\n"
+        "                    for (int64_t i = 0; i < h; i++)\n"
+        "                        for (int64_t q = 0; q < w; q++)\n"
+        "                            cb[i * ldc + q] = edge[(i + skip) * nr + q];\n"
+        "                }\n"
         "            }\n"
         "        }\n"
         "    }\n"
@@ -2328,6 +2420,8 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "typedef struct %s_k%d_args {\n", prefix, k->id);
     if (k->packed)
         oi__buf_puts(b, "    const oi_micro *mk;\n");
+    if (oi__sy_matmul_direct(s, k))
+        oi__buf_puts(b, "    int threads;\n");
     if (oi__sy_kernel_a8(k))
         oi__buf_puts(b, "    const int8_t *q8_x;\n    const float *q8_d;\n    const int32_t *q8_s;\n    oi__q8dot_fn q8_dot;\n");
     for (int i = 0; i < (int)arrlen(params); i++) {
@@ -2342,7 +2436,8 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "} %s_k%d_args;\n\n", prefix, k->id);
     oi__buf_printf(b, "static void %s_k%d_task(void *arg, int task) {\n", prefix, k->id);
     oi__buf_printf(b, "    const %s_k%d_args *a = (const %s_k%d_args *)arg;\n", prefix, k->id, prefix, k->id);
-    oi__buf_printf(b, "    %s_k%d(%stask%s%s", prefix, k->id, dynamic ? "a->n0, " : "", k->packed ? ", a->mk" : "",
+    oi__buf_printf(b, "    %s_k%d(%stask%s%s%s", prefix, k->id, dynamic ? "a->n0, " : "", k->packed ? ", a->mk" : "",
+                   oi__sy_matmul_direct(s, k) ? ", a->threads" : "",
                    oi__sy_kernel_a8(k) ? ", a->q8_x, a->q8_d, a->q8_s, a->q8_dot" : "");
     for (int i = 0; i < (int)arrlen(params); i++) {
         oi__buf_puts(b, ", a->");
@@ -2704,7 +2799,8 @@ static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy
         oi__sy_param *params = oi__sy_kernel_params(s, k);
         oi__sy_render_q8_round(b, s, lang, k, depth + 1, scope);
         oi__sy_indent(b, depth + 1);
-        oi__buf_printf(b, "%s_k%d_args args%d = {%s", prefix, k->id, j, k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
+        oi__buf_printf(b, "%s_k%d_args args%d = {%s%s", prefix, k->id, j, k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "",
+                       oi__sy_matmul_direct(s, k) ? "ctx->pool.n_threads, " : "");
         oi__sy_render_q8_args(b, k, arrlen(params) > 0);
         oi__sy_render_args(b, s, lang, k, params, scope);
         oi__buf_puts(b, "};\n");
@@ -2714,7 +2810,9 @@ static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy
     oi__buf_puts(b, "const oi_rt_part parts[] = {");
     for (int j = 0; j < count; j++) {
         const oi__sy_kernel *k = &s->kernels[steps[j].kernel];
-        oi__buf_printf(b, "%s{%s_k%d_task, &args%d, %d}", j ? ", " : "", prefix, k->id, j, k->tasks);
+        oi__buf_printf(b, "%s{%s_k%d_task, &args%d, ", j ? ", " : "", prefix, k->id, j);
+        oi__sy_task_count(b, s, k);
+        oi__buf_puts(b, "}");
     }
     oi__buf_puts(b, "};\n");
     const oi__sy_kernel *first = &s->kernels[steps[0].kernel], *last = &s->kernels[steps[count - 1].kernel];
@@ -2770,8 +2868,9 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__sy_render_q8_round(b, s, lang, k, depth, scope);
     oi__sy_indent(b, depth);
     if (k->tasks > 1) /* its parts on the pool: the arguments in one struct */
-        oi__buf_printf(b, "{\n%*s%s_k%d_args oi_args = {%s", 4 * (depth + 1), "", prefix, k->id,
-                       k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
+        oi__buf_printf(b, "{\n%*s%s_k%d_args oi_args = {%s%s", 4 * (depth + 1), "", prefix, k->id,
+                       k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "",
+                       oi__sy_matmul_direct(s, k) ? "ctx->pool.n_threads, " : "");
     else
         oi__buf_printf(b, "%s_k%d(%s", prefix, k->id, driver >= 0 ? (arrlen(params) ? "n0, " : "n0") : "");
     oi__sy_render_q8_args(b, k, arrlen(params) > 0);
@@ -2779,7 +2878,9 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
     if (k->tasks > 1) {
         oi__buf_puts(b, driver >= 0 ? ", n0};\n" : "};\n");
         oi__sy_indent(b, depth + 1);
-        oi__buf_printf(b, "oi_rt_run(&ctx->pool, %s_k%d_task, &oi_args, %d);", prefix, k->id, k->tasks);
+        oi__buf_printf(b, "oi_rt_run(&ctx->pool, %s_k%d_task, &oi_args, ", prefix, k->id);
+        oi__sy_task_count(b, s, k);
+        oi__buf_puts(b, ");");
     } else {
         oi__buf_puts(b, ");");
     }
