@@ -298,25 +298,10 @@ static void oi__sy_extent(oi__buf *b, bool dynamic, int64_t count, int64_t max0)
         oi__buf_printf(b, "%lld", (long long)count);
 }
 
-/* A split matmul whose B is packed at open and whose C is stored, final
- * and not A: the micro-kernels write C where it is, in the tiles gemm.c's
- * packed path would cut for the ISA and the threads found at run time
- * (oi_gemm_plan), so the kernel takes the pool's thread count and its
- * task count is computed by the step. */
-static bool oi__sy_matmul_direct(const oi__sy_schedule *s, const oi__sy_kernel *k) {
-    if (k->kind != OI__SY_K_MATMUL || !k->b_prepacked || k->b_transposed || k->tasks < 2)
-        return false;
-    const oi__pnode *mm = k->nodes[0];
-    for (int m = 1; m < (int)arrlen(k->nodes); m++)
-        if (k->nodes[m]->out == mm->out)
-            return false; /* a later statement writes C again */
-    return oi__sy_slot_stored(s, mm->out) && mm->out != mm->inputs[0];
-}
-
 /* The task count of a split kernel at its call: a constant, or for a
  * direct matmul its plan's (M x N x K over the pool's threads). */
 static void oi__sy_task_count(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
-    if (!oi__sy_matmul_direct(s, k)) {
+    if (!oi__sy_matmul_tiles_at_run(s, k)) {
         oi__buf_printf(b, "%d", k->tasks);
         return;
     }
@@ -343,7 +328,7 @@ static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi_
     if (k->tasks > 1) /* one part of the kernel; oi_runtime.h's pool runs them all */
         oi__buf_puts(b, k->packed ? (dynamic ? ", int task, const oi_micro *mk" : "int task, const oi_micro *mk")
                                   : (dynamic ? ", int task" : "int task"));
-    if (oi__sy_matmul_direct(s, k))
+    if (oi__sy_matmul_tiles_at_run(s, k))
         oi__buf_puts(b, ", int threads");
     if (oi__sy_kernel_a8(k)) { /* x in int8 blocks (rounded by the step before the call) */
         oi__buf_printf(b, "%sconst int8_t *q8_x, const float *q8_d, const int32_t *q8_s, oi__q8dot_fn q8_dot",
@@ -663,15 +648,15 @@ static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         oi__buf_printf(b, "            %s = OI_S_gelu_erf_f32(%s);\n", at, at);
 }
 
-/* Does gemm's row tail (bias, activation) print anything? */
-static bool oi__sy_gemm_has_tail(const oi__pnode *mm) {
+/* Does gemm's row tail (bias unless the kernels added it, activation) print anything? */
+static bool oi__sy_gemm_has_tail(const oi__pnode *mm, bool bias_done) {
     if (mm->ir->op != OI_OP_gemm)
         return false;
     for (int i = 0; i < (int)arrlen(mm->attrs); i++)
         if (strcmp(mm->attrs[i].name, "activation") == 0 && mm->attrs[i].s &&
             (strcmp(mm->attrs[i].s, "relu") == 0 || strcmp(mm->attrs[i].s, "gelu") == 0))
             return true;
-    return arrlen(mm->inputs) > 2;
+    return !bias_done && arrlen(mm->inputs) > 2;
 }
 
 /* gemm on the micro-kernels: the bias row added in f32 and the activation
@@ -679,10 +664,10 @@ static bool oi__sy_gemm_has_tail(const oi__pnode *mm) {
  * gelu through vexp.h's vector form where the ISA has it (the simulator's
  * own), else scalar_math.h's OI_S_gelu_erf_f32. `cols` columns from column c0. */
 static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm, const char *c0,
-                                 const char *cols) {
+                                 const char *cols, bool with_bias) {
     if (mm->ir->op != OI_OP_gemm)
         return;
-    if (arrlen(mm->inputs) > 2) {
+    if (with_bias && arrlen(mm->inputs) > 2) {
         oi__buf_printf(b, "        for (size_t j = 0; j < %s; j++)\n            acc[j] = acc[j] + ", cols);
         oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
         oi__buf_printf(b, "[%s + j];\n", c0);
@@ -725,7 +710,7 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     /* a stored C that is final and not A: the micro-kernels write the
      * task's block there and the epilogue runs on it in place, no tile in
      * between (C = A: the task's rows of A are read to the end first) */
-    if (oi__sy_matmul_direct(s, k)) {
+    if (oi__sy_matmul_tiles_at_run(s, k)) {
         oi__buf_printf(b, "    const oi_gemm_split sp = oi_gemm_plan(mk, %lld, %lld, %lld, threads);\n", M, N, K);
         oi__buf_puts(b, "    int64_t t0, t1, t2, t3;\n    oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);\n");
         oi__buf_printf(b, "    const %s r0 = (%s)t0, r1 = (%s)t1, c0 = (%s)t2, c1 = (%s)t3;\n", it, it, it, it, it);
@@ -735,13 +720,23 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__sy_param_name(b, bm);
         oi__buf_puts(b, ", (int64_t)c0, (int64_t)(c1 - c0), ");
         oi__sy_param_name(b, c);
-        oi__buf_printf(b, " + r0 * %lld + c0, %lld);\n", N, N);
-        if (!oi__sy_gemm_has_tail(mm) && arrlen(k->nodes) == 1)
+        oi__buf_printf(b, " + r0 * %lld + c0, %lld, ", N, N);
+        /* gemm's bias row: added by the micro-kernels with the first k
+         * block, as the simulator's gemm adds it (no pass over C of its own) */
+        bool kernel_bias = mm->ir->op == OI_OP_gemm && arrlen(mm->inputs) > 2 &&
+                           oi__sy_slot_of(s, mm->inputs[2])->dtype == OI_DTYPE_F32;
+        if (kernel_bias) {
+            oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
+            oi__buf_puts(b, " + c0);\n");
+        } else {
+            oi__buf_puts(b, "NULL);\n");
+        }
+        if (!oi__sy_gemm_has_tail(mm, kernel_bias) && arrlen(k->nodes) == 1)
             return;
         oi__buf_printf(b, "    for (%s r = r0; r < r1; r++) {\n        float *acc = ", it);
         oi__sy_param_name(b, c);
         oi__buf_printf(b, " + r * %lld + c0;\n", N);
-        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0");
+        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0", !kernel_bias);
         if (arrlen(k->nodes) > 1) {
             oi__buf_printf(b, "        for (%s j = c0; j < c1; j++) {\n", it);
             oi__buf_printf(b, "            const %s i = r * %lld + j;\n", it, N);
@@ -766,11 +761,11 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__sy_param_name(b, a);
         oi__buf_printf(b, " + r0 * %lld, %lld, (int64_t)(r1 - r0), %lld, %lld, ", K, K, K, N);
         oi__sy_param_name(b, bm);
-        oi__buf_printf(b, ", (int64_t)c0, (int64_t)(c1 - c0), tile, %lld);\n", TC);
+        oi__buf_printf(b, ", (int64_t)c0, (int64_t)(c1 - c0), tile, %lld, NULL);\n", TC);
         oi__buf_puts(b, "    {\n");
         oi__buf_printf(b, "        for (%s r = r0; r < r1; r++) {\n", it);
         oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", TC);
-        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0");
+        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0", true);
         oi__buf_printf(b, "        for (%s j = c0; j < c1; j++) {\n", it);
         at = "acc[j - c0]";
     } else if (k->packed) { /* blocks of mr rows through oi_gemm_rows, then the epilogue per row */
@@ -795,7 +790,7 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", N);
         char n_text[32];
         snprintf(n_text, sizeof n_text, "%lld", N);
-        oi__sy_gemm_row_tail(b, s, mm, "0", n_text);
+        oi__sy_gemm_row_tail(b, s, mm, "0", n_text, true);
     } else if (oi__sy_kernel_driver(s, k) >= 0)
         oi__buf_printf(b, "    for (%s r = 0; r < (size_t)n0; r++) {\n", it);
     else
@@ -978,7 +973,7 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "}\n\n");
     bool direct = false;
     for (int k = 0; k < (int)arrlen(s->kernels); k++)
-        direct |= oi__sy_matmul_direct(s, &s->kernels[k]);
+        direct |= oi__sy_matmul_tiles_at_run(s, &s->kernels[k]);
     if (direct)
         oi__buf_puts(b,
         "/* The tiles of a matmul whose B is packed at open, as gemm.c's packed\n"
@@ -1019,15 +1014,16 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         " * alias in L1: a last partial row panel by the ISA's shorter kernel on\n"
         " * the rows that end with it, or by the full one, or (fewer rows in all)\n"
         " * copied with zeros below; else packed per kc block, OI_GEMM_ROWS rows\n"
-        " * at a time. Edge tiles run whole on a scratch tile. */\n"
+        " * at a time. Edge tiles run whole on a scratch tile. bias: NULL, or\n"
+        " * cols values added to C's rows with the first k block, as gemm.c adds it. */\n"
         "static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int64_t rows, int64_t k, int64_t n,\n"
-        "                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc) {\n"
+        "                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc, const float *bias) {\n"
         "    const int mr = mk->mr, nr = mk->nr;\n"
         "    const int in_place = mk->rows_fn && !oi__gemm_rows_alias(lda);\n"
         "    if (!in_place && rows > OI_GEMM_ROWS) {\n"
         "        for (int64_t r = 0; r < rows; r += OI_GEMM_ROWS)\n"
         "            oi_gemm_packed(mk, a + r * lda, lda, rows - r < OI_GEMM_ROWS ? rows - r : OI_GEMM_ROWS, k, n, bp, j0,\n"
-        "                           cols, c + r * ldc, ldc);\n"
+        "                           cols, c + r * ldc, ldc, bias);\n"
         "        return;\n"
         "    }\n"
         "    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16], t_raw[12 * OI_GEMM_KC + 16];\n"
@@ -1035,7 +1031,7 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "    const int64_t n_pad = (n + nr - 1) / nr * nr;\n"
         "    for (int64_t p0 = 0; p0 < k; p0 += OI_GEMM_KC) {\n"
         "        const int64_t kc = k - p0 < OI_GEMM_KC ? k - p0 : OI_GEMM_KC;\n"
-        "        const float beta = p0 ? 1.0f : 0.0f;\n"
+        "        const float beta = p0 ? 1.0f : 0.0f, *block_bias = p0 ? NULL : bias;\n"
         "        for (int64_t rb = 0; rb < rows; rb += mr) {\n"
         "            const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
         "            const float *rows_a = a + rb * lda + p0;\n"
@@ -1086,11 +1082,12 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "                    const int64_t w = cols - j < nr ? cols - j : nr;\n"
         "                    const float *panel = block + (j0 + j) * kc;\n"
         "                    float *cb = c + rb * ldc + j;\n"
+        "                    const float *tile_bias = block_bias ? block_bias + j : NULL;\n"
         "                    if (h == kh && w == nr && a_k != tail) {\n"
         "                        if (rows_fn)\n"
-        "                            rows_fn(kc, a_k, ld_k, panel, cb, ldc, 1.0f, beta, NULL);\n"
+        "                            rows_fn(kc, a_k, ld_k, panel, cb, ldc, 1.0f, beta, tile_bias);\n"
         "                        else\n"
-        "                            mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, NULL);\n"
+        "                            mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, tile_bias);\n"
         "                        continue;\n"
         "                    }\n"
         "                    for (int i = 0; i < mr; i++)\n"
@@ -1102,7 +1099,7 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "                        mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);\n"
         "                    for (int64_t i = 0; i < h; i++)\n"
         "                        for (int64_t q = 0; q < w; q++)\n"
-        "                            cb[i * ldc + q] = edge[(i + skip) * nr + q];\n"
+        "                            cb[i * ldc + q] = edge[(i + skip) * nr + q] + (tile_bias ? tile_bias[q] : 0.0f);\n"
         "                }\n"
         "            }\n"
         "        }\n"
@@ -1509,7 +1506,7 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_printf(b, "        for (%s i0 = 0; i0 < %lld; i0 += (size_t)mk->mr) {\n", it, S);
     oi__buf_printf(b, "            const %s rows = %lld - i0 < (size_t)mk->mr ? %lld - i0 : (size_t)mk->mr;\n", it, S, S);
     oi__buf_printf(b, "            oi_gemm_packed(mk, q_head + i0 * %lld, %lld, (int64_t)rows, %lld, %lld, kp, 0, %lld, "
-                      "scores, %lld);\n", q_row, q_row, D, T, T, T);
+                      "scores, %lld, NULL);\n", q_row, q_row, D, T, T, T);
     oi__buf_printf(b, "            for (%s r = 0; r < rows; r++) {\n                float *p_row = scores + r * %lld;\n", it, T);
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = scale * p_row[t];\n", it, T);
     oi__sy_render_attention_mask(b, s, lang, pn, (long long)q->shape[1], S, T);
@@ -1525,7 +1522,7 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_puts(b, "                const float inv = (float)(1.0 / sum);\n");
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = p_row[t] * inv;\n            }\n", it, T);
     oi__buf_printf(b, "            oi_gemm_packed(mk, scores, %lld, (int64_t)rows, %lld, %lld, vp, 0, %lld, o_head + i0 * %lld, "
-                      "%lld);\n        }\n    }\n", T, T, Dv, Dv, o_row, o_row);
+                      "%lld, NULL);\n        }\n    }\n", T, T, Dv, Dv, o_row, o_row);
 }
 
 /* "const float *k_head = keys + hk / 3 * 192 + hk % 3 * 64;": head `head`
@@ -2090,7 +2087,7 @@ static void oi__sy_render_conv_gemm(oi__buf *b, const oi__sy_schedule *s, const 
     snprintf(c1, sizeof c1, k->tasks > 1 ? "oi_c1" : "%lld", mg);
     oi__buf_printf(b, "            for (%s oi_t = %s; oi_t < %s; oi_t += 12)\n", it, c0, c1);
     oi__buf_printf(b, "                oi_gemm_packed(mk, oi_wg + oi_t * %lld, %lld, (int64_t)(%lld - oi_t < 12 ? %lld - oi_t : 12), "
-                      "%lld, (int64_t)oi_nq, oi_bp, 0, (int64_t)oi_nq, oi_yg + oi_t * %lld + oi_q0, %lld);\n",
+                      "%lld, (int64_t)oi_nq, oi_bp, 0, (int64_t)oi_nq, oi_yg + oi_t * %lld + oi_q0, %lld, NULL);\n",
                    rows, rows, mg, mg, rows, out_sp, out_sp);
     oi__buf_puts(b, "        }\n");
     oi__buf_printf(b, "        for (%s oi_t = %s; oi_t < %s; oi_t++)\n", it, c0, c1);
@@ -2420,7 +2417,7 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "typedef struct %s_k%d_args {\n", prefix, k->id);
     if (k->packed)
         oi__buf_puts(b, "    const oi_micro *mk;\n");
-    if (oi__sy_matmul_direct(s, k))
+    if (oi__sy_matmul_tiles_at_run(s, k))
         oi__buf_puts(b, "    int threads;\n");
     if (oi__sy_kernel_a8(k))
         oi__buf_puts(b, "    const int8_t *q8_x;\n    const float *q8_d;\n    const int32_t *q8_s;\n    oi__q8dot_fn q8_dot;\n");
@@ -2437,7 +2434,7 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "static void %s_k%d_task(void *arg, int task) {\n", prefix, k->id);
     oi__buf_printf(b, "    const %s_k%d_args *a = (const %s_k%d_args *)arg;\n", prefix, k->id, prefix, k->id);
     oi__buf_printf(b, "    %s_k%d(%stask%s%s%s", prefix, k->id, dynamic ? "a->n0, " : "", k->packed ? ", a->mk" : "",
-                   oi__sy_matmul_direct(s, k) ? ", a->threads" : "",
+                   oi__sy_matmul_tiles_at_run(s, k) ? ", a->threads" : "",
                    oi__sy_kernel_a8(k) ? ", a->q8_x, a->q8_d, a->q8_s, a->q8_dot" : "");
     for (int i = 0; i < (int)arrlen(params); i++) {
         oi__buf_puts(b, ", a->");
@@ -2800,7 +2797,7 @@ static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy
         oi__sy_render_q8_round(b, s, lang, k, depth + 1, scope);
         oi__sy_indent(b, depth + 1);
         oi__buf_printf(b, "%s_k%d_args args%d = {%s%s", prefix, k->id, j, k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "",
-                       oi__sy_matmul_direct(s, k) ? "ctx->pool.n_threads, " : "");
+                       oi__sy_matmul_tiles_at_run(s, k) ? "ctx->pool.n_threads, " : "");
         oi__sy_render_q8_args(b, k, arrlen(params) > 0);
         oi__sy_render_args(b, s, lang, k, params, scope);
         oi__buf_puts(b, "};\n");
@@ -2870,7 +2867,7 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
     if (k->tasks > 1) /* its parts on the pool: the arguments in one struct */
         oi__buf_printf(b, "{\n%*s%s_k%d_args oi_args = {%s%s", 4 * (depth + 1), "", prefix, k->id,
                        k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "",
-                       oi__sy_matmul_direct(s, k) ? "ctx->pool.n_threads, " : "");
+                       oi__sy_matmul_tiles_at_run(s, k) ? "ctx->pool.n_threads, " : "");
     else
         oi__buf_printf(b, "%s_k%d(%s", prefix, k->id, driver >= 0 ? (arrlen(params) ? "n0, " : "n0") : "");
     oi__sy_render_q8_args(b, k, arrlen(params) > 0);

@@ -311,15 +311,16 @@ static void oi_gemm_tile(const oi_gemm_split *sp, int t, int64_t *r0, int64_t *r
  * alias in L1: a last partial row panel by the ISA's shorter kernel on
  * the rows that end with it, or by the full one, or (fewer rows in all)
  * copied with zeros below; else packed per kc block, OI_GEMM_ROWS rows
- * at a time. Edge tiles run whole on a scratch tile. */
+ * at a time. Edge tiles run whole on a scratch tile. bias: NULL, or
+ * cols values added to C's rows with the first k block, as gemm.c adds it. */
 static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int64_t rows, int64_t k, int64_t n,
-                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc) {
+                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc, const float *bias) {
     const int mr = mk->mr, nr = mk->nr;
     const int in_place = mk->rows_fn && !oi__gemm_rows_alias(lda);
     if (!in_place && rows > OI_GEMM_ROWS) {
         for (int64_t r = 0; r < rows; r += OI_GEMM_ROWS)
             oi_gemm_packed(mk, a + r * lda, lda, rows - r < OI_GEMM_ROWS ? rows - r : OI_GEMM_ROWS, k, n, bp, j0,
-                           cols, c + r * ldc, ldc);
+                           cols, c + r * ldc, ldc, bias);
         return;
     }
     float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16], t_raw[12 * OI_GEMM_KC + 16];
@@ -327,7 +328,7 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
     const int64_t n_pad = (n + nr - 1) / nr * nr;
     for (int64_t p0 = 0; p0 < k; p0 += OI_GEMM_KC) {
         const int64_t kc = k - p0 < OI_GEMM_KC ? k - p0 : OI_GEMM_KC;
-        const float beta = p0 ? 1.0f : 0.0f;
+        const float beta = p0 ? 1.0f : 0.0f, *block_bias = p0 ? NULL : bias;
         for (int64_t rb = 0; rb < rows; rb += mr) {
             const int64_t h = rows - rb < mr ? rows - rb : mr;
             const float *rows_a = a + rb * lda + p0;
@@ -377,11 +378,12 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
                     const int64_t w = cols - j < nr ? cols - j : nr;
                     const float *panel = block + (j0 + j) * kc;
                     float *cb = c + rb * ldc + j;
+                    const float *tile_bias = block_bias ? block_bias + j : NULL;
                     if (h == kh && w == nr && a_k != tail) {
                         if (rows_fn)
-                            rows_fn(kc, a_k, ld_k, panel, cb, ldc, 1.0f, beta, NULL);
+                            rows_fn(kc, a_k, ld_k, panel, cb, ldc, 1.0f, beta, tile_bias);
                         else
-                            mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, NULL);
+                            mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, tile_bias);
                         continue;
                     }
                     for (int i = 0; i < mr; i++)
@@ -393,7 +395,7 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
                         mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);
                     for (int64_t i = 0; i < h; i++)
                         for (int64_t q = 0; q < w; q++)
-                            cb[i * ldc + q] = edge[(i + skip) * nr + q];
+                            cb[i * ldc + q] = edge[(i + skip) * nr + q] + (tile_bias ? tile_bias[q] : 0.0f);
                 }
             }
         }
@@ -408,12 +410,7 @@ static void encoder_k0(int task, const oi_micro *mk, int threads, const float *h
     int64_t t0, t1, t2, t3;
     oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
     const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wq, (int64_t)c0, (int64_t)(c1 - c0), q_ + r0 * 384 + c0, 384);
-    for (size_t r = r0; r < r1; r++) {
-        float *acc = q_ + r * 384 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + bq[c0 + j];
-    }
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wq, (int64_t)c0, (int64_t)(c1 - c0), q_ + r0 * 384 + c0, 384, bq + c0);
 }
 
 typedef struct encoder_k0_args {
@@ -438,12 +435,7 @@ static void encoder_k1(int task, const oi_micro *mk, int threads, const float *h
     int64_t t0, t1, t2, t3;
     oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
     const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wk, (int64_t)c0, (int64_t)(c1 - c0), k + r0 * 384 + c0, 384);
-    for (size_t r = r0; r < r1; r++) {
-        float *acc = k + r * 384 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + bk[c0 + j];
-    }
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wk, (int64_t)c0, (int64_t)(c1 - c0), k + r0 * 384 + c0, 384, bk + c0);
 }
 
 typedef struct encoder_k1_args {
@@ -468,12 +460,7 @@ static void encoder_k2(int task, const oi_micro *mk, int threads, const float *h
     int64_t t0, t1, t2, t3;
     oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
     const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wv, (int64_t)c0, (int64_t)(c1 - c0), v + r0 * 384 + c0, 384);
-    for (size_t r = r0; r < r1; r++) {
-        float *acc = v + r * 384 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + bv[c0 + j];
-    }
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wv, (int64_t)c0, (int64_t)(c1 - c0), v + r0 * 384 + c0, 384, bv + c0);
 }
 
 typedef struct encoder_k2_args {
@@ -526,7 +513,7 @@ static void encoder_k3(int task, const oi_micro *mk, const float *q_, const floa
         oi_pack_b(mk, v_head, 1, 384, 128, 32, vp);
         for (size_t i0 = 0; i0 < 128; i0 += (size_t)mk->mr) {
             const size_t rows = 128 - i0 < (size_t)mk->mr ? 128 - i0 : (size_t)mk->mr;
-            oi_gemm_packed(mk, q_head + i0 * 384, 384, (int64_t)rows, 32, 128, kp, 0, 128, scores, 128);
+            oi_gemm_packed(mk, q_head + i0 * 384, 384, (int64_t)rows, 32, 128, kp, 0, 128, scores, 128, NULL);
             for (size_t r = 0; r < rows; r++) {
                 float *p_row = scores + r * 128;
                 for (size_t t = 0; t < 128; t++)
@@ -548,7 +535,7 @@ static void encoder_k3(int task, const oi_micro *mk, const float *q_, const floa
                 for (size_t t = 0; t < 128; t++)
                     p_row[t] = p_row[t] * inv;
             }
-            oi_gemm_packed(mk, scores, 128, (int64_t)rows, 128, 32, vp, 0, 32, o_head + i0 * 384, 384);
+            oi_gemm_packed(mk, scores, 128, (int64_t)rows, 128, 32, vp, 0, 32, o_head + i0 * 384, 384, NULL);
         }
     }
 }
@@ -575,11 +562,9 @@ static void encoder_k4(int task, const oi_micro *mk, int threads, const float *j
     int64_t t0, t1, t2, t3;
     oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
     const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
-    oi_gemm_packed(mk, joined + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wo, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384);
+    oi_gemm_packed(mk, joined + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wo, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384, bo + c0);
     for (size_t r = r0; r < r1; r++) {
         float *acc = proj + r * 384 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + bo[c0 + j];
         for (size_t j = c0; j < c1; j++) {
             const size_t i = r * 384 + j;
             double v0 = (double)acc[j - c0]; /* bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj */
@@ -654,11 +639,9 @@ static void encoder_k6(int task, const oi_micro *mk, int threads, const float *h
     int64_t t0, t1, t2, t3;
     oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
     const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 1536, W1, (int64_t)c0, (int64_t)(c1 - c0), ffn + r0 * 1536 + c0, 1536);
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 1536, W1, (int64_t)c0, (int64_t)(c1 - c0), ffn + r0 * 1536 + c0, 1536, b1 + c0);
     for (size_t r = r0; r < r1; r++) {
         float *acc = ffn + r * 1536 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + b1[c0 + j];
         if (mk->vmap)
             mk->vmap(OI__VEXP_GELU_ERF, acc, acc, (int64_t)(c1 - c0));
         else
@@ -690,11 +673,9 @@ static void encoder_k7(int task, const oi_micro *mk, int threads, const float *f
     int64_t t0, t1, t2, t3;
     oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
     const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
-    oi_gemm_packed(mk, ffn + r0 * 1536, 1536, (int64_t)(r1 - r0), 1536, 384, W2, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384);
+    oi_gemm_packed(mk, ffn + r0 * 1536, 1536, (int64_t)(r1 - r0), 1536, 384, W2, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384, b2 + c0);
     for (size_t r = r0; r < r1; r++) {
         float *acc = proj + r * 384 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + b2[c0 + j];
         for (size_t j = c0; j < c1; j++) {
             const size_t i = r * 384 + j;
             double v0 = (double)acc[j - c0]; /* bench_encoder.c:77: op gemm(ffn,W2[l],b2[l]) >> proj */
