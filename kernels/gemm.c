@@ -42,15 +42,21 @@
 #else
 #define OI__GEMM_PREFETCH(address) ((void)(address))
 #endif
+
+/* Every ISA's blocking: k steps per packed block (a B panel in L1), the
+ * columns of B per block (in L2), the rows of A a task packs at most. */
+#define OI__GEMM_KC 256
+#define OI__GEMM_NC 512
+#define OI__GEMM_MAX_TILE_M 2048
 /* synth-embed end */
 
 #define OI__GEMM_MAX_MR 12
 #define OI__GEMM_MAX_NR 32
 #define OI__GEMM_ALIGN 64
-/* Below this many multiply-adds a plain loop beats packing, and below
- * OI__GEMM_PARALLEL_MIN waking the pool costs more than it saves. */
+/* Below this many multiply-adds a plain loop beats packing (and below
+ * OI__GEMM_PARALLEL_MIN, with the tile planning, waking the pool costs
+ * more than it saves). */
 #define OI__GEMM_TINY 4096
-#define OI__GEMM_PARALLEL_MIN (64 * 64 * 64)
 
 /* Computes one full mr x nr tile: C = alpha * (A panel * B panel) + beta * C
  * + bias (beta == 0: C is not read; bias: NULL or the tile's nr values).
@@ -270,7 +276,6 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows_avx512(int64_t kc, const 
     }
     OI__AVX512_FINISH(OI__ROWS12)
 }
-/* synth-embed end */
 
 /* The in-place kernels for a last partial row panel: 128 rows (a sequence
  * of 128 tokens) are 10 panels of 12 and one of 8, and the 8-row kernel
@@ -306,6 +311,7 @@ OI__TARGET_AVX2 static void oi__gemm_f32_kernel_rows4_avx2(int64_t kc, const flo
     }
     OI__AVX2_FINISH(OI__ROWS4)
 }
+/* synth-embed end */
 
 /* The all-lanes masked forms of the shuffles: the plain ones are built on
  * _mm512_undefined_ps, which g++ 12 reports as maybe-uninitialized. */
@@ -366,14 +372,14 @@ OI__TARGET_AVX512 static void oi__gemm_f32_interleave16_avx512(const float *cons
 
 /* ---- choosing the code path ---- */
 static const oi__gemm_f32_impl oi__gemm_f32_portable = {
-    OI__GEMM_ISA_PORTABLE, OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, 256, 512, 2048, oi__gemm_f32_kernel_portable,
+    OI__GEMM_ISA_PORTABLE, OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, OI__GEMM_KC, OI__GEMM_NC, OI__GEMM_MAX_TILE_M, oi__gemm_f32_kernel_portable,
     NULL, NULL, 0, NULL};
 #if OI__GEMM_X86
 static const oi__gemm_f32_impl oi__gemm_f32_avx2 = {
-    OI__GEMM_ISA_AVX2, 6, 16, 256, 512, 2048, oi__gemm_f32_kernel_avx2, NULL, oi__gemm_f32_kernel_rows_avx2,
+    OI__GEMM_ISA_AVX2, 6, 16, OI__GEMM_KC, OI__GEMM_NC, OI__GEMM_MAX_TILE_M, oi__gemm_f32_kernel_avx2, NULL, oi__gemm_f32_kernel_rows_avx2,
     4, oi__gemm_f32_kernel_rows4_avx2};
 static const oi__gemm_f32_impl oi__gemm_f32_avx512 = {
-    OI__GEMM_ISA_AVX512, 12, 32, 256, 512, 2048, oi__gemm_f32_kernel_avx512,
+    OI__GEMM_ISA_AVX512, 12, 32, OI__GEMM_KC, OI__GEMM_NC, OI__GEMM_MAX_TILE_M, oi__gemm_f32_kernel_avx512,
     oi__gemm_f32_interleave16_avx512, oi__gemm_f32_kernel_rows_avx512, 8, oi__gemm_f32_kernel_rows8_avx512};
 #endif
 
@@ -481,6 +487,75 @@ static inline int64_t oi__gemm_ceil_div(int64_t x, int64_t y) { return (x + y - 
 static inline int64_t oi__gemm_round_up(int64_t x, int64_t y) { return oi__gemm_ceil_div(x, y) * y; }
 static inline int64_t oi__gemm_min(int64_t x, int64_t y) { return x < y ? x : y; }
 static inline int64_t oi__gemm_max(int64_t x, int64_t y) { return x > y ? x : y; }
+/* synth-embed end */
+
+/* synth-embed begin (oi_gemm.h: the emitted matmuls split C into the tiles this driver does) */
+/* Below this many multiply-adds waking the pool costs more than it saves. */
+#define OI__GEMM_PARALLEL_MIN (64 * 64 * 64)
+
+/* Splits C into one tile per task. A task packs its rows of A and its
+ * columns of B once per k block, so big tiles pack least; but every thread
+ * needs work, so: split the longer side of C until there is one tile per
+ * thread, or two when tiles stay at least OI__GEMM_SPARE_TILE_AREA (spare
+ * tiles even out the load when something else on the machine slows a
+ * thread down). */
+#define OI__GEMM_SPARE_TILE_AREA (256 * 256)
+static inline void oi__gemm_plan_tiles(int64_t mr, int64_t nr, int64_t max_tile_m, int64_t m, int64_t n, int threads,
+                                       int64_t *tile_m, int64_t *tile_n) {
+    int64_t max_tiles_m = oi__gemm_ceil_div(m, mr), max_tiles_n = oi__gemm_ceil_div(n, nr);
+    int64_t tiles_m = oi__gemm_ceil_div(m, max_tile_m), tiles_n = 1;
+    int64_t want = threads;
+    if (threads > 1 && m * n >= 2 * (int64_t)threads * OI__GEMM_SPARE_TILE_AREA)
+        want = 2 * (int64_t)threads;
+    while (tiles_m * tiles_n < want && (tiles_m < max_tiles_m || tiles_n < max_tiles_n)) {
+        bool split_m = tiles_n >= max_tiles_n ||
+                       (tiles_m < max_tiles_m && m / tiles_m >= n / tiles_n);
+        if (split_m)
+            tiles_m++;
+        else
+            tiles_n++;
+    }
+    *tile_m = oi__gemm_round_up(oi__gemm_ceil_div(m, tiles_m), mr);
+    *tile_n = oi__gemm_round_up(oi__gemm_ceil_div(n, tiles_n), nr);
+}
+
+/* Rows a multiple of 4 KiB apart fall in one L1 set: twelve of them read
+ * side by side evict each other, so such an A is packed. */
+static inline bool oi__gemm_rows_alias(int64_t row_stride) { return row_stride % (4096 / (int64_t)sizeof(float)) == 0; }
+
+/* With B packed already and A read in place a tile costs no packing, so
+ * where the plan above leaves one tile per thread, finer ones keep every
+ * thread busy when the host slows one: C's columns in OI__GEMM_FINE_TILES
+ * tiles per thread when one tile spans all of C's rows (a few rows of
+ * activations times a weight); its rows, when tiles span all columns (512
+ * tokens times a 384 x 384 weight) and B's k block (kc x n) stays in L2,
+ * at most OI__GEMM_FINE_ROWS_B_FLOATS, as it is read once per row panel.
+ * (Finer 2-D tiles read B from L3 more often: a few percent more kernel
+ * time, for no gain measured.) */
+#define OI__GEMM_FINE_TILES 4
+#define OI__GEMM_FINE_ROWS_B_FLOATS ((int64_t)1 << 17) /* 512 KiB */
+static inline void oi__gemm_plan_fine_in_place(int64_t mr, int64_t nr, int64_t kc, int64_t m, int64_t n, int threads,
+                                               int64_t *tile_m, int64_t *tile_n) {
+    int64_t fine = OI__GEMM_FINE_TILES * (int64_t)threads;
+    if (threads < 2)
+        return;
+    if (*tile_m >= m)
+        *tile_n = oi__gemm_round_up(oi__gemm_ceil_div(n, fine), nr);
+    else if (*tile_n >= n && oi__gemm_round_up(n, nr) * kc <= OI__GEMM_FINE_ROWS_B_FLOATS)
+        *tile_m = oi__gemm_round_up(oi__gemm_ceil_div(m, fine), mr);
+}
+
+/* Row tile t of n_tiles over m rows: its first row and row count. The row
+ * panels are dealt out evenly and the last tile takes the partial one, so
+ * 512 rows (42 panels of 12 and one of 8) split in two as 21 + 21 2/3
+ * panels, not 22 + 20 2/3 (equal tile_m): the threads finish together. No
+ * tile exceeds the plan's tile_m. */
+static inline void oi__gemm_tile_rows(int64_t mr, int64_t m, int64_t n_tiles, int64_t t, int64_t *i0, int64_t *rows) {
+    int64_t panels = oi__gemm_ceil_div(m, mr);
+    int64_t first = panels * t / n_tiles, end = panels * (t + 1) / n_tiles;
+    *i0 = first * mr;
+    *rows = oi__gemm_min(end * mr, m) - *i0;
+}
 /* synth-embed end */
 
 /* Element (i, p) of op(A) and (p, j) of op(B). */
@@ -1665,23 +1740,12 @@ static void oi__gemm_f32_macro(const oi__gemm_f32_impl *impl, int64_t kc, const 
     }
 }
 
-/* Row tile t: its first row and row count. The row panels are dealt out
- * evenly and the last tile takes the partial one, so 512 rows (42 panels
- * of 12 and one of 8) split in two as 21 + 21 2/3 panels, not 22 + 20 2/3
- * (equal tile_m): the threads finish together. No tile exceeds tile_m. */
-static void oi__gemm_f32_tile_rows(const oi__gemm_f32_job *job, int64_t t, int64_t *i0, int64_t *rows) {
-    int64_t mr = job->impl->mr, panels = oi__gemm_ceil_div(job->g->m, mr);
-    int64_t first = panels * t / job->n_tiles_m, end = panels * (t + 1) / job->n_tiles_m;
-    *i0 = first * mr;
-    *rows = oi__gemm_min(end * mr, job->g->m) - *i0;
-}
-
 static void oi__gemm_f32_task(void *ctx, int task, int thread) {
     const oi__gemm_f32_job *job = (const oi__gemm_f32_job *)ctx;
     const oi__gemm_f32_impl *impl = job->impl;
     const oi__gemm_f32_args *g = job->g;
     int64_t i0, rows;
-    oi__gemm_f32_tile_rows(job, task / job->n_tiles_n, &i0, &rows);
+    oi__gemm_tile_rows(impl->mr, g->m, job->n_tiles_m, task / job->n_tiles_n, &i0, &rows);
     int64_t j0 = (task % job->n_tiles_n) * job->tile_n;
     int64_t cols = oi__gemm_min(job->tile_n, g->n - j0);
     float *a_pack = job->workspace + (size_t)thread * job->thread_floats;
@@ -1719,32 +1783,6 @@ static void oi__gemm_f32_task(void *ctx, int task, int thread) {
         g->epilogue(g->epilogue_ctx, g->c + i0 * g->ldc + j0, g->ldc, rows, cols);
 }
 
-/* Splits C into one tile per task. A task packs its rows of A and its
- * columns of B once per k block, so big tiles pack least; but every thread
- * needs work, so: split the longer side of C until there is one tile per
- * thread, or two when tiles stay at least OI__GEMM_SPARE_TILE_AREA (spare
- * tiles even out the load when something else on the machine slows a
- * thread down). */
-#define OI__GEMM_SPARE_TILE_AREA (256 * 256)
-static void oi__gemm_plan_tiles(const oi__gemm_f32_impl *impl, int64_t m, int64_t n, int threads,
-                                int64_t *tile_m, int64_t *tile_n) {
-    int64_t max_tiles_m = oi__gemm_ceil_div(m, impl->mr), max_tiles_n = oi__gemm_ceil_div(n, impl->nr);
-    int64_t tiles_m = oi__gemm_ceil_div(m, impl->max_tile_m), tiles_n = 1;
-    int64_t want = threads;
-    if (threads > 1 && m * n >= 2 * (int64_t)threads * OI__GEMM_SPARE_TILE_AREA)
-        want = 2 * (int64_t)threads;
-    while (tiles_m * tiles_n < want && (tiles_m < max_tiles_m || tiles_n < max_tiles_n)) {
-        bool split_m = tiles_n >= max_tiles_n ||
-                       (tiles_m < max_tiles_m && m / tiles_m >= n / tiles_n);
-        if (split_m)
-            tiles_m++;
-        else
-            tiles_n++;
-    }
-    *tile_m = oi__gemm_round_up(oi__gemm_ceil_div(m, tiles_m), impl->mr);
-    *tile_n = oi__gemm_round_up(oi__gemm_ceil_div(n, tiles_n), impl->nr);
-}
-
 /* ---- op(A) packed once per call ----
  * When op(B) is packed already and one tile spans all of C's rows (C split
  * along n only: a few rows of activations times a weight), every task
@@ -1754,8 +1792,6 @@ static void oi__gemm_plan_tiles(const oi__gemm_f32_impl *impl, int64_t m, int64_
  * split into OI__GEMM_FINE_TILES tiles per thread, which keeps both
  * threads busy when the host slows one. */
 #define OI__GEMM_SHARED_A_MAX_FLOATS ((int64_t)1 << 20) /* 4 MiB of A: in the caches */
-#define OI__GEMM_FINE_TILES 4
-
 typedef struct oi__gemm_f32_share_a_job {
     const oi__gemm_f32_impl *impl;
     const oi__gemm_f32_args *g;
@@ -1819,16 +1855,11 @@ static void oi__gemm_f32_share_b(oi__threadpool *pool, const oi__gemm_f32_impl *
     oi__threadpool_run(pool, (int)(k_blocks * pack.col_blocks), oi__gemm_f32_share_b_task, &pack);
 }
 
-/* Rows a multiple of 4 KiB apart fall in one L1 set: twelve of them read
- * side by side evict each other, so such an A is packed. */
-static bool oi__gemm_rows_alias(int64_t row_stride) { return row_stride % (4096 / (int64_t)sizeof(float)) == 0; }
-
 /* Tiles for tasks that pack no B (it is packed once, for the weight or
  * for the call) but pack their rows of A, when C has several row tiles:
  * tiles then span all columns, so each row of A is packed once, and
  * OI__GEMM_FINE_ROW_TILES of them per thread even out the threads. (With A
- * read in place the first plan stands: finer 2-D tiles read B from L3
- * more often, a few percent more kernel time, for no gain measured.) */
+ * read in place, oi__gemm_plan_fine_in_place refines the first plan.) */
 #define OI__GEMM_FINE_ROW_TILES 8
 static void oi__gemm_plan_row_tiles(const oi__gemm_f32_impl *impl, const oi__gemm_f32_args *g, int threads,
                                     int64_t *tile_m, int64_t *tile_n) {
@@ -1837,14 +1868,6 @@ static void oi__gemm_plan_row_tiles(const oi__gemm_f32_impl *impl, const oi__gem
     *tile_m = oi__gemm_min(oi__gemm_round_up(rows, impl->mr), impl->max_tile_m);
     *tile_n = g->n;
 }
-
-/* Row tiles over all columns with A read in place and B packed (512
- * tokens times a 384 x 384 weight): the plan's one tile per thread leaves
- * the op waiting for a thread that loses its core, so they are cut into
- * OI__GEMM_FINE_TILES per thread, which costs no packing and reads B's k
- * block from L2 as often as before (once per row panel), as long as that
- * block stays in L2: at most this many floats. */
-#define OI__GEMM_FINE_ROWS_B_FLOATS ((int64_t)1 << 17) /* 512 KiB */
 
 /* The packed path: tiles of C over the pool, op(B) packed once when its
  * owner allows or several row tiles would pack it (and then op(A) too,
@@ -1858,7 +1881,7 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
     job.impl = impl;
     job.g = g;
     job.b_packed = oi__gemm_f32_packed_b(impl, g);
-    oi__gemm_plan_tiles(impl, g->m, g->n, threads, &job.tile_m, &job.tile_n);
+    oi__gemm_plan_tiles(impl->mr, impl->nr, impl->max_tile_m, g->m, g->n, threads, &job.tile_m, &job.tile_n);
     job.m_pad = oi__gemm_round_up(g->m, impl->mr);
     int64_t n_pad = oi__gemm_round_up(g->n, impl->nr);
     bool row_tiles = threads > 1 && job.tile_m < g->m;
@@ -1868,13 +1891,12 @@ static oi_status oi__gemm_f32_packed_path(oi__threadpool *pool, const oi__gemm_f
     bool all_rows = threads > 1 && job.b_packed && job.tile_m >= g->m;
     job.a_in_place = impl->kernel_rows && g->a_cs == 1 && !oi__gemm_rows_alias(g->a_rs);
     bool share_a = all_rows && !job.a_in_place && job.m_pad * g->k <= OI__GEMM_SHARED_A_MAX_FLOATS;
-    if (all_rows && (share_a || job.a_in_place)) /* tiles cost no packing: finer ones even out the threads */
+    if (share_a) /* tiles cost no packing: finer ones even out the threads */
         job.tile_n = oi__gemm_round_up(oi__gemm_ceil_div(g->n, OI__GEMM_FINE_TILES * (int64_t)threads), impl->nr);
     else if (row_tiles && (job.b_packed || share_b) && !job.a_in_place)
         oi__gemm_plan_row_tiles(impl, g, threads, &job.tile_m, &job.tile_n);
-    else if (row_tiles && job.b_packed && job.a_in_place && job.tile_n >= g->n &&
-             n_pad * impl->kc <= OI__GEMM_FINE_ROWS_B_FLOATS)
-        job.tile_m = oi__gemm_round_up(oi__gemm_ceil_div(g->m, OI__GEMM_FINE_TILES * (int64_t)threads), impl->mr);
+    else if (job.b_packed && job.a_in_place)
+        oi__gemm_plan_fine_in_place(impl->mr, impl->nr, impl->kc, g->m, g->n, threads, &job.tile_m, &job.tile_n);
 
     /* Each thread packs into its own cache-line-aligned region (A or B
      * shared: one region each for all, before them). */

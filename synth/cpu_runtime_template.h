@@ -11,6 +11,10 @@
  *
  * Between jobs a worker polls the job counter for a while (the kernels of
  * a step follow each other closely), then sleeps on a condition variable.
+ * As the simulator's pool (openinfer_impl/threadpool.c), only the first
+ * microseconds of polling are plain: past them each poll yields the core,
+ * so on a machine whose cores other processes keep busy a waiting thread
+ * does not hold the core from the one it waits for.
  * Threads need POSIX threads and the GCC/Clang __atomic builtins; elsewhere,
  * or with -DOI_RT_SERIAL, every job runs on the calling thread. */
 #ifndef OI_RUNTIME_H
@@ -24,6 +28,7 @@
 #define OI_RT_THREADS 1
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 #else
 #define OI_RT_THREADS 0
@@ -31,7 +36,9 @@
 
 #define OI_RT_MAX_THREADS 64
 #define OI_RT_STACK_BYTES (4u << 20) /* per worker thread */
-#define OI_RT_SPIN 4000 /* polls (~50-100 us) before a worker sleeps */
+#define OI_RT_SPIN_NS 200000      /* polling before a worker sleeps */
+#define OI_RT_IDLE_PAUSE_NS 4000  /* a worker's plain polling, then each poll yields */
+#define OI_RT_WAIT_PAUSE_NS 20000 /* the caller's, waiting for the workers' tasks */
 
 typedef void (*oi_rt_task_fn)(void *arg, int task);
 
@@ -80,6 +87,29 @@ static inline void oi_rt_relax(void) {
 #endif
 }
 
+static inline int64_t oi_rt_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* One poll of a wait that began at `start` (poll i): plain for pause_ns,
+ * then yielding; 0 once limit_ns have passed (limit_ns < 0: never). The
+ * clock is read every 64 plain polls. */
+static inline int oi_rt_poll(int64_t start, long i, int64_t pause_ns, int64_t limit_ns, int *yielding) {
+    if (*yielding)
+        sched_yield();
+    else
+        oi_rt_relax();
+    if (*yielding || i % 64 == 0) {
+        int64_t spun = oi_rt_now_ns() - start;
+        if (limit_ns >= 0 && (spun > limit_ns || spun < 0))
+            return 0;
+        *yielding = spun > pause_ns;
+    }
+    return 1;
+}
+
 /* Takes tasks of job `gen` until none is left; a task is taken by moving
  * `next` from (gen, i) to (gen, i + 1), so a worker that wakes after its
  * job ended takes nothing from the next one. The caller returns once
@@ -104,11 +134,14 @@ static void oi_rt_take(oi_rt_pool *pool, unsigned gen) {
 
 /* Waits until the generation moves past `seen` (or the pool stops). */
 static unsigned oi_rt_wait(oi_rt_pool *pool, unsigned seen) {
-    for (int i = 0; i < OI_RT_SPIN; i++) {
+    int64_t start = oi_rt_now_ns();
+    int yielding = 0;
+    for (long i = 1;; i++) {
         unsigned gen = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
         if (gen != seen || __atomic_load_n(&pool->stop, __ATOMIC_ACQUIRE))
             return gen;
-        oi_rt_relax();
+        if (!oi_rt_poll(start, i, OI_RT_IDLE_PAUSE_NS, OI_RT_SPIN_NS, &yielding))
+            break;
     }
     pthread_mutex_lock(&pool->lock);
     __atomic_add_fetch(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
@@ -208,12 +241,11 @@ static void oi_rt_run(oi_rt_pool *pool, oi_rt_task_fn fn, void *arg, int n_tasks
         if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0)
             oi_rt_wake_all(pool);
         oi_rt_take(pool, gen);
-        for (long spins = 0; __atomic_load_n(&pool->done, __ATOMIC_ACQUIRE) < n_tasks; spins++) {
-            if (spins < OI_RT_SPIN)
-                oi_rt_relax();
-            else
-                sched_yield(); /* a worker with a task waits for a core: give it ours */
-        }
+        /* a worker with a task that waits for a core gets ours, after a while */
+        int64_t start = oi_rt_now_ns();
+        int yielding = 0;
+        for (long i = 1; __atomic_load_n(&pool->done, __ATOMIC_ACQUIRE) < n_tasks; i++)
+            oi_rt_poll(start, i, OI_RT_WAIT_PAUSE_NS, -1, &yielding);
         return;
     }
 #endif

@@ -712,10 +712,13 @@ char *oi_plan_to_json(const oi_plan *p) {
                            "\"bytes\": %llu, \"flops\": %llu,\n     \"tasks\": %d",
                        k ? "," : "", kr->id, p->name, kr->id, oi__sy_kernel_kind_name(kr->kind), (long long)kr->numel,
                        (unsigned long long)kr->bytes, (unsigned long long)kr->flops, kr->tasks);
-        if (kr->tasks > 1)
+        bool at_run = !p->vulkan && oi__sy_matmul_tiles_at_run(s, kr); /* its tasks: gemm.c's plan at run time */
+        if (kr->tasks > 1 && !at_run)
             oi__buf_printf(&b, ", \"task_rows\": %lld%s", (long long)kr->task_rows, kr->kind == OI__SY_K_MATMUL ? "" : "");
-        if (kr->tasks > 1 && kr->kind == OI__SY_K_MATMUL)
+        if (kr->tasks > 1 && kr->kind == OI__SY_K_MATMUL && !at_run)
             oi__buf_printf(&b, ", \"task_cols\": %lld", (long long)kr->task_cols);
+        if (at_run)
+            oi__buf_puts(&b, ", \"tiles_at_run\": true");
         if (kr->kind == OI__SY_K_MATMUL && kr->packed)
             oi__buf_printf(&b, ", \"b_packed_at_open\": %s", kr->b_prepacked ? "true" : "false");
         if (kr->b_transposed)

@@ -298,6 +298,19 @@ static void oi__sy_extent(oi__buf *b, bool dynamic, int64_t count, int64_t max0)
         oi__buf_printf(b, "%lld", (long long)count);
 }
 
+/* The task count of a split kernel at its call: a constant, or for a
+ * direct matmul its plan's (M x N x K over the pool's threads). */
+static void oi__sy_task_count(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    if (!oi__sy_matmul_tiles_at_run(s, k)) {
+        oi__buf_printf(b, "%d", k->tasks);
+        return;
+    }
+    const oi__pnode *mm = k->nodes[0];
+    const oi__slot *a = oi__sy_slot_of(s, mm->inputs[0]), *c = oi__sy_slot_of(s, mm->out);
+    oi__buf_printf(b, "oi_gemm_tasks(ctx->mk, %lld, %lld, %lld, ctx->pool.n_threads)", (long long)c->shape[0],
+                   (long long)c->shape[1], (long long)a->shape[1]);
+}
+
 static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
                                  const oi__sy_kernel *k, const oi__sy_param *params) {
     oi__buf_printf(b, "/* k%d: %s, %d statement%s\n", k->id, oi__sy_kernel_kind_name(k->kind), (int)arrlen(k->nodes),
@@ -315,6 +328,8 @@ static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi_
     if (k->tasks > 1) /* one part of the kernel; oi_runtime.h's pool runs them all */
         oi__buf_puts(b, k->packed ? (dynamic ? ", int task, const oi_micro *mk" : "int task, const oi_micro *mk")
                                   : (dynamic ? ", int task" : "int task"));
+    if (oi__sy_matmul_tiles_at_run(s, k))
+        oi__buf_puts(b, ", int threads");
     if (oi__sy_kernel_a8(k)) { /* x in int8 blocks (rounded by the step before the call) */
         oi__buf_printf(b, "%sconst int8_t *q8_x, const float *q8_d, const int32_t *q8_s, oi__q8dot_fn q8_dot",
                        lead ? ", " : "");
@@ -633,15 +648,15 @@ static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         oi__buf_printf(b, "            %s = OI_S_gelu_erf_f32(%s);\n", at, at);
 }
 
-/* Does gemm's row tail (bias, activation) print anything? */
-static bool oi__sy_gemm_has_tail(const oi__pnode *mm) {
+/* Does gemm's row tail (bias unless the kernels added it, activation) print anything? */
+static bool oi__sy_gemm_has_tail(const oi__pnode *mm, bool bias_done) {
     if (mm->ir->op != OI_OP_gemm)
         return false;
     for (int i = 0; i < (int)arrlen(mm->attrs); i++)
         if (strcmp(mm->attrs[i].name, "activation") == 0 && mm->attrs[i].s &&
             (strcmp(mm->attrs[i].s, "relu") == 0 || strcmp(mm->attrs[i].s, "gelu") == 0))
             return true;
-    return arrlen(mm->inputs) > 2;
+    return !bias_done && arrlen(mm->inputs) > 2;
 }
 
 /* gemm on the micro-kernels: the bias row added in f32 and the activation
@@ -649,10 +664,10 @@ static bool oi__sy_gemm_has_tail(const oi__pnode *mm) {
  * gelu through vexp.h's vector form where the ISA has it (the simulator's
  * own), else scalar_math.h's OI_S_gelu_erf_f32. `cols` columns from column c0. */
 static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm, const char *c0,
-                                 const char *cols) {
+                                 const char *cols, bool with_bias) {
     if (mm->ir->op != OI_OP_gemm)
         return;
-    if (arrlen(mm->inputs) > 2) {
+    if (with_bias && arrlen(mm->inputs) > 2) {
         oi__buf_printf(b, "        for (size_t j = 0; j < %s; j++)\n            acc[j] = acc[j] + ", cols);
         oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
         oi__buf_printf(b, "[%s + j];\n", c0);
@@ -695,26 +710,33 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     /* a stored C that is final and not A: the micro-kernels write the
      * task's block there and the epilogue runs on it in place, no tile in
      * between (C = A: the task's rows of A are read to the end first) */
-    bool direct = k->b_prepacked && oi__sy_slot_stored(s, mm->out) && last && mm->out != mm->inputs[0];
-    if (direct) {
-        long long TR = (long long)k->task_rows, TC = (long long)k->task_cols, RT = (M + TR - 1) / TR;
-        oi__buf_printf(b, "    const %s r0 = (%s)task %% %lld * %lld, c0 = (%s)task / %lld * %lld;\n", it, it, RT, TR,
-                       it, RT, TC);
-        oi__buf_printf(b, "    const %s r1 = r0 + %lld < %lld ? r0 + %lld : %lld, c1 = c0 + %lld < %lld ? c0 + %lld : %lld;\n",
-                       it, TR, M, TR, M, TC, N, TC, N);
+    if (oi__sy_matmul_tiles_at_run(s, k)) {
+        oi__buf_printf(b, "    const oi_gemm_split sp = oi_gemm_plan(mk, %lld, %lld, %lld, threads);\n", M, N, K);
+        oi__buf_puts(b, "    int64_t t0, t1, t2, t3;\n    oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);\n");
+        oi__buf_printf(b, "    const %s r0 = (%s)t0, r1 = (%s)t1, c0 = (%s)t2, c1 = (%s)t3;\n", it, it, it, it, it);
         oi__buf_puts(b, "    oi_gemm_packed(mk, ");
         oi__sy_param_name(b, a);
         oi__buf_printf(b, " + r0 * %lld, %lld, (int64_t)(r1 - r0), %lld, %lld, ", K, K, K, N);
         oi__sy_param_name(b, bm);
         oi__buf_puts(b, ", (int64_t)c0, (int64_t)(c1 - c0), ");
         oi__sy_param_name(b, c);
-        oi__buf_printf(b, " + r0 * %lld + c0, %lld);\n", N, N);
-        if (!oi__sy_gemm_has_tail(mm) && arrlen(k->nodes) == 1)
+        oi__buf_printf(b, " + r0 * %lld + c0, %lld, ", N, N);
+        /* gemm's bias row: added by the micro-kernels with the first k
+         * block, as the simulator's gemm adds it (no pass over C of its own) */
+        bool kernel_bias = mm->ir->op == OI_OP_gemm && arrlen(mm->inputs) > 2 &&
+                           oi__sy_slot_of(s, mm->inputs[2])->dtype == OI_DTYPE_F32;
+        if (kernel_bias) {
+            oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
+            oi__buf_puts(b, " + c0);\n");
+        } else {
+            oi__buf_puts(b, "NULL);\n");
+        }
+        if (!oi__sy_gemm_has_tail(mm, kernel_bias) && arrlen(k->nodes) == 1)
             return;
         oi__buf_printf(b, "    for (%s r = r0; r < r1; r++) {\n        float *acc = ", it);
         oi__sy_param_name(b, c);
         oi__buf_printf(b, " + r * %lld + c0;\n", N);
-        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0");
+        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0", !kernel_bias);
         if (arrlen(k->nodes) > 1) {
             oi__buf_printf(b, "        for (%s j = c0; j < c1; j++) {\n", it);
             oi__buf_printf(b, "            const %s i = r * %lld + j;\n", it, N);
@@ -739,11 +761,11 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__sy_param_name(b, a);
         oi__buf_printf(b, " + r0 * %lld, %lld, (int64_t)(r1 - r0), %lld, %lld, ", K, K, K, N);
         oi__sy_param_name(b, bm);
-        oi__buf_printf(b, ", (int64_t)c0, (int64_t)(c1 - c0), tile, %lld);\n", TC);
+        oi__buf_printf(b, ", (int64_t)c0, (int64_t)(c1 - c0), tile, %lld, NULL);\n", TC);
         oi__buf_puts(b, "    {\n");
         oi__buf_printf(b, "        for (%s r = r0; r < r1; r++) {\n", it);
         oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", TC);
-        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0");
+        oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0", true);
         oi__buf_printf(b, "        for (%s j = c0; j < c1; j++) {\n", it);
         at = "acc[j - c0]";
     } else if (k->packed) { /* blocks of mr rows through oi_gemm_rows, then the epilogue per row */
@@ -768,7 +790,7 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", N);
         char n_text[32];
         snprintf(n_text, sizeof n_text, "%lld", N);
-        oi__sy_gemm_row_tail(b, s, mm, "0", n_text);
+        oi__sy_gemm_row_tail(b, s, mm, "0", n_text, true);
     } else if (oi__sy_kernel_driver(s, k) >= 0)
         oi__buf_printf(b, "    for (%s r = 0; r < (size_t)n0; r++) {\n", it);
     else
@@ -852,18 +874,20 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "    int mr, nr;\n"
         "    oi_micro_fn fn;\n"
         "    oi_micro_rows_fn rows_fn;\n"
+        "    int mr_tail; /* rows_tail: rows_fn for a last partial panel of at most mr_tail rows (NULL: none) */\n"
+        "    oi_micro_rows_fn rows_tail;\n"
         "    void (*vmap)(oi__vexp_op op, const float *x, float *y, int64_t n);\n"
         "    float (*vmax)(const float *x, int64_t n);\n"
         "    double (*vsum)(const float *x, float *y, int64_t n, float shift, bool diff);\n"
         "    void (*attn)(const oi__attn_f32 *a);\n"
         "} oi_micro;\n"
         "static const oi_micro oi_micros[] = {\n"
-        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL, NULL},\n"
+        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, 0, NULL, NULL, NULL, NULL, NULL},\n"
         "#if OI__GEMM_X86\n"
-        "    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, oi__vexp_map_avx2, oi__vexp_max_avx2,\n"
-        "     oi__vexp_sum_avx2, oi__attn_f32_avx2},\n"
-        "    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, oi__vexp_map_avx512, oi__vexp_max_avx512,\n"
-        "     oi__vexp_sum_avx512, oi__attn_f32_avx512},\n"
+        "    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, 4, oi__gemm_f32_kernel_rows4_avx2,\n"
+        "     oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2, oi__attn_f32_avx2},\n"
+        "    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, 8, oi__gemm_f32_kernel_rows8_avx512,\n"
+        "     oi__vexp_map_avx512, oi__vexp_max_avx512, oi__vexp_sum_avx512, oi__attn_f32_avx512},\n"
         "#endif\n"
         "};\n\n"
         "static const oi_micro *oi_micro_select(void) {\n"
@@ -947,30 +971,73 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "        for (int i = 0; i < mr; i++)\n"
         "            dst[p * mr + i] = i < h ? a[i * lda + p] : 0.0f;\n"
         "}\n\n");
+    bool direct = false;
+    for (int k = 0; k < (int)arrlen(s->kernels); k++)
+        direct |= oi__sy_matmul_tiles_at_run(s, &s->kernels[k]);
+    if (direct)
+        oi__buf_puts(b,
+        "/* The tiles of a matmul whose B is packed at open, as gemm.c's packed\n"
+        " * path cuts C for this ISA and these threads (its own planning,\n"
+        " * oi_gemm.h): tiles_m x tiles_n tasks; a row tile holds whole row\n"
+        " * panels dealt out evenly (oi__gemm_tile_rows), a column tile tile_n. */\n"
+        "typedef struct oi_gemm_split {\n"
+        "    int64_t mr, m, n, tile_n, tiles_m, tiles_n;\n"
+        "} oi_gemm_split;\n\n"
+        "static oi_gemm_split oi_gemm_plan(const oi_micro *mk, int64_t m, int64_t n, int64_t k, int threads) {\n"
+        "    int64_t tile_m, tile_n;\n"
+        "    if (m * n * k < OI__GEMM_PARALLEL_MIN)\n"
+        "        threads = 1;\n"
+        "    oi__gemm_plan_tiles(mk->mr, mk->nr, OI__GEMM_MAX_TILE_M, m, n, threads, &tile_m, &tile_n);\n"
+        "    if (mk->rows_fn && !oi__gemm_rows_alias(k)) /* A (m x k) read in place */\n"
+        "        oi__gemm_plan_fine_in_place(mk->mr, mk->nr, OI_GEMM_KC, m, n, threads, &tile_m, &tile_n);\n"
+        "    oi_gemm_split sp = {mk->mr, m, n, tile_n, (m + tile_m - 1) / tile_m, (n + tile_n - 1) / tile_n};\n"
+        "    return sp;\n"
+        "}\n\n"
+        "static int oi_gemm_tasks(const oi_micro *mk, int64_t m, int64_t n, int64_t k, int threads) {\n"
+        "    const oi_gemm_split sp = oi_gemm_plan(mk, m, n, k, threads);\n"
+        "    return (int)(sp.tiles_m * sp.tiles_n);\n"
+        "}\n\n"
+        "/* Task t's rows [r0, r1) and columns [c0, c1), as gemm.c's task. */\n"
+        "static void oi_gemm_tile(const oi_gemm_split *sp, int t, int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1) {\n"
+        "    int64_t rows;\n"
+        "    oi__gemm_tile_rows(sp->mr, sp->m, sp->tiles_m, t / sp->tiles_n, r0, &rows);\n"
+        "    *r1 = *r0 + rows;\n"
+        "    *c0 = t % sp->tiles_n * sp->tile_n;\n"
+        "    *c1 = *c0 + sp->tile_n < sp->n ? *c0 + sp->tile_n : sp->n;\n"
+        "}\n\n");
     oi__buf_puts(b,
         "/* c[rows x cols] (row stride ldc) = a[rows x k] (row stride lda) times\n"
-        " * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b;\n"
-        " * rows <= OI_GEMM_ROWS, j0 a multiple of nr. Per block of kc steps, per\n"
-        " * block of mr rows (it stays in L1), every panel of nr columns (read in\n"
-        " * order from L2), as gemm.c's macro-kernel: A's full row blocks read in\n"
-        " * place where the ISA can (a last block of fewer rows copied, zeros\n"
-        " * below, for the same kernel), else packed once per kc block. */\n"
+        " * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b; j0 a\n"
+        " * multiple of nr. gemm.c's macro-kernel: per block of kc steps and of\n"
+        " * OI__GEMM_NC columns, per mr rows of A (in L1) every nr-column panel\n"
+        " * (from L2). A is read in place where the ISA can and its rows do not\n"
+        " * alias in L1: a last partial row panel by the ISA's shorter kernel on\n"
+        " * the rows that end with it, or by the full one, or (fewer rows in all)\n"
+        " * copied with zeros below; else packed per kc block, OI_GEMM_ROWS rows\n"
+        " * at a time. Edge tiles run whole on a scratch tile. bias: NULL, or\n"
+        " * cols values added to C's rows with the first k block, as gemm.c adds it. */\n"
         "static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int64_t rows, int64_t k, int64_t n,\n"
-        "                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc) {\n"
+        "                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc, const float *bias) {\n"
+        "    const int mr = mk->mr, nr = mk->nr;\n"
+        "    const int in_place = mk->rows_fn && !oi__gemm_rows_alias(lda);\n"
+        "    if (!in_place && rows > OI_GEMM_ROWS) {\n"
+        "        for (int64_t r = 0; r < rows; r += OI_GEMM_ROWS)\n"
+        "            oi_gemm_packed(mk, a + r * lda, lda, rows - r < OI_GEMM_ROWS ? rows - r : OI_GEMM_ROWS, k, n, bp, j0,\n"
+        "                           cols, c + r * ldc, ldc, bias);\n"
+        "        return;\n"
+        "    }\n"
         "    float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16], t_raw[12 * OI_GEMM_KC + 16];\n"
         "    float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw), *tail = oi_align64(t_raw);\n"
-        "    const int mr = mk->mr, nr = mk->nr;\n"
         "    const int64_t n_pad = (n + nr - 1) / nr * nr;\n"
-        "    const int in_place = mk->rows_fn && cols % nr == 0; /* no edge column: A is read where it is */\n"
         "    for (int64_t p0 = 0; p0 < k; p0 += OI_GEMM_KC) {\n"
         "        const int64_t kc = k - p0 < OI_GEMM_KC ? k - p0 : OI_GEMM_KC;\n"
-        "        const float beta = p0 ? 1.0f : 0.0f;\n"
+        "        const float beta = p0 ? 1.0f : 0.0f, *block_bias = p0 ? NULL : bias;\n"
         "        for (int64_t rb = 0; rb < rows; rb += mr) {\n"
         "            const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
-        "            if (in_place && h == mr)\n"
-        "                continue;\n"
         "            const float *rows_a = a + rb * lda + p0;\n"
-        "            if (in_place) { /* h < mr rows: row by row (memcpy), not value by value */\n"
+        "            if (in_place) { /* only a panel with fewer rows than the kernel above it is copied */\n"
+        "                if (rb + h >= mr || (mk->rows_tail && h <= mk->mr_tail && rb + h >= mk->mr_tail))\n"
+        "                    continue;\n"
         "                for (int i = 0; i < mr; i++)\n"
         "                    if (i < h)\n"
         "                        memcpy(tail + i * kc, rows_a + i * lda, (size_t)kc * sizeof *tail);\n"
@@ -988,30 +1055,52 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "            else\n"
         "                oi_pack_a(rows_a, lda, mr, kc, mr, dst);\n"
         "        }\n"
-        "        const float *block = bp + p0 * n_pad;\n"
-        "        for (int64_t rb = 0; rb < rows; rb += mr) {\n"
-        "            const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
-        "            for (int64_t j = 0; j < cols; j += nr) {\n"
-        "                const int64_t w = cols - j < nr ? cols - j : nr;\n"
-        "                const float *panel = block + (j0 + j) * kc;\n"
-        "                float *cb = c + rb * ldc + j;\n"
-        "                if (h == mr && w == nr) {\n"
-        "                    if (in_place)\n"
-        "                        mk->rows_fn(kc, a + rb * lda + p0, lda, panel, cb, ldc, 1.0f, beta, NULL);\n"
-        "                    else\n"
-        "                        mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, NULL);\n"
-        "                    continue;\n"
+        "        const float *block = bp + p0 * n_pad;\n");
+    oi__buf_puts(b,
+        "        for (int64_t jb = 0; jb < cols; jb += OI__GEMM_NC) {\n"
+        "            const int64_t jend = cols - jb < OI__GEMM_NC ? cols : jb + OI__GEMM_NC;\n"
+        "            for (int64_t rb = 0; rb < rows; rb += mr) {\n"
+        "                const int64_t h = rows - rb < mr ? rows - rb : mr;\n"
+        "                /* the kernel: kh rows from a_k (row stride ld_k), of which C takes the last h */\n"
+        "                oi_micro_rows_fn rows_fn = in_place ? mk->rows_fn : NULL;\n"
+        "                int64_t kh = mr, ld_k = lda;\n"
+        "                const float *a_k = a + rb * lda + p0;\n"
+        "                if (in_place && h < mr) {\n"
+        "                    if (mk->rows_tail && h <= mk->mr_tail && rb + h >= mk->mr_tail) {\n"
+        "                        rows_fn = mk->rows_tail;\n"
+        "                        kh = mk->mr_tail;\n"
+        "                    }\n"
+        "                    if (rb + h >= kh) {\n"
+        "                        a_k = a + (rb + h - kh) * lda + p0;\n"
+        "                    } else { /* the copy, zeros below: C takes its first h rows */\n"
+        "                        a_k = tail;\n"
+        "                        ld_k = kc;\n"
+        "                    }\n"
         "                }\n"
-        "                for (int i = 0; i < mr; i++)\n"
-        "                    for (int q = 0; q < nr; q++)\n"
-        "                        edge[i * nr + q] = p0 && i < h && q < w ? cb[i * ldc + q] : 0.0f;\n"
-        "                if (in_place)\n"
-        "                    mk->rows_fn(kc, tail, kc, panel, edge, nr, 1.0f, beta, NULL);\n"
-        "                else\n"
-        "                    mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);\n"
-        "                for (int64_t i = 0; i < h; i++)\n"
-        "                    for (int64_t q = 0; q < w; q++)\n"
-        "                        cb[i * ldc + q] = edge[i * nr + q];\n"
+        "                const int64_t skip = rows_fn && a_k != tail ? kh - h : 0; /* rows of the kernel above C's */\n"
+        "                for (int64_t j = jb; j < jend; j += nr) {\n"
+        "                    const int64_t w = cols - j < nr ? cols - j : nr;\n"
+        "                    const float *panel = block + (j0 + j) * kc;\n"
+        "                    float *cb = c + rb * ldc + j;\n"
+        "                    const float *tile_bias = block_bias ? block_bias + j : NULL;\n"
+        "                    if (h == kh && w == nr && a_k != tail) {\n"
+        "                        if (rows_fn)\n"
+        "                            rows_fn(kc, a_k, ld_k, panel, cb, ldc, 1.0f, beta, tile_bias);\n"
+        "                        else\n"
+        "                            mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, tile_bias);\n"
+        "                        continue;\n"
+        "                    }\n"
+        "                    for (int i = 0; i < mr; i++)\n"
+        "                        for (int q = 0; q < nr; q++)\n"
+        "                            edge[i * nr + q] = p0 && i >= skip && i - skip < h && q < w ? cb[(i - skip) * ldc + q] : 0.0f;\n"
+        "                    if (rows_fn)\n"
+        "                        rows_fn(kc, a_k, ld_k, panel, edge, nr, 1.0f, beta, NULL);\n"
+        "                    else\n"
+        "                        mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);\n"
+        "                    for (int64_t i = 0; i < h; i++)\n"
+        "                        for (int64_t q = 0; q < w; q++)\n"
+        "                            cb[i * ldc + q] = edge[(i + skip) * nr + q] + (tile_bias ? tile_bias[q] : 0.0f);\n"
+        "                }\n"
         "            }\n"
         "        }\n"
         "    }\n"
@@ -1417,7 +1506,7 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_printf(b, "        for (%s i0 = 0; i0 < %lld; i0 += (size_t)mk->mr) {\n", it, S);
     oi__buf_printf(b, "            const %s rows = %lld - i0 < (size_t)mk->mr ? %lld - i0 : (size_t)mk->mr;\n", it, S, S);
     oi__buf_printf(b, "            oi_gemm_packed(mk, q_head + i0 * %lld, %lld, (int64_t)rows, %lld, %lld, kp, 0, %lld, "
-                      "scores, %lld);\n", q_row, q_row, D, T, T, T);
+                      "scores, %lld, NULL);\n", q_row, q_row, D, T, T, T);
     oi__buf_printf(b, "            for (%s r = 0; r < rows; r++) {\n                float *p_row = scores + r * %lld;\n", it, T);
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = scale * p_row[t];\n", it, T);
     oi__sy_render_attention_mask(b, s, lang, pn, (long long)q->shape[1], S, T);
@@ -1433,7 +1522,7 @@ static void oi__sy_render_attention(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_puts(b, "                const float inv = (float)(1.0 / sum);\n");
     oi__buf_printf(b, "                for (%s t = 0; t < %lld; t++)\n                    p_row[t] = p_row[t] * inv;\n            }\n", it, T);
     oi__buf_printf(b, "            oi_gemm_packed(mk, scores, %lld, (int64_t)rows, %lld, %lld, vp, 0, %lld, o_head + i0 * %lld, "
-                      "%lld);\n        }\n    }\n", T, T, Dv, Dv, o_row, o_row);
+                      "%lld, NULL);\n        }\n    }\n", T, T, Dv, Dv, o_row, o_row);
 }
 
 /* "const float *k_head = keys + hk / 3 * 192 + hk % 3 * 64;": head `head`
@@ -1998,7 +2087,7 @@ static void oi__sy_render_conv_gemm(oi__buf *b, const oi__sy_schedule *s, const 
     snprintf(c1, sizeof c1, k->tasks > 1 ? "oi_c1" : "%lld", mg);
     oi__buf_printf(b, "            for (%s oi_t = %s; oi_t < %s; oi_t += 12)\n", it, c0, c1);
     oi__buf_printf(b, "                oi_gemm_packed(mk, oi_wg + oi_t * %lld, %lld, (int64_t)(%lld - oi_t < 12 ? %lld - oi_t : 12), "
-                      "%lld, (int64_t)oi_nq, oi_bp, 0, (int64_t)oi_nq, oi_yg + oi_t * %lld + oi_q0, %lld);\n",
+                      "%lld, (int64_t)oi_nq, oi_bp, 0, (int64_t)oi_nq, oi_yg + oi_t * %lld + oi_q0, %lld, NULL);\n",
                    rows, rows, mg, mg, rows, out_sp, out_sp);
     oi__buf_puts(b, "        }\n");
     oi__buf_printf(b, "        for (%s oi_t = %s; oi_t < %s; oi_t++)\n", it, c0, c1);
@@ -2328,6 +2417,8 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "typedef struct %s_k%d_args {\n", prefix, k->id);
     if (k->packed)
         oi__buf_puts(b, "    const oi_micro *mk;\n");
+    if (oi__sy_matmul_tiles_at_run(s, k))
+        oi__buf_puts(b, "    int threads;\n");
     if (oi__sy_kernel_a8(k))
         oi__buf_puts(b, "    const int8_t *q8_x;\n    const float *q8_d;\n    const int32_t *q8_s;\n    oi__q8dot_fn q8_dot;\n");
     for (int i = 0; i < (int)arrlen(params); i++) {
@@ -2342,7 +2433,8 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "} %s_k%d_args;\n\n", prefix, k->id);
     oi__buf_printf(b, "static void %s_k%d_task(void *arg, int task) {\n", prefix, k->id);
     oi__buf_printf(b, "    const %s_k%d_args *a = (const %s_k%d_args *)arg;\n", prefix, k->id, prefix, k->id);
-    oi__buf_printf(b, "    %s_k%d(%stask%s%s", prefix, k->id, dynamic ? "a->n0, " : "", k->packed ? ", a->mk" : "",
+    oi__buf_printf(b, "    %s_k%d(%stask%s%s%s", prefix, k->id, dynamic ? "a->n0, " : "", k->packed ? ", a->mk" : "",
+                   oi__sy_matmul_tiles_at_run(s, k) ? ", a->threads" : "",
                    oi__sy_kernel_a8(k) ? ", a->q8_x, a->q8_d, a->q8_s, a->q8_dot" : "");
     for (int i = 0; i < (int)arrlen(params); i++) {
         oi__buf_puts(b, ", a->");
@@ -2704,7 +2796,8 @@ static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy
         oi__sy_param *params = oi__sy_kernel_params(s, k);
         oi__sy_render_q8_round(b, s, lang, k, depth + 1, scope);
         oi__sy_indent(b, depth + 1);
-        oi__buf_printf(b, "%s_k%d_args args%d = {%s", prefix, k->id, j, k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
+        oi__buf_printf(b, "%s_k%d_args args%d = {%s%s", prefix, k->id, j, k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "",
+                       oi__sy_matmul_tiles_at_run(s, k) ? "ctx->pool.n_threads, " : "");
         oi__sy_render_q8_args(b, k, arrlen(params) > 0);
         oi__sy_render_args(b, s, lang, k, params, scope);
         oi__buf_puts(b, "};\n");
@@ -2714,7 +2807,9 @@ static void oi__sy_render_job(oi__buf *b, const oi__sy_schedule *s, const oi__sy
     oi__buf_puts(b, "const oi_rt_part parts[] = {");
     for (int j = 0; j < count; j++) {
         const oi__sy_kernel *k = &s->kernels[steps[j].kernel];
-        oi__buf_printf(b, "%s{%s_k%d_task, &args%d, %d}", j ? ", " : "", prefix, k->id, j, k->tasks);
+        oi__buf_printf(b, "%s{%s_k%d_task, &args%d, ", j ? ", " : "", prefix, k->id, j);
+        oi__sy_task_count(b, s, k);
+        oi__buf_puts(b, "}");
     }
     oi__buf_puts(b, "};\n");
     const oi__sy_kernel *first = &s->kernels[steps[0].kernel], *last = &s->kernels[steps[count - 1].kernel];
@@ -2770,8 +2865,9 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__sy_render_q8_round(b, s, lang, k, depth, scope);
     oi__sy_indent(b, depth);
     if (k->tasks > 1) /* its parts on the pool: the arguments in one struct */
-        oi__buf_printf(b, "{\n%*s%s_k%d_args oi_args = {%s", 4 * (depth + 1), "", prefix, k->id,
-                       k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "");
+        oi__buf_printf(b, "{\n%*s%s_k%d_args oi_args = {%s%s", 4 * (depth + 1), "", prefix, k->id,
+                       k->packed ? (arrlen(params) ? "ctx->mk, " : "ctx->mk") : "",
+                       oi__sy_matmul_tiles_at_run(s, k) ? "ctx->pool.n_threads, " : "");
     else
         oi__buf_printf(b, "%s_k%d(%s", prefix, k->id, driver >= 0 ? (arrlen(params) ? "n0, " : "n0") : "");
     oi__sy_render_q8_args(b, k, arrlen(params) > 0);
@@ -2779,7 +2875,9 @@ static void oi__sy_render_call(oi__buf *b, const oi__sy_schedule *s, const oi__s
     if (k->tasks > 1) {
         oi__buf_puts(b, driver >= 0 ? ", n0};\n" : "};\n");
         oi__sy_indent(b, depth + 1);
-        oi__buf_printf(b, "oi_rt_run(&ctx->pool, %s_k%d_task, &oi_args, %d);", prefix, k->id, k->tasks);
+        oi__buf_printf(b, "oi_rt_run(&ctx->pool, %s_k%d_task, &oi_args, ", prefix, k->id);
+        oi__sy_task_count(b, s, k);
+        oi__buf_puts(b, ");");
     } else {
         oi__buf_puts(b, ");");
     }

@@ -2230,6 +2230,21 @@ static void oi__sy_plan_packing(oi__sy_schedule *s) {
 
 bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot) { return s->buffers[slot].home != OI__SY_NONE; }
 
+/* A split matmul whose B is packed at open and whose C is stored, final
+ * and not A: the micro-kernels write C where it is, in the tiles gemm.c's
+ * packed path would cut for the ISA and the threads found at run time
+ * (oi_gemm_plan), so the kernel takes the pool's thread count and its
+ * task count is computed by the step. */
+bool oi__sy_matmul_tiles_at_run(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    if (k->kind != OI__SY_K_MATMUL || !k->b_prepacked || k->b_transposed || k->tasks < 2)
+        return false;
+    const oi__pnode *mm = k->nodes[0];
+    for (int m = 1; m < (int)arrlen(k->nodes); m++)
+        if (k->nodes[m]->out == mm->out)
+            return false; /* a later statement writes C again */
+    return oi__sy_slot_stored(s, mm->out) && mm->out != mm->inputs[0];
+}
+
 /* ------------------------------------------------------------------ */
 /* Jobs: independent kernels in one pool job                           */
 /* ------------------------------------------------------------------ */

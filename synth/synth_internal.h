@@ -250,6 +250,9 @@ void oi__sy_schedule_free(oi__sy_schedule *s);
 /* The kernel's output slot for node i of it, and whether that value is
  * stored (else it lives in a local of the kernel's loop only). */
 bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot);
+/* A split matmul whose emitted code cuts C as gemm.c's packed path does, at
+ * run time (B packed at open; C stored, final and not A). */
+bool oi__sy_matmul_tiles_at_run(const oi__sy_schedule *s, const oi__sy_kernel *k);
 const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind);
 oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn);
 

@@ -592,3 +592,56 @@ OI_GRAPH(in_place_mm,
     OI_RETURN()
   )
 )
+
+/* gemm_tiles: products by model weights (B packed at open) in the shapes
+ * that take every path of the emitted matmul driver and of the tiles it
+ * cuts at run time as gemm.c's packed path does: K = 1024 (rows of A 4 KiB
+ * apart: A packed, 300 rows in chunks), 200 columns (a last panel of 8 or
+ * 16 columns), a bias over 4 k blocks and gelu, and the last partial row
+ * panels: 30 rows (AVX-512: the 8-row kernel on the last 8, 2 of them
+ * above the panel), 22 (AVX-512: the 12-row kernel on the last 12; AVX2:
+ * the 4-row one, whole), 20 (AVX-512: the 8-row kernel, whole; AVX2: the
+ * 4-row one on the last 4) and 5 (copied with zeros below). */
+OI_GRAPH(gemm_tiles,
+  OI_DYNAMIC(
+    OI_VAR(x1, f32[300, 1024]) OI_VAR(x2, f32[30, 384]) OI_VAR(x3, f32[22, 384]) OI_VAR(x4, f32[20, 384])
+    OI_VAR(x5, f32[5, 384])
+  )
+  OI_VOLATILE(
+    OI_VAR(W1, f32[1024, 200]) OI_VAR(b1, f32[200]) OI_VAR(W2, f32[384, 200]) OI_VAR(b2, f32[200])
+    OI_VAR(y1, f32[300, 200]) OI_VAR(y2, f32[30, 200]) OI_VAR(y3, f32[22, 200]) OI_VAR(y4, f32[20, 200])
+    OI_VAR(y5, f32[5, 200])
+  )
+  OI_BLOCK(entry,
+    OI_OP(gemm, x1, W1, b1) OI_TO(y1)
+    OI_OP(gemm, x2, W2, b2, activation="gelu") OI_TO(y2)
+    OI_OP(matmul, x3, W2) OI_TO(y3)
+    OI_OP(gemm, x4, W2, b2) OI_TO(y4)
+    OI_OP(gemm, x5, W2, b2) OI_TO(y5)
+    OI_RETURN()
+  )
+)
+
+/* gemm_tiles' weights: seeded, in [-0.05, 0.05) (the products stay near 1). */
+oi_model *gemm_tiles_model(uint8_t **bytes);
+oi_model *gemm_tiles_model(uint8_t **bytes) {
+    static float v[1024 * 200];
+    static const struct { const char *name; int ndim; uint64_t dims[2]; } t[] = {
+        {"W1", 2, {1024, 200}}, {"b1", 1, {200, 0}}, {"W2", 2, {384, 200}}, {"b2", 1, {200, 0}}};
+    uint32_t state = 18;
+    oi_writer *w = oi_writer_new();
+    if (!w)
+        return NULL;
+    for (int i = 0; i < 4; i++) {
+        uint64_t n = t[i].dims[0] * (t[i].ndim == 2 ? t[i].dims[1] : 1);
+        for (uint64_t j = 0; j < n; j++) {
+            state = state * 1664525u + 1013904223u;
+            v[j] = ((float)(state >> 8) / 16777216.0f - 0.5f) * 0.1f;
+        }
+        oi_writer_add_tensor(w, t[i].name, OI_DTYPE_F32, t[i].ndim, t[i].dims, v, NULL);
+    }
+    size_t size = 0;
+    oi_status st = oi_writer_to_memory(w, 2, bytes, &size);
+    oi_writer_free(w);
+    return st == OI_OK ? oi_model_open_memory(*bytes, size) : NULL;
+}

@@ -212,18 +212,20 @@ typedef struct oi_micro {
     int mr, nr;
     oi_micro_fn fn;
     oi_micro_rows_fn rows_fn;
+    int mr_tail; /* rows_tail: rows_fn for a last partial panel of at most mr_tail rows (NULL: none) */
+    oi_micro_rows_fn rows_tail;
     void (*vmap)(oi__vexp_op op, const float *x, float *y, int64_t n);
     float (*vmax)(const float *x, int64_t n);
     double (*vsum)(const float *x, float *y, int64_t n, float shift, bool diff);
     void (*attn)(const oi__attn_f32 *a);
 } oi_micro;
 static const oi_micro oi_micros[] = {
-    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, NULL, NULL, NULL, NULL},
+    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, 0, NULL, NULL, NULL, NULL, NULL},
 #if OI__GEMM_X86
-    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, oi__vexp_map_avx2, oi__vexp_max_avx2,
-     oi__vexp_sum_avx2, oi__attn_f32_avx2},
-    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, oi__vexp_map_avx512, oi__vexp_max_avx512,
-     oi__vexp_sum_avx512, oi__attn_f32_avx512},
+    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, 4, oi__gemm_f32_kernel_rows4_avx2,
+     oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2, oi__attn_f32_avx2},
+    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, 8, oi__gemm_f32_kernel_rows8_avx512,
+     oi__vexp_map_avx512, oi__vexp_max_avx512, oi__vexp_sum_avx512, oi__attn_f32_avx512},
 #endif
 };
 
@@ -268,29 +270,71 @@ static inline void oi_pack_a(const float *a, int64_t lda, int64_t h, int64_t kc,
             dst[p * mr + i] = i < h ? a[i * lda + p] : 0.0f;
 }
 
+/* The tiles of a matmul whose B is packed at open, as gemm.c's packed
+ * path cuts C for this ISA and these threads (its own planning,
+ * oi_gemm.h): tiles_m x tiles_n tasks; a row tile holds whole row
+ * panels dealt out evenly (oi__gemm_tile_rows), a column tile tile_n. */
+typedef struct oi_gemm_split {
+    int64_t mr, m, n, tile_n, tiles_m, tiles_n;
+} oi_gemm_split;
+
+static oi_gemm_split oi_gemm_plan(const oi_micro *mk, int64_t m, int64_t n, int64_t k, int threads) {
+    int64_t tile_m, tile_n;
+    if (m * n * k < OI__GEMM_PARALLEL_MIN)
+        threads = 1;
+    oi__gemm_plan_tiles(mk->mr, mk->nr, OI__GEMM_MAX_TILE_M, m, n, threads, &tile_m, &tile_n);
+    if (mk->rows_fn && !oi__gemm_rows_alias(k)) /* A (m x k) read in place */
+        oi__gemm_plan_fine_in_place(mk->mr, mk->nr, OI_GEMM_KC, m, n, threads, &tile_m, &tile_n);
+    oi_gemm_split sp = {mk->mr, m, n, tile_n, (m + tile_m - 1) / tile_m, (n + tile_n - 1) / tile_n};
+    return sp;
+}
+
+static int oi_gemm_tasks(const oi_micro *mk, int64_t m, int64_t n, int64_t k, int threads) {
+    const oi_gemm_split sp = oi_gemm_plan(mk, m, n, k, threads);
+    return (int)(sp.tiles_m * sp.tiles_n);
+}
+
+/* Task t's rows [r0, r1) and columns [c0, c1), as gemm.c's task. */
+static void oi_gemm_tile(const oi_gemm_split *sp, int t, int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1) {
+    int64_t rows;
+    oi__gemm_tile_rows(sp->mr, sp->m, sp->tiles_m, t / sp->tiles_n, r0, &rows);
+    *r1 = *r0 + rows;
+    *c0 = t % sp->tiles_n * sp->tile_n;
+    *c1 = *c0 + sp->tile_n < sp->n ? *c0 + sp->tile_n : sp->n;
+}
+
 /* c[rows x cols] (row stride ldc) = a[rows x k] (row stride lda) times
- * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b;
- * rows <= OI_GEMM_ROWS, j0 a multiple of nr. Per block of kc steps, per
- * block of mr rows (it stays in L1), every panel of nr columns (read in
- * order from L2), as gemm.c's macro-kernel: A's full row blocks read in
- * place where the ISA can (a last block of fewer rows copied, zeros
- * below, for the same kernel), else packed once per kc block. */
+ * columns [j0, j0 + cols) of a B of n columns packed by oi_pack_b; j0 a
+ * multiple of nr. gemm.c's macro-kernel: per block of kc steps and of
+ * OI__GEMM_NC columns, per mr rows of A (in L1) every nr-column panel
+ * (from L2). A is read in place where the ISA can and its rows do not
+ * alias in L1: a last partial row panel by the ISA's shorter kernel on
+ * the rows that end with it, or by the full one, or (fewer rows in all)
+ * copied with zeros below; else packed per kc block, OI_GEMM_ROWS rows
+ * at a time. Edge tiles run whole on a scratch tile. bias: NULL, or
+ * cols values added to C's rows with the first k block, as gemm.c adds it. */
 static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int64_t rows, int64_t k, int64_t n,
-                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc) {
+                           const float *bp, int64_t j0, int64_t cols, float *c, int64_t ldc, const float *bias) {
+    const int mr = mk->mr, nr = mk->nr;
+    const int in_place = mk->rows_fn && !oi__gemm_rows_alias(lda);
+    if (!in_place && rows > OI_GEMM_ROWS) {
+        for (int64_t r = 0; r < rows; r += OI_GEMM_ROWS)
+            oi_gemm_packed(mk, a + r * lda, lda, rows - r < OI_GEMM_ROWS ? rows - r : OI_GEMM_ROWS, k, n, bp, j0,
+                           cols, c + r * ldc, ldc, bias);
+        return;
+    }
     float a_raw[OI_GEMM_KC * OI_GEMM_ROWS + 16], e_raw[12 * 32 + 16], t_raw[12 * OI_GEMM_KC + 16];
     float *ap = oi_align64(a_raw), *edge = oi_align64(e_raw), *tail = oi_align64(t_raw);
-    const int mr = mk->mr, nr = mk->nr;
     const int64_t n_pad = (n + nr - 1) / nr * nr;
-    const int in_place = mk->rows_fn && cols % nr == 0; /* no edge column: A is read where it is */
     for (int64_t p0 = 0; p0 < k; p0 += OI_GEMM_KC) {
         const int64_t kc = k - p0 < OI_GEMM_KC ? k - p0 : OI_GEMM_KC;
-        const float beta = p0 ? 1.0f : 0.0f;
+        const float beta = p0 ? 1.0f : 0.0f, *block_bias = p0 ? NULL : bias;
         for (int64_t rb = 0; rb < rows; rb += mr) {
             const int64_t h = rows - rb < mr ? rows - rb : mr;
-            if (in_place && h == mr)
-                continue;
             const float *rows_a = a + rb * lda + p0;
-            if (in_place) { /* h < mr rows: row by row (memcpy), not value by value */
+            if (in_place) { /* only a panel with fewer rows than the kernel above it is copied */
+                if (rb + h >= mr || (mk->rows_tail && h <= mk->mr_tail && rb + h >= mk->mr_tail))
+                    continue;
                 for (int i = 0; i < mr; i++)
                     if (i < h)
                         memcpy(tail + i * kc, rows_a + i * lda, (size_t)kc * sizeof *tail);
@@ -309,29 +353,50 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
                 oi_pack_a(rows_a, lda, mr, kc, mr, dst);
         }
         const float *block = bp + p0 * n_pad;
-        for (int64_t rb = 0; rb < rows; rb += mr) {
-            const int64_t h = rows - rb < mr ? rows - rb : mr;
-            for (int64_t j = 0; j < cols; j += nr) {
-                const int64_t w = cols - j < nr ? cols - j : nr;
-                const float *panel = block + (j0 + j) * kc;
-                float *cb = c + rb * ldc + j;
-                if (h == mr && w == nr) {
-                    if (in_place)
-                        mk->rows_fn(kc, a + rb * lda + p0, lda, panel, cb, ldc, 1.0f, beta, NULL);
-                    else
-                        mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, NULL);
-                    continue;
+        for (int64_t jb = 0; jb < cols; jb += OI__GEMM_NC) {
+            const int64_t jend = cols - jb < OI__GEMM_NC ? cols : jb + OI__GEMM_NC;
+            for (int64_t rb = 0; rb < rows; rb += mr) {
+                const int64_t h = rows - rb < mr ? rows - rb : mr;
+                /* the kernel: kh rows from a_k (row stride ld_k), of which C takes the last h */
+                oi_micro_rows_fn rows_fn = in_place ? mk->rows_fn : NULL;
+                int64_t kh = mr, ld_k = lda;
+                const float *a_k = a + rb * lda + p0;
+                if (in_place && h < mr) {
+                    if (mk->rows_tail && h <= mk->mr_tail && rb + h >= mk->mr_tail) {
+                        rows_fn = mk->rows_tail;
+                        kh = mk->mr_tail;
+                    }
+                    if (rb + h >= kh) {
+                        a_k = a + (rb + h - kh) * lda + p0;
+                    } else { /* the copy, zeros below: C takes its first h rows */
+                        a_k = tail;
+                        ld_k = kc;
+                    }
                 }
-                for (int i = 0; i < mr; i++)
-                    for (int q = 0; q < nr; q++)
-                        edge[i * nr + q] = p0 && i < h && q < w ? cb[i * ldc + q] : 0.0f;
-                if (in_place)
-                    mk->rows_fn(kc, tail, kc, panel, edge, nr, 1.0f, beta, NULL);
-                else
-                    mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);
-                for (int64_t i = 0; i < h; i++)
-                    for (int64_t q = 0; q < w; q++)
-                        cb[i * ldc + q] = edge[i * nr + q];
+                const int64_t skip = rows_fn && a_k != tail ? kh - h : 0; /* rows of the kernel above C's */
+                for (int64_t j = jb; j < jend; j += nr) {
+                    const int64_t w = cols - j < nr ? cols - j : nr;
+                    const float *panel = block + (j0 + j) * kc;
+                    float *cb = c + rb * ldc + j;
+                    const float *tile_bias = block_bias ? block_bias + j : NULL;
+                    if (h == kh && w == nr && a_k != tail) {
+                        if (rows_fn)
+                            rows_fn(kc, a_k, ld_k, panel, cb, ldc, 1.0f, beta, tile_bias);
+                        else
+                            mk->fn(kc, ap + rb * kc, panel, cb, ldc, 1.0f, beta, tile_bias);
+                        continue;
+                    }
+                    for (int i = 0; i < mr; i++)
+                        for (int q = 0; q < nr; q++)
+                            edge[i * nr + q] = p0 && i >= skip && i - skip < h && q < w ? cb[(i - skip) * ldc + q] : 0.0f;
+                    if (rows_fn)
+                        rows_fn(kc, a_k, ld_k, panel, edge, nr, 1.0f, beta, NULL);
+                    else
+                        mk->fn(kc, ap + rb * kc, panel, edge, nr, 1.0f, beta, NULL);
+                    for (int64_t i = 0; i < h; i++)
+                        for (int64_t q = 0; q < w; q++)
+                            cb[i * ldc + q] = edge[(i + skip) * nr + q] + (tile_bias ? tile_bias[q] : 0.0f);
+                }
             }
         }
     }
@@ -340,19 +405,17 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
 /* k0: matmul, 1 statement
  *   bench_encoder.c:61: op gemm(h,Wq[l],bq[l]) >> q
  */
-static void encoder_k0(int task, const oi_micro *mk, const float *h, const float *Wq, const float *bq, float *q_) {
-    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
-    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wq, (int64_t)c0, (int64_t)(c1 - c0), q_ + r0 * 384 + c0, 384);
-    for (size_t r = r0; r < r1; r++) {
-        float *acc = q_ + r * 384 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + bq[c0 + j];
-    }
+static void encoder_k0(int task, const oi_micro *mk, int threads, const float *h, const float *Wq, const float *bq, float *q_) {
+    const oi_gemm_split sp = oi_gemm_plan(mk, 128, 384, 384, threads);
+    int64_t t0, t1, t2, t3;
+    oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
+    const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wq, (int64_t)c0, (int64_t)(c1 - c0), q_ + r0 * 384 + c0, 384, bq + c0);
 }
 
 typedef struct encoder_k0_args {
     const oi_micro *mk;
+    int threads;
     const float *h;
     const float *Wq;
     const float *bq;
@@ -361,25 +424,23 @@ typedef struct encoder_k0_args {
 
 static void encoder_k0_task(void *arg, int task) {
     const encoder_k0_args *a = (const encoder_k0_args *)arg;
-    encoder_k0(task, a->mk, a->h, a->Wq, a->bq, a->q_);
+    encoder_k0(task, a->mk, a->threads, a->h, a->Wq, a->bq, a->q_);
 }
 
 /* k1: matmul, 1 statement
  *   bench_encoder.c:62: op gemm(h,Wk[l],bk[l]) >> k
  */
-static void encoder_k1(int task, const oi_micro *mk, const float *h, const float *Wk, const float *bk, float *k) {
-    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
-    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wk, (int64_t)c0, (int64_t)(c1 - c0), k + r0 * 384 + c0, 384);
-    for (size_t r = r0; r < r1; r++) {
-        float *acc = k + r * 384 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + bk[c0 + j];
-    }
+static void encoder_k1(int task, const oi_micro *mk, int threads, const float *h, const float *Wk, const float *bk, float *k) {
+    const oi_gemm_split sp = oi_gemm_plan(mk, 128, 384, 384, threads);
+    int64_t t0, t1, t2, t3;
+    oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
+    const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wk, (int64_t)c0, (int64_t)(c1 - c0), k + r0 * 384 + c0, 384, bk + c0);
 }
 
 typedef struct encoder_k1_args {
     const oi_micro *mk;
+    int threads;
     const float *h;
     const float *Wk;
     const float *bk;
@@ -388,25 +449,23 @@ typedef struct encoder_k1_args {
 
 static void encoder_k1_task(void *arg, int task) {
     const encoder_k1_args *a = (const encoder_k1_args *)arg;
-    encoder_k1(task, a->mk, a->h, a->Wk, a->bk, a->k);
+    encoder_k1(task, a->mk, a->threads, a->h, a->Wk, a->bk, a->k);
 }
 
 /* k2: matmul, 1 statement
  *   bench_encoder.c:63: op gemm(h,Wv[l],bv[l]) >> v
  */
-static void encoder_k2(int task, const oi_micro *mk, const float *h, const float *Wv, const float *bv, float *v) {
-    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
-    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wv, (int64_t)c0, (int64_t)(c1 - c0), v + r0 * 384 + c0, 384);
-    for (size_t r = r0; r < r1; r++) {
-        float *acc = v + r * 384 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + bv[c0 + j];
-    }
+static void encoder_k2(int task, const oi_micro *mk, int threads, const float *h, const float *Wv, const float *bv, float *v) {
+    const oi_gemm_split sp = oi_gemm_plan(mk, 128, 384, 384, threads);
+    int64_t t0, t1, t2, t3;
+    oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
+    const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wv, (int64_t)c0, (int64_t)(c1 - c0), v + r0 * 384 + c0, 384, bv + c0);
 }
 
 typedef struct encoder_k2_args {
     const oi_micro *mk;
+    int threads;
     const float *h;
     const float *Wv;
     const float *bv;
@@ -415,7 +474,7 @@ typedef struct encoder_k2_args {
 
 static void encoder_k2_task(void *arg, int task) {
     const encoder_k2_args *a = (const encoder_k2_args *)arg;
-    encoder_k2(task, a->mk, a->h, a->Wv, a->bv, a->v);
+    encoder_k2(task, a->mk, a->threads, a->h, a->Wv, a->bv, a->v);
 }
 
 /* k3: attention, 9 statements
@@ -454,7 +513,7 @@ static void encoder_k3(int task, const oi_micro *mk, const float *q_, const floa
         oi_pack_b(mk, v_head, 1, 384, 128, 32, vp);
         for (size_t i0 = 0; i0 < 128; i0 += (size_t)mk->mr) {
             const size_t rows = 128 - i0 < (size_t)mk->mr ? 128 - i0 : (size_t)mk->mr;
-            oi_gemm_packed(mk, q_head + i0 * 384, 384, (int64_t)rows, 32, 128, kp, 0, 128, scores, 128);
+            oi_gemm_packed(mk, q_head + i0 * 384, 384, (int64_t)rows, 32, 128, kp, 0, 128, scores, 128, NULL);
             for (size_t r = 0; r < rows; r++) {
                 float *p_row = scores + r * 128;
                 for (size_t t = 0; t < 128; t++)
@@ -476,7 +535,7 @@ static void encoder_k3(int task, const oi_micro *mk, const float *q_, const floa
                 for (size_t t = 0; t < 128; t++)
                     p_row[t] = p_row[t] * inv;
             }
-            oi_gemm_packed(mk, scores, 128, (int64_t)rows, 128, 32, vp, 0, 32, o_head + i0 * 384, 384);
+            oi_gemm_packed(mk, scores, 128, (int64_t)rows, 128, 32, vp, 0, 32, o_head + i0 * 384, 384, NULL);
         }
     }
 }
@@ -498,14 +557,14 @@ static void encoder_k3_task(void *arg, int task) {
  *   bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj
  *   bench_encoder.c:74: op add(h,proj) >> res
  */
-static void encoder_k4(int task, const oi_micro *mk, const float *joined, const float *Wo, const float *bo, float *proj, const float *h, float *res) {
-    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
-    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 384 ? c0 + 64 : 384;
-    oi_gemm_packed(mk, joined + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wo, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384);
+static void encoder_k4(int task, const oi_micro *mk, int threads, const float *joined, const float *Wo, const float *bo, float *proj, const float *h, float *res) {
+    const oi_gemm_split sp = oi_gemm_plan(mk, 128, 384, 384, threads);
+    int64_t t0, t1, t2, t3;
+    oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
+    const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
+    oi_gemm_packed(mk, joined + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wo, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384, bo + c0);
     for (size_t r = r0; r < r1; r++) {
         float *acc = proj + r * 384 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + bo[c0 + j];
         for (size_t j = c0; j < c1; j++) {
             const size_t i = r * 384 + j;
             double v0 = (double)acc[j - c0]; /* bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj */
@@ -519,6 +578,7 @@ static void encoder_k4(int task, const oi_micro *mk, const float *joined, const 
 
 typedef struct encoder_k4_args {
     const oi_micro *mk;
+    int threads;
     const float *joined;
     const float *Wo;
     const float *bo;
@@ -529,7 +589,7 @@ typedef struct encoder_k4_args {
 
 static void encoder_k4_task(void *arg, int task) {
     const encoder_k4_args *a = (const encoder_k4_args *)arg;
-    encoder_k4(task, a->mk, a->joined, a->Wo, a->bo, a->proj, a->h, a->res);
+    encoder_k4(task, a->mk, a->threads, a->joined, a->Wo, a->bo, a->proj, a->h, a->res);
 }
 
 /* k5: layer_norm, 1 statement
@@ -574,14 +634,14 @@ static void encoder_k5_task(void *arg, int task) {
 /* k6: matmul, 1 statement
  *   bench_encoder.c:76: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn
  */
-static void encoder_k6(int task, const oi_micro *mk, const float *h, const float *W1, const float *b1, float *ffn) {
-    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 64;
-    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 64 < 1536 ? c0 + 64 : 1536;
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 1536, W1, (int64_t)c0, (int64_t)(c1 - c0), ffn + r0 * 1536 + c0, 1536);
+static void encoder_k6(int task, const oi_micro *mk, int threads, const float *h, const float *W1, const float *b1, float *ffn) {
+    const oi_gemm_split sp = oi_gemm_plan(mk, 128, 1536, 384, threads);
+    int64_t t0, t1, t2, t3;
+    oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
+    const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 1536, W1, (int64_t)c0, (int64_t)(c1 - c0), ffn + r0 * 1536 + c0, 1536, b1 + c0);
     for (size_t r = r0; r < r1; r++) {
         float *acc = ffn + r * 1536 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + b1[c0 + j];
         if (mk->vmap)
             mk->vmap(OI__VEXP_GELU_ERF, acc, acc, (int64_t)(c1 - c0));
         else
@@ -592,6 +652,7 @@ static void encoder_k6(int task, const oi_micro *mk, const float *h, const float
 
 typedef struct encoder_k6_args {
     const oi_micro *mk;
+    int threads;
     const float *h;
     const float *W1;
     const float *b1;
@@ -600,21 +661,21 @@ typedef struct encoder_k6_args {
 
 static void encoder_k6_task(void *arg, int task) {
     const encoder_k6_args *a = (const encoder_k6_args *)arg;
-    encoder_k6(task, a->mk, a->h, a->W1, a->b1, a->ffn);
+    encoder_k6(task, a->mk, a->threads, a->h, a->W1, a->b1, a->ffn);
 }
 
 /* k7: matmul, 2 statements
  *   bench_encoder.c:77: op gemm(ffn,W2[l],b2[l]) >> proj
  *   bench_encoder.c:78: op add(h,proj) >> res
  */
-static void encoder_k7(int task, const oi_micro *mk, const float *ffn, const float *W2, const float *b2, float *proj, const float *h, float *res) {
-    const size_t r0 = (size_t)task % 1 * 132, c0 = (size_t)task / 1 * 32;
-    const size_t r1 = r0 + 132 < 128 ? r0 + 132 : 128, c1 = c0 + 32 < 384 ? c0 + 32 : 384;
-    oi_gemm_packed(mk, ffn + r0 * 1536, 1536, (int64_t)(r1 - r0), 1536, 384, W2, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384);
+static void encoder_k7(int task, const oi_micro *mk, int threads, const float *ffn, const float *W2, const float *b2, float *proj, const float *h, float *res) {
+    const oi_gemm_split sp = oi_gemm_plan(mk, 128, 384, 1536, threads);
+    int64_t t0, t1, t2, t3;
+    oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
+    const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
+    oi_gemm_packed(mk, ffn + r0 * 1536, 1536, (int64_t)(r1 - r0), 1536, 384, W2, (int64_t)c0, (int64_t)(c1 - c0), proj + r0 * 384 + c0, 384, b2 + c0);
     for (size_t r = r0; r < r1; r++) {
         float *acc = proj + r * 384 + c0;
-        for (size_t j = 0; j < c1 - c0; j++)
-            acc[j] = acc[j] + b2[c0 + j];
         for (size_t j = c0; j < c1; j++) {
             const size_t i = r * 384 + j;
             double v0 = (double)acc[j - c0]; /* bench_encoder.c:77: op gemm(ffn,W2[l],b2[l]) >> proj */
@@ -628,6 +689,7 @@ static void encoder_k7(int task, const oi_micro *mk, const float *ffn, const flo
 
 typedef struct encoder_k7_args {
     const oi_micro *mk;
+    int threads;
     const float *ffn;
     const float *W2;
     const float *b2;
@@ -638,7 +700,7 @@ typedef struct encoder_k7_args {
 
 static void encoder_k7_task(void *arg, int task) {
     const encoder_k7_args *a = (const encoder_k7_args *)arg;
-    encoder_k7(task, a->mk, a->ffn, a->W2, a->b2, a->proj, a->h, a->res);
+    encoder_k7(task, a->mk, a->threads, a->ffn, a->W2, a->b2, a->proj, a->h, a->res);
 }
 
 /* k8: layer_norm, 1 statement
@@ -788,10 +850,10 @@ int encoder_step(encoder_ctx *ctx) {
     /* bench_encoder.c:60: loop layers (l in 0..num_layers) */
     for (int64_t l = 0; l < 2; l++) {
         {
-            encoder_k0_args args0 = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 0 + (size_t)(l) * 589824), (const float *)ctx->bq_entries[l], (float *)(ctx->arena + 983040)};
-            encoder_k1_args args1 = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 1179648 + (size_t)(l) * 589824), (const float *)ctx->bk_entries[l], (float *)(ctx->arena + 1179648)};
-            encoder_k2_args args2 = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 2359296 + (size_t)(l) * 589824), (const float *)ctx->bv_entries[l], (float *)(ctx->arena + 1376256)};
-            const oi_rt_part parts[] = {{encoder_k0_task, &args0, 6}, {encoder_k1_task, &args1, 6}, {encoder_k2_task, &args2, 6}};
+            encoder_k0_args args0 = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 0 + (size_t)(l) * 589824), (const float *)ctx->bq_entries[l], (float *)(ctx->arena + 983040)};
+            encoder_k1_args args1 = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 1179648 + (size_t)(l) * 589824), (const float *)ctx->bk_entries[l], (float *)(ctx->arena + 1179648)};
+            encoder_k2_args args2 = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 2359296 + (size_t)(l) * 589824), (const float *)ctx->bv_entries[l], (float *)(ctx->arena + 1376256)};
+            const oi_rt_part parts[] = {{encoder_k0_task, &args0, oi_gemm_tasks(ctx->mk, 128, 384, 384, ctx->pool.n_threads)}, {encoder_k1_task, &args1, oi_gemm_tasks(ctx->mk, 128, 384, 384, ctx->pool.n_threads)}, {encoder_k2_task, &args2, oi_gemm_tasks(ctx->mk, 128, 384, 384, ctx->pool.n_threads)}};
             oi_rt_run_parts(&ctx->pool, parts, 3); /* bench_encoder.c:61-63: independent kernels, one job */
         }
 #ifdef encoder_DEBUG_DUMP
@@ -811,8 +873,8 @@ int encoder_step(encoder_ctx *ctx) {
         encoder_dump(ctx, 3, "joined", (float *)(ctx->arena + 1572864), 10);
 #endif
         {
-            encoder_k4_args oi_args = {ctx->mk, (float *)(ctx->arena + 1572864), (const float *)(ctx->packed + 3538944 + (size_t)(l) * 589824), (const float *)ctx->bo_entries[l], (float *)(ctx->arena + 1769472), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 1966080)};
-            oi_rt_run(&ctx->pool, encoder_k4_task, &oi_args, 6); /* bench_encoder.c:73-74 */
+            encoder_k4_args oi_args = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 1572864), (const float *)(ctx->packed + 3538944 + (size_t)(l) * 589824), (const float *)ctx->bo_entries[l], (float *)(ctx->arena + 1769472), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 1966080)};
+            oi_rt_run(&ctx->pool, encoder_k4_task, &oi_args, oi_gemm_tasks(ctx->mk, 128, 384, 384, ctx->pool.n_threads)); /* bench_encoder.c:73-74 */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 4, "proj", (float *)(ctx->arena + 1769472), 10);
@@ -826,15 +888,15 @@ int encoder_step(encoder_ctx *ctx) {
         encoder_dump(ctx, 5, "h", (float *)(ctx->arena + 786432), 10);
 #endif
         {
-            encoder_k6_args oi_args = {ctx->mk, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 4718592 + (size_t)(l) * 2359296), (const float *)ctx->b1_entries[l], (float *)(ctx->arena + 0)};
-            oi_rt_run(&ctx->pool, encoder_k6_task, &oi_args, 24); /* bench_encoder.c:76 */
+            encoder_k6_args oi_args = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 4718592 + (size_t)(l) * 2359296), (const float *)ctx->b1_entries[l], (float *)(ctx->arena + 0)};
+            oi_rt_run(&ctx->pool, encoder_k6_task, &oi_args, oi_gemm_tasks(ctx->mk, 128, 1536, 384, ctx->pool.n_threads)); /* bench_encoder.c:76 */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 6, "ffn", (float *)(ctx->arena + 0), 10);
 #endif
         {
-            encoder_k7_args oi_args = {ctx->mk, (float *)(ctx->arena + 0), (const float *)(ctx->packed + 9437184 + (size_t)(l) * 2359296), (const float *)ctx->b2_entries[l], (float *)(ctx->arena + 1769472), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 1966080)};
-            oi_rt_run(&ctx->pool, encoder_k7_task, &oi_args, 12); /* bench_encoder.c:77-78 */
+            encoder_k7_args oi_args = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 0), (const float *)(ctx->packed + 9437184 + (size_t)(l) * 2359296), (const float *)ctx->b2_entries[l], (float *)(ctx->arena + 1769472), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 1966080)};
+            oi_rt_run(&ctx->pool, encoder_k7_task, &oi_args, oi_gemm_tasks(ctx->mk, 128, 384, 1536, ctx->pool.n_threads)); /* bench_encoder.c:77-78 */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 7, "proj", (float *)(ctx->arena + 1769472), 10);
