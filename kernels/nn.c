@@ -1130,8 +1130,9 @@ static inline int64_t oi__attn_scratch_floats(int64_t kv_seq, int64_t dim) {
 }
 
 #if OI__GEMM_X86
-#define OI__ATTN_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define OI__ATTN_ROWS8(X) OI__ATTN_ROWS6(X) X(6) X(7)
+#define OI__ATTN_ROWS6(X, ...) \
+    X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__) X(4, __VA_ARGS__) X(5, __VA_ARGS__)
+#define OI__ATTN_ROWS8(X, ...) OI__ATTN_ROWS6(X, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__)
 /* Keys per partial sum of e^ (flushed to double), as OI__VEXP_CHUNK. */
 #define OI__ATTN_ESUM 256
 
@@ -1230,32 +1231,35 @@ static inline const unsigned char *oi__attn_mask_bool(const oi__attn_f32 *a, int
     return a->mask && a->mask_ks == 1 && !a->mask_f32 ? (const unsigned char *)a->mask + r * a->mask_rs : NULL;
 }
 
-/* ---- AVX-512: tiles of 8 rows x 32 columns (16 accumulators) ----
- * c[h x cols] (row stride ldc) = alpha[i] * a[h x k] b[k x cols] on row i:
- * row i of a at a + i * lda, step p of b at b + p * ldb; h <= 8,
- * cols <= 16 nv. Rows past h repeat row h - 1 and are not stored; columns
- * past cols are masked off. */
-#define OI__ATTN16_DECLARE(i) const float *a##i = a + (i < h ? i : h - 1) * lda; \
-    __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0;
-#define OI__ATTN16_FMA(i) { __m512 ai = _mm512_set1_ps(a##i[p]); c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0); \
-    if (nv > 1) c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1); }
-#define OI__ATTN16_STORE(i) if (i < h) { float *ci = c + i * ldc; const __m512 va = _mm512_set1_ps(alpha[i]); \
-    __m512 r0 = _mm512_mul_ps(va, c##i##0), r1 = _mm512_mul_ps(va, c##i##1); \
-    if (full) { _mm512_storeu_ps(ci, r0); if (nv > 1) _mm512_storeu_ps(ci + 16, r1); } \
-    else { _mm512_mask_storeu_ps(ci, m0, r0); if (nv > 1) _mm512_mask_storeu_ps(ci + 16, m1, r1); } }
+/* ---- Each ISA's vector primitives: W lanes (16 AVX-512, 8 AVX2) ----
+ * Besides the intrinsics both name alike (P_loadu_ps, P_fmadd_ps, ...),
+ * the kernels below use, suffixed with W: oi__attn_cols (the lanes of a
+ * tile's columns c0 .. c0 + W - 1 below cols, c0 < cols, as a mask), oi__attn_loadc
+ * and oi__attn_storec (through it), oi__attn_vmax, oi__attn_hmax,
+ * oi__attn_hsum, oi__attn_mask, oi__attn_after, and vexp.h's oi__vexp. */
 
-OI__TARGET_AVX512 static inline __attribute__((always_inline)) void
-oi__attn_tile_avx512(int nv, int64_t k, const float *a, int64_t lda, int64_t h, const float *b, int64_t ldb,
-                     int64_t cols, float *c, int64_t ldc, const float *alpha) {
-    const __mmask16 m0 = oi__vexp_mask16(0, cols), m1 = nv > 1 ? oi__vexp_mask16(16, cols) : (__mmask16)0;
-    const bool full = cols == 16 * nv;
-    OI__ATTN_ROWS8(OI__ATTN16_DECLARE)
-    for (int64_t p = 0; p < k; p++) {
-        const float *bp = b + p * ldb;
-        __m512 b0 = _mm512_maskz_loadu_ps(m0, bp), b1 = nv > 1 ? _mm512_maskz_loadu_ps(m1, bp + 16) : b0;
-        OI__ATTN_ROWS8(OI__ATTN16_FMA)
-    }
-    OI__ATTN_ROWS8(OI__ATTN16_STORE)
+/* AVX-512 tiles mask off the columns past cols (a value tile of 8 or 24:
+ * head sizes are multiples of 8). Whole tiles store unmasked: a masked
+ * store stalls the loads of the same lines that follow. */
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) unsigned oi__attn_cols16(int64_t c0, int64_t cols) {
+    return oi__vexp_mask16(c0, cols);
+}
+
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__attn_loadc16(unsigned m, const float *p) {
+    return _mm512_maskz_loadu_ps((__mmask16)m, p);
+}
+
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) void oi__attn_storec16(float *p, unsigned m, bool full,
+                                                                                     __m512 v) {
+    if (full)
+        _mm512_storeu_ps(p, v);
+    else
+        _mm512_mask_storeu_ps(p, (__mmask16)m, v);
+}
+
+/* max(x, top): a NaN x leaves top (ignored, as vexp.h's max). */
+OI__TARGET_AVX512 static inline __attribute__((always_inline)) __m512 oi__attn_vmax16(__m512 x, __m512 top) {
+    return _mm512_mask_max_ps(top, OI__VEXP_ALL, x, top);
 }
 
 /* The largest and the sum of a vector's lanes (a tree of shuffles). */
@@ -1307,100 +1311,26 @@ oi__attn_after16(__m512 x, int64_t j, int64_t last) {
     return _mm512_mask_mov_ps(x, past, _mm512_set1_ps(-INFINITY));
 }
 
-/* Row r of the block, its first n scores s (n: oi__attn_seen's): plus its
- * mask, the keys past its causal limit at -inf; returns their max. Whole
- * vectors up to n rounded up to 16 (the scores' rows have room), the lanes
- * past n at -inf, so e^ makes them 0: no masked store, which would stall
- * the loads of the same lines that follow. The softmax is taken in two
- * sweeps over a tile's rows (max, then e^ and sum: oi__attn_esum16) so
- * that the rows' latency chains (shuffles, e^) overlap. */
-OI__TARGET_AVX512 static inline __attribute__((always_inline)) float
-oi__attn_max16(const oi__attn_f32 *a, int64_t r, float *s, int64_t n) {
-    const float *mf = oi__attn_mask_f32(a, r);
-    const unsigned char *mb = oi__attn_mask_bool(a, r);
-    const int64_t last = oi__attn_last(a, r) < n - 1 ? oi__attn_last(a, r) : n - 1;
-    oi__attn_mask_strided(a, r, s, n);
-    __m512 top = _mm512_set1_ps(-INFINITY);
-    for (int64_t j = 0; j < n; j += 16) {
-        __m512 x = oi__attn_after16(oi__attn_mask16(_mm512_loadu_ps(s + j), mf, mb, j, n, a->kv_seq), j, last);
-        _mm512_storeu_ps(s + j, x);
-        top = _mm512_mask_max_ps(top, OI__VEXP_ALL, x, top); /* a NaN x leaves top: ignored, as vexp.h's max */
-    }
-    return oi__attn_hmax16(top);
+/* AVX2 tiles are whole vectors (keys in 16s, head sizes multiples of 8):
+ * no column mask. */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) unsigned oi__attn_cols8(int64_t c0, int64_t cols) {
+    (void)c0, (void)cols;
+    return 0u;
 }
 
-/* e^(s - max) in place over n scores (rounded up to 16); returns their sum
- * (NaN when the row sees no key, max -inf: as numpy). */
-OI__TARGET_AVX512 static inline __attribute__((always_inline)) double oi__attn_esum16(float *s, int64_t n, float max) {
-    const __m512 shift = _mm512_set1_ps(max);
-    double total = 0.0;
-    for (int64_t c = 0; c < n; c += OI__ATTN_ESUM) {
-        const int64_t end = n - c < OI__ATTN_ESUM ? n : c + OI__ATTN_ESUM;
-        __m512 acc = _mm512_setzero_ps();
-        for (int64_t j = c; j < end; j += 16) {
-            __m512 e = oi__vexp16(_mm512_sub_ps(_mm512_loadu_ps(s + j), shift));
-            acc = _mm512_add_ps(acc, e);
-            _mm512_storeu_ps(s + j, e);
-        }
-        total += (double)oi__attn_hsum16(acc);
-    }
-    return total;
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__attn_loadc8(unsigned m, const float *p) {
+    (void)m;
+    return _mm256_loadu_ps(p);
 }
 
-OI__TARGET_AVX512 static void oi__attn_f32_avx512(const oi__attn_f32 *a) {
-    const int64_t n = a->kv_seq, pad = oi__attn_kv_pad(n);
-    const float scale[8] = {a->scale, a->scale, a->scale, a->scale, a->scale, a->scale, a->scale, a->scale};
-    float inv[8];
-    const int64_t block_seen = oi__attn_seen(a, 0, a->rows, n); /* the keys any row sees */
-    oi__attn_kt(a->k, a->k_rs, block_seen, a->dim, pad, a->kt);
-    for (int64_t r0 = 0; r0 < a->rows; r0 += 8) {
-        const int64_t h = a->rows - r0 < 8 ? a->rows - r0 : 8, seen = oi__attn_seen(a, r0, h, block_seen);
-        const int64_t seen_pad = oi__attn_kv_pad(seen);
-        const float *q = a->q + r0 * a->q_rs;
-        for (int64_t j = 0; j < seen_pad; j += 32) /* seen_pad - j: 16 or at least 32 */
-            if (seen_pad - j >= 32)
-                oi__attn_tile_avx512(2, a->dim, q, a->q_rs, h, a->kt + j, pad, 32, a->scores + j, pad, scale);
-            else
-                oi__attn_tile_avx512(1, a->dim, q, a->q_rs, h, a->kt + j, pad, 16, a->scores + j, pad, scale);
-        float top[8];
-        double sum[8];
-        for (int64_t r = 0; r < h; r++)
-            top[r] = oi__attn_max16(a, r0 + r, a->scores + r * pad, seen);
-        for (int64_t r = 0; r < h; r++)
-            sum[r] = oi__attn_esum16(a->scores + r * pad, seen, top[r]);
-        for (int64_t r = 0; r < h; r++) /* the divisions after the sweeps: they overlap */
-            inv[r] = (float)(1.0 / sum[r]);
-        float *o = a->out + r0 * a->out_rs;
-        for (int64_t c = 0; c < a->v_dim; c += 32) { /* the keys past `seen` have weight 0 in every row */
-            int64_t cols = a->v_dim - c < 32 ? a->v_dim - c : 32;
-            if (cols > 16)
-                oi__attn_tile_avx512(2, seen, a->scores, pad, h, a->v + c, a->v_rs, cols, o + c, a->out_rs, inv);
-            else
-                oi__attn_tile_avx512(1, seen, a->scores, pad, h, a->v + c, a->v_rs, cols, o + c, a->out_rs, inv);
-        }
-    }
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) void oi__attn_storec8(float *p, unsigned m, bool full,
+                                                                                  __m256 v) {
+    (void)m, (void)full;
+    _mm256_storeu_ps(p, v);
 }
 
-/* ---- AVX2 + FMA: tiles of 6 rows x 16 columns (12 accumulators) ----
- * As the AVX-512 tile, cols 8 (nv 1) or 16 (nv 2): whole vectors. */
-#define OI__ATTN8_DECLARE(i) const float *a##i = a + (i < h ? i : h - 1) * lda; \
-    __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = c##i##0;
-#define OI__ATTN8_FMA(i) { __m256 ai = _mm256_broadcast_ss(a##i + p); c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0); \
-    if (nv > 1) c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1); }
-#define OI__ATTN8_STORE(i) if (i < h) { float *ci = c + i * ldc; const __m256 va = _mm256_set1_ps(alpha[i]); \
-    _mm256_storeu_ps(ci, _mm256_mul_ps(va, c##i##0)); \
-    if (nv > 1) _mm256_storeu_ps(ci + 8, _mm256_mul_ps(va, c##i##1)); }
-
-OI__TARGET_AVX2 static inline __attribute__((always_inline)) void
-oi__attn_tile_avx2(int nv, int64_t k, const float *a, int64_t lda, int64_t h, const float *b, int64_t ldb, float *c,
-                   int64_t ldc, const float *alpha) {
-    OI__ATTN_ROWS6(OI__ATTN8_DECLARE)
-    for (int64_t p = 0; p < k; p++) {
-        const float *bp = b + p * ldb;
-        __m256 b0 = _mm256_loadu_ps(bp), b1 = nv > 1 ? _mm256_loadu_ps(bp + 8) : b0;
-        OI__ATTN_ROWS6(OI__ATTN8_FMA)
-    }
-    OI__ATTN_ROWS6(OI__ATTN8_STORE)
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__attn_vmax8(__m256 x, __m256 top) {
+    return _mm256_max_ps(x, top);
 }
 
 OI__TARGET_AVX2 static inline __attribute__((always_inline)) float oi__attn_hmax8(__m256 v) {
@@ -1446,66 +1376,136 @@ oi__attn_after8(__m256 x, int64_t j, int64_t last) {
     return _mm256_blendv_ps(x, _mm256_set1_ps(-INFINITY), past);
 }
 
-/* oi__attn_max16 on 8 lanes (whole vectors up to n rounded up to 8). */
-OI__TARGET_AVX2 static inline __attribute__((always_inline)) float
-oi__attn_max8(const oi__attn_f32 *a, int64_t r, float *s, int64_t n) {
-    const float *mf = oi__attn_mask_f32(a, r);
-    const unsigned char *mb = oi__attn_mask_bool(a, r);
-    const int64_t last = oi__attn_last(a, r) < n - 1 ? oi__attn_last(a, r) : n - 1;
-    oi__attn_mask_strided(a, r, s, n);
-    __m256 top = _mm256_set1_ps(-INFINITY);
-    for (int64_t j = 0; j < n; j += 8) {
-        __m256 x = oi__attn_after8(oi__attn_mask8(_mm256_loadu_ps(s + j), mf, mb, j, n, a->kv_seq), j, last);
-        _mm256_storeu_ps(s + j, x);
-        top = _mm256_max_ps(x, top); /* a NaN x leaves top */
+/* ---- The kernel, one body for both ISAs ----
+ * OI__ATTN_KERNEL(ISA, TARGET, W, ROWS, V, P) defines oi__attn_f32_ISA on
+ * vectors V of W lanes (intrinsics P_..._ps) and tiles of ROWS query rows
+ * x 2W columns, 2 ROWS accumulators: AVX-512 8 x 32 (16 of the 32
+ * registers), AVX2 + FMA 6 x 16 (12 of the 16). Its parts:
+ *
+ * oi__attn_tile_ISA(nv, k, a, lda, h, b, ldb, cols, c, ldc, alpha):
+ * c[h x cols] (row stride ldc) = alpha[i] * a[h x k] b[k x cols] on row i:
+ * row i of a at a + i * lda, step p of b at b + p * ldb; h <= ROWS,
+ * cols <= nv W. Rows past h repeat row h - 1 and are not stored; columns
+ * past cols are masked off (oi__attn_cols).
+ *
+ * oi__attn_maxW(a, r, s, n): row r of the block, its first n scores s (n:
+ * oi__attn_seen's): plus its mask, the keys past its causal limit at
+ * -inf; returns their max. Whole vectors up to n rounded up to W (the
+ * scores' rows have room), the lanes past n at -inf, so e^ makes them 0:
+ * no masked store, which would stall the loads of the same lines that
+ * follow. The softmax is taken in two sweeps over a tile's rows (max, then
+ * e^ and sum: oi__attn_esumW) so that the rows' latency chains (shuffles,
+ * e^) overlap.
+ *
+ * oi__attn_esumW(s, n, max): e^(s - max) in place over n scores (rounded
+ * up to W); returns their sum (NaN when the row sees no key, max -inf: as
+ * numpy).
+ *
+ * oi__attn_f32_ISA(a): the block, ROWS query rows at a time: their scores
+ * against the keys any of them sees, the softmax, then the weights times
+ * V. Key tiles are 2W wide but for a last one of 16 (AVX-512). */
+#define OI__ATTN_DECLARE(i, W, V, P) \
+    const float *a##i = a + (i < h ? i : h - 1) * lda; \
+    V c##i##0 = P##_setzero_ps(), c##i##1 = c##i##0;
+#define OI__ATTN_FMA(i, W, V, P) \
+    { \
+        V ai = P##_set1_ps(a##i[p]); \
+        c##i##0 = P##_fmadd_ps(ai, b0, c##i##0); \
+        if (nv > 1) \
+            c##i##1 = P##_fmadd_ps(ai, b1, c##i##1); \
     }
-    return oi__attn_hmax8(top);
-}
+#define OI__ATTN_STORE(i, W, V, P) \
+    if (i < h) { \
+        float *ci = c + i * ldc; \
+        const V va = P##_set1_ps(alpha[i]); \
+        oi__attn_storec##W(ci, m0, full, P##_mul_ps(va, c##i##0)); \
+        if (nv > 1) \
+            oi__attn_storec##W(ci + W, m1, full, P##_mul_ps(va, c##i##1)); \
+    }
 
-/* oi__attn_esum16 on 8 lanes. */
-OI__TARGET_AVX2 static inline __attribute__((always_inline)) double oi__attn_esum8(float *s, int64_t n, float max) {
-    const __m256 shift = _mm256_set1_ps(max);
-    double total = 0.0;
-    for (int64_t c = 0; c < n; c += OI__ATTN_ESUM) {
-        const int64_t end = n - c < OI__ATTN_ESUM ? n : c + OI__ATTN_ESUM;
-        __m256 acc = _mm256_setzero_ps();
-        for (int64_t j = c; j < end; j += 8) {
-            __m256 e = oi__vexp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), shift));
-            acc = _mm256_add_ps(acc, e);
-            _mm256_storeu_ps(s + j, e);
-        }
-        total += (double)oi__attn_hsum8(acc);
+#define OI__ATTN_KERNEL(ISA, TARGET, W, ROWS, V, P) \
+    TARGET static inline __attribute__((always_inline)) void oi__attn_tile_##ISA( \
+        int nv, int64_t k, const float *a, int64_t lda, int64_t h, const float *b, int64_t ldb, int64_t cols, \
+        float *c, int64_t ldc, const float *alpha) { \
+        const unsigned m0 = oi__attn_cols##W(0, cols), m1 = nv > 1 ? oi__attn_cols##W(W, cols) : 0u; \
+        const bool full = cols == W * nv; \
+        OI__ATTN_ROWS##ROWS(OI__ATTN_DECLARE, W, V, P) \
+        for (int64_t p = 0; p < k; p++) { \
+            const float *bp = b + p * ldb; \
+            V b0 = oi__attn_loadc##W(m0, bp), b1 = nv > 1 ? oi__attn_loadc##W(m1, bp + W) : b0; \
+            OI__ATTN_ROWS##ROWS(OI__ATTN_FMA, W, V, P) \
+        } \
+        OI__ATTN_ROWS##ROWS(OI__ATTN_STORE, W, V, P) \
+    } \
+    \
+    TARGET static inline __attribute__((always_inline)) float oi__attn_max##W(const oi__attn_f32 *a, int64_t r, \
+                                                                               float *s, int64_t n) { \
+        const float *mf = oi__attn_mask_f32(a, r); \
+        const unsigned char *mb = oi__attn_mask_bool(a, r); \
+        const int64_t last = oi__attn_last(a, r) < n - 1 ? oi__attn_last(a, r) : n - 1; \
+        oi__attn_mask_strided(a, r, s, n); \
+        V top = P##_set1_ps(-INFINITY); \
+        for (int64_t j = 0; j < n; j += W) { \
+            V x = oi__attn_after##W(oi__attn_mask##W(P##_loadu_ps(s + j), mf, mb, j, n, a->kv_seq), j, last); \
+            P##_storeu_ps(s + j, x); \
+            top = oi__attn_vmax##W(x, top); \
+        } \
+        return oi__attn_hmax##W(top); \
+    } \
+    \
+    TARGET static inline __attribute__((always_inline)) double oi__attn_esum##W(float *s, int64_t n, float max) { \
+        const V shift = P##_set1_ps(max); \
+        double total = 0.0; \
+        for (int64_t c = 0; c < n; c += OI__ATTN_ESUM) { \
+            const int64_t end = n - c < OI__ATTN_ESUM ? n : c + OI__ATTN_ESUM; \
+            V acc = P##_setzero_ps(); \
+            for (int64_t j = c; j < end; j += W) { \
+                V e = oi__vexp##W(P##_sub_ps(P##_loadu_ps(s + j), shift)); \
+                acc = P##_add_ps(acc, e); \
+                P##_storeu_ps(s + j, e); \
+            } \
+            total += (double)oi__attn_hsum##W(acc); \
+        } \
+        return total; \
+    } \
+    \
+    TARGET static void oi__attn_f32_##ISA(const oi__attn_f32 *a) { \
+        const int64_t n = a->kv_seq, pad = oi__attn_kv_pad(n); \
+        float scale[ROWS], inv[ROWS]; \
+        for (int r = 0; r < ROWS; r++) \
+            scale[r] = a->scale; \
+        const int64_t block_seen = oi__attn_seen(a, 0, a->rows, n); /* the keys any row sees */ \
+        oi__attn_kt(a->k, a->k_rs, block_seen, a->dim, pad, a->kt); \
+        for (int64_t r0 = 0; r0 < a->rows; r0 += ROWS) { \
+            const int64_t h = a->rows - r0 < ROWS ? a->rows - r0 : ROWS, seen = oi__attn_seen(a, r0, h, block_seen); \
+            const int64_t seen_pad = oi__attn_kv_pad(seen); \
+            const float *q = a->q + r0 * a->q_rs; \
+            for (int64_t j = 0; j < seen_pad; j += 2 * W) /* seen_pad - j: a multiple of 16, 2W for AVX2 */ \
+                if (W == 8 || seen_pad - j >= 2 * W) \
+                    oi__attn_tile_##ISA(2, a->dim, q, a->q_rs, h, a->kt + j, pad, 2 * W, a->scores + j, pad, scale); \
+                else \
+                    oi__attn_tile_##ISA(1, a->dim, q, a->q_rs, h, a->kt + j, pad, W, a->scores + j, pad, scale); \
+            float top[ROWS]; \
+            double sum[ROWS]; \
+            for (int64_t r = 0; r < h; r++) \
+                top[r] = oi__attn_max##W(a, r0 + r, a->scores + r * pad, seen); \
+            for (int64_t r = 0; r < h; r++) \
+                sum[r] = oi__attn_esum##W(a->scores + r * pad, seen, top[r]); \
+            for (int64_t r = 0; r < h; r++) /* the divisions after the sweeps: they overlap */ \
+                inv[r] = (float)(1.0 / sum[r]); \
+            float *o = a->out + r0 * a->out_rs; \
+            for (int64_t c = 0; c < a->v_dim; c += 2 * W) { /* the keys past `seen` have weight 0 in every row */ \
+                const int64_t cols = a->v_dim - c < 2 * W ? a->v_dim - c : 2 * W; \
+                if (cols > W) \
+                    oi__attn_tile_##ISA(2, seen, a->scores, pad, h, a->v + c, a->v_rs, cols, o + c, a->out_rs, inv); \
+                else \
+                    oi__attn_tile_##ISA(1, seen, a->scores, pad, h, a->v + c, a->v_rs, cols, o + c, a->out_rs, inv); \
+            } \
+        } \
     }
-    return total;
-}
 
-OI__TARGET_AVX2 static void oi__attn_f32_avx2(const oi__attn_f32 *a) {
-    const int64_t n = a->kv_seq, pad = oi__attn_kv_pad(n);
-    const float scale[6] = {a->scale, a->scale, a->scale, a->scale, a->scale, a->scale};
-    float inv[6];
-    const int64_t block_seen = oi__attn_seen(a, 0, a->rows, n); /* the keys any row sees */
-    oi__attn_kt(a->k, a->k_rs, block_seen, a->dim, pad, a->kt);
-    for (int64_t r0 = 0; r0 < a->rows; r0 += 6) {
-        const int64_t h = a->rows - r0 < 6 ? a->rows - r0 : 6, seen = oi__attn_seen(a, r0, h, block_seen);
-        const float *q = a->q + r0 * a->q_rs;
-        for (int64_t j = 0; j < seen; j += 16)
-            oi__attn_tile_avx2(2, a->dim, q, a->q_rs, h, a->kt + j, pad, a->scores + j, pad, scale);
-        float top[6];
-        double sum[6];
-        for (int64_t r = 0; r < h; r++)
-            top[r] = oi__attn_max8(a, r0 + r, a->scores + r * pad, seen);
-        for (int64_t r = 0; r < h; r++)
-            sum[r] = oi__attn_esum8(a->scores + r * pad, seen, top[r]);
-        for (int64_t r = 0; r < h; r++) /* the divisions after the sweeps: they overlap */
-            inv[r] = (float)(1.0 / sum[r]);
-        float *o = a->out + r0 * a->out_rs;
-        for (int64_t c = 0; c < a->v_dim; c += 16) /* the keys past `seen` have weight 0 in every row */
-            if (a->v_dim - c >= 16)
-                oi__attn_tile_avx2(2, seen, a->scores, pad, h, a->v + c, a->v_rs, o + c, a->out_rs, inv);
-            else
-                oi__attn_tile_avx2(1, seen, a->scores, pad, h, a->v + c, a->v_rs, o + c, a->out_rs, inv);
-    }
-}
+OI__ATTN_KERNEL(avx512, OI__TARGET_AVX512, 16, 8, __m512, _mm512)
+OI__ATTN_KERNEL(avx2, OI__TARGET_AVX2, 8, 6, __m256, _mm256)
 #endif /* OI__GEMM_X86 */
 /* synth-embed end */
 

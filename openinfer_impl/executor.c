@@ -36,10 +36,17 @@ static void oi__ctx_recycle(oi__ctx *c, oi__tensor *t) {
 }
 
 /* Ops whose kernels (the CPU's, a host backend's) write every element of
- * the output on every path, so a fresh output needs no zeroing: a
- * transformer layer's q, k, v and attention result are fresh each layer
- * (views of the old ones still hold their buffers). */
-static bool oi__op_writes_whole(oi_op op) { return op == OI_OP_gemm || op == OI_OP_attention; }
+ * an output of this dtype on every path, so a fresh output needs no
+ * zeroing: a transformer layer's q, k, v, attention result and residual
+ * sums are fresh each layer (views of the old ones still hold their
+ * buffers). The f32/f64 arithmetic of kernels/elementwise.c writes each
+ * element once on its fast, rows and generic paths alike. */
+static bool oi__op_writes_whole(oi_op op, oi_dtype dtype) {
+    if (op == OI_OP_gemm || op == OI_OP_attention)
+        return true;
+    bool arith = op == OI_OP_add || op == OI_OP_sub || op == OI_OP_mul || op == OI_OP_div;
+    return arith && (dtype == OI_DTYPE_F32 || dtype == OI_DTYPE_F64);
+}
 
 /* A tensor on spare bytes of exactly its size when there are, zeroed when
  * `zero` (see oi__tensor_adopt). */
@@ -61,7 +68,8 @@ static oi_status oi__ctx_init(oi__ctx *c, oi_executor *e) {
     c->exec = e;
     c->values = (oi__tensor **)oi__calloc(n ? n : 1, sizeof *c->values);
     c->written = (bool *)oi__calloc(n ? n : 1, sizeof *c->written);
-    return c->values && c->written && sh_new_strdup(c->prefix) ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+    c->hits = (oi__prefix_hit **)oi__calloc(n ? n : 1, sizeof *c->hits);
+    return c->values && c->written && c->hits && sh_new_strdup(c->prefix) ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
 }
 
 static void oi__ctx_drop_values(oi__ctx *c) {
@@ -87,6 +95,9 @@ static void oi__ctx_free(oi__ctx *c) {
     for (int i = 0; i < (int)shlen(c->prefix); i++)
         oi__tensor_free(c->prefix[i].value);
     shfree(c->prefix);
+    for (int s = 0; c->hits && s < (int)arrlen(c->exec->plan->slots); s++)
+        arrfree(c->hits[s]);
+    oi__free(c->hits);
 }
 
 /* Pushes a frame that runs `nodes`: a block's, or a loop's body for
@@ -315,13 +326,17 @@ static void oi__warn_once(oi_executor *e, oi_op op, const char *why) {
         oi__free(w);
 }
 
-/* A prefix-table entry W[l]: the model tensor its pattern names. */
+/* A prefix-table entry W[l]: the model tensor its pattern names. The
+ * name is built once per entry; later lookups find it by its values. */
 static oi__tensor *oi__prefix_entry(oi__ctx *c, int s, const oi__pindex *idx, const oi__src *src) {
     const oi__slot *sl = oi__slot_of(c->exec, s);
-    int64_t values[OI_MAX_DIMS];
+    int64_t values[OI_MAX_DIMS] = {0};
     for (int k = 0; k < sl->n_indices; k++)
         if (oi__eval_expr(c, &idx[k].single, src, &values[k]) != OI_OK)
             return NULL;
+    for (ptrdiff_t h = 0; h < arrlen(c->hits[s]); h++)
+        if (memcmp(c->hits[s][h].values, values, sizeof values) == 0)
+            return c->hits[s][h].value;
     char *name = oi__plan_pattern_name(sl, values);
     if (!name)
         return NULL;
@@ -342,6 +357,12 @@ static oi__tensor *oi__prefix_entry(oi__ctx *c, int s, const oi__pindex *idx, co
                              src->scope ? src->scope : "", src->scope ? ": " : "", src->text);
     }
     oi__free(name);
+    if (t) {
+        oi__prefix_hit hit;
+        memcpy(hit.values, values, sizeof values);
+        hit.value = t;
+        (void)arrput(c->hits[s], hit); /* out of memory: the next lookup builds the name again */
+    }
     return t;
 }
 
@@ -508,7 +529,7 @@ static oi_status oi__exec_op(oi__ctx *c, const oi__pnode *pn) {
     }
     if (!out) {
         out = oi__ctx_new_tensor(c, stored.dtype, sig.ndim, sig.shape,
-                                 !(on_backend && be->to_host) && !oi__op_writes_whole(n->op));
+                                 !(on_backend && be->to_host) && !oi__op_writes_whole(n->op, stored.dtype));
         fresh = true;
         if (!out)
             return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);

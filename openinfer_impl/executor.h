@@ -75,6 +75,13 @@ typedef struct oi__frame {
 
 typedef struct oi__prefix_cache { char *key; oi__tensor *value; } oi__prefix_cache;
 
+/* A prefix-table entry already looked up, by its index values: later
+ * lookups (every layer of every step) build no name (oi__prefix_entry). */
+typedef struct oi__prefix_hit {
+    int64_t values[OI_MAX_DIMS];
+    oi__tensor *value; /* held by oi__ctx.prefix */
+} oi__prefix_hit;
+
 /* Bytes of last step's temporaries, kept for this step's: reusing them
  * spares the allocator's page faults and heap trimming on every step. */
 typedef struct oi__spare {
@@ -92,6 +99,7 @@ typedef struct oi__ctx {
     bool record;           /* record trace events                         */
     oi__tev *events;       /* consumer contexts keep their own events     */
     oi__prefix_cache *prefix; /* model name -> tensor (borrowed data)     */
+    oi__prefix_hit **hits; /* per slot: stb array of its entries in prefix */
     const int *yielded;    /* entry: slots handed to consumers (stb)      */
     int lock_depth;        /* this context holds exec->lock (re-entrant)  */
     bool ran_on_device;    /* the node just run went to the device backend */
