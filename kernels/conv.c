@@ -566,6 +566,76 @@ static oi_status oi__conv_gemm(bool wide, bool ta, bool tb, int64_t m, int64_t n
 }
 
 /* ------------------------------------------------------------------ */
+/* Few output channels over many positions                             */
+/* ------------------------------------------------------------------ */
+/* y[8 rows, n] += w[8 rows, k] x cols[k, n] with cols read as it lies: a
+ * conv with few output channels and a short K (PP-OCR's stem: 8 x 2304 x
+ * 27) spent as long packing cols for the gemm as multiplying it. Eight
+ * columns a step, one accumulator per row, K in order with one FMA per
+ * product, as the gemm's kernels add. */
+#define OI__FEW_ROWS 8
+
+#if OI__GEMM_X86
+#define OI__FEW_LOAD(r) __m256 a##r = _mm256_maskload_ps(y + r * n + j, live);
+#define OI__FEW_FMA(r) a##r = _mm256_fmadd_ps(_mm256_broadcast_ss(w + r * k + p), x, a##r);
+#define OI__FEW_STORE(r) _mm256_maskstore_ps(y + r * n + j, live, a##r);
+#define OI__FEW_EACH(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
+OI__TARGET_AVX2 static void oi__conv_few_rows_avx2(const float *w, int64_t k, const float *cols, int64_t n, float *y,
+                                                    int64_t first, int64_t end) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t j = first; j < end; j += 8) {
+        __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(end - j < 8 ? end - j : 8)), lane);
+        OI__FEW_EACH(OI__FEW_LOAD)
+        for (int64_t p = 0; p < k; p++) {
+            __m256 x = _mm256_maskload_ps(cols + p * n + j, live);
+            OI__FEW_EACH(OI__FEW_FMA)
+        }
+        OI__FEW_EACH(OI__FEW_STORE)
+    }
+}
+#undef OI__FEW_LOAD
+#undef OI__FEW_FMA
+#undef OI__FEW_STORE
+#undef OI__FEW_EACH
+#endif
+
+typedef struct oi__few_rows_job {
+    const float *w, *cols;
+    float *y;
+    int64_t rows, k, n;
+} oi__few_rows_job;
+
+/* Column blocks [first, end) of 8 (the last one partial), every row. */
+static void oi__few_rows_range(void *ctx, int64_t first, int64_t end) {
+    const oi__few_rows_job *j = (const oi__few_rows_job *)ctx;
+    int64_t hi = end * 8 < j->n ? end * 8 : j->n;
+#if OI__GEMM_X86
+    for (int64_t r = 0; r < j->rows; r += OI__FEW_ROWS)
+        oi__conv_few_rows_avx2(j->w + r * j->k, j->k, j->cols, j->n, j->y + r * j->n, first * 8, hi);
+#else
+    (void)hi;
+#endif
+}
+
+/* Takes y += w x cols where the shape suits it (rows a multiple of 8, up to
+ * 32; K up to 64; 256 columns or more; an AVX2 machine); false: the gemm's. */
+static bool oi__conv_few_rows(int64_t rows, int64_t k, int64_t n, const float *w, const float *cols, float *y) {
+#if OI__GEMM_X86
+    oi__gemm_isa isa = oi__gemm_active_isa();
+    if ((isa != OI__GEMM_ISA_AVX2 && isa != OI__GEMM_ISA_AVX512) || rows % OI__FEW_ROWS || rows > 32 || k > 64 ||
+        n < 256)
+        return false;
+    oi__few_rows_job j = {w, cols, y, rows, k, n};
+    oi__threadpool *pool = rows * k * n >= ((int64_t)1 << 16) ? oi__threadpool_default() : NULL;
+    oi__threadpool_run_ranges(pool, (n + 7) / 8, 4, oi__few_rows_range, &j);
+    return true;
+#else
+    (void)rows, (void)k, (void)n, (void)w, (void)cols, (void)y;
+    return false;
+#endif
+}
+
+/* ------------------------------------------------------------------ */
 /* Window index tables                                                 */
 /* ------------------------------------------------------------------ */
 /* For each kernel position and each position q of the `from` grid: the
@@ -1167,9 +1237,11 @@ static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom 
             bool bias_first = bias.data && !wide;
             if (bias_first)
                 oi__conv_fill_bias((const float *)bias.data + grp * mg, mg, g->out_sp, (float *)yg);
-            s = oi__conv_gemm(wide, false, by_patch, mg, g->out_sp, rows, 1.0, oi__conv_at(w.data, wide, grp * mg * rows),
-                              rows, pointwise ? xg : cols, by_patch ? rows : g->out_sp, bias_first ? 1.0 : 0.0, yg,
-                              g->out_sp);
+            const void *wg = oi__conv_at(w.data, wide, grp * mg * rows), *colsg = pointwise ? xg : cols;
+            if (!(bias_first && !by_patch && oi__conv_few_rows(mg, rows, g->out_sp, (const float *)wg,
+                                                               (const float *)colsg, (float *)yg)))
+                s = oi__conv_gemm(wide, false, by_patch, mg, g->out_sp, rows, 1.0, wg, rows, colsg,
+                                  by_patch ? rows : g->out_sp, bias_first ? 1.0 : 0.0, yg, g->out_sp);
             if (bias.data && !bias_first)
                 oi__conv_add_bias_f64((const double *)bias.data, grp * mg, mg, g->out_sp, (double *)yg);
             if (s == OI_OK) /* while the group's rows are still in cache */

@@ -725,13 +725,17 @@ static void test_conv_few_positions(void) {
 
 /* Strided 2-D convs through im2col by rows, in each ISA: the vector copy of
  * every second column (its last load must stop at the row's end: even and
- * odd widths) and the copy split over the pool (PP-OCR's stem, 3 x 48 x 192). */
+ * odd widths), the copy split over the pool (PP-OCR's stem, 3 x 48 x 192),
+ * and the product of few output channels read from cols as it lies (8 or 16
+ * rows, a last block of columns partial or whole). */
 static void test_conv_strided_rows(void) {
     static const conv_case cases[] = {
         {2, 3, 8, 48, 192, 3, 3, 2, 2, 1, 1, 1, 1, 1}, /* PP-OCR's stem */
         {2, 3, 8, 47, 191, 3, 3, 2, 2, 1, 1, 1, 1, 1}, /* odd sizes */
         {2, 2, 4, 6, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1},   /* a short row: the tail alone */
         {2, 2, 4, 9, 50, 3, 2, 1, 3, 0, 1, 1, 2, 1},   /* stride 3, dilated */
+        {2, 3, 8, 30, 75, 3, 3, 2, 2, 1, 1, 1, 1, 1},  /* 8 channels out, 570 positions: a partial last block */
+        {2, 4, 16, 20, 60, 3, 3, 1, 1, 1, 1, 1, 1, 1}, /* 16 channels out in two groups of 8 rows */
     };
     oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
     for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
