@@ -203,18 +203,21 @@ OI__TARGET_AVX2 static void oi__gemm_f32_kernel_avx2(int64_t kc, const float *a,
 #define OI__AVX2_UPDATE_ROWS(i) { __m256 ai = _mm256_broadcast_ss(a##i + p); \
     c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0); c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1); }
 #define OI__AVX2_ROW_POINTER(i) const float *a##i = a + i * lda;
-OI__TARGET_AVX2 static void oi__gemm_f32_kernel_rows_avx2(int64_t kc, const float *a, int64_t lda, const float *b,
-                                                          float *c, int64_t ldc, float alpha, float beta,
-                                                          const float *bias) {
-    OI__ROWS6(OI__AVX2_DECLARE)
-    OI__ROWS6(OI__AVX2_ROW_POINTER)
-    for (int64_t p = 0; p < kc; p++) {
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
-        OI__ROWS6(OI__AVX2_UPDATE_ROWS)
-        b += 16;
+/* An in-place kernel for the rows ROWS lists (OI__ROWS6, or OI__ROWS4 for a
+ * last partial panel: the same arithmetic per row). */
+#define OI__AVX2_ROWS_KERNEL(NAME, ROWS) \
+    OI__TARGET_AVX2 static void NAME(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, \
+                                     float alpha, float beta, const float *bias) { \
+        ROWS(OI__AVX2_DECLARE) \
+        ROWS(OI__AVX2_ROW_POINTER) \
+        for (int64_t p = 0; p < kc; p++) { \
+            __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8); \
+            ROWS(OI__AVX2_UPDATE_ROWS) \
+            b += 16; \
+        } \
+        OI__AVX2_FINISH(ROWS) \
     }
-    OI__AVX2_FINISH(OI__ROWS6)
-}
+OI__AVX2_ROWS_KERNEL(oi__gemm_f32_kernel_rows_avx2, OI__ROWS6)
 
 /* AVX-512: 12 rows x 32 columns = 24 zmm accumulators, 2 B vectors and one
  * broadcast. 24 independent FMA chains hide the FMA latency on both FMA
@@ -263,19 +266,20 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_avx512(int64_t kc, const float
 #define OI__AVX512_UPDATE_ROWS(i) { __m512 ai = _mm512_set1_ps(a##i[p]); \
     c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0); c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1); }
 #define OI__AVX512_ROW_POINTER(i) const float *a##i = a + i * lda;
-OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows_avx512(int64_t kc, const float *a, int64_t lda, const float *b,
-                                                              float *c, int64_t ldc, float alpha, float beta,
-                                                              const float *bias) {
-    OI__ROWS12(OI__AVX512_PREFETCH_C)
-    OI__ROWS12(OI__AVX512_DECLARE)
-    OI__ROWS12(OI__AVX512_ROW_POINTER)
-    for (int64_t p = 0; p < kc; p++) {
-        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-        OI__ROWS12(OI__AVX512_UPDATE_ROWS)
-        b += 32;
+#define OI__AVX512_ROWS_KERNEL(NAME, ROWS) \
+    OI__TARGET_AVX512 static void NAME(int64_t kc, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, \
+                                       float alpha, float beta, const float *bias) { \
+        ROWS(OI__AVX512_PREFETCH_C) \
+        ROWS(OI__AVX512_DECLARE) \
+        ROWS(OI__AVX512_ROW_POINTER) \
+        for (int64_t p = 0; p < kc; p++) { \
+            __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16); \
+            ROWS(OI__AVX512_UPDATE_ROWS) \
+            b += 32; \
+        } \
+        OI__AVX512_FINISH(ROWS) \
     }
-    OI__AVX512_FINISH(OI__ROWS12)
-}
+OI__AVX512_ROWS_KERNEL(oi__gemm_f32_kernel_rows_avx512, OI__ROWS12)
 
 /* The in-place kernels for a last partial row panel: 128 rows (a sequence
  * of 128 tokens) are 10 panels of 12 and one of 8, and the 8-row kernel
@@ -285,32 +289,8 @@ OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows_avx512(int64_t kc, const 
  * (128 = 21 x 6 + 2): 8 accumulators still hide the FMA latency. */
 #define OI__ROWS4(X) X(0) X(1) X(2) X(3)
 #define OI__ROWS8(X) OI__ROWS4(X) X(4) X(5) X(6) X(7)
-OI__TARGET_AVX512 static void oi__gemm_f32_kernel_rows8_avx512(int64_t kc, const float *a, int64_t lda, const float *b,
-                                                               float *c, int64_t ldc, float alpha, float beta,
-                                                               const float *bias) {
-    OI__ROWS8(OI__AVX512_PREFETCH_C)
-    OI__ROWS8(OI__AVX512_DECLARE)
-    OI__ROWS8(OI__AVX512_ROW_POINTER)
-    for (int64_t p = 0; p < kc; p++) {
-        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-        OI__ROWS8(OI__AVX512_UPDATE_ROWS)
-        b += 32;
-    }
-    OI__AVX512_FINISH(OI__ROWS8)
-}
-
-OI__TARGET_AVX2 static void oi__gemm_f32_kernel_rows4_avx2(int64_t kc, const float *a, int64_t lda, const float *b,
-                                                           float *c, int64_t ldc, float alpha, float beta,
-                                                           const float *bias) {
-    OI__ROWS4(OI__AVX2_DECLARE)
-    OI__ROWS4(OI__AVX2_ROW_POINTER)
-    for (int64_t p = 0; p < kc; p++) {
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
-        OI__ROWS4(OI__AVX2_UPDATE_ROWS)
-        b += 16;
-    }
-    OI__AVX2_FINISH(OI__ROWS4)
-}
+OI__AVX512_ROWS_KERNEL(oi__gemm_f32_kernel_rows8_avx512, OI__ROWS8)
+OI__AVX2_ROWS_KERNEL(oi__gemm_f32_kernel_rows4_avx2, OI__ROWS4)
 /* synth-embed end */
 
 /* The all-lanes masked forms of the shuffles: the plain ones are built on
