@@ -1018,14 +1018,23 @@ static void oi__vk_attention_layout(oi__buf *b, const oi__vk_att_views *views, l
  * wider). The head's K comes into shared memory once for all the rows, the
  * scores and their softmax stay within a subgroup (subgroupMax, subgroupAdd:
  * no workgroup barrier), then V takes K's place for p V. */
-static void oi__vk_attention_tiled(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, const int in[3], int out,
-                                   const oi__vk_att_views *views) {
-    const oi__sy_schedule *s = &p->schedule;
-    const oi__pnode *pn = k->nodes[0];
+typedef struct oi__vk_att_dims {
+    long long S, D, T, Dv, H; /* query rows, their width, keys, values' width, heads */
+} oi__vk_att_dims;
+
+static oi__vk_att_dims oi__vk_att_dims_of(const oi__sy_schedule *s, const oi__pnode *pn) {
     const oi__slot *q = oi__vk_slot(s, pn->inputs[0]), *kk = oi__vk_slot(s, pn->inputs[1]);
     const oi__slot *v = oi__vk_slot(s, pn->inputs[2]);
-    long long S = (long long)q->shape[2], D = (long long)q->shape[3], T = (long long)kk->shape[2];
-    long long Dv = (long long)v->shape[3], H = (long long)q->shape[1];
+    oi__vk_att_dims d = {(long long)q->shape[2], (long long)q->shape[3], (long long)kk->shape[2], (long long)v->shape[3],
+                         (long long)q->shape[1]};
+    return d;
+}
+
+static void oi__vk_attention_tiled(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, const int in[3], int out,
+                                   const oi__vk_att_views *views, const oi__vk_att_dims *sizes) {
+    const oi__sy_schedule *s = &p->schedule;
+    const oi__pnode *pn = k->nodes[0];
+    long long S = sizes->S, D = sizes->D, T = sizes->T, Dv = sizes->Dv, H = sizes->H;
     long long rows[4] = {S, T, T, S}, dims[4] = {D, D, Dv, Dv};
     oi__vk_attention_sizes(b, pn, S, D, T, Dv);
     oi__buf_printf(b, "const uint R = %uu; /* query rows per workgroup */\n"
@@ -1079,17 +1088,15 @@ static void oi__vk_attention_tiled(oi__buf *b, const oi_plan *p, const oi__sy_ke
 static void oi__vk_attention(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k, uint32_t wg) {
     const oi__sy_schedule *s = &p->schedule;
     const oi__pnode *pn = k->nodes[0];
-    const oi__slot *q = oi__vk_slot(s, pn->inputs[0]), *kk = oi__vk_slot(s, pn->inputs[1]);
-    const oi__slot *v = oi__vk_slot(s, pn->inputs[2]);
-    long long S = (long long)q->shape[2], D = (long long)q->shape[3], T = (long long)kk->shape[2];
-    long long Dv = (long long)v->shape[3], H = (long long)q->shape[1];
+    oi__vk_att_dims sizes = oi__vk_att_dims_of(s, pn);
+    long long S = sizes.S, D = sizes.D, T = sizes.T, Dv = sizes.Dv, H = sizes.H;
     oi__vk_att_views views;
     oi__vk_attention_views(p, k, &views);
     int in[3], out = views.dst >= 0 ? views.dst : pn->out;
     for (int o = 0; o < 3; o++)
         in[o] = views.src[o] >= 0 ? views.src[o] : pn->inputs[o];
     if (oi__vk_att_tiled(&p->gpu, s, k)) {
-        oi__vk_attention_tiled(b, p, k, in, out, &views);
+        oi__vk_attention_tiled(b, p, k, in, out, &views, &sizes);
         return;
     }
     oi__vk_attention_sizes(b, pn, S, D, T, Dv);
