@@ -519,15 +519,14 @@ static void oi__sy_source_open(oi__buf *b, const oi_plan *p) {
     }
     oi__sy_source_open_runtime(b, p);
     oi__buf_puts(b, "    return ctx;\n}\n\n");
-    char built_in[96] = "";
-    if (p->embed_model)
-        snprintf(built_in, sizeof built_in, "    if (ctx->model != %s_model_bytes) /* not the built-in model */\n", N);
     oi__buf_printf(b, "void %s_close(%s_ctx *ctx) {\n    if (!ctx)\n        return;\n%s%s#ifdef OI_HAVE_MMAP\n"
                       "    if (ctx->model_mapped)\n        munmap((void *)(uintptr_t)ctx->model, ctx->model_size);\n"
-                      "    else\n#endif\n%s        free((void *)(uintptr_t)ctx->model);\n"
-                      "    free(ctx->arena);\n    free(ctx->state);\n    free(ctx);\n}\n\n", N, N,
-                   p->schedule.threaded ? "    oi_rt_pool_stop(&ctx->pool);\n" : "",
-                   p->schedule.packed_bytes ? "    free(ctx->packed_block);\n" : "", built_in);
+                      "    else\n#endif\n", N, N, p->schedule.threaded ? "    oi_rt_pool_stop(&ctx->pool);\n" : "",
+                   p->schedule.packed_bytes ? "    free(ctx->packed_block);\n" : "");
+    if (p->embed_model)
+        oi__buf_printf(b, "    if (ctx->model != %s_model_bytes) /* not the built-in model */\n", N);
+    oi__buf_puts(b, "        free((void *)(uintptr_t)ctx->model);\n"
+                    "    free(ctx->arena);\n    free(ctx->state);\n    free(ctx);\n}\n\n");
 }
 
 static void oi__sy_source_step(oi__buf *b, const oi_plan *p) {
