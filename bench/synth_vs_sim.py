@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The synthesized C against the simulator on the same graph, model and inputs.
 
-    bench/synth_vs_sim.py BUILD_DIR [EXAMPLE...] [--steps N] [--isa avx2] [--cflags FLAGS] [--peer-python PY]
+    bench/synth_vs_sim.py BUILD_DIR [EXAMPLE...] [--steps N] [--isa avx2] [--cflags FLAGS] [--peer-python PY] [--peer-isa native]
                                                  [--threads T] [--rounds R]
                                                  (default: digits residual_mlp streaming)
     bench/synth_vs_sim.py BUILD_DIR minilm_real [--peer-python PY] [--isa avx2] [--steps N] ...
@@ -67,8 +67,9 @@ step (reference/fox_180.pgm); ONNX Runtime runs the package's ONNX file on the s
 
 --isa avx2 forces the AVX2 path: OPENINFER_ISA=avx2 for the simulator and
 the emitted driver (its gemm reads it too), and the emitted code built with
--mavx2 -mfma -DOI_GEMM_AVX2_ONLY instead of -march=native. ONNX Runtime
-keeps its own ISA (it has no such switch).
+-mavx2 -mfma -DOI_GEMM_AVX2_ONLY instead of -march=native, and ONNX Runtime
+runs its AVX2 kernels (bench/ort_avx2.py: a copy of the package that sees
+no AVX-512 state); --peer-isa native keeps ORT's own choice.
 """
 import json
 import os
@@ -83,6 +84,15 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import ort_avx2  # noqa: E402
+
+ORT_ISA = {"isa": "native", "cache": "build"}  # main() sets them from --isa, --peer-isa and BUILD_DIR
+
+
+def ort_env(python):
+    """The environment for an ONNX Runtime process run by python: its AVX2 copy first when asked."""
+    return ort_avx2.peer_env(python, ORT_ISA["cache"], ORT_ISA["isa"])
 
 
 def children_cpu():
@@ -195,14 +205,15 @@ def ort_check_and_time(ort_dir, out_dir, steps, threads, rounds):
     for _ in range(rounds):
         out = subprocess.run([sys.executable, os.path.join(ROOT, "bench/encoder/time_ort.py"), ort_dir,
                               "--threads", str(threads), "--runs", str(steps)], check=True, capture_output=True,
-                             text=True)
+                             text=True, env=ort_env(sys.executable))
         m = re.search(r"ort_ms best=([0-9.]+) median=([0-9.]+)", out.stdout)
         bests.append(float(m.group(1)))
         medians.append(float(m.group(2)))
     cpu1 = []
     for _ in range(rounds):
         out = subprocess.run([sys.executable, os.path.join(ROOT, "bench/encoder/time_ort.py"), ort_dir,
-                              "--threads", "1", "--runs", str(steps)], check=True, capture_output=True, text=True)
+                              "--threads", "1", "--runs", str(steps)], check=True, capture_output=True, text=True,
+                             env=ort_env(sys.executable))
         cpu1.append(float(re.search(r"cpu_best=([0-9.]+)", out.stdout).group(1)))
     return diff, min(bests), statistics.median(medians), ort.__version__, min(cpu1)
 
@@ -273,7 +284,7 @@ def minilm_real(build, steps, threads, rounds, cflags, env, peer_python):
         for _ in range(rounds):  # one of each per round: the three meet the machine's other work alike
             sims.append(step_times(sim, env))
             emits.append(step_times(emitted, env))
-            out = subprocess.run(ort_cmd, check=True, capture_output=True, text=True).stdout
+            out = subprocess.run(ort_cmd, check=True, capture_output=True, text=True, env=ort_env(peer_python)).stdout
             m = re.search(r"ort_ms best=([0-9.]+) median=([0-9.]+) version=(\S+)", out)
             orts.append((float(m.group(1)), float(m.group(2))))
         # CPU time per step at 1 thread: what a loaded machine disturbs least
@@ -383,7 +394,7 @@ def ort_vad(peer, threads, chunk, steps, rounds, script=ORT_VAD):
     runs = []
     for _ in range(rounds):
         out = subprocess.run([peer, "-c", script, threads, chunk, str(steps)], check=True, capture_output=True,
-                             text=True).stdout
+                             text=True, env=ort_env(peer)).stdout
         m = re.search(r"ort_ms best=([0-9.]+) median=([0-9.]+) version=(\S+)", out)
         runs.append((float(m.group(1)), float(m.group(2)), m.group(3)))
     return min(r[0] for r in runs), statistics.median(r[1] for r in runs), runs[0][2]
@@ -399,15 +410,18 @@ def main():
     threads = take(args, "--threads", "2")
     rounds = int(take(args, "--rounds", "5"))
     peer = take(args, "--peer-python", sys.executable)
+    peer_isa = take(args, "--peer-isa", "auto")
     cflags = take(args, "--cflags", "-O3 -std=c11 " + ("-mavx2 -mfma -DOI_GEMM_AVX2_ONLY" if isa == "avx2"
                                                      else "-march=native"))
     env = dict(os.environ)
     if isa:
         env["OPENINFER_ISA"] = isa
     build, names = args[0], args[1:] or ["digits", "residual_mlp", "streaming"]
+    ORT_ISA.update(isa="avx2" if isa == "avx2" and peer_isa != "native" else "native", cache=build)
     cli = os.path.join(build, "tools", "openinfer")
-    print("# %s, isa %s, %s threads, emitted CFLAGS %s" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                                          isa or "auto", threads, cflags))
+    print("# %s, isa %s, %s threads, emitted CFLAGS %s, ONNX Runtime's kernels: %s" % (
+        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), isa or "auto", threads, cflags,
+        "AVX2 (bench/ort_avx2.py)" if ORT_ISA["isa"] == "avx2" else "its own choice"))
     if names == ["minilm_real"]:
         return minilm_real(build, steps if "--steps" in sys.argv else 20, threads, rounds, cflags, env, peer)
     print("%-14s %8s %14s %14s %8s" % ("graph", "steps", "simulator/step", "emitted/step", "ratio"))

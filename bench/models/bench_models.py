@@ -8,7 +8,9 @@ graph only, no tokenizer or file reading) and the peer on the same input, then p
 ours / peer (> 1: we are slower). --repeat rounds, each one run of ours then one of the peer
 (a fresh process each, so the two sides meet the machine's other work alike); it prints the
 best and the median over the rounds of each side, their ratios, and the load average
-(`uptime`) before and after. OPENINFER_ISA=avx2 in the environment runs our AVX2 path.
+(`uptime`) before and after. OPENINFER_ISA=avx2 in the environment runs our AVX2 path, and
+ONNX Runtime then runs its AVX2 kernels too (bench/ort_avx2.py; --peer-isa native keeps its own
+choice). llama.cpp always runs the code llama-cpp-python was built with.
 
 | model      | our unit                 | peer                                        |
 | minilm     | one sentence (S = 32)    | PyTorch + transformers (needs torch)        |
@@ -39,6 +41,9 @@ import re
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import ort_avx2  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MODELS = os.path.join(ROOT, "examples", "models")
@@ -72,9 +77,12 @@ def mean_after_first(times) -> float:
     return sum(times[1:]) / (len(times) - 1)
 
 
+PEER_ENV = None  # main() sets it: ONNX Runtime's AVX2 copy first on PYTHONPATH when our AVX2 path is forced
+
+
 def peer(python: str, code: str) -> float:
     """Runs a peer snippet that prints one float (ms per unit); raises if it cannot."""
-    return float(run([python, "-c", code]).strip().splitlines()[-1])
+    return float(run([python, "-c", code], env=PEER_ENV).strip().splitlines()[-1])
 
 
 def ensure_model(name: str, importer: str, build: str, *args: str) -> str:
@@ -379,12 +387,24 @@ def main() -> int:
     ap.add_argument("--peer-python", default=sys.executable)
     ap.add_argument("--repeat", type=int, default=3, help="runs per side, the best counts (at least 2: "
                     "the peers' first run warms up)")
+    ap.add_argument("--peer-isa", choices=["auto", "native", "avx2"], default="auto",
+                    help="ONNX Runtime's kernels: avx2 (bench/ort_avx2.py), native (its own choice); auto: "
+                    "avx2 when OPENINFER_ISA=avx2")
     ap.add_argument("only", nargs="*", choices=[[], *BENCHES], default=[])
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     a.repeat = max(a.repeat, 2)
+    global PEER_ENV
+    if a.peer_isa == "auto":
+        a.peer_isa = "avx2" if os.environ.get("OPENINFER_ISA") == "avx2" else "native"
+    try:
+        PEER_ENV = ort_avx2.peer_env(a.peer_python, a.build, a.peer_isa)
+    except (OSError, subprocess.CalledProcessError, RuntimeError) as e:
+        print(f"ONNX Runtime's AVX2 copy could not be made ({e}); ORT runs its own choice of kernels")
+        a.peer_isa = "native"
     print(f"CPU: {cpu_description()}; backend: {os.environ.get('OPENINFER_BACKEND', 'auto')}; "
-          f"OPENINFER_ISA={os.environ.get('OPENINFER_ISA', '(auto)')}; {a.repeat} rounds")
+          f"OPENINFER_ISA={os.environ.get('OPENINFER_ISA', '(auto)')}; ONNX Runtime's kernels: "
+          f"{'AVX2 (bench/ort_avx2.py)' if a.peer_isa == 'avx2' else 'its own choice'}; {a.repeat} rounds")
     print(f"{'model':12s} {'ours best':>9s} {'peer best':>9s} {'ratio':>6s} {'ours med':>9s} {'peer med':>9s} "
           f"{'ratio':>6s}  load before -> after; unit, peer")
     for name in a.only or BENCHES:
