@@ -4,6 +4,7 @@
  * wraps modulo 2^width instead). NaN becomes 0. */
 #include "../openinfer_impl/internal.h"
 #include "half.h"
+#include "scalar.h" /* OI_S_cast_saturate: the emitted code's cast is the same */
 
 typedef enum oi__cast_rounding { OI__ROUND_TRUNC, OI__ROUND_FLOOR, OI__ROUND_CEIL, OI__ROUND_NEAREST } oi__cast_rounding;
 
@@ -29,27 +30,31 @@ static double oi__cast_round(double v, oi__cast_rounding mode) {
     }
 }
 
+oi__cast_range oi__cast_range_of(oi_dtype t) {
+    unsigned bits = oi_dtype_bits(t);
+    bool is_signed = oi__dtype_is_signed(t);
+    oi__cast_range r;
+    r.lo = is_signed ? -ldexp(1.0, (int)bits - 1) : 0.0;
+    r.hi_excl = ldexp(1.0, is_signed ? (int)bits - 1 : (int)bits);
+    r.lo_i = !is_signed ? 0 : bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+    r.hi_i = is_signed ? (int64_t)(((uint64_t)1 << (bits - 1)) - 1u) : 0;
+    r.hi_u = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1u;
+    return r;
+}
+
 /* An integral double into the target integer: clamped to its range, or
  * reduced modulo 2^64 (the store then wraps to the width). */
 static void oi__cast_store_integer(oi_dtype t, void *data, int64_t at, double v, bool saturate) {
-    unsigned bits = oi_dtype_bits(t);
-    bool is_signed = oi__dtype_is_signed(t);
     if (v != v) {
         oi__store_u64(t, data, at, 0);
         return;
     }
     if (saturate) {
-        double lo = is_signed ? -ldexp(1.0, (int)bits - 1) : 0.0;
-        double hi_excl = is_signed ? ldexp(1.0, (int)bits - 1) : ldexp(1.0, (int)bits);
-        if (v <= lo)
-            oi__store_i64(t, data, at, is_signed ? oi__op_f64_to_i64_saturating(lo) : 0);
-        else if (v >= hi_excl)
-            oi__store_u64(t, data, at, is_signed ? ((uint64_t)1 << (bits - 1)) - 1u
-                                                 : (bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1u));
-        else if (is_signed)
-            oi__store_i64(t, data, at, (int64_t)v);
+        oi__cast_range r = oi__cast_range_of(t);
+        if (oi__dtype_is_signed(t))
+            oi__store_i64(t, data, at, OI_S_cast_saturate(v, r.lo, r.hi_excl, r.lo_i, r.hi_i, (int64_t)));
         else
-            oi__store_u64(t, data, at, (uint64_t)v);
+            oi__store_u64(t, data, at, OI_S_cast_saturate(v, 0.0, r.hi_excl, 0u, r.hi_u, (uint64_t)));
         return;
     }
     if (fabs(v) < 9223372036854775808.0) {

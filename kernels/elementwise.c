@@ -124,10 +124,10 @@ static int64_t oi__ew_signed(oi_op op, const int64_t *v, const oi__ew_params *p)
     case OI_OP_min: return a < b ? a : b;
     case OI_OP_max: return a > b ? a : b;
     case OI_OP_clamp: return OI_S_clamp_int(a, p->lo_i, p->hi_i);
-    case OI_OP_and: return a & b;
-    case OI_OP_or: return a | b;
-    case OI_OP_xor: return a ^ b;
-    case OI_OP_not: return ~a;
+    case OI_OP_and: return OI_S_and(a, b);
+    case OI_OP_or: return OI_S_or(a, b);
+    case OI_OP_xor: return OI_S_xor(a, b);
+    case OI_OP_not: return OI_S_not(a);
     case OI_OP_shl: return p->bits >= 64 ? 0 : (int64_t)(ua << p->bits);
     case OI_OP_shr:
         if (p->bits >= 64)
@@ -155,10 +155,10 @@ static uint64_t oi__ew_unsigned(oi_op op, const uint64_t *v, const oi__ew_params
     case OI_OP_min: return a < b ? a : b;
     case OI_OP_max: return a > b ? a : b;
     case OI_OP_clamp: return OI_S_clamp_int(a, oi__op_param_to_u64(p->lo_i), oi__op_param_to_u64(p->hi_i));
-    case OI_OP_and: return a & b;
-    case OI_OP_or: return a | b;
-    case OI_OP_xor: return a ^ b;
-    case OI_OP_not: return p->is_bool ? (uint64_t)(a == 0) : ~a;
+    case OI_OP_and: return OI_S_and(a, b);
+    case OI_OP_or: return OI_S_or(a, b);
+    case OI_OP_xor: return OI_S_xor(a, b);
+    case OI_OP_not: return p->is_bool ? (uint64_t)OI_S_not_bool(a) : OI_S_not(a);
     case OI_OP_shl: return p->bits >= 64 ? 0 : a << p->bits;
     case OI_OP_shr: return p->bits >= 64 ? 0 : a >> p->bits;
     case OI_OP_fill: return oi__op_param_to_u64(p->value_i);

@@ -7,7 +7,7 @@
  * the output (the acc dtype when widening). Integer means truncate toward
  * zero. */
 #include "../openinfer_impl/internal.h"
-#include "scalar.h" /* OI_S_row_sum_f32 */
+#include "scalar.h" /* OI_S_row_sum_f32, OI_S_row_ext_f32 */
 
 typedef struct oi__reduce_plan {
     int n_outer, n_inner;
@@ -183,35 +183,9 @@ static double oi__reduce_sum_f64(const double *x, const float *f32, int64_t n) {
     return acc[0];
 }
 
-/* max/min on integers in the floats' order: key = bits with the
- * magnitude flipped for negatives, score = key (max) or ~key (min), NaN
- * scores the minimum (never wins; a row of NaN gives NaN). */
-static float oi__reduce_ext_f32(const float *x, int64_t n, bool want_max) {
-    int32_t best[16];
-    uint32_t flip = want_max ? 0u : 0xFFFFFFFFu;
-    for (int j = 0; j < 16; j++)
-        best[j] = INT32_MIN;
-    for (int64_t i = 0; i < n; i += 16) {
-        int m = n - i < 16 ? (int)(n - i) : 16;
-        for (int j = 0; j < m; j++) {
-            uint32_t b;
-            memcpy(&b, &x[i + j], sizeof b);
-            uint32_t nan = 0u - (uint32_t)((b & 0x7FFFFFFFu) > 0x7F800000u);
-            uint32_t score = (b ^ ((0u - (b >> 31)) & 0x7FFFFFFFu)) ^ flip;
-            int32_t s = (int32_t)((score & ~nan) | (0x80000000u & nan));
-            best[j] = s > best[j] ? s : best[j];
-        }
-    }
-    int32_t top = best[0];
-    for (int j = 1; j < 16; j++)
-        top = best[j] > top ? best[j] : top;
-    if (top == INT32_MIN)
-        return NAN;
-    uint32_t key = (uint32_t)top ^ flip, b = key ^ ((0u - (key >> 31)) & 0x7FFFFFFFu);
-    float v;
-    memcpy(&v, &b, sizeof v);
-    return v;
-}
+/* max/min on integers in the floats' order: scalar.h's row function (the
+ * emitted code calls it too); f64 below, the same scheme in 64 bits. */
+static float oi__reduce_ext_f32(const float *x, int64_t n, bool want_max) { return OI_S_row_ext_f32(x, n, want_max); }
 
 static double oi__reduce_ext_f64(const double *x, int64_t n, bool want_max) {
     int64_t best[8];

@@ -71,6 +71,24 @@
 /* clamp of an integer: lo first, then hi (hi wins when lo > hi) */
 #define OI_S_clamp_int(a, lo, hi) OI_S_clamp_hi(OI_S_clamp_lo(a, lo), hi)
 
+/* ---- bitwise (integers; on bool 0/1 they are the logical ops) ---- */
+#define OI_S_and(a, b) ((a) & (b))
+#define OI_S_or(a, b) ((a) | (b))
+#define OI_S_xor(a, b) ((a) ^ (b))
+#define OI_S_not(a) (~(a))
+#define OI_S_not_bool(a) ((a) == 0)
+
+/* where: a where cond is non-zero, else b */
+#define OI_S_where(cond, a, b) ((cond) != 0 ? (a) : (b))
+
+/* cast of a float already rounded to an integral value (cast.c's
+ * rounding_mode) into an integer type, saturating: NaN gives 0, v at or
+ * below lo (the type's least value) gives LO, at or past hi_excl (its
+ * largest value + 1) gives HI; CONVERT is the caller's conversion to its
+ * 64-bit integer (C: (int64_t) or (uint64_t)). */
+#define OI_S_cast_saturate(v, lo, hi_excl, LO, HI, CONVERT) \
+    ((v) != (v) ? 0 : (v) <= (lo) ? (LO) : (v) >= (hi_excl) ? (HI) : CONVERT(v))
+
 /* ---- comparisons (any numeric domain) ---- */
 #define OI_S_eq(a, b) ((a) == (b))
 #define OI_S_ne(a, b) ((a) != (b))
@@ -93,6 +111,7 @@
 #if defined(__STDC__) || defined(__cplusplus)
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* rope's angle of pair i (of `rot` rotated channels) at position p, in
  * double: nn.c's cos/sin tables and the synthesizer's rope kernels. */
@@ -114,6 +133,38 @@ static inline float OI_S_row_sum_f32(const float *x, int64_t n) {
         for (int j = 0; j < w; j++)
             acc[j] += acc[j + w];
     return acc[0];
+}
+
+/* The max (want_max) or min of n contiguous floats as reduce.c's
+ * contiguous path finds it: compared as integers in the floats' order
+ * (key = the bits with the magnitude flipped for negatives; score = key,
+ * or ~key for the min), 16 lanes at a time; NaN scores the least (never
+ * wins), so a row of NaN (or no elements) gives NaN. */
+static inline float OI_S_row_ext_f32(const float *x, int64_t n, int want_max) {
+    int32_t best[16];
+    uint32_t flip = want_max ? 0u : 0xFFFFFFFFu;
+    for (int j = 0; j < 16; j++)
+        best[j] = INT32_MIN;
+    for (int64_t i = 0; i < n; i += 16) {
+        int m = n - i < 16 ? (int)(n - i) : 16;
+        for (int j = 0; j < m; j++) {
+            uint32_t b;
+            memcpy(&b, &x[i + j], sizeof b);
+            uint32_t nan = 0u - (uint32_t)((b & 0x7FFFFFFFu) > 0x7F800000u);
+            uint32_t score = (b ^ ((0u - (b >> 31)) & 0x7FFFFFFFu)) ^ flip;
+            int32_t s = (int32_t)((score & ~nan) | (0x80000000u & nan));
+            best[j] = s > best[j] ? s : best[j];
+        }
+    }
+    int32_t top = best[0];
+    for (int j = 1; j < 16; j++)
+        top = best[j] > top ? best[j] : top;
+    if (top == INT32_MIN)
+        return NAN;
+    uint32_t key = (uint32_t)top ^ flip, b = key ^ ((0u - (key >> 31)) & 0x7FFFFFFFu);
+    float v;
+    memcpy(&v, &b, sizeof v);
+    return v;
 }
 #endif
 

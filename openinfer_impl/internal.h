@@ -165,6 +165,14 @@ void oi__store_u64(oi_dtype t, void *data, int64_t i, uint64_t v);
 /* Raw element bits, zero-extended (bit-exact copies of any dtype). */
 uint64_t oi__load_bits(oi_dtype t, const void *data, int64_t i);
 void oi__store_bits(oi_dtype t, void *data, int64_t i, uint64_t bits);
+/* cast.c: an integer dtype's range, for saturating casts (kernels/scalar.h's
+ * OI_S_cast_saturate; the synthesizer prints the same bounds) */
+typedef struct oi__cast_range {
+    double lo, hi_excl; /* the least value and the largest + 1, as doubles (exact: powers of two) */
+    int64_t lo_i, hi_i; /* signed dtypes: the least and the largest value */
+    uint64_t hi_u;      /* unsigned dtypes: the largest value */
+} oi__cast_range;
+oi__cast_range oi__cast_range_of(oi_dtype t);
 
 /* ---- oinf.c: oi_model_open / oi_model_open_memory that keep the status
  * code (tests and the CLI check it); `origin` names the bytes in errors ---- */

@@ -15,6 +15,7 @@
 #include "synth_internal.h"
 #include "../openinfer_impl/simulator.h" /* oi__slot_is_activation */
 
+#include <float.h>
 #include <math.h>
 
 /* ------------------------------------------------------------------ */
@@ -356,6 +357,10 @@ static void oi__sy_task_range(oi__buf *b, const oi__sy_lang *lang, const oi__sy_
  * task's range. */
 static void oi__sy_loop_open(oi__buf *b, const oi__sy_lang *lang, const oi__sy_kernel *k, const char *var,
                              bool dynamic, int64_t count, int64_t max0) {
+    if (!dynamic && count == 0 && k->tasks <= 1) { /* an empty tensor: `i < 0` draws -Wtype-limits */
+        oi__buf_printf(b, "    for (%s %s = 0; %s != 0; %s++) { /* no elements */\n", lang->index_type, var, var, var);
+        return;
+    }
     oi__buf_printf(b, "    for (%s %s = %s; %s < ", lang->index_type, var, k->tasks > 1 ? "lo" : "0", var);
     if (k->tasks > 1)
         oi__buf_puts(b, "hi");
@@ -491,11 +496,73 @@ static bool oi__sy_ew_call(oi__buf *o, const oi__sy_schedule *s, const oi__sy_la
         if (strcmp(pn->attrs[i].name, "approximate") == 0)
             approx = pn->attrs[i].s;
     bool gelu_tanh = approx && strcmp(approx, "tanh") == 0;
-    oi__buf_printf(o, "%s(%s(%s(", round, lang->ew_fn(pn->ir->op, gelu_tanh),
-                   lang->functional_cast ? "float" : "(float)");
-    oi__sy_operand(o, s, lang, k, n, 0, index);
-    oi__buf_puts(o, ")));\n");
+    oi__buf_printf(o, "%s(%s(", round, lang->ew_fn(pn->ir->op, gelu_tanh));
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++) { /* pow has two */
+        oi__buf_printf(o, "%s%s(", i ? ", " : "", lang->functional_cast ? "float" : "(float)");
+        oi__sy_operand(o, s, lang, k, n, i, index);
+        oi__buf_puts(o, ")");
+    }
+    oi__buf_puts(o, "));\n");
     return true;
+}
+
+/* clamp of a float: fmin(fmax(x, min), max) in the compute domain as
+ * elementwise.c, a bound left out where it is the default (+-DBL_MAX:
+ * nothing passes it), then rounded. */
+static void oi__sy_clamp(oi__buf *o, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k, int n,
+                         const char *index, const char *round) {
+    double lo = oi__sy_param_f(k->nodes[n], "min"), hi = oi__sy_param_f(k->nodes[n], "max");
+    bool has_lo = lo > -DBL_MAX, has_hi = hi < DBL_MAX;
+    oi__buf_printf(o, "%s(", round);
+    if (has_hi)
+        oi__buf_printf(o, "%s(", lang->ew_fn(OI_OP_min, false));
+    if (has_lo)
+        oi__buf_printf(o, "%s(", lang->ew_fn(OI_OP_max, false));
+    oi__sy_operand(o, s, lang, k, n, 0, index);
+    if (has_lo) {
+        oi__buf_puts(o, ", ");
+        oi__sy_double(o, lo);
+        oi__buf_puts(o, ")");
+    }
+    if (has_hi) {
+        oi__buf_puts(o, ", ");
+        oi__sy_double(o, hi);
+        oi__buf_puts(o, ")");
+    }
+    oi__buf_puts(o, ");\n");
+}
+
+/* A float cast to an integer: `const double rN = trunc(x);` (cast.c's
+ * rounding_mode: trunc, floor, ceil, or round for "nearest", halves away
+ * from zero), before the statement that saturates rN into the type. */
+static void oi__sy_cast_rounding(oi__buf *o, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                 const oi__sy_kernel *k, int n, const char *index, int depth) {
+    const oi__pnode *pn = k->nodes[n];
+    const char *mode = "trunc";
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "rounding_mode") == 0)
+            mode = strcmp(pn->attrs[i].s, "nearest") == 0 ? "round" : pn->attrs[i].s;
+    oi__sy_indent(o, depth);
+    oi__buf_printf(o, "const double r%d = %s(", n, mode);
+    oi__sy_operand(o, s, lang, k, n, 0, index);
+    oi__buf_puts(o, ");\n");
+}
+
+/* The saturation of rN into an integer dtype: scalar.h's
+ * OI_S_cast_saturate with the bounds cast.c uses (oi__cast_range_of). */
+static void oi__sy_cast_saturate(oi__buf *o, int n, oi_dtype to) {
+    oi__cast_range r = oi__cast_range_of(to);
+    bool is_signed = oi__dtype_is_signed(to);
+    oi__buf_printf(o, "OI_S_cast_saturate(r%d, ", n);
+    oi__sy_double(o, r.lo);
+    oi__buf_puts(o, ", ");
+    oi__sy_double(o, r.hi_excl);
+    if (!is_signed)
+        oi__buf_printf(o, ", 0u, %lluu, (uint64_t))", (unsigned long long)r.hi_u);
+    else if (r.lo_i == INT64_MIN) /* -9223372036854775808 is not a C literal */
+        oi__buf_printf(o, ", (-%lld - 1), %lld, (int64_t))", (long long)INT64_MAX, (long long)r.hi_i);
+    else
+        oi__buf_printf(o, ", %lld, %lld, (int64_t))", (long long)r.lo_i, (long long)r.hi_i);
 }
 
 /* Statement n of an elementwise chain or epilogue, at element `index`:
@@ -513,8 +580,11 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__buf_puts(o, "/* ");
     oi__sy_render_stmt(o, pn);
     oi__buf_puts(o, " */\n");
-    oi__sy_indent(o, depth);
     bool is_bool = out->dtype == OI_DTYPE_BOOL, is_int = oi__sy_is_int(out->dtype);
+    bool float_to_int = pn->ir->op == OI_OP_cast && is_int && oi__dtype_is_float(in0->dtype);
+    if (float_to_int)
+        oi__sy_cast_rounding(o, s, lang, k, n, index, depth);
+    oi__sy_indent(o, depth);
     if (is_int) /* wrapped to the dtype, then held in 64 bits of its sign */
         oi__buf_printf(o, "%s v%d = (%s)(%s)", oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", n,
                        oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", lang->type_of(out->dtype));
@@ -552,11 +622,28 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         }
         break;
     }
+    case OI_OP_clamp:
+        oi__sy_clamp(o, s, lang, k, n, index, round);
+        break;
+    case OI_OP_cast: /* a number's conversion: the load's and the store's, or rN saturated */
+        if (float_to_int)
+            oi__sy_cast_saturate(o, n, out->dtype);
+        else if (is_int)
+            oi__sy_operand(o, s, lang, k, n, 0, index);
+        else {
+            oi__buf_printf(o, "%s(", round);
+            oi__sy_operand(o, s, lang, k, n, 0, index);
+            oi__buf_puts(o, ")");
+        }
+        oi__buf_puts(o, ";\n");
+        break;
     default: {
         if (oi__sy_ew_call(o, s, lang, k, n, index, round))
             break;
         /* a comparison's truth as an int: C converts it, GLSL needs the cast */
         const char *wrap = is_bool && lang->functional_cast ? "int" : is_bool || is_int ? "" : round;
+        if (pn->ir->op == OI_OP_not && is_bool) /* logical, not bitwise */
+            name = "not_bool";
         oi__buf_printf(o, "%s(OI_S_%s(", wrap, name);
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
             if (i)
@@ -1134,6 +1221,28 @@ static void oi__sy_reduce_index(oi__buf *b, const oi__slot *in, const bool *redu
         oi__buf_puts(b, "0");
 }
 
+/* max_axis or min_axis over axes that are not the last ones: the first
+ * element, then fmax (fmin) with each next one in the input's order, in
+ * double, as reduce.c's generic step. */
+static void oi__sy_reduce_ext_generic(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                      const oi__sy_kernel *k, const oi__slot *in, const oi__slot *out,
+                                      const bool reduced[OI_MAX_DIMS], int64_t count, bool want_max) {
+    const char *it = lang->index_type;
+    bool dynamic = oi__sy_kernel_driver(s, k) >= 0;
+    oi__buf_printf(b, "        double acc = 0.0;\n        for (%s q = 0; q < ", it);
+    oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
+    oi__buf_printf(b, "; q++) {\n            const %s at = ", it);
+    oi__sy_reduce_index(b, in, reduced);
+    oi__buf_puts(b, ";\n            acc = q ? ");
+    oi__buf_puts(b, want_max ? "fmax(acc, (double)" : "fmin(acc, (double)");
+    oi__sy_param_name(b, in);
+    oi__buf_puts(b, "[at]) : (double)");
+    oi__sy_param_name(b, in);
+    oi__buf_puts(b, "[at];\n        }\n        ");
+    oi__sy_param_name(b, out);
+    oi__buf_puts(b, "[o] = (float)acc;\n    }\n");
+}
+
 static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                  const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
@@ -1153,6 +1262,7 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
     }
     const char *it = lang->index_type;
     bool dynamic = oi__sy_kernel_driver(s, k) >= 0, mean = pn->ir->op == OI_OP_mean_axis;
+    bool want_max = pn->ir->op == OI_OP_max_axis, ext = want_max || pn->ir->op == OI_OP_min_axis;
     int64_t rows = oi__shape_numel(out->ndim, out->shape);
     int d0 = in->ndim;
     while (d0 > 0 && reduced[d0 - 1])
@@ -1163,14 +1273,19 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_printf(b, "    for (%s o = 0; o < ", it);
     oi__sy_extent(b, dynamic && !reduced[0], rows, in->shape[0]);
     oi__buf_puts(b, "; o++) {\n");
-    if (trailing) { /* reduce.c's contiguous path: the same row sum */
+    if (trailing && count > 0) { /* reduce.c's contiguous path: the same row sum, max or min */
         oi__buf_puts(b, "        const size_t cols = ");
         oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
-        oi__buf_puts(b, ";\n        const float v = OI_S_row_sum_f32(");
+        oi__buf_puts(b, ext ? ";\n        const float v = OI_S_row_ext_f32(" : ";\n        const float v = OI_S_row_sum_f32(");
         oi__sy_param_name(b, in);
-        oi__buf_puts(b, " + o * cols, (int64_t)cols);\n        ");
+        oi__buf_puts(b, ext ? (want_max ? " + o * cols, (int64_t)cols, 1);\n        " : " + o * cols, (int64_t)cols, 0);\n        ")
+                            : " + o * cols, (int64_t)cols);\n        ");
         oi__sy_param_name(b, out);
         oi__buf_puts(b, mean ? "[o] = (float)((double)v / (double)cols);\n    }\n" : "[o] = v;\n    }\n");
+        return;
+    }
+    if (ext) { /* reduce.c's generic path: libm's fmax or fmin (a NaN ignored) in the input's order */
+        oi__sy_reduce_ext_generic(b, s, lang, k, in, out, reduced, count, want_max);
         return;
     }
     /* reduce.c's generic path: in f32, in the input's order */

@@ -31,15 +31,21 @@ const oi__sy_ew_op *oi__sy_ew_op_of(oi_op op) {
     return NULL;
 }
 
-/* The elementwise ops of OI__SY_EW_LIST, on their domain. */
-static bool oi__sy_ew_supported(oi_op op, oi_dtype in) {
+static bool oi__sy_number(oi_dtype t) { return oi__sy_float(t) || oi__sy_int(t); }
+
+/* The elementwise ops of OI__SY_EW_LIST, on their domain: in0 is the
+ * first input's dtype, in1 the second's (where's a), out the result's. */
+static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype out) {
     const oi__sy_ew_op *e = oi__sy_ew_op_of(op);
     if (!e)
         return false;
     switch (e->domain) {
-    case OI__SY_EW_NUM: return oi__sy_float(in) || oi__sy_int(in);
-    case OI__SY_EW_FLOAT: return oi__sy_float(in);
-    case OI__SY_EW_F32: return in == OI_DTYPE_F32;
+    case OI__SY_EW_NUM: return oi__sy_number(in0);
+    case OI__SY_EW_FLOAT: return oi__sy_float(in0);
+    case OI__SY_EW_F32: return in0 == OI_DTYPE_F32;
+    case OI__SY_EW_BITS: return oi__sy_int(in0) || in0 == OI_DTYPE_BOOL;
+    case OI__SY_EW_PICK: return in0 == OI_DTYPE_BOOL && oi__sy_number(in1);
+    case OI__SY_EW_CAST: return oi__sy_number(in0) && oi__sy_number(out);
     }
     return false;
 }
@@ -388,7 +394,11 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_unsupported(pn, "a setting per prefix-table entry (group=E(n))");
     if (oi__op_param_given(op, pn->attrs, arrlenu(pn->attrs), "acc"))
         return oi__sy_unsupported(pn, "accumulate mode (acc=)");
-    if (oi__op_is_elementwise(op) && oi__sy_ew_supported(op, in0->dtype)) {
+    oi_dtype in1 = arrlen(pn->inputs) > 1 ? oi__sy_slot(s, pn->inputs[1])->dtype : in0->dtype;
+    if ((oi__op_is_elementwise(op) || op == OI_OP_where) && oi__sy_ew_supported(op, in0->dtype, in1, out->dtype)) {
+        if (op == OI_OP_cast && oi__sy_float(in0->dtype) && oi__sy_int(out->dtype) &&
+            !oi__op_param_value_i64(op, pn->attrs, arrlenu(pn->attrs), "saturate"))
+            return oi__sy_unsupported(pn, "a cast of a float to an integer with saturate=false (wrapping)");
         *kind = OI__SY_K_ELEMENTWISE;
         return OI_OK;
     }
@@ -414,7 +424,11 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_conv(s, pn, kind);
     if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_pool(s, pn, kind);
-    if ((op == OI_OP_sum_axis || op == OI_OP_mean_axis) && in0->dtype == OI_DTYPE_F32) {
+    if ((op == OI_OP_sum_axis || op == OI_OP_mean_axis || op == OI_OP_max_axis || op == OI_OP_min_axis) &&
+        in0->dtype == OI_DTYPE_F32) {
+        if ((op == OI_OP_max_axis || op == OI_OP_min_axis) && oi__shape_numel(out->ndim, out->shape) > 0 &&
+            oi__shape_numel(in0->ndim, in0->shape) == 0)
+            return oi__sy_unsupported(pn, "max_axis or min_axis over no elements");
         *kind = OI__SY_K_REDUCE;
         return OI_OK;
     }
@@ -1405,7 +1419,7 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         out->max0 = in[0].max0;
         return OI_OK;
     }
-    if (op == OI_OP_sum_axis || op == OI_OP_mean_axis) {
+    if (op == OI_OP_sum_axis || op == OI_OP_mean_axis || op == OI_OP_max_axis || op == OI_OP_min_axis) {
         bool reduced[OI_MAX_DIMS] = {false};
         for (int i = 0; i < (int)arrlen(pn->attrs); i++)
             if (strcmp(pn->attrs[i].name, "axes") == 0)

@@ -283,6 +283,12 @@ oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn);
     X(le, NUM, SCALAR, NULL, NULL) \
     X(gt, NUM, SCALAR, NULL, NULL) \
     X(ge, NUM, SCALAR, NULL, NULL) \
+    X(and, BITS, SCALAR, NULL, NULL) /* bitwise on integers, logical on bool */ \
+    X(or, BITS, SCALAR, NULL, NULL) \
+    X(xor, BITS, SCALAR, NULL, NULL) \
+    X(not, BITS, SCALAR, NULL, NULL) \
+    X(where, PICK, SCALAR, NULL, NULL) /* where(cond, a, b): a and b numbers */ \
+    X(cast, CAST, SCALAR, NULL, NULL) /* render.c: the conversion a store or a load makes */ \
     X(div, FLOAT, SCALAR, NULL, NULL) \
     X(recip, FLOAT, SCALAR, NULL, NULL) \
     X(fma, FLOAT, SCALAR, NULL, NULL) \
@@ -300,6 +306,8 @@ oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn);
     X(sqrt, F32, MATH, "sqrtf", "sqrt") \
     X(log, F32, MATH, "logf", "log_f32") \
     X(erf, F32, MATH, "erff", "erf_f32") \
+    X(pow, F32, MATH, "powf", NULL) /* GLSL's pow: undefined for x < 0 */ \
+    X(clamp, FLOAT, SCALAR, NULL, NULL) /* render.c: fmin(fmax(x, min), max), as elementwise.c */ \
     X(abs, FLOAT, LIBM, "fabs", "abs") \
     X(min, FLOAT, LIBM, "fmin", "oi_fmin") /* a NaN operand is ignored (GLSL's min: undefined) */ \
     X(max, FLOAT, LIBM, "fmax", "oi_fmax") \
@@ -308,7 +316,11 @@ oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn);
     X(round, FLOAT, LIBM, "round", NULL) /* halves away from zero; GLSL's: either way */ \
     X(trunc, FLOAT, LIBM, "trunc", "trunc")
 
-typedef enum oi__sy_ew_domain { OI__SY_EW_NUM, OI__SY_EW_FLOAT, OI__SY_EW_F32 } oi__sy_ew_domain;
+/* what an op takes: NUM ints and floats, FLOAT floats, F32 f32 only, BITS ints
+ * and bool, PICK a bool and two numbers, CAST a number to a number */
+typedef enum oi__sy_ew_domain {
+    OI__SY_EW_NUM, OI__SY_EW_FLOAT, OI__SY_EW_F32, OI__SY_EW_BITS, OI__SY_EW_PICK, OI__SY_EW_CAST
+} oi__sy_ew_domain;
 typedef enum oi__sy_ew_form { OI__SY_EW_SCALAR, OI__SY_EW_SMATH, OI__SY_EW_MATH, OI__SY_EW_LIBM } oi__sy_ew_form;
 typedef struct oi__sy_ew_op {
     oi_op op;

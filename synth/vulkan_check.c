@@ -101,7 +101,8 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     }
     for (int n = 0; n < (int)arrlen(k->nodes); n++)
         if (oi__sy_lang_c.ew_fn(k->nodes[n]->ir->op, false) && !oi__sy_lang_glsl.ew_fn(k->nodes[n]->ir->op, false))
-            return oi__vk_refuse(k->nodes[n], "round (GLSL's rounds a half either way)");
+            return oi__vk_refuse(k->nodes[n], k->nodes[n]->ir->op == OI_OP_round ? "round (GLSL's rounds a half either way)"
+                                                                               : "pow (GLSL's is undefined for x < 0)");
     oi_status bools = oi__vk_check_bools(s, k);
     if (bools != OI_OK)
         return bools;
@@ -131,7 +132,10 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(pn, "attention over keys that are not f32");
         break;
     }
-    case OI__SY_K_REDUCE: /* over any axes (oi__vk_reduce, oi__vk_reduce_strided) */
+    case OI__SY_K_REDUCE: /* sums and means over any axes (oi__vk_reduce, oi__vk_reduce_strided) */
+        if (pn->ir->op == OI_OP_max_axis || pn->ir->op == OI_OP_min_axis)
+            return oi__vk_refuse(pn, "max_axis and min_axis (the GLSL reductions sum)");
+        break;
     case OI__SY_K_NORM: case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
     case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
     case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:

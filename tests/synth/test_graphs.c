@@ -2,6 +2,14 @@
  * examples (export_example builds each like an example):
  *   int_ops        i8 products that wrap, i32 and u16 sums and differences,
  *                  negation, comparisons of the results
+ *   logic_cast     and, or, xor and not on bool (logical) and on i32
+ *                  (bitwise), where over f32 and i32 with a bool condition
+ *                  and a literal branch, and cast: f32 to i8, u8 and i32 in
+ *                  each rounding mode with saturation (values past either
+ *                  end, exact halves, NaN, -inf), f32 to f64 and back, i32
+ *                  to f32 and i64, f32 to u16 to u64; max_axis and min_axis
+ *                  over the last axis (reduce.c's row path) and the first
+ *                  (its generic path), over rows with NaN; pow
  *   maybe_written  a temporary written in one arm of a branch only and read
  *                  after it: when the other arm runs it must read zeros, not
  *                  the bytes of a temporary that shared its arena space
@@ -81,8 +89,60 @@ OI_GRAPH(int_ops,
   )
 )
 
+OI_GRAPH(logic_cast,
+  OI_DYNAMIC( OI_VAR(x, f32[3, 4]) OI_VAR(k, i32[3, 4]) )
+  OI_VOLATILE(
+    OI_VAR(pos, bool[3, 4]) OI_VAR(low, bool[3, 4]) OI_VAR(both, bool[3, 4]) OI_VAR(either, bool[3, 4])
+    OI_VAR(one, bool[3, 4]) OI_VAR(neither, bool[3, 4]) OI_VAR(picked, f32[3, 4]) OI_VAR(bits, i32[3, 4])
+    OI_VAR(chosen, i32[3, 4]) OI_VAR(halves, f32[3, 4]) OI_VAR(near, i8[3, 4]) OI_VAR(big, f32[3, 4])
+    OI_VAR(trunc8, i8[3, 4]) OI_VAR(floor8, u8[3, 4]) OI_VAR(lg, f32[3, 4]) OI_VAR(ceil32, i32[3, 4])
+    OI_VAR(wide, f64[3, 4]) OI_VAR(back, f32[3, 4]) OI_VAR(kf, f32[3, 4]) OI_VAR(k64, i64[3, 4])
+    OI_VAR(u, u16[3, 4]) OI_VAR(u64, u64[3, 4])
+    OI_VAR(row_max, f32[3]) OI_VAR(row_min, f32[3]) OI_VAR(col_max, f32[4]) OI_VAR(col_min, f32[1, 4])
+  )
+  OI_BLOCK(entry,
+    OI_OP(gt, x, 0.0) OI_TO(pos)
+    OI_OP(lt, x, -1.0) OI_TO(low)
+    OI_OP(and, pos, low) OI_TO(both)         /* never: a check that and is not or */
+    OI_OP(or, pos, low) OI_TO(either)
+    OI_OP(xor, either, pos) OI_TO(one)       /* low */
+    OI_OP(not, either) OI_TO(neither)
+    OI_OP(where, either, x, 0.5) OI_TO(picked)
+    OI_OP(and, k, 6) OI_TO(bits)
+    OI_OP(not, bits) OI_TO(bits)
+    OI_OP(xor, bits, k) OI_TO(bits)
+    OI_OP(or, bits, 16) OI_TO(bits)
+    OI_OP(where, neither, k, bits) OI_TO(chosen)
+    OI_OP(mul, x, 2.0) OI_TO(halves)         /* k / 2: exact halves for rounding_mode="nearest" */
+    OI_OP(floor, halves) OI_TO(halves)
+    OI_OP(mul, halves, 0.5) OI_TO(halves)
+    OI_OP(cast, halves, to=i8, rounding_mode="nearest") OI_TO(near)
+    OI_OP(mul, x, 100.0) OI_TO(big)          /* past both ends of i8 and of u8 */
+    OI_OP(cast, big, to=i8) OI_TO(trunc8)
+    OI_OP(cast, big, to=u8, rounding_mode="floor") OI_TO(floor8)
+    OI_OP(log, x) OI_TO(lg)                  /* NaN below 0 */
+    OI_OP(cast, lg, to=i32, rounding_mode="ceil") OI_TO(ceil32)
+    OI_OP(cast, x, to=f64) OI_TO(wide)
+    OI_OP(mul, wide, 0.1) OI_TO(wide)        /* a product f32 would round */
+    OI_OP(cast, wide, to=f32) OI_TO(back)
+    OI_OP(cast, k, to=f32) OI_TO(kf)
+    OI_OP(mul, k, -1000000) OI_TO(k)
+    OI_OP(cast, k, to=i64) OI_TO(k64)        /* widening: exact */
+    OI_OP(cast, big, to=u16) OI_TO(u)
+    OI_OP(cast, u, to=u64) OI_TO(u64)
+    OI_OP(pow, x, 1.5) OI_TO(picked)         /* NaN below 0 */
+    OI_OP(pow, picked, x) OI_TO(picked)
+    OI_OP(max_axis, lg, axes=[1]) OI_TO(row_max)
+    OI_OP(min_axis, x, axes=[-1]) OI_TO(row_min)
+    OI_OP(max_axis, lg, axes=[0]) OI_TO(col_max)
+    OI_OP(min_axis, x, axes=[0], keepdims=true) OI_TO(col_min)
+    OI_RETURN()
+  )
+)
+
 /* literals: numbers written as op inputs (the plan's constants "0.5:f32",
- * "2.0:f32"), on both sides of an op and repeated; int_ops has integer ones. */
+ * "2.0:f32"), on both sides of an op and repeated; int_ops has integer ones.
+ * Then clamp's bounds, which are settings. */
 OI_GRAPH(literals,
   OI_DYNAMIC( OI_VAR(x, f32[8]) )
   OI_VOLATILE( OI_VAR(y, f32[8]) OI_VAR(z, f32[8]) )
@@ -91,6 +151,8 @@ OI_GRAPH(literals,
     OI_OP(add, y, 1.25e-1) OI_TO(y)
     OI_OP(sub, 2.0, y) OI_TO(z)
     OI_OP(mul, z, 0.5) OI_TO(z)
+    OI_OP(clamp, z, min=0.25, max=0.75) OI_TO(y)  /* settings, not inputs: both bounds, then one */
+    OI_OP(clamp, z, min=0.3) OI_TO(z)
     OI_RETURN()
   )
 )
