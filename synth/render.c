@@ -426,7 +426,9 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
             oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
             return;
         }
-    const char *cast = oi__dtype_is_float(sl->dtype) ? lang->load_float : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
+    const char *cast = oi__dtype_is_float(sl->dtype) ? lang->load_float
+                       : sl->dtype == OI_DTYPE_BOOL && lang->functional_cast ? "" /* GLSL: a uint already */
+                       : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
                        : wide || !oi__dtype_is_signed(sl->dtype) ? "(uint64_t)" : "(int64_t)";
     oi__buf_puts(b, cast);
     oi__sy_param_name(b, sl);

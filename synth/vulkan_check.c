@@ -73,19 +73,6 @@ static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn
     return OI_OK;
 }
 
-/* An elementwise kernel's bools: written by comparisons of floats (stored a
- * byte each by NAME_write), never read (a bool operand, as where's or the
- * logical ops', has no GLSL load yet). */
-static oi_status oi__vk_check_bools(const oi__sy_schedule *s, const oi__sy_kernel *k) {
-    for (int n = 0; k->kind == OI__SY_K_ELEMENTWISE && n < (int)arrlen(k->nodes); n++) {
-        const oi__pnode *m = k->nodes[n];
-        for (int i = 0; i < (int)arrlen(m->inputs); i++)
-            if (s->plan->slots[m->inputs[i]].dtype == OI_DTYPE_BOOL)
-                return oi__vk_refuse(m, "a bool operand (where and the logical ops have no GLSL kernel yet)");
-    }
-    return OI_OK;
-}
-
 static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
@@ -103,9 +90,6 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
         if (oi__sy_lang_c.ew_fn(k->nodes[n]->ir->op, false) && !oi__sy_lang_glsl.ew_fn(k->nodes[n]->ir->op, false))
             return oi__vk_refuse(k->nodes[n], k->nodes[n]->ir->op == OI_OP_round ? "round (GLSL's rounds a half either way)"
                                                                                : "pow (GLSL's is undefined for x < 0)");
-    oi_status bools = oi__vk_check_bools(s, k);
-    if (bools != OI_OK)
-        return bools;
     switch (k->kind) {
     case OI__SY_K_ALL_FINITE: break;
     case OI__SY_K_GATHER: {

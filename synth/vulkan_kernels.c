@@ -32,6 +32,11 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
                                 : "_read(i) OI_BYTE_READ(%s, %lluu + (i)) /* bool: a byte */\n",
                            words, (unsigned long long)buf->offset);
         }
+        oi__buf_puts(b, "#define "); /* an elementwise kernel's operand: 0u or 1u */
+        oi__sy_render_param_name(b, sl);
+        oi__buf_puts(b, "(i) ");
+        oi__sy_render_param_name(b, sl);
+        oi__buf_puts(b, "_read(i)\n");
         return;
     }
     oi__buf at;

@@ -10,6 +10,7 @@
  *                  to f32 and i64, f32 to u16 to u64; max_axis and min_axis
  *                  over the last axis (reduce.c's row path) and the first
  *                  (its generic path), over rows with NaN; pow
+ *   bool_ops       the logical ops and where on f32, for both targets
  *   maybe_written  a temporary written in one arm of a branch only and read
  *                  after it: when the other arm runs it must read zeros, not
  *                  the bytes of a temporary that shared its arena space
@@ -136,6 +137,31 @@ OI_GRAPH(logic_cast,
     OI_OP(min_axis, x, axes=[-1]) OI_TO(row_min)
     OI_OP(max_axis, lg, axes=[0]) OI_TO(col_max)
     OI_OP(min_axis, x, axes=[0], keepdims=true) OI_TO(col_min)
+    OI_RETURN()
+  )
+)
+
+/* bool_ops: and, or, xor and not of bools the step computes, where over
+ * f32 with them (a literal branch too): the logical ops of logic_cast on
+ * both targets (the Vulkan target reads a bool as its byte). */
+OI_GRAPH(bool_ops,
+  OI_DYNAMIC( OI_VAR(x, f32[5, 7]) )
+  OI_VOLATILE(
+    OI_VAR(pos, bool[5, 7]) OI_VAR(low, bool[5, 7]) OI_VAR(both, bool[5, 7]) OI_VAR(either, bool[5, 7])
+    OI_VAR(one, bool[5, 7]) OI_VAR(neither, bool[5, 7]) OI_VAR(picked, f32[5, 7]) OI_VAR(y, f32[5, 7])
+  )
+  OI_BLOCK(entry,
+    OI_OP(gt, x, 0.5) OI_TO(pos)
+    OI_OP(lt, x, -1.0) OI_TO(low)
+    OI_OP(not, low) OI_TO(both)
+    OI_OP(and, pos, both) OI_TO(both)        /* pos */
+    OI_OP(or, pos, low) OI_TO(either)
+    OI_OP(xor, either, pos) OI_TO(one)       /* low */
+    OI_OP(not, either) OI_TO(neither)
+    OI_OP(where, either, x, 0.25) OI_TO(picked)
+    OI_OP(where, one, picked, x) OI_TO(y)
+    OI_OP(mul, y, 3.0) OI_TO(y)
+    OI_OP(where, neither, y, picked) OI_TO(y)
     OI_RETURN()
   )
 )
