@@ -116,10 +116,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(pn, "attention over keys that are not f32");
         break;
     }
-    case OI__SY_K_REDUCE: /* sums and means over any axes (oi__vk_reduce, oi__vk_reduce_strided) */
-        if (pn->ir->op == OI_OP_max_axis || pn->ir->op == OI_OP_min_axis)
-            return oi__vk_refuse(pn, "max_axis and min_axis (the GLSL reductions sum)");
-        break;
+    case OI__SY_K_REDUCE: /* over any axes (oi__vk_reduce and its strided and max/min forms) */
     case OI__SY_K_NORM: case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
     case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
     case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:

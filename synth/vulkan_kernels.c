@@ -646,38 +646,85 @@ static void oi__vk_axes_offset(oi__buf *b, const char *var, const oi__slot *in, 
     oi__buf_puts(b, *sep ? "" : "0u");
 }
 
-/* sum_axis/mean_axis over axes that are not the last ones (MiniLM's mean
- * pooling: [B, S, D] summed over S): an invocation per result adds its
- * elements in the input's order into one f32 from 0, as reduce.c's generic
- * and middle-axes paths do (their sums bit for bit); neighbouring
- * invocations read neighbouring elements where the kept axes are inner. */
+/* A reduction over axes that are not the last ones (MiniLM's mean pooling:
+ * [B, S, D] summed over S): an invocation per result folds its elements in
+ * the input's order, as reduce.c's generic and middle-axes paths do (bit
+ * for bit): sums into one f32 from 0; max_axis/min_axis from the first
+ * element by libm's fmax/fmin (x86-64's maxsd/minsd: the second operand
+ * on a tie, so -0 and +0 come out as the simulator's; a NaN operand
+ * ignored). Neighbouring invocations read neighbouring elements where the
+ * kept axes are inner. */
 static void oi__vk_reduce_strided(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    oi_op op = pn->ir->op;
+    bool ext = op == OI_OP_max_axis || op == OI_OP_min_axis;
     bool reduced[OI_MAX_DIMS];
     long long count = (long long)oi__vk_reduced_axes(s, pn, reduced);
     oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
     oi__buf_puts(b, "        const uint at = ");
     oi__vk_axes_offset(b, "o", in, reduced, false);
-    oi__buf_printf(b, "; /* the result's first element */\n        float acc = 0.0;\n"
-                      "        for (uint q = 0u; q < %lldu; q++)\n            acc = OI_S_sum_step(acc, ", count);
+    oi__buf_puts(b, "; /* the result's first element */\n        float acc = ");
+    if (ext) {
+        oi__vk_name(b, s, pn->inputs[0]);
+        oi__buf_puts(b, "(at)");
+    } else {
+        oi__buf_puts(b, "0.0");
+    }
+    oi__buf_printf(b, ";\n        for (uint q = %s; q < %lldu; q++) {\n            const float v = ", ext ? "1u" : "0u", count);
     oi__vk_name(b, s, pn->inputs[0]);
     oi__buf_puts(b, "(at + ");
     oi__vk_axes_offset(b, "q", in, reduced, true);
-    oi__buf_puts(b, "));\n        ");
+    if (ext)
+        oi__buf_printf(b, ");\n            acc = is_nan_f(acc) ? v : is_nan_f(v) ? acc : acc %s v ? acc : v;\n        }\n        ",
+                       op == OI_OP_max_axis ? ">" : "<");
+    else
+        oi__buf_puts(b, ");\n            acc = OI_S_sum_step(acc, v);\n        }\n        ");
     oi__vk_name(b, s, pn->out);
-    if (pn->ir->op == OI_OP_mean_axis)
+    if (op == OI_OP_mean_axis)
         oi__buf_printf(b, "(o) = acc / float(%lld);\n    }\n}\n", count);
     else
         oi__buf_puts(b, "(o) = acc;\n    }\n}\n");
 }
 
-/* sum_axis/mean_axis over the last axes: a workgroup per row. */
+/* max_axis/min_axis over the last axes, a workgroup per row, as reduce.c's
+ * row path (kernels/scalar.h's OI_S_row_ext_f32): each float compared as
+ * an integer in the floats' order (its bits with the magnitude flipped
+ * for negatives; every bit flipped again for the min), NaN the least, so
+ * the tree's order does not matter and a row of NaN gives NaN. */
+static void oi__vk_reduce_ext(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *in = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    const char *flip = pn->ir->op == OI_OP_max_axis ? "0u" : "0xFFFFFFFFu";
+    oi__buf_printf(b, "shared int oi_best[%u];\n\n", wg);
+    oi__buf_puts(b, "int oi_order_score(float v) {\n    const uint bits = floatBitsToUint(v);\n"
+                    "    if (is_nan_f(v))\n        return int(0x80000000u);\n");
+    oi__buf_printf(b, "    return int((bits ^ ((bits >> 31) != 0u ? 0x7FFFFFFFu : 0u)) ^ %s);\n}\n\n", flip);
+    oi__vk_row_main(b, s, k, oi__vk_numel(in) / oi__vk_numel(out));
+    oi__buf_printf(b, "    int best = int(0x80000000u);\n    for (uint j = tid; j < L; j += %uu)\n"
+                      "        best = max(best, oi_order_score(", wg);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(r * L + j)));\n    oi_best[tid] = best;\n    barrier();\n"
+                      "    for (uint half_n = %uu; half_n > 0u; half_n >>= 1u) {\n        if (tid < half_n)\n"
+                      "            oi_best[tid] = max(oi_best[tid], oi_best[tid + half_n]);\n        barrier();\n    }\n"
+                      "    if (tid == 0u) {\n        const uint key = uint(oi_best[0]) ^ %s;\n        ",
+                   wg / 2, flip);
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(r) = oi_best[0] == int(0x80000000u) ? NAN_F\n"
+                    "                             : uintBitsToFloat(key ^ ((key >> 31) != 0u ? 0x7FFFFFFFu : 0u));\n"
+                    "    }\n}\n");
+}
+
+/* A reduction over the last axes: a workgroup per row. */
 static void oi__vk_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
     if (!oi__vk_row_reduce(s, pn)) {
         oi__vk_reduce_strided(b, s, k, wg);
+        return;
+    }
+    if (pn->ir->op == OI_OP_max_axis || pn->ir->op == OI_OP_min_axis) {
+        oi__vk_reduce_ext(b, s, k, wg);
         return;
     }
     oi__vk_row_main(b, s, k, oi__vk_numel(in) / oi__vk_numel(out));

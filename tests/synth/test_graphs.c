@@ -187,14 +187,27 @@ OI_GRAPH(literals,
  * (the middle one; the first, with keepdims; the first and the last
  * together) and over the last ones; then max and min of results with a
  * constant, libm's fmax and fmin: with --set x=nan the NaN shows in the sums
- * that read x[0, 0, 0] and not past the max or min of them. */
+ * that read x[0, 0, 0] and not past the max or min of them. max_axis and
+ * min_axis over the last axes (reduce.c's row path: floats ordered as
+ * integers) and over others (its generic path: fmax and fmin in order), a
+ * NaN ignored, and over rows of zeros of both signs (ties; the tests'
+ * equality does not tell -0 from +0). */
 OI_GRAPH(reduce_axes,
   OI_DYNAMIC( OI_VAR(x, f32[3, 4, 5]) )
   OI_VOLATILE(
     OI_VAR(mid, f32[3, 5]) OI_VAR(first, f32[1, 4, 5]) OI_VAR(ends, f32[4]) OI_VAR(rows, f32[3])
     OI_VAR(top, f32[3, 5]) OI_VAR(low, f32[4])
+    OI_VAR(row_max, f32[3]) OI_VAR(row_min, f32[3, 1, 1]) OI_VAR(mid_max, f32[3, 5]) OI_VAR(ends_min, f32[4])
+    OI_VAR(zeros, f32[3, 4, 5]) OI_VAR(zero_max, f32[3]) OI_VAR(zero_min, f32[4])
   )
   OI_BLOCK(entry,
+    OI_OP(max_axis, x, axes=[1, 2]) OI_TO(row_max)
+    OI_OP(min_axis, x, axes=[1, 2], keepdims=true) OI_TO(row_min)
+    OI_OP(max_axis, x, axes=[1]) OI_TO(mid_max)
+    OI_OP(min_axis, x, axes=[0, 2]) OI_TO(ends_min)
+    OI_OP(mul, x, 0.0) OI_TO(zeros)           /* -0 where x < 0, +0 elsewhere: ties */
+    OI_OP(max_axis, zeros, axes=[1, 2]) OI_TO(zero_max)
+    OI_OP(min_axis, zeros, axes=[0, 2]) OI_TO(zero_min)
     OI_OP(sum_axis, x, axes=[1]) OI_TO(mid)
     OI_OP(mean_axis, x, axes=[0], keepdims=true) OI_TO(first)
     OI_OP(sum_axis, x, axes=[0, -1]) OI_TO(ends)
