@@ -2621,8 +2621,9 @@ static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_printf(b, "        const %s *oi_xr = ", t);
     oi__sy_param_name(b, x);
     oi__buf_printf(b, " + oi_r * %lld;\n        %s oi_best = oi_xr[0];\n        int64_t oi_at = 0;\n", n, t);
+    bool max = pn->ir->op == OI_OP_argmax_axis;
     oi__buf_printf(b, "        for (%s oi_j = 1; oi_j < %lld; oi_j++)\n            if (%s(oi_xr[oi_j], oi_best)) {\n", it, n,
-                   first ? "OI_S_gt" : "OI_S_ge");
+                   max ? (first ? "OI_S_gt" : "OI_S_ge") : (first ? "OI_S_lt" : "OI_S_le"));
     oi__buf_puts(b, "                oi_best = oi_xr[oi_j];\n                oi_at = (int64_t)oi_j;\n            }\n        ");
     oi__sy_param_name(b, out);
     oi__buf_puts(b, "[oi_r] = oi_at;\n    }\n");

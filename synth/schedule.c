@@ -277,10 +277,10 @@ static oi_status oi__sy_classify_pool(const oi__sy_schedule *s, const oi__pnode 
 /* A decoder's row ops, f32 over shapes known at synthesis time:
  * rms_norm (last axis, a scale of one lane: the norm kernel with mean 0),
  * rope (any seq_axis, rotary_dim, interleaved or half-split pairs,
- * positions i32/i64 [seq] or [batch, seq]) and argmax_axis (last axis,
- * ties as select_first says, as reduce.c's generic loop breaks them). */
+ * positions i32/i64 [seq] or [batch, seq]) and argmax_axis/argmin_axis
+ * (last axis, ties as select_first says, as reduce.c's loops break them). */
 static bool oi__sy_llm_op(oi_op op) {
-    return op == OI_OP_rms_norm || op == OI_OP_rope || op == OI_OP_argmax_axis;
+    return op == OI_OP_rms_norm || op == OI_OP_rope || op == OI_OP_argmax_axis || op == OI_OP_argmin_axis;
 }
 
 static oi_status oi__sy_classify_llm(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
@@ -288,13 +288,13 @@ static oi_status oi__sy_classify_llm(const oi__sy_schedule *s, const oi__pnode *
     const oi__slot *in0 = oi__sy_slot(s, pn->inputs[0]);
     size_t na = arrlenu(pn->attrs);
     if (oi__sy_any_dynamic(s, pn))
-        return oi__sy_unsupported(pn, "rms_norm, rope or argmax_axis over a shape known at run time only");
-    if (op == OI_OP_argmax_axis) {
+        return oi__sy_unsupported(pn, "rms_norm, rope, argmax_axis or argmin_axis over a shape known at run time only");
+    if (op == OI_OP_argmax_axis || op == OI_OP_argmin_axis) {
         int64_t axis = oi__op_param_value_i64(op, pn->attrs, na, "axis");
         if (axis != -1 && axis != in0->ndim - 1)
-            return oi__sy_unsupported(pn, "argmax_axis along an axis other than the last");
+            return oi__sy_unsupported(pn, "argmax_axis or argmin_axis along an axis other than the last");
         if (!oi__sy_float(in0->dtype) && !oi__sy_int(in0->dtype))
-            return oi__sy_unsupported(pn, "argmax_axis on a dtype other than a float or an integer");
+            return oi__sy_unsupported(pn, "argmax_axis or argmin_axis on a dtype other than a float or an integer");
         *kind = OI__SY_K_ARGMAX;
         return OI_OK;
     }

@@ -1316,30 +1316,32 @@ static void oi__vk_rope(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     oi__buf_puts(b, "(ib) = x2 * cs.x + x1 * cs.y;\n    }\n}\n");
 }
 
-/* argmax_axis along the last axis, one workgroup per row: each invocation
- * runs reduce.c's loop over its share (the first element, then each later
- * one that is greater, or not less with select_first=false), then pairs
- * combine to the greater value, equal ones to the earlier (later) index:
- * the simulator's answer, NaN taken only when it comes first. */
+/* argmax_axis (argmin_axis) along the last axis, one workgroup per row:
+ * each invocation runs reduce.c's loop over its share (the first element,
+ * then each later one that is greater (less), or not less (not greater)
+ * with select_first=false), then pairs combine to the greater (lesser)
+ * value, equal ones to the earlier (later) index: the simulator's answer,
+ * NaN taken only when it comes first. */
 static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
     bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "select_first") != 0;
-    const char *t = x->dtype == OI_DTYPE_F32 ? "float" : "int";
+    bool max = pn->ir->op == OI_OP_argmax_axis;
+    const char *t = x->dtype == OI_DTYPE_F32 ? "float" : "int", *better = max ? ">" : "<";
     oi__buf_printf(b, "shared %s oi_bv[%uu];\nshared uint oi_bi[%uu];\n\n", t, wg, wg);
     oi__vk_row_main(b, s, k, x->shape[x->ndim - 1]);
     oi__buf_printf(b, "    %s oi_best = ", t);
     oi__vk_name(b, s, pn->inputs[0]);
     oi__buf_printf(b, "(r * L);\n    uint oi_at = 0u;\n    for (uint j = 1u + tid; j < L; j += %uu) {\n        const %s v = ", wg, t);
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(r * L + j);\n        if (v %s oi_best) {\n            oi_best = v;\n            oi_at = j;\n        }\n    }\n",
-                   first ? ">" : ">=");
+    oi__buf_printf(b, "(r * L + j);\n        if (v %s%s oi_best) {\n            oi_best = v;\n            oi_at = j;\n        }\n    }\n",
+                   better, first ? "" : "=");
     oi__buf_printf(b, "    oi_bv[tid] = oi_best;\n    oi_bi[tid] = oi_at;\n    barrier();\n"
                       "    for (uint h = %uu; h > 0u; h >>= 1u) {\n        if (tid < h) {\n"
                       "            const %s v = oi_bv[tid + h];\n            const uint i = oi_bi[tid + h];\n"
-                      "            if (v > oi_bv[tid] || (v == oi_bv[tid] && i %s oi_bi[tid])) {\n"
+                      "            if (v %s oi_bv[tid] || (v == oi_bv[tid] && i %s oi_bi[tid])) {\n"
                       "                oi_bv[tid] = v;\n                oi_bi[tid] = i;\n            }\n        }\n"
-                      "        barrier();\n    }\n    if (tid == 0u) {\n        ", wg / 2, t, first ? "<" : ">");
+                      "        barrier();\n    }\n    if (tid == 0u) {\n        ", wg / 2, t, better, first ? "<" : ">");
     oi__vk_name(b, s, pn->out);
     oi__buf_puts(b, "(r) = int(oi_bi[0]);\n");
     if (out->dtype == OI_DTYPE_I64) {

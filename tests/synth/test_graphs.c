@@ -49,8 +49,8 @@
  *                  rope at the step's position (a persistent counter, as
  *                  smollm2.c: interleaved, seq_axis 0, in place), half-split
  *                  with rotary_dim, positions i64 [seq] and i32 [batch,
- *                  seq]; argmax_axis with ties (floored values) taken first
- *                  and last, with keepdims, on i32
+ *                  seq]; argmax_axis and argmin_axis with ties (floored
+ *                  values) taken first and last, with keepdims, on i32
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
  *                  blocks (one row of x, five rows split into tasks), and
  *                  over a prefix table W(l) in a loop (a decoder's layers);
@@ -421,7 +421,8 @@ OI_GRAPH(llm_ops,
   OI_VOLATILE(
     OI_VAR(hn, f32[2, 64]) OI_VAR(hn12, f32[3, 12]) OI_VAR(r3, f32[1, 3, 8]) OI_VAR(rh, f32[2, 3, 4, 6])
     OI_VAR(ri, f32[2, 3, 4, 6]) OI_VAR(fl, f32[3, 10]) OI_VAR(am, i64[3]) OI_VAR(am_last, i64[3])
-    OI_VAR(am_keep, i64[3, 1]) OI_VAR(am_int, i64[2])
+    OI_VAR(am_keep, i64[3, 1]) OI_VAR(am_int, i64[2]) OI_VAR(an, i64[3]) OI_VAR(an_last, i64[3])
+    OI_VAR(an_int, i64[2])
   )
   OI_BLOCK(entry,
     OI_ASSIGN(pos0, i32)
@@ -439,6 +440,9 @@ OI_GRAPH(llm_ops,
     OI_OP(argmax_axis, fl, axis=-1, select_first=false) OI_TO(am_last)
     OI_OP(argmax_axis, scores, axis=1, keepdims=true) OI_TO(am_keep)
     OI_OP(argmax_axis, ints, axis=1) OI_TO(am_int)
+    OI_OP(argmin_axis, fl, axis=1) OI_TO(an)
+    OI_OP(argmin_axis, fl, axis=-1, select_first=false) OI_TO(an_last)
+    OI_OP(argmin_axis, ints, axis=1) OI_TO(an_int)
     OI_CACHE_INCREMENT(step)
     OI_RETURN()
   )
