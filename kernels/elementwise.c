@@ -121,8 +121,8 @@ static int64_t oi__ew_signed(oi_op op, const int64_t *v, const oi__ew_params *p)
         return OI_S_clamp_lo(OI_S_clamp_hi(r, p->hi_i), p->lo_i);
     }
     case OI_OP_sign: return a > 0 ? 1 : a < 0 ? -1 : 0;
-    case OI_OP_min: return a < b ? a : b;
-    case OI_OP_max: return a > b ? a : b;
+    case OI_OP_min: return OI_S_min_int(a, b);
+    case OI_OP_max: return OI_S_max_int(a, b);
     case OI_OP_clamp: return OI_S_clamp_int(a, p->lo_i, p->hi_i);
     case OI_OP_and: return OI_S_and(a, b);
     case OI_OP_or: return OI_S_or(a, b);
@@ -152,8 +152,8 @@ static uint64_t oi__ew_unsigned(oi_op op, const uint64_t *v, const oi__ew_params
     case OI_OP_div:
     case OI_OP_floor_div: return OI_S_div_uint(a, b, oi__op_param_to_u64(p->mask_i));
     case OI_OP_rem: return OI_S_rem_uint(a, b);
-    case OI_OP_min: return a < b ? a : b;
-    case OI_OP_max: return a > b ? a : b;
+    case OI_OP_min: return OI_S_min_int(a, b);
+    case OI_OP_max: return OI_S_max_int(a, b);
     case OI_OP_clamp: return OI_S_clamp_int(a, oi__op_param_to_u64(p->lo_i), oi__op_param_to_u64(p->hi_i));
     case OI_OP_and: return OI_S_and(a, b);
     case OI_OP_or: return OI_S_or(a, b);

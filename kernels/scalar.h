@@ -68,6 +68,9 @@
 #define OI_S_rem_int(a, b) ((b) == 0 || (b) == -1 ? 0 : (a) - ((a) / (b)) * (b))
 #define OI_S_div_uint(a, b, mask) ((b) == 0 ? (mask) : (a) / (b))
 #define OI_S_rem_uint(a, b) ((b) == 0 ? 0 : (a) % (b))
+/* min and max of integers (floats: libm's fmin and fmax, which ignore a NaN) */
+#define OI_S_min_int(a, b) ((a) < (b) ? (a) : (b))
+#define OI_S_max_int(a, b) ((a) > (b) ? (a) : (b))
 /* clamp of an integer: lo first, then hi (hi wins when lo > hi) */
 #define OI_S_clamp_int(a, lo, hi) OI_S_clamp_hi(OI_S_clamp_lo(a, lo), hi)
 

@@ -419,8 +419,11 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
     int slot = k->nodes[n]->inputs[i];
     const oi__slot *sl = oi__sy_slot_of(s, slot);
     /* integer arithmetic runs in uint64_t (wraps, no undefined overflow),
-     * as the kernels' 64-bit domain does; comparisons in the value's own */
-    bool wide = oi__sy_is_int(sl->dtype) && oi__sy_is_int(oi__sy_slot_of(s, k->nodes[n]->out)->dtype);
+     * as the kernels' 64-bit domain does; comparisons, min and max in the
+     * value's own */
+    oi_op op = k->nodes[n]->ir->op;
+    bool wide = oi__sy_is_int(sl->dtype) && oi__sy_is_int(oi__sy_slot_of(s, k->nodes[n]->out)->dtype) &&
+                op != OI_OP_min && op != OI_OP_max;
     for (int m = n - 1; m >= 0; m--)
         if (k->nodes[m]->out == slot) {
             oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
@@ -483,6 +486,15 @@ static bool oi__sy_ew_call(oi__buf *o, const oi__sy_schedule *s, const oi__sy_la
     const oi__sy_ew_op *e = oi__sy_ew_op_of(pn->ir->op);
     if (!e || e->form == OI__SY_EW_SCALAR)
         return false;
+    if ((pn->ir->op == OI_OP_min || pn->ir->op == OI_OP_max) && oi__sy_is_int(oi__sy_slot_of(s, pn->out)->dtype)) {
+        /* elementwise.c's integer forms, in the values' own signedness */
+        oi__buf_printf(o, "OI_S_%s_int(", pn->ir->op == OI_OP_min ? "min" : "max");
+        oi__sy_operand(o, s, lang, k, n, 0, index);
+        oi__buf_puts(o, ", ");
+        oi__sy_operand(o, s, lang, k, n, 1, index);
+        oi__buf_puts(o, ");\n");
+        return true;
+    }
     if (e->form == OI__SY_EW_LIBM) {
         oi__buf_printf(o, "%s(%s(", round, lang->ew_fn(pn->ir->op, false));
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {

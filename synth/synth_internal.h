@@ -309,8 +309,8 @@ oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn);
     X(pow, F32, MATH, "powf", NULL) /* GLSL's pow: undefined for x < 0 */ \
     X(clamp, FLOAT, SCALAR, NULL, NULL) /* render.c: fmin(fmax(x, min), max), as elementwise.c */ \
     X(abs, FLOAT, LIBM, "fabs", "abs") \
-    X(min, FLOAT, LIBM, "fmin", "oi_fmin") /* a NaN operand is ignored (GLSL's min: undefined) */ \
-    X(max, FLOAT, LIBM, "fmax", "oi_fmax") \
+    X(min, NUM, LIBM, "fmin", "oi_fmin") /* a NaN operand is ignored (GLSL's min: undefined); integers: render.c */ \
+    X(max, NUM, LIBM, "fmax", "oi_fmax") \
     X(floor, FLOAT, LIBM, "floor", "floor") \
     X(ceil, FLOAT, LIBM, "ceil", "ceil") \
     X(round, FLOAT, LIBM, "round", NULL) /* halves away from zero; GLSL's: either way */ \

@@ -1,7 +1,8 @@
 /* test_graphs.c - graphs for the synthesizer's parity test beside the
  * examples (export_example builds each like an example):
  *   int_ops        i8 products that wrap, i32 and u16 sums and differences,
- *                  negation, comparisons of the results
+ *                  negation, comparisons of the results, min and max signed
+ *                  and unsigned
  *   logic_cast     and, or, xor and not on bool (logical) and on i32
  *                  (bitwise), where over f32 and i32 with a bool condition
  *                  and a literal branch, and cast: f32 to i8, u8 and i32 in
@@ -72,7 +73,7 @@ OI_GRAPH(int_ops,
   OI_DYNAMIC( OI_VAR(s8, i8[6]) OI_VAR(b, i32[2, 3]) OI_VAR(c, u16[3]) )
   OI_VOLATILE(
     OI_VAR(p, i8[6]) OI_VAR(q, i32[2, 3], @init(7)) OI_VAR(r, u16[2, 3])
-    OI_VAR(big, bool[2, 3]) OI_VAR(n, i32[2, 3])
+    OI_VAR(big, bool[2, 3]) OI_VAR(n, i32[2, 3]) OI_VAR(lo, i32[2, 3]) OI_VAR(hi8, i8[6])
   )
   OI_BLOCK(entry,
     OI_OP(mul, s8, s8) OI_TO(p)
@@ -86,6 +87,9 @@ OI_GRAPH(int_ops,
     OI_OP(sub, r, c) OI_TO(r)
     OI_OP(add, n, 3) OI_TO(n)       /* integer literals: "3:i32", "-2:i32" */
     OI_OP(mul, n, -2) OI_TO(n)
+    OI_OP(min, n, b) OI_TO(lo)      /* signed: negative values compare below */
+    OI_OP(max, p, s8) OI_TO(hi8)
+    OI_OP(max, r, c) OI_TO(r)       /* unsigned: the wrapped differences are large */
     OI_RETURN()
   )
 )
