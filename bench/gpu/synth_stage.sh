@@ -125,7 +125,7 @@ done
 # EXPORTER [VAR=VALUE...] (the seeded input's first element set, as check_vulkan.py --set): the
 # branches on device values (each path), comparisons, cache_reset, masked attention, the
 # convolutions, pools and layout ops, reductions over any axes, numbers as op inputs (and clamp),
-# the logical ops and where on bools, matmuls
+# the logical ops and where on bools, a decoder's row ops (argmax and argmin too), matmuls
 # writing their own A, and two real models (their packages' weights, imported
 # into BUILD_DIR/tests/synth by the synth tests; skipped where missing)
 D=$G/parity_data
@@ -169,6 +169,7 @@ stage_parity reduce_axes 2 export_reduce_axes
 stage_parity reduce_axes_nan 2 export_reduce_axes x=nan
 stage_parity literals 3 export_literals
 stage_parity bool_ops 3 export_bool_ops
+stage_parity llm_ops 3 export_llm_ops
 stage_parity in_place_mm 2 export_in_place_mm
 # the f16 matmul's tile shapes (synth_encoder.sh's part "sweep")
 G=$G bash bench/gpu/synth_matmul_sweep.sh stage "$build"
