@@ -2618,25 +2618,38 @@ static void oi__sy_render_rope(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, "    }\n");
 }
 
-/* argmax_axis along the last axis, as reduce.c's generic loop: the first
- * element, then each later one that is better (OI_S_gt, or OI_S_ge with
- * select_first=false: the last of equal ones), so a NaN is taken only
- * when it is first, and then stays. */
+/* argmax_axis (argmin_axis) along any axis, as reduce.c's loops: the first
+ * element, then each later one that is better (OI_S_gt (OI_S_lt), or
+ * OI_S_ge (OI_S_le) with select_first=false: the last of equal ones), so a
+ * NaN is taken only when it is first, and then stays. */
 static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
-    long long n = (long long)x->shape[x->ndim - 1];
+    size_t na = arrlenu(pn->attrs);
+    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, na, "axis");
+    axis = axis < 0 ? axis + x->ndim : axis;
+    /* rows of n along the axis, `inner` apart: the input is [outer, n, inner] */
+    long long n = (long long)x->shape[axis], inner = (long long)oi__shape_numel(x->ndim - (int)axis - 1, x->shape + axis + 1);
     long long rows = (long long)oi__shape_numel(x->ndim, x->shape) / (n ? n : 1);
-    bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "select_first") != 0;
+    bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, na, "select_first") != 0;
+    bool max = pn->ir->op == OI_OP_argmax_axis;
     const char *it = lang->index_type, *t = lang->type_of(x->dtype);
     oi__sy_loop_open(b, lang, k, "oi_r", false, rows, rows);
     oi__buf_printf(b, "        const %s *oi_xr = ", t);
     oi__sy_param_name(b, x);
-    oi__buf_printf(b, " + oi_r * %lld;\n        %s oi_best = oi_xr[0];\n        int64_t oi_at = 0;\n", n, t);
-    bool max = pn->ir->op == OI_OP_argmax_axis;
-    oi__buf_printf(b, "        for (%s oi_j = 1; oi_j < %lld; oi_j++)\n            if (%s(oi_xr[oi_j], oi_best)) {\n", it, n,
-                   max ? (first ? "OI_S_gt" : "OI_S_ge") : (first ? "OI_S_lt" : "OI_S_le"));
-    oi__buf_puts(b, "                oi_best = oi_xr[oi_j];\n                oi_at = (int64_t)oi_j;\n            }\n        ");
+    if (inner == 1)
+        oi__buf_printf(b, " + oi_r * %lld;\n", n);
+    else /* row oi_r: its outer index, then its place among the inner ones */
+        oi__buf_printf(b, " + oi_r / %lld * %lld + oi_r %% %lld;\n", inner, n * inner, inner);
+    oi__buf_printf(b, "        %s oi_best = oi_xr[0];\n        int64_t oi_at = 0;\n", t);
+    oi__buf_printf(b, "        for (%s oi_j = 1; oi_j < %lld; oi_j++)\n", it, n);
+    if (inner == 1)
+        oi__buf_printf(b, "            if (%s(oi_xr[oi_j], oi_best)) {\n                oi_best = oi_xr[oi_j];\n",
+                       max ? (first ? "OI_S_gt" : "OI_S_ge") : (first ? "OI_S_lt" : "OI_S_le"));
+    else
+        oi__buf_printf(b, "            if (%s(oi_xr[oi_j * %lld], oi_best)) {\n                oi_best = oi_xr[oi_j * %lld];\n",
+                       max ? (first ? "OI_S_gt" : "OI_S_ge") : (first ? "OI_S_lt" : "OI_S_le"), inner, inner);
+    oi__buf_puts(b, "                oi_at = (int64_t)oi_j;\n            }\n        ");
     oi__sy_param_name(b, out);
     oi__buf_puts(b, "[oi_r] = oi_at;\n    }\n");
 }

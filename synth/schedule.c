@@ -278,7 +278,7 @@ static oi_status oi__sy_classify_pool(const oi__sy_schedule *s, const oi__pnode 
  * rms_norm (last axis, a scale of one lane: the norm kernel with mean 0),
  * rope (any seq_axis, rotary_dim, interleaved or half-split pairs,
  * positions i32/i64 [seq] or [batch, seq]) and argmax_axis/argmin_axis
- * (last axis, ties as select_first says, as reduce.c's loops break them). */
+ * (any axis, ties as select_first says, as reduce.c's loops break them). */
 static bool oi__sy_llm_op(oi_op op) {
     return op == OI_OP_rms_norm || op == OI_OP_rope || op == OI_OP_argmax_axis || op == OI_OP_argmin_axis;
 }
@@ -290,9 +290,6 @@ static oi_status oi__sy_classify_llm(const oi__sy_schedule *s, const oi__pnode *
     if (oi__sy_any_dynamic(s, pn))
         return oi__sy_unsupported(pn, "rms_norm, rope, argmax_axis or argmin_axis over a shape known at run time only");
     if (op == OI_OP_argmax_axis || op == OI_OP_argmin_axis) {
-        int64_t axis = oi__op_param_value_i64(op, pn->attrs, na, "axis");
-        if (axis != -1 && axis != in0->ndim - 1)
-            return oi__sy_unsupported(pn, "argmax_axis or argmin_axis along an axis other than the last");
         if (!oi__sy_float(in0->dtype) && !oi__sy_int(in0->dtype))
             return oi__sy_unsupported(pn, "argmax_axis or argmin_axis on a dtype other than a float or an integer");
         *kind = OI__SY_K_ARGMAX;

@@ -10,7 +10,8 @@
  *                  end, exact halves, NaN, -inf), f32 to f64 and back, i32
  *                  to f32 and i64, f32 to u16 to u64; max_axis and min_axis
  *                  over the last axis (reduce.c's row path) and the first
- *                  (its generic path), over rows with NaN; pow
+ *                  (its generic path), over rows with NaN; pow; argmax and
+ *                  argmin along the first and a middle axis
  *   bool_ops       the logical ops and where on f32, for both targets
  *   maybe_written  a temporary written in one arm of a branch only and read
  *                  after it: when the other arm runs it must read zeros, not
@@ -104,6 +105,7 @@ OI_GRAPH(logic_cast,
     OI_VAR(wide, f64[3, 4]) OI_VAR(back, f32[3, 4]) OI_VAR(kf, f32[3, 4]) OI_VAR(k64, i64[3, 4])
     OI_VAR(u, u16[3, 4]) OI_VAR(u64, u64[3, 4])
     OI_VAR(row_max, f32[3]) OI_VAR(row_min, f32[3]) OI_VAR(col_max, f32[4]) OI_VAR(col_min, f32[1, 4])
+    OI_VAR(cube, f32[3, 2, 2]) OI_VAR(arg_cols, i64[4]) OI_VAR(arg_mid, i64[3, 1, 2])
   )
   OI_BLOCK(entry,
     OI_OP(gt, x, 0.0) OI_TO(pos)
@@ -141,6 +143,10 @@ OI_GRAPH(logic_cast,
     OI_OP(min_axis, x, axes=[-1]) OI_TO(row_min)
     OI_OP(max_axis, lg, axes=[0]) OI_TO(col_max)
     OI_OP(min_axis, x, axes=[0], keepdims=true) OI_TO(col_min)
+    OI_OP(argmax_axis, lg, axis=0) OI_TO(arg_cols)       /* along the first axis, NaN first in some */
+    OI_OP(reshape, x, shape=[3, 2, 2]) OI_TO(cube)
+    OI_OP(floor, cube) OI_TO(cube)                       /* ties */
+    OI_OP(argmin_axis, cube, axis=1, keepdims=true, select_first=false) OI_TO(arg_mid)
     OI_RETURN()
   )
 )
