@@ -1452,7 +1452,7 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
                                const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
-    long long n = (long long)in->shape[in->ndim - 1];
+    long long n = (long long)oi__sy_norm_lane(in, pn);
     long long rows = (long long)oi__shape_numel(in->ndim, in->shape) / (n ? n : 1);
     const char *it = lang->index_type;
     if (k->tasks > 1)

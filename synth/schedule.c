@@ -50,6 +50,13 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype o
     return false;
 }
 
+int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn) {
+    int64_t axis = pn->ir->op == OI_OP_layer_norm
+                       ? oi__op_param_value_i64(OI_OP_layer_norm, pn->attrs, arrlenu(pn->attrs), "axis") : -1;
+    axis = axis < 0 ? axis + x->ndim : axis;
+    return oi__shape_numel(x->ndim - (int)axis, x->shape + axis);
+}
+
 oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn) {
     oi__sy_rope_geom g;
     size_t na = arrlenu(pn->attrs);
@@ -147,13 +154,12 @@ static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode 
     return OI_OK;
 }
 
-/* reshape, transpose, layer_norm (last axis), attention (as many k/v
- * heads as q heads; an f32 or bool mask broadcast to the scores, causal):
- * f32 with shapes known at synthesis time. */
+/* reshape, transpose, layer_norm (over the dims from its axis on),
+ * attention (as many k/v heads as q heads; an f32 or bool mask broadcast to
+ * the scores, causal): f32 with shapes known at synthesis time. */
 static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
     const oi__slot *in0 = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
-    size_t na = arrlenu(pn->attrs);
     if (oi__sy_any_dynamic(s, pn))
         return oi__sy_unsupported(pn, "a shape op, norm or attention over a shape known at run time only");
     if (op == OI_OP_reshape) {
@@ -167,14 +173,11 @@ static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *p
     if (in0->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32)
         return oi__sy_unsupported(pn, op == OI_OP_layer_norm ? "layer_norm on a dtype other than f32"
                                                              : "attention on a dtype other than f32");
-    if (op == OI_OP_layer_norm) {
-        int64_t axis = oi__op_param_value_i64(op, pn->attrs, na, "axis");
-        int64_t lane = in0->shape[in0->ndim - 1];
-        if (axis != -1 && axis != in0->ndim - 1)
-            return oi__sy_unsupported(pn, "layer_norm over more than the last axis");
+    if (op == OI_OP_layer_norm) { /* over the dims from axis on: scale and bias as many elements */
+        int64_t lane = oi__sy_norm_lane(in0, pn);
         for (int i = 1; i < (int)arrlen(pn->inputs); i++)
             if (oi__sy_numel(oi__sy_slot(s, pn->inputs[i])) != lane || oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32)
-                return oi__sy_unsupported(pn, "a layer_norm scale or bias that is not one f32 lane");
+                return oi__sy_unsupported(pn, "a layer_norm scale or bias that is not one f32 lane (x's dims from axis on)");
         *kind = OI__SY_K_NORM;
         return OI_OK;
     }
@@ -2145,9 +2148,14 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
         k->task_rows = 1;
         k->tasks = (int)(in->shape[0] * in->shape[1]);
         break;
-    case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: case OI__SY_K_ROPE:
+    case OI__SY_K_SOFTMAX: case OI__SY_K_ROPE:
         oi__sy_split_rows(k, oi__sy_numel(in) / (last ? last : 1), last);
         break;
+    case OI__SY_K_NORM: {
+        int64_t lane = oi__sy_norm_lane(in, pn);
+        oi__sy_split_rows(k, oi__sy_numel(in) / (lane ? lane : 1), lane);
+        break;
+    }
     case OI__SY_K_TRANSPOSE: {
         int64_t inner = out->ndim ? out->shape[out->ndim - 1] : 1;
         oi__sy_split_rows(k, oi__sy_numel(out) / (inner ? inner : 1), inner);

@@ -255,6 +255,9 @@ bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot);
 bool oi__sy_matmul_tiles_at_run(const oi__sy_schedule *s, const oi__sy_kernel *k);
 const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind);
 oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn);
+/* schedule.c: the elements a layer_norm or rms_norm normalizes together:
+ * x's dims from layer_norm's axis on (rms_norm: the last one) */
+int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
 
 /* ---- the elementwise ops the targets emit ---- */
 /* One row per op, so that adding one is a row here (and its scalar form in

@@ -568,7 +568,7 @@ static double oi__vk_param_f(const oi__pnode *pn, const char *name) {
 static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]);
-    int64_t len = in->shape[in->ndim - 1];
+    int64_t len = oi__sy_norm_lane(in, pn);
     bool held = (len + wg - 1) / wg <= OI__VK_NORM_HELD;
     oi__vk_row_main(b, s, k, len);
     if (held) {
@@ -1590,8 +1590,11 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
         *gy = (uint32_t)((out->shape[0] + t.side * t.reg - 1) / (t.side * t.reg));
         return;
     }
-    case OI__SY_K_SOFTMAX: case OI__SY_K_NORM: case OI__SY_K_ARGMAX:
+    case OI__SY_K_SOFTMAX: case OI__SY_K_ARGMAX:
         *gx = (uint32_t)(oi__vk_numel(in) / in->shape[in->ndim - 1]);
+        return;
+    case OI__SY_K_NORM:
+        *gx = (uint32_t)(oi__vk_numel(in) / oi__sy_norm_lane(in, pn));
         return;
     case OI__SY_K_QMATMUL: { /* 4 columns a workgroup, past 65535 in rows of them */
         int64_t groups = (out->shape[out->ndim - 1] + 3) / 4;

@@ -19,7 +19,8 @@
  *   hard_act       hard_sigmoid and hard_swish, f32 and f64
  *   nn_ops         gemm with a bias row and relu (the plain loop), gemm with
  *                  gelu over edge tiles (gemm.c's micro-kernels), layer_norm,
- *                  transpose, reshape into heads, attention
+ *                  transpose, reshape into heads, attention, layer_norm over
+ *                  the last two dims
  *   gather_attn    gather along axes 0, 1 and -1 with i32, i64 and u8 indices
  *                  (negative ones counting from the end), of f32, f64, i32
  *                  and bool data; attention with a bool key mask broadcast
@@ -273,11 +274,12 @@ int main(void) { return 0; }
 OI_GRAPH(nn_ops,
   OI_DYNAMIC(
     OI_VAR(x, f32[8, 12]) OI_VAR(w, f32[12, 16]) OI_VAR(bias, f32[16]) OI_VAR(w2, f32[16, 40])
-    OI_VAR(g, f32[16]) OI_VAR(be, f32[16])
+    OI_VAR(g, f32[16]) OI_VAR(be, f32[16]) OI_VAR(g2, f32[2, 8]) OI_VAR(be2, f32[2, 8])
   )
   OI_VOLATILE(
     OI_VAR(small, f32[8, 16]) OI_VAR(big, f32[8, 40]) OI_VAR(ln, f32[8, 16]) OI_VAR(tr, f32[16, 8])
     OI_VAR(split, f32[1, 8, 2, 8]) OI_VAR(heads, f32[1, 2, 8, 8]) OI_VAR(att, f32[1, 2, 8, 8])
+    OI_VAR(ln2, f32[1, 8, 2, 8])
   )
   OI_BLOCK(entry,
     OI_OP(gemm, x, w, bias, activation="relu") OI_TO(small)
@@ -287,6 +289,7 @@ OI_GRAPH(nn_ops,
     OI_OP(reshape, ln, shape=[1, 8, 2, 8]) OI_TO(split)
     OI_OP(transpose, split, perm=[0, 2, 1, 3]) OI_TO(heads)
     OI_OP(attention, heads, heads, heads) OI_TO(att)
+    OI_OP(layer_norm, split, g2, be2, axis=-2) OI_TO(ln2)   /* over the last two dims: 16 elements */
     OI_RETURN()
   )
 )
