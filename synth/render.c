@@ -1290,10 +1290,9 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
     if (trailing && count > 0) { /* reduce.c's contiguous path: the same row sum, max or min */
         oi__buf_puts(b, "        const size_t cols = ");
         oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
-        oi__buf_puts(b, ext ? ";\n        const float v = OI_S_row_ext_f32(" : ";\n        const float v = OI_S_row_sum_f32(");
+        oi__buf_printf(b, ";\n        const float v = %s(", ext ? "OI_S_row_ext_f32" : "OI_S_row_sum_f32");
         oi__sy_param_name(b, in);
-        oi__buf_puts(b, ext ? (want_max ? " + o * cols, (int64_t)cols, 1);\n        " : " + o * cols, (int64_t)cols, 0);\n        ")
-                            : " + o * cols, (int64_t)cols);\n        ");
+        oi__buf_printf(b, " + o * cols, (int64_t)cols%s);\n        ", !ext ? "" : want_max ? ", 1" : ", 0");
         oi__sy_param_name(b, out);
         oi__buf_puts(b, mean ? "[o] = (float)((double)v / (double)cols);\n    }\n" : "[o] = v;\n    }\n");
         return;
