@@ -1235,28 +1235,6 @@ static void oi__sy_reduce_index(oi__buf *b, const oi__slot *in, const bool *redu
         oi__buf_puts(b, "0");
 }
 
-/* max_axis or min_axis over axes that are not the last ones: the first
- * element, then fmax (fmin) with each next one in the input's order, in
- * double, as reduce.c's generic step. */
-static void oi__sy_reduce_ext_generic(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
-                                      const oi__sy_kernel *k, const oi__slot *in, const oi__slot *out,
-                                      const bool reduced[OI_MAX_DIMS], int64_t count, bool want_max) {
-    const char *it = lang->index_type;
-    bool dynamic = oi__sy_kernel_driver(s, k) >= 0;
-    oi__buf_printf(b, "        double acc = 0.0;\n        for (%s q = 0; q < ", it);
-    oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
-    oi__buf_printf(b, "; q++) {\n            const %s at = ", it);
-    oi__sy_reduce_index(b, in, reduced);
-    oi__buf_puts(b, ";\n            acc = q ? ");
-    oi__buf_puts(b, want_max ? "fmax(acc, (double)" : "fmin(acc, (double)");
-    oi__sy_param_name(b, in);
-    oi__buf_puts(b, "[at]) : (double)");
-    oi__sy_param_name(b, in);
-    oi__buf_puts(b, "[at];\n        }\n        ");
-    oi__sy_param_name(b, out);
-    oi__buf_puts(b, "[o] = (float)acc;\n    }\n");
-}
-
 static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                  const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
@@ -1297,20 +1275,26 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_puts(b, mean ? "[o] = (float)((double)v / (double)cols);\n    }\n" : "[o] = v;\n    }\n");
         return;
     }
-    if (ext) { /* reduce.c's generic path: libm's fmax or fmin (a NaN ignored) in the input's order */
-        oi__sy_reduce_ext_generic(b, s, lang, k, in, out, reduced, count, want_max);
-        return;
-    }
-    /* reduce.c's generic path: in f32, in the input's order */
-    oi__buf_printf(b, "        float acc = 0.0f;\n        for (%s q = 0; q < ", it);
+    /* reduce.c's generic path, in the input's order: sums in f32 from 0;
+     * max/min in double from the first element by libm's fmax/fmin (a NaN
+     * ignored) */
+    oi__buf_printf(b, "        %s acc = %s;\n        for (%s q = 0; q < ", ext ? "double" : "float", ext ? "0.0" : "0.0f", it);
     oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
     oi__buf_printf(b, "; q++) {\n            const %s at = ", it);
     oi__sy_reduce_index(b, in, reduced);
-    oi__buf_puts(b, ";\n            acc = OI_S_sum_step(acc, ");
+    if (ext) {
+        oi__buf_printf(b, ";\n            acc = q ? %s(acc, (double)", want_max ? "fmax" : "fmin");
+        oi__sy_param_name(b, in);
+        oi__buf_puts(b, "[at]) : (double)");
+    } else {
+        oi__buf_puts(b, ";\n            acc = OI_S_sum_step(acc, ");
+    }
     oi__sy_param_name(b, in);
-    oi__buf_puts(b, "[at]);\n        }\n        ");
+    oi__buf_puts(b, ext ? "[at];\n        }\n        " : "[at]);\n        }\n        ");
     oi__sy_param_name(b, out);
-    if (mean) {
+    if (ext) {
+        oi__buf_puts(b, "[o] = (float)acc;\n    }\n");
+    } else if (mean) {
         oi__buf_puts(b, "[o] = (float)((double)acc / (double)(");
         oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
         oi__buf_puts(b, "));\n    }\n");
@@ -2631,8 +2615,11 @@ static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi_
     long long n = (long long)x->shape[axis], inner = (long long)oi__shape_numel(x->ndim - (int)axis - 1, x->shape + axis + 1);
     long long rows = (long long)oi__shape_numel(x->ndim, x->shape) / (n ? n : 1);
     bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, na, "select_first") != 0;
-    bool max = pn->ir->op == OI_OP_argmax_axis;
+    const char *better = pn->ir->op == OI_OP_argmax_axis ? (first ? "OI_S_gt" : "OI_S_ge") : (first ? "OI_S_lt" : "OI_S_le");
     const char *it = lang->index_type, *t = lang->type_of(x->dtype);
+    char at[40] = "oi_j"; /* element oi_j of the row */
+    if (inner > 1)
+        snprintf(at, sizeof at, "oi_j * %lld", inner);
     oi__sy_loop_open(b, lang, k, "oi_r", false, rows, rows);
     oi__buf_printf(b, "        const %s *oi_xr = ", t);
     oi__sy_param_name(b, x);
@@ -2642,12 +2629,7 @@ static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_printf(b, " + oi_r / %lld * %lld + oi_r %% %lld;\n", inner, n * inner, inner);
     oi__buf_printf(b, "        %s oi_best = oi_xr[0];\n        int64_t oi_at = 0;\n", t);
     oi__buf_printf(b, "        for (%s oi_j = 1; oi_j < %lld; oi_j++)\n", it, n);
-    if (inner == 1)
-        oi__buf_printf(b, "            if (%s(oi_xr[oi_j], oi_best)) {\n                oi_best = oi_xr[oi_j];\n",
-                       max ? (first ? "OI_S_gt" : "OI_S_ge") : (first ? "OI_S_lt" : "OI_S_le"));
-    else
-        oi__buf_printf(b, "            if (%s(oi_xr[oi_j * %lld], oi_best)) {\n                oi_best = oi_xr[oi_j * %lld];\n",
-                       max ? (first ? "OI_S_gt" : "OI_S_ge") : (first ? "OI_S_lt" : "OI_S_le"), inner, inner);
+    oi__buf_printf(b, "            if (%s(oi_xr[%s], oi_best)) {\n                oi_best = oi_xr[%s];\n", better, at, at);
     oi__buf_puts(b, "                oi_at = (int64_t)oi_j;\n            }\n        ");
     oi__sy_param_name(b, out);
     oi__buf_puts(b, "[oi_r] = oi_at;\n    }\n");
