@@ -115,9 +115,13 @@ static bool oi__vk_reads_model(const oi__sy_schedule *s, const oi__sy_param *par
     return false;
 }
 
+/* Whether a kernel calls oi_wg_sum / oi_wg_max (max_axis/min_axis rows
+ * reduce integers in a tree of their own: oi__vk_reduce_ext). */
 static bool oi__vk_uses_reductions(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    oi_op op = k->nodes[0]->ir->op;
     return k->kind == OI__SY_K_SOFTMAX || k->kind == OI__SY_K_NORM ||
-           (k->kind == OI__SY_K_REDUCE && oi__vk_row_reduce(s, k->nodes[0])) ||
+           (k->kind == OI__SY_K_REDUCE && oi__vk_row_reduce(s, k->nodes[0]) && op != OI_OP_max_axis &&
+            op != OI_OP_min_axis) ||
            k->kind == OI__SY_K_ATTENTION || k->kind == OI__SY_K_ATTN_KV || k->kind == OI__SY_K_ALL_FINITE;
 }
 
