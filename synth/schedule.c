@@ -33,6 +33,11 @@ const oi__sy_ew_op *oi__sy_ew_op_of(oi_op op) {
 
 static bool oi__sy_number(oi_dtype t) { return oi__sy_float(t) || oi__sy_int(t); }
 
+/* The reductions over `axes` the synthesizer runs (OI__SY_K_REDUCE). */
+static bool oi__sy_axes_reduction(oi_op op) {
+    return op == OI_OP_sum_axis || op == OI_OP_mean_axis || op == OI_OP_max_axis || op == OI_OP_min_axis;
+}
+
 /* The elementwise ops of OI__SY_EW_LIST, on their domain: in0 is the
  * first input's dtype, in1 the second's (where's a), out the result's. */
 static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype out) {
@@ -424,8 +429,7 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_conv(s, pn, kind);
     if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_pool(s, pn, kind);
-    if ((op == OI_OP_sum_axis || op == OI_OP_mean_axis || op == OI_OP_max_axis || op == OI_OP_min_axis) &&
-        in0->dtype == OI_DTYPE_F32) {
+    if (oi__sy_axes_reduction(op) && in0->dtype == OI_DTYPE_F32) {
         if ((op == OI_OP_max_axis || op == OI_OP_min_axis) && oi__shape_numel(out->ndim, out->shape) > 0 &&
             oi__shape_numel(in0->ndim, in0->shape) == 0)
             return oi__sy_unsupported(pn, "max_axis or min_axis over no elements");
@@ -1419,7 +1423,7 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         out->max0 = in[0].max0;
         return OI_OK;
     }
-    if (op == OI_OP_sum_axis || op == OI_OP_mean_axis || op == OI_OP_max_axis || op == OI_OP_min_axis) {
+    if (oi__sy_axes_reduction(op)) {
         bool reduced[OI_MAX_DIMS] = {false};
         for (int i = 0; i < (int)arrlen(pn->attrs); i++)
             if (strcmp(pn->attrs[i].name, "axes") == 0)
