@@ -256,7 +256,7 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
     oi__vk_ranges(b, s, params, true, "writes", depth + 1, &n_writes, split[0] ? split : NULL);
     oi__vk_loops loops = {{NULL}, 0};
     if (oi__vk_pushes_loops(k))
-        oi__vk_loops_of(s->steps, k->id, NULL, &loops);
+        loops = oi__vk_loops_around(s, k->id, NULL);
     bool model = oi__vk_reads_model(s, params);
     if (model) { /* the model's window over what the kernel reads of it */
         oi__vk_indent(b, depth + 1);
@@ -437,8 +437,7 @@ static void oi__vk_record_cache(oi__buf *b, const oi_plan *p, const oi__pnode *p
     oi__buf_printf(b, "static const oi_vk_range reads[] = {%s}, writes[] = {%s};\n", reads.data, writes.data);
     oi__buf_free(&reads);
     oi__buf_free(&writes);
-    oi__vk_loops loops = {{NULL}, 0};
-    oi__vk_loops_of(s->steps, -1, pn, &loops);
+    oi__vk_loops loops = oi__vk_loops_around(s, -1, pn);
     if (loops.n > 0) {
         oi__vk_indent(b, depth + 1);
         oi__buf_puts(b, "const uint32_t push[] = {");
@@ -841,15 +840,14 @@ static uint32_t oi__vk_push_bytes(const oi_plan *p) {
         arrfree(params);
         oi__vk_loops loops = {{NULL}, 0};
         if (oi__vk_pushes_loops(&p->schedule.kernels[k]))
-            oi__vk_loops_of(p->schedule.steps, k, NULL, &loops);
+            loops = oi__vk_loops_around(&p->schedule, k, NULL);
         n += 4u * (uint32_t)loops.n;
         most = n > most ? n : most;
     }
     const oi__pnode **nodes = NULL; /* the cache statements' kernels push their loops' indices */
     oi__vk_cache_nodes(&p->schedule, p->schedule.steps, &nodes);
     for (int i = 0; i < (int)arrlen(nodes); i++) {
-        oi__vk_loops loops = {{NULL}, 0};
-        oi__vk_loops_of(p->schedule.steps, -1, nodes[i], &loops);
+        oi__vk_loops loops = oi__vk_loops_around(&p->schedule, -1, nodes[i]);
         most = 4u * (uint32_t)loops.n > most ? 4u * (uint32_t)loops.n : most;
     }
     arrfree(nodes);

@@ -151,7 +151,7 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     oi__buf_printf(b, "layout(local_size_x = %u) in;\n", local_size);
     oi__vk_loops loops = {{NULL}, 0};
     if (oi__vk_pushes_loops(k))
-        oi__vk_loops_of(s->steps, k->id, NULL, &loops);
+        loops = oi__vk_loops_around(s, k->id, NULL);
     bool model = oi__vk_reads_model(s, params);
     if (model || loops.n > 0) {
         oi__buf_puts(b, "layout(push_constant) uniform Push {");
@@ -1759,8 +1759,7 @@ static char *oi__vk_cache_source(const oi_plan *p, int m, const oi__pnode *pn) {
                    p->gpu.device_name);
     oi__sy_render_stmt(&b, pn);
     oi__buf_puts(&b, "\n#include \"oi_kernel.glsl\"\n\nlayout(local_size_x = 64) in;\n");
-    oi__vk_loops loops = {{NULL}, 0};
-    oi__vk_loops_of(s->steps, -1, pn, &loops);
+    oi__vk_loops loops = oi__vk_loops_around(s, -1, pn);
     if (loops.n > 0) {
         oi__buf_puts(&b, "layout(push_constant) uniform Push {");
         for (int l = 0; l < loops.n; l++)

@@ -211,32 +211,6 @@ static void oi__vk_glsl_expr(oi__buf *b, const oi__sy_schedule *s, const oi__exp
     oi__buf_puts(b, ")");
 }
 
-/* The loops around a kernel (kernel >= 0) or a cache statement (node),
- * outermost first: their indices are pushed when the step is recorded. */
-typedef struct oi__vk_loops {
-    const char *var[8];
-    int n;
-} oi__vk_loops;
-
-static bool oi__vk_loops_of(const oi__sy_step *steps, int kernel, const oi__pnode *node, oi__vk_loops *l) {
-    for (int i = 0; i < (int)arrlen(steps); i++) {
-        const oi__sy_step *st = &steps[i];
-        if ((kernel >= 0 && st->kind == OI__SY_S_KERNEL && st->kernel == kernel) ||
-            (node && st->kind == OI__SY_S_CACHE && st->node == node))
-            return true;
-        bool loop = st->kind == OI__SY_S_LOOP && l->n < 8;
-        if (loop)
-            l->var[l->n++] = st->node->ir->loop_index;
-        if (oi__vk_loops_of(st->body, kernel, node, l))
-            return true;
-        if (loop)
-            l->n--;
-        if (oi__vk_loops_of(st->then_steps, kernel, node, l) || oi__vk_loops_of(st->else_steps, kernel, node, l))
-            return true;
-    }
-    return false;
-}
-
 /* The cache statements that are kernels of their own (oi__vk_cache_kernel),
  * in the step tree's order (stb array). */
 typedef struct oi__vk_node_list {
@@ -256,44 +230,68 @@ static void oi__vk_cache_nodes(const oi__sy_schedule *s, const oi__sy_step *step
     oi__vk_walk(steps, oi__vk_add_cache_node, &l);
 }
 
-/* The branches on variables around a kernel (kernel >= 0) or a cache
- * statement (node), outermost first: each condition's slot, and whether the
- * kernel is in the block taken when it is true. Both blocks are recorded;
- * the kernel returns at once where one of them says no (oi__vk_guard). */
+/* What encloses a kernel (kernel >= 0) or a cache statement (node) in the
+ * step tree, outermost first. The loops: their indices are pushed when the
+ * step is recorded. The branches on variables: each condition's slot, and
+ * whether the kernel is in the block taken when it is true. Both blocks are
+ * recorded; the kernel returns at once where one of them says no
+ * (oi__vk_guard). */
+typedef struct oi__vk_loops {
+    const char *var[8];
+    int n;
+} oi__vk_loops;
+
 typedef struct oi__vk_guards {
     const oi__pnode *branch[OI__VK_MAX_GUARDS];
     bool when_true[OI__VK_MAX_GUARDS];
     int n;
 } oi__vk_guards;
 
-static bool oi__vk_guards_of(const oi__sy_step *steps, int kernel, const oi__pnode *node, oi__vk_guards *g) {
+typedef struct oi__vk_enclosing {
+    oi__vk_loops loops;
+    oi__vk_guards guards;
+} oi__vk_enclosing;
+
+static bool oi__vk_enclosing_of(const oi__sy_step *steps, int kernel, const oi__pnode *node, oi__vk_enclosing *e) {
     for (int i = 0; i < (int)arrlen(steps); i++) {
         const oi__sy_step *st = &steps[i];
         if ((kernel >= 0 && st->kind == OI__SY_S_KERNEL && st->kernel == kernel) ||
             (node && st->kind == OI__SY_S_CACHE && st->node == node))
             return true;
-        if (oi__vk_guards_of(st->body, kernel, node, g))
+        bool loop = st->kind == OI__SY_S_LOOP && e->loops.n < 8;
+        if (loop)
+            e->loops.var[e->loops.n++] = st->node->ir->loop_index;
+        if (oi__vk_enclosing_of(st->body, kernel, node, e))
             return true;
-        bool guard = st->kind == OI__SY_S_BRANCH && st->node->var >= 0 && g->n < OI__VK_MAX_GUARDS;
+        e->loops.n -= loop;
+        bool guard = st->kind == OI__SY_S_BRANCH && st->node->var >= 0 && e->guards.n < OI__VK_MAX_GUARDS;
         for (int block = 0; block < 2; block++) {
             if (guard) {
-                g->branch[g->n] = st->node;
-                g->when_true[g->n++] = block == 0;
+                e->guards.branch[e->guards.n] = st->node;
+                e->guards.when_true[e->guards.n++] = block == 0;
             }
-            if (oi__vk_guards_of(block == 0 ? st->then_steps : st->else_steps, kernel, node, g))
+            if (oi__vk_enclosing_of(block == 0 ? st->then_steps : st->else_steps, kernel, node, e))
                 return true;
-            g->n -= guard;
+            e->guards.n -= guard;
         }
     }
     return false;
 }
 
+static oi__vk_enclosing oi__vk_enclosing_around(const oi__sy_schedule *s, int kernel, const oi__pnode *node) {
+    oi__vk_enclosing e;
+    memset(&e, 0, sizeof e);
+    if (!oi__vk_enclosing_of(s->steps, kernel, node, &e))
+        memset(&e, 0, sizeof e);
+    return e;
+}
+
+static oi__vk_loops oi__vk_loops_around(const oi__sy_schedule *s, int kernel, const oi__pnode *node) {
+    return oi__vk_enclosing_around(s, kernel, node).loops;
+}
+
 static oi__vk_guards oi__vk_guards_around(const oi__sy_schedule *s, int kernel, const oi__pnode *node) {
-    oi__vk_guards g;
-    memset(&g, 0, sizeof g);
-    if (!oi__vk_guards_of(s->steps, kernel, node, &g))
-        g.n = 0;
-    return g;
+    return oi__vk_enclosing_around(s, kernel, node).guards;
 }
 
 /* Whether the plan has bool values on the device (bytes in the words). */
