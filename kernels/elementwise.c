@@ -86,9 +86,9 @@ static double oi__ew_float(oi_op op, const double *v, const oi__ew_params *p) {
         r = OI_S_clamp_lo(r, p->lo_f);
         break;
     case OI_OP_sign: r = OI_S_sign(a); break;
-    case OI_OP_min: r = fmin(a, b); break; /* a NaN operand is ignored */
-    case OI_OP_max: r = fmax(a, b); break;
-    case OI_OP_clamp: r = fmin(fmax(a, p->lo_f), p->hi_f); break;
+    case OI_OP_min: r = OI_S_fmin(a, b); break; /* a NaN operand is ignored */
+    case OI_OP_max: r = OI_S_fmax(a, b); break;
+    case OI_OP_clamp: r = OI_S_fmin(OI_S_fmax(a, p->lo_f), p->hi_f); break;
     case OI_OP_hard_sigmoid: r = OI_S_hard_sigmoid(a, p->alpha_f, p->beta_f, OI__EW_ROUND); break;
     case OI_OP_hard_swish: r = OI_S_hard_swish(a, p->alpha_f, OI__EW_ROUND); break;
     case OI_OP_floor: r = floor(a); break;
@@ -437,8 +437,8 @@ static void oi__ew_relu_f64(const double *a, double *y, int64_t len, double slop
 }
 
 /* synth-embed begin (oi_gemm.h: clamp) */
-/* clamp as fmin(fmax(x, lo), hi) computes it (a NaN x gives lo; fmax and
- * fmin return their first operand on a tie, so -0 stays -0 against +0), on
+/* clamp as OI_S_fmin(OI_S_fmax(x, lo), hi) computes it (a NaN x gives lo;
+ * they return their first operand on a tie, so -0 stays -0 against +0), on
  * bounds that are exact in the element type and not NaN; relu's clamps
  * (hi first, then lo; NaN passes) when `relu`. Vectorizes: no libm call. */
 #define OI__EW_CLAMP_BODY(T) \

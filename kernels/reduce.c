@@ -85,8 +85,8 @@ static void oi__reduce_step(oi_op op, oi__op_domain dom, bool wide, bool select_
         case OI_OP_prod_axis:
             if (wide) acc->f *= v; else acc->f32 *= (float)v;
             return;
-        case OI_OP_max_axis: acc->f = position ? fmax(acc->f, v) : v; return;
-        case OI_OP_min_axis: acc->f = position ? fmin(acc->f, v) : v; return;
+        case OI_OP_max_axis: acc->f = position ? OI_S_fmax(acc->f, v) : v; return;
+        case OI_OP_min_axis: acc->f = position ? OI_S_fmin(acc->f, v) : v; return;
         default:
             if (!position || oi__reduce_better_f(op, v, acc->f, select_first)) {
                 acc->f = v;

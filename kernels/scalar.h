@@ -68,7 +68,7 @@
 #define OI_S_rem_int(a, b) ((b) == 0 || (b) == -1 ? 0 : (a) - ((a) / (b)) * (b))
 #define OI_S_div_uint(a, b, mask) ((b) == 0 ? (mask) : (a) / (b))
 #define OI_S_rem_uint(a, b) ((b) == 0 ? 0 : (a) % (b))
-/* min and max of integers (floats: libm's fmin and fmax, which ignore a NaN) */
+/* min and max of integers (floats: OI_S_fmin and OI_S_fmax, below) */
 #define OI_S_min_int(a, b) ((a) < (b) ? (a) : (b))
 #define OI_S_max_int(a, b) ((a) > (b) ? (a) : (b))
 /* clamp of an integer: lo first, then hi (hi wins when lo > hi) */
@@ -115,6 +115,18 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+/* min and max of floats: a NaN operand is ignored (as libm's fmin and
+ * fmax) and of equal operands, -0 and +0, the first is returned. libm's
+ * leave that sign open (glibc's return the second), and a compiler may
+ * swap the operands of a builtin it knows to be commutative: the same
+ * fmin(acc, v) gave -0 in the simulator and +0 in the emitted C. These
+ * are spelled out for elementwise.c's min, max and clamp, reduce.c's
+ * generic max_axis/min_axis and the emitted C; GLSL's min and max are
+ * defined to return the first operand on a tie too (oi_kernel.glsl's
+ * oi_fmin and oi_fmax). */
+static inline double OI_S_fmin(double a, double b) { return isnan(b) ? a : isnan(a) ? b : b < a ? b : a; }
+static inline double OI_S_fmax(double a, double b) { return isnan(b) ? a : isnan(a) ? b : b > a ? b : a; }
 
 /* rope's angle of pair i (of `rot` rotated channels) at position p, in
  * double: nn.c's cos/sin tables and the synthesizer's rope kernels. */

@@ -520,7 +520,7 @@ static bool oi__sy_ew_call(oi__buf *o, const oi__sy_schedule *s, const oi__sy_la
     return true;
 }
 
-/* clamp of a float: fmin(fmax(x, min), max) in the compute domain as
+/* clamp of a float: OI_S_fmin(OI_S_fmax(x, min), max) in the compute domain as
  * elementwise.c, a bound left out where it is the default (+-DBL_MAX:
  * nothing passes it), then rounded. */
 static void oi__sy_clamp(oi__buf *o, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k, int n,
@@ -1276,14 +1276,14 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
         return;
     }
     /* reduce.c's generic path, in the input's order: sums in f32 from 0;
-     * max/min in double from the first element by libm's fmax/fmin (a NaN
-     * ignored) */
+     * max/min in double from the first element by OI_S_fmax/OI_S_fmin (a
+     * NaN ignored, the first of equal operands kept) */
     oi__buf_printf(b, "        %s acc = %s;\n        for (%s q = 0; q < ", ext ? "double" : "float", ext ? "0.0" : "0.0f", it);
     oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
     oi__buf_printf(b, "; q++) {\n            const %s at = ", it);
     oi__sy_reduce_index(b, in, reduced);
     if (ext) {
-        oi__buf_printf(b, ";\n            acc = q ? %s(acc, (double)", want_max ? "fmax" : "fmin");
+        oi__buf_printf(b, ";\n            acc = q ? %s(acc, (double)", want_max ? "OI_S_fmax" : "OI_S_fmin");
         oi__sy_param_name(b, in);
         oi__buf_puts(b, "[at]) : (double)");
     } else {

@@ -272,7 +272,7 @@ int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
  *           SMATH: scalar_math.h's f32 function (the same bits in C and GLSL);
  *           MATH: an f32 function, libm's (C) or math.glsl's (GLSL), as
  *           math.c's oi__math_f32 calls them; LIBM: a function of the compute
- *           domain, as elementwise.c calls libm
+ *           domain, as elementwise.c calls it (libm's; min and max: scalar.h's)
  *   c_fn, glsl_fn  SMATH, MATH, LIBM: the function in C and in GLSL; NULL
  *           where GLSL's differs from C's (the Vulkan target refuses it) */
 #define OI__SY_EW_LIST(X) \
@@ -310,10 +310,10 @@ int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
     X(log, F32, MATH, "logf", "log_f32") \
     X(erf, F32, MATH, "erff", "erf_f32") \
     X(pow, F32, MATH, "powf", NULL) /* GLSL's pow: undefined for x < 0 */ \
-    X(clamp, FLOAT, SCALAR, NULL, NULL) /* render.c: fmin(fmax(x, min), max), as elementwise.c */ \
+    X(clamp, FLOAT, SCALAR, NULL, NULL) /* render.c: OI_S_fmin(OI_S_fmax(x, min), max), as elementwise.c */ \
     X(abs, FLOAT, LIBM, "fabs", "abs") \
-    X(min, NUM, LIBM, "fmin", "oi_fmin") /* a NaN operand is ignored (GLSL's min: undefined); integers: render.c */ \
-    X(max, NUM, LIBM, "fmax", "oi_fmax") \
+    X(min, NUM, LIBM, "OI_S_fmin", "oi_fmin") /* a NaN operand is ignored (GLSL's min: undefined); integers: render.c */ \
+    X(max, NUM, LIBM, "OI_S_fmax", "oi_fmax") \
     X(floor, FLOAT, LIBM, "floor", "floor") \
     X(ceil, FLOAT, LIBM, "ceil", "ceil") \
     X(round, FLOAT, LIBM, "round", NULL) /* halves away from zero; GLSL's: either way */ \

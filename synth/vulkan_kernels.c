@@ -654,9 +654,9 @@ static void oi__vk_axes_offset(oi__buf *b, const char *var, const oi__slot *in, 
  * [B, S, D] summed over S): an invocation per result folds its elements in
  * the input's order, as reduce.c's generic and middle-axes paths do (bit
  * for bit): sums into one f32 from 0; max_axis/min_axis from the first
- * element by libm's fmax/fmin (x86-64's maxsd/minsd: the second operand
- * on a tie, so -0 and +0 come out as the simulator's; a NaN operand
- * ignored). Neighbouring invocations read neighbouring elements where the
+ * element by oi_fmax/oi_fmin (as scalar.h's OI_S_fmax/OI_S_fmin: the
+ * first operand on a tie, so -0 and +0 come out as the simulator's; a NaN
+ * operand ignored). Neighbouring invocations read neighbouring elements where the
  * kept axes are inner. */
 static void oi__vk_reduce_strided(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];

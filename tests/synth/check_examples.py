@@ -52,7 +52,7 @@ import tempfile
 
 import numpy as np
 
-from synth_check import run, run_fetching
+from synth_check import run, run_fetching, same_values
 
 
 def check_arena(plan):
@@ -118,7 +118,7 @@ def check_threads(cmd, work, kept):
         run_fetching([c if c != os.path.join(work, "emitted") else out for c in cmd] + ["--threads", threads], kept)
         for v in kept:
             a, b = np.load(os.path.join(work, "emitted", v + ".npy")), np.load(os.path.join(out, v + ".npy"))
-            if not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+            if not same_values(a, b):
                 raise SystemExit("FAILED: %s differs between the default threads and --threads %s" % (v, threads))
 
 
@@ -249,7 +249,7 @@ def main():
             elif a.dtype.kind == "f" and not exact:
                 ok = np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
             else:
-                ok = np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+                ok = same_values(a, b)
             if not ok:
                 raise SystemExit("FAILED: %s differs from the simulator:\n emitted %s\n simulator %s"
                                  % (v, a.ravel()[:8], b.ravel()[:8]))
@@ -271,7 +271,7 @@ def main():
             if precision and a.dtype.kind == "f":
                 same = close_at_precision(a, b, precision)
             elif exact or a.dtype.kind != "f":
-                same = np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+                same = same_values(a, b)
             else:
                 same = np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
             if a.dtype != b.dtype or a.shape != b.shape or not same:

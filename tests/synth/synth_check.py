@@ -5,6 +5,7 @@
 - `run_fetching(cmd, kept)`: the emitted driver run with `--fetch` for each of `kept`, 64 at a
   time (the driver's limit);
 - `option(name, default)`: the value after `--name` on the command line;
+- `same_values(a, b)`: equal bit for bit, but that any NaN equals any NaN (so -0.0 is not 0.0);
 - `model_test`: examples/models/model_test.py (`missing`, `import_model`, `SKIPPED`);
 - `check_with_inputs(cli, exporter, name, inputs, steps)`: check_examples.py's parity test of
   the emitted folder, the dynamic variables given as arrays (name -> value) instead of seeded;
@@ -37,6 +38,20 @@ def run_fetching(cmd, kept, **kw):
     are deterministic, each run starts from the same state); their output together."""
     return "".join(run(cmd + [a for v in kept[i:i + 64] for a in ("--fetch", v)], **kw)
                    for i in range(0, max(len(kept), 1), 64))
+
+
+def same_values(a, b):
+    """a and b hold the same values: floats bit for bit (numpy's == takes -0.0 for 0.0, which would
+    hide a sign the two programs disagree on), any NaN matching any NaN (payloads may differ)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind != "f":
+        return np.array_equal(a, b)
+    nan = np.isnan(a)
+    if not np.array_equal(nan, np.isnan(b)):
+        return False
+    bits = np.dtype("u%d" % a.dtype.itemsize)
+    return np.array_equal(a[~nan].view(bits), b[~nan].view(bits))
 
 
 def option(name, default):

@@ -201,8 +201,9 @@ OI_GRAPH(literals,
  * that read x[0, 0, 0] and not past the max or min of them. max_axis and
  * min_axis over the last axes (reduce.c's row path: floats ordered as
  * integers) and over others (its generic path: fmax and fmin in order), a
- * NaN ignored, and over rows of zeros of both signs (ties; the tests'
- * equality does not tell -0 from +0). */
+ * NaN ignored, and over rows of zeros of both signs (ties: the first of
+ * equal operands is kept, scalar.h's OI_S_fmin/OI_S_fmax, and the tests
+ * compare bits, so a +0 for a -0 fails). */
 OI_GRAPH(reduce_axes,
   OI_DYNAMIC( OI_VAR(x, f32[3, 4, 5]) )
   OI_VOLATILE(
