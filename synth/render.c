@@ -2635,6 +2635,74 @@ static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_puts(b, "[oi_r] = oi_at;\n    }\n");
 }
 
+/* matmul_any: per batch of the result and per element, one dot product of
+ * A's row and B's column read through their strides (gemm's trans_a and
+ * trans_b swap them), in matmul.c's generic accumulator: f32 in float,
+ * f64 in double, integers in wrapping uint64_t (scalar.h's OI_S_mac), the
+ * batch dims of A and B broadcast to the result's. A gemm gives
+ * alpha * dot + beta * C at the element C broadcasts to, as conv.c's gemm
+ * (beta * C in double, rounded to the dtype). */
+static void oi__sy_render_matmul_any(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                     const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *a = oi__sy_slot_of(s, pn->inputs[0]), *bm = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *c = oi__sy_slot_of(s, pn->out);
+    const oi__sy_mm_geom g = oi__sy_mm_geom_of(a, bm, c, pn);
+    const char *it = lang->index_type, *t = lang->type_of(c->dtype);
+    bool is_int = oi__sy_is_int(c->dtype), single = c->dtype == OI_DTYPE_F32;
+    const char *acc = is_int ? "uint64_t" : t, *load = !is_int ? "" : oi__dtype_is_signed(c->dtype) ? "(uint64_t)(int64_t)" : "(uint64_t)";
+    if (g.batches * g.m * g.n == 0) {
+        oi__buf_puts(b, "    /* no elements */\n");
+        return;
+    }
+    oi__slot a_batch = *a, b_batch = *bm, c_batch = *c; /* the batch dims alone */
+    a_batch.ndim -= 2, b_batch.ndim -= 2, c_batch.ndim -= 2;
+    oi__buf_printf(b, "    for (%s oi_t = 0; oi_t < %lld; oi_t++) {\n        const %s *oi_pa = ", it, (long long)g.batches, t);
+    oi__sy_param_name(b, a);
+    oi__buf_puts(b, " + (");
+    oi__sy_broadcast_index(b, &a_batch, &c_batch, "oi_t");
+    oi__buf_printf(b, ") * %lld;\n        const %s *oi_pb = ", (long long)(g.m * g.k), t);
+    oi__sy_param_name(b, bm);
+    oi__buf_puts(b, " + (");
+    oi__sy_broadcast_index(b, &b_batch, &c_batch, "oi_t");
+    oi__buf_printf(b, ") * %lld;\n", (long long)(g.k * g.n));
+    oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++)\n", it, (long long)g.m);
+    oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++) {\n", it, (long long)g.n);
+    oi__buf_printf(b, "                const %s oi_e = oi_t * %lld + oi_i * %lld + oi_j;\n", it, (long long)(g.m * g.n),
+                   (long long)g.n);
+    oi__buf_printf(b, "                %s oi_acc = 0;\n", acc);
+    if (g.k > 0) {
+        oi__buf_printf(b, "                for (%s oi_p = 0; oi_p < %lld; oi_p++)\n", it, (long long)g.k);
+        oi__buf_printf(b, "                    oi_acc = OI_S_mac(oi_acc, %soi_pa[oi_i * %lld + oi_p * %lld], "
+                          "%soi_pb[oi_p * %lld + oi_j * %lld]);\n", load, (long long)g.a_rs, (long long)g.a_cs, load,
+                       (long long)g.b_rs, (long long)g.b_cs);
+    }
+    oi__buf_puts(b, "                /* ");
+    oi__sy_render_stmt(b, pn);
+    oi__buf_puts(b, " */\n                ");
+    oi__sy_param_name(b, c);
+    if (pn->ir->op != OI_OP_gemm) {
+        oi__buf_printf(b, "[oi_e] = (%s)oi_acc;\n            }\n    }\n", t);
+        return;
+    }
+    double alpha = oi__sy_param_f(pn, "alpha"), beta = oi__sy_param_f(pn, "beta");
+    oi__buf_printf(b, "[oi_e] = (%s)(%s", t, single ? "(float)" : ""); /* alpha in the dtype, as gemm.c's */
+    oi__sy_double(b, alpha);
+    oi__buf_puts(b, " * oi_acc");
+    if (arrlen(pn->inputs) > 2 && beta != 0.0) {
+        oi__slot c_mat = *c;
+        c_mat.ndim = 2, c_mat.shape[0] = g.m, c_mat.shape[1] = g.n;
+        oi__buf_printf(b, " + (%s)(", t);
+        oi__sy_double(b, beta);
+        oi__buf_puts(b, " * ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_puts(b, "[");
+        oi__sy_broadcast_index(b, oi__sy_slot_of(s, pn->inputs[2]), &c_mat, "oi_e");
+        oi__buf_puts(b, "])");
+    }
+    oi__buf_puts(b, ");\n            }\n    }\n");
+}
+
 /* matmul_q4's integer dot product for this CPU, as quant.c picks it: AVX-512
  * VNNI, AVX2, or the portable loop (OPENINFER_ISA=portable|avx2 capping
  * it); every one gives the same bits, so the choice is speed only. */
@@ -2745,6 +2813,7 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_ARGMAX: oi__sy_render_argmax(b, s, lang, kr); break;
         case OI__SY_K_QMATMUL: oi__sy_render_qmatmul(b, s, lang, kr); break;
         case OI__SY_K_ATTN_KV: oi__sy_render_attn_kv(b, s, lang, kr); break;
+        case OI__SY_K_MATMUL_ANY: oi__sy_render_matmul_any(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->kind == OI__SY_K_GATHER)

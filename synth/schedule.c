@@ -83,6 +83,21 @@ oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn) {
     return g;
 }
 
+oi__sy_mm_geom oi__sy_mm_geom_of(const oi__slot *a, const oi__slot *b, const oi__slot *out, const oi__pnode *pn) {
+    oi__sy_mm_geom g;
+    size_t na = arrlenu(pn->attrs);
+    bool gemm = pn->ir->op == OI_OP_gemm;
+    bool ta = gemm && oi__op_param_value_i64(OI_OP_gemm, pn->attrs, na, "trans_a");
+    bool tb = gemm && oi__op_param_value_i64(OI_OP_gemm, pn->attrs, na, "trans_b");
+    int64_t a_cols = a->shape[a->ndim - 1], b_cols = b->shape[b->ndim - 1];
+    g.m = out->shape[out->ndim - 2], g.n = out->shape[out->ndim - 1];
+    g.k = ta ? a->shape[a->ndim - 2] : a_cols;
+    g.batches = oi__shape_numel(out->ndim - 2, out->shape);
+    g.a_rs = ta ? 1 : a_cols, g.a_cs = ta ? a_cols : 1;
+    g.b_rs = tb ? 1 : b_cols, g.b_cs = tb ? b_cols : 1;
+    return g;
+}
+
 const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     switch (kind) {
     case OI__SY_K_ELEMENTWISE: return "elementwise";
@@ -102,6 +117,7 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_ARGMAX: return "argmax";
     case OI__SY_K_QMATMUL: return "matmul_q4";
     case OI__SY_K_ATTN_KV: return "attention_kv";
+    case OI__SY_K_MATMUL_ANY: return "matmul_any";
     }
     return "?";
 }
@@ -137,8 +153,32 @@ static bool oi__sy_any_dynamic(const oi__sy_schedule *s, const oi__pnode *pn) {
     return oi__sy_slot(s, pn->out)->dynamic_shape;
 }
 
+/* matmul_any: a matmul of [..., M, K] x [..., K, N] with broadcast batch
+ * dims, or of f64 or integers, and a gemm with trans_a, trans_b, alpha,
+ * beta or a C broadcast to the result, in f32 or f64. One dtype for the
+ * operands and the result, shapes known at synthesis time, no operand
+ * written (every result element reads a row and a column of them). */
+static oi_status oi__sy_classify_matmul_any(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    const oi__slot *out = oi__sy_slot(s, pn->out);
+    const char *act = oi__sy_param_s(pn, "activation");
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a matmul or gemm over a shape known at run time only");
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+        const oi__slot *in = oi__sy_slot(s, pn->inputs[i]);
+        if (pn->inputs[i] == pn->out || in->dtype != out->dtype || (i < 2 && in->ndim < 2))
+            return oi__sy_unsupported(pn, "a matmul or gemm of mixed dtypes, of a 1-D operand or writing an operand");
+    }
+    if (!oi__sy_number(out->dtype) || (pn->ir->op == OI_OP_gemm && !oi__sy_float(out->dtype)))
+        return oi__sy_unsupported(pn, "a matmul of a dtype other than a number, or a gemm of integers");
+    if (act && strcmp(act, "none") != 0)
+        return oi__sy_unsupported(pn, "a gemm with an activation and trans_a, trans_b, alpha, beta or a broadcast C");
+    *kind = OI__SY_K_MATMUL_ANY;
+    return OI_OK;
+}
+
 /* gemm(A [M, K], B [K, N], bias [N]): the matmul kernel with the bias row
- * and the activation before its epilogue. */
+ * and the activation before its epilogue; with trans_a, trans_b, alpha,
+ * beta or another C, matmul_any. */
 static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     const oi__slot *a = oi__sy_slot(s, pn->inputs[0]), *b = oi__sy_slot(s, pn->inputs[1]), *out = oi__sy_slot(s, pn->out);
     oi_op op = pn->ir->op;
@@ -147,12 +187,11 @@ static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode 
     if (a->ndim != 2 || b->ndim != 2 || out->ndim != 2 || oi__sy_any_dynamic(s, pn))
         return oi__sy_unsupported(pn, "a gemm that is not 2-D with shapes known at synthesis time");
     if (oi__op_param_value_i64(op, pn->attrs, na, "trans_a") || oi__op_param_value_i64(op, pn->attrs, na, "trans_b") ||
-        oi__op_param_value_f64(op, pn->attrs, na, "alpha") != 1.0 || oi__op_param_value_f64(op, pn->attrs, na, "beta") != 1.0)
-        return oi__sy_unsupported(pn, "a gemm with trans_a, trans_b, alpha or beta");
+        oi__op_param_value_f64(op, pn->attrs, na, "alpha") != 1.0 || oi__op_param_value_f64(op, pn->attrs, na, "beta") != 1.0 ||
+        a->dtype != OI_DTYPE_F32 || (arrlen(pn->inputs) > 2 && oi__sy_numel(oi__sy_slot(s, pn->inputs[2])) != out->shape[1]))
+        return oi__sy_classify_matmul_any(s, pn, kind);
     if (act && strcmp(act, "none") != 0 && strcmp(act, "relu") != 0 && strcmp(act, "gelu") != 0)
         return oi__sy_unsupported(pn, "a gemm activation other than none, relu or gelu");
-    if (arrlen(pn->inputs) > 2 && oi__sy_numel(oi__sy_slot(s, pn->inputs[2])) != out->shape[1])
-        return oi__sy_unsupported(pn, "a gemm bias that is not one row of the result");
     if (out->shape[1] > (act && strcmp(act, "gelu") == 0 ? 2048 : 16384))
         return oi__sy_unsupported(pn, "a gemm with more than 16384 output columns (2048 with gelu)");
     *kind = OI__SY_K_MATMUL;
@@ -416,7 +455,9 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         *kind = OI__SY_K_MATMUL;
         return OI_OK;
     }
-    if (op == OI_OP_gemm && in0->dtype == OI_DTYPE_F32)
+    if (op == OI_OP_matmul)
+        return oi__sy_classify_matmul_any(s, pn, kind);
+    if (op == OI_OP_gemm)
         return oi__sy_classify_gemm(s, pn, kind);
     if (oi__sy_attn_kv_op(s, pn))
         return oi__sy_classify_attn_kv(s, pn, kind);
@@ -1407,7 +1448,7 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         memcpy(out->dims, o->shape, sizeof out->dims);
         return OI_OK;
     }
-    if (op == OI_OP_gemm || op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm ||
+    if (op == OI_OP_gemm || (op == OI_OP_matmul && (in[0].ndim != 2 || in[1].ndim != 2)) || op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm ||
         op == OI_OP_attention || oi__sy_static_shape_op(op)) { /* static shapes only (classify): the declared one */
         const oi__slot *o = oi__sy_slot(s, pn->out);
         out->ndim = o->ndim;
@@ -1415,7 +1456,7 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         return OI_OK;
     }
     if (op == OI_OP_matmul) {
-        if (in[0].ndim != 2 || in[1].ndim != 2 || in[0].dims[1] < 0 || in[1].dims[0] < 0)
+        if (in[0].dims[1] < 0 || in[1].dims[0] < 0)
             return oi__sy_unsupported(pn, "a matmul whose inner or B dims are only known at run time");
         out->ndim = 2;
         out->dims[0] = in[0].dims[0];
@@ -2009,6 +2050,10 @@ static void oi__sy_estimate(oi__sy_schedule *s) {
                 kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)kr->conv.rows;
             else if (n == 0 && kr->kind == OI__SY_K_MATMUL)
                 kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)oi__sy_slot(s, pn->inputs[0])->shape[1];
+            else if (kr->kind == OI__SY_K_MATMUL_ANY)
+                kr->flops += 2u * (uint64_t)kr->numel *
+                             (uint64_t)oi__sy_mm_geom_of(oi__sy_slot(s, pn->inputs[0]), oi__sy_slot(s, pn->inputs[1]),
+                                                         oi__sy_slot(s, pn->out), pn).k;
             else if (kr->kind == OI__SY_K_ATTENTION && n == kr->lead) {
                 const oi__slot *q = oi__sy_slot(s, pn->inputs[0]), *kk = oi__sy_slot(s, pn->inputs[1]);
                 kr->flops += 4u * (uint64_t)oi__sy_numel(q) * (uint64_t)kk->shape[2];

@@ -35,8 +35,10 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_ROPE,        /* rope: pairs of the last dim turned by position     */
     OI__SY_K_ARGMAX,      /* argmax_axis along the last axis, i64 indices       */
     OI__SY_K_QMATMUL,     /* matmul_q4, activations "q8": quant.c's int8 block dots */
-    OI__SY_K_ATTN_KV      /* attention over keys whose count is known at run time
+    OI__SY_K_ATTN_KV,     /* attention over keys whose count is known at run time
                              and/or grouped-query heads: plain loops per head */
+    OI__SY_K_MATMUL_ANY   /* matmul over broadcast batch dims or of any number dtype, gemm
+                             with trans_a/trans_b/alpha/beta or a broadcast C: plain loops */
 } oi__sy_kernel_kind;
 
 /* A conv's window, as kernels/conv.c reads it (1 or 2 spatial dims; a 1-D
@@ -63,6 +65,12 @@ typedef struct oi__sy_rope_geom {
     int64_t n, rot, half, seq_len, seq_div, batch_div, lanes;
     bool inter;
 } oi__sy_rope_geom;
+/* A matmul_any's dot products: batches of m x n results, each over k
+ * products of A's row (elements a_cs apart, rows a_rs) and B's column
+ * (elements b_rs apart, columns b_cs); gemm's trans_a/trans_b swap them. */
+typedef struct oi__sy_mm_geom {
+    int64_t batches, m, n, k, a_rs, a_cs, b_rs, b_cs;
+} oi__sy_mm_geom;
 enum { OI__SY_CONV_SMALL, OI__SY_CONV_SKINNY, OI__SY_CONV_GEMM, OI__SY_CONV_DEPTHWISE };
 
 typedef struct oi__sy_kernel {
@@ -255,6 +263,7 @@ bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot);
 bool oi__sy_matmul_tiles_at_run(const oi__sy_schedule *s, const oi__sy_kernel *k);
 const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind);
 oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn);
+oi__sy_mm_geom oi__sy_mm_geom_of(const oi__slot *a, const oi__slot *b, const oi__slot *out, const oi__pnode *pn);
 /* schedule.c: the elements a layer_norm or rms_norm normalizes together:
  * x's dims from layer_norm's axis on (rms_norm: the last one) */
 int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);

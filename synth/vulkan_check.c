@@ -126,6 +126,9 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     case OI__SY_K_REDUCE: /* over any axes (oi__vk_reduce and its strided and max/min forms) */
     case OI__SY_K_NORM: case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
     case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
+    case OI__SY_K_MATMUL_ANY:
+        return oi__vk_refuse(pn, "a matmul over batch dims, or a gemm with trans_a, trans_b, alpha, beta or a C other "
+                                 "than one row");
     case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
         /* other workgroups still read what an in-place write would change */
         for (int i = 0; i < (int)arrlen(pn->inputs); i++)

@@ -54,6 +54,9 @@
  *                  with rotary_dim, positions i64 [seq] and i32 [batch,
  *                  seq]; argmax_axis and argmin_axis with ties (floored
  *                  values) taken first and last, with keepdims, on i32
+ *   matmul_any     matmuls over broadcast batch dims, of f64, i32 and u8
+ *                  (wrapping); gemms with trans_a, trans_b, alpha, beta and
+ *                  a C broadcast along columns or from one value
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
  *                  blocks (one row of x, five rows split into tasks), and
  *                  over a prefix table W(l) in a loop (a decoder's layers);
@@ -707,6 +710,37 @@ OI_GRAPH(in_place_mm,
     OI_OP(gemm, y, W, b) OI_TO(y)
     OI_OP(add, s, s) OI_TO(t)
     OI_OP(matmul, t, V) OI_TO(t)
+    OI_RETURN()
+  )
+)
+
+/* matmul_any: matmuls over batch dims broadcast against each other (a
+ * 4-D by a 3-D, a 3-D by a shared 2-D B, attention's scores), of f64 and of
+ * integers that wrap (i32 with negatives, u8), and gemms with trans_a,
+ * trans_b, alpha, beta and a C broadcast along columns or from one value. */
+OI_GRAPH(matmul_any,
+  OI_DYNAMIC( OI_VAR(a4, f32[2, 1, 3, 4]) OI_VAR(b3, f32[3, 4, 5]) OI_VAR(w, f32[4, 5]) OI_VAR(q, f32[2, 2, 3, 4])
+              OI_VAR(kt, f32[2, 2, 4, 3]) OI_VAR(d, f64[3, 4]) OI_VAR(dw, f64[4, 2]) OI_VAR(ia, i32[2, 3, 4])
+              OI_VAR(ib, i32[2, 4, 2]) OI_VAR(ua, u8[3, 4]) OI_VAR(ub, u8[4, 2]) OI_VAR(ga, f32[4, 3])
+              OI_VAR(gb, f32[5, 4]) OI_VAR(gc, f32[3, 1]) OI_VAR(one, f32[1]) OI_VAR(gd, f64[4, 3]) )
+  OI_VOLATILE(
+    OI_VAR(p4, f32[2, 3, 3, 5]) OI_VAR(p3, f32[2, 1, 3, 5]) OI_VAR(s, f32[2, 2, 3, 3]) OI_VAR(pd, f64[3, 2])
+    OI_VAR(ineg, i32[2, 3, 4]) OI_VAR(pi, i32[2, 3, 2]) OI_VAR(cube, u8[3, 4]) OI_VAR(pu, u8[3, 2])
+    OI_VAR(g1, f32[3, 5]) OI_VAR(g2, f32[3, 5]) OI_VAR(g3, f64[3, 3])
+  )
+  OI_BLOCK(entry,
+    OI_OP(matmul, a4, b3) OI_TO(p4)         /* [2, 1] x [3] batch dims: [2, 3] */
+    OI_OP(matmul, a4, w) OI_TO(p3)          /* one B for every batch */
+    OI_OP(matmul, q, kt) OI_TO(s)           /* scores per head */
+    OI_OP(matmul, d, dw) OI_TO(pd)
+    OI_OP(sub, ia, 2) OI_TO(ineg)
+    OI_OP(matmul, ineg, ib) OI_TO(pi)
+    OI_OP(mul, ua, ua) OI_TO(cube)
+    OI_OP(mul, cube, ua) OI_TO(cube)        /* up to 64: the sums of 4 wrap at 256 */
+    OI_OP(matmul, cube, ub) OI_TO(pu)
+    OI_OP(gemm, ga, gb, gc, trans_a=true, trans_b=true, alpha=0.5, beta=-2.0) OI_TO(g1)
+    OI_OP(gemm, ga, w, one, trans_a=true, beta=0.25) OI_TO(g2)
+    OI_OP(gemm, gd, gd, trans_a=true, alpha=3.0) OI_TO(g3)
     OI_RETURN()
   )
 )
