@@ -414,6 +414,21 @@ static void oi__sy_broadcast_index(oi__buf *b, const oi__slot *in, const oi__slo
  * of the kernel, or a load in the compute domain. */
 static bool oi__sy_is_int(oi_dtype t) { return !oi__dtype_is_float(t) && t != OI_DTYPE_BOOL; }
 
+/* The divisions, which on integers take their operands in their own
+ * signedness (scalar.h's OI_S_div_int ... OI_S_rem_uint, as elementwise.c). */
+static bool oi__sy_int_division(oi_op op) { return op == OI_OP_div || op == OI_OP_floor_div || op == OI_OP_rem; }
+
+/* An integer parameter as a literal of the value's signedness: a negative
+ * one saturates to 0 for unsigned values, as elementwise.c reads it. */
+static void oi__sy_int_param(oi__buf *b, int64_t v, bool is_signed) {
+    if (!is_signed)
+        oi__buf_printf(b, "%lluu", (unsigned long long)(v < 0 ? 0 : v));
+    else if (v == INT64_MIN) /* -9223372036854775808 is not a C literal */
+        oi__buf_printf(b, "(-%lld - 1)", (long long)INT64_MAX);
+    else
+        oi__buf_printf(b, "(int64_t)%lld", (long long)v);
+}
+
 static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
                            int n, int i, const char *index) {
     int slot = k->nodes[n]->inputs[i];
@@ -423,7 +438,7 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
      * value's own */
     oi_op op = k->nodes[n]->ir->op;
     bool wide = oi__sy_is_int(sl->dtype) && oi__sy_is_int(oi__sy_slot_of(s, k->nodes[n]->out)->dtype) &&
-                op != OI_OP_min && op != OI_OP_max;
+                op != OI_OP_min && op != OI_OP_max && op != OI_OP_clamp && !oi__sy_int_division(op);
     for (int m = n - 1; m >= 0; m--)
         if (k->nodes[m]->out == slot) {
             oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
@@ -595,6 +610,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__sy_render_stmt(o, pn);
     oi__buf_puts(o, " */\n");
     bool is_bool = out->dtype == OI_DTYPE_BOOL, is_int = oi__sy_is_int(out->dtype);
+    bool is_signed = is_int && oi__dtype_is_signed(out->dtype);
     bool float_to_int = pn->ir->op == OI_OP_cast && is_int && oi__dtype_is_float(in0->dtype);
     if (float_to_int)
         oi__sy_cast_rounding(o, s, lang, k, n, index, depth);
@@ -637,7 +653,17 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         break;
     }
     case OI_OP_clamp:
-        oi__sy_clamp(o, s, lang, k, n, index, round);
+        if (!is_int) {
+            oi__sy_clamp(o, s, lang, k, n, index, round);
+            break;
+        }
+        oi__buf_puts(o, "OI_S_clamp_int("); /* elementwise.c's integer clamp: min first, then max */
+        oi__sy_operand(o, s, lang, k, n, 0, index);
+        oi__buf_puts(o, ", ");
+        oi__sy_int_param(o, oi__op_param_value_i64(OI_OP_clamp, pn->attrs, arrlenu(pn->attrs), "min"), is_signed);
+        oi__buf_puts(o, ", ");
+        oi__sy_int_param(o, oi__op_param_value_i64(OI_OP_clamp, pn->attrs, arrlenu(pn->attrs), "max"), is_signed);
+        oi__buf_puts(o, ");\n");
         break;
     case OI_OP_cast: /* a number's conversion: the load's and the store's, or rN saturated */
         if (float_to_int)
@@ -658,13 +684,28 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         const char *wrap = is_bool && lang->functional_cast ? "int" : is_bool || is_int ? "" : round;
         if (pn->ir->op == OI_OP_not && is_bool) /* logical, not bitwise */
             name = "not_bool";
+        bool int_division = is_int && oi__sy_int_division(pn->ir->op);
+        if (int_division) /* unsigned floor_div is div */
+            name = pn->ir->op == OI_OP_rem ? (is_signed ? "rem_int" : "rem_uint")
+                   : !is_signed ? "div_uint" : pn->ir->op == OI_OP_div ? "div_int" : "floor_div_int";
         oi__buf_printf(o, "%s(OI_S_%s(", wrap, name);
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
             if (i)
                 oi__buf_puts(o, ", ");
             oi__sy_operand(o, s, lang, k, n, i, index);
         }
-        if (pn->ir->op == OI_OP_div || pn->ir->op == OI_OP_recip) {
+        if (int_division && pn->ir->op != OI_OP_rem) {
+            /* the mask (0 unless given: the table's NaN is for floats), then signed -a wrapping */
+            bool given = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "div_by_zero_mask");
+            oi__buf_puts(o, ", ");
+            oi__sy_int_param(o, given ? oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs),
+                                                               "div_by_zero_mask") : 0, is_signed);
+            if (is_signed) {
+                oi__buf_puts(o, ", (int64_t)(0u - (uint64_t)");
+                oi__sy_operand(o, s, lang, k, n, 0, index);
+                oi__buf_puts(o, ")");
+            }
+        } else if (pn->ir->op == OI_OP_div || pn->ir->op == OI_OP_recip) {
             oi__buf_puts(o, ", ");
             oi__sy_double(o, oi__sy_param_f(pn, "div_by_zero_mask"));
         } else if (pn->ir->op == OI_OP_fill_nan_like) {

@@ -301,7 +301,9 @@ int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
     X(not, BITS, SCALAR, NULL, NULL) \
     X(where, PICK, SCALAR, NULL, NULL) /* where(cond, a, b): a and b numbers */ \
     X(cast, CAST, SCALAR, NULL, NULL) /* render.c: the conversion a store or a load makes */ \
-    X(div, FLOAT, SCALAR, NULL, NULL) \
+    X(div, NUM, SCALAR, NULL, NULL) /* integers: scalar.h's OI_S_div_int/OI_S_div_uint (render.c) */ \
+    X(floor_div, INT, SCALAR, NULL, NULL) \
+    X(rem, INT, SCALAR, NULL, NULL) \
     X(recip, FLOAT, SCALAR, NULL, NULL) \
     X(fma, FLOAT, SCALAR, NULL, NULL) \
     X(relu, FLOAT, SCALAR, NULL, NULL) \
@@ -319,7 +321,7 @@ int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
     X(log, F32, MATH, "logf", "log_f32") \
     X(erf, F32, MATH, "erff", "erf_f32") \
     X(pow, F32, MATH, "powf", NULL) /* GLSL's pow: undefined for x < 0 */ \
-    X(clamp, FLOAT, SCALAR, NULL, NULL) /* render.c: fmin(fmax(x, min), max), as elementwise.c */ \
+    X(clamp, NUM, SCALAR, NULL, NULL) /* render.c: fmin(fmax(x, min), max), as elementwise.c; OI_S_clamp_int */ \
     X(abs, FLOAT, LIBM, "fabs", "abs") \
     X(min, NUM, LIBM, "fmin", "oi_fmin") /* a NaN operand is ignored (GLSL's min: undefined); integers: render.c */ \
     X(max, NUM, LIBM, "fmax", "oi_fmax") \
@@ -328,10 +330,11 @@ int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
     X(round, FLOAT, LIBM, "round", NULL) /* halves away from zero; GLSL's: either way */ \
     X(trunc, FLOAT, LIBM, "trunc", "trunc")
 
-/* what an op takes: NUM ints and floats, FLOAT floats, F32 f32 only, BITS ints
- * and bool, PICK a bool and two numbers, CAST a number to a number */
+/* what an op takes: NUM ints and floats, FLOAT floats, F32 f32 only, INT
+ * ints only, BITS ints and bool, PICK a bool and two numbers, CAST a number
+ * to a number */
 typedef enum oi__sy_ew_domain {
-    OI__SY_EW_NUM, OI__SY_EW_FLOAT, OI__SY_EW_F32, OI__SY_EW_BITS, OI__SY_EW_PICK, OI__SY_EW_CAST
+    OI__SY_EW_NUM, OI__SY_EW_FLOAT, OI__SY_EW_F32, OI__SY_EW_INT, OI__SY_EW_BITS, OI__SY_EW_PICK, OI__SY_EW_CAST
 } oi__sy_ew_domain;
 typedef enum oi__sy_ew_form { OI__SY_EW_SCALAR, OI__SY_EW_SMATH, OI__SY_EW_MATH, OI__SY_EW_LIBM } oi__sy_ew_form;
 typedef struct oi__sy_ew_op {

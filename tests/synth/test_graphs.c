@@ -2,7 +2,8 @@
  * examples (export_example builds each like an example):
  *   int_ops        i8 products that wrap, i32 and u16 sums and differences,
  *                  negation, comparisons of the results, min and max signed
- *                  and unsigned
+ *                  and unsigned; div, floor_div and rem by negative divisors
+ *                  and zeros (a mask), unsigned; clamp of i32, i8 and u16
  *   logic_cast     and, or, xor and not on bool (logical) and on i32
  *                  (bitwise), where over f32 and i32 with a bool condition
  *                  and a literal branch, and cast: f32 to i8, u8 and i32 in
@@ -79,6 +80,8 @@ OI_GRAPH(int_ops,
   OI_VOLATILE(
     OI_VAR(p, i8[6]) OI_VAR(q, i32[2, 3], @init(7)) OI_VAR(r, u16[2, 3])
     OI_VAR(big, bool[2, 3]) OI_VAR(n, i32[2, 3]) OI_VAR(lo, i32[2, 3]) OI_VAR(hi8, i8[6])
+    OI_VAR(bn, i32[2, 3]) OI_VAR(fd, i32[2, 3]) OI_VAR(rm, i32[2, 3]) OI_VAR(dv, i32[2, 3]) OI_VAR(uq, u16[2, 3])
+    OI_VAR(ur, u16[2, 3]) OI_VAR(cl, i32[2, 3]) OI_VAR(cl8, i8[6]) OI_VAR(clu, u16[3])
   )
   OI_BLOCK(entry,
     OI_OP(mul, s8, s8) OI_TO(p)
@@ -95,6 +98,15 @@ OI_GRAPH(int_ops,
     OI_OP(min, n, b) OI_TO(lo)      /* signed: negative values compare below */
     OI_OP(max, p, s8) OI_TO(hi8)
     OI_OP(max, r, c) OI_TO(r)       /* unsigned: the wrapped differences are large */
+    OI_OP(sub, b, 2) OI_TO(bn)      /* -2..2: negative divisors and zeros */
+    OI_OP(floor_div, n, bn) OI_TO(fd) /* toward -inf; 0 where bn is 0 */
+    OI_OP(rem, n, bn) OI_TO(rm)     /* the sign of n */
+    OI_OP(div, n, bn, div_by_zero_mask=-7) OI_TO(dv)
+    OI_OP(floor_div, r, c) OI_TO(uq) /* unsigned, zeros in c */
+    OI_OP(rem, r, c) OI_TO(ur)
+    OI_OP(clamp, n, min=-5, max=40) OI_TO(cl)
+    OI_OP(clamp, p, min=-3) OI_TO(cl8)
+    OI_OP(clamp, c, min=-1, max=5) OI_TO(clu) /* a negative bound is 0 for unsigned */
     OI_RETURN()
   )
 )
