@@ -102,6 +102,7 @@
 
 /* ---- reductions: one step of the accumulator ---- */
 #define OI_S_sum_step(acc, a) ((acc) + (a))
+#define OI_S_prod_step(acc, a) ((acc) * (a))
 /* matmul: one multiply-add of a dot product */
 #define OI_S_mac(acc, a, b) ((acc) + (a) * (b))
 

@@ -109,6 +109,7 @@ static const char *const oi__sy_text_scalar_h[] = {
     "\n",
     "/* ---- reductions: one step of the accumulator ---- */\n",
     "#define OI_S_sum_step(acc, a) ((acc) + (a))\n",
+    "#define OI_S_prod_step(acc, a) ((acc) * (a))\n",
     "/* matmul: one multiply-add of a dot product */\n",
     "#define OI_S_mac(acc, a, b) ((acc) + (a) * (b))\n",
     "\n",

@@ -525,9 +525,11 @@ static bool oi__sy_ew_call(oi__buf *o, const oi__sy_schedule *s, const oi__sy_la
         if (strcmp(pn->attrs[i].name, "approximate") == 0)
             approx = pn->attrs[i].s;
     bool gelu_tanh = approx && strcmp(approx, "tanh") == 0;
-    oi__buf_printf(o, "%s(%s(", round, lang->ew_fn(pn->ir->op, gelu_tanh));
+    /* f64 values: libm's double function, as math.c's oi__math_f64 (the C target only) */
+    bool wide = oi__sy_slot_of(s, pn->out)->dtype == OI_DTYPE_F64;
+    oi__buf_printf(o, "%s(%s(", round, wide ? e->c_f64_fn : lang->ew_fn(pn->ir->op, gelu_tanh));
     for (int i = 0; i < (int)arrlen(pn->inputs); i++) { /* pow has two */
-        oi__buf_printf(o, "%s%s(", i ? ", " : "", lang->functional_cast ? "float" : "(float)");
+        oi__buf_printf(o, "%s%s(", i ? ", " : "", wide ? "" : lang->functional_cast ? "float" : "(float)");
         oi__sy_operand(o, s, lang, k, n, i, index);
         oi__buf_puts(o, ")");
     }
@@ -1296,6 +1298,7 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
     const char *it = lang->index_type;
     bool dynamic = oi__sy_kernel_driver(s, k) >= 0, mean = pn->ir->op == OI_OP_mean_axis;
     bool want_max = pn->ir->op == OI_OP_max_axis, ext = want_max || pn->ir->op == OI_OP_min_axis;
+    bool prod = pn->ir->op == OI_OP_prod_axis, wide = in->dtype == OI_DTYPE_F64;
     int64_t rows = oi__shape_numel(out->ndim, out->shape);
     int d0 = in->ndim;
     while (d0 > 0 && reduced[d0 - 1])
@@ -1306,7 +1309,7 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_printf(b, "    for (%s o = 0; o < ", it);
     oi__sy_extent(b, dynamic && !reduced[0], rows, in->shape[0]);
     oi__buf_puts(b, "; o++) {\n");
-    if (trailing && count > 0) { /* reduce.c's contiguous path: the same row sum, max or min */
+    if (trailing && count > 0 && !prod && !wide) { /* reduce.c's contiguous path: the same row sum, max or min */
         oi__buf_puts(b, "        const size_t cols = ");
         oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
         oi__buf_printf(b, ";\n        const float v = %s(", ext ? "OI_S_row_ext_f32" : "OI_S_row_sum_f32");
@@ -1316,10 +1319,12 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_puts(b, mean ? "[o] = (float)((double)v / (double)cols);\n    }\n" : "[o] = v;\n    }\n");
         return;
     }
-    /* reduce.c's generic path, in the input's order: sums in f32 from 0;
-     * max/min in double from the first element by libm's fmax/fmin (a NaN
-     * ignored) */
-    oi__buf_printf(b, "        %s acc = %s;\n        for (%s q = 0; q < ", ext ? "double" : "float", ext ? "0.0" : "0.0f", it);
+    /* reduce.c's generic path, in the input's order: sums from 0 and
+     * products from 1 in the input's float (f64 in double; f64 sums over
+     * the last axes too, in order where reduce.c runs 8 lanes); max/min in
+     * double from the first element by libm's fmax/fmin (a NaN ignored) */
+    oi__buf_printf(b, "        %s acc = %s;\n        for (%s q = 0; q < ", ext || wide ? "double" : "float",
+                   ext || wide ? (prod ? "1.0" : "0.0") : (prod ? "1.0f" : "0.0f"), it);
     oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
     oi__buf_printf(b, "; q++) {\n            const %s at = ", it);
     oi__sy_reduce_index(b, in, reduced);
@@ -1328,7 +1333,7 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__sy_param_name(b, in);
         oi__buf_puts(b, "[at]) : (double)");
     } else {
-        oi__buf_puts(b, ";\n            acc = OI_S_sum_step(acc, ");
+        oi__buf_printf(b, ";\n            acc = OI_S_%s_step(acc, ", prod ? "prod" : "sum");
     }
     oi__sy_param_name(b, in);
     oi__buf_puts(b, ext ? "[at];\n        }\n        " : "[at]);\n        }\n        ");
@@ -1336,36 +1341,55 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
     if (ext) {
         oi__buf_puts(b, "[o] = (float)acc;\n    }\n");
     } else if (mean) {
-        oi__buf_puts(b, "[o] = (float)((double)acc / (double)(");
+        oi__buf_puts(b, wide ? "[o] = acc / (double)(" : "[o] = (float)((double)acc / (double)(");
         oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
-        oi__buf_puts(b, "));\n    }\n");
+        oi__buf_puts(b, wide ? ");\n    }\n" : "));\n    }\n");
     } else {
         oi__buf_puts(b, "[o] = acc;\n    }\n");
     }
 }
 
+/* softmax and log_softmax along any axis: rows of len elements `inner`
+ * apart (the input is [outer, len, inner]); the max, then e^(x - max)
+ * summed in double; softmax scales by 1 / sum in f32, log_softmax gives
+ * (x - max) - log(sum) rounded to f32, as nn.c's row does. */
 static void oi__sy_render_softmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                   const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
-    long long len = (long long)in->shape[in->ndim - 1];
+    int64_t inner_n;
+    long long len = (long long)oi__sy_softmax_lane(in, pn, &inner_n), inner = (long long)inner_n;
     long long rows = (long long)oi__shape_numel(in->ndim, in->shape) / (len ? len : 1);
+    bool log_form = pn->ir->op == OI_OP_log_softmax;
     const char *it = lang->index_type;
+    char at[40] = "j"; /* element j of the row */
+    if (inner > 1)
+        snprintf(at, sizeof at, "j * %lld", inner);
     if (k->tasks > 1)
         oi__sy_task_range(b, lang, k, rows);
     oi__sy_loop_open(b, lang, k, "r", oi__sy_kernel_driver(s, k) >= 0, rows, in->shape[0]);
-    oi__buf_puts(b, "        const float *xr = ");
-    oi__sy_param_name(b, in);
-    oi__buf_printf(b, " + r * %lld;\n        float *yr = ", len);
-    oi__sy_param_name(b, out);
-    oi__buf_printf(b, " + r * %lld;\n", len);
+    for (int side = 0; side < 2; side++) { /* row r: its outer index, then its place among the inner ones */
+        oi__buf_puts(b, side ? "        float *yr = " : "        const float *xr = ");
+        oi__sy_param_name(b, side ? out : in);
+        if (inner == 1)
+            oi__buf_printf(b, " + r * %lld;\n", len);
+        else
+            oi__buf_printf(b, " + r / %lld * %lld + r %% %lld;\n", inner, len * inner, inner);
+    }
     oi__buf_printf(b, "        float m = xr[0];\n        for (%s j = 1; j < %lld; j++)\n", it, len);
-    oi__buf_puts(b, "            m = xr[j] > m ? xr[j] : m;\n        double sum = 0.0;\n");
-    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n            yr[j] = %s(xr[j] - m);\n", it, len,
-                   lang->exp_fn);
-    oi__buf_puts(b, "            sum = OI_S_sum_step(sum, (double)yr[j]);\n        }\n");
+    oi__buf_printf(b, "            m = xr[%s] > m ? xr[%s] : m;\n        double sum = 0.0;\n", at, at);
+    if (log_form) {
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n", it, len);
+        oi__buf_printf(b, "            sum = OI_S_sum_step(sum, (double)%s(xr[%s] - m));\n", lang->exp_fn, at);
+        oi__buf_printf(b, "        const float log_sum = (float)log(sum);\n        for (%s j = 0; j < %lld; j++)\n", it, len);
+        oi__buf_printf(b, "            yr[%s] = (xr[%s] - m) - log_sum;\n    }\n", at, at);
+        return;
+    }
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n            yr[%s] = %s(xr[%s] - m);\n", it, len, at,
+                   lang->exp_fn, at);
+    oi__buf_printf(b, "            sum = OI_S_sum_step(sum, (double)yr[%s]);\n        }\n", at);
     oi__buf_printf(b, "        const float inv = (float)(1.0 / sum);\n        for (%s j = 0; j < %lld; j++)\n", it, len);
-    oi__buf_puts(b, "            yr[j] = yr[j] * inv;\n    }\n");
+    oi__buf_printf(b, "            yr[%s] = yr[%s] * inv;\n    }\n", at, at);
 }
 
 static void oi__sy_render_all_finite(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,

@@ -21,8 +21,8 @@ static bool oi__sy_int(oi_dtype t) {
 /* A search over a few dozen rows: an enum-indexed array would need
  * designated initializers, which the C++17 build of the library lacks. */
 const oi__sy_ew_op *oi__sy_ew_op_of(oi_op op) {
-#define OI__SY_EW_ROW(name, domain, form, c_fn, glsl_fn) \
-    {OI_OP_##name, OI__SY_EW_##domain, OI__SY_EW_##form, c_fn, glsl_fn},
+#define OI__SY_EW_ROW(name, domain, form, c_fn, glsl_fn, c_f64_fn) \
+    {OI_OP_##name, OI__SY_EW_##domain, OI__SY_EW_##form, c_fn, glsl_fn, c_f64_fn},
     static const oi__sy_ew_op rows[] = {OI__SY_EW_LIST(OI__SY_EW_ROW)};
 #undef OI__SY_EW_ROW
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
@@ -35,7 +35,8 @@ static bool oi__sy_number(oi_dtype t) { return oi__sy_float(t) || oi__sy_int(t);
 
 /* The reductions over `axes` the synthesizer runs (OI__SY_K_REDUCE). */
 static bool oi__sy_axes_reduction(oi_op op) {
-    return op == OI_OP_sum_axis || op == OI_OP_mean_axis || op == OI_OP_max_axis || op == OI_OP_min_axis;
+    return op == OI_OP_sum_axis || op == OI_OP_mean_axis || op == OI_OP_max_axis || op == OI_OP_min_axis ||
+           op == OI_OP_prod_axis;
 }
 
 /* The elementwise ops of OI__SY_EW_LIST, on their domain: in0 is the
@@ -46,7 +47,9 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype o
         return false;
     switch (e->domain) {
     case OI__SY_EW_NUM: return oi__sy_number(in0);
-    case OI__SY_EW_FLOAT: return oi__sy_float(in0);
+    case OI__SY_EW_FLOAT: /* an f32 function of SMATH and MATH serves f64 where the row names its double one */
+        return in0 == OI_DTYPE_F32 || (in0 == OI_DTYPE_F64 && (e->form == OI__SY_EW_SCALAR || e->form == OI__SY_EW_LIBM ||
+                                                              e->c_f64_fn));
     case OI__SY_EW_F32: return in0 == OI_DTYPE_F32;
     case OI__SY_EW_INT: return oi__sy_int(in0);
     case OI__SY_EW_BITS: return oi__sy_int(in0) || in0 == OI_DTYPE_BOOL;
@@ -61,6 +64,13 @@ int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn) {
                        ? oi__op_param_value_i64(OI_OP_layer_norm, pn->attrs, arrlenu(pn->attrs), "axis") : -1;
     axis = axis < 0 ? axis + x->ndim : axis;
     return oi__shape_numel(x->ndim - (int)axis, x->shape + axis);
+}
+
+int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inner) {
+    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
+    axis = axis < 0 ? axis + x->ndim : axis;
+    *inner = oi__shape_numel(x->ndim - (int)axis - 1, x->shape + axis + 1);
+    return x->shape[axis];
 }
 
 oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn) {
@@ -471,17 +481,20 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_conv(s, pn, kind);
     if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_pool(s, pn, kind);
-    if (oi__sy_axes_reduction(op) && in0->dtype == OI_DTYPE_F32) {
+    if (oi__sy_axes_reduction(op) && (in0->dtype == OI_DTYPE_F32 || (in0->dtype == OI_DTYPE_F64 && op != OI_OP_max_axis &&
+                                                                      op != OI_OP_min_axis))) {
         if ((op == OI_OP_max_axis || op == OI_OP_min_axis) && oi__shape_numel(out->ndim, out->shape) > 0 &&
             oi__shape_numel(in0->ndim, in0->shape) == 0)
             return oi__sy_unsupported(pn, "max_axis or min_axis over no elements");
         *kind = OI__SY_K_REDUCE;
         return OI_OK;
     }
-    if (op == OI_OP_softmax && in0->dtype == OI_DTYPE_F32) {
-        int64_t axis = oi__op_param_value_i64(op, pn->attrs, arrlenu(pn->attrs), "axis");
-        if (axis != -1 && axis != in0->ndim - 1)
-            return oi__sy_unsupported(pn, "softmax along an axis other than the last");
+    if ((op == OI_OP_softmax || op == OI_OP_log_softmax) && in0->dtype == OI_DTYPE_F32) {
+        int64_t inner;
+        oi__sy_softmax_lane(in0, pn, &inner);
+        if (inner != 1 && oi__sy_any_dynamic(s, pn))
+            return oi__sy_unsupported(pn, "softmax or log_softmax along an axis other than the last over a shape known "
+                                          "at run time only");
         *kind = OI__SY_K_SOFTMAX;
         return OI_OK;
     }
@@ -1439,7 +1452,7 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
     oi_op op = pn->ir->op;
     if (op == OI_OP_is_finite)
         return OI_OK;
-    if (op == OI_OP_softmax) {
+    if (op == OI_OP_softmax || op == OI_OP_log_softmax) {
         *out = in[0];
         return OI_OK;
     }
@@ -2198,7 +2211,12 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
         k->task_rows = 1;
         k->tasks = (int)(in->shape[0] * in->shape[1]);
         break;
-    case OI__SY_K_SOFTMAX: case OI__SY_K_ROPE:
+    case OI__SY_K_SOFTMAX: {
+        int64_t inner, len = oi__sy_softmax_lane(in, pn, &inner);
+        oi__sy_split_rows(k, oi__sy_numel(in) / (len ? len : 1), len);
+        break;
+    }
+    case OI__SY_K_ROPE:
         oi__sy_split_rows(k, oi__sy_numel(in) / (last ? last : 1), last);
         break;
     case OI__SY_K_NORM: {

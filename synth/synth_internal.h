@@ -22,7 +22,7 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_ELEMENTWISE, /* a chain of elementwise ops over one shape: one loop */
     OI__SY_K_MATMUL,      /* [M, K] x [K, N] (gemm: + bias row, activation), elementwise epilogue fused */
     OI__SY_K_REDUCE,      /* sum/mean over axes                                */
-    OI__SY_K_SOFTMAX,     /* softmax along the last axis                       */
+    OI__SY_K_SOFTMAX,     /* softmax, log_softmax along an axis (Vulkan: softmax, the last) */
     OI__SY_K_ALL_FINITE,  /* is_finite: every element, into one bool           */
     OI__SY_K_COPY,        /* reshape: the same elements, another shape          */
     OI__SY_K_TRANSPOSE,   /* transpose: an index map                            */
@@ -267,6 +267,9 @@ oi__sy_mm_geom oi__sy_mm_geom_of(const oi__slot *a, const oi__slot *b, const oi_
 /* schedule.c: the elements a layer_norm or rms_norm normalizes together:
  * x's dims from layer_norm's axis on (rms_norm: the last one) */
 int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
+/* schedule.c: the elements a softmax or log_softmax normalizes together
+ * (its axis's length), *inner the elements between two of them */
+int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inner);
 
 /* ---- the elementwise ops the targets emit ---- */
 /* One row per op, so that adding one is a row here (and its scalar form in
@@ -284,51 +287,54 @@ int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
  *           domain, as elementwise.c calls libm
  *   c_fn, glsl_fn  SMATH, MATH, LIBM: the function in C and in GLSL; NULL
  *           where GLSL's differs from C's (the Vulkan target refuses it) */
+/* name, domain, form, the C function (f32 for SMATH and MATH ops), the GLSL
+ * function, the C function on f64 values (libm's double one, as math.c's
+ * oi__math_f64; NULL: f32 only, or LIBM's C function serves both) */
 #define OI__SY_EW_LIST(X) \
-    X(add, NUM, SCALAR, NULL, NULL) \
-    X(sub, NUM, SCALAR, NULL, NULL) \
-    X(mul, NUM, SCALAR, NULL, NULL) \
-    X(neg, NUM, SCALAR, NULL, NULL) \
-    X(eq, NUM, SCALAR, NULL, NULL) \
-    X(ne, NUM, SCALAR, NULL, NULL) \
-    X(lt, NUM, SCALAR, NULL, NULL) \
-    X(le, NUM, SCALAR, NULL, NULL) \
-    X(gt, NUM, SCALAR, NULL, NULL) \
-    X(ge, NUM, SCALAR, NULL, NULL) \
-    X(and, BITS, SCALAR, NULL, NULL) /* bitwise on integers, logical on bool */ \
-    X(or, BITS, SCALAR, NULL, NULL) \
-    X(xor, BITS, SCALAR, NULL, NULL) \
-    X(not, BITS, SCALAR, NULL, NULL) \
-    X(where, PICK, SCALAR, NULL, NULL) /* where(cond, a, b): a and b numbers */ \
-    X(cast, CAST, SCALAR, NULL, NULL) /* render.c: the conversion a store or a load makes */ \
-    X(div, NUM, SCALAR, NULL, NULL) /* integers: scalar.h's OI_S_div_int/OI_S_div_uint (render.c) */ \
-    X(floor_div, INT, SCALAR, NULL, NULL) \
-    X(rem, INT, SCALAR, NULL, NULL) \
-    X(recip, FLOAT, SCALAR, NULL, NULL) \
-    X(fma, FLOAT, SCALAR, NULL, NULL) \
-    X(relu, FLOAT, SCALAR, NULL, NULL) \
-    X(fill_nan_like, FLOAT, SCALAR, NULL, NULL) \
-    X(hard_sigmoid, FLOAT, SCALAR, NULL, NULL) \
-    X(hard_swish, FLOAT, SCALAR, NULL, NULL) \
-    X(is_nan, FLOAT, SCALAR, NULL, NULL) \
-    X(sign, FLOAT, SCALAR, NULL, NULL) \
-    X(exp, F32, SMATH, "OI_S_exp_f32", "OI_S_exp_f32") \
-    X(tanh, F32, SMATH, "OI_S_tanh_f32", "OI_S_tanh_f32") \
-    X(sigmoid, F32, SMATH, "OI_S_sigmoid_f32", "OI_S_sigmoid_f32") \
-    X(silu, F32, SMATH, "OI_S_silu_f32", "OI_S_silu_f32") \
-    X(gelu, F32, SMATH, "OI_S_gelu_erf_f32", "OI_S_gelu_erf_f32") /* approximate="tanh": lang.c */ \
-    X(sqrt, F32, MATH, "sqrtf", "sqrt") \
-    X(log, F32, MATH, "logf", "log_f32") \
-    X(erf, F32, MATH, "erff", "erf_f32") \
-    X(pow, F32, MATH, "powf", NULL) /* GLSL's pow: undefined for x < 0 */ \
-    X(clamp, NUM, SCALAR, NULL, NULL) /* render.c: fmin(fmax(x, min), max), as elementwise.c; OI_S_clamp_int */ \
-    X(abs, FLOAT, LIBM, "fabs", "abs") \
-    X(min, NUM, LIBM, "fmin", "oi_fmin") /* a NaN operand is ignored (GLSL's min: undefined); integers: render.c */ \
-    X(max, NUM, LIBM, "fmax", "oi_fmax") \
-    X(floor, FLOAT, LIBM, "floor", "floor") \
-    X(ceil, FLOAT, LIBM, "ceil", "ceil") \
-    X(round, FLOAT, LIBM, "round", NULL) /* halves away from zero; GLSL's: either way */ \
-    X(trunc, FLOAT, LIBM, "trunc", "trunc")
+    X(add, NUM, SCALAR, NULL, NULL, NULL) \
+    X(sub, NUM, SCALAR, NULL, NULL, NULL) \
+    X(mul, NUM, SCALAR, NULL, NULL, NULL) \
+    X(neg, NUM, SCALAR, NULL, NULL, NULL) \
+    X(eq, NUM, SCALAR, NULL, NULL, NULL) \
+    X(ne, NUM, SCALAR, NULL, NULL, NULL) \
+    X(lt, NUM, SCALAR, NULL, NULL, NULL) \
+    X(le, NUM, SCALAR, NULL, NULL, NULL) \
+    X(gt, NUM, SCALAR, NULL, NULL, NULL) \
+    X(ge, NUM, SCALAR, NULL, NULL, NULL) \
+    X(and, BITS, SCALAR, NULL, NULL, NULL) /* bitwise on integers, logical on bool */ \
+    X(or, BITS, SCALAR, NULL, NULL, NULL) \
+    X(xor, BITS, SCALAR, NULL, NULL, NULL) \
+    X(not, BITS, SCALAR, NULL, NULL, NULL) \
+    X(where, PICK, SCALAR, NULL, NULL, NULL) /* where(cond, a, b): a and b numbers */ \
+    X(cast, CAST, SCALAR, NULL, NULL, NULL) /* render.c: the conversion a store or a load makes */ \
+    X(div, NUM, SCALAR, NULL, NULL, NULL) /* integers: scalar.h's OI_S_div_int/OI_S_div_uint (render.c) */ \
+    X(floor_div, INT, SCALAR, NULL, NULL, NULL) \
+    X(rem, INT, SCALAR, NULL, NULL, NULL) \
+    X(recip, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(fma, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(relu, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(fill_nan_like, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(hard_sigmoid, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(hard_swish, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(is_nan, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(sign, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(exp, FLOAT, SMATH, "OI_S_exp_f32", "OI_S_exp_f32", "exp") \
+    X(tanh, FLOAT, SMATH, "OI_S_tanh_f32", "OI_S_tanh_f32", "tanh") \
+    X(sigmoid, F32, SMATH, "OI_S_sigmoid_f32", "OI_S_sigmoid_f32", NULL) \
+    X(silu, F32, SMATH, "OI_S_silu_f32", "OI_S_silu_f32", NULL) \
+    X(gelu, F32, SMATH, "OI_S_gelu_erf_f32", "OI_S_gelu_erf_f32", NULL) /* approximate="tanh": lang.c */ \
+    X(sqrt, FLOAT, MATH, "sqrtf", "sqrt", "sqrt") \
+    X(log, FLOAT, MATH, "logf", "log_f32", "log") \
+    X(erf, FLOAT, MATH, "erff", "erf_f32", "erf") \
+    X(pow, FLOAT, MATH, "powf", NULL, "pow") /* GLSL's pow: undefined for x < 0 */ \
+    X(clamp, NUM, SCALAR, NULL, NULL, NULL) /* render.c: fmin(fmax(x, min), max), as elementwise.c; OI_S_clamp_int */ \
+    X(abs, FLOAT, LIBM, "fabs", "abs", NULL) \
+    X(min, NUM, LIBM, "fmin", "oi_fmin", NULL) /* a NaN operand is ignored (GLSL's min: undefined); integers: render.c */ \
+    X(max, NUM, LIBM, "fmax", "oi_fmax", NULL) \
+    X(floor, FLOAT, LIBM, "floor", "floor", NULL) \
+    X(ceil, FLOAT, LIBM, "ceil", "ceil", NULL) \
+    X(round, FLOAT, LIBM, "round", NULL, NULL) /* halves away from zero; GLSL's: either way */ \
+    X(trunc, FLOAT, LIBM, "trunc", "trunc", NULL)
 
 /* what an op takes: NUM ints and floats, FLOAT floats, F32 f32 only, INT
  * ints only, BITS ints and bool, PICK a bool and two numbers, CAST a number
@@ -341,7 +347,7 @@ typedef struct oi__sy_ew_op {
     oi_op op;
     oi__sy_ew_domain domain;
     oi__sy_ew_form form;
-    const char *c_fn, *glsl_fn;
+    const char *c_fn, *glsl_fn, *c_f64_fn;
 } oi__sy_ew_op;
 /* schedule.c: op's row of OI__SY_EW_LIST, NULL if it has none */
 const oi__sy_ew_op *oi__sy_ew_op_of(oi_op op);

@@ -124,7 +124,17 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
         break;
     }
     case OI__SY_K_REDUCE: /* over any axes (oi__vk_reduce and its strided and max/min forms) */
-    case OI__SY_K_NORM: case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
+        if (pn->ir->op == OI_OP_prod_axis)
+            return oi__vk_refuse(pn, "prod_axis");
+        break;
+    case OI__SY_K_SOFTMAX: { /* a workgroup per row of the last axis (oi__vk_softmax) */
+        int64_t inner;
+        oi__sy_softmax_lane(&s->plan->slots[pn->inputs[0]], pn, &inner);
+        if (pn->ir->op == OI_OP_log_softmax || inner != 1)
+            return oi__vk_refuse(pn, "log_softmax, or softmax along an axis other than the last");
+        break;
+    }
+    case OI__SY_K_NORM: case OI__SY_K_ELEMENTWISE: break;
     case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
     case OI__SY_K_MATMUL_ANY:
         return oi__vk_refuse(pn, "a matmul over batch dims, or a gemm with trans_a, trans_b, alpha, beta or a C other "

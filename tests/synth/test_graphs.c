@@ -58,6 +58,9 @@
  *   matmul_any     matmuls over broadcast batch dims, of f64, i32 and u8
  *                  (wrapping); gemms with trans_a, trans_b, alpha, beta and
  *                  a C broadcast along columns or from one value
+ *   row_ops        f64 exp, log, sqrt, tanh, erf and pow; f64 sums and
+ *                  means over axes, prod_axis of f32 and f64, softmax along
+ *                  the first axis, log_softmax along each
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
  *                  blocks (one row of x, five rows split into tasks), and
  *                  over a prefix table W(l) in a loop (a decoder's layers);
@@ -753,6 +756,42 @@ OI_GRAPH(matmul_any,
     OI_OP(gemm, ga, gb, gc, trans_a=true, trans_b=true, alpha=0.5, beta=-2.0) OI_TO(g1)
     OI_OP(gemm, ga, w, one, trans_a=true, beta=0.25) OI_TO(g2)
     OI_OP(gemm, gd, gd, trans_a=true, alpha=3.0) OI_TO(g3)
+    OI_RETURN()
+  )
+)
+
+/* row_ops: f64 through libm's double functions (exp, log, sqrt, tanh, erf,
+ * pow) and reductions of f64 (sum over a middle axis, mean over the last,
+ * sum of all), prod_axis of f32 and f64 over the first and the last axes,
+ * softmax along the first axis and log_softmax along each. */
+OI_GRAPH(row_ops,
+  OI_DYNAMIC( OI_VAR(xd, f64[3, 4, 5]) OI_VAR(x, f32[3, 4, 5]) )
+  OI_VOLATILE(
+    OI_VAR(e, f64[3, 4, 5]) OI_VAR(ad, f64[3, 4, 5]) OI_VAR(lg, f64[3, 4, 5]) OI_VAR(sq, f64[3, 4, 5])
+    OI_VAR(th, f64[3, 4, 5]) OI_VAR(ef, f64[3, 4, 5]) OI_VAR(pw, f64[3, 4, 5]) OI_VAR(mid, f64[3, 1, 5])
+    OI_VAR(lse, f64[3, 1, 5]) OI_VAR(avg, f64[3, 4]) OI_VAR(all, f64[1, 1, 1]) OI_VAR(pf, f32[4, 5])
+    OI_VAR(pl, f32[3, 4]) OI_VAR(pd, f64[3, 4]) OI_VAR(sm0, f32[3, 4, 5]) OI_VAR(ls0, f32[3, 4, 5])
+    OI_VAR(ls1, f32[3, 4, 5]) OI_VAR(ls2, f32[3, 4, 5])
+  )
+  OI_BLOCK(entry,
+    OI_OP(exp, xd) OI_TO(e)
+    OI_OP(abs, xd) OI_TO(ad)
+    OI_OP(log, ad) OI_TO(lg)                /* -inf at 0 */
+    OI_OP(sqrt, xd) OI_TO(sq)               /* NaN below 0 */
+    OI_OP(tanh, xd) OI_TO(th)
+    OI_OP(erf, xd) OI_TO(ef)
+    OI_OP(pow, ad, xd) OI_TO(pw)
+    OI_OP(sum_axis, e, axes=[1], keepdims=true) OI_TO(mid)
+    OI_OP(log, mid) OI_TO(lse)              /* log-sum-exp over the middle axis */
+    OI_OP(mean_axis, xd, axes=[2]) OI_TO(avg)
+    OI_OP(sum_axis, xd, axes=[0, 1, 2], keepdims=true) OI_TO(all)
+    OI_OP(prod_axis, x, axes=[0]) OI_TO(pf)
+    OI_OP(prod_axis, x, axes=[-1]) OI_TO(pl)
+    OI_OP(prod_axis, xd, axes=[2]) OI_TO(pd)
+    OI_OP(softmax, x, axis=0) OI_TO(sm0)
+    OI_OP(log_softmax, x, axis=0) OI_TO(ls0)
+    OI_OP(log_softmax, x, axis=1) OI_TO(ls1)
+    OI_OP(log_softmax, x) OI_TO(ls2)
     OI_RETURN()
   )
 )
