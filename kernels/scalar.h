@@ -53,6 +53,8 @@
 /* x is finite: inf - inf and NaN - NaN are NaN, which is not 0 */
 #define OI_S_isfinite(a) ((a) - (a) == 0.0)
 #define OI_S_is_nan(a) ((a) != (a))
+/* +-inf: x - x is NaN (not 0) for inf and NaN, and NaN is not equal to itself */
+#define OI_S_is_inf(a) ((a) - (a) != 0.0 && (a) == (a))
 #define OI_S_fill_nan_like(a, value) (OI_S_isfinite(a) ? (a) : (value))
 
 /* ---- integers (the caller's width; literals convert to it) ----

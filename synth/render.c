@@ -654,6 +654,29 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         }
         break;
     }
+    case OI_OP_fill: { /* the value as elementwise.c reads it: f32-rounded, an integer (unsigned: from 0), a bool */
+        double value = oi__sy_param_f(pn, "value");
+        int64_t value_i = oi__op_param_value_i64(OI_OP_fill, pn->attrs, arrlenu(pn->attrs), "value");
+        if (is_bool)
+            oi__buf_printf(o, "%d;\n", value_i != 0);
+        else if (is_int) {
+            oi__sy_int_param(o, value_i, is_signed);
+            oi__buf_puts(o, ";\n");
+        } else {
+            oi__sy_double(o, single ? (double)(float)value : value);
+            oi__buf_puts(o, ";\n");
+        }
+        bool loaded = true; /* its input a parameter of the kernel, which fill never reads */
+        for (int m = 0; m < n; m++)
+            loaded &= k->nodes[m]->out != pn->inputs[0];
+        if (loaded) {
+            oi__sy_indent(o, depth);
+            oi__buf_puts(o, "(void)");
+            oi__sy_param_name(o, in0);
+            oi__buf_puts(o, ";\n");
+        }
+        break;
+    }
     case OI_OP_clamp:
         if (!is_int) {
             oi__sy_clamp(o, s, lang, k, n, index, round);

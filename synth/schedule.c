@@ -53,6 +53,7 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype o
     case OI__SY_EW_F32: return in0 == OI_DTYPE_F32;
     case OI__SY_EW_INT: return oi__sy_int(in0);
     case OI__SY_EW_BITS: return oi__sy_int(in0) || in0 == OI_DTYPE_BOOL;
+    case OI__SY_EW_ANY: return oi__sy_number(in0) || in0 == OI_DTYPE_BOOL;
     case OI__SY_EW_PICK: return in0 == OI_DTYPE_BOOL && oi__sy_number(in1);
     case OI__SY_EW_CAST: return oi__sy_number(in0) && oi__sy_number(out);
     }

@@ -86,10 +86,17 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
         if (st != OI_OK)
             return st;
     }
-    for (int n = 0; n < (int)arrlen(k->nodes); n++)
-        if (oi__sy_lang_c.ew_fn(k->nodes[n]->ir->op, false) && !oi__sy_lang_glsl.ew_fn(k->nodes[n]->ir->op, false))
-            return oi__vk_refuse(k->nodes[n], k->nodes[n]->ir->op == OI_OP_round ? "round (GLSL's rounds a half either way)"
-                                                                               : "pow (GLSL's is undefined for x < 0)");
+    for (int n = 0; n < (int)arrlen(k->nodes); n++) { /* elementwise ops of the C target only */
+        oi_op op = k->nodes[n]->ir->op;
+        if ((!oi__sy_lang_c.ew_fn(op, false) || oi__sy_lang_glsl.ew_fn(op, false)) && op != OI_OP_is_inf &&
+            op != OI_OP_fill)
+            continue;
+        char why[120];
+        snprintf(why, sizeof why, "%s", op == OI_OP_round ? "round (GLSL's rounds a half either way)"
+                                        : op == OI_OP_pow ? "pow (GLSL's is undefined for x < 0)"
+                                                          : oi__sy_op_name(op));
+        return oi__vk_refuse(k->nodes[n], why);
+    }
     switch (k->kind) {
     case OI__SY_K_ALL_FINITE: break;
     case OI__SY_K_GATHER: {

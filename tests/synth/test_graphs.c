@@ -3,7 +3,8 @@
  *   int_ops        i8 products that wrap, i32 and u16 sums and differences,
  *                  negation, comparisons of the results, min and max signed
  *                  and unsigned; div, floor_div and rem by negative divisors
- *                  and zeros (a mask), unsigned; clamp of i32, i8 and u16
+ *                  and zeros (a mask), unsigned; clamp of i32, i8 and u16;
+ *                  fill of i32, u16 and bool
  *   logic_cast     and, or, xor and not on bool (logical) and on i32
  *                  (bitwise), where over f32 and i32 with a bool condition
  *                  and a literal branch, and cast: f32 to i8, u8 and i32 in
@@ -60,7 +61,8 @@
  *                  a C broadcast along columns or from one value
  *   row_ops        f64 exp, log, sqrt, tanh, erf and pow; f64 sums and
  *                  means over axes, prod_axis of f32 and f64, softmax along
- *                  the first axis, log_softmax along each
+ *                  the first axis, log_softmax along each; is_inf, softplus
+ *                  and fill of f32 and f64
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
  *                  blocks (one row of x, five rows split into tasks), and
  *                  over a prefix table W(l) in a loop (a decoder's layers);
@@ -84,7 +86,8 @@ OI_GRAPH(int_ops,
     OI_VAR(p, i8[6]) OI_VAR(q, i32[2, 3], @init(7)) OI_VAR(r, u16[2, 3])
     OI_VAR(big, bool[2, 3]) OI_VAR(n, i32[2, 3]) OI_VAR(lo, i32[2, 3]) OI_VAR(hi8, i8[6])
     OI_VAR(bn, i32[2, 3]) OI_VAR(fd, i32[2, 3]) OI_VAR(rm, i32[2, 3]) OI_VAR(dv, i32[2, 3]) OI_VAR(uq, u16[2, 3])
-    OI_VAR(ur, u16[2, 3]) OI_VAR(cl, i32[2, 3]) OI_VAR(cl8, i8[6]) OI_VAR(clu, u16[3])
+    OI_VAR(ur, u16[2, 3]) OI_VAR(cl, i32[2, 3]) OI_VAR(cl8, i8[6]) OI_VAR(clu, u16[3]) OI_VAR(fi, i32[2, 3])
+    OI_VAR(fu, u16[3]) OI_VAR(yes, bool[2, 3])
   )
   OI_BLOCK(entry,
     OI_OP(mul, s8, s8) OI_TO(p)
@@ -110,6 +113,9 @@ OI_GRAPH(int_ops,
     OI_OP(clamp, n, min=-5, max=40) OI_TO(cl)
     OI_OP(clamp, p, min=-3) OI_TO(cl8)
     OI_OP(clamp, c, min=-1, max=5) OI_TO(clu) /* a negative bound is 0 for unsigned */
+    OI_OP(fill, b, value=-3) OI_TO(fi)
+    OI_OP(fill, c, value=65535) OI_TO(fu)
+    OI_OP(fill, big, value=true) OI_TO(yes)
     OI_RETURN()
   )
 )
@@ -771,7 +777,8 @@ OI_GRAPH(row_ops,
     OI_VAR(th, f64[3, 4, 5]) OI_VAR(ef, f64[3, 4, 5]) OI_VAR(pw, f64[3, 4, 5]) OI_VAR(mid, f64[3, 1, 5])
     OI_VAR(lse, f64[3, 1, 5]) OI_VAR(avg, f64[3, 4]) OI_VAR(all, f64[1, 1, 1]) OI_VAR(pf, f32[4, 5])
     OI_VAR(pl, f32[3, 4]) OI_VAR(pd, f64[3, 4]) OI_VAR(sm0, f32[3, 4, 5]) OI_VAR(ls0, f32[3, 4, 5])
-    OI_VAR(ls1, f32[3, 4, 5]) OI_VAR(ls2, f32[3, 4, 5])
+    OI_VAR(ls1, f32[3, 4, 5]) OI_VAR(ls2, f32[3, 4, 5]) OI_VAR(big, f64[3, 4, 5]) OI_VAR(inf, bool[3, 4, 5])
+    OI_VAR(sp, f32[3, 4, 5]) OI_VAR(fl, f32[3, 4, 5]) OI_VAR(fld, f64[3, 4, 5])
   )
   OI_BLOCK(entry,
     OI_OP(exp, xd) OI_TO(e)
@@ -792,6 +799,11 @@ OI_GRAPH(row_ops,
     OI_OP(log_softmax, x, axis=0) OI_TO(ls0)
     OI_OP(log_softmax, x, axis=1) OI_TO(ls1)
     OI_OP(log_softmax, x) OI_TO(ls2)
+    OI_OP(mul, xd, 1e308) OI_TO(big)        /* +-inf past 1.797 */
+    OI_OP(is_inf, big) OI_TO(inf)
+    OI_OP(softplus, x) OI_TO(sp)
+    OI_OP(fill, x, value=0.1) OI_TO(fl)     /* rounded to f32 */
+    OI_OP(fill, xd, value=-1.5) OI_TO(fld)
     OI_RETURN()
   )
 )
