@@ -1404,8 +1404,8 @@ static void oi__sy_render_softmax(oi__buf *b, const oi__sy_schedule *s, const oi
     if (log_form) {
         oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n", it, len);
         oi__buf_printf(b, "            sum = OI_S_sum_step(sum, (double)%s(xr[%s] - m));\n", lang->exp_fn, at);
-        oi__buf_printf(b, "        const float log_sum = (float)log(sum);\n        for (%s j = 0; j < %lld; j++)\n", it, len);
-        oi__buf_printf(b, "            yr[%s] = (xr[%s] - m) - log_sum;\n    }\n", at, at);
+        oi__buf_printf(b, "        const float oi_log_sum = (float)log(sum);\n        for (%s j = 0; j < %lld; j++)\n", it, len);
+        oi__buf_printf(b, "            yr[%s] = (xr[%s] - m) - oi_log_sum;\n    }\n", at, at);
         return;
     }
     oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n            yr[%s] = %s(xr[%s] - m);\n", it, len, at,
@@ -2390,6 +2390,52 @@ static void oi__sy_render_avg_pool(oi__buf *b, const oi__sy_schedule *s, const o
  * in f32 folders with the micro-kernels, conv.c's own sums in f64 lanes
  * (the same bits), else a plain loop (conv.c's lanes: bounded, almost
  * always equal). */
+/* conv_transpose2d as conv.c's oi__conv_transpose: per image, group and
+ * output channel, a plane of double sums from the bias; per window
+ * position (kh, kw) and input position, the product over the group's
+ * input channels (f32, as the gemm's columns) added where it lands (in
+ * that order), the plane rounded to f32 at the end. */
+static void oi__sy_render_conv_t(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *w = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *y = oi__sy_slot_of(s, pn->out);
+    const char *it = lang->index_type;
+    long long in_sp = (long long)(g->in_h * g->in_w), out_sp = (long long)(g->out_h * g->out_w);
+    long long k_sp = (long long)(g->k_h * g->k_w), cg = (long long)g->cg, mg = (long long)g->mg;
+    oi__buf_printf(b, "    for (%s oi_n = 0; oi_n < %lld; oi_n++)\n", it, (long long)g->batch);
+    oi__buf_printf(b, "        for (%s oi_c = 0; oi_c < %lld; oi_c++) { /* output channel: group oi_c / %lld */\n", it,
+                   (long long)g->out_c, mg);
+    oi__buf_printf(b, "            const %s oi_g = oi_c / %lld, oi_m = oi_c %% %lld;\n", it, mg, mg);
+    oi__buf_printf(b, "            double oi_plane[%lld];\n            for (%s oi_q = 0; oi_q < %lld; oi_q++)\n", out_sp, it, out_sp);
+    if (arrlen(pn->inputs) > 2) {
+        oi__buf_puts(b, "                oi_plane[oi_q] = (double)");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_puts(b, "[oi_c];\n");
+    } else {
+        oi__buf_puts(b, "                oi_plane[oi_q] = 0.0;\n");
+    }
+    oi__buf_printf(b, "            for (%s oi_k = 0; oi_k < %lld; oi_k++)\n", it, k_sp);
+    oi__buf_printf(b, "                for (%s oi_q = 0; oi_q < %lld; oi_q++) {\n", it, in_sp);
+    oi__buf_printf(b, "                    const int64_t oi_oh = (int64_t)(oi_q / %lld) * %lld - %lld + (int64_t)(oi_k / %lld) * %lld;\n",
+                   (long long)g->in_w, (long long)g->s_h, (long long)g->p_h, (long long)g->k_w, (long long)g->d_h);
+    oi__buf_printf(b, "                    const int64_t oi_ow = (int64_t)(oi_q %% %lld) * %lld - %lld + (int64_t)(oi_k %% %lld) * %lld;\n",
+                   (long long)g->in_w, (long long)g->s_w, (long long)g->p_w, (long long)g->k_w, (long long)g->d_w);
+    oi__buf_printf(b, "                    if (oi_oh < 0 || oi_oh >= %lld || oi_ow < 0 || oi_ow >= %lld)\n                        continue;\n",
+                   (long long)g->out_h, (long long)g->out_w);
+    oi__buf_puts(b, "                    float oi_acc = 0.0f;\n");
+    oi__buf_printf(b, "                    for (%s oi_i = 0; oi_i < %lld; oi_i++)\n", it, cg);
+    oi__buf_puts(b, "                        oi_acc = OI_S_mac(oi_acc, ");
+    oi__sy_param_name(b, w);
+    oi__buf_printf(b, "[((oi_g * %lld + oi_i) * %lld + oi_m) * %lld + oi_k], ", cg, mg, k_sp);
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, "[(oi_n * %lld + oi_g * %lld + oi_i) * %lld + oi_q]);\n", (long long)g->in_c, cg, in_sp);
+    oi__buf_printf(b, "                    oi_plane[oi_oh * %lld + oi_ow] += (double)oi_acc;\n                }\n", (long long)g->out_w);
+    oi__buf_printf(b, "            for (%s oi_q = 0; oi_q < %lld; oi_q++)\n                ", it, out_sp);
+    oi__sy_param_name(b, y);
+    oi__buf_printf(b, "[(oi_n * %lld + oi_c) * %lld + oi_q] = (float)oi_plane[oi_q];\n        }\n", (long long)g->out_c, out_sp);
+}
+
 static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *y = oi__sy_slot_of(s, pn->out);
@@ -2902,6 +2948,7 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_QMATMUL: oi__sy_render_qmatmul(b, s, lang, kr); break;
         case OI__SY_K_ATTN_KV: oi__sy_render_attn_kv(b, s, lang, kr); break;
         case OI__SY_K_MATMUL_ANY: oi__sy_render_matmul_any(b, s, lang, kr); break;
+        case OI__SY_K_CONV_T: oi__sy_render_conv_t(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->kind == OI__SY_K_GATHER)

@@ -130,6 +130,7 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_QMATMUL: return "matmul_q4";
     case OI__SY_K_ATTN_KV: return "attention_kv";
     case OI__SY_K_MATMUL_ANY: return "matmul_any";
+    case OI__SY_K_CONV_T: return "conv_transpose";
     }
     return "?";
 }
@@ -324,6 +325,24 @@ static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode 
     return OI_OK;
 }
 
+/* conv_transpose2d in f32, shapes known at synthesis time, an output
+ * channel's plane of at most 8192 positions (its double sums are on the
+ * stack), writing no input. */
+static oi_status oi__sy_classify_conv_t(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+        if (oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32 || pn->inputs[i] == pn->out)
+            return oi__sy_unsupported(pn, "a conv_transpose2d on a dtype other than f32, or writing one of its inputs");
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a conv_transpose2d over a shape known at run time only");
+    oi__conv_window w;
+    if (oi__sy_conv_window(s, pn, &w) != OI_OK)
+        return oi__sy_unsupported(pn, "a conv_transpose2d whose window kernels/conv.c refuses");
+    if (w.out[0] * w.out[1] > 8192)
+        return oi__sy_unsupported(pn, "a conv_transpose2d with more than 8192 output positions per channel");
+    *kind = OI__SY_K_CONV_T;
+    return OI_OK;
+}
+
 /* max_pool2d, avg_pool2d and global_avg_pool in f32, shapes known at
  * synthesis time. */
 static oi_status oi__sy_classify_pool(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
@@ -480,6 +499,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_layout(s, pn, kind);
     if ((op == OI_OP_conv1d || op == OI_OP_conv2d) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_conv(s, pn, kind);
+    if (op == OI_OP_conv_transpose2d)
+        return oi__sy_classify_conv_t(s, pn, kind);
     if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_pool(s, pn, kind);
     if (oi__sy_axes_reduction(op) && (in0->dtype == OI_DTYPE_F32 || (in0->dtype == OI_DTYPE_F64 && op != OI_OP_max_axis &&
@@ -718,7 +739,7 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
         arrfree(k.index_map);
         return st;
     }
-    if (kind == OI__SY_K_POOL && pn->ir->op != OI_OP_global_avg_pool)
+    if ((kind == OI__SY_K_POOL && pn->ir->op != OI_OP_global_avg_pool) || kind == OI__SY_K_CONV_T)
         oi__sy_plan_conv(s, pn, &k); /* the window */
     if (kind == OI__SY_K_CONV) {
         oi__sy_plan_conv(s, pn, &k);
@@ -1439,7 +1460,8 @@ static oi_status oi__sy_settle(oi__sy_schedule *s, const oi__pnode *pn, int slot
 /* Ops classify takes with shapes known at synthesis time only. */
 static bool oi__sy_static_shape_op(oi_op op) {
     return op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
-           op == OI_OP_concat || op == OI_OP_conv1d || op == OI_OP_conv2d || op == OI_OP_max_pool2d ||
+           op == OI_OP_concat || op == OI_OP_conv1d || op == OI_OP_conv2d || op == OI_OP_conv_transpose2d ||
+           op == OI_OP_max_pool2d ||
            op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool;
 }
 
@@ -2063,6 +2085,9 @@ static void oi__sy_estimate(oi__sy_schedule *s) {
                 kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->out));
             if (n == 0 && kr->kind == OI__SY_K_CONV)
                 kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)kr->conv.rows;
+            else if (kr->kind == OI__SY_K_CONV_T) /* every input position times a window of each group's channels */
+                kr->flops += 2u * (uint64_t)oi__sy_numel(oi__sy_slot(s, pn->inputs[0])) * (uint64_t)kr->conv.mg *
+                             (uint64_t)(kr->conv.k_h * kr->conv.k_w);
             else if (n == 0 && kr->kind == OI__SY_K_MATMUL)
                 kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)oi__sy_slot(s, pn->inputs[0])->shape[1];
             else if (kr->kind == OI__SY_K_MATMUL_ANY)

@@ -37,8 +37,9 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_QMATMUL,     /* matmul_q4, activations "q8": quant.c's int8 block dots */
     OI__SY_K_ATTN_KV,     /* attention over keys whose count is known at run time
                              and/or grouped-query heads: plain loops per head */
-    OI__SY_K_MATMUL_ANY   /* matmul over broadcast batch dims or of any number dtype, gemm
+    OI__SY_K_MATMUL_ANY,  /* matmul over broadcast batch dims or of any number dtype, gemm
                              with trans_a/trans_b/alpha/beta or a broadcast C: plain loops */
+    OI__SY_K_CONV_T       /* conv_transpose2d: each input position's products scattered, conv.c's order */
 } oi__sy_kernel_kind;
 
 /* A conv's window, as kernels/conv.c reads it (1 or 2 spatial dims; a 1-D

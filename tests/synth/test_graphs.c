@@ -63,6 +63,8 @@
  *                  means over axes, prod_axis of f32 and f64, softmax along
  *                  the first axis, log_softmax along each; is_inf, softplus
  *                  and fill of f32 and f64
+ *   conv_t         conv_transpose2d in groups with a bias, strides, pads,
+ *                  dilations and output_padding; with auto_pad SAME_UPPER
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
  *                  blocks (one row of x, five rows split into tasks), and
  *                  over a prefix table W(l) in a loop (a decoder's layers);
@@ -804,6 +806,21 @@ OI_GRAPH(row_ops,
     OI_OP(softplus, x) OI_TO(sp)
     OI_OP(fill, x, value=0.1) OI_TO(fl)     /* rounded to f32 */
     OI_OP(fill, xd, value=-1.5) OI_TO(fld)
+    OI_RETURN()
+  )
+)
+
+/* conv_t: conv_transpose2d in 2 groups with a bias, strides, pads,
+ * dilations and output_padding; one with auto_pad SAME_UPPER; one plain. */
+OI_GRAPH(conv_t,
+  OI_DYNAMIC( OI_VAR(x, f32[2, 4, 3, 3]) OI_VAR(w, f32[4, 3, 3, 2]) OI_VAR(bias, f32[6]) OI_VAR(x1, f32[1, 2, 3, 4])
+              OI_VAR(w1, f32[2, 1, 2, 2]) )
+  OI_VOLATILE( OI_VAR(y, f32[2, 6, 6, 4]) OI_VAR(same, f32[1, 1, 6, 8]) OI_VAR(plain, f32[1, 1, 4, 5]) )
+  OI_BLOCK(entry,
+    OI_OP(conv_transpose2d, x, w, bias, group=2, strides=[2, 1], pads=[1, 0, 1, 1], dilations=[1, 2],
+          output_padding=[1, 0]) OI_TO(y)
+    OI_OP(conv_transpose2d, x1, w1, strides=[2, 2], auto_pad="SAME_UPPER") OI_TO(same)
+    OI_OP(conv_transpose2d, x1, w1) OI_TO(plain)
     OI_RETURN()
   )
 )
