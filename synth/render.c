@@ -444,7 +444,8 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
             oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
             return;
         }
-    const char *cast = oi__dtype_is_float(sl->dtype) ? lang->load_float
+    bool half = sl->dtype == OI_DTYPE_F16; /* its bits: half.h's decoding (a cast's operand, the C target) */
+    const char *cast = half ? "(double)oi__f16_to_f32(" : oi__dtype_is_float(sl->dtype) ? lang->load_float
                        : sl->dtype == OI_DTYPE_BOOL && lang->functional_cast ? "" /* GLSL: a uint already */
                        : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
                        : wide || !oi__dtype_is_signed(sl->dtype) ? "(uint64_t)" : "(int64_t)";
@@ -453,6 +454,8 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
     oi__buf_puts(b, lang->index_open);
     oi__sy_broadcast_index(b, sl, oi__sy_slot_of(s, k->nodes[0]->out), index);
     oi__buf_puts(b, lang->index_close);
+    if (half)
+        oi__buf_puts(b, ", OI__HALF_NAN_QUIET)");
 }
 
 /* A slice or split in an elementwise kernel (schedule.c's view loads): its
@@ -695,6 +698,11 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
             oi__sy_cast_saturate(o, n, out->dtype);
         else if (is_int)
             oi__sy_operand(o, s, lang, k, n, 0, index);
+        else if (out->dtype == OI_DTYPE_F16) { /* to f32, then to f16 bits as dtype.c's store; held decoded */
+            oi__buf_puts(o, "(double)oi__f16_to_f32(oi__f32_to_f16((float)(");
+            oi__sy_operand(o, s, lang, k, n, 0, index);
+            oi__buf_puts(o, ")), OI__HALF_NAN_QUIET)");
+        }
         else {
             oi__buf_printf(o, "%s(", round);
             oi__sy_operand(o, s, lang, k, n, 0, index);
@@ -764,6 +772,8 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__sy_param_name(o, out);
     if (lang->functional_cast)
         oi__buf_printf(o, "%s%s%s = %s(v%d);\n", lang->index_open, index, lang->index_close, lang->type_of(out->dtype), n);
+    else if (out->dtype == OI_DTYPE_F16) /* an f16 value's bits (exact: it holds an f16 value) */
+        oi__buf_printf(o, "[%s] = oi__f32_to_f16((float)v%d);\n", index, n);
     else
         oi__buf_printf(o, "[%s] = (%s)v%d;\n", index, lang->type_of(out->dtype), n);
 }

@@ -55,7 +55,9 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype o
     case OI__SY_EW_BITS: return oi__sy_int(in0) || in0 == OI_DTYPE_BOOL;
     case OI__SY_EW_ANY: return oi__sy_number(in0) || in0 == OI_DTYPE_BOOL;
     case OI__SY_EW_PICK: return in0 == OI_DTYPE_BOOL && oi__sy_number(in1);
-    case OI__SY_EW_CAST: return oi__sy_number(in0) && oi__sy_number(out);
+    case OI__SY_EW_CAST: /* f16 (its bits) into f32 or f64 and back, through half.h (render.c) */
+        return (oi__sy_number(in0) && oi__sy_number(out)) || (in0 == OI_DTYPE_F16 && oi__sy_float(out)) ||
+               (oi__sy_float(in0) && out == OI_DTYPE_F16);
     }
     return false;
 }

@@ -62,7 +62,8 @@
  *   row_ops        f64 exp, log, sqrt, tanh, erf and pow; f64 sums and
  *                  means over axes, prod_axis of f32 and f64, softmax along
  *                  the first axis, log_softmax along each; is_inf, softplus
- *                  and fill of f32 and f64
+ *                  and fill of f32 and f64; casts of f32 and f64 to f16
+ *                  (overflow, subnormals) and back
  *   conv_t         conv_transpose2d in groups with a bias, strides, pads,
  *                  dilations and output_padding; with auto_pad SAME_UPPER
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
@@ -780,7 +781,9 @@ OI_GRAPH(row_ops,
     OI_VAR(lse, f64[3, 1, 5]) OI_VAR(avg, f64[3, 4]) OI_VAR(all, f64[1, 1, 1]) OI_VAR(pf, f32[4, 5])
     OI_VAR(pl, f32[3, 4]) OI_VAR(pd, f64[3, 4]) OI_VAR(sm0, f32[3, 4, 5]) OI_VAR(ls0, f32[3, 4, 5])
     OI_VAR(ls1, f32[3, 4, 5]) OI_VAR(ls2, f32[3, 4, 5]) OI_VAR(big, f64[3, 4, 5]) OI_VAR(inf, bool[3, 4, 5])
-    OI_VAR(sp, f32[3, 4, 5]) OI_VAR(fl, f32[3, 4, 5]) OI_VAR(fld, f64[3, 4, 5])
+    OI_VAR(sp, f32[3, 4, 5]) OI_VAR(fl, f32[3, 4, 5]) OI_VAR(fld, f64[3, 4, 5]) OI_VAR(wide, f32[3, 4, 5])
+    OI_VAR(tiny, f64[3, 4, 5]) OI_VAR(h, f16[3, 4, 5]) OI_VAR(hd, f16[3, 4, 5]) OI_VAR(back, f32[3, 4, 5])
+    OI_VAR(backd, f64[3, 4, 5])
   )
   OI_BLOCK(entry,
     OI_OP(exp, xd) OI_TO(e)
@@ -806,6 +809,12 @@ OI_GRAPH(row_ops,
     OI_OP(softplus, x) OI_TO(sp)
     OI_OP(fill, x, value=0.1) OI_TO(fl)     /* rounded to f32 */
     OI_OP(fill, xd, value=-1.5) OI_TO(fld)
+    OI_OP(mul, x, 40000.0) OI_TO(wide)      /* past 65504 from 1.64: inf as f16 */
+    OI_OP(cast, wide, to=f16) OI_TO(h)
+    OI_OP(cast, h, to=f32) OI_TO(back)
+    OI_OP(mul, xd, 1e-5) OI_TO(tiny)        /* f16 subnormals, rounded twice (to f32, then f16) */
+    OI_OP(cast, tiny, to=f16) OI_TO(hd)
+    OI_OP(cast, hd, to=f64) OI_TO(backd)
     OI_RETURN()
   )
 )
