@@ -1992,23 +1992,28 @@ static void oi__sy_render_pad(oi__buf *b, const oi__sy_schedule *s, const oi__sy
         oi__buf_puts(b, "};\n");
         map += out->shape[d];
     }
-    oi__buf_printf(b, "    const %s fill = (%s)", lang->type_of(out->dtype), lang->type_of(out->dtype));
-    oi__sy_double(b, oi__sy_param_f(pn, "value"));
-    oi__buf_printf(b, ";\n    for (%s o = 0; o < %lld; o++) {\n        int64_t at = 0;\n        int inside = 1;\n",
-                   lang->index_type, outer);
+    bool tile = pn->ir->op == OI_OP_tile; /* every source inside: no fill */
+    if (!tile) {
+        oi__buf_printf(b, "    const %s fill = (%s)", lang->type_of(out->dtype), lang->type_of(out->dtype));
+        oi__sy_double(b, oi__sy_param_f(pn, "value"));
+        oi__buf_puts(b, ";\n");
+    }
+    oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++) {\n        int64_t at = 0;\n%s", lang->index_type, outer,
+                   tile ? "" : "        int inside = 1;\n");
     int64_t after = 1;
     for (int d = nd - 2; d >= 0; d--) {
-        oi__buf_printf(b, "        {\n            const int64_t src = oi_map%d[o / %lld %% %lld];\n"
-                          "            inside &= src >= 0;\n            at += src * %lld;\n        }\n",
-                       d, (long long)after, (long long)out->shape[d], (long long)in_stride[d]);
+        oi__buf_printf(b, "        {\n            const int64_t src = oi_map%d[o / %lld %% %lld];\n%s"
+                          "            at += src * %lld;\n        }\n",
+                       d, (long long)after, (long long)out->shape[d], tile ? "" : "            inside &= src >= 0;\n",
+                       (long long)in_stride[d]);
         after *= out->shape[d];
     }
     oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", lang->index_type, inner);
     oi__buf_printf(b, "            const int64_t src = oi_map%d[j];\n            ", nd - 1);
     oi__sy_param_name(b, out);
-    oi__buf_printf(b, "[o * %lld + j] = inside && src >= 0 ? ", inner);
+    oi__buf_printf(b, "[o * %lld + j] = %s", inner, tile ? "" : "inside && src >= 0 ? ");
     oi__sy_param_name(b, in);
-    oi__buf_puts(b, "[at + src] : fill;\n        }\n    }\n");
+    oi__buf_puts(b, tile ? "[at + src];\n        }\n    }\n" : "[at + src] : fill;\n        }\n    }\n");
 }
 
 static void oi__sy_render_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
@@ -2029,7 +2034,7 @@ static void oi__sy_render_layout(oi__buf *b, const oi__sy_schedule *s, const oi_
     }
     if (op == OI_OP_concat)
         oi__sy_render_concat(b, s, lang, k);
-    else if (op == OI_OP_pad)
+    else if (op == OI_OP_pad || op == OI_OP_tile)
         oi__sy_render_pad(b, s, lang, k);
     else
         oi__sy_render_strided(b, s, lang, k);

@@ -279,8 +279,8 @@ static bool oi__sy_view_load(const oi__sy_schedule *s, const oi__pnode *pn) {
            oi__op_layout_map(op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides) == OI_OK;
 }
 
-/* slice, split, squeeze, unsqueeze, pad, concat: copies, shapes known at
- * synthesis time, any dtype the C target stores. squeeze and unsqueeze
+/* slice, split, squeeze, unsqueeze, pad, concat, tile, expand: copies,
+ * shapes known at synthesis time, any dtype the C target stores. squeeze and unsqueeze
  * keep every element's order: a copy (COPY) as reshape. */
 static oi_status oi__sy_classify_layout(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
@@ -497,7 +497,7 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     if (op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_attention)
         return oi__sy_classify_nn(s, pn, kind);
     if (op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
-        op == OI_OP_concat)
+        op == OI_OP_concat || op == OI_OP_tile || op == OI_OP_expand)
         return oi__sy_classify_layout(s, pn, kind);
     if ((op == OI_OP_conv1d || op == OI_OP_conv2d) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_conv(s, pn, kind);
@@ -669,7 +669,7 @@ static oi_status oi__sy_plan_layout(const oi__sy_schedule *s, const oi__pnode *p
     oi_op op = pn->ir->op;
     if (op == OI_OP_concat)
         return OI_OK;
-    if (op == OI_OP_pad) {
+    if (op == OI_OP_pad || op == OI_OP_tile) { /* a source index per dim and output position */
         int64_t total = 0, *maps[OI_MAX_DIMS];
         for (int d = 0; d < out->ndim; d++)
             total += out->shape[d];
@@ -677,13 +677,15 @@ static oi_status oi__sy_plan_layout(const oi__sy_schedule *s, const oi__pnode *p
             return OI_ERROR_OUT_OF_MEMORY;
         for (int d = 0, at = 0; d < out->ndim; at += (int)out->shape[d], d++)
             maps[d] = k->index_map + at;
-        if (oi__op_pad_map(pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, maps) != OI_OK)
+        if (op == OI_OP_tile)
+            oi__op_tile_map(in->ndim, in->shape, out->shape, maps);
+        else if (oi__op_pad_map(pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, maps) != OI_OK)
             return oi__sy_unsupported(pn, "a pad whose settings kernels/shape.c refuses");
         return OI_OK;
     }
     int64_t offset = 0, strides[OI_MAX_DIMS];
     if (oi__op_layout_map(op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides) != OI_OK)
-        return oi__sy_unsupported(pn, "a slice or split whose settings kernels/shape.c refuses");
+        return oi__sy_unsupported(pn, "a slice, split or expand whose settings kernels/shape.c refuses");
     if (!arrput(k->index_map, offset))
         return OI_ERROR_OUT_OF_MEMORY;
     for (int d = 0; d < out->ndim; d++)
@@ -1462,7 +1464,8 @@ static oi_status oi__sy_settle(oi__sy_schedule *s, const oi__pnode *pn, int slot
 /* Ops classify takes with shapes known at synthesis time only. */
 static bool oi__sy_static_shape_op(oi_op op) {
     return op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
-           op == OI_OP_concat || op == OI_OP_conv1d || op == OI_OP_conv2d || op == OI_OP_conv_transpose2d ||
+           op == OI_OP_concat || op == OI_OP_tile || op == OI_OP_expand || op == OI_OP_conv1d || op == OI_OP_conv2d ||
+           op == OI_OP_conv_transpose2d ||
            op == OI_OP_max_pool2d ||
            op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool;
 }

@@ -4,7 +4,7 @@
  *                  negation, comparisons of the results, min and max signed
  *                  and unsigned; div, floor_div and rem by negative divisors
  *                  and zeros (a mask), unsigned; clamp of i32, i8 and u16;
- *                  fill of i32, u16 and bool
+ *                  fill of i32, u16 and bool; tile and expand
  *   logic_cast     and, or, xor and not on bool (logical) and on i32
  *                  (bitwise), where over f32 and i32 with a bool condition
  *                  and a literal branch, and cast: f32 to i8, u8 and i32 in
@@ -63,7 +63,7 @@
  *                  means over axes, prod_axis of f32 and f64, softmax along
  *                  the first axis, log_softmax along each; is_inf, softplus
  *                  and fill of f32 and f64; casts of f32 and f64 to f16
- *                  (overflow, subnormals) and back
+ *                  (overflow, subnormals) and back; tile and expand
  *   conv_t         conv_transpose2d in groups with a bias, strides, pads,
  *                  dilations and output_padding; with auto_pad SAME_UPPER
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
@@ -90,7 +90,7 @@ OI_GRAPH(int_ops,
     OI_VAR(big, bool[2, 3]) OI_VAR(n, i32[2, 3]) OI_VAR(lo, i32[2, 3]) OI_VAR(hi8, i8[6])
     OI_VAR(bn, i32[2, 3]) OI_VAR(fd, i32[2, 3]) OI_VAR(rm, i32[2, 3]) OI_VAR(dv, i32[2, 3]) OI_VAR(uq, u16[2, 3])
     OI_VAR(ur, u16[2, 3]) OI_VAR(cl, i32[2, 3]) OI_VAR(cl8, i8[6]) OI_VAR(clu, u16[3]) OI_VAR(fi, i32[2, 3])
-    OI_VAR(fu, u16[3]) OI_VAR(yes, bool[2, 3])
+    OI_VAR(fu, u16[3]) OI_VAR(yes, bool[2, 3]) OI_VAR(tb, i32[4, 9]) OI_VAR(eb, i32[2, 2, 3]) OI_VAR(ec, u16[2, 1, 3])
   )
   OI_BLOCK(entry,
     OI_OP(mul, s8, s8) OI_TO(p)
@@ -119,6 +119,9 @@ OI_GRAPH(int_ops,
     OI_OP(fill, b, value=-3) OI_TO(fi)
     OI_OP(fill, c, value=65535) OI_TO(fu)
     OI_OP(fill, big, value=true) OI_TO(yes)
+    OI_OP(tile, b, repeats=[2, 3]) OI_TO(tb)
+    OI_OP(expand, b, shape=[2, 2, 1]) OI_TO(eb) /* a new middle dim */
+    OI_OP(expand, c, shape=[2, 1, 3]) OI_TO(ec)
     OI_RETURN()
   )
 )
@@ -783,7 +786,7 @@ OI_GRAPH(row_ops,
     OI_VAR(ls1, f32[3, 4, 5]) OI_VAR(ls2, f32[3, 4, 5]) OI_VAR(big, f64[3, 4, 5]) OI_VAR(inf, bool[3, 4, 5])
     OI_VAR(sp, f32[3, 4, 5]) OI_VAR(fl, f32[3, 4, 5]) OI_VAR(fld, f64[3, 4, 5]) OI_VAR(wide, f32[3, 4, 5])
     OI_VAR(tiny, f64[3, 4, 5]) OI_VAR(h, f16[3, 4, 5]) OI_VAR(hd, f16[3, 4, 5]) OI_VAR(back, f32[3, 4, 5])
-    OI_VAR(backd, f64[3, 4, 5])
+    OI_VAR(backd, f64[3, 4, 5]) OI_VAR(tiled, f32[3, 8, 10]) OI_VAR(spread, f64[2, 3, 4, 5])
   )
   OI_BLOCK(entry,
     OI_OP(exp, xd) OI_TO(e)
@@ -815,6 +818,8 @@ OI_GRAPH(row_ops,
     OI_OP(mul, xd, 1e-5) OI_TO(tiny)        /* f16 subnormals, rounded twice (to f32, then f16) */
     OI_OP(cast, tiny, to=f16) OI_TO(hd)
     OI_OP(cast, hd, to=f64) OI_TO(backd)
+    OI_OP(tile, x, repeats=[1, 2, 2]) OI_TO(tiled)
+    OI_OP(expand, mid, shape=[2, 1, 4, 1]) OI_TO(spread) /* [3, 1, 5] over a new first dim and the middle */
     OI_RETURN()
   )
 )
