@@ -444,7 +444,7 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
             oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
             return;
         }
-    bool half = sl->dtype == OI_DTYPE_F16; /* its bits: half.h's decoding (a cast's operand, the C target) */
+    bool half = sl->dtype == OI_DTYPE_F16; /* its bits: half.h's decoding (the C target) */
     const char *cast = half ? "(double)oi__f16_to_f32(" : oi__dtype_is_float(sl->dtype) ? lang->load_float
                        : sl->dtype == OI_DTYPE_BOOL && lang->functional_cast ? "" /* GLSL: a uint already */
                        : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
@@ -698,11 +698,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
             oi__sy_cast_saturate(o, n, out->dtype);
         else if (is_int)
             oi__sy_operand(o, s, lang, k, n, 0, index);
-        else if (out->dtype == OI_DTYPE_F16) { /* to f32, then to f16 bits as dtype.c's store; held decoded */
-            oi__buf_puts(o, "(double)oi__f16_to_f32(oi__f32_to_f16((float)(");
-            oi__sy_operand(o, s, lang, k, n, 0, index);
-            oi__buf_puts(o, ")), OI__HALF_NAN_QUIET)");
-        }
+
         else {
             oi__buf_printf(o, "%s(", round);
             oi__sy_operand(o, s, lang, k, n, 0, index);
@@ -761,6 +757,10 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         oi__buf_puts(o, "));\n");
         break;
     }
+    }
+    if (out->dtype == OI_DTYPE_F16) { /* to f32, then to f16 as dtype.c's store: held as the f16 value */
+        oi__sy_indent(o, depth);
+        oi__buf_printf(o, "v%d = (double)oi__f16_to_f32(oi__f32_to_f16((float)v%d), OI__HALF_NAN_QUIET);\n", n, n);
     }
     /* the store: the last write of a stored variable in this kernel */
     if (!oi__sy_slot_stored(s, pn->out))

@@ -45,12 +45,14 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype o
     const oi__sy_ew_op *e = oi__sy_ew_op_of(op);
     if (!e)
         return false;
+    /* f16 (its bits) computes as f32 does, decoded by its loads and rounded
+     * into f16 after every op, as the simulator stores it (render.c) */
+    bool single = in0 == OI_DTYPE_F32 || in0 == OI_DTYPE_F16;
     switch (e->domain) {
-    case OI__SY_EW_NUM: return oi__sy_number(in0);
+    case OI__SY_EW_NUM: return oi__sy_number(in0) || in0 == OI_DTYPE_F16;
     case OI__SY_EW_FLOAT: /* an f32 function of SMATH and MATH serves f64 where the row names its double one */
-        return in0 == OI_DTYPE_F32 || (in0 == OI_DTYPE_F64 && (e->form == OI__SY_EW_SCALAR || e->form == OI__SY_EW_LIBM ||
-                                                              e->c_f64_fn));
-    case OI__SY_EW_F32: return in0 == OI_DTYPE_F32;
+        return single || (in0 == OI_DTYPE_F64 && (e->form == OI__SY_EW_SCALAR || e->form == OI__SY_EW_LIBM || e->c_f64_fn));
+    case OI__SY_EW_F32: return single;
     case OI__SY_EW_INT: return oi__sy_int(in0);
     case OI__SY_EW_BITS: return oi__sy_int(in0) || in0 == OI_DTYPE_BOOL;
     case OI__SY_EW_ANY: return oi__sy_number(in0) || in0 == OI_DTYPE_BOOL;
@@ -582,7 +584,7 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
     if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL && k->kind != OI__SY_K_CONV)
         return false;
     const oi__slot *shape = oi__sy_kernel_shape(s, k), *out = oi__sy_slot(s, pn->out);
-    if (!oi__sy_same_shape(shape, out) || !oi__sy_float(out->dtype))
+    if (!oi__sy_same_shape(shape, out) || (!oi__sy_float(out->dtype) && out->dtype != OI_DTYPE_F16))
         return false;
     /* a view load reads its input at other elements: not one the kernel writes */
     if (oi__sy_view_load(s, pn) && oi__sy_written_in(k, pn->inputs[0]))

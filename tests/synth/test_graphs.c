@@ -63,7 +63,8 @@
  *                  means over axes, prod_axis of f32 and f64, softmax along
  *                  the first axis, log_softmax along each; is_inf, softplus
  *                  and fill of f32 and f64; casts of f32 and f64 to f16
- *                  (overflow, subnormals) and back; tile and expand
+ *                  (overflow, subnormals) and back; f16 arithmetic, exp,
+ *                  max and a comparison; tile and expand
  *   conv_t         conv_transpose2d in groups with a bias, strides, pads,
  *                  dilations and output_padding; with auto_pad SAME_UPPER
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
@@ -787,6 +788,7 @@ OI_GRAPH(row_ops,
     OI_VAR(sp, f32[3, 4, 5]) OI_VAR(fl, f32[3, 4, 5]) OI_VAR(fld, f64[3, 4, 5]) OI_VAR(wide, f32[3, 4, 5])
     OI_VAR(tiny, f64[3, 4, 5]) OI_VAR(h, f16[3, 4, 5]) OI_VAR(hd, f16[3, 4, 5]) OI_VAR(back, f32[3, 4, 5])
     OI_VAR(backd, f64[3, 4, 5]) OI_VAR(tiled, f32[3, 8, 10]) OI_VAR(spread, f64[2, 3, 4, 5])
+    OI_VAR(hs, f16[3, 4, 5]) OI_VAR(hx, f16[3, 4, 5]) OI_VAR(hm, f16[3, 4, 5]) OI_VAR(hgt, bool[3, 4, 5])
   )
   OI_BLOCK(entry,
     OI_OP(exp, xd) OI_TO(e)
@@ -820,6 +822,12 @@ OI_GRAPH(row_ops,
     OI_OP(cast, hd, to=f64) OI_TO(backd)
     OI_OP(tile, x, repeats=[1, 2, 2]) OI_TO(tiled)
     OI_OP(expand, mid, shape=[2, 1, 4, 1]) OI_TO(spread) /* [3, 1, 5] over a new first dim and the middle */
+    OI_OP(cast, x, to=f16) OI_TO(hs)
+    OI_OP(mul, hs, hs) OI_TO(hx)            /* f16 arithmetic: rounded into f16 after each op */
+    OI_OP(add, hx, hd) OI_TO(hx)
+    OI_OP(exp, hx) OI_TO(hx)
+    OI_OP(max, hx, h) OI_TO(hm)
+    OI_OP(gt, hm, hs) OI_TO(hgt)
     OI_RETURN()
   )
 )
