@@ -680,6 +680,11 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         }
         break;
     }
+    case OI_OP_is_neg: /* compare.c's: the sign bit of a float (-0.0 and -NaN too), a signed value below 0 */
+        oi__buf_puts(o, oi__dtype_is_float(in0->dtype) ? "signbit(" : "OI_S_lt(");
+        oi__sy_operand(o, s, lang, k, n, 0, index);
+        oi__buf_puts(o, oi__dtype_is_float(in0->dtype) ? ") != 0;\n" : ", 0);\n");
+        break;
     case OI_OP_clamp:
         if (!is_int) {
             oi__sy_clamp(o, s, lang, k, n, index, round);

@@ -54,6 +54,7 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype o
         return single || (in0 == OI_DTYPE_F64 && (e->form == OI__SY_EW_SCALAR || e->form == OI__SY_EW_LIBM || e->c_f64_fn));
     case OI__SY_EW_F32: return single;
     case OI__SY_EW_INT: return oi__sy_int(in0);
+    case OI__SY_EW_SIGNED: return single || in0 == OI_DTYPE_F64 || (oi__sy_int(in0) && oi__dtype_is_signed(in0));
     case OI__SY_EW_BITS: return oi__sy_int(in0) || in0 == OI_DTYPE_BOOL;
     case OI__SY_EW_ANY: return oi__sy_number(in0) || in0 == OI_DTYPE_BOOL;
     case OI__SY_EW_PICK: return in0 == OI_DTYPE_BOOL && oi__sy_number(in1);

@@ -319,6 +319,7 @@ int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inn
     X(hard_swish, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(is_nan, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(is_inf, FLOAT, SCALAR, NULL, NULL, NULL) /* the C target only (vulkan_check.c) */ \
+    X(is_neg, SIGNED, SCALAR, NULL, NULL, NULL) /* render.c: signbit (floats, -0.0 too) or < 0, as compare.c; the C target */ \
     X(fill, ANY, SCALAR, NULL, NULL, NULL) /* render.c: the value, in the dtype as elementwise.c reads it */ \
     X(sign, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(exp, FLOAT, SMATH, "OI_S_exp_f32", "OI_S_exp_f32", "exp") \
@@ -341,11 +342,12 @@ int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inn
     X(trunc, FLOAT, LIBM, "trunc", "trunc", NULL)
 
 /* what an op takes: NUM ints and floats, FLOAT floats, F32 f32 only, INT
- * ints only, BITS ints and bool, ANY numbers and bool, PICK a bool and two
- * numbers, CAST a number to a number */
+ * ints only, SIGNED floats and signed ints, BITS ints and bool, ANY numbers
+ * and bool, PICK a bool and two numbers, CAST a number to a number (f16
+ * computes where f32 does) */
 typedef enum oi__sy_ew_domain {
-    OI__SY_EW_NUM, OI__SY_EW_FLOAT, OI__SY_EW_F32, OI__SY_EW_INT, OI__SY_EW_BITS, OI__SY_EW_ANY, OI__SY_EW_PICK,
-    OI__SY_EW_CAST
+    OI__SY_EW_NUM, OI__SY_EW_FLOAT, OI__SY_EW_F32, OI__SY_EW_INT, OI__SY_EW_SIGNED, OI__SY_EW_BITS, OI__SY_EW_ANY,
+    OI__SY_EW_PICK, OI__SY_EW_CAST
 } oi__sy_ew_domain;
 typedef enum oi__sy_ew_form { OI__SY_EW_SCALAR, OI__SY_EW_SMATH, OI__SY_EW_MATH, OI__SY_EW_LIBM } oi__sy_ew_form;
 typedef struct oi__sy_ew_op {

@@ -4,7 +4,7 @@
  *                  negation, comparisons of the results, min and max signed
  *                  and unsigned; div, floor_div and rem by negative divisors
  *                  and zeros (a mask), unsigned; clamp of i32, i8 and u16;
- *                  fill of i32, u16 and bool; tile and expand
+ *                  fill of i32, u16 and bool; tile and expand; is_neg
  *   logic_cast     and, or, xor and not on bool (logical) and on i32
  *                  (bitwise), where over f32 and i32 with a bool condition
  *                  and a literal branch, and cast: f32 to i8, u8 and i32 in
@@ -64,7 +64,8 @@
  *                  the first axis, log_softmax along each; is_inf, softplus
  *                  and fill of f32 and f64; casts of f32 and f64 to f16
  *                  (overflow, subnormals) and back; f16 arithmetic, exp,
- *                  max and a comparison; tile and expand
+ *                  max and a comparison; tile and expand; is_neg of f32
+ *                  (signed zeros) and f64
  *   conv_t         conv_transpose2d in groups with a bias, strides, pads,
  *                  dilations and output_padding; with auto_pad SAME_UPPER
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
@@ -92,6 +93,7 @@ OI_GRAPH(int_ops,
     OI_VAR(bn, i32[2, 3]) OI_VAR(fd, i32[2, 3]) OI_VAR(rm, i32[2, 3]) OI_VAR(dv, i32[2, 3]) OI_VAR(uq, u16[2, 3])
     OI_VAR(ur, u16[2, 3]) OI_VAR(cl, i32[2, 3]) OI_VAR(cl8, i8[6]) OI_VAR(clu, u16[3]) OI_VAR(fi, i32[2, 3])
     OI_VAR(fu, u16[3]) OI_VAR(yes, bool[2, 3]) OI_VAR(tb, i32[4, 9]) OI_VAR(eb, i32[2, 2, 3]) OI_VAR(ec, u16[2, 1, 3])
+    OI_VAR(below, bool[2, 3])
   )
   OI_BLOCK(entry,
     OI_OP(mul, s8, s8) OI_TO(p)
@@ -123,6 +125,7 @@ OI_GRAPH(int_ops,
     OI_OP(tile, b, repeats=[2, 3]) OI_TO(tb)
     OI_OP(expand, b, shape=[2, 2, 1]) OI_TO(eb) /* a new middle dim */
     OI_OP(expand, c, shape=[2, 1, 3]) OI_TO(ec)
+    OI_OP(is_neg, bn) OI_TO(below)
     OI_RETURN()
   )
 )
@@ -789,6 +792,7 @@ OI_GRAPH(row_ops,
     OI_VAR(tiny, f64[3, 4, 5]) OI_VAR(h, f16[3, 4, 5]) OI_VAR(hd, f16[3, 4, 5]) OI_VAR(back, f32[3, 4, 5])
     OI_VAR(backd, f64[3, 4, 5]) OI_VAR(tiled, f32[3, 8, 10]) OI_VAR(spread, f64[2, 3, 4, 5])
     OI_VAR(hs, f16[3, 4, 5]) OI_VAR(hx, f16[3, 4, 5]) OI_VAR(hm, f16[3, 4, 5]) OI_VAR(hgt, bool[3, 4, 5])
+    OI_VAR(zero, f32[3, 4, 5]) OI_VAR(neg, bool[3, 4, 5]) OI_VAR(negd, bool[3, 4, 5])
   )
   OI_BLOCK(entry,
     OI_OP(exp, xd) OI_TO(e)
@@ -828,6 +832,9 @@ OI_GRAPH(row_ops,
     OI_OP(exp, hx) OI_TO(hx)
     OI_OP(max, hx, h) OI_TO(hm)
     OI_OP(gt, hm, hs) OI_TO(hgt)
+    OI_OP(mul, x, -0.0) OI_TO(zero)         /* -0.0 where x > 0: its sign bit counts */
+    OI_OP(is_neg, zero) OI_TO(neg)
+    OI_OP(is_neg, xd) OI_TO(negd)
     OI_RETURN()
   )
 )
