@@ -1548,7 +1548,23 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__sy_param_name(b, in);
     oi__buf_printf(b, " + r * %lld;\n        float *yr = ", n);
     oi__sy_param_name(b, out);
-    oi__buf_printf(b, " + r * %lld;\n        double sum = 0.0, sq = 0.0;\n", n);
+    oi__buf_printf(b, " + r * %lld;\n", n);
+    if (pn->ir->op == OI_OP_batch_norm) { /* nn.c's: channel r %% C's mean, s / sqrt(var + eps) in double, bias */
+        oi__buf_printf(b, "        const size_t oi_c = r %% %lld;\n        const float oi_mean = ", (long long)in->shape[1]);
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[3]));
+        oi__buf_puts(b, "[oi_c], oi_a = (float)((double)");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));
+        oi__buf_puts(b, "[oi_c] / sqrt((double)");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[4]));
+        oi__buf_puts(b, "[oi_c] + ");
+        oi__sy_double(b, oi__sy_param_f(pn, "epsilon"));
+        oi__buf_puts(b, ")), oi_b = ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_printf(b, "[oi_c];\n        for (%s j = 0; j < %lld; j++)\n"
+                          "            yr[j] = (xr[j] - oi_mean) * oi_a + oi_b;\n    }\n", it, n);
+        return;
+    }
+    oi__buf_puts(b, "        double sum = 0.0, sq = 0.0;\n");
     if (pn->ir->op == OI_OP_rms_norm) /* nn.c's: the mean square about 0, no bias */
         oi__sy_render_mean_square(b, lang, n);
     else if (n % 8 == 0) { /* eight partial sums, which the compiler keeps in one vector */
@@ -1569,7 +1585,18 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     }
     oi__buf_printf(b, "        const float inv = (float)(1.0 / sqrt(sq / %lld.0 + ", n);
     oi__sy_double(b, oi__sy_param_f(pn, "epsilon"));
-    oi__buf_printf(b, "));\n        for (%s j = 0; j < %lld; j++)\n            yr[j] = (xr[j] - mean) * inv", it, n);
+    oi__buf_printf(b, "));\n        for (%s j = 0; j < %lld; j++)\n", it, n);
+    if (pn->ir->op == OI_OP_group_norm) { /* nn.c's: channel c's multiplier inv * scale, then its bias */
+        int64_t groups = oi__op_param_value_i64(OI_OP_group_norm, pn->attrs, arrlenu(pn->attrs), "num_groups");
+        long long per_group = (long long)(in->shape[1] / groups), spatial = n / (per_group ? per_group : 1);
+        oi__buf_printf(b, "            yr[j] = (xr[j] - mean) * (inv * ");
+        for (int i = 1; i < 3; i++) {
+            oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[i]));
+            oi__buf_printf(b, "[r %% %lld * %lld + j / %lld]%s", (long long)groups, per_group, spatial, i == 1 ? ") + " : ";\n    }\n");
+        }
+        return;
+    }
+    oi__buf_puts(b, "            yr[j] = (xr[j] - mean) * inv");
     if (arrlen(pn->inputs) > 1) {
         oi__buf_puts(b, " * ");
         oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));

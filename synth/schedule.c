@@ -66,8 +66,15 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype o
 }
 
 int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn) {
-    int64_t axis = pn->ir->op == OI_OP_layer_norm
-                       ? oi__op_param_value_i64(OI_OP_layer_norm, pn->attrs, arrlenu(pn->attrs), "axis") : -1;
+    oi_op op = pn->ir->op;
+    if (op == OI_OP_batch_norm || op == OI_OP_group_norm) { /* x is [N, C, ...]: a channel's or a group's block */
+        int64_t split = op == OI_OP_batch_norm ? x->shape[1]
+                                               : oi__op_param_value_i64(op, pn->attrs, arrlenu(pn->attrs), "num_groups");
+        int64_t lanes = x->shape[0] * split;
+        return lanes ? oi__shape_numel(x->ndim, x->shape) / lanes : 0;
+    }
+    int64_t axis = op == OI_OP_layer_norm ? oi__op_param_value_i64(OI_OP_layer_norm, pn->attrs, arrlenu(pn->attrs), "axis")
+                                          : -1;
     axis = axis < 0 ? axis + x->ndim : axis;
     return oi__shape_numel(x->ndim - (int)axis, x->shape + axis);
 }
@@ -217,6 +224,7 @@ static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode 
 }
 
 /* reshape, transpose, layer_norm (over the dims from its axis on),
+ * batch_norm and group_norm (x [N, C, ...], one value per channel),
  * attention (as many k/v heads as q heads; an f32 or bool mask broadcast to
  * the scores, causal): f32 with shapes known at synthesis time. */
 static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
@@ -233,8 +241,17 @@ static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *p
         return OI_OK;
     }
     if (in0->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32)
-        return oi__sy_unsupported(pn, op == OI_OP_layer_norm ? "layer_norm on a dtype other than f32"
-                                                             : "attention on a dtype other than f32");
+        return oi__sy_unsupported(pn, op == OI_OP_attention ? "attention on a dtype other than f32"
+                                                            : "a norm on a dtype other than f32");
+    if (op == OI_OP_batch_norm || op == OI_OP_group_norm) { /* x [N, C, ...], the others one per channel */
+        for (int i = 1; i < (int)arrlen(pn->inputs); i++)
+            if (in0->ndim < 2 || oi__sy_numel(oi__sy_slot(s, pn->inputs[i])) != in0->shape[1] ||
+                oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32)
+                return oi__sy_unsupported(pn, "a batch_norm or group_norm whose x is not [N, C, ...] or whose other "
+                                              "inputs are not one f32 per channel");
+        *kind = OI__SY_K_NORM;
+        return OI_OK;
+    }
     if (op == OI_OP_layer_norm) { /* over the dims from axis on: scale and bias as many elements */
         int64_t lane = oi__sy_norm_lane(in0, pn);
         for (int i = 1; i < (int)arrlen(pn->inputs); i++)
@@ -497,7 +514,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_gemm(s, pn, kind);
     if (oi__sy_attn_kv_op(s, pn))
         return oi__sy_classify_attn_kv(s, pn, kind);
-    if (op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_attention)
+    if (op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_attention ||
+        op == OI_OP_batch_norm || op == OI_OP_group_norm)
         return oi__sy_classify_nn(s, pn, kind);
     if (op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
         op == OI_OP_concat || op == OI_OP_tile || op == OI_OP_expand)
@@ -1493,7 +1511,8 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         memcpy(out->dims, o->shape, sizeof out->dims);
         return OI_OK;
     }
-    if (op == OI_OP_gemm || (op == OI_OP_matmul && (in[0].ndim != 2 || in[1].ndim != 2)) || op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm ||
+    if (op == OI_OP_gemm || (op == OI_OP_matmul && (in[0].ndim != 2 || in[1].ndim != 2)) || op == OI_OP_reshape ||
+        op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_batch_norm || op == OI_OP_group_norm ||
         op == OI_OP_attention || oi__sy_static_shape_op(op)) { /* static shapes only (classify): the declared one */
         const oi__slot *o = oi__sy_slot(s, pn->out);
         out->ndim = o->ndim;

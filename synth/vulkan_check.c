@@ -145,7 +145,11 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(pn, "log_softmax, or softmax along an axis other than the last");
         break;
     }
-    case OI__SY_K_NORM: case OI__SY_K_ELEMENTWISE: break;
+    case OI__SY_K_NORM:
+        if (pn->ir->op == OI_OP_batch_norm || pn->ir->op == OI_OP_group_norm)
+            return oi__vk_refuse(pn, "batch_norm or group_norm");
+        break;
+    case OI__SY_K_ELEMENTWISE: break;
     case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
     case OI__SY_K_CONV_T: return oi__vk_refuse(pn, "conv_transpose2d");
     case OI__SY_K_MATMUL_ANY:

@@ -65,7 +65,8 @@
  *                  and fill of f32 and f64; casts of f32 and f64 to f16
  *                  (overflow, subnormals) and back; f16 arithmetic, exp,
  *                  max and a comparison; tile and expand; is_neg of f32
- *                  (signed zeros) and f64
+ *                  (signed zeros) and f64; batch_norm, group_norm in 2
+ *                  groups and in one per channel
  *   conv_t         conv_transpose2d in groups with a bias, strides, pads,
  *                  dilations and output_padding; with auto_pad SAME_UPPER
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
@@ -781,7 +782,8 @@ OI_GRAPH(matmul_any,
  * sum of all), prod_axis of f32 and f64 over the first and the last axes,
  * softmax along the first axis and log_softmax along each. */
 OI_GRAPH(row_ops,
-  OI_DYNAMIC( OI_VAR(xd, f64[3, 4, 5]) OI_VAR(x, f32[3, 4, 5]) )
+  OI_DYNAMIC( OI_VAR(xd, f64[3, 4, 5]) OI_VAR(x, f32[3, 4, 5]) OI_VAR(sc, f32[4]) OI_VAR(bi, f32[4]) OI_VAR(mu, f32[4])
+              OI_VAR(vr, f32[4]) )
   OI_VOLATILE(
     OI_VAR(e, f64[3, 4, 5]) OI_VAR(ad, f64[3, 4, 5]) OI_VAR(lg, f64[3, 4, 5]) OI_VAR(sq, f64[3, 4, 5])
     OI_VAR(th, f64[3, 4, 5]) OI_VAR(ef, f64[3, 4, 5]) OI_VAR(pw, f64[3, 4, 5]) OI_VAR(mid, f64[3, 1, 5])
@@ -792,7 +794,8 @@ OI_GRAPH(row_ops,
     OI_VAR(tiny, f64[3, 4, 5]) OI_VAR(h, f16[3, 4, 5]) OI_VAR(hd, f16[3, 4, 5]) OI_VAR(back, f32[3, 4, 5])
     OI_VAR(backd, f64[3, 4, 5]) OI_VAR(tiled, f32[3, 8, 10]) OI_VAR(spread, f64[2, 3, 4, 5])
     OI_VAR(hs, f16[3, 4, 5]) OI_VAR(hx, f16[3, 4, 5]) OI_VAR(hm, f16[3, 4, 5]) OI_VAR(hgt, bool[3, 4, 5])
-    OI_VAR(zero, f32[3, 4, 5]) OI_VAR(neg, bool[3, 4, 5]) OI_VAR(negd, bool[3, 4, 5])
+    OI_VAR(zero, f32[3, 4, 5]) OI_VAR(neg, bool[3, 4, 5]) OI_VAR(negd, bool[3, 4, 5]) OI_VAR(var, f32[4])
+    OI_VAR(bn, f32[3, 4, 5]) OI_VAR(gn, f32[3, 4, 5]) OI_VAR(inorm, f32[3, 4, 5])
   )
   OI_BLOCK(entry,
     OI_OP(exp, xd) OI_TO(e)
@@ -835,6 +838,10 @@ OI_GRAPH(row_ops,
     OI_OP(mul, x, -0.0) OI_TO(zero)         /* -0.0 where x > 0: its sign bit counts */
     OI_OP(is_neg, zero) OI_TO(neg)
     OI_OP(is_neg, xd) OI_TO(negd)
+    OI_OP(abs, vr) OI_TO(var)
+    OI_OP(batch_norm, x, sc, bi, mu, var, epsilon=0.01) OI_TO(bn)
+    OI_OP(group_norm, x, sc, bi, num_groups=2) OI_TO(gn)
+    OI_OP(group_norm, x, sc, bi, num_groups=4) OI_TO(inorm) /* instance norm */
     OI_RETURN()
   )
 )
