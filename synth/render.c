@@ -2437,6 +2437,41 @@ static void oi__sy_render_avg_pool(oi__buf *b, const oi__sy_schedule *s, const o
  * in f32 folders with the micro-kernels, conv.c's own sums in f64 lanes
  * (the same bits), else a plain loop (conv.c's lanes: bounded, almost
  * always equal). */
+/* top_k and top_k_indices as nn.c's: per row of the axis (inner apart),
+ * scalar.h's keys and its heap of the k best (OI_S_topk_select), best
+ * first; the values copied, or their places along the axis (i64). */
+static void oi__sy_render_topk(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *y = oi__sy_slot_of(s, pn->out);
+    int64_t inner_n;
+    long long n = (long long)oi__sy_softmax_lane(x, pn, &inner_n), inner = (long long)inner_n;
+    long long kk = (long long)oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "k");
+    long long rows = (long long)oi__shape_numel(x->ndim, x->shape) / (n ? n : 1);
+    bool largest = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "largest") != 0;
+    const char *it = lang->index_type, *t = lang->type_of(x->dtype);
+    const char *key = oi__dtype_is_float(x->dtype) ? "f64((double)" : oi__dtype_is_signed(x->dtype) ? "i64((int64_t)"
+                                                                                                   : "u64((uint64_t)";
+    char at[40] = "";
+    if (inner > 1)
+        snprintf(at, sizeof at, " * %lld", inner);
+    oi__sy_loop_open(b, lang, k, "oi_r", false, rows, rows);
+    oi__buf_printf(b, "        const %s *oi_xr = ", t);
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, " + oi_r / %lld * %lld + oi_r %% %lld;\n        %s *oi_yr = ", inner, n * inner, inner,
+                   lang->type_of(y->dtype));
+    oi__sy_param_name(b, y);
+    oi__buf_printf(b, " + oi_r / %lld * %lld + oi_r %% %lld;\n", inner, kk * inner, inner);
+    oi__buf_printf(b, "        uint64_t oi_key[%lld];\n        int64_t oi_order[%lld];\n", n, kk);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n", it, n);
+    oi__buf_printf(b, "            oi_key[j] = OI_S_topk_key_%soi_xr[j%s], %d);\n", key, at, largest);
+    oi__buf_printf(b, "        OI_S_topk_select(oi_key, %lld, %lld, oi_order);\n", n, kk);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n", it, kk);
+    if (pn->ir->op == OI_OP_top_k)
+        oi__buf_printf(b, "            oi_yr[j%s] = oi_xr[oi_order[j]%s];\n    }\n", at, at);
+    else
+        oi__buf_printf(b, "            oi_yr[j%s] = oi_order[j];\n    }\n", at);
+}
+
 /* conv_transpose2d as conv.c's oi__conv_transpose: per image, group and
  * output channel, a plane of double sums from the bias; per window
  * position (kh, kw) and input position, the product over the group's
@@ -2996,6 +3031,7 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_ATTN_KV: oi__sy_render_attn_kv(b, s, lang, kr); break;
         case OI__SY_K_MATMUL_ANY: oi__sy_render_matmul_any(b, s, lang, kr); break;
         case OI__SY_K_CONV_T: oi__sy_render_conv_t(b, s, lang, kr); break;
+        case OI__SY_K_TOPK: oi__sy_render_topk(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->kind == OI__SY_K_GATHER)

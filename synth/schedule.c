@@ -143,6 +143,7 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_ATTN_KV: return "attention_kv";
     case OI__SY_K_MATMUL_ANY: return "matmul_any";
     case OI__SY_K_CONV_T: return "conv_transpose";
+    case OI__SY_K_TOPK: return "top_k";
     }
     return "?";
 }
@@ -347,6 +348,22 @@ static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode 
     return OI_OK;
 }
 
+/* top_k and top_k_indices of floats and integers along an axis of at
+ * most 8192 elements (its keys are on the stack), k at least 1, shapes
+ * known at synthesis time, writing no input. */
+static oi_status oi__sy_classify_topk(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    const oi__slot *x = oi__sy_slot(s, pn->inputs[0]);
+    int64_t inner, n = oi__sy_softmax_lane(x, pn, &inner);
+    if (oi__sy_any_dynamic(s, pn) || pn->inputs[0] == pn->out)
+        return oi__sy_unsupported(pn, "a top_k over a shape known at run time only, or writing its input");
+    if (!oi__sy_number(x->dtype))
+        return oi__sy_unsupported(pn, "a top_k of a dtype other than a float or an integer");
+    if (n > 8192 || oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "k") < 1)
+        return oi__sy_unsupported(pn, "a top_k along more than 8192 elements, or of no elements");
+    *kind = OI__SY_K_TOPK;
+    return OI_OK;
+}
+
 /* conv_transpose2d in f32, shapes known at synthesis time, an output
  * channel's plane of at most 8192 positions (its double sums are on the
  * stack), writing no input. */
@@ -524,6 +541,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_conv(s, pn, kind);
     if (op == OI_OP_conv_transpose2d)
         return oi__sy_classify_conv_t(s, pn, kind);
+    if (op == OI_OP_top_k || op == OI_OP_top_k_indices)
+        return oi__sy_classify_topk(s, pn, kind);
     if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_pool(s, pn, kind);
     if (oi__sy_axes_reduction(op) && (in0->dtype == OI_DTYPE_F32 || (in0->dtype == OI_DTYPE_F64 && op != OI_OP_max_axis &&
@@ -1505,7 +1524,8 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         *out = in[0];
         return OI_OK;
     }
-    if (op == OI_OP_gather || oi__sy_llm_op(op) || op == OI_OP_matmul_q4) { /* static shapes only (classify): the declared one */
+    if (op == OI_OP_gather || oi__sy_llm_op(op) || op == OI_OP_matmul_q4 || op == OI_OP_top_k ||
+        op == OI_OP_top_k_indices) { /* static shapes only (classify): the declared one */
         const oi__slot *o = oi__sy_slot(s, pn->out);
         out->ndim = o->ndim;
         memcpy(out->dims, o->shape, sizeof out->dims);

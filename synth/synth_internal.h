@@ -39,7 +39,8 @@ typedef enum oi__sy_kernel_kind {
                              and/or grouped-query heads: plain loops per head */
     OI__SY_K_MATMUL_ANY,  /* matmul over broadcast batch dims or of any number dtype, gemm
                              with trans_a/trans_b/alpha/beta or a broadcast C: plain loops */
-    OI__SY_K_CONV_T       /* conv_transpose2d: each input position's products scattered, conv.c's order */
+    OI__SY_K_CONV_T,      /* conv_transpose2d: each input position's products scattered, conv.c's order */
+    OI__SY_K_TOPK         /* top_k, top_k_indices along an axis: scalar.h's keys and heap, as nn.c */
 } oi__sy_kernel_kind;
 
 /* A conv's window, as kernels/conv.c reads it (1 or 2 spatial dims; a 1-D
@@ -269,7 +270,8 @@ oi__sy_mm_geom oi__sy_mm_geom_of(const oi__slot *a, const oi__slot *b, const oi_
  * x's dims from layer_norm's axis on (rms_norm: the last one) */
 int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
 /* schedule.c: the elements a softmax or log_softmax normalizes together
- * (its axis's length), *inner the elements between two of them */
+ * (its axis's length; top_k's axis too), *inner the elements between two
+ * of them */
 int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inner);
 
 /* ---- the elementwise ops the targets emit ---- */

@@ -152,6 +152,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     case OI__SY_K_ELEMENTWISE: break;
     case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
     case OI__SY_K_CONV_T: return oi__vk_refuse(pn, "conv_transpose2d");
+    case OI__SY_K_TOPK: return oi__vk_refuse(pn, "top_k");
     case OI__SY_K_MATMUL_ANY:
         return oi__vk_refuse(pn, "a matmul over batch dims, or a gemm with trans_a, trans_b, alpha, beta or a C other "
                                  "than one row");

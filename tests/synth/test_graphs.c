@@ -4,7 +4,8 @@
  *                  negation, comparisons of the results, min and max signed
  *                  and unsigned; div, floor_div and rem by negative divisors
  *                  and zeros (a mask), unsigned; clamp of i32, i8 and u16;
- *                  fill of i32, u16 and bool; tile and expand; is_neg
+ *                  fill of i32, u16 and bool; tile and expand; is_neg;
+ *                  top_k of i32 with ties
  *   logic_cast     and, or, xor and not on bool (logical) and on i32
  *                  (bitwise), where over f32 and i32 with a bool condition
  *                  and a literal branch, and cast: f32 to i8, u8 and i32 in
@@ -66,7 +67,8 @@
  *                  (overflow, subnormals) and back; f16 arithmetic, exp,
  *                  max and a comparison; tile and expand; is_neg of f32
  *                  (signed zeros) and f64; batch_norm, group_norm in 2
- *                  groups and in one per channel
+ *                  groups and in one per channel; top_k (values and
+ *                  indices) along a middle axis and the smallest with NaN
  *   conv_t         conv_transpose2d in groups with a bias, strides, pads,
  *                  dilations and output_padding; with auto_pad SAME_UPPER
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
@@ -94,7 +96,7 @@ OI_GRAPH(int_ops,
     OI_VAR(bn, i32[2, 3]) OI_VAR(fd, i32[2, 3]) OI_VAR(rm, i32[2, 3]) OI_VAR(dv, i32[2, 3]) OI_VAR(uq, u16[2, 3])
     OI_VAR(ur, u16[2, 3]) OI_VAR(cl, i32[2, 3]) OI_VAR(cl8, i8[6]) OI_VAR(clu, u16[3]) OI_VAR(fi, i32[2, 3])
     OI_VAR(fu, u16[3]) OI_VAR(yes, bool[2, 3]) OI_VAR(tb, i32[4, 9]) OI_VAR(eb, i32[2, 2, 3]) OI_VAR(ec, u16[2, 1, 3])
-    OI_VAR(below, bool[2, 3])
+    OI_VAR(below, bool[2, 3]) OI_VAR(best, i32[2, 2]) OI_VAR(best_at, i64[2, 2])
   )
   OI_BLOCK(entry,
     OI_OP(mul, s8, s8) OI_TO(p)
@@ -127,6 +129,8 @@ OI_GRAPH(int_ops,
     OI_OP(expand, b, shape=[2, 2, 1]) OI_TO(eb) /* a new middle dim */
     OI_OP(expand, c, shape=[2, 1, 3]) OI_TO(ec)
     OI_OP(is_neg, bn) OI_TO(below)
+    OI_OP(top_k, b, k=2) OI_TO(best)       /* ties: the first of equal values first */
+    OI_OP(top_k_indices, b, k=2) OI_TO(best_at)
     OI_RETURN()
   )
 )
@@ -795,7 +799,8 @@ OI_GRAPH(row_ops,
     OI_VAR(backd, f64[3, 4, 5]) OI_VAR(tiled, f32[3, 8, 10]) OI_VAR(spread, f64[2, 3, 4, 5])
     OI_VAR(hs, f16[3, 4, 5]) OI_VAR(hx, f16[3, 4, 5]) OI_VAR(hm, f16[3, 4, 5]) OI_VAR(hgt, bool[3, 4, 5])
     OI_VAR(zero, f32[3, 4, 5]) OI_VAR(neg, bool[3, 4, 5]) OI_VAR(negd, bool[3, 4, 5]) OI_VAR(var, f32[4])
-    OI_VAR(bn, f32[3, 4, 5]) OI_VAR(gn, f32[3, 4, 5]) OI_VAR(inorm, f32[3, 4, 5])
+    OI_VAR(bn, f32[3, 4, 5]) OI_VAR(gn, f32[3, 4, 5]) OI_VAR(inorm, f32[3, 4, 5]) OI_VAR(top, f32[3, 2, 5])
+    OI_VAR(top_at, i64[3, 2, 5]) OI_VAR(low, f64[3, 4, 3]) OI_VAR(low_at, i64[3, 4, 3])
   )
   OI_BLOCK(entry,
     OI_OP(exp, xd) OI_TO(e)
@@ -842,6 +847,10 @@ OI_GRAPH(row_ops,
     OI_OP(batch_norm, x, sc, bi, mu, var, epsilon=0.01) OI_TO(bn)
     OI_OP(group_norm, x, sc, bi, num_groups=2) OI_TO(gn)
     OI_OP(group_norm, x, sc, bi, num_groups=4) OI_TO(inorm) /* instance norm */
+    OI_OP(top_k, x, k=2, axis=1) OI_TO(top)
+    OI_OP(top_k_indices, x, k=2, axis=1) OI_TO(top_at)
+    OI_OP(top_k, sq, k=3, largest=false) OI_TO(low)  /* NaN ranks last */
+    OI_OP(top_k_indices, sq, k=3, largest=false) OI_TO(low_at)
     OI_RETURN()
   )
 )
