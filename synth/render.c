@@ -2851,8 +2851,8 @@ static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_puts(b, "[oi_r] = oi_at;\n    }\n");
 }
 
-/* matmul_any: per batch of the result and per element, one dot product of
- * A's row and B's column read through their strides (gemm's trans_a and
+/* matmul_any: per batch of the result and per row of it, the dot products
+ * of A's row and B's columns read through their strides (gemm's trans_a and
  * trans_b swap them), in matmul.c's generic accumulator: f32 in float,
  * f64 in double, integers in wrapping uint64_t (scalar.h's OI_S_mac), the
  * batch dims of A and B broadcast to the result's. A gemm gives
@@ -2882,29 +2882,34 @@ static void oi__sy_render_matmul_any(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_puts(b, " + (");
     oi__sy_broadcast_index(b, &b_batch, &c_batch, "oi_t");
     oi__buf_printf(b, ") * %lld;\n", (long long)(g.k * g.n));
-    oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++)\n", it, (long long)g.m);
+    /* a row of results at a time, each dot product still summed in k's order (the loops vectorize over j) */
+    oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++) {\n", it, (long long)g.m);
+    oi__buf_printf(b, "            %s oi_acc[%lld];\n            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n"
+                      "                oi_acc[oi_j] = 0;\n", acc, (long long)g.n, it, (long long)g.n);
+    if (g.k > 0) {
+        oi__buf_printf(b, "            for (%s oi_p = 0; oi_p < %lld; oi_p++) {\n", it, (long long)g.k);
+        oi__buf_printf(b, "                const %s oi_a = %soi_pa[oi_i * %lld + oi_p * %lld];\n", acc, load,
+                       (long long)g.a_rs, (long long)g.a_cs);
+        oi__buf_printf(b, "                for (%s oi_j = 0; oi_j < %lld; oi_j++)\n", it, (long long)g.n);
+        oi__buf_printf(b, "                    oi_acc[oi_j] = OI_S_mac(oi_acc[oi_j], oi_a, %soi_pb[oi_p * %lld + "
+                          "oi_j * %lld]);\n", load, (long long)g.b_rs, (long long)g.b_cs);
+        oi__buf_puts(b, "            }\n");
+    }
     oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++) {\n", it, (long long)g.n);
     oi__buf_printf(b, "                const %s oi_e = oi_t * %lld + oi_i * %lld + oi_j;\n", it, (long long)(g.m * g.n),
                    (long long)g.n);
-    oi__buf_printf(b, "                %s oi_acc = 0;\n", acc);
-    if (g.k > 0) {
-        oi__buf_printf(b, "                for (%s oi_p = 0; oi_p < %lld; oi_p++)\n", it, (long long)g.k);
-        oi__buf_printf(b, "                    oi_acc = OI_S_mac(oi_acc, %soi_pa[oi_i * %lld + oi_p * %lld], "
-                          "%soi_pb[oi_p * %lld + oi_j * %lld]);\n", load, (long long)g.a_rs, (long long)g.a_cs, load,
-                       (long long)g.b_rs, (long long)g.b_cs);
-    }
     oi__buf_puts(b, "                /* ");
     oi__sy_render_stmt(b, pn);
     oi__buf_puts(b, " */\n                ");
     oi__sy_param_name(b, c);
     if (pn->ir->op != OI_OP_gemm) {
-        oi__buf_printf(b, "[oi_e] = (%s)oi_acc;\n            }\n    }\n", t);
+        oi__buf_printf(b, "[oi_e] = (%s)oi_acc[oi_j];\n            }\n        }\n    }\n", t);
         return;
     }
     double alpha = oi__sy_param_f(pn, "alpha"), beta = oi__sy_param_f(pn, "beta");
     oi__buf_printf(b, "[oi_e] = (%s)(%s", t, single ? "(float)" : ""); /* alpha in the dtype, as gemm.c's */
     oi__sy_double(b, alpha);
-    oi__buf_puts(b, " * oi_acc");
+    oi__buf_puts(b, " * oi_acc[oi_j]");
     if (arrlen(pn->inputs) > 2 && beta != 0.0) {
         oi__slot c_mat = *c;
         c_mat.ndim = 2, c_mat.shape[0] = g.m, c_mat.shape[1] = g.n;
@@ -2916,7 +2921,7 @@ static void oi__sy_render_matmul_any(oi__buf *b, const oi__sy_schedule *s, const
         oi__sy_broadcast_index(b, oi__sy_slot_of(s, pn->inputs[2]), &c_mat, "oi_e");
         oi__buf_puts(b, "])");
     }
-    oi__buf_puts(b, ");\n            }\n    }\n");
+    oi__buf_puts(b, ");\n            }\n        }\n    }\n");
 }
 
 /* matmul_q4's integer dot product for this CPU, as quant.c picks it: AVX-512

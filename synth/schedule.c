@@ -198,6 +198,8 @@ static oi_status oi__sy_classify_matmul_any(const oi__sy_schedule *s, const oi__
         return oi__sy_unsupported(pn, "a matmul of a dtype other than a number, or a gemm of integers");
     if (act && strcmp(act, "none") != 0)
         return oi__sy_unsupported(pn, "a gemm with an activation and trans_a, trans_b, alpha, beta or a broadcast C");
+    if (out->ndim >= 1 && out->shape[out->ndim - 1] > 16384) /* the kernel keeps one row of the result on the stack */
+        return oi__sy_unsupported(pn, "a matmul with more than 16384 output columns");
     *kind = OI__SY_K_MATMUL_ANY;
     return OI_OK;
 }
