@@ -214,9 +214,10 @@ static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode 
     const char *act = oi__sy_param_s(pn, "activation");
     if (a->ndim != 2 || b->ndim != 2 || out->ndim != 2 || oi__sy_any_dynamic(s, pn))
         return oi__sy_unsupported(pn, "a gemm that is not 2-D with shapes known at synthesis time");
+    bool row_bias = arrlen(pn->inputs) < 3 || oi__sy_numel(oi__sy_slot(s, pn->inputs[2])) == out->shape[1];
     if (oi__op_param_value_i64(op, pn->attrs, na, "trans_a") || oi__op_param_value_i64(op, pn->attrs, na, "trans_b") ||
-        oi__op_param_value_f64(op, pn->attrs, na, "alpha") != 1.0 || oi__op_param_value_f64(op, pn->attrs, na, "beta") != 1.0 ||
-        a->dtype != OI_DTYPE_F32 || (arrlen(pn->inputs) > 2 && oi__sy_numel(oi__sy_slot(s, pn->inputs[2])) != out->shape[1]))
+        oi__op_param_value_f64(op, pn->attrs, na, "alpha") != 1.0 ||
+        oi__op_param_value_f64(op, pn->attrs, na, "beta") != 1.0 || a->dtype != OI_DTYPE_F32 || !row_bias)
         return oi__sy_classify_matmul_any(s, pn, kind);
     if (act && strcmp(act, "none") != 0 && strcmp(act, "relu") != 0 && strcmp(act, "gelu") != 0)
         return oi__sy_unsupported(pn, "a gemm activation other than none, relu or gelu");
@@ -547,9 +548,9 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_topk(s, pn, kind);
     if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_pool(s, pn, kind);
-    if (oi__sy_axes_reduction(op) && (in0->dtype == OI_DTYPE_F32 || (in0->dtype == OI_DTYPE_F64 && op != OI_OP_max_axis &&
-                                                                      op != OI_OP_min_axis))) {
-        if ((op == OI_OP_max_axis || op == OI_OP_min_axis) && oi__shape_numel(out->ndim, out->shape) > 0 &&
+    bool extremum = op == OI_OP_max_axis || op == OI_OP_min_axis;
+    if (oi__sy_axes_reduction(op) && (in0->dtype == OI_DTYPE_F32 || (in0->dtype == OI_DTYPE_F64 && !extremum))) {
+        if (extremum && oi__shape_numel(out->ndim, out->shape) > 0 &&
             oi__shape_numel(in0->ndim, in0->shape) == 0)
             return oi__sy_unsupported(pn, "max_axis or min_axis over no elements");
         *kind = OI__SY_K_REDUCE;
@@ -1507,9 +1508,8 @@ static oi_status oi__sy_settle(oi__sy_schedule *s, const oi__pnode *pn, int slot
 static bool oi__sy_static_shape_op(oi_op op) {
     return op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
            op == OI_OP_concat || op == OI_OP_tile || op == OI_OP_expand || op == OI_OP_conv1d || op == OI_OP_conv2d ||
-           op == OI_OP_conv_transpose2d ||
-           op == OI_OP_max_pool2d ||
-           op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool;
+           op == OI_OP_conv_transpose2d || op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d ||
+           op == OI_OP_global_avg_pool;
 }
 
 /* The shape an op makes of its inputs' current shapes. */
