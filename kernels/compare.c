@@ -35,8 +35,8 @@ static bool oi__predicate_holds(oi_op op, oi_dtype t, const void *data, int64_t 
     if (oi__dtype_is_float(t)) {
         double x = oi__load_f64(t, data, i);
         switch (op) {
-        case OI_OP_is_nan: return isnan(x);
-        case OI_OP_is_inf: return isinf(x);
+        case OI_OP_is_nan: return OI_S_is_nan(x);
+        case OI_OP_is_inf: return OI_S_is_inf(x);
         case OI_OP_is_neg: return signbit(x) != 0; /* -0.0 counts as negative */
         default: return false;
         }

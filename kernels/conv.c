@@ -422,9 +422,12 @@ oi_status oi__op_conv_window(oi_op op, const oi__attr *attrs, size_t n_attrs, co
     oi__kernel_args k = oi__kernel_args_of(op, attrs, n_attrs);
     oi__conv_geom g;
     bool conv = op == OI_OP_conv1d || op == OI_OP_conv2d;
-    if (!conv && op != OI_OP_max_pool2d && op != OI_OP_avg_pool2d)
+    if (!conv && op != OI_OP_max_pool2d && op != OI_OP_avg_pool2d && op != OI_OP_conv_transpose2d)
         return OI_ERROR_UNSUPPORTED;
-    if ((conv ? oi__conv_geom_conv(&k, in, n_in, &g) : oi__conv_geom_pool(&k, &in[0], &g)) != OI_OK)
+    oi_status st = op == OI_OP_conv_transpose2d ? oi__conv_geom_transpose(&k, in, n_in, &g)
+                   : conv                       ? oi__conv_geom_conv(&k, in, n_in, &g)
+                                                : oi__conv_geom_pool(&k, &in[0], &g);
+    if (st != OI_OK)
         return OI_ERROR_UNSUPPORTED;
     memset(w, 0, sizeof *w);
     w->s = g.s;

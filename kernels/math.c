@@ -40,15 +40,8 @@
 #endif
 #define OI__ISA_CALL(name, args) OI__ISA_PICK(name) args
 
-#include "scalar_math.h" /* the f32 functions: exp, tanh, sigmoid, silu, gelu */
+#include "scalar_math.h" /* the f32 functions: exp, tanh, sigmoid, silu, gelu, softplus */
 #include "vexp.h"
-
-/* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows. */
-OI__MATH_INLINE float oi__softplus_f32(float x) {
-    uint32_t xb = OI_S_float_bits(x);
-    float positive = OI_S_bits_float(OI_S_pick((int32_t)xb > 0, xb, 0u));
-    return positive + log1pf(OI_S_exp_f32(-OI_S_bits_float(xb & 0x7FFFFFFFu)));
-}
 
 /* ---- one element, any op ---- */
 static float oi__math_f32(oi_op op, float x, float y, bool gelu_tanh) {
@@ -62,7 +55,7 @@ static float oi__math_f32(oi_op op, float x, float y, bool gelu_tanh) {
     case OI_OP_sigmoid: return OI_S_sigmoid_f32(x);
     case OI_OP_silu: return OI_S_silu_f32(x);
     case OI_OP_gelu: return gelu_tanh ? OI_S_gelu_tanh_f32(x) : OI_S_gelu_erf_f32(x);
-    case OI_OP_softplus: return oi__softplus_f32(x);
+    case OI_OP_softplus: return OI_S_softplus_f32(x);
     case OI_OP_pow: return powf(x, y);
     default: return NAN;
     }

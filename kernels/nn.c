@@ -18,7 +18,7 @@
  * more query rows (also the synthesizer's, through its embed region), and
  * oi__gemm_f32 / oi__gemm_f64 (kernels/gemm.c) for everything else. */
 #include "../openinfer_impl/internal.h"
-#include "scalar.h" /* rope's angle and turn (OI_S_rope_*) */
+#include "scalar.h" /* rope's angle and turn (OI_S_rope_*), top_k's order (OI_S_topk_*) */
 
 /* ------------------------------------------------------------------ */
 /* Lanes                                                               */
@@ -2006,70 +2006,13 @@ static oi_status oi__nn_attention(const oi__kernel_args *k) {
 /* ------------------------------------------------------------------ */
 /* top_k, top_k_indices                                                */
 /* ------------------------------------------------------------------ */
-/* A key whose unsigned order is the value order: NaN above +inf, -0 ==
- * +0; inverted when the smallest are wanted (NaN then ranks last). */
+/* scalar.h's key (the emitted code's too) of element `at`. */
 static uint64_t oi__topk_key(oi_dtype t, const void *data, int64_t at, bool largest) {
-    uint64_t key;
-    if (oi__dtype_is_float(t)) {
-        double v = oi__load_f64(t, data, at);
-        uint64_t bits;
-        v = v == 0.0 ? 0.0 : v;
-        memcpy(&bits, &v, sizeof bits);
-        key = v != v ? UINT64_MAX : (bits >> 63) ? ~bits : bits | ((uint64_t)1 << 63);
-    } else if (oi__dtype_is_signed(t)) {
-        key = (uint64_t)oi__load_i64(t, data, at) ^ ((uint64_t)1 << 63);
-    } else {
-        key = oi__load_u64(t, data, at);
-    }
-    return largest ? key : ~key;
-}
-
-/* Element a ranks below element b: smaller key, or equal and later. */
-static bool oi__topk_worse(const uint64_t *key, int64_t a, int64_t b) {
-    return key[a] < key[b] || (key[a] == key[b] && a > b);
-}
-
-/* heap[0] is the worst of the kept elements. */
-static void oi__topk_sift_down(const uint64_t *key, int64_t *heap, int64_t size, int64_t i) {
-    for (;;) {
-        int64_t worst = i, l = 2 * i + 1, r = 2 * i + 2;
-        if (l < size && oi__topk_worse(key, heap[l], heap[worst]))
-            worst = l;
-        if (r < size && oi__topk_worse(key, heap[r], heap[worst]))
-            worst = r;
-        if (worst == i)
-            return;
-        int64_t t = heap[i];
-        heap[i] = heap[worst];
-        heap[worst] = t;
-        i = worst;
-    }
-}
-
-/* The k best of n keys, best first, into order[0..k). */
-static void oi__topk_select(const uint64_t *key, int64_t n, int64_t k, int64_t *order) {
-    int64_t size = 0;
-    for (int64_t j = 0; j < n && k > 0; j++) {
-        if (size < k) { /* sift up */
-            int64_t i = size++;
-            order[i] = j;
-            while (i > 0 && oi__topk_worse(key, order[i], order[(i - 1) / 2])) {
-                int64_t p = (i - 1) / 2, t = order[i];
-                order[i] = order[p];
-                order[p] = t;
-                i = p;
-            }
-        } else if (oi__topk_worse(key, order[0], j)) {
-            order[0] = j;
-            oi__topk_sift_down(key, order, size, 0);
-        }
-    }
-    while (size > 1) { /* pop the worst to the back */
-        int64_t t = order[0];
-        order[0] = order[--size];
-        order[size] = t;
-        oi__topk_sift_down(key, order, size, 0);
-    }
+    if (oi__dtype_is_float(t))
+        return OI_S_topk_key_f64(oi__load_f64(t, data, at), largest);
+    if (oi__dtype_is_signed(t))
+        return OI_S_topk_key_i64(oi__load_i64(t, data, at), largest);
+    return OI_S_topk_key_u64(oi__load_u64(t, data, at), largest);
 }
 
 static oi_status oi__nn_top_k(const oi__kernel_args *k) {
@@ -2095,7 +2038,7 @@ static oi_status oi__nn_top_k(const oi__kernel_args *k) {
     for (int64_t lane = 0; lane < in.count && s == OI_OK && kk > 0; lane++) {
         for (int64_t j = 0; j < in.len; j++)
             key[j] = oi__topk_key(x->dtype, oi__op_cdata(x), in.base[lane] + in.rel[j], largest);
-        oi__topk_select(key, in.len, kk, order);
+        OI_S_topk_select(key, in.len, kk, order);
         for (int64_t r = 0; r < kk; r++) {
             int64_t at = lo.base[lane] + lo.rel[r];
             if (values)

@@ -7,7 +7,7 @@
  * the output (the acc dtype when widening). Integer means truncate toward
  * zero. */
 #include "../openinfer_impl/internal.h"
-#include "scalar.h" /* OI_S_row_sum_f32, OI_S_row_ext_f32 */
+#include "scalar.h" /* OI_S_row_sum_f32, OI_S_row_ext_f32, OI_S_sum_step, OI_S_prod_step */
 
 typedef struct oi__reduce_plan {
     int n_outer, n_inner;
@@ -80,10 +80,10 @@ static void oi__reduce_step(oi_op op, oi__op_domain dom, bool wide, bool select_
         double v = oi__load_f64(t, data, at);
         switch (op) {
         case OI_OP_sum_axis: case OI_OP_mean_axis:
-            if (wide) acc->f += v; else acc->f32 += (float)v;
+            if (wide) acc->f = OI_S_sum_step(acc->f, v); else acc->f32 = OI_S_sum_step(acc->f32, (float)v);
             return;
-        case OI_OP_prod_axis:
-            if (wide) acc->f *= v; else acc->f32 *= (float)v;
+        case OI_OP_prod_axis: /* scalar.h's steps: the emitted code folds with them too */
+            if (wide) acc->f = OI_S_prod_step(acc->f, v); else acc->f32 = OI_S_prod_step(acc->f32, (float)v);
             return;
         case OI_OP_max_axis: acc->f = position ? OI_S_fmax(acc->f, v) : v; return;
         case OI_OP_min_axis: acc->f = position ? OI_S_fmin(acc->f, v) : v; return;

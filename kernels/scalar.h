@@ -53,6 +53,8 @@
 /* x is finite: inf - inf and NaN - NaN are NaN, which is not 0 */
 #define OI_S_isfinite(a) ((a) - (a) == 0.0)
 #define OI_S_is_nan(a) ((a) != (a))
+/* +-inf: x - x is NaN (not 0) for inf and NaN, and NaN is not equal to itself */
+#define OI_S_is_inf(a) ((a) - (a) != 0.0 && (a) == (a))
 #define OI_S_fill_nan_like(a, value) (OI_S_isfinite(a) ? (a) : (value))
 
 /* ---- integers (the caller's width; literals convert to it) ----
@@ -102,6 +104,7 @@
 
 /* ---- reductions: one step of the accumulator ---- */
 #define OI_S_sum_step(acc, a) ((acc) + (a))
+#define OI_S_prod_step(acc, a) ((acc) * (a))
 /* matmul: one multiply-add of a dot product */
 #define OI_S_mac(acc, a, b) ((acc) + (a) * (b))
 
@@ -180,6 +183,71 @@ static inline float OI_S_row_ext_f32(const float *x, int64_t n, int want_max) {
     float v;
     memcpy(&v, &b, sizeof v);
     return v;
+}
+
+/* top_k's order (nn.c's kernel and the emitted code): a key whose unsigned
+ * order is the value order (floats: NaN above +inf, -0 == +0), inverted
+ * when the smallest are wanted (NaN then ranks last). */
+static inline uint64_t OI_S_topk_key_f64(double v, int largest) {
+    uint64_t bits, key;
+    v = v == 0.0 ? 0.0 : v;
+    memcpy(&bits, &v, sizeof bits);
+    key = v != v ? UINT64_MAX : (bits >> 63) ? ~bits : bits | ((uint64_t)1 << 63);
+    return largest ? key : ~key;
+}
+static inline uint64_t OI_S_topk_key_i64(int64_t v, int largest) {
+    uint64_t key = (uint64_t)v ^ ((uint64_t)1 << 63);
+    return largest ? key : ~key;
+}
+static inline uint64_t OI_S_topk_key_u64(uint64_t v, int largest) { return largest ? v : ~v; }
+
+/* Element a ranks below element b: smaller key, or equal and later. */
+static inline int OI_S_topk_worse(const uint64_t *key, int64_t a, int64_t b) {
+    return key[a] < key[b] || (key[a] == key[b] && a > b);
+}
+
+/* heap[0] is the worst of the kept elements. */
+static inline void OI_S_topk_sift_down(const uint64_t *key, int64_t *heap, int64_t size, int64_t i) {
+    for (;;) {
+        int64_t worst = i, l = 2 * i + 1, r = 2 * i + 2;
+        if (l < size && OI_S_topk_worse(key, heap[l], heap[worst]))
+            worst = l;
+        if (r < size && OI_S_topk_worse(key, heap[r], heap[worst]))
+            worst = r;
+        if (worst == i)
+            return;
+        int64_t t = heap[i];
+        heap[i] = heap[worst];
+        heap[worst] = t;
+        i = worst;
+    }
+}
+
+/* The k best of n keys, best first, into order[0..k): a heap of the k
+ * best so far, then popped worst to the back. */
+static inline void OI_S_topk_select(const uint64_t *key, int64_t n, int64_t k, int64_t *order) {
+    int64_t size = 0;
+    for (int64_t j = 0; j < n && k > 0; j++) {
+        if (size < k) { /* sift up */
+            int64_t i = size++;
+            order[i] = j;
+            while (i > 0 && OI_S_topk_worse(key, order[i], order[(i - 1) / 2])) {
+                int64_t p = (i - 1) / 2, t = order[i];
+                order[i] = order[p];
+                order[p] = t;
+                i = p;
+            }
+        } else if (OI_S_topk_worse(key, order[0], j)) {
+            order[0] = j;
+            OI_S_topk_sift_down(key, order, size, 0);
+        }
+    }
+    while (size > 1) {
+        int64_t t = order[0];
+        order[0] = order[--size];
+        order[size] = t;
+        OI_S_topk_sift_down(key, order, size, 0);
+    }
 }
 #endif
 

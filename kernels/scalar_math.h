@@ -11,6 +11,7 @@
  *   OI_S_silu_f32       x / (1 + e^-x)
  *   OI_S_gelu_tanh_f32  gelu(approximate="tanh"), as x / (1 + e^-2u)
  *   OI_S_gelu_erf_f32   exact gelu, 0.5 x erfc(-x / sqrt 2), erfc by a fit
+ *   OI_S_softplus_f32   log(1 + e^x) through libm's log1pf (C only)
  *
  * Written in the subset that C and GLSL share, with a prelude per language
  * (below): type names, casts, bit casts, and OI_S_PRECISE, which is GLSL's
@@ -23,7 +24,7 @@
  * No `__` in any name (GLSL reserves it).
  *
  * log, log1p and erf have no form here: the CPU calls libm (logf, log1pf,
- * erff), which GLSL lacks; the shaders' own forms are in math.glsl. vexp.h's
+ * erff; softplus, below, the one function that calls it), which GLSL lacks; the shaders' own forms are in math.glsl. vexp.h's
  * AVX2/AVX-512 forms of exp and gelu are faster and stay there, checked
  * against these (tests/test_vexp.c). */
 #ifndef OI_SCALAR_MATH_H
@@ -206,5 +207,17 @@ OI_S_FN float OI_S_gelu_erf_f32(float x) {
     y = OI_S_bits_float(OI_S_pick(OI_S_to_int(xb) > 0, OI_S_float_bits(2.0f - y), OI_S_float_bits(y)));
     return 0.5f * x * y;
 }
+
+/* ---- C only: libm's log1p, which GLSL lacks (math.glsl has its own) ---- */
+#if defined(__STDC__) || defined(__cplusplus)
+#include <math.h>
+
+/* softplus, log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows. */
+OI_S_FN float OI_S_softplus_f32(float x) {
+    uint32_t xb = OI_S_float_bits(x);
+    float positive = OI_S_bits_float(OI_S_pick((int32_t)xb > 0, xb, 0u));
+    return positive + log1pf(OI_S_exp_f32(-OI_S_bits_float(xb & 0x7FFFFFFFu)));
+}
+#endif
 
 #endif /* OI_SCALAR_MATH_H */

@@ -931,13 +931,19 @@ static oi_status oi__shape_pad_kernel(const oi__kernel_args *k) {
     return OI_OK;
 }
 
+/* tile's source index along each dim for each output position: o % n
+ * (the kernel below and the synthesizer's, oi__op_tile_map) */
+static void oi__shape_tile_maps(int ndim, const int64_t *in_shape, const int64_t *out_shape, int64_t *const *maps) {
+    for (int d = 0; d < ndim; d++)
+        for (int64_t o = 0; o < out_shape[d]; o++)
+            maps[d][o] = o % in_shape[d];
+}
+
 static oi_status oi__shape_tile_kernel(const oi__kernel_args *k) {
     int64_t **maps = oi__shape_maps_new(k->out);
     if (!maps)
         return OI_ERROR_OUT_OF_MEMORY;
-    for (int d = 0; d < k->out->ndim; d++)
-        for (int64_t o = 0; o < k->out->shape[d]; o++)
-            maps[d][o] = o % k->in[0]->shape[d];
+    oi__shape_tile_maps(k->out->ndim, k->in[0]->shape, k->out->shape, maps);
     oi__shape_copy_mapped(k->in[0], (const int64_t *const *)maps, k->out, 0);
     oi__free(maps);
     return OI_OK;
@@ -1033,6 +1039,10 @@ oi_status oi__op_pad_map(const oi__attr *attrs, size_t n_attrs, int ndim, const 
         for (int64_t o = 0; o < shape[d] + begin[d] + end[d]; o++)
             maps[d][o] = oi__shape_pad_source(mode, o - begin[d], shape[d]);
     return OI_OK;
+}
+
+void oi__op_tile_map(int ndim, const int64_t *shape, const int64_t *out_shape, int64_t *const *maps) {
+    oi__shape_tile_maps(ndim, shape, out_shape, maps);
 }
 
 oi_status oi__op_view_checked(oi_op op, const oi__attr *attrs, size_t n_attrs, const oi__tensor *in,

@@ -510,11 +510,13 @@ oi_status oi__op_view_checked(oi_op op, const oi__attr *attrs, size_t n_attrs, c
 /* The synthesizer's index maps (synth/schedule.c), by the code the views
  * and the pad kernel run: where slice, split, squeeze or unsqueeze of a
  * dense input of `shape` takes its elements (an offset and the output's
- * strides in the input); and pad's source index along each dim for each
+ * strides in the input; expand's too); and pad's source index along each dim for each
  * output position (-1: the fill value), maps[d] holding out_shape[d]. */
 oi_status oi__op_layout_map(oi_op op, const oi__attr *attrs, size_t n_attrs, int ndim, const int64_t *shape,
                             int64_t *offset, int64_t strides[OI_MAX_DIMS]);
 oi_status oi__op_pad_map(const oi__attr *attrs, size_t n_attrs, int ndim, const int64_t *shape, int64_t *const *maps);
+/* tile's source index along each dim of `out_shape` (maps[d] of out_shape[d]) */
+void oi__op_tile_map(int ndim, const int64_t *shape, const int64_t *out_shape, int64_t *const *maps);
 /* conv1d/conv2d's (and max_pool2d's, avg_pool2d's) window as kernels/conv.c computes it
  * from x, w (and the bias) and the settings (auto_pad, pads, strides,
  * dilations, group; kernel_shape, ceil_mode): s spatial dims, each of the

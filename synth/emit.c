@@ -170,6 +170,21 @@ static bool oi__sy_rounds_stores(const oi_plan *p) {
     return !p->vulkan && (t == OI_DTYPE_F16 || t == OI_DTYPE_BF16);
 }
 
+/* An elementwise kernel computes on f16 (its bits, through half.h's
+ * conversions: a cast to or from it, or an op on it): the folder gets
+ * oi_half.h, as for a precision of fp16 or bf16 (and oi_quant.h, which
+ * includes it). */
+static bool oi__sy_computes_half(const oi_plan *p) {
+    for (size_t k = 0; k < arrlenu(p->schedule.kernels); k++)
+        for (size_t n = 0; n < arrlenu(p->schedule.kernels[k].nodes); n++) {
+            const oi__pnode *pn = p->schedule.kernels[k].nodes[n];
+            if (p->schedule.kernels[k].kind == OI__SY_K_ELEMENTWISE &&
+                (p->schedule.shaped[pn->out].dtype == OI_DTYPE_F16 || p->schedule.shaped[pn->inputs[0]].dtype == OI_DTYPE_F16))
+                return true;
+        }
+    return false;
+}
+
 static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     oi__buf_printf(b, "/* %s.c - graph \"%s\", synthesized by OpenInfer %s for the CPU (C11).\n", N,
@@ -187,7 +202,7 @@ static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
                    oi__sy_uses_scalar_math(p) ? "#include \"oi_scalar_math.h\"\n" : "",
                    p->schedule.packed_gemm ? "#include \"oi_gemm.h\"\n" : "",
                    p->schedule.threaded ? "#include \"oi_runtime.h\"\n" : "",
-                   oi__sy_rounds_stores(p) ? "#include \"oi_half.h\"\n" : "",
+                   oi__sy_rounds_stores(p) || oi__sy_computes_half(p) ? "#include \"oi_half.h\"\n" : "",
                    p->schedule.quant ? "#include \"oi_quant.h\"\n" : "");
     if (p->embed_model)
         oi__buf_printf(b, "#include \"%s_model.h\" /* the model file, built in: %s_open(NULL) */\n\n", N, N);
@@ -656,7 +671,7 @@ static char *oi__sy_makefile(const oi_plan *p) {
     oi__buf_printf(&b, "%s.o: %s.c %s.h oi_scalar.h%s%s%s%s%s%s%s%s npy.h\n\t$(CC) $(CFLAGS) -c %s.c -o $@\n\n", N, N, N,
                    oi__sy_uses_scalar_math(p) ? " oi_scalar_math.h" : "", p->schedule.packed_gemm ? " oi_gemm.h" : "",
                    p->schedule.threaded ? " oi_runtime.h" : "",
-                   oi__sy_rounds_stores(p) || p->schedule.quant ? " oi_half.h" : "",
+                   oi__sy_rounds_stores(p) || p->schedule.quant || oi__sy_computes_half(p) ? " oi_half.h" : "",
                    p->schedule.quant ? " oi_quant.h" : "", p->embed_model ? " " : "", p->embed_model ? N : "",
                    p->embed_model ? "_model.h" : "", N);
     oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
@@ -927,7 +942,7 @@ static oi_status oi__sy_emit_cpu(const oi_plan *plan, const oi__sy_out *out_dir)
         st = oi__sy_write(out_dir, "oi_gemm", ".h", oi__sy_text(oi__sy_text_gemm_h));
     if (st == OI_OK && plan->schedule.threaded)
         st = oi__sy_write(out_dir, "oi_runtime", ".h", oi__sy_text(oi__sy_text_runtime_h));
-    if (st == OI_OK && (oi__sy_rounds_stores(plan) || plan->schedule.quant))
+    if (st == OI_OK && (oi__sy_rounds_stores(plan) || plan->schedule.quant || oi__sy_computes_half(plan)))
         st = oi__sy_write(out_dir, "oi_half", ".h", oi__sy_text(oi__sy_text_half_h));
     if (st == OI_OK && plan->schedule.quant)
         st = oi__sy_write(out_dir, "oi_quant", ".h", oi__sy_text(oi__sy_text_quant_h));

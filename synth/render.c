@@ -414,6 +414,21 @@ static void oi__sy_broadcast_index(oi__buf *b, const oi__slot *in, const oi__slo
  * of the kernel, or a load in the compute domain. */
 static bool oi__sy_is_int(oi_dtype t) { return !oi__dtype_is_float(t) && t != OI_DTYPE_BOOL; }
 
+/* The divisions, which on integers take their operands in their own
+ * signedness (scalar.h's OI_S_div_int ... OI_S_rem_uint, as elementwise.c). */
+static bool oi__sy_int_division(oi_op op) { return op == OI_OP_div || op == OI_OP_floor_div || op == OI_OP_rem; }
+
+/* An integer parameter as a literal of the value's signedness: a negative
+ * one saturates to 0 for unsigned values, as elementwise.c reads it. */
+static void oi__sy_int_param(oi__buf *b, int64_t v, bool is_signed) {
+    if (!is_signed)
+        oi__buf_printf(b, "%lluu", (unsigned long long)(v < 0 ? 0 : v));
+    else if (v == INT64_MIN) /* -9223372036854775808 is not a C literal */
+        oi__buf_printf(b, "(-%lld - 1)", (long long)INT64_MAX);
+    else
+        oi__buf_printf(b, "(int64_t)%lld", (long long)v);
+}
+
 static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
                            int n, int i, const char *index) {
     int slot = k->nodes[n]->inputs[i];
@@ -423,13 +438,14 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
      * value's own */
     oi_op op = k->nodes[n]->ir->op;
     bool wide = oi__sy_is_int(sl->dtype) && oi__sy_is_int(oi__sy_slot_of(s, k->nodes[n]->out)->dtype) &&
-                op != OI_OP_min && op != OI_OP_max;
+                op != OI_OP_min && op != OI_OP_max && op != OI_OP_clamp && !oi__sy_int_division(op);
     for (int m = n - 1; m >= 0; m--)
         if (k->nodes[m]->out == slot) {
             oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
             return;
         }
-    const char *cast = oi__dtype_is_float(sl->dtype) ? lang->load_float
+    bool half = sl->dtype == OI_DTYPE_F16; /* its bits: half.h's decoding (the C target) */
+    const char *cast = half ? "(double)oi__f16_to_f32(" : oi__dtype_is_float(sl->dtype) ? lang->load_float
                        : sl->dtype == OI_DTYPE_BOOL && lang->functional_cast ? "" /* GLSL: a uint already */
                        : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
                        : wide || !oi__dtype_is_signed(sl->dtype) ? "(uint64_t)" : "(int64_t)";
@@ -438,6 +454,8 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
     oi__buf_puts(b, lang->index_open);
     oi__sy_broadcast_index(b, sl, oi__sy_slot_of(s, k->nodes[0]->out), index);
     oi__buf_puts(b, lang->index_close);
+    if (half)
+        oi__buf_puts(b, ", OI__HALF_NAN_QUIET)");
 }
 
 /* A slice or split in an elementwise kernel (schedule.c's view loads): its
@@ -510,9 +528,11 @@ static bool oi__sy_ew_call(oi__buf *o, const oi__sy_schedule *s, const oi__sy_la
         if (strcmp(pn->attrs[i].name, "approximate") == 0)
             approx = pn->attrs[i].s;
     bool gelu_tanh = approx && strcmp(approx, "tanh") == 0;
-    oi__buf_printf(o, "%s(%s(", round, lang->ew_fn(pn->ir->op, gelu_tanh));
+    /* f64 values: libm's double function, as math.c's oi__math_f64 (the C target only) */
+    bool wide = oi__sy_slot_of(s, pn->out)->dtype == OI_DTYPE_F64;
+    oi__buf_printf(o, "%s(%s(", round, wide ? e->c_f64_fn : lang->ew_fn(pn->ir->op, gelu_tanh));
     for (int i = 0; i < (int)arrlen(pn->inputs); i++) { /* pow has two */
-        oi__buf_printf(o, "%s%s(", i ? ", " : "", lang->functional_cast ? "float" : "(float)");
+        oi__buf_printf(o, "%s%s(", i ? ", " : "", wide ? "" : lang->functional_cast ? "float" : "(float)");
         oi__sy_operand(o, s, lang, k, n, i, index);
         oi__buf_puts(o, ")");
     }
@@ -595,6 +615,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__sy_render_stmt(o, pn);
     oi__buf_puts(o, " */\n");
     bool is_bool = out->dtype == OI_DTYPE_BOOL, is_int = oi__sy_is_int(out->dtype);
+    bool is_signed = is_int && oi__dtype_is_signed(out->dtype);
     bool float_to_int = pn->ir->op == OI_OP_cast && is_int && oi__dtype_is_float(in0->dtype);
     if (float_to_int)
         oi__sy_cast_rounding(o, s, lang, k, n, index, depth);
@@ -636,14 +657,53 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         }
         break;
     }
+    case OI_OP_fill: { /* the value as elementwise.c reads it: f32-rounded, an integer (unsigned: from 0), a bool */
+        double value = oi__sy_param_f(pn, "value");
+        int64_t value_i = oi__op_param_value_i64(OI_OP_fill, pn->attrs, arrlenu(pn->attrs), "value");
+        if (is_bool)
+            oi__buf_printf(o, "%d;\n", value_i != 0);
+        else if (is_int) {
+            oi__sy_int_param(o, value_i, is_signed);
+            oi__buf_puts(o, ";\n");
+        } else {
+            oi__sy_double(o, single ? (double)(float)value : value);
+            oi__buf_puts(o, ";\n");
+        }
+        bool loaded = true; /* its input a parameter of the kernel, which fill never reads */
+        for (int m = 0; m < n; m++)
+            loaded &= k->nodes[m]->out != pn->inputs[0];
+        if (loaded) {
+            oi__sy_indent(o, depth);
+            oi__buf_puts(o, "(void)");
+            oi__sy_param_name(o, in0);
+            oi__buf_puts(o, ";\n");
+        }
+        break;
+    }
+    case OI_OP_is_neg: /* compare.c's: the sign bit of a float (-0.0 and -NaN too), a signed value below 0 */
+        oi__buf_puts(o, oi__dtype_is_float(in0->dtype) ? "signbit(" : "OI_S_lt(");
+        oi__sy_operand(o, s, lang, k, n, 0, index);
+        oi__buf_puts(o, oi__dtype_is_float(in0->dtype) ? ") != 0;\n" : ", 0);\n");
+        break;
     case OI_OP_clamp:
-        oi__sy_clamp(o, s, lang, k, n, index, round);
+        if (!is_int) {
+            oi__sy_clamp(o, s, lang, k, n, index, round);
+            break;
+        }
+        oi__buf_puts(o, "OI_S_clamp_int("); /* elementwise.c's integer clamp: min first, then max */
+        oi__sy_operand(o, s, lang, k, n, 0, index);
+        oi__buf_puts(o, ", ");
+        oi__sy_int_param(o, oi__op_param_value_i64(OI_OP_clamp, pn->attrs, arrlenu(pn->attrs), "min"), is_signed);
+        oi__buf_puts(o, ", ");
+        oi__sy_int_param(o, oi__op_param_value_i64(OI_OP_clamp, pn->attrs, arrlenu(pn->attrs), "max"), is_signed);
+        oi__buf_puts(o, ");\n");
         break;
     case OI_OP_cast: /* a number's conversion: the load's and the store's, or rN saturated */
         if (float_to_int)
             oi__sy_cast_saturate(o, n, out->dtype);
         else if (is_int)
             oi__sy_operand(o, s, lang, k, n, 0, index);
+
         else {
             oi__buf_printf(o, "%s(", round);
             oi__sy_operand(o, s, lang, k, n, 0, index);
@@ -658,13 +718,28 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         const char *wrap = is_bool && lang->functional_cast ? "int" : is_bool || is_int ? "" : round;
         if (pn->ir->op == OI_OP_not && is_bool) /* logical, not bitwise */
             name = "not_bool";
+        bool int_division = is_int && oi__sy_int_division(pn->ir->op);
+        if (int_division) /* unsigned floor_div is div */
+            name = pn->ir->op == OI_OP_rem ? (is_signed ? "rem_int" : "rem_uint")
+                   : !is_signed ? "div_uint" : pn->ir->op == OI_OP_div ? "div_int" : "floor_div_int";
         oi__buf_printf(o, "%s(OI_S_%s(", wrap, name);
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
             if (i)
                 oi__buf_puts(o, ", ");
             oi__sy_operand(o, s, lang, k, n, i, index);
         }
-        if (pn->ir->op == OI_OP_div || pn->ir->op == OI_OP_recip) {
+        if (int_division && pn->ir->op != OI_OP_rem) {
+            /* the mask (0 unless given: the table's NaN is for floats), then signed -a wrapping */
+            bool given = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "div_by_zero_mask");
+            oi__buf_puts(o, ", ");
+            oi__sy_int_param(o, given ? oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs),
+                                                               "div_by_zero_mask") : 0, is_signed);
+            if (is_signed) {
+                oi__buf_puts(o, ", (int64_t)(0u - (uint64_t)");
+                oi__sy_operand(o, s, lang, k, n, 0, index);
+                oi__buf_puts(o, ")");
+            }
+        } else if (pn->ir->op == OI_OP_div || pn->ir->op == OI_OP_recip) {
             oi__buf_puts(o, ", ");
             oi__sy_double(o, oi__sy_param_f(pn, "div_by_zero_mask"));
         } else if (pn->ir->op == OI_OP_fill_nan_like) {
@@ -688,6 +763,10 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         break;
     }
     }
+    if (out->dtype == OI_DTYPE_F16) { /* to f32, then to f16 as dtype.c's store: held as the f16 value */
+        oi__sy_indent(o, depth);
+        oi__buf_printf(o, "v%d = (double)oi__f16_to_f32(oi__f32_to_f16((float)v%d), OI__HALF_NAN_QUIET);\n", n, n);
+    }
     /* the store: the last write of a stored variable in this kernel */
     if (!oi__sy_slot_stored(s, pn->out))
         return;
@@ -698,6 +777,8 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__sy_param_name(o, out);
     if (lang->functional_cast)
         oi__buf_printf(o, "%s%s%s = %s(v%d);\n", lang->index_open, index, lang->index_close, lang->type_of(out->dtype), n);
+    else if (out->dtype == OI_DTYPE_F16) /* an f16 value's bits (exact: it holds an f16 value) */
+        oi__buf_printf(o, "[%s] = oi__f32_to_f16((float)v%d);\n", index, n);
     else
         oi__buf_printf(o, "[%s] = (%s)v%d;\n", index, lang->type_of(out->dtype), n);
 }
@@ -1255,6 +1336,7 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
     const char *it = lang->index_type;
     bool dynamic = oi__sy_kernel_driver(s, k) >= 0, mean = pn->ir->op == OI_OP_mean_axis;
     bool want_max = pn->ir->op == OI_OP_max_axis, ext = want_max || pn->ir->op == OI_OP_min_axis;
+    bool prod = pn->ir->op == OI_OP_prod_axis, wide = in->dtype == OI_DTYPE_F64;
     int64_t rows = oi__shape_numel(out->ndim, out->shape);
     int d0 = in->ndim;
     while (d0 > 0 && reduced[d0 - 1])
@@ -1265,7 +1347,7 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_printf(b, "    for (%s o = 0; o < ", it);
     oi__sy_extent(b, dynamic && !reduced[0], rows, in->shape[0]);
     oi__buf_puts(b, "; o++) {\n");
-    if (trailing && count > 0) { /* reduce.c's contiguous path: the same row sum, max or min */
+    if (trailing && count > 0 && !prod && !wide) { /* reduce.c's contiguous path: the same row sum, max or min */
         oi__buf_puts(b, "        const size_t cols = ");
         oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
         oi__buf_printf(b, ";\n        const float v = %s(", ext ? "OI_S_row_ext_f32" : "OI_S_row_sum_f32");
@@ -1275,10 +1357,13 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_puts(b, mean ? "[o] = (float)((double)v / (double)cols);\n    }\n" : "[o] = v;\n    }\n");
         return;
     }
-    /* reduce.c's generic path, in the input's order: sums in f32 from 0;
-     * max/min in double from the first element by OI_S_fmax/OI_S_fmin (a
-     * NaN ignored, the first of equal operands kept) */
-    oi__buf_printf(b, "        %s acc = %s;\n        for (%s q = 0; q < ", ext ? "double" : "float", ext ? "0.0" : "0.0f", it);
+    /* reduce.c's generic path, in the input's order: sums from 0 and
+     * products from 1 in the input's float (f64 in double; f64 sums over
+     * the last axes too, in order where reduce.c runs 8 lanes); max/min in
+     * double from the first element by OI_S_fmax/OI_S_fmin (a NaN ignored,
+     * the first of equal operands kept) */
+    oi__buf_printf(b, "        %s acc = %s;\n        for (%s q = 0; q < ", ext || wide ? "double" : "float",
+                   ext || wide ? (prod ? "1.0" : "0.0") : (prod ? "1.0f" : "0.0f"), it);
     oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
     oi__buf_printf(b, "; q++) {\n            const %s at = ", it);
     oi__sy_reduce_index(b, in, reduced);
@@ -1287,7 +1372,7 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__sy_param_name(b, in);
         oi__buf_puts(b, "[at]) : (double)");
     } else {
-        oi__buf_puts(b, ";\n            acc = OI_S_sum_step(acc, ");
+        oi__buf_printf(b, ";\n            acc = OI_S_%s_step(acc, ", prod ? "prod" : "sum");
     }
     oi__sy_param_name(b, in);
     oi__buf_puts(b, ext ? "[at];\n        }\n        " : "[at]);\n        }\n        ");
@@ -1295,36 +1380,55 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
     if (ext) {
         oi__buf_puts(b, "[o] = (float)acc;\n    }\n");
     } else if (mean) {
-        oi__buf_puts(b, "[o] = (float)((double)acc / (double)(");
+        oi__buf_puts(b, wide ? "[o] = acc / (double)(" : "[o] = (float)((double)acc / (double)(");
         oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
-        oi__buf_puts(b, "));\n    }\n");
+        oi__buf_puts(b, wide ? ");\n    }\n" : "));\n    }\n");
     } else {
         oi__buf_puts(b, "[o] = acc;\n    }\n");
     }
 }
 
+/* softmax and log_softmax along any axis: rows of len elements `inner`
+ * apart (the input is [outer, len, inner]); the max, then e^(x - max)
+ * summed in double; softmax scales by 1 / sum in f32, log_softmax gives
+ * (x - max) - log(sum) rounded to f32, as nn.c's row does. */
 static void oi__sy_render_softmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                   const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
-    long long len = (long long)in->shape[in->ndim - 1];
+    int64_t inner_n;
+    long long len = (long long)oi__sy_softmax_lane(in, pn, &inner_n), inner = (long long)inner_n;
     long long rows = (long long)oi__shape_numel(in->ndim, in->shape) / (len ? len : 1);
+    bool log_form = pn->ir->op == OI_OP_log_softmax;
     const char *it = lang->index_type;
+    char at[40] = "j"; /* element j of the row */
+    if (inner > 1)
+        snprintf(at, sizeof at, "j * %lld", inner);
     if (k->tasks > 1)
         oi__sy_task_range(b, lang, k, rows);
     oi__sy_loop_open(b, lang, k, "r", oi__sy_kernel_driver(s, k) >= 0, rows, in->shape[0]);
-    oi__buf_puts(b, "        const float *xr = ");
-    oi__sy_param_name(b, in);
-    oi__buf_printf(b, " + r * %lld;\n        float *yr = ", len);
-    oi__sy_param_name(b, out);
-    oi__buf_printf(b, " + r * %lld;\n", len);
+    for (int side = 0; side < 2; side++) { /* row r: its outer index, then its place among the inner ones */
+        oi__buf_puts(b, side ? "        float *yr = " : "        const float *xr = ");
+        oi__sy_param_name(b, side ? out : in);
+        if (inner == 1)
+            oi__buf_printf(b, " + r * %lld;\n", len);
+        else
+            oi__buf_printf(b, " + r / %lld * %lld + r %% %lld;\n", inner, len * inner, inner);
+    }
     oi__buf_printf(b, "        float m = xr[0];\n        for (%s j = 1; j < %lld; j++)\n", it, len);
-    oi__buf_puts(b, "            m = xr[j] > m ? xr[j] : m;\n        double sum = 0.0;\n");
-    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n            yr[j] = %s(xr[j] - m);\n", it, len,
-                   lang->exp_fn);
-    oi__buf_puts(b, "            sum = OI_S_sum_step(sum, (double)yr[j]);\n        }\n");
+    oi__buf_printf(b, "            m = xr[%s] > m ? xr[%s] : m;\n        double sum = 0.0;\n", at, at);
+    if (log_form) {
+        oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n", it, len);
+        oi__buf_printf(b, "            sum = OI_S_sum_step(sum, (double)%s(xr[%s] - m));\n", lang->exp_fn, at);
+        oi__buf_printf(b, "        const float oi_log_sum = (float)log(sum);\n        for (%s j = 0; j < %lld; j++)\n", it, len);
+        oi__buf_printf(b, "            yr[%s] = (xr[%s] - m) - oi_log_sum;\n    }\n", at, at);
+        return;
+    }
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n            yr[%s] = %s(xr[%s] - m);\n", it, len, at,
+                   lang->exp_fn, at);
+    oi__buf_printf(b, "            sum = OI_S_sum_step(sum, (double)yr[%s]);\n        }\n", at);
     oi__buf_printf(b, "        const float inv = (float)(1.0 / sum);\n        for (%s j = 0; j < %lld; j++)\n", it, len);
-    oi__buf_puts(b, "            yr[j] = yr[j] * inv;\n    }\n");
+    oi__buf_printf(b, "            yr[%s] = yr[%s] * inv;\n    }\n", at, at);
 }
 
 static void oi__sy_render_all_finite(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
@@ -1445,7 +1549,23 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__sy_param_name(b, in);
     oi__buf_printf(b, " + r * %lld;\n        float *yr = ", n);
     oi__sy_param_name(b, out);
-    oi__buf_printf(b, " + r * %lld;\n        double sum = 0.0, sq = 0.0;\n", n);
+    oi__buf_printf(b, " + r * %lld;\n", n);
+    if (pn->ir->op == OI_OP_batch_norm) { /* nn.c's: channel r %% C's mean, s / sqrt(var + eps) in double, bias */
+        oi__buf_printf(b, "        const size_t oi_c = r %% %lld;\n        const float oi_mean = ", (long long)in->shape[1]);
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[3]));
+        oi__buf_puts(b, "[oi_c], oi_a = (float)((double)");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));
+        oi__buf_puts(b, "[oi_c] / sqrt((double)");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[4]));
+        oi__buf_puts(b, "[oi_c] + ");
+        oi__sy_double(b, oi__sy_param_f(pn, "epsilon"));
+        oi__buf_puts(b, ")), oi_b = ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_printf(b, "[oi_c];\n        for (%s j = 0; j < %lld; j++)\n"
+                          "            yr[j] = (xr[j] - oi_mean) * oi_a + oi_b;\n    }\n", it, n);
+        return;
+    }
+    oi__buf_puts(b, "        double sum = 0.0, sq = 0.0;\n");
     if (pn->ir->op == OI_OP_rms_norm) /* nn.c's: the mean square about 0, no bias */
         oi__sy_render_mean_square(b, lang, n);
     else if (n % 8 == 0) { /* eight partial sums, which the compiler keeps in one vector */
@@ -1466,7 +1586,18 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     }
     oi__buf_printf(b, "        const float inv = (float)(1.0 / sqrt(sq / %lld.0 + ", n);
     oi__sy_double(b, oi__sy_param_f(pn, "epsilon"));
-    oi__buf_printf(b, "));\n        for (%s j = 0; j < %lld; j++)\n            yr[j] = (xr[j] - mean) * inv", it, n);
+    oi__buf_printf(b, "));\n        for (%s j = 0; j < %lld; j++)\n", it, n);
+    if (pn->ir->op == OI_OP_group_norm) { /* nn.c's: channel c's multiplier inv * scale, then its bias */
+        int64_t groups = oi__op_param_value_i64(OI_OP_group_norm, pn->attrs, arrlenu(pn->attrs), "num_groups");
+        long long per_group = (long long)(in->shape[1] / groups), spatial = n / (per_group ? per_group : 1);
+        oi__buf_printf(b, "            yr[j] = (xr[j] - mean) * (inv * ");
+        for (int i = 1; i < 3; i++) {
+            oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[i]));
+            oi__buf_printf(b, "[r %% %lld * %lld + j / %lld]%s", (long long)groups, per_group, spatial, i == 1 ? ") + " : ";\n    }\n");
+        }
+        return;
+    }
+    oi__buf_puts(b, "            yr[j] = (xr[j] - mean) * inv");
     if (arrlen(pn->inputs) > 1) {
         oi__buf_puts(b, " * ");
         oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));
@@ -1894,23 +2025,28 @@ static void oi__sy_render_pad(oi__buf *b, const oi__sy_schedule *s, const oi__sy
         oi__buf_puts(b, "};\n");
         map += out->shape[d];
     }
-    oi__buf_printf(b, "    const %s fill = (%s)", lang->type_of(out->dtype), lang->type_of(out->dtype));
-    oi__sy_double(b, oi__sy_param_f(pn, "value"));
-    oi__buf_printf(b, ";\n    for (%s o = 0; o < %lld; o++) {\n        int64_t at = 0;\n        int inside = 1;\n",
-                   lang->index_type, outer);
+    bool tile = pn->ir->op == OI_OP_tile; /* every source inside: no fill */
+    if (!tile) {
+        oi__buf_printf(b, "    const %s fill = (%s)", lang->type_of(out->dtype), lang->type_of(out->dtype));
+        oi__sy_double(b, oi__sy_param_f(pn, "value"));
+        oi__buf_puts(b, ";\n");
+    }
+    oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++) {\n        int64_t at = 0;\n%s", lang->index_type, outer,
+                   tile ? "" : "        int inside = 1;\n");
     int64_t after = 1;
     for (int d = nd - 2; d >= 0; d--) {
-        oi__buf_printf(b, "        {\n            const int64_t src = oi_map%d[o / %lld %% %lld];\n"
-                          "            inside &= src >= 0;\n            at += src * %lld;\n        }\n",
-                       d, (long long)after, (long long)out->shape[d], (long long)in_stride[d]);
+        oi__buf_printf(b, "        {\n            const int64_t src = oi_map%d[o / %lld %% %lld];\n%s"
+                          "            at += src * %lld;\n        }\n",
+                       d, (long long)after, (long long)out->shape[d], tile ? "" : "            inside &= src >= 0;\n",
+                       (long long)in_stride[d]);
         after *= out->shape[d];
     }
     oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", lang->index_type, inner);
     oi__buf_printf(b, "            const int64_t src = oi_map%d[j];\n            ", nd - 1);
     oi__sy_param_name(b, out);
-    oi__buf_printf(b, "[o * %lld + j] = inside && src >= 0 ? ", inner);
+    oi__buf_printf(b, "[o * %lld + j] = %s", inner, tile ? "" : "inside && src >= 0 ? ");
     oi__sy_param_name(b, in);
-    oi__buf_puts(b, "[at + src] : fill;\n        }\n    }\n");
+    oi__buf_puts(b, tile ? "[at + src];\n        }\n    }\n" : "[at + src] : fill;\n        }\n    }\n");
 }
 
 static void oi__sy_render_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
@@ -1931,7 +2067,7 @@ static void oi__sy_render_layout(oi__buf *b, const oi__sy_schedule *s, const oi_
     }
     if (op == OI_OP_concat)
         oi__sy_render_concat(b, s, lang, k);
-    else if (op == OI_OP_pad)
+    else if (op == OI_OP_pad || op == OI_OP_tile)
         oi__sy_render_pad(b, s, lang, k);
     else
         oi__sy_render_strided(b, s, lang, k);
@@ -2302,6 +2438,87 @@ static void oi__sy_render_avg_pool(oi__buf *b, const oi__sy_schedule *s, const o
  * in f32 folders with the micro-kernels, conv.c's own sums in f64 lanes
  * (the same bits), else a plain loop (conv.c's lanes: bounded, almost
  * always equal). */
+/* top_k and top_k_indices as nn.c's: per row of the axis (inner apart),
+ * scalar.h's keys and its heap of the k best (OI_S_topk_select), best
+ * first; the values copied, or their places along the axis (i64). */
+static void oi__sy_render_topk(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *y = oi__sy_slot_of(s, pn->out);
+    int64_t inner_n;
+    long long n = (long long)oi__sy_softmax_lane(x, pn, &inner_n), inner = (long long)inner_n;
+    long long kk = (long long)oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "k");
+    long long rows = (long long)oi__shape_numel(x->ndim, x->shape) / (n ? n : 1);
+    bool largest = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "largest") != 0;
+    const char *it = lang->index_type, *t = lang->type_of(x->dtype);
+    const char *key = oi__dtype_is_float(x->dtype) ? "f64((double)" : oi__dtype_is_signed(x->dtype) ? "i64((int64_t)"
+                                                                                                   : "u64((uint64_t)";
+    char at[40] = "";
+    if (inner > 1)
+        snprintf(at, sizeof at, " * %lld", inner);
+    oi__sy_loop_open(b, lang, k, "oi_r", false, rows, rows);
+    oi__buf_printf(b, "        const %s *oi_xr = ", t);
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, " + oi_r / %lld * %lld + oi_r %% %lld;\n        %s *oi_yr = ", inner, n * inner, inner,
+                   lang->type_of(y->dtype));
+    oi__sy_param_name(b, y);
+    oi__buf_printf(b, " + oi_r / %lld * %lld + oi_r %% %lld;\n", inner, kk * inner, inner);
+    oi__buf_printf(b, "        uint64_t oi_key[%lld];\n        int64_t oi_order[%lld];\n", n, kk);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n", it, n);
+    oi__buf_printf(b, "            oi_key[j] = OI_S_topk_key_%soi_xr[j%s], %d);\n", key, at, largest);
+    oi__buf_printf(b, "        OI_S_topk_select(oi_key, %lld, %lld, oi_order);\n", n, kk);
+    oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n", it, kk);
+    if (pn->ir->op == OI_OP_top_k)
+        oi__buf_printf(b, "            oi_yr[j%s] = oi_xr[oi_order[j]%s];\n    }\n", at, at);
+    else
+        oi__buf_printf(b, "            oi_yr[j%s] = oi_order[j];\n    }\n", at);
+}
+
+/* conv_transpose2d as conv.c's oi__conv_transpose: per image, group and
+ * output channel, a plane of double sums from the bias; per window
+ * position (kh, kw) and input position, the product over the group's
+ * input channels (f32, as the gemm's columns) added where it lands (in
+ * that order), the plane rounded to f32 at the end. */
+static void oi__sy_render_conv_t(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *w = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *y = oi__sy_slot_of(s, pn->out);
+    const char *it = lang->index_type;
+    long long in_sp = (long long)(g->in_h * g->in_w), out_sp = (long long)(g->out_h * g->out_w);
+    long long k_sp = (long long)(g->k_h * g->k_w), cg = (long long)g->cg, mg = (long long)g->mg;
+    oi__buf_printf(b, "    for (%s oi_n = 0; oi_n < %lld; oi_n++)\n", it, (long long)g->batch);
+    oi__buf_printf(b, "        for (%s oi_c = 0; oi_c < %lld; oi_c++) { /* output channel: group oi_c / %lld */\n", it,
+                   (long long)g->out_c, mg);
+    oi__buf_printf(b, "            const %s oi_g = oi_c / %lld, oi_m = oi_c %% %lld;\n", it, mg, mg);
+    oi__buf_printf(b, "            double oi_plane[%lld];\n            for (%s oi_q = 0; oi_q < %lld; oi_q++)\n", out_sp, it, out_sp);
+    if (arrlen(pn->inputs) > 2) {
+        oi__buf_puts(b, "                oi_plane[oi_q] = (double)");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_puts(b, "[oi_c];\n");
+    } else {
+        oi__buf_puts(b, "                oi_plane[oi_q] = 0.0;\n");
+    }
+    oi__buf_printf(b, "            for (%s oi_k = 0; oi_k < %lld; oi_k++)\n", it, k_sp);
+    oi__buf_printf(b, "                for (%s oi_q = 0; oi_q < %lld; oi_q++) {\n", it, in_sp);
+    oi__buf_printf(b, "                    const int64_t oi_oh = (int64_t)(oi_q / %lld) * %lld - %lld + (int64_t)(oi_k / %lld) * %lld;\n",
+                   (long long)g->in_w, (long long)g->s_h, (long long)g->p_h, (long long)g->k_w, (long long)g->d_h);
+    oi__buf_printf(b, "                    const int64_t oi_ow = (int64_t)(oi_q %% %lld) * %lld - %lld + (int64_t)(oi_k %% %lld) * %lld;\n",
+                   (long long)g->in_w, (long long)g->s_w, (long long)g->p_w, (long long)g->k_w, (long long)g->d_w);
+    oi__buf_printf(b, "                    if (oi_oh < 0 || oi_oh >= %lld || oi_ow < 0 || oi_ow >= %lld)\n                        continue;\n",
+                   (long long)g->out_h, (long long)g->out_w);
+    oi__buf_puts(b, "                    float oi_acc = 0.0f;\n");
+    oi__buf_printf(b, "                    for (%s oi_i = 0; oi_i < %lld; oi_i++)\n", it, cg);
+    oi__buf_puts(b, "                        oi_acc = OI_S_mac(oi_acc, ");
+    oi__sy_param_name(b, w);
+    oi__buf_printf(b, "[((oi_g * %lld + oi_i) * %lld + oi_m) * %lld + oi_k], ", cg, mg, k_sp);
+    oi__sy_param_name(b, x);
+    oi__buf_printf(b, "[(oi_n * %lld + oi_g * %lld + oi_i) * %lld + oi_q]);\n", (long long)g->in_c, cg, in_sp);
+    oi__buf_printf(b, "                    oi_plane[oi_oh * %lld + oi_ow] += (double)oi_acc;\n                }\n", (long long)g->out_w);
+    oi__buf_printf(b, "            for (%s oi_q = 0; oi_q < %lld; oi_q++)\n                ", it, out_sp);
+    oi__sy_param_name(b, y);
+    oi__buf_printf(b, "[(oi_n * %lld + oi_c) * %lld + oi_q] = (float)oi_plane[oi_q];\n        }\n", (long long)g->out_c, out_sp);
+}
+
 static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *y = oi__sy_slot_of(s, pn->out);
@@ -2635,6 +2852,79 @@ static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_puts(b, "[oi_r] = oi_at;\n    }\n");
 }
 
+/* matmul_any: per batch of the result and per row of it, the dot products
+ * of A's row and B's columns read through their strides (gemm's trans_a and
+ * trans_b swap them), in matmul.c's generic accumulator: f32 in float,
+ * f64 in double, integers in wrapping uint64_t (scalar.h's OI_S_mac), the
+ * batch dims of A and B broadcast to the result's. A gemm gives
+ * alpha * dot + beta * C at the element C broadcasts to, as conv.c's gemm
+ * (beta * C in double, rounded to the dtype). */
+static void oi__sy_render_matmul_any(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                     const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *a = oi__sy_slot_of(s, pn->inputs[0]), *bm = oi__sy_slot_of(s, pn->inputs[1]);
+    const oi__slot *c = oi__sy_slot_of(s, pn->out);
+    const oi__sy_mm_geom g = oi__sy_mm_geom_of(a, bm, c, pn);
+    const char *it = lang->index_type, *t = lang->type_of(c->dtype);
+    bool is_int = oi__sy_is_int(c->dtype), single = c->dtype == OI_DTYPE_F32;
+    const char *acc = is_int ? "uint64_t" : t, *load = !is_int ? "" : oi__dtype_is_signed(c->dtype) ? "(uint64_t)(int64_t)" : "(uint64_t)";
+    if (g.batches * g.m * g.n == 0) {
+        oi__buf_puts(b, "    /* no elements */\n");
+        return;
+    }
+    oi__slot a_batch = *a, b_batch = *bm, c_batch = *c; /* the batch dims alone */
+    a_batch.ndim -= 2, b_batch.ndim -= 2, c_batch.ndim -= 2;
+    oi__buf_printf(b, "    for (%s oi_t = 0; oi_t < %lld; oi_t++) {\n        const %s *oi_pa = ", it, (long long)g.batches, t);
+    oi__sy_param_name(b, a);
+    oi__buf_puts(b, " + (");
+    oi__sy_broadcast_index(b, &a_batch, &c_batch, "oi_t");
+    oi__buf_printf(b, ") * %lld;\n        const %s *oi_pb = ", (long long)(g.m * g.k), t);
+    oi__sy_param_name(b, bm);
+    oi__buf_puts(b, " + (");
+    oi__sy_broadcast_index(b, &b_batch, &c_batch, "oi_t");
+    oi__buf_printf(b, ") * %lld;\n", (long long)(g.k * g.n));
+    /* a row of results at a time, each dot product still summed in k's order (the loops vectorize over j) */
+    oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++) {\n", it, (long long)g.m);
+    oi__buf_printf(b, "            %s oi_acc[%lld];\n            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n"
+                      "                oi_acc[oi_j] = 0;\n", acc, (long long)g.n, it, (long long)g.n);
+    if (g.k > 0) {
+        oi__buf_printf(b, "            for (%s oi_p = 0; oi_p < %lld; oi_p++) {\n", it, (long long)g.k);
+        oi__buf_printf(b, "                const %s oi_a = %soi_pa[oi_i * %lld + oi_p * %lld];\n", acc, load,
+                       (long long)g.a_rs, (long long)g.a_cs);
+        oi__buf_printf(b, "                for (%s oi_j = 0; oi_j < %lld; oi_j++)\n", it, (long long)g.n);
+        oi__buf_printf(b, "                    oi_acc[oi_j] = OI_S_mac(oi_acc[oi_j], oi_a, %soi_pb[oi_p * %lld + "
+                          "oi_j * %lld]);\n", load, (long long)g.b_rs, (long long)g.b_cs);
+        oi__buf_puts(b, "            }\n");
+    }
+    oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++) {\n", it, (long long)g.n);
+    oi__buf_printf(b, "                const %s oi_e = oi_t * %lld + oi_i * %lld + oi_j;\n", it, (long long)(g.m * g.n),
+                   (long long)g.n);
+    oi__buf_puts(b, "                /* ");
+    oi__sy_render_stmt(b, pn);
+    oi__buf_puts(b, " */\n                ");
+    oi__sy_param_name(b, c);
+    if (pn->ir->op != OI_OP_gemm) {
+        oi__buf_printf(b, "[oi_e] = (%s)oi_acc[oi_j];\n            }\n        }\n    }\n", t);
+        return;
+    }
+    double alpha = oi__sy_param_f(pn, "alpha"), beta = oi__sy_param_f(pn, "beta");
+    oi__buf_printf(b, "[oi_e] = (%s)(%s", t, single ? "(float)" : ""); /* alpha in the dtype, as gemm.c's */
+    oi__sy_double(b, alpha);
+    oi__buf_puts(b, " * oi_acc[oi_j]");
+    if (arrlen(pn->inputs) > 2 && beta != 0.0) {
+        oi__slot c_mat = *c;
+        c_mat.ndim = 2, c_mat.shape[0] = g.m, c_mat.shape[1] = g.n;
+        oi__buf_printf(b, " + (%s)(", t);
+        oi__sy_double(b, beta);
+        oi__buf_puts(b, " * ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_puts(b, "[");
+        oi__sy_broadcast_index(b, oi__sy_slot_of(s, pn->inputs[2]), &c_mat, "oi_e");
+        oi__buf_puts(b, "])");
+    }
+    oi__buf_puts(b, ");\n            }\n        }\n    }\n");
+}
+
 /* matmul_q4's integer dot product for this CPU, as quant.c picks it: AVX-512
  * VNNI, AVX2, or the portable loop (OPENINFER_ISA=portable|avx2 capping
  * it); every one gives the same bits, so the choice is speed only. */
@@ -2745,6 +3035,9 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_ARGMAX: oi__sy_render_argmax(b, s, lang, kr); break;
         case OI__SY_K_QMATMUL: oi__sy_render_qmatmul(b, s, lang, kr); break;
         case OI__SY_K_ATTN_KV: oi__sy_render_attn_kv(b, s, lang, kr); break;
+        case OI__SY_K_MATMUL_ANY: oi__sy_render_matmul_any(b, s, lang, kr); break;
+        case OI__SY_K_CONV_T: oi__sy_render_conv_t(b, s, lang, kr); break;
+        case OI__SY_K_TOPK: oi__sy_render_topk(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->kind == OI__SY_K_GATHER)

@@ -21,8 +21,8 @@ static bool oi__sy_int(oi_dtype t) {
 /* A search over a few dozen rows: an enum-indexed array would need
  * designated initializers, which the C++17 build of the library lacks. */
 const oi__sy_ew_op *oi__sy_ew_op_of(oi_op op) {
-#define OI__SY_EW_ROW(name, domain, form, c_fn, glsl_fn) \
-    {OI_OP_##name, OI__SY_EW_##domain, OI__SY_EW_##form, c_fn, glsl_fn},
+#define OI__SY_EW_ROW(name, domain, form, c_fn, glsl_fn, c_f64_fn) \
+    {OI_OP_##name, OI__SY_EW_##domain, OI__SY_EW_##form, c_fn, glsl_fn, c_f64_fn},
     static const oi__sy_ew_op rows[] = {OI__SY_EW_LIST(OI__SY_EW_ROW)};
 #undef OI__SY_EW_ROW
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
@@ -35,7 +35,8 @@ static bool oi__sy_number(oi_dtype t) { return oi__sy_float(t) || oi__sy_int(t);
 
 /* The reductions over `axes` the synthesizer runs (OI__SY_K_REDUCE). */
 static bool oi__sy_axes_reduction(oi_op op) {
-    return op == OI_OP_sum_axis || op == OI_OP_mean_axis || op == OI_OP_max_axis || op == OI_OP_min_axis;
+    return op == OI_OP_sum_axis || op == OI_OP_mean_axis || op == OI_OP_max_axis || op == OI_OP_min_axis ||
+           op == OI_OP_prod_axis;
 }
 
 /* The elementwise ops of OI__SY_EW_LIST, on their domain: in0 is the
@@ -44,22 +45,45 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype o
     const oi__sy_ew_op *e = oi__sy_ew_op_of(op);
     if (!e)
         return false;
+    /* f16 (its bits) computes as f32 does, decoded by its loads and rounded
+     * into f16 after every op, as the simulator stores it (render.c) */
+    bool single = in0 == OI_DTYPE_F32 || in0 == OI_DTYPE_F16;
     switch (e->domain) {
-    case OI__SY_EW_NUM: return oi__sy_number(in0);
-    case OI__SY_EW_FLOAT: return oi__sy_float(in0);
-    case OI__SY_EW_F32: return in0 == OI_DTYPE_F32;
+    case OI__SY_EW_NUM: return oi__sy_number(in0) || in0 == OI_DTYPE_F16;
+    case OI__SY_EW_FLOAT: /* an f32 function of SMATH and MATH serves f64 where the row names its double one */
+        return single || (in0 == OI_DTYPE_F64 && (e->form == OI__SY_EW_SCALAR || e->form == OI__SY_EW_LIBM || e->c_f64_fn));
+    case OI__SY_EW_F32: return single;
+    case OI__SY_EW_INT: return oi__sy_int(in0);
+    case OI__SY_EW_SIGNED: return single || in0 == OI_DTYPE_F64 || (oi__sy_int(in0) && oi__dtype_is_signed(in0));
     case OI__SY_EW_BITS: return oi__sy_int(in0) || in0 == OI_DTYPE_BOOL;
+    case OI__SY_EW_ANY: return oi__sy_number(in0) || in0 == OI_DTYPE_BOOL;
     case OI__SY_EW_PICK: return in0 == OI_DTYPE_BOOL && oi__sy_number(in1);
-    case OI__SY_EW_CAST: return oi__sy_number(in0) && oi__sy_number(out);
+    case OI__SY_EW_CAST: /* f16 (its bits) into f32 or f64 and back, through half.h (render.c) */
+        return (oi__sy_number(in0) && oi__sy_number(out)) || (in0 == OI_DTYPE_F16 && oi__sy_float(out)) ||
+               (oi__sy_float(in0) && out == OI_DTYPE_F16);
     }
     return false;
 }
 
 int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn) {
-    int64_t axis = pn->ir->op == OI_OP_layer_norm
-                       ? oi__op_param_value_i64(OI_OP_layer_norm, pn->attrs, arrlenu(pn->attrs), "axis") : -1;
+    oi_op op = pn->ir->op;
+    if (op == OI_OP_batch_norm || op == OI_OP_group_norm) { /* x is [N, C, ...]: a channel's or a group's block */
+        int64_t split = op == OI_OP_batch_norm ? x->shape[1]
+                                               : oi__op_param_value_i64(op, pn->attrs, arrlenu(pn->attrs), "num_groups");
+        int64_t lanes = x->shape[0] * split;
+        return lanes ? oi__shape_numel(x->ndim, x->shape) / lanes : 0;
+    }
+    int64_t axis = op == OI_OP_layer_norm ? oi__op_param_value_i64(OI_OP_layer_norm, pn->attrs, arrlenu(pn->attrs), "axis")
+                                          : -1;
     axis = axis < 0 ? axis + x->ndim : axis;
     return oi__shape_numel(x->ndim - (int)axis, x->shape + axis);
+}
+
+int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inner) {
+    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
+    axis = axis < 0 ? axis + x->ndim : axis;
+    *inner = oi__shape_numel(x->ndim - (int)axis - 1, x->shape + axis + 1);
+    return x->shape[axis];
 }
 
 oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn) {
@@ -83,6 +107,21 @@ oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn) {
     return g;
 }
 
+oi__sy_mm_geom oi__sy_mm_geom_of(const oi__slot *a, const oi__slot *b, const oi__slot *out, const oi__pnode *pn) {
+    oi__sy_mm_geom g;
+    size_t na = arrlenu(pn->attrs);
+    bool gemm = pn->ir->op == OI_OP_gemm;
+    bool ta = gemm && oi__op_param_value_i64(OI_OP_gemm, pn->attrs, na, "trans_a");
+    bool tb = gemm && oi__op_param_value_i64(OI_OP_gemm, pn->attrs, na, "trans_b");
+    int64_t a_cols = a->shape[a->ndim - 1], b_cols = b->shape[b->ndim - 1];
+    g.m = out->shape[out->ndim - 2], g.n = out->shape[out->ndim - 1];
+    g.k = ta ? a->shape[a->ndim - 2] : a_cols;
+    g.batches = oi__shape_numel(out->ndim - 2, out->shape);
+    g.a_rs = ta ? 1 : a_cols, g.a_cs = ta ? a_cols : 1;
+    g.b_rs = tb ? 1 : b_cols, g.b_cs = tb ? b_cols : 1;
+    return g;
+}
+
 const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     switch (kind) {
     case OI__SY_K_ELEMENTWISE: return "elementwise";
@@ -102,6 +141,9 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_ARGMAX: return "argmax";
     case OI__SY_K_QMATMUL: return "matmul_q4";
     case OI__SY_K_ATTN_KV: return "attention_kv";
+    case OI__SY_K_MATMUL_ANY: return "matmul_any";
+    case OI__SY_K_CONV_T: return "conv_transpose";
+    case OI__SY_K_TOPK: return "top_k";
     }
     return "?";
 }
@@ -137,8 +179,34 @@ static bool oi__sy_any_dynamic(const oi__sy_schedule *s, const oi__pnode *pn) {
     return oi__sy_slot(s, pn->out)->dynamic_shape;
 }
 
+/* matmul_any: a matmul of [..., M, K] x [..., K, N] with broadcast batch
+ * dims, or of f64 or integers, and a gemm with trans_a, trans_b, alpha,
+ * beta or a C broadcast to the result, in f32 or f64. One dtype for the
+ * operands and the result, shapes known at synthesis time, no operand
+ * written (every result element reads a row and a column of them). */
+static oi_status oi__sy_classify_matmul_any(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    const oi__slot *out = oi__sy_slot(s, pn->out);
+    const char *act = oi__sy_param_s(pn, "activation");
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a matmul or gemm over a shape known at run time only");
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
+        const oi__slot *in = oi__sy_slot(s, pn->inputs[i]);
+        if (pn->inputs[i] == pn->out || in->dtype != out->dtype || (i < 2 && in->ndim < 2))
+            return oi__sy_unsupported(pn, "a matmul or gemm of mixed dtypes, of a 1-D operand or writing an operand");
+    }
+    if (!oi__sy_number(out->dtype) || (pn->ir->op == OI_OP_gemm && !oi__sy_float(out->dtype)))
+        return oi__sy_unsupported(pn, "a matmul of a dtype other than a number, or a gemm of integers");
+    if (act && strcmp(act, "none") != 0)
+        return oi__sy_unsupported(pn, "a gemm with an activation and trans_a, trans_b, alpha, beta or a broadcast C");
+    if (out->ndim >= 1 && out->shape[out->ndim - 1] > 16384) /* the kernel keeps one row of the result on the stack */
+        return oi__sy_unsupported(pn, "a matmul with more than 16384 output columns");
+    *kind = OI__SY_K_MATMUL_ANY;
+    return OI_OK;
+}
+
 /* gemm(A [M, K], B [K, N], bias [N]): the matmul kernel with the bias row
- * and the activation before its epilogue. */
+ * and the activation before its epilogue; with trans_a, trans_b, alpha,
+ * beta or another C, matmul_any. */
 static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     const oi__slot *a = oi__sy_slot(s, pn->inputs[0]), *b = oi__sy_slot(s, pn->inputs[1]), *out = oi__sy_slot(s, pn->out);
     oi_op op = pn->ir->op;
@@ -146,13 +214,13 @@ static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode 
     const char *act = oi__sy_param_s(pn, "activation");
     if (a->ndim != 2 || b->ndim != 2 || out->ndim != 2 || oi__sy_any_dynamic(s, pn))
         return oi__sy_unsupported(pn, "a gemm that is not 2-D with shapes known at synthesis time");
+    bool row_bias = arrlen(pn->inputs) < 3 || oi__sy_numel(oi__sy_slot(s, pn->inputs[2])) == out->shape[1];
     if (oi__op_param_value_i64(op, pn->attrs, na, "trans_a") || oi__op_param_value_i64(op, pn->attrs, na, "trans_b") ||
-        oi__op_param_value_f64(op, pn->attrs, na, "alpha") != 1.0 || oi__op_param_value_f64(op, pn->attrs, na, "beta") != 1.0)
-        return oi__sy_unsupported(pn, "a gemm with trans_a, trans_b, alpha or beta");
+        oi__op_param_value_f64(op, pn->attrs, na, "alpha") != 1.0 ||
+        oi__op_param_value_f64(op, pn->attrs, na, "beta") != 1.0 || a->dtype != OI_DTYPE_F32 || !row_bias)
+        return oi__sy_classify_matmul_any(s, pn, kind);
     if (act && strcmp(act, "none") != 0 && strcmp(act, "relu") != 0 && strcmp(act, "gelu") != 0)
         return oi__sy_unsupported(pn, "a gemm activation other than none, relu or gelu");
-    if (arrlen(pn->inputs) > 2 && oi__sy_numel(oi__sy_slot(s, pn->inputs[2])) != out->shape[1])
-        return oi__sy_unsupported(pn, "a gemm bias that is not one row of the result");
     if (out->shape[1] > (act && strcmp(act, "gelu") == 0 ? 2048 : 16384))
         return oi__sy_unsupported(pn, "a gemm with more than 16384 output columns (2048 with gelu)");
     *kind = OI__SY_K_MATMUL;
@@ -160,6 +228,7 @@ static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode 
 }
 
 /* reshape, transpose, layer_norm (over the dims from its axis on),
+ * batch_norm and group_norm (x [N, C, ...], one value per channel),
  * attention (as many k/v heads as q heads; an f32 or bool mask broadcast to
  * the scores, causal): f32 with shapes known at synthesis time. */
 static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
@@ -176,8 +245,17 @@ static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *p
         return OI_OK;
     }
     if (in0->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32)
-        return oi__sy_unsupported(pn, op == OI_OP_layer_norm ? "layer_norm on a dtype other than f32"
-                                                             : "attention on a dtype other than f32");
+        return oi__sy_unsupported(pn, op == OI_OP_attention ? "attention on a dtype other than f32"
+                                                            : "a norm on a dtype other than f32");
+    if (op == OI_OP_batch_norm || op == OI_OP_group_norm) { /* x [N, C, ...], the others one per channel */
+        for (int i = 1; i < (int)arrlen(pn->inputs); i++)
+            if (in0->ndim < 2 || oi__sy_numel(oi__sy_slot(s, pn->inputs[i])) != in0->shape[1] ||
+                oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32)
+                return oi__sy_unsupported(pn, "a batch_norm or group_norm whose x is not [N, C, ...] or whose other "
+                                              "inputs are not one f32 per channel");
+        *kind = OI__SY_K_NORM;
+        return OI_OK;
+    }
     if (op == OI_OP_layer_norm) { /* over the dims from axis on: scale and bias as many elements */
         int64_t lane = oi__sy_norm_lane(in0, pn);
         for (int i = 1; i < (int)arrlen(pn->inputs); i++)
@@ -225,8 +303,8 @@ static bool oi__sy_view_load(const oi__sy_schedule *s, const oi__pnode *pn) {
            oi__op_layout_map(op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides) == OI_OK;
 }
 
-/* slice, split, squeeze, unsqueeze, pad, concat: copies, shapes known at
- * synthesis time, any dtype the C target stores. squeeze and unsqueeze
+/* slice, split, squeeze, unsqueeze, pad, concat, tile, expand: copies,
+ * shapes known at synthesis time, any dtype the C target stores. squeeze and unsqueeze
  * keep every element's order: a copy (COPY) as reshape. */
 static oi_status oi__sy_classify_layout(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
@@ -270,6 +348,40 @@ static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode 
     if (oi__sy_conv_window(s, pn, &w) != OI_OK)
         return oi__sy_unsupported(pn, "a convolution whose window kernels/conv.c refuses");
     *kind = OI__SY_K_CONV;
+    return OI_OK;
+}
+
+/* top_k and top_k_indices of floats and integers along an axis of at
+ * most 8192 elements (its keys are on the stack), k at least 1, shapes
+ * known at synthesis time, writing no input. */
+static oi_status oi__sy_classify_topk(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    const oi__slot *x = oi__sy_slot(s, pn->inputs[0]);
+    int64_t inner, n = oi__sy_softmax_lane(x, pn, &inner);
+    if (oi__sy_any_dynamic(s, pn) || pn->inputs[0] == pn->out)
+        return oi__sy_unsupported(pn, "a top_k over a shape known at run time only, or writing its input");
+    if (!oi__sy_number(x->dtype))
+        return oi__sy_unsupported(pn, "a top_k of a dtype other than a float or an integer");
+    if (n > 8192 || oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "k") < 1)
+        return oi__sy_unsupported(pn, "a top_k along more than 8192 elements, or of no elements");
+    *kind = OI__SY_K_TOPK;
+    return OI_OK;
+}
+
+/* conv_transpose2d in f32, shapes known at synthesis time, an output
+ * channel's plane of at most 8192 positions (its double sums are on the
+ * stack), writing no input. */
+static oi_status oi__sy_classify_conv_t(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+        if (oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32 || pn->inputs[i] == pn->out)
+            return oi__sy_unsupported(pn, "a conv_transpose2d on a dtype other than f32, or writing one of its inputs");
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(pn, "a conv_transpose2d over a shape known at run time only");
+    oi__conv_window w;
+    if (oi__sy_conv_window(s, pn, &w) != OI_OK)
+        return oi__sy_unsupported(pn, "a conv_transpose2d whose window kernels/conv.c refuses");
+    if (w.out[0] * w.out[1] > 8192)
+        return oi__sy_unsupported(pn, "a conv_transpose2d with more than 8192 output positions per channel");
+    *kind = OI__SY_K_CONV_T;
     return OI_OK;
 }
 
@@ -416,30 +528,40 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         *kind = OI__SY_K_MATMUL;
         return OI_OK;
     }
-    if (op == OI_OP_gemm && in0->dtype == OI_DTYPE_F32)
+    if (op == OI_OP_matmul)
+        return oi__sy_classify_matmul_any(s, pn, kind);
+    if (op == OI_OP_gemm)
         return oi__sy_classify_gemm(s, pn, kind);
     if (oi__sy_attn_kv_op(s, pn))
         return oi__sy_classify_attn_kv(s, pn, kind);
-    if (op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_attention)
+    if (op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_attention ||
+        op == OI_OP_batch_norm || op == OI_OP_group_norm)
         return oi__sy_classify_nn(s, pn, kind);
     if (op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
-        op == OI_OP_concat)
+        op == OI_OP_concat || op == OI_OP_tile || op == OI_OP_expand)
         return oi__sy_classify_layout(s, pn, kind);
     if ((op == OI_OP_conv1d || op == OI_OP_conv2d) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_conv(s, pn, kind);
+    if (op == OI_OP_conv_transpose2d)
+        return oi__sy_classify_conv_t(s, pn, kind);
+    if (op == OI_OP_top_k || op == OI_OP_top_k_indices)
+        return oi__sy_classify_topk(s, pn, kind);
     if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
         return oi__sy_classify_pool(s, pn, kind);
-    if (oi__sy_axes_reduction(op) && in0->dtype == OI_DTYPE_F32) {
-        if ((op == OI_OP_max_axis || op == OI_OP_min_axis) && oi__shape_numel(out->ndim, out->shape) > 0 &&
+    bool extremum = op == OI_OP_max_axis || op == OI_OP_min_axis;
+    if (oi__sy_axes_reduction(op) && (in0->dtype == OI_DTYPE_F32 || (in0->dtype == OI_DTYPE_F64 && !extremum))) {
+        if (extremum && oi__shape_numel(out->ndim, out->shape) > 0 &&
             oi__shape_numel(in0->ndim, in0->shape) == 0)
             return oi__sy_unsupported(pn, "max_axis or min_axis over no elements");
         *kind = OI__SY_K_REDUCE;
         return OI_OK;
     }
-    if (op == OI_OP_softmax && in0->dtype == OI_DTYPE_F32) {
-        int64_t axis = oi__op_param_value_i64(op, pn->attrs, arrlenu(pn->attrs), "axis");
-        if (axis != -1 && axis != in0->ndim - 1)
-            return oi__sy_unsupported(pn, "softmax along an axis other than the last");
+    if ((op == OI_OP_softmax || op == OI_OP_log_softmax) && in0->dtype == OI_DTYPE_F32) {
+        int64_t inner;
+        oi__sy_softmax_lane(in0, pn, &inner);
+        if (inner != 1 && oi__sy_any_dynamic(s, pn))
+            return oi__sy_unsupported(pn, "softmax or log_softmax along an axis other than the last over a shape known "
+                                          "at run time only");
         *kind = OI__SY_K_SOFTMAX;
         return OI_OK;
     }
@@ -503,7 +625,7 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
     if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL && k->kind != OI__SY_K_CONV)
         return false;
     const oi__slot *shape = oi__sy_kernel_shape(s, k), *out = oi__sy_slot(s, pn->out);
-    if (!oi__sy_same_shape(shape, out) || !oi__sy_float(out->dtype))
+    if (!oi__sy_same_shape(shape, out) || (!oi__sy_float(out->dtype) && out->dtype != OI_DTYPE_F16))
         return false;
     /* a view load reads its input at other elements: not one the kernel writes */
     if (oi__sy_view_load(s, pn) && oi__sy_written_in(k, pn->inputs[0]))
@@ -590,7 +712,7 @@ static oi_status oi__sy_plan_layout(const oi__sy_schedule *s, const oi__pnode *p
     oi_op op = pn->ir->op;
     if (op == OI_OP_concat)
         return OI_OK;
-    if (op == OI_OP_pad) {
+    if (op == OI_OP_pad || op == OI_OP_tile) { /* a source index per dim and output position */
         int64_t total = 0, *maps[OI_MAX_DIMS];
         for (int d = 0; d < out->ndim; d++)
             total += out->shape[d];
@@ -598,13 +720,15 @@ static oi_status oi__sy_plan_layout(const oi__sy_schedule *s, const oi__pnode *p
             return OI_ERROR_OUT_OF_MEMORY;
         for (int d = 0, at = 0; d < out->ndim; at += (int)out->shape[d], d++)
             maps[d] = k->index_map + at;
-        if (oi__op_pad_map(pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, maps) != OI_OK)
+        if (op == OI_OP_tile)
+            oi__op_tile_map(in->ndim, in->shape, out->shape, maps);
+        else if (oi__op_pad_map(pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, maps) != OI_OK)
             return oi__sy_unsupported(pn, "a pad whose settings kernels/shape.c refuses");
         return OI_OK;
     }
     int64_t offset = 0, strides[OI_MAX_DIMS];
     if (oi__op_layout_map(op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides) != OI_OK)
-        return oi__sy_unsupported(pn, "a slice or split whose settings kernels/shape.c refuses");
+        return oi__sy_unsupported(pn, "a slice, split or expand whose settings kernels/shape.c refuses");
     if (!arrput(k->index_map, offset))
         return OI_ERROR_OUT_OF_MEMORY;
     for (int d = 0; d < out->ndim; d++)
@@ -662,7 +786,7 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
         arrfree(k.index_map);
         return st;
     }
-    if (kind == OI__SY_K_POOL && pn->ir->op != OI_OP_global_avg_pool)
+    if ((kind == OI__SY_K_POOL && pn->ir->op != OI_OP_global_avg_pool) || kind == OI__SY_K_CONV_T)
         oi__sy_plan_conv(s, pn, &k); /* the window */
     if (kind == OI__SY_K_CONV) {
         oi__sy_plan_conv(s, pn, &k);
@@ -1383,8 +1507,9 @@ static oi_status oi__sy_settle(oi__sy_schedule *s, const oi__pnode *pn, int slot
 /* Ops classify takes with shapes known at synthesis time only. */
 static bool oi__sy_static_shape_op(oi_op op) {
     return op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
-           op == OI_OP_concat || op == OI_OP_conv1d || op == OI_OP_conv2d || op == OI_OP_max_pool2d ||
-           op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool;
+           op == OI_OP_concat || op == OI_OP_tile || op == OI_OP_expand || op == OI_OP_conv1d || op == OI_OP_conv2d ||
+           op == OI_OP_conv_transpose2d || op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d ||
+           op == OI_OP_global_avg_pool;
 }
 
 /* The shape an op makes of its inputs' current shapes. */
@@ -1397,17 +1522,19 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
     oi_op op = pn->ir->op;
     if (op == OI_OP_is_finite)
         return OI_OK;
-    if (op == OI_OP_softmax) {
+    if (op == OI_OP_softmax || op == OI_OP_log_softmax) {
         *out = in[0];
         return OI_OK;
     }
-    if (op == OI_OP_gather || oi__sy_llm_op(op) || op == OI_OP_matmul_q4) { /* static shapes only (classify): the declared one */
+    if (op == OI_OP_gather || oi__sy_llm_op(op) || op == OI_OP_matmul_q4 || op == OI_OP_top_k ||
+        op == OI_OP_top_k_indices) { /* static shapes only (classify): the declared one */
         const oi__slot *o = oi__sy_slot(s, pn->out);
         out->ndim = o->ndim;
         memcpy(out->dims, o->shape, sizeof out->dims);
         return OI_OK;
     }
-    if (op == OI_OP_gemm || op == OI_OP_reshape || op == OI_OP_transpose || op == OI_OP_layer_norm ||
+    if (op == OI_OP_gemm || (op == OI_OP_matmul && (in[0].ndim != 2 || in[1].ndim != 2)) || op == OI_OP_reshape ||
+        op == OI_OP_transpose || op == OI_OP_layer_norm || op == OI_OP_batch_norm || op == OI_OP_group_norm ||
         op == OI_OP_attention || oi__sy_static_shape_op(op)) { /* static shapes only (classify): the declared one */
         const oi__slot *o = oi__sy_slot(s, pn->out);
         out->ndim = o->ndim;
@@ -1415,7 +1542,7 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         return OI_OK;
     }
     if (op == OI_OP_matmul) {
-        if (in[0].ndim != 2 || in[1].ndim != 2 || in[0].dims[1] < 0 || in[1].dims[0] < 0)
+        if (in[0].dims[1] < 0 || in[1].dims[0] < 0)
             return oi__sy_unsupported(pn, "a matmul whose inner or B dims are only known at run time");
         out->ndim = 2;
         out->dims[0] = in[0].dims[0];
@@ -2007,8 +2134,15 @@ static void oi__sy_estimate(oi__sy_schedule *s) {
                 kr->bytes += oi__sy_value_bytes(oi__sy_slot(s, pn->out));
             if (n == 0 && kr->kind == OI__SY_K_CONV)
                 kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)kr->conv.rows;
+            else if (kr->kind == OI__SY_K_CONV_T) /* every input position times a window of each group's channels */
+                kr->flops += 2u * (uint64_t)oi__sy_numel(oi__sy_slot(s, pn->inputs[0])) * (uint64_t)kr->conv.mg *
+                             (uint64_t)(kr->conv.k_h * kr->conv.k_w);
             else if (n == 0 && kr->kind == OI__SY_K_MATMUL)
                 kr->flops += 2u * (uint64_t)kr->numel * (uint64_t)oi__sy_slot(s, pn->inputs[0])->shape[1];
+            else if (kr->kind == OI__SY_K_MATMUL_ANY)
+                kr->flops += 2u * (uint64_t)kr->numel *
+                             (uint64_t)oi__sy_mm_geom_of(oi__sy_slot(s, pn->inputs[0]), oi__sy_slot(s, pn->inputs[1]),
+                                                         oi__sy_slot(s, pn->out), pn).k;
             else if (kr->kind == OI__SY_K_ATTENTION && n == kr->lead) {
                 const oi__slot *q = oi__sy_slot(s, pn->inputs[0]), *kk = oi__sy_slot(s, pn->inputs[1]);
                 kr->flops += 4u * (uint64_t)oi__sy_numel(q) * (uint64_t)kk->shape[2];
@@ -2152,7 +2286,12 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
         k->task_rows = 1;
         k->tasks = (int)(in->shape[0] * in->shape[1]);
         break;
-    case OI__SY_K_SOFTMAX: case OI__SY_K_ROPE:
+    case OI__SY_K_SOFTMAX: {
+        int64_t inner, len = oi__sy_softmax_lane(in, pn, &inner);
+        oi__sy_split_rows(k, oi__sy_numel(in) / (len ? len : 1), len);
+        break;
+    }
+    case OI__SY_K_ROPE:
         oi__sy_split_rows(k, oi__sy_numel(in) / (last ? last : 1), last);
         break;
     case OI__SY_K_NORM: {

@@ -22,7 +22,7 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_ELEMENTWISE, /* a chain of elementwise ops over one shape: one loop */
     OI__SY_K_MATMUL,      /* [M, K] x [K, N] (gemm: + bias row, activation), elementwise epilogue fused */
     OI__SY_K_REDUCE,      /* sum/mean over axes                                */
-    OI__SY_K_SOFTMAX,     /* softmax along the last axis                       */
+    OI__SY_K_SOFTMAX,     /* softmax, log_softmax along an axis (Vulkan: softmax, the last) */
     OI__SY_K_ALL_FINITE,  /* is_finite: every element, into one bool           */
     OI__SY_K_COPY,        /* reshape: the same elements, another shape          */
     OI__SY_K_TRANSPOSE,   /* transpose: an index map                            */
@@ -35,8 +35,12 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_ROPE,        /* rope: pairs of the last dim turned by position     */
     OI__SY_K_ARGMAX,      /* argmax_axis along the last axis, i64 indices       */
     OI__SY_K_QMATMUL,     /* matmul_q4, activations "q8": quant.c's int8 block dots */
-    OI__SY_K_ATTN_KV      /* attention over keys whose count is known at run time
+    OI__SY_K_ATTN_KV,     /* attention over keys whose count is known at run time
                              and/or grouped-query heads: plain loops per head */
+    OI__SY_K_MATMUL_ANY,  /* matmul over broadcast batch dims or of any number dtype, gemm
+                             with trans_a/trans_b/alpha/beta or a broadcast C: plain loops */
+    OI__SY_K_CONV_T,      /* conv_transpose2d: each input position's products scattered, conv.c's order */
+    OI__SY_K_TOPK         /* top_k, top_k_indices along an axis: scalar.h's keys and heap, as nn.c */
 } oi__sy_kernel_kind;
 
 /* A conv's window, as kernels/conv.c reads it (1 or 2 spatial dims; a 1-D
@@ -63,6 +67,12 @@ typedef struct oi__sy_rope_geom {
     int64_t n, rot, half, seq_len, seq_div, batch_div, lanes;
     bool inter;
 } oi__sy_rope_geom;
+/* A matmul_any's dot products: batches of m x n results, each over k
+ * products of A's row (elements a_cs apart, rows a_rs) and B's column
+ * (elements b_rs apart, columns b_cs); gemm's trans_a/trans_b swap them. */
+typedef struct oi__sy_mm_geom {
+    int64_t batches, m, n, k, a_rs, a_cs, b_rs, b_cs;
+} oi__sy_mm_geom;
 enum { OI__SY_CONV_SMALL, OI__SY_CONV_SKINNY, OI__SY_CONV_GEMM, OI__SY_CONV_DEPTHWISE };
 
 typedef struct oi__sy_kernel {
@@ -255,9 +265,14 @@ bool oi__sy_slot_stored(const oi__sy_schedule *s, int slot);
 bool oi__sy_matmul_tiles_at_run(const oi__sy_schedule *s, const oi__sy_kernel *k);
 const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind);
 oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn);
+oi__sy_mm_geom oi__sy_mm_geom_of(const oi__slot *a, const oi__slot *b, const oi__slot *out, const oi__pnode *pn);
 /* schedule.c: the elements a layer_norm or rms_norm normalizes together:
  * x's dims from layer_norm's axis on (rms_norm: the last one) */
 int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
+/* schedule.c: the elements a softmax or log_softmax normalizes together
+ * (its axis's length; top_k's axis too), *inner the elements between two
+ * of them */
+int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inner);
 
 /* ---- the elementwise ops the targets emit ---- */
 /* One row per op, so that adding one is a row here (and its scalar form in
@@ -275,61 +290,73 @@ int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
  *           domain, as elementwise.c calls it (libm's; min and max: scalar.h's)
  *   c_fn, glsl_fn  SMATH, MATH, LIBM: the function in C and in GLSL; NULL
  *           where GLSL's differs from C's (the Vulkan target refuses it) */
+/* name, domain, form, the C function (f32 for SMATH and MATH ops), the GLSL
+ * function, the C function on f64 values (libm's double one, as math.c's
+ * oi__math_f64; NULL: f32 only, or LIBM's C function serves both) */
 #define OI__SY_EW_LIST(X) \
-    X(add, NUM, SCALAR, NULL, NULL) \
-    X(sub, NUM, SCALAR, NULL, NULL) \
-    X(mul, NUM, SCALAR, NULL, NULL) \
-    X(neg, NUM, SCALAR, NULL, NULL) \
-    X(eq, NUM, SCALAR, NULL, NULL) \
-    X(ne, NUM, SCALAR, NULL, NULL) \
-    X(lt, NUM, SCALAR, NULL, NULL) \
-    X(le, NUM, SCALAR, NULL, NULL) \
-    X(gt, NUM, SCALAR, NULL, NULL) \
-    X(ge, NUM, SCALAR, NULL, NULL) \
-    X(and, BITS, SCALAR, NULL, NULL) /* bitwise on integers, logical on bool */ \
-    X(or, BITS, SCALAR, NULL, NULL) \
-    X(xor, BITS, SCALAR, NULL, NULL) \
-    X(not, BITS, SCALAR, NULL, NULL) \
-    X(where, PICK, SCALAR, NULL, NULL) /* where(cond, a, b): a and b numbers */ \
-    X(cast, CAST, SCALAR, NULL, NULL) /* render.c: the conversion a store or a load makes */ \
-    X(div, FLOAT, SCALAR, NULL, NULL) \
-    X(recip, FLOAT, SCALAR, NULL, NULL) \
-    X(fma, FLOAT, SCALAR, NULL, NULL) \
-    X(relu, FLOAT, SCALAR, NULL, NULL) \
-    X(fill_nan_like, FLOAT, SCALAR, NULL, NULL) \
-    X(hard_sigmoid, FLOAT, SCALAR, NULL, NULL) \
-    X(hard_swish, FLOAT, SCALAR, NULL, NULL) \
-    X(is_nan, FLOAT, SCALAR, NULL, NULL) \
-    X(sign, FLOAT, SCALAR, NULL, NULL) \
-    X(exp, F32, SMATH, "OI_S_exp_f32", "OI_S_exp_f32") \
-    X(tanh, F32, SMATH, "OI_S_tanh_f32", "OI_S_tanh_f32") \
-    X(sigmoid, F32, SMATH, "OI_S_sigmoid_f32", "OI_S_sigmoid_f32") \
-    X(silu, F32, SMATH, "OI_S_silu_f32", "OI_S_silu_f32") \
-    X(gelu, F32, SMATH, "OI_S_gelu_erf_f32", "OI_S_gelu_erf_f32") /* approximate="tanh": lang.c */ \
-    X(sqrt, F32, MATH, "sqrtf", "sqrt") \
-    X(log, F32, MATH, "logf", "log_f32") \
-    X(erf, F32, MATH, "erff", "erf_f32") \
-    X(pow, F32, MATH, "powf", NULL) /* GLSL's pow: undefined for x < 0 */ \
-    X(clamp, FLOAT, SCALAR, NULL, NULL) /* render.c: OI_S_fmin(OI_S_fmax(x, min), max), as elementwise.c */ \
-    X(abs, FLOAT, LIBM, "fabs", "abs") \
-    X(min, NUM, LIBM, "OI_S_fmin", "oi_fmin") /* a NaN operand is ignored (GLSL's min: undefined); integers: render.c */ \
-    X(max, NUM, LIBM, "OI_S_fmax", "oi_fmax") \
-    X(floor, FLOAT, LIBM, "floor", "floor") \
-    X(ceil, FLOAT, LIBM, "ceil", "ceil") \
-    X(round, FLOAT, LIBM, "round", NULL) /* halves away from zero; GLSL's: either way */ \
-    X(trunc, FLOAT, LIBM, "trunc", "trunc")
+    X(add, NUM, SCALAR, NULL, NULL, NULL) \
+    X(sub, NUM, SCALAR, NULL, NULL, NULL) \
+    X(mul, NUM, SCALAR, NULL, NULL, NULL) \
+    X(neg, NUM, SCALAR, NULL, NULL, NULL) \
+    X(eq, NUM, SCALAR, NULL, NULL, NULL) \
+    X(ne, NUM, SCALAR, NULL, NULL, NULL) \
+    X(lt, NUM, SCALAR, NULL, NULL, NULL) \
+    X(le, NUM, SCALAR, NULL, NULL, NULL) \
+    X(gt, NUM, SCALAR, NULL, NULL, NULL) \
+    X(ge, NUM, SCALAR, NULL, NULL, NULL) \
+    X(and, BITS, SCALAR, NULL, NULL, NULL) /* bitwise on integers, logical on bool */ \
+    X(or, BITS, SCALAR, NULL, NULL, NULL) \
+    X(xor, BITS, SCALAR, NULL, NULL, NULL) \
+    X(not, BITS, SCALAR, NULL, NULL, NULL) \
+    X(where, PICK, SCALAR, NULL, NULL, NULL) /* where(cond, a, b): a and b numbers */ \
+    X(cast, CAST, SCALAR, NULL, NULL, NULL) /* render.c: the conversion a store or a load makes */ \
+    X(div, NUM, SCALAR, NULL, NULL, NULL) /* integers: scalar.h's OI_S_div_int/OI_S_div_uint (render.c) */ \
+    X(floor_div, INT, SCALAR, NULL, NULL, NULL) \
+    X(rem, INT, SCALAR, NULL, NULL, NULL) \
+    X(recip, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(fma, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(relu, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(fill_nan_like, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(hard_sigmoid, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(hard_swish, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(is_nan, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(is_inf, FLOAT, SCALAR, NULL, NULL, NULL) /* the C target only (vulkan_check.c) */ \
+    X(is_neg, SIGNED, SCALAR, NULL, NULL, NULL) /* render.c: signbit (floats, -0.0 too) or < 0, as compare.c; the C target */ \
+    X(fill, ANY, SCALAR, NULL, NULL, NULL) /* render.c: the value, in the dtype as elementwise.c reads it */ \
+    X(sign, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(exp, FLOAT, SMATH, "OI_S_exp_f32", "OI_S_exp_f32", "exp") \
+    X(tanh, FLOAT, SMATH, "OI_S_tanh_f32", "OI_S_tanh_f32", "tanh") \
+    X(sigmoid, F32, SMATH, "OI_S_sigmoid_f32", "OI_S_sigmoid_f32", NULL) \
+    X(silu, F32, SMATH, "OI_S_silu_f32", "OI_S_silu_f32", NULL) \
+    X(gelu, F32, SMATH, "OI_S_gelu_erf_f32", "OI_S_gelu_erf_f32", NULL) /* approximate="tanh": lang.c */ \
+    X(softplus, F32, SMATH, "OI_S_softplus_f32", NULL, NULL) /* C only: libm's log1pf */ \
+    X(sqrt, FLOAT, MATH, "sqrtf", "sqrt", "sqrt") \
+    X(log, FLOAT, MATH, "logf", "log_f32", "log") \
+    X(erf, FLOAT, MATH, "erff", "erf_f32", "erf") \
+    X(pow, FLOAT, MATH, "powf", NULL, "pow") /* GLSL's pow: undefined for x < 0 */ \
+    X(clamp, NUM, SCALAR, NULL, NULL, NULL) /* render.c: OI_S_fmin(OI_S_fmax(x, min), max), as elementwise.c; OI_S_clamp_int */ \
+    X(abs, FLOAT, LIBM, "fabs", "abs", NULL) \
+    X(min, NUM, LIBM, "OI_S_fmin", "oi_fmin", NULL) /* a NaN operand is ignored (GLSL's min: undefined); integers: render.c */ \
+    X(max, NUM, LIBM, "OI_S_fmax", "oi_fmax", NULL) \
+    X(floor, FLOAT, LIBM, "floor", "floor", NULL) \
+    X(ceil, FLOAT, LIBM, "ceil", "ceil", NULL) \
+    X(round, FLOAT, LIBM, "round", NULL, NULL) /* halves away from zero; GLSL's: either way */ \
+    X(trunc, FLOAT, LIBM, "trunc", "trunc", NULL)
 
-/* what an op takes: NUM ints and floats, FLOAT floats, F32 f32 only, BITS ints
- * and bool, PICK a bool and two numbers, CAST a number to a number */
+/* what an op takes: NUM ints and floats, FLOAT floats, F32 f32 only, INT
+ * ints only, SIGNED floats and signed ints, BITS ints and bool, ANY numbers
+ * and bool, PICK a bool and two numbers, CAST a number to a number (f16
+ * computes where f32 does) */
 typedef enum oi__sy_ew_domain {
-    OI__SY_EW_NUM, OI__SY_EW_FLOAT, OI__SY_EW_F32, OI__SY_EW_BITS, OI__SY_EW_PICK, OI__SY_EW_CAST
+    OI__SY_EW_NUM, OI__SY_EW_FLOAT, OI__SY_EW_F32, OI__SY_EW_INT, OI__SY_EW_SIGNED, OI__SY_EW_BITS, OI__SY_EW_ANY,
+    OI__SY_EW_PICK, OI__SY_EW_CAST
 } oi__sy_ew_domain;
 typedef enum oi__sy_ew_form { OI__SY_EW_SCALAR, OI__SY_EW_SMATH, OI__SY_EW_MATH, OI__SY_EW_LIBM } oi__sy_ew_form;
 typedef struct oi__sy_ew_op {
     oi_op op;
     oi__sy_ew_domain domain;
     oi__sy_ew_form form;
-    const char *c_fn, *glsl_fn;
+    const char *c_fn, *glsl_fn, *c_f64_fn;
 } oi__sy_ew_op;
 /* schedule.c: op's row of OI__SY_EW_LIST, NULL if it has none */
 const oi__sy_ew_op *oi__sy_ew_op_of(oi_op op);

@@ -86,10 +86,17 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
         if (st != OI_OK)
             return st;
     }
-    for (int n = 0; n < (int)arrlen(k->nodes); n++)
-        if (oi__sy_lang_c.ew_fn(k->nodes[n]->ir->op, false) && !oi__sy_lang_glsl.ew_fn(k->nodes[n]->ir->op, false))
-            return oi__vk_refuse(k->nodes[n], k->nodes[n]->ir->op == OI_OP_round ? "round (GLSL's rounds a half either way)"
-                                                                               : "pow (GLSL's is undefined for x < 0)");
+    for (int n = 0; n < (int)arrlen(k->nodes); n++) { /* elementwise ops of the C target only */
+        oi_op op = k->nodes[n]->ir->op;
+        if ((!oi__sy_lang_c.ew_fn(op, false) || oi__sy_lang_glsl.ew_fn(op, false)) && op != OI_OP_is_inf &&
+            op != OI_OP_is_neg && op != OI_OP_fill)
+            continue;
+        char why[120];
+        snprintf(why, sizeof why, "%s", op == OI_OP_round ? "round (GLSL's rounds a half either way)"
+                                        : op == OI_OP_pow ? "pow (GLSL's is undefined for x < 0)"
+                                                          : oi__sy_op_name(op));
+        return oi__vk_refuse(k->nodes[n], why);
+    }
     switch (k->kind) {
     case OI__SY_K_ALL_FINITE: break;
     case OI__SY_K_GATHER: {
@@ -98,7 +105,11 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(pn, "gather with indices other than i32 or i64");
         break;
     }
-    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL: break;
+    case OI__SY_K_LAYOUT:
+        if (pn->ir->op == OI_OP_tile || pn->ir->op == OI_OP_expand)
+            return oi__vk_refuse(pn, pn->ir->op == OI_OP_tile ? "tile" : "expand");
+        break;
+    case OI__SY_K_CONV: case OI__SY_K_POOL: break;
     case OI__SY_K_ROPE: break;
     case OI__SY_K_ARGMAX: { /* a workgroup per row of the last axis (oi__vk_argmax) */
         int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
@@ -124,8 +135,27 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
         break;
     }
     case OI__SY_K_REDUCE: /* over any axes (oi__vk_reduce and its strided and max/min forms) */
-    case OI__SY_K_NORM: case OI__SY_K_ELEMENTWISE: case OI__SY_K_SOFTMAX: break;
+        if (pn->ir->op == OI_OP_prod_axis)
+            return oi__vk_refuse(pn, "prod_axis");
+        break;
+    case OI__SY_K_SOFTMAX: { /* a workgroup per row of the last axis (oi__vk_softmax) */
+        int64_t inner;
+        oi__sy_softmax_lane(&s->plan->slots[pn->inputs[0]], pn, &inner);
+        if (pn->ir->op == OI_OP_log_softmax || inner != 1)
+            return oi__vk_refuse(pn, "log_softmax, or softmax along an axis other than the last");
+        break;
+    }
+    case OI__SY_K_NORM:
+        if (pn->ir->op == OI_OP_batch_norm || pn->ir->op == OI_OP_group_norm)
+            return oi__vk_refuse(pn, "batch_norm or group_norm");
+        break;
+    case OI__SY_K_ELEMENTWISE: break;
     case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
+    case OI__SY_K_CONV_T: return oi__vk_refuse(pn, "conv_transpose2d");
+    case OI__SY_K_TOPK: return oi__vk_refuse(pn, "top_k");
+    case OI__SY_K_MATMUL_ANY:
+        return oi__vk_refuse(pn, "a matmul over batch dims, or a gemm with trans_a, trans_b, alpha, beta or a C other "
+                                 "than one row");
     case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
         /* other workgroups still read what an in-place write would change */
         for (int i = 0; i < (int)arrlen(pn->inputs); i++)

@@ -1743,6 +1743,7 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_CONV: oi__vk_conv(b, s, k, wg); break;
     case OI__SY_K_POOL: oi__vk_pool(b, s, k, wg); break;
     case OI__SY_K_LAYOUT: oi__vk_layout(b, s, k, wg); break;
+    case OI__SY_K_MATMUL_ANY: case OI__SY_K_CONV_T: case OI__SY_K_TOPK: break; /* refused (vulkan_check.c) */
     }
 }
 

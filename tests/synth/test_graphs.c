@@ -2,7 +2,10 @@
  * examples (export_example builds each like an example):
  *   int_ops        i8 products that wrap, i32 and u16 sums and differences,
  *                  negation, comparisons of the results, min and max signed
- *                  and unsigned
+ *                  and unsigned; div, floor_div and rem by negative divisors
+ *                  and zeros (a mask), unsigned; clamp of i32, i8 and u16;
+ *                  fill of i32, u16 and bool; tile and expand; is_neg;
+ *                  top_k of i32 with ties
  *   logic_cast     and, or, xor and not on bool (logical) and on i32
  *                  (bitwise), where over f32 and i32 with a bool condition
  *                  and a literal branch, and cast: f32 to i8, u8 and i32 in
@@ -54,6 +57,20 @@
  *                  with rotary_dim, positions i64 [seq] and i32 [batch,
  *                  seq]; argmax_axis and argmin_axis with ties (floored
  *                  values) taken first and last, with keepdims, on i32
+ *   matmul_any     matmuls over broadcast batch dims, of f64, i32 and u8
+ *                  (wrapping); gemms with trans_a, trans_b, alpha, beta and
+ *                  a C broadcast along columns or from one value
+ *   row_ops        f64 exp, log, sqrt, tanh, erf and pow; f64 sums and
+ *                  means over axes, prod_axis of f32 and f64, softmax along
+ *                  the first axis, log_softmax along each; is_inf, softplus
+ *                  and fill of f32 and f64; casts of f32 and f64 to f16
+ *                  (overflow, subnormals) and back; f16 arithmetic, exp,
+ *                  max and a comparison; tile and expand; is_neg of f32
+ *                  (signed zeros) and f64; batch_norm, group_norm in 2
+ *                  groups and in one per channel; top_k (values and
+ *                  indices) along a middle axis and the smallest with NaN
+ *   conv_t         conv_transpose2d in groups with a bias, strides, pads,
+ *                  dilations and output_padding; with auto_pad SAME_UPPER
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
  *                  blocks (one row of x, five rows split into tasks), and
  *                  over a prefix table W(l) in a loop (a decoder's layers);
@@ -76,6 +93,10 @@ OI_GRAPH(int_ops,
   OI_VOLATILE(
     OI_VAR(p, i8[6]) OI_VAR(q, i32[2, 3], @init(7)) OI_VAR(r, u16[2, 3])
     OI_VAR(big, bool[2, 3]) OI_VAR(n, i32[2, 3]) OI_VAR(lo, i32[2, 3]) OI_VAR(hi8, i8[6])
+    OI_VAR(bn, i32[2, 3]) OI_VAR(fd, i32[2, 3]) OI_VAR(rm, i32[2, 3]) OI_VAR(dv, i32[2, 3]) OI_VAR(uq, u16[2, 3])
+    OI_VAR(ur, u16[2, 3]) OI_VAR(cl, i32[2, 3]) OI_VAR(cl8, i8[6]) OI_VAR(clu, u16[3]) OI_VAR(fi, i32[2, 3])
+    OI_VAR(fu, u16[3]) OI_VAR(yes, bool[2, 3]) OI_VAR(tb, i32[4, 9]) OI_VAR(eb, i32[2, 2, 3]) OI_VAR(ec, u16[2, 1, 3])
+    OI_VAR(below, bool[2, 3]) OI_VAR(best, i32[2, 2]) OI_VAR(best_at, i64[2, 2])
   )
   OI_BLOCK(entry,
     OI_OP(mul, s8, s8) OI_TO(p)
@@ -92,6 +113,24 @@ OI_GRAPH(int_ops,
     OI_OP(min, n, b) OI_TO(lo)      /* signed: negative values compare below */
     OI_OP(max, p, s8) OI_TO(hi8)
     OI_OP(max, r, c) OI_TO(r)       /* unsigned: the wrapped differences are large */
+    OI_OP(sub, b, 2) OI_TO(bn)      /* -2..2: negative divisors and zeros */
+    OI_OP(floor_div, n, bn) OI_TO(fd) /* toward -inf; 0 where bn is 0 */
+    OI_OP(rem, n, bn) OI_TO(rm)     /* the sign of n */
+    OI_OP(div, n, bn, div_by_zero_mask=-7) OI_TO(dv)
+    OI_OP(floor_div, r, c) OI_TO(uq) /* unsigned, zeros in c */
+    OI_OP(rem, r, c) OI_TO(ur)
+    OI_OP(clamp, n, min=-5, max=40) OI_TO(cl)
+    OI_OP(clamp, p, min=-3) OI_TO(cl8)
+    OI_OP(clamp, c, min=-1, max=5) OI_TO(clu) /* a negative bound is 0 for unsigned */
+    OI_OP(fill, b, value=-3) OI_TO(fi)
+    OI_OP(fill, c, value=65535) OI_TO(fu)
+    OI_OP(fill, big, value=true) OI_TO(yes)
+    OI_OP(tile, b, repeats=[2, 3]) OI_TO(tb)
+    OI_OP(expand, b, shape=[2, 2, 1]) OI_TO(eb) /* a new middle dim */
+    OI_OP(expand, c, shape=[2, 1, 3]) OI_TO(ec)
+    OI_OP(is_neg, bn) OI_TO(below)
+    OI_OP(top_k, b, k=2) OI_TO(best)       /* ties: the first of equal values first */
+    OI_OP(top_k_indices, b, k=2) OI_TO(best_at)
     OI_RETURN()
   )
 )
@@ -708,6 +747,126 @@ OI_GRAPH(in_place_mm,
     OI_OP(gemm, y, W, b) OI_TO(y)
     OI_OP(add, s, s) OI_TO(t)
     OI_OP(matmul, t, V) OI_TO(t)
+    OI_RETURN()
+  )
+)
+
+/* matmul_any: matmuls over batch dims broadcast against each other (a
+ * 4-D by a 3-D, a 3-D by a shared 2-D B, attention's scores), of f64 and of
+ * integers that wrap (i32 with negatives, u8), and gemms with trans_a,
+ * trans_b, alpha, beta and a C broadcast along columns or from one value. */
+OI_GRAPH(matmul_any,
+  OI_DYNAMIC( OI_VAR(a4, f32[2, 1, 3, 4]) OI_VAR(b3, f32[3, 4, 5]) OI_VAR(w, f32[4, 5]) OI_VAR(q, f32[2, 2, 3, 4])
+              OI_VAR(kt, f32[2, 2, 4, 3]) OI_VAR(d, f64[3, 4]) OI_VAR(dw, f64[4, 2]) OI_VAR(ia, i32[2, 3, 4])
+              OI_VAR(ib, i32[2, 4, 2]) OI_VAR(ua, u8[3, 4]) OI_VAR(ub, u8[4, 2]) OI_VAR(ga, f32[4, 3])
+              OI_VAR(gb, f32[5, 4]) OI_VAR(gc, f32[3, 1]) OI_VAR(one, f32[1]) OI_VAR(gd, f64[4, 3]) )
+  OI_VOLATILE(
+    OI_VAR(p4, f32[2, 3, 3, 5]) OI_VAR(p3, f32[2, 1, 3, 5]) OI_VAR(s, f32[2, 2, 3, 3]) OI_VAR(pd, f64[3, 2])
+    OI_VAR(ineg, i32[2, 3, 4]) OI_VAR(pi, i32[2, 3, 2]) OI_VAR(cube, u8[3, 4]) OI_VAR(pu, u8[3, 2])
+    OI_VAR(g1, f32[3, 5]) OI_VAR(g2, f32[3, 5]) OI_VAR(g3, f64[3, 3])
+  )
+  OI_BLOCK(entry,
+    OI_OP(matmul, a4, b3) OI_TO(p4)         /* [2, 1] x [3] batch dims: [2, 3] */
+    OI_OP(matmul, a4, w) OI_TO(p3)          /* one B for every batch */
+    OI_OP(matmul, q, kt) OI_TO(s)           /* scores per head */
+    OI_OP(matmul, d, dw) OI_TO(pd)
+    OI_OP(sub, ia, 2) OI_TO(ineg)
+    OI_OP(matmul, ineg, ib) OI_TO(pi)
+    OI_OP(mul, ua, ua) OI_TO(cube)
+    OI_OP(mul, cube, ua) OI_TO(cube)        /* up to 64: the sums of 4 wrap at 256 */
+    OI_OP(matmul, cube, ub) OI_TO(pu)
+    OI_OP(gemm, ga, gb, gc, trans_a=true, trans_b=true, alpha=0.5, beta=-2.0) OI_TO(g1)
+    OI_OP(gemm, ga, w, one, trans_a=true, beta=0.25) OI_TO(g2)
+    OI_OP(gemm, gd, gd, trans_a=true, alpha=3.0) OI_TO(g3)
+    OI_RETURN()
+  )
+)
+
+/* row_ops: f64 through libm's double functions (exp, log, sqrt, tanh, erf,
+ * pow) and reductions of f64 (sum over a middle axis, mean over the last,
+ * sum of all), prod_axis of f32 and f64 over the first and the last axes,
+ * softmax along the first axis and log_softmax along each. */
+OI_GRAPH(row_ops,
+  OI_DYNAMIC( OI_VAR(xd, f64[3, 4, 5]) OI_VAR(x, f32[3, 4, 5]) OI_VAR(sc, f32[4]) OI_VAR(bi, f32[4]) OI_VAR(mu, f32[4])
+              OI_VAR(vr, f32[4]) )
+  OI_VOLATILE(
+    OI_VAR(e, f64[3, 4, 5]) OI_VAR(ad, f64[3, 4, 5]) OI_VAR(lg, f64[3, 4, 5]) OI_VAR(sq, f64[3, 4, 5])
+    OI_VAR(th, f64[3, 4, 5]) OI_VAR(ef, f64[3, 4, 5]) OI_VAR(pw, f64[3, 4, 5]) OI_VAR(mid, f64[3, 1, 5])
+    OI_VAR(lse, f64[3, 1, 5]) OI_VAR(avg, f64[3, 4]) OI_VAR(all, f64[1, 1, 1]) OI_VAR(pf, f32[4, 5])
+    OI_VAR(pl, f32[3, 4]) OI_VAR(pd, f64[3, 4]) OI_VAR(sm0, f32[3, 4, 5]) OI_VAR(ls0, f32[3, 4, 5])
+    OI_VAR(ls1, f32[3, 4, 5]) OI_VAR(ls2, f32[3, 4, 5]) OI_VAR(big, f64[3, 4, 5]) OI_VAR(inf, bool[3, 4, 5])
+    OI_VAR(sp, f32[3, 4, 5]) OI_VAR(fl, f32[3, 4, 5]) OI_VAR(fld, f64[3, 4, 5]) OI_VAR(wide, f32[3, 4, 5])
+    OI_VAR(tiny, f64[3, 4, 5]) OI_VAR(h, f16[3, 4, 5]) OI_VAR(hd, f16[3, 4, 5]) OI_VAR(back, f32[3, 4, 5])
+    OI_VAR(backd, f64[3, 4, 5]) OI_VAR(tiled, f32[3, 8, 10]) OI_VAR(spread, f64[2, 3, 4, 5])
+    OI_VAR(hs, f16[3, 4, 5]) OI_VAR(hx, f16[3, 4, 5]) OI_VAR(hm, f16[3, 4, 5]) OI_VAR(hgt, bool[3, 4, 5])
+    OI_VAR(zero, f32[3, 4, 5]) OI_VAR(neg, bool[3, 4, 5]) OI_VAR(negd, bool[3, 4, 5]) OI_VAR(var, f32[4])
+    OI_VAR(bn, f32[3, 4, 5]) OI_VAR(gn, f32[3, 4, 5]) OI_VAR(inorm, f32[3, 4, 5]) OI_VAR(top, f32[3, 2, 5])
+    OI_VAR(top_at, i64[3, 2, 5]) OI_VAR(low, f64[3, 4, 3]) OI_VAR(low_at, i64[3, 4, 3])
+  )
+  OI_BLOCK(entry,
+    OI_OP(exp, xd) OI_TO(e)
+    OI_OP(abs, xd) OI_TO(ad)
+    OI_OP(log, ad) OI_TO(lg)                /* -inf at 0 */
+    OI_OP(sqrt, xd) OI_TO(sq)               /* NaN below 0 */
+    OI_OP(tanh, xd) OI_TO(th)
+    OI_OP(erf, xd) OI_TO(ef)
+    OI_OP(pow, ad, xd) OI_TO(pw)
+    OI_OP(sum_axis, e, axes=[1], keepdims=true) OI_TO(mid)
+    OI_OP(log, mid) OI_TO(lse)              /* log-sum-exp over the middle axis */
+    OI_OP(mean_axis, xd, axes=[2]) OI_TO(avg)
+    OI_OP(sum_axis, xd, axes=[0, 1, 2], keepdims=true) OI_TO(all)
+    OI_OP(prod_axis, x, axes=[0]) OI_TO(pf)
+    OI_OP(prod_axis, x, axes=[-1]) OI_TO(pl)
+    OI_OP(prod_axis, xd, axes=[2]) OI_TO(pd)
+    OI_OP(softmax, x, axis=0) OI_TO(sm0)
+    OI_OP(log_softmax, x, axis=0) OI_TO(ls0)
+    OI_OP(log_softmax, x, axis=1) OI_TO(ls1)
+    OI_OP(log_softmax, x) OI_TO(ls2)
+    OI_OP(mul, xd, 1e308) OI_TO(big)        /* +-inf past 1.797 */
+    OI_OP(is_inf, big) OI_TO(inf)
+    OI_OP(softplus, x) OI_TO(sp)
+    OI_OP(fill, x, value=0.1) OI_TO(fl)     /* rounded to f32 */
+    OI_OP(fill, xd, value=-1.5) OI_TO(fld)
+    OI_OP(mul, x, 40000.0) OI_TO(wide)      /* past 65504 from 1.64: inf as f16 */
+    OI_OP(cast, wide, to=f16) OI_TO(h)
+    OI_OP(cast, h, to=f32) OI_TO(back)
+    OI_OP(mul, xd, 1e-5) OI_TO(tiny)        /* f16 subnormals, rounded twice (to f32, then f16) */
+    OI_OP(cast, tiny, to=f16) OI_TO(hd)
+    OI_OP(cast, hd, to=f64) OI_TO(backd)
+    OI_OP(tile, x, repeats=[1, 2, 2]) OI_TO(tiled)
+    OI_OP(expand, mid, shape=[2, 1, 4, 1]) OI_TO(spread) /* [3, 1, 5] over a new first dim and the middle */
+    OI_OP(cast, x, to=f16) OI_TO(hs)
+    OI_OP(mul, hs, hs) OI_TO(hx)            /* f16 arithmetic: rounded into f16 after each op */
+    OI_OP(add, hx, hd) OI_TO(hx)
+    OI_OP(exp, hx) OI_TO(hx)
+    OI_OP(max, hx, h) OI_TO(hm)
+    OI_OP(gt, hm, hs) OI_TO(hgt)
+    OI_OP(mul, x, -0.0) OI_TO(zero)         /* -0.0 where x > 0: its sign bit counts */
+    OI_OP(is_neg, zero) OI_TO(neg)
+    OI_OP(is_neg, xd) OI_TO(negd)
+    OI_OP(abs, vr) OI_TO(var)
+    OI_OP(batch_norm, x, sc, bi, mu, var, epsilon=0.01) OI_TO(bn)
+    OI_OP(group_norm, x, sc, bi, num_groups=2) OI_TO(gn)
+    OI_OP(group_norm, x, sc, bi, num_groups=4) OI_TO(inorm) /* instance norm */
+    OI_OP(top_k, x, k=2, axis=1) OI_TO(top)
+    OI_OP(top_k_indices, x, k=2, axis=1) OI_TO(top_at)
+    OI_OP(top_k, sq, k=3, largest=false) OI_TO(low)  /* NaN ranks last */
+    OI_OP(top_k_indices, sq, k=3, largest=false) OI_TO(low_at)
+    OI_RETURN()
+  )
+)
+
+/* conv_t: conv_transpose2d in 2 groups with a bias, strides, pads,
+ * dilations and output_padding; one with auto_pad SAME_UPPER; one plain. */
+OI_GRAPH(conv_t,
+  OI_DYNAMIC( OI_VAR(x, f32[2, 4, 3, 3]) OI_VAR(w, f32[4, 3, 3, 2]) OI_VAR(bias, f32[6]) OI_VAR(x1, f32[1, 2, 3, 4])
+              OI_VAR(w1, f32[2, 1, 2, 2]) )
+  OI_VOLATILE( OI_VAR(y, f32[2, 6, 6, 4]) OI_VAR(same, f32[1, 1, 6, 8]) OI_VAR(plain, f32[1, 1, 4, 5]) )
+  OI_BLOCK(entry,
+    OI_OP(conv_transpose2d, x, w, bias, group=2, strides=[2, 1], pads=[1, 0, 1, 1], dilations=[1, 2],
+          output_padding=[1, 0]) OI_TO(y)
+    OI_OP(conv_transpose2d, x1, w1, strides=[2, 2], auto_pad="SAME_UPPER") OI_TO(same)
+    OI_OP(conv_transpose2d, x1, w1) OI_TO(plain)
     OI_RETURN()
   )
 )
