@@ -75,7 +75,8 @@ static bool oi__sy_reserved(const char *name) {
         "cols", "size_t", "int64_t", "uint64_t", "task", "mk", "lo", "hi", "tile", "rb", "c0", "c1", "rows", "kp",
         "vp", "scores", "n_pad", "oi_args", "m_row", "p_row", "q_head", "k_head", "v_head", "o_head", "kp_raw", "vp_raw",
         "q_row", "k_row", "v_row", "rope_at", "rope_p", "rope_t", "rope_c", "rope_s", "q8_x", "q8_d", "q8_s",
-        "q8_dot",
+        "q8_dot", "mean", "sq", "s8", "q8", "d", "v", "scale", "t", "src", "inside", "last", "t0", "t1", "t2", "t3",
+        "r0", "r1", "sp", "threads",
         /* C and C++ keywords */
         "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
         "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",

@@ -20,6 +20,9 @@
  *                  after it: when the other arm runs it must read zeros, not
  *                  the bytes of a temporary that shared its arena space
  *   hard_act       hard_sigmoid and hard_swish, f32 and f64
+ *   local_names    variables named as the locals of the C kernels that use
+ *                  them (layer_norm's sum, mean, d, sq; softmax's, the
+ *                  reductions'): the emitted code renames what would clash
  *   nn_ops         gemm with a bias row and relu (the plain loop), gemm with
  *                  gelu over edge tiles (gemm.c's micro-kernels), layer_norm,
  *                  transpose, reshape into heads, attention, layer_norm over
@@ -305,6 +308,33 @@ OI_GRAPH(hard_act,
     OI_OP(add, w, s) OI_TO(w)
     OI_OP(hard_swish, xd) OI_TO(wd)
     OI_OP(hard_sigmoid, xd) OI_TO(sd)
+    OI_RETURN()
+  )
+)
+
+/* local_names: each kernel's operands named as its own C locals (render.c's
+ * oi__sy_reserved gives such a parameter a '_'): layer_norm (rows summed into
+ * sum and sq, in s8 and q8 lanes, mean, d, inv, the row pointers xr and yr,
+ * the row r of lo .. hi of a task), softmax, the reductions over the last
+ * axes (cols, v, o) and over others (acc, q, at), an elementwise chain (i). */
+OI_GRAPH(local_names,
+  OI_DYNAMIC( OI_VAR(sum, f32[8, 16]) OI_VAR(mean, f32[16]) OI_VAR(d, f32[16]) )
+  OI_VOLATILE(
+    OI_VAR(sq, f32[8, 16]) OI_VAR(s8, f32[8, 16]) OI_VAR(q8, f32[8]) OI_VAR(inv, f32[16]) OI_VAR(xr, f32[8])
+    OI_VAR(yr, f32[16]) OI_VAR(i, f32[8, 16])
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(r, f32[8, 16])
+    OI_ASSIGN(lo, f32[8, 16])
+    OI_OP(layer_norm, sum, mean, d, epsilon=1e-5) OI_TO(sq)
+    OI_OP(softmax, sq) OI_TO(s8)
+    OI_OP(sum_axis, s8, axes=[1]) OI_TO(q8)
+    OI_OP(max_axis, sum, axes=[0]) OI_TO(inv)
+    OI_OP(max_axis, sq, axes=[1]) OI_TO(xr)
+    OI_OP(mean_axis, s8, axes=[0]) OI_TO(yr)
+    OI_OP(mul, sum, sq) OI_TO(r)
+    OI_OP(add, r, s8) OI_TO(lo)
+    OI_OP(layer_norm, lo, inv, yr, epsilon=1e-5) OI_TO(i)
     OI_RETURN()
   )
 )

@@ -455,12 +455,12 @@ static void encoder_k1_task(void *arg, int task) {
 /* k2: matmul, 1 statement
  *   bench_encoder.c:63: op gemm(h,Wv[l],bv[l]) >> v
  */
-static void encoder_k2(int task, const oi_micro *mk, int threads, const float *h, const float *Wv, const float *bv, float *v) {
+static void encoder_k2(int task, const oi_micro *mk, int threads, const float *h, const float *Wv, const float *bv, float *v_) {
     const oi_gemm_split sp = oi_gemm_plan(mk, 128, 384, 384, threads);
     int64_t t0, t1, t2, t3;
     oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);
     const size_t r0 = (size_t)t0, r1 = (size_t)t1, c0 = (size_t)t2, c1 = (size_t)t3;
-    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wv, (int64_t)c0, (int64_t)(c1 - c0), v + r0 * 384 + c0, 384, bv + c0);
+    oi_gemm_packed(mk, h + r0 * 384, 384, (int64_t)(r1 - r0), 384, 384, Wv, (int64_t)c0, (int64_t)(c1 - c0), v_ + r0 * 384 + c0, 384, bv + c0);
 }
 
 typedef struct encoder_k2_args {
@@ -469,12 +469,12 @@ typedef struct encoder_k2_args {
     const float *h;
     const float *Wv;
     const float *bv;
-    float *v;
+    float *v_;
 } encoder_k2_args;
 
 static void encoder_k2_task(void *arg, int task) {
     const encoder_k2_args *a = (const encoder_k2_args *)arg;
-    encoder_k2(task, a->mk, a->threads, a->h, a->Wv, a->bv, a->v);
+    encoder_k2(task, a->mk, a->threads, a->h, a->Wv, a->bv, a->v_);
 }
 
 /* k3: attention, 9 statements
@@ -488,7 +488,7 @@ static void encoder_k2_task(void *arg, int task) {
  *   bench_encoder.c:71: op transpose(ctx,perm=[0,2,1,3]) >> ctx_s
  *   bench_encoder.c:72: op reshape(ctx_s,shape=[-1,384]) >> joined
  */
-static void encoder_k3(int task, const oi_micro *mk, const float *q_, const float *k, const float *v, float *joined) {
+static void encoder_k3(int task, const oi_micro *mk, const float *q_, const float *k, const float *v_, float *joined) {
     const float scale = (float)0.17677669529663687;
     float kp_raw[4096 + 16], vp_raw[4096 + 16], scores_raw[1536 + 16];
     float *kp = oi_align64(kp_raw), *vp = oi_align64(vp_raw), *scores = oi_align64(scores_raw);
@@ -496,7 +496,7 @@ static void encoder_k3(int task, const oi_micro *mk, const float *q_, const floa
         const size_t h = (size_t)task;
         const float *q_head = q_ + h / 12 * 49152 + h % 12 * 32;
         const float *k_head = k + h / 12 * 49152 + h % 12 * 32;
-        const float *v_head = v + h / 12 * 49152 + h % 12 * 32;
+        const float *v_head = v_ + h / 12 * 49152 + h % 12 * 32;
         float *o_head = joined + h / 12 * 49152 + h % 12 * 32;
         if (mk->attn) { /* kernels/nn.c's direct path, as the simulator runs it */
             oi__attn_f32 at;
@@ -544,13 +544,13 @@ typedef struct encoder_k3_args {
     const oi_micro *mk;
     const float *q_;
     const float *k;
-    const float *v;
+    const float *v_;
     float *joined;
 } encoder_k3_args;
 
 static void encoder_k3_task(void *arg, int task) {
     const encoder_k3_args *a = (const encoder_k3_args *)arg;
-    encoder_k3(task, a->mk, a->q_, a->k, a->v, a->joined);
+    encoder_k3(task, a->mk, a->q_, a->k, a->v_, a->joined);
 }
 
 /* k4: matmul, 2 statements

@@ -9,7 +9,7 @@ layout(push_constant) uniform Push { uint oi_mb; uint Wv_at; uint bv_at; } pc; /
 #define h(i) arena[196608u + (i)] /* f32, a temporary */
 #define Wv(i) model[pc.Wv_at - pc.oi_mb + (i)] /* Wv(l): the entry the step pushes */
 #define bv(i) model[pc.bv_at - pc.oi_mb + (i)] /* bv(l): the entry the step pushes */
-#define v(i) arena[344064u + (i)] /* f32, a temporary */
+#define v_(i) arena[344064u + (i)] /* f32, a temporary */
 
 const uint M = 128u, N = 384u, K = 384u;
 #define MM_T 16u /* MM_T x MM_T threads of 2 x 2 results */
@@ -47,7 +47,7 @@ void mm_result(uint r, uint j, float acc_j) {
     /* bench_encoder.c:63: op gemm(h,Wv[l],bv[l]) >> v */
     acc_j = acc_j + bv(j);
     float v0 = acc_j;
-    v(i) = v0;
+    v_(i) = v0;
 }
 
 #include "oi_matmul_tiles.glsl"

@@ -4,11 +4,11 @@
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;
-#define v(i) arena[344064u + (i)] /* f32, a temporary */
+#define v_(i) arena[344064u + (i)] /* f32, a temporary */
 #define vs(i) arena[344064u + (i)] /* f32, a temporary */
 
 void main() {
     for (uint o = gl_GlobalInvocationID.x; o < 49152u; o += gl_NumWorkGroups.x * 256u) {
-        vs(o) = v(o);
+        vs(o) = v_(o);
     }
 }

@@ -6,7 +6,7 @@
 layout(local_size_x = 128) in;
 #define q_(i) arena[245760u + (i)] /* f32, a temporary */
 #define k(i) arena[294912u + (i)] /* f32, a temporary */
-#define v(i) arena[344064u + (i)] /* f32, a temporary */
+#define v_(i) arena[344064u + (i)] /* f32, a temporary */
 #define joined(i) arena[737280u + (i)] /* f32, a temporary */
 
 shared float oi_partial[128];
@@ -69,7 +69,7 @@ void main() {
     const uint G = 4u, d = tid % DV, g = tid / DV;
     float acc = 0.0;
     for (uint t = g; t < T; t += G)
-        acc = OI_S_mac(acc, oi_p[t], v(v_at + t * V_RS + d));
+        acc = OI_S_mac(acc, oi_p[t], v_(v_at + t * V_RS + d));
     oi_partial[tid] = acc;
     barrier();
     if (tid < DV) {

@@ -226,7 +226,7 @@ static void kv_decode_k0(const float *h, const float *Wk, float *k) {
 /* k1: matmul, 1 statement
  *   kv_cache.c:42: op matmul(h,Wv[l]) >> v
  */
-static void kv_decode_k1(const float *h, const float *Wv, float *v) {
+static void kv_decode_k1(const float *h, const float *Wv, float *v_) {
     for (size_t r = 0; r < 1; r++) {
         float acc[4];
         for (size_t j = 0; j < 4; j++)
@@ -240,7 +240,7 @@ static void kv_decode_k1(const float *h, const float *Wv, float *v) {
             const size_t i = r * 4 + j;
             /* kv_cache.c:42: op matmul(h,Wv[l]) >> v */
             double v0 = (double)acc[j];
-            v[i] = acc[j];
+            v_[i] = acc[j];
             (void)v0;
         }
     }
