@@ -337,6 +337,7 @@ const oi__backend oi__blas_backend = {
     "blas", oi__blas_discover, oi__blas_create, oi__blas_destroy, oi__blas_supports_op, oi__blas_run_op,
     NULL, NULL, NULL, NULL, NULL,
     0, /* f32 only: OpenBLAS sgemm reads f32 */
+    NULL,
 };
 
 const oi__blas_stats *oi__blas_get_stats(void *ctx) { return ctx ? &((oi__blas_context *)ctx)->stats : NULL; }

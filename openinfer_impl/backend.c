@@ -69,6 +69,7 @@ static oi_status oi__cpu_run_op(void *ctx, oi_op op, const oi__attr *attrs, size
 const oi__backend oi__cpu_backend = {
     "cpu", oi__cpu_discover, oi__cpu_create, oi__cpu_destroy, oi__cpu_supports_op, oi__cpu_run_op, NULL, NULL, NULL, NULL, NULL,
     (1u << OI_DTYPE_F16) | (1u << OI_DTYPE_BF16), /* the executor widens and narrows around the f32 kernels */
+    NULL,
 };
 
 /* ---- discovery ---- */

@@ -116,8 +116,9 @@ static bool oi__pentry_index(oi__pstate *ps, const oi__tkey *key, int index) {
  * OI__ROW_PREALLOC_BYTES, else it grows geometrically. An entry far past a
  * big row (a sparse write such as A[1 << 40]) is kept as its own tensor
  * (pentry.value) until the row grows over it. Views are lent only
- * where no consumer thread runs (storage refcounts are not atomic) and the
- * backend computes on the host (a device would upload the whole buffer). */
+ * where no consumer thread runs (storage refcounts are not atomic) and
+ * where the backend computes on the host or writes entries into a row on
+ * its device (backend->write_into: the row stays there, uploaded once). */
 #define OI__ROW_PREALLOC_BYTES ((int64_t)64 << 20)
 
 static bool oi__table_rowed(const oi__slot *sl) {
@@ -131,9 +132,16 @@ static size_t oi__entry_nbytes(const oi__slot *sl) {
     return (size_t)oi__entry_numel(sl) * (oi_dtype_bits(sl->dtype) / 8);
 }
 
+/* The device backend that writes table entries into rows on the device,
+ * or NULL (rows are written on the host). */
+static const oi__backend *oi__row_device(const oi__ctx *c) {
+    const oi__backend *be = c->exec->sim->backend;
+    return c->use_backend && be->to_host && be->write_into ? be : NULL;
+}
+
 static bool oi__lend_views(const oi__ctx *c) {
     const oi__plan *p = c->exec->plan;
-    if (c != &c->exec->main || (c->use_backend && c->exec->sim->backend->to_host))
+    if (c != &c->exec->main || (c->use_backend && c->exec->sim->backend->to_host && !oi__row_device(c)))
         return false;
     for (int b = 0; b < (int)arrlen(p->blocks); b++)
         if (p->blocks[b].is_async)
@@ -237,9 +245,9 @@ static oi__prow *oi__row_reserve(oi__ctx *c, const oi__slot *sl, oi__pstate *ps,
     return row;
 }
 
-/* Makes slot pos of the row safe to write: a view lent that sees it gets
- * to keep the old bytes (copy on write); a device mirror is dropped. */
-static oi_status oi__row_writable(oi__prow *row, int64_t pos) {
+/* Makes slot pos of the row safe to change: a view lent that sees it gets
+ * to keep the old bytes (copy on write). */
+static oi_status oi__row_unshare(oi__prow *row, int64_t pos) {
     oi__tensor *buf = row->buf;
     if (buf->storage->refcount == 1) {
         row->lent_lo = row->lent_hi = 0;
@@ -252,7 +260,27 @@ static oi_status oi__row_writable(oi__prow *row, int64_t pos) {
         row->buf = copy;
         row->lent_lo = row->lent_hi = 0;
     }
-    return oi__storage_host_write(row->buf->storage);
+    return OI_OK;
+}
+
+/* oi__row_unshare, for a write on the host: a device copy is dropped. */
+static oi_status oi__row_writable(oi__prow *row, int64_t pos) {
+    oi_status st = oi__row_unshare(row, pos);
+    return st == OI_OK ? oi__storage_host_write(row->buf->storage) : st;
+}
+
+/* A contiguous copy of the slots t views: made on the device when the row
+ * is there (a state entry read each step stays on the device too). */
+static oi__tensor *oi__row_copy(const oi__ctx *c, const oi__tensor *t) {
+    const oi__backend *dev = oi__row_device(c);
+    if (!dev || t->storage->device_owner != dev)
+        return oi__storage_sync_host(t->storage) == OI_OK ? oi__tensor_clone(t) : NULL;
+    oi__tensor *copy = oi__tensor_new(t->dtype, t->ndim, t->shape);
+    if (copy && dev->write_into(c->exec->sim->backend_ctx, copy->storage, 0, t) != OI_OK) {
+        oi__tensor_free(copy);
+        return NULL;
+    }
+    return copy;
 }
 
 /* Slots [lo, hi) of a row ([hi - lo] ++ entry shape when keep, else the
@@ -272,7 +300,7 @@ static oi__tensor *oi__row_read(const oi__ctx *c, const oi__slot *sl, oi__prow *
     oi__contiguous_strides(nd, t->shape, t->strides);
     t->offset = lo * oi__entry_numel(sl);
     if (!keep || !oi__lend_views(c)) {
-        oi__tensor *copy = oi__storage_sync_host(t->storage) == OI_OK ? oi__tensor_clone(t) : NULL;
+        oi__tensor *copy = oi__row_copy(c, t);
         oi__tensor_free(t);
         return copy;
     }
@@ -579,10 +607,30 @@ static oi__tensor *oi__cache_get(oi__ctx *c, const oi__pnode *pn) {
     return oi__tensor_clone(en->value);
 }
 
+/* Whether value goes into the row on the device: either is there already
+ * (the value computed there, or the row read by a device op), and the
+ * value is contiguous and apart from the row. */
+static bool oi__row_write_on_device(const oi__backend *dev, const oi__prow *row, const oi__tensor *value) {
+    const oi__storage *v = value->storage, *r = row->buf->storage;
+    return dev && oi__tensor_is_contiguous(value) && v != r &&
+           ((v->device_owner == dev && v->host_stale) || r->device_owner == dev);
+}
+
 /* Writes value (the entry's dtype and shape) into its row's slot. */
-static oi_status oi__row_write(const oi__slot *sl, oi__pstate *ps, const oi__tkey *key, const oi__tensor *value) {
+static oi_status oi__row_write(oi__ctx *c, const oi__slot *sl, oi__pstate *ps, const oi__tkey *key, const oi__tensor *value) {
     oi__prow *row = oi__row_find(ps, sl, key);
     int64_t pos = key->k[sl->n_keys - 1];
+    const oi__backend *dev = oi__row_device(c);
+    if (oi__row_write_on_device(dev, row, value)) {
+        oi_status st = oi__row_unshare(row, pos);
+        if (st == OI_OK && value->storage != row->buf->storage)
+            return dev->write_into(c->exec->sim->backend_ctx, row->buf->storage, (uint64_t)pos * oi__entry_nbytes(sl), value);
+        if (st != OI_OK)
+            return st;
+    }
+    oi_status synced = oi__storage_sync_host(value->storage);
+    if (synced != OI_OK)
+        return synced;
     oi__tensor *holder = oi__tensor_share(value); /* value may view this row: keep its bytes */
     oi__tensor *packed = holder && !oi__tensor_is_contiguous(value) ? oi__tensor_clone(value) : NULL;
     oi_status st = !holder || (!packed && !oi__tensor_is_contiguous(value)) ? OI_ERROR_OUT_OF_MEMORY : OI_OK;
@@ -627,7 +675,9 @@ static oi_status oi__cache_put(oi__ctx *c, const oi__pnode *pn, const oi__tensor
                            oi_dtype_name(want_dtype), want_text, oi_dtype_name(value->dtype), have_text);
     }
     if (!en->value)
-        return oi__row_write(sl, a.ps, &a.key, value);
+        return oi__row_write(c, sl, a.ps, &a.key, value);
+    if ((st = oi__storage_sync_host(value->storage)) != OI_OK)
+        return st;
     oi__tensor *copy = oi__tensor_clone(value);
     if (!copy)
         return OI_ERROR_OUT_OF_MEMORY;
@@ -769,10 +819,12 @@ static oi_status oi__exec_cache(oi__ctx *c, const oi__pnode *pn) {
     const oi__tensor *src = NULL;
     oi__tensor *widened = NULL; /* an f16/bf16 activation written to an f32 cache */
     if (n->kind == OI__NODE_CACHE_WRITE) {
-        src = oi__value(c, pn->out);
-        if (!src || oi__storage_sync_host(src->storage) != OI_OK)
+        src = oi__value(c, pn->out); /* brought to the host by the write where it must be */
+        if (!src)
             return oi__node_error(pn, OI_ERROR_RUNTIME);
         oi_dtype logical = oi__logical_dtype(c->exec, pn->out, src);
+        if (logical != src->dtype && oi__storage_sync_host(src->storage) != OI_OK)
+            return oi__node_error(pn, OI_ERROR_RUNTIME);
         if (logical != src->dtype && !(src = widened = oi__converted(c, src, logical)))
             return oi__node_error(pn, OI_ERROR_OUT_OF_MEMORY);
     }

@@ -567,6 +567,11 @@ typedef struct oi__backend {
     /* The activation storage dtypes (simulator precision) it runs besides
      * f32, as 1u << dtype bits; 0: f32 only (exec_precision.c). */
     unsigned precisions;
+    /* Optional (NULL: tables are written on the host): copies the bytes of
+     * contiguous `src` into `dst` at byte `at` on the device, which then
+     * holds dst's newer bytes; a persistent table's rows then stay on the
+     * device and a slice read of one is a view (exec_tables.c). */
+    oi_status (*write_into)(void *ctx, oi__storage *dst, uint64_t at, const oi__tensor *src);
 } oi__backend;
 
 extern const oi__backend oi__cpu_backend;

@@ -55,7 +55,7 @@ static void fake_release(void *ctx, oi__storage *s) {
 }
 
 static const oi__backend fake_backend = {
-    "fake", fake_discover, fake_create, fake_destroy, fake_supports, fake_run, fake_to_host, fake_release, NULL, NULL, NULL, 0,
+    "fake", fake_discover, fake_create, fake_destroy, fake_supports, fake_run, fake_to_host, fake_release, NULL, NULL, NULL, 0, NULL,
 };
 
 OI_GRAPH(g_mixed,

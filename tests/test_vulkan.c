@@ -17,6 +17,7 @@
  *   f32 1e-7 (matmul 5e-4); f16 1e-6; bf16 1e-5 (one rounding step of an
  *   f32 result computed in another order); f64 1e-24. */
 #include "../openinfer_impl/internal.h"
+#include "../openinfer_impl/simulator.h" /* the simulator's backend context (its counters) */
 #include "check.h"
 
 #include <dlfcn.h>
@@ -1044,6 +1045,16 @@ static void test_early_submission(void) {
     oi__tensor_free(ref_b);
 }
 
+/* A model with no tensors (the graphs below need none), from memory
+ * (*bytes: the file's bytes, freed by the caller after the model). */
+static oi_model *empty_model(uint8_t **bytes) {
+    oi_writer *w = oi_writer_new();
+    size_t size = 0;
+    CHECK_OK(oi_writer_to_memory(w, 2, bytes, &size));
+    oi_writer_free(w);
+    return *bytes ? oi_model_open_memory(*bytes, size) : NULL;
+}
+
 /* ---- the trace: ops that ran on the GPU carry their GPU time ---- */
 OI_GRAPH(g_traced,
   OI_DYNAMIC( OI_VAR(x, f32[32, 32]) )
@@ -1056,12 +1067,8 @@ OI_GRAPH(g_traced,
 )
 
 static void test_trace_gpu_time(void) {
-    oi_writer *w = oi_writer_new();
     uint8_t *bytes = NULL;
-    size_t size = 0;
-    CHECK_OK(oi_writer_to_memory(w, 2, &bytes, &size));
-    oi_writer_free(w);
-    oi_model *m = oi_model_open_memory(bytes, size);
+    oi_model *m = empty_model(&bytes);
     oi_simulator_desc d;
     memset(&d, 0, sizeof d);
     d.device = OI_DEVICE_VULKAN;
@@ -1090,6 +1097,81 @@ static void test_trace_gpu_time(void) {
     }
     oi_executor_free(e);
     oi_simulator_free(s);
+    oi_model_close(m);
+    oi_free(bytes);
+}
+
+/* ---- tables on the device: rows written there, a slice read is a view ---- */
+OI_GRAPH(g_table_rows,
+  OI_DYNAMIC( OI_VAR(x, f32[4]) )
+  OI_PERSISTENT(
+    OI_VAR(n, i32, @init(0))
+    OI_VAR(K(t), f32[4], @table, @fixed(t=64))
+  )
+  OI_BLOCK(entry,
+    OI_ASSIGN(h, f32[4])
+    OI_ASSIGN(keys, f32[?, 4])
+    OI_ASSIGN(last, f32[4])
+    OI_ASSIGN(total, f32[4])
+    OI_OP(add, x, x) OI_TO(h)              /* made on the device */
+    OI_CACHE_WRITE(h, K[n])
+    OI_CACHE_READ(K[0..n+1], keys)         /* every position so far: a view */
+    OI_CACHE_READ(K[n], last)              /* one entry: a copy */
+    OI_CACHE_INCREMENT(n)
+    OI_OP(sum_axis, keys, axes=[0]) OI_TO(total)
+    OI_RETURN()
+  )
+)
+
+static void test_table_rows(void) {
+    uint8_t *bytes = NULL;
+    oi_model *m = empty_model(&bytes);
+    oi_simulator *sim = m ? oi_simulator_new(m, OI_DEVICE_VULKAN) : NULL;
+    oi_executor *e = sim ? oi_simulator_make_executor(sim, g_table_rows()) : NULL;
+    CHECK_MSG(e != NULL, "table rows executor: %s", oi_last_error());
+    const oi__vulkan_stats *st = sim ? oi__vulkan_get_stats(sim->backend_ctx) : NULL;
+    enum { STEPS = 40, SETTLED = 4 };
+    uint64_t up_bytes = 0, downs = 0;
+    const void *row_bytes = NULL;
+    for (int step = 0; e && st && step < STEPS; step++) {
+        if (step == SETTLED) {
+            up_bytes = st->upload_bytes;
+            downs = st->downloads;
+        }
+        float x[4] = {(float)step, 1.0f, -0.5f * (float)step, 0.25f};
+        CHECK_OK(OI_TRY_INSERT(e, x, x, 4));
+        CHECK_OK(oi_executor_run_step(e));
+        const oi__tensor *keys = oi__executor_peek(e, "keys");
+        CHECK(keys && keys->ndim == 2 && keys->shape[0] == step + 1 && keys->offset == 0);
+        if (keys && step == SETTLED)
+            row_bytes = keys->storage;
+        if (keys && step > SETTLED) /* the write past the last view went in place */
+            CHECK_MSG(keys->storage == row_bytes, "step %d: the row was copied", step);
+    }
+    if (e && st) {
+        /* after the first steps a step uploads x (16 bytes) and downloads
+         * nothing: the row is written and read where it lives */
+        uint64_t per_step = (st->upload_bytes - up_bytes) / (STEPS - SETTLED);
+        CHECK_MSG(per_step <= 64, "%llu bytes uploaded a step: the table's row goes up each step",
+                  (unsigned long long)per_step);
+        CHECK_MSG(st->downloads == downs, "%llu downloads in %d steps", (unsigned long long)(st->downloads - downs),
+                  STEPS - SETTLED);
+        /* K[t] = 2 x_t: total = sum_t 2 [t, 1, -t/2, 1/4] over t < 40 = [1560, 80, -780, 20]; last = 2 x_39 */
+        float total[4] = {1560.0f, 80.0f, -780.0f, 20.0f}, last[4] = {78.0f, 2.0f, -39.0f, 0.5f};
+        oi_tensor_view v;
+        CHECK_OK(oi_executor_fetch(e, "total", OI_DTYPE_F32, &v));
+        for (int i = 0; i < 4 && v.len == 4; i++)
+            CHECK_NEAR(((const float *)v.data)[i], total[i], 1e-3);
+        CHECK_OK(oi_executor_fetch(e, "last", OI_DTYPE_F32, &v));
+        for (int i = 0; i < 4 && v.len == 4; i++)
+            CHECK_NEAR(((const float *)v.data)[i], last[i], 0);
+        CHECK_OK(oi_executor_fetch(e, "K", OI_DTYPE_F32, &v)); /* the whole table comes back from the device */
+        CHECK_EQ_INT(v.len, 4 * STEPS);
+        for (int t = 0; t < STEPS && v.len == 4 * STEPS; t++)
+            CHECK_NEAR(((const float *)v.data)[4 * t + 2], -(float)t, 0);
+    }
+    oi_executor_free(e);
+    oi_simulator_free(sim);
     oi_model_close(m);
     oi_free(bytes);
 }
@@ -1411,6 +1493,7 @@ static const vulkan_suite vulkan_suites[] = {
     {"early_submission", test_early_submission},
     {"interop", test_interop},
     {"trace_gpu_time", test_trace_gpu_time},
+    {"table_rows", test_table_rows},
 };
 enum { N_VULKAN_SUITES = sizeof vulkan_suites / sizeof vulkan_suites[0] };
 

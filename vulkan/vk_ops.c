@@ -1242,3 +1242,27 @@ static oi_status oi__vk_run_op(void *opaque, oi_op op, const oi__attr *attrs, si
         out->storage->host_stale = true;
     return s == OI_OK ? oi__vk_submit_early(ctx) : s;
 }
+
+/* backend->write_into: a table entry written into its row on the device
+ * (the value where the op that made it left it; the row uploaded once), so
+ * the row never comes back to the host between steps. */
+static oi_status oi__vk_write_into(oi__vk_context *ctx, oi__storage *dst, uint64_t at, const oi__tensor *src) {
+    if (ctx->lost)
+        return oi__fail(OI_ERROR_RUNTIME, "vulkan: the device was lost; create a new simulator");
+    size_t esize = oi_dtype_bits(src->dtype) / 8;
+    uint64_t nbytes = (uint64_t)oi__shape_numel(src->ndim, src->shape) * esize;
+    if (!oi__tensor_is_contiguous(src) || src->storage == dst || at + nbytes > dst->nbytes)
+        return oi__fail(OI_ERROR_INVALID_ARGUMENT, "vulkan: a table write needs a contiguous value apart from its row");
+    if (nbytes == 0)
+        return OI_OK;
+    oi__vk_buffer *from = NULL, *to = NULL;
+    oi_status s = oi__vk_resident(ctx, src->storage, true, &from);
+    if (s == OI_OK)
+        s = oi__vk_resident(ctx, dst, true, &to);
+    if (s == OI_OK)
+        s = oi__vk_record_copy(ctx, from, (VkDeviceSize)src->offset * esize, to, at, nbytes);
+    if (s != OI_OK)
+        return s;
+    dst->host_stale = true;
+    return oi__vk_submit_early(ctx);
+}

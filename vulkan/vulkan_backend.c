@@ -179,10 +179,19 @@ static oi_status oi__vk_locked_flush(void *opaque) {
     return s;
 }
 
+static oi_status oi__vk_locked_write_into(void *opaque, oi__storage *dst, uint64_t at, const oi__tensor *src) {
+    oi__vk_context *ctx = (oi__vk_context *)opaque;
+    pthread_mutex_lock(&ctx->lock);
+    oi_status s = oi__vk_write_into(ctx, dst, at, src);
+    pthread_mutex_unlock(&ctx->lock);
+    return s;
+}
+
 const oi__backend oi__vulkan_backend = {
     "vulkan", oi__vk_discover, oi__vk_create, oi__vk_destroy, oi__vk_supports_op, oi__vk_locked_run_op,
     oi__vk_locked_to_host, oi__vk_locked_release, oi__vk_locked_flush, oi__vulkan_next_seq, oi__vulkan_take_times,
     (1u << OI_DTYPE_F16) | (1u << OI_DTYPE_BF16), /* the shaders read and write 16-bit words of f32 arithmetic */
+    oi__vk_locked_write_into,
 };
 
 /* ---- internal getters (tests, traces) ---- */
