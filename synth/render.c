@@ -430,6 +430,20 @@ static void oi__sy_int_param(oi__buf *b, int64_t v, bool is_signed) {
         oi__buf_printf(b, "(int64_t)%lld", (long long)v);
 }
 
+/* half.h's conversions of f16 and bf16 bits (the C target), as dtype.c's
+ * loads and stores: a call's opening and closing around the bits when
+ * decoding (f16's NaN made quiet), and the function rounding an f32 to
+ * nearest even into them. */
+typedef struct oi__sy_half_fns {
+    const char *decode, *decode_end, *encode;
+} oi__sy_half_fns;
+
+static const oi__sy_half_fns *oi__sy_half_fns_of(oi_dtype t) {
+    static const oi__sy_half_fns f16 = {"oi__f16_to_f32(", ", OI__HALF_NAN_QUIET)", "oi__f32_to_f16"};
+    static const oi__sy_half_fns bf16 = {"oi__bf16_to_f32(", ")", "oi__f32_to_bf16"};
+    return t == OI_DTYPE_F16 ? &f16 : t == OI_DTYPE_BF16 ? &bf16 : NULL;
+}
+
 static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
                            int n, int i, const char *index) {
     int slot = k->nodes[n]->inputs[i];
@@ -445,18 +459,20 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
             oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
             return;
         }
-    bool half = sl->dtype == OI_DTYPE_F16; /* its bits: half.h's decoding (the C target) */
-    const char *cast = half ? "(double)oi__f16_to_f32(" : oi__dtype_is_float(sl->dtype) ? lang->load_float
+    const oi__sy_half_fns *half = oi__sy_half_fns_of(sl->dtype); /* its bits, decoded (the C target) */
+    const char *cast = half ? "(double)" : oi__dtype_is_float(sl->dtype) ? lang->load_float
                        : sl->dtype == OI_DTYPE_BOOL && lang->functional_cast ? "" /* GLSL: a uint already */
                        : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
                        : wide || !oi__dtype_is_signed(sl->dtype) ? "(uint64_t)" : "(int64_t)";
     oi__buf_puts(b, cast);
+    if (half)
+        oi__buf_puts(b, half->decode);
     oi__sy_param_name(b, sl);
     oi__buf_puts(b, lang->index_open);
     oi__sy_broadcast_index(b, sl, oi__sy_slot_of(s, k->nodes[0]->out), index);
     oi__buf_puts(b, lang->index_close);
     if (half)
-        oi__buf_puts(b, ", OI__HALF_NAN_QUIET)");
+        oi__buf_puts(b, half->decode_end);
 }
 
 /* A slice or split in an elementwise kernel (schedule.c's view loads): its
@@ -764,9 +780,10 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         break;
     }
     }
-    if (out->dtype == OI_DTYPE_F16) { /* to f32, then to f16 as dtype.c's store: held as the f16 value */
+    const oi__sy_half_fns *half = oi__sy_half_fns_of(out->dtype);
+    if (half) { /* to f32, then to f16 or bf16 as dtype.c's store: held as that value */
         oi__sy_indent(o, depth);
-        oi__buf_printf(o, "v%d = (double)oi__f16_to_f32(oi__f32_to_f16((float)v%d), OI__HALF_NAN_QUIET);\n", n, n);
+        oi__buf_printf(o, "v%d = (double)%s%s((float)v%d)%s;\n", n, half->decode, half->encode, n, half->decode_end);
     }
     /* the store: the last write of a stored variable in this kernel */
     if (!oi__sy_slot_stored(s, pn->out))
@@ -778,8 +795,8 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__sy_param_name(o, out);
     if (lang->functional_cast)
         oi__buf_printf(o, "%s%s%s = %s(v%d);\n", lang->index_open, index, lang->index_close, lang->type_of(out->dtype), n);
-    else if (out->dtype == OI_DTYPE_F16) /* an f16 value's bits (exact: it holds an f16 value) */
-        oi__buf_printf(o, "[%s] = oi__f32_to_f16((float)v%d);\n", index, n);
+    else if (half) /* an f16 or bf16 value's bits (exact: it holds such a value) */
+        oi__buf_printf(o, "[%s] = %s((float)v%d);\n", index, half->encode, n);
     else
         oi__buf_printf(o, "[%s] = (%s)v%d;\n", index, lang->type_of(out->dtype), n);
 }

@@ -58,9 +58,10 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype o
     case OI__SY_EW_BITS: return oi__sy_int(in0) || in0 == OI_DTYPE_BOOL;
     case OI__SY_EW_ANY: return oi__sy_number(in0) || in0 == OI_DTYPE_BOOL;
     case OI__SY_EW_PICK: return in0 == OI_DTYPE_BOOL && oi__sy_number(in1);
-    case OI__SY_EW_CAST: /* f16 (its bits) into f32 or f64 and back, through half.h (render.c) */
-        return (oi__sy_number(in0) && oi__sy_number(out)) || (in0 == OI_DTYPE_F16 && oi__sy_float(out)) ||
-               (oi__sy_float(in0) && out == OI_DTYPE_F16);
+    case OI__SY_EW_CAST: /* f16 and bf16 (their bits) into f32, f64 or each other and back, through half.h
+                          * (render.c); not into themselves: the simulator copies those bits, NaN payloads too */
+        return (oi__sy_number(in0) && oi__sy_number(out)) ||
+               ((oi__sy_float(in0) || oi__sy_is_half(in0)) && (oi__sy_float(out) || oi__sy_is_half(out)) && in0 != out);
     }
     return false;
 }
@@ -625,7 +626,7 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
     if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL && k->kind != OI__SY_K_CONV)
         return false;
     const oi__slot *shape = oi__sy_kernel_shape(s, k), *out = oi__sy_slot(s, pn->out);
-    if (!oi__sy_same_shape(shape, out) || (!oi__sy_float(out->dtype) && out->dtype != OI_DTYPE_F16))
+    if (!oi__sy_same_shape(shape, out) || (!oi__sy_float(out->dtype) && !oi__sy_is_half(out->dtype)))
         return false;
     /* a view load reads its input at other elements: not one the kernel writes */
     if (oi__sy_view_load(s, pn) && oi__sy_written_in(k, pn->inputs[0]))
@@ -1428,10 +1429,11 @@ static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
         if (sl->model_meta)
             return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
                                "the C target cannot synthesize this yet: %s links a metadata entry", sl->name);
-        /* f16 is stored as its bits (lang.c): only copies move it (gather,
-         * reshape, transpose, transfers, cache reads and writes); every op
-         * that computes refuses it (oi__sy_classify) */
-        if (sl->dtype == OI_DTYPE_BF16 || oi__dtype_is_packed(sl->dtype) || sl->dtype == OI_DTYPE_F8 ||
+        /* f16 and bf16 are stored as their bits (lang.c): copies move them
+         * (gather, reshape, transpose, transfers, cache reads and writes),
+         * casts and f16's elementwise ops decode them; every other op that
+         * computes refuses them (oi__sy_classify) */
+        if (oi__dtype_is_packed(sl->dtype) || sl->dtype == OI_DTYPE_F8 ||
             sl->dtype == OI_DTYPE_BITSET)
             return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
                                "the C target cannot synthesize this yet: %s is %s", sl->name, oi_dtype_name(sl->dtype));

@@ -244,6 +244,11 @@ static inline const char *oi__sy_op_name(oi_op op) {
     return name ? name : "?";
 }
 
+/* f16 and bf16 on the C target: stored as their bits (uint16_t), decoded
+ * by half.h's conversions where a kernel reads them and rounded by them
+ * where it writes them, as the simulator's loads and stores do. */
+static inline bool oi__sy_is_half(oi_dtype t) { return t == OI_DTYPE_F16 || t == OI_DTYPE_BF16; }
+
 /* unroll.c: loops over prefix-table entries whose shapes differ (W(n):
  * f32[E(n), ...]) become one copy of their body per iteration, in the plan
  * that oi_synthesize built, before the schedule reads it. */
