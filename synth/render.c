@@ -2671,8 +2671,64 @@ static void oi__sy_render_conv_epilogue(oi__buf *b, const oi__sy_schedule *s, co
     oi__buf_puts(b, "    }\n");
 }
 
+/* An f64 conv (OI__SY_CONV_WIDE) as conv.c runs it: each output from 0.0
+ * by OI_S_mac over its patch in im2col's order (input channel, kernel row,
+ * kernel column; the padding's entries 0.0), as gemm.c's f64 loops add
+ * them, then + the bias, then relu. Never fused: its result is stored. */
+static void oi__sy_render_conv_wide(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                    const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const oi__slot *y = oi__sy_slot_of(s, pn->out);
+    const char *it = lang->index_type, *act = oi__sy_activation(pn);
+    long long out_sp = (long long)(g->out_h * g->out_w), k_sp = (long long)(g->k_h * g->k_w), cg = (long long)g->cg;
+    if (oi__sy_slot_stored(s, pn->out)) {
+        oi__buf_puts(b, "    double *oi_y = ");
+        oi__sy_param_name(b, y);
+        oi__buf_puts(b, ";\n");
+    } else {
+        oi__buf_printf(b, "    double oi_y[%lld];\n", (long long)oi__shape_numel(y->ndim, y->shape));
+    }
+    oi__buf_printf(b, "    for (%s oi_n = 0; oi_n < %lld; oi_n++)\n", it, (long long)g->batch);
+    oi__buf_printf(b, "        for (%s oi_c = 0; oi_c < %lld; oi_c++) { /* output channel: group oi_c / %lld */\n", it,
+                   (long long)g->out_c, (long long)g->mg);
+    oi__buf_printf(b, "            const %s oi_g = oi_c / %lld;\n", it, (long long)g->mg);
+    oi__buf_printf(b, "            for (%s oi_q = 0; oi_q < %lld; oi_q++) {\n", it, out_sp);
+    oi__buf_printf(b, "                const int64_t oi_oy = (int64_t)(oi_q / %lld), oi_ox = (int64_t)(oi_q %% %lld);\n",
+                   (long long)g->out_w, (long long)g->out_w);
+    oi__buf_printf(b, "                double oi_acc = 0.0;\n                for (%s oi_i = 0; oi_i < %lld; oi_i++)\n", it, cg);
+    oi__buf_printf(b, "                    for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
+    oi__buf_printf(b, "                        const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h,
+                   (long long)g->p_h, (long long)g->d_h);
+    oi__buf_printf(b, "                        for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
+    oi__buf_printf(b, "                            const int64_t oi_ix = oi_ox * %lld - %lld + oi_kx * %lld;\n",
+                   (long long)g->s_w, (long long)g->p_w, (long long)g->d_w);
+    oi__buf_puts(b, "                            oi_acc = OI_S_mac(oi_acc, ");
+    oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));
+    oi__buf_printf(b, "[(oi_c * %lld + oi_i) * %lld + (size_t)(oi_ky * %lld + oi_kx)],\n", cg, k_sp, (long long)g->k_w);
+    oi__buf_printf(b, "                                oi_iy < 0 || oi_iy >= %lld || oi_ix < 0 || oi_ix >= %lld ? 0.0 : ",
+                   (long long)g->in_h, (long long)g->in_w);
+    oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[0]));
+    oi__buf_printf(b, "[(oi_n * %lld + oi_g * %lld + oi_i) * %lld + (size_t)(oi_iy * %lld + oi_ix)]);\n",
+                   (long long)g->in_c, cg, (long long)(g->in_h * g->in_w), (long long)g->in_w);
+    oi__buf_puts(b, "                        }\n                    }\n");
+    if (arrlen(pn->inputs) > 2) {
+        oi__buf_puts(b, "                oi_acc += ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_puts(b, "[oi_c];\n");
+    }
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_puts(b, "                oi_acc = oi_acc < 0.0 ? 0.0 : oi_acc;\n");
+    oi__buf_printf(b, "                oi_y[(oi_n * %lld + oi_c) * %lld + oi_q] = oi_acc;\n            }\n        }\n",
+                   (long long)g->out_c, out_sp);
+}
+
 static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
+    if (k->conv.path == OI__SY_CONV_WIDE) {
+        oi__sy_render_conv_wide(b, s, lang, k);
+        return;
+    }
     const oi__sy_conv_geom *g = &k->conv;
     const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *w = oi__sy_slot_of(s, pn->inputs[1]);
     const oi__slot *y = oi__sy_slot_of(s, pn->out);

@@ -334,13 +334,14 @@ static oi_status oi__sy_conv_window(const oi__sy_schedule *s, const oi__pnode *p
     return oi__op_conv_window(pn->ir->op, pn->attrs, arrlenu(pn->attrs), in, (size_t)n_in, w);
 }
 
-/* conv1d/conv2d in f32 with shapes known at synthesis time, activation
- * none or relu. */
+/* conv1d/conv2d in f32 or f64 with shapes known at synthesis time,
+ * activation none or relu. */
 static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     const char *act = oi__sy_param_s(pn, "activation");
+    oi_dtype t = oi__sy_slot(s, pn->out)->dtype;
     for (int i = 0; i < (int)arrlen(pn->inputs); i++)
-        if (oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32 || pn->inputs[i] == pn->out)
-            return oi__sy_unsupported(pn, "a convolution on a dtype other than f32, or writing one of its inputs");
+        if (oi__sy_slot(s, pn->inputs[i])->dtype != t || !oi__sy_float(t) || pn->inputs[i] == pn->out)
+            return oi__sy_unsupported(pn, "a convolution on a dtype other than f32 or f64, or writing one of its inputs");
     if (oi__sy_any_dynamic(s, pn))
         return oi__sy_unsupported(pn, "a convolution over a shape known at run time only");
     if (act && strcmp(act, "none") != 0 && strcmp(act, "relu") != 0)
@@ -541,7 +542,7 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     if (op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
         op == OI_OP_concat || op == OI_OP_tile || op == OI_OP_expand)
         return oi__sy_classify_layout(s, pn, kind);
-    if ((op == OI_OP_conv1d || op == OI_OP_conv2d) && in0->dtype == OI_DTYPE_F32)
+    if ((op == OI_OP_conv1d || op == OI_OP_conv2d) && oi__sy_float(in0->dtype))
         return oi__sy_classify_conv(s, pn, kind);
     if (op == OI_OP_conv_transpose2d)
         return oi__sy_classify_conv_t(s, pn, kind);
@@ -623,7 +624,8 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
     /* a shape known at run time only: one statement per kernel */
     if (oi__sy_any_dynamic(s, pn) || oi__sy_any_dynamic(s, k->nodes[0]))
         return false;
-    if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL && k->kind != OI__SY_K_CONV)
+    if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL &&
+        (k->kind != OI__SY_K_CONV || k->conv.path == OI__SY_CONV_WIDE)) /* an f64 conv stores its result alone */
         return false;
     const oi__slot *shape = oi__sy_kernel_shape(s, k), *out = oi__sy_slot(s, pn->out);
     if (!oi__sy_same_shape(shape, out) || (!oi__sy_float(out->dtype) && !oi__sy_is_half(out->dtype)))
@@ -754,7 +756,8 @@ static void oi__sy_plan_conv(const oi__sy_schedule *s, const oi__pnode *pn, oi__
     g->pe_h = two ? w.pad_e[0] : 0, g->pe_w = w.pad_e[w.s - 1];
     g->rows = g->cg * g->k_h * g->k_w;
     int64_t out_sp = g->out_h * g->out_w;
-    g->path = g->group == g->in_c && g->group > 1 ? OI__SY_CONV_DEPTHWISE /* conv.c's oi__conv_is_depthwise */
+    g->path = oi__sy_slot(s, pn->out)->dtype == OI_DTYPE_F64 ? OI__SY_CONV_WIDE
+              : g->group == g->in_c && g->group > 1 ? OI__SY_CONV_DEPTHWISE /* conv.c's oi__conv_is_depthwise */
               : g->mg * out_sp * g->rows <= 4096 ? OI__SY_CONV_SMALL
               : out_sp <= 4 && g->mg > out_sp ? OI__SY_CONV_SKINNY : OI__SY_CONV_GEMM;
     /* a block's patches and their packed copy stay on the stack (~256 KB) */
@@ -791,8 +794,8 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
         oi__sy_plan_conv(s, pn, &k); /* the window */
     if (kind == OI__SY_K_CONV) {
         oi__sy_plan_conv(s, pn, &k);
-        k.packed = true; /* oi_gemm.h's dot kernels and micro-kernels */
-        s->packed_gemm = true;
+        k.packed = k.conv.path != OI__SY_CONV_WIDE; /* oi_gemm.h's dot kernels and micro-kernels */
+        s->packed_gemm |= k.packed;
     }
     if (!arrput(k.nodes, pn) || !arrput(s->kernels, k)) {
         arrfree(k.nodes);
