@@ -2571,10 +2571,13 @@ static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__sy_render_avg_pool(b, s, lang, k);
         return;
     }
+    /* i8 and u8 compared as doubles, as conv.c's f64 path (exact) */
+    bool bytes = x->dtype != OI_DTYPE_F32;
+    const char *acc = bytes ? "double" : "float";
     oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++)\n", it, planes);
     oi__buf_printf(b, "        for (int64_t oi_oy = 0; oi_oy < %lld; oi_oy++)\n", (long long)g->out_h);
-    oi__buf_printf(b, "            for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n                float m = -INFINITY;\n",
-                   (long long)g->out_w);
+    oi__buf_printf(b, "            for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n                %s m = -INFINITY;\n",
+                   (long long)g->out_w, acc);
     oi__buf_printf(b, "                for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
     oi__buf_printf(b, "                    const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h,
                    (long long)g->p_h, (long long)g->d_h);
@@ -2582,15 +2585,22 @@ static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_printf(b, "                    for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
     oi__buf_printf(b, "                        const int64_t oi_ix = oi_ox * %lld - %lld + oi_kx * %lld;\n",
                    (long long)g->s_w, (long long)g->p_w, (long long)g->d_w);
-    oi__buf_printf(b, "                        const float v = oi_ix < 0 || oi_ix >= %lld ? -INFINITY : ", (long long)g->in_w);
+    oi__buf_printf(b, "                        const %s v = oi_ix < 0 || oi_ix >= %lld ? -INFINITY : %s", acc,
+                   (long long)g->in_w, bytes ? "(double)" : "");
     oi__sy_param_name(b, x);
     oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_iy) * %lld + (size_t)oi_ix];\n", (long long)g->in_h,
                    (long long)g->in_w);
     oi__buf_puts(b, "                        if (m == m && (v > m || v != v)) /* once NaN, stays NaN */\n"
                     "                            m = v;\n                    }\n                }\n                ");
     oi__sy_param_name(b, y);
-    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_oy) * %lld + (size_t)oi_ox] = m;\n            }\n",
-                   (long long)g->out_h, (long long)g->out_w);
+    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_oy) * %lld + (size_t)oi_ox] = ", (long long)g->out_h,
+                   (long long)g->out_w);
+    /* a window wholly in the padding keeps -inf: 0 in dtype.c's integer store (saturated to
+     * int64's least, then wrapped to the width) */
+    if (bytes)
+        oi__buf_printf(b, "m == -INFINITY ? 0 : (%s)m;\n            }\n", lang->type_of(y->dtype));
+    else
+        oi__buf_puts(b, "m;\n            }\n");
 }
 
 /* Whether a conv kernel's fused statements are a chain of relu, clamp,

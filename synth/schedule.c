@@ -387,8 +387,8 @@ static oi_status oi__sy_classify_conv_t(const oi__sy_schedule *s, const oi__pnod
     return OI_OK;
 }
 
-/* max_pool2d, avg_pool2d and global_avg_pool in f32, shapes known at
- * synthesis time. */
+/* max_pool2d, avg_pool2d and global_avg_pool in f32 (max_pool2d of i8
+ * and u8 too), shapes known at synthesis time. */
 static oi_status oi__sy_classify_pool(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     if (oi__sy_any_dynamic(s, pn) || pn->inputs[0] == pn->out)
         return oi__sy_unsupported(pn, "a pool over a shape known at run time only, or writing its input");
@@ -548,7 +548,9 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_conv_t(s, pn, kind);
     if (op == OI_OP_top_k || op == OI_OP_top_k_indices)
         return oi__sy_classify_topk(s, pn, kind);
-    if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
+    bool byte_max = op == OI_OP_max_pool2d && (in0->dtype == OI_DTYPE_I8 || in0->dtype == OI_DTYPE_U8);
+    if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) &&
+        (in0->dtype == OI_DTYPE_F32 || byte_max))
         return oi__sy_classify_pool(s, pn, kind);
     bool extremum = op == OI_OP_max_axis || op == OI_OP_min_axis;
     if (oi__sy_axes_reduction(op) && (in0->dtype == OI_DTYPE_F32 || (in0->dtype == OI_DTYPE_F64 && !extremum))) {

@@ -75,7 +75,8 @@
  *   conv_t         conv_transpose2d in groups with a bias, strides, pads,
  *                  dilations and output_padding; with auto_pad SAME_UPPER
  *   conv_wide      conv2d of f64 in groups with a bias, pads, strides and
- *                  dilations, with relu; conv1d of f64
+ *                  dilations, with relu; conv1d of f64; max_pool2d of u8
+ *                  and of negative i8
  *   bf16_casts     bf16 stored as its bits (an input, an @init value):
  *                  casts of f32 (inf, NaN, subnormals), f64 and f16 into
  *                  bf16 and of bf16 into f32, f64 and f16
@@ -908,17 +909,22 @@ OI_GRAPH(conv_t,
 
 /* conv_wide: conv2d of f64 (conv.c's patches summed as gemm.c's f64 loops
  * sum them) in 2 groups with a bias, pads, strides and dilations; with
- * relu and no bias; a conv1d of f64. */
+ * relu and no bias; a conv1d of f64; max_pool2d of u8 and of negative i8
+ * values (the padding never wins). */
 OI_GRAPH(conv_wide,
   OI_DYNAMIC( OI_VAR(x, f64[2, 4, 7, 6]) OI_VAR(w, f64[6, 2, 3, 2]) OI_VAR(bias, f64[6]) OI_VAR(w2, f64[3, 4, 3, 3])
-              OI_VAR(xs, f64[1, 3, 5]) OI_VAR(ws, f64[2, 3, 3]) )
+              OI_VAR(xs, f64[1, 3, 5]) OI_VAR(ws, f64[2, 3, 3]) OI_VAR(u, u8[1, 2, 5, 5]) OI_VAR(s, i8[1, 2, 5, 5]) )
   OI_VOLATILE(
-    OI_VAR(y, f64[2, 6, 4, 5]) OI_VAR(yr, f64[2, 3, 7, 6]) OI_VAR(ys, f64[1, 2, 5])
+    OI_VAR(y, f64[2, 6, 4, 5]) OI_VAR(yr, f64[2, 3, 7, 6]) OI_VAR(ys, f64[1, 2, 5]) OI_VAR(mu, u8[1, 2, 3, 3])
+    OI_VAR(neg, i8[1, 2, 5, 5]) OI_VAR(ms, i8[1, 2, 3, 3])
   )
   OI_BLOCK(entry,
     OI_OP(conv2d, x, w, bias, group=2, pads=[1, 0, 2, 1], strides=[2, 1], dilations=[1, 2]) OI_TO(y)
     OI_OP(conv2d, x, w2, pads=[1, 1, 1, 1], activation="relu") OI_TO(yr)
     OI_OP(conv1d, xs, ws, pads=[1, 1]) OI_TO(ys)
+    OI_OP(max_pool2d, u, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]) OI_TO(mu)
+    OI_OP(sub, s, 5) OI_TO(neg)             /* -5 .. -1 */
+    OI_OP(max_pool2d, neg, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]) OI_TO(ms)
     OI_RETURN()
   )
 )
