@@ -170,19 +170,43 @@ static bool oi__sy_rounds_stores(const oi_plan *p) {
     return !p->vulkan && (t == OI_DTYPE_F16 || t == OI_DTYPE_BF16);
 }
 
-/* An elementwise kernel computes on f16 (its bits, through half.h's
- * conversions: a cast to or from it, or an op on it): the folder gets
- * oi_half.h, as for a precision of fp16 or bf16 (and oi_quant.h, which
- * includes it). */
+/* An elementwise kernel computes on f16 or bf16 (their bits, through
+ * half.h's conversions: a cast to or from one, or an op on f16): the
+ * folder gets oi_half.h, as for a precision of fp16 or bf16 (and
+ * oi_quant.h, which includes it). */
 static bool oi__sy_computes_half(const oi_plan *p) {
     for (size_t k = 0; k < arrlenu(p->schedule.kernels); k++)
         for (size_t n = 0; n < arrlenu(p->schedule.kernels[k].nodes); n++) {
             const oi__pnode *pn = p->schedule.kernels[k].nodes[n];
             if (p->schedule.kernels[k].kind == OI__SY_K_ELEMENTWISE &&
-                (p->schedule.shaped[pn->out].dtype == OI_DTYPE_F16 || p->schedule.shaped[pn->inputs[0]].dtype == OI_DTYPE_F16))
+                (oi__sy_is_half(p->schedule.shaped[pn->out].dtype) || oi__sy_is_half(p->schedule.shaped[pn->inputs[0]].dtype)))
                 return true;
         }
     return false;
+}
+
+static bool oi__sy_has_setter(const oi_plan *p, int slot) {
+    const oi__slot *sl = &p->plan->slots[slot];
+    return sl->decl && sl->kind == OI__MEM_DYNAMIC && p->schedule.buffers[slot].home == OI__SY_STATE;
+}
+
+/* The driver sets (sets true) or fetches (false) a bf16 variable: its
+ * .npy file holds f32, as `openinfer run` reads and writes it, converted
+ * by half.h's functions (main.c includes oi_half.h). */
+static bool oi__sy_driver_moves_bf16(const oi_plan *p, bool sets) {
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++)
+        if (p->plan->slots[i].dtype == OI_DTYPE_BF16 && (sets ? oi__sy_has_setter(p, i) : oi__sy_has_getter(p, i)))
+            return true;
+    return false;
+}
+
+static bool oi__sy_driver_bf16(const oi_plan *p) {
+    return oi__sy_driver_moves_bf16(p, true) || oi__sy_driver_moves_bf16(p, false);
+}
+
+/* The folder gets oi_half.h. */
+static bool oi__sy_writes_half(const oi_plan *p) {
+    return oi__sy_rounds_stores(p) || p->schedule.quant || oi__sy_computes_half(p) || oi__sy_driver_bf16(p);
 }
 
 static void oi__sy_source_prologue(oi__buf *b, const oi_plan *p) {
@@ -286,16 +310,16 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
 /* One function per declared variable with its own bytes: what it starts as
  * (model data, @init, or zeros). */
 /* "(float)1.5; @init" for v[i] = ...: the declared @init value as
- * the variable's C type takes it; an f16 one as its bits, rounded as the
- * simulator stores it (oi__store_f64 / oi__store_i64). */
+ * the variable's C type takes it; an f16 or bf16 one as its bits, rounded
+ * as the simulator stores it (oi__store_f64 / oi__store_i64). */
 static void oi__sy_init_value(oi__buf *b, const oi__slot *sl, const char *t) {
-    if (sl->dtype == OI_DTYPE_F16) {
+    if (oi__sy_is_half(sl->dtype)) {
         uint16_t bits = 0;
         if (sl->decl->init_kind == OI__INIT_FLOAT)
-            oi__store_f64(OI_DTYPE_F16, &bits, 0, sl->decl->init_float);
+            oi__store_f64(sl->dtype, &bits, 0, sl->decl->init_float);
         else
-            oi__store_i64(OI_DTYPE_F16, &bits, 0, sl->decl->init_int);
-        oi__buf_printf(b, "(%s)%u; /* @init, f16 bits */\n", t, (unsigned)bits);
+            oi__store_i64(sl->dtype, &bits, 0, sl->decl->init_int);
+        oi__buf_printf(b, "(%s)%u; /* @init, %s bits */\n", t, (unsigned)bits, oi_dtype_name(sl->dtype));
     } else if (sl->decl->init_kind == OI__INIT_FLOAT) {
         char text[40];
         snprintf(text, sizeof text, "%.17g", sl->decl->init_float);
@@ -604,6 +628,40 @@ static char *oi__sy_source(const oi_plan *p) {
 /* ------------------------------------------------------------------ */
 /* main.c: the driver                                                  */
 /* ------------------------------------------------------------------ */
+/* bf16 variables (their bits in the API) travel as f32 in .npy files, as
+ * `openinfer run` reads and writes them: rounded into bf16 on the way in,
+ * exact on the way out, by half.h's functions. */
+static void oi__sy_driver_bf16_helpers(oi__buf *b, const oi_plan *p) {
+    const char *N = p->name;
+    oi__buf_puts(b, "/* bf16 variables travel as f32 in .npy files, as `openinfer run` reads and writes them:\n"
+                    " * rounded to nearest even on the way in, exact on the way out */\n");
+    if (oi__sy_driver_moves_bf16(p, true)) {
+        oi__buf_printf(b, "typedef int (*bf16_setter)(%s_ctx *, const uint16_t *, size_t);\n\n", N);
+        oi__buf_printf(b, "static int set_bf16(%s_ctx *c, bf16_setter set, const void *v, size_t n) {\n"
+                          "    uint16_t *bits = (uint16_t *)malloc(n * sizeof *bits + 1);\n"
+                          "    if (!bits) {\n        fprintf(stderr, \"out of memory\\n\");\n        return 1;\n    }\n"
+                          "    for (size_t i = 0; i < n; i++)\n        bits[i] = oi__f32_to_bf16(((const float *)v)[i]);\n"
+                          "    int rc = set(c, bits, n);\n    free(bits);\n    return rc;\n}\n\n", N);
+    }
+    if (oi__sy_driver_moves_bf16(p, false))
+        oi__buf_puts(b, "static const void *get_bf16(const uint16_t *bits, const size_t *n, float *values) {\n"
+                        "    for (size_t i = 0; bits && i < *n; i++)\n        values[i] = oi__bf16_to_f32(bits[i]);\n"
+                        "    return bits ? values : NULL;\n}\n\n");
+}
+
+/* A bf16 variable's setter and getter for the driver: through f32. */
+static void oi__sy_driver_bf16_accessors(oi__buf *b, const oi_plan *p, int slot) {
+    const char *N = p->name, *name = p->plan->slots[slot].name;
+    int64_t count = oi__shape_numel(p->plan->slots[slot].ndim, p->plan->slots[slot].shape);
+    if (oi__sy_has_setter(p, slot))
+        oi__buf_printf(b, "static int set_%s(%s_ctx *c, const void *v, size_t n) { return set_bf16(c, %s_set_%s, v, n); }\n",
+                       name, N, N, name);
+    if (oi__sy_has_getter(p, slot))
+        oi__buf_printf(b, "static const void *get_%s(const %s_ctx *c, size_t *n) {\n    static float values[%lld];\n"
+                          "    return get_bf16(%s_get_%s(c, n), n, values);\n}\n",
+                       name, N, (long long)(count > 0 ? count : 1), N, name);
+}
+
 static char *oi__sy_driver(const oi_plan *p) {
     const char *N = p->name;
     const oi__sy_lang *lang = oi__sy_emit_lang();
@@ -615,7 +673,8 @@ static char *oi__sy_driver(const oi_plan *p) {
     oi__buf_puts(&b, " * inserts the inputs before every step, runs N steps (default 1) and writes\n"
                      " * each fetched variable after the last step to OUTDIR/VAR.npy (default \".\"). */\n");
     oi__buf_puts(&b, "#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
-    oi__buf_printf(&b, "#include \"%s.h\"\n#define OI_NPY_STATIC\n#define OI_NPY_IMPLEMENTATION\n#include \"npy.h\"\n\n", N);
+    oi__buf_printf(&b, "#include \"%s.h\"\n#define OI_NPY_STATIC\n#define OI_NPY_IMPLEMENTATION\n#include \"npy.h\"\n%s\n", N,
+                   oi__sy_driver_bf16(p) ? "#include \"oi_half.h\"\n" : "");
     oi__buf_puts(&b, "#include <errno.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
                      "#include <sys/stat.h>\n#include <sys/types.h>\n#include <time.h>\n\n");
     oi__buf_printf(&b, "typedef %s_ctx g_ctx;\n#define G_STEP %s_step\n#define G_CLOSE %s_close\n"
@@ -627,11 +686,17 @@ static char *oi__sy_driver(const oi_plan *p) {
     oi__buf_puts(&b, "typedef struct var_row {\n    const char *name;\n    oi_npy_dtype dtype;\n    int ndim;\n"
                      "    uint64_t shape[8];\n    setter set; /* NULL: not a dynamic variable */\n"
                      "    getter get; /* NULL: not kept after a step */\n} var_row;\n\n");
+    if (oi__sy_driver_bf16(p))
+        oi__sy_driver_bf16_helpers(&b, p);
     const oi__plan *pl = p->plan;
     for (int i = 0; i < (int)arrlen(pl->slots); i++) {
         const oi__slot *sl = &pl->slots[i];
+        if (sl->dtype == OI_DTYPE_BF16) {
+            oi__sy_driver_bf16_accessors(&b, p, i);
+            continue;
+        }
         const char *t = lang->type_of(sl->dtype);
-        if (sl->decl && sl->kind == OI__MEM_DYNAMIC && p->schedule.buffers[i].home == OI__SY_STATE)
+        if (oi__sy_has_setter(p, i))
             oi__buf_printf(&b, "static int set_%s(%s_ctx *c, const void *v, size_t n) { return %s_set_%s(c, (const %s *)v, n); }\n",
                            sl->name, N, N, sl->name, t);
         if (oi__sy_has_getter(p, i))
@@ -641,8 +706,9 @@ static char *oi__sy_driver(const oi_plan *p) {
     oi__buf_puts(&b, "\nstatic const var_row vars[] = {\n");
     for (int i = 0; i < (int)arrlen(pl->slots); i++) {
         const oi__slot *sl = &pl->slots[i];
-        bool setter = sl->decl && sl->kind == OI__MEM_DYNAMIC && p->schedule.buffers[i].home == OI__SY_STATE;
-        oi__buf_printf(&b, "    {\"%s\", (oi_npy_dtype)%d, %d, {", sl->name, (int)sl->dtype, sl->ndim);
+        bool setter = oi__sy_has_setter(p, i);
+        oi_dtype form = sl->dtype == OI_DTYPE_BF16 ? OI_DTYPE_F32 : sl->dtype; /* as its .npy file holds it */
+        oi__buf_printf(&b, "    {\"%s\", (oi_npy_dtype)%d, %d, {", sl->name, (int)form, sl->ndim);
         for (int d = 0; d < sl->ndim; d++)
             oi__buf_printf(&b, "%s%lld", d ? ", " : "", (long long)sl->shape[d]);
         if (sl->ndim == 0)
@@ -674,7 +740,8 @@ static char *oi__sy_makefile(const oi_plan *p) {
                    oi__sy_rounds_stores(p) || p->schedule.quant || oi__sy_computes_half(p) ? " oi_half.h" : "",
                    p->schedule.quant ? " oi_quant.h" : "", p->embed_model ? " " : "", p->embed_model ? N : "",
                    p->embed_model ? "_model.h" : "", N);
-    oi__buf_printf(&b, "%s: main.c %s.h npy.h lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N, N, N);
+    oi__buf_printf(&b, "%s: main.c %s.h npy.h%s lib%s.a\n\t$(CC) $(CFLAGS) main.c lib%s.a $(LDLIBS) -o $@\n\n", N, N,
+                   oi__sy_driver_bf16(p) ? " oi_half.h" : "", N, N);
     oi__buf_printf(&b, "clean:\n\trm -f %s %s.o lib%s.a\n\n.PHONY: all clean\n", N, N, N);
     return oi__buf_take(&b);
 }
@@ -942,7 +1009,7 @@ static oi_status oi__sy_emit_cpu(const oi_plan *plan, const oi__sy_out *out_dir)
         st = oi__sy_write(out_dir, "oi_gemm", ".h", oi__sy_text(oi__sy_text_gemm_h));
     if (st == OI_OK && plan->schedule.threaded)
         st = oi__sy_write(out_dir, "oi_runtime", ".h", oi__sy_text(oi__sy_text_runtime_h));
-    if (st == OI_OK && (oi__sy_rounds_stores(plan) || plan->schedule.quant || oi__sy_computes_half(plan)))
+    if (st == OI_OK && oi__sy_writes_half(plan))
         st = oi__sy_write(out_dir, "oi_half", ".h", oi__sy_text(oi__sy_text_half_h));
     if (st == OI_OK && plan->schedule.quant)
         st = oi__sy_write(out_dir, "oi_quant", ".h", oi__sy_text(oi__sy_text_quant_h));

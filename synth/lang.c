@@ -16,7 +16,8 @@ static const char *oi__sy_c_type(oi_dtype t) {
     case OI_DTYPE_U32: return "uint32_t";
     case OI_DTYPE_U64: return "uint64_t";
     case OI_DTYPE_BOOL: return "unsigned char";
-    case OI_DTYPE_F16: return "uint16_t"; /* its bits: the C target only copies f16 */
+    case OI_DTYPE_F16: return "uint16_t"; /* its bits (half.h's conversions) */
+    case OI_DTYPE_BF16: return "uint16_t";
     default: return NULL;
     }
 }

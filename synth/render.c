@@ -430,6 +430,20 @@ static void oi__sy_int_param(oi__buf *b, int64_t v, bool is_signed) {
         oi__buf_printf(b, "(int64_t)%lld", (long long)v);
 }
 
+/* half.h's conversions of f16 and bf16 bits (the C target), as dtype.c's
+ * loads and stores: a call's opening and closing around the bits when
+ * decoding (f16's NaN made quiet), and the function rounding an f32 to
+ * nearest even into them. */
+typedef struct oi__sy_half_fns {
+    const char *decode, *decode_end, *encode;
+} oi__sy_half_fns;
+
+static const oi__sy_half_fns *oi__sy_half_fns_of(oi_dtype t) {
+    static const oi__sy_half_fns f16 = {"oi__f16_to_f32(", ", OI__HALF_NAN_QUIET)", "oi__f32_to_f16"};
+    static const oi__sy_half_fns bf16 = {"oi__bf16_to_f32(", ")", "oi__f32_to_bf16"};
+    return t == OI_DTYPE_F16 ? &f16 : t == OI_DTYPE_BF16 ? &bf16 : NULL;
+}
+
 static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
                            int n, int i, const char *index) {
     int slot = k->nodes[n]->inputs[i];
@@ -445,18 +459,20 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
             oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
             return;
         }
-    bool half = sl->dtype == OI_DTYPE_F16; /* its bits: half.h's decoding (the C target) */
-    const char *cast = half ? "(double)oi__f16_to_f32(" : oi__dtype_is_float(sl->dtype) ? lang->load_float
+    const oi__sy_half_fns *half = oi__sy_half_fns_of(sl->dtype); /* its bits, decoded (the C target) */
+    const char *cast = half ? "(double)" : oi__dtype_is_float(sl->dtype) ? lang->load_float
                        : sl->dtype == OI_DTYPE_BOOL && lang->functional_cast ? "" /* GLSL: a uint already */
                        : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
                        : wide || !oi__dtype_is_signed(sl->dtype) ? "(uint64_t)" : "(int64_t)";
     oi__buf_puts(b, cast);
+    if (half)
+        oi__buf_puts(b, half->decode);
     oi__sy_param_name(b, sl);
     oi__buf_puts(b, lang->index_open);
     oi__sy_broadcast_index(b, sl, oi__sy_slot_of(s, k->nodes[0]->out), index);
     oi__buf_puts(b, lang->index_close);
     if (half)
-        oi__buf_puts(b, ", OI__HALF_NAN_QUIET)");
+        oi__buf_puts(b, half->decode_end);
 }
 
 /* A slice or split in an elementwise kernel (schedule.c's view loads): its
@@ -764,9 +780,10 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         break;
     }
     }
-    if (out->dtype == OI_DTYPE_F16) { /* to f32, then to f16 as dtype.c's store: held as the f16 value */
+    const oi__sy_half_fns *half = oi__sy_half_fns_of(out->dtype);
+    if (half) { /* to f32, then to f16 or bf16 as dtype.c's store: held as that value */
         oi__sy_indent(o, depth);
-        oi__buf_printf(o, "v%d = (double)oi__f16_to_f32(oi__f32_to_f16((float)v%d), OI__HALF_NAN_QUIET);\n", n, n);
+        oi__buf_printf(o, "v%d = (double)%s%s((float)v%d)%s;\n", n, half->decode, half->encode, n, half->decode_end);
     }
     /* the store: the last write of a stored variable in this kernel */
     if (!oi__sy_slot_stored(s, pn->out))
@@ -778,8 +795,8 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     oi__sy_param_name(o, out);
     if (lang->functional_cast)
         oi__buf_printf(o, "%s%s%s = %s(v%d);\n", lang->index_open, index, lang->index_close, lang->type_of(out->dtype), n);
-    else if (out->dtype == OI_DTYPE_F16) /* an f16 value's bits (exact: it holds an f16 value) */
-        oi__buf_printf(o, "[%s] = oi__f32_to_f16((float)v%d);\n", index, n);
+    else if (half) /* an f16 or bf16 value's bits (exact: it holds such a value) */
+        oi__buf_printf(o, "[%s] = %s((float)v%d);\n", index, half->encode, n);
     else
         oi__buf_printf(o, "[%s] = (%s)v%d;\n", index, lang->type_of(out->dtype), n);
 }
@@ -2554,10 +2571,13 @@ static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__sy_render_avg_pool(b, s, lang, k);
         return;
     }
+    /* i8 and u8 compared as doubles, as conv.c's f64 path (exact) */
+    bool bytes = x->dtype != OI_DTYPE_F32;
+    const char *acc = bytes ? "double" : "float";
     oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++)\n", it, planes);
     oi__buf_printf(b, "        for (int64_t oi_oy = 0; oi_oy < %lld; oi_oy++)\n", (long long)g->out_h);
-    oi__buf_printf(b, "            for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n                float m = -INFINITY;\n",
-                   (long long)g->out_w);
+    oi__buf_printf(b, "            for (int64_t oi_ox = 0; oi_ox < %lld; oi_ox++) {\n                %s m = -INFINITY;\n",
+                   (long long)g->out_w, acc);
     oi__buf_printf(b, "                for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
     oi__buf_printf(b, "                    const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h,
                    (long long)g->p_h, (long long)g->d_h);
@@ -2565,15 +2585,22 @@ static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_printf(b, "                    for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
     oi__buf_printf(b, "                        const int64_t oi_ix = oi_ox * %lld - %lld + oi_kx * %lld;\n",
                    (long long)g->s_w, (long long)g->p_w, (long long)g->d_w);
-    oi__buf_printf(b, "                        const float v = oi_ix < 0 || oi_ix >= %lld ? -INFINITY : ", (long long)g->in_w);
+    oi__buf_printf(b, "                        const %s v = oi_ix < 0 || oi_ix >= %lld ? -INFINITY : %s", acc,
+                   (long long)g->in_w, bytes ? "(double)" : "");
     oi__sy_param_name(b, x);
     oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_iy) * %lld + (size_t)oi_ix];\n", (long long)g->in_h,
                    (long long)g->in_w);
     oi__buf_puts(b, "                        if (m == m && (v > m || v != v)) /* once NaN, stays NaN */\n"
                     "                            m = v;\n                    }\n                }\n                ");
     oi__sy_param_name(b, y);
-    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_oy) * %lld + (size_t)oi_ox] = m;\n            }\n",
-                   (long long)g->out_h, (long long)g->out_w);
+    oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_oy) * %lld + (size_t)oi_ox] = ", (long long)g->out_h,
+                   (long long)g->out_w);
+    /* a window wholly in the padding keeps -inf: 0 in dtype.c's integer store (saturated to
+     * int64's least, then wrapped to the width) */
+    if (bytes)
+        oi__buf_printf(b, "m == -INFINITY ? 0 : (%s)m;\n            }\n", lang->type_of(y->dtype));
+    else
+        oi__buf_puts(b, "m;\n            }\n");
 }
 
 /* Whether a conv kernel's fused statements are a chain of relu, clamp,
@@ -2654,8 +2681,64 @@ static void oi__sy_render_conv_epilogue(oi__buf *b, const oi__sy_schedule *s, co
     oi__buf_puts(b, "    }\n");
 }
 
+/* An f64 conv (OI__SY_CONV_WIDE) as conv.c runs it: each output from 0.0
+ * by OI_S_mac over its patch in im2col's order (input channel, kernel row,
+ * kernel column; the padding's entries 0.0), as gemm.c's f64 loops add
+ * them, then + the bias, then relu. Never fused: its result is stored. */
+static void oi__sy_render_conv_wide(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                    const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    const oi__slot *y = oi__sy_slot_of(s, pn->out);
+    const char *it = lang->index_type, *act = oi__sy_activation(pn);
+    long long out_sp = (long long)(g->out_h * g->out_w), k_sp = (long long)(g->k_h * g->k_w), cg = (long long)g->cg;
+    if (oi__sy_slot_stored(s, pn->out)) {
+        oi__buf_puts(b, "    double *oi_y = ");
+        oi__sy_param_name(b, y);
+        oi__buf_puts(b, ";\n");
+    } else {
+        oi__buf_printf(b, "    double oi_y[%lld];\n", (long long)oi__shape_numel(y->ndim, y->shape));
+    }
+    oi__buf_printf(b, "    for (%s oi_n = 0; oi_n < %lld; oi_n++)\n", it, (long long)g->batch);
+    oi__buf_printf(b, "        for (%s oi_c = 0; oi_c < %lld; oi_c++) { /* output channel: group oi_c / %lld */\n", it,
+                   (long long)g->out_c, (long long)g->mg);
+    oi__buf_printf(b, "            const %s oi_g = oi_c / %lld;\n", it, (long long)g->mg);
+    oi__buf_printf(b, "            for (%s oi_q = 0; oi_q < %lld; oi_q++) {\n", it, out_sp);
+    oi__buf_printf(b, "                const int64_t oi_oy = (int64_t)(oi_q / %lld), oi_ox = (int64_t)(oi_q %% %lld);\n",
+                   (long long)g->out_w, (long long)g->out_w);
+    oi__buf_printf(b, "                double oi_acc = 0.0;\n                for (%s oi_i = 0; oi_i < %lld; oi_i++)\n", it, cg);
+    oi__buf_printf(b, "                    for (int64_t oi_ky = 0; oi_ky < %lld; oi_ky++) {\n", (long long)g->k_h);
+    oi__buf_printf(b, "                        const int64_t oi_iy = oi_oy * %lld - %lld + oi_ky * %lld;\n", (long long)g->s_h,
+                   (long long)g->p_h, (long long)g->d_h);
+    oi__buf_printf(b, "                        for (int64_t oi_kx = 0; oi_kx < %lld; oi_kx++) {\n", (long long)g->k_w);
+    oi__buf_printf(b, "                            const int64_t oi_ix = oi_ox * %lld - %lld + oi_kx * %lld;\n",
+                   (long long)g->s_w, (long long)g->p_w, (long long)g->d_w);
+    oi__buf_puts(b, "                            oi_acc = OI_S_mac(oi_acc, ");
+    oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));
+    oi__buf_printf(b, "[(oi_c * %lld + oi_i) * %lld + (size_t)(oi_ky * %lld + oi_kx)],\n", cg, k_sp, (long long)g->k_w);
+    oi__buf_printf(b, "                                oi_iy < 0 || oi_iy >= %lld || oi_ix < 0 || oi_ix >= %lld ? 0.0 : ",
+                   (long long)g->in_h, (long long)g->in_w);
+    oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[0]));
+    oi__buf_printf(b, "[(oi_n * %lld + oi_g * %lld + oi_i) * %lld + (size_t)(oi_iy * %lld + oi_ix)]);\n",
+                   (long long)g->in_c, cg, (long long)(g->in_h * g->in_w), (long long)g->in_w);
+    oi__buf_puts(b, "                        }\n                    }\n");
+    if (arrlen(pn->inputs) > 2) {
+        oi__buf_puts(b, "                oi_acc += ");
+        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__buf_puts(b, "[oi_c];\n");
+    }
+    if (act && strcmp(act, "relu") == 0)
+        oi__buf_puts(b, "                oi_acc = oi_acc < 0.0 ? 0.0 : oi_acc;\n");
+    oi__buf_printf(b, "                oi_y[(oi_n * %lld + oi_c) * %lld + oi_q] = oi_acc;\n            }\n        }\n",
+                   (long long)g->out_c, out_sp);
+}
+
 static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
+    if (k->conv.path == OI__SY_CONV_WIDE) {
+        oi__sy_render_conv_wide(b, s, lang, k);
+        return;
+    }
     const oi__sy_conv_geom *g = &k->conv;
     const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *w = oi__sy_slot_of(s, pn->inputs[1]);
     const oi__slot *y = oi__sy_slot_of(s, pn->out);

@@ -58,9 +58,10 @@ static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype o
     case OI__SY_EW_BITS: return oi__sy_int(in0) || in0 == OI_DTYPE_BOOL;
     case OI__SY_EW_ANY: return oi__sy_number(in0) || in0 == OI_DTYPE_BOOL;
     case OI__SY_EW_PICK: return in0 == OI_DTYPE_BOOL && oi__sy_number(in1);
-    case OI__SY_EW_CAST: /* f16 (its bits) into f32 or f64 and back, through half.h (render.c) */
-        return (oi__sy_number(in0) && oi__sy_number(out)) || (in0 == OI_DTYPE_F16 && oi__sy_float(out)) ||
-               (oi__sy_float(in0) && out == OI_DTYPE_F16);
+    case OI__SY_EW_CAST: /* f16 and bf16 (their bits) into f32, f64 or each other and back, through half.h
+                          * (render.c); not into themselves: the simulator copies those bits, NaN payloads too */
+        return (oi__sy_number(in0) && oi__sy_number(out)) ||
+               ((oi__sy_float(in0) || oi__sy_is_half(in0)) && (oi__sy_float(out) || oi__sy_is_half(out)) && in0 != out);
     }
     return false;
 }
@@ -333,13 +334,14 @@ static oi_status oi__sy_conv_window(const oi__sy_schedule *s, const oi__pnode *p
     return oi__op_conv_window(pn->ir->op, pn->attrs, arrlenu(pn->attrs), in, (size_t)n_in, w);
 }
 
-/* conv1d/conv2d in f32 with shapes known at synthesis time, activation
- * none or relu. */
+/* conv1d/conv2d in f32 or f64 with shapes known at synthesis time,
+ * activation none or relu. */
 static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     const char *act = oi__sy_param_s(pn, "activation");
+    oi_dtype t = oi__sy_slot(s, pn->out)->dtype;
     for (int i = 0; i < (int)arrlen(pn->inputs); i++)
-        if (oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32 || pn->inputs[i] == pn->out)
-            return oi__sy_unsupported(pn, "a convolution on a dtype other than f32, or writing one of its inputs");
+        if (oi__sy_slot(s, pn->inputs[i])->dtype != t || !oi__sy_float(t) || pn->inputs[i] == pn->out)
+            return oi__sy_unsupported(pn, "a convolution on a dtype other than f32 or f64, or writing one of its inputs");
     if (oi__sy_any_dynamic(s, pn))
         return oi__sy_unsupported(pn, "a convolution over a shape known at run time only");
     if (act && strcmp(act, "none") != 0 && strcmp(act, "relu") != 0)
@@ -385,8 +387,8 @@ static oi_status oi__sy_classify_conv_t(const oi__sy_schedule *s, const oi__pnod
     return OI_OK;
 }
 
-/* max_pool2d, avg_pool2d and global_avg_pool in f32, shapes known at
- * synthesis time. */
+/* max_pool2d, avg_pool2d and global_avg_pool in f32 (max_pool2d of i8
+ * and u8 too), shapes known at synthesis time. */
 static oi_status oi__sy_classify_pool(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     if (oi__sy_any_dynamic(s, pn) || pn->inputs[0] == pn->out)
         return oi__sy_unsupported(pn, "a pool over a shape known at run time only, or writing its input");
@@ -540,13 +542,15 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     if (op == OI_OP_slice || op == OI_OP_split || op == OI_OP_squeeze || op == OI_OP_unsqueeze || op == OI_OP_pad ||
         op == OI_OP_concat || op == OI_OP_tile || op == OI_OP_expand)
         return oi__sy_classify_layout(s, pn, kind);
-    if ((op == OI_OP_conv1d || op == OI_OP_conv2d) && in0->dtype == OI_DTYPE_F32)
+    if ((op == OI_OP_conv1d || op == OI_OP_conv2d) && oi__sy_float(in0->dtype))
         return oi__sy_classify_conv(s, pn, kind);
     if (op == OI_OP_conv_transpose2d)
         return oi__sy_classify_conv_t(s, pn, kind);
     if (op == OI_OP_top_k || op == OI_OP_top_k_indices)
         return oi__sy_classify_topk(s, pn, kind);
-    if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) && in0->dtype == OI_DTYPE_F32)
+    bool byte_max = op == OI_OP_max_pool2d && (in0->dtype == OI_DTYPE_I8 || in0->dtype == OI_DTYPE_U8);
+    if ((op == OI_OP_max_pool2d || op == OI_OP_avg_pool2d || op == OI_OP_global_avg_pool) &&
+        (in0->dtype == OI_DTYPE_F32 || byte_max))
         return oi__sy_classify_pool(s, pn, kind);
     bool extremum = op == OI_OP_max_axis || op == OI_OP_min_axis;
     if (oi__sy_axes_reduction(op) && (in0->dtype == OI_DTYPE_F32 || (in0->dtype == OI_DTYPE_F64 && !extremum))) {
@@ -622,10 +626,11 @@ static bool oi__sy_may_fuse(const oi__sy_schedule *s, const oi__sy_kernel *k, co
     /* a shape known at run time only: one statement per kernel */
     if (oi__sy_any_dynamic(s, pn) || oi__sy_any_dynamic(s, k->nodes[0]))
         return false;
-    if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL && k->kind != OI__SY_K_CONV)
+    if (k->kind != OI__SY_K_ELEMENTWISE && k->kind != OI__SY_K_MATMUL &&
+        (k->kind != OI__SY_K_CONV || k->conv.path == OI__SY_CONV_WIDE)) /* an f64 conv stores its result alone */
         return false;
     const oi__slot *shape = oi__sy_kernel_shape(s, k), *out = oi__sy_slot(s, pn->out);
-    if (!oi__sy_same_shape(shape, out) || (!oi__sy_float(out->dtype) && out->dtype != OI_DTYPE_F16))
+    if (!oi__sy_same_shape(shape, out) || (!oi__sy_float(out->dtype) && !oi__sy_is_half(out->dtype)))
         return false;
     /* a view load reads its input at other elements: not one the kernel writes */
     if (oi__sy_view_load(s, pn) && oi__sy_written_in(k, pn->inputs[0]))
@@ -753,7 +758,8 @@ static void oi__sy_plan_conv(const oi__sy_schedule *s, const oi__pnode *pn, oi__
     g->pe_h = two ? w.pad_e[0] : 0, g->pe_w = w.pad_e[w.s - 1];
     g->rows = g->cg * g->k_h * g->k_w;
     int64_t out_sp = g->out_h * g->out_w;
-    g->path = g->group == g->in_c && g->group > 1 ? OI__SY_CONV_DEPTHWISE /* conv.c's oi__conv_is_depthwise */
+    g->path = oi__sy_slot(s, pn->out)->dtype == OI_DTYPE_F64 ? OI__SY_CONV_WIDE
+              : g->group == g->in_c && g->group > 1 ? OI__SY_CONV_DEPTHWISE /* conv.c's oi__conv_is_depthwise */
               : g->mg * out_sp * g->rows <= 4096 ? OI__SY_CONV_SMALL
               : out_sp <= 4 && g->mg > out_sp ? OI__SY_CONV_SKINNY : OI__SY_CONV_GEMM;
     /* a block's patches and their packed copy stay on the stack (~256 KB) */
@@ -790,8 +796,8 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
         oi__sy_plan_conv(s, pn, &k); /* the window */
     if (kind == OI__SY_K_CONV) {
         oi__sy_plan_conv(s, pn, &k);
-        k.packed = true; /* oi_gemm.h's dot kernels and micro-kernels */
-        s->packed_gemm = true;
+        k.packed = k.conv.path != OI__SY_CONV_WIDE; /* oi_gemm.h's dot kernels and micro-kernels */
+        s->packed_gemm |= k.packed;
     }
     if (!arrput(k.nodes, pn) || !arrput(s->kernels, k)) {
         arrfree(k.nodes);
@@ -1428,10 +1434,11 @@ static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
         if (sl->model_meta)
             return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
                                "the C target cannot synthesize this yet: %s links a metadata entry", sl->name);
-        /* f16 is stored as its bits (lang.c): only copies move it (gather,
-         * reshape, transpose, transfers, cache reads and writes); every op
-         * that computes refuses it (oi__sy_classify) */
-        if (sl->dtype == OI_DTYPE_BF16 || oi__dtype_is_packed(sl->dtype) || sl->dtype == OI_DTYPE_F8 ||
+        /* f16 and bf16 are stored as their bits (lang.c): copies move them
+         * (gather, reshape, transpose, transfers, cache reads and writes),
+         * casts and f16's elementwise ops decode them; every other op that
+         * computes refuses them (oi__sy_classify) */
+        if (oi__dtype_is_packed(sl->dtype) || sl->dtype == OI_DTYPE_F8 ||
             sl->dtype == OI_DTYPE_BITSET)
             return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
                                "the C target cannot synthesize this yet: %s is %s", sl->name, oi_dtype_name(sl->dtype));

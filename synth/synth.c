@@ -267,6 +267,18 @@ static oi_status oi__sy_name_literals(oi__plan *plan, oi__sy_unrolled *u) {
     return OI_OK;
 }
 
+/* bf16 variables: the C target stores their bits (schedule.c); the
+ * Vulkan target stores f32 (and f16), so it refuses them, naming the
+ * variable, before its checks of the kernels. */
+static oi_status oi__sy_vulkan_refuse_bf16(const oi__plan *plan) {
+    for (int i = 0; i < (int)arrlen(plan->slots); i++)
+        if (plan->slots[i].dtype == OI_DTYPE_BF16)
+            return oi__fail_at(OI_ERROR_UNSUPPORTED, plan->slots[i].src,
+                               "the Vulkan target cannot synthesize this yet: %s is bf16 (the GLSL kernels store f32, "
+                               "or f16 with features.fp16)", plan->slots[i].name);
+    return OI_OK;
+}
+
 oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_graph *graph) {
     if (!synth || !graph) {
         oi__fail(OI_ERROR_INVALID_ARGUMENT, "oi_synthesize: need a synthesizer and a graph");
@@ -287,7 +299,7 @@ oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_gr
     p->scheduled = true;
     p->vulkan = synth->device == OI_DEVICE_VULKAN;
     p->gpu = synth->gpu;
-    if (p->vulkan && oi__sy_vulkan_check(&p->schedule) != OI_OK) {
+    if (p->vulkan && (oi__sy_vulkan_refuse_bf16(p->plan) != OI_OK || oi__sy_vulkan_check(&p->schedule) != OI_OK)) {
         oi_plan_free(p);
         return NULL;
     }

@@ -54,7 +54,8 @@ typedef struct oi__sy_conv_geom {
      * multiply-adds: its plain loop), _SKINNY (at most 4 positions, more
      * channels: its dot kernels, which the simulator runs there), _GEMM
      * (blocks of `block` positions packed, the micro-kernels), _DEPTHWISE
-     * (one input channel per group: conv.c's direct loop). */
+     * (one input channel per group: conv.c's direct loop), _WIDE (f64:
+     * conv.c's patches times gemm.c's f64 reference loops, plain loops). */
     int path;
     int64_t block;
 } oi__sy_conv_geom;
@@ -73,7 +74,7 @@ typedef struct oi__sy_rope_geom {
 typedef struct oi__sy_mm_geom {
     int64_t batches, m, n, k, a_rs, a_cs, b_rs, b_cs;
 } oi__sy_mm_geom;
-enum { OI__SY_CONV_SMALL, OI__SY_CONV_SKINNY, OI__SY_CONV_GEMM, OI__SY_CONV_DEPTHWISE };
+enum { OI__SY_CONV_SMALL, OI__SY_CONV_SKINNY, OI__SY_CONV_GEMM, OI__SY_CONV_DEPTHWISE, OI__SY_CONV_WIDE };
 
 typedef struct oi__sy_kernel {
     int id;
@@ -243,6 +244,11 @@ static inline const char *oi__sy_op_name(oi_op op) {
     const char *name = oi_op_name(op);
     return name ? name : "?";
 }
+
+/* f16 and bf16 on the C target: stored as their bits (uint16_t), decoded
+ * by half.h's conversions where a kernel reads them and rounded by them
+ * where it writes them, as the simulator's loads and stores do. */
+static inline bool oi__sy_is_half(oi_dtype t) { return t == OI_DTYPE_F16 || t == OI_DTYPE_BF16; }
 
 /* unroll.c: loops over prefix-table entries whose shapes differ (W(n):
  * f32[E(n), ...]) become one copy of their body per iteration, in the plan

@@ -113,8 +113,12 @@ static char *npy_path(const char *dir, const char *sub, const char *name) {
     return p;
 }
 
-/* INPUTS/VAR.npy for a dynamic variable, when it has the variable's dtype
- * and element count: copied to *typed (malloc'd). */
+/* The dtype a variable's .npy file holds: its own, bf16 as f32 (as
+ * `openinfer run` and the emitted driver read and write it). */
+static oi_dtype npy_form(oi_dtype t) { return t == OI_DTYPE_BF16 ? OI_DTYPE_F32 : t; }
+
+/* INPUTS/VAR.npy for a dynamic variable, when it has the variable's .npy
+ * dtype and element count: copied to *typed (malloc'd). */
 static int read_input(const char *inputs, const oi__slot *sl, int64_t n, void **typed) {
     char *file = npy_path(inputs, "", sl->name);
     oi_npy_array a;
@@ -123,12 +127,12 @@ static int read_input(const char *inputs, const oi__slot *sl, int64_t n, void **
     int bad = !file || oi_npy_read(file, &a, &err) != OI_NPY_OK;
     if (bad)
         fprintf(stderr, "export_example: %s\n", file ? err.message : "out of memory");
-    else if ((oi_dtype)a.dtype != sl->dtype || a.count != (uint64_t)n) {
-        fprintf(stderr, "export_example: %s is not %s with %lld elements\n", file, oi_dtype_name(sl->dtype),
+    else if ((oi_dtype)a.dtype != npy_form(sl->dtype) || a.count != (uint64_t)n) {
+        fprintf(stderr, "export_example: %s is not %s with %lld elements\n", file, oi_dtype_name(npy_form(sl->dtype)),
                 (long long)n);
         bad = 1;
     } else {
-        memcpy(*typed, a.data, oi_dtype_nbytes(sl->dtype, (uint64_t)n));
+        memcpy(*typed, a.data, oi_dtype_nbytes(npy_form(sl->dtype), (uint64_t)n));
     }
     oi_npy_array_free(&a);
     free(file);
@@ -136,7 +140,8 @@ static int read_input(const char *inputs, const oi__slot *sl, int64_t n, void **
 }
 
 /* Seeded inputs in [-2, 2) (integers: 0..4), one file per dynamic variable;
- * or INPUTS/VAR.npy where `inputs` names a folder. */
+ * or INPUTS/VAR.npy where `inputs` names a folder. Each is inserted as its
+ * file holds it (bf16 as f32: the simulator rounds it, as `openinfer run`). */
 static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec, const char *inputs) {
     uint32_t state = 12345;
     for (int i = 0; i < (int)arrlen(plan->slots); i++) {
@@ -152,7 +157,7 @@ static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec
             state = state * 1664525u + 1013904223u;
             double u = (double)(state >> 8) / 16777216.0;
             v[e] = oi__dtype_is_float(sl->dtype) ? u * 4.0 - 2.0 : (double)(int)(u * 5.0);
-            oi__store_f64(sl->dtype, typed, e, v[e]);
+            oi__store_f64(npy_form(sl->dtype), typed, e, v[e]);
         }
         if (inputs && read_input(inputs, sl, n, &typed) != 0) {
             free(v);
@@ -163,8 +168,9 @@ static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec
         for (int d = 0; d < sl->ndim; d++)
             shape[d] = (uint64_t)sl->shape[d];
         char *file = npy_path(dir, "in", sl->name);
-        int bad = !file || oi_npy_write(file, (oi_npy_dtype)sl->dtype, sl->ndim, shape, typed, NULL) != OI_NPY_OK ||
-                  oi_executor_insert(exec, sl->name, sl->dtype, typed, (size_t)n) != OI_OK;
+        oi_dtype form = npy_form(sl->dtype);
+        int bad = !file || oi_npy_write(file, (oi_npy_dtype)form, sl->ndim, shape, typed, NULL) != OI_NPY_OK ||
+                  oi_executor_insert(exec, sl->name, form, typed, (size_t)n) != OI_OK;
         free(file);
         free(v);
         free(typed);
@@ -180,13 +186,14 @@ static int write_values(const char *dir, const oi__plan *plan, oi_executor *exec
         if (sl->is_prefix || sl->is_table)
             continue;
         oi_tensor_view view;
-        if (oi_executor_fetch(exec, sl->name, sl->dtype, &view) != OI_OK)
+        oi_dtype form = npy_form(sl->dtype);
+        if (oi_executor_fetch(exec, sl->name, form, &view) != OI_OK)
             continue; /* never made in this step (a branch not taken) */
         uint64_t shape[OI_MAX_DIMS];
         for (int d = 0; d < view.ndim; d++)
             shape[d] = (uint64_t)view.shape[d];
         char *file = npy_path(dir, "sim", sl->name);
-        int bad = !file || oi_npy_write(file, (oi_npy_dtype)sl->dtype, view.ndim, shape, view.data, NULL) != OI_NPY_OK;
+        int bad = !file || oi_npy_write(file, (oi_npy_dtype)form, view.ndim, shape, view.data, NULL) != OI_NPY_OK;
         free(file);
         if (bad)
             return 1;

@@ -74,6 +74,12 @@
  *                  indices) along a middle axis and the smallest with NaN
  *   conv_t         conv_transpose2d in groups with a bias, strides, pads,
  *                  dilations and output_padding; with auto_pad SAME_UPPER
+ *   conv_wide      conv2d of f64 in groups with a bias, pads, strides and
+ *                  dilations, with relu; conv1d of f64; max_pool2d of u8
+ *                  and of negative i8
+ *   bf16_casts     bf16 stored as its bits (an input, an @init value):
+ *                  casts of f32 (inf, NaN, subnormals), f64 and f16 into
+ *                  bf16 and of bf16 into f32, f64 and f16
  *   quant_ops      matmul_q4 with activations="q8" over q4_1, q4_0 and q8_0
  *                  blocks (one row of x, five rows split into tasks), and
  *                  over a prefix table W(l) in a loop (a decoder's layers);
@@ -897,6 +903,59 @@ OI_GRAPH(conv_t,
           output_padding=[1, 0]) OI_TO(y)
     OI_OP(conv_transpose2d, x1, w1, strides=[2, 2], auto_pad="SAME_UPPER") OI_TO(same)
     OI_OP(conv_transpose2d, x1, w1) OI_TO(plain)
+    OI_RETURN()
+  )
+)
+
+/* conv_wide: conv2d of f64 (conv.c's patches summed as gemm.c's f64 loops
+ * sum them) in 2 groups with a bias, pads, strides and dilations; with
+ * relu and no bias; a conv1d of f64; max_pool2d of u8 and of negative i8
+ * values (the padding never wins). */
+OI_GRAPH(conv_wide,
+  OI_DYNAMIC( OI_VAR(x, f64[2, 4, 7, 6]) OI_VAR(w, f64[6, 2, 3, 2]) OI_VAR(bias, f64[6]) OI_VAR(w2, f64[3, 4, 3, 3])
+              OI_VAR(xs, f64[1, 3, 5]) OI_VAR(ws, f64[2, 3, 3]) OI_VAR(u, u8[1, 2, 5, 5]) OI_VAR(s, i8[1, 2, 5, 5]) )
+  OI_VOLATILE(
+    OI_VAR(y, f64[2, 6, 4, 5]) OI_VAR(yr, f64[2, 3, 7, 6]) OI_VAR(ys, f64[1, 2, 5]) OI_VAR(mu, u8[1, 2, 3, 3])
+    OI_VAR(neg, i8[1, 2, 5, 5]) OI_VAR(ms, i8[1, 2, 3, 3])
+  )
+  OI_BLOCK(entry,
+    OI_OP(conv2d, x, w, bias, group=2, pads=[1, 0, 2, 1], strides=[2, 1], dilations=[1, 2]) OI_TO(y)
+    OI_OP(conv2d, x, w2, pads=[1, 1, 1, 1], activation="relu") OI_TO(yr)
+    OI_OP(conv1d, xs, ws, pads=[1, 1]) OI_TO(ys)
+    OI_OP(max_pool2d, u, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]) OI_TO(mu)
+    OI_OP(sub, s, 5) OI_TO(neg)             /* -5 .. -1 */
+    OI_OP(max_pool2d, neg, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]) OI_TO(ms)
+    OI_RETURN()
+  )
+)
+
+/* bf16_casts: bf16 stored as its bits: a bf16 input (f32 in its .npy file,
+ * rounded into bf16 as `openinfer run` rounds it) and a bf16 @init value;
+ * casts into bf16 of f32 (inf, NaN, subnormals), of f64 (rounded twice:
+ * to f32, then bf16) and of f16; of bf16 into f32, f64 and f16. */
+OI_GRAPH(bf16_casts,
+  OI_DYNAMIC( OI_VAR(x, f32[3, 4, 5]) OI_VAR(xd, f64[3, 4, 5]) OI_VAR(hb, bf16[3, 4, 5]) )
+  OI_VOLATILE(
+    OI_VAR(b, bf16[3, 4, 5]) OI_VAR(big, f32[3, 4, 5]) OI_VAR(bbig, bf16[3, 4, 5]) OI_VAR(root, f32[3, 4, 5])
+    OI_VAR(broot, bf16[3, 4, 5]) OI_VAR(tiny, f32[3, 4, 5]) OI_VAR(btiny, bf16[3, 4, 5]) OI_VAR(bd, bf16[3, 4, 5])
+    OI_VAR(h, f16[3, 4, 5]) OI_VAR(bh, bf16[3, 4, 5]) OI_VAR(back, f32[3, 4, 5]) OI_VAR(backd, f64[3, 4, 5])
+    OI_VAR(hback, f16[3, 4, 5]) OI_VAR(k, bf16[3, 4, 5], @init(0.1)) OI_VAR(kf, f32[3, 4, 5])
+  )
+  OI_BLOCK(entry,
+    OI_OP(cast, x, to=bf16) OI_TO(b)
+    OI_OP(mul, x, 3e38) OI_TO(big)          /* inf past 1.134, bf16's inf past 1.1298 */
+    OI_OP(cast, big, to=bf16) OI_TO(bbig)
+    OI_OP(sqrt, x) OI_TO(root)              /* NaN below 0 */
+    OI_OP(cast, root, to=bf16) OI_TO(broot)
+    OI_OP(mul, x, 1e-39) OI_TO(tiny)        /* f32 subnormals */
+    OI_OP(cast, tiny, to=bf16) OI_TO(btiny)
+    OI_OP(cast, xd, to=bf16) OI_TO(bd)
+    OI_OP(cast, x, to=f16) OI_TO(h)
+    OI_OP(cast, h, to=bf16) OI_TO(bh)
+    OI_OP(cast, hb, to=f32) OI_TO(back)
+    OI_OP(cast, bd, to=f64) OI_TO(backd)
+    OI_OP(cast, hb, to=f16) OI_TO(hback)
+    OI_OP(cast, k, to=f32) OI_TO(kf)
     OI_RETURN()
   )
 )
