@@ -385,6 +385,25 @@ static bool oi__gemm_cpu_has(oi__gemm_isa isa) {
     return false;
 }
 
+#if OI__GEMM_X86
+#include <cpuid.h>
+#endif
+
+bool oi__cpu_has_f16c(void) {
+#if OI__GEMM_X86
+    static int has = -1; /* clang's __builtin_cpu_supports has no "f16c": CPUID.1:ECX, asked once */
+    int h = __atomic_load_n(&has, __ATOMIC_ACQUIRE);
+    if (h < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        h = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+        __atomic_store_n(&has, h, __ATOMIC_RELEASE);
+    }
+    return h != 0;
+#else
+    return false;
+#endif
+}
+
 /* OPENINFER_ISA=portable|avx2|avx512 caps the ISA every kernel uses, so the
  * AVX2 path can be measured on an AVX-512 machine; a value the CPU cannot
  * run, or an unknown one, leaves the choice automatic. Read once. */

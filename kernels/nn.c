@@ -1686,10 +1686,18 @@ static void oi__attn_task(void *ctx, int task, int thread) {
  * with fewer kv heads than threads (SmolLM2: 3). */
 #define OI__ATTN_CHUNK 64
 
+/* How K and V hold their values: f32, or 16-bit values read as f32 where
+ * they lie (f16 by F16C, bf16 as an f32's high half): exact, so a 16-bit
+ * cache gives the scores and sums its values widened to f32 give. */
+typedef enum oi__attn_elem { OI__ATTN_F32, OI__ATTN_F16, OI__ATTN_BF16 } oi__attn_elem;
+
 typedef struct oi__attn_dec {
-    const float *q, *k, *v;
+    const float *q;
+    const char *k, *v; /* f32, f16 or bf16 (elem) */
     float *out;
-    int64_t q_sb, q_sh, k_sb, k_sh, k_st, v_sb, v_sh, v_st, o_sb, o_sh; /* strides in floats */
+    oi__attn_elem elem;
+    size_t kv_es;                                                        /* bytes a K or V value */
+    int64_t q_sb, q_sh, k_sb, k_sh, k_st, v_sb, v_sh, v_st, o_sb, o_sh; /* strides in values */
     int64_t kv_heads, group, kv_seq, dim, v_dim, chunk, chunks;
     float scale;
     float *part;    /* per task: group x (v_dim + 2): the chunk's sum of V rows, its max, its e^ sum */
@@ -1710,9 +1718,23 @@ OI__TARGET_AVX2 static inline __attribute__((always_inline)) float oi__attn_hsum
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
+#define OI__TARGET_AVX2_F16C __attribute__((target("avx2,fma,f16c")))
+
+/* The 8 values from value i of x (elem's type) as f32. */
+OI__TARGET_AVX2_F16C static inline __attribute__((always_inline)) __m256 oi__attn_load8(oi__attn_elem e, const void *x,
+                                                                                      int64_t i) {
+    if (e == OI__ATTN_F32)
+        return _mm256_loadu_ps((const float *)x + i);
+    __m128i h = _mm_loadu_si128((const __m128i *)(const void *)((const uint16_t *)x + i));
+    if (e == OI__ATTN_F16)
+        return _mm256_cvtph_ps(h);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
 /* s[0..n) = scale * (q . K row j) for the n rows at k (row stride ks). */
-OI__TARGET_AVX2 static void oi__attn_dec_scores(const float *q, const float *k, int64_t ks, int64_t n, int64_t dim,
-                                                float scale, float *s) {
+OI__TARGET_AVX2_F16C static inline __attribute__((always_inline)) void
+oi__attn_dec_scores_of(oi__attn_elem e, const float *q, const void *k, int64_t ks, int64_t n, int64_t dim, float scale,
+                       float *s) {
     int64_t j = 0;
     for (; j + 8 <= n; j += 8) {
         __m256 acc[8];
@@ -1721,21 +1743,21 @@ OI__TARGET_AVX2 static void oi__attn_dec_scores(const float *q, const float *k, 
         for (int64_t i = 0; i < dim; i += 8) {
             __m256 qv = _mm256_loadu_ps(q + i);
             for (int p = 0; p < 8; p++)
-                acc[p] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + (j + p) * ks + i), acc[p]);
+                acc[p] = _mm256_fmadd_ps(qv, oi__attn_load8(e, k, (j + p) * ks + i), acc[p]);
         }
         _mm256_storeu_ps(s + j, _mm256_mul_ps(oi__attn_sum8(acc), _mm256_set1_ps(scale)));
     }
     for (; j < n; j++) {
         __m256 acc = _mm256_setzero_ps();
         for (int64_t i = 0; i < dim; i += 8)
-            acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + j * ks + i), acc);
+            acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), oi__attn_load8(e, k, j * ks + i), acc);
         s[j] = oi__attn_hsum(acc) * scale;
     }
 }
 
 /* o[0..v_dim) = sum over j < n of p[j] * V row j (row stride vs). */
-OI__TARGET_AVX2 static void oi__attn_dec_values(const float *p, const float *v, int64_t vs, int64_t n, int64_t v_dim,
-                                                float *o) {
+OI__TARGET_AVX2_F16C static inline __attribute__((always_inline)) void
+oi__attn_dec_values_of(oi__attn_elem e, const float *p, const void *v, int64_t vs, int64_t n, int64_t v_dim, float *o) {
     int64_t c = 0;
     for (; c + 64 <= v_dim; c += 64) {
         __m256 acc[8];
@@ -1745,7 +1767,7 @@ OI__TARGET_AVX2 static void oi__attn_dec_values(const float *p, const float *v, 
             __m256 w = _mm256_broadcast_ss(p + j);
 #pragma GCC unroll 8
             for (int u = 0; u < 8; u++)
-                acc[u] = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + j * vs + c + 8 * u), acc[u]);
+                acc[u] = _mm256_fmadd_ps(w, oi__attn_load8(e, v, j * vs + c + 8 * u), acc[u]);
         }
         for (int u = 0; u < 8; u++)
             _mm256_storeu_ps(o + c + 8 * u, acc[u]);
@@ -1753,27 +1775,49 @@ OI__TARGET_AVX2 static void oi__attn_dec_values(const float *p, const float *v, 
     for (; c < v_dim; c += 8) {
         __m256 acc = _mm256_setzero_ps();
         for (int64_t j = 0; j < n; j++)
-            acc = _mm256_fmadd_ps(_mm256_broadcast_ss(p + j), _mm256_loadu_ps(v + j * vs + c), acc);
+            acc = _mm256_fmadd_ps(_mm256_broadcast_ss(p + j), oi__attn_load8(e, v, j * vs + c), acc);
         _mm256_storeu_ps(o + c, acc);
     }
+}
+
+/* The two above for each kind of K and V (each call inlined for its own). */
+OI__TARGET_AVX2_F16C static void oi__attn_dec_scores(oi__attn_elem e, const float *q, const void *k, int64_t ks,
+                                                     int64_t n, int64_t dim, float scale, float *s) {
+    if (e == OI__ATTN_F32)
+        oi__attn_dec_scores_of(OI__ATTN_F32, q, k, ks, n, dim, scale, s);
+    else if (e == OI__ATTN_F16)
+        oi__attn_dec_scores_of(OI__ATTN_F16, q, k, ks, n, dim, scale, s);
+    else
+        oi__attn_dec_scores_of(OI__ATTN_BF16, q, k, ks, n, dim, scale, s);
+}
+
+OI__TARGET_AVX2_F16C static void oi__attn_dec_values(oi__attn_elem e, const float *p, const void *v, int64_t vs,
+                                                     int64_t n, int64_t v_dim, float *o) {
+    if (e == OI__ATTN_F32)
+        oi__attn_dec_values_of(OI__ATTN_F32, p, v, vs, n, v_dim, o);
+    else if (e == OI__ATTN_F16)
+        oi__attn_dec_values_of(OI__ATTN_F16, p, v, vs, n, v_dim, o);
+    else
+        oi__attn_dec_values_of(OI__ATTN_BF16, p, v, vs, n, v_dim, o);
 }
 
 OI__TARGET_AVX2 static void oi__attn_dec_task(void *ctx, int task, int thread) {
     const oi__attn_dec *a = (const oi__attn_dec *)ctx;
     int64_t c = task % a->chunks, bh = task / a->chunks, b = bh / a->kv_heads, hk = bh % a->kv_heads;
     int64_t t0 = c * a->chunk, n = a->kv_seq - t0 < a->chunk ? a->kv_seq - t0 : a->chunk;
-    const float *k = a->k + b * a->k_sb + hk * a->k_sh + t0 * a->k_st;
-    const float *v = a->v + b * a->v_sb + hk * a->v_sh + t0 * a->v_st;
+    const char *k = a->k + a->kv_es * (size_t)(b * a->k_sb + hk * a->k_sh + t0 * a->k_st);
+    const char *v = a->v + a->kv_es * (size_t)(b * a->v_sb + hk * a->v_sh + t0 * a->v_st);
     float *s = a->scratch + (size_t)thread * (size_t)a->chunk;
     for (int64_t g = 0; g < a->group; g++) {
         float *part = a->part + ((size_t)task * (size_t)a->group + (size_t)g) * (size_t)(a->v_dim + 2);
-        oi__attn_dec_scores(a->q + b * a->q_sb + (hk * a->group + g) * a->q_sh, k, a->k_st, n, a->dim, a->scale, s);
+        oi__attn_dec_scores(a->elem, a->q + b * a->q_sb + (hk * a->group + g) * a->q_sh, k, a->k_st, n, a->dim,
+                            a->scale, s);
         float m = oi__vexp_max_avx2(s, n);
         double sum = m == -INFINITY ? 0.0 : oi__vexp_sum_avx2(s, s, n, m, false);
         float inv = (float)(1.0 / sum); /* the weights as the softmax gives them: e^ times 1 / sum */
         for (int64_t j = 0; j < n; j++)
             s[j] *= inv;
-        oi__attn_dec_values(s, v, a->v_st, m == -INFINITY ? 0 : n, a->v_dim, part);
+        oi__attn_dec_values(a->elem, s, v, a->v_st, m == -INFINITY ? 0 : n, a->v_dim, part);
         part[a->v_dim] = m, part[a->v_dim + 1] = (float)sum;
     }
 }
@@ -1811,28 +1855,80 @@ OI__TARGET_AVX2 static void oi__attn_dec_merge(const oi__attn_dec *a, int64_t ba
             }
 }
 
-/* Runs attention through the chunks above when it is that case (f32, one
- * query row, no mask, unit last strides, head sizes in whole vectors, an
- * x86 CPU with AVX2); false: not that case, *status untouched. */
+/* The kind of value q, k, v and the output share (f32, f16 or bf16, on a
+ * CPU with F16C); false: another dtype, or dtypes that differ. */
+static bool oi__attn_elem_of(const oi__attn *at, oi__attn_elem *e) {
+    oi_dtype t = at->q->dtype;
+    if (at->k->dtype != t || at->v->dtype != t || at->out->dtype != t || !oi__cpu_has_f16c())
+        return false;
+    *e = t == OI_DTYPE_F16 ? OI__ATTN_F16 : t == OI_DTYPE_BF16 ? OI__ATTN_BF16 : OI__ATTN_F32;
+    return t == OI_DTYPE_F32 || t == OI_DTYPE_F16 || t == OI_DTYPE_BF16;
+}
+
+/* A [B, H, S, D] tensor of 16-bit values (unit stride along D) as a new
+ * contiguous f32 tensor. */
+static oi__tensor *oi__attn_widened(const oi__tensor *t) {
+    oi__tensor *w = oi__tensor_adopt(OI_DTYPE_F32, 4, t->shape, NULL, false);
+    const uint16_t *src = (const uint16_t *)oi__op_cdata(t) + t->offset;
+    int64_t rows = t->shape[2], n = t->shape[3];
+    for (int64_t b = 0; w && b < t->shape[0]; b++)
+        for (int64_t h = 0; h < t->shape[1]; h++)
+            oi__convert_float_rows(OI_DTYPE_F32, (float *)oi__tensor_data(w) + (b * t->shape[1] + h) * rows * n, n,
+                                   t->dtype, src + b * t->strides[0] + h * t->strides[1], t->strides[2], rows, n);
+    return w;
+}
+
+/* out (16-bit, unit stride along its last dim) = the contiguous f32 `from`,
+ * rounded as dtype.c stores. */
+static void oi__attn_narrow_into(oi__tensor *out, const oi__tensor *from) {
+    uint16_t *dst = (uint16_t *)oi__tensor_data(out) + out->offset;
+    int64_t rows = out->shape[2], n = out->shape[3];
+    for (int64_t b = 0; b < out->shape[0]; b++)
+        for (int64_t h = 0; h < out->shape[1]; h++)
+            oi__convert_float_rows(out->dtype, dst + b * out->strides[0] + h * out->strides[1], out->strides[2],
+                                   OI_DTYPE_F32, (const float *)oi__tensor_data(from) + (b * out->shape[1] + h) * rows * n,
+                                   n, rows, n);
+}
+
+/* Runs attention through the chunks above when it is that case (f32, f16
+ * or bf16, one query row, no mask, unit last strides, head sizes in whole
+ * vectors, an x86 CPU with AVX2 and F16C); false: not that case, *status
+ * untouched. 16-bit K and V are read where they lie; q is widened first and
+ * the output rounded last. */
 static bool oi__attn_decode(const oi__attn *at, oi_status *status) {
     const oi__tensor *q = at->q, *k = at->k, *v = at->v;
     oi__tensor *out = at->out;
     oi__gemm_isa isa = oi__gemm_active_isa();
+    oi__attn_elem elem;
     if ((isa != OI__GEMM_ISA_AVX2 && isa != OI__GEMM_ISA_AVX512) || at->seq != 1 || at->mask || at->kv_seq < 1 ||
-        q->dtype != OI_DTYPE_F32 || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32 ||
-        out->dtype != OI_DTYPE_F32 || q->strides[3] != 1 || k->strides[3] != 1 || v->strides[3] != 1 ||
+        !oi__attn_elem_of(at, &elem) || q->strides[3] != 1 || k->strides[3] != 1 || v->strides[3] != 1 ||
         out->strides[3] != 1 || at->dim % 8 || at->v_dim % 8)
         return false;
+    oi__tensor *q32 = NULL, *out32 = NULL; /* 16-bit: q widened, the f32 result before its rounding */
+    if (elem != OI__ATTN_F32) {
+        q32 = oi__attn_widened(q);
+        out32 = oi__tensor_adopt(OI_DTYPE_F32, 4, out->shape, NULL, false);
+        if (!q32 || !out32) {
+            oi__tensor_free(q32);
+            oi__tensor_free(out32);
+            *status = OI_ERROR_OUT_OF_MEMORY;
+            return true;
+        }
+    }
+    const oi__tensor *qf = q32 ? q32 : q;
+    oi__tensor *of = out32 ? out32 : out;
     oi__attn_dec a; /* (no designated initializers: the drop-in header compiles as C++17) */
     memset(&a, 0, sizeof a);
-    a.q = (const float *)oi__op_cdata(q) + q->offset;
-    a.k = (const float *)oi__op_cdata(k) + k->offset;
-    a.v = (const float *)oi__op_cdata(v) + v->offset;
-    a.out = (float *)oi__tensor_data(out) + out->offset;
-    a.q_sb = q->strides[0], a.q_sh = q->strides[1];
+    a.elem = elem;
+    a.kv_es = oi_dtype_bits(k->dtype) / 8;
+    a.q = (const float *)oi__op_cdata(qf) + qf->offset;
+    a.k = (const char *)oi__op_cdata(k) + a.kv_es * (size_t)k->offset;
+    a.v = (const char *)oi__op_cdata(v) + a.kv_es * (size_t)v->offset;
+    a.out = (float *)oi__tensor_data(of) + of->offset;
+    a.q_sb = qf->strides[0], a.q_sh = qf->strides[1];
     a.k_sb = k->strides[0], a.k_sh = k->strides[1], a.k_st = k->strides[2];
     a.v_sb = v->strides[0], a.v_sh = v->strides[1], a.v_st = v->strides[2];
-    a.o_sb = out->strides[0], a.o_sh = out->strides[1];
+    a.o_sb = of->strides[0], a.o_sh = of->strides[1];
     a.kv_heads = at->kv_heads, a.group = at->heads / at->kv_heads;
     a.kv_seq = at->kv_seq, a.dim = at->dim, a.v_dim = at->v_dim;
     a.scale = (float)at->scale;
@@ -1846,33 +1942,44 @@ static bool oi__attn_decode(const oi__attn *at, oi_status *status) {
     int threads = oi__threadpool_size(pool);
     a.part = (float *)oi__malloc(sizeof(float) * (size_t)(tasks * a.group * (a.v_dim + 2)));
     a.scratch = (float *)oi__malloc(sizeof(float) * (size_t)threads * (size_t)a.chunk);
-    if (!a.part || !a.scratch) {
-        oi__free(a.part);
-        oi__free(a.scratch);
-        *status = OI_ERROR_OUT_OF_MEMORY;
-        return true;
+    *status = a.part && a.scratch ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
+    if (*status == OI_OK) {
+        oi__threadpool_run(pool, (int)tasks, oi__attn_dec_task, &a);
+        oi__attn_dec_merge(&a, at->batch);
+        if (out32)
+            oi__attn_narrow_into(out, out32);
     }
-    oi__threadpool_run(pool, (int)tasks, oi__attn_dec_task, &a);
-    oi__attn_dec_merge(&a, at->batch);
     oi__free(a.part);
     oi__free(a.scratch);
-    *status = OI_OK;
+    oi__tensor_free(q32);
+    oi__tensor_free(out32);
     return true;
 }
 
-/* ---- prefill (seq > 1), f32: oi__attn_f32 per (batch, head, block of
- * OI__ATTN_BLOCK query rows), one scratch a pool thread ---- */
+/* ---- prefill (seq > 1): oi__attn_f32 per (batch, head, block of
+ * OI__ATTN_BLOCK query rows), one scratch a pool thread. 16-bit operands
+ * are widened by the task into its scratch first (the block's q rows, the
+ * head's K and V: a few KB, in cache; a small part of the S x T x D work)
+ * and its f32 result rounded into out last. ---- */
 typedef struct oi__attn_pre {
     const oi__attn *at;
     oi__attn_f32 base; /* the strides and sizes every task shares */
     void (*fn)(const oi__attn_f32 *a);
-    const float *q, *k, *v;
-    float *out;
+    const char *q, *k, *v; /* at their offsets; es bytes a value */
+    char *out;
+    size_t es;
+    bool half; /* 16-bit operands (f16 or bf16) */
     const char *mask; /* the mask's data at its offset */
     size_t mask_es;   /* its element size */
     float *scratch;
     int64_t scratch_floats; /* per thread, a multiple of 16 */
 } oi__attn_pre;
+
+/* The scratch floats a task needs for widened operands: the block's q rows
+ * and output rows, the head's K and V rows. */
+static int64_t oi__attn_half_floats(const oi__attn *at) {
+    return OI__ATTN_BLOCK * (at->dim + at->v_dim) + at->kv_seq * (at->dim + at->v_dim);
+}
 
 static void oi__attn_pre_task(void *ctx, int task, int thread) {
     const oi__attn_pre *p = (const oi__attn_pre *)ctx;
@@ -1881,10 +1988,12 @@ static void oi__attn_pre_task(void *ctx, int task, int thread) {
     int64_t hk = h / (at->heads / at->kv_heads), i0 = (task % at->blocks_per_head) * OI__ATTN_BLOCK;
     const int64_t *qs = at->q->strides, *ks = at->k->strides, *vs = at->v->strides, *os = at->out->strides;
     oi__attn_f32 a = p->base;
-    a.q = p->q + b * qs[0] + h * qs[1] + i0 * qs[2];
-    a.k = p->k + b * ks[0] + hk * ks[1];
-    a.v = p->v + b * vs[0] + hk * vs[1];
-    a.out = p->out + b * os[0] + h * os[1] + i0 * os[2];
+    const char *q = p->q + p->es * (size_t)(b * qs[0] + h * qs[1] + i0 * qs[2]);
+    const char *k = p->k + p->es * (size_t)(b * ks[0] + hk * ks[1]);
+    const char *v = p->v + p->es * (size_t)(b * vs[0] + hk * vs[1]);
+    char *out = p->out + p->es * (size_t)(b * os[0] + h * os[1] + i0 * os[2]);
+    a.q = (const float *)(const void *)q, a.k = (const float *)(const void *)k, a.v = (const float *)(const void *)v;
+    a.out = (float *)(void *)out;
     a.rows = at->seq - i0 < OI__ATTN_BLOCK ? at->seq - i0 : OI__ATTN_BLOCK;
     if (p->mask)
         a.mask = p->mask + p->mask_es * (size_t)(b * at->mask_strides[0] + h * at->mask_strides[1] +
@@ -1892,20 +2001,33 @@ static void oi__attn_pre_task(void *ctx, int task, int thread) {
     a.causal_last = i0 + at->kv_seq - at->seq;
     a.kt = p->scratch + (size_t)thread * (size_t)p->scratch_floats;
     a.scores = a.kt + a.dim * oi__attn_kv_pad(a.kv_seq);
+    if (!p->half) {
+        p->fn(&a);
+        return;
+    }
+    oi_dtype t = at->q->dtype;
+    float *qw = a.scores + 8 * oi__attn_kv_pad(a.kv_seq), *ow = qw + OI__ATTN_BLOCK * a.dim;
+    float *kw = ow + OI__ATTN_BLOCK * a.v_dim, *vw = kw + a.kv_seq * a.dim;
+    oi__convert_float_rows(OI_DTYPE_F32, qw, a.dim, t, q, a.q_rs, a.rows, a.dim);
+    oi__convert_float_rows(OI_DTYPE_F32, kw, a.dim, t, k, a.k_rs, a.kv_seq, a.dim);
+    oi__convert_float_rows(OI_DTYPE_F32, vw, a.v_dim, t, v, a.v_rs, a.kv_seq, a.v_dim);
+    a.q = qw, a.k = kw, a.v = vw, a.out = ow;
+    a.q_rs = a.k_rs = a.dim, a.v_rs = a.out_rs = a.v_dim;
     p->fn(&a);
+    oi__convert_float_rows(t, out, p->base.out_rs, OI_DTYPE_F32, ow, a.v_dim, a.rows, a.v_dim);
 }
 
-/* Runs attention through oi__attn_f32 when it is that case (f32, more than
- * one query row, a bool or f32 mask or none, unit last strides, head sizes
- * in whole 8-lane vectors, an x86 CPU with AVX2); false: not that case,
- * *status untouched. */
+/* Runs attention through oi__attn_f32 when it is that case (f32, f16 or
+ * bf16, more than one query row, a bool or f32 mask or none, unit last
+ * strides, head sizes in whole 8-lane vectors, an x86 CPU with AVX2 and
+ * F16C); false: not that case, *status untouched. */
 static bool oi__attn_prefill(oi__attn *at, oi_status *status) {
     const oi__tensor *q = at->q, *k = at->k, *v = at->v, *mask = at->mask;
     oi__tensor *out = at->out;
     oi__gemm_isa isa = oi__gemm_active_isa();
+    oi__attn_elem elem;
     if ((isa != OI__GEMM_ISA_AVX2 && isa != OI__GEMM_ISA_AVX512) || at->seq < 2 || at->kv_seq < 1 ||
-        q->dtype != OI_DTYPE_F32 || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32 ||
-        out->dtype != OI_DTYPE_F32 || q->strides[3] != 1 || k->strides[3] != 1 || v->strides[3] != 1 ||
+        !oi__attn_elem_of(at, &elem) || q->strides[3] != 1 || k->strides[3] != 1 || v->strides[3] != 1 ||
         out->strides[3] != 1 || at->dim % 8 || at->v_dim % 8 ||
         (mask && mask->dtype != OI_DTYPE_BOOL && mask->dtype != OI_DTYPE_F32))
         return false;
@@ -1913,10 +2035,12 @@ static bool oi__attn_prefill(oi__attn *at, oi_status *status) {
     memset(&p, 0, sizeof p);
     p.at = at;
     p.fn = isa == OI__GEMM_ISA_AVX512 ? oi__attn_f32_avx512 : oi__attn_f32_avx2;
-    p.q = (const float *)oi__op_cdata(q) + q->offset;
-    p.k = (const float *)oi__op_cdata(k) + k->offset;
-    p.v = (const float *)oi__op_cdata(v) + v->offset;
-    p.out = (float *)oi__tensor_data(out) + out->offset;
+    p.half = elem != OI__ATTN_F32;
+    p.es = oi_dtype_bits(q->dtype) / 8;
+    p.q = (const char *)oi__op_cdata(q) + p.es * (size_t)q->offset;
+    p.k = (const char *)oi__op_cdata(k) + p.es * (size_t)k->offset;
+    p.v = (const char *)oi__op_cdata(v) + p.es * (size_t)v->offset;
+    p.out = (char *)oi__tensor_data(out) + p.es * (size_t)out->offset;
     if (mask) {
         p.mask_es = mask->dtype == OI_DTYPE_F32 ? sizeof(float) : 1;
         p.mask = (const char *)oi__op_cdata(mask) + p.mask_es * (size_t)mask->offset;
@@ -1933,7 +2057,8 @@ static bool oi__attn_prefill(oi__attn *at, oi_status *status) {
     double work = (double)(at->batch * at->heads * at->seq) * (double)at->kv_seq * (double)(at->dim + at->v_dim);
     oi__threadpool *pool = work >= 65536.0 && tasks > 1 ? oi__threadpool_default() : NULL;
     int threads = oi__threadpool_size(pool);
-    p.scratch_floats = (oi__attn_scratch_floats(at->kv_seq, at->dim) + 15) / 16 * 16;
+    p.scratch_floats = oi__attn_scratch_floats(at->kv_seq, at->dim) + (p.half ? oi__attn_half_floats(at) : 0);
+    p.scratch_floats = (p.scratch_floats + 15) / 16 * 16;
     float *raw = (float *)oi__malloc(sizeof(float) * (size_t)(p.scratch_floats * threads + 16));
     if (!raw) {
         *status = OI_ERROR_OUT_OF_MEMORY;
@@ -1945,6 +2070,7 @@ static bool oi__attn_prefill(oi__attn *at, oi_status *status) {
     *status = OI_OK;
     return true;
 }
+
 #endif
 
 static oi_status oi__nn_attention(const oi__kernel_args *k) {

@@ -466,27 +466,10 @@ static bool oi__q8dot_vnni_allowed = true;
 
 void oi__quant_allow_vnni(bool allow) { oi__q8dot_vnni_allowed = allow; }
 
-#if OI__GEMM_X86
-#include <cpuid.h>
-
-/* Whether the CPU has F16C (the block scales' conversion), asked once:
- * clang's __builtin_cpu_supports has no "f16c", so CPUID.1:ECX. */
-static bool oi__q8dot_f16c(void) {
-    static int has = -1;
-    int h = __atomic_load_n(&has, __ATOMIC_ACQUIRE);
-    if (h < 0) {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        h = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
-        __atomic_store_n(&has, h, __ATOMIC_RELEASE);
-    }
-    return h != 0;
-}
-#endif
-
 static oi__q8dot_fn oi__q8dot_pick(void) {
 #if OI__GEMM_X86
     oi__gemm_isa isa = oi__gemm_active_isa();
-    if (!oi__q8dot_f16c())
+    if (!oi__cpu_has_f16c())
         return oi__q8dot_portable;
     if (isa == OI__GEMM_ISA_AVX512 && oi__q8dot_vnni_allowed && __builtin_cpu_supports("avx512vnni") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))

@@ -189,20 +189,24 @@ static void oi__convert_row(oi_dtype to, void *dst, int64_t at, oi_dtype from, c
             d[i] = oi__f32_to_bf16(s[i * stride]);
 }
 
-/* n contiguous elements f32 <-> f16/bf16 (the same values as dtype.c's
- * conversions); false for other pairs. */
-static bool oi__convert_floats(oi_dtype to, void *dst, oi_dtype from, const void *src, int64_t n) {
+bool oi__convert_float_rows(oi_dtype to, void *dst, int64_t dst_rs, oi_dtype from, const void *src, int64_t src_rs,
+                            int64_t rows, int64_t n) {
     bool narrow = from == OI_DTYPE_F32 && (to == OI_DTYPE_F16 || to == OI_DTYPE_BF16);
     bool widen = to == OI_DTYPE_F32 && (from == OI_DTYPE_F16 || from == OI_DTYPE_BF16);
     if (!narrow && !widen)
         return false;
 #if OI__F16C
-    bool fast = oi__vector_convert_ok();
+    bool fast = oi__vector_convert_ok(); /* once for all the rows: short rows are common (attention's heads) */
 #else
     bool fast = false;
 #endif
-    oi__convert_row(to, dst, 0, from, src, 0, 1, n, fast);
+    for (int64_t r = 0; r < rows; r++)
+        oi__convert_row(to, dst, r * dst_rs, from, src, r * src_rs, 1, n, fast);
     return true;
+}
+
+bool oi__convert_floats(oi_dtype to, void *dst, oi_dtype from, const void *src, int64_t n) {
+    return oi__convert_float_rows(to, dst, n, from, src, n, 1, n);
 }
 
 /* Converts every element of t (any layout) into the contiguous tensor dst

@@ -186,7 +186,6 @@ static oi_status oi__precision_resolve(oi_simulator_desc *desc, const oi__backen
 static oi_status oi__storage_plan(oi_executor *e);
 static oi_dtype oi__logical_dtype(const oi_executor *e, int s, const oi__tensor *t);
 static oi__tensor *oi__converted(oi__ctx *c, const oi__tensor *t, oi_dtype to);
-static bool oi__convert_floats(oi_dtype to, void *dst, oi_dtype from, const void *src, int64_t n);
 static oi_status oi__narrow_into(oi__tensor *dst, const oi__tensor *src);
 
 /* ---- exec_consumers.c ---- */

@@ -693,6 +693,14 @@ typedef enum oi__gemm_isa {
 } oi__gemm_isa;
 bool oi__gemm_force_isa(oi__gemm_isa isa);
 oi__gemm_isa oi__gemm_active_isa(void); /* the path AUTO resolves to, or the forced one */
+/* Whether the CPU converts f16 <-> f32 by F16C (x86; false elsewhere). */
+bool oi__cpu_has_f16c(void);
+/* n contiguous values f32 <-> f16/bf16 into dst, as dtype.c converts them (AVX2/F16C where
+ * the CPU and OPENINFER_ISA allow; exec_precision.c); false for other pairs. */
+bool oi__convert_floats(oi_dtype to, void *dst, oi_dtype from, const void *src, int64_t n);
+/* The same for `rows` rows of n values, src_rs and dst_rs values apart. */
+bool oi__convert_float_rows(oi_dtype to, void *dst, int64_t dst_rs, oi_dtype from, const void *src, int64_t src_rs,
+                            int64_t rows, int64_t n);
 void oi__quant_allow_vnni(bool allow);   /* tests: false runs matmul_q4's AVX2 integer dots under AVX-512 */
 const char *oi__gemm_isa_name(oi__gemm_isa isa);
 

@@ -1082,6 +1082,72 @@ static void test_graph_chain(void) {
     oi_free(bytes);
 }
 
+/* 16-bit q, k, v (f16, bf16) on every ISA path: on AVX2 and AVX-512 the
+ * decode kernels read 16-bit K and V where they lie and the prefill path
+ * widens them per task, so the result is the f32 path's on the widened
+ * values, rounded once: equal bit for bit. The portable path (generic
+ * loops) within 16-bit rounding of it. Shapes: SmolLM2's decode (9 query
+ * heads over 3 kv heads of 64, 150 positions: two chunks and a tail), a
+ * causal prefill with grouped heads and tails, a padded batch with a bool
+ * mask. */
+static uint16_t half_bits(oi_dtype t, float x) { return t == OI_DTYPE_F16 ? oi_f32_to_f16(x) : oi_f32_to_bf16(x); }
+static float half_value(oi_dtype t, uint16_t h) { return t == OI_DTYPE_F16 ? oi_f16_to_f32(h) : oi_bf16_to_f32(h); }
+
+static void test_attention_16bit(void) {
+    const attn_case cases[3] = {{"decode 9/3 heads x150", 1, 9, 3, 1, 150, 64, 64, 0, false, false, 0.0},
+                                {"causal grouped 70", 2, 4, 2, 70, 70, 32, 32, 0, true, false, 0.0},
+                                {"bool padding mask", 3, 2, 2, 40, 40, 16, 16, 2, false, false, 0.0}};
+    const oi__gemm_isa isas[3] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
+    const oi_dtype types[2] = {OI_DTYPE_F16, OI_DTYPE_BF16};
+    for (size_t ci = 0; ci < COUNT(cases); ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            const attn_case *c = &cases[ci];
+            oi_dtype t = types[ti];
+            const int64_t shapes[3][4] = {{c->b, c->hq, c->s, c->d}, {c->b, c->hkv, c->t, c->d}, {c->b, c->hkv, c->t, c->dv}};
+            oi__tensor *h[4] = {NULL, NULL, NULL, NULL}, *w[4] = {NULL, NULL, NULL, NULL};
+            for (int o = 0; o < 3; o++) { /* the 16-bit operand and its values widened to f32 */
+                h[o] = oi__tensor_new(t, 4, shapes[o]);
+                w[o] = oi__tensor_new(OI_DTYPE_F32, 4, shapes[o]);
+                for (int64_t i = 0; i < oi__shape_numel(4, shapes[o]); i++) {
+                    uint16_t bits = half_bits(t, (float)attn_value(i, 0.5 + o));
+                    ((uint16_t *)oi__tensor_data(h[o]))[i] = bits;
+                    ((float *)oi__tensor_data(w[o]))[i] = half_value(t, bits);
+                }
+            }
+            if (c->mask == 2) { /* bool [B, 1, 1, T] */
+                h[3] = w[3] = oi__tensor_new(OI_DTYPE_BOOL, SHAPE(c->b, 1, 1, c->t));
+                for (int64_t b = 0; b < c->b; b++)
+                    for (int64_t j = 0; j < c->t; j++)
+                        ((uint8_t *)oi__tensor_data(h[3]))[b * c->t + j] = attn_mask_at(c, b, 0, j) == 0.0;
+            }
+            oi__attr causal = attr_b("causal", true);
+            size_t n_in = c->mask ? 4 : 3;
+            for (int p = 0; p < 3; p++) {
+                if (!oi__gemm_force_isa(isas[p]))
+                    continue;
+                oi__tensor *got = run(OI_OP_attention, c->causal ? &causal : NULL, c->causal, n_in, h);
+                oi__tensor *want = run(OI_OP_attention, c->causal ? &causal : NULL, c->causal, n_in, w);
+                int64_t n = got && want ? oi__shape_numel(got->ndim, got->shape) : 0, differ = 0;
+                double worst = 0.0;
+                for (int64_t i = 0; i < n; i++) {
+                    float f = ((const float *)oi__tensor_data(want))[i];
+                    uint16_t g = ((const uint16_t *)oi__tensor_data(got))[i];
+                    differ += g != half_bits(t, f) && !(isnan(f) && isnan(half_value(t, g)));
+                    worst = fmax(worst, fabs((double)half_value(t, g) - (double)f));
+                }
+                bool exact = isas[p] != OI__GEMM_ISA_PORTABLE && oi__cpu_has_f16c();
+                CHECK_MSG(got && want && (exact ? differ == 0 : worst < (t == OI_DTYPE_F16 ? 2e-3 : 1.6e-2)),
+                          "attention %s %s (%s): %lld values differ from the f32 path's rounded, worst %g", c->name,
+                          oi_dtype_name(t), oi__gemm_isa_name(isas[p]), (long long)differ, worst);
+                oi__tensor_free(got), oi__tensor_free(want);
+            }
+            oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
+            for (int o = 0; o < 3; o++)
+                oi__tensor_free(h[o]), oi__tensor_free(w[o]);
+            oi__tensor_free(h[3]);
+        }
+}
+
 int main(void) {
     test_unary_refs();
     test_unary_wide_range();
@@ -1096,6 +1162,7 @@ int main(void) {
     test_attention();
     test_attention_prefill_matches_decode();
     test_attention_encoder_paths();
+    test_attention_16bit();
     test_top_k();
     test_matmul_q8();
     test_matmul_q4();
