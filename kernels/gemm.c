@@ -1096,7 +1096,13 @@ OI__TARGET_AVX2 static void oi__skinny_axpy_avx2(const oi__gemm_f32_skinny_job *
  * accumulators to four sums in one shuffle tree. out[s * RB + r]. */
 /* synth-embed begin (oi_gemm.h: a conv's dot products, 4 or 2 output channels at once) */
 #if OI__GEMM_X86
-OI__TARGET_AVX2 static inline __m128 oi__skinny_sum4_avx2(__m256 a, __m256 b, __m256 c, __m256 d) {
+/* Inlined into the AVX-512 callers too (plain AVX2: no FMA, which avx512f
+ * does not imply): called, it returned with the upper halves of the ymm
+ * registers dirty and no vzeroupper, and so did its AVX-512 caller, so on
+ * Intel cores every SSE instruction after it paid the transition (the
+ * AVX-512 skinny products ran at a fifth of the AVX2 ones' speed). */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) __m128
+oi__skinny_sum4_avx2(__m256 a, __m256 b, __m256 c, __m256 d) {
     __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* [a b c d] per 128-bit half */
     return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
