@@ -1257,8 +1257,8 @@ static oi_status oi__vk_write_into(oi__vk_context *ctx, oi__storage *dst, uint64
         return OI_OK;
     oi__vk_buffer *from = NULL, *to = NULL;
     oi_status s = oi__vk_resident(ctx, src->storage, true, &from);
-    if (s == OI_OK)
-        s = oi__vk_resident(ctx, dst, true, &to);
+    if (s == OI_OK) /* a copy that covers dst needs none of its host bytes */
+        s = oi__vk_resident(ctx, dst, at != 0 || nbytes != dst->nbytes, &to);
     if (s == OI_OK)
         s = oi__vk_record_copy(ctx, from, (VkDeviceSize)src->offset * esize, to, at, nbytes);
     if (s != OI_OK)
