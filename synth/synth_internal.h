@@ -346,7 +346,7 @@ int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inn
     X(max, NUM, LIBM, "OI_S_fmax", "oi_fmax", NULL) \
     X(floor, FLOAT, LIBM, "floor", "floor", NULL) \
     X(ceil, FLOAT, LIBM, "ceil", "ceil", NULL) \
-    X(round, FLOAT, LIBM, "round", NULL, NULL) /* halves away from zero; GLSL's: either way */ \
+    X(round, FLOAT, LIBM, "round", "oi_round", NULL) /* halves away from zero (GLSL's round: either way) */ \
     X(trunc, FLOAT, LIBM, "trunc", "trunc", NULL)
 
 /* what an op takes: NUM ints and floats, FLOAT floats, F32 f32 only, INT

@@ -92,9 +92,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             op != OI_OP_is_neg && op != OI_OP_fill)
             continue;
         char why[120];
-        snprintf(why, sizeof why, "%s", op == OI_OP_round ? "round (GLSL's rounds a half either way)"
-                                        : op == OI_OP_pow ? "pow (GLSL's is undefined for x < 0)"
-                                                          : oi__sy_op_name(op));
+        snprintf(why, sizeof why, "%s", op == OI_OP_pow ? "pow (GLSL's is undefined for x < 0)" : oi__sy_op_name(op));
         return oi__vk_refuse(k->nodes[n], why);
     }
     switch (k->kind) {

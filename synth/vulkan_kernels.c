@@ -1894,6 +1894,9 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
                      "#undef OI_S_is_nan\n#define OI_S_is_nan(a) is_nan_f(a)\n#define NAN NAN_F\n#define INFINITY INF_F\n\n"
                      "/* min and max as libm's fmin and fmax: a NaN operand is ignored (GLSL's leave it undefined) */\n"
                      "float oi_fmin(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : min(a, b); }\n"
-                     "float oi_fmax(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : max(a, b); }\n\n#endif\n");
+                     "float oi_fmax(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : max(a, b); }\n\n"
+                     "/* round as libm's: halves away from zero (GLSL's round may go either way; x - trunc(x) is exact,\n"
+                     " * so 0.49999997 stays below the half, where floor(x + 0.5) would not) */\n"
+                     "float oi_round(float x) {\n    float t = trunc(x);\n    return abs(x - t) >= 0.5 ? t + sign(x) : t;\n}\n\n#endif\n");
     return oi__buf_take(&b);
 }

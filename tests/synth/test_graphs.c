@@ -227,10 +227,14 @@ OI_GRAPH(bool_ops,
 
 /* literals: numbers written as op inputs (the plan's constants "0.5:f32",
  * "2.0:f32"), on both sides of an op and repeated; int_ops has integer ones.
- * Then clamp's bounds, which are settings. */
+ * Then clamp's bounds, which are settings; then round, of halves (away from
+ * zero), of the float just below 0.5 (0) and of -0.4 (-0). */
 OI_GRAPH(literals,
   OI_DYNAMIC( OI_VAR(x, f32[8]) )
-  OI_VOLATILE( OI_VAR(y, f32[8]) OI_VAR(z, f32[8]) )
+  OI_VOLATILE(
+    OI_VAR(y, f32[8]) OI_VAR(z, f32[8])
+    OI_VAR(half, f32[8]) OI_VAR(rnd, f32[8]) OI_VAR(edge, f32[8]) OI_VAR(tenths, f32[8])
+  )
   OI_BLOCK(entry,
     OI_OP(mul, x, 0.5) OI_TO(y)
     OI_OP(add, y, 1.25e-1) OI_TO(y)
@@ -238,6 +242,15 @@ OI_GRAPH(literals,
     OI_OP(mul, z, 0.5) OI_TO(z)
     OI_OP(clamp, z, min=0.25, max=0.75) OI_TO(y)  /* settings, not inputs: both bounds, then one */
     OI_OP(clamp, z, min=0.3) OI_TO(z)
+    OI_OP(mul, x, 4.0) OI_TO(half)
+    OI_OP(floor, half) OI_TO(half)
+    OI_OP(mul, half, 0.5) OI_TO(half)             /* halves and integers in [-4, 3.5] */
+    OI_OP(round, half) OI_TO(rnd)
+    OI_OP(mul, half, 0.0) OI_TO(edge)             /* +0 or -0 */
+    OI_OP(add, edge, 0.49999997) OI_TO(edge)      /* floor(x + 0.5) would give 1 */
+    OI_OP(round, edge) OI_TO(edge)
+    OI_OP(mul, half, 0.8) OI_TO(tenths)           /* -0.5 gives -0.4: -0 */
+    OI_OP(round, tenths) OI_TO(tenths)
     OI_RETURN()
   )
 )

@@ -34,4 +34,11 @@ bool is_inf_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) == 0x7F800000
 float oi_fmin(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : min(a, b); }
 float oi_fmax(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : max(a, b); }
 
+/* round as libm's: halves away from zero (GLSL's round may go either way; x - trunc(x) is exact,
+ * so 0.49999997 stays below the half, where floor(x + 0.5) would not) */
+float oi_round(float x) {
+    float t = trunc(x);
+    return abs(x - t) >= 0.5 ? t + sign(x) : t;
+}
+
 #endif
