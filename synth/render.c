@@ -686,7 +686,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
             oi__sy_double(o, single ? (double)(float)value : value);
             oi__buf_puts(o, ";\n");
         }
-        bool loaded = true; /* its input a parameter of the kernel, which fill never reads */
+        bool loaded = !lang->functional_cast; /* C: its input a parameter of the kernel, which fill never reads */
         for (int m = 0; m < n; m++)
             loaded &= k->nodes[m]->out != pn->inputs[0];
         if (loaded) {
@@ -698,6 +698,12 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         break;
     }
     case OI_OP_is_neg: /* compare.c's: the sign bit of a float (-0.0 and -NaN too), a signed value below 0 */
+        if (lang->functional_cast) { /* GLSL, f32: the bits as an int are negative where the sign bit is set */
+            oi__buf_puts(o, "int(floatBitsToInt(");
+            oi__sy_operand(o, s, lang, k, n, 0, index);
+            oi__buf_puts(o, ") < 0);\n");
+            break;
+        }
         oi__buf_puts(o, oi__dtype_is_float(in0->dtype) ? "signbit(" : "OI_S_lt(");
         oi__sy_operand(o, s, lang, k, n, 0, index);
         oi__buf_puts(o, oi__dtype_is_float(in0->dtype) ? ") != 0;\n" : ", 0);\n");

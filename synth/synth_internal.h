@@ -326,7 +326,7 @@ int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inn
     X(hard_sigmoid, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(hard_swish, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(is_nan, FLOAT, SCALAR, NULL, NULL, NULL) \
-    X(is_inf, FLOAT, SCALAR, NULL, NULL, NULL) /* the C target only (vulkan_check.c) */ \
+    X(is_inf, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(is_neg, SIGNED, SCALAR, NULL, NULL, NULL) /* render.c: signbit (floats, -0.0 too) or < 0, as compare.c; the C target */ \
     X(fill, ANY, SCALAR, NULL, NULL, NULL) /* render.c: the value, in the dtype as elementwise.c reads it */ \
     X(sign, FLOAT, SCALAR, NULL, NULL, NULL) \

@@ -88,8 +88,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
     }
     for (int n = 0; n < (int)arrlen(k->nodes); n++) { /* elementwise ops of the C target only */
         oi_op op = k->nodes[n]->ir->op;
-        if ((!oi__sy_lang_c.ew_fn(op, false) || oi__sy_lang_glsl.ew_fn(op, false)) && op != OI_OP_is_inf &&
-            op != OI_OP_is_neg && op != OI_OP_fill)
+        if (!oi__sy_lang_c.ew_fn(op, false) || oi__sy_lang_glsl.ew_fn(op, false))
             continue;
         char why[120];
         snprintf(why, sizeof why, "%s", op == OI_OP_pow ? "pow (GLSL's is undefined for x < 0)" : oi__sy_op_name(op));

@@ -234,6 +234,7 @@ OI_GRAPH(literals,
   OI_VOLATILE(
     OI_VAR(y, f32[8]) OI_VAR(z, f32[8])
     OI_VAR(half, f32[8]) OI_VAR(rnd, f32[8]) OI_VAR(edge, f32[8]) OI_VAR(tenths, f32[8])
+    OI_VAR(inv, f32[8]) OI_VAR(inf_at, bool[8]) OI_VAR(neg_at, bool[8]) OI_VAR(filled, f32[8])
   )
   OI_BLOCK(entry,
     OI_OP(mul, x, 0.5) OI_TO(y)
@@ -251,6 +252,10 @@ OI_GRAPH(literals,
     OI_OP(round, edge) OI_TO(edge)
     OI_OP(mul, half, 0.8) OI_TO(tenths)           /* -0.5 gives -0.4: -0 */
     OI_OP(round, tenths) OI_TO(tenths)
+    OI_OP(mul, half, 1e38) OI_TO(inv)             /* -inf below -3.4, finite up to 3 */
+    OI_OP(is_inf, inv) OI_TO(inf_at)
+    OI_OP(is_neg, tenths) OI_TO(neg_at)           /* the sign bit: -0 is negative */
+    OI_OP(fill, x, value=2.5) OI_TO(filled)
     OI_RETURN()
   )
 )

@@ -27,6 +27,8 @@ bool is_inf_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) == 0x7F800000
 #define OI_S_isfinite(a) (!is_nan_f(a) && !is_inf_f(a))
 #undef OI_S_is_nan
 #define OI_S_is_nan(a) is_nan_f(a)
+#undef OI_S_is_inf
+#define OI_S_is_inf(a) is_inf_f(a)
 #define NAN NAN_F
 #define INFINITY INF_F
 
