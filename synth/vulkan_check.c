@@ -102,11 +102,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(pn, "gather with indices other than i32 or i64");
         break;
     }
-    case OI__SY_K_LAYOUT:
-        if (pn->ir->op == OI_OP_tile || pn->ir->op == OI_OP_expand)
-            return oi__vk_refuse(pn, pn->ir->op == OI_OP_tile ? "tile" : "expand");
-        break;
-    case OI__SY_K_CONV: case OI__SY_K_POOL: break;
+    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL: break;
     case OI__SY_K_ROPE: break;
     case OI__SY_K_ARGMAX: { /* a workgroup per row of the last axis (oi__vk_argmax) */
         int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");

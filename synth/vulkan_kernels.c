@@ -864,16 +864,18 @@ static void oi__vk_strided_at(oi__buf *b, int nd, int64_t offset, const int64_t 
     oi__buf_puts(b, "))");
 }
 
-/* concat (the input whose range along the axis holds the element), slice and
- * split (the schedule's offset and strides, from kernels/shape.c), pad (its
- * per-dim source maps, -1 taking the fill value): an invocation per output
- * element, a copy. */
+/* concat (the input whose range along the axis holds the element), slice,
+ * split and expand (the schedule's offset and strides, from kernels/shape.c;
+ * expand's broadcast dims of stride 0), pad and tile (their per-dim source
+ * maps; pad's -1 takes the fill value): an invocation per output element, a
+ * copy. */
 static void oi__vk_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *out = oi__vk_slot(s, pn->out), *in = oi__vk_slot(s, pn->inputs[0]);
     oi_op op = pn->ir->op;
     const int64_t *map = k->index_map;
-    if (op == OI_OP_pad) /* the source index along each dim, -1 outside */
+    bool mapped = op == OI_OP_pad || op == OI_OP_tile;
+    if (mapped) /* the source index along each dim (pad: -1 outside) */
         for (int d = 0; d < out->ndim; map += out->shape[d], d++) {
             oi__buf_printf(b, "const int MAP%d[%lld] = int[](", d, (long long)out->shape[d]);
             for (int64_t i = 0; i < out->shape[d]; i++)
@@ -911,13 +913,15 @@ static void oi__vk_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
         oi__buf_puts(b, ";\n    }\n}\n");
         return;
     }
-    if (op == OI_OP_pad) {
+    if (mapped) {
         oi__buf_puts(b, "(o) = ");
-        for (int d = 0; d < out->ndim; d++)
+        for (int d = 0; op == OI_OP_pad && d < out->ndim; d++)
             oi__buf_printf(b, "%sMAP%d[c%d] < 0", d ? " || " : "", d, d);
-        oi__buf_puts(b, " ? ");
-        oi__sy_render_double(b, oi__op_param_value_f64(op, pn->attrs, arrlenu(pn->attrs), "value"));
-        oi__buf_puts(b, " :\n            ");
+        if (op == OI_OP_pad) {
+            oi__buf_puts(b, " ? ");
+            oi__sy_render_double(b, oi__op_param_value_f64(op, pn->attrs, arrlenu(pn->attrs), "value"));
+            oi__buf_puts(b, " :\n            ");
+        }
         oi__vk_name(b, s, pn->inputs[0]);
         oi__buf_puts(b, "(uint(");
         int64_t stride = 1;

@@ -235,6 +235,7 @@ OI_GRAPH(literals,
     OI_VAR(y, f32[8]) OI_VAR(z, f32[8])
     OI_VAR(half, f32[8]) OI_VAR(rnd, f32[8]) OI_VAR(edge, f32[8]) OI_VAR(tenths, f32[8])
     OI_VAR(inv, f32[8]) OI_VAR(inf_at, bool[8]) OI_VAR(neg_at, bool[8]) OI_VAR(filled, f32[8])
+    OI_VAR(tiled, f32[16]) OI_VAR(spread, f32[3, 8]) OI_VAR(tiled2, f32[6, 16])
   )
   OI_BLOCK(entry,
     OI_OP(mul, x, 0.5) OI_TO(y)
@@ -256,6 +257,9 @@ OI_GRAPH(literals,
     OI_OP(is_inf, inv) OI_TO(inf_at)
     OI_OP(is_neg, tenths) OI_TO(neg_at)           /* the sign bit: -0 is negative */
     OI_OP(fill, x, value=2.5) OI_TO(filled)
+    OI_OP(tile, half, repeats=[2]) OI_TO(tiled)
+    OI_OP(expand, rnd, shape=[3, 8]) OI_TO(spread)  /* a new leading dim: stride 0 */
+    OI_OP(tile, spread, repeats=[2, 2]) OI_TO(tiled2)
     OI_RETURN()
   )
 )
