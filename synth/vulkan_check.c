@@ -102,15 +102,8 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(pn, "gather with indices other than i32 or i64");
         break;
     }
-    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL: break;
+    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL: case OI__SY_K_ARGMAX: break;
     case OI__SY_K_ROPE: break;
-    case OI__SY_K_ARGMAX: { /* a workgroup per row of the last axis (oi__vk_argmax) */
-        int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
-        int nd = s->plan->slots[pn->inputs[0]].ndim;
-        if (axis != -1 && axis != nd - 1)
-            return oi__vk_refuse(pn, "argmax_axis or argmin_axis along an axis other than the last");
-        break;
-    }
     case OI__SY_K_QMATMUL: {
         const oi__slot *x = &s->shaped[pn->inputs[0]];
         if (x->shape[x->ndim - 1] % 32)

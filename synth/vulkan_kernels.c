@@ -1330,9 +1330,55 @@ static void oi__vk_rope(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
  * with select_first=false), then pairs combine to the greater (lesser)
  * value, equal ones to the earlier (later) index: the simulator's answer,
  * NaN taken only when it comes first. */
+/* The values after argmax/argmin's axis (1: the last axis, a workgroup per
+ * row; more: an invocation per result, oi__vk_argmax_strided). */
+static int64_t oi__vk_argmax_inner(const oi__sy_schedule *s, const oi__pnode *pn, int64_t *len) {
+    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]);
+    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis"), inner = 1;
+    axis = axis < 0 ? axis + x->ndim : axis;
+    for (int d = (int)axis + 1; d < x->ndim; d++)
+        inner *= x->shape[d];
+    *len = x->shape[axis];
+    return inner;
+}
+
+/* argmax/argmin along another axis: each invocation walks its result's
+ * values in order, with the row kernel's comparisons (the first value the
+ * start, NaN never better), so the same index wins. */
+static void oi__vk_argmax_strided(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "select_first") != 0;
+    const char *t = x->dtype == OI_DTYPE_F32 ? "float" : "int";
+    int64_t len, inner = oi__vk_argmax_inner(s, pn, &len);
+    oi__buf_printf(b, "const uint L = %lldu, INNER = %lldu;\n\n", (long long)len, (long long)inner);
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
+    oi__buf_puts(b, "        const uint base = o / INNER * L * INNER + o % INNER;\n");
+    oi__buf_printf(b, "        %s oi_best = ", t);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(base);\n        uint oi_at = 0u;\n        for (uint j = 1u; j < L; j++) {\n            const %s v = ", t);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(base + j * INNER);\n            if (v %s%s oi_best) {\n                oi_best = v;\n"
+                      "                oi_at = j;\n            }\n        }\n        ",
+                   pn->ir->op == OI_OP_argmax_axis ? ">" : "<", first ? "" : "=");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(o) = int(oi_at);\n");
+    if (out->dtype == OI_DTYPE_I64) {
+        oi__buf_puts(b, "        ");
+        oi__vk_name(b, s, pn->out);
+        oi__buf_puts(b, "_hi(o) = 0;\n");
+    }
+    oi__buf_puts(b, "    }\n}\n");
+}
+
 static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    int64_t len;
+    if (oi__vk_argmax_inner(s, pn, &len) != 1) {
+        oi__vk_argmax_strided(b, s, k, wg);
+        return;
+    }
     bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "select_first") != 0;
     bool max = pn->ir->op == OI_OP_argmax_axis;
     const char *t = x->dtype == OI_DTYPE_F32 ? "float" : "int", *better = max ? ">" : "<";
@@ -1598,7 +1644,14 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
         *gy = (uint32_t)((out->shape[0] + t.side * t.reg - 1) / (t.side * t.reg));
         return;
     }
-    case OI__SY_K_SOFTMAX: case OI__SY_K_ARGMAX:
+    case OI__SY_K_ARGMAX: {
+        int64_t len;
+        if (oi__vk_argmax_inner(s, pn, &len) != 1) /* an invocation per result: the grid-stride loop below */
+            break;
+        *gx = (uint32_t)(oi__vk_numel(in) / len);
+        return;
+    }
+    case OI__SY_K_SOFTMAX:
         *gx = (uint32_t)(oi__vk_numel(in) / in->shape[in->ndim - 1]);
         return;
     case OI__SY_K_NORM:

@@ -236,6 +236,8 @@ OI_GRAPH(literals,
     OI_VAR(half, f32[8]) OI_VAR(rnd, f32[8]) OI_VAR(edge, f32[8]) OI_VAR(tenths, f32[8])
     OI_VAR(inv, f32[8]) OI_VAR(inf_at, bool[8]) OI_VAR(neg_at, bool[8]) OI_VAR(filled, f32[8])
     OI_VAR(tiled, f32[16]) OI_VAR(spread, f32[3, 8]) OI_VAR(tiled2, f32[6, 16])
+    OI_VAR(cube, f32[2, 2, 2]) OI_VAR(col_max, i64[2, 2]) OI_VAR(mid_min, i64[2, 2]) OI_VAR(tie_first, i64[8])
+    OI_VAR(tie_last, i64[16])
   )
   OI_BLOCK(entry,
     OI_OP(mul, x, 0.5) OI_TO(y)
@@ -260,6 +262,11 @@ OI_GRAPH(literals,
     OI_OP(tile, half, repeats=[2]) OI_TO(tiled)
     OI_OP(expand, rnd, shape=[3, 8]) OI_TO(spread)  /* a new leading dim: stride 0 */
     OI_OP(tile, spread, repeats=[2, 2]) OI_TO(tiled2)
+    OI_OP(reshape, x, shape=[2, 2, 2]) OI_TO(cube)  /* argmax/argmin along other than the last axis */
+    OI_OP(argmax_axis, cube, axis=0) OI_TO(col_max)
+    OI_OP(argmin_axis, cube, axis=1) OI_TO(mid_min)
+    OI_OP(argmax_axis, spread, axis=0) OI_TO(tie_first)            /* equal rows: the first */
+    OI_OP(argmin_axis, tiled2, axis=0, select_first=false) OI_TO(tie_last) /* the last */
     OI_RETURN()
   )
 )
