@@ -1342,6 +1342,20 @@ static int64_t oi__vk_argmax_inner(const oi__sy_schedule *s, const oi__pnode *pn
     return inner;
 }
 
+/* The index found, as the result's i32 or i64 (a high word of 0), and the
+ * kernel's end. */
+static void oi__vk_argmax_store(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *pn, const char *at,
+                                const char *index) {
+    oi__vk_name(b, s, pn->out);
+    oi__buf_printf(b, "(%s) = int(%s);\n", at, index);
+    if (oi__vk_slot(s, pn->out)->dtype == OI_DTYPE_I64) {
+        oi__buf_puts(b, "        ");
+        oi__vk_name(b, s, pn->out);
+        oi__buf_printf(b, "_hi(%s) = 0;\n", at);
+    }
+    oi__buf_puts(b, "    }\n}\n");
+}
+
 /* argmax/argmin along another axis: each invocation walks its result's
  * values in order, with the row kernel's comparisons (the first value the
  * start, NaN never better), so the same index wins. */
@@ -1361,19 +1375,12 @@ static void oi__vk_argmax_strided(oi__buf *b, const oi__sy_schedule *s, const oi
     oi__buf_printf(b, "(base + j * INNER);\n            if (v %s%s oi_best) {\n                oi_best = v;\n"
                       "                oi_at = j;\n            }\n        }\n        ",
                    pn->ir->op == OI_OP_argmax_axis ? ">" : "<", first ? "" : "=");
-    oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, "(o) = int(oi_at);\n");
-    if (out->dtype == OI_DTYPE_I64) {
-        oi__buf_puts(b, "        ");
-        oi__vk_name(b, s, pn->out);
-        oi__buf_puts(b, "_hi(o) = 0;\n");
-    }
-    oi__buf_puts(b, "    }\n}\n");
+    oi__vk_argmax_store(b, s, pn, "o", "oi_at");
 }
 
 static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
-    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]);
     int64_t len;
     if (oi__vk_argmax_inner(s, pn, &len) != 1) {
         oi__vk_argmax_strided(b, s, k, wg);
@@ -1396,14 +1403,7 @@ static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
                       "            if (v %s oi_bv[tid] || (v == oi_bv[tid] && i %s oi_bi[tid])) {\n"
                       "                oi_bv[tid] = v;\n                oi_bi[tid] = i;\n            }\n        }\n"
                       "        barrier();\n    }\n    if (tid == 0u) {\n        ", wg / 2, t, better, first ? "<" : ">");
-    oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, "(r) = int(oi_bi[0]);\n");
-    if (out->dtype == OI_DTYPE_I64) {
-        oi__buf_puts(b, "        ");
-        oi__vk_name(b, s, pn->out);
-        oi__buf_puts(b, "_hi(r) = 0;\n");
-    }
-    oi__buf_puts(b, "    }\n}\n");
+    oi__vk_argmax_store(b, s, pn, "r", "oi_bi[0]");
 }
 
 /* gather along `axis`: output element o is data[outer, idx[j], inner] (a
