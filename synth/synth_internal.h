@@ -320,8 +320,8 @@ int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inn
     X(hard_sigmoid, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(hard_swish, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(is_nan, FLOAT, SCALAR, NULL, NULL, NULL) \
-    X(is_inf, FLOAT, SCALAR, NULL, NULL, NULL) /* the C target only (vulkan_check.c) */ \
-    X(is_neg, SIGNED, SCALAR, NULL, NULL, NULL) /* render.c: signbit (floats, -0.0 too) or < 0, as compare.c; the C target */ \
+    X(is_inf, FLOAT, SCALAR, NULL, NULL, NULL) \
+    X(is_neg, SIGNED, SCALAR, NULL, NULL, NULL) /* render.c: signbit (floats, -0.0 too) or < 0, as compare.c */ \
     X(fill, ANY, SCALAR, NULL, NULL, NULL) /* render.c: the value, in the dtype as elementwise.c reads it */ \
     X(sign, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(exp, FLOAT, SMATH, "OI_S_exp_f32", "OI_S_exp_f32", "exp") \
@@ -329,7 +329,7 @@ int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inn
     X(sigmoid, F32, SMATH, "OI_S_sigmoid_f32", "OI_S_sigmoid_f32", NULL) \
     X(silu, F32, SMATH, "OI_S_silu_f32", "OI_S_silu_f32", NULL) \
     X(gelu, F32, SMATH, "OI_S_gelu_erf_f32", "OI_S_gelu_erf_f32", NULL) /* approximate="tanh": lang.c */ \
-    X(softplus, F32, SMATH, "OI_S_softplus_f32", NULL, NULL) /* C only: libm's log1pf */ \
+    X(softplus, F32, SMATH, "OI_S_softplus_f32", "oi_softplus", NULL) /* C: libm's log1pf; GLSL: vulkan_kernels.c's */ \
     X(sqrt, FLOAT, MATH, "sqrtf", "sqrt", "sqrt") \
     X(log, FLOAT, MATH, "logf", "log_f32", "log") \
     X(erf, FLOAT, MATH, "erff", "erf_f32", "erf") \
@@ -340,7 +340,7 @@ int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inn
     X(max, NUM, LIBM, "OI_S_fmax", "oi_fmax", NULL) \
     X(floor, FLOAT, LIBM, "floor", "floor", NULL) \
     X(ceil, FLOAT, LIBM, "ceil", "ceil", NULL) \
-    X(round, FLOAT, LIBM, "round", NULL, NULL) /* halves away from zero; GLSL's: either way */ \
+    X(round, FLOAT, LIBM, "round", "oi_round", NULL) /* halves away from zero (GLSL's round: either way) */ \
     X(trunc, FLOAT, LIBM, "trunc", "trunc", NULL)
 
 /* what an op takes: NUM ints and floats, FLOAT floats, F32 f32 only, INT

@@ -542,21 +542,37 @@ static void oi__vk_row_main(oi__buf *b, const oi__sy_schedule *s, const oi__sy_k
     oi__buf_puts(b, "    const uint r = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n");
 }
 
+/* One workgroup per lane of `len` elements `inner` apart (softmax's and
+ * argmax's axis: the last one when inner is 1): r is the lane, element j of
+ * it is at oi_lane(j). */
+static void oi__vk_lane_main(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int64_t len, int64_t inner) {
+    if (inner == 1) {
+        oi__buf_puts(b, "#define oi_lane(j) (r * L + (j))\n");
+    } else {
+        oi__buf_printf(b, "const uint INNER = %lldu; /* the lane's stride */\n", (long long)inner);
+        oi__buf_puts(b, "#define oi_lane(j) (r / INNER * L * INNER + r % INNER + (j) * INNER)\n");
+    }
+    oi__vk_row_main(b, s, k, len);
+}
+
+/* softmax, or log_softmax ((x - max) - log(sum), as nn.c), along any axis */
 static void oi__vk_softmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]);
-    oi__vk_row_main(b, s, k, in->shape[in->ndim - 1]);
+    int64_t inner, len = oi__sy_softmax_lane(in, pn, &inner);
+    bool log_form = pn->ir->op == OI_OP_log_softmax;
+    oi__vk_lane_main(b, s, k, len, inner);
     oi__buf_printf(b, "    float m = -INFINITY;\n    for (uint j = tid; j < L; j += %uu)\n        m = max(m, ", wg);
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(r * L + j));\n    m = oi_wg_max(m);\n    float sum = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n"
+    oi__buf_printf(b, "(oi_lane(j)));\n    m = oi_wg_max(m);\n    float sum = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n"
                       "        sum = OI_S_sum_step(sum, exp_f32(", wg);
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(r * L + j) - m));\n    sum = oi_wg_sum(sum);\n    const float inv = 1.0 / sum;\n"
-                      "    for (uint j = tid; j < L; j += %uu)\n        ", wg);
+    oi__buf_printf(b, "(oi_lane(j)) - m));\n    sum = oi_wg_sum(sum);\n    const float %s;\n"
+                      "    for (uint j = tid; j < L; j += %uu)\n        ", log_form ? "log_sum = log_f32(sum)" : "inv = 1.0 / sum", wg);
     oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, "(r * L + j) = exp_f32(");
+    oi__buf_puts(b, log_form ? "(oi_lane(j)) = (" : "(oi_lane(j)) = exp_f32(");
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_puts(b, "(r * L + j) - m) * inv;\n}\n");
+    oi__buf_puts(b, log_form ? "(oi_lane(j)) - m) - log_sum;\n}\n" : "(oi_lane(j)) - m) * inv;\n}\n");
 }
 
 static double oi__vk_param_f(const oi__pnode *pn, const char *name) {
@@ -864,10 +880,29 @@ static void oi__vk_strided_at(oi__buf *b, int nd, int64_t offset, const int64_t 
     oi__buf_puts(b, "))");
 }
 
+/* tile and expand: the input's element at output coordinates c0, c1, ...
+ * taken modulo its dims (aligned on the last; a dim of 1 repeats). */
+static void oi__vk_repeat_at(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *out = oi__vk_slot(s, pn->out), *in = oi__vk_slot(s, pn->inputs[0]);
+    int shift = out->ndim - in->ndim;
+    int64_t stride = 1;
+    oi__buf_puts(b, "(o) = ");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(uint(0");
+    for (int d = in->ndim - 1; d >= 0; d--) {
+        if (in->shape[d] == out->shape[d + shift])
+            oi__buf_printf(b, " + c%d * %lld", d + shift, (long long)stride);
+        else if (in->shape[d] > 1)
+            oi__buf_printf(b, " + c%d %% %lld * %lld", d + shift, (long long)in->shape[d], (long long)stride);
+        stride *= in->shape[d];
+    }
+    oi__buf_puts(b, "));\n    }\n}\n");
+}
+
 /* concat (the input whose range along the axis holds the element), slice and
  * split (the schedule's offset and strides, from kernels/shape.c), pad (its
- * per-dim source maps, -1 taking the fill value): an invocation per output
- * element, a copy. */
+ * per-dim source maps, -1 taking the fill value), tile and expand: an
+ * invocation per output element, a copy. */
 static void oi__vk_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *out = oi__vk_slot(s, pn->out), *in = oi__vk_slot(s, pn->inputs[0]);
@@ -926,6 +961,10 @@ static void oi__vk_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
             stride *= in->shape[d];
         }
         oi__buf_puts(b, "));\n    }\n}\n");
+        return;
+    }
+    if (op == OI_OP_tile || op == OI_OP_expand) {
+        oi__vk_repeat_at(b, s, pn);
         return;
     }
     oi__buf_puts(b, "(o) = "); /* slice, split: the offset and strides */
@@ -1333,12 +1372,13 @@ static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
     bool max = pn->ir->op == OI_OP_argmax_axis;
     const char *t = x->dtype == OI_DTYPE_F32 ? "float" : "int", *better = max ? ">" : "<";
     oi__buf_printf(b, "shared %s oi_bv[%uu];\nshared uint oi_bi[%uu];\n\n", t, wg, wg);
-    oi__vk_row_main(b, s, k, x->shape[x->ndim - 1]);
+    int64_t inner, len = oi__sy_softmax_lane(x, pn, &inner);
+    oi__vk_lane_main(b, s, k, len, inner);
     oi__buf_printf(b, "    %s oi_best = ", t);
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(r * L);\n    uint oi_at = 0u;\n    for (uint j = 1u + tid; j < L; j += %uu) {\n        const %s v = ", wg, t);
+    oi__buf_printf(b, "(oi_lane(0u));\n    uint oi_at = 0u;\n    for (uint j = 1u + tid; j < L; j += %uu) {\n        const %s v = ", wg, t);
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(r * L + j);\n        if (v %s%s oi_best) {\n            oi_best = v;\n            oi_at = j;\n        }\n    }\n",
+    oi__buf_printf(b, "(oi_lane(j));\n        if (v %s%s oi_best) {\n            oi_best = v;\n            oi_at = j;\n        }\n    }\n",
                    better, first ? "" : "=");
     oi__buf_printf(b, "    oi_bv[tid] = oi_best;\n    oi_bi[tid] = oi_at;\n    barrier();\n"
                       "    for (uint h = %uu; h > 0u; h >>= 1u) {\n        if (tid < h) {\n"
@@ -1594,9 +1634,11 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
         *gy = (uint32_t)((out->shape[0] + t.side * t.reg - 1) / (t.side * t.reg));
         return;
     }
-    case OI__SY_K_SOFTMAX: case OI__SY_K_ARGMAX:
-        *gx = (uint32_t)(oi__vk_numel(in) / in->shape[in->ndim - 1]);
+    case OI__SY_K_SOFTMAX: case OI__SY_K_ARGMAX: { /* a workgroup per lane */
+        int64_t inner;
+        *gx = (uint32_t)(oi__vk_numel(in) / oi__sy_softmax_lane(in, pn, &inner));
         return;
+    }
     case OI__SY_K_NORM:
         *gx = (uint32_t)(oi__vk_numel(in) / oi__sy_norm_lane(in, pn));
         return;
@@ -1894,6 +1936,16 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
                      "#undef OI_S_is_nan\n#define OI_S_is_nan(a) is_nan_f(a)\n#define NAN NAN_F\n#define INFINITY INF_F\n\n"
                      "/* min and max as libm's fmin and fmax: a NaN operand is ignored (GLSL's leave it undefined) */\n"
                      "float oi_fmin(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : min(a, b); }\n"
-                     "float oi_fmax(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : max(a, b); }\n\n#endif\n");
+                     "float oi_fmax(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : max(a, b); }\n\n"
+                     "/* is_inf and is_neg as compare.c: the bits (is_neg: the sign bit, -0.0 and -NaN too) */\n"
+                     "#undef OI_S_is_inf\n#define OI_S_is_inf(a) is_inf_f(a)\n"
+                     "uint signbit(float x) { return floatBitsToUint(x) >> 31; }\n"
+                     "/* round as libm's: halves away from zero (GLSL's round takes either way); x - t is exact */\n"
+                     "float oi_round(float x) { float t = trunc(x); return abs(x - t) >= 0.5 ? t + sign(x) : t; }\n"
+                     "/* softplus as scalar_math.h's: max(x, 0) + log1p(e^-|x|), log1p(e) as log(u) e / (u - 1), u = 1 + e\n"
+                     " * (exact where u rounds to 1) */\n"
+                     "float oi_softplus(float x) {\n"
+                     "    const float e = exp_f32(-abs(x)), u = 1.0 + e;\n"
+                     "    return (floatBitsToInt(x) > 0 ? x : 0.0) + (u == 1.0 ? e : log_f32(u) * e / (u - 1.0));\n}\n\n#endif\n");
     return oi__buf_take(&b);
 }

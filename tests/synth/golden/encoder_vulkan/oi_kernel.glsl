@@ -34,4 +34,17 @@ bool is_inf_f(float x) { return (floatBitsToUint(x) & 0x7FFFFFFFu) == 0x7F800000
 float oi_fmin(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : min(a, b); }
 float oi_fmax(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : max(a, b); }
 
+/* is_inf and is_neg as compare.c: the bits (is_neg: the sign bit, -0.0 and -NaN too) */
+#undef OI_S_is_inf
+#define OI_S_is_inf(a) is_inf_f(a)
+uint signbit(float x) { return floatBitsToUint(x) >> 31; }
+/* round as libm's: halves away from zero (GLSL's round takes either way); x - t is exact */
+float oi_round(float x) { float t = trunc(x); return abs(x - t) >= 0.5 ? t + sign(x) : t; }
+/* softplus as scalar_math.h's: max(x, 0) + log1p(e^-|x|), log1p(e) as log(u) e / (u - 1), u = 1 + e
+ * (exact where u rounds to 1) */
+float oi_softplus(float x) {
+    const float e = exp_f32(-abs(x)), u = 1.0 + e;
+    return (floatBitsToInt(x) > 0 ? x : 0.0) + (u == 1.0 ? e : log_f32(u) * e / (u - 1.0));
+}
+
 #endif
