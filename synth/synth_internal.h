@@ -333,7 +333,7 @@ int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inn
     X(sqrt, FLOAT, MATH, "sqrtf", "sqrt", "sqrt") \
     X(log, FLOAT, MATH, "logf", "log_f32", "log") \
     X(erf, FLOAT, MATH, "erff", "erf_f32", "erf") \
-    X(pow, FLOAT, MATH, "powf", NULL, "pow") /* GLSL's pow: undefined for x < 0 */ \
+    X(pow, FLOAT, MATH, "powf", "oi_pow", "pow") /* GLSL: vulkan_kernels.c's (GLSL's pow: undefined for x <= 0) */ \
     X(clamp, NUM, SCALAR, NULL, NULL, NULL) /* render.c: OI_S_fmin(OI_S_fmax(x, min), max), as elementwise.c; OI_S_clamp_int */ \
     X(abs, FLOAT, LIBM, "fabs", "abs", NULL) \
     X(min, NUM, LIBM, "OI_S_fmin", "oi_fmin", NULL) /* a NaN operand is ignored (GLSL's min: undefined); integers: render.c */ \

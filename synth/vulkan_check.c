@@ -128,7 +128,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
         if (!oi__sy_lang_c.ew_fn(op, false) || oi__sy_lang_glsl.ew_fn(op, false))
             continue;
         char why[120];
-        snprintf(why, sizeof why, "%s", op == OI_OP_pow ? "pow (GLSL's is undefined for x < 0)" : oi__sy_op_name(op));
+        snprintf(why, sizeof why, "%s", oi__sy_op_name(op));
         return oi__vk_refuse(k->nodes[n], why);
     }
     switch (k->kind) {

@@ -1946,6 +1946,20 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
                      " * (exact where u rounds to 1) */\n"
                      "float oi_softplus(float x) {\n"
                      "    const float e = exp_f32(-abs(x)), u = 1.0 + e;\n"
-                     "    return (floatBitsToInt(x) > 0 ? x : 0.0) + (u == 1.0 ? e : log_f32(u) * e / (u - 1.0));\n}\n\n#endif\n");
+                     "    return (floatBitsToInt(x) > 0 ? x : 0.0) + (u == 1.0 ? e : log_f32(u) * e / (u - 1.0));\n}\n"
+                     "/* pow as libm's powf (GLSL's is undefined for x <= 0): 1 for y = 0 or x = 1; a negative x\n"
+                     " * only to an integer y, negated for an odd one; zeros and infinities as C's Annex F */\n"
+                     "float oi_pow(float x, float y) {\n"
+                     "    if (y == 0.0 || x == 1.0) return 1.0;\n"
+                     "    if (is_nan_f(x) || is_nan_f(y)) return NAN_F;\n"
+                     "    const float ax = abs(x), ay = abs(y);\n"
+                     "    const bool whole = trunc(y) == y, odd = whole && ay < 16777216.0 && mod(ay, 2.0) == 1.0;\n"
+                     "    if (x < 0.0 && !whole) return NAN_F;\n"
+                     "    float r;\n"
+                     "    if (is_inf_f(y)) r = ax == 1.0 ? 1.0 : (ax > 1.0) == (y > 0.0) ? INF_F : 0.0;\n"
+                     "    else if (ax == 0.0) r = y < 0.0 ? INF_F : 0.0;\n"
+                     "    else if (is_inf_f(ax)) r = y < 0.0 ? 0.0 : INF_F;\n"
+                     "    else r = pow(ax, y);\n"
+                     "    return signbit(x) != 0u && odd ? -r : r;\n}\n\n#endif\n");
     return oi__buf_take(&b);
 }

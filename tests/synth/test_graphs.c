@@ -88,7 +88,7 @@
  *                  attention of static shapes with a scale
  *   vk_rows        f32 ops the Vulkan target took after the C target:
  *                  softmax/log_softmax and argmax/argmin along other axes,
- *                  round, is_inf, is_neg, softplus, fill, tile, expand
+ *                  round, is_inf, is_neg, softplus, fill, tile, expand, pow
  *   vk_ints        i32 arithmetic that wraps, div/floor_div/rem by negative
  *                  divisors and zeros, min, max, comparisons (both targets) */
 #include "../../openinfer.h"
@@ -965,7 +965,8 @@ oi_model *gemm_tiles_model(uint8_t **bytes) {
  * middle axis over coarse values (ties taken first and last); round of
  * halves (away from zero) and of values near 0 (signed zeros), is_neg of
  * them; is_inf past f32's range; softplus of large magnitudes; fill; tile
- * and expand. */
+ * and expand; pow of negative bases and signed zeros to integer powers, and
+ * to fractions. */
 OI_GRAPH(vk_rows,
   OI_DYNAMIC( OI_VAR(x, f32[3, 4, 5]) OI_VAR(row, f32[1, 5]) )
   OI_VOLATILE(
@@ -973,6 +974,7 @@ OI_GRAPH(vk_rows,
     OI_VAR(q, f32[3, 4, 5]) OI_VAR(am0, i64[4, 5]) OI_VAR(an1, i64[3, 1, 5]) OI_VAR(rq, f32[3, 4, 5])
     OI_VAR(rx, f32[3, 4, 5]) OI_VAR(neg, bool[3, 4, 5]) OI_VAR(big, f32[3, 4, 5]) OI_VAR(inf, bool[3, 4, 5])
     OI_VAR(sp, f32[3, 4, 5]) OI_VAR(fl, f32[3, 4, 5]) OI_VAR(tiled, f32[3, 8, 10]) OI_VAR(spread, f32[2, 4, 5])
+    OI_VAR(ex, f32[3, 4, 5]) OI_VAR(pw, f32[3, 4, 5]) OI_VAR(pz, f32[3, 4, 5]) OI_VAR(pf, f32[3, 4, 5])
   )
   OI_BLOCK(entry,
     OI_OP(softmax, x, axis=0) OI_TO(sm0)
@@ -995,6 +997,11 @@ OI_GRAPH(vk_rows,
     OI_OP(fill, x, value=0.1) OI_TO(fl)      /* rounded to f32 */
     OI_OP(tile, x, repeats=[1, 2, 2]) OI_TO(tiled)
     OI_OP(expand, row, shape=[2, 4, 5]) OI_TO(spread)
+    OI_OP(mul, x, 2.0) OI_TO(ex)
+    OI_OP(round, ex) OI_TO(ex)               /* integers -4..4 */
+    OI_OP(pow, x, ex) OI_TO(pw)              /* negative bases to odd and even powers, x^0 */
+    OI_OP(pow, rx, ex) OI_TO(pz)             /* +-0 to negative powers: +-inf */
+    OI_OP(pow, x, x) OI_TO(pf)               /* a negative base to a fraction: NaN */
     OI_RETURN()
   )
 )

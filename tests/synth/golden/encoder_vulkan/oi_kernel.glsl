@@ -46,5 +46,20 @@ float oi_softplus(float x) {
     const float e = exp_f32(-abs(x)), u = 1.0 + e;
     return (floatBitsToInt(x) > 0 ? x : 0.0) + (u == 1.0 ? e : log_f32(u) * e / (u - 1.0));
 }
+/* pow as libm's powf (GLSL's is undefined for x <= 0): 1 for y = 0 or x = 1; a negative x
+ * only to an integer y, negated for an odd one; zeros and infinities as C's Annex F */
+float oi_pow(float x, float y) {
+    if (y == 0.0 || x == 1.0) return 1.0;
+    if (is_nan_f(x) || is_nan_f(y)) return NAN_F;
+    const float ax = abs(x), ay = abs(y);
+    const bool whole = trunc(y) == y, odd = whole && ay < 16777216.0 && mod(ay, 2.0) == 1.0;
+    if (x < 0.0 && !whole) return NAN_F;
+    float r;
+    if (is_inf_f(y)) r = ax == 1.0 ? 1.0 : (ax > 1.0) == (y > 0.0) ? INF_F : 0.0;
+    else if (ax == 0.0) r = y < 0.0 ? INF_F : 0.0;
+    else if (is_inf_f(ax)) r = y < 0.0 ? 0.0 : INF_F;
+    else r = pow(ax, y);
+    return signbit(x) != 0u && odd ? -r : r;
+}
 
 #endif
