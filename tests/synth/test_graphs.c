@@ -1014,27 +1014,27 @@ OI_GRAPH(vk_rows,
 OI_GRAPH(vk_ints,
   OI_DYNAMIC( OI_VAR(ia, i32[4, 6]) OI_VAR(b, i32[6]) )
   OI_VOLATILE(
-    OI_VAR(acc, i32[4, 6]) OI_VAR(an, i32[4, 6]) OI_VAR(bn, i32[6]) OI_VAR(p, i32[4, 6]) OI_VAR(ng, i32[4, 6]) OI_VAR(ab, i32[4, 6])
-    OI_VAR(lo, i32[4, 6]) OI_VAR(hi, i32[4, 6]) OI_VAR(dv, i32[4, 6]) OI_VAR(dm, i32[4, 6]) OI_VAR(fd, i32[4, 6])
+    OI_VAR(big, i32[4, 6]) OI_VAR(an, i32[4, 6]) OI_VAR(bn, i32[6]) OI_VAR(pr, i32[4, 6]) OI_VAR(ng, i32[4, 6])
+    OI_VAR(ab, i32[4, 6]) OI_VAR(mn, i32[4, 6]) OI_VAR(mx, i32[4, 6]) OI_VAR(dv, i32[4, 6]) OI_VAR(dm, i32[4, 6]) OI_VAR(fd, i32[4, 6])
     OI_VAR(rm, i32[4, 6]) OI_VAR(gt, bool[4, 6]) OI_VAR(eq, bool[4, 6])
   )
   OI_BLOCK(entry,
     OI_OP(sub, ia, 2) OI_TO(an)              /* -2..2 */
     OI_OP(sub, b, 2) OI_TO(bn)
-    OI_OP(mul, an, 1000003) OI_TO(p)
-    OI_OP(mul, p, p) OI_TO(p)                /* wraps */
-    OI_OP(add, p, an) OI_TO(p)
-    OI_OP(neg, p) OI_TO(ng)
-    OI_OP(sub, ng, p) OI_TO(ab)
-    OI_OP(min, p, bn) OI_TO(lo)
-    OI_OP(max, ng, bn) OI_TO(hi)
-    OI_OP(div, p, bn) OI_TO(dv)              /* 0 where bn is 0 */
-    OI_OP(div, p, bn, div_by_zero_mask=-7) OI_TO(dm)
-    OI_OP(floor_div, p, bn) OI_TO(fd)        /* toward -inf */
-    OI_OP(rem, p, bn) OI_TO(rm)              /* the sign of p */
-    OI_OP(add, ab, 2147483000) OI_TO(acc)    /* past 2^31 - 1: wraps */
-    OI_OP(sub, acc, an) OI_TO(acc)
-    OI_OP(gt, p, ng) OI_TO(gt)
+    OI_OP(mul, an, 1000003) OI_TO(pr)
+    OI_OP(mul, pr, pr) OI_TO(pr)             /* wraps */
+    OI_OP(add, pr, an) OI_TO(pr)
+    OI_OP(neg, pr) OI_TO(ng)
+    OI_OP(sub, ng, pr) OI_TO(ab)
+    OI_OP(min, pr, bn) OI_TO(mn)
+    OI_OP(max, ng, bn) OI_TO(mx)
+    OI_OP(div, pr, bn) OI_TO(dv)             /* 0 where bn is 0 */
+    OI_OP(div, pr, bn, div_by_zero_mask=-7) OI_TO(dm)
+    OI_OP(floor_div, pr, bn) OI_TO(fd)       /* toward -inf */
+    OI_OP(rem, pr, bn) OI_TO(rm)             /* the sign of pr */
+    OI_OP(add, ab, 2147483000) OI_TO(big)    /* past 2^31 - 1: wraps */
+    OI_OP(sub, big, an) OI_TO(big)
+    OI_OP(gt, pr, ng) OI_TO(gt)
     OI_OP(eq, fd, dv) OI_TO(eq)
     OI_RETURN()
   )
