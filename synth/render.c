@@ -444,6 +444,16 @@ static const oi__sy_half_fns *oi__sy_half_fns_of(oi_dtype t) {
     return t == OI_DTYPE_F16 ? &f16 : t == OI_DTYPE_BF16 ? &bf16 : NULL;
 }
 
+/* An i32 value as a GLSL int literal (the Vulkan target's integers: i32 in
+ * int, wrapping in 32 bits), wrapped as the C target's (int32_t) wraps it. */
+static void oi__sy_glsl_int(oi__buf *b, int64_t v) {
+    int32_t w = (int32_t)(uint32_t)(uint64_t)v;
+    if (w == INT32_MIN) /* -2147483648 is no int literal */
+        oi__buf_puts(b, "(-2147483647 - 1)");
+    else
+        oi__buf_printf(b, "%d", (int)w);
+}
+
 static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k,
                            int n, int i, const char *index) {
     int slot = k->nodes[n]->inputs[i];
@@ -453,7 +463,8 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
      * value's own */
     oi_op op = k->nodes[n]->ir->op;
     bool wide = oi__sy_is_int(sl->dtype) && oi__sy_is_int(oi__sy_slot_of(s, k->nodes[n]->out)->dtype) &&
-                op != OI_OP_min && op != OI_OP_max && op != OI_OP_clamp && !oi__sy_int_division(op);
+                op != OI_OP_min && op != OI_OP_max && op != OI_OP_clamp && !oi__sy_int_division(op) &&
+                !lang->functional_cast; /* GLSL: i32 in int, wrapping in 32 bits */
     for (int m = n - 1; m >= 0; m--)
         if (k->nodes[m]->out == slot) {
             oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
@@ -461,7 +472,7 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         }
     const oi__sy_half_fns *half = oi__sy_half_fns_of(sl->dtype); /* its bits, decoded (the C target) */
     const char *cast = half ? "(double)" : oi__dtype_is_float(sl->dtype) ? lang->load_float
-                       : sl->dtype == OI_DTYPE_BOOL && lang->functional_cast ? "" /* GLSL: a uint already */
+                       : lang->functional_cast ? "" /* GLSL: a bool's uint, an i32's int already */
                        : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
                        : wide || !oi__dtype_is_signed(sl->dtype) ? "(uint64_t)" : "(int64_t)";
     oi__buf_puts(b, cast);
@@ -637,7 +648,9 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     if (float_to_int)
         oi__sy_cast_rounding(o, s, lang, k, n, index, depth);
     oi__sy_indent(o, depth);
-    if (is_int) /* wrapped to the dtype, then held in 64 bits of its sign */
+    if (is_int && lang->functional_cast) /* GLSL: an i32 (vulkan_check.c), wrapping in int */
+        oi__buf_printf(o, "int v%d = ", n);
+    else if (is_int) /* wrapped to the dtype, then held in 64 bits of its sign */
         oi__buf_printf(o, "%s v%d = (%s)(%s)", oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", n,
                        oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", lang->type_of(out->dtype));
     else
@@ -689,7 +702,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         bool loaded = !lang->functional_cast; /* C: its input a parameter of the kernel, which fill never reads */
         for (int m = 0; m < n; m++)
             loaded &= k->nodes[m]->out != pn->inputs[0];
-        if (loaded) {
+        if (loaded && !lang->functional_cast) { /* (GLSL: a macro, nothing to mark) */
             oi__sy_indent(o, depth);
             oi__buf_puts(o, "(void)");
             oi__sy_param_name(o, in0);
@@ -698,15 +711,11 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         break;
     }
     case OI_OP_is_neg: /* compare.c's: the sign bit of a float (-0.0 and -NaN too), a signed value below 0 */
-        if (lang->functional_cast) { /* GLSL, f32: the bits as an int are negative where the sign bit is set */
-            oi__buf_puts(o, "int(floatBitsToInt(");
-            oi__sy_operand(o, s, lang, k, n, 0, index);
-            oi__buf_puts(o, ") < 0);\n");
-            break;
-        }
+        oi__buf_puts(o, lang->functional_cast ? "int(" : ""); /* GLSL: no bool to int */
         oi__buf_puts(o, oi__dtype_is_float(in0->dtype) ? "signbit(" : "OI_S_lt(");
         oi__sy_operand(o, s, lang, k, n, 0, index);
-        oi__buf_puts(o, oi__dtype_is_float(in0->dtype) ? ") != 0;\n" : ", 0);\n");
+        oi__buf_puts(o, oi__dtype_is_float(in0->dtype) ? ") != 0" : ", 0)");
+        oi__buf_puts(o, lang->functional_cast ? ");\n" : ";\n");
         break;
     case OI_OP_clamp:
         if (!is_int) {
@@ -754,10 +763,16 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         if (int_division && pn->ir->op != OI_OP_rem) {
             /* the mask (0 unless given: the table's NaN is for floats), then signed -a wrapping */
             bool given = oi__op_param_given(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "div_by_zero_mask");
+            int64_t mask = given ? oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "div_by_zero_mask") : 0;
             oi__buf_puts(o, ", ");
-            oi__sy_int_param(o, given ? oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs),
-                                                               "div_by_zero_mask") : 0, is_signed);
-            if (is_signed) {
+            if (lang->functional_cast)
+                oi__sy_glsl_int(o, mask);
+            else
+                oi__sy_int_param(o, mask, is_signed);
+            if (is_signed && lang->functional_cast) {
+                oi__buf_puts(o, ", -");
+                oi__sy_operand(o, s, lang, k, n, 0, index);
+            } else if (is_signed) {
                 oi__buf_puts(o, ", (int64_t)(0u - (uint64_t)");
                 oi__sy_operand(o, s, lang, k, n, 0, index);
                 oi__buf_puts(o, ")");

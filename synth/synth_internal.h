@@ -327,7 +327,7 @@ int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inn
     X(hard_swish, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(is_nan, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(is_inf, FLOAT, SCALAR, NULL, NULL, NULL) \
-    X(is_neg, SIGNED, SCALAR, NULL, NULL, NULL) /* render.c: signbit (floats, -0.0 too) or < 0, as compare.c; the C target */ \
+    X(is_neg, SIGNED, SCALAR, NULL, NULL, NULL) /* render.c: signbit (floats, -0.0 too) or < 0, as compare.c */ \
     X(fill, ANY, SCALAR, NULL, NULL, NULL) /* render.c: the value, in the dtype as elementwise.c reads it */ \
     X(sign, FLOAT, SCALAR, NULL, NULL, NULL) \
     X(exp, FLOAT, SMATH, "OI_S_exp_f32", "OI_S_exp_f32", "exp") \
@@ -335,11 +335,11 @@ int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inn
     X(sigmoid, F32, SMATH, "OI_S_sigmoid_f32", "OI_S_sigmoid_f32", NULL) \
     X(silu, F32, SMATH, "OI_S_silu_f32", "OI_S_silu_f32", NULL) \
     X(gelu, F32, SMATH, "OI_S_gelu_erf_f32", "OI_S_gelu_erf_f32", NULL) /* approximate="tanh": lang.c */ \
-    X(softplus, F32, SMATH, "OI_S_softplus_f32", NULL, NULL) /* C only: libm's log1pf */ \
+    X(softplus, F32, SMATH, "OI_S_softplus_f32", "oi_softplus", NULL) /* C: libm's log1pf; GLSL: vulkan_kernels.c's */ \
     X(sqrt, FLOAT, MATH, "sqrtf", "sqrt", "sqrt") \
     X(log, FLOAT, MATH, "logf", "log_f32", "log") \
     X(erf, FLOAT, MATH, "erff", "erf_f32", "erf") \
-    X(pow, FLOAT, MATH, "powf", NULL, "pow") /* GLSL's pow: undefined for x < 0 */ \
+    X(pow, FLOAT, MATH, "powf", "oi_pow", "pow") /* GLSL: vulkan_kernels.c's (GLSL's pow: undefined for x <= 0) */ \
     X(clamp, NUM, SCALAR, NULL, NULL, NULL) /* render.c: OI_S_fmin(OI_S_fmax(x, min), max), as elementwise.c; OI_S_clamp_int */ \
     X(abs, FLOAT, LIBM, "fabs", "abs", NULL) \
     X(min, NUM, LIBM, "OI_S_fmin", "oi_fmin", NULL) /* a NaN operand is ignored (GLSL's min: undefined); integers: render.c */ \

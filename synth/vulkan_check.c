@@ -20,11 +20,13 @@ static oi_status oi__vk_refuse(const oi__pnode *pn, const char *why) {
 /* Which dtypes a kernel of `kind` moves or computes: f32 everywhere; i32 and
  * i64 (stored as two words, the low one first) where a kernel copies,
  * picks or indexes (reshape, gather, rope's positions, argmax, cache
- * copies: kind -1); bool (a byte) as is_finite's and the comparisons'
+ * copies: kind -1), and i32 in elementwise arithmetic (oi__vk_int_op); bool (a byte) as is_finite's and the comparisons'
  * result (oi__vk_check_bools) and a branch's condition; u8 as matmul_q4's
  * ggml blocks. */
 static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
     if (t == OI_DTYPE_F32)
+        return true;
+    if (t == OI_DTYPE_I32 && kind == OI__SY_K_ELEMENTWISE) /* the ops oi__vk_int_op takes */
         return true;
     if (t == OI_DTYPE_I32 || t == OI_DTYPE_I64)
         return kind == -1 || kind == OI__SY_K_COPY || kind == OI__SY_K_GATHER || kind == OI__SY_K_ROPE ||
@@ -38,11 +40,15 @@ static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
 static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn, int slot, int kind) {
     const oi__slot *sl = &s->plan->slots[slot];
     const oi__sy_buffer *buf = &s->buffers[slot];
-    char why[200];
+    char why[320];
     if (!oi__vk_dtype_ok(sl->dtype, kind)) {
-        snprintf(why, sizeof why, "%s is %s (the GLSL kernels compute on f32; i32/i64 are copied, gathered, "
-                 "positions and indices; u8 are matmul_q4's blocks; bool is is_finite's result and a branch's "
-                 "condition)", sl->name, oi_dtype_name(sl->dtype));
+        snprintf(why, sizeof why, "%s is %s (the GLSL kernels compute on f32, and on i32 in elementwise arithmetic; "
+                 "i32/i64 are copied, gathered, positions and indices; u8 are matmul_q4's blocks; bool is "
+                 "is_finite's result and a branch's condition)", sl->name, oi_dtype_name(sl->dtype));
+        return oi__vk_refuse(pn, why);
+    }
+    if (oi__shape_numel(sl->ndim, sl->shape) == 0) { /* a copy of no bytes is no valid command */
+        snprintf(why, sizeof why, "%s has no elements", sl->name);
         return oi__vk_refuse(pn, why);
     }
     /* the decoder's attention reads its keys and values in the table (views) */
@@ -73,6 +79,32 @@ static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn
     return OI_OK;
 }
 
+/* The elementwise ops that compute on i32 in GLSL's int as the C target does
+ * in int64_t wrapped to 32 bits: + - * and negation wrap alike, division
+ * through scalar.h's OI_S_div_int & co. (no trap, the mask for 0). */
+static bool oi__vk_int_op(oi_op op) {
+    static const oi_op ops[] = {OI_OP_add, OI_OP_sub, OI_OP_mul, OI_OP_div, OI_OP_floor_div, OI_OP_rem, OI_OP_neg,
+                                OI_OP_min, OI_OP_max, OI_OP_eq, OI_OP_ne, OI_OP_lt, OI_OP_le, OI_OP_gt,
+                                OI_OP_ge};
+    for (int i = 0; i < (int)(sizeof ops / sizeof ops[0]); i++)
+        if (ops[i] == op)
+            return true;
+    return false;
+}
+
+/* An elementwise statement reading or writing an i32: one of oi__vk_int_op's. */
+static oi_status oi__vk_check_int_node(const oi__sy_schedule *s, const oi__pnode *pn) {
+    bool ints = s->plan->slots[pn->out].dtype == OI_DTYPE_I32;
+    for (int i = 0; i < (int)arrlen(pn->inputs); i++)
+        ints |= s->plan->slots[pn->inputs[i]].dtype == OI_DTYPE_I32;
+    if (!ints || oi__vk_int_op(pn->ir->op))
+        return OI_OK;
+    char why[160];
+    snprintf(why, sizeof why, "%s on i32 (the GLSL kernels take + - * div floor_div rem neg min max and the "
+             "comparisons on i32)", oi__sy_op_name(pn->ir->op));
+    return oi__vk_refuse(pn, why);
+}
+
 static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
@@ -86,12 +118,17 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
         if (st != OI_OK)
             return st;
     }
+    for (int n = 0; k->kind == OI__SY_K_ELEMENTWISE && n < (int)arrlen(k->nodes); n++) {
+        oi_status st = oi__vk_check_int_node(s, k->nodes[n]);
+        if (st != OI_OK)
+            return st;
+    }
     for (int n = 0; n < (int)arrlen(k->nodes); n++) { /* elementwise ops of the C target only */
         oi_op op = k->nodes[n]->ir->op;
         if (!oi__sy_lang_c.ew_fn(op, false) || oi__sy_lang_glsl.ew_fn(op, false))
             continue;
         char why[120];
-        snprintf(why, sizeof why, "%s", op == OI_OP_pow ? "pow (GLSL's is undefined for x < 0)" : oi__sy_op_name(op));
+        snprintf(why, sizeof why, "%s", oi__sy_op_name(op));
         return oi__vk_refuse(k->nodes[n], why);
     }
     switch (k->kind) {
@@ -102,8 +139,9 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return oi__vk_refuse(pn, "gather with indices other than i32 or i64");
         break;
     }
-    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL: case OI__SY_K_ARGMAX: break;
+    case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL: break;
     case OI__SY_K_ROPE: break;
+    case OI__SY_K_ARGMAX: break; /* a workgroup per lane of the axis (oi__vk_argmax) */
     case OI__SY_K_QMATMUL: {
         const oi__slot *x = &s->shaped[pn->inputs[0]];
         if (x->shape[x->ndim - 1] % 32)
@@ -124,13 +162,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
         if (pn->ir->op == OI_OP_prod_axis)
             return oi__vk_refuse(pn, "prod_axis");
         break;
-    case OI__SY_K_SOFTMAX: { /* a workgroup per row of the last axis (oi__vk_softmax) */
-        int64_t inner;
-        oi__sy_softmax_lane(&s->plan->slots[pn->inputs[0]], pn, &inner);
-        if (pn->ir->op == OI_OP_log_softmax || inner != 1)
-            return oi__vk_refuse(pn, "log_softmax, or softmax along an axis other than the last");
-        break;
-    }
+    case OI__SY_K_SOFTMAX: break; /* softmax or log_softmax, a workgroup per lane (oi__vk_softmax) */
     case OI__SY_K_NORM:
         if (pn->ir->op == OI_OP_batch_norm || pn->ir->op == OI_OP_group_norm)
             return oi__vk_refuse(pn, "batch_norm or group_norm");

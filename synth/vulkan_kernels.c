@@ -542,21 +542,37 @@ static void oi__vk_row_main(oi__buf *b, const oi__sy_schedule *s, const oi__sy_k
     oi__buf_puts(b, "    const uint r = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n");
 }
 
+/* One workgroup per lane of `len` elements `inner` apart (softmax's and
+ * argmax's axis: the last one when inner is 1): r is the lane, element j of
+ * it is at oi_lane(j). */
+static void oi__vk_lane_main(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int64_t len, int64_t inner) {
+    if (inner == 1) {
+        oi__buf_puts(b, "#define oi_lane(j) (r * L + (j))\n");
+    } else {
+        oi__buf_printf(b, "const uint INNER = %lldu; /* the lane's stride */\n", (long long)inner);
+        oi__buf_puts(b, "#define oi_lane(j) (r / INNER * L * INNER + r % INNER + (j) * INNER)\n");
+    }
+    oi__vk_row_main(b, s, k, len);
+}
+
+/* softmax, or log_softmax ((x - max) - log(sum), as nn.c), along any axis */
 static void oi__vk_softmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]);
-    oi__vk_row_main(b, s, k, in->shape[in->ndim - 1]);
+    int64_t inner, len = oi__sy_softmax_lane(in, pn, &inner);
+    bool log_form = pn->ir->op == OI_OP_log_softmax;
+    oi__vk_lane_main(b, s, k, len, inner);
     oi__buf_printf(b, "    float m = -INFINITY;\n    for (uint j = tid; j < L; j += %uu)\n        m = max(m, ", wg);
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(r * L + j));\n    m = oi_wg_max(m);\n    float sum = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n"
+    oi__buf_printf(b, "(oi_lane(j)));\n    m = oi_wg_max(m);\n    float sum = 0.0;\n    for (uint j = tid; j < L; j += %uu)\n"
                       "        sum = OI_S_sum_step(sum, exp_f32(", wg);
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(r * L + j) - m));\n    sum = oi_wg_sum(sum);\n    const float inv = 1.0 / sum;\n"
-                      "    for (uint j = tid; j < L; j += %uu)\n        ", wg);
+    oi__buf_printf(b, "(oi_lane(j)) - m));\n    sum = oi_wg_sum(sum);\n    const float %s;\n"
+                      "    for (uint j = tid; j < L; j += %uu)\n        ", log_form ? "log_sum = log_f32(sum)" : "inv = 1.0 / sum", wg);
     oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, "(r * L + j) = exp_f32(");
+    oi__buf_puts(b, log_form ? "(oi_lane(j)) = (" : "(oi_lane(j)) = exp_f32(");
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_puts(b, "(r * L + j) - m) * inv;\n}\n");
+    oi__buf_puts(b, log_form ? "(oi_lane(j)) - m) - log_sum;\n}\n" : "(oi_lane(j)) - m) * inv;\n}\n");
 }
 
 static double oi__vk_param_f(const oi__pnode *pn, const char *name) {
@@ -864,18 +880,35 @@ static void oi__vk_strided_at(oi__buf *b, int nd, int64_t offset, const int64_t 
     oi__buf_puts(b, "))");
 }
 
-/* concat (the input whose range along the axis holds the element), slice,
- * split and expand (the schedule's offset and strides, from kernels/shape.c;
- * expand's broadcast dims of stride 0), pad and tile (their per-dim source
- * maps; pad's -1 takes the fill value): an invocation per output element, a
- * copy. */
+/* tile and expand: the input's element at output coordinates c0, c1, ...
+ * taken modulo its dims (aligned on the last; a dim of 1 repeats). */
+static void oi__vk_repeat_at(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *out = oi__vk_slot(s, pn->out), *in = oi__vk_slot(s, pn->inputs[0]);
+    int shift = out->ndim - in->ndim;
+    int64_t stride = 1;
+    oi__buf_puts(b, "(o) = ");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(uint(0");
+    for (int d = in->ndim - 1; d >= 0; d--) {
+        if (in->shape[d] == out->shape[d + shift])
+            oi__buf_printf(b, " + c%d * %lld", d + shift, (long long)stride);
+        else if (in->shape[d] > 1)
+            oi__buf_printf(b, " + c%d %% %lld * %lld", d + shift, (long long)in->shape[d], (long long)stride);
+        stride *= in->shape[d];
+    }
+    oi__buf_puts(b, "));\n    }\n}\n");
+}
+
+/* concat (the input whose range along the axis holds the element), slice and
+ * split (the schedule's offset and strides, from kernels/shape.c), pad (its
+ * per-dim source maps, -1 taking the fill value), tile and expand: an
+ * invocation per output element, a copy. */
 static void oi__vk_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *out = oi__vk_slot(s, pn->out), *in = oi__vk_slot(s, pn->inputs[0]);
     oi_op op = pn->ir->op;
     const int64_t *map = k->index_map;
-    bool mapped = op == OI_OP_pad || op == OI_OP_tile;
-    if (mapped) /* the source index along each dim (pad: -1 outside) */
+    if (op == OI_OP_pad) /* the source index along each dim, -1 outside */
         for (int d = 0; d < out->ndim; map += out->shape[d], d++) {
             oi__buf_printf(b, "const int MAP%d[%lld] = int[](", d, (long long)out->shape[d]);
             for (int64_t i = 0; i < out->shape[d]; i++)
@@ -913,15 +946,13 @@ static void oi__vk_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
         oi__buf_puts(b, ";\n    }\n}\n");
         return;
     }
-    if (mapped) {
+    if (op == OI_OP_pad) {
         oi__buf_puts(b, "(o) = ");
-        for (int d = 0; op == OI_OP_pad && d < out->ndim; d++)
+        for (int d = 0; d < out->ndim; d++)
             oi__buf_printf(b, "%sMAP%d[c%d] < 0", d ? " || " : "", d, d);
-        if (op == OI_OP_pad) {
-            oi__buf_puts(b, " ? ");
-            oi__sy_render_double(b, oi__op_param_value_f64(op, pn->attrs, arrlenu(pn->attrs), "value"));
-            oi__buf_puts(b, " :\n            ");
-        }
+        oi__buf_puts(b, " ? ");
+        oi__sy_render_double(b, oi__op_param_value_f64(op, pn->attrs, arrlenu(pn->attrs), "value"));
+        oi__buf_puts(b, " :\n            ");
         oi__vk_name(b, s, pn->inputs[0]);
         oi__buf_puts(b, "(uint(");
         int64_t stride = 1;
@@ -930,6 +961,10 @@ static void oi__vk_layout(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
             stride *= in->shape[d];
         }
         oi__buf_puts(b, "));\n    }\n}\n");
+        return;
+    }
+    if (op == OI_OP_tile || op == OI_OP_expand) {
+        oi__vk_repeat_at(b, s, pn);
         return;
     }
     oi__buf_puts(b, "(o) = "); /* slice, split: the offset and strides */
@@ -1330,72 +1365,20 @@ static void oi__vk_rope(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
  * with select_first=false), then pairs combine to the greater (lesser)
  * value, equal ones to the earlier (later) index: the simulator's answer,
  * NaN taken only when it comes first. */
-/* The values after argmax/argmin's axis (1: the last axis, a workgroup per
- * row; more: an invocation per result, oi__vk_argmax_strided). */
-static int64_t oi__vk_argmax_inner(const oi__sy_schedule *s, const oi__pnode *pn, int64_t *len) {
-    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]);
-    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis"), inner = 1;
-    axis = axis < 0 ? axis + x->ndim : axis;
-    for (int d = (int)axis + 1; d < x->ndim; d++)
-        inner *= x->shape[d];
-    *len = x->shape[axis];
-    return inner;
-}
-
-/* The index found, as the result's i32 or i64 (a high word of 0), and the
- * kernel's end. */
-static void oi__vk_argmax_store(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *pn, const char *at,
-                                const char *index) {
-    oi__vk_name(b, s, pn->out);
-    oi__buf_printf(b, "(%s) = int(%s);\n", at, index);
-    if (oi__vk_slot(s, pn->out)->dtype == OI_DTYPE_I64) {
-        oi__buf_puts(b, "        ");
-        oi__vk_name(b, s, pn->out);
-        oi__buf_printf(b, "_hi(%s) = 0;\n", at);
-    }
-    oi__buf_puts(b, "    }\n}\n");
-}
-
-/* argmax/argmin along another axis: each invocation walks its result's
- * values in order, with the row kernel's comparisons (the first value the
- * start, NaN never better), so the same index wins. */
-static void oi__vk_argmax_strided(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
-    const oi__pnode *pn = k->nodes[0];
-    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
-    bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "select_first") != 0;
-    const char *t = x->dtype == OI_DTYPE_F32 ? "float" : "int";
-    int64_t len, inner = oi__vk_argmax_inner(s, pn, &len);
-    oi__buf_printf(b, "const uint L = %lldu, INNER = %lldu;\n\n", (long long)len, (long long)inner);
-    oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
-    oi__buf_puts(b, "        const uint base = o / INNER * L * INNER + o % INNER;\n");
-    oi__buf_printf(b, "        %s oi_best = ", t);
-    oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(base);\n        uint oi_at = 0u;\n        for (uint j = 1u; j < L; j++) {\n            const %s v = ", t);
-    oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(base + j * INNER);\n            if (v %s%s oi_best) {\n                oi_best = v;\n"
-                      "                oi_at = j;\n            }\n        }\n        ",
-                   pn->ir->op == OI_OP_argmax_axis ? ">" : "<", first ? "" : "=");
-    oi__vk_argmax_store(b, s, pn, "o", "oi_at");
-}
-
 static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
-    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]);
-    int64_t len;
-    if (oi__vk_argmax_inner(s, pn, &len) != 1) {
-        oi__vk_argmax_strided(b, s, k, wg);
-        return;
-    }
+    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
     bool first = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "select_first") != 0;
     bool max = pn->ir->op == OI_OP_argmax_axis;
     const char *t = x->dtype == OI_DTYPE_F32 ? "float" : "int", *better = max ? ">" : "<";
     oi__buf_printf(b, "shared %s oi_bv[%uu];\nshared uint oi_bi[%uu];\n\n", t, wg, wg);
-    oi__vk_row_main(b, s, k, x->shape[x->ndim - 1]);
+    int64_t inner, len = oi__sy_softmax_lane(x, pn, &inner);
+    oi__vk_lane_main(b, s, k, len, inner);
     oi__buf_printf(b, "    %s oi_best = ", t);
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(r * L);\n    uint oi_at = 0u;\n    for (uint j = 1u + tid; j < L; j += %uu) {\n        const %s v = ", wg, t);
+    oi__buf_printf(b, "(oi_lane(0u));\n    uint oi_at = 0u;\n    for (uint j = 1u + tid; j < L; j += %uu) {\n        const %s v = ", wg, t);
     oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_printf(b, "(r * L + j);\n        if (v %s%s oi_best) {\n            oi_best = v;\n            oi_at = j;\n        }\n    }\n",
+    oi__buf_printf(b, "(oi_lane(j));\n        if (v %s%s oi_best) {\n            oi_best = v;\n            oi_at = j;\n        }\n    }\n",
                    better, first ? "" : "=");
     oi__buf_printf(b, "    oi_bv[tid] = oi_best;\n    oi_bi[tid] = oi_at;\n    barrier();\n"
                       "    for (uint h = %uu; h > 0u; h >>= 1u) {\n        if (tid < h) {\n"
@@ -1403,7 +1386,14 @@ static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
                       "            if (v %s oi_bv[tid] || (v == oi_bv[tid] && i %s oi_bi[tid])) {\n"
                       "                oi_bv[tid] = v;\n                oi_bi[tid] = i;\n            }\n        }\n"
                       "        barrier();\n    }\n    if (tid == 0u) {\n        ", wg / 2, t, better, first ? "<" : ">");
-    oi__vk_argmax_store(b, s, pn, "r", "oi_bi[0]");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(r) = int(oi_bi[0]);\n");
+    if (out->dtype == OI_DTYPE_I64) {
+        oi__buf_puts(b, "        ");
+        oi__vk_name(b, s, pn->out);
+        oi__buf_puts(b, "_hi(r) = 0;\n");
+    }
+    oi__buf_puts(b, "    }\n}\n");
 }
 
 /* gather along `axis`: output element o is data[outer, idx[j], inner] (a
@@ -1644,16 +1634,11 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
         *gy = (uint32_t)((out->shape[0] + t.side * t.reg - 1) / (t.side * t.reg));
         return;
     }
-    case OI__SY_K_ARGMAX: {
-        int64_t len;
-        if (oi__vk_argmax_inner(s, pn, &len) != 1) /* an invocation per result: the grid-stride loop below */
-            break;
-        *gx = (uint32_t)(oi__vk_numel(in) / len);
+    case OI__SY_K_SOFTMAX: case OI__SY_K_ARGMAX: { /* a workgroup per lane */
+        int64_t inner;
+        *gx = (uint32_t)(oi__vk_numel(in) / oi__sy_softmax_lane(in, pn, &inner));
         return;
     }
-    case OI__SY_K_SOFTMAX:
-        *gx = (uint32_t)(oi__vk_numel(in) / in->shape[in->ndim - 1]);
-        return;
     case OI__SY_K_NORM:
         *gx = (uint32_t)(oi__vk_numel(in) / oi__sy_norm_lane(in, pn));
         return;
@@ -1948,13 +1933,33 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
                      "#define OI_ROUND_F32(x) (x)\n"
                      "/* the bits, not x - x == 0 and x != x: shader compilers fold those to true and false */\n"
                      "#undef OI_S_isfinite\n#define OI_S_isfinite(a) (!is_nan_f(a) && !is_inf_f(a))\n"
-                     "#undef OI_S_is_nan\n#define OI_S_is_nan(a) is_nan_f(a)\n#undef OI_S_is_inf\n#define OI_S_is_inf(a) is_inf_f(a)\n"
-                     "#define NAN NAN_F\n#define INFINITY INF_F\n\n"
+                     "#undef OI_S_is_nan\n#define OI_S_is_nan(a) is_nan_f(a)\n#define NAN NAN_F\n#define INFINITY INF_F\n\n"
                      "/* min and max as libm's fmin and fmax: a NaN operand is ignored (GLSL's leave it undefined) */\n"
                      "float oi_fmin(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : min(a, b); }\n"
                      "float oi_fmax(float a, float b) { return is_nan_f(a) ? b : is_nan_f(b) ? a : max(a, b); }\n\n"
-                     "/* round as libm's: halves away from zero (GLSL's round may go either way; x - trunc(x) is exact,\n"
-                     " * so 0.49999997 stays below the half, where floor(x + 0.5) would not) */\n"
-                     "float oi_round(float x) {\n    float t = trunc(x);\n    return abs(x - t) >= 0.5 ? t + sign(x) : t;\n}\n\n#endif\n");
+                     "/* is_inf and is_neg as compare.c: the bits (is_neg: the sign bit, -0.0 and -NaN too) */\n"
+                     "#undef OI_S_is_inf\n#define OI_S_is_inf(a) is_inf_f(a)\n"
+                     "uint signbit(float x) { return floatBitsToUint(x) >> 31; }\n"
+                     "/* round as libm's: halves away from zero (GLSL's round takes either way); x - t is exact */\n"
+                     "float oi_round(float x) { float t = trunc(x); return abs(x - t) >= 0.5 ? t + sign(x) : t; }\n"
+                     "/* softplus as scalar_math.h's: max(x, 0) + log1p(e^-|x|), log1p(e) as log(u) e / (u - 1), u = 1 + e\n"
+                     " * (exact where u rounds to 1) */\n"
+                     "float oi_softplus(float x) {\n"
+                     "    const float e = exp_f32(-abs(x)), u = 1.0 + e;\n"
+                     "    return (floatBitsToInt(x) > 0 ? x : 0.0) + (u == 1.0 ? e : log_f32(u) * e / (u - 1.0));\n}\n"
+                     "/* pow as libm's powf (GLSL's is undefined for x <= 0): 1 for y = 0 or x = 1; a negative x\n"
+                     " * only to an integer y, negated for an odd one; zeros and infinities as C's Annex F */\n"
+                     "float oi_pow(float x, float y) {\n"
+                     "    if (y == 0.0 || x == 1.0) return 1.0;\n"
+                     "    if (is_nan_f(x) || is_nan_f(y)) return NAN_F;\n"
+                     "    const float ax = abs(x), ay = abs(y);\n"
+                     "    const bool whole = trunc(y) == y, odd = whole && ay < 16777216.0 && mod(ay, 2.0) == 1.0;\n"
+                     "    if (x < 0.0 && !whole) return NAN_F;\n"
+                     "    float r;\n"
+                     "    if (is_inf_f(y)) r = ax == 1.0 ? 1.0 : (ax > 1.0) == (y > 0.0) ? INF_F : 0.0;\n"
+                     "    else if (ax == 0.0) r = y < 0.0 ? INF_F : 0.0;\n"
+                     "    else if (is_inf_f(ax)) r = y < 0.0 ? 0.0 : INF_F;\n"
+                     "    else r = pow(ax, y);\n"
+                     "    return signbit(x) != 0u && odd ? -r : r;\n}\n\n#endif\n");
     return oi__buf_take(&b);
 }

@@ -6,6 +6,9 @@
   time (the driver's limit);
 - `option(name, default)`: the value after `--name` on the command line;
 - `same_values(a, b)`: equal bit for bit, but that any NaN equals any NaN (so -0.0 is not 0.0);
+- `case_flags(oinf, folder)`: an ONNX node test's case (tests/onnx/convert.py's .oinf, read):
+  its inputs saved in `folder`, the `--input`/`--fetch` flags that pass them and fetch its
+  outputs, and ONNX's expected outputs (name -> array);
 - `model_test`: examples/models/model_test.py (`missing`, `import_model`, `SKIPPED`);
 - `check_with_inputs(cli, exporter, name, inputs, steps)`: check_examples.py's parity test of
   the emitted folder, the dynamic variables given as arrays (name -> value) instead of seeded;
@@ -52,6 +55,21 @@ def same_values(a, b):
         return False
     bits = np.dtype("u%d" % a.dtype.itemsize)
     return np.array_equal(a[~nan].view(bits), b[~nan].view(bits))
+
+
+def case_flags(oinf, folder):
+    """(flags, expected) for a converted ONNX node test: `input.VAR` tensors saved as folder/VAR.npy
+    and passed with --input, every `expected.VAR` fetched."""
+    flags, expected = [], {}
+    os.makedirs(folder, exist_ok=True)
+    for t in oinf.tensors:
+        if t.name.startswith("input."):
+            path = os.path.join(folder, t.name[6:] + ".npy")
+            np.save(path, oinf.tensor_values(t))
+            flags += ["--input", "%s=%s" % (t.name[6:], path)]
+        elif t.name.startswith("expected."):
+            expected[t.name[9:]] = oinf.tensor_values(t)
+    return flags + [a for var in expected for a in ("--fetch", var)], expected
 
 
 def option(name, default):

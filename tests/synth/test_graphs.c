@@ -91,7 +91,12 @@
  *                  (0..step+1: a length known at run time), transposed into
  *                  heads (views folded into the attention) and attended by
  *                  4 query heads over 2 kv heads; and a grouped-query
- *                  attention of static shapes with a scale */
+ *                  attention of static shapes with a scale
+ *   vk_rows        f32 ops the Vulkan target took after the C target:
+ *                  softmax/log_softmax and argmax/argmin along other axes,
+ *                  round, is_inf, is_neg, softplus, fill, tile, expand, pow
+ *   vk_ints        i32 arithmetic that wraps, div/floor_div/rem by negative
+ *                  divisors and zeros, min, max, comparisons (both targets) */
 #include "../../openinfer.h"
 
 #include <stdio.h>
@@ -1041,3 +1046,84 @@ oi_model *gemm_tiles_model(uint8_t **bytes) {
     oi_writer_free(w);
     return st == OI_OK ? oi_model_open_memory(*bytes, size) : NULL;
 }
+
+/* vk_rows: f32 ops the Vulkan target took after the C target (also run
+ * there): softmax along the first and a middle axis, log_softmax along the
+ * first and the last; argmax_axis and argmin_axis along the first and a
+ * middle axis over coarse values (ties taken first and last); round of
+ * halves (away from zero) and of values near 0 (signed zeros), is_neg of
+ * them; is_inf past f32's range; softplus of large magnitudes; fill; tile
+ * and expand; pow of negative bases and signed zeros to integer powers, and
+ * to fractions. */
+OI_GRAPH(vk_rows,
+  OI_DYNAMIC( OI_VAR(x, f32[3, 4, 5]) OI_VAR(row, f32[1, 5]) )
+  OI_VOLATILE(
+    OI_VAR(sm0, f32[3, 4, 5]) OI_VAR(sm1, f32[3, 4, 5]) OI_VAR(ls0, f32[3, 4, 5]) OI_VAR(ls2, f32[3, 4, 5])
+    OI_VAR(q, f32[3, 4, 5]) OI_VAR(am0, i64[4, 5]) OI_VAR(an1, i64[3, 1, 5]) OI_VAR(rq, f32[3, 4, 5])
+    OI_VAR(rx, f32[3, 4, 5]) OI_VAR(neg, bool[3, 4, 5]) OI_VAR(big, f32[3, 4, 5]) OI_VAR(inf, bool[3, 4, 5])
+    OI_VAR(sp, f32[3, 4, 5]) OI_VAR(fl, f32[3, 4, 5]) OI_VAR(tiled, f32[3, 8, 10]) OI_VAR(spread, f32[2, 4, 5])
+    OI_VAR(ex, f32[3, 4, 5]) OI_VAR(pw, f32[3, 4, 5]) OI_VAR(pz, f32[3, 4, 5]) OI_VAR(pf, f32[3, 4, 5])
+  )
+  OI_BLOCK(entry,
+    OI_OP(softmax, x, axis=0) OI_TO(sm0)
+    OI_OP(softmax, x, axis=1) OI_TO(sm1)
+    OI_OP(log_softmax, x, axis=0) OI_TO(ls0)
+    OI_OP(log_softmax, x, axis=-1) OI_TO(ls2)
+    OI_OP(mul, x, 4.0) OI_TO(q)
+    OI_OP(floor, q) OI_TO(q)
+    OI_OP(mul, q, 0.5) OI_TO(q)              /* halves and integers in [-4, 3.5] */
+    OI_OP(argmax_axis, q, axis=0) OI_TO(am0)
+    OI_OP(argmin_axis, q, axis=1, keepdims=true, select_first=false) OI_TO(an1)
+    OI_OP(round, q) OI_TO(rq)
+    OI_OP(round, x) OI_TO(rx)                /* -0.0 for x in (-0.5, 0) */
+    OI_OP(is_neg, rx) OI_TO(neg)
+    OI_OP(exp, x) OI_TO(big)
+    OI_OP(mul, big, 1e38) OI_TO(big)         /* +inf past e^1.22 */
+    OI_OP(is_inf, big) OI_TO(inf)
+    OI_OP(mul, x, 30.0) OI_TO(sp)
+    OI_OP(softplus, sp) OI_TO(sp)
+    OI_OP(fill, x, value=0.1) OI_TO(fl)      /* rounded to f32 */
+    OI_OP(tile, x, repeats=[1, 2, 2]) OI_TO(tiled)
+    OI_OP(expand, row, shape=[2, 4, 5]) OI_TO(spread)
+    OI_OP(mul, x, 2.0) OI_TO(ex)
+    OI_OP(round, ex) OI_TO(ex)               /* integers -4..4 */
+    OI_OP(pow, x, ex) OI_TO(pw)              /* negative bases to odd and even powers, x^0 */
+    OI_OP(pow, rx, ex) OI_TO(pz)             /* +-0 to negative powers: +-inf */
+    OI_OP(pow, x, x) OI_TO(pf)               /* a negative base to a fraction: NaN */
+    OI_RETURN()
+  )
+)
+
+/* vk_ints: i32 arithmetic as the Vulkan target runs it (GLSL's int, wrapping
+ * in 32 bits) and the C target (int64_t, wrapped): products that overflow,
+ * negation, min and max of negative values, div, floor_div and rem by
+ * negative divisors and zeros (the mask, 0 unless given), a sum past
+ * 2^31 - 1, comparisons of i32. */
+OI_GRAPH(vk_ints,
+  OI_DYNAMIC( OI_VAR(ia, i32[4, 6]) OI_VAR(b, i32[6]) )
+  OI_VOLATILE(
+    OI_VAR(big, i32[4, 6]) OI_VAR(an, i32[4, 6]) OI_VAR(bn, i32[6]) OI_VAR(pr, i32[4, 6]) OI_VAR(ng, i32[4, 6])
+    OI_VAR(ab, i32[4, 6]) OI_VAR(mn, i32[4, 6]) OI_VAR(mx, i32[4, 6]) OI_VAR(dv, i32[4, 6]) OI_VAR(dm, i32[4, 6]) OI_VAR(fd, i32[4, 6])
+    OI_VAR(rm, i32[4, 6]) OI_VAR(gt, bool[4, 6]) OI_VAR(eq, bool[4, 6])
+  )
+  OI_BLOCK(entry,
+    OI_OP(sub, ia, 2) OI_TO(an)              /* -2..2 */
+    OI_OP(sub, b, 2) OI_TO(bn)
+    OI_OP(mul, an, 1000003) OI_TO(pr)
+    OI_OP(mul, pr, pr) OI_TO(pr)             /* wraps */
+    OI_OP(add, pr, an) OI_TO(pr)
+    OI_OP(neg, pr) OI_TO(ng)
+    OI_OP(sub, ng, pr) OI_TO(ab)
+    OI_OP(min, pr, bn) OI_TO(mn)
+    OI_OP(max, ng, bn) OI_TO(mx)
+    OI_OP(div, pr, bn) OI_TO(dv)             /* 0 where bn is 0 */
+    OI_OP(div, pr, bn, div_by_zero_mask=-7) OI_TO(dm)
+    OI_OP(floor_div, pr, bn) OI_TO(fd)       /* toward -inf */
+    OI_OP(rem, pr, bn) OI_TO(rm)             /* the sign of pr */
+    OI_OP(add, ab, 2147483000) OI_TO(big)    /* past 2^31 - 1: wraps */
+    OI_OP(sub, big, an) OI_TO(big)
+    OI_OP(gt, pr, ng) OI_TO(gt)
+    OI_OP(eq, fd, dv) OI_TO(eq)
+    OI_RETURN()
+  )
+)
