@@ -43,10 +43,15 @@
 #define OI__GEMM_PREFETCH(address) ((void)(address))
 #endif
 
-/* Every ISA's blocking: k steps per packed block (a B panel in L1), the
- * columns of B per block (in L2), the rows of A a task packs at most. */
-#define OI__GEMM_KC 256
-#define OI__GEMM_NC 512
+/* Every ISA's blocking: k steps per packed block, the columns of B per
+ * block, the rows of A a task packs at most. A's micro-panel (12 x 512
+ * floats, 24 KiB) stays in L1 while the B panels stream from L2, whose
+ * block (kc x nc, 512 KiB) fits half of a 1 MiB L2. A kc of 512 rather than
+ * 256 takes a k of 384 (MiniLM's, BERT-base's half) in one block: two
+ * threads ran MiniLM's six products per layer 10-20 % faster with AVX-512
+ * and a few percent with AVX2 (bench/README.md, 2026-11-27). */
+#define OI__GEMM_KC 512
+#define OI__GEMM_NC 256
 #define OI__GEMM_MAX_TILE_M 2048
 /* synth-embed end */
 

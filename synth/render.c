@@ -699,10 +699,12 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
             oi__sy_double(o, single ? (double)(float)value : value);
             oi__buf_puts(o, ";\n");
         }
-        bool loaded = !lang->functional_cast; /* C: its input a parameter of the kernel, which fill never reads */
+        /* C: an input that is a parameter of the kernel, which fill never
+         * reads, is marked used (GLSL: a macro, nothing to mark) */
+        bool loaded = !lang->functional_cast;
         for (int m = 0; m < n; m++)
             loaded &= k->nodes[m]->out != pn->inputs[0];
-        if (loaded && !lang->functional_cast) { /* (GLSL: a macro, nothing to mark) */
+        if (loaded) {
             oi__sy_indent(o, depth);
             oi__buf_puts(o, "(void)");
             oi__sy_param_name(o, in0);

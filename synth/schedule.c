@@ -2327,16 +2327,17 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
 
 /* Every packed B in ctx->packed, each entry 64-byte aligned and sized for
  * the widest panel (nr = 32; narrower ISAs pad less). */
-/* The gemm's tiles: gemm.c's kc (256 on every ISA) and 128 columns per
+/* The gemm's tiles: gemm.c's kc (512 on every ISA) and 128 columns per
  * task, unless the device JSON gives the caches: then kc is what keeps one
- * B panel (kc x 32 floats) in half of L1, and a task's columns what keeps
- * its B block (kc x columns) in half of L2, at most 128. */
+ * A micro-panel (12 x kc floats, which the B panels stream past) in half of
+ * L1, and a task's columns what keeps its B block (kc x columns) in half of
+ * L2, at most 128. */
 static void oi__sy_plan_tiles(oi__sy_schedule *s) {
-    s->gemm_kc = 256;
+    s->gemm_kc = 512;
     s->task_cols = 128;
     uint64_t l1 = s->options.l1d_bytes, l2 = s->options.l2_bytes;
     if (l1) {
-        int64_t kc = (int64_t)(l1 / 2 / (32 * sizeof(float))) / 16 * 16;
+        int64_t kc = (int64_t)(l1 / 2 / (12 * sizeof(float))) / 16 * 16;
         s->gemm_kc = kc < 64 ? 64 : kc > 512 ? 512 : kc;
     }
     if (l2) {

@@ -421,7 +421,7 @@ static void test_gemm_strided(void) {
         {3, 50, 40},   /* skinny m                        */
         {60, 2, 33},   /* skinny n                        */
         {37, 45, 70},  /* packed, edge tiles              */
-        {50, 70, 300}, /* packed, two k blocks            */
+        {50, 70, 600}, /* packed, two k blocks (kc 512)   */
     };
     oi__threadpool *pool2 = oi__threadpool_new(2);
     oi__gemm_isa isas[] = {OI__GEMM_ISA_PORTABLE, OI__GEMM_ISA_AVX2, OI__GEMM_ISA_AVX512};
@@ -484,7 +484,7 @@ static void meet_task(void *ctx, int task, int thread) {
  * layout or ISA is not served the copy, the copy goes with the storage, and
  * a storage made later over the same bytes packs them afresh. */
 static void test_gemm_packed_b(void) {
-    const int64_t m = 40, n = 70, k = 300; /* two k blocks, an edge panel */
+    const int64_t m = 40, n = 70, k = 600; /* two k blocks (kc 512), an edge panel */
     oi__threadpool *pool2 = oi__threadpool_new(2);
     int arrived = 0;
     oi__threadpool_run(pool2, 2, meet_task, &arrived);

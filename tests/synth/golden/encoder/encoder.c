@@ -196,7 +196,7 @@ static void encoder_dump(const encoder_ctx *ctx, int kernel, const char *name, c
 
 /* ---- kernels ---- */
 
-#define OI_GEMM_KC 256 /* k steps per packed block: gemm.c's kc */
+#define OI_GEMM_KC 512 /* k steps per packed block: gemm.c's kc */
 #define OI_GEMM_ROWS 132 /* rows of A per oi_gemm_packed call, at most */
 
 typedef void (*oi_micro_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
