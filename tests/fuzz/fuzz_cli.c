@@ -8,9 +8,7 @@
  * that convert wrote must pass verify (the writer's output is readable).
  * The tool's stdout and stderr go to /dev/null (sanitizer reports still
  * reach the real stderr). */
-#define OPENINFER_IMPLEMENTATION
-#define OPENINFER_SYNTH /* the tool links the synthesizer (openinfer synth) */
-#include "../../openinfer.h"
+#include "../../openinfer.h" /* the library: fuzz_lib.c, with the synthesizer (openinfer synth) */
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,8 +2,7 @@
  * reader (openinfer_impl/device_arch.h), lenient and strict. A document
  * that reads is written again; that text must read (strictly, when the
  * input had no unknown keys) and write to the same text. */
-#define OPENINFER_IMPLEMENTATION
-#include "../../openinfer.h"
+#include "../../openinfer_impl/internal.h" /* the library: fuzz_lib.c */
 #include "../../openinfer_impl/device_arch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

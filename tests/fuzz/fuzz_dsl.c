@@ -1,8 +1,7 @@
 /* fuzz_dsl.c - libFuzzer target: the DSL statement parser, i.e. the text
  * the macros capture. Each input line is "KIND|head|text" where KIND is an
  * oi_dsl_kind number; the op of an OI_DSL_OP line is looked up by head. */
-#define OPENINFER_IMPLEMENTATION
-#include "../../openinfer.h"
+#include "../../openinfer_impl/internal.h" /* the library: fuzz_lib.c */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,6 @@
 /* fuzz_json.c - libFuzzer target: the JSON reader and the graph loader.
  * A graph that loads must serialize again, and reload to the same text. */
-#define OPENINFER_IMPLEMENTATION
-#include "../../openinfer.h"
+#include "../../openinfer_impl/internal.h" /* the library: fuzz_lib.c */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

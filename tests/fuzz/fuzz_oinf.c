@@ -1,8 +1,7 @@
 /* fuzz_oinf.c - libFuzzer target: the .oinf reader on arbitrary bytes.
  * Opening must either succeed or fail cleanly; when it succeeds, every
  * accessor and every tensor payload is touched. */
-#define OPENINFER_IMPLEMENTATION
-#include "../../openinfer.h"
+#include "../../openinfer_impl/internal.h" /* the library: fuzz_lib.c */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
