@@ -208,7 +208,7 @@
       "matmul_q4(x, w): x [..., K] times block-quantized weights w u8 [N, K/32 * block bytes] (ggml q4_0, q4_1 or q8_0 blocks of 32 along K, `format`; q8_0 is 8-bit despite the name) -> [..., N]") \
     /* shape, view and convolution ops */ \
     X(reshape, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
-      "`shape` with ONNX's 0 (copy the input dim) and one -1 (inferred); a view of dense data") \
+      "`shape` with ONNX's 0 (copy the input dim) and one -1 (inferred); a view of dense data, and of a strided input whose dims split or merge without moving an element (NumPy's rule: a column slice cut into heads)") \
     X(transpose, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
       "permutes the axes: output dim i is input dim perm[i]; a view") \
     X(squeeze, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \

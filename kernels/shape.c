@@ -108,8 +108,49 @@ static void oi__shape_text_of(const oi__shape_view *v, char *text, size_t size) 
     oi__op_shape_text(v->ndim, v->shape, text, size);
 }
 
+/* The strides of v reshaped to `shape` (count dims, the same number of
+ * elements) without moving an element, as NumPy reshapes a view: the dims
+ * of both, size-1 dims left out, fall into runs of equal products, and a
+ * run of input dims must be laid out as one dense block (each dim's stride
+ * its inner neighbour's stride times size), which the output dims of the
+ * run then split afresh. Splitting a column slice of a fused q/k/v product
+ * ([tokens, 3d] -> [batch, seq, heads, dh]) keeps it a view. False: no
+ * such strides (merging dims a transpose swapped needs a copy). */
+static bool oi__shape_restride(const oi__shape_view *v, int count, const int64_t *shape, int64_t *strides) {
+    int64_t dims[OI_MAX_DIMS], steps[OI_MAX_DIMS];
+    int n_old = 0;
+    for (int d = 0; d < v->ndim; d++) {
+        if (v->shape[d] == 0)
+            return false; /* empty: any layout is dense, and the caller copies nothing */
+        if (v->shape[d] != 1)
+            dims[n_old] = v->shape[d], steps[n_old++] = v->strides[d];
+    }
+    int o = 0, n = 0;
+    while (n < count && o < n_old) {
+        int o_end = o + 1, n_end = n + 1;
+        int64_t old_size = dims[o], new_size = shape[n];
+        while (old_size != new_size) {
+            if (new_size < old_size)
+                new_size *= shape[n_end++];
+            else
+                old_size *= dims[o_end++];
+        }
+        for (int d = o; d + 1 < o_end; d++)
+            if (steps[d] != steps[d + 1] * dims[d + 1])
+                return false;
+        strides[n_end - 1] = steps[o_end - 1];
+        for (int d = n_end - 1; d > n; d--)
+            strides[d - 1] = strides[d] * shape[d];
+        o = o_end, n = n_end;
+    }
+    for (; n < count; n++) /* trailing dims of 1 */
+        strides[n] = 1;
+    return true;
+}
+
 /* reshape: `shape` with ONNX's 0 (copy the input dim; a real 0 with
- * allowzero) and one -1 (inferred). A view when the input is dense. */
+ * allowzero) and one -1 (inferred). A view when the input is dense or its
+ * strides allow one (oi__shape_restride). */
 static oi_status oi__shape_reshape(const oi__kernel_args *k, oi__shape_view *v, bool *needs_copy) {
     const int64_t *want;
     int count;
@@ -157,10 +198,15 @@ static oi_status oi__shape_reshape(const oi__kernel_args *k, oi__shape_view *v, 
         return oi__fail(OI_ERROR_VALIDATION, "reshape: cannot reshape %s (%lld elements) into %lld elements", have,
                         (long long)numel, (long long)known);
     }
-    *needs_copy = !oi__shape_view_dense(v);
+    int64_t strides[OI_MAX_DIMS];
+    bool dense = oi__shape_view_dense(v), restrided = !dense && oi__shape_restride(v, count, shape, strides);
+    *needs_copy = !dense && !restrided;
     v->ndim = count;
     memcpy(v->shape, shape, sizeof(int64_t) * (size_t)count);
-    oi__contiguous_strides(count, v->shape, v->strides);
+    if (restrided)
+        memcpy(v->strides, strides, sizeof(int64_t) * (size_t)count);
+    else
+        oi__contiguous_strides(count, v->shape, v->strides);
     return OI_OK;
 }
 

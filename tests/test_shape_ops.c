@@ -310,6 +310,65 @@ static void test_views_downstream(void) {
     oi__tensor_free(sum), oi__tensor_free(ev), oi__tensor_free(e), oi__tensor_free(view), oi__tensor_free(x);
 }
 
+/* reshape of a strided input is a view where the strides allow one: a
+ * column slice split into more dims (a fused q/k/v product cut into
+ * heads), and a transpose whose swapped dims stay apart; merging the
+ * swapped dims copies. Expected values by index arithmetic. */
+static void test_reshape_restrides(void) {
+    double x_values[24], want[24];
+    for (int i = 0; i < 24; i++)
+        x_values[i] = i;
+    oi__tensor *x = tensor_f(OI_DTYPE_F32, SHAPE(4, 6), x_values), *cols = NULL, *split = NULL;
+    oi__attr a[2];
+    a[0] = attr_ints("starts", INTS(2));
+    a[1] = attr_ints("ends", INTS(6));
+    oi__attr axes = attr_ints("axes", INTS(1));
+    oi__attr slice_attrs[3] = {a[0], a[1], axes};
+    CHECK_OK(oi__op_view(OI_OP_slice, slice_attrs, 3, x, &cols)); /* x[:, 2:6]: strides (6, 1), offset 2 */
+    free_attrs(slice_attrs, 3);
+    a[0] = attr_ints("shape", INTS(2, 2, 2, 2));
+    if (cols)
+        CHECK_OK(oi__op_view(OI_OP_reshape, a, 1, cols, &split));
+    if (split) {
+        CHECK(split->storage == x->storage && split->offset == 2);
+        CHECK(split->strides[0] == 12 && split->strides[1] == 6 && split->strides[2] == 2 && split->strides[3] == 1);
+    }
+    for (int i = 0; i < 16; i++) /* [a, b, c, d] = x[2a + b, 2 + 2c + d] */
+        want[i] = 6 * (2 * (i >> 3) + ((i >> 2) & 1)) + 2 + 2 * ((i >> 1) & 1) + (i & 1);
+    oi__tensor *neg = split ? run1(OI_OP_neg, NULL, 0, split) : NULL;
+    for (int i = 0; i < 16; i++)
+        want[i] = -want[i];
+    expect_f("neg(reshape(slice view))", neg, SHAPE(2, 2, 2, 2), want, 0);
+    oi__tensor_free(neg), oi__tensor_free(split), oi__tensor_free(cols);
+    free_attrs(a, 1);
+
+    /* x as [2, 3, 4], dims 0 and 1 swapped: [3, 2, 4] with strides (4, 12, 1) */
+    oi__tensor *x3 = NULL, *t = NULL, *apart = NULL, *merged = NULL;
+    a[0] = attr_ints("shape", INTS(2, 3, 4));
+    CHECK_OK(oi__op_view(OI_OP_reshape, a, 1, x, &x3));
+    free_attrs(a, 1);
+    a[0] = attr_ints("perm", INTS(1, 0, 2));
+    if (x3)
+        CHECK_OK(oi__op_view(OI_OP_transpose, a, 1, x3, &t));
+    free_attrs(a, 1);
+    a[0] = attr_ints("shape", INTS(3, 2, 2, 2)); /* the last dim split: a view */
+    if (t)
+        CHECK_OK(oi__op_view(OI_OP_reshape, a, 1, t, &apart));
+    free_attrs(a, 1);
+    for (int i = 0; i < 24; i++) { /* [j, i0, c, d] = x3[i0, j, 2c + d] */
+        int j = i / 8, i0 = (i / 4) % 2, last = i % 4;
+        want[i] = 12 * i0 + 4 * j + last;
+    }
+    expect_f("reshape(transpose view) splitting the last dim", apart, SHAPE(3, 2, 2, 2), want, 0);
+    a[0] = attr_ints("shape", INTS(3, 8)); /* dims 1 and 2 merged: 12 and 1 apart, not one block */
+    if (t)
+        CHECK_STATUS(oi__op_view(OI_OP_reshape, a, 1, t, &merged), OI_ERROR_UNSUPPORTED);
+    merged = t ? run1(OI_OP_reshape, a, 1, t) : NULL;
+    expect_f("reshape(transpose view) merging swapped dims", merged, SHAPE(3, 8), want, 0);
+    free_attrs(a, 1);
+    oi__tensor_free(merged), oi__tensor_free(apart), oi__tensor_free(t), oi__tensor_free(x3), oi__tensor_free(x);
+}
+
 /* Shape ops copy raw bits: every dtype, packed ones included. A [2, 3]
  * transpose by hand: out[j][i] = in[i][j]; concat and pad likewise. */
 static void test_every_dtype(void) {
@@ -1409,6 +1468,7 @@ static void test_graph_no_copy(void) {
 int main(void) {
     test_layout_ops();
     test_views_downstream();
+    test_reshape_restrides();
     test_every_dtype();
     test_concat_gather_where();
     test_pad();
