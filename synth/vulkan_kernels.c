@@ -11,6 +11,17 @@
 
 #include <math.h>
 
+/* A helper macro's name: the variable's name in the kernels, then `suffix`
+ * ("_w", "_hi", "_write", "_read", "_at"), its '_' left out after a name
+ * that render.c renamed with one (p_ gives p_w, lo_ lo_write): GLSL
+ * reserves every name holding "__", and glslc warns of them. */
+static void oi__vk_helper_name(oi__buf *b, const oi__slot *sl, const char *suffix) {
+    oi__sy_render_param_name(b, sl);
+    if (b->len > 0 && b->data[b->len - 1] == '_' && suffix[0] == '_')
+        suffix++;
+    oi__buf_puts(b, suffix);
+}
+
 /* An integer variable: NAME(i) its element as an int (an i64's low word;
  * NAME_hi(i) the high one), NAME_w(i) its i-th 32-bit word (copies). u8
  * (matmul_q4's blocks) is read by byte offset in the kernel itself. */
@@ -27,24 +38,23 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
         const char *words = buf->home == OI__SY_ARENA ? "arena_i" : "state_i";
         for (int m = 0; m < 2; m++) {
             oi__buf_puts(b, "#define ");
-            oi__sy_render_param_name(b, sl);
-            oi__buf_printf(b, m ? "_write(i, v) OI_BYTE_WRITE(%s, %lluu + (i), v)\n"
-                                : "_read(i) OI_BYTE_READ(%s, %lluu + (i)) /* bool: a byte */\n",
+            oi__vk_helper_name(b, sl, m ? "_write" : "_read");
+            oi__buf_printf(b, m ? "(i, v) OI_BYTE_WRITE(%s, %lluu + (i), v)\n"
+                                : "(i) OI_BYTE_READ(%s, %lluu + (i)) /* bool: a byte */\n",
                            words, (unsigned long long)buf->offset);
         }
         oi__buf_puts(b, "#define "); /* an elementwise kernel's operand: 0u or 1u */
         oi__sy_render_param_name(b, sl);
         oi__buf_puts(b, "(i) ");
-        oi__sy_render_param_name(b, sl);
-        oi__buf_puts(b, "_read(i)\n");
+        oi__vk_helper_name(b, sl, "_read");
+        oi__buf_puts(b, "(i)\n");
         return;
     }
     oi__buf at;
     memset(&at, 0, sizeof at);
     if (buf->home == OI__SY_PREFIX) {
         oi__buf_puts(&at, "pc.");
-        oi__sy_render_param_name(&at, sl);
-        oi__buf_puts(&at, "_at");
+        oi__vk_helper_name(&at, sl, "_at");
     } else {
         uint64_t off = buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
         oi__buf_printf(&at, "%lluu", (unsigned long long)(off / 4));
@@ -59,8 +69,8 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
         if (m == 1 && !wide)
             continue;
         oi__buf_puts(b, "#define ");
-        oi__sy_render_param_name(b, sl);
-        oi__buf_printf(b, "%s(i) %s%s%s + %s%s%s\n", names[m], open, at.data, model ? " - pc.oi_mb" : "", index[m], close,
+        oi__vk_helper_name(b, sl, names[m]);
+        oi__buf_printf(b, "(i) %s%s%s + %s%s%s\n", open, at.data, model ? " - pc.oi_mb" : "", index[m], close,
                        m == 0 ? (wide ? " /* i64: the low word */" : " /* i32 */") : "");
     }
     oi__buf_free(&at);
@@ -94,8 +104,8 @@ static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule
         oi__sy_render_param_name(b, sl);
         if (buf->home == OI__SY_PREFIX) {
             oi__buf_puts(b, "(i) model[pc.");
-            oi__sy_render_param_name(b, sl);
-            oi__buf_printf(b, "_at - pc.oi_mb + (i)] /* %s(l): the entry the step pushes */\n", sl->name);
+            oi__vk_helper_name(b, sl, "_at");
+            oi__buf_printf(b, " - pc.oi_mb + (i)] /* %s(l): the entry the step pushes */\n", sl->name);
             continue;
         }
         uint64_t at = buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
@@ -162,8 +172,8 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
         for (int i = 0; i < (int)arrlen(params); i++)
             if (s->buffers[params[i].slot].home == OI__SY_PREFIX) {
                 oi__buf_puts(b, " uint ");
-                oi__sy_render_param_name(b, oi__vk_slot(s, params[i].slot));
-                oi__buf_puts(b, "_at;");
+                oi__vk_helper_name(b, oi__vk_slot(s, params[i].slot), "_at");
+                oi__buf_puts(b, ";");
             }
         oi__buf_puts(b, " } pc; /* set when the step is recorded */\n");
     }
@@ -248,6 +258,11 @@ static void oi__vk_elementwise(oi__buf *b, const oi__sy_schedule *s, const oi__s
 }
 
 static void oi__vk_name(oi__buf *b, const oi__sy_schedule *s, int slot) { oi__sy_render_param_name(b, oi__vk_slot(s, slot)); }
+
+/* A variable's helper macro by slot (oi__vk_helper_name). */
+static void oi__vk_helper(oi__buf *b, const oi__sy_schedule *s, int slot, const char *suffix) {
+    oi__vk_helper_name(b, oi__vk_slot(s, slot), suffix);
+}
 
 /* gemm: the bias row, then relu or gelu (math.glsl's exact form). */
 static void oi__vk_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm) {
@@ -407,8 +422,8 @@ static bool oi__vk_cm_at(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot
                 return false;
         if (buf->home == OI__SY_PREFIX) { /* in the model's window (pc.oi_mb: its start) */
             oi__buf_puts(at, "(pc.");
-            oi__sy_render_param_name(at, oi__vk_slot(s, slot));
-            oi__buf_puts(at, "_at - pc.oi_mb)");
+            oi__vk_helper(at, s, slot, "_at");
+            oi__buf_puts(at, " - pc.oi_mb)");
         } else {
             oi__buf_printf(at, "(%lluu - pc.oi_mb)", (unsigned long long)(buf->tensors[0]->data_offset / 4));
         }
@@ -983,8 +998,8 @@ static void oi__vk_all_finite(oi__buf *b, const oi__sy_schedule *s, const oi__sy
                    (long long)oi__vk_numel(oi__vk_slot(s, pn->inputs[0])), wg);
     oi__vk_name(b, s, pn->inputs[0]);
     oi__buf_puts(b, "(j)))\n            bad = 1.0;\n    bad = oi_wg_max(bad);\n    if (tid == 0u)\n        ");
-    oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, "_write(0u, bad == 0.0 ? 1u : 0u);\n}\n");
+    oi__vk_helper(b, s, pn->out, "_write");
+    oi__buf_puts(b, "(0u, bad == 0.0 ? 1u : 0u);\n}\n");
 }
 
 /* reshape: the same elements; bools byte by byte (NAME_write, NAME_read),
@@ -994,11 +1009,12 @@ static void oi__vk_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     const oi__slot *out = oi__vk_slot(s, pn->out);
     bool byte = out->dtype == OI_DTYPE_BOOL, word = !byte && out->dtype != OI_DTYPE_F32;
     oi__vk_grid_loop(b, s, k, word ? (int64_t)s->buffers[pn->out].bytes / 4 : oi__vk_numel(out), wg);
+    const char *into = byte ? "_write" : word ? "_w" : "", *from = byte ? "_read" : into;
     oi__buf_puts(b, "        ");
-    oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, byte ? "_write(o, " : word ? "_w(o) = " : "(o) = ");
-    oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_puts(b, byte ? "_read(o));\n    }\n}\n" : word ? "_w(o);\n    }\n}\n" : "(o);\n    }\n}\n");
+    oi__vk_helper(b, s, pn->out, into);
+    oi__buf_puts(b, byte ? "(o, " : "(o) = ");
+    oi__vk_helper(b, s, pn->inputs[0], from);
+    oi__buf_puts(b, byte ? "(o));\n    }\n}\n" : "(o);\n    }\n}\n");
 }
 
 /* transpose: output dim d is input dim perm[d]; the input element of
@@ -1079,8 +1095,8 @@ static void oi__vk_attention_mask(oi__buf *b, const oi__sy_schedule *s, const oi
     }
     oi__buf_printf(b, "    const uint at = batch * %lldu + h * %lldu + row * %lldu + t * %lldu;\n    return ",
                    (long long)stride[0], (long long)stride[1], (long long)stride[2], (long long)stride[3]);
-    oi__vk_name(b, s, pn->inputs[3]);
-    oi__buf_puts(b, m->dtype == OI_DTYPE_BOOL ? "_read(at) != 0u ? score : -INFINITY; /* true keeps */\n}\n"
+    oi__vk_helper(b, s, pn->inputs[3], m->dtype == OI_DTYPE_BOOL ? "_read" : "");
+    oi__buf_puts(b, m->dtype == OI_DTYPE_BOOL ? "(at) != 0u ? score : -INFINITY; /* true keeps */\n}\n"
                                               : "(at) + score;\n}\n");
 }
 
@@ -1390,8 +1406,8 @@ static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
     oi__buf_puts(b, "(r) = int(oi_bi[0]);\n");
     if (out->dtype == OI_DTYPE_I64) {
         oi__buf_puts(b, "        ");
-        oi__vk_name(b, s, pn->out);
-        oi__buf_puts(b, "_hi(r) = 0;\n");
+        oi__vk_helper(b, s, pn->out, "_hi");
+        oi__buf_puts(b, "(r) = 0;\n");
     }
     oi__buf_puts(b, "    }\n}\n");
 }
@@ -1429,10 +1445,10 @@ static void oi__vk_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
         int words = data->dtype == OI_DTYPE_I64 ? 2 : 1;
         for (int w = 0; w < words; w++) {
             oi__buf_puts(b, "        ");
-            oi__vk_name(b, s, pn->out);
-            oi__buf_printf(b, "_w(%du * o + %du) = ", words, w);
-            oi__vk_name(b, s, pn->inputs[0]);
-            oi__buf_printf(b, "_w(%du * from + %du);\n", words, w);
+            oi__vk_helper(b, s, pn->out, "_w");
+            oi__buf_printf(b, "(%du * o + %du) = ", words, w);
+            oi__vk_helper(b, s, pn->inputs[0], "_w");
+            oi__buf_printf(b, "(%du * from + %du);\n", words, w);
         }
     }
     oi__buf_puts(b, "    }\n}\n");
@@ -1466,8 +1482,8 @@ static void oi__vk_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
                     "    const uint w_at = ");
     if (wb->home == OI__SY_PREFIX) {
         oi__buf_puts(b, "pc.");
-        oi__sy_render_param_name(b, w);
-        oi__buf_puts(b, "_at * 4u - pc.oi_mb * 4u; /* bytes: the entry the step pushes, in the model's window */\n");
+        oi__vk_helper_name(b, w, "_at");
+        oi__buf_puts(b, " * 4u - pc.oi_mb * 4u; /* bytes: the entry the step pushes, in the model's window */\n");
     } else {
         oi__buf_printf(b, "%lluu - pc.oi_mb * 4u; /* bytes into the model's window */\n",
                        (unsigned long long)wb->tensors[0]->data_offset);
@@ -1713,12 +1729,14 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
  * Frees text. */
 static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl, bool half, uint64_t scratch) {
     bool byte = sl->dtype == OI_DTYPE_BOOL;
-    oi__buf name, b;
+    oi__buf name, write, b;
     memset(&name, 0, sizeof name);
+    memset(&write, 0, sizeof write);
     memset(&b, 0, sizeof b);
     oi__sy_render_param_name(&name, sl);
     oi__buf_puts(&name, "(");
-    for (const char *line = text; name.data && *line;) {
+    oi__vk_helper_name(&write, sl, "_write(");
+    for (const char *line = text; name.data && write.data && *line;) {
         const char *end = strchr(line, '\n');
         end = end ? end + 1 : line + strlen(line);
         const char *at = line;
@@ -1736,8 +1754,7 @@ static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl, bool half, ui
                 oi__buf_append(&b, at + name.len, (size_t)(close - 1 - at - name.len));
                 oi__buf_puts(&b, half ? ")] = float16_t(" : ")] = (");
             } else if (byte) { /* NAME_write(index, value); */
-                oi__buf_append(&b, at, name.len - 1);
-                oi__buf_puts(&b, "_write(");
+                oi__buf_puts(&b, write.data);
                 oi__buf_append(&b, at + name.len, (size_t)(close - 1 - at - name.len));
                 oi__buf_puts(&b, ", ");
             } else {
@@ -1753,6 +1770,7 @@ static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl, bool half, ui
         line = end;
     }
     oi__buf_free(&name);
+    oi__buf_free(&write);
     oi__free(text);
     return oi__buf_take(&b);
 }

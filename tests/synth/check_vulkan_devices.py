@@ -28,7 +28,7 @@ H100 whose subgroups are 64 wide, no kernel mentions a cooperative matrix.
 The JSON's preferences.coopmat_block/_subgroups set the tiles (2 x 8
 subgroups: 512 invocations), and a shape past the shared memory is refused.
 Every kernel is compiled by glslc for the first two (no device needed;
-without glslc that part is skipped). `synth --report`'s "wrote DIR/: ..."
+without glslc that part is skipped), with no warning. `synth --report`'s "wrote DIR/: ..."
 line must name exactly the files in the folder (for the C target too).
 """
 import json
@@ -63,6 +63,12 @@ def check_wrote(name, folder, report):
     assert sorted(listed) == sorted(os.listdir(folder)), (name, listed, sorted(os.listdir(folder)))
 
 
+def glslc(folder, kernel):
+    """One kernel compiled by glslc, which must not warn (a name holding "__", say)."""
+    out = run(["glslc", "--target-env=vulkan1.1", "-c", os.path.join(folder, kernel), "-o", os.devnull])
+    assert "warning" not in out, (kernel, out)
+
+
 def check(name, folder, subgroups, workgroup, compile_them, f16=False, subgroup_size=32):
     src = kernels(folder)
     assert src, name
@@ -88,7 +94,7 @@ def check(name, folder, subgroups, workgroup, compile_them, f16=False, subgroup_
         assert sizes[f] == want, (name, f, sizes[f], want)
     if compile_them and shutil.which("glslc"):
         for f in src:
-            run(["glslc", "--target-env=vulkan1.1", "-c", os.path.join(folder, f), "-o", os.devnull])
+            glslc(folder, f)
     print("%s: %d kernels, subgroups %s, workgroups of %d, storage %s%s" % (
         name, len(src), "on" if subgroups else "off", workgroup, "f16" if f16 else "f32",
         ", compiled" if compile_them else ""))
@@ -147,7 +153,7 @@ def check_coopmat(cli, exporter, devices, ada, work):
         compiled = False
         if shutil.which("glslc"):
             for f in src:
-                run(["glslc", "--target-env=vulkan1.1", "-c", os.path.join(out, f), "-o", os.devnull])
+                glslc(out, f)
             compiled = True
         print("matmul graph, %s: %s%s" % (name, "cooperative matrices" if coop else "tiled",
                                           ", compiled" if compiled else ""))

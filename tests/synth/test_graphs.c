@@ -96,7 +96,11 @@
  *                  softmax/log_softmax and argmax/argmin along other axes,
  *                  round, is_inf, is_neg, softplus, fill, tile, expand, pow
  *   vk_ints        i32 arithmetic that wraps, div/floor_div/rem by negative
- *                  divisors and zeros, min, max, comparisons (both targets) */
+ *                  divisors and zeros, min, max, comparisons (both targets)
+ *   vk_names       i32 and bool operands named as the GLSL kernels' locals
+ *                  (p, lo, hi, acc, i, at: renamed with a '_'), so the
+ *                  helper macros built on their names (NAME_w, NAME_write,
+ *                  NAME_read) must not contain "__" (both targets) */
 #include "../../openinfer.h"
 
 #include <stdio.h>
@@ -1124,6 +1128,30 @@ OI_GRAPH(vk_ints,
     OI_OP(sub, big, an) OI_TO(big)
     OI_OP(gt, pr, ng) OI_TO(gt)
     OI_OP(eq, fd, dv) OI_TO(eq)
+    OI_RETURN()
+  )
+)
+
+/* vk_names: operands named as the kernels' locals, which the Vulkan target's
+ * kernels rename with a '_' (p_, lo_, ...): their helper macros (an int's
+ * NAME_w word view, a bool's NAME_write and NAME_read) are built on those
+ * names, and glslc warns of any name holding "__" (GLSL reserves them).
+ * i32 arithmetic into i, a comparison into the bool lo, and reshapes of
+ * both: word copies and byte copies between renamed names. */
+OI_GRAPH(vk_names,
+  OI_DYNAMIC( OI_VAR(p, i32[2, 6]) OI_VAR(acc, i32[2, 6]) )
+  OI_VOLATILE(
+    OI_VAR(i, i32[2, 6]) OI_VAR(lo, bool[2, 6]) OI_VAR(hi, bool[3, 4]) OI_VAR(at, i32[12]) OI_VAR(q, i32[3, 4])
+  )
+  OI_BLOCK(entry,
+    OI_OP(sub, p, 2) OI_TO(i)                    /* -2..2 */
+    OI_OP(mul, i, acc) OI_TO(i)
+    OI_OP(min, i, acc) OI_TO(i)
+    OI_OP(lt, i, p) OI_TO(lo)                    /* a byte: lo_write */
+    OI_OP(reshape, lo, shape=[3, 4]) OI_TO(hi)   /* bytes: hi_write(o, lo_read(o)) */
+    OI_OP(reshape, i, shape=[12]) OI_TO(at)      /* words: at_w(o) = i_w(o) */
+    OI_OP(reshape, at, shape=[3, 4]) OI_TO(q)
+    OI_OP(add, q, q) OI_TO(q)
     OI_RETURN()
   )
 )
