@@ -23,9 +23,12 @@ static void oi__vk_helper_name(oi__buf *b, const oi__slot *sl, const char *suffi
 }
 
 /* An integer variable: NAME(i) its element as an int (an i64's low word;
- * NAME_hi(i) the high one), NAME_w(i) its i-th 32-bit word (copies). u8
- * (matmul_q4's blocks) is read by byte offset in the kernel itself. */
-static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
+ * NAME_hi(i) the high one), NAME_w(i) its i-th 32-bit word (copies); in a
+ * kernel that computes on i64 (int64), an i64's NAME(i) is its element as
+ * one int64_t and NAME_write(i, v) stores one (oi_kernel.glsl's OI_I64 and
+ * OI_I64_WRITE). u8 (matmul_q4's blocks) is read by byte offset in the
+ * kernel itself. */
+static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bool int64) {
     const oi__sy_buffer *buf = &s->buffers[oi__vk_storage(s, slot)];
     const oi__slot *sl = oi__vk_slot(s, slot);
     if (sl->dtype == OI_DTYPE_U8) {
@@ -60,6 +63,18 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
         oi__buf_printf(&at, "%lluu", (unsigned long long)(off / 4));
     }
     bool model = buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX;
+    if (int64 && sl->dtype == OI_DTYPE_I64) { /* the value as one int64_t; the model is read only */
+        const char *words = model ? "model_u" : buf->home == OI__SY_ARENA ? "arena_i" : "state_i";
+        for (int m = 0; m < (model ? 1 : 2); m++) {
+            oi__buf_puts(b, "#define ");
+            oi__vk_helper_name(b, sl, m ? "_write" : "");
+            oi__buf_printf(b, m ? "(i, v) OI_I64_WRITE(%s, %s%s + 2u * (i), v)\n"
+                                : "(i) OI_I64(%s, %s%s + 2u * (i)) /* i64 */\n",
+                           words, at.data, model ? " - pc.oi_mb" : "");
+        }
+        oi__buf_free(&at);
+        return;
+    }
     const char *open = model ? "int(model_u[" : buf->home == OI__SY_ARENA ? "arena_i[" : "state_i[";
     const char *close = model ? "])" : "]";
     bool wide = sl->dtype == OI_DTYPE_I64;
@@ -76,12 +91,13 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
     oi__buf_free(&at);
 }
 
-static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_param *params) {
+static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_param *params,
+                          bool int64) {
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__sy_buffer *buf = &s->buffers[oi__vk_storage(s, params[i].slot)]; /* a reshape's: its input's bytes */
         const oi__slot *sl = oi__vk_slot(s, params[i].slot);
         if (sl->dtype != OI_DTYPE_F32) {
-            oi__vk_int_macros(b, s, params[i].slot);
+            oi__vk_int_macros(b, s, params[i].slot, int64);
             continue;
         }
         if (buf->table_view) { /* the decoder's attention addresses the table itself */
@@ -152,6 +168,9 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
                         "#extension GL_KHR_shader_subgroup_arithmetic : require\n");
     if (k->kind == OI__SY_K_MATMUL || k->kind == OI__SY_K_QMATMUL) /* the tiles' and blocks' [[unroll]] */
         oi__buf_puts(b, "#extension GL_EXT_control_flow_attributes : require\n");
+    bool int64 = oi__vk_int64_kernel(s, k);
+    if (int64) /* int64_t (vulkan_check.c: only where the device JSON says features.int64) */
+        oi__buf_puts(b, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
     if (oi__vk_cm_takes(&p->gpu, s, k)) /* what oi_matmul_coopmat_tiles.glsl needs */
         oi__buf_puts(b, "#extension GL_NV_cooperative_matrix : require\n"
                         "#extension GL_KHR_memory_scope_semantics : require\n"
@@ -177,7 +196,7 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
             }
         oi__buf_puts(b, " } pc; /* set when the step is recorded */\n");
     }
-    oi__vk_macros(b, &p->gpu, s, params);
+    oi__vk_macros(b, &p->gpu, s, params, int64);
     oi__buf_puts(b, "\n");
 }
 
@@ -1722,13 +1741,14 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
 
 /* Every statement `NAME(index) = value;` of a kernel becomes
  * `oi_st_NAME(index) = float16_t(value);` for a variable stored as f16,
- * `NAME_write(index, value);` for a bool (a byte among the words), and
+ * `NAME_write(index, value);` for a bool (a byte among the words) and for
+ * an i64 a kernel computes on (its two words), and
  * `arena[SCRATCH + (index)] = value;` (arena16 and float16_t for f16) for an
  * in-place matmul's result (scratch: its first element there, else
  * UINT64_MAX): the kernels' bodies only ever store a variable that way.
  * Frees text. */
 static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl, bool half, uint64_t scratch) {
-    bool byte = sl->dtype == OI_DTYPE_BOOL;
+    bool through_write = sl->dtype == OI_DTYPE_BOOL || sl->dtype == OI_DTYPE_I64;
     oi__buf name, write, b;
     memset(&name, 0, sizeof name);
     memset(&write, 0, sizeof write);
@@ -1753,7 +1773,7 @@ static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl, bool half, ui
                 oi__buf_printf(&b, "%s[%lluu + (", half ? "arena16" : "arena", (unsigned long long)scratch);
                 oi__buf_append(&b, at + name.len, (size_t)(close - 1 - at - name.len));
                 oi__buf_puts(&b, half ? ")] = float16_t(" : ")] = (");
-            } else if (byte) { /* NAME_write(index, value); */
+            } else if (through_write) { /* NAME_write(index, value); */
                 oi__buf_puts(&b, write.data);
                 oi__buf_append(&b, at + name.len, (size_t)(close - 1 - at - name.len));
                 oi__buf_puts(&b, ", ");
@@ -1905,7 +1925,8 @@ static char *oi__vk_kernel_source(const oi_plan *p, int m) {
         int slot = params[i].slot;
         bool half = oi__vk_half(&p->gpu, s, slot), in_place = oi__vk_in_place(k) && slot == k->nodes[0]->out;
         uint64_t scratch = in_place ? oi__vk_scratch_offset(p) / (half ? 2u : 4u) : UINT64_MAX;
-        if (params[i].written && (half || in_place || oi__vk_slot(s, slot)->dtype == OI_DTYPE_BOOL))
+        oi_dtype t = oi__vk_slot(s, slot)->dtype;
+        if (params[i].written && (half || in_place || t == OI_DTYPE_BOOL || (t == OI_DTYPE_I64 && oi__vk_int64_kernel(s, k))))
             text = oi__vk_rewrite_stores(text, oi__vk_slot(s, slot), half, scratch);
     }
     arrfree(params);
@@ -1938,6 +1959,13 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
                            "        state_i[%lluu] = int(value); \\\n        state_i[%lluu] = int(element); \\\n    }\n\n",
                        (unsigned long long)(oi__vk_status_at(p) / 4), (unsigned long long)(oi__vk_status_at(p) / 4 + 1),
                        (unsigned long long)(oi__vk_status_at(p) / 4 + 2));
+    if (oi__vk_has_int64(&p->schedule))
+        oi__buf_puts(&b, "/* An i64: its two words (the low one first) as one int64_t, read, and written (the kernels\n"
+                         " * that compute on i64 enable GL_EXT_shader_explicit_arithmetic_types_int64) */\n"
+                         "#define OI_I64(words, at) packInt2x32(ivec2(words[at], words[(at) + 1u]))\n"
+                         "#define OI_I64_WRITE(words, at, v) { \\\n"
+                         "    const ivec2 oi_w = unpackInt2x32(v); \\\n"
+                         "    words[at] = oi_w.x; \\\n    words[(at) + 1u] = oi_w.y; \\\n}\n\n");
     if (oi__vk_has_bytes(&p->schedule))
         oi__buf_puts(&b, "/* A bool: the byte at byte offset `at` of a buffer's words, read; and written without\n"
                          " * touching the bytes beside it in its word (another value's) */\n"
