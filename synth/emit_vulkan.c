@@ -878,6 +878,32 @@ static void oi__vk_source_ctx(oi__buf *b, const oi_plan *p) {
                       "    int n_dumps, cap_dumps;\n#endif\n};\n\n", N, N);
 }
 
+/* The device's creation (vkCreateDevice with `extensions`, `n_extensions`
+ * of them, and the pNext chain `chain`, "NULL" for none) by the folder's
+ * own open. Where a kernel computes on i64, a VkPhysicalDeviceFeatures2
+ * heads the chain with shaderInt64 on, after the device is asked for it:
+ * without it open fails, naming it, instead of creating kernels the device
+ * cannot run. */
+static void oi__vk_source_create(oi__buf *b, const oi_plan *p, const char *extensions, int n_extensions,
+                                 const char *chain) {
+    const char *N = p->name;
+    if (!oi__vk_has_int64(&p->schedule)) {
+        oi__buf_printf(b, "    if (oi_vk_create_device(vk, %s, %d, %s))\n        return 1;\n", extensions, n_extensions, chain);
+        return;
+    }
+    oi__buf_puts(b, "    /* kernels compute on i64 (GL_EXT_shader_explicit_arithmetic_types_int64): shaderInt64 */\n"
+                    "    VkPhysicalDeviceFeatures2 int64_on;\n    memset(&int64_on, 0, sizeof int64_on);\n"
+                    "    int64_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;\n"
+                    "    vkGetPhysicalDeviceFeatures(vk->physical, &int64_on.features);\n"
+                    "    if (!int64_on.features.shaderInt64)\n");
+    oi__buf_printf(b, "        return %s_fail(%s_ERROR_RUNTIME, \"%s_open: the kernels compute on i64 and this device has no \"\n"
+                      "                       \"shaderInt64; synthesize for its own JSON (features.int64 false refuses i64 \"\n"
+                      "                       \"arithmetic)\");\n", N, N, N);
+    oi__buf_printf(b, "    memset(&int64_on.features, 0, sizeof int64_on.features); /* only what the kernels need on */\n"
+                      "    int64_on.features.shaderInt64 = VK_TRUE;\n    int64_on.pNext = %s;\n"
+                      "    if (oi_vk_create_device(vk, %s, %d, &int64_on))\n        return 1;\n", chain, extensions, n_extensions);
+}
+
 /* The device of a folder with cooperative-matrix matmuls: besides 16-bit
  * storage, a cooperative-matrix extension and its feature, f16 arithmetic,
  * the Vulkan memory model (glslang's coopmat SPIR-V declares it) and 32-wide
@@ -935,8 +961,8 @@ static void oi__vk_source_coopmat_device(oi__buf *b, const oi_plan *p) {
                     "    model.vulkanMemoryModelDeviceScope = VK_FALSE;\n"
                     "    model.vulkanMemoryModelAvailabilityVisibilityChains = VK_FALSE;\n    f16.shaderInt8 = VK_FALSE;\n"
                     "    *coop_on = VK_TRUE;\n    model.vulkanMemoryModel = VK_TRUE;\n    f16.shaderFloat16 = VK_TRUE;\n"
-                    "    model.pNext = coop;\n    f16.pNext = &model;\n    storage16.pNext = &f16;\n"
-                    "    if (oi_vk_create_device(vk, coop_extensions, 3, &storage16))\n        return 1;\n");
+                    "    model.pNext = coop;\n    f16.pNext = &model;\n    storage16.pNext = &f16;\n");
+    oi__vk_source_create(b, p, "coop_extensions", 3, "&storage16");
 }
 
 /* NAME_open_on_device: the application's handles, and its buffer of the
@@ -950,6 +976,11 @@ static void oi__vk_source_app_device(oi__buf *b, const oi_plan *p) {
                     "    if (oi_vk_use_app_device(vk, (VkInstance)app->instance, (VkPhysicalDevice)app->physical_device,\n"
                     "                             (VkDevice)app->device, (VkQueue)app->queue, app->queue_family_index, gipa))\n"
                     "        return 1;\n");
+    if (oi__vk_has_int64(&p->schedule))
+        oi__buf_printf(b, "    VkPhysicalDeviceFeatures core;\n    vkGetPhysicalDeviceFeatures(vk->physical, &core);\n"
+                          "    if (!core.shaderInt64)\n"
+                          "        return %s_fail(%s_ERROR_RUNTIME, \"%s_open_on_device: the kernels compute on i64 and this \"\n"
+                          "                       \"device has no shaderInt64\");\n", N, N, N);
     if (p->gpu.fp16_storage)
         oi__buf_printf(b, "    VkPhysicalDevice16BitStorageFeatures has16;\n    memset(&has16, 0, sizeof has16);\n"
                           "    has16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;\n"
@@ -995,7 +1026,10 @@ static void oi__vk_source_make_device(oi__buf *b, const oi_plan *p) {
         if (oi__vk_has_coopmat(p))
             oi__vk_source_coopmat_device(b, p);
         else
-            oi__buf_puts(b, "    if (oi_vk_create_device(vk, NULL, 0, &storage16))\n        return 1;\n");
+            oi__vk_source_create(b, p, "NULL", 0, "&storage16");
+    } else if (oi__vk_has_int64(&p->schedule)) {
+        oi__buf_puts(b, "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk))\n        return 1;\n");
+        oi__vk_source_create(b, p, "NULL", 0, "NULL");
     } else {
         oi__buf_puts(b, "    if (oi_vk_create_instance(vk) || oi_vk_pick_device(vk) || oi_vk_create_device(vk, NULL, 0, NULL))\n"
                         "        return 1;\n");
@@ -1229,15 +1263,19 @@ static char *oi__vk_source(const oi_plan *p) {
 }
 
 /* What the kernels need on a device the application makes (NAME_open_on_device). */
-static const char *oi__vk_needs(const oi_plan *p) {
+static void oi__vk_needs(oi__buf *b, const oi_plan *p) {
+    bool int64 = oi__vk_has_int64(&p->schedule);
     if (oi__vk_has_coopmat(p))
-        return " *   the features storageBuffer16BitAccess, shaderFloat16, vulkanMemoryModel and\n"
-               " *   cooperativeMatrix, with VK_KHR_cooperative_matrix where the device offers it (else\n"
-               " *   VK_NV_cooperative_matrix), VK_KHR_vulkan_memory_model, VK_KHR_shader_float16_int8,\n"
-               " *   and 32-wide subgroups.\n";
-    if (p->gpu.fp16_storage)
-        return " *   the feature storageBuffer16BitAccess (the kernels store temporaries as f16).\n";
-    return " *   nothing beyond Vulkan 1.1 and a queue with compute.\n";
+        oi__buf_puts(b, " *   the features storageBuffer16BitAccess, shaderFloat16, vulkanMemoryModel and\n"
+                        " *   cooperativeMatrix, with VK_KHR_cooperative_matrix where the device offers it (else\n"
+                        " *   VK_NV_cooperative_matrix), VK_KHR_vulkan_memory_model, VK_KHR_shader_float16_int8,\n"
+                        " *   and 32-wide subgroups.\n");
+    else if (p->gpu.fp16_storage)
+        oi__buf_puts(b, " *   the feature storageBuffer16BitAccess (the kernels store temporaries as f16).\n");
+    else if (!int64)
+        oi__buf_puts(b, " *   nothing beyond Vulkan 1.1 and a queue with compute.\n");
+    if (int64)
+        oi__buf_puts(b, " *   the feature shaderInt64 (kernels compute on i64).\n");
 }
 
 /* The header's interop part: the application's device, and where a
@@ -1247,9 +1285,10 @@ static void oi__vk_header_interop(oi__buf *b, const oi_plan *p) {
     oi__buf_printf(b, "\n/* Vulkan interop (docs/synthesizer.md, \"Vulkan interop\"). Handles travel as void *\n"
                       " * (VkInstance, VkPhysicalDevice, VkDevice, VkQueue) and buffers as uint64_t\n"
                       " * (VkBuffer), so this header needs no vulkan.h. %s_open_on_device runs the\n"
-                      " * folder on the application's device, which must have on:\n%s"
-                      " * Steps are submitted to `queue` and waited for (its fence) before %s_step\n"
-                      " * returns; nothing here destroys the application's handles. */\n", N, oi__vk_needs(p), N);
+                      " * folder on the application's device, which must have on:\n", N);
+    oi__vk_needs(b, p);
+    oi__buf_printf(b, " * Steps are submitted to `queue` and waited for (its fence) before %s_step\n"
+                      " * returns; nothing here destroys the application's handles. */\n", N);
     oi__buf_printf(b, "typedef void (*%s_vulkan_void_function)(void);\ntypedef struct %s_vulkan_device {\n"
                       "    void *instance, *physical_device, *device, *queue;\n    uint32_t queue_family_index;\n"
                       "    /* vkGetInstanceProcAddr of the loader that made `instance`; NULL: libvulkan's */\n"

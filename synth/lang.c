@@ -51,10 +51,13 @@ const oi__sy_lang oi__sy_lang_c = {
     oi__sy_c_ew_fn,
 };
 
-/* f32; i32 (the integer arithmetic vulkan_check.c takes); a bool is a byte
- * the Vulkan target stores through NAME_write (emit_vulkan.c) */
+/* f32; i32 and i64 (the integer arithmetic vulkan_check.c takes; int64_t in
+ * the kernels that enable GL_EXT_shader_explicit_arithmetic_types_int64); a
+ * bool is a byte the Vulkan target stores through NAME_write, and so is an
+ * i64 through its two words (vulkan_kernels.c) */
 static const char *oi__sy_glsl_type(oi_dtype t) {
-    return t == OI_DTYPE_F32 ? "float" : t == OI_DTYPE_I32 ? "int" : t == OI_DTYPE_BOOL ? "uint" : NULL;
+    return t == OI_DTYPE_F32 ? "float" : t == OI_DTYPE_I32 ? "int" : t == OI_DTYPE_I64 ? "int64_t"
+         : t == OI_DTYPE_BOOL ? "uint" : NULL;
 }
 
 /* GLSL computes in float (the simulator's Vulkan shaders do too), so the

@@ -444,11 +444,16 @@ static const oi__sy_half_fns *oi__sy_half_fns_of(oi_dtype t) {
     return t == OI_DTYPE_F16 ? &f16 : t == OI_DTYPE_BF16 ? &bf16 : NULL;
 }
 
-/* An i32 value as a GLSL int literal (the Vulkan target's integers: i32 in
- * int, wrapping in 32 bits), wrapped as the C target's (int32_t) wraps it. */
-static void oi__sy_glsl_int(oi__buf *b, int64_t v) {
+/* An integer value as a GLSL literal of the Vulkan target's integers: an
+ * i32 an int (wrapping in 32 bits), wrapped as the C target's (int32_t) wraps
+ * it; an i64 an int64_t (the suffix l). */
+static void oi__sy_glsl_int(oi__buf *b, int64_t v, oi_dtype t) {
     int32_t w = (int32_t)(uint32_t)(uint64_t)v;
-    if (w == INT32_MIN) /* -2147483648 is no int literal */
+    if (t == OI_DTYPE_I64 && v == INT64_MIN) /* -9223372036854775808 is no literal */
+        oi__buf_printf(b, "(-%lldl - 1l)", (long long)INT64_MAX);
+    else if (t == OI_DTYPE_I64)
+        oi__buf_printf(b, "%lldl", (long long)v);
+    else if (w == INT32_MIN) /* -2147483648 is no int literal */
         oi__buf_puts(b, "(-2147483647 - 1)");
     else
         oi__buf_printf(b, "%d", (int)w);
@@ -464,7 +469,7 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
     oi_op op = k->nodes[n]->ir->op;
     bool wide = oi__sy_is_int(sl->dtype) && oi__sy_is_int(oi__sy_slot_of(s, k->nodes[n]->out)->dtype) &&
                 op != OI_OP_min && op != OI_OP_max && op != OI_OP_clamp && !oi__sy_int_division(op) &&
-                !lang->functional_cast; /* GLSL: i32 in int, wrapping in 32 bits */
+                !lang->functional_cast; /* GLSL: i32 in int, i64 in int64_t, wrapping */
     for (int m = n - 1; m >= 0; m--)
         if (k->nodes[m]->out == slot) {
             oi__buf_printf(b, wide ? "(uint64_t)v%d" : "v%d", m);
@@ -472,7 +477,7 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         }
     const oi__sy_half_fns *half = oi__sy_half_fns_of(sl->dtype); /* its bits, decoded (the C target) */
     const char *cast = half ? "(double)" : oi__dtype_is_float(sl->dtype) ? lang->load_float
-                       : lang->functional_cast ? "" /* GLSL: a bool's uint, an i32's int already */
+                       : lang->functional_cast ? "" /* GLSL: a bool's uint, an i32's int, an i64's int64_t already */
                        : wide && oi__dtype_is_signed(sl->dtype) ? "(uint64_t)(int64_t)"
                        : wide || !oi__dtype_is_signed(sl->dtype) ? "(uint64_t)" : "(int64_t)";
     oi__buf_puts(b, cast);
@@ -648,8 +653,8 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
     if (float_to_int)
         oi__sy_cast_rounding(o, s, lang, k, n, index, depth);
     oi__sy_indent(o, depth);
-    if (is_int && lang->functional_cast) /* GLSL: an i32 (vulkan_check.c), wrapping in int */
-        oi__buf_printf(o, "int v%d = ", n);
+    if (is_int && lang->functional_cast) /* GLSL: an i32 in int, an i64 in int64_t (vulkan_check.c), wrapping */
+        oi__buf_printf(o, "%s v%d = ", lang->type_of(out->dtype), n);
     else if (is_int) /* wrapped to the dtype, then held in 64 bits of its sign */
         oi__buf_printf(o, "%s v%d = (%s)(%s)", oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", n,
                        oi__dtype_is_signed(out->dtype) ? "int64_t" : "uint64_t", lang->type_of(out->dtype));
@@ -768,7 +773,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
             int64_t mask = given ? oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "div_by_zero_mask") : 0;
             oi__buf_puts(o, ", ");
             if (lang->functional_cast)
-                oi__sy_glsl_int(o, mask);
+                oi__sy_glsl_int(o, mask, out->dtype);
             else
                 oi__sy_int_param(o, mask, is_signed);
             if (is_signed && lang->functional_cast) {

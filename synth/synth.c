@@ -76,6 +76,7 @@ static void oi__sy_gpu_from_arch(const oi__device_arch *arch, oi__sy_gpu *g) {
     g->subgroup_size = arch ? (uint32_t)arch->limits.subgroup_size : 0;
     g->fp16 = arch && arch->features.fp16;
     g->cooperative_matrix = arch && arch->features.cooperative_matrix;
+    g->int64 = arch && arch->features.int64;
     /* the JSON has no separate 16-bit storage flag: features.fp16 stands for
      * it (every fp16 device of examples/devices has both) and the emitted
      * open checks storageBuffer16BitAccess on the real device */
@@ -117,7 +118,8 @@ oi_synthesizer *oi_synthesizer_new(oi_device device) {
  * fp16/bf16 rounds every stored activation to it, as the simulator's
  * precision setting; render.c); for Vulkan also device.name and type,
  * limits.max_workgroup_invocations / max_workgroup_size (workgroups),
- * features.subgroup_ops (reductions), preferences.default_precision with
+ * features.subgroup_ops (reductions), features.int64 (i64 arithmetic; refused
+ * without it), preferences.default_precision with
  * features.fp16 (f16 storage of temporaries; bf16 is refused),
  * features.cooperative_matrix with preferences.coopmat_block and
  * coopmat_subgroups (the cooperative-matrix matmul's tiles; refused where
@@ -299,7 +301,7 @@ oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_gr
     p->scheduled = true;
     p->vulkan = synth->device == OI_DEVICE_VULKAN;
     p->gpu = synth->gpu;
-    if (p->vulkan && (oi__sy_vulkan_refuse_bf16(p->plan) != OI_OK || oi__sy_vulkan_check(&p->schedule) != OI_OK)) {
+    if (p->vulkan && (oi__sy_vulkan_refuse_bf16(p->plan) != OI_OK || oi__sy_vulkan_check(&p->schedule, &p->gpu) != OI_OK)) {
         oi_plan_free(p);
         return NULL;
     }

@@ -433,6 +433,9 @@ typedef struct oi__sy_gpu {
                                   GPU, 8 for a CPU Vulkan device (lavapipe) */
     uint32_t subgroup_size;    /* limits.subgroup_size: 0 unknown (32 assumed where it matters) */
     bool subgroup_ops, fp16, cooperative_matrix, fp16_storage;
+    bool int64;                /* features.int64: i64 arithmetic in GLSL's int64_t
+                                  (GL_EXT_shader_explicit_arithmetic_types_int64, shaderInt64);
+                                  false without a JSON: i64 arithmetic is refused */
     bool coopmat_f16;          /* large matmuls on cooperative matrices (f16 x f16 -> f32):
                                   cooperative_matrix, f16 storage, 32-wide subgroups, and
                                   a tile shape (below) that the limits allow */
@@ -442,8 +445,8 @@ typedef struct oi__sy_gpu {
  * its shared memory in `shared_bytes`; else *why says what does not. */
 bool oi__sy_coopmat_fits(const oi__sy_coopmat_tiles *t, uint64_t invocations, uint64_t shared_bytes, const char **why);
 /* Refuses, naming the DSL statement, what the first version of the Vulkan
- * target cannot emit (run by oi_synthesize). */
-oi_status oi__sy_vulkan_check(const oi__sy_schedule *s);
+ * target cannot emit on device g (run by oi_synthesize). */
+oi_status oi__sy_vulkan_check(const oi__sy_schedule *s, const oi__sy_gpu *g);
 struct oi_plan;
 /* Where an emitter's files go: written into `dir` (NULL: nowhere) and their
  * names appended to `names` (space-separated; NULL: not listed), so that

@@ -20,13 +20,14 @@ static oi_status oi__vk_refuse(const oi__pnode *pn, const char *why) {
 /* Which dtypes a kernel of `kind` moves or computes: f32 everywhere; i32 and
  * i64 (stored as two words, the low one first) where a kernel copies,
  * picks or indexes (reshape, gather, rope's positions, argmax, cache
- * copies: kind -1), and i32 in elementwise arithmetic (oi__vk_int_op); bool (a byte) as is_finite's and the comparisons'
- * result (oi__vk_check_bools) and a branch's condition; u8 as matmul_q4's
- * ggml blocks. */
+ * copies: kind -1), and in elementwise arithmetic (oi__vk_int_op; i64 where
+ * the device has shaderInt64, oi__vk_check_int_node); bool (a byte) as
+ * is_finite's and the comparisons' result and a branch's condition; u8 as
+ * matmul_q4's ggml blocks. */
 static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
     if (t == OI_DTYPE_F32)
         return true;
-    if (t == OI_DTYPE_I32 && kind == OI__SY_K_ELEMENTWISE) /* the ops oi__vk_int_op takes */
+    if ((t == OI_DTYPE_I32 || t == OI_DTYPE_I64) && kind == OI__SY_K_ELEMENTWISE) /* the ops oi__vk_int_op takes */
         return true;
     if (t == OI_DTYPE_I32 || t == OI_DTYPE_I64)
         return kind == -1 || kind == OI__SY_K_COPY || kind == OI__SY_K_GATHER || kind == OI__SY_K_ROPE ||
@@ -42,7 +43,7 @@ static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn
     const oi__sy_buffer *buf = &s->buffers[slot];
     char why[320];
     if (!oi__vk_dtype_ok(sl->dtype, kind)) {
-        snprintf(why, sizeof why, "%s is %s (the GLSL kernels compute on f32, and on i32 in elementwise arithmetic; "
+        snprintf(why, sizeof why, "%s is %s (the GLSL kernels compute on f32, and on i32 and i64 in elementwise arithmetic; "
                  "i32/i64 are copied, gathered, positions and indices; u8 are matmul_q4's blocks; bool is "
                  "is_finite's result and a branch's condition)", sl->name, oi_dtype_name(sl->dtype));
         return oi__vk_refuse(pn, why);
@@ -80,8 +81,9 @@ static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn
 }
 
 /* The elementwise ops that compute on i32 in GLSL's int as the C target does
- * in int64_t wrapped to 32 bits: + - * and negation wrap alike, division
- * through scalar.h's OI_S_div_int & co. (no trap, the mask for 0). */
+ * in int64_t wrapped to 32 bits, and on i64 in GLSL's int64_t as it does in
+ * int64_t: + - * and negation wrap alike, division through scalar.h's
+ * OI_S_div_int & co. (no trap, the mask for 0, INT_MIN / -1 wrapping). */
 static bool oi__vk_int_op(oi_op op) {
     static const oi_op ops[] = {OI_OP_add, OI_OP_sub, OI_OP_mul, OI_OP_div, OI_OP_floor_div, OI_OP_rem, OI_OP_neg,
                                 OI_OP_min, OI_OP_max, OI_OP_eq, OI_OP_ne, OI_OP_lt, OI_OP_le, OI_OP_gt,
@@ -92,20 +94,46 @@ static bool oi__vk_int_op(oi_op op) {
     return false;
 }
 
-/* An elementwise statement reading or writing an i32: one of oi__vk_int_op's. */
-static oi_status oi__vk_check_int_node(const oi__sy_schedule *s, const oi__pnode *pn) {
-    bool ints = s->plan->slots[pn->out].dtype == OI_DTYPE_I32;
+/* Whether an elementwise statement reads or writes a value of dtype t. */
+static bool oi__vk_node_has(const oi__sy_schedule *s, const oi__pnode *pn, oi_dtype t) {
+    bool has = s->plan->slots[pn->out].dtype == t;
     for (int i = 0; i < (int)arrlen(pn->inputs); i++)
-        ints |= s->plan->slots[pn->inputs[i]].dtype == OI_DTYPE_I32;
-    if (!ints || oi__vk_int_op(pn->ir->op))
-        return OI_OK;
-    char why[160];
-    snprintf(why, sizeof why, "%s on i32 (the GLSL kernels take + - * div floor_div rem neg min max and the "
-             "comparisons on i32)", oi__sy_op_name(pn->ir->op));
-    return oi__vk_refuse(pn, why);
+        has |= s->plan->slots[pn->inputs[i]].dtype == t;
+    return has;
 }
 
-static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+/* Whether kernel k computes on i64 (GL_EXT_shader_explicit_arithmetic_types_int64
+ * in its GLSL, shaderInt64 on the device): an elementwise one with an i64
+ * value. The others only move i64 words. */
+static bool oi__vk_int64_kernel(const oi__sy_schedule *s, const oi__sy_kernel *k) {
+    for (int n = 0; k->kind == OI__SY_K_ELEMENTWISE && n < (int)arrlen(k->nodes); n++)
+        if (oi__vk_node_has(s, k->nodes[n], OI_DTYPE_I64))
+            return true;
+    return false;
+}
+
+/* An elementwise statement reading or writing an i32 or i64: one of
+ * oi__vk_int_op's, and i64 only where the device JSON says features.int64. */
+static oi_status oi__vk_check_int_node(const oi__sy_schedule *s, const oi__sy_gpu *g, const oi__pnode *pn) {
+    bool wide = oi__vk_node_has(s, pn, OI_DTYPE_I64);
+    if (!wide && !oi__vk_node_has(s, pn, OI_DTYPE_I32))
+        return OI_OK;
+    char why[320];
+    if (!oi__vk_int_op(pn->ir->op)) {
+        snprintf(why, sizeof why, "%s on %s (the GLSL kernels take + - * div floor_div rem neg min max and the "
+                 "comparisons on i32 and i64)", oi__sy_op_name(pn->ir->op), wide ? "i64" : "i32");
+        return oi__vk_refuse(pn, why);
+    }
+    if (wide && !g->int64) {
+        snprintf(why, sizeof why, "%s on i64 needs 64-bit integers in the kernels (shaderInt64), which the device "
+                 "JSON's features.int64 does not promise (no JSON, --target vulkan, promises no optional feature); "
+                 "synthesize for a JSON with \"int64\": true", oi__sy_op_name(pn->ir->op));
+        return oi__vk_refuse(pn, why);
+    }
+    return OI_OK;
+}
+
+static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_gpu *g, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
         const oi__pnode *m = k->nodes[n];
@@ -119,7 +147,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_kern
             return st;
     }
     for (int n = 0; k->kind == OI__SY_K_ELEMENTWISE && n < (int)arrlen(k->nodes); n++) {
-        oi_status st = oi__vk_check_int_node(s, k->nodes[n]);
+        oi_status st = oi__vk_check_int_node(s, g, k->nodes[n]);
         if (st != OI_OK)
             return st;
     }
@@ -467,7 +495,7 @@ static oi_status oi__vk_check_expr(const oi__sy_schedule *s, const oi__pnode *pn
     return oi__vk_refuse(pn, "a loop bound or index read from a variable (a value on the GPU) is not recorded yet");
 }
 
-static oi_status oi__vk_check_steps(const oi__sy_schedule *s, const oi__sy_step *steps) {
+static oi_status oi__vk_check_steps(const oi__sy_schedule *s, const oi__sy_gpu *g, const oi__sy_step *steps) {
     for (int i = 0; i < (int)arrlen(steps); i++) {
         const oi__sy_step *st = &steps[i];
         const oi__pnode *pn = st->node;
@@ -475,7 +503,7 @@ static oi_status oi__vk_check_steps(const oi__sy_schedule *s, const oi__sy_step 
         switch (st->kind) {
         case OI__SY_S_KERNEL: {
             const oi__sy_kernel *k = &s->kernels[st->kernel];
-            r = oi__vk_check_kernel(s, k);
+            r = oi__vk_check_kernel(s, g, k);
             for (int n = 0; r == OI_OK && n < (int)arrlen(k->nodes); n++)
                 for (int in = 0; r == OI_OK && k->nodes[n]->input_indices && in < (int)arrlen(k->nodes[n]->inputs); in++)
                     if (k->nodes[n]->input_indices[in])
@@ -487,15 +515,15 @@ static oi_status oi__vk_check_steps(const oi__sy_schedule *s, const oi__sy_step 
             if (r == OI_OK)
                 r = oi__vk_check_expr(s, pn, &pn->ir->loop_end);
             if (r == OI_OK)
-                r = oi__vk_check_steps(s, st->body);
+                r = oi__vk_check_steps(s, g, st->body);
             break;
         case OI__SY_S_BRANCH:
             if (pn->var >= 0)
                 r = oi__vk_check_branch(s, st);
             if (r == OI_OK)
-                r = oi__vk_check_steps(s, st->then_steps);
+                r = oi__vk_check_steps(s, g, st->then_steps);
             if (r == OI_OK && pn->var >= 0)
-                r = oi__vk_check_steps(s, st->else_steps);
+                r = oi__vk_check_steps(s, g, st->else_steps);
             break;
         case OI__SY_S_TRANSFER: {
             oi__sy_home a = s->buffers[pn->out].home, b = s->buffers[pn->var].home;
@@ -515,4 +543,4 @@ static oi_status oi__vk_check_steps(const oi__sy_schedule *s, const oi__sy_step 
     return OI_OK;
 }
 
-oi_status oi__sy_vulkan_check(const oi__sy_schedule *s) { return oi__vk_check_steps(s, s->steps); }
+oi_status oi__sy_vulkan_check(const oi__sy_schedule *s, const oi__sy_gpu *g) { return oi__vk_check_steps(s, g, s->steps); }

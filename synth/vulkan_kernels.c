@@ -11,10 +11,24 @@
 
 #include <math.h>
 
+/* A helper macro's name: the variable's name in the kernels, then `suffix`
+ * ("_w", "_hi", "_write", "_read", "_at"), its '_' left out after a name
+ * that render.c renamed with one (p_ gives p_w, lo_ lo_write): GLSL
+ * reserves every name holding "__", and glslc warns of them. */
+static void oi__vk_helper_name(oi__buf *b, const oi__slot *sl, const char *suffix) {
+    oi__sy_render_param_name(b, sl);
+    if (b->len > 0 && b->data[b->len - 1] == '_' && suffix[0] == '_')
+        suffix++;
+    oi__buf_puts(b, suffix);
+}
+
 /* An integer variable: NAME(i) its element as an int (an i64's low word;
- * NAME_hi(i) the high one), NAME_w(i) its i-th 32-bit word (copies). u8
- * (matmul_q4's blocks) is read by byte offset in the kernel itself. */
-static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
+ * NAME_hi(i) the high one), NAME_w(i) its i-th 32-bit word (copies); in a
+ * kernel that computes on i64 (int64), an i64's NAME(i) is its element as
+ * one int64_t and NAME_write(i, v) stores one (oi_kernel.glsl's OI_I64 and
+ * OI_I64_WRITE). u8 (matmul_q4's blocks) is read by byte offset in the
+ * kernel itself. */
+static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bool int64) {
     const oi__sy_buffer *buf = &s->buffers[oi__vk_storage(s, slot)];
     const oi__slot *sl = oi__vk_slot(s, slot);
     if (sl->dtype == OI_DTYPE_U8) {
@@ -27,29 +41,40 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
         const char *words = buf->home == OI__SY_ARENA ? "arena_i" : "state_i";
         for (int m = 0; m < 2; m++) {
             oi__buf_puts(b, "#define ");
-            oi__sy_render_param_name(b, sl);
-            oi__buf_printf(b, m ? "_write(i, v) OI_BYTE_WRITE(%s, %lluu + (i), v)\n"
-                                : "_read(i) OI_BYTE_READ(%s, %lluu + (i)) /* bool: a byte */\n",
+            oi__vk_helper_name(b, sl, m ? "_write" : "_read");
+            oi__buf_printf(b, m ? "(i, v) OI_BYTE_WRITE(%s, %lluu + (i), v)\n"
+                                : "(i) OI_BYTE_READ(%s, %lluu + (i)) /* bool: a byte */\n",
                            words, (unsigned long long)buf->offset);
         }
         oi__buf_puts(b, "#define "); /* an elementwise kernel's operand: 0u or 1u */
         oi__sy_render_param_name(b, sl);
         oi__buf_puts(b, "(i) ");
-        oi__sy_render_param_name(b, sl);
-        oi__buf_puts(b, "_read(i)\n");
+        oi__vk_helper_name(b, sl, "_read");
+        oi__buf_puts(b, "(i)\n");
         return;
     }
     oi__buf at;
     memset(&at, 0, sizeof at);
     if (buf->home == OI__SY_PREFIX) {
         oi__buf_puts(&at, "pc.");
-        oi__sy_render_param_name(&at, sl);
-        oi__buf_puts(&at, "_at");
+        oi__vk_helper_name(&at, sl, "_at");
     } else {
         uint64_t off = buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
         oi__buf_printf(&at, "%lluu", (unsigned long long)(off / 4));
     }
     bool model = buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX;
+    if (int64 && sl->dtype == OI_DTYPE_I64) { /* the value as one int64_t; the model is read only */
+        const char *words = model ? "model_u" : buf->home == OI__SY_ARENA ? "arena_i" : "state_i";
+        for (int m = 0; m < (model ? 1 : 2); m++) {
+            oi__buf_puts(b, "#define ");
+            oi__vk_helper_name(b, sl, m ? "_write" : "");
+            oi__buf_printf(b, m ? "(i, v) OI_I64_WRITE(%s, %s%s + 2u * (i), v)\n"
+                                : "(i) OI_I64(%s, %s%s + 2u * (i)) /* i64 */\n",
+                           words, at.data, model ? " - pc.oi_mb" : "");
+        }
+        oi__buf_free(&at);
+        return;
+    }
     const char *open = model ? "int(model_u[" : buf->home == OI__SY_ARENA ? "arena_i[" : "state_i[";
     const char *close = model ? "])" : "]";
     bool wide = sl->dtype == OI_DTYPE_I64;
@@ -59,19 +84,20 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot) {
         if (m == 1 && !wide)
             continue;
         oi__buf_puts(b, "#define ");
-        oi__sy_render_param_name(b, sl);
-        oi__buf_printf(b, "%s(i) %s%s%s + %s%s%s\n", names[m], open, at.data, model ? " - pc.oi_mb" : "", index[m], close,
+        oi__vk_helper_name(b, sl, names[m]);
+        oi__buf_printf(b, "(i) %s%s%s + %s%s%s\n", open, at.data, model ? " - pc.oi_mb" : "", index[m], close,
                        m == 0 ? (wide ? " /* i64: the low word */" : " /* i32 */") : "");
     }
     oi__buf_free(&at);
 }
 
-static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_param *params) {
+static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_param *params,
+                          bool int64) {
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__sy_buffer *buf = &s->buffers[oi__vk_storage(s, params[i].slot)]; /* a reshape's: its input's bytes */
         const oi__slot *sl = oi__vk_slot(s, params[i].slot);
         if (sl->dtype != OI_DTYPE_F32) {
-            oi__vk_int_macros(b, s, params[i].slot);
+            oi__vk_int_macros(b, s, params[i].slot, int64);
             continue;
         }
         if (buf->table_view) { /* the decoder's attention addresses the table itself */
@@ -94,8 +120,8 @@ static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule
         oi__sy_render_param_name(b, sl);
         if (buf->home == OI__SY_PREFIX) {
             oi__buf_puts(b, "(i) model[pc.");
-            oi__sy_render_param_name(b, sl);
-            oi__buf_printf(b, "_at - pc.oi_mb + (i)] /* %s(l): the entry the step pushes */\n", sl->name);
+            oi__vk_helper_name(b, sl, "_at");
+            oi__buf_printf(b, " - pc.oi_mb + (i)] /* %s(l): the entry the step pushes */\n", sl->name);
             continue;
         }
         uint64_t at = buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
@@ -142,6 +168,9 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
                         "#extension GL_KHR_shader_subgroup_arithmetic : require\n");
     if (k->kind == OI__SY_K_MATMUL || k->kind == OI__SY_K_QMATMUL) /* the tiles' and blocks' [[unroll]] */
         oi__buf_puts(b, "#extension GL_EXT_control_flow_attributes : require\n");
+    bool int64 = oi__vk_int64_kernel(s, k);
+    if (int64) /* int64_t (vulkan_check.c: only where the device JSON says features.int64) */
+        oi__buf_puts(b, "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
     if (oi__vk_cm_takes(&p->gpu, s, k)) /* what oi_matmul_coopmat_tiles.glsl needs */
         oi__buf_puts(b, "#extension GL_NV_cooperative_matrix : require\n"
                         "#extension GL_KHR_memory_scope_semantics : require\n"
@@ -162,12 +191,12 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
         for (int i = 0; i < (int)arrlen(params); i++)
             if (s->buffers[params[i].slot].home == OI__SY_PREFIX) {
                 oi__buf_puts(b, " uint ");
-                oi__sy_render_param_name(b, oi__vk_slot(s, params[i].slot));
-                oi__buf_puts(b, "_at;");
+                oi__vk_helper_name(b, oi__vk_slot(s, params[i].slot), "_at");
+                oi__buf_puts(b, ";");
             }
         oi__buf_puts(b, " } pc; /* set when the step is recorded */\n");
     }
-    oi__vk_macros(b, &p->gpu, s, params);
+    oi__vk_macros(b, &p->gpu, s, params, int64);
     oi__buf_puts(b, "\n");
 }
 
@@ -248,6 +277,11 @@ static void oi__vk_elementwise(oi__buf *b, const oi__sy_schedule *s, const oi__s
 }
 
 static void oi__vk_name(oi__buf *b, const oi__sy_schedule *s, int slot) { oi__sy_render_param_name(b, oi__vk_slot(s, slot)); }
+
+/* A variable's helper macro by slot (oi__vk_helper_name). */
+static void oi__vk_helper(oi__buf *b, const oi__sy_schedule *s, int slot, const char *suffix) {
+    oi__vk_helper_name(b, oi__vk_slot(s, slot), suffix);
+}
 
 /* gemm: the bias row, then relu or gelu (math.glsl's exact form). */
 static void oi__vk_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm) {
@@ -407,8 +441,8 @@ static bool oi__vk_cm_at(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot
                 return false;
         if (buf->home == OI__SY_PREFIX) { /* in the model's window (pc.oi_mb: its start) */
             oi__buf_puts(at, "(pc.");
-            oi__sy_render_param_name(at, oi__vk_slot(s, slot));
-            oi__buf_puts(at, "_at - pc.oi_mb)");
+            oi__vk_helper(at, s, slot, "_at");
+            oi__buf_puts(at, " - pc.oi_mb)");
         } else {
             oi__buf_printf(at, "(%lluu - pc.oi_mb)", (unsigned long long)(buf->tensors[0]->data_offset / 4));
         }
@@ -983,8 +1017,8 @@ static void oi__vk_all_finite(oi__buf *b, const oi__sy_schedule *s, const oi__sy
                    (long long)oi__vk_numel(oi__vk_slot(s, pn->inputs[0])), wg);
     oi__vk_name(b, s, pn->inputs[0]);
     oi__buf_puts(b, "(j)))\n            bad = 1.0;\n    bad = oi_wg_max(bad);\n    if (tid == 0u)\n        ");
-    oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, "_write(0u, bad == 0.0 ? 1u : 0u);\n}\n");
+    oi__vk_helper(b, s, pn->out, "_write");
+    oi__buf_puts(b, "(0u, bad == 0.0 ? 1u : 0u);\n}\n");
 }
 
 /* reshape: the same elements; bools byte by byte (NAME_write, NAME_read),
@@ -994,11 +1028,12 @@ static void oi__vk_copy(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     const oi__slot *out = oi__vk_slot(s, pn->out);
     bool byte = out->dtype == OI_DTYPE_BOOL, word = !byte && out->dtype != OI_DTYPE_F32;
     oi__vk_grid_loop(b, s, k, word ? (int64_t)s->buffers[pn->out].bytes / 4 : oi__vk_numel(out), wg);
+    const char *into = byte ? "_write" : word ? "_w" : "", *from = byte ? "_read" : into;
     oi__buf_puts(b, "        ");
-    oi__vk_name(b, s, pn->out);
-    oi__buf_puts(b, byte ? "_write(o, " : word ? "_w(o) = " : "(o) = ");
-    oi__vk_name(b, s, pn->inputs[0]);
-    oi__buf_puts(b, byte ? "_read(o));\n    }\n}\n" : word ? "_w(o);\n    }\n}\n" : "(o);\n    }\n}\n");
+    oi__vk_helper(b, s, pn->out, into);
+    oi__buf_puts(b, byte ? "(o, " : "(o) = ");
+    oi__vk_helper(b, s, pn->inputs[0], from);
+    oi__buf_puts(b, byte ? "(o));\n    }\n}\n" : "(o);\n    }\n}\n");
 }
 
 /* transpose: output dim d is input dim perm[d]; the input element of
@@ -1079,8 +1114,8 @@ static void oi__vk_attention_mask(oi__buf *b, const oi__sy_schedule *s, const oi
     }
     oi__buf_printf(b, "    const uint at = batch * %lldu + h * %lldu + row * %lldu + t * %lldu;\n    return ",
                    (long long)stride[0], (long long)stride[1], (long long)stride[2], (long long)stride[3]);
-    oi__vk_name(b, s, pn->inputs[3]);
-    oi__buf_puts(b, m->dtype == OI_DTYPE_BOOL ? "_read(at) != 0u ? score : -INFINITY; /* true keeps */\n}\n"
+    oi__vk_helper(b, s, pn->inputs[3], m->dtype == OI_DTYPE_BOOL ? "_read" : "");
+    oi__buf_puts(b, m->dtype == OI_DTYPE_BOOL ? "(at) != 0u ? score : -INFINITY; /* true keeps */\n}\n"
                                               : "(at) + score;\n}\n");
 }
 
@@ -1390,8 +1425,8 @@ static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
     oi__buf_puts(b, "(r) = int(oi_bi[0]);\n");
     if (out->dtype == OI_DTYPE_I64) {
         oi__buf_puts(b, "        ");
-        oi__vk_name(b, s, pn->out);
-        oi__buf_puts(b, "_hi(r) = 0;\n");
+        oi__vk_helper(b, s, pn->out, "_hi");
+        oi__buf_puts(b, "(r) = 0;\n");
     }
     oi__buf_puts(b, "    }\n}\n");
 }
@@ -1429,10 +1464,10 @@ static void oi__vk_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
         int words = data->dtype == OI_DTYPE_I64 ? 2 : 1;
         for (int w = 0; w < words; w++) {
             oi__buf_puts(b, "        ");
-            oi__vk_name(b, s, pn->out);
-            oi__buf_printf(b, "_w(%du * o + %du) = ", words, w);
-            oi__vk_name(b, s, pn->inputs[0]);
-            oi__buf_printf(b, "_w(%du * from + %du);\n", words, w);
+            oi__vk_helper(b, s, pn->out, "_w");
+            oi__buf_printf(b, "(%du * o + %du) = ", words, w);
+            oi__vk_helper(b, s, pn->inputs[0], "_w");
+            oi__buf_printf(b, "(%du * from + %du);\n", words, w);
         }
     }
     oi__buf_puts(b, "    }\n}\n");
@@ -1466,8 +1501,8 @@ static void oi__vk_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
                     "    const uint w_at = ");
     if (wb->home == OI__SY_PREFIX) {
         oi__buf_puts(b, "pc.");
-        oi__sy_render_param_name(b, w);
-        oi__buf_puts(b, "_at * 4u - pc.oi_mb * 4u; /* bytes: the entry the step pushes, in the model's window */\n");
+        oi__vk_helper_name(b, w, "_at");
+        oi__buf_puts(b, " * 4u - pc.oi_mb * 4u; /* bytes: the entry the step pushes, in the model's window */\n");
     } else {
         oi__buf_printf(b, "%lluu - pc.oi_mb * 4u; /* bytes into the model's window */\n",
                        (unsigned long long)wb->tensors[0]->data_offset);
@@ -1706,19 +1741,22 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
 
 /* Every statement `NAME(index) = value;` of a kernel becomes
  * `oi_st_NAME(index) = float16_t(value);` for a variable stored as f16,
- * `NAME_write(index, value);` for a bool (a byte among the words), and
+ * `NAME_write(index, value);` for a bool (a byte among the words) and for
+ * an i64 a kernel computes on (its two words), and
  * `arena[SCRATCH + (index)] = value;` (arena16 and float16_t for f16) for an
  * in-place matmul's result (scratch: its first element there, else
  * UINT64_MAX): the kernels' bodies only ever store a variable that way.
  * Frees text. */
 static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl, bool half, uint64_t scratch) {
-    bool byte = sl->dtype == OI_DTYPE_BOOL;
-    oi__buf name, b;
+    bool through_write = sl->dtype == OI_DTYPE_BOOL || sl->dtype == OI_DTYPE_I64;
+    oi__buf name, write, b;
     memset(&name, 0, sizeof name);
+    memset(&write, 0, sizeof write);
     memset(&b, 0, sizeof b);
     oi__sy_render_param_name(&name, sl);
     oi__buf_puts(&name, "(");
-    for (const char *line = text; name.data && *line;) {
+    oi__vk_helper_name(&write, sl, "_write(");
+    for (const char *line = text; name.data && write.data && *line;) {
         const char *end = strchr(line, '\n');
         end = end ? end + 1 : line + strlen(line);
         const char *at = line;
@@ -1735,9 +1773,8 @@ static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl, bool half, ui
                 oi__buf_printf(&b, "%s[%lluu + (", half ? "arena16" : "arena", (unsigned long long)scratch);
                 oi__buf_append(&b, at + name.len, (size_t)(close - 1 - at - name.len));
                 oi__buf_puts(&b, half ? ")] = float16_t(" : ")] = (");
-            } else if (byte) { /* NAME_write(index, value); */
-                oi__buf_append(&b, at, name.len - 1);
-                oi__buf_puts(&b, "_write(");
+            } else if (through_write) { /* NAME_write(index, value); */
+                oi__buf_puts(&b, write.data);
                 oi__buf_append(&b, at + name.len, (size_t)(close - 1 - at - name.len));
                 oi__buf_puts(&b, ", ");
             } else {
@@ -1753,6 +1790,7 @@ static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl, bool half, ui
         line = end;
     }
     oi__buf_free(&name);
+    oi__buf_free(&write);
     oi__free(text);
     return oi__buf_take(&b);
 }
@@ -1887,7 +1925,8 @@ static char *oi__vk_kernel_source(const oi_plan *p, int m) {
         int slot = params[i].slot;
         bool half = oi__vk_half(&p->gpu, s, slot), in_place = oi__vk_in_place(k) && slot == k->nodes[0]->out;
         uint64_t scratch = in_place ? oi__vk_scratch_offset(p) / (half ? 2u : 4u) : UINT64_MAX;
-        if (params[i].written && (half || in_place || oi__vk_slot(s, slot)->dtype == OI_DTYPE_BOOL))
+        oi_dtype t = oi__vk_slot(s, slot)->dtype;
+        if (params[i].written && (half || in_place || t == OI_DTYPE_BOOL || (t == OI_DTYPE_I64 && oi__vk_int64_kernel(s, k))))
             text = oi__vk_rewrite_stores(text, oi__vk_slot(s, slot), half, scratch);
     }
     arrfree(params);
@@ -1920,6 +1959,13 @@ static char *oi__vk_kernel_glsl(const oi_plan *p) {
                            "        state_i[%lluu] = int(value); \\\n        state_i[%lluu] = int(element); \\\n    }\n\n",
                        (unsigned long long)(oi__vk_status_at(p) / 4), (unsigned long long)(oi__vk_status_at(p) / 4 + 1),
                        (unsigned long long)(oi__vk_status_at(p) / 4 + 2));
+    if (oi__vk_has_int64(&p->schedule))
+        oi__buf_puts(&b, "/* An i64: its two words (the low one first) as one int64_t, read, and written (the kernels\n"
+                         " * that compute on i64 enable GL_EXT_shader_explicit_arithmetic_types_int64) */\n"
+                         "#define OI_I64(words, at) packInt2x32(ivec2(words[at], words[(at) + 1u]))\n"
+                         "#define OI_I64_WRITE(words, at, v) { \\\n"
+                         "    const ivec2 oi_w = unpackInt2x32(v); \\\n"
+                         "    words[at] = oi_w.x; \\\n    words[(at) + 1u] = oi_w.y; \\\n}\n\n");
     if (oi__vk_has_bytes(&p->schedule))
         oi__buf_puts(&b, "/* A bool: the byte at byte offset `at` of a buffer's words, read; and written without\n"
                          " * touching the bytes beside it in its word (another value's) */\n"

@@ -306,6 +306,15 @@ static bool oi__vk_has_bytes(const oi__sy_schedule *s) {
     return false;
 }
 
+/* Whether a kernel of the plan computes on i64 (oi__vk_int64_kernel): the
+ * folder then needs shaderInt64 on the device. */
+static bool oi__vk_has_int64(const oi__sy_schedule *s) {
+    for (int i = 0; i < (int)arrlen(s->kernels); i++)
+        if (oi__vk_int64_kernel(s, &s->kernels[i]))
+            return true;
+    return false;
+}
+
 /* A kernel's loop indices as push constants: the decoder's attention (its
  * table slices' bounds may name them). */
 static bool oi__vk_pushes_loops(const oi__sy_kernel *k) { return k->kind == OI__SY_K_ATTN_KV; }

@@ -10,7 +10,7 @@ the graph for Vulkan (--target live: the JSON `openinfer devices --json`
 writes for this machine's Vulkan device, lavapipe in CI; --target vulkan: no
 device JSON, so no optional feature), copies the folder alone into an empty
 directory, builds it with `make` (glslc, volk from VOLK_DIR, -Werror; the
-host code also as C++17), runs
+host code also as C++17; any warning glslc prints about a kernel fails), runs
 the driver with the Khronos validation layer on and requires:
   - no validation message at all;
   - every variable the emitted code keeps equal to the simulator's (floats:
@@ -44,6 +44,7 @@ Exits 77 (meson's skip) where there is no Vulkan device, glslc or volk.
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -94,6 +95,12 @@ def compare(a, b, exact, fp16=False):
     if a.dtype.kind == "f" and not exact:
         return np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
     return same_values(a, b)
+
+
+def glslc_warnings(made):
+    """The lines of make's output that warn: the C compiler runs with -Werror, so they are glslc's
+    (a name holding "__", which GLSL reserves; an extension it does not know)."""
+    return [l for l in made.splitlines() if re.search(r"\bwarning\b", l, re.I)]
 
 
 def check_dump(work, alone, plan, cmd, kept, steps, exact):
@@ -195,7 +202,9 @@ def main():
             assert "float16_t(" in comp, "--fp16: no kernel stores f16"
         alone = os.path.join(work, "alone")
         shutil.copytree(gen, alone)
-        run(["make", "-C", alone, "VOLK_DIR=" + volk, "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror"])
+        made = run(["make", "-C", alone, "VOLK_DIR=" + volk, "CFLAGS=-O2 -std=c11 -Wall -Wextra -pedantic -Werror"])
+        if glslc_warnings(made):
+            raise SystemExit("FAILED: glslc warns about the emitted kernels:\n" + "\n".join(glslc_warnings(made)[:20]))
         cxx = shutil.which("c++") or shutil.which("g++")
         if cxx:  # the host code also compiles as C++17
             run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-x", "c++", "-I" + volk, "-c",

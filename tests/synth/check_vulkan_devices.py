@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Device JSONs drive the Vulkan target's codegen (docs/synthesizer.md).
 
-    check_vulkan_devices.py OPENINFER ENCODER_EXPORTER DEVICES_DIR [MATMUL_EXPORTER]
+    check_vulkan_devices.py OPENINFER ENCODER_EXPORTER DEVICES_DIR [MATMUL_EXPORTER [I64_EXPORTER]]
 
 bench_encoder's block (layer_norm and attention reduce over rows) is
 synthesized for each device JSON below; the emitted kernels must carry
@@ -27,8 +27,16 @@ ada_mock.json (fp16, no cooperative_matrix), for lavapipe's and for an
 H100 whose subgroups are 64 wide, no kernel mentions a cooperative matrix.
 The JSON's preferences.coopmat_block/_subgroups set the tiles (2 x 8
 subgroups: 512 invocations), and a shape past the shared memory is refused.
+I64_EXPORTER's graph (test_graphs.c's vk_i64: i64 arithmetic and a reshape of
+an i64) gets GL_EXT_shader_explicit_arithmetic_types_int64 in exactly its
+arithmetic kernels, oi_kernel.glsl's OI_I64 and a host that turns on (and
+asks for) shaderInt64, for lavapipe's and the H100's JSON (features.int64
+true); it is refused, naming features.int64 and the statement, for
+lavapipe's JSON with "int64": false, for ada_mock.json (which has no
+int64) and for no JSON; the encoder's folders never mention 64-bit
+integers.
 Every kernel is compiled by glslc for the first two (no device needed;
-without glslc that part is skipped). `synth --report`'s "wrote DIR/: ..."
+without glslc that part is skipped), with no warning. `synth --report`'s "wrote DIR/: ..."
 line must name exactly the files in the folder (for the C target too).
 """
 import json
@@ -63,6 +71,12 @@ def check_wrote(name, folder, report):
     assert sorted(listed) == sorted(os.listdir(folder)), (name, listed, sorted(os.listdir(folder)))
 
 
+def glslc(folder, kernel):
+    """One kernel compiled by glslc, which must not warn (a name holding "__", say)."""
+    out = run(["glslc", "--target-env=vulkan1.1", "-c", os.path.join(folder, kernel), "-o", os.devnull])
+    assert "warning" not in out, (kernel, out)
+
+
 def check(name, folder, subgroups, workgroup, compile_them, f16=False, subgroup_size=32):
     src = kernels(folder)
     assert src, name
@@ -75,6 +89,9 @@ def check(name, folder, subgroups, workgroup, compile_them, f16=False, subgroup_
     assert ("float16_t" in common + text) == f16, (name, "f16 storage")
     for banned in COOPMAT_WORDS:
         assert banned not in common + text, (name, banned)
+    assert "OI_I64" not in common and "int64_t" not in text, (name, "no 64-bit integers")
+    host = [f for f in os.listdir(folder) if f.endswith(".c") and f != "main.c"]
+    assert all("shaderInt64" not in open(os.path.join(folder, f)).read() for f in host), (name, "no shaderInt64")
     side = 16 if workgroup >= 256 else 8
     sizes = {f: int(t.split("local_size_x = ")[1].split(")")[0]) for f, t in src.items()}
     for f, t in src.items():
@@ -88,7 +105,7 @@ def check(name, folder, subgroups, workgroup, compile_them, f16=False, subgroup_
         assert sizes[f] == want, (name, f, sizes[f], want)
     if compile_them and shutil.which("glslc"):
         for f in src:
-            run(["glslc", "--target-env=vulkan1.1", "-c", os.path.join(folder, f), "-o", os.devnull])
+            glslc(folder, f)
     print("%s: %d kernels, subgroups %s, workgroups of %d, storage %s%s" % (
         name, len(src), "on" if subgroups else "off", workgroup, "f16" if f16 else "f32",
         ", compiled" if compile_them else ""))
@@ -147,7 +164,7 @@ def check_coopmat(cli, exporter, devices, ada, work):
         compiled = False
         if shutil.which("glslc"):
             for f in src:
-                run(["glslc", "--target-env=vulkan1.1", "-c", os.path.join(out, f), "-o", os.devnull])
+                glslc(out, f)
             compiled = True
         print("matmul graph, %s: %s%s" % (name, "cooperative matrices" if coop else "tiled",
                                           ", compiled" if compiled else ""))
@@ -165,6 +182,47 @@ def check_coopmat(cli, exporter, devices, ada, work):
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert r.returncode != 0 and "coopmat_block" in r.stdout and "max_shared_memory_bytes" in r.stdout, r.stdout
     print("matmul graph: the JSON's tile shape honored; one past the shared memory refused (%s)" % r.stdout.strip())
+
+
+INT64_EXTENSION = "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require"
+
+
+def check_int64(cli, exporter, devices, ada, work):
+    """vk_i64: 64-bit integers in the kernels exactly where the JSON says features.int64."""
+    out = os.path.join(work, "i64")
+    os.mkdir(out)
+    run([exporter, out, "0"])
+    model, graph = os.path.join(out, "model.oinf"), os.path.join(out, "graph.json")
+    lavapipe = os.path.join(devices, "lavapipe.json")
+    assert json.load(open(lavapipe))["features"]["int64"] is True
+    for name, target in (("lavapipe", lavapipe), ("h100", os.path.join(devices, "h100.json"))):
+        gen = os.path.join(work, "i64_" + name)
+        run([cli, "synth", model, graph, "--target", target, "--out", gen])
+        src = kernels(gen)
+        copies = [f for f, t in src.items() if ": copy," in t.splitlines()[1]]
+        assert len(copies) == 1, (name, "the reshape's copy")
+        for f, t in src.items():  # the extension in every arithmetic kernel, none in the copy
+            assert (INT64_EXTENSION in t) == (f not in copies), (name, f)
+        assert "#define OI_I64(" in open(os.path.join(gen, "oi_kernel.glsl")).read(), name
+        host = open(os.path.join(gen, "vk_i64.c")).read()
+        assert "int64_on.features.shaderInt64 = VK_TRUE;" in host and "has no shaderInt64" in host, name
+        assert "shaderInt64" in open(os.path.join(gen, "vk_i64.h")).read(), (name, "NAME.h lists shaderInt64")
+        compiled = False
+        if shutil.which("glslc"):
+            for f in src:
+                glslc(gen, f)
+            compiled = True
+        print("vk_i64, %s: the int64 extension in %d of %d kernels%s" % (
+            name, len(src) - len(copies), len(src), ", compiled" if compiled else ""))
+    refused = [("lavapipe with \"int64\": false", variant(lavapipe, os.path.join(work, "lavapipe_no64.json"),
+                                                           features__int64=False)),
+               ("ada_mock (no int64)", ada), ("no JSON (--target vulkan)", "vulkan")]
+    for name, target in refused:
+        r = subprocess.run([cli, "synth", model, graph, "--target", target, "--out", os.path.join(work, "i64_no")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert r.returncode != 0 and "features.int64" in r.stdout and "test_graphs.c:" in r.stdout, (name, r.stdout)
+        assert not os.path.exists(os.path.join(work, "i64_no")), (name, "nothing written")
+        print("vk_i64, %s: refused (%s)" % (name, r.stdout.strip().splitlines()[0]))
 
 
 def main():
@@ -194,6 +252,8 @@ def main():
             check(name, out, subgroups, workgroup, compile_them, f16, sg or 32)
         if len(sys.argv) > 4:
             check_coopmat(cli, sys.argv[4], devices, ada, work)
+        if len(sys.argv) > 5:
+            check_int64(cli, sys.argv[5], devices, ada, work)
         bf16 = variant(ada, os.path.join(work, "ada_bf16.json"), preferences__default_precision="bf16")
         r = subprocess.run([cli, "synth", model, graph, "--target", bf16, "--out", os.path.join(work, "bf16")],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -96,7 +96,16 @@
  *                  softmax/log_softmax and argmax/argmin along other axes,
  *                  round, is_inf, is_neg, softplus, fill, tile, expand, pow
  *   vk_ints        i32 arithmetic that wraps, div/floor_div/rem by negative
- *                  divisors and zeros, min, max, comparisons (both targets) */
+ *                  divisors and zeros, min, max, comparisons (both targets)
+ *   vk_i64         i64 arithmetic that wraps (products and sums past 2^63,
+ *                  INT64_MIN / -1 and its negation), div/floor_div/rem by
+ *                  negative divisors, zeros (a mask) and the literal
+ *                  INT64_MIN, min, max, comparisons, over inputs, literals
+ *                  and model data; its model vk_i64_model (both targets)
+ *   vk_names       i32 and bool operands named as the GLSL kernels' locals
+ *                  (p, lo, hi, acc, i, at: renamed with a '_'), so the
+ *                  helper macros built on their names (NAME_w, NAME_write,
+ *                  NAME_read) must not contain "__" (both targets) */
 #include "../../openinfer.h"
 
 #include <stdio.h>
@@ -1127,3 +1136,95 @@ OI_GRAPH(vk_ints,
     OI_RETURN()
   )
 )
+
+/* vk_names: operands named as the kernels' locals, which the Vulkan target's
+ * kernels rename with a '_' (p_, lo_, ...): their helper macros (an int's
+ * NAME_w word view, a bool's NAME_write and NAME_read) are built on those
+ * names, and glslc warns of any name holding "__" (GLSL reserves them).
+ * i32 arithmetic into i, a comparison into the bool lo, and reshapes of
+ * both: word copies and byte copies between renamed names. */
+OI_GRAPH(vk_names,
+  OI_DYNAMIC( OI_VAR(p, i32[2, 6]) OI_VAR(acc, i32[2, 6]) )
+  OI_VOLATILE(
+    OI_VAR(i, i32[2, 6]) OI_VAR(lo, bool[2, 6]) OI_VAR(hi, bool[3, 4]) OI_VAR(at, i32[12]) OI_VAR(q, i32[3, 4])
+  )
+  OI_BLOCK(entry,
+    OI_OP(sub, p, 2) OI_TO(i)                    /* -2..2 */
+    OI_OP(mul, i, acc) OI_TO(i)
+    OI_OP(min, i, acc) OI_TO(i)
+    OI_OP(lt, i, p) OI_TO(lo)                    /* a byte: lo_write */
+    OI_OP(reshape, lo, shape=[3, 4]) OI_TO(hi)   /* bytes: hi_write(o, lo_read(o)) */
+    OI_OP(reshape, i, shape=[12]) OI_TO(at)      /* words: at_w(o) = i_w(o) */
+    OI_OP(reshape, at, shape=[3, 4]) OI_TO(q)
+    OI_OP(add, q, q) OI_TO(q)
+    OI_RETURN()
+  )
+)
+
+/* vk_i64: i64 arithmetic as the Vulkan target runs it (GLSL's int64_t,
+ * wrapping in 64 bits) and the C target (int64_t through uint64_t): products
+ * past 2^63 (pr, low), a sum past 2^63 - 1, negation, min and max, div,
+ * floor_div and rem by negative divisors and zeros (the mask, 0 unless
+ * given) over the seeded inputs; and over the model's edge values (e, d:
+ * INT64_MIN and INT64_MAX by -1, negative quotients, a zero divisor): the
+ * C target's INT64_MIN / -1 is INT64_MIN (scalar.h's NEG_A, -a wrapping),
+ * its rem 0, and -INT64_MIN is INT64_MIN. A reshape copies words, and its
+ * kernel alone of vk_i64's does without 64-bit integers. */
+OI_GRAPH(vk_i64,
+  OI_DYNAMIC( OI_VAR(ia, i64[4, 6]) OI_VAR(b, i64[6]) )
+  OI_CONSTANT( OI_VAR(e, i64[6], @ref("e")) OI_VAR(d, i64[6], @ref("d")) )
+  OI_VOLATILE(
+    OI_VAR(an, i64[4, 6]) OI_VAR(bn, i64[6]) OI_VAR(pr, i64[4, 6]) OI_VAR(ng, i64[4, 6]) OI_VAR(big, i64[4, 6])
+    OI_VAR(mn, i64[4, 6]) OI_VAR(mx, i64[4, 6]) OI_VAR(dv, i64[4, 6]) OI_VAR(dm, i64[4, 6]) OI_VAR(fd, i64[4, 6])
+    OI_VAR(rm, i64[4, 6]) OI_VAR(low, i64[4, 6]) OI_VAR(lf, i64[4, 6]) OI_VAR(gt, bool[4, 6])
+    OI_VAR(eq, bool[4, 6]) OI_VAR(ed, i64[6]) OI_VAR(ef, i64[6]) OI_VAR(er, i64[6]) OI_VAR(en, i64[6])
+    OI_VAR(es, i64[6]) OI_VAR(ep, i64[6]) OI_VAR(lt, bool[6]) OI_VAR(ed2, i64[2, 3])
+    OI_VAR(em, i64[6])
+  )
+  OI_BLOCK(entry,
+    OI_OP(sub, ia, 2) OI_TO(an)                  /* -2..2 */
+    OI_OP(sub, b, 2) OI_TO(bn)
+    /* wrapping: products and sums past 2^63, negation */
+    OI_OP(mul, an, 3037000493) OI_TO(pr)         /* past 2^31: an i32 would wrap */
+    OI_OP(mul, pr, pr) OI_TO(pr)                 /* (2 x 3037000493)^2 wraps past 2^63 */
+    OI_OP(add, pr, b) OI_TO(pr)                  /* odd and even */
+    OI_OP(add, an, 9223372036854775806) OI_TO(big) /* past 2^63 - 1: wraps */
+    OI_OP(mul, an, 4611686018427387904) OI_TO(low) /* 2^62 x -2..2: INT64_MIN at -2 and (wrapped) at 2 */
+    OI_OP(add, e, e) OI_TO(es)                   /* wraps both ways */
+    OI_OP(mul, e, d) OI_TO(ep)
+    OI_OP(neg, pr) OI_TO(ng)
+    OI_OP(neg, e) OI_TO(en)                      /* -INT64_MIN: INT64_MIN */
+    /* division: by negative divisors, by zero (the mask), INT64_MIN by -1 */
+    OI_OP(div, pr, bn) OI_TO(dv)                 /* 0 where bn is 0 */
+    OI_OP(div, e, d) OI_TO(ed)                   /* INT64_MIN / -1: INT64_MIN; -INT64_MAX; -3, -3; 0 by 0 */
+    OI_OP(div, pr, bn, div_by_zero_mask=-9223372036854775807) OI_TO(dm)
+    OI_OP(floor_div, pr, bn) OI_TO(fd)           /* toward -inf */
+    OI_OP(floor_div, low, bn) OI_TO(lf)          /* INT64_MIN by -1 where b is 1 */
+    OI_OP(floor_div, e, d) OI_TO(ef)
+    OI_OP(rem, pr, bn) OI_TO(rm)                 /* the sign of pr */
+    OI_OP(rem, e, d) OI_TO(er)
+    OI_OP(floor_div, e, -9223372036854775808) OI_TO(em) /* by INT64_MIN, a literal: 1, -1, 0, -1, 0, 0 */
+    /* order: min, max, comparisons */
+    OI_OP(min, pr, bn) OI_TO(mn)
+    OI_OP(max, ng, bn) OI_TO(mx)
+    OI_OP(gt, pr, ng) OI_TO(gt)
+    OI_OP(eq, fd, dv) OI_TO(eq)
+    OI_OP(lt, e, d) OI_TO(lt)
+    OI_OP(reshape, ed, shape=[2, 3]) OI_TO(ed2)  /* a copy of words: no 64-bit arithmetic in its kernel */
+    OI_RETURN()
+  )
+)
+
+/* vk_i64's model: e (INT64_MIN, INT64_MAX, -7, 7, -1, 0) and the divisors d (-1, -1, 2, -2, 0, 3). */
+oi_model *vk_i64_model(uint8_t **bytes);
+oi_model *vk_i64_model(uint8_t **bytes) {
+    const int64_t e[6] = {INT64_MIN, INT64_MAX, -7, 7, -1, 0}, d[6] = {-1, -1, 2, -2, 0, 3};
+    uint64_t dims[1] = {6};
+    oi_writer *w = oi_writer_new();
+    size_t size = 0;
+    int bad = !w || oi_writer_add_tensor(w, "e", OI_DTYPE_I64, 1, dims, e, NULL) != OI_OK ||
+              oi_writer_add_tensor(w, "d", OI_DTYPE_I64, 1, dims, d, NULL) != OI_OK ||
+              oi_writer_to_memory(w, 2, bytes, &size) != OI_OK;
+    oi_writer_free(w);
+    return bad ? NULL : oi_model_open_memory(*bytes, size);
+}
