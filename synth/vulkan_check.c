@@ -83,11 +83,12 @@ static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn
 /* The elementwise ops that compute on i32 in GLSL's int as the C target does
  * in int64_t wrapped to 32 bits, and on i64 in GLSL's int64_t as it does in
  * int64_t: + - * and negation wrap alike, division through scalar.h's
- * OI_S_div_int & co. (no trap, the mask for 0, INT_MIN / -1 wrapping). */
+ * OI_S_div_int & co. (no trap, the mask for 0, INT_MIN / -1 wrapping);
+ * `where` picks between such values by a bool. */
 static bool oi__vk_int_op(oi_op op) {
     static const oi_op ops[] = {OI_OP_add, OI_OP_sub, OI_OP_mul, OI_OP_div, OI_OP_floor_div, OI_OP_rem, OI_OP_neg,
                                 OI_OP_min, OI_OP_max, OI_OP_eq, OI_OP_ne, OI_OP_lt, OI_OP_le, OI_OP_gt,
-                                OI_OP_ge};
+                                OI_OP_ge, OI_OP_where};
     for (int i = 0; i < (int)(sizeof ops / sizeof ops[0]); i++)
         if (ops[i] == op)
             return true;
@@ -121,7 +122,7 @@ static oi_status oi__vk_check_int_node(const oi__sy_schedule *s, const oi__sy_gp
     char why[320];
     if (!oi__vk_int_op(pn->ir->op)) {
         snprintf(why, sizeof why, "%s on %s (the GLSL kernels take + - * div floor_div rem neg min max and the "
-                 "comparisons on i32 and i64)", oi__sy_op_name(pn->ir->op), wide ? "i64" : "i32");
+                 "comparisons on i32 and i64, and where between them)", oi__sy_op_name(pn->ir->op), wide ? "i64" : "i32");
         return oi__vk_refuse(pn, why);
     }
     if (wide && !g->int64) {

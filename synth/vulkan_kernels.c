@@ -38,13 +38,15 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
         return;
     }
     if (sl->dtype == OI_DTYPE_BOOL) { /* a byte among the words: read and written by OI_BYTE_* */
-        const char *words = buf->home == OI__SY_ARENA ? "arena_i" : "state_i";
-        for (int m = 0; m < 2; m++) {
+        bool model = buf->home == OI__SY_MODEL; /* read only, at its byte in the file less the window's start */
+        const char *words = model ? "model_u" : buf->home == OI__SY_ARENA ? "arena_i" : "state_i";
+        uint64_t at = model ? buf->tensors[0]->data_offset : buf->offset;
+        for (int m = 0; m < (model ? 1 : 2); m++) {
             oi__buf_puts(b, "#define ");
             oi__vk_helper_name(b, sl, m ? "_write" : "_read");
             oi__buf_printf(b, m ? "(i, v) OI_BYTE_WRITE(%s, %lluu + (i), v)\n"
-                                : "(i) OI_BYTE_READ(%s, %lluu + (i)) /* bool: a byte */\n",
-                           words, (unsigned long long)buf->offset);
+                                : "(i) OI_BYTE_READ(%s, %lluu%s + (i)) /* bool: a byte */\n",
+                           words, (unsigned long long)at, model ? " - 4u * pc.oi_mb" : "");
         }
         oi__buf_puts(b, "#define "); /* an elementwise kernel's operand: 0u or 1u */
         oi__sy_render_param_name(b, sl);

@@ -300,8 +300,7 @@ static bool oi__vk_has_bytes(const oi__sy_schedule *s) {
         if (s->kernels[i].kind == OI__SY_K_ALL_FINITE)
             return true;
     for (int i = 0; i < (int)arrlen(s->plan->slots); i++)
-        if (s->plan->slots[i].dtype == OI_DTYPE_BOOL && s->buffers[i].home != OI__SY_MODEL &&
-            s->buffers[i].home != OI__SY_NONE)
+        if (s->plan->slots[i].dtype == OI_DTYPE_BOOL && s->buffers[i].home != OI__SY_NONE)
             return true;
     return false;
 }
