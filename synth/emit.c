@@ -324,10 +324,10 @@ static void oi__sy_init_value(oi__buf *b, const oi__slot *sl, const char *t) {
         char text[40];
         snprintf(text, sizeof text, "%.17g", sl->decl->init_float);
         oi__buf_printf(b, "(%s)%s%s; /* @init */\n", t, text, strpbrk(text, ".eEn") ? "" : ".0");
-    } else if (sl->decl->init_int == INT64_MIN) { /* -9223372036854775808LL is no C literal */
-        oi__buf_printf(b, "(%s)(-%lldLL - 1); /* @init */\n", t, (long long)INT64_MAX);
     } else {
-        oi__buf_printf(b, "(%s)%lldLL; /* @init */\n", t, (long long)sl->decl->init_int);
+        oi__buf_printf(b, "(%s)", t);
+        oi__sy_i64_literal(b, sl->decl->init_int, "LL");
+        oi__buf_puts(b, "; /* @init */\n");
     }
 }
 

@@ -339,10 +339,7 @@ static const char *oi__vk_buffer_id(oi__sy_home home) {
     return home == OI__SY_ARENA ? "OI_VK_ARENA" : home == OI__SY_STATE ? "OI_VK_STATE" : "OI_VK_MODEL";
 }
 
-static uint64_t oi__vk_offset(const oi__sy_schedule *s, int slot) {
-    const oi__sy_buffer *buf = &s->buffers[slot];
-    return buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
-}
+static uint64_t oi__vk_offset(const oi__sy_schedule *s, int slot) { return oi__vk_buffer_at(&s->buffers[slot]); }
 
 static void oi__vk_record_list(oi__buf *b, const oi_plan *p, const oi__sy_step *steps, int depth);
 
@@ -1234,7 +1231,7 @@ static void oi__vk_source_buffers(oi__buf *b, const oi_plan *p) {
                        N, sl->name, N, N, N, N, sl->name);
         oi__buf_printf(b, "    *buffer = OI_VK_BUFFER_U64(ctx->vk.device_buffers[%s].buffer);\n"
                           "    *offset = %lluu%s;\n    *size = %lluu;\n    return 0;\n}\n\n",
-                       which, (unsigned long long)(buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset),
+                       which, (unsigned long long)oi__vk_buffer_at(buf),
                        buf->home == OI__SY_MODEL ? " + ctx->vk.model_offset" : "",
                        (unsigned long long)buf->bytes);
     }

@@ -421,13 +421,24 @@ static bool oi__sy_int_division(oi_op op) { return op == OI_OP_div || op == OI_O
 
 /* An integer parameter as a literal of the value's signedness: a negative
  * one saturates to 0 for unsigned values, as elementwise.c reads it. */
-static void oi__sy_int_param(oi__buf *b, int64_t v, bool is_signed) {
-    if (!is_signed)
-        oi__buf_printf(b, "%lluu", (unsigned long long)(v < 0 ? 0 : v));
-    else if (v == INT64_MIN) /* -9223372036854775808 is not a C literal */
-        oi__buf_printf(b, "(-%lld - 1)", (long long)INT64_MAX);
+/* A 64-bit integer literal with `suffix` (C's "LL", GLSL's "l", or ""):
+ * INT64_MIN as INT64_MAX's negation less one, since -9223372036854775808
+ * is the negation of a literal too large for its type. */
+static void oi__sy_i64_literal(oi__buf *b, int64_t v, const char *suffix) {
+    if (v == INT64_MIN)
+        oi__buf_printf(b, "(-%lld%s - 1%s)", (long long)INT64_MAX, suffix, suffix);
     else
-        oi__buf_printf(b, "(int64_t)%lld", (long long)v);
+        oi__buf_printf(b, "%lld%s", (long long)v, suffix);
+}
+
+static void oi__sy_int_param(oi__buf *b, int64_t v, bool is_signed) {
+    if (!is_signed) {
+        oi__buf_printf(b, "%lluu", (unsigned long long)(v < 0 ? 0 : v));
+        return;
+    }
+    if (v != INT64_MIN)
+        oi__buf_puts(b, "(int64_t)");
+    oi__sy_i64_literal(b, v, "");
 }
 
 /* half.h's conversions of f16 and bf16 bits (the C target), as dtype.c's
@@ -449,10 +460,8 @@ static const oi__sy_half_fns *oi__sy_half_fns_of(oi_dtype t) {
  * it; an i64 an int64_t (the suffix l). */
 static void oi__sy_glsl_int(oi__buf *b, int64_t v, oi_dtype t) {
     int32_t w = (int32_t)(uint32_t)(uint64_t)v;
-    if (t == OI_DTYPE_I64 && v == INT64_MIN) /* -9223372036854775808 is no literal */
-        oi__buf_printf(b, "(-%lldl - 1l)", (long long)INT64_MAX);
-    else if (t == OI_DTYPE_I64)
-        oi__buf_printf(b, "%lldl", (long long)v);
+    if (t == OI_DTYPE_I64)
+        oi__sy_i64_literal(b, v, "l");
     else if (w == INT32_MIN) /* -2147483648 is no int literal */
         oi__buf_puts(b, "(-2147483647 - 1)");
     else

@@ -39,8 +39,8 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
     }
     if (sl->dtype == OI_DTYPE_BOOL) { /* a byte among the words: read and written by OI_BYTE_* */
         bool model = buf->home == OI__SY_MODEL; /* read only, at its byte in the file less the window's start */
-        const char *words = model ? "model_u" : buf->home == OI__SY_ARENA ? "arena_i" : "state_i";
-        uint64_t at = model ? buf->tensors[0]->data_offset : buf->offset;
+        const char *words = oi__vk_int_words(buf, model);
+        uint64_t at = oi__vk_buffer_at(buf);
         for (int m = 0; m < (model ? 1 : 2); m++) {
             oi__buf_puts(b, "#define ");
             oi__vk_helper_name(b, sl, m ? "_write" : "_read");
@@ -61,12 +61,11 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
         oi__buf_puts(&at, "pc.");
         oi__vk_helper_name(&at, sl, "_at");
     } else {
-        uint64_t off = buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
-        oi__buf_printf(&at, "%lluu", (unsigned long long)(off / 4));
+        oi__buf_printf(&at, "%lluu", (unsigned long long)(oi__vk_buffer_at(buf) / 4));
     }
     bool model = buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX;
     if (int64 && sl->dtype == OI_DTYPE_I64) { /* the value as one int64_t; the model is read only */
-        const char *words = model ? "model_u" : buf->home == OI__SY_ARENA ? "arena_i" : "state_i";
+        const char *words = oi__vk_int_words(buf, model);
         for (int m = 0; m < (model ? 1 : 2); m++) {
             oi__buf_puts(b, "#define ");
             oi__vk_helper_name(b, sl, m ? "_write" : "");
@@ -126,7 +125,7 @@ static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule
             oi__buf_printf(b, " - pc.oi_mb + (i)] /* %s(l): the entry the step pushes */\n", sl->name);
             continue;
         }
-        uint64_t at = buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
+        uint64_t at = oi__vk_buffer_at(buf);
         oi__buf_puts(b, "(i) ");
         oi__buf_printf(b, "%s[%lluu%s + (i)] /* %s, %s */\n", oi__vk_buffer_name(buf->home), (unsigned long long)(at / 4),
                        buf->home == OI__SY_MODEL ? " - pc.oi_mb" : "", oi_dtype_name(sl->dtype),

@@ -152,6 +152,18 @@ static const char *oi__vk_buffer_name(oi__sy_home home) {
     return home == OI__SY_ARENA ? "arena" : home == OI__SY_STATE ? "state" : "model";
 }
 
+/* A buffer's first byte in its array: in the file for the model's, else its offset. */
+static uint64_t oi__vk_buffer_at(const oi__sy_buffer *buf) {
+    return buf->home == OI__SY_MODEL ? buf->tensors[0]->data_offset : buf->offset;
+}
+
+/* oi_kernel.glsl's int array holding a buffer's words: model_u where the
+ * caller reads the model (its entries or a prefix's), else the arena's or
+ * the state's. */
+static const char *oi__vk_int_words(const oi__sy_buffer *buf, bool model) {
+    return model ? "model_u" : buf->home == OI__SY_ARENA ? "arena_i" : "state_i";
+}
+
 /* Whether some transfer or cache statement copies slot's bytes as they are
  * (oi__vk_half_alone keeps such values f32). */
 static bool oi__vk_copies_slot(const oi__sy_step *st, void *arg) {
