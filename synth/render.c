@@ -102,6 +102,15 @@ static bool oi__sy_reserved(const char *name) {
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(words[i], name) == 0)
             return true;
+    /* the Vulkan target's helper macros of another variable (vulkan_kernels.c: an int x's x_w, x_hi and
+     * x_at, a bool's x_read and x_write) */
+    static const char *const helper_suffixes[] = {"_w", "_hi", "_at", "_read", "_write"};
+    size_t len = strlen(name);
+    for (size_t i = 0; i < sizeof helper_suffixes / sizeof helper_suffixes[0]; i++) {
+        size_t n = strlen(helper_suffixes[i]);
+        if (len > n && strcmp(name + len - n, helper_suffixes[i]) == 0)
+            return true;
+    }
     if (strncmp(name, "oi_", 3) == 0 || strncmp(name, "gl_", 3) == 0 || strncmp(name, "OI_", 3) == 0)
         return true; /* the folder's own helpers, the newer kernels' locals, GLSL's built-ins, the macros */
     return name[0] == 'v' && name[1] >= '0' && name[1] <= '9';

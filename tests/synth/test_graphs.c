@@ -1142,17 +1142,23 @@ OI_GRAPH(vk_ints,
  * NAME_w word view, a bool's NAME_write and NAME_read) are built on those
  * names, and glslc warns of any name holding "__" (GLSL reserves them).
  * i32 arithmetic into i, a comparison into the bool lo, and reshapes of
- * both: word copies and byte copies between renamed names. */
+ * both: word copies and byte copies between renamed names. Operands named
+ * as another's helper macros (i_w, lo_read) are renamed too: in one kernel
+ * with i and lo, their macros would be defined twice. */
 OI_GRAPH(vk_names,
-  OI_DYNAMIC( OI_VAR(p, i32[2, 6]) OI_VAR(acc, i32[2, 6]) )
+  OI_DYNAMIC( OI_VAR(p, i32[2, 6]) OI_VAR(acc, i32[2, 6]) OI_VAR(i_w, i32[2, 6]) )
   OI_VOLATILE(
     OI_VAR(i, i32[2, 6]) OI_VAR(lo, bool[2, 6]) OI_VAR(hi, bool[3, 4]) OI_VAR(at, i32[12]) OI_VAR(q, i32[3, 4])
+    OI_VAR(lo_read, bool[2, 6])
   )
   OI_BLOCK(entry,
     OI_OP(sub, p, 2) OI_TO(i)                    /* -2..2 */
     OI_OP(mul, i, acc) OI_TO(i)
     OI_OP(min, i, acc) OI_TO(i)
+    OI_OP(add, i, i_w) OI_TO(i)                  /* i_w_, beside i's word view i_w */
     OI_OP(lt, i, p) OI_TO(lo)                    /* a byte: lo_write */
+    OI_OP(ge, i, acc) OI_TO(lo_read)
+    OI_OP(and, lo, lo_read) OI_TO(lo)            /* lo_read_, beside lo's lo_read */
     OI_OP(reshape, lo, shape=[3, 4]) OI_TO(hi)   /* bytes: hi_write(o, lo_read(o)) */
     OI_OP(reshape, i, shape=[12]) OI_TO(at)      /* words: at_w(o) = i_w(o) */
     OI_OP(reshape, at, shape=[3, 4]) OI_TO(q)
