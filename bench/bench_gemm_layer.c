@@ -1,13 +1,15 @@
 /* bench_gemm_layer.c - a transformer layer's six products as a model runs
  * them: B is a weight, packed once and kept (b_owner), A read in place.
  *
- * Usage: bench_gemm_layer [--isa avx2|avx512] [--rows M] [--d D] [--ffn F]
+ * Usage: bench_gemm_layer [--isa avx2|avx512] [--rows M] [--d D] [--ffn F] [--evict MIB]
  * Default: MiniLM at 8 x 64 tokens (M 512, d 384, ffn 1536): q, k, v, o
  * (M x d x d), up (M x ffn x d), down (M x d x ffn). For 1 and 2 threads it
- * prints each product's GFLOP/s, best of 30 runs, with its operands hot in
- * the caches and cold (64 MiB read between runs, as a model's step meets
- * its weights), and the layer's total. bench_fma_peak gives the ceiling;
- * no peer runs here (OpenBLAS packs B on every call: bench_matmul). */
+ * prints each product's GFLOP/s, the best and the median of 30 runs, with
+ * its operands hot in the caches and cold (MIB, default 64 MiB, read
+ * between runs, as a model's step meets its weights; a last-level cache
+ * larger than that keeps them: pass more), and the layer's total. bench_fma_peak
+ * gives the ceiling; no peer runs here (OpenBLAS packs B on every call:
+ * bench_matmul). */
 #define _POSIX_C_SOURCE 200809L
 #include "../openinfer_impl/internal.h"
 
@@ -33,8 +35,15 @@ static float evict_caches(const float *scratch, size_t floats) {
     return sum;
 }
 
-static double time_product(oi__threadpool *pool, const product *p, bool cold, const float *scratch,
-                           size_t scratch_floats, float *sink) {
+static int compare_doubles(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The best and the median of RUNS timed calls, in seconds. */
+#define RUNS 30
+static void time_product(oi__threadpool *pool, const product *p, bool cold, const float *scratch, size_t scratch_floats,
+                         float *sink, double *best, double *median) {
     float *a = (float *)malloc(sizeof(float) * (size_t)(p->m * p->k));
     float *b = (float *)malloc(sizeof(float) * (size_t)(p->k * p->n));
     float *c = (float *)malloc(sizeof(float) * (size_t)(p->m * p->n));
@@ -53,22 +62,23 @@ static double time_product(oi__threadpool *pool, const product *p, bool cold, co
     g.b = b, g.b_rs = p->n, g.b_cs = 1, g.b_owner = &weight;
     g.c = c, g.ldc = p->n;
     oi__gemm_f32_ex(pool, &g); /* packs the weight once */
-    double best = 1e30;
-    for (int run = 0; run < 30; run++) {
+    double times[RUNS];
+    for (int run = 0; run < RUNS; run++) {
         if (cold)
             *sink += evict_caches(scratch, scratch_floats);
         double start = now_seconds();
         oi__gemm_f32_ex(pool, &g);
-        double t = now_seconds() - start;
-        best = t < best ? t : best;
+        times[run] = now_seconds() - start;
     }
+    qsort(times, RUNS, sizeof times[0], compare_doubles);
+    *best = times[0];
+    *median = times[RUNS / 2];
     oi__gemm_packed_free(weight.gemm_packed);
     free(a), free(b), free(c);
-    return best;
 }
 
 int main(int argc, char **argv) {
-    int64_t m = 512, d = 384, ffn = 1536;
+    int64_t m = 512, d = 384, ffn = 1536, evict_mib = 64;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc) {
             const char *isa = argv[++i];
@@ -82,32 +92,44 @@ int main(int argc, char **argv) {
             d = atoll(argv[++i]);
         } else if (strcmp(argv[i], "--ffn") == 0 && i + 1 < argc) {
             ffn = atoll(argv[++i]);
+        } else if (strcmp(argv[i], "--evict") == 0 && i + 1 < argc && atoll(argv[i + 1]) > 0) {
+            evict_mib = atoll(argv[++i]);
         } else {
-            fprintf(stderr, "usage: bench_gemm_layer [--isa avx2|avx512] [--rows M] [--d D] [--ffn F]\n");
+            fprintf(stderr, "usage: bench_gemm_layer [--isa avx2|avx512] [--rows M] [--d D] [--ffn F] [--evict MIB]\n");
             return 2;
         }
     }
     product layer[] = {{"q, k, v, o", m, d, d, 4}, {"up", m, ffn, d, 1}, {"down", m, d, ffn, 1}};
-    size_t scratch_floats = (size_t)16 << 20; /* 64 MiB */
-    float *scratch = (float *)calloc(scratch_floats, sizeof(float)), sink = 0.0f;
-    printf("a layer's products, B a packed weight, path %s, best of 30 runs\n",
-           oi__gemm_isa_name(oi__gemm_active_isa()));
-    printf("%-12s %-16s %7s %12s %12s\n", "product", "m x n x k", "threads", "hot GFLOP/s", "cold GFLOP/s");
+    size_t scratch_floats = (size_t)evict_mib << 18; /* MiB of floats */
+    float *scratch = (float *)malloc(scratch_floats * sizeof(float)), sink = 0.0f;
+    if (!scratch) {
+        fprintf(stderr, "bench_gemm_layer: cannot allocate %lld MiB to evict the caches\n", (long long)evict_mib);
+        return 1;
+    }
+    for (size_t i = 0; i < scratch_floats; i++) /* written: untouched pages would all read one zero page */
+        scratch[i] = 1.0f;
+    printf("a layer's products, B a packed weight, path %s, GFLOP/s of the best and the median of %d runs\n",
+           oi__gemm_isa_name(oi__gemm_active_isa()), RUNS);
+    printf("%-12s %-16s %7s %15s %15s\n", "product", "m x n x k", "threads", "hot best, med", "cold best, med");
     for (int threads = 1; threads <= 2; threads++) {
         oi__threadpool *pool = threads > 1 ? oi__threadpool_new(threads) : NULL;
-        double flops = 0.0, hot_total = 0.0, cold_total = 0.0;
+        double flops = 0.0, hot[2] = {0.0, 0.0}, cold[2] = {0.0, 0.0}; /* a layer's seconds: best, median */
         for (size_t p = 0; p < sizeof layer / sizeof layer[0]; p++) {
             const product *pr = &layer[p];
-            double f = 2.0 * (double)pr->m * (double)pr->n * (double)pr->k;
-            double hot = time_product(pool, pr, false, scratch, scratch_floats, &sink);
-            double cold = time_product(pool, pr, true, scratch, scratch_floats, &sink);
+            double f = 2.0 * (double)pr->m * (double)pr->n * (double)pr->k, h[2], c[2];
+            time_product(pool, pr, false, scratch, scratch_floats, &sink, &h[0], &h[1]);
+            time_product(pool, pr, true, scratch, scratch_floats, &sink, &c[0], &c[1]);
             char dims[48];
             snprintf(dims, sizeof dims, "%lldx%lldx%lld", (long long)pr->m, (long long)pr->n, (long long)pr->k);
-            printf("%-12s %-16s %7d %12.1f %12.1f\n", pr->name, dims, threads, f / hot * 1e-9, f / cold * 1e-9);
-            flops += f * pr->count, hot_total += hot * pr->count, cold_total += cold * pr->count;
+            printf("%-12s %-16s %7d %7.1f %7.1f %7.1f %7.1f\n", pr->name, dims, threads, f / h[0] * 1e-9,
+                   f / h[1] * 1e-9, f / c[0] * 1e-9, f / c[1] * 1e-9);
+            flops += f * pr->count;
+            for (int i = 0; i < 2; i++)
+                hot[i] += h[i] * pr->count, cold[i] += c[i] * pr->count;
         }
-        printf("%-12s %-16s %7d %12.1f %12.1f   (%.0f / %.0f us a layer)\n", "layer", "", threads,
-               flops / hot_total * 1e-9, flops / cold_total * 1e-9, hot_total * 1e6, cold_total * 1e6);
+        printf("%-12s %-16s %7d %7.1f %7.1f %7.1f %7.1f   (best %.0f / %.0f us a layer, hot / cold)\n", "layer", "",
+               threads, flops / hot[0] * 1e-9, flops / hot[1] * 1e-9, flops / cold[0] * 1e-9, flops / cold[1] * 1e-9,
+               hot[0] * 1e6, cold[0] * 1e6);
         oi__threadpool_free(pool);
     }
     free(scratch);
