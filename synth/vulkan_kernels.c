@@ -37,24 +37,7 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
         oi__buf_puts(b, ": u8 (ggml blocks), read by byte in model_u */\n");
         return;
     }
-    if (sl->dtype == OI_DTYPE_BOOL) { /* a byte among the words: read and written by OI_BYTE_* */
-        bool model = buf->home == OI__SY_MODEL; /* read only, at its byte in the file less the window's start */
-        const char *words = oi__vk_int_words(buf, model);
-        uint64_t at = oi__vk_buffer_at(buf);
-        for (int m = 0; m < (model ? 1 : 2); m++) {
-            oi__buf_puts(b, "#define ");
-            oi__vk_helper_name(b, sl, m ? "_write" : "_read");
-            oi__buf_printf(b, m ? "(i, v) OI_BYTE_WRITE(%s, %lluu + (i), v)\n"
-                                : "(i) OI_BYTE_READ(%s, %lluu%s + (i)) /* bool: a byte */\n",
-                           words, (unsigned long long)at, model ? " - 4u * pc.oi_mb" : "");
-        }
-        oi__buf_puts(b, "#define "); /* an elementwise kernel's operand: 0u or 1u */
-        oi__sy_render_param_name(b, sl);
-        oi__buf_puts(b, "(i) ");
-        oi__vk_helper_name(b, sl, "_read");
-        oi__buf_puts(b, "(i)\n");
-        return;
-    }
+    /* where its first word is: a prefix entry's (in the model) as the step pushes it */
     oi__buf at;
     memset(&at, 0, sizeof at);
     if (buf->home == OI__SY_PREFIX) {
@@ -63,7 +46,28 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
     } else {
         oi__buf_printf(&at, "%lluu", (unsigned long long)(oi__vk_buffer_at(buf) / 4));
     }
-    bool model = buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX;
+    bool model = buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX; /* read only, less the window's start */
+    if (sl->dtype == OI_DTYPE_BOOL) { /* a byte among the words: read and written by OI_BYTE_* */
+        const char *words = oi__vk_int_words(buf, model);
+        unsigned long long byte = (unsigned long long)oi__vk_buffer_at(buf);
+        oi__buf_puts(b, "#define ");
+        oi__vk_helper_name(b, sl, "_read");
+        if (model) /* its words are 8-aligned in the file */
+            oi__buf_printf(b, "(i) OI_BYTE_READ(%s, 4u * (%s - pc.oi_mb) + (i)) /* bool: a byte */\n", words, at.data);
+        else
+            oi__buf_printf(b, "(i) OI_BYTE_READ(%s, %lluu + (i)) /* bool: a byte */\n#define ", words, byte);
+        if (!model) {
+            oi__vk_helper_name(b, sl, "_write");
+            oi__buf_printf(b, "(i, v) OI_BYTE_WRITE(%s, %lluu + (i), v)\n", words, byte);
+        }
+        oi__buf_puts(b, "#define "); /* an elementwise kernel's operand: 0u or 1u */
+        oi__sy_render_param_name(b, sl);
+        oi__buf_puts(b, "(i) ");
+        oi__vk_helper_name(b, sl, "_read");
+        oi__buf_puts(b, "(i)\n");
+        oi__buf_free(&at);
+        return;
+    }
     if (int64 && sl->dtype == OI_DTYPE_I64) { /* the value as one int64_t; the model is read only */
         const char *words = oi__vk_int_words(buf, model);
         for (int m = 0; m < (model ? 1 : 2); m++) {

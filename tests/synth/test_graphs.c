@@ -105,7 +105,10 @@
  *   vk_names       i32 and bool operands named as the GLSL kernels' locals
  *                  (p, lo, hi, acc, i, at: renamed with a '_'), so the
  *                  helper macros built on their names (NAME_w, NAME_write,
- *                  NAME_read) must not contain "__" (both targets) */
+ *                  NAME_read) must not contain "__" (both targets)
+ *   vk_bool_prefix bool masks stored in the model, read as prefix-table
+ *                  entries M(l) in a loop (a byte each, from the model's
+ *                  words); its model vk_bool_prefix_model (both targets) */
 #include "../../openinfer.h"
 
 #include <stdio.h>
@@ -1231,6 +1234,48 @@ oi_model *vk_i64_model(uint8_t **bytes) {
     int bad = !w || oi_writer_add_tensor(w, "e", OI_DTYPE_I64, 1, dims, e, NULL) != OI_OK ||
               oi_writer_add_tensor(w, "d", OI_DTYPE_I64, 1, dims, d, NULL) != OI_OK ||
               oi_writer_to_memory(w, 2, bytes, &size) != OI_OK;
+    oi_writer_free(w);
+    return bad ? NULL : oi_model_open_memory(*bytes, size);
+}
+
+/* vk_bool_prefix: a prefix table of bool masks M(l) in the model, each
+ * layer doubling h and keeping it where its mask is set, taking x
+ * elsewhere. Each entry is 15 bytes, which the Vulkan target reads a byte
+ * at a time from the model's words (OI_BYTE_READ). */
+OI_GRAPH(vk_bool_prefix,
+  OI_DYNAMIC( OI_VAR(x, f32[R, C]) )
+  OI_VOLATILE( OI_VAR(M(l), bool[R, C], @pattern("bp.m.{l}")) OI_VAR(h, f32[R, C]) )
+  OI_BLOCK(entry,
+    OI_TRANSFER(x, h)
+    OI_LOOP(layers, l, 0..L,
+      OI_OP(mul, h, 2.0) OI_TO(h)
+      OI_OP(where, M[l], h, x) OI_TO(h)
+    )
+    OI_RETURN()
+  )
+)
+
+/* vk_bool_prefix's model: R = 3, C = 5, L = 3 seeded masks bp.m.0..2. */
+oi_model *vk_bool_prefix_model(uint8_t **bytes);
+oi_model *vk_bool_prefix_model(uint8_t **bytes) {
+    enum { R = 3, C = 5, L = 3 };
+    uint64_t dims[2] = {R, C};
+    uint32_t state = 7;
+    oi_writer *w = oi_writer_new();
+    int bad = !w || oi_writer_add_sizevar(w, "R", R) != OI_OK || oi_writer_add_sizevar(w, "C", C) != OI_OK ||
+              oi_writer_add_sizevar(w, "L", L) != OI_OK;
+    for (int l = 0; l < L && !bad; l++) {
+        uint8_t mask[R * C];
+        char name[32];
+        for (int i = 0; i < R * C; i++) {
+            state = state * 1664525u + 1013904223u;
+            mask[i] = (uint8_t)(state >> 31);
+        }
+        snprintf(name, sizeof name, "bp.m.%d", l);
+        bad = oi_writer_add_tensor(w, name, OI_DTYPE_BOOL, 2, dims, mask, NULL) != OI_OK;
+    }
+    size_t size = 0;
+    bad = bad || oi_writer_to_memory(w, 2, bytes, &size) != OI_OK;
     oi_writer_free(w);
     return bad ? NULL : oi_model_open_memory(*bytes, size);
 }
