@@ -108,7 +108,8 @@
  *                  NAME_read) must not contain "__" (both targets)
  *   vk_bool_prefix bool masks stored in the model, read as prefix-table
  *                  entries M(l) in a loop (a byte each, from the model's
- *                  words); its model vk_bool_prefix_model (both targets) */
+ *                  words), and i32 and i64 entries; its model
+ *                  vk_bool_prefix_model (both targets) */
 #include "../../openinfer.h"
 
 #include <stdio.h>
@@ -1241,21 +1242,30 @@ oi_model *vk_i64_model(uint8_t **bytes) {
 /* vk_bool_prefix: a prefix table of bool masks M(l) in the model, each
  * layer doubling h and keeping it where its mask is set, taking x
  * elsewhere. Each entry is 15 bytes, which the Vulkan target reads a byte
- * at a time from the model's words (OI_BYTE_READ). */
+ * at a time from the model's words (OI_BYTE_READ). Beside them, tables of
+ * i32 and i64 entries (S(l), T(l)) summed into n and w. */
 OI_GRAPH(vk_bool_prefix,
-  OI_DYNAMIC( OI_VAR(x, f32[R, C]) )
-  OI_VOLATILE( OI_VAR(M(l), bool[R, C], @pattern("bp.m.{l}")) OI_VAR(h, f32[R, C]) )
+  OI_DYNAMIC( OI_VAR(x, f32[R, C]) OI_VAR(k, i32[R, C]) OI_VAR(k64, i64[R, C]) )
+  OI_VOLATILE(
+    OI_VAR(M(l), bool[R, C], @pattern("bp.m.{l}")) OI_VAR(S(l), i32[R, C], @pattern("bp.s.{l}"))
+    OI_VAR(T(l), i64[R, C], @pattern("bp.t.{l}")) OI_VAR(h, f32[R, C]) OI_VAR(n, i32[R, C]) OI_VAR(w, i64[R, C])
+  )
   OI_BLOCK(entry,
     OI_TRANSFER(x, h)
+    OI_TRANSFER(k, n)
+    OI_TRANSFER(k64, w)
     OI_LOOP(layers, l, 0..L,
       OI_OP(mul, h, 2.0) OI_TO(h)
       OI_OP(where, M[l], h, x) OI_TO(h)
+      OI_OP(add, n, S[l]) OI_TO(n)
+      OI_OP(add, w, T[l]) OI_TO(w)
     )
     OI_RETURN()
   )
 )
 
-/* vk_bool_prefix's model: R = 3, C = 5, L = 3 seeded masks bp.m.0..2. */
+/* vk_bool_prefix's model: R = 3, C = 5, L = 3 seeded masks bp.m.0..2, i32
+ * entries bp.s.0..2 and i64 entries bp.t.0..2 (past 2^32). */
 oi_model *vk_bool_prefix_model(uint8_t **bytes);
 oi_model *vk_bool_prefix_model(uint8_t **bytes) {
     enum { R = 3, C = 5, L = 3 };
@@ -1266,13 +1276,21 @@ oi_model *vk_bool_prefix_model(uint8_t **bytes) {
               oi_writer_add_sizevar(w, "L", L) != OI_OK;
     for (int l = 0; l < L && !bad; l++) {
         uint8_t mask[R * C];
+        int32_t small[R * C];
+        int64_t big[R * C];
         char name[32];
         for (int i = 0; i < R * C; i++) {
             state = state * 1664525u + 1013904223u;
             mask[i] = (uint8_t)(state >> 31);
+            small[i] = (int32_t)(state >> 20) - 2048;
+            big[i] = ((int64_t)small[i] << 33) + l;
         }
         snprintf(name, sizeof name, "bp.m.%d", l);
         bad = oi_writer_add_tensor(w, name, OI_DTYPE_BOOL, 2, dims, mask, NULL) != OI_OK;
+        snprintf(name, sizeof name, "bp.s.%d", l);
+        bad = bad || oi_writer_add_tensor(w, name, OI_DTYPE_I32, 2, dims, small, NULL) != OI_OK;
+        snprintf(name, sizeof name, "bp.t.%d", l);
+        bad = bad || oi_writer_add_tensor(w, name, OI_DTYPE_I64, 2, dims, big, NULL) != OI_OK;
     }
     size_t size = 0;
     bad = bad || oi_writer_to_memory(w, 2, bytes, &size) != OI_OK;
