@@ -1283,7 +1283,7 @@ oi_model *vk_bool_prefix_model(uint8_t **bytes) {
             state = state * 1664525u + 1013904223u;
             mask[i] = (uint8_t)(state >> 31);
             small[i] = (int32_t)(state >> 20) - 2048;
-            big[i] = ((int64_t)small[i] << 33) + l;
+            big[i] = (int64_t)small[i] * ((int64_t)1 << 33) + l;
         }
         snprintf(name, sizeof name, "bp.m.%d", l);
         bad = oi_writer_add_tensor(w, name, OI_DTYPE_BOOL, 2, dims, mask, NULL) != OI_OK;
