@@ -428,8 +428,6 @@ static bool oi__sy_is_int(oi_dtype t) { return !oi__dtype_is_float(t) && t != OI
  * signedness (scalar.h's OI_S_div_int ... OI_S_rem_uint, as elementwise.c). */
 static bool oi__sy_int_division(oi_op op) { return op == OI_OP_div || op == OI_OP_floor_div || op == OI_OP_rem; }
 
-/* An integer parameter as a literal of the value's signedness: a negative
- * one saturates to 0 for unsigned values, as elementwise.c reads it. */
 /* A 64-bit integer literal with `suffix` (C's "LL", GLSL's "l", or ""):
  * INT64_MIN as INT64_MAX's negation less one, since -9223372036854775808
  * is the negation of a literal too large for its type. */
@@ -440,6 +438,8 @@ static void oi__sy_i64_literal(oi__buf *b, int64_t v, const char *suffix) {
         oi__buf_printf(b, "%lld%s", (long long)v, suffix);
 }
 
+/* An integer parameter as a literal of the value's signedness: a negative
+ * one saturates to 0 for unsigned values, as elementwise.c reads it. */
 static void oi__sy_int_param(oi__buf *b, int64_t v, bool is_signed) {
     if (!is_signed) {
         oi__buf_printf(b, "%lluu", (unsigned long long)(v < 0 ? 0 : v));

@@ -49,14 +49,13 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
     bool model = buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX; /* read only, less the window's start */
     if (sl->dtype == OI_DTYPE_BOOL) { /* a byte among the words: read and written by OI_BYTE_* */
         const char *words = oi__vk_int_words(buf, model);
-        unsigned long long byte = (unsigned long long)oi__vk_buffer_at(buf);
         oi__buf_puts(b, "#define ");
         oi__vk_helper_name(b, sl, "_read");
-        if (model) /* its words are 8-aligned in the file */
+        if (model) { /* read only, from its word: tensors are 8-aligned in the file */
             oi__buf_printf(b, "(i) OI_BYTE_READ(%s, 4u * (%s - pc.oi_mb) + (i)) /* bool: a byte */\n", words, at.data);
-        else
+        } else {
+            unsigned long long byte = (unsigned long long)oi__vk_buffer_at(buf);
             oi__buf_printf(b, "(i) OI_BYTE_READ(%s, %lluu + (i)) /* bool: a byte */\n#define ", words, byte);
-        if (!model) {
             oi__vk_helper_name(b, sl, "_write");
             oi__buf_printf(b, "(i, v) OI_BYTE_WRITE(%s, %lluu + (i), v)\n", words, byte);
         }
