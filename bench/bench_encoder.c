@@ -17,6 +17,7 @@
  *      (goal <= 1.0). --profile also prints our time per op kind (best of N steps).
  * Exit 77 (skipped) when Python, numpy, onnx or onnxruntime is missing. */
 #include "../openinfer.h"
+#include "bench_stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -92,16 +93,6 @@ static double now_ms(void) {
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, compare_doubles);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static bool parse_options(int argc, char **argv, options *o) {
@@ -363,10 +354,10 @@ int main(int argc, char **argv) {
         }
     }
     int total = o.runs * o.rounds;
-    double our_med = median(ours, total), our_best = ours[0];
+    double our_med = bench_sort_median(ours, total), our_best = ours[0];
     printf("ours: best %.2f ms, median %.2f ms (%d runs)\n", our_best, our_med, total);
     if (ort_rounds) {
-        double ort_med = median(ort_medians, ort_rounds);
+        double ort_med = bench_sort_median(ort_medians, ort_rounds);
         printf("ONNX Runtime %s: best %.2f ms, median of round medians %.2f ms (%d x %d runs)\n", version, ort_best,
                ort_med, ort_rounds, o.runs);
         printf("ratio ours / ORT: best %.2f, median %.2f (goal <= 1.0)\n", our_best / ort_best, our_med / ort_med);

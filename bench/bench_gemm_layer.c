@@ -7,11 +7,12 @@
  * prints each product's GFLOP/s, the best and the median of 30 runs, with
  * its operands hot in the caches and cold (MIB, default 64 MiB, read
  * between runs, as a model's step meets its weights; a last-level cache
- * larger than that keeps them: pass more), and the layer's total. bench_fma_peak
- * gives the ceiling; no peer runs here (OpenBLAS packs B on every call:
- * bench_matmul). */
+ * larger than that keeps them: pass more), and the layer's total.
+ * bench_fma_peak gives the ceiling; no peer runs here (OpenBLAS packs B on
+ * every call: bench_matmul). */
 #define _POSIX_C_SOURCE 200809L
 #include "../openinfer_impl/internal.h"
+#include "bench_stats.h"
 
 #include <time.h>
 
@@ -33,11 +34,6 @@ static float evict_caches(const float *scratch, size_t floats) {
     for (size_t i = 0; i < floats; i += 16)
         sum += scratch[i];
     return sum;
-}
-
-static int compare_doubles(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
 }
 
 /* The best and the median of RUNS timed calls, in seconds. */
@@ -70,9 +66,8 @@ static void time_product(oi__threadpool *pool, const product *p, bool cold, cons
         oi__gemm_f32_ex(pool, &g);
         times[run] = now_seconds() - start;
     }
-    qsort(times, RUNS, sizeof times[0], compare_doubles);
+    *median = bench_sort_median(times, RUNS);
     *best = times[0];
-    *median = times[RUNS / 2];
     oi__gemm_packed_free(weight.gemm_packed);
     free(a), free(b), free(c);
 }

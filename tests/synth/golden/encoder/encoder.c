@@ -81,7 +81,7 @@ static int encoder_fail(int code, const char *fmt, ...) {
     return code;
 }
 
-/* x: dynamic f32[128, 384] (../tests/synth/../../bench/bench_encoder.c:40) */
+/* x: dynamic f32[128, 384] (../tests/synth/../../bench/bench_encoder.c:41) */
 static void encoder_init_x(encoder_ctx *ctx) {
     float *v = (float *)(ctx->state + 0);
     memset(v, 0, 196608);
@@ -403,7 +403,7 @@ static void oi_gemm_packed(const oi_micro *mk, const float *a, int64_t lda, int6
 }
 
 /* k0: matmul, 1 statement
- *   bench_encoder.c:61: op gemm(h,Wq[l],bq[l]) >> q
+ *   bench_encoder.c:62: op gemm(h,Wq[l],bq[l]) >> q
  */
 static void encoder_k0(int task, const oi_micro *mk, int threads, const float *h, const float *Wq, const float *bq, float *q_) {
     const oi_gemm_split sp = oi_gemm_plan(mk, 128, 384, 384, threads);
@@ -428,7 +428,7 @@ static void encoder_k0_task(void *arg, int task) {
 }
 
 /* k1: matmul, 1 statement
- *   bench_encoder.c:62: op gemm(h,Wk[l],bk[l]) >> k
+ *   bench_encoder.c:63: op gemm(h,Wk[l],bk[l]) >> k
  */
 static void encoder_k1(int task, const oi_micro *mk, int threads, const float *h, const float *Wk, const float *bk, float *k) {
     const oi_gemm_split sp = oi_gemm_plan(mk, 128, 384, 384, threads);
@@ -453,7 +453,7 @@ static void encoder_k1_task(void *arg, int task) {
 }
 
 /* k2: matmul, 1 statement
- *   bench_encoder.c:63: op gemm(h,Wv[l],bv[l]) >> v
+ *   bench_encoder.c:64: op gemm(h,Wv[l],bv[l]) >> v
  */
 static void encoder_k2(int task, const oi_micro *mk, int threads, const float *h, const float *Wv, const float *bv, float *v_) {
     const oi_gemm_split sp = oi_gemm_plan(mk, 128, 384, 384, threads);
@@ -478,15 +478,15 @@ static void encoder_k2_task(void *arg, int task) {
 }
 
 /* k3: attention, 9 statements
- *   bench_encoder.c:64: op reshape(q,shape=[1,-1,12,32]) >> qs
- *   bench_encoder.c:65: op reshape(k,shape=[1,-1,12,32]) >> ks
- *   bench_encoder.c:66: op reshape(v,shape=[1,-1,12,32]) >> vs
- *   bench_encoder.c:67: op transpose(qs,perm=[0,2,1,3]) >> qh
- *   bench_encoder.c:68: op transpose(ks,perm=[0,2,1,3]) >> kh
- *   bench_encoder.c:69: op transpose(vs,perm=[0,2,1,3]) >> vh
- *   bench_encoder.c:70: op attention(qh,kh,vh) >> ctx
- *   bench_encoder.c:71: op transpose(ctx,perm=[0,2,1,3]) >> ctx_s
- *   bench_encoder.c:72: op reshape(ctx_s,shape=[-1,384]) >> joined
+ *   bench_encoder.c:65: op reshape(q,shape=[1,-1,12,32]) >> qs
+ *   bench_encoder.c:66: op reshape(k,shape=[1,-1,12,32]) >> ks
+ *   bench_encoder.c:67: op reshape(v,shape=[1,-1,12,32]) >> vs
+ *   bench_encoder.c:68: op transpose(qs,perm=[0,2,1,3]) >> qh
+ *   bench_encoder.c:69: op transpose(ks,perm=[0,2,1,3]) >> kh
+ *   bench_encoder.c:70: op transpose(vs,perm=[0,2,1,3]) >> vh
+ *   bench_encoder.c:71: op attention(qh,kh,vh) >> ctx
+ *   bench_encoder.c:72: op transpose(ctx,perm=[0,2,1,3]) >> ctx_s
+ *   bench_encoder.c:73: op reshape(ctx_s,shape=[-1,384]) >> joined
  */
 static void encoder_k3(int task, const oi_micro *mk, const float *q_, const float *k, const float *v_, float *joined) {
     const float scale = (float)0.17677669529663687;
@@ -554,8 +554,8 @@ static void encoder_k3_task(void *arg, int task) {
 }
 
 /* k4: matmul, 2 statements
- *   bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj
- *   bench_encoder.c:74: op add(h,proj) >> res
+ *   bench_encoder.c:74: op gemm(joined,Wo[l],bo[l]) >> proj
+ *   bench_encoder.c:75: op add(h,proj) >> res
  */
 static void encoder_k4(int task, const oi_micro *mk, int threads, const float *joined, const float *Wo, const float *bo, float *proj, const float *h, float *res) {
     const oi_gemm_split sp = oi_gemm_plan(mk, 128, 384, 384, threads);
@@ -567,8 +567,8 @@ static void encoder_k4(int task, const oi_micro *mk, int threads, const float *j
         float *acc = proj + r * 384 + c0;
         for (size_t j = c0; j < c1; j++) {
             const size_t i = r * 384 + j;
-            double v0 = (double)acc[j - c0]; /* bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj */
-            /* bench_encoder.c:74: op add(h,proj) >> res */
+            double v0 = (double)acc[j - c0]; /* bench_encoder.c:74: op gemm(joined,Wo[l],bo[l]) >> proj */
+            /* bench_encoder.c:75: op add(h,proj) >> res */
             double v1 = OI_ROUND_F32(OI_S_add((double)h[i], v0));
             res[i] = (float)v1;
             (void)v0;
@@ -593,7 +593,7 @@ static void encoder_k4_task(void *arg, int task) {
 }
 
 /* k5: layer_norm, 1 statement
- *   bench_encoder.c:75: op layer_norm(res,g1[l],be1[l],epsilon=1e-05) >> h
+ *   bench_encoder.c:76: op layer_norm(res,g1[l],be1[l],epsilon=1e-05) >> h
  */
 static void encoder_k5(int task, const float *res, const float *g1, const float *be1, float *h) {
     const size_t lo = (size_t)task * 32, hi = lo + 32 < 128 ? lo + 32 : 128;
@@ -632,7 +632,7 @@ static void encoder_k5_task(void *arg, int task) {
 }
 
 /* k6: matmul, 1 statement
- *   bench_encoder.c:76: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn
+ *   bench_encoder.c:77: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn
  */
 static void encoder_k6(int task, const oi_micro *mk, int threads, const float *h, const float *W1, const float *b1, float *ffn) {
     const oi_gemm_split sp = oi_gemm_plan(mk, 128, 1536, 384, threads);
@@ -665,8 +665,8 @@ static void encoder_k6_task(void *arg, int task) {
 }
 
 /* k7: matmul, 2 statements
- *   bench_encoder.c:77: op gemm(ffn,W2[l],b2[l]) >> proj
- *   bench_encoder.c:78: op add(h,proj) >> res
+ *   bench_encoder.c:78: op gemm(ffn,W2[l],b2[l]) >> proj
+ *   bench_encoder.c:79: op add(h,proj) >> res
  */
 static void encoder_k7(int task, const oi_micro *mk, int threads, const float *ffn, const float *W2, const float *b2, float *proj, const float *h, float *res) {
     const oi_gemm_split sp = oi_gemm_plan(mk, 128, 384, 1536, threads);
@@ -678,8 +678,8 @@ static void encoder_k7(int task, const oi_micro *mk, int threads, const float *f
         float *acc = proj + r * 384 + c0;
         for (size_t j = c0; j < c1; j++) {
             const size_t i = r * 384 + j;
-            double v0 = (double)acc[j - c0]; /* bench_encoder.c:77: op gemm(ffn,W2[l],b2[l]) >> proj */
-            /* bench_encoder.c:78: op add(h,proj) >> res */
+            double v0 = (double)acc[j - c0]; /* bench_encoder.c:78: op gemm(ffn,W2[l],b2[l]) >> proj */
+            /* bench_encoder.c:79: op add(h,proj) >> res */
             double v1 = OI_ROUND_F32(OI_S_add((double)h[i], v0));
             res[i] = (float)v1;
             (void)v0;
@@ -704,7 +704,7 @@ static void encoder_k7_task(void *arg, int task) {
 }
 
 /* k8: layer_norm, 1 statement
- *   bench_encoder.c:79: op layer_norm(res,g2[l],be2[l],epsilon=1e-05) >> h
+ *   bench_encoder.c:80: op layer_norm(res,g2[l],be2[l],epsilon=1e-05) >> h
  */
 static void encoder_k8(int task, const float *res, const float *g2, const float *be2, float *h) {
     const size_t lo = (size_t)task * 32, hi = lo + 32 < 128 ? lo + 32 : 128;
@@ -846,15 +846,15 @@ int encoder_step(encoder_ctx *ctx) {
         encoder_init_x(ctx); /* dynamic, not set: as declared */
 
     /* the graph */
-    memcpy((float *)(ctx->arena + 786432), (float *)(ctx->state + 0), 196608); /* bench_encoder.c:59: transfer x >> h */
-    /* bench_encoder.c:60: loop layers (l in 0..num_layers) */
+    memcpy((float *)(ctx->arena + 786432), (float *)(ctx->state + 0), 196608); /* bench_encoder.c:60: transfer x >> h */
+    /* bench_encoder.c:61: loop layers (l in 0..num_layers) */
     for (int64_t l = 0; l < 2; l++) {
         {
             encoder_k0_args args0 = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 0 + (size_t)(l) * 589824), (const float *)ctx->bq_entries[l], (float *)(ctx->arena + 983040)};
             encoder_k1_args args1 = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 1179648 + (size_t)(l) * 589824), (const float *)ctx->bk_entries[l], (float *)(ctx->arena + 1179648)};
             encoder_k2_args args2 = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 2359296 + (size_t)(l) * 589824), (const float *)ctx->bv_entries[l], (float *)(ctx->arena + 1376256)};
             const oi_rt_part parts[] = {{encoder_k0_task, &args0, oi_gemm_tasks(ctx->mk, 128, 384, 384, ctx->pool.n_threads)}, {encoder_k1_task, &args1, oi_gemm_tasks(ctx->mk, 128, 384, 384, ctx->pool.n_threads)}, {encoder_k2_task, &args2, oi_gemm_tasks(ctx->mk, 128, 384, 384, ctx->pool.n_threads)}};
-            oi_rt_run_parts(&ctx->pool, parts, 3); /* bench_encoder.c:61-63: independent kernels, one job */
+            oi_rt_run_parts(&ctx->pool, parts, 3); /* bench_encoder.c:62-64: independent kernels, one job */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 0, "q", (float *)(ctx->arena + 983040), 10);
@@ -867,14 +867,14 @@ int encoder_step(encoder_ctx *ctx) {
 #endif
         {
             encoder_k3_args oi_args = {ctx->mk, (float *)(ctx->arena + 983040), (float *)(ctx->arena + 1179648), (float *)(ctx->arena + 1376256), (float *)(ctx->arena + 1572864)};
-            oi_rt_run(&ctx->pool, encoder_k3_task, &oi_args, 12); /* bench_encoder.c:64-72 */
+            oi_rt_run(&ctx->pool, encoder_k3_task, &oi_args, 12); /* bench_encoder.c:65-73 */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 3, "joined", (float *)(ctx->arena + 1572864), 10);
 #endif
         {
             encoder_k4_args oi_args = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 1572864), (const float *)(ctx->packed + 3538944 + (size_t)(l) * 589824), (const float *)ctx->bo_entries[l], (float *)(ctx->arena + 1769472), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 1966080)};
-            oi_rt_run(&ctx->pool, encoder_k4_task, &oi_args, oi_gemm_tasks(ctx->mk, 128, 384, 384, ctx->pool.n_threads)); /* bench_encoder.c:73-74 */
+            oi_rt_run(&ctx->pool, encoder_k4_task, &oi_args, oi_gemm_tasks(ctx->mk, 128, 384, 384, ctx->pool.n_threads)); /* bench_encoder.c:74-75 */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 4, "proj", (float *)(ctx->arena + 1769472), 10);
@@ -882,21 +882,21 @@ int encoder_step(encoder_ctx *ctx) {
 #endif
         {
             encoder_k5_args oi_args = {(float *)(ctx->arena + 1966080), (const float *)ctx->g1_entries[l], (const float *)ctx->be1_entries[l], (float *)(ctx->arena + 786432)};
-            oi_rt_run(&ctx->pool, encoder_k5_task, &oi_args, 4); /* bench_encoder.c:75 */
+            oi_rt_run(&ctx->pool, encoder_k5_task, &oi_args, 4); /* bench_encoder.c:76 */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 5, "h", (float *)(ctx->arena + 786432), 10);
 #endif
         {
             encoder_k6_args oi_args = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 786432), (const float *)(ctx->packed + 4718592 + (size_t)(l) * 2359296), (const float *)ctx->b1_entries[l], (float *)(ctx->arena + 0)};
-            oi_rt_run(&ctx->pool, encoder_k6_task, &oi_args, oi_gemm_tasks(ctx->mk, 128, 1536, 384, ctx->pool.n_threads)); /* bench_encoder.c:76 */
+            oi_rt_run(&ctx->pool, encoder_k6_task, &oi_args, oi_gemm_tasks(ctx->mk, 128, 1536, 384, ctx->pool.n_threads)); /* bench_encoder.c:77 */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 6, "ffn", (float *)(ctx->arena + 0), 10);
 #endif
         {
             encoder_k7_args oi_args = {ctx->mk, ctx->pool.n_threads, (float *)(ctx->arena + 0), (const float *)(ctx->packed + 9437184 + (size_t)(l) * 2359296), (const float *)ctx->b2_entries[l], (float *)(ctx->arena + 1769472), (float *)(ctx->arena + 786432), (float *)(ctx->arena + 1966080)};
-            oi_rt_run(&ctx->pool, encoder_k7_task, &oi_args, oi_gemm_tasks(ctx->mk, 128, 384, 1536, ctx->pool.n_threads)); /* bench_encoder.c:77-78 */
+            oi_rt_run(&ctx->pool, encoder_k7_task, &oi_args, oi_gemm_tasks(ctx->mk, 128, 384, 1536, ctx->pool.n_threads)); /* bench_encoder.c:78-79 */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 7, "proj", (float *)(ctx->arena + 1769472), 10);
@@ -904,7 +904,7 @@ int encoder_step(encoder_ctx *ctx) {
 #endif
         {
             encoder_k8_args oi_args = {(float *)(ctx->arena + 1966080), (const float *)ctx->g2_entries[l], (const float *)ctx->be2_entries[l], (float *)(ctx->arena + 786432)};
-            oi_rt_run(&ctx->pool, encoder_k8_task, &oi_args, 4); /* bench_encoder.c:79 */
+            oi_rt_run(&ctx->pool, encoder_k8_task, &oi_args, 4); /* bench_encoder.c:80 */
         }
 #ifdef encoder_DEBUG_DUMP
         encoder_dump(ctx, 8, "h", (float *)(ctx->arena + 786432), 10);

@@ -170,7 +170,7 @@ struct encoder_ctx {
 #endif
 };
 
-/* x: dynamic f32[128, 384] (../tests/synth/../../bench/bench_encoder.c:40) */
+/* x: dynamic f32[128, 384] (../tests/synth/../../bench/bench_encoder.c:41) */
 static void encoder_init_x(encoder_ctx *ctx) {
     float *v = (float *)(ctx->state + 0);
     memset(v, 0, 196608);
@@ -291,11 +291,11 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
     oi_vk_barrier_from_before(vk, cb); /* the uploads, or the application's writes */
 
     /* the graph */
-    if (oi_vk_copy(vk, cb, OI_VK_ARENA, 786432, OI_VK_STATE, 0, 196608)) /* bench_encoder.c:59: transfer x >> h */
+    if (oi_vk_copy(vk, cb, OI_VK_ARENA, 786432, OI_VK_STATE, 0, 196608)) /* bench_encoder.c:60: transfer x >> h */
         return 1;
-    /* bench_encoder.c:60: loop layers (l in 0..num_layers): recorded once per iteration */
+    /* bench_encoder.c:61: loop layers (l in 0..num_layers): recorded once per iteration */
     for (int64_t l = 0; l < 2; l++) {
-        { /* k0, matmul: bench_encoder.c:61 */
+        { /* k0, matmul: bench_encoder.c:62 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 983040, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 3735552, 1572864}, {OI_VK_ARENA, 13172736, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
@@ -312,7 +312,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
                 return 1;
 #endif
         }
-        { /* k1, matmul: bench_encoder.c:62 */
+        { /* k1, matmul: bench_encoder.c:63 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1179648, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 5308416, 1572864}, {OI_VK_ARENA, 13172928, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
@@ -329,7 +329,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
                 return 1;
 #endif
         }
-        { /* k2, matmul: bench_encoder.c:63 */
+        { /* k2, matmul: bench_encoder.c:64 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 1376256, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 6881280, 1572864}, {OI_VK_ARENA, 13173120, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
@@ -346,13 +346,13 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
                 return 1;
 #endif
         }
-        /* k3, copy: bench_encoder.c:64: not dispatched, the attention reads or writes in place */
-        /* k4, copy: bench_encoder.c:65: not dispatched, the attention reads or writes in place */
-        /* k5, copy: bench_encoder.c:66: not dispatched, the attention reads or writes in place */
-        /* k6, transpose: bench_encoder.c:67: not dispatched, the attention reads or writes in place */
-        /* k7, transpose: bench_encoder.c:68: not dispatched, the attention reads or writes in place */
-        /* k8, transpose: bench_encoder.c:69: not dispatched, the attention reads or writes in place */
-        { /* k9, attention: bench_encoder.c:70 */
+        /* k3, copy: bench_encoder.c:65: not dispatched, the attention reads or writes in place */
+        /* k4, copy: bench_encoder.c:66: not dispatched, the attention reads or writes in place */
+        /* k5, copy: bench_encoder.c:67: not dispatched, the attention reads or writes in place */
+        /* k6, transpose: bench_encoder.c:68: not dispatched, the attention reads or writes in place */
+        /* k7, transpose: bench_encoder.c:69: not dispatched, the attention reads or writes in place */
+        /* k8, transpose: bench_encoder.c:70: not dispatched, the attention reads or writes in place */
+        { /* k9, attention: bench_encoder.c:71 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 983040, 196608}, {OI_VK_ARENA, 1179648, 196608}, {OI_VK_ARENA, 1376256, 196608}, {OI_VK_ARENA, 2949120, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 2949120, 196608}};
             if (oi_vk_dispatch(vk, cb, 9, NULL, 0, 128u, 12u, 1u, reads, 4, writes, 1))
@@ -362,9 +362,9 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
                 return 1;
 #endif
         }
-        /* k10, transpose: bench_encoder.c:71: not dispatched, the attention reads or writes in place */
-        /* k11, copy: bench_encoder.c:72: not dispatched, the attention reads or writes in place */
-        { /* k12, matmul: bench_encoder.c:73-74 */
+        /* k10, transpose: bench_encoder.c:72: not dispatched, the attention reads or writes in place */
+        /* k11, copy: bench_encoder.c:73: not dispatched, the attention reads or writes in place */
+        { /* k12, matmul: bench_encoder.c:74-75 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 2949120, 196608}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 8454144, 1572864}, {OI_VK_ARENA, 13173312, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
@@ -383,7 +383,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
                 return 1;
 #endif
         }
-        { /* k13, layer_norm: bench_encoder.c:75 */
+        { /* k13, layer_norm: bench_encoder.c:76 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 786432, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 786432, 196608}};
             uint64_t lo = UINT64_MAX, hi = 0;
@@ -400,7 +400,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
                 return 1;
 #endif
         }
-        { /* k14, matmul: bench_encoder.c:76 */
+        { /* k14, matmul: bench_encoder.c:77 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 0, 786432}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 10027008, 1572864}, {OI_VK_ARENA, 13173504, 768}};
             uint64_t lo = UINT64_MAX, hi = 0;
@@ -417,7 +417,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
                 return 1;
 #endif
         }
-        { /* k15, matmul: bench_encoder.c:77-78 */
+        { /* k15, matmul: bench_encoder.c:78-79 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 0, 786432}, {OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 786432, 196608}, {OI_VK_ARENA, 3538944, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 3342336, 196608}, {OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 11599872, 1572864}, {OI_VK_ARENA, 13174272, 192}};
             uint64_t lo = UINT64_MAX, hi = 0;
@@ -436,7 +436,7 @@ static int encoder_record(encoder_ctx *ctx, VkCommandBuffer cb) {
                 return 1;
 #endif
         }
-        { /* k16, layer_norm: bench_encoder.c:79 */
+        { /* k16, layer_norm: bench_encoder.c:80 */
             static const oi_vk_range reads[] = {{OI_VK_ARENA, 3538944, 196608}, {OI_VK_ARENA, 786432, 196608}};
             static const oi_vk_range writes[] = {{OI_VK_ARENA, 786432, 196608}};
             uint64_t lo = UINT64_MAX, hi = 0;

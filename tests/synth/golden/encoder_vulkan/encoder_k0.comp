@@ -1,6 +1,6 @@
 #version 450
 // encoder_k0.comp - k0: matmul, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:61: op gemm(h,Wq[l],bq[l]) >> q
+//   bench_encoder.c:62: op gemm(h,Wq[l],bq[l]) >> q
 #extension GL_EXT_control_flow_attributes : require
 #include "oi_kernel.glsl"
 
@@ -44,7 +44,7 @@ float gemm_partial(uint at) { return partial[SPLIT_AT + at]; }
 /* result (r, j), its slices summed */
 void mm_result(uint r, uint j, float acc_j) {
     const uint i = r * 384u + j;
-    /* bench_encoder.c:61: op gemm(h,Wq[l],bq[l]) >> q */
+    /* bench_encoder.c:62: op gemm(h,Wq[l],bq[l]) >> q */
     acc_j = acc_j + bq(j);
     float v0 = acc_j;
     q_(i) = v0;

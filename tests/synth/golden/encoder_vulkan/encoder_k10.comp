@@ -1,6 +1,6 @@
 #version 450
 // encoder_k10.comp - k10: transpose, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:71: op transpose(ctx,perm=[0,2,1,3]) >> ctx_s
+//   bench_encoder.c:72: op transpose(ctx,perm=[0,2,1,3]) >> ctx_s
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;

@@ -1,6 +1,6 @@
 #version 450
 // encoder_k11.comp - k11: copy, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:72: op reshape(ctx_s,shape=[-1,384]) >> joined
+//   bench_encoder.c:73: op reshape(ctx_s,shape=[-1,384]) >> joined
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;

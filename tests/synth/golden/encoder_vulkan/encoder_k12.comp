@@ -1,7 +1,7 @@
 #version 450
 // encoder_k12.comp - k12: matmul, 2 statements (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj
-//   bench_encoder.c:74: op add(h,proj) >> res
+//   bench_encoder.c:74: op gemm(joined,Wo[l],bo[l]) >> proj
+//   bench_encoder.c:75: op add(h,proj) >> res
 #extension GL_EXT_control_flow_attributes : require
 #include "oi_kernel.glsl"
 
@@ -47,11 +47,11 @@ float gemm_partial(uint at) { return partial[SPLIT_AT + at]; }
 /* result (r, j), its slices summed */
 void mm_result(uint r, uint j, float acc_j) {
     const uint i = r * 384u + j;
-    /* bench_encoder.c:73: op gemm(joined,Wo[l],bo[l]) >> proj */
+    /* bench_encoder.c:74: op gemm(joined,Wo[l],bo[l]) >> proj */
     acc_j = acc_j + bo(j);
     float v0 = acc_j;
     proj(i) = v0;
-    /* bench_encoder.c:74: op add(h,proj) >> res */
+    /* bench_encoder.c:75: op add(h,proj) >> res */
     float v1 = OI_ROUND_F32(OI_S_add(h(i), v0));
     res(i) = float(v1);
 }

@@ -1,6 +1,6 @@
 #version 450
 // encoder_k13.comp - k13: layer_norm, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:75: op layer_norm(res,g1[l],be1[l],epsilon=1e-05) >> h
+//   bench_encoder.c:76: op layer_norm(res,g1[l],be1[l],epsilon=1e-05) >> h
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;

@@ -1,6 +1,6 @@
 #version 450
 // encoder_k14.comp - k14: matmul, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:76: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn
+//   bench_encoder.c:77: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn
 #extension GL_EXT_control_flow_attributes : require
 #include "oi_kernel.glsl"
 
@@ -44,7 +44,7 @@ float gemm_partial(uint at) { return partial[SPLIT_AT + at]; }
 /* result (r, j), its slices summed */
 void mm_result(uint r, uint j, float acc_j) {
     const uint i = r * 1536u + j;
-    /* bench_encoder.c:76: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn */
+    /* bench_encoder.c:77: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn */
     acc_j = acc_j + b1(j);
     acc_j = gelu_f32(acc_j, false);
     float v0 = acc_j;

@@ -1,6 +1,6 @@
 #version 450
 // encoder_k2.comp - k2: matmul, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:63: op gemm(h,Wv[l],bv[l]) >> v
+//   bench_encoder.c:64: op gemm(h,Wv[l],bv[l]) >> v
 #extension GL_EXT_control_flow_attributes : require
 #include "oi_kernel.glsl"
 
@@ -44,7 +44,7 @@ float gemm_partial(uint at) { return partial[SPLIT_AT + at]; }
 /* result (r, j), its slices summed */
 void mm_result(uint r, uint j, float acc_j) {
     const uint i = r * 384u + j;
-    /* bench_encoder.c:63: op gemm(h,Wv[l],bv[l]) >> v */
+    /* bench_encoder.c:64: op gemm(h,Wv[l],bv[l]) >> v */
     acc_j = acc_j + bv(j);
     float v0 = acc_j;
     v_(i) = v0;

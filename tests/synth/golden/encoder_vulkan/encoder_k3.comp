@@ -1,6 +1,6 @@
 #version 450
 // encoder_k3.comp - k3: copy, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:64: op reshape(q,shape=[1,-1,12,32]) >> qs
+//   bench_encoder.c:65: op reshape(q,shape=[1,-1,12,32]) >> qs
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;

@@ -1,6 +1,6 @@
 #version 450
 // encoder_k4.comp - k4: copy, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:65: op reshape(k,shape=[1,-1,12,32]) >> ks
+//   bench_encoder.c:66: op reshape(k,shape=[1,-1,12,32]) >> ks
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;

@@ -1,6 +1,6 @@
 #version 450
 // encoder_k5.comp - k5: copy, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:66: op reshape(v,shape=[1,-1,12,32]) >> vs
+//   bench_encoder.c:67: op reshape(v,shape=[1,-1,12,32]) >> vs
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;

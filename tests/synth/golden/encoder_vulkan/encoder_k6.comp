@@ -1,6 +1,6 @@
 #version 450
 // encoder_k6.comp - k6: transpose, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:67: op transpose(qs,perm=[0,2,1,3]) >> qh
+//   bench_encoder.c:68: op transpose(qs,perm=[0,2,1,3]) >> qh
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;

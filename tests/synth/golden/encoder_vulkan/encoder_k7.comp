@@ -1,6 +1,6 @@
 #version 450
 // encoder_k7.comp - k7: transpose, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:68: op transpose(ks,perm=[0,2,1,3]) >> kh
+//   bench_encoder.c:69: op transpose(ks,perm=[0,2,1,3]) >> kh
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;

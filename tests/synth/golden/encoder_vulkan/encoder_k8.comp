@@ -1,6 +1,6 @@
 #version 450
 // encoder_k8.comp - k8: transpose, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:69: op transpose(vs,perm=[0,2,1,3]) >> vh
+//   bench_encoder.c:70: op transpose(vs,perm=[0,2,1,3]) >> vh
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 256) in;

@@ -1,6 +1,6 @@
 #version 450
 // encoder_k9.comp - k9: attention, 1 statement (synthesized by OpenInfer for any Vulkan 1.1 device)
-//   bench_encoder.c:70: op attention(qh,kh,vh) >> ctx
+//   bench_encoder.c:71: op attention(qh,kh,vh) >> ctx
 #include "oi_kernel.glsl"
 
 layout(local_size_x = 128) in;
