@@ -116,10 +116,51 @@ static bool oi__sy_reserved(const char *name) {
     return name[0] == 'v' && name[1] >= '0' && name[1] <= '9';
 }
 
-static void oi__sy_param_name(oi__buf *b, const oi__slot *sl) {
-    oi__buf_puts(b, sl->name);
-    if (oi__sy_reserved(sl->name))
-        oi__buf_puts(b, "_");
+static bool oi__sy_name_taken(char *const *names, const char *name) {
+    for (int i = 0; i < (int)arrlen(names); i++)
+        if (names[i] && strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Each variable's name in the kernels: its own, or, where a local, a
+ * keyword or a helper has it, NAME_ (NAME_2, NAME_3, ... while another
+ * variable has that name: x beside x_). Never "__", which GLSL reserves. */
+oi_status oi__sy_name_slots(oi__sy_schedule *s) {
+    int n = (int)arrlen(s->shaped);
+    if (!arrsetlen(s->names, n))
+        return OI_ERROR_OUT_OF_MEMORY;
+    memset(s->names, 0, sizeof *s->names * (size_t)n);
+    for (int i = 0; i < n; i++) /* the names kept first: a renamed one steps around them */
+        if (!oi__sy_reserved(s->shaped[i].name) && !(s->names[i] = oi__strdup(s->shaped[i].name)))
+            return OI_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; i < n; i++) {
+        if (s->names[i])
+            continue;
+        const char *name = s->shaped[i].name;
+        size_t len = strlen(name);
+        bool underscore = len > 0 && name[len - 1] == '_';
+        oi__buf b;
+        memset(&b, 0, sizeof b);
+        for (int k = 1; !b.data || oi__sy_name_taken(s->names, b.data); k++) {
+            oi__buf_free(&b);
+            oi__buf_printf(&b, "%s%s", name, underscore ? "" : "_");
+            if (k > 1 || underscore)
+                oi__buf_printf(&b, "%d", k > 1 ? k : 2);
+        }
+        if (!(s->names[i] = oi__buf_take(&b)))
+            return OI_ERROR_OUT_OF_MEMORY;
+    }
+    return OI_OK;
+}
+
+static void oi__sy_param_name(oi__buf *b, const oi__sy_schedule *s, const oi__slot *sl) {
+    for (int i = 0; i < (int)arrlen(s->names); i++)
+        if (&s->shaped[i] == sl || strcmp(s->shaped[i].name, sl->name) == 0) {
+            oi__buf_puts(b, s->names[i]);
+            return;
+        }
+    oi__buf_puts(b, sl->name); /* not a slot of this schedule: cannot happen */
 }
 
 /* A variable as the kernels see it: a leading dim known at run time only
@@ -350,7 +391,7 @@ static void oi__sy_kernel_header(oi__buf *b, const oi__sy_schedule *s, const oi_
         const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
         oi__buf_printf(b, "%s%s%s *", i || lead ? ", " : "", params[i].written ? "" : "const ",
                        lang->type_of(sl->dtype));
-        oi__sy_param_name(b, sl);
+        oi__sy_param_name(b, s, sl);
     }
     oi__buf_puts(b, arrlen(params) || lead ? ") {\n" : "void) {\n");
 }
@@ -501,7 +542,7 @@ static void oi__sy_operand(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
     oi__buf_puts(b, cast);
     if (half)
         oi__buf_puts(b, half->decode);
-    oi__sy_param_name(b, sl);
+    oi__sy_param_name(b, s, sl);
     oi__buf_puts(b, lang->index_open);
     oi__sy_broadcast_index(b, sl, oi__sy_slot_of(s, k->nodes[0]->out), index);
     oi__buf_puts(b, lang->index_close);
@@ -521,7 +562,7 @@ static void oi__sy_view_operand(oi__buf *b, const oi__sy_schedule *s, const oi__
     bool glsl = lang->functional_cast;
     const char *to_signed = glsl ? "int(" : "(int64_t)(";
     oi__buf_puts(b, lang->load_float);
-    oi__sy_param_name(b, in);
+    oi__sy_param_name(b, s, in);
     oi__buf_printf(b, "%s%s(%lld", lang->index_open, glsl ? "uint" : "(size_t)", (long long)offset);
     int outer = 0; /* the outermost dim of more than one element: no modulo */
     while (outer < out->ndim - 1 && out->shape[outer] == 1)
@@ -730,7 +771,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         if (loaded) {
             oi__sy_indent(o, depth);
             oi__buf_puts(o, "(void)");
-            oi__sy_param_name(o, in0);
+            oi__sy_param_name(o, s, in0);
             oi__buf_puts(o, ";\n");
         }
         break;
@@ -838,7 +879,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         if (k->nodes[m]->out == pn->out)
             return;
     oi__sy_indent(o, depth);
-    oi__sy_param_name(o, out);
+    oi__sy_param_name(o, s, out);
     if (lang->functional_cast)
         oi__buf_printf(o, "%s%s%s = %s(v%d);\n", lang->index_open, index, lang->index_close, lang->type_of(out->dtype), n);
     else if (half) /* an f16 or bf16 value's bits (exact: it holds such a value) */
@@ -852,7 +893,7 @@ void oi__sy_render_ew(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *l
     oi__sy_ew_statement(b, s, lang, k, n, index, depth);
 }
 
-void oi__sy_render_param_name(oi__buf *b, const oi__slot *sl) { oi__sy_param_name(b, sl); }
+void oi__sy_render_param_name(oi__buf *b, const oi__sy_schedule *s, const oi__slot *sl) { oi__sy_param_name(b, s, sl); }
 
 void oi__sy_render_double(oi__buf *b, double v) { oi__sy_double(b, v); }
 
@@ -881,7 +922,7 @@ static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         return;
     if (arrlen(mm->inputs) > 2) {
         oi__buf_printf(b, "            %s = %s + ", at, at);
-        oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, mm->inputs[2]));
         oi__buf_puts(b, "[j];\n");
     }
     const char *act = NULL;
@@ -915,7 +956,7 @@ static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi_
         return;
     if (with_bias && arrlen(mm->inputs) > 2) {
         oi__buf_printf(b, "        for (size_t j = 0; j < %s; j++)\n            acc[j] = acc[j] + ", cols);
-        oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, mm->inputs[2]));
         oi__buf_printf(b, "[%s + j];\n", c0);
     }
     const char *act = NULL;
@@ -961,18 +1002,18 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_puts(b, "    int64_t t0, t1, t2, t3;\n    oi_gemm_tile(&sp, task, &t0, &t1, &t2, &t3);\n");
         oi__buf_printf(b, "    const %s r0 = (%s)t0, r1 = (%s)t1, c0 = (%s)t2, c1 = (%s)t3;\n", it, it, it, it, it);
         oi__buf_puts(b, "    oi_gemm_packed(mk, ");
-        oi__sy_param_name(b, a);
+        oi__sy_param_name(b, s, a);
         oi__buf_printf(b, " + r0 * %lld, %lld, (int64_t)(r1 - r0), %lld, %lld, ", K, K, K, N);
-        oi__sy_param_name(b, bm);
+        oi__sy_param_name(b, s, bm);
         oi__buf_puts(b, ", (int64_t)c0, (int64_t)(c1 - c0), ");
-        oi__sy_param_name(b, c);
+        oi__sy_param_name(b, s, c);
         oi__buf_printf(b, " + r0 * %lld + c0, %lld, ", N, N);
         /* gemm's bias row: added by the micro-kernels with the first k
          * block, as the simulator's gemm adds it (no pass over C of its own) */
         bool kernel_bias = mm->ir->op == OI_OP_gemm && arrlen(mm->inputs) > 2 &&
                            oi__sy_slot_of(s, mm->inputs[2])->dtype == OI_DTYPE_F32;
         if (kernel_bias) {
-            oi__sy_param_name(b, oi__sy_slot_of(s, mm->inputs[2]));
+            oi__sy_param_name(b, s, oi__sy_slot_of(s, mm->inputs[2]));
             oi__buf_puts(b, " + c0);\n");
         } else {
             oi__buf_puts(b, "NULL);\n");
@@ -980,7 +1021,7 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         if (!oi__sy_gemm_has_tail(mm, kernel_bias) && arrlen(k->nodes) == 1)
             return;
         oi__buf_printf(b, "    for (%s r = r0; r < r1; r++) {\n        float *acc = ", it);
-        oi__sy_param_name(b, c);
+        oi__sy_param_name(b, s, c);
         oi__buf_printf(b, " + r * %lld + c0;\n", N);
         oi__sy_gemm_row_tail(b, s, mm, "c0", "c1 - c0", !kernel_bias);
         if (arrlen(k->nodes) > 1) {
@@ -1004,9 +1045,9 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
                        it, TR, M, TR, M, TC, N, TC, N);
         oi__buf_printf(b, "    float tile[%lld * %lld];\n", TR, TC);
         oi__buf_puts(b, "    oi_gemm_packed(mk, ");
-        oi__sy_param_name(b, a);
+        oi__sy_param_name(b, s, a);
         oi__buf_printf(b, " + r0 * %lld, %lld, (int64_t)(r1 - r0), %lld, %lld, ", K, K, K, N);
-        oi__sy_param_name(b, bm);
+        oi__sy_param_name(b, s, bm);
         oi__buf_printf(b, ", (int64_t)c0, (int64_t)(c1 - c0), tile, %lld, NULL);\n", TC);
         oi__buf_puts(b, "    {\n");
         oi__buf_printf(b, "        for (%s r = r0; r < r1; r++) {\n", it);
@@ -1029,9 +1070,9 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         else
             oi__buf_printf(b, "        const %s rows = %lld - r0 < (size_t)mk->mr ? %lld - r0 : (size_t)mk->mr;\n", it, M, M);
         oi__buf_puts(b, "        oi_gemm_rows(mk, ");
-        oi__sy_param_name(b, a);
+        oi__sy_param_name(b, s, a);
         oi__buf_printf(b, " + r0 * %lld, (int64_t)rows, %lld, %lld, ", K, K, N);
-        oi__sy_param_name(b, bm);
+        oi__sy_param_name(b, s, bm);
         oi__buf_printf(b, ", tile);\n        for (%s r = r0; r < r0 + rows; r++) {\n", it);
         oi__buf_printf(b, "        float *acc = tile + (r - r0) * %lld;\n", N);
         char n_text[32];
@@ -1046,10 +1087,10 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            acc[j] = 0.0f;\n", it, N);
         oi__buf_printf(b, "        for (%s p = 0; p < %lld; p++) {\n", it, K);
         oi__buf_puts(b, "            const float a = ");
-        oi__sy_param_name(b, a);
+        oi__sy_param_name(b, s, a);
         oi__buf_printf(b, "[r * %lld + p];\n", K);
         oi__buf_printf(b, "            for (%s j = 0; j < %lld; j++)\n                acc[j] = OI_S_mac(acc[j], a, ", it, N);
-        oi__sy_param_name(b, bm);
+        oi__sy_param_name(b, s, bm);
         oi__buf_printf(b, "[p * %lld + j]);\n        }\n", N);
     }
     if (!k->b_prepacked)
@@ -1063,7 +1104,7 @@ static void oi__sy_render_matmul(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_printf(b, "            %s v0 = (%s)%s;\n", lang->compute_float, lang->compute_float, at);
     if (oi__sy_slot_stored(s, mm->out) && last) {
         oi__buf_puts(b, "            ");
-        oi__sy_param_name(b, c);
+        oi__sy_param_name(b, s, c);
         oi__buf_printf(b, "[i] = %s;\n", at);
     }
     for (int n = 1; n < (int)arrlen(k->nodes); n++)
@@ -1415,9 +1456,9 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__buf_puts(b, "        const size_t cols = ");
         oi__sy_extent(b, dynamic && reduced[0], count, in->shape[0]);
         oi__buf_printf(b, ";\n        const float v = %s(", ext ? "OI_S_row_ext_f32" : "OI_S_row_sum_f32");
-        oi__sy_param_name(b, in);
+        oi__sy_param_name(b, s, in);
         oi__buf_printf(b, " + o * cols, (int64_t)cols%s);\n        ", !ext ? "" : want_max ? ", 1" : ", 0");
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_puts(b, mean ? "[o] = (float)((double)v / (double)cols);\n    }\n" : "[o] = v;\n    }\n");
         return;
     }
@@ -1433,14 +1474,14 @@ static void oi__sy_render_reduce(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__sy_reduce_index(b, in, reduced);
     if (ext) {
         oi__buf_printf(b, ";\n            acc = q ? %s(acc, (double)", want_max ? "OI_S_fmax" : "OI_S_fmin");
-        oi__sy_param_name(b, in);
+        oi__sy_param_name(b, s, in);
         oi__buf_puts(b, "[at]) : (double)");
     } else {
         oi__buf_printf(b, ";\n            acc = OI_S_%s_step(acc, ", prod ? "prod" : "sum");
     }
-    oi__sy_param_name(b, in);
+    oi__sy_param_name(b, s, in);
     oi__buf_puts(b, ext ? "[at];\n        }\n        " : "[at]);\n        }\n        ");
-    oi__sy_param_name(b, out);
+    oi__sy_param_name(b, s, out);
     if (ext) {
         oi__buf_puts(b, "[o] = (float)acc;\n    }\n");
     } else if (mean) {
@@ -1473,7 +1514,7 @@ static void oi__sy_render_softmax(oi__buf *b, const oi__sy_schedule *s, const oi
     oi__sy_loop_open(b, lang, k, "r", oi__sy_kernel_driver(s, k) >= 0, rows, in->shape[0]);
     for (int side = 0; side < 2; side++) { /* row r: its outer index, then its place among the inner ones */
         oi__buf_puts(b, side ? "        float *yr = " : "        const float *xr = ");
-        oi__sy_param_name(b, side ? out : in);
+        oi__sy_param_name(b, s, side ? out : in);
         if (inner == 1)
             oi__buf_printf(b, " + r * %lld;\n", len);
         else
@@ -1502,9 +1543,9 @@ static void oi__sy_render_all_finite(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "    int ok = 1;\n    for (%s i = 0; i < ", lang->index_type);
     oi__sy_extent(b, oi__sy_kernel_driver(s, k) >= 0, oi__shape_numel(in->ndim, in->shape), in->shape[0]);
     oi__buf_puts(b, "; i++)\n        if (!OI_S_isfinite((double)");
-    oi__sy_param_name(b, in);
+    oi__sy_param_name(b, s, in);
     oi__buf_puts(b, "[i]))\n            ok = 0;\n    ");
-    oi__sy_param_name(b, out);
+    oi__sy_param_name(b, s, out);
     oi__buf_printf(b, "[0] = (%s)ok;\n", lang->bool_type);
 }
 
@@ -1516,18 +1557,18 @@ static void oi__sy_render_copy_kernel(oi__buf *b, const oi__sy_schedule *s, cons
     if (k->tasks > 1) { /* a task's range of elements */
         oi__sy_task_range(b, lang, k, oi__shape_numel(out->ndim, out->shape));
         oi__buf_puts(b, "    memcpy(");
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_puts(b, " + lo, ");
-        oi__sy_param_name(b, in);
+        oi__sy_param_name(b, s, in);
         oi__buf_puts(b, " + lo, (hi - lo) * sizeof *");
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_puts(b, ");\n");
         return;
     }
     oi__buf_puts(b, "    memcpy(");
-    oi__sy_param_name(b, out);
+    oi__sy_param_name(b, s, out);
     oi__buf_puts(b, ", ");
-    oi__sy_param_name(b, in);
+    oi__sy_param_name(b, s, in);
     oi__buf_printf(b, ", %llu);\n", (unsigned long long)oi__sy_value_bytes_of(out));
 }
 
@@ -1572,9 +1613,9 @@ static void oi__sy_render_transpose(oi__buf *b, const oi__sy_schedule *s, const 
         after *= out->shape[d];
     }
     oi__buf_printf(b, ";\n        for (%s j = 0; j < %lld; j++)\n            ", it, inner);
-    oi__sy_param_name(b, out);
+    oi__sy_param_name(b, s, out);
     oi__buf_printf(b, "[o * %lld + j] = ", inner);
-    oi__sy_param_name(b, in);
+    oi__sy_param_name(b, s, in);
     oi__buf_printf(b, "[at + j * %lld];\n    }\n", nd ? (long long)in_stride[perm[nd - 1]] : 1LL);
 }
 
@@ -1610,21 +1651,21 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
         oi__sy_task_range(b, lang, k, rows);
     oi__sy_loop_open(b, lang, k, "r", false, rows, rows);
     oi__buf_puts(b, "        const float *xr = ");
-    oi__sy_param_name(b, in);
+    oi__sy_param_name(b, s, in);
     oi__buf_printf(b, " + r * %lld;\n        float *yr = ", n);
-    oi__sy_param_name(b, out);
+    oi__sy_param_name(b, s, out);
     oi__buf_printf(b, " + r * %lld;\n", n);
     if (pn->ir->op == OI_OP_batch_norm) { /* nn.c's: channel r %% C's mean, s / sqrt(var + eps) in double, bias */
         oi__buf_printf(b, "        const size_t oi_c = r %% %lld;\n        const float oi_mean = ", (long long)in->shape[1]);
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[3]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[3]));
         oi__buf_puts(b, "[oi_c], oi_a = (float)((double)");
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[1]));
         oi__buf_puts(b, "[oi_c] / sqrt((double)");
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[4]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[4]));
         oi__buf_puts(b, "[oi_c] + ");
         oi__sy_double(b, oi__sy_param_f(pn, "epsilon"));
         oi__buf_puts(b, ")), oi_b = ");
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[2]));
         oi__buf_printf(b, "[oi_c];\n        for (%s j = 0; j < %lld; j++)\n"
                           "            yr[j] = (xr[j] - oi_mean) * oi_a + oi_b;\n    }\n", it, n);
         return;
@@ -1656,7 +1697,7 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
         long long per_group = (long long)(in->shape[1] / groups), spatial = n / (per_group ? per_group : 1);
         oi__buf_printf(b, "            yr[j] = (xr[j] - mean) * (inv * ");
         for (int i = 1; i < 3; i++) {
-            oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[i]));
+            oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[i]));
             oi__buf_printf(b, "[r %% %lld * %lld + j / %lld]%s", (long long)groups, per_group, spatial, i == 1 ? ") + " : ";\n    }\n");
         }
         return;
@@ -1664,12 +1705,12 @@ static void oi__sy_render_norm(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, "            yr[j] = (xr[j] - mean) * inv");
     if (arrlen(pn->inputs) > 1) {
         oi__buf_puts(b, " * ");
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[1]));
         oi__buf_puts(b, "[j]");
     }
     if (arrlen(pn->inputs) > 2) {
         oi__buf_puts(b, " + ");
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[2]));
         oi__buf_puts(b, "[j]");
     }
     oi__buf_puts(b, ";\n    }\n");
@@ -1682,7 +1723,7 @@ static void oi__sy_render_head(oi__buf *b, const oi__sy_schedule *s, const oi__s
                                long long heads_per_batch) {
     const int64_t *st = k->view_stride[op];
     oi__buf_printf(b, "        %sfloat *%s = ", op == 3 ? "" : "const ", name);
-    oi__sy_param_name(b, oi__sy_slot_of(s, k->view_slot[op]));
+    oi__sy_param_name(b, s, oi__sy_slot_of(s, k->view_slot[op]));
     oi__buf_printf(b, " + h / %lld * %lld + h %% %lld * %lld;\n", heads_per_batch, (long long)st[0], heads_per_batch,
                    (long long)st[1]);
 }
@@ -1713,7 +1754,7 @@ static void oi__sy_render_attention_mask(oi__buf *b, const oi__sy_schedule *s, c
         int64_t st[4];
         oi__sy_mask_strides(mask, st);
         oi__buf_printf(b, "                const %s *m_row = ", lang->type_of(mask->dtype));
-        oi__sy_param_name(b, mask);
+        oi__sy_param_name(b, s, mask);
         oi__buf_printf(b, " + h / %lld * %lld + h %% %lld * %lld + (i0 + r) * %lld;\n", heads, (long long)st[0], heads,
                        (long long)st[1], (long long)st[2]);
         char at[48];
@@ -1754,7 +1795,7 @@ static void oi__sy_render_attention_direct(oi__buf *b, const oi__sy_schedule *s,
         int64_t st[4];
         oi__sy_mask_strides(mask, st);
         oi__buf_puts(b, "            at.mask = ");
-        oi__sy_param_name(b, mask);
+        oi__sy_param_name(b, s, mask);
         oi__buf_printf(b, " + h / %lld * %lld + h %% %lld * %lld;\n", heads, (long long)st[0], heads, (long long)st[1]);
         oi__buf_printf(b, "            at.mask_f32 = %s, at.mask_rs = %lld, at.mask_ks = %lld;\n",
                        mask->dtype == OI_DTYPE_F32 ? "true" : "false", (long long)st[2], (long long)st[3]);
@@ -1839,7 +1880,7 @@ static void oi__sy_render_kv_head(oi__buf *b, const oi__sy_schedule *s, const oi
                                   const char *head, long long per_batch) {
     const int64_t *st = k->view_stride[op];
     oi__buf_printf(b, "        %sfloat *%s = ", op == 3 ? "" : "const ", name);
-    oi__sy_param_name(b, oi__sy_slot_of(s, k->view_slot[op]));
+    oi__sy_param_name(b, s, oi__sy_slot_of(s, k->view_slot[op]));
     oi__buf_printf(b, " + %s / %lld * %lld + %s %% %lld * %lld;\n", head, per_batch, (long long)st[0], head, per_batch,
                    (long long)st[1]);
 }
@@ -1931,10 +1972,10 @@ static oi__sy_gather_dims oi__sy_gather_shape(const oi__sy_schedule *s, const oi
 }
 
 /* "const int64_t q = ids[i];": index i of the indices, in 64 bits of its sign */
-static void oi__sy_gather_load(oi__buf *b, const oi__slot *idx, int depth) {
+static void oi__sy_gather_load(oi__buf *b, const oi__sy_schedule *s, const oi__slot *idx, int depth) {
     oi__sy_indent(b, depth);
     oi__buf_puts(b, oi__dtype_is_signed(idx->dtype) ? "const int64_t q = " : "const uint64_t q = ");
-    oi__sy_param_name(b, idx);
+    oi__sy_param_name(b, s, idx);
     oi__buf_puts(b, "[i];\n");
 }
 
@@ -1952,7 +1993,7 @@ static void oi__sy_render_gather(oi__buf *b, const oi__sy_schedule *s, const oi_
     }
     oi__sy_indent(b, depth);
     oi__buf_printf(b, "for (%s i = 0; i < %lld; i++) {\n", it, (long long)g.count);
-    oi__sy_gather_load(b, idx, depth + 1);
+    oi__sy_gather_load(b, s, idx, depth + 1);
     oi__sy_indent(b, depth + 1);
     if (oi__dtype_is_signed(idx->dtype))
         oi__buf_printf(b, "const int64_t at = q < 0 ? q + %lld : q;\n", (long long)g.dim);
@@ -1970,16 +2011,16 @@ static void oi__sy_render_gather(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__sy_indent(b, depth + 1);
     if (g.inner > 1) {
         oi__buf_puts(b, "memcpy(");
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_printf(b, " + %s * %lld, ", dst, (long long)g.inner);
-        oi__sy_param_name(b, data);
+        oi__sy_param_name(b, s, data);
         oi__buf_printf(b, " + %s * %lld, %lld * sizeof *", src, (long long)g.inner, (long long)g.inner);
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_puts(b, ");\n");
     } else {
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_printf(b, "[%s] = ", dst);
-        oi__sy_param_name(b, data);
+        oi__sy_param_name(b, s, data);
         oi__buf_printf(b, "[%s];\n", src);
     }
     oi__sy_indent(b, depth);
@@ -2018,11 +2059,11 @@ static void oi__sy_render_concat(oi__buf *b, const oi__sy_schedule *s, const oi_
         if (outer > 1)
             oi__buf_printf(b, "    for (%s o = 0; o < %lld; o++)\n    ", lang->index_type, (long long)outer);
         oi__buf_puts(b, "    memcpy(");
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_printf(b, outer > 1 ? " + o * %lld + %lld, " : " + %lld * 0 + %lld, ", row, (long long)(at * after));
-        oi__sy_param_name(b, in);
+        oi__sy_param_name(b, s, in);
         oi__buf_printf(b, outer > 1 ? " + o * %lld, %lld * sizeof *" : " + %lld * 0, %lld * sizeof *", run, run);
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_puts(b, ");\n");
         at += in->shape[axis];
     }
@@ -2052,18 +2093,18 @@ static void oi__sy_render_strided(oi__buf *b, const oi__sy_schedule *s, const oi
     oi__buf_puts(b, ";\n");
     if (last == 1) {
         oi__buf_puts(b, "        memcpy(");
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_printf(b, " + o * %lld, ", inner);
-        oi__sy_param_name(b, in);
+        oi__sy_param_name(b, s, in);
         oi__buf_printf(b, " + at, %lld * sizeof *", inner);
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_puts(b, ");\n    }\n");
         return;
     }
     oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n            ", lang->index_type, inner);
-    oi__sy_param_name(b, out);
+    oi__sy_param_name(b, s, out);
     oi__buf_printf(b, "[o * %lld + j] = ", inner);
-    oi__sy_param_name(b, in);
+    oi__sy_param_name(b, s, in);
     oi__buf_printf(b, "[at + (int64_t)j * %lld];\n    }\n", last);
 }
 
@@ -2107,9 +2148,9 @@ static void oi__sy_render_pad(oi__buf *b, const oi__sy_schedule *s, const oi__sy
     }
     oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++) {\n", lang->index_type, inner);
     oi__buf_printf(b, "            const int64_t src = oi_map%d[j];\n            ", nd - 1);
-    oi__sy_param_name(b, out);
+    oi__sy_param_name(b, s, out);
     oi__buf_printf(b, "[o * %lld + j] = %s", inner, tile ? "" : "inside && src >= 0 ? ");
-    oi__sy_param_name(b, in);
+    oi__sy_param_name(b, s, in);
     oi__buf_puts(b, tile ? "[at + src];\n        }\n    }\n" : "[at + src] : fill;\n        }\n    }\n");
 }
 
@@ -2121,11 +2162,11 @@ static void oi__sy_render_layout(oi__buf *b, const oi__sy_schedule *s, const oi_
     if (oi__shape_numel(out->ndim, out->shape) == 0) { /* an empty slice or piece: nothing to copy */
         for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
             oi__buf_puts(b, "    (void)");
-            oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[i]));
+            oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[i]));
             oi__buf_puts(b, ";\n");
         }
         oi__buf_puts(b, "    (void)");
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_puts(b, ";\n");
         return;
     }
@@ -2186,9 +2227,9 @@ static void oi__sy_render_gather_check(oi__buf *b, const oi__sy_schedule *s, con
     oi__sy_gather_dims g = oi__sy_gather_shape(s, pn);
     oi__buf_printf(b, "/* k%d's indices: the first one out of range, or -1 */\n", k->id);
     oi__buf_printf(b, "static int64_t %s_k%d_check(const %s *", prefix, k->id, lang->type_of(idx->dtype));
-    oi__sy_param_name(b, idx);
+    oi__sy_param_name(b, s, idx);
     oi__buf_printf(b, ") {\n    for (%s i = 0; i < %lld; i++) {\n", lang->index_type, (long long)g.count);
-    oi__sy_gather_load(b, idx, 2);
+    oi__sy_gather_load(b, s, idx, 2);
     if (oi__dtype_is_signed(idx->dtype))
         oi__buf_printf(b, "        if (q < -%lld || q >= %lld)\n", (long long)g.dim, (long long)g.dim);
     else
@@ -2208,7 +2249,7 @@ static void oi__sy_conv_store(oi__buf *b, const oi__sy_schedule *s, const oi__pn
     oi__buf_printf(b, "const float oi_v = %s", v);
     if (arrlen(pn->inputs) > 2) {
         oi__buf_puts(b, " + ");
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[2]));
         oi__buf_printf(b, "[%s]", ch);
     }
     oi__buf_puts(b, " + 0.0f;\n");
@@ -2233,7 +2274,7 @@ static void oi__sy_render_conv_small(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "            float *oi_ci = oi_yg + oi_t * %lld;\n", out_sp);
     oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n                oi_ci[oi_j] = ", it, out_sp);
     if (arrlen(pn->inputs) > 2) {
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[2]));
         oi__buf_printf(b, "[grp * %lld + oi_t];\n", mg);
     } else {
         oi__buf_puts(b, "0.0f;\n");
@@ -2348,8 +2389,8 @@ static void oi__sy_render_matmul_dots(oi__buf *b, const oi__sy_schedule *s, cons
     memset(&small, 0, sizeof small);
     memset(&big, 0, sizeof big);
     (void)name;
-    oi__sy_param_name(&small, a);
-    oi__sy_param_name(&big, bm);
+    oi__sy_param_name(&small, s, a);
+    oi__sy_param_name(&big, s, bm);
     oi__sy_render_dots(b, s, lang, k, small.data, big.data, K, M, N, oi__sy_matmul_dot_store);
     oi__buf_free(&small);
     oi__buf_free(&big);
@@ -2359,7 +2400,7 @@ static void oi__sy_render_matmul_dots(oi__buf *b, const oi__sy_schedule *s, cons
     oi__buf_puts(b, " */\n");
     if (oi__sy_slot_stored(s, mm->out) && last) {
         oi__buf_puts(b, "        ");
-        oi__sy_param_name(b, c);
+        oi__sy_param_name(b, s, c);
         oi__buf_puts(b, "[i] = oi_c[i];\n");
     }
     for (int n = 1; n < (int)arrlen(k->nodes); n++)
@@ -2424,7 +2465,7 @@ static void oi__sy_render_conv_depthwise(oi__buf *b, const oi__sy_schedule *s, c
     oi__buf_printf(b, "        for (%s oi_t = 0; oi_t < %lld; oi_t++) {\n", it, mg);
     oi__buf_printf(b, "            const float *oi_wk = oi_wg + oi_t * %lld;\n            const float oi_b = ", ksp);
     if (arrlen(pn->inputs) > 2) {
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[2]));
         oi__buf_printf(b, "[grp * %lld + oi_t];\n", mg);
     } else {
         oi__buf_puts(b, "0.0f;\n");
@@ -2485,12 +2526,12 @@ static void oi__sy_render_avg_pool(oi__buf *b, const oi__sy_schedule *s, const o
     oi__buf_printf(b, "                        if (oi_iy < 0 || oi_iy >= %lld || oi_ix < 0 || oi_ix >= %lld)\n"
                       "                            continue;\n                        sum += (double)", (long long)g->in_h,
                    (long long)g->in_w);
-    oi__sy_param_name(b, x);
+    oi__sy_param_name(b, s, x);
     oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_iy) * %lld + (size_t)oi_ix];\n"
                       "                        oi_n += 1.0;\n                    }\n                }\n", (long long)g->in_h,
                    (long long)g->in_w);
     oi__buf_puts(b, "                ");
-    oi__sy_param_name(b, y);
+    oi__sy_param_name(b, s, y);
     oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_oy) * %lld + (size_t)oi_ox] = (float)(sum / %s);\n",
                    (long long)g->out_h, (long long)g->out_w, include ? "(oi_ny * oi_nx)" : "oi_n");
     oi__buf_printf(b, "                (void)oi_ny, (void)oi_nx, (void)oi_n;\n            }\n");
@@ -2521,10 +2562,10 @@ static void oi__sy_render_topk(oi__buf *b, const oi__sy_schedule *s, const oi__s
         snprintf(at, sizeof at, " * %lld", inner);
     oi__sy_loop_open(b, lang, k, "oi_r", false, rows, rows);
     oi__buf_printf(b, "        const %s *oi_xr = ", t);
-    oi__sy_param_name(b, x);
+    oi__sy_param_name(b, s, x);
     oi__buf_printf(b, " + oi_r / %lld * %lld + oi_r %% %lld;\n        %s *oi_yr = ", inner, n * inner, inner,
                    lang->type_of(y->dtype));
-    oi__sy_param_name(b, y);
+    oi__sy_param_name(b, s, y);
     oi__buf_printf(b, " + oi_r / %lld * %lld + oi_r %% %lld;\n", inner, kk * inner, inner);
     oi__buf_printf(b, "        uint64_t oi_key[%lld];\n        int64_t oi_order[%lld];\n", n, kk);
     oi__buf_printf(b, "        for (%s j = 0; j < %lld; j++)\n", it, n);
@@ -2557,7 +2598,7 @@ static void oi__sy_render_conv_t(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_printf(b, "            double oi_plane[%lld];\n            for (%s oi_q = 0; oi_q < %lld; oi_q++)\n", out_sp, it, out_sp);
     if (arrlen(pn->inputs) > 2) {
         oi__buf_puts(b, "                oi_plane[oi_q] = (double)");
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[2]));
         oi__buf_puts(b, "[oi_c];\n");
     } else {
         oi__buf_puts(b, "                oi_plane[oi_q] = 0.0;\n");
@@ -2573,13 +2614,13 @@ static void oi__sy_render_conv_t(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_puts(b, "                    float oi_acc = 0.0f;\n");
     oi__buf_printf(b, "                    for (%s oi_i = 0; oi_i < %lld; oi_i++)\n", it, cg);
     oi__buf_puts(b, "                        oi_acc = OI_S_mac(oi_acc, ");
-    oi__sy_param_name(b, w);
+    oi__sy_param_name(b, s, w);
     oi__buf_printf(b, "[((oi_g * %lld + oi_i) * %lld + oi_m) * %lld + oi_k], ", cg, mg, k_sp);
-    oi__sy_param_name(b, x);
+    oi__sy_param_name(b, s, x);
     oi__buf_printf(b, "[(oi_n * %lld + oi_g * %lld + oi_i) * %lld + oi_q]);\n", (long long)g->in_c, cg, in_sp);
     oi__buf_printf(b, "                    oi_plane[oi_oh * %lld + oi_ow] += (double)oi_acc;\n                }\n", (long long)g->out_w);
     oi__buf_printf(b, "            for (%s oi_q = 0; oi_q < %lld; oi_q++)\n                ", it, out_sp);
-    oi__sy_param_name(b, y);
+    oi__sy_param_name(b, s, y);
     oi__buf_printf(b, "[(oi_n * %lld + oi_c) * %lld + oi_q] = (float)oi_plane[oi_q];\n        }\n", (long long)g->out_c, out_sp);
 }
 
@@ -2595,17 +2636,17 @@ static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__s
             oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n"
                             "    const int oi_isa = mk->mr == 12 ? 2 : mk->mr == 6 ? 1 : 0;\n");
             oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++)\n        ", it, planes);
-            oi__sy_param_name(b, y);
+            oi__sy_param_name(b, s, y);
             oi__buf_puts(b, "[p] = (float)(oi__conv_sum_f32_at(oi_isa, ");
-            oi__sy_param_name(b, x);
+            oi__sy_param_name(b, s, x);
             oi__buf_printf(b, " + p * %lld, %lld) / %lld.0);\n", area, area, area);
             return;
         }
         oi__buf_printf(b, "    for (%s p = 0; p < %lld; p++) {\n        double sum = 0.0;\n", it, planes);
         oi__buf_printf(b, "        for (%s i = 0; i < %lld; i++)\n            sum += (double)", it, area);
-        oi__sy_param_name(b, x);
+        oi__sy_param_name(b, s, x);
         oi__buf_printf(b, "[p * %lld + i];\n        ", area);
-        oi__sy_param_name(b, y);
+        oi__sy_param_name(b, s, y);
         if (area)
             oi__buf_printf(b, "[p] = (float)(sum / %lld.0);\n    }\n", area);
         else
@@ -2633,12 +2674,12 @@ static void oi__sy_render_pool(oi__buf *b, const oi__sy_schedule *s, const oi__s
                    (long long)g->s_w, (long long)g->p_w, (long long)g->d_w);
     oi__buf_printf(b, "                        const %s v = oi_ix < 0 || oi_ix >= %lld ? -INFINITY : %s", acc,
                    (long long)g->in_w, bytes ? "(double)" : "");
-    oi__sy_param_name(b, x);
+    oi__sy_param_name(b, s, x);
     oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_iy) * %lld + (size_t)oi_ix];\n", (long long)g->in_h,
                    (long long)g->in_w);
     oi__buf_puts(b, "                        if (m == m && (v > m || v != v)) /* once NaN, stays NaN */\n"
                     "                            m = v;\n                    }\n                }\n                ");
-    oi__sy_param_name(b, y);
+    oi__sy_param_name(b, s, y);
     oi__buf_printf(b, "[((size_t)p * %lld + (size_t)oi_oy) * %lld + (size_t)oi_ox] = ", (long long)g->out_h,
                    (long long)g->out_w);
     /* a window wholly in the padding keeps -inf: 0 in dtype.c's integer store (saturated to
@@ -2701,10 +2742,10 @@ static void oi__sy_render_conv_epilogue(oi__buf *b, const oi__sy_schedule *s, co
         if (n == 1) {
             oi__buf_puts(b, "oi_y + oi_e0, ");
         } else {
-            oi__sy_param_name(b, oi__sy_slot_of(s, k->nodes[last]->out));
+            oi__sy_param_name(b, s, oi__sy_slot_of(s, k->nodes[last]->out));
             oi__buf_puts(b, " + oi_e0, ");
         }
-        oi__sy_param_name(b, oi__sy_slot_of(s, k->nodes[last]->out));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, k->nodes[last]->out));
         oi__buf_puts(b, " + oi_e0, (int64_t)(oi_e1 - oi_e0), ");
         if (hard) { /* alpha and beta rounded to f32, as elementwise.c reads them */
             bool sig = pn->ir->op == OI_OP_hard_sigmoid;
@@ -2740,7 +2781,7 @@ static void oi__sy_render_conv_wide(oi__buf *b, const oi__sy_schedule *s, const 
     long long out_sp = (long long)(g->out_h * g->out_w), k_sp = (long long)(g->k_h * g->k_w), cg = (long long)g->cg;
     if (oi__sy_slot_stored(s, pn->out)) {
         oi__buf_puts(b, "    double *oi_y = ");
-        oi__sy_param_name(b, y);
+        oi__sy_param_name(b, s, y);
         oi__buf_puts(b, ";\n");
     } else {
         oi__buf_printf(b, "    double oi_y[%lld];\n", (long long)oi__shape_numel(y->ndim, y->shape));
@@ -2760,17 +2801,17 @@ static void oi__sy_render_conv_wide(oi__buf *b, const oi__sy_schedule *s, const 
     oi__buf_printf(b, "                            const int64_t oi_ix = oi_ox * %lld - %lld + oi_kx * %lld;\n",
                    (long long)g->s_w, (long long)g->p_w, (long long)g->d_w);
     oi__buf_puts(b, "                            oi_acc = OI_S_mac(oi_acc, ");
-    oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[1]));
+    oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[1]));
     oi__buf_printf(b, "[(oi_c * %lld + oi_i) * %lld + (size_t)(oi_ky * %lld + oi_kx)],\n", cg, k_sp, (long long)g->k_w);
     oi__buf_printf(b, "                                oi_iy < 0 || oi_iy >= %lld || oi_ix < 0 || oi_ix >= %lld ? 0.0 : ",
                    (long long)g->in_h, (long long)g->in_w);
-    oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[0]));
+    oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[0]));
     oi__buf_printf(b, "[(oi_n * %lld + oi_g * %lld + oi_i) * %lld + (size_t)(oi_iy * %lld + oi_ix)]);\n",
                    (long long)g->in_c, cg, (long long)(g->in_h * g->in_w), (long long)g->in_w);
     oi__buf_puts(b, "                        }\n                    }\n");
     if (arrlen(pn->inputs) > 2) {
         oi__buf_puts(b, "                oi_acc += ");
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[2]));
         oi__buf_puts(b, "[oi_c];\n");
     }
     if (act && strcmp(act, "relu") == 0)
@@ -2793,7 +2834,7 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
     long long numel = (long long)oi__shape_numel(y->ndim, y->shape);
     if (oi__sy_slot_stored(s, pn->out)) {
         oi__buf_puts(b, "    float *oi_y = ");
-        oi__sy_param_name(b, y);
+        oi__sy_param_name(b, s, y);
         oi__buf_puts(b, ";\n");
     } else {
         oi__buf_printf(b, "    float oi_y[%lld];\n", numel);
@@ -2822,11 +2863,11 @@ static void oi__sy_render_conv(oi__buf *b, const oi__sy_schedule *s, const oi__s
     else
         oi__buf_printf(b, "    for (%s grp = 0; grp < %lld; grp++) {\n", it, (long long)g->group);
     oi__buf_puts(b, "        const float *oi_xg = ");
-    oi__sy_param_name(b, x);
+    oi__sy_param_name(b, s, x);
     oi__buf_printf(b, " + (n * %lld + grp * %lld) * %lld;\n", (long long)g->in_c, (long long)g->cg,
                    (long long)(g->in_h * g->in_w));
     oi__buf_puts(b, "        const float *oi_wg = ");
-    oi__sy_param_name(b, w);
+    oi__sy_param_name(b, s, w);
     oi__buf_printf(b, " + grp * %lld;\n", mg * rows);
     oi__buf_printf(b, "        float *oi_yg = oi_y + (n * %lld + grp * %lld) * %lld;\n", (long long)g->out_c, mg, out_sp);
     if (g->path == OI__SY_CONV_SMALL)
@@ -2883,7 +2924,7 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
     for (int i = 0; i < (int)arrlen(params); i++) {
         const oi__slot *sl = oi__sy_slot_of(s, params[i].slot);
         oi__buf_printf(b, "    %s%s *", params[i].written ? "" : "const ", lang->type_of(sl->dtype));
-        oi__sy_param_name(b, sl);
+        oi__sy_param_name(b, s, sl);
         oi__buf_puts(b, ";\n");
     }
     bool dynamic = oi__sy_kernel_driver(s, k) >= 0;
@@ -2897,7 +2938,7 @@ static void oi__sy_render_task_entry(oi__buf *b, const oi__sy_schedule *s, const
                    oi__sy_kernel_a8(k) ? ", a->q8_x, a->q8_d, a->q8_s, a->q8_dot" : "");
     for (int i = 0; i < (int)arrlen(params); i++) {
         oi__buf_puts(b, ", a->");
-        oi__sy_param_name(b, oi__sy_slot_of(s, params[i].slot));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, params[i].slot));
     }
     oi__buf_puts(b, ");\n}\n\n");
 }
@@ -2924,11 +2965,11 @@ static void oi__sy_render_rope(oi__buf *b, const oi__sy_schedule *s, const oi__s
     if (pos->ndim == 2) /* positions per batch: [x.shape[0], seq] */
         oi__buf_printf(b, " + oi_r / %lld * %lld", (long long)batch_div, (long long)seq_len);
     oi__buf_puts(b, ";\n        const double rope_p = (double)");
-    oi__sy_param_name(b, pos);
+    oi__sy_param_name(b, s, pos);
     oi__buf_puts(b, "[rope_at];\n        const float *oi_xr = ");
-    oi__sy_param_name(b, x);
+    oi__sy_param_name(b, s, x);
     oi__buf_printf(b, " + oi_r * %lld;\n        float *oi_yr = ", (long long)n);
-    oi__sy_param_name(b, out);
+    oi__sy_param_name(b, s, out);
     oi__buf_printf(b, " + oi_r * %lld;\n", (long long)n);
     oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++) {\n", it, half);
     oi__buf_puts(b, "            const double rope_t = OI_S_rope_angle(rope_p, ");
@@ -2969,7 +3010,7 @@ static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi_
         snprintf(at, sizeof at, "oi_j * %lld", inner);
     oi__sy_loop_open(b, lang, k, "oi_r", false, rows, rows);
     oi__buf_printf(b, "        const %s *oi_xr = ", t);
-    oi__sy_param_name(b, x);
+    oi__sy_param_name(b, s, x);
     if (inner == 1)
         oi__buf_printf(b, " + oi_r * %lld;\n", n);
     else /* row oi_r: its outer index, then its place among the inner ones */
@@ -2978,7 +3019,7 @@ static void oi__sy_render_argmax(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_printf(b, "        for (%s oi_j = 1; oi_j < %lld; oi_j++)\n", it, n);
     oi__buf_printf(b, "            if (%s(oi_xr[%s], oi_best)) {\n                oi_best = oi_xr[%s];\n", better, at, at);
     oi__buf_puts(b, "                oi_at = (int64_t)oi_j;\n            }\n        ");
-    oi__sy_param_name(b, out);
+    oi__sy_param_name(b, s, out);
     oi__buf_puts(b, "[oi_r] = oi_at;\n    }\n");
 }
 
@@ -3005,11 +3046,11 @@ static void oi__sy_render_matmul_any(oi__buf *b, const oi__sy_schedule *s, const
     oi__slot a_batch = *a, b_batch = *bm, c_batch = *c; /* the batch dims alone */
     a_batch.ndim -= 2, b_batch.ndim -= 2, c_batch.ndim -= 2;
     oi__buf_printf(b, "    for (%s oi_t = 0; oi_t < %lld; oi_t++) {\n        const %s *oi_pa = ", it, (long long)g.batches, t);
-    oi__sy_param_name(b, a);
+    oi__sy_param_name(b, s, a);
     oi__buf_puts(b, " + (");
     oi__sy_broadcast_index(b, &a_batch, &c_batch, "oi_t");
     oi__buf_printf(b, ") * %lld;\n        const %s *oi_pb = ", (long long)(g.m * g.k), t);
-    oi__sy_param_name(b, bm);
+    oi__sy_param_name(b, s, bm);
     oi__buf_puts(b, " + (");
     oi__sy_broadcast_index(b, &b_batch, &c_batch, "oi_t");
     oi__buf_printf(b, ") * %lld;\n", (long long)(g.k * g.n));
@@ -3032,7 +3073,7 @@ static void oi__sy_render_matmul_any(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_puts(b, "                /* ");
     oi__sy_render_stmt(b, pn);
     oi__buf_puts(b, " */\n                ");
-    oi__sy_param_name(b, c);
+    oi__sy_param_name(b, s, c);
     if (pn->ir->op != OI_OP_gemm) {
         oi__buf_printf(b, "[oi_e] = (%s)oi_acc[oi_j];\n            }\n        }\n    }\n", t);
         return;
@@ -3047,7 +3088,7 @@ static void oi__sy_render_matmul_any(oi__buf *b, const oi__sy_schedule *s, const
         oi__buf_printf(b, " + (%s)(", t);
         oi__sy_double(b, beta);
         oi__buf_puts(b, " * ");
-        oi__sy_param_name(b, oi__sy_slot_of(s, pn->inputs[2]));
+        oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[2]));
         oi__buf_puts(b, "[");
         oi__sy_broadcast_index(b, oi__sy_slot_of(s, pn->inputs[2]), &c_mat, "oi_e");
         oi__buf_puts(b, "])");
@@ -3114,27 +3155,27 @@ static void oi__sy_render_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi
             oi__sy_task_range(b, lang, k, n);
         oi__sy_loop_open(b, lang, k, "oi_j", false, n, n);
         oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++)\n            ", lang->index_type, m);
-        oi__sy_param_name(b, out);
+        oi__sy_param_name(b, s, out);
         oi__buf_printf(b, "[oi_i * %lld + oi_j] = %s(", n, q8_0 ? "oi__dot_q8_0" : "oi__dot_q4");
-        oi__sy_param_name(b, x);
+        oi__sy_param_name(b, s, x);
         oi__buf_printf(b, " + oi_i * %lld, ", kk);
-        oi__sy_param_name(b, w);
+        oi__sy_param_name(b, s, w);
         oi__buf_printf(b, " + oi_j * %lld, %lld%s);\n    }\n", rb, kk, q8_0 ? "" : strcmp(f, "OI__Q4_1") == 0 ? ", true" : ", false");
         return;
     }
     oi__buf_puts(b, "    (void)");
-    oi__sy_param_name(b, x);
+    oi__sy_param_name(b, s, x);
     oi__buf_puts(b, "; /* read as q8_x: rounded by the step */\n");
     if (k->tasks > 1)
         oi__sy_task_range(b, lang, k, n);
     oi__buf_printf(b, "    oi__q8dot_rows(q8_dot, %s, ", f);
-    oi__sy_param_name(b, w);
+    oi__sy_param_name(b, s, w);
     if (k->tasks > 1)
         oi__buf_printf(b, ", %lld, lo, hi", rb);
     else
         oi__buf_printf(b, ", %lld, 0, %lld", rb, n);
     oi__buf_printf(b, ", q8_x, q8_d, q8_s, %lld, %lld, ", m, kk / 32);
-    oi__sy_param_name(b, out);
+    oi__sy_param_name(b, s, out);
     oi__buf_printf(b, ", %lld);\n", n);
 }
 

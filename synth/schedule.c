@@ -2514,6 +2514,9 @@ void oi__sy_schedule_free(oi__sy_schedule *s) {
         arrfree(s->buffers[i].tensors);
     arrfree(s->buffers);
     arrfree(s->shaped);
+    for (int i = 0; i < (int)arrlen(s->names); i++)
+        oi__free(s->names[i]);
+    arrfree(s->names);
     memset(s, 0, sizeof *s);
 }
 
@@ -2547,6 +2550,8 @@ oi_status oi__sy_schedule_build(const oi__plan *plan, const oi__sy_options *opti
     }
     if (st == OI_OK)
         st = oi__sy_infer_dynamic(out);
+    if (st == OI_OK)
+        st = oi__sy_name_slots(out);
     if (st == OI_OK)
         st = oi__sy_liveness(out);
     if (st == OI_OK)

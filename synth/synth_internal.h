@@ -225,6 +225,7 @@ typedef struct oi__sy_schedule {
     oi__sy_step *steps;     /* stb array: the entry block         */
     oi__sy_buffer *buffers; /* stb array, one per plan slot       */
     oi__slot *shaped;       /* stb array: the plan's slots, a dynamic leading dim at its bound */
+    char **names;           /* stb array: each slot's name in the kernels (render.c's oi__sy_name_slots) */
     int n_positions;
     bool packed_gemm;       /* some kernel is packed: the folder gets oi_gemm.h */
     bool threaded;          /* some kernel has tasks: the folder gets oi_runtime.h */
@@ -401,7 +402,8 @@ void oi__sy_render_stmt(oi__buf *b, const oi__pnode *pn);
 void oi__sy_render_ew(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k, int n,
                       const char *index, int depth);
 /* A variable's name as the kernels print it (a reserved word gets '_'). */
-void oi__sy_render_param_name(oi__buf *b, const oi__slot *sl);
+void oi__sy_render_param_name(oi__buf *b, const oi__sy_schedule *s, const oi__slot *sl);
+oi_status oi__sy_name_slots(oi__sy_schedule *s);
 /* A double as a C/GLSL literal. */
 void oi__sy_render_double(oi__buf *b, double v);
 

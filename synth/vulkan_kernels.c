@@ -15,8 +15,8 @@
  * ("_w", "_hi", "_write", "_read", "_at"), its '_' left out after a name
  * that render.c renamed with one (p_ gives p_w, lo_ lo_write): GLSL
  * reserves every name holding "__", and glslc warns of them. */
-static void oi__vk_helper_name(oi__buf *b, const oi__slot *sl, const char *suffix) {
-    oi__sy_render_param_name(b, sl);
+static void oi__vk_helper_name(oi__buf *b, const oi__sy_schedule *s, const oi__slot *sl, const char *suffix) {
+    oi__sy_render_param_name(b, s, sl);
     if (b->len > 0 && b->data[b->len - 1] == '_' && suffix[0] == '_')
         suffix++;
     oi__buf_puts(b, suffix);
@@ -33,7 +33,7 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
     const oi__slot *sl = oi__vk_slot(s, slot);
     if (sl->dtype == OI_DTYPE_U8) {
         oi__buf_puts(b, "/* ");
-        oi__sy_render_param_name(b, sl);
+        oi__sy_render_param_name(b, s, sl);
         oi__buf_puts(b, ": u8 (ggml blocks), read by byte in model_u */\n");
         return;
     }
@@ -42,7 +42,7 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
     memset(&at, 0, sizeof at);
     if (buf->home == OI__SY_PREFIX) {
         oi__buf_puts(&at, "pc.");
-        oi__vk_helper_name(&at, sl, "_at");
+        oi__vk_helper_name(&at, s, sl, "_at");
     } else {
         oi__buf_printf(&at, "%lluu", (unsigned long long)(oi__vk_buffer_at(buf) / 4));
     }
@@ -50,19 +50,19 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
     if (sl->dtype == OI_DTYPE_BOOL) { /* a byte among the words: read and written by OI_BYTE_* */
         const char *words = oi__vk_int_words(buf, model);
         oi__buf_puts(b, "#define ");
-        oi__vk_helper_name(b, sl, "_read");
+        oi__vk_helper_name(b, s, sl, "_read");
         if (model) { /* read only, from its word: tensors are 8-aligned in the file */
             oi__buf_printf(b, "(i) OI_BYTE_READ(%s, 4u * (%s - pc.oi_mb) + (i)) /* bool: a byte */\n", words, at.data);
         } else {
             unsigned long long byte = (unsigned long long)oi__vk_buffer_at(buf);
             oi__buf_printf(b, "(i) OI_BYTE_READ(%s, %lluu + (i)) /* bool: a byte */\n#define ", words, byte);
-            oi__vk_helper_name(b, sl, "_write");
+            oi__vk_helper_name(b, s, sl, "_write");
             oi__buf_printf(b, "(i, v) OI_BYTE_WRITE(%s, %lluu + (i), v)\n", words, byte);
         }
         oi__buf_puts(b, "#define "); /* an elementwise kernel's operand: 0u or 1u */
-        oi__sy_render_param_name(b, sl);
+        oi__sy_render_param_name(b, s, sl);
         oi__buf_puts(b, "(i) ");
-        oi__vk_helper_name(b, sl, "_read");
+        oi__vk_helper_name(b, s, sl, "_read");
         oi__buf_puts(b, "(i)\n");
         oi__buf_free(&at);
         return;
@@ -71,7 +71,7 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
         const char *words = oi__vk_int_words(buf, model);
         for (int m = 0; m < (model ? 1 : 2); m++) {
             oi__buf_puts(b, "#define ");
-            oi__vk_helper_name(b, sl, m ? "_write" : "");
+            oi__vk_helper_name(b, s, sl, m ? "_write" : "");
             oi__buf_printf(b, m ? "(i, v) OI_I64_WRITE(%s, %s%s + 2u * (i), v)\n"
                                 : "(i) OI_I64(%s, %s%s + 2u * (i)) /* i64 */\n",
                            words, at.data, model ? " - pc.oi_mb" : "");
@@ -88,7 +88,7 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
         if (m == 1 && !wide)
             continue;
         oi__buf_puts(b, "#define ");
-        oi__vk_helper_name(b, sl, names[m]);
+        oi__vk_helper_name(b, s, sl, names[m]);
         oi__buf_printf(b, "(i) %s%s%s + %s%s%s\n", open, at.data, model ? " - pc.oi_mb" : "", index[m], close,
                        m == 0 ? (wide ? " /* i64: the low word */" : " /* i32 */") : "");
     }
@@ -106,25 +106,25 @@ static void oi__vk_macros(oi__buf *b, const oi__sy_gpu *g, const oi__sy_schedule
         }
         if (buf->table_view) { /* the decoder's attention addresses the table itself */
             oi__buf_puts(b, "/* ");
-            oi__sy_render_param_name(b, sl);
+            oi__sy_render_param_name(b, s, sl);
             oi__buf_puts(b, ": a slice of a table, read in place in the state */\n");
             continue;
         }
         if (oi__vk_half(g, s, params[i].slot)) {
             /* read as float; a store goes through oi_st_NAME (oi__vk_rewrite_stores) */
             oi__buf_puts(b, "#define ");
-            oi__sy_render_param_name(b, sl);
+            oi__sy_render_param_name(b, s, sl);
             oi__buf_printf(b, "(i) float(arena16[%lluu + (i)]) /* f32, a temporary stored as f16 */\n#define oi_st_",
                            (unsigned long long)(buf->offset / 2));
-            oi__sy_render_param_name(b, sl);
+            oi__sy_render_param_name(b, s, sl);
             oi__buf_printf(b, "(i) arena16[%lluu + (i)]\n", (unsigned long long)(buf->offset / 2));
             continue;
         }
         oi__buf_puts(b, "#define ");
-        oi__sy_render_param_name(b, sl);
+        oi__sy_render_param_name(b, s, sl);
         if (buf->home == OI__SY_PREFIX) {
             oi__buf_puts(b, "(i) model[pc.");
-            oi__vk_helper_name(b, sl, "_at");
+            oi__vk_helper_name(b, s, sl, "_at");
             oi__buf_printf(b, " - pc.oi_mb + (i)] /* %s(l): the entry the step pushes */\n", sl->name);
             continue;
         }
@@ -195,7 +195,7 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
         for (int i = 0; i < (int)arrlen(params); i++)
             if (s->buffers[params[i].slot].home == OI__SY_PREFIX) {
                 oi__buf_puts(b, " uint ");
-                oi__vk_helper_name(b, oi__vk_slot(s, params[i].slot), "_at");
+                oi__vk_helper_name(b, s, oi__vk_slot(s, params[i].slot), "_at");
                 oi__buf_puts(b, ";");
             }
         oi__buf_puts(b, " } pc; /* set when the step is recorded */\n");
@@ -280,11 +280,11 @@ static void oi__vk_elementwise(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, "    }\n}\n");
 }
 
-static void oi__vk_name(oi__buf *b, const oi__sy_schedule *s, int slot) { oi__sy_render_param_name(b, oi__vk_slot(s, slot)); }
+static void oi__vk_name(oi__buf *b, const oi__sy_schedule *s, int slot) { oi__sy_render_param_name(b, s, oi__vk_slot(s, slot)); }
 
 /* A variable's helper macro by slot (oi__vk_helper_name). */
 static void oi__vk_helper(oi__buf *b, const oi__sy_schedule *s, int slot, const char *suffix) {
-    oi__vk_helper_name(b, oi__vk_slot(s, slot), suffix);
+    oi__vk_helper_name(b, s, oi__vk_slot(s, slot), suffix);
 }
 
 /* gemm: the bias row, then relu or gelu (math.glsl's exact form). */
@@ -1505,7 +1505,7 @@ static void oi__vk_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
                     "    const uint w_at = ");
     if (wb->home == OI__SY_PREFIX) {
         oi__buf_puts(b, "pc.");
-        oi__vk_helper_name(b, w, "_at");
+        oi__vk_helper_name(b, s, w, "_at");
         oi__buf_puts(b, " * 4u - pc.oi_mb * 4u; /* bytes: the entry the step pushes, in the model's window */\n");
     } else {
         oi__buf_printf(b, "%lluu - pc.oi_mb * 4u; /* bytes into the model's window */\n",
@@ -1751,15 +1751,16 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
  * in-place matmul's result (scratch: its first element there, else
  * UINT64_MAX): the kernels' bodies only ever store a variable that way.
  * Frees text. */
-static char *oi__vk_rewrite_stores(char *text, const oi__slot *sl, bool half, uint64_t scratch) {
+static char *oi__vk_rewrite_stores(char *text, const oi__sy_schedule *s, const oi__slot *sl, bool half,
+                                   uint64_t scratch) {
     bool through_write = sl->dtype == OI_DTYPE_BOOL || sl->dtype == OI_DTYPE_I64;
     oi__buf name, write, b;
     memset(&name, 0, sizeof name);
     memset(&write, 0, sizeof write);
     memset(&b, 0, sizeof b);
-    oi__sy_render_param_name(&name, sl);
+    oi__sy_render_param_name(&name, s, sl);
     oi__buf_puts(&name, "(");
-    oi__vk_helper_name(&write, sl, "_write(");
+    oi__vk_helper_name(&write, s, sl, "_write(");
     for (const char *line = text; name.data && write.data && *line;) {
         const char *end = strchr(line, '\n');
         end = end ? end + 1 : line + strlen(line);
@@ -1931,7 +1932,7 @@ static char *oi__vk_kernel_source(const oi_plan *p, int m) {
         uint64_t scratch = in_place ? oi__vk_scratch_offset(p) / (half ? 2u : 4u) : UINT64_MAX;
         oi_dtype t = oi__vk_slot(s, slot)->dtype;
         if (params[i].written && (half || in_place || t == OI_DTYPE_BOOL || (t == OI_DTYPE_I64 && oi__vk_int64_kernel(s, k))))
-            text = oi__vk_rewrite_stores(text, oi__vk_slot(s, slot), half, scratch);
+            text = oi__vk_rewrite_stores(text, s, oi__vk_slot(s, slot), half, scratch);
     }
     arrfree(params);
     return text;

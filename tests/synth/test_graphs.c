@@ -105,7 +105,8 @@
  *   vk_names       i32 and bool operands named as the GLSL kernels' locals
  *                  (p, lo, hi, acc, i, at: renamed with a '_'), so the
  *                  helper macros built on their names (NAME_w, NAME_write,
- *                  NAME_read) must not contain "__" (both targets)
+ *                  NAME_read) must not contain "__", and one named i_
+ *                  beside i (which then becomes i_2) (both targets)
  *   vk_bool_prefix bool masks stored in the model, read as prefix-table
  *                  entries M(l) in a loop (a byte each, from the model's
  *                  words), and i32 and i64 entries; its model
@@ -1148,9 +1149,10 @@ OI_GRAPH(vk_ints,
  * i32 arithmetic into i, a comparison into the bool lo, and reshapes of
  * both: word copies and byte copies between renamed names. Operands named
  * as another's helper macros (i_w, lo_read) are renamed too: in one kernel
- * with i and lo, their macros would be defined twice. */
+ * with i and lo, their macros would be defined twice. An operand named
+ * i_, as the renamed i would be, keeps its name (i takes another '_'). */
 OI_GRAPH(vk_names,
-  OI_DYNAMIC( OI_VAR(p, i32[2, 6]) OI_VAR(acc, i32[2, 6]) OI_VAR(i_w, i32[2, 6]) )
+  OI_DYNAMIC( OI_VAR(p, i32[2, 6]) OI_VAR(acc, i32[2, 6]) OI_VAR(i_w, i32[2, 6]) OI_VAR(i_, i32[2, 6]) )
   OI_VOLATILE(
     OI_VAR(i, i32[2, 6]) OI_VAR(lo, bool[2, 6]) OI_VAR(hi, bool[3, 4]) OI_VAR(at, i32[12]) OI_VAR(q, i32[3, 4])
     OI_VAR(lo_read, bool[2, 6])
@@ -1160,6 +1162,7 @@ OI_GRAPH(vk_names,
     OI_OP(mul, i, acc) OI_TO(i)
     OI_OP(min, i, acc) OI_TO(i)
     OI_OP(add, i, i_w) OI_TO(i)                  /* i_w_, beside i's word view i_w */
+    OI_OP(sub, i, i_) OI_TO(i)                   /* i_ keeps its name: i becomes i__ */
     OI_OP(lt, i, p) OI_TO(lo)                    /* a byte: lo_write */
     OI_OP(ge, i, acc) OI_TO(lo_read)
     OI_OP(and, lo, lo_read) OI_TO(lo)            /* lo_read_, beside lo's lo_read */
