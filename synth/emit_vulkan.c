@@ -311,12 +311,12 @@ static void oi__vk_record_kernel(oi__buf *b, const oi_plan *p, const oi__sy_step
         }
         oi__buf_puts(b, "};\n");
     }
-    uint32_t gx, gy;
-    oi__vk_groups(p, k, &gx, &gy);
+    uint32_t gx, gy, gz;
+    oi__vk_groups(p, k, &gx, &gy, &gz);
     const char *push_args = push ? "push, (uint32_t)sizeof push" : "NULL, 0";
     oi__vk_indent(b, depth + 1);
     oi__buf_printf(b, "if (oi_vk_dispatch(vk, cb, %d, %s, %uu, %uu, %uu, %s, %d, %s, %d))\n", k->id, push_args, gx, gy,
-                   oi__vk_split(p, k) ? oi__vk_mm_tiles_of(&p->gpu, s, k).slices : 1u, n_reads ? "reads" : "NULL", n_reads,
+                   gz, n_reads ? "reads" : "NULL", n_reads,
                    n_writes ? "writes" : "NULL", n_writes);
     oi__vk_indent(b, depth + 2);
     oi__buf_puts(b, "return 1;\n");
@@ -1338,11 +1338,12 @@ static char *oi__vk_header(const oi_plan *p) {
     return oi__buf_take(&b);
 }
 
-/* Whether a kernel is a matmul by oi_matmul_tiles.glsl (not on cooperative matrices). */
+/* Whether a kernel is a matmul by oi_matmul_tiles.glsl (not on cooperative matrices; matmul_any). */
 static bool oi__vk_has_matmul(const oi_plan *p) {
     for (int k = 0; k < (int)arrlen(p->schedule.kernels); k++)
-        if (p->schedule.kernels[k].kind == OI__SY_K_MATMUL &&
-            !oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k]))
+        if ((p->schedule.kernels[k].kind == OI__SY_K_MATMUL &&
+             !oi__vk_cm_takes(&p->gpu, &p->schedule, &p->schedule.kernels[k])) ||
+            p->schedule.kernels[k].kind == OI__SY_K_MATMUL_ANY)
             return true;
     return false;
 }

@@ -422,7 +422,7 @@ static void oi__sy_loop_open(oi__buf *b, const oi__sy_lang *lang, const oi__sy_k
 
 /* The element of input `in` that output element `index` (of `out`'s
  * shape) reads under numpy broadcasting, with every size specialized. */
-static void oi__sy_broadcast_index(oi__buf *b, const oi__slot *in, const oi__slot *out, const char *index) {
+void oi__sy_broadcast_index(oi__buf *b, const oi__slot *in, const oi__slot *out, const char *index) {
     int64_t in_n = oi__shape_numel(in->ndim, in->shape), out_n = oi__shape_numel(out->ndim, out->shape);
     if (in_n == out_n) {
         oi__buf_puts(b, index);

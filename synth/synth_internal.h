@@ -397,6 +397,8 @@ void oi__sy_transpose_map(const oi__pnode *pn, const oi__slot *in, int64_t perm[
                           int64_t in_stride[OI_MAX_DIMS]);
 /* "app.c:14: op add(x, a) >> t0" for comments */
 void oi__sy_render_stmt(oi__buf *b, const oi__pnode *pn);
+/* The element of `in` that element `index` (an expression) of `out` reads, `in` broadcast to `out`. */
+void oi__sy_broadcast_index(oi__buf *b, const oi__slot *in, const oi__slot *out, const char *index);
 /* Statement n of an elementwise chain or a matmul's epilogue at element
  * `index` (the GLSL target's kernels print their loops and call this). */
 void oi__sy_render_ew(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k, int n,

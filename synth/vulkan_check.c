@@ -200,9 +200,12 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_gpu 
     case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
     case OI__SY_K_CONV_T: return oi__vk_refuse(pn, "conv_transpose2d");
     case OI__SY_K_TOPK: return oi__vk_refuse(pn, "top_k");
-    case OI__SY_K_MATMUL_ANY:
-        return oi__vk_refuse(pn, "a matmul over batch dims, or a gemm with trans_a, trans_b, alpha, beta or a C other "
-                                 "than one row");
+    case OI__SY_K_MATMUL_ANY: /* over batch dims, or gemm's transposes, alpha, beta, C (oi__vk_matmul_any) */
+        if (s->plan->slots[pn->out].dtype != OI_DTYPE_F32)
+            return oi__vk_refuse(pn, "an integer matmul over batch dims (f32 runs)");
+        if (s->shaped[pn->out].ndim > 2 && oi__shape_numel(s->shaped[pn->out].ndim - 2, s->shaped[pn->out].shape) > 65535)
+            return oi__vk_refuse(pn, "a matmul over more than 65535 batches");
+        break;
     case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
         /* other workgroups still read what an in-place write would change */
         for (int i = 0; i < (int)arrlen(pn->inputs); i++)

@@ -170,7 +170,7 @@ static void oi__vk_kernel_head(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     if (oi__vk_uses_reductions(s, k) && p->gpu.subgroup_ops)
         oi__buf_puts(b, "#extension GL_KHR_shader_subgroup_basic : require\n"
                         "#extension GL_KHR_shader_subgroup_arithmetic : require\n");
-    if (k->kind == OI__SY_K_MATMUL || k->kind == OI__SY_K_QMATMUL) /* the tiles' and blocks' [[unroll]] */
+    if (k->kind == OI__SY_K_MATMUL || k->kind == OI__SY_K_MATMUL_ANY || k->kind == OI__SY_K_QMATMUL) /* [[unroll]] */
         oi__buf_puts(b, "#extension GL_EXT_control_flow_attributes : require\n");
     bool int64 = oi__vk_int64_kernel(s, k);
     if (int64) /* int64_t (vulkan_check.c: only where the device JSON says features.int64) */
@@ -424,6 +424,67 @@ static void oi__vk_matmul(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) 
     oi__vk_matmul_epilogue(b, s, k);
     oi__buf_puts(b, "}\n\n#include \"oi_matmul_tiles.glsl\"\n\n");
     oi__vk_main_call(b, s, k, "mm_tiles(0u, 0u, 0u, 0u, K);");
+}
+
+static double oi__vk_param_f(const oi__pnode *pn, const char *name);
+
+/* matmul_any in f32: products over batch dims broadcast against each other,
+ * and gemm's trans_a, trans_b, alpha, beta and a C broadcast to the result,
+ * as render.c's C form (oi__sy_mm_geom: the operands read through their
+ * strides). Workgroup z is the batch; A's and B's matrices for it are the
+ * ones its index broadcasts to. The backend's tile loops again, with
+ * side x side threads of 2 x 2 results: such products are mostly small. */
+static void oi__vk_matmul_any(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) {
+    const oi__sy_schedule *s = &p->schedule;
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *a = oi__vk_slot(s, pn->inputs[0]), *bm = oi__vk_slot(s, pn->inputs[1]), *c = oi__vk_slot(s, pn->out);
+    const oi__sy_mm_geom g = oi__sy_mm_geom_of(a, bm, c, pn);
+    int side = oi__vk_matmul_side(&p->gpu);
+    oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\n"
+                      "#define MM_T %du /* MM_T x MM_T threads of 2 x 2 results */\n#define BM %du\n#define BN %du\n"
+                      "#define BK 16u\n#define MM_STORE_UNROLL\n\n"
+                      "bool float_math() { return true; }\nuint mm_rows() { return M; }\nuint mm_cols() { return N; }\n",
+                   (long long)g.m, (long long)g.n, (long long)g.k, side, 2 * side, 2 * side);
+    oi__buf_puts(b, "uint mm_load_a(uint base, uint m, uint k) { return floatBitsToUint(");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(base + m * %lldu + k * %lldu)); }\nuint mm_load_b(uint base, uint k, uint n) { "
+                      "return floatBitsToUint(", (long long)g.a_rs, (long long)g.a_cs);
+    oi__vk_name(b, s, pn->inputs[1]);
+    oi__buf_printf(b, "(base + k * %lldu + n * %lldu)); }\n\n", (long long)g.b_rs, (long long)g.b_cs);
+    oi__buf_puts(b, "void mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n"
+                    "    const uint i = base + r * N + j;\n    /* ");
+    oi__sy_render_stmt(b, pn);
+    oi__buf_puts(b, " */\n    ");
+    oi__vk_name(b, s, pn->out);
+    if (pn->ir->op != OI_OP_gemm) {
+        oi__buf_puts(b, "(i) = acc_j;\n");
+    } else { /* alpha in f32, as gemm.c's; beta * C */
+        double alpha = oi__vk_param_f(pn, "alpha"), beta = oi__vk_param_f(pn, "beta");
+        oi__buf_puts(b, "(i) = ");
+        oi__sy_render_double(b, alpha);
+        oi__buf_puts(b, " * acc_j");
+        if (arrlen(pn->inputs) > 2 && beta != 0.0) {
+            oi__slot c_mat = *c;
+            c_mat.ndim = 2, c_mat.shape[0] = g.m, c_mat.shape[1] = g.n;
+            oi__buf_puts(b, " + ");
+            oi__sy_render_double(b, beta);
+            oi__buf_puts(b, " * ");
+            oi__vk_name(b, s, pn->inputs[2]);
+            oi__buf_puts(b, "(");
+            oi__sy_broadcast_index(b, oi__vk_slot(s, pn->inputs[2]), &c_mat, "i");
+            oi__buf_puts(b, ")");
+        }
+        oi__buf_puts(b, ";\n");
+    }
+    oi__buf_puts(b, "}\n\n#include \"oi_matmul_tiles.glsl\"\n\n");
+    oi__vk_main(b, s, k);
+    oi__slot a_batch = *a, b_batch = *bm, c_batch = *c; /* the batch dims alone */
+    a_batch.ndim -= 2, b_batch.ndim -= 2, c_batch.ndim -= 2;
+    oi__buf_puts(b, "    const uint t = gl_WorkGroupID.z; /* the batch */\n    mm_tiles(");
+    oi__sy_broadcast_index(b, &a_batch, &c_batch, "t"); /* one term, or several in parentheses */
+    oi__buf_printf(b, " * %lldu, ", (long long)(g.m * g.k));
+    oi__sy_broadcast_index(b, &b_batch, &c_batch, "t");
+    oi__buf_printf(b, " * %lldu, t * M * N, 0u, K);\n}\n", (long long)(g.k * g.n));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1655,12 +1716,12 @@ static void oi__vk_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
 }
 
 /* Workgroups of a kernel's dispatch (x, y). */
-static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx, uint32_t *gy) {
+static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx, uint32_t *gy, uint32_t *gz) {
     const oi__sy_schedule *s = &p->schedule;
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *out = oi__vk_slot(s, pn->out), *in = oi__vk_slot(s, pn->inputs[0]);
     uint32_t wg = p->gpu.workgroup;
-    *gy = 1;
+    *gy = *gz = 1;
     switch (k->kind) {
     case OI__SY_K_MATMUL: {
         if (oi__vk_cm_takes(&p->gpu, s, k)) {
@@ -1671,6 +1732,15 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
         oi__vk_mm_tiles t = oi__vk_mm_tiles_of(&p->gpu, s, k);
         *gx = (uint32_t)((out->shape[1] + t.side * t.reg_n - 1) / (t.side * t.reg_n));
         *gy = (uint32_t)((out->shape[0] + t.side * t.reg - 1) / (t.side * t.reg));
+        *gz = t.slices;
+        return;
+    }
+    case OI__SY_K_MATMUL_ANY: { /* blocks of 2 side x 2 side, a batch each along z */
+        const oi__sy_mm_geom g = oi__sy_mm_geom_of(in, oi__vk_slot(s, pn->inputs[1]), out, pn);
+        int64_t block = 2 * oi__vk_matmul_side(&p->gpu);
+        *gx = (uint32_t)((g.n + block - 1) / block);
+        *gy = (uint32_t)((g.m + block - 1) / block);
+        *gz = (uint32_t)g.batches;
         return;
     }
     case OI__SY_K_SOFTMAX: case OI__SY_K_ARGMAX: { /* a workgroup per lane */
@@ -1721,6 +1791,8 @@ static uint32_t oi__vk_kernel_wg(const oi_plan *p, const oi__sy_kernel *k) {
         int side = oi__vk_mm_tiles_of(&p->gpu, &p->schedule, k).side;
         return (uint32_t)(side * side);
     }
+    if (k->kind == OI__SY_K_MATMUL_ANY)
+        return (uint32_t)(oi__vk_matmul_side(&p->gpu) * oi__vk_matmul_side(&p->gpu));
     if (oi__vk_att_tiled(&p->gpu, &p->schedule, k))
         return oi__vk_att_tiled_wg(&p->gpu);
     if (k->kind == OI__SY_K_QMATMUL)
@@ -1828,7 +1900,8 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_CONV: oi__vk_conv(b, s, k, wg); break;
     case OI__SY_K_POOL: oi__vk_pool(b, s, k, wg); break;
     case OI__SY_K_LAYOUT: oi__vk_layout(b, s, k, wg); break;
-    case OI__SY_K_MATMUL_ANY: case OI__SY_K_CONV_T: case OI__SY_K_TOPK: break; /* refused (vulkan_check.c) */
+    case OI__SY_K_MATMUL_ANY: oi__vk_matmul_any(b, p, k); break;
+    case OI__SY_K_CONV_T: case OI__SY_K_TOPK: break; /* refused (vulkan_check.c) */
     }
 }
 

@@ -107,6 +107,9 @@
  *                  helper macros built on their names (NAME_w, NAME_write,
  *                  NAME_read) must not contain "__", and one named i_
  *                  beside i (which then becomes i_2) (both targets)
+ *   vk_matmul_any  f32 matmuls over broadcast batch dims and gemms with
+ *                  trans_a, trans_b, alpha, beta and a broadcast C (both
+ *                  targets)
  *   vk_bool_prefix bool masks stored in the model, read as prefix-table
  *                  entries M(l) in a loop (a byte each, from the model's
  *                  words), and i32 and i64 entries; its model
@@ -862,6 +865,34 @@ OI_GRAPH(matmul_any,
     OI_OP(gemm, ga, gb, gc, trans_a=true, trans_b=true, alpha=0.5, beta=-2.0) OI_TO(g1)
     OI_OP(gemm, ga, w, one, trans_a=true, beta=0.25) OI_TO(g2)
     OI_OP(gemm, gd, gd, trans_a=true, alpha=3.0) OI_TO(g3)
+    OI_RETURN()
+  )
+)
+
+/* vk_matmul_any: matmul_any's f32 products for both targets (the Vulkan
+ * target's oi__vk_matmul_any: a batch per workgroup z): batch dims
+ * broadcast against each other and against one shared B, attention's
+ * scores, a product of several blocks with ragged edges, gemm's trans_a,
+ * trans_b, alpha, beta and a C broadcast along columns or from one value,
+ * and a result read by the next statement. */
+OI_GRAPH(vk_matmul_any,
+  OI_DYNAMIC( OI_VAR(a4, f32[2, 1, 3, 4]) OI_VAR(b3, f32[3, 4, 5]) OI_VAR(w, f32[4, 5]) OI_VAR(q, f32[2, 2, 3, 4])
+              OI_VAR(kt, f32[2, 2, 4, 3]) OI_VAR(big_a, f32[3, 70, 45]) OI_VAR(big_b, f32[45, 37]) OI_VAR(ga, f32[4, 3])
+              OI_VAR(gb, f32[5, 4]) OI_VAR(gc, f32[3, 1]) OI_VAR(one, f32[1]) )
+  OI_VOLATILE(
+    OI_VAR(p4, f32[2, 3, 3, 5]) OI_VAR(p3, f32[2, 1, 3, 5]) OI_VAR(s, f32[2, 2, 3, 3]) OI_VAR(big, f32[3, 70, 37])
+    OI_VAR(g1, f32[3, 5]) OI_VAR(g2, f32[3, 5]) OI_VAR(g3, f32[3, 3]) OI_VAR(g4, f32[3, 5])
+  )
+  OI_BLOCK(entry,
+    OI_OP(matmul, a4, b3) OI_TO(p4)         /* [2, 1] x [3] batch dims: [2, 3] */
+    OI_OP(matmul, a4, w) OI_TO(p3)          /* one B for every batch */
+    OI_OP(matmul, q, kt) OI_TO(s)           /* scores per head */
+    OI_OP(matmul, big_a, big_b) OI_TO(big)  /* 3 x 3 blocks of 32 x 32 on a 16 x 16 workgroup, ragged */
+    OI_OP(mul, big, 0.5) OI_TO(big)
+    OI_OP(gemm, ga, gb, gc, trans_a=true, trans_b=true, alpha=0.5, beta=-2.0) OI_TO(g1)
+    OI_OP(gemm, ga, w, one, trans_a=true, beta=0.25) OI_TO(g2)
+    OI_OP(gemm, ga, ga, trans_a=true, alpha=3.0) OI_TO(g3)
+    OI_OP(gemm, g3, g1, g2, alpha=0.01, beta=1.0) OI_TO(g4) /* a whole C; two results before */
     OI_RETURN()
   )
 )
