@@ -187,15 +187,10 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_gpu 
             return oi__vk_refuse(pn, "attention over keys that are not f32");
         break;
     }
-    case OI__SY_K_REDUCE: /* over any axes (oi__vk_reduce and its strided and max/min forms) */
-        if (pn->ir->op == OI_OP_prod_axis)
-            return oi__vk_refuse(pn, "prod_axis");
+    case OI__SY_K_REDUCE: /* over any axes (oi__vk_reduce and its strided and max/min forms; prod_axis strided) */
         break;
     case OI__SY_K_SOFTMAX: break; /* softmax or log_softmax, a workgroup per lane (oi__vk_softmax) */
-    case OI__SY_K_NORM:
-        if (pn->ir->op == OI_OP_batch_norm || pn->ir->op == OI_OP_group_norm)
-            return oi__vk_refuse(pn, "batch_norm or group_norm");
-        break;
+    case OI__SY_K_NORM: break; /* layer_norm, rms_norm, group_norm: a workgroup per row; batch_norm's rows */
     case OI__SY_K_ELEMENTWISE: break;
     case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
     case OI__SY_K_CONV_T: return oi__vk_refuse(pn, "conv_transpose2d");

@@ -678,6 +678,30 @@ static double oi__vk_param_f(const oi__pnode *pn, const char *name) {
     return oi__op_param_value_f64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), name);
 }
 
+/* batch_norm (inference: the statistics given): a workgroup per (n, c)
+ * row of L elements, y = (x - mean[c]) * a + bias[c] with
+ * a = scale[c] / sqrt(var[c] + eps), as nn.c (which takes a in double). */
+static void oi__vk_batch_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int64_t len, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    long long channels = (long long)oi__vk_slot(s, pn->inputs[0])->shape[1];
+    oi__vk_row_main(b, s, k, len);
+    oi__buf_printf(b, "    const uint c = r %% %lldu; /* the channel */\n    const float a = ", channels);
+    oi__vk_name(b, s, pn->inputs[1]);
+    oi__buf_puts(b, "(c) / sqrt(");
+    oi__vk_name(b, s, pn->inputs[4]);
+    oi__buf_puts(b, "(c) + ");
+    oi__sy_render_double(b, oi__vk_param_f(pn, "epsilon"));
+    oi__buf_puts(b, ");\n    const float mean = ");
+    oi__vk_name(b, s, pn->inputs[3]);
+    oi__buf_printf(b, "(c);\n    for (uint j = tid; j < L; j += %uu)\n        ", wg);
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(r * L + j) = (");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "(r * L + j) - mean) * a + ");
+    oi__vk_name(b, s, pn->inputs[2]);
+    oi__buf_puts(b, "(c);\n}\n");
+}
+
 /* layer_norm over the last axis: mean, the variance about it, then
  * (x - mean) inv scale + bias (nn.c's order; sums in f32 by the tree). A
  * row of at most OI__VK_NORM_HELD values a thread is read once into
@@ -689,6 +713,10 @@ static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]);
     int64_t len = oi__sy_norm_lane(in, pn);
     bool held = (len + wg - 1) / wg <= OI__VK_NORM_HELD;
+    if (pn->ir->op == OI_OP_batch_norm) {
+        oi__vk_batch_norm(b, s, k, len, wg);
+        return;
+    }
     oi__vk_row_main(b, s, k, len);
     if (held) {
         oi__buf_printf(b, "    const uint PER = (L + %uu) / %uu; /* the row's values a thread holds */\n"
@@ -726,7 +754,19 @@ static void oi__vk_norm(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
         oi__buf_printf(b, "        const uint j = tid + c * %uu;\n", wg);
     oi__buf_puts(b, "        ");
     oi__vk_name(b, s, pn->out);
-    oi__buf_printf(b, "(r * L + j) = (%s - mean) * inv", x_at.data);
+    oi__buf_printf(b, "(r * L + j) = (%s - mean) * ", x_at.data);
+    if (pn->ir->op == OI_OP_group_norm) { /* nn.c's: channel c's multiplier inv * scale, then its bias */
+        int64_t groups = oi__op_param_value_i64(OI_OP_group_norm, pn->attrs, arrlenu(pn->attrs), "num_groups");
+        long long per_group = (long long)(in->shape[1] / groups), spatial = (long long)len / (per_group ? per_group : 1);
+        oi__buf_printf(b, "(inv * ");
+        oi__vk_name(b, s, pn->inputs[1]);
+        oi__buf_printf(b, "(r %% %lldu * %lldu + j / %lldu)) + ", (long long)groups, per_group, spatial);
+        oi__vk_name(b, s, pn->inputs[2]);
+        oi__buf_printf(b, "(r %% %lldu * %lldu + j / %lldu);\n    }\n}\n", (long long)groups, per_group, spatial);
+        oi__buf_free(&x_at);
+        return;
+    }
+    oi__buf_puts(b, "inv");
     if (arrlen(pn->inputs) > 1) {
         oi__buf_puts(b, " * ");
         oi__vk_name(b, s, pn->inputs[1]);
@@ -766,9 +806,10 @@ static void oi__vk_axes_offset(oi__buf *b, const char *var, const oi__slot *in, 
 }
 
 /* A reduction over axes that are not the last ones (MiniLM's mean pooling:
- * [B, S, D] summed over S): an invocation per result folds its elements in
- * the input's order, as reduce.c's generic and middle-axes paths do (bit
- * for bit): sums into one f32 from 0; max_axis/min_axis from the first
+ * [B, S, D] summed over S), and prod_axis over any: an invocation per result
+ * folds its elements in the input's order, as reduce.c's generic and
+ * middle-axes paths do (bit for bit): sums into one f32 from 0, products
+ * from 1; max_axis/min_axis from the first
  * element by oi_fmax/oi_fmin (as scalar.h's OI_S_fmax/OI_S_fmin: the
  * first operand on a tie, so -0 and +0 come out as the simulator's; a NaN
  * operand ignored). Neighbouring invocations read neighbouring elements where the
@@ -777,7 +818,7 @@ static void oi__vk_reduce_strided(oi__buf *b, const oi__sy_schedule *s, const oi
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
     oi_op op = pn->ir->op;
-    bool ext = op == OI_OP_max_axis || op == OI_OP_min_axis;
+    bool ext = op == OI_OP_max_axis || op == OI_OP_min_axis, prod = op == OI_OP_prod_axis;
     bool reduced[OI_MAX_DIMS];
     long long count = (long long)oi__vk_reduced_axes(s, pn, reduced);
     oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
@@ -788,7 +829,7 @@ static void oi__vk_reduce_strided(oi__buf *b, const oi__sy_schedule *s, const oi
         oi__vk_name(b, s, pn->inputs[0]);
         oi__buf_puts(b, "(at)");
     } else {
-        oi__buf_puts(b, "0.0");
+        oi__buf_puts(b, prod ? "1.0" : "0.0");
     }
     oi__buf_printf(b, ";\n        for (uint q = %s; q < %lldu; q++) {\n            const float v = ", ext ? "1u" : "0u", count);
     oi__vk_name(b, s, pn->inputs[0]);
@@ -798,7 +839,7 @@ static void oi__vk_reduce_strided(oi__buf *b, const oi__sy_schedule *s, const oi
         oi__buf_printf(b, ");\n            acc = is_nan_f(acc) ? v : is_nan_f(v) ? acc : acc %s v ? acc : v;\n        }\n        ",
                        op == OI_OP_max_axis ? ">" : "<");
     else
-        oi__buf_puts(b, ");\n            acc = OI_S_sum_step(acc, v);\n        }\n        ");
+        oi__buf_printf(b, ");\n            acc = %s(acc, v);\n        }\n        ", prod ? "OI_S_prod_step" : "OI_S_sum_step");
     oi__vk_name(b, s, pn->out);
     if (op == OI_OP_mean_axis)
         oi__buf_printf(b, "(o) = acc / float(%lld);\n    }\n}\n", count);

@@ -137,6 +137,8 @@ static int64_t oi__vk_reduced_axes(const oi__sy_schedule *s, const oi__pnode *pn
  * reduce.c's contiguous path, the reduced axes the last ones; else an
  * invocation per output element (oi__vk_reduce_strided). */
 static bool oi__vk_row_reduce(const oi__sy_schedule *s, const oi__pnode *pn) {
+    if (pn->ir->op == OI_OP_prod_axis) /* in the input's order, as reduce.c: its bits, and no tree to overflow */
+        return false;
     const oi__slot *in = &s->shaped[pn->inputs[0]], *out = &s->shaped[pn->out];
     int64_t rows = oi__shape_numel(out->ndim, out->shape), n = oi__shape_numel(in->ndim, in->shape);
     bool reduced[OI_MAX_DIMS];

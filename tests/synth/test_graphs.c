@@ -26,7 +26,8 @@
  *   nn_ops         gemm with a bias row and relu (the plain loop), gemm with
  *                  gelu over edge tiles (gemm.c's micro-kernels), layer_norm,
  *                  transpose, reshape into heads, attention, layer_norm over
- *                  the last two dims
+ *                  the last two dims, batch_norm and group_norm (2 groups,
+ *                  and one per channel) over [1, 8, 2, 8]
  *   gather_attn    gather along axes 0, 1 and -1 with i32, i64 and u8 indices
  *                  (negative ones counting from the end), of f32, f64, i32
  *                  and bool data; attention with a bool key mask broadcast
@@ -302,7 +303,8 @@ OI_GRAPH(literals,
  * integers) and over others (its generic path: fmax and fmin in order), a
  * NaN ignored, and over rows of zeros of both signs (ties: the first of
  * equal operands is kept, scalar.h's OI_S_fmin/OI_S_fmax, and the tests
- * compare bits, so a +0 for a -0 fails). */
+ * compare bits, so a +0 for a -0 fails). prod_axis over the last axis and
+ * a middle one. */
 OI_GRAPH(reduce_axes,
   OI_DYNAMIC( OI_VAR(x, f32[3, 4, 5]) )
   OI_VOLATILE(
@@ -310,8 +312,11 @@ OI_GRAPH(reduce_axes,
     OI_VAR(top, f32[3, 5]) OI_VAR(low, f32[4])
     OI_VAR(row_max, f32[3]) OI_VAR(row_min, f32[3, 1, 1]) OI_VAR(mid_max, f32[3, 5]) OI_VAR(ends_min, f32[4])
     OI_VAR(zeros, f32[3, 4, 5]) OI_VAR(zero_max, f32[3]) OI_VAR(zero_min, f32[4])
+    OI_VAR(prod_last, f32[3, 4]) OI_VAR(prod_mid, f32[3, 5])
   )
   OI_BLOCK(entry,
+    OI_OP(prod_axis, x, axes=[-1]) OI_TO(prod_last) /* in x's order, as reduce.c: the same bits */
+    OI_OP(prod_axis, x, axes=[1]) OI_TO(prod_mid)
     OI_OP(max_axis, x, axes=[1, 2]) OI_TO(row_max)
     OI_OP(min_axis, x, axes=[1, 2], keepdims=true) OI_TO(row_min)
     OI_OP(max_axis, x, axes=[1]) OI_TO(mid_max)
@@ -402,11 +407,13 @@ OI_GRAPH(nn_ops,
   OI_DYNAMIC(
     OI_VAR(x, f32[8, 12]) OI_VAR(w, f32[12, 16]) OI_VAR(bias, f32[16]) OI_VAR(w2, f32[16, 40])
     OI_VAR(g, f32[16]) OI_VAR(be, f32[16]) OI_VAR(g2, f32[2, 8]) OI_VAR(be2, f32[2, 8])
+    OI_VAR(sc, f32[8]) OI_VAR(bi, f32[8]) OI_VAR(mu, f32[8]) OI_VAR(sd, f32[8])
   )
   OI_VOLATILE(
     OI_VAR(small, f32[8, 16]) OI_VAR(big, f32[8, 40]) OI_VAR(ln, f32[8, 16]) OI_VAR(tr, f32[16, 8])
     OI_VAR(split, f32[1, 8, 2, 8]) OI_VAR(heads, f32[1, 2, 8, 8]) OI_VAR(att, f32[1, 2, 8, 8])
-    OI_VAR(ln2, f32[1, 8, 2, 8])
+    OI_VAR(ln2, f32[1, 8, 2, 8]) OI_VAR(var8, f32[8]) OI_VAR(bn, f32[1, 8, 2, 8]) OI_VAR(gn, f32[1, 8, 2, 8])
+    OI_VAR(inorm, f32[1, 8, 2, 8])
   )
   OI_BLOCK(entry,
     OI_OP(gemm, x, w, bias, activation="relu") OI_TO(small)
@@ -417,6 +424,10 @@ OI_GRAPH(nn_ops,
     OI_OP(transpose, split, perm=[0, 2, 1, 3]) OI_TO(heads)
     OI_OP(attention, heads, heads, heads) OI_TO(att)
     OI_OP(layer_norm, split, g2, be2, axis=-2) OI_TO(ln2)   /* over the last two dims: 16 elements */
+    OI_OP(mul, sd, sd) OI_TO(var8)
+    OI_OP(batch_norm, split, sc, bi, mu, var8, epsilon=0.01) OI_TO(bn) /* 8 channels of 2 x 8 */
+    OI_OP(group_norm, split, sc, bi, num_groups=2) OI_TO(gn)
+    OI_OP(group_norm, split, sc, bi, num_groups=8) OI_TO(inorm)       /* instance norm */
     OI_RETURN()
   )
 )
