@@ -31,7 +31,7 @@ static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
         return true;
     if (t == OI_DTYPE_I32 || t == OI_DTYPE_I64)
         return kind == -1 || kind == OI__SY_K_COPY || kind == OI__SY_K_GATHER || kind == OI__SY_K_ROPE ||
-               kind == OI__SY_K_ARGMAX;
+               kind == OI__SY_K_ARGMAX || kind == OI__SY_K_TOPK;
     if (t == OI_DTYPE_BOOL) /* a byte: is_finite's result, a branch's condition */
         return kind == OI__SY_K_ALL_FINITE || kind == OI__VK_CONDITION || kind == OI__SY_K_ELEMENTWISE ||
                kind == OI__SY_K_COPY || kind == OI__SY_K_ATTENTION;
@@ -193,8 +193,11 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_gpu 
     case OI__SY_K_NORM: break; /* layer_norm, rms_norm, group_norm: a workgroup per row; batch_norm's rows */
     case OI__SY_K_ELEMENTWISE: break;
     case OI__SY_K_MATMUL: break; /* writing one of its inputs: through a scratch region (oi__vk_in_place) */
-    case OI__SY_K_CONV_T: return oi__vk_refuse(pn, "conv_transpose2d");
-    case OI__SY_K_TOPK: return oi__vk_refuse(pn, "top_k");
+    case OI__SY_K_CONV_T: break; /* an invocation per output element (oi__vk_conv_t) */
+    case OI__SY_K_TOPK: /* an invocation per lane keeps a heap of k (oi__vk_topk) */
+        if (s->plan->slots[pn->inputs[0]].dtype != OI_DTYPE_F32)
+            return oi__vk_refuse(pn, "top_k of a type other than f32");
+        break;
     case OI__SY_K_MATMUL_ANY: /* over batch dims, or gemm's transposes, alpha, beta, C (oi__vk_matmul_any) */
         if (s->plan->slots[pn->out].dtype != OI_DTYPE_F32)
             return oi__vk_refuse(pn, "an integer matmul over batch dims (f32 runs)");

@@ -998,6 +998,112 @@ static void oi__vk_pool(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
     oi__buf_printf(b, "(o) = %s;\n    }\n}\n", max ? "acc" : include ? "acc / (ny * nx)" : "acc / n");
 }
 
+/* conv_transpose2d (the schedule's window, k->conv): an invocation per
+ * output element (n, c, oy, ox) gathers what conv.c's oi__conv_transpose
+ * scatters there: from the bias, per window position (ky, kx) in order the
+ * input position that lands on it (if any: its distance a multiple of the
+ * stride) times the group's channels, summed in f32 first, as conv.c's
+ * columns; conv.c keeps the plane in double, so the bits may differ and
+ * the tests' bound holds. */
+static void oi__vk_conv_t(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__sy_conv_geom *g = &k->conv;
+    oi__buf_printf(b, "const uint OH = %lldu, OW = %lldu, OC = %lldu, MG = %lldu, CG = %lldu, IC = %lldu;\n",
+                   (long long)g->out_h, (long long)g->out_w, (long long)g->out_c, (long long)g->mg, (long long)g->cg,
+                   (long long)g->in_c);
+    oi__vk_window_consts(b, g);
+    oi__buf_puts(b, "\n");
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(oi__vk_slot(s, pn->out)), wg);
+    oi__buf_puts(b, "        const uint ox = o % OW, oy = o / OW % OH, c = o / (OW * OH) % OC, n = o / (OW * OH * OC);\n"
+                    "        const uint g = c / MG, m = c % MG; /* the group, the channel in it */\n        float acc = ");
+    if (arrlen(pn->inputs) > 2) {
+        oi__vk_name(b, s, pn->inputs[2]);
+        oi__buf_puts(b, "(c);\n");
+    } else {
+        oi__buf_puts(b, "0.0;\n");
+    }
+    oi__buf_puts(b, "        for (int kk = 0; kk < KH * KW; kk++) {\n"
+                    "            const int ty = int(oy) + PH - kk / KW * DH, tx = int(ox) + PW - kk % KW * DW;\n"
+                    "            if (ty < 0 || tx < 0 || ty % SH != 0 || tx % SW != 0 || ty / SH >= IH || tx / SW >= IW)\n"
+                    "                continue; /* no input position lands here through this tap */\n"
+                    "            const uint q = uint(ty / SH * IW + tx / SW);\n"
+                    "            float part = 0.0;\n"
+                    "            for (uint i = 0u; i < CG; i++)\n                part += ");
+    oi__vk_name(b, s, pn->inputs[1]);
+    oi__buf_puts(b, "(((g * CG + i) * MG + m) * uint(KH * KW) + uint(kk)) * ");
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_puts(b, "((n * IC + g * CG + i) * uint(IH * IW) + q);\n            acc += part;\n        }\n        ");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_puts(b, "(o) = acc;\n    }\n}\n\n");
+}
+
+/* top_k and top_k_indices as nn.c's: an invocation per lane of the axis
+ * (inner apart) keeps the k best in a heap by scalar.h's order
+ * (OI_S_topk_select: a key whose unsigned order is the value order, NaN
+ * above +inf and -0 == +0, inverted for the smallest; a tie goes to the
+ * earlier element), then sorts them best first: the simulator's values and
+ * places exactly. The heap walks the lane once (n log k steps); one
+ * invocation per lane suits the rows of a classifier better than a
+ * vocabulary. */
+static void oi__vk_topk(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *y = oi__vk_slot(s, pn->out);
+    int64_t inner;
+    long long n = (long long)oi__sy_softmax_lane(x, pn, &inner);
+    long long kk = (long long)oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "k");
+    bool largest = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "largest") != 0;
+    oi__buf_printf(b, "const uint N = %lldu, INNER = %lldu, KK = %lldu; /* the lane, its stride, the kept */\n\n"
+                      "/* scalar.h's OI_S_topk_key: unsigned order = value order, NaN above +inf, -0 == +0 */\n"
+                      "uint oi_key(uint at) {\n    const float v = ", n, (long long)inner, kk);
+    oi__vk_name(b, s, pn->inputs[0]);
+    oi__buf_printf(b, "(at);\n    const uint bits = floatBitsToUint(v == 0.0 ? 0.0 : v);\n"
+                      "    const uint key = is_nan_f(v) ? 0xFFFFFFFFu : (bits >> 31) != 0u ? ~bits : bits | 0x80000000u;\n"
+                      "    return %s;\n}\n\n", largest ? "key" : "~key");
+    oi__buf_puts(b, "/* element a of the lane ranks below element c: a smaller key, or equal and later */\n"
+                    "bool oi_worse(uint base, uint a, uint c) {\n"
+                    "    const uint ka = oi_key(base + a * INNER), kc = oi_key(base + c * INNER);\n"
+                    "    return ka < kc || (ka == kc && a > c);\n}\n\n"
+                    "/* heap[0] is the worst of the kept elements */\n"
+                    "void oi_sift_down(uint base, inout uint heap[KK], uint size, uint i) {\n"
+                    "    for (;;) {\n        const uint l = 2u * i + 1u, r = l + 1u;\n        uint worst = i;\n"
+                    "        if (l < size && oi_worse(base, heap[l], heap[worst]))\n            worst = l;\n"
+                    "        if (r < size && oi_worse(base, heap[r], heap[worst]))\n            worst = r;\n"
+                    "        if (worst == i)\n            return;\n"
+                    "        const uint t = heap[i];\n        heap[i] = heap[worst];\n        heap[worst] = t;\n"
+                    "        i = worst;\n    }\n}\n\n");
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(x) / n, wg);
+    oi__buf_puts(b, "        const uint base = o / INNER * N * INNER + o % INNER, dst = o / INNER * KK * INNER + o % INNER;\n"
+                    "        uint heap[KK];\n        uint size = 0u;\n"
+                    "        for (uint j = 0u; j < N; j++) {\n"
+                    "            if (size < KK) { /* sift up */\n"
+                    "                uint i = size++;\n                heap[i] = j;\n"
+                    "                while (i > 0u && oi_worse(base, heap[i], heap[(i - 1u) / 2u])) {\n"
+                    "                    const uint p = (i - 1u) / 2u, t = heap[i];\n"
+                    "                    heap[i] = heap[p];\n                    heap[p] = t;\n                    i = p;\n"
+                    "                }\n"
+                    "            } else if (oi_worse(base, heap[0], j)) {\n"
+                    "                heap[0] = j;\n                oi_sift_down(base, heap, size, 0u);\n            }\n"
+                    "        }\n"
+                    "        while (size > 1u) { /* best first */\n"
+                    "            const uint t = heap[0];\n            heap[0] = heap[--size];\n            heap[size] = t;\n"
+                    "            oi_sift_down(base, heap, size, 0u);\n        }\n"
+                    "        for (uint j = 0u; j < KK; j++) {\n            ");
+    oi__vk_name(b, s, pn->out);
+    if (pn->ir->op == OI_OP_top_k) {
+        oi__buf_puts(b, "(dst + j * INNER) = ");
+        oi__vk_name(b, s, pn->inputs[0]);
+        oi__buf_puts(b, "(base + heap[j] * INNER);\n");
+    } else {
+        oi__buf_puts(b, "(dst + j * INNER) = int(heap[j]);\n");
+        if (y->dtype == OI_DTYPE_I64) {
+            oi__buf_puts(b, "            ");
+            oi__vk_helper(b, s, pn->out, "_hi");
+            oi__buf_puts(b, "(dst + j * INNER) = 0;\n");
+        }
+    }
+    oi__buf_puts(b, "        }\n    }\n}\n\n");
+}
+
 /* The coordinates of output element o along dims 0..nd-1 of `shape`, as
  * GLSL ints c0, c1, ... (the last dim fastest). */
 static void oi__vk_coords(oi__buf *b, const oi__slot *out) {
@@ -1942,7 +2048,8 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_POOL: oi__vk_pool(b, s, k, wg); break;
     case OI__SY_K_LAYOUT: oi__vk_layout(b, s, k, wg); break;
     case OI__SY_K_MATMUL_ANY: oi__vk_matmul_any(b, p, k); break;
-    case OI__SY_K_CONV_T: case OI__SY_K_TOPK: break; /* refused (vulkan_check.c) */
+    case OI__SY_K_CONV_T: oi__vk_conv_t(b, s, k, wg); break;
+    case OI__SY_K_TOPK: oi__vk_topk(b, s, k, wg); break;
     }
 }
 

@@ -126,7 +126,8 @@ done
 # branches on device values (each path), comparisons, cache_reset, masked attention, the
 # convolutions, pools and layout ops, reductions over any axes, numbers as op inputs (and clamp),
 # the logical ops and where on bools, a decoder's row ops (argmax and argmin too), matmuls
-# writing their own A, and two real models (their packages' weights, imported
+# writing their own A, batch_norm and group_norm, matmuls over batch dims and gemm's transposes,
+# conv_transpose2d, top_k (with a NaN too), variables named as the kernels' locals, and two real models (their packages' weights, imported
 # into BUILD_DIR/tests/synth by the synth tests; skipped where missing)
 D=$G/parity_data
 rm -rf $D && mkdir -p $D
@@ -171,6 +172,12 @@ stage_parity literals 3 export_literals
 stage_parity bool_ops 3 export_bool_ops
 stage_parity llm_ops 3 export_llm_ops
 stage_parity in_place_mm 2 export_in_place_mm
+stage_parity nn_ops 2 export_nn_ops
+stage_parity vk_matmul_any 2 export_vk_matmul_any
+stage_parity conv_t 2 export_conv_t
+stage_parity vk_topk 2 export_vk_topk
+stage_parity vk_topk_nan 2 export_vk_topk x=nan
+stage_parity vk_names 2 export_vk_names
 # the f16 matmul's tile shapes (synth_encoder.sh's part "sweep")
 G=$G bash bench/gpu/synth_matmul_sweep.sh stage "$build"
 # the interop program against residual_mlp's folder for the H100 (its model: written there again)

@@ -111,6 +111,8 @@
  *   vk_matmul_any  f32 matmuls over broadcast batch dims and gemms with
  *                  trans_a, trans_b, alpha, beta and a broadcast C (both
  *                  targets)
+ *   vk_topk        top_k and top_k_indices of f32 along two axes, largest
+ *                  and smallest, with ties and signed zeros (both targets)
  *   vk_bool_prefix bool masks stored in the model, read as prefix-table
  *                  entries M(l) in a loop (a byte each, from the model's
  *                  words), and i32 and i64 entries; its model
@@ -904,6 +906,30 @@ OI_GRAPH(vk_matmul_any,
     OI_OP(gemm, ga, w, one, trans_a=true, beta=0.25) OI_TO(g2)
     OI_OP(gemm, ga, ga, trans_a=true, alpha=3.0) OI_TO(g3)
     OI_OP(gemm, g3, g1, g2, alpha=0.01, beta=1.0) OI_TO(g4) /* a whole C; two results before */
+    OI_RETURN()
+  )
+)
+
+/* vk_topk: top_k and top_k_indices of f32 along a middle axis and the last
+ * one, largest and smallest, over values rounded to halves (ties: the
+ * earlier element first) and over zeros of both signs (-0 == +0: their
+ * places decide); with --set x=nan a NaN ranks above +inf, and last
+ * among the smallest (both targets). */
+OI_GRAPH(vk_topk,
+  OI_DYNAMIC( OI_VAR(x, f32[3, 7, 4]) )
+  OI_VOLATILE(
+    OI_VAR(r, f32[3, 7, 4]) OI_VAR(z, f32[3, 7, 4]) OI_VAR(top, f32[3, 3, 4]) OI_VAR(top_at, i64[3, 3, 4])
+    OI_VAR(low, f32[3, 7, 2]) OI_VAR(low_at, i64[3, 7, 2]) OI_VAR(zero_at, i64[3, 7, 3])
+  )
+  OI_BLOCK(entry,
+    OI_OP(mul, x, 2.0) OI_TO(r)
+    OI_OP(round, r) OI_TO(r)                          /* ties */
+    OI_OP(top_k, r, k=3, axis=1) OI_TO(top)
+    OI_OP(top_k_indices, r, k=3, axis=1) OI_TO(top_at)
+    OI_OP(top_k, r, k=2, largest=false) OI_TO(low)
+    OI_OP(top_k_indices, r, k=2, largest=false) OI_TO(low_at)
+    OI_OP(mul, x, 0.0) OI_TO(z)                       /* -0 where x < 0 */
+    OI_OP(top_k_indices, z, k=3) OI_TO(zero_at)
     OI_RETURN()
   )
 )
