@@ -117,7 +117,7 @@ int main(int argc, char **argv) {
         }
         ours[i] = now_ms() - t0;
     }
-    double our_med = median(ours, runs), our_best = ours[0];
+    double our_med = bench_sort_median(ours, runs), our_best = ours[0];
     printf("ours: best %.3f ms, median %.3f ms (%d runs)\n", our_best, our_med, runs);
     if (trace && !write_trace(e, x, n, trace))
         goto done;

@@ -58,10 +58,12 @@ def main():
             worst = 0.0 if ok else float("inf")
         else:
             a64, b64 = a.astype(np.float64), b.astype(np.float64)
-            same_nan = np.isnan(a64) & np.isnan(b64)  # NaN where the simulator has NaN
-            diff = np.where(same_nan, 0.0, np.abs(a64 - b64))
+            # NaN where the simulator has NaN, and equal values (an infinity's difference is NaN)
+            same = (np.isnan(a64) & np.isnan(b64)) | (a64 == b64)
+            with np.errstate(invalid="ignore"):
+                diff = np.where(same, 0.0, np.abs(a64 - b64))
             worst = float(np.max(diff)) if a.size else 0.0
-            ok = a.shape == b.shape and bool(np.all(same_nan | (diff <= ab + rel * np.abs(b64))))
+            ok = a.shape == b.shape and bool(np.all(same | (diff <= ab + rel * np.abs(b64))))
         compared += 1
         bad += not ok
         print("  %-12s %-18s max |emitted - simulator| = %.3g %s" % (v, str(a.shape), worst, "ok" if ok else "DIFFERS"))
