@@ -851,10 +851,12 @@ static void cli_list_vars(const oi_graph *g, char *out, size_t cap) {
         n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", " : "", g->vars[i].name);
 }
 
-/* The declared variable `name` for `flag`, or NULL with a message. */
+/* The variable `name` for `flag`, or NULL with a message: a declared one,
+ * or for --fetch also a temporary (an assign: its value after the last
+ * step, as the synthesized driver's --fetch gives it). */
 static const oi__slot *cli_find_var(const oi__plan *p, const oi_graph *g, const char *flag, const char *name) {
     int s = oi__plan_slot(p, name);
-    if (s >= 0 && p->slots[s].decl)
+    if (s >= 0 && (p->slots[s].decl || strcmp(flag, "--fetch") == 0))
         return &p->slots[s];
     char vars[512];
     cli_list_vars(g, vars, sizeof vars);

@@ -79,6 +79,10 @@ def check_minimal(tmp, graphs):
         assert proc.stdout == f"{out}/y.npy: f32[8]\n{out}/x.npy: f32[8]\n", proc.stdout
         same_file_as_np_save(f"{out}/y.npy", want, tmp)
         same_file_as_np_save(f"{out}/x.npy", x, tmp)
+    # a temporary (an assign): its value after the last step, as the synthesized driver gives it
+    out = os.path.join(tmp, "out_t0")
+    run(model, graphs["minimal"], "--input", f"x={tmp}/x.npy", "--fetch", "t0", "--out", out)
+    same_file_as_np_save(f"{out}/t0.npy", x + A, tmp)
     # the trace of every step, one event per node
     trace = os.path.join(tmp, "trace.json")
     run(model, graphs["minimal"], "--steps", 2, "--input", f"x={tmp}/x.npy", "--trace", trace)
@@ -161,7 +165,8 @@ def check_mistakes(tmp, graphs, model):
     expect_error(1, "--input zz: graph 'minimal' has no variable 'zz'; declared: x, a, y", model, g, "--input",
                  f"zz={bad64}")
     expect_error(1, "--fetch q: graph 'minimal' has no variable 'q'", model, g, "--fetch", "q")
-    expect_error(1, "--fetch t0: 't0' is a temporary", model, g, "--fetch", "t0")
+    expect_error(1, "--input t0: 't0' is a temporary (an assign), not a declared variable", model, g, "--input",
+                 f"t0={short}")
     expect_error(1, f"--input x: {bad64} holds f64, x is f32: save it with .astype(np.float32)", model, g,
                  "--input", f"x={bad64}")
     expect_error(1, f"--input x: {short} has shape (7,), x needs (8,)", model, g, "--input", f"x={short}")
