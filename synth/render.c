@@ -123,34 +123,35 @@ static bool oi__sy_name_taken(char *const *names, const char *name) {
     return false;
 }
 
+/* A reserved name's stand-in: NAME_, else NAME_2, NAME_3, ... while one of
+ * `taken` has it (a NAME ending in '_' goes straight to NAME2: never "__",
+ * which GLSL reserves). NULL: out of memory. */
+static char *oi__sy_stand_in(char *const *taken, const char *name) {
+    size_t len = strlen(name);
+    const char *sep = len > 0 && name[len - 1] == '_' ? "" : "_";
+    char *candidate = *sep ? oi__sprintf("%s_", name) : NULL;
+    for (int k = 2; !candidate || oi__sy_name_taken(taken, candidate); k++) {
+        oi__free(candidate);
+        if (!(candidate = oi__sprintf("%s%s%d", name, sep, k)))
+            return NULL;
+    }
+    return candidate;
+}
+
 /* Each variable's name in the kernels: its own, or, where a local, a
- * keyword or a helper has it, NAME_ (NAME_2, NAME_3, ... while another
- * variable has that name: x beside x_). Never "__", which GLSL reserves. */
+ * keyword or a helper has it, a stand-in that steps around the names kept
+ * (x beside a variable x_ becomes x_2). */
 oi_status oi__sy_name_slots(oi__sy_schedule *s) {
     int n = (int)arrlen(s->shaped);
     if (!arrsetlen(s->names, n))
         return OI_ERROR_OUT_OF_MEMORY;
     memset(s->names, 0, sizeof *s->names * (size_t)n);
-    for (int i = 0; i < n; i++) /* the names kept first: a renamed one steps around them */
+    for (int i = 0; i < n; i++) /* the names kept first */
         if (!oi__sy_reserved(s->shaped[i].name) && !(s->names[i] = oi__strdup(s->shaped[i].name)))
             return OI_ERROR_OUT_OF_MEMORY;
-    for (int i = 0; i < n; i++) {
-        if (s->names[i])
-            continue;
-        const char *name = s->shaped[i].name;
-        size_t len = strlen(name);
-        bool underscore = len > 0 && name[len - 1] == '_';
-        oi__buf b;
-        memset(&b, 0, sizeof b);
-        for (int k = 1; !b.data || oi__sy_name_taken(s->names, b.data); k++) {
-            oi__buf_free(&b);
-            oi__buf_printf(&b, "%s%s", name, underscore ? "" : "_");
-            if (k > 1 || underscore)
-                oi__buf_printf(&b, "%d", k > 1 ? k : 2);
-        }
-        if (!(s->names[i] = oi__buf_take(&b)))
+    for (int i = 0; i < n; i++)
+        if (!s->names[i] && !(s->names[i] = oi__sy_stand_in(s->names, s->shaped[i].name)))
             return OI_ERROR_OUT_OF_MEMORY;
-    }
     return OI_OK;
 }
 

@@ -31,7 +31,7 @@ static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
         return true;
     if (t == OI_DTYPE_I32 || t == OI_DTYPE_I64)
         return kind == -1 || kind == OI__SY_K_COPY || kind == OI__SY_K_GATHER || kind == OI__SY_K_ROPE ||
-               kind == OI__SY_K_ARGMAX || kind == OI__SY_K_TOPK;
+               kind == OI__SY_K_ARGMAX || kind == OI__SY_K_TOPK || (t == OI_DTYPE_I32 && kind == OI__SY_K_MATMUL_ANY);
     if (t == OI_DTYPE_BOOL) /* a byte: is_finite's result, a branch's condition */
         return kind == OI__SY_K_ALL_FINITE || kind == OI__VK_CONDITION || kind == OI__SY_K_ELEMENTWISE ||
                kind == OI__SY_K_COPY || kind == OI__SY_K_ATTENTION;
@@ -199,8 +199,8 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_gpu 
             return oi__vk_refuse(pn, "top_k of a type other than f32");
         break;
     case OI__SY_K_MATMUL_ANY: /* over batch dims, or gemm's transposes, alpha, beta, C (oi__vk_matmul_any) */
-        if (s->plan->slots[pn->out].dtype != OI_DTYPE_F32)
-            return oi__vk_refuse(pn, "an integer matmul over batch dims (f32 runs)");
+        if (s->plan->slots[pn->out].dtype != OI_DTYPE_F32 && s->plan->slots[pn->out].dtype != OI_DTYPE_I32)
+            return oi__vk_refuse(pn, "a matmul of integers other than i32 (f32 and i32 run)");
         if (s->shaped[pn->out].ndim > 2 && oi__shape_numel(s->shaped[pn->out].ndim - 2, s->shaped[pn->out].shape) > 65535)
             return oi__vk_refuse(pn, "a matmul over more than 65535 batches");
         break;

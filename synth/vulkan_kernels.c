@@ -11,6 +11,10 @@
 
 #include <math.h>
 
+/* The most workgroups a dispatch may count along each dimension on every
+ * device (Vulkan's least maxComputeWorkGroupCount). */
+#define OI__VK_MAX_GROUPS 65535
+
 /* A helper macro's name: the variable's name in the kernels, then `suffix`
  * ("_w", "_hi", "_write", "_read", "_at"), its '_' left out after a name
  * that render.c renamed with one (p_ gives p_w, lo_ lo_write): GLSL
@@ -428,10 +432,11 @@ static void oi__vk_matmul(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) 
 
 static double oi__vk_param_f(const oi__pnode *pn, const char *name);
 
-/* matmul_any in f32: products over batch dims broadcast against each other,
- * and gemm's trans_a, trans_b, alpha, beta and a C broadcast to the result,
- * as render.c's C form (oi__sy_mm_geom: the operands read through their
- * strides). Workgroup z is the batch; A's and B's matrices for it are the
+/* matmul_any in f32, and in i32 (wrapping in 32 bits, as the C target's
+ * 64-bit sums cast to i32 do): products over batch dims broadcast against
+ * each other, and gemm's trans_a, trans_b, alpha, beta and a C broadcast to
+ * the result, as render.c's C form (oi__sy_mm_geom: the operands read
+ * through their strides). Workgroup z is the batch; A's and B's matrices for it are the
  * ones its index broadcasts to. The backend's tile loops again, with
  * side x side threads of 2 x 2 results: such products are mostly small. */
 static void oi__vk_matmul_any(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) {
@@ -440,15 +445,17 @@ static void oi__vk_matmul_any(oi__buf *b, const oi_plan *p, const oi__sy_kernel 
     const oi__slot *a = oi__vk_slot(s, pn->inputs[0]), *bm = oi__vk_slot(s, pn->inputs[1]), *c = oi__vk_slot(s, pn->out);
     const oi__sy_mm_geom g = oi__sy_mm_geom_of(a, bm, c, pn);
     int side = oi__vk_matmul_side(&p->gpu);
+    bool ints = c->dtype == OI_DTYPE_I32; /* products and sums wrapping in 32 bits: the C target's, cast to i32 */
+    const char *bits = ints ? "uint" : "floatBitsToUint";
     oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu;\n"
                       "#define MM_T %du /* MM_T x MM_T threads of 2 x 2 results */\n#define BM %du\n#define BN %du\n"
                       "#define BK 16u\n#define MM_STORE_UNROLL\n\n"
-                      "bool float_math() { return true; }\nuint mm_rows() { return M; }\nuint mm_cols() { return N; }\n",
-                   (long long)g.m, (long long)g.n, (long long)g.k, side, 2 * side, 2 * side);
-    oi__buf_puts(b, "uint mm_load_a(uint base, uint m, uint k) { return floatBitsToUint(");
+                      "bool float_math() { return %s; }\nuint mm_rows() { return M; }\nuint mm_cols() { return N; }\n",
+                   (long long)g.m, (long long)g.n, (long long)g.k, side, 2 * side, 2 * side, ints ? "false" : "true");
+    oi__buf_printf(b, "uint mm_load_a(uint base, uint m, uint k) { return %s(", bits);
     oi__vk_name(b, s, pn->inputs[0]);
     oi__buf_printf(b, "(base + m * %lldu + k * %lldu)); }\nuint mm_load_b(uint base, uint k, uint n) { "
-                      "return floatBitsToUint(", (long long)g.a_rs, (long long)g.a_cs);
+                      "return %s(", (long long)g.a_rs, (long long)g.a_cs, bits);
     oi__vk_name(b, s, pn->inputs[1]);
     oi__buf_printf(b, "(base + k * %lldu + n * %lldu)); }\n\n", (long long)g.b_rs, (long long)g.b_cs);
     oi__buf_puts(b, "void mm_store(uint base, uint r, uint j, float acc_j, uint bits) {\n"
@@ -457,7 +464,7 @@ static void oi__vk_matmul_any(oi__buf *b, const oi_plan *p, const oi__sy_kernel 
     oi__buf_puts(b, " */\n    ");
     oi__vk_name(b, s, pn->out);
     if (pn->ir->op != OI_OP_gemm) {
-        oi__buf_puts(b, "(i) = acc_j;\n");
+        oi__buf_puts(b, ints ? "(i) = int(bits);\n" : "(i) = acc_j;\n");
     } else { /* alpha in f32, as gemm.c's; beta * C */
         double alpha = oi__vk_param_f(pn, "alpha"), beta = oi__vk_param_f(pn, "beta");
         oi__buf_puts(b, "(i) = ");
@@ -635,10 +642,23 @@ static void oi__vk_matmul_coopmat(oi__buf *b, const oi__sy_schedule *s, const oi
 }
 
 /* One workgroup per row of `len` elements: r is the row, tid strides it. */
+/* `const uint NAME = ...` the workgroup's row of `rows` (oi__vk_rows_grid's
+ * grid), and tid its invocation. */
+static void oi__vk_row_index(oi__buf *b, const char *name, int64_t rows) {
+    if (rows <= OI__VK_MAX_GROUPS) {
+        oi__buf_printf(b, "    const uint %s = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n", name);
+        return;
+    }
+    oi__buf_printf(b, "    /* %lld rows: more than a dispatch's x takes, so in rows of %d workgroups */\n"
+                      "    const uint %s = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n"
+                      "    if (%s >= %lldu)\n        return; /* the whole workgroup */\n",
+                   (long long)rows, OI__VK_MAX_GROUPS, name, name, (long long)rows);
+}
+
 static void oi__vk_row_main(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int64_t len) {
     oi__buf_printf(b, "const uint L = %lldu; /* the row */\n\n", (long long)len);
     oi__vk_main(b, s, k);
-    oi__buf_puts(b, "    const uint r = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n");
+    oi__vk_row_index(b, "r", oi__vk_numel(oi__vk_slot(s, k->nodes[0]->inputs[0])) / (len ? len : 1));
 }
 
 /* One workgroup per lane of `len` elements `inner` apart (softmax's and
@@ -1836,8 +1856,8 @@ static void oi__vk_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
     oi__buf_puts(b, "shared float oi_p[TMAX]; /* the row's scores, then exp(score - max) */\n"
                     "shared float oi_q[D];    /* the row's query */\n\n");
     oi__vk_main(b, s, k);
-    oi__buf_puts(b, "    const uint row = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;\n"
-                    "    const uint si = row % S, hq = row / S % HQ, bi = row / (S * HQ), hk = hq / (HQ / HKV);\n");
+    oi__vk_row_index(b, "row", q->shape[0] * q->shape[1] * q->shape[2]);
+    oi__buf_puts(b, "    const uint si = row % S, hq = row / S % HQ, bi = row / (S * HQ), hk = hq / (HQ / HKV);\n");
     oi__vk_attn_kv_operand(b, s, k, 1);
     oi__vk_attn_kv_operand(b, s, k, 2);
     if (!s->buffers[k->view_slot[1]].table_view)
@@ -1863,6 +1883,13 @@ static void oi__vk_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
 }
 
 /* Workgroups of a kernel's dispatch (x, y). */
+/* A workgroup per row (oi__vk_row_main): along x, past OI__VK_MAX_GROUPS rows
+ * in rows of that many (the least maxComputeWorkGroupCount Vulkan allows). */
+static void oi__vk_rows_grid(int64_t rows, uint32_t *gx, uint32_t *gy) {
+    *gx = (uint32_t)(rows > OI__VK_MAX_GROUPS ? OI__VK_MAX_GROUPS : rows);
+    *gy = (uint32_t)(rows > OI__VK_MAX_GROUPS ? (rows + OI__VK_MAX_GROUPS - 1) / OI__VK_MAX_GROUPS : 1);
+}
+
 static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx, uint32_t *gy, uint32_t *gz) {
     const oi__sy_schedule *s = &p->schedule;
     const oi__pnode *pn = k->nodes[0];
@@ -1892,11 +1919,11 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
     }
     case OI__SY_K_SOFTMAX: case OI__SY_K_ARGMAX: { /* a workgroup per lane */
         int64_t inner;
-        *gx = (uint32_t)(oi__vk_numel(in) / oi__sy_softmax_lane(in, pn, &inner));
+        oi__vk_rows_grid(oi__vk_numel(in) / oi__sy_softmax_lane(in, pn, &inner), gx, gy);
         return;
     }
     case OI__SY_K_NORM:
-        *gx = (uint32_t)(oi__vk_numel(in) / oi__sy_norm_lane(in, pn));
+        oi__vk_rows_grid(oi__vk_numel(in) / oi__sy_norm_lane(in, pn), gx, gy);
         return;
     case OI__SY_K_QMATMUL: { /* 4 columns a workgroup, past 65535 in rows of them */
         int64_t groups = (out->shape[out->ndim - 1] + 3) / 4;
@@ -1906,12 +1933,12 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
     }
     case OI__SY_K_ATTN_KV: {
         const oi__slot *q = oi__vk_slot(s, k->nodes[k->lead]->inputs[0]);
-        *gx = (uint32_t)(q->shape[0] * q->shape[1] * q->shape[2]);
+        oi__vk_rows_grid(q->shape[0] * q->shape[1] * q->shape[2], gx, gy);
         return;
     }
     case OI__SY_K_REDUCE:
         if (oi__vk_row_reduce(s, pn)) { /* else a grid-stride loop, as the default */
-            *gx = (uint32_t)oi__vk_numel(out);
+            oi__vk_rows_grid(oi__vk_numel(out), gx, gy);
             return;
         }
         break;

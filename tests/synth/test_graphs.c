@@ -113,6 +113,8 @@
  *                  targets)
  *   vk_topk        top_k and top_k_indices of f32 along two axes, largest
  *                  and smallest, with ties and signed zeros (both targets)
+ *   vk_many_rows   row kernels over 66000 rows, more than one dispatch
+ *                  counts along x (both targets)
  *   vk_bool_prefix bool masks stored in the model, read as prefix-table
  *                  entries M(l) in a loop (a byte each, from the model's
  *                  words), and i32 and i64 entries; its model
@@ -887,14 +889,17 @@ OI_GRAPH(matmul_any,
  * broadcast against each other and against one shared B, attention's
  * scores, a product of several blocks with ragged edges, gemm's trans_a,
  * trans_b, alpha, beta and a C broadcast along columns or from one value,
- * and a result read by the next statement. */
+ * a result read by the next statement, and an i32 product whose sums
+ * wrap. */
 OI_GRAPH(vk_matmul_any,
   OI_DYNAMIC( OI_VAR(a4, f32[2, 1, 3, 4]) OI_VAR(b3, f32[3, 4, 5]) OI_VAR(w, f32[4, 5]) OI_VAR(q, f32[2, 2, 3, 4])
               OI_VAR(kt, f32[2, 2, 4, 3]) OI_VAR(big_a, f32[3, 70, 45]) OI_VAR(big_b, f32[45, 37]) OI_VAR(ga, f32[4, 3])
-              OI_VAR(gb, f32[5, 4]) OI_VAR(gc, f32[3, 1]) OI_VAR(one, f32[1]) )
+              OI_VAR(gb, f32[5, 4]) OI_VAR(gc, f32[3, 1]) OI_VAR(one, f32[1]) OI_VAR(ia, i32[2, 3, 4])
+              OI_VAR(ib, i32[4, 2]) )
   OI_VOLATILE(
     OI_VAR(p4, f32[2, 3, 3, 5]) OI_VAR(p3, f32[2, 1, 3, 5]) OI_VAR(s, f32[2, 2, 3, 3]) OI_VAR(big, f32[3, 70, 37])
-    OI_VAR(g1, f32[3, 5]) OI_VAR(g2, f32[3, 5]) OI_VAR(g3, f32[3, 3]) OI_VAR(g4, f32[3, 5])
+    OI_VAR(g1, f32[3, 5]) OI_VAR(g2, f32[3, 5]) OI_VAR(g3, f32[3, 3]) OI_VAR(g4, f32[3, 5]) OI_VAR(ineg, i32[2, 3, 4])
+    OI_VAR(ibig, i32[4, 2]) OI_VAR(pi, i32[2, 3, 2])
   )
   OI_BLOCK(entry,
     OI_OP(matmul, a4, b3) OI_TO(p4)         /* [2, 1] x [3] batch dims: [2, 3] */
@@ -906,6 +911,9 @@ OI_GRAPH(vk_matmul_any,
     OI_OP(gemm, ga, w, one, trans_a=true, beta=0.25) OI_TO(g2)
     OI_OP(gemm, ga, ga, trans_a=true, alpha=3.0) OI_TO(g3)
     OI_OP(gemm, g3, g1, g2, alpha=0.01, beta=1.0) OI_TO(g4) /* a whole C; two results before */
+    OI_OP(sub, ia, 2) OI_TO(ineg)
+    OI_OP(mul, ib, 1000000000) OI_TO(ibig)   /* wraps in i32 */
+    OI_OP(matmul, ineg, ibig) OI_TO(pi)     /* i32 over a batch dim, its sums wrapping */
     OI_RETURN()
   )
 )
@@ -930,6 +938,20 @@ OI_GRAPH(vk_topk,
     OI_OP(top_k_indices, r, k=2, largest=false) OI_TO(low_at)
     OI_OP(mul, x, 0.0) OI_TO(z)                       /* -0 where x < 0 */
     OI_OP(top_k_indices, z, k=3) OI_TO(zero_at)
+    OI_RETURN()
+  )
+)
+
+/* vk_many_rows: more rows than a dispatch counts along x (Vulkan promises
+ * 65535): softmax, a row sum and argmax over 66000 rows of 3, one
+ * workgroup a row in rows of 65535 workgroups (both targets). */
+OI_GRAPH(vk_many_rows,
+  OI_DYNAMIC( OI_VAR(x, f32[66000, 3]) )
+  OI_VOLATILE( OI_VAR(sm, f32[66000, 3]) OI_VAR(total, f32[66000]) OI_VAR(best, i64[66000]) )
+  OI_BLOCK(entry,
+    OI_OP(softmax, x, axis=-1) OI_TO(sm)
+    OI_OP(sum_axis, x, axes=[-1]) OI_TO(total)
+    OI_OP(argmax_axis, x, axis=-1) OI_TO(best)
     OI_RETURN()
   )
 )
