@@ -218,6 +218,10 @@ typedef struct oi__sy_options {
     oi_dtype precision;
 } oi__sy_options;
 
+/* The most workgroups a Vulkan dispatch may count along each dimension on
+ * every device (Vulkan's least maxComputeWorkGroupCount). */
+#define OI__VK_MAX_GROUPS 65535
+
 typedef struct oi__sy_schedule {
     const oi__plan *plan;
     oi__sy_options options;

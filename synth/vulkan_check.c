@@ -201,8 +201,9 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_gpu 
     case OI__SY_K_MATMUL_ANY: /* over batch dims, or gemm's transposes, alpha, beta, C (oi__vk_matmul_any) */
         if (s->plan->slots[pn->out].dtype != OI_DTYPE_F32 && s->plan->slots[pn->out].dtype != OI_DTYPE_I32)
             return oi__vk_refuse(pn, "a matmul of integers other than i32 (f32 and i32 run)");
-        if (s->shaped[pn->out].ndim > 2 && oi__shape_numel(s->shaped[pn->out].ndim - 2, s->shaped[pn->out].shape) > 65535)
-            return oi__vk_refuse(pn, "a matmul over more than 65535 batches");
+        if (s->shaped[pn->out].ndim > 2 &&
+            oi__shape_numel(s->shaped[pn->out].ndim - 2, s->shaped[pn->out].shape) > OI__VK_MAX_GROUPS)
+            return oi__vk_refuse(pn, "a matmul over more than 65535 batches (a workgroup's z each)");
         break;
     case OI__SY_K_COPY: case OI__SY_K_TRANSPOSE: case OI__SY_K_ATTENTION:
         /* other workgroups still read what an in-place write would change */

@@ -11,10 +11,6 @@
 
 #include <math.h>
 
-/* The most workgroups a dispatch may count along each dimension on every
- * device (Vulkan's least maxComputeWorkGroupCount). */
-#define OI__VK_MAX_GROUPS 65535
-
 /* A helper macro's name: the variable's name in the kernels, then `suffix`
  * ("_w", "_hi", "_write", "_read", "_at"), its '_' left out after a name
  * that render.c renamed with one (p_ gives p_w, lo_ lo_write): GLSL
