@@ -661,25 +661,33 @@ static void oi__sy_clamp(oi__buf *o, const oi__sy_schedule *s, const oi__sy_lang
 
 /* A float cast to an integer: `const double rN = trunc(x);` (cast.c's
  * rounding_mode: trunc, floor, ceil, or round for "nearest", halves away
- * from zero), before the statement that saturates rN into the type. */
+ * from zero; GLSL: a float, and oi_round, as GLSL's round may go either
+ * way), before the statement that saturates rN into the type. */
 static void oi__sy_cast_rounding(oi__buf *o, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                  const oi__sy_kernel *k, int n, const char *index, int depth) {
     const oi__pnode *pn = k->nodes[n];
     const char *mode = "trunc";
     for (int i = 0; i < (int)arrlen(pn->attrs); i++)
         if (strcmp(pn->attrs[i].name, "rounding_mode") == 0)
-            mode = strcmp(pn->attrs[i].s, "nearest") == 0 ? "round" : pn->attrs[i].s;
+            mode = strcmp(pn->attrs[i].s, "nearest") != 0 ? pn->attrs[i].s : lang->functional_cast ? "oi_round" : "round";
     oi__sy_indent(o, depth);
-    oi__buf_printf(o, "const double r%d = %s(", n, mode);
+    oi__buf_printf(o, "const %s r%d = %s(", lang->compute_float, n, mode);
     oi__sy_operand(o, s, lang, k, n, 0, index);
     oi__buf_puts(o, ");\n");
 }
 
 /* The saturation of rN into an integer dtype: scalar.h's
- * OI_S_cast_saturate with the bounds cast.c uses (oi__cast_range_of). */
-static void oi__sy_cast_saturate(oi__buf *o, int n, oi_dtype to) {
+ * OI_S_cast_saturate with the bounds cast.c uses (oi__cast_range_of);
+ * GLSL (an i32, vulkan_check.c) tests NaN with is_nan_f, which no driver
+ * folds away. */
+static void oi__sy_cast_saturate(oi__buf *o, const oi__sy_lang *lang, int n, oi_dtype to) {
     oi__cast_range r = oi__cast_range_of(to);
     bool is_signed = oi__dtype_is_signed(to);
+    if (lang->functional_cast) {
+        oi__buf_printf(o, "is_nan_f(r%d) ? 0 : r%d <= -2147483648.0 ? (-2147483647 - 1) : r%d >= 2147483648.0 ? "
+                          "2147483647 : int(r%d)", n, n, n, n);
+        return;
+    }
     oi__buf_printf(o, "OI_S_cast_saturate(r%d, ", n);
     oi__sy_double(o, r.lo);
     oi__buf_puts(o, ", ");
@@ -799,7 +807,7 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         break;
     case OI_OP_cast: /* a number's conversion: the load's and the store's, or rN saturated */
         if (float_to_int)
-            oi__sy_cast_saturate(o, n, out->dtype);
+            oi__sy_cast_saturate(o, lang, n, out->dtype);
         else if (is_int)
             oi__sy_operand(o, s, lang, k, n, 0, index);
 

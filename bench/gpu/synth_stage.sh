@@ -179,6 +179,8 @@ stage_parity vk_topk 2 export_vk_topk
 stage_parity vk_topk_nan 2 export_vk_topk x=nan
 stage_parity vk_names 2 export_vk_names
 stage_parity vk_many_rows 2 export_vk_many_rows
+stage_parity vk_casts 2 export_vk_casts
+stage_parity vk_casts_nan 2 export_vk_casts x=nan
 # the f16 matmul's tile shapes (synth_encoder.sh's part "sweep")
 G=$G bash bench/gpu/synth_matmul_sweep.sh stage "$build"
 # the interop program against residual_mlp's folder for the H100 (its model: written there again)

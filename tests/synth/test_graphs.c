@@ -115,6 +115,8 @@
  *                  and smallest, with ties and signed zeros (both targets)
  *   vk_many_rows   row kernels over 66000 rows, more than one dispatch
  *                  counts along x (both targets)
+ *   vk_casts       f32 into i32 by each rounding mode, saturating, and
+ *                  back (both targets)
  *   vk_bool_prefix bool masks stored in the model, read as prefix-table
  *                  entries M(l) in a loop (a byte each, from the model's
  *                  words), and i32 and i64 entries; its model
@@ -952,6 +954,32 @@ OI_GRAPH(vk_many_rows,
     OI_OP(softmax, x, axis=-1) OI_TO(sm)
     OI_OP(sum_axis, x, axes=[-1]) OI_TO(total)
     OI_OP(argmax_axis, x, axis=-1) OI_TO(best)
+    OI_RETURN()
+  )
+)
+
+/* vk_casts: f32 into i32 by each rounding_mode (trunc, floor, ceil,
+ * nearest: halves away from zero) over exact halves, saturating past
+ * +-2^31, and i32 back into f32 (both targets; with --set x=nan a NaN
+ * becomes 0). */
+OI_GRAPH(vk_casts,
+  OI_DYNAMIC( OI_VAR(x, f32[4, 6]) )
+  OI_VOLATILE(
+    OI_VAR(h, f32[4, 6]) OI_VAR(t, i32[4, 6]) OI_VAR(fl, i32[4, 6]) OI_VAR(ce, i32[4, 6]) OI_VAR(ne, i32[4, 6])
+    OI_VAR(huge, f32[4, 6]) OI_VAR(sat, i32[4, 6]) OI_VAR(back, f32[4, 6])
+  )
+  OI_BLOCK(entry,
+    OI_OP(mul, x, 6.0) OI_TO(h)
+    OI_OP(round, h) OI_TO(h)
+    OI_OP(mul, h, 0.5) OI_TO(h)                          /* halves: -3.0 .. 3.0 */
+    OI_OP(cast, h, to=i32) OI_TO(t)                      /* toward zero */
+    OI_OP(cast, h, to=i32, rounding_mode="floor") OI_TO(fl)
+    OI_OP(cast, h, to=i32, rounding_mode="ceil") OI_TO(ce)
+    OI_OP(cast, h, to=i32, rounding_mode="nearest") OI_TO(ne)
+    OI_OP(mul, x, 3e9) OI_TO(huge)                       /* past +-2^31 where |x| > 0.72 */
+    OI_OP(cast, huge, to=i32) OI_TO(sat)
+    OI_OP(cast, ne, to=f32) OI_TO(back)
+    OI_OP(add, back, h) OI_TO(back)
     OI_RETURN()
   )
 )
