@@ -683,6 +683,11 @@ static void oi__sy_cast_rounding(oi__buf *o, const oi__sy_schedule *s, const oi_
 static void oi__sy_cast_saturate(oi__buf *o, const oi__sy_lang *lang, int n, oi_dtype to) {
     oi__cast_range r = oi__cast_range_of(to);
     bool is_signed = oi__dtype_is_signed(to);
+    if (lang->functional_cast && to == OI_DTYPE_I64) {
+        oi__buf_printf(o, "is_nan_f(r%d) ? 0l : r%d <= -9223372036854775808.0 ? (-9223372036854775807l - 1l) : "
+                          "r%d >= 9223372036854775808.0 ? 9223372036854775807l : int64_t(r%d)", n, n, n, n);
+        return;
+    }
     if (lang->functional_cast) {
         oi__buf_printf(o, "is_nan_f(r%d) ? 0 : r%d <= -2147483648.0 ? (-2147483647 - 1) : r%d >= 2147483648.0 ? "
                           "2147483647 : int(r%d)", n, n, n, n);
@@ -806,12 +811,15 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         oi__buf_puts(o, ");\n");
         break;
     case OI_OP_cast: /* a number's conversion: the load's and the store's, or rN saturated */
-        if (float_to_int)
+        if (float_to_int) {
             oi__sy_cast_saturate(o, lang, n, out->dtype);
-        else if (is_int)
+        } else if (lang->functional_cast) { /* GLSL converts only when told: int(), int64_t(), float() */
+            oi__buf_printf(o, "%s(%s(", is_int ? "" : round, lang->type_of(out->dtype));
             oi__sy_operand(o, s, lang, k, n, 0, index);
-
-        else {
+            oi__buf_puts(o, "))");
+        } else if (is_int) {
+            oi__sy_operand(o, s, lang, k, n, 0, index);
+        } else {
             oi__buf_printf(o, "%s(", round);
             oi__sy_operand(o, s, lang, k, n, 0, index);
             oi__buf_puts(o, ")");

@@ -113,8 +113,9 @@ static bool oi__vk_int64_kernel(const oi__sy_schedule *s, const oi__sy_kernel *k
     return false;
 }
 
-static bool oi__vk_f32_or_i32(const oi__sy_schedule *s, int slot) {
-    return s->plan->slots[slot].dtype == OI_DTYPE_F32 || s->plan->slots[slot].dtype == OI_DTYPE_I32;
+static bool oi__vk_f32_or_int(const oi__sy_schedule *s, int slot) {
+    oi_dtype t = s->plan->slots[slot].dtype;
+    return t == OI_DTYPE_F32 || t == OI_DTYPE_I32 || t == OI_DTYPE_I64;
 }
 
 /* An elementwise statement reading or writing an i32 or i64: one of
@@ -124,10 +125,10 @@ static oi_status oi__vk_check_int_node(const oi__sy_schedule *s, const oi__sy_gp
     if (!wide && !oi__vk_node_has(s, pn, OI_DTYPE_I32))
         return OI_OK;
     char why[320];
-    bool i32_cast = pn->ir->op == OI_OP_cast && !wide && oi__vk_f32_or_i32(s, pn->inputs[0]) && oi__vk_f32_or_i32(s, pn->out);
-    if (!oi__vk_int_op(pn->ir->op) && !i32_cast) {
+    bool number_cast = pn->ir->op == OI_OP_cast && oi__vk_f32_or_int(s, pn->inputs[0]) && oi__vk_f32_or_int(s, pn->out);
+    if (!oi__vk_int_op(pn->ir->op) && !number_cast) {
         snprintf(why, sizeof why, "%s on %s (the GLSL kernels take + - * div floor_div rem neg min max and the "
-                 "comparisons on i32 and i64, where between them, and casts between f32 and i32)",
+                 "comparisons on i32 and i64, where between them, and casts between f32, i32 and i64)",
                  oi__sy_op_name(pn->ir->op), wide ? "i64" : "i32");
         return oi__vk_refuse(pn, why);
     }

@@ -115,8 +115,8 @@
  *                  and smallest, with ties and signed zeros (both targets)
  *   vk_many_rows   row kernels over 66000 rows, more than one dispatch
  *                  counts along x (both targets)
- *   vk_casts       f32 into i32 by each rounding mode, saturating, and
- *                  back (both targets)
+ *   vk_casts       f32 into i32 and i64 by each rounding mode, saturating,
+ *                  and back, i32 into i64 (both targets)
  *   vk_bool_prefix bool masks stored in the model, read as prefix-table
  *                  entries M(l) in a loop (a byte each, from the model's
  *                  words), and i32 and i64 entries; its model
@@ -960,13 +960,17 @@ OI_GRAPH(vk_many_rows,
 
 /* vk_casts: f32 into i32 by each rounding_mode (trunc, floor, ceil,
  * nearest: halves away from zero) over exact halves, saturating past
- * +-2^31, and i32 back into f32 (both targets; with --set x=nan a NaN
- * becomes 0). */
+ * +-2^31, and i32 back into f32; f32 into i64 (saturating past +-2^63),
+ * i64 into f32, i32 into i64 (both targets; the
+ * Vulkan target's i64 where the device JSON has int64; with --set x=nan a
+ * NaN becomes 0). */
 OI_GRAPH(vk_casts,
   OI_DYNAMIC( OI_VAR(x, f32[4, 6]) )
   OI_VOLATILE(
     OI_VAR(h, f32[4, 6]) OI_VAR(t, i32[4, 6]) OI_VAR(fl, i32[4, 6]) OI_VAR(ce, i32[4, 6]) OI_VAR(ne, i32[4, 6])
-    OI_VAR(huge, f32[4, 6]) OI_VAR(sat, i32[4, 6]) OI_VAR(back, f32[4, 6])
+    OI_VAR(huge, f32[4, 6]) OI_VAR(sat, i32[4, 6]) OI_VAR(back, f32[4, 6]) OI_VAR(wide, i64[4, 6])
+    OI_VAR(vast, f32[4, 6]) OI_VAR(sat64, i64[4, 6]) OI_VAR(back64, f32[4, 6])
+    OI_VAR(t64, i64[4, 6])
   )
   OI_BLOCK(entry,
     OI_OP(mul, x, 6.0) OI_TO(h)
@@ -980,6 +984,11 @@ OI_GRAPH(vk_casts,
     OI_OP(cast, huge, to=i32) OI_TO(sat)
     OI_OP(cast, ne, to=f32) OI_TO(back)
     OI_OP(add, back, h) OI_TO(back)
+    OI_OP(cast, huge, to=i64) OI_TO(wide)                /* fits */
+    OI_OP(mul, x, 1e19) OI_TO(vast)
+    OI_OP(cast, vast, to=i64) OI_TO(sat64)               /* past +-2^63 where |x| > 0.92 */
+    OI_OP(cast, wide, to=f32) OI_TO(back64)
+    OI_OP(cast, t, to=i64) OI_TO(t64)                    /* sign-extended */
     OI_RETURN()
   )
 )
