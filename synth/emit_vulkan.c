@@ -447,7 +447,7 @@ static void oi__vk_record_cache(oi__buf *b, const oi_plan *p, const oi__pnode *p
     oi__vk_indent(b, depth + 1);
     oi__buf_printf(b, "if (oi_vk_dispatch(vk, cb, %d, %s, %lluu, 1u, 1u, reads, %d, writes, 1))\n",
                    oi__vk_cache_module(p, pn), loops.n > 0 ? "push, (uint32_t)sizeof push" : "NULL, 0",
-                   (unsigned long long)(groups > 65535 ? 65535 : groups ? groups : 1), n_reads);
+                   (unsigned long long)(groups > OI__VK_MAX_GROUPS ? OI__VK_MAX_GROUPS : groups ? groups : 1), n_reads);
     oi__vk_indent(b, depth + 2);
     oi__buf_puts(b, "return 1;\n");
     oi__vk_indent(b, depth);

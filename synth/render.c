@@ -155,9 +155,16 @@ oi_status oi__sy_name_slots(oi__sy_schedule *s) {
     return OI_OK;
 }
 
+/* Slot sl's name in the kernels: sl is one of s->shaped, or a copy of one
+ * (found by its name). */
 static void oi__sy_param_name(oi__buf *b, const oi__sy_schedule *s, const oi__slot *sl) {
     for (int i = 0; i < (int)arrlen(s->names); i++)
-        if (&s->shaped[i] == sl || strcmp(s->shaped[i].name, sl->name) == 0) {
+        if (&s->shaped[i] == sl) {
+            oi__buf_puts(b, s->names[i]);
+            return;
+        }
+    for (int i = 0; i < (int)arrlen(s->names); i++)
+        if (strcmp(s->shaped[i].name, sl->name) == 0) {
             oi__buf_puts(b, s->names[i]);
             return;
         }
@@ -683,14 +690,18 @@ static void oi__sy_cast_rounding(oi__buf *o, const oi__sy_schedule *s, const oi_
 static void oi__sy_cast_saturate(oi__buf *o, const oi__sy_lang *lang, int n, oi_dtype to) {
     oi__cast_range r = oi__cast_range_of(to);
     bool is_signed = oi__dtype_is_signed(to);
-    if (lang->functional_cast && to == OI_DTYPE_I64) {
-        oi__buf_printf(o, "is_nan_f(r%d) ? 0l : r%d <= -9223372036854775808.0 ? (-9223372036854775807l - 1l) : "
-                          "r%d >= 9223372036854775808.0 ? 9223372036854775807l : int64_t(r%d)", n, n, n, n);
-        return;
-    }
-    if (lang->functional_cast) {
-        oi__buf_printf(o, "is_nan_f(r%d) ? 0 : r%d <= -2147483648.0 ? (-2147483647 - 1) : r%d >= 2147483648.0 ? "
-                          "2147483647 : int(r%d)", n, n, n, n);
+    if (lang->functional_cast) { /* OI_S_cast_saturate's choices, each bound a literal of the type */
+        oi__buf_printf(o, "is_nan_f(r%d) ? ", n);
+        oi__sy_glsl_int(o, 0, to);
+        oi__buf_printf(o, " : r%d <= ", n);
+        oi__sy_double(o, r.lo);
+        oi__buf_puts(o, " ? ");
+        oi__sy_glsl_int(o, r.lo_i, to);
+        oi__buf_printf(o, " : r%d >= ", n);
+        oi__sy_double(o, r.hi_excl);
+        oi__buf_puts(o, " ? ");
+        oi__sy_glsl_int(o, r.hi_i, to);
+        oi__buf_printf(o, " : %s(r%d)", lang->type_of(to), n);
         return;
     }
     oi__buf_printf(o, "OI_S_cast_saturate(r%d, ", n);

@@ -426,15 +426,18 @@ static void oi__vk_matmul(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) 
     oi__vk_main_call(b, s, k, "mm_tiles(0u, 0u, 0u, 0u, K);");
 }
 
-static double oi__vk_param_f(const oi__pnode *pn, const char *name);
+static double oi__vk_param_f(const oi__pnode *pn, const char *name) {
+    return oi__op_param_value_f64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), name);
+}
 
 /* matmul_any in f32, and in i32 (wrapping in 32 bits, as the C target's
  * 64-bit sums cast to i32 do): products over batch dims broadcast against
  * each other, and gemm's trans_a, trans_b, alpha, beta and a C broadcast to
  * the result, as render.c's C form (oi__sy_mm_geom: the operands read
- * through their strides). Workgroup z is the batch; A's and B's matrices for it are the
- * ones its index broadcasts to. The backend's tile loops again, with
- * side x side threads of 2 x 2 results: such products are mostly small. */
+ * through their strides). Workgroup z is the batch; A's and B's matrices
+ * for it are the ones its index broadcasts to. The backend's tile loops
+ * again, with side x side threads of 2 x 2 results: such products are
+ * mostly small. */
 static void oi__vk_matmul_any(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) {
     const oi__sy_schedule *s = &p->schedule;
     const oi__pnode *pn = k->nodes[0];
@@ -637,7 +640,6 @@ static void oi__vk_matmul_coopmat(oi__buf *b, const oi__sy_schedule *s, const oi
     oi__vk_main_call(b, s, k, call);
 }
 
-/* One workgroup per row of `len` elements: r is the row, tid strides it. */
 /* `const uint NAME = ...` the workgroup's row of `rows` (oi__vk_rows_grid's
  * grid), and tid its invocation. */
 static void oi__vk_row_index(oi__buf *b, const char *name, int64_t rows) {
@@ -651,6 +653,7 @@ static void oi__vk_row_index(oi__buf *b, const char *name, int64_t rows) {
                    (long long)rows, OI__VK_MAX_GROUPS, name, name, (long long)rows);
 }
 
+/* One workgroup per row of `len` elements: r is the row, tid strides it. */
 static void oi__vk_row_main(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, int64_t len) {
     oi__buf_printf(b, "const uint L = %lldu; /* the row */\n\n", (long long)len);
     oi__vk_main(b, s, k);
@@ -688,10 +691,6 @@ static void oi__vk_softmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
     oi__buf_puts(b, log_form ? "(oi_lane(j)) = (" : "(oi_lane(j)) = exp_f32(");
     oi__vk_name(b, s, pn->inputs[0]);
     oi__buf_puts(b, log_form ? "(oi_lane(j)) - m) - log_sum;\n}\n" : "(oi_lane(j)) - m) * inv;\n}\n");
-}
-
-static double oi__vk_param_f(const oi__pnode *pn, const char *name) {
-    return oi__op_param_value_f64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), name);
 }
 
 /* batch_norm (inference: the statistics given): a workgroup per (n, c)
@@ -1878,7 +1877,6 @@ static void oi__vk_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
     oi__buf_puts(b, "(bi * O_S0 + hq * O_S1 + si * O_S2 + d * O_S3) = acc * inv;\n    }\n}\n");
 }
 
-/* Workgroups of a kernel's dispatch (x, y). */
 /* A workgroup per row (oi__vk_row_main): along x, past OI__VK_MAX_GROUPS rows
  * in rows of that many (the least maxComputeWorkGroupCount Vulkan allows). */
 static void oi__vk_rows_grid(int64_t rows, uint32_t *gx, uint32_t *gy) {
@@ -1886,6 +1884,7 @@ static void oi__vk_rows_grid(int64_t rows, uint32_t *gx, uint32_t *gy) {
     *gy = (uint32_t)(rows > OI__VK_MAX_GROUPS ? (rows + OI__VK_MAX_GROUPS - 1) / OI__VK_MAX_GROUPS : 1);
 }
 
+/* Workgroups of a kernel's dispatch (x, y, z). */
 static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx, uint32_t *gy, uint32_t *gz) {
     const oi__sy_schedule *s = &p->schedule;
     const oi__pnode *pn = k->nodes[0];
@@ -1921,12 +1920,9 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
     case OI__SY_K_NORM:
         oi__vk_rows_grid(oi__vk_numel(in) / oi__sy_norm_lane(in, pn), gx, gy);
         return;
-    case OI__SY_K_QMATMUL: { /* 4 columns a workgroup, past 65535 in rows of them */
-        int64_t groups = (out->shape[out->ndim - 1] + 3) / 4;
-        *gx = (uint32_t)(groups > 65535 ? 65535 : groups);
-        *gy = (uint32_t)((groups + *gx - 1) / *gx);
+    case OI__SY_K_QMATMUL: /* 4 columns a workgroup, past OI__VK_MAX_GROUPS in rows of them */
+        oi__vk_rows_grid((out->shape[out->ndim - 1] + 3) / 4, gx, gy);
         return;
-    }
     case OI__SY_K_ATTN_KV: {
         const oi__slot *q = oi__vk_slot(s, k->nodes[k->lead]->inputs[0]);
         oi__vk_rows_grid(q->shape[0] * q->shape[1] * q->shape[2], gx, gy);
@@ -1947,7 +1943,7 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
     default: break;
     }
     int64_t groups = (oi__vk_numel(out) + wg - 1) / wg; /* a grid-stride loop */
-    *gx = (uint32_t)(groups > 65535 ? 65535 : groups < 1 ? 1 : groups);
+    *gx = (uint32_t)(groups > OI__VK_MAX_GROUPS ? OI__VK_MAX_GROUPS : groups < 1 ? 1 : groups);
 }
 
 /* A kernel's workgroup: the device's (oi__sy_gpu.workgroup); a matmul's

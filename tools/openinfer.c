@@ -852,11 +852,12 @@ static void cli_list_vars(const oi_graph *g, char *out, size_t cap) {
 }
 
 /* The variable `name` for `flag`, or NULL with a message: a declared one,
- * or for --fetch also a temporary (an assign: its value after the last
+ * or with `temporaries` also an assign (--fetch: its value after the last
  * step, as the synthesized driver's --fetch gives it). */
-static const oi__slot *cli_find_var(const oi__plan *p, const oi_graph *g, const char *flag, const char *name) {
+static const oi__slot *cli_find_var(const oi__plan *p, const oi_graph *g, const char *flag, const char *name,
+                                    bool temporaries) {
     int s = oi__plan_slot(p, name);
-    if (s >= 0 && (p->slots[s].decl || strcmp(flag, "--fetch") == 0))
+    if (s >= 0 && (p->slots[s].decl || temporaries))
         return &p->slots[s];
     char vars[512];
     cli_list_vars(g, vars, sizeof vars);
@@ -877,7 +878,7 @@ static const char *cli_kind_name(oi__mem_kind k) {
 /* Reads one --input and checks it against its variable: dynamic memory,
  * the variable's .npy dtype and exactly its shape. */
 static bool cli_load_input(const oi__plan *p, const oi_graph *g, cli_input *in) {
-    const oi__slot *sl = cli_find_var(p, g, "--input", in->name);
+    const oi__slot *sl = cli_find_var(p, g, "--input", in->name, false);
     if (!sl)
         return false;
     if (sl->kind != OI__MEM_DYNAMIC || sl->n_indices > 0) {
@@ -915,7 +916,7 @@ static bool cli_load_input(const oi__plan *p, const oi_graph *g, cli_input *in) 
 
 /* Checks one --fetch before anything runs. */
 static bool cli_check_fetch(const oi__plan *p, const oi_graph *g, const char *name) {
-    const oi__slot *sl = cli_find_var(p, g, "--fetch", name);
+    const oi__slot *sl = cli_find_var(p, g, "--fetch", name, true);
     if (!sl)
         return false;
     if (sl->is_prefix) {
