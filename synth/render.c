@@ -716,6 +716,28 @@ static void oi__sy_cast_saturate(oi__buf *o, const oi__sy_lang *lang, int n, oi_
         oi__buf_printf(o, ", %lld, %lld, (int64_t))", (long long)r.lo_i, (long long)r.hi_i);
 }
 
+/* Whether a later statement of kernel k writes statement n's variable. */
+static bool oi__sy_rewritten_later(const oi__sy_kernel *k, int n) {
+    for (int m = n + 1; m < (int)arrlen(k->nodes); m++)
+        if (k->nodes[m]->out == k->nodes[n]->out)
+            return true;
+    return false;
+}
+
+/* Whether a later statement of kernel k reads statement n's value (its
+ * local vN) before another one writes that variable again. */
+static bool oi__sy_read_later(const oi__sy_kernel *k, int n) {
+    int slot = k->nodes[n]->out;
+    for (int m = n + 1; m < (int)arrlen(k->nodes); m++) {
+        for (int i = 0; i < (int)arrlen(k->nodes[m]->inputs); i++)
+            if (k->nodes[m]->inputs[i] == slot)
+                return true;
+        if (k->nodes[m]->out == slot)
+            return false;
+    }
+    return false;
+}
+
 /* Statement n of an elementwise chain or epilogue, at element `index`:
  * `const double vN = ROUND(OI_S_op(...));` then its store when it is the
  * last write of a stored variable in this kernel. */
@@ -901,11 +923,13 @@ static void oi__sy_ew_statement(oi__buf *b, const oi__sy_schedule *s, const oi__
         oi__buf_printf(o, "v%d = (double)%s%s((float)v%d)%s;\n", n, half->decode, half->encode, n, half->decode_end);
     }
     /* the store: the last write of a stored variable in this kernel */
-    if (!oi__sy_slot_stored(s, pn->out))
+    if (!oi__sy_slot_stored(s, pn->out) || oi__sy_rewritten_later(k, n)) {
+        if (!lang->functional_cast && !oi__sy_read_later(k, n)) { /* a dead value: computed as the simulator does */
+            oi__sy_indent(o, depth);
+            oi__buf_printf(o, "(void)v%d;\n", n);
+        }
         return;
-    for (int m = n + 1; m < (int)arrlen(k->nodes); m++)
-        if (k->nodes[m]->out == pn->out)
-            return;
+    }
     oi__sy_indent(o, depth);
     oi__sy_param_name(o, s, out);
     if (lang->functional_cast)
@@ -1582,6 +1606,12 @@ static void oi__sy_render_copy_kernel(oi__buf *b, const oi__sy_schedule *s, cons
                                       const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *in = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    if (in == out) { /* reshaped onto itself: its elements stay where they are */
+        oi__buf_puts(b, k->tasks > 1 ? "    (void)task, (void)" : "    (void)");
+        oi__sy_param_name(b, s, out);
+        oi__buf_puts(b, "; /* the same elements in the same order: nothing moves */\n");
+        return;
+    }
     if (k->tasks > 1) { /* a task's range of elements */
         oi__sy_task_range(b, lang, k, oi__shape_numel(out->ndim, out->shape));
         oi__buf_puts(b, "    memcpy(");

@@ -39,6 +39,11 @@ static bool oi__sy_axes_reduction(oi_op op) {
            op == OI_OP_prod_axis;
 }
 
+/* Ops whose result is elementwise in shape: the op table's EW rows, where
+ * (three operands broadcast) and gelu (CUSTOM in the table only so that
+ * math.c checks its `approximate`; the result has its input's shape). */
+static bool oi__sy_ew_shaped(oi_op op) { return oi__op_is_elementwise(op) || op == OI_OP_where || op == OI_OP_gelu; }
+
 /* The elementwise ops of OI__SY_EW_LIST, on their domain: in0 is the
  * first input's dtype, in1 the second's (where's a), out the result's. */
 static bool oi__sy_ew_supported(oi_op op, oi_dtype in0, oi_dtype in1, oi_dtype out) {
@@ -162,8 +167,10 @@ static bool oi__sy_same_shape(const oi__slot *a, const oi__slot *b) {
 
 static int64_t oi__sy_numel(const oi__slot *sl) { return oi__shape_numel(sl->ndim, sl->shape); }
 
-static oi_status oi__sy_unsupported(const oi__pnode *pn, const char *why) {
-    return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the C target cannot synthesize this yet: %s", why);
+/* A statement the target cannot run yet: its file:line, the target and why. */
+static oi_status oi__sy_unsupported(const oi__sy_schedule *s, const oi__pnode *pn, const char *why) {
+    return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the %s target cannot synthesize this yet: %s",
+                       oi__sy_target_name(&s->options), why);
 }
 
 static const char *oi__sy_param_s(const oi__pnode *pn, const char *name) {
@@ -189,18 +196,18 @@ static oi_status oi__sy_classify_matmul_any(const oi__sy_schedule *s, const oi__
     const oi__slot *out = oi__sy_slot(s, pn->out);
     const char *act = oi__sy_param_s(pn, "activation");
     if (oi__sy_any_dynamic(s, pn))
-        return oi__sy_unsupported(pn, "a matmul or gemm over a shape known at run time only");
+        return oi__sy_unsupported(s, pn, "a matmul or gemm over a shape known at run time only");
     for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
         const oi__slot *in = oi__sy_slot(s, pn->inputs[i]);
         if (pn->inputs[i] == pn->out || in->dtype != out->dtype || (i < 2 && in->ndim < 2))
-            return oi__sy_unsupported(pn, "a matmul or gemm of mixed dtypes, of a 1-D operand or writing an operand");
+            return oi__sy_unsupported(s, pn, "a matmul or gemm of mixed dtypes, of a 1-D operand or writing an operand");
     }
     if (!oi__sy_number(out->dtype) || (pn->ir->op == OI_OP_gemm && !oi__sy_float(out->dtype)))
-        return oi__sy_unsupported(pn, "a matmul of a dtype other than a number, or a gemm of integers");
+        return oi__sy_unsupported(s, pn, "a matmul of a dtype other than a number, or a gemm of integers");
     if (act && strcmp(act, "none") != 0)
-        return oi__sy_unsupported(pn, "a gemm with an activation and trans_a, trans_b, alpha, beta or a broadcast C");
+        return oi__sy_unsupported(s, pn, "a gemm with an activation and trans_a, trans_b, alpha, beta or a broadcast C");
     if (out->ndim >= 1 && out->shape[out->ndim - 1] > 16384) /* the kernel keeps one row of the result on the stack */
-        return oi__sy_unsupported(pn, "a matmul with more than 16384 output columns");
+        return oi__sy_unsupported(s, pn, "a matmul with more than 16384 output columns");
     *kind = OI__SY_K_MATMUL_ANY;
     return OI_OK;
 }
@@ -214,16 +221,16 @@ static oi_status oi__sy_classify_gemm(const oi__sy_schedule *s, const oi__pnode 
     size_t na = arrlenu(pn->attrs);
     const char *act = oi__sy_param_s(pn, "activation");
     if (a->ndim != 2 || b->ndim != 2 || out->ndim != 2 || oi__sy_any_dynamic(s, pn))
-        return oi__sy_unsupported(pn, "a gemm that is not 2-D with shapes known at synthesis time");
+        return oi__sy_unsupported(s, pn, "a gemm that is not 2-D with shapes known at synthesis time");
     bool row_bias = arrlen(pn->inputs) < 3 || oi__sy_numel(oi__sy_slot(s, pn->inputs[2])) == out->shape[1];
     if (oi__op_param_value_i64(op, pn->attrs, na, "trans_a") || oi__op_param_value_i64(op, pn->attrs, na, "trans_b") ||
         oi__op_param_value_f64(op, pn->attrs, na, "alpha") != 1.0 ||
         oi__op_param_value_f64(op, pn->attrs, na, "beta") != 1.0 || a->dtype != OI_DTYPE_F32 || !row_bias)
         return oi__sy_classify_matmul_any(s, pn, kind);
     if (act && strcmp(act, "none") != 0 && strcmp(act, "relu") != 0 && strcmp(act, "gelu") != 0)
-        return oi__sy_unsupported(pn, "a gemm activation other than none, relu or gelu");
+        return oi__sy_unsupported(s, pn, "a gemm activation other than none, relu or gelu");
     if (out->shape[1] > (act && strcmp(act, "gelu") == 0 ? 2048 : 16384))
-        return oi__sy_unsupported(pn, "a gemm with more than 16384 output columns (2048 with gelu)");
+        return oi__sy_unsupported(s, pn, "a gemm with more than 16384 output columns (2048 with gelu)");
     *kind = OI__SY_K_MATMUL;
     return OI_OK;
 }
@@ -236,23 +243,25 @@ static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *p
     oi_op op = pn->ir->op;
     const oi__slot *in0 = oi__sy_slot(s, pn->inputs[0]), *out = oi__sy_slot(s, pn->out);
     if (oi__sy_any_dynamic(s, pn))
-        return oi__sy_unsupported(pn, "a shape op, norm or attention over a shape known at run time only");
+        return oi__sy_unsupported(s, pn, "a shape op, norm or attention over a shape known at run time only");
     if (op == OI_OP_reshape) {
         *kind = OI__SY_K_COPY;
         return OI_OK;
     }
     if (op == OI_OP_transpose) {
+        if (pn->out == pn->inputs[0]) /* each element would read one its kernel has already overwritten */
+            return oi__sy_unsupported(s, pn, "a transpose writing its input");
         *kind = OI__SY_K_TRANSPOSE;
         return OI_OK;
     }
     if (in0->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32)
-        return oi__sy_unsupported(pn, op == OI_OP_attention ? "attention on a dtype other than f32"
+        return oi__sy_unsupported(s, pn, op == OI_OP_attention ? "attention on a dtype other than f32"
                                                             : "a norm on a dtype other than f32");
     if (op == OI_OP_batch_norm || op == OI_OP_group_norm) { /* x [N, C, ...], the others one per channel */
         for (int i = 1; i < (int)arrlen(pn->inputs); i++)
             if (in0->ndim < 2 || oi__sy_numel(oi__sy_slot(s, pn->inputs[i])) != in0->shape[1] ||
                 oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32)
-                return oi__sy_unsupported(pn, "a batch_norm or group_norm whose x is not [N, C, ...] or whose other "
+                return oi__sy_unsupported(s, pn, "a batch_norm or group_norm whose x is not [N, C, ...] or whose other "
                                               "inputs are not one f32 per channel");
         *kind = OI__SY_K_NORM;
         return OI_OK;
@@ -261,18 +270,18 @@ static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *p
         int64_t lane = oi__sy_norm_lane(in0, pn);
         for (int i = 1; i < (int)arrlen(pn->inputs); i++)
             if (oi__sy_numel(oi__sy_slot(s, pn->inputs[i])) != lane || oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32)
-                return oi__sy_unsupported(pn, "a layer_norm scale or bias that is not one f32 lane (x's dims from axis on)");
+                return oi__sy_unsupported(s, pn, "a layer_norm scale or bias that is not one f32 lane (x's dims from axis on)");
         *kind = OI__SY_K_NORM;
         return OI_OK;
     }
     const oi__slot *k = oi__sy_slot(s, pn->inputs[1]), *v = oi__sy_slot(s, pn->inputs[2]);
     if (arrlen(pn->inputs) > 3 && oi__sy_slot(s, pn->inputs[3])->dtype != OI_DTYPE_F32 &&
         oi__sy_slot(s, pn->inputs[3])->dtype != OI_DTYPE_BOOL)
-        return oi__sy_unsupported(pn, "an attention mask that is not f32 (added) or bool (true keeps)");
+        return oi__sy_unsupported(s, pn, "an attention mask that is not f32 (added) or bool (true keeps)");
     if (k->shape[1] != in0->shape[1] || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32)
-        return oi__sy_unsupported(pn, "attention with grouped-query heads or mixed dtypes");
+        return oi__sy_unsupported(s, pn, "attention with grouped-query heads or mixed dtypes");
     if (k->shape[2] > 2048 || k->shape[2] * k->shape[3] > 65536 || v->shape[3] > 2048)
-        return oi__sy_unsupported(pn, "attention over more than 2048 keys or 65536 key elements per head");
+        return oi__sy_unsupported(s, pn, "attention over more than 2048 keys or 65536 key elements per head");
     *kind = OI__SY_K_ATTENTION;
     return OI_OK;
 }
@@ -283,9 +292,9 @@ static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *p
  * CPU kernel does (kernels/shape.c). */
 static oi_status oi__sy_classify_gather(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     if (oi__sy_any_dynamic(s, pn))
-        return oi__sy_unsupported(pn, "a gather over a shape known at run time only");
+        return oi__sy_unsupported(s, pn, "a gather over a shape known at run time only");
     if (pn->out == pn->inputs[0] || pn->out == pn->inputs[1])
-        return oi__sy_unsupported(pn, "a gather writing one of its inputs");
+        return oi__sy_unsupported(s, pn, "a gather writing one of its inputs");
     *kind = OI__SY_K_GATHER;
     return OI_OK;
 }
@@ -310,10 +319,10 @@ static bool oi__sy_view_load(const oi__sy_schedule *s, const oi__pnode *pn) {
 static oi_status oi__sy_classify_layout(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
     if (oi__sy_any_dynamic(s, pn))
-        return oi__sy_unsupported(pn, "a slice, split, pad or concat over a shape known at run time only");
+        return oi__sy_unsupported(s, pn, "a slice, split, pad or concat over a shape known at run time only");
     for (int i = 0; i < (int)arrlen(pn->inputs); i++)
         if (pn->inputs[i] == pn->out)
-            return oi__sy_unsupported(pn, "a slice, split, pad or concat writing one of its inputs");
+            return oi__sy_unsupported(s, pn, "a slice, split, pad or concat writing one of its inputs");
     *kind = op == OI_OP_squeeze || op == OI_OP_unsqueeze ? OI__SY_K_COPY : OI__SY_K_LAYOUT;
     if (oi__sy_view_load(s, pn)) /* the C target reads it through its index map (render.c) */
         *kind = OI__SY_K_ELEMENTWISE;
@@ -341,14 +350,14 @@ static oi_status oi__sy_classify_conv(const oi__sy_schedule *s, const oi__pnode 
     oi_dtype t = oi__sy_slot(s, pn->out)->dtype;
     for (int i = 0; i < (int)arrlen(pn->inputs); i++)
         if (oi__sy_slot(s, pn->inputs[i])->dtype != t || !oi__sy_float(t) || pn->inputs[i] == pn->out)
-            return oi__sy_unsupported(pn, "a convolution on a dtype other than f32 or f64, or writing one of its inputs");
+            return oi__sy_unsupported(s, pn, "a convolution on a dtype other than f32 or f64, or writing one of its inputs");
     if (oi__sy_any_dynamic(s, pn))
-        return oi__sy_unsupported(pn, "a convolution over a shape known at run time only");
+        return oi__sy_unsupported(s, pn, "a convolution over a shape known at run time only");
     if (act && strcmp(act, "none") != 0 && strcmp(act, "relu") != 0)
-        return oi__sy_unsupported(pn, "a convolution activation other than none or relu");
+        return oi__sy_unsupported(s, pn, "a convolution activation other than none or relu");
     oi__conv_window w;
     if (oi__sy_conv_window(s, pn, &w) != OI_OK)
-        return oi__sy_unsupported(pn, "a convolution whose window kernels/conv.c refuses");
+        return oi__sy_unsupported(s, pn, "a convolution whose window kernels/conv.c refuses");
     *kind = OI__SY_K_CONV;
     return OI_OK;
 }
@@ -360,11 +369,11 @@ static oi_status oi__sy_classify_topk(const oi__sy_schedule *s, const oi__pnode 
     const oi__slot *x = oi__sy_slot(s, pn->inputs[0]);
     int64_t inner, n = oi__sy_softmax_lane(x, pn, &inner);
     if (oi__sy_any_dynamic(s, pn) || pn->inputs[0] == pn->out)
-        return oi__sy_unsupported(pn, "a top_k over a shape known at run time only, or writing its input");
+        return oi__sy_unsupported(s, pn, "a top_k over a shape known at run time only, or writing its input");
     if (!oi__sy_number(x->dtype))
-        return oi__sy_unsupported(pn, "a top_k of a dtype other than a float or an integer");
+        return oi__sy_unsupported(s, pn, "a top_k of a dtype other than a float or an integer");
     if (n > 8192 || oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "k") < 1)
-        return oi__sy_unsupported(pn, "a top_k along more than 8192 elements, or of no elements");
+        return oi__sy_unsupported(s, pn, "a top_k along more than 8192 elements, or of no elements");
     *kind = OI__SY_K_TOPK;
     return OI_OK;
 }
@@ -375,14 +384,14 @@ static oi_status oi__sy_classify_topk(const oi__sy_schedule *s, const oi__pnode 
 static oi_status oi__sy_classify_conv_t(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     for (int i = 0; i < (int)arrlen(pn->inputs); i++)
         if (oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32 || pn->inputs[i] == pn->out)
-            return oi__sy_unsupported(pn, "a conv_transpose2d on a dtype other than f32, or writing one of its inputs");
+            return oi__sy_unsupported(s, pn, "a conv_transpose2d on a dtype other than f32, or writing one of its inputs");
     if (oi__sy_any_dynamic(s, pn))
-        return oi__sy_unsupported(pn, "a conv_transpose2d over a shape known at run time only");
+        return oi__sy_unsupported(s, pn, "a conv_transpose2d over a shape known at run time only");
     oi__conv_window w;
     if (oi__sy_conv_window(s, pn, &w) != OI_OK)
-        return oi__sy_unsupported(pn, "a conv_transpose2d whose window kernels/conv.c refuses");
+        return oi__sy_unsupported(s, pn, "a conv_transpose2d whose window kernels/conv.c refuses");
     if (w.out[0] * w.out[1] > 8192)
-        return oi__sy_unsupported(pn, "a conv_transpose2d with more than 8192 output positions per channel");
+        return oi__sy_unsupported(s, pn, "a conv_transpose2d with more than 8192 output positions per channel");
     *kind = OI__SY_K_CONV_T;
     return OI_OK;
 }
@@ -391,7 +400,7 @@ static oi_status oi__sy_classify_conv_t(const oi__sy_schedule *s, const oi__pnod
  * and u8 too), shapes known at synthesis time. */
 static oi_status oi__sy_classify_pool(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     if (oi__sy_any_dynamic(s, pn) || pn->inputs[0] == pn->out)
-        return oi__sy_unsupported(pn, "a pool over a shape known at run time only, or writing its input");
+        return oi__sy_unsupported(s, pn, "a pool over a shape known at run time only, or writing its input");
     *kind = OI__SY_K_POOL;
     return OI_OK;
 }
@@ -410,15 +419,15 @@ static oi_status oi__sy_classify_llm(const oi__sy_schedule *s, const oi__pnode *
     const oi__slot *in0 = oi__sy_slot(s, pn->inputs[0]);
     size_t na = arrlenu(pn->attrs);
     if (oi__sy_any_dynamic(s, pn))
-        return oi__sy_unsupported(pn, "rms_norm, rope, argmax_axis or argmin_axis over a shape known at run time only");
+        return oi__sy_unsupported(s, pn, "rms_norm, rope, argmax_axis or argmin_axis over a shape known at run time only");
     if (op == OI_OP_argmax_axis || op == OI_OP_argmin_axis) {
         if (!oi__sy_float(in0->dtype) && !oi__sy_int(in0->dtype))
-            return oi__sy_unsupported(pn, "argmax_axis or argmin_axis on a dtype other than a float or an integer");
+            return oi__sy_unsupported(s, pn, "argmax_axis or argmin_axis on a dtype other than a float or an integer");
         *kind = OI__SY_K_ARGMAX;
         return OI_OK;
     }
     if (in0->dtype != OI_DTYPE_F32)
-        return oi__sy_unsupported(pn, op == OI_OP_rope ? "rope on a dtype other than f32" : "rms_norm on a dtype other than f32");
+        return oi__sy_unsupported(s, pn, op == OI_OP_rope ? "rope on a dtype other than f32" : "rms_norm on a dtype other than f32");
     if (op == OI_OP_rope) {
         *kind = OI__SY_K_ROPE;
         return OI_OK;
@@ -426,9 +435,9 @@ static oi_status oi__sy_classify_llm(const oi__sy_schedule *s, const oi__pnode *
     int64_t axis = oi__op_param_value_i64(op, pn->attrs, na, "axis");
     const oi__slot *scale = oi__sy_slot(s, pn->inputs[1]);
     if (axis != -1 && axis != in0->ndim - 1)
-        return oi__sy_unsupported(pn, "rms_norm over more than the last axis");
+        return oi__sy_unsupported(s, pn, "rms_norm over more than the last axis");
     if (oi__sy_numel(scale) != in0->shape[in0->ndim - 1] || scale->dtype != OI_DTYPE_F32)
-        return oi__sy_unsupported(pn, "an rms_norm scale that is not one f32 lane");
+        return oi__sy_unsupported(s, pn, "an rms_norm scale that is not one f32 lane");
     *kind = OI__SY_K_NORM;
     return OI_OK;
 }
@@ -441,19 +450,19 @@ static oi_status oi__sy_classify_qmatmul(const oi__sy_schedule *s, const oi__pno
     const oi__slot *x = oi__sy_slot(s, pn->inputs[0]), *w = oi__sy_slot(s, pn->inputs[1]);
     const char *format = oi__sy_param_s(pn, "format"), *act = oi__sy_param_s(pn, "activations");
     if (oi__sy_any_dynamic(s, pn))
-        return oi__sy_unsupported(pn, "a matmul_q4 over a shape known at run time only");
+        return oi__sy_unsupported(s, pn, "a matmul_q4 over a shape known at run time only");
     int64_t rows = x->ndim ? oi__sy_numel(x) / (x->shape[x->ndim - 1] ? x->shape[x->ndim - 1] : 1) : 1;
     if ((!act || strcmp(act, "q8") != 0) && rows >= 4)
-        return oi__sy_unsupported(pn, "matmul_q4 with f32 activations over 4 or more rows of x (the simulator's "
+        return oi__sy_unsupported(s, pn, "matmul_q4 with f32 activations over 4 or more rows of x (the simulator's "
                                       "dequantized gemm; activations=\"q8\" or fewer rows are supported)");
     if (format && strcmp(format, "q4_0") != 0 && strcmp(format, "q4_1") != 0 && strcmp(format, "q8_0") != 0)
-        return oi__sy_unsupported(pn, "a matmul_q4 format other than q4_0, q4_1 or q8_0");
+        return oi__sy_unsupported(s, pn, "a matmul_q4 format other than q4_0, q4_1 or q8_0");
     if (x->dtype != OI_DTYPE_F32 || w->dtype != OI_DTYPE_U8 || w->ndim != 2)
-        return oi__sy_unsupported(pn, "a matmul_q4 whose x is not f32 or whose weights are not u8 [N, row bytes]");
+        return oi__sy_unsupported(s, pn, "a matmul_q4 whose x is not f32 or whose weights are not u8 [N, row bytes]");
     if (pn->out == pn->inputs[0])
-        return oi__sy_unsupported(pn, "a matmul_q4 writing its x");
+        return oi__sy_unsupported(s, pn, "a matmul_q4 writing its x");
     if (oi__sy_numel(x) > 65536)
-        return oi__sy_unsupported(pn, "a matmul_q4 with more than 65536 elements of x (its int8 copy is on the stack)");
+        return oi__sy_unsupported(s, pn, "a matmul_q4 with more than 65536 elements of x (its int8 copy is on the stack)");
     *kind = OI__SY_K_QMATMUL;
     return OI_OK;
 }
@@ -475,7 +484,7 @@ static oi_status oi__sy_classify_attn_kv(const oi__sy_schedule *s, const oi__pno
     if (pn->ir->op == OI_OP_transpose) {
         const oi__slot *in = oi__sy_slot(s, pn->inputs[0]);
         if (in->ndim != 4 || in->dtype != OI_DTYPE_F32 || (in->runtime_dims & ~1u))
-            return oi__sy_unsupported(pn, "a transpose over a shape known at run time only that is not a 4-D f32 slice "
+            return oi__sy_unsupported(s, pn, "a transpose over a shape known at run time only that is not a 4-D f32 slice "
                                           "(keys or values read into attention)");
         *kind = OI__SY_K_TRANSPOSE;
         return OI_OK;
@@ -484,15 +493,15 @@ static oi_status oi__sy_classify_attn_kv(const oi__sy_schedule *s, const oi__pno
     const oi__slot *out = oi__sy_slot(s, pn->out);
     size_t na = arrlenu(pn->attrs);
     if (q->dtype != OI_DTYPE_F32 || k->dtype != OI_DTYPE_F32 || v->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32)
-        return oi__sy_unsupported(pn, "attention on a dtype other than f32");
+        return oi__sy_unsupported(s, pn, "attention on a dtype other than f32");
     if (q->dynamic_shape || out->dynamic_shape || (k->runtime_dims & ~4u) || (v->runtime_dims & ~4u))
-        return oi__sy_unsupported(pn, "attention whose queries, result or inner dims are known at run time only");
+        return oi__sy_unsupported(s, pn, "attention whose queries, result or inner dims are known at run time only");
     if (arrlen(pn->inputs) > 3 || oi__op_param_value_i64(OI_OP_attention, pn->attrs, na, "causal"))
-        return oi__sy_unsupported(pn, "a mask or causal on attention over keys known at run time or grouped-query heads");
+        return oi__sy_unsupported(s, pn, "a mask or causal on attention over keys known at run time or grouped-query heads");
     if (k->shape[1] < 1 || q->shape[1] % k->shape[1] != 0 || v->shape[1] != k->shape[1])
-        return oi__sy_unsupported(pn, "grouped-query attention whose query heads are not a multiple of its kv heads");
+        return oi__sy_unsupported(s, pn, "grouped-query attention whose query heads are not a multiple of its kv heads");
     if (k->shape[3] > 4096 || v->shape[3] > 4096)
-        return oi__sy_unsupported(pn, "attention with more than 4096 dims per head");
+        return oi__sy_unsupported(s, pn, "attention with more than 4096 dims per head");
     *kind = OI__SY_K_ATTN_KV;
     return OI_OK;
 }
@@ -505,28 +514,28 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     for (int i = 0; i < (int)arrlen(pn->inputs); i++) {
         const oi__slot *in = oi__sy_slot(s, pn->inputs[i]);
         if (pn->input_indices && pn->input_indices[i] && !in->is_prefix)
-            return oi__sy_unsupported(pn, "an indexed input that is not a prefix table");
+            return oi__sy_unsupported(s, pn, "an indexed input that is not a prefix table");
         if (in->is_prefix && in->runtime_dims)
-            return oi__sy_unsupported(pn, "a prefix table whose entries differ in shape (E(n))");
+            return oi__sy_unsupported(s, pn, "a prefix table whose entries differ in shape (E(n))");
     }
     if (pn->entry_attrs)
-        return oi__sy_unsupported(pn, "a setting per prefix-table entry (group=E(n))");
+        return oi__sy_unsupported(s, pn, "a setting per prefix-table entry (group=E(n))");
     if (oi__op_param_given(op, pn->attrs, arrlenu(pn->attrs), "acc"))
-        return oi__sy_unsupported(pn, "accumulate mode (acc=)");
+        return oi__sy_unsupported(s, pn, "accumulate mode (acc=)");
     oi_dtype in1 = arrlen(pn->inputs) > 1 ? oi__sy_slot(s, pn->inputs[1])->dtype : in0->dtype;
-    if ((oi__op_is_elementwise(op) || op == OI_OP_where) && oi__sy_ew_supported(op, in0->dtype, in1, out->dtype)) {
+    if (oi__sy_ew_shaped(op) && oi__sy_ew_supported(op, in0->dtype, in1, out->dtype)) {
         if (op == OI_OP_cast && oi__sy_float(in0->dtype) && oi__sy_int(out->dtype) &&
             !oi__op_param_value_i64(op, pn->attrs, arrlenu(pn->attrs), "saturate"))
-            return oi__sy_unsupported(pn, "a cast of a float to an integer with saturate=false (wrapping)");
+            return oi__sy_unsupported(s, pn, "a cast of a float to an integer with saturate=false (wrapping)");
         *kind = OI__SY_K_ELEMENTWISE;
         return OI_OK;
     }
     if ((op == OI_OP_matmul || op == OI_OP_gemm) && pn->out == pn->inputs[1])
-        return oi__sy_unsupported(pn, "a matmul writing its B (every row of the result reads all of it)");
+        return oi__sy_unsupported(s, pn, "a matmul writing its B (every row of the result reads all of it)");
     if (op == OI_OP_matmul && in0->dtype == OI_DTYPE_F32 && in0->ndim == 2 && oi__sy_slot(s, pn->inputs[1])->ndim == 2 &&
         out->ndim == 2) {
         if (out->shape[1] > 16384) /* the kernel keeps one row of the result on the stack */
-            return oi__sy_unsupported(pn, "a matmul with more than 16384 output columns");
+            return oi__sy_unsupported(s, pn, "a matmul with more than 16384 output columns");
         *kind = OI__SY_K_MATMUL;
         return OI_OK;
     }
@@ -556,7 +565,7 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
     if (oi__sy_axes_reduction(op) && (in0->dtype == OI_DTYPE_F32 || (in0->dtype == OI_DTYPE_F64 && !extremum))) {
         if (extremum && oi__shape_numel(out->ndim, out->shape) > 0 &&
             oi__shape_numel(in0->ndim, in0->shape) == 0)
-            return oi__sy_unsupported(pn, "max_axis or min_axis over no elements");
+            return oi__sy_unsupported(s, pn, "max_axis or min_axis over no elements");
         *kind = OI__SY_K_REDUCE;
         return OI_OK;
     }
@@ -564,7 +573,7 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         int64_t inner;
         oi__sy_softmax_lane(in0, pn, &inner);
         if (inner != 1 && oi__sy_any_dynamic(s, pn))
-            return oi__sy_unsupported(pn, "softmax or log_softmax along an axis other than the last over a shape known "
+            return oi__sy_unsupported(s, pn, "softmax or log_softmax along an axis other than the last over a shape known "
                                           "at run time only");
         *kind = OI__SY_K_SOFTMAX;
         return OI_OK;
@@ -581,7 +590,7 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_qmatmul(s, pn, kind);
     char why[160];
     snprintf(why, sizeof why, "op %s on %s", oi__sy_op_name(op), oi_dtype_name(in0->dtype));
-    return oi__sy_unsupported(pn, why);
+    return oi__sy_unsupported(s, pn, why);
 }
 
 /* ------------------------------------------------------------------ */
@@ -728,12 +737,12 @@ static oi_status oi__sy_plan_layout(const oi__sy_schedule *s, const oi__pnode *p
         if (op == OI_OP_tile)
             oi__op_tile_map(in->ndim, in->shape, out->shape, maps);
         else if (oi__op_pad_map(pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, maps) != OI_OK)
-            return oi__sy_unsupported(pn, "a pad whose settings kernels/shape.c refuses");
+            return oi__sy_unsupported(s, pn, "a pad whose settings kernels/shape.c refuses");
         return OI_OK;
     }
     int64_t offset = 0, strides[OI_MAX_DIMS];
     if (oi__op_layout_map(op, pn->attrs, arrlenu(pn->attrs), in->ndim, in->shape, &offset, strides) != OI_OK)
-        return oi__sy_unsupported(pn, "a slice, split or expand whose settings kernels/shape.c refuses");
+        return oi__sy_unsupported(s, pn, "a slice, split or expand whose settings kernels/shape.c refuses");
     if (!arrput(k->index_map, offset))
         return OI_ERROR_OUT_OF_MEMORY;
     for (int d = 0; d < out->ndim; d++)
@@ -814,7 +823,7 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
 
 static oi_status oi__sy_add_branch(oi__sy_builder *b, const oi__pnode *pn, oi__sy_step *step) {
     if (b->depth >= 16)
-        return oi__sy_unsupported(pn, "branches nested deeper than 16 (a branch cycle?)");
+        return oi__sy_unsupported(b->s, pn, "branches nested deeper than 16 (a branch cycle?)");
     const oi__plan *p = b->s->plan;
     b->depth++;
     const oi__pblock *t = &p->blocks[pn->then_block];
@@ -858,7 +867,7 @@ static oi_status oi__sy_table_access(oi__sy_builder *b, const oi__pnode *pn, con
     oi__sy_buffer *buf = &b->s->buffers[pn->var];
     int n_access = (int)arrlen(pn->access), kept = 0;
     if (pn->ir->kind == OI__NODE_CACHE_RESET && n_access != 0 && n_access != sl->n_indices)
-        return oi__sy_unsupported(pn, "a reset of part of a table");
+        return oi__sy_unsupported(b->s, pn, "a reset of part of a table");
     for (int pos = 0; pos < sl->n_indices; pos++) {
         const oi__pindex *ix = pos < n_access ? &pn->access[pos] : NULL;
         int64_t reach = 0; /* the bound this access needs */
@@ -881,13 +890,13 @@ static oi_status oi__sy_table_access(oi__sy_builder *b, const oi__pnode *pn, con
             snprintf(why, sizeof why, "index %s of table %s is only known at run time and has no bound: "
                      "declare it with @fixed(%s=N)", sl->decl->table_indices[pos], sl->name,
                      sl->decl->table_indices[pos]);
-            return oi__sy_unsupported(pn, why);
+            return oi__sy_unsupported(b->s, pn, why);
         }
         if (reach > buf->bound[pos])
             buf->bound[pos] = reach;
     }
     if (pn->ir->kind == OI__NODE_CACHE_READ && kept > 1)
-        return oi__sy_unsupported(pn, "a table read keeping more than one index");
+        return oi__sy_unsupported(b->s, pn, "a table read keeping more than one index");
     return OI_OK;
 }
 
@@ -895,22 +904,22 @@ static oi_status oi__sy_check_cache(oi__sy_builder *b, const oi__pnode *pn) {
     const oi__sy_schedule *s = b->s;
     int target = pn->var; /* the persistent side */
     if (target < 0)
-        return oi__sy_unsupported(pn, "a cache operation without a target");
+        return oi__sy_unsupported(s, pn, "a cache operation without a target");
     const oi__slot *sl = oi__sy_slot(s, target);
     if (sl->n_auto > 0) { /* its shape changes from step to step: nothing to preallocate */
         char why[240];
         snprintf(why, sizeof why, "%s is declared with @auto_dim, which grows its dims at run time; the emitted code "
                  "preallocates every variable: use a @table with @fixed(%s=N) instead",
                  sl->name, sl->decl->table_indices[sl->auto_pos[0]]);
-        return oi__sy_unsupported(pn, why);
+        return oi__sy_unsupported(s, pn, why);
     }
     if (sl->is_table)
         return oi__sy_table_access(b, pn, sl);
     if (arrlen(pn->access))
-        return oi__sy_unsupported(pn, "an indexed cache access of a variable that is not a table");
+        return oi__sy_unsupported(s, pn, "an indexed cache access of a variable that is not a table");
     if ((pn->ir->kind == OI__NODE_CACHE_INCREMENT || pn->ir->kind == OI__NODE_CACHE_DECREMENT) &&
         !oi__sy_int(sl->dtype) && !oi__sy_float(sl->dtype))
-        return oi__sy_unsupported(pn, "cache.increment of this dtype");
+        return oi__sy_unsupported(s, pn, "cache.increment of this dtype");
     return OI_OK;
 }
 
@@ -1014,7 +1023,7 @@ static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, i
             continue;
         case OI__NODE_LOOP:
             if (oi__expr_is_compound(&pn->ir->loop_start) || oi__expr_is_compound(&pn->ir->loop_end))
-                return oi__sy_unsupported(pn, "a loop bound that is an expression (n-1): use a scalar variable or a size");
+                return oi__sy_unsupported(b->s, pn, "a loop bound that is an expression (n-1): use a scalar variable or a size");
             step.kind = OI__SY_S_LOOP;
             if (!arrput(b->loops, pn))
                 return OI_ERROR_OUT_OF_MEMORY;
@@ -1027,7 +1036,7 @@ static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, i
             break;
         case OI__NODE_TRANSFER:
             if (pn->out < 0 || pn->var < 0)
-                return oi__sy_unsupported(pn, "an indexed transfer");
+                return oi__sy_unsupported(b->s, pn, "an indexed transfer");
             step.kind = OI__SY_S_TRANSFER;
             break;
         case OI__NODE_CACHE_READ: case OI__NODE_CACHE_WRITE: case OI__NODE_CACHE_INCREMENT:
@@ -1336,7 +1345,7 @@ static oi_status oi__sy_check_dynamic_views(const oi__sy_schedule *s) {
                                "yet: a transpose over a shape known at run time only (keys or values read from a table "
                                "slice: the C target folds them into its attention)");
         if (kr->kind == OI__SY_K_TRANSPOSE && oi__sy_any_dynamic(s, kr->nodes[0]))
-            return oi__sy_unsupported(kr->nodes[0], "a transpose over a shape known at run time only that does not fold "
+            return oi__sy_unsupported(s, kr->nodes[0], "a transpose over a shape known at run time only that does not fold "
                                                     "into the attention reading it (one statement writing a temporary "
                                                     "that only the attention reads)");
     }
@@ -1352,11 +1361,12 @@ static uint64_t oi__sy_value_bytes(const oi__slot *sl) {
 
 /* The entries of a prefix family W(l): W.0, W.1, ... as long as the model
  * has them. */
-static oi_status oi__sy_prefix_entries(const oi__plan *p, const oi__slot *sl, oi__sy_buffer *buf) {
+static oi_status oi__sy_prefix_entries(const oi__sy_schedule *s, const oi__slot *sl, oi__sy_buffer *buf) {
+    const oi__plan *p = s->plan;
     if (sl->n_indices != 1)
         return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
-                           "the C target cannot synthesize this yet: %s has %d table indices (one is supported)",
-                           sl->name, sl->n_indices);
+                           "the %s target cannot synthesize this yet: %s has %d table indices (one is supported)",
+                           oi__sy_target_name(&s->options), sl->name, sl->n_indices);
     for (int64_t l = 0; p->model && l < (1 << 16); l++) {
         char *name = oi__plan_pattern_name(sl, &l);
         if (!name)
@@ -1416,7 +1426,7 @@ static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
         b->bytes = oi__sy_value_bytes(sl);
         if (sl->is_prefix) {
             b->home = OI__SY_PREFIX;
-            oi_status st = oi__sy_prefix_entries(p, sl, b);
+            oi_status st = oi__sy_prefix_entries(s, sl, b);
             if (st != OI_OK)
                 return st;
             continue;
@@ -1433,7 +1443,8 @@ static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
         }
         if (sl->model_meta)
             return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
-                               "the C target cannot synthesize this yet: %s links a metadata entry", sl->name);
+                               "the %s target cannot synthesize this yet: %s links a metadata entry",
+                               oi__sy_target_name(&s->options), sl->name);
         /* f16 and bf16 are stored as their bits (lang.c): copies move them
          * (gather, reshape, transpose, transfers, cache reads and writes),
          * casts and f16's elementwise ops decode them; every other op that
@@ -1441,7 +1452,8 @@ static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
         if (oi__dtype_is_packed(sl->dtype) || sl->dtype == OI_DTYPE_F8 ||
             sl->dtype == OI_DTYPE_BITSET)
             return oi__fail_at(OI_ERROR_UNSUPPORTED, sl->src,
-                               "the C target cannot synthesize this yet: %s is %s", sl->name, oi_dtype_name(sl->dtype));
+                               "the %s target cannot synthesize this yet: %s is %s", oi__sy_target_name(&s->options),
+                               sl->name, oi_dtype_name(sl->dtype));
         if (!sl->decl) {
             b->home = OI__SY_ARENA;
             continue;
@@ -1496,12 +1508,12 @@ static oi_status oi__sy_settle(oi__sy_schedule *s, const oi__pnode *pn, int slot
     for (int d = dyn ? 1 : 0; same && d < sl->ndim; d++)
         same = got->dims[d] == sl->shape[d];
     if (!same)
-        return oi__sy_unsupported(pn, "a value whose shape at run time differs from its declaration in more than "
+        return oi__sy_unsupported(s, pn, "a value whose shape at run time differs from its declaration in more than "
                                       "its leading dim");
     if (dyn && (!sl->dynamic_shape || b->home != OI__SY_ARENA))
-        return oi__sy_unsupported(pn, "a declared variable whose shape is only known at run time");
+        return oi__sy_unsupported(s, pn, "a declared variable whose shape is only known at run time");
     if (b->shaped && b->dyn0 != dyn)
-        return oi__sy_unsupported(pn, "a value whose shape is known at synthesis time at one write and not at another");
+        return oi__sy_unsupported(s, pn, "a value whose shape is known at synthesis time at one write and not at another");
     b->shaped = true;
     b->dyn0 = dyn;
     if (dyn) {
@@ -1550,7 +1562,7 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
     }
     if (op == OI_OP_matmul) {
         if (in[0].dims[1] < 0 || in[1].dims[0] < 0)
-            return oi__sy_unsupported(pn, "a matmul whose inner or B dims are only known at run time");
+            return oi__sy_unsupported(s, pn, "a matmul whose inner or B dims are only known at run time");
         out->ndim = 2;
         out->dims[0] = in[0].dims[0];
         out->dims[1] = in[1].dims[1];
@@ -1583,11 +1595,11 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         for (int d = 0; d < in[i].ndim; d++) {
             int64_t v = in[i].dims[d], *o = &out->dims[d + shift];
             if (v < 0 && d + shift != 0)
-                return oi__sy_unsupported(pn, "a dim known at run time only that is not the result's leading dim");
+                return oi__sy_unsupported(s, pn, "a dim known at run time only that is not the result's leading dim");
             if (v < 0 && (*o == 1 || *o < 0))
                 *o = -1;
             else if (v < 0 || (*o < 0 && v != 1))
-                return oi__sy_unsupported(pn, "a dim known at run time only broadcast against a fixed one");
+                return oi__sy_unsupported(s, pn, "a dim known at run time only broadcast against a fixed one");
             else if (*o == 1)
                 *o = v;
         }
@@ -1620,7 +1632,7 @@ static oi_status oi__sy_infer_step(oi__sy_schedule *s, const oi__sy_step *st) {
         const oi__slot *cache = oi__sy_slot(s, pn->var);
         if (pn->ir->kind == OI__NODE_CACHE_WRITE) {
             if (s->buffers[pn->out].dyn0)
-                return oi__sy_unsupported(pn, "a cache write of a value whose shape is only known at run time");
+                return oi__sy_unsupported(s, pn, "a cache write of a value whose shape is only known at run time");
             return OI_OK;
         }
         if (pn->ir->kind != OI__NODE_CACHE_READ)

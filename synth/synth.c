@@ -91,6 +91,7 @@ static oi_synthesizer *oi__sy_new(oi_device device, int max_kernel_ops) {
         return NULL;
     s->device = device;
     s->options.max_kernel_ops = max_kernel_ops;
+    s->options.vulkan = device == OI_DEVICE_VULKAN;
     return s;
 }
 
@@ -292,6 +293,7 @@ oi_plan *oi_synthesize(oi_synthesizer *synth, const oi_model *model, const oi_gr
     p->model = model;
     p->name = oi__sy_c_name(oi_graph_name(graph));
     p->plan = p->name ? oi__plan_build(graph, model) : NULL;
+    p->unrolled.target = oi__sy_target_name(&synth->options);
     if (!p->plan || oi__sy_unroll(p->plan, &p->unrolled) != OI_OK ||
         oi__sy_name_literals(p->plan, &p->unrolled) != OI_OK ||
         oi__sy_schedule_build(p->plan, &synth->options, &p->schedule) != OI_OK) {

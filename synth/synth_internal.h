@@ -216,7 +216,11 @@ typedef struct oi__sy_options {
      * rounds every stored activation to it (oi__slot_is_activation's
      * slots, as the simulator's precision setting); 0 or F32: f32 */
     oi_dtype precision;
+    bool vulkan; /* the target: Vulkan, else C (its refusals name it) */
 } oi__sy_options;
+
+/* The target's name in the refusals: "C" or "Vulkan". */
+static inline const char *oi__sy_target_name(const oi__sy_options *o) { return o->vulkan ? "Vulkan" : "C"; }
 
 /* The most workgroups a Vulkan dispatch may count along each dimension on
  * every device (Vulkan's least maxComputeWorkGroupCount). */
@@ -261,6 +265,7 @@ static inline bool oi__sy_is_half(oi_dtype t) { return t == OI_DTYPE_F16 || t ==
 typedef struct oi__sy_unrolled {
     oi__pnode *loops; /* stb array: the loop nodes taken out (their copies borrow their settings) */
     char **names;     /* stb array: the names of the slots the copies added, and the literals' (synth.c) */
+    const char *target; /* set by the caller: the target its refusals name ("C" or "Vulkan") */
 } oi__sy_unrolled;
 oi_status oi__sy_unroll(oi__plan *plan, oi__sy_unrolled *u);
 void oi__sy_unrolled_free(oi__sy_unrolled *u);

@@ -103,8 +103,8 @@ static oi_status oi__sy_ur_entry(oi__sy_ur *c, const oi__pnode *pn, int slot, co
     int64_t at[OI_MAX_DIMS];
     for (int k = 0; k < w->n_indices; k++)
         if (!oi__sy_ur_index(c, &ix[k], &at[k]))
-            return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the C target cannot synthesize this yet: an index of "
-                               "%s that is not the loop's, a literal or a size", w->name);
+            return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the %s target cannot synthesize this yet: an index of "
+                               "%s that is not the loop's, a literal or a size", c->u->target, w->name);
     const oi_tensor_info *t = oi__plan_prefix_tensor(c->p, w, at, &pn->ir->src);
     if (!t)
         return OI_ERROR_VALIDATION;
@@ -139,8 +139,8 @@ static oi_status oi__sy_ur_attr(oi__sy_ur *c, const oi__pnode *pn, oi__attr *a) 
         ix.single.ident = index;
     int64_t at;
     if (!oi__sy_ur_index(c, &ix, &at))
-        return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the C target cannot synthesize this yet: setting %s=%s "
-                           "indexed by a name other than the loop's", a->name, a->s);
+        return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the %s target cannot synthesize this yet: setting %s=%s "
+                           "indexed by a name other than the loop's", c->u->target, a->name, a->s);
     const oi_tensor_info *t = oi__plan_prefix_tensor(c->p, &c->p->slots[slot], &at, &pn->ir->src);
     if (!t || dim >= (int)t->ndim)
         return OI_ERROR_VALIDATION;
@@ -188,8 +188,9 @@ static oi_status oi__sy_ur_output(oi__sy_ur *c, const oi__pnode *src, oi__pnode 
     for (int d = 0; same && d < res.ndim; d++)
         same = t->shape[d] == res.shape[d];
     if (!fresh && !same) /* one slot per iteration holds one shape */
-        return oi__fail_at(OI_ERROR_UNSUPPORTED, &src->ir->src, "the C target cannot synthesize this yet: %s changes "
-                           "shape within one iteration of loop %s", declared->name, c->loop->ir->loop_name);
+        return oi__fail_at(OI_ERROR_UNSUPPORTED, &src->ir->src, "the %s target cannot synthesize this yet: %s changes "
+                           "shape within one iteration of loop %s", c->u->target, declared->name,
+                           c->loop->ir->loop_name);
     t->dtype = res.dtype;
     t->ndim = res.ndim;
     memcpy(t->shape, res.shape, sizeof t->shape);
@@ -252,7 +253,7 @@ static bool oi__sy_ur_used(const oi__pnode *nodes, int count, const oi__pnode *l
 
 /* A temporary that changes shape per iteration lives in the loop only:
  * after it, no one slot could hold "the last iteration's" value. */
-static oi_status oi__sy_ur_check_local(const oi__plan *p, const oi__pnode *loop) {
+static oi_status oi__sy_ur_check_local(const oi__plan *p, const char *target, const oi__pnode *loop) {
     for (int i = 0; i < (int)arrlen(loop->body); i++) {
         const oi__pnode *pn = &loop->body[i];
         const oi__slot *sl = pn->ir->kind == OI__NODE_OP ? &p->slots[pn->out] : NULL;
@@ -260,9 +261,9 @@ static oi_status oi__sy_ur_check_local(const oi__plan *p, const oi__pnode *loop)
             continue;
         for (int b = 0; b < (int)arrlen(p->blocks); b++)
             if (oi__sy_ur_used(p->blocks[b].nodes, (int)arrlen(p->blocks[b].nodes), loop, pn->out))
-                return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the C target cannot synthesize this yet: %s "
+                return oi__fail_at(OI_ERROR_UNSUPPORTED, &pn->ir->src, "the %s target cannot synthesize this yet: %s "
                                    "changes shape with the entries of loop %s (unrolled) and is used outside it",
-                                   sl->name, loop->ir->loop_name);
+                                   target, sl->name, loop->ir->loop_name);
     }
     return OI_OK;
 }
@@ -271,14 +272,15 @@ static oi_status oi__sy_ur_check_local(const oi__plan *p, const oi__pnode *loop)
 static oi_status oi__sy_ur_loop(oi__plan *p, oi__sy_unrolled *u, const oi__pnode *loop, oi__pnode **nodes) {
     int64_t lo, hi;
     if (!oi__sy_ur_bound(p, &loop->ir->loop_start, &lo) || !oi__sy_ur_bound(p, &loop->ir->loop_end, &hi))
-        return oi__fail_at(OI_ERROR_UNSUPPORTED, &loop->ir->src, "the C target cannot synthesize this yet: loop %s reads "
+        return oi__fail_at(OI_ERROR_UNSUPPORTED, &loop->ir->src, "the %s target cannot synthesize this yet: loop %s reads "
                            "entries whose shapes differ (E(n)), so it is unrolled, and its bounds are not sizes known "
-                           "at synthesis time", loop->ir->loop_name);
+                           "at synthesis time", u->target, loop->ir->loop_name);
     if (hi - lo > 64)
-        return oi__fail_at(OI_ERROR_UNSUPPORTED, &loop->ir->src, "the C target cannot synthesize this yet: loop %s reads "
-                           "entries whose shapes differ (E(n)) over more than 64 iterations", loop->ir->loop_name);
+        return oi__fail_at(OI_ERROR_UNSUPPORTED, &loop->ir->src, "the %s target cannot synthesize this yet: loop %s reads "
+                           "entries whose shapes differ (E(n)) over more than 64 iterations", u->target,
+                           loop->ir->loop_name);
     oi__sy_ur c = {p, u, loop, 0, NULL};
-    oi_status st = oi__sy_ur_check_local(p, loop);
+    oi_status st = oi__sy_ur_check_local(p, u->target, loop);
     for (c.iter = lo; st == OI_OK && c.iter < hi; c.iter++) {
         arrsetlen(c.renamed, 0);
         for (int i = 0; st == OI_OK && i < (int)arrlen(loop->body); i++)

@@ -223,6 +223,17 @@ def main():
         out = run([cli, "synth", model, bad_graph, "--target", "cpu", "--out", os.path.join(work, "x")], expect=1)
         must_contain(out, "minimal.c:%d" % node["src"]["line"], "op rsqrt", "cannot synthesize")
 
+        # a transpose writing its input (each element would read one already overwritten): refused,
+        # each target naming itself
+        g = json.load(open(graph))
+        node = [n for n in g["blocks"][0]["nodes"] if n.get("op") == "mul"][0]
+        node["op"], node["inputs"] = "transpose", [{"name": node["output"]}]
+        json.dump(g, open(bad_graph, "w"))
+        for target, name in (("cpu", "C"), ("vulkan", "Vulkan")):
+            out = run([cli, "synth", model, bad_graph, "--target", target, "--out", os.path.join(work, "t")], expect=1)
+            must_contain(out, "minimal.c:%d" % node["src"]["line"],
+                         "the %s target cannot synthesize this yet: " % name)
+
         # a table that would have to grow: refused, asking for @fixed
         w = os.path.join(work, "w")
         os.mkdir(w)

@@ -19,11 +19,13 @@
  *   maybe_written  a temporary written in one arm of a branch only and read
  *                  after it: when the other arm runs it must read zeros, not
  *                  the bytes of a temporary that shared its arena space
- *   hard_act       hard_sigmoid and hard_swish, f32 and f64
+ *   hard_act       hard_sigmoid and hard_swish, f32 and f64; a value
+ *                  overwritten before it is read; a reshape onto itself
  *   local_names    variables named as the locals of the C kernels that use
  *                  them (layer_norm's sum, mean, d, sq; softmax's, the
  *                  reductions'): the emitted code renames what would clash
- *   nn_ops         gemm with a bias row and relu (the plain loop), gemm with
+ *   nn_ops         gelu on its own (exact and tanh), gemm with a bias row and
+ *                  relu (the plain loop), gemm with
  *                  gelu over edge tiles (gemm.c's micro-kernels), layer_norm,
  *                  transpose, reshape into heads, attention, layer_norm over
  *                  the last two dims, batch_norm and group_norm (2 groups,
@@ -365,17 +367,28 @@ OI_GRAPH(maybe_written,
 )
 
 /* hard_act: hard_sigmoid (default and own alpha/beta) and hard_swish in
- * f32 and f64, chained with an add, as the emitted code fuses them */
+ * f32 and f64, chained with an add, as the emitted code fuses them; a value
+ * overwritten in its kernel before anything reads it (its local is dead:
+ * no unused-variable warning) and a reshape of t onto itself (no memcpy of
+ * a buffer onto itself) */
 OI_GRAPH(hard_act,
   OI_DYNAMIC( OI_VAR(x, f32[37]) OI_VAR(xd, f64[5]) )
-  OI_VOLATILE( OI_VAR(s, f32[37]) OI_VAR(s2, f32[37]) OI_VAR(w, f32[37]) OI_VAR(wd, f64[5]) OI_VAR(sd, f64[5]) )
+  OI_VOLATILE(
+    OI_VAR(s, f32[37]) OI_VAR(s2, f32[37]) OI_VAR(w, f32[37]) OI_VAR(wd, f64[5]) OI_VAR(sd, f64[5])
+    OI_VAR(over, f32[37])
+  )
   OI_BLOCK(entry,
+    OI_ASSIGN(t, f32[37])
     OI_OP(hard_sigmoid, x) OI_TO(s)
     OI_OP(hard_sigmoid, x, alpha=0.3, beta=0.45) OI_TO(s2)
     OI_OP(hard_swish, x) OI_TO(w)
     OI_OP(add, w, s) OI_TO(w)
     OI_OP(hard_swish, xd) OI_TO(wd)
     OI_OP(hard_sigmoid, xd) OI_TO(sd)
+    OI_OP(mul, x, x) OI_TO(t)
+    OI_OP(add, x, s) OI_TO(t)
+    OI_OP(reshape, t, shape=[37]) OI_TO(t)
+    OI_OP(add, t, w) OI_TO(over)
     OI_RETURN()
   )
 )
@@ -419,9 +432,11 @@ OI_GRAPH(nn_ops,
     OI_VAR(small, f32[8, 16]) OI_VAR(big, f32[8, 40]) OI_VAR(ln, f32[8, 16]) OI_VAR(tr, f32[16, 8])
     OI_VAR(split, f32[1, 8, 2, 8]) OI_VAR(heads, f32[1, 2, 8, 8]) OI_VAR(att, f32[1, 2, 8, 8])
     OI_VAR(ln2, f32[1, 8, 2, 8]) OI_VAR(var8, f32[8]) OI_VAR(bn, f32[1, 8, 2, 8]) OI_VAR(gn, f32[1, 8, 2, 8])
-    OI_VAR(inorm, f32[1, 8, 2, 8])
+    OI_VAR(inorm, f32[1, 8, 2, 8]) OI_VAR(ge, f32[8, 12]) OI_VAR(gt, f32[8, 12])
   )
   OI_BLOCK(entry,
+    OI_OP(gelu, x) OI_TO(ge)                       /* gelu on its own, not only as gemm's epilogue */
+    OI_OP(gelu, x, approximate="tanh") OI_TO(gt)
     OI_OP(gemm, x, w, bias, activation="relu") OI_TO(small)
     OI_OP(gemm, small, w2, activation="gelu") OI_TO(big)
     OI_OP(layer_norm, small, g, be, epsilon=1e-5) OI_TO(ln)

@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""Random graphs through the synthesizer, against the simulator.
+
+    check_random_graphs.py OPENINFER [--seeds FIRST:END] [--target cpu|vulkan] [--cflags FLAGS]
+                           [--keep DIR] [--verbose]
+
+Each seed makes one graph as `oi_graph_to_json` writes them, with a model (.oinf) of random
+sizes and weights and a dynamic input x: chains of elementwise ops over every broadcast the
+synthesizer fuses ([N, M] with [M], with [N, 1], with a literal), products (matmul; gemm with a
+bias and an activation) on both sides of the small-matrix loop's 4096 multiply-adds, some of a
+transposed value, softmax, layer_norm, row reductions, transposes and reshapes, clamp,
+comparisons and where, casts to i32 and back, concat and slice, values updated in place, a loop
+over prefix tables w(l) whose body updates a carried value, and a persistent accumulator read
+and written through the cache ops (so the steps differ).
+
+The graph is synthesized (`openinfer synth --target cpu`, or `vulkan`), built with
+`-O1 -std=c11 -Wall -Wextra -pedantic -Werror` (--cflags: e.g. with
+`-fsanitize=address,undefined`; the Vulkan target's with volk and glslc, as check_vulkan.py),
+run for 3 steps (Vulkan: with the validation layer on; any message fails), and every output
+compared with `openinfer run`'s: within 2e-5 relative + 2e-5 absolute per element (1e-4 on
+Vulkan: fusion, the products' tiling and the GPU's sums change roundings), NaN and infinities
+where the simulator has them. A graph the C target refuses fails the check (every op here is
+one it supports); the Vulkan target may refuse some, but not more than half.
+
+It tests the fusion pass, the arena planner and the renderer by construction: a kernel that
+reads a buffer the planner gave to a later value, an epilogue fused across a value read at
+another element, or a renamed variable shows up as a difference. Default seeds 0:40;
+`--keep DIR` leaves each seed's folder (graph.json, model.oinf, gen/) there.
+"""
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from openinfer_oinf import TensorItem, encode_array, encode_file  # noqa: E402
+from synth_check import option, run  # noqa: E402
+
+STEPS = 3
+RTOL = ATOL = 2e-5
+GPU_TOL = 1e-4  # the Vulkan target: GPU sums in other orders, exp and friends as math.glsl computes them
+CFLAGS = "-O1 -std=c11 -Wall -Wextra -pedantic -Werror"
+
+UNARY = ["neg", "abs", "relu", "exp", "tanh", "sigmoid", "gelu", "silu", "floor", "sqrt", "erf", "softplus"]
+BINARY = ["add", "sub", "mul", "div", "max", "min"]
+ACTIVATIONS = [None, "relu", "gelu"]
+
+
+class RandomGraph:
+    """One seed's graph: its variables, nodes, model tensors and sizes, built statement by
+    statement from the values available so far (name -> shape, a tuple of size names)."""
+
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.name = "rand%d" % seed
+        r = self.rng
+        big = r.random() < 0.4  # products past 4096 multiply-adds: the packed gemm path
+        self.sizes = {"N": r.randint(1, 40 if big else 9), "M": r.randint(1, 48 if big else 12),
+                      "K": r.randint(1, 48 if big else 12)}
+        self.vars, self.tensors, self.temps, self.n_weights = [], {}, [], 0
+        self.values = {}   # values a statement may take or update: name -> shape
+        self.shapes = {}   # those, the weights and the i32 and bool temporaries
+        self.other_dtypes = set()
+        self.loop_index = None  # inside a loop: (its variable, its iterations), for prefix tables
+        self.outputs = []  # volatile variables the check fetches
+        self.line = 0
+
+    # ---- pieces of the JSON ----
+    def src(self, text):
+        self.line += 1
+        return {"file": self.name + ".c", "line": self.line, "text": text}
+
+    def node(self, kind, text, **fields):
+        n = {"index": 0, "uuid": str(uuid.UUID(int=self.rng.getrandbits(128), version=4)), "kind": kind}
+        n.update(fields)
+        n["src"] = self.src(text)
+        return n
+
+    def var(self, name, kind, shape, **extra):
+        v = {"name": name, "kind": kind, "dtype": "f32", "dims": list(shape)}
+        v.update(extra)
+        v["src"] = self.src("OI_VAR(%s, f32[%s])" % (name, ", ".join(shape)))
+        self.vars.append(v)
+
+    def weight(self, shape, scale=1.0):
+        """A constant of the model; inside a loop, half of the time a prefix table w(l) with an
+        entry per iteration, read as w[l]."""
+        name = "w%d" % self.n_weights
+        self.n_weights += 1
+        dims = tuple(self.size(d) for d in shape)
+        self.shapes[name] = shape
+
+        def values():
+            return np.array([self.rng.uniform(-scale, scale) for _ in range(int(np.prod(dims)))],
+                            np.float32).reshape(dims)
+        if self.loop_index and self.rng.random() < 0.5:
+            index, entries = self.loop_index
+            for e in range(entries):
+                self.tensors["%s.%d" % (name, e)] = values()
+            self.var(name, "constant", shape, table_indices=[index], pattern=name + ".{%s}" % index)
+            return name + "[" + index + "]"
+        self.tensors[name] = values()
+        self.var(name, "constant", shape)
+        return name
+
+    def temp(self, shape, dtype="f32"):
+        """A new temporary (f32 ones join the values statements take)."""
+        name = "t%d" % len(self.temps)
+        self.temps.append((name, shape, dtype))
+        if dtype != "f32":
+            self.other_dtypes.add(name)
+        return name
+
+    def op(self, body, op, inputs, out, shape, attrs=()):
+        ins = [{"name": i, "literal": True} if i[0] in "-0123456789" else
+               {"name": i[:i.index("[")], "indices": [i[i.index("[") + 1:-1]]} if "[" in i else {"name": i}
+               for i in inputs]
+        body.append(self.node("op", "OI_OP(%s, %s) OI_TO(%s)" % (op, ", ".join(inputs), out), op=op, inputs=ins,
+                              attrs=list(attrs), output=out))
+        self.shapes[out] = shape
+        if out not in self.other_dtypes:
+            self.values[out] = shape
+
+    # ---- statements ----
+    def pick(self, want=None):
+        names = [n for n, s in self.values.items() if want is None or s == want]
+        return self.rng.choice(names) if names else None
+
+    def target(self, shape):
+        """A new temporary, or (a third of the time) an existing value of that shape, updated in place."""
+        same = [n for n, sh in self.values.items() if sh == shape and n.startswith("t")]
+        if same and self.rng.random() < 0.33:
+            return self.rng.choice(same)
+        return self.temp(shape)
+
+    def statement(self, body):
+        r = self.rng
+        x = self.pick()
+        shape = self.values[x]
+        kind = r.choice(["unary", "binary", "binary", "binary", "product", "product", "row", "reduce", "view",
+                         "clamp", "select", "join", "cast"])
+        if kind == "unary":
+            op = r.choice(UNARY)
+            if op == "sqrt":  # of |x|: NaN from a negative is checked elsewhere
+                a = self.target(shape)
+                self.op(body, "abs", [x], a, shape)
+                x = a
+            self.op(body, op, [x], self.target(shape), shape)
+        elif kind == "binary":
+            self.binary(body, x, shape)
+        elif kind == "product" and len(shape) == 2:
+            self.product(body, x, shape)
+        elif kind == "row" and len(shape) == 2:
+            if r.random() < 0.5:
+                self.op(body, "softmax", [x], self.target(shape), shape,
+                        [{"name": "axis", "type": "int", "value": r.choice([1, -1])}])
+            else:
+                g, b = self.weight((shape[1],)), self.weight((shape[1],))
+                self.op(body, "layer_norm", [x, g, b], self.target(shape), shape,
+                        [{"name": "epsilon", "type": "float", "value": 1e-5}])
+        elif kind == "reduce" and len(shape) == 2:
+            op = r.choice(["sum_axis", "mean_axis", "max_axis"])
+            out_shape = (shape[0], "1")
+            self.op(body, op, [x], self.target(out_shape), out_shape,
+                    [{"name": "axes", "type": "int_list", "value": [1]},
+                     {"name": "keepdims", "type": "bool", "value": True}])
+        elif kind == "view" and len(shape) == 2:
+            out_shape = (shape[1], shape[0])
+            if r.random() < 0.5:
+                self.op(body, "transpose", [x], self.temp(out_shape), out_shape,  # never in place: refused
+                        [{"name": "perm", "type": "int_list", "value": [1, 0]}])
+            else:
+                dims = [self.size(d) for d in out_shape]
+                self.op(body, "reshape", [x], self.target(out_shape), out_shape,
+                        [{"name": "shape", "type": "int_list", "value": dims}])
+        elif kind == "clamp":
+            lo = round(r.uniform(-1, 0), 3)
+            self.op(body, "clamp", [x], self.target(shape), shape,
+                    [{"name": "min", "type": "float", "value": lo},
+                     {"name": "max", "type": "float", "value": round(lo + r.uniform(0, 2), 3)}])
+        elif kind == "select":
+            self.select(body, x, shape)
+        elif kind == "join" and len(shape) == 2:
+            self.join(body, x, shape)
+        elif kind == "cast":  # to i32 (nearest, halves away from zero; saturated) and back: whole numbers
+            i = self.temp(shape, "i32")
+            self.op(body, "cast", [x], i, shape, [{"name": "to", "type": "dtype", "value": "i32"},
+                                                  {"name": "rounding_mode", "type": "string", "value": "nearest"}])
+            self.op(body, "cast", [i], self.target(shape), shape, [{"name": "to", "type": "dtype", "value": "f32"}])
+        else:
+            self.binary(body, x, shape)
+
+    def select(self, body, x, shape):
+        """where(x > y, x, y') with y a literal or a row of weights: a bool value and the pick."""
+        r = self.rng
+        y = self.weight((shape[-1],)) if r.random() < 0.5 else repr(round(r.uniform(-1, 1), 3))
+        cond = self.temp(shape, "bool")
+        self.op(body, r.choice(["gt", "lt", "ge", "le"]), [x, y], cond, shape)
+        other = self.pick(shape) or x
+        self.op(body, "where", [cond, x, other], self.target(shape), shape)
+
+    def join(self, body, x, shape):
+        """concat of x with another value of its rows along the columns, or a slice of x's columns."""
+        r = self.rng
+        others = [n for n, sh in self.values.items() if len(sh) == 2 and sh[0] == shape[0]]
+        y = r.choice(others)
+        width = self.size(shape[1]) + self.size(self.values[y][1])
+        if r.random() < 0.5 and width <= 96:
+            out_shape = (shape[0], str(width))
+            self.op(body, "concat", [x, y], self.temp(out_shape), out_shape,
+                    [{"name": "axis", "type": "int", "value": 1}])
+            return
+        cols = self.size(shape[1])
+        start = r.randint(0, cols - 1)
+        end = r.randint(start + 1, cols)
+        out_shape = (shape[0], str(end - start))
+        self.op(body, "slice", [x], self.temp(out_shape), out_shape,  # never in place: the C target refuses that
+                [{"name": "starts", "type": "int_list", "value": [start]},
+                 {"name": "ends", "type": "int_list", "value": [end]},
+                 {"name": "axes", "type": "int_list", "value": [1]}])
+
+    def size(self, d):
+        """A dim's value: a size of the model or a number."""
+        return int(d) if d.isdigit() else self.sizes[d]
+
+    def binary(self, body, x, shape):
+        """x with a value of its shape, a row of weights, a column it broadcasts along, or a literal."""
+        r = self.rng
+        op = r.choice(BINARY)
+        choice = r.random()
+        column = (shape[0], "1") if len(shape) == 2 else None
+        if choice < 0.4 and self.pick(shape):
+            y = self.pick(shape)
+        elif choice < 0.6:
+            y = self.weight((shape[-1],))
+        elif choice < 0.75 and column and self.pick(column):
+            y = self.pick(column)
+        else:
+            y = repr(round(r.uniform(0.25, 2.0), 3))
+        a, b = (x, y) if r.random() < 0.7 or y[0].isdigit() else (y, x)
+        if op == "div":  # by something away from zero: 1 + |b|
+            if b[0].isdigit():
+                a, b = x, y
+            else:
+                b_shape = self.shapes[b.split("[")[0]]
+                d = self.temp(b_shape)
+                self.op(body, "abs", [b], d, b_shape)
+                self.op(body, "add", [d, "1.0"], d, b_shape)
+                b = d
+        out_shape = shape if self.shapes.get(a.split("[")[0], shape) == shape else self.shapes[b.split("[")[0]]
+        self.op(body, op, [a, b], self.target(out_shape), out_shape)
+
+    def product(self, body, x, shape):
+        """x times a weight (a matmul, or a gemm with a bias and an activation); a third of the
+        time x comes through a transpose of a value of the transposed shape."""
+        r = self.rng
+        flipped = [n for n, sh in self.values.items() if len(sh) == 2 and sh == (shape[1], shape[0])]
+        if flipped and r.random() < 0.33:
+            x = self.temp(shape)
+            self.op(body, "transpose", [r.choice(flipped)], x, shape, [{"name": "perm", "type": "int_list",
+                                                                        "value": [1, 0]}])
+        k = r.choice(["K", "M", "N"])
+        w = self.weight((shape[1], k), scale=1.0 / max(1, self.size(shape[1])) ** 0.5)
+        out_shape = (shape[0], k)
+        if r.random() < 0.5:
+            self.op(body, "matmul", [x, w], self.target(out_shape), out_shape)
+            return
+        bias = self.weight((k,))
+        act = r.choice(ACTIVATIONS)
+        attrs = [{"name": "activation", "type": "string", "value": act}] if act else []
+        self.op(body, "gemm", [x, w, bias], self.target(out_shape), out_shape, attrs)
+
+    # ---- the whole graph ----
+    def build(self):
+        r = self.rng
+        self.var("x", "dynamic", ("N", "M"))
+        self.var("acc", "persistent", ("N", "M"), init={"type": "float", "value": 0.5})
+        self.values["x"] = self.shapes["x"] = ("N", "M")
+        body = []
+        a = self.temp(("N", "M"))
+        body.append(self.node("cache_read", "OI_CACHE_READ(acc, %s)" % a,
+                              cache={"base": "acc", "bracketed": False, "indices": []}, var={"name": a}))
+        self.op(body, "add", [a, "x"], a, ("N", "M"))
+        body.append(self.node("cache_write", "OI_CACHE_WRITE(%s, acc)" % a,
+                              cache={"base": "acc", "bracketed": False, "indices": []}, var={"name": a}))
+        for _ in range(r.randint(3, 10)):
+            self.statement(body)
+        if r.random() < 0.5:
+            body.append(self.loop(body))
+        for _ in range(r.randint(1, 6)):
+            self.statement(body)
+        for i, (name, shape) in enumerate(r.sample(sorted(self.values.items()), min(3, len(self.values)))):
+            out = "y%d" % i
+            self.var(out, "volatile", shape)
+            self.outputs.append(out)
+            body.append(self.node("transfer", "OI_TRANSFER(%s, %s)" % (name, out), **{"from": {"name": name}},
+                                  to={"name": out}))
+        body.append(self.node("return", "OI_RETURN()"))
+        assigns = [self.node("assign", "OI_ASSIGN(%s, %s[%s])" % (n, t, ", ".join(s)), name=n, dtype=t,
+                             dims=list(s)) for n, s, t in self.temps]
+        nodes = assigns + body
+        self.number(nodes, 0)
+        return {"format": "openinfer-graph", "version": 1, "name": self.name, "next_index": self.count,
+                "vars": self.vars, "blocks": [{"name": "entry", "src": self.src("OI_BLOCK(entry)"), "nodes": nodes}]}
+
+    def loop(self, outer):
+        """A loop of 1 to 3 iterations whose body updates a carried temporary in place (a copy of
+        a value made before it, in outer, when the value picked is no temporary)."""
+        r = self.rng
+        carried = self.pick()
+        shape = self.values[carried]
+        if not carried.startswith("t"):
+            copy = self.temp(shape)
+            self.op(outer, "mul", [carried, "1.0"], copy, shape)
+            carried = copy
+        body, end = [], r.randint(1, 3)
+        self.loop_index = ("l", end)
+        for _ in range(r.randint(1, 4)):
+            self.statement(body)
+        self.loop_index = None
+        others = [n for n in self.values if self.values[n] == shape and n.startswith("t") and n != carried]
+        self.op(body, r.choice(["add", "max"]), [r.choice(others) if others else carried, carried], carried, shape)
+        return self.node("loop", "OI_LOOP(layers, l, 0, %d)" % end, name="layers", var="l", start=0, end=end,
+                         body=body)
+
+    def number(self, nodes, start):
+        self.count = start
+        for n in nodes:
+            n["index"] = self.count
+            self.count += 1
+            if n["kind"] == "loop":
+                self.number(n["body"], self.count)
+
+    def model_bytes(self):
+        items = []
+        for name, values in self.tensors.items():
+            vt, dims, data = encode_array(values, None)
+            items.append(TensorItem(name, vt, dims, data))
+        return encode_file(self.sizes, [], items)
+
+
+def compare(name, got, want, gpu):
+    """None when got matches want within the bounds, else what differs."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return "%s: %s %s against the simulator's %s %s" % (name, got.dtype, got.shape, want.dtype, want.shape)
+    tol = GPU_TOL if gpu else RTOL
+    close = np.isclose(got, want, rtol=tol, atol=tol, equal_nan=True)
+    if close.all():
+        return None
+    i = np.argwhere(~close)[0]
+    return "%s%s: %r against the simulator's %r (%d of %d elements differ)" % (
+        name, list(i), got[tuple(i)], want[tuple(i)], int((~close).sum()), got.size)
+
+
+def vulkan_setup(cli):
+    """The Vulkan target's needs (check_vulkan.py's): VOLK_DIR, or None with why it is skipped."""
+    import check_vulkan
+    volk = check_vulkan.volk_dir()
+    if check_vulkan.vulkan_device_index(cli) is None or volk is None or not shutil.which("glslc"):
+        return None
+    return volk
+
+
+def check_seed(cli, seed, folder, cflags, volk, verbose):
+    """'ok', 'refused' (the Vulkan target only: a statement it cannot run yet) or 'failed'."""
+    import json
+    g = RandomGraph(seed)
+    graph = g.build()
+    os.makedirs(folder, exist_ok=True)
+    graph_path, model = os.path.join(folder, "graph.json"), os.path.join(folder, "model.oinf")
+    with open(graph_path, "w") as f:
+        json.dump(graph, f, indent=1)
+    with open(model, "wb") as f:
+        f.write(g.model_bytes())
+    x = np.random.default_rng(seed).uniform(-2, 2, (g.sizes["N"], g.sizes["M"])).astype(np.float32)
+    np.save(os.path.join(folder, "x.npy"), x)
+    gen = os.path.join(folder, "gen")
+    synth = subprocess.run([cli, "synth", model, graph_path, "--target", "vulkan" if volk else "cpu", "--out", gen],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if synth.returncode != 0 and volk and "cannot synthesize this yet" in synth.stdout:
+        if verbose:
+            print("seed %d: refused: %s" % (seed, synth.stdout.strip()), flush=True)
+        return "refused"
+    if synth.returncode != 0:
+        print("seed %d: FAILED: openinfer synth:\n%s" % (seed, synth.stdout), flush=True)
+        return "failed"
+    env = dict(os.environ)
+    make = ["make", "-s", "-C", gen, "CFLAGS=" + cflags]
+    if volk:  # the Khronos validation layer on: any message fails the seed
+        make.append("VOLK_DIR=" + volk)
+        env["VK_INSTANCE_LAYERS"] = "VK_LAYER_KHRONOS_validation"
+    run(make)
+    flags = ["--steps", str(STEPS), "--input", "x=" + os.path.join(folder, "x.npy")]
+    for out in g.outputs:
+        flags += ["--fetch", out]
+    said = run([os.path.join(gen, g.name), model] + flags + ["--out", os.path.join(folder, "emitted")], env=env)
+    run([cli, "run", model, graph_path] + flags + ["--out", os.path.join(folder, "sim")])
+    problems = [compare(out, np.load(os.path.join(folder, "emitted", out + ".npy")),
+                        np.load(os.path.join(folder, "sim", out + ".npy")), volk) for out in g.outputs]
+    problems = [p for p in problems if p]
+    if "VUID" in said or "Validation" in said:
+        problems.append("validation messages:\n" + said[:2000])
+    if verbose or problems:
+        print("seed %d: N %d, M %d, K %d, %d nodes: %s" % (seed, g.sizes["N"], g.sizes["M"], g.sizes["K"],
+                                                         g.count, "; ".join(problems) or "ok"), flush=True)
+    return "failed" if problems else "ok"
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    cli = os.path.abspath(sys.argv[1])
+    first, end = (int(v) for v in option("--seeds", "0:40").split(":"))
+    keep, verbose, cflags = option("--keep", None), "--verbose" in sys.argv, option("--cflags", CFLAGS)
+    volk = None
+    if option("--target", "cpu") == "vulkan":
+        volk = vulkan_setup(cli)
+        if not volk:
+            print("skipped: the Vulkan target needs a Vulkan device, glslc and volk")
+            sys.exit(77)
+    work = keep or tempfile.mkdtemp(prefix="oi-random-graphs-")
+    results = {}
+    try:
+        for seed in range(first, end):
+            try:
+                results[seed] = check_seed(cli, seed, os.path.join(work, "seed%d" % seed), cflags, volk, verbose)
+            except SystemExit as e:
+                print("seed %d: %s" % (seed, e), flush=True)
+                results[seed] = "failed"
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+    failed = [seed for seed, r in results.items() if r == "failed"]
+    refused = sum(r == "refused" for r in results.values())
+    print("random graphs, %s target: %d of %d seeds match the simulator%s%s" % (
+        "Vulkan" if volk else "C", sum(r == "ok" for r in results.values()), len(results),
+        ", %d refused" % refused if refused else "", "; failed: %s" % failed if failed else ""))
+    # the Vulkan target must run most of them: a check that passes by refusing everything checks nothing
+    sys.exit(1 if failed or refused * 2 > len(results) else 0)
+
+
+if __name__ == "__main__":
+    main()
