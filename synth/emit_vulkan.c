@@ -674,9 +674,10 @@ static void oi__vk_source_record(oi__buf *b, const oi_plan *p) {
         oi__buf_printf(b, "    { /* %s: read before it is written, zeros */\n        const oi_vk_range zero = ",
                        p->plan->slots[buf->slot].name);
         oi__vk_range(b, s, i);
+        /* whole words: the buffer's last word is its own (schedule.c's oi__sy_arena_align) */
         oi__buf_printf(b, ";\n        if (oi_vk_access(vk, cb, NULL, 0, &zero, 1))\n            return 1;\n"
                           "        vkCmdFillBuffer(cb, vk->device_buffers[OI_VK_ARENA].buffer, %llu, %llu, 0);\n    }\n",
-                       (unsigned long long)buf->offset, (unsigned long long)buf->bytes);
+                       (unsigned long long)buf->offset, (unsigned long long)(buf->bytes + 3) / 4 * 4);
     }
     oi__buf_puts(b, "\n    /* the graph */\n");
     oi__vk_record_list(b, p, s->steps, 1);

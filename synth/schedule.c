@@ -1083,10 +1083,13 @@ static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, i
  * The GPU target keeps them as kernels (its attention shader reads heads
  * contiguously). */
 /* Reads and writes of `slot` anywhere in the schedule: by kernels, and by
- * the steps that are not kernels (counted as both). */
+ * the steps that are not kernels (counted as both). A view step already
+ * folded into an attention (kernel -2) counts in that attention's kernel. */
 static void oi__sy_count_uses(const oi__sy_schedule *s, const oi__sy_step *steps, int slot, int *reads, int *writes) {
     for (int i = 0; i < (int)arrlen(steps); i++) {
         const oi__sy_step *st = &steps[i];
+        if (st->kind == OI__SY_S_KERNEL && st->kernel < 0)
+            continue;
         if (st->kind == OI__SY_S_KERNEL) {
             const oi__sy_kernel *k = &s->kernels[st->kernel];
             for (int n = 0; n < (int)arrlen(k->nodes); n++) {
@@ -1126,7 +1129,7 @@ static bool oi__sy_private_temp(const oi__sy_schedule *s, int slot) {
  * at steps[at], or NULL. */
 static const oi__pnode *oi__sy_view_step(const oi__sy_schedule *s, const oi__sy_step *steps, int at,
                                          oi__sy_kernel_kind kind) {
-    if (at < 0 || at >= (int)arrlen(steps) || steps[at].kind != OI__SY_S_KERNEL)
+    if (at < 0 || at >= (int)arrlen(steps) || steps[at].kind != OI__SY_S_KERNEL || steps[at].kernel < 0)
         return NULL;
     const oi__sy_kernel *k = &s->kernels[steps[at].kernel];
     if (k->kind != kind || arrlen(k->nodes) != 1 || !oi__sy_hint_fuses(k->nodes[0]))
@@ -1135,10 +1138,11 @@ static const oi__pnode *oi__sy_view_step(const oi__sy_schedule *s, const oi__sy_
 }
 
 /* The step before `before` that writes `slot` (a kernel), or -1; every
- * step in between is a kernel that does not touch `slot`. */
+ * step in between is a kernel that does not touch `slot` (and none was
+ * folded into an earlier attention already). */
 static int oi__sy_writer_before(const oi__sy_schedule *s, const oi__sy_step *steps, int before, int slot) {
     for (int i = before - 1; i >= 0; i--) {
-        if (steps[i].kind != OI__SY_S_KERNEL)
+        if (steps[i].kind != OI__SY_S_KERNEL || steps[i].kernel < 0)
             return -1;
         const oi__sy_kernel *k = &s->kernels[steps[i].kernel];
         if (oi__sy_written_in(k, slot))
@@ -1149,7 +1153,8 @@ static int oi__sy_writer_before(const oi__sy_schedule *s, const oi__sy_step *ste
 
 static bool oi__sy_written_between(const oi__sy_schedule *s, const oi__sy_step *steps, int from, int to, int slot) {
     for (int i = from + 1; i < to; i++)
-        if (steps[i].kind != OI__SY_S_KERNEL || oi__sy_written_in(&s->kernels[steps[i].kernel], slot))
+        if (steps[i].kind != OI__SY_S_KERNEL || steps[i].kernel < 0 ||
+            oi__sy_written_in(&s->kernels[steps[i].kernel], slot))
             return true;
     return false;
 }
@@ -2020,6 +2025,15 @@ static uint64_t oi__sy_align_of(const oi__slot *sl) {
     return bits >= 8 ? bits / 8 : 1;
 }
 
+/* A buffer's alignment in the arena: its element's; on the Vulkan target
+ * at least a 32-bit word, so that a bool buffer (bytes among words) owns
+ * every word it touches and the zeros a step starts with are whole words
+ * (vkCmdFillBuffer writes words). */
+static uint64_t oi__sy_arena_align(const oi__sy_schedule *s, const oi__slot *sl) {
+    uint64_t align = oi__sy_align_of(sl);
+    return s->options.vulkan && align < 4 ? 4 : align;
+}
+
 static bool oi__sy_overlap_time(const oi__sy_buffer *a, const oi__sy_buffer *b) {
     return a->first <= b->last && b->first <= a->last;
 }
@@ -2029,7 +2043,7 @@ static uint64_t oi__sy_pack(oi__sy_schedule *s, const int *order, int count) {
     uint64_t total = 0;
     for (int o = 0; o < count; o++) {
         oi__sy_buffer *b = &s->buffers[order[o]];
-        uint64_t align = oi__sy_align_of(&s->plan->slots[b->slot]);
+        uint64_t align = oi__sy_arena_align(s, &s->plan->slots[b->slot]);
         uint64_t offset = 0;
         bool moved = true;
         while (moved) { /* first fit: step past every placed buffer in the way */
@@ -2050,22 +2064,41 @@ static uint64_t oi__sy_pack(oi__sy_schedule *s, const int *order, int count) {
     return total;
 }
 
-static const oi__sy_schedule *oi__sy_sort_ctx;
+/* A buffer's sort key: the comparators see only the key (no schedule
+ * pointer in a global, so two threads may synthesize at once). */
+typedef struct oi__sy_arena_key {
+    int first;
+    uint64_t bytes;
+    int index;
+} oi__sy_arena_key;
+
 static int oi__sy_by_size(const void *x, const void *y) {
-    const oi__sy_buffer *a = &oi__sy_sort_ctx->buffers[*(const int *)x], *b = &oi__sy_sort_ctx->buffers[*(const int *)y];
+    const oi__sy_arena_key *a = (const oi__sy_arena_key *)x, *b = (const oi__sy_arena_key *)y;
     if (a->bytes != b->bytes)
         return a->bytes > b->bytes ? -1 : 1;
     if (a->first != b->first)
         return a->first < b->first ? -1 : 1;
-    return *(const int *)x - *(const int *)y;
+    return a->index - b->index;
 }
 static int oi__sy_by_start(const void *x, const void *y) {
-    const oi__sy_buffer *a = &oi__sy_sort_ctx->buffers[*(const int *)x], *b = &oi__sy_sort_ctx->buffers[*(const int *)y];
+    const oi__sy_arena_key *a = (const oi__sy_arena_key *)x, *b = (const oi__sy_arena_key *)y;
     if (a->first != b->first)
         return a->first < b->first ? -1 : 1;
     if (a->bytes != b->bytes)
         return a->bytes > b->bytes ? -1 : 1;
-    return *(const int *)x - *(const int *)y;
+    return a->index - b->index;
+}
+
+/* Sorts the n buffer indices of `order` by cmp, through keys. */
+static void oi__sy_sort_buffers(const oi__sy_schedule *s, int *order, int n, oi__sy_arena_key *keys,
+                                int (*cmp)(const void *, const void *)) {
+    for (int i = 0; i < n; i++) {
+        const oi__sy_buffer *b = &s->buffers[order[i]];
+        keys[i].first = b->first, keys[i].bytes = b->bytes, keys[i].index = order[i];
+    }
+    qsort(keys, (size_t)n, sizeof *keys, cmp);
+    for (int i = 0; i < n; i++)
+        order[i] = keys[i].index;
 }
 
 static uint64_t oi__sy_peak(const oi__sy_schedule *s) {
@@ -2110,25 +2143,28 @@ static uint64_t oi__sy_pack_one_first(oi__sy_schedule *s, int *order, int n, uin
 
 static oi_status oi__sy_plan_arena(oi__sy_schedule *s) {
     int n = 0, *order = (int *)oi__calloc(arrlenu(s->buffers) + 1, sizeof(int));
-    if (!order)
+    oi__sy_arena_key *keys = (oi__sy_arena_key *)oi__calloc(arrlenu(s->buffers) + 1, sizeof *keys);
+    if (!order || !keys) {
+        oi__free(order);
+        oi__free(keys);
         return OI_ERROR_OUT_OF_MEMORY;
+    }
     for (int i = 0; i < (int)arrlen(s->buffers); i++)
         if (s->buffers[i].home == OI__SY_ARENA)
             order[n++] = i;
     s->peak_bytes = oi__sy_peak(s);
-    oi__sy_sort_ctx = s;
     /* two greedy orders; the smaller arena wins */
-    qsort(order, (size_t)n, sizeof *order, oi__sy_by_start);
+    oi__sy_sort_buffers(s, order, n, keys, oi__sy_by_start);
     uint64_t by_start = oi__sy_pack(s, order, n);
-    qsort(order, (size_t)n, sizeof *order, oi__sy_by_size);
+    oi__sy_sort_buffers(s, order, n, keys, oi__sy_by_size);
     uint64_t by_size = oi__sy_pack(s, order, n);
     if (by_start < by_size) {
-        qsort(order, (size_t)n, sizeof *order, oi__sy_by_start);
+        oi__sy_sort_buffers(s, order, n, keys, oi__sy_by_start);
         by_size = oi__sy_pack(s, order, n);
     }
-    oi__sy_sort_ctx = NULL;
     s->arena_bytes = oi__sy_pack_one_first(s, order, n, by_size);
     oi__free(order);
+    oi__free(keys);
     return OI_OK;
 }
 

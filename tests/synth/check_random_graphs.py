@@ -48,7 +48,8 @@ RTOL = ATOL = 2e-5
 GPU_TOL = 1e-4  # the Vulkan target: GPU sums in other orders, exp and friends as math.glsl computes them
 CFLAGS = "-O1 -std=c11 -Wall -Wextra -pedantic -Werror"
 
-UNARY = ["neg", "abs", "relu", "exp", "tanh", "sigmoid", "gelu", "silu", "floor", "sqrt", "erf", "softplus"]
+UNARY = ["neg", "abs", "relu", "exp", "tanh", "sigmoid", "gelu", "silu", "floor", "ceil", "round", "trunc",
+         "sqrt", "erf", "softplus", "hard_sigmoid", "hard_swish"]
 BINARY = ["add", "sub", "mul", "div", "max", "min"]
 ACTIVATIONS = [None, "relu", "gelu"]
 
@@ -70,6 +71,7 @@ class RandomGraph:
         self.other_dtypes = set()
         self.loop_index = None  # inside a loop: (its variable, its iterations), for prefix tables
         self.outputs = []  # volatile variables the check fetches
+        self.blocks = []   # the blocks branches call
         self.line = 0
 
     # ---- pieces of the JSON ----
@@ -110,11 +112,11 @@ class RandomGraph:
         self.var(name, "constant", shape)
         return name
 
-    def temp(self, shape, dtype="f32"):
-        """A new temporary (f32 ones join the values statements take)."""
+    def temp(self, shape, dtype="f32", hidden=False):
+        """A new temporary; f32 ones join the values statements take, but for hidden ones (heads)."""
         name = "t%d" % len(self.temps)
         self.temps.append((name, shape, dtype))
-        if dtype != "f32":
+        if dtype != "f32" or hidden:
             self.other_dtypes.add(name)
         return name
 
@@ -145,7 +147,7 @@ class RandomGraph:
         x = self.pick()
         shape = self.values[x]
         kind = r.choice(["unary", "binary", "binary", "binary", "product", "product", "row", "reduce", "view",
-                         "clamp", "select", "join", "cast"])
+                         "clamp", "select", "join", "cast", "heads"])
         if kind == "unary":
             op = r.choice(UNARY)
             if op == "sqrt":  # of |x|: NaN from a negative is checked elsewhere
@@ -189,6 +191,8 @@ class RandomGraph:
             self.select(body, x, shape)
         elif kind == "join" and len(shape) == 2:
             self.join(body, x, shape)
+        elif kind == "heads" and len(shape) == 2:
+            self.attention(body, x, shape)
         elif kind == "cast":  # to i32 (nearest, halves away from zero; saturated) and back: whole numbers
             i = self.temp(shape, "i32")
             self.op(body, "cast", [x], i, shape, [{"name": "to", "type": "dtype", "value": "i32"},
@@ -205,6 +209,31 @@ class RandomGraph:
         self.op(body, r.choice(["gt", "lt", "ge", "le"]), [x, y], cond, shape)
         other = self.pick(shape) or x
         self.op(body, "where", [cond, x, other], self.target(shape), shape)
+
+    def heads(self, body, x, shape, h):
+        """x [N, M] split into h heads: [1, h, N, M / h], through a reshape and a transpose."""
+        split = ("1", shape[0], str(h), str(self.size(shape[1]) // h))
+        heads = ("1", str(h), shape[0], split[3])
+        a, b = self.temp(split, hidden=True), self.temp(heads, hidden=True)
+        self.op(body, "reshape", [x], a, split,
+                [{"name": "shape", "type": "int_list", "value": [self.size(d) for d in split]}])
+        self.op(body, "transpose", [a], b, heads, [{"name": "perm", "type": "int_list", "value": [0, 2, 1, 3]}])
+        return b
+
+    def attention(self, body, x, shape):
+        """Self-attention over x's rows in 1 to 4 heads (keys and values: x or other values of its
+        shape), causal or not, joined back into [N, M]."""
+        r = self.rng
+        h = r.choice([d for d in (1, 2, 3, 4) if self.size(shape[1]) % d == 0])
+        q, k, v = (self.heads(body, y, shape, h) for y in (x, self.pick(shape), self.pick(shape)))
+        ctx = self.temp(self.shapes[q], hidden=True)
+        attrs = [{"name": "causal", "type": "bool", "value": True}] if r.random() < 0.5 else []
+        self.op(body, "attention", [q, k, v], ctx, self.shapes[q], attrs)
+        back = ("1", shape[0], str(h), str(self.size(shape[1]) // h))
+        joined = self.temp(back, hidden=True)
+        self.op(body, "transpose", [ctx], joined, back, [{"name": "perm", "type": "int_list", "value": [0, 2, 1, 3]}])
+        self.op(body, "reshape", [joined], self.temp(shape), shape,
+                [{"name": "shape", "type": "int_list", "value": [self.size(d) for d in shape]}])
 
     def join(self, body, x, shape):
         """concat of x with another value of its rows along the columns, or a slice of x's columns."""
@@ -250,7 +279,7 @@ class RandomGraph:
                 a, b = x, y
             else:
                 b_shape = self.shapes[b.split("[")[0]]
-                d = self.temp(b_shape)
+                d = self.temp(b_shape, hidden=True)  # its own shape: maybe a row, never a statement's x
                 self.op(body, "abs", [b], d, b_shape)
                 self.op(body, "add", [d, "1.0"], d, b_shape)
                 b = d
@@ -294,6 +323,8 @@ class RandomGraph:
             self.statement(body)
         if r.random() < 0.5:
             body.append(self.loop(body))
+        if r.random() < 0.4:
+            self.branch(body)
         for _ in range(r.randint(1, 6)):
             self.statement(body)
         for i, (name, shape) in enumerate(r.sample(sorted(self.values.items()), min(3, len(self.values)))):
@@ -305,10 +336,32 @@ class RandomGraph:
         body.append(self.node("return", "OI_RETURN()"))
         assigns = [self.node("assign", "OI_ASSIGN(%s, %s[%s])" % (n, t, ", ".join(s)), name=n, dtype=t,
                              dims=list(s)) for n, s, t in self.temps]
-        nodes = assigns + body
-        self.number(nodes, 0)
+        blocks = [{"name": "entry", "src": self.src("OI_BLOCK(entry)"), "nodes": assigns + body}] + self.blocks
+        self.count = 0
+        for block in blocks:
+            self.number(block["nodes"], self.count)
         return {"format": "openinfer-graph", "version": 1, "name": self.name, "next_index": self.count,
-                "vars": self.vars, "blocks": [{"name": "entry", "src": self.src("OI_BLOCK(entry)"), "nodes": nodes}]}
+                "vars": self.vars, "blocks": blocks}
+
+    def branch(self, body):
+        """if sum(v) > c: a block of 1 to 3 statements, else one of 0 to 3, on a value the step
+        computed. A temporary one block writes and later statements read is zeros when the other
+        block ran (the simulator's rule for a temporary read before it is written)."""
+        r = self.rng
+        total, cond = self.temp((), hidden=True), self.temp((), "bool")
+        self.op(body, "sum_axis", [self.pick()], total, (), [{"name": "axes", "type": "int_list", "value": [0, 1]}])
+        self.op(body, r.choice(["gt", "lt"]), [total, repr(round(r.uniform(-2, 2), 3))], cond, ())
+        names = []
+        for least in (1, 0):
+            name = "b%d_%s" % (len(self.blocks) // 2, "then" if least else "else")
+            nodes = []
+            for _ in range(r.randint(least, 3)):
+                self.statement(nodes)
+            nodes.append(self.node("return", "OI_RETURN()"))
+            self.blocks.append({"name": name, "src": self.src("OI_BLOCK(%s)" % name), "nodes": nodes})
+            names.append(name)
+        body.append(self.node("branch", "OI_BRANCH(%s, %s, %s)" % (cond, names[0], names[1]), cond=cond,
+                              then=names[0], **{"else": names[1]}))
 
     def loop(self, outer):
         """A loop of 1 to 3 iterations whose body updates a carried temporary in place (a copy of

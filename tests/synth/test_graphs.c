@@ -18,7 +18,9 @@
  *   bool_ops       the logical ops and where on f32, for both targets
  *   maybe_written  a temporary written in one arm of a branch only and read
  *                  after it: when the other arm runs it must read zeros, not
- *                  the bytes of a temporary that shared its arena space
+ *                  the bytes of a temporary that shared its arena space (an
+ *                  f32 one, and a bool one of 3 bytes: the Vulkan target
+ *                  zeros whole words)
  *   hard_act       hard_sigmoid and hard_swish, f32 and f64; a value
  *                  overwritten before it is read; a reshape onto itself
  *   local_names    variables named as the locals of the C kernels that use
@@ -343,22 +345,25 @@ OI_GRAPH(reduce_axes,
 )
 
 OI_GRAPH(maybe_written,
-  OI_DYNAMIC( OI_VAR(x, f32[4]) )
+  OI_DYNAMIC( OI_VAR(x, f32[4]) OI_VAR(x3, f32[3]) )
   OI_CONSTANT( OI_VAR(limit, f32, @init(100.0)) )
-  OI_VOLATILE( OI_VAR(y, f32[4]) OI_VAR(total, f32) )
+  OI_VOLATILE( OI_VAR(y, f32[4]) OI_VAR(total, f32) OI_VAR(z, f32[3]) )
   OI_BLOCK(entry,
     OI_ASSIGN(u, f32[4])
     OI_ASSIGN(t, f32[4])
     OI_ASSIGN(big, bool)
+    OI_ASSIGN(pos, bool[3]) /* 3 bytes read before written: zeros in a word of their own (Vulkan) */
     OI_OP(mul, x, x) OI_TO(u)
     OI_OP(sum_axis, u, axes=[0]) OI_TO(total)
     OI_OP(gt, total, limit) OI_TO(big)
     OI_BRANCH(big, scale, keep)
     OI_OP(add, x, t) OI_TO(y)
+    OI_OP(where, pos, x3, 0.5) OI_TO(z)
     OI_RETURN()
   )
   OI_BLOCK(scale,
     OI_OP(mul, x, x) OI_TO(t)
+    OI_OP(gt, x3, 0.0) OI_TO(pos)
     OI_RETURN()
   )
   OI_BLOCK(keep,
@@ -822,6 +827,44 @@ OI_GRAPH(resets,
     OI_CACHE_RESET(n)
     OI_CACHE_INCREMENT(n)
     OI_CACHE_READ(n, count)
+    OI_RETURN()
+  )
+)
+
+/* attn_twice: two attentions in a row, q, k and v of each split into heads
+ * off a [tokens, width] value by reshape + transpose and the result joined
+ * back the same way: views the C target folds into the attention's
+ * indexing. Folding the second must step over the views the first took. */
+OI_GRAPH(attn_twice,
+  OI_DYNAMIC( OI_VAR(xq, f32[6, 8]) OI_VAR(xk, f32[6, 8]) OI_VAR(xv, f32[6, 8]) )
+  OI_VOLATILE( OI_VAR(y, f32[6, 8]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(s1, f32[1, 6, 2, 4]) OI_ASSIGN(h1, f32[1, 2, 6, 4])
+    OI_ASSIGN(s2, f32[1, 6, 2, 4]) OI_ASSIGN(h2, f32[1, 2, 6, 4])
+    OI_ASSIGN(s3, f32[1, 6, 2, 4]) OI_ASSIGN(h3, f32[1, 2, 6, 4])
+    OI_ASSIGN(s4, f32[1, 6, 2, 4]) OI_ASSIGN(h4, f32[1, 2, 6, 4])
+    OI_ASSIGN(s5, f32[1, 6, 2, 4]) OI_ASSIGN(h5, f32[1, 2, 6, 4])
+    OI_ASSIGN(s6, f32[1, 6, 2, 4]) OI_ASSIGN(h6, f32[1, 2, 6, 4])
+    OI_ASSIGN(a1, f32[1, 2, 6, 4]) OI_ASSIGN(j1, f32[1, 6, 2, 4]) OI_ASSIGN(o1, f32[6, 8])
+    OI_ASSIGN(a2, f32[1, 2, 6, 4]) OI_ASSIGN(j2, f32[1, 6, 2, 4])
+    OI_OP(reshape, xq, shape=[1, 6, 2, 4]) OI_TO(s1)
+    OI_OP(transpose, s1, perm=[0, 2, 1, 3]) OI_TO(h1)
+    OI_OP(reshape, xk, shape=[1, 6, 2, 4]) OI_TO(s2)
+    OI_OP(transpose, s2, perm=[0, 2, 1, 3]) OI_TO(h2)
+    OI_OP(reshape, xv, shape=[1, 6, 2, 4]) OI_TO(s3)
+    OI_OP(transpose, s3, perm=[0, 2, 1, 3]) OI_TO(h3)
+    OI_OP(attention, h1, h2, h3) OI_TO(a1)
+    OI_OP(transpose, a1, perm=[0, 2, 1, 3]) OI_TO(j1)
+    OI_OP(reshape, j1, shape=[6, 8]) OI_TO(o1)
+    OI_OP(reshape, o1, shape=[1, 6, 2, 4]) OI_TO(s4)
+    OI_OP(transpose, s4, perm=[0, 2, 1, 3]) OI_TO(h4)
+    OI_OP(reshape, xk, shape=[1, 6, 2, 4]) OI_TO(s5)
+    OI_OP(transpose, s5, perm=[0, 2, 1, 3]) OI_TO(h5)
+    OI_OP(reshape, xv, shape=[1, 6, 2, 4]) OI_TO(s6)
+    OI_OP(transpose, s6, perm=[0, 2, 1, 3]) OI_TO(h6)
+    OI_OP(attention, h4, h5, h6, causal=true) OI_TO(a2)
+    OI_OP(transpose, a2, perm=[0, 2, 1, 3]) OI_TO(j2)
+    OI_OP(reshape, j2, shape=[6, 8]) OI_TO(y)
     OI_RETURN()
   )
 )
