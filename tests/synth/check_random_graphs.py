@@ -9,13 +9,17 @@ sizes and weights and a dynamic input x: chains of elementwise ops over every br
 synthesizer fuses ([N, M] with [M], with [N, 1], with a literal), products (matmul; gemm with a
 bias and an activation) on both sides of the small-matrix loop's 4096 multiply-adds, some of a
 transposed value, softmax, layer_norm, row reductions, transposes and reshapes, clamp,
-comparisons and where, casts to i32 and back, concat and slice, values updated in place, a loop
-over prefix tables w(l) whose body updates a carried value, and a persistent accumulator read
-and written through the cache ops (so the steps differ).
+comparisons and where, casts to i32 and back, concat and slice, attention over heads split off
+by reshape and transpose, values updated in place, a loop over prefix tables w(l) whose body
+updates a carried value, a branch on a sum the step computes, a persistent accumulator read and
+written through the cache ops (so the steps differ), and (C target only: the Vulkan target
+refuses values of run-time shape) a table H(t) written a row per step and read back as a slice
+H[0..len].
 
 The graph is synthesized (`openinfer synth --target cpu`, or `vulkan`), built with
 `-O1 -std=c11 -Wall -Wextra -pedantic -Werror` (--cflags: e.g. with
-`-fsanitize=address,undefined`; the Vulkan target's with volk and glslc, as check_vulkan.py),
+`-fsanitize=address,undefined`; the Vulkan target's with volk and glslc, as check_vulkan.py)
+and compiled as C++17 as well,
 run for 3 steps (Vulkan: with the validation layer on; any message fails), and every output
 compared with `openinfer run`'s: within 2e-5 relative + 2e-5 absolute per element (1e-4 on
 Vulkan: fusion, the products' tiling and the GPU's sums change roundings), NaN and infinities
@@ -58,8 +62,9 @@ class RandomGraph:
     """One seed's graph: its variables, nodes, model tensors and sizes, built statement by
     statement from the values available so far (name -> shape, a tuple of size names)."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, vulkan=False):
         self.rng = random.Random(seed)
+        self.vulkan = vulkan  # no construct the Vulkan target documents as refused (values of run-time shape)
         self.name = "rand%d" % seed
         r = self.rng
         big = r.random() < 0.4  # products past 4096 multiply-adds: the packed gemm path
@@ -325,6 +330,8 @@ class RandomGraph:
             body.append(self.loop(body))
         if r.random() < 0.4:
             self.branch(body)
+        if r.random() < 0.4 and not self.vulkan:
+            self.history(body)
         for _ in range(r.randint(1, 6)):
             self.statement(body)
         for i, (name, shape) in enumerate(r.sample(sorted(self.values.items()), min(3, len(self.values)))):
@@ -342,6 +349,36 @@ class RandomGraph:
             self.number(block["nodes"], self.count)
         return {"format": "openinfer-graph", "version": 1, "name": self.name, "next_index": self.count,
                 "vars": self.vars, "blocks": blocks}
+
+    def history(self, body):
+        """A decoder's cache in miniature: a row made this step written into a persistent table
+        H(t) @fixed(t=8) at the step's index, all rows so far read back as a slice H[0..len] of a
+        length known at run time only, weighed against the row and summed into [1, M], then
+        added to a value of the step."""
+        r = self.rng
+        counter = {"type": "int", "value": 0}
+        for name in ("step", "len"):
+            self.vars.append({"name": name, "kind": "persistent", "dtype": "i32", "dims": [], "init": counter,
+                              "src": self.src("OI_VAR(%s, i32, @init(0))" % name)})
+        self.var("H", "persistent", ("1", "M"), table_indices=["t"], table=True, fixed=[{"index": "t", "max": 8}])
+        row = self.temp(("1", "M"))
+        self.op(body, r.choice(["sum_axis", "max_axis"]), [self.pick(("N", "M")) or "x"], row, ("1", "M"),
+                [{"name": "axes", "type": "int_list", "value": [0]}, {"name": "keepdims", "type": "bool", "value": True}])
+
+        def cache(kind, text, base, indices, **fields):
+            body.append(self.node(kind, text, cache={"base": base, "bracketed": bool(indices), "indices": indices},
+                                  **fields))
+        cache("cache_increment", "OI_CACHE_INCREMENT(len)", "len", [], amount=1)
+        cache("cache_write", "OI_CACHE_WRITE(%s, H[step])" % row, "H", [{"kind": "index", "value": "step"}],
+              var={"name": row})
+        hist, mix = self.temp(("?", "1", "M"), hidden=True), self.temp(("?", "1", "M"), hidden=True)
+        cache("cache_read", "OI_CACHE_READ(H[0..len], %s)" % hist, "H",
+              [{"kind": "slice", "start": 0, "end": "len"}], var={"name": hist})
+        self.op(body, "mul", [hist, row], mix, ("?", "1", "M"))
+        summed = self.temp(("1", "M"), hidden=True)
+        self.op(body, "sum_axis", [mix], summed, ("1", "M"), [{"name": "axes", "type": "int_list", "value": [0]}])
+        self.op(body, "add", [self.pick(("N", "M")) or "x", summed], self.target(("N", "M")), ("N", "M"))
+        cache("cache_increment", "OI_CACHE_INCREMENT(step)", "step", [], amount=1)
 
     def branch(self, body):
         """if sum(v) > c: a block of 1 to 3 statements, else one of 0 to 3, on a value the step
@@ -424,7 +461,7 @@ def vulkan_setup(cli):
 def check_seed(cli, seed, folder, cflags, volk, verbose):
     """'ok', 'refused' (the Vulkan target only: a statement it cannot run yet) or 'failed'."""
     import json
-    g = RandomGraph(seed)
+    g = RandomGraph(seed, vulkan=bool(volk))
     graph = g.build()
     os.makedirs(folder, exist_ok=True)
     graph_path, model = os.path.join(folder, "graph.json"), os.path.join(folder, "model.oinf")
@@ -450,6 +487,10 @@ def check_seed(cli, seed, folder, cflags, volk, verbose):
         make.append("VOLK_DIR=" + volk)
         env["VK_INSTANCE_LAYERS"] = "VK_LAYER_KHRONOS_validation"
     run(make)
+    cxx = shutil.which("c++") or shutil.which("g++")
+    if cxx:  # the emitted C also compiles as C++17, as the examples' folders do
+        run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only", "-x", "c++"] +
+            (["-I" + volk] if volk else []) + [g.name + ".c"], cwd=gen)
     flags = ["--steps", str(STEPS), "--input", "x=" + os.path.join(folder, "x.npy")]
     for out in g.outputs:
         flags += ["--fetch", out]
