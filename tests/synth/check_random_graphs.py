@@ -381,7 +381,7 @@ class RandomGraph:
         cache("cache_increment", "OI_CACHE_INCREMENT(step)", "step", [], amount=1)
 
     def branch(self, body):
-        """if sum(v) > c: a block of 1 to 3 statements, else one of 0 to 3, on a value the step
+        """if sum(v) > c (or <): a block of 1 to 3 statements, else one of 0 to 3, on a value the step
         computed. A temporary one block writes and later statements read is zeros when the other
         block ran (the simulator's rule for a temporary read before it is written)."""
         r = self.rng
