@@ -256,13 +256,13 @@ static oi_status oi__sy_classify_nn(const oi__sy_schedule *s, const oi__pnode *p
     }
     if (in0->dtype != OI_DTYPE_F32 || out->dtype != OI_DTYPE_F32)
         return oi__sy_unsupported(s, pn, op == OI_OP_attention ? "attention on a dtype other than f32"
-                                                            : "a norm on a dtype other than f32");
+                                                               : "a norm on a dtype other than f32");
     if (op == OI_OP_batch_norm || op == OI_OP_group_norm) { /* x [N, C, ...], the others one per channel */
         for (int i = 1; i < (int)arrlen(pn->inputs); i++)
             if (in0->ndim < 2 || oi__sy_numel(oi__sy_slot(s, pn->inputs[i])) != in0->shape[1] ||
                 oi__sy_slot(s, pn->inputs[i])->dtype != OI_DTYPE_F32)
                 return oi__sy_unsupported(s, pn, "a batch_norm or group_norm whose x is not [N, C, ...] or whose other "
-                                              "inputs are not one f32 per channel");
+                                                 "inputs are not one f32 per channel");
         *kind = OI__SY_K_NORM;
         return OI_OK;
     }
@@ -454,7 +454,7 @@ static oi_status oi__sy_classify_qmatmul(const oi__sy_schedule *s, const oi__pno
     int64_t rows = x->ndim ? oi__sy_numel(x) / (x->shape[x->ndim - 1] ? x->shape[x->ndim - 1] : 1) : 1;
     if ((!act || strcmp(act, "q8") != 0) && rows >= 4)
         return oi__sy_unsupported(s, pn, "matmul_q4 with f32 activations over 4 or more rows of x (the simulator's "
-                                      "dequantized gemm; activations=\"q8\" or fewer rows are supported)");
+                                         "dequantized gemm; activations=\"q8\" or fewer rows are supported)");
     if (format && strcmp(format, "q4_0") != 0 && strcmp(format, "q4_1") != 0 && strcmp(format, "q8_0") != 0)
         return oi__sy_unsupported(s, pn, "a matmul_q4 format other than q4_0, q4_1 or q8_0");
     if (x->dtype != OI_DTYPE_F32 || w->dtype != OI_DTYPE_U8 || w->ndim != 2)
@@ -485,7 +485,7 @@ static oi_status oi__sy_classify_attn_kv(const oi__sy_schedule *s, const oi__pno
         const oi__slot *in = oi__sy_slot(s, pn->inputs[0]);
         if (in->ndim != 4 || in->dtype != OI_DTYPE_F32 || (in->runtime_dims & ~1u))
             return oi__sy_unsupported(s, pn, "a transpose over a shape known at run time only that is not a 4-D f32 slice "
-                                          "(keys or values read into attention)");
+                                             "(keys or values read into attention)");
         *kind = OI__SY_K_TRANSPOSE;
         return OI_OK;
     }
@@ -574,7 +574,7 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         oi__sy_softmax_lane(in0, pn, &inner);
         if (inner != 1 && oi__sy_any_dynamic(s, pn))
             return oi__sy_unsupported(s, pn, "softmax or log_softmax along an axis other than the last over a shape known "
-                                          "at run time only");
+                                             "at run time only");
         *kind = OI__SY_K_SOFTMAX;
         return OI_OK;
     }
@@ -1351,8 +1351,8 @@ static oi_status oi__sy_check_dynamic_views(const oi__sy_schedule *s) {
                                "slice: the C target folds them into its attention)");
         if (kr->kind == OI__SY_K_TRANSPOSE && oi__sy_any_dynamic(s, kr->nodes[0]))
             return oi__sy_unsupported(s, kr->nodes[0], "a transpose over a shape known at run time only that does not fold "
-                                                    "into the attention reading it (one statement writing a temporary "
-                                                    "that only the attention reads)");
+                                                       "into the attention reading it (one statement writing a temporary "
+                                                       "that only the attention reads)");
     }
     return OI_OK;
 }
@@ -1514,7 +1514,7 @@ static oi_status oi__sy_settle(oi__sy_schedule *s, const oi__pnode *pn, int slot
         same = got->dims[d] == sl->shape[d];
     if (!same)
         return oi__sy_unsupported(s, pn, "a value whose shape at run time differs from its declaration in more than "
-                                      "its leading dim");
+                                         "its leading dim");
     if (dyn && (!sl->dynamic_shape || b->home != OI__SY_ARENA))
         return oi__sy_unsupported(s, pn, "a declared variable whose shape is only known at run time");
     if (b->shaped && b->dyn0 != dyn)

@@ -31,6 +31,7 @@ reads a buffer the planner gave to a later value, an epilogue fused across a val
 another element, or a renamed variable shows up as a difference. Default seeds 0:40;
 `--keep DIR` leaves each seed's folder (graph.json, model.oinf, gen/) there.
 """
+import json
 import os
 import random
 import shutil
@@ -46,6 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from openinfer_oinf import TensorItem, encode_array, encode_file  # noqa: E402
 from synth_check import option, run  # noqa: E402
+import check_vulkan  # noqa: E402
 
 STEPS = 3
 RTOL = ATOL = 2e-5
@@ -56,6 +58,16 @@ UNARY = ["neg", "abs", "relu", "exp", "tanh", "sigmoid", "gelu", "silu", "floor"
          "sqrt", "erf", "softplus", "hard_sigmoid", "hard_swish"]
 BINARY = ["add", "sub", "mul", "div", "max", "min"]
 ACTIVATIONS = [None, "relu", "gelu"]
+
+
+def is_literal(name):
+    """Whether an operand is a number written in the statement ("1.0", "-0.27")."""
+    return name[0] in "-0123456789"
+
+
+def base_name(name):
+    """An operand's variable: "w3" of a prefix table's entry "w3[l]"."""
+    return name.split("[")[0]
 
 
 class RandomGraph:
@@ -72,8 +84,8 @@ class RandomGraph:
                       "K": r.randint(1, 48 if big else 12)}
         self.vars, self.tensors, self.temps, self.n_weights = [], {}, [], 0
         self.values = {}   # values a statement may take or update: name -> shape
-        self.shapes = {}   # those, the weights and the i32 and bool temporaries
-        self.other_dtypes = set()
+        self.shapes = {}   # every variable's: those, the weights and the hidden temporaries
+        self.hidden = set()  # temporaries no statement takes: i32, bool, and shapes other than [rows, cols]
         self.loop_index = None  # inside a loop: (its variable, its iterations), for prefix tables
         self.outputs = []  # volatile variables the check fetches
         self.blocks = []   # the blocks branches call
@@ -122,17 +134,21 @@ class RandomGraph:
         name = "t%d" % len(self.temps)
         self.temps.append((name, shape, dtype))
         if dtype != "f32" or hidden:
-            self.other_dtypes.add(name)
+            self.hidden.add(name)
         return name
 
     def op(self, body, op, inputs, out, shape, attrs=()):
-        ins = [{"name": i, "literal": True} if i[0] in "-0123456789" else
-               {"name": i[:i.index("[")], "indices": [i[i.index("[") + 1:-1]]} if "[" in i else {"name": i}
-               for i in inputs]
+        def operand(name):
+            if is_literal(name):
+                return {"name": name, "literal": True}
+            if "[" in name:  # a prefix table's entry: w3[l]
+                return {"name": base_name(name), "indices": [name[name.index("[") + 1:-1]]}
+            return {"name": name}
+        ins = [operand(i) for i in inputs]
         body.append(self.node("op", "OI_OP(%s, %s) OI_TO(%s)" % (op, ", ".join(inputs), out), op=op, inputs=ins,
                               attrs=list(attrs), output=out))
         self.shapes[out] = shape
-        if out not in self.other_dtypes:
+        if out not in self.hidden:
             self.values[out] = shape
 
     # ---- statements ----
@@ -278,17 +294,14 @@ class RandomGraph:
             y = self.pick(column)
         else:
             y = repr(round(r.uniform(0.25, 2.0), 3))
-        a, b = (x, y) if r.random() < 0.7 or y[0].isdigit() else (y, x)
-        if op == "div":  # by something away from zero: 1 + |b|
-            if b[0].isdigit():
-                a, b = x, y
-            else:
-                b_shape = self.shapes[b.split("[")[0]]
-                d = self.temp(b_shape, hidden=True)  # its own shape: maybe a row, never a statement's x
-                self.op(body, "abs", [b], d, b_shape)
-                self.op(body, "add", [d, "1.0"], d, b_shape)
-                b = d
-        out_shape = shape if self.shapes.get(a.split("[")[0], shape) == shape else self.shapes[b.split("[")[0]]
+        a, b = (x, y) if r.random() < 0.7 or is_literal(y) else (y, x)  # a literal stays second
+        if op == "div" and not is_literal(b):  # by something away from zero: 1 + |b|
+            b_shape = self.shapes[base_name(b)]
+            d = self.temp(b_shape, hidden=True)  # its own shape: maybe a row, never a statement's x
+            self.op(body, "abs", [b], d, b_shape)
+            self.op(body, "add", [d, "1.0"], d, b_shape)
+            b = d
+        out_shape = shape if self.shapes.get(base_name(a), shape) == shape else self.shapes[base_name(b)]
         self.op(body, op, [a, b], self.target(out_shape), out_shape)
 
     def product(self, body, x, shape):
@@ -450,8 +463,7 @@ def compare(name, got, want, gpu):
 
 
 def vulkan_setup(cli):
-    """The Vulkan target's needs (check_vulkan.py's): VOLK_DIR, or None with why it is skipped."""
-    import check_vulkan
+    """The Vulkan target's needs (check_vulkan.py's): VOLK_DIR, or None where they are missing."""
     volk = check_vulkan.volk_dir()
     if check_vulkan.vulkan_device_index(cli) is None or volk is None or not shutil.which("glslc"):
         return None
@@ -460,7 +472,6 @@ def vulkan_setup(cli):
 
 def check_seed(cli, seed, folder, cflags, volk, verbose):
     """'ok', 'refused' (the Vulkan target only: a statement it cannot run yet) or 'failed'."""
-    import json
     g = RandomGraph(seed, vulkan=bool(volk))
     graph = g.build()
     os.makedirs(folder, exist_ok=True)
@@ -481,12 +492,8 @@ def check_seed(cli, seed, folder, cflags, volk, verbose):
     if synth.returncode != 0:
         print("seed %d: FAILED: openinfer synth:\n%s" % (seed, synth.stdout), flush=True)
         return "failed"
-    env = dict(os.environ)
     make = ["make", "-s", "-C", gen, "CFLAGS=" + cflags]
-    if volk:  # the Khronos validation layer on: any message fails the seed
-        make.append("VOLK_DIR=" + volk)
-        env["VK_INSTANCE_LAYERS"] = "VK_LAYER_KHRONOS_validation"
-    run(make)
+    run(make + (["VOLK_DIR=" + volk] if volk else []))
     cxx = shutil.which("c++") or shutil.which("g++")
     if cxx:  # the emitted C also compiles as C++17, as the examples' folders do
         run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only", "-x", "c++"] +
@@ -494,6 +501,7 @@ def check_seed(cli, seed, folder, cflags, volk, verbose):
     flags = ["--steps", str(STEPS), "--input", "x=" + os.path.join(folder, "x.npy")]
     for out in g.outputs:
         flags += ["--fetch", out]
+    env = check_vulkan.validation_env() if volk else None  # the Khronos validation layer: any message fails
     said = run([os.path.join(gen, g.name), model] + flags + ["--out", os.path.join(folder, "emitted")], env=env)
     run([cli, "run", model, graph_path] + flags + ["--out", os.path.join(folder, "sim")])
     problems = [compare(out, np.load(os.path.join(folder, "emitted", out + ".npy")),
