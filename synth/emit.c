@@ -153,13 +153,17 @@ static char *oi__sy_header(const oi_plan *p) {
 /* ------------------------------------------------------------------ */
 /* preferences.default_precision fp16/bf16 (the C target): oi_half.h and
  * NAME_round_stored, called after each kernel (render.c) */
-/* An elementwise kernel calls one of scalar_math.h's functions (an SMATH
- * row of OI__SY_EW_LIST): the folder gets oi_scalar_math.h. */
+/* A kernel calls one of scalar_math.h's functions (an elementwise op of an
+ * SMATH row of OI__SY_EW_LIST, or a gemm's or conv's gelu activation where
+ * no oi_gemm.h, which holds scalar_math.h, comes): the folder gets
+ * oi_scalar_math.h. */
 static bool oi__sy_uses_scalar_math(const oi_plan *p) {
     for (size_t k = 0; k < arrlenu(p->schedule.kernels); k++)
         for (size_t n = 0; n < arrlenu(p->schedule.kernels[k].nodes); n++) {
-            const oi__sy_ew_op *e = oi__sy_ew_op_of(p->schedule.kernels[k].nodes[n]->ir->op);
-            if (e && e->form == OI__SY_EW_SMATH)
+            const oi__pnode *pn = p->schedule.kernels[k].nodes[n];
+            const oi__sy_ew_op *e = oi__sy_ew_op_of(pn->ir->op);
+            const char *act = oi__sy_activation(pn);
+            if ((e && e->form == OI__SY_EW_SMATH) || (act && strncmp(act, "gelu", 4) == 0 && !p->schedule.packed_gemm))
                 return true;
         }
     return false;

@@ -67,6 +67,43 @@ static void oi__sy_double(oi__buf *b, double v) {
         oi__buf_puts(b, ".0");
 }
 
+/* An op's activation= setting, or NULL. */
+static const char *oi__sy_activation(const oi__pnode *pn) {
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "activation") == 0)
+            return pn->attrs[i].s;
+    return NULL;
+}
+
+bool oi__sy_activation_known(const char *act) {
+    static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh", "hard_swish"};
+    for (size_t i = 0; act && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(act, names[i]) == 0)
+            return true;
+    return !act;
+}
+
+/* As conv.c applies it: relu is max(0, x) (NaN stays NaN); gelu and
+ * gelu_tanh are scalar_math.h's fits (math.glsl's on the GPU; the simulator
+ * runs vexp.h's vector form of the same fits: within 2 ulp, not
+ * bit-exact); hard_swish is elementwise.c's f32 steps, x * clamp(x * (1/6)
+ * + 0.5, 0, 1), through scalar.h's macro (each product exact in double,
+ * then rounded to f32). */
+void oi__sy_render_activation(oi__buf *b, const oi__sy_lang *lang, const char *act, const char *v, int depth) {
+    if (!act || strcmp(act, "none") == 0)
+        return;
+    oi__sy_indent(b, depth);
+    if (strcmp(act, "relu") == 0) {
+        oi__buf_printf(b, "%s = %s < 0.0f ? 0.0f : %s;\n", v, v, v);
+    } else if (strcmp(act, "hard_swish") == 0) {
+        oi__buf_printf(b, "%s = %s(OI_S_hard_swish(%s%s, ", v, lang->functional_cast ? "float" : "(float)", lang->load_float, v);
+        oi__sy_double(b, (double)(float)(1.0 / 6.0));
+        oi__buf_printf(b, ", %s));\n", lang->round_f32);
+    } else {
+        oi__buf_printf(b, "%s = %s(%s);\n", v, lang->ew_fn(OI_OP_gelu, strcmp(act, "gelu_tanh") == 0), v);
+    }
+}
+
 /* Local names of a kernel's body; a parameter named like one gets a '_'. */
 static bool oi__sy_reserved(const char *name) {
     static const char *const words[] = {
@@ -966,9 +1003,7 @@ static void oi__sy_render_elementwise(oi__buf *b, const oi__sy_schedule *s, cons
 }
 
 /* gemm: the bias row added in f32 (as gemm.c's store adds it), then the
- * activation as conv.c applies it: relu is max(0, x), gelu scalar_math.h's
- * OI_S_gelu_erf_f32 (inlined in oi_gemm.h; the simulator runs vexp.h's
- * vector form of the same fit: within 2 ulp, not bit-exact). */
+ * activation (oi__sy_render_activation). */
 static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm, const char *at) {
     if (mm->ir->op != OI_OP_gemm)
         return;
@@ -977,31 +1012,23 @@ static void oi__sy_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         oi__sy_param_name(b, s, oi__sy_slot_of(s, mm->inputs[2]));
         oi__buf_puts(b, "[j];\n");
     }
-    const char *act = NULL;
-    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
-        if (strcmp(mm->attrs[i].name, "activation") == 0)
-            act = mm->attrs[i].s;
-    if (act && strcmp(act, "relu") == 0)
-        oi__buf_printf(b, "            %s = %s < 0.0f ? 0.0f : %s;\n", at, at, at);
-    else if (act && strcmp(act, "gelu") == 0)
-        oi__buf_printf(b, "            %s = OI_S_gelu_erf_f32(%s);\n", at, at);
+    oi__sy_render_activation(b, &oi__sy_lang_c, oi__sy_activation(mm), at, 3);
 }
 
 /* Does gemm's row tail (bias unless the kernels added it, activation) print anything? */
 static bool oi__sy_gemm_has_tail(const oi__pnode *mm, bool bias_done) {
     if (mm->ir->op != OI_OP_gemm)
         return false;
-    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
-        if (strcmp(mm->attrs[i].name, "activation") == 0 && mm->attrs[i].s &&
-            (strcmp(mm->attrs[i].s, "relu") == 0 || strcmp(mm->attrs[i].s, "gelu") == 0))
-            return true;
+    const char *act = oi__sy_activation(mm);
+    if (act && strcmp(act, "none") != 0)
+        return true;
     return !bias_done && arrlen(mm->inputs) > 2;
 }
 
 /* gemm on the micro-kernels: the bias row added in f32 and the activation
  * applied to a row of the tile at once, before the per-element epilogue;
- * gelu through vexp.h's vector form where the ISA has it (the simulator's
- * own), else scalar_math.h's OI_S_gelu_erf_f32. `cols` columns from column c0. */
+ * gelu and gelu_tanh through vexp.h's vector forms where the ISA has them
+ * (the simulator's own), else scalar_math.h's. `cols` columns from column c0. */
 static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm, const char *c0,
                                  const char *cols, bool with_bias) {
     if (mm->ir->op != OI_OP_gemm)
@@ -1011,16 +1038,15 @@ static void oi__sy_gemm_row_tail(oi__buf *b, const oi__sy_schedule *s, const oi_
         oi__sy_param_name(b, s, oi__sy_slot_of(s, mm->inputs[2]));
         oi__buf_printf(b, "[%s + j];\n", c0);
     }
-    const char *act = NULL;
-    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
-        if (strcmp(mm->attrs[i].name, "activation") == 0)
-            act = mm->attrs[i].s;
-    if (act && strcmp(act, "relu") == 0)
-        oi__buf_printf(b, "        for (size_t j = 0; j < %s; j++)\n            acc[j] = acc[j] < 0.0f ? 0.0f : acc[j];\n", cols);
-    else if (act && strcmp(act, "gelu") == 0)
-        oi__buf_printf(b, "        if (mk->vmap)\n            mk->vmap(OI__VEXP_GELU_ERF, acc, acc, (int64_t)(%s));\n"
-                          "        else\n            for (size_t j = 0; j < %s; j++)\n"
-                          "                acc[j] = OI_S_gelu_erf_f32(acc[j]);\n", cols, cols);
+    const char *act = oi__sy_activation(mm);
+    if (!act || strcmp(act, "none") == 0)
+        return;
+    bool gelu = strcmp(act, "gelu") == 0 || strcmp(act, "gelu_tanh") == 0;
+    if (gelu)
+        oi__buf_printf(b, "        if (mk->vmap)\n            mk->vmap(%s, acc, acc, (int64_t)(%s));\n        else\n    ",
+                       strcmp(act, "gelu") == 0 ? "OI__VEXP_GELU_ERF" : "OI__VEXP_GELU_TANH", cols);
+    oi__buf_printf(b, "        for (size_t j = 0; j < %s; j++)\n", cols);
+    oi__sy_render_activation(b, &oi__sy_lang_c, act, "acc[j]", gelu ? 4 : 3);
 }
 
 static void oi__sy_render_matmul_dots(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
@@ -2085,14 +2111,6 @@ static void oi__sy_render_gather(oi__buf *b, const oi__sy_schedule *s, const oi_
     oi__buf_puts(b, "}\n");
 }
 
-/* An op's activation= setting, or NULL. */
-static const char *oi__sy_activation(const oi__pnode *pn) {
-    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
-        if (strcmp(pn->attrs[i].name, "activation") == 0)
-            return pn->attrs[i].s;
-    return NULL;
-}
-
 /* ------------------------------------------------------------------ */
 /* Layout copies and convolutions                                      */
 /* ------------------------------------------------------------------ */
@@ -2304,15 +2322,16 @@ static void oi__sy_conv_store(oi__buf *b, const oi__sy_schedule *s, const oi__pn
     oi__sy_indent(b, depth);
     oi__buf_printf(b, "{\n");
     oi__sy_indent(b, depth + 1);
-    oi__buf_printf(b, "const float oi_v = %s", v);
+    oi__buf_printf(b, "float oi_v = %s", v);
     if (arrlen(pn->inputs) > 2) {
         oi__buf_puts(b, " + ");
         oi__sy_param_name(b, s, oi__sy_slot_of(s, pn->inputs[2]));
         oi__buf_printf(b, "[%s]", ch);
     }
     oi__buf_puts(b, " + 0.0f;\n");
+    oi__sy_render_activation(b, &oi__sy_lang_c, act, "oi_v", depth + 1);
     oi__sy_indent(b, depth + 1);
-    oi__buf_printf(b, "%s = %s;\n", dst, act && strcmp(act, "relu") == 0 ? "oi_v < 0.0f ? 0.0f : oi_v" : "oi_v");
+    oi__buf_printf(b, "%s = oi_v;\n", dst);
     oi__sy_indent(b, depth);
     oi__buf_puts(b, "}\n");
 }
@@ -2342,9 +2361,10 @@ static void oi__sy_render_conv_small(oi__buf *b, const oi__sy_schedule *s, const
     oi__buf_printf(b, "                for (%s oi_j = 0; oi_j < %lld; oi_j++)\n", it, out_sp);
     oi__buf_printf(b, "                    oi_ci[oi_j] = OI_S_mac(oi_ci[oi_j], oi_a, oi_pt[oi_j * %lld + oi_p]);\n", rows);
     oi__buf_puts(b, "            }\n");
-    if (act && strcmp(act, "relu") == 0)
-        oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n"
-                          "                oi_ci[oi_j] = oi_ci[oi_j] < 0.0f ? 0.0f : oi_ci[oi_j];\n", it, out_sp);
+    if (act && strcmp(act, "none") != 0) {
+        oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n", it, out_sp);
+        oi__sy_render_activation(b, lang, act, "oi_ci[oi_j]", 4);
+    }
     oi__buf_puts(b, "        }\n");
 }
 
@@ -2551,9 +2571,10 @@ static void oi__sy_render_conv_depthwise(oi__buf *b, const oi__sy_schedule *s, c
     oi__buf_puts(b, "                            oi_row[oi_ox] = oi_row[oi_ox] + oi_p;\n"
                     "                        }\n                    }\n                }\n"
                     "            }\n");
-    if (act && strcmp(act, "relu") == 0)
-        oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n"
-                          "                oi_pl[oi_j] = oi_pl[oi_j] < 0.0f ? 0.0f : oi_pl[oi_j];\n", it, out_sp);
+    if (act && strcmp(act, "none") != 0) {
+        oi__buf_printf(b, "            for (%s oi_j = 0; oi_j < %lld; oi_j++)\n", it, out_sp);
+        oi__sy_render_activation(b, lang, act, "oi_pl[oi_j]", 4);
+    }
     oi__buf_puts(b, "        }\n");
 }
 

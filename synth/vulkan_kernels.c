@@ -287,7 +287,7 @@ static void oi__vk_helper(oi__buf *b, const oi__sy_schedule *s, int slot, const 
     oi__vk_helper_name(b, s, oi__vk_slot(s, slot), suffix);
 }
 
-/* gemm: the bias row, then relu or gelu (math.glsl's exact form). */
+/* gemm: the bias row, then the activation (oi__sy_render_activation). */
 static void oi__vk_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pnode *mm) {
     if (mm->ir->op != OI_OP_gemm)
         return;
@@ -296,14 +296,7 @@ static void oi__vk_gemm_tail(oi__buf *b, const oi__sy_schedule *s, const oi__pno
         oi__vk_name(b, s, mm->inputs[2]);
         oi__buf_puts(b, "(j);\n");
     }
-    const char *act = NULL;
-    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
-        if (strcmp(mm->attrs[i].name, "activation") == 0)
-            act = mm->attrs[i].s;
-    if (act && strcmp(act, "relu") == 0)
-        oi__buf_puts(b, "    acc_j = acc_j < 0.0 ? 0.0 : acc_j;\n");
-    else if (act && strcmp(act, "gelu") == 0)
-        oi__buf_puts(b, "    acc_j = gelu_f32(acc_j, false);\n");
+    oi__sy_render_activation(b, &oi__sy_lang_glsl, oi__sy_activation(mm), "acc_j", 1);
 }
 
 /* After a matmul's or a conv's v0 at element i (`depth` levels in): its
@@ -530,12 +523,8 @@ static bool oi__vk_cm_at(const oi__sy_gpu *g, const oi__sy_schedule *s, int slot
 static bool oi__vk_gemm_has_tail(const oi__pnode *mm) {
     if (mm->ir->op != OI_OP_gemm)
         return false;
-    if (arrlen(mm->inputs) > 2)
-        return true;
-    for (int i = 0; i < (int)arrlen(mm->attrs); i++)
-        if (strcmp(mm->attrs[i].name, "activation") == 0 && mm->attrs[i].s && strcmp(mm->attrs[i].s, "none") != 0)
-            return true;
-    return false;
+    const char *act = oi__sy_activation(mm);
+    return arrlen(mm->inputs) > 2 || (act && strcmp(act, "none") != 0);
 }
 
 /* Whether kernel k's matmul runs on cooperative matrices: the device
@@ -921,17 +910,14 @@ static void oi__vk_window_consts(oi__buf *b, const oi__sy_conv_geom *g) {
 
 /* conv1d/conv2d (the schedule's window, k->conv): an invocation per output
  * element (n, m, oy, ox) sums its group's channels and window from zero in
- * (c, ky, kx) order, skipping the padding, adds the bias, applies relu
- * (activation=) and runs the fused statements at i, as a matmul's epilogue.
+ * (c, ky, kx) order, skipping the padding, adds the bias, applies the
+ * activation and runs the fused statements at i, as a matmul's epilogue.
  * conv.c's gemm sums in blocks: the bits may differ, the tests' bound holds. */
 static void oi__vk_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__sy_conv_geom *g = &k->conv;
     const oi__slot *y = oi__vk_slot(s, pn->out);
-    const char *act = NULL;
-    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
-        if (strcmp(pn->attrs[i].name, "activation") == 0)
-            act = pn->attrs[i].s;
+    const char *act = oi__sy_activation(pn);
     oi__buf_printf(b, "const uint OH = %lldu, OW = %lldu, OC = %lldu, MG = %lldu, CG = %lldu, IC = %lldu;\n",
                    (long long)g->out_h, (long long)g->out_w, (long long)g->out_c, (long long)g->mg, (long long)g->cg,
                    (long long)g->in_c);
@@ -961,7 +947,8 @@ static void oi__vk_conv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kerne
         oi__vk_name(b, s, pn->inputs[2]);
         oi__buf_puts(b, "(m)");
     }
-    oi__buf_puts(b, act && strcmp(act, "relu") == 0 ? ";\n        v0 = v0 < 0.0 ? 0.0 : v0;\n" : ";\n");
+    oi__buf_puts(b, ";\n");
+    oi__sy_render_activation(b, &oi__sy_lang_glsl, act, "v0", 2);
     oi__vk_store_fused(b, s, k, 2);
     oi__buf_puts(b, "    }\n}\n");
 }

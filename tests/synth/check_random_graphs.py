@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
 """Random graphs through the synthesizer, against the simulator.
 
-    check_random_graphs.py OPENINFER [--seeds FIRST:END] [--target cpu|vulkan] [--cflags FLAGS]
-                           [--keep DIR] [--verbose]
+    check_random_graphs.py OPENINFER [--seeds FIRST:END] [--target cpu|vulkan|backend]
+                           [--cflags FLAGS] [--keep DIR] [--verbose]
+    check_random_graphs.py --corpus DIR [--seeds FIRST:END]   # tests/fuzz/fuzz_synth.c's inputs
 
 Each seed makes one graph as `oi_graph_to_json` writes them, with a model (.oinf) of random
 sizes and weights and a dynamic input x: chains of elementwise ops over every broadcast the
-synthesizer fuses ([N, M] with [M], with [N, 1], with a literal), products (matmul; gemm with a
-bias and an activation) on both sides of the small-matrix loop's 4096 multiply-adds, some of a
-transposed value, softmax, layer_norm, row reductions, transposes and reshapes, clamp,
-comparisons and where, casts to i32 and back, concat and slice, attention over heads split off
-by reshape and transpose, values updated in place, a loop over prefix tables w(l) whose body
-updates a carried value, a branch on a sum the step computes, a persistent accumulator read and
-written through the cache ops (so the steps differ), and (C target only: the Vulkan target
-refuses values of run-time shape) a table H(t) written a row per step and read back as a slice
+synthesizer fuses ([N, M] with [M], with [N, 1], with a literal) and over x seen in 3 or 4 dims
+([1, N, M], [N, 1, M], [N, h, M / h], heads [1, h, N, M / h]) against operands with dims of 1
+at random places ([B, S, 1] with [B, S, D], ...), products (matmul; gemm with a bias and each
+activation) on both sides of the small-matrix loop's 4096 multiply-adds, some of a transposed
+value, softmax, log_softmax, layer_norm, rms_norm, row and column reductions, transposes,
+reshapes, clamp, pow, fma, comparisons and where, casts to i32 and back, concat, slice, split
+and pad (constant with crops, reflect, edge, wrap), conv1d over x as N channels (groups,
+dilation, stride, bias and activation at random), conv2d over x as an image then a depthwise
+3 x 3 conv2d, a max or average pool and a channel sum or a global average pool, lookups
+(gather along either axis by constant i32 ids or, on the C target, by argmax), rope (LLaMA's
+or GPT-J's pairs, part of the channels), top_k, attention over heads split off by reshape and
+transpose, values updated in place, a loop over prefix tables w(l) whose body updates a
+carried value, a branch on a sum the step computes, a persistent accumulator read and written
+through the cache ops (so the steps differ), and (C target only: the Vulkan target refuses
+values of run-time shape) a table H(t) written a row per step and read back as a slice
 H[0..len].
 
 The graph is synthesized (`openinfer synth --target cpu`, or `vulkan`), built with
@@ -25,6 +33,9 @@ compared with `openinfer run`'s: within 2e-5 relative + 2e-5 absolute per elemen
 Vulkan: fusion, the products' tiling and the GPU's sums change roundings), NaN and infinities
 where the simulator has them. A graph the C target refuses fails the check (every op here is
 one it supports); the Vulkan target may refuse some, but not more than half.
+`--target backend` synthesizes nothing: it runs the graph on the simulator's Vulkan backend
+(`openinfer run --device vulkan`, validation layer on) against its CPU kernels, with the
+Vulkan target's bound.
 
 It tests the fusion pass, the arena planner and the renderer by construction: a kernel that
 reads a buffer the planner gave to a later value, an epilogue fused across a value read at
@@ -57,7 +68,7 @@ CFLAGS = "-O1 -std=c11 -Wall -Wextra -pedantic -Werror"
 UNARY = ["neg", "abs", "relu", "exp", "tanh", "sigmoid", "gelu", "silu", "floor", "ceil", "round", "trunc",
          "sqrt", "erf", "softplus", "hard_sigmoid", "hard_swish"]
 BINARY = ["add", "sub", "mul", "div", "max", "min"]
-ACTIVATIONS = [None, "relu", "gelu"]
+ACTIVATIONS = [None, "relu", "gelu", "gelu_tanh", "hard_swish"]
 
 
 def is_literal(name):
@@ -76,6 +87,7 @@ class RandomGraph:
 
     def __init__(self, seed, vulkan=False):
         self.rng = random.Random(seed)
+        self.seed = seed
         self.vulkan = vulkan  # no construct the Vulkan target documents as refused (values of run-time shape)
         self.name = "rand%d" % seed
         r = self.rng
@@ -102,10 +114,10 @@ class RandomGraph:
         n["src"] = self.src(text)
         return n
 
-    def var(self, name, kind, shape, **extra):
-        v = {"name": name, "kind": kind, "dtype": "f32", "dims": list(shape)}
+    def var(self, name, kind, shape, dtype="f32", **extra):
+        v = {"name": name, "kind": kind, "dtype": dtype, "dims": list(shape)}
         v.update(extra)
-        v["src"] = self.src("OI_VAR(%s, f32[%s])" % (name, ", ".join(shape)))
+        v["src"] = self.src("OI_VAR(%s, %s[%s])" % (name, dtype, ", ".join(shape)))
         self.vars.append(v)
 
     def weight(self, shape, scale=1.0):
@@ -127,6 +139,16 @@ class RandomGraph:
             return name + "[" + index + "]"
         self.tensors[name] = values()
         self.var(name, "constant", shape)
+        return name
+
+    def indices(self, dim, bound):
+        """A constant i32 [dim] of indices in [0, bound): an embedding lookup's token ids, rope's
+        positions."""
+        name = "w%d" % self.n_weights
+        self.n_weights += 1
+        self.tensors[name] = np.array([self.rng.randrange(bound) for _ in range(self.size(dim))], np.int32)
+        self.var(name, "constant", (dim,), dtype="i32")
+        self.shapes[name] = (dim,)
         return name
 
     def temp(self, shape, dtype="f32", hidden=False):
@@ -168,7 +190,8 @@ class RandomGraph:
         x = self.pick()
         shape = self.values[x]
         kind = r.choice(["unary", "binary", "binary", "binary", "product", "product", "row", "reduce", "view",
-                         "clamp", "select", "join", "cast", "heads"])
+                         "clamp", "select", "join", "cast", "heads", "broadcast", "broadcast", "conv1d", "conv2d",
+                         "pad", "lookup", "rope", "top_k", "math", "split"])
         if kind == "unary":
             op = r.choice(UNARY)
             if op == "sqrt":  # of |x|: NaN from a negative is checked elsewhere
@@ -184,16 +207,49 @@ class RandomGraph:
             if r.random() < 0.5:
                 self.op(body, "softmax", [x], self.target(shape), shape,
                         [{"name": "axis", "type": "int", "value": r.choice([1, -1])}])
-            else:
+            elif r.random() < 0.5:
                 g, b = self.weight((shape[1],)), self.weight((shape[1],))
                 self.op(body, "layer_norm", [x, g, b], self.target(shape), shape,
                         [{"name": "epsilon", "type": "float", "value": 1e-5}])
+            else:
+                self.op(body, "rms_norm", [x, self.weight((shape[1],))], self.target(shape), shape,
+                        [{"name": "epsilon", "type": "float", "value": 1e-5}])
         elif kind == "reduce" and len(shape) == 2:
-            op = r.choice(["sum_axis", "mean_axis", "max_axis"])
-            out_shape = (shape[0], "1")
+            op = r.choice(["sum_axis", "mean_axis", "max_axis", "min_axis"])
+            axis = r.choice([0, 1, 1])
+            out_shape = ("1", shape[1]) if axis == 0 else (shape[0], "1")
             self.op(body, op, [x], self.target(out_shape), out_shape,
-                    [{"name": "axes", "type": "int_list", "value": [1]},
+                    [{"name": "axes", "type": "int_list", "value": [axis]},
                      {"name": "keepdims", "type": "bool", "value": True}])
+        elif kind == "broadcast" and len(shape) == 2:
+            self.broadcast(body, x, shape)
+        elif kind == "conv1d" and len(shape) == 2:
+            self.conv1d(body, x, shape)
+        elif kind == "conv2d" and len(shape) == 2:
+            self.conv2d(body, x, shape)
+        elif kind == "pad" and len(shape) == 2:
+            self.pad(body, x, shape)
+        elif kind == "lookup" and len(shape) == 2:
+            self.lookup(body, x, shape)
+        elif kind == "rope" and len(shape) == 2 and self.size(shape[1]) % 2 == 0:
+            self.rope(body, x, shape)
+        elif kind == "top_k" and len(shape) == 2:
+            k = r.randint(1, self.size(shape[1]))
+            out_shape = (shape[0], str(k))
+            self.op(body, "top_k", [x], self.temp(out_shape), out_shape,
+                    [{"name": "k", "type": "int", "value": k},
+                     {"name": "largest", "type": "bool", "value": r.random() < 0.7}])
+        elif kind == "math":
+            self.math(body, x, shape)
+        elif kind == "split" and len(shape) == 2 and self.size(shape[1]) > 1:
+            cols = self.size(shape[1])
+            first = r.randint(1, cols - 1)
+            index = r.randint(0, 1)
+            out_shape = (shape[0], str((first, cols - first)[index]))
+            self.op(body, "split", [x], self.temp(out_shape), out_shape,
+                    [{"name": "axis", "type": "int", "value": 1},
+                     {"name": "sizes", "type": "int_list", "value": [first, cols - first]},
+                     {"name": "index", "type": "int", "value": index}])
         elif kind == "view" and len(shape) == 2:
             out_shape = (shape[1], shape[0])
             if r.random() < 0.5:
@@ -221,6 +277,190 @@ class RandomGraph:
             self.op(body, "cast", [i], self.target(shape), shape, [{"name": "to", "type": "dtype", "value": "f32"}])
         else:
             self.binary(body, x, shape)
+
+    def view(self, body, x, shape):
+        """x under another shape of its elements: a hidden temporary made by reshape."""
+        v = self.temp(shape, hidden=True)
+        self.op(body, "reshape", [x], v, shape, [{"name": "shape", "type": "int_list",
+                                                  "value": [self.size(d) for d in shape]}])
+        return v
+
+    def broadcast(self, body, x, shape):
+        """x [N, M] seen as 3 or 4 dims ([1, N, M], [N, 1, M], [N, h, M / h], [1, h, N, M / h]
+        through a transpose) with an operand of that rank or fewer whose dims are 1 at random
+        places (a weight, or x's own sum over its last dim: [B, S, 1] with [B, S, D]), the result
+        reshaped back to [N, M]."""
+        r = self.rng
+        m = self.size(shape[1])
+        h = r.choice([d for d in (1, 2, 3, 4) if m % d == 0])
+        layout = r.choice(["lead", "mid", "split", "heads"])
+        if layout == "heads":
+            a = self.heads(body, x, shape, h)
+        else:
+            dims = {"lead": ("1", shape[0], shape[1]), "mid": (shape[0], "1", shape[1]),
+                    "split": (shape[0], str(h), str(m // h))}[layout]
+            a = self.view(body, x, dims)
+        dims = self.shapes[a]
+        if r.random() < 0.3:
+            sums = dims[:-1] + ("1",)
+            y = self.temp(sums, hidden=True)
+            self.op(body, r.choice(["sum_axis", "max_axis", "mean_axis"]), [a], y, sums,
+                    [{"name": "axes", "type": "int_list", "value": [len(dims) - 1]},
+                     {"name": "keepdims", "type": "bool", "value": True}])
+        else:
+            rank = r.randint(1, len(dims))
+            y = self.weight(tuple(d if r.random() < 0.5 else "1" for d in dims[len(dims) - rank:]))
+        op = r.choice(["add", "sub", "mul", "max", "min"])
+        out = self.temp(dims, hidden=True)
+        self.op(body, op, [a, y] if r.random() < 0.6 else [y, a], out, dims)
+        if layout == "heads":  # back to [1, N, h, M / h] first
+            back = ("1", shape[0], str(h), str(m // h))
+            joined = self.temp(back, hidden=True)
+            self.op(body, "transpose", [out], joined, back, [{"name": "perm", "type": "int_list",
+                                                             "value": [0, 2, 1, 3]}])
+            out = joined
+        self.op(body, "reshape", [out], self.target(shape), shape,
+                [{"name": "shape", "type": "int_list", "value": [self.size(d) for d in shape]}])
+
+    def conv1d(self, body, x, shape):
+        """x [N, M] as [1, N, M] (N channels of length M) through conv1d: groups 1, N or a divisor
+        between, kernel 1-5, dilation 1-2, a bias and an activation at random; with stride 1 the
+        length stays M and the result goes back to [N, M], with stride 2 it is a new [N, L]."""
+        r = self.rng
+        n, m = self.size(shape[0]), self.size(shape[1])
+        group = r.choice([g for g in range(1, n + 1) if n % g == 0])
+        k, dil, stride = r.choice([1, 2, 3, 5]), r.choice([1, 1, 2]), r.choice([1, 1, 2])
+        total = dil * (k - 1)
+        begin = r.randint(0, total)
+        length = (m + total - dil * (k - 1) - 1) // stride + 1
+        w = self.weight((shape[0], str(n // group), str(k)), scale=1.0 / (n // group * k) ** 0.5)
+        ins = [self.view(body, x, ("1",) + shape), w] + ([self.weight((shape[0],))] if r.random() < 0.5 else [])
+        attrs = [{"name": "group", "type": "int", "value": group},
+                 {"name": "pads", "type": "int_list", "value": [begin, total - begin]},
+                 {"name": "dilations", "type": "int_list", "value": [dil]},
+                 {"name": "strides", "type": "int_list", "value": [stride]}]
+        act = r.choice(ACTIVATIONS)
+        if act:
+            attrs.append({"name": "activation", "type": "string", "value": act})
+        out_shape = ("1", shape[0], shape[1] if length == m else str(length))
+        out = self.temp(out_shape, hidden=True)
+        self.op(body, "conv1d", ins, out, out_shape, attrs)
+        back = out_shape[1:]
+        self.op(body, "reshape", [out], self.target(back) if back == shape else self.temp(back), back,
+                [{"name": "shape", "type": "int_list", "value": [self.size(d) for d in back]}])
+
+    def conv2d(self, body, x, shape):
+        """x [N, M] as an image [1, 1, N, M]: a conv2d to c channels, a depthwise 3 x 3 conv2d, a
+        max or average pool (stride 1, padded to keep the size) and the channels summed, back
+        to [N, M]; or the channels' global average pool as a new [1, c]."""
+        r = self.rng
+        c, kh, kw = r.randint(1, 4), r.choice([1, 2, 3]), r.choice([1, 3])
+
+        def same_pads(kh, kw):
+            top, left = r.randint(0, kh - 1), r.randint(0, kw - 1)
+            return [top, left, kh - 1 - top, kw - 1 - left]
+        img = ("1", "1") + shape
+        chans = ("1", str(c)) + shape
+        a = self.view(body, x, img)
+        w1 = self.weight((str(c), "1", str(kh), str(kw)), scale=1.0 / (kh * kw) ** 0.5)
+        b1 = self.temp(chans, hidden=True)
+        act = r.choice(ACTIVATIONS)
+        self.op(body, "conv2d", [a, w1], b1, chans, [{"name": "pads", "type": "int_list", "value": same_pads(kh, kw)}] +
+                ([{"name": "activation", "type": "string", "value": act}] if act else []))
+        w2 = self.weight((str(c), "1", "3", "3"), scale=1.0 / 3)
+        b2 = self.temp(chans, hidden=True)
+        self.op(body, "conv2d", [b1, w2, self.weight((str(c),))], b2, chans,
+                [{"name": "group", "type": "int", "value": c},
+                 {"name": "pads", "type": "int_list", "value": same_pads(3, 3)}])
+        if r.random() < 0.25:
+            pooled = ("1", str(c), "1", "1")
+            g = self.temp(pooled, hidden=True)
+            self.op(body, "global_avg_pool", [b2], g, pooled)
+            self.op(body, "reshape", [g], self.temp(("1", str(c))), ("1", str(c)),
+                    [{"name": "shape", "type": "int_list", "value": [1, c]}])
+            return
+        ph, pw = r.choice([1, 2, 3]), r.choice([1, 2, 3])
+        b3 = self.temp(chans, hidden=True)
+        pool = r.choice(["max_pool2d", "avg_pool2d"])
+        attrs = [{"name": "kernel_shape", "type": "int_list", "value": [ph, pw]},
+                 {"name": "pads", "type": "int_list", "value": same_pads(ph, pw)}]
+        if pool == "avg_pool2d" and r.random() < 0.5:
+            attrs.append({"name": "count_include_pad", "type": "bool", "value": True})
+        self.op(body, pool, [b2], b3, chans, attrs)
+        summed = ("1",) + shape
+        b4 = self.temp(summed, hidden=True)
+        self.op(body, "sum_axis", [b3], b4, summed, [{"name": "axes", "type": "int_list", "value": [1]}])
+        self.op(body, "reshape", [b4], self.target(shape), shape,
+                [{"name": "shape", "type": "int_list", "value": [self.size(d) for d in shape]}])
+
+    def pad(self, body, x, shape):
+        """x's columns (and maybe rows) padded: constant (some pads negative: a crop), reflect,
+        edge or wrap, at most 3 a side and less than the dim for reflect."""
+        r = self.rng
+        mode = r.choice(["constant", "reflect", "edge", "wrap"])
+        pads, out_shape = [], []
+        for d in shape:
+            n = self.size(d)
+            most = min(3, n - 1) if mode == "reflect" else 3
+            least = -min(2, n - 1) if mode == "constant" else 0
+            begin, end = r.randint(least, most), r.randint(least, most)
+            if n + begin + end < 1:
+                begin, end = 0, 0
+            pads.append((begin, end))
+            out_shape.append(d if begin == end == 0 else str(n + begin + end))
+        out_shape = tuple(out_shape)
+        attrs = [{"name": "pads", "type": "int_list", "value": [p[0] for p in pads] + [p[1] for p in pads]},
+                 {"name": "mode", "type": "string", "value": mode}]
+        if mode == "constant":
+            attrs.append({"name": "value", "type": "float", "value": round(r.uniform(-1, 1), 3)})
+        self.op(body, "pad", [x], self.temp(out_shape), out_shape, attrs)
+
+    def lookup(self, body, x, shape):
+        """An embedding lookup: a table's rows picked by constant i32 ids (or, on the C target, by
+        argmax over x's rows), as gather along axis 0; or its columns along axis 1."""
+        r = self.rng
+        rows = r.randint(1, 12)
+        if not self.vulkan and r.random() < 0.5:  # argmax's i64: the Vulkan target without a JSON has no int64
+            ids = self.temp((shape[0],), "i64")
+            self.op(body, "argmax_axis", [x], ids, (shape[0],), [{"name": "axis", "type": "int", "value": 1}])
+            rows = self.size(shape[1])
+        else:
+            ids = self.indices(shape[0], rows)
+        cols = r.choice(["K", "M", "N"])
+        if r.random() < 0.6:
+            out_shape = (shape[0], cols)
+            self.op(body, "gather", [self.weight((str(rows), cols)), ids], self.target(out_shape), out_shape)
+        else:
+            out_shape = (cols, shape[0])
+            self.op(body, "gather", [self.weight((cols, str(rows))), ids], self.target(out_shape), out_shape,
+                    [{"name": "axis", "type": "int", "value": 1}])
+
+    def rope(self, body, x, shape):
+        """Rotary embedding of x [N, M] (N positions of constant i32, M channels), LLaMA's or
+        GPT-J's pairs, all channels or the first rotary_dim."""
+        r = self.rng
+        m = self.size(shape[1])
+        attrs = [{"name": "theta", "type": "float", "value": r.choice([10000.0, 500.0])},
+                 {"name": "interleaved", "type": "bool", "value": r.random() < 0.5}]
+        if r.random() < 0.4:
+            attrs.append({"name": "rotary_dim", "type": "int", "value": 2 * r.randint(1, m // 2)})
+        self.op(body, "rope", [x, self.indices(shape[0], 64)], self.target(shape), shape, attrs)
+
+    def math(self, body, x, shape):
+        """log_softmax along an axis, pow of |x|, or fma with broadcast operands."""
+        r = self.rng
+        pick = r.choice(["log_softmax", "pow", "fma"])
+        if pick == "log_softmax" and len(shape) == 2:
+            self.op(body, "log_softmax", [x], self.target(shape), shape,
+                    [{"name": "axis", "type": "int", "value": r.choice([0, 1, -1])}])
+        elif pick == "pow":
+            a = self.temp(shape, hidden=True)
+            self.op(body, "abs", [x], a, shape)
+            self.op(body, "pow", [a, r.choice(["0.5", "2.0", "3.0", "1.5"])], self.target(shape), shape)
+        else:
+            b = self.pick(shape) if r.random() < 0.5 else self.weight((shape[-1],))
+            c = self.weight((shape[-1],)) if r.random() < 0.5 else repr(round(r.uniform(-1, 1), 3))
+            self.op(body, "fma", [x, b, c], self.target(shape), shape)
 
     def select(self, body, x, shape):
         """where(x > y, x, y') with y a literal or a row of weights: a bool value and the pick."""
@@ -470,8 +710,31 @@ def vulkan_setup(cli):
     return volk
 
 
-def check_seed(cli, seed, folder, cflags, volk, verbose):
-    """'ok', 'refused' (the Vulkan target only: a statement it cannot run yet) or 'failed'."""
+def verdict(g, folder, got, said, gpu, verbose, what=""):
+    """'ok' when every output in folder/got matches folder/sim and the run `said` no validation
+    message, else 'failed' (printed, as is every seed with verbose)."""
+    problems = [compare(out, np.load(os.path.join(folder, got, out + ".npy")),
+                        np.load(os.path.join(folder, "sim", out + ".npy")), gpu) for out in g.outputs]
+    problems = [p for p in problems if p]
+    if "VUID" in said or "Validation" in said:
+        problems.append("validation messages:\n" + said[:2000])
+    if verbose or problems:
+        print("seed %d: N %d, M %d, K %d, %d nodes%s: %s" % (g.seed, g.sizes["N"], g.sizes["M"], g.sizes["K"],
+                                                           g.count, what, "; ".join(problems) or "ok"), flush=True)
+    return "failed" if problems else "ok"
+
+
+def check_backend(cli, g, folder, flags, graph_path, model, verbose):
+    """The simulator's Vulkan backend against its CPU kernels on one seed's graph: 'ok' or 'failed'."""
+    run([cli, "run", model, graph_path, "--device", "cpu"] + flags + ["--out", os.path.join(folder, "sim")])
+    said = run([cli, "run", model, graph_path, "--device", "vulkan"] + flags + ["--out", os.path.join(folder, "vulkan")],
+               env=check_vulkan.validation_env())
+    return verdict(g, folder, "vulkan", said, True, verbose, ", the simulator's Vulkan backend")
+
+
+def check_seed(cli, seed, folder, cflags, volk, verbose, backend=False):
+    """'ok', 'refused' (the Vulkan target only: a statement it cannot run yet) or 'failed'.
+    With backend, the simulator's Vulkan backend against its CPU kernels instead (no synthesis)."""
     g = RandomGraph(seed, vulkan=bool(volk))
     graph = g.build()
     os.makedirs(folder, exist_ok=True)
@@ -482,6 +745,11 @@ def check_seed(cli, seed, folder, cflags, volk, verbose):
         f.write(g.model_bytes())
     x = np.random.default_rng(seed).uniform(-2, 2, (g.sizes["N"], g.sizes["M"])).astype(np.float32)
     np.save(os.path.join(folder, "x.npy"), x)
+    flags = ["--steps", str(STEPS), "--input", "x=" + os.path.join(folder, "x.npy")]
+    for out in g.outputs:
+        flags += ["--fetch", out]
+    if backend:
+        return check_backend(cli, g, folder, flags, graph_path, model, verbose)
     gen = os.path.join(folder, "gen")
     synth = subprocess.run([cli, "synth", model, graph_path, "--target", "vulkan" if volk else "cpu", "--out", gen],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -498,30 +766,41 @@ def check_seed(cli, seed, folder, cflags, volk, verbose):
     if cxx:  # the emitted C also compiles as C++17, as the examples' folders do
         run([cxx, "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only", "-x", "c++"] +
             (["-I" + volk] if volk else []) + [g.name + ".c"], cwd=gen)
-    flags = ["--steps", str(STEPS), "--input", "x=" + os.path.join(folder, "x.npy")]
-    for out in g.outputs:
-        flags += ["--fetch", out]
     env = check_vulkan.validation_env() if volk else None  # the Khronos validation layer: any message fails
     said = run([os.path.join(gen, g.name), model] + flags + ["--out", os.path.join(folder, "emitted")], env=env)
     run([cli, "run", model, graph_path] + flags + ["--out", os.path.join(folder, "sim")])
-    problems = [compare(out, np.load(os.path.join(folder, "emitted", out + ".npy")),
-                        np.load(os.path.join(folder, "sim", out + ".npy")), volk) for out in g.outputs]
-    problems = [p for p in problems if p]
-    if "VUID" in said or "Validation" in said:
-        problems.append("validation messages:\n" + said[:2000])
-    if verbose or problems:
-        print("seed %d: N %d, M %d, K %d, %d nodes: %s" % (seed, g.sizes["N"], g.sizes["M"], g.sizes["K"],
-                                                         g.count, "; ".join(problems) or "ok"), flush=True)
-    return "failed" if problems else "ok"
+    return verdict(g, folder, "emitted", said, bool(volk), verbose)
+
+
+def write_corpus(folder, first, end):
+    """tests/fuzz/fuzz_synth.c's inputs, one per seed: the model's length (4 bytes, little-endian),
+    the model, the graph's JSON. Seeds whose input passes 64 KiB (run_fuzzer.sh's -max_len) are left out."""
+    os.makedirs(folder, exist_ok=True)
+    for seed in range(first, end):
+        for vulkan in (False, True):
+            g = RandomGraph(seed, vulkan=vulkan)
+            graph = json.dumps(g.build(), separators=(",", ":")).encode()
+            model = g.model_bytes()
+            data = len(model).to_bytes(4, "little") + model + graph
+            if len(data) <= 65536:
+                with open(os.path.join(folder, "rand%d%s" % (seed, "_vk" if vulkan else "")), "wb") as f:
+                    f.write(data)
 
 
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
+    if sys.argv[1] == "--corpus":
+        first, end = (int(v) for v in option("--seeds", "0:40").split(":"))
+        write_corpus(sys.argv[2], first, end)
+        return
     cli = os.path.abspath(sys.argv[1])
     first, end = (int(v) for v in option("--seeds", "0:40").split(":"))
     keep, verbose, cflags = option("--keep", None), "--verbose" in sys.argv, option("--cflags", CFLAGS)
-    volk = None
+    volk, backend = None, option("--target", "cpu") == "backend"
+    if backend and check_vulkan.vulkan_device_index(cli) is None:
+        print("skipped: the simulator's Vulkan backend needs a Vulkan device")
+        sys.exit(77)
     if option("--target", "cpu") == "vulkan":
         volk = vulkan_setup(cli)
         if not volk:
@@ -532,7 +811,8 @@ def main():
     try:
         for seed in range(first, end):
             try:
-                results[seed] = check_seed(cli, seed, os.path.join(work, "seed%d" % seed), cflags, volk, verbose)
+                results[seed] = check_seed(cli, seed, os.path.join(work, "seed%d" % seed), cflags, volk, verbose,
+                                           backend)
             except SystemExit as e:
                 print("seed %d: %s" % (seed, e), flush=True)
                 results[seed] = "failed"
@@ -541,8 +821,8 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
     failed = [seed for seed, r in results.items() if r == "failed"]
     refused = sum(r == "refused" for r in results.values())
-    print("random graphs, %s target: %d of %d seeds match the simulator%s%s" % (
-        "Vulkan" if volk else "C", sum(r == "ok" for r in results.values()), len(results),
+    print("random graphs, %s: %d of %d seeds match the simulator%s%s" % (
+        "the simulator's Vulkan backend" if backend else "Vulkan target" if volk else "C target", sum(r == "ok" for r in results.values()), len(results),
         ", %d refused" % refused if refused else "", "; failed: %s" % failed if failed else ""))
     # the Vulkan target must run most of them: a check that passes by refusing everything checks nothing
     sys.exit(1 if failed or refused * 2 > len(results) else 0)

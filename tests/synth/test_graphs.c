@@ -28,7 +28,8 @@
  *                  reductions'): the emitted code renames what would clash
  *   nn_ops         gelu on its own (exact and tanh), gemm with a bias row and
  *                  relu (the plain loop), gemm with
- *                  gelu over edge tiles (gemm.c's micro-kernels), layer_norm,
+ *                  gelu over edge tiles (gemm.c's micro-kernels), gelu_tanh
+ *                  and hard_swish on both, layer_norm,
  *                  transpose, reshape into heads, attention, layer_norm over
  *                  the last two dims, batch_norm and group_norm (2 groups,
  *                  and one per channel) over [1, 8, 2, 8]
@@ -55,7 +56,8 @@
  *                  avg_pool2d (with and without the padding counted),
  *                  global_avg_pool, a conv with a sloped, clamped relu and
  *                  hard_swish fused and a 1 x 1 conv with hard_sigmoid and
- *                  a bounded relu fused (elementwise.c's lanes)
+ *                  a bounded relu fused (elementwise.c's lanes); activation=
+ *                  hard_swish, gelu_tanh and gelu on each conv path
  *   skinny_prefix  matmuls of 2 rows by the entries of a prefix table W(l)
  *                  (70 x 70: gemm.c's dot kernels over each entry transposed
  *                  at open, tails of channels and of k), a fused epilogue
@@ -438,12 +440,18 @@ OI_GRAPH(nn_ops,
     OI_VAR(split, f32[1, 8, 2, 8]) OI_VAR(heads, f32[1, 2, 8, 8]) OI_VAR(att, f32[1, 2, 8, 8])
     OI_VAR(ln2, f32[1, 8, 2, 8]) OI_VAR(var8, f32[8]) OI_VAR(bn, f32[1, 8, 2, 8]) OI_VAR(gn, f32[1, 8, 2, 8])
     OI_VAR(inorm, f32[1, 8, 2, 8]) OI_VAR(ge, f32[8, 12]) OI_VAR(gt, f32[8, 12])
+    OI_VAR(small_gt, f32[8, 16]) OI_VAR(small_hs, f32[8, 16]) OI_VAR(big_gt, f32[8, 40]) OI_VAR(big_hs, f32[8, 40])
   )
   OI_BLOCK(entry,
     OI_OP(gelu, x) OI_TO(ge)                       /* gelu on its own, not only as gemm's epilogue */
     OI_OP(gelu, x, approximate="tanh") OI_TO(gt)
     OI_OP(gemm, x, w, bias, activation="relu") OI_TO(small)
     OI_OP(gemm, small, w2, activation="gelu") OI_TO(big)
+    /* the other activations, on the plain loop and on the micro-kernels */
+    OI_OP(gemm, x, w, bias, activation="gelu_tanh") OI_TO(small_gt)
+    OI_OP(gemm, x, w, activation="hard_swish") OI_TO(small_hs)
+    OI_OP(gemm, small, w2, activation="gelu_tanh") OI_TO(big_gt)
+    OI_OP(gemm, small, w2, activation="hard_swish") OI_TO(big_hs)
     OI_OP(layer_norm, small, g, be, epsilon=1e-5) OI_TO(ln)
     OI_OP(transpose, ln, perm=[1, 0]) OI_TO(tr)
     OI_OP(reshape, ln, shape=[1, 8, 2, 8]) OI_TO(split)
@@ -512,6 +520,7 @@ OI_GRAPH(conv_ops,
     OI_VAR(dw, f32[2, 8, 5, 10]) OI_VAR(mp, f32[2, 4, 5, 6]) OI_VAR(gap, f32[2, 8, 1, 1])
     OI_VAR(ap, f32[2, 4, 5, 5]) OI_VAR(ap2, f32[1, 2, 3, 3]) OI_VAR(dw2, f32[2, 8, 8, 6])
     OI_VAR(yh, f32[2, 6, 9, 10]) OI_VAR(yp, f32[2, 48, 9, 10])
+    OI_VAR(y_hs, f32[2, 6, 9, 10]) OI_VAR(y_gt, f32[1, 23, 6]) OI_VAR(y_ge, f32[1, 3, 5, 5]) OI_VAR(dw_hs, f32[2, 8, 9, 10])
   )
   OI_BLOCK(entry,
     OI_OP(conv2d, x1, w1, b1, pads=[1, 1, 1, 1], strides=[2, 2], activation="relu") OI_TO(y1)
@@ -527,6 +536,12 @@ OI_GRAPH(conv_ops,
     OI_OP(hard_sigmoid, yp, alpha=0.25, beta=0.375) OI_TO(yp)
     OI_OP(relu, yp, clamp_max=0.625) OI_TO(yp)
     OI_OP(conv1d, x3, w3, pads=[1, 1], strides=[2]) OI_TO(y3)
+    /* activation= other than relu on each path: the micro-kernels, the dot kernels, the plain
+     * loop, the depthwise one */
+    OI_OP(conv2d, x2, w2, b2, pads=[1, 1, 1, 1], group=2, activation="hard_swish") OI_TO(y_hs)
+    OI_OP(conv1d, x3, w3, pads=[1, 1], activation="gelu_tanh") OI_TO(y_gt)
+    OI_OP(conv2d, x1, w1, b1, pads=[1, 1, 1, 1], activation="gelu") OI_TO(y_ge)
+    OI_OP(conv2d, x2, wd, bd, pads=[1, 1, 1, 1], group=4, activation="hard_swish") OI_TO(dw_hs)
     OI_OP(pad, v, pads=[1, 2, 1, 2], mode="reflect") OI_TO(pr)
     OI_OP(pad, v, pads=[1, -1, 0, 0], value=1.5) OI_TO(pc)
     OI_OP(pad, v, pads=[0, 2], axes=[1], mode="edge") OI_TO(pe)

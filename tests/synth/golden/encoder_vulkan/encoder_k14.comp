@@ -46,7 +46,7 @@ void mm_result(uint r, uint j, float acc_j) {
     const uint i = r * 1536u + j;
     /* bench_encoder.c:77: op gemm(h,W1[l],b1[l],activation="gelu") >> ffn */
     acc_j = acc_j + b1(j);
-    acc_j = gelu_f32(acc_j, false);
+    acc_j = OI_S_gelu_erf_f32(acc_j);
     float v0 = acc_j;
     ffn(i) = v0;
 }
