@@ -101,8 +101,7 @@ static bool oi__blas_supports_op(void *ctx, oi_op op, const oi__attr *attrs, siz
     const oi__op_sig *a = &inputs[0];
     if (a->ndim < 2)
         return false;
-    oi__conv_act act;
-    if (op == OI_OP_gemm && (!oi__conv_act_parse(&k, &act) || act != OI__CONV_ACT_NONE))
+    if (op == OI_OP_gemm && oi__conv_act_of(&k) != OI__CONV_ACT_NONE)
         return false; /* an activation is applied by the CPU kernel's gemm */
     if (op == OI_OP_matmul) {
         /* an accumulator other than the input dtype (acc=f64 on f32) is the CPU's */

@@ -303,16 +303,14 @@ typedef enum oi__conv_act {
     OI__CONV_ACT_NONE, OI__CONV_ACT_RELU, OI__CONV_ACT_GELU, OI__CONV_ACT_GELU_TANH, OI__CONV_ACT_HARD_SWISH
 } oi__conv_act;
 
-static bool oi__conv_act_parse(const oi__kernel_args *k, oi__conv_act *act) {
+/* The value validation let through (OI_PARAM_CHOICES lists the same five). */
+static oi__conv_act oi__conv_act_of(const oi__kernel_args *k) {
     static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh", "hard_swish"};
     const oi__attr *a = oi__conv_attr(k, "activation");
-    *act = OI__CONV_ACT_NONE;
     for (int i = 0; a && i < 5; i++)
-        if (strcmp(a->s, names[i]) == 0) {
-            *act = (oi__conv_act)i;
-            return true;
-        }
-    return !a;
+        if (strcmp(a->s, names[i]) == 0)
+            return (oi__conv_act)i;
+    return OI__CONV_ACT_NONE;
 }
 
 /* relu as max(0, x) (NaN stays NaN) in place: whole blocks of a fixed
@@ -378,10 +376,6 @@ static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in
     switch (k->op) {
     case OI_OP_gemm: {
         int64_t m, n, kk;
-        oi__conv_act act;
-        if (!oi__conv_act_parse(k, &act))
-            return oi__fail(OI_ERROR_VALIDATION, "gemm: activation must be \"none\", \"relu\", \"gelu\", "
-                            "\"gelu_tanh\" or \"hard_swish\", got \"%s\"", oi__op_attr_for(k, "activation")->s);
         if (oi__conv_gemm_dims(k, in, n_in, &m, &n, &kk) != OI_OK)
             return OI_ERROR_VALIDATION;
         out->shape[0] = m;
@@ -394,15 +388,10 @@ static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in
         for (int d = 2; d < out->ndim; d++)
             out->shape[d] = 1;
         return OI_OK;
-    case OI_OP_conv1d: case OI_OP_conv2d: {
-        oi__conv_act act;
-        if (!oi__conv_act_parse(k, &act))
-            return oi__fail(OI_ERROR_VALIDATION, "%s: activation must be \"none\", \"relu\", \"gelu\", "
-                            "\"gelu_tanh\" or \"hard_swish\", got \"%s\"", oi_op_name(k->op), oi__op_attr_for(k, "activation")->s);
+    case OI_OP_conv1d: case OI_OP_conv2d:
         if (oi__conv_geom_conv(k, in, n_in, &g) != OI_OK)
             return OI_ERROR_VALIDATION;
         break;
-    }
     case OI_OP_conv_transpose2d:
         if (oi__conv_geom_transpose(k, in, n_in, &g) != OI_OK)
             return OI_ERROR_VALIDATION;
@@ -1197,8 +1186,7 @@ static void oi__conv_act_apply(oi__conv_act act, bool wide, void *y, int64_t row
 
 static oi_status oi__conv_forward(const oi__kernel_args *k, const oi__conv_geom *g) {
     bool wide = k->out->dtype == OI_DTYPE_F64, pointwise = oi__conv_is_pointwise(g);
-    oi__conv_act act;
-    oi__conv_act_parse(k, &act);
+    oi__conv_act act = oi__conv_act_of(k);
     int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, rows = cg * g->k_sp;
     oi__conv_buf x = {NULL, false}, w = {NULL, false}, bias = {NULL, false}, y = {NULL, false};
     void *cols = NULL;
@@ -1651,8 +1639,7 @@ static oi_status oi__conv_gemm_f32(const oi__kernel_args *k, int64_t m, int64_t 
     }
     g.c = (float *)y.data;
     g.ldc = n;
-    oi__conv_act act;
-    oi__conv_act_parse(k, &act);
+    oi__conv_act act = oi__conv_act_of(k);
     if (act != OI__CONV_ACT_NONE) {
         g.epilogue = oi__conv_act_rows_f32;
         g.epilogue_ctx = &act;
@@ -1703,8 +1690,7 @@ static oi_status oi__conv_gemm_op(const oi__kernel_args *k) {
     if (s == OI_OK)
         s = oi__conv_gemm(wide, ta, tb, m, n, kk, alpha, a.data, ta ? m : kk, b.data, tb ? kk : n, with_c ? 1.0 : 0.0,
                           y.data, n);
-    oi__conv_act act;
-    oi__conv_act_parse(k, &act);
+    oi__conv_act act = oi__conv_act_of(k);
     if (s == OI_OK && wide)
         oi__conv_act_f64(act, (double *)y.data, m * n);
     else if (s == OI_OK)

@@ -60,7 +60,6 @@ static oi_status oi__k_conv(const oi__kernel_args *k);
 static oi_status oi__k_conv_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out);
 /* math and neural-network ops: kernels/math.c, kernels/nn.c, kernels/quant.c */
 static oi_status oi__k_math(const oi__kernel_args *k);
-static oi_status oi__k_math_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out);
 static oi_status oi__k_nn(const oi__kernel_args *k);
 static oi_status oi__k_nn_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out);
 static oi_status oi__k_quant(const oi__kernel_args *k);
@@ -322,7 +321,40 @@ bool oi__op_param_known(oi_op op, const char *name, char *expected, size_t cap) 
     return false;
 }
 
-/* Unknown, duplicate and mistyped parameters; missing required ones. */
+typedef struct oi__op_param_choices {
+    oi_op op;
+    const char *name;
+    const char *values; /* '|' between them */
+} oi__op_param_choices;
+#define OI__PARAM_CHOICES_ROW(op, name, values) {OI_OP_##op, #name, values},
+static const oi__op_param_choices oi__op_param_choice_rows[] = {OI_PARAM_CHOICES(OI__PARAM_CHOICES_ROW)};
+
+/* A STRING parameter with a list of values (OI_PARAM_CHOICES) holds one of
+ * them; the error lists them: must be "a", "b" or "c", got "d". */
+static oi_status oi__op_check_choice(oi_op op, const char *name, const char *value) {
+    const oi__op_param_choices *c = NULL;
+    for (size_t i = 0; i < sizeof oi__op_param_choice_rows / sizeof oi__op_param_choice_rows[0] && !c; i++)
+        if (oi__op_param_choice_rows[i].op == op && strcmp(oi__op_param_choice_rows[i].name, name) == 0)
+            c = &oi__op_param_choice_rows[i];
+    if (!c)
+        return OI_OK;
+    char text[256];
+    size_t at = 0, len = strlen(value);
+    for (const char *v = c->values; *v;) {
+        size_t w = strcspn(v, "|");
+        if (w == len && strncmp(v, value, len) == 0)
+            return OI_OK;
+        const char *sep = at == 0 ? "" : v[w] ? ", " : " or ";
+        int put = snprintf(text + at, sizeof text - at, "%s\"%.*s\"", sep, (int)w, v);
+        if (put > 0 && (size_t)put < sizeof text - at)
+            at += (size_t)put;
+        v += w + (v[w] == '|');
+    }
+    return oi__fail(OI_ERROR_VALIDATION, "%s: %s must be %s, got \"%s\"", oi_op_name(op), name, text, value);
+}
+
+/* Unknown, duplicate and mistyped parameters; missing required ones;
+ * strings outside their parameter's values. */
 static oi_status oi__op_check_attrs(oi_op op, const oi__attr *attrs, size_t n_attrs) {
     const char *name = oi_op_name(op);
     for (size_t i = 0; i < n_attrs; i++) {
@@ -342,6 +374,8 @@ static oi_status oi__op_check_attrs(oi_op op, const oi__attr *attrs, size_t n_at
         if (!oi__op_attr_fits(&attrs[i], p->type))
             return oi__fail(OI_ERROR_VALIDATION, "%s: parameter '%s' must be %s, got %s", name, attrs[i].name,
                             oi__op_param_type_name(p->type), oi__op_attr_kind_name(attrs[i].kind));
+        if (p->type == OI__PARAM_STRING && oi__op_check_choice(op, p->name, attrs[i].s) != OI_OK)
+            return OI_ERROR_VALIDATION;
     }
     for (size_t i = 0; i < OI__PARAM_COUNT; i++) {
         const oi__op_param_def *p = &oi__op_param_defs[i];
@@ -631,14 +665,8 @@ static oi_status oi__op_check_op_params(const oi__kernel_args *k, oi_dtype t) {
         return oi__op_check_int_scalar(k, "div_by_zero_mask", t, true);
     case OI_OP_fill:
         return oi__op_check_int_scalar(k, "value", t, true);
-    case OI_OP_cast: {
-        const oi__attr *mode = oi__op_attr_for(k, "rounding_mode");
-        if (mode && strcmp(mode->s, "trunc") != 0 && strcmp(mode->s, "floor") != 0 && strcmp(mode->s, "ceil") != 0 &&
-            strcmp(mode->s, "nearest") != 0)
-            return oi__fail(OI_ERROR_VALIDATION, "cast: rounding_mode '%s' is unknown (trunc, floor, ceil, nearest)",
-                            mode->s);
+    case OI_OP_cast:
         return oi__op_check_cast(t, oi__op_attr_dtype(oi__op_attr_for(k, "to")));
-    }
     default:
         return OI_OK;
     }

@@ -265,13 +265,4 @@ static oi_status oi__k_math(const oi__kernel_args *k) {
     return OI_OK;
 }
 
-/* gelu is CUSTOM only to check `approximate`; the shape is elementwise. */
-static oi_status oi__k_math_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out) {
-    (void)n_in;
-    const oi__attr *a = oi__op_attr_for(k, "approximate");
-    if (a && strcmp(a->s, "none") != 0 && strcmp(a->s, "tanh") != 0)
-        return oi__fail(OI_ERROR_VALIDATION, "gelu: approximate must be \"none\" or \"tanh\", got \"%s\"", a->s);
-    out->ndim = in[0].ndim;
-    memcpy(out->shape, in[0].shape, sizeof out->shape);
-    return OI_OK;
-}
+

@@ -1,7 +1,8 @@
 /* op_list.h - THE op table. One row per op; every other op list in the
  * project (enum, names, arity, validation, kernels, shaders, docs/ops.md)
  * is generated from it. Adding an op = one row here (+ its parameters in
- * OI_PARAM_LIST) + a case in its family kernel + a test.
+ * OI_PARAM_LIST, and a string parameter's values in OI_PARAM_CHOICES) + a
+ * case in its family kernel + a test.
  *
  * OI_OP_LIST columns, X(name, arity, category, shape, out, flags, dtypes, acc_dtypes, kernel, summary):
  *   name        the DSL name; OI_OP_<name> is the enum value
@@ -176,7 +177,7 @@
       "hyperbolic tangent") \
     X(sigmoid, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
       "1 / (1 + e^-x)") \
-    X(gelu, 1, "math", CUSTOM, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
+    X(gelu, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
       "ONNX Gelu: x * Phi(x) (`approximate`=\"tanh\": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))))") \
     X(silu, 1, "math", EW, SAME, OI__F_I, (OI__DTS_F & ~OI__DTS(F8)), 0, oi__k_math, \
       "x * sigmoid(x) (swish)") \
@@ -386,6 +387,27 @@
     X(avg_pool2d, auto_pad, STRING, OPT, 0, "\"NOTSET\"", "NOTSET (use pads), VALID (no padding), SAME_UPPER or SAME_LOWER (output = ceil(in / stride), the odd pad at the end or start)") \
     X(avg_pool2d, ceil_mode, BOOL, OPT, 0, "false", "round the output size up (a window starting in the end padding is dropped)") \
     X(avg_pool2d, count_include_pad, BOOL, OPT, 0, "false", "divide by the window size including padding (else only the input elements)")
+
+/* The values a STRING parameter takes, '|' between them: validation refuses
+ * any other ("gelu: approximate must be \"none\" or \"tanh\", got \"erf\""),
+ * so the kernels map a value they were given and never check it. */
+#define OI__ACTIVATIONS "none|relu|gelu|gelu_tanh|hard_swish"
+#define OI__AUTO_PADS "NOTSET|VALID|SAME_UPPER|SAME_LOWER"
+#define OI_PARAM_CHOICES(X) \
+    X(cast, rounding_mode, "trunc|floor|ceil|nearest") \
+    X(gelu, approximate, "none|tanh") \
+    X(matmul_q8, layout, "nk|kn") \
+    X(matmul_q4, format, "q4_0|q4_1|q8_0") \
+    X(matmul_q4, activations, "f32|q8") \
+    X(pad, mode, "constant|reflect|edge|wrap") \
+    X(gemm, activation, OI__ACTIVATIONS) \
+    X(conv1d, activation, OI__ACTIVATIONS) \
+    X(conv2d, activation, OI__ACTIVATIONS) \
+    X(conv1d, auto_pad, OI__AUTO_PADS) \
+    X(conv2d, auto_pad, OI__AUTO_PADS) \
+    X(conv_transpose2d, auto_pad, OI__AUTO_PADS) \
+    X(max_pool2d, auto_pad, OI__AUTO_PADS) \
+    X(avg_pool2d, auto_pad, OI__AUTO_PADS)
 /* clang-format on */
 
 #endif

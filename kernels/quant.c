@@ -642,18 +642,13 @@ static bool oi__quant_kn(const oi__kernel_args *k) {
     return a && strcmp(a->s, "kn") == 0;
 }
 
-static oi_status oi__quant_format(const oi__kernel_args *k, oi__qformat *f) {
-    if (k->op == OI_OP_matmul_q8) {
-        *f = OI__Q_I8;
-        return OI_OK;
-    }
+/* The block format (validation let through one of OI_PARAM_CHOICES' three). */
+static oi__qformat oi__quant_format(const oi__kernel_args *k) {
+    if (k->op == OI_OP_matmul_q8)
+        return OI__Q_I8;
     const oi__attr *a = oi__op_attr_for(k, "format");
     const char *s = a ? a->s : "q4_0";
-    *f = strcmp(s, "q4_1") == 0 ? OI__Q4_1 : strcmp(s, "q8_0") == 0 ? OI__Q8_0 : OI__Q4_0;
-    if (strcmp(s, oi__q4_format_name(*f)) != 0)
-        return oi__fail(OI_ERROR_VALIDATION, "matmul_q4: format must be \"q4_0\", \"q4_1\" or \"q8_0\", got \"%s\"",
-                        s);
-    return OI_OK;
+    return strcmp(s, "q4_1") == 0 ? OI__Q4_1 : strcmp(s, "q8_0") == 0 ? OI__Q8_0 : OI__Q4_0;
 }
 
 /* activations="q8" (matmul_q4): x rounded to int8 blocks, integer dots */
@@ -676,8 +671,7 @@ static oi_status oi__k_quant(const oi__kernel_args *k) {
     oi__tensor *out = k->out;
     oi__qmm q;
     memset(&q, 0, sizeof q);
-    if (oi__quant_format(k, &q.format) != OI_OK)
-        return OI_ERROR_VALIDATION;
+    q.format = oi__quant_format(k);
     q.k = x->shape[x->ndim - 1];
     q.m = oi__shape_numel(x->ndim - 1, x->shape);
     q.n = out->shape[out->ndim - 1];
@@ -737,10 +731,7 @@ static oi_status oi__k_quant_infer(const oi__kernel_args *k, const oi__op_sig *i
     char have[128];
     oi__op_shape_text(w->ndim, w->shape, have, sizeof have);
     if (k->op == OI_OP_matmul_q8) {
-        const oi__attr *layout = oi__op_attr_for(k, "layout");
         bool kn = oi__quant_kn(k);
-        if (layout && !kn && strcmp(layout->s, "nk") != 0)
-            return oi__fail(OI_ERROR_VALIDATION, "matmul_q8: layout must be \"nk\" or \"kn\", got \"%s\"", layout->s);
         if (w->dtype != OI_DTYPE_I8 || w->ndim != 2 || w->shape[kn ? 0 : 1] != kdim)
             return oi__fail(OI_ERROR_VALIDATION, "matmul_q8: w is %s %s but x has K = %lld (want i8 %s)",
                             oi_dtype_name(w->dtype) ? oi_dtype_name(w->dtype) : "?", have, (long long)kdim,
@@ -754,13 +745,7 @@ static oi_status oi__k_quant_infer(const oi__kernel_args *k, const oi__op_sig *i
                             oi_dtype_name(scale->dtype) ? oi_dtype_name(scale->dtype) : "?", sc, (long long)n);
         }
     } else {
-        oi__qformat f;
-        if (oi__quant_format(k, &f) != OI_OK)
-            return OI_ERROR_VALIDATION;
-        const oi__attr *act = oi__op_attr_for(k, "activations");
-        if (act && strcmp(act->s, "f32") != 0 && strcmp(act->s, "q8") != 0)
-            return oi__fail(OI_ERROR_VALIDATION, "matmul_q4: activations must be \"f32\" or \"q8\", got \"%s\"",
-                            act->s);
+        oi__qformat f = oi__quant_format(k);
         if (kdim % OI__Q4_BLOCK != 0)
             return oi__fail(OI_ERROR_VALIDATION, "matmul_q4: K = %lld is not a multiple of the block size 32",
                             (long long)kdim);

@@ -39,10 +39,9 @@ static bool oi__sy_axes_reduction(oi_op op) {
            op == OI_OP_prod_axis;
 }
 
-/* Ops whose result is elementwise in shape: the op table's EW rows, where
- * (three operands broadcast) and gelu (CUSTOM in the table only so that
- * math.c checks its `approximate`; the result has its input's shape). */
-static bool oi__sy_ew_shaped(oi_op op) { return oi__op_is_elementwise(op) || op == OI_OP_where || op == OI_OP_gelu; }
+/* Ops whose result is elementwise in shape: the op table's EW rows and
+ * where (three operands broadcast). */
+static bool oi__sy_ew_shaped(oi_op op) { return oi__op_is_elementwise(op) || op == OI_OP_where; }
 
 /* The elementwise ops of OI__SY_EW_LIST, on their domain: in0 is the
  * first input's dtype, in1 the second's (where's a), out the result's. */

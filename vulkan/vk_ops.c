@@ -991,7 +991,7 @@ static bool oi__vk_plain_dtype_ok(const oi__vk_context *ctx, const oi__kernel_ar
     oi__shape_rule shape = oi__op_defs[k->op].shape;
     if (oi__vk_dtype_wide(t))
         return ctx->caps.has_wide && (shape == OI__SHAPE_EW || shape == OI__SHAPE_REDUCE || shape == OI__SHAPE_ARGREDUCE ||
-                                      shape == OI__SHAPE_ALL || k->op == OI_OP_gelu);
+                                      shape == OI__SHAPE_ALL);
     return oi__vk_dtype_ok(t);
 }
 
@@ -1020,8 +1020,6 @@ static oi_status oi__vk_plan_core(const oi__vk_context *ctx, const oi__kernel_ar
     oi_status s = oi__vk_check_plain_dtypes(ctx, k, in, n_in, out);
     if (s != OI_OK)
         return s;
-    if (op == OI_OP_gelu) /* a CUSTOM row for its parameter check; elementwise all the same */
-        return oi__vk_plan_eltwise(ctx, k, in, n_in, out, plan);
     if (op == OI_OP_softmax || op == OI_OP_log_softmax || op == OI_OP_layer_norm || op == OI_OP_rms_norm)
         return oi__vk_plan_rownorm(ctx, k, in, n_in, out, plan);
     switch (oi__op_defs[op].shape) {
@@ -1077,7 +1075,7 @@ static bool oi__vk_converts(oi_op op, const oi__vk_view *in, size_t n_in) {
     case OI_OP_reshape: case OI_OP_transpose: case OI_OP_squeeze: case OI_OP_unsqueeze: case OI_OP_slice:
     case OI_OP_split: case OI_OP_expand: case OI_OP_tile: case OI_OP_concat: case OI_OP_gather:
         return float_data;
-    case OI_OP_matmul: case OI_OP_gemm: case OI_OP_gelu: case OI_OP_softmax: case OI_OP_log_softmax:
+    case OI_OP_matmul: case OI_OP_gemm: case OI_OP_softmax: case OI_OP_log_softmax:
     case OI_OP_layer_norm: case OI_OP_rms_norm: case OI_OP_conv1d: case OI_OP_conv2d:
         return true;
     case OI_OP_attention: /* q, k and v share one dtype in the shader */

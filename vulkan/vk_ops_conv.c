@@ -272,9 +272,7 @@ static void oi__vk_conv_fill_push(const oi__kernel_args *k, const oi__vk_view *i
     }
     push->d_offset = d_offset;
     push->out_c = (uint32_t)out->shape[1];
-    oi__conv_act act = OI__CONV_ACT_NONE;
-    if (!transposed) /* the op's infer checked the name */
-        oi__conv_act_parse(k, &act);
+    oi__conv_act act = transposed ? OI__CONV_ACT_NONE : oi__conv_act_of(k);
     push->flags |= (uint32_t)act << 1;
 }
 

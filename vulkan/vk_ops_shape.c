@@ -386,8 +386,7 @@ static oi_status oi__vk_plan_gemm(const oi__vk_context *ctx, const oi__kernel_ar
     push.has_c = n_in == 3 && beta != 0.0; /* the CPU ignores C then, NaN or not */
     push.alpha = (float)alpha;
     push.beta = (float)beta;
-    oi__conv_act act; /* the op's infer checked the name */
-    oi__conv_act_parse(k, &act);
+    oi__conv_act act = oi__conv_act_of(k);
     push.act = (uint32_t)act;
     push.slices = slices;
     oi_dtype c_dtype = OI_DTYPE_F32;
