@@ -2,7 +2,7 @@
 """Random graphs through the synthesizer, against the simulator.
 
     check_random_graphs.py OPENINFER [--seeds FIRST:END] [--target cpu|vulkan|backend]
-                           [--cflags FLAGS] [--keep DIR] [--verbose]
+                           [--arch DEVICE.json] [--cflags FLAGS] [--keep DIR] [--verbose]
     check_random_graphs.py --corpus DIR [--seeds FIRST:END]   # tests/fuzz/fuzz_synth.c's inputs
 
 Each seed makes one graph as `oi_graph_to_json` writes them, with a model (.oinf) of random
@@ -33,7 +33,8 @@ compared with `openinfer run`'s: within 2e-5 relative + 2e-5 absolute per elemen
 Vulkan: fusion, the products' tiling and the GPU's sums change roundings), NaN and infinities
 where the simulator has them. A graph the C target refuses fails the check (every op here is
 one it supports); the Vulkan target may refuse some, but not more than half.
-`--target backend` synthesizes nothing: it runs the graph on the simulator's Vulkan backend
+`--arch DEVICE.json` synthesizes for that device JSON instead (its api must match --target:
+e.g. max_kernel_ops 1 or prefer_fusion false, a kernel per statement). `--target backend` synthesizes nothing: it runs the graph on the simulator's Vulkan backend
 (`openinfer run --device vulkan`, validation layer on) against its CPU kernels, with the
 Vulkan target's bound.
 
@@ -751,7 +752,8 @@ def check_seed(cli, seed, folder, cflags, volk, verbose, backend=False):
     if backend:
         return check_backend(cli, g, folder, flags, graph_path, model, verbose)
     gen = os.path.join(folder, "gen")
-    synth = subprocess.run([cli, "synth", model, graph_path, "--target", "vulkan" if volk else "cpu", "--out", gen],
+    target = option("--arch", None) or ("vulkan" if volk else "cpu")
+    synth = subprocess.run([cli, "synth", model, graph_path, "--target", target, "--out", gen],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if synth.returncode != 0 and volk and "cannot synthesize this yet" in synth.stdout:
         if verbose:
