@@ -264,5 +264,3 @@ static oi_status oi__k_math(const oi__kernel_args *k) {
     }
     return OI_OK;
 }
-
-

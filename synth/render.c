@@ -75,14 +75,6 @@ static const char *oi__sy_activation(const oi__pnode *pn) {
     return NULL;
 }
 
-bool oi__sy_activation_known(const char *act) {
-    static const char *const names[] = {"none", "relu", "gelu", "gelu_tanh", "hard_swish"};
-    for (size_t i = 0; act && i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(act, names[i]) == 0)
-            return true;
-    return !act;
-}
-
 /* As conv.c applies it: relu is max(0, x) (NaN stays NaN); gelu and
  * gelu_tanh are scalar_math.h's fits (math.glsl's on the GPU; the simulator
  * runs vexp.h's vector form of the same fits: within 2 ulp, not

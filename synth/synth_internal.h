@@ -417,12 +417,10 @@ void oi__sy_render_param_name(oi__buf *b, const oi__sy_schedule *s, const oi__sl
 oi_status oi__sy_name_slots(oi__sy_schedule *s);
 /* A double as a C/GLSL literal. */
 void oi__sy_render_double(oi__buf *b, double v);
-/* activation= of gemm, conv1d and conv2d ("none", "relu", "gelu",
+/* activation= of gemm, conv1d and conv2d (validation lets through "none", "relu", "gelu",
  * "gelu_tanh", "hard_swish"; NULL is none) applied to the f32 lvalue v in
  * one statement of lang, indented `depth` levels. */
 void oi__sy_render_activation(oi__buf *b, const oi__sy_lang *lang, const char *act, const char *v, int depth);
-/* Whether activation= is one oi__sy_render_activation prints (none too). */
-bool oi__sy_activation_known(const char *act);
 
 /* The distinct stored slots a kernel touches, in order, and how. */
 typedef struct oi__sy_param {
