@@ -26,7 +26,16 @@
  *
  * The caller waits for the job's tasks, not for the workers: on a machine
  * whose other cores are busy, a worker may wake long after the caller has
- * run every task itself, and then simply finds nothing left to do. */
+ * run every task itself, and then simply finds nothing left to do.
+ *
+ * Each thread has a home block of every job's tasks: thread t of n the
+ * t-th of n equal runs, taken in order before any other. The kernels
+ * number their tasks along their output's rows (row blocks, tiles row by
+ * row, (batch, head) pairs), so a thread mostly reads the rows it wrote
+ * itself in the op before, from its own core's cache rather than the other
+ * core's (all-MiniLM-L6-v2's 8 x 64 step: 3-6 % faster on 2 threads than
+ * with one shared queue). A thread done with its block takes what is left
+ * in the others'. */
 #include "internal.h"
 
 #include <pthread.h>
@@ -62,7 +71,7 @@ struct oi__threadpool {
     void (*fn)(void *ctx, int task, int thread);
     void *ctx;
     int n_tasks;
-    int next_task;        /* tasks handed out */
+    int *next_task;       /* n_threads: thread t's next home task */
     unsigned finished_tasks;
     unsigned generation;  /* bumped per job: wakes the workers */
     bool shutdown;
@@ -73,19 +82,28 @@ struct oi__threadpool {
  * oi__threadpool_run on the same pool runs inline instead of deadlocking. */
 static OI__THREAD_LOCAL const oi__threadpool *oi__threadpool_current;
 
-/* Claims the next task of the job, or -1 when all are handed out.
- * Called with pool->lock held. */
-static int oi__threadpool_claim(oi__threadpool *pool) {
-    if (pool->next_task >= pool->n_tasks)
-        return -1;
-    return pool->next_task++;
+/* The first task of thread t's home block (t = n_threads: the job's end). */
+static int oi__threadpool_home_start(const oi__threadpool *pool, int t) {
+    return (int)((int64_t)pool->n_tasks * t / pool->n_threads);
+}
+
+/* Claims thread's next task: from its home block, else from the first
+ * block after it with tasks left; -1 when all are handed out. Called with
+ * pool->lock held. */
+static int oi__threadpool_claim(oi__threadpool *pool, int thread) {
+    for (int k = 0; k < pool->n_threads; k++) {
+        int t = (thread + k) % pool->n_threads;
+        if (pool->next_task[t] < oi__threadpool_home_start(pool, t + 1))
+            return pool->next_task[t]++;
+    }
+    return -1;
 }
 
 /* Runs tasks until none are left; called with pool->lock held, returns
  * with it held. */
 static void oi__threadpool_work(oi__threadpool *pool, int thread) {
     for (;;) {
-        int task = oi__threadpool_claim(pool);
+        int task = oi__threadpool_claim(pool, thread);
         if (task < 0)
             return;
         void (*fn)(void *, int, int) = pool->fn;
@@ -192,6 +210,7 @@ static void oi__threadpool_destroy(oi__threadpool *pool) {
     pthread_mutex_destroy(&pool->lock);
     pthread_mutex_destroy(&pool->run_lock);
     oi__free(pool->workers);
+    oi__free(pool->next_task);
     oi__free(pool);
 }
 
@@ -210,6 +229,11 @@ oi__threadpool *oi__threadpool_new(int n_threads) {
     pthread_mutex_init(&pool->run_lock, NULL);
     pthread_cond_init(&pool->wake, NULL);
     pthread_cond_init(&pool->done, NULL);
+    pool->next_task = (int *)oi__calloc((size_t)n_threads, sizeof *pool->next_task);
+    if (!pool->next_task) {
+        oi__threadpool_destroy(pool);
+        return NULL;
+    }
     if (n_threads > 1) {
         pool->workers = (pthread_t *)oi__malloc((size_t)(n_threads - 1) * sizeof *pool->workers);
         if (!pool->workers) {
@@ -261,7 +285,8 @@ void oi__threadpool_run(oi__threadpool *pool, int n_tasks, void (*fn)(void *ctx,
     pool->fn = fn;
     pool->ctx = ctx;
     pool->n_tasks = n_tasks;
-    pool->next_task = 0;
+    for (int t = 0; t < pool->n_threads; t++)
+        pool->next_task[t] = oi__threadpool_home_start(pool, t);
     OI__STORE(pool->finished_tasks, 0u);
     OI__STORE(pool->generation, pool->generation + 1);
     pthread_cond_broadcast(&pool->wake);

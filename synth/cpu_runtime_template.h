@@ -5,9 +5,16 @@
  * allocates nothing. A job is `n_tasks` calls fn(arg, task), each task
  * writing its own part of a kernel's output, so the result does not depend
  * on which thread ran which task or how many threads there are. The
- * calling thread takes tasks too; the workers take the rest from a shared
- * counter, and the caller waits for the tasks, not for the workers, so a
- * thread that the OS delays costs no more than the task it holds.
+ * calling thread takes tasks too, and the caller waits for the tasks, not
+ * for the workers, so a thread that the OS delays costs no more than the
+ * task it holds.
+ *
+ * Each thread has a home block of every job's tasks: thread w of T the
+ * w-th of T equal runs. The kernels number their tasks along C's rows
+ * (a row block, or a tile, or a (batch, head) pair, in order), so a thread
+ * reads mostly the rows it wrote itself in the kernel before, from its own
+ * cache rather than the other core's. A thread done with its block takes
+ * the tasks left in the others' blocks, so a slow thread is still helped.
  *
  * Between jobs a worker polls the job counter for a while (the kernels of
  * a step follow each other closely), then sleeps on a condition variable.
@@ -50,17 +57,33 @@ typedef struct oi_rt_job {
     int n_tasks;
 } oi_rt_job;
 
+/* A thread's home block of the current job's tasks: the next one to take,
+ * tagged with the job's number (generation << 32 | task); the block ends
+ * where the next thread's begins. One cache line each: the threads take
+ * from their own without contention. */
+typedef struct oi_rt_block {
+    uint64_t next; /* __atomic */
+    char pad[64 - sizeof(uint64_t)];
+} oi_rt_block;
+
+struct oi_rt_pool;
+typedef struct oi_rt_worker_arg {
+    struct oi_rt_pool *pool;
+    int index; /* 1 .. n_threads - 1: the caller is 0 */
+} oi_rt_worker_arg;
+
 typedef struct oi_rt_pool {
     int n_threads; /* the caller included; 1: no workers */
 #if OI_RT_THREADS
     int started;   /* workers running */
     pthread_t threads[OI_RT_MAX_THREADS];
+    oi_rt_worker_arg worker_args[OI_RT_MAX_THREADS];
     pthread_mutex_t lock;
     pthread_cond_t wake;
     oi_rt_job jobs[2]; /* job g in jobs[g & 1] */
+    oi_rt_block blocks[OI_RT_MAX_THREADS]; /* thread w's home tasks */
     /* __atomic */
     unsigned generation; /* the current job's number, bumped per job */
-    uint64_t next;       /* generation << 32 | the next task to take */
     int done;            /* tasks of the current job finished */
     int sleepers;        /* workers on `wake` (or about to be) */
     int stop;
@@ -110,25 +133,41 @@ static inline int oi_rt_poll(int64_t start, long i, int64_t pause_ns, int64_t li
     return 1;
 }
 
-/* Takes tasks of job `gen` until none is left; a task is taken by moving
- * `next` from (gen, i) to (gen, i + 1), so a worker that wakes after its
- * job ended takes nothing from the next one. The caller returns once
- * `done` reaches the job's tasks, not when the workers are back: a worker
- * the OS delays holds nobody up. */
-static void oi_rt_take(oi_rt_pool *pool, unsigned gen) {
-    const oi_rt_job *job = &pool->jobs[gen & 1];
-    oi_rt_task_fn fn = __atomic_load_n(&job->fn, __ATOMIC_ACQUIRE);
-    void *arg = __atomic_load_n(&job->arg, __ATOMIC_ACQUIRE);
-    int n_tasks = __atomic_load_n(&job->n_tasks, __ATOMIC_ACQUIRE);
-    uint64_t v = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE);
+/* The first task of thread w's home block (w = n: the end of the last). */
+static inline int oi_rt_block_start(int n_tasks, int w, int n) { return (int)((int64_t)n_tasks * w / n); }
+
+/* Takes tasks of job `gen` from block b until it reaches `end`; a task is
+ * taken by moving the block's `next` from (gen, i) to (gen, i + 1), so a
+ * worker that wakes after its job ended takes nothing from the next one.
+ * 0 once the job is over (a newer one began). */
+static int oi_rt_take_block(oi_rt_pool *pool, unsigned gen, oi_rt_task_fn fn, void *arg, oi_rt_block *b, int end) {
+    uint64_t v = __atomic_load_n(&b->next, __ATOMIC_ACQUIRE);
     for (;;) {
-        if ((unsigned)(v >> 32) != gen || (int)(uint32_t)v >= n_tasks)
-            return;
-        if (!__atomic_compare_exchange_n(&pool->next, &v, v + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        if ((unsigned)(v >> 32) != gen)
+            return 0;
+        if ((int)(uint32_t)v >= end)
+            return 1;
+        if (!__atomic_compare_exchange_n(&b->next, &v, v + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             continue; /* v now holds what is there */
         fn(arg, (int)(uint32_t)v);
         __atomic_add_fetch(&pool->done, 1, __ATOMIC_RELEASE);
-        v = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE);
+        v = __atomic_load_n(&b->next, __ATOMIC_ACQUIRE);
+    }
+}
+
+/* Thread `self` takes the tasks of job `gen`: its own block first, then
+ * what is left in the others'. The caller returns once `done` reaches the
+ * job's tasks, not when the workers are back: a worker the OS delays holds
+ * nobody up. */
+static void oi_rt_take(oi_rt_pool *pool, unsigned gen, int self) {
+    const oi_rt_job *job = &pool->jobs[gen & 1];
+    oi_rt_task_fn fn = __atomic_load_n(&job->fn, __ATOMIC_ACQUIRE);
+    void *arg = __atomic_load_n(&job->arg, __ATOMIC_ACQUIRE);
+    int n_tasks = __atomic_load_n(&job->n_tasks, __ATOMIC_ACQUIRE), n = pool->n_threads;
+    for (int k = 0; k < n; k++) {
+        int w = (self + k) % n;
+        if (!oi_rt_take_block(pool, gen, fn, arg, &pool->blocks[w], oi_rt_block_start(n_tasks, w + 1, n)))
+            return;
     }
 }
 
@@ -155,13 +194,14 @@ static unsigned oi_rt_wait(oi_rt_pool *pool, unsigned seen) {
 }
 
 static void *oi_rt_worker(void *arg) {
-    oi_rt_pool *pool = (oi_rt_pool *)arg;
+    const oi_rt_worker_arg *me = (const oi_rt_worker_arg *)arg;
+    oi_rt_pool *pool = me->pool;
     unsigned seen = 0;
     for (;;) {
         seen = oi_rt_wait(pool, seen);
         if (__atomic_load_n(&pool->stop, __ATOMIC_ACQUIRE))
             return NULL;
-        oi_rt_take(pool, seen);
+        oi_rt_take(pool, seen, me->index);
     }
 }
 
@@ -198,7 +238,9 @@ static int oi_rt_pool_start(oi_rt_pool *pool, int n_threads) {
     if (have_attr)
         pthread_attr_setstacksize(&attr, (size_t)OI_RT_STACK_BYTES);
     for (int i = 1; i < n_threads; i++) {
-        if (pthread_create(&pool->threads[i], have_attr ? &attr : NULL, oi_rt_worker, pool) != 0)
+        pool->worker_args[i].pool = pool;
+        pool->worker_args[i].index = i;
+        if (pthread_create(&pool->threads[i], have_attr ? &attr : NULL, oi_rt_worker, &pool->worker_args[i]) != 0)
             break;
         pool->n_threads = i + 1;
     }
@@ -225,6 +267,18 @@ static void oi_rt_pool_stop(oi_rt_pool *pool) {
     pool->n_threads = 1;
 }
 
+#if OI_RT_THREADS
+/* Starts job gen's home blocks. The job before is done, so every block is
+ * at its end: a worker still in that job finds nothing to take, and once a
+ * block carries the new tag it takes nothing from it. */
+static void oi_rt_deal(oi_rt_pool *pool, unsigned gen, int n_tasks) {
+    for (int w = 0; w < pool->n_threads; w++) {
+        uint32_t first = (uint32_t)oi_rt_block_start(n_tasks, w, pool->n_threads);
+        __atomic_store_n(&pool->blocks[w].next, (uint64_t)gen << 32 | first, __ATOMIC_RELEASE);
+    }
+}
+#endif
+
 /* fn(arg, task) for every task in [0, n_tasks), on every thread of the
  * pool; returns when all are done. */
 static void oi_rt_run(oi_rt_pool *pool, oi_rt_task_fn fn, void *arg, int n_tasks) {
@@ -236,11 +290,11 @@ static void oi_rt_run(oi_rt_pool *pool, oi_rt_task_fn fn, void *arg, int n_tasks
         __atomic_store_n(&job->arg, arg, __ATOMIC_RELEASE);
         __atomic_store_n(&job->n_tasks, n_tasks, __ATOMIC_RELEASE);
         __atomic_store_n(&pool->done, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&pool->next, (uint64_t)gen << 32, __ATOMIC_RELEASE);
+        oi_rt_deal(pool, gen, n_tasks);
         __atomic_store_n(&pool->generation, gen, __ATOMIC_SEQ_CST); /* publishes the job */
         if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) > 0)
             oi_rt_wake_all(pool);
-        oi_rt_take(pool, gen);
+        oi_rt_take(pool, gen, 0);
         /* a worker with a task that waits for a core gets ours, after a while */
         int64_t start = oi_rt_now_ns();
         int yielding = 0;
