@@ -29,6 +29,27 @@ static void count_task(void *ctx_ptr, int task, int thread) {
         ctx->bad_thread = true;
 }
 
+/* The first task of the caller's home block takes a while: the rest of the
+ * job is taken over by the other threads, and still runs once per task. */
+static void slow_first_task(void *ctx_ptr, int task, int thread) {
+    if (task == 0)
+        usleep(20000);
+    count_task(ctx_ptr, task, thread);
+}
+
+static void check_slow_task(oi__threadpool *pool, int n_tasks) {
+    static count_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.n_threads = oi__threadpool_size(pool);
+    oi__threadpool_run(pool, n_tasks, slow_first_task, &ctx);
+    int wrong = 0;
+    for (int t = 0; t < n_tasks; t++)
+        wrong += ctx.runs[t] != 1;
+    CHECK_MSG(wrong == 0, "with a slow task, %d of %d tasks did not run exactly once (pool of %d)", wrong, n_tasks,
+              ctx.n_threads);
+    CHECK(!ctx.bad_thread);
+}
+
 static void check_each_task_once(oi__threadpool *pool, int n_tasks) {
     static count_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
@@ -101,6 +122,7 @@ static void test_threadpool(void) {
             check_each_task_once(pool, 9);
         }
         check_each_task_once(pool, TASKS);
+        check_slow_task(pool, 2 * n_threads + 1);
 
         nested_ctx nested;
         memset(&nested, 0, sizeof nested);
