@@ -1002,6 +1002,17 @@ static oi_status oi__sy_add_consumers(oi__sy_builder *b, const oi__pnode *pn, oi
     return OI_OK;
 }
 
+static void oi__sy_steps_free(oi__sy_step *steps);
+
+/* Frees what a step owns (its nested steps and remap), not the step itself. */
+static void oi__sy_step_free_parts(oi__sy_step *step) {
+    oi__sy_steps_free(step->body);
+    oi__sy_steps_free(step->then_steps);
+    oi__sy_steps_free(step->else_steps);
+    oi__sy_steps_free(step->consumers);
+    arrfree(step->remap);
+}
+
 static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, int count, oi__sy_step **steps) {
     for (int i = 0; i < count; i++) {
         const oi__pnode *pn = &nodes[i];
@@ -1058,12 +1069,12 @@ static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, i
             b->copy_back = NULL;
             break;
         }
-        if (st != OI_OK) {
-            arrfree(step.body);
+        if (st == OI_OK && !arrput(*steps, step))
+            st = OI_ERROR_OUT_OF_MEMORY;
+        if (st != OI_OK) { /* a branch's blocks built before the refusal, too */
+            oi__sy_step_free_parts(&step);
             return st;
         }
-        if (!arrput(*steps, step))
-            return OI_ERROR_OUT_OF_MEMORY;
     }
     return OI_OK;
 }
@@ -2538,13 +2549,8 @@ static void oi__sy_plan_jobs(oi__sy_schedule *s, oi__sy_step *steps) {
 }
 
 static void oi__sy_steps_free(oi__sy_step *steps) {
-    for (int i = 0; i < (int)arrlen(steps); i++) {
-        oi__sy_steps_free(steps[i].body);
-        oi__sy_steps_free(steps[i].then_steps);
-        oi__sy_steps_free(steps[i].else_steps);
-        oi__sy_steps_free(steps[i].consumers);
-        arrfree(steps[i].remap);
-    }
+    for (int i = 0; i < (int)arrlen(steps); i++)
+        oi__sy_step_free_parts(&steps[i]);
     arrfree(steps);
 }
 
