@@ -952,6 +952,17 @@ static bool oi__sy_contains(const int *slots, int slot) {
     return false;
 }
 
+static void oi__sy_steps_free(oi__sy_step *steps);
+
+/* Frees what a step owns (its nested steps and remap), not the step itself. */
+static void oi__sy_step_free_parts(oi__sy_step *step) {
+    oi__sy_steps_free(step->body);
+    oi__sy_steps_free(step->then_steps);
+    oi__sy_steps_free(step->else_steps);
+    oi__sy_steps_free(step->consumers);
+    arrfree(step->remap);
+}
+
 /* The entry yields pn->vars: every consumer block awaiting one of them runs
  * here (a sequential schedule), each on private copies of what it writes,
  * so that it sees the values at the yield and its writes reach nobody but
@@ -995,22 +1006,11 @@ static oi_status oi__sy_add_consumers(oi__sy_builder *b, const oi__pnode *pn, oi
         }
         arrfree(written);
         if (st != OI_OK || !arrput(step->consumers, cons)) {
-            arrfree(cons.remap);
+            oi__sy_step_free_parts(&cons); /* its body built before a refusal, too */
             return st != OI_OK ? st : OI_ERROR_OUT_OF_MEMORY;
         }
     }
     return OI_OK;
-}
-
-static void oi__sy_steps_free(oi__sy_step *steps);
-
-/* Frees what a step owns (its nested steps and remap), not the step itself. */
-static void oi__sy_step_free_parts(oi__sy_step *step) {
-    oi__sy_steps_free(step->body);
-    oi__sy_steps_free(step->then_steps);
-    oi__sy_steps_free(step->else_steps);
-    oi__sy_steps_free(step->consumers);
-    arrfree(step->remap);
 }
 
 static oi_status oi__sy_build_block(oi__sy_builder *b, const oi__pnode *nodes, int count, oi__sy_step **steps) {

@@ -26,6 +26,10 @@
   target (both blocks recorded, each kernel reading the condition) refuses
   it, naming the statement; the C target takes it; so with a cache_reset of
   one table entry (resets);
+- gpu_branch with a loop bound `B-1` (an expression) at the end of a block of
+  a branch nested in another: both targets refuse it, naming the loop, and
+  (under LeakSanitizer, in scripts/test.sh's sanitizer stage) free the
+  blocks they built before it;
 - the device JSON's preferences.max_kernel_ops bounds fusion; a bad value
   is an error naming its JSON path; a plan bigger than memory.global_bytes
   and a Vulkan device are refused;
@@ -180,6 +184,28 @@ def check_vulkan_branch_refusal(cli, exporter, work, vk):
     run([cli, "synth", os.path.join(k, "model.oinf"), path, "--target", "cpu", "--out", os.path.join(k, "cpu")])
 
 
+def check_refusal_in_nested_branch(cli, exporter, work, vk):
+    """gpu_branch's graph with a loop over 0..B-1 appended to block `up` (in a branch within a
+    branch): the bound is refused, naming the loop, after the blocks before it were built."""
+    k = os.path.join(work, "nested_refusal")
+    os.mkdir(k)
+    run([exporter, k, "1"])
+    path = os.path.join(k, "graph.json")
+    g = json.load(open(path))
+    up = {b["name"]: b for b in g["blocks"]}["up"]["nodes"]
+    body = dict(up[0], index=g["next_index"] + 1, uuid="00000000-0000-4000-8000-000000000004")
+    src = {"file": "nested.c", "line": 7, "text": "OI_LOOP(again, j, 0..B-1, ...)"}
+    loop = {"index": g["next_index"], "uuid": "00000000-0000-4000-8000-000000000003", "kind": "loop",
+            "name": "again", "var": "j", "start": 0, "end": "B-1", "src": src, "body": [body]}
+    g["next_index"] += 2
+    up.insert(len(up) - 1, loop) # before the block's return
+    json.dump(g, open(path, "w"))
+    for target in ("cpu", vk):
+        out = run([cli, "synth", os.path.join(k, "model.oinf"), path, "--target", target, "--out",
+                   os.path.join(k, "gen_" + os.path.basename(target))], expect=1)
+        must_contain(out, "nested.c:7: error: OI_LOOP(again, j, 0..B-1, ...)", "a loop bound that is an expression")
+
+
 def check_vulkan_reset_refusal(cli, exporter, work, vk):
     """resets' graph with `OI_CACHE_RESET(T[1])` (one entry) for its whole-table reset: the
     Vulkan target (a reset is a fill of the whole region) refuses it, naming the statement;
@@ -320,6 +346,7 @@ def main():
             check_vulkan_table_bound(cli, k)
         if exp_gpu_branch:
             check_vulkan_branch_refusal(cli, exp_gpu_branch, work, vk)
+            check_refusal_in_nested_branch(cli, exp_gpu_branch, work, vk)
         if exp_resets:
             check_vulkan_reset_refusal(cli, exp_resets, work, vk)
 

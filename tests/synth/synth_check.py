@@ -28,11 +28,18 @@ sys.path.insert(0, MODELS)
 import model_test  # noqa: E402,F401
 
 
+# What a sanitizer prints when it finds something. LeakSanitizer keeps a failing
+# program's own exit status, so a leak on an error path shows only in the output.
+SANITIZER_REPORTS = ("ERROR: LeakSanitizer", "ERROR: AddressSanitizer", "runtime error:", "WARNING: ThreadSanitizer")
+
+
 def run(cmd, expect=0, **kw):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
     if r.returncode != expect:
         wanted = "" if expect == 0 else " (exit %d, wanted %d)" % (r.returncode, expect)
         raise SystemExit("FAILED%s: %s\n%s" % (wanted, " ".join(cmd), r.stdout))
+    if any(report in r.stdout for report in SANITIZER_REPORTS):
+        raise SystemExit("FAILED (a sanitizer's report): %s\n%s" % (" ".join(cmd), r.stdout))
     return r.stdout
 
 
