@@ -37,30 +37,21 @@ static void slow_first_task(void *ctx_ptr, int task, int thread) {
     count_task(ctx_ptr, task, thread);
 }
 
-static void check_slow_task(oi__threadpool *pool, int n_tasks) {
+/* Runs n_tasks calls of fn (count_task, or a task that calls it) on the pool:
+ * each task must run exactly once, on a thread of the pool. */
+static void check_tasks_once(oi__threadpool *pool, int n_tasks, void (*fn)(void *, int, int)) {
     static count_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.n_threads = oi__threadpool_size(pool);
-    oi__threadpool_run(pool, n_tasks, slow_first_task, &ctx);
-    int wrong = 0;
-    for (int t = 0; t < n_tasks; t++)
-        wrong += ctx.runs[t] != 1;
-    CHECK_MSG(wrong == 0, "with a slow task, %d of %d tasks did not run exactly once (pool of %d)", wrong, n_tasks,
-              ctx.n_threads);
-    CHECK(!ctx.bad_thread);
-}
-
-static void check_each_task_once(oi__threadpool *pool, int n_tasks) {
-    static count_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.n_threads = oi__threadpool_size(pool);
-    oi__threadpool_run(pool, n_tasks, count_task, &ctx);
+    oi__threadpool_run(pool, n_tasks, fn, &ctx);
     int wrong = 0;
     for (int t = 0; t < TASKS; t++)
         wrong += ctx.runs[t] != (t < n_tasks ? 1 : 0);
     CHECK_MSG(wrong == 0, "%d of %d tasks did not run exactly once (pool of %d)", wrong, n_tasks, ctx.n_threads);
     CHECK(!ctx.bad_thread);
 }
+
+static void check_each_task_once(oi__threadpool *pool, int n_tasks) { check_tasks_once(pool, n_tasks, count_task); }
 
 typedef struct {
     oi__threadpool *pool;
@@ -122,7 +113,7 @@ static void test_threadpool(void) {
             check_each_task_once(pool, 9);
         }
         check_each_task_once(pool, TASKS);
-        check_slow_task(pool, 2 * n_threads + 1);
+        check_tasks_once(pool, 2 * n_threads + 1, slow_first_task);
 
         nested_ctx nested;
         memset(&nested, 0, sizeof nested);

@@ -198,7 +198,7 @@ def check_refusal_in_nested_branch(cli, exporter, work, vk):
     loop = {"index": g["next_index"], "uuid": "00000000-0000-4000-8000-000000000003", "kind": "loop",
             "name": "again", "var": "j", "start": 0, "end": "B-1", "src": src, "body": [body]}
     g["next_index"] += 2
-    up.insert(len(up) - 1, loop) # before the block's return
+    up.insert(len(up) - 1, loop)  # before the block's return
     json.dump(g, open(path, "w"))
     for target in ("cpu", vk):
         out = run([cli, "synth", os.path.join(k, "model.oinf"), path, "--target", target, "--out",
