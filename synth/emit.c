@@ -290,6 +290,9 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
         if (buf->home == OI__SY_TABLE)
             oi__buf_printf(b, "    int64_t %s_size[%d]; /* table %s: the size of each index (largest used + 1) */\n",
                            sl->name, sl->n_indices, sl->name);
+        if (buf->home == OI__SY_TABLE && sl->n_auto > 0)
+            oi__buf_printf(b, "    int64_t %s_grown[%lld]; /* per entry of %s: the rows @auto_dim grew it by */\n", sl->name,
+                           (long long)(buf->table_entries > 0 ? buf->table_entries : 1), sl->name);
         if (buf->dyn0)
             oi__buf_printf(b, "    int64_t len_%s; /* %s's leading dim, known at run time (at most %lld) */\n", sl->name,
                            sl->name, (long long)buf->max0);
@@ -374,13 +377,18 @@ static void oi__sy_source_table_inits(oi__buf *b, const oi_plan *p) {
         if (buf->home != OI__SY_TABLE)
             continue;
         const char *t = lang->type_of(sl->dtype);
-        long long entry = (long long)oi__shape_numel(sl->ndim, sl->shape);
-        oi__buf_printf(b, "/* table %s: entries of %s", sl->name, oi_dtype_name(sl->dtype));
+        long long entry = (long long)oi__sy_entry_numel(buf, sl);
+        oi__buf_printf(b, "/* %s %s: entries of %s", sl->is_table ? "table" : "variable", sl->name, oi_dtype_name(sl->dtype));
         oi__sy_shape_text(b, sl);
         oi__buf_puts(b, ", preallocated at");
-        for (int k = 0; k < sl->n_indices; k++)
-            oi__buf_printf(b, " %s < %lld%s", sl->decl->table_indices[k], (long long)buf->bound[k],
-                           sl->fixed[k] >= 0 ? " (@fixed)" : "");
+        for (int k = 0; k < sl->n_indices; k++) {
+            if (sl->n_auto > 0 && k == sl->auto_pos[0])
+                oi__buf_printf(b, " %s <= %lld (@auto_dim%s: rows added to the leading dim)", sl->decl->table_indices[k],
+                               (long long)buf->auto_max, sl->fixed[k] >= 0 ? ", @fixed" : "");
+            else
+                oi__buf_printf(b, " %s < %lld%s", sl->decl->table_indices[k], (long long)buf->bound[k],
+                               sl->fixed[k] >= 0 ? " (@fixed)" : "");
+        }
         oi__buf_printf(b, " */\nstatic inline void %s_init_%s_entry(%s *v) {\n", N, sl->name, t);
         if (sl->decl->init_kind != OI__INIT_NONE) {
             oi__buf_printf(b, "    for (%s i = 0; i < %lld; i++)\n        v[i] = ", lang->index_type, entry);
@@ -391,7 +399,10 @@ static void oi__sy_source_table_inits(oi__buf *b, const oi_plan *p) {
         oi__buf_printf(b, "}\n\nstatic void %s_init_%s(%s_ctx *ctx) {\n", N, sl->name, N);
         oi__buf_printf(b, "    for (int64_t e = 0; e < %lld; e++)\n        %s_init_%s_entry((%s *)(ctx->state + %llu) + e * %lld);\n",
                        (long long)buf->table_entries, N, sl->name, t, (unsigned long long)buf->offset, entry);
-        oi__buf_printf(b, "    memset(ctx->%s_size, 0, sizeof ctx->%s_size);\n}\n\n", sl->name, sl->name);
+        oi__buf_printf(b, "    memset(ctx->%s_size, 0, sizeof ctx->%s_size);\n", sl->name, sl->name);
+        if (sl->n_auto > 0)
+            oi__buf_printf(b, "    memset(ctx->%s_grown, 0, sizeof ctx->%s_grown);\n", sl->name, sl->name);
+        oi__buf_puts(b, "}\n\n");
     }
 }
 

@@ -3602,19 +3602,114 @@ static void oi__sy_table_check(oi__buf *b, const oi__sy_schedule *s, const char 
     oi__sy_line(b, depth + 1, "ctx->%s_size[%d] = %s;", sl->name, pos, reach);
 }
 
-/* "(float *)(ctx->state + OFF) + ((i0) * B1 + i1) * ENTRY" */
+/* "i0 * B1 + i1": the number of the entry the indices name */
+static void oi__sy_table_entry_number(oi__buf *b, const oi__sy_schedule *s, int slot, const char *const *index) {
+    const oi__slot *sl = oi__sy_slot_of(s, slot);
+    const oi__sy_buffer *buf = &s->buffers[slot];
+    bool any = false;
+    for (int k = 0; k < sl->n_indices; k++) {
+        if (sl->n_auto > 0 && k == sl->auto_pos[0])
+            continue; /* its rows are the entry's */
+        int64_t stride = 1;
+        for (int j = k + 1; j < sl->n_indices; j++)
+            stride *= buf->bound[j];
+        oi__buf_printf(b, "%s%s", any ? " + " : "", index[k]);
+        if (stride != 1)
+            oi__buf_printf(b, " * %lld", (long long)stride);
+        any = true;
+    }
+    if (!any)
+        oi__buf_puts(b, "0");
+}
+
+/* "(float *)(ctx->state + OFF) + (i0 * B1 + i1) * ENTRY" */
 static void oi__sy_table_entry(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, int slot,
                                const char *const *index) {
     const oi__slot *sl = oi__sy_slot_of(s, slot);
     const oi__sy_buffer *buf = &s->buffers[slot];
     oi__buf_printf(b, "(%s *)(ctx->state + %llu) + (", lang->type_of(sl->dtype), (unsigned long long)buf->offset);
-    for (int k = 0; k < sl->n_indices; k++) {
-        int64_t stride = 1;
-        for (int j = k + 1; j < sl->n_indices; j++)
-            stride *= buf->bound[j];
-        oi__buf_printf(b, "%s%s * %lld", k ? " + " : "", index[k], (long long)stride);
+    oi__sy_table_entry_number(b, s, slot, index);
+    oi__buf_printf(b, ") * %lld", (long long)oi__sy_entry_numel(buf, sl));
+}
+
+/* An @auto_dim variable's index `a`: checked as the simulator does (its
+ * messages), the rows to grow the entry by. */
+static void oi__sy_auto_index(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                              const oi__pnode *pn, const oi__expr *e, const oi__sy_scope *scope, int depth) {
+    const oi__slot *sl = oi__sy_slot_of(s, pn->var);
+    const char *where = oi__sy_basename(pn->ir->src.file);
+    int line = pn->ir->src.line;
+    long long most = (long long)s->buffers[pn->var].auto_max;
+    oi__buf text;
+    memset(&text, 0, sizeof text);
+    oi__sy_render_expr(&text, s, lang, e, scope);
+    oi__sy_line(b, depth, "const int64_t a = %s; /* @auto_dim %s: rows grown */", text.data ? text.data : "0",
+                sl->decl->table_indices[sl->auto_pos[0]]);
+    oi__buf_free(&text);
+    oi__sy_line(b, depth, "if (a < 0)");
+    oi__sy_line(b, depth + 1, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: %s: auto_dim index %%lld is negative\", (long long)a);",
+                prefix, prefix, where, line, sl->name);
+    oi__sy_line(b, depth, "if (a > %lld)", most);
+    oi__sy_line(b, depth + 1, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: auto_dim %s exceeds %s max %lld for %s (asked for "
+                "%%lld)\", (long long)a);", prefix, prefix, where, line, sl->name,
+                sl->fixed[sl->auto_pos[0]] >= 0 ? "fixed" : "synthesized", most, sl->decl->table_indices[sl->auto_pos[0]]);
+}
+
+/* The rest of an @auto_dim variable's access: the entry grows to `a` rows
+ * past its declared ones (never shrinks; new rows hold @init or zeros
+ * since open or the last reset), then is read, written or reset. */
+static void oi__sy_render_auto(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
+                               const oi__pnode *pn, const char *const *index, const oi__sy_scope *scope, int depth) {
+    const oi__slot *sl = oi__sy_slot_of(s, pn->var);
+    bool grows = sl->auto_pos[0] < (int)arrlen(pn->access);
+    int64_t inner = sl->ndim > 1 ? oi__shape_numel(sl->ndim - 1, sl->shape + 1) : 1;
+    size_t bytes = (size_t)oi_dtype_nbytes(sl->dtype, 1);
+    oi__sy_indent(b, depth);
+    oi__buf_puts(b, "const int64_t e = ");
+    oi__sy_table_entry_number(b, s, pn->var, index);
+    oi__buf_printf(b, "; /* the entry */\n");
+    oi__buf entry;
+    memset(&entry, 0, sizeof entry);
+    oi__buf_printf(&entry, "(%s *)(ctx->state + %llu) + e * %lld", lang->type_of(sl->dtype),
+                   (unsigned long long)s->buffers[pn->var].offset, (long long)oi__sy_entry_numel(&s->buffers[pn->var], sl));
+    if (pn->ir->kind == OI__NODE_CACHE_RESET) {
+        oi__sy_line(b, depth, "%s_init_%s_entry(%s);", prefix, sl->name, entry.data);
+        oi__sy_line(b, depth, "ctx->%s_grown[e] = 0;", sl->name);
+        oi__buf_free(&entry);
+        return;
     }
-    oi__buf_printf(b, ") * %lld", (long long)oi__shape_numel(sl->ndim, sl->shape));
+    if (grows) {
+        oi__sy_line(b, depth, "if (a > ctx->%s_grown[e])", sl->name);
+        oi__sy_line(b, depth + 1, "ctx->%s_grown[e] = a;", sl->name);
+    }
+    oi__sy_line(b, depth, "const int64_t rows = %lld + ctx->%s_grown[e];", (long long)sl->shape[0], sl->name);
+    if (pn->ir->kind == OI__NODE_CACHE_WRITE) {
+        const oi__slot *v = oi__sy_slot_of(s, pn->out);
+        char have[64];
+        if (s->buffers[pn->out].dyn0)
+            snprintf(have, sizeof have, "ctx->len_%s", v->name);
+        else
+            snprintf(have, sizeof have, "%lld", (long long)v->shape[0]);
+        char dims[160] = "";
+        for (int d = 1; d < sl->ndim; d++)
+            snprintf(dims + strlen(dims), sizeof dims - strlen(dims), ", %lld", (long long)sl->shape[d]);
+        oi__sy_line(b, depth, "if (%s != rows)", have);
+        oi__sy_line(b, depth + 1, "return %s_fail(%s_ERROR_RUNTIME, \"%s:%d: cache.write: %s holds %s[%%lld%s] here, the value "
+                    "is %s[%%lld%s]\", (long long)rows, (long long)%s);", prefix, prefix,
+                    oi__sy_basename(pn->ir->src.file), pn->ir->src.line, sl->name, oi_dtype_name(sl->dtype), dims,
+                    oi_dtype_name(v->dtype), dims, have);
+        oi__sy_indent(b, depth);
+        oi__buf_printf(b, "memcpy(%s, ", entry.data);
+        oi__sy_render_ptr(b, s, lang, pn->out, NULL, scope);
+        oi__buf_printf(b, ", (size_t)rows * %lld);\n", (long long)(inner * (int64_t)bytes));
+    } else {
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "memcpy(");
+        oi__sy_render_ptr(b, s, lang, pn->out, NULL, scope);
+        oi__buf_printf(b, ", %s, (size_t)rows * %lld);\n", entry.data, (long long)(inner * (int64_t)bytes));
+        oi__sy_line(b, depth, "ctx->len_%s = rows;", oi__sy_slot_of(s, pn->out)->name);
+    }
+    oi__buf_free(&entry);
 }
 
 static void oi__sy_render_table(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const char *prefix,
@@ -3636,6 +3731,11 @@ static void oi__sy_render_table(oi__buf *b, const oi__sy_schedule *s, const oi__
     }
     for (int pos = 0; pos < sl->n_indices; pos++) {
         const oi__pindex *ix = pos < n_access ? &pn->access[pos] : NULL;
+        if (sl->n_auto > 0 && pos == sl->auto_pos[0]) {
+            if (ix)
+                oi__sy_auto_index(b, s, lang, prefix, pn, &ix->single, scope, depth + 1);
+            continue;
+        }
         oi__buf text;
         memset(&text, 0, sizeof text);
         if (ix && !ix->is_slice) {
@@ -3673,6 +3773,13 @@ static void oi__sy_render_table(oi__buf *b, const oi__sy_schedule *s, const oi__
     const char *index[OI_MAX_DIMS];
     for (int k = 0; k < sl->n_indices; k++)
         index[k] = k == kept ? "t" : names[k];
+    if (sl->n_auto > 0) {
+        index[sl->auto_pos[0]] = "0";
+        oi__sy_render_auto(b, s, lang, prefix, pn, index, scope, depth + 1);
+        oi__sy_indent(b, depth);
+        oi__buf_puts(b, "}\n");
+        return;
+    }
     oi__sy_indent(b, depth + 1);
     if (pn->ir->kind == OI__NODE_CACHE_WRITE) {
         oi__buf_puts(b, "memcpy(");
@@ -3716,7 +3823,7 @@ static void oi__sy_render_cache(oi__buf *b, const oi__sy_schedule *s, const oi__
                                 const oi__sy_step *st, const oi__sy_scope *scope, int depth) {
     const oi__pnode *pn = st->node;
     const oi__slot *sl = oi__sy_slot_of(s, pn->var);
-    if (sl->is_table) {
+    if (sl->is_table || sl->n_auto > 0) {
         oi__sy_render_table(b, s, lang, prefix, st, scope, depth);
         return;
     }
@@ -3794,7 +3901,7 @@ static void oi__sy_render_step(oi__buf *b, const oi__sy_schedule *s, const oi__s
     case OI__SY_S_CACHE:
         oi__sy_indent(b, depth);
         oi__sy_render_cache(b, s, lang, prefix, st, scope, depth);
-        if (oi__sy_slot_of(s, pn->var)->is_table)
+        if (oi__sy_slot_of(s, pn->var)->is_table || oi__sy_slot_of(s, pn->var)->n_auto > 0)
             return; /* its block names the statement */
         break;
     case OI__SY_S_FENCE:

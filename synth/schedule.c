@@ -897,19 +897,67 @@ static oi_status oi__sy_table_access(oi__sy_builder *b, const oi__pnode *pn, con
     return OI_OK;
 }
 
+/* An access of an @auto_dim variable (a matrix whose leading dim grows by
+ * the index's value): preallocated at its most rows, the @auto_dim
+ * index's @fixed or the largest value the accesses reach, its other
+ * indices (a @table's keys) as a table's. Only the leading dim may grow:
+ * the emitted code keeps no value whose inner dims change at run time. */
+static oi_status oi__sy_auto_access(oi__sy_builder *b, const oi__pnode *pn, const oi__slot *sl) {
+    oi__sy_buffer *buf = &b->s->buffers[pn->var];
+    int pos = sl->auto_pos[0], n_access = (int)arrlen(pn->access);
+    const char *index = sl->decl->table_indices[pos];
+    char why[300];
+    if (b->s->options.vulkan) {
+        snprintf(why, sizeof why, "%s is declared with @auto_dim (a matrix that grows at run time), which only the C "
+                 "target keeps so far: use a @table with @fixed(%s=N) instead", sl->name, index);
+        return oi__sy_unsupported(b->s, pn, why);
+    }
+    if (sl->n_auto > 1) {
+        snprintf(why, sizeof why, "%s grows %d dims with @auto_dim; the emitted code grows a leading dim only: "
+                 "declare one @auto_dim index", sl->name, sl->n_auto);
+        return oi__sy_unsupported(b->s, pn, why);
+    }
+    if (pn->ir->kind == OI__NODE_CACHE_INCREMENT || pn->ir->kind == OI__NODE_CACHE_DECREMENT)
+        return oi__sy_unsupported(b->s, pn, "cache.increment or decrement of an @auto_dim variable");
+    for (int k = 0; k < sl->n_keys; k++)
+        if (sl->key_pos[k] >= n_access || pn->access[sl->key_pos[k]].is_slice)
+            return oi__sy_unsupported(b->s, pn, "a slice of a table of @auto_dim variables (its entries differ in "
+                                                "size)");
+    int64_t reach = pos < n_access ? oi__sy_static_max(b, &pn->access[pos].single) : 0;
+    if (sl->fixed[pos] >= 0) {
+        buf->auto_max = sl->fixed[pos];
+    } else if (reach < 0) {
+        snprintf(why, sizeof why, "index %s of %s (@auto_dim) is only known at run time and has no bound: "
+                 "declare it with @fixed(%s=N)", index, sl->name, index);
+        return oi__sy_unsupported(b->s, pn, why);
+    } else if (reach > buf->auto_max) {
+        buf->auto_max = reach;
+    }
+    for (int k = 0; k < sl->n_keys; k++) {
+        int key = sl->key_pos[k];
+        int64_t m = oi__sy_static_max(b, &pn->access[key].single);
+        if (sl->fixed[key] >= 0) {
+            buf->bound[key] = sl->fixed[key];
+        } else if (m < 0) {
+            snprintf(why, sizeof why, "index %s of table %s is only known at run time and has no bound: "
+                     "declare it with @fixed(%s=N)", sl->decl->table_indices[key], sl->name, sl->decl->table_indices[key]);
+            return oi__sy_unsupported(b->s, pn, why);
+        } else if (m + 1 > buf->bound[key]) {
+            buf->bound[key] = m + 1;
+        }
+    }
+    buf->bound[pos] = 1; /* the rows grown are the entry's, not more entries */
+    return OI_OK;
+}
+
 static oi_status oi__sy_check_cache(oi__sy_builder *b, const oi__pnode *pn) {
     const oi__sy_schedule *s = b->s;
     int target = pn->var; /* the persistent side */
     if (target < 0)
         return oi__sy_unsupported(s, pn, "a cache operation without a target");
     const oi__slot *sl = oi__sy_slot(s, target);
-    if (sl->n_auto > 0) { /* its shape changes from step to step: nothing to preallocate */
-        char why[240];
-        snprintf(why, sizeof why, "%s is declared with @auto_dim, which grows its dims at run time; the emitted code "
-                 "preallocates every variable: use a @table with @fixed(%s=N) instead",
-                 sl->name, sl->decl->table_indices[sl->auto_pos[0]]);
-        return oi__sy_unsupported(s, pn, why);
-    }
+    if (sl->n_auto > 0)
+        return oi__sy_auto_access(b, pn, sl);
     if (sl->is_table)
         return oi__sy_table_access(b, pn, sl);
     if (arrlen(pn->access))
@@ -1444,11 +1492,12 @@ static oi_status oi__sy_assign_homes(oi__sy_schedule *s) {
                 return st;
             continue;
         }
-        if (sl->is_table) { /* preallocated at its bounds, in the state block */
+        if (sl->is_table || sl->n_auto > 0) { /* preallocated at its bounds, in the state block */
             b->home = OI__SY_TABLE;
             b->table_entries = 1;
             for (int k = 0; k < sl->n_indices; k++)
                 b->table_entries *= b->bound[k];
+            b->bytes = oi_dtype_nbytes(sl->dtype, (uint64_t)oi__sy_entry_numel(b, sl));
             state = (state + 7) & ~(uint64_t)7;
             b->offset = state;
             state += b->bytes * (uint64_t)b->table_entries;
@@ -1624,6 +1673,30 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
 
 static oi_status oi__sy_infer_steps(oi__sy_schedule *s, const oi__sy_step *steps);
 
+/* An @auto_dim variable's read gives its entry with the leading dim known
+ * at run time; what is written must have the entry's inner dims (its rows
+ * are checked when the step runs). */
+static oi_status oi__sy_infer_auto(oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *cache = oi__sy_slot(s, pn->var), *value = oi__sy_slot(s, pn->out);
+    const oi__sy_buffer *buf = &s->buffers[pn->var];
+    if (pn->ir->kind == OI__NODE_CACHE_WRITE) {
+        bool same = value->ndim == cache->ndim && value->dtype == cache->dtype;
+        for (int d = 1; same && d < cache->ndim; d++)
+            same = value->shape[d] == cache->shape[d];
+        return same ? OI_OK : oi__sy_unsupported(s, pn, "a cache write whose dtype or inner dims differ from the "
+                                                        "@auto_dim variable's");
+    }
+    if (pn->ir->kind != OI__NODE_CACHE_READ)
+        return OI_OK;
+    oi__sy_shape got;
+    memset(&got, 0, sizeof got);
+    got.ndim = cache->ndim;
+    memcpy(got.dims, cache->shape, sizeof got.dims);
+    got.dims[0] = -1;
+    got.max0 = cache->shape[0] + buf->auto_max;
+    return oi__sy_settle(s, pn, pn->out, &got);
+}
+
 static oi_status oi__sy_infer_step(oi__sy_schedule *s, const oi__sy_step *st) {
     const oi__pnode *pn = st->node;
     oi__sy_shape got;
@@ -1643,6 +1716,8 @@ static oi_status oi__sy_infer_step(oi__sy_schedule *s, const oi__sy_step *st) {
         return oi__sy_settle(s, pn, pn->out, &got);
     case OI__SY_S_CACHE: {
         const oi__slot *cache = oi__sy_slot(s, pn->var);
+        if (cache->n_auto > 0)
+            return oi__sy_infer_auto(s, pn);
         if (pn->ir->kind == OI__NODE_CACHE_WRITE) {
             if (s->buffers[pn->out].dyn0)
                 return oi__sy_unsupported(s, pn, "a cache write of a value whose shape is only known at run time");

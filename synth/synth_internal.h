@@ -183,6 +183,11 @@ typedef struct oi__sy_buffer {
     int64_t prefix_count;
     int64_t table_entries; /* TABLE: entries preallocated (product of the bounds) */
     int64_t bound[OI_MAX_DIMS]; /* TABLE: per index, @fixed or what the accesses reach */
+    /* TABLE of an @auto_dim variable: each entry is preallocated with its
+     * leading dim grown by auto_max (its @auto_dim index's @fixed, or the
+     * largest value the accesses reach); the index's own bound is 1, and
+     * ctx->VAR_grown[entry] counts the rows grown so far */
+    int64_t auto_max;
     /* A value whose leading dim is known at run time only (a slice of a
      * table, and what ops make of it): stored at its bound, its length in
      * ctx->len_VAR. Every other dim is static. */
@@ -204,6 +209,13 @@ typedef struct oi__sy_buffer {
     uint64_t transposed_offset, transposed_bytes;
     int64_t inner;        /* elements per leading index                   */
 } oi__sy_buffer;
+
+/* Elements of one preallocated entry of a TABLE (an @auto_dim variable's
+ * at its largest). */
+static inline int64_t oi__sy_entry_numel(const oi__sy_buffer *b, const oi__slot *sl) {
+    int64_t inner = sl->ndim > 0 ? oi__shape_numel(sl->ndim - 1, sl->shape + 1) : 1;
+    return sl->n_auto > 0 ? (sl->shape[0] + b->auto_max) * inner : oi__shape_numel(sl->ndim, sl->shape);
+}
 
 typedef struct oi__sy_options {
     int max_kernel_ops; /* ops fused into one kernel at most (>= 1) */

@@ -2,14 +2,18 @@
 """The synthesizer's bad inputs and promises, each able to fail:
 
     check_errors.py OPENINFER EXPORT_MINIMAL EXPORT_RESIDUAL_MLP EXPORT_CACHE_WINDOW [EXPORT_KV_CACHE
-                    [EXPORT_GATHER_ATTN [EXPORT_KV_GQA [EXPORT_GPU_BRANCH [EXPORT_RESETS]]]]]
+                    [EXPORT_GATHER_ATTN [EXPORT_KV_GQA [EXPORT_GPU_BRANCH [EXPORT_RESETS
+                    [EXPORT_AUTO_ROWS]]]]]]
 
 - an op the C target cannot run: `openinfer synth` exits 1 naming the DSL
   statement's file:line and the op;
 - a table indexed at run time without @fixed (cache_window's A(i)): refused,
   naming the statement's file:line and asking for @fixed;
-- an @auto_dim variable (its dims grow at run time): refused, naming the
-  statement that reads it and asking for a @table with @fixed;
+- an @auto_dim variable (its leading dim grows at run time): with no bound
+  on its index, refused, naming the statement that reads it and asking for
+  @fixed; with @fixed, the C target takes it and the Vulkan target refuses
+  it; growing two dims, refused by the C target too; auto_rows past its
+  @fixed bound: the emitted step fails with the simulator's message;
 - an output folder that cannot be created: exit 1 naming the folder;
 - a different model file at open time: the driver exits 1 saying so;
 - --embed-model for a Vulkan target: refused; `-` for the model of a
@@ -88,20 +92,28 @@ int main(int argc, char **argv) {
 AUTO_READ_LINE = 901  # a line number cache_window.c does not have
 
 
-def auto_dim_graph(w, work):
-    """cache_window's graph JSON with a persistent M(r): f32[2] @auto_dim(r)
-    and OI_CACHE_READ(M[n], m) after its first statement."""
+def auto_dim_graph(w, work, indices="r", fixed=None):
+    """cache_window's graph JSON with a persistent M(INDICES): f32[2, ...]
+    @auto_dim(INDICES) (@fixed(FIXED) where given, e.g. {"r": 4}) and
+    OI_CACHE_READ(M[n, ...], m) after its first statement."""
     g = json.load(open(os.path.join(w, "graph.json")))
     where = g["vars"][0]["src"]["file"]
-    g["vars"].append({"name": "M", "kind": "persistent", "dtype": "f32", "dims": ["2"], "table_indices": ["r"],
-                      "auto_dim": ["r"], "src": {"file": where, "line": 900, "text": "OI_VAR(M(r), f32[2], @auto_dim(r))"}})
+    names = indices.split(",")
+    var = {"name": "M", "kind": "persistent", "dtype": "f32", "dims": ["2"] * len(names), "table_indices": names,
+           "auto_dim": names, "src": {"file": where, "line": 900, "text": "OI_VAR(M(%s), ...)" % indices}}
+    if fixed:  # and cache_window's own table A(i) bounded, so that only M decides
+        var["fixed"] = [{"index": k, "max": v} for k, v in fixed.items()]
+        for other in g["vars"]:
+            if other.get("table") and not other.get("fixed"):
+                other["fixed"] = [{"index": i, "max": 64} for i in other["table_indices"]]
+    g["vars"].append(var)
     nodes = g["blocks"][0]["nodes"]
-    nodes.insert(0, {"kind": "assign", "name": "m", "dtype": "f32", "dims": ["?"],
+    nodes.insert(0, {"kind": "assign", "name": "m", "dtype": "f32", "dims": ["?"] * len(names),
                      "uuid": "00000000-0000-4000-8000-000000000001",
                      "src": {"file": where, "line": 899, "text": "OI_ASSIGN(m, f32[?])"}})
     nodes.insert(len([n for n in nodes if n["kind"] == "assign"]),
                  {"kind": "cache_read", "cache": {"base": "M", "bracketed": True,
-                                                  "indices": [{"kind": "index", "value": "n"}]},
+                                                  "indices": [{"kind": "index", "value": "n"}] * len(names)},
                   "var": {"name": "m"}, "uuid": "00000000-0000-4000-8000-000000000002",
                   "src": {"file": where, "line": AUTO_READ_LINE, "text": "OI_CACHE_READ(M[n], m)"}})
     index = 0
@@ -110,9 +122,43 @@ def auto_dim_graph(w, work):
             n["index"] = index
             index += 1
     g["next_index"] = index
-    path = os.path.join(work, "auto_dim.json")
+    path = os.path.join(work, "auto_dim_%s_%d.json" % (indices.replace(",", ""), len(fixed or {})))
     json.dump(g, open(path, "w"))
     return path
+
+
+def check_auto_dim(cli, w, work, vk):
+    """@auto_dim variables: refused without a bound or growing two dims, taken
+    by the C target with @fixed, refused by the Vulkan target."""
+    model = os.path.join(w, "model.oinf")
+    read = "cache_window.c:%d: error: OI_CACHE_READ(M[n], m)" % AUTO_READ_LINE
+    out = run([cli, "synth", model, auto_dim_graph(w, work), "--target", "cpu", "--out", os.path.join(work, "ax")],
+              expect=1)
+    must_contain(out, read, "index r of M (@auto_dim) is only known at run time and has no bound", "@fixed(r=N)")
+    bounded = auto_dim_graph(w, work, fixed={"r": 4})
+    run([cli, "synth", model, bounded, "--target", "cpu", "--out", os.path.join(work, "ay")])
+    must_contain(open(os.path.join(work, "ay", "window.c")).read(), "M_grown[1]", "auto_dim M exceeds fixed max 4")
+    out = run([cli, "synth", model, bounded, "--target", vk, "--out", os.path.join(work, "az")], expect=1)
+    must_contain(out, read, "the Vulkan target cannot synthesize this yet: M is declared with @auto_dim")
+    out = run([cli, "synth", model, auto_dim_graph(w, work, "r,c", {"r": 4, "c": 4}), "--target", "cpu",
+               "--out", os.path.join(work, "aw")], expect=1)
+    must_contain(out, read, "M grows 2 dims with @auto_dim")
+
+
+def check_auto_bound(cli, exporter, work):
+    """auto_rows' M grows by n rows at step n, up to its @fixed 8: the ninth
+    step fails in the emitted code with the simulator's message."""
+    g = os.path.join(work, "auto_rows")
+    os.mkdir(g)
+    run([exporter, g, "1"])
+    model, graph = os.path.join(g, "model.oinf"), os.path.join(g, "graph.json")
+    run([cli, "synth", model, graph, "--target", "cpu", "--out", os.path.join(g, "gen")])
+    run(["make", "-C", os.path.join(g, "gen"), "CFLAGS=-O1 -std=c11 -Wall -Wextra -pedantic -Werror"])
+    feed = ["--input", "x=" + os.path.join(g, "in", "x.npy"), "--steps", "9"]
+    want = "auto_dim M exceeds fixed max 8 for r (asked for 9)"
+    must_contain(run([os.path.join(g, "gen", "auto_rows"), model] + feed, expect=1), "test_graphs.c:", want)
+    must_contain(run([cli, "run", model, graph] + feed, expect=1), want)
+    run([os.path.join(g, "gen", "auto_rows"), model, "--steps", "8"] + feed[:2])
 
 
 def check_gather_range(cli, exporter, work):
@@ -231,6 +277,7 @@ def main():
     exp_kv_gqa = sys.argv[7] if len(sys.argv) > 7 else None
     exp_gpu_branch = sys.argv[8] if len(sys.argv) > 8 else None
     exp_resets = sys.argv[9] if len(sys.argv) > 9 else None
+    exp_auto_rows = sys.argv[10] if len(sys.argv) > 10 else None
     work = tempfile.mkdtemp(prefix="synth_errors_")
     try:
         a, b = os.path.join(work, "a"), os.path.join(work, "b")
@@ -270,11 +317,8 @@ def main():
                  if n["kind"] == "cache_write"][0]
         must_contain(out, "cache_window.c:%d: error: OI_CACHE_WRITE(x, A[n])" % write["src"]["line"], "@fixed(i=N)")
 
-        # an @auto_dim variable: cache_window's graph with M(r): f32[2] @auto_dim(r) read as M[n]
-        out = run([cli, "synth", os.path.join(w, "model.oinf"), auto_dim_graph(w, work), "--target", "cpu",
-                   "--out", os.path.join(work, "ax")], expect=1)
-        must_contain(out, "cache_window.c:%d: error: OI_CACHE_READ(M[n], m)" % AUTO_READ_LINE,
-                     "M is declared with @auto_dim", "@fixed(r=N)")
+        # @auto_dim variables: cache_window's graph with M(r): f32[2] @auto_dim(r) read as M[n]
+        check_auto_dim(cli, w, work, os.path.join(ROOT, "examples", "devices", "ada_mock.json"))
 
         # an output folder that cannot be created (below a plain file)
         blocker = os.path.join(work, "file")
@@ -349,6 +393,8 @@ def main():
             check_refusal_in_nested_branch(cli, exp_gpu_branch, work, vk)
         if exp_resets:
             check_vulkan_reset_refusal(cli, exp_resets, work, vk)
+        if exp_auto_rows:
+            check_auto_bound(cli, exp_auto_rows, work)
 
         # no allocation inside NAME_step
         open(os.path.join(gen, "alloc_count.c"), "w").write(ALLOC_COUNT)

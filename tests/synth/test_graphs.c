@@ -846,6 +846,44 @@ OI_GRAPH(resets,
   )
 )
 
+/* auto_rows: @auto_dim variables, whose leading dim grows by their index.
+ * M (bounded by @fixed) is read at n = 1, 2, ... rows past its two, gains
+ * x and is written back: its old rows accumulate, each new one starts as
+ * @init. C(l, r), a table of them per layer, grows by 2 n (a bound the
+ * synthesizer reaches from the expression's names: none here, so @fixed);
+ * its entry 1 is reset at the end of every step, so it starts again from
+ * zeros while entry 0 accumulates. The sums over the rows are what the
+ * test fetches. */
+OI_GRAPH(auto_rows,
+  OI_DYNAMIC( OI_VAR(x, f32[3]) )
+  OI_PERSISTENT(
+    OI_VAR(n, i32, @init(0))
+    OI_VAR(M(r), f32[2, 3], @auto_dim(r), @fixed(r=8), @init(0.5))
+    OI_VAR(C(l, r), f32[1, 3], @table, @auto_dim(r), @fixed(r=16))
+  )
+  OI_VOLATILE( OI_VAR(total, f32[1, 3]) OI_VAR(first, f32[1, 3]) OI_VAR(second, f32[1, 3]) )
+  OI_BLOCK(entry,
+    OI_ASSIGN(m, f32[?, 3])
+    OI_ASSIGN(c, f32[?, 3])
+    OI_CACHE_INCREMENT(n)
+    OI_CACHE_READ(M[n], m)
+    OI_OP(add, m, x) OI_TO(m)
+    OI_CACHE_WRITE(m, M[n])
+    OI_OP(sum_axis, m, axes=[0], keepdims=true) OI_TO(total)
+    OI_LOOP(layers, l, 0..2,
+      OI_CACHE_READ(C[l, 2*n], c)
+      OI_OP(add, c, x) OI_TO(c)
+      OI_CACHE_WRITE(c, C[l, 2*n])
+    )
+    OI_CACHE_READ(C[0], c)
+    OI_OP(sum_axis, c, axes=[0], keepdims=true) OI_TO(first)
+    OI_CACHE_READ(C[1], c)
+    OI_OP(sum_axis, c, axes=[0], keepdims=true) OI_TO(second)
+    OI_CACHE_RESET(C[1])
+    OI_RETURN()
+  )
+)
+
 /* attn_twice: two attentions in a row, q, k and v of each split into heads
  * off a [tokens, width] value by reshape + transpose and the result joined
  * back the same way: views the C target folds into the attention's

@@ -392,7 +392,7 @@ int kv_decode_step(kv_decode_ctx *ctx) {
                 return kv_decode_fail(kv_decode_ERROR_RUNTIME, "kv_cache.c:43: cache table K index t = %lld exceeds fixed size 64", (long long)i1);
             if (i1 + 1 > ctx->K_size[1])
                 ctx->K_size[1] = i1 + 1;
-            memcpy((float *)(ctx->state + 32) + (i0 * 64 + i1 * 1) * 4, (float *)(ctx->arena + 1296), 16);
+            memcpy((float *)(ctx->state + 32) + (i0 * 64 + i1) * 4, (float *)(ctx->arena + 1296), 16);
         }
         { /* kv_cache.c:44: cache.write v >> V[l,step] */
             const int64_t i0 = l;
@@ -409,7 +409,7 @@ int kv_decode_step(kv_decode_ctx *ctx) {
                 return kv_decode_fail(kv_decode_ERROR_RUNTIME, "kv_cache.c:44: cache table V index t = %lld exceeds fixed size 64", (long long)i1);
             if (i1 + 1 > ctx->V_size[1])
                 ctx->V_size[1] = i1 + 1;
-            memcpy((float *)(ctx->state + 2080) + (i0 * 64 + i1 * 1) * 4, (float *)(ctx->arena + 1312), 16);
+            memcpy((float *)(ctx->state + 2080) + (i0 * 64 + i1) * 4, (float *)(ctx->arena + 1312), 16);
         }
         { /* kv_cache.c:45: cache.read K[l,0..len] >> keys */
             const int64_t i0 = l;
@@ -433,7 +433,7 @@ int kv_decode_step(kv_decode_ctx *ctx) {
                 return kv_decode_fail(kv_decode_ERROR_RUNTIME, "kv_cache.c:45: cache table K index t = %lld exceeds fixed size 64", (long long)last);
             if (hi > ctx->K_size[1])
                 ctx->K_size[1] = hi;
-            ctx->view_keys = (float *)(ctx->state + 32) + (i0 * 64 + lo * 1) * 4;
+            ctx->view_keys = (float *)(ctx->state + 32) + (i0 * 64 + lo) * 4;
             ctx->len_keys = hi - lo;
         }
         { /* kv_cache.c:46: cache.read V[l,0..len] >> vals */
@@ -458,7 +458,7 @@ int kv_decode_step(kv_decode_ctx *ctx) {
                 return kv_decode_fail(kv_decode_ERROR_RUNTIME, "kv_cache.c:46: cache table V index t = %lld exceeds fixed size 64", (long long)last);
             if (hi > ctx->V_size[1])
                 ctx->V_size[1] = hi;
-            ctx->view_vals = (float *)(ctx->state + 2080) + (i0 * 64 + lo * 1) * 4;
+            ctx->view_vals = (float *)(ctx->state + 2080) + (i0 * 64 + lo) * 4;
             ctx->len_vals = hi - lo;
         }
         {
