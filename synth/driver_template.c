@@ -62,23 +62,44 @@ static int read_input(const char *spec, input *in) {
     return 0;
 }
 
+/* A table's value as `openinfer run --fetch` gives it, copied out through
+ * its reader: into *data (malloc'ed), its dims into shape. */
+static int read_table(const var_row *v, const g_ctx *ctx, void **data, uint64_t *shape) {
+    int64_t dims[8];
+    size_t n = 0;
+    if (v->read(ctx, NULL, 0, &n, dims) == 0 && (*data = malloc(n * oi_npy_dtype_size(v->dtype) + 1)) != NULL &&
+        v->read(ctx, *data, n, &n, dims) == 0) {
+        for (int d = 0; d < v->ndim; d++)
+            shape[d] = (uint64_t)dims[d];
+        return 0;
+    }
+    fprintf(stderr, "--fetch %s: %s\n", v->name, *data ? G_ERROR() : "out of memory");
+    return 1;
+}
+
 static int write_output(const char *out_dir, const char *name, const g_ctx *ctx) {
     const var_row *v = find_var(name);
-    if (!v || !v->get) {
-        fprintf(stderr, "--fetch %s: %s\n", name,
-                v ? "an intermediate the synthesized code does not keep after a step" : "no such variable");
+    if (!v || (!v->get && !v->read)) {
+        fprintf(stderr, "--fetch %s: %s\n", name, v ? v->unread : "no such variable");
         return 1;
     }
     size_t n = 0;
-    const void *data = v->get(ctx, &n);
+    void *table = NULL; /* a table's copy */
+    uint64_t shape[8];
+    memcpy(shape, v->shape, sizeof shape);
+    if (v->read && read_table(v, ctx, &table, shape) != 0) {
+        free(table);
+        return 1;
+    }
+    const void *data = v->read ? table : v->get(ctx, &n);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.npy", out_dir, name);
     oi_npy_error err;
-    if (oi_npy_write(path, v->dtype, v->ndim, v->shape, data, &err) != OI_NPY_OK) {
+    int rc = oi_npy_write(path, v->dtype, v->ndim, shape, data, &err) != OI_NPY_OK;
+    if (rc)
         fprintf(stderr, "%s\n", err.message);
-        return 1;
-    }
-    return 0;
+    free(table);
+    return rc;
 }
 
 static double now_ms(void) {

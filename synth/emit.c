@@ -54,6 +54,20 @@ static bool oi__sy_has_getter(const oi_plan *p, int slot) {
     return b->home == OI__SY_ARENA && b->kept;
 }
 
+/* The rank of what a persistent table (or @auto_dim variable) reads back
+ * as: its indices' sizes, then an entry's dims (an @auto_dim variable: its
+ * grown matrix). */
+static int oi__sy_read_rank(const oi__slot *sl) { return sl->n_auto > 0 ? sl->ndim : sl->n_indices + sl->ndim; }
+
+/* Whether the API copies a table back (NAME_read_VAR): the C target's
+ * tables and @auto_dim variables, as `openinfer run --fetch` gives them (a
+ * table of @auto_dim matrices of different sizes it does not). */
+static bool oi__sy_has_reader(const oi_plan *p, int slot) {
+    const oi__slot *sl = &p->plan->slots[slot];
+    return !p->vulkan && p->schedule.buffers[slot].home == OI__SY_TABLE && sl->dtype != OI_DTYPE_BF16 &&
+           !(sl->is_table && sl->n_auto > 0) && oi__sy_read_rank(sl) <= OI_MAX_DIMS;
+}
+
 static void oi__sy_shape_text(oi__buf *b, const oi__slot *sl) {
     oi__buf_puts(b, "[");
     for (int d = 0; d < sl->ndim; d++)
@@ -77,6 +91,28 @@ static void oi__sy_sizes_comment(oi__buf *b, const oi_plan *p) {
 /* ------------------------------------------------------------------ */
 /* NAME.h                                                              */
 /* ------------------------------------------------------------------ */
+
+/* NAME_read_VAR's declaration, with what it gives back. */
+static void oi__sy_header_reader(oi__buf *b, const oi_plan *p, int slot) {
+    const char *N = p->name;
+    const oi__slot *sl = &p->plan->slots[slot];
+    oi__buf_printf(b, "/* %s: persistent %s %s", sl->name, sl->is_table ? "table of" : "@auto_dim", oi_dtype_name(sl->dtype));
+    oi__sy_shape_text(b, sl);
+    if (sl->n_auto > 0) {
+        oi__buf_printf(b, ", its leading dim grown by %s.\n * Copies it as `openinfer run --fetch %s` gives it (the rows grown so far)",
+                       sl->decl->table_indices[sl->auto_pos[0]], sl->name);
+    } else {
+        for (int k = 0; k < sl->n_indices; k++)
+            oi__buf_printf(b, "%s%s", k ? ", " : " by ", sl->decl->table_indices[k]);
+        oi__buf_printf(b, ".\n * Copies it as `openinfer run --fetch %s` gives it (each index's size so far,\n"
+                          " * then an entry's dims; entries never written hold @init or zeros)", sl->name);
+    }
+    oi__buf_printf(b, " into values,\n * its %d dims into shape and its count into *count; values NULL asks for the\n"
+                      " * count and the shape only. Fails when capacity is too small. */\n", oi__sy_read_rank(sl));
+    oi__buf_printf(b, "int %s_read_%s(const %s_ctx *ctx, %s *values, size_t capacity, size_t *count, int64_t *shape);\n",
+                   N, sl->name, N, oi__sy_emit_lang()->type_of(sl->dtype));
+}
+
 static char *oi__sy_header(const oi_plan *p) {
     const char *N = p->name;
     const oi__sy_lang *lang = oi__sy_emit_lang();
@@ -133,6 +169,8 @@ static char *oi__sy_header(const oi_plan *p) {
         const oi__slot *sl = &pl->slots[i];
         bool setter = sl->decl && sl->kind == OI__MEM_DYNAMIC && p->schedule.buffers[i].home == OI__SY_STATE;
         bool getter = oi__sy_has_getter(p, i);
+        if (oi__sy_has_reader(p, i))
+            oi__sy_header_reader(&b, p, i);
         if (!setter && !getter)
             continue;
         const char *t = lang->type_of(sl->dtype);
@@ -595,6 +633,71 @@ static void oi__sy_source_step(oi__buf *b, const oi_plan *p) {
     oi__buf_puts(b, "\n    memset(ctx->inserted, 0, sizeof ctx->inserted);\n    ctx->steps++;\n    return 0;\n}\n\n");
 }
 
+/* NAME_read_VAR: a table's entries of indices below their sizes so far,
+ * stacked (they sit at the bounds' strides in the state block), or an
+ * @auto_dim variable's rows so far. */
+static void oi__sy_source_reader(oi__buf *b, const oi_plan *p, int slot) {
+    const char *N = p->name;
+    const oi__slot *sl = &p->plan->slots[slot];
+    const oi__sy_buffer *buf = &p->schedule.buffers[slot];
+    const char *t = oi__sy_emit_lang()->type_of(sl->dtype);
+    int64_t entry = oi__shape_numel(sl->ndim, sl->shape);
+    oi__buf_printf(b, "int %s_read_%s(const %s_ctx *ctx, %s *values, size_t capacity, size_t *count, int64_t *shape) {\n",
+                   N, sl->name, N, t);
+    oi__buf_printf(b, "    if (!ctx)\n        return %s_fail(%s_ERROR_ARGUMENT, \"%s_read_%s: no context\");\n", N, N, N,
+                   sl->name);
+    int rank = 0;
+    int64_t dims[OI_MAX_DIMS * 2];
+    char names[OI_MAX_DIMS * 2][64];
+    if (sl->n_auto > 0) { /* the rows grown so far, then the rest of the matrix */
+        oi__buf_printf(b, "    const int64_t rows = %lld + ctx->%s_grown[0];\n", (long long)sl->shape[0], sl->name);
+        snprintf(names[rank++], sizeof names[0], "rows");
+        for (int d = 1; d < sl->ndim; d++)
+            dims[rank] = sl->shape[d], names[rank++][0] = '\0';
+        entry = oi__shape_numel(sl->ndim - 1, sl->shape + 1);
+    } else {
+        for (int k = 0; k < sl->n_indices; k++)
+            snprintf(names[rank++], sizeof names[0], "ctx->%s_size[%d]", sl->name, k);
+        for (int d = 0; d < sl->ndim; d++)
+            dims[rank] = sl->shape[d], names[rank++][0] = '\0';
+    }
+    oi__buf_puts(b, "    const int64_t dims[] = {");
+    for (int d = 0; d < rank; d++) {
+        oi__buf_puts(b, d ? ", " : "");
+        if (names[d][0])
+            oi__buf_puts(b, names[d]);
+        else
+            oi__buf_printf(b, "%lld", (long long)dims[d]);
+    }
+    oi__buf_printf(b, "};\n    size_t total = 1;\n    for (int d = 0; d < %d; d++)\n        total *= (size_t)dims[d];\n",
+                   rank);
+    oi__buf_printf(b, "    if (count)\n        *count = total;\n    if (shape)\n        memcpy(shape, dims, sizeof dims);\n"
+                      "    if (!values)\n        return 0;\n    if (capacity < total)\n"
+                      "        return %s_fail(%s_ERROR_ARGUMENT, \"%s_read_%s: %%zu values fit, %s holds %%zu\", capacity, total);\n",
+                   N, N, N, sl->name, sl->name);
+    oi__buf_printf(b, "    const %s *table = (const %s *)(ctx->state + %lluu);\n", t, t, (unsigned long long)buf->offset);
+    if (sl->n_auto > 0) {
+        oi__buf_puts(b, "    memcpy(values, table, total * sizeof *values);\n    return 0;\n}\n\n");
+        return;
+    }
+    /* one entry at a time, its number at the bounds' strides; i[] counts like an odometer */
+    oi__buf_printf(b, "    int64_t i[%d] = {0};\n    for (size_t e = 0; e * %lld < total; e++) {\n        const int64_t at = ",
+                   sl->n_indices, (long long)(entry > 0 ? entry : 1));
+    for (int k = 0; k < sl->n_indices; k++) {
+        int64_t stride = 1;
+        for (int j = k + 1; j < sl->n_indices; j++)
+            stride *= buf->bound[j];
+        oi__buf_printf(b, "%si[%d]", k ? " + " : "", k);
+        if (stride != 1)
+            oi__buf_printf(b, " * %lld", (long long)stride);
+    }
+    oi__buf_puts(b, "; /* the entry, at the bounds' strides */\n");
+    oi__buf_printf(b, "        memcpy(values + e * %lld, table + at * %lld, %lld * sizeof *values);\n", (long long)entry,
+                   (long long)entry, (long long)entry);
+    oi__buf_printf(b, "        for (int k = %d; k >= 0 && ++i[k] == dims[k]; k--)\n            i[k] = 0;\n    }\n"
+                      "    return 0;\n}\n\n", sl->n_indices - 1);
+}
+
 static void oi__sy_source_accessors(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
     const oi__sy_lang *lang = oi__sy_emit_lang();
@@ -622,6 +725,9 @@ static void oi__sy_source_accessors(oi__buf *b, const oi_plan *p) {
         oi__sy_render_slot_ptr(b, &p->schedule, i, "ctx");
         oi__buf_puts(b, " : NULL;\n}\n\n");
     }
+    for (int i = 0; i < (int)arrlen(p->plan->slots); i++)
+        if (oi__sy_has_reader(p, i))
+            oi__sy_source_reader(b, p, i);
 }
 
 static char *oi__sy_source(const oi_plan *p) {
@@ -679,6 +785,21 @@ static void oi__sy_driver_bf16_accessors(oi__buf *b, const oi_plan *p, int slot)
                        name, N, (long long)(count > 0 ? count : 1), N, name);
 }
 
+/* Why the driver's --fetch cannot give a table (NULL: it can, or the variable is
+ * none: the driver's NOT_KEPT). */
+static const char *oi__sy_unread_why(const oi_plan *p, int slot) {
+    const oi__slot *sl = &p->plan->slots[slot];
+    if (oi__sy_has_getter(p, slot) || oi__sy_has_reader(p, slot))
+        return NULL;
+    if (p->schedule.buffers[slot].home != OI__SY_TABLE)
+        return NULL; /* NOT_KEPT */
+    if (p->vulkan)
+        return "a table the Vulkan code keeps on the device only";
+    if (sl->is_table && sl->n_auto > 0)
+        return "a table of @auto_dim matrices of different sizes: fetch them with cache.read";
+    return "a table the synthesized code does not read back (bf16, or more than 8 dims)";
+}
+
 static char *oi__sy_driver(const oi_plan *p) {
     const char *N = p->name;
     const oi__sy_lang *lang = oi__sy_emit_lang();
@@ -700,9 +821,12 @@ static char *oi__sy_driver(const oi_plan *p) {
                        "    return %s_open_with(path, &options);\n}\n\n", N, N);
     oi__buf_printf(&b, "typedef int (*setter)(%s_ctx *, const void *, size_t);\n", N);
     oi__buf_printf(&b, "typedef const void *(*getter)(const %s_ctx *, size_t *);\n", N);
+    oi__buf_printf(&b, "typedef int (*reader)(const %s_ctx *, void *, size_t, size_t *, int64_t *);\n", N);
     oi__buf_puts(&b, "typedef struct var_row {\n    const char *name;\n    oi_npy_dtype dtype;\n    int ndim;\n"
                      "    uint64_t shape[8];\n    setter set; /* NULL: not a dynamic variable */\n"
-                     "    getter get; /* NULL: not kept after a step */\n} var_row;\n\n");
+                     "    getter get; /* NULL: not kept after a step */\n"
+                     "    reader read; /* a table (its shape known after the steps), or NULL */\n"
+                     "    const char *unread; /* why --fetch cannot give it, or NULL */\n} var_row;\n\n");
     if (oi__sy_driver_bf16(p))
         oi__sy_driver_bf16_helpers(&b, p);
     const oi__plan *pl = p->plan;
@@ -719,19 +843,30 @@ static char *oi__sy_driver(const oi_plan *p) {
         if (oi__sy_has_getter(p, i))
             oi__buf_printf(&b, "static const void *get_%s(const %s_ctx *c, size_t *n) { return %s_get_%s(c, n); }\n",
                            sl->name, N, N, sl->name);
+        if (oi__sy_has_reader(p, i))
+            oi__buf_printf(&b, "static int read_%s(const %s_ctx *c, void *v, size_t cap, size_t *n, int64_t *shape) {\n"
+                               "    return %s_read_%s(c, (%s *)v, cap, n, shape);\n}\n", sl->name, N, N, sl->name, t);
     }
-    oi__buf_puts(&b, "\nstatic const var_row vars[] = {\n");
+    oi__buf_puts(&b, "\n#define NOT_KEPT \"the synthesized code does not keep it after a step\"\n"
+                     "static const var_row vars[] = {\n");
     for (int i = 0; i < (int)arrlen(pl->slots); i++) {
         const oi__slot *sl = &pl->slots[i];
         bool setter = oi__sy_has_setter(p, i);
         oi_dtype form = sl->dtype == OI_DTYPE_BF16 ? OI_DTYPE_F32 : sl->dtype; /* as its .npy file holds it */
-        oi__buf_printf(&b, "    {\"%s\", (oi_npy_dtype)%d, %d, {", sl->name, (int)form, sl->ndim);
-        for (int d = 0; d < sl->ndim; d++)
+        bool reads = oi__sy_has_reader(p, i); /* a table: its rank, the dims known once read */
+        oi__buf_printf(&b, "    {\"%s\", (oi_npy_dtype)%d, %d, {", sl->name, (int)form, reads ? oi__sy_read_rank(sl) : sl->ndim);
+        for (int d = 0; d < sl->ndim && !reads; d++)
             oi__buf_printf(&b, "%s%lld", d ? ", " : "", (long long)sl->shape[d]);
-        if (sl->ndim == 0)
+        if (sl->ndim == 0 || reads)
             oi__buf_puts(&b, "0");
         oi__buf_printf(&b, "}, %s%s, ", setter ? "set_" : "NULL", setter ? sl->name : "");
-        oi__buf_printf(&b, "%s%s},\n", oi__sy_has_getter(p, i) ? "get_" : "NULL", oi__sy_has_getter(p, i) ? sl->name : "");
+        oi__buf_printf(&b, "%s%s, %s%s, ", oi__sy_has_getter(p, i) ? "get_" : "NULL", oi__sy_has_getter(p, i) ? sl->name : "",
+                       reads ? "read_" : "NULL", reads ? sl->name : "");
+        const char *unread = oi__sy_unread_why(p, i);
+        if (unread)
+            oi__buf_printf(&b, "\"%s\"},\n", unread);
+        else
+            oi__buf_printf(&b, "%s},\n", oi__sy_has_getter(p, i) || reads ? "NULL" : "NOT_KEPT");
     }
     oi__buf_puts(&b, "};\n#define N_VARS (sizeof vars / sizeof vars[0])\n\n");
     oi__sy_lines(&b, oi__sy_text_driver_c);
@@ -862,6 +997,8 @@ char *oi_plan_to_json(const oi_plan *p) {
         if (buf->home == OI__SY_ARENA)
             oi__buf_printf(&b, ", \"live\": [%d, %d], \"zero_at_start\": %s, \"kept\": %s", buf->first, buf->last,
                            buf->zero_at_start ? "true" : "false", buf->kept ? "true" : "false");
+        if (buf->home == OI__SY_TABLE) /* NAME_read_VAR copies it back (the driver's --fetch) */
+            oi__buf_printf(&b, ", \"read_back\": %s", i < (int)arrlen(p->plan->slots) && oi__sy_has_reader(p, i) ? "true" : "false");
         if (buf->table_view) /* no bytes of its own: ctx->view_VAR points into the table */
             oi__buf_puts(&b, ", \"table_view\": true");
         if (buf->home == OI__SY_MODEL || buf->home == OI__SY_PREFIX)

@@ -14,6 +14,8 @@
   @fixed; with @fixed, the C target takes it and the Vulkan target refuses
   it; growing two dims, refused by the C target too; auto_rows past its
   @fixed bound: the emitted step fails with the simulator's message;
+- NAME_read_VAR of a table (kv_cache's K): the count and shape alone, a
+  buffer too small refused with a message, the shape `openinfer run` gives;
 - an output folder that cannot be created: exit 1 naming the folder;
 - a different model file at open time: the driver exits 1 saying so;
 - --embed-model for a Vulkan target: refused; `-` for the model of a
@@ -87,6 +89,52 @@ int main(int argc, char **argv) {
     return alloc_count != 0;
 }
 """
+
+
+READ_MAIN = r"""
+#include "kv_decode.h"
+#include <stdio.h>
+int main(int argc, char **argv) {
+    kv_decode_ctx *ctx = kv_decode_open(argv[1]);
+    float values[4096];
+    size_t count = 0;
+    int64_t shape[4] = {0};
+    if (!ctx || kv_decode_step(ctx) != 0 || kv_decode_step(ctx) != 0 || kv_decode_step(ctx) != 0) {
+        fprintf(stderr, "%s\n", kv_decode_last_error());
+        return 1;
+    }
+    if (kv_decode_read_K(ctx, NULL, 0, &count, shape) != 0 || count == 0 || count > 4096)
+        return 1;
+    if (kv_decode_read_K(ctx, values, count - 1, &count, shape) == 0)
+        return 1; /* one value short: must fail */
+    printf("short: %s\n", kv_decode_last_error());
+    if (kv_decode_read_K(ctx, values, count, &count, shape) != 0)
+        return 1;
+    printf("K: %lld %lld %lld %lld, count %zu\n", (long long)shape[0], (long long)shape[1], (long long)shape[2],
+           (long long)shape[3], count);
+    kv_decode_close(ctx);
+    return argc < 2;
+}
+"""
+
+
+def check_table_reader(cli, k, work):
+    """NAME_read_VAR of kv_cache's table K(l, t): the count and shape asked for
+    alone, a buffer one value short refused with a message, then the table as
+    `openinfer run --fetch K` gives it (its shape here; its values in
+    check_examples.py's synth_kv_cache)."""
+    gen = os.path.join(work, "kv_read")
+    model, graph = os.path.join(k, "model.oinf"), os.path.join(k, "graph.json")
+    run([cli, "synth", model, graph, "--target", "cpu", "--out", gen])
+    run(["make", "-C", gen, "CFLAGS=-O1 -std=c11 -Wall -Wextra -pedantic -Werror"])
+    open(os.path.join(gen, "read_main.c"), "w").write(READ_MAIN)
+    run(["cc", "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "read_main.c", "libkv_decode.a", "-lm",
+         "-o", "read_main"], cwd=gen)
+    out = run([os.path.join(gen, "read_main"), model])
+    run([cli, "run", model, graph, "--steps", "3", "--fetch", "K", "--out", os.path.join(work, "kv_run")])
+    want = np.load(os.path.join(work, "kv_run", "K.npy")).shape
+    must_contain(out, "short: kv_decode_read_K: %d values fit, K holds %d" % (int(np.prod(want)) - 1, int(np.prod(want))),
+                 "K: %s, count %d" % (" ".join(str(d) for d in want), int(np.prod(want))))
 
 
 AUTO_READ_LINE = 901  # a line number cache_window.c does not have
@@ -375,6 +423,7 @@ def main():
                        "--out", os.path.join(k, "gen")], expect=1)
             must_contain(out, "kv_cache.c:", "the Vulkan target cannot synthesize this yet: keys has a shape known at "
                          "run time only")
+            check_table_reader(cli, k, work)
 
         if exp_gather:
             check_gather_range(cli, exp_gather, work)

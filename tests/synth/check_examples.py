@@ -11,7 +11,7 @@ directory (no include path into the repository), builds it with
 `make CFLAGS='-std=c11 -Wall -Wextra -pedantic -Werror'`, compiles it again
 with clang where there is one and as C++17 (-Werror), runs the driver over N steps with the same inputs and
 fetches every variable the emitted code keeps (plan.json's variables in
-the state, the model or kept in the arena). Integers and bools must be
+the state, the model or kept in the arena, and the tables it reads back). Integers and bools must be
 equal; floats within 1e-5 relative (fusion and the matmul's order change
 roundings; elementwise chains are bit-exact, checked with --exact).
 It also checks plan.json's arena independently: no two buffers whose live
@@ -218,7 +218,7 @@ def main():
             inputs += ["--input", "%s=%s" % (f[:-4], os.path.join(work, "in", f))]
         cmd += inputs
         kept = [v["name"] for v in plan["variables"]
-                if v["home"] in ("state", "model") or (v["home"] == "arena" and v["kept"])]
+                if v["home"] in ("state", "model") or (v["home"] == "arena" and v["kept"]) or v.get("read_back")]
         if embed:  # no file to read: the weights must come from NAME_model.h
             os.rename(os.path.join(work, "model.oinf"), os.path.join(work, "model.away"))
         run_fetching(cmd, kept)

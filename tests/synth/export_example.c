@@ -9,7 +9,8 @@
  * every dynamic variable) and, after STEPS simulator steps with those
  * inputs inserted before each, DIR/sim/VAR.npy for every variable with a
  * shape known before the step (temporaries too: the test fetches what
- * the emitted code keeps). Without a model builder of its own, the model
+ * the emitted code keeps) and every persistent table (stacked, as
+ * oi_executor_fetch gives it). Without a model builder of its own, the model
  * holds B = 16 and a seeded f32[B] tensor `a` (minimal's model).
  * MODEL: a model file made elsewhere (a real model's importer), linked as
  * DIR/model.oinf ("-": the exporter's own); INPUTS: a folder of VAR.npy
@@ -183,7 +184,7 @@ static int write_inputs(const char *dir, const oi__plan *plan, oi_executor *exec
 static int write_values(const char *dir, const oi__plan *plan, oi_executor *exec) {
     for (int i = 0; i < (int)arrlen(plan->slots); i++) {
         const oi__slot *sl = &plan->slots[i];
-        if (sl->is_prefix || sl->is_table)
+        if (sl->is_prefix)
             continue;
         oi_tensor_view view;
         oi_dtype form = npy_form(sl->dtype);

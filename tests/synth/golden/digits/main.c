@@ -30,6 +30,7 @@ static g_ctx *G_OPEN(const char *path, int threads) {
 
 typedef int (*setter)(digits_ctx *, const void *, size_t);
 typedef const void *(*getter)(const digits_ctx *, size_t *);
+typedef int (*reader)(const digits_ctx *, void *, size_t, size_t *, int64_t *);
 typedef struct var_row {
     const char *name;
     oi_npy_dtype dtype;
@@ -37,6 +38,8 @@ typedef struct var_row {
     uint64_t shape[8];
     setter set; /* NULL: not a dynamic variable */
     getter get; /* NULL: not kept after a step */
+    reader read; /* a table (its shape known after the steps), or NULL */
+    const char *unread; /* why --fetch cannot give it, or NULL */
 } var_row;
 
 static int set_image(digits_ctx *c, const void *v, size_t n) { return digits_set_image(c, (const float *)v, n); }
@@ -47,15 +50,16 @@ static const void *get_w2(const digits_ctx *c, size_t *n) { return digits_get_w2
 static const void *get_b2(const digits_ctx *c, size_t *n) { return digits_get_b2(c, n); }
 static const void *get_probs(const digits_ctx *c, size_t *n) { return digits_get_probs(c, n); }
 
+#define NOT_KEPT "the synthesized code does not keep it after a step"
 static const var_row vars[] = {
-    {"image", (oi_npy_dtype)10, 2, {1, 64}, set_image, get_image},
-    {"w1", (oi_npy_dtype)10, 2, {64, 32}, NULL, get_w1},
-    {"b1", (oi_npy_dtype)10, 1, {32}, NULL, get_b1},
-    {"w2", (oi_npy_dtype)10, 2, {32, 10}, NULL, get_w2},
-    {"b2", (oi_npy_dtype)10, 1, {10}, NULL, get_b2},
-    {"h", (oi_npy_dtype)10, 2, {1, 32}, NULL, NULL},
-    {"logits", (oi_npy_dtype)10, 2, {1, 10}, NULL, NULL},
-    {"probs", (oi_npy_dtype)10, 2, {1, 10}, NULL, get_probs},
+    {"image", (oi_npy_dtype)10, 2, {1, 64}, set_image, get_image, NULL, NULL},
+    {"w1", (oi_npy_dtype)10, 2, {64, 32}, NULL, get_w1, NULL, NULL},
+    {"b1", (oi_npy_dtype)10, 1, {32}, NULL, get_b1, NULL, NULL},
+    {"w2", (oi_npy_dtype)10, 2, {32, 10}, NULL, get_w2, NULL, NULL},
+    {"b2", (oi_npy_dtype)10, 1, {10}, NULL, get_b2, NULL, NULL},
+    {"h", (oi_npy_dtype)10, 2, {1, 32}, NULL, NULL, NULL, NOT_KEPT},
+    {"logits", (oi_npy_dtype)10, 2, {1, 10}, NULL, NULL, NULL, NOT_KEPT},
+    {"probs", (oi_npy_dtype)10, 2, {1, 10}, NULL, get_probs, NULL, NULL},
 };
 #define N_VARS (sizeof vars / sizeof vars[0])
 
@@ -123,23 +127,44 @@ static int read_input(const char *spec, input *in) {
     return 0;
 }
 
+/* A table's value as `openinfer run --fetch` gives it, copied out through
+ * its reader: into *data (malloc'ed), its dims into shape. */
+static int read_table(const var_row *v, const g_ctx *ctx, void **data, uint64_t *shape) {
+    int64_t dims[8];
+    size_t n = 0;
+    if (v->read(ctx, NULL, 0, &n, dims) == 0 && (*data = malloc(n * oi_npy_dtype_size(v->dtype) + 1)) != NULL &&
+        v->read(ctx, *data, n, &n, dims) == 0) {
+        for (int d = 0; d < v->ndim; d++)
+            shape[d] = (uint64_t)dims[d];
+        return 0;
+    }
+    fprintf(stderr, "--fetch %s: %s\n", v->name, *data ? G_ERROR() : "out of memory");
+    return 1;
+}
+
 static int write_output(const char *out_dir, const char *name, const g_ctx *ctx) {
     const var_row *v = find_var(name);
-    if (!v || !v->get) {
-        fprintf(stderr, "--fetch %s: %s\n", name,
-                v ? "an intermediate the synthesized code does not keep after a step" : "no such variable");
+    if (!v || (!v->get && !v->read)) {
+        fprintf(stderr, "--fetch %s: %s\n", name, v ? v->unread : "no such variable");
         return 1;
     }
     size_t n = 0;
-    const void *data = v->get(ctx, &n);
+    void *table = NULL; /* a table's copy */
+    uint64_t shape[8];
+    memcpy(shape, v->shape, sizeof shape);
+    if (v->read && read_table(v, ctx, &table, shape) != 0) {
+        free(table);
+        return 1;
+    }
+    const void *data = v->read ? table : v->get(ctx, &n);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.npy", out_dir, name);
     oi_npy_error err;
-    if (oi_npy_write(path, v->dtype, v->ndim, v->shape, data, &err) != OI_NPY_OK) {
+    int rc = oi_npy_write(path, v->dtype, v->ndim, shape, data, &err) != OI_NPY_OK;
+    if (rc)
         fprintf(stderr, "%s\n", err.message);
-        return 1;
-    }
-    return 0;
+    free(table);
+    return rc;
 }
 
 static double now_ms(void) {

@@ -541,3 +541,55 @@ const float *kv_decode_get_h(const kv_decode_ctx *ctx, size_t *count) {
     return ctx ? (float *)(ctx->arena + 1280) : NULL;
 }
 
+int kv_decode_read_K(const kv_decode_ctx *ctx, float *values, size_t capacity, size_t *count, int64_t *shape) {
+    if (!ctx)
+        return kv_decode_fail(kv_decode_ERROR_ARGUMENT, "kv_decode_read_K: no context");
+    const int64_t dims[] = {ctx->K_size[0], ctx->K_size[1], 1, 4};
+    size_t total = 1;
+    for (int d = 0; d < 4; d++)
+        total *= (size_t)dims[d];
+    if (count)
+        *count = total;
+    if (shape)
+        memcpy(shape, dims, sizeof dims);
+    if (!values)
+        return 0;
+    if (capacity < total)
+        return kv_decode_fail(kv_decode_ERROR_ARGUMENT, "kv_decode_read_K: %zu values fit, K holds %zu", capacity, total);
+    const float *table = (const float *)(ctx->state + 32u);
+    int64_t i[2] = {0};
+    for (size_t e = 0; e * 4 < total; e++) {
+        const int64_t at = i[0] * 64 + i[1]; /* the entry, at the bounds' strides */
+        memcpy(values + e * 4, table + at * 4, 4 * sizeof *values);
+        for (int k = 1; k >= 0 && ++i[k] == dims[k]; k--)
+            i[k] = 0;
+    }
+    return 0;
+}
+
+int kv_decode_read_V(const kv_decode_ctx *ctx, float *values, size_t capacity, size_t *count, int64_t *shape) {
+    if (!ctx)
+        return kv_decode_fail(kv_decode_ERROR_ARGUMENT, "kv_decode_read_V: no context");
+    const int64_t dims[] = {ctx->V_size[0], ctx->V_size[1], 1, 4};
+    size_t total = 1;
+    for (int d = 0; d < 4; d++)
+        total *= (size_t)dims[d];
+    if (count)
+        *count = total;
+    if (shape)
+        memcpy(shape, dims, sizeof dims);
+    if (!values)
+        return 0;
+    if (capacity < total)
+        return kv_decode_fail(kv_decode_ERROR_ARGUMENT, "kv_decode_read_V: %zu values fit, V holds %zu", capacity, total);
+    const float *table = (const float *)(ctx->state + 2080u);
+    int64_t i[2] = {0};
+    for (size_t e = 0; e * 4 < total; e++) {
+        const int64_t at = i[0] * 64 + i[1]; /* the entry, at the bounds' strides */
+        memcpy(values + e * 4, table + at * 4, 4 * sizeof *values);
+        for (int k = 1; k >= 0 && ++i[k] == dims[k]; k--)
+            i[k] = 0;
+    }
+    return 0;
+}
+

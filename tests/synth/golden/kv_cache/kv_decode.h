@@ -55,6 +55,18 @@ const float *kv_decode_get_x(const kv_decode_ctx *ctx, size_t *count);
 const int32_t *kv_decode_get_step(const kv_decode_ctx *ctx, size_t *count);
 /* len: persistent i32[], 1 values */
 const int32_t *kv_decode_get_len(const kv_decode_ctx *ctx, size_t *count);
+/* K: persistent table of f32[1, 4] by l, t.
+ * Copies it as `openinfer run --fetch K` gives it (each index's size so far,
+ * then an entry's dims; entries never written hold @init or zeros) into values,
+ * its 4 dims into shape and its count into *count; values NULL asks for the
+ * count and the shape only. Fails when capacity is too small. */
+int kv_decode_read_K(const kv_decode_ctx *ctx, float *values, size_t capacity, size_t *count, int64_t *shape);
+/* V: persistent table of f32[1, 4] by l, t.
+ * Copies it as `openinfer run --fetch V` gives it (each index's size so far,
+ * then an entry's dims; entries never written hold @init or zeros) into values,
+ * its 4 dims into shape and its count into *count; values NULL asks for the
+ * count and the shape only. Fails when capacity is too small. */
+int kv_decode_read_V(const kv_decode_ctx *ctx, float *values, size_t capacity, size_t *count, int64_t *shape);
 /* h: temporary f32[1, 4], 4 values */
 const float *kv_decode_get_h(const kv_decode_ctx *ctx, size_t *count);
 
