@@ -328,6 +328,9 @@ static void oi__sy_source_ctx(oi__buf *b, const oi_plan *p) {
         if (buf->home == OI__SY_TABLE)
             oi__buf_printf(b, "    int64_t %s_size[%d]; /* table %s: the size of each index (largest used + 1) */\n",
                            sl->name, sl->n_indices, sl->name);
+        if (buf->home == OI__SY_TABLE && buf->entry_resets)
+            oi__buf_printf(b, "    unsigned char %s_made[%lld]; /* per entry of %s: accessed since its last reset */\n",
+                           sl->name, (long long)(buf->table_entries > 0 ? buf->table_entries : 1), sl->name);
         if (buf->home == OI__SY_TABLE && sl->n_auto > 0)
             oi__buf_printf(b, "    int64_t %s_grown[%lld]; /* per entry of %s: the rows @auto_dim grew it by */\n", sl->name,
                            (long long)(buf->table_entries > 0 ? buf->table_entries : 1), sl->name);
@@ -405,6 +408,27 @@ static void oi__sy_source_inits(oi__buf *b, const oi_plan *p) {
     }
 }
 
+/* NAME_resize_VAR: after a reset of one entry, each index's size is the
+ * largest of the entries still accessed, + 1 (the simulator drops the
+ * entry and counts the rest). */
+static void oi__sy_source_table_resize(oi__buf *b, const oi_plan *p, int slot) {
+    const char *N = p->name;
+    const oi__slot *sl = &p->plan->slots[slot];
+    const oi__sy_buffer *buf = &p->schedule.buffers[slot];
+    oi__buf_printf(b, "static void %s_resize_%s(%s_ctx *ctx) {\n    memset(ctx->%s_size, 0, sizeof ctx->%s_size);\n", N,
+                   sl->name, N, sl->name, sl->name);
+    oi__buf_printf(b, "    for (int64_t e = 0; e < %lld; e++) {\n        if (!ctx->%s_made[e])\n            continue;\n",
+                   (long long)buf->table_entries, sl->name);
+    int64_t stride = 1;
+    for (int k = sl->n_indices - 1; k >= 0; k--) {
+        oi__buf_printf(b, "        const int64_t i%d = e / %lld %% %lld;\n", k, (long long)stride, (long long)buf->bound[k]);
+        oi__buf_printf(b, "        if (i%d + 1 > ctx->%s_size[%d])\n            ctx->%s_size[%d] = i%d + 1;\n", k, sl->name, k,
+                       sl->name, k, k);
+        stride *= buf->bound[k];
+    }
+    oi__buf_puts(b, "    }\n}\n\n");
+}
+
 /* Tables: every entry starts as @init or zeros, every size as 0. */
 static void oi__sy_source_table_inits(oi__buf *b, const oi_plan *p) {
     const char *N = p->name;
@@ -440,7 +464,11 @@ static void oi__sy_source_table_inits(oi__buf *b, const oi_plan *p) {
         oi__buf_printf(b, "    memset(ctx->%s_size, 0, sizeof ctx->%s_size);\n", sl->name, sl->name);
         if (sl->n_auto > 0)
             oi__buf_printf(b, "    memset(ctx->%s_grown, 0, sizeof ctx->%s_grown);\n", sl->name, sl->name);
+        if (buf->entry_resets)
+            oi__buf_printf(b, "    memset(ctx->%s_made, 0, sizeof ctx->%s_made);\n", sl->name, sl->name);
         oi__buf_puts(b, "}\n\n");
+        if (buf->entry_resets)
+            oi__sy_source_table_resize(b, p, i);
     }
 }
 

@@ -3780,6 +3780,12 @@ static void oi__sy_render_table(oi__buf *b, const oi__sy_schedule *s, const oi__
         oi__buf_puts(b, "}\n");
         return;
     }
+    if (buf->entry_resets && pn->ir->kind != OI__NODE_CACHE_RESET && kept < 0) { /* an entry the simulator keeps */
+        oi__sy_indent(b, depth + 1);
+        oi__buf_printf(b, "ctx->%s_made[", sl->name);
+        oi__sy_table_entry_number(b, s, pn->var, index);
+        oi__buf_puts(b, "] = 1;\n");
+    }
     oi__sy_indent(b, depth + 1);
     if (pn->ir->kind == OI__NODE_CACHE_WRITE) {
         oi__buf_puts(b, "memcpy(");
@@ -3808,10 +3814,15 @@ static void oi__sy_render_table(oi__buf *b, const oi__sy_schedule *s, const oi__
         oi__sy_table_entry(b, s, lang, pn->var, index);
         oi__buf_printf(b, ", %llu);\n", (unsigned long long)entry_bytes);
         oi__sy_line(b, depth + 1, "ctx->len_%s = hi - lo;", oi__sy_slot_of(s, pn->out)->name);
-    } else { /* reset of one entry */
+    } else { /* reset of one entry: the sizes shrink to the entries left */
         oi__buf_printf(b, "%s_init_%s_entry(", prefix, sl->name);
         oi__sy_table_entry(b, s, lang, pn->var, index);
         oi__buf_puts(b, ");\n");
+        oi__sy_indent(b, depth + 1);
+        oi__buf_printf(b, "ctx->%s_made[", sl->name);
+        oi__sy_table_entry_number(b, s, pn->var, index);
+        oi__buf_puts(b, "] = 0;\n");
+        oi__sy_line(b, depth + 1, "%s_resize_%s(ctx);", prefix, sl->name);
     }
     if (pn->ir->kind == OI__NODE_CACHE_READ && oi__sy_rounds_slot(s, pn->out)) /* the f32 entry stored in 16 bits */
         oi__sy_render_round_slot(b, s, lang, prefix, pn->out, depth + 1, scope);

@@ -865,6 +865,8 @@ static oi_status oi__sy_table_access(oi__sy_builder *b, const oi__pnode *pn, con
     int n_access = (int)arrlen(pn->access), kept = 0;
     if (pn->ir->kind == OI__NODE_CACHE_RESET && n_access != 0 && n_access != sl->n_indices)
         return oi__sy_unsupported(b->s, pn, "a reset of part of a table");
+    if (pn->ir->kind == OI__NODE_CACHE_RESET && n_access != 0)
+        buf->entry_resets = true;
     for (int pos = 0; pos < sl->n_indices; pos++) {
         const oi__pindex *ix = pos < n_access ? &pn->access[pos] : NULL;
         int64_t reach = 0; /* the bound this access needs */

@@ -188,6 +188,10 @@ typedef struct oi__sy_buffer {
      * largest value the accesses reach); the index's own bound is 1, and
      * ctx->VAR_grown[entry] counts the rows grown so far */
     int64_t auto_max;
+    /* TABLE reset one entry at a time somewhere: ctx->VAR_made[entry] marks
+     * the entries accessed since their reset, and a reset of one sets the
+     * sizes back to those left (the simulator's) */
+    bool entry_resets;
     /* A value whose leading dim is known at run time only (a slice of a
      * table, and what ops make of it): stored at its bound, its length in
      * ctx->len_VAR. Every other dim is static. */

@@ -853,18 +853,24 @@ OI_GRAPH(resets,
  * synthesizer reaches from the expression's names: none here, so @fixed);
  * its entry 1 is reset at the end of every step, so it starts again from
  * zeros while entry 0 accumulates. The sums over the rows are what the
- * test fetches. */
+ * test fetches, with the tables. U, a plain table, has its entry 2 written
+ * and reset every step and entry 0 read: its size is 1 after a step (the
+ * simulator counts the entries left after a reset of one). */
 OI_GRAPH(auto_rows,
   OI_DYNAMIC( OI_VAR(x, f32[3]) )
   OI_PERSISTENT(
     OI_VAR(n, i32, @init(0))
     OI_VAR(M(r), f32[2, 3], @auto_dim(r), @fixed(r=8), @init(0.5))
     OI_VAR(C(l, r), f32[1, 3], @table, @auto_dim(r), @fixed(r=16))
+    OI_VAR(U(i), f32[3], @table, @fixed(i=4), @init(0.25))
   )
-  OI_VOLATILE( OI_VAR(total, f32[1, 3]) OI_VAR(first, f32[1, 3]) OI_VAR(second, f32[1, 3]) )
+  OI_VOLATILE( OI_VAR(total, f32[1, 3]) OI_VAR(first, f32[1, 3]) OI_VAR(second, f32[1, 3]) OI_VAR(u, f32[3]) )
   OI_BLOCK(entry,
     OI_ASSIGN(m, f32[?, 3])
     OI_ASSIGN(c, f32[?, 3])
+    OI_CACHE_WRITE(x, U[2])
+    OI_CACHE_READ(U[0], u)
+    OI_CACHE_RESET(U[2])
     OI_CACHE_INCREMENT(n)
     OI_CACHE_READ(M[n], m)
     OI_OP(add, m, x) OI_TO(m)
