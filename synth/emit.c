@@ -703,9 +703,10 @@ static void oi__sy_source_reader(oi__buf *b, const oi_plan *p, int slot) {
                       "    if (!values)\n        return 0;\n    if (capacity < total)\n"
                       "        return %s_fail(%s_ERROR_ARGUMENT, \"%s_read_%s: %%zu values fit, %s holds %%zu\", capacity, total);\n",
                    N, N, N, sl->name, sl->name);
-    oi__buf_printf(b, "    const %s *table = (const %s *)(ctx->state + %lluu);\n", t, t, (unsigned long long)buf->offset);
+    oi__buf_printf(b, "    const %s *stored = (const %s *)(ctx->state + %lluu); /* in the state block */\n", t, t,
+                   (unsigned long long)buf->offset);
     if (sl->n_auto > 0) {
-        oi__buf_puts(b, "    memcpy(values, table, total * sizeof *values);\n    return 0;\n}\n\n");
+        oi__buf_puts(b, "    memcpy(values, stored, total * sizeof *values);\n    return 0;\n}\n\n");
         return;
     }
     /* one entry at a time, its number at the bounds' strides; i[] counts like an odometer */
@@ -720,7 +721,7 @@ static void oi__sy_source_reader(oi__buf *b, const oi_plan *p, int slot) {
             oi__buf_printf(b, " * %lld", (long long)stride);
     }
     oi__buf_puts(b, "; /* the entry, at the bounds' strides */\n");
-    oi__buf_printf(b, "        memcpy(values + e * %lld, table + at * %lld, %lld * sizeof *values);\n", (long long)entry,
+    oi__buf_printf(b, "        memcpy(values + e * %lld, stored + at * %lld, %lld * sizeof *values);\n", (long long)entry,
                    (long long)entry, (long long)entry);
     oi__buf_printf(b, "        for (int k = %d; k >= 0 && ++i[k] == dims[k]; k--)\n            i[k] = 0;\n    }\n"
                       "    return 0;\n}\n\n", sl->n_indices - 1);

@@ -556,11 +556,11 @@ int kv_decode_read_K(const kv_decode_ctx *ctx, float *values, size_t capacity, s
         return 0;
     if (capacity < total)
         return kv_decode_fail(kv_decode_ERROR_ARGUMENT, "kv_decode_read_K: %zu values fit, K holds %zu", capacity, total);
-    const float *table = (const float *)(ctx->state + 32u);
+    const float *stored = (const float *)(ctx->state + 32u); /* in the state block */
     int64_t i[2] = {0};
     for (size_t e = 0; e * 4 < total; e++) {
         const int64_t at = i[0] * 64 + i[1]; /* the entry, at the bounds' strides */
-        memcpy(values + e * 4, table + at * 4, 4 * sizeof *values);
+        memcpy(values + e * 4, stored + at * 4, 4 * sizeof *values);
         for (int k = 1; k >= 0 && ++i[k] == dims[k]; k--)
             i[k] = 0;
     }
@@ -582,11 +582,11 @@ int kv_decode_read_V(const kv_decode_ctx *ctx, float *values, size_t capacity, s
         return 0;
     if (capacity < total)
         return kv_decode_fail(kv_decode_ERROR_ARGUMENT, "kv_decode_read_V: %zu values fit, V holds %zu", capacity, total);
-    const float *table = (const float *)(ctx->state + 2080u);
+    const float *stored = (const float *)(ctx->state + 2080u); /* in the state block */
     int64_t i[2] = {0};
     for (size_t e = 0; e * 4 < total; e++) {
         const int64_t at = i[0] * 64 + i[1]; /* the entry, at the bounds' strides */
-        memcpy(values + e * 4, table + at * 4, 4 * sizeof *values);
+        memcpy(values + e * 4, stored + at * 4, 4 * sizeof *values);
         for (int k = 1; k >= 0 && ++i[k] == dims[k]; k--)
             i[k] = 0;
     }
