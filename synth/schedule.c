@@ -921,6 +921,8 @@ static oi_status oi__sy_auto_access(oi__sy_builder *b, const oi__pnode *pn, cons
     }
     if (pn->ir->kind == OI__NODE_CACHE_INCREMENT || pn->ir->kind == OI__NODE_CACHE_DECREMENT)
         return oi__sy_unsupported(b->s, pn, "cache.increment or decrement of an @auto_dim variable");
+    if (pn->ir->kind == OI__NODE_CACHE_RESET && n_access == 0)
+        return OI_OK; /* all of it */
     for (int k = 0; k < sl->n_keys; k++)
         if (sl->key_pos[k] >= n_access || pn->access[sl->key_pos[k]].is_slice)
             return oi__sy_unsupported(b->s, pn, "a slice of a table of @auto_dim variables (its entries differ in "

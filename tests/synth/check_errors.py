@@ -133,8 +133,9 @@ def check_table_reader(cli, k, work):
     out = run([os.path.join(gen, "read_main"), model])
     run([cli, "run", model, graph, "--steps", "3", "--fetch", "K", "--out", os.path.join(work, "kv_run")])
     want = np.load(os.path.join(work, "kv_run", "K.npy")).shape
-    must_contain(out, "short: kv_decode_read_K: %d values fit, K holds %d" % (int(np.prod(want)) - 1, int(np.prod(want))),
-                 "K: %s, count %d" % (" ".join(str(d) for d in want), int(np.prod(want))))
+    count = int(np.prod(want))
+    must_contain(out, "short: kv_decode_read_K: %d values fit, K holds %d" % (count - 1, count),
+                 "K: %s, count %d" % (" ".join(str(d) for d in want), count))
 
 
 AUTO_READ_LINE = 901  # a line number cache_window.c does not have
@@ -195,7 +196,8 @@ def check_auto_dim(cli, w, work, vk):
 
 def check_auto_bound(cli, exporter, work):
     """auto_rows' M grows by n rows at step n, up to its @fixed 8: the ninth
-    step fails in the emitted code with the simulator's message."""
+    step fails in the emitted code with the simulator's message. With its
+    table of @auto_dim matrices reset whole, the values are the simulator's."""
     g = os.path.join(work, "auto_rows")
     os.mkdir(g)
     run([exporter, g, "1"])
@@ -207,6 +209,23 @@ def check_auto_bound(cli, exporter, work):
     must_contain(run([os.path.join(g, "gen", "auto_rows"), model] + feed, expect=1), "test_graphs.c:", want)
     must_contain(run([cli, "run", model, graph] + feed, expect=1), want)
     run([os.path.join(g, "gen", "auto_rows"), model, "--steps", "8"] + feed[:2])
+    # the reset of one entry of the table C made a reset of all of it: the same values as the simulator's
+    whole = json.load(open(graph))
+    for node in whole["blocks"][0]["nodes"]:
+        if node["kind"] == "cache_reset" and node["cache"]["base"] == "C":
+            node["cache"] = {"base": "C", "bracketed": False, "indices": []}
+    whole_graph = os.path.join(g, "whole_reset.json")
+    json.dump(whole, open(whole_graph, "w"))
+    run([cli, "synth", model, whole_graph, "--target", "cpu", "--out", os.path.join(g, "whole")])
+    run(["make", "-C", os.path.join(g, "whole"), "CFLAGS=-O1 -std=c11 -Wall -Wextra -pedantic -Werror"])
+    fetch = feed[:2] + ["--steps", "4"] + sum([["--fetch", v] for v in ("M", "first", "second", "U")], [])
+    run([os.path.join(g, "whole", "auto_rows"), model, "--out", os.path.join(g, "e")] + fetch)
+    run([cli, "run", model, whole_graph, "--out", os.path.join(g, "r")] + fetch)
+    for v in ("M", "first", "second", "U"):
+        a, b = np.load(os.path.join(g, "e", v + ".npy")), np.load(os.path.join(g, "r", v + ".npy"))
+        if a.shape != b.shape or not np.array_equal(a, b):
+            raise SystemExit("FAILED: auto_rows with C reset whole: %s differs: %s against %s"
+                             % (v, a.ravel()[:6], b.ravel()[:6]))
 
 
 def check_gather_range(cli, exporter, work):
