@@ -92,6 +92,12 @@ static int write_output(const char *out_dir, const char *name, const g_ctx *ctx)
         return 1;
     }
     const void *data = v->read ? table : v->get(ctx, &n);
+    if (v->runtime0) { /* the leading dim: what the rest leaves of the count */
+        uint64_t rest = 1;
+        for (int d = 1; d < v->ndim; d++)
+            rest *= v->shape[d];
+        shape[0] = rest ? n / rest : 0;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.npy", out_dir, name);
     oi_npy_error err;

@@ -44,11 +44,14 @@ static const char *oi__sy_home_name(oi__sy_home home) {
     return "?";
 }
 
-/* Whether the API exposes a getter (the value is there after a step). */
+/* Whether the API exposes a getter (the value is there after a step). A
+ * value whose leading dim is known at run time only (a table slice and
+ * what ops make of it) has one on the C target where it is kept in the
+ * arena: its count is ctx->len_VAR times the rest. */
 static bool oi__sy_has_getter(const oi_plan *p, int slot) {
     const oi__sy_buffer *b = &p->schedule.buffers[slot];
-    if (b->dyn0) /* its length is known at run time only */
-        return false;
+    if (b->dyn0)
+        return !p->vulkan && b->home == OI__SY_ARENA && b->kept && !b->table_view;
     if (b->home == OI__SY_STATE || b->home == OI__SY_MODEL)
         return true;
     return b->home == OI__SY_ARENA && b->kept;
@@ -174,9 +177,17 @@ static char *oi__sy_header(const oi_plan *p) {
         if (!setter && !getter)
             continue;
         const char *t = lang->type_of(sl->dtype);
+        const oi__sy_buffer *buf = &p->schedule.buffers[i];
         oi__buf_printf(&b, "/* %s: %s %s", sl->name, oi__mem_kind_name(sl->kind), oi_dtype_name(sl->dtype));
-        oi__sy_shape_text(&b, sl);
-        oi__buf_printf(&b, ", %lld values */\n", (long long)oi__shape_numel(sl->ndim, sl->shape));
+        if (buf->dyn0) {
+            oi__buf_puts(&b, "[?");
+            for (int d = 1; d < sl->ndim; d++)
+                oi__buf_printf(&b, ", %lld", (long long)sl->shape[d]);
+            oi__buf_printf(&b, "], its leading dim known after a step (at most %lld) */\n", (long long)buf->max0);
+        } else {
+            oi__sy_shape_text(&b, sl);
+            oi__buf_printf(&b, ", %lld values */\n", (long long)oi__shape_numel(sl->ndim, sl->shape));
+        }
         if (setter)
             oi__buf_printf(&b, "int %s_set_%s(%s_ctx *ctx, const %s *values, size_t count);\n", N, sl->name, N, t);
         if (getter)
@@ -748,8 +759,11 @@ static void oi__sy_source_accessors(oi__buf *b, const oi_plan *p) {
             dyn++;
         if (!oi__sy_has_getter(p, i))
             continue;
-        oi__buf_printf(b, "const %s *%s_get_%s(const %s_ctx *ctx, size_t *count) {\n    if (count)\n        *count = %lldu;\n",
-                       t, N, sl->name, N, count);
+        oi__buf_printf(b, "const %s *%s_get_%s(const %s_ctx *ctx, size_t *count) {\n    if (count)\n", t, N, sl->name, N);
+        if (buf->dyn0)
+            oi__buf_printf(b, "        *count = ctx ? (size_t)ctx->len_%s * %lldu : 0;\n", sl->name, (long long)buf->inner);
+        else
+            oi__buf_printf(b, "        *count = %lldu;\n", count);
         oi__buf_puts(b, "    return ctx ? ");
         oi__sy_render_slot_ptr(b, &p->schedule, i, "ctx");
         oi__buf_puts(b, " : NULL;\n}\n\n");
@@ -804,7 +818,8 @@ static void oi__sy_driver_bf16_helpers(oi__buf *b, const oi_plan *p) {
 /* A bf16 variable's setter and getter for the driver: through f32. */
 static void oi__sy_driver_bf16_accessors(oi__buf *b, const oi_plan *p, int slot) {
     const char *N = p->name, *name = p->plan->slots[slot].name;
-    int64_t count = oi__shape_numel(p->plan->slots[slot].ndim, p->plan->slots[slot].shape);
+    const oi__sy_buffer *buf = &p->schedule.buffers[slot];
+    int64_t count = buf->dyn0 ? buf->max0 * buf->inner : oi__shape_numel(p->plan->slots[slot].ndim, p->plan->slots[slot].shape);
     if (oi__sy_has_setter(p, slot))
         oi__buf_printf(b, "static int set_%s(%s_ctx *c, const void *v, size_t n) { return set_bf16(c, %s_set_%s, v, n); }\n",
                        name, N, N, name);
@@ -855,7 +870,9 @@ static char *oi__sy_driver(const oi_plan *p) {
                      "    uint64_t shape[8];\n    setter set; /* NULL: not a dynamic variable */\n"
                      "    getter get; /* NULL: not kept after a step */\n"
                      "    reader read; /* a table (its shape known after the steps), or NULL */\n"
-                     "    const char *unread; /* why --fetch cannot give it, or NULL */\n} var_row;\n\n");
+                     "    const char *unread; /* why --fetch cannot give it, or NULL */\n"
+                     "    int runtime0; /* its leading dim is known after a step only: the count / the rest */\n"
+                     "} var_row;\n\n");
     if (oi__sy_driver_bf16(p))
         oi__sy_driver_bf16_helpers(&b, p);
     const oi__plan *pl = p->plan;
@@ -893,9 +910,10 @@ static char *oi__sy_driver(const oi_plan *p) {
                        reads ? "read_" : "NULL", reads ? sl->name : "");
         const char *unread = oi__sy_unread_why(p, i);
         if (unread)
-            oi__buf_printf(&b, "\"%s\"},\n", unread);
+            oi__buf_printf(&b, "\"%s\"", unread);
         else
-            oi__buf_printf(&b, "%s},\n", oi__sy_has_getter(p, i) || reads ? "NULL" : "NOT_KEPT");
+            oi__buf_puts(&b, oi__sy_has_getter(p, i) || reads ? "NULL" : "NOT_KEPT");
+        oi__buf_printf(&b, ", %d},\n", p->schedule.buffers[i].dyn0 && oi__sy_has_getter(p, i));
     }
     oi__buf_puts(&b, "};\n#define N_VARS (sizeof vars / sizeof vars[0])\n\n");
     oi__sy_lines(&b, oi__sy_text_driver_c);

@@ -855,7 +855,9 @@ OI_GRAPH(resets,
  * zeros while entry 0 accumulates. The sums over the rows are what the
  * test fetches, with the tables. U, a plain table, has its entry 2 written
  * and reset every step and entry 0 read: its size is 1 after a step (the
- * simulator counts the entries left after a reset of one). */
+ * simulator counts the entries left after a reset of one). `grown`, M
+ * read last and never used, is what the step leaves in the arena with its
+ * leading dim known at run time (its getter's count says how many rows). */
 OI_GRAPH(auto_rows,
   OI_DYNAMIC( OI_VAR(x, f32[3]) )
   OI_PERSISTENT(
@@ -886,6 +888,8 @@ OI_GRAPH(auto_rows,
     OI_CACHE_READ(C[1], c)
     OI_OP(sum_axis, c, axes=[0], keepdims=true) OI_TO(second)
     OI_CACHE_RESET(C[1])
+    OI_ASSIGN(grown, f32[?, 3])
+    OI_CACHE_READ(M, grown)
     OI_RETURN()
   )
 )

@@ -40,6 +40,7 @@ typedef struct var_row {
     getter get; /* NULL: not kept after a step */
     reader read; /* a table (its shape known after the steps), or NULL */
     const char *unread; /* why --fetch cannot give it, or NULL */
+    int runtime0; /* its leading dim is known after a step only: the count / the rest */
 } var_row;
 
 static int set_image(digits_ctx *c, const void *v, size_t n) { return digits_set_image(c, (const float *)v, n); }
@@ -52,14 +53,14 @@ static const void *get_probs(const digits_ctx *c, size_t *n) { return digits_get
 
 #define NOT_KEPT "the synthesized code does not keep it after a step"
 static const var_row vars[] = {
-    {"image", (oi_npy_dtype)10, 2, {1, 64}, set_image, get_image, NULL, NULL},
-    {"w1", (oi_npy_dtype)10, 2, {64, 32}, NULL, get_w1, NULL, NULL},
-    {"b1", (oi_npy_dtype)10, 1, {32}, NULL, get_b1, NULL, NULL},
-    {"w2", (oi_npy_dtype)10, 2, {32, 10}, NULL, get_w2, NULL, NULL},
-    {"b2", (oi_npy_dtype)10, 1, {10}, NULL, get_b2, NULL, NULL},
-    {"h", (oi_npy_dtype)10, 2, {1, 32}, NULL, NULL, NULL, NOT_KEPT},
-    {"logits", (oi_npy_dtype)10, 2, {1, 10}, NULL, NULL, NULL, NOT_KEPT},
-    {"probs", (oi_npy_dtype)10, 2, {1, 10}, NULL, get_probs, NULL, NULL},
+    {"image", (oi_npy_dtype)10, 2, {1, 64}, set_image, get_image, NULL, NULL, 0},
+    {"w1", (oi_npy_dtype)10, 2, {64, 32}, NULL, get_w1, NULL, NULL, 0},
+    {"b1", (oi_npy_dtype)10, 1, {32}, NULL, get_b1, NULL, NULL, 0},
+    {"w2", (oi_npy_dtype)10, 2, {32, 10}, NULL, get_w2, NULL, NULL, 0},
+    {"b2", (oi_npy_dtype)10, 1, {10}, NULL, get_b2, NULL, NULL, 0},
+    {"h", (oi_npy_dtype)10, 2, {1, 32}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"logits", (oi_npy_dtype)10, 2, {1, 10}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"probs", (oi_npy_dtype)10, 2, {1, 10}, NULL, get_probs, NULL, NULL, 0},
 };
 #define N_VARS (sizeof vars / sizeof vars[0])
 
@@ -157,6 +158,12 @@ static int write_output(const char *out_dir, const char *name, const g_ctx *ctx)
         return 1;
     }
     const void *data = v->read ? table : v->get(ctx, &n);
+    if (v->runtime0) { /* the leading dim: what the rest leaves of the count */
+        uint64_t rest = 1;
+        for (int d = 1; d < v->ndim; d++)
+            rest *= v->shape[d];
+        shape[0] = rest ? n / rest : 0;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.npy", out_dir, name);
     oi_npy_error err;

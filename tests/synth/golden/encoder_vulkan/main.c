@@ -40,6 +40,7 @@ typedef struct var_row {
     getter get; /* NULL: not kept after a step */
     reader read; /* a table (its shape known after the steps), or NULL */
     const char *unread; /* why --fetch cannot give it, or NULL */
+    int runtime0; /* its leading dim is known after a step only: the count / the rest */
 } var_row;
 
 static int set_x(encoder_ctx *c, const void *v, size_t n) { return encoder_set_x(c, (const float *)v, n); }
@@ -48,39 +49,39 @@ static const void *get_h(const encoder_ctx *c, size_t *n) { return encoder_get_h
 
 #define NOT_KEPT "the synthesized code does not keep it after a step"
 static const var_row vars[] = {
-    {"x", (oi_npy_dtype)10, 2, {128, 384}, set_x, get_x, NULL, NULL},
-    {"Wq", (oi_npy_dtype)10, 2, {384, 384}, NULL, NULL, NULL, NOT_KEPT},
-    {"bq", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT},
-    {"Wk", (oi_npy_dtype)10, 2, {384, 384}, NULL, NULL, NULL, NOT_KEPT},
-    {"bk", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT},
-    {"Wv", (oi_npy_dtype)10, 2, {384, 384}, NULL, NULL, NULL, NOT_KEPT},
-    {"bv", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT},
-    {"Wo", (oi_npy_dtype)10, 2, {384, 384}, NULL, NULL, NULL, NOT_KEPT},
-    {"bo", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT},
-    {"W1", (oi_npy_dtype)10, 2, {384, 1536}, NULL, NULL, NULL, NOT_KEPT},
-    {"b1", (oi_npy_dtype)10, 1, {1536}, NULL, NULL, NULL, NOT_KEPT},
-    {"W2", (oi_npy_dtype)10, 2, {1536, 384}, NULL, NULL, NULL, NOT_KEPT},
-    {"b2", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT},
-    {"g1", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT},
-    {"be1", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT},
-    {"g2", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT},
-    {"be2", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT},
-    {"h", (oi_npy_dtype)10, 2, {128, 384}, NULL, get_h, NULL, NULL},
-    {"q", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT},
-    {"k", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT},
-    {"v", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT},
-    {"qs", (oi_npy_dtype)10, 4, {1, 128, 12, 32}, NULL, NULL, NULL, NOT_KEPT},
-    {"ks", (oi_npy_dtype)10, 4, {1, 128, 12, 32}, NULL, NULL, NULL, NOT_KEPT},
-    {"vs", (oi_npy_dtype)10, 4, {1, 128, 12, 32}, NULL, NULL, NULL, NOT_KEPT},
-    {"qh", (oi_npy_dtype)10, 4, {1, 12, 128, 32}, NULL, NULL, NULL, NOT_KEPT},
-    {"kh", (oi_npy_dtype)10, 4, {1, 12, 128, 32}, NULL, NULL, NULL, NOT_KEPT},
-    {"vh", (oi_npy_dtype)10, 4, {1, 12, 128, 32}, NULL, NULL, NULL, NOT_KEPT},
-    {"ctx", (oi_npy_dtype)10, 4, {1, 12, 128, 32}, NULL, NULL, NULL, NOT_KEPT},
-    {"ctx_s", (oi_npy_dtype)10, 4, {1, 128, 12, 32}, NULL, NULL, NULL, NOT_KEPT},
-    {"joined", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT},
-    {"proj", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT},
-    {"res", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT},
-    {"ffn", (oi_npy_dtype)10, 2, {128, 1536}, NULL, NULL, NULL, NOT_KEPT},
+    {"x", (oi_npy_dtype)10, 2, {128, 384}, set_x, get_x, NULL, NULL, 0},
+    {"Wq", (oi_npy_dtype)10, 2, {384, 384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"bq", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"Wk", (oi_npy_dtype)10, 2, {384, 384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"bk", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"Wv", (oi_npy_dtype)10, 2, {384, 384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"bv", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"Wo", (oi_npy_dtype)10, 2, {384, 384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"bo", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"W1", (oi_npy_dtype)10, 2, {384, 1536}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"b1", (oi_npy_dtype)10, 1, {1536}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"W2", (oi_npy_dtype)10, 2, {1536, 384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"b2", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"g1", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"be1", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"g2", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"be2", (oi_npy_dtype)10, 1, {384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"h", (oi_npy_dtype)10, 2, {128, 384}, NULL, get_h, NULL, NULL, 0},
+    {"q", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"k", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"v", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"qs", (oi_npy_dtype)10, 4, {1, 128, 12, 32}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"ks", (oi_npy_dtype)10, 4, {1, 128, 12, 32}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"vs", (oi_npy_dtype)10, 4, {1, 128, 12, 32}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"qh", (oi_npy_dtype)10, 4, {1, 12, 128, 32}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"kh", (oi_npy_dtype)10, 4, {1, 12, 128, 32}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"vh", (oi_npy_dtype)10, 4, {1, 12, 128, 32}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"ctx", (oi_npy_dtype)10, 4, {1, 12, 128, 32}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"ctx_s", (oi_npy_dtype)10, 4, {1, 128, 12, 32}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"joined", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"proj", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"res", (oi_npy_dtype)10, 2, {128, 384}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"ffn", (oi_npy_dtype)10, 2, {128, 1536}, NULL, NULL, NULL, NOT_KEPT, 0},
 };
 #define N_VARS (sizeof vars / sizeof vars[0])
 
@@ -178,6 +179,12 @@ static int write_output(const char *out_dir, const char *name, const g_ctx *ctx)
         return 1;
     }
     const void *data = v->read ? table : v->get(ctx, &n);
+    if (v->runtime0) { /* the leading dim: what the rest leaves of the count */
+        uint64_t rest = 1;
+        for (int d = 1; d < v->ndim; d++)
+            rest *= v->shape[d];
+        shape[0] = rest ? n / rest : 0;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.npy", out_dir, name);
     oi_npy_error err;

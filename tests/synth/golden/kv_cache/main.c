@@ -40,6 +40,7 @@ typedef struct var_row {
     getter get; /* NULL: not kept after a step */
     reader read; /* a table (its shape known after the steps), or NULL */
     const char *unread; /* why --fetch cannot give it, or NULL */
+    int runtime0; /* its leading dim is known after a step only: the count / the rest */
 } var_row;
 
 static int set_x(kv_decode_ctx *c, const void *v, size_t n) { return kv_decode_set_x(c, (const float *)v, n); }
@@ -56,21 +57,21 @@ static const void *get_h(const kv_decode_ctx *c, size_t *n) { return kv_decode_g
 
 #define NOT_KEPT "the synthesized code does not keep it after a step"
 static const var_row vars[] = {
-    {"x", (oi_npy_dtype)10, 2, {1, 4}, set_x, get_x, NULL, NULL},
-    {"Wk", (oi_npy_dtype)10, 2, {4, 4}, NULL, NULL, NULL, NOT_KEPT},
-    {"Wv", (oi_npy_dtype)10, 2, {4, 4}, NULL, NULL, NULL, NOT_KEPT},
-    {"step", (oi_npy_dtype)3, 0, {0}, NULL, get_step, NULL, NULL},
-    {"len", (oi_npy_dtype)3, 0, {0}, NULL, get_len, NULL, NULL},
-    {"K", (oi_npy_dtype)10, 4, {0}, NULL, NULL, read_K, NULL},
-    {"V", (oi_npy_dtype)10, 4, {0}, NULL, NULL, read_V, NULL},
-    {"h", (oi_npy_dtype)10, 2, {1, 4}, NULL, get_h, NULL, NULL},
-    {"k", (oi_npy_dtype)10, 2, {1, 4}, NULL, NULL, NULL, NOT_KEPT},
-    {"v", (oi_npy_dtype)10, 2, {1, 4}, NULL, NULL, NULL, NOT_KEPT},
-    {"keys", (oi_npy_dtype)10, 3, {1, 1, 4}, NULL, NULL, NULL, NOT_KEPT},
-    {"vals", (oi_npy_dtype)10, 3, {1, 1, 4}, NULL, NULL, NULL, NOT_KEPT},
-    {"mix", (oi_npy_dtype)10, 3, {1, 1, 4}, NULL, NULL, NULL, NOT_KEPT},
-    {"score", (oi_npy_dtype)10, 3, {1, 1, 1}, NULL, NULL, NULL, NOT_KEPT},
-    {"att", (oi_npy_dtype)10, 2, {1, 4}, NULL, NULL, NULL, NOT_KEPT},
+    {"x", (oi_npy_dtype)10, 2, {1, 4}, set_x, get_x, NULL, NULL, 0},
+    {"Wk", (oi_npy_dtype)10, 2, {4, 4}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"Wv", (oi_npy_dtype)10, 2, {4, 4}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"step", (oi_npy_dtype)3, 0, {0}, NULL, get_step, NULL, NULL, 0},
+    {"len", (oi_npy_dtype)3, 0, {0}, NULL, get_len, NULL, NULL, 0},
+    {"K", (oi_npy_dtype)10, 4, {0}, NULL, NULL, read_K, NULL, 0},
+    {"V", (oi_npy_dtype)10, 4, {0}, NULL, NULL, read_V, NULL, 0},
+    {"h", (oi_npy_dtype)10, 2, {1, 4}, NULL, get_h, NULL, NULL, 0},
+    {"k", (oi_npy_dtype)10, 2, {1, 4}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"v", (oi_npy_dtype)10, 2, {1, 4}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"keys", (oi_npy_dtype)10, 3, {1, 1, 4}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"vals", (oi_npy_dtype)10, 3, {1, 1, 4}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"mix", (oi_npy_dtype)10, 3, {1, 1, 4}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"score", (oi_npy_dtype)10, 3, {1, 1, 1}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"att", (oi_npy_dtype)10, 2, {1, 4}, NULL, NULL, NULL, NOT_KEPT, 0},
 };
 #define N_VARS (sizeof vars / sizeof vars[0])
 
@@ -168,6 +169,12 @@ static int write_output(const char *out_dir, const char *name, const g_ctx *ctx)
         return 1;
     }
     const void *data = v->read ? table : v->get(ctx, &n);
+    if (v->runtime0) { /* the leading dim: what the rest leaves of the count */
+        uint64_t rest = 1;
+        for (int d = 1; d < v->ndim; d++)
+            rest *= v->shape[d];
+        shape[0] = rest ? n / rest : 0;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.npy", out_dir, name);
     oi_npy_error err;

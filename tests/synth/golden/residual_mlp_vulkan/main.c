@@ -40,6 +40,7 @@ typedef struct var_row {
     getter get; /* NULL: not kept after a step */
     reader read; /* a table (its shape known after the steps), or NULL */
     const char *unread; /* why --fetch cannot give it, or NULL */
+    int runtime0; /* its leading dim is known after a step only: the count / the rest */
 } var_row;
 
 static int set_x(residual_mlp_ctx *c, const void *v, size_t n) { return residual_mlp_set_x(c, (const float *)v, n); }
@@ -48,11 +49,11 @@ static const void *get_h(const residual_mlp_ctx *c, size_t *n) { return residual
 
 #define NOT_KEPT "the synthesized code does not keep it after a step"
 static const var_row vars[] = {
-    {"x", (oi_npy_dtype)10, 2, {2, 8}, set_x, get_x, NULL, NULL},
-    {"W", (oi_npy_dtype)10, 2, {8, 8}, NULL, NULL, NULL, NOT_KEPT},
-    {"b", (oi_npy_dtype)10, 1, {8}, NULL, NULL, NULL, NOT_KEPT},
-    {"h", (oi_npy_dtype)10, 2, {2, 8}, NULL, get_h, NULL, NULL},
-    {"u", (oi_npy_dtype)10, 2, {2, 8}, NULL, NULL, NULL, NOT_KEPT},
+    {"x", (oi_npy_dtype)10, 2, {2, 8}, set_x, get_x, NULL, NULL, 0},
+    {"W", (oi_npy_dtype)10, 2, {8, 8}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"b", (oi_npy_dtype)10, 1, {8}, NULL, NULL, NULL, NOT_KEPT, 0},
+    {"h", (oi_npy_dtype)10, 2, {2, 8}, NULL, get_h, NULL, NULL, 0},
+    {"u", (oi_npy_dtype)10, 2, {2, 8}, NULL, NULL, NULL, NOT_KEPT, 0},
 };
 #define N_VARS (sizeof vars / sizeof vars[0])
 
@@ -150,6 +151,12 @@ static int write_output(const char *out_dir, const char *name, const g_ctx *ctx)
         return 1;
     }
     const void *data = v->read ? table : v->get(ctx, &n);
+    if (v->runtime0) { /* the leading dim: what the rest leaves of the count */
+        uint64_t rest = 1;
+        for (int d = 1; d < v->ndim; d++)
+            rest *= v->shape[d];
+        shape[0] = rest ? n / rest : 0;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.npy", out_dir, name);
     oi_npy_error err;
