@@ -685,31 +685,19 @@ static void oi__sy_source_reader(oi__buf *b, const oi_plan *p, int slot) {
                    N, sl->name, N, t);
     oi__buf_printf(b, "    if (!ctx)\n        return %s_fail(%s_ERROR_ARGUMENT, \"%s_read_%s: no context\");\n", N, N, N,
                    sl->name);
-    int rank = 0;
-    int64_t dims[OI_MAX_DIMS * 2];
-    char names[OI_MAX_DIMS * 2][64];
     if (sl->n_auto > 0) { /* the rows grown so far, then the rest of the matrix */
-        oi__buf_printf(b, "    const int64_t rows = %lld + ctx->%s_grown[0];\n", (long long)sl->shape[0], sl->name);
-        snprintf(names[rank++], sizeof names[0], "rows");
-        for (int d = 1; d < sl->ndim; d++)
-            dims[rank] = sl->shape[d], names[rank++][0] = '\0';
-        entry = oi__shape_numel(sl->ndim - 1, sl->shape + 1);
-    } else {
+        oi__buf_printf(b, "    const int64_t rows = %lld + ctx->%s_grown[0];\n    const int64_t dims[] = {rows",
+                       (long long)sl->shape[0], sl->name);
+        entry = oi__sy_row_numel(sl);
+    } else { /* each index's size so far, then the entry's dims */
+        oi__buf_puts(b, "    const int64_t dims[] = {");
         for (int k = 0; k < sl->n_indices; k++)
-            snprintf(names[rank++], sizeof names[0], "ctx->%s_size[%d]", sl->name, k);
-        for (int d = 0; d < sl->ndim; d++)
-            dims[rank] = sl->shape[d], names[rank++][0] = '\0';
+            oi__buf_printf(b, "%sctx->%s_size[%d]", k ? ", " : "", sl->name, k);
     }
-    oi__buf_puts(b, "    const int64_t dims[] = {");
-    for (int d = 0; d < rank; d++) {
-        oi__buf_puts(b, d ? ", " : "");
-        if (names[d][0])
-            oi__buf_puts(b, names[d]);
-        else
-            oi__buf_printf(b, "%lld", (long long)dims[d]);
-    }
+    for (int d = sl->n_auto > 0 ? 1 : 0; d < sl->ndim; d++)
+        oi__buf_printf(b, ", %lld", (long long)sl->shape[d]);
     oi__buf_printf(b, "};\n    size_t total = 1;\n    for (int d = 0; d < %d; d++)\n        total *= (size_t)dims[d];\n",
-                   rank);
+                   oi__sy_read_rank(sl));
     oi__buf_printf(b, "    if (count)\n        *count = total;\n    if (shape)\n        memcpy(shape, dims, sizeof dims);\n"
                       "    if (!values)\n        return 0;\n    if (capacity < total)\n"
                       "        return %s_fail(%s_ERROR_ARGUMENT, \"%s_read_%s: %%zu values fit, %s holds %%zu\", capacity, total);\n",
@@ -721,16 +709,10 @@ static void oi__sy_source_reader(oi__buf *b, const oi_plan *p, int slot) {
         return;
     }
     /* one entry at a time, its number at the bounds' strides; i[] counts like an odometer */
+    static const char *const index[OI_MAX_DIMS] = {"i[0]", "i[1]", "i[2]", "i[3]", "i[4]", "i[5]", "i[6]", "i[7]"};
     oi__buf_printf(b, "    int64_t i[%d] = {0};\n    for (size_t e = 0; e * %lld < total; e++) {\n        const int64_t at = ",
                    sl->n_indices, (long long)(entry > 0 ? entry : 1));
-    for (int k = 0; k < sl->n_indices; k++) {
-        int64_t stride = 1;
-        for (int j = k + 1; j < sl->n_indices; j++)
-            stride *= buf->bound[j];
-        oi__buf_printf(b, "%si[%d]", k ? " + " : "", k);
-        if (stride != 1)
-            oi__buf_printf(b, " * %lld", (long long)stride);
-    }
+    oi__sy_table_entry_number(b, &p->schedule, slot, index);
     oi__buf_puts(b, "; /* the entry, at the bounds' strides */\n");
     oi__buf_printf(b, "        memcpy(values + e * %lld, stored + at * %lld, %lld * sizeof *values);\n", (long long)entry,
                    (long long)entry, (long long)entry);

@@ -3662,7 +3662,7 @@ static void oi__sy_render_auto(oi__buf *b, const oi__sy_schedule *s, const oi__s
                                const oi__pnode *pn, const char *const *index, const oi__sy_scope *scope, int depth) {
     const oi__slot *sl = oi__sy_slot_of(s, pn->var);
     bool grows = sl->auto_pos[0] < (int)arrlen(pn->access);
-    int64_t inner = sl->ndim > 1 ? oi__shape_numel(sl->ndim - 1, sl->shape + 1) : 1;
+    int64_t inner = oi__sy_row_numel(sl);
     size_t bytes = (size_t)oi_dtype_nbytes(sl->dtype, 1);
     oi__sy_indent(b, depth);
     oi__buf_puts(b, "const int64_t e = ");

@@ -860,6 +860,23 @@ static int64_t oi__sy_static_max(const oi__sy_builder *b, const oi__expr *e) {
  * no @fixed gives one; an index reaching past what is known at synthesis
  * time needs @fixed (the emitted code never grows a table). At most one
  * kept dim (a slice or a missing trailing index). */
+/* Index `pos` of a table: its bound is its @fixed, else at least `reach`
+ * (the size an access needs); -1, only known at run time, is refused. */
+static oi_status oi__sy_bound_index(oi__sy_builder *b, const oi__pnode *pn, const oi__slot *sl, int pos, int64_t reach) {
+    oi__sy_buffer *buf = &b->s->buffers[pn->var];
+    if (sl->fixed[pos] >= 0) {
+        buf->bound[pos] = sl->fixed[pos];
+    } else if (reach < 0) {
+        char why[200];
+        snprintf(why, sizeof why, "index %s of table %s is only known at run time and has no bound: "
+                 "declare it with @fixed(%s=N)", sl->decl->table_indices[pos], sl->name, sl->decl->table_indices[pos]);
+        return oi__sy_unsupported(b->s, pn, why);
+    } else if (reach > buf->bound[pos]) {
+        buf->bound[pos] = reach;
+    }
+    return OI_OK;
+}
+
 static oi_status oi__sy_table_access(oi__sy_builder *b, const oi__pnode *pn, const oi__slot *sl) {
     oi__sy_buffer *buf = &b->s->buffers[pn->var];
     int n_access = (int)arrlen(pn->access), kept = 0;
@@ -880,19 +897,9 @@ static oi_status oi__sy_table_access(oi__sy_builder *b, const oi__pnode *pn, con
             if (!ix->end.ident && ix->end.lit < 0)
                 reach = 0; /* counts from the size: no growth */
         }
-        if (sl->fixed[pos] >= 0) {
-            buf->bound[pos] = sl->fixed[pos];
-            continue;
-        }
-        if (reach < 0) {
-            char why[200];
-            snprintf(why, sizeof why, "index %s of table %s is only known at run time and has no bound: "
-                     "declare it with @fixed(%s=N)", sl->decl->table_indices[pos], sl->name,
-                     sl->decl->table_indices[pos]);
-            return oi__sy_unsupported(b->s, pn, why);
-        }
-        if (reach > buf->bound[pos])
-            buf->bound[pos] = reach;
+        oi_status st = oi__sy_bound_index(b, pn, sl, pos, reach);
+        if (st != OI_OK)
+            return st;
     }
     if (pn->ir->kind == OI__NODE_CACHE_READ && kept > 1)
         return oi__sy_unsupported(b->s, pn, "a table read keeping more than one index");
@@ -938,17 +945,10 @@ static oi_status oi__sy_auto_access(oi__sy_builder *b, const oi__pnode *pn, cons
         buf->auto_max = reach;
     }
     for (int k = 0; k < sl->n_keys; k++) {
-        int key = sl->key_pos[k];
-        int64_t m = oi__sy_static_max(b, &pn->access[key].single);
-        if (sl->fixed[key] >= 0) {
-            buf->bound[key] = sl->fixed[key];
-        } else if (m < 0) {
-            snprintf(why, sizeof why, "index %s of table %s is only known at run time and has no bound: "
-                     "declare it with @fixed(%s=N)", sl->decl->table_indices[key], sl->name, sl->decl->table_indices[key]);
-            return oi__sy_unsupported(b->s, pn, why);
-        } else if (m + 1 > buf->bound[key]) {
-            buf->bound[key] = m + 1;
-        }
+        int64_t m = oi__sy_static_max(b, &pn->access[sl->key_pos[k]].single);
+        oi_status st = oi__sy_bound_index(b, pn, sl, sl->key_pos[k], m < 0 ? -1 : m + 1);
+        if (st != OI_OK)
+            return st;
     }
     buf->bound[pos] = 1; /* the rows grown are the entry's, not more entries */
     return OI_OK;

@@ -214,11 +214,15 @@ typedef struct oi__sy_buffer {
     int64_t inner;        /* elements per leading index                   */
 } oi__sy_buffer;
 
+/* Elements per index of a variable's leading dim (an @auto_dim row). */
+static inline int64_t oi__sy_row_numel(const oi__slot *sl) {
+    return sl->ndim > 0 ? oi__shape_numel(sl->ndim - 1, sl->shape + 1) : 1;
+}
+
 /* Elements of one preallocated entry of a TABLE (an @auto_dim variable's
  * at its largest). */
 static inline int64_t oi__sy_entry_numel(const oi__sy_buffer *b, const oi__slot *sl) {
-    int64_t inner = sl->ndim > 0 ? oi__shape_numel(sl->ndim - 1, sl->shape + 1) : 1;
-    return sl->n_auto > 0 ? (sl->shape[0] + b->auto_max) * inner : oi__shape_numel(sl->ndim, sl->shape);
+    return sl->n_auto > 0 ? (sl->shape[0] + b->auto_max) * oi__sy_row_numel(sl) : oi__shape_numel(sl->ndim, sl->shape);
 }
 
 typedef struct oi__sy_options {
