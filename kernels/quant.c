@@ -280,12 +280,12 @@ static inline uint32_t oi__q8dot_u32(const uint8_t *p) {
         _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15)))
 
 /* Four blocks' terms (the order of oi__q8dot_term, in lanes) added into acc4:
- * r[i] the 8 int32 partial sums of block i, s its scales, dx and xs4 x's. Two
- * rounds of vphaddd leave each block's sum split over the two halves, one
- * add joins them. */
-#define OI__Q8DOT_TERMS4(f, r, s, dx, xs4, acc4) \
+ * r0..r3 the 8 int32 partial sums of blocks 0..3, s their scales, dx and xs4
+ * x's. Two rounds of vphaddd leave each block's sum split over the two
+ * halves, one add joins them. */
+#define OI__Q8DOT_TERMS4(f, r0, r1, r2, r3, s, dx, xs4, acc4) \
     do { \
-        __m256i h_ = _mm256_hadd_epi32(_mm256_hadd_epi32(r[0], r[1]), _mm256_hadd_epi32(r[2], r[3])); \
+        __m256i h_ = _mm256_hadd_epi32(_mm256_hadd_epi32(r0, r1), _mm256_hadd_epi32(r2, r3)); \
         __m128i isum_ = _mm_add_epi32(_mm256_castsi256_si128(h_), _mm256_extracti128_si256(h_, 1)); \
         __m128 dwx_ = _mm_mul_ps(_mm256_castps256_ps128(s), dx), t_; \
         if ((f) == OI__Q4_0) \
@@ -298,94 +298,117 @@ static inline uint32_t oi__q8dot_u32(const uint8_t *p) {
         acc4 = _mm_add_ps(acc4, t_); \
     } while (0)
 
-/* The body of the x86 paths; MADD(w, x) gives 8 int32 partial sums of one
- * block. Four blocks at a time (b0 a multiple of 4, so lane i is block
+/* The x86 paths below are written once as bodies over a format f and an
+ * integer block product MADD(w, x) (8 int32 partial sums of one block), and
+ * instantiated per format through OI__Q8DOT_FORMATS: with f a constant and
+ * the four blocks or rows spelled out, the compiler keeps every block's sums
+ * in registers and drops the format tests (a loop over an array of four,
+ * with f read at run time, went through the stack and branched per block:
+ * about twice the time per block on AVX2). */
+#define OI__Q8DOT_FORMATS(BODY, MADD) \
+    switch (f) { \
+    case OI__Q4_0: BODY(MADD, OI__Q4_0); break; \
+    case OI__Q4_1: BODY(MADD, OI__Q4_1); break; \
+    default: BODY(MADD, OI__Q8_0); break; \
+    }
+
+/* One row, four blocks at a time (b0 a multiple of 4, so lane i is block
  * b + i's acc[b & 3]); the last 1-3 the same way with the missing blocks'
  * sums, scales and x zero: their lanes add +0.0, which leaves an
  * accumulator that starts at +0.0 as it is. */
-#define OI__Q8DOT_BODY(MADD) \
-    int64_t bytes = oi__q4_block_bytes(f), b = b0; \
-    __m128 acc4 = _mm_loadu_ps(acc); \
-    for (; b + 4 <= nb; b += 4) { \
-        __m256i r[4]; \
-        const uint8_t *blk = row + b * bytes; \
-        for (int i = 0; i < 4; i++) { \
-            __m256i wv, xv; \
-            OI__Q8DOT_LOAD_BLOCK(f, blk + i * bytes, xq + (b + i) * OI__Q4_BLOCK, wv, xv); \
-            r[i] = MADD(wv, xv); \
+#define OI__Q8DOT_BLOCK(MADD, F, blk, xp, r) \
+    do { \
+        __m256i wv_, xv_; \
+        OI__Q8DOT_LOAD_BLOCK(F, blk, xp, wv_, xv_); \
+        r = MADD(wv_, xv_); \
+    } while (0)
+#define OI__Q8DOT_BODY(MADD, F) \
+    do { \
+        int64_t bytes = oi__q4_block_bytes(F), b = b0; \
+        __m128 acc4 = _mm_loadu_ps(acc); \
+        for (; b + 4 <= nb; b += 4) { \
+            __m256i r0, r1, r2, r3; \
+            const uint8_t *blk = row + b * bytes; \
+            const int8_t *xb = xq + b * OI__Q4_BLOCK; \
+            OI__Q8DOT_BLOCK(MADD, F, blk, xb, r0); \
+            OI__Q8DOT_BLOCK(MADD, F, blk + bytes, xb + OI__Q4_BLOCK, r1); \
+            OI__Q8DOT_BLOCK(MADD, F, blk + 2 * bytes, xb + 2 * OI__Q4_BLOCK, r2); \
+            OI__Q8DOT_BLOCK(MADD, F, blk + 3 * bytes, xb + 3 * OI__Q4_BLOCK, r3); \
+            __m256 s = OI__Q8DOT_SCALES4(blk, bytes); \
+            OI__Q8DOT_TERMS4(F, r0, r1, r2, r3, s, _mm_loadu_ps(xd + b), _mm_loadu_si128((const __m128i *)(xs + b)), \
+                             acc4); \
         } \
-        __m256 s = OI__Q8DOT_SCALES4(blk, bytes); \
-        OI__Q8DOT_TERMS4(f, r, s, _mm_loadu_ps(xd + b), _mm_loadu_si128((const __m128i *)(xs + b)), acc4); \
-    } \
-    if (b < nb) { \
-        __m256i r[4]; \
-        uint32_t sc[4] = {0, 0, 0, 0}; \
-        float dxt[4] = {0.0f, 0.0f, 0.0f, 0.0f}; \
-        int32_t xst[4] = {0, 0, 0, 0}; \
-        for (int i = 0; i < 4; i++) { \
-            r[i] = _mm256_setzero_si256(); \
-            if (b + i < nb) { \
-                const uint8_t *blk = row + (b + i) * bytes; \
-                __m256i wv, xv; \
-                OI__Q8DOT_LOAD_BLOCK(f, blk, xq + (b + i) * OI__Q4_BLOCK, wv, xv); \
-                r[i] = MADD(wv, xv); \
-                sc[i] = oi__q8dot_u32(blk); \
-                dxt[i] = xd[b + i]; \
-                xst[i] = xs[b + i]; \
+        if (b < nb) { \
+            __m256i r[4]; \
+            uint32_t sc[4] = {0, 0, 0, 0}; \
+            float dxt[4] = {0.0f, 0.0f, 0.0f, 0.0f}; \
+            int32_t xst[4] = {0, 0, 0, 0}; \
+            for (int i = 0; i < 4; i++) { \
+                r[i] = _mm256_setzero_si256(); \
+                if (b + i < nb) { \
+                    const uint8_t *blk = row + (b + i) * bytes; \
+                    OI__Q8DOT_BLOCK(MADD, F, blk, xq + (b + i) * OI__Q4_BLOCK, r[i]); \
+                    sc[i] = oi__q8dot_u32(blk); \
+                    dxt[i] = xd[b + i]; \
+                    xst[i] = xs[b + i]; \
+                } \
             } \
+            __m256 s = _mm256_cvtph_ps(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)sc), \
+                                                        _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15))); \
+            OI__Q8DOT_TERMS4(F, r[0], r[1], r[2], r[3], s, _mm_loadu_ps(dxt), _mm_loadu_si128((const __m128i *)xst), \
+                             acc4); \
         } \
-        __m256 s = _mm256_cvtph_ps(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)sc), \
-                                                    _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15))); \
-        OI__Q8DOT_TERMS4(f, r, s, _mm_loadu_ps(dxt), _mm_loadu_si128((const __m128i *)xst), acc4); \
-    } \
-    _mm_storeu_ps(acc, acc4);
+        _mm_storeu_ps(acc, acc4); \
+    } while (0)
 
 /* Four weight rows (at w, w + row_bytes, ...) against one x row: lane r of
  * each vector is row r, so x's block is loaded once for the four, and the
  * hadd tree gives the four rows' sums of one block. acc[c] holds, per row,
  * the blocks b with b % 4 == c, added in order as the one-row body does, and
  * y[r] = (acc[0] + acc[1]) + (acc[2] + acc[3]): the same result bit for bit. */
-#define OI__Q8DOT4_BLOCK(MADD, b, accv) \
+#define OI__Q8DOT4_BLOCK(MADD, F, b, accv) \
     do { \
         const uint8_t *blk_ = w + (b) * bytes; \
-        __m256i r_[4]; \
-        for (int i_ = 0; i_ < 4; i_++) { \
-            __m256i wv_, xv_; \
-            OI__Q8DOT_LOAD_BLOCK(f, blk_ + i_ * row_bytes, xq + (b) * OI__Q4_BLOCK, wv_, xv_); \
-            r_[i_] = MADD(wv_, xv_); \
-        } \
+        const int8_t *xb_ = xq + (b) * OI__Q4_BLOCK; \
+        __m256i r0_, r1_, r2_, r3_; \
+        OI__Q8DOT_BLOCK(MADD, F, blk_, xb_, r0_); \
+        OI__Q8DOT_BLOCK(MADD, F, blk_ + row_bytes, xb_, r1_); \
+        OI__Q8DOT_BLOCK(MADD, F, blk_ + 2 * row_bytes, xb_, r2_); \
+        OI__Q8DOT_BLOCK(MADD, F, blk_ + 3 * row_bytes, xb_, r3_); \
         __m256 s_ = OI__Q8DOT_SCALES4(blk_, row_bytes); \
-        OI__Q8DOT_TERMS4(f, r_, s_, _mm_set1_ps(xd[b]), _mm_set1_epi32(xs[b]), accv); \
+        OI__Q8DOT_TERMS4(F, r0_, r1_, r2_, r3_, s_, _mm_set1_ps(xd[b]), _mm_set1_epi32(xs[b]), accv); \
     } while (0)
-#define OI__Q8DOT4_BODY(MADD) \
-    int64_t bytes = oi__q4_block_bytes(f), b = 0; \
-    __m128 a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps(), a2 = _mm_setzero_ps(), a3 = _mm_setzero_ps(); \
-    for (; b + 4 <= nb; b += 4) { \
-        OI__Q8DOT4_BLOCK(MADD, b, a0); \
-        OI__Q8DOT4_BLOCK(MADD, b + 1, a1); \
-        OI__Q8DOT4_BLOCK(MADD, b + 2, a2); \
-        OI__Q8DOT4_BLOCK(MADD, b + 3, a3); \
-    } \
-    if (b < nb) \
-        OI__Q8DOT4_BLOCK(MADD, b, a0); \
-    if (b + 1 < nb) \
-        OI__Q8DOT4_BLOCK(MADD, b + 1, a1); \
-    if (b + 2 < nb) \
-        OI__Q8DOT4_BLOCK(MADD, b + 2, a2); \
-    _mm_storeu_ps(y, _mm_add_ps(_mm_add_ps(a0, a1), _mm_add_ps(a2, a3)));
+#define OI__Q8DOT4_BODY(MADD, F) \
+    do { \
+        int64_t bytes = oi__q4_block_bytes(F), b = 0; \
+        __m128 a0 = _mm_setzero_ps(), a1 = _mm_setzero_ps(), a2 = _mm_setzero_ps(), a3 = _mm_setzero_ps(); \
+        for (; b + 4 <= nb; b += 4) { \
+            OI__Q8DOT4_BLOCK(MADD, F, b, a0); \
+            OI__Q8DOT4_BLOCK(MADD, F, b + 1, a1); \
+            OI__Q8DOT4_BLOCK(MADD, F, b + 2, a2); \
+            OI__Q8DOT4_BLOCK(MADD, F, b + 3, a3); \
+        } \
+        if (b < nb) \
+            OI__Q8DOT4_BLOCK(MADD, F, b, a0); \
+        if (b + 1 < nb) \
+            OI__Q8DOT4_BLOCK(MADD, F, b + 1, a1); \
+        if (b + 2 < nb) \
+            OI__Q8DOT4_BLOCK(MADD, F, b + 2, a2); \
+        _mm_storeu_ps(y, _mm_add_ps(_mm_add_ps(a0, a1), _mm_add_ps(a2, a3))); \
+    } while (0)
 
 #define OI__Q8DOT_MADD_AVX2(w, x) _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1))
 #define OI__Q8DOT_MADD_VNNI(w, x) _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, x)
 
 __attribute__((target("avx2,fma,f16c"))) static void oi__q8dot_avx2(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd,
                                            const int32_t *xs, int64_t b0, int64_t nb, float acc[4]) {
-    OI__Q8DOT_BODY(OI__Q8DOT_MADD_AVX2)
+    OI__Q8DOT_FORMATS(OI__Q8DOT_BODY, OI__Q8DOT_MADD_AVX2)
 }
 
 __attribute__((target("avx2,fma,f16c"))) static inline void oi__q8dot4_avx2(oi__qformat f, const uint8_t *w, int64_t row_bytes,
                                                                      const int8_t *xq, const float *xd,
                                                                      const int32_t *xs, int64_t nb, float y[4]) {
-    OI__Q8DOT4_BODY(OI__Q8DOT_MADD_AVX2)
+    OI__Q8DOT_FORMATS(OI__Q8DOT4_BODY, OI__Q8DOT_MADD_AVX2)
 }
 
 /* AVX-512 VNNI on 256-bit vectors (AVX512VL): one vpdpbusd per block where
@@ -393,13 +416,13 @@ __attribute__((target("avx2,fma,f16c"))) static inline void oi__q8dot4_avx2(oi__
 __attribute__((target("avx2,f16c,avx512f,avx512vl,avx512bw,avx512vnni"))) static void
 oi__q8dot_vnni(oi__qformat f, const uint8_t *row, const int8_t *xq, const float *xd, const int32_t *xs, int64_t b0,
                int64_t nb, float acc[4]) {
-    OI__Q8DOT_BODY(OI__Q8DOT_MADD_VNNI)
+    OI__Q8DOT_FORMATS(OI__Q8DOT_BODY, OI__Q8DOT_MADD_VNNI)
 }
 
 __attribute__((target("avx2,f16c,avx512f,avx512vl,avx512bw,avx512vnni"))) static inline void
 oi__q8dot4_vnni(oi__qformat f, const uint8_t *w, int64_t row_bytes, const int8_t *xq, const float *xd, const int32_t *xs,
                 int64_t nb, float y[4]) {
-    OI__Q8DOT4_BODY(OI__Q8DOT_MADD_VNNI)
+    OI__Q8DOT_FORMATS(OI__Q8DOT4_BODY, OI__Q8DOT_MADD_VNNI)
 }
 #endif
 
@@ -550,6 +573,57 @@ OI__TARGET_AVX512 static void oi__q8_quantize_rows_lanes(const float *x, int64_t
         xs[b] = oi__v512_sum_epi32(sum);
     }
 }
+
+/* The same again in AVX2 lanes, 8 values at a time. */
+OI__TARGET_AVX2 static __m256i oi__q8_quantize_eighth_avx2(__m256 v) {
+    __m256i q = _mm256_cvttps_epi32(v);
+    __m256 frac = _mm256_sub_ps(v, _mm256_cvtepi32_ps(q));
+    /* the compares give -1 where true: q - up + down */
+    __m256i up = _mm256_castps_si256(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ));
+    __m256i down = _mm256_castps_si256(_mm256_cmp_ps(frac, _mm256_set1_ps(-0.5f), _CMP_LE_OQ));
+    q = _mm256_add_epi32(_mm256_sub_epi32(q, up), down);
+    return _mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(-127)), _mm256_set1_epi32(127));
+}
+
+OI__TARGET_AVX2 static void oi__q8_quantize_rows_lanes8(const float *x, int64_t m, int64_t k, int8_t *xq, float *xd,
+                                                        int32_t *xs) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), big = _mm256_set1_ps(FLT_MAX);
+    for (int64_t b = 0; b < m * (k / OI__Q4_BLOCK); b++, x += OI__Q4_BLOCK, xq += OI__Q4_BLOCK) {
+        __m256 v[4], amax = _mm256_setzero_ps();
+        int finite = 0xFF;
+        for (int i = 0; i < 4; i++) {
+            v[i] = _mm256_loadu_ps(x + 8 * i);
+            __m256 a = _mm256_andnot_ps(sign, v[i]);
+            finite &= _mm256_movemask_ps(_mm256_cmp_ps(a, big, _CMP_LE_OQ));
+            amax = _mm256_max_ps(amax, a);
+        }
+        if (finite != 0xFF) { /* the scalar rule: scale NaN, q = 0 */
+            memset(xq, 0, OI__Q4_BLOCK);
+            xd[b] = NAN;
+            xs[b] = 0;
+            continue;
+        }
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+        float d = _mm_cvtss_f32(m4) / 127.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
+        __m256 vinv = _mm256_set1_ps(inv);
+        __m256i q[4];
+        for (int i = 0; i < 4; i++)
+            q[i] = oi__q8_quantize_eighth_avx2(_mm256_mul_ps(v[i], vinv));
+        /* int32 -> int8 (|q| <= 127, no saturation); the packs interleave the
+         * 128-bit halves, the permute puts the 32 bytes back in order */
+        __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)(void *)xq, bytes);
+        __m256i sum = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+        xd[b] = d;
+        xs[b] = _mm_cvtsi128_si32(s4);
+    }
+}
 #endif
 /* synth-embed end */
 
@@ -557,6 +631,10 @@ static void oi__q8_quantize_x(const float *x, int64_t m, int64_t k, int8_t *xq, 
 #if OI__GEMM_X86
     if (oi__gemm_active_isa() == OI__GEMM_ISA_AVX512 && __builtin_cpu_supports("avx512bw")) {
         oi__q8_quantize_rows_lanes(x, m, k, xq, xd, xs);
+        return;
+    }
+    if (oi__gemm_active_isa() != OI__GEMM_ISA_PORTABLE && oi__gemm_cpu_has(OI__GEMM_ISA_AVX2)) {
+        oi__q8_quantize_rows_lanes8(x, m, k, xq, xd, xs);
         return;
     }
 #endif
