@@ -629,11 +629,12 @@ OI__TARGET_AVX2 static void oi__q8_quantize_rows_lanes8(const float *x, int64_t 
 
 static void oi__q8_quantize_x(const float *x, int64_t m, int64_t k, int8_t *xq, float *xd, int32_t *xs) {
 #if OI__GEMM_X86
-    if (oi__gemm_active_isa() == OI__GEMM_ISA_AVX512 && __builtin_cpu_supports("avx512bw")) {
+    oi__gemm_isa isa = oi__gemm_active_isa(); /* AVX-512 or AVX2: the CPU has AVX2 (as oi__q8dot_pick) */
+    if (isa == OI__GEMM_ISA_AVX512 && __builtin_cpu_supports("avx512bw")) {
         oi__q8_quantize_rows_lanes(x, m, k, xq, xd, xs);
         return;
     }
-    if (oi__gemm_active_isa() != OI__GEMM_ISA_PORTABLE && oi__gemm_cpu_has(OI__GEMM_ISA_AVX2)) {
+    if (isa == OI__GEMM_ISA_AVX512 || isa == OI__GEMM_ISA_AVX2) {
         oi__q8_quantize_rows_lanes8(x, m, k, xq, xd, xs);
         return;
     }
