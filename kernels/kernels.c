@@ -14,7 +14,7 @@ typedef enum oi__shape_rule {
     OI__SHAPE_EW, OI__SHAPE_MATMUL, OI__SHAPE_REDUCE, OI__SHAPE_ARGREDUCE, OI__SHAPE_ALL, OI__SHAPE_CUSTOM
 } oi__shape_rule;
 
-typedef enum oi__out_rule { OI__OUT_SAME, OI__OUT_BOOL, OI__OUT_I8, OI__OUT_U8, OI__OUT_I64, OI__OUT_TO } oi__out_rule;
+typedef enum oi__out_rule { OI__OUT_SAME, OI__OUT_BOOL, OI__OUT_I8, OI__OUT_U8, OI__OUT_I64, OI__OUT_F32, OI__OUT_TO } oi__out_rule;
 
 typedef enum oi__op_param_type {
     OI__PARAM_ACC, OI__PARAM_SCALAR, OI__PARAM_BOOL, OI__PARAM_INT, OI__PARAM_INT_LIST, OI__PARAM_DTYPE,
@@ -679,6 +679,7 @@ static oi_dtype oi__op_out_dtype(const oi__kernel_args *k, oi_dtype in, const oi
     case OI__OUT_I8: return OI_DTYPE_I8;
     case OI__OUT_U8: return OI_DTYPE_U8;
     case OI__OUT_I64: return OI_DTYPE_I64;
+    case OI__OUT_F32: return OI_DTYPE_F32;
     case OI__OUT_TO: return oi__op_attr_dtype(oi__op_attr_for(k, "to"));
     }
     return in;

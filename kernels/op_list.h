@@ -13,7 +13,7 @@
  *               CUSTOM (the family file defines `<kernel>_infer`, which
  *               computes the output signature and checks inputs 1.. itself)
  *   out         output dtype rule: SAME (input dtype, or the acc dtype),
- *               BOOL, I8, U8, I64 (fixed), TO (the `to` parameter)
+ *               BOOL, I8, U8, I64, F32 (fixed), TO (the `to` parameter)
  *   flags       OI__F_B broadcast, OI__F_I in-place allowed, OI__F_A takes `acc=`,
  *               OI__F_OPT the last input is optional (arity - 1 also accepted),
  *               OI__F_VAR any number of inputs from 1 to arity,
@@ -207,6 +207,8 @@
       "matmul_q8(x, w, scale): x [..., K] times per-channel int8 weights w i8 [N, K] (or [K, N], `layout`), scale [N] -> [..., N]: y = scale[n] * sum_k x[k] w[n, k]") \
     X(matmul_q4, 2, "quantized", CUSTOM, SAME, OI__F_MIX, OI__DTS(BF16) | OI__DTS(F16) | OI__DTS(F32), 0, oi__k_quant, \
       "matmul_q4(x, w): x [..., K] times block-quantized weights w u8 [N, K/32 * block bytes] (ggml q4_0, q4_1 or q8_0 blocks of 32 along K, `format`; q8_0 is 8-bit despite the name) -> [..., N]") \
+    X(dequantize, 1, "quantized", CUSTOM, F32, 0, OI__DTS(U8), 0, oi__k_quant, \
+      "dequantize(w): rows of ggml blocks u8 [..., K/32 * block bytes] (`format`, as matmul_q4's w) -> f32 [..., K]; after a gather of a quantized table's rows, an embedding lookup that keeps the table quantized") \
     /* shape, view and convolution ops */ \
     X(reshape, 1, "shape", CUSTOM, SAME, 0, OI__DTS_NUM | OI__DTS_BOOL | OI__DTS_BITSET | OI__DTS_T, 0, oi__k_shape, \
       "`shape` with ONNX's 0 (copy the input dim) and one -1 (inferred); a view of dense data, and of a strided input whose dims split or merge without moving an element (NumPy's rule: a column slice cut into heads)") \
@@ -325,6 +327,7 @@
     X(matmul_q8, layout, STRING, OPT, 0, "\"nk\"", "\"nk\": w is [N, K] (a row per output); \"kn\": w is [K, N]") \
     X(matmul_q4, format, STRING, OPT, 0, "\"q4_0\"", "\"q4_0\": 18-byte blocks (f16 d, 16 bytes of nibbles q), value (q - 8) * d; \"q4_1\": 20-byte blocks (f16 d, f16 m, nibbles), value q * d + m; low nibbles are elements 0..15 of a block, high nibbles 16..31; \"q8_0\": 34-byte blocks (f16 d, 32 int8 q), value q * d") \
     X(matmul_q4, activations, STRING, OPT, 0, "\"f32\"", "\"f32\": x as given, f32 arithmetic; \"q8\": each row of x rounded once to blocks of 32 int8 (dx = max|x| / 127 per block, as llama.cpp's q8 activations) and dotted in exact integer arithmetic (AVX2 / AVX-512 VNNI / portable, bit-identical), then scaled in f32; adds at most dx / 2 * sum|w| per block to each output") \
+    X(dequantize, format, STRING, REQ, 0, "required", "the block format, as matmul_q4's: \"q4_0\" ((q - 8) * d), \"q4_1\" (q * d + m) or \"q8_0\" (q * d); each product rounded to f32 before m is added") \
     /* shape, view and convolution ops */ \
     X(reshape, shape, INT_LIST, REQ, 0, "required", "the new dims: -1 once (inferred), 0 copies the input dim (unless allowzero)") \
     X(reshape, allowzero, BOOL, OPT, 0, "false", "0 in shape means a real 0") \
@@ -399,6 +402,7 @@
     X(matmul_q8, layout, "nk|kn") \
     X(matmul_q4, format, "q4_0|q4_1|q8_0") \
     X(matmul_q4, activations, "f32|q8") \
+    X(dequantize, format, "q4_0|q4_1|q8_0") \
     X(pad, mode, "constant|reflect|edge|wrap") \
     X(gemm, activation, OI__ACTIVATIONS) \
     X(conv1d, activation, OI__ACTIVATIONS) \

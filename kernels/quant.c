@@ -31,7 +31,11 @@
  * and the block sums are scaled in f32 in one fixed order, so every ISA
  * gives bit-identical results. The rounding of x adds an error of at most
  * dx / 2 per element: |y - y_f32| <= sum over blocks of
- * (max|x_b| / 254) * sum_j |w_bj| (docs/ops.md). */
+ * (max|x_b| / 254) * sum_j |w_bj| (docs/ops.md).
+ *
+ *   dequantize(w, format): rows of matmul_q4's blocks as f32 [..., K]. An
+ *     LLM's embedding lookup is a gather of the q8_0 table's rows followed
+ *     by this, so the table stays in its blocks (the logits read it too). */
 #include "../openinfer_impl/internal.h"
 #include "half.h"
 
@@ -124,6 +128,10 @@ OI__MATH_INLINE float oi__dot_q8_0(const float *x, const uint8_t *row, int64_t k
 }
 /* synth-embed end */
 
+/* synth-embed begin */
+/* One row of blocks as f32, the values dequantize gives: q * d (q8_0),
+ * (q - 8) * d (q4_0), q * d + m (q4_1), each product rounded to f32 before
+ * m is added (statements of their own: no FMA, as in oi__dot_q8_0). */
 OI__MATH_INLINE void oi__dequant_q8_0(const uint8_t *row, int64_t k, float *dst) {
     for (int64_t b = 0; b < k / OI__Q4_BLOCK; b++, dst += OI__Q4_BLOCK, row += 34) {
         float d = oi__q_half(row);
@@ -139,11 +147,20 @@ OI__MATH_INLINE void oi__dequant_q4(const uint8_t *row, int64_t k, bool with_min
         const uint8_t *qs = row + bytes - 16;
         float d = oi__q_half(row), m = with_min ? oi__q_half(row + 2) : 0.0f;
         for (int j = 0; j < 16; j++) {
-            dst[j] = ((float)(qs[j] & 15) + off) * d + m;
-            dst[j + 16] = ((float)(qs[j] >> 4) + off) * d + m;
+            float lo = ((float)(qs[j] & 15) + off) * d, hi = ((float)(qs[j] >> 4) + off) * d;
+            dst[j] = lo + m;
+            dst[j + 16] = hi + m;
         }
     }
 }
+
+OI__MATH_INLINE void oi__dequant_row(oi__qformat f, const uint8_t *row, int64_t k, float *dst) {
+    if (f == OI__Q8_0)
+        oi__dequant_q8_0(row, k, dst);
+    else
+        oi__dequant_q4(row, k, f == OI__Q4_1, dst);
+}
+/* synth-embed end */
 
 /* ---- the multiply ---- */
 typedef struct oi__qmm {
@@ -745,7 +762,38 @@ static void oi__quant_store(oi__tensor *out, const float *y) {
         oi__store_f64(out->dtype, oi__tensor_data(out), it.at[0], (double)y[e]);
 }
 
+/* dequantize: each row of blocks into f32, rows of w as given (a view is
+ * made dense first), the result stored through out's strides if it has
+ * any. */
+static oi_status oi__k_dequant(const oi__kernel_args *k) {
+    const oi__tensor *w = k->in[0];
+    oi__tensor *out = k->out;
+    oi__qformat f = oi__quant_format(k);
+    int64_t kdim = out->shape[out->ndim - 1], rows = oi__shape_numel(out->ndim - 1, out->shape);
+    bool y_direct = oi__tensor_is_contiguous(out);
+    oi__tensor *w_dense = oi__tensor_is_contiguous(w) ? NULL : oi__tensor_clone(w);
+    float *y_buf = y_direct ? NULL : (float *)oi__malloc(sizeof(float) * (size_t)(rows * kdim + 1));
+    if ((!y_direct && !y_buf) || (!oi__tensor_is_contiguous(w) && !w_dense)) {
+        oi__tensor_free(w_dense);
+        oi__free(y_buf);
+        return OI_ERROR_OUT_OF_MEMORY;
+    }
+    const oi__tensor *wt = w_dense ? w_dense : w;
+    const uint8_t *src = (const uint8_t *)oi__op_cdata(wt) + wt->offset;
+    float *y = y_direct ? (float *)oi__tensor_data(out) + out->offset : y_buf;
+    int64_t row_bytes = kdim / OI__Q4_BLOCK * oi__q4_block_bytes(f);
+    for (int64_t r = 0; r < rows; r++)
+        oi__dequant_row(f, src + r * row_bytes, kdim, y + r * kdim);
+    if (!y_direct)
+        oi__quant_store(out, y_buf);
+    oi__tensor_free(w_dense);
+    oi__free(y_buf);
+    return OI_OK;
+}
+
 static oi_status oi__k_quant(const oi__kernel_args *k) {
+    if (k->op == OI_OP_dequantize)
+        return oi__k_dequant(k);
     const oi__tensor *x = k->in[0], *w = k->in[1];
     oi__tensor *out = k->out;
     oi__qmm q;
@@ -799,8 +847,27 @@ static oi_status oi__k_quant(const oi__kernel_args *k) {
     return s;
 }
 
+/* w u8 [..., B * block bytes] -> f32 [..., B * 32]. */
+static oi_status oi__dequant_infer(const oi__kernel_args *k, const oi__op_sig *w, oi__op_sig *out) {
+    oi__qformat f = oi__quant_format(k);
+    int64_t bytes = oi__q4_block_bytes(f);
+    if (w->ndim < 1 || w->shape[w->ndim - 1] % bytes != 0) {
+        char have[128];
+        oi__op_shape_text(w->ndim, w->shape, have, sizeof have);
+        return oi__fail(OI_ERROR_VALIDATION,
+                        "dequantize: w is u8 %s; %s rows need a last dim that is a multiple of %lld (its block bytes)",
+                        have, oi__q4_format_name(f), (long long)bytes);
+    }
+    out->ndim = w->ndim;
+    memcpy(out->shape, w->shape, sizeof out->shape);
+    out->shape[w->ndim - 1] = w->shape[w->ndim - 1] / bytes * OI__Q4_BLOCK;
+    return OI_OK;
+}
+
 /* x [..., K] -> [..., N]; checks w (and scale) against K and the format. */
 static oi_status oi__k_quant_infer(const oi__kernel_args *k, const oi__op_sig *in, size_t n_in, oi__op_sig *out) {
+    if (k->op == OI_OP_dequantize)
+        return oi__dequant_infer(k, &in[0], out);
     const char *name = oi_op_name(k->op);
     const oi__op_sig *x = &in[0], *w = &in[1];
     (void)n_in;

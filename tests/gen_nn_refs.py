@@ -336,4 +336,11 @@ for fmt, (wq, wd, wm) in q4_parts.items():
     xmax = np.abs(q4x.reshape(q4x.shape[0], -1, 32)).max(-1)  # [M, blocks]
     arr(f"{fmt}_a8_bound", (xmax / 254.0) @ wabs.T)
 
+# ---- dequantize: the same weights as f32 rows, by the documented rule in f32:
+# q * d (q8_0), (q - 8) * d (q4_0), then + m (q4_1), each product rounded first ----
+for fmt, (wq, wd, wm) in q4_parts.items():
+    prod = np.asarray(wq, dtype=np.float32) * np.asarray(wd, dtype=np.float32)[..., None]
+    deq = prod + np.asarray(wm, dtype=np.float32)[..., None] if fmt == "q4_1" else prod
+    arr(f"{fmt}_deq", deq.astype(np.float32).reshape(N4, K4))
+
 print("\n".join(out))

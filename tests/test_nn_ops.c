@@ -864,6 +864,41 @@ static void test_matmul_q4(void) {
     expect_invalid(OI_OP_matmul_q4, &bad_act, 1, 2, s, "activations must be \"f32\" or \"q8\"");
 }
 
+/* dequantize: the weights of test_matmul_q4 as f32 rows (numpy's values,
+ * exact: one f32 product per element, then q4_1's m), as [20, bytes] and
+ * as [2, 10, bytes]; a last dim that is not whole blocks is refused. */
+static void test_dequantize(void) {
+    struct {
+        const char *format;
+        const int64_t *w;
+        int64_t row_bytes;
+        const double *want;
+    } cases[] = {{"q4_0", q4_0_w, 54, q4_0_deq}, {"q4_1", q4_1_w, 60, q4_1_deq}, {"q8_0", q8_0_w, 102, q8_0_deq}};
+    for (size_t c = 0; c < COUNT(cases); c++) {
+        oi__attr fmt = attr_s("format", cases[c].format);
+        oi__tensor *w = tensor_i(OI_DTYPE_U8, 2, (const int64_t[]){20, cases[c].row_bytes}, cases[c].w);
+        oi__tensor *w3 = tensor_i(OI_DTYPE_U8, 3, (const int64_t[]){2, 10, cases[c].row_bytes}, cases[c].w);
+        char what[64];
+        snprintf(what, sizeof what, "dequantize %s [20, %lld]", cases[c].format, (long long)cases[c].row_bytes);
+        oi__tensor *y = run(OI_OP_dequantize, &fmt, 1, 1, &w);
+        CHECK(y && y->dtype == OI_DTYPE_F32 && y->ndim == 2 && y->shape[1] == 96);
+        expect_close(what, y, cases[c].want, 20 * 96, 0.0, 0.0);
+        snprintf(what, sizeof what, "dequantize %s [2, 10, %lld]", cases[c].format, (long long)cases[c].row_bytes);
+        y = run(OI_OP_dequantize, &fmt, 1, 1, &w3);
+        CHECK(y && y->ndim == 3 && y->shape[0] == 2 && y->shape[1] == 10 && y->shape[2] == 96);
+        expect_close(what, y, cases[c].want, 20 * 96, 0.0, 0.0);
+        oi__tensor_free(w), oi__tensor_free(w3);
+    }
+    oi__op_sig s[1] = {sig(OI_DTYPE_U8, SHAPE(20, 53))};
+    oi__attr q40 = attr_s("format", "q4_0"), q80 = attr_s("format", "q8_0");
+    expect_invalid(OI_OP_dequantize, &q40, 1, 1, s, "q4_0 rows need a last dim that is a multiple of 18");
+    s[0] = sig(OI_DTYPE_U8, SHAPE(20, 54));
+    expect_invalid(OI_OP_dequantize, &q80, 1, 1, s, "w is u8 [20, 54]; q8_0 rows need a last dim that is a multiple of 34");
+    expect_invalid(OI_OP_dequantize, NULL, 0, 1, s, "format");
+    s[0] = sig(OI_DTYPE_I8, SHAPE(20, 54));
+    expect_invalid(OI_OP_dequantize, &q40, 1, 1, s, "unsupported dtype i8");
+}
+
 /* q4_0 scales at the edges of f16, hand-computed with x = 1: subnormal
  * 2^-24 (nibbles 9: +1 each), 65504 (one nibble 9, the rest 8: 0) and
  * -1.0 (nibbles 0: -8 each, times -1). */
@@ -1166,6 +1201,7 @@ int main(void) {
     test_top_k();
     test_matmul_q8();
     test_matmul_q4();
+    test_dequantize();
     test_q4_scales();
     test_q4_a8_isa_paths();
     test_q8_rounding();

@@ -148,6 +148,8 @@ static const char *out_text(const char *rule) {
         return "i8";
     if (strcmp(rule, "U8") == 0)
         return "u8";
+    if (strcmp(rule, "F32") == 0)
+        return "f32";
     return "i64";
 }
 
