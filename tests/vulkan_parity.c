@@ -160,7 +160,8 @@ static void parity_fill_tensor(guarded *g, parity_fill fill, int64_t index_dim) 
             oi__store_bits(t->dtype, data, t->offset + i, rng_next() & 0xFFu);
         return;
     case PF_Q4_0: case PF_Q4_1: case PF_Q8_0: {
-        int64_t block = fill == PF_Q8_0 ? 34 : fill == PF_Q4_1 ? 20 : 18, rows = t->shape[0], row_bytes = t->shape[1];
+        int64_t block = fill == PF_Q8_0 ? 34 : fill == PF_Q4_1 ? 20 : 18, row_bytes = t->shape[t->ndim - 1];
+        int64_t rows = row_bytes ? n / row_bytes : 0; /* [..., row_bytes]: any rank */
         unsigned char *bytes = (unsigned char *)data + t->offset;
         for (int64_t r = 0; r < rows; r++)
             for (int64_t b = 0; b < row_bytes / block; b++) {

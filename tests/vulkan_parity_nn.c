@@ -2,10 +2,12 @@
  * every op x dtype x shape, run by the parity harness (vulkan_parity.c)
  * on each target vs the CPU reference. The inputs are not all plain random
  * data (variances, positions, quantized blocks, repeated values: the
- * harness's fills); top_k's values must match bit for bit and rope's f32
- * angles closely (nn_more_checks), and no case may run on the CPU. */
+ * harness's fills); top_k's and dequantize's values must match bit for
+ * bit and rope's f32 angles closely (nn_more_checks), and no case may run
+ * on the CPU. */
 
-/* Bits equal, element by element (top_k copies values exactly). */
+/* Bits equal, element by element (top_k copies values exactly; dequantize
+ * rounds each product once, as the CPU does). */
 static void nn_same_bits(const char *name, const oi__tensor *cpu, const oi__tensor *gpu) {
     int64_t n = oi__shape_numel(cpu->ndim, cpu->shape);
     for (int64_t i = 0; i < n; i++) {
@@ -39,10 +41,10 @@ static double nn_nmse(const oi__tensor *cpu, const oi__tensor *gpu) {
  * gives ~1e-9 at positions in the thousands). */
 #define NN_ROPE_F32_NMSE 1e-12
 
-/* Beyond compare_outputs: top_k's values bit for bit, and rope's f32
- * angles held to NN_ROPE_F32_NMSE. */
+/* Beyond compare_outputs: top_k's and dequantize's values bit for bit,
+ * and rope's f32 angles held to NN_ROPE_F32_NMSE. */
 static void nn_more_checks(const char *name, oi_op op, const oi__tensor *cpu, const oi__tensor *gpu) {
-    if (op == OI_OP_top_k)
+    if (op == OI_OP_top_k || op == OI_OP_dequantize)
         nn_same_bits(name, cpu, gpu);
     if (op == OI_OP_rope && cpu->dtype == OI_DTYPE_F32)
         CHECK_MSG(nn_nmse(cpu, gpu) <= NN_ROPE_F32_NMSE, "%s: NMSE %.3g > %.3g", name, nn_nmse(cpu, gpu), NN_ROPE_F32_NMSE);
@@ -249,10 +251,82 @@ static void test_nn_quant(void) {
     }
 }
 
+/* dequantize: rows of each block format as [rows, bytes], [2, 5, bytes], a
+ * gathered row of an embedding table ([1, bytes], and [bytes] for a
+ * scalar index), all bit for bit. */
+static void test_nn_dequantize(void) {
+    static const char *const formats[] = {"q4_0", "q4_1", "q8_0"};
+    const parity_fill fills[] = {PF_Q4_0, PF_Q4_1, PF_Q8_0};
+    const int64_t blocks[] = {18, 20, 34};
+    for (int fmt = 0; fmt < 3; fmt++) {
+        attrs a = no_attrs();
+        attr_string(&a, "format", formats[fmt]);
+        parity_input w = PI(OI_DTYPE_U8, S(2, 37, 3 * blocks[fmt], 0, 0), fills[fmt]);
+        NN_MUST(OI_OP_dequantize, &a, 1, &w);
+        w.s = S(3, 2, 5, 4 * blocks[fmt], 0);
+        NN_MUST(OI_OP_dequantize, &a, 1, &w);
+        w.s = S(2, 1, 64 * blocks[fmt], 0, 0);
+        NN_MUST(OI_OP_dequantize, &a, 1, &w);
+        w.s = S(1, 64 * blocks[fmt], 0, 0, 0);
+        NN_MUST(OI_OP_dequantize, &a, 1, &w);
+    }
+}
+
+/* An LLM's embedding lookup with the table kept in q8_0 blocks: gather the
+ * tokens' rows (u8), dequantize them; both recorded on the device in one
+ * submission and bit for bit the CPU's. Rows whose bytes are strided are
+ * declined: run_op hands them to the CPU. */
+static void test_nn_embedding(void) {
+    const oi__vulkan_stats *st = oi__vulkan_get_stats(ctx);
+    parity_input table_in = PI(OI_DTYPE_U8, S(2, 9, 3 * 34, 0, 0), PF_Q8_0);
+    guarded table = parity_make_input(&table_in);
+    const int64_t idx_shape[1] = {3}, rows_shape[2] = {3, 3 * 34}, y_shape[2] = {3, 96}, tokens[3] = {4, 0, -1};
+    oi__tensor *idx = oi__tensor_new(OI_DTYPE_I64, 1, idx_shape);
+    memcpy(idx->storage->data, tokens, sizeof tokens);
+    attrs none = no_attrs(), q80 = no_attrs();
+    attr_string(&q80, "format", "q8_0");
+    oi__tensor *rows[2], *y[2]; /* [0] GPU, [1] CPU */
+    uint64_t submissions = st->submissions, fallbacks = st->cpu_fallbacks;
+    for (int k = 0; k < 2; k++) {
+        rows[k] = oi__tensor_new(OI_DTYPE_U8, 2, rows_shape);
+        y[k] = oi__tensor_new(OI_DTYPE_F32, 2, y_shape);
+        const oi__tensor *ga[2] = {table.t, idx}, *da[1] = {rows[k]};
+        CHECK_OK(chain_run(k == 0, OI_OP_gather, &none, ga, 2, rows[k]));
+        CHECK_OK(chain_run(k == 0, OI_OP_dequantize, &q80, da, 1, y[k]));
+    }
+    CHECK_EQ_INT(st->submissions, submissions); /* recorded, not yet submitted */
+    CHECK_EQ_INT(st->cpu_fallbacks, fallbacks);
+    CHECK_OK(vk->flush(ctx));
+    CHECK_OK(vk->to_host(ctx, y[0]->storage));
+    nn_same_bits("embedding: gather -> dequantize", y[1], y[0]);
+    /* every other byte of each row */
+    parity_input strided_in = PI(OI_DTYPE_U8, S(2, 3, 2 * 34, 0, 0), PF_Q8_0);
+    strided_in.view = PV_STRIDED;
+    guarded strided = parity_make_input(&strided_in);
+    const int64_t ys_shape[2] = {3, 64};
+    oi__tensor *ys[2] = {oi__tensor_new(OI_DTYPE_F32, 2, ys_shape), oi__tensor_new(OI_DTYPE_F32, 2, ys_shape)};
+    const oi__tensor *sa[1] = {strided.t};
+    for (int k = 0; k < 2; k++)
+        CHECK_OK(chain_run(k == 0, OI_OP_dequantize, &q80, sa, 1, ys[k]));
+    CHECK_EQ_INT(st->cpu_fallbacks, fallbacks + 1);
+    CHECK_OK(vk->to_host(ctx, ys[0]->storage));
+    nn_same_bits("embedding: strided rows", ys[1], ys[0]);
+    for (int k = 0; k < 2; k++) {
+        oi__tensor_free(rows[k]);
+        oi__tensor_free(y[k]);
+        oi__tensor_free(ys[k]);
+    }
+    oi__tensor_free(idx);
+    free_tensor(&table);
+    free_tensor(&strided);
+}
+
 static void nn_cases(void) {
     test_nn_norms();
     test_nn_rope();
     test_nn_attention();
     test_nn_topk();
     test_nn_quant();
+    test_nn_dequantize();
+    test_nn_embedding();
 }

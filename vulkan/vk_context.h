@@ -48,7 +48,8 @@ typedef enum oi__vk_family {
 /* vk_ops_nn.c */
 #define OI__VK_SHADERS_NN(X) \
     X(CHNORM, chnorm) X(ROPE, rope) X(ATTENTION, attention) X(TOPK, topk) X(MATMUL_QUANT, matmul_quant) \
-    X(MATVEC_QUANT, matvec_quant) /* matmul_q4 of few rows, q8_0, 8-bit activations */
+    X(MATVEC_QUANT, matvec_quant) /* matmul_q4 of few rows, q8_0, 8-bit activations */ \
+    X(DEQUANTIZE, dequantize)     /* rows of ggml blocks as f32 */
 
 /* vk_ops_conv.c */
 #define OI__VK_SHADERS_CONV(X) \

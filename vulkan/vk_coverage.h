@@ -33,15 +33,16 @@
     X(expand, copy) X(tile, copy) X(concat, copy) X(pad, pad) X(gather, gather) X(where, eltwise) \
     X(gemm, gemm_epilogue) X(global_avg_pool, reduce)
 
-/* vulkan/vk_ops_nn.c: f32/f16/bf16 data (top_k: every 8/16/32-bit dtype);
- * declined: x of rank > 6 (batch_norm, group_norm, rope), attention head
- * sizes > 256 or no keys, top_k with k > 256, matmul_q8 with an f64
- * scale or x's leading dims not one stride, K = 0, q4 rows whose bytes are
- * not contiguous. matmul_q4 of at most 8 rows, q8_0 blocks or 8-bit
- * activations run in matvec_quant. */
+/* vulkan/vk_ops_nn.c: f32/f16/bf16 data (top_k: every 8/16/32-bit dtype;
+ * dequantize: u8 blocks in, f32 out); declined: x of rank > 6 (batch_norm,
+ * group_norm, rope), attention head sizes > 256 or no keys, top_k with
+ * k > 256, matmul_q8 with an f64 scale or x's leading dims not one stride,
+ * K = 0, q4 rows whose bytes are not contiguous, dequantize rows that are
+ * not contiguous bytes or whose leading dims are not one stride. matmul_q4
+ * of at most 8 rows, q8_0 blocks or 8-bit activations run in matvec_quant. */
 #define OI_VULKAN_OPS_NN(X) \
     X(batch_norm, chnorm) X(group_norm, chnorm) X(rope, rope) X(attention, attention) X(top_k, topk) \
-    X(top_k_indices, topk) X(matmul_q8, matmul_quant) X(matmul_q4, matmul_quant)
+    X(top_k_indices, topk) X(matmul_q8, matmul_quant) X(matmul_q4, matmul_quant) X(dequantize, dequantize)
 
 /* vulkan/vk_ops_conv.c */
 #define OI_VULKAN_OPS_CONV(X) \

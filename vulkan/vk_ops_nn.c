@@ -1,4 +1,5 @@
-/* vk_ops_nn.c - the Vulkan plans of the nn family (batch_norm, group_norm, rope, attention, top_k, top_k_indices, matmul_q8, matmul_q4).
+/* vk_ops_nn.c - the Vulkan plans of the nn family (batch_norm, group_norm, rope, attention, top_k, top_k_indices, matmul_q8, matmul_q4,
+ * dequantize).
  * Included by vk_ops.c before its planner, which calls
  * oi__vk_plan_nn_family for every op: it returns false for ops not of
  * this family, else sets *status (OI_OK with a filled plan, or the reason
@@ -7,8 +8,9 @@
  * The float ops compute in f32 and write f32: straight into an f32
  * output, else into the scratch, which a cast stage then rounds into the
  * f16/bf16 output (as rownorm does). Their push blocks mirror the GLSL
- * push blocks of chnorm.comp, rope.comp, attention.comp, topk.comp and
- * matmul_quant.comp. */
+ * push blocks of chnorm.comp, rope.comp, attention.comp, topk.comp,
+ * matmul_quant.comp and matvec_quant.comp; dequantize.comp reads u8 blocks
+ * and writes its f32 output itself. */
 
 #define OI__VK_NN_DIMS 6         /* dims of x that chnorm.comp and rope.comp walk */
 #define OI__VK_ATTN_MAX_D 256    /* attention.comp: q row in shared memory (MAX_D) */
@@ -72,12 +74,20 @@ typedef struct oi__vk_matvec_push {
     uint32_t d_offset;
 } oi__vk_matvec_push;
 
+typedef struct oi__vk_dequant_push {
+    uint32_t n, K;
+    uint32_t format; /* 1 q4_0, 2 q4_1, 3 q8_0 */
+    uint32_t w_stride_row, w_offset;
+    uint32_t d_offset;
+} oi__vk_dequant_push;
+
 typedef char oi__vk_matvec_push_fits[sizeof(oi__vk_matvec_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 typedef char oi__vk_chnorm_push_fits[sizeof(oi__vk_chnorm_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 typedef char oi__vk_rope_push_fits[sizeof(oi__vk_rope_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 typedef char oi__vk_attention_push_fits[sizeof(oi__vk_attention_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 typedef char oi__vk_topk_push_fits[sizeof(oi__vk_topk_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 typedef char oi__vk_qmm_push_fits[sizeof(oi__vk_qmm_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
+typedef char oi__vk_dequant_push_fits[sizeof(oi__vk_dequant_push) <= OI__VK_PUSH_WORDS * 4 ? 1 : -1];
 
 static bool oi__vk_nn_float(oi_dtype t) { return t == OI_DTYPE_F32 || t == OI_DTYPE_F16 || t == OI_DTYPE_BF16; }
 
@@ -308,6 +318,26 @@ static oi_status oi__vk_plan_topk(const oi__vk_context *ctx, const oi__kernel_ar
 
 /* ---- matmul_q8, matmul_q4: matmul_quant.comp, matvec_quant.comp ---- */
 
+/* The `format` of matmul_q4 and dequantize as the shaders number it:
+ * 1 q4_0 (matmul_q4's default), 2 q4_1, 3 q8_0. */
+static uint32_t oi__vk_q_format(const oi__kernel_args *k) {
+    const oi__attr *format = oi__op_attr_for(k, "format");
+    return !format || strcmp(format->s, "q4_0") == 0 ? 1u : strcmp(format->s, "q4_1") == 0 ? 2u : 3u;
+}
+
+/* The leading dims of x [..., K] as rows [M, K]: false when they do not
+ * walk as one stride, else *row_stride is it (0 for a single row). */
+static bool oi__vk_rows_of(const oi__vk_view *x, int64_t *row_stride) {
+    int64_t lead_shape[OI_MAX_DIMS], lead_strides[1][OI_MAX_DIMS];
+    for (int d = 0; d < x->ndim - 1; d++) {
+        lead_shape[d] = x->shape[d];
+        lead_strides[0][d] = x->strides[d];
+    }
+    int nl = oi__vk_merge_dims(x->ndim - 1, lead_shape, 1, lead_strides);
+    *row_stride = lead_strides[0][0];
+    return nl == 1;
+}
+
 /* matmul_q4 with a few rows of x (decoding), and every q8_0 or
  * activations="q8" case: matvec_quant.comp, a workgroup per 4 columns. */
 #define OI__VK_MATVEC_MAX_ROWS 8
@@ -330,22 +360,15 @@ static oi_status oi__vk_plan_qmm(const oi__vk_context *ctx, const oi__kernel_arg
     const char *name = oi_op_name(k->op);
     oi__vk_qmm_push push;
     memset(&push, 0, sizeof push);
-    /* x [..., K] as [M, K]: the leading dims must walk as one */
-    int64_t lead_shape[OI_MAX_DIMS], lead_strides[1][OI_MAX_DIMS];
-    for (int d = 0; d < x->ndim - 1; d++) {
-        lead_shape[d] = x->shape[d];
-        lead_strides[0][d] = x->strides[d];
-    }
-    int64_t M = oi__shape_numel(x->ndim - 1, x->shape);
-    int nl = oi__vk_merge_dims(x->ndim - 1, lead_shape, 1, lead_strides);
-    if (nl > 1)
+    int64_t M = oi__shape_numel(x->ndim - 1, x->shape), a_stride_m;
+    if (!oi__vk_rows_of(x, &a_stride_m)) /* x [..., K] as [M, K] */
         return oi__vk_unsupported("%s: the leading dims of x do not merge into one", name);
     if (x->shape[x->ndim - 1] == 0)
         return oi__vk_unsupported("%s: K = 0 (the CPU writes zeros, whatever the scales)", name);
     push.M = (uint32_t)M;
     push.K = (uint32_t)x->shape[x->ndim - 1];
     push.N = (uint32_t)out->shape[out->ndim - 1];
-    push.a_stride_m = x->ndim > 1 ? (uint32_t)lead_strides[0][0] : 0;
+    push.a_stride_m = (uint32_t)a_stride_m;
     push.a_stride_k = (uint32_t)x->strides[x->ndim - 1];
     push.a_offset = (uint32_t)x->offset;
     push.w_offset = (uint32_t)w->offset;
@@ -361,8 +384,8 @@ static oi_status oi__vk_plan_qmm(const oi__vk_context *ctx, const oi__kernel_arg
         push.s_stride = (uint32_t)in[2].strides[0];
         push.s_offset = (uint32_t)in[2].offset;
     } else {
-        const oi__attr *format = oi__op_attr_for(k, "format"), *act = oi__op_attr_for(k, "activations");
-        push.format = !format || strcmp(format->s, "q4_0") == 0 ? 1u : strcmp(format->s, "q4_1") == 0 ? 2u : 3u;
+        const oi__attr *act = oi__op_attr_for(k, "activations");
+        push.format = oi__vk_q_format(k);
         if (w->strides[1] != 1 && w->shape[1] != 1)
             return oi__vk_unsupported("matmul_q4: the bytes of a weight row are not contiguous");
         push.w_stride_n = (uint32_t)w->strides[0];
@@ -389,8 +412,33 @@ static oi_status oi__vk_plan_qmm(const oi__vk_context *ctx, const oi__kernel_arg
     return oi__vk_plan_cast_from_temp(ctx, OI_DTYPE_F32, out, plan);
 }
 
+/* ---- dequantize: dequantize.comp, an invocation per f32 element ---- */
+static oi_status oi__vk_plan_dequant(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
+                                     const oi__vk_view *out, oi__vk_plan *plan) {
+    const oi__vk_view *w = &in[0];
+    int64_t row_stride;
+    if (w->strides[w->ndim - 1] != 1)
+        return oi__vk_unsupported("dequantize: the bytes of a row of w are not contiguous");
+    if (!oi__vk_rows_of(w, &row_stride))
+        return oi__vk_unsupported("dequantize: the leading dims of w do not merge into one");
+    oi__vk_dequant_push push;
+    memset(&push, 0, sizeof push);
+    push.n = (uint32_t)oi__shape_numel(out->ndim, out->shape);
+    push.K = (uint32_t)out->shape[out->ndim - 1];
+    push.format = oi__vk_q_format(k);
+    push.w_stride_row = (uint32_t)row_stride;
+    push.w_offset = (uint32_t)w->offset;
+    push.d_offset = (uint32_t)out->offset;
+    oi__vk_stage *st = oi__vk_nn_stage(plan, OI__VK_SHADER_DEQUANTIZE, k->op, w->dtype, w->dtype, w->dtype,
+                                       OI_DTYPE_F32, &push, sizeof push);
+    st->roles[0] = OI__VK_ROLE_IN0;
+    st->roles[3] = OI__VK_ROLE_OUT;
+    return oi__vk_groups(ctx, ((uint64_t)push.n + 255) / 256, 1, st->groups);
+}
+
 /* The dtype checks the family shares: float data (f32, f16, bf16) in and
- * out, the output contiguous; the index/weight inputs are the planners'. */
+ * out (top_k: any 8/16/32-bit data; dequantize: u8 in, f32 out), the
+ * output contiguous; the index/weight inputs are the planners'. */
 static oi_status oi__vk_nn_check(const oi__kernel_args *k, const oi__vk_view *in, size_t n_in, const oi__vk_view *out) {
     oi_op op = k->op;
     const char *name = oi_op_name(op);
@@ -403,6 +451,10 @@ static oi_status oi__vk_nn_check(const oi__kernel_args *k, const oi__vk_view *in
         return out->dtype == (op == OI_OP_top_k ? in[0].dtype : OI_DTYPE_I64)
                    ? OI_OK : oi__vk_unsupported("%s: a %s output", name, oi_dtype_name(out->dtype));
     }
+    if (op == OI_OP_dequantize) /* u8 blocks in, f32 out */
+        return in[0].dtype == OI_DTYPE_U8 && out->dtype == OI_DTYPE_F32
+                   ? OI_OK : oi__vk_unsupported("%s: %s in, %s out", name, oi_dtype_name(in[0].dtype),
+                                                oi_dtype_name(out->dtype));
     /* attention writes f32 rows, cast into any float output (the simulator's
      * f16/bf16 activations from f32 operands) */
     bool converts = op == OI_OP_attention && oi__vk_nn_float(out->dtype);
@@ -419,7 +471,7 @@ static bool oi__vk_plan_nn_family(const oi__vk_context *ctx, const oi__kernel_ar
                                   size_t n_in, const oi__vk_view *out, oi__vk_plan *plan, oi_status *status) {
     switch (k->op) {
     case OI_OP_batch_norm: case OI_OP_group_norm: case OI_OP_rope: case OI_OP_attention: case OI_OP_top_k:
-    case OI_OP_top_k_indices: case OI_OP_matmul_q8: case OI_OP_matmul_q4:
+    case OI_OP_top_k_indices: case OI_OP_matmul_q8: case OI_OP_matmul_q4: case OI_OP_dequantize:
         break;
     default:
         return false;
@@ -434,6 +486,7 @@ static bool oi__vk_plan_nn_family(const oi__vk_context *ctx, const oi__kernel_ar
     case OI_OP_rope: *status = oi__vk_plan_rope(ctx, k, in, out, plan); break;
     case OI_OP_attention: *status = oi__vk_plan_attention(ctx, k, in, n_in, out, plan); break;
     case OI_OP_top_k: case OI_OP_top_k_indices: *status = oi__vk_plan_topk(ctx, k, in, out, plan); break;
+    case OI_OP_dequantize: *status = oi__vk_plan_dequant(ctx, k, in, out, plan); break;
     default: *status = oi__vk_plan_qmm(ctx, k, in, out, plan); break;
     }
     return true;
