@@ -3204,6 +3204,33 @@ static void oi__sy_render_q8dot_select(oi__buf *b) {
         "}\n\n");
 }
 
+/* The block format of a matmul_q4 or dequantize node as quant.c's enum. */
+static const char *oi__sy_qformat(const oi__pnode *pn) {
+    const char *format = NULL;
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "format") == 0)
+            format = pn->attrs[i].s;
+    return !format || strcmp(format, "q4_0") == 0 ? "OI__Q4_0" : strcmp(format, "q4_1") == 0 ? "OI__Q4_1" : "OI__Q8_0";
+}
+
+/* dequantize: each row of blocks as f32 by quant.c's oi__dequant_row
+ * (oi_quant.h), the simulator's own loop; tasks take whole rows. */
+static void oi__sy_render_dequant(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
+                                  const oi__sy_kernel *k) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *w = oi__sy_slot_of(s, pn->inputs[0]), *out = oi__sy_slot_of(s, pn->out);
+    long long kk = (long long)out->shape[out->ndim - 1], rb = (long long)w->shape[w->ndim - 1];
+    long long rows = (long long)oi__shape_numel(out->ndim, out->shape) / (kk ? kk : 1);
+    if (k->tasks > 1)
+        oi__sy_task_range(b, lang, k, rows);
+    oi__sy_loop_open(b, lang, k, "oi_r", false, rows, rows);
+    oi__buf_printf(b, "        oi__dequant_row(%s, ", oi__sy_qformat(pn));
+    oi__sy_param_name(b, s, w);
+    oi__buf_printf(b, " + oi_r * %lld, %lld, ", rb, kk);
+    oi__sy_param_name(b, s, out);
+    oi__buf_printf(b, " + oi_r * %lld);\n    }\n", kk);
+}
+
 /* matmul_q4 with activations "q8", as quant.c's: x's rows rounded into
  * int8 blocks once by the step (oi__sy_render_q8_round:
  * oi__q8_quantize_rows_body, the bytes of every ISA's path), then the
@@ -3214,12 +3241,7 @@ static void oi__sy_render_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *x = oi__sy_slot_of(s, pn->inputs[0]), *w = oi__sy_slot_of(s, pn->inputs[1]);
     const oi__slot *out = oi__sy_slot_of(s, pn->out);
-    const char *format = NULL;
-    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
-        if (strcmp(pn->attrs[i].name, "format") == 0)
-            format = pn->attrs[i].s;
-    const char *f = !format || strcmp(format, "q4_0") == 0 ? "OI__Q4_0" : strcmp(format, "q4_1") == 0 ? "OI__Q4_1"
-                                                                                                      : "OI__Q8_0";
+    const char *f = oi__sy_qformat(pn);
     long long kk = (long long)x->shape[x->ndim - 1], n = (long long)w->shape[0];
     long long m = (long long)oi__shape_numel(x->ndim, x->shape) / (kk ? kk : 1), rb = (long long)w->shape[1];
     if (!oi__sy_kernel_a8(k)) { /* f32 activations, a few rows: quant.c's dot products straight from the blocks */
@@ -3282,6 +3304,7 @@ void oi__sy_render_kernels(oi__buf *b, const oi__sy_schedule *s, const oi__sy_la
         case OI__SY_K_MATMUL_ANY: oi__sy_render_matmul_any(b, s, lang, kr); break;
         case OI__SY_K_CONV_T: oi__sy_render_conv_t(b, s, lang, kr); break;
         case OI__SY_K_TOPK: oi__sy_render_topk(b, s, lang, kr); break;
+        case OI__SY_K_DEQUANT: oi__sy_render_dequant(b, s, lang, kr); break;
         }
         oi__buf_puts(b, "}\n\n");
         if (kr->kind == OI__SY_K_GATHER)

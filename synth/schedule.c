@@ -149,6 +149,7 @@ const char *oi__sy_kernel_kind_name(oi__sy_kernel_kind kind) {
     case OI__SY_K_MATMUL_ANY: return "matmul_any";
     case OI__SY_K_CONV_T: return "conv_transpose";
     case OI__SY_K_TOPK: return "top_k";
+    case OI__SY_K_DEQUANT: return "dequantize";
     }
     return "?";
 }
@@ -464,6 +465,17 @@ static oi_status oi__sy_classify_qmatmul(const oi__sy_schedule *s, const oi__pno
     return OI_OK;
 }
 
+/* dequantize(w u8 [..., row bytes]) -> f32 [..., K]: each row of blocks
+ * through quant.c's own oi__dequant_row (oi_quant.h), the simulator's
+ * values bit for bit. (Its input is u8 and its output f32: never the same
+ * variable.) */
+static oi_status oi__sy_classify_dequant(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
+    if (oi__sy_any_dynamic(s, pn))
+        return oi__sy_unsupported(s, pn, "a dequantize over a shape known at run time only");
+    *kind = OI__SY_K_DEQUANT;
+    return OI_OK;
+}
+
 /* Attention as a decoder runs it: keys and values read from a table slice
  * (a leading dim known at run time only, transposed into [B, Hkv, T, D]),
  * query heads sharing kv heads (h / (Hq / Hkv), as nn.c's). Such an
@@ -585,6 +597,8 @@ static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, 
         return oi__sy_classify_llm(s, pn, kind);
     if (op == OI_OP_matmul_q4)
         return oi__sy_classify_qmatmul(s, pn, kind);
+    if (op == OI_OP_dequantize)
+        return oi__sy_classify_dequant(s, pn, kind);
     char why[160];
     snprintf(why, sizeof why, "op %s on %s", oi__sy_op_name(op), oi_dtype_name(in0->dtype));
     return oi__sy_unsupported(s, pn, why);
@@ -1611,8 +1625,8 @@ static oi_status oi__sy_op_shape(const oi__sy_schedule *s, const oi__pnode *pn, 
         *out = in[0];
         return OI_OK;
     }
-    if (op == OI_OP_gather || oi__sy_llm_op(op) || op == OI_OP_matmul_q4 || op == OI_OP_top_k ||
-        op == OI_OP_top_k_indices) { /* static shapes only (classify): the declared one */
+    if (op == OI_OP_gather || oi__sy_llm_op(op) || op == OI_OP_matmul_q4 || op == OI_OP_dequantize ||
+        op == OI_OP_top_k || op == OI_OP_top_k_indices) { /* static shapes only (classify): the declared one */
         const oi__slot *o = oi__sy_slot(s, pn->out);
         out->ndim = o->ndim;
         memcpy(out->dims, o->shape, sizeof out->dims);
@@ -2424,6 +2438,11 @@ static void oi__sy_plan_tasks(oi__sy_schedule *s, oi__sy_kernel *k) {
     case OI__SY_K_QMATMUL:
         oi__sy_split_qmatmul(s, k);
         break;
+    case OI__SY_K_DEQUANT: { /* rows of the result */
+        int64_t row = out->ndim ? out->shape[out->ndim - 1] : 1;
+        oi__sy_split_rows(k, oi__sy_numel(out) / (row ? row : 1), row);
+        break;
+    }
     case OI__SY_K_ATTN_KV: /* one query head a task; its key count arrives at run time (n0) */
         k->task_rows = 1;
         k->tasks = (int)(in->shape[0] * in->shape[1]);
@@ -2514,7 +2533,7 @@ static void oi__sy_plan_packing(oi__sy_schedule *s) {
             continue;
         oi__sy_plan_tasks(s, kr);
         s->threaded |= kr->tasks > 1;
-        s->quant |= kr->kind == OI__SY_K_QMATMUL;
+        s->quant |= kr->kind == OI__SY_K_QMATMUL || kr->kind == OI__SY_K_DEQUANT;
         if (oi__sy_kernel_a8(kr)) { /* its own rows of ctx->q8_x: kernels in one job never share them */
             kr->q8_offset = s->q8_elements;
             s->q8_elements += oi__sy_numel(oi__sy_slot(s, kr->nodes[0]->inputs[0]));

@@ -40,7 +40,8 @@ typedef enum oi__sy_kernel_kind {
     OI__SY_K_MATMUL_ANY,  /* matmul over broadcast batch dims or of any number dtype, gemm
                              with trans_a/trans_b/alpha/beta or a broadcast C: plain loops */
     OI__SY_K_CONV_T,      /* conv_transpose2d: each input position's products scattered, conv.c's order */
-    OI__SY_K_TOPK         /* top_k, top_k_indices along an axis: scalar.h's keys and heap, as nn.c */
+    OI__SY_K_TOPK,        /* top_k, top_k_indices along an axis: scalar.h's keys and heap, as nn.c */
+    OI__SY_K_DEQUANT      /* dequantize: rows of ggml blocks as f32, quant.c's oi__dequant_row */
 } oi__sy_kernel_kind;
 
 /* A conv's window, as kernels/conv.c reads it (1 or 2 spatial dims; a 1-D
@@ -258,7 +259,7 @@ typedef struct oi__sy_schedule {
     bool packed_gemm;       /* some kernel is packed: the folder gets oi_gemm.h */
     bool threaded;          /* some kernel has tasks: the folder gets oi_runtime.h */
     bool vexp;              /* some kernel takes e^x on vectors (oi_gemm.h's vexp) */
-    bool quant;             /* some kernel runs matmul_q4: the folder gets oi_quant.h */
+    bool quant;             /* some kernel runs matmul_q4 or dequantize: the folder gets oi_quant.h */
     int64_t q8_elements;    /* ctx->q8_x: every matmul_q4 kernel's x as int8, side by side */
     int64_t gemm_kc;        /* k steps per packed block (gemm.c's kc)         */
     int64_t task_cols;      /* columns of a matmul task over a packed B, at most */

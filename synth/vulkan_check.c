@@ -23,7 +23,8 @@ static oi_status oi__vk_refuse(const oi__pnode *pn, const char *why) {
  * copies: kind -1), and in elementwise arithmetic (oi__vk_int_op; i64 where
  * the device has shaderInt64, oi__vk_check_int_node); bool (a byte) as
  * is_finite's and the comparisons' result and a branch's condition; u8 as
- * matmul_q4's ggml blocks. */
+ * ggml blocks: matmul_q4's and dequantize's, and rows of them gathered
+ * (copied as 32-bit words). */
 static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
     if (t == OI_DTYPE_F32)
         return true;
@@ -35,7 +36,7 @@ static bool oi__vk_dtype_ok(oi_dtype t, int kind) {
     if (t == OI_DTYPE_BOOL) /* a byte: is_finite's result, a branch's condition */
         return kind == OI__SY_K_ALL_FINITE || kind == OI__VK_CONDITION || kind == OI__SY_K_ELEMENTWISE ||
                kind == OI__SY_K_COPY || kind == OI__SY_K_ATTENTION;
-    return t == OI_DTYPE_U8 && kind == OI__SY_K_QMATMUL;
+    return t == OI_DTYPE_U8 && (kind == OI__SY_K_QMATMUL || kind == OI__SY_K_DEQUANT || kind == OI__SY_K_GATHER);
 }
 
 static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn, int slot, int kind) {
@@ -44,7 +45,8 @@ static oi_status oi__vk_check_slot(const oi__sy_schedule *s, const oi__pnode *pn
     char why[320];
     if (!oi__vk_dtype_ok(sl->dtype, kind)) {
         snprintf(why, sizeof why, "%s is %s (the GLSL kernels compute on f32, and on i32 and i64 in elementwise arithmetic; "
-                 "i32/i64 are copied, gathered, positions and indices; u8 are matmul_q4's blocks; bool is "
+                 "i32/i64 are copied, gathered, positions and indices; u8 are matmul_q4's and dequantize's blocks, "
+                 "gathered as words; bool is "
                  "is_finite's result and a branch's condition)", sl->name, oi_dtype_name(sl->dtype));
         return oi__vk_refuse(pn, why);
     }
@@ -141,6 +143,14 @@ static oi_status oi__vk_check_int_node(const oi__sy_schedule *s, const oi__sy_gp
     return OI_OK;
 }
 
+/* The elements of one slab a gather picks: data's dims past its axis. */
+static int64_t oi__vk_gather_inner(const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *data = &s->shaped[pn->inputs[0]];
+    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
+    axis = axis < 0 ? axis + data->ndim : axis;
+    return oi__shape_numel(data->ndim - (int)axis - 1, data->shape + axis + 1);
+}
+
 static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_gpu *g, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
@@ -173,8 +183,11 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_gpu 
         oi_dtype it = s->plan->slots[pn->inputs[1]].dtype;
         if (it != OI_DTYPE_I32 && it != OI_DTYPE_I64)
             return oi__vk_refuse(pn, "gather with indices other than i32 or i64");
+        if (s->plan->slots[pn->inputs[0]].dtype == OI_DTYPE_U8 && oi__vk_gather_inner(s, pn) % 4)
+            return oi__vk_refuse(pn, "a gather of u8 slabs that are not whole 32-bit words (it copies words)");
         break;
     }
+    case OI__SY_K_DEQUANT: break; /* an invocation per f32 element (oi__vk_dequant) */
     case OI__SY_K_LAYOUT: case OI__SY_K_CONV: case OI__SY_K_POOL: break;
     case OI__SY_K_ROPE: break;
     case OI__SY_K_ARGMAX: break; /* a workgroup per lane of the axis (oi__vk_argmax) */

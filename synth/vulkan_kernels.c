@@ -26,17 +26,11 @@ static void oi__vk_helper_name(oi__buf *b, const oi__sy_schedule *s, const oi__s
  * NAME_hi(i) the high one), NAME_w(i) its i-th 32-bit word (copies); in a
  * kernel that computes on i64 (int64), an i64's NAME(i) is its element as
  * one int64_t and NAME_write(i, v) stores one (oi_kernel.glsl's OI_I64 and
- * OI_I64_WRITE). u8 (matmul_q4's blocks) is read by byte offset in the
- * kernel itself. */
+ * OI_I64_WRITE). u8 (ggml blocks) has NAME_w(i) only, its i-th 32-bit word:
+ * a gather copies words, matmul_q4 and dequantize read bytes out of them. */
 static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bool int64) {
     const oi__sy_buffer *buf = &s->buffers[oi__vk_storage(s, slot)];
     const oi__slot *sl = oi__vk_slot(s, slot);
-    if (sl->dtype == OI_DTYPE_U8) {
-        oi__buf_puts(b, "/* ");
-        oi__sy_render_param_name(b, s, sl);
-        oi__buf_puts(b, ": u8 (ggml blocks), read by byte in model_u */\n");
-        return;
-    }
     /* where its first word is: a prefix entry's (in the model) as the step pushes it */
     oi__buf at;
     memset(&at, 0, sizeof at);
@@ -81,16 +75,17 @@ static void oi__vk_int_macros(oi__buf *b, const oi__sy_schedule *s, int slot, bo
     }
     const char *open = model ? "int(model_u[" : buf->home == OI__SY_ARENA ? "arena_i[" : "state_i[";
     const char *close = model ? "])" : "]";
-    bool wide = sl->dtype == OI_DTYPE_I64;
+    bool wide = sl->dtype == OI_DTYPE_I64, blocks = sl->dtype == OI_DTYPE_U8;
     const char *names[3] = {"", "_hi", "_w"};
     const char *index[3] = {wide ? "2u * (i)" : "(i)", "2u * (i) + 1u", "(i)"};
-    for (int m = 0; m < 3; m++) {
+    for (int m = blocks ? 2 : 0; m < 3; m++) {
         if (m == 1 && !wide)
             continue;
         oi__buf_puts(b, "#define ");
         oi__vk_helper_name(b, s, sl, names[m]);
         oi__buf_printf(b, "(i) %s%s%s + %s%s%s\n", open, at.data, model ? " - pc.oi_mb" : "", index[m], close,
-                       m == 0 ? (wide ? " /* i64: the low word */" : " /* i32 */") : "");
+                       m == 0 ? (wide ? " /* i64: the low word */" : " /* i32 */")
+                              : blocks ? " /* u8 (ggml blocks): its bytes' 32-bit words */" : "");
     }
     oi__buf_free(&at);
 }
@@ -1647,7 +1642,8 @@ static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
 
 /* gather along `axis`: output element o is data[outer, idx[j], inner] (a
  * negative index counts from the end; one out of range is clamped, where
- * the simulator stops with an error). */
+ * the simulator stops with an error). u8 slabs (rows of ggml blocks, whole
+ * words: vulkan_check.c) are copied a 32-bit word at a time, o a word. */
 static void oi__vk_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *data = oi__vk_slot(s, pn->inputs[0]), *idx = oi__vk_slot(s, pn->inputs[1]);
@@ -1655,12 +1651,14 @@ static void oi__vk_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
     int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
     if (axis < 0)
         axis += data->ndim;
+    int unit = data->dtype == OI_DTYPE_U8 ? 4 : 1; /* elements a copied word */
     int64_t inner = 1;
     for (int d = (int)axis + 1; d < data->ndim; d++)
         inner *= data->shape[d];
     long long ni = (long long)oi__vk_numel(idx), len = (long long)data->shape[axis];
-    oi__buf_printf(b, "const uint NI = %lldu, AXIS = %lldu, INNER = %lldu;\n\n", ni, len, (long long)inner);
-    oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
+    oi__buf_printf(b, "const uint NI = %lldu, AXIS = %lldu, INNER = %lldu;%s\n\n", ni, len, (long long)(inner / unit),
+                   unit > 1 ? " /* u8 slabs in 32-bit words */" : "");
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(out) / unit, wg);
     oi__buf_puts(b, "        int ix = ");
     oi__vk_name(b, s, pn->inputs[1]);
     oi__buf_puts(b, "(o / INNER % NI);\n");
@@ -1685,6 +1683,39 @@ static void oi__vk_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
         }
     }
     oi__buf_puts(b, "    }\n}\n");
+}
+
+/* dequantize: f32 element o is element o % 32 of block (o % K) / 32 of
+ * row o / K, read byte by byte from its input's words: q * d (q8_0),
+ * (q - 8) * d (q4_0), q * d + m (q4_1), the product rounded before m is
+ * added (precise: no fused multiply-add), as quant.c's oi__dequant_row. */
+static void oi__vk_dequant(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
+    const oi__pnode *pn = k->nodes[0];
+    const oi__slot *w = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    const char *format = "q4_0";
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "format") == 0 && pn->attrs[i].s)
+            format = pn->attrs[i].s;
+    bool q8 = strcmp(format, "q8_0") == 0, with_min = strcmp(format, "q4_1") == 0;
+    long long kk = (long long)out->shape[out->ndim - 1], rb = (long long)w->shape[w->ndim - 1];
+    oi__buf_printf(b, "const uint OI_K = %lldu, OI_ROW_BYTES = %lldu, OI_BLOCK = %du; /* a row's elements and bytes, %s */\n\n",
+                   kk, rb, q8 ? 34 : with_min ? 20 : 18, format);
+    oi__buf_puts(b, "uint oi_byte(uint i) { return (uint(");
+    oi__vk_helper(b, s, pn->inputs[0], "_w");
+    oi__buf_puts(b, "(i >> 2u)) >> (8u * (i & 3u))) & 0xffu; }\n"
+                    "float oi_half(uint i) { return unpackHalf2x16(oi_byte(i) | (oi_byte(i + 1u) << 8u)).x; }\n\n");
+    oi__vk_grid_loop(b, s, k, oi__vk_numel(out), wg);
+    oi__buf_puts(b, "        const uint oi_j = o % 32u, oi_blk = o / OI_K * OI_ROW_BYTES + o % OI_K / 32u * OI_BLOCK;\n");
+    if (q8)
+        oi__buf_puts(b, "        precise float oi_v = float(int(oi_byte(oi_blk + 2u + oi_j) << 24u) >> 24) * oi_half(oi_blk);\n");
+    else
+        oi__buf_printf(b, "        const uint oi_q = (oi_byte(oi_blk + OI_BLOCK - 16u + (oi_j & 15u)) >> (oi_j < 16u ? 0u : 4u)) & 15u;\n"
+                          "        precise float oi_v = %s * oi_half(oi_blk);\n%s",
+                       with_min ? "float(oi_q)" : "(float(oi_q) - 8.0)",
+                       with_min ? "        precise float oi_vm = oi_v + oi_half(oi_blk + 2u);\n" : "");
+    oi__buf_puts(b, "        ");
+    oi__vk_name(b, s, pn->out);
+    oi__buf_printf(b, "(o) = %s;\n    }\n}\n", with_min ? "oi_vm" : "oi_v");
 }
 
 /* matmul_q4: x [M, K] by weight rows [N, K / 32 blocks] of ggml blocks
@@ -2056,6 +2087,7 @@ static void oi__vk_kernel_body(oi__buf *b, const oi_plan *p, const oi__sy_kernel
     case OI__SY_K_MATMUL_ANY: oi__vk_matmul_any(b, p, k); break;
     case OI__SY_K_CONV_T: oi__vk_conv_t(b, s, k, wg); break;
     case OI__SY_K_TOPK: oi__vk_topk(b, s, k, wg); break;
+    case OI__SY_K_DEQUANT: oi__vk_dequant(b, s, k, wg); break;
     }
 }
 

@@ -91,7 +91,9 @@
  *                  blocks (one row of x, five rows split into tasks), and
  *                  over a prefix table W(l) in a loop (a decoder's layers);
  *                  with f32 activations over one and three rows of x;
- *                  its model quant_model
+ *                  dequantize of two gathered q8_0 rows (an embedding
+ *                  lookup; the Vulkan target copies them as words) and of
+ *                  whole q4_1 and q4_0 tables; its model quant_model
  *   kv_gqa         a decoder's attention: per layer of a loop this step's k
  *                  and v written into persistent tables K(l, t), V(l, t)
  *                  (@fixed(t=16)), every position so far read back
@@ -641,14 +643,16 @@ OI_GRAPH(llm_ops,
 )
 
 OI_GRAPH(quant_ops,
-  OI_DYNAMIC( OI_VAR(x, f32[1, 64]) OI_VAR(xm, f32[5, 96]) OI_VAR(x3, f32[3, 96]) )
+  OI_DYNAMIC( OI_VAR(x, f32[1, 64]) OI_VAR(xm, f32[5, 96]) OI_VAR(x3, f32[3, 96]) OI_VAR(tok, i32[2]) )
   OI_CONSTANT(
     OI_VAR(W41, u8[48, 40], @ref("w41")) OI_VAR(W40, u8[40, 36], @ref("w40")) OI_VAR(W80, u8[600, 102], @ref("w80"))
+    OI_VAR(E80, u8[16, 68], @ref("emb80"))
     OI_VAR(Wl(l), u8[64, 40], @pattern("l{l}.w"))
   )
   OI_VOLATILE(
     OI_VAR(y41, f32[1, 48]) OI_VAR(y40, f32[1, 40]) OI_VAR(y80, f32[5, 600]) OI_VAR(h, f32[1, 64])
     OI_VAR(f41, f32[1, 48]) OI_VAR(f40, f32[1, 40]) OI_VAR(f80, f32[3, 600])
+    OI_VAR(e80, f32[2, 64]) OI_VAR(e41, f32[48, 64]) OI_VAR(e40, f32[40, 64])
   )
   OI_BLOCK(entry,
     OI_OP(matmul_q4, x, W41, format="q4_1", activations="q8") OI_TO(y41)
@@ -657,6 +661,11 @@ OI_GRAPH(quant_ops,
     OI_OP(matmul_q4, x, W41, format="q4_1") OI_TO(f41)
     OI_OP(matmul_q4, x, W40, format="q4_0", activations="f32") OI_TO(f40)
     OI_OP(matmul_q4, x3, W80, format="q8_0") OI_TO(f80)
+    OI_ASSIGN(rows80, u8[2, 68])
+    OI_OP(gather, E80, tok) OI_TO(rows80)
+    OI_OP(dequantize, rows80, format="q8_0") OI_TO(e80)
+    OI_OP(dequantize, W41, format="q4_1") OI_TO(e41)
+    OI_OP(dequantize, W40, format="q4_0") OI_TO(e40)
     OI_OP(add, x, x) OI_TO(h)
     OI_LOOP(layers, l, 0..3,
       OI_ASSIGN(t, f32[1, 64])
@@ -712,7 +721,7 @@ static void quant_rows(uint8_t *w, int rows, int blocks, int block_bytes, int ha
 
 oi_model *quant_model(uint8_t **bytes);
 oi_model *quant_model(uint8_t **bytes) {
-    static uint8_t w41[48 * 40], w40[40 * 36], w80[600 * 102], wl[3][64 * 40];
+    static uint8_t w41[48 * 40], w40[40 * 36], w80[600 * 102], wl[3][64 * 40], e80[16 * 68];
     uint32_t state = 2024;
     quant_rows(w41, 48, 2, 20, 2, &state);
     quant_rows(w40, 40, 2, 18, 1, &state);
@@ -728,6 +737,9 @@ oi_model *quant_model(uint8_t **bytes) {
         quant_rows(wl[l], 64, 2, 20, 2, &state);
         bad = oi_writer_add_tensor(w, name, OI_DTYPE_U8, 2, dl, wl[l], NULL) != OI_OK;
     }
+    uint64_t de[2] = {16, 68}; /* an embedding table in q8_0: rows of 2 blocks */
+    quant_rows(e80, 16, 2, 34, 1, &state);
+    bad = bad || oi_writer_add_tensor(w, "emb80", OI_DTYPE_U8, 2, de, e80, NULL) != OI_OK;
     size_t size = 0;
     bad = bad || oi_writer_to_memory(w, 2, bytes, &size) != OI_OK;
     oi_writer_free(w);
