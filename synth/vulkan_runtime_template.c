@@ -120,6 +120,12 @@ static inline void oi_vk_read_device(oi_vk *vk) {
     vkGetPhysicalDeviceProperties(vk->physical, &props);
     vk->timestamp_ns = vk->family < nq && families[vk->family].timestampValidBits ? props.limits.timestampPeriod : 0.0f;
     vk->model_range = props.limits.maxStorageBufferRange; /* the window's bytes (oi_vk_create_layout) */
+    /* OI_VK_MODEL_WINDOW=BYTES: a smaller window than the device allows, to try on this
+     * device how the folder reads a model larger than a smaller device's range */
+    const char *window = getenv("OI_VK_MODEL_WINDOW");
+    unsigned long long cap = window ? strtoull(window, NULL, 10) : 0;
+    if (cap >= 65536 && cap < vk->model_range)
+        vk->model_range = (VkDeviceSize)cap;
     /* the window's start: a multiple of the device's alignment and of 16 bytes (the kernels'
      * vec4 views of the model stay aligned; both are powers of two) */
     vk->model_align = props.limits.minStorageBufferOffsetAlignment > 16 ? props.limits.minStorageBufferOffsetAlignment : 16;

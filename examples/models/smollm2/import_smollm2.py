@@ -6,9 +6,10 @@ examples/models/smollm2.
 
 Reads the GGUF with numpy only (python/openinfer_oinf/importers.py: read_gguf). The Q4_1
 matrices keep their 20-byte ggml blocks as u8 rows ([out, in / 32 * 20]) for matmul_q4; the
-Q8_0 token embedding, which is also the output projection (tied), goes in twice: as its 34-byte
-blocks ([vocab, d / 32 * 34], "tok_emb_q8") for the logits' matmul_q4 (format="q8_0"), and
-expanded to f32 for the embedding lookup (gather reads one row of it per token). The q and k rows keep the GGUF's order, which is made for interleaved
+Q8_0 token embedding, which is also the output projection (tied), goes in once, as its 34-byte
+blocks ([vocab, d / 32 * 34], "tok_emb_q8"): the lookup gathers one row of blocks per token and
+dequantizes it, the logits' matmul_q4 (format="q8_0") reads every row. No weight is expanded to
+f32. The q and k rows keep the GGUF's order, which is made for interleaved
 RoPE (pairs 2i, 2i + 1). The vocabulary and the BPE merges go in as metadata strings, one entry
 per line.
 """
@@ -40,8 +41,7 @@ def convert(path: str) -> tuple[dict, dict, dict]:
     meta, t = read_gguf(path)
     arch = meta["general.architecture"]
     n_layers = int(meta[f"{arch}.block_count"])
-    out = {"tok_emb": np.ascontiguousarray(t["token_embd.weight"].to_float()),
-           "out_norm": t["output_norm.weight"].to_float()}
+    out = {"out_norm": t["output_norm.weight"].to_float()}
     emb = t["token_embd.weight"]
     if emb.ggml_type != "q8_0":
         sys.exit(f"import_smollm2: token_embd.weight is {emb.ggml_type}, expected q8_0")
@@ -59,7 +59,7 @@ def convert(path: str) -> tuple[dict, dict, dict]:
     d = int(meta[f"{arch}.embedding_length"])
     heads, kv_heads = int(meta[f"{arch}.attention.head_count"]), int(meta[f"{arch}.attention.head_count_kv"])
     f = int(meta[f"{arch}.feed_forward_length"])
-    sizes = {"D": d, "V": out["tok_emb"].shape[0], "F": f, "n_layers": n_layers, "n_heads": heads,
+    sizes = {"D": d, "V": int(emb.shape[0]), "F": f, "n_layers": n_layers, "n_heads": heads,
              "n_kv_heads": kv_heads, "Dh": d // heads, "KV": d // heads * kv_heads,
              "QD": d // 32 * 20, "QF": f // 32 * 20, "QE": d // 32 * 34}
     tokens = meta["tokenizer.ggml.tokens"]

@@ -15,13 +15,12 @@
 #include <string.h>
 #include <time.h>
 
-/* One token per step. Head counts and sizes in the reshape settings are literals (9 query heads,
- * 3 key/value heads, 64 per head) because op settings cannot name sizes of the model yet. */
+/* One token per step. The reshape settings name the model's sizes (n_heads query heads and
+ * n_kv_heads key/value heads of Dh), resolved when the graph is validated against the model. */
 OI_GRAPH(smollm2,
   OI_DYNAMIC( OI_VAR(token, i32[1]) )
   OI_CONSTANT(
-    OI_VAR(emb, f32[V, D], @ref("tok_emb"))        /* Q8_0 in the GGUF, expanded for the lookup */
-    OI_VAR(emb_q8, u8[V, QE], @ref("tok_emb_q8"))  /* the same, as q8_0 rows for the logits */
+    OI_VAR(emb_q8, u8[V, QE], @ref("tok_emb_q8"))  /* q8_0 rows: the lookup and the logits */
     OI_VAR(out_norm, f32[D])
     OI_VAR(attn_norm(l), f32[D], @pattern("l{l}.attn_norm"))
     OI_VAR(ffn_norm(l), f32[D], @pattern("l{l}.ffn_norm"))
@@ -41,11 +40,13 @@ OI_GRAPH(smollm2,
   OI_BLOCK(entry,
     OI_ASSIGN(pos0, i32)
     OI_ASSIGN(pos, i32[1])
+    OI_ASSIGN(h_q8, u8[1, QE])
     OI_ASSIGN(h, f32[1, D])
     OI_ASSIGN(x, f32[1, D])
     OI_CACHE_READ(step, pos0)
     OI_OP(reshape, pos0, shape=[1]) OI_TO(pos)
-    OI_OP(gather, emb, token) OI_TO(h)
+    OI_OP(gather, emb_q8, token) OI_TO(h_q8)           /* the token's row, still in blocks */
+    OI_OP(dequantize, h_q8, format="q8_0") OI_TO(h)
     OI_LOOP(layers, l, 0..n_layers,
       OI_ASSIGN(q, f32[1, D])
       OI_ASSIGN(k, f32[1, KV])
@@ -67,9 +68,9 @@ OI_GRAPH(smollm2,
       OI_OP(matmul_q4, x, Wq[l], format="q4_1", activations="q8") OI_TO(q)
       OI_OP(matmul_q4, x, Wk[l], format="q4_1", activations="q8") OI_TO(k)
       OI_OP(matmul_q4, x, Wv[l], format="q4_1", activations="q8") OI_TO(v)
-      OI_OP(reshape, q, shape=[1, 9, 64]) OI_TO(q3)
-      OI_OP(reshape, k, shape=[1, 3, 64]) OI_TO(k3)
-      OI_OP(reshape, v, shape=[1, 3, 64]) OI_TO(v3)
+      OI_OP(reshape, q, shape=[1, n_heads, Dh]) OI_TO(q3)
+      OI_OP(reshape, k, shape=[1, n_kv_heads, Dh]) OI_TO(k3)
+      OI_OP(reshape, v, shape=[1, n_kv_heads, Dh]) OI_TO(v3)
       OI_OP(rope, q3, pos, theta=100000.0, interleaved=true, seq_axis=0) OI_TO(q3)
       OI_OP(rope, k3, pos, theta=100000.0, interleaved=true, seq_axis=0) OI_TO(k3)
       /* the cache: this position's k and v appended, all positions read back */
@@ -79,7 +80,7 @@ OI_GRAPH(smollm2,
       OI_CACHE_READ(V[l, 0..step+1], vals)
       OI_OP(transpose, keys, perm=[1, 2, 0, 3]) OI_TO(kh)
       OI_OP(transpose, vals, perm=[1, 2, 0, 3]) OI_TO(vh)
-      OI_OP(reshape, q3, shape=[1, 9, 1, 64]) OI_TO(qh)
+      OI_OP(reshape, q3, shape=[1, n_heads, 1, Dh]) OI_TO(qh)
       OI_OP(attention, qh, kh, vh) OI_TO(att)          /* 9 query heads over 3 kv heads */
       OI_OP(reshape, att, shape=[1, -1]) OI_TO(o)
       OI_OP(matmul_q4, o, Wo[l], format="q4_1", activations="q8") OI_TO(x)
