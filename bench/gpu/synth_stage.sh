@@ -125,7 +125,8 @@ done
 # EXPORTER [VAR=VALUE...] (the seeded input's first element set, as check_vulkan.py --set): the
 # branches on device values (each path), comparisons, cache_reset, masked attention, the
 # convolutions, pools and layout ops, reductions over any axes, numbers as op inputs (and clamp),
-# the logical ops and where on bools, a decoder's row ops (argmax and argmin too), matmuls
+# the logical ops and where on bools, a decoder's row ops (argmax and argmin too), quantized matmuls
+# and dequantize (a gathered q8_0 embedding row), matmuls
 # writing their own A, batch_norm and group_norm, matmuls over batch dims and gemm's transposes,
 # conv_transpose2d, top_k (with a NaN too), variables named as the kernels' locals, and two real models (their packages' weights, imported
 # into BUILD_DIR/tests/synth by the synth tests; skipped where missing)
@@ -171,6 +172,7 @@ stage_parity reduce_axes_nan 2 export_reduce_axes x=nan
 stage_parity literals 3 export_literals
 stage_parity bool_ops 3 export_bool_ops
 stage_parity llm_ops 3 export_llm_ops
+stage_parity quant_ops 3 export_quant_ops
 stage_parity in_place_mm 2 export_in_place_mm
 stage_parity nn_ops 2 export_nn_ops
 stage_parity vk_matmul_any 2 export_vk_matmul_any
