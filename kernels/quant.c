@@ -146,10 +146,10 @@ OI__MATH_INLINE void oi__dequant_q4(const uint8_t *row, int64_t k, bool with_min
     for (int64_t b = 0; b < k / OI__Q4_BLOCK; b++, dst += OI__Q4_BLOCK, row += bytes) {
         const uint8_t *qs = row + bytes - 16;
         float d = oi__q_half(row), m = with_min ? oi__q_half(row + 2) : 0.0f;
-        for (int j = 0; j < 16; j++) {
+        for (int j = 0; j < 16; j++) { /* q4_0 adds no m: a -0 product stays -0, as on the GPU */
             float lo = ((float)(qs[j] & 15) + off) * d, hi = ((float)(qs[j] >> 4) + off) * d;
-            dst[j] = lo + m;
-            dst[j + 16] = hi + m;
+            dst[j] = with_min ? lo + m : lo;
+            dst[j + 16] = with_min ? hi + m : hi;
         }
     }
 }
