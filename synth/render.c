@@ -2031,22 +2031,9 @@ static void oi__sy_render_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi
                       "        }\n    }\n", it, Dv, o_row);
 }
 
-/* gather along `axis`: data [outer, dim, inner] and the result [outer,
- * count, inner] (count: the indices' elements), one slab of `inner`
- * values per index, a negative index counting from the end (kernels/
- * shape.c). Its indices are checked before it runs (oi__sy_render_gather_check). */
-typedef struct oi__sy_gather_dims { int64_t outer, dim, inner, count; int axis; } oi__sy_gather_dims;
-
-static oi__sy_gather_dims oi__sy_gather_shape(const oi__sy_schedule *s, const oi__pnode *pn) {
-    const oi__slot *data = oi__sy_slot_of(s, pn->inputs[0]), *idx = oi__sy_slot_of(s, pn->inputs[1]);
-    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
-    int a = (int)(axis < 0 ? axis + data->ndim : axis);
-    oi__sy_gather_dims g = {oi__shape_numel(a, data->shape), data->shape[a],
-                            oi__shape_numel(data->ndim - a - 1, data->shape + a + 1),
-                            oi__shape_numel(idx->ndim, idx->shape), a};
-    return g;
-}
-
+/* gather: one slab of `inner` values per index (oi__sy_gather_shape), a
+ * negative index counting from the end (kernels/shape.c). Its indices are
+ * checked before it runs (oi__sy_render_gather_check). */
 /* "const int64_t q = ids[i];": index i of the indices, in 64 bits of its sign */
 static void oi__sy_gather_load(oi__buf *b, const oi__sy_schedule *s, const oi__slot *idx, int depth) {
     oi__sy_indent(b, depth);
@@ -3206,11 +3193,8 @@ static void oi__sy_render_q8dot_select(oi__buf *b) {
 
 /* The block format of a matmul_q4 or dequantize node as quant.c's enum. */
 static const char *oi__sy_qformat(const oi__pnode *pn) {
-    const char *format = NULL;
-    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
-        if (strcmp(pn->attrs[i].name, "format") == 0)
-            format = pn->attrs[i].s;
-    return !format || strcmp(format, "q4_0") == 0 ? "OI__Q4_0" : strcmp(format, "q4_1") == 0 ? "OI__Q4_1" : "OI__Q8_0";
+    const char *format = oi__sy_qformat_name(pn);
+    return strcmp(format, "q4_0") == 0 ? "OI__Q4_0" : strcmp(format, "q4_1") == 0 ? "OI__Q4_1" : "OI__Q8_0";
 }
 
 /* dequantize: each row of blocks as f32 by quant.c's oi__dequant_row

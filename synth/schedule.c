@@ -91,6 +91,23 @@ int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inn
     return x->shape[axis];
 }
 
+oi__sy_gather_dims oi__sy_gather_shape(const oi__sy_schedule *s, const oi__pnode *pn) {
+    const oi__slot *data = &s->shaped[pn->inputs[0]], *idx = &s->shaped[pn->inputs[1]];
+    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
+    int a = (int)(axis < 0 ? axis + data->ndim : axis);
+    oi__sy_gather_dims g = {oi__shape_numel(a, data->shape), data->shape[a],
+                            oi__shape_numel(data->ndim - a - 1, data->shape + a + 1),
+                            oi__shape_numel(idx->ndim, idx->shape), a};
+    return g;
+}
+
+const char *oi__sy_qformat_name(const oi__pnode *pn) {
+    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
+        if (strcmp(pn->attrs[i].name, "format") == 0 && pn->attrs[i].s)
+            return pn->attrs[i].s;
+    return "q4_0";
+}
+
 oi__sy_rope_geom oi__sy_rope_geom_of(const oi__slot *x, const oi__pnode *pn) {
     oi__sy_rope_geom g;
     size_t na = arrlenu(pn->attrs);

@@ -310,6 +310,14 @@ int64_t oi__sy_norm_lane(const oi__slot *x, const oi__pnode *pn);
  * (its axis's length; top_k's axis too), *inner the elements between two
  * of them */
 int64_t oi__sy_softmax_lane(const oi__slot *x, const oi__pnode *pn, int64_t *inner);
+/* schedule.c: gather along `axis` seen as data [outer, dim, inner] and a
+ * result [outer, count, inner] (count: the indices' elements), one slab
+ * of `inner` values per index */
+typedef struct oi__sy_gather_dims { int64_t outer, dim, inner, count; int axis; } oi__sy_gather_dims;
+oi__sy_gather_dims oi__sy_gather_shape(const oi__sy_schedule *s, const oi__pnode *pn);
+/* schedule.c: the block format of a matmul_q4 or dequantize node, "q4_0",
+ * "q4_1" or "q8_0" (the op table's default, q4_0, when it names none) */
+const char *oi__sy_qformat_name(const oi__pnode *pn);
 
 /* ---- the elementwise ops the targets emit ---- */
 /* One row per op, so that adding one is a row here (and its scalar form in

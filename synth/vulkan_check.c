@@ -143,14 +143,6 @@ static oi_status oi__vk_check_int_node(const oi__sy_schedule *s, const oi__sy_gp
     return OI_OK;
 }
 
-/* The elements of one slab a gather picks: data's dims past its axis. */
-static int64_t oi__vk_gather_inner(const oi__sy_schedule *s, const oi__pnode *pn) {
-    const oi__slot *data = &s->shaped[pn->inputs[0]];
-    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
-    axis = axis < 0 ? axis + data->ndim : axis;
-    return oi__shape_numel(data->ndim - (int)axis - 1, data->shape + axis + 1);
-}
-
 static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_gpu *g, const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];
     for (int n = 0; n < (int)arrlen(k->nodes); n++) {
@@ -183,7 +175,7 @@ static oi_status oi__vk_check_kernel(const oi__sy_schedule *s, const oi__sy_gpu 
         oi_dtype it = s->plan->slots[pn->inputs[1]].dtype;
         if (it != OI_DTYPE_I32 && it != OI_DTYPE_I64)
             return oi__vk_refuse(pn, "gather with indices other than i32 or i64");
-        if (s->plan->slots[pn->inputs[0]].dtype == OI_DTYPE_U8 && oi__vk_gather_inner(s, pn) % 4)
+        if (s->plan->slots[pn->inputs[0]].dtype == OI_DTYPE_U8 && oi__sy_gather_shape(s, pn).inner % 4)
             return oi__vk_refuse(pn, "a gather of u8 slabs that are not whole 32-bit words (it copies words)");
         break;
     }

@@ -1646,17 +1646,11 @@ static void oi__vk_argmax(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
  * words: vulkan_check.c) are copied a 32-bit word at a time, o a word. */
 static void oi__vk_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
-    const oi__slot *data = oi__vk_slot(s, pn->inputs[0]), *idx = oi__vk_slot(s, pn->inputs[1]);
-    const oi__slot *out = oi__vk_slot(s, pn->out);
-    int64_t axis = oi__op_param_value_i64(pn->ir->op, pn->attrs, arrlenu(pn->attrs), "axis");
-    if (axis < 0)
-        axis += data->ndim;
+    const oi__slot *data = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
+    oi__sy_gather_dims g = oi__sy_gather_shape(s, pn);
     int unit = data->dtype == OI_DTYPE_U8 ? 4 : 1; /* elements a copied word */
-    int64_t inner = 1;
-    for (int d = (int)axis + 1; d < data->ndim; d++)
-        inner *= data->shape[d];
-    long long ni = (long long)oi__vk_numel(idx), len = (long long)data->shape[axis];
-    oi__buf_printf(b, "const uint NI = %lldu, AXIS = %lldu, INNER = %lldu;%s\n\n", ni, len, (long long)(inner / unit),
+    long long ni = (long long)g.count, len = (long long)g.dim;
+    oi__buf_printf(b, "const uint NI = %lldu, AXIS = %lldu, INNER = %lldu;%s\n\n", ni, len, (long long)(g.inner / unit),
                    unit > 1 ? " /* u8 slabs in 32-bit words */" : "");
     oi__vk_grid_loop(b, s, k, oi__vk_numel(out) / unit, wg);
     oi__buf_puts(b, "        int ix = ");
@@ -1692,10 +1686,7 @@ static void oi__vk_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ker
 static void oi__vk_dequant(oi__buf *b, const oi__sy_schedule *s, const oi__sy_kernel *k, uint32_t wg) {
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *w = oi__vk_slot(s, pn->inputs[0]), *out = oi__vk_slot(s, pn->out);
-    const char *format = "q4_0";
-    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
-        if (strcmp(pn->attrs[i].name, "format") == 0 && pn->attrs[i].s)
-            format = pn->attrs[i].s;
+    const char *format = oi__sy_qformat_name(pn);
     bool q8 = strcmp(format, "q8_0") == 0, with_min = strcmp(format, "q4_1") == 0;
     long long kk = (long long)out->shape[out->ndim - 1], rb = (long long)w->shape[w->ndim - 1];
     oi__buf_printf(b, "const uint OI_K = %lldu, OI_ROW_BYTES = %lldu, OI_BLOCK = %du; /* a row's elements and bytes, %s */\n\n",
@@ -1727,17 +1718,14 @@ static void oi__vk_qmatmul(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
     const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *w = oi__vk_slot(s, pn->inputs[1]);
     const oi__slot *out = oi__vk_slot(s, pn->out);
     const oi__sy_buffer *wb = &s->buffers[pn->inputs[1]];
-    const char *format = NULL;
-    for (int i = 0; i < (int)arrlen(pn->attrs); i++)
-        if (strcmp(pn->attrs[i].name, "format") == 0)
-            format = pn->attrs[i].s;
-    int f = format && strcmp(format, "q4_0") == 0 ? 1 : format && strcmp(format, "q8_0") == 0 ? 3 : 2;
+    const char *format = oi__sy_qformat_name(pn);
+    int f = strcmp(format, "q4_0") == 0 ? 1 : strcmp(format, "q8_0") == 0 ? 3 : 2;
     long long K = (long long)x->shape[x->ndim - 1], M = (long long)(oi__vk_numel(x) / K);
     long long N = (long long)out->shape[out->ndim - 1];
     oi__buf_printf(b, "const uint M = %lldu, N = %lldu, K = %lldu, ROW_BYTES = %lldu;\n"
                       "#define Q_FORMAT %du /* %s: 1 q4_0, 2 q4_1, 3 q8_0 */\n#define w_buf model_u\n"
                       "#define COLS 4u\n#define SPLIT 16u\n\nfloat x_at(uint m, uint k) { return ",
-                   M, N, K, (long long)w->shape[1], f, format ? format : "q4_1");
+                   M, N, K, (long long)w->shape[1], f, format);
     oi__vk_name(b, s, pn->inputs[0]);
     oi__buf_puts(b, "(m * K + k); }\n\n#include \"oi_quant_blocks.glsl\"\n\nshared float oi_qpart[64];\n\n");
     oi__vk_main(b, s, k);

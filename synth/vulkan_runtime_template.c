@@ -71,6 +71,7 @@ typedef struct oi_vk {
      * storage buffer): each dispatch that reads it slides the window over what it reads
      * (oi_vk_model_window), its kernels subtracting the window's start (pc.oi_mb). */
     VkDeviceSize model_range, model_align, model_base;
+    const char *model_range_from; /* what set model_range, for the error that names it */
     int app_device; /* the instance, device and queue are the application's: never destroyed here */
     int app_model;  /* the model buffer is the application's: never freed here */
     /* the recorder: what was touched since the last barrier */
@@ -124,8 +125,11 @@ static inline void oi_vk_read_device(oi_vk *vk) {
      * device how the folder reads a model larger than a smaller device's range */
     const char *window = getenv("OI_VK_MODEL_WINDOW");
     unsigned long long cap = window ? strtoull(window, NULL, 10) : 0;
-    if (cap >= 65536 && cap < vk->model_range)
+    vk->model_range_from = "this device's maxStorageBufferRange";
+    if (cap >= 65536 && cap < vk->model_range) {
         vk->model_range = (VkDeviceSize)cap;
+        vk->model_range_from = "OI_VK_MODEL_WINDOW";
+    }
     /* the window's start: a multiple of the device's alignment and of 16 bytes (the kernels'
      * vec4 views of the model stay aligned; both are powers of two) */
     vk->model_align = props.limits.minStorageBufferOffsetAlignment > 16 ? props.limits.minStorageBufferOffsetAlignment : 16;
@@ -649,9 +653,9 @@ static inline int oi_vk_model_window(oi_vk *vk, VkCommandBuffer cb, uint64_t lo,
     VkDeviceSize base = lo < last ? lo : last;
     base -= base % vk->model_align;
     if (hi > base + vk->model_range)
-        return OI_VK_FAIL("Vulkan: one kernel reads model bytes %llu..%llu, more than this device's "
-                          "maxStorageBufferRange (%llu) apart", (unsigned long long)lo, (unsigned long long)hi,
-                          (unsigned long long)vk->model_range);
+        return OI_VK_FAIL("Vulkan: one kernel reads model bytes %llu..%llu, more than the model window's %llu "
+                          "bytes apart (%s)", (unsigned long long)lo, (unsigned long long)hi,
+                          (unsigned long long)vk->model_range, vk->model_range_from);
     if (base != vk->model_base)
         oi_vk_bind(vk, cb, base);
     *mb = (uint32_t)(base / 4);
