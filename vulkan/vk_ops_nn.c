@@ -66,9 +66,7 @@ typedef struct oi__vk_qmm_push {
 } oi__vk_qmm_push;
 
 typedef struct oi__vk_matvec_push {
-    uint32_t M, N, K;
-    uint32_t format; /* 1 q4_0, 2 q4_1, 3 q8_0 */
-    uint32_t act_q8;
+    uint32_t M, N, K; /* the format and act_q8 are spec constants 2 and 3 */
     uint32_t a_stride_m, a_stride_k, a_offset;
     uint32_t w_stride_n, w_offset;
     uint32_t d_offset;
@@ -344,11 +342,12 @@ static bool oi__vk_rows_of(const oi__vk_view *x, int64_t *row_stride) {
 
 static oi_status oi__vk_plan_matvec_quant(const oi__vk_context *ctx, const oi__vk_qmm_push *q, bool act_q8,
                                           oi_dtype x_dtype, const oi__vk_view *out, oi__vk_plan *plan) {
-    oi__vk_matvec_push push = {q->M, q->N, q->K, q->format, act_q8, q->a_stride_m, q->a_stride_k, q->a_offset,
-                               q->w_stride_n, q->w_offset, 0};
+    oi__vk_matvec_push push = {q->M, q->N, q->K, q->a_stride_m, q->a_stride_k, q->a_offset, q->w_stride_n, q->w_offset, 0};
     bool direct = oi__vk_nn_direct(out, &push.d_offset);
     oi__vk_stage *st = oi__vk_nn_stage(plan, OI__VK_SHADER_MATVEC_QUANT, OI_OP_matmul_q4, x_dtype, x_dtype, x_dtype,
                                        OI_DTYPE_F32, &push, sizeof push);
+    st->pipeline.spec[2] = q->format; /* FORMAT and ACT_Q8: matvec_quant.comp folds them */
+    st->pipeline.spec[3] = act_q8 ? 1u : 0u;
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[1] = OI__VK_ROLE_IN1;
     st->roles[2] = OI__VK_ROLE_UNUSED;

@@ -33,7 +33,7 @@ from collections import Counter
 
 import numpy as np
 
-from check_onnx import find_data, find_python, onnx_close
+from check_onnx import case_cflags, find_data, find_python, onnx_close
 from check_vulkan import compare, glslc_warnings, validation_env, volk_dir, vulkan_device_index
 from synth_check import case_flags, option
 
@@ -75,12 +75,12 @@ class Setup:
         self.volk, self.volk_o, self.reader = volk, volk_o, reader
 
 
-def build_alone(setup, gen, alone):
-    """The folder copied alone and built (volk.o taken prebuilt, newer than volk.c); the driver's path
-    or None, and make's output."""
+def build_alone(setup, name, gen, alone):
+    """The folder copied alone and built (volk.o taken prebuilt, newer than volk.c; CFLAGS as
+    check_onnx.py's); the driver's path or None, and make's output."""
     shutil.copytree(gen, alone)
     shutil.copy2(setup.volk_o, os.path.join(alone, "volk.o"))
-    r = run(["make", "-C", alone, "VOLK_DIR=" + setup.volk, "CFLAGS=-O1 -std=c11 -Wall -Wextra -pedantic -Werror"])
+    r = run(["make", "-C", alone, "VOLK_DIR=" + setup.volk, case_cflags(name)])
     names = os.listdir(alone)
     progs = [f[:-2] for f in names if f.endswith(".h") and f[:-2] + ".c" in names]
     exe = os.path.join(alone, progs[0]) if len(progs) == 1 else None
@@ -114,7 +114,7 @@ def check_case(setup, name):
                 return "refused", re.sub(r" on \w+$| \(.*\)$", "", m.group(1).strip())
             return "fail", "synth: " + r.stdout.strip()[-400:]
         flags, expected = case_flags(setup.reader(model), os.path.join(work, "in"))
-        exe, log = build_alone(setup, gen, os.path.join(work, "alone"))
+        exe, log = build_alone(setup, name, gen, os.path.join(work, "alone"))
         if not exe:
             return "fail", "make: " + log.strip()[-600:]
         emitted, sim = os.path.join(work, "emitted"), os.path.join(work, "sim")

@@ -5,11 +5,11 @@
 // idle. A workgroup takes COLS output columns; each column's SPLIT
 // invocations take every SPLIT-th block of 32 along K, and a reduction in
 // shared memory adds their sums:
-//   format 1 q4_0 (18 bytes: f16 d, 16 bytes of nibbles, (q - 8) d),
+//   FORMAT 1 q4_0 (18 bytes: f16 d, 16 bytes of nibbles, (q - 8) d),
 //          2 q4_1 (20 bytes: f16 d, f16 m, nibbles, q d + m),
 //          3 q8_0 (34 bytes: f16 d, 32 signed bytes, q d).
-// act_q8 = 0: x in f32 against the dequantized block.
-// act_q8 = 1: activations="q8", kernels/quant.c's arithmetic: x's block is
+// ACT_Q8 = 0: x in f32 against the dequantized block.
+// ACT_Q8 = 1: activations="q8", kernels/quant.c's arithmetic: x's block is
 //   rounded to int8 (d = max|x| / 127, q = round(x / d) half away from
 //   zero), the block's integer dot product is exact, and its term is
 //     q4_0: (dw dx) (isum - 8 xs)   q4_1: (dw dx) isum + (m dx) xs   q8_0: (dw dx) isum
@@ -24,6 +24,11 @@
 #define SPLIT 16u
 layout(local_size_x = 64) in; // COLS * SPLIT
 layout(constant_id = 1) const uint A_DT = DT_F32; // x
+// The block format and act_q8 are the pipeline's own (vk_ops_nn.c): as
+// constants they fold the block arithmetic's branches, which doubles a
+// decode step's speed on lavapipe.
+layout(constant_id = 2) const uint FORMAT = 1u;
+layout(constant_id = 3) const uint ACT_Q8 = 0u;
 
 layout(binding = 0) readonly buffer BufA { uint a_buf[]; };  // x
 layout(binding = 1) readonly buffer BufB { uint w_buf[]; };  // weight rows
@@ -31,8 +36,6 @@ layout(binding = 3) writeonly buffer BufD { uint d_buf[]; }; // f32 output
 
 layout(push_constant) uniform Push {
     uint M, N, K;
-    uint format; // 1 q4_0, 2 q4_1, 3 q8_0
-    uint act_q8;
     uint a_stride_m, a_stride_k, a_offset;
     uint w_stride_n, w_offset; // bytes: a weight row's stride, the first row
     uint d_offset;
@@ -47,7 +50,7 @@ float x_at(uint m, uint k) {
 // The block formats' arithmetic, which the synthesizer's Vulkan kernels copy
 // (scripts/embed_synth_sources.py: oi_quant_blocks.glsl); they define w_buf,
 // Q_FORMAT and x_at(m, k) as this shader does.
-#define Q_FORMAT pc.format
+#define Q_FORMAT FORMAT
 // synth-embed begin (oi_quant_blocks.glsl)
 uint w_byte(uint i) { return (w_buf[i >> 2u] >> ((i & 3u) * 8u)) & 0xFFu; }
 float w_half(uint i) { return unpackHalf2x16(w_byte(i) | (w_byte(i + 1u) << 8u)).x; }
@@ -138,7 +141,7 @@ void main() {
         if (n < pc.N)
             for (uint b = lane; b < nb; b += SPLIT) {
                 uint blk = pc.w_offset + n * pc.w_stride_n + b * block_bytes();
-                sum += pc.act_q8 != 0u ? block_q8(m, b, blk) : block_f32(m, b, blk);
+                sum += ACT_Q8 != 0u ? block_q8(m, b, blk) : block_f32(m, b, blk);
             }
         partial[gl_LocalInvocationID.x] = sum;
         barrier();
