@@ -52,7 +52,7 @@ def find_python():
 def case_cflags(name):
     """The case's make CFLAGS: -O1 for one case in four (by a hash of its name, so every op
     family has some), whose flow warnings (-Wmaybe-uninitialized and the like) need the
-    optimizer; -O0 for the others, which halves the compile time the test spends. The
+    optimizer; -O0 for the others, which builds a folder in a third less time (0.46 -> 0.30 s). The
     examples and test graphs build their emitted folders at -O2 with the same warnings."""
     level = "-O1" if zlib.crc32(name.encode()) % 4 == 0 else "-O0"
     return "CFLAGS=%s -std=c11 -Wall -Wextra -pedantic -Werror" % level
