@@ -337,7 +337,8 @@ static bool oi__vk_rows_of(const oi__vk_view *x, int64_t *row_stride) {
 }
 
 /* matmul_q4 with a few rows of x (decoding), and every q8_0 or
- * activations="q8" case: matvec_quant.comp, a workgroup per 4 columns. */
+ * activations="q8" case: matvec_quant.comp, a workgroup per 4 columns
+ * (64 on a CPU device: matvec_quant.comp's SPLIT). */
 #define OI__VK_MATVEC_MAX_ROWS 8
 
 static oi_status oi__vk_plan_matvec_quant(const oi__vk_context *ctx, const oi__vk_qmm_push *q, bool act_q8,
@@ -346,12 +347,14 @@ static oi_status oi__vk_plan_matvec_quant(const oi__vk_context *ctx, const oi__v
     bool direct = oi__vk_nn_direct(out, &push.d_offset);
     oi__vk_stage *st = oi__vk_nn_stage(plan, OI__VK_SHADER_MATVEC_QUANT, OI_OP_matmul_q4, x_dtype, x_dtype, x_dtype,
                                        OI_DTYPE_F32, &push, sizeof push);
-    st->pipeline.spec[2] = q->format; /* FORMAT and ACT_Q8: matvec_quant.comp folds them */
+    uint32_t split = ctx->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1u : 16u, cols = 64u / split;
+    st->pipeline.spec[0] = split; /* SPLIT, FORMAT and ACT_Q8: matvec_quant.comp folds them */
+    st->pipeline.spec[2] = q->format;
     st->pipeline.spec[3] = act_q8 ? 1u : 0u;
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[1] = OI__VK_ROLE_IN1;
     st->roles[2] = OI__VK_ROLE_UNUSED;
-    return oi__vk_nn_finish(ctx, st, direct, ((uint64_t)q->N + 3) / 4, out, plan);
+    return oi__vk_nn_finish(ctx, st, direct, ((uint64_t)q->N + cols - 1) / cols, out, plan);
 }
 static oi_status oi__vk_plan_qmm(const oi__vk_context *ctx, const oi__kernel_args *k, const oi__vk_view *in,
                                  const oi__vk_view *out, oi__vk_plan *plan) {
