@@ -2031,9 +2031,6 @@ static void oi__sy_render_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi
                       "        }\n    }\n", it, Dv, o_row);
 }
 
-/* gather: one slab of `inner` values per index (oi__sy_gather_shape), a
- * negative index counting from the end (kernels/shape.c). Its indices are
- * checked before it runs (oi__sy_render_gather_check). */
 /* "const int64_t q = ids[i];": index i of the indices, in 64 bits of its sign */
 static void oi__sy_gather_load(oi__buf *b, const oi__sy_schedule *s, const oi__slot *idx, int depth) {
     oi__sy_indent(b, depth);
@@ -2042,6 +2039,9 @@ static void oi__sy_gather_load(oi__buf *b, const oi__sy_schedule *s, const oi__s
     oi__buf_puts(b, "[i];\n");
 }
 
+/* gather: one slab of `inner` values per index (oi__sy_gather_shape), a
+ * negative index counting from the end (kernels/shape.c). Its indices are
+ * checked before it runs (oi__sy_render_gather_check). */
 static void oi__sy_render_gather(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang,
                                  const oi__sy_kernel *k) {
     const oi__pnode *pn = k->nodes[0];

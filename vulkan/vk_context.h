@@ -174,7 +174,7 @@ typedef struct oi__vk_slot {
 
 typedef struct oi__vk_pipeline_key {
     uint32_t shader;
-    uint32_t spec[5]; /* op, a, b, c, d dtypes (matvec_quant.comp: b, c its format and act_q8) */
+    uint32_t spec[5]; /* op, a, b, c, d dtypes (matvec_quant.comp: op, b, c its SPLIT, format and act_q8) */
 } oi__vk_pipeline_key;
 typedef struct oi__vk_pipeline_entry {
     oi__vk_pipeline_key key;
