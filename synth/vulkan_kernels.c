@@ -403,6 +403,8 @@ static void oi__vk_matmul(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) 
                       "/* the store loops unrolled by the driver, not by glslang: lavapipe computed a\n"
                       " * gelu epilogue wrongly in 16 unrolled copies */\n#define MM_STORE_UNROLL\n\n",
                    M, N, K, side, reg, reg_n, side * reg, side * reg_n, t.bk);
+    if (t.direct)
+        oi__buf_puts(b, "/* a CPU device: the operands read from the buffers, no shared tiles */\n#define MM_DIRECT\n\n");
     if (t.slices > 1) {
         oi__vk_matmul_split(b, p, k, t);
         return;

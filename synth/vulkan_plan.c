@@ -19,7 +19,7 @@ static int64_t oi__vk_numel(const oi__slot *sl) { return oi__shape_numel(sl->ndi
  * (vk_matmul_tiling.h, see oi__vk_mm_tiles_of). Where the device allows
  * fewer: 8 x 8 threads, each R x R results, K in steps of 16. R is 4
  * unless that leaves fewer workgroups than keep the device busy (256 on a
- * GPU, 8 on a CPU device): 2, then 1. */
+ * GPU): 2, then 1. A CPU device has its own tiles (oi__vk_mm_tiles_of). */
 static int oi__vk_matmul_side(const oi__sy_gpu *g) { return g->workgroup >= 256 ? 16 : 8; }
 
 static int oi__vk_matmul_reg(const oi__sy_gpu *g, const oi__slot *c) {
@@ -40,11 +40,14 @@ static int oi__vk_matmul_reg(const oi__sy_gpu *g, const oi__slot *c) {
  * along K (an encoder's 128-row products) is split here too, but in 32 x 32
  * blocks (oi__vk_mm_split_tiles): its slices are summed inside the same
  * dispatch by the last workgroup of each block (oi__vk_matmul_split), so
- * the fewer products a block has to add, the shorter that tail. */
+ * the fewer products a block has to add, the shorter that tail. On a CPU
+ * device (lavapipe) the backend's direct tiles: the loops read their
+ * operands from the buffers (matmul_tiles.glsl's MM_DIRECT), K not split. */
 typedef struct oi__vk_mm_tiles {
     int side, reg, bk;        /* side x side threads of reg x reg_n results, K in steps of bk */
     uint32_t slices, k_slice; /* slices of K (1: not split) and K per slice */
     int reg_n;                /* a thread's columns (reg: its rows) */
+    bool direct;              /* operands read from the buffers, no shared tiles (MM_DIRECT) */
 } oi__vk_mm_tiles;
 
 /* A split gemm's tiles: 16 x 16 threads of 2 x 2 results (32 x 32 blocks),
@@ -79,7 +82,8 @@ typedef struct oi__vk_mm_tiles {
 #endif
 static oi__vk_mm_tiles oi__vk_mm_split_tiles(const oi__slot *c, uint32_t K) {
     const int64_t bm = OI__VK_SPLIT_BLOCK, bn = OI__VK_SPLIT_BLOCK_N;
-    oi__vk_mm_tiles t = {OI__VK_SPLIT_SIDE, (int)bm / OI__VK_SPLIT_SIDE, OI__VK_SPLIT_BK, 1u, 0u, (int)bn / OI__VK_SPLIT_SIDE};
+    oi__vk_mm_tiles t = {OI__VK_SPLIT_SIDE, (int)bm / OI__VK_SPLIT_SIDE, OI__VK_SPLIT_BK, 1u, 0u, (int)bn / OI__VK_SPLIT_SIDE,
+                         false};
     uint64_t blocks = (uint64_t)((c->shape[0] + bm - 1) / bm) * (uint64_t)((c->shape[1] + bn - 1) / bn);
     uint64_t want = (OI__VK_SPLIT_TARGET + blocks - 1u) / blocks, least = (K + OI__VK_SPLIT_MOST_K - 1u) / OI__VK_SPLIT_MOST_K;
     uint64_t slices = want > least ? want : least, most = K / 16u;
@@ -95,7 +99,12 @@ static oi__vk_mm_tiles oi__vk_mm_split_tiles(const oi__slot *c, uint32_t K) {
 static oi__vk_mm_tiles oi__vk_mm_tiles_of(const oi__sy_gpu *g, const oi__sy_schedule *s, const oi__sy_kernel *k) {
     const oi__pnode *mm = k->nodes[0];
     const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
-    oi__vk_mm_tiles t = {oi__vk_matmul_side(g), 1, 16, 1u, 0u, 1};
+    oi__vk_mm_tiles t = {oi__vk_matmul_side(g), 1, 16, 1u, 0u, 1, false};
+    if (g->busy_workgroups < 256) { /* a CPU device: the backend's direct tiles (vk_matmul_tiling.h) */
+        const int reg = OI__VK_DIRECT_BLOCK / OI__VK_DIRECT_SIDE;
+        oi__vk_mm_tiles direct = {OI__VK_DIRECT_SIDE, reg, 16, 1u, 0u, reg, true};
+        return direct;
+    }
     if (t.side < 16) {
         t.reg = t.reg_n = oi__vk_matmul_reg(g, c);
         return t;

@@ -34,6 +34,7 @@ typedef enum oi__vk_family {
     X(ELTWISE_WIDE_F, eltwise_wide_f) X(ELTWISE_WIDE_S, eltwise_wide_s) X(ELTWISE_WIDE_U, eltwise_wide_u) \
     X(REDUCE_WIDE_F, reduce_wide_f) X(REDUCE_WIDE_S, reduce_wide_s) X(REDUCE_WIDE_U, reduce_wide_u) \
     X(MATMUL_BIG_F, matmul_big_f) /* 128x128 blocks for large float products */ \
+    X(MATMUL_DIRECT_F, matmul_direct_f) /* float products on a CPU device, no shared tiles */ \
     X(ROWNORM_F, rownorm_f)       /* softmax, log_softmax, layer_norm, rms_norm */ \
     X(MATMUL_COOPMAT, matmul_coopmat) /* f16 on tensor cores (has_coopmat_f16 only) */ \
     X(MATMUL_COOPMAT_KHR, matmul_coopmat_khr) /* the same module as SPV_KHR_cooperative_matrix */

@@ -20,7 +20,8 @@
 #define OI__VK_MIN_K_SLICE 32u
 
 typedef struct oi__vk_matmul_tiling {
-    uint32_t block;   /* BM = BN: 64, or 128 for large float products (more work per loaded element) */
+    uint32_t block;   /* BM = BN: 64, or 128 for large float products (more work per loaded element),
+                         32 on a CPU device (oi__vk_matmul_direct_tiles) */
     uint32_t bk;      /* the step of K: 16, or 8 with 128x128 blocks (matmul_big_f) */
     uint64_t gx, gy;  /* workgroups along N and M (16 x 16 invocations each) */
     uint32_t slices;  /* slices of K (workgroup z), 1 when not split */
@@ -41,6 +42,22 @@ static inline uint32_t oi__vk_k_slices(uint64_t groups, uint32_t K, uint32_t *k_
     uint32_t per = (uint32_t)((K + slices - 1u) / slices + 15u) / 16u * 16u;
     *k_slice = per;
     return (K + per - 1u) / per;
+}
+
+/* On a CPU Vulkan device (lavapipe) a float product takes matmul_tiles.glsl's
+ * MM_DIRECT loops (matmul_direct_f; the synthesizer's emitted matmuls too):
+ * OI__VK_DIRECT_SIDE x OI__VK_DIRECT_SIDE threads of 8 x 8 results read
+ * their operands from the buffers, K not split. Shared tiles and barriers
+ * cost such a device more than they save: the encoder block's step took
+ * 3.2 s on two cores so, 0.85 s this way. */
+#define OI__VK_DIRECT_SIDE 4
+#define OI__VK_DIRECT_BLOCK 32
+
+static inline oi__vk_matmul_tiling oi__vk_matmul_direct_tiles(int64_t M, int64_t N) {
+    oi__vk_matmul_tiling t = {OI__VK_DIRECT_BLOCK, 16u, 0, 0, 1u, 0u};
+    t.gx = (uint64_t)(N + t.block - 1) / t.block;
+    t.gy = (uint64_t)(M + t.block - 1) / t.block;
+    return t;
 }
 
 /* The tiling of an [M, K] x [K, N] product; may_split: whether its caller

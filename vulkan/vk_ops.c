@@ -935,8 +935,9 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     bool direct = oi_dtype_bits(out->dtype) == 32;
     push.d_offset = direct ? (uint32_t)out->offset : 0;
     /* the blocks and slices of K: vk_matmul_tiling.h's rule, the synthesizer's too */
-    oi__vk_matmul_tiling tiles =
-        oi__vk_matmul_tiles(oi__dtype_is_float(a->dtype), M, N, push.K, slices && batches == 1 && direct);
+    bool on_cpu = ctx->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && oi__dtype_is_float(a->dtype);
+    oi__vk_matmul_tiling tiles = on_cpu ? oi__vk_matmul_direct_tiles(M, N)
+        : oi__vk_matmul_tiles(oi__dtype_is_float(a->dtype), M, N, push.K, slices && batches == 1 && direct);
     bool big = tiles.block == 128u;
     const uint32_t *max = ctx->caps.props.limits.maxComputeWorkGroupCount;
     uint64_t gx = tiles.gx, gy = tiles.gy;
@@ -950,8 +951,8 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     oi__vk_stage *st = &plan->stages[plan->n_stages++];
     memset(st, 0, sizeof *st);
     oi__vk_set_pipeline(st, OI__VK_MATMUL, k->op, a->dtype, b->dtype, b->dtype, direct ? out->dtype : acc);
-    if (big)
-        st->pipeline.shader = (uint32_t)OI__VK_SHADER_MATMUL_BIG_F;
+    if (big || on_cpu)
+        st->pipeline.shader = (uint32_t)(on_cpu ? OI__VK_SHADER_MATMUL_DIRECT_F : OI__VK_SHADER_MATMUL_BIG_F);
     oi__vk_set_push(st, &push, sizeof push);
     st->roles[0] = OI__VK_ROLE_IN0;
     st->roles[1] = OI__VK_ROLE_IN1;

@@ -10,7 +10,9 @@ exactly the extensions and workgroup sizes the JSON allows:
     features.subgroup_ops is true, a shared-memory tree elsewhere;
   - row kernels of min(256, limits.max_workgroup_invocations,
     max_workgroup_size[0]) invocations (a power of 2; attention no more than
-    its 128 keys), the matmul's tiles 16 x 16 threads (8 x 8 below 256);
+    its 128 keys), the matmul's tiles 16 x 16 threads (8 x 8 below 256;
+    on a CPU device, lavapipe's JSON, 4 x 4 threads reading the buffers
+    directly: MM_DIRECT);
   - f16 storage (GL_EXT_shader_16bit_storage, float16_t) only where
     preferences.default_precision is "fp16" and features.fp16 is true
     (ada_mock.json), f32 elsewhere (lavapipe's and the H100's say fp32; an
@@ -77,7 +79,7 @@ def glslc(folder, kernel):
     assert "warning" not in out, (kernel, out)
 
 
-def check(name, folder, subgroups, workgroup, compile_them, f16=False, subgroup_size=32):
+def check(name, folder, subgroups, workgroup, compile_them, f16=False, subgroup_size=32, cpu=False):
     src = kernels(folder)
     assert src, name
     text = "\n".join(src.values())
@@ -92,11 +94,13 @@ def check(name, folder, subgroups, workgroup, compile_them, f16=False, subgroup_
     assert "OI_I64" not in common and "int64_t" not in text, (name, "no 64-bit integers")
     host = [f for f in os.listdir(folder) if f.endswith(".c") and f != "main.c"]
     assert all("shaderInt64" not in open(os.path.join(folder, f)).read() for f in host), (name, "no shaderInt64")
-    side = 16 if workgroup >= 256 else 8
+    side = 4 if cpu else 16 if workgroup >= 256 else 8
     sizes = {f: int(t.split("local_size_x = ")[1].split(")")[0]) for f, t in src.items()}
     for f, t in src.items():
         kind = t.splitlines()[1]
         want = side * side if ": matmul," in kind else workgroup
+        if ": matmul," in kind:
+            assert ("#define MM_DIRECT" in t) == cpu, (name, f, "MM_DIRECT")
         if ": attention," in kind and subgroups:  # tiled: a subgroup for each of 8 query rows
             assert "shared float oi_kv[" in t and "subgroupMax(" in t, (name, f, "tiled attention")
             want = min(workgroup, 8 * subgroup_size)
@@ -248,8 +252,9 @@ def main():
         for i, (name, target, subgroups, workgroup, compile_them, f16) in enumerate(cases):
             out = os.path.join(work, "gen%d" % i)
             check_wrote(name, out, run([cli, "synth", model, graph, "--target", target, "--out", out, "--report"]))
-            sg = json.load(open(target))["limits"].get("subgroup_size", 0) if target != "vulkan" else 0
-            check(name, out, subgroups, workgroup, compile_them, f16, sg or 32)
+            arch = json.load(open(target)) if target != "vulkan" else {"limits": {}, "device": {}}
+            check(name, out, subgroups, workgroup, compile_them, f16, arch["limits"].get("subgroup_size", 0) or 32,
+                  arch["device"].get("type") == "cpu")
         if len(sys.argv) > 4:
             check_coopmat(cli, sys.argv[4], devices, ada, work)
         if len(sys.argv) > 5:

@@ -4,7 +4,8 @@
 // memory: a workgroup of 16x16 invocations makes a BM x BN block of the
 // output (64x64 by default, each invocation a 4x4 micro-tile, stepping
 // through K by 16; the "big" build for large float products uses 128x128
-// blocks, 8x8 micro-tiles and steps of 8).
+// blocks, 8x8 micro-tiles and steps of 8; the "direct" build for CPU
+// devices 32x32 blocks of 4x4 invocations, 8x8 each, read from the buffers).
 // The output is contiguous and 32-bit (f32, i32 or u32); the host runs a
 // cast afterwards for 8/16-bit outputs. gl_WorkGroupID.z is the batch.
 // The tile loops are matmul_tiles.glsl's (the synthesizer's emitted
@@ -18,7 +19,11 @@
 #define BN 64u
 #define BK 16u
 #endif
-layout(local_size_x = 16, local_size_y = 16) in;
+#ifndef MM_SIDE // threads a side: 16, 4 in the MM_DIRECT build for CPU devices (matmul_direct_f)
+#define MM_SIDE 16
+#endif
+#define MM_T uint(MM_SIDE)
+layout(local_size_x = MM_SIDE, local_size_y = MM_SIDE) in;
 layout(constant_id = 1) const uint A_DT = DT_F32;
 layout(constant_id = 2) const uint B_DT = DT_F32;
 layout(constant_id = 4) const uint D_DT = DT_F32;

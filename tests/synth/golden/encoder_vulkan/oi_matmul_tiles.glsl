@@ -19,6 +19,11 @@
 //                                    result (m, n) (f: float_math(), else u)
 //   MM_STORE_UNROLL                  the store loops' hint, [[unroll]] unless
 //                                    defined (as empty: the driver decides)
+//   MM_DIRECT                        (defined) each invocation reads its
+//                                    operands from the buffers, with no
+//                                    shared tiles and no barrier: for a CPU
+//                                    Vulkan device (lavapipe), where those
+//                                    cost more than they save
 // and calls mm_tiles(a_base, b_base, d_base, k_begin, k_end) from main with
 // the workgroup's block at (gl_WorkGroupID.y * BM, gl_WorkGroupID.x * BN).
 #ifndef OI_MATMUL_TILES_GLSL
@@ -33,6 +38,42 @@
 #define TM (BM / MM_T)
 #define TN (BN / MM_T)
 
+#ifdef MM_DIRECT
+// A CPU device runs a workgroup's invocations as the lanes of its vector
+// unit and a barrier as a switch between them: the encoder block's step
+// took 3.2 s on lavapipe (2 cores) through the shared tiles, 0.85 s so
+// with 4 x 4 threads of 8 x 8 results. A thread's rows and columns are
+// strided by MM_T, as the tiled loops' (contiguous ones were slower).
+void mm_tiles(uint a_base, uint b_base, uint d_base, uint k_begin, uint k_end) {
+    uint tid = gl_LocalInvocationIndex, tx = tid % MM_T, ty = tid / MM_T;
+    uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
+    uint rows = mm_rows(), cols = mm_cols();
+    uint gm[TM], gn[TN]; // past the edges: the last row or column again, not stored
+    [[unroll]] for (uint i = 0u; i < TM; i++) gm[i] = min(row0 + ty + MM_T * i, rows - 1u);
+    [[unroll]] for (uint j = 0u; j < TN; j++) gn[j] = min(col0 + tx + MM_T * j, cols - 1u);
+
+    float acc_f[TM][TN];
+    uint acc_u[TM][TN];
+    [[unroll]] for (uint i = 0u; i < TM; i++)
+        [[unroll]] for (uint j = 0u; j < TN; j++) { acc_f[i][j] = 0.0; acc_u[i][j] = 0u; }
+    for (uint k = k_begin; k < k_end; k++) {
+        uint a[TM], b[TN];
+        [[unroll]] for (uint i = 0u; i < TM; i++) a[i] = mm_load_a(a_base, gm[i], k);
+        [[unroll]] for (uint j = 0u; j < TN; j++) b[j] = mm_load_b(b_base, k, gn[j]);
+        [[unroll]] for (uint i = 0u; i < TM; i++)
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
+                if (float_math()) acc_f[i][j] += uintBitsToFloat(a[i]) * uintBitsToFloat(b[j]);
+                else acc_u[i][j] += a[i] * b[j];
+            }
+    }
+
+    MM_STORE_UNROLL for (uint i = 0u; i < TM; i++)
+        MM_STORE_UNROLL for (uint j = 0u; j < TN; j++) {
+            uint m = row0 + ty + MM_T * i, n = col0 + tx + MM_T * j;
+            if (m < rows && n < cols) mm_store(d_base, m, n, acc_f[i][j], acc_u[i][j]);
+        }
+}
+#else // the shared tiles
 shared uint tile_a[BK][BM + 1u];
 shared uint tile_b[BK][BN + 1u];
 
@@ -109,5 +150,7 @@ void mm_tiles(uint a_base, uint b_base, uint d_base, uint k_begin, uint k_end) {
             if (gm < rows && gn < cols) mm_store(d_base, gm, gn, acc_f[i][j], acc_u[i][j]);
         }
 }
+
+#endif // MM_DIRECT
 
 #endif
