@@ -69,7 +69,7 @@ static void oi__sy_gpu_from_arch(const oi__device_arch *arch, oi__sy_gpu *g) {
     g->workgroup = 1;
     while (g->workgroup * 2 <= most)
         g->workgroup *= 2;
-    g->busy_workgroups = arch && arch->device.type == OI__ARCH_TYPE_CPU ? 8 : 256;
+    g->cpu_device = arch && arch->device.type == OI__ARCH_TYPE_CPU;
     g->max_shared_bytes = arch ? arch->limits.max_shared_memory_bytes : 0;
     g->max_push_bytes = arch ? (uint32_t)arch->limits.max_push_constants_bytes : 0;
     g->subgroup_ops = arch && arch->features.subgroup_ops;

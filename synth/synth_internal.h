@@ -475,8 +475,8 @@ typedef struct oi__sy_gpu {
     uint32_t workgroup;        /* invocations per workgroup of the row kernels */
     uint64_t max_shared_bytes; /* limits.max_shared_memory_bytes */
     uint32_t max_push_bytes;   /* limits.max_push_constants_bytes */
-    uint32_t busy_workgroups;  /* workgroups that keep the device busy: 256 for a
-                                  GPU, 8 for a CPU Vulkan device (lavapipe) */
+    bool cpu_device;           /* device.type "cpu" (lavapipe): matmuls with no shared tiles
+                                  or barriers (vk_matmul_tiling.h) */
     uint32_t subgroup_size;    /* limits.subgroup_size: 0 unknown (32 assumed where it matters) */
     bool subgroup_ops, fp16, cooperative_matrix, fp16_storage;
     bool int64;                /* features.int64: i64 arithmetic in GLSL's int64_t

@@ -1715,15 +1715,11 @@ static void oi__vk_dequant(oi__buf *b, const oi__sy_schedule *s, const oi__sy_ke
  * (oi_quant_blocks.glsl: matvec_quant.comp's block arithmetic, x rounded to
  * int8 per block with activations="q8"). A workgroup of 64 takes 64 / SPLIT
  * output columns; each column's SPLIT invocations take every SPLIT-th block
- * and add their sums in shared memory. SPLIT is 16 on a GPU and 1 on a CPU
- * device, which runs a workgroup's invocations as vector lanes and each
- * barrier as a switch between them (the backend's matvec_quant.comp the same
- * way: a SmolLM2 step on lavapipe 2.0 -> 0.93 s). */
-static uint32_t oi__vk_qmatmul_split(const oi__sy_gpu *g) { return g->busy_workgroups < 256 ? 1u : 16u; }
-
+ * and add their sums in shared memory; SPLIT is the backend's
+ * (oi__vk_matvec_split: 1 on a CPU device, no shared memory then). */
 static void oi__vk_qmatmul(oi__buf *b, const oi_plan *p, const oi__sy_kernel *k) {
     const oi__sy_schedule *s = &p->schedule;
-    const uint32_t split = oi__vk_qmatmul_split(&p->gpu);
+    const uint32_t split = oi__vk_matvec_split(p->gpu.cpu_device);
     const oi__pnode *pn = k->nodes[0];
     const oi__slot *x = oi__vk_slot(s, pn->inputs[0]), *w = oi__vk_slot(s, pn->inputs[1]);
     const oi__slot *out = oi__vk_slot(s, pn->out);
@@ -1948,7 +1944,7 @@ static void oi__vk_groups(const oi_plan *p, const oi__sy_kernel *k, uint32_t *gx
         oi__vk_rows_grid(oi__vk_numel(in) / oi__sy_norm_lane(in, pn), gx, gy);
         return;
     case OI__SY_K_QMATMUL: { /* 64 / SPLIT columns a workgroup, past OI__VK_MAX_GROUPS in rows of them */
-        int64_t cols = 64 / oi__vk_qmatmul_split(&p->gpu);
+        int64_t cols = 64 / oi__vk_matvec_split(p->gpu.cpu_device);
         oi__vk_rows_grid((out->shape[out->ndim - 1] + cols - 1) / cols, gx, gy);
         return;
     }

@@ -18,15 +18,17 @@ static int64_t oi__vk_numel(const oi__slot *sl) { return oi__shape_numel(sl->ndi
 /* Matmul tiles on a device of 256-invocation workgroups: the backend's
  * (vk_matmul_tiling.h, see oi__vk_mm_tiles_of). Where the device allows
  * fewer: 8 x 8 threads, each R x R results, K in steps of 16. R is 4
- * unless that leaves fewer workgroups than keep the device busy (256 on a
- * GPU): 2, then 1. A CPU device has its own tiles (oi__vk_mm_tiles_of). */
+ * unless that leaves fewer than OI__VK_BUSY_WORKGROUPS workgroups (every
+ * SM of a GPU busy): 2, then 1. A CPU device has its own tiles
+ * (oi__vk_mm_tiles_of). */
+#define OI__VK_BUSY_WORKGROUPS 256
 static int oi__vk_matmul_side(const oi__sy_gpu *g) { return g->workgroup >= 256 ? 16 : 8; }
 
 static int oi__vk_matmul_reg(const oi__sy_gpu *g, const oi__slot *c) {
     int side = oi__vk_matmul_side(g), reg = 4;
     while (reg > 1) {
         int64_t tile = side * reg;
-        if (((c->shape[0] + tile - 1) / tile) * ((c->shape[1] + tile - 1) / tile) >= g->busy_workgroups)
+        if (((c->shape[0] + tile - 1) / tile) * ((c->shape[1] + tile - 1) / tile) >= OI__VK_BUSY_WORKGROUPS)
             break;
         reg /= 2;
     }
@@ -100,7 +102,7 @@ static oi__vk_mm_tiles oi__vk_mm_tiles_of(const oi__sy_gpu *g, const oi__sy_sche
     const oi__pnode *mm = k->nodes[0];
     const oi__slot *a = oi__vk_slot(s, mm->inputs[0]), *c = oi__vk_slot(s, mm->out);
     oi__vk_mm_tiles t = {oi__vk_matmul_side(g), 1, 16, 1u, 0u, 1, false};
-    if (g->busy_workgroups < 256) { /* a CPU device: the backend's direct tiles (vk_matmul_tiling.h) */
+    if (g->cpu_device) { /* the backend's direct tiles (vk_matmul_tiling.h) */
         const int reg = OI__VK_DIRECT_BLOCK / OI__VK_DIRECT_SIDE;
         oi__vk_mm_tiles direct = {OI__VK_DIRECT_SIDE, reg, 16, 1u, 0u, reg, true};
         return direct;

@@ -60,6 +60,13 @@ static inline oi__vk_matmul_tiling oi__vk_matmul_direct_tiles(int64_t M, int64_t
     return t;
 }
 
+/* matmul_q4 of few rows (matvec_quant.comp; the synthesizer's emitted
+ * matmul_q4 too): the invocations that share an output column, of a
+ * workgroup of 64. 16 on a GPU, their sums added in shared memory; 1 on a
+ * CPU device, for the reason above (a SmolLM2 step on lavapipe 2.0 ->
+ * 0.93 s). */
+static inline uint32_t oi__vk_matvec_split(bool cpu_device) { return cpu_device ? 1u : 16u; }
+
 /* The tiling of an [M, K] x [K, N] product; may_split: whether its caller
  * sums slices (gemm's epilogue: one product, not batched, 32-bit). */
 static inline oi__vk_matmul_tiling oi__vk_matmul_tiles(bool float_in, int64_t M, int64_t N, uint32_t K,

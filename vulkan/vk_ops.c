@@ -82,6 +82,13 @@ static void oi__vk_view_of_sig(const oi__op_sig *s, oi__vk_view *v) {
     v->storage_bytes = oi_dtype_nbytes(s->dtype, (uint64_t)oi__shape_numel(s->ndim, s->shape));
 }
 
+/* A CPU device (lavapipe) runs a workgroup's invocations as vector lanes and
+ * a barrier as a switch between them: its matmuls skip shared memory
+ * (vk_matmul_tiling.h). */
+static bool oi__vk_cpu_device(const oi__vk_context *ctx) {
+    return ctx->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 static bool oi__vk_view_contiguous(const oi__vk_view *v) {
     int64_t expect[OI_MAX_DIMS];
     oi__contiguous_strides(v->ndim, v->shape, expect);
@@ -935,7 +942,7 @@ static oi_status oi__vk_plan_matmul(const oi__vk_context *ctx, const oi__kernel_
     bool direct = oi_dtype_bits(out->dtype) == 32;
     push.d_offset = direct ? (uint32_t)out->offset : 0;
     /* the blocks and slices of K: vk_matmul_tiling.h's rule, the synthesizer's too */
-    bool on_cpu = ctx->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && oi__dtype_is_float(a->dtype);
+    bool on_cpu = oi__vk_cpu_device(ctx) && oi__dtype_is_float(a->dtype);
     oi__vk_matmul_tiling tiles = on_cpu ? oi__vk_matmul_direct_tiles(M, N)
         : oi__vk_matmul_tiles(oi__dtype_is_float(a->dtype), M, N, push.K, slices && batches == 1 && direct);
     bool big = tiles.block == 128u;

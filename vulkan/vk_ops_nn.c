@@ -347,7 +347,7 @@ static oi_status oi__vk_plan_matvec_quant(const oi__vk_context *ctx, const oi__v
     bool direct = oi__vk_nn_direct(out, &push.d_offset);
     oi__vk_stage *st = oi__vk_nn_stage(plan, OI__VK_SHADER_MATVEC_QUANT, OI_OP_matmul_q4, x_dtype, x_dtype, x_dtype,
                                        OI_DTYPE_F32, &push, sizeof push);
-    uint32_t split = ctx->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1u : 16u, cols = 64u / split;
+    uint32_t split = oi__vk_matvec_split(oi__vk_cpu_device(ctx)), cols = 64u / split;
     st->pipeline.spec[0] = split; /* SPLIT, FORMAT and ACT_Q8: matvec_quant.comp folds them */
     st->pipeline.spec[2] = q->format;
     st->pipeline.spec[3] = act_q8 ? 1u : 0u;
