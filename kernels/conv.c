@@ -1344,6 +1344,23 @@ OI__TARGET_AVX512 static void oi__conv_max_row_avx512(const oi__conv_geom *g, co
     }
 }
 
+/* The tap of 8 output columns at input columns first, first + s, ... when
+ * all of them and their neighbours up to the last are inside the row:
+ * plain loads for s = 1 and 2 (even lanes of two vectors), which on AMD's
+ * cores cost a fraction of a gather; false: the caller gathers. */
+OI__TARGET_AVX2 static inline bool oi__max_tap_loads_avx2(const float *row, int64_t width, int64_t first, int64_t s,
+                                                         __m256 *v) {
+    if (first < 0 || (s != 1 && s != 2) || first + 8 * s > width)
+        return false;
+    if (s == 1) {
+        *v = _mm256_loadu_ps(row + first);
+        return true;
+    }
+    __m256 even = _mm256_shuffle_ps(_mm256_loadu_ps(row + first), _mm256_loadu_ps(row + first + 8), 0x88);
+    *v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xD8)); /* 64-bit pairs 0, 2, 1, 3 */
+    return true;
+}
+
 /* The same in AVX2's 8 lanes: the gather's mask is a vector, the NaN test a blend. */
 OI__TARGET_AVX2 static void oi__conv_max_row_avx2(const oi__conv_geom *g, const float *plane, int64_t oy, float *out) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -1361,8 +1378,10 @@ OI__TARGET_AVX2 static void oi__conv_max_row_avx2(const oi__conv_geom *g, const 
                                               _mm256_mullo_epi32(lane, _mm256_set1_epi32((int)g->stride[1])));
                 __m256i in = _mm256_and_si256(live, _mm256_and_si256(_mm256_cmpgt_epi32(ix, _mm256_set1_epi32(-1)),
                                                                      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)g->in[1]), ix)));
-                __m256 v = _mm256_mask_i32gather_ps(_mm256_set1_ps(-INFINITY), plane + iy * g->in[1], ix,
-                                                    _mm256_castsi256_ps(in), 4);
+                __m256 v;
+                if (width < 8 || !oi__max_tap_loads_avx2(plane + iy * g->in[1], g->in[1], first, g->stride[1], &v))
+                    v = _mm256_mask_i32gather_ps(_mm256_set1_ps(-INFINITY), plane + iy * g->in[1], ix,
+                                                 _mm256_castsi256_ps(in), 4);
                 __m256 take = _mm256_and_ps(_mm256_cmp_ps(m, m, _CMP_ORD_Q),
                                             _mm256_or_ps(_mm256_cmp_ps(v, m, _CMP_GT_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
                 m = _mm256_blendv_ps(m, v, take);
