@@ -996,8 +996,9 @@ static void oi__conv_depthwise(const oi__conv_geom *g, const float *x, const flo
     if (g->stride[g->s - 1] == 1 && g->out[g->s - 1] <= INT32_MAX && g->kernel[g->s - 1] <= OI__DW_MAX_KW)
         j.isa = oi__gemm_active_isa();
     int64_t pairs = g->batch * g->out_c;
-    /* in vector lanes 2^18 multiply-adds take ~20 us: below that one thread */
-    int64_t parallel_min = j.isa == OI__GEMM_ISA_PORTABLE ? (int64_t)1 << 15 : (int64_t)1 << 18;
+    /* in vector lanes 2^16 multiply-adds take ~6 us, several times what the pool's spinning
+     * workers need to join in: below that one thread */
+    int64_t parallel_min = j.isa == OI__GEMM_ISA_PORTABLE ? (int64_t)1 << 15 : (int64_t)1 << 16;
     oi__threadpool *pool = pairs * g->out_sp * g->k_sp >= parallel_min ? oi__threadpool_default() : NULL;
     int64_t tasks = pool ? oi__threadpool_size(pool) * 8 : 1;
     if (tasks > pairs)
