@@ -579,11 +579,39 @@ static void oi__gemm_f32_scale_c(const oi__gemm_f32_args *g) {
         }
 }
 
+/* Rows [i0, i0 + 4) of a small product with few columns, each of C's
+ * sums in a register and built in the plain loop's order (so the same
+ * bits): the four rows' chains of adds overlap, where through C in memory
+ * each add waited on the last (a squeeze-excite conv's 88 x 22 took ~4 us). */
+static void oi__gemm_f32_small_rows4(const oi__gemm_f32_args *g, int64_t i0) {
+    for (int64_t j = 0; j < g->n; j++) {
+        float *c0 = g->c + i0 * g->ldc + j, *c1 = c0 + g->ldc, *c2 = c1 + g->ldc, *c3 = c2 + g->ldc;
+        bool zero = g->beta == 0.0f;
+        float s0 = zero ? 0.0f : g->beta * *c0, s1 = zero ? 0.0f : g->beta * *c1;
+        float s2 = zero ? 0.0f : g->beta * *c2, s3 = zero ? 0.0f : g->beta * *c3;
+        for (int64_t p = 0; p < g->k; p++) {
+            float bpj = oi__gemm_b_at(g, p, j);
+            s0 = OI_S_mac(s0, g->alpha * oi__gemm_a_at(g, i0, p), bpj);
+            s1 = OI_S_mac(s1, g->alpha * oi__gemm_a_at(g, i0 + 1, p), bpj);
+            s2 = OI_S_mac(s2, g->alpha * oi__gemm_a_at(g, i0 + 2, p), bpj);
+            s3 = OI_S_mac(s3, g->alpha * oi__gemm_a_at(g, i0 + 3, p), bpj);
+        }
+        if (g->bias)
+            s0 += g->bias[j], s1 += g->bias[j], s2 += g->bias[j], s3 += g->bias[j];
+        *c0 = s0, *c1 = s1, *c2 = s2, *c3 = s3;
+    }
+}
+
 /* Small problems: a plain loop over i, p, j, accumulating one row of C at
- * a time (unit stride in j when op(B)'s rows are contiguous). */
+ * a time (unit stride in j when op(B)'s rows are contiguous); with at most
+ * four columns, four rows at a time as above. */
 static void oi__gemm_f32_small(const oi__gemm_f32_args *g) {
     float beta = g->beta;
-    for (int64_t i = 0; i < g->m; i++) {
+    int64_t i = 0;
+    if (g->n <= 4)
+        for (; i + 4 <= g->m; i += 4)
+            oi__gemm_f32_small_rows4(g, i);
+    for (; i < g->m; i++) {
         float *ci = g->c + i * g->ldc;
         for (int64_t j = 0; j < g->n; j++)
             ci[j] = beta == 0.0f ? 0.0f : beta * ci[j];
@@ -1961,16 +1989,13 @@ oi_status oi__gemm_f32_ex(oi__threadpool *pool, const oi__gemm_f32_args *g) {
         oi__gemm_f32_scale_c(g);
         return oi__gemm_f32_epilogue_all(g, OI_OK);
     }
-    /* the skinny kernels first, however small: the plain loop's sums of a
-     * matrix-vector product wait on each other through C (a squeeze-excite
-     * conv's 88 x 22 took ~4 us there) */
-    oi__gemm_f32_skinny_job skinny;
-    if ((g->m <= OI__GEMM_SKINNY || g->n <= OI__GEMM_SKINNY) && oi__gemm_f32_skinny_layout(g, &skinny))
-        return oi__gemm_f32_epilogue_all(g, oi__gemm_f32_skinny(pool, g, &skinny));
     if (g->m * g->n * g->k <= OI__GEMM_TINY) {
         oi__gemm_f32_small(g);
         return oi__gemm_f32_epilogue_all(g, OI_OK);
     }
+    oi__gemm_f32_skinny_job skinny;
+    if ((g->m <= OI__GEMM_SKINNY || g->n <= OI__GEMM_SKINNY) && oi__gemm_f32_skinny_layout(g, &skinny))
+        return oi__gemm_f32_epilogue_all(g, oi__gemm_f32_skinny(pool, g, &skinny));
     return oi__gemm_f32_packed_path(pool, g); /* applies the epilogue tile by tile */
 }
 

@@ -734,10 +734,9 @@ static void oi__sy_attention_plain(const oi__sy_schedule *s, oi__sy_kernel *k, c
 }
 
 /* gemm.c's choice: below OI__GEMM_TINY (4096) multiply-adds the plain
- * loop (the simulator's small path, bit-exact where gemm.c takes it: not
- * for a matrix-vector product, which it gives its skinny kernels), above
- * it the micro-kernels over packed panels; a block of rows of the result
- * (at most 12 x N floats) is held on the stack, so N is bounded. */
+ * loop (the simulator's small path, bit-exact), above it the micro-kernels
+ * over packed panels; a block of rows of the result (at most 12 x N floats)
+ * is held on the stack, so N is bounded. */
 static bool oi__sy_use_packed(const oi__sy_schedule *s, const oi__pnode *pn) {
     const oi__slot *a = oi__sy_slot(s, pn->inputs[0]), *c = oi__sy_slot(s, pn->out);
     if (a->dynamic_shape || c->dynamic_shape)

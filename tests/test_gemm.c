@@ -431,6 +431,7 @@ static void operand_strides(int which, int64_t rows, int64_t cols, int64_t *rs, 
 static void test_gemm_strided(void) {
     static const shape shapes[] = {
         {7, 9, 11},    /* small: the plain loop           */
+        {22, 1, 88},   /* small and narrow: rows by four  */
         {3, 50, 40},   /* skinny m                        */
         {60, 2, 33},   /* skinny n                        */
         {37, 45, 70},  /* packed, edge tiles              */
@@ -478,6 +479,42 @@ static void test_gemm_strided(void) {
     oi__gemm_force_isa(OI__GEMM_ISA_AUTO);
     CHECK_MSG(failed == 0, "%lld of %lld strided gemm cases wrong", (long long)failed, (long long)cases);
     oi__threadpool_free(pool2);
+}
+
+/* A small product with at most four columns (a squeeze-excite conv's
+ * matrix-vector shape) takes four rows at a time with its sums in
+ * registers: the bits must stay the plain loop's (beta * C, then each
+ * product alpha * a * b added in k's order, then the bias), which the
+ * synthesizer's emitted plain loop reproduces exactly. */
+static void test_gemm_small_narrow_exact(void) {
+    static const shape shapes[] = {{22, 1, 88}, {9, 3, 40}, {4, 4, 64}, {6, 2, 5}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        shape s = shapes[si];
+        float *a = random_matrix(s.m, s.k, s.k), *b = random_matrix(s.k, s.n, s.n);
+        float *bias = random_matrix(1, s.n, s.n), *c = random_matrix(s.m, s.n, s.n);
+        float *want = (float *)malloc((size_t)(s.m * s.n) * sizeof *want);
+        const float alpha = -0.75f, beta = 0.5f;
+        for (int64_t i = 0; i < s.m; i++)
+            for (int64_t j = 0; j < s.n; j++) {
+                float sum = beta * c[i * s.n + j];
+                for (int64_t p = 0; p < s.k; p++) {
+                    float aip = alpha * a[i * s.k + p];
+                    sum = sum + aip * b[p * s.n + j];
+                }
+                want[i * s.n + j] = sum + bias[j];
+            }
+        oi__gemm_f32_args g;
+        memset(&g, 0, sizeof g);
+        g.m = s.m, g.n = s.n, g.k = s.k, g.alpha = alpha, g.beta = beta;
+        g.a = a, g.a_rs = s.k, g.a_cs = 1, g.b = b, g.b_rs = s.n, g.b_cs = 1, g.bias = bias, g.c = c, g.ldc = s.n;
+        CHECK(oi__gemm_f32_ex(NULL, &g) == OI_OK);
+        int64_t differ = 0;
+        for (int64_t i = 0; i < s.m * s.n; i++)
+            differ += memcmp(&c[i], &want[i], sizeof(float)) != 0;
+        CHECK_MSG(differ == 0, "small narrow gemm m=%lld n=%lld k=%lld: %lld of %lld results differ from the plain loop's",
+                  (long long)s.m, (long long)s.n, (long long)s.k, (long long)differ, (long long)(s.m * s.n));
+        free(a), free(b), free(bias), free(c), free(want);
+    }
 }
 
 /* Two tasks that wait for each other: returns once the pool's worker has
@@ -723,6 +760,7 @@ int main(void) {
     test_gemm_f32();
     test_gemm_f64();
     test_gemm_strided();
+    test_gemm_small_narrow_exact();
     test_gemm_packed_b();
     test_gemm_shared_a();
     test_threadpool_parts();
