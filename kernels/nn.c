@@ -1705,10 +1705,11 @@ typedef struct oi__attn_dec {
 } oi__attn_dec;
 
 #if OI__GEMM_X86
-/* y[0..8) = the sums of the 8 vectors a[0..8). */
-OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__attn_sum8(const __m256 a[8]) {
-    __m256 h0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
-    __m256 h1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+/* The sums of the 8 vectors a0 .. a7, lane p holding ap's. */
+OI__TARGET_AVX2 static inline __attribute__((always_inline)) __m256 oi__attn_sum8(__m256 a0, __m256 a1, __m256 a2, __m256 a3,
+                                                                              __m256 a4, __m256 a5, __m256 a6, __m256 a7) {
+    __m256 h0 = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    __m256 h1 = _mm256_hadd_ps(_mm256_hadd_ps(a4, a5), _mm256_hadd_ps(a6, a7));
     return _mm256_add_ps(_mm256_permute2f128_ps(h0, h1, 0x20), _mm256_permute2f128_ps(h0, h1, 0x31));
 }
 
@@ -1731,22 +1732,29 @@ OI__TARGET_AVX2_F16C static inline __attribute__((always_inline)) __m256 oi__att
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
+/* Applies X to each of 8 named accumulators (keys of a score block, vectors
+ * of a value block): spelled out, as gemm.c's OI__ROWS6, so they live in
+ * registers at -O2 too (an array of them went through the stack there,
+ * 4-6x slower). */
+#define OI__ATTN_ACC8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define OI__ATTN_ACC_ZERO(p) __m256 acc##p = _mm256_setzero_ps();
+
 /* s[0..n) = scale * (q . K row j) for the n rows at k (row stride ks). */
 OI__TARGET_AVX2_F16C static inline __attribute__((always_inline)) void
 oi__attn_dec_scores_of(oi__attn_elem e, const float *q, const void *k, int64_t ks, int64_t n, int64_t dim, float scale,
                        float *s) {
     int64_t j = 0;
+#define OI__ATTN_KEY_FMA(p) acc##p = _mm256_fmadd_ps(qv, oi__attn_load8(e, k, (j + p) * ks + i), acc##p);
     for (; j + 8 <= n; j += 8) {
-        __m256 acc[8];
-        for (int p = 0; p < 8; p++)
-            acc[p] = _mm256_setzero_ps();
+        OI__ATTN_ACC8(OI__ATTN_ACC_ZERO)
         for (int64_t i = 0; i < dim; i += 8) {
             __m256 qv = _mm256_loadu_ps(q + i);
-            for (int p = 0; p < 8; p++)
-                acc[p] = _mm256_fmadd_ps(qv, oi__attn_load8(e, k, (j + p) * ks + i), acc[p]);
+            OI__ATTN_ACC8(OI__ATTN_KEY_FMA)
         }
-        _mm256_storeu_ps(s + j, _mm256_mul_ps(oi__attn_sum8(acc), _mm256_set1_ps(scale)));
+        __m256 sums = oi__attn_sum8(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7);
+        _mm256_storeu_ps(s + j, _mm256_mul_ps(sums, _mm256_set1_ps(scale)));
     }
+#undef OI__ATTN_KEY_FMA
     for (; j < n; j++) {
         __m256 acc = _mm256_setzero_ps();
         for (int64_t i = 0; i < dim; i += 8)
@@ -1759,19 +1767,18 @@ oi__attn_dec_scores_of(oi__attn_elem e, const float *q, const void *k, int64_t k
 OI__TARGET_AVX2_F16C static inline __attribute__((always_inline)) void
 oi__attn_dec_values_of(oi__attn_elem e, const float *p, const void *v, int64_t vs, int64_t n, int64_t v_dim, float *o) {
     int64_t c = 0;
+#define OI__ATTN_VALUE_FMA(u) acc##u = _mm256_fmadd_ps(w, oi__attn_load8(e, v, j * vs + c + 8 * u), acc##u);
+#define OI__ATTN_VALUE_STORE(u) _mm256_storeu_ps(o + c + 8 * u, acc##u);
     for (; c + 64 <= v_dim; c += 64) {
-        __m256 acc[8];
-        for (int u = 0; u < 8; u++)
-            acc[u] = _mm256_setzero_ps();
+        OI__ATTN_ACC8(OI__ATTN_ACC_ZERO)
         for (int64_t j = 0; j < n; j++) {
             __m256 w = _mm256_broadcast_ss(p + j);
-#pragma GCC unroll 8
-            for (int u = 0; u < 8; u++)
-                acc[u] = _mm256_fmadd_ps(w, oi__attn_load8(e, v, j * vs + c + 8 * u), acc[u]);
+            OI__ATTN_ACC8(OI__ATTN_VALUE_FMA)
         }
-        for (int u = 0; u < 8; u++)
-            _mm256_storeu_ps(o + c + 8 * u, acc[u]);
+        OI__ATTN_ACC8(OI__ATTN_VALUE_STORE)
     }
+#undef OI__ATTN_VALUE_FMA
+#undef OI__ATTN_VALUE_STORE
     for (; c < v_dim; c += 8) {
         __m256 acc = _mm256_setzero_ps();
         for (int64_t j = 0; j < n; j++)
