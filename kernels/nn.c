@@ -1701,7 +1701,7 @@ typedef struct oi__attn_dec {
     int64_t kv_heads, group, kv_seq, dim, v_dim, chunk, chunks;
     float scale;
     float *part;    /* per task: group x (v_dim + 2): the chunk's sum of V rows, its max, its e^ sum */
-    float *scratch; /* per thread: a chunk's scores */
+    float *scratch; /* per thread: a chunk's scores for each head of the group */
 } oi__attn_dec;
 
 #if OI__GEMM_X86
@@ -1814,18 +1814,27 @@ OI__TARGET_AVX2 static void oi__attn_dec_task(void *ctx, int task, int thread) {
     int64_t t0 = c * a->chunk, n = a->kv_seq - t0 < a->chunk ? a->kv_seq - t0 : a->chunk;
     const char *k = a->k + a->kv_es * (size_t)(b * a->k_sb + hk * a->k_sh + t0 * a->k_st);
     const char *v = a->v + a->kv_es * (size_t)(b * a->v_sb + hk * a->v_sh + t0 * a->v_st);
-    float *s = a->scratch + (size_t)thread * (size_t)a->chunk;
-    for (int64_t g = 0; g < a->group; g++) {
-        float *part = a->part + ((size_t)task * (size_t)a->group + (size_t)g) * (size_t)(a->v_dim + 2);
+    /* Every head's scores, then every head's weights, then every head's
+     * sums of V rows: the chunk's K rows (16 KB for 64 of 64 f32 values),
+     * then its V rows, stay in L1 across the group's heads. */
+    float *scores = a->scratch + (size_t)thread * (size_t)(a->chunk * a->group);
+    for (int64_t g = 0; g < a->group; g++)
         oi__attn_dec_scores(a->elem, a->q + b * a->q_sb + (hk * a->group + g) * a->q_sh, k, a->k_st, n, a->dim,
-                            a->scale, s);
+                            a->scale, scores + g * a->chunk);
+    for (int64_t g = 0; g < a->group; g++) {
+        float *s = scores + g * a->chunk;
+        float *part = a->part + ((size_t)task * (size_t)a->group + (size_t)g) * (size_t)(a->v_dim + 2);
         float m = oi__vexp_max_avx2(s, n);
         double sum = m == -INFINITY ? 0.0 : oi__vexp_sum_avx2(s, s, n, m, false);
         float inv = (float)(1.0 / sum); /* the weights as the softmax gives them: e^ times 1 / sum */
         for (int64_t j = 0; j < n; j++)
             s[j] *= inv;
-        oi__attn_dec_values(a->elem, s, v, a->v_st, m == -INFINITY ? 0 : n, a->v_dim, part);
         part[a->v_dim] = m, part[a->v_dim + 1] = (float)sum;
+    }
+    for (int64_t g = 0; g < a->group; g++) {
+        float *part = a->part + ((size_t)task * (size_t)a->group + (size_t)g) * (size_t)(a->v_dim + 2);
+        bool none = part[a->v_dim] == -INFINITY; /* no key seen: the part's sum stays 0 */
+        oi__attn_dec_values(a->elem, scores + g * a->chunk, v, a->v_st, none ? 0 : n, a->v_dim, part);
     }
 }
 
@@ -1948,7 +1957,7 @@ static bool oi__attn_decode(const oi__attn *at, oi_status *status) {
     oi__threadpool *pool = work >= 65536.0 && tasks > 1 ? oi__threadpool_default() : NULL;
     int threads = oi__threadpool_size(pool);
     a.part = (float *)oi__malloc(sizeof(float) * (size_t)(tasks * a.group * (a.v_dim + 2)));
-    a.scratch = (float *)oi__malloc(sizeof(float) * (size_t)threads * (size_t)a.chunk);
+    a.scratch = (float *)oi__malloc(sizeof(float) * (size_t)threads * (size_t)(a.chunk * a.group));
     *status = a.part && a.scratch ? OI_OK : OI_ERROR_OUT_OF_MEMORY;
     if (*status == OI_OK) {
         oi__threadpool_run(pool, (int)tasks, oi__attn_dec_task, &a);
