@@ -1686,23 +1686,11 @@ static void oi__attn_task(void *ctx, int task, int thread) {
  * with fewer kv heads than threads (SmolLM2: 3). */
 #define OI__ATTN_CHUNK 64
 
+/* synth-embed begin (oi_gemm.h: attention's decode loops, for the emitted attention over a KV cache) */
 /* How K and V hold their values: f32, or 16-bit values read as f32 where
  * they lie (f16 by F16C, bf16 as an f32's high half): exact, so a 16-bit
  * cache gives the scores and sums its values widened to f32 give. */
 typedef enum oi__attn_elem { OI__ATTN_F32, OI__ATTN_F16, OI__ATTN_BF16 } oi__attn_elem;
-
-typedef struct oi__attn_dec {
-    const float *q;
-    const char *k, *v; /* f32, f16 or bf16 (elem) */
-    float *out;
-    oi__attn_elem elem;
-    size_t kv_es;                                                        /* bytes a K or V value */
-    int64_t q_sb, q_sh, k_sb, k_sh, k_st, v_sb, v_sh, v_st, o_sb, o_sh; /* strides in values */
-    int64_t kv_heads, group, kv_seq, dim, v_dim, chunk, chunks;
-    float scale;
-    float *part;    /* per task: group x (v_dim + 2): the chunk's sum of V rows, its max, its e^ sum */
-    float *scratch; /* per thread: a chunk's scores for each head of the group */
-} oi__attn_dec;
 
 #if OI__GEMM_X86
 /* The sums of the 8 vectors a0 .. a7, lane p holding ap's. */
@@ -1808,6 +1796,23 @@ OI__TARGET_AVX2_F16C static void oi__attn_dec_values(oi__attn_elem e, const floa
         oi__attn_dec_values_of(OI__ATTN_BF16, p, v, vs, n, v_dim, o);
 }
 
+#endif /* OI__GEMM_X86 */
+/* synth-embed end */
+
+typedef struct oi__attn_dec {
+    const float *q;
+    const char *k, *v; /* f32, f16 or bf16 (elem) */
+    float *out;
+    oi__attn_elem elem;
+    size_t kv_es;                                                        /* bytes a K or V value */
+    int64_t q_sb, q_sh, k_sb, k_sh, k_st, v_sb, v_sh, v_st, o_sb, o_sh; /* strides in values */
+    int64_t kv_heads, group, kv_seq, dim, v_dim, chunk, chunks;
+    float scale;
+    float *part;    /* per task: group x (v_dim + 2): the chunk's sum of V rows, its max, its e^ sum */
+    float *scratch; /* per thread: a chunk's scores for each head of the group */
+} oi__attn_dec;
+
+#if OI__GEMM_X86
 OI__TARGET_AVX2 static void oi__attn_dec_task(void *ctx, int task, int thread) {
     const oi__attn_dec *a = (const oi__attn_dec *)ctx;
     int64_t c = task % a->chunks, bh = task / a->chunks, b = bh / a->kv_heads, hk = bh % a->kv_heads;

@@ -36,7 +36,8 @@ passes ISO C's 4095-character minimum):
         and gelu, exact gelu's constants), then vexp.h's regions,
         elementwise.c's (relu, clamp, hard_sigmoid and hard_swish in the
         ISA's lanes, for the conv epilogues), conv.c's (global_avg_pool's
-        f64 sums) and kernels/nn.c's (attention's direct f32 path), after a
+        f64 sums) and kernels/nn.c's (attention's direct f32 path and its
+        decode loops), after a
         prelude of the headers they need)
     kernels/quant.c's regions -> oi__sy_text_quant_h   (emitted as oi_quant.h
         where a kernel runs matmul_q4 with activations="q8": the block

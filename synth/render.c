@@ -1226,7 +1226,9 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "                                 float alpha, float beta, const float *bias);\n"
         "/* vmap, vmax, vsum: vexp.h's loops on the same ISA (NULL: the scalar loops):\n"
         " * y = op(x); the largest of x; the sum of e^(x - shift) with y = e^(x - shift).\n"
-        " * attn: nn.c's direct attention on a block of query rows (NULL: the packed gemms). */\n"
+        " * attn: nn.c's direct attention on a block of query rows (NULL: the packed gemms).\n"
+        " * dscores, dvalues: nn.c's decode loops, one query row against a head's keys,\n"
+        " * and its weights times the values (NULL: the plain loops). */\n"
         "typedef struct oi_micro {\n"
         "    int mr, nr;\n"
         "    oi_micro_fn fn;\n"
@@ -1237,14 +1239,20 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "    float (*vmax)(const float *x, int64_t n);\n"
         "    double (*vsum)(const float *x, float *y, int64_t n, float shift, bool diff);\n"
         "    void (*attn)(const oi__attn_f32 *a);\n"
+        "    void (*dscores)(oi__attn_elem e, const float *q, const void *k, int64_t ks, int64_t n, int64_t dim, float scale,\n"
+        "                    float *s);\n"
+        "    void (*dvalues)(oi__attn_elem e, const float *p, const void *v, int64_t vs, int64_t n, int64_t v_dim, float *o);\n"
         "} oi_micro;\n"
         "static const oi_micro oi_micros[] = {\n"
-        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, 0, NULL, NULL, NULL, NULL, NULL},\n"
+        "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, 0, NULL, NULL, NULL, NULL, NULL,\n"
+        "     NULL, NULL},\n"
         "#if OI__GEMM_X86\n"
         "    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, 4, oi__gemm_f32_kernel_rows4_avx2,\n"
-        "     oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2, oi__attn_f32_avx2},\n"
+        "     oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2, oi__attn_f32_avx2, oi__attn_dec_scores,\n"
+        "     oi__attn_dec_values},\n"
         "    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, 8, oi__gemm_f32_kernel_rows8_avx512,\n"
-        "     oi__vexp_map_avx512, oi__vexp_max_avx512, oi__vexp_sum_avx512, oi__attn_f32_avx512},\n"
+        "     oi__vexp_map_avx512, oi__vexp_max_avx512, oi__vexp_sum_avx512, oi__attn_f32_avx512, oi__attn_dec_scores,\n"
+        "     oi__attn_dec_values},\n"
         "#endif\n"
         "};\n\n"
         "static const oi_micro *oi_micro_select(void) {\n"
@@ -1961,14 +1969,40 @@ static void oi__sy_render_kv_head(oi__buf *b, const oi__sy_schedule *s, const oi
                    (long long)st[1]);
 }
 
+/* The query rows of one head through nn.c's decode loops (oi_micro's
+ * dscores and dvalues, the simulator's on AVX2 and AVX-512) and vexp.h's
+ * max and e^ sum, where the operands' head dims have unit steps; else
+ * the plain loops after it. */
+static void oi__sy_render_attn_kv_vectors(oi__buf *b, const oi__sy_kernel *k, const char *it, const char *n, long long S,
+                                          long long D, long long Dv, long long q_row, long long k_row, long long v_row,
+                                          long long o_row) {
+    bool unit = true;
+    for (int op = 0; op < 4; op++)
+        unit = unit && k->view_stride[op][3] == 1;
+    if (!unit) {
+        oi__buf_puts(b, "        (void)mk;\n");
+        return;
+    }
+    oi__buf_puts(b, "        if (mk->dscores) { /* kernels/nn.c's decode loops */\n");
+    oi__buf_printf(b, "            for (%s oi_i = 0; oi_i < %lld; oi_i++) {\n", it, S);
+    oi__buf_printf(b, "                mk->dscores(OI__ATTN_F32, q_head + oi_i * %lld, k_head, %lld, %s, %lld, oi_scale, oi_scores);\n",
+                   q_row, k_row, n, D);
+    oi__buf_printf(b, "                const float oi_m = mk->vmax(oi_scores, %s);\n"
+                      "                const float oi_inv = (float)(1.0 / mk->vsum(oi_scores, oi_scores, %s, oi_m, false));\n", n, n);
+    oi__buf_printf(b, "                for (int64_t oi_t = 0; oi_t < %s; oi_t++)\n                    oi_scores[oi_t] *= oi_inv;\n", n);
+    oi__buf_printf(b, "                mk->dvalues(OI__ATTN_F32, oi_scores, v_head, %lld, %s, %lld, o_head + oi_i * %lld);\n"
+                      "            }\n", v_row, n, Dv, o_row);
+    oi__buf_printf(b, "            %s;\n        }\n", k->tasks > 1 ? "return" : "continue");
+}
+
 /* attention over keys counted at run time (n0: a table slice folded in as
  * a view, its rows the table's) and/or grouped-query heads (query head h
  * of a batch reads kv head h / (Hq / Hkv), as nn.c's): per query row, the
  * scaled dot products with every key in f32, the softmax as the softmax
  * kernel's (max, e^(x - max) summed in double, times 1 / sum), then the
  * weighted sum of the values in f32 (nn.c multiplies through its gemm:
- * bounded, not bit-exact). Plain loops: a decoder's one query row per
- * head is a matrix-vector product. */
+ * bounded, not bit-exact). Plain loops, or nn.c's decode loops where
+ * the kernel may take them (oi__sy_render_attn_kv_vectors). */
 static void oi__sy_render_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi__sy_lang *lang, const oi__sy_kernel *k) {
     const oi__pnode *pn = oi__sy_kernel_lead(k);
     const oi__slot *q = oi__sy_slot_of(s, pn->inputs[0]), *kk = oi__sy_slot_of(s, pn->inputs[1]);
@@ -1987,6 +2021,8 @@ static void oi__sy_render_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi
         snprintf(count, sizeof count, "(%s)n0", it);
     else
         snprintf(count, sizeof count, "%lld", T);
+    if (k->packed && k->tasks < 2)
+        oi__buf_puts(b, "    const oi_micro *mk = oi_micro_select();\n");
     oi__buf_puts(b, "    const float oi_scale = (float)");
     oi__sy_double(b, scale);
     oi__buf_printf(b, ";\n    float oi_scores[%lld], oi_acc[%lld];\n", T, Dv);
@@ -2000,6 +2036,8 @@ static void oi__sy_render_attn_kv(oi__buf *b, const oi__sy_schedule *s, const oi
     oi__sy_render_kv_head(b, s, k, 1, "k_head", "oi_hk", hkv);
     oi__sy_render_kv_head(b, s, k, 2, "v_head", "oi_hk", hkv);
     oi__sy_render_kv_head(b, s, k, 3, "o_head", "oi_h", hq);
+    if (k->packed)
+        oi__sy_render_attn_kv_vectors(b, k, it, dyn ? "n0" : count, S, D, Dv, q_row, k_row, v_row, o_row);
     oi__buf_printf(b, "        for (%s oi_i = 0; oi_i < %lld; oi_i++) {\n", it, S);
     oi__buf_printf(b, "            const float *q_row = q_head + oi_i * %lld;\n", q_row);
     oi__buf_printf(b, "            for (%s oi_t = 0; oi_t < %s; oi_t++) {\n                const float *k_row = k_head + oi_t * %lld;\n",

@@ -532,6 +532,13 @@ static oi_status oi__sy_classify_attn_kv(const oi__sy_schedule *s, const oi__pno
     return OI_OK;
 }
 
+/* Whether an attention over a KV cache may take nn.c's decode loops
+ * (oi_gemm.h, on AVX2 and AVX-512): head sizes in whole 8-lane vectors. */
+static bool oi__sy_attn_kv_vectors(const oi__sy_schedule *s, const oi__pnode *pn) {
+    return pn->ir->op == OI_OP_attention && oi__sy_slot(s, pn->inputs[0])->shape[3] % 8 == 0 &&
+           oi__sy_slot(s, pn->inputs[2])->shape[3] % 8 == 0;
+}
+
 /* Checks one op node and says which kernel kind runs it. */
 static oi_status oi__sy_classify(const oi__sy_schedule *s, const oi__pnode *pn, oi__sy_kernel_kind *kind) {
     oi_op op = pn->ir->op;
@@ -821,7 +828,8 @@ static oi_status oi__sy_add_op(oi__sy_builder *b, const oi__pnode *pn, oi__sy_st
     memset(&k, 0, sizeof k);
     k.id = (int)arrlen(s->kernels);
     k.kind = kind;
-    k.packed = (kind == OI__SY_K_MATMUL && oi__sy_use_packed(s, pn)) || kind == OI__SY_K_ATTENTION;
+    k.packed = (kind == OI__SY_K_MATMUL && oi__sy_use_packed(s, pn)) || kind == OI__SY_K_ATTENTION ||
+               (kind == OI__SY_K_ATTN_KV && oi__sy_attn_kv_vectors(s, pn));
     s->packed_gemm |= k.packed;
     if (kind == OI__SY_K_ATTENTION || kind == OI__SY_K_ATTN_KV)
         oi__sy_attention_plain(s, &k, pn);
