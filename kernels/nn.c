@@ -1796,6 +1796,29 @@ OI__TARGET_AVX2_F16C static void oi__attn_dec_values(oi__attn_elem e, const floa
         oi__attn_dec_values_of(OI__ATTN_BF16, p, v, vs, n, v_dim, o);
 }
 
+/* A row of n scores made the softmax's weights in place: e^(s - max)
+ * (vexp.h's loops) times 1 / their sum. Returns the max; *sum: the e^
+ * sum, 0 when every score is -inf (no key seen). */
+OI__TARGET_AVX2 static inline float oi__attn_dec_weights(float *s, int64_t n, double *sum) {
+    float m = oi__vexp_max_avx2(s, n);
+    *sum = m == -INFINITY ? 0.0 : oi__vexp_sum_avx2(s, s, n, m, false);
+    float inv = (float)(1.0 / *sum);
+    for (int64_t j = 0; j < n; j++)
+        s[j] *= inv;
+    return m;
+}
+
+/* One f32 query row over n keys (row steps ks and vs): its scores into
+ * scores[0..n), their weights, and out = the weights times V's rows. */
+OI__TARGET_AVX2_F16C static inline void oi__attn_dec_row(const float *q, const float *k, int64_t ks, const float *v,
+                                                         int64_t vs, int64_t n, int64_t dim, int64_t v_dim, float scale,
+                                                         float *scores, float *out) {
+    oi__attn_dec_scores(OI__ATTN_F32, q, k, ks, n, dim, scale, scores);
+    double sum;
+    float m = oi__attn_dec_weights(scores, n, &sum);
+    oi__attn_dec_values(OI__ATTN_F32, scores, v, vs, m == -INFINITY ? 0 : n, v_dim, out);
+}
+
 #endif /* OI__GEMM_X86 */
 /* synth-embed end */
 
@@ -1827,14 +1850,10 @@ OI__TARGET_AVX2 static void oi__attn_dec_task(void *ctx, int task, int thread) {
         oi__attn_dec_scores(a->elem, a->q + b * a->q_sb + (hk * a->group + g) * a->q_sh, k, a->k_st, n, a->dim,
                             a->scale, scores + g * a->chunk);
     for (int64_t g = 0; g < a->group; g++) {
-        float *s = scores + g * a->chunk;
         float *part = a->part + ((size_t)task * (size_t)a->group + (size_t)g) * (size_t)(a->v_dim + 2);
-        float m = oi__vexp_max_avx2(s, n);
-        double sum = m == -INFINITY ? 0.0 : oi__vexp_sum_avx2(s, s, n, m, false);
-        float inv = (float)(1.0 / sum); /* the weights as the softmax gives them: e^ times 1 / sum */
-        for (int64_t j = 0; j < n; j++)
-            s[j] *= inv;
-        part[a->v_dim] = m, part[a->v_dim + 1] = (float)sum;
+        double sum;
+        part[a->v_dim] = oi__attn_dec_weights(scores + g * a->chunk, n, &sum);
+        part[a->v_dim + 1] = (float)sum;
     }
     for (int64_t g = 0; g < a->group; g++) {
         float *part = a->part + ((size_t)task * (size_t)a->group + (size_t)g) * (size_t)(a->v_dim + 2);

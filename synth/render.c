@@ -1227,8 +1227,7 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "/* vmap, vmax, vsum: vexp.h's loops on the same ISA (NULL: the scalar loops):\n"
         " * y = op(x); the largest of x; the sum of e^(x - shift) with y = e^(x - shift).\n"
         " * attn: nn.c's direct attention on a block of query rows (NULL: the packed gemms).\n"
-        " * dscores, dvalues: nn.c's decode loops, one query row against a head's keys,\n"
-        " * and its weights times the values (NULL: the plain loops). */\n"
+        " * drow: nn.c's decode loops on one query row over a head's keys (NULL: the plain loops). */\n"
         "typedef struct oi_micro {\n"
         "    int mr, nr;\n"
         "    oi_micro_fn fn;\n"
@@ -1239,20 +1238,17 @@ static void oi__sy_render_gemm_driver(oi__buf *b, const oi__sy_schedule *s) {
         "    float (*vmax)(const float *x, int64_t n);\n"
         "    double (*vsum)(const float *x, float *y, int64_t n, float shift, bool diff);\n"
         "    void (*attn)(const oi__attn_f32 *a);\n"
-        "    void (*dscores)(oi__attn_elem e, const float *q, const void *k, int64_t ks, int64_t n, int64_t dim, float scale,\n"
-        "                    float *s);\n"
-        "    void (*dvalues)(oi__attn_elem e, const float *p, const void *v, int64_t vs, int64_t n, int64_t v_dim, float *o);\n"
+        "    void (*drow)(const float *q, const float *k, int64_t ks, const float *v, int64_t vs, int64_t n, int64_t dim,\n"
+        "                 int64_t v_dim, float scale, float *scores, float *out);\n"
         "} oi_micro;\n"
         "static const oi_micro oi_micros[] = {\n"
         "    {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, 0, NULL, NULL, NULL, NULL, NULL,\n"
-        "     NULL, NULL},\n"
+        "     NULL},\n"
         "#if OI__GEMM_X86\n"
         "    {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, 4, oi__gemm_f32_kernel_rows4_avx2,\n"
-        "     oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2, oi__attn_f32_avx2, oi__attn_dec_scores,\n"
-        "     oi__attn_dec_values},\n"
+        "     oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2, oi__attn_f32_avx2, oi__attn_dec_row},\n"
         "    {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, 8, oi__gemm_f32_kernel_rows8_avx512,\n"
-        "     oi__vexp_map_avx512, oi__vexp_max_avx512, oi__vexp_sum_avx512, oi__attn_f32_avx512, oi__attn_dec_scores,\n"
-        "     oi__attn_dec_values},\n"
+        "     oi__vexp_map_avx512, oi__vexp_max_avx512, oi__vexp_sum_avx512, oi__attn_f32_avx512, oi__attn_dec_row},\n"
         "#endif\n"
         "};\n\n"
         "static const oi_micro *oi_micro_select(void) {\n"
@@ -1970,9 +1966,9 @@ static void oi__sy_render_kv_head(oi__buf *b, const oi__sy_schedule *s, const oi
 }
 
 /* The query rows of one head through nn.c's decode loops (oi_micro's
- * dscores and dvalues, the simulator's on AVX2 and AVX-512) and vexp.h's
- * max and e^ sum, where the operands' head dims have unit steps; else
- * the plain loops after it. */
+ * drow: the simulator's scores, weights and values on AVX2 and AVX-512),
+ * where the operands' head dims have unit steps; else the plain loops
+ * after it. */
 static void oi__sy_render_attn_kv_vectors(oi__buf *b, const oi__sy_kernel *k, const char *it, const char *n, long long S,
                                           long long D, long long Dv, long long q_row, long long k_row, long long v_row,
                                           long long o_row) {
@@ -1983,15 +1979,10 @@ static void oi__sy_render_attn_kv_vectors(oi__buf *b, const oi__sy_kernel *k, co
         oi__buf_puts(b, "        (void)mk;\n");
         return;
     }
-    oi__buf_puts(b, "        if (mk->dscores) { /* kernels/nn.c's decode loops */\n");
-    oi__buf_printf(b, "            for (%s oi_i = 0; oi_i < %lld; oi_i++) {\n", it, S);
-    oi__buf_printf(b, "                mk->dscores(OI__ATTN_F32, q_head + oi_i * %lld, k_head, %lld, %s, %lld, oi_scale, oi_scores);\n",
-                   q_row, k_row, n, D);
-    oi__buf_printf(b, "                const float oi_m = mk->vmax(oi_scores, %s);\n"
-                      "                const float oi_inv = (float)(1.0 / mk->vsum(oi_scores, oi_scores, %s, oi_m, false));\n", n, n);
-    oi__buf_printf(b, "                for (int64_t oi_t = 0; oi_t < %s; oi_t++)\n                    oi_scores[oi_t] *= oi_inv;\n", n);
-    oi__buf_printf(b, "                mk->dvalues(OI__ATTN_F32, oi_scores, v_head, %lld, %s, %lld, o_head + oi_i * %lld);\n"
-                      "            }\n", v_row, n, Dv, o_row);
+    oi__buf_puts(b, "        if (mk->drow) { /* kernels/nn.c's decode loops */\n");
+    oi__buf_printf(b, "            for (%s oi_i = 0; oi_i < %lld; oi_i++)\n", it, S);
+    oi__buf_printf(b, "                mk->drow(q_head + oi_i * %lld, k_head, %lld, v_head, %lld, %s, %lld, %lld, oi_scale, oi_scores,\n"
+                      "                         o_head + oi_i * %lld);\n", q_row, k_row, v_row, n, D, Dv, o_row);
     oi__buf_printf(b, "            %s;\n        }\n", k->tasks > 1 ? "return" : "continue");
 }
 

@@ -208,8 +208,7 @@ typedef void (*oi_micro_rows_fn)(int64_t kc, const float *a, int64_t lda, const 
 /* vmap, vmax, vsum: vexp.h's loops on the same ISA (NULL: the scalar loops):
  * y = op(x); the largest of x; the sum of e^(x - shift) with y = e^(x - shift).
  * attn: nn.c's direct attention on a block of query rows (NULL: the packed gemms).
- * dscores, dvalues: nn.c's decode loops, one query row against a head's keys,
- * and its weights times the values (NULL: the plain loops). */
+ * drow: nn.c's decode loops on one query row over a head's keys (NULL: the plain loops). */
 typedef struct oi_micro {
     int mr, nr;
     oi_micro_fn fn;
@@ -220,20 +219,17 @@ typedef struct oi_micro {
     float (*vmax)(const float *x, int64_t n);
     double (*vsum)(const float *x, float *y, int64_t n, float shift, bool diff);
     void (*attn)(const oi__attn_f32 *a);
-    void (*dscores)(oi__attn_elem e, const float *q, const void *k, int64_t ks, int64_t n, int64_t dim, float scale,
-                    float *s);
-    void (*dvalues)(oi__attn_elem e, const float *p, const void *v, int64_t vs, int64_t n, int64_t v_dim, float *o);
+    void (*drow)(const float *q, const float *k, int64_t ks, const float *v, int64_t vs, int64_t n, int64_t dim,
+                 int64_t v_dim, float scale, float *scores, float *out);
 } oi_micro;
 static const oi_micro oi_micros[] = {
     {OI__GEMM_PORTABLE_MR, OI__GEMM_PORTABLE_NR, oi__gemm_f32_kernel_portable, NULL, 0, NULL, NULL, NULL, NULL, NULL,
-     NULL, NULL},
+     NULL},
 #if OI__GEMM_X86
     {6, 16, oi__gemm_f32_kernel_avx2, oi__gemm_f32_kernel_rows_avx2, 4, oi__gemm_f32_kernel_rows4_avx2,
-     oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2, oi__attn_f32_avx2, oi__attn_dec_scores,
-     oi__attn_dec_values},
+     oi__vexp_map_avx2, oi__vexp_max_avx2, oi__vexp_sum_avx2, oi__attn_f32_avx2, oi__attn_dec_row},
     {12, 32, oi__gemm_f32_kernel_avx512, oi__gemm_f32_kernel_rows_avx512, 8, oi__gemm_f32_kernel_rows8_avx512,
-     oi__vexp_map_avx512, oi__vexp_max_avx512, oi__vexp_sum_avx512, oi__attn_f32_avx512, oi__attn_dec_scores,
-     oi__attn_dec_values},
+     oi__vexp_map_avx512, oi__vexp_max_avx512, oi__vexp_sum_avx512, oi__attn_f32_avx512, oi__attn_dec_row},
 #endif
 };
 
