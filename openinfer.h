@@ -389,7 +389,9 @@ typedef struct oi_executor oi_executor;
 /* Options; every zero field means "default". */
 typedef struct oi_simulator_desc {
     oi_device device;  /* 0: AUTO                                   */
-    int n_threads;     /* 0: all cores (also OpenBLAS's, on blas)   */
+    int n_threads;     /* 0: every core the process may use (an     */
+                       /* affinity mask or a cgroup v2 CPU quota    */
+                       /* lowers it; OpenBLAS's too, on blas)       */
     bool trace;        /* record trace events (also OPENINFER_TRACE=1) */
     bool timer;        /* time every op into the trace              */
     /* The storage type of activations (temporaries and volatile variables

@@ -16,7 +16,7 @@
  *
  * Threads: OpenBLAS keeps one thread count per process. Each run_op sets it
  * to the size of the pool the executor lends (the simulator's n_threads;
- * 0 = all cores), and BLAS calls take turns under one mutex so that two
+ * 0 = every core the process may use), and BLAS calls take turns under one mutex so that two
  * simulators with different n_threads never change it under each other.
  *
  * Included by openinfer_impl.c after kernels/kernels.c: it reuses the CPU

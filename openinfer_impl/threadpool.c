@@ -37,6 +37,7 @@
  * with one shared queue). A thread done with its block takes what is left
  * in the others'. */
 #include "internal.h"
+#include "usable_cpus.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -192,11 +193,6 @@ static void *oi__threadpool_worker(void *arg_ptr) {
     return NULL;
 }
 
-static int oi__online_cpus(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
 /* Stops and joins the workers that were started, then frees the pool. */
 static void oi__threadpool_destroy(oi__threadpool *pool) {
     pthread_mutex_lock(&pool->lock);
@@ -220,7 +216,7 @@ oi__threadpool *oi__threadpool_new(int n_threads) {
         return NULL;
     }
     if (n_threads == 0)
-        n_threads = oi__online_cpus();
+        n_threads = oi__usable_cpus();
     oi__threadpool *pool = (oi__threadpool *)oi__calloc(1, sizeof *pool);
     if (!pool)
         return NULL;

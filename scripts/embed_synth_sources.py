@@ -27,7 +27,8 @@ passes ISO C's 4095-character minimum):
     vulkan/shaders/matvec_quant.comp's region -> oi__sy_text_quant_glsl (Vulkan:
         oi_quant_blocks.glsl, the ggml blocks and activations="q8"'s block dot)
     synth/cpu_runtime_template.h -> oi__sy_text_runtime_h (emitted as
-        oi_runtime.h: the thread pool of threaded folders)
+        oi_runtime.h: the thread pool of threaded folders, with
+        openinfer_impl/usable_cpus.h pasted in at its #include)
     kernels/half.h            -> oi__sy_text_half_h   (emitted as oi_half.h
         where default_precision is fp16/bf16: the f32 <-> f16/bf16 rounding)
     kernels/gemm.c's regions  -> oi__sy_text_gemm_h    (emitted as oi_gemm.h
@@ -110,13 +111,13 @@ def read(path):
         return f.read()
 
 
-def with_scalar_math(text):
-    """text with its `#include "scalar_math.h"` line replaced by that file,
-    so an emitted file that needs it stays one file."""
-    line = '#include "scalar_math.h"\n'
+def with_pasted(text, path):
+    """text with its `#include "NAME"` line (NAME: path's file name) replaced
+    by that file, so an emitted file that needs it stays one file."""
+    line = '#include "%s"\n' % os.path.basename(path)
     if line not in text:
         sys.exit("embed_synth_sources.py: no %s" % line.strip())
-    return text.replace(line, read("kernels/scalar_math.h"))
+    return text.replace(line, read(path))
 
 
 def gemm_regions():
@@ -197,7 +198,9 @@ def render():
         elif name in ("oi__sy_text_float_glsl", "oi__sy_text_rope_glsl", "oi__sy_text_quant_glsl"):
             text = "".join(regions(path))
         elif name == "oi__sy_text_math_glsl":
-            text = with_scalar_math(read(path))
+            text = with_pasted(read(path), "kernels/scalar_math.h")
+        elif name == "oi__sy_text_runtime_h":
+            text = with_pasted(read(path), "openinfer_impl/usable_cpus.h")
         else:
             text = read(path)
         lines = text.splitlines(keepends=True)

@@ -1,5 +1,6 @@
 /* oi_runtime.h - the thread pool of a synthesized folder (OpenInfer's
- * synth/cpu_runtime_template.h, copied verbatim).
+ * synth/cpu_runtime_template.h, with openinfer_impl/usable_cpus.h pasted in
+ * at its #include).
  *
  * NAME_open starts it once; NAME_step hands it jobs and creates nothing,
  * allocates nothing. A job is `n_tasks` calls fn(arg, task), each task
@@ -90,13 +91,19 @@ typedef struct oi_rt_pool {
 #endif
 } oi_rt_pool;
 
-/* OPENINFER_THREADS if set (> 0), else the processors online. */
+#if OI_RT_THREADS
+#include "usable_cpus.h"
+#endif
+
+/* OPENINFER_THREADS if set (> 0), else the processors this process may use
+ * (usable_cpus.h: fewer than those online under an affinity mask or a
+ * cgroup CPU quota). */
 static int oi_rt_default_threads(void) {
     const char *env = getenv("OPENINFER_THREADS");
     long n = env ? strtol(env, NULL, 10) : 0;
 #if OI_RT_THREADS
     if (n <= 0)
-        n = sysconf(_SC_NPROCESSORS_ONLN);
+        n = oi__usable_cpus();
 #endif
     if (n <= 0)
         n = 1;

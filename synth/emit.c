@@ -151,7 +151,7 @@ static char *oi__sy_header(const oi_plan *p) {
     oi__buf_printf(&b, "typedef struct %s_ctx %s_ctx;\n\n", N, N);
     oi__buf_printf(&b, "/* Options of %s_open_with; zero means the default. */\n", N);
     oi__buf_printf(&b, "typedef struct %s_options {\n    int n_threads; /* threads of the step's kernels, the caller's included;\n"
-                       "                     0: $OPENINFER_THREADS, else every processor online%s */\n} %s_options;\n\n",
+                       "                     0: $OPENINFER_THREADS, else every core this process may use%s */\n} %s_options;\n\n",
                    N, p->vulkan ? "\n                     (unused: the kernels run on the GPU)" : "", N);
     if (p->vulkan)
         oi__buf_printf(&b, "/* Maps the model (checked against the fingerprint of the one synthesized for),\n"

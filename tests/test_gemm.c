@@ -5,10 +5,12 @@
  * oi__gemm_f32_ex: operands of arbitrary strides, the bias row and the
  * packed copy of a model-weight B (reuse, layout mismatch, release). */
 #include "../openinfer_impl/internal.h"
+#include "../openinfer_impl/usable_cpus.h"
 #include "alloc_hooks.h"
 #include "check.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 /* ---- thread pool ---- */
@@ -91,6 +93,42 @@ static void *concurrent_caller(void *arg) {
     }
     free(counts);
     return NULL;
+}
+
+/* usable_cpus.h: a CPU list's count, and a pool asked for every core
+ * starts no more threads than the affinity mask allows (as under taskset
+ * or a container's cpuset). */
+static void test_usable_cpus(void) {
+    CHECK_EQ_INT(oi__cpu_list_count("0-3,8,10-11"), 7);
+    CHECK_EQ_INT(oi__cpu_list_count("5"), 1);
+    CHECK_EQ_INT(oi__cpu_list_count("0-1\n"), 2);
+    CHECK_EQ_INT(oi__cpu_list_count(""), 0);
+    CHECK_EQ_INT(oi__cpu_list_count("3-1"), 0);
+    CHECK_EQ_INT(oi__cpu_list_count("x"), 0);
+    CHECK_EQ_INT(oi__cpu_max_cpus("150000 100000"), 2); /* docker --cpus=1.5 */
+    CHECK_EQ_INT(oi__cpu_max_cpus("200000 100000"), 2);
+    CHECK_EQ_INT(oi__cpu_max_cpus("max 100000"), 0);
+    CHECK_EQ_INT(oi__cpu_max_cpus(""), 0);
+    int usable = oi__usable_cpus();
+    CHECK(usable >= 1 && usable <= sysconf(_SC_NPROCESSORS_ONLN));
+#if defined(__linux__)
+    cpu_set_t saved, one;
+    CHECK(sched_getaffinity(0, sizeof saved, &saved) == 0);
+    CHECK_EQ_INT(oi__affinity_cpus(), CPU_COUNT(&saved)); /* what /proc says is the kernel's mask */
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &saved)) {
+            CPU_SET(cpu, &one);
+            break;
+        }
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0);
+    CHECK_EQ_INT(oi__usable_cpus(), 1);
+    oi__threadpool *pool = oi__threadpool_new(0);
+    CHECK_EQ_INT(oi__threadpool_size(pool), 1);
+    oi__threadpool_free(pool);
+    CHECK(sched_setaffinity(0, sizeof saved, &saved) == 0);
+    CHECK_EQ_INT(oi__usable_cpus(), usable);
+#endif
 }
 
 static void test_threadpool(void) {
@@ -754,6 +792,7 @@ static void test_gemm_skinny_split(void) {
 int main(void) {
     hooks_install(); /* counts live blocks for test_gemm_packed_b */
     test_env_isa();
+    test_usable_cpus();
     test_threadpool();
     test_gemm_errors();
     test_gemm_beta_zero_ignores_c();

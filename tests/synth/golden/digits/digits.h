@@ -35,7 +35,7 @@ typedef struct digits_ctx digits_ctx;
 /* Options of digits_open_with; zero means the default. */
 typedef struct digits_options {
     int n_threads; /* threads of the step's kernels, the caller's included;
-                     0: $OPENINFER_THREADS, else every processor online */
+                     0: $OPENINFER_THREADS, else every core this process may use */
 } digits_options;
 
 /* Maps the model (checked against the fingerprint of the one synthesized for),

@@ -35,7 +35,7 @@ typedef struct minimal_ctx minimal_ctx;
 /* Options of minimal_open_with; zero means the default. */
 typedef struct minimal_options {
     int n_threads; /* threads of the step's kernels, the caller's included;
-                     0: $OPENINFER_THREADS, else every processor online */
+                     0: $OPENINFER_THREADS, else every core this process may use */
 } minimal_options;
 
 /* Maps the model (checked against the fingerprint of the one synthesized for),

@@ -35,7 +35,7 @@ typedef struct residual_mlp_ctx residual_mlp_ctx;
 /* Options of residual_mlp_open_with; zero means the default. */
 typedef struct residual_mlp_options {
     int n_threads; /* threads of the step's kernels, the caller's included;
-                     0: $OPENINFER_THREADS, else every processor online */
+                     0: $OPENINFER_THREADS, else every core this process may use */
 } residual_mlp_options;
 
 /* Maps the model (checked against the fingerprint of the one synthesized for),
