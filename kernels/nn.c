@@ -1846,17 +1846,19 @@ OI__TARGET_AVX2 static void oi__attn_dec_task(void *ctx, int task, int thread) {
      * sums of V rows: the chunk's K rows (16 KB for 64 of 64 f32 values),
      * then its V rows, stay in L1 across the group's heads. */
     float *scores = a->scratch + (size_t)thread * (size_t)(a->chunk * a->group);
+    size_t part_len = (size_t)(a->v_dim + 2);
+    float *parts = a->part + (size_t)task * (size_t)a->group * part_len;
     for (int64_t g = 0; g < a->group; g++)
         oi__attn_dec_scores(a->elem, a->q + b * a->q_sb + (hk * a->group + g) * a->q_sh, k, a->k_st, n, a->dim,
                             a->scale, scores + g * a->chunk);
     for (int64_t g = 0; g < a->group; g++) {
-        float *part = a->part + ((size_t)task * (size_t)a->group + (size_t)g) * (size_t)(a->v_dim + 2);
+        float *part = parts + (size_t)g * part_len;
         double sum;
         part[a->v_dim] = oi__attn_dec_weights(scores + g * a->chunk, n, &sum);
         part[a->v_dim + 1] = (float)sum;
     }
     for (int64_t g = 0; g < a->group; g++) {
-        float *part = a->part + ((size_t)task * (size_t)a->group + (size_t)g) * (size_t)(a->v_dim + 2);
+        float *part = parts + (size_t)g * part_len;
         bool none = part[a->v_dim] == -INFINITY; /* no key seen: the part's sum stays 0 */
         oi__attn_dec_values(a->elem, scores + g * a->chunk, v, a->v_st, none ? 0 : n, a->v_dim, part);
     }
